@@ -1,0 +1,19 @@
+//! shootout's shared vocabulary: what to load ([`LoadSpec`]), what a good answer is
+//! ([`Expectation`]), and what a run measured ([`RunResult`]).
+//!
+//! This crate does no I/O. The engine consumes a `LoadSpec` and produces a `RunResult`;
+//! reports and the store read `RunResult`s. Units live in the types: `Duration` in memory,
+//! latency histograms in microseconds (named in every doc comment).
+
+pub mod result;
+pub mod spec;
+pub mod status;
+pub mod units;
+
+pub use result::{latency_histogram, per_second, LatencySummary,
+    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, RunResult, Sample,
+    ScheduleStats, SecondStats, Warning,
+};
+pub use spec::{Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, Target, TlsOptions};
+pub use status::StatusSet;
+pub use units::{parse_duration, DurationError};

@@ -1,0 +1,535 @@
+//! What one load run measured, merged across worker threads: counts per outcome, latency
+//! histograms, a per-second series, a reservoir of samples, the generator's own cost and
+//! the warnings derived from all of these.
+//!
+//! Histograms hold **microseconds**. `latency` is corrected for coordinated omission in rate
+//! mode (measured from each request's due time); `latency_raw` is always send → last byte.
+//! In closed-loop runs the two are the same.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::{AddAssign, Index, IndexMut};
+use std::time::{Duration, SystemTime};
+
+/// Why a request failed. Counted per class, never as strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureKind {
+    /// The connection could not be established (refused, unreachable, fd/port exhaustion,
+    /// connect timeout).
+    Connect,
+    /// The per-request deadline passed; the connection was closed and replaced.
+    Timeout,
+    /// The server closed or reset the connection mid-response.
+    Reset,
+    /// Not HTTP, bad framing, or a body length that contradicts the head.
+    Malformed,
+    /// A status code outside the expected set (default: ≥ 400).
+    Status,
+    /// The body did not meet the expectation (content or length).
+    Body,
+}
+
+impl FailureKind {
+    /// Every class, in report order.
+    pub const ALL: [FailureKind; 6] = [
+        FailureKind::Connect,
+        FailureKind::Timeout,
+        FailureKind::Reset,
+        FailureKind::Malformed,
+        FailureKind::Status,
+        FailureKind::Body,
+    ];
+
+    /// The lowercase name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Connect => "connect",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Reset => "reset",
+            FailureKind::Malformed => "malformed",
+            FailureKind::Status => "status",
+            FailureKind::Body => "body",
+        }
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Failed requests per class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FailureCounts(pub [u64; 6]);
+
+impl FailureCounts {
+    /// All failures.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+    /// `(class, count)` pairs, in report order.
+    pub fn iter(&self) -> impl Iterator<Item = (FailureKind, u64)> + '_ {
+        FailureKind::ALL.iter().map(move |k| (*k, self[*k]))
+    }
+}
+
+impl Index<FailureKind> for FailureCounts {
+    type Output = u64;
+    fn index(&self, k: FailureKind) -> &u64 {
+        &self.0[k as usize]
+    }
+}
+
+impl IndexMut<FailureKind> for FailureCounts {
+    fn index_mut(&mut self, k: FailureKind) -> &mut u64 {
+        &mut self.0[k as usize]
+    }
+}
+
+impl AddAssign<&FailureCounts> for FailureCounts {
+    fn add_assign(&mut self, o: &FailureCounts) {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a += b;
+        }
+    }
+}
+
+/// Counts of one run. `completed = ok + failures.total()`; `aborted` requests were in flight
+/// when the run ended and are neither ok nor failed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Requests that ended with an answer or a failure.
+    pub completed: u64,
+    /// Requests whose answer met every expectation.
+    pub ok: u64,
+    /// Failed requests per class.
+    pub failures: FailureCounts,
+    /// In flight when the run ended (not failures).
+    pub aborted: u64,
+    /// Final responses per status code (interim 1xx never counted).
+    pub status: BTreeMap<u16, u64>,
+    /// Responses whose body length differed from the first response's (ab's "Length"
+    /// failures; not a failure here unless `--expect-length` was given).
+    pub length_mismatch: u64,
+    /// Connections established.
+    pub connections_opened: u64,
+    /// Connection attempts that failed.
+    pub connections_failed: u64,
+    /// Connections the server closed between requests that were re-opened without losing a
+    /// request (keep-alive limits, `Connection: close`, HTTP/1.0).
+    pub reconnects: u64,
+    /// Bytes received: heads and bodies.
+    pub bytes_received: u64,
+    /// Body bytes received (decoded from chunked framing).
+    pub body_bytes: u64,
+    /// Bytes sent.
+    pub bytes_sent: u64,
+}
+
+impl Counts {
+    /// Failed requests of every class.
+    pub fn failed(&self) -> u64 {
+        self.failures.total()
+    }
+
+    /// Adds another worker's counts.
+    pub fn merge(&mut self, o: &Counts) {
+        self.completed += o.completed;
+        self.ok += o.ok;
+        self.failures += &o.failures;
+        self.aborted += o.aborted;
+        for (code, n) in &o.status {
+            *self.status.entry(*code).or_default() += n;
+        }
+        self.length_mismatch += o.length_mismatch;
+        self.connections_opened += o.connections_opened;
+        self.connections_failed += o.connections_failed;
+        self.reconnects += o.reconnects;
+        self.bytes_received += o.bytes_received;
+        self.body_bytes += o.body_bytes;
+        self.bytes_sent += o.bytes_sent;
+    }
+}
+
+/// Facts of the first response seen (ab's "Server Software" and "Document Length").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstResponse {
+    /// Status code.
+    pub status: u16,
+    /// The `Server` header, if any.
+    pub server: Option<String>,
+    /// Body length in bytes.
+    pub body_len: u64,
+}
+
+/// One request's timings (microseconds) and outcome, for scatter plots and ab's `-g`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Sample {
+    /// When the request started (its due time in rate mode), µs after the run started.
+    pub start_us: u64,
+    /// Time to connect when this request opened its connection, else 0 (µs).
+    pub connect_us: u32,
+    /// Send done → first byte of the answer (µs).
+    pub waiting_us: u32,
+    /// Start → last byte (µs), corrected in rate mode.
+    pub total_us: u32,
+    /// Status code of the final response, 0 when there was none.
+    pub status: u16,
+    /// The failure class, if the request failed.
+    pub failure: Option<FailureKind>,
+}
+
+/// One second of the run, merged across workers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SecondStats {
+    /// Seconds since the run started (this second spans `[second, second + 1)`).
+    pub second: u32,
+    /// Requests completed in this second.
+    pub completed: u64,
+    /// Of which failed.
+    pub failed: u64,
+    /// Mean latency (µs).
+    pub mean_us: f64,
+    /// Median latency (µs).
+    pub p50_us: u64,
+    /// 99th percentile latency (µs).
+    pub p99_us: u64,
+    /// Slowest request (µs).
+    pub max_us: u64,
+}
+
+/// How far the open-loop schedule was kept.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ScheduleStats {
+    /// Requests per second asked for.
+    pub target_rps: f64,
+    /// Requests per second sent.
+    pub achieved_rps: f64,
+    /// Requests that were due during the run.
+    pub due: u64,
+    /// Requests sent.
+    pub sent: u64,
+    /// Requests sent more than 1 ms after their due time (no free connection, busy generator).
+    pub late: u64,
+    /// Largest delay between a due time and the actual send.
+    #[serde(serialize_with = "ser_ms")]
+    pub max_lag: Duration,
+}
+
+fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64() * 1e3)
+}
+
+/// What the generator itself cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct GeneratorStats {
+    /// Worker threads.
+    pub threads: usize,
+    /// User CPU time of the worker threads.
+    pub cpu_user: Duration,
+    /// System CPU time of the worker threads.
+    pub cpu_sys: Duration,
+    /// Largest share of wall time any worker thread spent on a CPU (0..1).
+    pub busiest_thread: f64,
+}
+
+impl GeneratorStats {
+    /// The busy share above which the generator may be the bottleneck.
+    pub const SATURATED: f64 = 0.9;
+
+    /// User + system CPU time.
+    pub fn cpu(&self) -> Duration {
+        self.cpu_user + self.cpu_sys
+    }
+
+    /// True when a worker thread was busy more than 90% of the run.
+    pub fn saturated(&self) -> bool {
+        self.busiest_thread > Self::SATURATED
+    }
+}
+
+/// Something the user must know to read the numbers right.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// A worker thread was on a CPU most of the run: the limit may be the generator's.
+    GeneratorSaturated {
+        /// Busy share of the busiest thread (0..1).
+        busiest_thread: f64,
+    },
+    /// The open-loop schedule was not kept.
+    ScheduleNotKept {
+        /// Requests per second asked for.
+        target_rps: f64,
+        /// Requests per second sent.
+        achieved_rps: f64,
+        /// Requests sent more than 1 ms late.
+        late: u64,
+    },
+    /// Connections could not be opened.
+    ConnectFailed {
+        /// Failed attempts.
+        count: u64,
+    },
+    /// Requests failed.
+    Failures {
+        /// Failed requests.
+        failed: u64,
+        /// Completed requests.
+        completed: u64,
+    },
+    /// Not one request completed.
+    NothingCompleted,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::GeneratorSaturated { busiest_thread } => write!(
+                f,
+                "the generator was busy {:.0}% of the run on its busiest thread: the limit may be shootout's, not the server's (add --threads, or pin server and generator to different CPUs)",
+                busiest_thread * 100.0
+            ),
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late } => write!(
+                f,
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late (raise -c, or lower --rate)"
+            ),
+            Warning::ConnectFailed { count } => write!(
+                f,
+                "{count} connection attempts failed (server down, listen backlog full, or out of file descriptors/ports)"
+            ),
+            Warning::Failures { failed, completed } => write!(
+                f,
+                "{failed} of {completed} requests failed ({:.2}%): their latency is not comparable with a healthy server's",
+                *failed as f64 * 100.0 / (*completed).max(1) as f64
+            ),
+            Warning::NothingCompleted => f.write_str("not one request completed"),
+        }
+    }
+}
+
+/// Latency statistics in milliseconds, taken from a µs histogram.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    /// Fastest (ms).
+    pub min: f64,
+    /// Mean (ms).
+    pub mean: f64,
+    /// Standard deviation (ms).
+    pub stdev: f64,
+    /// Median (ms).
+    pub p50: f64,
+    /// 90th percentile (ms).
+    pub p90: f64,
+    /// 99th percentile (ms).
+    pub p99: f64,
+    /// 99.9th percentile (ms).
+    pub p999: f64,
+    /// Slowest (ms).
+    pub max: f64,
+}
+
+impl LatencySummary {
+    /// Summarises a µs histogram; all zero when it is empty.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        let ms = |us: u64| us as f64 / 1e3;
+        LatencySummary {
+            min: ms(h.min()),
+            mean: h.mean() / 1e3,
+            stdev: h.stdev() / 1e3,
+            p50: ms(h.value_at_quantile(0.5)),
+            p90: ms(h.value_at_quantile(0.9)),
+            p99: ms(h.value_at_quantile(0.99)),
+            p999: ms(h.value_at_quantile(0.999)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// A new empty latency histogram: 1 µs to 1 hour, 3 significant figures.
+pub fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
+}
+
+/// Everything one load run measured, merged across worker threads.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// Wall-clock time the measured run started.
+    pub started: SystemTime,
+    /// From the start to the end of the run (the last answer, or the deadline).
+    pub duration: Duration,
+    /// Requests, failures, status codes, bytes, connections.
+    pub counts: Counts,
+    /// Latency of completed requests (µs): from the due time in rate mode, else from send.
+    pub latency: Histogram<u64>,
+    /// Latency from the actual send to the last byte (µs).
+    pub latency_raw: Histogram<u64>,
+    /// Connect time per request (µs; 0 for requests on a reused connection).
+    pub connect: Histogram<u64>,
+    /// Send done → first byte of the answer (µs).
+    pub waiting: Histogram<u64>,
+    /// Total minus connect (µs), as ab's "Processing".
+    pub processing: Histogram<u64>,
+    /// One entry per second of the run.
+    pub series: Vec<SecondStats>,
+    /// A uniform reservoir of samples (or every request with `Record::all`), by start time.
+    pub samples: Vec<Sample>,
+    /// The first response seen.
+    pub first_response: Option<FirstResponse>,
+    /// The generator's own cost.
+    pub generator: GeneratorStats,
+    /// The schedule's keeping, in rate mode.
+    pub schedule: Option<ScheduleStats>,
+    /// Ctrl-C (or the caller) stopped the run early.
+    pub interrupted: bool,
+    /// What the user must know; derived from the fields above by the engine.
+    pub warnings: Vec<Warning>,
+}
+
+impl RunResult {
+    /// Completed requests per second of run time.
+    pub fn rps(&self) -> f64 {
+        per_second(self.counts.completed, self.duration)
+    }
+
+    /// Generator CPU per completed request (µs).
+    pub fn cpu_us_per_request(&self) -> f64 {
+        self.generator.cpu().as_secs_f64() * 1e6 / self.counts.completed.max(1) as f64
+    }
+
+    /// Derives the warnings from the counts, the generator and the schedule.
+    pub fn derive_warnings(&mut self) {
+        let mut w = Vec::new();
+        let c = &self.counts;
+        if c.completed == 0 {
+            w.push(Warning::NothingCompleted);
+        }
+        if c.failed() > 0 {
+            w.push(Warning::Failures {
+                failed: c.failed(),
+                completed: c.completed,
+            });
+        }
+        if c.connections_failed > 0 {
+            w.push(Warning::ConnectFailed {
+                count: c.connections_failed,
+            });
+        }
+        if let Some(s) = &self.schedule {
+            // 1% short of the target, or more than 1% of requests late, is "not kept".
+            if s.achieved_rps < s.target_rps * 0.99 || s.late * 100 > s.sent.max(1) {
+                w.push(Warning::ScheduleNotKept {
+                    target_rps: s.target_rps,
+                    achieved_rps: s.achieved_rps,
+                    late: s.late,
+                });
+            }
+        }
+        if self.generator.saturated() {
+            w.push(Warning::GeneratorSaturated {
+                busiest_thread: self.generator.busiest_thread,
+            });
+        }
+        self.warnings = w;
+    }
+}
+
+/// `count / duration` in events per second (0 for a zero duration).
+pub fn per_second(count: u64, d: Duration) -> f64 {
+    let s = d.as_secs_f64();
+    if s > 0.0 {
+        count as f64 / s
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_merge_adds_every_field() {
+        let mut a = Counts::default();
+        a.completed = 3;
+        a.ok = 2;
+        a.failures[FailureKind::Status] = 1;
+        a.status.insert(200, 2);
+        a.status.insert(502, 1);
+        let mut b = a.clone();
+        b.failures[FailureKind::Timeout] = 4;
+        b.status.insert(404, 1);
+        a.merge(&b);
+        assert_eq!(a.completed, 6);
+        assert_eq!(a.failures[FailureKind::Status], 2);
+        assert_eq!(a.failures[FailureKind::Timeout], 4);
+        assert_eq!(a.failed(), 6);
+        assert_eq!(a.status[&200], 4);
+        assert_eq!(a.status[&404], 1);
+    }
+
+    #[test]
+    fn histogram_merge_keeps_every_value() {
+        let mut a = latency_histogram();
+        let mut b = latency_histogram();
+        for v in 1..=1000 {
+            a.record(v).unwrap();
+            b.record(v * 1000).unwrap();
+        }
+        a += &b;
+        assert_eq!(a.len(), 2000);
+        assert_eq!(a.min(), 1);
+        assert!(a.max() >= 999_000 && a.max() <= 1_001_000);
+        let s = LatencySummary::of(&a);
+        assert!((s.p50 - 1.0).abs() < 0.01, "{s:?}");
+    }
+
+    #[test]
+    fn warnings_follow_the_numbers() {
+        let mut r = RunResult {
+            started: SystemTime::UNIX_EPOCH,
+            duration: Duration::from_secs(1),
+            counts: Counts::default(),
+            latency: latency_histogram(),
+            latency_raw: latency_histogram(),
+            connect: latency_histogram(),
+            waiting: latency_histogram(),
+            processing: latency_histogram(),
+            series: vec![],
+            samples: vec![],
+            first_response: None,
+            generator: GeneratorStats {
+                threads: 1,
+                busiest_thread: 0.95,
+                ..Default::default()
+            },
+            schedule: Some(ScheduleStats {
+                target_rps: 1000.0,
+                achieved_rps: 800.0,
+                due: 1000,
+                sent: 800,
+                late: 0,
+                max_lag: Duration::ZERO,
+            }),
+            interrupted: false,
+            warnings: vec![],
+        };
+        r.derive_warnings();
+        assert!(r.warnings.contains(&Warning::NothingCompleted));
+        assert!(r.warnings.iter().any(|w| matches!(w, Warning::ScheduleNotKept { .. })));
+        assert!(r.warnings.iter().any(|w| matches!(w, Warning::GeneratorSaturated { .. })));
+        r.counts.completed = 10;
+        r.counts.ok = 10;
+        r.generator.busiest_thread = 0.5;
+        r.schedule = None;
+        r.derive_warnings();
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    }
+}
