@@ -1,1 +1,435 @@
-pub fn placeholder() {}
+//! shootout's load engine: turns a [`LoadSpec`] into a merged [`RunResult`].
+//!
+//! [`run`] resolves the target and checks it answers a connect (and a TLS handshake), then
+//! starts one worker thread per share of the connections. Each worker drives its
+//! connections from its own event loop and records into its own recorder; nothing is
+//! shared on the hot path. When all workers end, their recorders are merged (histograms
+//! added, series joined per second) and the warnings derived. The engine knows nothing of
+//! terminals or storage: callers watch progress through [`Live`] and stop a run through
+//! an `AtomicBool`.
+
+mod pacer;
+mod parse;
+mod recorder;
+mod request;
+pub mod sys;
+mod tls;
+mod transport;
+mod worker;
+
+pub use pacer::{Pacer, Pacing};
+pub use parse::{ParseError, Progress, ResponseParser};
+
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use shootout_model::{
+    latency_histogram, GeneratorStats, LoadSpec, Pace, RunResult, ScheduleStats, Scheme,
+    SecondStats,
+};
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+use worker::{Assignment, Endpoint, Shared};
+
+/// Why a run could not be done. Each message names the problem and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The spec is inconsistent.
+    #[error("{0}")]
+    Invalid(String),
+    /// A header cannot be sent.
+    #[error(transparent)]
+    Header(#[from] request::HeaderError),
+    /// The host name did not resolve.
+    #[error("cannot resolve '{host}': {source} (check the host name, or use 127.0.0.1)")]
+    Resolve {
+        /// The host.
+        host: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Not one address accepted a connection.
+    #[error("cannot connect to {target}: {source} (is the server running and listening there?)")]
+    Connect {
+        /// Address or socket path tried last.
+        target: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// TLS could not be set up.
+    #[error("TLS with {target} failed: {reason}")]
+    Tls {
+        /// The target.
+        target: String,
+        /// Why, and what to do.
+        reason: String,
+    },
+    /// Too many connections for the open-file limit.
+    #[error("{connections} connections need about {needed} open files but the limit is {limit}: raise it (ulimit -n {needed}) or lower -c")]
+    FdLimit {
+        /// Connections asked for.
+        connections: usize,
+        /// Files needed.
+        needed: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// A worker thread could not be started or failed.
+    #[error("worker thread failed: {0}")]
+    Worker(std::io::Error),
+}
+
+/// Live counters of one worker, published every tick (not per request) for progress views.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct Live {
+    completed: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl Live {
+    fn publish(&self, completed: u64, failed: u64) {
+        self.completed.store(completed, Ordering::Relaxed);
+        self.failed.store(failed, Ordering::Relaxed);
+    }
+}
+
+/// How a caller watches and stops a run.
+#[derive(Debug, Default)]
+pub struct Control {
+    /// Set to end the run early; requests in flight are counted as aborted.
+    pub stop: AtomicBool,
+    live: Vec<Live>,
+    started: std::sync::OnceLock<Instant>,
+}
+
+/// Progress of a running load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Requests completed so far.
+    pub completed: u64,
+    /// Of which failed.
+    pub failed: u64,
+    /// Time since the measured run started (zero before).
+    pub elapsed: Duration,
+}
+
+impl Control {
+    /// A control for a run with up to `threads` workers.
+    pub fn new(threads: usize) -> Self {
+        Control {
+            stop: AtomicBool::new(false),
+            live: (0..threads.max(1)).map(|_| Live::default()).collect(),
+            started: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The counters as of the last tick of each worker.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            completed: self
+                .live
+                .iter()
+                .map(|l| l.completed.load(Ordering::Relaxed))
+                .sum(),
+            failed: self
+                .live
+                .iter()
+                .map(|l| l.failed.load(Ordering::Relaxed))
+                .sum(),
+            elapsed: self.started.get().map_or(Duration::ZERO, |s| s.elapsed()),
+        }
+    }
+}
+
+/// Runs the load described by `spec`. `control` must have been made for at least
+/// `spec.threads` workers.
+pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError> {
+    validate(spec)?;
+    let request = request::build(&spec.target, &spec.request)?;
+    let connections = spec
+        .connections
+        .min(spec.requests.map_or(usize::MAX, |n| n.max(1) as usize));
+    let threads = spec.threads.min(connections).min(control.live.len()).max(1);
+    let needed = connections as u64 + 64;
+    let limit = sys::raise_fd_limit(needed);
+    if limit < needed {
+        return Err(EngineError::FdLimit {
+            connections,
+            needed,
+            limit,
+        });
+    }
+    let tls = match spec.target.scheme {
+        Scheme::Https => Some(tls::client_config(&spec.target)?),
+        Scheme::Http => None,
+    };
+    let endpoint = preflight(spec, tls.as_ref())?;
+
+    let start = Instant::now();
+    let started = SystemTime::now();
+    let _ = control.started.set(start);
+    let shared = Shared {
+        endpoint,
+        tls,
+        request,
+        head_request: spec.request.method.eq_ignore_ascii_case("HEAD"),
+        keepalive: spec.request.keepalive,
+        expect: spec.expect.clone(),
+        timeout: spec.timeout,
+        connect_timeout: spec.connect_timeout,
+        record: spec.record,
+        start,
+        end: spec.duration.map(|d| start + d),
+    };
+    let shares = split(connections, threads, spec.requests);
+    let outputs = std::thread::scope(|s| {
+        let handles: Vec<_> = shares
+            .iter()
+            .enumerate()
+            .map(|(index, &(conns, budget))| {
+                let a = Assignment {
+                    connections: conns,
+                    budget,
+                    rate: match spec.pace {
+                        Pace::Rate(r) => Some(r * conns as f64 / connections as f64),
+                        Pace::Closed => None,
+                    },
+                    cpu: spec
+                        .cpus
+                        .as_ref()
+                        .filter(|c| !c.is_empty())
+                        .map(|c| c[index % c.len()]),
+                    index,
+                };
+                let (shared, live, stop) = (&shared, &control.live[index], &control.stop);
+                std::thread::Builder::new()
+                    .name(format!("shootout-worker-{index}"))
+                    .spawn_scoped(s, move || worker::run(shared, a, stop, live))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("worker panicked"))),
+                Err(e) => Err(e),
+            })
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .map_err(EngineError::Worker)?;
+    Ok(merge(spec, start, started, threads, outputs))
+}
+
+fn validate(spec: &LoadSpec) -> Result<(), EngineError> {
+    let bad = |m: &str| Err(EngineError::Invalid(m.to_string()));
+    if spec.connections == 0 {
+        return bad("concurrency must be at least 1 (-c 1)");
+    }
+    if spec.threads == 0 {
+        return bad("threads must be at least 1 (--threads 1)");
+    }
+    if spec.requests.is_none() && spec.duration.is_none() {
+        return bad("a run needs a bound: a request count (-n) or a duration (-d)");
+    }
+    if spec.requests == Some(0) {
+        return bad("the request count must be at least 1 (-n 1)");
+    }
+    if let Pace::Rate(r) = spec.pace {
+        if !(r.is_finite() && r > 0.0) {
+            return bad("the rate must be a positive number of requests per second (--rate 1000)");
+        }
+    }
+    if spec.timeout.is_zero() || spec.connect_timeout.is_zero() {
+        return bad("timeouts must be longer than zero (-s 30)");
+    }
+    Ok(())
+}
+
+/// Splits connections and the request budget among threads, as evenly as they go.
+fn split(connections: usize, threads: usize, requests: Option<u64>) -> Vec<(usize, Option<u64>)> {
+    (0..threads)
+        .map(|t| {
+            let conns = connections / threads + usize::from(t < connections % threads);
+            let budget = requests.map(|n| {
+                let (q, r) = (n / threads as u64, n % threads as u64);
+                q + u64::from((t as u64) < r)
+            });
+            (conns, budget)
+        })
+        .collect()
+}
+
+/// Resolves the target and checks one connection (and TLS handshake) succeeds, so a wrong
+/// port or a dead server is one clear error rather than a run full of failures.
+fn preflight(
+    spec: &LoadSpec,
+    tls: Option<&(
+        std::sync::Arc<rustls::ClientConfig>,
+        rustls::pki_types::ServerName<'static>,
+    )>,
+) -> Result<Endpoint, EngineError> {
+    let t = &spec.target;
+    if let Some(path) = &t.unix_socket {
+        std::os::unix::net::UnixStream::connect(path).map_err(|source| EngineError::Connect {
+            target: path.display().to_string(),
+            source,
+        })?;
+        return Ok(Endpoint::Unix(path.clone()));
+    }
+    let addrs: Vec<SocketAddr> = (t.host.as_str(), t.port)
+        .to_socket_addrs()
+        .map_err(|source| EngineError::Resolve {
+            host: t.host.clone(),
+            source,
+        })?
+        .collect();
+    let mut last = None;
+    for addr in &addrs {
+        match TcpStream::connect_timeout(addr, spec.connect_timeout) {
+            Ok(stream) => {
+                if let Some(tls) = tls {
+                    tls::handshake(stream, tls, spec.connect_timeout, &addr.to_string())?;
+                }
+                return Ok(Endpoint::Tcp(*addr));
+            }
+            Err(e) => last = Some((addr, e)),
+        }
+    }
+    Err(match last {
+        Some((addr, source)) => EngineError::Connect {
+            target: addr.to_string(),
+            source,
+        },
+        None => EngineError::Resolve {
+            host: t.host.clone(),
+            source: std::io::Error::other("no addresses"),
+        },
+    })
+}
+
+fn merge(
+    spec: &LoadSpec,
+    start: Instant,
+    started: SystemTime,
+    threads: usize,
+    outs: Vec<worker::Output>,
+) -> RunResult {
+    let mut counts = shootout_model::Counts::default();
+    let mut h = [
+        latency_histogram(),
+        latency_histogram(),
+        latency_histogram(),
+        latency_histogram(),
+        latency_histogram(),
+    ];
+    let mut seconds: BTreeMap<u32, (u64, u64, Histogram<u64>)> = BTreeMap::new();
+    let mut samples = Vec::new();
+    let mut first = None;
+    let mut generator = GeneratorStats {
+        threads,
+        ..Default::default()
+    };
+    let mut ended = start;
+    let mut interrupted = false;
+    let mut schedule: Option<worker::Schedule> = None;
+    let mut de = Deserializer::new();
+    for o in outs {
+        let r = o.rec;
+        counts.merge(&r.counts);
+        for (dst, src) in h.iter_mut().zip([
+            &r.latency,
+            &r.latency_raw,
+            &r.connect,
+            &r.waiting,
+            &r.processing,
+        ]) {
+            // Same bounds everywhere: adding cannot fail.
+            let _ = dst.add(src);
+        }
+        for s in r.series {
+            let e = seconds
+                .entry(s.second)
+                .or_insert_with(|| (0, 0, latency_histogram()));
+            e.0 += s.completed;
+            e.1 += s.failed;
+            if let Ok(hist) = de.deserialize::<u64, _>(&mut s.histogram.as_slice()) {
+                let _ = e.2.add(&hist);
+            }
+        }
+        samples.extend(r.samples);
+        if first.is_none() {
+            first = r.first;
+        }
+        generator.cpu_user += o.cpu.0;
+        generator.cpu_sys += o.cpu.1;
+        let busy = (o.cpu.0 + o.cpu.1).as_secs_f64() / o.wall.as_secs_f64().max(1e-9);
+        generator.busiest_thread = generator.busiest_thread.max(busy.min(1.0));
+        ended = ended.max(o.ended);
+        interrupted |= o.interrupted;
+        if let Some(s) = o.schedule {
+            let acc = schedule.get_or_insert_with(Default::default);
+            acc.due += s.due;
+            acc.sent += s.sent;
+            acc.late += s.late;
+            acc.max_lag = acc.max_lag.max(s.max_lag);
+        }
+    }
+    samples.sort_by_key(|s| s.start_us);
+    let duration = ended.saturating_duration_since(start);
+    let [latency, latency_raw, connect, waiting, processing] = h;
+    let mut result = RunResult {
+        started,
+        duration,
+        counts,
+        latency,
+        latency_raw,
+        connect,
+        waiting,
+        processing,
+        series: seconds
+            .into_iter()
+            .map(|(second, (completed, failed, hist))| SecondStats {
+                second,
+                completed,
+                failed,
+                mean_us: if hist.is_empty() { 0.0 } else { hist.mean() },
+                p50_us: hist.value_at_quantile(0.5),
+                p99_us: hist.value_at_quantile(0.99),
+                max_us: hist.max(),
+            })
+            .collect(),
+        samples,
+        first_response: first,
+        generator,
+        schedule: match (spec.pace, schedule) {
+            (Pace::Rate(rate), Some(s)) => Some(ScheduleStats {
+                target_rps: rate,
+                achieved_rps: shootout_model::per_second(s.sent, duration),
+                due: s.due,
+                sent: s.sent,
+                late: s.late,
+                max_lag: s.max_lag,
+            }),
+            _ => None,
+        },
+        interrupted,
+        warnings: Vec::new(),
+    };
+    result.derive_warnings();
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_even_and_complete() {
+        let s = split(10, 3, Some(101));
+        assert_eq!(s, vec![(4, Some(34)), (3, Some(34)), (3, Some(33))]);
+        assert_eq!(split(1, 1, None), vec![(1, None)]);
+    }
+}

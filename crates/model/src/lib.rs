@@ -10,9 +10,9 @@ pub mod spec;
 pub mod status;
 pub mod units;
 
-pub use result::{latency_histogram, per_second, LatencySummary,
-    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, RunResult, Sample,
-    ScheduleStats, SecondStats, Warning,
+pub use result::{
+    latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
+    GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, Warning,
 };
 pub use spec::{Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, Target, TlsOptions};
 pub use status::StatusSet;

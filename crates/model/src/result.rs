@@ -523,8 +523,14 @@ mod tests {
         };
         r.derive_warnings();
         assert!(r.warnings.contains(&Warning::NothingCompleted));
-        assert!(r.warnings.iter().any(|w| matches!(w, Warning::ScheduleNotKept { .. })));
-        assert!(r.warnings.iter().any(|w| matches!(w, Warning::GeneratorSaturated { .. })));
+        assert!(r
+            .warnings
+            .iter()
+            .any(|w| matches!(w, Warning::ScheduleNotKept { .. })));
+        assert!(r
+            .warnings
+            .iter()
+            .any(|w| matches!(w, Warning::GeneratorSaturated { .. })));
         r.counts.completed = 10;
         r.counts.ok = 10;
         r.generator.busiest_thread = 0.5;

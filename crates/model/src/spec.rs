@@ -257,7 +257,10 @@ mod tests {
     #[test]
     fn url_without_trailing_slash_gets_root_path() {
         let t = Target::parse("http://localhost:8080").unwrap();
-        assert_eq!((t.host.as_str(), t.port, t.path.as_str()), ("localhost", 8080, "/"));
+        assert_eq!(
+            (t.host.as_str(), t.port, t.path.as_str()),
+            ("localhost", 8080, "/")
+        );
         assert_eq!(t.host_header, "localhost:8080");
     }
 
@@ -267,7 +270,10 @@ mod tests {
         assert_eq!(t.scheme, Scheme::Http);
         assert_eq!(t.path, "/a/b?x=1&y");
         let t = Target::parse("https://[::1]/").unwrap();
-        assert_eq!((t.host.as_str(), t.port, t.scheme), ("::1", 443, Scheme::Https));
+        assert_eq!(
+            (t.host.as_str(), t.port, t.scheme),
+            ("::1", 443, Scheme::Https)
+        );
         assert_eq!(t.host_header, "[::1]");
         let t = Target::parse("http://example.test").unwrap();
         assert_eq!((t.port, t.host_header.as_str()), (80, "example.test"));

@@ -12,7 +12,9 @@ pub struct StatusSet {
 
 /// A status list that could not be understood.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("'{0}' is not a status list: write codes and classes separated by commas, e.g. 200,301 or 2xx")]
+#[error(
+    "'{0}' is not a status list: write codes and classes separated by commas, e.g. 200,301 or 2xx"
+)]
 pub struct StatusSetError(pub String);
 
 impl StatusSet {
@@ -42,14 +44,18 @@ impl StatusSet {
         let err = || StatusSetError(list.to_string());
         let mut set = StatusSet::empty();
         for part in list.split(',').map(str::trim) {
-            let (lo, hi) = if let Some(class) = part.strip_suffix("xx").or(part.strip_suffix("XX")) {
+            let (lo, hi) = if let Some(class) = part.strip_suffix("xx").or(part.strip_suffix("XX"))
+            {
                 let d: u16 = class.parse().map_err(|_| err())?;
                 if !(1..=9).contains(&d) {
                     return Err(err());
                 }
                 (d * 100, d * 100 + 99)
             } else if let Some((a, b)) = part.split_once('-') {
-                (a.trim().parse().map_err(|_| err())?, b.trim().parse().map_err(|_| err())?)
+                (
+                    a.trim().parse().map_err(|_| err())?,
+                    b.trim().parse().map_err(|_| err())?,
+                )
             } else {
                 let c: u16 = part.parse().map_err(|_| err())?;
                 (c, c)

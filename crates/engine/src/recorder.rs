@@ -1,0 +1,271 @@
+//! The per-worker recorder: everything one worker thread measured, kept without locks or
+//! allocation per request, merged with the other workers' recorders when the run ends.
+//!
+//! Histograms hold microseconds. Per-second latency histograms are serialized (HdrHistogram
+//! V2, a few hundred bytes) when their second ends, so memory grows by a few hundred bytes
+//! a second, not with the number of requests.
+
+use hdrhistogram::serialization::{Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use shootout_model::{latency_histogram, Counts, FailureKind, FirstResponse, Sample};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Timings of one request.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// When the request started: its due time in rate mode, else when its connection began
+    /// connecting (new connection) or when it was sent (reused connection).
+    pub start: Instant,
+    /// When its bytes were handed to the socket.
+    pub sent: Instant,
+    /// When the first byte of the answer arrived (`sent` when nothing arrived).
+    pub first_byte: Instant,
+    /// When it ended.
+    pub end: Instant,
+    /// Time to connect, when this request opened its connection.
+    pub connect: Duration,
+}
+
+/// One second of one worker: counts and its latency histogram, serialized.
+#[derive(Debug, Clone)]
+pub struct RawSecond {
+    /// Seconds since the run started.
+    pub second: u32,
+    /// Requests completed in this second.
+    pub completed: u64,
+    /// Of which failed.
+    pub failed: u64,
+    /// V2-serialized latency histogram (µs) of the answered requests.
+    pub histogram: Vec<u8>,
+}
+
+/// What one worker measured.
+pub struct Recorder {
+    run_start: Instant,
+    /// Counts; `status` is filled from `status_codes` by [`Recorder::finish`].
+    pub counts: Counts,
+    status_codes: Box<[u64; 1000]>,
+    /// Latency from start (due time in rate mode), µs.
+    pub latency: Histogram<u64>,
+    /// Latency from send, µs.
+    pub latency_raw: Histogram<u64>,
+    /// Connect time per request, µs.
+    pub connect: Histogram<u64>,
+    /// Send → first byte, µs.
+    pub waiting: Histogram<u64>,
+    /// Total − connect, µs.
+    pub processing: Histogram<u64>,
+    second: u32,
+    second_hist: Histogram<u64>,
+    second_completed: u64,
+    second_failed: u64,
+    /// Finished seconds.
+    pub series: Vec<RawSecond>,
+    /// Reservoir (or every request) of samples.
+    pub samples: Vec<Sample>,
+    reservoir: usize,
+    keep_all: bool,
+    seen: u64,
+    rng: u64,
+    /// The first response's facts.
+    pub first: Option<FirstResponse>,
+}
+
+fn us(d: Duration) -> u64 {
+    d.as_micros().min(u128::from(u32::MAX)) as u64
+}
+
+impl Recorder {
+    /// A recorder for a run that started at `run_start`, keeping `reservoir` samples (or
+    /// all of them).
+    pub fn new(run_start: Instant, reservoir: usize, keep_all: bool, seed: u64) -> Self {
+        Recorder {
+            run_start,
+            counts: Counts::default(),
+            status_codes: Box::new([0; 1000]),
+            latency: latency_histogram(),
+            latency_raw: latency_histogram(),
+            connect: latency_histogram(),
+            waiting: latency_histogram(),
+            processing: latency_histogram(),
+            second: 0,
+            second_hist: Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("static bounds"),
+            second_completed: 0,
+            second_failed: 0,
+            series: Vec::new(),
+            samples: Vec::with_capacity(if keep_all {
+                1 << 16
+            } else {
+                reservoir.min(1 << 16)
+            }),
+            reservoir,
+            keep_all,
+            seen: 0,
+            rng: seed | 1,
+            first: None,
+        }
+    }
+
+    /// A request answered in full; `failure` is `Some` when the answer failed an expectation.
+    pub fn answered(&mut self, t: &Timing, status: u16, failure: Option<FailureKind>) {
+        let total = us(t.end.saturating_duration_since(t.start));
+        let raw = us(t.end.saturating_duration_since(t.sent));
+        let connect = us(t.connect);
+        let waiting = us(t.first_byte.saturating_duration_since(t.sent));
+        self.latency.saturating_record(total);
+        self.latency_raw.saturating_record(raw);
+        self.connect.saturating_record(connect);
+        self.waiting.saturating_record(waiting);
+        self.processing
+            .saturating_record(total.saturating_sub(connect));
+        self.status_codes[(status as usize).min(999)] += 1;
+        self.roll(t.end);
+        self.second_hist.saturating_record(total);
+        self.end(t, total, status, failure);
+    }
+
+    /// A request that got no complete answer.
+    pub fn failed(&mut self, t: &Timing, kind: FailureKind) {
+        let total = us(t.end.saturating_duration_since(t.start));
+        self.roll(t.end);
+        self.end(t, total, 0, Some(kind));
+    }
+
+    fn end(&mut self, t: &Timing, total_us: u64, status: u16, failure: Option<FailureKind>) {
+        self.counts.completed += 1;
+        self.second_completed += 1;
+        match failure {
+            None => self.counts.ok += 1,
+            Some(k) => {
+                self.counts.failures[k] += 1;
+                self.second_failed += 1;
+            }
+        }
+        self.sample(Sample {
+            start_us: us(t.start.saturating_duration_since(self.run_start)),
+            connect_us: us(t.connect) as u32,
+            waiting_us: us(t.first_byte.saturating_duration_since(t.sent)) as u32,
+            total_us: total_us as u32,
+            status,
+            failure,
+        });
+    }
+
+    /// Uniform reservoir sampling (Vitter's algorithm R) with a xorshift generator.
+    fn sample(&mut self, s: Sample) {
+        self.seen += 1;
+        if self.keep_all || self.samples.len() < self.reservoir {
+            self.samples.push(s);
+            return;
+        }
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let j = self.rng % self.seen;
+        if (j as usize) < self.reservoir {
+            self.samples[j as usize] = s;
+        }
+    }
+
+    /// Closes the current second when `now` is past it.
+    fn roll(&mut self, now: Instant) {
+        let second = now.saturating_duration_since(self.run_start).as_secs() as u32;
+        if second != self.second {
+            self.flush_second();
+            self.second = second;
+        }
+    }
+
+    fn flush_second(&mut self) {
+        if self.second_completed == 0 {
+            return;
+        }
+        let mut bytes = Vec::new();
+        V2Serializer::new()
+            .serialize(&self.second_hist, &mut bytes)
+            .expect("serializing into a Vec cannot fail");
+        self.series.push(RawSecond {
+            second: self.second,
+            completed: self.second_completed,
+            failed: self.second_failed,
+            histogram: bytes,
+        });
+        self.second_hist.reset();
+        self.second_completed = 0;
+        self.second_failed = 0;
+    }
+
+    /// Ends recording: flushes the last second and fills `counts.status`.
+    pub fn finish(&mut self) {
+        self.flush_second();
+        let mut map = BTreeMap::new();
+        for (code, &n) in self.status_codes.iter().enumerate() {
+            if n > 0 {
+                map.insert(code as u16, n);
+            }
+        }
+        self.counts.status = map;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(start: Instant, ms: u64) -> Timing {
+        let end = start + Duration::from_millis(ms);
+        Timing {
+            start,
+            sent: start,
+            first_byte: end,
+            end,
+            connect: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn outcomes_add_up_and_seconds_roll() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(t0, 3, false, 7);
+        r.answered(&timing(t0, 5), 200, None);
+        r.answered(
+            &timing(t0 + Duration::from_millis(1500), 5),
+            502,
+            Some(FailureKind::Status),
+        );
+        r.failed(
+            &timing(t0 + Duration::from_millis(2490), 10),
+            FailureKind::Timeout,
+        );
+        r.answered(&timing(t0 + Duration::from_millis(2600), 1), 200, None);
+        r.answered(&timing(t0 + Duration::from_millis(2700), 1), 200, None);
+        r.finish();
+        let c = &r.counts;
+        assert_eq!((c.completed, c.ok, c.failed()), (5, 3, 2));
+        assert_eq!(c.status.get(&200), Some(&3));
+        assert_eq!(c.status.get(&502), Some(&1));
+        assert_eq!(r.latency.len(), 4, "the timeout has no latency");
+        let seconds: Vec<_> = r
+            .series
+            .iter()
+            .map(|s| (s.second, s.completed, s.failed))
+            .collect();
+        assert_eq!(seconds, vec![(0, 1, 0), (1, 1, 1), (2, 3, 1)]);
+        assert_eq!(r.samples.len(), 3, "reservoir bound");
+    }
+
+    #[test]
+    fn reservoir_is_uniform_enough() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(t0, 100, false, 42);
+        for i in 0..10_000u64 {
+            r.answered(&timing(t0 + Duration::from_micros(i), 1), 200, None);
+        }
+        let late = r.samples.iter().filter(|s| s.start_us >= 5_000).count();
+        assert!(
+            (30..=70).contains(&late),
+            "{late} of 100 from the second half"
+        );
+    }
+}

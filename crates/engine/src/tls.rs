@@ -1,0 +1,133 @@
+//! TLS client setup (rustls with the ring provider): trust the Mozilla roots plus an
+//! optional CA file, or nothing at all with `insecure` for self-signed test servers.
+
+use crate::EngineError;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use shootout_model::Target;
+use std::io::BufReader;
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Builds the client config and server name for `target`.
+pub fn client_config(
+    target: &Target,
+) -> Result<(Arc<ClientConfig>, ServerName<'static>), EngineError> {
+    let err = |reason: String| EngineError::Tls {
+        target: target.url.clone(),
+        reason,
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| err(e.to_string()))?;
+    let mut config = if target.tls.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
+            .with_no_client_auth()
+    } else {
+        let mut roots = RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        if let Some(path) = &target.tls.ca_file {
+            let file = std::fs::File::open(path)
+                .map_err(|e| err(format!("cannot read CA file {}: {e}", path.display())))?;
+            for cert in rustls_pemfile::certs(&mut BufReader::new(file)) {
+                let cert = cert.map_err(|e| err(format!("bad PEM in {}: {e}", path.display())))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| err(format!("bad certificate in {}: {e}", path.display())))?;
+            }
+        }
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let name = ServerName::try_from(target.host.clone()).map_err(|e| {
+        err(format!(
+            "'{}' is not a valid TLS server name: {e}",
+            target.host
+        ))
+    })?;
+    Ok((Arc::new(config), name))
+}
+
+/// Completes one handshake on a blocking stream, so a certificate problem is one clear
+/// error before the run rather than a run of failed connections.
+pub fn handshake(
+    mut stream: TcpStream,
+    (config, name): &(Arc<ClientConfig>, ServerName<'static>),
+    timeout: Duration,
+    target: &str,
+) -> Result<(), EngineError> {
+    let err = |reason: String| EngineError::Tls {
+        target: target.to_string(),
+        reason,
+    };
+    let _ = stream.set_read_timeout(Some(timeout));
+    let _ = stream.set_write_timeout(Some(timeout));
+    let mut conn = rustls::ClientConnection::new(config.clone(), name.clone())
+        .map_err(|e| err(e.to_string()))?;
+    while conn.is_handshaking() {
+        conn.complete_io(&mut stream).map_err(|e| {
+            let hint = if e.to_string().contains("certificate") {
+                " (for a self-signed certificate use --insecure, or --cacert FILE)"
+            } else {
+                ""
+            };
+            err(format!("{e}{hint}"))
+        })?;
+    }
+    conn.send_close_notify();
+    let _ = conn.complete_io(&mut stream);
+    Ok(())
+}
+
+/// Accepts any certificate; signatures are still checked against the presented one.
+#[derive(Debug)]
+struct AcceptAny(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAny {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

@@ -1,0 +1,141 @@
+//! One connection's byte stream: TCP or a unix socket, optionally wrapped in TLS (rustls).
+//! The worker sees `read`/`write` and never which of them it has.
+
+use mio::event::Source;
+use mio::net::{TcpStream, UnixStream};
+use mio::{Interest, Registry, Token};
+use rustls::ClientConnection;
+use std::io::{self, Read, Write};
+
+/// A plain socket.
+pub enum Socket {
+    /// TCP, with TCP_NODELAY.
+    Tcp(TcpStream),
+    /// A unix stream socket.
+    Unix(UnixStream),
+}
+
+impl Socket {
+    /// The pending connect error, or `Ok(true)` once connected, `Ok(false)` while connecting.
+    pub fn connected(&self) -> io::Result<bool> {
+        let (err, peer) = match self {
+            Socket::Tcp(s) => (s.take_error(), s.peer_addr().map(|_| ())),
+            Socket::Unix(s) => (s.take_error(), s.peer_addr().map(|_| ())),
+        };
+        if let Some(e) = err? {
+            return Err(e);
+        }
+        match peer {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Socket::Tcp(s) => s.read(buf),
+            Socket::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Socket::Tcp(s) => s.write(buf),
+            Socket::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Source for Socket {
+    fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
+        match self {
+            Socket::Tcp(s) => s.register(r, t, i),
+            Socket::Unix(s) => s.register(r, t, i),
+        }
+    }
+    fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
+        match self {
+            Socket::Tcp(s) => s.reregister(r, t, i),
+            Socket::Unix(s) => s.reregister(r, t, i),
+        }
+    }
+    fn deregister(&mut self, r: &Registry) -> io::Result<()> {
+        match self {
+            Socket::Tcp(s) => s.deregister(r),
+            Socket::Unix(s) => s.deregister(r),
+        }
+    }
+}
+
+/// A socket, and its TLS session when the target is https.
+pub struct Transport {
+    /// The socket.
+    pub socket: Socket,
+    /// The TLS session, if any.
+    pub tls: Option<Box<ClientConnection>>,
+}
+
+impl Transport {
+    /// Reads plaintext. `Ok(0)` means the peer closed the stream.
+    pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(tls) = self.tls.as_mut() else {
+            return self.socket.read(buf);
+        };
+        loop {
+            match tls.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            if tls.read_tls(&mut self.socket)? == 0 {
+                return Ok(0);
+            }
+            tls.process_new_packets()
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            while tls.wants_write() {
+                tls.write_tls(&mut self.socket)?;
+            }
+        }
+    }
+
+    /// Writes plaintext; returns the bytes taken. TLS takes all of them and sends what the
+    /// socket accepts; [`Transport::flush`] sends the rest when the socket is writable.
+    pub fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let Some(tls) = self.tls.as_mut() else {
+            return self.socket.write(data);
+        };
+        tls.writer().write_all(data)?;
+        self.flush()?;
+        Ok(data.len())
+    }
+
+    /// Sends buffered TLS records; true when nothing is left to send.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        let Some(tls) = self.tls.as_mut() else {
+            return Ok(true);
+        };
+        while tls.wants_write() {
+            match tls.write_tls(&mut self.socket) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    /// True when a short read proves the socket drained (not so under TLS, which buffers).
+    pub fn short_read_drains(&self) -> bool {
+        self.tls.is_none()
+    }
+}
