@@ -1,1 +1,3 @@
-fn main() { std::process::exit(shootout_cli::main()) }
+fn main() {
+    std::process::exit(shootout_cli::main())
+}

@@ -1,1 +1,126 @@
-pub fn main() -> i32 { 0 }
+//! shootout's command line: clap flags become typed specs (library crates never see
+//! clap), subcommands orchestrate the engine and the reports, and errors print as one
+//! line that says what to do next.
+//!
+//! Exit codes: 0 done, 1 the run could not be done, 2 bad usage, 130 interrupted.
+
+mod load;
+mod progress;
+
+use clap::{Parser, Subcommand};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// Honest, fast benchmarks of web servers.
+#[derive(Debug, Parser)]
+#[command(name = "shootout", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Load one URL, as ab or wrk would, and report what happened.
+    Load(Box<load::LoadArgs>),
+}
+
+/// A failure with the exit code it deserves.
+#[derive(Debug)]
+pub struct Failure {
+    /// 1: the run could not be done; 2: bad usage.
+    pub code: i32,
+    /// What went wrong and what to do.
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    /// Bad usage (exit 2).
+    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
+        Failure {
+            code: 2,
+            error: error.into(),
+        }
+    }
+    /// The run could not be done (exit 1).
+    pub fn run(error: impl Into<anyhow::Error>) -> Self {
+        Failure {
+            code: 1,
+            error: error.into(),
+        }
+    }
+}
+
+/// The exit code for a run that Ctrl-C ended.
+pub const INTERRUPTED: i32 = 130;
+
+/// The process-wide stop flag, set by Ctrl-C / SIGTERM. A second signal exits at once.
+pub fn stop_flag() -> Arc<AtomicBool> {
+    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    STOP.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let _ = ctrlc::set_handler(move || {
+            if f.swap(true, Ordering::SeqCst) {
+                std::process::exit(INTERRUPTED);
+            }
+        });
+        flag
+    })
+    .clone()
+}
+
+/// Runs the command line; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
+    let result = match cli.command {
+        Command::Load(args) => load::run(*args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(f) => {
+            // Each cause once: messages that already quote their source skip it.
+            let mut line = String::new();
+            for cause in f.error.chain().map(|e| e.to_string()) {
+                if !line.contains(&cause) {
+                    if !line.is_empty() {
+                        line.push_str(": ");
+                    }
+                    line.push_str(&cause);
+                }
+            }
+            eprintln!("error: {line}");
+            f.code
+        }
+    }
+}
+
+/// Prints a clap error as one line (help and version print as usual).
+fn clap_error(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                2
+            } else {
+                0
+            }
+        }
+        _ => {
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("bad usage")
+                .trim_start_matches("error: ");
+            eprintln!("error: {first} (see 'shootout --help' or 'shootout load --help')");
+            2
+        }
+    }
+}

@@ -29,6 +29,7 @@ use shootout_model::{
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use worker::{Assignment, Endpoint, Shared};
 
@@ -99,7 +100,7 @@ impl Live {
 #[derive(Debug, Default)]
 pub struct Control {
     /// Set to end the run early; requests in flight are counted as aborted.
-    pub stop: AtomicBool,
+    pub stop: Arc<AtomicBool>,
     live: Vec<Live>,
     started: std::sync::OnceLock<Instant>,
 }
@@ -118,8 +119,13 @@ pub struct Snapshot {
 impl Control {
     /// A control for a run with up to `threads` workers.
     pub fn new(threads: usize) -> Self {
+        Self::with_stop(threads, Arc::default())
+    }
+
+    /// A control whose stop flag is shared (e.g. with a Ctrl-C handler).
+    pub fn with_stop(threads: usize, stop: Arc<AtomicBool>) -> Self {
         Control {
-            stop: AtomicBool::new(false),
+            stop,
             live: (0..threads.max(1)).map(|_| Live::default()).collect(),
             started: std::sync::OnceLock::new(),
         }
@@ -167,9 +173,6 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     };
     let endpoint = preflight(spec, tls.as_ref())?;
 
-    let start = Instant::now();
-    let started = SystemTime::now();
-    let _ = control.started.set(start);
     let shared = Shared {
         endpoint,
         tls,
@@ -180,10 +183,15 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         timeout: spec.timeout,
         connect_timeout: spec.connect_timeout,
         record: spec.record,
-        start,
-        end: spec.duration.map(|d| start + d),
+        duration: spec.duration,
+        barrier: std::sync::Barrier::new(0),
+        started: &control.started,
     };
     let shares = split(connections, threads, spec.requests);
+    let shared = Shared {
+        barrier: std::sync::Barrier::new(shares.len()),
+        ..shared
+    };
     let outputs = std::thread::scope(|s| {
         let handles: Vec<_> = shares
             .iter()
@@ -203,7 +211,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
                         .map(|c| c[index % c.len()]),
                     index,
                 };
-                let (shared, live, stop) = (&shared, &control.live[index], &control.stop);
+                let (shared, live, stop) = (&shared, &control.live[index], &*control.stop);
                 std::thread::Builder::new()
                     .name(format!("shootout-worker-{index}"))
                     .spawn_scoped(s, move || worker::run(shared, a, stop, live))
@@ -220,6 +228,11 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
             .collect::<Result<Vec<_>, _>>()
     })
     .map_err(EngineError::Worker)?;
+    let start = *control
+        .started
+        .get()
+        .expect("the workers started the clock");
+    let started = SystemTime::now() - start.elapsed();
     Ok(merge(spec, start, started, threads, outputs))
 }
 
@@ -336,6 +349,7 @@ fn merge(
     let mut interrupted = false;
     let mut schedule: Option<worker::Schedule> = None;
     let mut de = Deserializer::new();
+    let mut lengths = Vec::new();
     for o in outs {
         let r = o.rec;
         counts.merge(&r.counts);
@@ -360,9 +374,12 @@ fn merge(
             }
         }
         samples.extend(r.samples);
-        if first.is_none() {
-            first = r.first;
+        if let (Some(at), Some(f)) = (r.first_at, r.first) {
+            if first.as_ref().is_none_or(|(t, _)| at < *t) {
+                first = Some((at, f));
+            }
         }
+        lengths.push((r.lengths, r.other_lengths));
         generator.cpu_user += o.cpu.0;
         generator.cpu_sys += o.cpu.1;
         let busy = (o.cpu.0 + o.cpu.1).as_secs_f64() / o.wall.as_secs_f64().max(1e-9);
@@ -378,6 +395,20 @@ fn merge(
         }
     }
     samples.sort_by_key(|s| s.start_us);
+    // ab's "Length" failures: answers whose body length differs from the run's first.
+    let first_len = first.as_ref().map(|(_, f)| f.body_len);
+    counts.length_mismatch = lengths
+        .iter()
+        .map(|(table, other)| {
+            other
+                + table
+                    .iter()
+                    .filter(|(len, _)| Some(*len) != first_len)
+                    .map(|(_, n)| n)
+                    .sum::<u64>()
+        })
+        .sum();
+    let first = first.map(|(_, f)| f);
     let duration = ended.saturating_duration_since(start);
     let [latency, latency_raw, connect, waiting, processing] = h;
     let mut result = RunResult {

@@ -70,7 +70,17 @@ pub struct Recorder {
     rng: u64,
     /// The first response's facts.
     pub first: Option<FirstResponse>,
+    /// When the first response arrived (the run's first is the earliest of the workers').
+    pub first_at: Option<Instant>,
+    /// Answers per body length, for ab's "Length" failures: the first [`LENGTHS`] distinct
+    /// lengths seen, and in `other_lengths` the answers of any further length.
+    pub lengths: Vec<(u64, u64)>,
+    /// Answers whose length did not fit in `lengths`.
+    pub other_lengths: u64,
 }
+
+/// Distinct body lengths counted per worker (a linear scan: usually one entry).
+pub const LENGTHS: usize = 16;
 
 fn us(d: Duration) -> u64 {
     d.as_micros().min(u128::from(u32::MAX)) as u64
@@ -104,6 +114,25 @@ impl Recorder {
             seen: 0,
             rng: seed | 1,
             first: None,
+            first_at: None,
+            lengths: Vec::with_capacity(LENGTHS),
+            other_lengths: 0,
+        }
+    }
+
+    /// Measures from `run_start` on (set once the run's clock starts).
+    pub fn restart(&mut self, run_start: Instant) {
+        self.run_start = run_start;
+    }
+
+    /// Counts an answer of `len` body bytes.
+    pub fn count_length(&mut self, len: u64) {
+        if let Some(e) = self.lengths.iter_mut().find(|e| e.0 == len) {
+            e.1 += 1;
+        } else if self.lengths.len() < LENGTHS {
+            self.lengths.push((len, 1));
+        } else {
+            self.other_lengths += 1;
         }
     }
 

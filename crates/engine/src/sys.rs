@@ -55,6 +55,15 @@ pub fn raise_fd_limit(wanted: u64) -> u64 {
         return 1024;
     }
     if lim.rlim_cur < wanted as libc::rlim_t {
+        // Raising the hard limit works with privileges (root, CAP_SYS_RESOURCE); without
+        // them the soft limit still goes up to the hard one below.
+        let hard = libc::rlimit {
+            rlim_cur: wanted as libc::rlim_t,
+            rlim_max: (wanted as libc::rlim_t).max(lim.rlim_max),
+        };
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &hard) } == 0 {
+            return wanted;
+        }
         let new = libc::rlimit {
             rlim_cur: (wanted as libc::rlim_t).min(lim.rlim_max),
             rlim_max: lim.rlim_max,
@@ -64,6 +73,76 @@ pub fn raise_fd_limit(wanted: u64) -> u64 {
         }
     }
     lim.rlim_cur as u64
+}
+
+/// A one-shot timer with nanosecond resolution (timerfd), so the open-loop schedule is
+/// kept to microseconds rather than to epoll's whole milliseconds: a request sent late by
+/// the generator's own timer would add that lateness to its corrected latency.
+pub struct Timer {
+    fd: std::os::fd::OwnedFd,
+    armed: Option<std::time::Instant>,
+}
+
+impl Timer {
+    /// A disarmed timer; its fd becomes readable when it fires.
+    pub fn new() -> io::Result<Timer> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: timerfd_create returns a new fd or -1.
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // Timer slack lets the kernel fire up to 50 µs late by default; ask for 1 ns.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        Ok(Timer {
+            fd: unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) },
+            armed: None,
+        })
+    }
+
+    /// The fd, to register for readability.
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.fd.as_raw_fd()
+    }
+
+    /// Fires at `at` (at once if past); no system call when already armed for `at`.
+    pub fn arm(&mut self, at: std::time::Instant) {
+        use std::os::fd::AsRawFd;
+        if self.armed == Some(at) {
+            return;
+        }
+        let d = at
+            .saturating_duration_since(std::time::Instant::now())
+            .max(Duration::from_nanos(1));
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: d.as_secs() as libc::time_t,
+                tv_nsec: d.subsec_nanos() as libc::c_long,
+            },
+        };
+        // SAFETY: a valid timerfd and itimerspec.
+        unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+        self.armed = Some(at);
+    }
+
+    /// Consumes a firing.
+    pub fn clear(&mut self) {
+        use std::os::fd::AsRawFd;
+        let mut n = 0u64;
+        // SAFETY: reads 8 bytes into a u64 we own.
+        unsafe { libc::read(self.fd.as_raw_fd(), (&mut n as *mut u64).cast(), 8) };
+        self.armed = None;
+    }
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ pub enum Endpoint {
 }
 
 /// What every worker of a run shares (read only).
-pub struct Shared {
+pub struct Shared<'a> {
     /// Where to connect.
     pub endpoint: Endpoint,
     /// TLS client config and server name for https.
@@ -57,10 +57,13 @@ pub struct Shared {
     pub connect_timeout: Duration,
     /// Samples to keep.
     pub record: Record,
-    /// When the run started (every worker measures from it).
-    pub start: Instant,
-    /// The run ends at this instant, if bounded by time.
-    pub end: Option<Instant>,
+    /// How long the run lasts, if bounded by time.
+    pub duration: Option<Duration>,
+    /// Workers meet here when set up (and, in rate mode, connected); the run's clock
+    /// starts when all have arrived, so set-up is never counted as lateness.
+    pub barrier: std::sync::Barrier,
+    /// When the run started: set by the last worker to reach the barrier.
+    pub started: &'a std::sync::OnceLock<Instant>,
 }
 
 /// One worker's share of the run.
@@ -133,6 +136,8 @@ struct Conn {
     reused: bool,
     /// The current request was already retried once on a fresh connection.
     retried: bool,
+    /// The peer closed its side: the connection carries no further answer.
+    peer_closed: bool,
 }
 
 /// A request retried once when a reused connection closes before any byte of its answer:
@@ -140,9 +145,27 @@ struct Conn {
 /// was never processed, as browsers also assume). A second such close is a failure.
 const LATE: Duration = Duration::from_millis(1);
 
+/// The token of the pacing timer (connections use their index).
+const TIMER: Token = Token(usize::MAX);
+
+/// What the schedule allows next.
+enum Dispatch {
+    /// The next request is due at this instant.
+    At(Instant),
+    /// A request is due but every connection is busy: it waits for one.
+    Blocked,
+    /// No more requests are due.
+    Finished,
+}
+
 struct Worker<'a> {
-    sh: &'a Shared,
+    sh: &'a Shared<'a>,
+    /// When the run started.
+    start: Instant,
+    /// When it ends, if bounded by time.
+    end: Option<Instant>,
     poll: Poll,
+    timer: sys::Timer,
     conns: Vec<Conn>,
     buf: Box<[u8]>,
     rec: Recorder,
@@ -153,7 +176,6 @@ struct Worker<'a> {
     sched: Schedule,
     idle: Vec<usize>,
     deferred: Vec<usize>,
-    first_len: Option<u64>,
 }
 
 /// Runs one worker to the end of its share; `stop` ends it early.
@@ -164,11 +186,54 @@ pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Re
     }
     let began = Instant::now();
     let cpu0 = sys::thread_cpu();
+    let w = set_up(sh, a);
+    // Every worker reaches the barrier, even one whose set-up failed, or the others wait forever.
+    if sh.barrier.wait().is_leader() {
+        let _ = sh.started.set(Instant::now());
+    }
+    sh.barrier.wait();
+    let mut w = w?;
+    w.start = *sh.started.get().expect("set by the barrier's leader");
+    w.end = sh.duration.map(|d| w.start + d);
+    w.rec.restart(w.start);
+    let interrupted = w.event_loop(stop, live)?;
+    let ended = match w.end {
+        Some(end) if !interrupted => Instant::now().min(end),
+        _ => Instant::now(),
+    };
+    for c in &w.conns {
+        if c.busy {
+            w.rec.counts.aborted += 1;
+        }
+    }
+    live.publish(w.rec.counts.completed, w.rec.counts.failed());
+    w.rec.finish();
+    let cpu1 = sys::thread_cpu();
+    let schedule = w.pacer.map(|p| Schedule {
+        due: p.due_by(ended.saturating_duration_since(w.start)),
+        ..w.sched
+    });
+    Ok(Output {
+        rec: w.rec,
+        cpu: (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
+        wall: began.elapsed(),
+        ended,
+        schedule,
+        interrupted,
+    })
+}
+
+/// Builds the worker; in rate mode also opens its connections, so the schedule starts
+/// with connections ready.
+fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
     let keep_body = sh.expect.needs_body();
     let now = Instant::now();
     let mut w = Worker {
         sh,
+        start: now,
+        end: None,
         poll: Poll::new()?,
+        timer: sys::Timer::new()?,
         conns: (0..a.connections)
             .map(|_| Conn {
                 io: None,
@@ -183,11 +248,12 @@ pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Re
                 connect: Duration::ZERO,
                 reused: false,
                 retried: false,
+                peer_closed: false,
             })
             .collect(),
         buf: vec![0u8; 64 * 1024].into_boxed_slice(),
         rec: Recorder::new(
-            sh.start,
+            now,
             sh.record.reservoir,
             sh.record.all,
             0x9E37_79B9 ^ a.index as u64,
@@ -198,52 +264,63 @@ pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Re
         pacer: a.rate.map(|rate| Pacer {
             rate,
             budget: a.budget,
-            duration: sh.end.map(|e| e - sh.start),
+            duration: sh.duration,
         }),
         sched: Schedule::default(),
         idle: Vec::with_capacity(a.connections),
         deferred: Vec::new(),
-        first_len: None,
     };
-    if let Some(c) = w.conns.first_mut() {
+    for c in &mut w.conns {
         c.parser.want_server();
     }
-    let interrupted = w.event_loop(stop, live)?;
-    let ended = match sh.end {
-        Some(end) if !interrupted => Instant::now().min(end),
-        _ => Instant::now(),
-    };
-    for c in &w.conns {
-        if c.busy {
-            w.rec.counts.aborted += 1;
-        }
+    if w.pacer.is_some() {
+        let fd = w.timer.fd();
+        w.poll
+            .registry()
+            .register(&mut mio::unix::SourceFd(&fd), TIMER, Interest::READABLE)?;
+        w.connect_all()?;
     }
-    live.publish(w.rec.counts.completed, w.rec.counts.failed());
-    w.rec.finish();
-    let cpu1 = sys::thread_cpu();
-    let schedule = w.pacer.map(|p| Schedule {
-        due: p.due_by(ended.saturating_duration_since(sh.start)),
-        ..w.sched
-    });
-    Ok(Output {
-        rec: w.rec,
-        cpu: (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
-        wall: began.elapsed(),
-        ended,
-        schedule,
-        interrupted,
-    })
+    Ok(w)
 }
 
 impl Worker<'_> {
+    /// Opens every connection and waits (up to the connect timeout) until they are up;
+    /// those still connecting are left to the deadline sweep.
+    fn connect_all(&mut self) -> io::Result<()> {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            self.open(i, now);
+        }
+        let deadline = now + self.sh.connect_timeout;
+        let mut events = Events::with_capacity(1024);
+        while self.conns.iter().any(|c| c.phase == Phase::Connecting) {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            self.poll.poll(&mut events, Some(deadline - now))?;
+            for ev in events.iter() {
+                let i = ev.token().0;
+                if self
+                    .conns
+                    .get(i)
+                    .is_some_and(|c| c.phase == Phase::Connecting)
+                {
+                    self.on_connecting(i);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Runs until the share is done, the deadline passes or `stop` is set (returns true then).
     fn event_loop(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
         let now = Instant::now();
-        for i in 0..self.conns.len() {
-            if self.pacer.is_some() {
-                self.open(i, now);
-            } else if self.claim(now) {
-                self.start_request(i, now);
+        if self.pacer.is_none() {
+            for i in 0..self.conns.len() {
+                if self.claim(now) {
+                    self.start_request(i, now);
+                }
             }
         }
         let tick = (self.sh.timeout.min(self.sh.connect_timeout) / 10)
@@ -255,7 +332,7 @@ impl Worker<'_> {
             if stop.load(Ordering::Relaxed) {
                 return Ok(true);
             }
-            if self.sh.end.is_some_and(|e| now >= e) {
+            if self.end.is_some_and(|e| now >= e) {
                 return Ok(false);
             }
             if now >= next_tick {
@@ -264,16 +341,22 @@ impl Worker<'_> {
                 next_tick = now + tick;
             }
             let mut wait = next_tick - now;
-            if let Some(end) = self.sh.end {
+            if let Some(end) = self.end {
                 wait = wait.min(end - now);
             }
             if self.pacer.is_some() {
                 match self.dispatch(now) {
-                    Some(w) => wait = wait.min(w),
-                    None if self.in_flight == 0 && self.idle.len() == self.conns.len() => {
+                    Dispatch::At(due) => self.timer.arm(due),
+                    // Done when nothing is in flight, unless the run is bounded by time: then
+                    // it lasts its whole duration, so rates are per the time asked for.
+                    Dispatch::Finished
+                        if self.in_flight == 0
+                            && (self.end.is_none()
+                                || self.budget.is_some_and(|b| self.sched.sent >= b)) =>
+                    {
                         return Ok(false)
                     }
-                    None => {}
+                    Dispatch::Finished | Dispatch::Blocked => {}
                 }
             } else if self.budget.is_some_and(|b| self.claimed >= b) && self.in_flight == 0 {
                 return Ok(false);
@@ -284,33 +367,40 @@ impl Worker<'_> {
                 Err(e) => return Err(e),
             }
             for ev in events.iter() {
-                let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
-                self.event(ev.token().0, readable, ev.is_writable());
+                if ev.token() == TIMER {
+                    self.timer.clear();
+                    continue;
+                }
+                let closed = ev.is_read_closed() || ev.is_error();
+                self.event(
+                    ev.token().0,
+                    ev.is_readable() || closed,
+                    ev.is_writable(),
+                    closed,
+                );
             }
         }
     }
 
-    /// Sends every request that is due and has a free connection; returns how long until
-    /// the next one is due (`None`: none is due again, or all connections are busy).
-    fn dispatch(&mut self, now: Instant) -> Option<Duration> {
-        let pacer = self.pacer?;
+    /// Sends every request that is due and has a free connection.
+    fn dispatch(&mut self, now: Instant) -> Dispatch {
+        let Some(pacer) = self.pacer else {
+            return Dispatch::Finished;
+        };
         loop {
-            match pacer.next(
-                now.saturating_duration_since(self.sh.start),
-                self.sched.sent,
-            ) {
-                Pacing::Stop => return None,
-                Pacing::Wait(w) => return Some(w),
+            match pacer.next(now.saturating_duration_since(self.start), self.sched.sent) {
+                Pacing::Stop => return Dispatch::Finished,
+                Pacing::Wait(w) => return Dispatch::At(now + w),
                 Pacing::Due { late } => {
                     let Some(i) = self.idle.pop() else {
                         // No free connection: the request waits, and its latency with it.
-                        return Some(Duration::from_millis(1));
+                        return Dispatch::Blocked;
                     };
                     if late > LATE {
                         self.sched.late += 1;
                     }
                     self.sched.max_lag = self.sched.max_lag.max(late);
-                    let due = self.sh.start + pacer.due(self.sched.sent);
+                    let due = self.start + pacer.due(self.sched.sent);
                     self.sched.sent += 1;
                     let c = &mut self.conns[i];
                     c.busy = true;
@@ -326,7 +416,7 @@ impl Worker<'_> {
 
     /// Takes one request from the budget, unless the budget or the time is spent.
     fn claim(&mut self, now: Instant) -> bool {
-        if self.sh.end.is_some_and(|e| now >= e) || self.budget.is_some_and(|b| self.claimed >= b) {
+        if self.end.is_some_and(|e| now >= e) || self.budget.is_some_and(|b| self.claimed >= b) {
             return false;
         }
         self.claimed += 1;
@@ -376,6 +466,7 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         c.connect_began = now;
         c.reused = false;
+        c.peer_closed = false;
         let mut socket = match socket {
             Ok(s) => s,
             Err(_) => return self.connect_failed(i, now),
@@ -439,7 +530,8 @@ impl Worker<'_> {
         self.deferred.push(i);
     }
 
-    fn event(&mut self, i: usize, readable: bool, writable: bool) {
+    /// `closed`: the peer closed or reset the stream, so reads go on until they say so.
+    fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
         match c.phase {
             Phase::Closed => {}
@@ -454,7 +546,7 @@ impl Worker<'_> {
                     self.write(i);
                 }
                 if readable && matches!(self.conns[i].phase, Phase::Writing | Phase::Reading) {
-                    self.read(i);
+                    self.read(i, closed);
                 }
             }
         }
@@ -530,11 +622,15 @@ impl Worker<'_> {
         c.phase = Phase::Reading;
     }
 
-    fn read(&mut self, i: usize) {
+    /// Reads until the answer is complete or the socket is drained. With edge-triggered
+    /// events a short read proves it drained, unless the peer also closed: that close
+    /// comes with no further edge, so then reads go on until they return 0 or an error.
+    fn read(&mut self, i: usize, closed: bool) {
         loop {
             let c = &mut self.conns[i];
             let Some(io) = c.io.as_mut() else { return };
-            let drains = io.short_read_drains();
+            let drains = io.short_read_drains() && !closed;
+            c.peer_closed |= closed;
             let n = match io.read(&mut self.buf) {
                 Ok(0) => return self.eof(i),
                 Ok(n) => n,
@@ -610,18 +706,15 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         let (status, body_len) = (c.parser.status, c.parser.body_len);
         self.rec.counts.body_bytes += body_len;
-        match self.first_len {
-            None => {
-                self.first_len = Some(body_len);
-                self.rec.first = Some(FirstResponse {
-                    status,
-                    server: c.parser.server.take(),
-                    body_len,
-                });
-            }
-            Some(first) if first != body_len => self.rec.counts.length_mismatch += 1,
-            Some(_) => {}
+        if self.rec.first.is_none() {
+            self.rec.first_at = Some(now);
+            self.rec.first = Some(FirstResponse {
+                status,
+                server: c.parser.server.take(),
+                body_len,
+            });
         }
+        self.rec.count_length(body_len);
         let ex = &self.sh.expect;
         let failure = if !ex.status.contains(status) {
             Some(FailureKind::Status)
@@ -639,14 +732,19 @@ impl Worker<'_> {
         c.busy = false;
         c.reused = true;
         self.in_flight -= 1;
-        let close = c.parser.close || !self.sh.keepalive || c.written < self.sh.request.len();
+        let close = c.parser.close
+            || c.peer_closed
+            || !self.sh.keepalive
+            || c.written < self.sh.request.len();
+        let server_closed = c.parser.close || c.peer_closed;
         if close {
-            if self.sh.keepalive {
-                self.rec.counts.reconnects += 1;
-            }
             self.close(i);
         }
         self.next(i, now);
+        // A keep-alive connection the server closed, replaced to go on: a reconnect.
+        if close && server_closed && self.sh.keepalive && self.conns[i].phase == Phase::Connecting {
+            self.rec.counts.reconnects += 1;
+        }
     }
 
     /// Deadlines and deferred reconnects.

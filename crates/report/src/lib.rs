@@ -1,1 +1,159 @@
-pub fn placeholder() {}
+//! Renderings of one load run (`shootout load`'s output): a compact human report
+//! ([`Format::Text`]), ab 2.3's report label for label ([`Format::Ab`]), wrk 4's layout
+//! ([`Format::Wrk`]) and a JSON document ([`Format::Json`], schema in `docs/load-json.md`),
+//! plus ab's `-e` percentile CSV and `-g` gnuplot TSV files.
+//!
+//! Seams: every rendering reads only a [`LoadSpec`] (what was run) and a [`RunResult`]
+//! (what was measured, histograms in microseconds) from `shootout-model`; nothing here
+//! does I/O, so the same result always renders to the same bytes, whether it comes from
+//! the engine or from the store. Each format is an [`Exporter`], picked by the [`Format`]
+//! enum at the edge (the CLI's `--format`).
+
+mod ab;
+mod json;
+mod stats;
+mod text;
+mod units;
+mod wrk;
+
+#[cfg(test)]
+mod fixtures;
+
+use shootout_model::{LoadSpec, RunResult};
+use std::fmt;
+use std::str::FromStr;
+
+pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv};
+pub use json::{json, SCHEMA_VERSION};
+pub use text::warnings;
+
+/// A rendering of one load run, chosen with `--format`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// shootout's own compact report for humans (the default).
+    #[default]
+    Text,
+    /// ab 2.3's report, label for label, for scripts that parse ab.
+    Ab,
+    /// wrk 4's report (with `--latency`'s distribution), for scripts that parse wrk.
+    Wrk,
+    /// One JSON document; the schema is in `docs/load-json.md`.
+    Json,
+}
+
+impl Format {
+    /// Every format, in the order `--help` lists them.
+    pub const ALL: [Format; 4] = [Format::Text, Format::Ab, Format::Wrk, Format::Json];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Ab => "ab",
+            Format::Wrk => "wrk",
+            Format::Json => "json",
+        }
+    }
+
+    /// The exporter that renders this format.
+    pub fn exporter(self) -> &'static dyn Exporter {
+        match self {
+            Format::Text => &text::Text,
+            Format::Ab => &ab::Ab,
+            Format::Wrk => &wrk::Wrk,
+            Format::Json => &json::Json,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A `--format` value that names no format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a report format: choose one of text, ab, wrk, json")]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for Format {
+    type Err = UnknownFormat;
+
+    /// Parses `text`, `ab`, `wrk` or `json` (case-insensitive, surrounding blanks ignored).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim();
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(wanted))
+            .ok_or_else(|| UnknownFormat(s.to_string()))
+    }
+}
+
+/// One rendering of a load run. Implementations are pure: same input, same bytes.
+pub trait Exporter {
+    /// Renders what `result` measured of the run described by `spec`; the text ends with a
+    /// newline.
+    fn render(&self, spec: &LoadSpec, result: &RunResult) -> String;
+}
+
+/// Renders `result` of the run `spec` in `format`; the text ends with a newline.
+pub fn render(format: Format, spec: &LoadSpec, result: &RunResult) -> String {
+    format.exporter().render(spec, result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_parse_by_name_and_the_error_lists_the_choices() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+            assert_eq!(f.to_string().parse::<Format>(), Ok(f));
+        }
+        assert_eq!(" JSON ".parse::<Format>(), Ok(Format::Json));
+        let e = "xml".parse::<Format>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "'xml' is not a report format: choose one of text, ab, wrk, json"
+        );
+        assert_eq!(Format::default(), Format::Text);
+    }
+
+    /// True when a word of `text` is how Rust or C print a non-finite float.
+    fn has_nan_or_inf(text: &str) -> bool {
+        text.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| matches!(w.to_ascii_lowercase().as_str(), "nan" | "inf" | "infinity"))
+    }
+
+    #[test]
+    fn no_format_prints_nan_or_infinity_even_for_an_empty_instant_run() {
+        for (name, spec, mut result) in fixtures::all() {
+            for duration in [result.duration, std::time::Duration::ZERO] {
+                result.duration = duration;
+                for f in Format::ALL {
+                    let out = render(f, &spec, &result);
+                    assert!(
+                        !has_nan_or_inf(&out),
+                        "{name} in {f} for {duration:?}:\n{out}"
+                    );
+                    assert!(out.ends_with('\n'), "{name} in {f}");
+                }
+                let side_files = ab_percentiles_csv(&result) + &ab_gnuplot_tsv(&result);
+                assert!(!has_nan_or_inf(&side_files), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn snapshots_of_every_format_and_side_file() {
+        for (name, spec, result) in fixtures::all() {
+            for f in Format::ALL {
+                insta::assert_snapshot!(format!("{f}_{name}"), render(f, &spec, &result));
+            }
+            insta::assert_snapshot!(format!("ab_e_{name}"), ab_percentiles_csv(&result));
+            insta::assert_snapshot!(format!("ab_g_{name}"), ab_gnuplot_tsv(&result));
+        }
+    }
+}

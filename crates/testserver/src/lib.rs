@@ -1,1 +1,38 @@
-pub fn placeholder() {}
+//! In-process HTTP/1.1 test servers that behave, and misbehave, on purpose.
+//!
+//! The engine's tests and the binary's end-to-end tests start a [`TestServer`] on
+//! `127.0.0.1` with a port from the OS, point the load generator at it, and check that
+//! every failure class is counted exactly: resets, short and long bodies, garbage,
+//! stalls, closes, error statuses. Each [`Behavior`] documents the exact bytes it sends;
+//! answers carry no date, so they are the same byte for byte on every run.
+//!
+//! Design: std sockets, blocking I/O, one small-stack thread per connection, a listen
+//! backlog large enough for 10,000 simultaneous connects. Dropping the server shuts
+//! every socket down and joins its work, so nothing outlives a test.
+//!
+//! Seams: `request` parses heads, `behavior` turns a request into bytes (pure),
+//! `conn` drives one socket, `server` accepts and keeps the counters, `tls` makes
+//! the self-signed identity, `net` holds the raw socket calls std lacks.
+//!
+//! ```
+//! use std::io::{Read, Write};
+//! use shootout_testserver::{Behavior, TestServer};
+//!
+//! let server = TestServer::start(Behavior::Hello).unwrap();
+//! let mut tcp = std::net::TcpStream::connect(server.addr()).unwrap();
+//! tcp.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+//! let mut answer = String::new();
+//! tcp.read_to_string(&mut answer).unwrap();
+//! assert!(answer.ends_with("\r\n\r\nHello World\n"));
+//! assert_eq!(server.requests(), 1);
+//! ```
+
+mod behavior;
+mod conn;
+mod net;
+mod request;
+mod server;
+mod tls;
+
+pub use behavior::{reason, Behavior, HELLO, SERVER_HEADER};
+pub use server::{TestServer, Transport};

@@ -1,1 +1,150 @@
-fn main() {}
+//! `shootout-testserver`: runs one test server on `127.0.0.1` until killed, for trying
+//! the load generator (or another tool) by hand against a chosen misbehaviour.
+//!
+//! Seams: arguments are parsed by hand into a [`Behavior`] and a port, then handed to
+//! [`TestServer::start_on`]; the library does the rest.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use shootout_testserver::{Behavior, TestServer, Transport};
+
+const USAGE: &str = "\
+usage: shootout-testserver [BEHAVIOR] [OPTIONS]
+
+Serves HTTP/1.1 on 127.0.0.1 with one behaviour until killed.
+
+behaviours (default: hello):
+  hello                   200 \"Hello World\\n\", keep-alive
+  fixed                   --status (200) and --body (\"Hello World\\n\") on every answer
+  chunked                 chunked body; --trailers adds a trailer
+  http10                  HTTP/1.0 answer delimited by close
+  close-after             closes after --every (1) answers per connection;
+                          --header announces it with Connection: close
+  no-body                 /204 and /304 without body, else hello
+  interim                 100 and 103 interim answers before hello
+  never-answer            reads requests, never answers
+  reset-mid-body          head, 100 of 1000 body bytes, then RST
+  garbage                 \"this is not http\" then close
+  short-body              50 of 100 body bytes, then close
+  long-body               12 body bytes for Content-Length: 5
+  fail-every              every --every (10)th request gets --status (502)
+  big                     a body of --len (10000000) bytes
+  stall-every             every --every (10)th request waits --stall-ms (1000)
+  slow-head               head written 3 bytes at a time
+  echo                    body describes the request
+
+options:
+  --port N       port to listen on (default 0: any free port)
+  --tls          serve HTTPS with a self-signed certificate
+  -h, --help     print this help";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (behavior, port, transport) = match parse(&args) {
+        Ok(Some(parsed)) => parsed,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("error: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let server = match TestServer::start_on(port, behavior, transport) {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("error: cannot listen on 127.0.0.1:{port}: {e}\nhint: pick another --port, or 0 for any free port");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(
+        stdout,
+        "listening on {}",
+        server.url("").trim_end_matches('/')
+    );
+    let _ = stdout.flush();
+    loop {
+        std::thread::park();
+    }
+}
+
+/// Parses the arguments; `Ok(None)` asks for help.
+fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport)>, String> {
+    let mut name: Option<&str> = None;
+    let mut port = 0u16;
+    let mut transport = Transport::Plain;
+    let mut every: Option<u32> = None;
+    let mut status: Option<u16> = None;
+    let mut body: Option<Vec<u8>> = None;
+    let mut len: usize = 10_000_000;
+    let mut stall_ms: u64 = 1000;
+    let mut header = false;
+    let mut trailers = false;
+
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |flag: &str| {
+            it.next()
+                .ok_or_else(|| format!("{flag} needs a value"))
+                .cloned()
+        };
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--port" => port = number(&value("--port")?, "--port")?,
+            "--tls" => transport = Transport::Tls,
+            "--every" => every = Some(number(&value("--every")?, "--every")?),
+            "--status" => status = Some(number(&value("--status")?, "--status")?),
+            "--body" => body = Some(value("--body")?.into_bytes()),
+            "--len" => len = number(&value("--len")?, "--len")?,
+            "--stall-ms" => stall_ms = number(&value("--stall-ms")?, "--stall-ms")?,
+            "--header" => header = true,
+            "--trailers" => trailers = true,
+            flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
+            other if name.is_none() => name = Some(other),
+            other => return Err(format!("unexpected argument `{other}`: one behaviour only")),
+        }
+    }
+
+    let behavior = match name.unwrap_or("hello") {
+        "hello" => Behavior::Hello,
+        "fixed" => Behavior::Fixed {
+            status: status.unwrap_or(200),
+            body: body.unwrap_or_else(|| b"Hello World\n".to_vec()),
+        },
+        "chunked" => Behavior::Chunked { trailers },
+        "http10" | "http10-close-delimited" => Behavior::Http10CloseDelimited,
+        "close-after" => Behavior::CloseAfter {
+            requests: every.unwrap_or(1),
+            header,
+        },
+        "no-body" => Behavior::NoBody,
+        "interim" => Behavior::Interim,
+        "never-answer" => Behavior::NeverAnswer,
+        "reset-mid-body" => Behavior::ResetMidBody,
+        "garbage" => Behavior::Garbage,
+        "short-body" => Behavior::ShortBody,
+        "long-body" => Behavior::LongBody,
+        "fail-every" => Behavior::FailEvery {
+            n: every.unwrap_or(10),
+            status: status.unwrap_or(502),
+        },
+        "big" => Behavior::Big { len },
+        "stall-every" => Behavior::StallEvery {
+            n: every.unwrap_or(10),
+            stall: Duration::from_millis(stall_ms),
+        },
+        "slow-head" => Behavior::SlowHead,
+        "echo" => Behavior::Echo,
+        unknown => return Err(format!("unknown behaviour `{unknown}`; see the list below")),
+    };
+    Ok(Some((behavior, port, transport)))
+}
+
+fn number<T: std::str::FromStr>(text: &str, flag: &str) -> Result<T, String> {
+    text.parse()
+        .map_err(|_| format!("{flag} wants a non-negative integer, got `{text}`"))
+}

@@ -1,0 +1,457 @@
+//! ab 2.3's report, label for label and column for column, so scripts that parse ab's
+//! output keep working; and ab's two side files, `-e` (percentile CSV) and `-g` (gnuplot
+//! TSV of every request).
+//!
+//! The layout follows `output_results()` in ab.c (httpd 2.4's support/ab.c): labels padded
+//! to column 24, integer milliseconds rounded with `ap_round_ms`, sample standard deviation,
+//! lines printed under the same conditions. Inputs: a `LoadSpec` and a `RunResult` (µs
+//! histograms); our failure classes are mapped onto ab's four in [`AbFailures`].
+//! What ab cannot express (warnings, aborted requests) is not printed here: the caller
+//! shows [`crate::warnings`] on stderr.
+
+use crate::stats::{non_2xx, sample_stdev};
+use crate::units::{ab_round_ms, apr_ctime, ratio};
+use crate::Exporter;
+use hdrhistogram::Histogram;
+use shootout_model::{Counts, FailureKind, LoadSpec, RunResult, Scheme};
+use std::fmt::Write;
+use std::time::{Duration, UNIX_EPOCH};
+
+/// Appends one formatted line to a `String` (writing to a `String` cannot fail).
+macro_rules! emit {
+    ($out:expr) => {
+        $out.push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {
+        writeln!($out, $($arg)*).expect("writing to a String cannot fail")
+    };
+}
+
+/// The ab rendering.
+pub struct Ab;
+
+impl Exporter for Ab {
+    fn render(&self, spec: &LoadSpec, result: &RunResult) -> String {
+        report(spec, result)
+    }
+}
+
+/// Our failure classes in ab's four columns of "Failed requests".
+///
+/// ab's own classes: Connect (connect failed), Receive (read error or reset), Length
+/// (a body length unlike the first response's), Exceptions (anything else). Unexpected
+/// status codes are not failures to ab: they show as "Non-2xx responses" instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbFailures {
+    /// Connections that could not be established.
+    pub connect: u64,
+    /// Resets, timeouts and malformed responses (ab: errors while receiving).
+    pub receive: u64,
+    /// Responses whose body length differed from the first response's.
+    pub length: u64,
+    /// Body-expectation failures (`--expect-body`/`--expect-length`): ab has no such check,
+    /// so they go under the catch-all "Exceptions" rather than vanish.
+    pub exceptions: u64,
+}
+
+impl AbFailures {
+    /// Maps `counts` onto ab's classes.
+    pub fn of(counts: &Counts) -> AbFailures {
+        let f = &counts.failures;
+        AbFailures {
+            connect: f[FailureKind::Connect],
+            receive: f[FailureKind::Reset] + f[FailureKind::Timeout] + f[FailureKind::Malformed],
+            length: counts.length_mismatch,
+            exceptions: f[FailureKind::Body],
+        }
+    }
+
+    /// ab's "Failed requests": the sum of the four classes.
+    pub fn total(&self) -> u64 {
+        self.connect + self.receive + self.length + self.exceptions
+    }
+}
+
+/// One row of ab's "Connection Times (ms)" table: whole milliseconds (rounded like ab),
+/// the standard deviation with one decimal.
+struct AbRow {
+    min: u64,
+    mean: u64,
+    sd: f64,
+    median: u64,
+    max: u64,
+}
+
+impl AbRow {
+    fn of(h: &Histogram<u64>) -> AbRow {
+        if h.is_empty() {
+            return AbRow {
+                min: 0,
+                mean: 0,
+                sd: 0.0,
+                median: 0,
+                max: 0,
+            };
+        }
+        AbRow {
+            min: ab_round_ms(h.min()),
+            // ab divides the µs total by the count (integer division), then rounds to ms.
+            mean: ab_round_ms(h.mean() as u64),
+            sd: sample_stdev(h) / 1e3,
+            median: ab_round_ms(h.value_at_quantile(0.5)),
+            max: ab_round_ms(h.max()),
+        }
+    }
+
+    /// ab's `CONF_FMT_STRING`: `%5d %4d %5.1f %6d %7d`.
+    fn line(&self) -> String {
+        format!(
+            "{:5} {:4} {:5.1} {:6} {:7}",
+            self.min, self.mean, self.sd, self.median, self.max
+        )
+    }
+
+    /// ab's `SANE` check: mean and median more than one (or two) standard deviations apart.
+    fn sanity(&self, what: &str) -> Option<String> {
+        let d = (self.mean as f64 - self.median as f64).abs();
+        if d > 2.0 * self.sd {
+            Some(format!(
+                "ERROR: The median and mean for {what} are more than twice the standard\n       deviation apart. These results are NOT reliable."
+            ))
+        } else if d > self.sd {
+            Some(format!(
+                "WARNING: The median and mean for {what} are not within a normal deviation\n        These results are probably not that reliable."
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// ab's percentile table rows.
+const AB_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
+
+fn report(spec: &LoadSpec, r: &RunResult) -> String {
+    let c = &r.counts;
+    let target = &spec.target;
+    let mut o = String::new();
+    let server = r
+        .first_response
+        .as_ref()
+        .and_then(|f| f.server.as_deref())
+        .unwrap_or("");
+    emit!(o, "Server Software:        {server}");
+    emit!(o, "Server Hostname:        {}", target.host);
+    emit!(o, "Server Port:            {}", target.port);
+    // ab prints "SSL/TLS Protocol: TLSv1.3,<cipher>,<bits>,<bits>" here; the result does not
+    // record the negotiated protocol or cipher, so we print only what we know: the SNI name,
+    // which we (like ab) send for host names and not for address literals.
+    if target.scheme == Scheme::Https && target.host.parse::<std::net::IpAddr>().is_err() {
+        emit!(o, "TLS Server Name:        {}", target.host);
+    }
+    emit!(o);
+    emit!(o, "Document Path:          {}", target.path);
+    let doclen = r.first_response.as_ref().map_or(0, |f| f.body_len);
+    emit!(o, "Document Length:        {doclen} bytes");
+    emit!(o);
+    emit!(o, "Concurrency Level:      {}", spec.connections);
+    let taken = r.duration.as_secs_f64();
+    emit!(o, "Time taken for tests:   {taken:.3} seconds");
+    emit!(o, "Complete requests:      {}", c.completed);
+    let failed = AbFailures::of(c);
+    emit!(o, "Failed requests:        {}", failed.total());
+    if failed.total() > 0 {
+        emit!(
+            o,
+            "   (Connect: {}, Receive: {}, Length: {}, Exceptions: {})",
+            failed.connect,
+            failed.receive,
+            failed.length,
+            failed.exceptions
+        );
+    }
+    // ab's "Write errors:" line (EPIPE while sending) is printed only when non-zero; a
+    // failed send shows up here as a reset, so we never print it.
+    let non2xx = non_2xx(c);
+    if non2xx > 0 {
+        emit!(o, "Non-2xx responses:      {non2xx}");
+    }
+    if spec.request.keepalive {
+        // ab counts responses that allowed the connection to be reused; we count requests
+        // that reused a connection: every completed request but each connection's first.
+        let reused = c.completed.saturating_sub(c.connections_opened);
+        emit!(o, "Keep-Alive requests:    {reused}");
+    }
+    emit!(o, "Total transferred:      {} bytes", c.bytes_received);
+    let sends_body = !spec.request.body.is_empty();
+    if sends_body {
+        // ab's "Total body sent" is every byte of every request, head included (no unit).
+        emit!(o, "Total body sent:        {}", c.bytes_sent);
+    }
+    emit!(o, "HTML transferred:       {} bytes", c.body_bytes);
+
+    if taken > 0.0 && c.completed > 0 {
+        let done = c.completed as f64;
+        emit!(
+            o,
+            "Requests per second:    {:.2} [#/sec] (mean)",
+            done / taken
+        );
+        emit!(
+            o,
+            "Time per request:       {:.3} [ms] (mean)",
+            spec.connections as f64 * taken * 1000.0 / done
+        );
+        emit!(
+            o,
+            "Time per request:       {:.3} [ms] (mean, across all concurrent requests)",
+            taken * 1000.0 / done
+        );
+        emit!(
+            o,
+            "Transfer rate:          {:.2} [Kbytes/sec] received",
+            c.bytes_received as f64 / 1024.0 / taken
+        );
+        if sends_body {
+            let sent = c.bytes_sent as f64;
+            emit!(
+                o,
+                "                        {:.2} kb/s sent",
+                sent / taken / 1024.0
+            );
+            emit!(
+                o,
+                "                        {:.2} kb/s total",
+                (c.bytes_received as f64 + sent) / taken / 1024.0
+            );
+        }
+    }
+
+    // ab prints the tables when at least one request got an answer. "Total" is the latency
+    // (from the due time in rate mode) and "Processing" is total minus connect, as the
+    // engine records it, so Connect + Processing = Total as in ab.
+    if !r.latency.is_empty() {
+        let rows = [
+            (
+                "Connect:    ",
+                "the initial connection time",
+                AbRow::of(&r.connect),
+            ),
+            (
+                "Processing: ",
+                "the processing time",
+                AbRow::of(&r.processing),
+            ),
+            ("Waiting:    ", "the waiting time", AbRow::of(&r.waiting)),
+            ("Total:      ", "the total time", AbRow::of(&r.latency)),
+        ];
+        emit!(o);
+        emit!(o, "Connection Times (ms)");
+        emit!(o, "              min  mean[+/-sd] median   max");
+        for (label, _, row) in &rows {
+            emit!(o, "{label}{}", row.line());
+        }
+        for (_, what, row) in &rows {
+            if let Some(msg) = row.sanity(what) {
+                emit!(o, "{msg}");
+            }
+        }
+    }
+    if r.latency.len() > 1 {
+        emit!(o);
+        emit!(
+            o,
+            "Percentage of the requests served within a certain time (ms)"
+        );
+        for p in AB_PERCENTS {
+            if p == 100 {
+                let longest = ab_round_ms(r.latency.max());
+                emit!(o, " 100%  {longest:5} (longest request)");
+            } else {
+                let us = r.latency.value_at_quantile(f64::from(p) / 100.0);
+                emit!(o, "  {p}%  {:5}", ab_round_ms(us));
+            }
+        }
+    }
+    o
+}
+
+/// ab's `-e FILE`: a CSV of the latency (ms, three decimals) at every whole percentile,
+/// `Percentage served,Time in ms` then rows `0` (fastest) to `100` (slowest), as ab 2.3
+/// writes it since it was fixed to include the 100th row.
+///
+/// From `result.latency` (µs; corrected in rate mode). When no request got an answer ab
+/// writes no file; we return the header alone.
+pub fn ab_percentiles_csv(result: &RunResult) -> String {
+    let h = &result.latency;
+    let mut o = String::from("Percentage served,Time in ms\n");
+    if h.is_empty() {
+        return o;
+    }
+    for i in 0..=100u32 {
+        let us = match i {
+            0 => h.min(),
+            100 => h.max(),
+            _ => h.value_at_quantile(f64::from(i) / 100.0),
+        };
+        emit!(o, "{i},{:.3}", ratio(us as f64, 1e3));
+    }
+    o
+}
+
+/// ab's `-g FILE`: a tab-separated line per request, `starttime seconds ctime dtime ttime
+/// wait` — the start as an APR ctime date (UTC here, see [`apr_ctime`]), the start in
+/// seconds since the epoch, then connect, processing (total − connect), total and waiting
+/// times in whole milliseconds, rounded like ab.
+///
+/// From `result.samples` (every request with `Record::all`, else a uniform reservoir),
+/// keeping, as ab does, only requests that got an answer. Rows are in start-time order;
+/// ab writes them sorted by total time, and plotting ab's file against the line number
+/// drew a sorted curve that people read as latency over time — sorting by start makes
+/// both `using 2:9` and the line number mean time.
+pub fn ab_gnuplot_tsv(result: &RunResult) -> String {
+    let mut o = String::from("starttime\tseconds\tctime\tdtime\tttime\twait\n");
+    let mut samples: Vec<_> = result.samples.iter().filter(|s| s.status != 0).collect();
+    samples.sort_by_key(|s| s.start_us);
+    for s in samples {
+        let start = result.started + Duration::from_micros(s.start_us);
+        let epoch_s = start
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let (connect, total) = (u64::from(s.connect_us), u64::from(s.total_us));
+        emit!(
+            o,
+            "{}\t{epoch_s}\t{}\t{}\t{}\t{}",
+            apr_ctime(start),
+            ab_round_ms(connect),
+            ab_round_ms(total.saturating_sub(connect)),
+            ab_round_ms(total),
+            ab_round_ms(u64::from(s.waiting_us))
+        );
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+    use shootout_model::Sample;
+
+    #[test]
+    fn failed_requests_is_the_sum_of_its_parts() {
+        let (spec, r) = fixtures::closed_with_failures();
+        let f = AbFailures::of(&r.counts);
+        // connect 2; receive = reset 4 + timeout 3 + malformed 1; length 3; body 2.
+        assert_eq!(
+            f,
+            AbFailures {
+                connect: 2,
+                receive: 8,
+                length: 3,
+                exceptions: 2
+            }
+        );
+        assert_eq!(f.total(), 15);
+        let out = report(&spec, &r);
+        assert!(out.contains("Failed requests:        15\n"), "{out}");
+        assert!(out.contains("   (Connect: 2, Receive: 8, Length: 3, Exceptions: 2)\n"));
+        // Status failures are not ab failures; they are the non-2xx responses.
+        assert!(out.contains("Non-2xx responses:      10\n"), "{out}");
+    }
+
+    #[test]
+    fn values_start_at_column_24_as_in_ab() {
+        const LABELS: [&str; 18] = [
+            "Server Software:",
+            "Server Hostname:",
+            "Server Port:",
+            "TLS Server Name:",
+            "Document Path:",
+            "Document Length:",
+            "Concurrency Level:",
+            "Time taken for tests:",
+            "Complete requests:",
+            "Failed requests:",
+            "Non-2xx responses:",
+            "Keep-Alive requests:",
+            "Total transferred:",
+            "Total body sent:",
+            "HTML transferred:",
+            "Requests per second:",
+            "Time per request:",
+            "Transfer rate:",
+        ];
+        let mut seen = 0;
+        for (name, spec, r) in fixtures::all() {
+            for l in report(&spec, &r).lines() {
+                if let Some(label) = LABELS.iter().find(|label| l.starts_with(*label)) {
+                    seen += 1;
+                    assert_eq!(&l[..24], format!("{label:<24}"), "{name}: {l:?}");
+                    assert!(l.len() == 24 || l.as_bytes()[24] != b' ', "{name}: {l:?}");
+                }
+            }
+        }
+        assert!(seen > 50, "{seen}");
+    }
+
+    #[test]
+    fn csv_has_a_row_per_percent_from_fastest_to_slowest() {
+        let (_, r) = fixtures::closed_with_failures();
+        let csv = ab_percentiles_csv(&r);
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows[0], "Percentage served,Time in ms");
+        assert_eq!(rows.len(), 102);
+        assert_eq!(rows[1], format!("0,{:.3}", r.latency.min() as f64 / 1e3));
+        assert_eq!(
+            rows[101],
+            format!("100,{:.3}", r.latency.max() as f64 / 1e3)
+        );
+        let times: Vec<f64> = rows[1..]
+            .iter()
+            .map(|l| l.split_once(',').unwrap().1.parse().unwrap())
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{csv}");
+        let (_, empty) = fixtures::nothing_completed();
+        assert_eq!(ab_percentiles_csv(&empty), "Percentage served,Time in ms\n");
+    }
+
+    #[test]
+    fn gnuplot_rows_are_answered_requests_in_start_order() {
+        let (_, mut r) = fixtures::closed_with_failures();
+        r.samples = vec![
+            Sample {
+                start_us: 2_500_000,
+                connect_us: 0,
+                waiting_us: 1_400,
+                total_us: 1_600,
+                status: 200,
+                failure: None,
+            },
+            Sample {
+                start_us: 0,
+                connect_us: 1_499,
+                waiting_us: 3_000,
+                total_us: 4_501,
+                status: 503,
+                failure: Some(FailureKind::Status),
+            },
+            Sample {
+                start_us: 100,
+                connect_us: 0,
+                waiting_us: 0,
+                total_us: 90,
+                status: 0,
+                failure: Some(FailureKind::Reset),
+            },
+        ];
+        let tsv = ab_gnuplot_tsv(&r);
+        assert_eq!(
+            tsv,
+            "starttime\tseconds\tctime\tdtime\tttime\twait\n\
+             Tue Nov 14 22:13:20 2023\t1700000000\t1\t3\t5\t3\n\
+             Tue Nov 14 22:13:22 2023\t1700000002\t0\t2\t2\t1\n"
+        );
+    }
+}

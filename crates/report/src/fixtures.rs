@@ -1,0 +1,368 @@
+//! Deterministic `RunResult`s for the tests and snapshots: a closed-loop run with failures
+//! of every class and several status codes, a rate-mode run whose schedule slipped (so
+//! corrected and raw latency differ), a run interrupted by Ctrl-C, and a run in which not
+//! one request completed.
+//!
+//! A small recorder ([`Builder`]) fills histograms, counts, series and samples the way the
+//! engine's recorder does (all times in µs), so the fixtures are internally consistent:
+//! `completed = ok + failed`, `processing = total − connect`, and so on.
+
+use shootout_model::{
+    latency_histogram, Counts, FailureKind, FirstResponse, GeneratorStats, LoadSpec, Pace,
+    RunResult, Sample, ScheduleStats, SecondStats, Target,
+};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The fixtures' start: Tue Nov 14 22:13:20 2023 UTC.
+pub fn started() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_700_000_000)
+}
+
+/// A tiny deterministic generator (a 64-bit LCG; top bits only).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Records requests like the engine's recorder does.
+struct Builder {
+    r: RunResult,
+    seconds: Vec<(u64, u64, hdrhistogram::Histogram<u64>)>,
+}
+
+impl Builder {
+    fn new(duration: Duration) -> Self {
+        Builder {
+            r: RunResult {
+                started: started(),
+                duration,
+                counts: Counts::default(),
+                latency: latency_histogram(),
+                latency_raw: latency_histogram(),
+                connect: latency_histogram(),
+                waiting: latency_histogram(),
+                processing: latency_histogram(),
+                series: Vec::new(),
+                samples: Vec::new(),
+                first_response: None,
+                generator: GeneratorStats::default(),
+                schedule: None,
+                interrupted: false,
+                warnings: Vec::new(),
+            },
+            seconds: Vec::new(),
+        }
+    }
+
+    fn second(&mut self, end_us: u64) -> &mut (u64, u64, hdrhistogram::Histogram<u64>) {
+        let s = (end_us / 1_000_000) as usize;
+        while self.seconds.len() <= s {
+            self.seconds.push((0, 0, latency_histogram()));
+        }
+        &mut self.seconds[s]
+    }
+
+    /// A request answered in full. `total_us` runs from the start (due time in rate mode),
+    /// `raw_us` from the send; `connect_us` is 0 on a reused connection.
+    #[allow(clippy::too_many_arguments)]
+    fn answered(
+        &mut self,
+        start_us: u64,
+        connect_us: u64,
+        waiting_us: u64,
+        total_us: u64,
+        raw_us: u64,
+        status: u16,
+        failure: Option<FailureKind>,
+        sample: bool,
+    ) {
+        let r = &mut self.r;
+        r.latency.record(total_us).unwrap();
+        r.latency_raw.record(raw_us).unwrap();
+        r.connect.record(connect_us).unwrap();
+        r.waiting.record(waiting_us).unwrap();
+        r.processing.record(total_us - connect_us).unwrap();
+        *r.counts.status.entry(status).or_default() += 1;
+        self.second(start_us + total_us).2.record(total_us).unwrap();
+        self.end(
+            start_us, connect_us, waiting_us, total_us, status, failure, sample,
+        );
+    }
+
+    /// A request that got no complete answer.
+    fn failed(&mut self, start_us: u64, total_us: u64, kind: FailureKind, sample: bool) {
+        self.end(start_us, 0, 0, total_us, 0, Some(kind), sample);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn end(
+        &mut self,
+        start_us: u64,
+        connect_us: u64,
+        waiting_us: u64,
+        total_us: u64,
+        status: u16,
+        failure: Option<FailureKind>,
+        sample: bool,
+    ) {
+        let c = &mut self.r.counts;
+        c.completed += 1;
+        match failure {
+            None => c.ok += 1,
+            Some(k) => c.failures[k] += 1,
+        }
+        let sec = self.second(start_us + total_us);
+        sec.0 += 1;
+        sec.1 += u64::from(failure.is_some());
+        if sample {
+            self.r.samples.push(Sample {
+                start_us,
+                connect_us: connect_us as u32,
+                waiting_us: waiting_us as u32,
+                total_us: total_us as u32,
+                status,
+                failure,
+            });
+        }
+    }
+
+    fn finish(mut self) -> RunResult {
+        self.r.series = self
+            .seconds
+            .iter()
+            .enumerate()
+            .map(|(i, (completed, failed, h))| SecondStats {
+                second: i as u32,
+                completed: *completed,
+                failed: *failed,
+                mean_us: h.mean(),
+                p50_us: h.value_at_quantile(0.5),
+                p99_us: h.value_at_quantile(0.99),
+                max_us: if h.is_empty() { 0 } else { h.max() },
+            })
+            .collect();
+        self.r.samples.sort_by_key(|s| s.start_us);
+        self.r.derive_warnings();
+        self.r
+    }
+}
+
+/// Closed loop, 10 connections on 2 threads, 1000 requests to nginx: failures of every class
+/// (2 connect, 3 timeout, 4 reset, 1 malformed, 10 status, 2 body), statuses 200/404/503,
+/// 3 length mismatches, two slow outliers.
+pub fn closed_with_failures() -> (LoadSpec, RunResult) {
+    let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:8080/hello").unwrap());
+    spec.connections = 10;
+    spec.threads = 2;
+    spec.requests = Some(1000);
+    spec.timeout = Duration::from_secs(1);
+
+    let mut b = Builder::new(Duration::from_millis(1234));
+    let mut rng = Lcg(7);
+    for i in 0..1000u64 {
+        let start = i * 1234;
+        let sample = i % 100 == 0 || i == 5;
+        let failure = match i {
+            5 | 6 => Some(FailureKind::Connect),
+            610..=612 => Some(FailureKind::Timeout),
+            620..=623 => Some(FailureKind::Reset),
+            630 => Some(FailureKind::Malformed),
+            _ => None,
+        };
+        match failure {
+            Some(FailureKind::Connect) => b.failed(start, 120, FailureKind::Connect, sample),
+            Some(FailureKind::Timeout) => b.failed(start, 1_000_000, FailureKind::Timeout, sample),
+            Some(k) => b.failed(start, 800, k, sample),
+            None => {
+                let connect = match i {
+                    0..=9 => 180 + i * 7,
+                    400 | 800 => 210,
+                    _ => 0,
+                };
+                let mut total = connect + 300 + rng.below(900);
+                if i % 97 == 0 {
+                    total += 12_000;
+                }
+                if i == 500 {
+                    total = 45_000;
+                }
+                let waiting = total - connect - 40;
+                let (status, failure) = match i {
+                    100 | 300 | 501 | 700 | 900 => (404, Some(FailureKind::Status)),
+                    150 | 350 | 550 | 750 | 950 => (503, Some(FailureKind::Status)),
+                    222 | 444 => (200, Some(FailureKind::Body)),
+                    _ => (200, None),
+                };
+                b.answered(
+                    start, connect, waiting, total, total, status, failure, sample,
+                );
+            }
+        }
+    }
+    let mut r = b.finish();
+    let c = &mut r.counts;
+    c.length_mismatch = 3;
+    c.connections_opened = 12;
+    c.connections_failed = 2;
+    c.reconnects = 2;
+    c.bytes_received = 990 * 245 + 3 * 10;
+    c.body_bytes = 990 * 12 + 3 * 10;
+    c.bytes_sent = 1000 * 78;
+    r.first_response = Some(FirstResponse {
+        status: 200,
+        server: Some("nginx/1.22.1".into()),
+        body_len: 12,
+    });
+    r.generator = GeneratorStats {
+        threads: 2,
+        cpu_user: Duration::from_millis(150),
+        cpu_sys: Duration::from_millis(100),
+        busiest_thread: 0.45,
+    };
+    r.derive_warnings();
+    (spec, r)
+}
+
+/// Open loop at 500 req/s for 2 s over https without keep-alive, POSTing 64 bytes: the
+/// generator fell behind around request 400 (up to 12 ms late), so corrected latency exceeds
+/// raw there; 5 requests were in flight at the end.
+pub fn rate_mode() -> (LoadSpec, RunResult) {
+    let mut spec = LoadSpec::new(Target::parse("https://example.test:8443/api/items?x=1").unwrap());
+    spec.connections = 4;
+    spec.threads = 1;
+    spec.requests = None;
+    spec.duration = Some(Duration::from_secs(2));
+    spec.pace = Pace::Rate(500.0);
+    spec.timeout = Duration::from_secs(5);
+    spec.request.method = "POST".into();
+    spec.request.body = vec![b'x'; 64];
+    spec.request.keepalive = false;
+
+    let mut b = Builder::new(Duration::from_secs(2));
+    let mut rng = Lcg(11);
+    for i in 0..985u64 {
+        let due = i * 2000;
+        let lag = if (400..460).contains(&i) {
+            (460 - i) * 200
+        } else {
+            0
+        };
+        let connect = 150 + rng.below(100);
+        let raw = connect + 800 + rng.below(400);
+        let total = lag + raw;
+        let waiting = raw - connect - 100;
+        b.answered(due, connect, waiting, total, raw, 200, None, i % 50 == 0);
+    }
+    let mut r = b.finish();
+    let c = &mut r.counts;
+    c.aborted = 5;
+    c.connections_opened = 990;
+    c.bytes_received = 985 * (150 + 512);
+    c.body_bytes = 985 * 512;
+    c.bytes_sent = 990 * (120 + 64);
+    r.first_response = Some(FirstResponse {
+        status: 200,
+        server: None,
+        body_len: 512,
+    });
+    r.schedule = Some(ScheduleStats {
+        target_rps: 500.0,
+        achieved_rps: 495.0,
+        due: 1000,
+        sent: 990,
+        late: 60,
+        max_lag: Duration::from_millis(12),
+    });
+    r.generator = GeneratorStats {
+        threads: 1,
+        cpu_user: Duration::from_millis(1100),
+        cpu_sys: Duration::from_millis(760),
+        busiest_thread: 0.93,
+    };
+    r.derive_warnings();
+    (spec, r)
+}
+
+/// Closed loop for 30 s, stopped by Ctrl-C after 3.2 s: 12000 requests, all fine, 50 in flight.
+pub fn interrupted() -> (LoadSpec, RunResult) {
+    let mut spec = LoadSpec::new(Target::parse("http://localhost:3000").unwrap());
+    spec.connections = 50;
+    spec.threads = 2;
+    spec.requests = None;
+    spec.duration = Some(Duration::from_secs(30));
+
+    let mut b = Builder::new(Duration::from_millis(3200));
+    let mut rng = Lcg(3);
+    for i in 0..12_000u64 {
+        let start = i * 266;
+        let connect = if i < 50 { 90 + rng.below(60) } else { 0 };
+        let total = connect + 5_000 + rng.below(10_000);
+        let waiting = total - connect - 25;
+        b.answered(
+            start,
+            connect,
+            waiting,
+            total,
+            total,
+            200,
+            None,
+            i % 1000 == 0,
+        );
+    }
+    let mut r = b.finish();
+    r.interrupted = true;
+    let c = &mut r.counts;
+    c.aborted = 50;
+    c.connections_opened = 50;
+    c.bytes_received = 12_000 * 140;
+    c.body_bytes = 12_000 * 13;
+    c.bytes_sent = 12_000 * 60;
+    r.first_response = Some(FirstResponse {
+        status: 200,
+        server: Some("uvicorn".into()),
+        body_len: 13,
+    });
+    r.generator = GeneratorStats {
+        threads: 2,
+        cpu_user: Duration::from_millis(600),
+        cpu_sys: Duration::from_millis(420),
+        busiest_thread: 0.21,
+    };
+    r.derive_warnings();
+    (spec, r)
+}
+
+/// Nothing listens: every connection attempt failed and not one request completed.
+pub fn nothing_completed() -> (LoadSpec, RunResult) {
+    let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:9/").unwrap());
+    spec.connections = 4;
+    spec.requests = Some(100);
+    let mut r = Builder::new(Duration::from_millis(12)).finish();
+    r.counts.connections_failed = 4;
+    r.generator = GeneratorStats {
+        threads: 1,
+        cpu_user: Duration::from_micros(900),
+        cpu_sys: Duration::from_micros(1500),
+        busiest_thread: 0.2,
+    };
+    r.derive_warnings();
+    (spec, r)
+}
+
+/// Every fixture with its name (used in snapshot names).
+pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
+    let named = |name, (spec, result)| (name, spec, result);
+    vec![
+        named("closed", closed_with_failures()),
+        named("rate", rate_mode()),
+        named("interrupted", interrupted()),
+        named("nothing", nothing_completed()),
+    ]
+}

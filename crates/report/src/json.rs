@@ -1,0 +1,422 @@
+//! The JSON rendering of one load run: a single document for machines, its schema a table
+//! in `docs/load-json.md` (field, type, unit, meaning). A test parses that table and checks
+//! the rendered documents against it both ways — every documented field is present with
+//! its type, every rendered field is documented — so doc and output cannot drift.
+//!
+//! Inputs: a `LoadSpec` and a `RunResult`. Units are in the field names (`_ms`, `_s`,
+//! `_rps`); the µs histograms become milliseconds. Individual samples are not included
+//! (see ab's `-g` file for those).
+
+use crate::units::{ratio, rfc3339, unix_s};
+use crate::Exporter;
+use hdrhistogram::Histogram;
+use serde_json::{json, Map, Value};
+use shootout_model::{LatencySummary, LoadSpec, Pace, RunResult};
+use std::time::Duration;
+
+/// Version of the JSON document's schema; raised when a field changes meaning or goes away
+/// (adding fields does not raise it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The JSON rendering (pretty-printed).
+pub struct Json;
+
+impl Exporter for Json {
+    fn render(&self, spec: &LoadSpec, result: &RunResult) -> String {
+        let mut s = serde_json::to_string_pretty(&json(spec, result))
+            .expect("a serde_json::Value always serializes");
+        s.push('\n');
+        s
+    }
+}
+
+/// `x` rounded to `decimals` places, so the document shows `1.86`, not `1.8599999999999999`
+/// (times keep µs resolution: 3 decimals in ms, 6 in s).
+fn round(x: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (x * scale).round() / scale
+}
+
+/// Milliseconds to µs resolution.
+fn ms(x: f64) -> f64 {
+    round(x, 3)
+}
+
+/// Seconds to µs resolution.
+fn s(d: Duration) -> f64 {
+    round(d.as_secs_f64(), 6)
+}
+
+/// `{min, mean, stdev, p50, p90, p99, p999, max}` in ms of a µs histogram (zeros if empty).
+fn summary(h: &Histogram<u64>) -> Value {
+    let l = LatencySummary::of(h);
+    json!({
+        "min": ms(l.min),
+        "mean": ms(l.mean),
+        "stdev": ms(l.stdev),
+        "p50": ms(l.p50),
+        "p90": ms(l.p90),
+        "p99": ms(l.p99),
+        "p999": ms(l.p999),
+        "max": ms(l.max),
+    })
+}
+
+/// What `result` measured of the run `spec`, as one JSON document (schema in
+/// `docs/load-json.md`).
+pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
+    let r = result;
+    let c = &r.counts;
+    let (mode, rate) = match spec.pace {
+        Pace::Closed => ("closed", None),
+        Pace::Rate(rps) => ("rate", Some(rps)),
+    };
+    let failures: Map<String, Value> = c
+        .failures
+        .iter()
+        .map(|(k, n)| (k.name().to_string(), n.into()))
+        .collect();
+    let status: Map<String, Value> = c
+        .status
+        .iter()
+        .map(|(code, n)| (code.to_string(), (*n).into()))
+        .collect();
+    let run_s = r.duration.as_secs_f64();
+    let g = &r.generator;
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "target": {
+            "url": spec.target.url,
+            "method": spec.request.method,
+            "host": spec.target.host,
+            "port": spec.target.port,
+            "path": spec.target.path,
+        },
+        "load": {
+            "connections": spec.connections,
+            "threads": spec.threads,
+            "mode": mode,
+            "rate_rps": rate,
+            "requests": spec.requests,
+            "duration_s": spec.duration.map(s),
+            "timeout_s": s(spec.timeout),
+            "keepalive": spec.request.keepalive,
+        },
+        "interrupted": r.interrupted,
+        "started_unix_s": round(unix_s(r.started), 3),
+        "started_utc": rfc3339(r.started),
+        "duration_s": s(r.duration),
+        "rps": round(r.rps(), 3),
+        "requests": {
+            "completed": c.completed,
+            "ok": c.ok,
+            "failed": c.failed(),
+            "aborted": c.aborted,
+        },
+        "failures": failures,
+        "length_mismatch": c.length_mismatch,
+        "status_codes": status,
+        "bytes": {
+            "received": c.bytes_received,
+            "body": c.body_bytes,
+            "sent": c.bytes_sent,
+            "received_per_s": round(ratio(c.bytes_received as f64, run_s), 3),
+        },
+        "latency_ms": summary(&r.latency),
+        "latency_raw_ms": summary(&r.latency_raw),
+        "connection_times_ms": {
+            "connect": summary(&r.connect),
+            "processing": summary(&r.processing),
+            "waiting": summary(&r.waiting),
+            "total": summary(&r.latency),
+        },
+        "connections": {
+            "opened": c.connections_opened,
+            "failed": c.connections_failed,
+            "reconnects": c.reconnects,
+        },
+        "generator": {
+            "threads": g.threads,
+            "cpu_s": s(g.cpu()),
+            "cpu_user_s": s(g.cpu_user),
+            "cpu_sys_s": s(g.cpu_sys),
+            "cpu_us_per_request": round(r.cpu_us_per_request(), 3),
+            "busiest_thread": round(g.busiest_thread, 4),
+            "saturated": g.saturated(),
+        },
+        "schedule": r.schedule.map(|sch| json!({
+            "target_rps": round(sch.target_rps, 3),
+            "achieved_rps": round(sch.achieved_rps, 3),
+            "due": sch.due,
+            "sent": sch.sent,
+            "late": sch.late,
+            "max_lag_ms": ms(sch.max_lag.as_secs_f64() * 1e3),
+        })),
+        "first_response": r.first_response.as_ref().map(|f| json!({
+            "status": f.status,
+            "server": f.server,
+            "body_len": f.body_len,
+        })),
+        "warnings": r.warnings.iter().map(|w| {
+            // The model tags each warning with its kind (serde `tag = "kind"`).
+            let kind = serde_json::to_value(w)
+                .ok()
+                .and_then(|v| v.get("kind").cloned())
+                .unwrap_or(Value::Null);
+            json!({ "kind": kind, "message": w.to_string() })
+        }).collect::<Vec<_>>(),
+        "series": r.series.iter().map(|sec| json!({
+            "second": sec.second,
+            "completed": sec.completed,
+            "failed": sec.failed,
+            "mean_ms": ms(sec.mean_us / 1e3),
+            "p50_ms": ms(sec.p50_us as f64 / 1e3),
+            "p99_ms": ms(sec.p99_us as f64 / 1e3),
+            "max_ms": ms(sec.max_us as f64 / 1e3),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+    use std::collections::BTreeMap;
+
+    /// The schema document; its table is the contract this test enforces.
+    const DOC: &str = include_str!("../../../docs/load-json.md");
+
+    /// `a.{b,c}.d` → `a.b.d`, `a.c.d` (any number of brace groups).
+    fn expand(path: &str) -> Vec<String> {
+        match (path.find('{'), path.find('}')) {
+            (Some(open), Some(close)) if open < close => path[open + 1..close]
+                .split(',')
+                .flat_map(|alt| {
+                    expand(&format!(
+                        "{}{}{}",
+                        &path[..open],
+                        alt.trim(),
+                        &path[close + 1..]
+                    ))
+                })
+                .collect(),
+            _ => vec![path.to_string()],
+        }
+    }
+
+    /// Documented field path → type, from the rows of the doc's table whose first cell is
+    /// a backticked path.
+    fn documented() -> BTreeMap<String, String> {
+        let mut fields = BTreeMap::new();
+        for line in DOC.lines() {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            // "| `path` | type | unit | meaning |" splits into ["", path, type, unit, meaning, ""].
+            if cells.len() < 6 || !cells[1].starts_with('`') {
+                continue;
+            }
+            let path = cells[1].trim_matches('`');
+            for p in expand(path) {
+                let previous = fields.insert(p.clone(), cells[2].to_string());
+                assert!(previous.is_none(), "{p} is documented twice");
+            }
+        }
+        assert!(
+            fields.len() > 50,
+            "the doc's table was not found: {fields:?}"
+        );
+        fields
+    }
+
+    /// True when `v` has the documented type (`integer`, `number`, `string`, `boolean`,
+    /// `object`, `array`, `map of integer`, each optionally `… or null`).
+    fn has_type(v: &Value, ty: &str) -> bool {
+        if let Some(base) = ty.strip_suffix(" or null") {
+            return v.is_null() || has_type(v, base);
+        }
+        match ty {
+            "integer" => v.is_u64() || v.is_i64(),
+            "number" => v.is_number(),
+            "string" => v.is_string(),
+            "boolean" => v.is_boolean(),
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "map of integer" => v
+                .as_object()
+                .is_some_and(|m| m.values().all(|n| n.is_u64())),
+            other => panic!("unknown type '{other}' in docs/load-json.md"),
+        }
+    }
+
+    /// Looks `path` up; `[]` means "every element" and is checked on the first one. `Ok(None)`
+    /// when a documented-nullable parent is null or an array is empty.
+    fn lookup<'a>(
+        root: &'a Value,
+        path: &str,
+        types: &BTreeMap<String, String>,
+    ) -> Result<Option<&'a Value>, String> {
+        let mut v = root;
+        let mut so_far = String::new();
+        for part in path.split('.') {
+            if !so_far.is_empty() {
+                so_far.push('.');
+            }
+            let (key, each) = match part.strip_suffix("[]") {
+                Some(k) => (k, true),
+                None => (part, false),
+            };
+            so_far.push_str(key);
+            if v.is_null() {
+                return Ok(None);
+            }
+            v = v.get(key).ok_or_else(|| format!("{so_far} is missing"))?;
+            if each {
+                so_far.push_str("[]");
+                match v.as_array() {
+                    Some(a) if a.is_empty() => return Ok(None),
+                    Some(a) => v = &a[0],
+                    None => return Err(format!("{so_far} is not an array")),
+                }
+            }
+            if v.is_null() && !types.get(&so_far).is_some_and(|t| t.ends_with("or null")) {
+                return Err(format!("{so_far} is null but not documented as nullable"));
+            }
+        }
+        Ok(Some(v))
+    }
+
+    /// Every leaf path of `v` (array elements as `[]`); maps documented as `map of …` are
+    /// leaves.
+    fn leaves(v: &Value, path: String, types: &BTreeMap<String, String>, out: &mut Vec<String>) {
+        let is_map = types.get(&path).is_some_and(|t| t.starts_with("map"));
+        match v {
+            Value::Object(m) if !is_map && !m.is_empty() => {
+                for (k, child) in m {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    leaves(child, p, types, out);
+                }
+            }
+            Value::Array(a) if !a.is_empty() => {
+                for child in a {
+                    leaves(child, format!("{path}[]"), types, out);
+                }
+            }
+            _ => out.push(path),
+        }
+    }
+
+    #[test]
+    fn the_doc_and_the_output_agree() {
+        let types = documented();
+        for (name, spec, mut result) in fixtures::all() {
+            for duration in [result.duration, std::time::Duration::ZERO] {
+                result.duration = duration;
+                let doc = json(&spec, &result);
+                for (path, ty) in &types {
+                    match lookup(&doc, path, &types) {
+                        Ok(Some(v)) => {
+                            assert!(has_type(v, ty), "{name}: {path} should be {ty}, is {v}")
+                        }
+                        Ok(None) => {}
+                        Err(e) => panic!("{name}: {e}"),
+                    }
+                }
+                let mut found = Vec::new();
+                leaves(&doc, String::new(), &types, &mut found);
+                for path in found {
+                    assert!(
+                        types.contains_key(&path),
+                        "{name}: {path} is rendered but not documented in docs/load-json.md"
+                    );
+                }
+            }
+        }
+        // The rate-mode fixture fills every optional part, so every documented field is
+        // actually checked against a value there.
+        let (spec, result) = fixtures::rate_mode();
+        let doc = json(&spec, &result);
+        for path in types.keys() {
+            assert!(
+                matches!(lookup(&doc, path, &types), Ok(Some(_))),
+                "rate fixture lacks {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_fields_the_cli_promises_exist() {
+        let (spec, r) = fixtures::closed_with_failures();
+        let doc = json(&spec, &r);
+        for path in [
+            "/requests/completed",
+            "/requests/ok",
+            "/requests/failed",
+            "/requests/aborted",
+            "/failures/connect",
+            "/failures/timeout",
+            "/failures/reset",
+            "/failures/malformed",
+            "/failures/status",
+            "/failures/body",
+            "/status_codes/200",
+            "/duration_s",
+            "/rps",
+            "/latency_ms/p999",
+            "/latency_raw_ms/p50",
+            "/connections/opened",
+            "/connections/failed",
+            "/generator/cpu_s",
+            "/generator/cpu_us_per_request",
+            "/generator/saturated",
+        ] {
+            assert!(doc.pointer(path).is_some(), "{path} missing");
+        }
+    }
+
+    #[test]
+    fn completed_is_ok_plus_failed_and_failures_add_up() {
+        for (name, spec, r) in fixtures::all() {
+            let doc = json(&spec, &r);
+            let n = |p: &str| doc.pointer(p).and_then(Value::as_u64).unwrap();
+            assert_eq!(
+                n("/requests/completed"),
+                n("/requests/ok") + n("/requests/failed"),
+                "{name}"
+            );
+            let by_class: u64 = doc["failures"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_u64().unwrap())
+                .sum();
+            assert_eq!(by_class, n("/requests/failed"), "{name}");
+        }
+    }
+
+    #[test]
+    fn warnings_carry_kind_and_message() {
+        let (spec, r) = fixtures::rate_mode();
+        let doc = json(&spec, &r);
+        let kinds: Vec<&str> = doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["schedule_not_kept", "generator_saturated"]);
+        assert!(doc["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the schedule of 500 req/s was not kept"));
+    }
+
+    #[test]
+    fn brace_groups_expand() {
+        assert_eq!(expand("a.{b, c}.d"), ["a.b.d", "a.c.d"]);
+        assert_eq!(expand("{x,y}.{1,2}").len(), 4);
+        assert_eq!(expand("plain"), ["plain"]);
+    }
+}

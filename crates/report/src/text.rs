@@ -1,0 +1,443 @@
+//! shootout's own report of one load run: compact, aligned, for humans — what was run,
+//! what came back (counts, failures by class, status codes, throughput), latency (corrected
+//! and raw in rate mode), ab's connection-times and percentile tables in milliseconds with
+//! µs resolution, the generator's own cost, the schedule, connections, and the warnings.
+//!
+//! Inputs: a `LoadSpec` and a `RunResult` (µs histograms). Every time in a table is in
+//! milliseconds with three decimals, so columns compare at a glance; the unit is in each
+//! table's title. [`warnings`] renders the warnings block alone, for the other formats to
+//! print on stderr.
+
+use crate::units::{bytes_iec, human_duration, ms3, ratio, secs, trim_float};
+use crate::Exporter;
+use hdrhistogram::Histogram;
+use shootout_model::{LatencySummary, LoadSpec, Pace, RunResult};
+use std::fmt::Write;
+
+/// Appends one formatted line to a `String` (writing to a `String` cannot fail).
+macro_rules! emit {
+    ($out:expr) => {
+        $out.push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {
+        writeln!($out, $($arg)*).expect("writing to a String cannot fail")
+    };
+}
+
+/// The text rendering.
+pub struct Text;
+
+impl Exporter for Text {
+    fn render(&self, spec: &LoadSpec, result: &RunResult) -> String {
+        report(spec, result)
+    }
+}
+
+/// Width of the label column of `Label  value` lines.
+const LABEL: usize = 14;
+
+/// ab's percentile rows, used for the "Served within" table.
+const SERVED_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
+
+fn kv(o: &mut String, label: &str, value: impl std::fmt::Display) {
+    emit!(o, "{label:<LABEL$}{value}");
+}
+
+/// `1 thread`, `2 threads`.
+fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A table: a title cell over the row labels, right-aligned columns two blanks apart.
+fn table(o: &mut String, title: &str, heads: &[&str], rows: &[(&str, Vec<String>)]) {
+    let label_w = rows
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .chain([title.chars().count()])
+        .max()
+        .unwrap_or(0);
+    let widths: Vec<usize> = heads
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            rows.iter()
+                .map(|(_, cells)| cells[i].chars().count())
+                .chain([h.chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut head = format!("{title:<label_w$}");
+    for (h, w) in heads.iter().zip(&widths) {
+        let _ = write!(head, "  {h:>w$}");
+    }
+    emit!(o, "{head}");
+    for (label, cells) in rows {
+        let mut row = format!("{label:<label_w$}");
+        for (c, w) in cells.iter().zip(&widths) {
+            let _ = write!(row, "  {c:>w$}");
+        }
+        emit!(o, "{}", row.trim_end());
+    }
+}
+
+/// The latency columns of one histogram, in ms.
+fn latency_cells(h: &Histogram<u64>) -> Vec<String> {
+    let s = LatencySummary::of(h);
+    [s.min, s.mean, s.stdev, s.p50, s.p90, s.p99, s.p999, s.max]
+        .iter()
+        .map(|ms| format!("{ms:.3}"))
+        .collect()
+}
+
+/// The "served within" columns of one histogram, in ms.
+fn served_cells(h: &Histogram<u64>) -> Vec<String> {
+    SERVED_PERCENTS
+        .iter()
+        .map(|p| ms3(h.value_at_quantile(f64::from(*p) / 100.0) as f64))
+        .collect()
+}
+
+/// The connection-times columns (ab's min, mean, +/-sd, median, max) of one histogram, in ms.
+fn phase_cells(h: &Histogram<u64>) -> Vec<String> {
+    let s = LatencySummary::of(h);
+    [s.min, s.mean, s.stdev, s.p50, s.max]
+        .iter()
+        .map(|ms| format!("{ms:.3}"))
+        .collect()
+}
+
+/// `10 connections on 2 threads, closed loop, 1000 requests, timeout 30 s`.
+fn load_line(spec: &LoadSpec) -> String {
+    let conns = plural(spec.connections as u64, "connection", "connections");
+    let keepalive = if spec.request.keepalive {
+        ""
+    } else {
+        " (Connection: close)"
+    };
+    let threads = plural(spec.threads as u64, "thread", "threads");
+    let mode = match spec.pace {
+        Pace::Closed => "closed loop".to_string(),
+        Pace::Rate(rps) => format!("rate {} req/s", trim_float(rps)),
+    };
+    let bound = match (spec.requests, spec.duration) {
+        (Some(n), None) => plural(n, "request", "requests"),
+        (None, Some(d)) => format!("for {}", human_duration(d)),
+        (Some(n), Some(d)) => format!(
+            "{} or {}, whichever comes first",
+            plural(n, "request", "requests"),
+            human_duration(d)
+        ),
+        (None, None) => "unbounded".to_string(),
+    };
+    format!(
+        "{conns}{keepalive} on {threads}, {mode}, {bound}, timeout {}",
+        human_duration(spec.timeout)
+    )
+}
+
+/// The warning lines, with or without the interruption note.
+fn warning_lines(r: &RunResult, with_interrupted: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    if with_interrupted && r.interrupted {
+        lines.push(format!(
+            "interrupted (Ctrl-C) after {}: the numbers cover only the part that ran",
+            secs(r.duration)
+        ));
+    }
+    lines.extend(r.warnings.iter().map(ToString::to_string));
+    lines
+}
+
+/// The "Warnings:" block (each warning on its own `  - ` line, the interruption first when
+/// the run was stopped early), or an empty string when there is nothing to say. The ab and
+/// wrk renderings leave warnings out to stay parseable; print this on stderr with them.
+pub fn warnings(result: &RunResult) -> String {
+    block(&warning_lines(result, true))
+}
+
+fn block(lines: &[String]) -> String {
+    let mut o = String::new();
+    if !lines.is_empty() {
+        emit!(o, "Warnings:");
+        for l in lines {
+            emit!(o, "  - {l}");
+        }
+    }
+    o
+}
+
+fn report(spec: &LoadSpec, r: &RunResult) -> String {
+    let mut o = String::new();
+    what_ran(&mut o, spec, r);
+    outcome(&mut o, r);
+    timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));
+    costs(&mut o, r);
+    let lines = warning_lines(r, false);
+    if !lines.is_empty() {
+        emit!(o);
+        o.push_str(&block(&lines));
+    }
+    o
+}
+
+/// The interruption note, target and load.
+fn what_ran(o: &mut String, spec: &LoadSpec, r: &RunResult) {
+    if r.interrupted {
+        kv(
+            o,
+            "Interrupted",
+            format!(
+                "by Ctrl-C after {}: the numbers cover only the part that ran",
+                secs(r.duration)
+            ),
+        );
+        emit!(o);
+    }
+    let mut target = format!("{} {}", spec.request.method, spec.target.url);
+    if let Some(sock) = &spec.target.unix_socket {
+        let _ = write!(target, " (via unix socket {})", sock.display());
+    }
+    kv(o, "Target", target);
+    kv(o, "Load", load_line(spec));
+    emit!(o);
+}
+
+/// Counts, failures by class, status codes, throughput.
+fn outcome(o: &mut String, r: &RunResult) {
+    let c = &r.counts;
+    kv(
+        o,
+        "Requests",
+        format!(
+            "{} completed in {}: {} ok, {} failed, {} aborted (in flight at the end)",
+            c.completed,
+            secs(r.duration),
+            c.ok,
+            c.failed(),
+            c.aborted
+        ),
+    );
+    if c.failed() > 0 {
+        let parts: Vec<String> = c
+            .failures
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        kv(o, "Failures", parts.join(", "));
+    }
+    if c.length_mismatch > 0 {
+        kv(
+            o,
+            "Length",
+            format!(
+                "{} differed in length from the first response (ab counts those as failed)",
+                plural(c.length_mismatch, "response", "responses")
+            ),
+        );
+    }
+    let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    kv(
+        o,
+        "Status codes",
+        if codes.is_empty() {
+            "none".to_string()
+        } else {
+            codes.join(", ")
+        },
+    );
+    let run_s = r.duration.as_secs_f64();
+    kv(
+        o,
+        "Throughput",
+        format!(
+            "{:.2} req/s, {}/s received",
+            r.rps(),
+            bytes_iec(ratio(c.bytes_received as f64, run_s))
+        ),
+    );
+    emit!(o);
+}
+
+/// Latency, ab's connection times and percentiles (all in ms), or a note that nothing was
+/// answered. In rate mode latency and percentiles have a corrected and a raw row.
+fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
+    if r.latency.is_empty() {
+        kv(o, "Latency", "no answers: nothing to time");
+        emit!(o);
+    } else {
+        let heads = ["min", "mean", "stdev", "p50", "p90", "p99", "p99.9", "max"];
+        if rate_mode {
+            table(
+                o,
+                "Latency (ms)",
+                &heads,
+                &[
+                    ("  corrected", latency_cells(&r.latency)),
+                    ("  raw", latency_cells(&r.latency_raw)),
+                ],
+            );
+            // Coordinated omission: a request sent late still waited from its due time.
+            emit!(
+                o,
+                "  corrected: from each request's due time; raw: from its actual send (the gap is time queued before sending)"
+            );
+        } else {
+            table(
+                o,
+                "Latency (ms)",
+                &heads,
+                &[("", latency_cells(&r.latency))],
+            );
+        }
+        emit!(o);
+        // ab's table: Total is the latency above (corrected in rate mode) and Processing is
+        // Total minus Connect, as the engine records them.
+        table(
+            o,
+            "Connection times (ms)",
+            &["min", "mean", "+/-sd", "median", "max"],
+            &[
+                ("  Connect", phase_cells(&r.connect)),
+                ("  Processing", phase_cells(&r.processing)),
+                ("  Waiting", phase_cells(&r.waiting)),
+                ("  Total", phase_cells(&r.latency)),
+            ],
+        );
+        emit!(o);
+        let heads = SERVED_PERCENTS.map(|p| format!("{p}%"));
+        let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
+        let rows = if rate_mode {
+            vec![
+                ("  corrected", served_cells(&r.latency)),
+                ("  raw", served_cells(&r.latency_raw)),
+            ]
+        } else {
+            vec![("", served_cells(&r.latency))]
+        };
+        table(o, "Served within (ms)", &heads, &rows);
+        emit!(o);
+    }
+}
+
+/// Connections, the schedule's keeping and the generator's own cost.
+fn costs(o: &mut String, r: &RunResult) {
+    let c = &r.counts;
+    let mut conns = format!(
+        "{} opened, {} failed",
+        c.connections_opened, c.connections_failed
+    );
+    if c.reconnects > 0 {
+        let _ = write!(
+            conns,
+            ", {} reopened after the server closed them between requests",
+            c.reconnects
+        );
+    }
+    kv(o, "Connections", conns);
+    if let Some(s) = &r.schedule {
+        kv(
+            o,
+            "Schedule",
+            format!(
+                "target {} req/s, sent {:.2} req/s; {} of {} due sent, {} late (> 1 ms), max lag {} ms",
+                trim_float(s.target_rps),
+                s.achieved_rps,
+                s.sent,
+                s.due,
+                s.late,
+                ms3(s.max_lag.as_secs_f64() * 1e6)
+            ),
+        );
+    }
+    let g = &r.generator;
+    let per_request = if c.completed > 0 {
+        format!("{:.2} µs per request", r.cpu_us_per_request())
+    } else {
+        "no request to share it".to_string()
+    };
+    kv(
+        o,
+        "Generator",
+        format!(
+            "{:.3} s CPU ({:.3} user + {:.3} sys), {per_request}, busiest thread {:.0}% busy",
+            g.cpu().as_secs_f64(),
+            g.cpu_user.as_secs_f64(),
+            g.cpu_sys.as_secs_f64(),
+            g.busiest_thread * 100.0
+        ),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+
+    #[test]
+    fn load_line_names_mode_and_bound() {
+        let (spec, _) = fixtures::closed_with_failures();
+        assert_eq!(
+            load_line(&spec),
+            "10 connections on 2 threads, closed loop, 1000 requests, timeout 1 s"
+        );
+        let (mut spec, _) = fixtures::rate_mode();
+        assert_eq!(
+            load_line(&spec),
+            "4 connections (Connection: close) on 1 thread, rate 500 req/s, for 2 s, timeout 5 s"
+        );
+        spec.requests = Some(1);
+        assert!(load_line(&spec).contains("1 request or 2 s, whichever comes first"));
+    }
+
+    #[test]
+    fn failure_breakdown_only_when_there_are_failures() {
+        let (spec, r) = fixtures::closed_with_failures();
+        let out = report(&spec, &r);
+        assert!(
+            out.contains(
+                "Failures      connect 2, timeout 3, reset 4, malformed 1, status 10, body 2\n"
+            ),
+            "{out}"
+        );
+        let (spec, r) = fixtures::interrupted();
+        let out = report(&spec, &r);
+        assert!(!out.contains("Failures"), "{out}");
+        assert!(
+            out.starts_with("Interrupted   by Ctrl-C after 3.200 s"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn warnings_block_mentions_the_interruption_for_other_formats() {
+        let (_, r) = fixtures::interrupted();
+        assert_eq!(
+            warnings(&r),
+            "Warnings:\n  - interrupted (Ctrl-C) after 3.200 s: the numbers cover only the part that ran\n"
+        );
+        let (_, mut r) = fixtures::rate_mode();
+        r.warnings.clear();
+        assert_eq!(warnings(&r), "");
+    }
+
+    #[test]
+    fn tables_align_right() {
+        let mut o = String::new();
+        table(
+            &mut o,
+            "T",
+            &["a", "bbb"],
+            &[
+                ("  x", vec!["1.000".into(), "2".into()]),
+                ("  long", vec!["10.5".into(), "300".into()]),
+            ],
+        );
+        assert_eq!(
+            o,
+            "T           a  bbb\n  x     1.000    2\n  long   10.5  300\n"
+        );
+    }
+}

@@ -1,0 +1,469 @@
+//! The behaviours a test server can have, and the exact bytes each one answers.
+//!
+//! Seams: [`Behavior`] is the public choice made by a test; [`plan`] is a pure function
+//! from (behaviour, parsed request, request numbers) to the bytes to send plus what to do
+//! with the connection afterwards ([`Reply`]). [`crate::conn`] performs the plan on a
+//! socket. Answers contain no date and no randomness, so the same request always gets
+//! the same bytes.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use crate::request::{Request, ECHOED};
+
+/// The body of [`Behavior::Hello`] and of most other answers: 12 bytes.
+pub const HELLO: &[u8] = b"Hello World\n";
+
+/// Every response head (except those of `Garbage` and of interim responses) carries this
+/// header line right after the status line.
+pub const SERVER_HEADER: &str = "Server: shootout-testserver";
+
+/// How a test server answers each request.
+///
+/// Every answer starts with a status line and the line `Server: shootout-testserver`;
+/// the bytes listed below come after it (`CRLF` written as `\r\n`). Common rules:
+///
+/// - An answer to `HEAD` is the same head with no body bytes (`Garbage` excepted).
+/// - When the request asks to close (`Connection: close`, or HTTP/1.0 without
+///   `Connection: keep-alive`), a keep-alive answer gains `Connection: close` as its last
+///   header and the server closes after it; an HTTP/1.0 keep-alive request gets
+///   `Connection: keep-alive` instead.
+/// - A request with `Expect: 100-continue` and a body is first answered with
+///   `HTTP/1.1 100 Continue\r\n\r\n` (except by `NeverAnswer`).
+/// - "Closes" means a clean close: TLS `close_notify` when over TLS, then FIN.
+/// - Request numbers "server-wide" count complete requests over all connections,
+///   starting at 1 ([`crate::TestServer::requests`] is the latest one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Behavior {
+    /// `HTTP/1.1 200 OK`, `Content-Length: 12`, body `Hello World\n`; keep-alive.
+    Hello,
+    /// `HTTP/1.1 {status} {reason}`, `Content-Length: {body.len()}`, then `body`;
+    /// keep-alive. The body is sent even for statuses that forbid one (204, 304, 1xx):
+    /// use [`Behavior::NoBody`] for correct bodiless answers.
+    Fixed {
+        /// Status code of every answer.
+        status: u16,
+        /// Body of every answer.
+        body: Vec<u8>,
+    },
+    /// `HTTP/1.1 200 OK`, `Transfer-Encoding: chunked` (plus `Trailer: X-Trailer` when
+    /// `trailers`), then the body `Hello World\n` in three chunks, one with an extension:
+    /// `6\r\nHello \r\n5;ext=1\r\nWorld\r\n1\r\n\n\r\n0\r\n`, then `X-Trailer: yes\r\n`
+    /// when `trailers`, then `\r\n`; keep-alive.
+    Chunked {
+        /// Send a trailer section after the last chunk.
+        trailers: bool,
+    },
+    /// `HTTP/1.0 200 OK` with no `Content-Length` and no `Connection` header, body
+    /// `Hello World\n`, then closes: the body is delimited by the close.
+    Http10CloseDelimited,
+    /// Like `Hello`, but closes after the `requests`-th answer on each connection (a
+    /// value of 0 counts as 1). With `header`, that last answer carries
+    /// `Connection: close`; without, the server closes silently after writing it.
+    CloseAfter {
+        /// Answers per connection before the server closes it.
+        requests: u32,
+        /// Announce the close with `Connection: close` on the last answer.
+        header: bool,
+    },
+    /// Answers without body by path: `/204` gets `HTTP/1.1 204 No Content` with no
+    /// further header; `/304` gets `HTTP/1.1 304 Not Modified` with
+    /// `Content-Length: 100` and no body; any other path gets `Hello` (so `HEAD` gets
+    /// `Content-Length: 12` and no body). The query string is ignored. Keep-alive.
+    NoBody,
+    /// `HTTP/1.1 100 Continue\r\n\r\n` and
+    /// `HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n`, then the
+    /// `Hello` answer, all in one write; keep-alive.
+    Interim,
+    /// Reads (and counts) requests but never answers; the connection stays open until
+    /// the client closes it or the server is dropped.
+    NeverAnswer,
+    /// `HTTP/1.1 200 OK`, `Content-Length: 1000`, then 100 bytes `x` of body, then
+    /// resets the connection (`SO_LINGER` 0 and close, so the peer gets RST).
+    ResetMidBody,
+    /// The 20 bytes `this is not http\r\n\r\n` (no status line, no `Server`), then
+    /// closes. A `HEAD` request gets the same bytes.
+    Garbage,
+    /// `HTTP/1.1 200 OK`, `Content-Length: 100`, then only 50 bytes `x` of body, then
+    /// closes cleanly.
+    ShortBody,
+    /// `HTTP/1.1 200 OK`, `Content-Length: 5`, then the 12 bytes `Hello World\n`: the 7
+    /// bytes after the announced length are garbage in front of the next answer.
+    /// Keep-alive.
+    LongBody,
+    /// The server-wide requests `n`, `2n`, … get `HTTP/1.1 {status} {reason}` with
+    /// `Content-Length` and the body `{status} {reason}\n` (e.g. `502 Bad Gateway\n`);
+    /// the others get `Hello`. `n == 0` never fails. Keep-alive.
+    FailEvery {
+        /// Period of the failures, in requests.
+        n: u32,
+        /// Status code of the failing answers.
+        status: u16,
+    },
+    /// `HTTP/1.1 200 OK`, `Content-Length: {len}`, then `len` bytes `x`, written from a
+    /// shared 64 KiB buffer; keep-alive.
+    Big {
+        /// Body length in bytes.
+        len: usize,
+    },
+    /// The server-wide requests `n`, `2n`, … wait `stall` before getting the `Hello`
+    /// answer; the others get it at once. `n == 0` never stalls. Keep-alive.
+    StallEvery {
+        /// Period of the stalls, in requests.
+        n: u32,
+        /// How long each stalled request waits before its answer.
+        stall: Duration,
+    },
+    /// The `Hello` answer, but the head is written 3 bytes per write with a 1 ms pause
+    /// between writes (and `TCP_NODELAY`), the body in one last write. Keep-alive.
+    SlowHead,
+    /// `HTTP/1.1 200 OK`, `Content-Length`, and a body of lines describing the request:
+    /// `method: {method}\n`, `target: {target}\n`, `body-length: {bytes}\n`, then one
+    /// `{name}: {value}\n` line for each of the request headers `content-type`,
+    /// `cookie`, `x-test` that was sent (in that order; repeated headers joined by
+    /// `, `). Keep-alive.
+    Echo,
+}
+
+/// Reason phrase sent after a status code; `Unknown` for codes not listed.
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        103 => "Early Hints",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        413 => "Content Too Large",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Unknown",
+    }
+}
+
+/// What to do with the connection once an answer is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Then {
+    /// Wait for the next request.
+    KeepAlive,
+    /// Close cleanly (TLS close_notify, FIN).
+    Close,
+    /// Reset the connection (RST).
+    Reset,
+}
+
+/// How to send the bytes [`plan`] wrote, besides the bytes themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reply {
+    /// Wait this long before writing anything.
+    pub delay: Duration,
+    /// Write this many leading bytes 3 at a time with a 1 ms pause between writes.
+    pub trickle: usize,
+    /// After the planned bytes, write this many filler bytes `x`.
+    pub fill: usize,
+    /// What to do with the connection afterwards.
+    pub then: Then,
+}
+
+/// Request numbers an answer may depend on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Numbers {
+    /// Server-wide number of this request, 1-based.
+    pub server: u64,
+    /// Number of this request on its connection, 1-based.
+    pub connection: u64,
+}
+
+/// Writes the answer to `req` into `out` (which the caller has cleared) and says how to
+/// send it.
+pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -> Reply {
+    let mut reply = Reply {
+        delay: Duration::ZERO,
+        trickle: 0,
+        fill: 0,
+        then: if req.close {
+            Then::Close
+        } else {
+            Then::KeepAlive
+        },
+    };
+    let every = |period: u32| period > 0 && n.server % u64::from(period) == 0;
+    match b {
+        Behavior::Hello => simple(out, req, 200, HELLO),
+        Behavior::Fixed { status, body } => simple(out, req, *status, body),
+        Behavior::Chunked { trailers } => {
+            status_line(out, "HTTP/1.1", 200);
+            out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+            if *trailers {
+                out.extend_from_slice(b"Trailer: X-Trailer\r\n");
+            }
+            end_head(out, req);
+            if !req.is_head() {
+                out.extend_from_slice(b"6\r\nHello \r\n5;ext=1\r\nWorld\r\n1\r\n\n\r\n0\r\n");
+                if *trailers {
+                    out.extend_from_slice(b"X-Trailer: yes\r\n");
+                }
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+        Behavior::Http10CloseDelimited => {
+            status_line(out, "HTTP/1.0", 200);
+            out.extend_from_slice(b"\r\n");
+            body(out, req, HELLO);
+            reply.then = Then::Close;
+        }
+        Behavior::CloseAfter { requests, header } => {
+            let last = n.connection >= u64::from((*requests).max(1));
+            if last {
+                status_line(out, "HTTP/1.1", 200);
+                out.extend_from_slice(b"Content-Length: 12\r\n");
+                if *header || req.close {
+                    out.extend_from_slice(b"Connection: close\r\n");
+                }
+                out.extend_from_slice(b"\r\n");
+                body(out, req, HELLO);
+                reply.then = Then::Close;
+            } else {
+                simple(out, req, 200, HELLO);
+            }
+        }
+        Behavior::NoBody => match req.path() {
+            "/204" => {
+                status_line(out, "HTTP/1.1", 204);
+                end_head(out, req);
+            }
+            "/304" => {
+                status_line(out, "HTTP/1.1", 304);
+                out.extend_from_slice(b"Content-Length: 100\r\n");
+                end_head(out, req);
+            }
+            _ => simple(out, req, 200, HELLO),
+        },
+        Behavior::Interim => {
+            out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+            out.extend_from_slice(
+                b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n",
+            );
+            simple(out, req, 200, HELLO);
+        }
+        Behavior::NeverAnswer => reply.then = Then::KeepAlive,
+        Behavior::ResetMidBody => {
+            status_line(out, "HTTP/1.1", 200);
+            out.extend_from_slice(b"Content-Length: 1000\r\n\r\n");
+            body(out, req, &[b'x'; 100]);
+            reply.then = Then::Reset;
+        }
+        Behavior::Garbage => {
+            out.extend_from_slice(b"this is not http\r\n\r\n");
+            reply.then = Then::Close;
+        }
+        Behavior::ShortBody => {
+            status_line(out, "HTTP/1.1", 200);
+            out.extend_from_slice(b"Content-Length: 100\r\n\r\n");
+            body(out, req, &[b'x'; 50]);
+            reply.then = Then::Close;
+        }
+        Behavior::LongBody => {
+            status_line(out, "HTTP/1.1", 200);
+            out.extend_from_slice(b"Content-Length: 5\r\n");
+            end_head(out, req);
+            body(out, req, HELLO);
+        }
+        Behavior::FailEvery { n: period, status } => {
+            if every(*period) {
+                let text = format!("{status} {}\n", reason(*status));
+                simple(out, req, *status, text.as_bytes());
+            } else {
+                simple(out, req, 200, HELLO);
+            }
+        }
+        Behavior::Big { len } => {
+            status_line(out, "HTTP/1.1", 200);
+            let _ = write!(out, "Content-Length: {len}\r\n");
+            end_head(out, req);
+            if !req.is_head() {
+                reply.fill = *len;
+            }
+        }
+        Behavior::StallEvery { n: period, stall } => {
+            if every(*period) {
+                reply.delay = *stall;
+            }
+            simple(out, req, 200, HELLO);
+        }
+        Behavior::SlowHead => {
+            simple(out, req, 200, HELLO);
+            reply.trickle = out.len() - if req.is_head() { 0 } else { HELLO.len() };
+        }
+        Behavior::Echo => {
+            let mut text = format!(
+                "method: {}\ntarget: {}\nbody-length: {}\n",
+                req.method, req.target, req.content_length
+            );
+            for (name, value) in ECHOED.iter().zip(&req.echoed) {
+                if let Some(value) = value {
+                    text.push_str(&format!("{name}: {value}\n"));
+                }
+            }
+            simple(out, req, 200, text.as_bytes());
+        }
+    }
+    reply
+}
+
+/// Writes into `out` (after clearing it) the answer to a request head that cannot be
+/// served: `HTTP/1.1 {status} {reason}`, `Content-Length`, `Connection: close`, body
+/// `{status} {reason}\n`.
+pub(crate) fn refusal(status: u16, out: &mut Vec<u8>) {
+    out.clear();
+    let text = format!("{status} {}\n", reason(status));
+    status_line(out, "HTTP/1.1", status);
+    let _ = write!(
+        out,
+        "Content-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        text.len()
+    );
+}
+
+/// A complete keep-alive answer with `Content-Length`.
+fn simple(out: &mut Vec<u8>, req: &Request, status: u16, content: &[u8]) {
+    status_line(out, "HTTP/1.1", status);
+    let _ = write!(out, "Content-Length: {}\r\n", content.len());
+    end_head(out, req);
+    body(out, req, content);
+}
+
+/// Writes the status line and the `Server` header line.
+fn status_line(out: &mut Vec<u8>, version: &str, status: u16) {
+    let _ = write!(
+        out,
+        "{version} {status} {}\r\n{SERVER_HEADER}\r\n",
+        reason(status)
+    );
+}
+
+/// Writes the `Connection` header the request calls for, and the blank line.
+fn end_head(out: &mut Vec<u8>, req: &Request) {
+    if req.close {
+        out.extend_from_slice(b"Connection: close\r\n");
+    } else if req.http10 {
+        out.extend_from_slice(b"Connection: keep-alive\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Appends `content` unless the request is `HEAD`.
+fn body(out: &mut Vec<u8>, req: &Request, content: &[u8]) {
+    if !req.is_head() {
+        out.extend_from_slice(content);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::parse_head;
+
+    fn answer(b: &Behavior, head: &str, server: u64, connection: u64) -> (String, Reply) {
+        let req = parse_head(head.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        let reply = plan(b, &req, Numbers { server, connection }, &mut out);
+        (String::from_utf8(out).unwrap(), reply)
+    }
+
+    const GET: &str = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+
+    #[test]
+    fn hello_honours_head_and_close() {
+        let hello = "HTTP/1.1 200 OK\r\nServer: shootout-testserver\r\nContent-Length: 12\r\n";
+        let (text, reply) = answer(&Behavior::Hello, GET, 1, 1);
+        assert_eq!(text, format!("{hello}\r\nHello World\n"));
+        assert_eq!(reply.then, Then::KeepAlive);
+
+        let (text, reply) = answer(
+            &Behavior::Hello,
+            "HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n",
+            1,
+            1,
+        );
+        assert_eq!(text, format!("{hello}Connection: close\r\n\r\n"));
+        assert_eq!(reply.then, Then::Close);
+
+        let (text, _) = answer(
+            &Behavior::Hello,
+            "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+            1,
+            1,
+        );
+        assert_eq!(
+            text,
+            format!("{hello}Connection: keep-alive\r\n\r\nHello World\n")
+        );
+    }
+
+    #[test]
+    fn close_after_counts_per_connection() {
+        let b = Behavior::CloseAfter {
+            requests: 2,
+            header: false,
+        };
+        assert_eq!(answer(&b, GET, 7, 1).1.then, Then::KeepAlive);
+        let (text, reply) = answer(&b, GET, 8, 2);
+        assert!(!text.contains("Connection"));
+        assert_eq!(reply.then, Then::Close);
+    }
+
+    #[test]
+    fn fail_and_stall_count_server_wide() {
+        let fail = Behavior::FailEvery { n: 3, status: 502 };
+        assert!(answer(&fail, GET, 2, 2).0.starts_with("HTTP/1.1 200 OK"));
+        let (text, _) = answer(&fail, GET, 3, 1);
+        assert!(text.starts_with("HTTP/1.1 502 Bad Gateway\r\n"));
+        assert!(text.ends_with("Content-Length: 16\r\n\r\n502 Bad Gateway\n"));
+
+        let stall = Behavior::StallEvery {
+            n: 2,
+            stall: Duration::from_secs(1),
+        };
+        assert_eq!(answer(&stall, GET, 3, 1).1.delay, Duration::ZERO);
+        assert_eq!(answer(&stall, GET, 4, 1).1.delay, Duration::from_secs(1));
+        let never = Behavior::FailEvery { n: 0, status: 500 };
+        assert!(answer(&never, GET, 0, 1).0.starts_with("HTTP/1.1 200"));
+    }
+
+    #[test]
+    fn big_fills_and_slow_head_trickles_the_head_only() {
+        let (text, reply) = answer(&Behavior::Big { len: 10 }, GET, 1, 1);
+        assert!(text.ends_with("Content-Length: 10\r\n\r\n"));
+        assert_eq!(reply.fill, 10);
+        let (text, reply) = answer(&Behavior::SlowHead, GET, 1, 1);
+        assert_eq!(reply.trickle, text.len() - 12);
+    }
+
+    #[test]
+    fn echo_describes_the_request() {
+        let head = "POST /e?q HTTP/1.1\r\nX-Test: a\r\nCookie: c=1\r\nContent-Length: 3\r\n\r\n";
+        let (text, _) = answer(&Behavior::Echo, head, 1, 1);
+        let body = "method: POST\ntarget: /e?q\nbody-length: 3\ncookie: c=1\nx-test: a\n";
+        assert!(text.ends_with(&format!("Content-Length: {}\r\n\r\n{body}", body.len())));
+    }
+}

@@ -1,0 +1,298 @@
+//! [`TestServer`]: the listener, its accept thread, the counters tests read, and the
+//! stop sequence run when the handle is dropped.
+//!
+//! Seams: tests hold a `TestServer`; the accept thread hands each socket to a
+//! [`crate::conn::Conn`] on a thread of its own. Connection threads report through
+//! [`Shared`]: counters, the last request, and the registry of open sockets that the
+//! stop sequence shuts down so that every thread ends without timeouts or polling.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use crate::behavior::Behavior;
+use crate::conn::{Conn, Stream};
+use crate::net;
+use crate::tls::{self, Identity};
+
+/// Stack of a plain connection thread: small, so 10,000 connections stay cheap.
+const PLAIN_STACK: usize = 64 * 1024;
+
+/// Stack of a TLS connection thread: the handshake needs more.
+const TLS_STACK: usize = 256 * 1024;
+
+/// Longest wait, when a server is dropped, for its connection threads to end.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// Whether a server speaks plain HTTP or HTTPS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// Plain HTTP/1.1 over TCP.
+    Plain,
+    /// HTTP/1.1 over TLS with a self-signed certificate for `localhost` and `127.0.0.1`.
+    Tls,
+}
+
+/// An HTTP/1.1 server on `127.0.0.1` answering every request with one [`Behavior`].
+///
+/// Dropping it stops accepting, shuts down every open connection and waits (up to 5 s)
+/// for all its threads to end.
+pub struct TestServer {
+    shared: Arc<Shared>,
+    listener: Arc<TcpListener>,
+    addr: SocketAddr,
+    tls: Option<&'static Identity>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// Starts a plain HTTP server on `127.0.0.1` with a port chosen by the OS.
+    pub fn start(behavior: Behavior) -> io::Result<TestServer> {
+        TestServer::start_on(0, behavior, Transport::Plain)
+    }
+
+    /// Starts an HTTPS server on `127.0.0.1` with a port chosen by the OS; see
+    /// [`TestServer::certificate_der`] for the certificate to trust.
+    pub fn start_tls(behavior: Behavior) -> io::Result<TestServer> {
+        TestServer::start_on(0, behavior, Transport::Tls)
+    }
+
+    /// Starts a server on `127.0.0.1:port` (0: a port chosen by the OS).
+    pub fn start_on(port: u16, behavior: Behavior, transport: Transport) -> io::Result<TestServer> {
+        let tls = match transport {
+            Transport::Plain => None,
+            Transport::Tls => Some(tls::identity()?),
+        };
+        let listener = Arc::new(net::listen_loopback(port)?);
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared::new(behavior));
+        let accept = {
+            let listener = Arc::clone(&listener);
+            let shared = Arc::clone(&shared);
+            let config = tls.map(|identity| Arc::clone(&identity.config));
+            thread::Builder::new()
+                .name("testserver-accept".into())
+                .stack_size(PLAIN_STACK)
+                .spawn(move || accept_loop(&listener, &shared, config))?
+        };
+        Ok(TestServer {
+            shared,
+            listener,
+            addr,
+            tls,
+            accept: Some(accept),
+        })
+    }
+
+    /// The address the server listens on (`127.0.0.1` and its port).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL of `path` on this server, e.g. `http://127.0.0.1:PORT/path` (`https`
+    /// over TLS). A `/` is put in front of `path` when it has none.
+    pub fn url(&self, path: &str) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        let slash = if path.starts_with('/') { "" } else { "/" };
+        format!("{scheme}://{}{slash}{path}", self.addr)
+    }
+
+    /// Complete requests (head and body) received so far, over all connections.
+    pub fn requests(&self) -> u64 {
+        self.shared.requests.load(Ordering::SeqCst)
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.connections.load(Ordering::SeqCst)
+    }
+
+    /// Highest number of connections open at the same time so far. A connection counts
+    /// from its accept until the server closes it or sees the client's close, so a
+    /// client that closes and reconnects at once may briefly be counted twice.
+    pub fn max_concurrent(&self) -> u64 {
+        self.shared.max_open.load(Ordering::SeqCst)
+    }
+
+    /// Body length, in bytes, of the latest complete request (its `Content-Length`).
+    pub fn last_request_body_len(&self) -> usize {
+        lock(&self.shared.last).1
+    }
+
+    /// The head of the latest complete request as received: request line and header
+    /// lines, each ending in `\r\n`, then the empty line (non-UTF-8 bytes replaced).
+    /// Empty before the first request.
+    pub fn last_request_head(&self) -> String {
+        lock(&self.shared.last).0.clone()
+    }
+
+    /// The server's self-signed certificate (DER) to add to a client's trusted roots;
+    /// `None` for a plain server. Valid for `localhost` and `127.0.0.1`.
+    pub fn certificate_der(&self) -> Option<&[u8]> {
+        self.tls.map(|identity| identity.cert_der.as_slice())
+    }
+
+    /// The same certificate as [`TestServer::certificate_der`], PEM-encoded.
+    pub fn certificate_pem(&self) -> Option<&str> {
+        self.tls.map(|identity| identity.cert_pem.as_str())
+    }
+}
+
+impl std::fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestServer")
+            .field("url", &self.url("/"))
+            .field("behavior", &self.shared.behavior)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        *lock(&self.shared.stopped) = true;
+        self.shared.stop.notify_all();
+        // Wakes the accept thread: on Linux a blocked accept fails with EINVAL.
+        net::shutdown_fd(self.listener.as_raw_fd());
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+        // No new connections now. Every registered descriptor is still open: a
+        // connection unregisters under this lock before closing its socket.
+        let live = lock(&self.shared.live);
+        for fd in live.values() {
+            net::shutdown_fd(*fd);
+        }
+        let _ = self
+            .shared
+            .live_emptied
+            .wait_timeout_while(live, STOP_WAIT, |live| !live.is_empty());
+    }
+}
+
+/// Accepts connections until the server stops, one thread each.
+fn accept_loop(
+    listener: &TcpListener,
+    shared: &Arc<Shared>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) {
+    loop {
+        let accepted = listener.accept();
+        if *lock(&shared.stopped) {
+            return;
+        }
+        let tcp = match accepted {
+            Ok((tcp, _)) => tcp,
+            Err(e) => {
+                if !matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                ) {
+                    // Out of descriptors or memory: let connections end, then retry.
+                    thread::sleep(Duration::from_millis(10));
+                }
+                continue;
+            }
+        };
+        let id = shared.connections.fetch_add(1, Ordering::SeqCst);
+        let _ = tcp.set_nodelay(true);
+        let (stream, stack) = match &tls {
+            None => (Stream::Plain(tcp), PLAIN_STACK),
+            Some(config) => match Stream::tls(tcp, Arc::clone(config)) {
+                Ok(stream) => (stream, TLS_STACK),
+                Err(_) => continue,
+            },
+        };
+        let conn = Conn::new(Arc::clone(shared), id, stream);
+        // If the thread cannot be made, the closure and the Conn in it are dropped,
+        // which unregisters and closes the socket.
+        let _ = thread::Builder::new()
+            .stack_size(stack)
+            .spawn(move || conn.serve());
+    }
+}
+
+/// State shared by a server's handle, accept thread and connection threads.
+pub(crate) struct Shared {
+    behavior: Behavior,
+    requests: AtomicU64,
+    connections: AtomicU64,
+    open: AtomicU64,
+    max_open: AtomicU64,
+    /// Head and body length of the latest complete request.
+    last: Mutex<(String, usize)>,
+    stopped: Mutex<bool>,
+    stop: Condvar,
+    /// Open connections: id → socket descriptor.
+    live: Mutex<HashMap<u64, RawFd>>,
+    live_emptied: Condvar,
+}
+
+impl Shared {
+    fn new(behavior: Behavior) -> Shared {
+        Shared {
+            behavior,
+            requests: AtomicU64::new(0),
+            connections: AtomicU64::new(0),
+            open: AtomicU64::new(0),
+            max_open: AtomicU64::new(0),
+            last: Mutex::new((String::new(), 0)),
+            stopped: Mutex::new(false),
+            stop: Condvar::new(),
+            live: Mutex::new(HashMap::new()),
+            live_emptied: Condvar::new(),
+        }
+    }
+
+    /// The server's behaviour.
+    pub fn behavior(&self) -> &Behavior {
+        &self.behavior
+    }
+
+    /// Records a complete request and returns its server-wide number, 1-based.
+    pub fn record(&self, head: String, body_len: u64) -> u64 {
+        let mut last = lock(&self.last);
+        *last = (head, usize::try_from(body_len).unwrap_or(usize::MAX));
+        self.requests.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Waits `timeout` or until the server stops; `true` if it stopped.
+    pub fn wait_for_stop(&self, timeout: Duration) -> bool {
+        let stopped = lock(&self.stopped);
+        let (stopped, _) = self
+            .stop
+            .wait_timeout_while(stopped, timeout, |stopped| !*stopped)
+            .unwrap_or_else(PoisonError::into_inner);
+        *stopped
+    }
+
+    /// Registers the open connection `id` on socket `fd`.
+    pub fn enter(&self, id: u64, fd: RawFd) {
+        let open = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_open.fetch_max(open, Ordering::SeqCst);
+        lock(&self.live).insert(id, fd);
+    }
+
+    /// Stops counting one connection as open.
+    pub fn leave(&self) {
+        self.open.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Forgets connection `id`; its socket is about to be closed.
+    pub fn unregister(&self, id: u64) {
+        let mut live = lock(&self.live);
+        live.remove(&id);
+        if live.is_empty() {
+            self.live_emptied.notify_all();
+        }
+    }
+}
+
+/// Locks `mutex`, ignoring poisoning: the data stays meaningful after a panic.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
