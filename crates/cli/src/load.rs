@@ -478,6 +478,10 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
+    // ab's and wrk's layouts stay parseable: their warnings go to stderr instead.
+    if matches!(plan.format, Format::Ab | Format::Wrk) && !a.quiet {
+        eprint!("{}", shootout_report::warnings(&result));
+    }
     if let Some(path) = &a.csv {
         std::fs::write(path, shootout_report::ab_percentiles_csv(&result))
             .with_context(|| format!("cannot write -e file {}", path.display()))

@@ -21,12 +21,10 @@ pub use pacer::{Pacer, Pacing};
 pub use parse::{ParseError, Progress, ResponseParser};
 
 use hdrhistogram::serialization::Deserializer;
-use hdrhistogram::Histogram;
 use shootout_model::{
     latency_histogram, GeneratorStats, LoadSpec, Pace, RunResult, ScheduleStats, Scheme,
     SecondStats,
 };
-use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -338,7 +336,7 @@ fn merge(
         latency_histogram(),
         latency_histogram(),
     ];
-    let mut seconds: BTreeMap<u32, (u64, u64, Histogram<u64>)> = BTreeMap::new();
+    let mut seconds: Vec<recorder::RawSecond> = Vec::new();
     let mut samples = Vec::new();
     let mut first = None;
     let mut generator = GeneratorStats {
@@ -348,7 +346,6 @@ fn merge(
     let mut ended = start;
     let mut interrupted = false;
     let mut schedule: Option<worker::Schedule> = None;
-    let mut de = Deserializer::new();
     let mut lengths = Vec::new();
     for o in outs {
         let r = o.rec;
@@ -363,16 +360,7 @@ fn merge(
             // Same bounds everywhere: adding cannot fail.
             let _ = dst.add(src);
         }
-        for s in r.series {
-            let e = seconds
-                .entry(s.second)
-                .or_insert_with(|| (0, 0, latency_histogram()));
-            e.0 += s.completed;
-            e.1 += s.failed;
-            if let Ok(hist) = de.deserialize::<u64, _>(&mut s.histogram.as_slice()) {
-                let _ = e.2.add(&hist);
-            }
-        }
+        seconds.extend(r.series);
         samples.extend(r.samples);
         if let (Some(at), Some(f)) = (r.first_at, r.first) {
             if first.as_ref().is_none_or(|(t, _)| at < *t) {
@@ -420,18 +408,7 @@ fn merge(
         connect,
         waiting,
         processing,
-        series: seconds
-            .into_iter()
-            .map(|(second, (completed, failed, hist))| SecondStats {
-                second,
-                completed,
-                failed,
-                mean_us: if hist.is_empty() { 0.0 } else { hist.mean() },
-                p50_us: hist.value_at_quantile(0.5),
-                p99_us: hist.value_at_quantile(0.99),
-                max_us: hist.max(),
-            })
-            .collect(),
+        series: merge_seconds(seconds),
         samples,
         first_response: first,
         generator,
@@ -453,9 +430,77 @@ fn merge(
     result
 }
 
+/// Joins the workers' seconds: one reusable histogram, one second at a time, so memory
+/// stays flat however long the run was.
+fn merge_seconds(mut raw: Vec<recorder::RawSecond>) -> Vec<SecondStats> {
+    raw.sort_by_key(|s| s.second);
+    let mut de = Deserializer::new();
+    let mut acc = recorder::second_histogram();
+    let mut out = Vec::new();
+    for group in raw.chunk_by(|a, b| a.second == b.second) {
+        acc.reset();
+        for s in group {
+            if let Ok(h) = de.deserialize::<u64, _>(&mut s.histogram.as_slice()) {
+                // Same bounds on both sides: adding cannot fail.
+                let _ = acc.add(&h);
+            }
+        }
+        out.push(SecondStats {
+            second: group[0].second,
+            completed: group.iter().map(|s| s.completed).sum(),
+            failed: group.iter().map(|s| s.failed).sum(),
+            mean_us: if acc.is_empty() { 0.0 } else { acc.mean() },
+            p50_us: acc.value_at_quantile(0.5),
+            p99_us: acc.value_at_quantile(0.99),
+            max_us: acc.max(),
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn raw_second(second: u32, latencies_us: &[u64]) -> recorder::RawSecond {
+        use hdrhistogram::serialization::{Serializer, V2Serializer};
+        let mut h = recorder::second_histogram();
+        latencies_us.iter().for_each(|&v| h.record(v).unwrap());
+        let mut bytes = Vec::new();
+        V2Serializer::new().serialize(&h, &mut bytes).unwrap();
+        recorder::RawSecond {
+            second,
+            completed: latencies_us.len() as u64,
+            failed: 1,
+            histogram: bytes,
+        }
+    }
+
+    /// Regression: merging once held a full-precision histogram per second of the run, so
+    /// peak memory grew with run length. Seconds are now merged one at a time.
+    #[test]
+    fn seconds_of_all_workers_merge_per_second() {
+        let workers = vec![
+            raw_second(1, &[100, 100]),
+            raw_second(0, &[10]),
+            raw_second(1, &[1000, 1000, 1000]),
+            raw_second(3, &[5]),
+        ];
+        let s = merge_seconds(workers);
+        let rows: Vec<_> = s
+            .iter()
+            .map(|s| (s.second, s.completed, s.failed))
+            .collect();
+        assert_eq!(rows, vec![(0, 1, 1), (1, 5, 2), (3, 1, 1)]);
+        // 2 significant figures: values within 1%.
+        let near = |got: f64, want: f64| (got - want).abs() <= want / 100.0;
+        assert!(
+            near(s[1].p50_us as f64, 1000.0) && near(s[1].max_us as f64, 1000.0),
+            "{:?}",
+            s[1]
+        );
+        assert!(near(s[1].mean_us, 640.0), "{:?}", s[1]);
+    }
 
     #[test]
     fn split_is_even_and_complete() {

@@ -457,9 +457,11 @@ mod tests {
 
     #[test]
     fn counts_merge_adds_every_field() {
-        let mut a = Counts::default();
-        a.completed = 3;
-        a.ok = 2;
+        let mut a = Counts {
+            completed: 3,
+            ok: 2,
+            ..Default::default()
+        };
         a.failures[FailureKind::Status] = 1;
         a.status.insert(200, 2);
         a.status.insert(502, 1);

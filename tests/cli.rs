@@ -1,0 +1,436 @@
+//! End-to-end tests of the `shootout` binary: flags, every report format (insta snapshots
+//! against a deterministic test server, timings filtered out), bad input, Ctrl-C, and scale.
+
+use assert_cmd::Command;
+use shootout_testserver::{Behavior, TestServer};
+use std::time::Duration;
+
+fn shootout() -> Command {
+    Command::cargo_bin("shootout").unwrap()
+}
+
+/// A server whose answers take 5 ms: the generator idles, so no saturation warning varies.
+fn slow_hello() -> TestServer {
+    TestServer::start(Behavior::StallEvery {
+        n: 1,
+        stall: Duration::from_millis(5),
+    })
+    .unwrap()
+}
+
+/// Snapshot settings that replace what varies from run to run: ports, timings, rates,
+/// times of day, how busy the generator was.
+fn stable() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    for (re, to) in [
+        (r"127\.0\.0\.1:\d+", "HOST:PORT"),
+        (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?", "DATE"),
+        (r"Server Port:\s+\d+", "Server Port:            PORT"),
+        (r"(?m)^(Connect|Processing|Waiting|Total):.*$", "$1: [ms]"),
+        (r"(?m)^(\s+\d+%\s+)\d+( \(longest request\))?$", "$1[ms]"),
+        (r"(?m)^(\s+\d+%\s+)[\d.]+(us|ms|s)$", "$1[t]"),
+        (r"Running \d+s test", "Running Ns test"),
+        (r"\d+% busy", "N% busy"),
+        (r"\b-?\d+\.\d+(e-?\d+)?", "F"),
+        (r"\bF(us|ms|s)\b", "F[t]"),
+        // Column padding follows the numbers' widths: alignment is pinned by the report
+        // crate's snapshots of fixed data, not here.
+        (r"[ ]{2,}", " "),
+        (r"\d+(\.F)?(k|M|G)?B\b", "NB"),
+    ] {
+        s.add_filter(re, to);
+    }
+    s
+}
+
+fn run_format(format: &str) -> String {
+    let server = slow_hello();
+    let out = shootout()
+        .args([
+            "load",
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--threads",
+            "1",
+            "--format",
+            format,
+        ])
+        .arg(server.url("/hello"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.requests(), 20);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn format_text() {
+    let out = run_format("text");
+    stable().bind(|| insta::assert_snapshot!(out));
+}
+
+#[test]
+fn format_ab() {
+    let out = run_format("ab");
+    assert!(out.contains("Complete requests:      20\n"), "{out}");
+    stable().bind(|| insta::assert_snapshot!(out));
+}
+
+#[test]
+fn format_wrk() {
+    let out = run_format("wrk");
+    assert!(out.contains("20 requests in"), "{out}");
+    stable().bind(|| insta::assert_snapshot!(out));
+}
+
+#[test]
+fn format_json_has_the_documented_fields() {
+    let out = run_format("json");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for path in [
+        "/requests/completed",
+        "/requests/ok",
+        "/requests/failed",
+        "/requests/aborted",
+        "/failures/connect",
+        "/failures/timeout",
+        "/failures/reset",
+        "/failures/malformed",
+        "/failures/status",
+        "/failures/body",
+        "/status_codes/200",
+        "/duration_s",
+        "/rps",
+        "/latency_ms/p99",
+        "/latency_ms/p999",
+        "/latency_raw_ms/max",
+        "/connections/opened",
+        "/connections/failed",
+        "/generator/cpu_s",
+        "/generator/cpu_us_per_request",
+        "/generator/saturated",
+    ] {
+        assert!(v.pointer(path).is_some(), "{path} missing in {out}");
+    }
+    assert_eq!(v["requests"]["completed"], 20);
+    assert_eq!(v["requests"]["ok"], 20);
+    assert_eq!(v["status_codes"]["200"], 20);
+    assert_eq!(v["connections"]["opened"], 2);
+    assert!(
+        v["latency_ms"]["p50"].as_f64().unwrap() >= 5.0,
+        "the 5 ms stall is measured"
+    );
+    // Only the shape and the counts: a 20-request run has a varying number of seconds.
+    let mut v = v;
+    v["series"] = serde_json::json!("[per-second rows]");
+    v["generator"]["saturated"] = serde_json::json!("[bool]");
+    v["target"]["port"] = serde_json::json!("[port]");
+    let pretty = serde_json::to_string_pretty(&v).unwrap();
+    stable().bind(|| insta::assert_snapshot!(pretty));
+}
+
+#[test]
+fn json_flag_equals_format_json() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let out = shootout()
+        .args(["load", "--json", "-n", "5"])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"]["ok"], 5);
+}
+
+#[test]
+fn t_is_read_as_the_user_meant_and_said_so() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let out = shootout()
+        .args(["load", "-t2", "-c", "2", "-d", "200ms", "--json"])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-t 2 read as --threads 2"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["load"]["threads"], 2);
+
+    let out = shootout()
+        .args(["load", "-t", "0.2", "-c", "1", "--json"])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("read as a time limit"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["requests"]["completed"].as_u64().unwrap() > 1,
+        "ran for the time limit, not one request"
+    );
+}
+
+#[test]
+fn post_body_headers_and_cookies_reach_the_server() {
+    let server = TestServer::start(Behavior::Echo).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("post-body.txt");
+    std::fs::write(&body, "title=x&content=junk").unwrap();
+    let out = shootout()
+        .args(["load", "-q", "--json", "-n", "3", "-p"])
+        .arg(&body)
+        .args(["-T", "application/x-www-form-urlencoded", "-H", "X-Test: 1", "-C", "a=1", "-C", "b=2"])
+        .args(["--expect-body-contains", "method: POST\ntarget: /paste\nbody-length: 20\ncontent-type: application/x-www-form-urlencoded\ncookie: a=1; b=2\nx-test: 1\n"])
+        .arg(server.url("/paste"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"]["ok"], 3, "{v}");
+    assert!(out.stderr.is_empty(), "-q is quiet");
+}
+
+#[test]
+fn expectations_turn_into_failures() {
+    let server = TestServer::start(Behavior::FailEvery { n: 2, status: 503 }).unwrap();
+    let out = shootout()
+        .args([
+            "load",
+            "--json",
+            "-n",
+            "10",
+            "--expect-status",
+            "2xx",
+            "--expect-body-contains",
+            "Hello",
+        ])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            v["requests"]["ok"].as_u64(),
+            v["failures"]["status"].as_u64()
+        ),
+        (Some(5), Some(5))
+    );
+}
+
+#[test]
+fn ab_files_e_and_g() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, tsv) = (dir.path().join("p.csv"), dir.path().join("g.tsv"));
+    shootout()
+        .args(["load", "-q", "-n", "50", "-c", "2", "-e"])
+        .arg(&csv)
+        .arg("-g")
+        .arg(&tsv)
+        .arg(server.url("/"))
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert!(csv.starts_with("Percentage served,Time in ms\n0,"), "{csv}");
+    assert_eq!(csv.lines().count(), 102);
+    let tsv = std::fs::read_to_string(tsv).unwrap();
+    assert!(
+        tsv.starts_with("starttime\tseconds\tctime\tdtime\tttime\twait\n"),
+        "{tsv}"
+    );
+    assert_eq!(tsv.lines().count(), 51, "one line per request");
+}
+
+#[test]
+fn https_with_insecure_and_without() {
+    let server = TestServer::start_tls(Behavior::Hello).unwrap();
+    let out = shootout()
+        .args(["load", "--json", "-n", "10", "-c", "2", "--insecure"])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"]["ok"], 10);
+    let out = shootout()
+        .args(["load", "-n", "1"])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--insecure") && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
+fn unix_socket() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    // A minimal server: the preflight connection, then one connection of three requests.
+    let server = std::thread::spawn(move || {
+        let mut served = 0;
+        for stream in listener.incoming().take(2) {
+            let stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut out = stream;
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 {
+                if line == "\r\n" {
+                    out.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nhi\n")
+                        .unwrap();
+                    served += 1;
+                }
+                line.clear();
+            }
+        }
+        served
+    });
+    let out = shootout()
+        .args(["load", "--json", "-n", "3", "--unix-socket"])
+        .arg(&path)
+        .arg("http://localhost/")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["requests"]["ok"],
+        3,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.join().unwrap(), 3);
+}
+
+/// Runs `shootout` with `args`; returns (exit code, stderr).
+fn fails(args: &[&str]) -> (Option<i32>, String) {
+    let out = shootout().args(args).output().unwrap();
+    assert!(out.stdout.is_empty());
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_fix() {
+    let refused = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}/", l.local_addr().unwrap().port())
+    };
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["load", "http://[::1"],
+            2,
+            "write it as http://127.0.0.1:8080/path",
+        ),
+        (
+            &["load", "ftp://127.0.0.1/"],
+            2,
+            "http:// and https:// only",
+        ),
+        (
+            &["load", "--frobnicate", "http://127.0.0.1/"],
+            2,
+            "'--frobnicate'",
+        ),
+        (
+            &["load", "-p", "/nonexistent/body.txt", "http://127.0.0.1/"],
+            2,
+            "check the path given to -p/-u",
+        ),
+        (
+            &["load", "-H", "no colon", "http://127.0.0.1/"],
+            2,
+            "-H 'Name: value'",
+        ),
+        (
+            &["load", "--expect-status", "abc", "http://127.0.0.1/"],
+            2,
+            "e.g. 200,301 or 2xx",
+        ),
+        (
+            &["load", "-d", "soon", "http://127.0.0.1/"],
+            2,
+            "30s, 1m30s, 250ms",
+        ),
+        (&["load", &refused], 1, "is the server running"),
+    ];
+    for (args, code, hint) in cases {
+        let (got, err) = fails(args);
+        assert_eq!(got, Some(*code), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(hint),
+            "{args:?}: {err}"
+        );
+    }
+    insta::assert_snapshot!(fails(&["load", "ftp://127.0.0.1/"]).1);
+}
+
+#[test]
+fn ctrl_c_ends_the_run_and_still_reports() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+        .args(["load", "--json", "-d", "60s", "-c", "2"])
+        .arg(server.url("/"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the load is under way (the server has seen requests).
+    while server.requests() < 200 {
+        std::thread::yield_now();
+    }
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert!(v["requests"]["ok"].as_u64().unwrap() >= 200);
+    assert!(v["duration_s"].as_f64().unwrap() < 30.0);
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[test]
+fn ten_thousand_connections_from_one_thread() {
+    // The server lives in this process, the generator in the child: each side holds
+    // 10,000 sockets under its own open-file limit.
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let out = shootout()
+        .args([
+            "load",
+            "--json",
+            "-q",
+            "-c",
+            "10000",
+            "--threads",
+            "1",
+            "-d",
+            "4s",
+        ])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["connections"]["opened"], 10_000, "{v}");
+    assert_eq!(v["requests"]["failed"], 0, "{v}");
+    assert!(v["requests"]["ok"].as_u64().unwrap() >= 10_000);
+    assert_eq!(
+        server.connections(),
+        10_001,
+        "10,000 and the preflight connect"
+    );
+}
