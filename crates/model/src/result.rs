@@ -282,6 +282,12 @@ pub enum Warning {
         /// Completed requests.
         completed: u64,
     },
+    /// Connections took a second or more to open: the kernel retried the SYN, which
+    /// happens when the server's listen backlog is full.
+    SlowConnects {
+        /// Connections that took 1 s or more.
+        count: u64,
+    },
     /// Not one request completed.
     NothingCompleted,
 }
@@ -306,6 +312,10 @@ impl fmt::Display for Warning {
                 f,
                 "{failed} of {completed} requests failed ({:.2}%): their latency is not comparable with a healthy server's",
                 *failed as f64 * 100.0 / (*completed).max(1) as f64
+            ),
+            Warning::SlowConnects { count } => write!(
+                f,
+                "{count} connections took 1 s or more to open: the server's listen backlog was likely full and the kernel retried the SYN (raise the server's backlog and net.core.somaxconn, or lower -c)"
             ),
             Warning::NothingCompleted => f.write_str("not one request completed"),
         }
@@ -422,6 +432,11 @@ impl RunResult {
                 count: c.connections_failed,
             });
         }
+        // A SYN retry waits 1 s: connect times at or past it mean a full listen backlog.
+        let slow = self.connect.count_between(SYN_RETRY_US, u64::MAX);
+        if slow > 0 {
+            w.push(Warning::SlowConnects { count: slow });
+        }
         if let Some(s) = &self.schedule {
             // 1% short of the target, or more than 1% of requests late, is "not kept".
             if s.achieved_rps < s.target_rps * 0.99 || s.late * 100 > s.sent.max(1) {
@@ -440,6 +455,9 @@ impl RunResult {
         self.warnings = w;
     }
 }
+
+/// The kernel's first SYN retransmission comes after 1 s (µs, with 1% slack).
+const SYN_RETRY_US: u64 = 990_000;
 
 /// `count / duration` in events per second (0 for a zero duration).
 pub fn per_second(count: u64, d: Duration) -> f64 {
@@ -533,6 +551,14 @@ mod tests {
             .warnings
             .iter()
             .any(|w| matches!(w, Warning::GeneratorSaturated { .. })));
+        r.connect.record(1_003_000).unwrap();
+        r.derive_warnings();
+        assert!(
+            r.warnings.contains(&Warning::SlowConnects { count: 1 }),
+            "{:?}",
+            r.warnings
+        );
+        r.connect.reset();
         r.counts.completed = 10;
         r.counts.ok = 10;
         r.generator.busiest_thread = 0.5;
