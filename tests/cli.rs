@@ -434,3 +434,18 @@ fn ten_thousand_connections_from_one_thread() {
         "10,000 and the preflight connect"
     );
 }
+
+#[test]
+fn warmup_requests_are_sent_but_not_measured() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let out = shootout()
+        .args(["load", "--json", "--warmup", "50", "-n", "20", "-c", "2"])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"]["completed"], 20);
+    assert_eq!(server.requests(), 70);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warm-up: 50 requests"), "{err}");
+}

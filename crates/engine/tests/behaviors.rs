@@ -420,3 +420,41 @@ fn tls_with_and_without_trust() {
     let r = go(&s);
     assert_eq!((r.counts.ok, r.counts.connections_opened), (50, 2));
 }
+
+#[test]
+fn a_server_that_dies_mid_run_is_counted_not_hidden() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let mut s = spec(&server, "/", 1, 2);
+    s.requests = None;
+    s.duration = Some(Duration::from_secs(1));
+    let control = Arc::new(Control::new(s.threads));
+    let killer = {
+        let c = control.clone();
+        std::thread::spawn(move || {
+            while c.snapshot().completed < 100 {
+                std::thread::yield_now();
+            }
+            drop(server);
+        })
+    };
+    let r = run(&s, &control).unwrap();
+    killer.join().unwrap();
+    assert!(r.counts.ok >= 100);
+    assert!(
+        r.counts.failures[FailureKind::Connect] > 0,
+        "{:?}",
+        failures(&r)
+    );
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| matches!(w, Warning::ConnectFailed { .. })),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(
+        r.duration,
+        Duration::from_secs(1),
+        "the run goes on to its end"
+    );
+}
