@@ -5,7 +5,9 @@
 //! Exit codes: 0 done, 1 the run could not be done, 2 bad usage, 130 interrupted.
 
 mod load;
+mod ls;
 mod progress;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +25,10 @@ struct Cli {
 enum Command {
     /// Load one URL, as ab or wrk would, and report what happened.
     Load(Box<load::LoadArgs>),
+    /// Run a shootout plan: start, verify, warm up and measure every contender; store it all.
+    Run(run::RunArgs),
+    /// List the runs in the store, newest first.
+    Ls(ls::LsArgs),
 }
 
 /// A failure with the exit code it deserves.
@@ -54,7 +60,9 @@ impl Failure {
 /// The exit code for a run that Ctrl-C ended.
 pub const INTERRUPTED: i32 = 130;
 
-/// The process-wide stop flag, set by Ctrl-C / SIGTERM. A second signal exits at once.
+/// The process-wide stop flag, set by Ctrl-C / SIGTERM. A second signal kills every
+/// contender's process group and exits at once (the store stays consistent: each step is
+/// one transaction).
 pub fn stop_flag() -> Arc<AtomicBool> {
     static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     STOP.get_or_init(|| {
@@ -62,6 +70,7 @@ pub fn stop_flag() -> Arc<AtomicBool> {
         let f = flag.clone();
         let _ = ctrlc::set_handler(move || {
             if f.swap(true, Ordering::SeqCst) {
+                shootout_harness::kill_live_groups();
                 std::process::exit(INTERRUPTED);
             }
         });
@@ -78,6 +87,8 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Load(args) => load::run(*args),
+        Command::Run(args) => run::run(args),
+        Command::Ls(args) => ls::ls(args),
     };
     match result {
         Ok(code) => code,

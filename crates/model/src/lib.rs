@@ -5,7 +5,9 @@
 //! reports and the store read `RunResult`s. Units live in the types: `Duration` in memory,
 //! latency histograms in microseconds (named in every doc comment).
 
+pub mod plan;
 pub mod result;
+pub mod shootout;
 pub mod spec;
 pub mod status;
 pub mod units;
@@ -13,6 +15,9 @@ pub mod units;
 pub use result::{
     latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
     GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, Warning,
+};
+pub use shootout::{
+    ContenderStatus, LoadLevel, MachineFacts, ResourceSample, RunStatus, StepStatus,
 };
 pub use spec::{Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, Target, TlsOptions};
 pub use status::StatusSet;

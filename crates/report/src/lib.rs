@@ -11,6 +11,7 @@
 
 mod ab;
 mod json;
+mod shootout;
 mod stats;
 mod text;
 mod units;
@@ -25,6 +26,7 @@ use std::str::FromStr;
 
 pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv};
 pub use json::{json, SCHEMA_VERSION};
+pub use shootout::{shootout_table, ContenderView, StepView};
 pub use text::warnings;
 
 /// A rendering of one load run, chosen with `--format`.

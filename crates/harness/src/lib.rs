@@ -1,0 +1,84 @@
+//! shootout's contender lifecycle: set up, start, wait until ready, sample, stop.
+//!
+//! A contender is a server command from a plan (placeholders already substituted by the
+//! caller) described by a [`ContenderConfig`]. The life of one contender:
+//!
+//! ```text
+//! run_setup ─► Contender::start ─► wait_ready ─► (verify, warm up, measure: not here)
+//!                                      │            sample() / sampler() all along
+//!                                      ▼
+//!                                 stop(grace)  ── or drop: SIGKILL, never an orphan
+//! ```
+//!
+//! Each contender runs as `sh -c "exec <command>"` in a process group of its own; its
+//! whole tree (group members and descendants, see the `procfs` module) is what is sampled and what
+//! is stopped. Its death is tied to shootout's: by `PR_SET_PDEATHSIG` for the leader and
+//! by a watchdog process for the rest of the group (see the `launch` module), and a Ctrl-C
+//! handler can call [`kill_live_groups`].
+//!
+//! Seams: the CLI's orchestration drives this crate and hands the [`ResourceSample`]s
+//! (from `shootout-model`) to the store. The harness never imports the engine nor the
+//! engine the harness: the readiness probe here is a dozen lines of hand-written HTTP.
+//! Linux only (`/proc`, `prctl`, `sched_setaffinity`).
+//!
+//! [`ResourceSample`]: shootout_model::ResourceSample
+
+mod config;
+mod contender;
+mod error;
+mod launch;
+mod logs;
+mod probe;
+mod procfs;
+mod sampler;
+mod setup;
+#[cfg(test)]
+mod testing;
+
+pub use config::ContenderConfig;
+pub use contender::{Contender, StopOutcome};
+pub use error::HarnessError;
+pub use launch::kill_live_groups;
+pub use sampler::Sampler;
+pub use setup::run_setup;
+
+use std::io;
+use std::net::{Ipv4Addr, TcpListener};
+
+/// A TCP port that is free on 127.0.0.1 right now (the OS picks it: bind to port 0, read
+/// the port, close). Another process could take it before the contender binds it;
+/// [`Contender::start`] refuses a port that already answers.
+pub fn free_port() -> io::Result<u16> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_can_move_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Contender>();
+        send_sync::<Sampler>();
+        send_sync::<HarnessError>();
+        send_sync::<ContenderConfig>();
+    }
+
+    #[test]
+    fn free_port_is_an_ephemeral_port() {
+        // (Binding it again would race with the other tests' listeners.)
+        let port = free_port().unwrap();
+        let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap();
+        let range: Vec<u16> = range
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert!(
+            (range[0]..=range[1]).contains(&port),
+            "{port} not in {range:?}"
+        );
+    }
+}

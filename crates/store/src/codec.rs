@@ -1,0 +1,310 @@
+//! How values of the model become SQLite values and back: instants and spans as integer
+//! nanoseconds, statuses as fixed snake_case words, histograms as HdrHistogram V2 + deflate
+//! BLOBs, and the sample reservoir as one compact BLOB. These encodings are part of the file
+//! format: changing one needs a migration.
+
+use flate2::{read::ZlibDecoder, write::ZlibEncoder, Compression};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use shootout_model::{ContenderStatus, FailureKind, RunStatus, Sample, StepStatus};
+use std::io::{Read, Write};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Nanoseconds since the Unix epoch (negative before it; saturates in the year 2262).
+pub(crate) fn ns_since_epoch(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => ns(d),
+        Err(e) => -ns(e.duration()),
+    }
+}
+
+/// The instant `ns` nanoseconds after the Unix epoch.
+pub(crate) fn time_at(ns: i64) -> SystemTime {
+    let d = Duration::from_nanos(ns.unsigned_abs());
+    if ns >= 0 {
+        UNIX_EPOCH + d
+    } else {
+        UNIX_EPOCH - d
+    }
+}
+
+/// A span in nanoseconds (saturates after 292 years).
+pub(crate) fn ns(d: Duration) -> i64 {
+    i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
+}
+
+/// The span of `ns` nanoseconds (a negative count, which this crate never writes, is 0).
+pub(crate) fn span(ns: i64) -> Duration {
+    Duration::from_nanos(ns.max(0) as u64)
+}
+
+/// Maps an enum to fixed words and back; an unknown word reads as `None`.
+macro_rules! words {
+    ($to:ident, $from:ident, $ty:ty { $($variant:ident => $word:literal,)* }) => {
+        pub(crate) fn $to(v: $ty) -> &'static str {
+            match v {
+                $(<$ty>::$variant => $word,)*
+            }
+        }
+        pub(crate) fn $from(word: &str) -> Option<$ty> {
+            match word {
+                $($word => Some(<$ty>::$variant),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+words!(run_status_word, run_status_of, RunStatus {
+    Running => "running",
+    Complete => "complete",
+    Interrupted => "interrupted",
+    Failed => "failed",
+});
+
+words!(step_status_word, step_status_of, StepStatus {
+    Complete => "complete",
+    Interrupted => "interrupted",
+    ContenderDied => "contender_died",
+});
+
+words!(contender_status_word, contender_status_of, ContenderStatus {
+    Measured => "measured",
+    SetupFailed => "setup_failed",
+    Exited => "exited",
+    NeverReady => "never_ready",
+    VerificationFailed => "verification_failed",
+    Crashed => "crashed",
+    Skipped => "skipped",
+});
+
+/// The failure's code in the samples BLOB (0 is "no failure").
+fn failure_code(f: Option<FailureKind>) -> u8 {
+    match f {
+        None => 0,
+        Some(FailureKind::Connect) => 1,
+        Some(FailureKind::Timeout) => 2,
+        Some(FailureKind::Reset) => 3,
+        Some(FailureKind::Malformed) => 4,
+        Some(FailureKind::Status) => 5,
+        Some(FailureKind::Body) => 6,
+    }
+}
+
+/// The failure of a code from the samples BLOB; `Err` for an unknown code.
+fn failure_of(code: u8) -> Result<Option<FailureKind>, String> {
+    Ok(Some(match code {
+        0 => return Ok(None),
+        1 => FailureKind::Connect,
+        2 => FailureKind::Timeout,
+        3 => FailureKind::Reset,
+        4 => FailureKind::Malformed,
+        5 => FailureKind::Status,
+        6 => FailureKind::Body,
+        other => return Err(format!("unknown failure code {other}")),
+    }))
+}
+
+/// Serializes a histogram (V2 + deflate, the format of HdrHistogram's logs).
+pub(crate) fn encode_histogram(h: &Histogram<u64>) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut out)
+        .map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Reads a histogram written by [`encode_histogram`].
+pub(crate) fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| e.to_string())
+}
+
+/// Format byte of the samples BLOB.
+const SAMPLES_V1: u8 = 1;
+
+/// Bytes per sample in the samples BLOB: start 8, connect 4, waiting 4, total 4, status 2,
+/// failure 1.
+const SAMPLE_BYTES: usize = 23;
+
+/// Packs samples: a format byte (1), then zlib of `n: u32` and the columns one after the
+/// other, little-endian: `start_us` as u64 deltas from the previous sample (wrapping),
+/// `connect_us`, `waiting_us`, `total_us` as u32, `status` as u16, the failure as a u8
+/// code (0 none, 1 connect, 2 timeout, 3 reset, 4 malformed, 5 status, 6 body).
+pub(crate) fn encode_samples(samples: &[Sample]) -> Vec<u8> {
+    let n = samples.len();
+    let mut raw = Vec::with_capacity(4 + n * SAMPLE_BYTES);
+    raw.extend_from_slice(&(n as u32).to_le_bytes());
+    let mut prev = 0u64;
+    for s in samples {
+        raw.extend_from_slice(&s.start_us.wrapping_sub(prev).to_le_bytes());
+        prev = s.start_us;
+    }
+    for s in samples {
+        raw.extend_from_slice(&s.connect_us.to_le_bytes());
+    }
+    for s in samples {
+        raw.extend_from_slice(&s.waiting_us.to_le_bytes());
+    }
+    for s in samples {
+        raw.extend_from_slice(&s.total_us.to_le_bytes());
+    }
+    for s in samples {
+        raw.extend_from_slice(&s.status.to_le_bytes());
+    }
+    raw.extend(samples.iter().map(|s| failure_code(s.failure)));
+    let mut z = ZlibEncoder::new(vec![SAMPLES_V1], Compression::default());
+    z.write_all(&raw).expect("writing to a Vec cannot fail");
+    z.finish().expect("writing to a Vec cannot fail")
+}
+
+/// Unpacks samples written by [`encode_samples`].
+pub(crate) fn decode_samples(bytes: &[u8]) -> Result<Vec<Sample>, String> {
+    let (&format, packed) = bytes.split_first().ok_or("empty BLOB")?;
+    if format != SAMPLES_V1 {
+        return Err(format!("unknown format {format}"));
+    }
+    let mut raw = Vec::new();
+    ZlibDecoder::new(packed)
+        .read_to_end(&mut raw)
+        .map_err(|e| e.to_string())?;
+    let n = raw
+        .get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
+        .ok_or("no sample count")?;
+    if raw.len() != 4 + n * SAMPLE_BYTES {
+        return Err(format!(
+            "{} bytes for {n} samples, expected {}",
+            raw.len(),
+            4 + n * SAMPLE_BYTES
+        ));
+    }
+    let mut cols = Columns(&raw[4..]);
+    let starts = cols.take(n, u64::from_le_bytes);
+    let connects = cols.take(n, u32::from_le_bytes);
+    let waits = cols.take(n, u32::from_le_bytes);
+    let totals = cols.take(n, u32::from_le_bytes);
+    let statuses = cols.take(n, u16::from_le_bytes);
+    let failures = cols.take(n, u8::from_le_bytes);
+    let mut start_us = 0u64;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        start_us = start_us.wrapping_add(starts[i]);
+        out.push(Sample {
+            start_us,
+            connect_us: connects[i],
+            waiting_us: waits[i],
+            total_us: totals[i],
+            status: statuses[i],
+            failure: failure_of(failures[i])?,
+        });
+    }
+    Ok(out)
+}
+
+/// The columns of a samples BLOB, read front to back (lengths checked by the caller).
+struct Columns<'a>(&'a [u8]);
+
+impl Columns<'_> {
+    fn take<const W: usize, T>(&mut self, n: usize, read: fn([u8; W]) -> T) -> Vec<T> {
+        let (col, rest) = self.0.split_at(n * W);
+        self.0 = rest;
+        col.chunks_exact(W)
+            .map(|c| read(c.try_into().expect("chunk of W bytes")))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_round_trip_to_the_nanosecond() {
+        for t in [
+            UNIX_EPOCH,
+            UNIX_EPOCH + Duration::new(1_700_000_000, 123_456_789),
+            UNIX_EPOCH - Duration::new(5, 1),
+        ] {
+            assert_eq!(time_at(ns_since_epoch(t)), t);
+        }
+        assert_eq!(span(ns(Duration::new(3, 7))), Duration::new(3, 7));
+        assert_eq!(ns(Duration::MAX), i64::MAX);
+    }
+
+    #[test]
+    fn words_round_trip() {
+        for s in [
+            ContenderStatus::Measured,
+            ContenderStatus::SetupFailed,
+            ContenderStatus::Exited,
+            ContenderStatus::NeverReady,
+            ContenderStatus::VerificationFailed,
+            ContenderStatus::Crashed,
+            ContenderStatus::Skipped,
+        ] {
+            assert_eq!(contender_status_of(contender_status_word(s)), Some(s));
+        }
+        assert_eq!(
+            step_status_of("contender_died"),
+            Some(StepStatus::ContenderDied)
+        );
+        assert_eq!(run_status_of("interrupted"), Some(RunStatus::Interrupted));
+        assert_eq!(run_status_of("Interrupted"), None);
+    }
+
+    #[test]
+    fn samples_round_trip_and_shrink() {
+        let samples: Vec<Sample> = (0..10_000u64)
+            .map(|i| Sample {
+                start_us: i * 97 + (i % 7),
+                connect_us: if i % 100 == 0 { 250 } else { 0 },
+                waiting_us: 400 + (i % 13) as u32,
+                total_us: 450 + (i % 17) as u32,
+                status: if i % 50 == 0 { 503 } else { 200 },
+                failure: match i % 500 {
+                    0 => Some(FailureKind::Status),
+                    1 => Some(FailureKind::Timeout),
+                    _ => None,
+                },
+            })
+            .collect();
+        let blob = encode_samples(&samples);
+        assert!(
+            blob.len() < samples.len() * SAMPLE_BYTES / 4,
+            "{}",
+            blob.len()
+        );
+        assert_eq!(decode_samples(&blob).unwrap(), samples);
+        assert_eq!(decode_samples(&encode_samples(&[])).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn damaged_samples_are_refused() {
+        let blob = encode_samples(&[Sample {
+            start_us: 1,
+            connect_us: 2,
+            waiting_us: 3,
+            total_us: 4,
+            status: 200,
+            failure: None,
+        }]);
+        assert!(decode_samples(&blob[..blob.len() - 3]).is_err());
+        assert!(decode_samples(&[]).is_err());
+        let mut other = blob.clone();
+        other[0] = 9;
+        assert!(decode_samples(&other).unwrap_err().contains("format 9"));
+    }
+
+    #[test]
+    fn histograms_round_trip() {
+        let mut h = shootout_model::latency_histogram();
+        for v in [1, 10, 999, 12_345, 3_000_000] {
+            h.record(v).unwrap();
+        }
+        let back = decode_histogram(&encode_histogram(&h).unwrap()).unwrap();
+        assert_eq!(back, h);
+        assert!(decode_histogram(b"nope").is_err());
+    }
+}

@@ -1,0 +1,489 @@
+//! shootout's store: one SQLite file (`shootout.db` by default) that keeps every run, its
+//! contenders and every measured step, so that reports can be rendered after the fact from
+//! the file alone.
+//!
+//! Seams: `shootout run` (the CLI's orchestration) writes — [`Store::begin_run`], then
+//! [`Store::add_contender`], one [`Store::record_step`] per step (its own transaction, so
+//! Ctrl-C or a crash keeps every step before it), [`Store::finish_run`]. `shootout report`
+//! and `shootout ls` read — [`Store::runs`], [`Store::run`], [`Store::contenders`],
+//! [`Store::steps`], which rebuild each step's
+//! [`RunResult`](shootout_model::RunResult). The store knows the model's
+//! types and nothing of the engine, the harness or the reports.
+//!
+//! The file is in WAL mode with `synchronous = NORMAL` (a step committed survives a crash
+//! of shootout; a power cut may lose the last steps, never corrupt the file), waits up to
+//! 5 s for another writer, and carries its schema version in `PRAGMA user_version`
+//! (see [`SCHEMA_VERSION`]; the schema is described in `docs/store.md`). Units: instants
+//! and spans are integer nanoseconds in the file, [`SystemTime`] / [`Duration`] in memory;
+//! histograms hold microseconds, as in the model.
+
+mod codec;
+mod error;
+mod schema;
+mod step;
+
+pub use error::StoreError;
+pub use schema::SCHEMA_VERSION;
+pub use step::{StepRecord, StoredStep};
+
+use codec::{contender_status_of, contender_status_word, run_status_of, run_status_word};
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use shootout_model::{ContenderStatus, MachineFacts, RunStatus};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// How long a statement waits for another connection's write lock before failing.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The file name used when the user gives no `--db`.
+pub const DEFAULT_FILE: &str = "shootout.db";
+
+/// How an in-memory store is named in messages.
+const MEMORY: &str = "<memory>";
+
+/// A run's id (its row id in `runs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RunId(pub i64);
+
+/// A step's id (its row id in `steps`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StepId(pub i64);
+
+/// A contender's id within the store (its row id in `contenders`; unique across runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ContenderId(pub i64);
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A run as it begins.
+#[derive(Debug, Clone, Copy)]
+pub struct NewRun<'a> {
+    /// The plan's name (its `name`, or the plan file's stem).
+    pub name: &'a str,
+    /// The plan file's text, as the user gave it.
+    pub plan_text: &'a str,
+    /// The plan after defaults and flags were applied, as JSON text.
+    pub plan_resolved: &'a str,
+    /// The machine the run is made on.
+    pub machine: &'a MachineFacts,
+    /// Wall-clock start of the run.
+    pub started: SystemTime,
+}
+
+/// A run as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    /// Its id.
+    pub id: RunId,
+    /// The plan's name.
+    pub name: String,
+    /// The plan file's text, as the user gave it.
+    pub plan_text: String,
+    /// The resolved plan, as JSON text.
+    pub plan_resolved: String,
+    /// The machine the run was made on.
+    pub machine: MachineFacts,
+    /// Wall-clock start.
+    pub started: SystemTime,
+    /// Wall-clock end; `None` while running (or if shootout died without a word).
+    pub ended: Option<SystemTime>,
+    /// How it ended ([`RunStatus::Running`] until [`Store::finish_run`]).
+    pub status: RunStatus,
+}
+
+/// One line of `shootout ls`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// The run's id.
+    pub id: RunId,
+    /// The plan's name.
+    pub name: String,
+    /// Wall-clock start.
+    pub started: SystemTime,
+    /// Wall-clock end, if it ended.
+    pub ended: Option<SystemTime>,
+    /// How it ended.
+    pub status: RunStatus,
+    /// Contenders recorded.
+    pub contenders: usize,
+    /// Steps recorded.
+    pub steps: usize,
+}
+
+/// A contender as it is added to a run.
+#[derive(Debug, Clone, Copy)]
+pub struct ContenderRecord<'a> {
+    /// Its name in the plan.
+    pub name: &'a str,
+    /// The command that starts it, or the URL of a server shootout does not start.
+    pub command: &'a str,
+    /// The others are compared with it.
+    pub baseline: bool,
+    /// What became of it so far (update it with [`Store::update_contender`]).
+    pub status: ContenderStatus,
+    /// Why it failed (exit status and stderr tail, or the verification report); may be empty.
+    pub detail: &'a str,
+    /// Its version text, if the plan says how to get it.
+    pub version: Option<&'a str>,
+    /// Where its standard output was captured.
+    pub stdout_log: Option<&'a Path>,
+    /// Where its standard error was captured.
+    pub stderr_log: Option<&'a Path>,
+}
+
+/// A contender as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContenderRow {
+    /// Its id.
+    pub id: ContenderId,
+    /// The run it belongs to.
+    pub run: RunId,
+    /// Its name in the plan.
+    pub name: String,
+    /// The command that starts it, or the URL.
+    pub command: String,
+    /// The others are compared with it.
+    pub baseline: bool,
+    /// What became of it.
+    pub status: ContenderStatus,
+    /// Why it failed; empty when there is nothing to say.
+    pub detail: String,
+    /// Its version text.
+    pub version: Option<String>,
+    /// Where its standard output was captured.
+    pub stdout_log: Option<PathBuf>,
+    /// Where its standard error was captured.
+    pub stderr_log: Option<PathBuf>,
+}
+
+/// An open store. Writes go through `&mut self`, one writer per process; other processes
+/// (a `shootout report` during a run) may read the same file at the same time.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    /// The file's path as shown in messages (`<memory>` for an in-memory store).
+    path: String,
+}
+
+impl Store {
+    /// Opens (creating it if needed) the store at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let shown = path.display().to_string();
+        let conn = Connection::open(path).map_err(|source| StoreError::Open {
+            path: shown.clone(),
+            source,
+        })?;
+        Store::init(conn, shown, true)
+    }
+
+    /// Opens the store at `path`, which must exist (for `report` and `ls`).
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing {
+                path: path.display().to_string(),
+            });
+        }
+        Store::open(path)
+    }
+
+    /// A fresh store in memory, gone when dropped (tests, or a run that must leave no file).
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let conn = Connection::open_in_memory().map_err(|source| StoreError::Open {
+            path: MEMORY.into(),
+            source,
+        })?;
+        Store::init(conn, MEMORY.into(), false)
+    }
+
+    /// Sets the connection up, refuses a newer schema before touching the file, migrates.
+    fn init(mut conn: Connection, path: String, file: bool) -> Result<Store, StoreError> {
+        let open = |source| StoreError::Open {
+            path: path.clone(),
+            source,
+        };
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
+        // The first read: a file that is not SQLite fails here.
+        let found = schema::version(&conn).map_err(open)?;
+        schema::check_version(found, &path)?;
+        if file {
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+                .map_err(open)?;
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(open)?;
+        schema::migrate(&mut conn, &path)?;
+        Ok(Store { conn, path })
+    }
+
+    /// The store's path as shown in messages.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Turns an SQLite error into a [`StoreError::Sql`] naming the file and the action.
+    fn sql(&self, action: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError + '_ {
+        move |source| StoreError::Sql {
+            path: self.path.clone(),
+            action,
+            source,
+        }
+    }
+
+    fn not_found(&self, what: String) -> StoreError {
+        StoreError::NotFound {
+            path: self.path.clone(),
+            what,
+        }
+    }
+
+    fn corrupt(&self, what: impl Into<String>, detail: impl Into<String>) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            what: what.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Records a new run with status [`RunStatus::Running`] and no end.
+    pub fn begin_run(&mut self, run: &NewRun) -> Result<RunId, StoreError> {
+        let machine = serde_json::to_string(run.machine).expect("MachineFacts serializes");
+        self.conn
+            .execute(
+                "INSERT INTO runs (name, plan_text, plan_resolved, machine, started_ns, status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    run.name,
+                    run.plan_text,
+                    run.plan_resolved,
+                    machine,
+                    codec::ns_since_epoch(run.started),
+                    run_status_word(RunStatus::Running),
+                ],
+            )
+            .map_err(self.sql("record the run"))?;
+        Ok(RunId(self.conn.last_insert_rowid()))
+    }
+
+    /// Sets a run's final status and end (may be called again to correct them).
+    pub fn finish_run(
+        &mut self,
+        run: RunId,
+        status: RunStatus,
+        ended: SystemTime,
+    ) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE runs SET status = ?2, ended_ns = ?3 WHERE id = ?1",
+                params![run.0, run_status_word(status), codec::ns_since_epoch(ended)],
+            )
+            .map_err(self.sql("record the end of the run"))?;
+        if n == 0 {
+            return Err(self.not_found(format!("run {run}")));
+        }
+        Ok(())
+    }
+
+    /// Adds a contender to a run.
+    pub fn add_contender(
+        &mut self,
+        run: RunId,
+        c: &ContenderRecord,
+    ) -> Result<ContenderId, StoreError> {
+        let path_text = |p: Option<&Path>| p.map(|p| p.to_string_lossy().into_owned());
+        self.conn
+            .execute(
+                "INSERT INTO contenders
+                   (run_id, name, command, baseline, status, detail, version, stdout_log, stderr_log)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    run.0,
+                    c.name,
+                    c.command,
+                    c.baseline,
+                    contender_status_word(c.status),
+                    c.detail,
+                    c.version,
+                    path_text(c.stdout_log),
+                    path_text(c.stderr_log),
+                ],
+            )
+            .map_err(self.sql("record the contender"))?;
+        Ok(ContenderId(self.conn.last_insert_rowid()))
+    }
+
+    /// Sets what became of a contender and why.
+    pub fn update_contender(
+        &mut self,
+        id: ContenderId,
+        status: ContenderStatus,
+        detail: &str,
+    ) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE contenders SET status = ?2, detail = ?3 WHERE id = ?1",
+                params![id.0, contender_status_word(status), detail],
+            )
+            .map_err(self.sql("update the contender"))?;
+        if n == 0 {
+            return Err(self.not_found(format!("contender {}", id.0)));
+        }
+        Ok(())
+    }
+
+    /// Every run, newest first, with its counts of contenders and steps.
+    pub fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT r.id, r.name, r.started_ns, r.ended_ns, r.status,
+                        (SELECT count(*) FROM contenders c WHERE c.run_id = r.id),
+                        (SELECT count(*) FROM steps s WHERE s.run_id = r.id)
+                 FROM runs r ORDER BY r.started_ns DESC, r.id DESC",
+            )
+            .map_err(self.sql("read the runs"))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    RunId(r.get(0)?),
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, usize>(5)?,
+                    r.get::<_, usize>(6)?,
+                ))
+            })
+            .map_err(self.sql("read the runs"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, name, started, ended, status, contenders, steps) =
+                row.map_err(self.sql("read the runs"))?;
+            out.push(RunSummary {
+                id,
+                name,
+                started: codec::time_at(started),
+                ended: ended.map(codec::time_at),
+                status: self.run_status(id, &status)?,
+                contenders,
+                steps,
+            });
+        }
+        Ok(out)
+    }
+
+    /// One run, if the store has it.
+    pub fn run(&self, id: RunId) -> Result<Option<RunRow>, StoreError> {
+        self.run_where("WHERE id = ?1", params![id.0])
+    }
+
+    /// The run started last, if any.
+    pub fn latest_run(&self) -> Result<Option<RunRow>, StoreError> {
+        self.run_where("ORDER BY started_ns DESC, id DESC LIMIT 1", params![])
+    }
+
+    fn run_where(
+        &self,
+        clause: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Option<RunRow>, StoreError> {
+        let sql = format!(
+            "SELECT id, name, plan_text, plan_resolved, machine, started_ns, ended_ns, status
+             FROM runs {clause}"
+        );
+        let raw = self
+            .conn
+            .prepare_cached(&sql)
+            .and_then(|mut stmt| {
+                stmt.query_row(args, |r| {
+                    Ok((
+                        RunId(r.get(0)?),
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, i64>(5)?,
+                        r.get::<_, Option<i64>>(6)?,
+                        r.get::<_, String>(7)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(self.sql("read the run"))?;
+        let Some((id, name, plan_text, plan_resolved, machine, started, ended, status)) = raw
+        else {
+            return Ok(None);
+        };
+        let machine = serde_json::from_str(&machine)
+            .map_err(|e| self.corrupt(format!("machine facts of run {id}"), e.to_string()))?;
+        Ok(Some(RunRow {
+            id,
+            name,
+            plan_text,
+            plan_resolved,
+            machine,
+            started: codec::time_at(started),
+            ended: ended.map(codec::time_at),
+            status: self.run_status(id, &status)?,
+        }))
+    }
+
+    fn run_status(&self, id: RunId, word: &str) -> Result<RunStatus, StoreError> {
+        run_status_of(word)
+            .ok_or_else(|| self.corrupt(format!("status of run {id}"), format!("'{word}'")))
+    }
+
+    /// The contenders of a run, in the order they were added.
+    pub fn contenders(&self, run: RunId) -> Result<Vec<ContenderRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, run_id, name, command, baseline, status, detail, version,
+                        stdout_log, stderr_log
+                 FROM contenders WHERE run_id = ?1 ORDER BY id",
+            )
+            .map_err(self.sql("read the contenders"))?;
+        let rows = stmt
+            .query_map([run.0], |r: &Row| {
+                Ok((
+                    ContenderRow {
+                        id: ContenderId(r.get(0)?),
+                        run: RunId(r.get(1)?),
+                        name: r.get(2)?,
+                        command: r.get(3)?,
+                        baseline: r.get(4)?,
+                        status: ContenderStatus::Skipped,
+                        detail: r.get(6)?,
+                        version: r.get(7)?,
+                        stdout_log: r.get::<_, Option<String>>(8)?.map(PathBuf::from),
+                        stderr_log: r.get::<_, Option<String>>(9)?.map(PathBuf::from),
+                    },
+                    r.get::<_, String>(5)?,
+                ))
+            })
+            .map_err(self.sql("read the contenders"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (mut c, status) = row.map_err(self.sql("read the contenders"))?;
+            c.status = contender_status_of(&status).ok_or_else(|| {
+                self.corrupt(
+                    format!("status of contender {}", c.id.0),
+                    format!("'{status}'"),
+                )
+            })?;
+            out.push(c);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests;

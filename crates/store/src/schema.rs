@@ -1,0 +1,195 @@
+//! The schema and its migrations. The file's `PRAGMA user_version` is the number of
+//! migration steps applied; opening a store applies the missing ones in order, each in its
+//! own transaction (so a failed step leaves the file at the previous version), and refuses a
+//! file from a newer shootout. `docs/store.md` describes the tables for people.
+//!
+//! To change the schema, append a step to [`MIGRATIONS`]; never edit a released one.
+
+use crate::error::StoreError;
+use rusqlite::{Connection, TransactionBehavior};
+
+/// The migration steps: step `i` takes the file from version `i` to `i + 1`.
+pub(crate) const MIGRATIONS: &[&str] = &[V1];
+
+/// The schema version this build writes: the number of migration steps.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Version 1: runs, contenders, steps and the steps' children.
+///
+/// Times are integer nanoseconds (`*_ns`: since the Unix epoch for instants, else a span);
+/// histograms are HdrHistogram V2 + deflate BLOBs of microseconds; REAL columns are NULL
+/// where the value was NaN (SQLite stores NaN as NULL).
+const V1: &str = "
+CREATE TABLE runs (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT    NOT NULL,
+    plan_text     TEXT    NOT NULL,
+    plan_resolved TEXT    NOT NULL,
+    machine       TEXT    NOT NULL,
+    started_ns    INTEGER NOT NULL,
+    ended_ns      INTEGER,
+    status        TEXT    NOT NULL
+);
+CREATE INDEX runs_started ON runs (started_ns);
+
+CREATE TABLE contenders (
+    id         INTEGER PRIMARY KEY,
+    run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    name       TEXT    NOT NULL,
+    command    TEXT    NOT NULL,
+    baseline   INTEGER NOT NULL CHECK (baseline IN (0, 1)),
+    status     TEXT    NOT NULL,
+    detail     TEXT    NOT NULL,
+    version    TEXT,
+    stdout_log TEXT,
+    stderr_log TEXT,
+    UNIQUE (id, run_id)
+);
+CREATE INDEX contenders_run ON contenders (run_id, id);
+
+CREATE TABLE steps (
+    id                  INTEGER PRIMARY KEY,
+    run_id              INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    contender_id        INTEGER NOT NULL,
+    workload            TEXT    NOT NULL,
+    level_kind          TEXT    NOT NULL CHECK (level_kind IN ('concurrency', 'rate')),
+    level_connections   INTEGER NOT NULL,
+    level_rps           REAL,
+    repetition          INTEGER NOT NULL CHECK (repetition >= 1),
+    started_ns          INTEGER NOT NULL,
+    ended_ns            INTEGER NOT NULL,
+    status              TEXT    NOT NULL,
+    measured_started_ns INTEGER NOT NULL,
+    duration_ns         INTEGER NOT NULL,
+    rps                 REAL,
+    completed           INTEGER NOT NULL,
+    ok                  INTEGER NOT NULL,
+    aborted             INTEGER NOT NULL,
+    fail_connect        INTEGER NOT NULL,
+    fail_timeout        INTEGER NOT NULL,
+    fail_reset          INTEGER NOT NULL,
+    fail_malformed      INTEGER NOT NULL,
+    fail_status         INTEGER NOT NULL,
+    fail_body           INTEGER NOT NULL,
+    length_mismatch     INTEGER NOT NULL,
+    connections_opened  INTEGER NOT NULL,
+    connections_failed  INTEGER NOT NULL,
+    reconnects          INTEGER NOT NULL,
+    bytes_received      INTEGER NOT NULL,
+    body_bytes          INTEGER NOT NULL,
+    bytes_sent          INTEGER NOT NULL,
+    hist_latency        BLOB    NOT NULL,
+    hist_latency_raw    BLOB    NOT NULL,
+    hist_connect        BLOB    NOT NULL,
+    hist_waiting        BLOB    NOT NULL,
+    hist_processing     BLOB    NOT NULL,
+    samples             BLOB    NOT NULL,
+    gen_threads         INTEGER NOT NULL,
+    gen_cpu_user_ns     INTEGER NOT NULL,
+    gen_cpu_sys_ns      INTEGER NOT NULL,
+    gen_busiest_thread  REAL,
+    sched_target_rps    REAL,
+    sched_achieved_rps  REAL,
+    sched_due           INTEGER,
+    sched_sent          INTEGER,
+    sched_late          INTEGER,
+    sched_max_lag_ns    INTEGER,
+    first_status        INTEGER,
+    first_server        TEXT,
+    first_body_len      INTEGER,
+    interrupted         INTEGER NOT NULL CHECK (interrupted IN (0, 1)),
+    warnings            TEXT    NOT NULL,
+    FOREIGN KEY (contender_id, run_id) REFERENCES contenders (id, run_id) ON DELETE CASCADE
+);
+CREATE INDEX steps_run ON steps (run_id, id);
+CREATE INDEX steps_contender ON steps (contender_id);
+
+CREATE TABLE step_status_codes (
+    step_id INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    code    INTEGER NOT NULL,
+    count   INTEGER NOT NULL,
+    PRIMARY KEY (step_id, code)
+);
+
+CREATE TABLE step_seconds (
+    step_id   INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    seq       INTEGER NOT NULL,
+    second    INTEGER NOT NULL,
+    completed INTEGER NOT NULL,
+    failed    INTEGER NOT NULL,
+    mean_us   REAL,
+    p50_us    INTEGER NOT NULL,
+    p99_us    INTEGER NOT NULL,
+    max_us    INTEGER NOT NULL,
+    PRIMARY KEY (step_id, seq)
+);
+
+CREATE TABLE step_resources (
+    step_id      INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    at_ns        INTEGER NOT NULL,
+    cpu_user_ns  INTEGER NOT NULL,
+    cpu_sys_ns   INTEGER NOT NULL,
+    rss_bytes    INTEGER NOT NULL,
+    processes    INTEGER NOT NULL,
+    threads      INTEGER NOT NULL,
+    ctx_switches INTEGER NOT NULL,
+    fds          INTEGER NOT NULL,
+    PRIMARY KEY (step_id, seq)
+);
+";
+
+/// Reads the file's schema version (`PRAGMA user_version`).
+pub(crate) fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+}
+
+/// Refuses a schema this build does not know.
+pub(crate) fn check_version(found: i64, path: &str) -> Result<(), StoreError> {
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_string(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    if found < 0 {
+        return Err(StoreError::Corrupt {
+            path: path.to_string(),
+            what: "schema version".into(),
+            detail: format!("PRAGMA user_version is {found}"),
+        });
+    }
+    Ok(())
+}
+
+/// Applies the missing migration steps, one transaction each. The version is read again
+/// under the write lock, so two shootouts opening the same old file migrate it once.
+pub(crate) fn migrate(conn: &mut Connection, path: &str) -> Result<(), StoreError> {
+    let failed = |version: i64| {
+        move |error| StoreError::Migrate {
+            path: path.to_string(),
+            version,
+            error,
+        }
+    };
+    loop {
+        let found = version(conn).map_err(failed(0))?;
+        check_version(found, path)?;
+        if found == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let next = found + 1;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(failed(next))?;
+        let current = version(&tx).map_err(failed(next))?;
+        if current == found {
+            tx.execute_batch(MIGRATIONS[found as usize])
+                .map_err(failed(next))?;
+            tx.pragma_update(None, "user_version", next)
+                .map_err(failed(next))?;
+        }
+        tx.commit().map_err(failed(next))?;
+    }
+}

@@ -1,0 +1,524 @@
+//! Steps: one contender × workload × load level × repetition, with everything its load run
+//! measured. [`Store::record_step`] writes one step and its children (status codes,
+//! per-second series, resource samples) in one transaction; [`Store::steps`] reads a run's
+//! steps back and rebuilds each [`RunResult`].
+
+use crate::codec::{self, step_status_of, step_status_word};
+use crate::{ContenderId, RunId, StepId, Store, StoreError};
+use rusqlite::{named_params, params, Row, TransactionBehavior};
+use shootout_model::{
+    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, LoadLevel, ResourceSample,
+    RunResult, ScheduleStats, SecondStats, StepStatus, Warning,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::time::SystemTime;
+
+// The steps table has one column per failure class (fail_connect … fail_body).
+const _: () = assert!(
+    FailureKind::ALL.len() == 6,
+    "a new failure class needs a column in the store's steps table: add a migration"
+);
+
+/// A measured step, as the orchestration hands it to the store.
+#[derive(Debug, Clone, Copy)]
+pub struct StepRecord<'a> {
+    /// The run it belongs to.
+    pub run: RunId,
+    /// The contender measured (of the same run).
+    pub contender: ContenderId,
+    /// The workload's name in the plan.
+    pub workload: &'a str,
+    /// The load level.
+    pub level: LoadLevel,
+    /// Which repetition of this contender × workload × level (1-based).
+    pub repetition: u32,
+    /// Wall-clock start of the step (warm-up included, if any).
+    pub started: SystemTime,
+    /// Wall-clock end of the step.
+    pub ended: SystemTime,
+    /// How the step ended.
+    pub status: StepStatus,
+    /// What the load run measured.
+    pub result: &'a RunResult,
+    /// The contender's process tree sampled during the step, oldest first.
+    pub resources: &'a [ResourceSample],
+}
+
+/// A step as read back from the store.
+#[derive(Debug, Clone)]
+pub struct StoredStep {
+    /// Its id.
+    pub id: StepId,
+    /// The run it belongs to.
+    pub run: RunId,
+    /// The contender measured.
+    pub contender: ContenderId,
+    /// The workload's name.
+    pub workload: String,
+    /// The load level.
+    pub level: LoadLevel,
+    /// Which repetition (1-based).
+    pub repetition: u32,
+    /// Wall-clock start of the step.
+    pub started: SystemTime,
+    /// Wall-clock end of the step.
+    pub ended: SystemTime,
+    /// How the step ended.
+    pub status: StepStatus,
+    /// What the load run measured; its warnings are derived again from the numbers
+    /// ([`RunResult::derive_warnings`]).
+    pub result: RunResult,
+    /// The contender's process tree during the step, oldest first.
+    pub resources: Vec<ResourceSample>,
+}
+
+/// The steps table's columns for a load level: kind, connections, rate.
+fn level_columns(level: LoadLevel) -> (&'static str, usize, Option<f64>) {
+    match level {
+        LoadLevel::Concurrency { connections } => ("concurrency", connections, None),
+        LoadLevel::Rate { rps, connections } => ("rate", connections, Some(rps)),
+    }
+}
+
+/// The warnings as a JSON array: each one serde-serialized (`kind` and its fields) plus
+/// `message`, its text as printed.
+fn warnings_json(warnings: &[Warning]) -> String {
+    let all: Vec<serde_json::Value> = warnings
+        .iter()
+        .map(|w| {
+            let mut v = serde_json::to_value(w).expect("a Warning serializes");
+            if let serde_json::Value::Object(m) = &mut v {
+                m.insert("message".into(), w.to_string().into());
+            }
+            v
+        })
+        .collect();
+    serde_json::Value::Array(all).to_string()
+}
+
+const INSERT_STEP: &str = "INSERT INTO steps (
+    run_id, contender_id, workload, level_kind, level_connections, level_rps, repetition,
+    started_ns, ended_ns, status, measured_started_ns, duration_ns, rps,
+    completed, ok, aborted,
+    fail_connect, fail_timeout, fail_reset, fail_malformed, fail_status, fail_body,
+    length_mismatch, connections_opened, connections_failed, reconnects,
+    bytes_received, body_bytes, bytes_sent,
+    hist_latency, hist_latency_raw, hist_connect, hist_waiting, hist_processing, samples,
+    gen_threads, gen_cpu_user_ns, gen_cpu_sys_ns, gen_busiest_thread,
+    sched_target_rps, sched_achieved_rps, sched_due, sched_sent, sched_late, sched_max_lag_ns,
+    first_status, first_server, first_body_len, interrupted, warnings
+) VALUES (
+    :run_id, :contender_id, :workload, :level_kind, :level_connections, :level_rps, :repetition,
+    :started_ns, :ended_ns, :status, :measured_started_ns, :duration_ns, :rps,
+    :completed, :ok, :aborted,
+    :fail_connect, :fail_timeout, :fail_reset, :fail_malformed, :fail_status, :fail_body,
+    :length_mismatch, :connections_opened, :connections_failed, :reconnects,
+    :bytes_received, :body_bytes, :bytes_sent,
+    :hist_latency, :hist_latency_raw, :hist_connect, :hist_waiting, :hist_processing, :samples,
+    :gen_threads, :gen_cpu_user_ns, :gen_cpu_sys_ns, :gen_busiest_thread,
+    :sched_target_rps, :sched_achieved_rps, :sched_due, :sched_sent, :sched_late, :sched_max_lag_ns,
+    :first_status, :first_server, :first_body_len, :interrupted, :warnings
+)";
+
+impl Store {
+    /// Records a step and its children in one transaction: after it returns, the step
+    /// survives a Ctrl-C or a crash of shootout.
+    pub fn record_step(&mut self, step: &StepRecord) -> Result<StepId, StoreError> {
+        let r = step.result;
+        // Encode before the transaction: the write lock is held for the inserts only.
+        let encode = |histogram: &'static str, h| {
+            codec::encode_histogram(h).map_err(|detail| StoreError::Encode {
+                path: self.path.clone(),
+                histogram,
+                detail,
+            })
+        };
+        let hist_latency = encode("latency", &r.latency)?;
+        let hist_latency_raw = encode("raw latency", &r.latency_raw)?;
+        let hist_connect = encode("connect", &r.connect)?;
+        let hist_waiting = encode("waiting", &r.waiting)?;
+        let hist_processing = encode("processing", &r.processing)?;
+        let samples = codec::encode_samples(&r.samples);
+        let warnings = warnings_json(&r.warnings);
+        let (level_kind, level_connections, level_rps) = level_columns(step.level);
+        let c = &r.counts;
+        let s = r.schedule.as_ref();
+        let first = r.first_response.as_ref();
+
+        let path = &self.path;
+        let failed = |source| StoreError::Sql {
+            path: path.clone(),
+            action: "record the step",
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(failed)?;
+        tx.prepare_cached(INSERT_STEP)
+            .and_then(|mut stmt| {
+                stmt.execute(named_params! {
+                    ":run_id": step.run.0,
+                    ":contender_id": step.contender.0,
+                    ":workload": step.workload,
+                    ":level_kind": level_kind,
+                    ":level_connections": level_connections,
+                    ":level_rps": level_rps,
+                    ":repetition": step.repetition,
+                    ":started_ns": codec::ns_since_epoch(step.started),
+                    ":ended_ns": codec::ns_since_epoch(step.ended),
+                    ":status": step_status_word(step.status),
+                    ":measured_started_ns": codec::ns_since_epoch(r.started),
+                    ":duration_ns": codec::ns(r.duration),
+                    ":rps": r.rps(),
+                    ":completed": c.completed,
+                    ":ok": c.ok,
+                    ":aborted": c.aborted,
+                    ":fail_connect": c.failures[FailureKind::Connect],
+                    ":fail_timeout": c.failures[FailureKind::Timeout],
+                    ":fail_reset": c.failures[FailureKind::Reset],
+                    ":fail_malformed": c.failures[FailureKind::Malformed],
+                    ":fail_status": c.failures[FailureKind::Status],
+                    ":fail_body": c.failures[FailureKind::Body],
+                    ":length_mismatch": c.length_mismatch,
+                    ":connections_opened": c.connections_opened,
+                    ":connections_failed": c.connections_failed,
+                    ":reconnects": c.reconnects,
+                    ":bytes_received": c.bytes_received,
+                    ":body_bytes": c.body_bytes,
+                    ":bytes_sent": c.bytes_sent,
+                    ":hist_latency": hist_latency,
+                    ":hist_latency_raw": hist_latency_raw,
+                    ":hist_connect": hist_connect,
+                    ":hist_waiting": hist_waiting,
+                    ":hist_processing": hist_processing,
+                    ":samples": samples,
+                    ":gen_threads": r.generator.threads,
+                    ":gen_cpu_user_ns": codec::ns(r.generator.cpu_user),
+                    ":gen_cpu_sys_ns": codec::ns(r.generator.cpu_sys),
+                    ":gen_busiest_thread": r.generator.busiest_thread,
+                    ":sched_target_rps": s.map(|s| s.target_rps),
+                    ":sched_achieved_rps": s.map(|s| s.achieved_rps),
+                    ":sched_due": s.map(|s| s.due),
+                    ":sched_sent": s.map(|s| s.sent),
+                    ":sched_late": s.map(|s| s.late),
+                    ":sched_max_lag_ns": s.map(|s| codec::ns(s.max_lag)),
+                    ":first_status": first.map(|f| f.status),
+                    ":first_server": first.and_then(|f| f.server.as_deref()),
+                    ":first_body_len": first.map(|f| f.body_len),
+                    ":interrupted": r.interrupted,
+                    ":warnings": warnings,
+                })
+            })
+            .map_err(failed)?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut codes = tx
+                .prepare_cached(
+                    "INSERT INTO step_status_codes (step_id, code, count) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(failed)?;
+            for (code, count) in &c.status {
+                codes.execute(params![id, code, count]).map_err(failed)?;
+            }
+            let mut seconds = tx
+                .prepare_cached(
+                    "INSERT INTO step_seconds
+                       (step_id, seq, second, completed, failed, mean_us, p50_us, p99_us, max_us)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )
+                .map_err(failed)?;
+            for (seq, s) in r.series.iter().enumerate() {
+                seconds
+                    .execute(params![
+                        id,
+                        seq,
+                        s.second,
+                        s.completed,
+                        s.failed,
+                        s.mean_us,
+                        s.p50_us,
+                        s.p99_us,
+                        s.max_us
+                    ])
+                    .map_err(failed)?;
+            }
+            let mut resources = tx
+                .prepare_cached(
+                    "INSERT INTO step_resources
+                       (step_id, seq, at_ns, cpu_user_ns, cpu_sys_ns, rss_bytes, processes,
+                        threads, ctx_switches, fds)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )
+                .map_err(failed)?;
+            for (seq, s) in step.resources.iter().enumerate() {
+                resources
+                    .execute(params![
+                        id,
+                        seq,
+                        codec::ns(s.at),
+                        codec::ns(s.cpu_user),
+                        codec::ns(s.cpu_sys),
+                        s.rss_bytes,
+                        s.processes,
+                        s.threads,
+                        s.ctx_switches,
+                        s.fds
+                    ])
+                    .map_err(failed)?;
+            }
+        }
+        tx.commit().map_err(failed)?;
+        Ok(StepId(id))
+    }
+
+    /// The steps of a run in the order they were recorded, each with its rebuilt
+    /// [`RunResult`] and its resource samples.
+    pub fn steps(&self, run: RunId) -> Result<Vec<StoredStep>, StoreError> {
+        let read = "read the steps";
+        let mut status = self.children(
+            "SELECT step_id, code, count FROM step_status_codes
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, code",
+            run,
+            |r| Ok((r.get::<_, u16>(1)?, r.get::<_, u64>(2)?)),
+        )?;
+        let mut seconds = self.children(
+            "SELECT step_id, second, completed, failed, mean_us, p50_us, p99_us, max_us
+             FROM step_seconds
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
+            run,
+            |r| {
+                Ok(SecondStats {
+                    second: r.get(1)?,
+                    completed: r.get(2)?,
+                    failed: r.get(3)?,
+                    mean_us: r.get::<_, Option<f64>>(4)?.unwrap_or(f64::NAN),
+                    p50_us: r.get(5)?,
+                    p99_us: r.get(6)?,
+                    max_us: r.get(7)?,
+                })
+            },
+        )?;
+        let mut resources = self.children(
+            "SELECT step_id, at_ns, cpu_user_ns, cpu_sys_ns, rss_bytes, processes, threads,
+                    ctx_switches, fds
+             FROM step_resources
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
+            run,
+            |r| {
+                Ok(ResourceSample {
+                    at: codec::span(r.get(1)?),
+                    cpu_user: codec::span(r.get(2)?),
+                    cpu_sys: codec::span(r.get(3)?),
+                    rss_bytes: r.get(4)?,
+                    processes: r.get(5)?,
+                    threads: r.get(6)?,
+                    ctx_switches: r.get(7)?,
+                    fds: r.get(8)?,
+                })
+            },
+        )?;
+
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT * FROM steps WHERE run_id = ?1 ORDER BY id")
+            .map_err(self.sql(read))?;
+        let mut rows = stmt.query([run.0]).map_err(self.sql(read))?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(self.sql(read))? {
+            let mut step = self.step_of(row)?;
+            let id = step.id.0;
+            step.result.counts.status =
+                status.remove(&id).unwrap_or_default().into_iter().collect();
+            step.result.series = seconds.remove(&id).unwrap_or_default();
+            step.resources = resources.remove(&id).unwrap_or_default();
+            step.result.derive_warnings();
+            out.push(step);
+        }
+        Ok(out)
+    }
+
+    /// Reads a child table of a run's steps, grouped by step id (column 0), in query order.
+    fn children<T>(
+        &self,
+        sql: &str,
+        run: RunId,
+        read: impl Fn(&Row) -> rusqlite::Result<T>,
+    ) -> Result<HashMap<i64, Vec<T>>, StoreError> {
+        let read_all = "read the steps";
+        let mut by_step: HashMap<i64, Vec<T>> = HashMap::new();
+        let mut stmt = self.conn.prepare_cached(sql).map_err(self.sql(read_all))?;
+        let mut rows = stmt.query([run.0]).map_err(self.sql(read_all))?;
+        while let Some(row) = rows.next().map_err(self.sql(read_all))? {
+            let step: i64 = row.get(0).map_err(self.sql(read_all))?;
+            let value = read(row).map_err(self.sql(read_all))?;
+            by_step.entry(step).or_default().push(value);
+        }
+        Ok(by_step)
+    }
+
+    /// Rebuilds a step from its row in `steps` (children filled in by the caller).
+    fn step_of(&self, row: &Row) -> Result<StoredStep, StoreError> {
+        let id: i64 = row.get("id").map_err(self.sql("read the steps"))?;
+        macro_rules! col {
+            ($name:literal) => {
+                row.get($name).map_err(self.sql("read the steps"))?
+            };
+        }
+        // REAL columns read NaN where SQLite stored NULL for it.
+        macro_rules! real {
+            ($name:literal) => {
+                row.get::<_, Option<f64>>($name)
+                    .map_err(self.sql("read the steps"))?
+                    .unwrap_or(f64::NAN)
+            };
+        }
+        let hist = |column: &'static str, what: &str| -> Result<_, StoreError> {
+            let bytes: Vec<u8> = row.get(column).map_err(self.sql("read the steps"))?;
+            codec::decode_histogram(&bytes)
+                .map_err(|e| self.corrupt(format!("{what} histogram of step {id}"), e))
+        };
+
+        let kind: String = col!("level_kind");
+        let connections: usize = col!("level_connections");
+        let level = match kind.as_str() {
+            "concurrency" => LoadLevel::Concurrency { connections },
+            "rate" => LoadLevel::Rate {
+                rps: real!("level_rps"),
+                connections,
+            },
+            other => {
+                return Err(self.corrupt(format!("load level of step {id}"), format!("'{other}'")))
+            }
+        };
+        let status_word: String = col!("status");
+        let status: StepStatus = step_status_of(&status_word).ok_or_else(|| {
+            self.corrupt(format!("status of step {id}"), format!("'{status_word}'"))
+        })?;
+
+        let mut failures = FailureCounts::default();
+        failures[FailureKind::Connect] = col!("fail_connect");
+        failures[FailureKind::Timeout] = col!("fail_timeout");
+        failures[FailureKind::Reset] = col!("fail_reset");
+        failures[FailureKind::Malformed] = col!("fail_malformed");
+        failures[FailureKind::Status] = col!("fail_status");
+        failures[FailureKind::Body] = col!("fail_body");
+        let counts = Counts {
+            completed: col!("completed"),
+            ok: col!("ok"),
+            failures,
+            aborted: col!("aborted"),
+            status: BTreeMap::new(),
+            length_mismatch: col!("length_mismatch"),
+            connections_opened: col!("connections_opened"),
+            connections_failed: col!("connections_failed"),
+            reconnects: col!("reconnects"),
+            bytes_received: col!("bytes_received"),
+            body_bytes: col!("body_bytes"),
+            bytes_sent: col!("bytes_sent"),
+        };
+
+        let samples: Vec<u8> = col!("samples");
+        let samples = codec::decode_samples(&samples)
+            .map_err(|e| self.corrupt(format!("samples of step {id}"), e))?;
+        let schedule = match row
+            .get::<_, Option<u64>>("sched_due")
+            .map_err(self.sql("read the steps"))?
+        {
+            None => None,
+            Some(due) => Some(ScheduleStats {
+                target_rps: real!("sched_target_rps"),
+                achieved_rps: real!("sched_achieved_rps"),
+                due,
+                sent: col!("sched_sent"),
+                late: col!("sched_late"),
+                max_lag: codec::span(col!("sched_max_lag_ns")),
+            }),
+        };
+        let first_response = match row
+            .get::<_, Option<u16>>("first_status")
+            .map_err(self.sql("read the steps"))?
+        {
+            None => None,
+            Some(status) => Some(FirstResponse {
+                status,
+                server: col!("first_server"),
+                body_len: col!("first_body_len"),
+            }),
+        };
+
+        let result = RunResult {
+            started: codec::time_at(col!("measured_started_ns")),
+            duration: codec::span(col!("duration_ns")),
+            counts,
+            latency: hist("hist_latency", "latency")?,
+            latency_raw: hist("hist_latency_raw", "raw latency")?,
+            connect: hist("hist_connect", "connect")?,
+            waiting: hist("hist_waiting", "waiting")?,
+            processing: hist("hist_processing", "processing")?,
+            series: Vec::new(),
+            samples,
+            first_response,
+            generator: GeneratorStats {
+                threads: col!("gen_threads"),
+                cpu_user: codec::span(col!("gen_cpu_user_ns")),
+                cpu_sys: codec::span(col!("gen_cpu_sys_ns")),
+                busiest_thread: real!("gen_busiest_thread"),
+            },
+            schedule,
+            interrupted: col!("interrupted"),
+            warnings: Vec::new(),
+        };
+        Ok(StoredStep {
+            id: StepId(id),
+            run: RunId(col!("run_id")),
+            contender: ContenderId(col!("contender_id")),
+            workload: col!("workload"),
+            level,
+            repetition: col!("repetition"),
+            started: codec::time_at(col!("started_ns")),
+            ended: codec::time_at(col!("ended_ns")),
+            status,
+            result,
+            resources: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_keep_kind_fields_and_text() {
+        let json = warnings_json(&[
+            Warning::NothingCompleted,
+            Warning::ConnectFailed { count: 3 },
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v[0]["kind"], "nothing_completed");
+        assert_eq!(v[0]["message"], "not one request completed");
+        assert_eq!(v[1]["kind"], "connect_failed");
+        assert_eq!(v[1]["count"], 3);
+        assert!(v[1]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("3 connection"));
+        assert_eq!(warnings_json(&[]), "[]");
+    }
+
+    #[test]
+    fn level_columns_name_the_kind() {
+        assert_eq!(
+            level_columns(LoadLevel::Concurrency { connections: 8 }),
+            ("concurrency", 8, None)
+        );
+        assert_eq!(
+            level_columns(LoadLevel::Rate {
+                rps: 500.0,
+                connections: 4
+            }),
+            ("rate", 4, Some(500.0))
+        );
+    }
+}

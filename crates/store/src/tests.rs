@@ -1,0 +1,617 @@
+//! The store's behaviour through its public API: round trips, interrupted runs, ordering,
+//! migrations and the messages of its errors.
+
+use super::*;
+use hdrhistogram::Histogram;
+use shootout_model::{
+    latency_histogram, FailureKind, FirstResponse, GeneratorStats, LoadLevel, ResourceSample,
+    RunResult, Sample, ScheduleStats, SecondStats, StepStatus,
+};
+use std::collections::BTreeMap;
+use std::time::UNIX_EPOCH;
+
+/// An instant `secs` seconds (and some nanoseconds) after 2023-11-14.
+fn at(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::new(1_700_000_000 + secs, 123_456_789)
+}
+
+fn machine() -> MachineFacts {
+    MachineFacts {
+        cpu_model: "Test CPU @ 3.0GHz".into(),
+        cores: 2,
+        kernel: "6.1.0-test".into(),
+        memory_bytes: 8 << 30,
+        versions: BTreeMap::from([
+            ("shootout".into(), "0.1.0".into()),
+            ("nginx".into(), "1.25.3".into()),
+        ]),
+    }
+}
+
+fn new_run<'a>(name: &'a str, machine: &'a MachineFacts, started: SystemTime) -> NewRun<'a> {
+    NewRun {
+        name,
+        plan_text: "name = \"demo\"\n[[contender]]\nname = \"nginx\"\n",
+        plan_resolved: r#"{"name":"demo","contenders":[{"name":"nginx"}]}"#,
+        machine,
+        started,
+    }
+}
+
+fn contender(name: &str) -> ContenderRecord<'_> {
+    ContenderRecord {
+        name,
+        command: "nginx -c conf/nginx.conf",
+        baseline: false,
+        status: ContenderStatus::Measured,
+        detail: "",
+        version: None,
+        stdout_log: None,
+        stderr_log: None,
+    }
+}
+
+/// A result with every field set to something recognisable.
+fn synthetic_result(seed: u64) -> RunResult {
+    let mut latency = latency_histogram();
+    let mut latency_raw = latency_histogram();
+    let mut connect = latency_histogram();
+    let mut waiting = latency_histogram();
+    let mut processing = latency_histogram();
+    for i in 0..5_000u64 {
+        let v = 100 + (i * 37 + seed) % 20_000;
+        latency.record(v + 50).unwrap();
+        latency_raw.record(v).unwrap();
+        connect.record(if i % 100 == 0 { 300 } else { 0 }).unwrap();
+        waiting.record(v * 3 / 4).unwrap();
+        processing.record(v - 10).unwrap();
+    }
+    latency.record(2_500_000).unwrap(); // one slow outlier
+    connect.record(1_001_000).unwrap(); // a SYN retry: SlowConnects
+    let mut failures = shootout_model::FailureCounts::default();
+    failures[FailureKind::Timeout] = 2;
+    failures[FailureKind::Status] = 5;
+    let counts = shootout_model::Counts {
+        completed: 5_001,
+        ok: 4_994,
+        failures,
+        aborted: 3,
+        status: BTreeMap::from([(200, 4_994), (503, 5)]),
+        length_mismatch: 1,
+        connections_opened: 51,
+        connections_failed: 1,
+        reconnects: 4,
+        bytes_received: 1_234_567,
+        body_bytes: 1_000_000,
+        bytes_sent: 345_678,
+    };
+    let mut r = RunResult {
+        started: at(seed),
+        duration: Duration::new(10, 987_654_321),
+        counts,
+        latency,
+        latency_raw,
+        connect,
+        waiting,
+        processing,
+        series: (0..11)
+            .map(|s| SecondStats {
+                second: s,
+                completed: 450 + u64::from(s),
+                failed: u64::from(s % 3),
+                mean_us: 1234.5 + f64::from(s),
+                p50_us: 1_000 + u64::from(s),
+                p99_us: 9_000,
+                max_us: 20_000 + seed,
+            })
+            .collect(),
+        samples: (0..1_000u64)
+            .map(|i| Sample {
+                start_us: i * 2_000 + seed,
+                connect_us: if i % 100 == 0 { 300 } else { 0 },
+                waiting_us: 700 + i as u32,
+                total_us: 900 + i as u32,
+                status: if i % 200 == 1 { 503 } else { 200 },
+                failure: (i % 200 == 1).then_some(FailureKind::Status),
+            })
+            .collect(),
+        first_response: Some(FirstResponse {
+            status: 200,
+            server: Some("nginx/1.25.3".into()),
+            body_len: 612,
+        }),
+        generator: GeneratorStats {
+            threads: 2,
+            cpu_user: Duration::from_micros(1_234_567),
+            cpu_sys: Duration::from_nanos(2_345_678_901),
+            busiest_thread: 0.95,
+        },
+        schedule: Some(ScheduleStats {
+            target_rps: 500.0,
+            achieved_rps: 455.25,
+            due: 5_500,
+            sent: 5_004,
+            late: 120,
+            max_lag: Duration::from_micros(15_250),
+        }),
+        interrupted: false,
+        warnings: vec![],
+    };
+    r.derive_warnings();
+    r
+}
+
+fn resources() -> Vec<ResourceSample> {
+    (0..4u64)
+        .map(|i| ResourceSample {
+            at: Duration::from_millis(250 * i),
+            cpu_user: Duration::from_millis(100 * i),
+            cpu_sys: Duration::from_nanos(40_000_001 * i),
+            rss_bytes: (20 << 20) + i,
+            processes: 3,
+            threads: 9 + i as u32,
+            ctx_switches: 1_000 * i,
+            fds: 60,
+        })
+        .collect()
+}
+
+fn step<'a>(
+    run: RunId,
+    contender: ContenderId,
+    repetition: u32,
+    result: &'a RunResult,
+    resources: &'a [ResourceSample],
+) -> StepRecord<'a> {
+    StepRecord {
+        run,
+        contender,
+        workload: "hello",
+        level: LoadLevel::Rate {
+            rps: 500.0,
+            connections: 50,
+        },
+        repetition,
+        started: at(100 + u64::from(repetition) * 20),
+        ended: at(111 + u64::from(repetition) * 20),
+        status: StepStatus::Complete,
+        result,
+        resources,
+    }
+}
+
+fn assert_hist_eq(name: &str, got: &Histogram<u64>, want: &Histogram<u64>) {
+    assert_eq!(got.len(), want.len(), "{name}: len");
+    assert_eq!(got.min(), want.min(), "{name}: min");
+    assert_eq!(got.max(), want.max(), "{name}: max");
+    assert_eq!(
+        got.value_at_quantile(0.99),
+        want.value_at_quantile(0.99),
+        "{name}: p99"
+    );
+    assert_eq!(got, want, "{name}: counts");
+}
+
+/// Every field of a stored result equals the one written.
+fn assert_result_eq(got: &RunResult, want: &RunResult) {
+    assert_eq!(got.started, want.started);
+    assert_eq!(got.duration, want.duration);
+    assert_eq!(got.counts, want.counts);
+    assert_hist_eq("latency", &got.latency, &want.latency);
+    assert_hist_eq("latency_raw", &got.latency_raw, &want.latency_raw);
+    assert_hist_eq("connect", &got.connect, &want.connect);
+    assert_hist_eq("waiting", &got.waiting, &want.waiting);
+    assert_hist_eq("processing", &got.processing, &want.processing);
+    assert_eq!(got.series, want.series);
+    assert_eq!(got.samples, want.samples);
+    assert_eq!(got.first_response, want.first_response);
+    assert_eq!(got.generator, want.generator);
+    assert_eq!(got.schedule, want.schedule);
+    assert_eq!(got.interrupted, want.interrupted);
+    assert_eq!(got.warnings, want.warnings);
+}
+
+#[test]
+fn a_step_round_trips_every_field() {
+    let mut store = Store::open_in_memory().unwrap();
+    let m = machine();
+    let run = store.begin_run(&new_run("demo", &m, at(0))).unwrap();
+    let c = store.add_contender(run, &contender("nginx")).unwrap();
+    let result = synthetic_result(7);
+    assert!(result.warnings.len() >= 4, "{:?}", result.warnings);
+    let res = resources();
+    let written = step(run, c, 1, &result, &res);
+    let id = store.record_step(&written).unwrap();
+
+    let steps = store.steps(run).unwrap();
+    assert_eq!(steps.len(), 1);
+    let s = &steps[0];
+    assert_eq!(s.id, id);
+    assert_eq!((s.run, s.contender), (run, c));
+    assert_eq!(s.workload, "hello");
+    assert_eq!(s.level, written.level);
+    assert_eq!(s.repetition, 1);
+    assert_eq!((s.started, s.ended), (written.started, written.ended));
+    assert_eq!(s.status, StepStatus::Complete);
+    assert_eq!(s.resources, res);
+    assert_result_eq(&s.result, &result);
+}
+
+#[test]
+fn a_closed_loop_step_without_optional_facts_round_trips() {
+    let mut store = Store::open_in_memory().unwrap();
+    let m = machine();
+    let run = store.begin_run(&new_run("demo", &m, at(0))).unwrap();
+    let c = store.add_contender(run, &contender("nginx")).unwrap();
+    let mut result = synthetic_result(1);
+    result.schedule = None;
+    result.first_response = None;
+    result.samples.clear();
+    result.series[0].mean_us = f64::NAN; // SQLite keeps NaN as NULL: read back as NaN
+    result.interrupted = true;
+    result.counts.status.clear();
+    result.derive_warnings();
+    let level = LoadLevel::Concurrency { connections: 8 };
+    let record = StepRecord {
+        level,
+        status: StepStatus::Interrupted,
+        ..step(run, c, 2, &result, &[])
+    };
+    store.record_step(&record).unwrap();
+
+    let s = &store.steps(run).unwrap()[0];
+    assert_eq!(s.level, level);
+    assert_eq!(s.status, StepStatus::Interrupted);
+    assert!(s.resources.is_empty());
+    assert!(s.result.series[0].mean_us.is_nan());
+    let mut got = s.result.clone();
+    let mut want = result.clone();
+    got.series[0].mean_us = 0.0;
+    want.series[0].mean_us = 0.0;
+    assert_result_eq(&got, &want);
+}
+
+#[test]
+fn a_run_row_keeps_plan_machine_and_status() {
+    let mut store = Store::open_in_memory().unwrap();
+    let m = machine();
+    let run = store.begin_run(&new_run("demo", &m, at(0))).unwrap();
+    let row = store.run(run).unwrap().unwrap();
+    assert_eq!(row.name, "demo");
+    assert!(row.plan_text.contains("[[contender]]"));
+    assert!(row.plan_resolved.starts_with('{'));
+    assert_eq!(row.machine, m);
+    assert_eq!(row.started, at(0));
+    assert_eq!((row.status, row.ended), (RunStatus::Running, None));
+
+    store.finish_run(run, RunStatus::Complete, at(60)).unwrap();
+    let row = store.run(run).unwrap().unwrap();
+    assert_eq!((row.status, row.ended), (RunStatus::Complete, Some(at(60))));
+    assert_eq!(store.run(RunId(run.0 + 1)).unwrap(), None);
+}
+
+#[test]
+fn contenders_keep_their_order_and_updates() {
+    let mut store = Store::open_in_memory().unwrap();
+    let m = machine();
+    let run = store.begin_run(&new_run("demo", &m, at(0))).unwrap();
+    let a = store
+        .add_contender(
+            run,
+            &ContenderRecord {
+                baseline: true,
+                version: Some("nginx version: nginx/1.25.3"),
+                stdout_log: Some(Path::new("logs/nginx.out")),
+                stderr_log: Some(Path::new("logs/nginx.err")),
+                ..contender("nginx")
+            },
+        )
+        .unwrap();
+    let b = store
+        .add_contender(
+            run,
+            &ContenderRecord {
+                command: "http://127.0.0.1:9000/",
+                status: ContenderStatus::Skipped,
+                ..contender("remote")
+            },
+        )
+        .unwrap();
+    store
+        .update_contender(
+            b,
+            ContenderStatus::VerificationFailed,
+            "GET / answered 404, expected 2xx",
+        )
+        .unwrap();
+
+    let rows = store.contenders(run).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].id, a);
+    assert_eq!(rows[0].run, run);
+    assert_eq!(rows[0].name, "nginx");
+    assert!(rows[0].baseline);
+    assert_eq!(rows[0].status, ContenderStatus::Measured);
+    assert_eq!(
+        rows[0].version.as_deref(),
+        Some("nginx version: nginx/1.25.3")
+    );
+    assert_eq!(
+        rows[0].stderr_log.as_deref(),
+        Some(Path::new("logs/nginx.err"))
+    );
+    assert_eq!(rows[1].id, b);
+    assert_eq!(rows[1].command, "http://127.0.0.1:9000/");
+    assert!(!rows[1].baseline);
+    assert_eq!(rows[1].status, ContenderStatus::VerificationFailed);
+    assert_eq!(rows[1].detail, "GET / answered 404, expected 2xx");
+    assert_eq!(
+        (rows[1].version.clone(), rows[1].stdout_log.clone()),
+        (None, None)
+    );
+
+    let e = store
+        .update_contender(ContenderId(99), ContenderStatus::Crashed, "")
+        .unwrap_err();
+    assert!(e.to_string().contains("no contender 99"), "{e}");
+}
+
+#[test]
+fn runs_are_listed_newest_first_with_their_counts() {
+    let mut store = Store::open_in_memory().unwrap();
+    assert!(store.runs().unwrap().is_empty());
+    assert_eq!(store.latest_run().unwrap(), None);
+    let m = machine();
+    let old = store.begin_run(&new_run("old", &m, at(0))).unwrap();
+    let new = store.begin_run(&new_run("new", &m, at(1_000))).unwrap();
+    // Recorded last but started in between (a clock that went back): ordered by start.
+    let mid = store.begin_run(&new_run("mid", &m, at(500))).unwrap();
+    let c1 = store.add_contender(old, &contender("a")).unwrap();
+    store.add_contender(old, &contender("b")).unwrap();
+    let result = synthetic_result(3);
+    for rep in 1..=3 {
+        store
+            .record_step(&step(old, c1, rep, &result, &[]))
+            .unwrap();
+    }
+    store.finish_run(old, RunStatus::Complete, at(90)).unwrap();
+
+    let runs = store.runs().unwrap();
+    let order: Vec<_> = runs.iter().map(|r| (r.id, r.name.as_str())).collect();
+    assert_eq!(order, [(new, "new"), (mid, "mid"), (old, "old")]);
+    let o = &runs[2];
+    assert_eq!((o.contenders, o.steps), (2, 3));
+    assert_eq!(
+        (o.status, o.started, o.ended),
+        (RunStatus::Complete, at(0), Some(at(90)))
+    );
+    assert_eq!((runs[0].contenders, runs[0].steps), (0, 0));
+    assert_eq!(runs[0].status, RunStatus::Running);
+    assert_eq!(store.latest_run().unwrap().unwrap().id, new);
+    assert!(store.steps(new).unwrap().is_empty());
+}
+
+#[test]
+fn an_interrupted_run_keeps_its_completed_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shootout.db");
+    let m = machine();
+    let first = synthetic_result(11);
+    let second = synthetic_result(22);
+    let res = resources();
+    let (run, c) = {
+        let mut store = Store::open(&path).unwrap();
+        let run = store.begin_run(&new_run("demo", &m, at(0))).unwrap();
+        let c = store.add_contender(run, &contender("nginx")).unwrap();
+        store.record_step(&step(run, c, 1, &first, &res)).unwrap();
+        store.record_step(&step(run, c, 2, &second, &res)).unwrap();
+        store
+            .finish_run(run, RunStatus::Interrupted, at(50))
+            .unwrap();
+        (run, c)
+    };
+
+    let store = Store::open_existing(&path).unwrap();
+    let row = store.latest_run().unwrap().unwrap();
+    assert_eq!((row.id, row.status), (run, RunStatus::Interrupted));
+    assert_eq!(row.ended, Some(at(50)));
+    assert_eq!(row.machine, m);
+    assert_eq!(store.contenders(run).unwrap()[0].id, c);
+    let steps = store.steps(run).unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(
+        steps.iter().map(|s| s.repetition).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    assert_result_eq(&steps[0].result, &first);
+    assert_result_eq(&steps[1].result, &second);
+    assert_eq!(steps[1].resources, res);
+}
+
+#[test]
+fn a_step_is_kept_when_shootout_dies_before_finishing_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shootout.db");
+    let m = machine();
+    let result = synthetic_result(5);
+    let mut writer = Store::open(&path).unwrap();
+    let run = writer.begin_run(&new_run("demo", &m, at(0))).unwrap();
+    let c = writer.add_contender(run, &contender("nginx")).unwrap();
+    writer.record_step(&step(run, c, 1, &result, &[])).unwrap();
+    // A reader (`shootout report` during the run) sees the step while the writer is open.
+    let reader = Store::open(&path).unwrap();
+    assert_eq!(reader.steps(run).unwrap().len(), 1);
+    std::mem::forget(writer); // no orderly close, as in a crash
+    let after = Store::open(&path).unwrap();
+    let summary = &after.runs().unwrap()[0];
+    assert_eq!((summary.status, summary.steps), (RunStatus::Running, 1));
+}
+
+#[test]
+fn a_file_store_uses_wal_and_the_current_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shootout.db");
+    drop(Store::open(&path).unwrap());
+    let conn = Connection::open(&path).unwrap();
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    assert_eq!(schema::version(&conn).unwrap(), SCHEMA_VERSION);
+}
+
+#[test]
+fn a_v0_file_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        // A valid SQLite file with no schema of ours: user_version 0.
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('hi');")
+            .unwrap();
+        assert_eq!(schema::version(&conn).unwrap(), 0);
+    }
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(schema::version(&store.conn).unwrap(), SCHEMA_VERSION);
+    let m = machine();
+    let run = store.begin_run(&new_run("demo", &m, at(0))).unwrap();
+    assert_eq!(store.runs().unwrap()[0].id, run);
+    // Opening again applies nothing twice.
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.runs().unwrap().len(), 1);
+}
+
+#[test]
+fn a_failed_migration_leaves_the_file_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    {
+        // Someone else's database that happens to have a `runs` table.
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE runs (x INTEGER);")
+            .unwrap();
+    }
+    let e = Store::open(&path).unwrap_err();
+    assert!(matches!(e, StoreError::Migrate { version: 1, .. }), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains("other.db") && msg.contains("--db"), "{msg}");
+    let conn = Connection::open(&path).unwrap();
+    assert_eq!(schema::version(&conn).unwrap(), 0);
+    let contenders: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'contenders'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(contenders, 0, "the failed step was rolled back");
+}
+
+#[test]
+fn a_file_from_a_newer_shootout_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shootout.db");
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 4)
+            .unwrap();
+    }
+    let e = Store::open(&path).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&format!(
+            "schema {}, this one knows {SCHEMA_VERSION}",
+            SCHEMA_VERSION + 4
+        )),
+        "{msg}"
+    );
+    assert!(msg.contains("upgrade shootout"), "{msg}");
+    assert!(msg.contains("shootout.db"), "{msg}");
+    // Refused before anything was changed.
+    let conn = Connection::open(&path).unwrap();
+    assert_eq!(schema::version(&conn).unwrap(), SCHEMA_VERSION + 4);
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plan.toml");
+    std::fs::write(
+        &path,
+        "name = \"this is a plan, not a database\"\n".repeat(50),
+    )
+    .unwrap();
+    let e = Store::open(&path).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.starts_with("cannot open the store "), "{msg}");
+    assert!(msg.contains("plan.toml") && msg.contains("--db"), "{msg}");
+}
+
+#[test]
+fn a_missing_store_says_how_to_make_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nothing.db");
+    let e = Store::open_existing(&path).unwrap_err();
+    assert!(e.to_string().contains("shootout run"), "{e}");
+    assert!(!path.exists(), "open_existing must not create the file");
+    let e = Store::open(&dir.path().join("no/such/dir.db")).unwrap_err();
+    assert!(matches!(e, StoreError::Open { .. }), "{e:?}");
+}
+
+#[test]
+fn a_step_of_another_runs_contender_is_refused() {
+    let mut store = Store::open_in_memory().unwrap();
+    let m = machine();
+    let a = store.begin_run(&new_run("a", &m, at(0))).unwrap();
+    let b = store.begin_run(&new_run("b", &m, at(1))).unwrap();
+    let ca = store.add_contender(a, &contender("nginx")).unwrap();
+    let result = synthetic_result(0);
+    let e = store
+        .record_step(&step(b, ca, 1, &result, &[]))
+        .unwrap_err();
+    assert!(e.to_string().contains("cannot record the step"), "{e}");
+    assert!(store.steps(b).unwrap().is_empty());
+    let e = store
+        .finish_run(RunId(42), RunStatus::Failed, at(2))
+        .unwrap_err();
+    assert!(e.to_string().contains("no run 42"), "{e}");
+}
+
+#[test]
+fn docs_store_md_lists_every_table_and_column() {
+    let doc = include_str!("../../../docs/store.md");
+    // `### `table`` headings, then rows that start with `| `column` |`.
+    let mut documented: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut table = None;
+    for line in doc.lines() {
+        if let Some(name) = line.strip_prefix("### `") {
+            table = Some(name.trim_end_matches('`').to_string());
+            documented.insert(table.clone().unwrap(), Vec::new());
+        } else if let (Some(t), Some(row)) = (&table, line.strip_prefix("| `")) {
+            let column = row.split('`').next().unwrap().to_string();
+            documented.get_mut(t).unwrap().push(column);
+        }
+    }
+    let store = Store::open_in_memory().unwrap();
+    let mut actual: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut tables = store
+        .conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap();
+    for name in tables.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+        let name = name.unwrap();
+        let mut info = store
+            .conn
+            .prepare(&format!("PRAGMA table_info({name})"))
+            .unwrap();
+        let columns = info
+            .query_map([], |r| r.get::<_, String>(1))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        actual.insert(name, columns);
+    }
+    assert_eq!(documented, actual, "docs/store.md is out of date");
+    assert!(doc.contains(&format!("The current version is **{SCHEMA_VERSION}**")));
+}

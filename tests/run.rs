@@ -1,0 +1,380 @@
+//! End-to-end tests of `shootout run` and `shootout ls`: the quickstart plan, contenders
+//! that fail in every way the lifecycle knows, a contender given by URL, and Ctrl-C. Each
+//! test checks what was stored and that no contender process was left behind.
+
+use assert_cmd::Command;
+use shootout_model::{ContenderStatus, RunStatus, StepStatus};
+use shootout_store::Store;
+use shootout_testserver::{Behavior, TestServer};
+use std::path::PathBuf;
+use std::process::Stdio;
+
+fn shootout() -> Command {
+    Command::cargo_bin("shootout").unwrap()
+}
+
+/// Processes whose command line mentions `needle` (a test's own temp dir).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(needle) && !cmd.contains("cargo") && !cmd.contains("shootout run") {
+            found.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+struct Case {
+    dir: tempfile::TempDir,
+}
+
+impl Case {
+    fn new(plan: &str) -> Case {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+        Case { dir }
+    }
+    fn plan(&self) -> PathBuf {
+        self.dir.path().join("plan.toml")
+    }
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("shootout.db")
+    }
+    fn store(&self) -> Store {
+        Store::open_existing(&self.db()).unwrap()
+    }
+    fn no_orphans(&self) {
+        let left = processes_mentioning(&self.dir.path().display().to_string());
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
+
+const QUICK: &str = r#"
+[defaults]
+warmup = 0
+requests = 200
+repeat = 1
+cooldown = "0s"
+"#;
+
+fn plan_with(contenders: &str, workload: &str) -> String {
+    format!("name = \"test\"\n{QUICK}\n{contenders}\n{workload}\n[load]\nconcurrency = [2]\n")
+}
+
+const GET_INDEX: &str =
+    "[[workload]]\nname = \"index\"\npath = \"/index.html\"\nexpect = { status = 200 }\n";
+
+fn python_server(name: &str, extra: &str) -> String {
+    format!(
+        "[[contender]]\nname = \"{name}\"\ncommand = \"python3 -m http.server {{port}} --bind 127.0.0.1 --directory {{tmp}}\"\nsetup = \"echo hello > {{tmp}}/index.html\"\n{extra}\n"
+    )
+}
+
+#[test]
+fn quickstart_plan_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let out = shootout()
+        .args(["run", "plans/quickstart/plan.toml", "--quick", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in ["http.server (baseline)", "wsgiref", "% of base", "times"] {
+        assert!(stdout.contains(want), "{want} missing in\n{stdout}");
+    }
+    let store = Store::open_existing(&db).unwrap();
+    let run = store.latest_run().unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 6, "2 contenders × 3 levels × 1 repetition");
+    for s in &steps {
+        assert_eq!(s.status, StepStatus::Complete);
+        assert_eq!(s.result.counts.failed(), 0);
+        assert!(s.result.counts.ok > 0);
+        assert!(!s.resources.is_empty(), "server samples");
+    }
+    assert!(store
+        .contenders(run.id)
+        .unwrap()
+        .iter()
+        .all(|c| c.status == ContenderStatus::Measured));
+    // `ls` lists it; the table printed later is the one printed now.
+    let ls = shootout().args(["ls", "--db"]).arg(&db).output().unwrap();
+    let ls = String::from_utf8_lossy(&ls.stdout);
+    assert!(ls.contains("complete") && ls.contains("quickstart"), "{ls}");
+    assert!(processes_mentioning(&dir.path().display().to_string()).is_empty());
+}
+
+#[test]
+fn dry_run_starts_nothing() {
+    let c = Case::new(&plan_with(&python_server("a", ""), GET_INDEX));
+    let out = shootout()
+        .args(["run", "--dry-run"])
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("steps: 1 (1 contenders × 1 workloads × 1 levels × 1 repetitions)"),
+        "{stdout}"
+    );
+    assert!(!c.db().exists(), "a dry run writes no store");
+}
+
+#[test]
+fn a_bad_plan_is_one_line_with_the_line_number() {
+    let c = Case::new(&plan_with(&python_server("a", "bogus = 1"), GET_INDEX));
+    let out = shootout().arg("run").arg(c.plan()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("plan.toml:")
+            && err.contains("unknown field `bogus`")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+/// Runs a plan whose only contender fails as `extra` makes it; returns its stored status
+/// and detail.
+fn lone_failure(contender: &str, workload: &str) -> (Case, ContenderStatus, String) {
+    let c = Case::new(&plan_with(contender, workload));
+    let out = shootout()
+        .arg("run")
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Failed);
+    assert!(store.steps(run.id).unwrap().is_empty());
+    let contender = store.contenders(run.id).unwrap().remove(0);
+    c.no_orphans();
+    (c, contender.status, contender.detail)
+}
+
+#[test]
+fn a_contender_that_crashes_at_start_is_reported_with_its_stderr() {
+    let crash = "[[contender]]\nname = \"crash\"\ncommand = \"echo boom on {port} >&2; exit 3\"\n";
+    let (_c, status, detail) = lone_failure(crash, GET_INDEX);
+    assert_eq!(status, ContenderStatus::Exited);
+    assert!(
+        detail.contains("boom on") && detail.contains("exit status: 3"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_contender_that_never_becomes_ready_is_stopped() {
+    let never = "[[contender]]\nname = \"never\"\ncommand = \"sleep 30 # {port}\"\nready = { timeout = \"300ms\" }\n";
+    let (_c, status, _) = lone_failure(never, GET_INDEX);
+    assert_eq!(status, ContenderStatus::NeverReady);
+}
+
+#[test]
+fn a_failed_setup_skips_the_contender() {
+    let bad = "[[contender]]\nname = \"bad\"\ncommand = \"sleep 30 # {port}\"\nsetup = \"echo no such thing >&2; exit 7\"\n";
+    let (_c, status, detail) = lone_failure(bad, GET_INDEX);
+    assert_eq!(status, ContenderStatus::SetupFailed);
+    assert!(
+        detail.contains("exit status: 7") && detail.contains("no such thing"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_contender_with_wrong_answers_is_not_measured_and_we_see_what_it_said() {
+    let wrong =
+        "[[workload]]\nname = \"missing\"\npath = \"/nope.html\"\nexpect = { status = 200 }\n";
+    let (_c, status, detail) = lone_failure(&python_server("py", ""), wrong);
+    assert_eq!(status, ContenderStatus::VerificationFailed);
+    assert!(
+        detail.contains("0 ok, 20 failed (20 status); status codes 404: 20"),
+        "{detail}"
+    );
+    assert!(detail.contains("one answer: HTTP/1.0 404"), "{detail}");
+}
+
+#[test]
+fn a_contender_that_ignores_sigterm_is_killed() {
+    let stubborn = "[[contender]]\nname = \"stubborn\"\ncommand = \"trap '' TERM; exec python3 -m http.server {port} --bind 127.0.0.1 --directory {tmp}\"\nsetup = \"echo hello > {tmp}/index.html\"\n";
+    let c = Case::new(&plan_with(stubborn, GET_INDEX));
+    let out = shootout()
+        .arg("run")
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    c.no_orphans();
+}
+
+#[test]
+fn a_contender_that_dies_mid_step_is_marked_crashed_and_the_run_goes_on() {
+    // Serves 100 requests, then exits: past verification (68) and into the first step.
+    let script = r#"
+import http.server, os, sys
+n = [0]
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        n[0] += 1
+        if n[0] > 100:
+            os._exit(9)
+        self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"#;
+    let plan = plan_with(
+        &format!("{}\n[[contender]]\nname = \"dies\"\ncommand = \"python3 {{plan_dir}}/dies.py {{port}}\"\n", python_server("steady", "")),
+        GET_INDEX.replace("/index.html", "/").as_str(),
+    )
+    .replace("requests = 200", "requests = 2000");
+    let c = Case::new(&plan);
+    std::fs::write(c.dir.path().join("dies.py"), script).unwrap();
+    let out = shootout()
+        .arg("run")
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let contenders = store.contenders(run.id).unwrap();
+    let dies = contenders.iter().find(|x| x.name == "dies").unwrap();
+    assert_eq!(dies.status, ContenderStatus::Crashed, "{}", dies.detail);
+    let steady = contenders.iter().find(|x| x.name == "steady").unwrap();
+    assert_eq!(steady.status, ContenderStatus::Measured);
+    let steps = store.steps(run.id).unwrap();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.contender == dies.id && s.status == StepStatus::ContenderDied),
+        "{:?}",
+        steps.iter().map(|s| s.status).collect::<Vec<_>>()
+    );
+    c.no_orphans();
+}
+
+#[test]
+fn a_url_contender_is_measured_without_launching_anything() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let url = server.url("/");
+    let contender = format!(
+        "[[contender]]\nname = \"theirs\"\nurl = \"{}\"\n",
+        url.trim_end_matches('/')
+    );
+    let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\nexpect = { status = 200, body_contains = \"Hello\" }\n";
+    let c = Case::new(&plan_with(&contender, workload));
+    let out = shootout()
+        .arg("run")
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].result.counts.ok, 200);
+    assert_eq!(
+        server.requests(),
+        20 + 48 + 200,
+        "verification, then the step"
+    );
+}
+
+#[test]
+fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
+    let plan = format!(
+        "name = \"long\"\n[defaults]\nwarmup = 0\nduration = \"1s\"\nrepeat = 30\ncooldown = \"0s\"\n{}\n{GET_INDEX}\n[load]\nconcurrency = [1]\n",
+        python_server("py", "")
+    );
+    let c = Case::new(&plan);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+        .arg("run")
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once two steps are stored (bounded: the plan has 30 one-second steps).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let stored = c
+            .db()
+            .exists()
+            .then(|| Store::open_existing(&c.db()).ok())
+            .flatten()
+            .and_then(|s| {
+                let run = s.latest_run().ok()??;
+                Some(s.steps(run.id).ok()?.len())
+            });
+        if stored.unwrap_or(0) >= 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no step stored in time"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "shootout ended early");
+        std::thread::yield_now();
+    }
+    unsafe { kill(child.id() as i32, 2) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted);
+    let steps = store.steps(run.id).unwrap();
+    assert!(steps.len() >= 2 && steps.len() < 30, "{}", steps.len());
+    assert!(steps[..steps.len() - 1]
+        .iter()
+        .all(|s| s.status == StepStatus::Complete));
+    assert_eq!(steps.last().unwrap().status, StepStatus::Interrupted);
+    c.no_orphans();
+}
+
+extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
