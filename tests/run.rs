@@ -378,3 +378,41 @@ fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
 extern "C" {
     fn kill(pid: i32, sig: i32) -> i32;
 }
+
+#[test]
+fn only_rate_and_stages_in_a_dry_run() {
+    let plan = |load: &str| {
+        format!(
+            "name = \"x\"\n{QUICK}\n{}{}{GET_INDEX}\n[load]\n{load}\n",
+            python_server("a", ""),
+            python_server("b", "")
+        )
+    };
+    let dry = |plan_text: String, extra: &[&str]| {
+        let c = Case::new(&plan_text);
+        let out = shootout()
+            .args(["run", "--dry-run"])
+            .arg(c.plan())
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, _) = dry(plan("rate = [100, 200]\nconnections = 8"), &["--only", "b"]);
+    assert_eq!(code, Some(0));
+    // b alone: it is the baseline now.
+    assert!(
+        out.contains("  b (baseline): ") && !out.contains("  a"),
+        "{out}"
+    );
+    assert!(out.contains("load: rate=100, rate=200"), "{out}");
+    let (_, out, _) = dry(plan("stages = [ {concurrency = 10, duration = \"2s\"}, {concurrency = 50, duration = \"3s\"} ]"), &[]);
+    assert!(out.contains("load: c=10, c=50"), "{out}");
+    let (code, _, err) = dry(plan("concurrency = [1]"), &["--only", "zzz"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("the plan has: a, b"), "{err}");
+}
