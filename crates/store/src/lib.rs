@@ -161,6 +161,18 @@ pub struct ContenderRow {
     pub stderr_log: Option<PathBuf>,
 }
 
+/// One run as the reports need it: the run, its contenders (in plan order) and its steps
+/// (in the order measured), everything read from the store.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    /// The run.
+    pub run: RunRow,
+    /// Its contenders.
+    pub contenders: Vec<ContenderRow>,
+    /// Its steps, each with its rebuilt `RunResult` and resource samples.
+    pub steps: Vec<StoredStep>,
+}
+
 /// An open store. Writes go through `&mut self`, one writer per process; other processes
 /// (a `shootout report` during a run) may read the same file at the same time.
 #[derive(Debug)]
@@ -386,6 +398,18 @@ impl Store {
     }
 
     /// The run started last, if any.
+    /// Run `id` with its contenders and steps; `None` when there is no such run.
+    pub fn load_run(&self, id: RunId) -> Result<Option<StoredRun>, StoreError> {
+        let Some(run) = self.run(id)? else {
+            return Ok(None);
+        };
+        Ok(Some(StoredRun {
+            run,
+            contenders: self.contenders(id)?,
+            steps: self.steps(id)?,
+        }))
+    }
+
     pub fn latest_run(&self) -> Result<Option<RunRow>, StoreError> {
         self.run_where("ORDER BY started_ns DESC, id DESC LIMIT 1", params![])
     }
