@@ -10,6 +10,7 @@
 //! enum at the edge (the CLI's `--format`).
 
 mod ab;
+pub mod html;
 mod json;
 mod shootout;
 mod stats;
