@@ -142,7 +142,22 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         return Ok(0);
     }
     let mut store = Store::open(&a.db).map_err(Failure::run)?;
-    let machine = machine_facts();
+    let mut machine = machine_facts();
+    let versions: Vec<Option<String>> = plan
+        .contenders
+        .iter()
+        .map(|c| match &c.launch {
+            Launch::Command { command, .. } => program_version(command),
+            Launch::Url(_) => None,
+        })
+        .collect();
+    for (c, v) in plan.contenders.iter().zip(&versions) {
+        if let (Launch::Command { command, .. }, Some(v)) = (&c.launch, v) {
+            if let Some(program) = program_of(command) {
+                machine.versions.insert(program.to_string(), v.clone());
+            }
+        }
+    }
     let run_id = store
         .begin_run(&NewRun {
             name: &plan.name,
@@ -185,7 +200,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
                     baseline: c.baseline,
                     status: ContenderStatus::Skipped,
                     detail: "not started yet",
-                    version: None,
+                    version: versions[index].as_deref(),
                     stdout_log: None,
                     stderr_log: None,
                 },
@@ -647,6 +662,56 @@ fn step_line(
     )
 }
 
+/// The program a command runs: its first word that is not a variable assignment.
+fn program_of(command: &str) -> Option<&str> {
+    let word = command.split_whitespace().find(|w| !w.contains('='))?;
+    let shell = [
+        "trap", "cd", "exec", "export", "ulimit", "set", "if", "for", "while",
+    ];
+    (!shell.contains(&word)).then_some(word)
+}
+
+/// The first line `PROGRAM --version` (or `-v`, as nginx wants) prints, within 2 s; `None`
+/// when the program does not say.
+fn program_version(command: &str) -> Option<String> {
+    let program = program_of(command)?;
+    ["--version", "-v"].iter().find_map(|flag| {
+        let mut child = std::process::Command::new(program)
+            .arg(flag)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .ok()?;
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let status = loop {
+            if let Some(st) = child.try_wait().ok()? {
+                break st;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let out = child.wait_with_output().ok()?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())?
+            .chars()
+            .take(120)
+            .collect::<String>();
+        status.success().then_some(line)
+    })
+}
+
 fn describe(l: &Launch) -> String {
     match l {
         Launch::Url(u) => u.clone(),
@@ -766,5 +831,19 @@ fn machine_facts() -> MachineFacts {
         kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
         memory_bytes,
         versions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_and_their_versions() {
+        assert_eq!(program_of("PORT=1 gunicorn -w 4 app:app"), Some("gunicorn"));
+        assert_eq!(program_of("trap '' TERM; exec python3"), None);
+        let v = program_version("python3 -m http.server {port}").unwrap();
+        assert!(v.starts_with("Python 3."), "{v}");
+        assert_eq!(program_version("no-such-program-here --serve"), None);
     }
 }
