@@ -47,6 +47,22 @@ impl Case {
     fn store(&self) -> Store {
         Store::open_existing(&self.db()).unwrap()
     }
+    /// Runs the plan; asserts it succeeded; returns the store.
+    fn run_ok(&self) -> Store {
+        let out = shootout()
+            .arg("run")
+            .arg(self.plan())
+            .arg("--db")
+            .arg(self.db())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.store()
+    }
     fn no_orphans(&self) {
         let left = processes_mentioning(&self.dir.path().display().to_string());
         assert!(left.is_empty(), "left behind: {left:?}");
@@ -220,18 +236,7 @@ fn a_contender_with_wrong_answers_is_not_measured_and_we_see_what_it_said() {
 fn a_contender_that_ignores_sigterm_is_killed() {
     let stubborn = "[[contender]]\nname = \"stubborn\"\ncommand = \"trap '' TERM; exec python3 -m http.server {port} --bind 127.0.0.1 --directory {tmp}\"\nsetup = \"echo hello > {tmp}/index.html\"\n";
     let c = Case::new(&plan_with(stubborn, GET_INDEX));
-    let out = shootout()
-        .arg("run")
-        .arg(c.plan())
-        .arg("--db")
-        .arg(c.db())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.run_ok();
     c.no_orphans();
 }
 
@@ -258,19 +263,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_foreve
     .replace("requests = 200", "requests = 2000");
     let c = Case::new(&plan);
     std::fs::write(c.dir.path().join("dies.py"), script).unwrap();
-    let out = shootout()
-        .arg("run")
-        .arg(c.plan())
-        .arg("--db")
-        .arg(c.db())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let store = c.store();
+    let store = c.run_ok();
     let run = store.latest_run().unwrap().unwrap();
     let contenders = store.contenders(run.id).unwrap();
     let dies = contenders.iter().find(|x| x.name == "dies").unwrap();
@@ -298,19 +291,7 @@ fn a_url_contender_is_measured_without_launching_anything() {
     );
     let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\nexpect = { status = 200, body_contains = \"Hello\" }\n";
     let c = Case::new(&plan_with(&contender, workload));
-    let out = shootout()
-        .arg("run")
-        .arg(c.plan())
-        .arg("--db")
-        .arg(c.db())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let store = c.store();
+    let store = c.run_ok();
     let run = store.latest_run().unwrap().unwrap();
     let steps = store.steps(run.id).unwrap();
     assert_eq!(steps.len(), 1);

@@ -187,28 +187,11 @@ fn read_t(value: &str, duration_given: bool, threads_given: bool) -> Result<TMea
 }
 
 fn parse_cpus(list: &str) -> Result<Vec<usize>, Failure> {
-    let err = || {
+    shootout_model::parse_cpu_list(list).ok_or_else(|| {
         Failure::usage(anyhow!(
             "--cpus '{list}' is not a CPU list: write e.g. 0 or 0,2-3"
         ))
-    };
-    let mut cpus = Vec::new();
-    for part in list.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (
-                    a.trim().parse().map_err(|_| err())?,
-                    b.trim().parse().map_err(|_| err())?,
-                );
-                if a > b {
-                    return Err(err());
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.trim().parse().map_err(|_| err())?),
-        }
-    }
-    Ok(cpus)
+    })
 }
 
 /// What the flags add up to: the measured run's spec, the warm-up's, notes for stderr.

@@ -8,7 +8,7 @@
 use crate::shootout::LoadLevel;
 use crate::spec::Expectation;
 use crate::status::StatusSet;
-use crate::units::parse_duration;
+use crate::units::{parse_cpu_list, parse_duration};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -553,24 +553,6 @@ fn status_set(v: &toml::Value) -> Option<StatusSet> {
         _ => return None,
     };
     StatusSet::parse(&text).ok()
-}
-
-/// Parses `0`, `0,2-3` into CPU numbers.
-pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
-    let mut cpus = Vec::new();
-    for part in list.split(',').map(str::trim) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                if a > b {
-                    return None;
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.parse().ok()?),
-        }
-    }
-    Some(cpus)
 }
 
 /// Resolves a path of the plan relative to the plan file's directory.

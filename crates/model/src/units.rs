@@ -1,5 +1,5 @@
 //! Parsing of human durations ("30s", "1m30s", "250ms", or a bare number of seconds as
-//! ab's `-t 30` means). Used by flags and, later, plan files.
+//! ab's `-t 30` means) and CPU lists ("0,2-3", as taskset writes them), for flags and plans.
 
 use std::time::Duration;
 
@@ -29,6 +29,24 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
     humantime::parse_duration(s).map_err(|_| err())
 }
 
+/// Parses `0`, `0,2-3` into CPU numbers.
+pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in list.split(',').map(str::trim) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if a > b {
+                    return None;
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().ok()?),
+        }
+    }
+    Some(cpus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +61,13 @@ mod tests {
         assert!(parse_duration("-1").is_err());
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0"), Some(vec![0]));
+        assert_eq!(parse_cpu_list("0, 2-4"), Some(vec![0, 2, 3, 4]));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list("one"), None);
     }
 }
