@@ -454,3 +454,26 @@ fn warmup_requests_are_sent_but_not_measured() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("warm-up: 50 requests"), "{err}");
 }
+
+#[test]
+fn html_report_of_one_load() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("load.html");
+    shootout()
+        .args(["load", "-q", "-n", "50", "--html"])
+        .arg(&page)
+        .arg(server.url("/<b>"))
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(
+        html.starts_with("<!doctype html>") || html.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &html[..60]
+    );
+    assert!(
+        html.contains("<svg") && !html.contains("/<b>"),
+        "charts, and the URL escaped"
+    );
+}

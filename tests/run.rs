@@ -353,6 +353,14 @@ fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
         .iter()
         .all(|s| s.status == StepStatus::Complete));
     assert_eq!(steps.last().unwrap().status, StepStatus::Interrupted);
+    // Regression: the contender measured until Ctrl-C was left "skipped, not started yet".
+    let contender = store.contenders(run.id).unwrap().remove(0);
+    assert_eq!(
+        contender.status,
+        ContenderStatus::Measured,
+        "{}",
+        contender.detail
+    );
     c.no_orphans();
 }
 

@@ -2,11 +2,19 @@
 //! clap), subcommands orchestrate the engine and the reports, and errors print as one
 //! line that says what to do next.
 //!
-//! Exit codes: 0 done, 1 the run could not be done, 2 bad usage, 130 interrupted.
+//! Subcommands: `load` (one URL), `run` (a plan, stored step by step), `ls` (the runs in
+//! the store), `report` (a stored run as text, Markdown, JSON, CSV or HTML) and `compare`
+//! (two stored runs, with significance and CI gates). `report` and `compare` read the store
+//! only.
+//!
+//! Exit codes: 0 done, 1 the run could not be done or a `compare` gate failed, 2 bad usage
+//! (including a store or run that does not exist), 130 interrupted.
 
+mod compare;
 mod load;
 mod ls;
 mod progress;
+mod report;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -29,12 +37,16 @@ enum Command {
     Run(run::RunArgs),
     /// List the runs in the store, newest first.
     Ls(ls::LsArgs),
+    /// Report a stored run (the latest by default): text, markdown, json, csv or --html.
+    Report(report::ReportArgs),
+    /// Compare two stored runs: what changed, whether it is significant; gates for CI.
+    Compare(compare::CompareArgs),
 }
 
 /// A failure with the exit code it deserves.
 #[derive(Debug)]
 pub struct Failure {
-    /// 1: the run could not be done; 2: bad usage.
+    /// 1: the run could not be done (or a gate failed); 2: bad usage.
     pub code: i32,
     /// What went wrong and what to do.
     pub error: anyhow::Error,
@@ -89,6 +101,8 @@ pub fn main() -> i32 {
         Command::Load(args) => load::run(*args),
         Command::Run(args) => run::run(args),
         Command::Ls(args) => ls::ls(args),
+        Command::Report(args) => report::report(args),
+        Command::Compare(args) => compare::compare(args),
     };
     match result {
         Ok(code) => code,

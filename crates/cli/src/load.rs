@@ -138,6 +138,10 @@ pub struct LoadArgs {
     #[arg(short = 'g', value_name = "FILE")]
     pub gnuplot: Option<PathBuf>,
 
+    /// Also write the report as one self-contained HTML page (charts included) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// No progress and no notes on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -468,6 +472,11 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     if let Some(path) = &a.csv {
         std::fs::write(path, shootout_report::ab_percentiles_csv(&result))
             .with_context(|| format!("cannot write -e file {}", path.display()))
+            .map_err(Failure::run)?;
+    }
+    if let Some(path) = &a.html {
+        std::fs::write(path, shootout_report::html::render_load(spec, &result))
+            .with_context(|| format!("cannot write the HTML report {}", path.display()))
             .map_err(Failure::run)?;
     }
     if let Some(path) = &a.gnuplot {

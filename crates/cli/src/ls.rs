@@ -1,10 +1,9 @@
-//! `shootout ls` (the runs in the store, newest first) and the closing table of a run,
-//! both read from the store only, so a table printed later is the one `run` printed.
+//! `shootout ls` (the runs in the store, newest first) and the closing report of a run,
+//! both read from the store only, so a report printed later is the one `run` printed.
 
 use crate::Failure;
 use anyhow::anyhow;
 use clap::Args;
-use shootout_report::{shootout_table, ContenderView, StepView};
 use shootout_store::{RunId, Store};
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -49,42 +48,14 @@ pub fn ls(a: LsArgs) -> Result<i32, Failure> {
     Ok(0)
 }
 
-/// The table of run `id`, rendered from the store.
+/// The report `shootout run` prints when it ends: [`shootout_report::shootout::text`] of
+/// run `id` as read back from the store — the very function `shootout report` calls, so a
+/// report made later prints exactly this.
 pub fn run_table(store: &Store, id: RunId) -> anyhow::Result<String> {
     let run = store
-        .run(id)?
+        .load_run(id)?
         .ok_or_else(|| anyhow!("run {} is not in the store", id.0))?;
-    let contenders = store.contenders(id)?;
-    let steps = store.steps(id)?;
-    let views: Vec<ContenderView> = contenders
-        .iter()
-        .map(|c| ContenderView {
-            name: &c.name,
-            baseline: c.baseline,
-            status: c.status,
-            detail: &c.detail,
-        })
-        .collect();
-    let step_views: Vec<StepView> = steps
-        .iter()
-        .filter_map(|s| {
-            let contender = contenders.iter().position(|c| c.id == s.contender)?;
-            Some(StepView {
-                contender,
-                workload: &s.workload,
-                level: s.level,
-                result: &s.result,
-                resources: &s.resources,
-            })
-        })
-        .collect();
-    let title = format!(
-        "run {}: {} ({})",
-        id.0,
-        run.name,
-        format!("{:?}", run.status).to_lowercase()
-    );
-    Ok(shootout_table(&title, &views, &step_views))
+    Ok(shootout_report::shootout::text(&run))
 }
 
 /// `YYYY-MM-DD HH:MM:SS` in UTC (civil-from-days, so no date crate is needed for one line).

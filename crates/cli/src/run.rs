@@ -240,6 +240,18 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     }
 
     let outcome = measure(&plan, &bodies, &mut store, run_id, &mut up, &stop);
+    // Whoever is still up was measured: to the end, or until Ctrl-C (the run says which).
+    let interrupted = matches!(outcome, Ok(true));
+    for u in &up {
+        let detail = if interrupted {
+            "measured until the run was interrupted"
+        } else {
+            ""
+        };
+        store
+            .update_contender(u.id, ContenderStatus::Measured, detail)
+            .map_err(Failure::run)?;
+    }
     for u in up.iter_mut() {
         if let Some(p) = u.process.take() {
             p.stop(Duration::from_secs(5));
@@ -255,6 +267,8 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         .finish_run(run_id, status, SystemTime::now())
         .map_err(Failure::run)?;
     outcome.map_err(Failure::run)?;
+    // The blank line goes to stderr, after the progress: stdout is exactly `shootout report`.
+    eprintln!();
     print!(
         "{}",
         crate::ls::run_table(&store, run_id).map_err(Failure::run)?
@@ -366,9 +380,6 @@ fn measure(
                 }
             }
         }
-    }
-    for u in up.iter() {
-        store.update_contender(u.id, ContenderStatus::Measured, "")?;
     }
     Ok(stop.load(Ordering::Relaxed))
 }

@@ -1,18 +1,25 @@
 //! Renderings of one load run (`shootout load`'s output): a compact human report
 //! ([`Format::Text`]), ab 2.3's report label for label ([`Format::Ab`]), wrk 4's layout
 //! ([`Format::Wrk`]) and a JSON document ([`Format::Json`], schema in `docs/load-json.md`),
-//! plus ab's `-e` percentile CSV and `-g` gnuplot TSV files.
+//! plus ab's `-e` percentile CSV and `-g` gnuplot TSV files. Renderings of stored shootout
+//! runs are in [`shootout`] (text, Markdown, JSON, CSV: `shootout report`, and the closing
+//! table of `shootout run`), [`compare`] (`shootout compare`, with its significance test in
+//! [`mann_whitney`]) and [`html`] (the self-contained HTML report).
 //!
 //! Seams: every rendering reads only a [`LoadSpec`] (what was run) and a [`RunResult`]
 //! (what was measured, histograms in microseconds) from `shootout-model`; nothing here
 //! does I/O, so the same result always renders to the same bytes, whether it comes from
 //! the engine or from the store. Each format is an [`Exporter`], picked by the [`Format`]
-//! enum at the edge (the CLI's `--format`).
+//! enum at the edge (the CLI's `--format`). The run reports read a
+//! [`StoredRun`](shootout_store::StoredRun) — what the store gave back, nothing else.
 
 mod ab;
+pub mod compare;
+mod grid;
 pub mod html;
 mod json;
-mod shootout;
+pub mod mann_whitney;
+pub mod shootout;
 mod stats;
 mod text;
 mod units;
@@ -27,7 +34,6 @@ use std::str::FromStr;
 
 pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv};
 pub use json::{json, SCHEMA_VERSION};
-pub use shootout::{shootout_table, ContenderView, StepView};
 pub use text::warnings;
 
 /// A rendering of one load run, chosen with `--format`.

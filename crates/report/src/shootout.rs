@@ -1,273 +1,170 @@
-//! The closing table of a shootout: per workload, contenders × load levels with req/s
-//! (median ± half the range over repetitions), "% of baseline", p50/p99 (medians), failures,
-//! the server's CPU per request and peak memory; then, per level, how many times faster
-//! each contender was than the baseline, and warnings for noisy steps and contenders that
-//! were not measured. Comparisons use medians, never the fastest repetition.
+//! The report of a stored shootout run (`shootout report`, and the closing table of
+//! `shootout run`, which is [`text`] of the run just stored): the run's facts, the warnings,
+//! then per workload a table of contenders × load levels — req/s (median ± half the range
+//! over repetitions), % of the baseline, p50/p90/p99/max (medians), failures by class, the
+//! server's CPU per request and peak memory — hyperfine's "times faster" line per level and
+//! ab's "served within" percentile table of the repetitions' merged histograms.
 //!
-//! Input is plain views of stored rows, so the store decides what a run is and this module
-//! only renders it.
+//! Renderings: [`text`] for terminals, [`markdown`] for GitHub (pipe tables, names
+//! escaped), [`json`] (schema in `docs/report-json.md`), [`csv`] (one RFC 4180 record per
+//! step). All read a [`StoredRun`] only — what the store gave back — so a report made a week
+//! later is byte for byte what `shootout run` printed. Comparisons use medians, never the
+//! fastest repetition. The grouping they share is in [`analysis`].
 
-use shootout_model::{ContenderStatus, LatencySummary, LoadLevel, ResourceSample, RunResult};
-use std::fmt::Write;
+pub mod analysis;
+mod csv;
+pub(crate) mod json;
+mod markdown;
+mod text;
 
-/// A contender as stored.
-#[derive(Debug, Clone)]
-pub struct ContenderView<'a> {
-    /// Name.
-    pub name: &'a str,
-    /// The 100% of comparisons.
-    pub baseline: bool,
-    /// What became of it.
-    pub status: ContenderStatus,
-    /// Why it was not measured, if it was not.
-    pub detail: &'a str,
+use shootout_store::StoredRun;
+use std::fmt;
+use std::str::FromStr;
+
+pub use analysis::Analysis;
+pub use csv::csv;
+pub use json::{json, SCHEMA_VERSION};
+pub use markdown::markdown;
+pub use text::text;
+
+/// A rendering of a stored run or a comparison, chosen with `--format`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum RunFormat {
+    /// Aligned tables for a terminal (the default; what `shootout run` prints at its end).
+    #[default]
+    Text,
+    /// GitHub-flavoured Markdown: headings, pipe tables, lists.
+    Markdown,
+    /// One JSON document (schema in `docs/report-json.md`).
+    Json,
+    /// CSV, RFC 4180: a header, then one record per step (per pair for a comparison).
+    Csv,
 }
 
-/// One stored step.
-#[derive(Debug, Clone)]
-pub struct StepView<'a> {
-    /// Index into the contenders.
-    pub contender: usize,
-    /// Workload name.
-    pub workload: &'a str,
-    /// Load level.
-    pub level: LoadLevel,
-    /// What it measured.
-    pub result: &'a RunResult,
-    /// The server's samples during the step.
-    pub resources: &'a [ResourceSample],
-}
+impl RunFormat {
+    /// Every format, in the order `--help` lists them.
+    pub const ALL: [RunFormat; 4] = [
+        RunFormat::Text,
+        RunFormat::Markdown,
+        RunFormat::Json,
+        RunFormat::Csv,
+    ];
 
-/// A spread wider than this share of the median marks a step as noisy.
-const NOISY: f64 = 0.10;
-
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunFormat::Text => "text",
+            RunFormat::Markdown => "markdown",
+            RunFormat::Json => "json",
+            RunFormat::Csv => "csv",
+        }
     }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
+}
+
+impl fmt::Display for RunFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A `--format` value that names no format of `report` or `compare`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a format of shootout report: choose one of text, markdown, json, csv")]
+pub struct UnknownRunFormat(pub String);
+
+impl FromStr for RunFormat {
+    type Err = UnknownRunFormat;
+
+    /// Parses `text`, `markdown` (or `md`), `json` or `csv`, ignoring case and blanks.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim();
+        if wanted.eq_ignore_ascii_case("md") {
+            return Ok(RunFormat::Markdown);
+        }
+        RunFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(wanted))
+            .ok_or_else(|| UnknownRunFormat(s.to_string()))
+    }
+}
+
+/// Renders a stored run in `format`; the text ends with a newline.
+pub fn render(format: RunFormat, run: &StoredRun) -> String {
+    match format {
+        RunFormat::Text => text(run),
+        RunFormat::Markdown => markdown(run),
+        RunFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&json(run))
+                .expect("a serde_json::Value always serializes");
+            s.push('\n');
+            s
+        }
+        RunFormat::Csv => csv(run),
+    }
+}
+
+/// `Test CPU @ 3.0GHz, 2 cores, kernel 6.1.0, 8.0 GiB memory` (unknown facts left out).
+pub(crate) fn machine_line(run: &StoredRun) -> String {
+    let m = &run.run.machine;
+    let mut parts = Vec::new();
+    if !m.cpu_model.is_empty() {
+        parts.push(m.cpu_model.clone());
+    }
+    if m.cores > 0 {
+        parts.push(crate::grid::plural(m.cores, "core", "cores"));
+    }
+    if !m.kernel.is_empty() {
+        parts.push(format!("kernel {}", m.kernel));
+    }
+    if m.memory_bytes > 0 {
+        parts.push(format!("{} memory", crate::grid::gib(m.memory_bytes)));
+    }
+    if parts.is_empty() {
+        "unknown".into()
     } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+        parts.join(", ")
     }
 }
 
-/// Statistics of one contender × workload × level over its repetitions.
-#[derive(Debug, Clone, Default)]
-struct Cell {
-    reps: usize,
-    rps: f64,
-    rps_min: f64,
-    rps_max: f64,
-    p50: f64,
-    p99: f64,
-    failed: u64,
-    cpu_us: Option<f64>,
-    peak_rss: Option<u64>,
-}
-
-fn cell(steps: &[&StepView]) -> Cell {
-    let mut rps: Vec<f64> = steps.iter().map(|s| s.result.rps()).collect();
-    let mut p50: Vec<f64> = steps
+/// `nginx 1.25.3, shootout 0.1.0`, then each contender's own version text.
+pub(crate) fn versions_line(run: &StoredRun) -> String {
+    let mut parts: Vec<String> = run
+        .run
+        .machine
+        .versions
         .iter()
-        .map(|s| LatencySummary::of(&s.result.latency).p50)
+        .map(|(k, v)| format!("{k} {v}"))
         .collect();
-    let mut p99: Vec<f64> = steps
-        .iter()
-        .map(|s| LatencySummary::of(&s.result.latency).p99)
-        .collect();
-    let mut cpu: Vec<f64> = steps
-        .iter()
-        .filter_map(|s| {
-            let (first, last) = (s.resources.first()?, s.resources.last()?);
-            let used =
-                (last.cpu_user + last.cpu_sys).saturating_sub(first.cpu_user + first.cpu_sys);
-            (s.result.counts.completed > 0)
-                .then(|| used.as_secs_f64() * 1e6 / s.result.counts.completed as f64)
-        })
-        .collect();
-    let min = rps.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = rps.iter().copied().fold(0.0, f64::max);
-    Cell {
-        reps: steps.len(),
-        rps: median(&mut rps),
-        rps_min: if min.is_finite() { min } else { 0.0 },
-        rps_max: max,
-        p50: median(&mut p50),
-        p99: median(&mut p99),
-        failed: steps.iter().map(|s| s.result.counts.failed()).sum(),
-        cpu_us: (!cpu.is_empty()).then(|| median(&mut cpu)),
-        peak_rss: steps
-            .iter()
-            .flat_map(|s| s.resources.iter().map(|r| r.rss_bytes))
-            .max(),
-    }
-}
-
-fn mib(b: u64) -> String {
-    format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
-}
-
-/// Renders the table of a run from its contenders and steps.
-pub fn shootout_table(title: &str, contenders: &[ContenderView], steps: &[StepView]) -> String {
-    let mut out = format!("\n{title}\n");
-    let baseline = contenders.iter().position(|c| c.baseline).unwrap_or(0);
-    let mut workloads: Vec<&str> = Vec::new();
-    let mut levels: Vec<LoadLevel> = Vec::new();
-    for s in steps {
-        if !workloads.contains(&s.workload) {
-            workloads.push(s.workload);
-        }
-        if !levels.contains(&s.level) {
-            levels.push(s.level);
+    for c in &run.contenders {
+        if let Some(v) = c.version.as_deref().and_then(|v| v.lines().next()) {
+            parts.push(format!("{}: {}", c.name, v.trim()));
         }
     }
-    let mut noisy = Vec::new();
-    for w in &workloads {
-        let _ = writeln!(out, "\n{w}");
-        let header = [
-            "contender",
-            "level",
-            "req/s",
-            "± spread",
-            "% of base",
-            "p50 ms",
-            "p99 ms",
-            "failed",
-            "server µs/req",
-            "peak RSS",
-        ];
-        let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-        let mut faster = Vec::new();
-        for level in &levels {
-            let cells: Vec<Option<Cell>> = (0..contenders.len())
-                .map(|ci| {
-                    let mine: Vec<&StepView> = steps
-                        .iter()
-                        .filter(|s| s.contender == ci && s.workload == *w && s.level == *level)
-                        .collect();
-                    (!mine.is_empty()).then(|| cell(&mine))
-                })
-                .collect();
-            let base = cells.get(baseline).cloned().flatten();
-            for (ci, c) in cells.iter().enumerate() {
-                let Some(c) = c else { continue };
-                let spread = (c.rps_max - c.rps_min) / 2.0;
-                if c.reps > 1 && c.rps > 0.0 && spread * 2.0 > NOISY * c.rps {
-                    noisy.push(format!(
-                        "{} · {w} · {level}: req/s ranged {:.0}–{:.0} over {} repetitions",
-                        contenders[ci].name, c.rps_min, c.rps_max, c.reps
-                    ));
-                }
-                let pct = base
-                    .as_ref()
-                    .filter(|b| b.rps > 0.0)
-                    .map_or("–".into(), |b| format!("{:.0}%", c.rps * 100.0 / b.rps));
-                let name = if ci == baseline {
-                    format!("{} (baseline)", contenders[ci].name)
-                } else {
-                    contenders[ci].name.to_string()
-                };
-                rows.push(vec![
-                    name,
-                    level.to_string(),
-                    format!("{:.0}", c.rps),
-                    if c.reps > 1 {
-                        format!("± {spread:.0}")
-                    } else {
-                        "(1 rep)".into()
-                    },
-                    pct,
-                    format!("{:.3}", c.p50),
-                    format!("{:.3}", c.p99),
-                    c.failed.to_string(),
-                    c.cpu_us.map_or("–".into(), |v| format!("{v:.1}")),
-                    c.peak_rss.map_or("–".into(), mib),
-                ]);
-                if ci != baseline {
-                    if let Some(b) = base.as_ref().filter(|b| b.rps > 0.0 && c.rps > 0.0) {
-                        faster.push(ratio_line(
-                            contenders[ci].name,
-                            contenders[baseline].name,
-                            *level,
-                            c,
-                            b,
-                        ));
-                    }
-                }
-            }
-        }
-        let widths: Vec<usize> = (0..header.len())
-            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-            .collect();
-        for r in &rows {
-            let line: Vec<String> = r
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    if i < 2 {
-                        format!("{v:<w$}", w = widths[i])
-                    } else {
-                        format!("{v:>w$}", w = widths[i])
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "  {}", line.join("  ").trim_end());
-        }
-        if !faster.is_empty() {
-            out.push('\n');
-            for f in faster {
-                let _ = writeln!(out, "  {f}");
-            }
-        }
-    }
-    let unmeasured: Vec<String> = contenders
-        .iter()
-        .filter(|c| c.status != ContenderStatus::Measured)
-        .map(|c| {
-            let first = c.detail.lines().next().unwrap_or("");
-            format!(
-                "{} was not measured to the end ({:?}): {first}",
-                c.name, c.status
-            )
-        })
-        .collect();
-    if !unmeasured.is_empty() || !noisy.is_empty() {
-        out.push_str("\nWarnings:\n");
-        for u in unmeasured {
-            let _ = writeln!(out, "  - {u}");
-        }
-        for n in noisy {
-            let _ = writeln!(
-                out,
-                "  - noisy: {n} (add repetitions, or pin server and load to different CPUs)"
-            );
-        }
-    }
-    if steps.is_empty() {
-        out.push_str("\nNo step was measured.\n");
-    }
-    out
-}
-
-/// hyperfine's "x ± y times faster than": the ratio of medians, its uncertainty from the
-/// relative half-ranges of both.
-fn ratio_line(name: &str, base: &str, level: LoadLevel, c: &Cell, b: &Cell) -> String {
-    let r = c.rps / b.rps;
-    let rel = |x: &Cell| (x.rps_max - x.rps_min) / 2.0 / x.rps;
-    let err = r * (rel(c).powi(2) + rel(b).powi(2)).sqrt();
-    let (word, value, e) = if r >= 1.0 {
-        ("faster", r, err)
+    if parts.is_empty() {
+        "unknown".into()
     } else {
-        ("slower", 1.0 / r, err / (r * r))
-    };
-    if c.reps > 1 || b.reps > 1 {
-        format!("{level}: {name} is {value:.2} ± {e:.2} times {word} than {base}")
-    } else {
-        format!(
-            "{level}: {name} is {value:.2} times {word} than {base} (one repetition: no spread)"
-        )
+        parts.join(", ")
     }
 }
+
+/// `2023-11-14 22:13:20 UTC, took 2 min 5 s` (or `…, not finished`).
+pub(crate) fn started_line(run: &StoredRun) -> String {
+    let started = crate::grid::utc_seconds(run.run.started);
+    match run.run.ended {
+        Some(end) => format!(
+            "{started}, took {}",
+            crate::grid::human_span(end.duration_since(run.run.started).unwrap_or_default())
+        ),
+        None => format!("{started}, no end recorded"),
+    }
+}
+
+/// What `±`, medians and the other columns mean, for the reports' footnote.
+pub(crate) const FOOTNOTE: [&str; 3] = [
+    "± is half the range (max − min) of req/s over the repetitions; a range wider than 10% of the median is flagged as noisy.",
+    "req/s, latencies and server µs/req are medians over the repetitions; failed is their sum, by class; peak RSS the largest sample.",
+    "server µs/req is the server's CPU time (user + system, whole process tree) during the step divided by the requests completed.",
+];
+
+#[cfg(test)]
+mod tests;

@@ -1,24 +1,889 @@
-//! The self-contained HTML report (tables and SVG charts in one file that opens offline).
-//! A stub until the charts land: the signatures are the seam the CLI calls.
+//! The self-contained HTML report: one file, tables and inline SVG charts, no script, no
+//! network — it opens offline and prints. [`render_run`] renders a stored shootout (run
+//! facts, warnings first, then per workload a table and the charts, then the plan text);
+//! [`render_load`] renders one `shootout load` (facts, warnings, percentile spectrum,
+//! timeline, scatter).
+//!
+//! Seams: inputs are a [`StoredRun`] read from the store, or a [`LoadSpec`] and its
+//! [`RunResult`]; the output is a `String`, the same bytes for the same input (no clock, no
+//! randomness, no hash-map order), so a golden file pins it. The CLI writes it to a file.
+//! Every string that comes from a plan, a server's answer or a contender's output goes
+//! through [`escape`] before it reaches the page; the page contains no `<script>`.
+//!
+//! Inside: `data.rs` groups steps into cells (medians over repetitions), `charts.rs` turns
+//! numbers into charts, `svg.rs` draws a chart as SVG text.
 
-use shootout_model::{LoadSpec, RunResult};
-use shootout_store::StoredRun;
+mod charts;
+mod data;
+mod svg;
 
-/// The HTML report of a stored shootout run.
-pub fn render_run(run: &StoredRun) -> String {
-    format!("<!doctype html><title>{}</title>", escape(&run.run.name))
-}
+use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
+use data::{baseline, workloads, Workload};
+use shootout_model::{
+    ContenderStatus, FailureKind, LatencySummary, LoadSpec, Pace, RunResult, RunStatus, StepStatus,
+    Warning,
+};
+use shootout_store::{StoredRun, StoredStep};
+use std::fmt::Write;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use svg::Stroke;
 
-/// The HTML report of one `shootout load`.
-pub fn render_load(spec: &LoadSpec, _result: &RunResult) -> String {
-    format!("<!doctype html><title>{}</title>", escape(&spec.target.url))
-}
-
-/// Escapes text for HTML element content and attribute values.
+/// Escapes text for HTML element content and attribute values (and for SVG/XML text).
 pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
         .replace('\'', "&#39;")
+}
+
+/// The page's style sheet: readable tables, charts in a wrapping grid, warnings that stand
+/// out, a layout that prints.
+const STYLE: &str = "
+:root{color-scheme:light}
+body{margin:0;background:#f4f4f1;color:#1d1d1d;font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}
+main{max-width:1240px;margin:0 auto;padding:20px}
+h1{font-size:26px;margin:4px 0 2px}
+h2{font-size:20px;margin:28px 0 10px;border-bottom:2px solid #d9d9d4;padding-bottom:4px}
+h3{font-size:16px;margin:18px 0 8px}
+.sub{color:#555;margin:0 0 12px}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0;background:#fff;border:1px solid #ddd;border-radius:4px;padding:10px 14px}
+dl.facts dt{color:#555}
+dl.facts dd{margin:0}
+section.warnings{background:#fff4e6;border:1px solid #f0c89a;border-left:5px solid #D55E00;border-radius:4px;padding:6px 16px;margin:16px 0}
+section.warnings h2{border:0;margin:6px 0;font-size:18px}
+section.warnings ul{margin:4px 0 8px;padding-left:20px}
+section.warnings summary{cursor:pointer}
+section.ok{background:#eef7f1;border:1px solid #bfdcc9;border-left:5px solid #009E73;border-radius:4px;padding:8px 16px;margin:16px 0}
+table{border-collapse:collapse;background:#fff;border:1px solid #ddd;font-variant-numeric:tabular-nums;margin:6px 0 14px}
+th,td{padding:4px 10px;border-bottom:1px solid #ececec;text-align:right;white-space:nowrap}
+th{background:#efefeb;font-weight:600}
+th.l,td.l{text-align:left}
+tr.group td{border-top:2px solid #d0d0cb}
+td.bad{color:#b23c00;font-weight:600}
+.noisy{color:#b23c00}
+.sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:6px;vertical-align:-1px}
+.tag{font-size:12px;color:#555;border:1px solid #bbb;border-radius:8px;padding:0 6px;margin-left:6px}
+.charts{display:flex;flex-wrap:wrap;gap:16px;margin:8px 0}
+svg.chart{background:#fff;border:1px solid #d6d6d6;border-radius:4px;max-width:100%;height:auto}
+.note{color:#555;font-size:13px;margin:2px 0 8px}
+pre{background:#fff;border:1px solid #ddd;border-radius:4px;padding:10px 12px;overflow:auto;white-space:pre-wrap;font-size:13px}
+code{font-size:13px}
+footer{color:#777;font-size:12px;margin:30px 0 10px}
+@media print{body{background:#fff}svg.chart{break-inside:avoid}}
+";
+
+/// The page's head and the opening of its body.
+fn open_page(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n",
+        escape(title)
+    )
+}
+
+/// The end of the page, with a footer saying where the numbers come from.
+fn close_page(o: &mut String, source: &str) {
+    let _ = write!(
+        o,
+        "<footer>Made by shootout {source}: no script, no network; hover over a point for its value.</footer>\n</main>\n</body>\n</html>\n"
+    );
+}
+
+/// A wall-clock instant as `2023-11-14 22:13:20 UTC`.
+fn utc(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+/// A span as `12.3 s` or `4 min 05 s`.
+fn span(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 60.0 {
+        format!("{s:.1} s")
+    } else {
+        let whole = d.as_secs();
+        format!("{} min {:02} s", whole / 60, whole % 60)
+    }
+}
+
+/// Bytes as MiB with one decimal, or GiB for memory sizes of a gigabyte or more.
+fn size(b: u64) -> String {
+    let mib = b as f64 / (1024.0 * 1024.0);
+    if mib >= 1024.0 {
+        format!("{:.1} GiB", mib / 1024.0)
+    } else {
+        format!("{mib:.1} MiB")
+    }
+}
+
+/// `x` with `decimals`, or `–` when not finite.
+fn num(x: f64, decimals: usize) -> String {
+    if x.is_finite() {
+        format!("{x:.decimals$}")
+    } else {
+        "–".into()
+    }
+}
+
+/// A colour swatch (colours come from the palette, never from data).
+fn swatch(color: &str) -> String {
+    format!("<span class=\"sw\" style=\"background:{color}\"></span>")
+}
+
+/// What became of a contender, in words.
+fn contender_status(s: ContenderStatus) -> &'static str {
+    match s {
+        ContenderStatus::Measured => "measured",
+        ContenderStatus::SetupFailed => "its setup failed",
+        ContenderStatus::Exited => "it exited before it was ready",
+        ContenderStatus::NeverReady => "it never became ready",
+        ContenderStatus::VerificationFailed => "its answers failed verification",
+        ContenderStatus::Crashed => "it died while being measured",
+        ContenderStatus::Skipped => "skipped",
+    }
+}
+
+/// How a run ended, in words.
+fn run_status(s: RunStatus) -> &'static str {
+    match s {
+        RunStatus::Running => "running (or shootout died without a word)",
+        RunStatus::Complete => "complete",
+        RunStatus::Interrupted => "interrupted",
+        RunStatus::Failed => "failed",
+    }
+}
+
+/// One `<dt>`/`<dd>` pair; `value` is HTML (escape data before).
+fn fact(o: &mut String, label: &str, value: &str) {
+    let _ = writeln!(o, "<dt>{label}</dt><dd>{value}</dd>");
+}
+
+/// The order and title of a group of step warnings.
+fn warning_group(w: &Warning) -> (u8, &'static str) {
+    match w {
+        Warning::GeneratorSaturated { .. } => (
+            0,
+            "The load generator was saturated: these numbers may measure shootout, not the server",
+        ),
+        Warning::NothingCompleted => (1, "Not one request completed"),
+        Warning::Failures { .. } => (2, "Requests failed"),
+        Warning::ConnectFailed { .. } => (3, "Connections could not be opened"),
+        Warning::SlowConnects { .. } => (4, "Connections waited for a SYN retry"),
+        Warning::ScheduleNotKept { .. } => (5, "The open-loop schedule was not kept"),
+    }
+}
+
+/// Lists of step warnings longer than this are folded in a `<details>`.
+const FOLD: usize = 4;
+
+/// `name · workload · c=8 · rep 2`.
+fn step_label(run: &StoredRun, s: &StoredStep) -> String {
+    let name = data::contender_of(run, s).map_or("?", |i| run.contenders[i].name.as_str());
+    format!(
+        "{name} · {} · {} · rep {}",
+        s.workload, s.level, s.repetition
+    )
+}
+
+/// The warnings of a run, each an HTML `<li>`: the run's end, contenders not measured,
+/// steps that did not complete, then the steps' own warnings grouped by kind (generator
+/// saturation first), and noisy cells.
+fn run_warnings(run: &StoredRun, ws: &[Workload]) -> Vec<String> {
+    let mut out = Vec::new();
+    match run.run.status {
+        RunStatus::Interrupted => out.push(
+            "<li><strong>The run was interrupted</strong> (Ctrl-C or SIGTERM): only the steps measured before it are here; the last one may be partial.</li>".to_string(),
+        ),
+        RunStatus::Running => out.push(
+            "<li><strong>The run never finished</strong>: it was still running when this report was made, or shootout died without a word. The steps stored so far are here.</li>".to_string(),
+        ),
+        RunStatus::Failed => out.push(
+            "<li><strong>The run failed</strong>: it could not go on (see the contenders below).</li>".to_string(),
+        ),
+        RunStatus::Complete => {}
+    }
+    for c in &run.contenders {
+        if c.status == ContenderStatus::Measured {
+            continue;
+        }
+        let mut li = format!(
+            "<li><strong>{} was not measured to the end</strong>: {}.",
+            escape(&c.name),
+            contender_status(c.status)
+        );
+        if !c.detail.trim().is_empty() {
+            let _ = write!(li, "<pre>{}</pre>", escape(c.detail.trim_end()));
+        }
+        li.push_str("</li>");
+        out.push(li);
+    }
+    for s in &run.steps {
+        let what = match s.status {
+            StepStatus::Complete => continue,
+            StepStatus::Interrupted => "stopped by Ctrl-C: it covers only the part that ran",
+            StepStatus::ContenderDied => "the contender died during this step",
+        };
+        out.push(format!(
+            "<li><strong>{}</strong>: {what}.</li>",
+            escape(&step_label(run, s))
+        ));
+    }
+    let mut groups: Vec<(u8, &str, Vec<String>)> = Vec::new();
+    for s in &run.steps {
+        for w in &s.result.warnings {
+            let (order, title) = warning_group(w);
+            let line = format!(
+                "<li>{}: {}</li>",
+                escape(&step_label(run, s)),
+                escape(&w.to_string())
+            );
+            match groups.iter_mut().find(|g| g.0 == order) {
+                Some(g) => g.2.push(line),
+                None => groups.push((order, title, vec![line])),
+            }
+        }
+    }
+    groups.sort_by_key(|g| g.0);
+    let mut noisy = Vec::new();
+    for w in ws {
+        for cell in w.cells.iter().filter(|c| c.noisy()) {
+            noisy.push(format!(
+                "<li>{} · {} · {}: req/s ranged {}–{} over {} repetitions (median {})</li>",
+                escape(&run.contenders[cell.contender].name),
+                escape(w.name),
+                cell.level,
+                num(cell.rps_min, 0),
+                num(cell.rps_max, 0),
+                cell.reps(),
+                num(cell.rps, 0)
+            ));
+        }
+    }
+    let group = |title: &str, lines: Vec<String>| {
+        let n = lines.len();
+        let steps = format!("{n} step{}", if n == 1 { "" } else { "s" });
+        if n > FOLD {
+            // A long list folds (no script needed): the title says how many.
+            format!(
+                "<li><details><summary><strong>{title}</strong> ({steps}; open for the list)</summary><ul>{}</ul></details></li>",
+                lines.concat()
+            )
+        } else {
+            format!(
+                "<li><strong>{title}</strong> ({steps}):<ul>{}</ul></li>",
+                lines.concat()
+            )
+        }
+    };
+    let mut rest = Vec::new();
+    for (order, title, lines) in groups {
+        if order == 0 {
+            out.push(group(title, lines));
+        } else {
+            rest.push((title, lines));
+        }
+    }
+    if !noisy.is_empty() {
+        let n = noisy.len();
+        let title = format!(
+            "<strong>Noisy measurements</strong>: req/s spread more than {}% of the median over repetitions in {n} cell{} (add repetitions, or pin server and load to different CPUs)",
+            data::NOISY * 100.0,
+            if n == 1 { "" } else { "s" },
+        );
+        out.push(if n > FOLD {
+            format!(
+                "<li><details><summary>{title}; open for the list</summary><ul>{}</ul></details></li>",
+                noisy.concat()
+            )
+        } else {
+            format!("<li>{title}:<ul>{}</ul></li>", noisy.concat())
+        });
+    }
+    for (title, lines) in rest {
+        out.push(group(title, lines));
+    }
+    out
+}
+
+/// The warnings block, or a short green note when there is nothing to say.
+fn warnings_section(o: &mut String, items: &[String]) {
+    if items.is_empty() {
+        o.push_str("<section class=\"ok\" id=\"warnings\">No warnings: every contender was measured, no step was noisy, the generator kept up.</section>\n");
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "<section class=\"warnings\" id=\"warnings\"><h2>⚠ Warnings ({})</h2><ul>",
+        items.len()
+    );
+    for i in items {
+        o.push_str(i);
+        o.push('\n');
+    }
+    o.push_str("</ul></section>\n");
+}
+
+/// The HTML report of a stored shootout run.
+pub fn render_run(run: &StoredRun) -> String {
+    let r = &run.run;
+    let ws = workloads(run);
+    let who: Vec<Who> = run
+        .contenders
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Who {
+            name: &c.name,
+            color: svg::color(i),
+        })
+        .collect();
+    let mut o = open_page(&format!("shootout: {}", r.name));
+    let _ = writeln!(o, "<h1>{}</h1>", escape(&r.name));
+    let _ = writeln!(
+        o,
+        "<p class=\"sub\">shootout run {} · {} · started {}</p>",
+        r.id,
+        run_status(r.status),
+        utc(r.started)
+    );
+
+    // Facts.
+    o.push_str("<dl class=\"facts\">\n");
+    fact(&mut o, "Plan", &escape(&r.name));
+    fact(
+        &mut o,
+        "Status",
+        &format!(
+            "{} ({} step{} stored)",
+            run_status(r.status),
+            run.steps.len(),
+            if run.steps.len() == 1 { "" } else { "s" }
+        ),
+    );
+    let when = match r.ended {
+        Some(end) => format!(
+            "{} → {} ({})",
+            utc(r.started),
+            utc(end),
+            span(end.duration_since(r.started).unwrap_or_default())
+        ),
+        None => format!("{} → not ended", utc(r.started)),
+    };
+    fact(&mut o, "Date", &when);
+    let m = &r.machine;
+    fact(
+        &mut o,
+        "Machine",
+        &format!(
+            "{} · {} core{} · Linux {} · {} memory",
+            escape(if m.cpu_model.is_empty() {
+                "unknown CPU"
+            } else {
+                &m.cpu_model
+            }),
+            m.cores,
+            if m.cores == 1 { "" } else { "s" },
+            escape(if m.kernel.is_empty() { "?" } else { &m.kernel }),
+            size(m.memory_bytes)
+        ),
+    );
+    let mut versions: Vec<String> = m
+        .versions
+        .iter()
+        .map(|(k, v)| format!("{} {}", escape(k), escape(v)))
+        .collect();
+    for c in &run.contenders {
+        if let Some(v) = c.version.as_deref().filter(|v| !v.trim().is_empty()) {
+            versions.push(format!("{}: {}", escape(&c.name), escape(v.trim())));
+        }
+    }
+    if !versions.is_empty() {
+        fact(&mut o, "Versions", &versions.join(" · "));
+    }
+    o.push_str("</dl>\n");
+
+    warnings_section(&mut o, &run_warnings(run, &ws));
+
+    // Contenders.
+    o.push_str("<h2>Contenders</h2>\n<table><tr><th class=\"l\">contender</th><th class=\"l\">command or URL</th><th class=\"l\">status</th></tr>\n");
+    let base = baseline(run);
+    for (i, c) in run.contenders.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"l\">{}{}{}</td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td></tr>",
+            swatch(who[i].color),
+            escape(&c.name),
+            if i == base {
+                "<span class=\"tag\">baseline</span>"
+            } else {
+                ""
+            },
+            escape(&c.command),
+            contender_status(c.status)
+        );
+    }
+    o.push_str("</table>\n");
+
+    if ws.is_empty() {
+        o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
+    }
+    for w in &ws {
+        workload_section(&mut o, w, &who, base);
+    }
+
+    o.push_str("<h2>Plan</h2>\n");
+    let _ = writeln!(o, "<pre>{}</pre>", escape(r.plan_text.trim_end()));
+    close_page(&mut o, "from its store");
+    o
+}
+
+/// One workload: its table, its sweep charts, its spectrum and scatter at the highest
+/// level, and the timelines of that level's first repetition.
+fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
+    let _ = writeln!(o, "<h2>Workload: {}</h2>", escape(w.name));
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">Medians over repetitions; ± is half the range (min–max); % of baseline compares medians with {}.{}</p>",
+        escape(who.get(base).map_or("the first contender", |w| w.name)),
+        if w.levels.iter().any(|l| data::is_rate(*l)) {
+            " At fixed rates, latency is corrected for coordinated omission: it runs from each request's due time, so a server that falls behind shows the wait."
+        } else {
+            ""
+        }
+    );
+    o.push_str("<table>\n<tr><th class=\"l\">contender</th><th class=\"l\">level</th><th>reps</th><th>req/s</th><th>±</th><th>% of baseline</th><th>p50 ms</th><th>p99 ms</th><th>failed</th><th>server CPU µs/req</th><th>peak RSS</th></tr>\n");
+    for level in &w.levels {
+        let base_cell = w.cell(base, *level);
+        let mut first = true;
+        for cell in w.cells.iter().filter(|c| c.level == *level) {
+            let c = cell.contender;
+            let pct = match base_cell {
+                Some(b) if b.rps > 0.0 => format!("{:.0}%", cell.rps * 100.0 / b.rps),
+                _ => "–".into(),
+            };
+            let noisy = if cell.noisy() {
+                " <span class=\"noisy\" title=\"spread over 10% of the median\">⚠ noisy</span>"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                o,
+                "<tr{}><td class=\"l\">{}{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}{noisy}</td><td>{pct}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
+                if first { " class=\"group\"" } else { "" },
+                swatch(who[c].color),
+                escape(who[c].name),
+                if c == base { "<span class=\"tag\">baseline</span>" } else { "" },
+                level,
+                cell.reps(),
+                num(cell.rps, 0),
+                if cell.reps() > 1 { format!("± {}", num(cell.half_range(), 0)) } else { "(1 rep)".into() },
+                num(cell.p50_ms, 3),
+                num(cell.p99_ms, 3),
+                if cell.failed > 0 { " class=\"bad\"" } else { "" },
+                cell.failed,
+                cell.cpu_us.map_or("–".into(), |v| num(v, 1)),
+                cell.peak_rss.map_or("–".into(), size),
+            );
+            first = false;
+        }
+    }
+    o.push_str("</table>\n");
+
+    o.push_str("<div class=\"charts\">\n");
+    if w.levels.len() > 1 {
+        o.push_str(&charts::throughput(w, who).svg());
+        o.push('\n');
+        o.push_str(&charts::latency(w, who).svg());
+        o.push('\n');
+    }
+    let Some(top) = w.top() else {
+        o.push_str("</div>\n");
+        return;
+    };
+    let rate = data::is_rate(top);
+    let mut merged = Vec::new();
+    for c in w.contenders() {
+        let Some(cell) = w.cell(c, top) else { continue };
+        let mut corrected = cell.steps[0].result.latency.clone();
+        let mut raw = cell.steps[0].result.latency_raw.clone();
+        for s in &cell.steps[1..] {
+            // Every histogram has the model's bounds, so adding cannot fail.
+            let _ = corrected.add(&s.result.latency);
+            let _ = raw.add(&s.result.latency_raw);
+        }
+        merged.push((c, corrected, raw));
+    }
+    let mut lines = Vec::new();
+    for (c, corrected, raw) in &merged {
+        lines.push(Spectrum {
+            name: if rate {
+                format!("{} corrected", who[*c].name)
+            } else {
+                who[*c].name.to_string()
+            },
+            color: who[*c].color,
+            stroke: Stroke::Solid,
+            hist: corrected,
+        });
+        if rate {
+            lines.push(Spectrum {
+                name: format!("{} raw", who[*c].name),
+                color: who[*c].color,
+                stroke: Stroke::Dashed,
+                hist: raw,
+            });
+        }
+    }
+    let title = if rate {
+        format!("Latency percentiles at {top}, corrected (solid) vs raw (dashed)")
+    } else {
+        format!("Latency percentiles at {top}, repetitions merged")
+    };
+    o.push_str(&charts::spectrum(&title, &lines).svg());
+    o.push('\n');
+    let tops = w.top_steps();
+    let sets: Vec<(Who, &[shootout_model::Sample])> = tops
+        .iter()
+        .map(|(c, s)| (who[*c], s.result.samples.as_slice()))
+        .collect();
+    let longest = tops
+        .iter()
+        .map(|(_, s)| s.result.duration.as_secs_f64())
+        .fold(0.0, f64::max);
+    o.push_str(
+        &charts::scatter(
+            &format!("Sampled requests over time at {top}, repetition 1"),
+            &sets,
+            longest,
+        )
+        .svg(),
+    );
+    o.push_str("\n</div>\n");
+
+    let _ = writeln!(
+        o,
+        "<h3>Timelines at {top}, repetition 1</h3>\n<p class=\"note\">Per second of the measurement; server CPU is the derivative of the process tree's user + system time, 100% = one core.</p>\n<div class=\"charts\">"
+    );
+    let per = |what: PerSecond| -> Vec<(Who, &RunResult, PerSecond)> {
+        tops.iter()
+            .map(|(c, s)| (who[*c], &s.result, what))
+            .collect()
+    };
+    for (title, what) in [
+        ("Throughput per second", PerSecond::Throughput),
+        ("Failures per second", PerSecond::Failures),
+        ("p99 latency per second", PerSecond::P99),
+    ] {
+        o.push_str(&charts::per_second(title, &per(what)).svg());
+        o.push('\n');
+    }
+    let sampled: Vec<Sampled> = tops
+        .iter()
+        .filter(|(_, s)| !s.resources.is_empty())
+        .map(|(c, s)| Sampled {
+            who: who[*c],
+            samples: &s.resources,
+            offset: s
+                .result
+                .started
+                .duration_since(s.started)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            duration: s.result.duration.as_secs_f64(),
+        })
+        .collect();
+    if sampled.is_empty() {
+        o.push_str("<p class=\"note\">No server CPU or memory samples (a contender given by URL is not sampled).</p>\n");
+    } else {
+        o.push_str(&charts::resources("Server CPU", Resource::Cpu, &sampled).svg());
+        o.push('\n');
+        o.push_str(&charts::resources("Server memory (RSS)", Resource::Rss, &sampled).svg());
+        o.push('\n');
+    }
+    o.push_str("</div>\n");
+}
+
+/// A latency table row: min, mean, p50, p90, p99, p99.9, max in ms.
+fn latency_row(o: &mut String, label: &str, h: &hdrhistogram::Histogram<u64>) {
+    let s = LatencySummary::of(h);
+    let _ = writeln!(
+        o,
+        "<tr><td class=\"l\">{label}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        num(s.min, 3),
+        num(s.mean, 3),
+        num(s.p50, 3),
+        num(s.p90, 3),
+        num(s.p99, 3),
+        num(s.p999, 3),
+        num(s.max, 3)
+    );
+}
+
+/// The HTML report of one `shootout load`.
+pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
+    let r = result;
+    let c = &r.counts;
+    let rate = matches!(spec.pace, Pace::Rate(_));
+    let mut o = open_page(&format!("shootout load {}", spec.target.url));
+    let _ = writeln!(
+        o,
+        "<h1>{} {}</h1>",
+        escape(&spec.request.method),
+        escape(&spec.target.url)
+    );
+    let _ = writeln!(
+        o,
+        "<p class=\"sub\">shootout load · started {}</p>",
+        utc(r.started)
+    );
+
+    o.push_str("<dl class=\"facts\">\n");
+    let pace = match spec.pace {
+        Pace::Closed => "closed loop (each connection sends when answered)".to_string(),
+        Pace::Rate(rps) => format!(
+            "open loop at {} req/s (latency from each due time)",
+            num(rps, 0)
+        ),
+    };
+    fact(
+        &mut o,
+        "Load",
+        &format!(
+            "{} connection{} on {} thread{}{}, {pace}",
+            spec.connections,
+            if spec.connections == 1 { "" } else { "s" },
+            spec.threads,
+            if spec.threads == 1 { "" } else { "s" },
+            if spec.request.keepalive {
+                ""
+            } else {
+                " (Connection: close)"
+            }
+        ),
+    );
+    let mut bound = Vec::new();
+    if let Some(n) = spec.requests {
+        bound.push(format!("{n} requests"));
+    }
+    if let Some(d) = spec.duration {
+        bound.push(span(d));
+    }
+    fact(
+        &mut o,
+        "Until",
+        &format!(
+            "{} (timeout {} per request)",
+            bound.join(" or "),
+            span(spec.timeout)
+        ),
+    );
+    fact(
+        &mut o,
+        "Ran",
+        &format!("{} from {}", span(r.duration), utc(r.started)),
+    );
+    fact(
+        &mut o,
+        "Requests",
+        &format!(
+            "{} completed: {} ok, {} failed, {} aborted (in flight at the end)",
+            c.completed,
+            c.ok,
+            c.failed(),
+            c.aborted
+        ),
+    );
+    if c.failed() > 0 {
+        let parts: Vec<String> = c
+            .failures
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n): (FailureKind, u64)| format!("{k} {n}"))
+            .collect();
+        fact(&mut o, "Failures", &parts.join(", "));
+    }
+    let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    fact(
+        &mut o,
+        "Status codes",
+        &if codes.is_empty() {
+            "none".to_string()
+        } else {
+            codes.join(", ")
+        },
+    );
+    if let Some(f) = &r.first_response {
+        if let Some(server) = &f.server {
+            fact(&mut o, "Server", &escape(server));
+        }
+    }
+    fact(
+        &mut o,
+        "Throughput",
+        &format!(
+            "{} req/s, {}/s received",
+            num(r.rps(), 2),
+            size(if r.duration.is_zero() {
+                0
+            } else {
+                (c.bytes_received as f64 / r.duration.as_secs_f64()) as u64
+            })
+        ),
+    );
+    fact(
+        &mut o,
+        "Generator",
+        &format!(
+            "{} µs CPU per request, busiest thread {}% busy",
+            num(r.cpu_us_per_request(), 1),
+            num(r.generator.busiest_thread * 100.0, 0)
+        ),
+    );
+    o.push_str("</dl>\n");
+
+    let mut items: Vec<String> = Vec::new();
+    if r.interrupted {
+        items.push(format!(
+            "<li><strong>Interrupted</strong> by Ctrl-C after {}: the numbers cover only the part that ran.</li>",
+            span(r.duration)
+        ));
+    }
+    for w in &r.warnings {
+        items.push(format!("<li>{}</li>", escape(&w.to_string())));
+    }
+    if items.is_empty() {
+        o.push_str("<section class=\"ok\" id=\"warnings\">No warnings: the generator kept up and every request succeeded.</section>\n");
+    } else {
+        warnings_section(&mut o, &items);
+    }
+
+    o.push_str("<h2>Latency (ms)</h2>\n<table><tr><th class=\"l\"></th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
+    if rate {
+        latency_row(&mut o, "corrected", &r.latency);
+        latency_row(&mut o, "raw", &r.latency_raw);
+    } else {
+        latency_row(&mut o, "latency", &r.latency);
+    }
+    o.push_str("</table>\n");
+    if rate {
+        o.push_str("<p class=\"note\">corrected: from each request's due time; raw: from its actual send (the gap is time queued before sending).</p>\n");
+    }
+
+    let target = Who {
+        name: &spec.target.host_header,
+        color: svg::color(0),
+    };
+    let mut lines = vec![Spectrum {
+        name: if rate {
+            "corrected".into()
+        } else {
+            "latency".into()
+        },
+        color: svg::color(0),
+        stroke: Stroke::Solid,
+        hist: &r.latency,
+    }];
+    if rate {
+        lines.push(Spectrum {
+            name: "raw".into(),
+            color: svg::color(1),
+            stroke: Stroke::Dashed,
+            hist: &r.latency_raw,
+        });
+    }
+    o.push_str("<div class=\"charts\">\n");
+    let title = if rate {
+        "Latency percentiles, corrected (solid) vs raw (dashed)"
+    } else {
+        "Latency percentiles"
+    };
+    o.push_str(&charts::spectrum(title, &lines).svg());
+    o.push('\n');
+    o.push_str(
+        &charts::scatter(
+            "Sampled requests over time",
+            &[(target, r.samples.as_slice())],
+            r.duration.as_secs_f64(),
+        )
+        .svg(),
+    );
+    o.push_str("\n</div>\n<h3>Timeline</h3>\n<div class=\"charts\">\n");
+    let failures = Who {
+        name: "failed",
+        color: svg::color(4),
+    };
+    let completed = Who {
+        name: "completed",
+        color: svg::color(0),
+    };
+    o.push_str(
+        &charts::per_second(
+            "Requests per second",
+            &[
+                (completed, r, PerSecond::Throughput),
+                (failures, r, PerSecond::Failures),
+            ],
+        )
+        .svg(),
+    );
+    o.push('\n');
+    let p50 = Who {
+        name: "p50",
+        color: svg::color(0),
+    };
+    let p99 = Who {
+        name: "p99",
+        color: svg::color(1),
+    };
+    o.push_str(
+        &charts::per_second(
+            "Latency per second",
+            &[(p50, r, PerSecond::P50), (p99, r, PerSecond::P99)],
+        )
+        .svg(),
+    );
+    o.push_str("\n</div>\n");
+    close_page(&mut o, "load");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates_follow_the_civil_calendar() {
+        // (seconds since the epoch, expected)
+        let cases = [
+            (0, "1970-01-01 00:00:00 UTC"),
+            (1_700_000_000, "2023-11-14 22:13:20 UTC"),
+            (951_782_400, "2000-02-29 00:00:00 UTC"), // a leap day of a century year
+            (4_107_542_399, "2100-02-28 23:59:59 UTC"), // 2100 is not a leap year
+        ];
+        for (secs, want) in cases {
+            assert_eq!(utc(UNIX_EPOCH + Duration::from_secs(secs)), want);
+        }
+    }
+
+    #[test]
+    fn escape_covers_the_five_specials() {
+        assert_eq!(
+            escape(r#"<a href="x">&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;"
+        );
+    }
 }

@@ -1,0 +1,159 @@
+//! `shootout compare A B`: what changed from run A to run B, pair by pair (contender ×
+//! workload × load level), with a significance verdict, and the gates CI uses to fail a
+//! build (`--fail-if-slower`, `--fail-if-p99-above`: exit 1, the failures listed on stderr).
+//! The comparison itself is `shootout_report::compare`; this module reads flags and the
+//! store and picks the exit code.
+
+use crate::report::{emit, format, load_run, open_store, FORMATS};
+use crate::Failure;
+use anyhow::anyhow;
+use clap::Args;
+use shootout_report::compare::{self, Comparison, Gates};
+use std::path::PathBuf;
+
+/// Flags of `shootout compare`.
+#[derive(Debug, Args)]
+#[command(after_long_help = GATE_RULES)]
+pub struct CompareArgs {
+    /// Run A, the reference (as `shootout ls` lists it).
+    #[arg(value_name = "A", value_parser = clap::value_parser!(i64).range(1..))]
+    pub a: i64,
+
+    /// Run B, compared with A.
+    #[arg(value_name = "B", value_parser = clap::value_parser!(i64).range(1..))]
+    pub b: i64,
+
+    /// text, markdown, json (docs/report-json.md) or csv (one record per pair).
+    #[arg(long, short = 'f', value_name = "FORMAT", default_value = "text", value_parser = FORMATS)]
+    pub format: String,
+
+    /// Exit 1 when a contender's median req/s dropped by more than PCT percent ('5%' or
+    /// '5') and the drop is significant or could not be tested (rules: --help).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub fail_if_slower: Option<f64>,
+
+    /// Exit 1 when a median p99 latency of run B is above MS milliseconds ('20' or '20ms').
+    #[arg(long, value_name = "MS", value_parser = parse_ms)]
+    pub fail_if_p99_above: Option<f64>,
+
+    /// The store (SQLite).
+    #[arg(long, value_name = "PATH", default_value = "shootout.db")]
+    pub db: PathBuf,
+}
+
+/// The rules of the gates, printed by `shootout compare --help`.
+const GATE_RULES: &str = "\
+How the verdicts and gates work:
+  Steps of A and B are paired by contender name × workload × load level. For each pair,
+  the median req/s and median p99 of each run are compared, and a two-sided Mann-Whitney U
+  test of the per-repetition values (alpha = 0.05) says 'faster', 'slower' or 'no
+  significant change' (noise). With fewer than 4 repetitions on each side (3 and 5, or 2
+  and 8, also do) no change can be significant: the verdict is 'not enough repetitions'.
+
+  --fail-if-slower PCT fails (exit 1) when, for any pair, the median req/s of B is more
+  than PCT percent below A's AND the test says 'slower' — or the repetitions are too few
+  to test, in which case the drop alone counts and is marked '(not tested: ...)'. A drop
+  the test calls noise does not fail. It also fails when a contender measured in A failed
+  in B (crashed, failed verification, never became ready...).
+
+  --fail-if-p99-above MS fails when the median p99 of any contender × workload × level of
+  run B is above MS milliseconds.
+
+  Exit codes: 0 no gate failed, 1 a gate failed (each failure listed on stderr) or the runs
+  have nothing in common, 2 bad usage (no such store or run).";
+
+/// `5%`, `5`, `2.5 %` → 5.0, 5.0, 2.5 (strictly between 0 and 100).
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage: write e.g. 5% or 2.5"))?;
+    if v > 0.0 && v < 100.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "'{s}': the percentage must be above 0 and below 100"
+        ))
+    }
+}
+
+/// `20`, `20ms`, `1.5 ms` → milliseconds (positive).
+fn parse_ms(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches("ms")
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of milliseconds: write e.g. 20 or 2.5ms"))?;
+    if v > 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("'{s}': the limit must be above 0 ms"))
+    }
+}
+
+/// Runs `shootout compare`; returns the exit code.
+pub fn compare(a: CompareArgs) -> Result<i32, Failure> {
+    let fmt = format(&a.format)?;
+    let store = open_store(&a.db)?;
+    let run_a = load_run(&store, &a.db, Some(a.a))?;
+    let run_b = load_run(&store, &a.db, Some(a.b))?;
+    let gates = Gates {
+        fail_if_slower_percent: a.fail_if_slower,
+        fail_if_p99_above_ms: a.fail_if_p99_above,
+    };
+    let c = Comparison::of(&run_a, &run_b, gates);
+    emit(&compare::render(fmt, &c))?;
+    if c.pairs.is_empty() {
+        return Err(Failure::run(anyhow!(
+            "runs {} and {} have no contender × workload × load level in common: nothing to compare",
+            a.a,
+            a.b
+        )));
+    }
+    let asked = c.gates_text().join(" ");
+    if c.failed() {
+        eprintln!(
+            "error: run {} failed {asked}: {} against run {}:",
+            a.b,
+            failures(c.violations.len()),
+            a.a
+        );
+        for v in &c.violations {
+            eprintln!("  - {}", v.message);
+        }
+        return Ok(1);
+    }
+    if !asked.is_empty() {
+        eprintln!("✓ run {} passed {asked} against run {}", a.b, a.a);
+    }
+    Ok(0)
+}
+
+/// `1 failure`, `3 failures`.
+fn failures(n: usize) -> String {
+    format!("{n} failure{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_and_milliseconds() {
+        assert_eq!(parse_percent("5%"), Ok(5.0));
+        assert_eq!(parse_percent(" 2.5 % "), Ok(2.5));
+        assert_eq!(parse_percent("5"), Ok(5.0));
+        assert!(parse_percent("0%").is_err());
+        assert!(parse_percent("150").is_err());
+        assert!(parse_percent("five")
+            .unwrap_err()
+            .contains("not a percentage"));
+        assert_eq!(parse_ms("20"), Ok(20.0));
+        assert_eq!(parse_ms("1.5 ms"), Ok(1.5));
+        assert!(parse_ms("-1").is_err());
+        assert!(parse_ms("fast").is_err());
+    }
+}

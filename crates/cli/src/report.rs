@@ -1,0 +1,119 @@
+//! `shootout report [RUN]`: a stored run rendered from the store alone — as the terminal
+//! tables `shootout run` printed when it ended (the same function renders both), as
+//! Markdown, JSON or CSV, and/or as the self-contained HTML report written to a file.
+//!
+//! Also the store plumbing `compare` shares: opening an existing store and loading a run,
+//! each failure a one-line error that names the fix (exit 2: the user asked for something
+//! that is not there).
+
+use crate::Failure;
+use anyhow::{anyhow, Context};
+use clap::Args;
+use shootout_report::shootout::RunFormat;
+use shootout_store::{RunId, Store, StoredRun};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The formats `--format` accepts (`md` is short for `markdown`).
+pub const FORMATS: [&str; 5] = ["text", "markdown", "md", "json", "csv"];
+
+/// Flags of `shootout report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run's id, as `shootout ls` lists it; the latest run when left out.
+    #[arg(value_name = "RUN", value_parser = clap::value_parser!(i64).range(1..))]
+    pub run: Option<i64>,
+
+    /// text: the tables `shootout run` printed; markdown: GitHub tables; json: one document
+    /// (docs/report-json.md); csv: one RFC 4180 record per step. Default text, or nothing
+    /// when --html is given alone.
+    #[arg(long, short = 'f', value_name = "FORMAT", value_parser = FORMATS)]
+    pub format: Option<String>,
+
+    /// Write the self-contained HTML report (tables and charts, opens offline) to FILE;
+    /// '-' writes it to stdout.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// The store (SQLite).
+    #[arg(long, value_name = "PATH", default_value = "shootout.db")]
+    pub db: PathBuf,
+}
+
+/// Parses a `--format` value that clap already checked.
+pub fn format(name: &str) -> Result<RunFormat, Failure> {
+    name.parse().map_err(Failure::usage)
+}
+
+/// Opens the store at `db`, which must exist.
+pub fn open_store(db: &Path) -> Result<Store, Failure> {
+    if !db.exists() {
+        return Err(Failure::usage(anyhow!(
+            "no store at {}: run a plan first (shootout run PLAN.toml) or give --db PATH",
+            db.display()
+        )));
+    }
+    Store::open_existing(db).map_err(Failure::run)
+}
+
+/// Loads run `id` (the latest when `None`) with its contenders and steps.
+pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, Failure> {
+    let id = match id {
+        Some(id) => RunId(id),
+        None => match store.latest_run().map_err(Failure::run)? {
+            Some(r) => r.id,
+            None => {
+                return Err(Failure::usage(anyhow!(
+                    "no runs in {}: run a plan first (shootout run PLAN.toml) or give --db PATH",
+                    db.display()
+                )))
+            }
+        },
+    };
+    store.load_run(id).map_err(Failure::run)?.ok_or_else(|| {
+        Failure::usage(anyhow!(
+            "run {id} is not in {}: 'shootout ls --db {}' lists the runs",
+            db.display(),
+            db.display()
+        ))
+    })
+}
+
+/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
+pub fn emit(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::run(
+            anyhow::Error::new(e).context("cannot write to stdout"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Runs `shootout report`; returns the exit code.
+pub fn report(a: ReportArgs) -> Result<i32, Failure> {
+    let format = a.format.as_deref().map(format).transpose()?;
+    let store = open_store(&a.db)?;
+    let run = load_run(&store, &a.db, a.run)?;
+    if let Some(path) = &a.html {
+        let page = shootout_report::html::render_run(&run);
+        if path.as_os_str() == "-" {
+            emit(&page)?;
+        } else {
+            std::fs::write(path, &page)
+                .with_context(|| format!("cannot write the HTML report to {}", path.display()))
+                .map_err(Failure::run)?;
+            eprintln!(
+                "wrote the HTML report of run {} to {}",
+                run.run.id,
+                path.display()
+            );
+        }
+    }
+    match (format, &a.html) {
+        (Some(f), _) => emit(&shootout_report::shootout::render(f, &run))?,
+        (None, None) => emit(&shootout_report::shootout::text(&run))?,
+        (None, Some(_)) => {}
+    }
+    Ok(0)
+}

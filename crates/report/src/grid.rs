@@ -1,0 +1,251 @@
+//! Tables and cell formatting shared by the shootout reports and comparisons: aligned
+//! plain-text tables for terminals, GitHub pipe tables for Markdown (with the escaping that
+//! keeps a `|` in a contender's name from breaking a row), RFC 4180 CSV records, and a few
+//! number and date formats.
+//!
+//! Everything here is a pure function of its arguments; callers decide the columns.
+
+use crate::units::rfc3339;
+use std::fmt::Write;
+use std::time::{Duration, SystemTime};
+
+/// How a column's cells line up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Names and labels.
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// Appends an aligned text table: every line starts with `indent`, columns are two blanks
+/// apart, the header is aligned like its column, trailing blanks are trimmed.
+pub fn text_table(
+    out: &mut String,
+    indent: &str,
+    header: &[&str],
+    align: &[Align],
+    rows: &[Vec<String>],
+) {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<&str>| -> String {
+        let mut l = String::from(indent);
+        for (i, c) in cells.iter().enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            let w = widths[i];
+            match align[i] {
+                Align::Left => {
+                    let _ = write!(l, "{c:<w$}");
+                }
+                Align::Right => {
+                    let _ = write!(l, "{c:>w$}");
+                }
+            }
+        }
+        l.trim_end().to_string()
+    };
+    out.push_str(&line(header.to_vec()));
+    out.push('\n');
+    for r in rows {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
+        out.push('\n');
+    }
+}
+
+/// Appends a GitHub pipe table. Cells are escaped with [`md_escape`]; numeric columns are
+/// right-aligned (`---:`).
+pub fn markdown_table(out: &mut String, header: &[&str], align: &[Align], rows: &[Vec<String>]) {
+    let row = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    out.push_str(&row(header.iter().map(|h| md_escape(h)).collect()));
+    out.push_str(&row(align
+        .iter()
+        .map(|a| match a {
+            Align::Left => "---".to_string(),
+            Align::Right => "---:".to_string(),
+        })
+        .collect()));
+    for r in rows {
+        out.push_str(&row(r.iter().map(|c| md_escape(c)).collect()));
+    }
+}
+
+/// Text made safe for a Markdown paragraph or table cell as GitHub renders it: `|` (which
+/// would end a table cell), `\`, `` ` ``, `*`, `_`, `[`, `]`, `<`, `>` and a leading `#`
+/// are backslash-escaped; line breaks become blanks.
+pub fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, c) in s.chars().enumerate() {
+        match c {
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '#' if i == 0 => out.push_str("\\#"),
+            '\r' | '\n' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Lines shown verbatim in Markdown: a fenced code block whose fence is longer than any
+/// run of backticks in the text, indented by `indent` (to sit inside a list item).
+pub fn md_code_block(out: &mut String, indent: &str, text: &str) {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let _ = writeln!(out, "{indent}{fence}");
+    for l in text.lines() {
+        let _ = writeln!(out, "{indent}{l}");
+    }
+    let _ = writeln!(out, "{indent}{fence}");
+}
+
+/// One CSV record as RFC 4180 wants it: fields containing a comma, a double quote, CR or LF
+/// are quoted, quotes doubled; the record ends with CRLF.
+pub fn csv_record(out: &mut String, fields: &[String]) {
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if f.contains([',', '"', '\r', '\n']) {
+            out.push('"');
+            out.push_str(&f.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(f);
+        }
+    }
+    out.push_str("\r\n");
+}
+
+/// `2023-11-14 22:13:20 UTC`.
+pub fn utc_seconds(t: SystemTime) -> String {
+    let s = rfc3339(t);
+    format!("{} {} UTC", &s[..10], &s[11..19])
+}
+
+/// A span as a person says it: `850 ms`, `12.3 s`, `5 min 12 s`, `2 h 3 min`.
+pub fn human_span(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 1.0 {
+        format!("{} ms", d.as_millis())
+    } else if s < 60.0 {
+        format!("{s:.1} s")
+    } else if s < 3600.0 {
+        let whole = d.as_secs();
+        format!("{} min {} s", whole / 60, whole % 60)
+    } else {
+        let whole = d.as_secs();
+        format!("{} h {} min", whole / 3600, whole % 3600 / 60)
+    }
+}
+
+/// Bytes in MiB with one decimal: `22.4 MiB`.
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Bytes in GiB with one decimal: `7.8 GiB`.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
+}
+
+/// A signed percentage with one decimal: `+4.2%`, `-20.0%`, `+0.0%`.
+pub fn signed_percent(x: f64) -> String {
+    let x = if x.abs() < 0.05 { 0.0 } else { x };
+    format!("{}{:.1}%", if x < 0.0 { "-" } else { "+" }, x.abs())
+}
+
+/// `x` rounded to `decimals` places, so JSON shows `1.86`, not `1.8599999999999999`;
+/// non-finite values become 0.
+pub fn round(x: f64, decimals: i32) -> f64 {
+    if !x.is_finite() {
+        return 0.0;
+    }
+    let scale = 10f64.powi(decimals);
+    (x * scale).round() / scale
+}
+
+/// `n thing` or `n things`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_escapes_what_would_break_a_table() {
+        assert_eq!(md_escape("a|b"), "a\\|b");
+        assert_eq!(md_escape("my_app *fast*"), "my\\_app \\*fast\\*");
+        assert_eq!(md_escape("#1 <b>"), "\\#1 \\<b\\>");
+        assert_eq!(md_escape("x#y\nz"), "x#y z");
+        let mut t = String::new();
+        markdown_table(
+            &mut t,
+            &["name", "req/s"],
+            &[Align::Left, Align::Right],
+            &[vec!["a|b".into(), "12".into()]],
+        );
+        assert_eq!(t, "| name | req/s |\n| --- | ---: |\n| a\\|b | 12 |\n");
+    }
+
+    #[test]
+    fn csv_quotes_only_what_needs_it() {
+        let mut s = String::new();
+        csv_record(
+            &mut s,
+            &[
+                "plain".into(),
+                "a,b".into(),
+                "say \"hi\"".into(),
+                "x\ny".into(),
+            ],
+        );
+        assert_eq!(s, "plain,\"a,b\",\"say \"\"hi\"\"\",\"x\ny\"\r\n");
+    }
+
+    #[test]
+    fn code_fences_outgrow_backticks_in_the_text() {
+        let mut s = String::new();
+        md_code_block(&mut s, "  ", "a ```b``` c");
+        assert!(s.starts_with("  ````\n"), "{s}");
+    }
+
+    #[test]
+    fn text_tables_align_and_trim() {
+        let mut t = String::new();
+        text_table(
+            &mut t,
+            "  ",
+            &["name", "n"],
+            &[Align::Left, Align::Right],
+            &[
+                vec!["long name".into(), "1".into()],
+                vec!["x".into(), "".into()],
+            ],
+        );
+        assert_eq!(t, "  name       n\n  long name  1\n  x\n");
+    }
+
+    #[test]
+    fn spans_and_percentages() {
+        assert_eq!(human_span(Duration::from_millis(850)), "850 ms");
+        assert_eq!(human_span(Duration::from_secs(312)), "5 min 12 s");
+        assert_eq!(human_span(Duration::from_secs(7380)), "2 h 3 min");
+        assert_eq!(signed_percent(-20.0), "-20.0%");
+        assert_eq!(signed_percent(-0.01), "+0.0%");
+        assert_eq!(signed_percent(4.25), "+4.2%");
+    }
+}

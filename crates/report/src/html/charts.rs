@@ -1,0 +1,545 @@
+//! The report's charts, each built as a [`Chart`] from stored numbers:
+//! throughput and latency against the load level (a sweep), the latency percentile
+//! spectrum, the scatter of individual requests over time, and per-second timelines of a
+//! step (throughput, failures, p99, and the server's CPU and memory).
+//!
+//! Seams: inputs are model and store types (and the cells of `data.rs`); outputs are
+//! [`Chart`]s that `svg.rs` draws. Units on the axes: req/s, milliseconds (histograms and
+//! samples hold µs), seconds since the measurement started, % of one CPU core, MiB.
+
+use super::data::{is_rate, level_value, Workload};
+use super::svg::{Axis, Chart, Mark, Series, Stroke};
+use hdrhistogram::Histogram;
+use shootout_model::{LoadLevel, ResourceSample, RunResult, Sample};
+
+/// Size of a main chart (px).
+const MAIN: (f64, f64) = (600.0, 380.0);
+/// Size of a small timeline chart (px).
+const SMALL: (f64, f64) = (400.0, 270.0);
+/// At most this many scatter points per contender (a stride through the reservoir).
+pub const SCATTER_CAP: usize = 3_000;
+
+/// A contender (or a single target) as the charts see it: name and colour.
+#[derive(Debug, Clone, Copy)]
+pub struct Who<'a> {
+    /// Legend name.
+    pub name: &'a str,
+    /// Colour (from the palette, by contender index).
+    pub color: &'static str,
+}
+
+/// `1234.5` as `1234.5`, `0.41234` as `0.412`: three significant decimals for tooltips.
+fn val(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    let s = if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The horizontal axis of a sweep and each level's place on it: connections or target
+/// rate when the levels are of one kind, else the levels in order as categories.
+fn level_axis(levels: &[LoadLevel]) -> (Axis, Vec<f64>) {
+    let all_closed = levels.iter().all(|l| !is_rate(*l));
+    let all_rate = levels.iter().all(|l| is_rate(*l));
+    if all_closed || all_rate {
+        let xs: Vec<f64> = levels.iter().map(|l| level_value(*l)).collect();
+        let title = if all_closed {
+            "concurrency (connections)"
+        } else {
+            "target rate (req/s)"
+        };
+        let mut axis = Axis::fit(title, xs.iter().copied(), true);
+        // Few levels: label exactly those (a sweep of 1, 2, 4, 8 reads better so).
+        if levels.len() <= 8 && xs.len() > 1 {
+            axis.ticks = xs
+                .iter()
+                .map(|x| (*x, super::svg::number(*x, 1.0)))
+                .collect();
+        }
+        (axis, xs)
+    } else {
+        let xs: Vec<f64> = (0..levels.len()).map(|i| i as f64).collect();
+        let mut axis = Axis::linear("load level", -0.5, levels.len() as f64 - 0.5);
+        axis.lo = -0.5;
+        axis.hi = levels.len() as f64 - 0.5;
+        axis.ticks = levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i as f64, l.to_string()))
+            .collect();
+        (axis, xs)
+    }
+}
+
+/// Chart 1: median req/s against the load level, one line per contender, with the
+/// min–max range over repetitions as a band (and the target rate as a dotted reference in
+/// rate sweeps).
+pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
+    let (x, xs) = level_axis(&w.levels);
+    let mut series = Vec::new();
+    for c in w.contenders() {
+        let mut s = Series::new(who[c].name, who[c].color);
+        for cell in w.of_contender(c) {
+            let i = w.levels.iter().position(|l| *l == cell.level).unwrap_or(0);
+            s.line.push((xs[i], cell.rps));
+            s.band.push((xs[i], cell.rps_min, cell.rps_max));
+            s.marks.push(Mark {
+                x: xs[i],
+                y: cell.rps,
+                tip: format!(
+                    "{} · {}: {} req/s (median of {}; range {}–{})",
+                    who[c].name,
+                    cell.level,
+                    val(cell.rps),
+                    cell.reps(),
+                    val(cell.rps_min),
+                    val(cell.rps_max)
+                ),
+            });
+        }
+        series.push(s);
+    }
+    if w.levels.iter().all(|l| is_rate(*l)) && w.levels.len() > 1 {
+        let mut target = Series::new("target rate", "#777777");
+        target.stroke = Stroke::Dotted;
+        target.line = w
+            .levels
+            .iter()
+            .map(|l| (level_value(*l), level_value(*l)))
+            .collect();
+        series.push(target);
+    }
+    let y = Axis::fit(
+        "throughput (req/s)",
+        series.iter().flat_map(|s| s.ys().collect::<Vec<_>>()),
+        true,
+    );
+    Chart {
+        title: "Throughput by load level (median, band: min–max over repetitions)".into(),
+        x,
+        y,
+        series,
+        width: MAIN.0,
+        height: MAIN.1,
+    }
+}
+
+/// Chart 2: median p50 (solid) and p99 (dashed) latency against the load level.
+pub fn latency(w: &Workload, who: &[Who]) -> Chart {
+    let (x, xs) = level_axis(&w.levels);
+    let mut series = Vec::new();
+    for c in w.contenders() {
+        for (label, stroke) in [("p50", Stroke::Solid), ("p99", Stroke::Dashed)] {
+            let mut s = Series::new(format!("{} {label}", who[c].name), who[c].color);
+            s.stroke = stroke;
+            for cell in w.of_contender(c) {
+                let i = w.levels.iter().position(|l| *l == cell.level).unwrap_or(0);
+                let y = if label == "p50" {
+                    cell.p50_ms
+                } else {
+                    cell.p99_ms
+                };
+                s.line.push((xs[i], y));
+                s.marks.push(Mark {
+                    x: xs[i],
+                    y,
+                    tip: format!(
+                        "{} · {}: {label} {} ms (median of {})",
+                        who[c].name,
+                        cell.level,
+                        val(y),
+                        cell.reps()
+                    ),
+                });
+            }
+            series.push(s);
+        }
+    }
+    let y = Axis::fit(
+        "latency (ms)",
+        series.iter().flat_map(|s| s.ys().collect::<Vec<_>>()),
+        true,
+    );
+    Chart {
+        title: "Latency by load level: p50 (solid) and p99 (dashed), medians".into(),
+        x,
+        y,
+        series,
+        width: MAIN.0,
+        height: MAIN.1,
+    }
+}
+
+/// Percentiles labelled on the spectrum's axis, as `log10(1 / (1 - q))`.
+const SPECTRUM_TICKS: [(f64, &str); 6] = [
+    (0.0, "0%"),
+    (1.0, "90%"),
+    (2.0, "99%"),
+    (3.0, "99.9%"),
+    (4.0, "99.99%"),
+    (5.0, "99.999%"),
+];
+
+/// One latency distribution for the spectrum: label, colour, stroke, histogram (µs).
+pub struct Spectrum<'a> {
+    /// Legend label.
+    pub name: String,
+    /// Colour.
+    pub color: &'static str,
+    /// Solid for corrected, dashed for raw.
+    pub stroke: Stroke,
+    /// The histogram (µs).
+    pub hist: &'a Histogram<u64>,
+}
+
+/// Chart 3: latency at each percentile, HdrHistogram style: the horizontal axis is
+/// `log10(1 / (1 − q))`, so 90%, 99%, 99.9%… are equally spaced; a line stops at the
+/// percentile its count can resolve (`1 − 1/n`).
+pub fn spectrum(title: &str, lines: &[Spectrum]) -> Chart {
+    let mut series = Vec::new();
+    let mut reach: f64 = 2.0;
+    for l in lines {
+        let mut s = Series::new(l.name.clone(), l.color);
+        s.stroke = l.stroke;
+        let n = l.hist.len();
+        if n > 0 {
+            let end = (n as f64).log10().min(5.0);
+            reach = reach.max(end.ceil());
+            let steps = (end / 0.05).ceil() as usize;
+            for i in 0..=steps {
+                let x = (i as f64 * 0.05).min(end);
+                let q = 1.0 - 10f64.powf(-x);
+                let ms = l.hist.value_at_quantile(q) as f64 / 1e3;
+                s.line.push((x, ms));
+            }
+            for (x, label) in SPECTRUM_TICKS
+                .iter()
+                .skip(1)
+                .chain([&(std::f64::consts::LOG10_2, "50%")])
+            {
+                if *x <= end + 1e-9 {
+                    let q = 1.0 - 10f64.powf(-x);
+                    let ms = l.hist.value_at_quantile(q) as f64 / 1e3;
+                    s.marks.push(Mark {
+                        x: *x,
+                        y: ms,
+                        tip: format!(
+                            "{} · p{}: {} ms",
+                            l.name,
+                            label.trim_end_matches('%'),
+                            val(ms)
+                        ),
+                    });
+                }
+            }
+            let max = l.hist.max() as f64 / 1e3;
+            s.marks.push(Mark {
+                x: end,
+                y: max,
+                tip: format!("{} · max: {} ms ({} requests)", l.name, val(max), n),
+            });
+        }
+        series.push(s);
+    }
+    let mut x = Axis::linear("percentile (log scale of 1/(1−q))", 0.0, reach);
+    x.lo = 0.0;
+    x.hi = reach;
+    x.ticks = SPECTRUM_TICKS
+        .iter()
+        .filter(|(v, _)| *v <= reach)
+        .map(|(v, l)| (*v, l.to_string()))
+        .collect();
+    let y = Axis::fit(
+        "latency (ms)",
+        series.iter().flat_map(|s| s.ys().collect::<Vec<_>>()),
+        true,
+    );
+    Chart {
+        title: title.to_string(),
+        x,
+        y,
+        series,
+        width: MAIN.0,
+        height: MAIN.1,
+    }
+}
+
+/// Chart 4: each sampled request's latency (ms) at its start time (s), one colour per
+/// contender, at most [`SCATTER_CAP`] points each (an even stride through the reservoir).
+pub fn scatter(title: &str, sets: &[(Who, &[Sample])], duration: f64) -> Chart {
+    let mut series = Vec::new();
+    for (who, samples) in sets {
+        let mut s = Series::new(who.name, who.color);
+        s.radius = 1.6;
+        s.opacity = 0.55;
+        let stride = samples.len().div_ceil(SCATTER_CAP).max(1);
+        for smp in samples.iter().step_by(stride) {
+            let t = smp.start_us as f64 / 1e6;
+            let ms = (smp.total_us.max(1)) as f64 / 1e3;
+            let outcome = match smp.failure {
+                Some(f) => format!("failed: {f}"),
+                None if smp.status > 0 => format!("status {}", smp.status),
+                None => "no response".into(),
+            };
+            s.marks.push(Mark {
+                x: t,
+                y: ms,
+                tip: format!("{} · t={} s: {} ms, {outcome}", who.name, val(t), val(ms)),
+            });
+        }
+        series.push(s);
+    }
+    let x = time_axis(&series, duration);
+    let y = Axis::fit(
+        "latency (ms)",
+        series.iter().flat_map(|s| s.ys().collect::<Vec<_>>()),
+        true,
+    );
+    Chart {
+        title: title.to_string(),
+        x,
+        y,
+        series,
+        width: MAIN.0,
+        height: MAIN.1,
+    }
+}
+
+/// A per-second quantity of a load run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PerSecond {
+    /// Completed requests per second.
+    Throughput,
+    /// Failed requests per second.
+    Failures,
+    /// p50 latency of the second (ms).
+    P50,
+    /// p99 latency of the second (ms).
+    P99,
+}
+
+impl PerSecond {
+    fn axis(self) -> &'static str {
+        match self {
+            PerSecond::Throughput => "completed (req/s)",
+            PerSecond::Failures => "failed (req/s)",
+            PerSecond::P50 | PerSecond::P99 => "latency (ms)",
+        }
+    }
+    fn unit(self) -> &'static str {
+        match self {
+            PerSecond::Throughput | PerSecond::Failures => "req/s",
+            PerSecond::P50 | PerSecond::P99 => "ms",
+        }
+    }
+    fn label(self) -> &'static str {
+        match self {
+            PerSecond::Throughput => "completed",
+            PerSecond::Failures => "failed",
+            PerSecond::P50 => "p50",
+            PerSecond::P99 => "p99",
+        }
+    }
+}
+
+/// One line of a per-second timeline: `(x seconds, value)` from a run's series. Counts
+/// are divided by the part of the second the run covered, so a last, partial second is
+/// not mistaken for a drop.
+fn per_second_line(r: &RunResult, what: PerSecond) -> Vec<(f64, f64)> {
+    let total = r.duration.as_secs_f64();
+    r.series
+        .iter()
+        .filter_map(|s| {
+            let start = f64::from(s.second);
+            let covered = (total - start).clamp(0.0, 1.0);
+            // A sliver of a second past the end is too few requests to say anything.
+            if covered < 0.05 {
+                return None;
+            }
+            let y = match what {
+                PerSecond::Throughput => s.completed as f64 / covered,
+                PerSecond::Failures => s.failed as f64 / covered,
+                PerSecond::P50 if s.completed == 0 => return None,
+                PerSecond::P99 if s.completed == 0 => return None,
+                PerSecond::P50 => s.p50_us as f64 / 1e3,
+                PerSecond::P99 => s.p99_us as f64 / 1e3,
+            };
+            Some((start + covered / 2.0, y))
+        })
+        .collect()
+}
+
+/// A timeline of per-second quantities: one line per `(who, result, quantity)`, named
+/// `who.name` in the legend (p99 dashed when quantities are mixed).
+pub fn per_second(title: &str, lines: &[(Who, &RunResult, PerSecond)]) -> Chart {
+    let mut series = Vec::new();
+    let several = lines.iter().any(|l| l.2 != lines[0].2);
+    for (who, r, what) in lines {
+        let mut s = Series::new(who.name, who.color);
+        s.radius = 2.0;
+        if *what == PerSecond::P99 && several {
+            s.stroke = Stroke::Dashed;
+        }
+        s.line = per_second_line(r, *what);
+        s.marks = s
+            .line
+            .iter()
+            .map(|(x, y)| Mark {
+                x: *x,
+                y: *y,
+                tip: format!(
+                    "{} · second {}: {} {} {}",
+                    who.name,
+                    x.floor(),
+                    what.label(),
+                    val(*y),
+                    what.unit()
+                ),
+            })
+            .collect();
+        series.push(s);
+    }
+    let axis = match lines.first() {
+        None => "",
+        Some(l) if several && l.2.unit() == "req/s" => "requests (req/s)",
+        Some(l) => l.2.axis(),
+    };
+    let end = lines
+        .iter()
+        .map(|l| l.1.duration.as_secs_f64())
+        .fold(0.0, f64::max);
+    timeline_chart(title, axis, series, end)
+}
+
+/// A quantity of the server's process tree over a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// CPU used, as % of one core (the derivative of cumulative user + system time).
+    Cpu,
+    /// Resident memory (MiB).
+    Rss,
+}
+
+/// A step's resource samples, placed on the measurement's clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Sampled<'a> {
+    /// Whose samples.
+    pub who: Who<'a>,
+    /// The samples, oldest first (`at` counts from the step's start).
+    pub samples: &'a [ResourceSample],
+    /// How long after the step's start the measurement started (s).
+    pub offset: f64,
+    /// How long the measurement lasted (s).
+    pub duration: f64,
+}
+
+/// How far past the measurement's end a resource point is still drawn (s): the sampler
+/// stops a moment after the load, and the server going idle then is not the measurement.
+const PAST_END: f64 = 0.05;
+
+/// CPU is not drawn over intervals shorter than this (s): /proc counts CPU time in ticks
+/// of 10 ms, so a short interval reads as 0% or 200% by quantisation alone.
+const SHORTEST_CPU_INTERVAL: f64 = 0.05;
+
+/// One line of a resource timeline: `(seconds since the measurement started, value)`,
+/// within the measurement.
+fn resource_line(d: &Sampled, what: Resource) -> Vec<(f64, f64)> {
+    // A sample taken just before the measurement began (the sampler starts first) is
+    // drawn at its start.
+    let t = |s: &ResourceSample| (s.at.as_secs_f64() - d.offset).max(0.0);
+    let samples = d.samples;
+    let line: Vec<(f64, f64)> = match what {
+        Resource::Rss => samples
+            .iter()
+            .map(|s| (t(s), s.rss_bytes as f64 / (1024.0 * 1024.0)))
+            .collect(),
+        Resource::Cpu => samples
+            .windows(2)
+            .filter_map(|w| {
+                let dt = w[1].at.as_secs_f64() - w[0].at.as_secs_f64();
+                let used = (w[1].cpu_user + w[1].cpu_sys)
+                    .saturating_sub(w[0].cpu_user + w[0].cpu_sys)
+                    .as_secs_f64();
+                (dt >= SHORTEST_CPU_INTERVAL && t(&w[1]) <= d.duration + PAST_END)
+                    .then(|| ((t(&w[0]) + t(&w[1])) / 2.0, used / dt * 100.0))
+            })
+            .collect(),
+    };
+    line.into_iter()
+        .filter(|(x, _)| *x <= d.duration + PAST_END)
+        .collect()
+}
+
+/// A timeline of the server's CPU or memory during the measurement: one line per
+/// contender.
+pub fn resources(title: &str, what: Resource, lines: &[Sampled]) -> Chart {
+    let (axis, unit) = match what {
+        Resource::Cpu => ("server CPU (% of one core)", "%"),
+        Resource::Rss => ("server RSS (MiB)", "MiB"),
+    };
+    let mut series = Vec::new();
+    for d in lines {
+        let who = d.who;
+        let mut s = Series::new(who.name, who.color);
+        s.radius = 2.0;
+        s.line = resource_line(d, what);
+        s.marks = s
+            .line
+            .iter()
+            .map(|(x, y)| Mark {
+                x: *x,
+                y: *y,
+                tip: format!("{} · t={} s: {} {unit}", who.name, val(*x), val(*y)),
+            })
+            .collect();
+        series.push(s);
+    }
+    let end = lines.iter().map(|d| d.duration).fold(0.0, f64::max);
+    timeline_chart(title, axis, series, end)
+}
+
+/// A linear axis of seconds from zero to `end` or the last point, whichever is later:
+/// time is never on a log scale, even when the first sample starts a microsecond in.
+fn time_axis(series: &[Series], end: f64) -> Axis {
+    let last = series
+        .iter()
+        .flat_map(|s| s.xs().collect::<Vec<_>>())
+        .filter(|x| x.is_finite())
+        .fold(end, f64::max);
+    // The frame ends at the last point, not at the next round tick (3.02 s, not 4 s).
+    let mut axis = Axis::linear("time since the measurement started (s)", 0.0, last);
+    if last > 0.0 {
+        axis.hi = last;
+        axis.ticks.retain(|t| t.0 <= last + 1e-9);
+    }
+    axis
+}
+
+/// A small timeline chart over the measurement (`end`: its length in seconds).
+fn timeline_chart(title: &str, y_title: &str, series: Vec<Series>, end: f64) -> Chart {
+    let x = time_axis(&series, end);
+    let y = Axis::fit(
+        y_title,
+        series.iter().flat_map(|s| s.ys().collect::<Vec<_>>()),
+        true,
+    );
+    Chart {
+        title: title.to_string(),
+        x,
+        y,
+        series,
+        width: SMALL.0,
+        height: SMALL.1,
+    }
+}

@@ -1,0 +1,98 @@
+//! The CSV rendering of a stored run: a header, then one record per step (every
+//! repetition, in the order measured), for spreadsheets and scripts. RFC 4180: CRLF line
+//! ends, fields quoted only when they hold a comma, a quote or a line break. Empty fields
+//! mean "does not apply" (no rate in closed loop, no server samples for a URL contender);
+//! `baseline` is true on the steps of the contender the reports compare the others with.
+
+use super::analysis::{step_cpu_us, step_peak_rss, step_status_word, Analysis};
+use crate::grid::csv_record;
+use crate::units::rfc3339;
+use shootout_model::{FailureKind, LatencySummary, LoadLevel};
+use shootout_store::StoredRun;
+
+/// The columns, in order.
+pub const COLUMNS: [&str; 28] = [
+    "run_id",
+    "contender",
+    "workload",
+    "level_kind",
+    "connections",
+    "rate_rps",
+    "repetition",
+    "status",
+    "started_utc",
+    "duration_s",
+    "completed",
+    "ok",
+    "failed",
+    "aborted",
+    "fail_connect",
+    "fail_timeout",
+    "fail_reset",
+    "fail_malformed",
+    "fail_status",
+    "fail_body",
+    "rps",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "max_ms",
+    "server_cpu_us_per_request",
+    "peak_rss_bytes",
+    "baseline",
+];
+
+/// The run's steps as CSV (header included).
+pub fn csv(run: &StoredRun) -> String {
+    let baseline = Analysis::of(run).baseline;
+    let mut out = String::new();
+    csv_record(
+        &mut out,
+        &COLUMNS.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+    );
+    for s in &run.steps {
+        let Some(ci) = run.contenders.iter().position(|c| c.id == s.contender) else {
+            continue;
+        };
+        let c = &run.contenders[ci];
+        let (kind, connections, rate) = match s.level {
+            LoadLevel::Concurrency { connections } => ("concurrency", connections, String::new()),
+            LoadLevel::Rate { rps, connections } => ("rate", connections, format!("{rps}")),
+        };
+        let counts = &s.result.counts;
+        let l = LatencySummary::of(&s.result.latency);
+        let mut fields = vec![
+            run.run.id.0.to_string(),
+            c.name.clone(),
+            s.workload.clone(),
+            kind.to_string(),
+            connections.to_string(),
+            rate,
+            s.repetition.to_string(),
+            step_status_word(s.status).to_string(),
+            rfc3339(s.started),
+            format!("{:.6}", s.result.duration.as_secs_f64()),
+            counts.completed.to_string(),
+            counts.ok.to_string(),
+            counts.failed().to_string(),
+            counts.aborted.to_string(),
+        ];
+        fields.extend(
+            FailureKind::ALL
+                .iter()
+                .map(|k| counts.failures[*k].to_string()),
+        );
+        fields.extend([
+            format!("{:.3}", s.result.rps()),
+            format!("{:.3}", l.p50),
+            format!("{:.3}", l.p90),
+            format!("{:.3}", l.p99),
+            format!("{:.3}", l.max),
+            step_cpu_us(s).map_or(String::new(), |v| format!("{v:.3}")),
+            step_peak_rss(s).map_or(String::new(), |v| v.to_string()),
+            (baseline == Some(ci)).to_string(),
+        ]);
+        csv_record(&mut out, &fields);
+    }
+    out
+}

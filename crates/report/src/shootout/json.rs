@@ -1,0 +1,234 @@
+//! The JSON rendering of a stored run: one document with the run's facts, its contenders,
+//! the warnings, one entry per contender × workload × load level (`results`, medians over
+//! repetitions, as in the tables) and one per step (`steps`, every repetition). Its schema
+//! is the table in `docs/report-json.md`, which a test checks against this output in both
+//! directions.
+//!
+//! Units are in the field names (`_ms`, `_s`, `_bytes`, `_us_per_request`); times keep µs
+//! resolution (3 decimals in ms, 6 in s), rates 3 decimals. Nothing is ever NaN.
+
+use super::analysis::{
+    contender_status_word, run_status_word, step_cpu_us, step_peak_rss, step_status_word, Analysis,
+    Cell, Ratio, SERVED_PERCENTS,
+};
+use crate::grid::round;
+use crate::units::{rfc3339, unix_s};
+use serde_json::{json, Map, Value};
+use shootout_model::{FailureCounts, LatencySummary, LoadLevel, Warning};
+use shootout_store::StoredRun;
+
+/// Version of this document's schema (and of `shootout compare`'s); raised when a field
+/// changes meaning or goes away, not when one is added.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `{kind, connections, rate_rps}` of a load level.
+pub(crate) fn level_json(level: LoadLevel) -> Value {
+    match level {
+        LoadLevel::Concurrency { connections } => json!({
+            "kind": "concurrency",
+            "connections": connections,
+            "rate_rps": Value::Null,
+        }),
+        LoadLevel::Rate { rps, connections } => json!({
+            "kind": "rate",
+            "connections": connections,
+            "rate_rps": round(rps, 3),
+        }),
+    }
+}
+
+/// `{connect, timeout, …}`: failed requests per class.
+pub(crate) fn failures_json(f: &FailureCounts) -> Value {
+    Value::Object(
+        f.iter()
+            .map(|(k, n)| (k.name().to_string(), n.into()))
+            .collect::<Map<String, Value>>(),
+    )
+}
+
+fn ms(x: f64) -> f64 {
+    round(x, 3)
+}
+
+/// The run as one JSON document (schema in `docs/report-json.md`).
+pub fn json(run: &StoredRun) -> Value {
+    let a = Analysis::of(run);
+    let r = &run.run;
+    let m = &r.machine;
+    let versions: Map<String, Value> = m
+        .versions
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone().into()))
+        .collect();
+    let contenders: Vec<Value> = run
+        .contenders
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name,
+                "command": c.command,
+                "baseline": c.baseline,
+                "status": contender_status_word(c.status),
+                "detail": c.detail,
+                "version": c.version,
+            })
+        })
+        .collect();
+    let warnings: Vec<Value> = a
+        .warnings
+        .iter()
+        .map(|w| {
+            json!({
+                "kind": w.kind,
+                "message": w.message,
+                "detail": w.detail,
+                "contender": w.contender,
+                "workload": w.workload,
+                "level": w.level.map(|l| l.to_string()),
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for w in &a.workloads {
+        for l in &w.levels {
+            let base = a.baseline.and_then(|b| l.cell(b));
+            for c in &l.cells {
+                results.push(result_json(&a, w.name, l.level, c, base));
+            }
+        }
+    }
+    let steps: Vec<Value> = run
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let c = run.contenders.iter().find(|c| c.id == s.contender)?;
+            let l = LatencySummary::of(&s.result.latency);
+            let counts = &s.result.counts;
+            Some(json!({
+                "id": s.id.0,
+                "contender": c.name,
+                "workload": s.workload,
+                "level": level_json(s.level),
+                "repetition": s.repetition,
+                "status": step_status_word(s.status),
+                "started_utc": rfc3339(s.started),
+                "duration_s": round(s.result.duration.as_secs_f64(), 6),
+                "rps": round(s.result.rps(), 3),
+                "requests": {
+                    "completed": counts.completed,
+                    "ok": counts.ok,
+                    "failed": counts.failed(),
+                    "aborted": counts.aborted,
+                },
+                "failures": failures_json(&counts.failures),
+                "latency_ms": {
+                    "p50": ms(l.p50),
+                    "p90": ms(l.p90),
+                    "p99": ms(l.p99),
+                    "max": ms(l.max),
+                },
+                "server": {
+                    "cpu_us_per_request": step_cpu_us(s).map(|v| round(v, 3)),
+                    "peak_rss_bytes": step_peak_rss(s),
+                },
+                "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+            }))
+        })
+        .collect();
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "run": {
+            "id": r.id.0,
+            "name": r.name,
+            "status": run_status_word(r.status),
+            "started_utc": rfc3339(r.started),
+            "started_unix_s": round(unix_s(r.started), 3),
+            "ended_utc": r.ended.map(rfc3339),
+            "duration_s": r.ended.map(|e| round(e.duration_since(r.started).unwrap_or_default().as_secs_f64(), 3)),
+        },
+        "machine": {
+            "cpu_model": m.cpu_model,
+            "cores": m.cores,
+            "kernel": m.kernel,
+            "memory_bytes": m.memory_bytes,
+            "versions": versions,
+        },
+        "baseline": a.baseline.map(|b| a.name(b)),
+        "contenders": contenders,
+        "warnings": warnings,
+        "results": results,
+        "steps": steps,
+    })
+}
+
+/// A load run's warning: `{kind, message}`.
+fn warning_json(w: &Warning) -> Value {
+    let kind = serde_json::to_value(w)
+        .ok()
+        .and_then(|v| v.get("kind").cloned())
+        .unwrap_or(Value::Null);
+    json!({ "kind": kind, "message": w.to_string() })
+}
+
+fn result_json(
+    a: &Analysis,
+    workload: &str,
+    level: LoadLevel,
+    c: &Cell,
+    base: Option<&Cell>,
+) -> Value {
+    let vs = base
+        .filter(|b| b.contender != c.contender)
+        .and_then(|b| Ratio::of(c, b))
+        .map(|r| {
+            json!({
+                "times": round(r.times, 3),
+                "error": round(r.error, 3),
+                "faster": r.faster,
+            })
+        });
+    let merged = c.merged_latency();
+    let served: Map<String, Value> = SERVED_PERCENTS
+        .iter()
+        .map(|p| {
+            (
+                p.to_string(),
+                ms(merged.value_at_quantile(f64::from(*p) / 100.0) as f64 / 1e3).into(),
+            )
+        })
+        .collect();
+    json!({
+        "workload": workload,
+        "contender": a.name(c.contender),
+        "level": level_json(level),
+        "repetitions": c.reps(),
+        "rps": {
+            "median": round(c.rps, 3),
+            "min": round(c.rps_min, 3),
+            "max": round(c.rps_max, 3),
+            "spread": round(c.spread(), 3),
+            "values": c.rps_values.iter().map(|v| round(*v, 3)).collect::<Vec<_>>(),
+            "noisy": c.noisy(),
+        },
+        "percent_of_baseline": base.filter(|b| b.rps > 0.0).map(|b| round(c.rps * 100.0 / b.rps, 3)),
+        "vs_baseline": vs,
+        "latency_ms": {
+            "p50": ms(c.p50),
+            "p90": ms(c.p90),
+            "p99": ms(c.p99),
+            "max": ms(c.max),
+        },
+        "served_within_ms": served,
+        "requests": {
+            "completed": c.completed,
+            "ok": c.ok,
+            "failed": c.failures.total(),
+            "aborted": c.aborted,
+        },
+        "failures": failures_json(&c.failures),
+        "server": {
+            "cpu_us_per_request": c.cpu_us.map(|v| round(v, 3)),
+            "peak_rss_bytes": c.peak_rss,
+        },
+    })
+}

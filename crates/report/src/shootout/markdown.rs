@@ -1,0 +1,149 @@
+//! The Markdown rendering of a stored run, for a README, an issue or a pull request: it
+//! renders on GitHub as it is — headings, pipe tables with numbers right-aligned, every
+//! name and message escaped (a `|` in a contender's name stays inside its cell), stderr
+//! and verification details in fenced code blocks. Same numbers as the text rendering.
+
+use super::analysis::{contender_status_word, run_status_word, Analysis};
+use super::text::{ratio_lines, row, served_rows};
+use super::{machine_line, started_line, versions_line, FOOTNOTE};
+use crate::grid::{markdown_table, md_code_block, md_escape, Align};
+use shootout_store::StoredRun;
+use std::fmt::Write;
+
+macro_rules! line {
+    ($out:expr) => {
+        $out.push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {
+        writeln!($out, $($arg)*).expect("writing to a String cannot fail")
+    };
+}
+
+/// The run as GitHub-flavoured Markdown; ends with a newline.
+pub fn markdown(run: &StoredRun) -> String {
+    let a = Analysis::of(run);
+    let mut o = String::new();
+    let r = &run.run;
+    line!(o, "# Run {}: {}", r.id, md_escape(&r.name));
+    line!(o);
+    for (k, v) in [
+        ("status", run_status_word(r.status).to_string()),
+        ("started", started_line(run)),
+        ("machine", machine_line(run)),
+        ("versions", versions_line(run)),
+        ("steps", a.steps_line()),
+        (
+            "baseline",
+            a.baseline.map_or("none".into(), |b| a.name(b).to_string()),
+        ),
+    ] {
+        line!(o, "- **{k}:** {}", md_escape(&v));
+    }
+    line!(o);
+    line!(o, "## Contenders");
+    line!(o);
+    let rows: Vec<Vec<String>> = run
+        .contenders
+        .iter()
+        .map(|c| {
+            vec![
+                c.name.clone(),
+                c.command.clone(),
+                contender_status_word(c.status).replace('_', " "),
+                c.version
+                    .as_deref()
+                    .and_then(|v| v.lines().next())
+                    .unwrap_or("")
+                    .to_string(),
+            ]
+        })
+        .collect();
+    markdown_table(
+        &mut o,
+        &["contender", "command or URL", "status", "version"],
+        &[Align::Left; 4],
+        &rows,
+    );
+    if !a.warnings.is_empty() {
+        line!(o);
+        line!(o, "## Warnings");
+        line!(o);
+        for w in &a.warnings {
+            line!(
+                o,
+                "- {}{}",
+                md_escape(&w.message),
+                if w.detail.is_empty() { "" } else { ":" }
+            );
+            if !w.detail.is_empty() {
+                line!(o);
+                md_code_block(&mut o, "  ", &w.detail.join("\n"));
+            }
+        }
+    }
+    if a.workloads.is_empty() {
+        line!(o);
+        line!(o, "No step was measured.");
+        return o;
+    }
+    let mut align = [Align::Right; 12];
+    align[0] = Align::Left;
+    align[1] = Align::Left;
+    for w in &a.workloads {
+        line!(o);
+        line!(o, "## {}", md_escape(w.name));
+        line!(o);
+        let rows: Vec<Vec<String>> = w
+            .levels
+            .iter()
+            .flat_map(|l| l.cells.iter().map(|c| row(&a, l, c)))
+            .collect();
+        markdown_table(
+            &mut o,
+            &[
+                "contender",
+                "level",
+                "req/s",
+                "±",
+                "% of baseline",
+                "p50 ms",
+                "p90 ms",
+                "p99 ms",
+                "max ms",
+                "failed",
+                "server µs/req",
+                "peak RSS",
+            ],
+            &align,
+            &rows,
+        );
+        let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(&a, l)).collect();
+        if !ratios.is_empty() {
+            line!(o);
+            for r in ratios {
+                line!(o, "- {}", md_escape(&r));
+            }
+        }
+        for l in &w.levels {
+            if l.cells.len() >= 2 {
+                line!(o);
+                line!(
+                    o,
+                    "Percentage of the requests served within a certain time (ms), {}:",
+                    md_escape(&l.level.to_string())
+                );
+                line!(o);
+                let (header, rows) = served_rows(&a, l);
+                let header: Vec<&str> = header.iter().map(String::as_str).collect();
+                markdown_table(&mut o, &header, &vec![Align::Right; header.len()], &rows);
+            }
+        }
+    }
+    line!(o);
+    line!(o, "---");
+    line!(o);
+    for f in FOOTNOTE {
+        line!(o, "- {}", md_escape(f));
+    }
+    o
+}

@@ -1,0 +1,233 @@
+//! The run reports on small in-memory runs: edge cases the seeded store of `tests/report.rs`
+//! (which snapshots every format through the binary) does not reach.
+
+use super::*;
+use shootout_model::{
+    latency_histogram, ContenderStatus, Counts, GeneratorStats, LoadLevel, MachineFacts,
+    ResourceSample, RunResult, RunStatus, StepStatus,
+};
+use shootout_store::{ContenderId, ContenderRow, RunId, RunRow, StepId, StoredStep};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+fn at(s: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_700_000_000 + s)
+}
+
+fn result(completed: u64, secs: f64, latency_us: u64) -> RunResult {
+    let mut latency = latency_histogram();
+    for i in 0..completed.min(1000) {
+        latency.record(latency_us + i % 50).unwrap();
+    }
+    let mut r = RunResult {
+        started: at(0),
+        duration: Duration::from_secs_f64(secs),
+        counts: Counts {
+            completed,
+            ok: completed,
+            ..Default::default()
+        },
+        latency: latency.clone(),
+        latency_raw: latency,
+        connect: latency_histogram(),
+        waiting: latency_histogram(),
+        processing: latency_histogram(),
+        series: vec![],
+        samples: vec![],
+        first_response: None,
+        generator: GeneratorStats::default(),
+        schedule: None,
+        interrupted: false,
+        warnings: vec![],
+    };
+    r.derive_warnings();
+    r
+}
+
+fn contender(id: i64, name: &str, baseline: bool, status: ContenderStatus) -> ContenderRow {
+    ContenderRow {
+        id: ContenderId(id),
+        run: RunId(1),
+        name: name.into(),
+        command: "serve --port {port}".into(),
+        baseline,
+        status,
+        detail: if status == ContenderStatus::Measured {
+            String::new()
+        } else {
+            "exit status 1\nline two\n\nline three\nline four\nline five".into()
+        },
+        version: None,
+        stdout_log: None,
+        stderr_log: None,
+    }
+}
+
+fn step(id: i64, contender: i64, rep: u32, completed: u64, latency_us: u64) -> StoredStep {
+    StoredStep {
+        id: StepId(id),
+        run: RunId(1),
+        contender: ContenderId(contender),
+        workload: "hello".into(),
+        level: LoadLevel::Concurrency { connections: 4 },
+        repetition: rep,
+        started: at(id as u64),
+        ended: at(id as u64 + 1),
+        status: StepStatus::Complete,
+        result: result(completed, 1.0, latency_us),
+        resources: vec![
+            ResourceSample {
+                at: Duration::ZERO,
+                cpu_user: Duration::from_millis(10),
+                cpu_sys: Duration::ZERO,
+                rss_bytes: 10 << 20,
+                processes: 1,
+                threads: 1,
+                ctx_switches: 0,
+                fds: 5,
+            },
+            ResourceSample {
+                at: Duration::from_secs(1),
+                cpu_user: Duration::from_millis(510),
+                cpu_sys: Duration::from_millis(500),
+                rss_bytes: 12 << 20,
+                processes: 1,
+                threads: 1,
+                ctx_switches: 9,
+                fds: 5,
+            },
+        ],
+    }
+}
+
+fn run(contenders: Vec<ContenderRow>, steps: Vec<StoredStep>) -> StoredRun {
+    StoredRun {
+        run: RunRow {
+            id: RunId(1),
+            name: "edge | cases".into(),
+            plan_text: String::new(),
+            plan_resolved: "{}".into(),
+            machine: MachineFacts::default(),
+            started: at(0),
+            ended: Some(at(100)),
+            status: RunStatus::Complete,
+        },
+        contenders,
+        steps,
+    }
+}
+
+/// True when a word of `text` is how Rust prints a non-finite float.
+fn has_nan_or_inf(text: &str) -> bool {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| matches!(w.to_ascii_lowercase().as_str(), "nan" | "inf" | "infinity"))
+}
+
+#[test]
+fn a_baseline_that_was_not_measured_gives_way_to_the_first_measured() {
+    let r = run(
+        vec![
+            contender(1, "a", false, ContenderStatus::Measured),
+            contender(2, "b", true, ContenderStatus::VerificationFailed),
+        ],
+        vec![step(1, 1, 1, 1000, 500)],
+    );
+    let a = Analysis::of(&r);
+    assert_eq!(a.baseline, Some(0));
+    let kinds: Vec<&str> = a.warnings.iter().map(|w| w.kind).collect();
+    assert_eq!(kinds, ["baseline_not_measured", "not_measured"]);
+    // The detail's first non-empty lines, at most four.
+    assert_eq!(
+        a.warnings[1].detail,
+        ["exit status 1", "line two", "line three", "line four"]
+    );
+    let t = text(&r);
+    assert!(t.contains("  baseline  a\n"), "{t}");
+    assert!(t.contains("  - b failed verification, not measured:\n      exit status 1\n"));
+}
+
+#[test]
+fn server_cpu_per_request_is_the_cpu_used_over_the_completed() {
+    // 1.0 s of CPU (0.51 − 0.01 user + 0.5 sys) over 1000 requests = 1000 µs.
+    let r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        vec![step(1, 1, 1, 1000, 500)],
+    );
+    let a = Analysis::of(&r);
+    let (_, _, c) = a.cells().next().unwrap();
+    assert_eq!(c.cpu_us, Some(1000.0));
+    assert_eq!(c.peak_rss, Some(12 << 20));
+    assert!(text(&r).contains("1000.0  12.0 MiB"));
+}
+
+#[test]
+fn noisy_cells_are_flagged_above_a_tenth_of_the_median() {
+    // 1000 and 1120 req/s: a range of 12% of the median 1060.
+    let r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        vec![step(1, 1, 1, 1000, 500), step(2, 1, 2, 1120, 500)],
+    );
+    let a = Analysis::of(&r);
+    assert!(a.warnings.iter().any(|w| w.kind == "noisy"));
+    // 1000 and 1090: 8.7%, not noisy.
+    let r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        vec![step(1, 1, 1, 1000, 500), step(2, 1, 2, 1090, 500)],
+    );
+    assert!(Analysis::of(&r).warnings.iter().all(|w| w.kind != "noisy"));
+}
+
+#[test]
+fn no_rendering_prints_nan_even_for_empty_steps_and_runs() {
+    let mut empty = step(1, 1, 1, 0, 500);
+    empty.result.duration = Duration::ZERO;
+    empty.resources.clear();
+    let runs = [
+        run(
+            vec![contender(1, "a", true, ContenderStatus::Measured)],
+            vec![empty],
+        ),
+        run(
+            vec![contender(1, "a", true, ContenderStatus::NeverReady)],
+            vec![],
+        ),
+    ];
+    for r in &runs {
+        for f in RunFormat::ALL {
+            let out = render(f, r);
+            assert!(!has_nan_or_inf(&out), "{f}:\n{out}");
+            assert!(out.ends_with('\n'), "{f}");
+        }
+    }
+    assert!(text(&runs[1]).contains("No step was measured."));
+}
+
+#[test]
+fn markdown_keeps_pipes_inside_their_cells() {
+    let r = run(
+        vec![
+            contender(1, "x | y", true, ContenderStatus::Measured),
+            contender(2, "z", false, ContenderStatus::Measured),
+        ],
+        vec![step(1, 1, 1, 1000, 500), step(2, 2, 1, 900, 600)],
+    );
+    let md = markdown(&r);
+    assert!(md.starts_with("# Run 1: edge \\| cases\n"), "{md}");
+    for line in md.lines().filter(|l| l.starts_with('|')) {
+        // Every row of a table has as many unescaped pipes as its header.
+        let cells = line.replace("\\|", "").matches('|').count();
+        assert!(cells == 13 || cells == 5 || cells == 4, "{cells}: {line}");
+    }
+    assert!(md.contains("| x \\| y (baseline) | c=4 |"), "{md}");
+}
+
+#[test]
+fn formats_parse_by_name() {
+    for f in RunFormat::ALL {
+        assert_eq!(f.name().parse::<RunFormat>(), Ok(f));
+    }
+    assert_eq!("MD".parse::<RunFormat>(), Ok(RunFormat::Markdown));
+    assert_eq!(
+        "xml".parse::<RunFormat>().unwrap_err().to_string(),
+        "'xml' is not a format of shootout report: choose one of text, markdown, json, csv"
+    );
+}

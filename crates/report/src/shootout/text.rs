@@ -1,0 +1,218 @@
+//! The text rendering of a stored run: facts, warnings, then per workload the aligned
+//! table, the "times faster" lines and the "served within" percentile tables. It is what
+//! `shootout run` prints when it ends and what `shootout report` prints later.
+
+use super::analysis::{Analysis, Cell, LevelBlock, Ratio, RunWarning, SERVED_PERCENTS};
+use super::{machine_line, started_line, versions_line, FOOTNOTE};
+use crate::grid::{mib, text_table, Align};
+use crate::units::ms3;
+use shootout_store::StoredRun;
+use std::fmt::Write;
+
+/// Appends one formatted line (writing to a `String` cannot fail).
+macro_rules! line {
+    ($out:expr) => {
+        $out.push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {
+        writeln!($out, $($arg)*).expect("writing to a String cannot fail")
+    };
+}
+
+/// The header of the main table.
+const HEADER: [&str; 12] = [
+    "contender",
+    "level",
+    "req/s",
+    "± spread",
+    "% of base",
+    "p50 ms",
+    "p90 ms",
+    "p99 ms",
+    "max ms",
+    "failed",
+    "server µs/req",
+    "peak RSS",
+];
+
+/// The run as text for a terminal; ends with a newline.
+pub fn text(run: &StoredRun) -> String {
+    let a = Analysis::of(run);
+    let mut o = String::new();
+    let r = &run.run;
+    line!(
+        o,
+        "run {}: {} ({})",
+        r.id,
+        r.name,
+        super::analysis::run_status_word(r.status)
+    );
+    let facts = [
+        ("started", started_line(run)),
+        ("machine", machine_line(run)),
+        ("versions", versions_line(run)),
+        ("steps", a.steps_line()),
+        (
+            "baseline",
+            a.baseline.map_or("none".into(), |b| a.name(b).to_string()),
+        ),
+    ];
+    for (k, v) in facts {
+        line!(o, "  {k:<9} {v}");
+    }
+    if !a.warnings.is_empty() {
+        line!(o);
+        warnings(&mut o, &a.warnings);
+    }
+    if a.workloads.is_empty() {
+        line!(o);
+        line!(o, "No step was measured.");
+        return o;
+    }
+    for w in &a.workloads {
+        line!(o);
+        line!(o, "{}", w.name);
+        let rows: Vec<Vec<String>> = w
+            .levels
+            .iter()
+            .flat_map(|l| l.cells.iter().map(|c| row(&a, l, c)))
+            .collect();
+        let mut align = [Align::Right; 12];
+        align[0] = Align::Left;
+        align[1] = Align::Left;
+        text_table(&mut o, "  ", &HEADER, &align, &rows);
+        let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(&a, l)).collect();
+        if !ratios.is_empty() {
+            line!(o);
+            for r in ratios {
+                line!(o, "  {r}");
+            }
+        }
+        for l in &w.levels {
+            if l.cells.len() >= 2 {
+                line!(o);
+                served_table(&mut o, &a, l);
+            }
+        }
+    }
+    line!(o);
+    for f in FOOTNOTE {
+        line!(o, "{f}");
+    }
+    o
+}
+
+/// The "Warnings:" block, each detail line quoted under its warning.
+fn warnings(o: &mut String, warnings: &[RunWarning]) {
+    line!(o, "Warnings:");
+    for w in warnings {
+        line!(
+            o,
+            "  - {}{}",
+            w.message,
+            if w.detail.is_empty() { "" } else { ":" }
+        );
+        for d in &w.detail {
+            line!(o, "      {d}");
+        }
+    }
+}
+
+/// One row of the main table.
+pub(crate) fn row(a: &Analysis, l: &LevelBlock, c: &Cell) -> Vec<String> {
+    let name = a.name(c.contender);
+    let name = if Some(c.contender) == a.baseline {
+        format!("{name} (baseline)")
+    } else {
+        name.to_string()
+    };
+    let base = a.baseline.and_then(|b| l.cell(b));
+    vec![
+        name,
+        l.level.to_string(),
+        format!("{:.0}", c.rps),
+        if c.reps() > 1 {
+            format!("± {:.0}", c.spread())
+        } else {
+            "(1 rep)".into()
+        },
+        percent_of_base(c, base),
+        format!("{:.3}", c.p50),
+        format!("{:.3}", c.p90),
+        format!("{:.3}", c.p99),
+        format!("{:.3}", c.max),
+        c.failures_text(),
+        c.cpu_us.map_or("–".into(), |v| format!("{v:.1}")),
+        c.peak_rss.map_or("–".into(), mib),
+    ]
+}
+
+/// `97%` of the baseline's median req/s, or `–` without a baseline at this level.
+pub(crate) fn percent_of_base(c: &Cell, base: Option<&Cell>) -> String {
+    base.filter(|b| b.rps > 0.0)
+        .map_or("–".into(), |b| format!("{:.0}%", c.rps * 100.0 / b.rps))
+}
+
+/// `c=1: wsgiref is 1.03 ± 0.07 times slower than http.server` for each non-baseline cell.
+pub(crate) fn ratio_lines(a: &Analysis, l: &LevelBlock) -> Vec<String> {
+    let Some(b) = a.baseline else {
+        return Vec::new();
+    };
+    let Some(base) = l.cell(b) else {
+        return Vec::new();
+    };
+    l.cells
+        .iter()
+        .filter(|c| c.contender != b)
+        .filter_map(|c| {
+            let r = Ratio::of(c, base)?;
+            let note = if r.has_spread {
+                ""
+            } else {
+                " (one repetition: no spread)"
+            };
+            Some(format!(
+                "{}: {} is {} than {}{note}",
+                l.level,
+                a.name(c.contender),
+                r.phrase(),
+                a.name(b)
+            ))
+        })
+        .collect()
+}
+
+/// ab's "Percentage of the requests served within a certain time (ms)", one column per
+/// contender, from the repetitions' merged histograms.
+fn served_table(o: &mut String, a: &Analysis, l: &LevelBlock) {
+    line!(
+        o,
+        "  Percentage of the requests served within a certain time (ms), {}",
+        l.level
+    );
+    let (header, rows) = served_rows(a, l);
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let align = vec![Align::Right; header.len()];
+    text_table(o, "    ", &header, &align, &rows);
+}
+
+/// The header (`served`, then the contenders) and rows (`50%` … `100%`) of the percentile
+/// table, in ms with µs resolution.
+pub(crate) fn served_rows(a: &Analysis, l: &LevelBlock) -> (Vec<String>, Vec<Vec<String>>) {
+    let merged: Vec<_> = l.cells.iter().map(Cell::merged_latency).collect();
+    let mut header = vec!["served".to_string()];
+    header.extend(l.cells.iter().map(|c| a.name(c.contender).to_string()));
+    let rows = SERVED_PERCENTS
+        .iter()
+        .map(|p| {
+            let mut r = vec![format!("{p}%")];
+            r.extend(
+                merged
+                    .iter()
+                    .map(|h| ms3(h.value_at_quantile(f64::from(*p) / 100.0) as f64)),
+            );
+            r
+        })
+        .collect();
+    (header, rows)
+}

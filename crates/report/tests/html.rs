@@ -1,0 +1,1055 @@
+//! The HTML report from the outside: a golden report of a seeded synthetic run stored in an
+//! in-memory store and read back (the path `shootout report` takes), every chart a
+//! well-formed SVG with axis titles, a legend and a series, data strings escaped, warnings
+//! before results, the one-URL page, and a real browser (headless Chromium) rendering the
+//! golden report to a non-blank picture without console errors.
+//!
+//! The golden file is `tests/golden/report.html`. After a deliberate change to the report,
+//! regenerate it with `UPDATE_GOLDEN=1 cargo test -p shootout-report --test html` and look
+//! at the diff (and at the page in a browser) before committing it.
+
+use hdrhistogram::Histogram;
+use shootout_model::{
+    latency_histogram, ContenderStatus, Counts, FailureCounts, FailureKind, FirstResponse,
+    GeneratorStats, LoadLevel, LoadSpec, MachineFacts, Pace, ResourceSample, RunResult, RunStatus,
+    Sample, ScheduleStats, SecondStats, StepStatus, Target,
+};
+use shootout_report::html::{escape, render_load, render_run};
+use shootout_store::{ContenderRecord, NewRun, StepRecord, Store, StoredRun};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+// ---------------------------------------------------------------------------------------
+// Seeded synthetic data
+// ---------------------------------------------------------------------------------------
+
+/// The synthetic run's start: Tue Nov 14 22:13:20 2023 UTC.
+fn epoch() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_700_000_000)
+}
+
+/// A tiny deterministic generator (a 64-bit LCG; top bits only).
+struct Lcg(u64);
+
+impl Lcg {
+    /// A uniform number in [0, 1).
+    fn unit(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A simulated server: how long one request takes and how many it serves at once.
+#[derive(Clone, Copy)]
+struct Server {
+    /// Service time of one request (µs).
+    service_us: f64,
+    /// Requests served in parallel (its capacity is `parallel / service`).
+    parallel: f64,
+    /// Server CPU per request (µs).
+    cpu_us: f64,
+    /// Resident memory at rest (MiB).
+    rss_mib: f64,
+}
+
+/// What to simulate for one step.
+struct StepPlan {
+    server: Server,
+    level: LoadLevel,
+    seed: u64,
+    /// Throughput multiplier of this repetition (noise between repetitions).
+    luck: f64,
+    /// Requests failing with a 503, one in this many (0: none).
+    fail_every: u64,
+    /// The generator's busiest thread's busy share.
+    busiest: f64,
+    /// How long the measurement lasts.
+    duration: Duration,
+}
+
+/// Simulates one step the way the engine records it: every request's latency goes into
+/// the histograms (µs), its second into the series, every k-th into the sample reservoir;
+/// the server's CPU and RSS are sampled every 250 ms.
+fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
+    let mut rng = Lcg(p.seed);
+    let secs = p.duration.as_secs_f64();
+    let capacity = p.server.parallel * 1e6 / p.server.service_us * p.luck;
+    let (rps, rate) = match p.level {
+        LoadLevel::Concurrency { connections } => {
+            let c = connections as f64;
+            ((c * 1e6 / p.server.service_us).min(capacity) * 0.97, None)
+        }
+        LoadLevel::Rate { rps, .. } => (rps.min(capacity * 0.98), Some(rps)),
+    };
+    let n = (rps * secs) as u64;
+    let mut latency = latency_histogram();
+    let mut latency_raw = latency_histogram();
+    let mut connect = latency_histogram();
+    let mut waiting = latency_histogram();
+    let mut processing = latency_histogram();
+    let whole = secs.ceil() as usize;
+    let mut seconds: Vec<(u64, u64, Histogram<u64>)> =
+        (0..whole).map(|_| (0, 0, latency_histogram())).collect();
+    let mut samples = Vec::new();
+    let keep_every = (n / 250).max(1);
+    let mut failures = FailureCounts::default();
+    let mut status = BTreeMap::new();
+    for i in 0..n {
+        let t_us = i as f64 / rps * 1e6;
+        // Queueing: closed loop waits on the other connections; in rate mode a server
+        // below the target rate falls behind, and the schedule's lag grows with time.
+        let base = match p.level {
+            LoadLevel::Concurrency { connections } => {
+                connections as f64 * 1e6 / rps.max(1.0) * 0.97
+            }
+            LoadLevel::Rate { .. } => {
+                let rho = (rps / capacity).min(0.95);
+                p.server.service_us * (1.0 + rho / (1.0 - rho) * 0.5)
+            }
+        };
+        let u = rng.unit();
+        let mut raw = base * (0.55 + 0.9 * rng.unit());
+        if u > 0.99 {
+            raw *= 3.0 + 5.0 * rng.unit();
+        }
+        if u > 0.9995 {
+            raw *= 30.0;
+        }
+        let lag = match rate {
+            Some(target) if target > rps => t_us * (1.0 - rps / target),
+            _ => 0.0,
+        };
+        let total = (raw + lag).max(1.0) as u64;
+        let raw = raw.max(1.0) as u64;
+        let failed = p.fail_every > 0 && i % p.fail_every == p.fail_every / 2;
+        latency.record(total).unwrap();
+        latency_raw.record(raw).unwrap();
+        let opened = i < 8;
+        connect.record(if opened { 120 } else { 0 }).unwrap();
+        waiting.record(raw * 9 / 10).unwrap();
+        processing
+            .record(total.saturating_sub(if opened { 120 } else { 0 }))
+            .unwrap();
+        let code = if failed { 503 } else { 200 };
+        *status.entry(code).or_insert(0u64) += 1;
+        if failed {
+            failures[FailureKind::Status] += 1;
+        }
+        let sec = ((t_us / 1e6) as usize).min(whole - 1);
+        seconds[sec].0 += 1;
+        seconds[sec].1 += u64::from(failed);
+        seconds[sec].2.record(total).unwrap();
+        if i % keep_every == 0 {
+            samples.push(Sample {
+                start_us: t_us as u64,
+                connect_us: if opened { 120 } else { 0 },
+                waiting_us: (raw * 9 / 10) as u32,
+                total_us: total.min(u64::from(u32::MAX)) as u32,
+                status: code,
+                failure: failed.then_some(FailureKind::Status),
+            });
+        }
+    }
+    let failed = failures.total();
+    let counts = Counts {
+        completed: n,
+        ok: n - failed,
+        failures,
+        aborted: 3,
+        status,
+        length_mismatch: 0,
+        connections_opened: 8,
+        connections_failed: 0,
+        reconnects: 0,
+        bytes_received: n * 7_500,
+        body_bytes: n * 7_348,
+        bytes_sent: n * 90,
+    };
+    let series = seconds
+        .iter()
+        .enumerate()
+        .map(|(s, (done, bad, h))| SecondStats {
+            second: s as u32,
+            completed: *done,
+            failed: *bad,
+            mean_us: if h.is_empty() { 0.0 } else { h.mean().round() },
+            p50_us: h.value_at_quantile(0.5),
+            p99_us: h.value_at_quantile(0.99),
+            max_us: h.max(),
+        })
+        .collect();
+    let schedule = rate.map(|target| ScheduleStats {
+        target_rps: target,
+        achieved_rps: rps,
+        due: (target * secs) as u64,
+        sent: n,
+        late: if target > rps { n / 2 } else { 0 },
+        max_lag: Duration::from_micros((secs * 1e6 * (1.0 - rps / target).max(0.0)) as u64),
+    });
+    let mut result = RunResult {
+        started: epoch(),
+        duration: p.duration,
+        counts,
+        latency,
+        latency_raw,
+        connect,
+        waiting,
+        processing,
+        series,
+        samples,
+        first_response: Some(FirstResponse {
+            status: 200,
+            server: Some("synthetic/1.0".into()),
+            body_len: 7_348,
+        }),
+        generator: GeneratorStats {
+            threads: 1,
+            cpu_user: Duration::from_micros(n * 9),
+            cpu_sys: Duration::from_micros(n * 14),
+            busiest_thread: p.busiest,
+        },
+        schedule,
+        interrupted: false,
+        warnings: Vec::new(),
+    };
+    result.derive_warnings();
+    let mut cpu = 0.0;
+    let resources = (0..=(secs * 4.0) as u64)
+        .map(|k| {
+            if k > 0 {
+                cpu += rps * 0.25 * p.server.cpu_us * (0.9 + 0.2 * rng.unit());
+            }
+            let mib = p.server.rss_mib + k as f64 * 0.05 + 0.3 * rng.unit();
+            ResourceSample {
+                at: Duration::from_millis(250 * k),
+                cpu_user: Duration::from_micros((cpu * 0.7) as u64),
+                cpu_sys: Duration::from_micros((cpu * 0.3) as u64),
+                rss_bytes: (mib * 1024.0 * 1024.0) as u64,
+                processes: 1,
+                threads: 4,
+                ctx_switches: k * 1_000,
+                fds: 20,
+            }
+        })
+        .collect();
+    (result, resources)
+}
+
+/// A contender of a synthetic run.
+struct Entrant<'a> {
+    name: &'a str,
+    command: &'a str,
+    baseline: bool,
+    status: ContenderStatus,
+    detail: &'a str,
+    version: Option<&'a str>,
+    /// `None`: not measured.
+    server: Option<Server>,
+}
+
+/// A synthetic run: its contenders, workloads (name and levels), repetitions and status.
+struct Scenario<'a> {
+    name: &'a str,
+    plan_text: &'a str,
+    machine: MachineFacts,
+    entrants: Vec<Entrant<'a>>,
+    workloads: Vec<(&'a str, Vec<LoadLevel>, u32)>,
+    status: RunStatus,
+    /// Add a noisy cell, a saturated generator and failures at the top level.
+    trouble: bool,
+}
+
+/// Stores a scenario in an in-memory store, step by step as `shootout run` does, and reads
+/// it back whole.
+fn store(s: &Scenario) -> StoredRun {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            name: s.name,
+            plan_text: s.plan_text,
+            plan_resolved: "{}",
+            machine: &s.machine,
+            started: epoch(),
+        })
+        .unwrap();
+    let ids: Vec<_> = s
+        .entrants
+        .iter()
+        .map(|e| {
+            store
+                .add_contender(
+                    run,
+                    &ContenderRecord {
+                        name: e.name,
+                        command: e.command,
+                        baseline: e.baseline,
+                        status: e.status,
+                        detail: e.detail,
+                        version: e.version,
+                        stdout_log: None,
+                        stderr_log: None,
+                    },
+                )
+                .unwrap()
+        })
+        .collect();
+    let mut seed = 1u64;
+    let mut clock = 10u64;
+    for (wi, (workload, levels, reps)) in s.workloads.iter().enumerate() {
+        let top = levels.len() - 1;
+        for (li, level) in levels.iter().enumerate() {
+            for rep in 1..=*reps {
+                for (ci, e) in s.entrants.iter().enumerate() {
+                    let Some(server) = e.server else { continue };
+                    seed += 1;
+                    let mut luck = 1.0 + 0.05 * ((seed * 7 % 11) as f64 / 10.0 - 0.5);
+                    // One noisy cell: the second contender's second repetition at the
+                    // second level of the first workload lost a quarter of its throughput.
+                    if s.trouble && wi == 0 && li == 1 && rep == 2 && ci == 1 {
+                        luck *= 0.75;
+                    }
+                    let (result, resources) = simulate(&StepPlan {
+                        server,
+                        level: *level,
+                        seed: seed * 7_919,
+                        luck,
+                        fail_every: if s.trouble && ci == 1 && li == top {
+                            400
+                        } else {
+                            0
+                        },
+                        busiest: if s.trouble && wi == 0 && ci == 0 && li == top && rep == 1 {
+                            0.96
+                        } else {
+                            0.4
+                        },
+                        duration: Duration::from_secs(3),
+                    });
+                    let started = epoch() + Duration::from_secs(clock);
+                    clock += 4;
+                    let mut result = result;
+                    result.started = started + Duration::from_millis(5);
+                    store
+                        .record_step(&StepRecord {
+                            run,
+                            contender: ids[ci],
+                            workload,
+                            level: *level,
+                            repetition: rep,
+                            started,
+                            ended: started + Duration::from_millis(3_010),
+                            status: StepStatus::Complete,
+                            result: &result,
+                            resources: &resources,
+                        })
+                        .unwrap();
+                }
+            }
+        }
+    }
+    store
+        .finish_run(run, s.status, epoch() + Duration::from_secs(clock + 5))
+        .unwrap();
+    store.load_run(run).unwrap().unwrap()
+}
+
+fn machine() -> MachineFacts {
+    MachineFacts {
+        cpu_model: "AMD EPYC 7B13 (synthetic)".into(),
+        cores: 2,
+        kernel: "6.1.0-18-amd64".into(),
+        memory_bytes: 24 << 30,
+        versions: BTreeMap::from([
+            ("shootout".into(), "0.1.0".into()),
+            ("python3".into(), "3.11.2".into()),
+        ]),
+    }
+}
+
+const PLAN: &str = r#"# Seeded synthetic data for the golden HTML report.
+name = "static file vs WSGI vs a fast server (synthetic)"
+
+[defaults]
+duration = "3s"
+repeat = 3
+
+[[contender]]
+name = "http.server"
+command = "python3 -m http.server {port} --bind 127.0.0.1"
+baseline = true
+
+[[contender]]
+name = "wsgiref"
+command = "python3 wsgi_app.py {port} 'index.html'"
+
+[[contender]]
+name = "lighttpd"
+command = "lighttpd -D -f lighttpd.conf"
+
+[[workload]]
+name = "GET /index.html"
+path = "/index.html"
+expect = { status = 200, length = 7348 }
+
+[load]
+concurrency = [1, 2, 4, 8]
+"#;
+
+const PYTHON: Server = Server {
+    service_us: 380.0,
+    parallel: 1.0,
+    cpu_us: 390.0,
+    rss_mib: 21.5,
+};
+const WSGI: Server = Server {
+    service_us: 420.0,
+    parallel: 1.05,
+    cpu_us: 410.0,
+    rss_mib: 19.8,
+};
+
+/// The golden scenario: two measured contenders and one that failed verification; a
+/// closed-loop sweep (3 repetitions, one noisy cell, a saturated generator, failures at
+/// the top level) and an open-loop sweep whose top rate is above both servers' capacity
+/// (so corrected and raw latency part ways).
+fn golden_scenario() -> Scenario<'static> {
+    Scenario {
+        name: "static file vs WSGI vs a fast server (synthetic)",
+        plan_text: PLAN,
+        machine: machine(),
+        entrants: vec![
+            Entrant {
+                name: "http.server",
+                command: "python3 -m http.server 40123 --bind 127.0.0.1",
+                baseline: true,
+                status: ContenderStatus::Measured,
+                detail: "",
+                version: Some("Python 3.11.2"),
+                server: Some(PYTHON),
+            },
+            Entrant {
+                name: "wsgiref",
+                command: "python3 wsgi_app.py 40124 'index.html'",
+                baseline: false,
+                status: ContenderStatus::Measured,
+                detail: "",
+                version: None,
+                server: Some(WSGI),
+            },
+            Entrant {
+                name: "lighttpd",
+                command: "lighttpd -D -f lighttpd.conf",
+                baseline: false,
+                status: ContenderStatus::VerificationFailed,
+                detail: "workload 'GET /index.html' (sequential, 20 requests on 1 connection): 0 ok, 20 failed (20 status); status codes 404: 20\n  one answer: HTTP/1.1 404 Not Found | <?xml version=\"1.0\"?> <html><title>404</title>",
+                version: None,
+                server: None,
+            },
+        ],
+        workloads: vec![
+            (
+                "GET /index.html",
+                [1, 2, 4, 8]
+                    .map(|connections| LoadLevel::Concurrency { connections })
+                    .to_vec(),
+                3,
+            ),
+            (
+                "GET /index.html at fixed rates",
+                [500.0, 1500.0, 3500.0]
+                    .map(|rps| LoadLevel::Rate {
+                        rps,
+                        connections: 8,
+                    })
+                    .to_vec(),
+                2,
+            ),
+        ],
+        status: RunStatus::Complete,
+        trouble: true,
+    }
+}
+
+/// A one-URL load in rate mode whose schedule slipped.
+fn load_fixture(rate: bool) -> (LoadSpec, RunResult) {
+    let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:8080/index.html").unwrap());
+    spec.connections = 8;
+    spec.requests = None;
+    spec.duration = Some(Duration::from_secs(3));
+    let level = if rate {
+        spec.pace = Pace::Rate(3_500.0);
+        LoadLevel::Rate {
+            rps: 3_500.0,
+            connections: 8,
+        }
+    } else {
+        LoadLevel::Concurrency { connections: 8 }
+    };
+    let (result, _) = simulate(&StepPlan {
+        server: PYTHON,
+        level,
+        seed: 42,
+        luck: 1.0,
+        fail_every: 300,
+        busiest: 0.5,
+        duration: Duration::from_secs(3),
+    });
+    (spec, result)
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+fn golden_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/report.html")
+}
+
+/// Every `<svg …>…</svg>` element of a page (they are never nested).
+fn svgs(html: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<svg") {
+        let end = rest[start..].find("</svg>").expect("every <svg> is closed") + start + 6;
+        out.push(&rest[start..end]);
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// Checks one chart: well-formed XML, an `<svg>` root with a title, both axis titles, a
+/// legend with text, and a drawn series (a line path or points). Returns the chart title.
+fn check_chart(svg: &str) -> String {
+    let doc = roxmltree::Document::parse(svg)
+        .unwrap_or_else(|e| panic!("not well-formed XML ({e}):\n{svg}"));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    let class_has = |n: &roxmltree::Node, c: &str| {
+        n.attribute("class")
+            .is_some_and(|v| v.split_whitespace().any(|w| w == c))
+    };
+    let text_of = |n: roxmltree::Node| -> String {
+        n.descendants()
+            .filter(|d| d.is_text())
+            .map(|d| d.text().unwrap_or(""))
+            .collect()
+    };
+    let title = root
+        .children()
+        .find(|n| n.has_tag_name("title"))
+        .map(text_of)
+        .expect("the chart has a <title>");
+    for axis in ["x", "y"] {
+        let t = root
+            .descendants()
+            .find(|n| class_has(n, "axis-title") && class_has(n, axis))
+            .unwrap_or_else(|| panic!("{title}: no {axis} axis title"));
+        let words = text_of(t);
+        assert!(
+            words.contains('(') || words.contains("percentile"),
+            "{title}: the {axis} axis title names no unit: {words}"
+        );
+    }
+    let legend = root
+        .descendants()
+        .find(|n| class_has(n, "legend"))
+        .unwrap_or_else(|| panic!("{title}: no legend"));
+    assert!(
+        legend.descendants().any(|n| n.has_tag_name("text")),
+        "{title}: empty legend"
+    );
+    let drawn = root.descendants().any(|n| {
+        (n.has_tag_name("path") && class_has(&n, "line"))
+            || (class_has(&n, "points") && n.children().any(|c| c.has_tag_name("circle")))
+    });
+    assert!(drawn, "{title}: no series drawn");
+    // Tooltips: each point carries its value in a <title>.
+    for c in root.descendants().filter(|n| n.has_tag_name("circle")) {
+        if c.parent().is_some_and(|p| class_has(&p, "points")) {
+            assert!(
+                c.children().any(|t| t.has_tag_name("title")),
+                "{title}: a point without a tooltip"
+            );
+        }
+    }
+    title
+}
+
+/// True when a word of `text` is how Rust prints a non-finite float.
+fn has_nan_or_inf(text: &str) -> bool {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| matches!(w.to_ascii_lowercase().as_str(), "nan" | "inf" | "infinity"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn golden_report_of_a_seeded_run() {
+    let html = render_run(&store(&golden_scenario()));
+    let path = golden_path();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &html).unwrap();
+        eprintln!("wrote {}", path.display());
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; create it with UPDATE_GOLDEN=1 cargo test -p shootout-report --test html",
+            path.display()
+        )
+    });
+    if html != want {
+        let got_path = std::env::temp_dir().join("shootout-report-golden-got.html");
+        std::fs::write(&got_path, &html).unwrap();
+        let line = html
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| html.lines().count().min(want.lines().count()));
+        panic!(
+            "the HTML report differs from {} from line {} on (got: {}). If the change is \
+             deliberate, regenerate with UPDATE_GOLDEN=1 cargo test -p shootout-report --test html",
+            path.display(),
+            line + 1,
+            got_path.display()
+        );
+    }
+}
+
+#[test]
+fn the_golden_report_says_what_a_reader_needs() {
+    let html = render_run(&store(&golden_scenario()));
+    assert!(!has_nan_or_inf(&html));
+    for needle in [
+        "AMD EPYC 7B13 (synthetic)",
+        "2 cores",
+        "6.1.0-18-amd64",
+        "24.0 GiB",
+        "2023-11-14 22:13:20 UTC",
+        "python3 3.11.2",
+        "http.server: Python 3.11.2",
+        "lighttpd was not measured to the end",
+        "status codes 404: 20",
+        "The load generator was saturated",
+        "Noisy measurements",
+        "The open-loop schedule was not kept",
+        "Requests failed",
+        "% of baseline",
+        "server CPU µs/req",
+        "peak RSS",
+        "corrected (solid) vs raw (dashed)",
+        "concurrency = [1, 2, 4, 8]",
+    ] {
+        assert!(html.contains(needle), "the report lacks {needle:?}");
+    }
+    // Warnings come before any result.
+    let warnings = html.find("id=\"warnings\"").unwrap();
+    let first_workload = html.find("<h2>Workload:").unwrap();
+    assert!(warnings < first_workload);
+    // The plan comes last.
+    assert!(html.rfind("<h2>Plan</h2>").unwrap() > html.rfind("<h2>Workload:").unwrap());
+}
+
+#[test]
+fn every_chart_is_well_formed_svg_with_axes_legend_and_series() {
+    let html = render_run(&store(&golden_scenario()));
+    let charts = svgs(&html);
+    // Per workload: throughput, latency, spectrum, scatter, then three per-second
+    // timelines and the server's CPU and RSS.
+    assert_eq!(charts.len(), 2 * 9, "charts in the run report");
+    let titles: Vec<String> = charts.iter().map(|s| check_chart(s)).collect();
+    for t in [
+        "Throughput by load level",
+        "Latency by load level",
+        "Latency percentiles at c=8",
+        "Latency percentiles at rate=3500, corrected (solid) vs raw (dashed)",
+        "Sampled requests over time at c=8",
+        "Throughput per second",
+        "Failures per second",
+        "p99 latency per second",
+        "Server CPU",
+        "Server memory (RSS)",
+    ] {
+        assert!(
+            titles.iter().any(|x| x.starts_with(t)),
+            "no chart titled {t:?} in {titles:?}"
+        );
+    }
+    for rate in [false, true] {
+        let (spec, result) = load_fixture(rate);
+        let page = render_load(&spec, &result);
+        let charts = svgs(&page);
+        assert_eq!(charts.len(), 4, "charts in the load report");
+        for c in charts {
+            check_chart(c);
+        }
+    }
+}
+
+#[test]
+fn a_contender_named_like_a_script_stays_text() {
+    const EVIL: &str = "<script>alert(1)</script>";
+    let mut s = golden_scenario();
+    s.name = "</title><script>alert(0)</script>";
+    s.plan_text = "name = \"</pre><script>alert(2)</script>\"\n";
+    s.machine.cpu_model = "<b onmouseover=alert(3)>cpu</b>".into();
+    s.machine
+        .versions
+        .insert("<script>".into(), "</script>".into());
+    s.entrants[0].name = EVIL;
+    s.entrants[0].command = "\"><script>alert(4)</script>";
+    s.entrants[0].version = Some("<script>alert(5)</script>");
+    s.entrants[2].detail = "stderr: <img src=x onerror=alert(6)> </pre><script>alert(7)</script>";
+    s.workloads[0].0 = "</table><script>alert(8)</script>";
+    let run = store(&s);
+    let html = render_run(&run);
+    let lower = html.to_ascii_lowercase();
+    assert!(
+        !lower.contains("<script"),
+        "a <script> tag reached the page"
+    );
+    assert!(!lower.contains("<img"), "an <img> tag reached the page");
+    assert!(
+        !lower.contains("<b onmouseover"),
+        "a <b> tag reached the page"
+    );
+    assert!(html.contains(&escape(EVIL)), "the name is shown, escaped");
+    // The charts stay well-formed with such names in their legends and tooltips.
+    for svg in svgs(&html) {
+        check_chart(svg);
+    }
+
+    let (mut spec, mut result) = load_fixture(false);
+    spec.target.url = "http://x/<script>alert(9)</script>".into();
+    spec.target.host_header = "<script>h</script>".into();
+    spec.request.method = "<script>".into();
+    result.first_response = Some(FirstResponse {
+        status: 200,
+        server: Some("<script>alert(10)</script>".into()),
+        body_len: 0,
+    });
+    let page = render_load(&spec, &result).to_ascii_lowercase();
+    assert!(
+        !page.contains("<script"),
+        "a <script> tag reached the load page"
+    );
+    for svg in svgs(&page) {
+        roxmltree::Document::parse(svg).unwrap();
+    }
+}
+
+#[test]
+fn an_interrupted_run_says_so_first() {
+    let mut s = golden_scenario();
+    s.status = RunStatus::Interrupted;
+    s.workloads.truncate(1);
+    let html = render_run(&store(&s));
+    let warnings = html.find("id=\"warnings\"").unwrap();
+    let interrupted = html.find("The run was interrupted").unwrap();
+    assert!(warnings < interrupted && interrupted < html.find("<h2>Workload:").unwrap());
+}
+
+#[test]
+fn a_run_without_steps_renders_and_says_so() {
+    let mut s = golden_scenario();
+    s.status = RunStatus::Failed;
+    for e in &mut s.entrants {
+        e.server = None;
+        e.status = ContenderStatus::NeverReady;
+        e.detail = "exited with status 1\nAddress already in use";
+    }
+    let html = render_run(&store(&s));
+    assert!(html.contains("No step was measured"));
+    assert!(html.contains("The run failed"));
+    assert!(html.contains("Address already in use"));
+    assert!(svgs(&html).is_empty());
+    assert!(!has_nan_or_inf(&html));
+}
+
+#[test]
+fn a_clean_run_has_a_no_warnings_note() {
+    let mut s = golden_scenario();
+    s.trouble = false;
+    s.entrants.truncate(1);
+    s.workloads = vec![("GET /", vec![LoadLevel::Concurrency { connections: 1 }], 1)];
+    let html = render_run(&store(&s));
+    assert!(html.contains("No warnings"), "{html}");
+    // One level: no sweep charts, but the spectrum, scatter and timelines.
+    assert_eq!(svgs(&html).len(), 7);
+}
+
+#[test]
+fn the_load_page_shows_corrected_and_raw_latency_in_rate_mode() {
+    let (spec, result) = load_fixture(true);
+    let html = render_load(&spec, &result);
+    assert!(!has_nan_or_inf(&html));
+    for needle in [
+        "GET http://127.0.0.1:8080/index.html",
+        "open loop at 3500 req/s",
+        "<td class=\"l\">corrected</td>",
+        "<td class=\"l\">raw</td>",
+        "corrected (solid) vs raw (dashed)",
+        "the schedule of 3500 req/s was not kept",
+        "requests failed",
+        "Failures</dt><dd>status 26</dd>",
+        "synthetic/1.0",
+    ] {
+        assert!(html.contains(needle), "the load page lacks {needle:?}");
+    }
+    let (spec, mut result) = load_fixture(false);
+    result.interrupted = true;
+    let html = render_load(&spec, &result);
+    assert!(html.contains("Interrupted"));
+    assert!(!html.contains("<td class=\"l\">raw</td>"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The browser
+// ---------------------------------------------------------------------------------------
+
+/// The first of Chromium's usual names found on the PATH.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser", "google-chrome"] {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Renders `page` with headless Chromium into `png` (a `width`×`height` viewport);
+/// returns its exit success and stderr (console messages included).
+fn screenshot(browser: &Path, page: &Path, png: &Path, width: u32, height: u32) -> (bool, String) {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("--window-size={width},{height}"))
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let err = reader.join().unwrap();
+    (status.is_some_and(|s| s.success()), err)
+}
+
+/// Width, height, distinct colours and the share of pixels that are not the page's
+/// background, from an 8-bit RGB or RGBA PNG (the kinds Chromium writes).
+fn png_stats(bytes: &[u8]) -> (u32, u32, usize, f64) {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    let (mut width, mut height, mut channels) = (0u32, 0u32, 0usize);
+    let mut idat = Vec::new();
+    let mut at = 8;
+    while at + 8 <= bytes.len() {
+        let len = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let kind = &bytes[at + 4..at + 8];
+        let data = &bytes[at + 8..at + 8 + len];
+        match kind {
+            b"IHDR" => {
+                width = u32::from_be_bytes(data[0..4].try_into().unwrap());
+                height = u32::from_be_bytes(data[4..8].try_into().unwrap());
+                assert_eq!(data[8], 8, "bit depth");
+                channels = match data[9] {
+                    2 => 3,
+                    6 => 4,
+                    other => panic!("PNG colour type {other}"),
+                };
+                assert_eq!(data[12], 0, "interlaced PNG");
+            }
+            b"IDAT" => idat.extend_from_slice(data),
+            _ => {}
+        }
+        at += 12 + len;
+    }
+    let mut raw = Vec::new();
+    flate2::read::ZlibDecoder::new(&idat[..])
+        .read_to_end(&mut raw)
+        .unwrap();
+    let stride = width as usize * channels;
+    let mut prev = vec![0u8; stride];
+    let mut colours = std::collections::BTreeSet::new();
+    let mut background = BTreeMap::new();
+    for row in raw.chunks(stride + 1).take(height as usize) {
+        let (filter, line) = (row[0], &row[1..]);
+        let mut cur = vec![0u8; stride];
+        for i in 0..stride {
+            let a = if i >= channels { cur[i - channels] } else { 0 };
+            let b = prev[i];
+            let c = if i >= channels { prev[i - channels] } else { 0 };
+            let predicted = match filter {
+                0 => 0,
+                1 => a,
+                2 => b,
+                3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
+                4 => {
+                    let p = i16::from(a) + i16::from(b) - i16::from(c);
+                    let (pa, pb, pc) = (
+                        (p - i16::from(a)).abs(),
+                        (p - i16::from(b)).abs(),
+                        (p - i16::from(c)).abs(),
+                    );
+                    if pa <= pb && pa <= pc {
+                        a
+                    } else if pb <= pc {
+                        b
+                    } else {
+                        c
+                    }
+                }
+                other => panic!("PNG filter {other}"),
+            };
+            cur[i] = line[i].wrapping_add(predicted);
+        }
+        for px in cur.chunks(channels) {
+            let rgb = [px[0], px[1], px[2]];
+            colours.insert(rgb);
+            *background.entry(rgb).or_insert(0u64) += 1;
+        }
+        prev = cur;
+    }
+    let total = u64::from(width) * u64::from(height);
+    let most = background.values().copied().max().unwrap_or(0);
+    (
+        width,
+        height,
+        colours.len(),
+        1.0 - most as f64 / total.max(1) as f64,
+    )
+}
+
+#[test]
+fn chromium_renders_the_golden_report() {
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "note: chromium not found: the browser check of the HTML report is skipped \
+             (scripts/test installs it with apt-get when run as root)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, render_run(&store(&golden_scenario()))).unwrap();
+    let png = dir.path().join("report.png");
+    let (ok, stderr) = screenshot(&browser, &page, &png, 1280, 2400);
+    assert!(ok, "chromium failed:\n{stderr}");
+    let bytes = std::fs::read(&png).expect("chromium wrote the screenshot");
+    let (w, h, colours, ink) = png_stats(&bytes);
+    assert_eq!((w, h), (1280, 2400));
+    // A blank page is one colour; the report has the palette, text and grey frames.
+    assert!(colours >= 50, "only {colours} colours: a blank page?");
+    assert!(
+        ink > 0.05,
+        "only {:.1}% of the pixels are not background",
+        ink * 100.0
+    );
+    // The same check sees a blank page as blank (so it would catch a report that
+    // renders to nothing).
+    let blank = dir.path().join("blank.html");
+    std::fs::write(&blank, "<!DOCTYPE html><title>blank</title>").unwrap();
+    let blank_png = dir.path().join("blank.png");
+    let (ok, err) = screenshot(&browser, &blank, &blank_png, 1280, 2400);
+    assert!(ok, "chromium failed on a blank page:\n{err}");
+    let (_, _, colours, ink) = png_stats(&std::fs::read(&blank_png).unwrap());
+    assert!(
+        colours < 5 && ink < 0.001,
+        "a blank page read as {colours} colours, {ink} ink"
+    );
+    // The page has no script, so any console line (Chromium logs them as
+    // `INFO:CONSOLE:1] "…"`, errors as `Uncaught …`) is a fault.
+    let console: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(
+        console.is_empty(),
+        "console messages:\n{}",
+        console.join("\n")
+    );
+}
+
+/// Renders the latest run of a real store to HTML and a PNG — how `docs/report.png` was
+/// made: `SHOOTOUT_DB=shootout.db SHOOTOUT_OUT=/tmp/report cargo test -p shootout-report
+/// --test html -- --ignored render_a_store`, which writes `/tmp/report.html` and
+/// `/tmp/report.png` (SHOOTOUT_HEIGHT sets the viewport's height, 2400 px by default).
+#[test]
+#[ignore = "needs SHOOTOUT_DB (a store) and SHOOTOUT_OUT (a path without extension)"]
+fn render_a_store() {
+    let db = std::env::var_os("SHOOTOUT_DB").expect("SHOOTOUT_DB names a store");
+    let out =
+        PathBuf::from(std::env::var_os("SHOOTOUT_OUT").expect("SHOOTOUT_OUT names an output"));
+    let store = Store::open_existing(Path::new(&db)).unwrap();
+    let id = match std::env::var("SHOOTOUT_RUN") {
+        Ok(n) => shootout_store::RunId(n.parse().unwrap()),
+        Err(_) => store.latest_run().unwrap().expect("a run").id,
+    };
+    let run = store.load_run(id).unwrap().unwrap();
+    let html = out.with_extension("html");
+    std::fs::write(&html, render_run(&run)).unwrap();
+    let height = std::env::var("SHOOTOUT_HEIGHT").map_or(2400, |h| h.parse().unwrap());
+    if let Some(browser) = chromium() {
+        let (ok, err) = screenshot(&browser, &html, &out.with_extension("png"), 1280, height);
+        assert!(ok, "{err}");
+    }
+}
+
+/// Writes the synthetic pages (the golden run, and one-URL loads in rate and closed-loop
+/// mode) to the directory `SHOOTOUT_OUT`, to look at them in a browser:
+/// `SHOOTOUT_OUT=/tmp/pages cargo test -p shootout-report --test html -- --ignored sample_pages`.
+#[test]
+#[ignore = "needs SHOOTOUT_OUT (a directory)"]
+fn sample_pages() {
+    let dir =
+        PathBuf::from(std::env::var_os("SHOOTOUT_OUT").expect("SHOOTOUT_OUT names a directory"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("run.html"), render_run(&store(&golden_scenario()))).unwrap();
+    for (rate, name) in [(true, "load-rate.html"), (false, "load-closed.html")] {
+        let (spec, result) = load_fixture(rate);
+        std::fs::write(dir.join(name), render_load(&spec, &result)).unwrap();
+    }
+}

@@ -1,0 +1,964 @@
+//! End-to-end tests of `shootout report` and `shootout compare` on a store seeded with
+//! deterministic synthetic runs (no timing anywhere, fixed dates): insta snapshots of every
+//! text, Markdown, JSON and CSV rendering, the gates' exit codes, the JSON documents checked
+//! against `docs/report-json.md`, the errors — and one real run against an in-process server
+//! to pin that `shootout report` prints exactly what `shootout run` printed.
+//!
+//! The seeded store holds four runs of the same plan — contenders `nginx` (baseline),
+//! `caddy | php-fpm, "socket"` (a name that needs escaping in Markdown and quoting in CSV)
+//! and `flaky`, which fails verification; workloads `hello` and `static page` at c=1 and c=8
+//! — and a rate sweep:
+//!
+//! 1. 4 repetitions; one noisy cell, one step with a saturated generator, one with failures.
+//! 2. The same numbers as run 1, a day later.
+//! 3. As run 1 with caddy 20% slower everywhere (and its latency 25% higher).
+//! 4. One repetition on another kernel; caddy 20% slower, then crashed before `static page`;
+//!    the run was interrupted during nginx's first `static page` step.
+//! 5. `hello` at 500 and 1000 req/s, 2 repetitions; caddy cannot keep 1000 req/s.
+
+use assert_cmd::Command;
+use shootout_model::{
+    latency_histogram, ContenderStatus, Counts, FailureKind, GeneratorStats, LoadLevel,
+    MachineFacts, ResourceSample, RunResult, RunStatus, ScheduleStats, StepStatus,
+};
+use shootout_store::{ContenderRecord, NewRun, StepRecord, Store};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+fn shootout() -> Command {
+    Command::cargo_bin("shootout").unwrap()
+}
+
+/// 2023-11-14 22:13:20 UTC plus `secs`.
+fn at(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_700_000_000 + secs)
+}
+
+/// A tiny deterministic generator (a 64-bit LCG; top bits only).
+struct Lcg(u64);
+
+impl Lcg {
+    /// A value in [0, 1).
+    fn unit(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+const CADDY: &str = "caddy | php-fpm, \"socket\"";
+
+/// What one step measures, before jitter.
+struct Shape {
+    /// req/s.
+    rps: f64,
+    /// Typical latency (µs).
+    latency_us: f64,
+    /// Server CPU per request (µs).
+    cpu_us: f64,
+    /// Peak RSS (bytes).
+    rss: u64,
+}
+
+/// The shape of contender × workload × level in run 1.
+fn shape(contender: &str, workload: &str, level: LoadLevel) -> Shape {
+    let nginx = contender == "nginx";
+    let (cpu_us, rss) = match (nginx, workload) {
+        (true, "hello") => (55.0, 12 << 20),
+        (true, _) => (80.0, 12 << 20),
+        (false, "hello") => (120.0, 48 << 20),
+        (false, _) => (160.0, 52 << 20),
+    };
+    match level {
+        LoadLevel::Concurrency { connections } => {
+            let c = connections as f64;
+            let rps = match (nginx, workload) {
+                (true, "hello") => 9_000.0 + 1_500.0 * c.log2(),
+                (true, _) => 6_000.0 + 1_000.0 * c.log2(),
+                (false, "hello") => 7_000.0 + 1_000.0 * c.log2(),
+                (false, _) => 3_000.0 + 600.0 * c.log2(),
+            };
+            // Closed loop: Little's law.
+            Shape {
+                rps,
+                latency_us: c / rps * 1e6,
+                cpu_us,
+                rss,
+            }
+        }
+        // Open loop: the rate asked for (caddy cannot keep 1000 req/s), the service time.
+        LoadLevel::Rate { rps, .. } => Shape {
+            rps: if !nginx && rps >= 1000.0 { 930.0 } else { rps },
+            latency_us: cpu_us * 12.0,
+            cpu_us,
+            rss,
+        },
+    }
+}
+
+/// What varies from step to step besides the shape.
+struct Step<'a> {
+    seed: u64,
+    jitter: f64,
+    level: LoadLevel,
+    start: SystemTime,
+    duration: Duration,
+    failures: &'a [(FailureKind, u64)],
+    busiest_thread: f64,
+}
+
+/// A synthetic step: `rps` and latency jittered by `jitter` (a share), `failures` added.
+fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
+    let Step {
+        seed,
+        jitter,
+        level,
+        start,
+        duration,
+        failures,
+        busiest_thread,
+    } = *step;
+    let mut g = Lcg(seed);
+    let rps = s.rps * (1.0 + jitter * (2.0 * g.unit() - 1.0));
+    let completed = (rps * duration.as_secs_f64()).round() as u64;
+    let mut latency = latency_histogram();
+    let mut latency_raw = latency_histogram();
+    let mut connect = latency_histogram();
+    let mut waiting = latency_histogram();
+    let mut processing = latency_histogram();
+    let recorded = 2_000u64.min(completed);
+    for i in 0..recorded {
+        let u = g.unit();
+        // A long right tail: most near the typical latency, one in fifty up to 8×.
+        let factor = if i % 50 == 0 {
+            2.0 + 6.0 * u
+        } else {
+            0.6 + 0.8 * u
+        };
+        let v = (s.latency_us * factor).max(1.0) as u64;
+        let weight = completed / recorded + u64::from(i < completed % recorded);
+        latency.record_n(v, weight).unwrap();
+        latency_raw.record_n(v * 9 / 10 + 1, weight).unwrap();
+        connect.record_n(0, weight).unwrap();
+        waiting.record_n(v * 3 / 4, weight).unwrap();
+        processing.record_n(v, weight).unwrap();
+    }
+    let mut counts = Counts {
+        completed,
+        ok: completed,
+        connections_opened: 8,
+        bytes_received: completed * 180,
+        body_bytes: completed * 12,
+        bytes_sent: completed * 40,
+        ..Default::default()
+    };
+    for (kind, n) in failures {
+        counts.failures[*kind] += n;
+        counts.ok -= n;
+    }
+    counts.status.insert(200, counts.ok);
+    let schedule = match level {
+        LoadLevel::Rate { rps: target, .. } => Some(ScheduleStats {
+            target_rps: target,
+            achieved_rps: rps,
+            due: (target * duration.as_secs_f64()) as u64,
+            sent: completed,
+            late: if rps < target * 0.99 {
+                completed / 10
+            } else {
+                0
+            },
+            max_lag: Duration::from_micros(180),
+        }),
+        LoadLevel::Concurrency { .. } => None,
+    };
+    let mut r = RunResult {
+        started: start,
+        duration,
+        counts,
+        latency,
+        latency_raw,
+        connect,
+        waiting,
+        processing,
+        series: vec![],
+        samples: vec![],
+        first_response: None,
+        generator: GeneratorStats {
+            threads: 2,
+            cpu_user: Duration::from_millis(40),
+            cpu_sys: Duration::from_millis(160),
+            busiest_thread,
+        },
+        schedule,
+        interrupted: false,
+        warnings: vec![],
+    };
+    r.derive_warnings();
+    let cpu_total = s.cpu_us * completed as f64;
+    let resources = (0..=4u32)
+        .map(|i| {
+            let cpu = Duration::from_secs_f64(cpu_total * 1e-6 * f64::from(i) / 4.0);
+            ResourceSample {
+                at: Duration::from_millis(500 * u64::from(i)),
+                cpu_user: Duration::from_secs(1) + cpu / 4,
+                cpu_sys: cpu - cpu / 4,
+                rss_bytes: s.rss - u64::from(4 - i) * 4096,
+                processes: 2,
+                threads: 3,
+                ctx_switches: u64::from(i) * 1_000,
+                fds: 12,
+            }
+        })
+        .collect();
+    (r, resources)
+}
+
+fn machine(kernel: &str) -> MachineFacts {
+    MachineFacts {
+        cpu_model: "Test CPU @ 3.0GHz".into(),
+        cores: 2,
+        kernel: kernel.into(),
+        memory_bytes: 8 << 30,
+        versions: BTreeMap::from([("shootout".into(), "0.1.0".into())]),
+    }
+}
+
+/// One seeded run.
+struct Seed {
+    name: &'static str,
+    day: u64,
+    workloads: &'static [&'static str],
+    levels: &'static [LoadLevel],
+    reps: u32,
+    /// caddy's req/s factor (its latency is divided by it).
+    caddy_factor: f64,
+    kernel: &'static str,
+    /// Run 4: caddy crashes before `static page`, the run is interrupted there.
+    crash_and_interrupt: bool,
+}
+
+const CONCURRENCY: [LoadLevel; 2] = [
+    LoadLevel::Concurrency { connections: 1 },
+    LoadLevel::Concurrency { connections: 8 },
+];
+
+const RATE: [LoadLevel; 2] = [
+    LoadLevel::Rate {
+        rps: 500.0,
+        connections: 16,
+    },
+    LoadLevel::Rate {
+        rps: 1000.0,
+        connections: 16,
+    },
+];
+
+/// The plan after defaults, as `shootout run` stores it.
+fn resolved(s: &Seed) -> String {
+    serde_json::json!({
+        "name": s.name,
+        "contenders": [
+            {"name": "nginx", "launch": "nginx -p {tmp} -c nginx.conf", "baseline": true},
+            {"name": CADDY, "launch": "caddy run --config Caddyfile", "baseline": false},
+            {"name": "flaky", "launch": "python3 flaky.py {port}", "baseline": false},
+        ],
+        "workloads": s.workloads.iter().map(|w| serde_json::json!({"name": w})).collect::<Vec<_>>(),
+        "levels": s.levels,
+        "repeat": s.reps,
+    })
+    .to_string()
+}
+
+fn seed_run(store: &mut Store, s: &Seed) {
+    let m = machine(s.kernel);
+    let t0 = s.day * 86_400;
+    let resolved = resolved(s);
+    let run = store
+        .begin_run(&NewRun {
+            name: s.name,
+            plan_text: "name = \"demo\"\n",
+            plan_resolved: &resolved,
+            machine: &m,
+            started: at(t0),
+        })
+        .unwrap();
+    let contender = |name, baseline, command| ContenderRecord {
+        name,
+        command,
+        baseline,
+        status: ContenderStatus::Skipped,
+        detail: "not started yet",
+        version: None,
+        stdout_log: None,
+        stderr_log: None,
+    };
+    let nginx = store
+        .add_contender(
+            run,
+            &ContenderRecord {
+                version: Some("nginx version: nginx/1.25.3"),
+                ..contender("nginx", true, "nginx -p {tmp} -c nginx.conf")
+            },
+        )
+        .unwrap();
+    let caddy = store
+        .add_contender(
+            run,
+            &contender(CADDY, false, "caddy run --config Caddyfile"),
+        )
+        .unwrap();
+    let flaky = store
+        .add_contender(run, &contender("flaky", false, "python3 flaky.py {port}"))
+        .unwrap();
+    store
+        .update_contender(
+            flaky,
+            ContenderStatus::VerificationFailed,
+            "  workload 'hello' (sequential, 20 requests on 1 connection): 0 ok, 20 failed (20 status); status codes 500: 20\n    one answer: HTTP/1.1 500 Internal Server Error | oops",
+        )
+        .unwrap();
+    let mut clock = t0 + 10;
+    'steps: for (wi, workload) in s.workloads.iter().enumerate() {
+        for (li, level) in s.levels.iter().enumerate() {
+            for rep in 1..=s.reps {
+                for (ci, id) in [(0, nginx), (1, caddy)] {
+                    if s.crash_and_interrupt && wi == 1 && ci == 1 {
+                        continue;
+                    }
+                    let name = if ci == 0 { "nginx" } else { CADDY };
+                    let mut shape = shape(name, workload, *level);
+                    if ci == 1 {
+                        shape.rps *= s.caddy_factor;
+                        shape.latency_us /= s.caddy_factor;
+                    }
+                    // The quirks of run 1 (and its copies), not of the rate sweep.
+                    let demo = !level_is_rate(*level);
+                    let noisy = demo && ci == 1 && wi == 0 && li == 1;
+                    let failures: &[(FailureKind, u64)] =
+                        if demo && ci == 1 && wi == 1 && li == 1 && rep == 3 {
+                            &[(FailureKind::Timeout, 3), (FailureKind::Reset, 1)]
+                        } else {
+                            &[]
+                        };
+                    let saturated = demo && ci == 0 && wi == 0 && li == 1 && rep == 2;
+                    let start = at(clock);
+                    let interrupted = s.crash_and_interrupt && wi == 1;
+                    // The same seeds in every run: run 2 repeats run 1's numbers exactly.
+                    let (mut result, resources) = synthetic(
+                        &shape,
+                        &Step {
+                            seed: (wi * 1000 + li * 100) as u64 + u64::from(rep) * 10 + ci as u64,
+                            jitter: if noisy {
+                                0.12
+                            } else if level_is_rate(*level) {
+                                0.002
+                            } else {
+                                0.02
+                            },
+                            level: *level,
+                            start,
+                            duration: if interrupted {
+                                Duration::from_millis(700)
+                            } else {
+                                Duration::from_secs(2)
+                            },
+                            failures,
+                            busiest_thread: if saturated { 0.95 } else { 0.45 },
+                        },
+                    );
+                    result.interrupted = interrupted;
+                    clock += 3;
+                    store
+                        .record_step(&StepRecord {
+                            run,
+                            contender: id,
+                            workload,
+                            level: *level,
+                            repetition: rep,
+                            started: start,
+                            ended: at(clock),
+                            status: if interrupted {
+                                StepStatus::Interrupted
+                            } else {
+                                StepStatus::Complete
+                            },
+                            result: &result,
+                            resources: &resources,
+                        })
+                        .unwrap();
+                    if interrupted {
+                        break 'steps;
+                    }
+                }
+            }
+        }
+    }
+    if s.crash_and_interrupt {
+        store.update_contender(
+            caddy,
+            ContenderStatus::Crashed,
+            "exited during a step (exit status: 139); last lines of its stderr:\nSegmentation fault (core dumped)",
+        )
+        .unwrap();
+        store
+            .update_contender(nginx, ContenderStatus::Measured, "")
+            .unwrap();
+        store
+            .finish_run(run, RunStatus::Interrupted, at(clock + 1))
+            .unwrap();
+    } else {
+        for id in [nginx, caddy] {
+            store
+                .update_contender(id, ContenderStatus::Measured, "")
+                .unwrap();
+        }
+        store
+            .finish_run(run, RunStatus::Complete, at(clock + 2))
+            .unwrap();
+    }
+}
+
+fn level_is_rate(l: LoadLevel) -> bool {
+    matches!(l, LoadLevel::Rate { .. })
+}
+
+/// A temporary store holding the seeded runs.
+struct Seeded {
+    dir: tempfile::TempDir,
+}
+
+impl Seeded {
+    fn new() -> Seeded {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("shootout.db")).unwrap();
+        let demo = |day, reps, caddy_factor, kernel, crash_and_interrupt| Seed {
+            name: "demo",
+            day,
+            workloads: &["hello", "static page"],
+            levels: &CONCURRENCY,
+            reps,
+            caddy_factor,
+            kernel,
+            crash_and_interrupt,
+        };
+        for s in [
+            demo(1, 4, 1.0, "6.1.0-test", false),
+            demo(2, 4, 1.0, "6.1.0-test", false),
+            demo(3, 4, 0.8, "6.1.0-test", false),
+            demo(4, 1, 0.8, "6.2.0-test", true),
+            Seed {
+                name: "rate sweep",
+                workloads: &["hello"],
+                levels: &RATE,
+                reps: 2,
+                ..demo(5, 2, 1.0, "6.1.0-test", false)
+            },
+        ] {
+            seed_run(&mut store, &s);
+        }
+        Seeded { dir }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("shootout.db")
+    }
+
+    /// Runs `shootout ARGS --db DB`; returns (exit code, stdout, stderr).
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = shootout()
+            .args(args)
+            .arg("--db")
+            .arg(self.db())
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    /// stdout of a command that must succeed.
+    fn ok(&self, args: &[&str]) -> String {
+        let (code, out, err) = self.run(args);
+        assert_eq!(code, 0, "{args:?}\nstdout:\n{out}\nstderr:\n{err}");
+        out
+    }
+}
+
+#[test]
+fn report_snapshots_of_every_format() {
+    let s = Seeded::new();
+    for run in ["1", "4", "5"] {
+        for f in ["text", "markdown", "json", "csv"] {
+            let out = s.ok(&["report", run, "--format", f]);
+            insta::assert_snapshot!(format!("report_run{run}_{f}"), out);
+        }
+    }
+    // No --format: text. No run: the latest (5).
+    assert_eq!(s.ok(&["report", "1"]), s.ok(&["report", "1", "-f", "text"]));
+    assert!(s
+        .ok(&["report"])
+        .starts_with("run 5: rate sweep (complete)\n"));
+}
+
+#[test]
+fn compare_snapshots_of_every_format() {
+    let s = Seeded::new();
+    for f in ["text", "markdown", "json", "csv"] {
+        let (code, out, _) = s.run(&["compare", "1", "3", "--format", f]);
+        assert_eq!(code, 0, "no gate asked: exit 0");
+        insta::assert_snapshot!(format!("compare_1_3_{f}"), out);
+    }
+    let (_, out, _) = s.run(&["compare", "1", "4"]);
+    insta::assert_snapshot!("compare_1_4_text", out);
+}
+
+#[test]
+fn identical_runs_are_no_significant_change_and_pass_the_gate() {
+    let s = Seeded::new();
+    let (code, out, err) = s.run(&["compare", "1", "2", "--fail-if-slower", "5%"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    insta::assert_snapshot!("compare_1_2_identical", out);
+    assert_eq!(
+        out.matches("no significant change (p=1)").count(),
+        8 * 2,
+        "{out}"
+    );
+    assert_eq!(err, "✓ run 2 passed --fail-if-slower 5% against run 1\n");
+}
+
+#[test]
+fn a_run_20_percent_slower_fails_the_gate_with_exit_1() {
+    let s = Seeded::new();
+    let (code, out, err) = s.run(&["compare", "1", "3", "--fail-if-slower", "5%"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("slower (p=0.029)"), "{out}");
+    insta::assert_snapshot!("compare_1_3_gate_stderr", err);
+    // Only caddy's four pairs; nginx did not change.
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("  - ")).count(),
+        4,
+        "{err}"
+    );
+    assert!(!err.contains("nginx"), "{err}");
+    // A threshold above the drop passes.
+    let (code, _, err) = s.run(&["compare", "1", "3", "--fail-if-slower", "25"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn one_repetition_is_not_tested_but_a_drop_still_fails_the_gate() {
+    let s = Seeded::new();
+    let (code, out, err) = s.run(&[
+        "compare",
+        "1",
+        "4",
+        "--fail-if-slower",
+        "5%",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    insta::assert_snapshot!("compare_1_4_gate_stderr", err);
+    assert!(err.contains("(not tested: one repetition)"), "{err}");
+    // caddy crashed before `static page` in run 4: that fails the gate too.
+    assert!(
+        err.contains("not in run 4 (crashed: exited during a step"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["gates"]["passed"], false);
+    assert!(doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["rps"]["verdict"] == "not_enough_repetitions"));
+    // Markdown for a pull-request comment carries the gates' outcome.
+    let (code, out, _) = s.run(&[
+        "compare",
+        "1",
+        "4",
+        "--fail-if-slower",
+        "5%",
+        "--fail-if-p99-above",
+        "4",
+        "-f",
+        "md",
+    ]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("compare_1_4_gates_markdown", out);
+}
+
+#[test]
+fn the_p99_gate_fails_on_any_median_above_the_limit() {
+    let s = Seeded::new();
+    let (code, _, err) = s.run(&["compare", "1", "2", "--fail-if-p99-above", "20ms"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = s.run(&["compare", "1", "2", "--fail-if-p99-above", "2"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.starts_with("error: run 2 failed --fail-if-p99-above 2: "),
+        "{err}"
+    );
+    assert!(err.contains("is above 2 ms"), "{err}");
+}
+
+#[test]
+fn a_missing_store_or_run_is_one_line_naming_the_fix_and_exit_2() {
+    let s = Seeded::new();
+    let missing = s.dir.path().join("nope.db");
+    for args in [
+        vec!["report"],
+        vec!["report", "1"],
+        vec!["compare", "1", "2"],
+    ] {
+        let out = shootout()
+            .args(&args)
+            .arg("--db")
+            .arg(&missing)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("run a plan first"), "{err}");
+        assert!(!missing.exists(), "a report must not create the store");
+    }
+    for args in [&["report", "9"][..], &["compare", "1", "9"]] {
+        let (code, _, err) = s.run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        let db = s.db().display().to_string();
+        assert_eq!(
+            err,
+            format!("error: run 9 is not in {db}: 'shootout ls --db {db}' lists the runs\n")
+        );
+    }
+    let (code, _, err) = s.run(&["report", "1", "--format", "xml"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = s.run(&["compare", "1", "2", "--fail-if-slower", "lots"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a percentage"), "{err}");
+}
+
+#[test]
+fn html_goes_to_the_file_and_nothing_to_stdout_unless_asked() {
+    let s = Seeded::new();
+    let file = s.dir.path().join("report.html");
+    let (code, out, err) = s.run(&["report", "1", "--html", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "");
+    assert!(err.contains("wrote the HTML report of run 1 to"), "{err}");
+    let page = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        page.to_ascii_lowercase().starts_with("<!doctype html"),
+        "{page}"
+    );
+    // With --format as well, both.
+    let (_, out, _) = s.run(&["report", "1", "--html", file.to_str().unwrap(), "-f", "csv"]);
+    assert!(out.starts_with("run_id,contender,"), "{out}");
+}
+
+#[test]
+fn csv_is_one_rfc4180_record_per_step() {
+    let s = Seeded::new();
+    let out = s.ok(&["report", "1", "--format", "csv"]);
+    let records: Vec<&str> = out.split_terminator("\r\n").collect();
+    // Header + 2 contenders × 2 workloads × 2 levels × 4 repetitions.
+    assert_eq!(records.len(), 1 + 32);
+    let columns = records[0].split(',').count();
+    for r in &records[1..] {
+        // The quoted name holds a comma and doubled quotes; everything else is plain.
+        let unquoted = r.replace("\"caddy | php-fpm, \"\"socket\"\"\"", "CADDY");
+        assert_eq!(unquoted.split(',').count(), columns, "{r}");
+        assert!(!unquoted.contains('"'), "{r}");
+    }
+    assert!(!out.replace("\r\n", "").contains('\n'));
+}
+
+// ---- the JSON documents against docs/report-json.md ----
+
+/// The schema document; its tables are the contract.
+const DOC: &str = include_str!("../docs/report-json.md");
+
+/// `a.{b,c}.d` → `a.b.d`, `a.c.d`.
+fn expand(path: &str) -> Vec<String> {
+    match (path.find('{'), path.find('}')) {
+        (Some(open), Some(close)) if open < close => path[open + 1..close]
+            .split(',')
+            .flat_map(|alt| {
+                expand(&format!(
+                    "{}{}{}",
+                    &path[..open],
+                    alt.trim(),
+                    &path[close + 1..]
+                ))
+            })
+            .collect(),
+        _ => vec![path.to_string()],
+    }
+}
+
+/// Field path → type from the table of the section whose heading contains `section`.
+fn documented(section: &str) -> BTreeMap<String, String> {
+    let mut fields = BTreeMap::new();
+    let mut inside = false;
+    for line in DOC.lines() {
+        if line.starts_with("## ") {
+            inside = line.contains(section);
+            continue;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if !inside || cells.len() < 6 || !cells[1].starts_with('`') {
+            continue;
+        }
+        for p in expand(cells[1].trim_matches('`')) {
+            let previous = fields.insert(p.clone(), cells[2].to_string());
+            assert!(previous.is_none(), "{p} is documented twice");
+        }
+    }
+    assert!(fields.len() > 20, "no table under '{section}': {fields:?}");
+    fields
+}
+
+fn has_type(v: &serde_json::Value, ty: &str) -> bool {
+    if let Some(base) = ty.strip_suffix(" or null") {
+        return v.is_null() || has_type(v, base);
+    }
+    match ty {
+        "integer" => v.is_u64() || v.is_i64(),
+        "number" => v.is_number(),
+        "string" => v.is_string(),
+        "boolean" => v.is_boolean(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "array of number" => v
+            .as_array()
+            .is_some_and(|a| a.iter().all(serde_json::Value::is_number)),
+        "array of string" => v
+            .as_array()
+            .is_some_and(|a| a.iter().all(serde_json::Value::is_string)),
+        "map of string" => v
+            .as_object()
+            .is_some_and(|m| m.values().all(serde_json::Value::is_string)),
+        "map of number" => v
+            .as_object()
+            .is_some_and(|m| m.values().all(serde_json::Value::is_number)),
+        other => panic!("unknown type '{other}' in docs/report-json.md"),
+    }
+}
+
+/// Every value at `path` (`[]`: each element of the array), skipping below a documented-
+/// nullable null; an error when a field is missing or null without being documented so.
+fn values<'a>(
+    v: &'a serde_json::Value,
+    parts: &[&str],
+    so_far: &str,
+    types: &BTreeMap<String, String>,
+    out: &mut Vec<&'a serde_json::Value>,
+) -> Result<(), String> {
+    let Some((part, rest)) = parts.split_first() else {
+        out.push(v);
+        return Ok(());
+    };
+    if v.is_null() {
+        return Ok(());
+    }
+    let (key, each) = match part.strip_suffix("[]") {
+        Some(k) => (k, true),
+        None => (*part, false),
+    };
+    let mut path = if so_far.is_empty() {
+        key.to_string()
+    } else {
+        format!("{so_far}.{key}")
+    };
+    let child = v.get(key).ok_or_else(|| format!("{path} is missing"))?;
+    let nullable = |p: &str| types.get(p).is_some_and(|t| t.ends_with("or null"));
+    let children: Vec<&serde_json::Value> = if each {
+        path.push_str("[]");
+        child
+            .as_array()
+            .ok_or_else(|| format!("{path} is not an array"))?
+            .iter()
+            .collect()
+    } else {
+        vec![child]
+    };
+    for c in children {
+        if c.is_null() && !nullable(&path) {
+            return Err(format!("{path} is null but not documented as nullable"));
+        }
+        values(c, rest, &path, types, out)?;
+    }
+    Ok(())
+}
+
+/// Every leaf path of `v`; arrays and maps documented with a type are leaves.
+fn leaves(
+    v: &serde_json::Value,
+    path: String,
+    types: &BTreeMap<String, String>,
+    out: &mut Vec<String>,
+) {
+    let typed_leaf = types
+        .get(&path)
+        .is_some_and(|t| t.starts_with("map of") || t.starts_with("array of"));
+    match v {
+        serde_json::Value::Object(m) if !typed_leaf && !m.is_empty() => {
+            for (k, child) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                leaves(child, p, types, out);
+            }
+        }
+        serde_json::Value::Array(a) if !typed_leaf && !a.is_empty() => {
+            for child in a {
+                leaves(child, format!("{path}[]"), types, out);
+            }
+        }
+        _ => out.push(path),
+    }
+}
+
+/// Checks documents against the section's table both ways; every documented field must be
+/// present with a value in at least one of them.
+fn check_against_doc(section: &str, docs: &[(String, serde_json::Value)]) {
+    let types = documented(section);
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, doc) in docs {
+        for (path, ty) in &types {
+            let parts: Vec<&str> = path.split('.').collect();
+            let mut found = Vec::new();
+            if let Err(e) = values(doc, &parts, "", &types, &mut found) {
+                panic!("{name}: {e}");
+            }
+            for v in found {
+                assert!(has_type(v, ty), "{name}: {path} should be {ty}, is {v}");
+                if !v.is_null() {
+                    seen.insert(path.clone());
+                }
+            }
+        }
+        let mut found = Vec::new();
+        leaves(doc, String::new(), &types, &mut found);
+        for path in found {
+            assert!(
+                types.contains_key(&path),
+                "{name}: {path} is rendered but not documented in docs/report-json.md"
+            );
+        }
+    }
+    for path in types.keys() {
+        assert!(seen.contains(path), "no document has a value for {path}");
+    }
+}
+
+#[test]
+fn the_json_documents_match_docs_report_json() {
+    let s = Seeded::new();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (_, out, err) = s.run(args);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}\n{out}\n{err}"))
+    };
+    let reports: Vec<(String, serde_json::Value)> = ["1", "4", "5"]
+        .iter()
+        .map(|r| (format!("report {r}"), json(&["report", r, "-f", "json"])))
+        .collect();
+    check_against_doc("shootout report", &reports);
+    let compares: Vec<(String, serde_json::Value)> = [
+        &["compare", "1", "3", "-f", "json", "--fail-if-slower", "5"][..],
+        &[
+            "compare",
+            "1",
+            "4",
+            "-f",
+            "json",
+            "--fail-if-slower",
+            "5",
+            "--fail-if-p99-above",
+            "1",
+        ],
+        &["compare", "4", "1", "-f", "json"],
+        // Nothing in common (exit 1, the document is printed all the same).
+        &["compare", "5", "1", "-f", "json"],
+        &["compare", "1", "5", "-f", "json"],
+        &["compare", "5", "5", "-f", "json"],
+    ]
+    .iter()
+    .map(|a| (a.join(" "), json(a)))
+    .collect();
+    check_against_doc("shootout compare", &compares);
+}
+
+// ---- `shootout run` prints what `shootout report` prints ----
+
+fn run_plan(dir: &Path, url: &str) -> std::process::Output {
+    let plan = format!(
+        "name = \"same\"\n[defaults]\nwarmup = 0\nrequests = 100\nrepeat = 2\ncooldown = \"0s\"\n\
+         [[contender]]\nname = \"theirs\"\nurl = \"{url}\"\n\
+         [[contender]]\nname = \"again\"\nurl = \"{url}\"\n\
+         [[workload]]\nname = \"hello\"\npath = \"/\"\nexpect = {{ status = 200 }}\n\
+         [load]\nconcurrency = [1, 2]\n"
+    );
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    shootout()
+        .arg("run")
+        .arg(dir.join("plan.toml"))
+        .arg("--db")
+        .arg(dir.join("shootout.db"))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn report_later_prints_exactly_what_run_printed() {
+    let server =
+        shootout_testserver::TestServer::start(shootout_testserver::Behavior::Hello).unwrap();
+    let url = server.url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_plan(dir.path(), url.trim_end_matches('/'));
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{printed}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "run 1: same (complete)",
+        "theirs (baseline)",
+        "times",
+        "Percentage of the requests served within a certain time (ms), c=2",
+    ] {
+        assert!(printed.contains(want), "{want} missing in\n{printed}");
+    }
+    let later = shootout()
+        .args(["report", "1", "--db"])
+        .arg(dir.path().join("shootout.db"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(later.status.success());
+    assert_eq!(String::from_utf8(later.stdout).unwrap(), printed);
+}
+
+#[test]
+fn runs_with_nothing_in_common_are_exit_1() {
+    let s = Seeded::new();
+    let (code, out, err) = s.run(&["compare", "5", "1"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("No contender × workload × load level was measured in both runs."));
+    assert_eq!(
+        err,
+        "error: runs 5 and 1 have no contender × workload × load level in common: nothing to compare\n"
+    );
+}
