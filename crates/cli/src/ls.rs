@@ -6,7 +6,6 @@ use anyhow::anyhow;
 use clap::Args;
 use shootout_store::{RunId, Store};
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Flags of `shootout ls`.
 #[derive(Debug, Args)]
@@ -31,14 +30,14 @@ pub fn ls(a: LsArgs) -> Result<i32, Failure> {
         return Ok(0);
     }
     println!(
-        "{:>4}  {:<20}  {:<11}  {:>10}  {:>5}  name",
-        "id", "started (UTC)", "status", "contenders", "steps"
+        "{:>4}  {:<23}  {:<11}  {:>10}  {:>5}  name",
+        "id", "started", "status", "contenders", "steps"
     );
     for r in runs {
         println!(
-            "{:>4}  {:<20}  {:<11}  {:>10}  {:>5}  {}",
+            "{:>4}  {:<23}  {:<11}  {:>10}  {:>5}  {}",
             r.id.0,
-            utc(r.started),
+            shootout_report::utc_seconds(r.started),
             format!("{:?}", r.status).to_lowercase(),
             r.contenders,
             r.steps,
@@ -56,44 +55,4 @@ pub fn run_table(store: &Store, id: RunId) -> anyhow::Result<String> {
         .load_run(id)?
         .ok_or_else(|| anyhow!("run {} is not in the store", id.0))?;
     Ok(shootout_report::shootout::text(&run))
-}
-
-/// `YYYY-MM-DD HH:MM:SS` in UTC (civil-from-days, so no date crate is needed for one line).
-fn utc(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(UNIX_EPOCH), "1970-01-01 00:00:00");
-        assert_eq!(
-            utc(UNIX_EPOCH + Duration::from_secs(1_795_326_661)),
-            "2026-11-22 05:51:01"
-        );
-        assert_eq!(
-            utc(UNIX_EPOCH + Duration::from_secs(951_782_400)),
-            "2000-02-29 00:00:00"
-        );
-    }
 }

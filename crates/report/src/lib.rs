@@ -33,6 +33,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv};
+pub use grid::utc_seconds;
 pub use json::{json, SCHEMA_VERSION};
 pub use text::warnings;
 

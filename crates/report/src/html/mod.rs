@@ -25,7 +25,7 @@ use shootout_model::{
 };
 use shootout_store::{StoredRun, StoredStep};
 use std::fmt::Write;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 use svg::Stroke;
 
 /// Escapes text for HTML element content and attribute values (and for SVG/XML text).
@@ -91,24 +91,7 @@ fn close_page(o: &mut String, source: &str) {
 
 /// A wall-clock instant as `2023-11-14 22:13:20 UTC`.
 fn utc(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60
-    )
+    crate::utc_seconds(t)
 }
 
 /// A span as `12.3 s` or `4 min 05 s`.
@@ -875,7 +858,7 @@ mod tests {
             (4_107_542_399, "2100-02-28 23:59:59 UTC"), // 2100 is not a leap year
         ];
         for (secs, want) in cases {
-            assert_eq!(utc(UNIX_EPOCH + Duration::from_secs(secs)), want);
+            assert_eq!(utc(std::time::UNIX_EPOCH + Duration::from_secs(secs)), want);
         }
     }
 
