@@ -206,7 +206,7 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             Then::KeepAlive
         },
     };
-    let every = |period: u32| period > 0 && n.server % u64::from(period) == 0;
+    let every = |period: u32| period > 0 && n.server.is_multiple_of(u64::from(period));
     match b {
         Behavior::Hello => simple(out, req, 200, HELLO),
         Behavior::Fixed { status, body } => simple(out, req, *status, body),
