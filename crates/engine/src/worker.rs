@@ -781,6 +781,8 @@ impl Worker<'_> {
     }
 }
 
+/// Substring search (SIMD memmem): the body of every answer is searched when
+/// `--expect-body-contains` is given, so this is on the hot path.
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
