@@ -77,6 +77,21 @@ impl FailureCounts {
     }
 }
 
+/// `3 timeout, 1 reset`: the classes that occurred, or `0` when none did.
+impl fmt::Display for FailureCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut any = false;
+        for (kind, n) in self.iter().filter(|(_, n)| *n > 0) {
+            write!(f, "{}{n} {kind}", if any { ", " } else { "" })?;
+            any = true;
+        }
+        if !any {
+            f.write_str("0")?;
+        }
+        Ok(())
+    }
+}
+
 impl Index<FailureKind> for FailureCounts {
     type Output = u64;
     fn index(&self, k: FailureKind) -> &u64 {
@@ -491,6 +506,8 @@ mod tests {
         assert_eq!(a.failures[FailureKind::Status], 2);
         assert_eq!(a.failures[FailureKind::Timeout], 4);
         assert_eq!(a.failed(), 6);
+        assert_eq!(a.failures.to_string(), "4 timeout, 2 status");
+        assert_eq!(FailureCounts::default().to_string(), "0");
         assert_eq!(a.status[&200], 4);
         assert_eq!(a.status[&404], 1);
     }

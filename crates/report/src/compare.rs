@@ -18,7 +18,7 @@ use crate::grid::{
 };
 use crate::mann_whitney;
 use crate::shootout::analysis::{
-    cell_label, contender_status_word, failures_text, median, run_status_word, Analysis, Cell,
+    cell_label, contender_status_word, median, run_status_word, Analysis, Cell,
 };
 use crate::shootout::RunFormat;
 use serde_json::{json, Value};
@@ -240,7 +240,7 @@ impl<'a> Comparison<'a> {
                             cell_label(name, w, l),
                             cb.failures.total(),
                             b.run.id,
-                            failures_text(&cb.failures),
+                            cb.failures,
                             ca.failures.total(),
                             a.run.id
                         ));

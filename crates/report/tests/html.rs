@@ -800,7 +800,7 @@ fn the_load_page_shows_corrected_and_raw_latency_in_rate_mode() {
         "corrected (solid) vs raw (dashed)",
         "the schedule of 3500 req/s was not kept",
         "requests failed",
-        "Failures</dt><dd>status 26</dd>",
+        "Failures</dt><dd>26 status</dd>",
         "synthetic/1.0",
     ] {
         assert!(html.contains(needle), "the load page lacks {needle:?}");

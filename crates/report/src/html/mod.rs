@@ -20,8 +20,7 @@ mod svg;
 use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
 use data::{baseline, workloads, Workload};
 use shootout_model::{
-    ContenderStatus, FailureKind, LatencySummary, LoadSpec, Pace, RunResult, RunStatus, StepStatus,
-    Warning,
+    ContenderStatus, LatencySummary, LoadSpec, Pace, RunResult, RunStatus, StepStatus, Warning,
 };
 use shootout_store::{StoredRun, StoredStep};
 use std::fmt::Write;
@@ -691,13 +690,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         ),
     );
     if c.failed() > 0 {
-        let parts: Vec<String> = c
-            .failures
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(k, n): (FailureKind, u64)| format!("{k} {n}"))
-            .collect();
-        fact(&mut o, "Failures", &parts.join(", "));
+        fact(&mut o, "Failures", &c.failures.to_string());
     }
     let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
     fact(

@@ -115,21 +115,7 @@ impl Cell<'_> {
 
     /// `3 timeout, 1 reset`, or `0`.
     pub fn failures_text(&self) -> String {
-        failures_text(&self.failures)
-    }
-}
-
-/// `3 timeout, 1 reset` (the non-zero classes), or `0`.
-pub fn failures_text(f: &FailureCounts) -> String {
-    let parts: Vec<String> = f
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(k, n)| format!("{n} {k}"))
-        .collect();
-    if parts.is_empty() {
-        "0".into()
-    } else {
-        parts.join(", ")
+        self.failures.to_string()
     }
 }
 
@@ -708,9 +694,9 @@ mod tests {
     #[test]
     fn failures_name_only_the_classes_that_happened() {
         let mut f = FailureCounts::default();
-        assert_eq!(failures_text(&f), "0");
+        assert_eq!(f.to_string(), "0");
         f[shootout_model::FailureKind::Timeout] = 3;
         f[shootout_model::FailureKind::Reset] = 1;
-        assert_eq!(failures_text(&f), "3 timeout, 1 reset");
+        assert_eq!(f.to_string(), "3 timeout, 1 reset");
     }
 }
