@@ -686,178 +686,19 @@ fn csv_is_one_rfc4180_record_per_step() {
 /// The schema document; its tables are the contract.
 const DOC: &str = include_str!("../docs/report-json.md");
 
-/// `a.{b,c}.d` → `a.b.d`, `a.c.d`.
-fn expand(path: &str) -> Vec<String> {
-    match (path.find('{'), path.find('}')) {
-        (Some(open), Some(close)) if open < close => path[open + 1..close]
-            .split(',')
-            .flat_map(|alt| {
-                expand(&format!(
-                    "{}{}{}",
-                    &path[..open],
-                    alt.trim(),
-                    &path[close + 1..]
-                ))
-            })
-            .collect(),
-        _ => vec![path.to_string()],
-    }
-}
-
-/// Field path → type from the table of the section whose heading contains `section`.
-fn documented(section: &str) -> BTreeMap<String, String> {
-    let mut fields = BTreeMap::new();
-    let mut inside = false;
-    for line in DOC.lines() {
-        if line.starts_with("## ") {
-            inside = line.contains(section);
-            continue;
-        }
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        if !inside || cells.len() < 6 || !cells[1].starts_with('`') {
-            continue;
-        }
-        for p in expand(cells[1].trim_matches('`')) {
-            let previous = fields.insert(p.clone(), cells[2].to_string());
-            assert!(previous.is_none(), "{p} is documented twice");
-        }
-    }
-    assert!(fields.len() > 20, "no table under '{section}': {fields:?}");
-    fields
-}
-
-fn has_type(v: &serde_json::Value, ty: &str) -> bool {
-    if let Some(base) = ty.strip_suffix(" or null") {
-        return v.is_null() || has_type(v, base);
-    }
-    match ty {
-        "integer" => v.is_u64() || v.is_i64(),
-        "number" => v.is_number(),
-        "string" => v.is_string(),
-        "boolean" => v.is_boolean(),
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "array of number" => v
-            .as_array()
-            .is_some_and(|a| a.iter().all(serde_json::Value::is_number)),
-        "array of string" => v
-            .as_array()
-            .is_some_and(|a| a.iter().all(serde_json::Value::is_string)),
-        "map of string" => v
-            .as_object()
-            .is_some_and(|m| m.values().all(serde_json::Value::is_string)),
-        "map of number" => v
-            .as_object()
-            .is_some_and(|m| m.values().all(serde_json::Value::is_number)),
-        other => panic!("unknown type '{other}' in docs/report-json.md"),
-    }
-}
-
-/// Every value at `path` (`[]`: each element of the array), skipping below a documented-
-/// nullable null; an error when a field is missing or null without being documented so.
-fn values<'a>(
-    v: &'a serde_json::Value,
-    parts: &[&str],
-    so_far: &str,
-    types: &BTreeMap<String, String>,
-    out: &mut Vec<&'a serde_json::Value>,
-) -> Result<(), String> {
-    let Some((part, rest)) = parts.split_first() else {
-        out.push(v);
-        return Ok(());
-    };
-    if v.is_null() {
-        return Ok(());
-    }
-    let (key, each) = match part.strip_suffix("[]") {
-        Some(k) => (k, true),
-        None => (*part, false),
-    };
-    let mut path = if so_far.is_empty() {
-        key.to_string()
-    } else {
-        format!("{so_far}.{key}")
-    };
-    let child = v.get(key).ok_or_else(|| format!("{path} is missing"))?;
-    let nullable = |p: &str| types.get(p).is_some_and(|t| t.ends_with("or null"));
-    let children: Vec<&serde_json::Value> = if each {
-        path.push_str("[]");
-        child
-            .as_array()
-            .ok_or_else(|| format!("{path} is not an array"))?
-            .iter()
-            .collect()
-    } else {
-        vec![child]
-    };
-    for c in children {
-        if c.is_null() && !nullable(&path) {
-            return Err(format!("{path} is null but not documented as nullable"));
-        }
-        values(c, rest, &path, types, out)?;
-    }
-    Ok(())
-}
-
-/// Every leaf path of `v`; arrays and maps documented with a type are leaves.
-fn leaves(
-    v: &serde_json::Value,
-    path: String,
-    types: &BTreeMap<String, String>,
-    out: &mut Vec<String>,
-) {
-    let typed_leaf = types
-        .get(&path)
-        .is_some_and(|t| t.starts_with("map of") || t.starts_with("array of"));
-    match v {
-        serde_json::Value::Object(m) if !typed_leaf && !m.is_empty() => {
-            for (k, child) in m {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                leaves(child, p, types, out);
-            }
-        }
-        serde_json::Value::Array(a) if !typed_leaf && !a.is_empty() => {
-            for child in a {
-                leaves(child, format!("{path}[]"), types, out);
-            }
-        }
-        _ => out.push(path),
-    }
-}
-
 /// Checks documents against the section's table both ways; every documented field must be
 /// present with a value in at least one of them.
 fn check_against_doc(section: &str, docs: &[(String, serde_json::Value)]) {
-    let types = documented(section);
+    let schema = shootout_report::schema::Schema::from_markdown(DOC, Some(section)).unwrap();
+    assert!(schema.fields().count() > 20, "no table under '{section}'");
     let mut seen = std::collections::BTreeSet::new();
     for (name, doc) in docs {
-        for (path, ty) in &types {
-            let parts: Vec<&str> = path.split('.').collect();
-            let mut found = Vec::new();
-            if let Err(e) = values(doc, &parts, "", &types, &mut found) {
-                panic!("{name}: {e}");
-            }
-            for v in found {
-                assert!(has_type(v, ty), "{name}: {path} should be {ty}, is {v}");
-                if !v.is_null() {
-                    seen.insert(path.clone());
-                }
-            }
-        }
-        let mut found = Vec::new();
-        leaves(doc, String::new(), &types, &mut found);
-        for path in found {
-            assert!(
-                types.contains_key(&path),
-                "{name}: {path} is rendered but not documented in docs/report-json.md"
-            );
+        match schema.check(doc) {
+            Ok(values) => seen.extend(values),
+            Err(problems) => panic!("{name} against docs/report-json.md: {problems:#?}"),
         }
     }
-    for path in types.keys() {
+    for (path, _) in schema.fields() {
         assert!(seen.contains(path), "no document has a value for {path}");
     }
 }

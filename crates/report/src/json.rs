@@ -181,168 +181,31 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
 mod tests {
     use super::*;
     use crate::fixtures;
-    use std::collections::BTreeMap;
+    use crate::schema::Schema;
 
     /// The schema document; its table is the contract this test enforces.
     const DOC: &str = include_str!("../../../docs/load-json.md");
 
-    /// `a.{b,c}.d` → `a.b.d`, `a.c.d` (any number of brace groups).
-    fn expand(path: &str) -> Vec<String> {
-        match (path.find('{'), path.find('}')) {
-            (Some(open), Some(close)) if open < close => path[open + 1..close]
-                .split(',')
-                .flat_map(|alt| {
-                    expand(&format!(
-                        "{}{}{}",
-                        &path[..open],
-                        alt.trim(),
-                        &path[close + 1..]
-                    ))
-                })
-                .collect(),
-            _ => vec![path.to_string()],
-        }
-    }
-
-    /// Documented field path → type, from the rows of the doc's table whose first cell is
-    /// a backticked path.
-    fn documented() -> BTreeMap<String, String> {
-        let mut fields = BTreeMap::new();
-        for line in DOC.lines() {
-            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-            // "| `path` | type | unit | meaning |" splits into ["", path, type, unit, meaning, ""].
-            if cells.len() < 6 || !cells[1].starts_with('`') {
-                continue;
-            }
-            let path = cells[1].trim_matches('`');
-            for p in expand(path) {
-                let previous = fields.insert(p.clone(), cells[2].to_string());
-                assert!(previous.is_none(), "{p} is documented twice");
-            }
-        }
-        assert!(
-            fields.len() > 50,
-            "the doc's table was not found: {fields:?}"
-        );
-        fields
-    }
-
-    /// True when `v` has the documented type (`integer`, `number`, `string`, `boolean`,
-    /// `object`, `array`, `map of integer`, each optionally `… or null`).
-    fn has_type(v: &Value, ty: &str) -> bool {
-        if let Some(base) = ty.strip_suffix(" or null") {
-            return v.is_null() || has_type(v, base);
-        }
-        match ty {
-            "integer" => v.is_u64() || v.is_i64(),
-            "number" => v.is_number(),
-            "string" => v.is_string(),
-            "boolean" => v.is_boolean(),
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            "map of integer" => v
-                .as_object()
-                .is_some_and(|m| m.values().all(|n| n.is_u64())),
-            other => panic!("unknown type '{other}' in docs/load-json.md"),
-        }
-    }
-
-    /// Looks `path` up; `[]` means "every element" and is checked on the first one. `Ok(None)`
-    /// when a documented-nullable parent is null or an array is empty.
-    fn lookup<'a>(
-        root: &'a Value,
-        path: &str,
-        types: &BTreeMap<String, String>,
-    ) -> Result<Option<&'a Value>, String> {
-        let mut v = root;
-        let mut so_far = String::new();
-        for part in path.split('.') {
-            if !so_far.is_empty() {
-                so_far.push('.');
-            }
-            let (key, each) = match part.strip_suffix("[]") {
-                Some(k) => (k, true),
-                None => (part, false),
-            };
-            so_far.push_str(key);
-            if v.is_null() {
-                return Ok(None);
-            }
-            v = v.get(key).ok_or_else(|| format!("{so_far} is missing"))?;
-            if each {
-                so_far.push_str("[]");
-                match v.as_array() {
-                    Some(a) if a.is_empty() => return Ok(None),
-                    Some(a) => v = &a[0],
-                    None => return Err(format!("{so_far} is not an array")),
-                }
-            }
-            if v.is_null() && !types.get(&so_far).is_some_and(|t| t.ends_with("or null")) {
-                return Err(format!("{so_far} is null but not documented as nullable"));
-            }
-        }
-        Ok(Some(v))
-    }
-
-    /// Every leaf path of `v` (array elements as `[]`); maps documented as `map of …` are
-    /// leaves.
-    fn leaves(v: &Value, path: String, types: &BTreeMap<String, String>, out: &mut Vec<String>) {
-        let is_map = types.get(&path).is_some_and(|t| t.starts_with("map"));
-        match v {
-            Value::Object(m) if !is_map && !m.is_empty() => {
-                for (k, child) in m {
-                    let p = if path.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{path}.{k}")
-                    };
-                    leaves(child, p, types, out);
-                }
-            }
-            Value::Array(a) if !a.is_empty() => {
-                for child in a {
-                    leaves(child, format!("{path}[]"), types, out);
-                }
-            }
-            _ => out.push(path),
-        }
-    }
-
     #[test]
     fn the_doc_and_the_output_agree() {
-        let types = documented();
+        let schema = Schema::from_markdown(DOC, None).unwrap();
+        assert!(
+            schema.fields().count() > 50,
+            "the doc's table was not found"
+        );
+        let mut seen = std::collections::BTreeSet::new();
         for (name, spec, mut result) in fixtures::all() {
             for duration in [result.duration, std::time::Duration::ZERO] {
                 result.duration = duration;
-                let doc = json(&spec, &result);
-                for (path, ty) in &types {
-                    match lookup(&doc, path, &types) {
-                        Ok(Some(v)) => {
-                            assert!(has_type(v, ty), "{name}: {path} should be {ty}, is {v}")
-                        }
-                        Ok(None) => {}
-                        Err(e) => panic!("{name}: {e}"),
-                    }
-                }
-                let mut found = Vec::new();
-                leaves(&doc, String::new(), &types, &mut found);
-                for path in found {
-                    assert!(
-                        types.contains_key(&path),
-                        "{name}: {path} is rendered but not documented in docs/load-json.md"
-                    );
+                match schema.check(&json(&spec, &result)) {
+                    Ok(values) => seen.extend(values),
+                    Err(problems) => panic!("{name} against docs/load-json.md: {problems:#?}"),
                 }
             }
         }
-        // The rate-mode fixture fills every optional part, so every documented field is
-        // actually checked against a value there.
-        let (spec, result) = fixtures::rate_mode();
-        let doc = json(&spec, &result);
-        for path in types.keys() {
-            assert!(
-                matches!(lookup(&doc, path, &types), Ok(Some(_))),
-                "rate fixture lacks {path}"
-            );
+        // Every documented field is checked against a real value in some fixture.
+        for (path, _) in schema.fields() {
+            assert!(seen.contains(path), "no fixture has a value for {path}");
         }
     }
 
@@ -411,12 +274,5 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("the schedule of 500 req/s was not kept"));
-    }
-
-    #[test]
-    fn brace_groups_expand() {
-        assert_eq!(expand("a.{b, c}.d"), ["a.b.d", "a.c.d"]);
-        assert_eq!(expand("{x,y}.{1,2}").len(), 4);
-        assert_eq!(expand("plain"), ["plain"]);
     }
 }

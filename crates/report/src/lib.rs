@@ -19,6 +19,7 @@ mod grid;
 pub mod html;
 mod json;
 pub mod mann_whitney;
+pub mod schema;
 pub mod shootout;
 mod stats;
 mod text;
