@@ -12,7 +12,7 @@ use crate::{stop_flag, Failure, INTERRUPTED};
 use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_engine::Control;
-use shootout_harness::{Contender, ContenderConfig};
+use shootout_harness::{program_of, Contender, ContenderConfig};
 use shootout_model::plan::{self, Launch, Plan, Span};
 use shootout_model::{
     ContenderStatus, LoadLevel, LoadSpec, MachineFacts, Pace, RunResult, RunStatus, StepStatus,
@@ -666,15 +666,6 @@ fn step_line(
     )
 }
 
-/// The program a command runs: its first word that is not a variable assignment.
-fn program_of(command: &str) -> Option<&str> {
-    let word = command.split_whitespace().find(|w| !w.contains('='))?;
-    let shell = [
-        "trap", "cd", "exec", "export", "ulimit", "set", "if", "for", "while",
-    ];
-    (!shell.contains(&word)).then_some(word)
-}
-
 /// The first line `PROGRAM --version` (or `-v`, as nginx wants) prints, within 2 s; `None`
 /// when the program does not say.
 fn program_version(command: &str) -> Option<String> {
@@ -843,9 +834,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn programs_and_their_versions() {
-        assert_eq!(program_of("PORT=1 gunicorn -w 4 app:app"), Some("gunicorn"));
-        assert_eq!(program_of("trap '' TERM; exec python3"), None);
+    fn program_versions() {
         let v = program_version("python3 -m http.server {port}").unwrap();
         assert!(v.starts_with("Python 3."), "{v}");
         assert_eq!(program_version("no-such-program-here --serve"), None);

@@ -338,14 +338,22 @@ impl Drop for Contender {
     }
 }
 
+/// Shell builtins and keywords: a command starting with one is shell code, not a program.
+const BUILTINS: [&str; 12] = [
+    "trap", "cd", "export", "ulimit", "set", "source", ".", "exec", "if", "for", "while", "umask",
+];
+
+/// The program a contender's command runs: its first word after variable assignments,
+/// unless that word is shell code (`trap …; exec …`), where no single program is named.
+pub fn program_of(command: &str) -> Option<&str> {
+    let word = command.split_whitespace().find(|w| !w.contains('='))?;
+    (!BUILTINS.contains(&word)).then_some(word)
+}
+
 /// The script `sh -c` runs. A simple command gets `exec` so the server itself leads the
 /// group (and gets the parent-death signal); a command with shell syntax (`;`, `&&`, `|`,
 /// a builtin such as `trap` or `cd` first) keeps its shell, which `exec` would break.
 fn shell_script(command: &str) -> String {
-    const BUILTINS: [&str; 12] = [
-        "trap", "cd", "export", "ulimit", "set", "source", ".", "exec", "if", "for", "while",
-        "umask",
-    ];
     let first = command.split_whitespace().next().unwrap_or("");
     let syntax = has_unquoted(command, &[';', '&', '|', '\n', '(', ')', '`'])
         || BUILTINS.contains(&first)
@@ -697,6 +705,14 @@ fn has_unquoted(command: &str, chars: &[char]) -> bool {
 #[cfg(test)]
 mod script_tests {
     use super::shell_script;
+
+    #[test]
+    fn the_program_of_a_command() {
+        use super::program_of;
+        assert_eq!(program_of("PORT=1 gunicorn -w 4 app:app"), Some("gunicorn"));
+        assert_eq!(program_of("trap '' TERM; exec python3"), None);
+        assert_eq!(program_of(""), None);
+    }
 
     #[test]
     fn exec_only_for_simple_commands() {

@@ -36,7 +36,7 @@ mod setup;
 mod testing;
 
 pub use config::ContenderConfig;
-pub use contender::{Contender, StopOutcome};
+pub use contender::{program_of, Contender, StopOutcome};
 pub use error::HarnessError;
 pub use launch::kill_live_groups;
 pub use sampler::Sampler;
