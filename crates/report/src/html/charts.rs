@@ -140,15 +140,19 @@ pub fn latency(w: &Workload, who: &[Who]) -> Chart {
     let (x, xs) = level_axis(&w.levels);
     let mut series = Vec::new();
     for c in w.contenders() {
-        for (label, stroke) in [("p50", Stroke::Solid), ("p99", Stroke::Dashed)] {
+        for (label, stroke) in [
+            ("mean", Stroke::Dotted),
+            ("p50", Stroke::Solid),
+            ("p99", Stroke::Dashed),
+        ] {
             let mut s = Series::new(format!("{} {label}", who[c].name), who[c].color);
             s.stroke = stroke;
             for cell in w.of_contender(c) {
                 let i = w.levels.iter().position(|l| *l == cell.level).unwrap_or(0);
-                let y = if label == "p50" {
-                    cell.p50_ms
-                } else {
-                    cell.p99_ms
+                let y = match label {
+                    "mean" => cell.mean_ms,
+                    "p50" => cell.p50_ms,
+                    _ => cell.p99_ms,
                 };
                 s.line.push((xs[i], y));
                 s.marks.push(Mark {
@@ -172,7 +176,7 @@ pub fn latency(w: &Workload, who: &[Who]) -> Chart {
         true,
     );
     Chart {
-        title: "Latency by load level: p50 (solid) and p99 (dashed), medians".into(),
+        title: "Latency by load level: mean (dotted), p50 (solid), p99 (dashed); medians".into(),
         x,
         y,
         series,

@@ -64,6 +64,10 @@ pub struct Cell<'a> {
     pub rps_min: f64,
     /// Fastest repetition's req/s.
     pub rps_max: f64,
+    /// Median of the repetitions' mean latency (ms).
+    pub mean_ms: f64,
+    /// Median of the repetitions' standard deviation of latency (ms).
+    pub sd_ms: f64,
     /// Median of the repetitions' p50 latency (ms).
     pub p50_ms: f64,
     /// Median of the repetitions' p99 latency (ms).
@@ -84,6 +88,8 @@ impl<'a> Cell<'a> {
             .iter()
             .map(|s| LatencySummary::of(&s.result.latency))
             .collect();
+        let mut mean: Vec<f64> = summaries.iter().map(|s| s.mean).collect();
+        let mut sd: Vec<f64> = summaries.iter().map(|s| s.stdev).collect();
         let mut p50: Vec<f64> = summaries.iter().map(|s| s.p50).collect();
         let mut p99: Vec<f64> = summaries.iter().map(|s| s.p99).collect();
         let mut cpu: Vec<f64> = steps.iter().filter_map(|s| server_cpu_us(s)).collect();
@@ -95,6 +101,8 @@ impl<'a> Cell<'a> {
             rps: median(&mut rps),
             rps_min: if rps_min.is_finite() { rps_min } else { 0.0 },
             rps_max,
+            mean_ms: median(&mut mean),
+            sd_ms: median(&mut sd),
             p50_ms: median(&mut p50),
             p99_ms: median(&mut p99),
             failed: steps.iter().map(|s| s.result.counts.failed()).sum(),

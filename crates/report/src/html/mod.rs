@@ -448,7 +448,7 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
             ""
         }
     );
-    o.push_str("<table>\n<tr><th class=\"l\">contender</th><th class=\"l\">level</th><th>reps</th><th>req/s</th><th>±</th><th>% of baseline</th><th>p50 ms</th><th>p99 ms</th><th>failed</th><th>server CPU µs/req</th><th>peak RSS</th></tr>\n");
+    o.push_str("<table>\n<tr><th class=\"l\">contender</th><th class=\"l\">level</th><th>reps</th><th>req/s</th><th>±</th><th>% of baseline</th><th>mean ms</th><th>sd ms</th><th>p50 ms</th><th>p99 ms</th><th>failed</th><th>server CPU µs/req</th><th>peak RSS</th></tr>\n");
     for level in &w.levels {
         let base_cell = w.cell(base, *level);
         let mut first = true;
@@ -465,7 +465,7 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
             };
             let _ = writeln!(
                 o,
-                "<tr{}><td class=\"l\">{}{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}{noisy}</td><td>{pct}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr{}><td class=\"l\">{}{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}{noisy}</td><td>{pct}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
                 if first { " class=\"group\"" } else { "" },
                 swatch(who[c].color),
                 escape(who[c].name),
@@ -474,6 +474,8 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
                 cell.reps(),
                 num(cell.rps, 0),
                 if cell.reps() > 1 { format!("± {}", num(cell.half_range(), 0)) } else { "(1 rep)".into() },
+                num(cell.mean_ms, 3),
+                num(cell.sd_ms, 3),
                 num(cell.p50_ms, 3),
                 num(cell.p99_ms, 3),
                 if cell.failed > 0 { " class=\"bad\"" } else { "" },

@@ -55,6 +55,10 @@ pub struct Cell<'a> {
     pub rps_min: f64,
     /// Fastest repetition's req/s.
     pub rps_max: f64,
+    /// Median of the repetitions' mean latency (ms).
+    pub mean: f64,
+    /// Median of the repetitions' standard deviation of latency (ms).
+    pub sd: f64,
     /// Median of the repetitions' p50 (ms).
     pub p50: f64,
     /// Median of the repetitions' p90 (ms).
@@ -152,6 +156,8 @@ fn cell<'a>(contender: usize, steps: Vec<&'a StoredStep>) -> Cell<'a> {
         rps: median(&rps_values),
         rps_min: rps_values.iter().copied().fold(f64::INFINITY, f64::min),
         rps_max: rps_values.iter().copied().fold(0.0, f64::max),
+        mean: of(|l| l.mean),
+        sd: of(|l| l.stdev),
         p50: of(|l| l.p50),
         p90: of(|l| l.p90),
         p99: of(|l| l.p99),

@@ -11,7 +11,7 @@ use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 use shootout_store::StoredRun;
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 28] = [
+pub const COLUMNS: [&str; 30] = [
     "run_id",
     "contender",
     "workload",
@@ -33,6 +33,8 @@ pub const COLUMNS: [&str; 28] = [
     "fail_status",
     "fail_body",
     "rps",
+    "mean_ms",
+    "sd_ms",
     "p50_ms",
     "p90_ms",
     "p99_ms",
@@ -84,6 +86,8 @@ pub fn csv(run: &StoredRun) -> String {
         );
         fields.extend([
             format!("{:.3}", s.result.rps()),
+            format!("{:.3}", l.mean),
+            format!("{:.3}", l.stdev),
             format!("{:.3}", l.p50),
             format!("{:.3}", l.p90),
             format!("{:.3}", l.p99),

@@ -122,6 +122,8 @@ pub fn json(run: &StoredRun) -> Value {
                 },
                 "failures": failures_json(&counts.failures),
                 "latency_ms": {
+                    "mean": ms(l.mean),
+                    "sd": ms(l.stdev),
                     "p50": ms(l.p50),
                     "p90": ms(l.p90),
                     "p99": ms(l.p99),
@@ -213,6 +215,8 @@ fn result_json(
         "percent_of_baseline": base.filter(|b| b.rps > 0.0).map(|b| round(c.rps * 100.0 / b.rps, 3)),
         "vs_baseline": vs,
         "latency_ms": {
+            "mean": ms(c.mean),
+            "sd": ms(c.sd),
             "p50": ms(c.p50),
             "p90": ms(c.p90),
             "p99": ms(c.p99),

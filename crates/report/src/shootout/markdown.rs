@@ -86,7 +86,7 @@ pub fn markdown(run: &StoredRun) -> String {
         line!(o, "No step was measured.");
         return o;
     }
-    let mut align = [Align::Right; 12];
+    let mut align = [Align::Right; 14];
     align[0] = Align::Left;
     align[1] = Align::Left;
     for w in &a.workloads {
@@ -106,6 +106,8 @@ pub fn markdown(run: &StoredRun) -> String {
                 "req/s",
                 "±",
                 "% of baseline",
+                "mean ms",
+                "sd ms",
                 "p50 ms",
                 "p90 ms",
                 "p99 ms",

@@ -20,12 +20,14 @@ macro_rules! line {
 }
 
 /// The header of the main table.
-const HEADER: [&str; 12] = [
+const HEADER: [&str; 14] = [
     "contender",
     "level",
     "req/s",
     "± spread",
     "% of base",
+    "mean ms",
+    "sd ms",
     "p50 ms",
     "p90 ms",
     "p99 ms",
@@ -77,7 +79,7 @@ pub fn text(run: &StoredRun) -> String {
             .iter()
             .flat_map(|l| l.cells.iter().map(|c| row(&a, l, c)))
             .collect();
-        let mut align = [Align::Right; 12];
+        let mut align = [Align::Right; HEADER.len()];
         align[0] = Align::Left;
         align[1] = Align::Left;
         text_table(&mut o, "  ", &HEADER, &align, &rows);
@@ -137,6 +139,8 @@ pub(crate) fn row(a: &Analysis, l: &LevelBlock, c: &Cell) -> Vec<String> {
             "(1 rep)".into()
         },
         percent_of_base(c, base),
+        format!("{:.3}", c.mean),
+        format!("{:.3}", c.sd),
         format!("{:.3}", c.p50),
         format!("{:.3}", c.p90),
         format!("{:.3}", c.p99),
