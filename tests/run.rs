@@ -399,8 +399,24 @@ fn only_rate_and_stages_in_a_dry_run() {
         "{out}"
     );
     assert!(out.contains("load: rate=100, rate=200"), "{out}");
-    let (_, out, _) = dry(plan("stages = [ {concurrency = 10, duration = \"2s\"}, {concurrency = 50, duration = \"3s\"} ]"), &[]);
+    let stages =
+        "stages = [ {concurrency = 10, duration = \"2s\"}, {concurrency = 50, duration = \"3s\"} ]";
+    let (_, out, _) = dry(plan(stages), &[]);
+    assert!(out.contains("load: c=10 (2.0 s), c=50 (3.0 s)"), "{out}");
+    // 2 contenders × 1 workload × 1 repetition × (2 s + 3 s), no cooldown.
+    assert!(out.contains("about 10 s of measurement"), "{out}");
+    // --duration: every stage as long as it says, for a full-length run.
+    let (code, out, _) = dry(plan(stages), &["--duration", "1m"]);
+    assert_eq!(code, Some(0));
     assert!(out.contains("load: c=10, c=50"), "{out}");
+    assert!(out.contains("each 60.0 s"), "{out}");
+    assert!(out.contains("about 240 s of measurement"), "{out}");
+    let (code, _, err) = dry(plan(stages), &["--duration", "0s"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("more than 0s"), "{err}");
+    let (code, _, err) = dry(plan(stages), &["--duration", "1m", "--quick"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("cannot be used with"), "{err}");
     let (code, _, err) = dry(plan("concurrency = [1]"), &["--only", "zzz"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("the plan has: a, b"), "{err}");

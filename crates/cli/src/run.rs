@@ -34,14 +34,27 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub only: Vec<String>,
     /// Short steps for iterating: 1 s each, one repetition, 0.5 s warm-up, no cooldown.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "duration")]
     pub quick: bool,
+    /// Every step lasts this long, stages included (e.g. `2m` for a full-length run of a
+    /// plan whose defaults are short); warm-up, repetitions and cooldown stay as planned.
+    #[arg(long, value_name = "DURATION", value_parser = step_duration)]
+    pub duration: Option<Duration>,
     /// Validate the plan and print what would run; start nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// The store (SQLite).
     #[arg(long, value_name = "PATH", default_value = "shootout.db")]
     pub db: PathBuf,
+}
+
+/// `--duration`: a duration string (`90s`, `2m`), more than zero.
+fn step_duration(s: &str) -> Result<Duration, String> {
+    match shootout_model::parse_duration(s) {
+        Ok(d) if d.is_zero() => Err("a step must last more than 0s (e.g. 30s, 2m)".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Requests of each verification pass: sequential, then concurrent.
@@ -100,6 +113,12 @@ fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
         d.warmup = d.warmup.map(|_| Span::Time(Duration::from_millis(500)));
         d.repeat = 1;
         d.cooldown = Duration::ZERO;
+        for l in &mut plan.levels {
+            l.measure = None;
+        }
+    }
+    if let Some(length) = a.duration {
+        plan.defaults.measure = Span::Time(length);
         for l in &mut plan.levels {
             l.measure = None;
         }
@@ -747,13 +766,21 @@ fn dry_run(plan: &Plan) -> String {
             w.expect.status.describe()
         ));
     }
-    let levels: Vec<String> = plan.levels.iter().map(|l| l.level.to_string()).collect();
-    let steps =
-        plan.contenders.len() * plan.workloads.len() * plan.levels.len() * d.repeat as usize;
     let span = |s: Span| match s {
         Span::Time(t) => format!("{:.1} s", t.as_secs_f64()),
         Span::Requests(n) => format!("{n} requests"),
     };
+    // A stage's own length shows beside it; the others last `d.measure`.
+    let levels: Vec<String> = plan
+        .levels
+        .iter()
+        .map(|l| match l.measure {
+            Some(m) => format!("{} ({})", l.level, span(m)),
+            None => l.level.to_string(),
+        })
+        .collect();
+    let per_level = plan.contenders.len() * plan.workloads.len() * d.repeat as usize;
+    let steps = per_level * plan.levels.len();
     out.push_str(&format!(
         "\nload: {}\nsteps: {steps} ({} contenders × {} workloads × {} levels × {} repetitions), each {}, warm-up {}, cooldown {:.1} s\n",
         levels.join(", "),
@@ -761,13 +788,25 @@ fn dry_run(plan: &Plan) -> String {
         plan.workloads.len(),
         plan.levels.len(),
         d.repeat,
-        span(d.measure),
+        if plan.levels.iter().all(|l| l.measure.is_some()) {
+            "as its stage says".to_string()
+        } else {
+            span(d.measure)
+        },
         d.warmup.map_or("none".into(), span),
         d.cooldown.as_secs_f64()
     ));
-    if let Span::Time(t) = d.measure {
-        let total = t.as_secs_f64() * steps as f64 + d.cooldown.as_secs_f64() * steps as f64;
-        out.push_str(&format!("about {:.0} s of measurement\n", total));
+    let timed: Option<f64> = plan
+        .levels
+        .iter()
+        .map(|l| match l.measure.unwrap_or(d.measure) {
+            Span::Time(t) => Some(t.as_secs_f64() * per_level as f64),
+            Span::Requests(_) => None,
+        })
+        .sum();
+    if let Some(measuring) = timed {
+        let total = measuring + d.cooldown.as_secs_f64() * steps as f64;
+        out.push_str(&format!("about {total:.0} s of measurement\n"));
     }
     out
 }
