@@ -133,7 +133,8 @@ fn quickstart_plan_runs_end_to_end() {
 
 #[test]
 fn dry_run_starts_nothing() {
-    let c = Case::new(&plan_with(&python_server("a", ""), GET_INDEX));
+    let page = "[[workload]]\nname = \"page\"\npath = \"/p\"\nexpect = { status = 200, length = 7348, body_contains = \"marker\" }\n";
+    let c = Case::new(&plan_with(&python_server("a", ""), page));
     let out = shootout()
         .args(["run", "--dry-run"])
         .arg(c.plan())
@@ -145,6 +146,11 @@ fn dry_run_starts_nothing() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("steps: 1 (1 contenders × 1 workloads × 1 levels × 1 repetitions)"),
+        "{stdout}"
+    );
+    // Every expectation shows, so a wrong one is seen before the run.
+    assert!(
+        stdout.contains("page: GET /p (expect status 200, 7348 bytes, body containing \"marker\")"),
         "{stdout}"
     );
     assert!(!c.db().exists(), "a dry run writes no store");
@@ -399,6 +405,10 @@ fn only_rate_and_stages_in_a_dry_run() {
         "{out}"
     );
     assert!(out.contains("load: rate=100, rate=200"), "{out}");
+    assert!(
+        out.contains("index: GET /index.html (expect status 200)"),
+        "{out}"
+    );
     let stages =
         "stages = [ {concurrency = 10, duration = \"2s\"}, {concurrency = 50, duration = \"3s\"} ]";
     let (_, out, _) = dry(plan(stages), &[]);

@@ -759,11 +759,21 @@ fn dry_run(plan: &Plan) -> String {
     out.push_str("\nworkloads:\n");
     for w in &plan.workloads {
         out.push_str(&format!(
-            "  {}: {} {} (expect status {})\n",
+            "  {}: {} {} (expect status {}{}{})\n",
             w.name,
             w.method,
             w.path,
-            w.expect.status.describe()
+            w.expect.status.describe(),
+            w.expect
+                .length
+                .map_or(String::new(), |n| format!(", {n} bytes")),
+            w.expect
+                .body_contains
+                .as_ref()
+                .map_or(String::new(), |b| format!(
+                    ", body containing {:?}",
+                    String::from_utf8_lossy(b)
+                )),
         ));
     }
     let span = |s: Span| match s {
