@@ -427,6 +427,9 @@ fn merge(
         warnings: Vec::new(),
     };
     result.derive_warnings();
+    if spec.pace == Pace::Closed {
+        result.note_unserved(spec.connections as u64);
+    }
     result
 }
 

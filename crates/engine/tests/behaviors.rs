@@ -151,6 +151,58 @@ fn a_server_that_never_answers_times_out_once_per_request() {
     );
 }
 
+/// Little's law catches what no failure count shows: a server whose workers are all held
+/// by 2 keep-alive clients leaves the 8 others waiting, and the answers it gives look fast.
+#[test]
+fn connections_left_unanswered_are_reported_by_littles_law() {
+    let warned = |r: &shootout_model::RunResult| {
+        r.warnings.iter().find_map(|w| match w {
+            Warning::Unserved {
+                connections,
+                served,
+                ..
+            } => Some((*connections, *served)),
+            _ => None,
+        })
+    };
+    let starved = TestServer::start(Behavior::ServeFirst {
+        connections: 2,
+        delay: Duration::from_millis(2),
+    })
+    .unwrap();
+    let mut s = spec(&starved, "/", 0, 10);
+    s.requests = None;
+    s.duration = Some(Duration::from_millis(500));
+    let t = Instant::now();
+    let r = go(&s);
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "bounded: {:?}",
+        t.elapsed()
+    );
+    // No request failed (the timeout is longer than the run): only the 8 waiting ones
+    // are aborted at the end, one each.
+    assert_eq!(failures(&r), vec![]);
+    assert!(r.counts.ok > 50, "{:?}", r.counts);
+    assert!(r.counts.aborted >= 8, "{:?}", r.counts);
+    let (connections, served) = warned(&r).expect("an Unserved warning");
+    assert_eq!(connections, 10);
+    // 1 or 2: the engine's preflight connection may be one of the 2 served.
+    assert!((0.8..2.5).contains(&served), "{served}");
+
+    // The same load on a server that answers everyone as slowly: no warning.
+    let healthy = TestServer::start(Behavior::StallEvery {
+        n: 1,
+        stall: Duration::from_millis(2),
+    })
+    .unwrap();
+    let mut s = spec(&healthy, "/", 0, 10);
+    s.requests = None;
+    s.duration = Some(Duration::from_millis(500));
+    let r = go(&s);
+    assert_eq!(warned(&r), None, "{:?}", r.warnings);
+}
+
 #[test]
 fn reset_mid_body_is_a_reset() {
     let server = TestServer::start(Behavior::ResetMidBody).unwrap();

@@ -305,6 +305,19 @@ pub enum Warning {
     },
     /// Not one request completed.
     NothingCompleted,
+    /// Closed loop: the answers account for far fewer busy connections than were open
+    /// (Little's law: busy connections = req/s × mean latency), so the server left the
+    /// others waiting without an answer; the latency figures describe only the answered.
+    Unserved {
+        /// Connections the load kept open.
+        connections: u64,
+        /// Connections the answers account for: req/s × mean latency (s).
+        served: f64,
+        /// Completed requests per second.
+        rps: f64,
+        /// Mean latency of the completed requests (ms).
+        mean_ms: f64,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -333,6 +346,10 @@ impl fmt::Display for Warning {
                 "{count} connections took 1 s or more to open: the server's listen backlog was likely full and the kernel retried the SYN (raise the server's backlog and net.core.somaxconn, or lower -c)"
             ),
             Warning::NothingCompleted => f.write_str("not one request completed"),
+            Warning::Unserved { connections, served, rps, mean_ms } => write!(
+                f,
+                "only about {served:.0} of {connections} connections were being answered at a time ({rps:.0} req/s × {mean_ms:.3} ms mean latency, by Little's law): the others waited without an answer, so the latency shown is that of the served ones only (the server's worker or connection limit is below the concurrency; a shorter timeout turns the waits into counted failures)"
+            ),
         }
     }
 }
@@ -424,6 +441,12 @@ impl RunResult {
         per_second(self.counts.completed, self.duration)
     }
 
+    /// Good answers (status and body as expected) per second of run time: what a
+    /// comparison of servers must use, or a server answering 502 fast looks fast.
+    pub fn ok_rps(&self) -> f64 {
+        per_second(self.counts.ok, self.duration)
+    }
+
     /// Generator CPU per completed request (µs).
     pub fn cpu_us_per_request(&self) -> f64 {
         self.generator.cpu().as_secs_f64() * 1e6 / self.counts.completed.max(1) as f64
@@ -470,6 +493,40 @@ impl RunResult {
         self.warnings = w;
     }
 }
+
+impl RunResult {
+    /// Closed loop at `connections`: adds [`Warning::Unserved`] when req/s × mean latency
+    /// (Little's law: the connections busy on average) is under half of `connections`.
+    /// A connection the server never answers adds nothing to either factor, so the gap
+    /// is invisible in every other figure. On a healthy server only the generator's own
+    /// turnaround between an answer and the next request lowers the product, so the
+    /// check is made only when the latency is over 4 times the generator's CPU per
+    /// request (a turnaround that long would be a saturated generator, reported apart).
+    pub fn note_unserved(&mut self, connections: u64) {
+        if connections < UNSERVED_MIN_CONNECTIONS || self.latency.is_empty() {
+            return;
+        }
+        let rps = self.rps();
+        let mean_ms = self.latency.mean() / 1e3;
+        if mean_ms * 1e3 < 4.0 * self.cpu_us_per_request() {
+            return;
+        }
+        let served = rps * mean_ms / 1e3;
+        if served < connections as f64 * UNSERVED_SHARE {
+            self.warnings.push(Warning::Unserved {
+                connections,
+                served,
+                rps,
+                mean_ms,
+            });
+        }
+    }
+}
+
+/// [`RunResult::note_unserved`] looks at 4 connections or more…
+const UNSERVED_MIN_CONNECTIONS: u64 = 4;
+/// …and warns when fewer than half of them account for the answers.
+const UNSERVED_SHARE: f64 = 0.5;
 
 /// The kernel's first SYN retransmission comes after 1 s (µs, with 1% slack).
 const SYN_RETRY_US: u64 = 990_000;
@@ -581,6 +638,37 @@ mod tests {
         r.generator.busiest_thread = 0.5;
         r.schedule = None;
         r.derive_warnings();
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+
+        // Little's law: 1000 answers in 1 s at 2 ms each keep 2 connections busy.
+        r.counts.completed = 1000;
+        r.counts.ok = 1000;
+        r.latency.record_n(2000, 1000).unwrap();
+        let unserved = |r: &RunResult| {
+            r.warnings.iter().find_map(|w| match w {
+                Warning::Unserved { served, .. } => Some(*served),
+                _ => None,
+            })
+        };
+        // 2 of 10 connections: the other 8 were never answered.
+        r.derive_warnings();
+        r.note_unserved(10);
+        let served = unserved(&r).expect("2 of 10 connections served");
+        assert!((served - 2.0).abs() < 0.01, "{served}");
+        assert!(r.warnings[0]
+            .to_string()
+            .starts_with("only about 2 of 10 connections"));
+        // 2 of 4 is half: not flagged; under 4 connections nothing is judged.
+        for connections in [4, 3, 1] {
+            r.derive_warnings();
+            r.note_unserved(connections);
+            assert_eq!(unserved(&r), None, "c={connections}");
+        }
+        // 10 ms each: 10 connections busy of 10.
+        r.latency.reset();
+        r.latency.record_n(10_000, 1000).unwrap();
+        r.derive_warnings();
+        r.note_unserved(10);
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     }
 }

@@ -160,7 +160,8 @@ pub(crate) fn started_line(run: &StoredRun) -> String {
 }
 
 /// What `±`, medians and the other columns mean, for the reports' footnote.
-pub(crate) const FOOTNOTE: [&str; 3] = [
+pub(crate) const FOOTNOTE: [&str; 4] = [
+    "req/s counts good answers only (status, length and body as the workload expects): a failed answer is in the failed column, never in req/s or % of baseline.",
     "± is half the range (max − min) of req/s over the repetitions; a range wider than 10% of the median is flagged as noisy.",
     "req/s, latencies and server µs/req are medians over the repetitions; failed is their sum, by class; peak RSS the largest sample.",
     "server µs/req is the server's CPU time (user + system, whole process tree) during the step divided by the requests completed.",

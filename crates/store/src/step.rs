@@ -333,6 +333,9 @@ impl Store {
             step.result.series = seconds.remove(&id).unwrap_or_default();
             step.resources = resources.remove(&id).unwrap_or_default();
             step.result.derive_warnings();
+            if let LoadLevel::Concurrency { connections } = step.level {
+                step.result.note_unserved(connections as u64);
+            }
             out.push(step);
         }
         Ok(out)

@@ -78,6 +78,15 @@ pub enum Behavior {
     /// Reads (and counts) requests but never answers; the connection stays open until
     /// the client closes it or the server is dropped.
     NeverAnswer,
+    /// `Hello`, after `delay`, on the first `connections` connections accepted; the
+    /// later ones are read but never answered, as by a server whose workers are all held
+    /// by keep-alive clients. Keep-alive.
+    ServeFirst {
+        /// How many connections get answers.
+        connections: u64,
+        /// How long each answer takes.
+        delay: Duration,
+    },
     /// `HTTP/1.1 200 OK`, `Content-Length: 1000`, then 100 bytes `x` of body, then
     /// resets the connection (`SO_LINGER` 0 and close, so the peer gets RST).
     ResetMidBody,
@@ -191,6 +200,8 @@ pub(crate) struct Numbers {
     pub server: u64,
     /// Number of this request on its connection, 1-based.
     pub connection: u64,
+    /// Server-wide number of this request's connection, in accept order, 0-based.
+    pub accepted: u64,
 }
 
 /// Writes the answer to `req` into `out` (which the caller has cleared) and says how to
@@ -266,6 +277,12 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             simple(out, req, 200, HELLO);
         }
         Behavior::NeverAnswer => reply.then = Then::KeepAlive,
+        Behavior::ServeFirst { connections, delay } => {
+            if n.accepted < *connections {
+                simple(out, req, 200, HELLO);
+                reply.delay = *delay;
+            }
+        }
         Behavior::ResetMidBody => {
             status_line(out, "HTTP/1.1", 200);
             out.extend_from_slice(b"Content-Length: 1000\r\n\r\n");
@@ -386,7 +403,12 @@ mod tests {
     fn answer(b: &Behavior, head: &str, server: u64, connection: u64) -> (String, Reply) {
         let req = parse_head(head.as_bytes()).unwrap();
         let mut out = Vec::new();
-        let reply = plan(b, &req, Numbers { server, connection }, &mut out);
+        let numbers = Numbers {
+            server,
+            connection,
+            accepted: 0,
+        };
+        let reply = plan(b, &req, numbers, &mut out);
         (String::from_utf8(out).unwrap(), reply)
     }
 

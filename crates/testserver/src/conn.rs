@@ -141,6 +141,7 @@ impl Conn {
             let numbers = Numbers {
                 server: shared.record(head, req.content_length),
                 connection: on_connection,
+                accepted: self.id,
             };
             out.clear();
             let reply = plan(behavior, &req, numbers, &mut out);

@@ -25,6 +25,8 @@ behaviours (default: hello):
   no-body                 /204 and /304 without body, else hello
   interim                 100 and 103 interim answers before hello
   never-answer            reads requests, never answers
+  serve-first             hello after --stall-ms (1000) on the first --every (1) connections,
+                          no answer on later ones
   reset-mid-body          head, 100 of 1000 body bytes, then RST
   garbage                 \"this is not http\" then close
   short-body              50 of 100 body bytes, then close
@@ -124,6 +126,10 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport)>, String> 
         "no-body" => Behavior::NoBody,
         "interim" => Behavior::Interim,
         "never-answer" => Behavior::NeverAnswer,
+        "serve-first" => Behavior::ServeFirst {
+            connections: u64::from(every.unwrap_or(1)),
+            delay: Duration::from_millis(stall_ms),
+        },
         "reset-mid-body" => Behavior::ResetMidBody,
         "garbage" => Behavior::Garbage,
         "short-body" => Behavior::ShortBody,

@@ -83,7 +83,7 @@ pub struct Cell<'a> {
 impl<'a> Cell<'a> {
     fn of(contender: usize, level: LoadLevel, mut steps: Vec<&'a StoredStep>) -> Cell<'a> {
         steps.sort_by_key(|s| s.repetition);
-        let mut rps: Vec<f64> = steps.iter().map(|s| s.result.rps()).collect();
+        let mut rps: Vec<f64> = steps.iter().map(|s| s.result.ok_rps()).collect();
         let summaries: Vec<LatencySummary> = steps
             .iter()
             .map(|s| LatencySummary::of(&s.result.latency))

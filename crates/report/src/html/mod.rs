@@ -167,6 +167,7 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::Failures { .. } => (2, "Requests failed"),
         Warning::ConnectFailed { .. } => (3, "Connections could not be opened"),
         Warning::SlowConnects { .. } => (4, "Connections waited for a SYN retry"),
+        Warning::Unserved { .. } => (4, "Connections left without an answer"),
         Warning::ScheduleNotKept { .. } => (5, "The open-loop schedule was not kept"),
     }
 }

@@ -145,7 +145,7 @@ fn cell<'a>(contender: usize, steps: Vec<&'a StoredStep>) -> Cell<'a> {
         .map(|s| LatencySummary::of(&s.result.latency))
         .collect();
     let of = |f: fn(&LatencySummary) -> f64| median(&summaries.iter().map(f).collect::<Vec<_>>());
-    let rps_values: Vec<f64> = steps.iter().map(|s| s.result.rps()).collect();
+    let rps_values: Vec<f64> = steps.iter().map(|s| s.result.ok_rps()).collect();
     let cpu: Vec<f64> = steps.iter().filter_map(|s| step_cpu_us(s)).collect();
     let mut failures = FailureCounts::default();
     for s in &steps {
@@ -681,6 +681,7 @@ fn warning_kind(w: &Warning) -> &'static str {
         Warning::ConnectFailed { .. } => "connect_failed",
         Warning::Failures { .. } => "failures",
         Warning::SlowConnects { .. } => "slow_connects",
+        Warning::Unserved { .. } => "unserved",
         Warning::NothingCompleted => "nothing_completed",
     }
 }

@@ -11,7 +11,7 @@ use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 use shootout_store::StoredRun;
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 30] = [
+pub const COLUMNS: [&str; 31] = [
     "run_id",
     "contender",
     "workload",
@@ -33,6 +33,7 @@ pub const COLUMNS: [&str; 30] = [
     "fail_status",
     "fail_body",
     "rps",
+    "ok_rps",
     "mean_ms",
     "sd_ms",
     "p50_ms",
@@ -86,6 +87,7 @@ pub fn csv(run: &StoredRun) -> String {
         );
         fields.extend([
             format!("{:.3}", s.result.rps()),
+            format!("{:.3}", s.result.ok_rps()),
             format!("{:.3}", l.mean),
             format!("{:.3}", l.stdev),
             format!("{:.3}", l.p50),

@@ -114,6 +114,7 @@ pub fn json(run: &StoredRun) -> Value {
                 "started_utc": rfc3339(s.started),
                 "duration_s": round(s.result.duration.as_secs_f64(), 6),
                 "rps": round(s.result.rps(), 3),
+                "ok_rps": round(s.result.ok_rps(), 3),
                 "requests": {
                     "completed": counts.completed,
                     "ok": counts.ok,

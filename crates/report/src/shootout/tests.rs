@@ -231,3 +231,28 @@ fn formats_parse_by_name() {
         "'xml' is not a format of shootout report: choose one of text, markdown, json, csv"
     );
 }
+
+/// The trap of seed 004: a server that answers a quarter of its requests with a fast 502
+/// must not look faster for it. req/s and % of baseline count good answers only.
+#[test]
+fn failed_answers_are_not_throughput() {
+    let mut bad = step(2, 2, 1, 1000, 500);
+    bad.result.counts.ok = 750;
+    bad.result.counts.failures[shootout_model::FailureKind::Status] = 250;
+    let r = run(
+        vec![
+            contender(1, "good", true, ContenderStatus::Measured),
+            contender(2, "fast 502", false, ContenderStatus::Measured),
+        ],
+        vec![step(1, 1, 1, 1000, 500), bad],
+    );
+    let a = Analysis::of(&r);
+    let level = &a.workloads[0].levels[0];
+    let cell = level.cell(1).unwrap();
+    assert_eq!(cell.rps, 750.0);
+    assert_eq!(cell.completed, 1000);
+    let out = text(&r);
+    let row = out.lines().find(|l| l.contains("fast 502 ")).unwrap();
+    assert!(row.contains(" 750 ") && row.contains(" 75% "), "{row}");
+    assert!(row.contains("250 status"), "{row}");
+}
