@@ -54,8 +54,8 @@ section.warnings h2{border:0;margin:6px 0;font-size:18px}
 section.warnings ul{margin:4px 0 8px;padding-left:20px}
 section.warnings summary{cursor:pointer}
 section.ok{background:#eef7f1;border:1px solid #bfdcc9;border-left:5px solid #009E73;border-radius:4px;padding:8px 16px;margin:16px 0}
-table{border-collapse:collapse;background:#fff;border:1px solid #ddd;font-variant-numeric:tabular-nums;margin:6px 0 14px}
-th,td{padding:4px 10px;border-bottom:1px solid #ececec;text-align:right;white-space:nowrap}
+table{border-collapse:collapse;background:#fff;border:1px solid #ddd;font-variant-numeric:tabular-nums;margin:6px 0 14px;font-size:14px;display:block;max-width:100%;overflow-x:auto}
+th,td{padding:4px 8px;border-bottom:1px solid #ececec;text-align:right;white-space:nowrap}
 th{background:#efefeb;font-weight:600}
 th.l,td.l{text-align:left}
 tr.group td{border-top:2px solid #d0d0cb}
