@@ -843,6 +843,8 @@ fn resolved_json(plan: &Plan) -> String {
         "workloads": workloads,
         "levels": levels,
         "repeat": plan.defaults.repeat,
+        "server_cpus": plan.defaults.server_cpus,
+        "load_cpus": plan.defaults.load_cpus,
     })
     .to_string()
 }

@@ -285,9 +285,10 @@ fn run_warnings(run: &StoredRun, ws: &[Workload]) -> Vec<String> {
     if !noisy.is_empty() {
         let n = noisy.len();
         let title = format!(
-            "<strong>Noisy measurements</strong>: req/s spread more than {}% of the median over repetitions in {n} cell{} (add repetitions, or pin server and load to different CPUs)",
+            "<strong>Noisy measurements</strong>: req/s spread more than {}% of the median over repetitions in {n} cell{} ({})",
             data::NOISY * 100.0,
             if n == 1 { "" } else { "s" },
+            crate::shootout::analysis::noise_advice(&run.run.plan_resolved),
         );
         out.push(if n > FOLD {
             format!(

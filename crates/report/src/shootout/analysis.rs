@@ -617,12 +617,13 @@ impl<'a> Analysis<'a> {
                 out.push(RunWarning {
                     kind: "noisy",
                     message: format!(
-                        "noisy: {}: req/s ranged {:.0}–{:.0} over {} repetitions, {:.0}% of the median (add repetitions or lengthen the steps, and pin server and load to different CPUs)",
+                        "noisy: {}: req/s ranged {:.0}–{:.0} over {} repetitions, {:.0}% of the median ({})",
                         cell_label(name, w, level),
                         cell.rps_min,
                         cell.rps_max,
                         cell.reps(),
-                        cell.range_share() * 100.0
+                        cell.range_share() * 100.0,
+                        noise_advice(&self.run.run.plan_resolved)
                     ),
                     ..self.at(name, w, level)
                 });
@@ -643,6 +644,23 @@ impl<'a> Analysis<'a> {
 
 /// Contenders, workloads, levels and repetitions of the resolved plan `shootout run` stores
 /// (`{"contenders": [..], "workloads": [..], "levels": [..], "repeat": n}`).
+/// What a noisy cell's warning advises: pinning, unless the plan already pinned the
+/// contenders and the load to CPUs (`server_cpus` and `load_cpus` in the resolved plan).
+pub(crate) fn noise_advice(resolved: &str) -> &'static str {
+    let pinned = serde_json::from_str::<serde_json::Value>(resolved)
+        .map(|v| {
+            ["server_cpus", "load_cpus"]
+                .iter()
+                .all(|k| v.get(k).is_some_and(|c| !c.is_null()))
+        })
+        .unwrap_or(false);
+    if pinned {
+        "add repetitions or lengthen the steps; server and load are already pinned apart"
+    } else {
+        "add repetitions or lengthen the steps, and pin server and load to different CPUs"
+    }
+}
+
 fn planned_shape(resolved: &str) -> Option<(usize, usize, usize, usize)> {
     let v: serde_json::Value = serde_json::from_str(resolved).ok()?;
     let len = |k: &str| v.get(k)?.as_array().map(Vec::len);

@@ -256,3 +256,29 @@ fn failed_answers_are_not_throughput() {
     assert!(row.contains(" 750 ") && row.contains(" 75% "), "{row}");
     assert!(row.contains("250 status"), "{row}");
 }
+
+/// A noisy cell's advice: pinning, unless the plan already pinned server and load apart.
+#[test]
+fn noise_advice_knows_whether_the_plan_pinned() {
+    let mut r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        vec![step(1, 1, 1, 1000, 500), step(2, 1, 2, 600, 500)],
+    );
+    let noisy = |r: &StoredRun| {
+        text(r)
+            .lines()
+            .find(|l| l.contains("noisy: a"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(noisy(&r).contains("and pin server and load to different CPUs"));
+    r.run.plan_resolved = r#"{"server_cpus":[1],"load_cpus":[0]}"#.into();
+    let line = noisy(&r);
+    assert!(
+        line.contains("already pinned apart") && !line.contains("and pin"),
+        "{line}"
+    );
+    // One side pinned is not "apart".
+    r.run.plan_resolved = r#"{"server_cpus":[1],"load_cpus":null}"#.into();
+    assert!(noisy(&r).contains("and pin server and load to different CPUs"));
+}
