@@ -15,7 +15,7 @@ use crate::grid::round;
 use crate::units::{rfc3339, unix_s};
 use serde_json::{json, Map, Value};
 use shootout_model::{FailureCounts, LatencySummary, LoadLevel, Warning};
-use shootout_store::StoredRun;
+use shootout_store::{StoredRun, StoredStep};
 
 /// Version of this document's schema (and of `shootout compare`'s); raised when a field
 /// changes meaning or goes away, not when one is added.
@@ -133,6 +133,9 @@ pub fn json(run: &StoredRun) -> Value {
                 "server": {
                     "cpu_us_per_request": step_cpu_us(s).map(|v| round(v, 3)),
                     "peak_rss_bytes": step_peak_rss(s),
+                    "peak_fds": peak(std::slice::from_ref(s), |r| r.fds),
+                    "peak_threads": peak(std::slice::from_ref(s), |r| r.threads),
+                    "peak_processes": peak(std::slice::from_ref(s), |r| r.processes),
                 },
                 "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
             }))
@@ -234,6 +237,21 @@ fn result_json(
         "server": {
             "cpu_us_per_request": c.cpu_us.map(|v| round(v, 3)),
             "peak_rss_bytes": c.peak_rss,
+            "peak_fds": peak(&c.steps, |r| r.fds),
+            "peak_threads": peak(&c.steps, |r| r.threads),
+            "peak_processes": peak(&c.steps, |r| r.processes),
         },
     })
+}
+
+/// The largest value of one resource sampled in `steps` (whole process tree); `None`
+/// without samples (a server shootout did not start).
+fn peak<S: std::borrow::Borrow<StoredStep>>(
+    steps: &[S],
+    what: fn(&shootout_model::ResourceSample) -> u32,
+) -> Option<u32> {
+    steps
+        .iter()
+        .flat_map(|s| s.borrow().resources.iter().map(what))
+        .max()
 }
