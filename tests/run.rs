@@ -328,8 +328,13 @@ fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
     // Interrupt once two steps are stored (bounded: the plan has 30 one-second steps).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let stored = c
-            .db()
+        // Read only once shootout has set the store up (its WAL file exists): a reader
+        // opening the file in its first instant would take part in creating it.
+        let wal = c.db().with_file_name(format!(
+            "{}-wal",
+            c.db().file_name().unwrap().to_string_lossy()
+        ));
+        let stored = wal
             .exists()
             .then(|| Store::open_existing(&c.db()).ok())
             .flatten()
@@ -344,7 +349,15 @@ fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
             std::time::Instant::now() < deadline,
             "no step stored in time"
         );
-        assert!(child.try_wait().unwrap().is_none(), "shootout ended early");
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "shootout ended early ({}):\n{}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         std::thread::yield_now();
     }
     unsafe { kill(child.id() as i32, 2) };

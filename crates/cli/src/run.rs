@@ -456,7 +456,45 @@ fn cooldown(d: Duration, stop: &std::sync::atomic::AtomicBool) {
 }
 
 /// Starts a contender and waits until it is ready; URL contenders are only checked.
+/// Starts contender `index` and waits until it is ready (or returns the URL of one given
+/// by URL). The port is chosen free, but another process may take it before the
+/// contender binds it (a client's ephemeral port, a server started meanwhile): then the
+/// start is tried again on a new port, at most [`PORT_TRIES`] times in all.
 fn bring_up(
+    plan: &Plan,
+    index: usize,
+    plan_dir: &Path,
+    run_dir: &Path,
+) -> Result<(String, Option<Contender>), (ContenderStatus, String)> {
+    let mut tries = 1;
+    loop {
+        match bring_up_once(plan, index, plan_dir, run_dir) {
+            Err((_, detail)) if tries < PORT_TRIES && port_was_taken(&detail) => {
+                eprintln!(
+                    "  {}: its port was taken before it could bind it; trying another",
+                    plan.contenders[index].name
+                );
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Starts of a contender whose port was taken (see [`bring_up`]).
+const PORT_TRIES: u32 = 3;
+
+/// True when a contender's failure says its port was taken: the harness found something
+/// answering there, or the server's error names EADDRINUSE (as Python, nginx, Apache and
+/// most servers print it).
+fn port_was_taken(detail: &str) -> bool {
+    let d = detail.to_ascii_lowercase();
+    d.contains("address already in use")
+        || d.contains("eaddrinuse")
+        || d.contains("something already listens on")
+}
+
+fn bring_up_once(
     plan: &Plan,
     index: usize,
     plan_dir: &Path,
@@ -889,5 +927,32 @@ mod tests {
         let v = program_version("python3 -m http.server {port}").unwrap();
         assert!(v.starts_with("Python 3."), "{v}");
         assert_eq!(program_version("no-such-program-here --serve"), None);
+    }
+
+    /// A taken port is recognised from what servers really print, and from the harness.
+    #[test]
+    fn a_taken_port_is_recognised() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let python = std::process::Command::new("python3")
+            .args([
+                "-c",
+                &format!("import socket; socket.socket().bind(('127.0.0.1', {port}))"),
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&python.stderr);
+        assert!(port_was_taken(&stderr), "{stderr}");
+        let harness = shootout_harness::HarnessError::PortInUse {
+            name: "a".into(),
+            addr: taken.local_addr().unwrap(),
+        };
+        assert!(port_was_taken(&harness.to_string()));
+        assert!(port_was_taken(
+            "nginx: [emerg] bind() to 127.0.0.1:8080 failed (98: Address already in use)"
+        ));
+        assert!(!port_was_taken(
+            "contender `a` exited before it was ready (exit status: 1); ModuleNotFoundError"
+        ));
     }
 }
