@@ -150,9 +150,9 @@ pub fn latency(w: &Workload, who: &[Who]) -> Chart {
             for cell in w.of_contender(c) {
                 let i = w.levels.iter().position(|l| *l == cell.level).unwrap_or(0);
                 let y = match label {
-                    "mean" => cell.mean_ms,
-                    "p50" => cell.p50_ms,
-                    _ => cell.p99_ms,
+                    "mean" => cell.mean,
+                    "p50" => cell.p50,
+                    _ => cell.p99,
                 };
                 s.line.push((xs[i], y));
                 s.marks.push(Mark {

@@ -1,31 +1,15 @@
-//! The numbers behind the HTML report of a run: steps grouped per workload into cells
-//! (contender × load level, over repetitions) with medians and ranges, the same rules as
-//! the terminal table (`shootout.rs`): medians, never the fastest repetition; a spread over
-//! 10% of the median marks a cell as noisy; the baseline is the contender marked so, else
-//! the first.
+//! The numbers behind the HTML report of a run: steps grouped per workload into the
+//! terminal table's cells ([`Cell`], from `shootout::analysis`, so every statistic has one
+//! definition), with the load levels sorted for the charts' axes; the baseline is the
+//! contender marked so, else the first.
 //!
 //! Seams: reads a [`StoredRun`] only; `mod.rs` renders tables and `charts.rs` draws from
 //! what is computed here. Latencies are milliseconds here (the histograms hold µs).
 
-use shootout_model::{LatencySummary, LoadLevel};
+use shootout_model::LoadLevel;
 use shootout_store::{StoredRun, StoredStep};
 
-/// A spread (max − min of req/s) wider than this share of the median marks a cell noisy.
-pub const NOISY: f64 = 0.10;
-
-/// The median of `v` (0 when empty); sorts `v`.
-pub fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+pub use crate::shootout::analysis::{Cell, NOISY};
 
 /// The load level's value on a sweep's axis: connections, or requests per second.
 pub fn level_value(level: LoadLevel) -> f64 {
@@ -38,97 +22,6 @@ pub fn level_value(level: LoadLevel) -> f64 {
 /// True for an open-loop (rate) level, where corrected and raw latency differ.
 pub fn is_rate(level: LoadLevel) -> bool {
     matches!(level, LoadLevel::Rate { .. })
-}
-
-/// Server CPU time per completed request (µs) over a step, from its first and last
-/// resource samples; `None` without two samples or without a completed request.
-pub fn server_cpu_us(step: &StoredStep) -> Option<f64> {
-    let (first, last) = (step.resources.first()?, step.resources.last()?);
-    let used = (last.cpu_user + last.cpu_sys).saturating_sub(first.cpu_user + first.cpu_sys);
-    let done = step.result.counts.completed;
-    (done > 0 && step.resources.len() >= 2).then(|| used.as_secs_f64() * 1e6 / done as f64)
-}
-
-/// One contender × workload × level over its repetitions.
-#[derive(Debug, Clone)]
-pub struct Cell<'a> {
-    /// Index of the contender in the run's contenders.
-    pub contender: usize,
-    /// The load level.
-    pub level: LoadLevel,
-    /// Its steps, by repetition.
-    pub steps: Vec<&'a StoredStep>,
-    /// Median req/s.
-    pub rps: f64,
-    /// Slowest repetition's req/s.
-    pub rps_min: f64,
-    /// Fastest repetition's req/s.
-    pub rps_max: f64,
-    /// Median of the repetitions' mean latency (ms).
-    pub mean_ms: f64,
-    /// Median of the repetitions' standard deviation of latency (ms).
-    pub sd_ms: f64,
-    /// Median of the repetitions' p50 latency (ms).
-    pub p50_ms: f64,
-    /// Median of the repetitions' p99 latency (ms).
-    pub p99_ms: f64,
-    /// Failed requests, all repetitions.
-    pub failed: u64,
-    /// Median server CPU per request (µs), when resources were sampled.
-    pub cpu_us: Option<f64>,
-    /// Largest RSS seen (bytes), when resources were sampled.
-    pub peak_rss: Option<u64>,
-}
-
-impl<'a> Cell<'a> {
-    fn of(contender: usize, level: LoadLevel, mut steps: Vec<&'a StoredStep>) -> Cell<'a> {
-        steps.sort_by_key(|s| s.repetition);
-        let mut rps: Vec<f64> = steps.iter().map(|s| s.result.ok_rps()).collect();
-        let summaries: Vec<LatencySummary> = steps
-            .iter()
-            .map(|s| LatencySummary::of(&s.result.latency))
-            .collect();
-        let mut mean: Vec<f64> = summaries.iter().map(|s| s.mean).collect();
-        let mut sd: Vec<f64> = summaries.iter().map(|s| s.stdev).collect();
-        let mut p50: Vec<f64> = summaries.iter().map(|s| s.p50).collect();
-        let mut p99: Vec<f64> = summaries.iter().map(|s| s.p99).collect();
-        let mut cpu: Vec<f64> = steps.iter().filter_map(|s| server_cpu_us(s)).collect();
-        let rps_min = rps.iter().copied().fold(f64::INFINITY, f64::min);
-        let rps_max = rps.iter().copied().fold(0.0, f64::max);
-        Cell {
-            contender,
-            level,
-            rps: median(&mut rps),
-            rps_min: if rps_min.is_finite() { rps_min } else { 0.0 },
-            rps_max,
-            mean_ms: median(&mut mean),
-            sd_ms: median(&mut sd),
-            p50_ms: median(&mut p50),
-            p99_ms: median(&mut p99),
-            failed: steps.iter().map(|s| s.result.counts.failed()).sum(),
-            cpu_us: (!cpu.is_empty()).then(|| median(&mut cpu)),
-            peak_rss: steps
-                .iter()
-                .flat_map(|s| s.resources.iter().map(|r| r.rss_bytes))
-                .max(),
-            steps,
-        }
-    }
-
-    /// Repetitions measured.
-    pub fn reps(&self) -> usize {
-        self.steps.len()
-    }
-
-    /// Half the range of req/s over the repetitions (the "±").
-    pub fn half_range(&self) -> f64 {
-        (self.rps_max - self.rps_min) / 2.0
-    }
-
-    /// More than one repetition, and req/s spread over [`NOISY`] of the median.
-    pub fn noisy(&self) -> bool {
-        self.reps() > 1 && self.rps > 0.0 && self.rps_max - self.rps_min > NOISY * self.rps
-    }
 }
 
 /// One workload of a run: its levels (ascending) and cells.
@@ -227,7 +120,7 @@ pub fn workloads(run: &StoredRun) -> Vec<Workload<'_>> {
                         .map(|(_, s)| *s)
                         .collect();
                     if !mine.is_empty() {
-                        cells.push(Cell::of(c, *level, mine));
+                        cells.push(crate::shootout::analysis::cell(c, *level, mine));
                     }
                 }
             }
@@ -238,16 +131,4 @@ pub fn workloads(run: &StoredRun) -> Vec<Workload<'_>> {
             }
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_of_odd_even_and_empty() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
-        assert_eq!(median(&mut []), 0.0);
-    }
 }

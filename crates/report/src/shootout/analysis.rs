@@ -43,6 +43,8 @@ pub fn median(v: &[f64]) -> f64 {
 pub struct Cell<'a> {
     /// Index of the contender in the run's contenders.
     pub contender: usize,
+    /// The load level.
+    pub level: LoadLevel,
     /// The repetitions, in the order measured.
     pub steps: Vec<&'a StoredStep>,
     /// req/s of each repetition.
@@ -139,7 +141,8 @@ pub fn step_peak_rss(s: &StoredStep) -> Option<u64> {
     s.resources.iter().map(|r| r.rss_bytes).max()
 }
 
-fn cell<'a>(contender: usize, steps: Vec<&'a StoredStep>) -> Cell<'a> {
+/// The cell of `steps` (one contender × workload × level, in repetition order).
+pub(crate) fn cell<'a>(contender: usize, level: LoadLevel, steps: Vec<&'a StoredStep>) -> Cell<'a> {
     let summaries: Vec<LatencySummary> = steps
         .iter()
         .map(|s| LatencySummary::of(&s.result.latency))
@@ -153,6 +156,7 @@ fn cell<'a>(contender: usize, steps: Vec<&'a StoredStep>) -> Cell<'a> {
     }
     Cell {
         contender,
+        level,
         rps: median(&rps_values),
         rps_min: rps_values.iter().copied().fold(f64::INFINITY, f64::min),
         rps_max: rps_values.iter().copied().fold(0.0, f64::max),
@@ -366,7 +370,7 @@ impl<'a> Analysis<'a> {
                         .collect();
                     mine.sort_by_key(|s| (s.repetition, s.id));
                     if !mine.is_empty() {
-                        l.cells.push(cell(ci, mine));
+                        l.cells.push(cell(ci, l.level, mine));
                     }
                 }
             }
