@@ -615,6 +615,7 @@ impl<'a> Analysis<'a> {
                 });
             }
         }
+        let advice = noise_advice(&self.run.run.plan_resolved);
         for (w, level, cell) in self.cells() {
             if cell.noisy() {
                 let name = self.name(cell.contender);
@@ -627,7 +628,7 @@ impl<'a> Analysis<'a> {
                         cell.rps_max,
                         cell.reps(),
                         cell.range_share() * 100.0,
-                        noise_advice(&self.run.run.plan_resolved)
+                        advice
                     ),
                     ..self.at(name, w, level)
                 });

@@ -133,9 +133,9 @@ pub fn json(run: &StoredRun) -> Value {
                 "server": {
                     "cpu_us_per_request": step_cpu_us(s).map(|v| round(v, 3)),
                     "peak_rss_bytes": step_peak_rss(s),
-                    "peak_fds": peak(std::slice::from_ref(s), |r| r.fds),
-                    "peak_threads": peak(std::slice::from_ref(s), |r| r.threads),
-                    "peak_processes": peak(std::slice::from_ref(s), |r| r.processes),
+                    "peak_fds": peak([s], |r| r.fds),
+                    "peak_threads": peak([s], |r| r.threads),
+                    "peak_processes": peak([s], |r| r.processes),
                 },
                 "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
             }))
@@ -237,21 +237,21 @@ fn result_json(
         "server": {
             "cpu_us_per_request": c.cpu_us.map(|v| round(v, 3)),
             "peak_rss_bytes": c.peak_rss,
-            "peak_fds": peak(&c.steps, |r| r.fds),
-            "peak_threads": peak(&c.steps, |r| r.threads),
-            "peak_processes": peak(&c.steps, |r| r.processes),
+            "peak_fds": peak(c.steps.iter().copied(), |r| r.fds),
+            "peak_threads": peak(c.steps.iter().copied(), |r| r.threads),
+            "peak_processes": peak(c.steps.iter().copied(), |r| r.processes),
         },
     })
 }
 
 /// The largest value of one resource sampled in `steps` (whole process tree); `None`
 /// without samples (a server shootout did not start).
-fn peak<S: std::borrow::Borrow<StoredStep>>(
-    steps: &[S],
+fn peak<'a>(
+    steps: impl IntoIterator<Item = &'a StoredStep>,
     what: fn(&shootout_model::ResourceSample) -> u32,
 ) -> Option<u32> {
     steps
-        .iter()
-        .flat_map(|s| s.borrow().resources.iter().map(what))
+        .into_iter()
+        .flat_map(|s| s.resources.iter().map(what))
         .max()
 }

@@ -4,7 +4,7 @@
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
 use super::analysis::{contender_status_word, run_status_word, Analysis};
-use super::text::{ratio_lines, row, served_rows};
+use super::text::{ratio_lines, row, served_rows, HEADER};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
 use shootout_store::StoredRun;
@@ -86,7 +86,7 @@ pub fn markdown(run: &StoredRun) -> String {
         line!(o, "No step was measured.");
         return o;
     }
-    let mut align = [Align::Right; 14];
+    let mut align = [Align::Right; HEADER.len()];
     align[0] = Align::Left;
     align[1] = Align::Left;
     for w in &a.workloads {
@@ -100,22 +100,11 @@ pub fn markdown(run: &StoredRun) -> String {
             .collect();
         markdown_table(
             &mut o,
-            &[
-                "contender",
-                "level",
-                "req/s",
-                "±",
-                "% of baseline",
-                "mean ms",
-                "sd ms",
-                "p50 ms",
-                "p90 ms",
-                "p99 ms",
-                "max ms",
-                "failed",
-                "server µs/req",
-                "peak RSS",
-            ],
+            &HEADER.map(|h| match h {
+                "± spread" => "±",
+                "% of base" => "% of baseline",
+                h => h,
+            }),
             &align,
             &rows,
         );
