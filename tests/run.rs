@@ -444,3 +444,32 @@ fn only_rate_and_stages_in_a_dry_run() {
     assert_eq!(code, Some(2));
     assert!(err.contains("the plan has: a, b"), "{err}");
 }
+
+/// A port taken between shootout's choice and the server's bind: the contender's first
+/// start fails with EADDRINUSE (as Python prints it), and shootout starts it again on
+/// another port instead of giving up on it.
+#[test]
+fn a_taken_port_is_retried_on_another() {
+    let plan = plan_with(
+        "[[contender]]\nname = \"py\"\ncommand = \"if [ -e {tmp}/tried ]; then exec python3 -m http.server {port} --bind 127.0.0.1 --directory {tmp}; fi; touch {tmp}/tried; echo 'OSError: [Errno 98] Address already in use' >&2; exit 1\"\nsetup = \"echo hello > {tmp}/index.html\"\n",
+        GET_INDEX,
+    );
+    let c = Case::new(&plan);
+    let out = shootout()
+        .arg("run")
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("its port was taken").count(), 1, "{err}");
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    assert_eq!(
+        store.contenders(run.id).unwrap()[0].status,
+        ContenderStatus::Measured
+    );
+    c.no_orphans();
+}
