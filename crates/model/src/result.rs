@@ -436,6 +436,28 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// A run of `duration` from `started` that measured nothing: empty histograms and
+    /// counts, no samples, no warnings (a base for results built field by field).
+    pub fn empty(started: SystemTime, duration: Duration) -> Self {
+        RunResult {
+            started,
+            duration,
+            counts: Counts::default(),
+            latency: latency_histogram(),
+            latency_raw: latency_histogram(),
+            connect: latency_histogram(),
+            waiting: latency_histogram(),
+            processing: latency_histogram(),
+            series: Vec::new(),
+            samples: Vec::new(),
+            first_response: None,
+            generator: GeneratorStats::default(),
+            schedule: None,
+            interrupted: false,
+            warnings: Vec::new(),
+        }
+    }
+
     /// Completed requests per second of run time.
     pub fn rps(&self) -> f64 {
         per_second(self.counts.completed, self.duration)
@@ -588,17 +610,6 @@ mod tests {
     #[test]
     fn warnings_follow_the_numbers() {
         let mut r = RunResult {
-            started: SystemTime::UNIX_EPOCH,
-            duration: Duration::from_secs(1),
-            counts: Counts::default(),
-            latency: latency_histogram(),
-            latency_raw: latency_histogram(),
-            connect: latency_histogram(),
-            waiting: latency_histogram(),
-            processing: latency_histogram(),
-            series: vec![],
-            samples: vec![],
-            first_response: None,
             generator: GeneratorStats {
                 threads: 1,
                 busiest_thread: 0.95,
@@ -612,8 +623,7 @@ mod tests {
                 late: 0,
                 max_lag: Duration::ZERO,
             }),
-            interrupted: false,
-            warnings: vec![],
+            ..RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1))
         };
         r.derive_warnings();
         assert!(r.warnings.contains(&Warning::NothingCompleted));

@@ -8,8 +8,8 @@
 //! `completed = ok + failed`, `processing = total − connect`, and so on.
 
 use shootout_model::{
-    latency_histogram, Counts, FailureKind, FirstResponse, GeneratorStats, LoadSpec, Pace,
-    RunResult, Sample, ScheduleStats, SecondStats, Target,
+    latency_histogram, FailureKind, FirstResponse, GeneratorStats, LoadSpec, Pace, RunResult,
+    Sample, ScheduleStats, SecondStats, Target,
 };
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -40,23 +40,7 @@ struct Builder {
 impl Builder {
     fn new(duration: Duration) -> Self {
         Builder {
-            r: RunResult {
-                started: started(),
-                duration,
-                counts: Counts::default(),
-                latency: latency_histogram(),
-                latency_raw: latency_histogram(),
-                connect: latency_histogram(),
-                waiting: latency_histogram(),
-                processing: latency_histogram(),
-                series: Vec::new(),
-                samples: Vec::new(),
-                first_response: None,
-                generator: GeneratorStats::default(),
-                schedule: None,
-                interrupted: false,
-                warnings: Vec::new(),
-            },
+            r: RunResult::empty(started(), duration),
             seconds: Vec::new(),
         }
     }

@@ -3,8 +3,8 @@
 
 use super::*;
 use shootout_model::{
-    latency_histogram, ContenderStatus, Counts, GeneratorStats, LoadLevel, MachineFacts,
-    ResourceSample, RunResult, RunStatus, StepStatus,
+    latency_histogram, ContenderStatus, Counts, LoadLevel, MachineFacts, ResourceSample, RunResult,
+    RunStatus, StepStatus,
 };
 use shootout_store::{ContenderId, ContenderRow, RunId, RunRow, StepId, StoredStep};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -19,8 +19,6 @@ fn result(completed: u64, secs: f64, latency_us: u64) -> RunResult {
         latency.record(latency_us + i % 50).unwrap();
     }
     let mut r = RunResult {
-        started: at(0),
-        duration: Duration::from_secs_f64(secs),
         counts: Counts {
             completed,
             ok: completed,
@@ -28,16 +26,7 @@ fn result(completed: u64, secs: f64, latency_us: u64) -> RunResult {
         },
         latency: latency.clone(),
         latency_raw: latency,
-        connect: latency_histogram(),
-        waiting: latency_histogram(),
-        processing: latency_histogram(),
-        series: vec![],
-        samples: vec![],
-        first_response: None,
-        generator: GeneratorStats::default(),
-        schedule: None,
-        interrupted: false,
-        warnings: vec![],
+        ..RunResult::empty(at(0), Duration::from_secs_f64(secs))
     };
     r.derive_warnings();
     r
