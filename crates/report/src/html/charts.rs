@@ -170,13 +170,22 @@ pub fn latency(w: &Workload, who: &[Who]) -> Chart {
             series.push(s);
         }
     }
+    latency_chart(
+        "Latency by load level: mean (dotted), p50 (solid), p99 (dashed); medians",
+        x,
+        series,
+    )
+}
+
+/// A main-size chart of latency (ms) against `x`, its vertical axis fitted from zero.
+fn latency_chart(title: &str, x: Axis, series: Vec<Series>) -> Chart {
     let y = Axis::fit(
         "latency (ms)",
         series.iter().flat_map(|s| s.ys().collect::<Vec<_>>()),
         true,
     );
     Chart {
-        title: "Latency by load level: mean (dotted), p50 (solid), p99 (dashed); medians".into(),
+        title: title.to_string(),
         x,
         y,
         series,
@@ -264,19 +273,7 @@ pub fn spectrum(title: &str, lines: &[Spectrum]) -> Chart {
         .filter(|(v, _)| *v <= reach)
         .map(|(v, l)| (*v, l.to_string()))
         .collect();
-    let y = Axis::fit(
-        "latency (ms)",
-        series.iter().flat_map(|s| s.ys().collect::<Vec<_>>()),
-        true,
-    );
-    Chart {
-        title: title.to_string(),
-        x,
-        y,
-        series,
-        width: MAIN.0,
-        height: MAIN.1,
-    }
+    latency_chart(title, x, series)
 }
 
 /// Chart 4: each sampled request's latency (ms) at its start time (s), one colour per
@@ -305,19 +302,7 @@ pub fn scatter(title: &str, sets: &[(Who, &[Sample])], duration: f64) -> Chart {
         series.push(s);
     }
     let x = time_axis(&series, duration);
-    let y = Axis::fit(
-        "latency (ms)",
-        series.iter().flat_map(|s| s.ys().collect::<Vec<_>>()),
-        true,
-    );
-    Chart {
-        title: title.to_string(),
-        x,
-        y,
-        series,
-        width: MAIN.0,
-        height: MAIN.1,
-    }
+    latency_chart(title, x, series)
 }
 
 /// A per-second quantity of a load run.
