@@ -168,6 +168,11 @@ const LATE: Duration = Duration::from_millis(1);
 /// after the request is always a failure (the server may have read it).
 const IDLE_BEFORE_RETRY: Duration = Duration::from_millis(100);
 
+/// ... and only when the close came this soon after the send: a server that read the
+/// request and worked on it before closing (a worker that crashed mid-request) takes
+/// longer, and its request is a failure. Ten round trips of any LAN.
+const RACE_WINDOW: Duration = Duration::from_millis(10);
+
 /// The longest pause before re-opening a connection the server keeps dropping.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
@@ -799,6 +804,7 @@ impl Worker<'_> {
             && c.reused
             && !c.retried
             && c.rested >= IDLE_BEFORE_RETRY
+            && now.saturating_duration_since(c.sent) <= RACE_WINDOW
             && self.sh.idempotent;
         self.close(i);
         if raced {
