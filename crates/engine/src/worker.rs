@@ -156,6 +156,9 @@ struct Conn {
     backoff: Duration,
     /// Not re-opened before this instant.
     reopen_at: Instant,
+    /// Rate mode: bytes nobody asked for arrived on this connection while it was idle; the
+    /// next request the schedule gives it is counted as their malformed answer.
+    owes: bool,
 }
 
 /// Requests sent later than this after their due time count as late.
@@ -168,10 +171,12 @@ const LATE: Duration = Duration::from_millis(1);
 /// after the request is always a failure (the server may have read it).
 const IDLE_BEFORE_RETRY: Duration = Duration::from_millis(100);
 
-/// ... and only when the close came this soon after the send: a server that read the
-/// request and worked on it before closing (a worker that crashed mid-request) takes
-/// longer, and its request is a failure. Ten round trips of any LAN.
-const RACE_WINDOW: Duration = Duration::from_millis(10);
+/// A request is sent again only when the close came this soon after the send: in the race
+/// the server's close is already under way as the request arrives, while a server that
+/// read the request and worked on it before closing (a worker that crashed mid-request)
+/// takes longer, and its request is a failure. Many LAN round trips, with room for a busy
+/// machine's scheduling.
+const RACE_WINDOW: Duration = Duration::from_millis(50);
 
 /// The longest pause before re-opening a connection the server keeps dropping.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
@@ -283,6 +288,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
                 rested: Duration::ZERO,
                 backoff: Duration::ZERO,
                 reopen_at: now,
+                owes: false,
             })
             .collect(),
         buf: vec![0u8; 64 * 1024].into_boxed_slice(),
@@ -436,6 +442,21 @@ impl Worker<'_> {
                     self.sched.max_lag = self.sched.max_lag.max(late);
                     let due = self.start + pacer.due(self.sched.sent);
                     self.sched.sent += 1;
+                    if self.conns[i].owes {
+                        // This request's answer is what the connection received unasked:
+                        // malformed. The connection is replaced at the schedule's pace.
+                        self.conns[i].owes = false;
+                        let t = Timing {
+                            start: due,
+                            sent: now,
+                            first_byte: now,
+                            end: now,
+                            connect: Duration::ZERO,
+                        };
+                        self.rec.failed(&t, FailureKind::Malformed);
+                        self.open(i, now);
+                        continue;
+                    }
                     let c = &mut self.conns[i];
                     c.busy = true;
                     c.start = due;
@@ -680,7 +701,13 @@ impl Worker<'_> {
         self.close(i);
         if self.conns[i].busy {
             self.fail(i, now, FailureKind::Malformed);
-        } else if self.take_slot(now) {
+        } else if self.pacer.is_some() {
+            // Charged when the schedule next picks this connection: a server that greets
+            // every new connection with bytes is still met at the rate asked for.
+            self.conns[i].owes = true;
+            self.idle.push(i);
+            return;
+        } else if self.claim(now) {
             let t = Timing {
                 start: now,
                 sent: now,
@@ -691,19 +718,6 @@ impl Worker<'_> {
             self.rec.failed(&t, FailureKind::Malformed);
         }
         self.next(i, now);
-    }
-
-    /// Takes the next request from the budget or the schedule without sending it.
-    fn take_slot(&mut self, now: Instant) -> bool {
-        match self.pacer {
-            None => self.claim(now),
-            Some(p) => {
-                let elapsed = now.saturating_duration_since(self.start);
-                let free = !matches!(p.next(elapsed, self.sched.sent), Pacing::Stop);
-                self.sched.sent += u64::from(free);
-                free
-            }
-        }
     }
 
     fn send(&mut self, i: usize, now: Instant) {

@@ -329,6 +329,17 @@ pub enum Warning {
         /// Mean latency of the completed requests (ms).
         mean_ms: f64,
     },
+    /// Requests were sent a second time after the server closed an idle keep-alive
+    /// connection just as they went out.
+    Retried {
+        /// Requests sent again.
+        count: u64,
+    },
+    /// The server closed connections before any answer, with no request on them.
+    Dropped {
+        /// Connections dropped.
+        count: u64,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -357,6 +368,14 @@ impl fmt::Display for Warning {
                 "{count} connections took 1 s or more to open: the server's listen backlog was likely full and the kernel retried the SYN (raise the server's backlog and net.core.somaxconn, or lower -c)"
             ),
             Warning::NothingCompleted => f.write_str("not one request completed"),
+            Warning::Retried { count } => write!(
+                f,
+                "{count} requests were sent a second time on a new connection: the server closed an idle keep-alive connection just as each went out, before answering (their latency counts from the first send; only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again)"
+            ),
+            Warning::Dropped { count } => write!(
+                f,
+                "the server closed {count} connections before any answer, with no request on them: shootout re-opened each after a pause growing to 1 s, so fewer requests may have gone out than were due"
+            ),
             Warning::Unserved { connections, served, rps, mean_ms } => write!(
                 f,
                 "only about {served:.0} of {connections} connections were being answered at a time ({rps:.0} req/s × {mean_ms:.3} ms mean latency, by Little's law): the others waited without an answer, so the latency shown is that of the served ones only (the server's worker or connection limit is below the concurrency; a shorter timeout turns the waits into counted failures)"
@@ -502,6 +521,12 @@ impl RunResult {
             w.push(Warning::ConnectFailed {
                 count: c.connections_failed,
             });
+        }
+        if c.dropped > 0 {
+            w.push(Warning::Dropped { count: c.dropped });
+        }
+        if c.retried > 0 {
+            w.push(Warning::Retried { count: c.retried });
         }
         // A SYN retry waits 1 s: connect times at or past it mean a full listen backlog.
         let slow = self.connect.count_between(SYN_RETRY_US, u64::MAX);

@@ -233,6 +233,17 @@ pub enum Behavior {
         /// Keep-alive timeout.
         after: Duration,
     },
+    /// `Hello`, keep-alive, but a request that arrives on a connection after it sat idle
+    /// `after` or longer since its previous answer is not answered: the server closes the
+    /// connection at once, as when a keep-alive timer fires just as a request arrives. The
+    /// first request of a connection is always answered.
+    ///
+    /// Counts: the request that met the close is not counted at all (the server never
+    /// took it); the others as requests and answers.
+    RaceIdle {
+        /// How long a connection may sit idle before its next request meets a close.
+        after: Duration,
+    },
     /// Accepts each connection and closes it at once without reading a request (what
     /// the client sent is discarded while the server waits for the client's close).
     ///
@@ -536,7 +547,10 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             out.extend_from_slice(HELLO);
             reply.unsolicited = HELLO.len();
         }
-        Behavior::AnswerFirst | Behavior::CloseIdle { .. } | Behavior::CloseOnAccept => {
+        Behavior::AnswerFirst
+        | Behavior::CloseIdle { .. }
+        | Behavior::RaceIdle { .. }
+        | Behavior::CloseOnAccept => {
             simple(out, req, 200, HELLO);
         }
         Behavior::Upgrade => {
@@ -594,6 +608,14 @@ pub(crate) fn on_accept(b: &Behavior, out: &mut Vec<u8>) -> Then {
 
 /// How long a connection may wait for the first byte of its next request before the
 /// server closes it; `None`: no limit.
+/// `RaceIdle`'s idle time after which a request meets a close.
+pub(crate) fn race_after(b: &Behavior) -> Option<Duration> {
+    match b {
+        Behavior::RaceIdle { after } => Some(*after),
+        _ => None,
+    }
+}
+
 pub(crate) fn idle_timeout(b: &Behavior) -> Option<Duration> {
     match b {
         Behavior::CloseIdle { after } => Some(*after),

@@ -177,6 +177,12 @@ impl Conn {
                     return Ok(());
                 }
             };
+            if behavior::race_after(behavior)
+                .is_some_and(|after| on_connection > 0 && idle_since.elapsed() >= after)
+            {
+                self.close_cleanly();
+                return Ok(());
+            }
             if req.expect_continue && req.content_length > 0 && *behavior != Behavior::NeverAnswer {
                 self.put(0, b"HTTP/1.1 100 Continue\r\n\r\n", &Tally::default())?;
                 self.stream.flush()?;

@@ -168,6 +168,8 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::ConnectFailed { .. } => (3, "Connections could not be opened"),
         Warning::SlowConnects { .. } => (4, "Connections waited for a SYN retry"),
         Warning::Unserved { .. } => (4, "Connections left without an answer"),
+        Warning::Dropped { .. } => (4, "The server dropped connections before any answer"),
+        Warning::Retried { .. } => (5, "Requests sent again after an idle connection closed"),
         Warning::ScheduleNotKept { .. } => (5, "The open-loop schedule was not kept"),
     }
 }

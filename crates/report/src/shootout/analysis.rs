@@ -706,6 +706,8 @@ fn warning_kind(w: &Warning) -> &'static str {
         Warning::SlowConnects { .. } => "slow_connects",
         Warning::Unserved { .. } => "unserved",
         Warning::NothingCompleted => "nothing_completed",
+        Warning::Retried { .. } => "retried",
+        Warning::Dropped { .. } => "dropped",
     }
 }
 
