@@ -371,7 +371,15 @@ fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
     assert!(steps[..steps.len() - 1]
         .iter()
         .all(|s| s.status == StepStatus::Complete));
-    assert_eq!(steps.last().unwrap().status, StepStatus::Interrupted);
+    // The step in progress is kept as interrupted; when Ctrl-C came between two steps, no
+    // step is made up for it: whatever is stored measured something.
+    let last = steps.last().unwrap();
+    assert!(
+        matches!(last.status, StepStatus::Interrupted | StepStatus::Complete),
+        "{:?}",
+        last.status
+    );
+    assert!(last.result.counts.completed > 0);
     // Regression: the contender measured until Ctrl-C was left "skipped, not started yet".
     let contender = store.contenders(run.id).unwrap().remove(0);
     assert_eq!(
