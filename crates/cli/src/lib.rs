@@ -10,6 +10,7 @@
 //! Exit codes: 0 done, 1 the run could not be done or a `compare` gate failed, 2 bad usage
 //! (including a store or run that does not exist), 130 interrupted.
 
+mod abandoned;
 mod compare;
 mod load;
 mod ls;

@@ -24,6 +24,7 @@ pub fn ls(a: LsArgs) -> Result<i32, Failure> {
         )));
     }
     let store = Store::open_existing(&a.db).map_err(Failure::run)?;
+    crate::abandoned::reclaim(&a.db, &store);
     let runs = store.runs().map_err(Failure::run)?;
     if runs.is_empty() {
         println!("no runs in {}", a.db.display());

@@ -53,7 +53,9 @@ pub fn open_store(db: &Path) -> Result<Store, Failure> {
             db.display()
         )));
     }
-    Store::open_existing(db).map_err(Failure::run)
+    let store = Store::open_existing(db).map_err(Failure::run)?;
+    crate::abandoned::reclaim(db, &store);
+    Ok(store)
 }
 
 /// Loads run `id` (the latest when `None`) with its contenders and steps.
