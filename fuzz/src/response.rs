@@ -25,7 +25,10 @@ const MAX_RESPONSES: usize = 64;
 /// Longest stream after expansion.
 const MAX_STREAM: usize = 300 * 1024;
 /// Longest stream that is also fed byte by byte.
-const BYTEWISE_MAX: usize = 2048;
+const BYTEWISE_MAX: usize = 256;
+/// Most reads a stream is split into: an incomplete head is parsed again on each read, so
+/// more would make long streams cost quadratic time per input.
+const MAX_READS: usize = 256;
 
 /// How a stream is parsed.
 #[derive(Debug, Clone, Copy)]
@@ -79,15 +82,19 @@ pub fn decode(data: &[u8]) -> (Mode, Vec<usize>, Vec<u8>) {
         .iter()
         .map(|&s| usize::from(s) * unit)
         .collect();
-    if pieces.iter().all(|&s| s == 0) {
-        pieces.push(1);
-    }
     let raw = data.get(sizes_end..).unwrap_or_default();
     let stream = if flags & 8 != 0 {
         expand(raw)
     } else {
         raw.to_vec()
     };
+    let least = stream.len().div_ceil(MAX_READS).max(1);
+    for s in pieces.iter_mut().filter(|s| **s != 0) {
+        *s = (*s).max(least);
+    }
+    if pieces.iter().all(|&s| s == 0) {
+        pieces.push(least);
+    }
     (mode, pieces, stream)
 }
 
