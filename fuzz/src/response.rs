@@ -26,9 +26,10 @@ const MAX_RESPONSES: usize = 64;
 const MAX_STREAM: usize = 300 * 1024;
 /// Longest stream that is also fed byte by byte.
 const BYTEWISE_MAX: usize = 256;
-/// Most reads a stream is split into: an incomplete head is parsed again on each read, so
-/// more would make long streams cost quadratic time per input.
-const MAX_READS: usize = 256;
+/// Reads times stream length, at most: an incomplete head is parsed again on each read,
+/// so a long stream in many small reads would cost quadratic time per input. A 64 KiB
+/// head still arrives in 8 reads.
+const READ_BUDGET: usize = 512 * 1024;
 
 /// How a stream is parsed.
 #[derive(Debug, Clone, Copy)]
@@ -88,7 +89,8 @@ pub fn decode(data: &[u8]) -> (Mode, Vec<usize>, Vec<u8>) {
     } else {
         raw.to_vec()
     };
-    let least = stream.len().div_ceil(MAX_READS).max(1);
+    let max_reads = (READ_BUDGET / stream.len().max(1)).max(4);
+    let least = stream.len().div_ceil(max_reads).max(1);
     for s in pieces.iter_mut().filter(|s| **s != 0) {
         *s = (*s).max(least);
     }
