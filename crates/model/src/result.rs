@@ -137,6 +137,15 @@ pub struct Counts {
     /// Connections the server closed between requests that were re-opened without losing a
     /// request (keep-alive limits, `Connection: close`, HTTP/1.0).
     pub reconnects: u64,
+    /// Requests sent a second time, on a new connection, because the server closed a
+    /// connection that had sat idle just as the request went out, before any byte of an answer
+    /// (only idempotent methods; counted in `reconnects` too). Latency counts from the first
+    /// send.
+    pub retried: u64,
+    /// Connections the server closed before they carried any answer, while no request was on
+    /// them (closed right after accept); shootout re-opens them with an increasing pause
+    /// (1 ms doubling to 1 s) so a server that drops every connection is not flooded.
+    pub dropped: u64,
     /// Bytes received: heads and bodies.
     pub bytes_received: u64,
     /// Body bytes received (decoded from chunked framing).
@@ -164,6 +173,8 @@ impl Counts {
         self.connections_opened += o.connections_opened;
         self.connections_failed += o.connections_failed;
         self.reconnects += o.reconnects;
+        self.retried += o.retried;
+        self.dropped += o.dropped;
         self.bytes_received += o.bytes_received;
         self.body_bytes += o.body_bytes;
         self.bytes_sent += o.bytes_sent;

@@ -9,10 +9,17 @@ use crate::error::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The migration steps: step `i` takes the file from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build writes: the number of migration steps.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Version 2: per step, the requests sent again after an idle connection closed under them
+/// (`retried`) and the connections the server dropped before any answer (`dropped`).
+const V2: &str = "
+ALTER TABLE steps ADD COLUMN retried INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;
+";
 
 /// Version 1: runs, contenders, steps and the steps' children.
 ///

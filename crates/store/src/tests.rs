@@ -81,6 +81,8 @@ fn synthetic_result(seed: u64) -> RunResult {
         connections_opened: 51,
         connections_failed: 1,
         reconnects: 4,
+        retried: 3,
+        dropped: 2,
         bytes_received: 1_234_567,
         body_bytes: 1_000_000,
         bytes_sent: 345_678,
