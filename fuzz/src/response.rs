@@ -1,7 +1,7 @@
 //! Target `response`: a byte stream of responses (any framing, pipelined), fed in pieces.
 //!
 //! Input layout: `flags`, `n`, `n` piece sizes, then the stream.
-//! - `flags` bit 0: the request was HEAD; bit 1: keep the body; bit 2: want the `Server`
+//! - `flags` bit 0: the request was HEAD; bit 1: search bodies for a needle (bits 5-7 pick it); bit 2: want the `Server`
 //!   header; bit 3: expand runs in the stream (`0xFF hi lo` repeats the byte before it
 //!   `hi * 256 + lo` times, so heads and lines past 64 KiB are reachable from small
 //!   inputs); bit 4: piece sizes count in units of 64 bytes.
@@ -10,10 +10,10 @@
 //! Invariants, for each way of feeding (whole, in the given pieces, byte by byte):
 //! no panic; `consumed` never exceeds what was fed and is never 0 for a non-empty read;
 //! an empty read changes nothing; each complete response accounts for every byte it
-//! consumed (`seen == consumed == head_len + body_len`); a kept body is `body_len` long;
+//! consumed (`seen == consumed == head_len + body_len`);
 //! after `Done`, `reset()` and the leftover parse on; the heap grows by at most a bound
-//! set by the longest head and the largest read (plus the body when kept); and the
-//! sequence of outcomes (status, body length, close, head length, Server, error kind)
+//! set by the longest head and the largest read, whatever the body; and the
+//! sequence of outcomes (status, body length, close, head length, Server, needle found, error kind)
 //! is the same whatever the split.
 
 use shootout_engine::{ParseError, Progress, ResponseParser};
@@ -31,11 +31,24 @@ const BYTEWISE_MAX: usize = 256;
 /// head still arrives in 8 reads.
 const READ_BUDGET: usize = 512 * 1024;
 
+/// What bodies are searched for (flags bit 1 on; bits 5 to 7 pick one).
+const NEEDLES: [&[u8]; 8] = [
+    b"ok",
+    b"a",
+    b"hello",
+    b"\r\n",
+    b"0\r\n",
+    b"xyzzy",
+    b"HTTP/1.1",
+    b"aaaa",
+];
+
 /// How a stream is parsed.
 #[derive(Debug, Clone, Copy)]
 pub struct Mode {
     pub head_request: bool,
-    pub keep_body: bool,
+    /// What the body is searched for, if anything.
+    pub needle: Option<&'static [u8]>,
     pub want_server: bool,
 }
 
@@ -50,15 +63,17 @@ pub enum Event {
         /// None while `Known::ChunkLineHeadLen` is tolerated.
         head_len: Option<u64>,
         consumed: u64,
-        server: Option<String>,
-        body: Option<Vec<u8>>,
+        /// A hash of the `Server` value (a copy per event would weigh on the heap bound).
+        server: Option<u64>,
+        matched: bool,
     },
     /// A close-delimited response completed by the end of the stream.
     Eof {
         status: u16,
         body_len: u64,
         close: bool,
-        server: Option<String>,
+        /// A hash of the `Server` value (a copy per event would weigh on the heap bound).
+        server: Option<u64>,
     },
     /// The stream ended in the middle of a response.
     Closed,
@@ -71,7 +86,7 @@ pub fn decode(data: &[u8]) -> (Mode, Vec<usize>, Vec<u8>) {
     let flags = data.first().copied().unwrap_or(0);
     let mode = Mode {
         head_request: flags & 1 != 0,
-        keep_body: flags & 2 != 0,
+        needle: (flags & 2 != 0).then(|| NEEDLES[usize::from(flags >> 5)]),
         want_server: flags & 4 != 0,
     };
     let n = data.get(1).map_or(0, |&n| usize::from(n % 9));
@@ -122,7 +137,7 @@ fn expand(raw: &[u8]) -> Vec<u8> {
 /// Parses `stream` as pipelined responses, feeding it in reads of the sizes `pieces`
 /// gives (cycled); checks the per-read invariants and returns the outcomes.
 pub fn run(mode: Mode, stream: &[u8], pieces: &[usize]) -> Vec<Event> {
-    let mut p = ResponseParser::new(mode.head_request, mode.keep_body);
+    let mut p = ResponseParser::new(mode.head_request, mode.needle);
     if mode.want_server {
         p.want_server();
     }
@@ -180,7 +195,7 @@ pub fn run(mode: Mode, stream: &[u8], pieces: &[usize]) -> Vec<Event> {
                     status: p.status,
                     body_len: p.body_len,
                     close: p.close,
-                    server: p.server.clone(),
+                    server: p.server.as_deref().map(hash),
                 }
             }
             Err(ParseError::Closed) => Event::Closed,
@@ -218,13 +233,8 @@ fn done(p: &ResponseParser, mode: Mode, consumed: u64) -> Event {
         "interim status {} reported as final",
         p.status
     );
-    // The kept body; drop this part if the parser stops keeping it.
-    let body = mode.keep_body.then(|| {
-        assert_eq!(p.body.len() as u64, p.body_len, "kept body length");
-        p.body.clone()
-    });
-    if !mode.keep_body {
-        assert!(p.body.is_empty(), "a body kept without being asked");
+    if mode.needle.is_none() {
+        assert!(!p.matched, "matched without a needle");
     }
     if mode.head_request {
         assert_eq!(p.body_len, 0, "a body in the answer to HEAD");
@@ -235,8 +245,8 @@ fn done(p: &ResponseParser, mode: Mode, consumed: u64) -> Event {
         close: p.close,
         head_len,
         consumed,
-        server: p.server.clone(),
-        body,
+        server: p.server.as_deref().map(hash),
+        matched: p.matched,
     }
 }
 
@@ -247,21 +257,9 @@ pub fn check(data: &[u8]) {
     let whole = run(mode, &stream, &[stream.len().max(1)]);
     let (split, grew) = alloc::peak_growth(|| run(mode, &stream, &pieces));
     let largest = pieces.iter().max().copied().unwrap_or(1).min(stream.len());
-    let body: u64 = if mode.keep_body {
-        split
-            .iter()
-            .map(|e| match e {
-                Event::Done { body_len, .. } | Event::Eof { body_len, .. } => *body_len,
-                _ => 0,
-            })
-            .max()
-            .unwrap_or(0)
-    } else {
-        0
-    };
-    // Line buffer (a head or chunk line plus one read, doubled by Vec growth), the kept
-    // body (doubled likewise, plus the copy made for the comparison), the events.
-    let bound = 2 * (MAX_HEAD + largest) + 3 * body as usize + 64 * 1024;
+    // The line buffer: a head or chunk line plus one read, doubled by Vec growth; the
+    // events.
+    let bound = 2 * (MAX_HEAD + largest) + 64 * 1024;
     assert!(
         grew <= bound,
         "heap grew by {grew} bytes (bound {bound}) parsing {} bytes in reads of up to {largest}",
@@ -284,4 +282,10 @@ fn same(stream: &[u8], a_name: &str, a: &[Event], b_name: &str, b: &[Event]) {
         return;
     }
     panic!("the outcome depends on the split:\n{a_name}: {a:?}\n{b_name}: {b:?}");
+}
+
+fn hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
 }
