@@ -126,6 +126,10 @@ fn model(resp: &httparse::Response<'_, '_>, head_request: bool) -> Verdict {
         .iter()
         .any(|t| t.eq_ignore_ascii_case(b"keep-alive"));
     let mut close = close_option || (http10 && !keep_alive);
+    if code < 100 {
+        // Not a status code (RFC 9110 §15).
+        return Verdict::Malformed;
+    }
     if (100..200).contains(&code) && code != 101 {
         return if bad_length || maybe_bad_length {
             Verdict::MalformedOr(None)

@@ -49,14 +49,7 @@ pub enum Known {
 }
 
 /// The deviations the current parser still shows.
-pub const KNOWN: &[Known] = &[
-    Known::LongLineSplit,
-    Known::StatusZero,
-    Known::TeNotChunkedUsesLength,
-    Known::ConnectionCloseOverridden,
-    Known::ChunkLineHeadLen,
-    Known::TeEmptyElement,
-];
+pub const KNOWN: &[Known] = &[];
 
 /// True when `k` is a listed deviation and not made strict: the caller then lets the
 /// input pass. `SHOOTOUT_FUZZ_STRICT=1` makes all strict, `SHOOTOUT_FUZZ_STRICT=A,B` the

@@ -177,6 +177,15 @@ impl ResponseParser {
                 self.state = State::Done;
                 Ok(())
             }
+            // A partial head kept without parsing: what it is decides the class, as it
+            // would have had it arrived in one read.
+            State::Head if !self.pending.is_empty() => {
+                let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
+                match httparse::Response::new(&mut headers).parse(&self.pending) {
+                    Err(httparse::Error::TooManyHeaders) | Ok(_) => Err(ParseError::Closed),
+                    Err(_) => Err(ParseError::Malformed),
+                }
+            }
             _ => Err(ParseError::Closed),
         }
     }
@@ -216,6 +225,12 @@ impl ResponseParser {
         } else {
             let before = self.pending.len();
             self.pending.extend_from_slice(data);
+            // Parsed again only once the blank line that ends a head may have arrived, so
+            // a head trickled in small reads costs linear time, not quadratic.
+            let fresh = &self.pending[before.saturating_sub(2)..];
+            if self.pending.len() <= MAX_HEAD && !may_end_head(fresh) {
+                return Ok(data.len());
+            }
             (&self.pending, before)
         };
         let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
@@ -343,6 +358,9 @@ impl ResponseParser {
                     return Ok(data.len());
                 };
                 self.pending.extend_from_slice(&data[..nl]);
+                if self.pending.len() > MAX_HEAD {
+                    return Err(ParseError::Malformed);
+                }
                 let line = self
                     .pending
                     .strip_suffix(b"\r")
@@ -358,7 +376,7 @@ impl ResponseParser {
                         n => State::Chunked(Chunk::Data(n)),
                     },
                 };
-                self.head_len += nl as u64 + 1;
+                self.head_len += self.pending.len() as u64 + 1;
                 self.pending.clear();
                 self.state = next;
                 Ok(nl + 1)
@@ -379,10 +397,17 @@ struct HeadFacts {
 impl HeadFacts {
     fn of(resp: &httparse::Response, want_server: bool) -> Result<HeadFacts, ParseError> {
         let code = resp.code.unwrap_or(0);
+        if code < 100 {
+            // Not a status code (RFC 9110 §15): the bytes are not an answer.
+            return Err(ParseError::Malformed);
+        }
         let http10 = resp.version == Some(0);
         let mut length: Option<u64> = None;
+        // Transfer-Encoding present, and its final coding (empty list elements ignored,
+        // RFC 9110 §5.6.1), over all its field lines.
+        let mut transfer_encoding = false;
         let mut chunked = false;
-        let mut conn_close = http10;
+        let (mut close, mut keep_alive) = (false, false);
         let mut server = None;
         for h in resp.headers.iter() {
             let name = h.name.as_bytes();
@@ -393,25 +418,38 @@ impl HeadFacts {
                 }
                 length = Some(v);
             } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-                chunked = last_token_is(h.value, b"chunked");
-            } else if name.eq_ignore_ascii_case(b"connection") {
-                if has_token(h.value, b"close") {
-                    conn_close = true;
-                } else if has_token(h.value, b"keep-alive") {
-                    conn_close = false;
+                transfer_encoding = true;
+                if let Some(last) = h
+                    .value
+                    .split(|&b| b == b',')
+                    .map(<[u8]>::trim_ascii)
+                    .rfind(|t| !t.is_empty())
+                {
+                    chunked = last.eq_ignore_ascii_case(b"chunked");
                 }
+            } else if name.eq_ignore_ascii_case(b"connection") {
+                // `close` in any Connection field ends the connection (RFC 9112 §9.6).
+                close |= has_token(h.value, b"close");
+                keep_alive |= has_token(h.value, b"keep-alive");
             } else if want_server && name.eq_ignore_ascii_case(b"server") {
                 server = Some(String::from_utf8_lossy(h.value).into_owned());
             }
         }
         Ok(HeadFacts {
             code,
-            length,
+            // With a Transfer-Encoding, Content-Length does not frame the body; one whose
+            // final coding is not chunked is read until the close (RFC 9112 §6.3).
+            length: length.filter(|_| !transfer_encoding),
             chunked,
-            conn_close,
+            conn_close: close || (http10 && !keep_alive),
             server,
         })
     }
+}
+
+/// True when `b` holds a line feed followed by another, or by CR LF: the end of a head.
+fn may_end_head(b: &[u8]) -> bool {
+    memchr::memchr_iter(b'\n', b).any(|i| matches!(&b[i + 1..], [b'\n', ..] | [b'\r', b'\n', ..]))
 }
 
 fn parse_decimal(v: &[u8]) -> Option<u64> {
@@ -514,12 +552,6 @@ fn quoted_len(s: &[u8]) -> usize {
 fn has_token(v: &[u8], token: &[u8]) -> bool {
     v.split(|&b| b == b',')
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
-}
-
-fn last_token_is(v: &[u8], token: &[u8]) -> bool {
-    v.rsplit(|&b| b == b',')
-        .next()
-        .is_some_and(|t| t.trim_ascii().eq_ignore_ascii_case(token))
 }
 
 #[cfg(test)]
@@ -834,5 +866,57 @@ mod tests {
         p.feed(b"5\r\nxxnee\r\n").unwrap();
         p.feed(b"4\r\ndlex\r\n").unwrap();
         assert!(p.matched);
+    }
+
+    #[test]
+    fn framing_follows_rfc_9112_where_the_fuzzer_found_it_did_not() {
+        // Transfer-Encoding without chunked: read until the close, Content-Length ignored.
+        let mut p = ResponseParser::new(false, None);
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nabcd";
+        assert_eq!(p.feed(r), Ok(Progress::NeedMore));
+        assert_eq!((p.eof(), p.body_len, p.close), (Ok(()), 4, true));
+        // `close` in any Connection field wins over a later keep-alive.
+        let mut p = ResponseParser::new(false, None);
+        p.feed(b"HTTP/1.1 200 OK\r\nConnection: close\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n")
+            .unwrap();
+        assert!(p.close);
+        // Empty list elements do not hide chunked.
+        for te in ["chunked,", "chunked\r\nTransfer-Encoding: ,"] {
+            let r =
+                format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: {te}\r\n\r\n2\r\nab\r\n0\r\n\r\n");
+            assert_eq!(parse_all_ways(r.as_bytes(), false).1, 2, "{te:?}");
+        }
+        // 000 is no status code.
+        assert_eq!(
+            verdict(b"HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n"),
+            Err(ParseError::Malformed)
+        );
+    }
+
+    #[test]
+    fn head_len_counts_chunk_lines_split_across_reads() {
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n";
+        let mut whole = ResponseParser::new(false, None);
+        whole.feed(r).unwrap();
+        let mut split = ResponseParser::new(false, None);
+        assert_eq!(feed_in_pieces(&mut split, r, 1), Ok(r.len()));
+        assert_eq!(split.head_len, whole.head_len);
+        assert_eq!(whole.head_len + whole.body_len, r.len() as u64);
+    }
+
+    #[test]
+    fn a_partial_head_that_is_not_http_is_malformed_at_the_close_however_split() {
+        let junk = b"HTTP/1.1 200 OK\r\nno colon here\r\n";
+        let mut whole = ResponseParser::new(false, None);
+        assert_eq!(whole.feed(junk), Err(ParseError::Malformed));
+        let mut split = ResponseParser::new(false, None);
+        assert_eq!(split.feed(&junk[..17]), Ok(Progress::NeedMore));
+        assert_eq!(split.feed(&junk[17..]), Ok(Progress::NeedMore));
+        assert_eq!(split.eof(), Err(ParseError::Malformed));
+        // A valid partial head cut by the close is a close.
+        let mut p = ResponseParser::new(false, None);
+        p.feed(b"HTTP/1.1 200 OK\r\n").unwrap();
+        p.feed(b"Content-Le").unwrap();
+        assert_eq!(p.eof(), Err(ParseError::Closed));
     }
 }
