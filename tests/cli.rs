@@ -459,3 +459,110 @@ fn html_report_of_one_load() {
         "charts, and the URL escaped"
     );
 }
+
+/// A listener nobody should connect to: the command must fail before it connects.
+struct Untouched(std::net::TcpListener);
+
+impl Untouched {
+    fn new() -> Untouched {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        Untouched(l)
+    }
+    fn url(&self) -> String {
+        format!("http://{}/", self.0.local_addr().unwrap())
+    }
+    fn assert_untouched(&self, what: &str) {
+        let e = self.0.accept().map(|_| ()).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock,
+            "{what}: a connection came"
+        );
+    }
+}
+
+/// Values that panicked (exit 101) in the flag parser or in the worker threads: each is
+/// now exit 2 with one line naming the flag, before any connection.
+#[test]
+fn out_of_range_flags_are_usage_errors_not_panics() {
+    let target = Untouched::new();
+    let cases: &[(&[&str], &str)] = &[
+        (&["-d", "1e20"], "-d: "),
+        (&["-d", "18446744073709551615"], "-d: "),
+        (&["-d", "9999999999999999999"], "-d: "),
+        (&["-s", "1e300"], "-s: "),
+        (&["--connect-timeout", "1e300"], "--connect-timeout: "),
+        (&["--warmup", "1e20"], "--warmup: "),
+        (&["-t", "1e20"], "-t: "),
+        (&["-d", "0"], "-d 0: a run must last more than 0"),
+        (&["-t", "0"], "-t 0: a run must last more than 0"),
+        (&["--threads", "0", "-n", "10", "-c", "2"], "--threads 0"),
+        (&["--cpus", "1023"], "--cpus 1023"),
+        (&["--rate=1e-300", "-n", "10"], "--rate"),
+        (&["-c", "99999999999"], "-c 99999999999"),
+    ];
+    for (args, hint) in cases {
+        let out = shootout()
+            .arg("load")
+            .args(*args)
+            .arg(target.url())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(
+            err.starts_with(&format!("error: {hint}")),
+            "{args:?}: {err}"
+        );
+        target.assert_untouched(&format!("{args:?}"));
+    }
+}
+
+/// A method or header with CR/LF, a header name with a space, and framing headers were
+/// sent as given; `-e`, `-g`, `--html` into a missing directory failed after the run and
+/// `-p /dev/zero` ran out of memory. All are refused before connecting.
+#[test]
+fn injection_and_bad_files_are_refused_before_connecting() {
+    let target = Untouched::new();
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body");
+    std::fs::write(&body, "a=1").unwrap();
+    let body = body.to_str().unwrap();
+    let missing = dir.path().join("no/such/out");
+    let missing = missing.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["-m", "GET / HTTP/1.1\r\nX-Injected: 1\r\nX:"],
+            "is not an HTTP method",
+        ),
+        (&["-H", "X-A: 1\r\nX-Injected: 1"], "control character"),
+        (&["-H", "X Bad: 1"], "is not a token"),
+        (
+            &["-H", "Transfer-Encoding: chunked", "-p", body],
+            "set by shootout from the body",
+        ),
+        (
+            &["-H", "Content-Length: 99", "-p", body],
+            "set by shootout from the body",
+        ),
+        (&["-e", missing], "does not exist"),
+        (&["-g", missing], "does not exist"),
+        (&["--html", missing], "does not exist"),
+        (&["-p", "/dev/zero"], "larger than 64 MiB"),
+    ];
+    for (args, hint) in cases {
+        let out = shootout()
+            .arg("load")
+            .args(*args)
+            .arg(target.url())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.contains(hint), "{args:?}: {err}");
+        target.assert_untouched(&format!("{args:?}"));
+    }
+}

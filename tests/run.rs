@@ -823,3 +823,104 @@ fn contenders_whose_names_clean_up_alike_get_their_own_tmp_and_logs() {
     assert_eq!(setup_logs, 3);
     c.nothing_left();
 }
+
+/// Plans that panicked (exit 101), started a contender before failing, or sent their
+/// fields to the server or the shell as written: each is now one line naming the file,
+/// the line and the fix, exit 2, before anything starts or is stored.
+#[test]
+fn a_bad_plan_is_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started");
+    let contender = format!(
+        "[[contender]]\nname = \"a\"\nsetup = \"touch {m}\"\ncommand = \"touch {m}; python3 -m http.server {{port}} --bind 127.0.0.1\"\n",
+        m = marker.display()
+    );
+    let good = plan_with(&contender, GET_INDEX);
+    let cases = [
+        (
+            "concurrency = [2]",
+            "rate = [100]\nconnections = 0",
+            "load.connections must be from 1",
+        ),
+        (
+            "path = \"/index.html\"",
+            "path = \"/a\\r\\nX-Injected: 1\"",
+            "control character",
+        ),
+        (
+            "path = \"/index.html\"",
+            "method = \"GET / HTTP/1.1\\r\\nX: 1\"",
+            "is not an HTTP method",
+        ),
+        (
+            "path = \"/index.html\"",
+            "headers = { \"Transfer-Encoding\" = \"chunked\" }",
+            "set by shootout from the body",
+        ),
+        (
+            "--bind 127.0.0.1",
+            "--bind 127.0.0.1 {bogus}",
+            "unknown placeholder {bogus}",
+        ),
+        ("requests = 200", "duration = \"0s\"", "must be more than 0"),
+        ("requests = 200", "duration = \"1e30\"", "365 days"),
+        (
+            "repeat = 1",
+            "repeat = 1\nserver_cpus = \"1023\"",
+            "names CPU 1023",
+        ),
+        (
+            "path = \"/index.html\"",
+            "body_file = \"/dev/zero\"",
+            "larger than 64 MiB",
+        ),
+    ];
+    for (from, to, hint) in cases {
+        let text = good.replacen(from, to, 1);
+        assert_ne!(text, good, "{from}");
+        let c = Case::new(&text);
+        let out = shootout()
+            .arg("run")
+            .arg(c.plan())
+            .arg("--db")
+            .arg(c.db())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {err}");
+        assert_eq!(err.lines().count(), 1, "{to}: one line: {err}");
+        assert!(err.contains(hint), "{to}: {err}");
+        assert!(!marker.exists(), "{to}: the contender was started");
+        assert!(!c.db().exists(), "{to}: a store was written");
+    }
+    // The same plan, unbroken, does start its contender (the marker can appear).
+    let c = Case::new(&good);
+    let out = shootout()
+        .args(["run", "--quick"])
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    assert!(marker.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    c.no_orphans();
+}
+
+/// `run --duration 1e20` panicked while the flags were read, even with `--dry-run`.
+#[test]
+fn an_overlong_run_duration_is_a_usage_error() {
+    let c = Case::new(&plan_with(&python_server("a", ""), GET_INDEX));
+    for d in ["1e20", "18446744073709551615", "400days"] {
+        let out = shootout()
+            .args(["run", "--dry-run", "--duration", d])
+            .arg(c.plan())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{d}: {err}");
+        assert!(
+            err.contains("--duration") && err.contains("365 days"),
+            "{d}: {err}"
+        );
+    }
+}

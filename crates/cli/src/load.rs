@@ -6,11 +6,14 @@ use crate::{stop_flag, Failure, INTERRUPTED};
 use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_engine::{sys, Control};
-use shootout_model::spec::TargetError;
+use shootout_model::spec::{
+    check_header, check_method, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_RATE, MAX_THREADS,
+    MIN_RATE,
+};
 use shootout_model::{parse_duration, LoadSpec, Pace, Record, StatusSet, Target};
 use shootout_report::Format;
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,7 +56,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
 
-    /// Worker threads (default: the CPUs this process may run on, at most -c).
+    /// Worker threads, 1 to 1024 (default: the CPUs this process may run on, at most -c).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 
@@ -69,11 +72,11 @@ pub struct LoadArgs {
     #[arg(long)]
     pub no_keepalive: bool,
 
-    /// POST this file's contents.
+    /// POST this file's contents (at most 64 MiB).
     #[arg(short = 'p', value_name = "FILE", conflicts_with = "put_file")]
     pub post_file: Option<PathBuf>,
 
-    /// PUT this file's contents.
+    /// PUT this file's contents (at most 64 MiB).
     #[arg(short = 'u', value_name = "FILE")]
     pub put_file: Option<PathBuf>,
 
@@ -185,17 +188,91 @@ fn read_t(value: &str, duration_given: bool, threads_given: bool) -> Result<TMea
         })?;
         return Ok(TMeaning::Threads(n));
     }
-    parse_duration(value)
-        .map(TMeaning::TimeLimit)
-        .map_err(|e| Failure::usage(anyhow!("-t: {e}")))
+    run_length("-t", value).map(TMeaning::TimeLimit)
 }
 
+/// A run's length given to `flag` (`-d`, `-t`): more than 0, at most 365 days.
+fn run_length(flag: &str, value: &str) -> Result<Duration, Failure> {
+    match parse_duration(value) {
+        Ok(d) if d.is_zero() => Err(Failure::usage(anyhow!(
+            "{flag} {value}: a run must last more than 0 (e.g. {flag} 30s)"
+        ))),
+        Ok(d) => Ok(d),
+        Err(e) => Err(Failure::usage(anyhow!("{flag}: {e}"))),
+    }
+}
+
+/// A timeout given to `flag`: more than 0, at most 365 days.
+fn timeout(flag: &str, value: &str) -> Result<Duration, Failure> {
+    match parse_duration(value) {
+        Ok(d) if d.is_zero() => Err(Failure::usage(anyhow!(
+            "{flag} {value}: a timeout must be more than 0 (e.g. {flag} 30)"
+        ))),
+        Ok(d) => Ok(d),
+        Err(e) => Err(Failure::usage(anyhow!("{flag}: {e}"))),
+    }
+}
+
+/// `--cpus`: a CPU list naming only CPUs this process may run on.
 fn parse_cpus(list: &str) -> Result<Vec<usize>, Failure> {
-    shootout_model::parse_cpu_list(list).ok_or_else(|| {
+    let cpus = shootout_model::parse_cpu_list(list).ok_or_else(|| {
         Failure::usage(anyhow!(
             "--cpus '{list}' is not a CPU list: write e.g. 0 or 0,2-3"
         ))
-    })
+    })?;
+    let allowed = sys::allowed_cpus();
+    if let Some(cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
+        let allowed: Vec<String> = allowed.iter().map(usize::to_string).collect();
+        return Err(Failure::usage(anyhow!(
+            "--cpus {list}: CPU {cpu} is not available to shootout (it may use {})",
+            allowed.join(",")
+        )));
+    }
+    Ok(cpus)
+}
+
+/// Reads a request body: at most [`MAX_BODY`] bytes (64 MiB), so `-p /dev/zero` is an
+/// error rather than memory running out.
+pub(crate) fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_BODY as u64 + 1)
+        .read_to_end(&mut body)?;
+    if body.len() > MAX_BODY {
+        return Err(std::io::Error::other(
+            "it is larger than 64 MiB, the most shootout sends",
+        ));
+    }
+    Ok(body)
+}
+
+/// Checks before the run that `flag`'s file can be written at its end: its directory
+/// exists and is writable, and the path is not a directory.
+fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let bad = |why: String| Err(Failure::usage(anyhow!("{flag} {}: {why}", path.display())));
+    if path.is_dir() {
+        return bad("is a directory: give a file name".into());
+    }
+    if !dir.is_dir() {
+        return bad(format!(
+            "the directory {} does not exist: create it first",
+            dir.display()
+        ));
+    }
+    let writable = |p: &Path| {
+        use std::os::unix::ffi::OsStrExt;
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            // SAFETY: access() reads a NUL-terminated path we own.
+            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
+    };
+    if !writable(dir) || (path.exists() && !writable(path)) {
+        return bad("cannot be written here (permission denied): choose another path".into());
+    }
+    Ok(())
 }
 
 /// What the flags add up to: the measured run's spec, the warm-up's, notes for stderr.
@@ -216,9 +293,8 @@ fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let mut duration = a
         .duration
         .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(|e| Failure::usage(anyhow!("-d: {e}")))?;
+        .map(|d| run_length("-d", d))
+        .transpose()?;
     let mut threads = a.threads;
     if let Some(t) = &a.t {
         match read_t(t, duration.is_some(), threads.is_some())? {
@@ -246,9 +322,15 @@ fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             "-n 0: the request count must be at least 1"
         )));
     }
-    if a.concurrency == 0 {
+    if !(1..=MAX_CONNECTIONS).contains(&a.concurrency) {
         return Err(Failure::usage(anyhow!(
-            "-c 0: the concurrency must be at least 1"
+            "-c {}: the concurrency must be from 1 to {MAX_CONNECTIONS}",
+            a.concurrency
+        )));
+    }
+    if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
+        return Err(Failure::usage(anyhow!(
+            "--threads {n}: the number of threads must be from 1 to {MAX_THREADS}"
         )));
     }
     let mut connections = a.concurrency;
@@ -264,11 +346,13 @@ fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let default_threads = cpus
         .as_ref()
         .map_or_else(|| sys::allowed_cpus().len(), Vec::len);
-    let threads = threads.unwrap_or(default_threads).clamp(1, connections);
-    if threads == 0 {
-        return Err(Failure::usage(anyhow!(
-            "--threads 0: at least one thread is needed"
-        )));
+    let threads = threads
+        .unwrap_or(default_threads)
+        .clamp(1, connections.min(MAX_THREADS));
+    for (flag, path) in [("-e", &a.csv), ("-g", &a.gnuplot), ("--html", &a.html)] {
+        if let Some(path) = path {
+            check_output(flag, path)?;
+        }
     }
 
     let mut spec = LoadSpec::new(target);
@@ -278,7 +362,7 @@ fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .map(|f| ("POST", f))
         .or(a.put_file.as_ref().map(|f| ("PUT", f)));
     if let Some((method, file)) = body_file {
-        spec.request.body = std::fs::read(file).map_err(|e| {
+        spec.request.body = read_body(file).map_err(|e| {
             Failure::usage(anyhow!(
                 "cannot read the body file '{}': {e} (check the path given to -p/-u)",
                 file.display()
@@ -290,18 +374,11 @@ fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         spec.request.method = "HEAD".into();
     }
     if let Some(m) = &a.method {
-        if m.is_empty()
-            || !m
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            return Err(Failure::usage(anyhow!(
-                "-m '{m}' is not an HTTP method: write e.g. -m DELETE"
-            )));
-        }
+        check_method(m).map_err(|e| Failure::usage(anyhow!("-m: {e}")))?;
         spec.request.method = m.to_ascii_uppercase();
     }
     if let Some(ct) = &a.content_type {
+        check_header("Content-Type", ct).map_err(|e| Failure::usage(anyhow!("-T: {e}")))?;
         spec.request
             .headers
             .push(("Content-Type".into(), ct.clone()));
@@ -309,24 +386,24 @@ fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     for h in &a.headers {
         let (name, value) = h.split_once(':').ok_or_else(|| {
             Failure::usage(anyhow!(
-                "-H '{h}' is not a header: write it as -H 'Name: value'"
+                "-H {h:?} is not a header: write it as -H 'Name: value'"
             ))
         })?;
-        spec.request
-            .headers
-            .push((name.trim().into(), value.trim().into()));
+        let (name, value) = (name.trim(), value.trim());
+        check_header(name, value).map_err(|e| Failure::usage(anyhow!("-H: {e}")))?;
+        spec.request.headers.push((name.into(), value.into()));
     }
     if !a.cookies.is_empty() {
         for c in &a.cookies {
             if !c.contains('=') {
                 return Err(Failure::usage(anyhow!(
-                    "-C '{c}' is not a cookie: write it as -C name=value"
+                    "-C {c:?} is not a cookie: write it as -C name=value"
                 )));
             }
         }
-        spec.request
-            .headers
-            .push(("Cookie".into(), a.cookies.join("; ")));
+        let cookies = a.cookies.join("; ");
+        check_header("Cookie", &cookies).map_err(|e| Failure::usage(anyhow!("-C: {e}")))?;
+        spec.request.headers.push(("Cookie".into(), cookies));
     }
     spec.request.keepalive = !a.no_keepalive;
     if let Some(list) = &a.expect_status {
@@ -343,20 +420,16 @@ fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     spec.requests = requests;
     spec.duration = duration;
     spec.pace = match a.rate {
-        Some(r) if r.is_finite() && r > 0.0 => Pace::Rate(r),
+        Some(r) if (MIN_RATE..=MAX_RATE).contains(&r) => Pace::Rate(r),
         Some(r) => {
             return Err(Failure::usage(anyhow!(
-                "--rate {r}: write a positive number of requests per second"
+                "--rate {r}: write a number of requests per second from {MIN_RATE} to {MAX_RATE:e}"
             )))
         }
         None => Pace::Closed,
     };
-    spec.timeout = parse_duration(&a.timeout).map_err(|e| Failure::usage(anyhow!("-s: {e}")))?;
-    spec.connect_timeout = parse_duration(&a.connect_timeout)
-        .map_err(|e| Failure::usage(anyhow!("--connect-timeout: {e}")))?;
-    if spec.timeout.is_zero() || spec.connect_timeout.is_zero() {
-        return Err(Failure::usage(anyhow!("timeouts must be longer than zero")));
-    }
+    spec.timeout = timeout("-s", &a.timeout)?;
+    spec.connect_timeout = timeout("--connect-timeout", &a.connect_timeout)?;
     spec.record = Record {
         all: a.gnuplot.is_some(),
         ..Record::default()
@@ -386,10 +459,14 @@ fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
                     .map_err(|e| Failure::usage(anyhow!("--warmup: {e} (or a request count)")))?;
                 ws.duration = Some(d);
                 ws.requests = None;
-                Some(ws)
+                (!d.is_zero()).then_some(ws)
             }
         }
     };
+    // What the flags were checked for one by one, checked as a whole: the engine relies on it.
+    for s in std::iter::once(&spec).chain(&warmup) {
+        s.validate().map_err(Failure::usage)?;
+    }
     let format = if a.json {
         Format::Json
     } else {
@@ -602,6 +679,7 @@ mod tests {
 
     #[test]
     fn rate_warmup_and_cpus() {
+        let cpu = sys::allowed_cpus()[0].to_string();
         let p = plan_of(&[
             "--rate",
             "500",
@@ -610,16 +688,260 @@ mod tests {
             "--warmup",
             "100",
             "--cpus",
-            "0,2-3",
+            &cpu,
             "http://127.0.0.1/",
         ])
         .unwrap();
         assert_eq!(p.spec.pace, Pace::Rate(500.0));
-        assert_eq!(p.spec.cpus, Some(vec![0, 2, 3]));
+        assert_eq!(p.spec.cpus, Some(vec![sys::allowed_cpus()[0]]));
         assert_eq!(p.warmup.as_ref().unwrap().requests, Some(100));
         let p = plan_of(&["--warmup", "2s", "-n", "10", "http://127.0.0.1/"]).unwrap();
         assert_eq!(p.warmup.unwrap().duration, Some(Duration::from_secs(2)));
         assert!(plan_of(&["--rate", "0", "http://127.0.0.1/"]).is_err());
         assert!(plan_of(&["--cpus", "a", "http://127.0.0.1/"]).is_err());
+    }
+
+    fn error_of(args: &[&str]) -> String {
+        let f = plan_of(args).err().expect("an error");
+        assert_eq!(f.code, 2, "{args:?}: {}", f.error);
+        let e = format!("{:#}", f.error);
+        assert_eq!(e.lines().count(), 1, "{args:?}: one line: {e}");
+        e
+    }
+
+    /// `-d 0`, `-t 0` and a warm-up of `0s` gave an empty report and exit 0; `--threads 0`
+    /// and `-t 0` as wrk's thread count were quietly read as 1.
+    #[test]
+    fn zero_lengths_and_zero_threads_are_errors() {
+        let url = "http://127.0.0.1/";
+        assert!(error_of(&["-d", "0", url]).contains("-d 0: a run must last more than 0"));
+        assert!(error_of(&["-t", "0", url]).contains("-t 0: a run must last more than 0"));
+        assert!(error_of(&["-s", "0", url]).contains("-s 0: a timeout must be more than 0"));
+        assert!(error_of(&["--threads", "0", "-c", "4", url]).contains("--threads 0"));
+        assert!(error_of(&["-t", "0", "-d", "1s", url]).contains("--threads 0"));
+        assert!(error_of(&["--threads", "1025", "-c", "4000", url]).contains("from 1 to 1024"));
+        assert!(plan_of(&["--warmup", "0s", url]).unwrap().warmup.is_none());
+    }
+
+    /// `-d 1e20`, `-s 1e300`, `--warmup 1e20` and friends panicked (exit 101).
+    #[test]
+    fn overlong_numbers_are_errors_naming_the_flag() {
+        let url = "http://127.0.0.1/";
+        for (flag, value) in [
+            ("-d", "1e20"),
+            ("-d", "18446744073709551615"),
+            ("-d", "9999999999999999999"),
+            ("-t", "1e20"),
+            ("-s", "1e300"),
+            ("--connect-timeout", "1e300"),
+            ("--warmup", "1e20"),
+        ] {
+            let e = error_of(&[flag, value, url]);
+            assert!(
+                e.starts_with(&format!("{flag}: ")) && e.contains("365 days"),
+                "{e}"
+            );
+        }
+        for rate in ["1e-300", "1e300", "NaN", "0", "-1"] {
+            let e = error_of(&[&format!("--rate={rate}"), url]);
+            assert!(e.starts_with("--rate"), "{e}");
+        }
+        assert!(error_of(&["-c", "18446744073709551615", url]).contains("-c 18446744073709551615"));
+    }
+
+    /// `--cpus 99` was ignored by the engine; now only CPUs this process may use pass.
+    #[test]
+    fn cpus_not_available_are_refused() {
+        let e = error_of(&["--cpus", "1023", "http://127.0.0.1/"]);
+        assert!(e.contains("CPU 1023 is not available"), "{e}");
+        let e = error_of(&["--cpus", "0-99999", "http://127.0.0.1/"]);
+        assert!(e.contains("is not a CPU list"), "{e}");
+    }
+
+    /// A plan's or the flags' method, header names and values could carry CR/LF or
+    /// spaces to the server; framing headers contradicted the body shootout sends.
+    #[test]
+    fn request_fields_are_checked_when_the_flags_are_read() {
+        let url = "http://127.0.0.1/";
+        for (args, hint) in [
+            (
+                vec!["-m", "GET / HTTP/1.1\r\nX-Injected: 1\r\nX:"],
+                "-m: method",
+            ),
+            (
+                vec!["-H", "X Bad: 1"],
+                "-H: header name 'X Bad' is not a token",
+            ),
+            (
+                vec!["-H", "X-A: 1\r\nX-B: 2"],
+                "-H: header 'X-A' has a control character",
+            ),
+            (
+                vec!["-H", "Transfer-Encoding: chunked"],
+                "set by shootout from the body",
+            ),
+            (
+                vec!["-H", "content-length: 3"],
+                "set by shootout from the body",
+            ),
+            (
+                vec!["-T", "text/plain\r\nX-B: 2"],
+                "-T: header 'Content-Type'",
+            ),
+            (vec!["-C", "a=1\nb"], "-C: header 'Cookie'"),
+        ] {
+            let mut all = args.clone();
+            all.push(url);
+            let e = error_of(&all);
+            assert!(e.contains(hint), "{args:?}: {e}");
+        }
+    }
+
+    /// `-e`, `-g` and `--html` into a missing directory failed after the whole run.
+    #[test]
+    fn output_files_are_checked_before_the_run() {
+        let dir = tempfile_dir("outputs");
+        let missing = dir.join("no/such/dir/out.csv");
+        let missing = missing.to_str().unwrap();
+        for flag in ["-e", "-g", "--html"] {
+            let e = error_of(&[flag, missing, "http://127.0.0.1/"]);
+            assert!(
+                e.starts_with(&format!("{flag} ")) && e.contains("does not exist"),
+                "{e}"
+            );
+        }
+        let e = error_of(&["-e", dir.to_str().unwrap(), "http://127.0.0.1/"]);
+        assert!(e.contains("is a directory"), "{e}");
+        let ok = dir.join("out.csv");
+        assert!(plan_of(&["-e", ok.to_str().unwrap(), "http://127.0.0.1/"]).is_ok());
+        assert!(!ok.exists(), "checking writes nothing");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// `-p /dev/zero` was read until memory ran out.
+    #[test]
+    fn bodies_are_bounded() {
+        let e = error_of(&["-p", "/dev/zero", "http://127.0.0.1/"]);
+        assert!(e.contains("larger than 64 MiB"), "{e}");
+        let dir = tempfile_dir("bodies");
+        let (at, over) = (dir.join("at"), dir.join("over"));
+        // Sparse files: the limit is read, not written.
+        std::fs::File::create(&at)
+            .unwrap()
+            .set_len(MAX_BODY as u64)
+            .unwrap();
+        std::fs::File::create(&over)
+            .unwrap()
+            .set_len(MAX_BODY as u64 + 1)
+            .unwrap();
+        assert_eq!(read_body(&at).unwrap().len(), MAX_BODY);
+        assert!(read_body(&over).is_err());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn tempfile_dir(what: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("shootout-cli-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Random and boundary values in every flag that takes a number, a duration or
+    /// request text: a one-line usage error or a spec that validates. Never a panic.
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn number() -> impl Strategy<Value = String> {
+            prop_oneof![
+                any::<f64>().prop_map(|f| f.to_string()),
+                any::<u64>().prop_map(|n| n.to_string()),
+                any::<i64>().prop_map(|n| n.to_string()),
+                "[0-9]{1,22}(\\.[0-9]{0,4})?(ns|ms|s|m|h|d|y)?",
+                prop::sample::select(vec![
+                    "0",
+                    "0s",
+                    "1",
+                    "1e20",
+                    "1e300",
+                    "NaN",
+                    "inf",
+                    "-1",
+                    "",
+                    "18446744073709551615",
+                    "9999999999999999999",
+                    "31536000",
+                    "365days",
+                    "1024",
+                    "1025",
+                    "1000000",
+                    "1000001",
+                ])
+                .prop_map(String::from),
+            ]
+        }
+
+        fn text() -> impl Strategy<Value = String> {
+            prop_oneof![
+                ".{0,10}",
+                "[A-Za-z-]{1,6}: ?[ -~]{0,6}",
+                prop::sample::select(vec![
+                    "X Bad: 1",
+                    "X-A: 1\r\nX-B: 2",
+                    "Transfer-Encoding: chunked",
+                    "Content-Length: 1",
+                    "GET / HTTP/1.1\r\n",
+                    "\0",
+                ])
+                .prop_map(String::from),
+            ]
+        }
+
+        fn flag() -> impl Strategy<Value = (&'static str, String)> {
+            let numeric = prop::sample::select(vec![
+                "-n",
+                "-c",
+                "-t",
+                "-d",
+                "--rate",
+                "--threads",
+                "--warmup",
+                "-s",
+                "--connect-timeout",
+                "--expect-length",
+                "--cpus",
+            ]);
+            let textual = prop::sample::select(vec!["-m", "-H", "-T", "-C"]);
+            prop_oneof![(numeric, number()), (textual, text())]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            #[test]
+            fn any_flags_give_a_clean_error_or_a_valid_spec(
+                flags in prop::collection::vec(flag(), 0..5)
+            ) {
+                let mut args = vec!["load".to_string()];
+                for (f, v) in &flags {
+                    args.push(format!("{f}={v}"));
+                }
+                args.push("http://127.0.0.1:1/".into());
+                // clap refuses some values itself (a negative -n): those are usage errors too.
+                let Ok(w) = Wrap::try_parse_from(&args) else { return Ok(()) };
+                match plan(&w.a) {
+                    Ok(p) => {
+                        prop_assert_eq!(p.spec.validate(), Ok(()));
+                        if let Some(ws) = &p.warmup {
+                            prop_assert_eq!(ws.validate(), Ok(()));
+                        }
+                    }
+                    Err(f) => {
+                        prop_assert_eq!(f.code, 2);
+                        let e = format!("{:#}", f.error);
+                        prop_assert_eq!(e.lines().count(), 1, "{}", e);
+                    }
+                }
+            }
+        }
     }
 }

@@ -124,7 +124,27 @@ fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
             a.plan.display()
         ))
     })?;
-    let mut plan = plan::parse(&text, &a.plan.display().to_string()).map_err(Failure::usage)?;
+    let mut plan = plan::parse(
+        &text,
+        &a.plan.display().to_string(),
+        &shootout_engine::sys::allowed_cpus(),
+    )
+    .map_err(Failure::usage)?;
+    // Each connection is an open file: a level beyond the limit is refused now, not
+    // found out after the contenders started.
+    let most = plan.levels.iter().map(|l| match l.level {
+        LoadLevel::Concurrency { connections } | LoadLevel::Rate { connections, .. } => connections,
+    });
+    if let Some(most) = most.max() {
+        let needed = most as u64 + 64;
+        let limit = shootout_engine::sys::raise_fd_limit(needed);
+        if limit < needed {
+            return Err(Failure::usage(anyhow!(
+                "{}: {most} connections need about {needed} open files but the limit is {limit}: raise it (ulimit -n {needed}) or lower the load",
+                a.plan.display()
+            )));
+        }
+    }
     let dir = a.plan.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir = if dir.as_os_str().is_empty() {
         PathBuf::from(".")
@@ -164,7 +184,7 @@ fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
         bodies.push(match (&w.body_file, &w.body) {
             (Some(f), _) => {
                 let path = plan::resolve(&dir, f);
-                std::fs::read(&path).map_err(|e| {
+                crate::load::read_body(&path).map_err(|e| {
                     Failure::usage(anyhow!(
                         "workload '{}': cannot read body_file {}: {e} (paths are relative to the plan's directory)",
                         w.name,
@@ -607,10 +627,10 @@ fn bring_up_once(
         name: c.name.clone(),
         key,
         command: fill(command),
-        cwd: Some(
-            cwd.as_ref()
-                .map_or_else(|| plan_dir_abs.clone(), |d| plan::resolve(&plan_dir_abs, d)),
-        ),
+        cwd: Some(cwd.as_ref().map_or_else(
+            || plan_dir_abs.clone(),
+            |d| plan::resolve(&plan_dir_abs, Path::new(&fill(&d.to_string_lossy()))),
+        )),
         env: env.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
         setup: setup.as_ref().map(|s| fill(s)),
         setup_timeout: Duration::from_secs(600),

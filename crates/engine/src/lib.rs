@@ -237,29 +237,11 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     Ok(merge(spec, start, started, threads, outputs))
 }
 
+/// The spec's own check ([`LoadSpec::validate`]): what it guarantees (bounded durations,
+/// rates, connections and threads; request fields that cannot inject) the workers rely on.
 fn validate(spec: &LoadSpec) -> Result<(), EngineError> {
-    let bad = |m: &str| Err(EngineError::Invalid(m.to_string()));
-    if spec.connections == 0 {
-        return bad("concurrency must be at least 1 (-c 1)");
-    }
-    if spec.threads == 0 {
-        return bad("threads must be at least 1 (--threads 1)");
-    }
-    if spec.requests.is_none() && spec.duration.is_none() {
-        return bad("a run needs a bound: a request count (-n) or a duration (-d)");
-    }
-    if spec.requests == Some(0) {
-        return bad("the request count must be at least 1 (-n 1)");
-    }
-    if let Pace::Rate(r) = spec.pace {
-        if !(r.is_finite() && r > 0.0) {
-            return bad("the rate must be a positive number of requests per second (--rate 1000)");
-        }
-    }
-    if spec.timeout.is_zero() || spec.connect_timeout.is_zero() {
-        return bad("timeouts must be longer than zero (-s 30)");
-    }
-    Ok(())
+    spec.validate()
+        .map_err(|e| EngineError::Invalid(e.to_string()))
 }
 
 /// Splits connections and the request budget among threads, as evenly as they go.

@@ -21,4 +21,4 @@ pub use shootout::{
 };
 pub use spec::{Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, Target, TlsOptions};
 pub use status::StatusSet;
-pub use units::{parse_cpu_list, parse_duration, DurationError};
+pub use units::{parse_cpu_list, parse_duration, DurationError, MAX_DURATION};

@@ -6,11 +6,14 @@
 //! in the strings; the CLI substitutes them when it runs the plan.
 
 use crate::shootout::LoadLevel;
-use crate::spec::Expectation;
+use crate::spec::{
+    check_header, check_method, check_path, Expectation, RequestError, Target, MAX_BODY,
+    MAX_CONNECTIONS, MAX_RATE, MIN_RATE,
+};
 use crate::status::StatusSet;
 use crate::units::{parse_cpu_list, parse_duration};
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
@@ -169,13 +172,13 @@ struct FileDefaults {
 #[serde(deny_unknown_fields)]
 struct FileContender {
     name: String,
-    command: Option<String>,
+    command: Option<Spanned<String>>,
     url: Option<Spanned<String>>,
-    cwd: Option<String>,
+    cwd: Option<Spanned<String>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
-    setup: Option<String>,
-    ready: Option<FileReady>,
+    setup: Option<Spanned<String>>,
+    ready: Option<Spanned<FileReady>>,
     #[serde(default)]
     baseline: bool,
     nofile: Option<u64>,
@@ -192,22 +195,12 @@ struct FileReady {
 #[serde(deny_unknown_fields)]
 struct FileWorkload {
     name: String,
-    #[serde(default = "default_method")]
-    method: String,
-    #[serde(default = "default_path")]
-    path: String,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
+    method: Option<Spanned<String>>,
+    path: Option<Spanned<String>>,
+    headers: Option<Spanned<BTreeMap<String, String>>>,
     body_file: Option<String>,
-    body: Option<String>,
+    body: Option<Spanned<String>>,
     expect: Option<Spanned<FileExpect>>,
-}
-
-fn default_method() -> String {
-    "GET".into()
-}
-fn default_path() -> String {
-    "/".into()
 }
 
 #[derive(Deserialize, Default)]
@@ -221,10 +214,10 @@ struct FileExpect {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileLoad {
-    concurrency: Option<Vec<usize>>,
-    rate: Option<Vec<f64>>,
-    connections: Option<usize>,
-    stages: Option<Vec<FileStage>>,
+    concurrency: Option<Spanned<Vec<usize>>>,
+    rate: Option<Spanned<Vec<f64>>>,
+    connections: Option<Spanned<usize>>,
+    stages: Option<Spanned<Vec<FileStage>>>,
 }
 
 #[derive(Deserialize)]
@@ -234,8 +227,50 @@ struct FileStage {
     duration: String,
 }
 
-/// Parses and validates a plan's text; `file` names it in errors.
-pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
+/// The placeholders `shootout run` substitutes in a contender's `command`, `setup`, `env`
+/// values and `cwd`, written `{port}`, `{tmp}`, …
+pub const PLACEHOLDERS: [&str; 5] = ["port", "tmp", "cores", "plan_dir", "run_dir"];
+
+/// The first unknown placeholder in `s`: a `{name}` (letters, digits, `_`) whose name is
+/// not one of [`PLACEHOLDERS`] and that is not shell syntax (`${name}`). Any other brace
+/// stays as written: `{ print }`, `{}`, `{a,b}`, `$((x + 1))`.
+pub fn unknown_placeholder(s: &str) -> Option<&str> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while let Some(off) = s[i..].find('{') {
+        let open = i + off;
+        let rest = &s[open + 1..];
+        let len = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        let name = &rest[..len];
+        let closed = rest.as_bytes().get(len) == Some(&b'}');
+        let shell = open > 0 && bytes[open - 1] == b'$';
+        if closed && !name.is_empty() && !shell && !PLACEHOLDERS.contains(&name) {
+            return Some(&s[open..open + len + 2]);
+        }
+        i = open + 1 + len;
+    }
+    None
+}
+
+/// A duration key's value: zero allowed or not, at most [`crate::MAX_DURATION`].
+fn duration_of(s: &str, key: &str, zero_ok: bool) -> Result<Duration, String> {
+    match parse_duration(s) {
+        Ok(d) if d.is_zero() && !zero_ok => Err(format!(
+            "{key} = \"{s}\" must be more than 0 (e.g. \"10s\")"
+        )),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("{key}: {e}")),
+    }
+}
+
+/// Parses and validates a plan's text; `file` names it in errors. `available_cpus` are the
+/// CPUs this process may run on: `server_cpus` and `load_cpus` must name only those.
+/// Every check is made here, before anything starts; reading is linear in the plan's size.
+pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, PlanError> {
+    // Only called for the one error returned: one scan of the text.
     let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
     let err = |offset: usize, message: String| PlanError {
         file: file.to_string(),
@@ -257,22 +292,36 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
     let d = &d;
     let dur = |v: &Option<Spanned<String>>,
                key: &str,
-               default: Duration|
+               default: Duration,
+               zero_ok: bool|
      -> Result<Duration, PlanError> {
         match v {
             None => Ok(default),
-            Some(s) => parse_duration(s.get_ref())
-                .map_err(|e| err(s.span().start, format!("defaults.{key}: {e}"))),
+            Some(s) => duration_of(s.get_ref(), &format!("defaults.{key}"), zero_ok)
+                .map_err(|m| err(s.span().start, m)),
         }
     };
     let cpus = |v: &Option<Spanned<String>>, key: &str| -> Result<Option<Vec<usize>>, PlanError> {
-        v.as_ref()
-            .map(|s| {
-                parse_cpu_list(s.get_ref()).ok_or_else(|| {
-                    err(s.span().start, format!("defaults.{key} = \"{}\" is not a CPU list: write e.g. \"1\" or \"0,2-3\"", s.get_ref()))
-                })
-            })
-            .transpose()
+        let Some(s) = v else { return Ok(None) };
+        let list = parse_cpu_list(s.get_ref()).ok_or_else(|| {
+            err(
+                s.span().start,
+                format!(
+                    "defaults.{key} = \"{}\" is not a CPU list: write e.g. \"1\" or \"0,2-3\"",
+                    s.get_ref()
+                ),
+            )
+        })?;
+        if let Some(cpu) = list.iter().find(|c| !available_cpus.contains(c)) {
+            return Err(err(
+                s.span().start,
+                format!(
+                    "defaults.{key} names CPU {cpu}, which this machine does not give shootout: use CPUs from {}",
+                    cpu_ranges(available_cpus)
+                ),
+            ));
+        }
+        Ok(Some(list))
     };
     let measure = match (&d.duration, &d.requests) {
         (Some(s), Some(_)) => {
@@ -288,7 +337,7 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
             ))
         }
         (_, Some(n)) => Span::Requests(*n.get_ref()),
-        (s, None) => Span::Time(dur(s, "duration", Duration::from_secs(10))?),
+        (s, None) => Span::Time(dur(s, "duration", Duration::from_secs(10), false)?),
     };
     let warmup = match &d.warmup {
         None => Some(Span::Time(Duration::from_secs(2))),
@@ -327,10 +376,10 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
         warmup,
         measure,
         repeat,
-        cooldown: dur(&d.cooldown, "cooldown", Duration::from_secs(1))?,
+        cooldown: dur(&d.cooldown, "cooldown", Duration::from_secs(1), true)?,
         server_cpus: cpus(&d.server_cpus, "server_cpus")?,
         load_cpus: cpus(&d.load_cpus, "load_cpus")?,
-        timeout: dur(&d.timeout, "timeout", Duration::from_secs(30))?,
+        timeout: dur(&d.timeout, "timeout", Duration::from_secs(30), false)?,
     };
 
     if raw.contender.is_empty() {
@@ -340,6 +389,7 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
         ));
     }
     let mut contenders = Vec::new();
+    let mut contender_names = HashSet::new();
     for c in &raw.contender {
         let at = c.span().start;
         let c = c.get_ref();
@@ -347,7 +397,7 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
         if name.is_empty() {
             return Err(err(at, "a contender has an empty name: give it one".into()));
         }
-        if contenders.iter().any(|x: &Contender| x.name == name) {
+        if !contender_names.insert(name.clone()) {
             return Err(err(
                 at,
                 format!("two contenders are named '{name}': names must be unique"),
@@ -365,30 +415,59 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
                 if !(u.starts_with("http://") || u.starts_with("https://")) {
                     return Err(err(url.span().start, format!("contender '{name}': url '{u}' must start with http:// or https://")));
                 }
+                if let Err(e) = Target::parse(u) {
+                    return Err(err(url.span().start, format!("contender '{name}': {e}")));
+                }
+                if u.chars().any(|c| c.is_ascii_control() || c == ' ') {
+                    return Err(err(url.span().start, format!("contender '{name}': url {u:?} has a space or a control character: percent-encode it")));
+                }
                 if c.cwd.is_some() || c.setup.is_some() || !c.env.is_empty() {
                     return Err(err(at, format!("contender '{name}' has a url: cwd, env and setup apply only to launched contenders")));
                 }
                 Launch::Url(u.trim_end_matches('/').to_string())
             }
             (Some(command), None) => {
-                if !command.contains("{port}") {
+                if !command.get_ref().contains("{port}") {
                     return Err(err(at, format!("contender '{name}': the command must listen on {{port}} (a free port shootout chooses), e.g. \"python3 -m http.server {{port}} --bind 127.0.0.1\"")));
                 }
+                // Every string shootout fills and hands to the shell or the OS.
+                let env_at = at;
+                let strings = [
+                    ("command", command.get_ref().as_str(), command.span().start),
+                    ("setup", c.setup.as_ref().map_or("", |s| s.get_ref().as_str()), c.setup.as_ref().map_or(at, |s| s.span().start)),
+                    ("cwd", c.cwd.as_ref().map_or("", |s| s.get_ref().as_str()), c.cwd.as_ref().map_or(at, |s| s.span().start)),
+                ];
+                let env = c.env.iter().map(|(k, v)| (k.as_str(), v.as_str(), env_at));
+                for (key, value, key_at) in strings.into_iter().chain(env) {
+                    if let Some(p) = unknown_placeholder(value) {
+                        let known: Vec<String> = PLACEHOLDERS.iter().map(|n| format!("{{{n}}}")).collect();
+                        return Err(err(key_at, format!(
+                            "contender '{name}': {key} uses the unknown placeholder {p}: the placeholders are {} (for a shell variable write ${p}; for literal braces put a space inside: {{ x }})",
+                            known.join(", ")
+                        )));
+                    }
+                    if value.contains('\0') {
+                        return Err(err(key_at, format!("contender '{name}': {key} contains a NUL character: remove it")));
+                    }
+                }
+                if let Some(k) = c.env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
+                    return Err(err(at, format!("contender '{name}': env name {k:?} is not a variable name: write e.g. PASTE_DIR")));
+                }
                 let ready = c.ready.as_ref();
-                let ready_timeout = match ready.and_then(|r| r.timeout.as_ref()) {
+                let ready_timeout = match ready.and_then(|r| r.get_ref().timeout.as_ref()) {
                     None => Duration::from_secs(20),
-                    Some(t) => parse_duration(t.get_ref())
-                        .map_err(|e| err(t.span().start, format!("contender '{name}': ready.timeout: {e}")))?,
+                    Some(t) => duration_of(t.get_ref(), "ready.timeout", false)
+                        .map_err(|m| err(t.span().start, format!("contender '{name}': {m}")))?,
                 };
-                let ready_path = ready.and_then(|r| r.path.clone()).unwrap_or_else(|| "/".into());
-                if !ready_path.starts_with('/') {
-                    return Err(err(at, format!("contender '{name}': ready.path must start with / (e.g. \"/health\")")));
+                let ready_path = ready.and_then(|r| r.get_ref().path.clone()).unwrap_or_else(|| "/".into());
+                if let Err(e) = check_path(&ready_path) {
+                    return Err(err(ready.map_or(at, |r| r.span().start), format!("contender '{name}': ready.{e}")));
                 }
                 Launch::Command {
-                    command: command.clone(),
-                    cwd: c.cwd.as_ref().map(PathBuf::from),
+                    command: command.get_ref().clone(),
+                    cwd: c.cwd.as_ref().map(|d| PathBuf::from(d.get_ref())),
                     env: c.env.clone(),
-                    setup: c.setup.clone(),
+                    setup: c.setup.as_ref().map(|s| s.get_ref().clone()),
                     ready_path,
                     ready_timeout,
                     nofile: c.nofile,
@@ -409,26 +488,70 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
         return Err(err(0, "the plan has no [[workload]]: add at least one request, e.g. [[workload]] name = \"home\" path = \"/\"".into()));
     }
     let mut workloads = Vec::new();
+    let mut workload_names = HashSet::new();
     for w in &raw.workload {
         let at = w.span().start;
         let w = w.get_ref();
         let name = w.name.trim().to_string();
-        if workloads.iter().any(|x: &Workload| x.name == name) {
+        if name.is_empty() {
+            return Err(err(at, "a workload has an empty name: give it one".into()));
+        }
+        if !workload_names.insert(name.clone()) {
             return Err(err(
                 at,
                 format!("two workloads are named '{name}': names must be unique"),
             ));
         }
-        if !w.path.starts_with('/') {
-            return Err(err(
-                at,
-                format!("workload '{name}': path '{}' must start with /", w.path),
-            ));
+        let key_at = |v: Option<std::ops::Range<usize>>| v.map_or(at, |s| s.start);
+        let method = w.method.as_ref().map_or("GET", |m| m.get_ref().as_str());
+        check_method(method).map_err(|e| {
+            err(
+                key_at(w.method.as_ref().map(Spanned::span)),
+                format!("workload '{name}': {e}"),
+            )
+        })?;
+        let method = method.to_ascii_uppercase();
+        let path = w
+            .path
+            .as_ref()
+            .map_or_else(|| "/".to_string(), |p| p.get_ref().clone());
+        check_path(&path).map_err(|e| {
+            err(
+                key_at(w.path.as_ref().map(Spanned::span)),
+                format!("workload '{name}': {e}"),
+            )
+        })?;
+        let headers: Vec<(String, String)> = w
+            .headers
+            .as_ref()
+            .map(|h| {
+                h.get_ref()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (k, v) in &headers {
+            check_header(k, v).map_err(|e| {
+                err(
+                    key_at(w.headers.as_ref().map(Spanned::span)),
+                    format!("workload '{name}': {e}"),
+                )
+            })?;
         }
         if w.body.is_some() && w.body_file.is_some() {
             return Err(err(
                 at,
                 format!("workload '{name}': give body or body_file, not both"),
+            ));
+        }
+        if let Some(b) = w.body.as_ref().filter(|b| b.get_ref().len() > MAX_BODY) {
+            return Err(err(
+                b.span().start,
+                format!(
+                    "workload '{name}': {} (use a smaller body)",
+                    RequestError::Body(b.get_ref().len())
+                ),
             ));
         }
         let no_expect = FileExpect::default();
@@ -444,15 +567,11 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
         };
         workloads.push(Workload {
             name,
-            method: w.method.to_ascii_uppercase(),
-            path: w.path.clone(),
-            headers: w
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            method,
+            path,
+            headers,
             body_file: w.body_file.as_ref().map(PathBuf::from),
-            body: w.body.clone(),
+            body: w.body.as_ref().map(|b| b.get_ref().clone()),
             expect: Expectation {
                 status,
                 body_contains: e.body_contains.as_ref().map(|s| s.as_bytes().to_vec()),
@@ -477,11 +596,15 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
             "[load] needs exactly one of concurrency = [..], rate = [..] or stages = [..]".into(),
         ));
     }
+    let connections_ok = |c: usize| (1..=MAX_CONNECTIONS).contains(&c);
     let mut levels = Vec::new();
     if let Some(cs) = &l.concurrency {
-        for &c in cs {
-            if c == 0 {
-                return Err(err(at, "load.concurrency values must be at least 1".into()));
+        for &c in cs.get_ref() {
+            if !connections_ok(c) {
+                return Err(err(
+                    cs.span().start,
+                    format!("load.concurrency values must be from 1 to {MAX_CONNECTIONS}, not {c}"),
+                ));
             }
             levels.push(Level {
                 level: LoadLevel::Concurrency { connections: c },
@@ -489,13 +612,21 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
             });
         }
     }
+    if let Some(c) = &l.connections {
+        if l.rate.is_none() {
+            return Err(err(c.span().start, "load.connections applies to rate = [..] only: remove it, or give the connections as concurrency = [..]".into()));
+        }
+        if !connections_ok(*c.get_ref()) {
+            return Err(err(c.span().start, format!("load.connections must be from 1 to {MAX_CONNECTIONS}, not {}: the rate is sent over these connections", c.get_ref())));
+        }
+    }
     if let Some(rs) = &l.rate {
-        let connections = l.connections.unwrap_or(64);
-        for &r in rs {
-            if !(r.is_finite() && r > 0.0) {
+        let connections = l.connections.as_ref().map_or(64, |c| *c.get_ref());
+        for &r in rs.get_ref() {
+            if !(MIN_RATE..=MAX_RATE).contains(&r) {
                 return Err(err(
-                    at,
-                    "load.rate values must be positive requests per second".into(),
+                    rs.span().start,
+                    format!("load.rate values must be from {MIN_RATE} to {MAX_RATE:e} requests per second, not {r:?}"),
                 ));
             }
             levels.push(Level {
@@ -508,11 +639,18 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
         }
     }
     if let Some(stages) = &l.stages {
-        for s in stages {
+        let at = stages.span().start;
+        for s in stages.get_ref() {
             let d =
-                parse_duration(&s.duration).map_err(|e| err(at, format!("load.stages: {e}")))?;
-            if s.concurrency == 0 {
-                return Err(err(at, "load.stages concurrency must be at least 1".into()));
+                duration_of(&s.duration, "load.stages duration", false).map_err(|m| err(at, m))?;
+            if !connections_ok(s.concurrency) {
+                return Err(err(
+                    at,
+                    format!(
+                        "load.stages concurrency must be from 1 to {MAX_CONNECTIONS}, not {}",
+                        s.concurrency
+                    ),
+                ));
             }
             levels.push(Level {
                 level: LoadLevel::Concurrency {
@@ -535,6 +673,28 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
         workloads,
         levels,
     })
+}
+
+/// `0-3,6` for a list of CPU numbers, as taskset writes it.
+fn cpu_ranges(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            sorted[i].to_string()
+        } else {
+            format!("{}-{}", sorted[i], sorted[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
 }
 
 fn status_set(v: &toml::Value) -> Option<StatusSet> {
@@ -602,9 +762,12 @@ expect = { status = [200, 302] }
 concurrency = [1, 10]
 "#;
 
+    /// The CPUs the tests' plans may name.
+    const CPUS: &[usize] = &[0, 1, 2, 3];
+
     #[test]
     fn a_good_plan_parses() {
-        let p = parse(GOOD, "plan.toml").unwrap();
+        let p = parse(GOOD, "plan.toml", CPUS).unwrap();
         assert_eq!(p.contenders.len(), 2);
         assert_eq!(p.baseline(), 0);
         assert_eq!(
@@ -622,7 +785,7 @@ concurrency = [1, 10]
     }
 
     fn error_of(text: &str) -> String {
-        parse(text, "plan.toml").unwrap_err().to_string()
+        parse(text, "plan.toml", CPUS).unwrap_err().to_string()
     }
 
     #[test]
@@ -640,8 +803,286 @@ concurrency = [1, 10]
             GOOD.replace("name = \"theirs\"", "name = \"fs\""),
             GOOD.replace("server_cpus = \"1\"", "server_cpus = \"one\""),
             GOOD.replace("repeat = 2", "repeat = 0"),
+            // Each of these panicked, or was caught only after a contender started, or
+            // reached the server or the shell as written.
+            GOOD.replace("duration = \"2s\"", "duration = \"1e30\""),
+            GOOD.replace("duration = \"2s\"", "duration = \"0s\""),
+            GOOD.replace("concurrency = [1, 10]", "rate = [100]\nconnections = 0"),
+            GOOD.replace(
+                "concurrency = [1, 10]",
+                "concurrency = [1]\nconnections = 8",
+            ),
+            GOOD.replace("concurrency = [1, 10]", "rate = [1e-300]"),
+            GOOD.replace(
+                "concurrency = [1, 10]",
+                "stages = [{ concurrency = 1, duration = \"0s\" }]",
+            ),
+            GOOD.replace(
+                "method = \"post\"",
+                "method = \"GET / HTTP/1.1\\r\\nX-Injected: 1\\r\\nX: \"",
+            ),
+            GOOD.replace("path = \"/content/a\"", "path = \"/a\\r\\nX-Injected: 1\""),
+            GOOD.replace(
+                "body = \"a=1\"",
+                "body = \"a=1\"\nheaders = { \"X Bad\" = \"1\" }",
+            ),
+            GOOD.replace(
+                "body = \"a=1\"",
+                "body = \"a=1\"\nheaders = { \"X-A\" = \"1\\r\\nX-B: 2\" }",
+            ),
+            GOOD.replace(
+                "body = \"a=1\"",
+                "body = \"a=1\"\nheaders = { \"Transfer-Encoding\" = \"chunked\" }",
+            ),
+            GOOD.replace("app:app", "app:app --workers {bogus}"),
+            GOOD.replace("server_cpus = \"1\"", "server_cpus = \"99\""),
+            GOOD.replace("timeout = \"5s\"", "timeout = \"0\""),
+            GOOD.replace("path = \"/health\"", "path = \"health\""),
         ];
         let all: Vec<String> = cases.iter().map(|c| error_of(c)).collect();
+        for e in &all {
+            assert_eq!(e.lines().count(), 1, "one line: {e}");
+        }
         insta::assert_snapshot!(all.join("\n"));
+    }
+
+    /// A plan with `rate` and `connections = 0` started its contender, then panicked in
+    /// the engine and left the run `running`.
+    #[test]
+    fn rate_with_zero_connections_is_a_plan_error() {
+        let e = error_of(&GOOD.replace("concurrency = [1, 10]", "rate = [100]\nconnections = 0"));
+        assert!(e.starts_with("plan.toml:33: load.connections"), "{e}");
+    }
+
+    #[test]
+    fn placeholders_known_unknown_and_shell_syntax() {
+        for ok in [
+            "serve {port} {tmp} {cores} {plan_dir} {run_dir}",
+            "THREADS=$(({cores} * 25)) ${HOME} ${PORT:-1} awk '{ print $1 }' find . -exec ls {} \\;",
+            "echo {a,b} {1..3} { x; } {",
+        ] {
+            assert_eq!(unknown_placeholder(ok), None, "{ok}");
+        }
+        assert_eq!(unknown_placeholder("serve {port} {bogus}"), Some("{bogus}"));
+        assert_eq!(unknown_placeholder("awk '{print}'"), Some("{print}"));
+        assert_eq!(unknown_placeholder("{Port}"), Some("{Port}"));
+        assert_eq!(unknown_placeholder("x{{tmp_dir}}"), Some("{tmp_dir}"));
+    }
+
+    /// Every plan shipped with shootout still validates.
+    #[test]
+    fn every_shipped_plan_validates() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut plans = vec![root.join("plans/quickstart/plan.toml")];
+        for e in std::fs::read_dir(root.join("scenarios")).unwrap().flatten() {
+            let plan = e.path().join("plan.toml");
+            if plan.exists() {
+                plans.push(plan);
+            }
+        }
+        assert!(plans.len() > 3, "{plans:?}");
+        // As on a machine with as many CPUs as the scenarios pin to.
+        let cpus: Vec<usize> = (0..64).collect();
+        for p in plans {
+            let text = std::fs::read_to_string(&p).unwrap();
+            if let Err(e) = parse(&text, &p.display().to_string(), &cpus) {
+                panic!("{e}");
+            }
+        }
+    }
+
+    /// Plan reading was quadratic in the workloads (each name compared with every earlier
+    /// one): 90,000 workloads took minutes. The names are now kept in a hash set; this
+    /// plan of 100,000 workloads, its last name repeated, is read in well under a second
+    /// in release builds (a few seconds in debug), and the duplicate still found.
+    #[test]
+    fn many_workloads_are_read_in_linear_time() {
+        let n = 100_000;
+        let mut text = String::from(
+            "name = \"big\"\n[[contender]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n",
+        );
+        for i in 0..n {
+            text.push_str(&format!("[[workload]]\nname = \"w{i}\"\npath = \"/{i}\"\n"));
+        }
+        let load = "[load]\nconcurrency = [1]\n";
+        let p = parse(&format!("{text}{load}"), "plan.toml", CPUS).unwrap();
+        assert_eq!(p.workloads.len(), n);
+        let dup = format!("{text}[[workload]]\nname = \"w7\"\n{load}");
+        let e = parse(&dup, "plan.toml", CPUS).unwrap_err();
+        assert_eq!(e.line, 3 * n + 5, "{e}");
+        assert!(e.message.contains("two workloads are named 'w7'"), "{e}");
+    }
+}
+
+/// Property tests: random and boundary values in every key that takes a number, a
+/// duration or request text either give a one-line error or a plan whose values hold the
+/// documented invariants. Never a panic.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::units::MAX_DURATION;
+    use proptest::prelude::*;
+
+    /// `s` as a TOML string literal.
+    fn q(s: &str) -> String {
+        toml::Value::String(s.to_string()).to_string()
+    }
+
+    fn duration_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<f64>().prop_map(|f| f.to_string()),
+            any::<u64>().prop_map(|n| n.to_string()),
+            "[0-9]{1,22}(\\.[0-9]{0,4})?(ns|us|ms|s|m|h|d|days|y|years)?",
+            prop::sample::select(vec![
+                "0",
+                "0s",
+                "1e20",
+                "1e30",
+                "1e300",
+                "NaN",
+                "-1",
+                "inf",
+                "365days",
+                "366days",
+                "31536000",
+                "31536000.000000001",
+                "18446744073709551615",
+                "9999999999999999999",
+                "",
+                " ",
+                "1ns",
+            ])
+            .prop_map(String::from),
+        ]
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            ".{0,12}",
+            "[A-Za-z-]{1,8}",
+            "/[a-z]{0,4}[\r\n\0 :]{0,2}[a-z]{0,4}",
+            prop::sample::select(vec![
+                "GET",
+                "GET / HTTP/1.1\r\nX: y",
+                "Content-Length",
+                "transfer-encoding",
+                "X Bad",
+                "",
+                "/",
+                "a\r\nb",
+                "\u{7f}",
+            ])
+            .prop_map(String::from),
+        ]
+    }
+
+    fn rate() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<f64>().prop_map(|f| format!("{f:?}")),
+            prop::sample::select(vec![
+                "nan", "inf", "-inf", "0.0", "1e-300", "1e300", "0.001", "1e9"
+            ])
+            .prop_map(String::from),
+        ]
+    }
+
+    fn count() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            any::<i64>(),
+            0i64..3,
+            prop::sample::select(vec![i64::MAX, 1_000_000, 1_000_001, -1]),
+        ]
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn plan_text(
+        duration: &str,
+        timeout: &str,
+        stage: &str,
+        rate: &str,
+        connections: i64,
+        concurrency: i64,
+        method: &str,
+        header: (&str, &str),
+        path: &str,
+        use_rate: bool,
+    ) -> String {
+        let load = if use_rate {
+            format!("rate = [{rate}]\nconnections = {connections}")
+        } else if concurrency % 2 == 0 {
+            format!("concurrency = [{concurrency}]")
+        } else {
+            format!(
+                "stages = [{{ concurrency = {concurrency}, duration = {} }}]",
+                q(stage)
+            )
+        };
+        format!(
+            "name = \"p\"\n[defaults]\nduration = {}\ntimeout = {}\n[[contender]]\nname = \"a\"\ncommand = \"serve {{port}}\"\n[[workload]]\nname = \"w\"\nmethod = {}\npath = {}\nheaders = {{ {} = {} }}\n[load]\n{load}\n",
+            q(duration),
+            q(timeout),
+            q(method),
+            q(path),
+            q(header.0),
+            q(header.1),
+        )
+    }
+
+    fn holds_invariants(p: &Plan) {
+        let d = &p.defaults;
+        let in_range = |t: Duration| !t.is_zero() && t <= MAX_DURATION;
+        if let Span::Time(t) = d.measure {
+            assert!(in_range(t), "{t:?}");
+        }
+        assert!(in_range(d.timeout), "{:?}", d.timeout);
+        for l in &p.levels {
+            let c = match l.level {
+                LoadLevel::Concurrency { connections } => connections,
+                LoadLevel::Rate { rps, connections } => {
+                    assert!((MIN_RATE..=MAX_RATE).contains(&rps), "{rps}");
+                    connections
+                }
+            };
+            assert!((1..=MAX_CONNECTIONS).contains(&c), "{c}");
+            if let Some(Span::Time(t)) = l.measure {
+                assert!(in_range(t), "{t:?}");
+            }
+        }
+        for w in &p.workloads {
+            check_method(&w.method).unwrap();
+            check_path(&w.path).unwrap();
+            for (k, v) in &w.headers {
+                check_header(k, v).unwrap();
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn any_plan_gives_a_clean_error_or_a_valid_plan(
+            duration in duration_text(),
+            timeout in duration_text(),
+            stage in duration_text(),
+            rate in rate(),
+            connections in count(),
+            concurrency in count(),
+            method in text(),
+            header in (text(), text()),
+            path in text(),
+            use_rate in any::<bool>(),
+        ) {
+            let t = plan_text(&duration, &timeout, &stage, &rate, connections, concurrency,
+                &method, (&header.0, &header.1), &path, use_rate);
+            match parse(&t, "plan.toml", &[0]) {
+                Ok(p) => holds_invariants(&p),
+                Err(e) => {
+                    let e = e.to_string();
+                    prop_assert!(e.starts_with("plan.toml:"), "{}", e);
+                    prop_assert_eq!(e.lines().count(), 1, "{}", e);
+                }
+            }
+        }
     }
 }

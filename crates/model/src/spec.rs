@@ -1,7 +1,11 @@
 //! What to load: the target, the request, what counts as a good answer, and how hard and
-//! how long to push. A [`LoadSpec`] is validated and typed; the engine trusts it.
+//! how long to push. A [`LoadSpec`] is typed, and [`LoadSpec::validate`] is the one check
+//! every spec passes before the engine sees it (the `load` flags and the plan's workloads
+//! are checked field by field with the same rules, so their errors can name the flag or
+//! the key). What a valid spec guarantees is listed on [`LoadSpec::validate`].
 
 use crate::status::StatusSet;
+use crate::units::{MAX_CPU, MAX_DURATION};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -135,9 +139,11 @@ impl Target {
 pub struct RequestSpec {
     /// `GET`, `POST`, `HEAD`, …
     pub method: String,
-    /// Extra headers in order; a user `Host` or `User-Agent` replaces ours.
+    /// Extra headers in order; a user `Host`, `User-Agent` or `Accept` replaces ours. Never
+    /// `Content-Length` or `Transfer-Encoding`: shootout sets the framing from `body`.
     pub headers: Vec<(String, String)>,
-    /// Body bytes (empty: no body, no Content-Length unless the method needs one).
+    /// Body bytes, at most [`MAX_BODY`] (empty: no body, no Content-Length unless the
+    /// method needs one).
     pub body: Vec<u8>,
     /// Reuse connections (HTTP/1.1 keep-alive). `false` sends `Connection: close`.
     pub keepalive: bool,
@@ -152,6 +158,140 @@ impl Default for RequestSpec {
             keepalive: true,
         }
     }
+}
+
+/// The largest request body shootout sends: 64 MiB (`-p`, `-u`, a plan's `body` or
+/// `body_file`). Files are read with this limit, so `-p /dev/zero` is an error, not an
+/// exhausted memory.
+pub const MAX_BODY: usize = 64 << 20;
+
+/// The most connections one run may open (each needs an open file).
+pub const MAX_CONNECTIONS: usize = 1_000_000;
+
+/// The most worker threads one run may start.
+pub const MAX_THREADS: usize = 1024;
+
+/// The lowest rate accepted, in requests per second (one request every 1000 s).
+pub const MIN_RATE: f64 = 0.001;
+
+/// The highest rate accepted, in requests per second (one request per nanosecond).
+pub const MAX_RATE: f64 = 1e9;
+
+/// A request field that cannot be sent as given. Checked when the flags or the plan are
+/// read, so nothing is sent that could carry an injected header.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum RequestError {
+    /// Not an RFC 9110 token.
+    #[error("method '{0}' is not an HTTP method (letters, digits and !#$%&'*+-.^_`|~ only): write e.g. GET or DELETE")]
+    Method(String),
+    /// A header name that is not an RFC 9110 token.
+    #[error("header name '{0}' is not a token (no spaces, colons or control characters): write e.g. X-Request-Id")]
+    HeaderName(String),
+    /// A header value with CR, LF, NUL or another control character.
+    #[error("header '{0}' has a control character (CR, LF, NUL, ...) in its value: give the value on one line")]
+    HeaderValue(String),
+    /// `Content-Length` or `Transfer-Encoding` given by the user.
+    #[error("header '{0}' is set by shootout from the body (Content-Length when there is one): remove it")]
+    Framing(String),
+    /// A path that does not start with `/`.
+    #[error("path '{0}' must start with / (e.g. /index.html?q=1)")]
+    PathStart(String),
+    /// A path with CR, LF, NUL or another control character.
+    #[error(
+        "path '{0}' has a control character (CR, LF, NUL, ...): percent-encode it (%0D, %0A, %00)"
+    )]
+    PathControl(String),
+    /// A body over [`MAX_BODY`].
+    #[error("the body is {0} bytes: the most shootout sends is 64 MiB")]
+    Body(usize),
+}
+
+/// `s` as it can be shown on one line (control characters escaped), cut to 80 chars.
+fn shown(s: &str) -> String {
+    let mut out: String = s.escape_debug().take(80).collect();
+    if s.escape_debug().nth(80).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// An RFC 9110 token: one or more of `tchar`.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// A control character as HTTP forbids it in a field value or a path (HTAB excepted).
+fn is_control(c: char) -> bool {
+    c.is_ascii_control() && c != '\t'
+}
+
+/// Checks a method: an RFC 9110 token (`GET`, `PURGE`, `M-SEARCH`).
+pub fn check_method(method: &str) -> Result<(), RequestError> {
+    if is_token(method) {
+        Ok(())
+    } else {
+        Err(RequestError::Method(shown(method)))
+    }
+}
+
+/// Checks one header: the name is a token other than `Content-Length` and
+/// `Transfer-Encoding` (shootout owns the framing), the value has no control character.
+pub fn check_header(name: &str, value: &str) -> Result<(), RequestError> {
+    if !is_token(name) {
+        return Err(RequestError::HeaderName(shown(name)));
+    }
+    if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding")
+    {
+        return Err(RequestError::Framing(name.to_string()));
+    }
+    if value.chars().any(is_control) {
+        return Err(RequestError::HeaderValue(name.to_string()));
+    }
+    Ok(())
+}
+
+/// Checks a path as a user writes it (a plan's `path` or `ready.path`): it starts with
+/// `/` and has no control character. Other characters (spaces, non-ASCII) are
+/// percent-encoded when the URL is built.
+pub fn check_path(path: &str) -> Result<(), RequestError> {
+    if path.chars().any(is_control) {
+        return Err(RequestError::PathControl(shown(path)));
+    }
+    if !path.starts_with('/') {
+        return Err(RequestError::PathStart(shown(path)));
+    }
+    Ok(())
+}
+
+impl RequestSpec {
+    /// Checks the method, every header and the body's size (see [`check_method`],
+    /// [`check_header`], [`MAX_BODY`]).
+    pub fn validate(&self) -> Result<(), RequestError> {
+        check_method(&self.method)?;
+        for (name, value) in &self.headers {
+            check_header(name, value)?;
+        }
+        if self.body.len() > MAX_BODY {
+            return Err(RequestError::Body(self.body.len()));
+        }
+        Ok(())
+    }
+}
+
+/// A load spec the engine must not run.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum SpecError {
+    /// The request cannot be sent as given.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// The target's path is not a request-target (built by hand, not by [`Target::parse`]).
+    #[error("the target path '{0}' has a space or a control character: percent-encode it")]
+    TargetPath(String),
+    /// A number or duration out of its range; the message names the field and the range.
+    #[error("{0}")]
+    Range(String),
 }
 
 /// What a good answer is. Every response is checked.
@@ -200,8 +340,8 @@ impl Default for Record {
     }
 }
 
-/// One load run, validated. A run ends at the first of `requests` and `duration`; at least
-/// one of the two is set.
+/// One load run. A run ends at the first of `requests` and `duration`; at least one of
+/// the two is set. [`LoadSpec::validate`] says what else holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadSpec {
     /// Where to send.
@@ -230,6 +370,11 @@ pub struct LoadSpec {
     pub cpus: Option<Vec<usize>>,
 }
 
+/// `Duration` in the shortest of s or ms, for messages.
+fn secs(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
 impl LoadSpec {
     /// A spec for `target` with ab's defaults: one connection, one request, 30 s timeout.
     pub fn new(target: Target) -> Self {
@@ -247,6 +392,72 @@ impl LoadSpec {
             record: Record::default(),
             cpus: None,
         }
+    }
+
+    /// Checks the spec. A spec that passes guarantees, for the engine:
+    /// - `connections` is 1..=[`MAX_CONNECTIONS`], `threads` 1..=[`MAX_THREADS`];
+    /// - `requests` is not `Some(0)`, and `requests` or `duration` is set;
+    /// - `duration`, `timeout` and `connect_timeout` are more than zero and at most
+    ///   [`MAX_DURATION`] (365 days), so `Instant::now() + d` never overflows;
+    /// - a `Pace::Rate` is finite, from [`MIN_RATE`] to [`MAX_RATE`], so a schedule's due
+    ///   times (`k / rate` seconds, for any `k` the run reaches) fit a `Duration`;
+    /// - the method is a token, header names are tokens, no header value and not the
+    ///   target's path has a CR, LF, NUL or other control character, the path has no
+    ///   space, no header sets the framing (`Content-Length`, `Transfer-Encoding`), and the
+    ///   body is at most [`MAX_BODY`] bytes;
+    /// - `cpus`, when given, name CPUs from 0 to [`MAX_CPU`] (whether they are available to
+    ///   the process is checked where the spec is built).
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let range = |m: String| Err(SpecError::Range(m));
+        if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
+            return range(format!(
+                "connections must be from 1 to {MAX_CONNECTIONS}, not {}",
+                self.connections
+            ));
+        }
+        if !(1..=MAX_THREADS).contains(&self.threads) {
+            return range(format!(
+                "threads must be from 1 to {MAX_THREADS}, not {}",
+                self.threads
+            ));
+        }
+        if self.requests.is_none() && self.duration.is_none() {
+            return range("a run needs a bound: a request count or a duration".into());
+        }
+        if self.requests == Some(0) {
+            return range("the request count must be at least 1".into());
+        }
+        for (what, d) in [
+            ("the duration", self.duration),
+            ("the timeout", Some(self.timeout)),
+            ("the connect timeout", Some(self.connect_timeout)),
+        ] {
+            if let Some(d) = d {
+                if d.is_zero() || d > MAX_DURATION {
+                    return range(format!(
+                        "{what} must be more than 0 and at most 365 days, not {}",
+                        secs(d)
+                    ));
+                }
+            }
+        }
+        if let Pace::Rate(r) = self.pace {
+            if !(MIN_RATE..=MAX_RATE).contains(&r) {
+                return range(format!(
+                    "the rate must be from {MIN_RATE} to {MAX_RATE:e} requests per second, not {r:?}"
+                ));
+            }
+        }
+        self.request.validate()?;
+        if self.target.path.chars().any(|c| c == ' ' || is_control(c)) {
+            return Err(SpecError::TargetPath(shown(&self.target.path)));
+        }
+        if let Some(cpu) = self.cpus.iter().flatten().find(|&&c| c > MAX_CPU) {
+            return range(format!(
+                "CPU {cpu} does not exist: CPUs are numbered 0 to {MAX_CPU}"
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -277,6 +488,112 @@ mod tests {
         assert_eq!(t.host_header, "[::1]");
         let t = Target::parse("http://example.test").unwrap();
         assert_eq!((t.port, t.host_header.as_str()), (80, "example.test"));
+    }
+
+    /// A method with CR/LF was sent raw and carried an injected header.
+    #[test]
+    fn method_injection_is_refused() {
+        assert!(check_method("GET").is_ok() && check_method("M-SEARCH").is_ok());
+        for bad in [
+            "GET / HTTP/1.1\r\nX-Injected: 1\r\n",
+            "GE T",
+            "",
+            "GET\n",
+            "G\0",
+        ] {
+            let e = check_method(bad).unwrap_err();
+            assert!(matches!(e, RequestError::Method(_)), "{bad:?}");
+            assert_eq!(e.to_string().lines().count(), 1, "{e}");
+        }
+    }
+
+    /// Header names with spaces went out as they were; values with CR/LF too.
+    #[test]
+    fn header_names_must_be_tokens_and_values_one_line() {
+        assert!(check_header("X-Request-Id", "a b\tc").is_ok());
+        assert!(matches!(
+            check_header("X Bad", "1"),
+            Err(RequestError::HeaderName(_))
+        ));
+        assert!(matches!(
+            check_header("X-A:", "1"),
+            Err(RequestError::HeaderName(_))
+        ));
+        for v in ["1\r\nX-B: 2", "1\n", "a\0b", "\x7f"] {
+            assert!(
+                matches!(check_header("X-A", v), Err(RequestError::HeaderValue(_))),
+                "{v:?}"
+            );
+        }
+    }
+
+    /// `-H 'Transfer-Encoding: chunked' -p f` sent both TE and a Content-Length.
+    #[test]
+    fn framing_headers_belong_to_shootout() {
+        for name in ["Content-Length", "transfer-encoding", "CONTENT-LENGTH"] {
+            let e = check_header(name, "5").unwrap_err();
+            assert!(matches!(e, RequestError::Framing(_)), "{name}");
+            assert!(
+                e.to_string().contains("set by shootout from the body"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn paths_start_with_a_slash_and_have_no_control_characters() {
+        assert!(check_path("/a b?c=ä").is_ok());
+        assert!(matches!(check_path("a"), Err(RequestError::PathStart(_))));
+        let e = check_path("/a\r\nX-Injected: 1").unwrap_err();
+        assert!(matches!(e, RequestError::PathControl(_)));
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    }
+
+    fn valid() -> LoadSpec {
+        let mut s = LoadSpec::new(Target::parse("http://127.0.0.1:1/").unwrap());
+        s.duration = Some(Duration::from_secs(1));
+        s
+    }
+
+    #[test]
+    fn a_valid_spec_passes_and_each_broken_invariant_fails() {
+        assert_eq!(valid().validate(), Ok(()));
+        type Breaks = fn(&mut LoadSpec);
+        let broken: Vec<(&str, Breaks)> = vec![
+            ("connections 0", |s| s.connections = 0),
+            ("connections max", |s| s.connections = MAX_CONNECTIONS + 1),
+            ("threads 0", |s| s.threads = 0),
+            ("threads max", |s| s.threads = MAX_THREADS + 1),
+            ("requests 0", |s| s.requests = Some(0)),
+            ("no bound", |s| (s.requests, s.duration) = (None, None)),
+            ("duration 0", |s| s.duration = Some(Duration::ZERO)),
+            ("duration long", |s| s.duration = Some(MAX_DURATION * 2)),
+            ("timeout 0", |s| s.timeout = Duration::ZERO),
+            ("timeout long", |s| s.connect_timeout = Duration::MAX),
+            ("rate 0", |s| s.pace = Pace::Rate(0.0)),
+            ("rate tiny", |s| s.pace = Pace::Rate(1e-300)),
+            ("rate huge", |s| s.pace = Pace::Rate(1e300)),
+            ("rate nan", |s| s.pace = Pace::Rate(f64::NAN)),
+            ("method", |s| s.request.method = "GET /x".into()),
+            ("framing", |s| {
+                s.request
+                    .headers
+                    .push(("Content-Length".into(), "1".into()))
+            }),
+            ("body", |s| s.request.body = vec![0; MAX_BODY + 1]),
+            ("path", |s| s.target.path = "/a b".into()),
+            ("cpus", |s| s.cpus = Some(vec![0, MAX_CPU + 1])),
+        ];
+        for (what, breaks) in broken {
+            let mut s = valid();
+            breaks(&mut s);
+            assert!(s.validate().is_err(), "{what}");
+        }
+        let mut s = valid();
+        s.request.body = vec![0; MAX_BODY];
+        s.pace = Pace::Rate(MAX_RATE);
+        s.duration = Some(MAX_DURATION);
+        assert_eq!(s.validate(), Ok(()));
     }
 
     #[test]
