@@ -6,12 +6,11 @@
 //! each failure a one-line error that names the fix (exit 2: the user asked for something
 //! that is not there).
 
-use crate::Failure;
+use crate::{emit, Failure};
 use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_report::shootout::RunFormat;
 use shootout_store::{RunId, Store, StoredRun};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The formats `--format` accepts (`md` is short for `markdown`).
@@ -77,17 +76,6 @@ pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, 
             db.display()
         ))
     })
-}
-
-/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
-pub fn emit(text: &str) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::run(
-            anyhow::Error::new(e).context("cannot write to stdout"),
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// Runs `shootout report`; returns the exit code.

@@ -157,7 +157,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         bodies,
     } = load_plan(&a)?;
     if a.dry_run {
-        print!("{}", dry_run(&plan));
+        crate::emit(&dry_run(&plan))?;
         return Ok(0);
     }
     let mut store = Store::open(&a.db).map_err(Failure::run)?;
@@ -288,10 +288,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     outcome.map_err(Failure::run)?;
     // The blank line goes to stderr, after the progress: stdout is exactly `shootout report`.
     eprintln!();
-    print!(
-        "{}",
-        crate::ls::run_table(&store, run_id).map_err(Failure::run)?
-    );
+    crate::emit(&crate::ls::run_table(&store, run_id).map_err(Failure::run)?)?;
     Ok(match status {
         RunStatus::Interrupted => INTERRUPTED,
         RunStatus::Failed => 1,
