@@ -17,13 +17,7 @@ pub struct LsArgs {
 
 /// Lists the runs; returns the exit code.
 pub fn ls(a: LsArgs) -> Result<i32, Failure> {
-    if !a.db.exists() {
-        return Err(Failure::usage(anyhow!(
-            "no store at {}: run a plan first (shootout run PLAN.toml) or give --db PATH",
-            a.db.display()
-        )));
-    }
-    let store = Store::open_existing(&a.db).map_err(Failure::run)?;
+    let store = crate::report::open_store(&a.db)?;
     let runs = store.runs().map_err(Failure::run)?;
     crate::emit(&listing(&a.db, &runs))?;
     Ok(0)

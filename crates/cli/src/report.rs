@@ -10,7 +10,7 @@ use crate::{emit, Failure};
 use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_report::shootout::RunFormat;
-use shootout_store::{RunId, Store, StoredRun};
+use shootout_store::{RunId, Store, StoreError, StoredRun};
 use std::path::{Path, PathBuf};
 
 /// The formats `--format` accepts (`md` is short for `markdown`).
@@ -44,7 +44,9 @@ pub fn format(name: &str) -> Result<RunFormat, Failure> {
     name.parse().map_err(Failure::usage)
 }
 
-/// Opens the store at `db`, which must exist.
+/// Opens the store at `db`, which must exist, read-only: reading changes nothing, and a
+/// store the user cannot write can be read. A store of an older schema is upgraded first
+/// (a write) when the user may write it; otherwise the error says how to upgrade it.
 pub fn open_store(db: &Path) -> Result<Store, Failure> {
     if !db.exists() {
         return Err(Failure::usage(anyhow!(
@@ -52,7 +54,12 @@ pub fn open_store(db: &Path) -> Result<Store, Failure> {
             db.display()
         )));
     }
-    Store::open_existing(db).map_err(Failure::run)
+    match Store::open_read_only(db) {
+        Err(outdated @ StoreError::Outdated { .. }) => {
+            Store::open_existing(db).map_err(|_| Failure::run(outdated))
+        }
+        other => other.map_err(Failure::run),
+    }
 }
 
 /// Loads run `id` (the latest when `None`) with its contenders and steps.
