@@ -18,6 +18,7 @@ use shootout_model::{
     ContenderStatus, LoadLevel, LoadSpec, MachineFacts, Pace, RunResult, RunStatus, StepStatus,
     Target,
 };
+use shootout_report::{terminal_line, terminal_text};
 use shootout_store::{ContenderId, ContenderRecord, NewRun, RunId, StepRecord, Store};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -239,7 +240,11 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
                         up.push(u);
                     }
                     Err(detail) => {
-                        eprintln!("✗ {}: failed verification, not measured:\n{detail}", c.name);
+                        eprintln!(
+                            "✗ {}: failed verification, not measured:\n{}",
+                            terminal_line(&c.name),
+                            terminal_text(&detail)
+                        );
                         store
                             .update_contender(id, ContenderStatus::VerificationFailed, &detail)
                             .map_err(Failure::run)?;
@@ -250,7 +255,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
                 }
             }
             Err((status, detail)) => {
-                eprintln!("✗ {}: {detail}", c.name);
+                eprintln!("✗ {}: {}", terminal_line(&c.name), terminal_text(&detail));
                 store
                     .update_contender(id, status, &detail)
                     .map_err(Failure::run)?;
@@ -350,7 +355,7 @@ fn measure(
                         Err(e) => {
                             // The contender stopped answering between steps.
                             let detail = format!("{e}{}", tail(u));
-                            eprintln!("✗ {name}: {detail}");
+                            eprintln!("✗ {}: {}", terminal_line(name), terminal_text(&detail));
                             store.update_contender(u.id, ContenderStatus::Crashed, &detail)?;
                             if let Some(p) = up.remove(i).process {
                                 p.stop(Duration::from_secs(5));
@@ -383,7 +388,7 @@ fn measure(
                     );
                     if let Some(exit) = died {
                         let detail = format!("exited during a step ({exit}){}", tail(u));
-                        eprintln!("✗ {name}: {detail}");
+                        eprintln!("✗ {}: {}", terminal_line(name), terminal_text(&detail));
                         store.update_contender(u.id, ContenderStatus::Crashed, &detail)?;
                         up.remove(i);
                         continue;

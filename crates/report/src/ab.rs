@@ -140,7 +140,12 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
         .as_ref()
         .and_then(|f| f.server.as_deref())
         .unwrap_or("");
-    emit!(o, "Server Software:        {server}");
+    // The server's own words: shown with its control characters escaped.
+    emit!(
+        o,
+        "Server Software:        {}",
+        crate::safe::terminal_line(server)
+    );
     emit!(o, "Server Hostname:        {}", target.host);
     emit!(o, "Server Port:            {}", target.port);
     // ab prints "SSL/TLS Protocol: TLSv1.3,<cipher>,<bits>,<bits>" here; the result does not

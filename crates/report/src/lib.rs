@@ -19,6 +19,7 @@ mod grid;
 pub mod html;
 mod json;
 pub mod mann_whitney;
+mod safe;
 pub mod schema;
 pub mod shootout;
 mod stats;
@@ -36,6 +37,7 @@ use std::str::FromStr;
 pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv};
 pub use grid::utc_seconds;
 pub use json::{json, SCHEMA_VERSION};
+pub use safe::{csv_text, terminal_line, terminal_text};
 pub use text::warnings;
 
 /// A rendering of one load run, chosen with `--format`.
