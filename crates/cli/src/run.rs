@@ -261,6 +261,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
                     .map_err(Failure::run)?;
             }
         }
+        record_logs(&mut store, id, c, &run_dir).map_err(Failure::run)?;
     }
 
     let outcome = measure(&plan, &bodies, &mut store, run_id, &mut up, &stop);
@@ -299,6 +300,26 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         RunStatus::Failed => 1,
         _ => 0,
     })
+}
+
+/// Records in the store the logs the harness captured of contender `c` (started by a
+/// command), once it was started; a log that was never opened stays NULL.
+fn record_logs(
+    store: &mut Store,
+    id: ContenderId,
+    c: &plan::Contender,
+    run_dir: &Path,
+) -> Result<(), shootout_store::StoreError> {
+    if !matches!(c.launch, Launch::Command { .. }) {
+        return Ok(());
+    }
+    let cfg = ContenderConfig::new(slug(&c.name), "", 0, run_dir);
+    let (stdout, stderr) = (cfg.log_path("stdout"), cfg.log_path("stderr"));
+    store.set_contender_logs(
+        id,
+        stdout.exists().then_some(stdout.as_path()),
+        stderr.exists().then_some(stderr.as_path()),
+    )
 }
 
 /// The measured phase; returns true when Ctrl-C ended it.

@@ -456,6 +456,28 @@ impl Store {
         Ok(())
     }
 
+    /// Records where a contender's standard output and error were captured (`None`: not
+    /// captured, e.g. it was never started).
+    pub fn set_contender_logs(
+        &mut self,
+        id: ContenderId,
+        stdout_log: Option<&Path>,
+        stderr_log: Option<&Path>,
+    ) -> Result<(), StoreError> {
+        let path_text = |p: Option<&Path>| p.map(|p| p.to_string_lossy().into_owned());
+        let n = self
+            .conn
+            .execute(
+                "UPDATE contenders SET stdout_log = ?2, stderr_log = ?3 WHERE id = ?1",
+                params![id.0, path_text(stdout_log), path_text(stderr_log)],
+            )
+            .map_err(self.sql("record the contender's logs"))?;
+        if n == 0 {
+            return Err(self.not_found(format!("contender {}", id.0)));
+        }
+        Ok(())
+    }
+
     /// Every run, newest first, with its counts of contenders and steps.
     pub fn runs(&self) -> Result<Vec<RunSummary>, StoreError> {
         let mut stmt = self
