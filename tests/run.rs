@@ -371,7 +371,15 @@ fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
     assert!(steps[..steps.len() - 1]
         .iter()
         .all(|s| s.status == StepStatus::Complete));
-    assert_eq!(steps.last().unwrap().status, StepStatus::Interrupted);
+    // The step in progress is kept as interrupted; when Ctrl-C came between two steps, no
+    // step is made up for it: whatever is stored measured something.
+    let last = steps.last().unwrap();
+    assert!(
+        matches!(last.status, StepStatus::Interrupted | StepStatus::Complete),
+        "{:?}",
+        last.status
+    );
+    assert!(last.result.counts.completed > 0);
     // Regression: the contender measured until Ctrl-C was left "skipped, not started yet".
     let contender = store.contenders(run.id).unwrap().remove(0);
     assert_eq!(
@@ -506,4 +514,346 @@ fn the_store_names_each_contenders_log_files() {
     let run = store.latest_run().unwrap().unwrap();
     let never = store.contenders(run.id).unwrap().remove(0);
     assert_eq!((never.stdout_log, never.stderr_log), (None, None));
+}
+
+/// Processes whose environment or command line mentions `needle`: every process a
+/// contender or its setup starts inherits the plan's `env`, daemons included, so a test
+/// that puts its own directory there finds all of them (shootout itself is not one).
+fn processes_carrying(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let read = |file: &str| {
+            std::fs::read(e.path().join(file))
+                .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+                .unwrap_or_default()
+        };
+        let (env, cmd) = (read("environ"), read("cmdline"));
+        let stat = read("stat");
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        let program = cmd.split(' ').next().unwrap_or("");
+        if zombie || program.ends_with("/shootout") || cmd.contains("cargo") {
+            continue;
+        }
+        if env.contains(needle) || cmd.contains(needle) {
+            found.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// A contender that daemonises as many servers do: a subshell starts the server with
+/// `setsid` and exits (the server is orphaned, in a session of its own), the command goes
+/// on with `sleep`. Its setup leaves a daemon of its own behind. Both carry `MARK`.
+fn daemonizing(name: &str) -> String {
+    format!(
+        r#"[[contender]]
+name = "{name}"
+command = "sh -c '(setsid python3 -m http.server {{port}} --bind 127.0.0.1 --directory {{tmp}} >/dev/null 2>&1 &); exec sleep 600'"
+setup = "echo hello > {{tmp}}/index.html; (setsid sleep 600 &)"
+env = {{ MARK = "{{plan_dir}}" }}
+"#
+    )
+}
+
+impl Case {
+    /// Starts `shootout run` on the plan without waiting.
+    fn spawn_run(&self) -> std::process::Child {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+            .arg("run")
+            .arg(self.plan())
+            .arg("--db")
+            .arg(self.db())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+    /// Waits (at most 60 s) until `cond` holds, failing if shootout ends first.
+    fn wait_for(
+        &self,
+        child: &mut std::process::Child,
+        what: &str,
+        mut cond: impl FnMut() -> bool,
+    ) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !cond() {
+            assert!(std::time::Instant::now() < deadline, "{what}: not in time");
+            if child.try_wait().unwrap().is_some() {
+                let out =
+                    std::mem::replace(child, std::process::Command::new("true").spawn().unwrap())
+                        .wait_with_output()
+                        .unwrap();
+                panic!(
+                    "shootout ended before {what} ({}):\n{}{}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+    /// Steps stored so far in the latest run (0 until shootout has set the store up).
+    fn steps_stored(&self) -> usize {
+        let wal = self.dir.path().join("shootout.db-wal");
+        wal.exists()
+            .then(|| Store::open_existing(&self.db()).ok())
+            .flatten()
+            .and_then(|s| {
+                let run = s.latest_run().ok()??;
+                Some(s.steps(run.id).ok()?.len())
+            })
+            .unwrap_or(0)
+    }
+    /// Asserts that nothing carrying the case's directory is left (within 10 s: what was
+    /// SIGKILLed may take a moment to vanish).
+    fn nothing_left(&self) {
+        let needle = self.dir.path().display().to_string();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let left = processes_carrying(&needle);
+            if left.is_empty() {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "left behind: {left:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// Waits (at most 30 s) for shootout to exit; returns its status and stderr.
+fn exit_of(child: std::process::Child) -> (std::process::ExitStatus, String) {
+    let pid = child.id() as i32;
+    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !waiter.is_finished() {
+        if std::time::Instant::now() > deadline {
+            unsafe { kill(pid, 9) };
+            panic!("shootout did not exit within 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = waiter.join().unwrap();
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_double_forking_contender_and_setup_leave_nothing_after_a_normal_end() {
+    let c = Case::new(&plan_with(&daemonizing("daemon"), GET_INDEX));
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1);
+    // The daemon is the server: it is sampled with the `sleep` that leads the group.
+    let samples = &steps[0].resources;
+    assert!(
+        samples.iter().all(|s| s.processes == 2),
+        "the server was not sampled: {samples:?}"
+    );
+    c.nothing_left();
+}
+
+#[test]
+fn ctrl_c_and_sigterm_stop_a_double_forking_contender_and_its_setup_daemon() {
+    for signal in [2, 15] {
+        let plan = format!(
+            "name = \"long\"\n[defaults]\nwarmup = 0\nduration = \"1s\"\nrepeat = 30\ncooldown = \"0s\"\n{}\n{GET_INDEX}\n[load]\nconcurrency = [1]\n",
+            daemonizing("daemon")
+        );
+        let c = Case::new(&plan);
+        let mut child = c.spawn_run();
+        c.wait_for(&mut child, "a stored step", || c.steps_stored() >= 1);
+        unsafe { kill(child.id() as i32, signal) };
+        let (status, stderr) = exit_of(child);
+        assert_eq!(status.code(), Some(130), "signal {signal}: {stderr}");
+        let store = c.store();
+        let run = store.latest_run().unwrap().unwrap();
+        assert_eq!(run.status, RunStatus::Interrupted);
+        c.nothing_left();
+    }
+}
+
+#[test]
+fn ctrl_c_during_setup_or_the_ready_wait_stops_at_once_and_stores_no_step() {
+    // A setup that would run for 10 minutes, leaving a daemon; a server that never
+    // answers. Each writes a file when it has started: the signal comes after that.
+    let slow_setup = "[[contender]]\nname = \"slow-setup\"\ncommand = \"python3 -m http.server {port} --bind 127.0.0.1\"\nsetup = \"(setsid sleep 600 &); touch {plan_dir}/started; sleep 600\"\nenv = { MARK = \"{plan_dir}\" }\n";
+    let never_ready = "[[contender]]\nname = \"never-ready\"\ncommand = \"sh -c 'touch {plan_dir}/started; exec sleep 600' {port}\"\nready = { timeout = \"10m\" }\nenv = { MARK = \"{plan_dir}\" }\n";
+    for (contender, signal) in [(slow_setup, 2), (never_ready, 15)] {
+        let c = Case::new(&plan_with(contender, GET_INDEX));
+        let mut child = c.spawn_run();
+        let started = c.dir.path().join("started");
+        c.wait_for(&mut child, "the setup or the server", || started.exists());
+        let signalled = std::time::Instant::now();
+        unsafe { kill(child.id() as i32, signal) };
+        let (status, stderr) = exit_of(child);
+        let took = signalled.elapsed();
+        assert_eq!(status.code(), Some(130), "{contender}: {stderr}");
+        // Within the 5 s stop grace (2 s for a setup), not at the end of the setup.
+        assert!(took < std::time::Duration::from_secs(8), "took {took:?}");
+        let store = c.store();
+        let run = store.latest_run().unwrap().unwrap();
+        assert_eq!(run.status, RunStatus::Interrupted);
+        assert!(
+            store.steps(run.id).unwrap().is_empty(),
+            "a step was stored for {contender}"
+        );
+        let contender_row = store.contenders(run.id).unwrap().remove(0);
+        assert_eq!(
+            contender_row.status,
+            ContenderStatus::Interrupted,
+            "{}",
+            contender_row.detail
+        );
+        c.nothing_left();
+    }
+}
+
+#[test]
+fn after_sigkill_the_next_shootout_stops_the_leftovers_and_marks_the_run_abandoned() {
+    let plan = format!(
+        "name = \"killed\"\n[defaults]\nwarmup = 0\nduration = \"1s\"\nrepeat = 30\ncooldown = \"0s\"\n{}\n{GET_INDEX}\n[load]\nconcurrency = [1]\n",
+        daemonizing("daemon")
+    );
+    let c = Case::new(&plan);
+    let mut child = c.spawn_run();
+    c.wait_for(&mut child, "a stored step", || c.steps_stored() >= 1);
+    // SIGKILL shootout and its watchdogs (as an OOM killer or `kill -9` of a list would):
+    // nothing of shootout is left to clean up.
+    let pid = child.id() as i32;
+    let guards: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let p: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let ppid: i32 = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            (ppid == pid && String::from_utf8_lossy(&cmd).contains("shootout-guard")).then_some(p)
+        })
+        .collect();
+    assert!(!guards.is_empty(), "no watchdog found");
+    // The watchdogs first: they act as soon as shootout is gone.
+    for g in guards {
+        unsafe { kill(g, 9) };
+    }
+    unsafe { kill(pid, 9) };
+    child.wait().unwrap();
+    let needle = c.dir.path().display().to_string();
+    let left = processes_carrying(&needle);
+    assert!(
+        left.iter().any(|p| p.contains("http.server")),
+        "the daemon should have outlived a SIGKILLed shootout: {left:?}"
+    );
+    assert_eq!(
+        c.store().latest_run().unwrap().unwrap().status,
+        RunStatus::Running
+    );
+
+    let out = shootout()
+        .arg("ls")
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "run 1 (killed) was abandoned: its shootout (pid {pid}) is gone; stopped"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("http.server") && stderr.contains("of contender daemon"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("abandoned"), "{stdout}");
+    c.nothing_left();
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Abandoned);
+    assert!(run.ended.is_some());
+    // It has stored steps: measured (until shootout died), never "skipped".
+    let contender = store.contenders(run.id).unwrap().remove(0);
+    assert_eq!(
+        contender.status,
+        ContenderStatus::Measured,
+        "{}",
+        contender.detail
+    );
+    // Once marked, it is not reported again.
+    let again = shootout()
+        .arg("ls")
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("abandoned"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+#[test]
+fn contenders_whose_names_clean_up_alike_get_their_own_tmp_and_logs() {
+    // Each setup refuses a `{tmp}` another one has written to.
+    let contender = |name: &str| {
+        format!(
+            "[[contender]]\nname = \"{name}\"\ncommand = \"python3 -m http.server {{port}} --bind 127.0.0.1 --directory {{tmp}}\"\nsetup = \"test ! -e {{tmp}}/owner && echo {name} > {{tmp}}/owner && echo hello > {{tmp}}/index.html\"\n"
+        )
+    };
+    let contenders = ["a/b", "a_b", "a b"].map(contender).join("\n");
+    let c = Case::new(&plan_with(&contenders, GET_INDEX));
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    for row in store.contenders(run.id).unwrap() {
+        assert_eq!(
+            row.status,
+            ContenderStatus::Measured,
+            "{}: {}",
+            row.name,
+            row.detail
+        );
+    }
+    let run_dir = c
+        .dir
+        .path()
+        .join(".shootout")
+        .join(format!("run-{}", run.id.0));
+    let mut owners: Vec<String> = std::fs::read_dir(run_dir.join("tmp"))
+        .unwrap()
+        .map(|d| std::fs::read_to_string(d.unwrap().path().join("owner")).unwrap())
+        .collect();
+    owners.sort();
+    assert_eq!(owners, ["a b\n", "a/b\n", "a_b\n"]);
+    let setup_logs = std::fs::read_dir(&run_dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".setup.log")
+        })
+        .count();
+    assert_eq!(setup_logs, 3);
+    c.nothing_left();
 }

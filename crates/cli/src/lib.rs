@@ -17,6 +17,7 @@
 //! the command quietly with exit 0; any other write error (`> /dev/full`) is one line on
 //! stderr and exit 1. [`Failure::output`] is the one place that tells the two apart.
 
+mod abandoned;
 mod compare;
 mod load;
 mod ls;

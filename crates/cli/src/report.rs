@@ -46,7 +46,9 @@ pub fn format(name: &str) -> Result<RunFormat, Failure> {
 
 /// Opens the store at `db`, which must exist, read-only: reading changes nothing, and a
 /// store the user cannot write can be read. A store of an older schema is upgraded first
-/// (a write) when the user may write it; otherwise the error says how to upgrade it.
+/// (a write) when the user may write it; otherwise the error says how to upgrade it. Runs
+/// whose shootout died are then reclaimed ([`crate::abandoned::reclaim`] opens its own
+/// writer only when there is one to mark).
 pub fn open_store(db: &Path) -> Result<Store, Failure> {
     if !db.exists() {
         return Err(Failure::usage(anyhow!(
@@ -54,12 +56,14 @@ pub fn open_store(db: &Path) -> Result<Store, Failure> {
             db.display()
         )));
     }
-    match Store::open_read_only(db) {
+    let store = match Store::open_read_only(db) {
         Err(outdated @ StoreError::Outdated { .. }) => {
-            Store::open_existing(db).map_err(|_| Failure::run(outdated))
+            Store::open_existing(db).map_err(|_| Failure::run(outdated))?
         }
-        other => other.map_err(Failure::run),
-    }
+        other => other.map_err(Failure::run)?,
+    };
+    crate::abandoned::reclaim(db, &store);
+    Ok(store)
 }
 
 /// Loads run `id` (the latest when `None`) with its contenders and steps.

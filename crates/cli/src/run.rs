@@ -5,14 +5,20 @@
 //! sampling the contender's process tree all along. Every step is written to the store as
 //! soon as it ends; the closing table is rendered from the store, never from memory.
 //!
-//! Ctrl-C ends the step in progress (stored as interrupted), stops the contenders and
-//! exits 130; a second Ctrl-C kills the contenders' process groups and exits at once.
+//! Ctrl-C (or SIGTERM) ends the step in progress (stored as interrupted), or a setup or
+//! ready wait in progress, stops the contenders and exits 130; a step that had not begun
+//! is not stored, and a contender with no stored step is `interrupted`, not `measured`.
+//! A second Ctrl-C kills the contenders' processes and exits at once; the run stays
+//! `running` until the next shootout marks it `abandoned` (see the `abandoned` module).
+//! Whatever a contender or its setup started, daemons included, is stopped before the
+//! run ends; the run records its owner and each contender's process marker so that a
+//! later shootout can find what a killed one left.
 
 use crate::{stop_flag, Failure, INTERRUPTED};
 use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_engine::Control;
-use shootout_harness::{program_of, Contender, ContenderConfig};
+use shootout_harness::{current_owner, owner_prefix, program_of, Contender, ContenderConfig};
 use shootout_model::plan::{self, Launch, Plan, Span};
 use shootout_model::{
     ContenderStatus, LoadLevel, LoadSpec, MachineFacts, Pace, RunResult, RunStatus, StepStatus,
@@ -22,7 +28,7 @@ use shootout_report::{terminal_line, terminal_text};
 use shootout_store::{ContenderId, ContenderRecord, NewRun, RunId, StepRecord, Store};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -68,6 +74,36 @@ struct Up {
     id: ContenderId,
     base_url: String,
     process: Option<Contender>,
+    /// Steps stored so far.
+    steps: usize,
+}
+
+/// Stops, when dropped, every process still carrying this shootout's marker: what
+/// contenders and setups started that outlived their stop, however the run ends.
+struct Sweep;
+
+impl Drop for Sweep {
+    fn drop(&mut self) {
+        let left = shootout_harness::stop_marked(
+            &owner_prefix(current_owner()),
+            shootout_harness::INTERRUPT_GRACE,
+        );
+        if !left.is_empty() {
+            let pids: Vec<String> = left.iter().map(|p| p.pid.to_string()).collect();
+            eprintln!(
+                "stopped {} process(es) left by contenders or setups: {}",
+                left.len(),
+                pids.join(", ")
+            );
+        }
+    }
+}
+
+/// The key of contender `index` (from 0): its position and its name made file-name safe,
+/// so that names that clean up alike (`a/b`, `a_b`, `a b`) get their own `{tmp}`, logs
+/// and process marker.
+fn contender_key(index: usize, name: &str) -> String {
+    format!("{}-{}", index + 1, slug(name))
 }
 
 /// A plan read from its file, filtered and checked.
@@ -162,6 +198,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         return Ok(0);
     }
     let mut store = Store::open(&a.db).map_err(Failure::run)?;
+    crate::abandoned::reclaim(&a.db, &store);
     let mut machine = machine_facts();
     let versions: Vec<Option<String>> = plan
         .contenders
@@ -187,6 +224,9 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
             started: SystemTime::now(),
         })
         .map_err(Failure::run)?;
+    store
+        .record_owner(run_id, current_owner())
+        .map_err(Failure::run)?;
     let run_dir =
         a.db.parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -206,6 +246,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     );
 
     let stop = stop_flag();
+    let _sweep = Sweep;
     let mut up = Vec::new();
     for (index, c) in plan.contenders.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
@@ -226,13 +267,18 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
                 },
             )
             .map_err(Failure::run)?;
-        match bring_up(&plan, index, &plan_dir, &run_dir) {
+        if matches!(c.launch, Launch::Command { .. }) {
+            let tag = shootout_harness::process_tag(&contender_key(index, &c.name));
+            store.record_process_tag(id, &tag).map_err(Failure::run)?;
+        }
+        match bring_up(&plan, index, &plan_dir, &run_dir, &stop) {
             Ok((base_url, process)) => {
                 let mut u = Up {
                     index,
                     id,
                     base_url,
                     process,
+                    steps: 0,
                 };
                 match verify(&plan, &u, &bodies) {
                     Ok(()) => {
@@ -261,20 +307,27 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
                     .map_err(Failure::run)?;
             }
         }
-        record_logs(&mut store, id, c, &run_dir).map_err(Failure::run)?;
+        record_logs(&mut store, id, index, c, &run_dir).map_err(Failure::run)?;
     }
 
     let outcome = measure(&plan, &bodies, &mut store, run_id, &mut up, &stop);
-    // Whoever is still up was measured: to the end, or until Ctrl-C (the run says which).
+    // Whoever is still up was measured: to the end, or until Ctrl-C (the run says which),
+    // unless Ctrl-C came before its first step.
     let interrupted = matches!(outcome, Ok(true));
     for u in &up {
-        let detail = if interrupted {
-            "measured until the run was interrupted"
-        } else {
-            ""
+        let (status, detail) = match (u.steps, interrupted) {
+            (0, true) => (
+                ContenderStatus::Interrupted,
+                "the run was interrupted before its first step",
+            ),
+            (_, true) => (
+                ContenderStatus::Measured,
+                "measured until the run was interrupted",
+            ),
+            (_, false) => (ContenderStatus::Measured, ""),
         };
         store
-            .update_contender(u.id, ContenderStatus::Measured, detail)
+            .update_contender(u.id, status, detail)
             .map_err(Failure::run)?;
     }
     for u in up.iter_mut() {
@@ -307,13 +360,15 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
 fn record_logs(
     store: &mut Store,
     id: ContenderId,
+    index: usize,
     c: &plan::Contender,
     run_dir: &Path,
 ) -> Result<(), shootout_store::StoreError> {
     if !matches!(c.launch, Launch::Command { .. }) {
         return Ok(());
     }
-    let cfg = ContenderConfig::new(slug(&c.name), "", 0, run_dir);
+    let mut cfg = ContenderConfig::new(&c.name, "", 0, run_dir);
+    cfg.key = contender_key(index, &c.name);
     let (stdout, stderr) = (cfg.log_path("stdout"), cfg.log_path("stderr"));
     store.set_contender_logs(
         id,
@@ -360,6 +415,10 @@ fn measure(
             for rep in 1..=d.repeat {
                 let mut i = 0;
                 while i < up.len() {
+                    // Nothing is stored for a step that never began.
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(true);
+                    }
                     let u = &mut up[i];
                     let name = &plan.contenders[u.index].name;
                     let span = level.measure.unwrap_or(d.measure);
@@ -391,6 +450,10 @@ fn measure(
                     } else {
                         StepStatus::Complete
                     };
+                    if status == StepStatus::Interrupted && result.counts.completed == 0 {
+                        // Stopped before it measured anything: not a step.
+                        return Ok(true);
+                    }
                     store.record_step(&StepRecord {
                         run: run_id,
                         contender: u.id,
@@ -403,6 +466,15 @@ fn measure(
                         result: &result,
                         resources: &resources,
                     })?;
+                    if u.steps == 0 {
+                        // Should shootout die now, the store already says it has steps.
+                        store.update_contender(
+                            u.id,
+                            ContenderStatus::Measured,
+                            "being measured",
+                        )?;
+                    }
+                    u.steps += 1;
                     eprintln!(
                         "  {}",
                         step_line(name, &w.name, level.level, rep, d.repeat, &result)
@@ -488,10 +560,11 @@ fn bring_up(
     index: usize,
     plan_dir: &Path,
     run_dir: &Path,
+    stop: &AtomicBool,
 ) -> Result<(String, Option<Contender>), (ContenderStatus, String)> {
     let mut tries = 1;
     loop {
-        match bring_up_once(plan, index, plan_dir, run_dir) {
+        match bring_up_once(plan, index, plan_dir, run_dir, stop) {
             Err((_, detail)) if tries < PORT_TRIES && port_was_taken(&detail) => {
                 eprintln!(
                     "  {}: its port was taken before it could bind it; trying another",
@@ -522,6 +595,7 @@ fn bring_up_once(
     index: usize,
     plan_dir: &Path,
     run_dir: &Path,
+    stop: &AtomicBool,
 ) -> Result<(String, Option<Contender>), (ContenderStatus, String)> {
     let c = &plan.contenders[index];
     let (command, cwd, env, setup, ready_path, ready_timeout, nofile) = match &c.launch {
@@ -538,7 +612,8 @@ fn bring_up_once(
     };
     let port = shootout_harness::free_port()
         .map_err(|e| (ContenderStatus::Exited, format!("no free port: {e}")))?;
-    let tmp = run_dir.join("tmp").join(slug(&c.name));
+    let key = contender_key(index, &c.name);
+    let tmp = run_dir.join("tmp").join(&key);
     let _ = std::fs::create_dir_all(&tmp);
     let cores = plan
         .defaults
@@ -554,7 +629,8 @@ fn bring_up_once(
             .replace("{run_dir}", &run_dir.display().to_string())
     };
     let cfg = ContenderConfig {
-        name: slug(&c.name),
+        name: c.name.clone(),
+        key,
         command: fill(command),
         cwd: Some(
             cwd.as_ref()
@@ -572,10 +648,11 @@ fn bring_up_once(
         nofile: *nofile,
     };
     if cfg.setup.is_some() {
-        shootout_harness::run_setup(&cfg).map_err(|e| (e.contender_status(), e.to_string()))?;
+        shootout_harness::run_setup(&cfg, stop)
+            .map_err(|e| (e.contender_status(), e.to_string()))?;
     }
     let mut process = Contender::start(&cfg).map_err(|e| (e.contender_status(), e.to_string()))?;
-    match process.wait_ready() {
+    match process.wait_ready(stop) {
         Ok(took) => {
             eprintln!(
                 "  {} ready after {:.1} s on port {port}",

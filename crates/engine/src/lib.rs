@@ -176,6 +176,9 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         tls,
         request,
         head_request: spec.request.method.eq_ignore_ascii_case("HEAD"),
+        idempotent: ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+            .iter()
+            .any(|m| spec.request.method.eq_ignore_ascii_case(m)),
         keepalive: spec.request.keepalive,
         expect: spec.expect.clone(),
         timeout: spec.timeout,

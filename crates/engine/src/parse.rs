@@ -1,6 +1,12 @@
 //! Incremental HTTP/1.1 response parsing: the head with `httparse`, the body framing by
 //! hand (Content-Length, chunked with extensions and trailers, close-delimited, and the
-//! bodiless cases: HEAD, 1xx, 204, 304).
+//! bodiless cases: HEAD, 1xx, 204, 304), and an optional streaming search of the body for
+//! `--expect-body-contains`.
+//!
+//! Limits: a head (interim responses included) of at most [`MAX_HEAD`] bytes and
+//! [`MAX_HEADERS`] header lines, as common servers accept; chunk-size and trailer lines
+//! follow RFC 9112 §7.1 strictly. Nothing is buffered beyond one head or one chunk line,
+//! plus the needle's length of body when searching, however long the body.
 //!
 //! Framing is written here rather than taken from a crate because the hot path needs to
 //! consume bytes in place from a buffer shared by all connections of a worker, keep no
@@ -50,9 +56,13 @@ enum State {
     Done,
 }
 
-/// Longest head or chunk line accepted, in bytes.
-const MAX_HEAD: usize = 64 * 1024;
-const MAX_HEADERS: usize = 64;
+/// Longest head (or chunk-size or trailer line) accepted, in bytes.
+pub const MAX_HEAD: usize = 64 * 1024;
+/// Most header lines in one head.
+pub const MAX_HEADERS: usize = 256;
+/// Header lines parsed on the fast path; a head with more is parsed again with room for
+/// [`MAX_HEADERS`] (rare, so the common head pays for no larger array).
+const FAST_HEADERS: usize = 64;
 
 /// Parses one response at a time from the bytes of one connection.
 #[derive(Debug)]
@@ -62,7 +72,10 @@ pub struct ResponseParser {
     /// chunked decoder.
     pending: Vec<u8>,
     head_request: bool,
-    keep_body: bool,
+    /// What `--expect-body-contains` looks for, if anything.
+    needle: Option<memchr::memmem::Finder<'static>>,
+    /// The last `needle.len() - 1` body bytes, so a match across two reads is found.
+    tail: Vec<u8>,
     want_server: bool,
     /// Status of the final response (0 until its head is parsed).
     pub status: u16,
@@ -72,8 +85,8 @@ pub struct ResponseParser {
     pub body_len: u64,
     /// Head bytes, interim responses included.
     pub head_len: u64,
-    /// The body, kept only when asked for.
-    pub body: Vec<u8>,
+    /// The needle was found in the body (always false without a needle).
+    pub matched: bool,
     /// The `Server` header, kept only when asked for.
     pub server: Option<String>,
     /// Bytes of this response seen so far (0: nothing arrived yet).
@@ -81,20 +94,22 @@ pub struct ResponseParser {
 }
 
 impl ResponseParser {
-    /// A parser for answers to `HEAD` (no body) or other requests; `keep_body` keeps the
-    /// body bytes for expectations.
-    pub fn new(head_request: bool, keep_body: bool) -> Self {
+    /// A parser for answers to `HEAD` (no body) or other requests; with a `needle`, each
+    /// body is searched for it as it streams by ([`ResponseParser::matched`]).
+    pub fn new(head_request: bool, needle: Option<&[u8]>) -> Self {
+        let needle = needle.map(|n| memchr::memmem::Finder::new(n).into_owned());
         ResponseParser {
             state: State::Head,
             pending: Vec::new(),
             head_request,
-            keep_body,
+            tail: Vec::with_capacity(needle.as_ref().map_or(0, |n| n.needle().len() * 2)),
+            needle,
             want_server: false,
             status: 0,
             close: false,
             body_len: 0,
             head_len: 0,
-            body: Vec::new(),
+            matched: false,
             server: None,
             seen: 0,
         }
@@ -113,7 +128,8 @@ impl ResponseParser {
         self.close = false;
         self.body_len = 0;
         self.head_len = 0;
-        self.body.clear();
+        self.tail.clear();
+        self.matched = false;
         self.seen = 0;
     }
 
@@ -167,8 +183,28 @@ impl ResponseParser {
 
     fn body_bytes(&mut self, b: &[u8]) {
         self.body_len += b.len() as u64;
-        if self.keep_body {
-            self.body.extend_from_slice(b);
+        if self.matched || b.is_empty() {
+            return;
+        }
+        let Some(finder) = &self.needle else { return };
+        let keep = finder.needle().len().saturating_sub(1);
+        // A match that starts in the kept tail and ends in `b`: search the tail joined with
+        // the first `keep` bytes of `b` (at most 2 × needle bytes, in a reused buffer).
+        if !self.tail.is_empty() {
+            let before = self.tail.len();
+            self.tail.extend_from_slice(&b[..b.len().min(keep)]);
+            self.matched = finder.find(&self.tail).is_some();
+            self.tail.truncate(before);
+        }
+        self.matched = self.matched || finder.find(b).is_some();
+        // Keep the last `keep` bytes of tail + b for the next piece.
+        if b.len() >= keep {
+            self.tail.clear();
+            self.tail.extend_from_slice(&b[b.len() - keep..]);
+        } else {
+            self.tail.extend_from_slice(b);
+            let extra = self.tail.len().saturating_sub(keep);
+            self.tail.drain(..extra);
         }
     }
 
@@ -182,51 +218,83 @@ impl ResponseParser {
             self.pending.extend_from_slice(data);
             (&self.pending, before)
         };
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
         let mut resp = httparse::Response::new(&mut headers);
-        let len = match resp.parse(buf) {
-            Ok(httparse::Status::Complete(len)) => len,
-            Ok(httparse::Status::Partial) => {
-                if buf.len() > MAX_HEAD {
-                    return Err(ParseError::Malformed);
-                }
+        let parsed = match resp.parse(buf) {
+            Err(httparse::Error::TooManyHeaders) => None,
+            other => Some(other),
+        };
+        let Some(parsed) = parsed else {
+            return self.long_head(data, from_pending);
+        };
+        let len = match parsed {
+            Ok(httparse::Status::Complete(len)) if len <= MAX_HEAD => len,
+            Ok(httparse::Status::Partial) if buf.len() <= MAX_HEAD => {
                 if from_pending == 0 && self.pending.is_empty() {
                     self.pending.extend_from_slice(data);
                 }
                 return Ok(data.len());
             }
-            Err(_) => return Err(ParseError::Malformed),
+            _ => return Err(ParseError::Malformed),
         };
-        let code = resp.code.unwrap_or(0);
-        let http10 = resp.version == Some(0);
-        let mut length: Option<u64> = None;
-        let mut chunked = false;
-        let mut conn_close = http10;
-        let mut server = None;
-        for h in resp.headers.iter() {
-            let name = h.name.as_bytes();
-            if name.eq_ignore_ascii_case(b"content-length") {
-                let v = parse_decimal(h.value).ok_or(ParseError::Malformed)?;
-                if length.is_some_and(|l| l != v) {
-                    return Err(ParseError::Malformed);
+        let facts = HeadFacts::of(&resp, self.want_server)?;
+        self.head_parsed(facts, len, from_pending)
+    }
+
+    /// [`ResponseParser::head`] for a head of more than [`FAST_HEADERS`] lines: parsed again
+    /// with room for [`MAX_HEADERS`].
+    #[cold]
+    #[inline(never)]
+    fn long_head(&mut self, data: &[u8], from_pending: usize) -> Result<usize, ParseError> {
+        let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut []);
+        let buf: &[u8] = if from_pending == 0 && self.pending.is_empty() {
+            data
+        } else {
+            &self.pending
+        };
+        let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut resp,
+            buf,
+            &mut headers,
+        ) {
+            Ok(httparse::Status::Complete(len)) if len <= MAX_HEAD => len,
+            Ok(httparse::Status::Partial) if buf.len() <= MAX_HEAD => {
+                if from_pending == 0 && self.pending.is_empty() {
+                    self.pending.extend_from_slice(data);
                 }
-                length = Some(v);
-            } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-                chunked = last_token_is(h.value, b"chunked");
-            } else if name.eq_ignore_ascii_case(b"connection") {
-                if has_token(h.value, b"close") {
-                    conn_close = true;
-                } else if has_token(h.value, b"keep-alive") {
-                    conn_close = false;
-                }
-            } else if self.want_server && name.eq_ignore_ascii_case(b"server") {
-                server = Some(String::from_utf8_lossy(h.value).into_owned());
+                return Ok(data.len());
             }
-        }
+            _ => return Err(ParseError::Malformed),
+        };
+        let facts = HeadFacts::of(&resp, self.want_server)?;
+        self.head_parsed(facts, len, from_pending)
+    }
+
+    /// Takes a complete head of `len` bytes (of which `from_pending` were kept from earlier
+    /// reads) into the parser's state; returns the bytes of this read it used.
+    fn head_parsed(
+        &mut self,
+        facts: HeadFacts,
+        len: usize,
+        from_pending: usize,
+    ) -> Result<usize, ParseError> {
+        let HeadFacts {
+            code,
+            length,
+            chunked,
+            conn_close,
+            server,
+        } = facts;
         self.head_len += len as u64;
         let used = len - from_pending;
         self.pending.clear();
-        if (100..200).contains(&code) && code != 101 {
+        if code == 101 {
+            // shootout never asks to switch protocols, and cannot follow a switch: a 101 is
+            // never a final answer (a proxy answering 101 must not look like a fast success).
+            return Err(ParseError::Malformed);
+        }
+        if (100..200).contains(&code) {
             // An interim response (100 Continue, 103 Early Hints): the final one follows.
             return Ok(used);
         }
@@ -236,7 +304,7 @@ impl ResponseParser {
             self.server = server;
             self.want_server = false;
         }
-        self.state = if self.head_request || code == 204 || code == 304 || code == 101 {
+        self.state = if self.head_request || code == 204 || code == 304 {
             State::Done
         } else if chunked {
             State::Chunked(Chunk::Size)
@@ -283,14 +351,12 @@ impl ResponseParser {
                     Chunk::DataEnd if line.is_empty() => State::Chunked(Chunk::Size),
                     Chunk::DataEnd => return Err(ParseError::Malformed),
                     Chunk::Trailers if line.is_empty() => State::Done,
-                    Chunk::Trailers => State::Chunked(Chunk::Trailers),
-                    _ => {
-                        let hex = line.split(|&b| b == b';').next().unwrap_or_default();
-                        match parse_hex(hex).ok_or(ParseError::Malformed)? {
-                            0 => State::Chunked(Chunk::Trailers),
-                            n => State::Chunked(Chunk::Data(n)),
-                        }
-                    }
+                    Chunk::Trailers if field_line(line) => State::Chunked(Chunk::Trailers),
+                    Chunk::Trailers => return Err(ParseError::Malformed),
+                    _ => match chunk_size(line).ok_or(ParseError::Malformed)? {
+                        0 => State::Chunked(Chunk::Trailers),
+                        n => State::Chunked(Chunk::Data(n)),
+                    },
                 };
                 self.head_len += nl as u64 + 1;
                 self.pending.clear();
@@ -298,6 +364,53 @@ impl ResponseParser {
                 Ok(nl + 1)
             }
         }
+    }
+}
+
+/// What a response head says about its framing, read from httparse's headers.
+struct HeadFacts {
+    code: u16,
+    length: Option<u64>,
+    chunked: bool,
+    conn_close: bool,
+    server: Option<String>,
+}
+
+impl HeadFacts {
+    fn of(resp: &httparse::Response, want_server: bool) -> Result<HeadFacts, ParseError> {
+        let code = resp.code.unwrap_or(0);
+        let http10 = resp.version == Some(0);
+        let mut length: Option<u64> = None;
+        let mut chunked = false;
+        let mut conn_close = http10;
+        let mut server = None;
+        for h in resp.headers.iter() {
+            let name = h.name.as_bytes();
+            if name.eq_ignore_ascii_case(b"content-length") {
+                let v = parse_decimal(h.value).ok_or(ParseError::Malformed)?;
+                if length.is_some_and(|l| l != v) {
+                    return Err(ParseError::Malformed);
+                }
+                length = Some(v);
+            } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+                chunked = last_token_is(h.value, b"chunked");
+            } else if name.eq_ignore_ascii_case(b"connection") {
+                if has_token(h.value, b"close") {
+                    conn_close = true;
+                } else if has_token(h.value, b"keep-alive") {
+                    conn_close = false;
+                }
+            } else if want_server && name.eq_ignore_ascii_case(b"server") {
+                server = Some(String::from_utf8_lossy(h.value).into_owned());
+            }
+        }
+        Ok(HeadFacts {
+            code,
+            length,
+            chunked,
+            conn_close,
+            server,
+        })
     }
 }
 
@@ -309,15 +422,93 @@ fn parse_decimal(v: &[u8]) -> Option<u64> {
     Some(v.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
 }
 
-fn parse_hex(v: &[u8]) -> Option<u64> {
-    let v = v.trim_ascii();
-    if v.is_empty() || v.len() > 15 {
+/// The size of a chunk from its size line without the CRLF, which RFC 9112 §7.1 spells
+/// `1*HEXDIG *( BWS ";" BWS ext-name [ BWS "=" BWS ext-value ] )`; `None` when the line is
+/// anything else (whitespace with no extension after it, an empty extension name, an
+/// unclosed quoted value…) or the size does not fit in 60 bits.
+fn chunk_size(line: &[u8]) -> Option<u64> {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let (hex, ext) = line.split_at(digits);
+    if digits == 0 || !chunk_extensions(ext) {
         return None;
     }
-    v.iter().try_fold(0u64, |n, &d| {
-        let x = (d as char).to_digit(16)?;
-        Some(n * 16 + u64::from(x))
+    let hex = &hex[hex.iter().take_while(|&&b| b == b'0').count()..];
+    if hex.len() > 15 {
+        return None;
+    }
+    hex.iter().try_fold(0u64, |n, &d| {
+        Some(n * 16 + u64::from((d as char).to_digit(16)?))
     })
+}
+
+/// `*( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )`.
+fn chunk_extensions(mut s: &[u8]) -> bool {
+    loop {
+        if s.is_empty() {
+            return true;
+        }
+        let Some(rest) = skip_ws(s).strip_prefix(b";") else {
+            return false;
+        };
+        let rest = skip_ws(rest);
+        let name = token_len(rest);
+        if name == 0 {
+            return false;
+        }
+        s = &rest[name..];
+        if let Some(value) = skip_ws(s).strip_prefix(b"=") {
+            let value = skip_ws(value);
+            let len = if value.first() == Some(&b'"') {
+                quoted_len(value)
+            } else {
+                token_len(value)
+            };
+            if len == 0 {
+                return false;
+            }
+            s = &value[len..];
+        }
+    }
+}
+
+/// A trailer line: `token ":" OWS field-value OWS`, the value of visible characters,
+/// spaces, tabs and obs-text (RFC 9112 §5, §7.1.2); no obs-fold.
+fn field_line(line: &[u8]) -> bool {
+    let name = token_len(line);
+    name > 0
+        && line.get(name) == Some(&b':')
+        && line[name + 1..]
+            .iter()
+            .all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f))
+}
+
+fn skip_ws(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    &s[n..]
+}
+
+/// Length of the token (RFC 9110 §5.6.2) at the start of `s`.
+fn token_len(s: &[u8]) -> usize {
+    s.iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        .count()
+}
+
+/// Length of the quoted-string (RFC 9110 §5.6.4) at the start of `s`, quotes included;
+/// 0 when it is not closed or holds a control character.
+fn quoted_len(s: &[u8]) -> usize {
+    let text = |b: u8| b == b'\t' || (b >= 0x20 && b != 0x7f);
+    let mut i = 1;
+    while let Some(&b) = s.get(i) {
+        match b {
+            b'"' => return i + 1,
+            b'\\' if s.get(i + 1).is_some_and(|&c| text(c)) => i += 2,
+            b'\\' => return 0,
+            b if text(b) => i += 1,
+            _ => return 0,
+        }
+    }
+    0
 }
 
 fn has_token(v: &[u8], token: &[u8]) -> bool {
@@ -352,13 +543,14 @@ mod tests {
         Ok(usize::MAX)
     }
 
-    /// Every response must parse the same whether it arrives whole or byte by byte.
-    fn parse_all_ways(input: &[u8], head: bool) -> (u16, u64, Vec<u8>, bool, usize) {
+    /// Every response must parse the same whether it arrives whole or in pieces of any
+    /// size; the body is searched for `needle`.
+    fn parse_with(input: &[u8], head: bool, needle: &[u8]) -> (u16, u64, bool, bool, usize) {
         let mut first = None;
         for step in [input.len().max(1), 1, 2, 3, 7] {
-            let mut p = ResponseParser::new(head, true);
+            let mut p = ResponseParser::new(head, Some(needle));
             let used = feed_in_pieces(&mut p, input, step).unwrap();
-            let got = (p.status, p.body_len, p.body.clone(), p.close, used);
+            let got = (p.status, p.body_len, p.matched, p.close, used);
             if let Some(f) = &first {
                 assert_eq!(f, &got, "step {step}");
             }
@@ -367,21 +559,33 @@ mod tests {
         first.unwrap()
     }
 
+    /// [`parse_with`] searching for the whole body expected.
+    fn parse_all_ways(input: &[u8], head: bool) -> (u16, u64, bool, bool, usize) {
+        parse_with(input, head, b"\xff\xfe")
+    }
+
     #[test]
     fn content_length() {
         let r = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
         assert_eq!(
-            parse_all_ways(r, false),
-            (200, 5, b"hello".to_vec(), false, r.len())
+            parse_with(r, false, b"hello"),
+            (200, 5, true, false, r.len())
+        );
+        assert_eq!(parse_with(r, false, b"ell"), (200, 5, true, false, r.len()));
+        assert_eq!(
+            parse_with(r, false, b"help"),
+            (200, 5, false, false, r.len())
         );
     }
 
     #[test]
     fn chunked_with_extension_and_trailers() {
         let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nHello\r\n7\r\n World\n\r\n0\r\nX-Trailer: yes\r\nX-Other: 1\r\n\r\n";
-        let (status, len, body, close, used) = parse_all_ways(r, false);
-        assert_eq!((status, len, close, used), (200, 12, false, r.len()));
-        assert_eq!(body, b"Hello World\n");
+        // The needle spans two chunks: found however the bytes were split.
+        assert_eq!(
+            parse_with(r, false, b"Hello World\n"),
+            (200, 12, true, false, r.len())
+        );
     }
 
     #[test]
@@ -395,29 +599,26 @@ mod tests {
         let head = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n";
         assert_eq!(
             parse_all_ways(head, true),
-            (200, 0, vec![], false, head.len())
+            (200, 0, false, false, head.len())
         );
         let r204 = b"HTTP/1.1 204 No Content\r\n\r\n";
         assert_eq!(parse_all_ways(r204, false).0, 204);
         let r304 = b"HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\n\r\n";
         assert_eq!(
             parse_all_ways(r304, false),
-            (304, 0, vec![], false, r304.len())
+            (304, 0, false, false, r304.len())
         );
     }
 
     #[test]
     fn interim_responses_are_skipped() {
         let r = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok";
-        assert_eq!(
-            parse_all_ways(r, false),
-            (201, 2, b"ok".to_vec(), false, r.len())
-        );
+        assert_eq!(parse_with(r, false, b"ok"), (201, 2, true, false, r.len()));
     }
 
     #[test]
     fn http10_is_close_delimited() {
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         let r = b"HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6\r\n\r\nsome body";
         assert_eq!(p.feed(r), Ok(Progress::NeedMore));
         assert_eq!(p.feed(b" more"), Ok(Progress::NeedMore));
@@ -427,11 +628,11 @@ mod tests {
 
     #[test]
     fn connection_header_decides_reuse() {
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         p.feed(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
             .unwrap();
         assert!(p.close);
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         p.feed(b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n")
             .unwrap();
         assert!(!p.close);
@@ -439,7 +640,7 @@ mod tests {
 
     #[test]
     fn extra_bytes_are_left_over() {
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         let r = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nHello World\n";
         assert_eq!(
             p.feed(r),
@@ -451,41 +652,41 @@ mod tests {
 
     #[test]
     fn broken_inputs() {
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         assert_eq!(
             p.feed(b"this is not http\r\n\r\n"),
             Err(ParseError::Malformed)
         );
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         assert_eq!(
             p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"),
             Err(ParseError::Malformed)
         );
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         assert_eq!(
             p.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
             Err(ParseError::Malformed)
         );
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         assert_eq!(
             p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n"),
             Err(ParseError::Malformed)
         );
         // A body shorter than its Content-Length shows as an early close.
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         assert_eq!(
             p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort"),
             Ok(Progress::NeedMore)
         );
         assert_eq!(p.eof(), Err(ParseError::Closed));
         // Nothing at all, then a close.
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         assert_eq!(p.eof(), Err(ParseError::Closed));
     }
 
     #[test]
     fn reset_keeps_the_parser_reusable() {
-        let mut p = ResponseParser::new(false, false);
+        let mut p = ResponseParser::new(false, None);
         p.want_server();
         let r = b"HTTP/1.1 200 OK\r\nServer: x/1\r\nContent-Length: 1\r\n\r\na";
         assert_eq!(p.feed(r), Ok(Progress::Done { consumed: r.len() }));
@@ -499,5 +700,139 @@ mod tests {
             })
         );
         assert_eq!(p.seen, r.len() as u64);
+    }
+
+    /// Feeds `input` whole; the outcome.
+    fn verdict(input: &[u8]) -> Result<Progress, ParseError> {
+        ResponseParser::new(false, None).feed(input)
+    }
+
+    fn chunked_with(size_line: &str) -> Vec<u8> {
+        format!(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{size_line}\r\nab\r\n0\r\n\r\n"
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn chunk_size_lines_follow_rfc_9112_strictly() {
+        // Each row: a size line for a 2-byte chunk, and whether RFC 9112 §7.1 allows it.
+        let rows: &[(&str, bool)] = &[
+            ("2", true),
+            ("02", true),                // leading zeros
+            ("2;name", true),            // an extension without a value
+            ("2;a=b;c", true),           // several
+            ("2 ; a = b", true),         // BWS around ";" and "="
+            ("2;a=\"q \\\" ;x\"", true), // a quoted value with an escaped quote and ";"
+            ("2  ", false),              // whitespace with no extension after it
+            ("2 ", false),
+            (" 2", false), // whitespace before the size
+            ("2;", false), // an empty extension name
+            ("2; ", false),
+            ("2;=b", false),
+            ("2;a=", false),         // an empty value
+            ("2;a=\"open", false),   // an unbalanced quote
+            ("2;a=\"x\"y", false),   // bytes after the quoted value
+            ("2;a b", false),        // a space inside the name
+            ("2;a=\"\x01\"", false), // a control character in a quoted value
+            ("0x2", false),
+            ("g", false),
+            ("", false),
+            ("1000000000000000", false), // does not fit
+        ];
+        for (line, ok) in rows {
+            let r = chunked_with(line);
+            let got = verdict(&r);
+            if *ok {
+                assert_eq!(got, Ok(Progress::Done { consumed: r.len() }), "{line:?}");
+            } else {
+                assert_eq!(got, Err(ParseError::Malformed), "{line:?}");
+            }
+            // The same verdict byte by byte.
+            let mut p = ResponseParser::new(false, None);
+            let byte_by_byte = feed_in_pieces(&mut p, &r, 1);
+            assert_eq!(byte_by_byte.is_ok(), *ok, "{line:?} byte by byte");
+        }
+    }
+
+    #[test]
+    fn trailer_lines_must_be_field_lines() {
+        let with = |t: &str| {
+            format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n{t}\r\n\r\n")
+                .into_bytes()
+        };
+        for good in ["X-A: 1", "X-A:", "X-A:\tv \t"] {
+            assert!(verdict(&with(good)).is_ok(), "{good:?}");
+        }
+        for bad in ["X A: 1", ": v", "X-A", " X-A: 1", "X-A: \x01"] {
+            assert_eq!(verdict(&with(bad)), Err(ParseError::Malformed), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_101_is_never_a_final_answer() {
+        let r = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+        assert_eq!(verdict(r), Err(ParseError::Malformed));
+        let mut p = ResponseParser::new(false, None);
+        assert_eq!(feed_in_pieces(&mut p, r, 1), Err(ParseError::Malformed));
+    }
+
+    fn with_headers(n: usize) -> Vec<u8> {
+        let mut r = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..n {
+            r.extend_from_slice(format!("X-Extra-{i}: {i}\r\n").as_bytes());
+        }
+        r.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
+        r
+    }
+
+    #[test]
+    fn heads_of_up_to_256_lines_are_accepted() {
+        // Content-Length is one of the lines.
+        for n in [63, 64, 65, 200, MAX_HEADERS - 1] {
+            let r = with_headers(n);
+            assert_eq!(
+                parse_with(&r, false, b"ok"),
+                (200, 2, true, false, r.len()),
+                "{n}"
+            );
+        }
+        let r = with_headers(MAX_HEADERS);
+        assert_eq!(verdict(&r), Err(ParseError::Malformed));
+        let mut p = ResponseParser::new(false, None);
+        assert_eq!(feed_in_pieces(&mut p, &r, 5), Err(ParseError::Malformed));
+    }
+
+    #[test]
+    fn a_head_over_64_kib_is_malformed() {
+        let mut r = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
+        r.resize(MAX_HEAD + 10, b'a');
+        r.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(verdict(&r), Err(ParseError::Malformed));
+        let mut p = ResponseParser::new(false, None);
+        assert_eq!(feed_in_pieces(&mut p, &r, 4096), Err(ParseError::Malformed));
+        // Just under the limit is fine.
+        let mut r = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
+        r.resize(MAX_HEAD - 40, b'a');
+        r.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+        assert!(verdict(&r).is_ok());
+    }
+
+    #[test]
+    fn an_endless_body_is_searched_in_constant_memory() {
+        let mut p = ResponseParser::new(false, Some(b"needle"));
+        p.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            .unwrap();
+        let chunk = format!("2000\r\n{}\r\n", "x".repeat(0x2000));
+        for _ in 0..2000 {
+            assert_eq!(p.feed(chunk.as_bytes()), Ok(Progress::NeedMore));
+        }
+        assert_eq!(p.body_len, 2000 * 0x2000);
+        assert!(!p.matched);
+        assert!(p.tail.capacity() <= 64 && p.pending.capacity() <= 64);
+        // A needle split across two reads is still found.
+        p.feed(b"5\r\nxxnee\r\n").unwrap();
+        p.feed(b"4\r\ndlex\r\n").unwrap();
+        assert!(p.matched);
     }
 }

@@ -8,7 +8,13 @@
 //! worker's live counters for progress displays.
 //!
 //! Every request the worker starts ends exactly once: answered (ok or failing an
-//! expectation), failed without an answer, or aborted when the run ends.
+//! expectation), failed without an answer, or aborted when the run ends. A request the
+//! server may have read and did not answer is a failure; only an idempotent request on a
+//! connection that sat idle, closed before any byte of its answer, is sent again (once, and
+//! counted). Bytes that arrive when no request is waiting for them are never credited to a
+//! later request: the connection is closed and the bytes count as one malformed answer in
+//! place of the request it would have carried next, which is what they would have become had
+//! they arrived a moment later — so the counts do not depend on how TCP split the bytes.
 
 use crate::pacer::{Pacer, Pacing};
 use crate::parse::{ParseError, Progress, ResponseParser};
@@ -47,6 +53,9 @@ pub struct Shared<'a> {
     pub request: Vec<u8>,
     /// The request is a HEAD (answers have no body).
     pub head_request: bool,
+    /// The method is idempotent (RFC 9110 §9.2.2), so a request lost to a server closing an
+    /// idle connection may be sent again.
+    pub idempotent: bool,
     /// Keep connections open between requests.
     pub keepalive: bool,
     /// What a good answer is.
@@ -138,12 +147,39 @@ struct Conn {
     retried: bool,
     /// The peer closed its side: the connection carries no further answer.
     peer_closed: bool,
+    /// When the connection last became idle (rate mode).
+    idle_at: Instant,
+    /// How long the connection sat idle before the current request was sent on it.
+    rested: Duration,
+    /// Pause before re-opening a connection the server dropped before any answer; doubles
+    /// each time it happens again, back to zero once an answer arrives.
+    backoff: Duration,
+    /// Not re-opened before this instant.
+    reopen_at: Instant,
+    /// Rate mode: bytes nobody asked for arrived on this connection while it was idle; the
+    /// next request the schedule gives it is counted as their malformed answer.
+    owes: bool,
 }
 
-/// A request retried once when a reused connection closes before any byte of its answer:
-/// the server closed an idle keep-alive connection as the request went out (the request
-/// was never processed, as browsers also assume). A second such close is a failure.
+/// Requests sent later than this after their due time count as late.
 const LATE: Duration = Duration::from_millis(1);
+
+/// A connection that sat idle at least this long before a request went out on it may have
+/// been closed by the server's keep-alive timer as the request left: if it closes before any
+/// byte of the answer, an idempotent request is sent again once. Short enough for any real
+/// keep-alive timeout; a connection busy in a closed loop never sits idle, so there a close
+/// after the request is always a failure (the server may have read it).
+const IDLE_BEFORE_RETRY: Duration = Duration::from_millis(100);
+
+/// A request is sent again only when the close came this soon after the send: in the race
+/// the server's close is already under way as the request arrives, while a server that
+/// read the request and worked on it before closing (a worker that crashed mid-request)
+/// takes longer, and its request is a failure. Many LAN round trips, with room for a busy
+/// machine's scheduling.
+const RACE_WINDOW: Duration = Duration::from_millis(50);
+
+/// The longest pause before re-opening a connection the server keeps dropping.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// The token of the pacing timer (connections use their index).
 const TIMER: Token = Token(usize::MAX);
@@ -226,7 +262,6 @@ pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Re
 /// Builds the worker; in rate mode also opens its connections, so the schedule starts
 /// with connections ready.
 fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
-    let keep_body = sh.expect.needs_body();
     let now = Instant::now();
     let mut w = Worker {
         sh,
@@ -239,7 +274,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
                 io: None,
                 phase: Phase::Closed,
                 busy: false,
-                parser: ResponseParser::new(sh.head_request, keep_body),
+                parser: ResponseParser::new(sh.head_request, sh.expect.body_contains.as_deref()),
                 written: 0,
                 start: now,
                 sent: now,
@@ -249,6 +284,11 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
                 reused: false,
                 retried: false,
                 peer_closed: false,
+                idle_at: now,
+                rested: Duration::ZERO,
+                backoff: Duration::ZERO,
+                reopen_at: now,
+                owes: false,
             })
             .collect(),
         buf: vec![0u8; 64 * 1024].into_boxed_slice(),
@@ -306,7 +346,7 @@ impl Worker<'_> {
                     .get(i)
                     .is_some_and(|c| c.phase == Phase::Connecting)
                 {
-                    self.on_connecting(i);
+                    self.on_connecting(i, ev.is_readable() || ev.is_read_closed());
                 }
             }
         }
@@ -402,11 +442,27 @@ impl Worker<'_> {
                     self.sched.max_lag = self.sched.max_lag.max(late);
                     let due = self.start + pacer.due(self.sched.sent);
                     self.sched.sent += 1;
+                    if self.conns[i].owes {
+                        // This request's answer is what the connection received unasked:
+                        // malformed. The connection is replaced at the schedule's pace.
+                        self.conns[i].owes = false;
+                        let t = Timing {
+                            start: due,
+                            sent: now,
+                            first_byte: now,
+                            end: now,
+                            connect: Duration::ZERO,
+                        };
+                        self.rec.failed(&t, FailureKind::Malformed);
+                        self.open(i, now);
+                        continue;
+                    }
                     let c = &mut self.conns[i];
                     c.busy = true;
                     c.start = due;
                     c.connect = Duration::ZERO;
                     c.retried = false;
+                    c.rested = now.saturating_duration_since(c.idle_at);
                     self.in_flight += 1;
                     self.send(i, now);
                 }
@@ -430,6 +486,7 @@ impl Worker<'_> {
         c.start = now;
         c.connect = Duration::ZERO;
         c.retried = false;
+        c.rested = Duration::ZERO;
         self.in_flight += 1;
         if c.phase == Phase::Closed {
             self.open(i, now);
@@ -444,7 +501,9 @@ impl Worker<'_> {
             match self.conns[i].phase {
                 Phase::Closed => self.open(i, now),
                 _ => {
-                    self.conns[i].phase = Phase::Idle;
+                    let c = &mut self.conns[i];
+                    c.phase = Phase::Idle;
+                    c.idle_at = now;
                     self.idle.push(i);
                 }
             }
@@ -535,7 +594,7 @@ impl Worker<'_> {
         let Some(c) = self.conns.get(i) else { return };
         match c.phase {
             Phase::Closed => {}
-            Phase::Connecting => self.on_connecting(i),
+            Phase::Connecting => self.on_connecting(i, readable),
             Phase::Idle => {
                 if readable {
                     self.on_idle_readable(i);
@@ -552,7 +611,9 @@ impl Worker<'_> {
         }
     }
 
-    fn on_connecting(&mut self, i: usize) {
+    /// A connection being opened had an event; `readable`: bytes (or a close) came with it,
+    /// before any request was sent.
+    fn on_connecting(&mut self, i: usize, readable: bool) {
         let now = Instant::now();
         let c = &mut self.conns[i];
         let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
@@ -560,11 +621,16 @@ impl Worker<'_> {
             Ok(false) => {}
             Ok(true) => {
                 self.rec.counts.connections_opened += 1;
+                c.connect = now.saturating_duration_since(c.connect_began);
+                if readable {
+                    // Edge-triggered: this edge is the only notice of those bytes.
+                    return self.before_request(i, now);
+                }
                 if c.busy {
-                    c.connect = now.saturating_duration_since(c.connect_began);
                     self.send(i, now);
                 } else {
                     c.phase = Phase::Idle;
+                    c.idle_at = now;
                     self.idle.push(i);
                 }
             }
@@ -572,26 +638,94 @@ impl Worker<'_> {
         }
     }
 
-    /// An idle connection became readable: the server closed it (keep-alive timeout) or
-    /// sent bytes nobody asked for. Either way it is replaced.
+    /// An idle connection became readable.
     fn on_idle_readable(&mut self, i: usize) {
+        self.idle.retain(|&j| j != i);
+        self.before_request(i, Instant::now());
+    }
+
+    /// A connection with no request sent on it became readable: the server closed it (a
+    /// keep-alive timeout, or a close right after accept) or sent bytes nobody asked for.
+    /// Either way it is replaced; the bytes are a protocol violation.
+    fn before_request(&mut self, i: usize, now: Instant) {
         let Some(io) = self.conns[i].io.as_mut() else {
             return;
         };
-        match io.read(&mut self.buf) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-            Ok(n) => self.rec.counts.bytes_received += n as u64,
-            Err(_) => {}
+        let n = match io.read(&mut self.buf) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                // Nothing after all (a spurious edge): carry on as if it had not come.
+                let c = &mut self.conns[i];
+                if c.busy {
+                    return self.send(i, now);
+                }
+                c.phase = Phase::Idle;
+                c.idle_at = now;
+                self.idle.push(i);
+                return;
+            }
+            Ok(n) => n,
+            Err(_) => 0,
+        };
+        self.rec.counts.bytes_received += n as u64;
+        if n > 0 {
+            return self.unsolicited(i, now);
         }
-        self.idle.retain(|&j| j != i);
+        if self.conns[i].busy {
+            // Closed at accept, with this connection's request not sent yet: the same failure
+            // as had the close come just after the send.
+            return self.lost(i, now);
+        }
+        // Closed by the server with nothing said.
+        let unused = !self.conns[i].reused;
         self.close(i);
-        self.rec.counts.reconnects += 1;
-        self.open(i, Instant::now());
+        if unused {
+            // Dropped before it carried any answer: re-opened after a pause that grows each
+            // time, so a server that closes every connection at accept is not flooded.
+            let c = &mut self.conns[i];
+            c.backoff = (c.backoff * 2).clamp(Duration::from_millis(1), MAX_BACKOFF);
+            c.reopen_at = now + c.backoff;
+            self.rec.counts.dropped += 1;
+            self.deferred.push(i);
+        } else {
+            self.rec.counts.reconnects += 1;
+            self.open(i, now);
+        }
+    }
+
+    /// Bytes arrived on `i` that no request asked for. The connection is closed and the
+    /// bytes count once, as a malformed answer to the request the connection carries (one
+    /// not sent yet) or would have carried next: had they come a moment later, that request
+    /// would have received them as its answer. At the end of the run, with no request left
+    /// to carry, they are not counted — as they would not have been read.
+    fn unsolicited(&mut self, i: usize, now: Instant) {
+        self.close(i);
+        if self.conns[i].busy {
+            self.fail(i, now, FailureKind::Malformed);
+        } else if self.pacer.is_some() {
+            // Charged when the schedule next picks this connection: a server that greets
+            // every new connection with bytes is still met at the rate asked for.
+            self.conns[i].owes = true;
+            self.idle.push(i);
+            return;
+        } else if self.claim(now) {
+            let t = Timing {
+                start: now,
+                sent: now,
+                first_byte: now,
+                end: now,
+                connect: Duration::ZERO,
+            };
+            self.rec.failed(&t, FailureKind::Malformed);
+        }
+        self.next(i, now);
     }
 
     fn send(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
-        c.sent = now;
+        if !c.retried {
+            // A retried request keeps the time of its first send: its latency counts from it.
+            c.sent = now;
+        }
         c.written = 0;
         c.first_byte = None;
         c.parser.reset();
@@ -645,7 +779,10 @@ impl Worker<'_> {
             }
             match c.parser.feed(&self.buf[..n]) {
                 Ok(Progress::NeedMore) => {}
-                Ok(Progress::Done { consumed }) => return self.answered(i, now, consumed < n),
+                Ok(Progress::Done { consumed }) if consumed < n => {
+                    return self.answered_with_extra(i, now)
+                }
+                Ok(Progress::Done { .. }) => return self.answered(i, now),
                 Err(_) => {
                     self.close(i);
                     self.fail(i, now, FailureKind::Malformed);
@@ -662,7 +799,7 @@ impl Worker<'_> {
     fn eof(&mut self, i: usize) {
         let now = Instant::now();
         match self.conns[i].parser.eof() {
-            Ok(()) => self.answered(i, now, false),
+            Ok(()) => self.answered(i, now),
             Err(ParseError::Closed | ParseError::Malformed) => self.lost(i, now),
         }
     }
@@ -674,10 +811,19 @@ impl Worker<'_> {
             c.io.as_ref()
                 .and_then(|io| io.tls.as_ref())
                 .is_some_and(|t| t.is_handshaking());
-        let stale = c.parser.seen == 0 && c.reused && !c.retried;
+        // The idle-close race: the server's keep-alive timer closed the connection as the
+        // request went out. Anything else (a busy connection, a byte of the answer, a
+        // method that is not idempotent, a second time) is a failure.
+        let raced = c.parser.seen == 0
+            && c.reused
+            && !c.retried
+            && c.rested >= IDLE_BEFORE_RETRY
+            && now.saturating_duration_since(c.sent) <= RACE_WINDOW
+            && self.sh.idempotent;
         self.close(i);
-        if stale {
+        if raced {
             self.rec.counts.reconnects += 1;
+            self.rec.counts.retried += 1;
             let c = &mut self.conns[i];
             c.retried = true;
             return self.open(i, now);
@@ -694,14 +840,40 @@ impl Worker<'_> {
         self.next(i, now);
     }
 
-    /// A complete answer arrived on `i`; `extra` when more bytes followed it than its
-    /// framing announced (a length that lies).
-    fn answered(&mut self, i: usize, now: Instant, extra: bool) {
-        if extra {
+    /// A complete answer arrived on `i`, followed in the same read by bytes its framing did
+    /// not announce (a second answer, a body a 204 may not have, a length that lies).
+    fn answered_with_extra(&mut self, i: usize, now: Instant) {
+        self.credit(i, now);
+        let c = &self.conns[i];
+        if c.parser.close || !self.sh.keepalive || c.written < self.sh.request.len() {
+            // The connection ends here anyway: what follows would never have been read.
             self.close(i);
-            self.fail(i, now, FailureKind::Malformed);
             return self.next(i, now);
         }
+        self.unsolicited(i, now);
+    }
+
+    /// A complete answer arrived on `i`: credit it, then reuse or replace the connection.
+    fn answered(&mut self, i: usize, now: Instant) {
+        self.credit(i, now);
+        let c = &self.conns[i];
+        let close = c.parser.close
+            || c.peer_closed
+            || !self.sh.keepalive
+            || c.written < self.sh.request.len();
+        let server_closed = c.parser.close || c.peer_closed;
+        if close {
+            self.close(i);
+        }
+        self.next(i, now);
+        // A keep-alive connection the server closed, replaced to go on: a reconnect.
+        if close && server_closed && self.sh.keepalive && self.conns[i].phase == Phase::Connecting {
+            self.rec.counts.reconnects += 1;
+        }
+    }
+
+    /// Records the answer on `i` against its request, which ends.
+    fn credit(&mut self, i: usize, now: Instant) {
         let t = self.timing(i, now);
         let c = &mut self.conns[i];
         let (status, body_len) = (c.parser.status, c.parser.body_len);
@@ -719,10 +891,7 @@ impl Worker<'_> {
         let failure = if !ex.status.contains(status) {
             Some(FailureKind::Status)
         } else if ex.length.is_some_and(|l| l != body_len)
-            || ex
-                .body_contains
-                .as_ref()
-                .is_some_and(|needle| !contains(&c.parser.body, needle))
+            || (ex.body_contains.is_some() && !c.parser.matched)
         {
             Some(FailureKind::Body)
         } else {
@@ -731,20 +900,8 @@ impl Worker<'_> {
         self.rec.answered(&t, status, failure);
         c.busy = false;
         c.reused = true;
+        c.backoff = Duration::ZERO;
         self.in_flight -= 1;
-        let close = c.parser.close
-            || c.peer_closed
-            || !self.sh.keepalive
-            || c.written < self.sh.request.len();
-        let server_closed = c.parser.close || c.peer_closed;
-        if close {
-            self.close(i);
-        }
-        self.next(i, now);
-        // A keep-alive connection the server closed, replaced to go on: a reconnect.
-        if close && server_closed && self.sh.keepalive && self.conns[i].phase == Phase::Connecting {
-            self.rec.counts.reconnects += 1;
-        }
     }
 
     /// Deadlines and deferred reconnects.
@@ -772,6 +929,10 @@ impl Worker<'_> {
             if self.conns[i].phase != Phase::Closed {
                 continue;
             }
+            if now < self.conns[i].reopen_at {
+                self.deferred.push(i);
+                continue;
+            }
             if self.pacer.is_some() {
                 self.open(i, now);
             } else if self.claim(now) {
@@ -779,10 +940,4 @@ impl Worker<'_> {
             }
         }
     }
-}
-
-/// Substring search (SIMD memmem): the body of every answer is searched when
-/// `--expect-body-contains` is given, so this is on the hot path.
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(haystack, needle).is_some()
 }

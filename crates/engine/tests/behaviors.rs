@@ -82,7 +82,11 @@ fn server_closing_with_header_costs_no_request() {
 }
 
 #[test]
-fn server_closing_silently_costs_no_request() {
+fn server_closing_silently_counts_each_lost_request_once() {
+    // The server closes after every 3rd answer without saying so. A request sent on such a
+    // connection before its close was seen may have been read: it is a failure, never sent
+    // again on a busy connection. Whether the close is seen in time depends on scheduling,
+    // so the test holds the client to the server's own account.
     let server = TestServer::start(Behavior::CloseAfter {
         requests: 3,
         header: false,
@@ -90,14 +94,13 @@ fn server_closing_silently_costs_no_request() {
     .unwrap();
     let r = go(&spec(&server, "/", 30, 1));
     assert_eq!(
-        (r.counts.ok, r.counts.failed()),
-        (30, 0),
-        "{:?}",
-        failures(&r)
+        r.counts.ok,
+        server.requests(),
+        "every answer the server gave"
     );
-    assert_eq!(r.counts.connections_opened, 10);
-    assert_eq!(r.counts.reconnects, 9);
-    assert_eq!(server.requests(), 30);
+    assert_eq!(r.counts.completed, 30, "every request counted once");
+    assert_eq!(r.counts.failures[FailureKind::Reset], r.counts.failed());
+    assert_eq!(r.counts.retried, 0, "a busy connection never re-sends");
 }
 
 #[test]
@@ -225,12 +228,17 @@ fn body_shorter_than_content_length_then_close_is_a_reset() {
 }
 
 #[test]
-fn body_longer_than_content_length_is_malformed() {
+fn body_longer_than_content_length_counts_the_extra_bytes_once() {
+    // Each answer is complete after its 5 announced bytes; the 7 that follow are bytes no
+    // request asked for: one malformed answer in place of the next request, and the
+    // connection is not reused.
     let server = TestServer::start(Behavior::LongBody).unwrap();
-    let r = go(&spec(&server, "/", 5, 1));
-    assert_eq!(failures(&r), vec![(FailureKind::Malformed, 5)]);
+    let r = go(&spec(&server, "/", 6, 1));
+    assert_eq!((r.counts.ok, r.counts.status.get(&200)), (3, Some(&3)));
+    assert_eq!(failures(&r), vec![(FailureKind::Malformed, 3)]);
+    assert_eq!(server.requests(), 3, "only the answered requests were sent");
     assert_eq!(
-        r.counts.connections_opened, 5,
+        r.counts.connections_opened, 3,
         "a lying connection is not reused"
     );
 }

@@ -13,8 +13,12 @@ use std::time::Duration;
 /// Everything needed to set up, start, probe and pin one contender.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContenderConfig {
-    /// The contender's name, as the plan gives it; used in messages and log file names.
+    /// The contender's name, as the plan gives it; used in messages.
     pub name: String,
+    /// Unique among the contenders started by one shootout: names the log files (made
+    /// file-name safe) and the marker of its processes (see [`ContenderConfig::tag`]).
+    /// Two names that clean up to the same file name (`a/b`, `a_b`) need distinct keys.
+    pub key: String,
     /// The final shell command line (placeholders substituted); run as `sh -c "exec <command>"`.
     pub command: String,
     /// Working directory of the setup and of the command (default: shootout's own).
@@ -35,7 +39,7 @@ pub struct ContenderConfig {
     pub ready_timeout: Duration,
     /// CPUs the whole process tree is pinned to (inherited by every descendant), if any.
     pub cpus: Option<Vec<usize>>,
-    /// Directory of the logs `<name>.setup.log`, `<name>.stdout.log`, `<name>.stderr.log`
+    /// Directory of the logs `<key>.setup.log`, `<key>.stdout.log`, `<key>.stderr.log`
     /// (created if missing; logs are appended to, one header line per start).
     pub log_dir: PathBuf,
     /// Soft limit of open files (RLIMIT_NOFILE) for the contender, capped at the hard limit.
@@ -43,16 +47,19 @@ pub struct ContenderConfig {
 }
 
 impl ContenderConfig {
-    /// A configuration with the usual defaults: probe `GET /` on `127.0.0.1:port` for up to
-    /// 10 s, setup timeout 10 minutes, no setup, no extra environment, no pinning.
+    /// A configuration with the usual defaults: the key is the name, probe `GET /` on
+    /// `127.0.0.1:port` for up to 10 s, setup timeout 10 minutes, no setup, no extra
+    /// environment, no pinning.
     pub fn new(
         name: impl Into<String>,
         command: impl Into<String>,
         port: u16,
         log_dir: impl Into<PathBuf>,
     ) -> ContenderConfig {
+        let name = name.into();
         ContenderConfig {
-            name: name.into(),
+            key: file_name_safe(&name),
+            name,
             command: command.into(),
             cwd: None,
             env: Vec::new(),
@@ -71,7 +78,14 @@ impl ContenderConfig {
     /// Path of one of the contender's logs: `kind` is `setup`, `stdout` or `stderr`.
     pub fn log_path(&self, kind: &str) -> PathBuf {
         self.log_dir
-            .join(format!("{}.{kind}.log", file_name_safe(&self.name)))
+            .join(format!("{}.{kind}.log", file_name_safe(&self.key)))
+    }
+
+    /// The marker every process of this contender started by this shootout carries in
+    /// its environment (`SHOOTOUT_TAG`; its setup's processes carry `<tag>/setup`):
+    /// `<shootout pid>.<its start time>/<key>`, see the `tag` module.
+    pub fn tag(&self) -> String {
+        process_tag(&self.key)
     }
 
     /// The error for a configuration that cannot work.
@@ -148,6 +162,12 @@ impl ContenderConfig {
     }
 }
 
+/// The marker of the processes of the contender with `key` started by this shootout
+/// (what [`ContenderConfig::tag`] gives for that key), to record before it is started.
+pub fn process_tag(key: &str) -> String {
+    crate::tag::tag_of(&file_name_safe(key))
+}
+
 /// `name` with every character other than letters, digits, `.`, `_` and `-` replaced by `_`.
 fn file_name_safe(name: &str) -> String {
     let safe: String = name
@@ -173,11 +193,17 @@ mod tests {
 
     #[test]
     fn log_names_are_safe_file_names() {
-        let cfg = ContenderConfig::new("go/net http", "x", 1, "/logs");
+        let mut cfg = ContenderConfig::new("go/net http", "x", 1, "/logs");
         assert_eq!(
             cfg.log_path("stderr"),
             PathBuf::from("/logs/go_net_http.stderr.log")
         );
+        cfg.key = "2-go/net".into();
+        assert_eq!(
+            cfg.log_path("stdout"),
+            PathBuf::from("/logs/2-go_net.stdout.log")
+        );
+        assert!(cfg.tag().ends_with("/2-go_net"), "{}", cfg.tag());
         assert_eq!(file_name_safe(""), "_");
         assert_eq!(file_name_safe(".."), "_..");
     }

@@ -3,10 +3,12 @@
 //! `start` spawns `sh -c "exec <command>"` (or `sh -c "<command>"` when it uses shell
 //! syntax, see [`shell_script`]) as the leader of a new process group (see
 //! the `launch` module for the parent-death signal, pinning and file limit), with its
-//! output in `<name>.stdout.log` / `<name>.stderr.log`. `wait_ready` probes it until it
-//! answers; `sample` and `sampler` measure its tree; `stop` ends the whole tree politely
-//! (SIGTERM, a grace period, then SIGKILL) and reaps it; dropping an unstopped contender
-//! kills its tree. Nothing here knows about load, verification or storage: the CLI's
+//! output in `<key>.stdout.log` / `<key>.stderr.log` and its marker in its environment
+//! (see the `tag` module). `wait_ready` probes it until it answers (or until the caller's
+//! stop flag is raised); `sample` and `sampler` measure its processes — its tree plus the
+//! daemons it started that left it; `stop` ends all of them, and what its setup left
+//! running, politely (SIGTERM, a grace period, then SIGKILL) and reaps them; dropping an
+//! unstopped contender kills them. Nothing here knows about load, verification or storage: the CLI's
 //! orchestration calls these steps in order and the engine never sees a `Contender`.
 
 use crate::config::ContenderConfig;
@@ -14,12 +16,14 @@ use crate::error::HarnessError;
 use crate::launch::{self, Guard, Launch};
 use crate::logs;
 use crate::probe;
-use crate::procfs;
+use crate::procfs::{self, Family};
 use crate::sampler::Sampler;
+use crate::tag;
 use shootout_model::ResourceSample;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Lines of stderr quoted in errors.
@@ -28,9 +32,8 @@ const TAIL_LINES: usize = 20;
 const PROBE_EVERY: Duration = Duration::from_millis(50);
 /// The longest one probe may take (the process is checked for an exit between probes).
 const PROBE_MAX: Duration = Duration::from_secs(2);
-/// How often `stop` looks whether the tree is gone.
-const STOP_POLL: Duration = Duration::from_millis(10);
-/// The longest `stop` and `drop` wait for SIGKILLed processes to vanish.
+/// The longest the helper test waits for SIGKILLed processes to vanish.
+#[cfg(test)]
 const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long `start` tries to connect to the port to find out whether it is taken.
 const PORT_CHECK: Duration = Duration::from_millis(200);
@@ -42,6 +45,9 @@ pub struct Contender {
     child: Child,
     /// The leader's pid, which is also the process group id.
     pid: i32,
+    /// Its processes: the group, the leader's tree and the marked (exact tag only: its
+    /// setup's leftovers are stopped with it but not sampled).
+    family: Family,
     addrs: Vec<SocketAddr>,
     host: String,
     path: String,
@@ -77,6 +83,7 @@ impl Contender {
     /// Fails with [`HarnessError::PortInUse`] if something already accepts connections on
     /// the probe address: it would otherwise be measured in the contender's place.
     pub fn start(cfg: &ContenderConfig) -> Result<Contender, HarnessError> {
+        let tag = cfg.tag();
         if cfg.command.trim().is_empty() {
             return Err(cfg.invalid("the command is empty"));
         }
@@ -112,15 +119,23 @@ impl Contender {
             stderr: &stderr,
             cpus,
             nofile: cfg.nofile,
+            tag: &tag,
         })
         .map_err(|source| HarnessError::Spawn {
             name: cfg.name.clone(),
             what: format!("cannot start `{}`", cfg.command),
             source,
         })?;
+        let pid = launch::pid_of(&child);
         let mut contender = Contender {
             name: cfg.name.clone(),
-            pid: launch::pid_of(&child),
+            pid,
+            family: Family {
+                leader: pid,
+                pgid: pid,
+                tag: Some(tag.clone()),
+                with_sub_tags: false,
+            },
             child,
             addrs,
             host,
@@ -136,7 +151,7 @@ impl Contender {
         // On failure the contender is dropped here, which kills it.
         contender.guard =
             Some(
-                Guard::arm(contender.pid).map_err(|source| HarnessError::Spawn {
+                Guard::arm(contender.pid, &tag).map_err(|source| HarnessError::Spawn {
                     name: cfg.name.clone(),
                     what: "cannot start its watchdog process".into(),
                     source,
@@ -149,14 +164,21 @@ impl Contender {
     /// answers a status below 500, and returns the time from its start until then.
     ///
     /// Errors: [`HarnessError::Exited`] if it exits meanwhile, [`HarnessError::NeverReady`]
-    /// if `ready_timeout` (counted from the start) passes; the contender is left running
-    /// in that case, to be stopped or dropped.
-    pub fn wait_ready(&mut self) -> Result<Duration, HarnessError> {
+    /// if `ready_timeout` (counted from the start) passes, [`HarnessError::Interrupted`]
+    /// within one probe's time (at most 2 s) once `stop` is raised; the contender is left
+    /// running in the last two cases, to be stopped or dropped.
+    pub fn wait_ready(&mut self, stop: &AtomicBool) -> Result<Duration, HarnessError> {
         let deadline = self.started + self.ready_timeout;
         let mut last_probe = String::from("none made");
         loop {
             if let Some(status) = self.exit_status() {
                 return Err(self.exited(status));
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(HarnessError::Interrupted {
+                    name: self.name.clone(),
+                    during: "it was waited for to be ready",
+                });
             }
             let now = Instant::now();
             if now >= deadline {
@@ -239,27 +261,33 @@ impl Contender {
         logs::tail(&self.stderr_log, self.stderr_start, lines)
     }
 
-    /// One sample of the whole process tree (group members and their descendants), stamped with the
-    /// time elapsed since `since`.
+    /// One sample of all its processes (group members, marked processes and their
+    /// descendants), stamped with the time elapsed since `since`.
     pub fn sample(&self, since: Instant) -> ResourceSample {
-        procfs::sample(self.pid, self.pid, since.elapsed())
+        procfs::sample(&self.family, since.elapsed())
+    }
+
+    /// The marker its processes carry (see [`ContenderConfig::tag`]).
+    pub fn tag(&self) -> &str {
+        self.family.tag.as_deref().unwrap_or("")
     }
 
     /// Starts a thread that samples the tree every `every` (at least 10 ms) until
     /// [`Sampler::stop`]; sample times are relative to the sampler's start. Stop the
     /// sampler before stopping the contender.
     pub fn sampler(&self, every: Duration) -> Sampler {
-        Sampler::start(self.pid, self.pid, every)
+        Sampler::start(self.family.clone(), every)
     }
 
-    /// Ends the whole tree: SIGTERM to the process group (and to descendants that left
-    /// it), up to `grace` for all of them to exit, then SIGKILL; reaps the leader. Takes
-    /// at most `grace` plus a few seconds.
+    /// Ends all its processes: SIGTERM to the process group, to descendants that left it
+    /// and to every process carrying its marker (its daemons, what its setup left
+    /// running), up to `grace` for all of them to exit, then SIGKILL; reaps the leader
+    /// and adopted processes. Takes at most `grace` plus a few seconds.
     pub fn stop(mut self, grace: Duration) -> StopOutcome {
         self.shutdown(Some(grace))
     }
 
-    /// Stops the tree (politely if `grace` is given) and reaps the leader.
+    /// Stops everything (politely if `grace` is given) and reaps the leader.
     fn shutdown(&mut self, grace: Option<Duration>) -> StopOutcome {
         let mut outcome = StopOutcome {
             already_exited: self.exit_status().is_some(),
@@ -270,16 +298,12 @@ impl Contender {
         if self.reaped {
             return outcome;
         }
-        let escaped = self.escaped();
-        if let Some(grace) = grace {
-            self.signal_tree(libc::SIGTERM, &escaped);
-            outcome.exited_after_term = self.wait_gone(grace, &escaped);
-        }
-        if !outcome.exited_after_term {
-            self.signal_tree(libc::SIGKILL, &escaped);
-            outcome.killed = true;
-            self.wait_gone(KILL_WAIT, &escaped);
-        }
+        let everything = Family {
+            with_sub_tags: true,
+            ..self.family.clone()
+        };
+        outcome.exited_after_term = tag::stop_family(&everything, grace);
+        outcome.killed = !outcome.exited_after_term;
         self.guard = None;
         if launch::leader_exit(self.pid).is_some() {
             outcome.status = self.child.wait().ok();
@@ -287,45 +311,6 @@ impl Contender {
             launch::forget(self.pid);
         }
         outcome
-    }
-
-    /// The tree's processes that are outside its process group: (pid, start time).
-    fn escaped(&self) -> Vec<(i32, u64)> {
-        procfs::tree(&procfs::all_stats(), self.pid, self.pid)
-            .into_iter()
-            .filter(|s| s.pgrp != self.pid && !s.is_dead())
-            .map(|s| (s.pid, s.starttime))
-            .collect()
-    }
-
-    fn signal_tree(&self, signal: i32, escaped: &[(i32, u64)]) {
-        launch::signal_group(self.pid, signal);
-        for &(pid, starttime) in escaped {
-            if procfs::alive(pid, starttime) {
-                // SAFETY: kill has no memory arguments; the start time check makes sure
-                // the pid was not reused.
-                unsafe { libc::kill(pid, signal) };
-            }
-        }
-    }
-
-    /// Waits up to `bound` until the leader has exited and no process of the group or of
-    /// `escaped` is alive; returns whether that happened.
-    fn wait_gone(&self, bound: Duration, escaped: &[(i32, u64)]) -> bool {
-        let deadline = Instant::now() + bound;
-        loop {
-            let gone = launch::leader_exit(self.pid).is_some()
-                && !procfs::group_alive(&procfs::all_stats(), self.pid)
-                && !escaped.iter().any(|&(p, t)| procfs::alive(p, t));
-            if gone {
-                return true;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            std::thread::sleep((deadline - now).min(STOP_POLL));
-        }
     }
 }
 
@@ -373,6 +358,8 @@ mod tests {
     use std::os::unix::process::ExitStatusExt;
 
     const READY_WITHIN: Duration = Duration::from_secs(20);
+    /// A stop flag nobody raises.
+    static NO_STOP: AtomicBool = AtomicBool::new(false);
 
     fn cfg(dir: &Path, name: &str, command: &str) -> ContenderConfig {
         let mut cfg = ContenderConfig::new(name, command, free_port().unwrap(), dir.join("logs"));
@@ -391,7 +378,7 @@ mod tests {
     fn python_http_server_gets_ready_is_sampled_and_stopped() {
         let dir = tempfile::tempdir().unwrap();
         let mut contender = Contender::start(&http_server(dir.path())).unwrap();
-        let took = contender.wait_ready().unwrap();
+        let took = contender.wait_ready(&NO_STOP).unwrap();
         assert!(took < READY_WITHIN);
         let sample = contender.sample(contender.started_at());
         assert!(sample.rss_bytes > 0, "{sample:?}");
@@ -414,7 +401,7 @@ mod tests {
         c.ready_timeout = Duration::from_millis(300);
         let mut contender = Contender::start(&c).unwrap();
         let started = Instant::now();
-        let err = contender.wait_ready().unwrap_err();
+        let err = contender.wait_ready(&NO_STOP).unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(3));
         match &err {
             HarnessError::NeverReady {
@@ -440,7 +427,7 @@ mod tests {
             "sh -c 'echo starting; echo boom >&2; exit 3'",
         );
         let mut contender = Contender::start(&c).unwrap();
-        let err = contender.wait_ready().unwrap_err();
+        let err = contender.wait_ready(&NO_STOP).unwrap_err();
         match &err {
             HarnessError::Exited {
                 status,
@@ -594,13 +581,22 @@ mod tests {
         let dir = Path::new(dir);
         let first = Contender::start(&cfg(dir, "first", "sleep 30")).unwrap();
         let second = Contender::start(&cfg(dir, "second", "sh -c 'sleep 30 & wait'")).unwrap();
-        let pids = format!("{} {}", first.pgid(), second.pgid());
+        let third = Contender::start(&cfg(dir, "third", DAEMONIZES)).unwrap();
+        let daemon = daemon_pid(dir, "daemon.pid");
+        let pids = format!("{} {} {}", first.pgid(), second.pgid(), third.pgid());
         std::fs::write(dir.join("pids"), pids).unwrap();
         match mode {
             // Dies without stopping anything, as a crash or `kill -9` would.
             "crash" => std::process::exit(0),
             "ctrl-c" => {
-                assert_eq!(crate::kill_live_groups(), 2);
+                assert_eq!(crate::kill_live_groups(), 3);
+                // The daemon left the group: only its marker found it.
+                let deadline = Instant::now() + KILL_WAIT;
+                while procfs::stat(daemon).is_some_and(|s| !s.is_dead()) {
+                    assert!(Instant::now() < deadline, "the daemon survived");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                drop(third);
                 let died = |c: &Contender| launch::wait_exit(c.pid, KILL_WAIT).is_some();
                 assert!(died(&first) && died(&second));
                 let outcome = first.stop(Duration::ZERO);
@@ -614,7 +610,7 @@ mod tests {
     }
 
     /// Runs `helper_process` in a child test process in `mode`; returns the pgids of the
-    /// two contenders it started.
+    /// three contenders it started (the daemon's pid is in `daemon.pid`).
     fn run_helper(mode: &str, dir: &Path) -> Vec<i32> {
         let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
@@ -656,11 +652,13 @@ mod tests {
     fn contender_dies_with_a_crashed_shootout() {
         let dir = tempfile::tempdir().unwrap();
         let pgids = run_helper("crash", dir.path());
-        assert_eq!(pgids.len(), 2);
+        assert_eq!(pgids.len(), 3);
         // PR_SET_PDEATHSIG kills each leader, the guard the `sleep` child of the second.
         for &pgid in &pgids {
             assert_group_empty(pgid);
         }
+        // The third's guard finds its double-forked daemon by its marker.
+        assert_gone(daemon_pid(dir.path(), "daemon.pid"));
     }
 
     #[test]
@@ -674,6 +672,113 @@ mod tests {
         for pgid in pgids {
             assert_group_empty(pgid);
         }
+    }
+
+    /// A contender that starts a daemon the way servers do (a subshell forks, the child
+    /// calls `setsid`, the subshell exits: the daemon is orphaned, in a session of its
+    /// own) and writes its pid to `daemon.pid`, then goes on in the foreground.
+    const DAEMONIZES: &str =
+        "sh -c '(setsid sleep 30 & echo $! > daemon.pid.tmp; mv daemon.pid.tmp daemon.pid); exec sleep 30'";
+
+    /// The pid written to `file` in `dir`, once it is there (at most 10 s).
+    fn daemon_pid(dir: &Path, file: &str) -> i32 {
+        let path = dir.join(file);
+        let mut pid = None;
+        wait_for(|| {
+            pid = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| t.trim().parse().ok());
+            pid.is_some()
+        });
+        pid.unwrap()
+    }
+
+    #[test]
+    fn double_forking_daemon_is_sampled_and_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let contender = Contender::start(&cfg(dir.path(), "daemonizes", DAEMONIZES)).unwrap();
+        let daemon = daemon_pid(dir.path(), "daemon.pid");
+        let me = procfs::own_pid();
+        // Orphaned, it is reparented to this process (the subreaper), outside the group
+        // and the leader's tree.
+        wait_for(|| procfs::stat(daemon).is_some_and(|s| s.ppid == me));
+        let stat = procfs::stat(daemon).unwrap();
+        assert_ne!(stat.pgrp, contender.pgid());
+        let sample = contender.sample(Instant::now());
+        assert_eq!(sample.processes, 2, "the leader and its daemon: {sample:?}");
+        let samples = contender.sampler(Duration::from_millis(10)).stop();
+        assert!(samples.iter().all(|s| s.processes == 2), "{samples:?}");
+        let outcome = contender.stop(Duration::from_secs(5));
+        assert!(outcome.exited_after_term, "{outcome:?}");
+        assert_gone(daemon);
+        // Reaped: not even a zombie is left.
+        assert!(procfs::stat(daemon).is_none_or(|s| s.ppid != me || !s.is_dead()));
+    }
+
+    #[test]
+    fn what_a_setup_leaves_running_is_stopped_with_the_contender_but_not_sampled() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = cfg(dir.path(), "with-db", "sleep 30");
+        c.setup = Some(
+            "(setsid sleep 30 & echo $! > db.pid.tmp; mv db.pid.tmp db.pid); sleep 30 & echo $! > bg.pid"
+                .into(),
+        );
+        crate::run_setup(&c, &NO_STOP).unwrap();
+        let db = daemon_pid(dir.path(), "db.pid");
+        let bg = daemon_pid(dir.path(), "bg.pid");
+        assert!(procfs::alive(db, procfs::stat(db).unwrap().starttime));
+        let contender = Contender::start(&c).unwrap();
+        assert_eq!(contender.sample(Instant::now()).processes, 1);
+        contender.stop(Duration::from_secs(5));
+        assert_gone(db);
+        assert_gone(bg);
+    }
+
+    #[test]
+    fn setup_is_interrupted_at_once_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = cfg(dir.path(), "slow-build", "sleep 30");
+        c.setup =
+            Some("(setsid sleep 30 & echo $! > d.pid.tmp; mv d.pid.tmp d.pid); sleep 60".into());
+        let stop = AtomicBool::new(false);
+        let (err, took, daemon) = std::thread::scope(|s| {
+            let stopper = s.spawn(|| {
+                let daemon = daemon_pid(dir.path(), "d.pid");
+                stop.store(true, Ordering::Relaxed);
+                (daemon, Instant::now())
+            });
+            let err = crate::run_setup(&c, &stop).unwrap_err();
+            let (daemon, raised) = stopper.join().unwrap();
+            (err, raised.elapsed(), daemon)
+        });
+        assert!(matches!(err, HarnessError::Interrupted { .. }), "{err}");
+        assert_eq!(
+            err.contender_status(),
+            shootout_model::ContenderStatus::Interrupted
+        );
+        assert!(took < crate::INTERRUPT_GRACE, "took {took:?}");
+        assert_gone(daemon);
+    }
+
+    #[test]
+    fn ready_wait_is_interrupted_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cfg(dir.path(), "never", "sleep 30");
+        let mut contender = Contender::start(&c).unwrap();
+        let stop = AtomicBool::new(false);
+        let (err, took) = std::thread::scope(|s| {
+            let stopper = s.spawn(|| {
+                stop.store(true, Ordering::Relaxed);
+                Instant::now()
+            });
+            let err = contender.wait_ready(&stop).unwrap_err();
+            (err, stopper.join().unwrap().elapsed())
+        });
+        assert!(matches!(err, HarnessError::Interrupted { .. }), "{err}");
+        assert!(took < Duration::from_secs(1), "took {took:?}");
+        let pgid = contender.pgid();
+        contender.stop(Duration::from_secs(2));
+        assert_group_empty(pgid);
     }
 
     /// Waits (at most 10 s) for `cond`.

@@ -116,6 +116,15 @@ pub enum HarnessError {
         /// Its full stderr log.
         log: PathBuf,
     },
+    /// The run was stopped (Ctrl-C, SIGTERM) while the contender was being set up or
+    /// waited for; what was started was stopped.
+    #[error("contender `{name}`: the run was interrupted while {during}")]
+    Interrupted {
+        /// The contender's name.
+        name: String,
+        /// What was going on, e.g. "its setup ran".
+        during: &'static str,
+    },
 }
 
 impl HarnessError {
@@ -128,12 +137,14 @@ impl HarnessError {
             | HarnessError::SetupTimedOut { name, .. }
             | HarnessError::Spawn { name, .. }
             | HarnessError::Exited { name, .. }
-            | HarnessError::NeverReady { name, .. } => name,
+            | HarnessError::NeverReady { name, .. }
+            | HarnessError::Interrupted { name, .. } => name,
         }
     }
 
     /// What became of the contender, as the store records it: setup errors are
-    /// `SetupFailed`, a probe timeout is `NeverReady`, everything that kept it from running
+    /// `SetupFailed`, a probe timeout is `NeverReady`, a stop asked for meanwhile is
+    /// `Interrupted`, everything that kept it from running
     /// (bad configuration, busy port, spawn failure, early exit) is `Exited`.
     pub fn contender_status(&self) -> ContenderStatus {
         match self {
@@ -141,6 +152,7 @@ impl HarnessError {
                 ContenderStatus::SetupFailed
             }
             HarnessError::NeverReady { .. } => ContenderStatus::NeverReady,
+            HarnessError::Interrupted { .. } => ContenderStatus::Interrupted,
             HarnessError::InvalidConfig { .. }
             | HarnessError::PortInUse { .. }
             | HarnessError::Spawn { .. }

@@ -11,9 +11,21 @@
 //!   parent die, see [`Guard`]; [`kill_live_groups`] covers a Ctrl-C.
 //! - the CPU affinity and RLIMIT_NOFILE asked for, inherited by every descendant.
 //!
+//! - the marker `SHOOTOUT_TAG` in its environment (see the `tag` module), inherited by
+//!   every descendant.
+//!
 //! A contender's children are not reached by the parent-death signal (a dead master's
 //! workers may well go on serving), so each contender also gets a [`Guard`]: a tiny
-//! watchdog process that kills the whole group when shootout's end closes a pipe.
+//! watchdog process that kills the whole group, and every process carrying the
+//! contender's marker, when shootout's end closes a pipe.
+//!
+//! The first spawn also makes shootout a child subreaper (`PR_SET_CHILD_SUBREAPER`): a
+//! daemon that forks twice to leave its parent is reparented to shootout instead of init,
+//! where sampling finds it (by its marker) without a scan of the whole machine. A
+//! subreaper must reap what it adopts: members of a contender seen with shootout as their
+//! parent are noted ([`note_adopted`]) and reaped once they exit ([`reap_adopted`]); the
+//! harness's own children (leaders, watchdogs) and anything else this process spawns are
+//! never touched, so their owners' `wait` keeps working.
 //!
 //! Leaders are never reaped before their group is finished with: a zombie leader keeps
 //! its pid, hence the group id, from being reused, so signalling `-pgid` can never hit an
@@ -26,6 +38,7 @@ use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -34,6 +47,13 @@ use crate::logs::Log;
 
 /// The process groups started by the harness whose leader has not been reaped yet.
 static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Processes adopted by shootout as subreaper that belong to a contender: (pid, start
+/// time), to be reaped when they exit.
+static ADOPTED: Mutex<Vec<(i32, u64)>> = Mutex::new(Vec::new());
+
+/// Whether `PR_SET_CHILD_SUBREAPER` is in effect for this process.
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
 /// The longest a caller waits for the spawner thread to answer.
 const SPAWN_WAIT: Duration = Duration::from_secs(30);
@@ -44,12 +64,55 @@ const SPAWN_WAIT: Duration = Duration::from_secs(30);
 /// Meant for a Ctrl-C handler thread (the `ctrlc` crate runs handlers on an ordinary
 /// thread): it takes a lock, so it must not be called from an async signal handler. The
 /// [`crate::Contender`]s stay valid: stopping or dropping them afterwards reaps them.
+///
+/// Processes that left their group (daemons) are found by their marker and killed too.
 pub fn kill_live_groups() -> usize {
-    let live = lock_live();
-    for &pgid in live.iter() {
-        signal_group(pgid, libc::SIGKILL);
+    let n = {
+        let live = lock_live();
+        for &pgid in live.iter() {
+            signal_group(pgid, libc::SIGKILL);
+        }
+        live.len()
+    };
+    crate::tag::kill_all_marked();
+    n
+}
+
+/// Whether this process is a child subreaper (set at the first spawn).
+pub(crate) fn is_subreaper() -> bool {
+    SUBREAPER.load(Ordering::Relaxed)
+}
+
+/// Notes that `pid` (started at `starttime`), a child of shootout that the harness did not
+/// spawn, belongs to a contender: it is reaped when it exits.
+pub(crate) fn note_adopted(pid: i32, starttime: u64) {
+    let mut adopted = ADOPTED.lock().unwrap_or_else(|p| p.into_inner());
+    if !adopted.contains(&(pid, starttime)) {
+        adopted.push((pid, starttime));
     }
-    live.len()
+}
+
+/// Reaps the noted adopted processes that have exited (zombies among `all`) and forgets
+/// those that are gone.
+pub(crate) fn reap_adopted(all: &[crate::procfs::Stat]) {
+    let me = crate::procfs::own_pid();
+    let live = lock_live().clone();
+    let mut adopted = ADOPTED.lock().unwrap_or_else(|p| p.into_inner());
+    adopted.retain(|&(pid, start)| {
+        let Some(s) = all.iter().find(|s| s.pid == pid) else {
+            return false; // gone (reaped, or it was never ours to reap)
+        };
+        if s.starttime != start || s.ppid != me || live.contains(&pid) {
+            return s.starttime == start;
+        }
+        if !s.is_dead() {
+            return true;
+        }
+        // SAFETY: waitpid on one zombie child of ours that the harness adopted (pid and
+        // start time checked above); no memory is passed besides a null status pointer.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        false
+    });
 }
 
 fn lock_live() -> MutexGuard<'static, Vec<i32>> {
@@ -77,6 +140,8 @@ pub(crate) struct Launch<'a> {
     pub cpus: Option<libc::cpu_set_t>,
     /// Soft RLIMIT_NOFILE of the child (capped at the hard limit).
     pub nofile: Option<u64>,
+    /// The marker's value (the `SHOOTOUT_TAG` variable), see the `tag` module.
+    pub tag: &'a str,
 }
 
 /// Spawns `launch` as the leader of a new process group (see the module doc) and records
@@ -89,6 +154,7 @@ pub(crate) fn spawn(launch: Launch<'_>) -> io::Result<Child> {
         .stdout(launch.stdout.file.try_clone()?)
         .stderr(launch.stderr.file.try_clone()?)
         .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .env(crate::tag::VAR, launch.tag)
         .process_group(0);
     if let Some(cwd) = launch.cwd {
         cmd.current_dir(cwd);
@@ -158,6 +224,9 @@ type Job = (Command, mpsc::Sender<io::Result<Child>>);
 fn spawner() -> &'static mpsc::Sender<Job> {
     static SPAWNER: OnceLock<mpsc::Sender<Job>> = OnceLock::new();
     SPAWNER.get_or_init(|| {
+        // SAFETY: prctl with integer arguments only.
+        let subreaper = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
+        SUBREAPER.store(subreaper, Ordering::Relaxed);
         let (jobs, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("shootout-spawner".into())
@@ -185,8 +254,10 @@ fn spawner() -> &'static mpsc::Sender<Job> {
 
 /// A watchdog for one process group: a `sh` sleeping on a pipe whose only writer is
 /// shootout. When shootout dies, however it dies, the kernel closes the pipe and the
-/// watchdog SIGKILLs the whole group (the parent-death signal reaches the leader only).
-/// Disarmed (killed without a word, then reaped) when dropped.
+/// watchdog SIGKILLs the whole group (the parent-death signal reaches the leader only),
+/// then every process whose environment holds the marker it was given (`grep -z` over
+/// `/proc/*/environ`, a few rounds, for daemons that fork meanwhile). Disarmed (killed
+/// without a word, then reaped) when dropped.
 #[derive(Debug)]
 pub(crate) struct Guard {
     child: Child,
@@ -195,13 +266,15 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    /// Starts a watchdog for group `pgid`, in a process group of its own.
-    pub(crate) fn arm(pgid: i32) -> io::Result<Guard> {
+    /// Starts a watchdog for group `pgid` and the processes marked `tag` (or `tag/…`), in
+    /// a process group of its own.
+    pub(crate) fn arm(pgid: i32, tag: &str) -> io::Result<Guard> {
         let mut child = Command::new("/bin/sh")
             .arg("-c")
-            .arg("read _tripwire; kill -KILL -\"$1\"")
+            .arg(GUARD_SCRIPT)
             .arg("shootout-guard")
             .arg(pgid.to_string())
+            .arg(crate::tag::grep_pattern(tag))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -211,6 +284,20 @@ impl Guard {
         Ok(Guard { child, tripwire })
     }
 }
+
+/// The watchdog's script: `$1` is the group, `$2` the `grep -E` pattern of the marker.
+const GUARD_SCRIPT: &str = r#"read _tripwire
+kill -KILL -"$1" 2>/dev/null
+round=0
+while [ $round -lt 5 ]; do
+  found=$(grep -lzE -e "$2" /proc/[0-9]*/environ 2>/dev/null)
+  [ -z "$found" ] && break
+  for f in $found; do
+    p=${f#/proc/}
+    kill -KILL "${p%/environ}" 2>/dev/null
+  done
+  round=$((round + 1))
+done"#;
 
 impl Drop for Guard {
     fn drop(&mut self) {
@@ -306,6 +393,7 @@ mod tests {
             stderr: &log,
             cpus: None,
             nofile: Some(64),
+            tag: "test",
         })
         .unwrap()
     }
@@ -344,7 +432,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut child = launch_in(dir.path(), "exec sleep 30");
         let pid = pid_of(&child);
-        let mut guard = Guard::arm(pid).unwrap();
+        let mut guard = Guard::arm(pid, "no-such-marker").unwrap();
         std::thread::sleep(Duration::from_millis(100));
         assert_eq!(leader_exit(pid), None, "an armed guard does nothing");
         drop(guard.tripwire.take()); // what shootout's death does
@@ -360,7 +448,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut child = launch_in(dir.path(), "exec sleep 30");
         let pid = pid_of(&child);
-        let guard = Guard::arm(pid).unwrap();
+        let guard = Guard::arm(pid, "no-such-marker").unwrap();
         let guard_pid = pid_of(&guard.child);
         drop(guard);
         assert!(

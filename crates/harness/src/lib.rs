@@ -10,11 +10,15 @@
 //!                                 stop(grace)  ── or drop: SIGKILL, never an orphan
 //! ```
 //!
-//! Each contender runs as `sh -c "exec <command>"` in a process group of its own; its
-//! whole tree (group members and descendants, see the `procfs` module) is what is sampled and what
-//! is stopped. Its death is tied to shootout's: by `PR_SET_PDEATHSIG` for the leader and
-//! by a watchdog process for the rest of the group (see the `launch` module), and a Ctrl-C
-//! handler can call [`kill_live_groups`].
+//! Each contender runs as `sh -c "exec <command>"` in a process group of its own, with a
+//! marker in its environment that every descendant inherits (see the `tag` module). Its
+//! processes — group members, their descendants, and daemons that left the tree with
+//! `setsid` and a double fork, found by the marker — are what is sampled and what is
+//! stopped, with whatever its setup left running. Their death is tied to shootout's: by
+//! `PR_SET_PDEATHSIG` for the leader and by a watchdog process for the rest (see the
+//! `launch` module), and a Ctrl-C handler can call [`kill_live_groups`]. If even the
+//! watchdog is gone, a later shootout finds what is left by the marker
+//! ([`owner_state`], [`stop_marked`]).
 //!
 //! Seams: the CLI's orchestration drives this crate and hands the [`ResourceSample`]s
 //! (from `shootout-model`) to the store. The harness never imports the engine nor the
@@ -32,15 +36,17 @@ mod probe;
 mod procfs;
 mod sampler;
 mod setup;
+mod tag;
 #[cfg(test)]
 mod testing;
 
-pub use config::ContenderConfig;
+pub use config::{process_tag, ContenderConfig};
 pub use contender::{program_of, Contender, StopOutcome};
 pub use error::HarnessError;
 pub use launch::kill_live_groups;
 pub use sampler::Sampler;
-pub use setup::run_setup;
+pub use setup::{run_setup, INTERRUPT_GRACE};
+pub use tag::{current_owner, owner_prefix, owner_state, stop_marked, OwnerState, StoppedProcess};
 
 use std::io;
 use std::net::{Ipv4Addr, TcpListener};

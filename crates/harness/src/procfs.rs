@@ -1,13 +1,15 @@
 //! Reading `/proc`: which processes make up a contender's tree, and what they use.
 //!
-//! The tree of a contender is every process in its process group, plus every descendant
-//! (by parent pid) of the leader or of a group member: a server that puts its workers in
-//! sessions of their own (`setsid`) leaves the group but not the family. A descendant
-//! orphaned by the death of its parent is reparented away and is lost from sight.
+//! The processes of a contender (its [`Family`]) are every process in its process group,
+//! every process carrying its marker in its environment (see the `tag` module), and every
+//! descendant (by parent pid) of these or of the leader: a server that puts its workers
+//! in sessions of their own (`setsid`) leaves the group but not the family, and a daemon
+//! that forks twice is orphaned, reparented to shootout (the harness makes it the
+//! subreaper, see the `launch` module) and found again by its marker.
 //!
 //! A sample sums over the tree: CPU time (utime + stime of each process, plus the
 //! cutime + cstime of children it reaped, so time is counted once whether a worker is
-//! alive or gone — except orphans reaped by init), resident memory (shared pages of
+//! alive or gone — except adopted orphans, which shootout reaps), resident memory (shared pages of
 //! forked workers are counted once per process, as `ps` does), threads, context switches
 //! (summed over each process's threads) and open file descriptors. A sample reads the
 //! `stat` file of every process on the machine (about 10 µs each: 1 ms for 100
@@ -118,7 +120,78 @@ pub(crate) fn all_stats() -> Vec<Stat> {
 
 /// The members of the tree of `leader` whose process group is `pgid` (see the module
 /// doc), in no particular order.
+#[cfg(test)]
 pub(crate) fn tree(all: &[Stat], leader: i32, pgid: i32) -> Vec<Stat> {
+    closure(all, |s| s.pid == leader || s.pgrp == pgid)
+}
+
+/// Whether any process of group `pgid` is still alive (zombies do not count).
+#[cfg(test)]
+pub(crate) fn group_alive(all: &[Stat], pgid: i32) -> bool {
+    all.iter().any(|s| s.pgrp == pgid && !s.is_dead())
+}
+
+/// The processes of one contender (or setup), as the harness knows them: the leader it
+/// spawned, the leader's process group, and the marker its processes carry in their
+/// environment (see the `tag` module). A daemon that calls `setsid` and forks again
+/// leaves the group, and its parent's exit cuts it from the leader's tree; the marker,
+/// inherited through every fork and exec, still says whose it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Family {
+    /// The leader's pid (a non-positive pid stands for none).
+    pub leader: i32,
+    /// The process group (a non-positive id stands for none).
+    pub pgid: i32,
+    /// The marker's value, if the family has one.
+    pub tag: Option<String>,
+    /// Whether processes whose marker only *starts* with `tag/` belong too (a setup's
+    /// processes, marked `<tag>/setup`, are stopped with the contender, not sampled).
+    pub with_sub_tags: bool,
+}
+
+/// How far [`members`] looks for marked processes outside the leader's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Search {
+    /// Only the processes reparented to shootout (the subreaper) or to init: where an
+    /// orphaned daemon lands. A few environment reads per sample.
+    Orphans,
+    /// Every process on the machine (stopping, and recovering from a killed shootout).
+    Everywhere,
+}
+
+/// The members of `family` (see [`Family`]) among `all`, with the descendants of each, in
+/// no particular order. Members that shootout adopted as their subreaper are noted so that
+/// they are reaped when they exit (see `launch::reap_adopted`).
+pub(crate) fn members(all: &[Stat], family: &Family, search: Search) -> Vec<Stat> {
+    let me = own_pid();
+    let adopter = if crate::launch::is_subreaper() { me } else { 1 };
+    let marked = |s: &Stat| {
+        let Some(tag) = &family.tag else {
+            return false;
+        };
+        let look = match search {
+            Search::Everywhere => s.pid != me,
+            Search::Orphans => s.ppid == adopter || s.ppid == 1,
+        };
+        look && !s.is_dead()
+            && environ_tag(s.pid)
+                .is_some_and(|value| crate::tag::matches(&value, tag, family.with_sub_tags))
+    };
+    let found = closure(all, |s| {
+        (family.leader > 0 && s.pid == family.leader)
+            || (family.pgid > 1 && s.pgrp == family.pgid)
+            || marked(s)
+    });
+    for s in &found {
+        if s.ppid == me && s.pid != family.leader {
+            crate::launch::note_adopted(s.pid, s.starttime);
+        }
+    }
+    found
+}
+
+/// The processes of `all` for which `root` holds, and all their descendants.
+fn closure(all: &[Stat], mut root: impl FnMut(&Stat) -> bool) -> Vec<Stat> {
     let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
     for (i, s) in all.iter().enumerate() {
         children.entry(s.ppid).or_default().push(i);
@@ -126,7 +199,7 @@ pub(crate) fn tree(all: &[Stat], leader: i32, pgid: i32) -> Vec<Stat> {
     let mut in_tree = vec![false; all.len()];
     let mut todo: Vec<usize> = Vec::new();
     for (i, s) in all.iter().enumerate() {
-        if s.pid == leader || s.pgrp == pgid {
+        if root(s) {
             in_tree[i] = true;
             todo.push(i);
         }
@@ -145,9 +218,35 @@ pub(crate) fn tree(all: &[Stat], leader: i32, pgid: i32) -> Vec<Stat> {
         .collect()
 }
 
-/// Whether any process of group `pgid` is still alive (zombies do not count).
-pub(crate) fn group_alive(all: &[Stat], pgid: i32) -> bool {
-    all.iter().any(|s| s.pgrp == pgid && !s.is_dead())
+/// This process's pid.
+pub(crate) fn own_pid() -> i32 {
+    i32::try_from(std::process::id()).unwrap_or(i32::MAX)
+}
+
+/// The value of the marker variable in the environment `pid` was started with, if it
+/// has one (and its environment can be read: a zombie's cannot).
+pub(crate) fn environ_tag(pid: i32) -> Option<String> {
+    let env = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    parse_environ_tag(&env)
+}
+
+/// The marker's value in the text of a `/proc/PID/environ` file (NUL-separated).
+pub(crate) fn parse_environ_tag(env: &[u8]) -> Option<String> {
+    let prefix = format!("{}=", crate::tag::VAR);
+    env.split(|&b| b == 0)
+        .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
+        .map(|value| String::from_utf8_lossy(value).into_owned())
+}
+
+/// The command line of `pid`, arguments separated by spaces (empty if unreadable).
+pub(crate) fn cmdline(pid: i32) -> String {
+    fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| {
+            String::from_utf8_lossy(&raw)
+                .trim_end_matches('\0')
+                .replace('\0', " ")
+        })
+        .unwrap_or_default()
 }
 
 /// Whether the process `pid` that started at `starttime` is still alive.
@@ -209,9 +308,12 @@ fn sysconf(name: libc::c_int, fallback: u64) -> u64 {
     u64::try_from(v).ok().filter(|&v| v > 0).unwrap_or(fallback)
 }
 
-/// A sample of the tree of `leader` (group `pgid`), stamped `at`.
-pub(crate) fn sample(leader: i32, pgid: i32, at: Duration) -> ResourceSample {
-    let members = tree(&all_stats(), leader, pgid);
+/// A sample of the processes of `family`, stamped `at`; adopted members that exited
+/// meanwhile are reaped.
+pub(crate) fn sample(family: &Family, at: Duration) -> ResourceSample {
+    let all = all_stats();
+    let members = members(&all, family, Search::Orphans);
+    crate::launch::reap_adopted(&all);
     let hz = sysconf(libc::_SC_CLK_TCK, 100);
     let page = sysconf(libc::_SC_PAGESIZE, 4096);
     let mut s = ResourceSample {

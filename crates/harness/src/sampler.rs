@@ -1,11 +1,11 @@
 //! [`Sampler`]: a thread that samples a contender's process tree at a fixed interval.
 //!
-//! It only knows the tree's pid and process group (copied from the [`crate::Contender`]),
-//! so it never holds the contender; stop it before the contender is stopped. Each sample
+//! It only knows the contender's family (pid, process group and marker, copied from the
+//! [`crate::Contender`]), so it never holds the contender; stop it before the contender is stopped. Each sample
 //! costs about 10 µs of one core per process on the machine (see the `procfs` module):
 //! intervals of a few hundred milliseconds keep it out of the measurement's way.
 
-use crate::procfs;
+use crate::procfs::{self, Family};
 use shootout_model::ResourceSample;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -22,9 +22,9 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Starts sampling the tree of `leader` (process group `pgid`) now and then every
-    /// `every` (at least 10 ms); sample times count from this call.
-    pub(crate) fn start(leader: i32, pgid: i32, every: Duration) -> Sampler {
+    /// Starts sampling the processes of `family` now and then every `every` (at least
+    /// 10 ms); sample times count from this call.
+    pub(crate) fn start(family: Family, every: Duration) -> Sampler {
         let every = every.max(MIN_EVERY);
         let start = Instant::now();
         let (stop, stopped) = mpsc::channel::<()>();
@@ -34,7 +34,7 @@ impl Sampler {
                 let mut samples = Vec::new();
                 let mut next = start;
                 loop {
-                    samples.push(procfs::sample(leader, pgid, start.elapsed()));
+                    samples.push(procfs::sample(&family, start.elapsed()));
                     // Ticks stay on the grid start + k × every, skipping missed ones.
                     let now = Instant::now();
                     while next <= now {
@@ -46,7 +46,7 @@ impl Sampler {
                         Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
                     }
                 }
-                samples.push(procfs::sample(leader, pgid, start.elapsed()));
+                samples.push(procfs::sample(&family, start.elapsed()));
                 samples
             });
         match thread {
@@ -95,7 +95,13 @@ mod tests {
         let me = i32::try_from(std::process::id()).unwrap();
         // SAFETY: getpgrp has no arguments.
         let pgid = unsafe { libc::getpgrp() };
-        let sampler = Sampler::start(me, pgid, Duration::from_secs(3600));
+        let family = Family {
+            leader: me,
+            pgid,
+            tag: None,
+            with_sub_tags: false,
+        };
+        let sampler = Sampler::start(family, Duration::from_secs(3600));
         std::thread::sleep(Duration::from_millis(50));
         let started = Instant::now();
         let samples = sampler.stop();
@@ -107,7 +113,13 @@ mod tests {
 
     #[test]
     fn dropped_sampler_ends_its_thread() {
-        let sampler = Sampler::start(-7, -7, Duration::from_millis(10)); // an empty tree
+        let nobody = Family {
+            leader: -7,
+            pgid: -7,
+            tag: None,
+            with_sub_tags: false,
+        };
+        let sampler = Sampler::start(nobody, Duration::from_millis(10)); // an empty tree
         drop(sampler); // joins; the test would hang otherwise
     }
 }

@@ -17,7 +17,7 @@ pub use result::{
     GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, Warning,
 };
 pub use shootout::{
-    ContenderStatus, LoadLevel, MachineFacts, ResourceSample, RunStatus, StepStatus,
+    ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample, RunStatus, StepStatus,
 };
 pub use spec::{Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, Target, TlsOptions};
 pub use status::StatusSet;

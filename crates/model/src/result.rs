@@ -137,6 +137,15 @@ pub struct Counts {
     /// Connections the server closed between requests that were re-opened without losing a
     /// request (keep-alive limits, `Connection: close`, HTTP/1.0).
     pub reconnects: u64,
+    /// Requests sent a second time, on a new connection, because the server closed a
+    /// connection that had sat idle just as the request went out, before any byte of an answer
+    /// (only idempotent methods; counted in `reconnects` too). Latency counts from the first
+    /// send.
+    pub retried: u64,
+    /// Connections the server closed before they carried any answer, while no request was on
+    /// them (closed right after accept); shootout re-opens them with an increasing pause
+    /// (1 ms doubling to 1 s) so a server that drops every connection is not flooded.
+    pub dropped: u64,
     /// Bytes received: heads and bodies.
     pub bytes_received: u64,
     /// Body bytes received (decoded from chunked framing).
@@ -164,6 +173,8 @@ impl Counts {
         self.connections_opened += o.connections_opened;
         self.connections_failed += o.connections_failed;
         self.reconnects += o.reconnects;
+        self.retried += o.retried;
+        self.dropped += o.dropped;
         self.bytes_received += o.bytes_received;
         self.body_bytes += o.body_bytes;
         self.bytes_sent += o.bytes_sent;
@@ -318,6 +329,17 @@ pub enum Warning {
         /// Mean latency of the completed requests (ms).
         mean_ms: f64,
     },
+    /// Requests were sent a second time after the server closed an idle keep-alive
+    /// connection just as they went out.
+    Retried {
+        /// Requests sent again.
+        count: u64,
+    },
+    /// The server closed connections before any answer, with no request on them.
+    Dropped {
+        /// Connections dropped.
+        count: u64,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -346,6 +368,14 @@ impl fmt::Display for Warning {
                 "{count} connections took 1 s or more to open: the server's listen backlog was likely full and the kernel retried the SYN (raise the server's backlog and net.core.somaxconn, or lower -c)"
             ),
             Warning::NothingCompleted => f.write_str("not one request completed"),
+            Warning::Retried { count } => write!(
+                f,
+                "{count} requests were sent a second time on a new connection: the server closed an idle keep-alive connection just as each went out, before answering (their latency counts from the first send; only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again)"
+            ),
+            Warning::Dropped { count } => write!(
+                f,
+                "the server closed {count} connections before any answer, with no request on them: shootout re-opened each after a pause growing to 1 s, so fewer requests may have gone out than were due"
+            ),
             Warning::Unserved { connections, served, rps, mean_ms } => write!(
                 f,
                 "only about {served:.0} of {connections} connections were being answered at a time ({rps:.0} req/s × {mean_ms:.3} ms mean latency, by Little's law): the others waited without an answer, so the latency shown is that of the served ones only (the server's worker or connection limit is below the concurrency; a shorter timeout turns the waits into counted failures)"
@@ -491,6 +521,12 @@ impl RunResult {
             w.push(Warning::ConnectFailed {
                 count: c.connections_failed,
             });
+        }
+        if c.dropped > 0 {
+            w.push(Warning::Dropped { count: c.dropped });
+        }
+        if c.retried > 0 {
+            w.push(Warning::Retried { count: c.retried });
         }
         // A SYN retry waits 1 s: connect times at or past it mean a full listen backlog.
         let slow = self.connect.count_between(SYN_RETRY_US, u64::MAX);

@@ -38,7 +38,7 @@ impl fmt::Display for LoadLevel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
-    /// Still running (or shootout died without a word).
+    /// Still running (or shootout died without a word and no shootout has looked since).
     Running,
     /// Every step was done.
     Complete,
@@ -46,6 +46,10 @@ pub enum RunStatus {
     Interrupted,
     /// It could not go on (e.g. no contender could be measured).
     Failed,
+    /// Its shootout died without ending it (SIGKILL, a crash, a second Ctrl-C, a full
+    /// disk): a later shootout found it `running` with its owner gone and marked it so.
+    /// The steps stored before are kept.
+    Abandoned,
 }
 
 /// How a step (contender × workload × level × repetition) ended.
@@ -78,6 +82,27 @@ pub enum ContenderStatus {
     Crashed,
     /// Skipped (`--only`, or the run was interrupted before its turn).
     Skipped,
+    /// Started (or being set up), but the run was interrupted or abandoned before any of
+    /// its steps was measured.
+    Interrupted,
+}
+
+/// The shootout process that owns a run, identified well enough that a later shootout
+/// can tell whether it is still alive: a pid alone may have been reused, so its start
+/// time comes with it, and the machine and pid namespace say whether the pid means
+/// anything here at all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessOwner {
+    /// The host name of the machine it runs on.
+    pub host: String,
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`): a reboot ends every run.
+    pub boot_id: String,
+    /// Its pid namespace (`/proc/self/ns/pid`, e.g. `pid:[4026531836]`).
+    pub pid_ns: String,
+    /// Its process id.
+    pub pid: u32,
+    /// Its start time after boot, in clock ticks (field 22 of `/proc/PID/stat`).
+    pub start_ticks: u64,
 }
 
 /// The contender's process tree at one instant (all its processes summed).

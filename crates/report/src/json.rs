@@ -114,6 +114,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "ok": c.ok,
             "failed": c.failed(),
             "aborted": c.aborted,
+            "retried": c.retried,
         },
         "failures": failures,
         "length_mismatch": c.length_mismatch,
@@ -136,6 +137,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "opened": c.connections_opened,
             "failed": c.connections_failed,
             "reconnects": c.reconnects,
+            "dropped": c.dropped,
         },
         "generator": {
             "threads": g.threads,

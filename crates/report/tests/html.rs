@@ -167,6 +167,8 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         connections_opened: 8,
         connections_failed: 0,
         reconnects: 0,
+        retried: 0,
+        dropped: 0,
         bytes_received: n * 7_500,
         body_bytes: n * 7_348,
         bytes_sent: n * 90,

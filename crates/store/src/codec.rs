@@ -60,6 +60,7 @@ words!(run_status_word, run_status_of, RunStatus {
     Complete => "complete",
     Interrupted => "interrupted",
     Failed => "failed",
+    Abandoned => "abandoned",
 });
 
 words!(step_status_word, step_status_of, StepStatus {
@@ -76,6 +77,7 @@ words!(contender_status_word, contender_status_of, ContenderStatus {
     VerificationFailed => "verification_failed",
     Crashed => "crashed",
     Skipped => "skipped",
+    Interrupted => "interrupted",
 });
 
 /// The failure's code in the samples BLOB (0 is "no failure").
@@ -243,6 +245,7 @@ mod tests {
             ContenderStatus::VerificationFailed,
             ContenderStatus::Crashed,
             ContenderStatus::Skipped,
+            ContenderStatus::Interrupted,
         ] {
             assert_eq!(contender_status_of(contender_status_word(s)), Some(s));
         }
@@ -252,6 +255,7 @@ mod tests {
         );
         assert_eq!(run_status_of("interrupted"), Some(RunStatus::Interrupted));
         assert_eq!(run_status_of("Interrupted"), None);
+        assert_eq!(run_status_of("abandoned"), Some(RunStatus::Abandoned));
     }
 
     #[test]

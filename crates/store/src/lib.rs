@@ -35,7 +35,7 @@ pub use step::{StepRecord, StoredStep};
 use codec::{contender_status_of, contender_status_word, run_status_of, run_status_word};
 use identity::{identify, Identity};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
-use shootout_model::{ContenderStatus, MachineFacts, RunStatus};
+use shootout_model::{ContenderStatus, MachineFacts, ProcessOwner, RunStatus};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -166,6 +166,19 @@ pub struct ContenderRow {
     pub stdout_log: Option<PathBuf>,
     /// Where its standard error was captured.
     pub stderr_log: Option<PathBuf>,
+}
+
+/// A run left `running`, as a later shootout examines it (see [`Store::unfinished_runs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnfinishedRun {
+    /// Its id.
+    pub id: RunId,
+    /// The plan's name.
+    pub name: String,
+    /// The shootout process that runs it; `None` for runs stored by an older shootout.
+    pub owner: Option<ProcessOwner>,
+    /// Its contenders' names and process markers, in the order they were added.
+    pub contenders: Vec<(String, Option<String>)>,
 }
 
 /// One run as the reports need it: the run, its contenders (in plan order) and its steps
@@ -476,6 +489,164 @@ impl Store {
             return Err(self.not_found(format!("contender {}", id.0)));
         }
         Ok(())
+    }
+
+    /// Records which shootout process runs `run` (see [`Store::unfinished_runs`]).
+    pub fn record_owner(&mut self, run: RunId, owner: &ProcessOwner) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE runs SET owner_host = ?2, owner_boot_id = ?3, owner_pid_ns = ?4,
+                        owner_pid = ?5, owner_start_ticks = ?6
+                 WHERE id = ?1",
+                params![
+                    run.0,
+                    owner.host,
+                    owner.boot_id,
+                    owner.pid_ns,
+                    owner.pid,
+                    i64::try_from(owner.start_ticks).unwrap_or(i64::MAX),
+                ],
+            )
+            .map_err(self.sql("record the run's owner"))?;
+        if n == 0 {
+            return Err(self.not_found(format!("run {run}")));
+        }
+        Ok(())
+    }
+
+    /// Records the marker the processes of contender `id` carry in their environment.
+    pub fn record_process_tag(&mut self, id: ContenderId, tag: &str) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE contenders SET process_tag = ?2 WHERE id = ?1",
+                params![id.0, tag],
+            )
+            .map_err(self.sql("record the contender's process marker"))?;
+        if n == 0 {
+            return Err(self.not_found(format!("contender {}", id.0)));
+        }
+        Ok(())
+    }
+
+    /// The runs whose status is still `running`, oldest first, with their owners.
+    pub fn unfinished_runs(&self) -> Result<Vec<UnfinishedRun>, StoreError> {
+        let read = self.sql("read the unfinished runs");
+        let runs: Vec<UnfinishedRun> = (|| {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT id, name, owner_host, owner_boot_id, owner_pid_ns, owner_pid,
+                        owner_start_ticks
+                 FROM runs WHERE status = ?1 ORDER BY id",
+            )?;
+            let rows = stmt.query_map([run_status_word(RunStatus::Running)], |r| {
+                let owner = match (
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<u32>>(5)?,
+                    r.get::<_, Option<i64>>(6)?,
+                ) {
+                    (Some(host), Some(boot_id), Some(pid_ns), Some(pid), Some(start)) => {
+                        Some(ProcessOwner {
+                            host,
+                            boot_id,
+                            pid_ns,
+                            pid,
+                            start_ticks: u64::try_from(start).unwrap_or(0),
+                        })
+                    }
+                    _ => None,
+                };
+                Ok(UnfinishedRun {
+                    id: RunId(r.get(0)?),
+                    name: r.get(1)?,
+                    owner,
+                    contenders: Vec::new(),
+                })
+            })?;
+            let mut runs = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT name, process_tag FROM contenders WHERE run_id = ?1 ORDER BY id",
+            )?;
+            for run in &mut runs {
+                run.contenders = stmt
+                    .query_map([run.id.0], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+            }
+            Ok(runs)
+        })()
+        .map_err(read)?;
+        Ok(runs)
+    }
+
+    /// Marks `run`, left `running` by a shootout that is gone, as
+    /// [`RunStatus::Abandoned`] ending at `ended`, and makes its contenders' statuses
+    /// true: one with stored steps was measured (until shootout died), one without was
+    /// interrupted before it was measured. Contenders whose end was recorded keep it.
+    /// Returns false (and changes nothing) when the run is not `running` any more.
+    pub fn abandon_run(&mut self, run: RunId, ended: SystemTime) -> Result<bool, StoreError> {
+        let path = self.path.clone();
+        let sql = move |source| StoreError::Sql {
+            path: path.clone(),
+            action: "mark the run abandoned",
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(&sql)?;
+        let n = tx
+            .execute(
+                "UPDATE runs SET status = ?2, ended_ns = ?3 WHERE id = ?1 AND status = ?4",
+                params![
+                    run.0,
+                    run_status_word(RunStatus::Abandoned),
+                    codec::ns_since_epoch(ended),
+                    run_status_word(RunStatus::Running),
+                ],
+            )
+            .map_err(&sql)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        // Contenders still `skipped` (the word a contender has until its end is recorded)
+        // or `measured` while being measured.
+        let unsettled = [
+            contender_status_word(ContenderStatus::Skipped),
+            contender_status_word(ContenderStatus::Measured),
+        ];
+        for (has_steps, status, detail) in [
+            (
+                true,
+                ContenderStatus::Measured,
+                "measured until its shootout died; the run was abandoned",
+            ),
+            (
+                false,
+                ContenderStatus::Interrupted,
+                "its shootout died before it was measured; the run was abandoned",
+            ),
+        ] {
+            tx.execute(
+                &format!(
+                    "UPDATE contenders SET status = ?2, detail = ?3
+                     WHERE run_id = ?1 AND status IN (?4, ?5)
+                       AND {} EXISTS (SELECT 1 FROM steps s WHERE s.contender_id = contenders.id)",
+                    if has_steps { "" } else { "NOT" }
+                ),
+                params![
+                    run.0,
+                    contender_status_word(status),
+                    detail,
+                    unsettled[0],
+                    unsettled[1],
+                ],
+            )
+            .map_err(&sql)?;
+        }
+        tx.commit().map_err(&sql)?;
+        Ok(true)
     }
 
     /// Every run, newest first, with its counts of contenders and steps.

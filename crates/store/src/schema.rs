@@ -9,10 +9,17 @@ use crate::error::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The migration steps: step `i` takes the file from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS];
 
 /// The schema version this build writes: the number of migration steps.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Version 2: per step, the requests sent again after an idle connection closed under them
+/// (`retried`) and the connections the server dropped before any answer (`dropped`).
+const V2: &str = "
+ALTER TABLE steps ADD COLUMN retried INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;
+";
 
 /// Version 1: runs, contenders, steps and the steps' children.
 ///
@@ -137,6 +144,18 @@ CREATE TABLE step_resources (
     fds          INTEGER NOT NULL,
     PRIMARY KEY (step_id, seq)
 );
+";
+
+/// Version 3: who owns a run, and the marker of each contender's processes, so that a
+/// later shootout can tell a run whose shootout died (`abandoned`) from one in progress,
+/// and find what it left running. All NULL in runs stored before.
+const V3_OWNERS: &str = "
+ALTER TABLE runs ADD COLUMN owner_host TEXT;
+ALTER TABLE runs ADD COLUMN owner_boot_id TEXT;
+ALTER TABLE runs ADD COLUMN owner_pid_ns TEXT;
+ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER;
+ALTER TABLE contenders ADD COLUMN process_tag TEXT;
 ";
 
 /// Reads the file's schema version (`PRAGMA user_version`).

@@ -81,6 +81,8 @@ fn synthetic_result(seed: u64) -> RunResult {
         connections_opened: 51,
         connections_failed: 1,
         reconnects: 4,
+        retried: 3,
+        dropped: 2,
         bytes_received: 1_234_567,
         body_bytes: 1_000_000,
         bytes_sent: 345_678,
@@ -762,4 +764,121 @@ fn docs_store_md_lists_every_table_and_column() {
     }
     assert_eq!(documented, actual, "docs/store.md is out of date");
     assert!(doc.contains(&format!("The current version is **{SCHEMA_VERSION}**")));
+}
+
+fn owner(pid: u32) -> shootout_model::ProcessOwner {
+    shootout_model::ProcessOwner {
+        host: "bench-1".into(),
+        boot_id: "3f1c".into(),
+        pid_ns: "pid:[4026531836]".into(),
+        pid,
+        start_ticks: 123_456,
+    }
+}
+
+#[test]
+fn unfinished_runs_carry_their_owner_and_markers() {
+    let mut store = Store::open_in_memory().unwrap();
+    let m = machine();
+    let old = store.begin_run(&new_run("old", &m, at(0))).unwrap();
+    store.finish_run(old, RunStatus::Complete, at(9)).unwrap();
+    let legacy = store.begin_run(&new_run("legacy", &m, at(10))).unwrap();
+    let run = store.begin_run(&new_run("live", &m, at(20))).unwrap();
+    store.record_owner(run, &owner(4242)).unwrap();
+    let a = store.add_contender(run, &contender("a")).unwrap();
+    store.record_process_tag(a, "4242.123456/1-a").unwrap();
+    store.add_contender(run, &contender("b")).unwrap();
+    let found = store.unfinished_runs().unwrap();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!((found[0].id, found[0].owner.as_ref()), (legacy, None));
+    assert_eq!(found[1].id, run);
+    assert_eq!(found[1].owner, Some(owner(4242)));
+    assert_eq!(
+        found[1].contenders,
+        vec![
+            ("a".to_string(), Some("4242.123456/1-a".to_string())),
+            ("b".to_string(), None)
+        ]
+    );
+}
+
+#[test]
+fn an_abandoned_run_says_which_contenders_were_measured() {
+    let mut store = Store::open_in_memory().unwrap();
+    let m = machine();
+    let run = store.begin_run(&new_run("killed", &m, at(0))).unwrap();
+    let skipped = |name| ContenderRecord {
+        status: ContenderStatus::Skipped,
+        detail: "not started yet",
+        ..contender(name)
+    };
+    // Measured in part, then shootout was killed during the second's setup; the third
+    // had failed verification before.
+    let measured = store.add_contender(run, &skipped("measured")).unwrap();
+    let result = synthetic_result(3);
+    store
+        .record_step(&step(run, measured, 1, &result, &[]))
+        .unwrap();
+    let in_setup = store.add_contender(run, &skipped("in-setup")).unwrap();
+    let failed = store.add_contender(run, &skipped("failed")).unwrap();
+    store
+        .update_contender(failed, ContenderStatus::VerificationFailed, "wrong body")
+        .unwrap();
+    assert!(store.abandon_run(run, at(77)).unwrap());
+    let row = store.run(run).unwrap().unwrap();
+    assert_eq!(
+        (row.status, row.ended),
+        (RunStatus::Abandoned, Some(at(77)))
+    );
+    let status: Vec<_> = store
+        .contenders(run)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.id, c.status))
+        .collect();
+    assert_eq!(
+        status,
+        vec![
+            (measured, ContenderStatus::Measured),
+            (in_setup, ContenderStatus::Interrupted),
+            (failed, ContenderStatus::VerificationFailed),
+        ]
+    );
+    assert!(store.unfinished_runs().unwrap().is_empty());
+    // Only a running run can be abandoned.
+    assert!(!store.abandon_run(run, at(99)).unwrap());
+    let done = store.begin_run(&new_run("done", &m, at(100))).unwrap();
+    store
+        .finish_run(done, RunStatus::Complete, at(101))
+        .unwrap();
+    assert!(!store.abandon_run(done, at(102)).unwrap());
+    assert_eq!(
+        store.run(done).unwrap().unwrap().status,
+        RunStatus::Complete
+    );
+}
+
+#[test]
+fn a_v1_file_gets_the_owner_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(schema::MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO runs (name, plan_text, plan_resolved, machine, started_ns, status)
+             VALUES ('v1', '', '{}', '{}', 0, 'running')",
+            [],
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(schema::version(&store.conn).unwrap(), SCHEMA_VERSION);
+    let found = store.unfinished_runs().unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        (found[0].name.as_str(), found[0].owner.as_ref()),
+        ("v1", None)
+    );
 }

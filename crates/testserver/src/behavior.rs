@@ -2,9 +2,11 @@
 //!
 //! Seams: [`Behavior`] is the public choice made by a test; [`plan`] is a pure function
 //! from (behaviour, parsed request, request numbers) to the bytes to send plus what to do
-//! with the connection afterwards ([`Reply`]). [`crate::conn`] performs the plan on a
-//! socket. Answers contain no date and no randomness, so the same request always gets
-//! the same bytes.
+//! with the connection afterwards ([`Reply`]), including which of those bytes complete an
+//! answer and which no request asked for (the server's truth counters); [`on_accept`]
+//! and [`idle_timeout`] cover what happens before any request. [`crate::conn`] performs
+//! the plan on a socket. Answers contain no date and no randomness, so the same request
+//! always gets the same bytes.
 
 use std::io::Write as _;
 use std::time::Duration;
@@ -33,6 +35,18 @@ pub const SERVER_HEADER: &str = "Server: shootout-testserver";
 /// - "Closes" means a clean close: TLS `close_notify` when over TLS, then FIN.
 /// - Request numbers "server-wide" count complete requests over all connections,
 ///   starting at 1 ([`crate::TestServer::requests`] is the latest one).
+/// - "The `Hello` answer" is `HTTP/1.1 200 OK`, `Content-Length: 12`, body
+///   `Hello World\n`, with the `Connection` header the request calls for (see above).
+///   "The canonical `Hello` answer", sent where no request asked for one, is always
+///   the same 80 bytes, the answer to `GET / HTTP/1.1` without `Connection`:
+///   `HTTP/1.1 200 OK\r\nServer: shootout-testserver\r\nContent-Length: 12\r\n\r\n`
+///   then `Hello World\n`.
+/// - Every behaviour sends the same bytes in both [`crate::Delivery`] modes; only the
+///   number of `write`s differs.
+/// - What each answer adds to the server's truth counters
+///   ([`crate::TestServer::answers`], [`unsolicited`](crate::TestServer::unsolicited),
+///   [`dropped`](crate::TestServer::dropped)) is given under "Counts" where it is not
+///   simply "one answer per request".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Behavior {
     /// `HTTP/1.1 200 OK`, `Content-Length: 12`, body `Hello World\n`; keep-alive.
@@ -40,6 +54,11 @@ pub enum Behavior {
     /// `HTTP/1.1 {status} {reason}`, `Content-Length: {body.len()}`, then `body`;
     /// keep-alive. The body is sent even for statuses that forbid one (204, 304, 1xx):
     /// use [`Behavior::NoBody`] for correct bodiless answers.
+    ///
+    /// Counts: one answer per request, except for a 1xx status other than 101 (an
+    /// interim answer: the request stays unanswered and counts as dropped when its
+    /// connection ends). When the status forbids a body (1xx, 204, 304) and a non-empty
+    /// body is sent (not to `HEAD`), that body is one unsolicited occurrence.
     Fixed {
         /// Status code of every answer.
         status: u16,
@@ -77,10 +96,15 @@ pub enum Behavior {
     Interim,
     /// Reads (and counts) requests but never answers; the connection stays open until
     /// the client closes it or the server is dropped.
+    ///
+    /// Counts: every request read counts as dropped when its connection ends (not
+    /// before: until then the server may still answer, as far as a client can tell).
     NeverAnswer,
     /// `Hello`, after `delay`, on the first `connections` connections accepted; the
     /// later ones are read but never answered, as by a server whose workers are all held
     /// by keep-alive clients. Keep-alive.
+    ///
+    /// Counts: the unanswered requests count as dropped when their connection ends.
     ServeFirst {
         /// How many connections get answers.
         connections: u64,
@@ -89,16 +113,28 @@ pub enum Behavior {
     },
     /// `HTTP/1.1 200 OK`, `Content-Length: 1000`, then 100 bytes `x` of body, then
     /// resets the connection (`SO_LINGER` 0 and close, so the peer gets RST).
+    ///
+    /// Counts: no answer and no drop (the request got a truncated answer); a `HEAD`
+    /// request, whose answer is the complete head, counts as answered.
     ResetMidBody,
     /// The 20 bytes `this is not http\r\n\r\n` (no status line, no `Server`), then
     /// closes. A `HEAD` request gets the same bytes.
+    ///
+    /// Counts: no answer and no drop.
     Garbage,
     /// `HTTP/1.1 200 OK`, `Content-Length: 100`, then only 50 bytes `x` of body, then
     /// closes cleanly.
+    ///
+    /// Counts: no answer and no drop (the request got a truncated answer); a `HEAD`
+    /// request, whose answer is the complete head, counts as answered.
     ShortBody,
     /// `HTTP/1.1 200 OK`, `Content-Length: 5`, then the 12 bytes `Hello World\n`: the 7
     /// bytes after the announced length are garbage in front of the next answer.
     /// Keep-alive.
+    ///
+    /// Counts: one answer per request (head and `Hello`), and the 7 bytes ` World\n`
+    /// after it are one unsolicited occurrence (none for `HEAD`, which gets the head
+    /// only).
     LongBody,
     /// The server-wide requests `n`, `2n`, … get `HTTP/1.1 {status} {reason}` with
     /// `Content-Length` and the body `{status} {reason}\n` (e.g. `502 Bad Gateway\n`);
@@ -132,6 +168,96 @@ pub enum Behavior {
     /// `cookie`, `x-test` that was sent (in that order; repeated headers joined by
     /// `, `). Keep-alive.
     Echo,
+    /// The `Hello` answer to each request; then, `delay` after that answer was written,
+    /// the canonical `Hello` answer (80 bytes) that no request asked for; then the
+    /// server reads the next request (or closes, if the request asked to close). With
+    /// `delay` zero both answers go out in one write (in [`crate::Delivery::Whole`]).
+    /// The wait is cut short when the server stops. Keep-alive.
+    ///
+    /// Counts: one answer and one unsolicited occurrence per request.
+    ExtraResponse {
+        /// Time between the answer and the unsolicited one.
+        delay: Duration,
+    },
+    /// Bodiless answers that carry a body anyway. A `HEAD` request (any path) gets the
+    /// `Hello` head (with `Content-Length: 12`) followed by the 12 bytes
+    /// `Hello World\n`; any other method on path `/204` (query ignored) gets
+    /// `HTTP/1.1 204 No Content`, the `Server` line, no `Content-Length`, the
+    /// `Connection` header the request calls for, the blank line, and the same 12 bytes;
+    /// any other request gets `Hello`. Head and forbidden body go out in one write (in
+    /// [`crate::Delivery::Whole`]). Keep-alive.
+    ///
+    /// Counts: one answer per request, plus one unsolicited occurrence per forbidden
+    /// body.
+    BodyAfterBodiless,
+    /// On accept, before reading anything, the canonical `Hello` answer (80 bytes);
+    /// then the `Hello` answer to every request. So every connection carries one answer
+    /// nobody asked for, ahead of the real ones. Keep-alive.
+    ///
+    /// Counts: one unsolicited occurrence per connection (counted as soon as its first
+    /// byte is written, even if the client never sends a request), one answer per
+    /// request.
+    AnswerFirst,
+    /// `HTTP/1.1 101 Switching Protocols`, the `Server` line, `Upgrade: websocket`,
+    /// `Connection: Upgrade`, the blank line — whatever the request (no other header,
+    /// no body, also to `HEAD`) — then closes.
+    ///
+    /// Counts: the 101 is the request's answer (nothing else follows it).
+    Upgrade,
+    /// The `Hello` answer with `count` more header lines `X-Extra-{i}: {i}` (`i` from 1
+    /// to `count`) between the `Server` line and `Content-Length`. Keep-alive.
+    ManyHeaders {
+        /// Number of extra header lines.
+        count: usize,
+    },
+    /// The server-wide requests `every`, `2*every`, … are read completely (body too);
+    /// then the server waits `work` (cut short when the server stops) and closes the
+    /// connection without a byte of answer, as a worker that crashed mid-request. The
+    /// other requests get `Hello`. `every == 0` never drops. Keep-alive.
+    ///
+    /// Counts: each dropped request counts as dropped before the server's close starts
+    /// (so a client that sees the close finds it counted); the others as answers.
+    DropAfterRead {
+        /// Period of the drops, in requests.
+        every: u32,
+        /// How long the server "works" on a dropped request before closing.
+        work: Duration,
+    },
+    /// `Hello`, keep-alive, with a keep-alive timeout: when the first byte of a new
+    /// request (empty lines before a request line do not count) has not arrived `after`
+    /// the previous answer was written (or the connection was accepted), the server
+    /// closes the connection. Once a request has started there is no timeout. A request
+    /// already received (pipelined) is answered at once. Implemented with a read timeout
+    /// on the socket.
+    CloseIdle {
+        /// Keep-alive timeout.
+        after: Duration,
+    },
+    /// `Hello`, keep-alive, but a request that arrives on a connection after it sat idle
+    /// `after` or longer since its previous answer is not answered: the server closes the
+    /// connection at once, as when a keep-alive timer fires just as a request arrives. The
+    /// first request of a connection is always answered.
+    ///
+    /// Counts: the request that met the close is not counted at all (the server never
+    /// took it); the others as requests and answers.
+    RaceIdle {
+        /// How long a connection may sit idle before its next request meets a close.
+        after: Duration,
+    },
+    /// Accepts each connection and closes it at once without reading a request (what
+    /// the client sent is discarded while the server waits for the client's close).
+    ///
+    /// Counts: a connection, nothing else.
+    CloseOnAccept,
+    /// `HTTP/1.1 200 OK`, the `Server` line, `Transfer-Encoding: chunked`, the
+    /// `Connection` header the request calls for, the blank line, then chunks of 8192
+    /// bytes `x` (`2000\r\n`, 8192 `x`, `\r\n`) forever, never a last chunk: until a
+    /// write fails (the client closed) or the server stops. A `HEAD` request gets the
+    /// head only and the connection stays open.
+    ///
+    /// Counts: no answer and no drop for a body that never ends; a `HEAD` request counts
+    /// as answered.
+    EndlessChunked,
 }
 
 /// Reason phrase sent after a status code; `Unknown` for codes not listed.
@@ -180,7 +306,24 @@ pub(crate) enum Then {
     Reset,
 }
 
+/// What the bytes [`plan`] wrote are to the request they answer (the unsolicited tail
+/// aside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// They end with a complete final answer: counted in `answers` just before the
+    /// write that carries its last byte.
+    Answer,
+    /// They settle the request without a complete answer (garbage, a truncated or an
+    /// endless body): counted neither as answered nor as dropped.
+    Broken,
+    /// No final answer: the request counts as dropped when its connection ends.
+    Unanswered,
+}
+
 /// How to send the bytes [`plan`] wrote, besides the bytes themselves.
+///
+/// The stream sent is the planned bytes followed by `fill` filler bytes; offsets below
+/// are into that stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Reply {
     /// Wait this long before writing anything.
@@ -189,8 +332,26 @@ pub(crate) struct Reply {
     pub trickle: usize,
     /// After the planned bytes, write this many filler bytes `x`.
     pub fill: usize,
+    /// What the stream, up to its unsolicited tail, is to the request.
+    pub outcome: Outcome,
+    /// The last `unsolicited` bytes of the stream were asked for by no request: one
+    /// unsolicited occurrence (0: none).
+    pub unsolicited: usize,
+    /// Wait this long (cut short by a stop) before writing the unsolicited tail; zero:
+    /// the tail goes out with the bytes before it.
+    pub pause: Duration,
+    /// After the stream, write [`endless_chunk`] over and over until a write fails.
+    pub endless: bool,
     /// What to do with the connection afterwards.
     pub then: Then,
+}
+
+/// One chunk of [`Behavior::EndlessChunked`]'s body: 8192 bytes `x` in chunk framing.
+pub(crate) fn endless_chunk() -> Vec<u8> {
+    let mut chunk = b"2000\r\n".to_vec();
+    chunk.resize(chunk.len() + 8192, b'x');
+    chunk.extend_from_slice(b"\r\n");
+    chunk
 }
 
 /// Request numbers an answer may depend on.
@@ -211,6 +372,10 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
         delay: Duration::ZERO,
         trickle: 0,
         fill: 0,
+        outcome: Outcome::Answer,
+        unsolicited: 0,
+        pause: Duration::ZERO,
+        endless: false,
         then: if req.close {
             Then::Close
         } else {
@@ -220,7 +385,15 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
     let every = |period: u32| period > 0 && n.server.is_multiple_of(u64::from(period));
     match b {
         Behavior::Hello => simple(out, req, 200, HELLO),
-        Behavior::Fixed { status, body } => simple(out, req, *status, body),
+        Behavior::Fixed { status, body } => {
+            simple(out, req, *status, body);
+            if matches!(status, 100..=199 | 204 | 304) && !req.is_head() {
+                reply.unsolicited = body.len();
+            }
+            if (100..=199).contains(status) && *status != 101 {
+                reply.outcome = Outcome::Unanswered;
+            }
+        }
         Behavior::Chunked { trailers } => {
             status_line(out, "HTTP/1.1", 200);
             out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
@@ -276,11 +449,16 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             );
             simple(out, req, 200, HELLO);
         }
-        Behavior::NeverAnswer => reply.then = Then::KeepAlive,
+        Behavior::NeverAnswer => {
+            reply.then = Then::KeepAlive;
+            reply.outcome = Outcome::Unanswered;
+        }
         Behavior::ServeFirst { connections, delay } => {
             if n.accepted < *connections {
                 simple(out, req, 200, HELLO);
                 reply.delay = *delay;
+            } else {
+                reply.outcome = Outcome::Unanswered;
             }
         }
         Behavior::ResetMidBody => {
@@ -288,22 +466,28 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             out.extend_from_slice(b"Content-Length: 1000\r\n\r\n");
             body(out, req, &[b'x'; 100]);
             reply.then = Then::Reset;
+            reply.outcome = truncated(req);
         }
         Behavior::Garbage => {
             out.extend_from_slice(b"this is not http\r\n\r\n");
             reply.then = Then::Close;
+            reply.outcome = Outcome::Broken;
         }
         Behavior::ShortBody => {
             status_line(out, "HTTP/1.1", 200);
             out.extend_from_slice(b"Content-Length: 100\r\n\r\n");
             body(out, req, &[b'x'; 50]);
             reply.then = Then::Close;
+            reply.outcome = truncated(req);
         }
         Behavior::LongBody => {
             status_line(out, "HTTP/1.1", 200);
             out.extend_from_slice(b"Content-Length: 5\r\n");
             end_head(out, req);
             body(out, req, HELLO);
+            if !req.is_head() {
+                reply.unsolicited = HELLO.len() - 5;
+            }
         }
         Behavior::FailEvery { n: period, status } => {
             if every(*period) {
@@ -343,8 +527,116 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             }
             simple(out, req, 200, text.as_bytes());
         }
+        Behavior::ExtraResponse { delay } => {
+            simple(out, req, 200, HELLO);
+            let before = out.len();
+            canonical_hello(out);
+            reply.unsolicited = out.len() - before;
+            reply.pause = *delay;
+        }
+        Behavior::BodyAfterBodiless => {
+            if req.is_head() {
+                simple(out, req, 200, HELLO);
+            } else if req.path() == "/204" {
+                status_line(out, "HTTP/1.1", 204);
+                end_head(out, req);
+            } else {
+                simple(out, req, 200, HELLO);
+                return reply;
+            }
+            out.extend_from_slice(HELLO);
+            reply.unsolicited = HELLO.len();
+        }
+        Behavior::AnswerFirst
+        | Behavior::CloseIdle { .. }
+        | Behavior::RaceIdle { .. }
+        | Behavior::CloseOnAccept => {
+            simple(out, req, 200, HELLO);
+        }
+        Behavior::Upgrade => {
+            status_line(out, "HTTP/1.1", 101);
+            out.extend_from_slice(b"Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+            reply.then = Then::Close;
+        }
+        Behavior::ManyHeaders { count } => {
+            status_line(out, "HTTP/1.1", 200);
+            for i in 1..=*count {
+                let _ = write!(out, "X-Extra-{i}: {i}\r\n");
+            }
+            out.extend_from_slice(b"Content-Length: 12\r\n");
+            end_head(out, req);
+            body(out, req, HELLO);
+        }
+        Behavior::DropAfterRead {
+            every: period,
+            work,
+        } => {
+            if every(*period) {
+                reply.delay = *work;
+                reply.outcome = Outcome::Unanswered;
+                reply.then = Then::Close;
+            } else {
+                simple(out, req, 200, HELLO);
+            }
+        }
+        Behavior::EndlessChunked => {
+            status_line(out, "HTTP/1.1", 200);
+            out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+            end_head(out, req);
+            if !req.is_head() {
+                reply.endless = true;
+                reply.outcome = Outcome::Broken;
+            }
+        }
     }
     reply
+}
+
+/// What a connection does once accepted, before reading anything: writes into `out`
+/// (which the caller has cleared) the bytes to send unasked (one unsolicited
+/// occurrence when not empty), and says whether to go on reading requests or to close.
+pub(crate) fn on_accept(b: &Behavior, out: &mut Vec<u8>) -> Then {
+    match b {
+        Behavior::AnswerFirst => {
+            canonical_hello(out);
+            Then::KeepAlive
+        }
+        Behavior::CloseOnAccept => Then::Close,
+        _ => Then::KeepAlive,
+    }
+}
+
+/// How long a connection may wait for the first byte of its next request before the
+/// server closes it; `None`: no limit.
+/// `RaceIdle`'s idle time after which a request meets a close.
+pub(crate) fn race_after(b: &Behavior) -> Option<Duration> {
+    match b {
+        Behavior::RaceIdle { after } => Some(*after),
+        _ => None,
+    }
+}
+
+pub(crate) fn idle_timeout(b: &Behavior) -> Option<Duration> {
+    match b {
+        Behavior::CloseIdle { after } => Some(*after),
+        _ => None,
+    }
+}
+
+/// A `HEAD` request's answer is a complete head; anyone else's is cut short.
+fn truncated(req: &Request) -> Outcome {
+    if req.is_head() {
+        Outcome::Answer
+    } else {
+        Outcome::Broken
+    }
+}
+
+/// The canonical `Hello` answer: the one to `GET / HTTP/1.1` without `Connection`.
+fn canonical_hello(out: &mut Vec<u8>) {
+    status_line(out, "HTTP/1.1", 200);
+    out.extend_from_slice(b"Content-Length: 12\r\n\r\n");
+    out.extend_from_slice(HELLO);
 }
 
 /// Writes into `out` (after clearing it) the answer to a request head that cannot be
@@ -479,6 +771,56 @@ mod tests {
         assert_eq!(reply.fill, 10);
         let (text, reply) = answer(&Behavior::SlowHead, GET, 1, 1);
         assert_eq!(reply.trickle, text.len() - 12);
+    }
+
+    #[test]
+    fn counted_parts_of_the_new_behaviours() {
+        let (text, reply) = answer(
+            &Behavior::ExtraResponse {
+                delay: Duration::from_millis(5),
+            },
+            GET,
+            1,
+            1,
+        );
+        assert_eq!(text.len(), 160);
+        assert_eq!((reply.outcome, reply.unsolicited), (Outcome::Answer, 80));
+        assert_eq!(reply.pause, Duration::from_millis(5));
+
+        let b = Behavior::BodyAfterBodiless;
+        let (text, reply) = answer(&b, "GET /204 HTTP/1.1\r\n\r\n", 1, 1);
+        assert!(text.ends_with("testserver\r\n\r\nHello World\n"));
+        assert_eq!(reply.unsolicited, 12);
+        assert_eq!(answer(&b, GET, 1, 1).1.unsolicited, 0);
+
+        let drop = Behavior::DropAfterRead {
+            every: 2,
+            work: Duration::from_secs(1),
+        };
+        let (text, reply) = answer(&drop, GET, 4, 1);
+        assert!(text.is_empty());
+        assert_eq!(
+            (reply.outcome, reply.then),
+            (Outcome::Unanswered, Then::Close)
+        );
+        assert_eq!(reply.delay, Duration::from_secs(1));
+        assert_eq!(answer(&drop, GET, 3, 1).1.outcome, Outcome::Answer);
+
+        let (_, reply) = answer(&Behavior::EndlessChunked, GET, 1, 1);
+        assert!(reply.endless && reply.outcome == Outcome::Broken);
+        let (_, reply) = answer(&Behavior::EndlessChunked, "HEAD / HTTP/1.1\r\n\r\n", 1, 1);
+        assert!(!reply.endless && reply.outcome == Outcome::Answer);
+        assert_eq!(endless_chunk().len(), 6 + 8192 + 2);
+
+        let mut out = Vec::new();
+        assert_eq!(on_accept(&Behavior::AnswerFirst, &mut out), Then::KeepAlive);
+        assert_eq!(out.len(), 80);
+        out.clear();
+        assert_eq!(on_accept(&Behavior::CloseOnAccept, &mut out), Then::Close);
+        assert!(out.is_empty());
+        let after = Duration::from_millis(7);
+        assert_eq!(idle_timeout(&Behavior::CloseIdle { after }), Some(after));
+        assert_eq!(idle_timeout(&Behavior::Hello), None);
     }
 
     #[test]

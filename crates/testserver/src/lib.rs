@@ -3,8 +3,13 @@
 //! The engine's tests and the binary's end-to-end tests start a [`TestServer`] on
 //! `127.0.0.1` with a port from the OS, point the load generator at it, and check that
 //! every failure class is counted exactly: resets, short and long bodies, garbage,
-//! stalls, closes, error statuses. Each [`Behavior`] documents the exact bytes it sends;
-//! answers carry no date, so they are the same byte for byte on every run.
+//! stalls, closes, error statuses, unsolicited answers, dropped requests. Each
+//! [`Behavior`] documents the exact bytes it sends; answers carry no date, so they are
+//! the same byte for byte on every run. A [`Delivery`] mode sends those bytes whole or
+//! one per `write`, so a client can be checked to count the same however TCP splits
+//! them, and the server's truth counters ([`TestServer::answers`],
+//! [`TestServer::unsolicited`], [`TestServer::dropped`], …) say what the client should
+//! have counted.
 //!
 //! Design: std sockets, blocking I/O, one small-stack thread per connection, a listen
 //! backlog large enough for 10,000 simultaneous connects. Dropping the server shuts
@@ -35,4 +40,4 @@ mod server;
 mod tls;
 
 pub use behavior::{reason, Behavior, HELLO, SERVER_HEADER};
-pub use server::{TestServer, Transport};
+pub use server::{Delivery, TestServer, Transport};

@@ -1,14 +1,15 @@
 //! `shootout-testserver`: runs one test server on `127.0.0.1` until killed, for trying
 //! the load generator (or another tool) by hand against a chosen misbehaviour.
 //!
-//! Seams: arguments are parsed by hand into a [`Behavior`] and a port, then handed to
-//! [`TestServer::start_on`]; the library does the rest.
+//! Seams: arguments are parsed by hand into a [`Behavior`], a port, a transport and a
+//! [`Delivery`], then handed to [`TestServer::start_on_with`]; the library does the
+//! rest.
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use shootout_testserver::{Behavior, TestServer, Transport};
+use shootout_testserver::{Behavior, Delivery, TestServer, Transport};
 
 const USAGE: &str = "\
 usage: shootout-testserver [BEHAVIOR] [OPTIONS]
@@ -36,15 +37,26 @@ behaviours (default: hello):
   stall-every             every --every (10)th request waits --stall-ms (1000)
   slow-head               head written 3 bytes at a time
   echo                    body describes the request
+  extra-response          hello, then an unasked second hello after --stall-ms (0)
+  body-after-bodiless     /204 and HEAD answers followed by a body they may not have
+  answer-first            an unasked hello on accept, then hello to each request
+  upgrade                 101 Switching Protocols to websocket, then close
+  many-headers            hello with --count (100) extra header lines
+  drop-after-read         every --every (10)th request is read, then after
+                          --stall-ms (0) the connection closes without an answer
+  close-idle              hello; closes a connection idle for --stall-ms (5000)
+  close-on-accept         closes every connection at once
+  endless-chunked         a chunked body that never ends
 
 options:
   --port N       port to listen on (default 0: any free port)
   --tls          serve HTTPS with a self-signed certificate
+  --bytewise     send every byte in a write of its own
   -h, --help     print this help";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (behavior, port, transport) = match parse(&args) {
+    let (behavior, port, transport, delivery) = match parse(&args) {
         Ok(Some(parsed)) => parsed,
         Ok(None) => {
             println!("{USAGE}");
@@ -55,7 +67,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let server = match TestServer::start_on(port, behavior, transport) {
+    let server = match TestServer::start_on_with(port, behavior, transport, delivery) {
         Ok(server) => server,
         Err(e) => {
             eprintln!("error: cannot listen on 127.0.0.1:{port}: {e}\nhint: pick another --port, or 0 for any free port");
@@ -75,15 +87,17 @@ fn main() -> ExitCode {
 }
 
 /// Parses the arguments; `Ok(None)` asks for help.
-fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport)>, String> {
+fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport, Delivery)>, String> {
     let mut name: Option<&str> = None;
     let mut port = 0u16;
     let mut transport = Transport::Plain;
+    let mut delivery = Delivery::Whole;
+    let mut count: usize = 100;
     let mut every: Option<u32> = None;
     let mut status: Option<u16> = None;
     let mut body: Option<Vec<u8>> = None;
     let mut len: usize = 10_000_000;
-    let mut stall_ms: u64 = 1000;
+    let mut stall_ms: Option<u64> = None;
     let mut header = false;
     let mut trailers = false;
 
@@ -102,7 +116,9 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport)>, String> 
             "--status" => status = Some(number(&value("--status")?, "--status")?),
             "--body" => body = Some(value("--body")?.into_bytes()),
             "--len" => len = number(&value("--len")?, "--len")?,
-            "--stall-ms" => stall_ms = number(&value("--stall-ms")?, "--stall-ms")?,
+            "--stall-ms" => stall_ms = Some(number(&value("--stall-ms")?, "--stall-ms")?),
+            "--count" => count = number(&value("--count")?, "--count")?,
+            "--bytewise" => delivery = Delivery::Bytewise,
             "--header" => header = true,
             "--trailers" => trailers = true,
             flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
@@ -111,6 +127,7 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport)>, String> 
         }
     }
 
+    let ms = |default: u64| Duration::from_millis(stall_ms.unwrap_or(default));
     let behavior = match name.unwrap_or("hello") {
         "hello" => Behavior::Hello,
         "fixed" => Behavior::Fixed {
@@ -128,7 +145,7 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport)>, String> 
         "never-answer" => Behavior::NeverAnswer,
         "serve-first" => Behavior::ServeFirst {
             connections: u64::from(every.unwrap_or(1)),
-            delay: Duration::from_millis(stall_ms),
+            delay: ms(1000),
         },
         "reset-mid-body" => Behavior::ResetMidBody,
         "garbage" => Behavior::Garbage,
@@ -141,13 +158,25 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport)>, String> 
         "big" => Behavior::Big { len },
         "stall-every" => Behavior::StallEvery {
             n: every.unwrap_or(10),
-            stall: Duration::from_millis(stall_ms),
+            stall: ms(1000),
         },
         "slow-head" => Behavior::SlowHead,
         "echo" => Behavior::Echo,
+        "extra-response" => Behavior::ExtraResponse { delay: ms(0) },
+        "body-after-bodiless" => Behavior::BodyAfterBodiless,
+        "answer-first" => Behavior::AnswerFirst,
+        "upgrade" => Behavior::Upgrade,
+        "many-headers" => Behavior::ManyHeaders { count },
+        "drop-after-read" => Behavior::DropAfterRead {
+            every: every.unwrap_or(10),
+            work: ms(0),
+        },
+        "close-idle" => Behavior::CloseIdle { after: ms(5000) },
+        "close-on-accept" => Behavior::CloseOnAccept,
+        "endless-chunked" => Behavior::EndlessChunked,
         unknown => return Err(format!("unknown behaviour `{unknown}`; see the list below")),
     };
-    Ok(Some((behavior, port, transport)))
+    Ok(Some((behavior, port, transport, delivery)))
 }
 
 fn number<T: std::str::FromStr>(text: &str, flag: &str) -> Result<T, String> {

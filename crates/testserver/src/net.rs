@@ -1,6 +1,7 @@
 //! The few socket operations std does not offer: a loopback listener with a large
-//! accept backlog, `SO_LINGER` 0 for resets, and `shutdown(2)` on a raw descriptor to
-//! wake a thread blocked in `accept`, `read` or `write` on it.
+//! accept backlog, `SO_LINGER` 0 for resets (and the count of bytes not sent yet, which
+//! a reset would discard), and `shutdown(2)` on a raw descriptor to wake a thread
+//! blocked in `accept`, `read` or `write` on it.
 //!
 //! Seams: [`crate::TestServer`] creates the listener and shuts descriptors down when it
 //! is dropped; [`crate::conn`] sets lingering for `ResetMidBody`.
@@ -73,6 +74,22 @@ pub(crate) fn set_linger_zero(stream: &TcpStream) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Bytes written to `stream` that the kernel has not sent yet (`SIOCOUTQNSD`); a reset
+/// discards them. Always 0 where the kernel cannot tell.
+pub(crate) fn unsent(stream: &TcpStream) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        let mut n: libc::c_int = 0;
+        // SAFETY: SIOCOUTQNSD writes one int through the pointer, which is valid.
+        let rc = unsafe { libc::ioctl(stream.as_raw_fd(), libc::SIOCOUTQNSD as _, &mut n) };
+        if rc == 0 {
+            return usize::try_from(n).unwrap_or(0);
+        }
+    }
+    let _ = stream;
+    0
 }
 
 /// Shuts down both directions of the socket `fd`. A thread blocked on it in `accept`,

@@ -38,10 +38,46 @@ pub enum Transport {
     Tls,
 }
 
+/// How the server hands its bytes to the kernel; see [`TestServer::start_with`].
+///
+/// A client must count the same things however TCP splits what it receives. Both modes
+/// send the same bytes; they differ in the number of `write`s. Accepted sockets have
+/// `TCP_NODELAY` in both modes, so a write is not held back waiting for the one before
+/// it to be acknowledged (the kernel may still merge small writes that queue up behind
+/// each other, so a client's reads can still return several bytes at a time).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Delivery {
+    /// Each planned write in one `write` call: a whole answer, or an answer and the
+    /// bytes that go with it, as each [`Behavior`] describes.
+    #[default]
+    Whole,
+    /// Every byte the server sends (answers, interim answers, `100 Continue`, refusals,
+    /// unsolicited bytes, filler and chunks) in a `write` of its own, each followed by a
+    /// flush and a `thread::yield_now()`, never a sleep. The pacing that behaviours do
+    /// on purpose stays: `SlowHead` still pauses 1 ms after every 3 bytes of head, and
+    /// delays and stalls are unchanged.
+    Bytewise,
+}
+
 /// An HTTP/1.1 server on `127.0.0.1` answering every request with one [`Behavior`].
 ///
 /// Dropping it stops accepting, shuts down every open connection and waits (up to 5 s)
 /// for all its threads to end.
+///
+/// # Truth counters
+///
+/// [`requests`](TestServer::requests), [`answers`](TestServer::answers),
+/// [`unsolicited`](TestServer::unsolicited), [`dropped`](TestServer::dropped) and
+/// [`connections`](TestServer::connections) count server-wide, for the engine's tests to
+/// compare with what the client counted. Each one is updated *before* the bytes (or the
+/// close) it stands for are handed to the kernel, so once a client has received an
+/// answer, an unsolicited byte or a close, the matching count already includes it. The
+/// converse does not hold: bytes written to a connection the client has already given
+/// up on are counted but never read. Every request read ends up in exactly one of
+/// `answers`, `dropped`, or "broken" (a request settled with bytes that are no complete
+/// answer: `Garbage`, a truncated body, an endless body), so once every connection has
+/// ended ([`wait_idle`](TestServer::wait_idle)),
+/// `requests == answers + dropped + broken`.
 pub struct TestServer {
     shared: Arc<Shared>,
     listener: Arc<TcpListener>,
@@ -56,6 +92,12 @@ impl TestServer {
         TestServer::start_on(0, behavior, Transport::Plain)
     }
 
+    /// Starts a plain HTTP server on `127.0.0.1` with a port chosen by the OS, sending
+    /// its bytes as `delivery` says.
+    pub fn start_with(behavior: Behavior, delivery: Delivery) -> io::Result<TestServer> {
+        TestServer::start_on_with(0, behavior, Transport::Plain, delivery)
+    }
+
     /// Starts an HTTPS server on `127.0.0.1` with a port chosen by the OS; see
     /// [`TestServer::certificate_der`] for the certificate to trust.
     pub fn start_tls(behavior: Behavior) -> io::Result<TestServer> {
@@ -64,13 +106,25 @@ impl TestServer {
 
     /// Starts a server on `127.0.0.1:port` (0: a port chosen by the OS).
     pub fn start_on(port: u16, behavior: Behavior, transport: Transport) -> io::Result<TestServer> {
+        TestServer::start_on_with(port, behavior, transport, Delivery::Whole)
+    }
+
+    /// Starts a server on `127.0.0.1:port` (0: a port chosen by the OS) that sends its
+    /// bytes as `delivery` says. Over TLS, [`Delivery::Bytewise`] makes one TLS record
+    /// per byte.
+    pub fn start_on_with(
+        port: u16,
+        behavior: Behavior,
+        transport: Transport,
+        delivery: Delivery,
+    ) -> io::Result<TestServer> {
         let tls = match transport {
             Transport::Plain => None,
             Transport::Tls => Some(tls::identity()?),
         };
         let listener = Arc::new(net::listen_loopback(port)?);
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::new(behavior));
+        let shared = Arc::new(Shared::new(behavior, delivery));
         let accept = {
             let listener = Arc::clone(&listener);
             let shared = Arc::clone(&shared);
@@ -103,13 +157,68 @@ impl TestServer {
     }
 
     /// Complete requests (head and body) received so far, over all connections.
+    /// Heads refused with 400, 431 or 501 and requests whose body never arrived in full
+    /// are not counted.
     pub fn requests(&self) -> u64 {
         self.shared.requests.load(Ordering::SeqCst)
     }
 
-    /// Connections accepted so far.
+    /// Complete final answers the server has written in reply to a request: one per
+    /// request answered. Counted just before the `write` that carries the answer's last
+    /// byte, and uncounted again if that write fails (so a failing write may show one
+    /// extra for an instant). Not counted: interim answers (`100 Continue`, `103`, a
+    /// `Fixed` 1xx other than 101), refusals of unframeable heads (400, 431, 501),
+    /// unsolicited answers, and the broken ones: `Garbage`, the truncated bodies of
+    /// `ShortBody` and `ResetMidBody`, the endless body of `EndlessChunked` (a `HEAD`
+    /// request's complete head counts, though). Upgrade's `101` counts: it is the final
+    /// word on its request. Error statuses (`FailEvery`, `Fixed`) count like any other.
+    pub fn answers(&self) -> u64 {
+        self.shared.answers.load(Ordering::SeqCst)
+    }
+
+    /// Occurrences of bytes no request asked for, one per occurrence whatever its
+    /// length: `ExtraResponse`'s second answer, `AnswerFirst`'s answer on accept,
+    /// `BodyAfterBodiless`'s forbidden body, the 7 bytes past `LongBody`'s announced
+    /// length, and a body `Fixed` sends with a status that forbids one (1xx, 204, 304).
+    /// Counted just before the `write` that carries the occurrence's first byte (so a
+    /// client that has seen any of it finds it counted), and not uncounted if a write
+    /// fails.
+    pub fn unsolicited(&self) -> u64 {
+        self.shared.unsolicited.load(Ordering::SeqCst)
+    }
+
+    /// Requests read completely that never got a final answer, counted when that is
+    /// settled: `DropAfterRead`'s dropped requests just before the server's close
+    /// starts; the requests of `NeverAnswer`, of `ServeFirst`'s unserved connections and
+    /// those answered by a `Fixed` 1xx (other than 101) when their connection ends,
+    /// whoever ends it (client close, server stop, an error); likewise a request whose
+    /// answer could not be written in full because the client went away, or whose
+    /// delayed answer was cut short by the server stopping. Requests the server never
+    /// read (pipelined behind a close, or a head refused) are not counted.
+    pub fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::SeqCst)
+    }
+
+    /// Connections accepted so far, counted when the server accepts them (a connection
+    /// still in the kernel's accept queue is not counted yet).
     pub fn connections(&self) -> u64 {
         self.shared.connections.load(Ordering::SeqCst)
+    }
+
+    /// Waits until no accepted connection is open any more (each has ended and
+    /// settled its counts), or `timeout` passes; `true` if none is open. After a client
+    /// has closed all its connections this makes the counters final, except for
+    /// connections the server had not accepted yet. A connection the server closes
+    /// stays open here until the client closes too, or for at most 1 s after the
+    /// server's close.
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        let live = lock(&self.shared.live);
+        let (live, _) = self
+            .shared
+            .live_emptied
+            .wait_timeout_while(live, timeout, |live| !live.is_empty())
+            .unwrap_or_else(PoisonError::into_inner);
+        live.is_empty()
     }
 
     /// Highest number of connections open at the same time so far. A connection counts
@@ -148,6 +257,7 @@ impl std::fmt::Debug for TestServer {
         f.debug_struct("TestServer")
             .field("url", &self.url("/"))
             .field("behavior", &self.shared.behavior)
+            .field("delivery", &self.shared.delivery)
             .finish_non_exhaustive()
     }
 }
@@ -219,7 +329,11 @@ fn accept_loop(
 /// State shared by a server's handle, accept thread and connection threads.
 pub(crate) struct Shared {
     behavior: Behavior,
+    delivery: Delivery,
     requests: AtomicU64,
+    answers: AtomicU64,
+    unsolicited: AtomicU64,
+    dropped: AtomicU64,
     connections: AtomicU64,
     open: AtomicU64,
     max_open: AtomicU64,
@@ -233,10 +347,14 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn new(behavior: Behavior) -> Shared {
+    fn new(behavior: Behavior, delivery: Delivery) -> Shared {
         Shared {
             behavior,
+            delivery,
             requests: AtomicU64::new(0),
+            answers: AtomicU64::new(0),
+            unsolicited: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
             connections: AtomicU64::new(0),
             open: AtomicU64::new(0),
             max_open: AtomicU64::new(0),
@@ -251,6 +369,32 @@ impl Shared {
     /// The server's behaviour.
     pub fn behavior(&self) -> &Behavior {
         &self.behavior
+    }
+
+    /// How the server sends its bytes.
+    pub fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
+    /// Counts one answer written, or (`undo`) takes back one whose last write failed.
+    pub fn count_answer(&self, undo: bool) {
+        if undo {
+            self.answers.fetch_sub(1, Ordering::SeqCst);
+        } else {
+            self.answers.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Counts one occurrence of unsolicited bytes.
+    pub fn count_unsolicited(&self) {
+        self.unsolicited.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Counts `n` requests read and never answered.
+    pub fn count_dropped(&self, n: u64) {
+        if n > 0 {
+            self.dropped.fetch_add(n, Ordering::SeqCst);
+        }
     }
 
     /// Records a complete request and returns its server-wide number, 1-based.

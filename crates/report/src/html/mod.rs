@@ -138,6 +138,7 @@ fn contender_status(s: ContenderStatus) -> &'static str {
         ContenderStatus::VerificationFailed => "its answers failed verification",
         ContenderStatus::Crashed => "it died while being measured",
         ContenderStatus::Skipped => "skipped",
+        ContenderStatus::Interrupted => "the run was interrupted before it was measured",
     }
 }
 
@@ -148,6 +149,7 @@ fn run_status(s: RunStatus) -> &'static str {
         RunStatus::Complete => "complete",
         RunStatus::Interrupted => "interrupted",
         RunStatus::Failed => "failed",
+        RunStatus::Abandoned => "abandoned (shootout died before its end)",
     }
 }
 
@@ -168,6 +170,8 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::ConnectFailed { .. } => (3, "Connections could not be opened"),
         Warning::SlowConnects { .. } => (4, "Connections waited for a SYN retry"),
         Warning::Unserved { .. } => (4, "Connections left without an answer"),
+        Warning::Dropped { .. } => (4, "The server dropped connections before any answer"),
+        Warning::Retried { .. } => (5, "Requests sent again after an idle connection closed"),
         Warning::ScheduleNotKept { .. } => (5, "The open-loop schedule was not kept"),
     }
 }
@@ -198,6 +202,9 @@ fn run_warnings(run: &StoredRun, ws: &[Workload]) -> Vec<String> {
         ),
         RunStatus::Failed => out.push(
             "<li><strong>The run failed</strong>: it could not go on (see the contenders below).</li>".to_string(),
+        ),
+        RunStatus::Abandoned => out.push(
+            "<li><strong>The run was abandoned</strong>: its shootout died before the end (killed, or a second Ctrl-C). The steps stored before are here.</li>".to_string(),
         ),
         RunStatus::Complete => {}
     }

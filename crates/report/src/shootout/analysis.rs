@@ -301,6 +301,7 @@ pub fn run_status_word(s: RunStatus) -> &'static str {
         RunStatus::Complete => "complete",
         RunStatus::Interrupted => "interrupted",
         RunStatus::Failed => "failed",
+        RunStatus::Abandoned => "abandoned",
     }
 }
 
@@ -314,6 +315,7 @@ pub fn contender_status_word(s: ContenderStatus) -> &'static str {
         ContenderStatus::VerificationFailed => "verification_failed",
         ContenderStatus::Crashed => "crashed",
         ContenderStatus::Skipped => "skipped",
+        ContenderStatus::Interrupted => "interrupted",
     }
 }
 
@@ -484,6 +486,12 @@ impl<'a> Analysis<'a> {
                     "the run has no end: it is still running, or shootout died without a word; the tables cover the {stored} stored so far"
                 ),
             )),
+            RunStatus::Abandoned => out.push(RunWarning::run(
+                "abandoned",
+                format!(
+                    "the run was abandoned: its shootout died before the end (killed, or a second Ctrl-C); the tables cover the {stored} stored"
+                ),
+            )),
             RunStatus::Failed => out.push(RunWarning::run(
                 "run_failed",
                 if n == 0 {
@@ -525,6 +533,9 @@ impl<'a> Analysis<'a> {
                     "crashed while being measured: the steps before are kept".into()
                 }
                 ContenderStatus::Crashed => "crashed before its first step".into(),
+                ContenderStatus::Interrupted => {
+                    "was not measured: the run was interrupted before its first step".into()
+                }
             };
             let detail: Vec<String> = if c.status == ContenderStatus::Skipped {
                 Vec::new()
@@ -706,6 +717,8 @@ fn warning_kind(w: &Warning) -> &'static str {
         Warning::SlowConnects { .. } => "slow_connects",
         Warning::Unserved { .. } => "unserved",
         Warning::NothingCompleted => "nothing_completed",
+        Warning::Retried { .. } => "retried",
+        Warning::Dropped { .. } => "dropped",
     }
 }
 

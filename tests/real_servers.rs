@@ -1,0 +1,246 @@
+//! `shootout load` against real servers from Debian's packages, for the cases an in-process
+//! test server cannot stand for: a gunicorn whose worker processes die mid-request, and an
+//! nginx that closes idle keep-alive connections. `scripts/test` installs both; run alone
+//! without them, each test says what is missing and passes only outside CI.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The path of `program` if installed; `None` (with a note) outside CI, a failure in CI.
+fn installed(program: &str, candidates: &[&str]) -> Option<PathBuf> {
+    let found = candidates.iter().map(PathBuf::from).find(|p| p.exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{program} is not installed: scripts/test installs it"
+        );
+        eprintln!("note: {program} is not installed (scripts/test installs it): test skipped");
+    }
+    found
+}
+
+/// A server process, stopped (SIGTERM, then SIGKILL) and reaped when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the pid of a child we own and have not reaped yet.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `shootout load --json` with `args`; the parsed report.
+fn load_json(args: &[&str]) -> Value {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+        .arg("load")
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn count(v: &Value, path: &str) -> u64 {
+    path.split('.')
+        .fold(v, |v, k| &v[k])
+        .as_u64()
+        .unwrap_or_else(|| panic!("{path} missing in {v}"))
+}
+
+/// A WSGI app whose worker process exits, unanswered, on every 5th request it handles (as an
+/// OOM kill or a crash would), writing one line per request to `$CRASH_LOG` before it
+/// answers or dies.
+const CRASHING_APP: &str = r#"
+import os, threading
+lock = threading.Lock()
+handled = 0
+
+def note(word):
+    fd = os.open(os.environ["CRASH_LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, (word + "\n").encode())
+    os.fsync(fd)
+    os.close(fd)
+
+def app(environ, start_response):
+    global handled
+    with lock:
+        handled += 1
+        mine = handled
+    if mine % 5 == 0:
+        note("died")
+        os._exit(1)
+    note("answered")
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "3")])
+    return [b"ok\n"]
+"#;
+
+/// Starts gunicorn on a port of the OS's choice; returns it and its port.
+fn gunicorn(gunicorn: &Path, dir: &Path) -> (Server, u16) {
+    std::fs::write(dir.join("crashing.py"), CRASHING_APP).unwrap();
+    let mut child = Command::new(gunicorn)
+        .args([
+            "--worker-class",
+            "gthread",
+            "--workers",
+            "2",
+            "--threads",
+            "2",
+            "--bind",
+            "127.0.0.1:0",
+            "--chdir",
+        ])
+        .arg(dir)
+        .arg("crashing:app")
+        .env("CRASH_LOG", dir.join("log"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let server = Server(child);
+    // gunicorn names the port it was given: "Listening at: http://127.0.0.1:PORT (pid)".
+    let mut lines = BufReader::new(stderr).lines();
+    let port = loop {
+        let line = lines
+            .next()
+            .expect("gunicorn ended before it listened")
+            .unwrap();
+        if let Some(rest) = line.split("Listening at: http://127.0.0.1:").nth(1) {
+            break rest.split_whitespace().next().unwrap().parse().unwrap();
+        }
+    };
+    // Keep draining its log so that gunicorn never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (server, port)
+}
+
+#[test]
+fn a_gunicorn_worker_dying_mid_request_is_a_failure_every_time() {
+    let Some(bin) = installed("gunicorn", &["/usr/bin/gunicorn"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (server, port) = gunicorn(&bin, dir.path());
+    let url = format!("http://127.0.0.1:{port}/");
+    let r = load_json(&["-n", "400", "-c", "2", "-s", "20", &url]);
+    drop(server);
+
+    let log = std::fs::read_to_string(dir.path().join("log")).unwrap();
+    let died = log.lines().filter(|l| *l == "died").count() as u64;
+    let answered = log.lines().filter(|l| *l == "answered").count() as u64;
+    let (ok, failed) = (count(&r, "requests.ok"), count(&r, "requests.failed"));
+    assert_eq!(ok + failed, 400, "every request counted once: {r}");
+    assert!(died > 0, "the app never died: {log}");
+    // Each death is a request the server read and never answered: a failure of ours, not a
+    // request sent again in silence.
+    assert!(
+        failed >= died,
+        "{died} requests died in the app, shootout counted {failed} failed"
+    );
+    assert!(ok <= answered, "{ok} ok but the app answered {answered}");
+    assert_eq!(
+        count(&r, "requests.retried"),
+        0,
+        "a busy connection never re-sends"
+    );
+}
+
+/// A free port on 127.0.0.1 (the OS chose it; nginx cannot be asked for port 0 and tell).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts nginx answering `ok` on `port`, closing connections idle for `keepalive`.
+fn nginx(nginx: &Path, dir: &Path, port: u16, keepalive: &str) -> Server {
+    let d = dir.display();
+    let conf = format!(
+        "worker_processes 1;
+daemon off;
+master_process on;
+pid {d}/nginx.pid;
+error_log {d}/error.log;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    keepalive_timeout {keepalive};
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{ return 200 \"ok\\n\"; }}
+    }}
+}}
+"
+    );
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let child = Command::new(nginx)
+        .arg("-c")
+        .arg(dir.join("nginx.conf"))
+        .arg("-p")
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server(child);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "nginx did not listen: {}",
+            std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server
+}
+
+#[test]
+fn nginx_closing_idle_keepalive_connections_is_no_failure() {
+    let Some(bin) = installed("nginx", &["/usr/sbin/nginx"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _server = nginx(&bin, dir.path(), port, "200ms");
+    // One connection, a request every 250 ms: nginx closes it while idle before almost
+    // every request, and now and then just as one goes out.
+    let url = format!("http://127.0.0.1:{port}/");
+    let r = load_json(&["-n", "16", "-c", "1", "--rate", "4", &url]);
+    assert_eq!(
+        (count(&r, "requests.ok"), count(&r, "requests.failed")),
+        (16, 0),
+        "{r}"
+    );
+    assert!(
+        count(&r, "connections.reconnects") >= 8,
+        "nginx closed the idle connection: {r}"
+    );
+}
