@@ -566,3 +566,143 @@ fn injection_and_bad_files_are_refused_before_connecting() {
         target.assert_untouched(&format!("{args:?}"));
     }
 }
+
+#[test]
+fn load_where_every_request_failed_exits_1_with_one_line_saying_so() {
+    let server = TestServer::start(Behavior::Fixed {
+        status: 404,
+        body: b"not here\n".to_vec(),
+    })
+    .unwrap();
+    for format in ["text", "json"] {
+        let out = shootout()
+            .args(["load", "-q", "-n", "20", "-c", "2", "--format", format])
+            .arg(server.url("/missing"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}: {err}");
+        assert_eq!(
+            err,
+            "error: every request failed (20 of 20: 20 status; status codes 404 ×20): check the URL and the server, or --expect-status if these answers are right\n"
+        );
+        // The report is printed all the same, and says that nothing was good.
+        let report = String::from_utf8(out.stdout).unwrap();
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+            assert_eq!(
+                (v["requests"]["ok"].as_u64(), v["rps"].as_f64()),
+                (Some(0), Some(0.0))
+            );
+            assert!(v["completed_rps"].as_f64().unwrap() > 0.0, "{v}");
+        } else {
+            assert!(report.contains("20 completed"), "{report}");
+            assert!(
+                report.contains("0.00 req/s ok (good answers only; "),
+                "{report}"
+            );
+        }
+    }
+    // The same server answering 200 somewhere: a good answer, exit 0.
+    let ok = TestServer::start(Behavior::Hello).unwrap();
+    shootout()
+        .args(["load", "-q", "-n", "5"])
+        .arg(ok.url("/"))
+        .assert()
+        .success();
+}
+
+/// A store with `runs` runs named at length, so `shootout ls` prints far more than a pipe
+/// holds (64 KiB).
+fn store_with_many_runs(dir: &std::path::Path, runs: usize) -> std::path::PathBuf {
+    let db = dir.join("many.db");
+    let mut store = shootout_store::Store::open(&db).unwrap();
+    let machine = shootout_model::MachineFacts::default();
+    let name = "a plan with a long name ".repeat(8);
+    for i in 0..runs {
+        store
+            .begin_run(&shootout_store::NewRun {
+                name: &format!("{name}{i}"),
+                plan_text: "",
+                plan_resolved: "{}",
+                machine: &machine,
+                started: std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i as u64),
+            })
+            .unwrap();
+    }
+    db
+}
+
+#[test]
+fn ls_into_a_closed_pipe_ends_quietly_with_exit_0() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let db = store_with_many_runs(dir.path(), 2000);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+        .args(["ls", "--db"])
+        .arg(&db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `| head -1`: read a line, then close the pipe while shootout still has ~400 KiB to write.
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("  id  started"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err, "", "nothing on stderr, no panic");
+}
+
+/// Runs `shootout` with stdout on /dev/full (every write fails with ENOSPC).
+fn into_dev_full(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+        .args(args)
+        .stdout(full)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn output_that_cannot_be_written_is_exit_1_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store_with_many_runs(dir.path(), 3);
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let url = server.url("/");
+    let cases: [&[&std::ffi::OsStr]; 4] = [
+        &["ls".as_ref(), "--db".as_ref(), db.as_os_str()],
+        &["report".as_ref(), "--db".as_ref(), db.as_os_str()],
+        &[
+            "load".as_ref(),
+            "-q".as_ref(),
+            "-n".as_ref(),
+            "3".as_ref(),
+            url.as_ref(),
+        ],
+        &[
+            "load".as_ref(),
+            "-q".as_ref(),
+            "--json".as_ref(),
+            "-n".as_ref(),
+            "3".as_ref(),
+            url.as_ref(),
+        ],
+    ];
+    for args in cases {
+        let (code, err) = into_dev_full(args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert_eq!(
+            err,
+            "error: cannot write the output to stdout: No space left on device (os error 28)\n",
+            "{args:?}"
+        );
+    }
+}

@@ -803,3 +803,266 @@ fn runs_with_nothing_in_common_are_exit_1() {
         "error: runs 5 and 1 have no contender × workload × load level in common: nothing to compare\n"
     );
 }
+
+// ---- whose file, and read-only stores ----
+
+/// `path`, `path-wal`, `path-shm`: the bytes of the first, and which of the three exist.
+fn file_state(path: &Path) -> (Vec<u8>, [bool; 3]) {
+    let with = |suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        PathBuf::from(p).exists()
+    };
+    (
+        std::fs::read(path).unwrap(),
+        [path.exists(), with("-wal"), with("-shm")],
+    )
+}
+
+#[test]
+fn a_sqlite_file_that_is_not_a_store_is_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("notes.db");
+    {
+        // Someone else's database, in SQLite's default rollback-journal mode.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let before = file_state(&db);
+    for args in [
+        &["ls"][..],
+        &["report"],
+        &["report", "1"],
+        &["compare", "1", "2"],
+    ] {
+        let out = shootout().args(args).arg("--db").arg(&db).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(
+            err,
+            format!(
+                "error: {} is a SQLite file but not a shootout store; it was left as it was: give --db the path of a shootout store, or of a new file\n",
+                db.display()
+            ),
+            "{args:?}"
+        );
+        assert_eq!(file_state(&db), before, "{args:?} changed the file");
+    }
+    assert_eq!(before.1, [true, false, false], "no -wal, no -shm");
+}
+
+/// How this machine can show the test a directory it cannot write, and runs `shootout
+/// ARGS` that way: a read-only bind mount in a private mount namespace (`unshare -rm`),
+/// else as `nobody` (`setpriv`) when root, else with the write bits removed.
+fn shootout_on_read_only_dir(dir: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("shootout");
+    let unshare_works = std::process::Command::new("unshare")
+        .args(["-rm", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if unshare_works {
+        return std::process::Command::new("unshare")
+            .args(["-rm", "sh", "-c"])
+            .arg(r#"mount --bind -o ro "$0" "$0" && touch "$0/probe" 2>/dev/null && exit 99; exec "$@""#)
+            .arg(dir)
+            .arg(&bin)
+            .args(args)
+            .output()
+            .unwrap();
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    }
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n");
+    if root {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin)
+            .args(args)
+            .output()
+            .unwrap()
+    } else {
+        std::process::Command::new(&bin)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+#[test]
+fn a_store_the_user_cannot_write_can_be_listed_reported_and_compared() {
+    let commands: [&[&str]; 3] = [&["ls"], &["report", "1"], &["compare", "1", "3"]];
+    let writable: Vec<String> = {
+        let s = Seeded::new();
+        commands.iter().map(|c| s.ok(c)).collect()
+    };
+    let s = Seeded::new();
+    let db = s.db();
+    // The store as the writer left it: WAL mode, its -wal and -shm gone with the last close
+    // (so SQLite, which needs the -shm, cannot make it in the read-only directory).
+    assert_eq!(file_state(&db).1, [true, false, false]);
+    let before = file_state(&db);
+    for (args, want) in commands.iter().zip(&writable) {
+        let mut full: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        full.extend(["--db".as_ref(), db.as_os_str()]);
+        let out = shootout_on_read_only_dir(s.dir.path(), &full);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(&String::from_utf8_lossy(&out.stdout), want, "{args:?}");
+    }
+    assert_eq!(file_state(&db), before);
+}
+
+// ---- names and details a terminal or a spreadsheet would run ----
+
+/// Contender names that a spreadsheet would run as formulas, with an escape sequence and a
+/// newline; a crashed contender whose stderr holds escape sequences.
+const FORMULA: &str = "=cmd|' /C calc'!A0";
+const DASH_NEWLINE: &str = "-x\nsecond line";
+const AT_ESC: &str = "@y\u{1b}[31mred";
+const ESC_STDERR: &str =
+    "exited during a step (exit status: 1); last lines of its stderr:\n\u{1b}]0;pwned\u{7}\u{1b}[2Jcleared\rover";
+
+/// A store with one run of three such contenders, one workload named with a newline too.
+fn hostile_store(dir: &Path) -> PathBuf {
+    let db = dir.join("hostile.db");
+    let mut store = Store::open(&db).unwrap();
+    let m = machine("6.1.0-test");
+    let run = store
+        .begin_run(&NewRun {
+            name: "hostile\u{1b}[1m",
+            plan_text: "",
+            plan_resolved: "{}",
+            machine: &m,
+            started: at(0),
+        })
+        .unwrap();
+    let level = LoadLevel::Concurrency { connections: 1 };
+    let workload = "-w\u{1b}[7m\nrow";
+    for (i, name) in [FORMULA, DASH_NEWLINE, AT_ESC].into_iter().enumerate() {
+        let id = store
+            .add_contender(
+                run,
+                &ContenderRecord {
+                    name,
+                    command: "=HYPERLINK(\"http://x\")",
+                    baseline: i == 0,
+                    status: ContenderStatus::Skipped,
+                    detail: "",
+                    version: Some("v1\u{1b}[5m"),
+                    stdout_log: None,
+                    stderr_log: None,
+                },
+            )
+            .unwrap();
+        let (result, resources) = synthetic(
+            &shape("nginx", "hello", level),
+            &Step {
+                seed: i as u64,
+                jitter: 0.0,
+                level,
+                start: at(10),
+                duration: Duration::from_secs(2),
+                failures: &[],
+                busiest_thread: 0.4,
+            },
+        );
+        store
+            .record_step(&StepRecord {
+                run,
+                contender: id,
+                workload,
+                level,
+                repetition: 1,
+                started: at(10),
+                ended: at(12),
+                status: StepStatus::Complete,
+                result: &result,
+                resources: &resources,
+            })
+            .unwrap();
+        let (status, detail) = if i == 2 {
+            (ContenderStatus::Crashed, ESC_STDERR)
+        } else {
+            (ContenderStatus::Measured, "")
+        };
+        store.update_contender(id, status, detail).unwrap();
+    }
+    store.finish_run(run, RunStatus::Complete, at(20)).unwrap();
+    db
+}
+
+#[test]
+fn escape_sequences_and_newlines_in_names_and_stderr_reach_no_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = hostile_store(dir.path());
+    let report = |format: &str| {
+        let out = shootout()
+            .args(["report", "--format", format, "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Text shows a newline in a name escaped; Markdown, as a blank (its line breaks).
+    for (format, name) in [("text", r"-x\nsecond line"), ("markdown", "-x second line")] {
+        let out = report(format);
+        assert!(
+            !out.contains(['\u{1b}', '\u{7}', '\r']),
+            "{format}: a control character reached the terminal:\n{out}"
+        );
+        // The stderr tail is shown, escaped, not dropped.
+        assert!(
+            out.contains(r"\u{1b}]0;pwned\u{7}\u{1b}[2Jcleared\r"),
+            "{format}:\n{out}"
+        );
+        // A newline in a name or workload breaks no row and starts no line.
+        assert!(out.contains(name), "{format}:\n{out}");
+        assert!(
+            !out.lines()
+                .any(|l| l.starts_with("second line") || l.starts_with("row")),
+            "{format}:\n{out}"
+        );
+    }
+    let text = report("text");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains(" c=1 ")).collect();
+    assert_eq!(rows.len(), 3, "one row per contender:\n{text}");
+    insta::assert_snapshot!("hostile_names_text", text);
+}
+
+#[test]
+fn csv_cells_a_spreadsheet_would_run_are_neutralised() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = hostile_store(dir.path());
+    let out = shootout()
+        .args(["report", "--format", "csv", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    // Text cells start with a quote; RFC 4180 quoting still applies to what needs it.
+    for cell in [
+        ",'=cmd|' /C calc'!A0,",
+        "\"'-x\nsecond line\"",
+        "'@y\u{1b}[31mred",
+        "\"'-w\u{1b}[7m\nrow\"",
+    ] {
+        assert!(csv.contains(cell), "{cell:?} in:\n{csv}");
+    }
+    // No record starts a cell with a formula character any more.
+    for record in csv.split("\r\n") {
+        for cell in record.split(',') {
+            assert!(!cell.starts_with(['=', '+', '@']), "{cell:?} in {record:?}");
+        }
+    }
+    insta::assert_snapshot!("hostile_names_csv", csv);
+}

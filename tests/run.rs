@@ -482,6 +482,40 @@ fn a_taken_port_is_retried_on_another() {
     c.no_orphans();
 }
 
+#[test]
+fn the_store_names_each_contenders_log_files() {
+    // Started, then crashed: both logs were captured, and its stderr is in the one named.
+    let crash = "[[contender]]\nname = \"crash\"\ncommand = \"echo boom on {port} >&2; exit 3\"\n";
+    let c = Case::new(&plan_with(crash, GET_INDEX));
+    shootout()
+        .arg("run")
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .assert()
+        .code(1);
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let crashed = store.contenders(run.id).unwrap().remove(0);
+    let (out, err) = (crashed.stdout_log.unwrap(), crashed.stderr_log.unwrap());
+    assert!(out.is_file(), "{}", out.display());
+    assert!(
+        std::fs::read_to_string(&err).unwrap().contains("boom on"),
+        "{}",
+        err.display()
+    );
+    assert!(err.starts_with(c.dir.path().canonicalize().unwrap()));
+    // A setup that failed: the contender never started, so no log is named.
+    let bad =
+        "[[contender]]\nname = \"bad\"\ncommand = \"sleep 30 # {port}\"\nsetup = \"exit 7\"\n";
+    let (c, status, _) = lone_failure(bad, GET_INDEX);
+    assert_eq!(status, ContenderStatus::SetupFailed);
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let never = store.contenders(run.id).unwrap().remove(0);
+    assert_eq!((never.stdout_log, never.stderr_log), (None, None));
+}
+
 /// Processes whose environment or command line mentions `needle`: every process a
 /// contender or its setup starts inherits the plan's `env`, daemons included, so a test
 /// that puts its own directory there finds all of them (shootout itself is not one).

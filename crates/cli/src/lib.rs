@@ -7,8 +7,15 @@
 //! (two stored runs, with significance and CI gates). `report` and `compare` read the store
 //! only.
 //!
-//! Exit codes: 0 done, 1 the run could not be done or a `compare` gate failed, 2 bad usage
-//! (including a store or run that does not exist), 130 interrupted.
+//! Exit codes: 0 done, 1 the run could not be done (a `load` in which not one request got
+//! a good answer, a `run` in which no contender was measured), a `compare` gate failed or
+//! the output could not be written, 2 bad usage (including a store or run that does not
+//! exist), 130 interrupted.
+//!
+//! Output: every command writes its report with [`emit`], never `print!` (which panics when
+//! stdout cannot be written). A reader that closes the pipe (`shootout ls | head -2`) ends
+//! the command quietly with exit 0; any other write error (`> /dev/full`) is one line on
+//! stderr and exit 1. [`Failure::output`] is the one place that tells the two apart.
 
 mod abandoned;
 mod compare;
@@ -19,6 +26,7 @@ mod report;
 mod run;
 
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -70,6 +78,51 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// A failed write of the command's output to stdout. A closed pipe (the reader went
+    /// away: `| head`) is no failure: the command ends there, quietly, with exit 0. Any other
+    /// error (a full disk, `> /dev/full`) is exit 1.
+    pub fn output(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Failure {
+                code: 0,
+                error: ClosedStdout.into(),
+            }
+        } else {
+            Failure::run(anyhow::Error::new(e).context("cannot write the output to stdout"))
+        }
+    }
+}
+
+/// The reader of stdout closed it: nothing to say, nothing left to do.
+#[derive(Debug)]
+struct ClosedStdout;
+
+impl std::fmt::Display for ClosedStdout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stdout was closed by its reader")
+    }
+}
+
+impl std::error::Error for ClosedStdout {}
+
+/// Writes `text` to stdout (locked, flushed). See [`Failure::output`] for what a failed
+/// write becomes.
+pub fn emit(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(Failure::output)
+}
+
+/// Writes one line to stderr; a stderr that cannot be written is not worth a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 /// The exit code for a run that Ctrl-C ended.
 pub const INTERRUPTED: i32 = 130;
 
@@ -107,6 +160,7 @@ pub fn main() -> i32 {
     };
     match result {
         Ok(code) => code,
+        Err(f) if f.error.is::<ClosedStdout>() => f.code,
         Err(f) => {
             // Each cause once: messages that already quote their source skip it.
             let mut line = String::new();
@@ -118,7 +172,7 @@ pub fn main() -> i32 {
                     line.push_str(&cause);
                 }
             }
-            eprintln!("error: {line}");
+            say!("error: {line}");
             f.code
         }
     }
@@ -145,7 +199,7 @@ fn clap_error(e: clap::Error) -> i32 {
                 .next()
                 .unwrap_or("bad usage")
                 .trim_start_matches("error: ");
-            eprintln!("error: {first} (see 'shootout --help' or 'shootout load --help')");
+            say!("error: {first} (see 'shootout --help' or 'shootout load --help')");
             2
         }
     }

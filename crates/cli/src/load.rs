@@ -10,9 +10,9 @@ use shootout_model::spec::{
     check_header, check_method, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_RATE, MAX_THREADS,
     MIN_RATE,
 };
-use shootout_model::{parse_duration, LoadSpec, Pace, Record, StatusSet, Target};
+use shootout_model::{parse_duration, FailureKind, LoadSpec, Pace, Record, StatusSet, Target};
 use shootout_report::Format;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -538,10 +538,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         e => Failure::run(e),
     })?;
 
-    let out = shootout_report::render(plan.format, spec, &result);
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
+    let printed = crate::emit(&shootout_report::render(plan.format, spec, &result));
     // ab's and wrk's layouts stay parseable: their warnings go to stderr instead.
     if matches!(plan.format, Format::Ab | Format::Wrk) && !a.quiet {
         eprint!("{}", shootout_report::warnings(&result));
@@ -561,7 +558,39 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
             .with_context(|| format!("cannot write -g file {}", path.display()))
             .map_err(Failure::run)?;
     }
-    Ok(if result.interrupted { INTERRUPTED } else { 0 })
+    printed?;
+    if result.interrupted {
+        return Ok(INTERRUPTED);
+    }
+    if let Some(line) = no_good_answer(&result.counts) {
+        eprintln!("error: {line}");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// Why a load that ran to its end measured nothing, when not one request got a good
+/// answer (the report is printed all the same; the exit status says it failed).
+fn no_good_answer(c: &shootout_model::Counts) -> Option<String> {
+    if c.ok > 0 {
+        return None;
+    }
+    if c.completed == 0 {
+        return Some(format!(
+            "no request completed ({} in flight at the end): nothing was measured; give the server more time (-d, -s) or check the URL",
+            c.aborted
+        ));
+    }
+    let mut why = c.failures.to_string();
+    if c.failures[FailureKind::Status] > 0 {
+        let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        why.push_str(&format!("; status codes {}", codes.join(", ")));
+    }
+    Some(format!(
+        "every request failed ({} of {}: {why}): check the URL and the server, or --expect-status if these answers are right",
+        c.failed(),
+        c.completed
+    ))
 }
 
 #[cfg(test)]

@@ -17,35 +17,33 @@ pub struct LsArgs {
 
 /// Lists the runs; returns the exit code.
 pub fn ls(a: LsArgs) -> Result<i32, Failure> {
-    if !a.db.exists() {
-        return Err(Failure::usage(anyhow!(
-            "no store at {}: run a plan first (shootout run PLAN.toml) or give --db PATH",
-            a.db.display()
-        )));
-    }
-    let store = Store::open_existing(&a.db).map_err(Failure::run)?;
-    crate::abandoned::reclaim(&a.db, &store);
+    let store = crate::report::open_store(&a.db)?;
     let runs = store.runs().map_err(Failure::run)?;
+    crate::emit(&listing(&a.db, &runs))?;
+    Ok(0)
+}
+
+/// The text `shootout ls` prints: a header and one line per run.
+fn listing(db: &std::path::Path, runs: &[shootout_store::RunSummary]) -> String {
     if runs.is_empty() {
-        println!("no runs in {}", a.db.display());
-        return Ok(0);
+        return format!("no runs in {}\n", db.display());
     }
-    println!(
-        "{:>4}  {:<23}  {:<11}  {:>10}  {:>5}  name",
+    let mut out = format!(
+        "{:>4}  {:<23}  {:<11}  {:>10}  {:>5}  name\n",
         "id", "started", "status", "contenders", "steps"
     );
     for r in runs {
-        println!(
-            "{:>4}  {:<23}  {:<11}  {:>10}  {:>5}  {}",
+        out.push_str(&format!(
+            "{:>4}  {:<23}  {:<11}  {:>10}  {:>5}  {}\n",
             r.id.0,
             shootout_report::utc_seconds(r.started),
             format!("{:?}", r.status).to_lowercase(),
             r.contenders,
             r.steps,
             r.name
-        );
+        ));
     }
-    Ok(0)
+    out
 }
 
 /// The report `shootout run` prints when it ends: [`shootout_report::shootout::text`] of

@@ -6,12 +6,11 @@
 //! each failure a one-line error that names the fix (exit 2: the user asked for something
 //! that is not there).
 
-use crate::Failure;
+use crate::{emit, Failure};
 use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_report::shootout::RunFormat;
-use shootout_store::{RunId, Store, StoredRun};
-use std::io::Write;
+use shootout_store::{RunId, Store, StoreError, StoredRun};
 use std::path::{Path, PathBuf};
 
 /// The formats `--format` accepts (`md` is short for `markdown`).
@@ -45,7 +44,11 @@ pub fn format(name: &str) -> Result<RunFormat, Failure> {
     name.parse().map_err(Failure::usage)
 }
 
-/// Opens the store at `db`, which must exist.
+/// Opens the store at `db`, which must exist, read-only: reading changes nothing, and a
+/// store the user cannot write can be read. A store of an older schema is upgraded first
+/// (a write) when the user may write it; otherwise the error says how to upgrade it. Runs
+/// whose shootout died are then reclaimed ([`crate::abandoned::reclaim`] opens its own
+/// writer only when there is one to mark).
 pub fn open_store(db: &Path) -> Result<Store, Failure> {
     if !db.exists() {
         return Err(Failure::usage(anyhow!(
@@ -53,7 +56,12 @@ pub fn open_store(db: &Path) -> Result<Store, Failure> {
             db.display()
         )));
     }
-    let store = Store::open_existing(db).map_err(Failure::run)?;
+    let store = match Store::open_read_only(db) {
+        Err(outdated @ StoreError::Outdated { .. }) => {
+            Store::open_existing(db).map_err(|_| Failure::run(outdated))?
+        }
+        other => other.map_err(Failure::run)?,
+    };
     crate::abandoned::reclaim(db, &store);
     Ok(store)
 }
@@ -79,17 +87,6 @@ pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, 
             db.display()
         ))
     })
-}
-
-/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
-pub fn emit(text: &str) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::run(
-            anyhow::Error::new(e).context("cannot write to stdout"),
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// Runs `shootout report`; returns the exit code.

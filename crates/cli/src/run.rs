@@ -24,6 +24,7 @@ use shootout_model::{
     ContenderStatus, LoadLevel, LoadSpec, MachineFacts, Pace, RunResult, RunStatus, StepStatus,
     Target,
 };
+use shootout_report::{terminal_line, terminal_text};
 use shootout_store::{ContenderId, ContenderRecord, NewRun, RunId, StepRecord, Store};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -213,7 +214,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         bodies,
     } = load_plan(&a)?;
     if a.dry_run {
-        print!("{}", dry_run(&plan));
+        crate::emit(&dry_run(&plan))?;
         return Ok(0);
     }
     let mut store = Store::open(&a.db).map_err(Failure::run)?;
@@ -305,7 +306,11 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
                         up.push(u);
                     }
                     Err(detail) => {
-                        eprintln!("✗ {}: failed verification, not measured:\n{detail}", c.name);
+                        eprintln!(
+                            "✗ {}: failed verification, not measured:\n{}",
+                            terminal_line(&c.name),
+                            terminal_text(&detail)
+                        );
                         store
                             .update_contender(id, ContenderStatus::VerificationFailed, &detail)
                             .map_err(Failure::run)?;
@@ -316,12 +321,13 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
                 }
             }
             Err((status, detail)) => {
-                eprintln!("✗ {}: {detail}", c.name);
+                eprintln!("✗ {}: {}", terminal_line(&c.name), terminal_text(&detail));
                 store
                     .update_contender(id, status, &detail)
                     .map_err(Failure::run)?;
             }
         }
+        record_logs(&mut store, id, index, c, &run_dir).map_err(Failure::run)?;
     }
 
     let outcome = measure(&plan, &bodies, &mut store, run_id, &mut up, &stop);
@@ -361,15 +367,34 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     outcome.map_err(Failure::run)?;
     // The blank line goes to stderr, after the progress: stdout is exactly `shootout report`.
     eprintln!();
-    print!(
-        "{}",
-        crate::ls::run_table(&store, run_id).map_err(Failure::run)?
-    );
+    crate::emit(&crate::ls::run_table(&store, run_id).map_err(Failure::run)?)?;
     Ok(match status {
         RunStatus::Interrupted => INTERRUPTED,
         RunStatus::Failed => 1,
         _ => 0,
     })
+}
+
+/// Records in the store the logs the harness captured of contender `c` (started by a
+/// command), once it was started; a log that was never opened stays NULL.
+fn record_logs(
+    store: &mut Store,
+    id: ContenderId,
+    index: usize,
+    c: &plan::Contender,
+    run_dir: &Path,
+) -> Result<(), shootout_store::StoreError> {
+    if !matches!(c.launch, Launch::Command { .. }) {
+        return Ok(());
+    }
+    let mut cfg = ContenderConfig::new(&c.name, "", 0, run_dir);
+    cfg.key = contender_key(index, &c.name);
+    let (stdout, stderr) = (cfg.log_path("stdout"), cfg.log_path("stderr"));
+    store.set_contender_logs(
+        id,
+        stdout.exists().then_some(stdout.as_path()),
+        stderr.exists().then_some(stderr.as_path()),
+    )
 }
 
 /// The measured phase; returns true when Ctrl-C ended it.
@@ -430,7 +455,7 @@ fn measure(
                         Err(e) => {
                             // The contender stopped answering between steps.
                             let detail = format!("{e}{}", tail(u));
-                            eprintln!("✗ {name}: {detail}");
+                            eprintln!("✗ {}: {}", terminal_line(name), terminal_text(&detail));
                             store.update_contender(u.id, ContenderStatus::Crashed, &detail)?;
                             if let Some(p) = up.remove(i).process {
                                 p.stop(Duration::from_secs(5));
@@ -476,7 +501,7 @@ fn measure(
                     );
                     if let Some(exit) = died {
                         let detail = format!("exited during a step ({exit}){}", tail(u));
-                        eprintln!("✗ {name}: {detail}");
+                        eprintln!("✗ {}: {}", terminal_line(name), terminal_text(&detail));
                         store.update_contender(u.id, ContenderStatus::Crashed, &detail)?;
                         up.remove(i);
                         continue;

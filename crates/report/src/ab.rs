@@ -140,7 +140,12 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
         .as_ref()
         .and_then(|f| f.server.as_deref())
         .unwrap_or("");
-    emit!(o, "Server Software:        {server}");
+    // The server's own words: shown with its control characters escaped.
+    emit!(
+        o,
+        "Server Software:        {}",
+        crate::safe::terminal_line(server)
+    );
     emit!(o, "Server Hostname:        {}", target.host);
     emit!(o, "Server Port:            {}", target.port);
     // ab prints "SSL/TLS Protocol: TLSv1.3,<cipher>,<bits>,<bits>" here; the result does not
@@ -197,6 +202,15 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
             "Requests per second:    {:.2} [#/sec] (mean)",
             done / taken
         );
+        // Not ab's: ab counts every completed request, failed ones included; when some
+        // failed, the rate of good answers follows on a line of its own.
+        if c.ok != c.completed {
+            emit!(
+                o,
+                "Good answers per sec:   {:.2} [#/sec] (mean, failed requests left out)",
+                r.ok_rps()
+            );
+        }
         emit!(
             o,
             "Time per request:       {:.3} [ms] (mean)",
@@ -363,7 +377,7 @@ mod tests {
 
     #[test]
     fn values_start_at_column_24_as_in_ab() {
-        const LABELS: [&str; 18] = [
+        const LABELS: [&str; 19] = [
             "Server Software:",
             "Server Hostname:",
             "Server Port:",
@@ -380,6 +394,7 @@ mod tests {
             "Total body sent:",
             "HTML transferred:",
             "Requests per second:",
+            "Good answers per sec:",
             "Time per request:",
             "Transfer rate:",
         ];

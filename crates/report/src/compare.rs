@@ -17,6 +17,7 @@ use crate::grid::{
     csv_record, markdown_table, md_escape, round, signed_percent, text_table, utc_seconds, Align,
 };
 use crate::mann_whitney;
+use crate::safe::{csv_text, terminal_line};
 use crate::shootout::analysis::{
     cell_label, contender_status_word, median, run_status_word, Analysis, Cell,
 };
@@ -515,16 +516,16 @@ fn text(c: &Comparison) -> String {
         "Comparing run {} (A) with run {} (B)",
         c.a.run.id, c.b.run.id
     );
-    let _ = writeln!(o, "  A  {}", run_line(c.a, c.reps.0));
-    let _ = writeln!(o, "  B  {}", run_line(c.b, c.reps.1));
+    let _ = writeln!(o, "  A  {}", terminal_line(&run_line(c.a, c.reps.0)));
+    let _ = writeln!(o, "  B  {}", terminal_line(&run_line(c.b, c.reps.1)));
     if !c.warnings.is_empty() {
         o.push_str("\nWarnings:\n");
         for w in &c.warnings {
-            let _ = writeln!(o, "  - {w}");
+            let _ = writeln!(o, "  - {}", terminal_line(w));
         }
     }
     for (w, pairs) in by_workload(c) {
-        let _ = writeln!(o, "\n{w}");
+        let _ = writeln!(o, "\n{}", terminal_line(w));
         let rows: Vec<Vec<String>> = pairs.iter().map(|p| row(p)).collect();
         text_table(&mut o, "  ", &HEADER, &ALIGN, &rows);
     }
@@ -535,7 +536,7 @@ fn text(c: &Comparison) -> String {
         if !list.is_empty() {
             let _ = writeln!(o, "\nOnly in run {}:", run.run.id);
             for u in list {
-                let _ = writeln!(o, "  - {}", unpaired_line(u, other));
+                let _ = writeln!(o, "  - {}", terminal_line(&unpaired_line(u, other)));
             }
         }
     }
@@ -692,8 +693,8 @@ fn csv(c: &Comparison) -> String {
         csv_record(
             &mut o,
             &[
-                p.workload.clone(),
-                p.contender.clone(),
+                csv_text(&p.workload).into_owned(),
+                csv_text(&p.contender).into_owned(),
                 kind.into(),
                 conns.to_string(),
                 rate,

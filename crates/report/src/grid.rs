@@ -5,7 +5,9 @@
 //!
 //! Everything here is a pure function of its arguments; callers decide the columns.
 
+use crate::safe::terminal_line;
 use crate::units::rfc3339;
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
 
@@ -19,7 +21,8 @@ pub enum Align {
 }
 
 /// Appends an aligned text table: every line starts with `indent`, columns are two blanks
-/// apart, the header is aligned like its column, trailing blanks are trimmed.
+/// apart, the header is aligned like its column, trailing blanks are trimmed. Control
+/// characters in a cell (a newline in a name) are shown escaped: one row stays one line.
 pub fn text_table(
     out: &mut String,
     indent: &str,
@@ -27,6 +30,12 @@ pub fn text_table(
     align: &[Align],
     rows: &[Vec<String>],
 ) {
+    let header: Vec<Cow<str>> = header.iter().map(|h| terminal_line(h)).collect();
+    let header: Vec<&str> = header.iter().map(|h| h.as_ref()).collect();
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| terminal_line(c).into_owned()).collect())
+        .collect();
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()
@@ -56,7 +65,7 @@ pub fn text_table(
     };
     out.push_str(&line(header.to_vec()));
     out.push('\n');
-    for r in rows {
+    for r in &rows {
         out.push_str(&line(r.iter().map(String::as_str).collect()));
         out.push('\n');
     }
@@ -81,7 +90,8 @@ pub fn markdown_table(out: &mut String, header: &[&str], align: &[Align], rows: 
 
 /// Text made safe for a Markdown paragraph or table cell as GitHub renders it: `|` (which
 /// would end a table cell), `\`, `` ` ``, `*`, `_`, `[`, `]`, `<`, `>` and a leading `#`
-/// are backslash-escaped; line breaks become blanks.
+/// are backslash-escaped; line breaks become blanks, other control characters are shown
+/// escaped ([`terminal_line`]).
 pub fn md_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for (i, c) in s.chars().enumerate() {
@@ -92,6 +102,7 @@ pub fn md_escape(s: &str) -> String {
             }
             '#' if i == 0 => out.push_str("\\#"),
             '\r' | '\n' => out.push(' '),
+            c if c.is_control() => out.extend(c.escape_debug()),
             _ => out.push(c),
         }
     }
@@ -105,7 +116,7 @@ pub fn md_code_block(out: &mut String, indent: &str, text: &str) {
     let fence = "`".repeat(longest.max(2) + 1);
     let _ = writeln!(out, "{indent}{fence}");
     for l in text.lines() {
-        let _ = writeln!(out, "{indent}{l}");
+        let _ = writeln!(out, "{indent}{}", terminal_line(l));
     }
     let _ = writeln!(out, "{indent}{fence}");
 }

@@ -15,8 +15,9 @@ use shootout_model::{LatencySummary, LoadSpec, Pace, RunResult};
 use std::time::Duration;
 
 /// Version of the JSON document's schema; raised when a field changes meaning or goes away
-/// (adding fields does not raise it).
-pub const SCHEMA_VERSION: u32 = 1;
+/// (adding fields does not raise it). 2: `rps` counts good answers only (it counted every
+/// completed request, which `completed_rps` now gives).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The JSON rendering (pretty-printed).
 pub struct Json;
@@ -106,7 +107,8 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         "started_unix_s": round(unix_s(r.started), 3),
         "started_utc": rfc3339(r.started),
         "duration_s": s(r.duration),
-        "rps": round(r.rps(), 3),
+        "rps": round(r.ok_rps(), 3),
+        "completed_rps": round(r.rps(), 3),
         "requests": {
             "completed": c.completed,
             "ok": c.ok,

@@ -19,6 +19,7 @@ mod grid;
 pub mod html;
 mod json;
 pub mod mann_whitney;
+mod safe;
 pub mod schema;
 pub mod shootout;
 mod stats;
@@ -36,6 +37,7 @@ use std::str::FromStr;
 pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv};
 pub use grid::utc_seconds;
 pub use json::{json, SCHEMA_VERSION};
+pub use safe::{csv_text, terminal_line, terminal_text};
 pub use text::warnings;
 
 /// A rendering of one load run, chosen with `--format`.
@@ -155,6 +157,67 @@ mod tests {
                 assert!(!has_nan_or_inf(&side_files), "{name}");
             }
         }
+    }
+
+    /// The line of `text` that starts with `label`.
+    fn line<'a>(text: &'a str, label: &str) -> &'a str {
+        text.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label:?} line in:\n{text}"))
+    }
+
+    #[test]
+    fn load_headline_counts_good_answers_not_failed_ones() {
+        // Every answer a 404: requests completed fast, and not one good answer.
+        let (spec, mut r) = fixtures::closed_with_failures();
+        r.counts.failures[shootout_model::FailureKind::Status] += r.counts.ok;
+        r.counts.ok = 0;
+        assert!(r.rps() > 100.0, "{}", r.rps());
+        let all = format!("{:.2}", r.rps());
+
+        let text = render(Format::Text, &spec, &r);
+        assert_eq!(
+            line(&text, "Throughput"),
+            format!("Throughput    0.00 req/s ok (good answers only; {all} req/s counting failed ones), 191.97 KiB/s received")
+        );
+        let doc = json(&spec, &r);
+        assert_eq!(doc["rps"], 0.0);
+        assert_eq!(
+            doc["completed_rps"].as_f64(),
+            Some((r.rps() * 1e3).round() / 1e3)
+        );
+        // ab and wrk keep their tools' meaning and add the rate of good answers.
+        let ab = render(Format::Ab, &spec, &r);
+        assert_eq!(
+            line(&ab, "Requests per second:"),
+            format!("Requests per second:    {all} [#/sec] (mean)")
+        );
+        assert_eq!(
+            line(&ab, "Good answers per sec:"),
+            "Good answers per sec:   0.00 [#/sec] (mean, failed requests left out)"
+        );
+        let wrk = render(Format::Wrk, &spec, &r);
+        assert_eq!(
+            line(&wrk, "Requests/sec:"),
+            format!("Requests/sec: {all:>9}")
+        );
+        assert_eq!(
+            line(&wrk, "Good answers/sec:"),
+            "Good answers/sec:      0.00"
+        );
+    }
+
+    #[test]
+    fn the_good_answer_line_is_added_only_when_some_failed() {
+        let (spec, r) = fixtures::interrupted();
+        assert_eq!(r.counts.ok, r.counts.completed);
+        let text = render(Format::Text, &spec, &r);
+        assert!(
+            line(&text, "Throughput").contains(" req/s ok (good answers only), "),
+            "{text}"
+        );
+        assert!(!render(Format::Ab, &spec, &r).contains("Good answers"));
+        assert!(!render(Format::Wrk, &spec, &r).contains("Good answers"));
     }
 
     #[test]

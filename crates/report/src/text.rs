@@ -247,12 +247,24 @@ fn outcome(o: &mut String, r: &RunResult) {
         o,
         "Throughput",
         format!(
-            "{:.2} req/s, {}/s received",
-            r.rps(),
+            "{}, {}/s received",
+            throughput(r),
             bytes_iec(ratio(c.bytes_received as f64, run_s))
         ),
     );
     emit!(o);
+}
+
+/// The headline throughput: good answers per second (as `shootout run` counts them, so a
+/// server answering errors fast does not look fast), saying so, with the rate counting
+/// failed answers too (ab's and wrk's figure) when the two differ.
+pub fn throughput(r: &RunResult) -> String {
+    let mut s = format!("{:.2} req/s ok (good answers only", r.ok_rps());
+    if r.counts.ok != r.counts.completed {
+        let _ = write!(s, "; {:.2} req/s counting failed ones", r.rps());
+    }
+    s.push(')');
+    s
 }
 
 /// Latency, ab's connection times and percentiles (all in ms), or a note that nothing was

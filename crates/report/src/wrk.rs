@@ -121,6 +121,11 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     }
     let run_s = r.duration.as_secs_f64();
     emit!(o, "Requests/sec: {:9.2}", ratio(c.completed as f64, run_s));
+    // Not wrk's: wrk counts every completed request, errors included; when some failed, the
+    // rate of good answers follows on a line of its own.
+    if c.ok != c.completed {
+        emit!(o, "Good answers/sec: {:9.2}", r.ok_rps());
+    }
     emit!(
         o,
         "Transfer/sec: {:>10}B",

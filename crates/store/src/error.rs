@@ -23,6 +23,35 @@ pub enum StoreError {
         /// The path looked at.
         path: String,
     },
+    /// The file is an SQLite database, but not a shootout store (it is left unchanged).
+    #[error("{path} is a SQLite file but not a shootout store; it was left as it was: give --db the path of a shootout store, or of a new file")]
+    NotAStore {
+        /// The file.
+        path: String,
+    },
+    /// A read-only open found an empty file: no store yet.
+    #[error("{path} is empty, not a shootout store yet: run a plan first (shootout run PLAN.toml --db {path})")]
+    Empty {
+        /// The file.
+        path: String,
+    },
+    /// A read-only open found a schema older than this build's, which only a writer upgrades.
+    #[error("{path} has schema {found}, older than this shootout's {known}, and a read-only open does not upgrade it: run a write command on it (shootout run PLAN.toml --db {path}) with write access to the file")]
+    Outdated {
+        /// The store's file.
+        path: String,
+        /// The file's `PRAGMA user_version`.
+        found: i64,
+        /// The schema this build reads ([`SCHEMA_VERSION`](crate::SCHEMA_VERSION)).
+        known: i64,
+    },
+    /// A store in WAL mode, in a directory that cannot be written, whose `-wal` file holds
+    /// writes not yet in the database: SQLite can read those only with its `-shm` index.
+    #[error("{path} cannot be read without write access to its directory: its write-ahead log {path}-wal holds writes not yet in the file (open it once where it can be written, or copy it with its -wal file to a writable place)")]
+    WalUnreadable {
+        /// The store's file.
+        path: String,
+    },
     /// The file's schema is newer than this build knows.
     #[error("{path} was written by a newer shootout (schema {found}, this one knows {known}): upgrade shootout or use another --db")]
     TooNew {

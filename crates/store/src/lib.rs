@@ -2,6 +2,10 @@
 //! contenders and every measured step, so that reports can be rendered after the fact from
 //! the file alone.
 //!
+//! A store is marked with [`APPLICATION_ID`]; every open checks it first, so shootout never
+//! writes to someone else's SQLite file. Readers ([`Store::open_read_only`]) open the file
+//! with `SQLITE_OPEN_READ_ONLY` and never change it.
+//!
 //! Seams: `shootout run` (the CLI's orchestration) writes — [`Store::begin_run`], then
 //! [`Store::add_contender`], one [`Store::record_step`] per step (its own transaction, so
 //! Ctrl-C or a crash keeps every step before it), [`Store::finish_run`]. `shootout report`
@@ -19,15 +23,18 @@
 
 mod codec;
 mod error;
+mod identity;
 mod schema;
 mod step;
 
 pub use error::StoreError;
+pub use identity::APPLICATION_ID;
 pub use schema::SCHEMA_VERSION;
 pub use step::{StepRecord, StoredStep};
 
 use codec::{contender_status_of, contender_status_word, run_status_of, run_status_word};
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use identity::{identify, Identity};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use shootout_model::{ContenderStatus, MachineFacts, ProcessOwner, RunStatus};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -196,7 +203,9 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating it if needed) the store at `path` and brings its schema up to date.
+    /// Opens (creating it if needed) the store at `path` for writing and brings its schema
+    /// up to date. A database that is not a shootout store is refused before anything in it
+    /// is changed.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let shown = path.display().to_string();
         let conn = Connection::open(path).map_err(|source| StoreError::Open {
@@ -206,7 +215,7 @@ impl Store {
         Store::init(conn, shown, true)
     }
 
-    /// Opens the store at `path`, which must exist (for `report` and `ls`).
+    /// Opens the store at `path`, which must exist, for writing.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing {
@@ -214,6 +223,88 @@ impl Store {
             });
         }
         Store::open(path)
+    }
+
+    /// Opens the store at `path`, which must exist, for reading only (`ls`, `report`,
+    /// `compare`): nothing in the file or its schema is changed, and a store the user
+    /// cannot write (a read-only mount, another user's file) can be read. A store in WAL
+    /// mode needs its `-shm` index, which SQLite cannot create in a directory it may not
+    /// write: such a store is then read as immutable (SQLite's `immutable=1`), unless its
+    /// `-wal` file holds writes not yet in the database, which only a writer can read.
+    /// A store whose schema is older than this build's is not upgraded here
+    /// ([`StoreError::Outdated`]: open it for writing once).
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let shown = path.display().to_string();
+        if !path.exists() {
+            return Err(StoreError::Missing { path: shown });
+        }
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let wal = std::fs::metadata(&wal).ok();
+        if wal.is_none() {
+            // No writer at work: check whose file it is as an immutable file first, so that
+            // someone else's WAL database does not get SQLite's -wal and -shm beside it.
+            Store::read_only(path, &shown, true)?;
+        }
+        match Store::read_only(path, &shown, false) {
+            Err(StoreError::Open { source, .. })
+                if matches!(
+                    source.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+                ) =>
+            {
+                if wal.is_some_and(|m| m.len() > 0) {
+                    return Err(StoreError::WalUnreadable { path: shown });
+                }
+                Store::read_only(path, &shown, true)
+            }
+            other => other,
+        }
+    }
+
+    /// A read-only connection to `path` (as an immutable file when `immutable`), checked to
+    /// be a shootout store of this build's schema.
+    fn read_only(path: &Path, shown: &str, immutable: bool) -> Result<Store, StoreError> {
+        let open = |source| StoreError::Open {
+            path: shown.to_string(),
+            source,
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = if immutable {
+            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
+        } else {
+            Connection::open_with_flags(path, flags)
+        }
+        .map_err(open)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
+        // The first read: a file that is not SQLite, or a WAL store without its index in a
+        // directory that cannot be written, fails here.
+        match identify(&conn).map_err(open)? {
+            Identity::Foreign => {
+                return Err(StoreError::NotAStore {
+                    path: shown.to_string(),
+                })
+            }
+            Identity::Empty => {
+                return Err(StoreError::Empty {
+                    path: shown.to_string(),
+                })
+            }
+            Identity::Store | Identity::Unmarked => {}
+        }
+        let found = schema::version(&conn).map_err(open)?;
+        schema::check_version(found, shown)?;
+        if found < SCHEMA_VERSION {
+            return Err(StoreError::Outdated {
+                path: shown.to_string(),
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        Ok(Store {
+            conn,
+            path: shown.to_string(),
+        })
     }
 
     /// A fresh store in memory, gone when dropped (tests, or a run that must leave no file).
@@ -225,7 +316,8 @@ impl Store {
         Store::init(conn, MEMORY.into(), false)
     }
 
-    /// Sets the connection up, refuses a newer schema before touching the file, migrates.
+    /// Sets a writer's connection up: refuses someone else's database and a newer schema
+    /// before touching the file, migrates, and marks the file as a shootout store.
     fn init(mut conn: Connection, path: String, file: bool) -> Result<Store, StoreError> {
         let open = |source| StoreError::Open {
             path: path.clone(),
@@ -233,6 +325,10 @@ impl Store {
         };
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
         // The first read: a file that is not SQLite fails here.
+        let identity = identify(&conn).map_err(open)?;
+        if identity == Identity::Foreign {
+            return Err(StoreError::NotAStore { path });
+        }
         let found = schema::version(&conn).map_err(open)?;
         schema::check_version(found, &path)?;
         if file {
@@ -244,6 +340,15 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(open)?;
         schema::migrate(&mut conn, &path)?;
+        // After the schema: a file with the id always holds shootout's tables.
+        if identity != Identity::Store {
+            conn.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(|source| StoreError::Sql {
+                    path: path.clone(),
+                    action: "mark the file as a shootout store",
+                    source,
+                })?;
+        }
         Ok(Store { conn, path })
     }
 
@@ -358,6 +463,28 @@ impl Store {
                 params![id.0, contender_status_word(status), detail],
             )
             .map_err(self.sql("update the contender"))?;
+        if n == 0 {
+            return Err(self.not_found(format!("contender {}", id.0)));
+        }
+        Ok(())
+    }
+
+    /// Records where a contender's standard output and error were captured (`None`: not
+    /// captured, e.g. it was never started).
+    pub fn set_contender_logs(
+        &mut self,
+        id: ContenderId,
+        stdout_log: Option<&Path>,
+        stderr_log: Option<&Path>,
+    ) -> Result<(), StoreError> {
+        let path_text = |p: Option<&Path>| p.map(|p| p.to_string_lossy().into_owned());
+        let n = self
+            .conn
+            .execute(
+                "UPDATE contenders SET stdout_log = ?2, stderr_log = ?3 WHERE id = ?1",
+                params![id.0, path_text(stdout_log), path_text(stderr_log)],
+            )
+            .map_err(self.sql("record the contender's logs"))?;
         if n == 0 {
             return Err(self.not_found(format!("contender {}", id.0)));
         }
@@ -678,6 +805,21 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// `file:PATH?immutable=1`, the path percent-encoded as SQLite's URI filenames want.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 #[cfg(test)]

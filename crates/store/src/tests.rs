@@ -462,26 +462,168 @@ fn a_file_store_uses_wal_and_the_current_schema() {
     assert_eq!(schema::version(&conn).unwrap(), SCHEMA_VERSION);
 }
 
+/// The file's `PRAGMA application_id`.
+fn application_id(path: &Path) -> i32 {
+    Connection::open(path)
+        .unwrap()
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .unwrap()
+}
+
+/// `path`, `path-wal` and `path-shm`: which exist, with the bytes of `path`.
+fn file_state(path: &Path) -> (Vec<u8>, [bool; 3]) {
+    let with = |suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        PathBuf::from(p).exists()
+    };
+    (
+        std::fs::read(path).unwrap(),
+        [path.exists(), with("-wal"), with("-shm")],
+    )
+}
+
+/// One of the store's ways to open a file.
+type Opener = fn(&Path) -> Result<Store, StoreError>;
+
 #[test]
-fn a_v0_file_is_migrated() {
+fn a_new_store_carries_shootouts_application_id() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("old.db");
+    let path = dir.path().join("shootout.db");
+    drop(Store::open(&path).unwrap());
+    assert_eq!(application_id(&path), APPLICATION_ID);
+    assert_eq!(APPLICATION_ID.to_be_bytes(), *b"shot");
+    // An empty file (`touch shootout.db`) becomes a store too.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    drop(Store::open(&empty).unwrap());
+    assert_eq!(application_id(&empty), APPLICATION_ID);
+}
+
+#[test]
+fn a_sqlite_file_that_is_not_a_store_is_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.db");
+    let other_app = dir.path().join("other.db");
     {
-        // A valid SQLite file with no schema of ours: user_version 0.
-        let conn = Connection::open(&path).unwrap();
+        // Someone else's database, in the default rollback-journal mode.
+        let conn = Connection::open(&notes).unwrap();
         conn.execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('hi');")
             .unwrap();
-        assert_eq!(schema::version(&conn).unwrap(), 0);
+        // Another application's, in WAL mode, with its own id and even a `runs` table and a
+        // version.
+        let conn = Connection::open(&other_app).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA application_id = 42; PRAGMA user_version = 1;
+             CREATE TABLE runs (x);",
+        )
+        .unwrap();
     }
-    let mut store = Store::open(&path).unwrap();
-    assert_eq!(schema::version(&store.conn).unwrap(), SCHEMA_VERSION);
+    assert_eq!(file_state(&other_app).1, [true, false, false]);
+    for path in [&notes, &other_app] {
+        let before = file_state(path);
+        let opens: [(&str, Opener); 3] = [
+            ("open", Store::open),
+            ("open_existing", Store::open_existing),
+            ("open_read_only", Store::open_read_only),
+        ];
+        for (how, open) in opens {
+            let e = open(path).unwrap_err();
+            assert!(matches!(e, StoreError::NotAStore { .. }), "{how}: {e:?}");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{} is a SQLite file but not a shootout store; it was left as it was: give --db the path of a shootout store, or of a new file",
+                    path.display()
+                )
+            );
+            assert_eq!(file_state(path), before, "{how} changed {}", path.display());
+        }
+    }
+    assert_eq!(
+        file_state(&notes).1,
+        [true, false, false],
+        "no -wal, no -shm"
+    );
+}
+
+#[test]
+fn a_store_made_before_the_application_id_is_read_and_marked_when_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shootout.db");
     let m = machine();
-    let run = store.begin_run(&new_run("demo", &m, at(0))).unwrap();
-    assert_eq!(store.runs().unwrap()[0].id, run);
-    // Opening again applies nothing twice.
-    drop(store);
+    {
+        let mut store = Store::open(&path).unwrap();
+        store.begin_run(&new_run("demo", &m, at(0))).unwrap();
+        store.conn.pragma_update(None, "application_id", 0).unwrap();
+    }
+    assert_eq!(application_id(&path), 0);
+    let reader = Store::open_read_only(&path).unwrap();
+    assert_eq!(reader.runs().unwrap().len(), 1);
+    drop(reader);
+    assert_eq!(application_id(&path), 0, "a reader marks nothing");
+    drop(Store::open(&path).unwrap());
+    assert_eq!(application_id(&path), APPLICATION_ID);
+}
+
+#[test]
+fn a_read_only_open_does_not_upgrade_an_older_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shootout.db");
+    {
+        // A store of ours at schema 0 (its tables not made yet).
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+    }
+    let before = file_state(&path);
+    let e = Store::open_read_only(&path).unwrap_err();
+    assert!(matches!(e, StoreError::Outdated { found: 0, .. }), "{e:?}");
+    assert!(e.to_string().contains("run a write command on it"), "{e}");
+    assert_eq!(file_state(&path), before);
+    // A writer upgrades it.
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.runs().unwrap().len(), 1);
+    assert_eq!(schema::version(&store.conn).unwrap(), SCHEMA_VERSION);
+}
+
+#[test]
+fn a_read_only_open_of_an_empty_file_says_there_is_no_store_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shootout.db");
+    std::fs::write(&path, b"").unwrap();
+    let e = Store::open_read_only(&path).unwrap_err();
+    assert!(matches!(e, StoreError::Empty { .. }), "{e:?}");
+    assert!(e.to_string().contains("run a plan first"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), b"");
+}
+
+#[test]
+fn a_read_only_open_reads_a_store_as_the_writer_left_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shootout.db");
+    let m = machine();
+    let mut writer = Store::open(&path).unwrap();
+    let run = writer.begin_run(&new_run("demo", &m, at(0))).unwrap();
+    // While the writer is open (the WAL holds its writes), and after it closed.
+    let reader = Store::open_read_only(&path).unwrap();
+    assert_eq!(reader.runs().unwrap()[0].id, run);
+    let e = reader.conn.execute("DELETE FROM runs", []).unwrap_err();
+    assert_eq!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ReadOnly),
+        "{e}"
+    );
+    drop((reader, writer));
+    let reader = Store::open_read_only(&path).unwrap();
+    assert_eq!(reader.runs().unwrap()[0].id, run);
+}
+
+#[test]
+fn the_immutable_uri_escapes_what_sqlite_would_read_as_uri_syntax() {
+    assert_eq!(
+        immutable_uri(Path::new("/tmp/a b/x?y#z%.db")),
+        "file:/tmp/a%20b/x%3Fy%23z%25.db?immutable=1"
+    );
 }
 
 #[test]
@@ -489,8 +631,10 @@ fn a_failed_migration_leaves_the_file_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("other.db");
     {
-        // Someone else's database that happens to have a `runs` table.
+        // A store of ours at schema 0 that somehow holds a `runs` table already.
         let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
         conn.execute_batch("CREATE TABLE runs (x INTEGER);")
             .unwrap();
     }
@@ -516,20 +660,24 @@ fn a_file_from_a_newer_shootout_is_refused() {
     let path = dir.path().join("shootout.db");
     {
         let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
         conn.pragma_update(None, "user_version", SCHEMA_VERSION + 4)
             .unwrap();
     }
-    let e = Store::open(&path).unwrap_err();
-    let msg = e.to_string();
-    assert!(
-        msg.contains(&format!(
-            "schema {}, this one knows {SCHEMA_VERSION}",
-            SCHEMA_VERSION + 4
-        )),
-        "{msg}"
-    );
-    assert!(msg.contains("upgrade shootout"), "{msg}");
-    assert!(msg.contains("shootout.db"), "{msg}");
+    for open in [Store::open, Store::open_read_only] {
+        let e = open(&path).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!(
+                "schema {}, this one knows {SCHEMA_VERSION}",
+                SCHEMA_VERSION + 4
+            )),
+            "{msg}"
+        );
+        assert!(msg.contains("upgrade shootout"), "{msg}");
+        assert!(msg.contains("shootout.db"), "{msg}");
+    }
     // Refused before anything was changed.
     let conn = Connection::open(&path).unwrap();
     assert_eq!(schema::version(&conn).unwrap(), SCHEMA_VERSION + 4);

@@ -722,8 +722,8 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         &mut o,
         "Throughput",
         &format!(
-            "{} req/s, {}/s received",
-            num(r.rps(), 2),
+            "{}, {}/s received",
+            crate::text::throughput(r),
             size(if r.duration.is_zero() {
                 0
             } else {

@@ -2,10 +2,12 @@
 //! repetition, in the order measured), for spreadsheets and scripts. RFC 4180: CRLF line
 //! ends, fields quoted only when they hold a comma, a quote or a line break. Empty fields
 //! mean "does not apply" (no rate in closed loop, no server samples for a URL contender);
+//! names that a spreadsheet would run as a formula (`=…`, `+…`, `-…`, `@…`) start with `'`;
 //! `baseline` is true on the steps of the contender the reports compare the others with.
 
 use super::analysis::{step_cpu_us, step_peak_rss, step_status_word, Analysis};
 use crate::grid::csv_record;
+use crate::safe::csv_text;
 use crate::units::rfc3339;
 use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 use shootout_store::StoredRun;
@@ -66,8 +68,8 @@ pub fn csv(run: &StoredRun) -> String {
         let l = LatencySummary::of(&s.result.latency);
         let mut fields = vec![
             run.run.id.0.to_string(),
-            c.name.clone(),
-            s.workload.clone(),
+            csv_text(&c.name).into_owned(),
+            csv_text(&s.workload).into_owned(),
             kind.to_string(),
             connections.to_string(),
             rate,

@@ -1,10 +1,15 @@
 //! The text rendering of a stored run: facts, warnings, then per workload the aligned
 //! table, the "times faster" lines and the "served within" percentile tables. It is what
 //! `shootout run` prints when it ends and what `shootout report` prints later.
+//!
+//! Names, versions and details come from plans and servers: each line that holds one shows
+//! its control characters escaped ([`terminal_line`]), so an escape sequence in a
+//! contender's stderr is not run by the terminal and a newline in a name breaks no row.
 
 use super::analysis::{Analysis, Cell, LevelBlock, Ratio, RunWarning, SERVED_PERCENTS};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{mib, text_table, Align};
+use crate::safe::terminal_line;
 use crate::units::ms3;
 use shootout_store::StoredRun;
 use std::fmt::Write;
@@ -46,7 +51,7 @@ pub fn text(run: &StoredRun) -> String {
         o,
         "run {}: {} ({})",
         r.id,
-        r.name,
+        terminal_line(&r.name),
         super::analysis::run_status_word(r.status)
     );
     let facts = [
@@ -60,7 +65,7 @@ pub fn text(run: &StoredRun) -> String {
         ),
     ];
     for (k, v) in facts {
-        line!(o, "  {k:<9} {v}");
+        line!(o, "  {k:<9} {}", terminal_line(&v));
     }
     if !a.warnings.is_empty() {
         line!(o);
@@ -73,7 +78,7 @@ pub fn text(run: &StoredRun) -> String {
     }
     for w in &a.workloads {
         line!(o);
-        line!(o, "{}", w.name);
+        line!(o, "{}", terminal_line(w.name));
         let rows: Vec<Vec<String>> = w
             .levels
             .iter()
@@ -87,7 +92,7 @@ pub fn text(run: &StoredRun) -> String {
         if !ratios.is_empty() {
             line!(o);
             for r in ratios {
-                line!(o, "  {r}");
+                line!(o, "  {}", terminal_line(&r));
             }
         }
         for l in &w.levels {
@@ -111,11 +116,11 @@ fn warnings(o: &mut String, warnings: &[RunWarning]) {
         line!(
             o,
             "  - {}{}",
-            w.message,
+            terminal_line(&w.message),
             if w.detail.is_empty() { "" } else { ":" }
         );
         for d in &w.detail {
-            line!(o, "      {d}");
+            line!(o, "      {}", terminal_line(d));
         }
     }
 }
