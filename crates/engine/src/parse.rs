@@ -58,6 +58,8 @@ enum State {
 
 /// Longest head (or chunk-size or trailer line) accepted, in bytes.
 pub const MAX_HEAD: usize = 64 * 1024;
+/// Most bytes of the `Server` header kept.
+const MAX_SERVER: usize = 256;
 /// Most header lines in one head.
 pub const MAX_HEADERS: usize = 256;
 /// Header lines parsed on the fast path; a head with more is parsed again with room for
@@ -432,7 +434,10 @@ impl HeadFacts {
                 close |= has_token(h.value, b"close");
                 keep_alive |= has_token(h.value, b"keep-alive");
             } else if want_server && name.eq_ignore_ascii_case(b"server") {
-                server = Some(String::from_utf8_lossy(h.value).into_owned());
+                // Kept for the report's first line only: a hostile 64 KiB value (three
+                // times that once invalid UTF-8 is replaced) is cut to its first 256 bytes.
+                let kept = &h.value[..h.value.len().min(MAX_SERVER)];
+                server = Some(String::from_utf8_lossy(kept).into_owned());
             }
         }
         Ok(HeadFacts {
@@ -918,5 +923,19 @@ mod tests {
         p.feed(b"HTTP/1.1 200 OK\r\n").unwrap();
         p.feed(b"Content-Le").unwrap();
         assert_eq!(p.eof(), Err(ParseError::Closed));
+    }
+
+    #[test]
+    fn a_huge_server_header_is_kept_to_256_bytes() {
+        let mut r = b"HTTP/1.1 200 OK\r\nServer: ".to_vec();
+        r.extend(std::iter::repeat_n(0xcc, 60_000));
+        r.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+        let mut p = ResponseParser::new(false, None);
+        p.want_server();
+        assert_eq!(p.feed(&r), Ok(Progress::Done { consumed: r.len() }));
+        assert_eq!(
+            p.server.as_ref().map(|s| s.chars().count()),
+            Some(MAX_SERVER)
+        );
     }
 }
