@@ -182,9 +182,14 @@ impl ResponseParser {
             // A partial head kept without parsing: what it is decides the class, as it
             // would have had it arrived in one read.
             State::Head if !self.pending.is_empty() => {
-                let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
-                match httparse::Response::new(&mut headers).parse(&self.pending) {
-                    Err(httparse::Error::TooManyHeaders) | Ok(_) => Err(ParseError::Closed),
+                let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
+                let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+                    &mut httparse::Response::new(&mut []),
+                    &self.pending,
+                    &mut headers,
+                );
+                match parsed {
+                    Ok(_) => Err(ParseError::Closed),
                     Err(_) => Err(ParseError::Malformed),
                 }
             }

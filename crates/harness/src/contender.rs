@@ -700,8 +700,8 @@ mod tests {
         let daemon = daemon_pid(dir.path(), "daemon.pid");
         let me = procfs::own_pid();
         // Orphaned, it is reparented to this process (the subreaper), outside the group
-        // and the leader's tree.
-        wait_for(|| procfs::stat(daemon).is_some_and(|s| s.ppid == me));
+        // and the leader's tree, once `setsid` has made it a group of its own.
+        wait_for(|| procfs::stat(daemon).is_some_and(|s| s.ppid == me && s.pgrp == daemon));
         let stat = procfs::stat(daemon).unwrap();
         assert_ne!(stat.pgrp, contender.pgid());
         let sample = contender.sample(Instant::now());
