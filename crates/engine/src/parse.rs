@@ -62,8 +62,7 @@ pub const MAX_HEAD: usize = 64 * 1024;
 const MAX_SERVER: usize = 256;
 /// Most header lines in one head.
 pub const MAX_HEADERS: usize = 256;
-/// Header lines parsed on the fast path; a head with more is parsed again with room for
-/// [`MAX_HEADERS`] (rare, so the common head pays for no larger array).
+/// Header lines parsed on the fast path.
 const FAST_HEADERS: usize = 64;
 
 /// Parses one response at a time from the bytes of one connection.
@@ -181,18 +180,10 @@ impl ResponseParser {
             }
             // A partial head kept without parsing: what it is decides the class, as it
             // would have had it arrived in one read.
-            State::Head if !self.pending.is_empty() => {
-                let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
-                let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
-                    &mut httparse::Response::new(&mut []),
-                    &self.pending,
-                    &mut headers,
-                );
-                match parsed {
-                    Ok(_) => Err(ParseError::Closed),
-                    Err(_) => Err(ParseError::Malformed),
-                }
-            }
+            State::Head if !self.pending.is_empty() => match read_head(&self.pending, false) {
+                Err(e) => Err(e),
+                Ok(_) => Err(ParseError::Closed),
+            },
             _ => Err(ParseError::Closed),
         }
     }
@@ -240,57 +231,15 @@ impl ResponseParser {
             }
             (&self.pending, before)
         };
-        let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
-        let mut resp = httparse::Response::new(&mut headers);
-        let parsed = match resp.parse(buf) {
-            Err(httparse::Error::TooManyHeaders) => None,
-            other => Some(other),
-        };
-        let Some(parsed) = parsed else {
-            return self.long_head(data, from_pending);
-        };
-        let len = match parsed {
-            Ok(httparse::Status::Complete(len)) if len <= MAX_HEAD => len,
-            Ok(httparse::Status::Partial) if buf.len() <= MAX_HEAD => {
-                if from_pending == 0 && self.pending.is_empty() {
+        match read_head(buf, self.want_server)? {
+            Some((len, facts)) => self.head_parsed(facts, len, from_pending),
+            None => {
+                if from_pending == 0 {
                     self.pending.extend_from_slice(data);
                 }
-                return Ok(data.len());
+                Ok(data.len())
             }
-            _ => return Err(ParseError::Malformed),
-        };
-        let facts = HeadFacts::of(&resp, self.want_server)?;
-        self.head_parsed(facts, len, from_pending)
-    }
-
-    /// [`ResponseParser::head`] for a head of more than [`FAST_HEADERS`] lines: parsed again
-    /// with room for [`MAX_HEADERS`].
-    #[cold]
-    #[inline(never)]
-    fn long_head(&mut self, data: &[u8], from_pending: usize) -> Result<usize, ParseError> {
-        let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
-        let mut resp = httparse::Response::new(&mut []);
-        let buf: &[u8] = if from_pending == 0 && self.pending.is_empty() {
-            data
-        } else {
-            &self.pending
-        };
-        let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
-            &mut resp,
-            buf,
-            &mut headers,
-        ) {
-            Ok(httparse::Status::Complete(len)) if len <= MAX_HEAD => len,
-            Ok(httparse::Status::Partial) if buf.len() <= MAX_HEAD => {
-                if from_pending == 0 && self.pending.is_empty() {
-                    self.pending.extend_from_slice(data);
-                }
-                return Ok(data.len());
-            }
-            _ => return Err(ParseError::Malformed),
-        };
-        let facts = HeadFacts::of(&resp, self.want_server)?;
-        self.head_parsed(facts, len, from_pending)
+        }
     }
 
     /// Takes a complete head of `len` bytes (of which `from_pending` were kept from earlier
@@ -389,6 +338,48 @@ impl ResponseParser {
                 Ok(nl + 1)
             }
         }
+    }
+}
+
+/// Parses the response head at the start of `buf`: its length and what it says, `None`
+/// while it is incomplete (and within [`MAX_HEAD`]), an error when it is not a head or
+/// past the limits.
+fn read_head(buf: &[u8], want_server: bool) -> Result<Option<(usize, HeadFacts)>, ParseError> {
+    let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
+    let mut resp = httparse::Response::new(&mut headers);
+    match resp.parse(buf) {
+        Err(httparse::Error::TooManyHeaders) => read_long_head(buf, want_server),
+        parsed => head_outcome(parsed, buf.len(), &resp, want_server),
+    }
+}
+
+/// [`read_head`] for a head of more than [`FAST_HEADERS`] lines: parsed again with room for
+/// [`MAX_HEADERS`] (rare, so the common head pays for no larger array).
+#[cold]
+#[inline(never)]
+fn read_long_head(buf: &[u8], want_server: bool) -> Result<Option<(usize, HeadFacts)>, ParseError> {
+    let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut []);
+    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut resp,
+        buf,
+        &mut headers,
+    );
+    head_outcome(parsed, buf.len(), &resp, want_server)
+}
+
+fn head_outcome(
+    parsed: httparse::Result<usize>,
+    available: usize,
+    resp: &httparse::Response,
+    want_server: bool,
+) -> Result<Option<(usize, HeadFacts)>, ParseError> {
+    match parsed {
+        Ok(httparse::Status::Complete(len)) if len <= MAX_HEAD => {
+            Ok(Some((len, HeadFacts::of(resp, want_server)?)))
+        }
+        Ok(httparse::Status::Partial) if available <= MAX_HEAD => Ok(None),
+        _ => Err(ParseError::Malformed),
     }
 }
 
