@@ -416,13 +416,10 @@ impl HeadFacts {
                 }
                 length = Some(v);
             } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-                transfer_encoding = true;
-                if let Some(last) = h
-                    .value
-                    .split(|&b| b == b',')
-                    .map(<[u8]>::trim_ascii)
-                    .rfind(|t| !t.is_empty())
-                {
+                // A field of empty elements only names no coding: as if absent.
+                let mut codings = h.value.split(|&b| b == b',').map(<[u8]>::trim_ascii);
+                if let Some(last) = codings.rfind(|t| !t.is_empty()) {
+                    transfer_encoding = true;
                     chunked = last.eq_ignore_ascii_case(b"chunked");
                 }
             } else if name.eq_ignore_ascii_case(b"connection") {
@@ -887,6 +884,9 @@ mod tests {
                 format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: {te}\r\n\r\n2\r\nab\r\n0\r\n\r\n");
             assert_eq!(parse_all_ways(r.as_bytes(), false).1, 2, "{te:?}");
         }
+        // A Transfer-Encoding of empty elements only names no coding: Content-Length frames.
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: ,\r\nContent-Length: 2\r\n\r\nab";
+        assert_eq!(parse_all_ways(r, false).1, 2);
         // 000 is no status code.
         assert_eq!(
             verdict(b"HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n"),
