@@ -482,6 +482,22 @@ impl Untouched {
     }
 }
 
+/// Runs `load` with `args` against `target`; asserts a usage error (exit 2) of one line and
+/// that nothing connected; returns the line.
+fn refused_before_connecting(target: &Untouched, args: &[&str]) -> String {
+    let out = shootout()
+        .arg("load")
+        .args(args)
+        .arg(target.url())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+    target.assert_untouched(&format!("{args:?}"));
+    err
+}
+
 /// Values that panicked (exit 101) in the flag parser or in the worker threads: each is
 /// now exit 2 with one line naming the flag, before any connection.
 #[test]
@@ -503,20 +519,11 @@ fn out_of_range_flags_are_usage_errors_not_panics() {
         (&["-c", "99999999999"], "-c 99999999999"),
     ];
     for (args, hint) in cases {
-        let out = shootout()
-            .arg("load")
-            .args(*args)
-            .arg(target.url())
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        let err = refused_before_connecting(&target, args);
         assert!(
             err.starts_with(&format!("error: {hint}")),
             "{args:?}: {err}"
         );
-        target.assert_untouched(&format!("{args:?}"));
     }
 }
 
@@ -553,17 +560,8 @@ fn injection_and_bad_files_are_refused_before_connecting() {
         (&["-p", "/dev/zero"], "larger than 64 MiB"),
     ];
     for (args, hint) in cases {
-        let out = shootout()
-            .arg("load")
-            .args(*args)
-            .arg(target.url())
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        let err = refused_before_connecting(&target, args);
         assert!(err.contains(hint), "{args:?}: {err}");
-        target.assert_untouched(&format!("{args:?}"));
     }
 }
 

@@ -47,15 +47,15 @@ impl Case {
     fn store(&self) -> Store {
         Store::open_existing(&self.db()).unwrap()
     }
+    /// `shootout run PLAN --db DB`, to be given more arguments or run.
+    fn run_cmd(&self) -> Command {
+        let mut cmd = shootout();
+        cmd.arg("run").arg(self.plan()).arg("--db").arg(self.db());
+        cmd
+    }
     /// Runs the plan; asserts it succeeded; returns the store.
     fn run_ok(&self) -> Store {
-        let out = shootout()
-            .arg("run")
-            .arg(self.plan())
-            .arg("--db")
-            .arg(self.db())
-            .output()
-            .unwrap();
+        let out = self.run_cmd().output().unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -174,13 +174,7 @@ fn a_bad_plan_is_one_line_with_the_line_number() {
 /// and detail.
 fn lone_failure(contender: &str, workload: &str) -> (Case, ContenderStatus, String) {
     let c = Case::new(&plan_with(contender, workload));
-    let out = shootout()
-        .arg("run")
-        .arg(c.plan())
-        .arg("--db")
-        .arg(c.db())
-        .output()
-        .unwrap();
+    let out = c.run_cmd().output().unwrap();
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -463,13 +457,7 @@ fn a_taken_port_is_retried_on_another() {
         GET_INDEX,
     );
     let c = Case::new(&plan);
-    let out = shootout()
-        .arg("run")
-        .arg(c.plan())
-        .arg("--db")
-        .arg(c.db())
-        .output()
-        .unwrap();
+    let out = c.run_cmd().output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert_eq!(err.matches("its port was taken").count(), 1, "{err}");
@@ -487,13 +475,7 @@ fn the_store_names_each_contenders_log_files() {
     // Started, then crashed: both logs were captured, and its stderr is in the one named.
     let crash = "[[contender]]\nname = \"crash\"\ncommand = \"echo boom on {port} >&2; exit 3\"\n";
     let c = Case::new(&plan_with(crash, GET_INDEX));
-    shootout()
-        .arg("run")
-        .arg(c.plan())
-        .arg("--db")
-        .arg(c.db())
-        .assert()
-        .code(1);
+    c.run_cmd().assert().code(1);
     let store = c.store();
     let run = store.latest_run().unwrap().unwrap();
     let crashed = store.contenders(run.id).unwrap().remove(0);
@@ -913,13 +895,7 @@ fn a_bad_plan_is_refused_before_anything_starts() {
         let text = good.replacen(from, to, 1);
         assert_ne!(text, good, "{from}");
         let c = Case::new(&text);
-        let out = shootout()
-            .arg("run")
-            .arg(c.plan())
-            .arg("--db")
-            .arg(c.db())
-            .output()
-            .unwrap();
+        let out = c.run_cmd().output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{to}: {err}");
         assert_eq!(err.lines().count(), 1, "{to}: one line: {err}");
