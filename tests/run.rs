@@ -310,15 +310,7 @@ fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
         python_server("py", "")
     );
     let c = Case::new(&plan);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shootout"))
-        .arg("run")
-        .arg(c.plan())
-        .arg("--db")
-        .arg(c.db())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = c.spawn_run();
     // Interrupt once two steps are stored (bounded: the plan has 30 one-second steps).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {

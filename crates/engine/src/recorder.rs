@@ -27,6 +27,20 @@ pub struct Timing {
     pub connect: Duration,
 }
 
+impl Timing {
+    /// A request that started at `start` and ended at `end` without being sent: charged
+    /// with bytes its connection received unasked.
+    pub fn unsent(start: Instant, end: Instant) -> Timing {
+        Timing {
+            start,
+            sent: end,
+            first_byte: end,
+            end,
+            connect: Duration::ZERO,
+        }
+    }
+}
+
 /// One second of one worker: counts and its latency histogram, serialized.
 #[derive(Debug, Clone)]
 pub struct RawSecond {

@@ -446,14 +446,8 @@ impl Worker<'_> {
                         // This request's answer is what the connection received unasked:
                         // malformed. The connection is replaced at the schedule's pace.
                         self.conns[i].owes = false;
-                        let t = Timing {
-                            start: due,
-                            sent: now,
-                            first_byte: now,
-                            end: now,
-                            connect: Duration::ZERO,
-                        };
-                        self.rec.failed(&t, FailureKind::Malformed);
+                        self.rec
+                            .failed(&Timing::unsent(due, now), FailureKind::Malformed);
                         self.open(i, now);
                         continue;
                     }
@@ -500,12 +494,7 @@ impl Worker<'_> {
         if self.pacer.is_some() {
             match self.conns[i].phase {
                 Phase::Closed => self.open(i, now),
-                _ => {
-                    let c = &mut self.conns[i];
-                    c.phase = Phase::Idle;
-                    c.idle_at = now;
-                    self.idle.push(i);
-                }
+                _ => self.park(i, now),
             }
         } else if self.claim(now) {
             self.start_request(i, now);
@@ -558,6 +547,14 @@ impl Worker<'_> {
         // Closing the socket removes it from the epoll set; no deregister call needed.
         c.io = None;
         c.phase = Phase::Closed;
+    }
+
+    /// Puts open connection `i` in the pool of idle ones (rate mode).
+    fn park(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        c.phase = Phase::Idle;
+        c.idle_at = now;
+        self.idle.push(i);
     }
 
     fn timing(&self, i: usize, end: Instant) -> Timing {
@@ -629,9 +626,7 @@ impl Worker<'_> {
                 if c.busy {
                     self.send(i, now);
                 } else {
-                    c.phase = Phase::Idle;
-                    c.idle_at = now;
-                    self.idle.push(i);
+                    self.park(i, now);
                 }
             }
             Err(_) => self.connect_failed(i, now),
@@ -658,10 +653,7 @@ impl Worker<'_> {
                 if c.busy {
                     return self.send(i, now);
                 }
-                c.phase = Phase::Idle;
-                c.idle_at = now;
-                self.idle.push(i);
-                return;
+                return self.park(i, now);
             }
             Ok(n) => n,
             Err(_) => 0,
@@ -708,14 +700,8 @@ impl Worker<'_> {
             self.idle.push(i);
             return;
         } else if self.claim(now) {
-            let t = Timing {
-                start: now,
-                sent: now,
-                first_byte: now,
-                end: now,
-                connect: Duration::ZERO,
-            };
-            self.rec.failed(&t, FailureKind::Malformed);
+            self.rec
+                .failed(&Timing::unsent(now, now), FailureKind::Malformed);
         }
         self.next(i, now);
     }
