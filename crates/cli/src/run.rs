@@ -642,11 +642,14 @@ fn bring_up_once(
         .map_or_else(|| shootout_engine::sys::allowed_cpus().len(), Vec::len);
     let plan_dir_abs = std::fs::canonicalize(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf());
     let fill = |s: &str| {
-        s.replace("{port}", &port.to_string())
-            .replace("{tmp}", &tmp.display().to_string())
-            .replace("{cores}", &cores.to_string())
-            .replace("{plan_dir}", &plan_dir_abs.display().to_string())
-            .replace("{run_dir}", &run_dir.display().to_string())
+        plan::fill_placeholders(s, |name| match name {
+            "port" => Some(port.to_string()),
+            "tmp" => Some(tmp.display().to_string()),
+            "cores" => Some(cores.to_string()),
+            "plan_dir" => Some(plan_dir_abs.display().to_string()),
+            "run_dir" => Some(run_dir.display().to_string()),
+            _ => None,
+        })
     };
     let cfg = ContenderConfig {
         name: c.name.clone(),

@@ -231,28 +231,53 @@ struct FileStage {
 /// values and `cwd`, written `{port}`, `{tmp}`, …
 pub const PLACEHOLDERS: [&str; 5] = ["port", "tmp", "cores", "plan_dir", "run_dir"];
 
-/// The first unknown placeholder in `s`: a `{name}` (letters, digits, `_`) whose name is
-/// not one of [`PLACEHOLDERS`] and that is not shell syntax (`${name}`). Any other brace
-/// stays as written: `{ print }`, `{}`, `{a,b}`, `$((x + 1))`.
-pub fn unknown_placeholder(s: &str) -> Option<&str> {
-    let bytes = s.as_bytes();
+/// The `{name}` tokens of `s` (name of letters, digits, `_`), with their byte ranges, that
+/// are not shell syntax (`${name}`). Any other brace is not one: `{ print }`, `{}`,
+/// `{a,b}`, `$((x + 1))`.
+fn braced_names(s: &str) -> impl Iterator<Item = (std::ops::Range<usize>, &str)> {
     let mut i = 0;
-    while let Some(off) = s[i..].find('{') {
-        let open = i + off;
-        let rest = &s[open + 1..];
-        let len = rest
-            .bytes()
-            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
-            .count();
-        let name = &rest[..len];
-        let closed = rest.as_bytes().get(len) == Some(&b'}');
-        let shell = open > 0 && bytes[open - 1] == b'$';
-        if closed && !name.is_empty() && !shell && !PLACEHOLDERS.contains(&name) {
-            return Some(&s[open..open + len + 2]);
+    std::iter::from_fn(move || {
+        while let Some(off) = s[i..].find('{') {
+            let open = i + off;
+            let rest = &s[open + 1..];
+            let len = rest
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                .count();
+            i = open + 1 + len;
+            let closed = rest.as_bytes().get(len) == Some(&b'}');
+            let shell = open > 0 && s.as_bytes()[open - 1] == b'$';
+            if closed && len > 0 && !shell {
+                return Some((open..open + len + 2, &rest[..len]));
+            }
         }
-        i = open + 1 + len;
+        None
+    })
+}
+
+/// The first unknown placeholder in `s`: a `{name}` whose name is not one of
+/// [`PLACEHOLDERS`] and that is not shell syntax (`${name}`).
+pub fn unknown_placeholder(s: &str) -> Option<&str> {
+    braced_names(s)
+        .find(|(_, name)| !PLACEHOLDERS.contains(name))
+        .map(|(range, _)| &s[range])
+}
+
+/// `s` with each placeholder replaced by `value(name)`; shell syntax (`${port}`) and other
+/// braces stay as written. The same scan as [`unknown_placeholder`], so what is checked
+/// is what is filled.
+pub fn fill_placeholders(s: &str, value: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for (range, name) in braced_names(s) {
+        if let Some(v) = value(name) {
+            out.push_str(&s[last..range.start]);
+            out.push_str(&v);
+            last = range.end;
+        }
     }
-    None
+    out.push_str(&s[last..]);
+    out
 }
 
 /// A duration key's value: zero allowed or not, at most [`crate::MAX_DURATION`].
@@ -867,6 +892,11 @@ concurrency = [1, 10]
         assert_eq!(unknown_placeholder("awk '{print}'"), Some("{print}"));
         assert_eq!(unknown_placeholder("{Port}"), Some("{Port}"));
         assert_eq!(unknown_placeholder("x{{tmp_dir}}"), Some("{tmp_dir}"));
+        let value = |name: &str| (name == "port").then(|| "8080".to_string());
+        assert_eq!(
+            fill_placeholders("serve {port} ${port} {x} { port } {port}", value),
+            "serve 8080 ${port} {x} { port } 8080"
+        );
     }
 
     /// Every plan shipped with shootout still validates.
