@@ -342,9 +342,12 @@ fn no_keepalive_opens_a_connection_per_request() {
 
 #[test]
 fn duration_bound_ends_the_run_and_counts_in_flight_as_aborted() {
+    // Every answer takes 200 ms, so each connection sends at about 0, 200 and 400 ms
+    // and its third request is in flight at 500 ms, 100 ms away from any moment when
+    // it has none (a 30 ms stall left windows a busy machine could hit).
     let server = TestServer::start(Behavior::StallEvery {
         n: 1,
-        stall: Duration::from_millis(30),
+        stall: Duration::from_millis(200),
     })
     .unwrap();
     let mut s = spec(&server, "/", 1, 4);
@@ -362,7 +365,7 @@ fn duration_bound_ends_the_run_and_counts_in_flight_as_aborted() {
         r.counts.aborted, 4,
         "every connection had a stalled request in flight"
     );
-    assert!(r.counts.ok > 20 && r.counts.failed() == 0, "{:?}", r.counts);
+    assert!(r.counts.ok >= 4 && r.counts.failed() == 0, "{:?}", r.counts);
 }
 
 #[test]
