@@ -22,7 +22,7 @@ use rustls::{ServerConnection, StreamOwned};
 
 use crate::behavior::{self, plan, Behavior, Numbers, Outcome, Reply, Then};
 use crate::request::{self, HeadError, Request, MAX_HEAD};
-use crate::server::{Delivery, Shared};
+use crate::shared::{Delivery, Shared};
 
 /// Bytes asked of each `read`.
 const READ_CHUNK: usize = 8 * 1024;

@@ -37,7 +37,9 @@ mod conn;
 mod net;
 mod request;
 mod server;
+mod shared;
 mod tls;
 
 pub use behavior::{reason, Behavior, HELLO, SERVER_HEADER};
-pub use server::{Delivery, TestServer, Transport};
+pub use server::{TestServer, Transport};
+pub use shared::Delivery;

@@ -3,21 +3,21 @@
 //!
 //! Seams: tests hold a `TestServer`; the accept thread hands each socket to a
 //! [`crate::conn::Conn`] on a thread of its own. Connection threads report through
-//! [`Shared`]: counters, the last request, and the registry of open sockets that the
+//! [`crate::shared::Shared`]: counters, the last request, and the registry of open sockets that the
 //! stop sequence shuts down so that every thread ends without timeouts or polling.
 
-use std::collections::HashMap;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
-use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use crate::behavior::Behavior;
 use crate::conn::{Conn, Stream};
 use crate::net;
+use crate::shared::{lock, Delivery, Shared};
 use crate::tls::{self, Identity};
 
 /// Stack of a plain connection thread: small, so 10,000 connections stay cheap.
@@ -36,27 +36,6 @@ pub enum Transport {
     Plain,
     /// HTTP/1.1 over TLS with a self-signed certificate for `localhost` and `127.0.0.1`.
     Tls,
-}
-
-/// How the server hands its bytes to the kernel; see [`TestServer::start_with`].
-///
-/// A client must count the same things however TCP splits what it receives. Both modes
-/// send the same bytes; they differ in the number of `write`s. Accepted sockets have
-/// `TCP_NODELAY` in both modes, so a write is not held back waiting for the one before
-/// it to be acknowledged (the kernel may still merge small writes that queue up behind
-/// each other, so a client's reads can still return several bytes at a time).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Delivery {
-    /// Each planned write in one `write` call: a whole answer, or an answer and the
-    /// bytes that go with it, as each [`Behavior`] describes.
-    #[default]
-    Whole,
-    /// Every byte the server sends (answers, interim answers, `100 Continue`, refusals,
-    /// unsolicited bytes, filler and chunks) in a `write` of its own, each followed by a
-    /// flush and a `thread::yield_now()`, never a sleep. The pacing that behaviours do
-    /// on purpose stays: `SlowHead` still pauses 1 ms after every 3 bytes of head, and
-    /// delays and stalls are unchanged.
-    Bytewise,
 }
 
 /// An HTTP/1.1 server on `127.0.0.1` answering every request with one [`Behavior`].
@@ -324,119 +303,4 @@ fn accept_loop(
             .stack_size(stack)
             .spawn(move || conn.serve());
     }
-}
-
-/// State shared by a server's handle, accept thread and connection threads.
-pub(crate) struct Shared {
-    behavior: Behavior,
-    delivery: Delivery,
-    requests: AtomicU64,
-    answers: AtomicU64,
-    unsolicited: AtomicU64,
-    dropped: AtomicU64,
-    connections: AtomicU64,
-    open: AtomicU64,
-    max_open: AtomicU64,
-    /// Head and body length of the latest complete request.
-    last: Mutex<(String, usize)>,
-    stopped: Mutex<bool>,
-    stop: Condvar,
-    /// Open connections: id → socket descriptor.
-    live: Mutex<HashMap<u64, RawFd>>,
-    live_emptied: Condvar,
-}
-
-impl Shared {
-    fn new(behavior: Behavior, delivery: Delivery) -> Shared {
-        Shared {
-            behavior,
-            delivery,
-            requests: AtomicU64::new(0),
-            answers: AtomicU64::new(0),
-            unsolicited: AtomicU64::new(0),
-            dropped: AtomicU64::new(0),
-            connections: AtomicU64::new(0),
-            open: AtomicU64::new(0),
-            max_open: AtomicU64::new(0),
-            last: Mutex::new((String::new(), 0)),
-            stopped: Mutex::new(false),
-            stop: Condvar::new(),
-            live: Mutex::new(HashMap::new()),
-            live_emptied: Condvar::new(),
-        }
-    }
-
-    /// The server's behaviour.
-    pub fn behavior(&self) -> &Behavior {
-        &self.behavior
-    }
-
-    /// How the server sends its bytes.
-    pub fn delivery(&self) -> Delivery {
-        self.delivery
-    }
-
-    /// Counts one answer written, or (`undo`) takes back one whose last write failed.
-    pub fn count_answer(&self, undo: bool) {
-        if undo {
-            self.answers.fetch_sub(1, Ordering::SeqCst);
-        } else {
-            self.answers.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    /// Counts one occurrence of unsolicited bytes.
-    pub fn count_unsolicited(&self) {
-        self.unsolicited.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Counts `n` requests read and never answered.
-    pub fn count_dropped(&self, n: u64) {
-        if n > 0 {
-            self.dropped.fetch_add(n, Ordering::SeqCst);
-        }
-    }
-
-    /// Records a complete request and returns its server-wide number, 1-based.
-    pub fn record(&self, head: String, body_len: u64) -> u64 {
-        let mut last = lock(&self.last);
-        *last = (head, usize::try_from(body_len).unwrap_or(usize::MAX));
-        self.requests.fetch_add(1, Ordering::SeqCst) + 1
-    }
-
-    /// Waits `timeout` or until the server stops; `true` if it stopped.
-    pub fn wait_for_stop(&self, timeout: Duration) -> bool {
-        let stopped = lock(&self.stopped);
-        let (stopped, _) = self
-            .stop
-            .wait_timeout_while(stopped, timeout, |stopped| !*stopped)
-            .unwrap_or_else(PoisonError::into_inner);
-        *stopped
-    }
-
-    /// Registers the open connection `id` on socket `fd`.
-    pub fn enter(&self, id: u64, fd: RawFd) {
-        let open = self.open.fetch_add(1, Ordering::SeqCst) + 1;
-        self.max_open.fetch_max(open, Ordering::SeqCst);
-        lock(&self.live).insert(id, fd);
-    }
-
-    /// Stops counting one connection as open.
-    pub fn leave(&self) {
-        self.open.fetch_sub(1, Ordering::SeqCst);
-    }
-
-    /// Forgets connection `id`; its socket is about to be closed.
-    pub fn unregister(&self, id: u64) {
-        let mut live = lock(&self.live);
-        live.remove(&id);
-        if live.is_empty() {
-            self.live_emptied.notify_all();
-        }
-    }
-}
-
-/// Locks `mutex`, ignoring poisoning: the data stays meaningful after a panic.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
