@@ -295,16 +295,14 @@ fn duration_of(s: &str, key: &str, zero_ok: bool) -> Result<Duration, String> {
 /// CPUs this process may run on: `server_cpus` and `load_cpus` must name only those.
 /// Every check is made here, before anything starts; reading is linear in the plan's size.
 pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, PlanError> {
-    // Only called for the one error returned: one scan of the text.
-    let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
-    let err = |offset: usize, message: String| PlanError {
-        file: file.to_string(),
-        line: line_of(offset),
-        message,
+    let r = Reader {
+        text,
+        file,
+        available_cpus,
     };
     let raw: FilePlan = toml::from_str(text).map_err(|e| {
         let offset = e.span().map_or(0, |s| s.start);
-        err(
+        r.err(
             offset,
             format!(
                 "{} (see docs/plan.md for every key)",
@@ -312,24 +310,87 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
             ),
         )
     })?;
+    let defaults = r.defaults(&raw.defaults.unwrap_or_default())?;
+    let contenders = r.contenders(&raw.contender)?;
+    let workloads = r.workloads(&raw.workload)?;
+    let levels = r.levels(&raw.load)?;
+    Ok(Plan {
+        name: raw.name,
+        defaults,
+        contenders,
+        workloads,
+        levels,
+    })
+}
 
-    let d = raw.defaults.unwrap_or_default();
-    let d = &d;
-    let dur = |v: &Option<Spanned<String>>,
-               key: &str,
-               default: Duration,
-               zero_ok: bool|
-     -> Result<Duration, PlanError> {
+/// The plan's text being read, for errors that name the file and line of a key.
+struct Reader<'a> {
+    text: &'a str,
+    file: &'a str,
+    available_cpus: &'a [usize],
+}
+
+impl Reader<'_> {
+    /// An error at byte `offset` of the text. Only called for the one error returned, so
+    /// the line count is one scan of the text.
+    fn err(&self, offset: usize, message: String) -> PlanError {
+        let line = self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1;
+        PlanError {
+            file: self.file.to_string(),
+            line,
+            message,
+        }
+    }
+
+    /// `[defaults]`, with shootout's defaults for the keys not given.
+    fn defaults(&self, d: &FileDefaults) -> Result<Defaults, PlanError> {
+        let measure = self.measure(d)?;
+        let warmup = self.warmup(d)?;
+        let repeat = d.repeat.as_ref().map_or(Ok(3), |r| {
+            if *r.get_ref() == 0 {
+                Err(self.err(r.span().start, "defaults.repeat must be at least 1".into()))
+            } else {
+                Ok(*r.get_ref())
+            }
+        })?;
+        Ok(Defaults {
+            warmup,
+            measure,
+            repeat,
+            cooldown: self.duration(&d.cooldown, "cooldown", Duration::from_secs(1), true)?,
+            server_cpus: self.cpus(&d.server_cpus, "server_cpus")?,
+            load_cpus: self.cpus(&d.load_cpus, "load_cpus")?,
+            timeout: self.duration(&d.timeout, "timeout", Duration::from_secs(30), false)?,
+        })
+    }
+
+    /// A duration key of `[defaults]`, or `default` when it is not given.
+    fn duration(
+        &self,
+        v: &Option<Spanned<String>>,
+        key: &str,
+        default: Duration,
+        zero_ok: bool,
+    ) -> Result<Duration, PlanError> {
         match v {
             None => Ok(default),
             Some(s) => duration_of(s.get_ref(), &format!("defaults.{key}"), zero_ok)
-                .map_err(|m| err(s.span().start, m)),
+                .map_err(|m| self.err(s.span().start, m)),
         }
-    };
-    let cpus = |v: &Option<Spanned<String>>, key: &str| -> Result<Option<Vec<usize>>, PlanError> {
+    }
+
+    /// A CPU list key of `[defaults]`: valid syntax, and only CPUs this process may use.
+    fn cpus(
+        &self,
+        v: &Option<Spanned<String>>,
+        key: &str,
+    ) -> Result<Option<Vec<usize>>, PlanError> {
         let Some(s) = v else { return Ok(None) };
         let list = parse_cpu_list(s.get_ref()).ok_or_else(|| {
-            err(
+            self.err(
                 s.span().start,
                 format!(
                     "defaults.{key} = \"{}\" is not a CPU list: write e.g. \"1\" or \"0,2-3\"",
@@ -337,215 +398,259 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
                 ),
             )
         })?;
-        if let Some(cpu) = list.iter().find(|c| !available_cpus.contains(c)) {
-            return Err(err(
+        if let Some(cpu) = list.iter().find(|c| !self.available_cpus.contains(c)) {
+            return Err(self.err(
                 s.span().start,
                 format!(
                     "defaults.{key} names CPU {cpu}, which this machine does not give shootout: use CPUs from {}",
-                    cpu_ranges(available_cpus)
+                    cpu_ranges(self.available_cpus)
                 ),
             ));
         }
         Ok(Some(list))
-    };
-    let measure = match (&d.duration, &d.requests) {
-        (Some(s), Some(_)) => {
-            return Err(err(
+    }
+
+    /// How long each measured step lasts: `duration` or `requests`, not both.
+    fn measure(&self, d: &FileDefaults) -> Result<Span, PlanError> {
+        match (&d.duration, &d.requests) {
+            (Some(s), Some(_)) => Err(self.err(
                 s.span().start,
                 "defaults: give either duration or requests, not both".into(),
-            ))
-        }
-        (_, Some(n)) if *n.get_ref() == 0 => {
-            return Err(err(
+            )),
+            (_, Some(n)) if *n.get_ref() == 0 => Err(self.err(
                 n.span().start,
                 "defaults.requests must be at least 1".into(),
-            ))
+            )),
+            (_, Some(n)) => Ok(Span::Requests(*n.get_ref())),
+            (s, None) => Ok(Span::Time(self.duration(
+                s,
+                "duration",
+                Duration::from_secs(10),
+                false,
+            )?)),
         }
-        (_, Some(n)) => Span::Requests(*n.get_ref()),
-        (s, None) => Span::Time(dur(s, "duration", Duration::from_secs(10), false)?),
-    };
-    let warmup = match &d.warmup {
-        None => Some(Span::Time(Duration::from_secs(2))),
-        Some(v) => match v.get_ref() {
-            toml::Value::Integer(0) => None,
-            toml::Value::Integer(n) if *n > 0 => Some(Span::Requests(*n as u64)),
-            toml::Value::String(s) => match parse_duration(s) {
-                Ok(d) if d.is_zero() => None,
-                Ok(d) => Some(Span::Time(d)),
-                Err(e) => {
-                    return Err(err(
-                        v.span().start,
-                        format!("defaults.warmup: {e} (or a request count)"),
-                    ))
-                }
-            },
-            _ => {
-                return Err(err(
-                    v.span().start,
-                    "defaults.warmup: write a duration (\"5s\") or a request count (1000)".into(),
-                ))
-            }
-        },
-    };
-    let repeat = d.repeat.as_ref().map_or(Ok(3), |r| {
-        if *r.get_ref() == 0 {
-            Err(err(
-                r.span().start,
-                "defaults.repeat must be at least 1".into(),
-            ))
-        } else {
-            Ok(*r.get_ref())
-        }
-    })?;
-    let defaults = Defaults {
-        warmup,
-        measure,
-        repeat,
-        cooldown: dur(&d.cooldown, "cooldown", Duration::from_secs(1), true)?,
-        server_cpus: cpus(&d.server_cpus, "server_cpus")?,
-        load_cpus: cpus(&d.load_cpus, "load_cpus")?,
-        timeout: dur(&d.timeout, "timeout", Duration::from_secs(30), false)?,
-    };
-
-    if raw.contender.is_empty() {
-        return Err(err(
-            0,
-            "the plan has no [[contender]]: add at least one server to measure".into(),
-        ));
     }
-    let mut contenders = Vec::new();
-    let mut contender_names = HashSet::new();
-    for c in &raw.contender {
-        let at = c.span().start;
-        let c = c.get_ref();
-        let name = c.name.trim().to_string();
-        if name.is_empty() {
-            return Err(err(at, "a contender has an empty name: give it one".into()));
-        }
-        if !contender_names.insert(name.clone()) {
-            return Err(err(
-                at,
-                format!("two contenders are named '{name}': names must be unique"),
-            ));
-        }
-        let launch = match (&c.command, &c.url) {
-            (Some(_), Some(_)) => {
-                return Err(err(at, format!("contender '{name}' has both command and url: a contender is either launched (command) or already running (url)")))
-            }
-            (None, None) => {
-                return Err(err(at, format!("contender '{name}' has neither command nor url: give the command that starts it, or the url where it runs")))
-            }
-            (None, Some(url)) => {
-                let u = url.get_ref();
-                if !(u.starts_with("http://") || u.starts_with("https://")) {
-                    return Err(err(url.span().start, format!("contender '{name}': url '{u}' must start with http:// or https://")));
-                }
-                if let Err(e) = Target::parse(u) {
-                    return Err(err(url.span().start, format!("contender '{name}': {e}")));
-                }
-                if u.chars().any(|c| c.is_ascii_control() || c == ' ') {
-                    return Err(err(url.span().start, format!("contender '{name}': url {u:?} has a space or a control character: percent-encode it")));
-                }
-                if c.cwd.is_some() || c.setup.is_some() || !c.env.is_empty() {
-                    return Err(err(at, format!("contender '{name}' has a url: cwd, env and setup apply only to launched contenders")));
-                }
-                Launch::Url(u.trim_end_matches('/').to_string())
-            }
-            (Some(command), None) => {
-                if !command.get_ref().contains("{port}") {
-                    return Err(err(at, format!("contender '{name}': the command must listen on {{port}} (a free port shootout chooses), e.g. \"python3 -m http.server {{port}} --bind 127.0.0.1\"")));
-                }
-                // Every string shootout fills and hands to the shell or the OS.
-                let env_at = at;
-                let strings = [
-                    ("command", command.get_ref().as_str(), command.span().start),
-                    ("setup", c.setup.as_ref().map_or("", |s| s.get_ref().as_str()), c.setup.as_ref().map_or(at, |s| s.span().start)),
-                    ("cwd", c.cwd.as_ref().map_or("", |s| s.get_ref().as_str()), c.cwd.as_ref().map_or(at, |s| s.span().start)),
-                ];
-                let env = c.env.iter().map(|(k, v)| (k.as_str(), v.as_str(), env_at));
-                for (key, value, key_at) in strings.into_iter().chain(env) {
-                    if let Some(p) = unknown_placeholder(value) {
-                        let known: Vec<String> = PLACEHOLDERS.iter().map(|n| format!("{{{n}}}")).collect();
-                        return Err(err(key_at, format!(
-                            "contender '{name}': {key} uses the unknown placeholder {p}: the placeholders are {} (for a shell variable write ${p}; for literal braces put a space inside: {{ x }})",
-                            known.join(", ")
-                        )));
-                    }
-                    if value.contains('\0') {
-                        return Err(err(key_at, format!("contender '{name}': {key} contains a NUL character: remove it")));
-                    }
-                }
-                if let Some(k) = c.env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
-                    return Err(err(at, format!("contender '{name}': env name {k:?} is not a variable name: write e.g. PASTE_DIR")));
-                }
-                let ready = c.ready.as_ref();
-                let ready_timeout = match ready.and_then(|r| r.get_ref().timeout.as_ref()) {
-                    None => Duration::from_secs(20),
-                    Some(t) => duration_of(t.get_ref(), "ready.timeout", false)
-                        .map_err(|m| err(t.span().start, format!("contender '{name}': {m}")))?,
-                };
-                let ready_path = ready.and_then(|r| r.get_ref().path.clone()).unwrap_or_else(|| "/".into());
-                if let Err(e) = check_path(&ready_path) {
-                    return Err(err(ready.map_or(at, |r| r.span().start), format!("contender '{name}': ready.{e}")));
-                }
-                Launch::Command {
-                    command: command.get_ref().clone(),
-                    cwd: c.cwd.as_ref().map(|d| PathBuf::from(d.get_ref())),
-                    env: c.env.clone(),
-                    setup: c.setup.as_ref().map(|s| s.get_ref().clone()),
-                    ready_path,
-                    ready_timeout,
-                    nofile: c.nofile,
-                }
-            }
+
+    /// The warm-up: a duration, a request count, or none (`0`).
+    fn warmup(&self, d: &FileDefaults) -> Result<Option<Span>, PlanError> {
+        let Some(v) = &d.warmup else {
+            return Ok(Some(Span::Time(Duration::from_secs(2))));
         };
-        contenders.push(Contender {
-            name,
-            launch,
-            baseline: c.baseline,
-        });
-    }
-    if contenders.iter().filter(|c| c.baseline).count() > 1 {
-        return Err(err(0, "more than one contender has baseline = true: mark one (or none: the first is the baseline)".into()));
+        match v.get_ref() {
+            toml::Value::Integer(0) => Ok(None),
+            toml::Value::Integer(n) if *n > 0 => Ok(Some(Span::Requests(*n as u64))),
+            toml::Value::String(s) => match parse_duration(s) {
+                Ok(d) if d.is_zero() => Ok(None),
+                Ok(d) => Ok(Some(Span::Time(d))),
+                Err(e) => Err(self.err(
+                    v.span().start,
+                    format!("defaults.warmup: {e} (or a request count)"),
+                )),
+            },
+            _ => Err(self.err(
+                v.span().start,
+                "defaults.warmup: write a duration (\"5s\") or a request count (1000)".into(),
+            )),
+        }
     }
 
-    if raw.workload.is_empty() {
-        return Err(err(0, "the plan has no [[workload]]: add at least one request, e.g. [[workload]] name = \"home\" path = \"/\"".into()));
-    }
-    let mut workloads = Vec::new();
-    let mut workload_names = HashSet::new();
-    for w in &raw.workload {
-        let at = w.span().start;
-        let w = w.get_ref();
-        let name = w.name.trim().to_string();
-        if name.is_empty() {
-            return Err(err(at, "a workload has an empty name: give it one".into()));
-        }
-        if !workload_names.insert(name.clone()) {
-            return Err(err(
-                at,
-                format!("two workloads are named '{name}': names must be unique"),
+    /// Every `[[contender]]`: at least one, unique names, at most one baseline.
+    fn contenders(&self, raw: &[Spanned<FileContender>]) -> Result<Vec<Contender>, PlanError> {
+        if raw.is_empty() {
+            return Err(self.err(
+                0,
+                "the plan has no [[contender]]: add at least one server to measure".into(),
             ));
         }
+        let mut contenders = Vec::new();
+        let mut names = HashSet::new();
+        for c in raw {
+            let at = c.span().start;
+            let c = c.get_ref();
+            let name = c.name.trim().to_string();
+            if name.is_empty() {
+                return Err(self.err(at, "a contender has an empty name: give it one".into()));
+            }
+            if !names.insert(name.clone()) {
+                return Err(self.err(
+                    at,
+                    format!("two contenders are named '{name}': names must be unique"),
+                ));
+            }
+            let launch = match (&c.command, &c.url) {
+                (Some(_), Some(_)) => {
+                    return Err(self.err(at, format!("contender '{name}' has both command and url: a contender is either launched (command) or already running (url)")))
+                }
+                (None, None) => {
+                    return Err(self.err(at, format!("contender '{name}' has neither command nor url: give the command that starts it, or the url where it runs")))
+                }
+                (None, Some(url)) => self.url_launch(&name, at, c, url)?,
+                (Some(command), None) => self.command_launch(&name, at, c, command)?,
+            };
+            contenders.push(Contender {
+                name,
+                launch,
+                baseline: c.baseline,
+            });
+        }
+        if contenders.iter().filter(|c| c.baseline).count() > 1 {
+            return Err(self.err(0, "more than one contender has baseline = true: mark one (or none: the first is the baseline)".into()));
+        }
+        Ok(contenders)
+    }
+
+    /// A contender already running at `url`.
+    fn url_launch(
+        &self,
+        name: &str,
+        at: usize,
+        c: &FileContender,
+        url: &Spanned<String>,
+    ) -> Result<Launch, PlanError> {
+        let u = url.get_ref();
+        let url_at = url.span().start;
+        if !(u.starts_with("http://") || u.starts_with("https://")) {
+            return Err(self.err(
+                url_at,
+                format!("contender '{name}': url '{u}' must start with http:// or https://"),
+            ));
+        }
+        if let Err(e) = Target::parse(u) {
+            return Err(self.err(url_at, format!("contender '{name}': {e}")));
+        }
+        if u.chars().any(|c| c.is_ascii_control() || c == ' ') {
+            return Err(self.err(url_at, format!("contender '{name}': url {u:?} has a space or a control character: percent-encode it")));
+        }
+        if c.cwd.is_some() || c.setup.is_some() || !c.env.is_empty() {
+            return Err(self.err(at, format!("contender '{name}' has a url: cwd, env and setup apply only to launched contenders")));
+        }
+        Ok(Launch::Url(u.trim_end_matches('/').to_string()))
+    }
+
+    /// A contender shootout starts with `command`.
+    fn command_launch(
+        &self,
+        name: &str,
+        at: usize,
+        c: &FileContender,
+        command: &Spanned<String>,
+    ) -> Result<Launch, PlanError> {
+        if !command.get_ref().contains("{port}") {
+            return Err(self.err(at, format!("contender '{name}': the command must listen on {{port}} (a free port shootout chooses), e.g. \"python3 -m http.server {{port}} --bind 127.0.0.1\"")));
+        }
+        self.check_filled_strings(name, at, c, command)?;
+        let ready = c.ready.as_ref();
+        let ready_timeout = match ready.and_then(|r| r.get_ref().timeout.as_ref()) {
+            None => Duration::from_secs(20),
+            Some(t) => duration_of(t.get_ref(), "ready.timeout", false)
+                .map_err(|m| self.err(t.span().start, format!("contender '{name}': {m}")))?,
+        };
+        let ready_path = ready
+            .and_then(|r| r.get_ref().path.clone())
+            .unwrap_or_else(|| "/".into());
+        if let Err(e) = check_path(&ready_path) {
+            return Err(self.err(
+                ready.map_or(at, |r| r.span().start),
+                format!("contender '{name}': ready.{e}"),
+            ));
+        }
+        Ok(Launch::Command {
+            command: command.get_ref().clone(),
+            cwd: c.cwd.as_ref().map(|d| PathBuf::from(d.get_ref())),
+            env: c.env.clone(),
+            setup: c.setup.as_ref().map(|s| s.get_ref().clone()),
+            ready_path,
+            ready_timeout,
+            nofile: c.nofile,
+        })
+    }
+
+    /// Every string shootout fills and hands to the shell or the OS (command, setup, cwd,
+    /// env): known placeholders only, no NUL, env names that are variable names.
+    fn check_filled_strings(
+        &self,
+        name: &str,
+        at: usize,
+        c: &FileContender,
+        command: &Spanned<String>,
+    ) -> Result<(), PlanError> {
+        fn key(v: &Option<Spanned<String>>, at: usize) -> (&str, usize) {
+            v.as_ref()
+                .map_or(("", at), |s| (s.get_ref().as_str(), s.span().start))
+        }
+        let (setup, setup_at) = key(&c.setup, at);
+        let (cwd, cwd_at) = key(&c.cwd, at);
+        let strings = [
+            ("command", command.get_ref().as_str(), command.span().start),
+            ("setup", setup, setup_at),
+            ("cwd", cwd, cwd_at),
+        ];
+        let env = c.env.iter().map(|(k, v)| (k.as_str(), v.as_str(), at));
+        for (key, value, key_at) in strings.into_iter().chain(env) {
+            if let Some(p) = unknown_placeholder(value) {
+                let known: Vec<String> = PLACEHOLDERS.iter().map(|n| format!("{{{n}}}")).collect();
+                return Err(self.err(key_at, format!(
+                    "contender '{name}': {key} uses the unknown placeholder {p}: the placeholders are {} (for a shell variable write ${p}; for literal braces put a space inside: {{ x }})",
+                    known.join(", ")
+                )));
+            }
+            if value.contains('\0') {
+                return Err(self.err(
+                    key_at,
+                    format!("contender '{name}': {key} contains a NUL character: remove it"),
+                ));
+            }
+        }
+        if let Some(k) = c
+            .env
+            .keys()
+            .find(|k| k.is_empty() || k.contains(['=', '\0']))
+        {
+            return Err(self.err(at, format!("contender '{name}': env name {k:?} is not a variable name: write e.g. PASTE_DIR")));
+        }
+        Ok(())
+    }
+
+    /// Every `[[workload]]`: at least one, unique names.
+    fn workloads(&self, raw: &[Spanned<FileWorkload>]) -> Result<Vec<Workload>, PlanError> {
+        if raw.is_empty() {
+            return Err(self.err(0, "the plan has no [[workload]]: add at least one request, e.g. [[workload]] name = \"home\" path = \"/\"".into()));
+        }
+        let mut workloads = Vec::new();
+        let mut names = HashSet::new();
+        for w in raw {
+            let at = w.span().start;
+            let w = w.get_ref();
+            let name = w.name.trim().to_string();
+            if name.is_empty() {
+                return Err(self.err(at, "a workload has an empty name: give it one".into()));
+            }
+            if !names.insert(name.clone()) {
+                return Err(self.err(
+                    at,
+                    format!("two workloads are named '{name}': names must be unique"),
+                ));
+            }
+            workloads.push(self.workload(name, at, w)?);
+        }
+        Ok(workloads)
+    }
+
+    /// One workload's request and expectations, each field checked before it can reach
+    /// the wire.
+    fn workload(&self, name: String, at: usize, w: &FileWorkload) -> Result<Workload, PlanError> {
         let key_at = |v: Option<std::ops::Range<usize>>| v.map_or(at, |s| s.start);
+        let in_workload = |offset: usize| {
+            let name = &name;
+            move |e: RequestError| self.err(offset, format!("workload '{name}': {e}"))
+        };
         let method = w.method.as_ref().map_or("GET", |m| m.get_ref().as_str());
-        check_method(method).map_err(|e| {
-            err(
-                key_at(w.method.as_ref().map(Spanned::span)),
-                format!("workload '{name}': {e}"),
-            )
-        })?;
-        let method = method.to_ascii_uppercase();
+        check_method(method).map_err(in_workload(key_at(w.method.as_ref().map(Spanned::span))))?;
         let path = w
             .path
             .as_ref()
             .map_or_else(|| "/".to_string(), |p| p.get_ref().clone());
-        check_path(&path).map_err(|e| {
-            err(
-                key_at(w.path.as_ref().map(Spanned::span)),
-                format!("workload '{name}': {e}"),
-            )
-        })?;
+        check_path(&path).map_err(in_workload(key_at(w.path.as_ref().map(Spanned::span))))?;
         let headers: Vec<(String, String)> = w
             .headers
             .as_ref()
@@ -557,21 +662,17 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
             })
             .unwrap_or_default();
         for (k, v) in &headers {
-            check_header(k, v).map_err(|e| {
-                err(
-                    key_at(w.headers.as_ref().map(Spanned::span)),
-                    format!("workload '{name}': {e}"),
-                )
-            })?;
+            check_header(k, v)
+                .map_err(in_workload(key_at(w.headers.as_ref().map(Spanned::span))))?;
         }
         if w.body.is_some() && w.body_file.is_some() {
-            return Err(err(
+            return Err(self.err(
                 at,
                 format!("workload '{name}': give body or body_file, not both"),
             ));
         }
         if let Some(b) = w.body.as_ref().filter(|b| b.get_ref().len() > MAX_BODY) {
-            return Err(err(
+            return Err(self.err(
                 b.span().start,
                 format!(
                     "workload '{name}': {} (use a smaller body)",
@@ -579,6 +680,25 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
                 ),
             ));
         }
+        let expect = self.expectation(&name, at, w)?;
+        Ok(Workload {
+            name,
+            method: method.to_ascii_uppercase(),
+            path,
+            headers,
+            body_file: w.body_file.as_ref().map(PathBuf::from),
+            body: w.body.as_ref().map(|b| b.get_ref().clone()),
+            expect,
+        })
+    }
+
+    /// A workload's `expect` table: what a good answer is.
+    fn expectation(
+        &self,
+        name: &str,
+        at: usize,
+        w: &FileWorkload,
+    ) -> Result<Expectation, PlanError> {
         let no_expect = FileExpect::default();
         let (e, e_at) = w
             .expect
@@ -587,69 +707,77 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
         let status = match &e.status {
             None => StatusSet::default(),
             Some(v) => status_set(v).ok_or_else(|| {
-                err(e_at, format!("workload '{name}': expect.status must be a code (200), a list ([200, 302]) or a class string (\"2xx\")"))
+                self.err(e_at, format!("workload '{name}': expect.status must be a code (200), a list ([200, 302]) or a class string (\"2xx\")"))
             })?,
         };
-        workloads.push(Workload {
-            name,
-            method,
-            path,
-            headers,
-            body_file: w.body_file.as_ref().map(PathBuf::from),
-            body: w.body.as_ref().map(|b| b.get_ref().clone()),
-            expect: Expectation {
-                status,
-                body_contains: e.body_contains.as_ref().map(|s| s.as_bytes().to_vec()),
-                length: e.length,
-            },
-        });
+        Ok(Expectation {
+            status,
+            body_contains: e.body_contains.as_ref().map(|s| s.as_bytes().to_vec()),
+            length: e.length,
+        })
     }
 
-    let l = raw.load.get_ref();
-    let at = raw.load.span().start;
-    let given = [
-        l.concurrency.is_some(),
-        l.rate.is_some(),
-        l.stages.is_some(),
-    ]
-    .iter()
-    .filter(|x| **x)
-    .count();
-    if given != 1 {
-        return Err(err(
-            at,
-            "[load] needs exactly one of concurrency = [..], rate = [..] or stages = [..]".into(),
-        ));
-    }
-    let connections_ok = |c: usize| (1..=MAX_CONNECTIONS).contains(&c);
-    let mut levels = Vec::new();
-    if let Some(cs) = &l.concurrency {
-        for &c in cs.get_ref() {
-            if !connections_ok(c) {
-                return Err(err(
-                    cs.span().start,
-                    format!("load.concurrency values must be from 1 to {MAX_CONNECTIONS}, not {c}"),
-                ));
+    /// `[load]`: exactly one of concurrency, rate or stages, and at least one level.
+    fn levels(&self, load: &Spanned<FileLoad>) -> Result<Vec<Level>, PlanError> {
+        let l = load.get_ref();
+        let at = load.span().start;
+        let given = [
+            l.concurrency.is_some(),
+            l.rate.is_some(),
+            l.stages.is_some(),
+        ]
+        .iter()
+        .filter(|x| **x)
+        .count();
+        if given != 1 {
+            return Err(self.err(
+                at,
+                "[load] needs exactly one of concurrency = [..], rate = [..] or stages = [..]"
+                    .into(),
+            ));
+        }
+        let mut levels = Vec::new();
+        if let Some(cs) = &l.concurrency {
+            for &c in cs.get_ref() {
+                if !connections_ok(c) {
+                    return Err(self.err(
+                        cs.span().start,
+                        format!(
+                            "load.concurrency values must be from 1 to {MAX_CONNECTIONS}, not {c}"
+                        ),
+                    ));
+                }
+                levels.push(Level {
+                    level: LoadLevel::Concurrency { connections: c },
+                    measure: None,
+                });
             }
-            levels.push(Level {
-                level: LoadLevel::Concurrency { connections: c },
-                measure: None,
-            });
         }
+        self.rate_levels(l, &mut levels)?;
+        if let Some(stages) = &l.stages {
+            self.stage_levels(stages, &mut levels)?;
+        }
+        if levels.is_empty() {
+            return Err(self.err(at, "[load] lists no level: give at least one value".into()));
+        }
+        Ok(levels)
     }
-    if let Some(c) = &l.connections {
-        if l.rate.is_none() {
-            return Err(err(c.span().start, "load.connections applies to rate = [..] only: remove it, or give the connections as concurrency = [..]".into()));
+
+    /// `rate = [..]` and the `connections` that carry it.
+    fn rate_levels(&self, l: &FileLoad, levels: &mut Vec<Level>) -> Result<(), PlanError> {
+        if let Some(c) = &l.connections {
+            if l.rate.is_none() {
+                return Err(self.err(c.span().start, "load.connections applies to rate = [..] only: remove it, or give the connections as concurrency = [..]".into()));
+            }
+            if !connections_ok(*c.get_ref()) {
+                return Err(self.err(c.span().start, format!("load.connections must be from 1 to {MAX_CONNECTIONS}, not {}: the rate is sent over these connections", c.get_ref())));
+            }
         }
-        if !connections_ok(*c.get_ref()) {
-            return Err(err(c.span().start, format!("load.connections must be from 1 to {MAX_CONNECTIONS}, not {}: the rate is sent over these connections", c.get_ref())));
-        }
-    }
-    if let Some(rs) = &l.rate {
+        let Some(rs) = &l.rate else { return Ok(()) };
         let connections = l.connections.as_ref().map_or(64, |c| *c.get_ref());
         for &r in rs.get_ref() {
             if !(MIN_RATE..=MAX_RATE).contains(&r) {
-                return Err(err(
+                return Err(self.err(
                     rs.span().start,
                     format!("load.rate values must be from {MIN_RATE} to {MAX_RATE:e} requests per second, not {r:?}"),
                 ));
@@ -662,14 +790,21 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
                 measure: None,
             });
         }
+        Ok(())
     }
-    if let Some(stages) = &l.stages {
+
+    /// `stages = [..]`: concurrency levels, each with its own length.
+    fn stage_levels(
+        &self,
+        stages: &Spanned<Vec<FileStage>>,
+        levels: &mut Vec<Level>,
+    ) -> Result<(), PlanError> {
         let at = stages.span().start;
         for s in stages.get_ref() {
-            let d =
-                duration_of(&s.duration, "load.stages duration", false).map_err(|m| err(at, m))?;
+            let d = duration_of(&s.duration, "load.stages duration", false)
+                .map_err(|m| self.err(at, m))?;
             if !connections_ok(s.concurrency) {
-                return Err(err(
+                return Err(self.err(
                     at,
                     format!(
                         "load.stages concurrency must be from 1 to {MAX_CONNECTIONS}, not {}",
@@ -684,20 +819,13 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
                 measure: Some(Span::Time(d)),
             });
         }
+        Ok(())
     }
-    if levels.is_empty() {
-        return Err(err(
-            at,
-            "[load] lists no level: give at least one value".into(),
-        ));
-    }
-    Ok(Plan {
-        name: raw.name,
-        defaults,
-        contenders,
-        workloads,
-        levels,
-    })
+}
+
+/// Whether `c` connections is a level shootout can open.
+fn connections_ok(c: usize) -> bool {
+    (1..=MAX_CONNECTIONS).contains(&c)
 }
 
 /// `0-3,6` for a list of CPU numbers, as taskset writes it.
