@@ -2,7 +2,7 @@
 //! retry on a new port when its port was taken.
 
 use super::contender_key;
-use shootout_harness::{Contender, ContenderConfig};
+use shootout_harness::{Contender, ContenderConfig, HarnessError};
 use shootout_model::plan::{self, Launch, Plan};
 use shootout_model::ContenderStatus;
 use std::path::Path;
@@ -20,11 +20,11 @@ pub(super) fn bring_up(
     plan_dir: &Path,
     run_dir: &Path,
     stop: &AtomicBool,
-) -> Result<(String, Option<Contender>), (ContenderStatus, String)> {
+) -> Result<(String, Option<Contender>), NotUp> {
     let mut tries = 1;
     loop {
         match bring_up_once(plan, index, plan_dir, run_dir, stop) {
-            Err((_, detail)) if tries < PORT_TRIES && port_was_taken(&detail) => {
+            Err(NotUp::Harness(e)) if tries < PORT_TRIES && e.port_taken() => {
                 eprintln!(
                     "  {}: its port was taken before it could bind it; trying another",
                     plan.contenders[index].name
@@ -39,14 +39,32 @@ pub(super) fn bring_up(
 /// Starts of a contender whose port was taken (see [`bring_up`]).
 const PORT_TRIES: u32 = 3;
 
-/// True when a contender's failure says its port was taken: the harness found something
-/// answering there, or the server's error names EADDRINUSE (as Python, nginx, Apache and
-/// most servers print it).
-fn port_was_taken(detail: &str) -> bool {
-    let d = detail.to_ascii_lowercase();
-    d.contains("address already in use")
-        || d.contains("eaddrinuse")
-        || d.contains("something already listens on")
+/// Why a contender did not come up.
+#[derive(Debug)]
+pub(super) enum NotUp {
+    /// No free port could be found for it.
+    NoPort(std::io::Error),
+    /// Its setup, start or ready wait failed.
+    Harness(HarnessError),
+}
+
+impl NotUp {
+    /// What became of the contender, as the store records it.
+    pub(super) fn status(&self) -> ContenderStatus {
+        match self {
+            NotUp::NoPort(_) => ContenderStatus::Exited,
+            NotUp::Harness(e) => e.contender_status(),
+        }
+    }
+}
+
+impl std::fmt::Display for NotUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotUp::NoPort(e) => write!(f, "no free port: {e}"),
+            NotUp::Harness(e) => e.fmt(f),
+        }
+    }
 }
 
 fn bring_up_once(
@@ -55,7 +73,7 @@ fn bring_up_once(
     plan_dir: &Path,
     run_dir: &Path,
     stop: &AtomicBool,
-) -> Result<(String, Option<Contender>), (ContenderStatus, String)> {
+) -> Result<(String, Option<Contender>), NotUp> {
     let c = &plan.contenders[index];
     let (command, cwd, env, setup, ready_path, ready_timeout, nofile) = match &c.launch {
         Launch::Url(url) => return Ok((url.clone(), None)),
@@ -69,8 +87,7 @@ fn bring_up_once(
             nofile,
         } => (command, cwd, env, setup, ready_path, ready_timeout, nofile),
     };
-    let port = shootout_harness::free_port()
-        .map_err(|e| (ContenderStatus::Exited, format!("no free port: {e}")))?;
+    let port = shootout_harness::free_port().map_err(NotUp::NoPort)?;
     let key = contender_key(index, &c.name);
     let tmp = run_dir.join("tmp").join(&key);
     let _ = std::fs::create_dir_all(&tmp);
@@ -110,10 +127,9 @@ fn bring_up_once(
         nofile: *nofile,
     };
     if cfg.setup.is_some() {
-        shootout_harness::run_setup(&cfg, stop)
-            .map_err(|e| (e.contender_status(), e.to_string()))?;
+        shootout_harness::run_setup(&cfg, stop).map_err(NotUp::Harness)?;
     }
-    let mut process = Contender::start(&cfg).map_err(|e| (e.contender_status(), e.to_string()))?;
+    let mut process = Contender::start(&cfg).map_err(NotUp::Harness)?;
     match process.wait_ready(stop) {
         Ok(took) => {
             eprintln!(
@@ -125,39 +141,7 @@ fn bring_up_once(
         }
         Err(e) => {
             process.stop(Duration::from_secs(2));
-            Err((e.contender_status(), e.to_string()))
+            Err(NotUp::Harness(e))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A taken port is recognised from what servers really print, and from the harness.
-    #[test]
-    fn a_taken_port_is_recognised() {
-        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = taken.local_addr().unwrap().port();
-        let python = std::process::Command::new("python3")
-            .args([
-                "-c",
-                &format!("import socket; socket.socket().bind(('127.0.0.1', {port}))"),
-            ])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&python.stderr);
-        assert!(port_was_taken(&stderr), "{stderr}");
-        let harness = shootout_harness::HarnessError::PortInUse {
-            name: "a".into(),
-            addr: taken.local_addr().unwrap(),
-        };
-        assert!(port_was_taken(&harness.to_string()));
-        assert!(port_was_taken(
-            "nginx: [emerg] bind() to 127.0.0.1:8080 failed (98: Address already in use)"
-        ));
-        assert!(!port_was_taken(
-            "contender `a` exited before it was ready (exit status: 1); ModuleNotFoundError"
-        ));
     }
 }

@@ -16,7 +16,6 @@
 
 mod bring_up;
 mod dry_run;
-mod facts;
 mod measure;
 mod plan_load;
 mod verify;
@@ -26,10 +25,12 @@ use anyhow::{anyhow, Context};
 use bring_up::bring_up;
 use clap::Args;
 use dry_run::dry_run;
-use facts::{machine_facts, program_version};
 use measure::measure;
 use plan_load::{load_plan, Loaded};
-use shootout_harness::{current_owner, owner_prefix, program_of, Contender, ContenderConfig};
+use shootout_harness::{
+    current_owner, machine_facts, owner_prefix, program_of, program_version, Contender,
+    ContenderConfig,
+};
 use shootout_model::plan::{self, Launch};
 use shootout_model::plan::{Plan, Span};
 use shootout_model::{ContenderStatus, LoadLevel, LoadSpec, Pace, RunStatus, Target};
@@ -225,10 +226,11 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
                     }
                 }
             }
-            Err((status, detail)) => {
+            Err(not_up) => {
+                let detail = not_up.to_string();
                 eprintln!("✗ {}: {}", terminal_line(&c.name), terminal_text(&detail));
                 store
-                    .update_contender(id, status, &detail)
+                    .update_contender(id, not_up.status(), &detail)
                     .map_err(Failure::run)?;
             }
         }

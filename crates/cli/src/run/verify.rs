@@ -4,10 +4,9 @@
 use super::step_spec;
 use super::Up;
 use shootout_engine::Control;
+use shootout_harness::sample_answer;
 use shootout_model::plan::{Plan, Span};
-use shootout_model::{LoadLevel, LoadSpec, RunResult};
-use std::io::{Read, Write};
-use std::time::Duration;
+use shootout_model::{LoadLevel, RunResult};
 
 /// Requests of each verification pass: sequential, then concurrent.
 const VERIFY_SEQUENTIAL: u64 = 20;
@@ -70,44 +69,4 @@ fn failure_summary(r: &RunResult) -> String {
             codes.join(", ")
         }
     )
-}
-
-/// One answer to the workload's request, shown when verification fails: its status line
-/// and the start of its body, so the user sees what the contender said instead.
-fn sample_answer(spec: &LoadSpec, body: &[u8]) -> String {
-    if spec.target.scheme == shootout_model::Scheme::Https {
-        return "(not shown for https)".into();
-    }
-    let attempt = || -> std::io::Result<String> {
-        let addr = std::net::ToSocketAddrs::to_socket_addrs(&(
-            spec.target.host.as_str(),
-            spec.target.port,
-        ))?
-        .next()
-        .ok_or_else(|| std::io::Error::other("no address"))?;
-        let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-        s.set_read_timeout(Some(Duration::from_secs(2)))?;
-        let mut req = format!(
-            "{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
-            spec.request.method, spec.target.path, spec.target.host_header
-        );
-        for (k, v) in &spec.request.headers {
-            req.push_str(&format!("{k}: {v}\r\n"));
-        }
-        req.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-        s.write_all(req.as_bytes())?;
-        s.write_all(body)?;
-        let mut buf = Vec::new();
-        let _ = s.take(4096).read_to_end(&mut buf);
-        let text = String::from_utf8_lossy(&buf);
-        let status = text.lines().next().unwrap_or("(nothing)").to_string();
-        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-        let body: String = body
-            .chars()
-            .take(200)
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        Ok(format!("{status} | {}", body.trim()))
-    };
-    attempt().unwrap_or_else(|e| format!("(could not fetch one: {e})"))
 }
