@@ -1,43 +1,19 @@
-//! Bringing a contender up: placeholders filled, setup, start, ready wait, and the
-//! retry on a new port when its port was taken.
+//! What bringing a contender up needs besides the harness: its [`ContenderConfig`] (the
+//! plan's contender with its placeholders filled for one port), and [`NotUp`], why it did
+//! not come up. The order of the attempts (setup, start, ready wait, a retry on a new port
+//! when its port was taken) is the [`Runner`](super::runner::Runner)'s.
 
 use super::contender_key;
-use shootout_harness::{Contender, ContenderConfig, HarnessError};
+use shootout_harness::{ContenderConfig, HarnessError};
 use shootout_model::plan::{self, Launch, Plan};
 use shootout_model::ContenderStatus;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// Starts a contender and waits until it is ready; URL contenders are only checked.
-/// Starts contender `index` and waits until it is ready (or returns the URL of one given
-/// by URL). The port is chosen free, but another process may take it before the
-/// contender binds it (a client's ephemeral port, a server started meanwhile): then the
-/// start is tried again on a new port, at most [`PORT_TRIES`] times in all.
-pub(super) fn bring_up(
-    plan: &Plan,
-    index: usize,
-    plan_dir: &Path,
-    run_dir: &Path,
-    stop: &AtomicBool,
-) -> Result<(String, Option<Contender>), NotUp> {
-    let mut tries = 1;
-    loop {
-        match bring_up_once(plan, index, plan_dir, run_dir, stop) {
-            Err(NotUp::Harness(e)) if tries < PORT_TRIES && e.port_taken() => {
-                eprintln!(
-                    "  {}: its port was taken before it could bind it; trying another",
-                    plan.contenders[index].name
-                );
-                tries += 1;
-            }
-            other => return other,
-        }
-    }
-}
-
-/// Starts of a contender whose port was taken (see [`bring_up`]).
-const PORT_TRIES: u32 = 3;
+/// Starts of a contender whose port was taken (see [`Runner::bring_up`]).
+///
+/// [`Runner::bring_up`]: super::runner::Runner
+pub(super) const PORT_TRIES: u32 = 3;
 
 /// Why a contender did not come up.
 #[derive(Debug)]
@@ -67,16 +43,19 @@ impl std::fmt::Display for NotUp {
     }
 }
 
-fn bring_up_once(
+/// The harness's configuration of contender `index` on `port`: every placeholder of its
+/// command, directory, environment and setup filled (`{tmp}` is created); `None` for a
+/// contender given by URL, which shootout does not start.
+pub(super) fn contender_config(
     plan: &Plan,
     index: usize,
+    port: u16,
     plan_dir: &Path,
     run_dir: &Path,
-    stop: &AtomicBool,
-) -> Result<(String, Option<Contender>), NotUp> {
+) -> Option<ContenderConfig> {
     let c = &plan.contenders[index];
     let (command, cwd, env, setup, ready_path, ready_timeout, nofile) = match &c.launch {
-        Launch::Url(url) => return Ok((url.clone(), None)),
+        Launch::Url(_) => return None,
         Launch::Command {
             command,
             cwd,
@@ -87,7 +66,6 @@ fn bring_up_once(
             nofile,
         } => (command, cwd, env, setup, ready_path, ready_timeout, nofile),
     };
-    let port = shootout_harness::free_port().map_err(NotUp::NoPort)?;
     let key = contender_key(index, &c.name);
     let tmp = run_dir.join("tmp").join(&key);
     let _ = std::fs::create_dir_all(&tmp);
@@ -107,7 +85,7 @@ fn bring_up_once(
             _ => None,
         })
     };
-    let cfg = ContenderConfig {
+    Some(ContenderConfig {
         name: c.name.clone(),
         key,
         command: fill(command),
@@ -125,23 +103,5 @@ fn bring_up_once(
         cpus: plan.defaults.server_cpus.clone(),
         log_dir: run_dir.to_path_buf(),
         nofile: *nofile,
-    };
-    if cfg.setup.is_some() {
-        shootout_harness::run_setup(&cfg, stop).map_err(NotUp::Harness)?;
-    }
-    let mut process = Contender::start(&cfg).map_err(NotUp::Harness)?;
-    match process.wait_ready(stop) {
-        Ok(took) => {
-            eprintln!(
-                "  {} ready after {:.1} s on port {port}",
-                c.name,
-                took.as_secs_f64()
-            );
-            Ok((format!("http://127.0.0.1:{port}"), Some(process)))
-        }
-        Err(e) => {
-            process.stop(Duration::from_secs(2));
-            Err(NotUp::Harness(e))
-        }
-    }
+    })
 }

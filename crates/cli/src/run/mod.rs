@@ -16,30 +16,28 @@
 
 mod bring_up;
 mod dry_run;
+mod executor;
 mod measure;
 mod plan_load;
+mod runner;
+#[cfg(test)]
+mod tests;
 mod verify;
 
 use crate::{stop_flag, Failure, INTERRUPTED};
 use anyhow::{anyhow, Context};
-use bring_up::bring_up;
 use clap::Args;
 use dry_run::dry_run;
-use measure::measure;
+use executor::Real;
 use plan_load::{load_plan, Loaded};
-use shootout_harness::{
-    current_owner, machine_facts, owner_prefix, program_of, program_version, Contender,
-    ContenderConfig,
-};
-use shootout_model::plan::{self, Launch};
+use runner::Runner;
+use shootout_harness::{current_owner, machine_facts, owner_prefix, program_of, program_version};
+use shootout_model::plan::Launch;
 use shootout_model::plan::{Plan, Span};
-use shootout_model::{ContenderStatus, LoadLevel, LoadSpec, Pace, RunStatus, Target};
-use shootout_report::{terminal_line, terminal_text};
-use shootout_store::{ContenderId, ContenderRecord, NewRun, Store};
+use shootout_model::{LoadLevel, LoadSpec, Pace, RunStatus, Target};
+use shootout_store::{NewRun, Store};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
-use verify::verify;
 
 /// Flags of `shootout run`.
 #[derive(Debug, Args)]
@@ -71,16 +69,6 @@ fn step_duration(s: &str) -> Result<Duration, String> {
         Ok(d) => Ok(d),
         Err(e) => Err(e.to_string()),
     }
-}
-
-/// A contender that is up: where it answers, and its processes when shootout launched it.
-struct Up {
-    index: usize,
-    id: ContenderId,
-    base_url: String,
-    process: Option<Contender>,
-    /// Steps stored so far.
-    steps: usize,
 }
 
 /// Stops, when dropped, every process still carrying this shootout's marker: what
@@ -171,107 +159,18 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         run_dir.display()
     );
 
-    let stop = stop_flag();
     let _sweep = Sweep;
-    let mut up = Vec::new();
-    for (index, c) in plan.contenders.iter().enumerate() {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let id = store
-            .add_contender(
-                run_id,
-                &ContenderRecord {
-                    name: &c.name,
-                    command: &describe(&c.launch),
-                    baseline: c.baseline,
-                    status: ContenderStatus::Skipped,
-                    detail: "not started yet",
-                    version: versions[index].as_deref(),
-                    stdout_log: None,
-                    stderr_log: None,
-                },
-            )
-            .map_err(Failure::run)?;
-        if matches!(c.launch, Launch::Command { .. }) {
-            let tag = shootout_harness::process_tag(&contender_key(index, &c.name));
-            store.record_process_tag(id, &tag).map_err(Failure::run)?;
-        }
-        match bring_up(&plan, index, &plan_dir, &run_dir, &stop) {
-            Ok((base_url, process)) => {
-                let mut u = Up {
-                    index,
-                    id,
-                    base_url,
-                    process,
-                    steps: 0,
-                };
-                match verify(&plan, &u, &bodies) {
-                    Ok(()) => {
-                        eprintln!("✓ {}: ready and verified at {}", c.name, u.base_url);
-                        up.push(u);
-                    }
-                    Err(detail) => {
-                        eprintln!(
-                            "✗ {}: failed verification, not measured:\n{}",
-                            terminal_line(&c.name),
-                            terminal_text(&detail)
-                        );
-                        store
-                            .update_contender(id, ContenderStatus::VerificationFailed, &detail)
-                            .map_err(Failure::run)?;
-                        if let Some(p) = u.process.take() {
-                            p.stop(Duration::from_secs(5));
-                        }
-                    }
-                }
-            }
-            Err(not_up) => {
-                let detail = not_up.to_string();
-                eprintln!("✗ {}: {}", terminal_line(&c.name), terminal_text(&detail));
-                store
-                    .update_contender(id, not_up.status(), &detail)
-                    .map_err(Failure::run)?;
-            }
-        }
-        record_logs(&mut store, id, index, c, &run_dir).map_err(Failure::run)?;
-    }
-
-    let outcome = measure(&plan, &bodies, &mut store, run_id, &mut up, &stop);
-    // Whoever is still up was measured: to the end, or until Ctrl-C (the run says which),
-    // unless Ctrl-C came before its first step.
-    let interrupted = matches!(outcome, Ok(true));
-    for u in &up {
-        let (status, detail) = match (u.steps, interrupted) {
-            (0, true) => (
-                ContenderStatus::Interrupted,
-                "the run was interrupted before its first step",
-            ),
-            (_, true) => (
-                ContenderStatus::Measured,
-                "measured until the run was interrupted",
-            ),
-            (_, false) => (ContenderStatus::Measured, ""),
-        };
-        store
-            .update_contender(u.id, status, detail)
-            .map_err(Failure::run)?;
-    }
-    for u in up.iter_mut() {
-        if let Some(p) = u.process.take() {
-            p.stop(Duration::from_secs(5));
-        }
-    }
-    let status = match &outcome {
-        Ok(true) => RunStatus::Interrupted,
-        Ok(false) if up.is_empty() => RunStatus::Failed,
-        Ok(false) => RunStatus::Complete,
-        Err(_) => RunStatus::Failed,
+    let runner = Runner {
+        exec: Real { stop: stop_flag() },
+        plan: &plan,
+        bodies: &bodies,
+        plan_dir: &plan_dir,
+        run_dir: &run_dir,
+        versions: &versions,
+        store: &mut store,
+        run_id,
     };
-    store
-        .finish_run(run_id, status, SystemTime::now())
-        .map_err(Failure::run)?;
-    outcome.map_err(Failure::run)?;
+    let status = runner.run()?;
     // The blank line goes to stderr, after the progress: stdout is exactly `shootout report`.
     eprintln!();
     crate::emit(&crate::ls::run_table(&store, run_id).map_err(Failure::run)?)?;
@@ -280,28 +179,6 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         RunStatus::Failed => 1,
         _ => 0,
     })
-}
-
-/// Records in the store the logs the harness captured of contender `c` (started by a
-/// command), once it was started; a log that was never opened stays NULL.
-fn record_logs(
-    store: &mut Store,
-    id: ContenderId,
-    index: usize,
-    c: &plan::Contender,
-    run_dir: &Path,
-) -> Result<(), shootout_store::StoreError> {
-    if !matches!(c.launch, Launch::Command { .. }) {
-        return Ok(());
-    }
-    let mut cfg = ContenderConfig::new(&c.name, "", 0, run_dir);
-    cfg.key = contender_key(index, &c.name);
-    let (stdout, stderr) = (cfg.log_path("stdout"), cfg.log_path("stderr"));
-    store.set_contender_logs(
-        id,
-        stdout.exists().then_some(stdout.as_path()),
-        stderr.exists().then_some(stderr.as_path()),
-    )
 }
 
 fn describe(l: &Launch) -> String {

@@ -1,10 +1,9 @@
 //! Verification of a contender before it is measured: every workload, sequentially then
-//! concurrently; a failure shows one answer of the contender.
+//! concurrently; a failure shows one answer of the contender. The passes and the answer
+//! go through the [`Executor`].
 
+use super::executor::Executor;
 use super::step_spec;
-use super::Up;
-use shootout_engine::Control;
-use shootout_harness::sample_answer;
 use shootout_model::plan::{Plan, Span};
 use shootout_model::{LoadLevel, RunResult};
 
@@ -14,7 +13,12 @@ const VERIFY_CONCURRENT: (u64, usize) = (48, 8);
 
 /// Sends every workload sequentially, then concurrently; every answer must meet the
 /// expectations. Returns what went wrong, with a sample answer.
-pub(super) fn verify(plan: &Plan, u: &Up, bodies: &[Vec<u8>]) -> Result<(), String> {
+pub(super) fn verify<E: Executor>(
+    exec: &mut E,
+    plan: &Plan,
+    base_url: &str,
+    bodies: &[Vec<u8>],
+) -> Result<(), String> {
     let passes = [
         ("sequential", VERIFY_SEQUENTIAL, 1),
         ("concurrent", VERIFY_CONCURRENT.0, VERIFY_CONCURRENT.1),
@@ -23,12 +27,11 @@ pub(super) fn verify(plan: &Plan, u: &Up, bodies: &[Vec<u8>]) -> Result<(), Stri
     for (wi, w) in plan.workloads.iter().enumerate() {
         for (pass, n, c) in passes {
             let level = LoadLevel::Concurrency { connections: c };
-            let spec = match step_spec(plan, wi, &bodies[wi], &u.base_url, level, Span::Requests(n))
-            {
+            let spec = match step_spec(plan, wi, &bodies[wi], base_url, level, Span::Requests(n)) {
                 Ok(s) => s,
                 Err(e) => return Err(e.to_string()),
             };
-            let r = match shootout_engine::run(&spec, &Control::new(spec.threads)) {
+            let r = match exec.verify_pass(&spec) {
                 Ok(r) => r,
                 Err(e) => return Err(format!("workload '{}': {e}", w.name)),
             };
@@ -38,7 +41,7 @@ pub(super) fn verify(plan: &Plan, u: &Up, bodies: &[Vec<u8>]) -> Result<(), Stri
                     w.name,
                     if c == 1 { "" } else { "s" },
                     failure_summary(&r),
-                    sample_answer(&spec, &bodies[wi]),
+                    exec.sample_answer(&spec, &bodies[wi]),
                 ));
                 break;
             }
