@@ -160,7 +160,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     );
 
     let _sweep = Sweep;
-    let runner = Runner {
+    let mut runner = Runner {
         exec: Real { stop: stop_flag() },
         plan: &plan,
         bodies: &bodies,

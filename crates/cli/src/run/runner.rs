@@ -59,7 +59,7 @@ pub(super) struct Runner<'a, E: Executor> {
 impl<E: Executor> Runner<'_, E> {
     /// Runs the shootout; returns the run's final status, as stored. A store error ends
     /// it at once (the run is then stored as failed when it can be).
-    pub(super) fn run(mut self) -> Result<RunStatus, Failure> {
+    pub(super) fn run(&mut self) -> Result<RunStatus, Failure> {
         let mut up = Vec::new();
         for index in 0..self.plan.contenders.len() {
             if self.exec.stopped() {
