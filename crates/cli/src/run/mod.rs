@@ -13,6 +13,12 @@
 //! Whatever a contender or its setup started, daemons included, is stopped before the
 //! run ends; the run records its owner and each contender's process marker so that a
 //! later shootout can find what a killed one left.
+//!
+//! Layout: this file reads the flags and sets the run up (store, facts, run directory);
+//! `plan_load` reads the plan, `dry_run` prints it; the [`Runner`](runner::Runner)
+//! (`runner`, `measure`, with `bring_up` and `verify`) orchestrates the shootout through
+//! the one seam with the world, the `executor` module's trait, which the unit tests
+//! (`tests`) replace with a mock.
 
 mod bring_up;
 mod dry_run;
@@ -34,7 +40,7 @@ use runner::Runner;
 use shootout_harness::{current_owner, machine_facts, owner_prefix, program_of, program_version};
 use shootout_model::plan::Launch;
 use shootout_model::plan::{Plan, Span};
-use shootout_model::{LoadLevel, LoadSpec, Pace, RunStatus, Target};
+use shootout_model::{LoadLevel, LoadSpec, MachineFacts, Pace, RunStatus, Target};
 use shootout_store::{NewRun, Store};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -69,6 +75,28 @@ fn step_duration(s: &str) -> Result<Duration, String> {
         Ok(d) => Ok(d),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// The machine's facts, with each contender's program's version (`None` for a contender
+/// given by URL or whose program does not say).
+fn facts(plan: &Plan) -> (MachineFacts, Vec<Option<String>>) {
+    let mut machine = machine_facts();
+    let versions: Vec<Option<String>> = plan
+        .contenders
+        .iter()
+        .map(|c| match &c.launch {
+            Launch::Command { command, .. } => program_version(command),
+            Launch::Url(_) => None,
+        })
+        .collect();
+    for (c, v) in plan.contenders.iter().zip(&versions) {
+        if let (Launch::Command { command, .. }, Some(v)) = (&c.launch, v) {
+            if let Some(program) = program_of(command) {
+                machine.versions.insert(program.to_string(), v.clone());
+            }
+        }
+    }
+    (machine, versions)
 }
 
 /// Stops, when dropped, every process still carrying this shootout's marker: what
@@ -113,22 +141,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     }
     let mut store = Store::open(&a.db).map_err(Failure::run)?;
     crate::abandoned::reclaim(&a.db, &store);
-    let mut machine = machine_facts();
-    let versions: Vec<Option<String>> = plan
-        .contenders
-        .iter()
-        .map(|c| match &c.launch {
-            Launch::Command { command, .. } => program_version(command),
-            Launch::Url(_) => None,
-        })
-        .collect();
-    for (c, v) in plan.contenders.iter().zip(&versions) {
-        if let (Launch::Command { command, .. }, Some(v)) = (&c.launch, v) {
-            if let Some(program) = program_of(command) {
-                machine.versions.insert(program.to_string(), v.clone());
-            }
-        }
-    }
+    let (machine, versions) = facts(&plan);
     let run_id = store
         .begin_run(&NewRun {
             name: &plan.name,

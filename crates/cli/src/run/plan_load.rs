@@ -55,6 +55,18 @@ pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
     } else {
         dir
     };
+    narrow(&mut plan, a)?;
+    let bodies = read_bodies(&plan, &dir)?;
+    Ok(Loaded {
+        plan,
+        text,
+        dir,
+        bodies,
+    })
+}
+
+/// Keeps the contenders of `--only`; shortens the steps as `--quick` or `--duration` say.
+fn narrow(plan: &mut Plan, a: &RunArgs) -> Result<(), Failure> {
     if !a.only.is_empty() {
         for name in &a.only {
             if !plan.contenders.iter().any(|c| &c.name == name) {
@@ -83,11 +95,17 @@ pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
             l.measure = None;
         }
     }
+    Ok(())
+}
+
+/// Each workload's body: its `body_file` (relative to the plan's directory `dir`), its
+/// `body`, or nothing.
+fn read_bodies(plan: &Plan, dir: &Path) -> Result<Vec<Vec<u8>>, Failure> {
     let mut bodies = Vec::new();
     for w in &plan.workloads {
         bodies.push(match (&w.body_file, &w.body) {
             (Some(f), _) => {
-                let path = plan::resolve(&dir, f);
+                let path = plan::resolve(dir, f);
                 crate::load::read_body(&path).map_err(|e| {
                     Failure::usage(anyhow!(
                         "workload '{}': cannot read body_file {}: {e} (paths are relative to the plan's directory)",
@@ -100,10 +118,5 @@ pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
             (None, None) => Vec::new(),
         });
     }
-    Ok(Loaded {
-        plan,
-        text,
-        dir,
-        bodies,
-    })
+    Ok(bodies)
 }

@@ -466,6 +466,9 @@ fn when_every_contender_crashes_the_run_failed() {
     assert_eq!(out.status, RunStatus::Failed);
 }
 
+/// Each contender's name, status and detail.
+type Statuses<'a> = &'a [(&'a str, ContenderStatus, &'a str)];
+
 /// Ctrl-C during each phase: what was measured before is stored, nothing after; each
 /// contender gets the status a user reads today; every contender started is stopped.
 #[test]
@@ -475,7 +478,7 @@ fn ctrl_c_at_every_phase() {
     const UNTIL: &str = "measured until the run was interrupted";
     let steps = all_steps();
     #[rustfmt::skip]
-    let cases: [(&str, &[String], &[(&str, ContenderStatus, &str)]); 6] = [
+    let cases: [(&str, &[String], Statuses); 6] = [
         // While b's setup runs: a, up and verified, is not measured.
         ("setup b", &[], &[
             ("a", Interrupted, BEFORE_FIRST),
