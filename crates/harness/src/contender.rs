@@ -12,7 +12,7 @@
 //! orchestration calls these steps in order and the engine never sees a `Contender`.
 
 use crate::config::ContenderConfig;
-use crate::error::HarnessError;
+use crate::error::{names_port_taken, HarnessError};
 use crate::launch::{self, Guard, Launch};
 use crate::logs;
 use crate::probe;
@@ -182,11 +182,13 @@ impl Contender {
             }
             let now = Instant::now();
             if now >= deadline {
+                let stderr_tail = self.stderr_tail(TAIL_LINES);
                 return Err(HarnessError::NeverReady {
                     name: self.name.clone(),
                     waited: now - self.started,
                     last_probe,
-                    stderr_tail: self.stderr_tail(TAIL_LINES),
+                    port_taken: names_port_taken(&stderr_tail),
+                    stderr_tail,
                     log: self.stderr_log.clone(),
                 });
             }
@@ -209,10 +211,12 @@ impl Contender {
     }
 
     fn exited(&self, status: ExitStatus) -> HarnessError {
+        let stderr_tail = self.stderr_tail(TAIL_LINES);
         HarnessError::Exited {
             name: self.name.clone(),
             status,
-            stderr_tail: self.stderr_tail(TAIL_LINES),
+            port_taken: names_port_taken(&stderr_tail),
+            stderr_tail,
             log: self.stderr_log.clone(),
         }
     }

@@ -51,6 +51,9 @@ pub enum HarnessError {
         output_tail: String,
         /// Its full log.
         log: PathBuf,
+        /// Its output names EADDRINUSE: it failed because its port was taken (see
+        /// [`HarnessError::port_taken`]).
+        port_taken: bool,
     },
     /// The setup command ran longer than its timeout and was killed.
     #[error(
@@ -70,6 +73,9 @@ pub enum HarnessError {
         output_tail: String,
         /// Its full log.
         log: PathBuf,
+        /// Its output names EADDRINUSE: it failed because its port was taken (see
+        /// [`HarnessError::port_taken`]).
+        port_taken: bool,
     },
     /// A process could not be spawned, or its log files could not be created.
     #[error("contender `{name}`: {what}: {source}")]
@@ -95,6 +101,9 @@ pub enum HarnessError {
         stderr_tail: String,
         /// Its full stderr log.
         log: PathBuf,
+        /// Its output names EADDRINUSE: it failed because its port was taken (see
+        /// [`HarnessError::port_taken`]).
+        port_taken: bool,
     },
     /// The contender did not answer its readiness probe in time (it was left running: stop
     /// or drop it).
@@ -115,6 +124,9 @@ pub enum HarnessError {
         stderr_tail: String,
         /// Its full stderr log.
         log: PathBuf,
+        /// Its output names EADDRINUSE: it failed because its port was taken (see
+        /// [`HarnessError::port_taken`]).
+        port_taken: bool,
     },
     /// The run was stopped (Ctrl-C, SIGTERM) while the contender was being set up or
     /// waited for; what was started was stopped.
@@ -128,6 +140,22 @@ pub enum HarnessError {
 }
 
 impl HarnessError {
+    /// True when the contender (or its setup) could not have its port: something already
+    /// answered there ([`HarnessError::PortInUse`]), or its output names EADDRINUSE (the
+    /// `port_taken` field). Starting it again on another port may succeed.
+    pub fn port_taken(&self) -> bool {
+        match self {
+            HarnessError::PortInUse { .. } => true,
+            HarnessError::Setup { port_taken, .. }
+            | HarnessError::SetupTimedOut { port_taken, .. }
+            | HarnessError::Exited { port_taken, .. }
+            | HarnessError::NeverReady { port_taken, .. } => *port_taken,
+            HarnessError::InvalidConfig { .. }
+            | HarnessError::Spawn { .. }
+            | HarnessError::Interrupted { .. } => false,
+        }
+    }
+
     /// The name of the contender the error is about.
     pub fn contender(&self) -> &str {
         match self {
@@ -161,6 +189,14 @@ impl HarnessError {
     }
 }
 
+/// True when a server's output says its address was taken, as Python, nginx, Apache and
+/// most servers print EADDRINUSE. A server says so only in words: this is the one place
+/// they are read.
+pub(crate) fn names_port_taken(output: &str) -> bool {
+    let o = output.to_ascii_lowercase();
+    o.contains("address already in use") || o.contains("eaddrinuse")
+}
+
 /// The end of an error message quoting a log's tail, one indented line per log line.
 fn tail_block(what: &str, tail: &str, log: &Path) -> String {
     if tail.trim().is_empty() {
@@ -186,6 +222,7 @@ mod tests {
             status: ExitStatus::from_raw(3 << 8),
             stderr_tail: "Traceback\nImportError: no app".into(),
             log: "/logs/gunicorn.stderr.log".into(),
+            port_taken: false,
         };
         assert_eq!(
             e.to_string(),
@@ -204,6 +241,7 @@ mod tests {
             last_probe: "connection refused".into(),
             stderr_tail: String::new(),
             log: "/l/a.stderr.log".into(),
+            port_taken: false,
         };
         assert_eq!(
             e.to_string(),
@@ -212,5 +250,48 @@ mod tests {
              (/l/a.stderr.log)"
         );
         assert_eq!(e.contender_status(), ContenderStatus::NeverReady);
+    }
+
+    /// A taken port is recognised from what servers really print, and from the harness;
+    /// what a contender is named or what its command says does not count.
+    #[test]
+    fn a_taken_port_is_recognised() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let python = std::process::Command::new("python3")
+            .args([
+                "-c",
+                &format!("import socket; socket.socket().bind(('127.0.0.1', {port}))"),
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&python.stderr);
+        assert!(names_port_taken(&stderr), "{stderr}");
+        assert!(names_port_taken(
+            "nginx: [emerg] bind() to 127.0.0.1:8080 failed (98: Address already in use)"
+        ));
+        assert!(!names_port_taken(
+            "ModuleNotFoundError: No module named 'app'"
+        ));
+        let in_use = HarnessError::PortInUse {
+            name: "a".into(),
+            addr: taken.local_addr().unwrap(),
+        };
+        assert!(in_use.port_taken());
+        let exited = |name: &str, port_taken| HarnessError::Exited {
+            name: name.into(),
+            status: ExitStatus::from_raw(1 << 8),
+            stderr_tail: "OSError: [Errno 98] Address already in use".into(),
+            log: "/l/a.stderr.log".into(),
+            port_taken,
+        };
+        assert!(exited("a", true).port_taken());
+        // Regression: the words were once looked for in the whole message, name included.
+        assert!(!exited("eaddrinuse", false).port_taken());
+        let interrupted = HarnessError::Interrupted {
+            name: "something already listens on".into(),
+            during: "its setup ran",
+        };
+        assert!(!interrupted.port_taken());
     }
 }

@@ -20,16 +20,25 @@
 //! watchdog is gone, a later shootout finds what is left by the marker
 //! ([`owner_state`], [`stop_marked`]).
 //!
+//! Around the lifecycle, the facts stored with a run ([`machine_facts`], from `/proc`;
+//! [`program_version`], a contender's `--version`) and, when a contender's verification
+//! fails, one of its answers to show ([`sample_answer`]).
+//!
 //! Seams: the CLI's orchestration drives this crate and hands the [`ResourceSample`]s
 //! (from `shootout-model`) to the store. The harness never imports the engine nor the
-//! engine the harness: the readiness probe here is a dozen lines of hand-written HTTP.
+//! engine the harness: the readiness probe and the sample answer here are a dozen lines
+//! of hand-written HTTP each. Errors are typed ([`HarnessError`]); the one fact read
+//! from a server's words, that its port was taken, is a field of the error
+//! ([`HarnessError::port_taken`]).
 //! Linux only (`/proc`, `prctl`, `sched_setaffinity`).
 //!
 //! [`ResourceSample`]: shootout_model::ResourceSample
 
+mod answer;
 mod config;
 mod contender;
 mod error;
+mod facts;
 mod launch;
 mod logs;
 mod probe;
@@ -40,9 +49,11 @@ mod tag;
 #[cfg(test)]
 mod testing;
 
+pub use answer::sample_answer;
 pub use config::{process_tag, ContenderConfig};
 pub use contender::{program_of, Contender, StopOutcome};
 pub use error::HarnessError;
+pub use facts::{machine_facts, program_version};
 pub use launch::kill_live_groups;
 pub use sampler::Sampler;
 pub use setup::{run_setup, INTERRUPT_GRACE};

@@ -12,11 +12,12 @@
 //! [`INTERRUPT_GRACE`] before SIGKILL.
 
 use crate::config::ContenderConfig;
-use crate::error::HarnessError;
+use crate::error::{names_port_taken, HarnessError};
 use crate::launch::{self, Guard, Launch};
 use crate::logs;
 use crate::procfs::Family;
 use crate::tag;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -112,25 +113,41 @@ pub fn run_setup(cfg: &ContenderConfig, stop: &AtomicBool) -> Result<(), Harness
     reap(&mut child);
     // What a successful setup left running is now the contender's watchdog's to guard.
     drop(guard);
-    let output_tail = || logs::tail(&path, log.start, TAIL_LINES);
+    let output_tail = logs::tail(&path, log.start, TAIL_LINES);
+    failure(cfg, end, started.elapsed(), output_tail, path)
+}
+
+/// What the end of a setup means: `Ok` for a success, else the error naming it.
+fn failure(
+    cfg: &ContenderConfig,
+    end: End,
+    took: Duration,
+    output_tail: String,
+    log: PathBuf,
+) -> Result<(), HarnessError> {
+    let name = cfg.name.clone();
+    let setup = cfg.setup.clone().unwrap_or_default();
+    let port_taken = names_port_taken(&output_tail);
     match end {
         End::Exited(status) if status.success() => Ok(()),
         End::Exited(status) => Err(HarnessError::Setup {
-            name: cfg.name.clone(),
-            setup: setup.clone(),
+            name,
+            setup,
             status,
-            output_tail: output_tail(),
-            log: path.clone(),
+            output_tail,
+            log,
+            port_taken,
         }),
         End::TimedOut => Err(HarnessError::SetupTimedOut {
-            name: cfg.name.clone(),
-            setup: setup.clone(),
-            after: started.elapsed(),
-            output_tail: output_tail(),
-            log: path.clone(),
+            name,
+            setup,
+            after: took,
+            output_tail,
+            log,
+            port_taken,
         }),
         End::Interrupted => Err(HarnessError::Interrupted {
-            name: cfg.name.clone(),
+            name,
             during: "its setup ran",
         }),
     }

@@ -1,0 +1,107 @@
+//! What bringing a contender up needs besides the harness: its [`ContenderConfig`] (the
+//! plan's contender with its placeholders filled for one port), and [`NotUp`], why it did
+//! not come up. The order of the attempts (setup, start, ready wait, a retry on a new port
+//! when its port was taken) is the [`Runner`](super::runner::Runner)'s.
+
+use super::contender_key;
+use shootout_harness::{ContenderConfig, HarnessError};
+use shootout_model::plan::{self, Launch, Plan};
+use shootout_model::ContenderStatus;
+use std::path::Path;
+use std::time::Duration;
+
+/// Starts of a contender whose port was taken (see [`Runner::bring_up`]).
+///
+/// [`Runner::bring_up`]: super::runner::Runner
+pub(super) const PORT_TRIES: u32 = 3;
+
+/// Why a contender did not come up.
+#[derive(Debug)]
+pub(super) enum NotUp {
+    /// No free port could be found for it.
+    NoPort(std::io::Error),
+    /// Its setup, start or ready wait failed.
+    Harness(HarnessError),
+}
+
+impl NotUp {
+    /// What became of the contender, as the store records it.
+    pub(super) fn status(&self) -> ContenderStatus {
+        match self {
+            NotUp::NoPort(_) => ContenderStatus::Exited,
+            NotUp::Harness(e) => e.contender_status(),
+        }
+    }
+}
+
+impl std::fmt::Display for NotUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotUp::NoPort(e) => write!(f, "no free port: {e}"),
+            NotUp::Harness(e) => e.fmt(f),
+        }
+    }
+}
+
+/// The harness's configuration of contender `index` on `port`: every placeholder of its
+/// command, directory, environment and setup filled (`{tmp}` is created); `None` for a
+/// contender given by URL, which shootout does not start.
+pub(super) fn contender_config(
+    plan: &Plan,
+    index: usize,
+    port: u16,
+    plan_dir: &Path,
+    run_dir: &Path,
+) -> Option<ContenderConfig> {
+    let c = &plan.contenders[index];
+    let (command, cwd, env, setup, ready_path, ready_timeout, nofile) = match &c.launch {
+        Launch::Url(_) => return None,
+        Launch::Command {
+            command,
+            cwd,
+            env,
+            setup,
+            ready_path,
+            ready_timeout,
+            nofile,
+        } => (command, cwd, env, setup, ready_path, ready_timeout, nofile),
+    };
+    let key = contender_key(index, &c.name);
+    let tmp = run_dir.join("tmp").join(&key);
+    let _ = std::fs::create_dir_all(&tmp);
+    let cores = plan
+        .defaults
+        .server_cpus
+        .as_ref()
+        .map_or_else(|| shootout_engine::sys::allowed_cpus().len(), Vec::len);
+    let plan_dir_abs = std::fs::canonicalize(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf());
+    let fill = |s: &str| {
+        plan::fill_placeholders(s, |name| match name {
+            "port" => Some(port.to_string()),
+            "tmp" => Some(tmp.display().to_string()),
+            "cores" => Some(cores.to_string()),
+            "plan_dir" => Some(plan_dir_abs.display().to_string()),
+            "run_dir" => Some(run_dir.display().to_string()),
+            _ => None,
+        })
+    };
+    Some(ContenderConfig {
+        name: c.name.clone(),
+        key,
+        command: fill(command),
+        cwd: Some(cwd.as_ref().map_or_else(
+            || plan_dir_abs.clone(),
+            |d| plan::resolve(&plan_dir_abs, Path::new(&fill(&d.to_string_lossy()))),
+        )),
+        env: env.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
+        setup: setup.as_ref().map(|s| fill(s)),
+        setup_timeout: Duration::from_secs(600),
+        ready_host: "127.0.0.1".into(),
+        port,
+        ready_path: ready_path.clone(),
+        ready_timeout: *ready_timeout,
+        cpus: plan.defaults.server_cpus.clone(),
+        log_dir: run_dir.to_path_buf(),
+        nofile: *nofile,
+    })
+}

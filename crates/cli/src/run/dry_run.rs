@@ -1,0 +1,80 @@
+//! `shootout run --dry-run`: what the plan would run, started nothing.
+
+use super::describe;
+use shootout_model::plan::{Plan, Span};
+
+pub(super) fn dry_run(plan: &Plan) -> String {
+    let d = &plan.defaults;
+    let mut out = format!("plan: {}\n\ncontenders:\n", plan.name);
+    for (i, c) in plan.contenders.iter().enumerate() {
+        let base = if i == plan.baseline() {
+            " (baseline)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("  {}{base}: {}\n", c.name, describe(&c.launch)));
+    }
+    out.push_str("\nworkloads:\n");
+    for w in &plan.workloads {
+        out.push_str(&format!(
+            "  {}: {} {} (expect status {}{}{})\n",
+            w.name,
+            w.method,
+            w.path,
+            w.expect.status.describe(),
+            w.expect
+                .length
+                .map_or(String::new(), |n| format!(", {n} bytes")),
+            w.expect
+                .body_contains
+                .as_ref()
+                .map_or(String::new(), |b| format!(
+                    ", body containing {:?}",
+                    String::from_utf8_lossy(b)
+                )),
+        ));
+    }
+    let span = |s: Span| match s {
+        Span::Time(t) => format!("{:.1} s", t.as_secs_f64()),
+        Span::Requests(n) => format!("{n} requests"),
+    };
+    // A stage's own length shows beside it; the others last `d.measure`.
+    let levels: Vec<String> = plan
+        .levels
+        .iter()
+        .map(|l| match l.measure {
+            Some(m) => format!("{} ({})", l.level, span(m)),
+            None => l.level.to_string(),
+        })
+        .collect();
+    let per_level = plan.contenders.len() * plan.workloads.len() * d.repeat as usize;
+    let steps = per_level * plan.levels.len();
+    out.push_str(&format!(
+        "\nload: {}\nsteps: {steps} ({} contenders × {} workloads × {} levels × {} repetitions), each {}, warm-up {}, cooldown {:.1} s\n",
+        levels.join(", "),
+        plan.contenders.len(),
+        plan.workloads.len(),
+        plan.levels.len(),
+        d.repeat,
+        if plan.levels.iter().all(|l| l.measure.is_some()) {
+            "as its stage says".to_string()
+        } else {
+            span(d.measure)
+        },
+        d.warmup.map_or("none".into(), span),
+        d.cooldown.as_secs_f64()
+    ));
+    let timed: Option<f64> = plan
+        .levels
+        .iter()
+        .map(|l| match l.measure.unwrap_or(d.measure) {
+            Span::Time(t) => Some(t.as_secs_f64() * per_level as f64),
+            Span::Requests(_) => None,
+        })
+        .sum();
+    if let Some(measuring) = timed {
+        let total = measuring + d.cooldown.as_secs_f64() * steps as f64;
+        out.push_str(&format!("about {total:.0} s of measurement\n"));
+    }
+    out
+}

@@ -1,0 +1,168 @@
+//! The shootout's one seam with the world: [`Executor`], every action of the
+//! [`Runner`](super::runner::Runner) that starts, loads, samples, stops or waits, and
+//! [`Real`], the implementation that does them with the harness and the engine.
+//!
+//! The Runner decides what happens in which order and what is stored; an executor only
+//! does what it is told and says how it went. The unit tests replace [`Real`] with a mock
+//! that records the calls, so interleaving, crashes, Ctrl-C and retries are tested without
+//! a process or a socket. The stop flag (Ctrl-C, SIGTERM) is read through the executor
+//! too: [`Executor::stopped`].
+
+use shootout_engine::{Control, EngineError};
+use shootout_harness::{Contender, ContenderConfig, HarnessError};
+use shootout_model::{LoadSpec, ResourceSample, RunResult};
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How one measured step went.
+pub(super) struct StepRun {
+    /// What the engine measured, or why it could not.
+    pub result: Result<RunResult, EngineError>,
+    /// The contender's exit, when it exited during the step.
+    pub died: Option<ExitStatus>,
+    /// The contender's processes sampled during the step (none for a contender given by URL).
+    pub resources: Vec<ResourceSample>,
+}
+
+/// Every action of a shootout on the world, in the order the Runner calls them for one
+/// contender: a free port, its setup, its start, the ready wait, the verification passes
+/// (and one sample answer if they fail), warm-ups and steps, cooldowns, its stop.
+pub(super) trait Executor {
+    /// A started contender's processes.
+    type Process;
+    /// True once Ctrl-C (or SIGTERM) asked the run to stop.
+    fn stopped(&self) -> bool;
+    /// A port that is free right now.
+    fn free_port(&mut self) -> std::io::Result<u16>;
+    /// Runs the contender's setup to its end (ends early when the run is stopped).
+    fn setup(&mut self, cfg: &ContenderConfig) -> Result<(), HarnessError>;
+    /// Starts the contender, without waiting for it.
+    fn start(&mut self, cfg: &ContenderConfig) -> Result<Self::Process, HarnessError>;
+    /// Waits until the contender answers; returns the time since its start.
+    fn wait_ready(&mut self, process: &mut Self::Process) -> Result<Duration, HarnessError>;
+    /// One verification pass (not ended by the stop flag: it is short).
+    fn verify_pass(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
+    /// One answer to the spec's request, to show when verification failed.
+    fn sample_answer(&mut self, spec: &LoadSpec, body: &[u8]) -> String;
+    /// A warm-up (ends early when the run is stopped).
+    fn warm_up(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
+    /// A measured step, sampling the contender's processes all along; ends early when
+    /// the run is stopped or the contender exits.
+    fn step(&mut self, spec: &LoadSpec, process: Option<&Self::Process>) -> StepRun;
+    /// The last lines the contender wrote to stderr.
+    fn stderr_tail(&self, process: &Self::Process) -> String;
+    /// Stops the contender's processes: SIGTERM, `grace`, then SIGKILL.
+    fn stop(&mut self, process: Self::Process, grace: Duration);
+    /// Kills what is left of a contender that exited by itself (SIGKILL, no grace).
+    fn kill(&mut self, process: Self::Process);
+    /// Waits `pause` between two steps, or less when the run is stopped.
+    fn cooldown(&mut self, pause: Duration);
+}
+
+/// The executor of `shootout run`: the harness starts and stops contenders, the engine
+/// loads them, the process-wide stop flag ends what it can.
+pub(super) struct Real {
+    /// Raised by Ctrl-C or SIGTERM.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Executor for Real {
+    type Process = Contender;
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn free_port(&mut self) -> std::io::Result<u16> {
+        shootout_harness::free_port()
+    }
+
+    fn setup(&mut self, cfg: &ContenderConfig) -> Result<(), HarnessError> {
+        shootout_harness::run_setup(cfg, &self.stop)
+    }
+
+    fn start(&mut self, cfg: &ContenderConfig) -> Result<Contender, HarnessError> {
+        Contender::start(cfg)
+    }
+
+    fn wait_ready(&mut self, process: &mut Contender) -> Result<Duration, HarnessError> {
+        process.wait_ready(&self.stop)
+    }
+
+    fn verify_pass(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError> {
+        shootout_engine::run(spec, &Control::new(spec.threads))
+    }
+
+    fn sample_answer(&mut self, spec: &LoadSpec, body: &[u8]) -> String {
+        shootout_harness::sample_answer(spec, body)
+    }
+
+    fn warm_up(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError> {
+        shootout_engine::run(spec, &Control::with_stop(spec.threads, self.stop.clone()))
+    }
+
+    fn step(&mut self, spec: &LoadSpec, process: Option<&Contender>) -> StepRun {
+        let sampler = process.map(|p| p.sampler(Duration::from_millis(100)));
+        let (result, died) = run_step(spec, process, &self.stop);
+        let resources = sampler.map(|s| s.stop()).unwrap_or_default();
+        StepRun {
+            result,
+            died,
+            resources,
+        }
+    }
+
+    fn stderr_tail(&self, process: &Contender) -> String {
+        process.stderr_tail(10)
+    }
+
+    fn stop(&mut self, process: Contender, grace: Duration) {
+        process.stop(grace);
+    }
+
+    fn kill(&mut self, process: Contender) {
+        // Dropping an unstopped contender kills its processes and reaps them.
+        drop(process);
+    }
+
+    fn cooldown(&mut self, pause: Duration) {
+        let end = Instant::now() + pause;
+        while Instant::now() < end && !self.stopped() {
+            std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
+        }
+    }
+}
+
+/// Runs one step. The step stops early on Ctrl-C or as soon as the contender exits (a
+/// watcher polls it every 50 ms), so a dead server does not turn the rest of the step into
+/// connection failures. Returns the result and the contender's exit, if it exited.
+fn run_step(
+    spec: &LoadSpec,
+    process: Option<&Contender>,
+    stop: &AtomicBool,
+) -> (Result<RunResult, EngineError>, Option<ExitStatus>) {
+    let step_stop = Arc::new(AtomicBool::new(false));
+    let done = AtomicBool::new(false);
+    let control = Control::with_stop(spec.threads, step_stop.clone());
+    std::thread::scope(|s| {
+        let watcher = s.spawn(|| loop {
+            if let Some(exit) = process.and_then(|p| p.exit_status()) {
+                step_stop.store(true, Ordering::Relaxed);
+                return Some(exit);
+            }
+            if stop.load(Ordering::Relaxed) {
+                step_stop.store(true, Ordering::Relaxed);
+            }
+            if done.load(Ordering::Relaxed) {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        });
+        let result = shootout_engine::run(spec, &control);
+        done.store(true, Ordering::Relaxed);
+        let died = watcher.join().unwrap_or(None);
+        (result, died)
+    })
+}

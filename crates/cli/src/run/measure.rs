@@ -1,0 +1,202 @@
+//! The measured phase of the [`Runner`]: for each workload, a warm-up of every contender
+//! up, then every level × repetition × contender as a step — contenders interleaved (A B
+//! A B) so that drift spreads evenly — each stored as soon as it ends, with a cooldown
+//! after it. A contender that exits or stops answering is marked crashed and leaves the
+//! sweep; the others go on. Ctrl-C ends the step in progress (stored as interrupted if it
+//! measured anything); nothing is stored after it.
+
+use super::executor::{Executor, StepRun};
+use super::runner::{Runner, Up};
+use super::step_spec;
+use shootout_model::plan::Level;
+use shootout_model::{ContenderStatus, LoadLevel, RunResult, StepStatus};
+use shootout_report::{terminal_line, terminal_text};
+use shootout_store::StepRecord;
+use std::time::{Duration, SystemTime};
+
+/// What comes after a step.
+enum Next {
+    /// The next contender (after the cooldown).
+    Go,
+    /// The contender left the sweep: the next one takes its place, without a cooldown.
+    Left,
+    /// Ctrl-C: the measured phase ends.
+    Stop,
+}
+
+impl<E: Executor> Runner<'_, E> {
+    /// The measured phase; returns true when Ctrl-C ended it.
+    pub(super) fn measure(&mut self, up: &mut Vec<Up<E::Process>>) -> anyhow::Result<bool> {
+        let plan = self.plan;
+        let d = &plan.defaults;
+        for wi in 0..plan.workloads.len() {
+            if self.warm_up(wi, up)? {
+                return Ok(true);
+            }
+            for level in &plan.levels {
+                for rep in 1..=d.repeat {
+                    let mut i = 0;
+                    while i < up.len() {
+                        // Nothing is stored for a step that never began.
+                        if self.exec.stopped() {
+                            return Ok(true);
+                        }
+                        match self.step(wi, level, rep, up, i)? {
+                            Next::Go => {
+                                i += 1;
+                                self.exec.cooldown(d.cooldown);
+                            }
+                            Next::Left => {}
+                            Next::Stop => return Ok(true),
+                        }
+                    }
+                }
+            }
+        }
+        Ok(self.exec.stopped())
+    }
+
+    /// Warms up every contender up on workload `wi` (at the first level), if the plan
+    /// says so; returns true when Ctrl-C came.
+    fn warm_up(&mut self, wi: usize, up: &[Up<E::Process>]) -> anyhow::Result<bool> {
+        let plan = self.plan;
+        let Some(warm) = plan.defaults.warmup else {
+            return Ok(false);
+        };
+        for u in up {
+            let level = plan.levels[0].level;
+            let spec = step_spec(plan, wi, &self.bodies[wi], &u.base_url, level, warm)?;
+            let r = self.exec.warm_up(&spec);
+            if self.exec.stopped() {
+                return Ok(true);
+            }
+            if let Ok(r) = r {
+                eprintln!(
+                    "  warm-up {} · {}: {} requests",
+                    plan.contenders[u.index].name, plan.workloads[wi].name, r.counts.completed
+                );
+            }
+        }
+        Ok(false)
+    }
+
+    /// Measures `up[i]` on workload `wi` at `level`, repetition `rep`, and stores the step.
+    fn step(
+        &mut self,
+        wi: usize,
+        level: &Level,
+        rep: u32,
+        up: &mut Vec<Up<E::Process>>,
+        i: usize,
+    ) -> anyhow::Result<Next> {
+        let plan = self.plan;
+        let (d, w) = (&plan.defaults, &plan.workloads[wi]);
+        let u = &mut up[i];
+        let name = &plan.contenders[u.index].name;
+        let span = level.measure.unwrap_or(d.measure);
+        let spec = step_spec(plan, wi, &self.bodies[wi], &u.base_url, level.level, span)?;
+        let started = SystemTime::now();
+        let StepRun {
+            result,
+            died,
+            resources,
+        } = self.exec.step(&spec, u.process.as_ref());
+        let result = match result {
+            Ok(r) => r,
+            Err(e) => {
+                // The contender stopped answering between steps.
+                let detail = format!("{e}{}", self.tail(u));
+                self.crashed(name, u, &detail)?;
+                if let Some(p) = up.remove(i).process {
+                    self.exec.stop(p, Duration::from_secs(5));
+                }
+                return Ok(Next::Left);
+            }
+        };
+        let status = if died.is_some() {
+            StepStatus::ContenderDied
+        } else if result.interrupted && self.exec.stopped() {
+            StepStatus::Interrupted
+        } else {
+            StepStatus::Complete
+        };
+        if status == StepStatus::Interrupted && result.counts.completed == 0 {
+            // Stopped before it measured anything: not a step.
+            return Ok(Next::Stop);
+        }
+        self.store.record_step(&StepRecord {
+            run: self.run_id,
+            contender: u.id,
+            workload: &w.name,
+            level: level.level,
+            repetition: rep,
+            started,
+            ended: SystemTime::now(),
+            status,
+            result: &result,
+            resources: &resources,
+        })?;
+        if u.steps == 0 {
+            // Should shootout die now, the store already says it has steps.
+            self.store
+                .update_contender(u.id, ContenderStatus::Measured, "being measured")?;
+        }
+        u.steps += 1;
+        eprintln!(
+            "  {}",
+            step_line(name, &w.name, level.level, rep, d.repeat, &result)
+        );
+        if let Some(exit) = died {
+            let detail = format!("exited during a step ({exit}){}", self.tail(u));
+            self.crashed(name, u, &detail)?;
+            if let Some(p) = up.remove(i).process {
+                self.exec.kill(p);
+            }
+            return Ok(Next::Left);
+        }
+        Ok(if self.exec.stopped() {
+            Next::Stop
+        } else {
+            Next::Go
+        })
+    }
+
+    /// Says and stores that contender `u` crashed.
+    fn crashed(
+        &mut self,
+        name: &str,
+        u: &Up<E::Process>,
+        detail: &str,
+    ) -> Result<(), shootout_store::StoreError> {
+        eprintln!("✗ {}: {}", terminal_line(name), terminal_text(detail));
+        self.store
+            .update_contender(u.id, ContenderStatus::Crashed, detail)
+    }
+
+    /// The end of a crash's detail: the last lines of the contender's stderr, if any.
+    fn tail(&self, u: &Up<E::Process>) -> String {
+        u.process
+            .as_ref()
+            .map(|p| self.exec.stderr_tail(p))
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| format!("; last lines of its stderr:\n{t}"))
+            .unwrap_or_default()
+    }
+}
+
+fn step_line(
+    contender: &str,
+    workload: &str,
+    level: LoadLevel,
+    rep: u32,
+    of: u32,
+    r: &RunResult,
+) -> String {
+    let p99 = shootout_model::LatencySummary::of(&r.latency).p99;
+    format!(
+        "{contender} · {workload} · {level} · rep {rep}/{of}: {:.0} req/s, p99 {p99:.3} ms, {} failed{}",
+        r.rps(),
+        r.counts.failed(),
+        if r.interrupted { " (interrupted)" } else { "" }
+    )
+}

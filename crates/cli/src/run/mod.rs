@@ -1,0 +1,281 @@
+//! `shootout run PLAN.toml`: the shootout. Starts every contender (setup, start in its own
+//! process group, wait until ready), verifies its answers to every workload before anything
+//! is measured, warms it up, then measures each workload × load level × repetition as a
+//! step — repetitions interleaved across contenders (A B A B) so drift spreads evenly —
+//! sampling the contender's process tree all along. Every step is written to the store as
+//! soon as it ends; the closing table is rendered from the store, never from memory.
+//!
+//! Ctrl-C (or SIGTERM) ends the step in progress (stored as interrupted), or a setup or
+//! ready wait in progress, stops the contenders and exits 130; a step that had not begun
+//! is not stored, and a contender with no stored step is `interrupted`, not `measured`.
+//! A second Ctrl-C kills the contenders' processes and exits at once; the run stays
+//! `running` until the next shootout marks it `abandoned` (see the `abandoned` module).
+//! Whatever a contender or its setup started, daemons included, is stopped before the
+//! run ends; the run records its owner and each contender's process marker so that a
+//! later shootout can find what a killed one left.
+//!
+//! Layout: this file reads the flags and sets the run up (store, facts, run directory);
+//! `plan_load` reads the plan, `dry_run` prints it; the [`Runner`](runner::Runner)
+//! (`runner`, `measure`, with `bring_up` and `verify`) orchestrates the shootout through
+//! the one seam with the world, the `executor` module's trait, which the unit tests
+//! (`tests`) replace with a mock.
+
+mod bring_up;
+mod dry_run;
+mod executor;
+mod measure;
+mod plan_load;
+mod runner;
+#[cfg(test)]
+mod tests;
+mod verify;
+
+use crate::{stop_flag, Failure, INTERRUPTED};
+use anyhow::{anyhow, Context};
+use clap::Args;
+use dry_run::dry_run;
+use executor::Real;
+use plan_load::{load_plan, Loaded};
+use runner::Runner;
+use shootout_harness::{current_owner, machine_facts, owner_prefix, program_of, program_version};
+use shootout_model::plan::Launch;
+use shootout_model::plan::{Plan, Span};
+use shootout_model::{LoadLevel, LoadSpec, MachineFacts, Pace, RunStatus, Target};
+use shootout_store::{NewRun, Store};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Flags of `shootout run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The plan file (TOML; every key is described in docs/plan.md).
+    pub plan: PathBuf,
+    /// Measure only these contenders (comma-separated names).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub only: Vec<String>,
+    /// Short steps for iterating: 1 s each, one repetition, 0.5 s warm-up, no cooldown.
+    #[arg(long, conflicts_with = "duration")]
+    pub quick: bool,
+    /// Every step lasts this long, stages included (e.g. `2m` for a full-length run of a
+    /// plan whose defaults are short); warm-up, repetitions and cooldown stay as planned.
+    #[arg(long, value_name = "DURATION", value_parser = step_duration)]
+    pub duration: Option<Duration>,
+    /// Validate the plan and print what would run; start nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The store (SQLite).
+    #[arg(long, value_name = "PATH", default_value = "shootout.db")]
+    pub db: PathBuf,
+}
+
+/// `--duration`: a duration string (`90s`, `2m`), more than zero.
+fn step_duration(s: &str) -> Result<Duration, String> {
+    match shootout_model::parse_duration(s) {
+        Ok(d) if d.is_zero() => Err("a step must last more than 0s (e.g. 30s, 2m)".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The machine's facts, with each contender's program's version (`None` for a contender
+/// given by URL or whose program does not say).
+fn facts(plan: &Plan) -> (MachineFacts, Vec<Option<String>>) {
+    let mut machine = machine_facts();
+    let versions: Vec<Option<String>> = plan
+        .contenders
+        .iter()
+        .map(|c| match &c.launch {
+            Launch::Command { command, .. } => program_version(command),
+            Launch::Url(_) => None,
+        })
+        .collect();
+    for (c, v) in plan.contenders.iter().zip(&versions) {
+        if let (Launch::Command { command, .. }, Some(v)) = (&c.launch, v) {
+            if let Some(program) = program_of(command) {
+                machine.versions.insert(program.to_string(), v.clone());
+            }
+        }
+    }
+    (machine, versions)
+}
+
+/// Stops, when dropped, every process still carrying this shootout's marker: what
+/// contenders and setups started that outlived their stop, however the run ends.
+struct Sweep;
+
+impl Drop for Sweep {
+    fn drop(&mut self) {
+        let left = shootout_harness::stop_marked(
+            &owner_prefix(current_owner()),
+            shootout_harness::INTERRUPT_GRACE,
+        );
+        if !left.is_empty() {
+            let pids: Vec<String> = left.iter().map(|p| p.pid.to_string()).collect();
+            eprintln!(
+                "stopped {} process(es) left by contenders or setups: {}",
+                left.len(),
+                pids.join(", ")
+            );
+        }
+    }
+}
+
+/// The key of contender `index` (from 0): its position and its name made file-name safe,
+/// so that names that clean up alike (`a/b`, `a_b`, `a b`) get their own `{tmp}`, logs
+/// and process marker.
+fn contender_key(index: usize, name: &str) -> String {
+    format!("{}-{}", index + 1, slug(name))
+}
+
+/// Runs `shootout run`; returns the exit code.
+pub fn run(a: RunArgs) -> Result<i32, Failure> {
+    let Loaded {
+        plan,
+        text,
+        dir: plan_dir,
+        bodies,
+    } = load_plan(&a)?;
+    if a.dry_run {
+        crate::emit(&dry_run(&plan))?;
+        return Ok(0);
+    }
+    let mut store = Store::open(&a.db).map_err(Failure::run)?;
+    crate::abandoned::reclaim(&a.db, &store);
+    let (machine, versions) = facts(&plan);
+    let run_id = store
+        .begin_run(&NewRun {
+            name: &plan.name,
+            plan_text: &text,
+            plan_resolved: &resolved_json(&plan),
+            machine: &machine,
+            started: SystemTime::now(),
+        })
+        .map_err(Failure::run)?;
+    store
+        .record_owner(run_id, current_owner())
+        .map_err(Failure::run)?;
+    let run_dir =
+        a.db.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .join(".shootout")
+            .join(format!("run-{}", run_id.0));
+    std::fs::create_dir_all(&run_dir)
+        .with_context(|| format!("cannot create the run directory {}", run_dir.display()))
+        .map_err(Failure::run)?;
+    // Absolute: setup and commands run in the plan's directory.
+    let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
+    eprintln!(
+        "run {}: {} (logs in {})",
+        run_id.0,
+        plan.name,
+        run_dir.display()
+    );
+
+    let _sweep = Sweep;
+    let mut runner = Runner {
+        exec: Real { stop: stop_flag() },
+        plan: &plan,
+        bodies: &bodies,
+        plan_dir: &plan_dir,
+        run_dir: &run_dir,
+        versions: &versions,
+        store: &mut store,
+        run_id,
+    };
+    let status = runner.run()?;
+    // The blank line goes to stderr, after the progress: stdout is exactly `shootout report`.
+    eprintln!();
+    crate::emit(&crate::ls::run_table(&store, run_id).map_err(Failure::run)?)?;
+    Ok(match status {
+        RunStatus::Interrupted => INTERRUPTED,
+        RunStatus::Failed => 1,
+        _ => 0,
+    })
+}
+
+fn describe(l: &Launch) -> String {
+    match l {
+        Launch::Url(u) => u.clone(),
+        Launch::Command { command, .. } => command.clone(),
+    }
+}
+
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The load spec of one step (or warm-up, or verification pass).
+fn step_spec(
+    plan: &Plan,
+    wi: usize,
+    body: &[u8],
+    base_url: &str,
+    level: LoadLevel,
+    span: Span,
+) -> anyhow::Result<LoadSpec> {
+    let w = &plan.workloads[wi];
+    let target = Target::parse(&format!("{base_url}{}", w.path)).map_err(|e| anyhow!("{e}"))?;
+    let mut spec = LoadSpec::new(target);
+    spec.request.method = w.method.clone();
+    spec.request.headers = w.headers.clone();
+    spec.request.body = body.to_vec();
+    spec.expect = w.expect.clone();
+    let (connections, pace) = match level {
+        LoadLevel::Concurrency { connections } => (connections, Pace::Closed),
+        LoadLevel::Rate { rps, connections } => (connections, Pace::Rate(rps)),
+    };
+    spec.connections = connections;
+    spec.pace = pace;
+    (spec.requests, spec.duration) = match span {
+        Span::Time(d) => (None, Some(d)),
+        Span::Requests(n) => (Some(n), None),
+    };
+    if let Some(n) = spec.requests {
+        spec.connections = spec.connections.min(n as usize);
+    }
+    let cpus = plan.defaults.load_cpus.clone();
+    let threads = cpus
+        .as_ref()
+        .map_or_else(|| shootout_engine::sys::allowed_cpus().len(), Vec::len);
+    spec.threads = threads.clamp(1, spec.connections);
+    spec.cpus = cpus;
+    spec.timeout = plan.defaults.timeout;
+    Ok(spec)
+}
+
+fn resolved_json(plan: &Plan) -> String {
+    let contenders: Vec<_> = plan
+        .contenders
+        .iter()
+        .map(|c| serde_json::json!({ "name": c.name, "launch": describe(&c.launch), "baseline": c.baseline }))
+        .collect();
+    let workloads: Vec<_> = plan
+        .workloads
+        .iter()
+        .map(|w| serde_json::json!({ "name": w.name, "method": w.method, "path": w.path, "expect_status": w.expect.status.describe() }))
+        .collect();
+    let levels: Vec<_> = plan
+        .levels
+        .iter()
+        .map(|l| serde_json::to_value(l.level).unwrap_or_default())
+        .collect();
+    serde_json::json!({
+        "name": plan.name,
+        "contenders": contenders,
+        "workloads": workloads,
+        "levels": levels,
+        "repeat": plan.defaults.repeat,
+        "server_cpus": plan.defaults.server_cpus,
+        "load_cpus": plan.defaults.load_cpus,
+    })
+    .to_string()
+}

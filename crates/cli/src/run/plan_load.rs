@@ -1,0 +1,122 @@
+//! Reading the plan of `shootout run`: parse, filter (`--only`), shorten (`--quick`,
+//! `--duration`), check the open-file limit, read the workloads' bodies.
+
+use super::RunArgs;
+use crate::Failure;
+use anyhow::anyhow;
+use shootout_model::plan::{self, Plan, Span};
+use shootout_model::LoadLevel;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A plan read from its file, filtered and checked.
+pub(super) struct Loaded {
+    pub(super) plan: Plan,
+    /// The file's text, stored as given.
+    pub(super) text: String,
+    /// The plan file's directory.
+    pub(super) dir: PathBuf,
+    /// Each workload's body.
+    pub(super) bodies: Vec<Vec<u8>>,
+}
+
+/// Loads, filters and checks the plan; reads the workloads' bodies.
+pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
+    let text = std::fs::read_to_string(&a.plan).map_err(|e| {
+        Failure::usage(anyhow!(
+            "cannot read the plan {}: {e} (check the path)",
+            a.plan.display()
+        ))
+    })?;
+    let mut plan = plan::parse(
+        &text,
+        &a.plan.display().to_string(),
+        &shootout_engine::sys::allowed_cpus(),
+    )
+    .map_err(Failure::usage)?;
+    // Each connection is an open file: a level beyond the limit is refused now, not
+    // found out after the contenders started.
+    let most = plan.levels.iter().map(|l| match l.level {
+        LoadLevel::Concurrency { connections } | LoadLevel::Rate { connections, .. } => connections,
+    });
+    if let Some(most) = most.max() {
+        let needed = most as u64 + 64;
+        let limit = shootout_engine::sys::raise_fd_limit(needed);
+        if limit < needed {
+            return Err(Failure::usage(anyhow!(
+                "{}: {most} connections need about {needed} open files but the limit is {limit}: raise it (ulimit -n {needed}) or lower the load",
+                a.plan.display()
+            )));
+        }
+    }
+    let dir = a.plan.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir = if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir
+    };
+    narrow(&mut plan, a)?;
+    let bodies = read_bodies(&plan, &dir)?;
+    Ok(Loaded {
+        plan,
+        text,
+        dir,
+        bodies,
+    })
+}
+
+/// Keeps the contenders of `--only`; shortens the steps as `--quick` or `--duration` say.
+fn narrow(plan: &mut Plan, a: &RunArgs) -> Result<(), Failure> {
+    if !a.only.is_empty() {
+        for name in &a.only {
+            if !plan.contenders.iter().any(|c| &c.name == name) {
+                let names: Vec<_> = plan.contenders.iter().map(|c| c.name.as_str()).collect();
+                return Err(Failure::usage(anyhow!(
+                    "--only {name}: no contender has that name (the plan has: {})",
+                    names.join(", ")
+                )));
+            }
+        }
+        plan.contenders.retain(|c| a.only.contains(&c.name));
+    }
+    if a.quick {
+        let d = &mut plan.defaults;
+        d.measure = Span::Time(Duration::from_secs(1));
+        d.warmup = d.warmup.map(|_| Span::Time(Duration::from_millis(500)));
+        d.repeat = 1;
+        d.cooldown = Duration::ZERO;
+        for l in &mut plan.levels {
+            l.measure = None;
+        }
+    }
+    if let Some(length) = a.duration {
+        plan.defaults.measure = Span::Time(length);
+        for l in &mut plan.levels {
+            l.measure = None;
+        }
+    }
+    Ok(())
+}
+
+/// Each workload's body: its `body_file` (relative to the plan's directory `dir`), its
+/// `body`, or nothing.
+fn read_bodies(plan: &Plan, dir: &Path) -> Result<Vec<Vec<u8>>, Failure> {
+    let mut bodies = Vec::new();
+    for w in &plan.workloads {
+        bodies.push(match (&w.body_file, &w.body) {
+            (Some(f), _) => {
+                let path = plan::resolve(dir, f);
+                crate::load::read_body(&path).map_err(|e| {
+                    Failure::usage(anyhow!(
+                        "workload '{}': cannot read body_file {}: {e} (paths are relative to the plan's directory)",
+                        w.name,
+                        path.display()
+                    ))
+                })?
+            }
+            (None, Some(b)) => b.clone().into_bytes(),
+            (None, None) => Vec::new(),
+        });
+    }
+    Ok(bodies)
+}

@@ -1,0 +1,647 @@
+//! The [`Runner`] against a mock [`Executor`]: no process, no socket, no sleep. The mock
+//! records every call and plays a script (a Ctrl-C during one call, a contender that
+//! exits or stops answering during one, ports found taken); the store is a real one in
+//! memory, read back to see what a user would see.
+
+use super::bring_up::NotUp;
+use super::executor::{Executor, StepRun};
+use super::runner::Runner;
+use shootout_engine::EngineError;
+use shootout_harness::{ContenderConfig, HarnessError};
+use shootout_model::plan::{self, Plan};
+use shootout_model::{ContenderStatus, LoadLevel, LoadSpec, MachineFacts, RunResult, RunStatus};
+use shootout_store::{NewRun, RunId, Store};
+use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::{Duration, SystemTime};
+
+/// 2 contenders × 2 workloads × 2 levels × 2 repetitions, with a setup, a warm-up and a
+/// cooldown.
+const PLAN: &str = r#"
+name = "mock"
+[defaults]
+warmup = "1s"
+requests = 100
+repeat = 2
+cooldown = "1s"
+
+[[contender]]
+name = "a"
+command = "serve-a {port}"
+setup = "make a"
+
+[[contender]]
+name = "b"
+command = "serve-b {port}"
+setup = "make b"
+
+[[workload]]
+name = "one"
+path = "/one"
+
+[[workload]]
+name = "two"
+path = "/two"
+
+[load]
+concurrency = [1, 2]
+"#;
+
+/// A started contender of the mock.
+struct Proc {
+    name: String,
+}
+
+/// The script the mock plays, and what it saw.
+#[derive(Default)]
+struct Mock {
+    /// Every call, in order.
+    calls: Vec<String>,
+    /// The stop flag.
+    stopped: bool,
+    /// The call during which Ctrl-C comes (its first occurrence).
+    ctrl_c_at: Option<&'static str>,
+    /// Requests an interrupted step completed before it ended.
+    completed_when_interrupted: u64,
+    /// The step during which its contender exits.
+    dies_at: Option<&'static str>,
+    /// The step at which its contender no longer accepts connections.
+    fails_at: Option<&'static str>,
+    /// The contender whose answers are all wrong.
+    wrong_answers: Option<&'static str>,
+    /// Starts that find their port taken, per contender.
+    ports_taken: HashMap<&'static str, u32>,
+    /// The last port handed out.
+    port: u16,
+    /// Who was started on which port.
+    names: HashMap<u16, String>,
+}
+
+impl Mock {
+    /// Records `call`; true (and the stop flag raised) when Ctrl-C comes during it.
+    fn call(&mut self, call: String) -> bool {
+        let now = self.ctrl_c_at == Some(call.as_str()) && !self.stopped;
+        self.calls.push(call);
+        self.stopped |= now;
+        now
+    }
+
+    /// `NAME PATH`: whom a spec loads, and where.
+    fn target(&self, spec: &LoadSpec) -> String {
+        format!("{} {}", self.names[&spec.target.port], spec.target.path)
+    }
+
+    /// A result of `n` good answers, interrupted or not.
+    fn result(n: u64, interrupted: bool) -> RunResult {
+        let mut r = RunResult::empty(SystemTime::now(), Duration::from_secs(1));
+        r.counts.completed = n;
+        r.counts.ok = n;
+        r.interrupted = interrupted;
+        r
+    }
+}
+
+impl Executor for Mock {
+    type Process = Proc;
+
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    fn free_port(&mut self) -> std::io::Result<u16> {
+        self.port = self.port.max(40000) + 1;
+        self.calls.push(format!("port {}", self.port));
+        Ok(self.port)
+    }
+
+    fn setup(&mut self, cfg: &ContenderConfig) -> Result<(), HarnessError> {
+        assert_eq!(
+            cfg.setup.as_deref(),
+            Some(format!("make {}", cfg.name).as_str())
+        );
+        if self.call(format!("setup {}", cfg.name)) {
+            return Err(HarnessError::Interrupted {
+                name: cfg.name.clone(),
+                during: "its setup ran",
+            });
+        }
+        Ok(())
+    }
+
+    fn start(&mut self, cfg: &ContenderConfig) -> Result<Proc, HarnessError> {
+        assert_eq!(cfg.command, format!("serve-{} {}", cfg.name, cfg.port));
+        self.names.insert(cfg.port, cfg.name.clone());
+        if let Some(n) = self
+            .ports_taken
+            .get_mut(cfg.name.as_str())
+            .filter(|n| **n > 0)
+        {
+            *n -= 1;
+            self.call(format!("start {} :{} (taken)", cfg.name, cfg.port));
+            return Err(HarnessError::PortInUse {
+                name: cfg.name.clone(),
+                addr: ([127, 0, 0, 1], cfg.port).into(),
+            });
+        }
+        self.call(format!("start {} :{}", cfg.name, cfg.port));
+        Ok(Proc {
+            name: cfg.name.clone(),
+        })
+    }
+
+    fn wait_ready(&mut self, p: &mut Proc) -> Result<Duration, HarnessError> {
+        if self.call(format!("ready {}", p.name)) {
+            return Err(HarnessError::Interrupted {
+                name: p.name.clone(),
+                during: "it was waited for to be ready",
+            });
+        }
+        Ok(Duration::from_millis(300))
+    }
+
+    fn verify_pass(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError> {
+        let n = spec.requests.unwrap();
+        let c = spec.connections;
+        self.call(format!("verify {} {n}x{c}", self.target(spec)));
+        let mut r = Mock::result(n, false);
+        if self.wrong_answers == Some(self.names[&spec.target.port].as_str()) {
+            r.counts.ok = 0;
+        }
+        Ok(r)
+    }
+
+    fn sample_answer(&mut self, spec: &LoadSpec, _body: &[u8]) -> String {
+        self.call(format!("answer {}", self.target(spec)));
+        "HTTP/1.1 500 Oops".into()
+    }
+
+    fn warm_up(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError> {
+        let now = self.call(format!("warm-up {}", self.target(spec)));
+        Ok(Mock::result(if now { 3 } else { 50 }, now))
+    }
+
+    fn step(&mut self, spec: &LoadSpec, p: Option<&Proc>) -> StepRun {
+        assert_eq!(p.map(|p| &p.name), Some(&self.names[&spec.target.port]));
+        let call = format!("step {} c{}", self.target(spec), spec.connections);
+        let (dies, fails) = (self.dies_at == Some(&call), self.fails_at == Some(&call));
+        let interrupted = self.call(call);
+        let result = if fails {
+            Err(EngineError::Connect {
+                target: format!("127.0.0.1:{}", spec.target.port),
+                source: std::io::ErrorKind::ConnectionRefused.into(),
+            })
+        } else if interrupted {
+            Ok(Mock::result(self.completed_when_interrupted, true))
+        } else {
+            Ok(Mock::result(100, dies))
+        };
+        StepRun {
+            result,
+            died: dies.then(|| ExitStatus::from_raw(9)),
+            resources: Vec::new(),
+        }
+    }
+
+    fn stderr_tail(&self, p: &Proc) -> String {
+        format!("{} says boom", p.name)
+    }
+
+    fn stop(&mut self, p: Proc, grace: Duration) {
+        self.calls
+            .push(format!("stop {} {}s", p.name, grace.as_secs()));
+    }
+
+    fn kill(&mut self, p: Proc) {
+        self.calls.push(format!("kill {}", p.name));
+    }
+
+    fn cooldown(&mut self, pause: Duration) {
+        assert_eq!(pause, Duration::from_secs(1));
+        self.call("cooldown".into());
+    }
+}
+
+/// What a run left: the mock's calls, the run's status, each contender's status and
+/// detail, and each stored step as `CONTENDER WORKLOAD cCONNECTIONS rREP STATUS`.
+struct Outcome {
+    calls: Vec<String>,
+    status: RunStatus,
+    contenders: Vec<(String, ContenderStatus, String)>,
+    steps: Vec<String>,
+}
+
+impl Outcome {
+    fn contender(&self, name: &str) -> (ContenderStatus, &str) {
+        let c = self.contenders.iter().find(|c| c.0 == name).unwrap();
+        (c.1, &c.2)
+    }
+
+    /// Every contender started (`start X :PORT`) is stopped or killed afterwards.
+    fn all_stopped(&self) {
+        for (i, call) in self.calls.iter().enumerate() {
+            let Some(name) = call.strip_prefix("start ") else {
+                continue;
+            };
+            let (name, port) = name.split_once(' ').unwrap();
+            if port.ends_with("(taken)") {
+                continue;
+            }
+            let stopped = self.calls[i..]
+                .iter()
+                .any(|c| c.starts_with(&format!("stop {name} ")) || *c == format!("kill {name}"));
+            assert!(stopped, "{name} was never stopped: {:#?}", self.calls);
+        }
+    }
+}
+
+/// A directory of its own for one test (the run's `{tmp}` directories are made in it),
+/// removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> Scratch {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("shootout-runner-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn plan() -> Plan {
+    plan::parse(PLAN, "plan.toml", &[0, 1]).unwrap()
+}
+
+fn run(mock: Mock) -> Outcome {
+    let plan = plan();
+    run_plan(&plan, mock)
+}
+
+fn run_plan(plan: &Plan, mock: Mock) -> Outcome {
+    let dir = Scratch::new();
+    let mut store = Store::open_in_memory().unwrap();
+    let run_id = begin(&mut store);
+    let mut runner = Runner {
+        exec: mock,
+        plan,
+        bodies: &vec![Vec::new(); plan.workloads.len()],
+        plan_dir: dir.path(),
+        run_dir: dir.path(),
+        versions: &vec![None; plan.contenders.len()],
+        store: &mut store,
+        run_id,
+    };
+    let status = runner.run().map_err(|f| f.error).unwrap();
+    let calls = std::mem::take(&mut runner.exec.calls);
+    assert_eq!(store.run(run_id).unwrap().unwrap().status, status);
+    let contenders = store.contenders(run_id).unwrap();
+    let name_of = |id| &contenders.iter().find(|c| c.id == id).unwrap().name;
+    let steps = store
+        .steps(run_id)
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let LoadLevel::Concurrency { connections } = s.level else {
+                panic!("{:?}", s.level)
+            };
+            let status = format!("{:?}", s.status).to_lowercase();
+            let (c, w, r) = (name_of(s.contender), &s.workload, s.repetition);
+            format!("{c} {w} c{connections} r{r} {status}")
+        })
+        .collect();
+    Outcome {
+        calls,
+        status,
+        contenders: contenders
+            .iter()
+            .map(|c| (c.name.clone(), c.status, c.detail.clone()))
+            .collect(),
+        steps,
+    }
+}
+
+fn begin(store: &mut Store) -> RunId {
+    store
+        .begin_run(&NewRun {
+            name: "mock",
+            plan_text: PLAN,
+            plan_resolved: "{}",
+            machine: &MachineFacts::default(),
+            started: SystemTime::now(),
+        })
+        .unwrap()
+}
+
+/// The calls that bring contender `name` up on `port` and verify it.
+fn bring_up(name: &str, port: u16) -> Vec<String> {
+    let mut calls = vec![
+        format!("port {port}"),
+        format!("setup {name}"),
+        format!("start {name} :{port}"),
+        format!("ready {name}"),
+    ];
+    for w in ["/one", "/two"] {
+        calls.push(format!("verify {name} {w} 20x1"));
+        calls.push(format!("verify {name} {w} 48x8"));
+    }
+    calls
+}
+
+/// Every step of the plan, in the order measured, as stored.
+fn all_steps() -> Vec<String> {
+    let mut steps = Vec::new();
+    for w in ["one", "two"] {
+        for c in [1, 2] {
+            for r in [1, 2] {
+                for name in ["a", "b"] {
+                    steps.push(format!("{name} {w} c{c} r{r} complete"));
+                }
+            }
+        }
+    }
+    steps
+}
+
+#[test]
+fn contenders_are_interleaved_step_by_step_and_each_step_is_stored() {
+    let out = run(Mock::default());
+    let mut want = bring_up("a", 40001);
+    want.extend(bring_up("b", 40002));
+    #[rustfmt::skip]
+    let measured = [
+        "warm-up a /one", "warm-up b /one",
+        "step a /one c1", "cooldown", "step b /one c1", "cooldown", // c1, rep 1
+        "step a /one c1", "cooldown", "step b /one c1", "cooldown", // c1, rep 2
+        "step a /one c2", "cooldown", "step b /one c2", "cooldown",
+        "step a /one c2", "cooldown", "step b /one c2", "cooldown",
+        "warm-up a /two", "warm-up b /two",
+        "step a /two c1", "cooldown", "step b /two c1", "cooldown",
+        "step a /two c1", "cooldown", "step b /two c1", "cooldown",
+        "step a /two c2", "cooldown", "step b /two c2", "cooldown",
+        "step a /two c2", "cooldown", "step b /two c2", "cooldown",
+        "stop a 5s", "stop b 5s",
+    ];
+    want.extend(measured.iter().map(|s| s.to_string()));
+    assert_eq!(out.calls, want);
+    assert_eq!(out.steps, all_steps());
+    assert_eq!(out.status, RunStatus::Complete);
+    assert_eq!(out.contender("a"), (ContenderStatus::Measured, ""));
+    assert_eq!(out.contender("b"), (ContenderStatus::Measured, ""));
+}
+
+#[test]
+fn a_contender_that_exits_mid_sweep_keeps_its_steps_and_the_others_go_on() {
+    let out = run(Mock {
+        dies_at: Some("step a /one c2"),
+        ..Mock::default()
+    });
+    let mut want = all_steps();
+    // Its step in progress is stored as such; none of its later steps is run.
+    want[4] = "a one c2 r1 contenderdied".into();
+    want.retain(|s| !s.starts_with("a ") || s.starts_with("a one c1") || s.contains("died"));
+    assert_eq!(out.steps, want);
+    let (status, detail) = out.contender("a");
+    assert_eq!(status, ContenderStatus::Crashed);
+    assert_eq!(
+        detail,
+        "exited during a step (signal: 9 (SIGKILL)); last lines of its stderr:\na says boom"
+    );
+    assert_eq!(out.contender("b"), (ContenderStatus::Measured, ""));
+    assert_eq!(out.status, RunStatus::Complete);
+    // What is left of it is killed at once, and nothing more is asked of it.
+    let killed = out.calls.iter().position(|c| c == "kill a").unwrap();
+    assert_eq!(out.calls[killed - 1], "step a /one c2");
+    assert!(!out.calls[killed..].iter().any(|c| c.contains(" a ")));
+    assert!(out.calls[killed..].contains(&"warm-up b /two".to_string()));
+    out.all_stopped();
+}
+
+#[test]
+fn a_contender_that_stops_answering_is_crashed_and_stopped_without_a_step() {
+    let out = run(Mock {
+        fails_at: Some("step b /two c1"),
+        ..Mock::default()
+    });
+    let mut want = all_steps();
+    want.retain(|s| !s.starts_with("b two"));
+    assert_eq!(out.steps, want);
+    let (status, detail) = out.contender("b");
+    assert_eq!(status, ContenderStatus::Crashed);
+    assert!(
+        detail.starts_with("cannot connect to 127.0.0.1:40002")
+            && detail.ends_with("; last lines of its stderr:\nb says boom"),
+        "{detail}"
+    );
+    assert_eq!(out.contender("a"), (ContenderStatus::Measured, ""));
+    assert_eq!(out.status, RunStatus::Complete);
+    let stopped = out.calls.iter().position(|c| c == "stop b 5s").unwrap();
+    assert_eq!(out.calls[stopped - 1], "step b /two c1");
+    out.all_stopped();
+}
+
+#[test]
+fn when_every_contender_crashes_the_run_failed() {
+    let mut plan = plan();
+    plan.contenders.truncate(1);
+    let out = run_plan(
+        &plan,
+        Mock {
+            dies_at: Some("step a /one c1"),
+            ..Mock::default()
+        },
+    );
+    assert_eq!(out.steps, ["a one c1 r1 contenderdied"]);
+    assert_eq!(out.contender("a").0, ContenderStatus::Crashed);
+    assert_eq!(out.status, RunStatus::Failed);
+}
+
+/// Each contender's name, status and detail.
+type Statuses<'a> = &'a [(&'a str, ContenderStatus, &'a str)];
+
+/// Ctrl-C during each phase: what was measured before is stored, nothing after; each
+/// contender gets the status a user reads today; every contender started is stopped.
+#[test]
+fn ctrl_c_at_every_phase() {
+    use ContenderStatus::{Interrupted, Measured};
+    const BEFORE_FIRST: &str = "the run was interrupted before its first step";
+    const UNTIL: &str = "measured until the run was interrupted";
+    let steps = all_steps();
+    #[rustfmt::skip]
+    let cases: [(&str, &[String], Statuses); 6] = [
+        // While b's setup runs: a, up and verified, is not measured.
+        ("setup b", &[], &[
+            ("a", Interrupted, BEFORE_FIRST),
+            ("b", Interrupted, "contender `b`: the run was interrupted while its setup ran"),
+        ]),
+        // While b is waited for: b is stopped at once.
+        ("ready b", &[], &[
+            ("a", Interrupted, BEFORE_FIRST),
+            ("b", Interrupted, "contender `b`: the run was interrupted while it was waited for to be ready"),
+        ]),
+        // During a's verification (which goes on: it is short): b is never added.
+        ("verify a /two 20x1", &[], &[("a", Interrupted, BEFORE_FIRST)]),
+        // During a warm-up: the steps of the first workload are kept.
+        ("warm-up b /two", &steps[..8], &[("a", Measured, UNTIL), ("b", Measured, UNTIL)]),
+        // During a cooldown: the step before it is kept.
+        ("cooldown", &steps[..1], &[("a", Measured, UNTIL), ("b", Interrupted, BEFORE_FIRST)]),
+        // During a step that measured nothing yet: it is no step.
+        ("step b /one c2", &steps[..5], &[("a", Measured, UNTIL), ("b", Measured, UNTIL)]),
+    ];
+    for (at, want_steps, want_contenders) in cases {
+        let out = run(Mock {
+            ctrl_c_at: Some(at),
+            ..Mock::default()
+        });
+        assert_eq!(out.status, RunStatus::Interrupted, "{at}");
+        assert_eq!(out.steps, want_steps, "{at}");
+        let got: Vec<_> = out
+            .contenders
+            .iter()
+            .map(|(n, s, d)| (n.as_str(), *s, d.as_str()))
+            .collect();
+        assert_eq!(got, want_contenders, "{at}");
+        out.all_stopped();
+        // After the call that saw Ctrl-C, no step, setup or start is begun.
+        let seen = out.calls.iter().position(|c| c == at).unwrap();
+        let after = &out.calls[seen + 1..];
+        assert!(
+            !after
+                .iter()
+                .any(|c| ["step", "setup", "start", "port", "cooldown"]
+                    .iter()
+                    .any(|p| c.starts_with(p))),
+            "{at}: {after:?}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_during_a_step_keeps_what_it_measured_as_interrupted() {
+    let out = run(Mock {
+        ctrl_c_at: Some("step b /one c2"),
+        completed_when_interrupted: 10,
+        ..Mock::default()
+    });
+    let mut want = all_steps()[..6].to_vec();
+    want[5] = "b one c2 r1 interrupted".into();
+    assert_eq!(out.steps, want);
+    assert_eq!(out.status, RunStatus::Interrupted);
+    assert_eq!(
+        out.contender("b"),
+        (
+            ContenderStatus::Measured,
+            "measured until the run was interrupted"
+        )
+    );
+    assert_eq!(
+        &out.calls[out.calls.len() - 3..],
+        ["step b /one c2", "stop a 5s", "stop b 5s"]
+    );
+}
+
+#[test]
+fn a_taken_port_is_retried_on_a_new_port() {
+    let out = run(Mock {
+        ports_taken: HashMap::from([("a", 1)]),
+        ..Mock::default()
+    });
+    assert_eq!(
+        out.calls[..6],
+        [
+            "port 40001",
+            "setup a",
+            "start a :40001 (taken)",
+            "port 40002",
+            "setup a",
+            "start a :40002"
+        ]
+    );
+    assert_eq!(out.steps, all_steps());
+    assert_eq!(out.contender("a"), (ContenderStatus::Measured, ""));
+}
+
+#[test]
+fn a_port_taken_at_every_try_gives_up_with_the_typed_error() {
+    let plan = plan();
+    let dir = Scratch::new();
+    let mut store = Store::open_in_memory().unwrap();
+    let run_id = begin(&mut store);
+    let mut runner = Runner {
+        exec: Mock {
+            ports_taken: HashMap::from([("a", 5)]),
+            ..Mock::default()
+        },
+        plan: &plan,
+        bodies: &[Vec::new(), Vec::new()],
+        plan_dir: dir.path(),
+        run_dir: dir.path(),
+        versions: &[None, None],
+        store: &mut store,
+        run_id,
+    };
+    let Err(NotUp::Harness(e @ HarnessError::PortInUse { .. })) = runner.bring_up(0) else {
+        panic!("not a taken port");
+    };
+    assert_eq!(e.contender_status(), ContenderStatus::Exited);
+    let starts: Vec<_> = runner
+        .exec
+        .calls
+        .iter()
+        .filter(|c| c.starts_with("start"))
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            "start a :40001 (taken)",
+            "start a :40002 (taken)",
+            "start a :40003 (taken)"
+        ]
+    );
+    // In a run, it is stored as exited, with the error; the other contender is measured.
+    let out = run(Mock {
+        ports_taken: HashMap::from([("a", 3)]),
+        ..Mock::default()
+    });
+    let (status, detail) = out.contender("a");
+    assert_eq!(status, ContenderStatus::Exited);
+    assert!(
+        detail.contains("something already listens on 127.0.0.1:40003"),
+        "{detail}"
+    );
+    assert_eq!(out.contender("b"), (ContenderStatus::Measured, ""));
+    assert_eq!(out.steps.len(), 8, "b's steps only: {:?}", out.steps);
+    assert_eq!(out.status, RunStatus::Complete);
+}
+
+#[test]
+fn a_contender_that_fails_verification_is_stopped_and_not_measured() {
+    let out = run(Mock {
+        wrong_answers: Some("a"),
+        ..Mock::default()
+    });
+    let (status, detail) = out.contender("a");
+    assert_eq!(status, ContenderStatus::VerificationFailed);
+    assert!(detail.contains("one answer: HTTP/1.1 500 Oops"), "{detail}");
+    // The first pass of each workload fails; the answer is asked for right after it.
+    #[rustfmt::skip]
+    let want = [
+        "ready a", "verify a /one 20x1", "answer a /one", "verify a /two 20x1",
+        "answer a /two", "stop a 5s", "port 40002",
+    ];
+    assert_eq!(out.calls[3..10], want);
+    assert_eq!(out.contender("b"), (ContenderStatus::Measured, ""));
+    assert_eq!(out.steps.len(), 8, "b's steps only: {:?}", out.steps);
+    assert_eq!(out.status, RunStatus::Complete);
+    out.all_stopped();
+}
