@@ -10,6 +10,7 @@ pub mod result;
 pub mod shootout;
 pub mod spec;
 pub mod status;
+pub mod stored;
 pub mod units;
 
 pub use result::{

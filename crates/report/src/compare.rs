@@ -23,8 +23,8 @@ use crate::shootout::analysis::{
 };
 use crate::shootout::RunFormat;
 use serde_json::{json, Value};
+use shootout_model::stored::StoredRun;
 use shootout_model::{ContenderStatus, LoadLevel, RunStatus};
-use shootout_store::StoredRun;
 use std::fmt::Write;
 
 /// The significance level of the verdicts.

@@ -11,7 +11,7 @@
 //! does I/O, so the same result always renders to the same bytes, whether it comes from
 //! the engine or from the store. Each format is an [`Exporter`], picked by the [`Format`]
 //! enum at the edge (the CLI's `--format`). The run reports read a
-//! [`StoredRun`](shootout_store::StoredRun) — what the store gave back, nothing else.
+//! [`StoredRun`](shootout_model::stored::StoredRun) — what the store gave back, nothing else.
 
 mod ab;
 pub mod compare;

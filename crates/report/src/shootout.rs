@@ -17,7 +17,7 @@ pub(crate) mod json;
 mod markdown;
 mod text;
 
-use shootout_store::StoredRun;
+use shootout_model::stored::StoredRun;
 use std::fmt;
 use std::str::FromStr;
 

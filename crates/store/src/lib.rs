@@ -30,13 +30,16 @@ mod step;
 pub use error::StoreError;
 pub use identity::APPLICATION_ID;
 pub use schema::SCHEMA_VERSION;
-pub use step::{StepRecord, StoredStep};
+pub use shootout_model::stored::{
+    ContenderId, ContenderRow, RunId, RunRow, RunSummary, StepId, StoredRun, StoredStep,
+    UnfinishedRun,
+};
+pub use step::StepRecord;
 
 use codec::{contender_status_of, contender_status_word, run_status_of, run_status_word};
 use identity::{identify, Identity};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use shootout_model::{ContenderStatus, MachineFacts, ProcessOwner, RunStatus};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -48,24 +51,6 @@ pub const DEFAULT_FILE: &str = "shootout.db";
 
 /// How an in-memory store is named in messages.
 const MEMORY: &str = "<memory>";
-
-/// A run's id (its row id in `runs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RunId(pub i64);
-
-/// A step's id (its row id in `steps`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StepId(pub i64);
-
-/// A contender's id within the store (its row id in `contenders`; unique across runs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ContenderId(pub i64);
-
-impl fmt::Display for RunId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 /// A run as it begins.
 #[derive(Debug, Clone, Copy)]
@@ -80,46 +65,6 @@ pub struct NewRun<'a> {
     pub machine: &'a MachineFacts,
     /// Wall-clock start of the run.
     pub started: SystemTime,
-}
-
-/// A run as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRow {
-    /// Its id.
-    pub id: RunId,
-    /// The plan's name.
-    pub name: String,
-    /// The plan file's text, as the user gave it.
-    pub plan_text: String,
-    /// The resolved plan, as JSON text.
-    pub plan_resolved: String,
-    /// The machine the run was made on.
-    pub machine: MachineFacts,
-    /// Wall-clock start.
-    pub started: SystemTime,
-    /// Wall-clock end; `None` while running (or if shootout died without a word).
-    pub ended: Option<SystemTime>,
-    /// How it ended ([`RunStatus::Running`] until [`Store::finish_run`]).
-    pub status: RunStatus,
-}
-
-/// One line of `shootout ls`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
-    /// The run's id.
-    pub id: RunId,
-    /// The plan's name.
-    pub name: String,
-    /// Wall-clock start.
-    pub started: SystemTime,
-    /// Wall-clock end, if it ended.
-    pub ended: Option<SystemTime>,
-    /// How it ended.
-    pub status: RunStatus,
-    /// Contenders recorded.
-    pub contenders: usize,
-    /// Steps recorded.
-    pub steps: usize,
 }
 
 /// A contender as it is added to a run.
@@ -141,56 +86,6 @@ pub struct ContenderRecord<'a> {
     pub stdout_log: Option<&'a Path>,
     /// Where its standard error was captured.
     pub stderr_log: Option<&'a Path>,
-}
-
-/// A contender as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContenderRow {
-    /// Its id.
-    pub id: ContenderId,
-    /// The run it belongs to.
-    pub run: RunId,
-    /// Its name in the plan.
-    pub name: String,
-    /// The command that starts it, or the URL.
-    pub command: String,
-    /// The others are compared with it.
-    pub baseline: bool,
-    /// What became of it.
-    pub status: ContenderStatus,
-    /// Why it failed; empty when there is nothing to say.
-    pub detail: String,
-    /// Its version text.
-    pub version: Option<String>,
-    /// Where its standard output was captured.
-    pub stdout_log: Option<PathBuf>,
-    /// Where its standard error was captured.
-    pub stderr_log: Option<PathBuf>,
-}
-
-/// A run left `running`, as a later shootout examines it (see [`Store::unfinished_runs`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnfinishedRun {
-    /// Its id.
-    pub id: RunId,
-    /// The plan's name.
-    pub name: String,
-    /// The shootout process that runs it; `None` for runs stored by an older shootout.
-    pub owner: Option<ProcessOwner>,
-    /// Its contenders' names and process markers, in the order they were added.
-    pub contenders: Vec<(String, Option<String>)>,
-}
-
-/// One run as the reports need it: the run, its contenders (in plan order) and its steps
-/// (in the order measured), everything read from the store.
-#[derive(Debug, Clone)]
-pub struct StoredRun {
-    /// The run.
-    pub run: RunRow,
-    /// Its contenders.
-    pub contenders: Vec<ContenderRow>,
-    /// Its steps, each with its rebuilt `RunResult` and resource samples.
-    pub steps: Vec<StoredStep>,
 }
 
 /// An open store. Writes go through `&mut self`, one writer per process; other processes

@@ -4,7 +4,7 @@
 //! steps back and rebuilds each [`RunResult`].
 
 use crate::codec::{self, step_status_of, step_status_word};
-use crate::{ContenderId, RunId, StepId, Store, StoreError};
+use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use rusqlite::{named_params, params, Row, TransactionBehavior};
 use shootout_model::{
     Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, LoadLevel, ResourceSample,
@@ -42,34 +42,6 @@ pub struct StepRecord<'a> {
     pub result: &'a RunResult,
     /// The contender's process tree sampled during the step, oldest first.
     pub resources: &'a [ResourceSample],
-}
-
-/// A step as read back from the store.
-#[derive(Debug, Clone)]
-pub struct StoredStep {
-    /// Its id.
-    pub id: StepId,
-    /// The run it belongs to.
-    pub run: RunId,
-    /// The contender measured.
-    pub contender: ContenderId,
-    /// The workload's name.
-    pub workload: String,
-    /// The load level.
-    pub level: LoadLevel,
-    /// Which repetition (1-based).
-    pub repetition: u32,
-    /// Wall-clock start of the step.
-    pub started: SystemTime,
-    /// Wall-clock end of the step.
-    pub ended: SystemTime,
-    /// How the step ended.
-    pub status: StepStatus,
-    /// What the load run measured; its warnings are derived again from the numbers
-    /// ([`RunResult::derive_warnings`]).
-    pub result: RunResult,
-    /// The contender's process tree during the step, oldest first.
-    pub resources: Vec<ResourceSample>,
 }
 
 /// The steps table's columns for a load level: kind, connections, rate.

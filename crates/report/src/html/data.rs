@@ -6,8 +6,8 @@
 //! Seams: reads a [`StoredRun`] only; `mod.rs` renders tables and `charts.rs` draws from
 //! what is computed here. Latencies are milliseconds here (the histograms hold µs).
 
+use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::LoadLevel;
-use shootout_store::{StoredRun, StoredStep};
 
 pub use crate::shootout::analysis::{Cell, NOISY};
 

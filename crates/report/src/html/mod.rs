@@ -19,10 +19,10 @@ mod svg;
 
 use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
 use data::{baseline, workloads, Workload};
+use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{
     ContenderStatus, LatencySummary, LoadSpec, Pace, RunResult, RunStatus, StepStatus, Warning,
 };
-use shootout_store::{StoredRun, StoredStep};
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
 use svg::Stroke;

@@ -8,11 +8,11 @@
 //! µs per completed request, memory in bytes.
 
 use hdrhistogram::Histogram;
+use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{
     latency_histogram, ContenderStatus, FailureCounts, LatencySummary, LoadLevel, RunStatus,
     StepStatus, Warning,
 };
-use shootout_store::{StoredRun, StoredStep};
 
 /// A range of req/s wider than this share of the median marks a cell as noisy.
 pub const NOISY: f64 = 0.10;

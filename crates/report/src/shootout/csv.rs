@@ -9,8 +9,8 @@ use super::analysis::{step_cpu_us, step_peak_rss, step_status_word, Analysis};
 use crate::grid::csv_record;
 use crate::safe::csv_text;
 use crate::units::rfc3339;
+use shootout_model::stored::StoredRun;
 use shootout_model::{FailureKind, LatencySummary, LoadLevel};
-use shootout_store::StoredRun;
 
 /// The columns, in order.
 pub const COLUMNS: [&str; 31] = [

@@ -14,8 +14,8 @@ use super::analysis::{
 use crate::grid::round;
 use crate::units::{rfc3339, unix_s};
 use serde_json::{json, Map, Value};
+use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{FailureCounts, LatencySummary, LoadLevel, Warning};
-use shootout_store::{StoredRun, StoredStep};
 
 /// Version of this document's schema (and of `shootout compare`'s); raised when a field
 /// changes meaning or goes away, not when one is added.

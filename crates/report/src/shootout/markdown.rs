@@ -7,7 +7,7 @@ use super::analysis::{contender_status_word, run_status_word, Analysis};
 use super::text::{ratio_lines, row, served_rows, HEADER};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
-use shootout_store::StoredRun;
+use shootout_model::stored::StoredRun;
 use std::fmt::Write;
 
 macro_rules! line {

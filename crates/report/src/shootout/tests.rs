@@ -2,11 +2,11 @@
 //! (which snapshots every format through the binary) does not reach.
 
 use super::*;
+use shootout_model::stored::{ContenderId, ContenderRow, RunId, RunRow, StepId, StoredStep};
 use shootout_model::{
     latency_histogram, ContenderStatus, Counts, LoadLevel, MachineFacts, ResourceSample, RunResult,
     RunStatus, StepStatus,
 };
-use shootout_store::{ContenderId, ContenderRow, RunId, RunRow, StepId, StoredStep};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 fn at(s: u64) -> SystemTime {

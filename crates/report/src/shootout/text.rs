@@ -11,7 +11,7 @@ use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{mib, text_table, Align};
 use crate::safe::terminal_line;
 use crate::units::ms3;
-use shootout_store::StoredRun;
+use shootout_model::stored::StoredRun;
 use std::fmt::Write;
 
 /// Appends one formatted line (writing to a `String` cannot fail).
