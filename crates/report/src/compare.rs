@@ -18,9 +18,7 @@ use crate::grid::{
 };
 use crate::mann_whitney;
 use crate::safe::{csv_text, terminal_line};
-use crate::shootout::analysis::{
-    cell_label, contender_status_word, median, run_status_word, Analysis, Cell,
-};
+use crate::shootout::analysis::{cell_label, median, Analysis, Cell};
 use crate::shootout::RunFormat;
 use serde_json::{json, Value};
 use shootout_model::stored::StoredRun;
@@ -220,7 +218,7 @@ impl<'a> Comparison<'a> {
                     let first = first
                         .trim_end_matches(':')
                         .trim_end_matches("; last lines of its stderr");
-                    let status = contender_status_word(c.status).replace('_', " ");
+                    let status = c.status.as_str().replace('_', " ");
                     if first.is_empty() {
                         status
                     } else {
@@ -288,7 +286,7 @@ impl<'a> Comparison<'a> {
                     format!(
                         "run {} ({label}) is {}: only the steps it stored are compared",
                         run.run.id,
-                        run_status_word(run.run.status)
+                        run.run.status.as_str()
                     ),
                 );
             }
@@ -439,7 +437,7 @@ fn run_line(run: &StoredRun, reps: usize) -> String {
         run.run.id,
         run.run.name,
         utc_seconds(run.run.started),
-        run_status_word(run.run.status),
+        run.run.status.as_str(),
         crate::grid::plural(reps, "repetition", "repetitions")
     )
 }
@@ -608,7 +606,7 @@ fn run_json(run: &StoredRun, reps: usize) -> Value {
     json!({
         "id": run.run.id.0,
         "name": run.run.name,
-        "status": run_status_word(run.run.status),
+        "status": run.run.status.as_str(),
         "started_utc": crate::units::rfc3339(run.run.started),
         "repetitions": reps,
     })

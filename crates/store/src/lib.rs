@@ -36,7 +36,6 @@ pub use shootout_model::stored::{
 };
 pub use step::StepRecord;
 
-use codec::{contender_status_of, contender_status_word, run_status_of, run_status_word};
 use identity::{identify, Identity};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use shootout_model::{ContenderStatus, MachineFacts, ProcessOwner, RunStatus};
@@ -289,7 +288,7 @@ impl Store {
                     run.plan_resolved,
                     machine,
                     codec::ns_since_epoch(run.started),
-                    run_status_word(RunStatus::Running),
+                    RunStatus::Running.as_str(),
                 ],
             )
             .map_err(self.sql("record the run"))?;
@@ -307,7 +306,7 @@ impl Store {
             .conn
             .execute(
                 "UPDATE runs SET status = ?2, ended_ns = ?3 WHERE id = ?1",
-                params![run.0, run_status_word(status), codec::ns_since_epoch(ended)],
+                params![run.0, status.as_str(), codec::ns_since_epoch(ended)],
             )
             .map_err(self.sql("record the end of the run"))?;
         if n == 0 {
@@ -333,7 +332,7 @@ impl Store {
                     c.name,
                     c.command,
                     c.baseline,
-                    contender_status_word(c.status),
+                    c.status.as_str(),
                     c.detail,
                     c.version,
                     path_text(c.stdout_log),
@@ -355,7 +354,7 @@ impl Store {
             .conn
             .execute(
                 "UPDATE contenders SET status = ?2, detail = ?3 WHERE id = ?1",
-                params![id.0, contender_status_word(status), detail],
+                params![id.0, status.as_str(), detail],
             )
             .map_err(self.sql("update the contender"))?;
         if n == 0 {
@@ -434,7 +433,7 @@ impl Store {
                         owner_start_ticks
                  FROM runs WHERE status = ?1 ORDER BY id",
             )?;
-            let rows = stmt.query_map([run_status_word(RunStatus::Running)], |r| {
+            let rows = stmt.query_map([RunStatus::Running.as_str()], |r| {
                 let owner = match (
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, Option<String>>(3)?,
@@ -496,9 +495,9 @@ impl Store {
                 "UPDATE runs SET status = ?2, ended_ns = ?3 WHERE id = ?1 AND status = ?4",
                 params![
                     run.0,
-                    run_status_word(RunStatus::Abandoned),
+                    RunStatus::Abandoned.as_str(),
                     codec::ns_since_epoch(ended),
-                    run_status_word(RunStatus::Running),
+                    RunStatus::Running.as_str(),
                 ],
             )
             .map_err(&sql)?;
@@ -508,8 +507,8 @@ impl Store {
         // Contenders still `skipped` (the word a contender has until its end is recorded)
         // or `measured` while being measured.
         let unsettled = [
-            contender_status_word(ContenderStatus::Skipped),
-            contender_status_word(ContenderStatus::Measured),
+            ContenderStatus::Skipped.as_str(),
+            ContenderStatus::Measured.as_str(),
         ];
         for (has_steps, status, detail) in [
             (
@@ -530,13 +529,7 @@ impl Store {
                        AND {} EXISTS (SELECT 1 FROM steps s WHERE s.contender_id = contenders.id)",
                     if has_steps { "" } else { "NOT" }
                 ),
-                params![
-                    run.0,
-                    contender_status_word(status),
-                    detail,
-                    unsettled[0],
-                    unsettled[1],
-                ],
+                params![run.0, status.as_str(), detail, unsettled[0], unsettled[1]],
             )
             .map_err(&sql)?;
         }
@@ -654,8 +647,8 @@ impl Store {
     }
 
     fn run_status(&self, id: RunId, word: &str) -> Result<RunStatus, StoreError> {
-        run_status_of(word)
-            .ok_or_else(|| self.corrupt(format!("status of run {id}"), format!("'{word}'")))
+        word.parse::<RunStatus>()
+            .map_err(|_| self.corrupt(format!("status of run {id}"), format!("'{word}'")))
     }
 
     /// The contenders of a run, in the order they were added.
@@ -690,7 +683,7 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (mut c, status) = row.map_err(self.sql("read the contenders"))?;
-            c.status = contender_status_of(&status).ok_or_else(|| {
+            c.status = status.parse::<ContenderStatus>().map_err(|_| {
                 self.corrupt(
                     format!("status of contender {}", c.id.0),
                     format!("'{status}'"),

@@ -3,7 +3,7 @@
 //! per-second series, resource samples) in one transaction; [`Store::steps`] reads a run's
 //! steps back and rebuilds each [`RunResult`].
 
-use crate::codec::{self, step_status_of, step_status_word};
+use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use rusqlite::{named_params, params, Row, TransactionBehavior};
 use shootout_model::{
@@ -139,7 +139,7 @@ impl Store {
                     ":repetition": step.repetition,
                     ":started_ns": codec::ns_since_epoch(step.started),
                     ":ended_ns": codec::ns_since_epoch(step.ended),
-                    ":status": step_status_word(step.status),
+                    ":status": step.status.as_str(),
                     ":measured_started_ns": codec::ns_since_epoch(r.started),
                     ":duration_ns": codec::ns(r.duration),
                     ":rps": r.rps(),
@@ -369,7 +369,7 @@ impl Store {
             }
         };
         let status_word: String = col!("status");
-        let status: StepStatus = step_status_of(&status_word).ok_or_else(|| {
+        let status: StepStatus = status_word.parse::<StepStatus>().map_err(|_| {
             self.corrupt(format!("status of step {id}"), format!("'{status_word}'"))
         })?;
 

@@ -294,40 +294,6 @@ pub struct Analysis<'a> {
     pub warnings: Vec<RunWarning>,
 }
 
-/// The word for a run's status: `complete`, `interrupted`, `failed`, `running`.
-pub fn run_status_word(s: RunStatus) -> &'static str {
-    match s {
-        RunStatus::Running => "running",
-        RunStatus::Complete => "complete",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Failed => "failed",
-        RunStatus::Abandoned => "abandoned",
-    }
-}
-
-/// The word for a contender's status, as in the JSON and CSV (`verification_failed`, …).
-pub fn contender_status_word(s: ContenderStatus) -> &'static str {
-    match s {
-        ContenderStatus::Measured => "measured",
-        ContenderStatus::SetupFailed => "setup_failed",
-        ContenderStatus::Exited => "exited",
-        ContenderStatus::NeverReady => "never_ready",
-        ContenderStatus::VerificationFailed => "verification_failed",
-        ContenderStatus::Crashed => "crashed",
-        ContenderStatus::Skipped => "skipped",
-        ContenderStatus::Interrupted => "interrupted",
-    }
-}
-
-/// The word for a step's status: `complete`, `interrupted`, `contender_died`.
-pub fn step_status_word(s: StepStatus) -> &'static str {
-    match s {
-        StepStatus::Complete => "complete",
-        StepStatus::Interrupted => "interrupted",
-        StepStatus::ContenderDied => "contender_died",
-    }
-}
-
 /// `nginx · hello · c=8`.
 pub fn cell_label(contender: &str, workload: &str, level: LoadLevel) -> String {
     format!("{contender} · {workload} · {level}")

@@ -7,10 +7,7 @@
 //! Units are in the field names (`_ms`, `_s`, `_bytes`, `_us_per_request`); times keep µs
 //! resolution (3 decimals in ms, 6 in s), rates 3 decimals. Nothing is ever NaN.
 
-use super::analysis::{
-    contender_status_word, run_status_word, step_cpu_us, step_peak_rss, step_status_word, Analysis,
-    Cell, Ratio, SERVED_PERCENTS,
-};
+use super::analysis::{step_cpu_us, step_peak_rss, Analysis, Cell, Ratio, SERVED_PERCENTS};
 use crate::grid::round;
 use crate::units::{rfc3339, unix_s};
 use serde_json::{json, Map, Value};
@@ -68,7 +65,7 @@ pub fn json(run: &StoredRun) -> Value {
                 "name": c.name,
                 "command": c.command,
                 "baseline": c.baseline,
-                "status": contender_status_word(c.status),
+                "status": c.status.as_str(),
                 "detail": c.detail,
                 "version": c.version,
             })
@@ -110,7 +107,7 @@ pub fn json(run: &StoredRun) -> Value {
                 "workload": s.workload,
                 "level": level_json(s.level),
                 "repetition": s.repetition,
-                "status": step_status_word(s.status),
+                "status": s.status.as_str(),
                 "started_utc": rfc3339(s.started),
                 "duration_s": round(s.result.duration.as_secs_f64(), 6),
                 "rps": round(s.result.rps(), 3),
@@ -146,7 +143,7 @@ pub fn json(run: &StoredRun) -> Value {
         "run": {
             "id": r.id.0,
             "name": r.name,
-            "status": run_status_word(r.status),
+            "status": r.status.as_str(),
             "started_utc": rfc3339(r.started),
             "started_unix_s": round(unix_s(r.started), 3),
             "ended_utc": r.ended.map(rfc3339),

@@ -3,7 +3,7 @@
 //! name and message escaped (a `|` in a contender's name stays inside its cell), stderr
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
-use super::analysis::{contender_status_word, run_status_word, Analysis};
+use super::analysis::Analysis;
 use super::text::{ratio_lines, row, served_rows, HEADER};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
@@ -27,7 +27,7 @@ pub fn markdown(run: &StoredRun) -> String {
     line!(o, "# Run {}: {}", r.id, md_escape(&r.name));
     line!(o);
     for (k, v) in [
-        ("status", run_status_word(r.status).to_string()),
+        ("status", r.status.as_str().to_string()),
         ("started", started_line(run)),
         ("machine", machine_line(run)),
         ("versions", versions_line(run)),
@@ -49,7 +49,7 @@ pub fn markdown(run: &StoredRun) -> String {
             vec![
                 c.name.clone(),
                 c.command.clone(),
-                contender_status_word(c.status).replace('_', " "),
+                c.status.as_str().replace('_', " "),
                 c.version
                     .as_deref()
                     .and_then(|v| v.lines().next())

@@ -52,7 +52,7 @@ pub fn text(run: &StoredRun) -> String {
         "run {}: {} ({})",
         r.id,
         terminal_line(&r.name),
-        super::analysis::run_status_word(r.status)
+        r.status.as_str()
     );
     let facts = [
         ("started", started_line(run)),
