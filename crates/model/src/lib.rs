@@ -6,6 +6,7 @@
 //! latency histograms in microseconds (named in every doc comment).
 
 pub mod plan;
+pub mod resolved;
 pub mod result;
 pub mod shootout;
 pub mod spec;

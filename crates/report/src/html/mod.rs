@@ -295,7 +295,7 @@ fn run_warnings(run: &StoredRun, ws: &[Workload]) -> Vec<String> {
             "<strong>Noisy measurements</strong>: req/s spread more than {}% of the median over repetitions in {n} cell{} ({})",
             data::NOISY * 100.0,
             if n == 1 { "" } else { "s" },
-            crate::shootout::analysis::noise_advice(&run.run.plan_resolved),
+            crate::shootout::analysis::noise_advice(run),
         );
         out.push(if n > FOLD {
             format!(

@@ -8,6 +8,7 @@
 //! µs per completed request, memory in bytes.
 
 use hdrhistogram::Histogram;
+use shootout_model::resolved::ResolvedPlan;
 use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{
     latency_histogram, ContenderStatus, FailureCounts, LatencySummary, LoadLevel, RunStatus,
@@ -411,12 +412,14 @@ impl<'a> Analysis<'a> {
     pub fn steps_line(&self) -> String {
         use crate::grid::plural;
         let n = self.run.steps.len();
-        let planned = planned_shape(&self.run.run.plan_resolved).unwrap_or((
-            self.measured_contenders(),
-            self.workloads.len(),
-            self.level_count(),
-            self.max_reps(),
-        ));
+        let planned = ResolvedPlan::parse(&self.run.run.plan_resolved)
+            .and_then(|p| p.shape())
+            .unwrap_or((
+                self.measured_contenders(),
+                self.workloads.len(),
+                self.level_count(),
+                self.max_reps(),
+            ));
         let (c, w, l, r) = planned;
         let shape = format!(
             "{} × {} × {} × {}",
@@ -592,7 +595,7 @@ impl<'a> Analysis<'a> {
                 });
             }
         }
-        let advice = noise_advice(&self.run.run.plan_resolved);
+        let advice = noise_advice(self.run);
         for (w, level, cell) in self.cells() {
             if cell.noisy() {
                 let name = self.name(cell.contender);
@@ -624,34 +627,15 @@ impl<'a> Analysis<'a> {
     }
 }
 
-/// Contenders, workloads, levels and repetitions of the resolved plan `shootout run` stores
-/// (`{"contenders": [..], "workloads": [..], "levels": [..], "repeat": n}`).
 /// What a noisy cell's warning advises: pinning, unless the plan already pinned the
 /// contenders and the load to CPUs (`server_cpus` and `load_cpus` in the resolved plan).
-pub(crate) fn noise_advice(resolved: &str) -> &'static str {
-    let pinned = serde_json::from_str::<serde_json::Value>(resolved)
-        .map(|v| {
-            ["server_cpus", "load_cpus"]
-                .iter()
-                .all(|k| v.get(k).is_some_and(|c| !c.is_null()))
-        })
-        .unwrap_or(false);
+pub(crate) fn noise_advice(run: &StoredRun) -> &'static str {
+    let pinned = ResolvedPlan::parse(&run.run.plan_resolved).is_some_and(|p| p.pinned());
     if pinned {
         "add repetitions or lengthen the steps; server and load are already pinned apart"
     } else {
         "add repetitions or lengthen the steps, and pin server and load to different CPUs"
     }
-}
-
-fn planned_shape(resolved: &str) -> Option<(usize, usize, usize, usize)> {
-    let v: serde_json::Value = serde_json::from_str(resolved).ok()?;
-    let len = |k: &str| v.get(k)?.as_array().map(Vec::len);
-    Some((
-        len("contenders")?,
-        len("workloads")?,
-        len("levels")?,
-        usize::try_from(v.get("repeat")?.as_u64()?).ok()?,
-    ))
 }
 
 /// The first non-empty lines of a contender's detail, at most [`DETAIL_LINES`], with their
