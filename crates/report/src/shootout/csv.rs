@@ -5,10 +5,11 @@
 //! names that a spreadsheet would run as a formula (`=…`, `+…`, `-…`, `@…`) start with `'`;
 //! `baseline` is true on the steps of the contender the reports compare the others with.
 
-use super::analysis::{step_cpu_us, step_peak_rss, Analysis};
 use crate::grid::csv_record;
 use crate::safe::csv_text;
 use crate::units::rfc3339;
+use shootout_analysis::cells::{step_cpu_us, step_peak_rss};
+use shootout_analysis::Analysis;
 use shootout_model::stored::StoredRun;
 use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 

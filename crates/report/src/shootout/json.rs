@@ -7,10 +7,12 @@
 //! Units are in the field names (`_ms`, `_s`, `_bytes`, `_us_per_request`); times keep µs
 //! resolution (3 decimals in ms, 6 in s), rates 3 decimals. Nothing is ever NaN.
 
-use super::analysis::{step_cpu_us, step_peak_rss, Analysis, Cell, Ratio, SERVED_PERCENTS};
+use super::words::{warning_message, SERVED_PERCENTS};
 use crate::grid::round;
 use crate::units::{rfc3339, unix_s};
 use serde_json::{json, Map, Value};
+use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio};
+use shootout_analysis::Analysis;
 use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{FailureCounts, LatencySummary, LoadLevel, Warning};
 
@@ -76,12 +78,12 @@ pub fn json(run: &StoredRun) -> Value {
         .iter()
         .map(|w| {
             json!({
-                "kind": w.kind,
-                "message": w.message,
-                "detail": w.detail,
-                "contender": w.contender,
-                "workload": w.workload,
-                "level": w.level.map(|l| l.to_string()),
+                "kind": w.kind(),
+                "message": warning_message(w),
+                "detail": w.detail_lines(),
+                "contender": w.contender(),
+                "workload": w.cell().map(|at| &at.workload),
+                "level": w.cell().map(|at| at.level.to_string()),
             })
         })
         .collect();
@@ -166,11 +168,7 @@ pub fn json(run: &StoredRun) -> Value {
 
 /// A load run's warning: `{kind, message}`.
 fn warning_json(w: &Warning) -> Value {
-    let kind = serde_json::to_value(w)
-        .ok()
-        .and_then(|v| v.get("kind").cloned())
-        .unwrap_or(Value::Null);
-    json!({ "kind": kind, "message": w.to_string() })
+    json!({ "kind": w.kind(), "message": w.to_string() })
 }
 
 fn result_json(
