@@ -136,7 +136,7 @@ pub fn step_peak_rss(s: &StoredStep) -> Option<u64> {
 }
 
 /// The cell of `steps` (one contender × workload × level, in repetition order).
-pub fn cell<'a>(contender: usize, level: LoadLevel, steps: Vec<&'a StoredStep>) -> Cell<'a> {
+pub(crate) fn cell<'a>(contender: usize, level: LoadLevel, steps: Vec<&'a StoredStep>) -> Cell<'a> {
     let summaries: Vec<LatencySummary> = steps
         .iter()
         .map(|s| LatencySummary::of(&s.result.latency))
@@ -322,7 +322,7 @@ impl<'a> Analysis<'a> {
 }
 
 /// Index of the step's contender among the run's contenders.
-pub fn contender_of(run: &StoredRun, step: &StoredStep) -> Option<usize> {
+pub(crate) fn contender_of(run: &StoredRun, step: &StoredStep) -> Option<usize> {
     run.contenders.iter().position(|c| c.id == step.contender)
 }
 

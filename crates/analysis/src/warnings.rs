@@ -12,7 +12,7 @@ use crate::cells::{Analysis, Cell};
 use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, StepStatus, Warning};
 
 /// Lines of a contender's failure detail the text reports quote.
-pub const DETAIL_LINES: usize = 4;
+pub(crate) const DETAIL_LINES: usize = 4;
 
 /// Where a cell's warning applies: contender × workload × load level.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +137,7 @@ impl RunWarning {
         }
     }
 
-    /// The first non-empty lines of a contender's detail, at most [`DETAIL_LINES`], with
+    /// The first non-empty lines of a contender's detail, at most four, with
     /// their common indentation removed; empty for other warnings.
     pub fn detail_lines(&self) -> Vec<String> {
         match self {

@@ -1,17 +1,9 @@
-//! `shootout compare A B`: what changed between two stored runs. Steps are paired by
-//! contender name × workload × load level; for each pair the median req/s and median p99 of
-//! run A and run B, the change, and a verdict from a two-sided Mann–Whitney U test of the
-//! per-repetition values ([`crate::mann_whitney`], α = [`ALPHA`]): faster, slower, no
-//! significant change (noise), or not enough repetitions to tell.
-//!
-//! Gates for CI ([`Gates`]): `--fail-if-slower PCT` flags a pair whose median req/s dropped
-//! by more than PCT percent when the drop is significant — or when the repetitions are too
-//! few for the test to ever be significant, since then no test can clear it — and a contender
-//! measured in A that failed in B (crashed, failed verification, …); `--fail-if-p99-above MS`
-//! flags every contender × workload × level of run B whose median p99 is above MS.
-//!
-//! Renderings: text, Markdown, JSON (schema in `docs/report-json.md`), CSV (one record per
-//! pair). Like the run reports, everything is computed from two [`StoredRun`]s only.
+//! The renderings of `shootout compare A B`: text, Markdown, JSON (schema in
+//! `docs/report-json.md`) and CSV (one record per pair), and the words of the comparison's
+//! verdicts, warnings and failed gates. What is compared — pairs of contender × workload ×
+//! load level, their changes, the Mann–Whitney verdicts at α = [`ALPHA`] and the gates
+//! ([`Gates`]) — is computed in `shootout-analysis` ([`Comparison::of`], re-exported here)
+//! from two [`StoredRun`]s only; this module lays it out.
 
 use crate::grid::{
     csv_record, markdown_table, md_escape, plural, round, signed_percent, text_table, utc_seconds,

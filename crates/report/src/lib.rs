@@ -29,7 +29,6 @@ mod wrk;
 #[cfg(test)]
 mod fixtures;
 
-pub use shootout_analysis::mann_whitney;
 use shootout_analysis::stats;
 use shootout_model::{LoadSpec, RunResult};
 use std::fmt;

@@ -201,11 +201,32 @@ pub fn render_run(run: &StoredRun) -> String {
         utc(r.started)
     );
 
-    // Facts.
+    run_facts(&mut o, run);
+    warnings_section(&mut o, &warnings::run_warnings(&a));
+
+    let base = a.baseline.unwrap_or(0);
+    contenders_table(&mut o, run, &who, base);
+
+    if ws.is_empty() {
+        o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
+    }
+    for w in &ws {
+        workload_section(&mut o, w, &who, base);
+    }
+
+    o.push_str("<h2>Plan</h2>\n");
+    let _ = writeln!(o, "<pre>{}</pre>", escape(r.plan_text.trim_end()));
+    close_page(&mut o, "from its store");
+    o
+}
+
+/// The run's facts: plan, status, dates, machine, versions.
+fn run_facts(o: &mut String, run: &StoredRun) {
+    let r = &run.run;
     o.push_str("<dl class=\"facts\">\n");
-    fact(&mut o, "Plan", &escape(&r.name));
+    fact(o, "Plan", &escape(&r.name));
     fact(
-        &mut o,
+        o,
         "Status",
         &format!(
             "{} ({} step{} stored)",
@@ -223,10 +244,10 @@ pub fn render_run(run: &StoredRun) -> String {
         ),
         None => format!("{} → not ended", utc(r.started)),
     };
-    fact(&mut o, "Date", &when);
+    fact(o, "Date", &when);
     let m = &r.machine;
     fact(
-        &mut o,
+        o,
         "Machine",
         &format!(
             "{} · {} core{} · Linux {} · {} memory",
@@ -252,15 +273,14 @@ pub fn render_run(run: &StoredRun) -> String {
         }
     }
     if !versions.is_empty() {
-        fact(&mut o, "Versions", &versions.join(" · "));
+        fact(o, "Versions", &versions.join(" · "));
     }
     o.push_str("</dl>\n");
+}
 
-    warnings_section(&mut o, &warnings::run_warnings(&a));
-
-    // Contenders.
+/// The contenders with their commands and what became of them; `base` is tagged baseline.
+fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
     o.push_str("<h2>Contenders</h2>\n<table><tr><th class=\"l\">contender</th><th class=\"l\">command or URL</th><th class=\"l\">status</th></tr>\n");
-    let base = a.baseline.unwrap_or(0);
     for (i, c) in run.contenders.iter().enumerate() {
         let _ = writeln!(
             o,
@@ -277,18 +297,6 @@ pub fn render_run(run: &StoredRun) -> String {
         );
     }
     o.push_str("</table>\n");
-
-    if ws.is_empty() {
-        o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
-    }
-    for w in &ws {
-        workload_section(&mut o, w, &who, base);
-    }
-
-    o.push_str("<h2>Plan</h2>\n");
-    let _ = writeln!(o, "<pre>{}</pre>", escape(r.plan_text.trim_end()));
-    close_page(&mut o, "from its store");
-    o
 }
 
 /// One workload: its table, its sweep charts, its spectrum and scatter at the highest
