@@ -129,28 +129,25 @@ fn swatch(color: &str) -> String {
     format!("<span class=\"sw\" style=\"background:{color}\"></span>")
 }
 
-/// What became of a contender, in words.
+/// What became of a contender, in words (the status's own word where it says enough).
 fn contender_status(s: ContenderStatus) -> &'static str {
     match s {
-        ContenderStatus::Measured => "measured",
+        ContenderStatus::Measured | ContenderStatus::Skipped => s.as_str(),
         ContenderStatus::SetupFailed => "its setup failed",
         ContenderStatus::Exited => "it exited before it was ready",
         ContenderStatus::NeverReady => "it never became ready",
         ContenderStatus::VerificationFailed => "its answers failed verification",
         ContenderStatus::Crashed => "it died while being measured",
-        ContenderStatus::Skipped => "skipped",
         ContenderStatus::Interrupted => "the run was interrupted before it was measured",
     }
 }
 
-/// How a run ended, in words.
+/// How a run ended, in words (the status's own word where it says enough).
 fn run_status(s: RunStatus) -> &'static str {
     match s {
         RunStatus::Running => "running (or shootout died without a word)",
-        RunStatus::Complete => "complete",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Failed => "failed",
         RunStatus::Abandoned => "abandoned (shootout died before its end)",
+        RunStatus::Complete | RunStatus::Interrupted | RunStatus::Failed => s.as_str(),
     }
 }
 
