@@ -583,7 +583,6 @@ impl Store {
         self.run_where("WHERE id = ?1", params![id.0])
     }
 
-    /// The run started last, if any.
     /// Run `id` with its contenders and steps; `None` when there is no such run.
     pub fn load_run(&self, id: RunId) -> Result<Option<StoredRun>, StoreError> {
         let Some(run) = self.run(id)? else {
@@ -596,6 +595,7 @@ impl Store {
         }))
     }
 
+    /// The run started last, if any.
     pub fn latest_run(&self) -> Result<Option<RunRow>, StoreError> {
         self.run_where("ORDER BY started_ns DESC, id DESC LIMIT 1", params![])
     }
