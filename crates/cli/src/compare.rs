@@ -113,7 +113,7 @@ pub fn compare(a: CompareArgs) -> Result<i32, Failure> {
             a.b
         )));
     }
-    let asked = c.gates_text().join(" ");
+    let asked = compare::gates_text(&c.gates).join(" ");
     if c.failed() {
         eprintln!(
             "error: run {} failed {asked}: {} against run {}:",
@@ -122,7 +122,7 @@ pub fn compare(a: CompareArgs) -> Result<i32, Failure> {
             a.a
         );
         for v in &c.violations {
-            eprintln!("  - {}", v.message);
+            eprintln!("  - {}", compare::violation_text(&c, v));
         }
         return Ok(1);
     }

@@ -37,7 +37,7 @@ fn listing(db: &std::path::Path, runs: &[shootout_store::RunSummary]) -> String 
             "{:>4}  {:<23}  {:<11}  {:>10}  {:>5}  {}\n",
             r.id.0,
             shootout_report::utc_seconds(r.started),
-            format!("{:?}", r.status).to_lowercase(),
+            r.status.as_str(),
             r.contenders,
             r.steps,
             r.name

@@ -6,10 +6,12 @@
 //! latency histograms in microseconds (named in every doc comment).
 
 pub mod plan;
+pub mod resolved;
 pub mod result;
 pub mod shootout;
 pub mod spec;
 pub mod status;
+pub mod stored;
 pub mod units;
 
 pub use result::{
@@ -18,6 +20,7 @@ pub use result::{
 };
 pub use shootout::{
     ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample, RunStatus, StepStatus,
+    UnknownStatus,
 };
 pub use spec::{Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, Target, TlsOptions};
 pub use status::StatusSet;

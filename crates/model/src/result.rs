@@ -342,6 +342,24 @@ pub enum Warning {
     },
 }
 
+impl Warning {
+    /// The warning's stable word for machines (`generator_saturated`, …): the `kind` tag
+    /// of its serde form, as stored and as printed in the JSON reports.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Warning::GeneratorSaturated { .. } => "generator_saturated",
+            Warning::ScheduleNotKept { .. } => "schedule_not_kept",
+            Warning::ConnectFailed { .. } => "connect_failed",
+            Warning::Failures { .. } => "failures",
+            Warning::SlowConnects { .. } => "slow_connects",
+            Warning::Unserved { .. } => "unserved",
+            Warning::NothingCompleted => "nothing_completed",
+            Warning::Retried { .. } => "retried",
+            Warning::Dropped { .. } => "dropped",
+        }
+    }
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -602,6 +620,43 @@ pub fn per_second(count: u64, d: Duration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warning_kinds_are_their_serde_tags() {
+        let all = [
+            Warning::GeneratorSaturated {
+                busiest_thread: 0.95,
+            },
+            Warning::ScheduleNotKept {
+                target_rps: 10.0,
+                achieved_rps: 5.0,
+                late: 2,
+            },
+            Warning::ConnectFailed { count: 1 },
+            Warning::Failures {
+                failed: 1,
+                completed: 2,
+            },
+            Warning::SlowConnects { count: 1 },
+            Warning::NothingCompleted,
+            Warning::Unserved {
+                connections: 8,
+                served: 2.0,
+                rps: 1.0,
+                mean_ms: 2.0,
+            },
+            Warning::Retried { count: 1 },
+            Warning::Dropped { count: 1 },
+        ];
+        for w in all {
+            let text = toml::to_string(&w).unwrap();
+            assert!(
+                text.lines()
+                    .any(|l| l == format!("kind = \"{}\"", w.kind())),
+                "{text}"
+            );
+        }
+    }
 
     #[test]
     fn counts_merge_adds_every_field() {

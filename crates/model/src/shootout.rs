@@ -1,10 +1,16 @@
 //! The vocabulary of a shootout (`shootout run`): load levels, the statuses of runs, steps
 //! and contenders, the server's resource samples and the machine's facts. Shared by the
 //! harness (which produces samples), the store (which keeps everything) and the reports.
+//!
+//! Each status owns its word (`as_str`, [`Display`](fmt::Display), [`FromStr`]): the
+//! store's columns, the JSON and CSV reports and `shootout ls` all spell it through these,
+//! so a status word is written once, here. The words are part of the store's file format
+//! and of the JSON schema: changing one needs a migration.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 /// One load level of a sweep.
@@ -140,4 +146,120 @@ pub struct MachineFacts {
     pub memory_bytes: u64,
     /// Versions of tools involved (shootout, contenders' binaries…).
     pub versions: BTreeMap<String, String>,
+}
+
+/// A word that names no status of its kind (e.g. a damaged store).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{word}' is not a {what} status")]
+pub struct UnknownStatus {
+    /// What kind of status was read: `run`, `step` or `contender`.
+    pub what: &'static str,
+    /// The word found.
+    pub word: String,
+}
+
+/// Gives a status enum its fixed snake_case words: `as_str`, `ALL`, `Display` and
+/// `FromStr` (exact words only: `Interrupted` is not `interrupted`).
+macro_rules! status_words {
+    ($ty:ident, $what:literal { $($variant:ident => $word:literal,)* }) => {
+        impl $ty {
+            /// Every status, in declaration order.
+            pub const ALL: &'static [$ty] = &[$($ty::$variant,)*];
+
+            /// The status's word, as stored and as printed in JSON and CSV.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $word,)*
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = UnknownStatus;
+
+            fn from_str(word: &str) -> Result<Self, Self::Err> {
+                match word {
+                    $($word => Ok($ty::$variant),)*
+                    _ => Err(UnknownStatus { what: $what, word: word.to_string() }),
+                }
+            }
+        }
+    };
+}
+
+status_words!(RunStatus, "run" {
+    Running => "running",
+    Complete => "complete",
+    Interrupted => "interrupted",
+    Failed => "failed",
+    Abandoned => "abandoned",
+});
+
+status_words!(StepStatus, "step" {
+    Complete => "complete",
+    Interrupted => "interrupted",
+    ContenderDied => "contender_died",
+});
+
+status_words!(ContenderStatus, "contender" {
+    Measured => "measured",
+    SetupFailed => "setup_failed",
+    Exited => "exited",
+    NeverReady => "never_ready",
+    VerificationFailed => "verification_failed",
+    Crashed => "crashed",
+    Skipped => "skipped",
+    Interrupted => "interrupted",
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words are serde's too: the serde form and the word must never drift apart.
+    fn same_as_serde<T: Serialize + FromStr + fmt::Display + PartialEq + fmt::Debug + Copy>(
+        all: &[T],
+    ) where
+        T::Err: fmt::Debug,
+    {
+        for &s in all {
+            let word = s.to_string();
+            assert_eq!(serde_json_like(&s), word);
+            assert_eq!(word.parse::<T>().unwrap(), s);
+        }
+    }
+
+    /// The serde name of a unit variant, read through TOML (the model's serde format).
+    fn serde_json_like<T: Serialize>(v: &T) -> String {
+        #[derive(Serialize)]
+        struct Wrap<'a, T> {
+            v: &'a T,
+        }
+        let text = toml::to_string(&Wrap { v }).unwrap();
+        text.trim()
+            .strip_prefix("v = \"")
+            .and_then(|t| t.strip_suffix('"'))
+            .unwrap_or(&text)
+            .to_string()
+    }
+
+    #[test]
+    fn status_words_round_trip_and_match_serde() {
+        same_as_serde(RunStatus::ALL);
+        same_as_serde(StepStatus::ALL);
+        same_as_serde(ContenderStatus::ALL);
+        assert_eq!(ContenderStatus::ALL.len(), 8);
+        assert_eq!(
+            "contender_died".parse::<StepStatus>(),
+            Ok(StepStatus::ContenderDied)
+        );
+        let e = "Interrupted".parse::<RunStatus>().unwrap_err();
+        assert_eq!(e.to_string(), "'Interrupted' is not a run status");
+    }
 }

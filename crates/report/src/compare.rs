@@ -1,119 +1,33 @@
-//! `shootout compare A B`: what changed between two stored runs. Steps are paired by
-//! contender name × workload × load level; for each pair the median req/s and median p99 of
-//! run A and run B, the change, and a verdict from a two-sided Mann–Whitney U test of the
-//! per-repetition values ([`crate::mann_whitney`], α = [`ALPHA`]): faster, slower, no
-//! significant change (noise), or not enough repetitions to tell.
-//!
-//! Gates for CI ([`Gates`]): `--fail-if-slower PCT` flags a pair whose median req/s dropped
-//! by more than PCT percent when the drop is significant — or when the repetitions are too
-//! few for the test to ever be significant, since then no test can clear it — and a contender
-//! measured in A that failed in B (crashed, failed verification, …); `--fail-if-p99-above MS`
-//! flags every contender × workload × level of run B whose median p99 is above MS.
-//!
-//! Renderings: text, Markdown, JSON (schema in `docs/report-json.md`), CSV (one record per
-//! pair). Like the run reports, everything is computed from two [`StoredRun`]s only.
+//! The renderings of `shootout compare A B`: text, Markdown, JSON (schema in
+//! `docs/report-json.md`) and CSV (one record per pair), and the words of the comparison's
+//! verdicts, warnings and failed gates. What is compared — pairs of contender × workload ×
+//! load level, their changes, the Mann–Whitney verdicts at α = [`ALPHA`] and the gates
+//! ([`Gates`]) — is computed in `shootout-analysis` ([`Comparison::of`], re-exported here)
+//! from two [`StoredRun`]s only; this module lays it out.
 
 use crate::grid::{
-    csv_record, markdown_table, md_escape, round, signed_percent, text_table, utc_seconds, Align,
+    csv_record, markdown_table, md_escape, plural, round, signed_percent, text_table, utc_seconds,
+    Align,
 };
-use crate::mann_whitney;
 use crate::safe::{csv_text, terminal_line};
-use crate::shootout::analysis::{
-    cell_label, contender_status_word, median, run_status_word, Analysis, Cell,
-};
+use crate::shootout::words::{at_label, cell_label};
 use crate::shootout::RunFormat;
 use serde_json::{json, Value};
-use shootout_model::{ContenderStatus, LoadLevel, RunStatus};
-use shootout_store::StoredRun;
+use shootout_model::stored::StoredRun;
+use shootout_model::LoadLevel;
 use std::fmt::Write;
 
-/// The significance level of the verdicts.
-pub const ALPHA: f64 = 0.05;
+pub use shootout_analysis::compare::{
+    Change, CompareWarning, Comparison, FailedIn, Gates, Pair, Unpaired, Verdict, Violation, ALPHA,
+};
 
-/// What makes `shootout compare` fail (exit 1); `None` turns a gate off.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Gates {
-    /// Fail when a pair's median req/s dropped by more than this percentage (and the drop
-    /// is significant, or the repetitions are too few to test).
-    pub fail_if_slower_percent: Option<f64>,
-    /// Fail when a median p99 of run B is above this many milliseconds.
-    pub fail_if_p99_above_ms: Option<f64>,
-}
-
-/// The verdict on one measure of one pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Significantly better in B (more req/s, or a lower p99).
-    Faster,
-    /// Significantly worse in B.
-    Slower,
-    /// The difference is within the noise of the repetitions.
-    NoChange,
-    /// So few repetitions that no outcome could be significant at [`ALPHA`].
-    TooFew,
-}
-
-impl Verdict {
-    /// The word in JSON and CSV.
-    pub fn word(self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::NoChange => "no_significant_change",
-            Verdict::TooFew => "not_enough_repetitions",
-        }
-    }
-}
-
-/// One measure (req/s or p99) of a pair in both runs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Change {
-    /// Median over run A's repetitions.
-    pub a: f64,
-    /// Median over run B's repetitions.
-    pub b: f64,
-    /// `(b − a) / a` in percent; `None` when `a` is 0.
-    pub percent: Option<f64>,
-    /// The test's two-sided p-value.
-    pub p: f64,
-    /// What the test says.
-    pub verdict: Verdict,
-}
-
-impl Change {
-    /// Compares per-repetition values; `higher_is_better` for req/s, not for latency.
-    fn of(a: &[f64], b: &[f64], higher_is_better: bool) -> Change {
-        let (ma, mb) = (median(a), median(b));
-        let test = mann_whitney::test(a, b);
-        let p = test.map_or(1.0, |t| t.p);
-        let verdict = match test {
-            _ if !mann_whitney::can_be_significant(a.len(), b.len(), ALPHA) => Verdict::TooFew,
-            Some(t) if t.p < ALPHA => {
-                if t.b_larger() == higher_is_better {
-                    Verdict::Faster
-                } else {
-                    Verdict::Slower
-                }
-            }
-            _ => Verdict::NoChange,
-        };
-        Change {
-            a: ma,
-            b: mb,
-            percent: (ma > 0.0).then(|| (mb - ma) / ma * 100.0),
-            p,
-            verdict,
-        }
-    }
-
-    /// `slower (p=0.029)`, `no significant change (p=0.69)`, `not enough repetitions`.
-    pub fn verdict_text(&self) -> String {
-        match self.verdict {
-            Verdict::Faster => format!("faster (p={})", p_text(self.p)),
-            Verdict::Slower => format!("slower (p={})", p_text(self.p)),
-            Verdict::NoChange => format!("no significant change (p={})", p_text(self.p)),
-            Verdict::TooFew => "not enough repetitions".into(),
-        }
+/// `slower (p=0.029)`, `no significant change (p=0.69)`, `not enough repetitions`.
+pub fn verdict_text(c: &Change) -> String {
+    match c.verdict {
+        Verdict::Faster => format!("faster (p={})", p_text(c.p)),
+        Verdict::Slower => format!("slower (p={})", p_text(c.p)),
+        Verdict::NoChange => format!("no significant change (p={})", p_text(c.p)),
+        Verdict::TooFew => "not enough repetitions".into(),
     }
 }
 
@@ -130,284 +44,103 @@ fn p_text(p: f64) -> String {
     }
 }
 
-/// The same contender × workload × load level in both runs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Pair {
-    /// The workload's name.
-    pub workload: String,
-    /// The contender's name.
-    pub contender: String,
-    /// The load level.
-    pub level: LoadLevel,
-    /// Repetitions in run A.
-    pub reps_a: usize,
-    /// Repetitions in run B.
-    pub reps_b: usize,
-    /// Median req/s.
-    pub rps: Change,
-    /// Median p99 latency (ms).
-    pub p99: Change,
+/// What the gates asked for, as on the command line: `--fail-if-slower 5%`, ….
+pub fn gates_text(gates: &Gates) -> Vec<String> {
+    let mut g = Vec::new();
+    if let Some(p) = gates.fail_if_slower_percent {
+        g.push(format!("--fail-if-slower {p}%"));
+    }
+    if let Some(ms) = gates.fail_if_p99_above_ms {
+        g.push(format!("--fail-if-p99-above {ms}"));
+    }
+    g
 }
 
-impl Pair {
-    fn label(&self) -> String {
-        cell_label(&self.contender, &self.workload, self.level)
+/// `crashed: exit status 1`: what became of a contender in the run it failed in.
+fn failed_in_text(f: &FailedIn) -> String {
+    let status = f.status.as_str().replace('_', " ");
+    if f.first_line.is_empty() {
+        status
+    } else {
+        format!("{status}: {}", f.first_line)
     }
 }
 
-/// A contender × workload × load level measured in one run only.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Unpaired {
-    /// The workload's name.
-    pub workload: String,
-    /// The contender's name.
-    pub contender: String,
-    /// The load level.
-    pub level: LoadLevel,
-    /// What became of the contender in the other run, when it is there but failed.
-    pub failed_in_other: Option<String>,
+/// A warning of the comparison as one line.
+pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
+    let (a, b) = (&c.a.run, &c.b.run);
+    match w {
+        CompareWarning::Unfinished { run, side, status } => format!(
+            "run {run} ({side}) is {status}: only the steps it stored are compared"
+        ),
+        CompareWarning::DifferentMachines => format!(
+            "the runs were made on different machines (run {}: {}; run {}: {}): part of any difference may be the machine's",
+            a.id,
+            crate::shootout::machine_line(c.a),
+            b.id,
+            crate::shootout::machine_line(c.b)
+        ),
+        CompareWarning::MoreFailures { at, b: fb, a_total } => format!(
+            "failures: {}: {} failed requests in run {} ({fb}), {a_total} in run {}",
+            at_label(at),
+            fb.total(),
+            b.id,
+            a.id
+        ),
+    }
 }
 
-/// A gate that did not pass.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Violation {
-    /// `slower`, `not_measured` or `p99_above`.
-    pub kind: &'static str,
-    /// One line for humans.
-    pub message: String,
-}
-
-/// Two runs compared.
-#[derive(Debug, Clone)]
-pub struct Comparison<'a> {
-    /// Run A (the reference).
-    pub a: &'a StoredRun,
-    /// Run B (the candidate).
-    pub b: &'a StoredRun,
-    /// The pairs, in run A's order.
-    pub pairs: Vec<Pair>,
-    /// Measured in A only.
-    pub only_in_a: Vec<Unpaired>,
-    /// Measured in B only.
-    pub only_in_b: Vec<Unpaired>,
-    /// What the reader must know (different machines, unfinished runs, new failures).
-    pub warnings: Vec<String>,
-    /// The gates asked for.
-    pub gates: Gates,
-    /// The gates that failed (empty: passed).
-    pub violations: Vec<Violation>,
-    /// The most repetitions of any cell of A, and of B.
-    pub reps: (usize, usize),
-}
-
-impl<'a> Comparison<'a> {
-    /// Pairs the steps of `a` and `b`, tests every pair and checks the gates.
-    pub fn of(a: &'a StoredRun, b: &'a StoredRun, gates: Gates) -> Comparison<'a> {
-        let (aa, ab) = (Analysis::of(a), Analysis::of(b));
-        let failed_in = |run: &StoredRun, name: &str| {
-            run.contenders
-                .iter()
-                .find(|c| c.name == name)
-                .filter(|c| {
-                    !matches!(
-                        c.status,
-                        ContenderStatus::Measured | ContenderStatus::Skipped
-                    )
-                })
-                .map(|c| {
-                    // The first line says what happened; the stderr lines after it would not fit.
-                    let first = c.detail.lines().next().unwrap_or("").trim();
-                    let first = first
-                        .trim_end_matches(':')
-                        .trim_end_matches("; last lines of its stderr");
-                    let status = contender_status_word(c.status).replace('_', " ");
-                    if first.is_empty() {
-                        status
-                    } else {
-                        format!("{status}: {first}")
-                    }
-                })
-        };
-        let mut pairs = Vec::new();
-        let mut only_in_a = Vec::new();
-        let mut warnings = Vec::new();
-        for (w, l, ca) in aa.cells() {
-            let name = aa.name(ca.contender);
-            match find(&ab, name, w, l) {
-                Some(cb) => {
-                    if cb.failures.total() > ca.failures.total() {
-                        warnings.push(format!(
-                            "failures: {}: {} failed requests in run {} ({}), {} in run {}",
-                            cell_label(name, w, l),
-                            cb.failures.total(),
-                            b.run.id,
-                            cb.failures,
-                            ca.failures.total(),
-                            a.run.id
-                        ));
-                    }
-                    pairs.push(pair(name, w, l, ca, cb));
+/// A failed gate as one line.
+pub fn violation_text(c: &Comparison, v: &Violation) -> String {
+    let (ida, idb) = (c.a.run.id, c.b.run.id);
+    match v {
+        Violation::Slower { pair } => {
+            let p = &c.pairs[*pair];
+            let why = match p.rps.verdict {
+                Verdict::TooFew if p.reps_a.min(p.reps_b) == 1 => {
+                    "not tested: one repetition".to_string()
                 }
-                None => only_in_a.push(Unpaired {
-                    workload: w.to_string(),
-                    contender: name.to_string(),
-                    level: l,
-                    failed_in_other: failed_in(b, name),
-                }),
-            }
-        }
-        let only_in_b: Vec<Unpaired> = ab
-            .cells()
-            .filter(|(w, l, cb)| find(&aa, ab.name(cb.contender), w, *l).is_none())
-            .map(|(w, l, cb)| Unpaired {
-                workload: w.to_string(),
-                contender: ab.name(cb.contender).to_string(),
-                level: l,
-                failed_in_other: failed_in(a, ab.name(cb.contender)),
-            })
-            .collect();
-        let (ma, mb) = (&a.run.machine, &b.run.machine);
-        if (&ma.cpu_model, ma.cores, &ma.kernel, ma.memory_bytes)
-            != (&mb.cpu_model, mb.cores, &mb.kernel, mb.memory_bytes)
-        {
-            warnings.insert(
-                0,
-                format!(
-                    "the runs were made on different machines (run {}: {}; run {}: {}): part of any difference may be the machine's",
-                    a.run.id,
-                    crate::shootout::machine_line(a),
-                    b.run.id,
-                    crate::shootout::machine_line(b)
+                Verdict::TooFew => format!(
+                    "not tested: {} and {} repetitions are too few",
+                    p.reps_a, p.reps_b
                 ),
-            );
+                _ => format!("p={}", p_text(p.rps.p)),
+            };
+            format!(
+                "{}: req/s {:.0} → {:.0}, {} ({why})",
+                pair_label(p),
+                p.rps.a,
+                p.rps.b,
+                signed_percent(p.rps.percent.unwrap_or_default())
+            )
         }
-        for (run, label) in [(b, "B"), (a, "A")] {
-            if run.run.status != RunStatus::Complete {
-                warnings.insert(
-                    0,
-                    format!(
-                        "run {} ({label}) is {}: only the steps it stored are compared",
-                        run.run.id,
-                        run_status_word(run.run.status)
-                    ),
-                );
-            }
+        Violation::NotMeasured { unpaired } => {
+            let u = &c.only_in_a[*unpaired];
+            let why = u
+                .failed_in_other
+                .as_ref()
+                .map(failed_in_text)
+                .unwrap_or_default();
+            format!(
+                "{}: measured in run {ida}, not in run {idb} ({why})",
+                cell_label(&u.contender, &u.workload, u.level)
+            )
         }
-        let mut c = Comparison {
-            a,
-            b,
-            pairs,
-            only_in_a,
-            only_in_b,
-            warnings,
-            gates,
-            violations: Vec::new(),
-            reps: (aa.max_reps(), ab.max_reps()),
-        };
-        c.violations = c.check(&ab);
-        c
-    }
-
-    /// True when a gate failed.
-    pub fn failed(&self) -> bool {
-        !self.violations.is_empty()
-    }
-
-    fn check(&self, ab: &Analysis) -> Vec<Violation> {
-        let mut out = Vec::new();
-        let (ida, idb) = (self.a.run.id, self.b.run.id);
-        if let Some(limit) = self.gates.fail_if_slower_percent {
-            for p in &self.pairs {
-                let Some(change) = p.rps.percent else {
-                    continue;
-                };
-                let drop = -change;
-                if drop <= limit {
-                    continue;
-                }
-                let why = match p.rps.verdict {
-                    Verdict::Slower => format!("p={}", p_text(p.rps.p)),
-                    Verdict::TooFew if p.reps_a.min(p.reps_b) == 1 => {
-                        "not tested: one repetition".to_string()
-                    }
-                    Verdict::TooFew => format!(
-                        "not tested: {} and {} repetitions are too few",
-                        p.reps_a, p.reps_b
-                    ),
-                    Verdict::Faster | Verdict::NoChange => continue,
-                };
-                out.push(Violation {
-                    kind: "slower",
-                    message: format!(
-                        "{}: req/s {:.0} → {:.0}, {} ({why})",
-                        p.label(),
-                        p.rps.a,
-                        p.rps.b,
-                        signed_percent(change)
-                    ),
-                });
-            }
-            for u in &self.only_in_a {
-                if let Some(why) = &u.failed_in_other {
-                    out.push(Violation {
-                        kind: "not_measured",
-                        message: format!(
-                            "{}: measured in run {ida}, not in run {idb} ({why})",
-                            cell_label(&u.contender, &u.workload, u.level)
-                        ),
-                    });
-                }
-            }
-        }
-        if let Some(limit) = self.gates.fail_if_p99_above_ms {
-            for (w, l, c) in ab.cells() {
-                if c.p99 > limit {
-                    out.push(Violation {
-                        kind: "p99_above",
-                        message: format!(
-                            "{}: p99 {:.3} ms in run {idb} (median of {}) is above {} ms",
-                            cell_label(ab.name(c.contender), w, l),
-                            c.p99,
-                            crate::grid::plural(c.reps(), "repetition", "repetitions"),
-                            limit
-                        ),
-                    });
-                }
-            }
-        }
-        out
-    }
-
-    /// What the gates asked for, as on the command line: `--fail-if-slower 5%`, ….
-    pub fn gates_text(&self) -> Vec<String> {
-        let mut g = Vec::new();
-        if let Some(p) = self.gates.fail_if_slower_percent {
-            g.push(format!("--fail-if-slower {p}%"));
-        }
-        if let Some(ms) = self.gates.fail_if_p99_above_ms {
-            g.push(format!("--fail-if-p99-above {ms}"));
-        }
-        g
+        Violation::P99Above {
+            at,
+            p99,
+            reps,
+            limit,
+        } => format!(
+            "{}: p99 {p99:.3} ms in run {idb} (median of {}) is above {limit} ms",
+            at_label(at),
+            plural(*reps, "repetition", "repetitions"),
+        ),
     }
 }
 
-/// The cell of contender `name` × workload `w` × level `l`, if measured.
-fn find<'x>(an: &'x Analysis, name: &str, w: &str, l: LoadLevel) -> Option<&'x Cell<'x>> {
-    an.cells()
-        .find(|(cw, cl, c)| *cw == w && *cl == l && an.name(c.contender) == name)
-        .map(|(_, _, c)| c)
-}
-
-fn pair(name: &str, w: &str, l: LoadLevel, a: &Cell, b: &Cell) -> Pair {
-    Pair {
-        workload: w.to_string(),
-        contender: name.to_string(),
-        level: l,
-        reps_a: a.reps(),
-        reps_b: b.reps(),
-        rps: Change::of(&a.rps_values, &b.rps_values, true),
-        p99: Change::of(&a.p99_values, &b.p99_values, false),
-    }
+fn pair_label(p: &Pair) -> String {
+    cell_label(&p.contender, &p.workload, p.level)
 }
 
 /// The explanation printed under every comparison.
@@ -439,8 +172,8 @@ fn run_line(run: &StoredRun, reps: usize) -> String {
         run.run.id,
         run.run.name,
         utc_seconds(run.run.started),
-        run_status_word(run.run.status),
-        crate::grid::plural(reps, "repetition", "repetitions")
+        run.run.status.as_str(),
+        plural(reps, "repetition", "repetitions")
     )
 }
 
@@ -481,11 +214,11 @@ fn row(p: &Pair) -> Vec<String> {
         format!("{:.0}", p.rps.a),
         format!("{:.0}", p.rps.b),
         percent_cell(p.rps.percent),
-        p.rps.verdict_text(),
+        verdict_text(&p.rps),
         format!("{:.3}", p.p99.a),
         format!("{:.3}", p.p99.b),
         percent_cell(p.p99.percent),
-        p.p99.verdict_text(),
+        verdict_text(&p.p99),
     ]
 }
 
@@ -504,7 +237,7 @@ fn by_workload<'c>(c: &'c Comparison) -> Vec<(&'c str, Vec<&'c Pair>)> {
 fn unpaired_line(u: &Unpaired, other: &StoredRun) -> String {
     let label = cell_label(&u.contender, &u.workload, u.level);
     match &u.failed_in_other {
-        Some(why) => format!("{label} (run {}: {why})", other.run.id),
+        Some(why) => format!("{label} (run {}: {})", other.run.id, failed_in_text(why)),
         None => label,
     }
 }
@@ -521,7 +254,7 @@ fn text(c: &Comparison) -> String {
     if !c.warnings.is_empty() {
         o.push_str("\nWarnings:\n");
         for w in &c.warnings {
-            let _ = writeln!(o, "  - {}", terminal_line(w));
+            let _ = writeln!(o, "  - {}", terminal_line(&warning_text(c, w)));
         }
     }
     for (w, pairs) in by_workload(c) {
@@ -559,7 +292,7 @@ fn markdown(c: &Comparison) -> String {
     if !c.warnings.is_empty() {
         o.push_str("\n## Warnings\n\n");
         for w in &c.warnings {
-            let _ = writeln!(o, "- {}", md_escape(w));
+            let _ = writeln!(o, "- {}", md_escape(&warning_text(c, w)));
         }
     }
     for (w, pairs) in by_workload(c) {
@@ -578,14 +311,14 @@ fn markdown(c: &Comparison) -> String {
             }
         }
     }
-    let gates = c.gates_text();
+    let gates = gates_text(&c.gates);
     if !gates.is_empty() {
         let _ = writeln!(o, "\n## Gates: {}\n", md_escape(&gates.join(" ")));
         if c.violations.is_empty() {
             o.push_str("Passed.\n");
         } else {
             for v in &c.violations {
-                let _ = writeln!(o, "- **failed:** {}", md_escape(&v.message));
+                let _ = writeln!(o, "- **failed:** {}", md_escape(&violation_text(c, v)));
             }
         }
     }
@@ -608,7 +341,7 @@ fn run_json(run: &StoredRun, reps: usize) -> Value {
     json!({
         "id": run.run.id.0,
         "name": run.run.name,
-        "status": run_status_word(run.run.status),
+        "status": run.run.status.as_str(),
         "started_utc": crate::units::rfc3339(run.run.started),
         "repetitions": reps,
     })
@@ -619,7 +352,7 @@ fn unpaired_json(u: &Unpaired) -> Value {
         "workload": u.workload,
         "contender": u.contender,
         "level": crate::shootout::json::level_json(u.level),
-        "failed_in_other_run": u.failed_in_other,
+        "failed_in_other_run": u.failed_in_other.as_ref().map(failed_in_text),
     })
 }
 
@@ -641,14 +374,14 @@ pub fn json(c: &Comparison) -> Value {
         })).collect::<Vec<_>>(),
         "only_in_a": c.only_in_a.iter().map(unpaired_json).collect::<Vec<_>>(),
         "only_in_b": c.only_in_b.iter().map(unpaired_json).collect::<Vec<_>>(),
-        "warnings": c.warnings,
+        "warnings": c.warnings.iter().map(|w| warning_text(c, w)).collect::<Vec<_>>(),
         "gates": {
             "fail_if_slower_percent": c.gates.fail_if_slower_percent,
             "fail_if_p99_above_ms": c.gates.fail_if_p99_above_ms,
             "passed": !c.failed(),
             "violations": c.violations.iter().map(|v| json!({
-                "kind": v.kind,
-                "message": v.message,
+                "kind": v.kind(),
+                "message": violation_text(c, v),
             })).collect::<Vec<_>>(),
         },
     })
@@ -719,29 +452,6 @@ fn csv(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn verdicts_follow_the_test_and_the_direction() {
-        let a = [1000.0, 1010.0, 990.0, 1005.0];
-        let slower = [800.0, 810.0, 790.0, 805.0];
-        let c = Change::of(&a, &slower, true);
-        assert_eq!(c.verdict, Verdict::Slower);
-        assert!((c.percent.unwrap() + 20.0).abs() < 0.5);
-        // For latency, larger in B is slower.
-        assert_eq!(Change::of(&slower, &a, false).verdict, Verdict::Slower);
-        assert_eq!(Change::of(&a, &slower, false).verdict, Verdict::Faster);
-        assert_eq!(Change::of(&a, &a, true).verdict, Verdict::NoChange);
-        assert_eq!(
-            Change::of(&a[..1], &slower[..1], true).verdict,
-            Verdict::TooFew
-        );
-        assert_eq!(
-            Change::of(&a[..3], &slower[..3], true).verdict,
-            Verdict::TooFew
-        );
-        let mixed = [1001.0, 995.0, 1012.0, 998.0];
-        assert_eq!(Change::of(&a, &mixed, true).verdict, Verdict::NoChange);
-    }
 
     #[test]
     fn p_values_print_with_two_significant_digits() {

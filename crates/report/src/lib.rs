@@ -3,26 +3,25 @@
 //! ([`Format::Wrk`]) and a JSON document ([`Format::Json`], schema in `docs/load-json.md`),
 //! plus ab's `-e` percentile CSV and `-g` gnuplot TSV files. Renderings of stored shootout
 //! runs are in [`shootout`] (text, Markdown, JSON, CSV: `shootout report`, and the closing
-//! table of `shootout run`), [`compare`] (`shootout compare`, with its significance test in
-//! [`mann_whitney`]) and [`html`] (the self-contained HTML report).
+//! table of `shootout run`), [`compare`] (`shootout compare`) and [`html`] (the
+//! self-contained HTML report). What the numbers say — cells, statistics, warnings,
+//! verdicts — is computed in `shootout-analysis`; this crate only lays it out.
 //!
 //! Seams: every rendering reads only a [`LoadSpec`] (what was run) and a [`RunResult`]
 //! (what was measured, histograms in microseconds) from `shootout-model`; nothing here
 //! does I/O, so the same result always renders to the same bytes, whether it comes from
 //! the engine or from the store. Each format is an [`Exporter`], picked by the [`Format`]
 //! enum at the edge (the CLI's `--format`). The run reports read a
-//! [`StoredRun`](shootout_store::StoredRun) — what the store gave back, nothing else.
+//! [`StoredRun`](shootout_model::stored::StoredRun) — what the store gave back, nothing else.
 
 mod ab;
 pub mod compare;
 mod grid;
 pub mod html;
 mod json;
-pub mod mann_whitney;
 mod safe;
 pub mod schema;
 pub mod shootout;
-mod stats;
 mod text;
 mod units;
 mod wrk;
@@ -30,6 +29,7 @@ mod wrk;
 #[cfg(test)]
 mod fixtures;
 
+use shootout_analysis::stats;
 use shootout_model::{LoadSpec, RunResult};
 use std::fmt;
 use std::str::FromStr;

@@ -9,22 +9,23 @@
 //! escaped), [`json`] (schema in `docs/report-json.md`), [`csv`] (one RFC 4180 record per
 //! step). All read a [`StoredRun`] only — what the store gave back — so a report made a week
 //! later is byte for byte what `shootout run` printed. Comparisons use medians, never the
-//! fastest repetition. The grouping they share is in [`analysis`].
+//! fastest repetition. The grouping, statistics and warnings they share are computed in
+//! `shootout-analysis` ([`Analysis`]); the words they share are in `words`.
 
-pub mod analysis;
 mod csv;
 pub(crate) mod json;
 mod markdown;
 mod text;
+pub(crate) mod words;
 
-use shootout_store::StoredRun;
+use shootout_model::stored::StoredRun;
 use std::fmt;
 use std::str::FromStr;
 
-pub use analysis::Analysis;
 pub use csv::csv;
 pub use json::{json, SCHEMA_VERSION};
 pub use markdown::markdown;
+pub use shootout_analysis::Analysis;
 pub use text::text;
 
 /// A rendering of a stored run or a comparison, chosen with `--format`.

@@ -8,14 +8,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// `num / den`, or 0 when `den` is zero (so no report ever prints NaN or infinity).
-pub fn ratio(num: f64, den: f64) -> f64 {
-    if den == 0.0 || !num.is_finite() || !den.is_finite() {
-        0.0
-    } else {
-        num / den
-    }
-}
+pub use shootout_analysis::stats::ratio;
 
 /// Microseconds as milliseconds with three decimals (µs resolution): `1234.5` → `1.235`.
 pub fn ms3(us: f64) -> String {
@@ -250,13 +243,6 @@ pub fn unix_s(t: SystemTime) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ratio_never_divides_by_zero() {
-        assert_eq!(ratio(10.0, 4.0), 2.5);
-        assert_eq!(ratio(10.0, 0.0), 0.0);
-        assert_eq!(ratio(0.0, 0.0), 0.0);
-    }
 
     #[test]
     fn milliseconds_seconds_and_bytes() {

@@ -1,12 +1,13 @@
 //! How values of the model become SQLite values and back: instants and spans as integer
-//! nanoseconds, statuses as fixed snake_case words, histograms as HdrHistogram V2 + deflate
+//! nanoseconds, statuses as the model's fixed snake_case words
+//! (`RunStatus::as_str` and its `FromStr`, spelled once in `shootout_model::shootout`), histograms as HdrHistogram V2 + deflate
 //! BLOBs, and the sample reservoir as one compact BLOB. These encodings are part of the file
 //! format: changing one needs a migration.
 
 use flate2::{read::ZlibDecoder, write::ZlibEncoder, Compression};
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
-use shootout_model::{ContenderStatus, FailureKind, RunStatus, Sample, StepStatus};
+use shootout_model::{FailureKind, Sample};
 use std::io::{Read, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -37,48 +38,6 @@ pub(crate) fn ns(d: Duration) -> i64 {
 pub(crate) fn span(ns: i64) -> Duration {
     Duration::from_nanos(ns.max(0) as u64)
 }
-
-/// Maps an enum to fixed words and back; an unknown word reads as `None`.
-macro_rules! words {
-    ($to:ident, $from:ident, $ty:ty { $($variant:ident => $word:literal,)* }) => {
-        pub(crate) fn $to(v: $ty) -> &'static str {
-            match v {
-                $(<$ty>::$variant => $word,)*
-            }
-        }
-        pub(crate) fn $from(word: &str) -> Option<$ty> {
-            match word {
-                $($word => Some(<$ty>::$variant),)*
-                _ => None,
-            }
-        }
-    };
-}
-
-words!(run_status_word, run_status_of, RunStatus {
-    Running => "running",
-    Complete => "complete",
-    Interrupted => "interrupted",
-    Failed => "failed",
-    Abandoned => "abandoned",
-});
-
-words!(step_status_word, step_status_of, StepStatus {
-    Complete => "complete",
-    Interrupted => "interrupted",
-    ContenderDied => "contender_died",
-});
-
-words!(contender_status_word, contender_status_of, ContenderStatus {
-    Measured => "measured",
-    SetupFailed => "setup_failed",
-    Exited => "exited",
-    NeverReady => "never_ready",
-    VerificationFailed => "verification_failed",
-    Crashed => "crashed",
-    Skipped => "skipped",
-    Interrupted => "interrupted",
-});
 
 /// The failure's code in the samples BLOB (0 is "no failure").
 fn failure_code(f: Option<FailureKind>) -> u8 {
@@ -233,29 +192,6 @@ mod tests {
         }
         assert_eq!(span(ns(Duration::new(3, 7))), Duration::new(3, 7));
         assert_eq!(ns(Duration::MAX), i64::MAX);
-    }
-
-    #[test]
-    fn words_round_trip() {
-        for s in [
-            ContenderStatus::Measured,
-            ContenderStatus::SetupFailed,
-            ContenderStatus::Exited,
-            ContenderStatus::NeverReady,
-            ContenderStatus::VerificationFailed,
-            ContenderStatus::Crashed,
-            ContenderStatus::Skipped,
-            ContenderStatus::Interrupted,
-        ] {
-            assert_eq!(contender_status_of(contender_status_word(s)), Some(s));
-        }
-        assert_eq!(
-            step_status_of("contender_died"),
-            Some(StepStatus::ContenderDied)
-        );
-        assert_eq!(run_status_of("interrupted"), Some(RunStatus::Interrupted));
-        assert_eq!(run_status_of("Interrupted"), None);
-        assert_eq!(run_status_of("abandoned"), Some(RunStatus::Abandoned));
     }
 
     #[test]

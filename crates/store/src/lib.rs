@@ -30,13 +30,15 @@ mod step;
 pub use error::StoreError;
 pub use identity::APPLICATION_ID;
 pub use schema::SCHEMA_VERSION;
-pub use step::{StepRecord, StoredStep};
+pub use shootout_model::stored::{
+    ContenderId, ContenderRow, RunId, RunRow, RunSummary, StepId, StoredRun, StoredStep,
+    UnfinishedRun,
+};
+pub use step::StepRecord;
 
-use codec::{contender_status_of, contender_status_word, run_status_of, run_status_word};
 use identity::{identify, Identity};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use shootout_model::{ContenderStatus, MachineFacts, ProcessOwner, RunStatus};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -48,24 +50,6 @@ pub const DEFAULT_FILE: &str = "shootout.db";
 
 /// How an in-memory store is named in messages.
 const MEMORY: &str = "<memory>";
-
-/// A run's id (its row id in `runs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RunId(pub i64);
-
-/// A step's id (its row id in `steps`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StepId(pub i64);
-
-/// A contender's id within the store (its row id in `contenders`; unique across runs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ContenderId(pub i64);
-
-impl fmt::Display for RunId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 /// A run as it begins.
 #[derive(Debug, Clone, Copy)]
@@ -80,46 +64,6 @@ pub struct NewRun<'a> {
     pub machine: &'a MachineFacts,
     /// Wall-clock start of the run.
     pub started: SystemTime,
-}
-
-/// A run as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRow {
-    /// Its id.
-    pub id: RunId,
-    /// The plan's name.
-    pub name: String,
-    /// The plan file's text, as the user gave it.
-    pub plan_text: String,
-    /// The resolved plan, as JSON text.
-    pub plan_resolved: String,
-    /// The machine the run was made on.
-    pub machine: MachineFacts,
-    /// Wall-clock start.
-    pub started: SystemTime,
-    /// Wall-clock end; `None` while running (or if shootout died without a word).
-    pub ended: Option<SystemTime>,
-    /// How it ended ([`RunStatus::Running`] until [`Store::finish_run`]).
-    pub status: RunStatus,
-}
-
-/// One line of `shootout ls`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
-    /// The run's id.
-    pub id: RunId,
-    /// The plan's name.
-    pub name: String,
-    /// Wall-clock start.
-    pub started: SystemTime,
-    /// Wall-clock end, if it ended.
-    pub ended: Option<SystemTime>,
-    /// How it ended.
-    pub status: RunStatus,
-    /// Contenders recorded.
-    pub contenders: usize,
-    /// Steps recorded.
-    pub steps: usize,
 }
 
 /// A contender as it is added to a run.
@@ -141,56 +85,6 @@ pub struct ContenderRecord<'a> {
     pub stdout_log: Option<&'a Path>,
     /// Where its standard error was captured.
     pub stderr_log: Option<&'a Path>,
-}
-
-/// A contender as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContenderRow {
-    /// Its id.
-    pub id: ContenderId,
-    /// The run it belongs to.
-    pub run: RunId,
-    /// Its name in the plan.
-    pub name: String,
-    /// The command that starts it, or the URL.
-    pub command: String,
-    /// The others are compared with it.
-    pub baseline: bool,
-    /// What became of it.
-    pub status: ContenderStatus,
-    /// Why it failed; empty when there is nothing to say.
-    pub detail: String,
-    /// Its version text.
-    pub version: Option<String>,
-    /// Where its standard output was captured.
-    pub stdout_log: Option<PathBuf>,
-    /// Where its standard error was captured.
-    pub stderr_log: Option<PathBuf>,
-}
-
-/// A run left `running`, as a later shootout examines it (see [`Store::unfinished_runs`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnfinishedRun {
-    /// Its id.
-    pub id: RunId,
-    /// The plan's name.
-    pub name: String,
-    /// The shootout process that runs it; `None` for runs stored by an older shootout.
-    pub owner: Option<ProcessOwner>,
-    /// Its contenders' names and process markers, in the order they were added.
-    pub contenders: Vec<(String, Option<String>)>,
-}
-
-/// One run as the reports need it: the run, its contenders (in plan order) and its steps
-/// (in the order measured), everything read from the store.
-#[derive(Debug, Clone)]
-pub struct StoredRun {
-    /// The run.
-    pub run: RunRow,
-    /// Its contenders.
-    pub contenders: Vec<ContenderRow>,
-    /// Its steps, each with its rebuilt `RunResult` and resource samples.
-    pub steps: Vec<StoredStep>,
 }
 
 /// An open store. Writes go through `&mut self`, one writer per process; other processes
@@ -394,7 +288,7 @@ impl Store {
                     run.plan_resolved,
                     machine,
                     codec::ns_since_epoch(run.started),
-                    run_status_word(RunStatus::Running),
+                    RunStatus::Running.as_str(),
                 ],
             )
             .map_err(self.sql("record the run"))?;
@@ -412,7 +306,7 @@ impl Store {
             .conn
             .execute(
                 "UPDATE runs SET status = ?2, ended_ns = ?3 WHERE id = ?1",
-                params![run.0, run_status_word(status), codec::ns_since_epoch(ended)],
+                params![run.0, status.as_str(), codec::ns_since_epoch(ended)],
             )
             .map_err(self.sql("record the end of the run"))?;
         if n == 0 {
@@ -438,7 +332,7 @@ impl Store {
                     c.name,
                     c.command,
                     c.baseline,
-                    contender_status_word(c.status),
+                    c.status.as_str(),
                     c.detail,
                     c.version,
                     path_text(c.stdout_log),
@@ -460,7 +354,7 @@ impl Store {
             .conn
             .execute(
                 "UPDATE contenders SET status = ?2, detail = ?3 WHERE id = ?1",
-                params![id.0, contender_status_word(status), detail],
+                params![id.0, status.as_str(), detail],
             )
             .map_err(self.sql("update the contender"))?;
         if n == 0 {
@@ -539,7 +433,7 @@ impl Store {
                         owner_start_ticks
                  FROM runs WHERE status = ?1 ORDER BY id",
             )?;
-            let rows = stmt.query_map([run_status_word(RunStatus::Running)], |r| {
+            let rows = stmt.query_map([RunStatus::Running.as_str()], |r| {
                 let owner = match (
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, Option<String>>(3)?,
@@ -601,9 +495,9 @@ impl Store {
                 "UPDATE runs SET status = ?2, ended_ns = ?3 WHERE id = ?1 AND status = ?4",
                 params![
                     run.0,
-                    run_status_word(RunStatus::Abandoned),
+                    RunStatus::Abandoned.as_str(),
                     codec::ns_since_epoch(ended),
-                    run_status_word(RunStatus::Running),
+                    RunStatus::Running.as_str(),
                 ],
             )
             .map_err(&sql)?;
@@ -613,8 +507,8 @@ impl Store {
         // Contenders still `skipped` (the word a contender has until its end is recorded)
         // or `measured` while being measured.
         let unsettled = [
-            contender_status_word(ContenderStatus::Skipped),
-            contender_status_word(ContenderStatus::Measured),
+            ContenderStatus::Skipped.as_str(),
+            ContenderStatus::Measured.as_str(),
         ];
         for (has_steps, status, detail) in [
             (
@@ -635,13 +529,7 @@ impl Store {
                        AND {} EXISTS (SELECT 1 FROM steps s WHERE s.contender_id = contenders.id)",
                     if has_steps { "" } else { "NOT" }
                 ),
-                params![
-                    run.0,
-                    contender_status_word(status),
-                    detail,
-                    unsettled[0],
-                    unsettled[1],
-                ],
+                params![run.0, status.as_str(), detail, unsettled[0], unsettled[1]],
             )
             .map_err(&sql)?;
         }
@@ -695,7 +583,6 @@ impl Store {
         self.run_where("WHERE id = ?1", params![id.0])
     }
 
-    /// The run started last, if any.
     /// Run `id` with its contenders and steps; `None` when there is no such run.
     pub fn load_run(&self, id: RunId) -> Result<Option<StoredRun>, StoreError> {
         let Some(run) = self.run(id)? else {
@@ -708,6 +595,7 @@ impl Store {
         }))
     }
 
+    /// The run started last, if any.
     pub fn latest_run(&self) -> Result<Option<RunRow>, StoreError> {
         self.run_where("ORDER BY started_ns DESC, id DESC LIMIT 1", params![])
     }
@@ -759,8 +647,8 @@ impl Store {
     }
 
     fn run_status(&self, id: RunId, word: &str) -> Result<RunStatus, StoreError> {
-        run_status_of(word)
-            .ok_or_else(|| self.corrupt(format!("status of run {id}"), format!("'{word}'")))
+        word.parse::<RunStatus>()
+            .map_err(|_| self.corrupt(format!("status of run {id}"), format!("'{word}'")))
     }
 
     /// The contenders of a run, in the order they were added.
@@ -795,7 +683,7 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (mut c, status) = row.map_err(self.sql("read the contenders"))?;
-            c.status = contender_status_of(&status).ok_or_else(|| {
+            c.status = status.parse::<ContenderStatus>().map_err(|_| {
                 self.corrupt(
                     format!("status of contender {}", c.id.0),
                     format!("'{status}'"),

@@ -3,9 +3,10 @@
 //! per-second series, resource samples) in one transaction; [`Store::steps`] reads a run's
 //! steps back and rebuilds each [`RunResult`].
 
-use crate::codec::{self, step_status_of, step_status_word};
-use crate::{ContenderId, RunId, StepId, Store, StoreError};
-use rusqlite::{named_params, params, Row, TransactionBehavior};
+use crate::codec;
+use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
+use hdrhistogram::Histogram;
+use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::{
     Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, LoadLevel, ResourceSample,
     RunResult, ScheduleStats, SecondStats, StepStatus, Warning,
@@ -42,34 +43,6 @@ pub struct StepRecord<'a> {
     pub result: &'a RunResult,
     /// The contender's process tree sampled during the step, oldest first.
     pub resources: &'a [ResourceSample],
-}
-
-/// A step as read back from the store.
-#[derive(Debug, Clone)]
-pub struct StoredStep {
-    /// Its id.
-    pub id: StepId,
-    /// The run it belongs to.
-    pub run: RunId,
-    /// The contender measured.
-    pub contender: ContenderId,
-    /// The workload's name.
-    pub workload: String,
-    /// The load level.
-    pub level: LoadLevel,
-    /// Which repetition (1-based).
-    pub repetition: u32,
-    /// Wall-clock start of the step.
-    pub started: SystemTime,
-    /// Wall-clock end of the step.
-    pub ended: SystemTime,
-    /// How the step ended.
-    pub status: StepStatus,
-    /// What the load run measured; its warnings are derived again from the numbers
-    /// ([`RunResult::derive_warnings`]).
-    pub result: RunResult,
-    /// The contender's process tree during the step, oldest first.
-    pub resources: Vec<ResourceSample>,
 }
 
 /// The steps table's columns for a load level: kind, connections, rate.
@@ -120,9 +93,61 @@ const INSERT_STEP: &str = "INSERT INTO steps (
     :first_status, :first_server, :first_body_len, :interrupted, :warnings
 )";
 
+/// Writes a step's child rows (status codes, per-second series, resource samples) in the
+/// step's transaction.
+fn insert_children(tx: &Transaction, id: i64, step: &StepRecord) -> rusqlite::Result<()> {
+    let (c, r) = (&step.result.counts, step.result);
+    let mut codes = tx.prepare_cached(
+        "INSERT INTO step_status_codes (step_id, code, count) VALUES (?1, ?2, ?3)",
+    )?;
+    for (code, count) in &c.status {
+        codes.execute(params![id, code, count])?;
+    }
+    let mut seconds = tx.prepare_cached(
+        "INSERT INTO step_seconds
+                   (step_id, seq, second, completed, failed, mean_us, p50_us, p99_us, max_us)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for (seq, s) in r.series.iter().enumerate() {
+        seconds.execute(params![
+            id,
+            seq,
+            s.second,
+            s.completed,
+            s.failed,
+            s.mean_us,
+            s.p50_us,
+            s.p99_us,
+            s.max_us
+        ])?;
+    }
+    let mut resources = tx.prepare_cached(
+        "INSERT INTO step_resources
+                   (step_id, seq, at_ns, cpu_user_ns, cpu_sys_ns, rss_bytes, processes,
+                    threads, ctx_switches, fds)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for (seq, s) in step.resources.iter().enumerate() {
+        resources.execute(params![
+            id,
+            seq,
+            codec::ns(s.at),
+            codec::ns(s.cpu_user),
+            codec::ns(s.cpu_sys),
+            s.rss_bytes,
+            s.processes,
+            s.threads,
+            s.ctx_switches,
+            s.fds
+        ])?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// Records a step and its children in one transaction: after it returns, the step
-    /// survives a Ctrl-C or a crash of shootout.
+    /// survives a Ctrl-C or a crash of shootout. (Longer than 80 lines for its one list of
+    /// named parameters, a column of `steps` per line, which reads best whole.)
     pub fn record_step(&mut self, step: &StepRecord) -> Result<StepId, StoreError> {
         let r = step.result;
         // Encode before the transaction: the write lock is held for the inserts only.
@@ -167,7 +192,7 @@ impl Store {
                     ":repetition": step.repetition,
                     ":started_ns": codec::ns_since_epoch(step.started),
                     ":ended_ns": codec::ns_since_epoch(step.ended),
-                    ":status": step_status_word(step.status),
+                    ":status": step.status.as_str(),
                     ":measured_started_ns": codec::ns_since_epoch(r.started),
                     ":duration_ns": codec::ns(r.duration),
                     ":rps": r.rps(),
@@ -214,62 +239,7 @@ impl Store {
             })
             .map_err(failed)?;
         let id = tx.last_insert_rowid();
-        {
-            let mut codes = tx
-                .prepare_cached(
-                    "INSERT INTO step_status_codes (step_id, code, count) VALUES (?1, ?2, ?3)",
-                )
-                .map_err(failed)?;
-            for (code, count) in &c.status {
-                codes.execute(params![id, code, count]).map_err(failed)?;
-            }
-            let mut seconds = tx
-                .prepare_cached(
-                    "INSERT INTO step_seconds
-                       (step_id, seq, second, completed, failed, mean_us, p50_us, p99_us, max_us)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                )
-                .map_err(failed)?;
-            for (seq, s) in r.series.iter().enumerate() {
-                seconds
-                    .execute(params![
-                        id,
-                        seq,
-                        s.second,
-                        s.completed,
-                        s.failed,
-                        s.mean_us,
-                        s.p50_us,
-                        s.p99_us,
-                        s.max_us
-                    ])
-                    .map_err(failed)?;
-            }
-            let mut resources = tx
-                .prepare_cached(
-                    "INSERT INTO step_resources
-                       (step_id, seq, at_ns, cpu_user_ns, cpu_sys_ns, rss_bytes, processes,
-                        threads, ctx_switches, fds)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                )
-                .map_err(failed)?;
-            for (seq, s) in step.resources.iter().enumerate() {
-                resources
-                    .execute(params![
-                        id,
-                        seq,
-                        codec::ns(s.at),
-                        codec::ns(s.cpu_user),
-                        codec::ns(s.cpu_sys),
-                        s.rss_bytes,
-                        s.processes,
-                        s.threads,
-                        s.ctx_switches,
-                        s.fds
-                    ])
-                    .map_err(failed)?;
-            }
-        }
+        insert_children(&tx, id, step).map_err(failed)?;
         tx.commit().map_err(failed)?;
         Ok(StepId(id))
     }
@@ -364,130 +334,146 @@ impl Store {
 
     /// Rebuilds a step from its row in `steps` (children filled in by the caller).
     fn step_of(&self, row: &Row) -> Result<StoredStep, StoreError> {
-        let id: i64 = row.get("id").map_err(self.sql("read the steps"))?;
-        macro_rules! col {
-            ($name:literal) => {
-                row.get($name).map_err(self.sql("read the steps"))?
-            };
-        }
-        // REAL columns read NaN where SQLite stored NULL for it.
-        macro_rules! real {
-            ($name:literal) => {
-                row.get::<_, Option<f64>>($name)
-                    .map_err(self.sql("read the steps"))?
-                    .unwrap_or(f64::NAN)
-            };
-        }
-        let hist = |column: &'static str, what: &str| -> Result<_, StoreError> {
-            let bytes: Vec<u8> = row.get(column).map_err(self.sql("read the steps"))?;
-            codec::decode_histogram(&bytes)
-                .map_err(|e| self.corrupt(format!("{what} histogram of step {id}"), e))
-        };
-
-        let kind: String = col!("level_kind");
-        let connections: usize = col!("level_connections");
-        let level = match kind.as_str() {
-            "concurrency" => LoadLevel::Concurrency { connections },
-            "rate" => LoadLevel::Rate {
-                rps: real!("level_rps"),
-                connections,
-            },
-            other => {
-                return Err(self.corrupt(format!("load level of step {id}"), format!("'{other}'")))
-            }
-        };
-        let status_word: String = col!("status");
-        let status: StepStatus = step_status_of(&status_word).ok_or_else(|| {
+        let c = Columns { row, store: self };
+        let id: i64 = c.get("id")?;
+        let level = c.level(id)?;
+        let status_word: String = c.get("status")?;
+        let status = status_word.parse::<StepStatus>().map_err(|_| {
             self.corrupt(format!("status of step {id}"), format!("'{status_word}'"))
         })?;
-
-        let mut failures = FailureCounts::default();
-        failures[FailureKind::Connect] = col!("fail_connect");
-        failures[FailureKind::Timeout] = col!("fail_timeout");
-        failures[FailureKind::Reset] = col!("fail_reset");
-        failures[FailureKind::Malformed] = col!("fail_malformed");
-        failures[FailureKind::Status] = col!("fail_status");
-        failures[FailureKind::Body] = col!("fail_body");
-        let counts = Counts {
-            completed: col!("completed"),
-            ok: col!("ok"),
-            failures,
-            aborted: col!("aborted"),
-            status: BTreeMap::new(),
-            length_mismatch: col!("length_mismatch"),
-            connections_opened: col!("connections_opened"),
-            connections_failed: col!("connections_failed"),
-            reconnects: col!("reconnects"),
-            retried: col!("retried"),
-            dropped: col!("dropped"),
-            bytes_received: col!("bytes_received"),
-            body_bytes: col!("body_bytes"),
-            bytes_sent: col!("bytes_sent"),
-        };
-
-        let samples: Vec<u8> = col!("samples");
-        let samples = codec::decode_samples(&samples)
-            .map_err(|e| self.corrupt(format!("samples of step {id}"), e))?;
-        let schedule = match row
-            .get::<_, Option<u64>>("sched_due")
-            .map_err(self.sql("read the steps"))?
-        {
-            None => None,
-            Some(due) => Some(ScheduleStats {
-                target_rps: real!("sched_target_rps"),
-                achieved_rps: real!("sched_achieved_rps"),
-                due,
-                sent: col!("sched_sent"),
-                late: col!("sched_late"),
-                max_lag: codec::span(col!("sched_max_lag_ns")),
-            }),
-        };
-        let first_response = match row
-            .get::<_, Option<u16>>("first_status")
-            .map_err(self.sql("read the steps"))?
-        {
-            None => None,
-            Some(status) => Some(FirstResponse {
-                status,
-                server: col!("first_server"),
-                body_len: col!("first_body_len"),
-            }),
-        };
-
-        let result = RunResult {
-            started: codec::time_at(col!("measured_started_ns")),
-            duration: codec::span(col!("duration_ns")),
-            counts,
-            latency: hist("hist_latency", "latency")?,
-            latency_raw: hist("hist_latency_raw", "raw latency")?,
-            connect: hist("hist_connect", "connect")?,
-            waiting: hist("hist_waiting", "waiting")?,
-            processing: hist("hist_processing", "processing")?,
-            series: Vec::new(),
-            samples,
-            first_response,
-            generator: GeneratorStats {
-                threads: col!("gen_threads"),
-                cpu_user: codec::span(col!("gen_cpu_user_ns")),
-                cpu_sys: codec::span(col!("gen_cpu_sys_ns")),
-                busiest_thread: real!("gen_busiest_thread"),
-            },
-            schedule,
-            interrupted: col!("interrupted"),
-            warnings: Vec::new(),
-        };
         Ok(StoredStep {
             id: StepId(id),
-            run: RunId(col!("run_id")),
-            contender: ContenderId(col!("contender_id")),
-            workload: col!("workload"),
+            run: RunId(c.get("run_id")?),
+            contender: ContenderId(c.get("contender_id")?),
+            workload: c.get("workload")?,
             level,
-            repetition: col!("repetition"),
-            started: codec::time_at(col!("started_ns")),
-            ended: codec::time_at(col!("ended_ns")),
+            repetition: c.get("repetition")?,
+            started: codec::time_at(c.get("started_ns")?),
+            ended: codec::time_at(c.get("ended_ns")?),
             status,
-            result,
+            result: c.result(id)?,
             resources: Vec::new(),
+        })
+    }
+}
+
+/// The columns of one row of `steps`, read by name; errors name the store and the step.
+struct Columns<'r> {
+    row: &'r Row<'r>,
+    store: &'r Store,
+}
+
+impl Columns<'_> {
+    fn get<T: rusqlite::types::FromSql>(&self, name: &str) -> Result<T, StoreError> {
+        self.row.get(name).map_err(self.store.sql("read the steps"))
+    }
+
+    /// A REAL column; NaN where SQLite stored NULL for it.
+    fn real(&self, name: &str) -> Result<f64, StoreError> {
+        Ok(self.get::<Option<f64>>(name)?.unwrap_or(f64::NAN))
+    }
+
+    fn histogram(&self, column: &str, what: &str, id: i64) -> Result<Histogram<u64>, StoreError> {
+        let bytes: Vec<u8> = self.get(column)?;
+        codec::decode_histogram(&bytes).map_err(|e| {
+            self.store
+                .corrupt(format!("{what} histogram of step {id}"), e)
+        })
+    }
+
+    fn level(&self, id: i64) -> Result<LoadLevel, StoreError> {
+        let kind: String = self.get("level_kind")?;
+        let connections: usize = self.get("level_connections")?;
+        match kind.as_str() {
+            "concurrency" => Ok(LoadLevel::Concurrency { connections }),
+            "rate" => Ok(LoadLevel::Rate {
+                rps: self.real("level_rps")?,
+                connections,
+            }),
+            other => Err(self
+                .store
+                .corrupt(format!("load level of step {id}"), format!("'{other}'"))),
+        }
+    }
+
+    /// The counts (status codes filled in by the caller).
+    fn counts(&self) -> Result<Counts, StoreError> {
+        let mut failures = FailureCounts::default();
+        failures[FailureKind::Connect] = self.get("fail_connect")?;
+        failures[FailureKind::Timeout] = self.get("fail_timeout")?;
+        failures[FailureKind::Reset] = self.get("fail_reset")?;
+        failures[FailureKind::Malformed] = self.get("fail_malformed")?;
+        failures[FailureKind::Status] = self.get("fail_status")?;
+        failures[FailureKind::Body] = self.get("fail_body")?;
+        Ok(Counts {
+            completed: self.get("completed")?,
+            ok: self.get("ok")?,
+            failures,
+            aborted: self.get("aborted")?,
+            status: BTreeMap::new(),
+            length_mismatch: self.get("length_mismatch")?,
+            connections_opened: self.get("connections_opened")?,
+            connections_failed: self.get("connections_failed")?,
+            reconnects: self.get("reconnects")?,
+            retried: self.get("retried")?,
+            dropped: self.get("dropped")?,
+            bytes_received: self.get("bytes_received")?,
+            body_bytes: self.get("body_bytes")?,
+            bytes_sent: self.get("bytes_sent")?,
+        })
+    }
+
+    fn schedule(&self) -> Result<Option<ScheduleStats>, StoreError> {
+        let Some(due) = self.get::<Option<u64>>("sched_due")? else {
+            return Ok(None);
+        };
+        Ok(Some(ScheduleStats {
+            target_rps: self.real("sched_target_rps")?,
+            achieved_rps: self.real("sched_achieved_rps")?,
+            due,
+            sent: self.get("sched_sent")?,
+            late: self.get("sched_late")?,
+            max_lag: codec::span(self.get("sched_max_lag_ns")?),
+        }))
+    }
+
+    fn first_response(&self) -> Result<Option<FirstResponse>, StoreError> {
+        let Some(status) = self.get::<Option<u16>>("first_status")? else {
+            return Ok(None);
+        };
+        Ok(Some(FirstResponse {
+            status,
+            server: self.get("first_server")?,
+            body_len: self.get("first_body_len")?,
+        }))
+    }
+
+    /// The load run's result (series and warnings filled in by the caller).
+    fn result(&self, id: i64) -> Result<RunResult, StoreError> {
+        let samples: Vec<u8> = self.get("samples")?;
+        let samples = codec::decode_samples(&samples)
+            .map_err(|e| self.store.corrupt(format!("samples of step {id}"), e))?;
+        Ok(RunResult {
+            started: codec::time_at(self.get("measured_started_ns")?),
+            duration: codec::span(self.get("duration_ns")?),
+            counts: self.counts()?,
+            latency: self.histogram("hist_latency", "latency", id)?,
+            latency_raw: self.histogram("hist_latency_raw", "raw latency", id)?,
+            connect: self.histogram("hist_connect", "connect", id)?,
+            waiting: self.histogram("hist_waiting", "waiting", id)?,
+            processing: self.histogram("hist_processing", "processing", id)?,
+            series: Vec::new(),
+            samples,
+            first_response: self.first_response()?,
+            generator: GeneratorStats {
+                threads: self.get("gen_threads")?,
+                cpu_user: codec::span(self.get("gen_cpu_user_ns")?),
+                cpu_sys: codec::span(self.get("gen_cpu_sys_ns")?),
+                busiest_thread: self.real("gen_busiest_thread")?,
+            },
+            schedule: self.schedule()?,
+            interrupted: self.get("interrupted")?,
+            warnings: Vec::new(),
         })
     }
 }

@@ -253,29 +253,5 @@ fn step_spec(
 }
 
 fn resolved_json(plan: &Plan) -> String {
-    let contenders: Vec<_> = plan
-        .contenders
-        .iter()
-        .map(|c| serde_json::json!({ "name": c.name, "launch": describe(&c.launch), "baseline": c.baseline }))
-        .collect();
-    let workloads: Vec<_> = plan
-        .workloads
-        .iter()
-        .map(|w| serde_json::json!({ "name": w.name, "method": w.method, "path": w.path, "expect_status": w.expect.status.describe() }))
-        .collect();
-    let levels: Vec<_> = plan
-        .levels
-        .iter()
-        .map(|l| serde_json::to_value(l.level).unwrap_or_default())
-        .collect();
-    serde_json::json!({
-        "name": plan.name,
-        "contenders": contenders,
-        "workloads": workloads,
-        "levels": levels,
-        "repeat": plan.defaults.repeat,
-        "server_cpus": plan.defaults.server_cpus,
-        "load_cpus": plan.defaults.load_cpus,
-    })
-    .to_string()
+    shootout_model::resolved::ResolvedPlan::of(plan).to_json()
 }

@@ -1,15 +1,16 @@
-//! The numbers behind the HTML report of a run: steps grouped per workload into the
-//! terminal table's cells ([`Cell`], from `shootout::analysis`, so every statistic has one
-//! definition), with the load levels sorted for the charts' axes; the baseline is the
-//! contender marked so, else the first.
+//! The numbers behind the HTML report of a run: the analysis's workloads
+//! ([`Cell`]s from `shootout-analysis`, so every statistic, the grouping and the baseline
+//! have one definition) laid out for the charts, with the load levels sorted for their
+//! axes.
 //!
-//! Seams: reads a [`StoredRun`] only; `mod.rs` renders tables and `charts.rs` draws from
-//! what is computed here. Latencies are milliseconds here (the histograms hold µs).
+//! Seams: reads an [`Analysis`] only; `mod.rs` renders tables and `charts.rs` draws from
+//! what is arranged here. Latencies are milliseconds here (the histograms hold µs).
 
+use shootout_analysis::Analysis;
+use shootout_model::stored::StoredStep;
 use shootout_model::LoadLevel;
-use shootout_store::{StoredRun, StoredStep};
 
-pub use crate::shootout::analysis::{Cell, NOISY};
+pub use shootout_analysis::Cell;
 
 /// The load level's value on a sweep's axis: connections, or requests per second.
 pub fn level_value(level: LoadLevel) -> f64 {
@@ -73,59 +74,25 @@ impl<'a> Workload<'a> {
     }
 }
 
-/// Index of the step's contender among the run's contenders.
-pub fn contender_of(run: &StoredRun, step: &StoredStep) -> Option<usize> {
-    run.contenders.iter().position(|c| c.id == step.contender)
-}
-
-/// The contender the others are compared with: the one marked baseline, else the first.
-pub fn baseline(run: &StoredRun) -> usize {
-    run.contenders.iter().position(|c| c.baseline).unwrap_or(0)
-}
-
-/// The run's workloads in the order they were first measured, each with its cells.
-pub fn workloads(run: &StoredRun) -> Vec<Workload<'_>> {
-    let mut names: Vec<&str> = Vec::new();
-    for s in &run.steps {
-        if !names.contains(&s.workload.as_str()) {
-            names.push(&s.workload);
-        }
-    }
-    names
-        .into_iter()
-        .map(|name| {
-            let steps: Vec<(usize, &StoredStep)> = run
-                .steps
-                .iter()
-                .filter(|s| s.workload == name)
-                .filter_map(|s| Some((contender_of(run, s)?, s)))
-                .collect();
-            let mut levels: Vec<LoadLevel> = Vec::new();
-            for (_, s) in &steps {
-                if !levels.contains(&s.level) {
-                    levels.push(s.level);
-                }
-            }
+/// The run's workloads in the order they were first measured, each with its cells, levels
+/// sorted: closed-loop first, then ascending by connections or rate.
+pub fn workloads<'a>(a: &Analysis<'a>) -> Vec<Workload<'a>> {
+    a.workloads
+        .iter()
+        .map(|w| {
+            let mut levels: Vec<LoadLevel> = w.levels.iter().map(|l| l.level).collect();
             levels.sort_by(|a, b| {
                 is_rate(*a)
                     .cmp(&is_rate(*b))
                     .then(level_value(*a).total_cmp(&level_value(*b)))
             });
-            let mut cells = Vec::new();
-            for level in &levels {
-                for c in 0..run.contenders.len() {
-                    let mine: Vec<&StoredStep> = steps
-                        .iter()
-                        .filter(|(ci, s)| *ci == c && s.level == *level)
-                        .map(|(_, s)| *s)
-                        .collect();
-                    if !mine.is_empty() {
-                        cells.push(crate::shootout::analysis::cell(c, *level, mine));
-                    }
-                }
-            }
+            let cells = levels
+                .iter()
+                .filter_map(|level| w.levels.iter().find(|l| l.level == *level))
+                .flat_map(|l| l.cells.iter().cloned())
+                .collect();
             Workload {
-                name,
+                name: w.name,
                 levels,
                 cells,
             }

@@ -10,19 +10,20 @@
 //! Every string that comes from a plan, a server's answer or a contender's output goes
 //! through [`escape`] before it reaches the page; the page contains no `<script>`.
 //!
-//! Inside: `data.rs` groups steps into cells (medians over repetitions), `charts.rs` turns
-//! numbers into charts, `svg.rs` draws a chart as SVG text.
+//! Inside: `data.rs` arranges the analysis's cells (medians over repetitions) for the
+//! charts, `warnings.rs` words the analysis's warnings, `charts.rs` turns numbers into
+//! charts, `svg.rs` draws a chart as SVG text.
 
 mod charts;
 mod data;
 mod svg;
+mod warnings;
 
 use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
-use data::{baseline, workloads, Workload};
-use shootout_model::{
-    ContenderStatus, LatencySummary, LoadSpec, Pace, RunResult, RunStatus, StepStatus, Warning,
-};
-use shootout_store::{StoredRun, StoredStep};
+use data::{workloads, Workload};
+use shootout_analysis::Analysis;
+use shootout_model::stored::StoredRun;
+use shootout_model::{ContenderStatus, LatencySummary, LoadSpec, Pace, RunResult, RunStatus};
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
 use svg::Stroke;
@@ -128,188 +129,31 @@ fn swatch(color: &str) -> String {
     format!("<span class=\"sw\" style=\"background:{color}\"></span>")
 }
 
-/// What became of a contender, in words.
+/// What became of a contender, in words (the status's own word where it says enough).
 fn contender_status(s: ContenderStatus) -> &'static str {
     match s {
-        ContenderStatus::Measured => "measured",
+        ContenderStatus::Measured | ContenderStatus::Skipped => s.as_str(),
         ContenderStatus::SetupFailed => "its setup failed",
         ContenderStatus::Exited => "it exited before it was ready",
         ContenderStatus::NeverReady => "it never became ready",
         ContenderStatus::VerificationFailed => "its answers failed verification",
         ContenderStatus::Crashed => "it died while being measured",
-        ContenderStatus::Skipped => "skipped",
         ContenderStatus::Interrupted => "the run was interrupted before it was measured",
     }
 }
 
-/// How a run ended, in words.
+/// How a run ended, in words (the status's own word where it says enough).
 fn run_status(s: RunStatus) -> &'static str {
     match s {
         RunStatus::Running => "running (or shootout died without a word)",
-        RunStatus::Complete => "complete",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Failed => "failed",
         RunStatus::Abandoned => "abandoned (shootout died before its end)",
+        RunStatus::Complete | RunStatus::Interrupted | RunStatus::Failed => s.as_str(),
     }
 }
 
 /// One `<dt>`/`<dd>` pair; `value` is HTML (escape data before).
 fn fact(o: &mut String, label: &str, value: &str) {
     let _ = writeln!(o, "<dt>{label}</dt><dd>{value}</dd>");
-}
-
-/// The order and title of a group of step warnings.
-fn warning_group(w: &Warning) -> (u8, &'static str) {
-    match w {
-        Warning::GeneratorSaturated { .. } => (
-            0,
-            "The load generator was saturated: these numbers may measure shootout, not the server",
-        ),
-        Warning::NothingCompleted => (1, "Not one request completed"),
-        Warning::Failures { .. } => (2, "Requests failed"),
-        Warning::ConnectFailed { .. } => (3, "Connections could not be opened"),
-        Warning::SlowConnects { .. } => (4, "Connections waited for a SYN retry"),
-        Warning::Unserved { .. } => (4, "Connections left without an answer"),
-        Warning::Dropped { .. } => (4, "The server dropped connections before any answer"),
-        Warning::Retried { .. } => (5, "Requests sent again after an idle connection closed"),
-        Warning::ScheduleNotKept { .. } => (5, "The open-loop schedule was not kept"),
-    }
-}
-
-/// Lists of step warnings longer than this are folded in a `<details>`.
-const FOLD: usize = 4;
-
-/// `name · workload · c=8 · rep 2`.
-fn step_label(run: &StoredRun, s: &StoredStep) -> String {
-    let name = data::contender_of(run, s).map_or("?", |i| run.contenders[i].name.as_str());
-    format!(
-        "{name} · {} · {} · rep {}",
-        s.workload, s.level, s.repetition
-    )
-}
-
-/// The warnings of a run, each an HTML `<li>`: the run's end, contenders not measured,
-/// steps that did not complete, then the steps' own warnings grouped by kind (generator
-/// saturation first), and noisy cells.
-fn run_warnings(run: &StoredRun, ws: &[Workload]) -> Vec<String> {
-    let mut out = Vec::new();
-    match run.run.status {
-        RunStatus::Interrupted => out.push(
-            "<li><strong>The run was interrupted</strong> (Ctrl-C or SIGTERM): only the steps measured before it are here; the last one may be partial.</li>".to_string(),
-        ),
-        RunStatus::Running => out.push(
-            "<li><strong>The run never finished</strong>: it was still running when this report was made, or shootout died without a word. The steps stored so far are here.</li>".to_string(),
-        ),
-        RunStatus::Failed => out.push(
-            "<li><strong>The run failed</strong>: it could not go on (see the contenders below).</li>".to_string(),
-        ),
-        RunStatus::Abandoned => out.push(
-            "<li><strong>The run was abandoned</strong>: its shootout died before the end (killed, or a second Ctrl-C). The steps stored before are here.</li>".to_string(),
-        ),
-        RunStatus::Complete => {}
-    }
-    for c in &run.contenders {
-        if c.status == ContenderStatus::Measured {
-            continue;
-        }
-        let mut li = format!(
-            "<li><strong>{} was not measured to the end</strong>: {}.",
-            escape(&c.name),
-            contender_status(c.status)
-        );
-        if !c.detail.trim().is_empty() {
-            let _ = write!(li, "<pre>{}</pre>", escape(c.detail.trim_end()));
-        }
-        li.push_str("</li>");
-        out.push(li);
-    }
-    for s in &run.steps {
-        let what = match s.status {
-            StepStatus::Complete => continue,
-            StepStatus::Interrupted => "stopped by Ctrl-C: it covers only the part that ran",
-            StepStatus::ContenderDied => "the contender died during this step",
-        };
-        out.push(format!(
-            "<li><strong>{}</strong>: {what}.</li>",
-            escape(&step_label(run, s))
-        ));
-    }
-    let mut groups: Vec<(u8, &str, Vec<String>)> = Vec::new();
-    for s in &run.steps {
-        for w in &s.result.warnings {
-            let (order, title) = warning_group(w);
-            let line = format!(
-                "<li>{}: {}</li>",
-                escape(&step_label(run, s)),
-                escape(&w.to_string())
-            );
-            match groups.iter_mut().find(|g| g.0 == order) {
-                Some(g) => g.2.push(line),
-                None => groups.push((order, title, vec![line])),
-            }
-        }
-    }
-    groups.sort_by_key(|g| g.0);
-    let mut noisy = Vec::new();
-    for w in ws {
-        for cell in w.cells.iter().filter(|c| c.noisy()) {
-            noisy.push(format!(
-                "<li>{} · {} · {}: req/s ranged {}–{} over {} repetitions (median {})</li>",
-                escape(&run.contenders[cell.contender].name),
-                escape(w.name),
-                cell.level,
-                num(cell.rps_min, 0),
-                num(cell.rps_max, 0),
-                cell.reps(),
-                num(cell.rps, 0)
-            ));
-        }
-    }
-    let group = |title: &str, lines: Vec<String>| {
-        let n = lines.len();
-        let steps = format!("{n} step{}", if n == 1 { "" } else { "s" });
-        if n > FOLD {
-            // A long list folds (no script needed): the title says how many.
-            format!(
-                "<li><details><summary><strong>{title}</strong> ({steps}; open for the list)</summary><ul>{}</ul></details></li>",
-                lines.concat()
-            )
-        } else {
-            format!(
-                "<li><strong>{title}</strong> ({steps}):<ul>{}</ul></li>",
-                lines.concat()
-            )
-        }
-    };
-    let mut rest = Vec::new();
-    for (order, title, lines) in groups {
-        if order == 0 {
-            out.push(group(title, lines));
-        } else {
-            rest.push((title, lines));
-        }
-    }
-    if !noisy.is_empty() {
-        let n = noisy.len();
-        let title = format!(
-            "<strong>Noisy measurements</strong>: req/s spread more than {}% of the median over repetitions in {n} cell{} ({})",
-            data::NOISY * 100.0,
-            if n == 1 { "" } else { "s" },
-            crate::shootout::analysis::noise_advice(&run.run.plan_resolved),
-        );
-        out.push(if n > FOLD {
-            format!(
-                "<li><details><summary>{title}; open for the list</summary><ul>{}</ul></details></li>",
-                noisy.concat()
-            )
-        } else {
-            format!("<li>{title}:<ul>{}</ul></li>", noisy.concat())
-        });
-    }
-    for (title, lines) in rest {
-        out.push(group(title, lines));
-    }
-    out
 }
 
 /// The warnings block, or a short green note when there is nothing to say.
@@ -333,7 +177,8 @@ fn warnings_section(o: &mut String, items: &[String]) {
 /// The HTML report of a stored shootout run.
 pub fn render_run(run: &StoredRun) -> String {
     let r = &run.run;
-    let ws = workloads(run);
+    let a = Analysis::of(run);
+    let ws = workloads(&a);
     let who: Vec<Who> = run
         .contenders
         .iter()
@@ -353,11 +198,32 @@ pub fn render_run(run: &StoredRun) -> String {
         utc(r.started)
     );
 
-    // Facts.
+    run_facts(&mut o, run);
+    warnings_section(&mut o, &warnings::run_warnings(&a));
+
+    let base = a.baseline.unwrap_or(0);
+    contenders_table(&mut o, run, &who, base);
+
+    if ws.is_empty() {
+        o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
+    }
+    for w in &ws {
+        workload_section(&mut o, w, &who, base);
+    }
+
+    o.push_str("<h2>Plan</h2>\n");
+    let _ = writeln!(o, "<pre>{}</pre>", escape(r.plan_text.trim_end()));
+    close_page(&mut o, "from its store");
+    o
+}
+
+/// The run's facts: plan, status, dates, machine, versions.
+fn run_facts(o: &mut String, run: &StoredRun) {
+    let r = &run.run;
     o.push_str("<dl class=\"facts\">\n");
-    fact(&mut o, "Plan", &escape(&r.name));
+    fact(o, "Plan", &escape(&r.name));
     fact(
-        &mut o,
+        o,
         "Status",
         &format!(
             "{} ({} step{} stored)",
@@ -375,10 +241,10 @@ pub fn render_run(run: &StoredRun) -> String {
         ),
         None => format!("{} → not ended", utc(r.started)),
     };
-    fact(&mut o, "Date", &when);
+    fact(o, "Date", &when);
     let m = &r.machine;
     fact(
-        &mut o,
+        o,
         "Machine",
         &format!(
             "{} · {} core{} · Linux {} · {} memory",
@@ -404,15 +270,14 @@ pub fn render_run(run: &StoredRun) -> String {
         }
     }
     if !versions.is_empty() {
-        fact(&mut o, "Versions", &versions.join(" · "));
+        fact(o, "Versions", &versions.join(" · "));
     }
     o.push_str("</dl>\n");
+}
 
-    warnings_section(&mut o, &run_warnings(run, &ws));
-
-    // Contenders.
+/// The contenders with their commands and what became of them; `base` is tagged baseline.
+fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
     o.push_str("<h2>Contenders</h2>\n<table><tr><th class=\"l\">contender</th><th class=\"l\">command or URL</th><th class=\"l\">status</th></tr>\n");
-    let base = baseline(run);
     for (i, c) in run.contenders.iter().enumerate() {
         let _ = writeln!(
             o,
@@ -429,18 +294,6 @@ pub fn render_run(run: &StoredRun) -> String {
         );
     }
     o.push_str("</table>\n");
-
-    if ws.is_empty() {
-        o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
-    }
-    for w in &ws {
-        workload_section(&mut o, w, &who, base);
-    }
-
-    o.push_str("<h2>Plan</h2>\n");
-    let _ = writeln!(o, "<pre>{}</pre>", escape(r.plan_text.trim_end()));
-    close_page(&mut o, "from its store");
-    o
 }
 
 /// One workload: its table, its sweep charts, its spectrum and scatter at the highest

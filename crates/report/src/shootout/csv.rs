@@ -5,12 +5,13 @@
 //! names that a spreadsheet would run as a formula (`=…`, `+…`, `-…`, `@…`) start with `'`;
 //! `baseline` is true on the steps of the contender the reports compare the others with.
 
-use super::analysis::{step_cpu_us, step_peak_rss, step_status_word, Analysis};
 use crate::grid::csv_record;
 use crate::safe::csv_text;
 use crate::units::rfc3339;
+use shootout_analysis::cells::{step_cpu_us, step_peak_rss};
+use shootout_analysis::Analysis;
+use shootout_model::stored::StoredRun;
 use shootout_model::{FailureKind, LatencySummary, LoadLevel};
-use shootout_store::StoredRun;
 
 /// The columns, in order.
 pub const COLUMNS: [&str; 31] = [
@@ -74,7 +75,7 @@ pub fn csv(run: &StoredRun) -> String {
             connections.to_string(),
             rate,
             s.repetition.to_string(),
-            step_status_word(s.status).to_string(),
+            s.status.as_str().to_string(),
             rfc3339(s.started),
             format!("{:.6}", s.result.duration.as_secs_f64()),
             counts.completed.to_string(),

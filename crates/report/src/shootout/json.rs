@@ -7,15 +7,14 @@
 //! Units are in the field names (`_ms`, `_s`, `_bytes`, `_us_per_request`); times keep µs
 //! resolution (3 decimals in ms, 6 in s), rates 3 decimals. Nothing is ever NaN.
 
-use super::analysis::{
-    contender_status_word, run_status_word, step_cpu_us, step_peak_rss, step_status_word, Analysis,
-    Cell, Ratio, SERVED_PERCENTS,
-};
+use super::words::{warning_message, SERVED_PERCENTS};
 use crate::grid::round;
 use crate::units::{rfc3339, unix_s};
 use serde_json::{json, Map, Value};
+use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio};
+use shootout_analysis::Analysis;
+use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{FailureCounts, LatencySummary, LoadLevel, Warning};
-use shootout_store::{StoredRun, StoredStep};
 
 /// Version of this document's schema (and of `shootout compare`'s); raised when a field
 /// changes meaning or goes away, not when one is added.
@@ -68,7 +67,7 @@ pub fn json(run: &StoredRun) -> Value {
                 "name": c.name,
                 "command": c.command,
                 "baseline": c.baseline,
-                "status": contender_status_word(c.status),
+                "status": c.status.as_str(),
                 "detail": c.detail,
                 "version": c.version,
             })
@@ -79,12 +78,12 @@ pub fn json(run: &StoredRun) -> Value {
         .iter()
         .map(|w| {
             json!({
-                "kind": w.kind,
-                "message": w.message,
-                "detail": w.detail,
-                "contender": w.contender,
-                "workload": w.workload,
-                "level": w.level.map(|l| l.to_string()),
+                "kind": w.kind(),
+                "message": warning_message(w),
+                "detail": w.detail_lines(),
+                "contender": w.contender(),
+                "workload": w.cell().map(|at| &at.workload),
+                "level": w.cell().map(|at| at.level.to_string()),
             })
         })
         .collect();
@@ -110,7 +109,7 @@ pub fn json(run: &StoredRun) -> Value {
                 "workload": s.workload,
                 "level": level_json(s.level),
                 "repetition": s.repetition,
-                "status": step_status_word(s.status),
+                "status": s.status.as_str(),
                 "started_utc": rfc3339(s.started),
                 "duration_s": round(s.result.duration.as_secs_f64(), 6),
                 "rps": round(s.result.rps(), 3),
@@ -146,7 +145,7 @@ pub fn json(run: &StoredRun) -> Value {
         "run": {
             "id": r.id.0,
             "name": r.name,
-            "status": run_status_word(r.status),
+            "status": r.status.as_str(),
             "started_utc": rfc3339(r.started),
             "started_unix_s": round(unix_s(r.started), 3),
             "ended_utc": r.ended.map(rfc3339),
@@ -169,11 +168,7 @@ pub fn json(run: &StoredRun) -> Value {
 
 /// A load run's warning: `{kind, message}`.
 fn warning_json(w: &Warning) -> Value {
-    let kind = serde_json::to_value(w)
-        .ok()
-        .and_then(|v| v.get("kind").cloned())
-        .unwrap_or(Value::Null);
-    json!({ "kind": kind, "message": w.to_string() })
+    json!({ "kind": w.kind(), "message": w.to_string() })
 }
 
 fn result_json(

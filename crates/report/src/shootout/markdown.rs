@@ -3,11 +3,12 @@
 //! name and message escaped (a `|` in a contender's name stays inside its cell), stderr
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
-use super::analysis::{contender_status_word, run_status_word, Analysis};
 use super::text::{ratio_lines, row, served_rows, HEADER};
+use super::words::{steps_line, warning_message};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
-use shootout_store::StoredRun;
+use shootout_analysis::Analysis;
+use shootout_model::stored::StoredRun;
 use std::fmt::Write;
 
 macro_rules! line {
@@ -27,11 +28,11 @@ pub fn markdown(run: &StoredRun) -> String {
     line!(o, "# Run {}: {}", r.id, md_escape(&r.name));
     line!(o);
     for (k, v) in [
-        ("status", run_status_word(r.status).to_string()),
+        ("status", r.status.as_str().to_string()),
         ("started", started_line(run)),
         ("machine", machine_line(run)),
         ("versions", versions_line(run)),
-        ("steps", a.steps_line()),
+        ("steps", steps_line(&a)),
         (
             "baseline",
             a.baseline.map_or("none".into(), |b| a.name(b).to_string()),
@@ -49,7 +50,7 @@ pub fn markdown(run: &StoredRun) -> String {
             vec![
                 c.name.clone(),
                 c.command.clone(),
-                contender_status_word(c.status).replace('_', " "),
+                c.status.as_str().replace('_', " "),
                 c.version
                     .as_deref()
                     .and_then(|v| v.lines().next())
@@ -69,15 +70,16 @@ pub fn markdown(run: &StoredRun) -> String {
         line!(o, "## Warnings");
         line!(o);
         for w in &a.warnings {
+            let detail = w.detail_lines();
             line!(
                 o,
                 "- {}{}",
-                md_escape(&w.message),
-                if w.detail.is_empty() { "" } else { ":" }
+                md_escape(&warning_message(w)),
+                if detail.is_empty() { "" } else { ":" }
             );
-            if !w.detail.is_empty() {
+            if !detail.is_empty() {
                 line!(o);
-                md_code_block(&mut o, "  ", &w.detail.join("\n"));
+                md_code_block(&mut o, "  ", &detail.join("\n"));
             }
         }
     }

@@ -2,11 +2,11 @@
 //! (which snapshots every format through the binary) does not reach.
 
 use super::*;
+use shootout_model::stored::{ContenderId, ContenderRow, RunId, RunRow, StepId, StoredStep};
 use shootout_model::{
     latency_histogram, ContenderStatus, Counts, LoadLevel, MachineFacts, ResourceSample, RunResult,
     RunStatus, StepStatus,
 };
-use shootout_store::{ContenderId, ContenderRow, RunId, RunRow, StepId, StoredStep};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 fn at(s: u64) -> SystemTime {
@@ -122,11 +122,11 @@ fn a_baseline_that_was_not_measured_gives_way_to_the_first_measured() {
     );
     let a = Analysis::of(&r);
     assert_eq!(a.baseline, Some(0));
-    let kinds: Vec<&str> = a.warnings.iter().map(|w| w.kind).collect();
+    let kinds: Vec<&str> = a.warnings.iter().map(|w| w.kind()).collect();
     assert_eq!(kinds, ["baseline_not_measured", "not_measured"]);
     // The detail's first non-empty lines, at most four.
     assert_eq!(
-        a.warnings[1].detail,
+        a.warnings[1].detail_lines(),
         ["exit status 1", "line two", "line three", "line four"]
     );
     let t = text(&r);
@@ -156,13 +156,16 @@ fn noisy_cells_are_flagged_above_a_tenth_of_the_median() {
         vec![step(1, 1, 1, 1000, 500), step(2, 1, 2, 1120, 500)],
     );
     let a = Analysis::of(&r);
-    assert!(a.warnings.iter().any(|w| w.kind == "noisy"));
+    assert!(a.warnings.iter().any(|w| w.kind() == "noisy"));
     // 1000 and 1090: 8.7%, not noisy.
     let r = run(
         vec![contender(1, "a", true, ContenderStatus::Measured)],
         vec![step(1, 1, 1, 1000, 500), step(2, 1, 2, 1090, 500)],
     );
-    assert!(Analysis::of(&r).warnings.iter().all(|w| w.kind != "noisy"));
+    assert!(Analysis::of(&r)
+        .warnings
+        .iter()
+        .all(|w| w.kind() != "noisy"));
 }
 
 #[test]

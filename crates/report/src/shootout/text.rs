@@ -6,12 +6,14 @@
 //! its control characters escaped ([`terminal_line`]), so an escape sequence in a
 //! contender's stderr is not run by the terminal and a newline in a name breaks no row.
 
-use super::analysis::{Analysis, Cell, LevelBlock, Ratio, RunWarning, SERVED_PERCENTS};
+use super::words::{ratio_phrase, steps_line, warning_message, SERVED_PERCENTS};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{mib, text_table, Align};
 use crate::safe::terminal_line;
 use crate::units::ms3;
-use shootout_store::StoredRun;
+use shootout_analysis::cells::{Cell, LevelBlock, Ratio};
+use shootout_analysis::{Analysis, RunWarning};
+use shootout_model::stored::StoredRun;
 use std::fmt::Write;
 
 /// Appends one formatted line (writing to a `String` cannot fail).
@@ -52,13 +54,13 @@ pub fn text(run: &StoredRun) -> String {
         "run {}: {} ({})",
         r.id,
         terminal_line(&r.name),
-        super::analysis::run_status_word(r.status)
+        r.status.as_str()
     );
     let facts = [
         ("started", started_line(run)),
         ("machine", machine_line(run)),
         ("versions", versions_line(run)),
-        ("steps", a.steps_line()),
+        ("steps", steps_line(&a)),
         (
             "baseline",
             a.baseline.map_or("none".into(), |b| a.name(b).to_string()),
@@ -113,13 +115,14 @@ pub fn text(run: &StoredRun) -> String {
 fn warnings(o: &mut String, warnings: &[RunWarning]) {
     line!(o, "Warnings:");
     for w in warnings {
+        let detail = w.detail_lines();
         line!(
             o,
             "  - {}{}",
-            terminal_line(&w.message),
-            if w.detail.is_empty() { "" } else { ":" }
+            terminal_line(&warning_message(w)),
+            if detail.is_empty() { "" } else { ":" }
         );
-        for d in &w.detail {
+        for d in &detail {
             line!(o, "      {}", terminal_line(d));
         }
     }
@@ -184,7 +187,7 @@ pub(crate) fn ratio_lines(a: &Analysis, l: &LevelBlock) -> Vec<String> {
                 "{}: {} is {} than {}{note}",
                 l.level,
                 a.name(c.contender),
-                r.phrase(),
+                ratio_phrase(&r),
                 a.name(b)
             ))
         })

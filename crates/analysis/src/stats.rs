@@ -1,13 +1,21 @@
-//! Statistics the renderings need beyond the model's `LatencySummary`: ab's and wrk's
+//! Statistics of one load run beyond the model's `LatencySummary`: ab's and wrk's
 //! sample standard deviation, wrk's "+/- Stdev" share, wrk's per-thread Req/Sec series,
 //! and status-code tallies in ab's and wrk's senses.
 //!
 //! Inputs are the model's µs histograms and counts; outputs keep the input's unit. Every
 //! function is total: empty inputs give zeros, never NaN.
 
-use crate::units::ratio;
 use hdrhistogram::Histogram;
 use shootout_model::{Counts, RunResult};
+
+/// `num / den`, or 0 when `den` is zero (so no report ever prints NaN or infinity).
+pub fn ratio(num: f64, den: f64) -> f64 {
+    if den == 0.0 || !num.is_finite() || !den.is_finite() {
+        0.0
+    } else {
+        num / den
+    }
+}
 
 /// Sample standard deviation (divided by n − 1, as ab and wrk compute it) of a histogram,
 /// in its unit; 0 below two values.
@@ -118,6 +126,13 @@ pub fn per_thread_rates(result: &RunResult, threads: usize) -> Vec<f64> {
 mod tests {
     use super::*;
     use shootout_model::latency_histogram;
+
+    #[test]
+    fn ratio_never_divides_by_zero() {
+        assert_eq!(ratio(10.0, 4.0), 2.5);
+        assert_eq!(ratio(10.0, 0.0), 0.0);
+        assert_eq!(ratio(0.0, 0.0), 0.0);
+    }
 
     #[test]
     fn within_one_stdev_of_a_known_distribution() {

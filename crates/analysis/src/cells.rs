@@ -1,0 +1,411 @@
+//! The steps of a stored run grouped into workloads × load levels × contenders
+//! ([`Cell`]s of repetitions, with medians over repetitions), the baseline, hyperfine's
+//! "times faster" ratio, and the planned shape of the run. Every rendering of a run (text,
+//! Markdown, JSON, CSV, HTML) and `shootout compare` read these cells, so every statistic
+//! has one definition.
+//!
+//! Seams: reads a [`StoredRun`] only; the run's warnings are derived from the grouping in
+//! [`crate::warnings`]. Units: req/s, latencies in milliseconds (from the store's µs
+//! histograms), server CPU in µs per completed request, memory in bytes.
+
+use crate::warnings::{derive, RunWarning};
+use hdrhistogram::Histogram;
+use shootout_model::resolved::ResolvedPlan;
+use shootout_model::stored::{StoredRun, StoredStep};
+use shootout_model::{latency_histogram, FailureCounts, LatencySummary, LoadLevel};
+
+/// A range of req/s wider than this share of the median marks a cell as noisy.
+pub const NOISY: f64 = 0.10;
+
+/// The median of `v` (the mean of the two middle values for an even count; 0 when empty).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// One contender × workload × load level: its repetitions and their statistics.
+#[derive(Debug, Clone)]
+pub struct Cell<'a> {
+    /// Index of the contender in the run's contenders.
+    pub contender: usize,
+    /// The load level.
+    pub level: LoadLevel,
+    /// The repetitions, in the order measured.
+    pub steps: Vec<&'a StoredStep>,
+    /// req/s of each repetition.
+    pub rps_values: Vec<f64>,
+    /// p99 latency of each repetition (ms).
+    pub p99_values: Vec<f64>,
+    /// Median req/s.
+    pub rps: f64,
+    /// Slowest repetition's req/s.
+    pub rps_min: f64,
+    /// Fastest repetition's req/s.
+    pub rps_max: f64,
+    /// Median of the repetitions' mean latency (ms).
+    pub mean: f64,
+    /// Median of the repetitions' standard deviation of latency (ms).
+    pub sd: f64,
+    /// Median of the repetitions' p50 (ms).
+    pub p50: f64,
+    /// Median of the repetitions' p90 (ms).
+    pub p90: f64,
+    /// Median of the repetitions' p99 (ms).
+    pub p99: f64,
+    /// Median of the repetitions' slowest request (ms).
+    pub max: f64,
+    /// Failed requests per class, summed over the repetitions.
+    pub failures: FailureCounts,
+    /// Completed requests, summed.
+    pub completed: u64,
+    /// Good answers, summed.
+    pub ok: u64,
+    /// Aborted requests (in flight at the end), summed.
+    pub aborted: u64,
+    /// The server's CPU per completed request (µs), median over the repetitions that have
+    /// resource samples; `None` for servers shootout did not start.
+    pub cpu_us: Option<f64>,
+    /// The largest resident memory sampled in any repetition (bytes).
+    pub peak_rss: Option<u64>,
+}
+
+impl Cell<'_> {
+    /// Repetitions.
+    pub fn reps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Half the range of req/s over the repetitions (what `±` means in the tables).
+    pub fn spread(&self) -> f64 {
+        (self.rps_max - self.rps_min) / 2.0
+    }
+
+    /// The range of req/s as a share of the median (0 with one repetition).
+    pub fn range_share(&self) -> f64 {
+        if self.rps > 0.0 {
+            (self.rps_max - self.rps_min) / self.rps
+        } else {
+            0.0
+        }
+    }
+
+    /// True when the range of req/s is wider than [`NOISY`] of the median.
+    pub fn noisy(&self) -> bool {
+        self.reps() > 1 && self.range_share() > NOISY
+    }
+
+    /// Every repetition's latency histogram (µs) merged, for the percentile table.
+    pub fn merged_latency(&self) -> Histogram<u64> {
+        let mut h = latency_histogram();
+        for s in &self.steps {
+            // Same bounds on both sides: adding cannot fail.
+            let _ = h.add(&s.result.latency);
+        }
+        h
+    }
+
+    /// `3 timeout, 1 reset`, or `0`.
+    pub fn failures_text(&self) -> String {
+        self.failures.to_string()
+    }
+}
+
+/// The server's CPU per completed request in one step (µs): (last − first CPU sample) /
+/// completed; `None` without two samples or completed requests.
+pub fn step_cpu_us(s: &StoredStep) -> Option<f64> {
+    let (first, last) = (s.resources.first()?, s.resources.last()?);
+    if s.resources.len() < 2 || s.result.counts.completed == 0 {
+        return None;
+    }
+    let used = (last.cpu_user + last.cpu_sys).saturating_sub(first.cpu_user + first.cpu_sys);
+    Some(used.as_secs_f64() * 1e6 / s.result.counts.completed as f64)
+}
+
+/// The largest resident memory sampled during one step (bytes).
+pub fn step_peak_rss(s: &StoredStep) -> Option<u64> {
+    s.resources.iter().map(|r| r.rss_bytes).max()
+}
+
+/// The cell of `steps` (one contender × workload × level, in repetition order).
+pub(crate) fn cell<'a>(contender: usize, level: LoadLevel, steps: Vec<&'a StoredStep>) -> Cell<'a> {
+    let summaries: Vec<LatencySummary> = steps
+        .iter()
+        .map(|s| LatencySummary::of(&s.result.latency))
+        .collect();
+    let of = |f: fn(&LatencySummary) -> f64| median(&summaries.iter().map(f).collect::<Vec<_>>());
+    let rps_values: Vec<f64> = steps.iter().map(|s| s.result.ok_rps()).collect();
+    let cpu: Vec<f64> = steps.iter().filter_map(|s| step_cpu_us(s)).collect();
+    let mut failures = FailureCounts::default();
+    for s in &steps {
+        failures += &s.result.counts.failures;
+    }
+    Cell {
+        contender,
+        level,
+        rps: median(&rps_values),
+        rps_min: rps_values.iter().copied().fold(f64::INFINITY, f64::min),
+        rps_max: rps_values.iter().copied().fold(0.0, f64::max),
+        mean: of(|l| l.mean),
+        sd: of(|l| l.stdev),
+        p50: of(|l| l.p50),
+        p90: of(|l| l.p90),
+        p99: of(|l| l.p99),
+        max: of(|l| l.max),
+        p99_values: summaries.iter().map(|l| l.p99).collect(),
+        rps_values,
+        failures,
+        completed: steps.iter().map(|s| s.result.counts.completed).sum(),
+        ok: steps.iter().map(|s| s.result.counts.ok).sum(),
+        aborted: steps.iter().map(|s| s.result.counts.aborted).sum(),
+        cpu_us: (!cpu.is_empty()).then(|| median(&cpu)),
+        peak_rss: steps.iter().filter_map(|s| step_peak_rss(s)).max(),
+        steps,
+    }
+}
+
+/// One load level of a workload: a cell per contender that has steps there, in plan order.
+#[derive(Debug, Clone)]
+pub struct LevelBlock<'a> {
+    /// The load level.
+    pub level: LoadLevel,
+    /// The cells.
+    pub cells: Vec<Cell<'a>>,
+}
+
+impl LevelBlock<'_> {
+    /// The cell of contender `index`, if it has steps at this level.
+    pub fn cell(&self, index: usize) -> Option<&Cell<'_>> {
+        self.cells.iter().find(|c| c.contender == index)
+    }
+}
+
+/// One workload: its load levels in the order measured.
+#[derive(Debug, Clone)]
+pub struct WorkloadBlock<'a> {
+    /// The workload's name.
+    pub name: &'a str,
+    /// Its levels.
+    pub levels: Vec<LevelBlock<'a>>,
+}
+
+/// hyperfine's "x ± y times faster than": the ratio of median req/s, its uncertainty
+/// propagated from both cells' relative half-ranges.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ratio {
+    /// How many times faster (or slower), ≥ 1.
+    pub times: f64,
+    /// The uncertainty of `times`.
+    pub error: f64,
+    /// True when the contender is faster than the baseline.
+    pub faster: bool,
+    /// True when either side has more than one repetition (else `error` means nothing).
+    pub has_spread: bool,
+}
+
+impl Ratio {
+    /// The ratio of cell `c` to the baseline cell `b`; `None` when either rate is zero.
+    pub fn of(c: &Cell, b: &Cell) -> Option<Ratio> {
+        if c.rps <= 0.0 || b.rps <= 0.0 {
+            return None;
+        }
+        let r = c.rps / b.rps;
+        let rel = |x: &Cell| x.spread() / x.rps;
+        let err = r * (rel(c).powi(2) + rel(b).powi(2)).sqrt();
+        let (times, error, faster) = if r >= 1.0 {
+            (r, err, true)
+        } else {
+            (1.0 / r, err / (r * r), false)
+        };
+        Some(Ratio {
+            times,
+            error,
+            faster,
+            has_spread: c.reps() > 1 || b.reps() > 1,
+        })
+    }
+}
+
+/// A stored run, grouped for the reports.
+#[derive(Debug, Clone)]
+pub struct Analysis<'a> {
+    /// The run as stored.
+    pub run: &'a StoredRun,
+    /// The contender the others are compared with: the plan's baseline if it was measured,
+    /// else the first contender with steps.
+    pub baseline: Option<usize>,
+    /// The workloads in the order measured.
+    pub workloads: Vec<WorkloadBlock<'a>>,
+    /// The resolved plan stored with the run; `None` when it cannot be read.
+    pub plan: Option<ResolvedPlan>,
+    /// The warnings, most important first.
+    pub warnings: Vec<RunWarning>,
+}
+
+impl<'a> Analysis<'a> {
+    /// Groups the run's steps, picks the baseline and derives the warnings.
+    pub fn of(run: &'a StoredRun) -> Analysis<'a> {
+        let marked = run.contenders.iter().position(|c| c.baseline);
+        let mut a = Analysis {
+            run,
+            baseline: baseline(run, marked),
+            workloads: group(run),
+            plan: ResolvedPlan::parse(&run.run.plan_resolved),
+            warnings: Vec::new(),
+        };
+        a.warnings = derive(&a, marked);
+        a
+    }
+
+    /// The name of contender `i`.
+    pub fn name(&self, i: usize) -> &'a str {
+        &self.run.contenders[i].name
+    }
+
+    /// Contenders with at least one step.
+    pub fn measured_contenders(&self) -> usize {
+        let mut seen: Vec<usize> = self.cells().map(|(_, _, c)| c.contender).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        seen.len()
+    }
+
+    /// Distinct load levels over all workloads.
+    pub fn level_count(&self) -> usize {
+        let mut levels: Vec<LoadLevel> = Vec::new();
+        for l in self.workloads.iter().flat_map(|w| &w.levels) {
+            if !levels.contains(&l.level) {
+                levels.push(l.level);
+            }
+        }
+        levels.len()
+    }
+
+    /// The most repetitions of any cell.
+    pub fn max_reps(&self) -> usize {
+        self.cells().map(|(_, _, c)| c.reps()).max().unwrap_or(0)
+    }
+
+    /// Every cell with its workload and level.
+    pub fn cells(&self) -> impl Iterator<Item = (&str, LoadLevel, &Cell<'a>)> {
+        self.workloads.iter().flat_map(|w| {
+            w.levels
+                .iter()
+                .flat_map(move |l| l.cells.iter().map(move |c| (w.name, l.level, c)))
+        })
+    }
+
+    /// Contenders × workloads × levels × repetitions planned: the stored resolved plan's
+    /// shape, or, when it does not say, the shape of the steps stored.
+    pub fn planned_shape(&self) -> (usize, usize, usize, usize) {
+        self.plan.as_ref().and_then(ResolvedPlan::shape).unwrap_or((
+            self.measured_contenders(),
+            self.workloads.len(),
+            self.level_count(),
+            self.max_reps(),
+        ))
+    }
+
+    /// True when the plan pinned the contenders and the load to CPUs (so a noisy cell's
+    /// advice is not to pin them).
+    pub fn pinned(&self) -> bool {
+        self.plan.as_ref().is_some_and(ResolvedPlan::pinned)
+    }
+}
+
+/// Index of the step's contender among the run's contenders.
+pub(crate) fn contender_of(run: &StoredRun, step: &StoredStep) -> Option<usize> {
+    run.contenders.iter().position(|c| c.id == step.contender)
+}
+
+/// The contender the others are compared with: the one `marked` if it has steps, else the
+/// first contender with steps.
+fn baseline(run: &StoredRun, marked: Option<usize>) -> Option<usize> {
+    let has_steps = |ci: usize| run.steps.iter().any(|s| contender_of(run, s) == Some(ci));
+    match marked {
+        Some(m) if has_steps(m) => Some(m),
+        _ => (0..run.contenders.len()).find(|&i| has_steps(i)),
+    }
+}
+
+/// The run's steps by workload (in the order first measured), then load level (in the
+/// order first measured), then contender (plan order); steps of an unknown contender are
+/// left out.
+fn group(run: &StoredRun) -> Vec<WorkloadBlock<'_>> {
+    let mut workloads: Vec<WorkloadBlock> = Vec::new();
+    for s in run.steps.iter().filter(|s| contender_of(run, s).is_some()) {
+        let w = match workloads.iter().position(|w| w.name == s.workload) {
+            Some(i) => i,
+            None => {
+                workloads.push(WorkloadBlock {
+                    name: &s.workload,
+                    levels: Vec::new(),
+                });
+                workloads.len() - 1
+            }
+        };
+        let levels = &mut workloads[w].levels;
+        if !levels.iter().any(|l| l.level == s.level) {
+            levels.push(LevelBlock {
+                level: s.level,
+                cells: Vec::new(),
+            });
+        }
+    }
+    for w in &mut workloads {
+        for l in &mut w.levels {
+            l.cells = cells_of(run, w.name, l.level);
+        }
+    }
+    workloads
+}
+
+/// The cells of one workload × level, one per contender with steps there, in plan order;
+/// each cell's steps in repetition order.
+fn cells_of<'a>(run: &'a StoredRun, workload: &str, level: LoadLevel) -> Vec<Cell<'a>> {
+    let mut cells = Vec::new();
+    for ci in 0..run.contenders.len() {
+        let mut mine: Vec<&StoredStep> = run
+            .steps
+            .iter()
+            .filter(|s| {
+                contender_of(run, s) == Some(ci) && s.workload == workload && s.level == level
+            })
+            .collect();
+        mine.sort_by_key(|s| (s.repetition, s.id));
+        if !mine.is_empty() {
+            cells.push(cell(ci, level, mine));
+        }
+    }
+    cells
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[3.0]), 3.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    #[test]
+    fn failures_name_only_the_classes_that_happened() {
+        let mut f = FailureCounts::default();
+        assert_eq!(f.to_string(), "0");
+        f[shootout_model::FailureKind::Timeout] = 3;
+        f[shootout_model::FailureKind::Reset] = 1;
+        assert_eq!(f.to_string(), "3 timeout, 1 reset");
+    }
+}

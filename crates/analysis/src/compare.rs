@@ -1,0 +1,413 @@
+//! What changed between two stored runs (`shootout compare A B`). Steps are paired by
+//! contender name × workload × load level; for each pair the median req/s and median p99 of
+//! run A and run B, the change, and a verdict from a two-sided Mann–Whitney U test of the
+//! per-repetition values ([`crate::mann_whitney`], α = [`ALPHA`]): faster, slower, no
+//! significant change (noise), or not enough repetitions to tell.
+//!
+//! Gates for CI ([`Gates`]): `--fail-if-slower PCT` flags a pair whose median req/s dropped
+//! by more than PCT percent when the drop is significant — or when the repetitions are too
+//! few for the test to ever be significant, since then no test can clear it — and a contender
+//! measured in A that failed in B (crashed, failed verification, …); `--fail-if-p99-above MS`
+//! flags every contender × workload × level of run B whose median p99 is above MS.
+//!
+//! Seams: computed from two [`StoredRun`]s only; the warnings and failed gates are typed
+//! ([`CompareWarning`], [`Violation`]) and worded by the renderers (`shootout-report`).
+
+use crate::cells::{median, Analysis, Cell};
+use crate::mann_whitney;
+use crate::warnings::CellAt;
+use shootout_model::stored::{RunId, StoredRun};
+use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus};
+
+/// The significance level of the verdicts.
+pub const ALPHA: f64 = 0.05;
+
+/// What makes `shootout compare` fail (exit 1); `None` turns a gate off.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Gates {
+    /// Fail when a pair's median req/s dropped by more than this percentage (and the drop
+    /// is significant, or the repetitions are too few to test).
+    pub fail_if_slower_percent: Option<f64>,
+    /// Fail when a median p99 of run B is above this many milliseconds.
+    pub fail_if_p99_above_ms: Option<f64>,
+}
+
+/// The verdict on one measure of one pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Significantly better in B (more req/s, or a lower p99).
+    Faster,
+    /// Significantly worse in B.
+    Slower,
+    /// The difference is within the noise of the repetitions.
+    NoChange,
+    /// So few repetitions that no outcome could be significant at [`ALPHA`].
+    TooFew,
+}
+
+impl Verdict {
+    /// The word in JSON and CSV.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoChange => "no_significant_change",
+            Verdict::TooFew => "not_enough_repetitions",
+        }
+    }
+}
+
+/// One measure (req/s or p99) of a pair in both runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// Median over run A's repetitions.
+    pub a: f64,
+    /// Median over run B's repetitions.
+    pub b: f64,
+    /// `(b − a) / a` in percent; `None` when `a` is 0.
+    pub percent: Option<f64>,
+    /// The test's two-sided p-value.
+    pub p: f64,
+    /// What the test says.
+    pub verdict: Verdict,
+}
+
+impl Change {
+    /// Compares per-repetition values; `higher_is_better` for req/s, not for latency.
+    pub fn of(a: &[f64], b: &[f64], higher_is_better: bool) -> Change {
+        let (ma, mb) = (median(a), median(b));
+        let test = mann_whitney::test(a, b);
+        let p = test.map_or(1.0, |t| t.p);
+        let verdict = match test {
+            _ if !mann_whitney::can_be_significant(a.len(), b.len(), ALPHA) => Verdict::TooFew,
+            Some(t) if t.p < ALPHA => {
+                if t.b_larger() == higher_is_better {
+                    Verdict::Faster
+                } else {
+                    Verdict::Slower
+                }
+            }
+            _ => Verdict::NoChange,
+        };
+        Change {
+            a: ma,
+            b: mb,
+            percent: (ma > 0.0).then(|| (mb - ma) / ma * 100.0),
+            p,
+            verdict,
+        }
+    }
+}
+
+/// The same contender × workload × load level in both runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    /// The workload's name.
+    pub workload: String,
+    /// The contender's name.
+    pub contender: String,
+    /// The load level.
+    pub level: LoadLevel,
+    /// Repetitions in run A.
+    pub reps_a: usize,
+    /// Repetitions in run B.
+    pub reps_b: usize,
+    /// Median req/s.
+    pub rps: Change,
+    /// Median p99 latency (ms).
+    pub p99: Change,
+}
+
+/// A contender × workload × load level measured in one run only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unpaired {
+    /// The workload's name.
+    pub workload: String,
+    /// The contender's name.
+    pub contender: String,
+    /// The load level.
+    pub level: LoadLevel,
+    /// What became of the contender in the other run, when it is there but failed.
+    pub failed_in_other: Option<FailedIn>,
+}
+
+/// What became of a contender in a run where it was not measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedIn {
+    /// Its status there (neither measured nor skipped).
+    pub status: ContenderStatus,
+    /// The first line of its stored detail, without a trailing `:` or
+    /// `; last lines of its stderr` (the lines after it would not fit); may be empty.
+    pub first_line: String,
+}
+
+/// What the reader of a comparison must know, most important first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompareWarning {
+    /// A run did not end complete: only the steps it stored are compared.
+    Unfinished {
+        /// The run.
+        run: RunId,
+        /// `A` or `B`.
+        side: char,
+        /// How it ended.
+        status: RunStatus,
+    },
+    /// The runs' machines differ (CPU, cores, kernel or memory).
+    DifferentMachines,
+    /// A pair failed more requests in B than in A.
+    MoreFailures {
+        /// The cell.
+        at: CellAt,
+        /// B's failures by class.
+        b: FailureCounts,
+        /// A's failed requests.
+        a_total: u64,
+    },
+}
+
+/// A gate that did not pass.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Violation {
+    /// `--fail-if-slower`: the pair at this index of [`Comparison::pairs`] dropped more.
+    Slower {
+        /// Index of the pair.
+        pair: usize,
+    },
+    /// `--fail-if-slower`: a cell measured in A whose contender failed in B.
+    NotMeasured {
+        /// Index in [`Comparison::only_in_a`].
+        unpaired: usize,
+    },
+    /// `--fail-if-p99-above`: a cell of B whose median p99 is above the limit.
+    P99Above {
+        /// The cell.
+        at: CellAt,
+        /// Its median p99 (ms).
+        p99: f64,
+        /// Its repetitions.
+        reps: usize,
+        /// The limit (ms).
+        limit: f64,
+    },
+}
+
+impl Violation {
+    /// `slower`, `not_measured` or `p99_above`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Violation::Slower { .. } => "slower",
+            Violation::NotMeasured { .. } => "not_measured",
+            Violation::P99Above { .. } => "p99_above",
+        }
+    }
+}
+
+/// Two runs compared.
+#[derive(Debug, Clone)]
+pub struct Comparison<'a> {
+    /// Run A (the reference).
+    pub a: &'a StoredRun,
+    /// Run B (the candidate).
+    pub b: &'a StoredRun,
+    /// The pairs, in run A's order.
+    pub pairs: Vec<Pair>,
+    /// Measured in A only.
+    pub only_in_a: Vec<Unpaired>,
+    /// Measured in B only.
+    pub only_in_b: Vec<Unpaired>,
+    /// What the reader must know (unfinished runs, different machines, new failures).
+    pub warnings: Vec<CompareWarning>,
+    /// The gates asked for.
+    pub gates: Gates,
+    /// The gates that failed (empty: passed).
+    pub violations: Vec<Violation>,
+    /// The most repetitions of any cell of A, and of B.
+    pub reps: (usize, usize),
+}
+
+impl<'a> Comparison<'a> {
+    /// Pairs the steps of `a` and `b`, tests every pair and checks the gates.
+    pub fn of(a: &'a StoredRun, b: &'a StoredRun, gates: Gates) -> Comparison<'a> {
+        let (aa, ab) = (Analysis::of(a), Analysis::of(b));
+        let mut pairs = Vec::new();
+        let mut only_in_a = Vec::new();
+        let mut more_failures = Vec::new();
+        for (w, l, ca) in aa.cells() {
+            let name = aa.name(ca.contender);
+            match find(&ab, name, w, l) {
+                Some(cb) => {
+                    if cb.failures.total() > ca.failures.total() {
+                        more_failures.push(CompareWarning::MoreFailures {
+                            at: cell_at(name, w, l),
+                            b: cb.failures,
+                            a_total: ca.failures.total(),
+                        });
+                    }
+                    pairs.push(pair(name, w, l, ca, cb));
+                }
+                None => only_in_a.push(unpaired(name, w, l, b)),
+            }
+        }
+        let only_in_b: Vec<Unpaired> = ab
+            .cells()
+            .filter(|(w, l, cb)| find(&aa, ab.name(cb.contender), w, *l).is_none())
+            .map(|(w, l, cb)| unpaired(ab.name(cb.contender), w, l, a))
+            .collect();
+        let mut c = Comparison {
+            a,
+            b,
+            pairs,
+            only_in_a,
+            only_in_b,
+            warnings: run_warnings(a, b)
+                .into_iter()
+                .chain(more_failures)
+                .collect(),
+            gates,
+            violations: Vec::new(),
+            reps: (aa.max_reps(), ab.max_reps()),
+        };
+        c.violations = c.check(&ab);
+        c
+    }
+
+    /// True when a gate failed.
+    pub fn failed(&self) -> bool {
+        !self.violations.is_empty()
+    }
+
+    fn check(&self, ab: &Analysis) -> Vec<Violation> {
+        let mut out = Vec::new();
+        if let Some(limit) = self.gates.fail_if_slower_percent {
+            for (i, p) in self.pairs.iter().enumerate() {
+                let dropped = p.rps.percent.is_some_and(|change| -change > limit);
+                if dropped && matches!(p.rps.verdict, Verdict::Slower | Verdict::TooFew) {
+                    out.push(Violation::Slower { pair: i });
+                }
+            }
+            for (i, u) in self.only_in_a.iter().enumerate() {
+                if u.failed_in_other.is_some() {
+                    out.push(Violation::NotMeasured { unpaired: i });
+                }
+            }
+        }
+        if let Some(limit) = self.gates.fail_if_p99_above_ms {
+            for (w, l, c) in ab.cells().filter(|(_, _, c)| c.p99 > limit) {
+                out.push(Violation::P99Above {
+                    at: cell_at(ab.name(c.contender), w, l),
+                    p99: c.p99,
+                    reps: c.reps(),
+                    limit,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The warnings about the runs themselves: unfinished runs (A first), then different
+/// machines.
+fn run_warnings(a: &StoredRun, b: &StoredRun) -> Vec<CompareWarning> {
+    let mut out = Vec::new();
+    for (run, side) in [(a, 'A'), (b, 'B')] {
+        if run.run.status != RunStatus::Complete {
+            out.push(CompareWarning::Unfinished {
+                run: run.run.id,
+                side,
+                status: run.run.status,
+            });
+        }
+    }
+    let (ma, mb) = (&a.run.machine, &b.run.machine);
+    if (&ma.cpu_model, ma.cores, &ma.kernel, ma.memory_bytes)
+        != (&mb.cpu_model, mb.cores, &mb.kernel, mb.memory_bytes)
+    {
+        out.push(CompareWarning::DifferentMachines);
+    }
+    out
+}
+
+/// The cell of contender `name` × workload `w` × level `l`, if measured.
+fn find<'x>(an: &'x Analysis, name: &str, w: &str, l: LoadLevel) -> Option<&'x Cell<'x>> {
+    an.cells()
+        .find(|(cw, cl, c)| *cw == w && *cl == l && an.name(c.contender) == name)
+        .map(|(_, _, c)| c)
+}
+
+fn cell_at(name: &str, w: &str, l: LoadLevel) -> CellAt {
+    CellAt {
+        contender: name.to_string(),
+        workload: w.to_string(),
+        level: l,
+    }
+}
+
+fn pair(name: &str, w: &str, l: LoadLevel, a: &Cell, b: &Cell) -> Pair {
+    Pair {
+        workload: w.to_string(),
+        contender: name.to_string(),
+        level: l,
+        reps_a: a.reps(),
+        reps_b: b.reps(),
+        rps: Change::of(&a.rps_values, &b.rps_values, true),
+        p99: Change::of(&a.p99_values, &b.p99_values, false),
+    }
+}
+
+/// A cell measured in one run only; `other` is the run it is missing from.
+fn unpaired(name: &str, w: &str, l: LoadLevel, other: &StoredRun) -> Unpaired {
+    Unpaired {
+        workload: w.to_string(),
+        contender: name.to_string(),
+        level: l,
+        failed_in_other: failed_in(other, name),
+    }
+}
+
+/// What became of contender `name` in `run`, when it is there and failed.
+fn failed_in(run: &StoredRun, name: &str) -> Option<FailedIn> {
+    let c = run.contenders.iter().find(|c| c.name == name)?;
+    if matches!(
+        c.status,
+        ContenderStatus::Measured | ContenderStatus::Skipped
+    ) {
+        return None;
+    }
+    let first = c.detail.lines().next().unwrap_or("").trim();
+    let first = first
+        .trim_end_matches(':')
+        .trim_end_matches("; last lines of its stderr");
+    Some(FailedIn {
+        status: c.status,
+        first_line: first.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_follow_the_test_and_the_direction() {
+        let a = [1000.0, 1010.0, 990.0, 1005.0];
+        let slower = [800.0, 810.0, 790.0, 805.0];
+        let c = Change::of(&a, &slower, true);
+        assert_eq!(c.verdict, Verdict::Slower);
+        assert!((c.percent.unwrap() + 20.0).abs() < 0.5);
+        // For latency, larger in B is slower.
+        assert_eq!(Change::of(&slower, &a, false).verdict, Verdict::Slower);
+        assert_eq!(Change::of(&a, &slower, false).verdict, Verdict::Faster);
+        assert_eq!(Change::of(&a, &a, true).verdict, Verdict::NoChange);
+        assert_eq!(
+            Change::of(&a[..1], &slower[..1], true).verdict,
+            Verdict::TooFew
+        );
+        assert_eq!(
+            Change::of(&a[..3], &slower[..3], true).verdict,
+            Verdict::TooFew
+        );
+        let mixed = [1001.0, 995.0, 1012.0, 998.0];
+        assert_eq!(Change::of(&a, &mixed, true).verdict, Verdict::NoChange);
+    }
+}

@@ -1,0 +1,21 @@
+//! What shootout's numbers say, apart from how they are printed: a stored run's steps
+//! grouped into cells of repetitions with their medians and spreads ([`cells`]), the
+//! warnings a reader must see, derived once as a typed list ([`warnings`]), the
+//! statistics of one load run ([`stats`]), the significance test ([`mann_whitney`]) and
+//! the changes, verdicts and gates of `shootout compare` ([`compare`]).
+//!
+//! Seams: reads the model's read types ([`StoredRun`](shootout_model::stored::StoredRun),
+//! [`RunResult`](shootout_model::RunResult)) and nothing else — no store, no terminal, no
+//! format. The renderers (`shootout-report`) lay out what is computed here, one wording
+//! per format; a decision such as "this cell is noisy" or "this contender was not
+//! measured" is taken here only. Units: req/s, latencies in milliseconds (from the
+//! model's µs histograms), server CPU in µs per completed request, memory in bytes.
+
+pub mod cells;
+pub mod compare;
+pub mod mann_whitney;
+pub mod stats;
+pub mod warnings;
+
+pub use cells::{median, Analysis, Cell, LevelBlock, Ratio, WorkloadBlock, NOISY};
+pub use warnings::{CellAt, RunWarning};

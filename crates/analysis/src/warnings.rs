@@ -1,0 +1,292 @@
+//! The warnings of a stored run, derived once: what the reader must know before reading
+//! the tables — how the run ended, a baseline that was not measured, contenders not
+//! measured, steps that ended early, the load runs' own warnings (one per cell and kind)
+//! and noisy cells. Each is a [`RunWarning`] carrying the data its wording needs; the
+//! renderers (text, Markdown, JSON, HTML) word them, one function per format, and never
+//! re-derive a condition.
+//!
+//! Seams: [`derive`] reads an [`Analysis`] (its cells and the stored run behind them);
+//! [`RunWarning::kind`] is the stable word for machines (the JSON's `kind`).
+
+use crate::cells::{Analysis, Cell};
+use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, StepStatus, Warning};
+
+/// Lines of a contender's failure detail the text reports quote.
+pub(crate) const DETAIL_LINES: usize = 4;
+
+/// Where a cell's warning applies: contender × workload × load level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellAt {
+    /// The contender's name.
+    pub contender: String,
+    /// The workload's name.
+    pub workload: String,
+    /// The load level.
+    pub level: LoadLevel,
+}
+
+/// Something the reader must know before reading the tables, most important first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunWarning {
+    /// The run did not end complete (`status` is never [`RunStatus::Complete`]).
+    RunEnded {
+        /// How it ended.
+        status: RunStatus,
+        /// Steps stored.
+        steps: usize,
+    },
+    /// The contender marked as baseline has no step: the others are compared with another.
+    BaselineNotMeasured {
+        /// The contender the plan marked.
+        marked: String,
+        /// The contender used instead.
+        used: String,
+    },
+    /// A contender was not measured, or not to the end.
+    NotMeasured {
+        /// Its name.
+        contender: String,
+        /// What became of it (never [`ContenderStatus::Measured`]).
+        status: ContenderStatus,
+        /// True when some of its steps were stored before it stopped.
+        has_steps: bool,
+        /// Why, as stored (exit status, stderr tail, verification report); empty when
+        /// there is nothing to say (a skipped contender).
+        detail: String,
+    },
+    /// One repetition of a cell ended before its time.
+    StepEndedEarly {
+        /// The cell.
+        at: CellAt,
+        /// Which repetition (1-based).
+        repetition: u32,
+        /// How it ended (never [`StepStatus::Complete`]).
+        status: StepStatus,
+    },
+    /// A load run's own warning, once per cell and kind.
+    Load {
+        /// The cell.
+        at: CellAt,
+        /// The first such warning of the cell's repetitions; for a saturated generator, the
+        /// busiest thread of any repetition.
+        warning: Warning,
+        /// Repetitions that raised it.
+        found_in: usize,
+        /// Repetitions of the cell.
+        reps: usize,
+        /// The cell's failed requests by class, summed over its repetitions.
+        failures: FailureCounts,
+        /// The cell's completed requests, summed.
+        completed: u64,
+    },
+    /// The repetitions of a cell disagree by more than [`NOISY`](crate::NOISY) of the
+    /// median req/s.
+    Noisy {
+        /// The cell.
+        at: CellAt,
+        /// Slowest repetition's req/s.
+        rps_min: f64,
+        /// Fastest repetition's req/s.
+        rps_max: f64,
+        /// Median req/s.
+        rps: f64,
+        /// The range as a share of the median.
+        range_share: f64,
+        /// Repetitions.
+        reps: usize,
+        /// True when the plan already pinned server and load to different CPUs.
+        pinned: bool,
+    },
+}
+
+impl RunWarning {
+    /// A stable word for machines: `interrupted`, `not_measured`, `generator_saturated`, …
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunWarning::RunEnded { status, .. } => match status {
+                RunStatus::Interrupted => "interrupted",
+                RunStatus::Running => "not_finished",
+                RunStatus::Abandoned => "abandoned",
+                RunStatus::Failed | RunStatus::Complete => "run_failed",
+            },
+            RunWarning::BaselineNotMeasured { .. } => "baseline_not_measured",
+            RunWarning::NotMeasured { .. } => "not_measured",
+            RunWarning::StepEndedEarly { .. } => "step_ended_early",
+            RunWarning::Load { warning, .. } => warning.kind(),
+            RunWarning::Noisy { .. } => "noisy",
+        }
+    }
+
+    /// The contender concerned, if one is.
+    pub fn contender(&self) -> Option<&str> {
+        match self {
+            RunWarning::RunEnded { .. } => None,
+            RunWarning::BaselineNotMeasured { marked, .. } => Some(marked),
+            RunWarning::NotMeasured { contender, .. } => Some(contender),
+            _ => self.cell().map(|at| at.contender.as_str()),
+        }
+    }
+
+    /// The cell concerned, if one is.
+    pub fn cell(&self) -> Option<&CellAt> {
+        match self {
+            RunWarning::StepEndedEarly { at, .. }
+            | RunWarning::Load { at, .. }
+            | RunWarning::Noisy { at, .. } => Some(at),
+            _ => None,
+        }
+    }
+
+    /// The first non-empty lines of a contender's detail, at most four, with
+    /// their common indentation removed; empty for other warnings.
+    pub fn detail_lines(&self) -> Vec<String> {
+        match self {
+            RunWarning::NotMeasured { detail, .. } => detail_lines(detail),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The warnings of an analysed run, in the order the reports print them.
+pub(crate) fn derive(a: &Analysis, marked: Option<usize>) -> Vec<RunWarning> {
+    let mut out = Vec::new();
+    if a.run.run.status != RunStatus::Complete {
+        out.push(RunWarning::RunEnded {
+            status: a.run.run.status,
+            steps: a.run.steps.len(),
+        });
+    }
+    if let (Some(m), Some(b)) = (marked, a.baseline) {
+        if m != b {
+            out.push(RunWarning::BaselineNotMeasured {
+                marked: a.name(m).to_string(),
+                used: a.name(b).to_string(),
+            });
+        }
+    }
+    out.extend(not_measured(a));
+    out.extend(steps_ended_early(a));
+    for (w, level, cell) in a.cells() {
+        out.extend(load_warnings(a, w, level, cell));
+    }
+    out.extend(noisy(a));
+    out
+}
+
+/// Contenders that were not measured (a skipped one with steps was being measured when
+/// the run stopped: nothing to say).
+fn not_measured<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
+    a.run.contenders.iter().filter_map(|c| {
+        let has_steps = a.run.steps.iter().any(|s| s.contender == c.id);
+        match c.status {
+            ContenderStatus::Measured => None,
+            ContenderStatus::Skipped if has_steps => None,
+            status => Some(RunWarning::NotMeasured {
+                contender: c.name.clone(),
+                status,
+                has_steps,
+                detail: if status == ContenderStatus::Skipped {
+                    String::new()
+                } else {
+                    c.detail.clone()
+                },
+            }),
+        }
+    })
+}
+
+/// The steps that did not complete, cell by cell.
+fn steps_ended_early<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
+    a.cells().flat_map(move |(w, level, cell)| {
+        cell.steps
+            .iter()
+            .filter(|s| s.status != StepStatus::Complete)
+            .map(move |s| RunWarning::StepEndedEarly {
+                at: at(a, w, level, cell),
+                repetition: s.repetition,
+                status: s.status,
+            })
+    })
+}
+
+/// The load runs' own warnings of one cell, one per kind, in the order first raised.
+fn load_warnings(a: &Analysis, w: &str, level: LoadLevel, cell: &Cell) -> Vec<RunWarning> {
+    let mut kinds: Vec<(std::mem::Discriminant<Warning>, Vec<&Warning>)> = Vec::new();
+    for warning in cell.steps.iter().flat_map(|s| &s.result.warnings) {
+        let k = std::mem::discriminant(warning);
+        match kinds.iter_mut().find(|(kk, _)| *kk == k) {
+            Some((_, v)) => v.push(warning),
+            None => kinds.push((k, vec![warning])),
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|(_, found)| RunWarning::Load {
+            at: at(a, w, level, cell),
+            warning: strongest(&found),
+            found_in: found.len(),
+            reps: cell.reps(),
+            failures: cell.failures,
+            completed: cell.completed,
+        })
+        .collect()
+}
+
+/// The warning that speaks for `found` (all of one kind): the first, except that a
+/// saturated generator is reported at its busiest.
+fn strongest(found: &[&Warning]) -> Warning {
+    match found[0] {
+        Warning::GeneratorSaturated { .. } => Warning::GeneratorSaturated {
+            busiest_thread: found
+                .iter()
+                .filter_map(|w| match w {
+                    Warning::GeneratorSaturated { busiest_thread } => Some(*busiest_thread),
+                    _ => None,
+                })
+                .fold(0.0, f64::max),
+        },
+        first => first.clone(),
+    }
+}
+
+/// The noisy cells.
+fn noisy<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
+    a.cells()
+        .filter(|(_, _, cell)| cell.noisy())
+        .map(move |(w, level, cell)| RunWarning::Noisy {
+            at: at(a, w, level, cell),
+            rps_min: cell.rps_min,
+            rps_max: cell.rps_max,
+            rps: cell.rps,
+            range_share: cell.range_share(),
+            reps: cell.reps(),
+            pinned: a.pinned(),
+        })
+}
+
+fn at(a: &Analysis, workload: &str, level: LoadLevel, cell: &Cell) -> CellAt {
+    CellAt {
+        contender: a.name(cell.contender).to_string(),
+        workload: workload.to_string(),
+        level,
+    }
+}
+
+/// The first non-empty lines of a contender's detail, at most [`DETAIL_LINES`], with their
+/// common indentation removed.
+fn detail_lines(detail: &str) -> Vec<String> {
+    let lines: Vec<&str> = detail
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(DETAIL_LINES)
+        .collect();
+    let indent = lines
+        .iter()
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    lines
+        .iter()
+        .map(|l| l[indent..].trim_end().to_string())
+        .collect()
+}

@@ -1,0 +1,218 @@
+//! The resolved plan: what `shootout run` stores beside the plan's text — the plan after
+//! defaults and flags were applied, in the few facts the reports read back (contenders,
+//! workloads, load levels, repetitions, CPU pinning). One type writes it
+//! ([`ResolvedPlan::of`] then [`ResolvedPlan::to_json`]) and reads it
+//! ([`ResolvedPlan::parse`]), so the contract between the run and its reports is checked
+//! by the compiler rather than by key names.
+//!
+//! Seams: built from a validated [`Plan`]; stored as JSON text by the store
+//! ([`RunRow::plan_resolved`](crate::stored::RunRow::plan_resolved)); read by the
+//! analysis. Reading is tolerant: a field missing (a run stored by an earlier shootout)
+//! takes its default, and text that is not such a JSON object reads as `None`, in which
+//! case the reports fall back on what the steps show.
+
+use crate::plan::{Launch, Plan};
+use crate::LoadLevel;
+use serde::{Deserialize, Serialize};
+
+/// The plan of a run, as stored after defaults and flags were applied.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ResolvedPlan {
+    /// The plan's title.
+    pub name: String,
+    /// The contenders, in plan order.
+    pub contenders: Vec<ResolvedContender>,
+    /// The workloads, in plan order.
+    pub workloads: Vec<ResolvedWorkload>,
+    /// The load levels, in order.
+    pub levels: Vec<LoadLevel>,
+    /// Repetitions per step; `None` when the stored plan does not say.
+    pub repeat: Option<u32>,
+    /// CPUs the contenders' process trees were pinned to; `None`: not pinned.
+    pub server_cpus: Option<Vec<usize>>,
+    /// CPUs shootout's load threads were pinned to; `None`: not pinned.
+    pub load_cpus: Option<Vec<usize>>,
+}
+
+/// A contender of a resolved plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ResolvedContender {
+    /// Its name in the plan.
+    pub name: String,
+    /// The command that starts it, or the URL of a server shootout does not start.
+    pub launch: String,
+    /// The others are compared with it.
+    pub baseline: bool,
+}
+
+/// A workload of a resolved plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ResolvedWorkload {
+    /// Its name in the plan.
+    pub name: String,
+    /// The HTTP method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// The statuses that count as success, as given (`<400` for the default).
+    pub expect_status: String,
+}
+
+impl ResolvedPlan {
+    /// The resolved form of a validated plan.
+    pub fn of(plan: &Plan) -> ResolvedPlan {
+        ResolvedPlan {
+            name: plan.name.clone(),
+            contenders: plan
+                .contenders
+                .iter()
+                .map(|c| ResolvedContender {
+                    name: c.name.clone(),
+                    launch: match &c.launch {
+                        Launch::Url(url) => url.clone(),
+                        Launch::Command { command, .. } => command.clone(),
+                    },
+                    baseline: c.baseline,
+                })
+                .collect(),
+            workloads: plan
+                .workloads
+                .iter()
+                .map(|w| ResolvedWorkload {
+                    name: w.name.clone(),
+                    method: w.method.clone(),
+                    path: w.path.clone(),
+                    expect_status: w.expect.status.describe().to_string(),
+                })
+                .collect(),
+            levels: plan.levels.iter().map(|l| l.level).collect(),
+            repeat: Some(plan.defaults.repeat),
+            server_cpus: plan.defaults.server_cpus.clone(),
+            load_cpus: plan.defaults.load_cpus.clone(),
+        }
+    }
+
+    /// The JSON text stored with a run: one line, every object's keys in alphabetical
+    /// order (it goes through a `serde_json::Value`, whose maps are sorted), as shootout
+    /// has always written it.
+    pub fn to_json(&self) -> String {
+        serde_json::to_value(self)
+            .expect("a ResolvedPlan serializes")
+            .to_string()
+    }
+
+    /// Reads the stored JSON text; `None` when it is not a resolved plan (not JSON, not an
+    /// object, or a field of the wrong type). Missing fields take their defaults.
+    pub fn parse(text: &str) -> Option<ResolvedPlan> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// True when both the contenders and the load were pinned to CPUs.
+    pub fn pinned(&self) -> bool {
+        self.server_cpus.is_some() && self.load_cpus.is_some()
+    }
+
+    /// Contenders × workloads × levels × repetitions planned; `None` when the stored plan
+    /// does not say (no repetition count, or a list missing: a valid plan never has an
+    /// empty one).
+    pub fn shape(&self) -> Option<(usize, usize, usize, usize)> {
+        let repeat = usize::try_from(self.repeat?).ok()?;
+        let lists = [
+            self.contenders.len(),
+            self.workloads.len(),
+            self.levels.len(),
+        ];
+        if lists.contains(&0) {
+            return None;
+        }
+        Some((lists[0], lists[1], lists[2], repeat))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `shootout run` stored before the type existed (built with `serde_json::json!`
+    /// by key name), for a plan with a command, a URL, a rate level and pinning.
+    const STORED: &str = r#"{"contenders":[{"baseline":true,"launch":"nginx -c x.conf","name":"nginx"},{"baseline":false,"launch":"http://127.0.0.1:8080","name":"other"}],"levels":[{"connections":8,"kind":"concurrency"},{"connections":4,"kind":"rate","rps":500.0}],"load_cpus":[0],"name":"demo","repeat":3,"server_cpus":[1],"workloads":[{"expect_status":"<400","method":"GET","name":"hello","path":"/"}]}"#;
+
+    fn plan() -> ResolvedPlan {
+        ResolvedPlan {
+            name: "demo".into(),
+            contenders: vec![
+                ResolvedContender {
+                    name: "nginx".into(),
+                    launch: "nginx -c x.conf".into(),
+                    baseline: true,
+                },
+                ResolvedContender {
+                    name: "other".into(),
+                    launch: "http://127.0.0.1:8080".into(),
+                    baseline: false,
+                },
+            ],
+            workloads: vec![ResolvedWorkload {
+                name: "hello".into(),
+                method: "GET".into(),
+                path: "/".into(),
+                expect_status: "<400".into(),
+            }],
+            levels: vec![
+                LoadLevel::Concurrency { connections: 8 },
+                LoadLevel::Rate {
+                    rps: 500.0,
+                    connections: 4,
+                },
+            ],
+            repeat: Some(3),
+            server_cpus: Some(vec![1]),
+            load_cpus: Some(vec![0]),
+        }
+    }
+
+    #[test]
+    fn round_trips_and_writes_the_stored_shape_byte_for_byte() {
+        let p = plan();
+        assert_eq!(p.to_json(), STORED);
+        assert_eq!(ResolvedPlan::parse(STORED), Some(p.clone()));
+        assert_eq!(ResolvedPlan::parse(&p.to_json()), Some(p.clone()));
+        assert!(p.pinned());
+        assert_eq!(p.shape(), Some((2, 1, 2, 3)));
+    }
+
+    #[test]
+    fn unpinned_plans_write_null_cpus() {
+        let p = ResolvedPlan {
+            server_cpus: None,
+            load_cpus: None,
+            ..plan()
+        };
+        let text = p.to_json();
+        assert!(text.contains(r#""load_cpus":null"#), "{text}");
+        assert!(text.contains(r#""server_cpus":null"#), "{text}");
+        assert!(!ResolvedPlan::parse(&text).unwrap().pinned());
+    }
+
+    #[test]
+    fn older_or_damaged_texts_read_tolerantly() {
+        // An older run: no pinning fields, nothing else.
+        let old = ResolvedPlan::parse(r#"{"contenders":[{"name":"a"}],"workloads":[{"name":"w"}],"levels":[{"kind":"concurrency","connections":1}],"repeat":2}"#).unwrap();
+        assert!(!old.pinned());
+        assert_eq!(old.shape(), Some((1, 1, 1, 2)));
+        // Only one side pinned is not pinned apart.
+        let half = ResolvedPlan::parse(r#"{"server_cpus":[1],"load_cpus":null}"#).unwrap();
+        assert!(!half.pinned());
+        // An empty object says nothing of the shape.
+        let empty = ResolvedPlan::parse("{}").unwrap();
+        assert_eq!(empty.shape(), None);
+        assert!(!empty.pinned());
+        // Not JSON, or not an object.
+        assert_eq!(ResolvedPlan::parse("not json"), None);
+        assert_eq!(ResolvedPlan::parse("[1]"), None);
+        assert_eq!(ResolvedPlan::parse(""), None);
+    }
+}
