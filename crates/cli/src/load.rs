@@ -14,8 +14,9 @@ use crate::progress::{Bound, Progress};
 use crate::{stop_flag, Failure, INTERRUPTED};
 use anyhow::Context;
 use shootout_engine::Control;
-use shootout_model::FailureKind;
+use shootout_model::{FailureKind, LoadSpec, RunResult};
 use shootout_report::Format;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// Runs `shootout load`; returns the exit code.
@@ -23,29 +24,12 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let plan = resolve::plan(&a)?;
     if !a.quiet {
         for n in &plan.notes {
-            eprintln!("note: {n}");
+            say!("note: {n}");
         }
     }
     let stop = stop_flag();
     if let Some(ws) = &plan.warmup {
-        let control = Arc::new(Control::with_stop(ws.threads, stop.clone()));
-        let bound = ws.requests.map_or_else(
-            || Bound::Time(ws.duration.unwrap_or_default()),
-            Bound::Requests,
-        );
-        let progress = Progress::start(control.clone(), bound, "warm-up", a.quiet);
-        let r = shootout_engine::run(ws, &control).context("warm-up");
-        progress.finish();
-        let r = r.map_err(Failure::run)?;
-        if !a.quiet {
-            eprintln!(
-                "warm-up: {} requests in {:.1} s, {} failed (not measured)",
-                r.counts.completed,
-                r.duration.as_secs_f64(),
-                r.counts.failed()
-            );
-        }
-        if r.interrupted {
+        if warm_up(ws, stop.clone(), a.quiet)? {
             return Ok(INTERRUPTED);
         }
     }
@@ -68,32 +52,61 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let printed = crate::emit(&shootout_report::render(plan.format, spec, &result));
     // ab's and wrk's layouts stay parseable: their warnings go to stderr instead.
     if matches!(plan.format, Format::Ab | Format::Wrk) && !a.quiet {
-        eprint!("{}", shootout_report::warnings(&result));
+        crate::to_stderr(&shootout_report::warnings(&result));
     }
-    if let Some(path) = &a.csv {
-        std::fs::write(path, shootout_report::ab_percentiles_csv(&result))
-            .with_context(|| format!("cannot write -e file {}", path.display()))
-            .map_err(Failure::run)?;
-    }
-    if let Some(path) = &a.html {
-        std::fs::write(path, shootout_report::html::render_load(spec, &result))
-            .with_context(|| format!("cannot write the HTML report {}", path.display()))
-            .map_err(Failure::run)?;
-    }
-    if let Some(path) = &a.gnuplot {
-        std::fs::write(path, shootout_report::ab_gnuplot_tsv(&result))
-            .with_context(|| format!("cannot write -g file {}", path.display()))
-            .map_err(Failure::run)?;
-    }
+    // A file that could not be written is an error even when stdout's reader went away.
+    write_files(&a, spec, &result)?;
     printed?;
     if result.interrupted {
         return Ok(INTERRUPTED);
     }
     if let Some(line) = no_good_answer(&result.counts) {
-        eprintln!("error: {line}");
+        say!("error: {line}");
         return Ok(1);
     }
     Ok(0)
+}
+
+/// Runs the warm-up (not measured) and says how it went; true when Ctrl-C ended it.
+fn warm_up(ws: &LoadSpec, stop: Arc<AtomicBool>, quiet: bool) -> Result<bool, Failure> {
+    let control = Arc::new(Control::with_stop(ws.threads, stop));
+    let bound = ws.requests.map_or_else(
+        || Bound::Time(ws.duration.unwrap_or_default()),
+        Bound::Requests,
+    );
+    let progress = Progress::start(control.clone(), bound, "warm-up", quiet);
+    let r = shootout_engine::run(ws, &control).context("warm-up");
+    progress.finish();
+    let r = r.map_err(Failure::run)?;
+    if !quiet {
+        say!(
+            "warm-up: {} requests in {:.1} s, {} failed (not measured)",
+            r.counts.completed,
+            r.duration.as_secs_f64(),
+            r.counts.failed()
+        );
+    }
+    Ok(r.interrupted)
+}
+
+/// Writes the files asked for: `-e` (ab's percentile CSV), `--html`, `-g` (ab's TSV).
+fn write_files(a: &LoadArgs, spec: &LoadSpec, result: &RunResult) -> Result<(), Failure> {
+    if let Some(path) = &a.csv {
+        std::fs::write(path, shootout_report::ab_percentiles_csv(result))
+            .with_context(|| format!("cannot write -e file {}", path.display()))
+            .map_err(Failure::run)?;
+    }
+    if let Some(path) = &a.html {
+        std::fs::write(path, shootout_report::html::render_load(spec, result))
+            .with_context(|| format!("cannot write the HTML report {}", path.display()))
+            .map_err(Failure::run)?;
+    }
+    if let Some(path) = &a.gnuplot {
+        std::fs::write(path, shootout_report::ab_gnuplot_tsv(result))
+            .with_context(|| format!("cannot write -g file {}", path.display()))
+            .map_err(Failure::run)?;
+    }
+    Ok(())
 }
 
 /// Why a load that ran to its end measured nothing, when not one request got a good
