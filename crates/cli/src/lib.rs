@@ -12,11 +12,11 @@
 //! the output could not be written, 2 bad usage (including a store or run that does not
 //! exist), 130 interrupted.
 //!
-//! Output: every command writes its report with [`emit`], never `print!` (which panics when
+//! Output: every command writes its report with `emit`, never `print!` (which panics when
 //! stdout cannot be written); clap's help and version go the same way. A reader that
 //! closes the pipe (`shootout ls | head -2`) ends the command quietly with exit 0; any
-//! other write error (`> /dev/full`) is one line on stderr and exit 1. [`Failure::output`]
-//! is the one place that tells the two apart, [`exit_code`] the one place that turns an
+//! other write error (`> /dev/full`) is one line on stderr and exit 1. `Failure::output`
+//! is the one place that tells the two apart, `exit_code` the one place that turns an
 //! outcome into the exit code. SIGPIPE stays ignored, as Rust leaves it, so a closed pipe
 //! is an error to handle, not a signal that kills. Notes and errors go to stderr with
 //! `say!`, which never panics: a stderr that cannot be written changes nothing.
@@ -67,7 +67,7 @@ enum Command {
 
 /// A failure with the exit code it deserves.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// 1: the run could not be done (or a gate failed); 2: bad usage.
     pub code: i32,
     /// What went wrong and what to do.
@@ -121,7 +121,7 @@ impl std::error::Error for ClosedStdout {}
 
 /// Writes `text` to stdout (locked, flushed): the one way a command writes its output.
 /// See [`Failure::output`] for what a failed write becomes.
-pub fn emit(text: &str) -> Result<(), Failure> {
+pub(crate) fn emit(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
@@ -135,12 +135,12 @@ pub(crate) fn to_stderr(text: &str) {
 }
 
 /// The exit code for a run that Ctrl-C ended.
-pub const INTERRUPTED: i32 = 130;
+pub(crate) const INTERRUPTED: i32 = 130;
 
 /// The process-wide stop flag, set by Ctrl-C / SIGTERM. A second signal kills every
 /// contender's process group and exits at once (the store stays consistent: each step is
 /// one transaction).
-pub fn stop_flag() -> Arc<AtomicBool> {
+pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     STOP.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));

@@ -491,7 +491,7 @@ impl LoadSpec {
     }
 
     /// The connections a run opens: [`LoadSpec::connections`], but no more than there are
-    /// requests to send (see [`connections_for`]).
+    /// requests to send (see `connections_for`).
     pub fn open_connections(&self) -> usize {
         connections_for(self.connections, self.requests)
     }
@@ -499,7 +499,7 @@ impl LoadSpec {
 
 /// The rule that no run opens more connections than it sends requests: `connections`
 /// lowered to `requests` when that is fewer (a request count of 0 counts as 1).
-pub fn connections_for(connections: usize, requests: Option<u64>) -> usize {
+fn connections_for(connections: usize, requests: Option<u64>) -> usize {
     match requests {
         Some(n) => connections.min(usize::try_from(n.max(1)).unwrap_or(usize::MAX)),
         None => connections,
@@ -516,7 +516,7 @@ pub fn threads_for(threads: usize, connections: usize) -> usize {
 /// flags, a plan's step, a warm-up): the request count is at least 1 and the connections
 /// and an explicit thread count are in range (checked in that order, before anything is
 /// lowered, so an error names what was asked); then connections are lowered to the
-/// request count ([`connections_for`]), the thread count defaults to one per CPU the run
+/// request count (`connections_for`), the thread count defaults to one per CPU the run
 /// may use (the pinned [`LoadSpec::cpus`], else [`SpecBuilder::available_cpus`]) and is
 /// kept to [`threads_for`]; last the whole spec passes [`LoadSpec::validate`]. The model
 /// does no I/O: the caller says how many CPUs are available.
