@@ -25,6 +25,9 @@
 /// every command goes this way, never `eprintln!` (which panics when stderr is a closed
 /// pipe, as in `shootout load URL 2>&1 | head -1`).
 macro_rules! say {
+    () => {
+        $crate::to_stderr("\n")
+    };
     ($($arg:tt)*) => {
         $crate::to_stderr(&format!("{}\n", format_args!($($arg)*)))
     };
