@@ -704,3 +704,126 @@ fn output_that_cannot_be_written_is_exit_1_with_one_line() {
         );
     }
 }
+
+/// Runs `shootout ARGS` with stdout on a pipe whose reader has already gone, as in
+/// `shootout ARGS | head -0`: every write to stdout fails with EPIPE, whenever it comes.
+/// With `stderr_too`, stderr is the same pipe (`2>&1 | head -0`). Returns the exit code
+/// and what stderr said (nothing can be read when it was the pipe).
+fn into_closed_pipe(args: &[&std::ffi::OsStr], stderr_too: bool) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("shootout"));
+    cmd.args(args).stdout(writer.try_clone().unwrap());
+    if stderr_too {
+        cmd.stderr(writer);
+    } else {
+        drop(writer);
+        cmd.stderr(std::process::Stdio::piped());
+    }
+    let out = cmd.output().unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn every_command_into_a_pipe_closed_before_reading_ends_quietly_with_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store_with_many_runs(dir.path(), 3);
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let url = server.url("/");
+    let db = db.as_os_str();
+    let cases: [&[&std::ffi::OsStr]; 7] = [
+        &["ls".as_ref(), "--db".as_ref(), db],
+        &["report".as_ref(), "--db".as_ref(), db],
+        &[
+            "report".as_ref(),
+            "--html".as_ref(),
+            "-".as_ref(),
+            "--db".as_ref(),
+            db,
+        ],
+        &[
+            "load".as_ref(),
+            "-q".as_ref(),
+            "-n".as_ref(),
+            "3".as_ref(),
+            url.as_ref(),
+        ],
+        &[
+            "load".as_ref(),
+            "--json".as_ref(),
+            "-n".as_ref(),
+            "3".as_ref(),
+            url.as_ref(),
+        ],
+        &["--help".as_ref()],
+        &["load".as_ref(), "--help".as_ref()],
+    ];
+    for args in cases {
+        let (code, err) = into_closed_pipe(args, false);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert_eq!(err, "", "{args:?}: nothing on stderr, no panic");
+    }
+    assert!(
+        server.requests() >= 6,
+        "the loads ran before their output was refused"
+    );
+}
+
+/// `shootout load -c 5 -n 3 URL 2>&1 | head -0`: the note (`-c 5 lowered to 3`) went to a
+/// closed stderr and panicked (exit 101). A stderr that cannot be written changes nothing.
+#[test]
+fn notes_into_a_closed_stderr_are_no_panic() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let url = server.url("/");
+    let cases: [&[&std::ffi::OsStr]; 2] = [
+        &[
+            "load".as_ref(),
+            "-c".as_ref(),
+            "5".as_ref(),
+            "-n".as_ref(),
+            "3".as_ref(),
+            url.as_ref(),
+        ],
+        &[
+            "load".as_ref(),
+            "--format".as_ref(),
+            "ab".as_ref(),
+            "-n".as_ref(),
+            "3".as_ref(),
+            "http://127.0.0.1:1/".as_ref(),
+        ],
+    ];
+    let (code, _) = into_closed_pipe(cases[0], true);
+    assert_eq!(code, Some(0), "{:?}", cases[0]);
+    // A load that cannot connect: its one-line error goes nowhere, its exit code stays.
+    let (code, _) = into_closed_pipe(cases[1], true);
+    assert_eq!(code, Some(1), "{:?}", cases[1]);
+}
+
+/// `shootout --help > /dev/full` said nothing and exited 0; `compare` into /dev/full is
+/// like every other command's output.
+#[test]
+fn help_and_compare_that_cannot_be_written_are_exit_1_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store_with_many_runs(dir.path(), 2);
+    let cases: [&[&std::ffi::OsStr]; 3] = [
+        &["--help".as_ref()],
+        &["--version".as_ref()],
+        &[
+            "compare".as_ref(),
+            "1".as_ref(),
+            "2".as_ref(),
+            "--db".as_ref(),
+            db.as_os_str(),
+        ],
+    ];
+    for args in cases {
+        let (code, err) = into_dev_full(args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert_eq!(
+            err,
+            "error: cannot write the output to stdout: No space left on device (os error 28)\n",
+            "{args:?}"
+        );
+    }
+}

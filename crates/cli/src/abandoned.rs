@@ -23,7 +23,7 @@ pub fn reclaim(db: &Path, store: &Store) {
     let runs = match store.unfinished_runs() {
         Ok(runs) => runs,
         Err(e) => {
-            eprintln!("warning: cannot look for abandoned runs: {e}");
+            say!("warning: cannot look for abandoned runs: {e}");
             return;
         }
     };
@@ -48,7 +48,7 @@ pub fn reclaim(db: &Path, store: &Store) {
             Ok(_) => String::new(),
             Err(e) => format!(" (it could not be marked abandoned: {e})"),
         };
-        eprintln!("{}{note}", describe(&run, owner.pid, &stopped));
+        say!("{}{note}", describe(&run, owner.pid, &stopped));
     }
 }
 

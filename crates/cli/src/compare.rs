@@ -115,19 +115,19 @@ pub fn compare(a: CompareArgs) -> Result<i32, Failure> {
     }
     let asked = compare::gates_text(&c.gates).join(" ");
     if c.failed() {
-        eprintln!(
+        say!(
             "error: run {} failed {asked}: {} against run {}:",
             a.b,
             failures(c.violations.len()),
             a.a
         );
         for v in &c.violations {
-            eprintln!("  - {}", compare::violation_text(&c, v));
+            say!("  - {}", compare::violation_text(&c, v));
         }
         return Ok(1);
     }
     if !asked.is_empty() {
-        eprintln!("✓ run {} passed {asked} against run {}", a.b, a.a);
+        say!("✓ run {} passed {asked} against run {}", a.b, a.a);
     }
     Ok(0)
 }

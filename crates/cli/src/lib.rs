@@ -12,10 +12,26 @@
 //! the output could not be written, 2 bad usage (including a store or run that does not
 //! exist), 130 interrupted.
 //!
-//! Output: every command writes its report with [`emit`], never `print!` (which panics when
-//! stdout cannot be written). A reader that closes the pipe (`shootout ls | head -2`) ends
-//! the command quietly with exit 0; any other write error (`> /dev/full`) is one line on
-//! stderr and exit 1. [`Failure::output`] is the one place that tells the two apart.
+//! Output: every command writes its report with `emit`, never `print!` (which panics when
+//! stdout cannot be written); clap's help and version go the same way. A reader that
+//! closes the pipe (`shootout ls | head -2`) ends the command quietly with exit 0; any
+//! other write error (`> /dev/full`) is one line on stderr and exit 1. `Failure::output`
+//! is the one place that tells the two apart, `exit_code` the one place that turns an
+//! outcome into the exit code. SIGPIPE stays ignored, as Rust leaves it, so a closed pipe
+//! is an error to handle, not a signal that kills. Notes and errors go to stderr with
+//! `say!`, which never panics: a stderr that cannot be written changes nothing.
+
+/// Writes one line to stderr through [`to_stderr`]: every note, warning and error of
+/// every command goes this way, never `eprintln!` (which panics when stderr is a closed
+/// pipe, as in `shootout load URL 2>&1 | head -1`).
+macro_rules! say {
+    () => {
+        $crate::to_stderr("\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::to_stderr(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
 
 mod abandoned;
 mod compare;
@@ -54,7 +70,7 @@ enum Command {
 
 /// A failure with the exit code it deserves.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// 1: the run could not be done (or a gate failed); 2: bad usage.
     pub code: i32,
     /// What went wrong and what to do.
@@ -106,30 +122,28 @@ impl std::fmt::Display for ClosedStdout {
 
 impl std::error::Error for ClosedStdout {}
 
-/// Writes `text` to stdout (locked, flushed). See [`Failure::output`] for what a failed
-/// write becomes.
-pub fn emit(text: &str) -> Result<(), Failure> {
+/// Writes `text` to stdout (locked, flushed): the one way a command writes its output.
+/// See [`Failure::output`] for what a failed write becomes.
+pub(crate) fn emit(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(Failure::output)
 }
 
-/// Writes one line to stderr; a stderr that cannot be written is not worth a panic.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
-    }};
+/// Writes `text` to stderr as it is. A stderr that cannot be written (a closed pipe, a
+/// full disk) is not worth a panic, nor a different exit code.
+pub(crate) fn to_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// The exit code for a run that Ctrl-C ended.
-pub const INTERRUPTED: i32 = 130;
+pub(crate) const INTERRUPTED: i32 = 130;
 
 /// The process-wide stop flag, set by Ctrl-C / SIGTERM. A second signal kills every
 /// contender's process group and exits at once (the store stays consistent: each step is
 /// one transaction).
-pub fn stop_flag() -> Arc<AtomicBool> {
+pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     STOP.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
@@ -151,16 +165,21 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
-    let result = match cli.command {
+    exit_code(match cli.command {
         Command::Load(args) => load::run(*args),
         Command::Run(args) => run::run(args),
         Command::Ls(args) => ls::ls(args),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
-    };
+    })
+}
+
+/// A command's outcome as the process's exit code: a failure is one line on stderr, but
+/// a stdout its reader closed ends quietly with exit 0.
+fn exit_code(result: Result<i32, Failure>) -> i32 {
     match result {
         Ok(code) => code,
-        Err(f) if f.error.is::<ClosedStdout>() => f.code,
+        Err(f) if f.error.is::<ClosedStdout>() => 0,
         Err(f) => {
             // Each cause once: messages that already quote their source skip it.
             let mut line = String::new();
@@ -178,19 +197,21 @@ pub fn main() -> i32 {
     }
 }
 
-/// Prints a clap error as one line (help and version print as usual).
+/// Prints a clap error as one line; help and version print as usual, under the output
+/// policy of every command's output.
 fn clap_error(e: clap::Error) -> i32 {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            let code = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 2
             } else {
                 0
-            }
+            };
+            // clap writes it (in colour on a terminal); a failed write is any output's.
+            exit_code(e.print().map(|()| code).map_err(Failure::output))
         }
         _ => {
             let text = e.to_string();

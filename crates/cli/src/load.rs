@@ -1,524 +1,35 @@
-//! `shootout load URL`: ab's and wrk's flags, turned into a validated [`LoadSpec`], run by
-//! the engine (after an optional warm-up), reported in the chosen format.
+//! `shootout load URL`: ab's and wrk's flags, in two stages as ripgrep reads its own:
+//! [`flags`] is what was typed (clap, no logic), [`resolve`] turns it into a validated
+//! [`LoadSpec`](shootout_model::LoadSpec) through the model's builder. This module runs
+//! the engine (after an optional warm-up), reports in the chosen format on stdout (through
+//! [`crate::emit`]) and writes the `-e`, `-g` and `--html` files.
+
+mod flags;
+mod resolve;
+
+pub use flags::LoadArgs;
+pub(crate) use resolve::read_body;
 
 use crate::progress::{Bound, Progress};
 use crate::{stop_flag, Failure, INTERRUPTED};
-use anyhow::{anyhow, Context};
-use clap::Args;
-use shootout_engine::{sys, Control};
-use shootout_model::spec::{
-    check_header, check_method, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_RATE, MAX_THREADS,
-    MIN_RATE,
-};
-use shootout_model::{parse_duration, FailureKind, LoadSpec, Pace, Record, StatusSet, Target};
+use anyhow::Context;
+use shootout_engine::Control;
+use shootout_model::{FailureKind, LoadSpec, RunResult};
 use shootout_report::Format;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// Flags of `shootout load`. ab's short flags mean what they mean in ab; wrk's `-t4 -c100
-/// -d30s` works too (with -d given, -t is a thread count).
-#[derive(Debug, Args)]
-#[command(after_help = "Examples:
-  shootout load -n 100000 -c 100 http://localhost:8080/hello
-  shootout load -d 30s -c 1000 --threads 2 http://127.0.0.1:8080/
-  shootout load --rate 20000 -d 30s -c 200 http://127.0.0.1:8080/
-  shootout load -p body.txt -T application/x-www-form-urlencoded -n 1000 -c 10 http://127.0.0.1:8000/
-  shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99")]
-pub struct LoadArgs {
-    /// The URL to load (http:// or https://; a missing path means /).
-    pub url: String,
-
-    /// Requests to send in all (with no -n, -d or -t: one request, as ab).
-    #[arg(short = 'n', long = "requests", value_name = "N")]
-    pub requests: Option<u64>,
-
-    /// Concurrent connections.
-    #[arg(
-        short = 'c',
-        long = "concurrency",
-        value_name = "N",
-        default_value_t = 1
-    )]
-    pub concurrency: usize,
-
-    /// ab: time limit in seconds; wrk: threads (when -d is given). Prints how it was read.
-    #[arg(short = 't', value_name = "SECS|THREADS")]
-    pub t: Option<String>,
-
-    /// How long to run: 30s, 1m, 250ms, or seconds.
-    #[arg(short = 'd', long = "duration", value_name = "DURATION")]
-    pub duration: Option<String>,
-
-    /// Requests per second on a fixed schedule (open loop, latency corrected for
-    /// coordinated omission).
-    #[arg(long, value_name = "R")]
-    pub rate: Option<f64>,
-
-    /// Worker threads, 1 to 1024 (default: the CPUs this process may run on, at most -c).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-
-    /// Warm up first for this long or this many requests (not measured): 5s or 1000.
-    #[arg(long, value_name = "DURATION|N")]
-    pub warmup: Option<String>,
-
-    /// Accepted for ab's habit: keep-alive is the default.
-    #[arg(short = 'k', long = "keepalive")]
-    pub keepalive: bool,
-
-    /// Open a new connection for every request (sends Connection: close).
-    #[arg(long)]
-    pub no_keepalive: bool,
-
-    /// POST this file's contents (at most 64 MiB).
-    #[arg(short = 'p', value_name = "FILE", conflicts_with = "put_file")]
-    pub post_file: Option<PathBuf>,
-
-    /// PUT this file's contents (at most 64 MiB).
-    #[arg(short = 'u', value_name = "FILE")]
-    pub put_file: Option<PathBuf>,
-
-    /// Content-Type of the body.
-    #[arg(short = 'T', long = "content-type", value_name = "TYPE")]
-    pub content_type: Option<String>,
-
-    /// Extra header, 'Name: value' (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
-    pub headers: Vec<String>,
-
-    /// Cookie, name=value (repeatable).
-    #[arg(short = 'C', long = "cookie", value_name = "NAME=VALUE")]
-    pub cookies: Vec<String>,
-
-    /// Per-request timeout: seconds or a duration (default 30).
-    #[arg(
-        short = 's',
-        long = "timeout",
-        value_name = "SECS",
-        default_value = "30"
-    )]
-    pub timeout: String,
-
-    /// Connect timeout: seconds or a duration.
-    #[arg(long, value_name = "SECS", default_value = "10")]
-    pub connect_timeout: String,
-
-    /// HTTP method (default GET, or POST/PUT with -p/-u).
-    #[arg(short = 'm', long = "method", value_name = "METHOD")]
-    pub method: Option<String>,
-
-    /// Send HEAD requests.
-    #[arg(short = 'i', long = "head")]
-    pub head: bool,
-
-    /// Expected status codes, e.g. 200,301 or 2xx (default: any below 400).
-    #[arg(long, value_name = "LIST")]
-    pub expect_status: Option<String>,
-
-    /// Every body must contain this text.
-    #[arg(long, value_name = "TEXT")]
-    pub expect_body_contains: Option<String>,
-
-    /// Every body must be exactly this many bytes.
-    #[arg(long, value_name = "BYTES")]
-    pub expect_length: Option<u64>,
-
-    /// Report format.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "ab", "wrk", "json"])]
-    pub format: String,
-
-    /// Same as --format json.
-    #[arg(long)]
-    pub json: bool,
-
-    /// Write ab's percentile CSV (-e) to this file.
-    #[arg(short = 'e', value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-
-    /// Write ab's per-request TSV (-g) to this file.
-    #[arg(short = 'g', value_name = "FILE")]
-    pub gnuplot: Option<PathBuf>,
-
-    /// Also write the report as one self-contained HTML page (charts included) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-
-    /// No progress and no notes on stderr.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
-
-    /// Connect to this unix socket (the URL still gives the path and Host).
-    #[arg(long, value_name = "PATH")]
-    pub unix_socket: Option<PathBuf>,
-
-    /// Accept any TLS certificate (self-signed servers).
-    #[arg(long)]
-    pub insecure: bool,
-
-    /// Trust the CA certificates in this PEM file.
-    #[arg(long, value_name = "FILE")]
-    pub cacert: Option<PathBuf>,
-
-    /// Pin worker threads to these CPUs, e.g. 0 or 0,2-3.
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-
-    /// Accepted for wrk's habit: the latency distribution is always reported.
-    #[arg(long, hide = true)]
-    pub latency: bool,
-}
-
-/// How `-t` was understood.
-#[derive(Debug, PartialEq, Eq)]
-enum TMeaning {
-    Threads(usize),
-    TimeLimit(Duration),
-}
-
-/// wrk's `-t` is a thread count, ab's a time limit. With -d present the user thinks in
-/// wrk's terms; otherwise ab's (where -t is the only way to give a time).
-fn read_t(value: &str, duration_given: bool, threads_given: bool) -> Result<TMeaning, Failure> {
-    if duration_given && !threads_given {
-        let n: usize = value.parse().map_err(|_| {
-            Failure::usage(anyhow!(
-                "-t {value}: with -d given, -t is a thread count (wrk style): write e.g. -t 2"
-            ))
-        })?;
-        return Ok(TMeaning::Threads(n));
-    }
-    run_length("-t", value).map(TMeaning::TimeLimit)
-}
-
-/// A run's length given to `flag` (`-d`, `-t`): more than 0, at most 365 days.
-fn run_length(flag: &str, value: &str) -> Result<Duration, Failure> {
-    match parse_duration(value) {
-        Ok(d) if d.is_zero() => Err(Failure::usage(anyhow!(
-            "{flag} {value}: a run must last more than 0 (e.g. {flag} 30s)"
-        ))),
-        Ok(d) => Ok(d),
-        Err(e) => Err(Failure::usage(anyhow!("{flag}: {e}"))),
-    }
-}
-
-/// A timeout given to `flag`: more than 0, at most 365 days.
-fn timeout(flag: &str, value: &str) -> Result<Duration, Failure> {
-    match parse_duration(value) {
-        Ok(d) if d.is_zero() => Err(Failure::usage(anyhow!(
-            "{flag} {value}: a timeout must be more than 0 (e.g. {flag} 30)"
-        ))),
-        Ok(d) => Ok(d),
-        Err(e) => Err(Failure::usage(anyhow!("{flag}: {e}"))),
-    }
-}
-
-/// `--cpus`: a CPU list naming only CPUs this process may run on.
-fn parse_cpus(list: &str) -> Result<Vec<usize>, Failure> {
-    let cpus = shootout_model::parse_cpu_list(list).ok_or_else(|| {
-        Failure::usage(anyhow!(
-            "--cpus '{list}' is not a CPU list: write e.g. 0 or 0,2-3"
-        ))
-    })?;
-    let allowed = sys::allowed_cpus();
-    if let Some(cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
-        let allowed: Vec<String> = allowed.iter().map(usize::to_string).collect();
-        return Err(Failure::usage(anyhow!(
-            "--cpus {list}: CPU {cpu} is not available to shootout (it may use {})",
-            allowed.join(",")
-        )));
-    }
-    Ok(cpus)
-}
-
-/// Reads a request body: at most [`MAX_BODY`] bytes (64 MiB), so `-p /dev/zero` is an
-/// error rather than memory running out.
-pub(crate) fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut body)?;
-    if body.len() > MAX_BODY {
-        return Err(std::io::Error::other(
-            "it is larger than 64 MiB, the most shootout sends",
-        ));
-    }
-    Ok(body)
-}
-
-/// Checks before the run that `flag`'s file can be written at its end: its directory
-/// exists and is writable, and the path is not a directory.
-fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let bad = |why: String| Err(Failure::usage(anyhow!("{flag} {}: {why}", path.display())));
-    if path.is_dir() {
-        return bad("is a directory: give a file name".into());
-    }
-    if !dir.is_dir() {
-        return bad(format!(
-            "the directory {} does not exist: create it first",
-            dir.display()
-        ));
-    }
-    let writable = |p: &Path| {
-        use std::os::unix::ffi::OsStrExt;
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            // SAFETY: access() reads a NUL-terminated path we own.
-            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
-    };
-    if !writable(dir) || (path.exists() && !writable(path)) {
-        return bad("cannot be written here (permission denied): choose another path".into());
-    }
-    Ok(())
-}
-
-/// What the flags add up to: the measured run's spec, the warm-up's, notes for stderr.
-struct Plan {
-    spec: LoadSpec,
-    warmup: Option<LoadSpec>,
-    format: Format,
-    notes: Vec<String>,
-}
-
-fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
-    let mut notes = Vec::new();
-    let mut target = Target::parse(&a.url).map_err(|e: TargetError| Failure::usage(e))?;
-    target.unix_socket = a.unix_socket.clone();
-    target.tls.insecure = a.insecure;
-    target.tls.ca_file = a.cacert.clone();
-
-    let mut duration = a
-        .duration
-        .as_deref()
-        .map(|d| run_length("-d", d))
-        .transpose()?;
-    let mut threads = a.threads;
-    if let Some(t) = &a.t {
-        match read_t(t, duration.is_some(), threads.is_some())? {
-            TMeaning::Threads(n) => {
-                notes.push(format!(
-                    "-t {t} read as --threads {n} (wrk style, since -d is given)"
-                ));
-                threads = Some(n);
-            }
-            TMeaning::TimeLimit(d) => {
-                notes.push(format!(
-                    "-t {t} read as a time limit of {} (ab style); for threads use --threads",
-                    humanize(d)
-                ));
-                duration = Some(d);
-            }
-        }
-    }
-    let requests = match (a.requests, duration) {
-        (None, None) => Some(1),
-        (n, _) => n,
-    };
-    if requests == Some(0) {
-        return Err(Failure::usage(anyhow!(
-            "-n 0: the request count must be at least 1"
-        )));
-    }
-    if !(1..=MAX_CONNECTIONS).contains(&a.concurrency) {
-        return Err(Failure::usage(anyhow!(
-            "-c {}: the concurrency must be from 1 to {MAX_CONNECTIONS}",
-            a.concurrency
-        )));
-    }
-    if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
-        return Err(Failure::usage(anyhow!(
-            "--threads {n}: the number of threads must be from 1 to {MAX_THREADS}"
-        )));
-    }
-    let mut connections = a.concurrency;
-    if let Some(n) = requests {
-        if (connections as u64) > n {
-            notes.push(format!(
-                "-c {connections} lowered to {n}: no more connections than requests (-n {n})"
-            ));
-            connections = n as usize;
-        }
-    }
-    let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
-    let default_threads = cpus
-        .as_ref()
-        .map_or_else(|| sys::allowed_cpus().len(), Vec::len);
-    let threads = threads
-        .unwrap_or(default_threads)
-        .clamp(1, connections.min(MAX_THREADS));
-    for (flag, path) in [("-e", &a.csv), ("-g", &a.gnuplot), ("--html", &a.html)] {
-        if let Some(path) = path {
-            check_output(flag, path)?;
-        }
-    }
-
-    let mut spec = LoadSpec::new(target);
-    let body_file = a
-        .post_file
-        .as_ref()
-        .map(|f| ("POST", f))
-        .or(a.put_file.as_ref().map(|f| ("PUT", f)));
-    if let Some((method, file)) = body_file {
-        spec.request.body = read_body(file).map_err(|e| {
-            Failure::usage(anyhow!(
-                "cannot read the body file '{}': {e} (check the path given to -p/-u)",
-                file.display()
-            ))
-        })?;
-        spec.request.method = method.into();
-    }
-    if a.head {
-        spec.request.method = "HEAD".into();
-    }
-    if let Some(m) = &a.method {
-        check_method(m).map_err(|e| Failure::usage(anyhow!("-m: {e}")))?;
-        spec.request.method = m.to_ascii_uppercase();
-    }
-    if let Some(ct) = &a.content_type {
-        check_header("Content-Type", ct).map_err(|e| Failure::usage(anyhow!("-T: {e}")))?;
-        spec.request
-            .headers
-            .push(("Content-Type".into(), ct.clone()));
-    }
-    for h in &a.headers {
-        let (name, value) = h.split_once(':').ok_or_else(|| {
-            Failure::usage(anyhow!(
-                "-H {h:?} is not a header: write it as -H 'Name: value'"
-            ))
-        })?;
-        let (name, value) = (name.trim(), value.trim());
-        check_header(name, value).map_err(|e| Failure::usage(anyhow!("-H: {e}")))?;
-        spec.request.headers.push((name.into(), value.into()));
-    }
-    if !a.cookies.is_empty() {
-        for c in &a.cookies {
-            if !c.contains('=') {
-                return Err(Failure::usage(anyhow!(
-                    "-C {c:?} is not a cookie: write it as -C name=value"
-                )));
-            }
-        }
-        let cookies = a.cookies.join("; ");
-        check_header("Cookie", &cookies).map_err(|e| Failure::usage(anyhow!("-C: {e}")))?;
-        spec.request.headers.push(("Cookie".into(), cookies));
-    }
-    spec.request.keepalive = !a.no_keepalive;
-    if let Some(list) = &a.expect_status {
-        spec.expect.status =
-            StatusSet::parse(list).map_err(|e| Failure::usage(anyhow!("--expect-status: {e}")))?;
-    }
-    spec.expect.body_contains = a
-        .expect_body_contains
-        .as_ref()
-        .map(|s| s.as_bytes().to_vec());
-    spec.expect.length = a.expect_length;
-    spec.connections = connections;
-    spec.threads = threads;
-    spec.requests = requests;
-    spec.duration = duration;
-    spec.pace = match a.rate {
-        Some(r) if (MIN_RATE..=MAX_RATE).contains(&r) => Pace::Rate(r),
-        Some(r) => {
-            return Err(Failure::usage(anyhow!(
-                "--rate {r}: write a number of requests per second from {MIN_RATE} to {MAX_RATE:e}"
-            )))
-        }
-        None => Pace::Closed,
-    };
-    spec.timeout = timeout("-s", &a.timeout)?;
-    spec.connect_timeout = timeout("--connect-timeout", &a.connect_timeout)?;
-    spec.record = Record {
-        all: a.gnuplot.is_some(),
-        ..Record::default()
-    };
-    spec.cpus = cpus;
-
-    let warmup = match &a.warmup {
-        None => None,
-        Some(w) => {
-            let mut ws = spec.clone();
-            ws.record = Record {
-                reservoir: 0,
-                all: false,
-            };
-            if let Ok(n) = w.parse::<u64>() {
-                if n == 0 {
-                    None
-                } else {
-                    ws.requests = Some(n);
-                    ws.duration = None;
-                    ws.connections = ws.connections.min(n as usize);
-                    ws.threads = ws.threads.min(ws.connections);
-                    Some(ws)
-                }
-            } else {
-                let d = parse_duration(w)
-                    .map_err(|e| Failure::usage(anyhow!("--warmup: {e} (or a request count)")))?;
-                ws.duration = Some(d);
-                ws.requests = None;
-                (!d.is_zero()).then_some(ws)
-            }
-        }
-    };
-    // What the flags were checked for one by one, checked as a whole: the engine relies on it.
-    for s in std::iter::once(&spec).chain(&warmup) {
-        s.validate().map_err(Failure::usage)?;
-    }
-    let format = if a.json {
-        Format::Json
-    } else {
-        a.format
-            .parse()
-            .map_err(|e| Failure::usage(anyhow!("{e}")))?
-    };
-    Ok(Plan {
-        spec,
-        warmup,
-        format,
-        notes,
-    })
-}
-
-fn humanize(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s >= 1.0 && s.fract() == 0.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{s} s")
-    }
-}
 
 /// Runs `shootout load`; returns the exit code.
 pub fn run(a: LoadArgs) -> Result<i32, Failure> {
-    let plan = plan(&a)?;
+    let plan = resolve::plan(&a)?;
     if !a.quiet {
         for n in &plan.notes {
-            eprintln!("note: {n}");
+            say!("note: {n}");
         }
     }
     let stop = stop_flag();
     if let Some(ws) = &plan.warmup {
-        let control = Arc::new(Control::with_stop(ws.threads, stop.clone()));
-        let bound = ws.requests.map_or_else(
-            || Bound::Time(ws.duration.unwrap_or_default()),
-            Bound::Requests,
-        );
-        let progress = Progress::start(control.clone(), bound, "warm-up", a.quiet);
-        let r = shootout_engine::run(ws, &control).context("warm-up");
-        progress.finish();
-        let r = r.map_err(Failure::run)?;
-        if !a.quiet {
-            eprintln!(
-                "warm-up: {} requests in {:.1} s, {} failed (not measured)",
-                r.counts.completed,
-                r.duration.as_secs_f64(),
-                r.counts.failed()
-            );
-        }
-        if r.interrupted {
+        if warm_up(ws, stop.clone(), a.quiet)? {
             return Ok(INTERRUPTED);
         }
     }
@@ -541,32 +52,61 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let printed = crate::emit(&shootout_report::render(plan.format, spec, &result));
     // ab's and wrk's layouts stay parseable: their warnings go to stderr instead.
     if matches!(plan.format, Format::Ab | Format::Wrk) && !a.quiet {
-        eprint!("{}", shootout_report::warnings(&result));
+        crate::to_stderr(&shootout_report::warnings(&result));
     }
-    if let Some(path) = &a.csv {
-        std::fs::write(path, shootout_report::ab_percentiles_csv(&result))
-            .with_context(|| format!("cannot write -e file {}", path.display()))
-            .map_err(Failure::run)?;
-    }
-    if let Some(path) = &a.html {
-        std::fs::write(path, shootout_report::html::render_load(spec, &result))
-            .with_context(|| format!("cannot write the HTML report {}", path.display()))
-            .map_err(Failure::run)?;
-    }
-    if let Some(path) = &a.gnuplot {
-        std::fs::write(path, shootout_report::ab_gnuplot_tsv(&result))
-            .with_context(|| format!("cannot write -g file {}", path.display()))
-            .map_err(Failure::run)?;
-    }
+    // A file that could not be written is an error even when stdout's reader went away.
+    write_files(&a, spec, &result)?;
     printed?;
     if result.interrupted {
         return Ok(INTERRUPTED);
     }
     if let Some(line) = no_good_answer(&result.counts) {
-        eprintln!("error: {line}");
+        say!("error: {line}");
         return Ok(1);
     }
     Ok(0)
+}
+
+/// Runs the warm-up (not measured) and says how it went; true when Ctrl-C ended it.
+fn warm_up(ws: &LoadSpec, stop: Arc<AtomicBool>, quiet: bool) -> Result<bool, Failure> {
+    let control = Arc::new(Control::with_stop(ws.threads, stop));
+    let bound = ws.requests.map_or_else(
+        || Bound::Time(ws.duration.unwrap_or_default()),
+        Bound::Requests,
+    );
+    let progress = Progress::start(control.clone(), bound, "warm-up", quiet);
+    let r = shootout_engine::run(ws, &control).context("warm-up");
+    progress.finish();
+    let r = r.map_err(Failure::run)?;
+    if !quiet {
+        say!(
+            "warm-up: {} requests in {:.1} s, {} failed (not measured)",
+            r.counts.completed,
+            r.duration.as_secs_f64(),
+            r.counts.failed()
+        );
+    }
+    Ok(r.interrupted)
+}
+
+/// Writes the files asked for: `-e` (ab's percentile CSV), `--html`, `-g` (ab's TSV).
+fn write_files(a: &LoadArgs, spec: &LoadSpec, result: &RunResult) -> Result<(), Failure> {
+    if let Some(path) = &a.csv {
+        std::fs::write(path, shootout_report::ab_percentiles_csv(result))
+            .with_context(|| format!("cannot write -e file {}", path.display()))
+            .map_err(Failure::run)?;
+    }
+    if let Some(path) = &a.html {
+        std::fs::write(path, shootout_report::html::render_load(spec, result))
+            .with_context(|| format!("cannot write the HTML report {}", path.display()))
+            .map_err(Failure::run)?;
+    }
+    if let Some(path) = &a.gnuplot {
+        std::fs::write(path, shootout_report::ab_gnuplot_tsv(result))
+            .with_context(|| format!("cannot write -g file {}", path.display()))
+            .map_err(Failure::run)?;
+    }
+    Ok(())
 }
 
 /// Why a load that ran to its end measured nothing, when not one request got a good
@@ -591,386 +131,4 @@ fn no_good_answer(c: &shootout_model::Counts) -> Option<String> {
         c.failed(),
         c.completed
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Debug, Parser)]
-    struct Wrap {
-        #[command(flatten)]
-        a: LoadArgs,
-    }
-
-    fn plan_of(args: &[&str]) -> Result<Plan, Failure> {
-        let w = Wrap::try_parse_from(std::iter::once("load").chain(args.iter().copied()))
-            .expect("flags parse");
-        plan(&w.a)
-    }
-
-    #[test]
-    fn ab_habits() {
-        let p = plan_of(&["-n", "1000", "-c", "10", "-k", "http://localhost:8080"]).unwrap();
-        assert_eq!(p.spec.requests, Some(1000));
-        assert_eq!(p.spec.connections, 10);
-        assert_eq!(p.spec.target.path, "/");
-        assert_eq!(p.spec.pace, Pace::Closed);
-        // no bound at all: one request, as ab
-        let p = plan_of(&["http://127.0.0.1/"]).unwrap();
-        assert_eq!((p.spec.requests, p.spec.duration), (Some(1), None));
-    }
-
-    #[test]
-    fn t_means_what_the_user_meant() {
-        // wrk: -d given, so -t is threads
-        let p = plan_of(&["-t4", "-c100", "-d30s", "http://127.0.0.1/"]).unwrap();
-        assert_eq!(p.spec.threads, 4);
-        assert_eq!(p.spec.duration, Some(Duration::from_secs(30)));
-        assert!(p.notes[0].contains("--threads 4"), "{:?}", p.notes);
-        // ab: no -d, so -t is a time limit
-        let p = plan_of(&["-t", "30", "-c", "10", "http://127.0.0.1/"]).unwrap();
-        assert_eq!(p.spec.duration, Some(Duration::from_secs(30)));
-        assert_eq!(p.spec.requests, None);
-        assert!(p.notes[0].contains("time limit of 30 s"), "{:?}", p.notes);
-        // -d and --threads both given: -t can only be a time limit
-        let p = plan_of(&[
-            "-t",
-            "5",
-            "--threads",
-            "1",
-            "-d",
-            "30s",
-            "http://127.0.0.1/",
-        ])
-        .unwrap();
-        assert_eq!(
-            (p.spec.threads, p.spec.duration),
-            (1, Some(Duration::from_secs(5)))
-        );
-        assert!(plan_of(&["-t", "x", "-d", "1s", "http://127.0.0.1/"]).is_err());
-    }
-
-    #[test]
-    fn bodies_headers_and_expectations() {
-        let dir = std::env::temp_dir().join(format!("shootout-cli-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let body = dir.join("body.txt");
-        std::fs::write(&body, "a=1&b=2").unwrap();
-        let p = plan_of(&[
-            "-p",
-            body.to_str().unwrap(),
-            "-T",
-            "application/x-www-form-urlencoded",
-            "-H",
-            "X-A: 1",
-            "-C",
-            "s=1",
-            "-C",
-            "t=2",
-            "--expect-status",
-            "2xx",
-            "--expect-body-contains",
-            "Hello",
-            "--expect-length",
-            "12",
-            "http://127.0.0.1/",
-        ])
-        .unwrap();
-        let r = &p.spec.request;
-        assert_eq!(
-            (r.method.as_str(), r.body.as_slice()),
-            ("POST", b"a=1&b=2".as_slice())
-        );
-        assert!(r.headers.contains(&("Cookie".into(), "s=1; t=2".into())));
-        assert!(r.headers.contains(&("X-A".into(), "1".into())));
-        assert!(p.spec.expect.status.contains(204) && !p.spec.expect.status.contains(301));
-        assert_eq!(p.spec.expect.length, Some(12));
-        let missing = plan_of(&["-p", "/nonexistent/body", "http://127.0.0.1/"])
-            .err()
-            .unwrap();
-        assert_eq!(missing.code, 2);
-        assert!(
-            missing.error.to_string().contains("-p/-u"),
-            "{}",
-            missing.error
-        );
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn concurrency_never_exceeds_requests() {
-        let p = plan_of(&["-n", "5", "-c", "10", "http://127.0.0.1/"]).unwrap();
-        assert_eq!(p.spec.connections, 5);
-        assert!(p.notes.iter().any(|n| n.contains("lowered to 5")));
-    }
-
-    #[test]
-    fn rate_warmup_and_cpus() {
-        let cpu = sys::allowed_cpus()[0].to_string();
-        let p = plan_of(&[
-            "--rate",
-            "500",
-            "-d",
-            "2s",
-            "--warmup",
-            "100",
-            "--cpus",
-            &cpu,
-            "http://127.0.0.1/",
-        ])
-        .unwrap();
-        assert_eq!(p.spec.pace, Pace::Rate(500.0));
-        assert_eq!(p.spec.cpus, Some(vec![sys::allowed_cpus()[0]]));
-        assert_eq!(p.warmup.as_ref().unwrap().requests, Some(100));
-        let p = plan_of(&["--warmup", "2s", "-n", "10", "http://127.0.0.1/"]).unwrap();
-        assert_eq!(p.warmup.unwrap().duration, Some(Duration::from_secs(2)));
-        assert!(plan_of(&["--rate", "0", "http://127.0.0.1/"]).is_err());
-        assert!(plan_of(&["--cpus", "a", "http://127.0.0.1/"]).is_err());
-    }
-
-    fn error_of(args: &[&str]) -> String {
-        let f = plan_of(args).err().expect("an error");
-        assert_eq!(f.code, 2, "{args:?}: {}", f.error);
-        let e = format!("{:#}", f.error);
-        assert_eq!(e.lines().count(), 1, "{args:?}: one line: {e}");
-        e
-    }
-
-    /// `-d 0`, `-t 0` and a warm-up of `0s` gave an empty report and exit 0; `--threads 0`
-    /// and `-t 0` as wrk's thread count were quietly read as 1.
-    #[test]
-    fn zero_lengths_and_zero_threads_are_errors() {
-        let url = "http://127.0.0.1/";
-        assert!(error_of(&["-d", "0", url]).contains("-d 0: a run must last more than 0"));
-        assert!(error_of(&["-t", "0", url]).contains("-t 0: a run must last more than 0"));
-        assert!(error_of(&["-s", "0", url]).contains("-s 0: a timeout must be more than 0"));
-        assert!(error_of(&["--threads", "0", "-c", "4", url]).contains("--threads 0"));
-        assert!(error_of(&["-t", "0", "-d", "1s", url]).contains("--threads 0"));
-        assert!(error_of(&["--threads", "1025", "-c", "4000", url]).contains("from 1 to 1024"));
-        assert!(plan_of(&["--warmup", "0s", url]).unwrap().warmup.is_none());
-    }
-
-    /// `-d 1e20`, `-s 1e300`, `--warmup 1e20` and friends panicked (exit 101).
-    #[test]
-    fn overlong_numbers_are_errors_naming_the_flag() {
-        let url = "http://127.0.0.1/";
-        for (flag, value) in [
-            ("-d", "1e20"),
-            ("-d", "18446744073709551615"),
-            ("-d", "9999999999999999999"),
-            ("-t", "1e20"),
-            ("-s", "1e300"),
-            ("--connect-timeout", "1e300"),
-            ("--warmup", "1e20"),
-        ] {
-            let e = error_of(&[flag, value, url]);
-            assert!(
-                e.starts_with(&format!("{flag}: ")) && e.contains("365 days"),
-                "{e}"
-            );
-        }
-        for rate in ["1e-300", "1e300", "NaN", "0", "-1"] {
-            let e = error_of(&[&format!("--rate={rate}"), url]);
-            assert!(e.starts_with("--rate"), "{e}");
-        }
-        assert!(error_of(&["-c", "18446744073709551615", url]).contains("-c 18446744073709551615"));
-    }
-
-    /// `--cpus 99` was ignored by the engine; now only CPUs this process may use pass.
-    #[test]
-    fn cpus_not_available_are_refused() {
-        let e = error_of(&["--cpus", "1023", "http://127.0.0.1/"]);
-        assert!(e.contains("CPU 1023 is not available"), "{e}");
-        let e = error_of(&["--cpus", "0-99999", "http://127.0.0.1/"]);
-        assert!(e.contains("is not a CPU list"), "{e}");
-    }
-
-    /// A plan's or the flags' method, header names and values could carry CR/LF or
-    /// spaces to the server; framing headers contradicted the body shootout sends.
-    #[test]
-    fn request_fields_are_checked_when_the_flags_are_read() {
-        let url = "http://127.0.0.1/";
-        for (args, hint) in [
-            (
-                vec!["-m", "GET / HTTP/1.1\r\nX-Injected: 1\r\nX:"],
-                "-m: method",
-            ),
-            (
-                vec!["-H", "X Bad: 1"],
-                "-H: header name 'X Bad' is not a token",
-            ),
-            (
-                vec!["-H", "X-A: 1\r\nX-B: 2"],
-                "-H: header 'X-A' has a control character",
-            ),
-            (
-                vec!["-H", "Transfer-Encoding: chunked"],
-                "set by shootout from the body",
-            ),
-            (
-                vec!["-H", "content-length: 3"],
-                "set by shootout from the body",
-            ),
-            (
-                vec!["-T", "text/plain\r\nX-B: 2"],
-                "-T: header 'Content-Type'",
-            ),
-            (vec!["-C", "a=1\nb"], "-C: header 'Cookie'"),
-        ] {
-            let mut all = args.clone();
-            all.push(url);
-            let e = error_of(&all);
-            assert!(e.contains(hint), "{args:?}: {e}");
-        }
-    }
-
-    /// `-e`, `-g` and `--html` into a missing directory failed after the whole run.
-    #[test]
-    fn output_files_are_checked_before_the_run() {
-        let dir = tempfile_dir("outputs");
-        let missing = dir.join("no/such/dir/out.csv");
-        let missing = missing.to_str().unwrap();
-        for flag in ["-e", "-g", "--html"] {
-            let e = error_of(&[flag, missing, "http://127.0.0.1/"]);
-            assert!(
-                e.starts_with(&format!("{flag} ")) && e.contains("does not exist"),
-                "{e}"
-            );
-        }
-        let e = error_of(&["-e", dir.to_str().unwrap(), "http://127.0.0.1/"]);
-        assert!(e.contains("is a directory"), "{e}");
-        let ok = dir.join("out.csv");
-        assert!(plan_of(&["-e", ok.to_str().unwrap(), "http://127.0.0.1/"]).is_ok());
-        assert!(!ok.exists(), "checking writes nothing");
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    /// `-p /dev/zero` was read until memory ran out.
-    #[test]
-    fn bodies_are_bounded() {
-        let e = error_of(&["-p", "/dev/zero", "http://127.0.0.1/"]);
-        assert!(e.contains("larger than 64 MiB"), "{e}");
-        let dir = tempfile_dir("bodies");
-        let (at, over) = (dir.join("at"), dir.join("over"));
-        // Sparse files: the limit is read, not written.
-        std::fs::File::create(&at)
-            .unwrap()
-            .set_len(MAX_BODY as u64)
-            .unwrap();
-        std::fs::File::create(&over)
-            .unwrap()
-            .set_len(MAX_BODY as u64 + 1)
-            .unwrap();
-        assert_eq!(read_body(&at).unwrap().len(), MAX_BODY);
-        assert!(read_body(&over).is_err());
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    fn tempfile_dir(what: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("shootout-cli-{what}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    /// Random and boundary values in every flag that takes a number, a duration or
-    /// request text: a one-line usage error or a spec that validates. Never a panic.
-    mod properties {
-        use super::*;
-        use proptest::prelude::*;
-
-        fn number() -> impl Strategy<Value = String> {
-            prop_oneof![
-                any::<f64>().prop_map(|f| f.to_string()),
-                any::<u64>().prop_map(|n| n.to_string()),
-                any::<i64>().prop_map(|n| n.to_string()),
-                "[0-9]{1,22}(\\.[0-9]{0,4})?(ns|ms|s|m|h|d|y)?",
-                prop::sample::select(vec![
-                    "0",
-                    "0s",
-                    "1",
-                    "1e20",
-                    "1e300",
-                    "NaN",
-                    "inf",
-                    "-1",
-                    "",
-                    "18446744073709551615",
-                    "9999999999999999999",
-                    "31536000",
-                    "365days",
-                    "1024",
-                    "1025",
-                    "1000000",
-                    "1000001",
-                ])
-                .prop_map(String::from),
-            ]
-        }
-
-        fn text() -> impl Strategy<Value = String> {
-            prop_oneof![
-                ".{0,10}",
-                "[A-Za-z-]{1,6}: ?[ -~]{0,6}",
-                prop::sample::select(vec![
-                    "X Bad: 1",
-                    "X-A: 1\r\nX-B: 2",
-                    "Transfer-Encoding: chunked",
-                    "Content-Length: 1",
-                    "GET / HTTP/1.1\r\n",
-                    "\0",
-                ])
-                .prop_map(String::from),
-            ]
-        }
-
-        fn flag() -> impl Strategy<Value = (&'static str, String)> {
-            let numeric = prop::sample::select(vec![
-                "-n",
-                "-c",
-                "-t",
-                "-d",
-                "--rate",
-                "--threads",
-                "--warmup",
-                "-s",
-                "--connect-timeout",
-                "--expect-length",
-                "--cpus",
-            ]);
-            let textual = prop::sample::select(vec!["-m", "-H", "-T", "-C"]);
-            prop_oneof![(numeric, number()), (textual, text())]
-        }
-
-        proptest! {
-            #![proptest_config(ProptestConfig::with_cases(512))]
-
-            #[test]
-            fn any_flags_give_a_clean_error_or_a_valid_spec(
-                flags in prop::collection::vec(flag(), 0..5)
-            ) {
-                let mut args = vec!["load".to_string()];
-                for (f, v) in &flags {
-                    args.push(format!("{f}={v}"));
-                }
-                args.push("http://127.0.0.1:1/".into());
-                // clap refuses some values itself (a negative -n): those are usage errors too.
-                let Ok(w) = Wrap::try_parse_from(&args) else { return Ok(()) };
-                match plan(&w.a) {
-                    Ok(p) => {
-                        prop_assert_eq!(p.spec.validate(), Ok(()));
-                        if let Some(ws) = &p.warmup {
-                            prop_assert_eq!(ws.validate(), Ok(()));
-                        }
-                    }
-                    Err(f) => {
-                        prop_assert_eq!(f.code, 2);
-                        let e = format!("{:#}", f.error);
-                        prop_assert_eq!(e.lines().count(), 1, "{}", e);
-                    }
-                }
-            }
-        }
-    }
 }

@@ -102,7 +102,7 @@ pub fn report(a: ReportArgs) -> Result<i32, Failure> {
             std::fs::write(path, &page)
                 .with_context(|| format!("cannot write the HTML report to {}", path.display()))
                 .map_err(Failure::run)?;
-            eprintln!(
+            say!(
                 "wrote the HTML report of run {} to {}",
                 run.run.id,
                 path.display()

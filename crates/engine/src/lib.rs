@@ -21,9 +21,11 @@ pub use pacer::{Pacer, Pacing};
 pub use parse::{ParseError, Progress, ResponseParser};
 
 use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use shootout_model::spec::threads_for;
 use shootout_model::{
-    latency_histogram, GeneratorStats, LoadSpec, Pace, RunResult, ScheduleStats, Scheme,
-    SecondStats,
+    latency_histogram, Counts, FirstResponse, GeneratorStats, LoadSpec, Pace, RunResult, Sample,
+    ScheduleStats, Scheme, SecondStats, SpecError,
 };
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -34,9 +36,9 @@ use worker::{Assignment, Endpoint, Shared};
 /// Why a run could not be done. Each message names the problem and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// The spec is inconsistent.
-    #[error("{0}")]
-    Invalid(String),
+    /// The spec breaks a rule of [`LoadSpec::validate`].
+    #[error(transparent)]
+    Invalid(#[from] SpecError),
     /// A header cannot be sent.
     #[error(transparent)]
     Header(#[from] request::HeaderError),
@@ -150,12 +152,13 @@ impl Control {
 /// Runs the load described by `spec`. `control` must have been made for at least
 /// `spec.threads` workers.
 pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError> {
-    validate(spec)?;
+    // The model's one check ([`LoadSpec::validate`]): what it guarantees (bounded
+    // durations, rates, connections and threads; request fields that cannot inject) the
+    // workers rely on. A library caller may hand over a spec no builder made.
+    spec.validate()?;
     let request = request::build(&spec.target, &spec.request)?;
-    let connections = spec
-        .connections
-        .min(spec.requests.map_or(usize::MAX, |n| n.max(1) as usize));
-    let threads = spec.threads.min(connections).min(control.live.len()).max(1);
+    let connections = spec.open_connections();
+    let threads = threads_for(spec.threads, connections).min(control.live.len());
     let needed = connections as u64 + 64;
     let limit = sys::raise_fd_limit(needed);
     if limit < needed {
@@ -170,7 +173,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         Scheme::Http => None,
     };
     let endpoint = preflight(spec, tls.as_ref())?;
-
+    let shares = split(connections, threads, spec.requests);
     let shared = Shared {
         endpoint,
         tls,
@@ -185,15 +188,27 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         connect_timeout: spec.connect_timeout,
         record: spec.record,
         duration: spec.duration,
-        barrier: std::sync::Barrier::new(0),
+        barrier: std::sync::Barrier::new(shares.len()),
         started: &control.started,
     };
-    let shares = split(connections, threads, spec.requests);
-    let shared = Shared {
-        barrier: std::sync::Barrier::new(shares.len()),
-        ..shared
-    };
-    let outputs = std::thread::scope(|s| {
+    let outputs = run_workers(spec, control, &shared, &shares, connections)?;
+    let start = *control
+        .started
+        .get()
+        .expect("the workers started the clock");
+    let started = SystemTime::now() - start.elapsed();
+    Ok(merge(spec, start, started, threads, outputs))
+}
+
+/// Starts one worker thread per share (connections, request budget) and waits for all.
+fn run_workers(
+    spec: &LoadSpec,
+    control: &Control,
+    shared: &Shared,
+    shares: &[(usize, Option<u64>)],
+    connections: usize,
+) -> Result<Vec<worker::Output>, EngineError> {
+    std::thread::scope(|s| {
         let handles: Vec<_> = shares
             .iter()
             .enumerate()
@@ -212,7 +227,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
                         .map(|c| c[index % c.len()]),
                     index,
                 };
-                let (shared, live, stop) = (&shared, &control.live[index], &*control.stop);
+                let (live, stop) = (&control.live[index], &*control.stop);
                 std::thread::Builder::new()
                     .name(format!("shootout-worker-{index}"))
                     .spawn_scoped(s, move || worker::run(shared, a, stop, live))
@@ -228,20 +243,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
             })
             .collect::<Result<Vec<_>, _>>()
     })
-    .map_err(EngineError::Worker)?;
-    let start = *control
-        .started
-        .get()
-        .expect("the workers started the clock");
-    let started = SystemTime::now() - start.elapsed();
-    Ok(merge(spec, start, started, threads, outputs))
-}
-
-/// The spec's own check ([`LoadSpec::validate`]): what it guarantees (bounded durations,
-/// rates, connections and threads; request fields that cannot inject) the workers rely on.
-fn validate(spec: &LoadSpec) -> Result<(), EngineError> {
-    spec.validate()
-        .map_err(|e| EngineError::Invalid(e.to_string()))
+    .map_err(EngineError::Worker)
 }
 
 /// Splits connections and the request budget among threads, as evenly as they go.
@@ -306,36 +308,47 @@ fn preflight(
     })
 }
 
-fn merge(
-    spec: &LoadSpec,
-    start: Instant,
-    started: SystemTime,
-    threads: usize,
-    outs: Vec<worker::Output>,
-) -> RunResult {
-    let mut counts = shootout_model::Counts::default();
-    let mut h = [
-        latency_histogram(),
-        latency_histogram(),
-        latency_histogram(),
-        latency_histogram(),
-        latency_histogram(),
-    ];
-    let mut seconds: Vec<recorder::RawSecond> = Vec::new();
-    let mut samples = Vec::new();
-    let mut first = None;
-    let mut generator = GeneratorStats {
-        threads,
-        ..Default::default()
-    };
-    let mut ended = start;
-    let mut interrupted = false;
-    let mut schedule: Option<worker::Schedule> = None;
-    let mut lengths = Vec::new();
-    for o in outs {
+/// The workers' outputs added up, before they become one [`RunResult`].
+struct Totals {
+    counts: Counts,
+    /// latency, latency_raw, connect, waiting, processing.
+    histograms: [Histogram<u64>; 5],
+    seconds: Vec<recorder::RawSecond>,
+    samples: Vec<Sample>,
+    /// The earliest first response of any worker, with when it came.
+    first: Option<(Instant, FirstResponse)>,
+    generator: GeneratorStats,
+    ended: Instant,
+    interrupted: bool,
+    schedule: Option<worker::Schedule>,
+    /// Each worker's table of body lengths, and its count of further lengths.
+    lengths: Vec<(Vec<(u64, u64)>, u64)>,
+}
+
+impl Totals {
+    fn new(start: Instant, threads: usize) -> Self {
+        Totals {
+            counts: Counts::default(),
+            histograms: std::array::from_fn(|_| latency_histogram()),
+            seconds: Vec::new(),
+            samples: Vec::new(),
+            first: None,
+            generator: GeneratorStats {
+                threads,
+                ..Default::default()
+            },
+            ended: start,
+            interrupted: false,
+            schedule: None,
+            lengths: Vec::new(),
+        }
+    }
+
+    /// Adds one worker's output.
+    fn add(&mut self, o: worker::Output) {
         let r = o.rec;
-        counts.merge(&r.counts);
-        for (dst, src) in h.iter_mut().zip([
+        self.counts.merge(&r.counts);
+        for (dst, src) in self.histograms.iter_mut().zip([
             &r.latency,
             &r.latency_raw,
             &r.connect,
@@ -345,59 +358,77 @@ fn merge(
             // Same bounds everywhere: adding cannot fail.
             let _ = dst.add(src);
         }
-        seconds.extend(r.series);
-        samples.extend(r.samples);
+        self.seconds.extend(r.series);
+        self.samples.extend(r.samples);
         if let (Some(at), Some(f)) = (r.first_at, r.first) {
-            if first.as_ref().is_none_or(|(t, _)| at < *t) {
-                first = Some((at, f));
+            if self.first.as_ref().is_none_or(|(t, _)| at < *t) {
+                self.first = Some((at, f));
             }
         }
-        lengths.push((r.lengths, r.other_lengths));
-        generator.cpu_user += o.cpu.0;
-        generator.cpu_sys += o.cpu.1;
+        self.lengths.push((r.lengths, r.other_lengths));
+        let g = &mut self.generator;
+        g.cpu_user += o.cpu.0;
+        g.cpu_sys += o.cpu.1;
         let busy = (o.cpu.0 + o.cpu.1).as_secs_f64() / o.wall.as_secs_f64().max(1e-9);
-        generator.busiest_thread = generator.busiest_thread.max(busy.min(1.0));
-        ended = ended.max(o.ended);
-        interrupted |= o.interrupted;
+        g.busiest_thread = g.busiest_thread.max(busy.min(1.0));
+        self.ended = self.ended.max(o.ended);
+        self.interrupted |= o.interrupted;
         if let Some(s) = o.schedule {
-            let acc = schedule.get_or_insert_with(Default::default);
+            let acc = self.schedule.get_or_insert_with(Default::default);
             acc.due += s.due;
             acc.sent += s.sent;
             acc.late += s.late;
             acc.max_lag = acc.max_lag.max(s.max_lag);
         }
     }
-    samples.sort_by_key(|s| s.start_us);
-    // ab's "Length" failures: answers whose body length differs from the run's first.
-    let first_len = first.as_ref().map(|(_, f)| f.body_len);
-    counts.length_mismatch = lengths
-        .iter()
-        .map(|(table, other)| {
-            other
-                + table
-                    .iter()
-                    .filter(|(len, _)| Some(*len) != first_len)
-                    .map(|(_, n)| n)
-                    .sum::<u64>()
-        })
-        .sum();
-    let first = first.map(|(_, f)| f);
-    let duration = ended.saturating_duration_since(start);
-    let [latency, latency_raw, connect, waiting, processing] = h;
+
+    /// ab's "Length" failures: answers whose body length differs from the run's first.
+    fn length_mismatch(&self) -> u64 {
+        let first_len = self.first.as_ref().map(|(_, f)| f.body_len);
+        self.lengths
+            .iter()
+            .map(|(table, other)| {
+                other
+                    + table
+                        .iter()
+                        .filter(|(len, _)| Some(*len) != first_len)
+                        .map(|(_, n)| n)
+                        .sum::<u64>()
+            })
+            .sum()
+    }
+}
+
+/// The workers' outputs as one result, its warnings derived.
+fn merge(
+    spec: &LoadSpec,
+    start: Instant,
+    started: SystemTime,
+    threads: usize,
+    outs: Vec<worker::Output>,
+) -> RunResult {
+    let mut t = Totals::new(start, threads);
+    for o in outs {
+        t.add(o);
+    }
+    t.samples.sort_by_key(|s| s.start_us);
+    t.counts.length_mismatch = t.length_mismatch();
+    let duration = t.ended.saturating_duration_since(start);
+    let [latency, latency_raw, connect, waiting, processing] = t.histograms;
     let mut result = RunResult {
         started,
         duration,
-        counts,
+        counts: t.counts,
         latency,
         latency_raw,
         connect,
         waiting,
         processing,
-        series: merge_seconds(seconds),
-        samples,
-        first_response: first,
-        generator,
-        schedule: match (spec.pace, schedule) {
+        series: merge_seconds(t.seconds),
+        samples: t.samples,
+        first_response: t.first.map(|(_, f)| f),
+        generator: t.generator,
+        schedule: match (spec.pace, t.schedule) {
             (Pace::Rate(rate), Some(s)) => Some(ScheduleStats {
                 target_rps: rate,
                 achieved_rps: shootout_model::per_second(s.sent, duration),
@@ -408,7 +439,7 @@ fn merge(
             }),
             _ => None,
         },
-        interrupted,
+        interrupted: t.interrupted,
         warnings: Vec::new(),
     };
     result.derive_warnings();

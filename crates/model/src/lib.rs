@@ -22,6 +22,9 @@ pub use shootout::{
     ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample, RunStatus, StepStatus,
     UnknownStatus,
 };
-pub use spec::{Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, Target, TlsOptions};
+pub use spec::{
+    Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, SpecBuilder, SpecError, Target,
+    TlsOptions,
+};
 pub use status::StatusSet;
 pub use units::{parse_cpu_list, parse_duration, DurationError, MAX_DURATION};

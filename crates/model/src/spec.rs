@@ -1,8 +1,11 @@
 //! What to load: the target, the request, what counts as a good answer, and how hard and
-//! how long to push. A [`LoadSpec`] is typed, and [`LoadSpec::validate`] is the one check
-//! every spec passes before the engine sees it (the `load` flags and the plan's workloads
-//! are checked field by field with the same rules, so their errors can name the flag or
-//! the key). What a valid spec guarantees is listed on [`LoadSpec::validate`].
+//! how long to push. A [`LoadSpec`] is typed, and its rules live here once: a
+//! [`SpecBuilder`] (from [`LoadSpec::builder`]) is how the `load` flags, a plan's steps and
+//! a warm-up make a spec (connections no more than requests, the default thread count,
+//! the limits), and [`LoadSpec::validate`] is the one check every spec passes before the
+//! engine runs it, built here or by hand. A [`SpecError`] names the broken rule, so the
+//! `load` flags can name the flag. What a valid spec guarantees is listed on
+//! [`LoadSpec::validate`].
 
 use crate::status::StatusSet;
 use crate::units::{MAX_CPU, MAX_DURATION};
@@ -280,7 +283,8 @@ impl RequestSpec {
     }
 }
 
-/// A load spec the engine must not run.
+/// A load spec the engine must not run. Each rule of [`LoadSpec::validate`] has its own
+/// variant, so a caller that knows where a value came from (the `load` flags) can name it.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum SpecError {
     /// The request cannot be sent as given.
@@ -289,9 +293,32 @@ pub enum SpecError {
     /// The target's path is not a request-target (built by hand, not by [`Target::parse`]).
     #[error("the target path '{0}' has a space or a control character: percent-encode it")]
     TargetPath(String),
-    /// A number or duration out of its range; the message names the field and the range.
-    #[error("{0}")]
-    Range(String),
+    /// Connections outside 1..=[`MAX_CONNECTIONS`].
+    #[error("connections must be from 1 to {max}, not {0}", max = MAX_CONNECTIONS)]
+    Connections(usize),
+    /// Threads outside 1..=[`MAX_THREADS`].
+    #[error("threads must be from 1 to {max}, not {0}", max = MAX_THREADS)]
+    Threads(usize),
+    /// Neither a request count nor a duration.
+    #[error("a run needs a bound: a request count or a duration")]
+    NoBound,
+    /// A request count of 0.
+    #[error("the request count must be at least 1")]
+    NoRequests,
+    /// A duration or timeout of 0 or over [`MAX_DURATION`].
+    #[error("{what} must be more than 0 and at most 365 days, not {}", secs(*.value))]
+    Duration {
+        /// `the duration`, `the timeout` or `the connect timeout`.
+        what: &'static str,
+        /// The value given.
+        value: Duration,
+    },
+    /// A rate outside [`MIN_RATE`]..=[`MAX_RATE`] (or not a number).
+    #[error("the rate must be from {min} to {max:e} requests per second, not {0:?}", min = MIN_RATE, max = MAX_RATE)]
+    Rate(f64),
+    /// A CPU number over [`MAX_CPU`].
+    #[error("CPU {0} does not exist: CPUs are numbered 0 to {max}", max = MAX_CPU)]
+    Cpu(usize),
 }
 
 /// What a good answer is. Every response is checked.
@@ -408,56 +435,187 @@ impl LoadSpec {
     /// - `cpus`, when given, name CPUs from 0 to [`MAX_CPU`] (whether they are available to
     ///   the process is checked where the spec is built).
     pub fn validate(&self) -> Result<(), SpecError> {
-        let range = |m: String| Err(SpecError::Range(m));
         if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
-            return range(format!(
-                "connections must be from 1 to {MAX_CONNECTIONS}, not {}",
-                self.connections
-            ));
+            return Err(SpecError::Connections(self.connections));
         }
         if !(1..=MAX_THREADS).contains(&self.threads) {
-            return range(format!(
-                "threads must be from 1 to {MAX_THREADS}, not {}",
-                self.threads
-            ));
+            return Err(SpecError::Threads(self.threads));
         }
         if self.requests.is_none() && self.duration.is_none() {
-            return range("a run needs a bound: a request count or a duration".into());
+            return Err(SpecError::NoBound);
         }
         if self.requests == Some(0) {
-            return range("the request count must be at least 1".into());
+            return Err(SpecError::NoRequests);
         }
         for (what, d) in [
             ("the duration", self.duration),
             ("the timeout", Some(self.timeout)),
             ("the connect timeout", Some(self.connect_timeout)),
         ] {
-            if let Some(d) = d {
-                if d.is_zero() || d > MAX_DURATION {
-                    return range(format!(
-                        "{what} must be more than 0 and at most 365 days, not {}",
-                        secs(d)
-                    ));
-                }
+            if let Some(value) = d.filter(|d| d.is_zero() || *d > MAX_DURATION) {
+                return Err(SpecError::Duration { what, value });
             }
         }
         if let Pace::Rate(r) = self.pace {
             if !(MIN_RATE..=MAX_RATE).contains(&r) {
-                return range(format!(
-                    "the rate must be from {MIN_RATE} to {MAX_RATE:e} requests per second, not {r:?}"
-                ));
+                return Err(SpecError::Rate(r));
             }
         }
         self.request.validate()?;
         if self.target.path.chars().any(|c| c == ' ' || is_control(c)) {
             return Err(SpecError::TargetPath(shown(&self.target.path)));
         }
-        if let Some(cpu) = self.cpus.iter().flatten().find(|&&c| c > MAX_CPU) {
-            return range(format!(
-                "CPU {cpu} does not exist: CPUs are numbered 0 to {MAX_CPU}"
-            ));
+        if let Some(&cpu) = self.cpus.iter().flatten().find(|&&c| c > MAX_CPU) {
+            return Err(SpecError::Cpu(cpu));
         }
         Ok(())
+    }
+
+    /// A builder for a spec to `target`, from [`LoadSpec::new`]'s defaults.
+    pub fn builder(target: Target) -> SpecBuilder {
+        SpecBuilder {
+            spec: LoadSpec::new(target),
+            threads: None,
+            available_cpus: 1,
+        }
+    }
+
+    /// A builder that starts from this spec, its thread count as given (e.g. a warm-up
+    /// made from the measured run, with another bound).
+    pub fn to_builder(&self) -> SpecBuilder {
+        SpecBuilder {
+            spec: self.clone(),
+            threads: Some(self.threads),
+            available_cpus: 1,
+        }
+    }
+
+    /// The connections a run opens: [`LoadSpec::connections`], but no more than there are
+    /// requests to send (see `connections_for`).
+    pub fn open_connections(&self) -> usize {
+        connections_for(self.connections, self.requests)
+    }
+}
+
+/// The rule that no run opens more connections than it sends requests: `connections`
+/// lowered to `requests` when that is fewer (a request count of 0 counts as 1).
+fn connections_for(connections: usize, requests: Option<u64>) -> usize {
+    match requests {
+        Some(n) => connections.min(usize::try_from(n.max(1)).unwrap_or(usize::MAX)),
+        None => connections,
+    }
+}
+
+/// The rule for worker threads: at least one, at most one per connection and at most
+/// [`MAX_THREADS`]. `connections` must be at least 1.
+pub fn threads_for(threads: usize, connections: usize) -> usize {
+    threads.clamp(1, connections.min(MAX_THREADS))
+}
+
+/// Builds a [`LoadSpec`] by the rules every spec follows, whoever writes it (the `load`
+/// flags, a plan's step, a warm-up): the request count is at least 1 and the connections
+/// and an explicit thread count are in range (checked in that order, before anything is
+/// lowered, so an error names what was asked); then connections are lowered to the
+/// request count (`connections_for`), the thread count defaults to one per CPU the run
+/// may use (the pinned [`LoadSpec::cpus`], else [`SpecBuilder::available_cpus`]) and is
+/// kept to [`threads_for`]; last the whole spec passes [`LoadSpec::validate`]. The model
+/// does no I/O: the caller says how many CPUs are available.
+#[derive(Debug, Clone)]
+pub struct SpecBuilder {
+    spec: LoadSpec,
+    threads: Option<usize>,
+    available_cpus: usize,
+}
+
+impl SpecBuilder {
+    /// The request to send.
+    pub fn request(mut self, request: RequestSpec) -> Self {
+        self.spec.request = request;
+        self
+    }
+
+    /// What a good answer is.
+    pub fn expect(mut self, expect: Expectation) -> Self {
+        self.spec.expect = expect;
+        self
+    }
+
+    /// Connections asked for (lowered to the request count when that is fewer).
+    pub fn connections(mut self, connections: usize) -> Self {
+        self.spec.connections = connections;
+        self
+    }
+
+    /// Worker threads asked for; `None` for the default (one per CPU the run may use).
+    pub fn threads(mut self, threads: Option<usize>) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// How many CPUs this process may run on: the default thread count when neither
+    /// threads nor CPUs are given (1 if never said).
+    pub fn available_cpus(mut self, n: usize) -> Self {
+        self.available_cpus = n;
+        self
+    }
+
+    /// Pin worker threads to these CPUs (and default to one thread per CPU).
+    pub fn cpus(mut self, cpus: Option<Vec<usize>>) -> Self {
+        self.spec.cpus = cpus;
+        self
+    }
+
+    /// When the run ends: after `requests`, after `duration`, at the first of the two.
+    pub fn bound(mut self, requests: Option<u64>, duration: Option<Duration>) -> Self {
+        (self.spec.requests, self.spec.duration) = (requests, duration);
+        self
+    }
+
+    /// Closed loop or a fixed rate.
+    pub fn pace(mut self, pace: Pace) -> Self {
+        self.spec.pace = pace;
+        self
+    }
+
+    /// The per-request timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.spec.timeout = timeout;
+        self
+    }
+
+    /// The connect timeout.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.spec.connect_timeout = timeout;
+        self
+    }
+
+    /// The samples to keep.
+    pub fn record(mut self, record: Record) -> Self {
+        self.spec.record = record;
+        self
+    }
+
+    /// The spec, by the rules on [`SpecBuilder`].
+    pub fn build(self) -> Result<LoadSpec, SpecError> {
+        let SpecBuilder {
+            mut spec,
+            threads,
+            available_cpus,
+        } = self;
+        if spec.requests == Some(0) {
+            return Err(SpecError::NoRequests);
+        }
+        if !(1..=MAX_CONNECTIONS).contains(&spec.connections) {
+            return Err(SpecError::Connections(spec.connections));
+        }
+        if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
+            return Err(SpecError::Threads(n));
+        }
+        spec.connections = spec.open_connections();
+        let wanted = threads.unwrap_or_else(|| spec.cpus.as_ref().map_or(available_cpus, Vec::len));
+        spec.threads = threads_for(wanted, spec.connections);
+        spec.validate()?;
+        Ok(spec)
     }
 }
 
@@ -594,6 +752,95 @@ mod tests {
         s.pace = Pace::Rate(MAX_RATE);
         s.duration = Some(MAX_DURATION);
         assert_eq!(s.validate(), Ok(()));
+    }
+
+    fn builder() -> SpecBuilder {
+        LoadSpec::builder(Target::parse("http://127.0.0.1:1/").unwrap())
+    }
+
+    #[test]
+    fn the_builder_lowers_connections_to_the_requests() {
+        let s = builder()
+            .connections(10)
+            .bound(Some(5), None)
+            .build()
+            .unwrap();
+        assert_eq!((s.connections, s.open_connections()), (5, 5));
+        let s = builder()
+            .connections(10)
+            .bound(None, Some(Duration::from_secs(1)))
+            .build()
+            .unwrap();
+        assert_eq!(s.connections, 10);
+        assert_eq!(connections_for(10, Some(0)), 1);
+    }
+
+    #[test]
+    fn the_default_thread_count_is_one_per_cpu_and_connection() {
+        let b = builder().bound(Some(100), None).available_cpus(4);
+        assert_eq!(b.clone().connections(8).build().unwrap().threads, 4);
+        assert_eq!(b.clone().connections(2).build().unwrap().threads, 2);
+        let pinned = b.clone().connections(8).cpus(Some(vec![0, 1, 2]));
+        assert_eq!(pinned.build().unwrap().threads, 3);
+        let given = b.clone().connections(8).threads(Some(6));
+        assert_eq!(given.build().unwrap().threads, 6);
+        assert_eq!(threads_for(5000, 2000), MAX_THREADS);
+        assert_eq!(builder().available_cpus(0).build().unwrap().threads, 1);
+    }
+
+    #[test]
+    fn the_builder_checks_what_was_asked_before_lowering() {
+        let b = builder().bound(Some(5), None);
+        assert_eq!(
+            b.clone().connections(0).build(),
+            Err(SpecError::Connections(0))
+        );
+        assert_eq!(
+            b.clone().connections(4).threads(Some(0)).build(),
+            Err(SpecError::Threads(0))
+        );
+        assert_eq!(
+            b.clone().connections(4000).threads(Some(1025)).build(),
+            Err(SpecError::Threads(1025))
+        );
+        assert_eq!(
+            builder().bound(Some(0), None).connections(0).build(),
+            Err(SpecError::NoRequests)
+        );
+        // Then the whole spec: the builder refuses what validate refuses.
+        let e = b.pace(Pace::Rate(0.0)).build().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the rate must be from 0.001 to 1e9 requests per second, not 0.0"
+        );
+    }
+
+    #[test]
+    fn spec_errors_read_as_before() {
+        let cases = [
+            (
+                SpecError::Connections(0),
+                "connections must be from 1 to 1000000, not 0",
+            ),
+            (
+                SpecError::Threads(2000),
+                "threads must be from 1 to 1024, not 2000",
+            ),
+            (
+                SpecError::Duration {
+                    what: "the timeout",
+                    value: Duration::ZERO,
+                },
+                "the timeout must be more than 0 and at most 365 days, not 0 s",
+            ),
+            (
+                SpecError::Cpu(1024),
+                "CPU 1024 does not exist: CPUs are numbered 0 to 1023",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
+        }
     }
 
     #[test]

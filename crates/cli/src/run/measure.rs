@@ -71,9 +71,11 @@ impl<E: Executor> Runner<'_, E> {
                 return Ok(true);
             }
             if let Ok(r) = r {
-                eprintln!(
+                say!(
                     "  warm-up {} · {}: {} requests",
-                    plan.contenders[u.index].name, plan.workloads[wi].name, r.counts.completed
+                    plan.contenders[u.index].name,
+                    plan.workloads[wi].name,
+                    r.counts.completed
                 );
             }
         }
@@ -142,7 +144,7 @@ impl<E: Executor> Runner<'_, E> {
                 .update_contender(u.id, ContenderStatus::Measured, "being measured")?;
         }
         u.steps += 1;
-        eprintln!(
+        say!(
             "  {}",
             step_line(name, &w.name, level.level, rep, d.repeat, &result)
         );
@@ -168,7 +170,7 @@ impl<E: Executor> Runner<'_, E> {
         u: &Up<E::Process>,
         detail: &str,
     ) -> Result<(), shootout_store::StoreError> {
-        eprintln!("✗ {}: {}", terminal_line(name), terminal_text(detail));
+        say!("✗ {}: {}", terminal_line(name), terminal_text(detail));
         self.store
             .update_contender(u.id, ContenderStatus::Crashed, detail)
     }

@@ -111,7 +111,7 @@ impl Drop for Sweep {
         );
         if !left.is_empty() {
             let pids: Vec<String> = left.iter().map(|p| p.pid.to_string()).collect();
-            eprintln!(
+            say!(
                 "stopped {} process(es) left by contenders or setups: {}",
                 left.len(),
                 pids.join(", ")
@@ -165,7 +165,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         .map_err(Failure::run)?;
     // Absolute: setup and commands run in the plan's directory.
     let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
-    eprintln!(
+    say!(
         "run {}: {} (logs in {})",
         run_id.0,
         plan.name,
@@ -185,7 +185,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     };
     let status = runner.run()?;
     // The blank line goes to stderr, after the progress: stdout is exactly `shootout report`.
-    eprintln!();
+    say!();
     crate::emit(&crate::ls::run_table(&store, run_id).map_err(Failure::run)?)?;
     Ok(match status {
         RunStatus::Interrupted => INTERRUPTED,
@@ -224,32 +224,30 @@ fn step_spec(
 ) -> anyhow::Result<LoadSpec> {
     let w = &plan.workloads[wi];
     let target = Target::parse(&format!("{base_url}{}", w.path)).map_err(|e| anyhow!("{e}"))?;
-    let mut spec = LoadSpec::new(target);
-    spec.request.method = w.method.clone();
-    spec.request.headers = w.headers.clone();
-    spec.request.body = body.to_vec();
-    spec.expect = w.expect.clone();
     let (connections, pace) = match level {
         LoadLevel::Concurrency { connections } => (connections, Pace::Closed),
         LoadLevel::Rate { rps, connections } => (connections, Pace::Rate(rps)),
     };
-    spec.connections = connections;
-    spec.pace = pace;
-    (spec.requests, spec.duration) = match span {
+    let (requests, duration) = match span {
         Span::Time(d) => (None, Some(d)),
         Span::Requests(n) => (Some(n), None),
     };
-    if let Some(n) = spec.requests {
-        spec.connections = spec.connections.min(n as usize);
-    }
-    let cpus = plan.defaults.load_cpus.clone();
-    let threads = cpus
-        .as_ref()
-        .map_or_else(|| shootout_engine::sys::allowed_cpus().len(), Vec::len);
-    spec.threads = threads.clamp(1, spec.connections);
-    spec.cpus = cpus;
-    spec.timeout = plan.defaults.timeout;
-    Ok(spec)
+    LoadSpec::builder(target)
+        .request(shootout_model::RequestSpec {
+            method: w.method.clone(),
+            headers: w.headers.clone(),
+            body: body.to_vec(),
+            keepalive: true,
+        })
+        .expect(w.expect.clone())
+        .connections(connections)
+        .pace(pace)
+        .bound(requests, duration)
+        .cpus(plan.defaults.load_cpus.clone())
+        .available_cpus(shootout_engine::sys::allowed_cpus().len())
+        .timeout(plan.defaults.timeout)
+        .build()
+        .map_err(|e| anyhow!("{e}"))
 }
 
 fn resolved_json(plan: &Plan) -> String {

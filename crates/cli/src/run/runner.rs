@@ -101,7 +101,7 @@ impl<E: Executor> Runner<'_, E> {
             Ok((base_url, process)) => self.verified(index, id, base_url, process)?,
             Err(not_up) => {
                 let detail = not_up.to_string();
-                eprintln!("✗ {}: {}", terminal_line(&c.name), terminal_text(&detail));
+                say!("✗ {}: {}", terminal_line(&c.name), terminal_text(&detail));
                 self.store.update_contender(id, not_up.status(), &detail)?;
                 None
             }
@@ -122,7 +122,7 @@ impl<E: Executor> Runner<'_, E> {
         let name = &self.plan.contenders[index].name;
         match verify(&mut self.exec, self.plan, &base_url, self.bodies) {
             Ok(()) => {
-                eprintln!("✓ {name}: ready and verified at {base_url}");
+                say!("✓ {name}: ready and verified at {base_url}");
                 Ok(Some(Up {
                     index,
                     id,
@@ -132,7 +132,7 @@ impl<E: Executor> Runner<'_, E> {
                 }))
             }
             Err(detail) => {
-                eprintln!(
+                say!(
                     "✗ {}: failed verification, not measured:\n{}",
                     terminal_line(name),
                     terminal_text(&detail)
@@ -159,7 +159,7 @@ impl<E: Executor> Runner<'_, E> {
         loop {
             match self.bring_up_once(index) {
                 Err(NotUp::Harness(e)) if tries < PORT_TRIES && e.port_taken() => {
-                    eprintln!(
+                    say!(
                         "  {}: its port was taken before it could bind it; trying another",
                         self.plan.contenders[index].name
                     );
@@ -183,7 +183,7 @@ impl<E: Executor> Runner<'_, E> {
         let mut process = self.exec.start(&cfg).map_err(NotUp::Harness)?;
         match self.exec.wait_ready(&mut process) {
             Ok(took) => {
-                eprintln!(
+                say!(
                     "  {} ready after {:.1} s on port {port}",
                     cfg.name,
                     took.as_secs_f64()

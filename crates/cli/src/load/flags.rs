@@ -1,0 +1,158 @@
+//! Stage 1 of `shootout load`: what was typed, as clap parsed it ([`LoadArgs`]), with no
+//! logic of its own. [`super::resolve`] turns it into the spec; nothing else reads it.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags of `shootout load`. ab's short flags mean what they mean in ab; wrk's `-t4 -c100
+/// -d30s` works too (with -d given, -t is a thread count).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  shootout load -n 100000 -c 100 http://localhost:8080/hello
+  shootout load -d 30s -c 1000 --threads 2 http://127.0.0.1:8080/
+  shootout load --rate 20000 -d 30s -c 200 http://127.0.0.1:8080/
+  shootout load -p body.txt -T application/x-www-form-urlencoded -n 1000 -c 10 http://127.0.0.1:8000/
+  shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99")]
+pub struct LoadArgs {
+    /// The URL to load (http:// or https://; a missing path means /).
+    pub url: String,
+
+    /// Requests to send in all (with no -n, -d or -t: one request, as ab).
+    #[arg(short = 'n', long = "requests", value_name = "N")]
+    pub requests: Option<u64>,
+
+    /// Concurrent connections.
+    #[arg(
+        short = 'c',
+        long = "concurrency",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    pub concurrency: usize,
+
+    /// ab: time limit in seconds; wrk: threads (when -d is given). Prints how it was read.
+    #[arg(short = 't', value_name = "SECS|THREADS")]
+    pub t: Option<String>,
+
+    /// How long to run: 30s, 1m, 250ms, or seconds.
+    #[arg(short = 'd', long = "duration", value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// Requests per second on a fixed schedule (open loop, latency corrected for
+    /// coordinated omission).
+    #[arg(long, value_name = "R")]
+    pub rate: Option<f64>,
+
+    /// Worker threads, 1 to 1024 (default: the CPUs this process may run on, at most -c).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Warm up first for this long or this many requests (not measured): 5s or 1000.
+    #[arg(long, value_name = "DURATION|N")]
+    pub warmup: Option<String>,
+
+    /// Accepted for ab's habit: keep-alive is the default.
+    #[arg(short = 'k', long = "keepalive")]
+    pub keepalive: bool,
+
+    /// Open a new connection for every request (sends Connection: close).
+    #[arg(long)]
+    pub no_keepalive: bool,
+
+    /// POST this file's contents (at most 64 MiB).
+    #[arg(short = 'p', value_name = "FILE", conflicts_with = "put_file")]
+    pub post_file: Option<PathBuf>,
+
+    /// PUT this file's contents (at most 64 MiB).
+    #[arg(short = 'u', value_name = "FILE")]
+    pub put_file: Option<PathBuf>,
+
+    /// Content-Type of the body.
+    #[arg(short = 'T', long = "content-type", value_name = "TYPE")]
+    pub content_type: Option<String>,
+
+    /// Extra header, 'Name: value' (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+
+    /// Cookie, name=value (repeatable).
+    #[arg(short = 'C', long = "cookie", value_name = "NAME=VALUE")]
+    pub cookies: Vec<String>,
+
+    /// Per-request timeout: seconds or a duration (default 30).
+    #[arg(
+        short = 's',
+        long = "timeout",
+        value_name = "SECS",
+        default_value = "30"
+    )]
+    pub timeout: String,
+
+    /// Connect timeout: seconds or a duration.
+    #[arg(long, value_name = "SECS", default_value = "10")]
+    pub connect_timeout: String,
+
+    /// HTTP method (default GET, or POST/PUT with -p/-u).
+    #[arg(short = 'm', long = "method", value_name = "METHOD")]
+    pub method: Option<String>,
+
+    /// Send HEAD requests.
+    #[arg(short = 'i', long = "head")]
+    pub head: bool,
+
+    /// Expected status codes, e.g. 200,301 or 2xx (default: any below 400).
+    #[arg(long, value_name = "LIST")]
+    pub expect_status: Option<String>,
+
+    /// Every body must contain this text.
+    #[arg(long, value_name = "TEXT")]
+    pub expect_body_contains: Option<String>,
+
+    /// Every body must be exactly this many bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub expect_length: Option<u64>,
+
+    /// Report format.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "ab", "wrk", "json"])]
+    pub format: String,
+
+    /// Same as --format json.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write ab's percentile CSV (-e) to this file.
+    #[arg(short = 'e', value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write ab's per-request TSV (-g) to this file.
+    #[arg(short = 'g', value_name = "FILE")]
+    pub gnuplot: Option<PathBuf>,
+
+    /// Also write the report as one self-contained HTML page (charts included) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// No progress and no notes on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+
+    /// Connect to this unix socket (the URL still gives the path and Host).
+    #[arg(long, value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
+
+    /// Accept any TLS certificate (self-signed servers).
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Trust the CA certificates in this PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+
+    /// Pin worker threads to these CPUs, e.g. 0 or 0,2-3.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+
+    /// Accepted for wrk's habit: the latency distribution is always reported.
+    #[arg(long, hide = true)]
+    pub latency: bool,
+}
