@@ -7,12 +7,11 @@
 //! `_rps`); the µs histograms become milliseconds. Individual samples are not included
 //! (see ab's `-g` file for those).
 
-use crate::units::{ratio, rfc3339, unix_s};
+use crate::units::{json_ms as ms, json_secs as s, ratio, rfc3339, round, unix_s};
 use crate::Exporter;
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 use shootout_model::{LatencySummary, LoadSpec, Pace, RunResult};
-use std::time::Duration;
 
 /// Version of the JSON document's schema; raised when a field changes meaning or goes away
 /// (adding fields does not raise it). 2: `rps` counts good answers only (it counted every
@@ -29,23 +28,6 @@ impl Exporter for Json {
         s.push('\n');
         s
     }
-}
-
-/// `x` rounded to `decimals` places, so the document shows `1.86`, not `1.8599999999999999`
-/// (times keep µs resolution: 3 decimals in ms, 6 in s).
-fn round(x: f64, decimals: i32) -> f64 {
-    let scale = 10f64.powi(decimals);
-    (x * scale).round() / scale
-}
-
-/// Milliseconds to µs resolution.
-fn ms(x: f64) -> f64 {
-    round(x, 3)
-}
-
-/// Seconds to µs resolution.
-fn s(d: Duration) -> f64 {
-    round(d.as_secs_f64(), 6)
 }
 
 /// `{min, mean, stdev, p50, p90, p99, p999, max}` in ms of a µs histogram (zeros if empty).

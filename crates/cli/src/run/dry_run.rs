@@ -2,6 +2,7 @@
 
 use super::describe;
 use shootout_model::plan::{Plan, Span};
+use shootout_report::tenths_secs;
 
 pub(super) fn dry_run(plan: &Plan) -> String {
     let d = &plan.defaults;
@@ -35,7 +36,7 @@ pub(super) fn dry_run(plan: &Plan) -> String {
         ));
     }
     let span = |s: Span| match s {
-        Span::Time(t) => format!("{:.1} s", t.as_secs_f64()),
+        Span::Time(t) => tenths_secs(t),
         Span::Requests(n) => format!("{n} requests"),
     };
     // A stage's own length shows beside it; the others last `d.measure`.

@@ -19,13 +19,14 @@ mod data;
 mod svg;
 mod warnings;
 
+use crate::units::{html_span, mib_or_gib};
 use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
 use data::{workloads, Workload};
 use shootout_analysis::Analysis;
 use shootout_model::stored::StoredRun;
 use shootout_model::{ContenderStatus, LatencySummary, LoadSpec, Pace, RunResult, RunStatus};
 use std::fmt::Write;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 use svg::Stroke;
 
 /// Escapes text for HTML element content and attribute values (and for SVG/XML text).
@@ -92,27 +93,6 @@ fn close_page(o: &mut String, source: &str) {
 /// A wall-clock instant as `2023-11-14 22:13:20 UTC`.
 fn utc(t: SystemTime) -> String {
     crate::utc_seconds(t)
-}
-
-/// A span as `12.3 s` or `4 min 05 s`.
-fn span(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 60.0 {
-        format!("{s:.1} s")
-    } else {
-        let whole = d.as_secs();
-        format!("{} min {:02} s", whole / 60, whole % 60)
-    }
-}
-
-/// Bytes as MiB with one decimal, or GiB for memory sizes of a gigabyte or more.
-fn size(b: u64) -> String {
-    let mib = b as f64 / (1024.0 * 1024.0);
-    if mib >= 1024.0 {
-        format!("{:.1} GiB", mib / 1024.0)
-    } else {
-        format!("{mib:.1} MiB")
-    }
 }
 
 /// `x` with `decimals`, or `–` when not finite.
@@ -237,7 +217,7 @@ fn run_facts(o: &mut String, run: &StoredRun) {
             "{} → {} ({})",
             utc(r.started),
             utc(end),
-            span(end.duration_since(r.started).unwrap_or_default())
+            html_span(end.duration_since(r.started).unwrap_or_default())
         ),
         None => format!("{} → not ended", utc(r.started)),
     };
@@ -256,7 +236,7 @@ fn run_facts(o: &mut String, run: &StoredRun) {
             m.cores,
             if m.cores == 1 { "" } else { "s" },
             escape(if m.kernel.is_empty() { "?" } else { &m.kernel }),
-            size(m.memory_bytes)
+            mib_or_gib(m.memory_bytes)
         ),
     );
     let mut versions: Vec<String> = m
@@ -343,7 +323,7 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
                 if cell.failures.total() > 0 { " class=\"bad\"" } else { "" },
                 cell.failures.total(),
                 cell.cpu_us.map_or("–".into(), |v| num(v, 1)),
-                cell.peak_rss.map_or("–".into(), size),
+                cell.peak_rss.map_or("–".into(), mib_or_gib),
             );
             first = false;
         }
@@ -526,7 +506,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         bound.push(format!("{n} requests"));
     }
     if let Some(d) = spec.duration {
-        bound.push(span(d));
+        bound.push(html_span(d));
     }
     fact(
         &mut o,
@@ -534,13 +514,13 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         &format!(
             "{} (timeout {} per request)",
             bound.join(" or "),
-            span(spec.timeout)
+            html_span(spec.timeout)
         ),
     );
     fact(
         &mut o,
         "Ran",
-        &format!("{} from {}", span(r.duration), utc(r.started)),
+        &format!("{} from {}", html_span(r.duration), utc(r.started)),
     );
     fact(
         &mut o,
@@ -577,7 +557,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         &format!(
             "{}, {}/s received",
             crate::text::throughput(r),
-            size(if r.duration.is_zero() {
+            mib_or_gib(if r.duration.is_zero() {
                 0
             } else {
                 (c.bytes_received as f64 / r.duration.as_secs_f64()) as u64
@@ -599,7 +579,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     if r.interrupted {
         items.push(format!(
             "<li><strong>Interrupted</strong> by Ctrl-C after {}: the numbers cover only the part that ran.</li>",
-            span(r.duration)
+            html_span(r.duration)
         ));
     }
     for w in &r.warnings {
@@ -715,7 +695,10 @@ mod tests {
             (4_107_542_399, "2100-02-28 23:59:59 UTC"), // 2100 is not a leap year
         ];
         for (secs, want) in cases {
-            assert_eq!(utc(std::time::UNIX_EPOCH + Duration::from_secs(secs)), want);
+            assert_eq!(
+                utc(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)),
+                want
+            );
         }
     }
 

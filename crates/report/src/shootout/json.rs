@@ -8,8 +8,7 @@
 //! resolution (3 decimals in ms, 6 in s), rates 3 decimals. Nothing is ever NaN.
 
 use super::words::{warning_message, SERVED_PERCENTS};
-use crate::grid::round;
-use crate::units::{rfc3339, unix_s};
+use crate::units::{json_ms as ms, rfc3339, round, unix_s};
 use serde_json::{json, Map, Value};
 use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio};
 use shootout_analysis::Analysis;
@@ -43,10 +42,6 @@ pub(crate) fn failures_json(f: &FailureCounts) -> Value {
             .map(|(k, n)| (k.name().to_string(), n.into()))
             .collect::<Map<String, Value>>(),
     )
-}
-
-fn ms(x: f64) -> f64 {
-    round(x, 3)
 }
 
 /// The run as one JSON document (schema in `docs/report-json.md`).

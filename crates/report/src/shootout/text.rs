@@ -8,9 +8,9 @@
 
 use super::words::{ratio_phrase, steps_line, warning_message, SERVED_PERCENTS};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
-use crate::grid::{mib, text_table, Align};
+use crate::grid::{text_table, Align};
 use crate::safe::terminal_line;
-use crate::units::ms3;
+use crate::units::{mib, ms3};
 use shootout_analysis::cells::{Cell, LevelBlock, Ratio};
 use shootout_analysis::{Analysis, RunWarning};
 use shootout_model::stored::StoredRun;
