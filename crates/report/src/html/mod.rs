@@ -462,7 +462,6 @@ fn latency_row(o: &mut String, label: &str, h: &hdrhistogram::Histogram<u64>) {
 /// The HTML report of one `shootout load`.
 pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     let r = result;
-    let c = &r.counts;
     let rate = matches!(spec.pace, Pace::Rate(_));
     let mut o = open_page(&format!("shootout load {}", spec.target.url));
     let _ = writeln!(
@@ -476,8 +475,19 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         "<p class=\"sub\">shootout load · started {}</p>",
         utc(r.started)
     );
-
     o.push_str("<dl class=\"facts\">\n");
+    load_setting_facts(&mut o, spec, r);
+    load_outcome_facts(&mut o, r);
+    o.push_str("</dl>\n");
+    load_warnings(&mut o, r);
+    load_latency_table(&mut o, r, rate);
+    load_charts(&mut o, spec, r, rate);
+    close_page(&mut o, "load");
+    o
+}
+
+/// The facts of a load page that say what was asked: load, bound and when it ran.
+fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     let pace = match spec.pace {
         Pace::Closed => "closed loop (each connection sends when answered)".to_string(),
         Pace::Rate(rps) => format!(
@@ -486,7 +496,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         ),
     };
     fact(
-        &mut o,
+        o,
         "Load",
         &format!(
             "{} connection{} on {} thread{}{}, {pace}",
@@ -509,7 +519,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         bound.push(html_span(d));
     }
     fact(
-        &mut o,
+        o,
         "Until",
         &format!(
             "{} (timeout {} per request)",
@@ -518,12 +528,18 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         ),
     );
     fact(
-        &mut o,
+        o,
         "Ran",
         &format!("{} from {}", html_span(r.duration), utc(r.started)),
     );
+}
+
+/// The facts of a load page that say what came back: requests, failures, status codes,
+/// server, throughput and the generator's own cost.
+fn load_outcome_facts(o: &mut String, r: &RunResult) {
+    let c = &r.counts;
     fact(
-        &mut o,
+        o,
         "Requests",
         &format!(
             "{} completed: {} ok, {} failed, {} aborted (in flight at the end)",
@@ -534,11 +550,11 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         ),
     );
     if c.failed() > 0 {
-        fact(&mut o, "Failures", &c.failures.to_string());
+        fact(o, "Failures", &c.failures.to_string());
     }
     let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
     fact(
-        &mut o,
+        o,
         "Status codes",
         &if codes.is_empty() {
             "none".to_string()
@@ -548,11 +564,11 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     );
     if let Some(f) = &r.first_response {
         if let Some(server) = &f.server {
-            fact(&mut o, "Server", &escape(server));
+            fact(o, "Server", &escape(server));
         }
     }
     fact(
-        &mut o,
+        o,
         "Throughput",
         &format!(
             "{}, {}/s received",
@@ -565,7 +581,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         ),
     );
     fact(
-        &mut o,
+        o,
         "Generator",
         &format!(
             "{} µs CPU per request, busiest thread {}% busy",
@@ -573,8 +589,10 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
             num(r.generator.busiest_thread * 100.0, 0)
         ),
     );
-    o.push_str("</dl>\n");
+}
 
+/// A load page's warnings section (or its "no warnings" line).
+fn load_warnings(o: &mut String, r: &RunResult) {
     let mut items: Vec<String> = Vec::new();
     if r.interrupted {
         items.push(format!(
@@ -588,21 +606,27 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     if items.is_empty() {
         o.push_str("<section class=\"ok\" id=\"warnings\">No warnings: the generator kept up and every request succeeded.</section>\n");
     } else {
-        warnings_section(&mut o, &items);
+        warnings_section(o, &items);
     }
+}
 
+/// A load page's latency table: corrected and raw rows for an open loop, one row else.
+fn load_latency_table(o: &mut String, r: &RunResult, rate: bool) {
     o.push_str("<h2>Latency (ms)</h2>\n<table><tr><th class=\"l\"></th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
     if rate {
-        latency_row(&mut o, "corrected", &r.latency);
-        latency_row(&mut o, "raw", &r.latency_raw);
+        latency_row(o, "corrected", &r.latency);
+        latency_row(o, "raw", &r.latency_raw);
     } else {
-        latency_row(&mut o, "latency", &r.latency);
+        latency_row(o, "latency", &r.latency);
     }
     o.push_str("</table>\n");
     if rate {
         o.push_str("<p class=\"note\">corrected: from each request's due time; raw: from its actual send (the gap is time queued before sending).</p>\n");
     }
+}
 
+/// A load page's charts: the latency spectrum, the sampled requests and the timeline.
+fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
     let target = Who {
         name: &spec.target.host_header,
         color: svg::color(0),
@@ -677,8 +701,6 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         .svg(),
     );
     o.push_str("\n</div>\n");
-    close_page(&mut o, "load");
-    o
 }
 
 #[cfg(test)]
