@@ -24,7 +24,9 @@ use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
 use data::{workloads, Workload};
 use shootout_analysis::Analysis;
 use shootout_model::stored::StoredRun;
-use shootout_model::{ContenderStatus, LatencySummary, LoadSpec, Pace, RunResult, RunStatus};
+use shootout_model::{
+    ContenderStatus, LatencySummary, LoadLevel, LoadSpec, Pace, RunResult, RunStatus,
+};
 use std::fmt::Write;
 use std::time::SystemTime;
 use svg::Stroke;
@@ -290,6 +292,26 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
             ""
         }
     );
+    workload_table(o, w, who, base);
+    o.push_str("<div class=\"charts\">\n");
+    if w.levels.len() > 1 {
+        o.push_str(&charts::throughput(w, who).svg());
+        o.push('\n');
+        o.push_str(&charts::latency(w, who).svg());
+        o.push('\n');
+    }
+    let Some(top) = w.top() else {
+        o.push_str("</div>\n");
+        return;
+    };
+    top_level_charts(o, w, who, top);
+    o.push_str("\n</div>\n");
+    top_level_timelines(o, w, who, top);
+    o.push_str("</div>\n");
+}
+
+/// A workload's table: one row per contender and load level, medians over repetitions.
+fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
     o.push_str("<table>\n<tr><th class=\"l\">contender</th><th class=\"l\">level</th><th>reps</th><th>req/s</th><th>±</th><th>% of baseline</th><th>mean ms</th><th>sd ms</th><th>p50 ms</th><th>p99 ms</th><th>failed</th><th>server CPU µs/req</th><th>peak RSS</th></tr>\n");
     for level in &w.levels {
         let base_cell = w.cell(base, *level);
@@ -329,18 +351,11 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
         }
     }
     o.push_str("</table>\n");
+}
 
-    o.push_str("<div class=\"charts\">\n");
-    if w.levels.len() > 1 {
-        o.push_str(&charts::throughput(w, who).svg());
-        o.push('\n');
-        o.push_str(&charts::latency(w, who).svg());
-        o.push('\n');
-    }
-    let Some(top) = w.top() else {
-        o.push_str("</div>\n");
-        return;
-    };
+/// The latency spectrum (repetitions merged) and the sampled-requests scatter of a
+/// workload's top load level.
+fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
     let rate = data::is_rate(top);
     let mut merged = Vec::new();
     for c in w.contenders() {
@@ -399,8 +414,12 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
         )
         .svg(),
     );
-    o.push_str("\n</div>\n");
+}
 
+/// The per-second timelines of a workload's top load level, repetition 1: throughput,
+/// failures, p99 latency and, where sampled, the server's CPU and memory.
+fn top_level_timelines(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
+    let tops = w.top_steps();
     let _ = writeln!(
         o,
         "<h3>Timelines at {top}, repetition 1</h3>\n<p class=\"note\">Per second of the measurement; server CPU is the derivative of the process tree's user + system time, 100% = one core.</p>\n<div class=\"charts\">"
@@ -440,7 +459,6 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
         o.push_str(&charts::resources("Server memory (RSS)", Resource::Rss, &sampled).svg());
         o.push('\n');
     }
-    o.push_str("</div>\n");
 }
 
 /// A latency table row: min, mean, p50, p90, p99, p99.9, max in ms.
