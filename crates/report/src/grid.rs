@@ -20,6 +20,34 @@ pub enum Align {
     Right,
 }
 
+/// A table's cells, built once and laid out per format by [`Table::text`] and
+/// [`Table::markdown`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Column labels.
+    pub header: Vec<String>,
+    /// How each column lines up.
+    pub align: Vec<Align>,
+    /// The cells, row by row.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// Appends the table as [`text_table`] lays it out.
+    pub fn text(&self, out: &mut String, indent: &str) {
+        text_table(out, indent, &self.header_strs(), &self.align, &self.rows);
+    }
+
+    /// Appends the table as [`markdown_table`] lays it out.
+    pub fn markdown(&self, out: &mut String) {
+        markdown_table(out, &self.header_strs(), &self.align, &self.rows);
+    }
+
+    fn header_strs(&self) -> Vec<&str> {
+        self.header.iter().map(String::as_str).collect()
+    }
+}
+
 /// Appends an aligned text table: every line starts with `indent`, columns are two blanks
 /// apart, the header is aligned like its column, trailing blanks are trimmed. Control
 /// characters in a cell (a newline in a name) are shown escaped: one row stays one line.

@@ -3,7 +3,7 @@
 //! name and message escaped (a `|` in a contender's name stays inside its cell), stderr
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
-use super::text::{ratio_lines, row, served_rows, HEADER};
+use super::text::{cells_table, ratio_lines, served};
 use super::words::{steps_line, warning_message};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
@@ -122,24 +122,16 @@ fn workload(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
     line!(o);
     line!(o, "## {}", md_escape(w.name));
     line!(o);
-    let mut align = [Align::Right; HEADER.len()];
-    align[0] = Align::Left;
-    align[1] = Align::Left;
-    let rows: Vec<Vec<String>> = w
-        .levels
-        .iter()
-        .flat_map(|l| l.cells.iter().map(|c| row(a, l, c)))
-        .collect();
-    markdown_table(
-        o,
-        &HEADER.map(|h| match h {
-            "± spread" => "±",
-            "% of base" => "% of baseline",
-            h => h,
-        }),
-        &align,
-        &rows,
-    );
+    let mut table = cells_table(a, w);
+    // The Markdown table spells two of the text table's labels out.
+    for h in &mut table.header {
+        match h.as_str() {
+            "± spread" => *h = "±".into(),
+            "% of base" => *h = "% of baseline".into(),
+            _ => {}
+        }
+    }
+    table.markdown(o);
     let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(a, l)).collect();
     if !ratios.is_empty() {
         line!(o);
@@ -162,9 +154,7 @@ fn served_tables(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
                 md_escape(&l.level.to_string())
             );
             line!(o);
-            let (header, rows) = served_rows(a, l);
-            let header: Vec<&str> = header.iter().map(String::as_str).collect();
-            markdown_table(o, &header, &vec![Align::Right; header.len()], &rows);
+            served(a, l).markdown(o);
         }
     }
 }
