@@ -11,7 +11,7 @@
 //! | duration | [`secs`] `1.234 s` | text load report (measured length) |
 //! | duration | [`human_duration`] `250 ms`, `1.5 s` | text load report (settings as typed) |
 //! | duration | [`plain_secs`] `0.25 s`, `10 s` | CLI notes (`-t` read as a time limit) |
-//! | duration | [`tenths_secs`] `12.3 s` | `run --dry-run` stage lengths |
+//! | duration | [`tenths_secs`] `12.3 s` | `run --dry-run` lengths, `run`'s "ready after" note |
 //! | duration | [`human_span`] `850 ms`, `5 min 12 s` | shootout text/Markdown header |
 //! | duration | [`html_span`] `4 min 05 s` | HTML pages |
 //! | duration | [`wrk_time_us`], [`wrk_time_s`] | wrk-style report |

@@ -51,7 +51,7 @@ pub(super) fn dry_run(plan: &Plan) -> String {
     let per_level = plan.contenders.len() * plan.workloads.len() * d.repeat as usize;
     let steps = per_level * plan.levels.len();
     out.push_str(&format!(
-        "\nload: {}\nsteps: {steps} ({} contenders × {} workloads × {} levels × {} repetitions), each {}, warm-up {}, cooldown {:.1} s\n",
+        "\nload: {}\nsteps: {steps} ({} contenders × {} workloads × {} levels × {} repetitions), each {}, warm-up {}, cooldown {}\n",
         levels.join(", "),
         plan.contenders.len(),
         plan.workloads.len(),
@@ -63,7 +63,7 @@ pub(super) fn dry_run(plan: &Plan) -> String {
             span(d.measure)
         },
         d.warmup.map_or("none".into(), span),
-        d.cooldown.as_secs_f64()
+        tenths_secs(d.cooldown)
     ));
     let timed: Option<f64> = plan
         .levels
