@@ -397,7 +397,8 @@ pub struct LoadSpec {
     pub cpus: Option<Vec<usize>>,
 }
 
-/// `Duration` in the shortest of s or ms, for messages.
+/// `Duration` as seconds in `f64`'s shortest text, for messages: `0.25 s`, `10 s`. The same
+/// text as `shootout_report::plain_secs`, which the model cannot call (report depends on it).
 fn secs(d: Duration) -> String {
     format!("{} s", d.as_secs_f64())
 }

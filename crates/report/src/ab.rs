@@ -131,10 +131,21 @@ impl AbRow {
 /// ab's percentile table rows.
 const AB_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
 
+/// The report as ab prints it: server and document, counts, rates, then the connection
+/// times and percentile tables.
 fn report(spec: &LoadSpec, r: &RunResult) -> String {
-    let c = &r.counts;
-    let target = &spec.target;
     let mut o = String::new();
+    server_and_document(&mut o, spec, r);
+    counts(&mut o, spec, r);
+    rates(&mut o, spec, r);
+    connection_times(&mut o, r);
+    percentiles(&mut o, r);
+    o
+}
+
+/// ab's first block: the server's name, host and port, and the document's path and length.
+fn server_and_document(o: &mut String, spec: &LoadSpec, r: &RunResult) {
+    let target = &spec.target;
     let server = r
         .first_response
         .as_ref()
@@ -159,6 +170,11 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     let doclen = r.first_response.as_ref().map_or(0, |f| f.body_len);
     emit!(o, "Document Length:        {doclen} bytes");
     emit!(o);
+}
+
+/// ab's counts: concurrency, time taken, complete and failed requests, bytes transferred.
+fn counts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
+    let c = &r.counts;
     emit!(o, "Concurrency Level:      {}", spec.connections);
     let taken = r.duration.as_secs_f64();
     emit!(o, "Time taken for tests:   {taken:.3} seconds");
@@ -194,7 +210,14 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
         emit!(o, "Total body sent:        {}", c.bytes_sent);
     }
     emit!(o, "HTML transferred:       {} bytes", c.body_bytes);
+}
 
+/// ab's rates: requests per second, time per request and transfer rate (none when nothing
+/// completed or no time passed).
+fn rates(o: &mut String, spec: &LoadSpec, r: &RunResult) {
+    let c = &r.counts;
+    let taken = r.duration.as_secs_f64();
+    let sends_body = !spec.request.body.is_empty();
     if taken > 0.0 && c.completed > 0 {
         let done = c.completed as f64;
         emit!(
@@ -240,7 +263,10 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
             );
         }
     }
+}
 
+/// ab's "Connection Times (ms)" table and its sanity warnings.
+fn connection_times(o: &mut String, r: &RunResult) {
     // ab prints the tables when at least one request got an answer. "Total" is the latency
     // (from the due time in rate mode) and "Processing" is total minus connect, as the
     // engine records it, so Connect + Processing = Total as in ab.
@@ -271,6 +297,10 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
             }
         }
     }
+}
+
+/// ab's "Percentage of the requests served within a certain time (ms)" table.
+fn percentiles(o: &mut String, r: &RunResult) {
     if r.latency.len() > 1 {
         emit!(o);
         emit!(
@@ -287,7 +317,6 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
             }
         }
     }
-    o
 }
 
 /// ab's `-e FILE`: a CSV of the latency (ms, three decimals) at every whole percentile,

@@ -6,12 +6,12 @@
 //! from two [`StoredRun`]s only; this module lays it out.
 
 use crate::grid::{
-    csv_record, markdown_table, md_escape, plural, round, signed_percent, text_table, utc_seconds,
-    Align,
+    csv_record, markdown_table, md_escape, plural, signed_percent, text_table, utc_seconds, Align,
 };
 use crate::safe::{csv_text, terminal_line};
 use crate::shootout::words::{at_label, cell_label};
 use crate::shootout::RunFormat;
+use crate::units::round;
 use serde_json::{json, Value};
 use shootout_model::stored::StoredRun;
 use shootout_model::LoadLevel;

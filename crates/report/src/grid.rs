@@ -9,7 +9,7 @@ use crate::safe::terminal_line;
 use crate::units::rfc3339;
 use std::borrow::Cow;
 use std::fmt::Write;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +18,34 @@ pub enum Align {
     Left,
     /// Numbers.
     Right,
+}
+
+/// A table's cells, built once and laid out per format by [`Table::text`] and
+/// [`Table::markdown`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Column labels.
+    pub header: Vec<String>,
+    /// How each column lines up.
+    pub align: Vec<Align>,
+    /// The cells, row by row.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// Appends the table as [`text_table`] lays it out.
+    pub fn text(&self, out: &mut String, indent: &str) {
+        text_table(out, indent, &self.header_strs(), &self.align, &self.rows);
+    }
+
+    /// Appends the table as [`markdown_table`] lays it out.
+    pub fn markdown(&self, out: &mut String) {
+        markdown_table(out, &self.header_strs(), &self.align, &self.rows);
+    }
+
+    fn header_strs(&self) -> Vec<&str> {
+        self.header.iter().map(String::as_str).collect()
+    }
 }
 
 /// Appends an aligned text table: every line starts with `indent`, columns are two blanks
@@ -145,46 +173,10 @@ pub fn utc_seconds(t: SystemTime) -> String {
     format!("{} {} UTC", &s[..10], &s[11..19])
 }
 
-/// A span as a person says it: `850 ms`, `12.3 s`, `5 min 12 s`, `2 h 3 min`.
-pub fn human_span(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 1.0 {
-        format!("{} ms", d.as_millis())
-    } else if s < 60.0 {
-        format!("{s:.1} s")
-    } else if s < 3600.0 {
-        let whole = d.as_secs();
-        format!("{} min {} s", whole / 60, whole % 60)
-    } else {
-        let whole = d.as_secs();
-        format!("{} h {} min", whole / 3600, whole % 3600 / 60)
-    }
-}
-
-/// Bytes in MiB with one decimal: `22.4 MiB`.
-pub fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
-}
-
-/// Bytes in GiB with one decimal: `7.8 GiB`.
-pub fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
-}
-
 /// A signed percentage with one decimal: `+4.2%`, `-20.0%`, `+0.0%`.
 pub fn signed_percent(x: f64) -> String {
     let x = if x.abs() < 0.05 { 0.0 } else { x };
     format!("{}{:.1}%", if x < 0.0 { "-" } else { "+" }, x.abs())
-}
-
-/// `x` rounded to `decimals` places, so JSON shows `1.86`, not `1.8599999999999999`;
-/// non-finite values become 0.
-pub fn round(x: f64, decimals: i32) -> f64 {
-    if !x.is_finite() {
-        return 0.0;
-    }
-    let scale = 10f64.powi(decimals);
-    (x * scale).round() / scale
 }
 
 /// `n thing` or `n things`.
@@ -251,10 +243,7 @@ mod tests {
     }
 
     #[test]
-    fn spans_and_percentages() {
-        assert_eq!(human_span(Duration::from_millis(850)), "850 ms");
-        assert_eq!(human_span(Duration::from_secs(312)), "5 min 12 s");
-        assert_eq!(human_span(Duration::from_secs(7380)), "2 h 3 min");
+    fn signed_percentages() {
         assert_eq!(signed_percent(-20.0), "-20.0%");
         assert_eq!(signed_percent(-0.01), "+0.0%");
         assert_eq!(signed_percent(4.25), "+4.2%");

@@ -7,12 +7,11 @@
 //! `_rps`); the µs histograms become milliseconds. Individual samples are not included
 //! (see ab's `-g` file for those).
 
-use crate::units::{ratio, rfc3339, unix_s};
+use crate::units::{json_ms as ms, json_secs as s, ratio, rfc3339, round, unix_s};
 use crate::Exporter;
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 use shootout_model::{LatencySummary, LoadSpec, Pace, RunResult};
-use std::time::Duration;
 
 /// Version of the JSON document's schema; raised when a field changes meaning or goes away
 /// (adding fields does not raise it). 2: `rps` counts good answers only (it counted every
@@ -29,23 +28,6 @@ impl Exporter for Json {
         s.push('\n');
         s
     }
-}
-
-/// `x` rounded to `decimals` places, so the document shows `1.86`, not `1.8599999999999999`
-/// (times keep µs resolution: 3 decimals in ms, 6 in s).
-fn round(x: f64, decimals: i32) -> f64 {
-    let scale = 10f64.powi(decimals);
-    (x * scale).round() / scale
-}
-
-/// Milliseconds to µs resolution.
-fn ms(x: f64) -> f64 {
-    round(x, 3)
-}
-
-/// Seconds to µs resolution.
-fn s(d: Duration) -> f64 {
-    round(d.as_secs_f64(), 6)
 }
 
 /// `{min, mean, stdev, p50, p90, p99, p999, max}` in ms of a µs histogram (zeros if empty).
@@ -68,10 +50,6 @@ fn summary(h: &Histogram<u64>) -> Value {
 pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
     let r = result;
     let c = &r.counts;
-    let (mode, rate) = match spec.pace {
-        Pace::Closed => ("closed", None),
-        Pace::Rate(rps) => ("rate", Some(rps)),
-    };
     let failures: Map<String, Value> = c
         .failures
         .iter()
@@ -83,26 +61,10 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         .map(|(code, n)| (code.to_string(), (*n).into()))
         .collect();
     let run_s = r.duration.as_secs_f64();
-    let g = &r.generator;
     json!({
         "schema_version": SCHEMA_VERSION,
-        "target": {
-            "url": spec.target.url,
-            "method": spec.request.method,
-            "host": spec.target.host,
-            "port": spec.target.port,
-            "path": spec.target.path,
-        },
-        "load": {
-            "connections": spec.connections,
-            "threads": spec.threads,
-            "mode": mode,
-            "rate_rps": rate,
-            "requests": spec.requests,
-            "duration_s": spec.duration.map(s),
-            "timeout_s": s(spec.timeout),
-            "keepalive": spec.request.keepalive,
-        },
+        "target": target_json(spec),
+        "load": load_json(spec),
         "interrupted": r.interrupted,
         "started_unix_s": round(unix_s(r.started), 3),
         "started_utc": rfc3339(r.started),
@@ -139,46 +101,110 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "reconnects": c.reconnects,
             "dropped": c.dropped,
         },
-        "generator": {
-            "threads": g.threads,
-            "cpu_s": s(g.cpu()),
-            "cpu_user_s": s(g.cpu_user),
-            "cpu_sys_s": s(g.cpu_sys),
-            "cpu_us_per_request": round(r.cpu_us_per_request(), 3),
-            "busiest_thread": round(g.busiest_thread, 4),
-            "saturated": g.saturated(),
-        },
-        "schedule": r.schedule.map(|sch| json!({
+        "generator": generator_json(r),
+        "schedule": schedule_json(r),
+        "first_response": r.first_response.as_ref().map(|f| json!({
+            "status": f.status,
+            "server": f.server,
+            "body_len": f.body_len,
+        })),
+        "warnings": warnings_json(r),
+        "series": series_json(r),
+    })
+}
+
+/// The document's `target`: URL, method, host, port and path.
+fn target_json(spec: &LoadSpec) -> Value {
+    json!({
+        "url": spec.target.url,
+        "method": spec.request.method,
+        "host": spec.target.host,
+        "port": spec.target.port,
+        "path": spec.target.path,
+    })
+}
+
+/// The document's `load`: what was asked (connections, threads, pace, bounds, timeout).
+fn load_json(spec: &LoadSpec) -> Value {
+    let (mode, rate) = match spec.pace {
+        Pace::Closed => ("closed", None),
+        Pace::Rate(rps) => ("rate", Some(rps)),
+    };
+    json!({
+        "connections": spec.connections,
+        "threads": spec.threads,
+        "mode": mode,
+        "rate_rps": rate,
+        "requests": spec.requests,
+        "duration_s": spec.duration.map(s),
+        "timeout_s": s(spec.timeout),
+        "keepalive": spec.request.keepalive,
+    })
+}
+
+/// The document's `generator`: the load generator's own threads and CPU.
+fn generator_json(r: &RunResult) -> Value {
+    let g = &r.generator;
+    json!({
+        "threads": g.threads,
+        "cpu_s": s(g.cpu()),
+        "cpu_user_s": s(g.cpu_user),
+        "cpu_sys_s": s(g.cpu_sys),
+        "cpu_us_per_request": round(r.cpu_us_per_request(), 3),
+        "busiest_thread": round(g.busiest_thread, 4),
+        "saturated": g.saturated(),
+    })
+}
+
+/// The document's `schedule`: how the open loop kept its rate (null in a closed loop).
+fn schedule_json(r: &RunResult) -> Value {
+    r.schedule.map_or(Value::Null, |sch| {
+        json!({
             "target_rps": round(sch.target_rps, 3),
             "achieved_rps": round(sch.achieved_rps, 3),
             "due": sch.due,
             "sent": sch.sent,
             "late": sch.late,
             "max_lag_ms": ms(sch.max_lag.as_secs_f64() * 1e3),
-        })),
-        "first_response": r.first_response.as_ref().map(|f| json!({
-            "status": f.status,
-            "server": f.server,
-            "body_len": f.body_len,
-        })),
-        "warnings": r.warnings.iter().map(|w| {
-            // The model tags each warning with its kind (serde `tag = "kind"`).
-            let kind = serde_json::to_value(w)
-                .ok()
-                .and_then(|v| v.get("kind").cloned())
-                .unwrap_or(Value::Null);
-            json!({ "kind": kind, "message": w.to_string() })
-        }).collect::<Vec<_>>(),
-        "series": r.series.iter().map(|sec| json!({
-            "second": sec.second,
-            "completed": sec.completed,
-            "failed": sec.failed,
-            "mean_ms": ms(sec.mean_us / 1e3),
-            "p50_ms": ms(sec.p50_us as f64 / 1e3),
-            "p99_ms": ms(sec.p99_us as f64 / 1e3),
-            "max_ms": ms(sec.max_us as f64 / 1e3),
-        })).collect::<Vec<_>>(),
+        })
     })
+}
+
+/// The document's `warnings`: `{kind, message}` each.
+fn warnings_json(r: &RunResult) -> Value {
+    Value::Array(
+        r.warnings
+            .iter()
+            .map(|w| {
+                // The model tags each warning with its kind (serde `tag = "kind"`).
+                let kind = serde_json::to_value(w)
+                    .ok()
+                    .and_then(|v| v.get("kind").cloned())
+                    .unwrap_or(Value::Null);
+                json!({ "kind": kind, "message": w.to_string() })
+            })
+            .collect(),
+    )
+}
+
+/// The document's `series`: one entry per second of the run.
+fn series_json(r: &RunResult) -> Value {
+    Value::Array(
+        r.series
+            .iter()
+            .map(|sec| {
+                json!({
+                    "second": sec.second,
+                    "completed": sec.completed,
+                    "failed": sec.failed,
+                    "mean_ms": ms(sec.mean_us / 1e3),
+                    "p50_ms": ms(sec.p50_us as f64 / 1e3),
+                    "p99_ms": ms(sec.p99_us as f64 / 1e3),
+                    "max_ms": ms(sec.max_us as f64 / 1e3),
+                })
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

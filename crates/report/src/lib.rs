@@ -39,6 +39,7 @@ pub use grid::utc_seconds;
 pub use json::{json, SCHEMA_VERSION};
 pub use safe::{csv_text, terminal_line, terminal_text};
 pub use text::warnings;
+pub use units::{plain_secs, tenths_secs};
 
 /// A rendering of one load run, chosen with `--format`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

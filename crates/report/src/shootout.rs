@@ -118,7 +118,7 @@ pub(crate) fn machine_line(run: &StoredRun) -> String {
         parts.push(format!("kernel {}", m.kernel));
     }
     if m.memory_bytes > 0 {
-        parts.push(format!("{} memory", crate::grid::gib(m.memory_bytes)));
+        parts.push(format!("{} memory", crate::units::gib(m.memory_bytes)));
     }
     if parts.is_empty() {
         "unknown".into()
@@ -154,7 +154,7 @@ pub(crate) fn started_line(run: &StoredRun) -> String {
     match run.run.ended {
         Some(end) => format!(
             "{started}, took {}",
-            crate::grid::human_span(end.duration_since(run.run.started).unwrap_or_default())
+            crate::units::human_span(end.duration_since(run.run.started).unwrap_or_default())
         ),
         None => format!("{started}, no end recorded"),
     }

@@ -1,6 +1,30 @@
-//! Number and date formatting shared by the renderings: milliseconds from microseconds,
-//! 1024-based byte sizes, human durations, wrk's unit scaling (`units.c`), ab's integer
+//! Number and date formatting shared by the renderings — the one home of every duration,
+//! byte-size and number format: milliseconds from microseconds, 1024-based byte sizes,
+//! human durations, JSON's rounded numbers, wrk's unit scaling (`units.c`), ab's integer
 //! millisecond rounding and APR's `ctime` dates.
+//!
+//! Where two outputs print the same quantity differently, that is on purpose and each
+//! function says which output it serves:
+//!
+//! | quantity | function | output |
+//! | --- | --- | --- |
+//! | duration | [`secs`] `1.234 s` | text load report (measured length) |
+//! | duration | [`human_duration`] `250 ms`, `1.5 s` | text load report (settings as typed) |
+//! | duration | [`plain_secs`] `0.25 s`, `10 s` | CLI notes (`-t` read as a time limit) |
+//! | duration | [`tenths_secs`] `12.3 s` | `run --dry-run` lengths, `run`'s "ready after" note |
+//! | duration | [`human_span`] `850 ms`, `5 min 12 s` | shootout text/Markdown header |
+//! | duration | [`html_span`] `4 min 05 s` | HTML pages |
+//! | duration | [`wrk_time_us`], [`wrk_time_s`] | wrk-style report |
+//! | duration | [`ab_round_ms`] | ab-compatible report (ab's own integer rounding) |
+//! | duration | [`json_ms`], [`json_secs`] (numbers) | JSON documents |
+//! | bytes | [`bytes_iec`] `1.50 KiB` | text load report |
+//! | bytes | [`mib`], [`gib`] | shootout text (peak RSS, machine memory) |
+//! | bytes | [`mib_or_gib`] | HTML pages |
+//! | bytes | [`wrk_binary`] | wrk-style report |
+//! | rates | [`trim_float`] `500`, [`wrk_metric`] | text settings, wrk-style report |
+//!
+//! (`shootout-model` keeps a private copy of [`plain_secs`] for its error messages: the
+//! model sits below this crate and cannot call it.)
 //!
 //! Everything here is a pure function of its arguments; inputs name their unit (`_us`
 //! for microseconds, `_s` for seconds). Non-finite inputs never reach the output: callers
@@ -31,6 +55,45 @@ pub fn human_duration(d: Duration) -> String {
     }
 }
 
+/// Seconds as `f64`'s shortest text and the unit: `0.25 s`, `10 s` — for notes that echo
+/// what the user typed.
+pub fn plain_secs(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+/// Seconds with one decimal and the unit: `12.3 s`.
+pub fn tenths_secs(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+/// A span as a person says it: `850 ms`, `12.3 s`, `5 min 12 s`, `2 h 3 min` (shootout
+/// text and Markdown headers).
+pub fn human_span(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 1.0 {
+        format!("{} ms", d.as_millis())
+    } else if s < 60.0 {
+        tenths_secs(d)
+    } else if s < 3600.0 {
+        let whole = d.as_secs();
+        format!("{} min {} s", whole / 60, whole % 60)
+    } else {
+        let whole = d.as_secs();
+        format!("{} h {} min", whole / 3600, whole % 3600 / 60)
+    }
+}
+
+/// A span in the HTML pages: `12.3 s`, `0.4 s` or `4 min 05 s` (seconds zero-padded, no
+/// hours).
+pub fn html_span(d: Duration) -> String {
+    if d.as_secs_f64() < 60.0 {
+        tenths_secs(d)
+    } else {
+        let whole = d.as_secs();
+        format!("{} min {:02} s", whole / 60, whole % 60)
+    }
+}
+
 /// `x` with up to three decimals and no trailing zeros: `1.500` → `1.5`, `2.000` → `2`.
 pub fn trim_float(x: f64) -> String {
     let s = format!("{x:.3}");
@@ -58,6 +121,45 @@ pub fn bytes_iec(n: f64) -> String {
         unit = next;
     }
     format!("{amount:.2} {unit}")
+}
+
+/// Bytes in MiB with one decimal: `22.4 MiB`.
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Bytes in GiB with one decimal: `7.8 GiB`.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
+}
+
+/// Bytes as [`mib`], or [`gib`] from a gibibyte on (HTML pages).
+pub fn mib_or_gib(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 * 1024 {
+        gib(bytes)
+    } else {
+        mib(bytes)
+    }
+}
+
+/// `x` rounded to `decimals` places, so JSON shows `1.86`, not `1.8599999999999999`;
+/// non-finite values become 0.
+pub fn round(x: f64, decimals: i32) -> f64 {
+    if !x.is_finite() {
+        return 0.0;
+    }
+    let scale = 10f64.powi(decimals);
+    (x * scale).round() / scale
+}
+
+/// Milliseconds as a JSON number to µs resolution (3 decimals).
+pub fn json_ms(ms: f64) -> f64 {
+    round(ms, 3)
+}
+
+/// Seconds as a JSON number to µs resolution (6 decimals).
+pub fn json_secs(d: Duration) -> f64 {
+    round(d.as_secs_f64(), 6)
 }
 
 /// ab's `ap_round_ms`: microseconds to whole milliseconds, halves rounded up.
@@ -260,6 +362,18 @@ mod tests {
         assert_eq!(bytes_iec(1536.0), "1.50 KiB");
         assert_eq!(bytes_iec(5.0 * 1024.0 * 1024.0), "5.00 MiB");
         assert_eq!(bytes_iec(3.0 * 1024.0 * 1024.0 * 1024.0), "3.00 GiB");
+        assert_eq!(mib(23_488_102), "22.4 MiB");
+        assert_eq!(mib_or_gib(1024 * 1024 * 1024 - 1), "1024.0 MiB");
+        assert_eq!(mib_or_gib(1024 * 1024 * 1024), "1.0 GiB");
+        assert_eq!(plain_secs(Duration::from_millis(250)), "0.25 s");
+        assert_eq!(plain_secs(Duration::from_secs(10)), "10 s");
+        assert_eq!(human_span(Duration::from_millis(850)), "850 ms");
+        assert_eq!(human_span(Duration::from_secs(312)), "5 min 12 s");
+        assert_eq!(human_span(Duration::from_secs(7380)), "2 h 3 min");
+        assert_eq!(html_span(Duration::from_millis(59_940)), "59.9 s");
+        assert_eq!(html_span(Duration::from_secs(245)), "4 min 05 s");
+        assert_eq!(json_ms(1.2345678), 1.235);
+        assert_eq!(round(f64::NAN, 3), 0.0);
     }
 
     #[test]

@@ -40,9 +40,17 @@ fn stats_row(name: &str, m: &Moments, fmt: fn(f64) -> String) -> String {
     )
 }
 
+/// The report as wrk prints it: header and thread stats, latency distribution, totals.
 fn report(spec: &LoadSpec, r: &RunResult) -> String {
-    let c = &r.counts;
     let mut o = String::new();
+    thread_stats(&mut o, spec, r);
+    latency_distribution(&mut o, r);
+    totals(&mut o, r);
+    o
+}
+
+/// wrk's header ("Running … test @ …", threads and connections) and "Thread Stats" table.
+fn thread_stats(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     // wrk always runs for a duration; a run bounded by a request count shows how long it took.
     let test_s = spec.duration.unwrap_or(r.duration).as_secs_f64().round();
     emit!(
@@ -83,7 +91,11 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     // from the merged per-second series divided by the thread count (see per_thread_rates).
     let req_sec = Moments::of(&per_thread_rates(r, spec.threads));
     emit!(o, "{}", stats_row("Req/Sec", &req_sec, wrk_metric));
+}
 
+/// wrk's `--latency` table: p50, p75, p90 and p99.
+fn latency_distribution(o: &mut String, r: &RunResult) {
+    let h = &r.latency;
     emit!(o, "  Latency Distribution");
     for p in [50u32, 75, 90, 99] {
         let us = if h.is_empty() {
@@ -93,7 +105,11 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
         };
         emit!(o, "{p:>7}%{}", wrk_cell(&wrk_time_us(us as f64), 10));
     }
+}
 
+/// wrk's totals: requests and bytes read, socket errors, non-2xx/3xx count, rates.
+fn totals(o: &mut String, r: &RunResult) {
+    let c = &r.counts;
     emit!(
         o,
         "  {} requests in {}, {}B read",
@@ -131,7 +147,6 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
         "Transfer/sec: {:>10}B",
         wrk_binary(ratio(c.bytes_received as f64, run_s))
     );
-    o
 }
 
 #[cfg(test)]

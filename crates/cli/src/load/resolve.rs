@@ -18,7 +18,7 @@ use shootout_model::spec::{
 use shootout_model::{
     parse_duration, Expectation, LoadSpec, Pace, Record, RequestSpec, StatusSet, Target,
 };
-use shootout_report::Format;
+use shootout_report::{plain_secs, Format};
 use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
@@ -131,7 +131,7 @@ fn bounds(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Bounds, Failure> {
             TMeaning::TimeLimit(d) => {
                 notes.push(format!(
                     "-t {t} read as a time limit of {} (ab style); for threads use --threads",
-                    humanize(d)
+                    plain_secs(d)
                 ));
                 duration = Some(d);
             }
@@ -362,15 +362,6 @@ fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
         return bad("cannot be written here (permission denied): choose another path".into());
     }
     Ok(())
-}
-
-fn humanize(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s >= 1.0 && s.fract() == 0.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{s} s")
-    }
 }
 
 #[cfg(test)]

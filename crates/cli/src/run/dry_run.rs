@@ -2,6 +2,7 @@
 
 use super::describe;
 use shootout_model::plan::{Plan, Span};
+use shootout_report::tenths_secs;
 
 pub(super) fn dry_run(plan: &Plan) -> String {
     let d = &plan.defaults;
@@ -35,7 +36,7 @@ pub(super) fn dry_run(plan: &Plan) -> String {
         ));
     }
     let span = |s: Span| match s {
-        Span::Time(t) => format!("{:.1} s", t.as_secs_f64()),
+        Span::Time(t) => tenths_secs(t),
         Span::Requests(n) => format!("{n} requests"),
     };
     // A stage's own length shows beside it; the others last `d.measure`.
@@ -50,7 +51,7 @@ pub(super) fn dry_run(plan: &Plan) -> String {
     let per_level = plan.contenders.len() * plan.workloads.len() * d.repeat as usize;
     let steps = per_level * plan.levels.len();
     out.push_str(&format!(
-        "\nload: {}\nsteps: {steps} ({} contenders × {} workloads × {} levels × {} repetitions), each {}, warm-up {}, cooldown {:.1} s\n",
+        "\nload: {}\nsteps: {steps} ({} contenders × {} workloads × {} levels × {} repetitions), each {}, warm-up {}, cooldown {}\n",
         levels.join(", "),
         plan.contenders.len(),
         plan.workloads.len(),
@@ -62,7 +63,7 @@ pub(super) fn dry_run(plan: &Plan) -> String {
             span(d.measure)
         },
         d.warmup.map_or("none".into(), span),
-        d.cooldown.as_secs_f64()
+        tenths_secs(d.cooldown)
     ));
     let timed: Option<f64> = plan
         .levels

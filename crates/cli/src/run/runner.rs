@@ -17,7 +17,7 @@ use crate::Failure;
 use shootout_harness::ContenderConfig;
 use shootout_model::plan::{self, Launch, Plan};
 use shootout_model::{ContenderStatus, RunStatus};
-use shootout_report::{terminal_line, terminal_text};
+use shootout_report::{tenths_secs, terminal_line, terminal_text};
 use shootout_store::{ContenderId, ContenderRecord, RunId, Store};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -184,9 +184,9 @@ impl<E: Executor> Runner<'_, E> {
         match self.exec.wait_ready(&mut process) {
             Ok(took) => {
                 say!(
-                    "  {} ready after {:.1} s on port {port}",
+                    "  {} ready after {} on port {port}",
                     cfg.name,
-                    took.as_secs_f64()
+                    tenths_secs(took)
                 );
                 Ok((format!("http://127.0.0.1:{port}"), Some(process)))
             }

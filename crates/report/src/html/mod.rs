@@ -19,13 +19,16 @@ mod data;
 mod svg;
 mod warnings;
 
+use crate::units::{html_span, mib_or_gib};
 use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
 use data::{workloads, Workload};
 use shootout_analysis::Analysis;
 use shootout_model::stored::StoredRun;
-use shootout_model::{ContenderStatus, LatencySummary, LoadSpec, Pace, RunResult, RunStatus};
+use shootout_model::{
+    ContenderStatus, LatencySummary, LoadLevel, LoadSpec, Pace, RunResult, RunStatus,
+};
 use std::fmt::Write;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 use svg::Stroke;
 
 /// Escapes text for HTML element content and attribute values (and for SVG/XML text).
@@ -92,27 +95,6 @@ fn close_page(o: &mut String, source: &str) {
 /// A wall-clock instant as `2023-11-14 22:13:20 UTC`.
 fn utc(t: SystemTime) -> String {
     crate::utc_seconds(t)
-}
-
-/// A span as `12.3 s` or `4 min 05 s`.
-fn span(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 60.0 {
-        format!("{s:.1} s")
-    } else {
-        let whole = d.as_secs();
-        format!("{} min {:02} s", whole / 60, whole % 60)
-    }
-}
-
-/// Bytes as MiB with one decimal, or GiB for memory sizes of a gigabyte or more.
-fn size(b: u64) -> String {
-    let mib = b as f64 / (1024.0 * 1024.0);
-    if mib >= 1024.0 {
-        format!("{:.1} GiB", mib / 1024.0)
-    } else {
-        format!("{mib:.1} MiB")
-    }
 }
 
 /// `x` with `decimals`, or `–` when not finite.
@@ -237,7 +219,7 @@ fn run_facts(o: &mut String, run: &StoredRun) {
             "{} → {} ({})",
             utc(r.started),
             utc(end),
-            span(end.duration_since(r.started).unwrap_or_default())
+            html_span(end.duration_since(r.started).unwrap_or_default())
         ),
         None => format!("{} → not ended", utc(r.started)),
     };
@@ -256,7 +238,7 @@ fn run_facts(o: &mut String, run: &StoredRun) {
             m.cores,
             if m.cores == 1 { "" } else { "s" },
             escape(if m.kernel.is_empty() { "?" } else { &m.kernel }),
-            size(m.memory_bytes)
+            mib_or_gib(m.memory_bytes)
         ),
     );
     let mut versions: Vec<String> = m
@@ -310,6 +292,26 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
             ""
         }
     );
+    workload_table(o, w, who, base);
+    o.push_str("<div class=\"charts\">\n");
+    if w.levels.len() > 1 {
+        o.push_str(&charts::throughput(w, who).svg());
+        o.push('\n');
+        o.push_str(&charts::latency(w, who).svg());
+        o.push('\n');
+    }
+    let Some(top) = w.top() else {
+        o.push_str("</div>\n");
+        return;
+    };
+    top_level_charts(o, w, who, top);
+    o.push_str("\n</div>\n");
+    top_level_timelines(o, w, who, top);
+    o.push_str("</div>\n");
+}
+
+/// A workload's table: one row per contender and load level, medians over repetitions.
+fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
     o.push_str("<table>\n<tr><th class=\"l\">contender</th><th class=\"l\">level</th><th>reps</th><th>req/s</th><th>±</th><th>% of baseline</th><th>mean ms</th><th>sd ms</th><th>p50 ms</th><th>p99 ms</th><th>failed</th><th>server CPU µs/req</th><th>peak RSS</th></tr>\n");
     for level in &w.levels {
         let base_cell = w.cell(base, *level);
@@ -343,24 +345,17 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
                 if cell.failures.total() > 0 { " class=\"bad\"" } else { "" },
                 cell.failures.total(),
                 cell.cpu_us.map_or("–".into(), |v| num(v, 1)),
-                cell.peak_rss.map_or("–".into(), size),
+                cell.peak_rss.map_or("–".into(), mib_or_gib),
             );
             first = false;
         }
     }
     o.push_str("</table>\n");
+}
 
-    o.push_str("<div class=\"charts\">\n");
-    if w.levels.len() > 1 {
-        o.push_str(&charts::throughput(w, who).svg());
-        o.push('\n');
-        o.push_str(&charts::latency(w, who).svg());
-        o.push('\n');
-    }
-    let Some(top) = w.top() else {
-        o.push_str("</div>\n");
-        return;
-    };
+/// The latency spectrum (repetitions merged) and the sampled-requests scatter of a
+/// workload's top load level.
+fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
     let rate = data::is_rate(top);
     let mut merged = Vec::new();
     for c in w.contenders() {
@@ -419,8 +414,12 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
         )
         .svg(),
     );
-    o.push_str("\n</div>\n");
+}
 
+/// The per-second timelines of a workload's top load level, repetition 1: throughput,
+/// failures, p99 latency and, where sampled, the server's CPU and memory.
+fn top_level_timelines(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
+    let tops = w.top_steps();
     let _ = writeln!(
         o,
         "<h3>Timelines at {top}, repetition 1</h3>\n<p class=\"note\">Per second of the measurement; server CPU is the derivative of the process tree's user + system time, 100% = one core.</p>\n<div class=\"charts\">"
@@ -460,7 +459,6 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
         o.push_str(&charts::resources("Server memory (RSS)", Resource::Rss, &sampled).svg());
         o.push('\n');
     }
-    o.push_str("</div>\n");
 }
 
 /// A latency table row: min, mean, p50, p90, p99, p99.9, max in ms.
@@ -482,7 +480,6 @@ fn latency_row(o: &mut String, label: &str, h: &hdrhistogram::Histogram<u64>) {
 /// The HTML report of one `shootout load`.
 pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     let r = result;
-    let c = &r.counts;
     let rate = matches!(spec.pace, Pace::Rate(_));
     let mut o = open_page(&format!("shootout load {}", spec.target.url));
     let _ = writeln!(
@@ -496,8 +493,19 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         "<p class=\"sub\">shootout load · started {}</p>",
         utc(r.started)
     );
-
     o.push_str("<dl class=\"facts\">\n");
+    load_setting_facts(&mut o, spec, r);
+    load_outcome_facts(&mut o, r);
+    o.push_str("</dl>\n");
+    load_warnings(&mut o, r);
+    load_latency_table(&mut o, r, rate);
+    load_charts(&mut o, spec, r, rate);
+    close_page(&mut o, "load");
+    o
+}
+
+/// The facts of a load page that say what was asked: load, bound and when it ran.
+fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     let pace = match spec.pace {
         Pace::Closed => "closed loop (each connection sends when answered)".to_string(),
         Pace::Rate(rps) => format!(
@@ -506,7 +514,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         ),
     };
     fact(
-        &mut o,
+        o,
         "Load",
         &format!(
             "{} connection{} on {} thread{}{}, {pace}",
@@ -526,24 +534,30 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         bound.push(format!("{n} requests"));
     }
     if let Some(d) = spec.duration {
-        bound.push(span(d));
+        bound.push(html_span(d));
     }
     fact(
-        &mut o,
+        o,
         "Until",
         &format!(
             "{} (timeout {} per request)",
             bound.join(" or "),
-            span(spec.timeout)
+            html_span(spec.timeout)
         ),
     );
     fact(
-        &mut o,
+        o,
         "Ran",
-        &format!("{} from {}", span(r.duration), utc(r.started)),
+        &format!("{} from {}", html_span(r.duration), utc(r.started)),
     );
+}
+
+/// The facts of a load page that say what came back: requests, failures, status codes,
+/// server, throughput and the generator's own cost.
+fn load_outcome_facts(o: &mut String, r: &RunResult) {
+    let c = &r.counts;
     fact(
-        &mut o,
+        o,
         "Requests",
         &format!(
             "{} completed: {} ok, {} failed, {} aborted (in flight at the end)",
@@ -554,11 +568,11 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         ),
     );
     if c.failed() > 0 {
-        fact(&mut o, "Failures", &c.failures.to_string());
+        fact(o, "Failures", &c.failures.to_string());
     }
     let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
     fact(
-        &mut o,
+        o,
         "Status codes",
         &if codes.is_empty() {
             "none".to_string()
@@ -568,16 +582,16 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     );
     if let Some(f) = &r.first_response {
         if let Some(server) = &f.server {
-            fact(&mut o, "Server", &escape(server));
+            fact(o, "Server", &escape(server));
         }
     }
     fact(
-        &mut o,
+        o,
         "Throughput",
         &format!(
             "{}, {}/s received",
             crate::text::throughput(r),
-            size(if r.duration.is_zero() {
+            mib_or_gib(if r.duration.is_zero() {
                 0
             } else {
                 (c.bytes_received as f64 / r.duration.as_secs_f64()) as u64
@@ -585,7 +599,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         ),
     );
     fact(
-        &mut o,
+        o,
         "Generator",
         &format!(
             "{} µs CPU per request, busiest thread {}% busy",
@@ -593,13 +607,15 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
             num(r.generator.busiest_thread * 100.0, 0)
         ),
     );
-    o.push_str("</dl>\n");
+}
 
+/// A load page's warnings section (or its "no warnings" line).
+fn load_warnings(o: &mut String, r: &RunResult) {
     let mut items: Vec<String> = Vec::new();
     if r.interrupted {
         items.push(format!(
             "<li><strong>Interrupted</strong> by Ctrl-C after {}: the numbers cover only the part that ran.</li>",
-            span(r.duration)
+            html_span(r.duration)
         ));
     }
     for w in &r.warnings {
@@ -608,21 +624,27 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     if items.is_empty() {
         o.push_str("<section class=\"ok\" id=\"warnings\">No warnings: the generator kept up and every request succeeded.</section>\n");
     } else {
-        warnings_section(&mut o, &items);
+        warnings_section(o, &items);
     }
+}
 
+/// A load page's latency table: corrected and raw rows for an open loop, one row else.
+fn load_latency_table(o: &mut String, r: &RunResult, rate: bool) {
     o.push_str("<h2>Latency (ms)</h2>\n<table><tr><th class=\"l\"></th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
     if rate {
-        latency_row(&mut o, "corrected", &r.latency);
-        latency_row(&mut o, "raw", &r.latency_raw);
+        latency_row(o, "corrected", &r.latency);
+        latency_row(o, "raw", &r.latency_raw);
     } else {
-        latency_row(&mut o, "latency", &r.latency);
+        latency_row(o, "latency", &r.latency);
     }
     o.push_str("</table>\n");
     if rate {
         o.push_str("<p class=\"note\">corrected: from each request's due time; raw: from its actual send (the gap is time queued before sending).</p>\n");
     }
+}
 
+/// A load page's charts: the latency spectrum, the sampled requests and the timeline.
+fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
     let target = Who {
         name: &spec.target.host_header,
         color: svg::color(0),
@@ -697,8 +719,6 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         .svg(),
     );
     o.push_str("\n</div>\n");
-    close_page(&mut o, "load");
-    o
 }
 
 #[cfg(test)]
@@ -715,7 +735,10 @@ mod tests {
             (4_107_542_399, "2100-02-28 23:59:59 UTC"), // 2100 is not a leap year
         ];
         for (secs, want) in cases {
-            assert_eq!(utc(std::time::UNIX_EPOCH + Duration::from_secs(secs)), want);
+            assert_eq!(
+                utc(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)),
+                want
+            );
         }
     }
 

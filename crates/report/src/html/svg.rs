@@ -326,14 +326,81 @@ fn text_width(s: &str, font: f64) -> f64 {
     s.chars().count() as f64 * GLYPH * font / FONT
 }
 
+/// Where the plot area sits in a chart (px), and how values map onto it.
+struct Frame<'a> {
+    x: &'a Axis,
+    y: &'a Axis,
+    left: f64,
+    top: f64,
+    /// Plot width.
+    pw: f64,
+    /// Plot height.
+    ph: f64,
+}
+
+impl Frame<'_> {
+    /// The pixel column of `v` on the x axis (`None` off a log axis's domain).
+    fn px(&self, v: f64) -> Option<f64> {
+        self.x.frac(v).map(|f| self.left + f * self.pw)
+    }
+
+    /// The pixel row of `v` on the y axis.
+    fn py(&self, v: f64) -> Option<f64> {
+        self.y.frac(v).map(|f| self.top + self.ph - f * self.ph)
+    }
+}
+
+/// Legend entries by row, each with its offset from the row's start (px).
+type LegendRows<'a> = Vec<Vec<(f64, &'a Series)>>;
+
 impl Chart {
     /// The chart as one `<svg>` element (no XML prolog: it is inlined in HTML).
     pub fn svg(&self) -> String {
         let (w, h) = (self.width, self.height);
-        // Legend rows: entries flow left to right and wrap at the chart's width.
-        let mut rows: Vec<Vec<(f64, &Series)>> = vec![Vec::new()];
+        let rows = self.legend_rows();
+        let f = self.frame(rows.len());
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\" font-size=\"{FONT}\" role=\"img\">"
+        );
+        let _ = write!(o, "<title>{}</title>", escape(&self.title));
+        let _ = write!(
+            o,
+            "<rect width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/><text class=\"chart-title\" x=\"{:.1}\" y=\"20\" font-size=\"14\" font-weight=\"600\">{}</text>",
+            12.0,
+            escape(&self.title)
+        );
+        self.legend(&mut o, &rows);
+        let _ = write!(
+            o,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"#999999\"/>",
+            f.left, f.top, f.pw, f.ph
+        );
+        // Grid lines for every tick; a label only where it does not touch the last one
+        // drawn (ticks of 1, 2, 4 on an axis up to 64 would overprint).
+        o.push_str("<g class=\"ticks\" fill=\"#333333\">");
+        self.x_ticks(&mut o, &f);
+        self.y_ticks(&mut o, &f);
+        o.push_str("</g>");
+        self.axis_titles(&mut o, &f);
+        // Series, the first on top.
+        for s in self.series.iter().rev() {
+            let _ = write!(o, "<g class=\"series\"><title>{}</title>", escape(&s.name));
+            band_path(&mut o, s, &f);
+            line_path(&mut o, s, &f);
+            points(&mut o, s, &f);
+            o.push_str("</g>");
+        }
+        o.push_str("</svg>");
+        o
+    }
+
+    /// Legend rows: entries flow left to right and wrap at the chart's width.
+    fn legend_rows(&self) -> LegendRows<'_> {
+        let mut rows: LegendRows = vec![Vec::new()];
         let mut cursor = 0.0;
-        let room = w - 24.0;
+        let room = self.width - 24.0;
         for s in &self.series {
             let entry = 30.0 + text_width(&shorten(&s.name), FONT) + 14.0;
             if cursor > 0.0 && cursor + entry > room {
@@ -343,7 +410,13 @@ impl Chart {
             rows.last_mut().expect("one row at least").push((cursor, s));
             cursor += entry;
         }
-        let legend_h = rows.len() as f64 * LEGEND_ROW;
+        rows
+    }
+
+    /// The plot area left inside the title, legend (`legend_rows` rows), tick labels
+    /// and axis titles.
+    fn frame(&self, legend_rows: usize) -> Frame<'_> {
+        let legend_h = legend_rows as f64 * LEGEND_ROW;
         let label_w = self
             .y
             .ticks
@@ -360,24 +433,18 @@ impl Chart {
             .max(16.0);
         let top = 30.0 + legend_h + 8.0;
         let bottom = 50.0;
-        let (pw, ph) = (w - left - right, h - top - bottom);
-        let px = |v: f64| self.x.frac(v).map(|f| left + f * pw);
-        let py = |v: f64| self.y.frac(v).map(|f| top + ph - f * ph);
+        Frame {
+            x: &self.x,
+            y: &self.y,
+            left,
+            top,
+            pw: self.width - left - right,
+            ph: self.height - top - bottom,
+        }
+    }
 
-        let mut o = String::new();
-        let _ = write!(
-            o,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\" font-size=\"{FONT}\" role=\"img\">"
-        );
-        let _ = write!(o, "<title>{}</title>", escape(&self.title));
-        let _ = write!(
-            o,
-            "<rect width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/><text class=\"chart-title\" x=\"{:.1}\" y=\"20\" font-size=\"14\" font-weight=\"600\">{}</text>",
-            12.0,
-            escape(&self.title)
-        );
-
-        // Legend.
+    /// The legend: per series a line or dot in its colour and its (shortened) name.
+    fn legend(&self, o: &mut String, rows: &LegendRows) {
         o.push_str("<g class=\"legend\">");
         for (r, row) in rows.iter().enumerate() {
             let y = 30.0 + r as f64 * LEGEND_ROW + LEGEND_ROW / 2.0;
@@ -386,12 +453,12 @@ impl Chart {
                 let _ = write!(o, "<g><title>{}</title>", escape(&s.name));
                 if s.line.len() >= 2 || !s.band.is_empty() {
                     let _ = write!(
-                        o,
-                        "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"2.5\"{}/>",
-                        x + 24.0,
-                        s.color,
-                        s.stroke.dasharray()
-                    );
+                    o,
+                    "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"2.5\"{}/>",
+                    x + 24.0,
+                    s.color,
+                    s.stroke.dasharray()
+                );
                 }
                 if !s.marks.is_empty() {
                     let _ = write!(
@@ -411,22 +478,18 @@ impl Chart {
             }
         }
         o.push_str("</g>");
+    }
 
-        // Frame, grid and ticks.
-        let _ = write!(
-            o,
-            "<rect x=\"{left:.1}\" y=\"{top:.1}\" width=\"{pw:.1}\" height=\"{ph:.1}\" fill=\"none\" stroke=\"#999999\"/>"
-        );
-        // Grid lines for every tick; a label only where it does not touch the last one
-        // drawn (ticks of 1, 2, 4 on an axis up to 64 would overprint).
-        o.push_str("<g class=\"ticks\" fill=\"#333333\">");
+    /// The x axis's grid lines and the labels that do not overprint their left neighbour.
+    fn x_ticks(&self, o: &mut String, f: &Frame) {
         let mut free_from = f64::NEG_INFINITY;
         for (v, label) in &self.x.ticks {
-            let Some(x) = px(*v) else { continue };
+            let Some(x) = f.px(*v) else { continue };
             let _ = write!(
                 o,
-                "<line x1=\"{x:.1}\" y1=\"{top:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#e3e3e3\"/>",
-                top + ph
+                "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#e3e3e3\"/>",
+                f.top,
+                f.top + f.ph
             );
             let half = text_width(label, FONT) / 2.0;
             if x - half >= free_from {
@@ -434,110 +497,122 @@ impl Chart {
                 let _ = write!(
                     o,
                     "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                    top + ph + 16.0,
+                    f.top + f.ph + 16.0,
                     escape(label)
                 );
             }
         }
+    }
+
+    /// The y axis's grid lines and the labels that do not overprint the one below.
+    fn y_ticks(&self, o: &mut String, f: &Frame) {
         let mut free_above = f64::INFINITY;
         for (v, label) in &self.y.ticks {
-            let Some(y) = py(*v) else { continue };
+            let Some(y) = f.py(*v) else { continue };
             let _ = write!(
                 o,
-                "<line x1=\"{left:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e3e3e3\"/>",
-                left + pw
+                "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e3e3e3\"/>",
+                f.left,
+                f.left + f.pw
             );
             if y <= free_above {
                 free_above = y - FONT - 2.0;
                 let _ = write!(
                     o,
                     "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-                    left - 6.0,
+                    f.left - 6.0,
                     y + 4.0,
                     escape(label)
                 );
             }
         }
-        o.push_str("</g>");
-        let _ = write!(
-            o,
-            "<text class=\"axis-title x\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"13\">{}</text>",
-            left + pw / 2.0,
-            h - 12.0,
-            escape(&self.x.title)
-        );
-        let (ax, ay) = (16.0, top + ph / 2.0);
-        // A title longer than the frame is set smaller (down to 9 px) so that it fits.
-        let size = (ph / text_width(&self.y.title, 1.0)).clamp(9.0 / FONT, 13.0 / FONT) * FONT;
-        let _ = write!(
-            o,
-            "<text class=\"axis-title y\" x=\"{ax:.1}\" y=\"{ay:.1}\" text-anchor=\"middle\" font-size=\"{size:.1}\" transform=\"rotate(-90 {ax:.1} {ay:.1})\">{}</text>",
-            escape(&self.y.title)
-        );
+    }
 
-        // Series, the first on top.
-        for s in self.series.iter().rev() {
-            let _ = write!(o, "<g class=\"series\"><title>{}</title>", escape(&s.name));
-            let band: Vec<(f64, f64, f64)> = s
-                .band
-                .iter()
-                .filter_map(|(x, lo, hi)| Some((px(*x)?, py(*lo)?, py(*hi)?)))
-                .collect();
-            if band.len() >= 2 {
-                let mut d = String::new();
-                for (i, (x, _, hi)) in band.iter().enumerate() {
-                    let _ = write!(d, "{}{x:.1} {hi:.1}", if i == 0 { "M" } else { " L" });
-                }
-                for (x, lo, _) in band.iter().rev() {
-                    let _ = write!(d, " L{x:.1} {lo:.1}");
-                }
-                let _ = write!(
-                    o,
-                    "<path class=\"band\" d=\"{d} Z\" fill=\"{}\" fill-opacity=\"0.18\" stroke=\"none\"/>",
-                    s.color
-                );
-            }
-            let line: Vec<(f64, f64)> = s
-                .line
-                .iter()
-                .filter_map(|(x, y)| Some((px(*x)?, py(*y)?)))
-                .collect();
-            if line.len() >= 2 {
-                let mut d = String::new();
-                for (i, (x, y)) in line.iter().enumerate() {
-                    let _ = write!(d, "{}{x:.1} {y:.1}", if i == 0 { "M" } else { " L" });
-                }
-                let _ = write!(
-                    o,
-                    "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{}/>",
-                    s.color,
-                    s.stroke.dasharray()
-                );
-            }
-            if !s.marks.is_empty() {
-                let opacity = if s.opacity < 1.0 {
-                    format!(" fill-opacity=\"{}\"", s.opacity)
-                } else {
-                    String::new()
-                };
-                let _ = write!(o, "<g class=\"points\" fill=\"{}\"{opacity}>", s.color);
-                for m in &s.marks {
-                    let (Some(x), Some(y)) = (px(m.x), py(m.y)) else {
-                        continue;
-                    };
-                    let _ = write!(
-                        o,
-                        "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{}\"><title>{}</title></circle>",
-                        s.radius,
-                        escape(&m.tip)
-                    );
-                }
-                o.push_str("</g>");
-            }
-            o.push_str("</g>");
+    /// The axis titles: the x one centred below, the y one rotated on the left.
+    fn axis_titles(&self, o: &mut String, f: &Frame) {
+        let _ = write!(
+        o,
+        "<text class=\"axis-title x\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"13\">{}</text>",
+        f.left + f.pw / 2.0,
+        self.height - 12.0,
+        escape(&self.x.title)
+    );
+        let (ax, ay) = (16.0, f.top + f.ph / 2.0);
+        // A title longer than the frame is set smaller (down to 9 px) so that it fits.
+        let size = (f.ph / text_width(&self.y.title, 1.0)).clamp(9.0 / FONT, 13.0 / FONT) * FONT;
+        let _ = write!(
+        o,
+        "<text class=\"axis-title y\" x=\"{ax:.1}\" y=\"{ay:.1}\" text-anchor=\"middle\" font-size=\"{size:.1}\" transform=\"rotate(-90 {ax:.1} {ay:.1})\">{}</text>",
+        escape(&self.y.title)
+    );
+    }
+}
+
+/// A series's band (its range) as a filled path, if at least two points are on the chart.
+fn band_path(o: &mut String, s: &Series, f: &Frame) {
+    let band: Vec<(f64, f64, f64)> = s
+        .band
+        .iter()
+        .filter_map(|(x, lo, hi)| Some((f.px(*x)?, f.py(*lo)?, f.py(*hi)?)))
+        .collect();
+    if band.len() >= 2 {
+        let mut d = String::new();
+        for (i, (x, _, hi)) in band.iter().enumerate() {
+            let _ = write!(d, "{}{x:.1} {hi:.1}", if i == 0 { "M" } else { " L" });
         }
-        o.push_str("</svg>");
-        o
+        for (x, lo, _) in band.iter().rev() {
+            let _ = write!(d, " L{x:.1} {lo:.1}");
+        }
+        let _ = write!(
+            o,
+            "<path class=\"band\" d=\"{d} Z\" fill=\"{}\" fill-opacity=\"0.18\" stroke=\"none\"/>",
+            s.color
+        );
+    }
+}
+
+/// A series's line as a path, if at least two points are on the chart.
+fn line_path(o: &mut String, s: &Series, f: &Frame) {
+    let line: Vec<(f64, f64)> = s
+        .line
+        .iter()
+        .filter_map(|(x, y)| Some((f.px(*x)?, f.py(*y)?)))
+        .collect();
+    if line.len() >= 2 {
+        let mut d = String::new();
+        for (i, (x, y)) in line.iter().enumerate() {
+            let _ = write!(d, "{}{x:.1} {y:.1}", if i == 0 { "M" } else { " L" });
+        }
+        let _ = write!(
+            o,
+            "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{}/>",
+            s.color,
+            s.stroke.dasharray()
+        );
+    }
+}
+
+/// A series's marks as circles with their tooltips.
+fn points(o: &mut String, s: &Series, f: &Frame) {
+    if !s.marks.is_empty() {
+        let opacity = if s.opacity < 1.0 {
+            format!(" fill-opacity=\"{}\"", s.opacity)
+        } else {
+            String::new()
+        };
+        let _ = write!(o, "<g class=\"points\" fill=\"{}\"{opacity}>", s.color);
+        for m in &s.marks {
+            let (Some(x), Some(y)) = (f.px(m.x), f.py(m.y)) else {
+                continue;
+            };
+            let _ = write!(
+                o,
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{}\"><title>{}</title></circle>",
+                s.radius,
+                escape(&m.tip)
+            );
+        }
+        o.push_str("</g>");
     }
 }
 

@@ -8,8 +8,7 @@
 //! resolution (3 decimals in ms, 6 in s), rates 3 decimals. Nothing is ever NaN.
 
 use super::words::{warning_message, SERVED_PERCENTS};
-use crate::grid::round;
-use crate::units::{rfc3339, unix_s};
+use crate::units::{json_ms as ms, json_secs, rfc3339, round, unix_s};
 use serde_json::{json, Map, Value};
 use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio};
 use shootout_analysis::Analysis;
@@ -45,10 +44,6 @@ pub(crate) fn failures_json(f: &FailureCounts) -> Value {
     )
 }
 
-fn ms(x: f64) -> f64 {
-    round(x, 3)
-}
-
 /// The run as one JSON document (schema in `docs/report-json.md`).
 pub fn json(run: &StoredRun) -> Value {
     let a = Analysis::of(run);
@@ -59,34 +54,8 @@ pub fn json(run: &StoredRun) -> Value {
         .iter()
         .map(|(k, v)| (k.clone(), v.clone().into()))
         .collect();
-    let contenders: Vec<Value> = run
-        .contenders
-        .iter()
-        .map(|c| {
-            json!({
-                "name": c.name,
-                "command": c.command,
-                "baseline": c.baseline,
-                "status": c.status.as_str(),
-                "detail": c.detail,
-                "version": c.version,
-            })
-        })
-        .collect();
-    let warnings: Vec<Value> = a
-        .warnings
-        .iter()
-        .map(|w| {
-            json!({
-                "kind": w.kind(),
-                "message": warning_message(w),
-                "detail": w.detail_lines(),
-                "contender": w.contender(),
-                "workload": w.cell().map(|at| &at.workload),
-                "level": w.cell().map(|at| at.level.to_string()),
-            })
-        })
-        .collect();
+    let contenders = contenders_json(run);
+    let warnings = run_warnings_json(&a);
     let mut results = Vec::new();
     for w in &a.workloads {
         for l in &w.levels {
@@ -96,50 +65,7 @@ pub fn json(run: &StoredRun) -> Value {
             }
         }
     }
-    let steps: Vec<Value> = run
-        .steps
-        .iter()
-        .filter_map(|s| {
-            let c = run.contenders.iter().find(|c| c.id == s.contender)?;
-            let l = LatencySummary::of(&s.result.latency);
-            let counts = &s.result.counts;
-            Some(json!({
-                "id": s.id.0,
-                "contender": c.name,
-                "workload": s.workload,
-                "level": level_json(s.level),
-                "repetition": s.repetition,
-                "status": s.status.as_str(),
-                "started_utc": rfc3339(s.started),
-                "duration_s": round(s.result.duration.as_secs_f64(), 6),
-                "rps": round(s.result.rps(), 3),
-                "ok_rps": round(s.result.ok_rps(), 3),
-                "requests": {
-                    "completed": counts.completed,
-                    "ok": counts.ok,
-                    "failed": counts.failed(),
-                    "aborted": counts.aborted,
-                },
-                "failures": failures_json(&counts.failures),
-                "latency_ms": {
-                    "mean": ms(l.mean),
-                    "sd": ms(l.stdev),
-                    "p50": ms(l.p50),
-                    "p90": ms(l.p90),
-                    "p99": ms(l.p99),
-                    "max": ms(l.max),
-                },
-                "server": {
-                    "cpu_us_per_request": step_cpu_us(s).map(|v| round(v, 3)),
-                    "peak_rss_bytes": step_peak_rss(s),
-                    "peak_fds": peak([s], |r| r.fds),
-                    "peak_threads": peak([s], |r| r.threads),
-                    "peak_processes": peak([s], |r| r.processes),
-                },
-                "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
-            }))
-        })
-        .collect();
+    let steps: Vec<Value> = run.steps.iter().filter_map(|s| step_json(run, s)).collect();
     json!({
         "schema_version": SCHEMA_VERSION,
         "run": {
@@ -164,6 +90,82 @@ pub fn json(run: &StoredRun) -> Value {
         "results": results,
         "steps": steps,
     })
+}
+
+/// The document's `contenders`: name, command, baseline flag, status, detail, version.
+fn contenders_json(run: &StoredRun) -> Vec<Value> {
+    run.contenders
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name,
+                "command": c.command,
+                "baseline": c.baseline,
+                "status": c.status.as_str(),
+                "detail": c.detail,
+                "version": c.version,
+            })
+        })
+        .collect()
+}
+
+/// The document's `warnings`: the run's warnings with their kind, words and where.
+fn run_warnings_json(a: &Analysis) -> Vec<Value> {
+    a.warnings
+        .iter()
+        .map(|w| {
+            json!({
+                "kind": w.kind(),
+                "message": warning_message(w),
+                "detail": w.detail_lines(),
+                "contender": w.contender(),
+                "workload": w.cell().map(|at| &at.workload),
+                "level": w.cell().map(|at| at.level.to_string()),
+            })
+        })
+        .collect()
+}
+
+/// One entry of the document's `steps` (`None` for a step of an unknown contender).
+fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
+    let c = run.contenders.iter().find(|c| c.id == s.contender)?;
+    let l = LatencySummary::of(&s.result.latency);
+    let counts = &s.result.counts;
+    Some(json!({
+        "id": s.id.0,
+        "contender": c.name,
+        "workload": s.workload,
+        "level": level_json(s.level),
+        "repetition": s.repetition,
+        "status": s.status.as_str(),
+        "started_utc": rfc3339(s.started),
+        "duration_s": json_secs(s.result.duration),
+        "rps": round(s.result.rps(), 3),
+        "ok_rps": round(s.result.ok_rps(), 3),
+        "requests": {
+            "completed": counts.completed,
+            "ok": counts.ok,
+            "failed": counts.failed(),
+            "aborted": counts.aborted,
+        },
+        "failures": failures_json(&counts.failures),
+        "latency_ms": {
+            "mean": ms(l.mean),
+            "sd": ms(l.stdev),
+            "p50": ms(l.p50),
+            "p90": ms(l.p90),
+            "p99": ms(l.p99),
+            "max": ms(l.max),
+        },
+        "server": {
+            "cpu_us_per_request": step_cpu_us(s).map(|v| round(v, 3)),
+            "peak_rss_bytes": step_peak_rss(s),
+            "peak_fds": peak([s], |r| r.fds),
+            "peak_threads": peak([s], |r| r.threads),
+            "peak_processes": peak([s], |r| r.processes),
+        },
+        "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+    }))
 }
 
 /// A load run's warning: `{kind, message}`.

@@ -3,10 +3,11 @@
 //! name and message escaped (a `|` in a contender's name stays inside its cell), stderr
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
-use super::text::{ratio_lines, row, served_rows, HEADER};
+use super::text::{cells_table, ratio_lines, served};
 use super::words::{steps_line, warning_message};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
+use shootout_analysis::cells::WorkloadBlock;
 use shootout_analysis::Analysis;
 use shootout_model::stored::StoredRun;
 use std::fmt::Write;
@@ -27,12 +28,38 @@ pub fn markdown(run: &StoredRun) -> String {
     let r = &run.run;
     line!(o, "# Run {}: {}", r.id, md_escape(&r.name));
     line!(o);
+    facts(&mut o, run, &a);
+    line!(o);
+    contenders(&mut o, run);
+    if !a.warnings.is_empty() {
+        warnings(&mut o, &a);
+    }
+    if a.workloads.is_empty() {
+        line!(o);
+        line!(o, "No step was measured.");
+        return o;
+    }
+    for w in &a.workloads {
+        workload(&mut o, &a, w);
+    }
+    line!(o);
+    line!(o, "---");
+    line!(o);
+    for f in FOOTNOTE {
+        line!(o, "- {}", md_escape(f));
+    }
+    o
+}
+
+/// The run's facts as a list: status, start, machine, versions, steps and baseline.
+fn facts(o: &mut String, run: &StoredRun, a: &Analysis) {
+    let r = &run.run;
     for (k, v) in [
         ("status", r.status.as_str().to_string()),
         ("started", started_line(run)),
         ("machine", machine_line(run)),
         ("versions", versions_line(run)),
-        ("steps", steps_line(&a)),
+        ("steps", steps_line(a)),
         (
             "baseline",
             a.baseline.map_or("none".into(), |b| a.name(b).to_string()),
@@ -40,7 +67,10 @@ pub fn markdown(run: &StoredRun) -> String {
     ] {
         line!(o, "- **{k}:** {}", md_escape(&v));
     }
-    line!(o);
+}
+
+/// The "Contenders" section: name, command or URL, status and version of each.
+fn contenders(o: &mut String, run: &StoredRun) {
     line!(o, "## Contenders");
     line!(o);
     let rows: Vec<Vec<String>> = run
@@ -60,83 +90,71 @@ pub fn markdown(run: &StoredRun) -> String {
         })
         .collect();
     markdown_table(
-        &mut o,
+        o,
         &["contender", "command or URL", "status", "version"],
         &[Align::Left; 4],
         &rows,
     );
-    if !a.warnings.is_empty() {
+}
+
+/// The "Warnings" section, details in code blocks.
+fn warnings(o: &mut String, a: &Analysis) {
+    line!(o);
+    line!(o, "## Warnings");
+    line!(o);
+    for w in &a.warnings {
+        let detail = w.detail_lines();
+        line!(
+            o,
+            "- {}{}",
+            md_escape(&warning_message(w)),
+            if detail.is_empty() { "" } else { ":" }
+        );
+        if !detail.is_empty() {
+            line!(o);
+            md_code_block(o, "  ", &detail.join("\n"));
+        }
+    }
+}
+
+/// A workload's section: its table of cells and the ratio lines under it.
+fn workload(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
+    line!(o);
+    line!(o, "## {}", md_escape(w.name));
+    line!(o);
+    let mut table = cells_table(a, w);
+    // The Markdown table spells two of the text table's labels out.
+    for h in &mut table.header {
+        match h.as_str() {
+            "± spread" => *h = "±".into(),
+            "% of base" => *h = "% of baseline".into(),
+            _ => {}
+        }
+    }
+    table.markdown(o);
+    let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(a, l)).collect();
+    if !ratios.is_empty() {
         line!(o);
-        line!(o, "## Warnings");
-        line!(o);
-        for w in &a.warnings {
-            let detail = w.detail_lines();
+        for r in ratios {
+            line!(o, "- {}", md_escape(&r));
+        }
+    }
+    served_tables(o, a, w);
+}
+
+/// A workload's "served within a certain time" tables, one per level with two or more
+/// contenders.
+fn served_tables(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
+    for l in &w.levels {
+        if l.cells.len() >= 2 {
+            line!(o);
             line!(
                 o,
-                "- {}{}",
-                md_escape(&warning_message(w)),
-                if detail.is_empty() { "" } else { ":" }
+                "Percentage of the requests served within a certain time (ms), {}:",
+                md_escape(&l.level.to_string())
             );
-            if !detail.is_empty() {
-                line!(o);
-                md_code_block(&mut o, "  ", &detail.join("\n"));
-            }
-        }
-    }
-    if a.workloads.is_empty() {
-        line!(o);
-        line!(o, "No step was measured.");
-        return o;
-    }
-    let mut align = [Align::Right; HEADER.len()];
-    align[0] = Align::Left;
-    align[1] = Align::Left;
-    for w in &a.workloads {
-        line!(o);
-        line!(o, "## {}", md_escape(w.name));
-        line!(o);
-        let rows: Vec<Vec<String>> = w
-            .levels
-            .iter()
-            .flat_map(|l| l.cells.iter().map(|c| row(&a, l, c)))
-            .collect();
-        markdown_table(
-            &mut o,
-            &HEADER.map(|h| match h {
-                "± spread" => "±",
-                "% of base" => "% of baseline",
-                h => h,
-            }),
-            &align,
-            &rows,
-        );
-        let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(&a, l)).collect();
-        if !ratios.is_empty() {
             line!(o);
-            for r in ratios {
-                line!(o, "- {}", md_escape(&r));
-            }
-        }
-        for l in &w.levels {
-            if l.cells.len() >= 2 {
-                line!(o);
-                line!(
-                    o,
-                    "Percentage of the requests served within a certain time (ms), {}:",
-                    md_escape(&l.level.to_string())
-                );
-                line!(o);
-                let (header, rows) = served_rows(&a, l);
-                let header: Vec<&str> = header.iter().map(String::as_str).collect();
-                markdown_table(&mut o, &header, &vec![Align::Right; header.len()], &rows);
-            }
+            served(a, l).markdown(o);
         }
     }
-    line!(o);
-    line!(o, "---");
-    line!(o);
-    for f in FOOTNOTE {
-        line!(o, "- {}", md_escape(f));
-    }
-    o
 }

@@ -8,10 +8,10 @@
 
 use super::words::{ratio_phrase, steps_line, warning_message, SERVED_PERCENTS};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
-use crate::grid::{mib, text_table, Align};
+use crate::grid::{Align, Table};
 use crate::safe::terminal_line;
-use crate::units::ms3;
-use shootout_analysis::cells::{Cell, LevelBlock, Ratio};
+use crate::units::{mib, ms3};
+use shootout_analysis::cells::{Cell, LevelBlock, Ratio, WorkloadBlock};
 use shootout_analysis::{Analysis, RunWarning};
 use shootout_model::stored::StoredRun;
 use std::fmt::Write;
@@ -27,7 +27,7 @@ macro_rules! line {
 }
 
 /// The header of the main table (the Markdown table spells two labels out).
-pub(crate) const HEADER: [&str; 14] = [
+const HEADER: [&str; 14] = [
     "contender",
     "level",
     "req/s",
@@ -81,15 +81,7 @@ pub fn text(run: &StoredRun) -> String {
     for w in &a.workloads {
         line!(o);
         line!(o, "{}", terminal_line(w.name));
-        let rows: Vec<Vec<String>> = w
-            .levels
-            .iter()
-            .flat_map(|l| l.cells.iter().map(|c| row(&a, l, c)))
-            .collect();
-        let mut align = [Align::Right; HEADER.len()];
-        align[0] = Align::Left;
-        align[1] = Align::Left;
-        text_table(&mut o, "  ", &HEADER, &align, &rows);
+        cells_table(&a, w).text(&mut o, "  ");
         let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(&a, l)).collect();
         if !ratios.is_empty() {
             line!(o);
@@ -128,8 +120,25 @@ fn warnings(o: &mut String, warnings: &[RunWarning]) {
     }
 }
 
+/// A workload's main table: one row per cell, level by level; names and levels left,
+/// numbers right.
+pub(crate) fn cells_table(a: &Analysis, w: &WorkloadBlock) -> Table {
+    let mut align = vec![Align::Right; HEADER.len()];
+    align[0] = Align::Left;
+    align[1] = Align::Left;
+    Table {
+        header: HEADER.map(String::from).to_vec(),
+        align,
+        rows: w
+            .levels
+            .iter()
+            .flat_map(|l| l.cells.iter().map(|c| row(a, l, c)))
+            .collect(),
+    }
+}
+
 /// One row of the main table.
-pub(crate) fn row(a: &Analysis, l: &LevelBlock, c: &Cell) -> Vec<String> {
+fn row(a: &Analysis, l: &LevelBlock, c: &Cell) -> Vec<String> {
     let name = a.name(c.contender);
     let name = if Some(c.contender) == a.baseline {
         format!("{name} (baseline)")
@@ -202,15 +211,12 @@ fn served_table(o: &mut String, a: &Analysis, l: &LevelBlock) {
         "  Percentage of the requests served within a certain time (ms), {}",
         l.level
     );
-    let (header, rows) = served_rows(a, l);
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let align = vec![Align::Right; header.len()];
-    text_table(o, "    ", &header, &align, &rows);
+    served(a, l).text(o, "    ");
 }
 
-/// The header (`served`, then the contenders) and rows (`50%` … `100%`) of the percentile
-/// table, in ms with µs resolution.
-pub(crate) fn served_rows(a: &Analysis, l: &LevelBlock) -> (Vec<String>, Vec<Vec<String>>) {
+/// The percentile table: header `served`, then the contenders; rows `50%` … `100%`, in ms
+/// with µs resolution; every column right-aligned.
+pub(crate) fn served(a: &Analysis, l: &LevelBlock) -> Table {
     let merged: Vec<_> = l.cells.iter().map(Cell::merged_latency).collect();
     let mut header = vec!["served".to_string()];
     header.extend(l.cells.iter().map(|c| a.name(c.contender).to_string()));
@@ -226,5 +232,9 @@ pub(crate) fn served_rows(a: &Analysis, l: &LevelBlock) -> (Vec<String>, Vec<Vec
             r
         })
         .collect();
-    (header, rows)
+    Table {
+        align: vec![Align::Right; header.len()],
+        header,
+        rows,
+    }
 }
