@@ -457,6 +457,8 @@ impl Seeded {
                 reps: 2,
                 ..demo(5, 2, 1.0, "6.1.0-test", false)
             },
+            // A re-run of run 1 in which caddy overtakes nginx on `hello`.
+            demo(6, 4, 1.5, "6.1.0-test", false),
         ] {
             seed_run(&mut store, &s);
         }
@@ -500,11 +502,9 @@ fn report_snapshots_of_every_format() {
             insta::assert_snapshot!(format!("report_run{run}_{f}"), out);
         }
     }
-    // No --format: text. No run: the latest (5).
+    // No --format: text. No run: the latest (6).
     assert_eq!(s.ok(&["report", "1"]), s.ok(&["report", "1", "-f", "text"]));
-    assert!(s
-        .ok(&["report"])
-        .starts_with("run 5: rate sweep (complete)\n"));
+    assert!(s.ok(&["report"]).starts_with("run 6: demo (complete)\n"));
 }
 
 #[test]
@@ -517,6 +517,30 @@ fn compare_snapshots_of_every_format() {
     }
     let (_, out, _) = s.run(&["compare", "1", "4"]);
     insta::assert_snapshot!("compare_1_4_text", out);
+}
+
+#[test]
+fn a_re_run_that_swaps_two_contenders_says_the_ranking_did_not_hold() {
+    let s = Seeded::new();
+    let (code, out, _) = s.run(&["compare", "1", "6"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("compare_1_6_swap", out);
+    // hello: nginx ahead at every level in run 1, caddy in run 6, each significantly.
+    let swapped = format!("nginx and {CADDY} swapped: significant in both runs");
+    assert_eq!(out.matches(&swapped).count(), 2, "{out}");
+    // static page: the order held.
+    let held = format!("same order: nginx > {CADDY}");
+    assert_eq!(out.matches(&held).count(), 2, "{out}");
+    // The same plan run twice reads as one.
+    let (code, out, _) = s.run(&["report", "--runs", "1,6", "-f", "json"]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["run"]["also"], serde_json::json!([6]));
+    let hello_c1 = &doc["results"][1];
+    assert_eq!(hello_c1["repetitions"], 8, "{hello_c1}");
+    let (code, _, err) = s.run(&["report", "--runs", "1,5"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("run 5 is of the plan 'rate sweep'"), "{err}");
 }
 
 #[test]
@@ -733,6 +757,7 @@ fn the_json_documents_match_docs_report_json() {
         &["compare", "5", "1", "-f", "json"],
         &["compare", "1", "5", "-f", "json"],
         &["compare", "5", "5", "-f", "json"],
+        &["compare", "1", "6", "-f", "json"],
     ]
     .iter()
     .map(|a| (a.join(" "), json(a)))

@@ -15,6 +15,7 @@
 
 use crate::cells::{median, Analysis, Cell};
 use crate::mann_whitney;
+use crate::ranking::{stability, Stability};
 use crate::warnings::CellAt;
 use shootout_model::stored::{RunId, StoredRun};
 use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus};
@@ -224,6 +225,9 @@ pub struct Comparison<'a> {
     pub violations: Vec<Violation>,
     /// The most repetitions of any cell of A, and of B.
     pub reps: (usize, usize),
+    /// Each workload × level ranked in both runs: the two orders and the pairs that
+    /// swapped.
+    pub stability: Vec<Stability>,
 }
 
 impl<'a> Comparison<'a> {
@@ -267,6 +271,7 @@ impl<'a> Comparison<'a> {
             gates,
             violations: Vec::new(),
             reps: (aa.max_reps(), ab.max_reps()),
+            stability: stability(&aa, &ab),
         };
         c.violations = c.check(&ab);
         c

@@ -12,8 +12,11 @@
 //! model's µs histograms), server CPU in µs per completed request, memory in bytes.
 
 pub mod cells;
+pub mod combine;
 pub mod compare;
+pub mod evidence;
 pub mod mann_whitney;
+pub mod ranking;
 pub mod stats;
 pub mod warnings;
 

@@ -17,6 +17,8 @@ use shootout_model::stored::StoredRun;
 use shootout_model::LoadLevel;
 use std::fmt::Write;
 
+use shootout_analysis::ranking::{Stability, Swap};
+
 pub use shootout_analysis::compare::{
     Change, CompareWarning, Comparison, FailedIn, Gates, Pair, Unpaired, Verdict, Violation, ALPHA,
 };
@@ -242,6 +244,57 @@ fn unpaired_line(u: &Unpaired, other: &StoredRun) -> String {
     }
 }
 
+/// The title of the section on rankings in both runs.
+const STABILITY_TITLE: &str =
+    "Rankings in both runs (good-answer req/s; signs as in shootout report)";
+
+/// The stability entries grouped by workload, in run A's order.
+fn stability_by_workload<'c>(c: &'c Comparison) -> Vec<(&'c str, Vec<&'c Stability>)> {
+    let mut out: Vec<(&str, Vec<&Stability>)> = Vec::new();
+    for s in &c.stability {
+        match out.iter_mut().find(|(w, _)| *w == s.workload) {
+            Some((_, v)) => v.push(s),
+            None => out.push((&s.workload, vec![s])),
+        }
+    }
+    out
+}
+
+/// `c=1: same order: a > b`, or the two orders and a line per swapped pair.
+pub fn stability_lines(s: &Stability) -> Vec<String> {
+    let level = s.level.to_string();
+    let strip = |line: &str| line[level.len() + 2..].to_string();
+    if s.same() {
+        return vec![format!("{level}: same order: {}", strip(&s.a))];
+    }
+    let mut out = vec![
+        format!("{level}: changed: A {}", strip(&s.a)),
+        format!("{}           B {}", " ".repeat(level.len()), strip(&s.b)),
+    ];
+    for w in &s.swaps {
+        out.push(format!(
+            "{}  {} and {} swapped: {}",
+            " ".repeat(level.len()),
+            w.ahead_in_a,
+            w.ahead_in_b,
+            swap_words(w)
+        ));
+    }
+    out
+}
+
+/// Whether a swap matters, in words.
+fn swap_words(w: &Swap) -> &'static str {
+    match (w.significant_in_a, w.significant_in_b) {
+        (true, true) => {
+            "significant in both runs, each the other way: this order did not survive the re-run"
+        }
+        (true, false) => "significant in A, a tie in B",
+        (false, true) => "a tie in A, significant in B",
+        (false, false) => "a tie in both runs (noise)",
+    }
+}
+
 fn text(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(
@@ -264,6 +317,17 @@ fn text(c: &Comparison) -> String {
     }
     if c.pairs.is_empty() {
         o.push_str("\nNo contender × workload × load level was measured in both runs.\n");
+    }
+    if !c.stability.is_empty() {
+        let _ = writeln!(o, "\n{}:", STABILITY_TITLE);
+        for (w, levels) in stability_by_workload(c) {
+            let _ = writeln!(o, "  {}", terminal_line(w));
+            for s in levels {
+                for l in stability_lines(s) {
+                    let _ = writeln!(o, "    {}", terminal_line(&l));
+                }
+            }
+        }
     }
     for (list, run, other) in [(&c.only_in_a, c.a, c.b), (&c.only_in_b, c.b, c.a)] {
         if !list.is_empty() {
@@ -302,6 +366,17 @@ fn markdown(c: &Comparison) -> String {
     }
     if c.pairs.is_empty() {
         o.push_str("\nNo contender × workload × load level was measured in both runs.\n");
+    }
+    if !c.stability.is_empty() {
+        let _ = writeln!(o, "\n## {}\n", md_escape(STABILITY_TITLE));
+        for (w, levels) in stability_by_workload(c) {
+            let _ = writeln!(o, "- {}", md_escape(w));
+            for s in levels {
+                for l in stability_lines(s) {
+                    let _ = writeln!(o, "  - {}", md_escape(&l));
+                }
+            }
+        }
     }
     for (list, run, other) in [(&c.only_in_a, c.a, c.b), (&c.only_in_b, c.b, c.a)] {
         if !list.is_empty() {
@@ -371,6 +446,19 @@ pub fn json(c: &Comparison) -> Value {
             "repetitions": { "a": p.reps_a, "b": p.reps_b },
             "rps": change_json(&p.rps, 3),
             "p99_ms": change_json(&p.p99, 3),
+        })).collect::<Vec<_>>(),
+        "rankings": c.stability.iter().map(|s| json!({
+            "workload": s.workload,
+            "level": crate::shootout::json::level_json(s.level),
+            "a": s.a,
+            "b": s.b,
+            "same": s.same(),
+            "swaps": s.swaps.iter().map(|w| json!({
+                "ahead_in_a": w.ahead_in_a,
+                "ahead_in_b": w.ahead_in_b,
+                "significant_in_a": w.significant_in_a,
+                "significant_in_b": w.significant_in_b,
+            })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "only_in_a": c.only_in_a.iter().map(unpaired_json).collect::<Vec<_>>(),
         "only_in_b": c.only_in_b.iter().map(unpaired_json).collect::<Vec<_>>(),

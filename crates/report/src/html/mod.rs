@@ -174,8 +174,8 @@ pub fn render_run(run: &StoredRun) -> String {
     let _ = writeln!(o, "<h1>{}</h1>", escape(&r.name));
     let _ = writeln!(
         o,
-        "<p class=\"sub\">shootout run {} · {} · started {}</p>",
-        r.id,
+        "<p class=\"sub\">shootout {} · {} · started {}</p>",
+        escape(&crate::shootout::words::runs_label(run)),
         run_status(r.status),
         utc(r.started)
     );
@@ -190,7 +190,13 @@ pub fn render_run(run: &StoredRun) -> String {
         o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
     }
     for w in &ws {
-        workload_section(&mut o, w, &who, base);
+        let ranking = a
+            .workloads
+            .iter()
+            .find(|b| b.name == w.name)
+            .map(|b| crate::shootout::words::ranking_lines(&a, b))
+            .unwrap_or_default();
+        workload_section(&mut o, w, &ranking, &who, base);
     }
 
     o.push_str("<h2>Plan</h2>\n");
@@ -278,9 +284,9 @@ fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
     o.push_str("</table>\n");
 }
 
-/// One workload: its table, its sweep charts, its spectrum and scatter at the highest
-/// level, and the timelines of that level's first repetition.
-fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
+/// One workload: its ranking, its table, its sweep charts, its spectrum and scatter at the
+/// highest level, and the timelines of that level's first repetition.
+fn workload_section(o: &mut String, w: &Workload, ranking: &[String], who: &[Who], base: usize) {
     let _ = writeln!(o, "<h2>Workload: {}</h2>", escape(w.name));
     let _ = writeln!(
         o,
@@ -292,6 +298,17 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
             ""
         }
     );
+    if !ranking.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">{}:</p>\n<ul class=\"ranking\">",
+            escape(crate::shootout::words::RANKING_LEGEND)
+        );
+        for r in ranking {
+            let _ = writeln!(o, "<li>{}</li>", escape(r));
+        }
+        o.push_str("</ul>\n");
+    }
     workload_table(o, w, who, base);
     o.push_str("<div class=\"charts\">\n");
     if w.levels.len() > 1 {
