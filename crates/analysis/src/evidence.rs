@@ -66,7 +66,7 @@ pub struct Difference {
     /// The upper end of the 95% interval of `ratio`.
     pub high: f64,
     /// The two-sided p-value (for [`Method::Seconds`], twice the share of resamples on the
-    /// other side of 1, at most 1).
+    /// other side of 1, from 1/[`RESAMPLES`] to 1).
     pub p: f64,
     /// Which evidence decided.
     pub method: Method,
@@ -177,7 +177,8 @@ fn by_seconds(a: &[Vec<f64>], b: &[Vec<f64>]) -> Option<Difference> {
         ratio: mb / ma,
         low,
         high,
-        p: (2.0 * share.min(1.0 - share)).min(1.0),
+        // The resamples cannot tell a p-value under one in RESAMPLES.
+        p: (2.0 * share.min(1.0 - share)).clamp(1.0 / RESAMPLES as f64, 1.0),
         method: Method::Seconds,
     })
 }
@@ -231,8 +232,12 @@ fn interval(v: &mut [f64]) -> Option<(f64, f64)> {
 pub(crate) mod tests {
     use super::*;
     use crate::cells::cell;
-    use shootout_model::stored::{ContenderId, RunId, StepId, StoredStep};
-    use shootout_model::{LoadLevel, RunResult, SecondStats, StepStatus};
+    use shootout_model::stored::{
+        ContenderId, ContenderRow, RunId, RunRow, StepId, StoredRun, StoredStep,
+    };
+    use shootout_model::{
+        ContenderStatus, LoadLevel, MachineFacts, RunResult, RunStatus, SecondStats, StepStatus,
+    };
     use std::time::{Duration, SystemTime};
 
     /// A step whose per-second good answers are `per_second` (one full second each, the
@@ -276,6 +281,50 @@ pub(crate) mod tests {
         (0..n)
             .map(|i| (center as i64 + pattern[i % pattern.len()] * wobble as i64) as u64)
             .collect()
+    }
+
+    /// A run of contenders `names` (ids 0, 1, …), each measured in two repetitions of
+    /// `secs` seconds around the given req/s.
+    pub(crate) fn run(contenders: &[(&str, u64, u64)], secs: usize) -> StoredRun {
+        let rows = contenders
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _, _))| ContenderRow {
+                id: ContenderId(i as i64),
+                run: RunId(1),
+                name: name.to_string(),
+                command: String::new(),
+                baseline: i == 0,
+                status: ContenderStatus::Measured,
+                detail: String::new(),
+                version: None,
+                stdout_log: None,
+                stderr_log: None,
+            })
+            .collect();
+        let mut steps = Vec::new();
+        for (i, &(_, rps, wobble)) in contenders.iter().enumerate() {
+            for rep in 1..=2u32 {
+                let mut s = step(i as i64, rep, &around(rps + u64::from(rep), wobble, secs));
+                s.id = StepId((i * 2) as i64 + i64::from(rep));
+                steps.push(s);
+            }
+        }
+        StoredRun {
+            run: RunRow {
+                id: RunId(1),
+                name: "plan".into(),
+                plan_text: String::new(),
+                plan_resolved: String::new(),
+                machine: MachineFacts::default(),
+                started: SystemTime::UNIX_EPOCH,
+                ended: None,
+                status: RunStatus::Complete,
+            },
+            contenders: rows,
+            steps,
+            also: Vec::new(),
+        }
     }
 
     fn diff(a: &[StoredStep], b: &[StoredStep]) -> Option<Difference> {

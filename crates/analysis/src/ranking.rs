@@ -237,54 +237,8 @@ fn swaps(a: &Analysis, ra: &Ranking, b: &Analysis, rb: &Ranking) -> Vec<Swap> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::tests::{around, step};
-    use shootout_model::stored::{ContenderId, ContenderRow, RunId, RunRow, StoredRun};
-    use shootout_model::{ContenderStatus, MachineFacts, RunStatus};
-    use std::time::SystemTime;
-
-    /// A run of contenders `names` (ids 0, 1, …), each measured in two repetitions of
-    /// `secs` seconds around the given req/s.
-    fn run(contenders: &[(&str, u64, u64)], secs: usize) -> StoredRun {
-        let rows = contenders
-            .iter()
-            .enumerate()
-            .map(|(i, (name, _, _))| ContenderRow {
-                id: ContenderId(i as i64),
-                run: RunId(1),
-                name: name.to_string(),
-                command: String::new(),
-                baseline: i == 0,
-                status: ContenderStatus::Measured,
-                detail: String::new(),
-                version: None,
-                stdout_log: None,
-                stderr_log: None,
-            })
-            .collect();
-        let mut steps = Vec::new();
-        for (i, &(_, rps, wobble)) in contenders.iter().enumerate() {
-            for rep in 1..=2u32 {
-                let mut s = step(i as i64, rep, &around(rps + u64::from(rep), wobble, secs));
-                s.id = shootout_model::stored::StepId((i * 2) as i64 + i64::from(rep));
-                steps.push(s);
-            }
-        }
-        StoredRun {
-            run: RunRow {
-                id: RunId(1),
-                name: "plan".into(),
-                plan_text: String::new(),
-                plan_resolved: String::new(),
-                machine: MachineFacts::default(),
-                started: SystemTime::UNIX_EPOCH,
-                ended: None,
-                status: RunStatus::Complete,
-            },
-            contenders: rows,
-            steps,
-            also: Vec::new(),
-        }
-    }
+    use crate::evidence::tests::run;
+    use shootout_model::stored::StoredRun;
 
     fn line_of(r: &StoredRun) -> String {
         let a = Analysis::of(r);
