@@ -303,6 +303,90 @@ fn fails(args: &[&str]) -> (Option<i32>, String) {
 }
 
 #[test]
+fn usage_errors_keep_clap_hints_and_point_to_the_right_help() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["repot"],
+            &[
+                "a similar subcommand exists: 'report'",
+                "(see 'shootout --help')",
+            ],
+        ),
+        (
+            &["report", "--format", "yaml"],
+            &[
+                "[possible values: text, markdown, md, json, csv]",
+                "(see 'shootout report --help')",
+            ],
+        ),
+        (
+            &["compare", "1"],
+            &["<B>", "(see 'shootout compare --help')"],
+        ),
+        (
+            &["ls", "--bogus"],
+            &["'--bogus'", "(see 'shootout ls --help')"],
+        ),
+        (&["load"], &["<URL>", "(see 'shootout load --help')"]),
+    ];
+    for (args, wanted) in cases {
+        let out = shootout().args(*args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line\n{err}");
+        for w in *wanted {
+            assert!(err.contains(w), "{args:?}: no {w:?} in\n{err}");
+        }
+        assert!(!err.contains("load --help") || args[0] == "load", "{err}");
+    }
+    // The top-level help says what shootout is for, not what its module does.
+    let help = shootout().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.starts_with("Benchmark web servers honestly"), "{help}");
+    // One default per flag, and every example line of load's help pastes as it is.
+    let help = shootout().args(["load", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(!help.contains("(default 30)"), "{help}");
+    let examples = help.split("Examples:").nth(1).unwrap();
+    for l in examples.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(
+            l.trim_start().starts_with("shootout load "),
+            "wrapped example: {l:?}"
+        );
+    }
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_flags() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = shootout().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        // Every subcommand, and a flag of load, are completed.
+        for word in ["load", "run", "report", "compare", "concurrency"] {
+            assert!(script.contains(word), "{shell}: no {word}");
+        }
+    }
+    let page = |args: &[&str]| {
+        let out = shootout().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let top = page(&["man"]);
+    assert!(top.contains(".TH shootout 1"), "{top}");
+    let version = env!("CARGO_PKG_VERSION");
+    for sub in ["load", "run", "ls", "report", "compare"] {
+        let p = page(&["man", sub]);
+        assert!(p.contains(&format!(".TH shootout-{sub} 1")), "{p}");
+        assert!(p.contains(version), "{sub}: no version");
+    }
+    assert!(page(&["man", "load"]).contains("concurrency"));
+    let bad = shootout().args(["man", "lod"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("choose one of load, run"));
+}
+
+#[test]
 fn bad_input_is_one_line_naming_the_fix() {
     let refused = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -145,7 +145,7 @@ fn dry_run_starts_nothing() {
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("steps: 1 (1 contenders × 1 workloads × 1 levels × 1 repetitions)"),
+        stdout.contains("steps: 1 (1 contender × 1 workload × 1 level × 1 repetition)"),
         "{stdout}"
     );
     // Every expectation shows, so a wrong one is seen before the run.

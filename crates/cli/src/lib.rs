@@ -35,6 +35,7 @@ macro_rules! say {
 
 mod abandoned;
 mod compare;
+mod docs;
 mod load;
 mod ls;
 mod progress;
@@ -46,9 +47,29 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// Honest, fast benchmarks of web servers.
+/// What `shootout --help` opens with.
+const ABOUT: &str = "Benchmark web servers honestly: load one URL as ab or wrk would, or run a \
+shootout of servers you name (started, verified, warmed up, measured, compared, stored).";
+
+/// The rest of `shootout --help`: where to start.
+const LONG_ABOUT: &str = "Benchmark web servers honestly: load one URL as ab or wrk would, or \
+run a shootout of servers you name (started, verified, warmed up, measured, compared, \
+stored).
+
+  shootout load -c 50 -d 10s http://127.0.0.1:8080/   one URL, ab/wrk-style flags and report
+  shootout run plans/quickstart/plan.toml            a shootout from a plan (docs/plan.md)
+  shootout report --html report.html                 the latest run, as one HTML page
+
+Every response is checked, every failure counted by class, and every result stored.";
+
 #[derive(Debug, Parser)]
-#[command(name = "shootout", version, about, propagate_version = true)]
+#[command(
+    name = "shootout",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    propagate_version = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -66,6 +87,10 @@ enum Command {
     Report(report::ReportArgs),
     /// Compare two stored runs: what changed, whether it is significant; gates for CI.
     Compare(compare::CompareArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionsArgs),
+    /// Print the man page of shootout or of one subcommand (roff, for man -l or man1/).
+    Man(docs::ManArgs),
 }
 
 /// A failure with the exit code it deserves.
@@ -171,6 +196,8 @@ pub fn main() -> i32 {
         Command::Ls(args) => ls::ls(args),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
     })
 }
 
@@ -214,14 +241,48 @@ fn clap_error(e: clap::Error) -> i32 {
             exit_code(e.print().map(|()| code).map_err(Failure::output))
         }
         _ => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("bad usage")
-                .trim_start_matches("error: ");
-            say!("error: {first} (see 'shootout --help' or 'shootout load --help')");
+            say!(
+                "error: {} (see '{} --help')",
+                clap_line(&e.to_string()),
+                help_of(std::env::args())
+            );
             2
         }
+    }
+}
+
+/// clap's error as one line: the error, then its hints (`[possible values: …]`, `tip: a
+/// similar subcommand exists: 'report'`), without the usage and the generic "try --help".
+fn clap_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut out = lines
+        .next()
+        .unwrap_or("bad usage")
+        .trim_start_matches("error: ")
+        .to_string();
+    for l in lines {
+        if l.starts_with('[') || l.starts_with('<') || (l.starts_with("--") && !l.contains(' ')) {
+            out.push(' ');
+            out.push_str(l);
+        } else if let Some(tip) = l.strip_prefix("tip: ") {
+            out.push_str("; ");
+            out.push_str(tip);
+        }
+    }
+    out
+}
+
+/// `shootout report` when the command line names a subcommand, else `shootout`: whose
+/// `--help` to point to.
+fn help_of(args: impl Iterator<Item = String>) -> String {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let sub = args
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| cli.get_subcommands().any(|c| c.get_name() == a));
+    match sub {
+        Some(s) => format!("shootout {s}"),
+        None => "shootout".into(),
     }
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
   shootout load -n 100000 -c 100 http://localhost:8080/hello
   shootout load -d 30s -c 1000 --threads 2 http://127.0.0.1:8080/
   shootout load --rate 20000 -d 30s -c 200 http://127.0.0.1:8080/
-  shootout load -p body.txt -T application/x-www-form-urlencoded -n 1000 -c 10 http://127.0.0.1:8000/
+  shootout load -p body.json -T application/json -n 1000 -c 10 http://127.0.0.1:8000/
   shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99")]
 pub struct LoadArgs {
     /// The URL to load (http:// or https://; a missing path means /).
@@ -79,7 +79,7 @@ pub struct LoadArgs {
     #[arg(short = 'C', long = "cookie", value_name = "NAME=VALUE")]
     pub cookies: Vec<String>,
 
-    /// Per-request timeout: seconds or a duration (default 30).
+    /// Per-request timeout: seconds or a duration.
     #[arg(
         short = 's',
         long = "timeout",

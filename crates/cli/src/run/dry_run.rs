@@ -2,7 +2,7 @@
 
 use super::describe;
 use shootout_model::plan::{Plan, Span};
-use shootout_report::tenths_secs;
+use shootout_report::{plural, tenths_secs};
 
 pub(super) fn dry_run(plan: &Plan) -> String {
     let d = &plan.defaults;
@@ -51,12 +51,12 @@ pub(super) fn dry_run(plan: &Plan) -> String {
     let per_level = plan.contenders.len() * plan.workloads.len() * d.repeat as usize;
     let steps = per_level * plan.levels.len();
     out.push_str(&format!(
-        "\nload: {}\nsteps: {steps} ({} contenders × {} workloads × {} levels × {} repetitions), each {}, warm-up {}, cooldown {}\n",
+        "\nload: {}\nsteps: {steps} ({} × {} × {} × {}), each {}, warm-up {}, cooldown {}\n",
         levels.join(", "),
-        plan.contenders.len(),
-        plan.workloads.len(),
-        plan.levels.len(),
-        d.repeat,
+        plural(plan.contenders.len(), "contender", "contenders"),
+        plural(plan.workloads.len(), "workload", "workloads"),
+        plural(plan.levels.len(), "level", "levels"),
+        plural(d.repeat as usize, "repetition", "repetitions"),
         if plan.levels.iter().all(|l| l.measure.is_some()) {
             "as its stage says".to_string()
         } else {
