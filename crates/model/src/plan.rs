@@ -91,6 +91,11 @@ pub struct Contender {
     pub launch: Launch,
     /// The 100% of comparisons.
     pub baseline: bool,
+    /// A shell command whose output is the contender's version (`apache2 -v`, `python3 -c
+    /// "import gunicorn; print(gunicorn.__version__)"`), run once before the run starts;
+    /// `{plan_dir}` and `{cores}` are substituted. `None`: the version of the command's
+    /// program (`PROGRAM --version`, else `-v`).
+    pub version: Option<String>,
 }
 
 /// One kind of request and what its answers must be.
@@ -182,6 +187,7 @@ struct FileContender {
     #[serde(default)]
     baseline: bool,
     nofile: Option<u64>,
+    version: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -487,16 +493,43 @@ impl Reader<'_> {
                 (None, Some(url)) => self.url_launch(&name, at, c, url)?,
                 (Some(command), None) => self.command_launch(&name, at, c, command)?,
             };
+            let version = self.version_command(&name, c.version.as_ref())?;
             contenders.push(Contender {
                 name,
                 launch,
                 baseline: c.baseline,
+                version,
             });
         }
         if contenders.iter().filter(|c| c.baseline).count() > 1 {
             return Err(self.err(0, "more than one contender has baseline = true: mark one (or none: the first is the baseline)".into()));
         }
         Ok(contenders)
+    }
+
+    /// A contender's `version` command: not empty, no NUL, placeholders known before
+    /// anything starts (`{plan_dir}`, `{cores}`) only.
+    fn version_command(
+        &self,
+        name: &str,
+        v: Option<&Spanned<String>>,
+    ) -> Result<Option<String>, PlanError> {
+        let Some(v) = v else { return Ok(None) };
+        let (text, at) = (v.get_ref(), v.span().start);
+        if text.trim().is_empty() {
+            return Err(self.err(at, format!("contender '{name}': version is empty: give the command that prints its version, e.g. \"nginx -v\", or leave the key out")));
+        }
+        if text.contains('\0') {
+            return Err(self.err(
+                at,
+                format!("contender '{name}': version contains a NUL character: remove it"),
+            ));
+        }
+        let early = ["plan_dir", "cores"];
+        if let Some((_, p)) = braced_names(text).find(|(_, p)| !early.contains(p)) {
+            return Err(self.err(at, format!("contender '{name}': version uses {{{p}}}, but it runs once before any contender starts: only {{plan_dir}} and {{cores}} are known then")));
+        }
+        Ok(Some(text.clone()))
     }
 
     /// A contender already running at `url`.
