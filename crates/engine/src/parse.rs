@@ -5,7 +5,8 @@
 //!
 //! Limits: a head (interim responses included) of at most [`MAX_HEAD`] bytes and
 //! [`MAX_HEADERS`] header lines, as common servers accept; chunk-size and trailer lines
-//! follow RFC 9112 §7.1 strictly. Nothing is buffered beyond one head or one chunk line,
+//! follow RFC 9112 §7.1 strictly; an obs-fold in the head is read as spaces (§5.2), a bare
+//! LF ends a head line (§2.2), a bare CR does not. Nothing is buffered beyond one head or one chunk line,
 //! plus the needle's length of body when searching, however long the body.
 //!
 //! Framing is written here rather than taken from a crate because the hot path needs to
@@ -347,7 +348,7 @@ impl ResponseParser {
 fn read_head(buf: &[u8], want_server: bool) -> Result<Option<(usize, HeadFacts)>, ParseError> {
     let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
     let mut resp = httparse::Response::new(&mut headers);
-    match resp.parse(buf) {
+    match head_syntax().parse_response(&mut resp, buf) {
         Err(httparse::Error::TooManyHeaders) => read_long_head(buf, want_server),
         parsed => head_outcome(parsed, buf.len(), &resp, want_server),
     }
@@ -360,12 +361,18 @@ fn read_head(buf: &[u8], want_server: bool) -> Result<Option<(usize, HeadFacts)>
 fn read_long_head(buf: &[u8], want_server: bool) -> Result<Option<(usize, HeadFacts)>, ParseError> {
     let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
     let mut resp = httparse::Response::new(&mut []);
-    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
-        &mut resp,
-        buf,
-        &mut headers,
-    );
+    let parsed = head_syntax().parse_response_with_uninit_headers(&mut resp, buf, &mut headers);
     head_outcome(parsed, buf.len(), &resp, want_server)
+}
+
+/// httparse set as RFC 9112 §5.2 asks of a user agent: an obs-fold (a field line
+/// continued on the next after a space or tab) is accepted. Its CR LF and whitespace stay
+/// in the value, where every reading below takes them as whitespace: trimmed around a
+/// Content-Length or a list element, and an element folded in two is no known token.
+fn head_syntax() -> httparse::ParserConfig {
+    let mut config = httparse::ParserConfig::default();
+    config.allow_obsolete_multiline_headers_in_responses(true);
+    config
 }
 
 fn head_outcome(
@@ -429,8 +436,10 @@ impl HeadFacts {
             } else if want_server && name.eq_ignore_ascii_case(b"server") {
                 // Kept for the report's first line only: a hostile 64 KiB value (three
                 // times that once invalid UTF-8 is replaced) is cut to its first 256 bytes.
+                // An obs-fold's CR LF becomes spaces (RFC 9112 §5.2).
                 let kept = &h.value[..h.value.len().min(MAX_SERVER)];
-                server = Some(String::from_utf8_lossy(kept).into_owned());
+                let unfolded = String::from_utf8_lossy(kept).replace(['\r', '\n'], " ");
+                server = Some(unfolded);
             }
         }
         Ok(HeadFacts {
@@ -919,6 +928,28 @@ mod tests {
         p.feed(b"HTTP/1.1 200 OK\r\n").unwrap();
         p.feed(b"Content-Le").unwrap();
         assert_eq!(p.eof(), Err(ParseError::Closed));
+    }
+
+    #[test]
+    fn obs_fold_in_a_response_is_unfolded_not_rejected() {
+        // RFC 9112 §5.2: a user agent replaces each obs-fold with spaces and reads on.
+        let r = b"HTTP/1.1 200 OK\r\nX-Note: one\r\n\ttwo\r\nContent-Length:\r\n 2\r\n\r\nok";
+        assert_eq!(parse_with(r, false, b"ok"), (200, 2, true, false, r.len()));
+        let mut p = ResponseParser::new(false, None);
+        p.want_server();
+        let r = b"HTTP/1.1 200 OK\r\nServer: name\r\n  1.0\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(p.feed(r), Ok(Progress::Done { consumed: r.len() }));
+        assert_eq!(p.server.as_deref(), Some("name    1.0"));
+        // A folded Content-Length of two numbers is still no length.
+        assert_eq!(
+            verdict(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n 2\r\n\r\nab"),
+            Err(ParseError::Malformed)
+        );
+        // A whitespace-preceded first line folds nothing: still rejected (RFC 9112 §2.2).
+        assert_eq!(
+            verdict(b"HTTP/1.1 200 OK\r\n X-A: 1\r\nContent-Length: 0\r\n\r\n"),
+            Err(ParseError::Malformed)
+        );
     }
 
     #[test]
