@@ -44,8 +44,9 @@ enum Chunk {
     Data(u64),
     /// Expecting the CRLF after chunk data.
     DataEnd,
-    /// Reading trailer lines until an empty one.
-    Trailers,
+    /// Reading trailer lines until an empty one; `true` once a field line was read, which
+    /// a line starting with a space or tab then continues (obs-fold, RFC 9112 §5.2).
+    Trailers(bool),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -306,7 +307,7 @@ impl ResponseParser {
                 });
                 Ok(take)
             }
-            Chunk::Size | Chunk::DataEnd | Chunk::Trailers => {
+            Chunk::Size | Chunk::DataEnd | Chunk::Trailers(_) => {
                 let Some(nl) = data.iter().position(|&b| b == b'\n') else {
                     self.pending.extend_from_slice(data);
                     if self.pending.len() > MAX_HEAD {
@@ -325,11 +326,14 @@ impl ResponseParser {
                 let next = match c {
                     Chunk::DataEnd if line.is_empty() => State::Chunked(Chunk::Size),
                     Chunk::DataEnd => return Err(ParseError::Malformed),
-                    Chunk::Trailers if line.is_empty() => State::Done,
-                    Chunk::Trailers if field_line(line) => State::Chunked(Chunk::Trailers),
-                    Chunk::Trailers => return Err(ParseError::Malformed),
+                    Chunk::Trailers(_) if line.is_empty() => State::Done,
+                    Chunk::Trailers(_) if field_line(line) => State::Chunked(Chunk::Trailers(true)),
+                    Chunk::Trailers(true) if obs_fold(line) => {
+                        State::Chunked(Chunk::Trailers(true))
+                    }
+                    Chunk::Trailers(_) => return Err(ParseError::Malformed),
                     _ => match chunk_size(line).ok_or(ParseError::Malformed)? {
-                        0 => State::Chunked(Chunk::Trailers),
+                        0 => State::Chunked(Chunk::Trailers(false)),
                         n => State::Chunked(Chunk::Data(n)),
                     },
                 };
@@ -517,14 +521,20 @@ fn chunk_extensions(mut s: &[u8]) -> bool {
 }
 
 /// A trailer line: `token ":" OWS field-value OWS`, the value of visible characters,
-/// spaces, tabs and obs-text (RFC 9112 §5, §7.1.2); no obs-fold.
+/// spaces, tabs and obs-text (RFC 9112 §5, §7.1.2).
 fn field_line(line: &[u8]) -> bool {
     let name = token_len(line);
-    name > 0
-        && line.get(name) == Some(&b':')
-        && line[name + 1..]
-            .iter()
-            .all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f))
+    name > 0 && line.get(name) == Some(&b':') && field_value(&line[name + 1..])
+}
+
+/// The continuation of a field line: `1*( SP / HTAB )` then more of the value.
+fn obs_fold(line: &[u8]) -> bool {
+    matches!(line.first(), Some(b' ' | b'\t')) && field_value(line)
+}
+
+/// Visible characters, spaces, tabs and obs-text only (RFC 9110 §5.5).
+fn field_value(v: &[u8]) -> bool {
+    v.iter().all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f))
 }
 
 fn skip_ws(s: &[u8]) -> &[u8] {
@@ -806,6 +816,17 @@ mod tests {
         for bad in ["X A: 1", ": v", "X-A", " X-A: 1", "X-A: \x01"] {
             assert_eq!(verdict(&with(bad)), Err(ParseError::Malformed), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn an_obs_fold_continues_a_trailer_field_but_never_starts_the_trailers() {
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-A: 1\r\n\t2\r\n  3\r\n\r\n";
+        assert_eq!(parse_all_ways(r, false), (200, 0, false, false, r.len()));
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n  2\r\n\r\n";
+        assert_eq!(verdict(r), Err(ParseError::Malformed));
+        let r =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-A: 1\r\n \x01\r\n\r\n";
+        assert_eq!(verdict(r), Err(ParseError::Malformed));
     }
 
     #[test]

@@ -669,6 +669,18 @@ fn table() -> Vec<Case> {
             &[ok(200, 2)],
         ),
         case(
+            "obs-fold inside a trailer field",
+            "RFC 9112 §5.2: trailers are field lines too; the fold reads as spaces",
+            &chunked("2\r\nhi\r\n0\r\nX-Digest: part one\r\n\tpart two\r\n\r\n"),
+            &[ok(200, 2)],
+        ),
+        case(
+            "a trailer section that starts with whitespace",
+            "RFC 9112 §5.2: a fold continues a field line; with none before, it is invalid",
+            &chunked("2\r\nhi\r\n0\r\n X-Digest: 1\r\n\r\n"),
+            &[Malformed],
+        ),
+        case(
             "a trailer line that is not a field",
             "RFC 9112 §7.1.2: trailer lines are field lines",
             &chunked("2\r\nhi\r\n0\r\nnot a field\r\n\r\n"),
