@@ -5,9 +5,10 @@
 //!
 //! Limits: a head (interim responses included) of at most [`MAX_HEAD`] bytes and
 //! [`MAX_HEADERS`] header lines, as common servers accept; chunk-size and trailer lines
-//! follow RFC 9112 §7.1 strictly; an obs-fold in the head is read as spaces (§5.2), a bare
-//! LF ends a head line (§2.2), a bare CR does not. Nothing is buffered beyond one head or one chunk line,
-//! plus the needle's length of body when searching, however long the body.
+//! follow RFC 9112 §7.1 strictly; an obs-fold in a head or a trailer reads as spaces
+//! (§5.2), a bare LF ends a head line (§2.2), a bare CR is invalid. Nothing is buffered
+//! beyond one head or one chunk line, plus the needle's length of body when searching,
+//! however long the body.
 //!
 //! Framing is written here rather than taken from a crate because the hot path needs to
 //! consume bytes in place from a buffer shared by all connections of a worker, keep no
