@@ -1,8 +1,11 @@
 //! The HTML report from the outside: a golden report of a seeded synthetic run stored in an
 //! in-memory store and read back (the path `shootout report` takes), every chart a
 //! well-formed SVG with axis titles, a legend and a series, data strings escaped, warnings
-//! before results, the one-URL page, and a real browser (headless Chromium) rendering the
-//! golden report to a non-blank picture without console errors.
+//! before results, the one-URL page, the new views (the log2 axis of connections, p50 and
+//! p99 by level, a row of timelines per level with a failures timeline only where
+//! something failed, a note for one-second steps, the percentile line ending at max), and
+//! a real browser (headless Chromium) rendering the golden report to a non-blank picture
+//! without console errors, and its sweep with 1, 2, 4 and 8 connections evenly spaced.
 //!
 //! The golden file is `tests/golden/report.html`. After a deliberate change to the report,
 //! regenerate it with `UPDATE_GOLDEN=1 cargo test -p shootout-report --test html` and look
@@ -1185,9 +1188,6 @@ fn png_pixels(bytes: &[u8]) -> (u32, u32, Vec<[u8; 3]>) {
     (width, height, pixels)
 }
 
-/// A viewport tall enough for the whole golden page (px).
-const TALL: u32 = 8_000;
-
 #[test]
 fn chromium_renders_the_golden_report() {
     let Some(browser) = chromium() else {
@@ -1199,7 +1199,8 @@ fn chromium_renders_the_golden_report() {
     };
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
-    std::fs::write(&page, render_run(&store(&golden_scenario()))).unwrap();
+    let html = render_run(&store(&golden_scenario()));
+    std::fs::write(&page, &html).unwrap();
     let png = dir.path().join("report.png");
     let (ok, stderr) = screenshot(&browser, &page, &png, 1280, 2400);
     assert!(ok, "chromium failed:\n{stderr}");
@@ -1225,24 +1226,55 @@ fn chromium_renders_the_golden_report() {
         colours < 5 && ink < 0.001,
         "a blank page read as {colours} colours, {ink} ink"
     );
-    // The whole page, timelines included: every level's row of timelines draws both
-    // contenders' lines, so the lower half of the page (the timelines of both workloads,
-    // below the sweeps) is full of the two contenders' colours.
-    let tall = dir.path().join("tall.png");
-    let (ok, err) = screenshot(&browser, &page, &tall, 1280, TALL);
-    assert!(ok, "chromium failed on the whole page:\n{err}");
-    let (w, h, pixels) = png_pixels(&std::fs::read(&tall).unwrap());
-    assert_eq!((w, h), (1280, TALL));
-    let lower = &pixels[(w * h / 2) as usize..];
-    for (name, rgb) in [
-        ("http.server", [0x00, 0x72, 0xB2]),
-        ("wsgiref", [0xE6, 0x9F, 0x00]),
-    ] {
-        let n = lower.iter().filter(|p| **p == rgb).count();
-        eprintln!("{name}: {n} pixels of its colour in the lower half");
+    // The log2 axis as a browser draws it: the throughput sweep alone, at its own size.
+    // A column through one of the first contender's dots holds several pixels of its
+    // exact colour (the 2 px line holds fewer); 1, 2, 4 and 8 connections must come out
+    // evenly spaced (a linear axis puts them at gaps of 1 : 2 : 4).
+    let sweep = dir.path().join("sweep.html");
+    std::fs::write(
+        &sweep,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0;background:#fff\">{}</body></html>",
+            chart(&html, "Throughput by load level")
+        ),
+    )
+    .unwrap();
+    let sweep_png = dir.path().join("sweep.png");
+    let (ok, err) = screenshot(&browser, &sweep, &sweep_png, 700, 450);
+    assert!(ok, "chromium failed on the sweep chart:\n{err}");
+    let (w, h, pixels) = png_pixels(&std::fs::read(&sweep_png).unwrap());
+    let blue = [0x00, 0x72, 0xB2];
+    // Below the legend (its dot is blue too) and above the tick labels.
+    let rows = 60..h as usize - 50;
+    let dotted: Vec<usize> = (0..w as usize)
+        .filter(|x| {
+            rows.clone()
+                .filter(|y| pixels[y * w as usize + x] == blue)
+                .count()
+                >= 3
+        })
+        .collect();
+    let mut dots: Vec<Vec<usize>> = Vec::new();
+    for x in dotted {
+        match dots.last_mut() {
+            Some(d) if x - d[d.len() - 1] <= 2 => d.push(x),
+            _ => dots.push(vec![x]),
+        }
+    }
+    let centres: Vec<f64> = dots
+        .iter()
+        .map(|d| d.iter().sum::<usize>() as f64 / d.len() as f64)
+        .collect();
+    assert_eq!(
+        centres.len(),
+        4,
+        "dots of http.server at columns {centres:?}"
+    );
+    let gaps: Vec<f64> = centres.windows(2).map(|c| c[1] - c[0]).collect();
+    for g in &gaps {
         assert!(
-            n > 2_000,
-            "only {n} pixels of {name}'s colour in the lower half"
+            (g - gaps[0]).abs() <= 3.0,
+            "1, 2, 4, 8 not evenly spaced: gaps {gaps:?}"
         );
     }
     // The page has no script, so any console line (Chromium logs them as
