@@ -4,7 +4,9 @@
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
 use super::text::{cells_table, ratio_lines, served};
-use super::words::{ranking_lines, runs_label, steps_line, warning_message, RANKING_LEGEND};
+use super::words::{
+    ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
+};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
 use shootout_analysis::cells::WorkloadBlock;
@@ -158,11 +160,7 @@ fn served_tables(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
     for l in &w.levels {
         if l.cells.len() >= 2 {
             line!(o);
-            line!(
-                o,
-                "Percentage of the requests served within a certain time (ms), {}:",
-                md_escape(&l.level.to_string())
-            );
+            line!(o, "{}:", md_escape(&served_title(l.level)));
             line!(o);
             served(a, l).markdown(o);
         }

@@ -7,8 +7,8 @@
 //! contender's stderr is not run by the terminal and a newline in a name breaks no row.
 
 use super::words::{
-    ranking_lines, ratio_phrase, runs_label, steps_line, warning_message, RANKING_LEGEND,
-    SERVED_PERCENTS,
+    ranking_lines, ratio_phrase, runs_label, served_title, steps_line, warning_message,
+    RANKING_LEGEND, SERVED_PERCENTS,
 };
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{Align, Table};
@@ -217,11 +217,7 @@ pub(crate) fn ratio_lines(a: &Analysis, l: &LevelBlock) -> Vec<String> {
 /// ab's "Percentage of the requests served within a certain time (ms)", one column per
 /// contender, from the repetitions' merged histograms.
 fn served_table(o: &mut String, a: &Analysis, l: &LevelBlock) {
-    line!(
-        o,
-        "  Percentage of the requests served within a certain time (ms), {}",
-        l.level
-    );
+    line!(o, "  {}", served_title(l.level));
     served(a, l).text(o, "    ");
 }
 

@@ -12,6 +12,11 @@ use shootout_model::{ContenderStatus, LoadLevel, RunStatus, StepStatus, Warning}
 /// ab's percentile rows of the "served within" table (100 is the slowest request).
 pub const SERVED_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
 
+/// The title of a level's "served within" table (after ab's own).
+pub(crate) fn served_title(level: LoadLevel) -> String {
+    format!("Percentage of the requests served within a certain time (ms), {level}")
+}
+
 /// `nginx · hello · c=8`.
 pub fn cell_label(contender: &str, workload: &str, level: LoadLevel) -> String {
     format!("{contender} · {workload} · {level}")
