@@ -8,6 +8,8 @@
 pub mod plan;
 pub mod resolved;
 pub mod result;
+pub mod saved;
+pub mod shard;
 pub mod shootout;
 pub mod spec;
 pub mod status;
@@ -18,6 +20,8 @@ pub use result::{
     latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
     GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, Warning,
 };
+pub use saved::{Outcome, SavedError, SavedRun};
+pub use shard::{Shard, ShardError};
 pub use shootout::{
     ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample, RunStatus, StepStatus,
     UnknownStatus,
