@@ -16,8 +16,7 @@ use hdrhistogram::Histogram;
 use shootout_model::result::second_histogram;
 use shootout_model::saved::unix_ns;
 use shootout_model::{
-    per_second, LoadSpec, Outcome, Pace, RunResult, SavedRun, ScheduleStats,
-    SecondStats,
+    per_second, LoadSpec, Outcome, Pace, RunResult, SavedRun, ScheduleStats, SecondStats,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -137,7 +136,9 @@ pub enum MergeError {
         fields: Vec<String>,
     },
     /// A whole (unsharded) run among others.
-    #[error("{0} is a whole load, not a shard (it was run without --shard or --shards): merge it alone")]
+    #[error(
+        "{0} is a whole load, not a shard (it was run without --shard or --shards): merge it alone"
+    )]
     NotSharded(String),
     /// The same shard twice.
     #[error("shard {index} is given twice ({first} and {second}): give each shard's file once")]
@@ -218,16 +219,36 @@ pub fn differences(a: &LoadSpec, b: &LoadSpec) -> Vec<String> {
     );
     cmp(
         "expected body",
-        format!("{:?}", a.expect.body_contains.as_deref().map(String::from_utf8_lossy)),
-        format!("{:?}", b.expect.body_contains.as_deref().map(String::from_utf8_lossy)),
+        format!(
+            "{:?}",
+            a.expect
+                .body_contains
+                .as_deref()
+                .map(String::from_utf8_lossy)
+        ),
+        format!(
+            "{:?}",
+            b.expect
+                .body_contains
+                .as_deref()
+                .map(String::from_utf8_lossy)
+        ),
     );
     cmp(
         "expected length",
         format!("{:?}", a.expect.length),
         format!("{:?}", b.expect.length),
     );
-    cmp("connections", a.connections.to_string(), b.connections.to_string());
-    cmp("requests", format!("{:?}", a.requests), format!("{:?}", b.requests));
+    cmp(
+        "connections",
+        a.connections.to_string(),
+        b.connections.to_string(),
+    );
+    cmp(
+        "requests",
+        format!("{:?}", a.requests),
+        format!("{:?}", b.requests),
+    );
     cmp("duration", secs(a.duration), secs(b.duration));
     cmp("rate", rate(a.pace), rate(b.pace));
     cmp("timeout", secs(Some(a.timeout)), secs(Some(b.timeout)));
@@ -256,7 +277,10 @@ pub fn merge(sources: &[Source], allow_partial: bool) -> Result<Merged, MergeErr
     let mut failed = Vec::new();
     let mut included = Vec::new();
     for s in sources {
-        let shard = s.run.shard.map_or(String::new(), |sh| format!("shard {}", sh.index));
+        let shard = s
+            .run
+            .shard
+            .map_or(String::new(), |sh| format!("shard {}", sh.index));
         match &s.run.outcome {
             Outcome::Failed(e) => {
                 if !allow_partial {
@@ -366,11 +390,15 @@ fn missing(sources: &[Source]) -> Vec<u32> {
 fn start_notes(runs: &[(&Source, &RunResult)]) -> Vec<Note> {
     let mut notes = Vec::new();
     let by_start = |(_, r): &&(&Source, &RunResult)| unix_ns(r.started);
-    let (earliest, latest) = match (runs.iter().min_by_key(by_start), runs.iter().max_by_key(by_start)) {
+    let (earliest, latest) = match (
+        runs.iter().min_by_key(by_start),
+        runs.iter().max_by_key(by_start),
+    ) {
         (Some(e), Some(l)) => (e, l),
         _ => return notes,
     };
-    let spread = Duration::from_nanos((unix_ns(latest.1.started) - unix_ns(earliest.1.started)) as u64);
+    let spread =
+        Duration::from_nanos((unix_ns(latest.1.started) - unix_ns(earliest.1.started)) as u64);
     if spread > START_SKEW {
         notes.push(Note::StartSkew {
             spread,
@@ -394,7 +422,11 @@ fn start_notes(runs: &[(&Source, &RunResult)]) -> Vec<Note> {
 
 /// The runs added up into one result (warnings not yet derived).
 fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
-    let t0 = runs.iter().map(|(_, r)| unix_ns(r.started)).min().unwrap_or(0);
+    let t0 = runs
+        .iter()
+        .map(|(_, r)| unix_ns(r.started))
+        .min()
+        .unwrap_or(0);
     let first_started = runs
         .iter()
         .min_by_key(|(_, r)| unix_ns(r.started))
@@ -415,10 +447,11 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
             let _ = dst.add(src);
         }
         let shift_us = ((unix_ns(r.started) - t0) / 1000) as u64;
-        out.samples.extend(r.samples.iter().map(|s| shootout_model::Sample {
-            start_us: s.start_us + shift_us,
-            ..*s
-        }));
+        out.samples
+            .extend(r.samples.iter().map(|s| shootout_model::Sample {
+                start_us: s.start_us + shift_us,
+                ..*s
+            }));
         let g = &mut out.generator;
         g.threads += r.generator.threads;
         g.cpu_user += r.generator.cpu_user;
@@ -610,7 +643,7 @@ mod tests {
 
     #[test]
     fn one_run_merges_into_itself() {
-        let s = vec![two().remove(1)];
+        let s = [two().remove(1)];
         let m = merge(&s[..], true).unwrap();
         let own = s[0].run.result.as_ref().unwrap();
         assert_eq!(m.result.counts, own.counts);
@@ -635,11 +668,21 @@ mod tests {
             shard(3, 4, 0, [&[1], &[2]]),
         ];
         let e = merge(&s, false).unwrap_err();
-        assert_eq!(e, MergeError::Missing { missing: vec![2], count: 4 });
+        assert_eq!(
+            e,
+            MergeError::Missing {
+                missing: vec![2],
+                count: 4
+            }
+        );
         assert!(e.to_string().contains("shard 2 of 4 missing"), "{e}");
         let m = merge(&s, true).unwrap();
         assert_eq!(m.result.counts.completed, 6);
-        assert!(m.notes[0].to_string().contains("shard 2 missing"), "{:?}", m.notes);
+        assert!(
+            m.notes[0].to_string().contains("shard 2 missing"),
+            "{:?}",
+            m.notes
+        );
     }
 
     #[test]
@@ -648,7 +691,10 @@ mod tests {
         s[1].run.outcome = Outcome::Failed("cannot connect to 127.0.0.1:8080".into());
         s[1].run.result = None;
         let e = merge(&s, false).unwrap_err().to_string();
-        assert!(e.starts_with("shard-1.json (shard 1 failed: cannot connect"), "{e}");
+        assert!(
+            e.starts_with("shard-1.json (shard 1 failed: cannot connect"),
+            "{e}"
+        );
         let m = merge(&s, true).unwrap();
         assert_eq!(m.result.counts.completed, 4);
         let mut s = two();
@@ -665,8 +711,16 @@ mod tests {
         ];
         let m = merge(&s, false).unwrap();
         let notes: Vec<String> = m.notes.iter().map(Note::to_string).collect();
-        assert!(notes[0].starts_with("the shards started 2.500 s apart (shard-0.json first, shard-1.json last)"), "{notes:?}");
-        assert!(notes[1].starts_with("shard-1.json started 2.500 s after the agreed start time"), "{notes:?}");
+        assert!(
+            notes[0].starts_with(
+                "the shards started 2.500 s apart (shard-0.json first, shard-1.json last)"
+            ),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].starts_with("shard-1.json started 2.500 s after the agreed start time"),
+            "{notes:?}"
+        );
         // Shard 1's seconds land 2.5 s later: rounded to the fleet's seconds 3 and 4 (2.5 → 3).
         let rows: Vec<u32> = m.result.series.iter().map(|s| s.second).collect();
         assert_eq!(rows, vec![0, 1, 3, 4]);

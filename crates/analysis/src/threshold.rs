@@ -75,9 +75,7 @@ impl Metric {
             }),
             Metric::Mean => latency(|h| h.mean()),
             Metric::Max => latency(|h| h.max() as f64),
-            Metric::Errors => {
-                r.counts.failed() as f64 * 100.0 / r.counts.completed.max(1) as f64
-            }
+            Metric::Errors => r.counts.failed() as f64 * 100.0 / r.counts.completed.max(1) as f64,
             Metric::Failed => r.counts.failed() as f64,
             Metric::Rps => r.ok_rps(),
         }
@@ -143,7 +141,9 @@ pub struct Threshold {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThresholdError {
     /// No comparison in it.
-    #[error("'{0}' has no comparison: write METRIC OP VALUE, e.g. p99>50ms, errors>0.1% or rps<20000")]
+    #[error(
+        "'{0}' has no comparison: write METRIC OP VALUE, e.g. p99>50ms, errors>0.1% or rps<20000"
+    )]
     NoOperator(String),
     /// An unknown metric.
     #[error("'{expr}': '{metric}' is not a metric: use one of p50, p90, p99, p999, mean, max (latency), errors (%), failed (count), rps (good answers per second)")]
@@ -157,7 +157,9 @@ pub enum ThresholdError {
     #[error("'{0}': a latency needs a unit: write e.g. p99>50ms, mean>800us or max>2s")]
     Unit(String),
     /// `errors` without `%`.
-    #[error("'{0}': errors is a share of the completed requests: write it with %, e.g. errors>0.1%")]
+    #[error(
+        "'{0}': errors is a share of the completed requests: write it with %, e.g. errors>0.1%"
+    )]
     Percent(String),
     /// Not a number, negative, or a count with a fraction.
     #[error("'{expr}': '{value}' is not a {what}: write e.g. {example}")]
@@ -329,7 +331,10 @@ mod tests {
         for (expr, hint) in rows {
             let e = expr.parse::<Threshold>().unwrap_err().to_string();
             assert!(e.contains(hint), "{expr:?}: {e}");
-            assert!(e.contains(&format!("'{expr}'")) || e.contains("'p98'") || e.contains("'latency'"), "{expr:?} named: {e}");
+            assert!(
+                e.contains(&format!("'{expr}'")) || e.contains("'p98'") || e.contains("'latency'"),
+                "{expr:?} named: {e}"
+            );
         }
     }
 
@@ -348,8 +353,15 @@ mod tests {
     fn judging_returns_the_breached_thresholds_with_their_values() {
         let r = result();
         let all: Vec<Threshold> = [
-            "p50>2ms", "p99>0.5ms", "max>=100ms", "errors>0.1%", "errors>=0.1%", "failed>0",
-            "rps<500", "rps<=499.5", "mean<1ms",
+            "p50>2ms",
+            "p99>0.5ms",
+            "max>=100ms",
+            "errors>0.1%",
+            "errors>=0.1%",
+            "failed>0",
+            "rps<500",
+            "rps<=499.5",
+            "mean<1ms",
         ]
         .iter()
         .map(|e| t(e))
@@ -361,13 +373,29 @@ mod tests {
         // p50 is 1 ms; errors are exactly 0.1%; rps is 999 / 2 s = 499.5.
         assert_eq!(
             breached,
-            vec!["p99>0.5ms", "max>=100ms", "errors>=0.1%", "failed>0", "rps<500", "rps<=499.5"]
+            vec![
+                "p99>0.5ms",
+                "max>=100ms",
+                "errors>=0.1%",
+                "failed>0",
+                "rps<500",
+                "rps<=499.5"
+            ]
         );
         let b = &judge(&[t("p99>0.5ms")], &r)[0];
-        assert_eq!(b.to_string(), "threshold failed: p99>0.5ms (p99 was 1.000 ms)");
+        assert_eq!(
+            b.to_string(),
+            "threshold failed: p99>0.5ms (p99 was 1.000 ms)"
+        );
         let b = &judge(&[t("errors>0.01%")], &r)[0];
-        assert_eq!(b.to_string(), "threshold failed: errors>0.01% (errors was 0.100%)");
+        assert_eq!(
+            b.to_string(),
+            "threshold failed: errors>0.01% (errors was 0.100%)"
+        );
         let b = &judge(&[t("rps<500")], &r)[0];
-        assert_eq!(b.to_string(), "threshold failed: rps<500 (rps was 499.50 req/s)");
+        assert_eq!(
+            b.to_string(),
+            "threshold failed: rps<500 (rps was 499.50 req/s)"
+        );
     }
 }

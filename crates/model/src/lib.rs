@@ -31,4 +31,6 @@ pub use spec::{
     TlsOptions,
 };
 pub use status::StatusSet;
-pub use units::{parse_cpu_list, parse_duration, DurationError, MAX_DURATION};
+pub use units::{
+    parse_cpu_list, parse_duration, parse_wall_clock, DurationError, WallClockError, MAX_DURATION,
+};

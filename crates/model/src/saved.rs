@@ -94,6 +94,37 @@ pub enum SavedError {
     Damaged(String),
 }
 
+/// The line before a result written into a log (`--save -`, for `kubectl logs`).
+pub const BEGIN_MARK: &str = "-----BEGIN SHOOTOUT RESULT-----";
+/// The line after it.
+pub const END_MARK: &str = "-----END SHOOTOUT RESULT-----";
+
+/// The results written into a log between [`BEGIN_MARK`] and [`END_MARK`], each with the
+/// 1-based number of its BEGIN line. Text before a mark on its line (a log prefix) is
+/// ignored; a block without its END mark (a log cut short) is left out.
+pub fn blocks_in_log(log: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut lines = log.lines().enumerate();
+    while let Some((n, line)) = lines.next() {
+        if !line.trim_end().ends_with(BEGIN_MARK) {
+            continue;
+        }
+        let (Some((_, body)), Some((_, end))) = (lines.next(), lines.next()) else {
+            break;
+        };
+        if end.trim_end().ends_with(END_MARK) {
+            let prefix = line.trim_end().len() - BEGIN_MARK.len();
+            out.push((n + 1, body.get(prefix..).unwrap_or(body).trim()));
+        }
+    }
+    out
+}
+
+/// `json` (one line) between the marks, ready to be written into a log.
+pub fn in_log_block(json: &str) -> String {
+    format!("{BEGIN_MARK}\n{json}\n{END_MARK}\n")
+}
+
 impl SavedRun {
     /// The file's text: one line of JSON.
     pub fn to_json(&self) -> String {
@@ -122,8 +153,7 @@ impl SavedRun {
             format: String,
             version: u32,
         }
-        let head: Head =
-            serde_json::from_str(text).map_err(|e| SavedError::Json(e.to_string()))?;
+        let head: Head = serde_json::from_str(text).map_err(|e| SavedError::Json(e.to_string()))?;
         if head.format != RESULT_FORMAT {
             return Err(SavedError::Format(head.format));
         }
@@ -145,7 +175,9 @@ impl SavedRun {
         let spec = f.spec.spec()?;
         let result = f.result.map(|r| r.result(&spec)).transpose()?;
         if result.is_none() && !matches!(outcome, Outcome::Failed(_)) {
-            return Err(SavedError::Damaged("a run that did not fail has no result".into()));
+            return Err(SavedError::Damaged(
+                "a run that did not fail has no result".into(),
+            ));
         }
         Ok(SavedRun {
             shootout: f.shootout,
@@ -233,9 +265,8 @@ impl SpecV1 {
     }
 
     fn spec(self) -> Result<LoadSpec, SavedError> {
-        let damaged = |what: &str, e: &dyn std::fmt::Display| {
-            SavedError::Damaged(format!("{what}: {e}"))
-        };
+        let damaged =
+            |what: &str, e: &dyn std::fmt::Display| SavedError::Damaged(format!("{what}: {e}"));
         let mut target = Target::parse(&self.url).map_err(|e| damaged("url", &e))?;
         target.unix_socket = self.unix_socket;
         target.tls.insecure = self.insecure;
@@ -385,9 +416,9 @@ impl ResultV1 {
             .series
             .into_iter()
             .map(|s| {
-                let bytes = BASE64
-                    .decode(&s.histogram)
-                    .map_err(|e| SavedError::Histogram(format!("second {}", s.second), e.to_string()))?;
+                let bytes = BASE64.decode(&s.histogram).map_err(|e| {
+                    SavedError::Histogram(format!("second {}", s.second), e.to_string())
+                })?;
                 let h: Histogram<u64> = Deserializer::new()
                     .deserialize(&mut bytes.as_slice())
                     .map_err(|e| {
@@ -410,14 +441,16 @@ impl ResultV1 {
             samples: self
                 .samples
                 .into_iter()
-                .map(|(start_us, connect_us, waiting_us, total_us, status, failure)| Sample {
-                    start_us,
-                    connect_us,
-                    waiting_us,
-                    total_us,
-                    status,
-                    failure,
-                })
+                .map(
+                    |(start_us, connect_us, waiting_us, total_us, status, failure)| Sample {
+                        start_us,
+                        connect_us,
+                        waiting_us,
+                        total_us,
+                        status,
+                        failure,
+                    },
+                )
                 .collect(),
             first_response: self.first_response.map(|f| FirstResponse {
                 status: f.status,
@@ -697,8 +730,26 @@ mod tests {
         assert_eq!(back.fleet, saved.fleet);
         assert_eq!(back.spec, saved.spec);
         assert_eq!(back.outcome, Outcome::Complete);
-        assert_same(back.result.as_ref().unwrap(), saved.result.as_ref().unwrap());
+        assert_same(
+            back.result.as_ref().unwrap(),
+            saved.result.as_ref().unwrap(),
+        );
         assert_eq!(back.to_json(), text, "a second round trip changes nothing");
+    }
+
+    #[test]
+    fn results_are_found_in_a_log_between_their_marks() {
+        let json = run().to_json();
+        let log = format!(
+            "report line\n{}[pod/a] {}\n[pod/a] {}\n[pod/a] {}\nother\n{BEGIN_MARK}\n{{cut",
+            in_log_block("{\"x\":1}"),
+            BEGIN_MARK,
+            json,
+            END_MARK
+        );
+        let blocks = blocks_in_log(&log);
+        assert_eq!(blocks, vec![(2, "{\"x\":1}"), (5, json.as_str())]);
+        assert!(SavedRun::parse(blocks[1].1).is_ok());
     }
 
     #[test]
@@ -719,8 +770,13 @@ mod tests {
         assert_eq!(e, SavedError::Format("other".into()));
         let e = SavedRun::parse(r#"{"format":"shootout-result","version":9}"#).unwrap_err();
         assert!(e.to_string().contains("same shootout version"), "{e}");
-        let damaged = run().to_json().replace("\"latency\":\"", "\"latency\":\"AAAA");
+        let damaged = run()
+            .to_json()
+            .replace("\"latency\":\"", "\"latency\":\"AAAA");
         let e = SavedRun::parse(&damaged).unwrap_err();
-        assert!(matches!(e, SavedError::Histogram(ref h, _) if h == "latency"), "{e}");
+        assert!(
+            matches!(e, SavedError::Histogram(ref h, _) if h == "latency"),
+            "{e}"
+        );
     }
 }

@@ -210,9 +210,14 @@ mod tests {
     fn requests_are_divided_and_too_few_refused() {
         let f = fleet(8, Some(10), Pace::Closed);
         let s = Shard::new(1, 3).unwrap().divide(&f).unwrap();
-        assert_eq!((s.requests, s.connections, s.offset), (Some(3), 3, Duration::ZERO));
+        assert_eq!(
+            (s.requests, s.connections, s.offset),
+            (Some(3), 3, Duration::ZERO)
+        );
         assert_eq!(s.threads, 2);
-        let few = Shard::new(0, 4).unwrap().divide(&fleet(3, None, Pace::Closed));
+        let few = Shard::new(0, 4)
+            .unwrap()
+            .divide(&fleet(3, None, Pace::Closed));
         let e = few.unwrap_err();
         assert!(e.to_string().contains("-c 4 or more"), "{e}");
         let e = Shard::new(0, 20)

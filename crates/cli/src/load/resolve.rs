@@ -33,6 +33,8 @@ pub(super) struct Plan {
     pub format: Format,
     /// How flags were read or adjusted, for stderr (`-t` read as threads, `-c` lowered).
     pub notes: Vec<String>,
+    /// Sharding, start time, result files and thresholds ([`super::dist`]).
+    pub dist: super::dist::Dist,
 }
 
 /// Resolves the flags into the plan of the run.
@@ -68,6 +70,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             a.concurrency
         ));
     }
+    let (spec, dist) = super::dist::resolve(&a.dist, spec, |k| std::env::var(k).ok())?;
     let warmup = warmup(a, &spec)?;
     let format = if a.json {
         Format::Json
@@ -81,6 +84,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         warmup,
         format,
         notes,
+        dist,
     })
 }
 
@@ -337,7 +341,7 @@ pub(crate) fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
 
 /// Checks before the run that `flag`'s file can be written at its end: its directory
 /// exists and is writable, and the path is not a directory.
-fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
+pub(super) fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
