@@ -550,3 +550,40 @@ fn a_breached_threshold_exits_3_with_one_line_each_on_load_and_merge() {
         String::from_utf8_lossy(&merged.stderr).starts_with("threshold failed: rps>=0 (rps was ")
     );
 }
+
+#[test]
+fn a_shard_past_its_start_time_refuses_to_run_and_says_so_in_its_result() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("late.json");
+    let past = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 5;
+    let out = shootout()
+        .args([
+            "load",
+            "-n",
+            "40",
+            "-c",
+            "2",
+            "--shard",
+            "1/2",
+            "--start-at",
+            &past.to_string(),
+            "--save",
+        ])
+        .arg(&file)
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--start-at passed"), "{err}");
+    assert_eq!(server.requests(), 0, "nothing was sent");
+    let saved = SavedRun::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(
+        matches!(saved.outcome, shootout_model::Outcome::Failed(ref e) if e.contains("--start-at passed"))
+    );
+}

@@ -29,6 +29,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
             say!("note: {n}");
         }
     }
+    start_time(&plan)?;
     let stop = stop_flag();
     if let Some(ws) = &plan.warmup {
         if warm_up(ws, stop.clone(), a.quiet)? {
@@ -37,10 +38,10 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     }
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
-    if let Some(at) = plan.dist.start_at {
+    if plan.dist.start_at.is_some() {
         // Again after the warm-up, which may have taken the time.
-        dist::check_start(at, std::time::SystemTime::now())?;
-        control.start_at = Some(at);
+        start_time(&plan)?;
+        control.start_at = plan.dist.start_at;
     }
     let control = Arc::new(control);
     let bound = match (spec.requests, spec.duration) {
@@ -70,8 +71,8 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     }
     // A file that could not be written is an error even when stdout's reader went away.
     write_files(&a, spec, &result)?;
-    printed?;
     dist::save(&plan.dist, spec, Ok(&result))?;
+    printed?;
     let breached = judge(&plan.dist.thresholds, &result);
     if result.interrupted {
         return Ok(INTERRUPTED);
@@ -96,6 +97,19 @@ pub(crate) fn judge(
         say!("{b}");
     }
     !breaches.is_empty()
+}
+
+/// Checks that `--start-at`, if given, has not passed by more than a second; if it has,
+/// the shard writes a failed result (so the merge names it) and the run is refused.
+fn start_time(plan: &resolve::Plan) -> Result<(), Failure> {
+    let Some(at) = plan.dist.start_at else {
+        return Ok(());
+    };
+    if let Err(f) = dist::check_start(at, std::time::SystemTime::now()) {
+        dist::save(&plan.dist, &plan.spec, Err(&format!("{:#}", f.error)))?;
+        return Err(f);
+    }
+    Ok(())
 }
 
 /// Checks that `a` resolves into a load (as `run` would, without running it); returns the

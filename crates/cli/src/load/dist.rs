@@ -91,14 +91,12 @@ pub fn resolve(
         }
         (None, None) => None,
     };
+    // Whether the time has passed is checked when the run is about to start (`load`
+    // writes a failed result then, for the merge to name this shard).
     let start_at = a
         .start_at
         .as_deref()
-        .map(|t| {
-            let at = parse_wall_clock(t).map_err(|e| usage(anyhow!("--start-at: {e}")))?;
-            check_start(at, SystemTime::now())?;
-            Ok::<_, Failure>(at)
-        })
+        .map(|t| parse_wall_clock(t).map_err(|e| usage(anyhow!("--start-at: {e}"))))
         .transpose()?;
     let thresholds = parse_thresholds(&a.fail_if)?;
     for path in a
@@ -183,11 +181,10 @@ pub fn save(dist: &Dist, spec: &LoadSpec, result: Result<&RunResult, &str>) -> R
 /// `shard-I-of-N.json` (or `result.json`), anything else is a file path.
 pub(crate) fn write_saved(targets: &[PathBuf], saved: &SavedRun) -> Result<(), Failure> {
     let json = saved.to_json();
-    for target in targets {
-        if target.as_os_str() == "-" {
-            crate::emit(&in_log_block(&json))?;
-            continue;
-        }
+    let stdout = |t: &&PathBuf| t.as_os_str() == "-";
+    // Files first: a file that could not be written is an error even when stdout's reader
+    // went away.
+    for target in targets.iter().filter(|t| !stdout(t)) {
         let path = if target.is_dir() {
             target.join(file_name(saved.shard))
         } else {
@@ -196,6 +193,9 @@ pub(crate) fn write_saved(targets: &[PathBuf], saved: &SavedRun) -> Result<(), F
         std::fs::write(&path, format!("{json}\n"))
             .with_context(|| format!("cannot write the result file {}", path.display()))
             .map_err(Failure::run)?;
+    }
+    if targets.iter().any(|t| stdout(&t)) {
+        crate::emit(&in_log_block(&json))?;
     }
     Ok(())
 }
