@@ -258,15 +258,8 @@ fn check_load(job: &JobArgs) -> Result<shootout_model::LoadSpec, Failure> {
             ))
         }
     }
-    let parsed = LoadCommand::try_parse_from(&job.load[1..]).map_err(|e| {
-        let text = e.to_string();
-        let first = text
-            .lines()
-            .next()
-            .unwrap_or("bad load flags")
-            .trim_start_matches("error: ");
-        usage(format!("the load after --: {first}"))
-    })?;
+    let parsed = LoadCommand::try_parse_from(&job.load[1..])
+        .map_err(|e| usage(format!("the load after --: {}", crate::clap_line(&e))))?;
     let mut load = parsed.load;
     let d = &load.dist;
     if d.shard.is_some() || d.shards.is_some() || d.start_at.is_some() || !d.save.is_empty() {

@@ -227,14 +227,19 @@ fn clap_error(e: clap::Error) -> i32 {
             exit_code(e.print().map(|()| code).map_err(Failure::output))
         }
         _ => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("bad usage")
-                .trim_start_matches("error: ");
+            let first = clap_line(&e);
             say!("error: {first} (see 'shootout --help' or 'shootout load --help')");
             2
         }
     }
+}
+
+/// The first line of a clap error, without its `error: `: what the user typed wrong.
+pub(crate) fn clap_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .next()
+        .unwrap_or("bad usage")
+        .trim_start_matches("error: ")
+        .to_string()
 }

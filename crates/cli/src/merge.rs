@@ -8,7 +8,7 @@
 use crate::load::dist::{parse_thresholds, write_saved};
 use crate::load::{judge, THRESHOLD_FAILED};
 use crate::Failure;
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use clap::Args;
 use shootout_analysis::merge::{merge as merge_runs, Source};
 use shootout_model::saved::blocks_in_log;
@@ -60,13 +60,7 @@ pub struct MergeArgs {
 /// Runs `shootout merge`; returns the exit code.
 pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
     let thresholds = parse_thresholds(&a.fail_if)?;
-    let format = if a.json {
-        Format::Json
-    } else {
-        a.format
-            .parse()
-            .map_err(|e| Failure::usage(anyhow!("{e}")))?
-    };
+    let format = crate::load::report_format(a.json, &a.format)?;
     let mut sources = Vec::new();
     for file in &a.files {
         sources.extend(read(file)?);

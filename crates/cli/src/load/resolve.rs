@@ -72,13 +72,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     }
     let (spec, dist) = super::dist::resolve(&a.dist, spec, |k| std::env::var(k).ok())?;
     let warmup = warmup(a, &spec)?;
-    let format = if a.json {
-        Format::Json
-    } else {
-        a.format
-            .parse()
-            .map_err(|e| Failure::usage(anyhow!("{e}")))?
-    };
+    let format = report_format(a.json, &a.format)?;
     Ok(Plan {
         spec,
         warmup,
@@ -86,6 +80,14 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         notes,
         dist,
     })
+}
+
+/// The report format of `--format NAME`, or JSON with `--json` (`load` and `merge`).
+pub(crate) fn report_format(json: bool, name: &str) -> Result<Format, Failure> {
+    if json {
+        return Ok(Format::Json);
+    }
+    name.parse().map_err(|e| Failure::usage(anyhow!("{e}")))
 }
 
 /// A rule of the spec the flags broke, said in terms of the flag that broke it.
