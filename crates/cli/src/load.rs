@@ -38,10 +38,13 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     }
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
-    if plan.dist.start_at.is_some() {
+    if let Some(at) = plan.dist.start_at {
         // Again after the warm-up, which may have taken the time.
         start_time(&plan)?;
-        control.start_at = plan.dist.start_at;
+        // The engine connects, then waits for the start; connecting only just before it
+        // keeps the connections from idling (a server's keep-alive timer may close them).
+        shootout_engine::wait_until(at.checked_sub(CONNECT_AHEAD).unwrap_or(at), &control.stop);
+        control.start_at = Some(at);
     }
     let control = Arc::new(control);
     let bound = match (spec.requests, spec.duration) {
@@ -83,6 +86,9 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     }
     Ok(if breached { THRESHOLD_FAILED } else { 0 })
 }
+
+/// With `--start-at`, how long before the start the engine begins to connect.
+const CONNECT_AHEAD: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The exit code of a run that breached a `--fail-if` threshold.
 pub(crate) const THRESHOLD_FAILED: i32 = 3;

@@ -19,6 +19,7 @@ mod worker;
 
 pub use pacer::{Pacer, Pacing};
 pub use parse::{ParseError, Progress, ResponseParser};
+pub use worker::wait_until;
 
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;

@@ -268,7 +268,7 @@ pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Re
 
 /// Sleeps until the wall clock reaches `at` (at once when it is past), waking at least
 /// every 100 ms to see whether `stop` was set. The caller bounds how far ahead `at` is.
-fn wait_until(at: std::time::SystemTime, stop: &AtomicBool) {
+pub fn wait_until(at: std::time::SystemTime, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         match at.duration_since(std::time::SystemTime::now()) {
             Ok(left) if !left.is_zero() => std::thread::sleep(left.min(Duration::from_millis(100))),
