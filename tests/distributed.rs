@@ -368,13 +368,25 @@ fn the_merge_of_one_file_is_that_run_s_own_report() {
     let dir = tempfile::tempdir().unwrap();
     for format in ["text", "ab", "wrk", "json"] {
         let file = dir.path().join(format!("{format}.json"));
+        let own_html = dir.path().join("own.html");
+        let merged_html = dir.path().join("merged.html");
         let own = load_saved(
-            &["-n", "300", "-c", "3", "--format", format],
+            &[
+                "-n",
+                "300",
+                "-c",
+                "3",
+                "--format",
+                format,
+                "--html",
+                own_html.to_str().unwrap(),
+            ],
             &server.url("/"),
             &file,
         );
         let out = shootout()
-            .args(["merge", "--format", format])
+            .args(["merge", "--format", format, "--html"])
+            .arg(&merged_html)
             .arg(&file)
             .output()
             .unwrap();
@@ -384,6 +396,9 @@ fn the_merge_of_one_file_is_that_run_s_own_report() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(String::from_utf8(out.stdout).unwrap(), own, "{format}");
+        let page = |p: &Path| std::fs::read_to_string(p).unwrap();
+        assert!(page(&own_html).contains("<svg"));
+        assert_eq!(page(&merged_html), page(&own_html), "the HTML page");
     }
 }
 

@@ -108,6 +108,8 @@ fn start_in(text: &str) -> Result<Duration, Failure> {
 /// The manifest, and the command that gathers and merges the results.
 fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Failure> {
     let usage = |e: String| Failure::usage(anyhow!(e));
+    shootout_model::Shard::new(0, job.shards)
+        .map_err(|e| usage(format!("--shards {}: {e}", job.shards)))?;
     check_name(&job.name).map_err(usage)?;
     for (flag, q) in [("--cpu", &job.cpu), ("--memory", &job.memory)] {
         if !is_quantity(q) {
