@@ -306,7 +306,11 @@ impl SpecV1 {
             all: self.keep_all_samples,
         };
         spec.cpus = self.cpus;
-        spec.validate().map_err(|e| damaged("spec", &e))?;
+        // A merged fleet's threads are the sum of its shards' and may pass the limit of one
+        // process: the rest of the spec is held to every rule.
+        let mut check = spec.clone();
+        check.threads = check.threads.clamp(1, crate::spec::MAX_THREADS);
+        check.validate().map_err(|e| damaged("spec", &e))?;
         Ok(spec)
     }
 }
@@ -750,6 +754,15 @@ mod tests {
         let blocks = blocks_in_log(&log);
         assert_eq!(blocks, vec![(2, "{\"x\":1}"), (5, json.as_str())]);
         assert!(SavedRun::parse(blocks[1].1).is_ok());
+    }
+
+    /// A merge of 100 shards of 16 threads each could not be read back.
+    #[test]
+    fn a_merged_fleet_may_have_more_threads_than_one_process() {
+        let mut saved = run();
+        saved.fleet.threads = 1600;
+        let back = SavedRun::parse(&saved.to_json()).unwrap();
+        assert_eq!(back.fleet.threads, 1600);
     }
 
     #[test]

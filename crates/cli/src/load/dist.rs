@@ -11,7 +11,7 @@ use clap::Args;
 use shootout_analysis::threshold::Threshold;
 use shootout_model::saved::in_log_block;
 use shootout_model::{parse_wall_clock, LoadSpec, Outcome, RunResult, SavedRun, Shard};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 /// The environment variable a Kubernetes Indexed Job sets to each pod's index.
@@ -202,11 +202,10 @@ pub(crate) fn write_saved(targets: &[PathBuf], saved: &SavedRun) -> Result<(), F
 
 /// The name of a result file in a `--save` directory.
 fn file_name(shard: Option<Shard>) -> PathBuf {
-    Path::new(&match shard {
+    PathBuf::from(match shard {
         Some(s) => format!("shard-{}-of-{}.json", s.index, s.count),
         None => "result.json".into(),
     })
-    .to_path_buf()
 }
 
 #[cfg(test)]
