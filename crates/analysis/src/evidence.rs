@@ -258,6 +258,7 @@ pub(crate) mod tests {
                 p50_us: 0,
                 p99_us: 0,
                 max_us: 0,
+                histogram: Vec::new(),
             })
             .collect();
         StoredStep {

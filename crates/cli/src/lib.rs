@@ -7,10 +7,15 @@
 //! (two stored runs, with significance and CI gates). `report` and `compare` read the store
 //! only.
 //!
+//! Subcommands for a load spread over many machines: `merge` (the result files of a
+//! load's shards, as one exact report) and `k8s job` (a Kubernetes Indexed Job running a
+//! load as shards).
+//!
 //! Exit codes: 0 done, 1 the run could not be done (a `load` in which not one request got
 //! a good answer, a `run` in which no contender was measured), a `compare` gate failed or
 //! the output could not be written, 2 bad usage (including a store or run that does not
-//! exist), 130 interrupted.
+//! exist, and result files `merge` refuses), 3 a `--fail-if` threshold of `load` or
+//! `merge` failed, 130 interrupted.
 //!
 //! Output: every command writes its report with `emit`, never `print!` (which panics when
 //! stdout cannot be written); clap's help and version go the same way. A reader that
@@ -36,8 +41,10 @@ macro_rules! say {
 mod abandoned;
 mod compare;
 mod docs;
+mod k8s;
 mod load;
 mod ls;
+mod merge;
 mod progress;
 mod report;
 mod run;
@@ -91,6 +98,10 @@ enum Command {
     Completions(docs::CompletionsArgs),
     /// Print the man page of shootout or of one subcommand (roff, for man -l or man1/).
     Man(docs::ManArgs),
+    /// Merge the result files of a load's shards (load --save) into one exact report.
+    Merge(merge::MergeArgs),
+    /// Kubernetes: print an Indexed Job that runs a load as N shards.
+    K8s(k8s::K8sArgs),
 }
 
 /// A failure with the exit code it deserves.
@@ -198,6 +209,8 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::compare(args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
+        Command::Merge(args) => merge::merge(args),
+        Command::K8s(args) => k8s::k8s(args),
     })
 }
 
@@ -253,7 +266,7 @@ fn clap_error(e: clap::Error) -> i32 {
 
 /// clap's error as one line: the error, then its hints (`[possible values: …]`, `tip: a
 /// similar subcommand exists: 'report'`), without the usage and the generic "try --help".
-fn clap_line(text: &str) -> String {
+pub(crate) fn clap_line(text: &str) -> String {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let mut out = lines
         .next()

@@ -19,6 +19,7 @@ mod worker;
 
 pub use pacer::{Pacer, Pacing};
 pub use parse::{ParseError, Progress, ResponseParser};
+pub use worker::wait_until;
 
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
@@ -103,6 +104,10 @@ pub struct Control {
     pub stop: Arc<AtomicBool>,
     live: Vec<Live>,
     started: std::sync::OnceLock<Instant>,
+    /// Start the measured run's clock at this wall-clock time, once every worker is set up
+    /// (and, in rate mode, connected): shards of one load on several machines start
+    /// together. Past or unset: at once. The caller bounds how far ahead it is.
+    pub start_at: Option<SystemTime>,
 }
 
 /// Progress of a running load.
@@ -128,6 +133,7 @@ impl Control {
             stop,
             live: (0..threads.max(1)).map(|_| Live::default()).collect(),
             started: std::sync::OnceLock::new(),
+            start_at: None,
         }
     }
 
@@ -188,6 +194,8 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         connect_timeout: spec.connect_timeout,
         record: spec.record,
         duration: spec.duration,
+        offset: spec.offset,
+        start_at: control.start_at,
         barrier: std::sync::Barrier::new(shares.len()),
         started: &control.started,
     };
@@ -442,10 +450,7 @@ fn merge(
         interrupted: t.interrupted,
         warnings: Vec::new(),
     };
-    result.derive_warnings();
-    if spec.pace == Pace::Closed {
-        result.note_unserved(spec.connections as u64);
-    }
+    result.warn(spec);
     result
 }
 
@@ -464,15 +469,12 @@ fn merge_seconds(mut raw: Vec<recorder::RawSecond>) -> Vec<SecondStats> {
                 let _ = acc.add(&h);
             }
         }
-        out.push(SecondStats {
-            second: group[0].second,
-            completed: group.iter().map(|s| s.completed).sum(),
-            failed: group.iter().map(|s| s.failed).sum(),
-            mean_us: if acc.is_empty() { 0.0 } else { acc.mean() },
-            p50_us: acc.value_at_quantile(0.5),
-            p99_us: acc.value_at_quantile(0.99),
-            max_us: acc.max(),
-        });
+        out.push(SecondStats::of(
+            group[0].second,
+            group.iter().map(|s| s.completed).sum(),
+            group.iter().map(|s| s.failed).sum(),
+            &acc,
+        ));
     }
     out
 }

@@ -96,10 +96,7 @@ pub struct Recorder {
 /// Distinct body lengths counted per worker (a linear scan: usually one entry).
 pub const LENGTHS: usize = 16;
 
-/// A per-second latency histogram (µs): 2 significant figures, a few KiB.
-pub fn second_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("static histogram bounds are valid")
-}
+pub use shootout_model::result::second_histogram;
 
 fn us(d: Duration) -> u64 {
     d.as_micros().min(u128::from(u32::MAX)) as u64

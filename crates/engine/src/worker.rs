@@ -68,6 +68,10 @@ pub struct Shared<'a> {
     pub record: Record,
     /// How long the run lasts, if bounded by time.
     pub duration: Option<Duration>,
+    /// Rate mode: when each worker's first request is due, from the start.
+    pub offset: Duration,
+    /// Wall-clock time the run's clock starts, when it was given (shards starting together).
+    pub start_at: Option<std::time::SystemTime>,
     /// Workers meet here when set up (and, in rate mode, connected); the run's clock
     /// starts when all have arrived, so set-up is never counted as lateness.
     pub barrier: std::sync::Barrier,
@@ -225,6 +229,9 @@ pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Re
     let w = set_up(sh, a);
     // Every worker reaches the barrier, even one whose set-up failed, or the others wait forever.
     if sh.barrier.wait().is_leader() {
+        if let Some(at) = sh.start_at {
+            wait_until(at, stop);
+        }
         let _ = sh.started.set(Instant::now());
     }
     sh.barrier.wait();
@@ -257,6 +264,17 @@ pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Re
         schedule,
         interrupted,
     })
+}
+
+/// Sleeps until the wall clock reaches `at` (at once when it is past), waking at least
+/// every 100 ms to see whether `stop` was set. The caller bounds how far ahead `at` is.
+pub fn wait_until(at: std::time::SystemTime, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        match at.duration_since(std::time::SystemTime::now()) {
+            Ok(left) if !left.is_zero() => std::thread::sleep(left.min(Duration::from_millis(100))),
+            _ => return,
+        }
+    }
 }
 
 /// Builds the worker; in rate mode also opens its connections, so the schedule starts
@@ -305,6 +323,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
             rate,
             budget: a.budget,
             duration: sh.duration,
+            offset: sh.offset,
         }),
         sched: Schedule::default(),
         idle: Vec::with_capacity(a.connections),

@@ -8,6 +8,8 @@
 pub mod plan;
 pub mod resolved;
 pub mod result;
+pub mod saved;
+pub mod shard;
 pub mod shootout;
 pub mod spec;
 pub mod status;
@@ -18,6 +20,8 @@ pub use result::{
     latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
     GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, Warning,
 };
+pub use saved::{Outcome, SavedError, SavedRun};
+pub use shard::{Shard, ShardError};
 pub use shootout::{
     ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample, RunStatus, StepStatus,
     UnknownStatus,
@@ -27,4 +31,6 @@ pub use spec::{
     TlsOptions,
 };
 pub use status::StatusSet;
-pub use units::{parse_cpu_list, parse_duration, DurationError, MAX_DURATION};
+pub use units::{
+    parse_cpu_list, parse_duration, parse_wall_clock, DurationError, WallClockError, MAX_DURATION,
+};

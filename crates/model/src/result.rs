@@ -7,14 +7,14 @@
 //! In closed-loop runs the two are the same.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::{AddAssign, Index, IndexMut};
 use std::time::{Duration, SystemTime};
 
 /// Why a request failed. Counted per class, never as strings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FailureKind {
     /// The connection could not be established (refused, unreachable, fd/port exhaustion,
@@ -226,6 +226,42 @@ pub struct SecondStats {
     pub p99_us: u64,
     /// Slowest request (µs).
     pub max_us: u64,
+    /// The second's latency histogram (µs, 2 significant figures, [`second_histogram`]),
+    /// HdrHistogram V2 bytes, so the seconds of several runs can be merged exactly; empty
+    /// when not kept (a run read back from the store).
+    #[serde(skip)]
+    pub histogram: Vec<u8>,
+}
+
+impl SecondStats {
+    /// Second `second` of a run: `completed` requests ended in it, `failed` of them
+    /// failed, and `latency` (µs) holds the answered ones' latency.
+    pub fn of(second: u32, completed: u64, failed: u64, latency: &Histogram<u64>) -> Self {
+        use hdrhistogram::serialization::{Serializer, V2Serializer};
+        let mut histogram = Vec::new();
+        // Writing into a Vec fails only for a histogram V2 cannot encode (none of ours).
+        let _ = V2Serializer::new().serialize(latency, &mut histogram);
+        SecondStats {
+            second,
+            completed,
+            failed,
+            mean_us: if latency.is_empty() {
+                0.0
+            } else {
+                latency.mean()
+            },
+            p50_us: latency.value_at_quantile(0.5),
+            p99_us: latency.value_at_quantile(0.99),
+            max_us: latency.max(),
+            histogram,
+        }
+    }
+}
+
+/// A new empty per-second latency histogram (µs): 1 µs to 1 hour, 2 significant figures,
+/// a few KiB.
+pub fn second_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("static histogram bounds are valid")
 }
 
 /// How far the open-loop schedule was kept.
@@ -571,6 +607,16 @@ impl RunResult {
 }
 
 impl RunResult {
+    /// Derives every warning of a run of `spec` from the numbers: [`RunResult::derive_warnings`],
+    /// then in a closed loop [`RunResult::note_unserved`] at the spec's connections. The
+    /// engine calls it on a fresh result, a merge on the merged one.
+    pub fn warn(&mut self, spec: &crate::LoadSpec) {
+        self.derive_warnings();
+        if spec.pace == crate::Pace::Closed {
+            self.note_unserved(spec.connections as u64);
+        }
+    }
+
     /// Closed loop at `connections`: adds [`Warning::Unserved`] when req/s × mean latency
     /// (Little's law: the connections busy on average) is under half of `connections`.
     /// A connection the server never answers adds nothing to either factor, so the gap

@@ -395,6 +395,10 @@ pub struct LoadSpec {
     pub record: Record,
     /// Pin worker threads to these CPUs (round robin), e.g. from `taskset`.
     pub cpus: Option<Vec<usize>>,
+    /// Rate mode: the schedule's first request is due this long after the start, so the
+    /// shards of one load interleave their requests (a shard's `index / fleet rate`, set by
+    /// [`Shard::divide`](crate::shard::Shard::divide)); zero otherwise.
+    pub offset: Duration,
 }
 
 /// `Duration` as seconds in `f64`'s shortest text, for messages: `0.25 s`, `10 s`. The same
@@ -419,6 +423,7 @@ impl LoadSpec {
             connect_timeout: Duration::from_secs(10),
             record: Record::default(),
             cpus: None,
+            offset: Duration::ZERO,
         }
     }
 
@@ -426,7 +431,8 @@ impl LoadSpec {
     /// - `connections` is 1..=[`MAX_CONNECTIONS`], `threads` 1..=[`MAX_THREADS`];
     /// - `requests` is not `Some(0)`, and `requests` or `duration` is set;
     /// - `duration`, `timeout` and `connect_timeout` are more than zero and at most
-    ///   [`MAX_DURATION`] (365 days), so `Instant::now() + d` never overflows;
+    ///   [`MAX_DURATION`] (365 days), so `Instant::now() + d` never overflows; `offset` is
+    ///   at most [`MAX_DURATION`] too;
     /// - a `Pace::Rate` is finite, from [`MIN_RATE`] to [`MAX_RATE`], so a schedule's due
     ///   times (`k / rate` seconds, for any `k` the run reaches) fit a `Duration`;
     /// - the method is a token, header names are tokens, no header value and not the
@@ -456,6 +462,12 @@ impl LoadSpec {
             if let Some(value) = d.filter(|d| d.is_zero() || *d > MAX_DURATION) {
                 return Err(SpecError::Duration { what, value });
             }
+        }
+        if self.offset > MAX_DURATION {
+            return Err(SpecError::Duration {
+                what: "the schedule offset",
+                value: self.offset,
+            });
         }
         if let Pace::Rate(r) = self.pace {
             if !(MIN_RATE..=MAX_RATE).contains(&r) {

@@ -130,6 +130,7 @@ impl Builder {
                 p50_us: h.value_at_quantile(0.5),
                 p99_us: h.value_at_quantile(0.99),
                 max_us: if h.is_empty() { 0 } else { h.max() },
+                histogram: Vec::new(),
             })
             .collect();
         self.r.samples.sort_by_key(|s| s.start_us);

@@ -187,6 +187,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
             p50_us: h.value_at_quantile(0.5),
             p99_us: h.value_at_quantile(0.99),
             max_us: h.max(),
+            histogram: Vec::new(),
         })
         .collect();
     let schedule = rate.map(|target| ScheduleStats {

@@ -268,6 +268,7 @@ impl Store {
                     p50_us: r.get(5)?,
                     p99_us: r.get(6)?,
                     max_us: r.get(7)?,
+                    histogram: Vec::new(),
                 })
             },
         )?;

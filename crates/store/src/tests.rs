@@ -105,6 +105,7 @@ fn synthetic_result(seed: u64) -> RunResult {
                 p50_us: 1_000 + u64::from(s),
                 p99_us: 9_000,
                 max_us: 20_000 + seed,
+                histogram: Vec::new(),
             })
             .collect(),
         samples: (0..1_000u64)

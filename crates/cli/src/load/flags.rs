@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Flags of `shootout load`. ab's short flags mean what they mean in ab; wrk's `-t4 -c100
 /// -d30s` works too (with -d given, -t is a thread count).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:
   shootout load -n 100000 -c 100 http://localhost:8080/hello
   shootout load -d 30s -c 1000 --threads 2 http://127.0.0.1:8080/
@@ -155,4 +155,8 @@ pub struct LoadArgs {
     /// Accepted for wrk's habit: the latency distribution is always reported.
     #[arg(long, hide = true)]
     pub latency: bool,
+
+    /// Sharding, start time, result files and thresholds.
+    #[command(flatten)]
+    pub dist: super::dist::DistArgs,
 }

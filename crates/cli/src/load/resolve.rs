@@ -33,6 +33,8 @@ pub(super) struct Plan {
     pub format: Format,
     /// How flags were read or adjusted, for stderr (`-t` read as threads, `-c` lowered).
     pub notes: Vec<String>,
+    /// Sharding, start time, result files and thresholds ([`super::dist`]).
+    pub dist: super::dist::Dist,
 }
 
 /// Resolves the flags into the plan of the run.
@@ -68,20 +70,24 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             a.concurrency
         ));
     }
+    let (spec, dist) = super::dist::resolve(&a.dist, spec, |k| std::env::var(k).ok())?;
     let warmup = warmup(a, &spec)?;
-    let format = if a.json {
-        Format::Json
-    } else {
-        a.format
-            .parse()
-            .map_err(|e| Failure::usage(anyhow!("{e}")))?
-    };
+    let format = report_format(a.json, &a.format)?;
     Ok(Plan {
         spec,
         warmup,
         format,
         notes,
+        dist,
     })
+}
+
+/// The report format of `--format NAME`, or JSON with `--json` (`load` and `merge`).
+pub(crate) fn report_format(json: bool, name: &str) -> Result<Format, Failure> {
+    if json {
+        return Ok(Format::Json);
+    }
+    name.parse().map_err(|e| Failure::usage(anyhow!("{e}")))
 }
 
 /// A rule of the spec the flags broke, said in terms of the flag that broke it.
@@ -337,7 +343,7 @@ pub(crate) fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
 
 /// Checks before the run that `flag`'s file can be written at its end: its directory
 /// exists and is writable, and the path is not a directory.
-fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
+pub(super) fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
