@@ -196,6 +196,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
         schedule,
         interrupted: false,
         warnings: vec![],
+        targets: vec![],
     };
     r.derive_warnings();
     let cpu_total = s.cpu_us * completed as f64;

@@ -6,6 +6,7 @@
 //! latency histograms in microseconds (named in every doc comment).
 
 pub mod plan;
+pub mod requests;
 pub mod resolved;
 pub mod result;
 pub mod shootout;
@@ -16,7 +17,8 @@ pub mod units;
 
 pub use result::{
     latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
-    GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, Warning,
+    GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, TargetStats,
+    Warning,
 };
 pub use shootout::{
     ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample, RunStatus, StepStatus,

@@ -448,6 +448,27 @@ pub fn latency_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
 }
 
+/// What one entry of a request list measured.
+#[derive(Debug, Clone)]
+pub struct TargetStats {
+    /// The entry as reports name it: `METHOD PATH`, templates as written.
+    pub label: String,
+    /// Requests of this entry that completed (answered or failed).
+    pub completed: u64,
+    /// Of which got a good answer.
+    pub ok: u64,
+    /// Latency of its answered requests (µs), as [`RunResult::latency`]; 2 significant
+    /// figures.
+    pub latency: Histogram<u64>,
+}
+
+impl TargetStats {
+    /// Requests of this entry that failed.
+    pub fn failed(&self) -> u64 {
+        self.completed - self.ok
+    }
+}
+
 /// Everything one load run measured, merged across worker threads.
 #[derive(Debug, Clone)]
 pub struct RunResult {
@@ -481,6 +502,10 @@ pub struct RunResult {
     pub interrupted: bool,
     /// What the user must know; derived from the fields above by the engine.
     pub warnings: Vec<Warning>,
+    /// Per entry of a request list of 2 to
+    /// [`MAX_REPORTED_ENTRIES`](crate::requests::MAX_REPORTED_ENTRIES) entries, in list
+    /// order; empty otherwise.
+    pub targets: Vec<TargetStats>,
 }
 
 impl RunResult {
@@ -503,6 +528,7 @@ impl RunResult {
             schedule: None,
             interrupted: false,
             warnings: Vec::new(),
+            targets: Vec::new(),
         }
     }
 

@@ -474,6 +474,7 @@ impl Columns<'_> {
             schedule: self.schedule()?,
             interrupted: self.get("interrupted")?,
             warnings: Vec::new(),
+            targets: Vec::new(),
         })
     }
 }
