@@ -138,6 +138,7 @@ fn synthetic_result(seed: u64) -> RunResult {
         }),
         interrupted: false,
         warnings: vec![],
+        targets: vec![],
     };
     r.derive_warnings();
     r
