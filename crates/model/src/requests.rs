@@ -262,6 +262,22 @@ impl RequestList {
     }
 }
 
+impl RequestList {
+    /// True when the run draws random numbers: a random order or a `{rand:…}` value (the
+    /// seed then decides what is sent).
+    pub fn draws(&self) -> bool {
+        let rand = |t: &[u8]| {
+            Template::parse(t).is_ok_and(|t| t.0.iter().any(|p| matches!(p, Piece::Rand { .. })))
+        };
+        self.order == Order::Random
+            || self.entries.iter().any(|e| {
+                rand(e.path.as_bytes())
+                    || rand(&e.body)
+                    || e.headers.iter().any(|(_, v)| rand(v.as_bytes()))
+            })
+    }
+}
+
 /// The path of a request line's target: a path starting with `/`, or a URL of `base`'s
 /// origin (its path and query). No control character; non-ASCII is refused (write it
 /// percent-encoded).

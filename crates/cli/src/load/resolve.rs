@@ -11,9 +11,10 @@ use super::flags::LoadArgs;
 use crate::Failure;
 use anyhow::anyhow;
 use shootout_engine::sys;
+use shootout_model::requests::{Order, RequestList};
 use shootout_model::spec::{
-    check_header, check_method, SpecError, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_RATE,
-    MAX_THREADS, MIN_RATE,
+    check_header, check_method, SpecError, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_PIPELINE,
+    MAX_RATE, MAX_THREADS, MIN_RATE,
 };
 use shootout_model::{
     parse_duration, Expectation, LoadSpec, Pace, Record, RequestSpec, StatusSet, Target,
@@ -45,7 +46,10 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let bounds = bounds(a, &mut notes)?;
     let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
     check_outputs(a)?;
+    let list = request_list(a, &target, &mut notes)?;
     let spec = LoadSpec::builder(target)
+        .pipeline(a.pipeline)
+        .list(list)
         .request(request(a)?)
         .expect(expectation(a)?)
         .connections(a.concurrency)
@@ -96,6 +100,12 @@ fn spec_error(e: SpecError) -> Failure {
         }
         SpecError::Rate(r) => anyhow!(
             "--rate {r}: write a number of requests per second from {MIN_RATE} to {MAX_RATE:e}"
+        ),
+        SpecError::Pipeline(n) => {
+            anyhow!("--pipeline {n}: the requests in flight per connection must be from 1 to {MAX_PIPELINE}")
+        }
+        SpecError::PipelineClose => anyhow!(
+            "--pipeline with --no-keepalive: pipelining needs connections kept open; drop one of the two"
         ),
         e => anyhow::Error::new(e),
     })
@@ -206,6 +216,77 @@ fn headers(a: &LoadArgs) -> Result<Vec<(String, String)>, Failure> {
         headers.push(("Cookie".into(), cookies));
     }
     Ok(headers)
+}
+
+/// `--urls FILE`: the list, read and checked (body files relative to the list's
+/// directory), with `--order` and `--seed`; a note gives the seed when it matters.
+fn request_list(
+    a: &LoadArgs,
+    target: &Target,
+    notes: &mut Vec<String>,
+) -> Result<Option<RequestList>, Failure> {
+    let Some(path) = &a.urls else {
+        return Ok(None);
+    };
+    let text = std::fs::read(path)
+        .map_err(|e| {
+            Failure::usage(anyhow!(
+                "--urls {}: cannot read it: {e} (check the path)",
+                path.display()
+            ))
+        })
+        .and_then(|b| {
+            String::from_utf8(b).map_err(|_| {
+                Failure::usage(anyhow!(
+                    "--urls {}: it is not UTF-8 text: write one request a line, e.g. GET /items/1",
+                    path.display()
+                ))
+            })
+        })?;
+    let order = if a.order == "random" {
+        Order::Random
+    } else {
+        Order::Seq
+    };
+    let seed = a.seed.unwrap_or_else(clock_seed);
+    let list = read_list(
+        &path.display().to_string(),
+        &text,
+        path,
+        target,
+        order,
+        seed,
+    )
+    .map_err(|e| Failure::usage(anyhow!("--urls {e}")))?;
+    if a.seed.is_none() && list.draws() {
+        notes.push(format!(
+            "random values seeded with --seed {seed} (give it to repeat them)"
+        ));
+    }
+    Ok(Some(list))
+}
+
+/// Reads the list at `path` (named `source` in errors), its `@body` files relative to its
+/// directory and bounded as `-p` bodies are.
+pub(crate) fn read_list(
+    source: &str,
+    text: &str,
+    path: &Path,
+    target: &Target,
+    order: Order,
+    seed: u64,
+) -> Result<RequestList, shootout_model::requests::ListError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    RequestList::parse(source, text, target, order, seed, |file| {
+        read_body(&dir.join(file)).map_err(|e| e.to_string())
+    })
+}
+
+/// A seed from the clock, for runs not given one.
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)
 }
 
 /// What a good answer is: `--expect-status`, `--expect-body-contains`, `--expect-length`.
