@@ -700,6 +700,71 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    #[test]
+    fn pipeline_depth_is_checked_naming_the_flag() {
+        let url = "http://127.0.0.1/";
+        assert_eq!(
+            plan_of(&["--pipeline", "16", url]).unwrap().spec.pipeline,
+            16
+        );
+        assert!(error_of(&["--pipeline", "0", url]).starts_with("--pipeline 0: "));
+        assert!(error_of(&["--pipeline", "1025", url]).contains("from 1 to 1024"));
+        let e = error_of(&["--pipeline", "2", "--no-keepalive", url]);
+        assert!(e.contains("pipelining needs connections kept open"), "{e}");
+    }
+
+    /// A list is read and checked when the flags are: each bad line is named with its fix,
+    /// with the checks `-m` and `-H` use; body files are read beside the list.
+    #[test]
+    fn request_lists_are_read_and_checked_with_the_flags() {
+        let dir = tempfile_dir("urls");
+        let list = dir.join("list.txt");
+        std::fs::write(dir.join("b.json"), "{\"id\": {seq}}").unwrap();
+        std::fs::write(
+            &list,
+            "GET /a/{seq}\n\nPOST /b\nContent-Type: application/json\n@b.json\n",
+        )
+        .unwrap();
+        let l = list.to_str().unwrap();
+        let url = "http://127.0.0.1/";
+        let p = plan_of(&["--urls", l, "--order", "random", "--seed", "9", url]).unwrap();
+        let got = p.spec.list.unwrap();
+        assert_eq!(
+            (got.entries.len(), got.order, got.seed),
+            (2, Order::Random, 9)
+        );
+        assert_eq!(got.entries[1].body, b"{\"id\": {seq}}");
+        assert!(
+            p.notes.is_empty(),
+            "a seed given is not noted: {:?}",
+            p.notes
+        );
+        let p = plan_of(&["--urls", l, "--order", "random", url]).unwrap();
+        assert!(
+            p.notes.iter().any(|n| n.contains("--seed")),
+            "{:?}",
+            p.notes
+        );
+        let p = plan_of(&["--urls", l, url]).unwrap();
+        assert!(p.notes.is_empty(), "nothing random: {:?}", p.notes);
+
+        std::fs::write(
+            &list,
+            "GET /a\nX-A: 1\r\n\nGET /b\nTransfer-Encoding: chunked\n",
+        )
+        .unwrap();
+        let e = error_of(&["--urls", l, url]);
+        assert!(
+            e.starts_with(&format!(
+                "--urls {l}:5: header 'Transfer-Encoding' is set by shootout"
+            )),
+            "{e}"
+        );
+        let e = error_of(&["--urls", "/no/such/list", url]);
+        assert!(e.contains("cannot read it"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     /// `-p /dev/zero` was read until memory ran out.
     #[test]
     fn bodies_are_bounded() {
@@ -791,6 +856,7 @@ mod tests {
                 "--connect-timeout",
                 "--expect-length",
                 "--cpus",
+                "--pipeline",
             ]);
             let textual = prop::sample::select(vec!["-m", "-H", "-T", "-C"]);
             prop_oneof![(numeric, number()), (textual, text())]
