@@ -8,7 +8,7 @@ mod flags;
 mod resolve;
 
 pub use flags::LoadArgs;
-pub(crate) use resolve::read_body;
+pub(crate) use resolve::{read_body, read_list};
 
 use crate::progress::{Bound, Progress};
 use crate::{stop_flag, Failure, INTERRUPTED};

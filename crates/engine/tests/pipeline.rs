@@ -187,7 +187,7 @@ fn rate_mode_writes_due_requests_behind_those_in_flight() {
 
 fn list(server: &TestServer, text: &str, order: Order) -> RequestList {
     let base = Target::parse(&server.url("/")).unwrap();
-    RequestList::parse("list.txt", text, &base, order, 7, |_| {
+    RequestList::parse("list.txt", text, Some(&base), order, 7, |_| {
         Ok(b"{\"n\": {seq}}".to_vec())
     })
     .unwrap()

@@ -147,13 +147,13 @@ pub struct ListError {
 
 impl RequestList {
     /// Reads a list: entries separated by blank lines (optional), each a line `METHOD
-    /// PATH` (or `METHOD URL` of `base`'s origin), then optional `Name: value` header
+    /// PATH` (or `METHOD URL` of `base`'s origin, when there is one), then optional `Name: value` header
     /// lines and one `@FILE` body line, read by `read_body` (its error text is shown).
     /// Lines starting with `#` are comments.
     pub fn parse(
         source: &str,
         text: &str,
-        base: &Target,
+        base: Option<&Target>,
         order: Order,
         seed: u64,
         mut read_body: impl FnMut(&str) -> Result<Vec<u8>, String>,
@@ -203,12 +203,18 @@ impl RequestList {
                 entry.body = body;
                 continue;
             }
-            let first = line.split_whitespace().next().unwrap_or_default();
-            if first.contains(':') && !first.contains("://") {
+            let mut words = line.split_whitespace();
+            let (first, second) = (words.next().unwrap_or_default(), words.next());
+            // A request line is `METHOD PATH` (or `METHOD URL`); a line with a colon
+            // that is not one is a header line.
+            let request_line = !line.contains(':')
+                || (!first.contains(':')
+                    && second.is_some_and(|w| w.starts_with('/') || w.contains("://")));
+            if !request_line {
                 let entry = entries.last_mut().filter(|_| open).ok_or_else(|| {
                     err(
                         line_no,
-                        format!("'{first}' looks like a header line, but no request line (METHOD PATH) comes before it"),
+                        format!("'{line}' looks like a header line, but no request line (METHOD PATH) comes before it"),
                     )
                 })?;
                 let (name, value) = line.split_once(':').unwrap_or((line, ""));
@@ -281,7 +287,7 @@ impl RequestList {
 /// The path of a request line's target: a path starting with `/`, or a URL of `base`'s
 /// origin (its path and query). No control character; non-ASCII is refused (write it
 /// percent-encoded).
-fn path_of(target: &str, base: &Target) -> Result<String, String> {
+fn path_of(target: &str, base: Option<&Target>) -> Result<String, String> {
     if target.chars().any(|c| c.is_control() || !c.is_ascii()) {
         return Err(format!(
             "the path {:?} has a control or non-ASCII character: percent-encode it (%0A, %C3%A4)",
@@ -298,6 +304,11 @@ fn path_of(target: &str, base: &Target) -> Result<String, String> {
     }
     // A URL: same scheme, host and port as the run's, or it is another origin. Its path
     // is taken as written (the URL parser would percent-encode the braces of templates).
+    let Some(base) = base else {
+        return Err(format!(
+            "'{target}' is a URL: in a plan each contender has its own origin, so write the path only (e.g. /items/1)"
+        ));
+    };
     let other = Target::parse(target).map_err(|e| e.to_string())?;
     if (other.scheme, other.host.as_str(), other.port)
         != (base.scheme, base.host.as_str(), base.port)
@@ -322,11 +333,18 @@ mod tests {
     }
 
     fn parse(text: &str) -> Result<RequestList, ListError> {
-        RequestList::parse("list.txt", text, &base(), Order::Seq, 1, |f| match f {
-            "body.json" => Ok(b"{\"id\": {seq}}".to_vec()),
-            "bad.json" => Ok(b"{rand:9-1}".to_vec()),
-            _ => Err("No such file".into()),
-        })
+        RequestList::parse(
+            "list.txt",
+            text,
+            Some(&base()),
+            Order::Seq,
+            1,
+            |f| match f {
+                "body.json" => Ok(b"{\"id\": {seq}}".to_vec()),
+                "bad.json" => Ok(b"{rand:9-1}".to_vec()),
+                _ => Err("No such file".into()),
+            },
+        )
     }
 
     #[test]
@@ -367,10 +385,10 @@ mod tests {
                 "GET http://127.0.0.1:9/a\n",
                 "list.txt:1: 'http://127.0.0.1:9/a' is not on",
             ),
-            ("X-A: 1\n", "list.txt:1: 'X-A:' looks like a header line"),
+            ("X-A: 1\n", "list.txt:1: 'X-A: 1' looks like a header line"),
             (
                 "GET /a\n\nX-A: 1\n",
-                "list.txt:3: 'X-A:' looks like a header",
+                "list.txt:3: 'X-A: 1' looks like a header",
             ),
             ("@body.json\n", "list.txt:1: a body line"),
             (

@@ -117,7 +117,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
 
 /// The document's `requests_by_target`: per entry of a request list, its counts and
 /// latency (empty without a list of several entries).
-fn by_target_json(r: &RunResult) -> Value {
+pub(crate) fn by_target_json(r: &RunResult) -> Value {
     Value::Array(
         r.targets
             .iter()

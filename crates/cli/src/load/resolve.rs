@@ -253,7 +253,7 @@ fn request_list(
         &path.display().to_string(),
         &text,
         path,
-        target,
+        Some(target),
         order,
         seed,
     )
@@ -267,12 +267,13 @@ fn request_list(
 }
 
 /// Reads the list at `path` (named `source` in errors), its `@body` files relative to its
-/// directory and bounded as `-p` bodies are.
+/// directory and bounded as `-p` bodies are; URL entries must be of `target`'s origin
+/// (with none, as in a plan, only paths are accepted).
 pub(crate) fn read_list(
     source: &str,
     text: &str,
     path: &Path,
-    target: &Target,
+    target: Option<&Target>,
     order: Order,
     seed: u64,
 ) -> Result<RequestList, shootout_model::requests::ListError> {
