@@ -157,6 +157,9 @@ struct Slot {
     wire: (u64, u64),
     /// Already sent once on a connection that did not answer it.
     retried: bool,
+    /// How long its connection sat idle before it was added, alone, to the queue (zero
+    /// when the connection was busy or new).
+    rested: Duration,
 }
 
 struct Conn {
@@ -182,8 +185,6 @@ struct Conn {
     peer_closed: bool,
     /// When the connection last became idle (rate mode).
     idle_at: Instant,
-    /// How long the connection sat idle before its queue's first request was added.
-    rested: Duration,
     /// Pause before re-opening a connection the server dropped before any answer; doubles
     /// each time it happens again, back to zero once an answer arrives.
     backoff: Duration,
@@ -341,7 +342,6 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
                 reused: false,
                 peer_closed: false,
                 idle_at: now,
-                rested: Duration::ZERO,
                 backoff: Duration::ZERO,
                 reopen_at: now,
                 owes: false,
@@ -558,12 +558,11 @@ impl Worker<'_> {
     fn enqueue(&mut self, i: usize, start: Instant, now: Instant) {
         let kind = self.gen.pick();
         let c = &mut self.conns[i];
+        let mut rested = Duration::ZERO;
         if c.queue.is_empty() {
-            c.rested = if c.phase == Phase::Idle {
-                now.saturating_duration_since(c.idle_at)
-            } else {
-                Duration::ZERO
-            };
+            if c.phase == Phase::Idle {
+                rested = now.saturating_duration_since(c.idle_at);
+            }
             c.parser.reset_for(self.sh.requests.kinds[kind].head);
         }
         c.queue.push_back(Slot {
@@ -574,6 +573,7 @@ impl Worker<'_> {
             kind,
             wire: (0, 0),
             retried: false,
+            rested,
         });
         self.in_flight += 1;
     }
@@ -999,12 +999,12 @@ impl Worker<'_> {
         let raced = c.queue.len() == 1
             && c.queue.front().is_some_and(|s| {
                 !s.retried
+                    && s.rested >= IDLE_BEFORE_RETRY
                     && now.saturating_duration_since(s.sent) <= RACE_WINDOW
                     && self.sh.requests.kinds[s.kind].idempotent
             })
             && c.parser.seen == 0
-            && c.reused
-            && c.rested >= IDLE_BEFORE_RETRY;
+            && c.reused;
         if raced {
             self.close(i);
             self.rec.counts.reconnects += 1;

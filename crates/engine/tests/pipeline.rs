@@ -198,11 +198,16 @@ const LIST: &str =
 
 #[test]
 fn a_list_is_sent_in_order_with_fresh_values_and_counted_per_entry() {
-    let server = TestServer::start(Behavior::Hello).unwrap();
+    // Echo: answers of different lengths, as a list's entries have.
+    let server = TestServer::start(Behavior::Echo).unwrap();
     let mut s = spec(&server, 9, 1, 1);
     s.list = Some(list(&server, LIST, Order::Seq));
     let r = go(&s);
     assert_eq!(r.counts.ok, 9);
+    assert_eq!(
+        r.counts.length_mismatch, 0,
+        "entries differ in length by design"
+    );
     let per: Vec<_> = r
         .targets
         .iter()
