@@ -329,8 +329,9 @@ pub enum Warning {
         /// Mean latency of the completed requests (ms).
         mean_ms: f64,
     },
-    /// Requests were sent a second time after the server closed an idle keep-alive
-    /// connection just as they went out.
+    /// Requests were sent a second time: the server closed an idle keep-alive connection
+    /// just as they went out, or (pipelined) they were behind an answer that closed the
+    /// connection, so the server did not process them.
     Retried {
         /// Requests sent again.
         count: u64,
@@ -388,7 +389,7 @@ impl fmt::Display for Warning {
             Warning::NothingCompleted => f.write_str("not one request completed"),
             Warning::Retried { count } => write!(
                 f,
-                "{count} requests were sent a second time on a new connection: the server closed an idle keep-alive connection just as each went out, before answering (their latency counts from the first send; only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again)"
+                "{count} requests were sent a second time on a new connection: the server closed an idle keep-alive connection just as each went out, before answering (only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again), or, pipelined, they were behind an answer with Connection: close, which the server does not process past; their latency counts from the first send"
             ),
             Warning::Dropped { count } => write!(
                 f,
