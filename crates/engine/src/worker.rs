@@ -130,12 +130,19 @@ pub struct Output {
     pub interrupted: bool,
 }
 
+/// Where a connection is. `Writing` and `Reading` hold a non-empty queue; `Idle` an
+/// empty one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
+    /// No socket.
     Closed,
+    /// The socket is connecting (or its TLS handshake has not begun).
     Connecting,
+    /// Open, nothing in flight (rate mode: waiting for the schedule).
     Idle,
+    /// Rendered bytes are still to be written.
     Writing,
+    /// Everything written; answers awaited.
     Reading,
 }
 

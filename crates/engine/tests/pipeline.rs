@@ -72,6 +72,17 @@ fn pipelined_answers_are_matched_in_order_and_counted_once() {
 }
 
 #[test]
+fn pipelining_over_tls_matches_answers_in_order() {
+    let server = TestServer::start_tls(Behavior::Chunked { trailers: true }).unwrap();
+    let mut s = spec(&server, 300, 2, 8);
+    s.target.tls.insecure = true;
+    s.expect.body_contains = Some(b"Hello World\n".to_vec());
+    let r = go(&s);
+    assert_eq!((r.counts.ok, r.counts.connections_opened), (300, 2));
+    assert_eq!(server.requests(), 300);
+}
+
+#[test]
 fn a_budget_smaller_than_the_depth_sends_only_the_budget() {
     let server = TestServer::start(Behavior::Hello).unwrap();
     let r = go(&spec(&server, 5, 1, 16));
