@@ -181,6 +181,66 @@ fn post_body_headers_and_cookies_reach_the_server() {
 }
 
 #[test]
+fn a_request_list_is_sent_pipelined_and_reported_per_entry() {
+    let server = TestServer::start(Behavior::Echo).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.json"), "{\"n\": {seq}}").unwrap();
+    let list = dir.path().join("requests.txt");
+    std::fs::write(
+        &list,
+        "GET /a/{rand:1-9}\n\nPOST /b\nContent-Type: application/json\n@b.json\n",
+    )
+    .unwrap();
+    let load = |format: &str| {
+        shootout()
+            .args([
+                "load",
+                "-q",
+                "--format",
+                format,
+                "-n",
+                "40",
+                "-c",
+                "2",
+                "--pipeline",
+                "4",
+            ])
+            .arg("--urls")
+            .arg(&list)
+            .arg(server.url("/"))
+            .output()
+            .unwrap()
+    };
+    let out = load("json");
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"]["ok"], 40, "{v}");
+    assert_eq!(v["load"]["pipeline"], 4);
+    let per: Vec<(String, u64)> = v["requests_by_target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["target"].as_str().unwrap().to_string(),
+                t["ok"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        per,
+        vec![
+            ("GET /a/{rand:1-9}".to_string(), 20),
+            ("POST /b".to_string(), 20)
+        ]
+    );
+    let text = String::from_utf8(load("text").stdout).unwrap();
+    assert!(text.contains("2 connections × 4 pipelined"), "{text}");
+    assert!(text.contains("Requests by target"), "{text}");
+    assert_eq!(server.requests(), 80);
+}
+
+#[test]
 fn expectations_turn_into_failures() {
     let server = TestServer::start(Behavior::FailEvery { n: 2, status: 503 }).unwrap();
     let out = shootout()

@@ -196,6 +196,22 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
         schedule,
         interrupted: false,
         warnings: vec![],
+        // At rate levels, a workload with a request list of two entries: reads and writes.
+        targets: ["GET /items/{rand:1-100}", "POST /items"]
+            .iter()
+            .filter(|_| matches!(level, LoadLevel::Rate { .. }))
+            .enumerate()
+            .map(|(i, label)| {
+                let mut h = latency_histogram();
+                h.record((s.latency_us * (i as f64 + 1.0)) as u64).unwrap();
+                shootout_model::TargetStats {
+                    label: label.to_string(),
+                    completed: completed / 2,
+                    ok: completed / 2,
+                    latency: h,
+                }
+            })
+            .collect(),
     };
     r.derive_warnings();
     let cpu_total = s.cpu_us * completed as f64;

@@ -10,7 +10,7 @@ mod flags;
 mod resolve;
 
 pub use flags::LoadArgs;
-pub(crate) use resolve::{read_body, report_format};
+pub(crate) use resolve::{read_body, read_list, report_format};
 
 use crate::progress::{Bound, Progress};
 use crate::{stop_flag, Failure, INTERRUPTED};

@@ -26,7 +26,7 @@ use hdrhistogram::Histogram;
 use shootout_model::spec::threads_for;
 use shootout_model::{
     latency_histogram, Counts, FirstResponse, GeneratorStats, LoadSpec, Pace, RunResult, Sample,
-    ScheduleStats, Scheme, SecondStats, SpecError,
+    ScheduleStats, Scheme, SecondStats, SpecError, TargetStats,
 };
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -162,7 +162,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     // durations, rates, connections and threads; request fields that cannot inject) the
     // workers rely on. A library caller may hand over a spec no builder made.
     spec.validate()?;
-    let request = request::build(&spec.target, &spec.request)?;
+    let requests = request::Requests::prepare(spec)?;
     let connections = spec.open_connections();
     let threads = threads_for(spec.threads, connections).min(control.live.len());
     let needed = connections as u64 + 64;
@@ -183,11 +183,9 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     let shared = Shared {
         endpoint,
         tls,
-        request,
-        head_request: spec.request.method.eq_ignore_ascii_case("HEAD"),
-        idempotent: ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
-            .iter()
-            .any(|m| spec.request.method.eq_ignore_ascii_case(m)),
+        requests,
+        pipeline: spec.pipeline,
+        workers: shares.len(),
         keepalive: spec.request.keepalive,
         expect: spec.expect.clone(),
         timeout: spec.timeout,
@@ -331,6 +329,8 @@ struct Totals {
     schedule: Option<worker::Schedule>,
     /// Each worker's table of body lengths, and its count of further lengths.
     lengths: Vec<(Vec<(u64, u64)>, u64)>,
+    /// Per kind of request: completed, ok, latency (µs).
+    targets: Vec<(u64, u64, Histogram<u64>)>,
 }
 
 impl Totals {
@@ -349,6 +349,7 @@ impl Totals {
             interrupted: false,
             schedule: None,
             lengths: Vec::new(),
+            targets: Vec::new(),
         }
     }
 
@@ -374,6 +375,16 @@ impl Totals {
             }
         }
         self.lengths.push((r.lengths, r.other_lengths));
+        if self.targets.is_empty() {
+            self.targets = r.targets;
+        } else {
+            for (acc, t) in self.targets.iter_mut().zip(&r.targets) {
+                acc.0 += t.0;
+                acc.1 += t.1;
+                // Same bounds on both sides: adding cannot fail.
+                let _ = acc.2.add(&t.2);
+            }
+        }
         let g = &mut self.generator;
         g.cpu_user += o.cpu.0;
         g.cpu_sys += o.cpu.1;
@@ -420,7 +431,10 @@ fn merge(
         t.add(o);
     }
     t.samples.sort_by_key(|s| s.start_us);
-    t.counts.length_mismatch = t.length_mismatch();
+    // ab's notion assumes one document: a list's entries differ in length by design.
+    if spec.list.is_none() {
+        t.counts.length_mismatch = t.length_mismatch();
+    }
     let duration = t.ended.saturating_duration_since(start);
     let [latency, latency_raw, connect, waiting, processing] = t.histograms;
     let mut result = RunResult {
@@ -449,6 +463,20 @@ fn merge(
         },
         interrupted: t.interrupted,
         warnings: Vec::new(),
+        targets: match &spec.list {
+            Some(list) => list
+                .entries
+                .iter()
+                .zip(t.targets)
+                .map(|(e, (completed, ok, latency))| TargetStats {
+                    label: e.label(),
+                    completed,
+                    ok,
+                    latency,
+                })
+                .collect(),
+            None => Vec::new(),
+        },
     };
     result.warn(spec);
     result

@@ -124,6 +124,12 @@ impl ResponseParser {
         self.want_server = true;
     }
 
+    /// Gets ready for the answer to the next request, a `HEAD` (no body) or not.
+    pub fn reset_for(&mut self, head_request: bool) {
+        self.head_request = head_request;
+        self.reset();
+    }
+
     /// Gets ready for the next response on the same connection; buffers keep their capacity.
     pub fn reset(&mut self) {
         self.state = State::Head;

@@ -25,18 +25,21 @@ pub struct Timing {
     pub end: Instant,
     /// Time to connect, when this request opened its connection.
     pub connect: Duration,
+    /// Its kind (entry of the request list; 0 without one).
+    pub kind: usize,
 }
 
 impl Timing {
     /// A request that started at `start` and ended at `end` without being sent: charged
     /// with bytes its connection received unasked.
-    pub fn unsent(start: Instant, end: Instant) -> Timing {
+    pub fn unsent(start: Instant, end: Instant, kind: usize) -> Timing {
         Timing {
             start,
             sent: end,
             first_byte: end,
             end,
             connect: Duration::ZERO,
+            kind,
         }
     }
 }
@@ -91,6 +94,8 @@ pub struct Recorder {
     pub lengths: Vec<(u64, u64)>,
     /// Answers whose length did not fit in `lengths`.
     pub other_lengths: u64,
+    /// Per kind of request (when the run reports them): completed, ok, latency (µs).
+    pub targets: Vec<(u64, u64, Histogram<u64>)>,
 }
 
 /// Distinct body lengths counted per worker (a linear scan: usually one entry).
@@ -133,7 +138,13 @@ impl Recorder {
             first_at: None,
             lengths: Vec::with_capacity(LENGTHS),
             other_lengths: 0,
+            targets: Vec::new(),
         }
+    }
+
+    /// Counts each of `kinds` kinds of request apart (none when `kinds` is 0).
+    pub fn per_kind(&mut self, kinds: usize) {
+        self.targets = (0..kinds).map(|_| (0, 0, second_histogram())).collect();
     }
 
     /// Measures from `run_start` on (set once the run's clock starts).
@@ -167,6 +178,9 @@ impl Recorder {
         self.status_codes[(status as usize).min(999)] += 1;
         self.roll(t.end);
         self.second_hist.saturating_record(total);
+        if let Some(k) = self.targets.get_mut(t.kind) {
+            k.2.saturating_record(total);
+        }
         self.end(t, total, status, failure);
     }
 
@@ -180,6 +194,10 @@ impl Recorder {
     fn end(&mut self, t: &Timing, total_us: u64, status: u16, failure: Option<FailureKind>) {
         self.counts.completed += 1;
         self.second_completed += 1;
+        if let Some(k) = self.targets.get_mut(t.kind) {
+            k.0 += 1;
+            k.1 += u64::from(failure.is_none());
+        }
         match failure {
             None => self.counts.ok += 1,
             Some(k) => {
@@ -266,6 +284,7 @@ mod tests {
             first_byte: end,
             end,
             connect: Duration::ZERO,
+            kind: 0,
         }
     }
 

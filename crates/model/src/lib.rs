@@ -6,6 +6,7 @@
 //! latency histograms in microseconds (named in every doc comment).
 
 pub mod plan;
+pub mod requests;
 pub mod resolved;
 pub mod result;
 pub mod saved;
@@ -18,7 +19,8 @@ pub mod units;
 
 pub use result::{
     latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
-    GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, Warning,
+    GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, TargetStats,
+    Warning,
 };
 pub use saved::{Outcome, SavedError, SavedRun};
 pub use shard::{Shard, ShardError};

@@ -5,10 +5,11 @@
 //! error names the file, the line, the key and the fix. Placeholders such as `{port}` stay
 //! in the strings; the CLI substitutes them when it runs the plan.
 
+use crate::requests::{Order, RequestList};
 use crate::shootout::LoadLevel;
 use crate::spec::{
     check_header, check_method, check_path, Expectation, RequestError, Target, MAX_BODY,
-    MAX_CONNECTIONS, MAX_RATE, MIN_RATE,
+    MAX_CONNECTIONS, MAX_PIPELINE, MAX_RATE, MIN_RATE,
 };
 use crate::status::StatusSet;
 use crate::units::{parse_cpu_list, parse_duration};
@@ -115,6 +116,19 @@ pub struct Workload {
     pub body: Option<String>,
     /// What every answer must meet.
     pub expect: Expectation,
+    /// Requests in flight per connection (`pipeline` here or in `[load]`; 1 by default).
+    pub pipeline: usize,
+    /// A request list file (`requests`), relative to the plan's directory: sent instead
+    /// of `method`, `path` and `body`.
+    pub requests: Option<PathBuf>,
+    /// The order the list is taken in (`order`).
+    pub order: Order,
+    /// Seeds a random order and `{rand:LO-HI}` values (`seed`, 0 by default), the same for
+    /// every contender.
+    pub seed: u64,
+    /// The list read from `requests`: filled by whoever loads the plan's files (the model
+    /// does no I/O); `None` until then.
+    pub list: Option<RequestList>,
 }
 
 /// One level of the load, with its own length when staged.
@@ -207,6 +221,10 @@ struct FileWorkload {
     body_file: Option<String>,
     body: Option<Spanned<String>>,
     expect: Option<Spanned<FileExpect>>,
+    pipeline: Option<Spanned<usize>>,
+    requests: Option<Spanned<String>>,
+    order: Option<Spanned<String>>,
+    seed: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -224,6 +242,7 @@ struct FileLoad {
     rate: Option<Spanned<Vec<f64>>>,
     connections: Option<Spanned<usize>>,
     stages: Option<Spanned<Vec<FileStage>>>,
+    pipeline: Option<Spanned<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -318,7 +337,8 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
     })?;
     let defaults = r.defaults(&raw.defaults.unwrap_or_default())?;
     let contenders = r.contenders(&raw.contender)?;
-    let workloads = r.workloads(&raw.workload)?;
+    let pipeline = r.pipeline(raw.load.get_ref().pipeline.as_ref(), "load.pipeline", 1)?;
+    let workloads = r.workloads(&raw.workload, pipeline)?;
     let levels = r.levels(&raw.load)?;
     Ok(Plan {
         name: raw.name,
@@ -645,7 +665,31 @@ impl Reader<'_> {
     }
 
     /// Every `[[workload]]`: at least one, unique names.
-    fn workloads(&self, raw: &[Spanned<FileWorkload>]) -> Result<Vec<Workload>, PlanError> {
+    /// A `pipeline` key: 1 to [`MAX_PIPELINE`], else `default`.
+    fn pipeline(
+        &self,
+        v: Option<&Spanned<usize>>,
+        key: &str,
+        default: usize,
+    ) -> Result<usize, PlanError> {
+        match v {
+            None => Ok(default),
+            Some(p) if (1..=MAX_PIPELINE).contains(p.get_ref()) => Ok(*p.get_ref()),
+            Some(p) => Err(self.err(
+                p.span().start,
+                format!(
+                    "{key} must be from 1 to {MAX_PIPELINE} requests in flight per connection, not {}",
+                    p.get_ref()
+                ),
+            )),
+        }
+    }
+
+    fn workloads(
+        &self,
+        raw: &[Spanned<FileWorkload>],
+        pipeline: usize,
+    ) -> Result<Vec<Workload>, PlanError> {
         if raw.is_empty() {
             return Err(self.err(0, "the plan has no [[workload]]: add at least one request, e.g. [[workload]] name = \"home\" path = \"/\"".into()));
         }
@@ -664,14 +708,20 @@ impl Reader<'_> {
                     format!("two workloads are named '{name}': names must be unique"),
                 ));
             }
-            workloads.push(self.workload(name, at, w)?);
+            workloads.push(self.workload(name, at, w, pipeline)?);
         }
         Ok(workloads)
     }
 
     /// One workload's request and expectations, each field checked before it can reach
     /// the wire.
-    fn workload(&self, name: String, at: usize, w: &FileWorkload) -> Result<Workload, PlanError> {
+    fn workload(
+        &self,
+        name: String,
+        at: usize,
+        w: &FileWorkload,
+        pipeline: usize,
+    ) -> Result<Workload, PlanError> {
         let key_at = |v: Option<std::ops::Range<usize>>| v.map_or(at, |s| s.start);
         let in_workload = |offset: usize| {
             let name = &name;
@@ -714,6 +764,38 @@ impl Reader<'_> {
             ));
         }
         let expect = self.expectation(&name, at, w)?;
+        let pipeline = self.pipeline(
+            w.pipeline.as_ref(),
+            &format!("workload '{name}': pipeline"),
+            pipeline,
+        )?;
+        if let Some(r) = &w.requests {
+            if w.method.is_some() || w.path.is_some() || w.body.is_some() || w.body_file.is_some() {
+                return Err(self.err(
+                    r.span().start,
+                    format!("workload '{name}': requests gives each request's method, path and body: remove method, path, body and body_file"),
+                ));
+            }
+        }
+        let order = match &w.order {
+            None => Order::Seq,
+            Some(o) if w.requests.is_none() => {
+                return Err(self.err(
+                    o.span().start,
+                    format!("workload '{name}': order applies to a request list: add requests = \"FILE\" or remove it"),
+                ))
+            }
+            Some(o) => match o.get_ref().as_str() {
+                "seq" => Order::Seq,
+                "random" => Order::Random,
+                other => {
+                    return Err(self.err(
+                        o.span().start,
+                        format!("workload '{name}': order must be \"seq\" or \"random\", not {other:?}"),
+                    ))
+                }
+            },
+        };
         Ok(Workload {
             name,
             method: method.to_ascii_uppercase(),
@@ -722,6 +804,11 @@ impl Reader<'_> {
             body_file: w.body_file.as_ref().map(PathBuf::from),
             body: w.body.as_ref().map(|b| b.get_ref().clone()),
             expect,
+            pipeline,
+            requests: w.requests.as_ref().map(|r| PathBuf::from(r.get_ref())),
+            order,
+            seed: w.seed.unwrap_or(0),
+            list: None,
         })
     }
 
@@ -972,6 +1059,46 @@ concurrency = [1, 10]
 
     fn error_of(text: &str) -> String {
         parse(text, "plan.toml", CPUS).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn pipeline_and_request_lists_are_plan_keys() {
+        let text = GOOD
+            .replace("concurrency = [1, 10]", "concurrency = [1, 10]\npipeline = 8")
+            .replace(
+                "name = \"post\"\nmethod = \"post\"\nbody = \"a=1\"",
+                "name = \"post\"\nrequests = \"reqs.txt\"\norder = \"random\"\nseed = 3\npipeline = 2",
+            );
+        let p = parse(&text, "plan.toml", CPUS).unwrap();
+        let (get, post) = (&p.workloads[0], &p.workloads[1]);
+        assert_eq!((get.pipeline, get.requests.as_ref()), (8, None));
+        assert_eq!(post.pipeline, 2, "the workload's key wins");
+        assert_eq!(post.requests, Some(PathBuf::from("reqs.txt")));
+        assert_eq!((post.order, post.seed), (Order::Random, 3));
+        for (bad, want) in [
+            (
+                GOOD.replace("concurrency = [1, 10]", "concurrency = [1]\npipeline = 0"),
+                "plan.toml:33: load.pipeline must be from 1 to 1024",
+            ),
+            (
+                GOOD.replace("method = \"post\"", "requests = \"r.txt\""),
+                "workload 'post': requests gives each request's method, path and body",
+            ),
+            (
+                GOOD.replace("method = \"post\"", "order = \"random\""),
+                "workload 'post': order applies to a request list",
+            ),
+            (
+                GOOD.replace(
+                    "name = \"post\"\nmethod = \"post\"\nbody = \"a=1\"",
+                    "name = \"post\"\nrequests = \"r\"\norder = \"shuffled\"",
+                ),
+                "order must be \"seq\" or \"random\"",
+            ),
+        ] {
+            let e = error_of(&bad);
+            assert!(e.contains(want), "{e}");
+        }
     }
 
     #[test]

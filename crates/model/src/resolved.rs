@@ -59,6 +59,12 @@ pub struct ResolvedWorkload {
     pub path: String,
     /// The statuses that count as success, as given (`<400` for the default).
     pub expect_status: String,
+    /// Requests in flight per connection, when pipelined (absent when 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<usize>,
+    /// The request list file, as the plan names it (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<String>,
 }
 
 impl ResolvedPlan {
@@ -86,6 +92,8 @@ impl ResolvedPlan {
                     method: w.method.clone(),
                     path: w.path.clone(),
                     expect_status: w.expect.status.describe().to_string(),
+                    pipeline: (w.pipeline > 1).then_some(w.pipeline),
+                    requests: w.requests.as_ref().map(|p| p.display().to_string()),
                 })
                 .collect(),
             levels: plan.levels.iter().map(|l| l.level).collect(),
@@ -160,6 +168,7 @@ mod tests {
                 method: "GET".into(),
                 path: "/".into(),
                 expect_status: "<400".into(),
+                ..Default::default()
             }],
             levels: vec![
                 LoadLevel::Concurrency { connections: 8 },

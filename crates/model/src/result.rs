@@ -365,8 +365,9 @@ pub enum Warning {
         /// Mean latency of the completed requests (ms).
         mean_ms: f64,
     },
-    /// Requests were sent a second time after the server closed an idle keep-alive
-    /// connection just as they went out.
+    /// Requests were sent a second time: the server closed an idle keep-alive connection
+    /// just as they went out, or (pipelined) they were behind an answer that closed the
+    /// connection, so the server did not process them.
     Retried {
         /// Requests sent again.
         count: u64,
@@ -424,7 +425,7 @@ impl fmt::Display for Warning {
             Warning::NothingCompleted => f.write_str("not one request completed"),
             Warning::Retried { count } => write!(
                 f,
-                "{count} requests were sent a second time on a new connection: the server closed an idle keep-alive connection just as each went out, before answering (their latency counts from the first send; only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again)"
+                "{count} requests were sent a second time on a new connection: the server closed an idle keep-alive connection just as each went out, before answering (only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again), or, pipelined, they were behind an answer with Connection: close, which the server does not process past; their latency counts from the first send"
             ),
             Warning::Dropped { count } => write!(
                 f,
@@ -484,6 +485,27 @@ pub fn latency_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
 }
 
+/// What one entry of a request list measured.
+#[derive(Debug, Clone)]
+pub struct TargetStats {
+    /// The entry as reports name it: `METHOD PATH`, templates as written.
+    pub label: String,
+    /// Requests of this entry that completed (answered or failed).
+    pub completed: u64,
+    /// Of which got a good answer.
+    pub ok: u64,
+    /// Latency of its answered requests (µs), as [`RunResult::latency`]; 2 significant
+    /// figures.
+    pub latency: Histogram<u64>,
+}
+
+impl TargetStats {
+    /// Requests of this entry that failed.
+    pub fn failed(&self) -> u64 {
+        self.completed - self.ok
+    }
+}
+
 /// Everything one load run measured, merged across worker threads.
 #[derive(Debug, Clone)]
 pub struct RunResult {
@@ -517,6 +539,10 @@ pub struct RunResult {
     pub interrupted: bool,
     /// What the user must know; derived from the fields above by the engine.
     pub warnings: Vec<Warning>,
+    /// Per entry of a request list of 2 to
+    /// [`MAX_REPORTED_ENTRIES`](crate::requests::MAX_REPORTED_ENTRIES) entries, in list
+    /// order; empty otherwise.
+    pub targets: Vec<TargetStats>,
 }
 
 impl RunResult {
@@ -539,6 +565,7 @@ impl RunResult {
             schedule: None,
             interrupted: false,
             warnings: Vec::new(),
+            targets: Vec::new(),
         }
     }
 

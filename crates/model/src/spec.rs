@@ -7,6 +7,7 @@
 //! `load` flags can name the flag. What a valid spec guarantees is listed on
 //! [`LoadSpec::validate`].
 
+use crate::requests::RequestList;
 use crate::status::StatusSet;
 use crate::units::{MAX_CPU, MAX_DURATION};
 use std::path::PathBuf;
@@ -171,6 +172,9 @@ pub const MAX_BODY: usize = 64 << 20;
 /// The most connections one run may open (each needs an open file).
 pub const MAX_CONNECTIONS: usize = 1_000_000;
 
+/// The most requests in flight on one connection (`--pipeline`).
+pub const MAX_PIPELINE: usize = 1024;
+
 /// The most worker threads one run may start.
 pub const MAX_THREADS: usize = 1024;
 
@@ -319,6 +323,26 @@ pub enum SpecError {
     /// A CPU number over [`MAX_CPU`].
     #[error("CPU {0} does not exist: CPUs are numbered 0 to {max}", max = MAX_CPU)]
     Cpu(usize),
+    /// Requests in flight per connection outside 1..=[`MAX_PIPELINE`].
+    #[error("the pipeline depth must be from 1 to {max}, not {0}", max = MAX_PIPELINE)]
+    Pipeline(usize),
+    /// Pipelining asked for with connections closed after each request.
+    #[error("pipelining needs keep-alive: drop the pipeline depth or keep connections open")]
+    PipelineClose,
+    /// A request list entry that cannot be sent (built by hand, not by
+    /// [`RequestList::parse`](crate::requests::RequestList::parse)).
+    #[error("{source_name}:{line}: {error}")]
+    ListEntry {
+        /// The list's file.
+        source_name: String,
+        /// The entry's line.
+        line: usize,
+        /// What is wrong with it.
+        error: RequestError,
+    },
+    /// A request list with no entry.
+    #[error("the request list {0} is empty")]
+    EmptyList(String),
 }
 
 /// What a good answer is. Every response is checked.
@@ -399,6 +423,12 @@ pub struct LoadSpec {
     /// shards of one load interleave their requests (a shard's `index / fleet rate`, set by
     /// [`Shard::divide`](crate::shard::Shard::divide)); zero otherwise.
     pub offset: Duration,
+    /// Requests in flight per connection (HTTP/1.1 pipelining): up to this many are
+    /// written together and their answers matched in order; 1 is no pipelining.
+    pub pipeline: usize,
+    /// Requests taken from a list instead of `target`'s path with `request`'s method and
+    /// body; `request`'s headers and keep-alive still apply to each.
+    pub list: Option<RequestList>,
 }
 
 /// `Duration` as seconds in `f64`'s shortest text, for messages: `0.25 s`, `10 s`. The same
@@ -424,6 +454,8 @@ impl LoadSpec {
             record: Record::default(),
             cpus: None,
             offset: Duration::ZERO,
+            pipeline: 1,
+            list: None,
         }
     }
 
@@ -440,7 +472,10 @@ impl LoadSpec {
     ///   space, no header sets the framing (`Content-Length`, `Transfer-Encoding`), and the
     ///   body is at most [`MAX_BODY`] bytes;
     /// - `cpus`, when given, name CPUs from 0 to [`MAX_CPU`] (whether they are available to
-    ///   the process is checked where the spec is built).
+    ///   the process is checked where the spec is built);
+    /// - `pipeline` is 1..=[`MAX_PIPELINE`], and 1 without keep-alive;
+    /// - a `list` has at least one entry, and each entry's method, headers, path (no
+    ///   space, no control character) and body pass the same checks as the request's.
     pub fn validate(&self) -> Result<(), SpecError> {
         if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
             return Err(SpecError::Connections(self.connections));
@@ -481,6 +516,15 @@ impl LoadSpec {
         if let Some(&cpu) = self.cpus.iter().flatten().find(|&&c| c > MAX_CPU) {
             return Err(SpecError::Cpu(cpu));
         }
+        if !(1..=MAX_PIPELINE).contains(&self.pipeline) {
+            return Err(SpecError::Pipeline(self.pipeline));
+        }
+        if self.pipeline > 1 && !self.request.keepalive {
+            return Err(SpecError::PipelineClose);
+        }
+        if let Some(list) = &self.list {
+            validate_list(list)?;
+        }
         Ok(())
     }
 
@@ -508,6 +552,36 @@ impl LoadSpec {
     pub fn open_connections(&self) -> usize {
         connections_for(self.connections, self.requests)
     }
+}
+
+/// The checks of [`LoadSpec::validate`] on a request list: the same as on one request.
+fn validate_list(list: &RequestList) -> Result<(), SpecError> {
+    if list.entries.is_empty() {
+        return Err(SpecError::EmptyList(list.source.clone()));
+    }
+    for e in &list.entries {
+        let request = RequestSpec {
+            method: e.method.clone(),
+            headers: e.headers.clone(),
+            body: Vec::new(),
+            keepalive: true,
+        };
+        let mut checked = request.validate().and_then(|()| {
+            if e.body.len() > MAX_BODY {
+                return Err(RequestError::Body(e.body.len()));
+            }
+            check_path(&e.path)
+        });
+        if checked.is_ok() && e.path.contains(' ') {
+            checked = Err(RequestError::PathControl(shown(&e.path)));
+        }
+        checked.map_err(|error| SpecError::ListEntry {
+            source_name: list.source.clone(),
+            line: e.line,
+            error,
+        })?;
+    }
+    Ok(())
 }
 
 /// The rule that no run opens more connections than it sends requests: `connections`
@@ -599,6 +673,18 @@ impl SpecBuilder {
     /// The connect timeout.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.spec.connect_timeout = timeout;
+        self
+    }
+
+    /// Requests in flight per connection (1: no pipelining).
+    pub fn pipeline(mut self, depth: usize) -> Self {
+        self.spec.pipeline = depth;
+        self
+    }
+
+    /// Requests taken from a list.
+    pub fn list(mut self, list: Option<RequestList>) -> Self {
+        self.spec.list = list;
         self
     }
 
@@ -754,6 +840,26 @@ mod tests {
             ("body", |s| s.request.body = vec![0; MAX_BODY + 1]),
             ("path", |s| s.target.path = "/a b".into()),
             ("cpus", |s| s.cpus = Some(vec![0, MAX_CPU + 1])),
+            ("pipeline 0", |s| s.pipeline = 0),
+            ("pipeline max", |s| s.pipeline = MAX_PIPELINE + 1),
+            ("pipeline without keep-alive", |s| {
+                s.pipeline = 2;
+                s.request.keepalive = false;
+            }),
+            ("list entry", |s| {
+                s.list = Some(crate::requests::RequestList {
+                    source: "l".into(),
+                    entries: vec![crate::requests::ListEntry {
+                        method: "GET".into(),
+                        path: "/a b".into(),
+                        headers: Vec::new(),
+                        body: Vec::new(),
+                        line: 1,
+                    }],
+                    order: Default::default(),
+                    seed: 0,
+                })
+            }),
         ];
         for (what, breaks) in broken {
             let mut s = valid();

@@ -223,6 +223,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         schedule,
         interrupted: false,
         warnings: Vec::new(),
+        targets: Vec::new(),
     };
     result.derive_warnings();
     let mut cpu = 0.0;

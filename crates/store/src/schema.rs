@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The migration steps: step `i` takes the file from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS, V4_TARGETS];
 
 /// The schema version this build writes: the number of migration steps.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -156,6 +156,19 @@ ALTER TABLE runs ADD COLUMN owner_pid_ns TEXT;
 ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
 ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER;
 ALTER TABLE contenders ADD COLUMN process_tag TEXT;
+";
+
+/// Version 4: per step of a workload with a request list, each entry's counts and latency.
+const V4_TARGETS: &str = "
+CREATE TABLE step_targets (
+    step_id      INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    label        TEXT NOT NULL,
+    completed    INTEGER NOT NULL,
+    ok           INTEGER NOT NULL,
+    hist_latency BLOB NOT NULL,
+    PRIMARY KEY (step_id, seq)
+);
 ";
 
 /// Reads the file's schema version (`PRAGMA user_version`).

@@ -139,6 +139,20 @@ fn synthetic_result(seed: u64) -> RunResult {
         }),
         interrupted: false,
         warnings: vec![],
+        targets: ["GET /a/{seq}", "POST /b"]
+            .iter()
+            .enumerate()
+            .map(|(i, label)| {
+                let mut latency = shootout_model::latency_histogram();
+                latency.record(1_000 * (i as u64 + 1) + seed).unwrap();
+                shootout_model::TargetStats {
+                    label: label.to_string(),
+                    completed: 10 + i as u64,
+                    ok: 9,
+                    latency,
+                }
+            })
+            .collect(),
     };
     r.derive_warnings();
     r
@@ -212,6 +226,11 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.schedule, want.schedule);
     assert_eq!(got.interrupted, want.interrupted);
     assert_eq!(got.warnings, want.warnings);
+    assert_eq!(got.targets.len(), want.targets.len(), "targets");
+    for (g, w) in got.targets.iter().zip(&want.targets) {
+        assert_eq!((&g.label, g.completed, g.ok), (&w.label, w.completed, w.ok));
+        assert_hist_eq(&g.label, &g.latency, &w.latency);
+    }
 }
 
 #[test]

@@ -12,7 +12,9 @@ use std::path::PathBuf;
   shootout load -d 30s -c 1000 --threads 2 http://127.0.0.1:8080/
   shootout load --rate 20000 -d 30s -c 200 http://127.0.0.1:8080/
   shootout load -p body.json -T application/json -n 1000 -c 10 http://127.0.0.1:8000/
-  shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99")]
+  shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99
+  shootout load --pipeline 16 -d 10s -c 100 http://127.0.0.1:8080/plaintext
+  shootout load --urls requests.txt --order random -d 30s -c 50 http://127.0.0.1:8080/")]
 pub struct LoadArgs {
     /// The URL to load (http:// or https://; a missing path means /).
     pub url: String,
@@ -139,6 +141,24 @@ pub struct LoadArgs {
     /// Connect to this unix socket (the URL still gives the path and Host).
     #[arg(long, value_name = "PATH")]
     pub unix_socket: Option<PathBuf>,
+
+    /// Requests in flight per connection, 1 to 1024 (HTTP/1.1 pipelining): written
+    /// together, answers matched in order.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub pipeline: usize,
+
+    /// Send the requests listed in FILE (one `METHOD PATH` a line, optional header lines
+    /// and `@body-file`) to the URL's origin, instead of the URL's path.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["post_file", "put_file", "method", "head"])]
+    pub urls: Option<PathBuf>,
+
+    /// Order of the --urls list: seq (each thread walks it in order) or random.
+    #[arg(long, value_name = "ORDER", default_value = "seq", value_parser = ["seq", "random"], requires = "urls")]
+    pub order: String,
+
+    /// Seed of --order random and {rand:LO-HI} values (default: from the clock, printed).
+    #[arg(long, value_name = "N", requires = "urls")]
+    pub seed: Option<u64>,
 
     /// Accept any TLS certificate (self-signed servers).
     #[arg(long)]

@@ -17,11 +17,27 @@ pub(super) fn dry_run(plan: &Plan) -> String {
     }
     out.push_str("\nworkloads:\n");
     for w in &plan.workloads {
+        let what = match &w.list {
+            Some(l) => format!(
+                "{} requests from {}{}",
+                l.entries.len(),
+                l.source,
+                if l.order == shootout_model::requests::Order::Random {
+                    format!(", random order (seed {})", l.seed)
+                } else {
+                    String::new()
+                }
+            ),
+            None => format!("{} {}", w.method, w.path),
+        };
+        let pipelined = if w.pipeline > 1 {
+            format!(", {} pipelined", w.pipeline)
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "  {}: {} {} (expect status {}{}{})\n",
+            "  {}: {what}{pipelined} (expect status {}{}{})\n",
             w.name,
-            w.method,
-            w.path,
             w.expect.status.describe(),
             w.expect
                 .length

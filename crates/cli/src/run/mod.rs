@@ -269,6 +269,8 @@ fn step_spec(
             keepalive: true,
         })
         .expect(w.expect.clone())
+        .pipeline(w.pipeline)
+        .list(w.list.clone())
         .connections(connections)
         .pace(pace)
         .bound(requests, duration)

@@ -197,6 +197,7 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
             "peak_processes": peak([s], |r| r.processes),
         },
         "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+        "requests_by_target": crate::json::by_target_json(&s.result),
     }))
 }
 
