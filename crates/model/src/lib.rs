@@ -23,8 +23,8 @@ pub use shootout::{
     UnknownStatus,
 };
 pub use spec::{
-    Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, SpecBuilder, SpecError, Target,
-    TlsOptions,
+    Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder, SpecError,
+    Target, TlsOptions, MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{parse_cpu_list, parse_duration, DurationError, MAX_DURATION};

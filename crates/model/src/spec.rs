@@ -21,6 +21,39 @@ pub enum Scheme {
     Https,
 }
 
+/// The HTTP version spoken to the target.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1, one request at a time per connection.
+    #[default]
+    Http1,
+    /// HTTP/2: h2c with prior knowledge for `http://`, ALPN `h2` over TLS for `https://`;
+    /// [`LoadSpec::streams`] concurrent streams per connection.
+    Http2,
+}
+
+impl Protocol {
+    /// The word in plans and reports: `http/1.1` or `h2` (ALPN's names).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "http/1.1",
+            Protocol::Http2 => "h2",
+        }
+    }
+
+    /// Reads a plan's `protocol`: `h2` (or `http/2`), `http/1.1` (or `h1`).
+    pub fn parse(s: &str) -> Option<Protocol> {
+        match s.to_ascii_lowercase().as_str() {
+            "h2" | "http/2" | "http2" => Some(Protocol::Http2),
+            "h1" | "http/1.1" | "http1" => Some(Protocol::Http1),
+            _ => None,
+        }
+    }
+}
+
+/// The most concurrent streams per connection `--streams` may ask for.
+pub const MAX_STREAMS: usize = 10_000;
+
 /// TLS settings for `https://` targets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsOptions {
@@ -319,6 +352,17 @@ pub enum SpecError {
     /// A CPU number over [`MAX_CPU`].
     #[error("CPU {0} does not exist: CPUs are numbered 0 to {max}", max = MAX_CPU)]
     Cpu(usize),
+    /// Streams per connection outside 1..=[`MAX_STREAMS`].
+    #[error("streams per connection must be from 1 to {max}, not {0}", max = MAX_STREAMS)]
+    Streams(usize),
+    /// More than one stream per connection asked of HTTP/1.1.
+    #[error("{0} streams per connection need HTTP/2: add --http2 (protocol = \"h2\" in a plan)")]
+    StreamsNeedHttp2(usize),
+    /// HTTP/2 asked to open a connection per request.
+    #[error(
+        "HTTP/2 keeps its connections open (streams are multiplexed on them): drop --no-keepalive"
+    )]
+    Http2NoKeepalive,
 }
 
 /// What a good answer is. Every response is checked.
@@ -395,6 +439,11 @@ pub struct LoadSpec {
     pub record: Record,
     /// Pin worker threads to these CPUs (round robin), e.g. from `taskset`.
     pub cpus: Option<Vec<usize>>,
+    /// HTTP/1.1 or HTTP/2.
+    pub protocol: Protocol,
+    /// HTTP/2: concurrent streams per connection (h2load's `-m`), 1..=[`MAX_STREAMS`];
+    /// always 1 for HTTP/1.1. A server's lower `SETTINGS_MAX_CONCURRENT_STREAMS` wins.
+    pub streams: usize,
 }
 
 /// `Duration` as seconds in `f64`'s shortest text, for messages: `0.25 s`, `10 s`. The same
@@ -419,6 +468,8 @@ impl LoadSpec {
             connect_timeout: Duration::from_secs(10),
             record: Record::default(),
             cpus: None,
+            protocol: Protocol::Http1,
+            streams: 1,
         }
     }
 
@@ -434,7 +485,9 @@ impl LoadSpec {
     ///   space, no header sets the framing (`Content-Length`, `Transfer-Encoding`), and the
     ///   body is at most [`MAX_BODY`] bytes;
     /// - `cpus`, when given, name CPUs from 0 to [`MAX_CPU`] (whether they are available to
-    ///   the process is checked where the spec is built).
+    ///   the process is checked where the spec is built);
+    /// - `streams` is 1..=[`MAX_STREAMS`], and more than 1 only over HTTP/2; HTTP/2 keeps
+    ///   connections open (`keepalive`).
     pub fn validate(&self) -> Result<(), SpecError> {
         if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
             return Err(SpecError::Connections(self.connections));
@@ -468,6 +521,15 @@ impl LoadSpec {
         }
         if let Some(&cpu) = self.cpus.iter().flatten().find(|&&c| c > MAX_CPU) {
             return Err(SpecError::Cpu(cpu));
+        }
+        if !(1..=MAX_STREAMS).contains(&self.streams) {
+            return Err(SpecError::Streams(self.streams));
+        }
+        if self.protocol == Protocol::Http1 && self.streams > 1 {
+            return Err(SpecError::StreamsNeedHttp2(self.streams));
+        }
+        if self.protocol == Protocol::Http2 && !self.request.keepalive {
+            return Err(SpecError::Http2NoKeepalive);
         }
         Ok(())
     }
@@ -587,6 +649,12 @@ impl SpecBuilder {
     /// The connect timeout.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.spec.connect_timeout = timeout;
+        self
+    }
+
+    /// HTTP/1.1 or HTTP/2, and the streams per connection (1 for HTTP/1.1).
+    pub fn protocol(mut self, protocol: Protocol, streams: usize) -> Self {
+        (self.spec.protocol, self.spec.streams) = (protocol, streams);
         self
     }
 

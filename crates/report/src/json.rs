@@ -77,6 +77,11 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "failed": c.failed(),
             "aborted": c.aborted,
             "retried": c.retried,
+            "stream_resets": c
+                .stream_resets
+                .iter()
+                .map(|(code, n)| (code.to_string(), Value::from(*n)))
+                .collect::<Map<String, Value>>(),
         },
         "failures": failures,
         "length_mismatch": c.length_mismatch,
@@ -100,6 +105,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "failed": c.connections_failed,
             "reconnects": c.reconnects,
             "dropped": c.dropped,
+            "goaways": c.goaways,
         },
         "generator": generator_json(r),
         "schedule": schedule_json(r),
@@ -139,6 +145,8 @@ fn load_json(spec: &LoadSpec) -> Value {
         "duration_s": spec.duration.map(s),
         "timeout_s": s(spec.timeout),
         "keepalive": spec.request.keepalive,
+        "protocol": spec.protocol.as_str(),
+        "streams": spec.streams,
     })
 }
 

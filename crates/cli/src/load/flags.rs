@@ -12,6 +12,7 @@ use std::path::PathBuf;
   shootout load -d 30s -c 1000 --threads 2 http://127.0.0.1:8080/
   shootout load --rate 20000 -d 30s -c 200 http://127.0.0.1:8080/
   shootout load -p body.txt -T application/x-www-form-urlencoded -n 1000 -c 10 http://127.0.0.1:8000/
+  shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/
   shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99")]
 pub struct LoadArgs {
     /// The URL to load (http:// or https://; a missing path means /).
@@ -139,6 +140,15 @@ pub struct LoadArgs {
     /// Connect to this unix socket (the URL still gives the path and Host).
     #[arg(long, value_name = "PATH")]
     pub unix_socket: Option<PathBuf>,
+
+    /// Speak HTTP/2: h2c with prior knowledge for http://, ALPN h2 for https:// (a server
+    /// that does not agree is refused, never fallen back from).
+    #[arg(long)]
+    pub http2: bool,
+
+    /// HTTP/2: concurrent streams per connection, 1 to 10000 (h2load's -m; default 1).
+    #[arg(long, value_name = "N")]
+    pub streams: Option<usize>,
 
     /// Accept any TLS certificate (self-signed servers).
     #[arg(long)]

@@ -241,6 +241,7 @@ fn step_spec(
         })
         .expect(w.expect.clone())
         .connections(connections)
+        .protocol(w.protocol, w.streams)
         .pace(pace)
         .bound(requests, duration)
         .cpus(plan.defaults.load_cpus.clone())
