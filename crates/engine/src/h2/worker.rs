@@ -221,15 +221,7 @@ impl Worker<'_> {
                 break;
             }
             self.poll.poll(&mut events, Some(deadline - now))?;
-            for ev in events.iter() {
-                let closed = ev.is_read_closed() || ev.is_error();
-                self.event(
-                    ev.token().0,
-                    ev.is_readable() || closed,
-                    ev.is_writable(),
-                    closed,
-                );
-            }
+            self.on_poll(&events);
         }
         Ok(())
     }
@@ -282,19 +274,24 @@ impl Worker<'_> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
-            for ev in events.iter() {
-                if ev.token() == TIMER {
-                    self.timer.clear();
-                    continue;
-                }
-                let closed = ev.is_read_closed() || ev.is_error();
-                self.event(
-                    ev.token().0,
-                    ev.is_readable() || closed,
-                    ev.is_writable(),
-                    closed,
-                );
+            self.on_poll(&events);
+        }
+    }
+
+    /// Hands each event of a poll to its connection (the pacing timer's is only cleared).
+    fn on_poll(&mut self, events: &Events) {
+        for ev in events.iter() {
+            if ev.token() == TIMER {
+                self.timer.clear();
+                continue;
             }
+            let closed = ev.is_read_closed() || ev.is_error();
+            self.event(
+                ev.token().0,
+                ev.is_readable() || closed,
+                ev.is_writable(),
+                closed,
+            );
         }
     }
 
