@@ -223,6 +223,20 @@ fn max_concurrent_streams_one_is_honoured_and_reported() {
     }
 }
 
+/// A server announcing `MAX_CONCURRENT_STREAMS` = 0 left a closed-loop run with a request
+/// count waiting for a stream forever.
+#[test]
+fn max_concurrent_streams_zero_refuses_each_connection_and_the_run_ends() {
+    for (r, server) in both_ways(H2Behavior::MaxStreams { limit: 0 }, |s| spec(s, 3, 1, 4)) {
+        assert_eq!(failures(&r), vec![(FailureKind::Refused, 3)]);
+        assert_eq!(server.requests(), 0);
+        assert!(r.warnings.contains(&Warning::StreamsLimited {
+            asked: 4,
+            allowed: 0
+        }));
+    }
+}
+
 #[test]
 fn a_stream_never_answered_times_out_and_is_cancelled() {
     for (r, server) in both_ways(H2Behavior::NeverAnswerEvery { n: 3 }, |s| {

@@ -603,13 +603,25 @@ impl Worker<'_> {
         }
     }
 
-    /// The server's SETTINGS arrived on connection `i`.
-    fn ready(&mut self, i: usize, _now: Instant) {
+    /// The server's SETTINGS arrived on connection `i`. A server that allows no stream at
+    /// all (`SETTINGS_MAX_CONCURRENT_STREAMS` = 0) refuses the connection's work: in a
+    /// closed loop that is one refused request per connection, which is then replaced
+    /// after a growing pause, so the run still ends by its count.
+    fn ready(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         c.phase = Phase::Open;
         self.rec.counts.connections_opened += 1;
         if let Some(m) = c.h2.max_concurrent().filter(|&m| m < self.streams as u64) {
             self.limit = Some(self.limit.map_or(m, |l| l.min(m)));
+        }
+        if c.h2.max_concurrent() == Some(0) {
+            let began = c.connect_began;
+            self.close(i);
+            if self.pacer.is_none() && self.claim(now) {
+                self.rec
+                    .failed(&Timing::unsent(began, now), FailureKind::Refused);
+            }
+            return self.replace(i, now, true);
         }
         c.backoff = Duration::ZERO;
     }
