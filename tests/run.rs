@@ -304,6 +304,32 @@ fn a_url_contender_is_measured_without_launching_anything() {
 }
 
 #[test]
+fn an_h2_workload_is_verified_and_measured_over_http2() {
+    let server =
+        shootout_testserver::H2Server::start(shootout_testserver::H2Behavior::Hello).unwrap();
+    let url = server.url("/");
+    let contender = format!(
+        "[[contender]]\nname = \"h2\"\nurl = \"{}\"\n",
+        url.trim_end_matches('/')
+    );
+    let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\nprotocol = \"h2\"\nstreams = 4\nexpect = { status = 200, body_contains = \"Hello\" }\n";
+    let c = Case::new(&plan_with(&contender, workload));
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].result.counts.ok, 200);
+    // An HTTP/1.1 request would not have been answered by this server at all.
+    assert_eq!(
+        server.answers(),
+        20 + 48 + 200,
+        "verification, then the step"
+    );
+    let resolved = run.plan_resolved;
+    assert!(resolved.contains(r#""protocol":"h2""#), "{resolved}");
+}
+
+#[test]
 fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
     let plan = format!(
         "name = \"long\"\n[defaults]\nwarmup = 0\nduration = \"1s\"\nrepeat = 30\ncooldown = \"0s\"\n{}\n{GET_INDEX}\n[load]\nconcurrency = [1]\n",
