@@ -5,6 +5,8 @@
 //! Header blocks are decoded with `httlib-hpack`, whose Huffman decoding is table-driven
 //! (`loona-hpack`, tried first, builds a 257-entry hash map for every Huffman-coded string:
 //! about 50 µs of CPU per nginx response, 10 times what all the rest of a request costs).
+//! It allocates a name and a value per field decoded (about eight small allocations per
+//! nginx answer): the one place of the HTTP/2 path that allocates per request.
 //!
 //! What it keeps of the protocol (RFC 9113): the server's SETTINGS (concurrency, initial
 //! window, frame size, header table size) and their acknowledgement, flow control on both
@@ -143,7 +145,9 @@ impl Connection {
         let now = Instant::now();
         Connection {
             reader: Reader::default(),
-            out: Vec::with_capacity(16 * 1024),
+            // Grows to what one read's worth of frames needs, then keeps its capacity: at
+            // 10,000 connections a fixed 16 KiB each would be 160 MB for nothing.
+            out: Vec::new(),
             events: Vec::with_capacity(streams * 2 + 4),
             decoder: httlib_hpack::Decoder::with_dynamic_size(4096),
             fields: Vec::with_capacity(16),
