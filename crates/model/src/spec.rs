@@ -54,6 +54,10 @@ impl Protocol {
 /// The most concurrent streams per connection `--streams` may ask for.
 pub const MAX_STREAMS: usize = 10_000;
 
+/// The most requests one run may keep in flight (connections × streams): each has a slot
+/// of state, so this bounds the engine's memory (about 200 MB at the limit).
+pub const MAX_IN_FLIGHT: usize = 1_000_000;
+
 /// TLS settings for `https://` targets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsOptions {
@@ -358,6 +362,14 @@ pub enum SpecError {
     /// More than one stream per connection asked of HTTP/1.1.
     #[error("{0} streams per connection need HTTP/2: add --http2 (protocol = \"h2\" in a plan)")]
     StreamsNeedHttp2(usize),
+    /// Connections × streams over [`MAX_IN_FLIGHT`].
+    #[error("{connections} connections × {streams} streams is {} requests in flight: the most is {max} (lower -c or --streams)", connections * streams, max = MAX_IN_FLIGHT)]
+    InFlight {
+        /// Connections asked for.
+        connections: usize,
+        /// Streams per connection asked for.
+        streams: usize,
+    },
     /// HTTP/2 asked to open a connection per request.
     #[error(
         "HTTP/2 keeps its connections open (streams are multiplexed on them): drop --no-keepalive"
@@ -487,7 +499,8 @@ impl LoadSpec {
     /// - `cpus`, when given, name CPUs from 0 to [`MAX_CPU`] (whether they are available to
     ///   the process is checked where the spec is built);
     /// - `streams` is 1..=[`MAX_STREAMS`], and more than 1 only over HTTP/2; HTTP/2 keeps
-    ///   connections open (`keepalive`).
+    ///   connections open (`keepalive`); connections × streams is at most
+    ///   [`MAX_IN_FLIGHT`].
     pub fn validate(&self) -> Result<(), SpecError> {
         if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
             return Err(SpecError::Connections(self.connections));
@@ -524,6 +537,12 @@ impl LoadSpec {
         }
         if !(1..=MAX_STREAMS).contains(&self.streams) {
             return Err(SpecError::Streams(self.streams));
+        }
+        if self.connections.saturating_mul(self.streams) > MAX_IN_FLIGHT {
+            return Err(SpecError::InFlight {
+                connections: self.connections,
+                streams: self.streams,
+            });
         }
         if self.protocol == Protocol::Http1 && self.streams > 1 {
             return Err(SpecError::StreamsNeedHttp2(self.streams));
@@ -918,5 +937,43 @@ mod tests {
         assert!(e.to_string().contains("http:// and https://"), "{e}");
         let e = Target::parse("http://:80/").unwrap_err();
         assert!(e.to_string().contains("http://127.0.0.1:8080/path"), "{e}");
+    }
+
+    #[test]
+    fn streams_are_checked_against_the_protocol_and_the_in_flight_limit() {
+        let t = Target::parse("http://127.0.0.1:8080/").unwrap();
+        let h2 = |c: usize, m: usize| {
+            LoadSpec::builder(t.clone())
+                .connections(c)
+                .bound(None, Some(Duration::from_secs(1)))
+                .protocol(Protocol::Http2, m)
+                .build()
+        };
+        assert!(h2(10_000, 100).is_ok(), "the issue's 10,000 × 100");
+        assert_eq!(
+            h2(10_000, 101).unwrap_err(),
+            SpecError::InFlight {
+                connections: 10_000,
+                streams: 101
+            }
+        );
+        assert_eq!(h2(1, 0).unwrap_err(), SpecError::Streams(0));
+        assert_eq!(
+            h2(1, MAX_STREAMS + 1).unwrap_err(),
+            SpecError::Streams(MAX_STREAMS + 1)
+        );
+        let h1 = LoadSpec::builder(t.clone())
+            .bound(Some(10), None)
+            .protocol(Protocol::Http1, 2)
+            .build();
+        assert_eq!(h1.unwrap_err(), SpecError::StreamsNeedHttp2(2));
+        let mut close = RequestSpec::default();
+        close.keepalive = false;
+        let no_keepalive = LoadSpec::builder(t)
+            .request(close)
+            .bound(Some(10), None)
+            .protocol(Protocol::Http2, 1)
+            .build();
+        assert_eq!(no_keepalive.unwrap_err(), SpecError::Http2NoKeepalive);
     }
 }
