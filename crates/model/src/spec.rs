@@ -967,8 +967,10 @@ mod tests {
             .protocol(Protocol::Http1, 2)
             .build();
         assert_eq!(h1.unwrap_err(), SpecError::StreamsNeedHttp2(2));
-        let mut close = RequestSpec::default();
-        close.keepalive = false;
+        let close = RequestSpec {
+            keepalive: false,
+            ..Default::default()
+        };
         let no_keepalive = LoadSpec::builder(t)
             .request(close)
             .bound(Some(10), None)
