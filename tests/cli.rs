@@ -181,6 +181,66 @@ fn post_body_headers_and_cookies_reach_the_server() {
 }
 
 #[test]
+fn a_request_list_is_sent_pipelined_and_reported_per_entry() {
+    let server = TestServer::start(Behavior::Echo).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.json"), "{\"n\": {seq}}").unwrap();
+    let list = dir.path().join("requests.txt");
+    std::fs::write(
+        &list,
+        "GET /a/{rand:1-9}\n\nPOST /b\nContent-Type: application/json\n@b.json\n",
+    )
+    .unwrap();
+    let load = |format: &str| {
+        shootout()
+            .args([
+                "load",
+                "-q",
+                "--format",
+                format,
+                "-n",
+                "40",
+                "-c",
+                "2",
+                "--pipeline",
+                "4",
+            ])
+            .arg("--urls")
+            .arg(&list)
+            .arg(server.url("/"))
+            .output()
+            .unwrap()
+    };
+    let out = load("json");
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"]["ok"], 40, "{v}");
+    assert_eq!(v["load"]["pipeline"], 4);
+    let per: Vec<(String, u64)> = v["requests_by_target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["target"].as_str().unwrap().to_string(),
+                t["ok"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        per,
+        vec![
+            ("GET /a/{rand:1-9}".to_string(), 20),
+            ("POST /b".to_string(), 20)
+        ]
+    );
+    let text = String::from_utf8(load("text").stdout).unwrap();
+    assert!(text.contains("2 connections × 4 pipelined"), "{text}");
+    assert!(text.contains("Requests by target"), "{text}");
+    assert_eq!(server.requests(), 80);
+}
+
+#[test]
 fn expectations_turn_into_failures() {
     let server = TestServer::start(Behavior::FailEvery { n: 2, status: 503 }).unwrap();
     let out = shootout()
@@ -300,6 +360,90 @@ fn fails(args: &[&str]) -> (Option<i32>, String) {
     let out = shootout().args(args).output().unwrap();
     assert!(out.stdout.is_empty());
     (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn usage_errors_keep_clap_hints_and_point_to_the_right_help() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["repot"],
+            &[
+                "a similar subcommand exists: 'report'",
+                "(see 'shootout --help')",
+            ],
+        ),
+        (
+            &["report", "--format", "yaml"],
+            &[
+                "[possible values: text, markdown, md, json, csv]",
+                "(see 'shootout report --help')",
+            ],
+        ),
+        (
+            &["compare", "1"],
+            &["<B>", "(see 'shootout compare --help')"],
+        ),
+        (
+            &["ls", "--bogus"],
+            &["'--bogus'", "(see 'shootout ls --help')"],
+        ),
+        (&["load"], &["<URL>", "(see 'shootout load --help')"]),
+    ];
+    for (args, wanted) in cases {
+        let out = shootout().args(*args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line\n{err}");
+        for w in *wanted {
+            assert!(err.contains(w), "{args:?}: no {w:?} in\n{err}");
+        }
+        assert!(!err.contains("load --help") || args[0] == "load", "{err}");
+    }
+    // The top-level help says what shootout is for, not what its module does.
+    let help = shootout().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.starts_with("Benchmark web servers honestly"), "{help}");
+    // One default per flag, and every example line of load's help pastes as it is.
+    let help = shootout().args(["load", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(!help.contains("(default 30)"), "{help}");
+    let examples = help.split("Examples:").nth(1).unwrap();
+    for l in examples.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(
+            l.trim_start().starts_with("shootout load "),
+            "wrapped example: {l:?}"
+        );
+    }
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_flags() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = shootout().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        // Every subcommand, and a flag of load, are completed.
+        for word in ["load", "run", "report", "compare", "concurrency"] {
+            assert!(script.contains(word), "{shell}: no {word}");
+        }
+    }
+    let page = |args: &[&str]| {
+        let out = shootout().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let top = page(&["man"]);
+    assert!(top.contains(".TH shootout 1"), "{top}");
+    let version = env!("CARGO_PKG_VERSION");
+    for sub in ["load", "run", "ls", "report", "compare"] {
+        let p = page(&["man", sub]);
+        assert!(p.contains(&format!(".TH shootout-{sub} 1")), "{p}");
+        assert!(p.contains(version), "{sub}: no version");
+    }
+    assert!(page(&["man", "load"]).contains("concurrency"));
+    let bad = shootout().args(["man", "lod"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("choose one of load, run"));
 }
 
 #[test]
@@ -882,6 +1026,29 @@ fn http2_against_an_http1_server_is_refused_with_the_fix() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("does not speak HTTP/2"), "{err}");
     assert!(err.contains("drop --http2"), "{err}");
+}
+
+#[test]
+fn http2_with_pipeline_or_urls_is_a_usage_error_naming_both_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let urls = dir.path().join("urls.txt");
+    std::fs::write(&urls, "GET /a\n").unwrap();
+    let urls = urls.to_str().unwrap();
+    for (args, want) in [
+        (&["--pipeline", "8"][..], ["--pipeline", "--streams"]),
+        (&["--urls", urls][..], ["--urls", "--http2"]),
+    ] {
+        let out = shootout()
+            .args(["load", "--http2", "-n", "10"])
+            .args(args)
+            .arg("http://127.0.0.1:9/")
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(want.iter().all(|w| err.contains(w)), "{args:?}: {err}");
+    }
 }
 
 #[test]

@@ -145,7 +145,7 @@ fn dry_run_starts_nothing() {
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("steps: 1 (1 contenders × 1 workloads × 1 levels × 1 repetitions)"),
+        stdout.contains("steps: 1 (1 contender × 1 workload × 1 level × 1 repetition)"),
         "{stdout}"
     );
     // Every expectation shows, so a wrong one is seen before the run.
@@ -324,6 +324,48 @@ fn an_h2_workload_is_verified_and_measured_over_http2() {
     );
     let resolved = run.plan_resolved;
     assert!(resolved.contains(r#""protocol":"h2""#), "{resolved}");
+}
+
+#[test]
+fn a_contenders_version_command_is_stored_and_a_failing_one_is_a_note() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let url = server.url("/");
+    let url = url.trim_end_matches('/');
+    // A URL contender behind a wrapper: only its plan knows how to ask its version.
+    let contenders = format!(
+        "[[contender]]\nname = \"theirs\"\nurl = \"{url}\"\nversion = \"echo; echo '  serve 1.0 ' && basename {{plan_dir}}\"\n\
+         [[contender]]\nname = \"broken\"\nurl = \"{url}\"\nversion = \"echo no such thing >&2; exit 3\"\n"
+    );
+    let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\n";
+    let c = Case::new(&plan_with(&contenders, workload));
+    let out = c.run_cmd().output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("note: contender 'broken': no version from `echo no such thing >&2; exit 3`: it failed, saying: no such thing"),
+        "{err}"
+    );
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let versions: Vec<Option<String>> = store
+        .contenders(run.id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.version)
+        .collect();
+    assert_eq!(versions, vec![Some("serve 1.0".to_string()), None]);
+    // A placeholder only known once the contender runs is refused before anything starts.
+    let bad = Case::new(&plan_with(
+        &format!("[[contender]]\nname = \"x\"\nurl = \"{url}\"\nversion = \"serve --port {{port}} -v\"\n"),
+        workload,
+    ));
+    let out = bad.run_cmd().output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("version uses {port}, but it runs once before any contender starts"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Target `head_differential`: the verdict of the parser on a response head against
 //! `httparse` (with room for 1024 fields) and a model of RFC 9112's framing rules.
 //!
+//! httparse is set as the parser sets it (obs-fold accepted, RFC 9112 §5.2).
 //! The input is the head bytes. Where the two legitimately differ, and how:
 //! - more than `HEADER_LIMIT` fields: the parser rejects the head (Malformed);
 //! - a head longer than `MAX_HEAD` that is still incomplete: the parser rejects it;
@@ -51,7 +52,7 @@ enum Verdict {
 pub fn check(data: &[u8]) {
     let mut headers = vec![httparse::EMPTY_HEADER; 1024];
     let mut resp = httparse::Response::new(&mut headers);
-    match resp.parse(data) {
+    match syntax().parse_response(&mut resp, data) {
         Ok(httparse::Status::Complete(len)) => {
             let head = &data[..len];
             for head_request in [true, false] {
@@ -65,7 +66,7 @@ pub fn check(data: &[u8]) {
             let too_many = {
                 let mut few = [httparse::EMPTY_HEADER; HEADER_LIMIT];
                 matches!(
-                    httparse::Response::new(&mut few).parse(data),
+                    syntax().parse_response(&mut httparse::Response::new(&mut few), data),
                     Err(httparse::Error::TooManyHeaders)
                 )
             };
@@ -87,6 +88,13 @@ pub fn check(data: &[u8]) {
             );
         }
     }
+}
+
+/// httparse as the parser sets it: obs-fold in a response accepted (RFC 9112 §5.2).
+fn syntax() -> httparse::ParserConfig {
+    let mut config = httparse::ParserConfig::default();
+    config.allow_obsolete_multiline_headers_in_responses(true);
+    config
 }
 
 fn model(resp: &httparse::Response<'_, '_>, head_request: bool) -> Verdict {

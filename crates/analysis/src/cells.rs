@@ -113,6 +113,17 @@ impl Cell<'_> {
         h
     }
 
+    /// The raw latency histogram (µs, from each actual send) of every repetition, merged;
+    /// the same as [`Cell::merged_latency`] in a closed loop.
+    pub fn merged_raw_latency(&self) -> Histogram<u64> {
+        let mut h = latency_histogram();
+        for s in &self.steps {
+            // Same bounds on both sides: adding cannot fail.
+            let _ = h.add(&s.result.latency_raw);
+        }
+        h
+    }
+
     /// `3 timeout, 1 reset`, or `0`.
     pub fn failures_text(&self) -> String {
         self.failures.to_string()

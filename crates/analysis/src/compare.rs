@@ -1,20 +1,25 @@
 //! What changed between two stored runs (`shootout compare A B`). Steps are paired by
 //! contender name × workload × load level; for each pair the median req/s and median p99 of
-//! run A and run B, the change, and a verdict from a two-sided Mann–Whitney U test of the
-//! per-repetition values ([`crate::mann_whitney`], α = [`ALPHA`]): faster, slower, no
-//! significant change (noise), or not enough repetitions to tell.
+//! run A and run B, the change, and a verdict: faster, slower, no significant change
+//! (noise), or too little evidence to tell. The req/s verdict is the rankings' test
+//! ([`crate::evidence::difference`]: Mann–Whitney on the repetitions when there are enough,
+//! else a block bootstrap of the per-second good answers, with a 95% interval of the ratio
+//! either way); the p99 verdict is a two-sided Mann–Whitney U test of the per-repetition
+//! p99s ([`crate::mann_whitney`], α = [`ALPHA`]).
 //!
 //! Gates for CI ([`Gates`]): `--fail-if-slower PCT` flags a pair whose median req/s dropped
-//! by more than PCT percent when the drop is significant — or when the repetitions are too
-//! few for the test to ever be significant, since then no test can clear it — and a contender
-//! measured in A that failed in B (crashed, failed verification, …); `--fail-if-p99-above MS`
-//! flags every contender × workload × level of run B whose median p99 is above MS.
+//! by more than PCT percent when the drop is significant (a drop that could not be tested is
+//! a warning, [`CompareWarning::Untested`], not a failure), and a contender measured in A
+//! that failed in B (crashed, failed verification, …); `--fail-if-p99-above MS` flags every
+//! contender × workload × level of run B whose median p99 is above MS.
 //!
 //! Seams: computed from two [`StoredRun`]s only; the warnings and failed gates are typed
 //! ([`CompareWarning`], [`Violation`]) and worded by the renderers (`shootout-report`).
 
 use crate::cells::{median, Analysis, Cell};
+use crate::evidence::{difference, Method};
 use crate::mann_whitney;
+use crate::ranking::{stability, Stability};
 use crate::warnings::CellAt;
 use shootout_model::stored::{RunId, StoredRun};
 use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus};
@@ -41,7 +46,8 @@ pub enum Verdict {
     Slower,
     /// The difference is within the noise of the repetitions.
     NoChange,
-    /// So few repetitions that no outcome could be significant at [`ALPHA`].
+    /// So little evidence that no outcome could be significant at [`ALPHA`] (too few
+    /// repetitions, and for req/s too few seconds as well).
     TooFew,
 }
 
@@ -70,6 +76,11 @@ pub struct Change {
     pub p: f64,
     /// What the test says.
     pub verdict: Verdict,
+    /// B over A as the test estimates it, with its 95% interval (req/s only; `None` when
+    /// untested): `(ratio, low, high)`.
+    pub interval: Option<(f64, f64, f64)>,
+    /// Which evidence decided (req/s only).
+    pub method: Option<Method>,
 }
 
 impl Change {
@@ -95,7 +106,44 @@ impl Change {
             percent: (ma > 0.0).then(|| (mb - ma) / ma * 100.0),
             p,
             verdict,
+            interval: None,
+            method: None,
         }
+    }
+
+    /// Compares the good-answer req/s of two cells with [`difference`].
+    pub fn of_rps(a: &Cell, b: &Cell) -> Change {
+        let (ma, mb) = (a.rps, b.rps);
+        let d = difference(a, b);
+        let verdict = match d {
+            None => Verdict::TooFew,
+            Some(d) if !d.significant() => Verdict::NoChange,
+            Some(d) if d.ratio > 1.0 => Verdict::Faster,
+            Some(_) => Verdict::Slower,
+        };
+        Change {
+            a: ma,
+            b: mb,
+            percent: (ma > 0.0).then(|| (mb - ma) / ma * 100.0),
+            p: d.map_or(1.0, |d| d.p),
+            verdict,
+            interval: d.map(|d| (d.ratio, d.low, d.high)),
+            method: d.map(|d| d.method),
+        }
+    }
+
+    /// `(times, low, high)`: how many times faster the faster side is, as the test
+    /// estimates it, and the 95% interval of that figure; `None` without an interval.
+    pub fn times(&self) -> Option<(f64, f64, f64)> {
+        let (ratio, low, high) = self.interval?;
+        if ratio <= 0.0 || low <= 0.0 {
+            return None;
+        }
+        Some(if ratio >= 1.0 {
+            (ratio, low, high)
+        } else {
+            (1.0 / ratio, 1.0 / high, 1.0 / low)
+        })
     }
 }
 
@@ -155,6 +203,12 @@ pub enum CompareWarning {
     },
     /// The runs' machines differ (CPU, cores, kernel or memory).
     DifferentMachines,
+    /// `--fail-if-slower`: a pair's req/s dropped by more than the limit, but too little
+    /// evidence to test it: reported, not failed.
+    Untested {
+        /// Index of the pair in [`Comparison::pairs`].
+        pair: usize,
+    },
     /// A pair failed more requests in B than in A.
     MoreFailures {
         /// The cell.
@@ -169,7 +223,8 @@ pub enum CompareWarning {
 /// A gate that did not pass.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Violation {
-    /// `--fail-if-slower`: the pair at this index of [`Comparison::pairs`] dropped more.
+    /// `--fail-if-slower`: the pair at this index of [`Comparison::pairs`] dropped more,
+    /// significantly.
     Slower {
         /// Index of the pair.
         pair: usize,
@@ -224,6 +279,9 @@ pub struct Comparison<'a> {
     pub violations: Vec<Violation>,
     /// The most repetitions of any cell of A, and of B.
     pub reps: (usize, usize),
+    /// Each workload × level ranked in both runs: the two orders and the pairs that
+    /// swapped.
+    pub stability: Vec<Stability>,
 }
 
 impl<'a> Comparison<'a> {
@@ -267,9 +325,25 @@ impl<'a> Comparison<'a> {
             gates,
             violations: Vec::new(),
             reps: (aa.max_reps(), ab.max_reps()),
+            stability: stability(&aa, &ab),
         };
         c.violations = c.check(&ab);
+        c.warnings.extend(c.untested_drops());
         c
+    }
+
+    /// The pairs that dropped by more than `--fail-if-slower` without evidence to test it.
+    fn untested_drops(&self) -> Vec<CompareWarning> {
+        let Some(limit) = self.gates.fail_if_slower_percent else {
+            return Vec::new();
+        };
+        self.pairs
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.rps.verdict == Verdict::TooFew)
+            .filter(|(_, p)| p.rps.percent.is_some_and(|change| -change > limit))
+            .map(|(pair, _)| CompareWarning::Untested { pair })
+            .collect()
     }
 
     /// True when a gate failed.
@@ -282,7 +356,7 @@ impl<'a> Comparison<'a> {
         if let Some(limit) = self.gates.fail_if_slower_percent {
             for (i, p) in self.pairs.iter().enumerate() {
                 let dropped = p.rps.percent.is_some_and(|change| -change > limit);
-                if dropped && matches!(p.rps.verdict, Verdict::Slower | Verdict::TooFew) {
+                if dropped && p.rps.verdict == Verdict::Slower {
                     out.push(Violation::Slower { pair: i });
                 }
             }
@@ -350,7 +424,7 @@ fn pair(name: &str, w: &str, l: LoadLevel, a: &Cell, b: &Cell) -> Pair {
         level: l,
         reps_a: a.reps(),
         reps_b: b.reps(),
-        rps: Change::of(&a.rps_values, &b.rps_values, true),
+        rps: Change::of_rps(a, b),
         p99: Change::of(&a.p99_values, &b.p99_values, false),
     }
 }
@@ -387,6 +461,34 @@ fn failed_in(run: &StoredRun, name: &str) -> Option<FailedIn> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::tests::run;
+
+    #[test]
+    fn two_repetitions_conclude_from_their_seconds_and_only_a_tested_drop_fails_the_gate() {
+        // The quickstart's shape: 2 repetitions of 6 s. B's `b` is 20% slower, steadily.
+        let a = run(&[("a", 1000, 10), ("b", 2000, 10)], 6);
+        let b = run(&[("a", 1000, 10), ("b", 1600, 10)], 6);
+        let gates = Gates {
+            fail_if_slower_percent: Some(5.0),
+            fail_if_p99_above_ms: None,
+        };
+        let c = Comparison::of(&a, &b, gates);
+        assert_eq!(c.pairs[0].rps.verdict, Verdict::NoChange);
+        let slower = &c.pairs[1].rps;
+        assert_eq!(slower.verdict, Verdict::Slower);
+        assert_eq!(slower.method, Some(Method::Seconds));
+        let (t, lo, hi) = slower.times().unwrap();
+        assert!((t - 1.25).abs() < 0.01 && lo < t && t < hi, "{t} {lo} {hi}");
+        assert_eq!(c.violations, vec![Violation::Slower { pair: 1 }]);
+
+        // Steps of 2 s: too few seconds to test. The same drop is reported, not failed.
+        let a = run(&[("a", 1000, 10), ("b", 2000, 10)], 2);
+        let b = run(&[("a", 1000, 10), ("b", 1600, 10)], 2);
+        let c = Comparison::of(&a, &b, gates);
+        assert_eq!(c.pairs[1].rps.verdict, Verdict::TooFew);
+        assert!(c.violations.is_empty());
+        assert_eq!(c.warnings, vec![CompareWarning::Untested { pair: 1 }]);
+    }
 
     #[test]
     fn verdicts_follow_the_test_and_the_direction() {

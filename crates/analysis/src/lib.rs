@@ -2,7 +2,8 @@
 //! grouped into cells of repetitions with their medians and spreads ([`cells`]), the
 //! warnings a reader must see, derived once as a typed list ([`warnings`]), the
 //! statistics of one load run ([`stats`]), the significance test ([`mann_whitney`]) and
-//! the changes, verdicts and gates of `shootout compare` ([`compare`]).
+//! the changes, verdicts and gates of `shootout compare` ([`compare`]), the merge of a
+//! distributed load's shards ([`merge`]) and the `--fail-if` thresholds ([`threshold`]).
 //!
 //! Seams: reads the model's read types ([`StoredRun`](shootout_model::stored::StoredRun),
 //! [`RunResult`](shootout_model::RunResult)) and nothing else — no store, no terminal, no
@@ -12,9 +13,14 @@
 //! model's µs histograms), server CPU in µs per completed request, memory in bytes.
 
 pub mod cells;
+pub mod combine;
 pub mod compare;
+pub mod evidence;
 pub mod mann_whitney;
+pub mod merge;
+pub mod ranking;
 pub mod stats;
+pub mod threshold;
 pub mod warnings;
 
 pub use cells::{median, Analysis, Cell, LevelBlock, Ratio, WorkloadBlock, NOISY};

@@ -45,16 +45,20 @@ pub struct CompareArgs {
 const GATE_RULES: &str = "\
 How the verdicts and gates work:
   Steps of A and B are paired by contender name × workload × load level. For each pair,
-  the median req/s and median p99 of each run are compared, and a two-sided Mann-Whitney U
-  test of the per-repetition values (alpha = 0.05) says 'faster', 'slower' or 'no
-  significant change' (noise). With fewer than 4 repetitions on each side (3 and 5, or 2
-  and 8, also do) no change can be significant: the verdict is 'not enough repetitions'.
+  the median req/s and median p99 of each run are compared, two-sided at alpha = 0.05:
+  'faster', 'slower' or 'no significant change' (noise). req/s: with 4 or more
+  repetitions on each side (3 and 5, or 2 and 8, also do), a Mann-Whitney U test of the
+  repetitions; with fewer, a block bootstrap of the per-second good answers inside the
+  steps (repetitions resampled too), which needs 6 full seconds per side. A significant
+  change reads '1.25 times slower (1.21–1.30, p=...)': the ratio and its 95% interval.
+  p99: a Mann-Whitney U test of the repetitions' p99s. Without enough evidence for any
+  outcome to be significant, the verdict is 'too little evidence'.
 
   --fail-if-slower PCT fails (exit 1) when, for any pair, the median req/s of B is more
-  than PCT percent below A's AND the test says 'slower' — or the repetitions are too few
-  to test, in which case the drop alone counts and is marked '(not tested: ...)'. A drop
-  the test calls noise does not fail. It also fails when a contender measured in A failed
-  in B (crashed, failed verification, never became ready...).
+  than PCT percent below A's AND the test says 'slower'. A drop the test calls noise does
+  not fail; a drop that could not be tested is reported ('not tested: ...') and does not
+  fail either. It also fails when a contender measured in A failed in B (crashed, failed
+  verification, never became ready...).
 
   --fail-if-p99-above MS fails when the median p99 of any contender × workload × level of
   run B is above MS milliseconds.
@@ -128,6 +132,11 @@ pub fn compare(a: CompareArgs) -> Result<i32, Failure> {
     }
     if !asked.is_empty() {
         say!("✓ run {} passed {asked} against run {}", a.b, a.a);
+        for w in &c.warnings {
+            if matches!(w, compare::CompareWarning::Untested { .. }) {
+                say!("  - {}", compare::warning_text(&c, w));
+            }
+        }
     }
     Ok(0)
 }

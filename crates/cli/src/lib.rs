@@ -7,10 +7,15 @@
 //! (two stored runs, with significance and CI gates). `report` and `compare` read the store
 //! only.
 //!
+//! Subcommands for a load spread over many machines: `merge` (the result files of a
+//! load's shards, as one exact report) and `k8s job` (a Kubernetes Indexed Job running a
+//! load as shards).
+//!
 //! Exit codes: 0 done, 1 the run could not be done (a `load` in which not one request got
 //! a good answer, a `run` in which no contender was measured), a `compare` gate failed or
 //! the output could not be written, 2 bad usage (including a store or run that does not
-//! exist), 130 interrupted.
+//! exist, and result files `merge` refuses), 3 a `--fail-if` threshold of `load` or
+//! `merge` failed, 130 interrupted.
 //!
 //! Output: every command writes its report with `emit`, never `print!` (which panics when
 //! stdout cannot be written); clap's help and version go the same way. A reader that
@@ -35,8 +40,11 @@ macro_rules! say {
 
 mod abandoned;
 mod compare;
+mod docs;
+mod k8s;
 mod load;
 mod ls;
+mod merge;
 mod progress;
 mod report;
 mod run;
@@ -46,9 +54,29 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// Honest, fast benchmarks of web servers.
+/// What `shootout --help` opens with.
+const ABOUT: &str = "Benchmark web servers honestly: load one URL as ab or wrk would, or run a \
+shootout of servers you name (started, verified, warmed up, measured, compared, stored).";
+
+/// The rest of `shootout --help`: where to start.
+const LONG_ABOUT: &str = "Benchmark web servers honestly: load one URL as ab or wrk would, or \
+run a shootout of servers you name (started, verified, warmed up, measured, compared, \
+stored).
+
+  shootout load -c 50 -d 10s http://127.0.0.1:8080/   one URL, ab/wrk-style flags and report
+  shootout run plans/quickstart/plan.toml            a shootout from a plan (docs/plan.md)
+  shootout report --html report.html                 the latest run, as one HTML page
+
+Every response is checked, every failure counted by class, and every result stored.";
+
 #[derive(Debug, Parser)]
-#[command(name = "shootout", version, about, propagate_version = true)]
+#[command(
+    name = "shootout",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    propagate_version = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -66,6 +94,14 @@ enum Command {
     Report(report::ReportArgs),
     /// Compare two stored runs: what changed, whether it is significant; gates for CI.
     Compare(compare::CompareArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionsArgs),
+    /// Print the man page of shootout or of one subcommand (roff, for man -l or man1/).
+    Man(docs::ManArgs),
+    /// Merge the result files of a load's shards (load --save) into one exact report.
+    Merge(merge::MergeArgs),
+    /// Kubernetes: print an Indexed Job that runs a load as N shards.
+    K8s(k8s::K8sArgs),
 }
 
 /// A failure with the exit code it deserves.
@@ -171,6 +207,10 @@ pub fn main() -> i32 {
         Command::Ls(args) => ls::ls(args),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
+        Command::Merge(args) => merge::merge(args),
+        Command::K8s(args) => k8s::k8s(args),
     })
 }
 
@@ -214,14 +254,48 @@ fn clap_error(e: clap::Error) -> i32 {
             exit_code(e.print().map(|()| code).map_err(Failure::output))
         }
         _ => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("bad usage")
-                .trim_start_matches("error: ");
-            say!("error: {first} (see 'shootout --help' or 'shootout load --help')");
+            say!(
+                "error: {} (see '{} --help')",
+                clap_line(&e.to_string()),
+                help_of(std::env::args())
+            );
             2
         }
+    }
+}
+
+/// clap's error as one line: the error, then its hints (`[possible values: …]`, `tip: a
+/// similar subcommand exists: 'report'`), without the usage and the generic "try --help".
+pub(crate) fn clap_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut out = lines
+        .next()
+        .unwrap_or("bad usage")
+        .trim_start_matches("error: ")
+        .to_string();
+    for l in lines {
+        if l.starts_with('[') || l.starts_with('<') || (l.starts_with("--") && !l.contains(' ')) {
+            out.push(' ');
+            out.push_str(l);
+        } else if let Some(tip) = l.strip_prefix("tip: ") {
+            out.push_str("; ");
+            out.push_str(tip);
+        }
+    }
+    out
+}
+
+/// `shootout report` when the command line names a subcommand, else `shootout`: whose
+/// `--help` to point to.
+fn help_of(args: impl Iterator<Item = String>) -> String {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let sub = args
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| cli.get_subcommands().any(|c| c.get_name() == a));
+    match sub {
+        Some(s) => format!("shootout {s}"),
+        None => "shootout".into(),
     }
 }

@@ -2,13 +2,15 @@
 //! [`flags`] is what was typed (clap, no logic), [`resolve`] turns it into a validated
 //! [`LoadSpec`](shootout_model::LoadSpec) through the model's builder. This module runs
 //! the engine (after an optional warm-up), reports in the chosen format on stdout (through
-//! [`crate::emit`]) and writes the `-e`, `-g` and `--html` files.
+//! [`crate::emit`]), writes the `-e`, `-g`, `--html` and `--save` files and judges the
+//! `--fail-if` thresholds. [`dist`] holds the flags of a load spread over many processes.
 
+pub(crate) mod dist;
 mod flags;
 mod resolve;
 
 pub use flags::LoadArgs;
-pub(crate) use resolve::read_body;
+pub(crate) use resolve::{read_body, read_list, report_format};
 
 use crate::progress::{Bound, Progress};
 use crate::{stop_flag, Failure, INTERRUPTED};
@@ -27,6 +29,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
             say!("note: {n}");
         }
     }
+    start_time(&plan)?;
     let stop = stop_flag();
     if let Some(ws) = &plan.warmup {
         if warm_up(ws, stop.clone(), a.quiet)? {
@@ -34,7 +37,16 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         }
     }
     let spec = &plan.spec;
-    let control = Arc::new(Control::with_stop(spec.threads, stop));
+    let mut control = Control::with_stop(spec.threads, stop);
+    if let Some(at) = plan.dist.start_at {
+        // Again after the warm-up, which may have taken the time.
+        start_time(&plan)?;
+        // The engine connects, then waits for the start; connecting only just before it
+        // keeps the connections from idling (a server's keep-alive timer may close them).
+        shootout_engine::wait_until(at.checked_sub(CONNECT_AHEAD).unwrap_or(at), &control.stop);
+        control.start_at = Some(at);
+    }
+    let control = Arc::new(control);
     let bound = match (spec.requests, spec.duration) {
         (Some(n), _) => Bound::Requests(n),
         (None, d) => Bound::Time(d.unwrap_or_default()),
@@ -42,12 +54,18 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let progress = Progress::start(control.clone(), bound, "load", a.quiet);
     let result = shootout_engine::run(spec, &control);
     progress.finish();
-    let result = result.map_err(|e| match e {
-        shootout_engine::EngineError::Invalid(_) | shootout_engine::EngineError::Header(_) => {
-            Failure::usage(e)
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            // A shard that could not run says so in its result file, for the merge to name.
+            dist::save(&plan.dist, spec, Err(&e.to_string()))?;
+            return Err(match e {
+                shootout_engine::EngineError::Invalid(_)
+                | shootout_engine::EngineError::Header(_) => Failure::usage(e),
+                e => Failure::run(e),
+            });
         }
-        e => Failure::run(e),
-    })?;
+    };
 
     let printed = crate::emit(&shootout_report::render(plan.format, spec, &result));
     // ab's and wrk's layouts stay parseable: their warnings go to stderr instead.
@@ -56,7 +74,9 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     }
     // A file that could not be written is an error even when stdout's reader went away.
     write_files(&a, spec, &result)?;
+    dist::save(&plan.dist, spec, Ok(&result))?;
     printed?;
+    let breached = judge(&plan.dist.thresholds, &result);
     if result.interrupted {
         return Ok(INTERRUPTED);
     }
@@ -64,7 +84,45 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         say!("error: {line}");
         return Ok(1);
     }
-    Ok(0)
+    Ok(if breached { THRESHOLD_FAILED } else { 0 })
+}
+
+/// With `--start-at`, how long before the start the engine begins to connect.
+const CONNECT_AHEAD: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The exit code of a run that breached a `--fail-if` threshold.
+pub(crate) const THRESHOLD_FAILED: i32 = 3;
+
+/// Says on stderr, one line each, which thresholds `result` breached; true if any.
+pub(crate) fn judge(
+    thresholds: &[shootout_analysis::threshold::Threshold],
+    result: &RunResult,
+) -> bool {
+    let breaches = shootout_analysis::threshold::judge(thresholds, result);
+    for b in &breaches {
+        say!("{b}");
+    }
+    !breaches.is_empty()
+}
+
+/// Checks that `--start-at`, if given, has not passed by more than a second; if it has,
+/// the shard writes a failed result (so the merge names it) and the run is refused.
+fn start_time(plan: &resolve::Plan) -> Result<(), Failure> {
+    let Some(at) = plan.dist.start_at else {
+        return Ok(());
+    };
+    if let Err(f) = dist::check_start(at, std::time::SystemTime::now()) {
+        dist::save(&plan.dist, &plan.spec, Err(&format!("{:#}", f.error)))?;
+        return Err(f);
+    }
+    Ok(())
+}
+
+/// Checks that `a` resolves into a load (as `run` would, without running it); returns the
+/// whole load's spec (the fleet's, when `a` names a shard).
+pub(crate) fn check(a: &LoadArgs) -> Result<LoadSpec, Failure> {
+    let plan = resolve::plan(a)?;
+    Ok(plan.dist.fleet.unwrap_or(plan.spec))
 }
 
 /// Runs the warm-up (not measured) and says how it went; true when Ctrl-C ended it.

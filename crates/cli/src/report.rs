@@ -23,6 +23,12 @@ pub struct ReportArgs {
     #[arg(value_name = "RUN", value_parser = clap::value_parser!(i64).range(1..))]
     pub run: Option<i64>,
 
+    /// Read several runs of one plan as one: every cell's median is over the repetitions
+    /// of all of them and its ± spans them (e.g. --runs 3,5 for a run and its re-run).
+    #[arg(long, value_name = "RUN,RUN,…", value_delimiter = ',', num_args = 1,
+          value_parser = clap::value_parser!(i64).range(1..), conflicts_with = "run")]
+    pub runs: Vec<i64>,
+
     /// text: the tables `shootout run` printed; markdown: GitHub tables; json: one document
     /// (docs/report-json.md); csv: one RFC 4180 record per step. Default text, or nothing
     /// when --html is given alone.
@@ -93,7 +99,16 @@ pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, 
 pub fn report(a: ReportArgs) -> Result<i32, Failure> {
     let format = a.format.as_deref().map(format).transpose()?;
     let store = open_store(&a.db)?;
-    let run = load_run(&store, &a.db, a.run)?;
+    let run = if a.runs.is_empty() {
+        load_run(&store, &a.db, a.run)?
+    } else {
+        let runs = a
+            .runs
+            .iter()
+            .map(|&id| load_run(&store, &a.db, Some(id)))
+            .collect::<Result<Vec<_>, _>>()?;
+        shootout_analysis::combine::combine(runs).map_err(Failure::usage)?
+    };
     if let Some(path) = &a.html {
         let page = shootout_report::html::render_run(&run);
         if path.as_os_str() == "-" {
@@ -104,7 +119,11 @@ pub fn report(a: ReportArgs) -> Result<i32, Failure> {
                 .map_err(Failure::run)?;
             say!(
                 "wrote the HTML report of run {} to {}",
-                run.run.id,
+                std::iter::once(run.run.id)
+                    .chain(run.also.iter().copied())
+                    .map(|id| id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" + "),
                 path.display()
             );
         }

@@ -21,13 +21,14 @@ mod worker;
 
 pub use pacer::{Pacer, Pacing};
 pub use parse::{ParseError, Progress, ResponseParser};
+pub use worker::wait_until;
 
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use shootout_model::spec::threads_for;
 use shootout_model::{
     latency_histogram, Counts, FirstResponse, GeneratorStats, LoadSpec, Pace, Protocol, RunResult,
-    Sample, ScheduleStats, Scheme, SecondStats, SpecError,
+    Sample, ScheduleStats, Scheme, SecondStats, SpecError, TargetStats,
 };
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -113,6 +114,10 @@ pub struct Control {
     pub stop: Arc<AtomicBool>,
     live: Vec<Live>,
     started: std::sync::OnceLock<Instant>,
+    /// Start the measured run's clock at this wall-clock time, once every worker is set up
+    /// (and, in rate mode, connected): shards of one load on several machines start
+    /// together. Past or unset: at once. The caller bounds how far ahead it is.
+    pub start_at: Option<SystemTime>,
 }
 
 /// Progress of a running load.
@@ -138,6 +143,7 @@ impl Control {
             stop,
             live: (0..threads.max(1)).map(|_| Live::default()).collect(),
             started: std::sync::OnceLock::new(),
+            start_at: None,
         }
     }
 
@@ -166,7 +172,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     // durations, rates, connections and threads; request fields that cannot inject) the
     // workers rely on. A library caller may hand over a spec no builder made.
     spec.validate()?;
-    let request = request::build(&spec.target, &spec.request)?;
+    let requests = request::Requests::prepare(spec)?;
     let connections = spec.open_connections();
     let threads = threads_for(spec.threads, connections).min(control.live.len());
     let needed = connections as u64 + 64;
@@ -192,17 +198,17 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     let shared = Shared {
         endpoint,
         tls,
-        request,
-        head_request: spec.request.method.eq_ignore_ascii_case("HEAD"),
-        idempotent: ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
-            .iter()
-            .any(|m| spec.request.method.eq_ignore_ascii_case(m)),
+        requests,
+        pipeline: spec.pipeline,
+        workers: shares.len(),
         keepalive: spec.request.keepalive,
         expect: spec.expect.clone(),
         timeout: spec.timeout,
         connect_timeout: spec.connect_timeout,
         record: spec.record,
         duration: spec.duration,
+        offset: spec.offset,
+        start_at: control.start_at,
         barrier: std::sync::Barrier::new(shares.len()),
         started: &control.started,
     };
@@ -384,6 +390,8 @@ struct Totals {
     schedule: Option<worker::Schedule>,
     /// Each worker's table of body lengths, and its count of further lengths.
     lengths: Vec<(Vec<(u64, u64)>, u64)>,
+    /// Per kind of request: completed, ok, latency (µs).
+    targets: Vec<(u64, u64, Histogram<u64>)>,
 }
 
 impl Totals {
@@ -402,6 +410,7 @@ impl Totals {
             interrupted: false,
             schedule: None,
             lengths: Vec::new(),
+            targets: Vec::new(),
         }
     }
 
@@ -427,6 +436,16 @@ impl Totals {
             }
         }
         self.lengths.push((r.lengths, r.other_lengths));
+        if self.targets.is_empty() {
+            self.targets = r.targets;
+        } else {
+            for (acc, t) in self.targets.iter_mut().zip(&r.targets) {
+                acc.0 += t.0;
+                acc.1 += t.1;
+                // Same bounds on both sides: adding cannot fail.
+                let _ = acc.2.add(&t.2);
+            }
+        }
         let g = &mut self.generator;
         g.cpu_user += o.cpu.0;
         g.cpu_sys += o.cpu.1;
@@ -473,7 +492,10 @@ fn merge(
         t.add(o);
     }
     t.samples.sort_by_key(|s| s.start_us);
-    t.counts.length_mismatch = t.length_mismatch();
+    // ab's notion assumes one document: a list's entries differ in length by design.
+    if spec.list.is_none() {
+        t.counts.length_mismatch = t.length_mismatch();
+    }
     let duration = t.ended.saturating_duration_since(start);
     let [latency, latency_raw, connect, waiting, processing] = t.histograms;
     let mut result = RunResult {
@@ -502,11 +524,22 @@ fn merge(
         },
         interrupted: t.interrupted,
         warnings: Vec::new(),
+        targets: match &spec.list {
+            Some(list) => list
+                .entries
+                .iter()
+                .zip(t.targets)
+                .map(|(e, (completed, ok, latency))| TargetStats {
+                    label: e.label(),
+                    completed,
+                    ok,
+                    latency,
+                })
+                .collect(),
+            None => Vec::new(),
+        },
     };
-    result.derive_warnings();
-    if spec.pace == Pace::Closed {
-        result.note_unserved(spec.connections as u64);
-    }
+    result.warn(spec);
     result
 }
 
@@ -525,15 +558,12 @@ fn merge_seconds(mut raw: Vec<recorder::RawSecond>) -> Vec<SecondStats> {
                 let _ = acc.add(&h);
             }
         }
-        out.push(SecondStats {
-            second: group[0].second,
-            completed: group.iter().map(|s| s.completed).sum(),
-            failed: group.iter().map(|s| s.failed).sum(),
-            mean_us: if acc.is_empty() { 0.0 } else { acc.mean() },
-            p50_us: acc.value_at_quantile(0.5),
-            p99_us: acc.value_at_quantile(0.99),
-            max_us: acc.max(),
-        });
+        out.push(SecondStats::of(
+            group[0].second,
+            group.iter().map(|s| s.completed).sum(),
+            group.iter().map(|s| s.failed).sum(),
+            &acc,
+        ));
     }
     out
 }

@@ -5,8 +5,10 @@
 //!
 //! Limits: a head (interim responses included) of at most [`MAX_HEAD`] bytes and
 //! [`MAX_HEADERS`] header lines, as common servers accept; chunk-size and trailer lines
-//! follow RFC 9112 §7.1 strictly. Nothing is buffered beyond one head or one chunk line,
-//! plus the needle's length of body when searching, however long the body.
+//! follow RFC 9112 §7.1 strictly; an obs-fold in a head or a trailer reads as spaces
+//! (§5.2), a bare LF ends a head line (§2.2), a bare CR is invalid. Nothing is buffered
+//! beyond one head or one chunk line, plus the needle's length of body when searching,
+//! however long the body.
 //!
 //! Framing is written here rather than taken from a crate because the hot path needs to
 //! consume bytes in place from a buffer shared by all connections of a worker, keep no
@@ -45,8 +47,9 @@ enum Chunk {
     Data(u64),
     /// Expecting the CRLF after chunk data.
     DataEnd,
-    /// Reading trailer lines until an empty one.
-    Trailers,
+    /// Reading trailer lines until an empty one; `true` once a field line was read, which
+    /// a line starting with a space or tab then continues (obs-fold, RFC 9112 §5.2).
+    Trailers(bool),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +120,12 @@ impl ResponseParser {
     /// Keep the `Server` header of the next response.
     pub fn want_server(&mut self) {
         self.want_server = true;
+    }
+
+    /// Gets ready for the answer to the next request, a `HEAD` (no body) or not.
+    pub fn reset_for(&mut self, head_request: bool) {
+        self.head_request = head_request;
+        self.reset();
     }
 
     /// Gets ready for the next response on the same connection; buffers keep their capacity.
@@ -282,7 +291,7 @@ impl ResponseParser {
                 });
                 Ok(take)
             }
-            Chunk::Size | Chunk::DataEnd | Chunk::Trailers => {
+            Chunk::Size | Chunk::DataEnd | Chunk::Trailers(_) => {
                 let Some(nl) = data.iter().position(|&b| b == b'\n') else {
                     self.pending.extend_from_slice(data);
                     if self.pending.len() > MAX_HEAD {
@@ -301,11 +310,14 @@ impl ResponseParser {
                 let next = match c {
                     Chunk::DataEnd if line.is_empty() => State::Chunked(Chunk::Size),
                     Chunk::DataEnd => return Err(ParseError::Malformed),
-                    Chunk::Trailers if line.is_empty() => State::Done,
-                    Chunk::Trailers if field_line(line) => State::Chunked(Chunk::Trailers),
-                    Chunk::Trailers => return Err(ParseError::Malformed),
+                    Chunk::Trailers(_) if line.is_empty() => State::Done,
+                    Chunk::Trailers(_) if field_line(line) => State::Chunked(Chunk::Trailers(true)),
+                    Chunk::Trailers(true) if obs_fold(line) => {
+                        State::Chunked(Chunk::Trailers(true))
+                    }
+                    Chunk::Trailers(_) => return Err(ParseError::Malformed),
                     _ => match chunk_size(line).ok_or(ParseError::Malformed)? {
-                        0 => State::Chunked(Chunk::Trailers),
+                        0 => State::Chunked(Chunk::Trailers(false)),
                         n => State::Chunked(Chunk::Data(n)),
                     },
                 };
@@ -324,7 +336,7 @@ impl ResponseParser {
 fn read_head(buf: &[u8], want_server: bool) -> Result<Option<(usize, HeadFacts)>, ParseError> {
     let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
     let mut resp = httparse::Response::new(&mut headers);
-    match resp.parse(buf) {
+    match head_syntax().parse_response(&mut resp, buf) {
         Err(httparse::Error::TooManyHeaders) => read_long_head(buf, want_server),
         parsed => head_outcome(parsed, buf.len(), &resp, want_server),
     }
@@ -337,12 +349,18 @@ fn read_head(buf: &[u8], want_server: bool) -> Result<Option<(usize, HeadFacts)>
 fn read_long_head(buf: &[u8], want_server: bool) -> Result<Option<(usize, HeadFacts)>, ParseError> {
     let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
     let mut resp = httparse::Response::new(&mut []);
-    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
-        &mut resp,
-        buf,
-        &mut headers,
-    );
+    let parsed = head_syntax().parse_response_with_uninit_headers(&mut resp, buf, &mut headers);
     head_outcome(parsed, buf.len(), &resp, want_server)
+}
+
+/// httparse set as RFC 9112 §5.2 asks of a user agent: an obs-fold (a field line
+/// continued on the next after a space or tab) is accepted. Its CR LF and whitespace stay
+/// in the value, where every reading below takes them as whitespace: trimmed around a
+/// Content-Length or a list element, and an element folded in two is no known token.
+fn head_syntax() -> httparse::ParserConfig {
+    let mut config = httparse::ParserConfig::default();
+    config.allow_obsolete_multiline_headers_in_responses(true);
+    config
 }
 
 fn head_outcome(
@@ -406,8 +424,10 @@ impl HeadFacts {
             } else if want_server && name.eq_ignore_ascii_case(b"server") {
                 // Kept for the report's first line only: a hostile 64 KiB value (three
                 // times that once invalid UTF-8 is replaced) is cut to its first 256 bytes.
+                // An obs-fold's CR LF becomes spaces (RFC 9112 §5.2).
                 let kept = &h.value[..h.value.len().min(MAX_SERVER)];
-                server = Some(String::from_utf8_lossy(kept).into_owned());
+                let unfolded = String::from_utf8_lossy(kept).replace(['\r', '\n'], " ");
+                server = Some(unfolded);
             }
         }
         Ok(HeadFacts {
@@ -486,14 +506,20 @@ fn chunk_extensions(mut s: &[u8]) -> bool {
 }
 
 /// A trailer line: `token ":" OWS field-value OWS`, the value of visible characters,
-/// spaces, tabs and obs-text (RFC 9112 §5, §7.1.2); no obs-fold.
+/// spaces, tabs and obs-text (RFC 9112 §5, §7.1.2).
 fn field_line(line: &[u8]) -> bool {
     let name = token_len(line);
-    name > 0
-        && line.get(name) == Some(&b':')
-        && line[name + 1..]
-            .iter()
-            .all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f))
+    name > 0 && line.get(name) == Some(&b':') && field_value(&line[name + 1..])
+}
+
+/// The continuation of a field line: `1*( SP / HTAB )` then more of the value.
+fn obs_fold(line: &[u8]) -> bool {
+    matches!(line.first(), Some(b' ' | b'\t')) && field_value(line)
+}
+
+/// Visible characters, spaces, tabs and obs-text only (RFC 9110 §5.5).
+fn field_value(v: &[u8]) -> bool {
+    v.iter().all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f))
 }
 
 fn skip_ws(s: &[u8]) -> &[u8] {
@@ -778,6 +804,17 @@ mod tests {
     }
 
     #[test]
+    fn an_obs_fold_continues_a_trailer_field_but_never_starts_the_trailers() {
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-A: 1\r\n\t2\r\n  3\r\n\r\n";
+        assert_eq!(parse_all_ways(r, false), (200, 0, false, false, r.len()));
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n  2\r\n\r\n";
+        assert_eq!(verdict(r), Err(ParseError::Malformed));
+        let r =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-A: 1\r\n \x01\r\n\r\n";
+        assert_eq!(verdict(r), Err(ParseError::Malformed));
+    }
+
+    #[test]
     fn a_101_is_never_a_final_answer() {
         let r = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
         assert_eq!(verdict(r), Err(ParseError::Malformed));
@@ -897,6 +934,28 @@ mod tests {
         p.feed(b"HTTP/1.1 200 OK\r\n").unwrap();
         p.feed(b"Content-Le").unwrap();
         assert_eq!(p.eof(), Err(ParseError::Closed));
+    }
+
+    #[test]
+    fn obs_fold_in_a_response_is_unfolded_not_rejected() {
+        // RFC 9112 §5.2: a user agent replaces each obs-fold with spaces and reads on.
+        let r = b"HTTP/1.1 200 OK\r\nX-Note: one\r\n\ttwo\r\nContent-Length:\r\n 2\r\n\r\nok";
+        assert_eq!(parse_with(r, false, b"ok"), (200, 2, true, false, r.len()));
+        let mut p = ResponseParser::new(false, None);
+        p.want_server();
+        let r = b"HTTP/1.1 200 OK\r\nServer: name\r\n  1.0\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(p.feed(r), Ok(Progress::Done { consumed: r.len() }));
+        assert_eq!(p.server.as_deref(), Some("name    1.0"));
+        // A folded Content-Length of two numbers is still no length.
+        assert_eq!(
+            verdict(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n 2\r\n\r\nab"),
+            Err(ParseError::Malformed)
+        );
+        // A whitespace-preceded first line folds nothing: still rejected (RFC 9112 §2.2).
+        assert_eq!(
+            verdict(b"HTTP/1.1 200 OK\r\n X-A: 1\r\nContent-Length: 0\r\n\r\n"),
+            Err(ParseError::Malformed)
+        );
     }
 
     #[test]

@@ -25,18 +25,21 @@ pub struct Timing {
     pub end: Instant,
     /// Time to connect, when this request opened its connection.
     pub connect: Duration,
+    /// Its kind (entry of the request list; 0 without one).
+    pub kind: usize,
 }
 
 impl Timing {
     /// A request that started at `start` and ended at `end` without being sent: charged
     /// with bytes its connection received unasked.
-    pub fn unsent(start: Instant, end: Instant) -> Timing {
+    pub fn unsent(start: Instant, end: Instant, kind: usize) -> Timing {
         Timing {
             start,
             sent: end,
             first_byte: end,
             end,
             connect: Duration::ZERO,
+            kind,
         }
     }
 }
@@ -102,15 +105,14 @@ pub struct Recorder {
     pub lengths: Vec<(u64, u64)>,
     /// Answers whose length did not fit in `lengths`.
     pub other_lengths: u64,
+    /// Per kind of request (when the run reports them): completed, ok, latency (µs).
+    pub targets: Vec<(u64, u64, Histogram<u64>)>,
 }
 
 /// Distinct body lengths counted per worker (a linear scan: usually one entry).
 pub const LENGTHS: usize = 16;
 
-/// A per-second latency histogram (µs): 2 significant figures, a few KiB.
-pub fn second_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("static histogram bounds are valid")
-}
+pub use shootout_model::result::second_histogram;
 
 fn us(d: Duration) -> u64 {
     d.as_micros().min(u128::from(u32::MAX)) as u64
@@ -147,7 +149,13 @@ impl Recorder {
             first_at: None,
             lengths: Vec::with_capacity(LENGTHS),
             other_lengths: 0,
+            targets: Vec::new(),
         }
+    }
+
+    /// Counts each of `kinds` kinds of request apart (none when `kinds` is 0).
+    pub fn per_kind(&mut self, kinds: usize) {
+        self.targets = (0..kinds).map(|_| (0, 0, second_histogram())).collect();
     }
 
     /// Measures from `run_start` on (set once the run's clock starts).
@@ -212,6 +220,9 @@ impl Recorder {
         self.status_codes[(status as usize).min(999)] += 1;
         self.roll(t.end);
         self.second_hist.saturating_record(total);
+        if let Some(k) = self.targets.get_mut(t.kind) {
+            k.2.saturating_record(total);
+        }
         self.end(t, total, status, failure);
     }
 
@@ -225,6 +236,10 @@ impl Recorder {
     fn end(&mut self, t: &Timing, total_us: u64, status: u16, failure: Option<FailureKind>) {
         self.counts.completed += 1;
         self.second_completed += 1;
+        if let Some(k) = self.targets.get_mut(t.kind) {
+            k.0 += 1;
+            k.1 += u64::from(failure.is_none());
+        }
         match failure {
             None => self.counts.ok += 1,
             Some(k) => {
@@ -311,6 +326,7 @@ mod tests {
             first_byte: end,
             end,
             connect: Duration::ZERO,
+            kind: 0,
         }
     }
 

@@ -1,7 +1,12 @@
-//! The request, prepared once into bytes that every connection of every worker sends.
+//! The requests of a run, prepared once: a request (or each entry of a request list)
+//! without templated values becomes the bytes every connection of every worker sends; one
+//! with `{seq}` or `{rand:LO-HI}` keeps its pieces, and [`Requests::render`] appends a
+//! request's bytes to a connection's output buffer with fresh values, allocating nothing.
+//! [`Gen`] picks each request's entry (in order or at random, seeded) per worker.
 
-use shootout_model::RequestSpec;
-use shootout_model::Target;
+use shootout_model::requests::{Order, Piece, Template};
+use shootout_model::spec::{check_header, check_method};
+use shootout_model::{LoadSpec, RequestSpec, Target};
 
 /// A request that cannot be sent as given.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -13,23 +18,50 @@ pub struct HeaderError(pub String);
 /// body. The request is checked again here ([`RequestSpec::validate`]: method and header
 /// names are tokens, no CR/LF/NUL in a value, no user framing header), so nothing built
 /// here can carry an injected header.
+#[cfg(test)]
 pub fn build(target: &Target, req: &RequestSpec) -> Result<Vec<u8>, HeaderError> {
+    let (head, length) = head(target, &req.method, &target.path, &req.headers, req)?;
+    let mut out = head.into_bytes();
+    if length || !req.body.is_empty() {
+        out.extend_from_slice(format!("Content-Length: {}\r\n", req.body.len()).as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(&req.body);
+    Ok(out)
+}
+
+/// The request line and headers of a request (each line ending in CRLF, without the
+/// Content-Length line and the blank line), and whether it carries a Content-Length.
+/// `headers` are `req`'s (the run's) followed by a list entry's, which replace the run's
+/// of the same name.
+fn head(
+    target: &Target,
+    method: &str,
+    path: &str,
+    extra: &[(String, String)],
+    req: &RequestSpec,
+) -> Result<(String, bool), HeaderError> {
     req.validate().map_err(|e| HeaderError(e.to_string()))?;
-    if target.path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+    for (n, v) in extra {
+        check_header(n, v).map_err(|e| HeaderError(e.to_string()))?;
+    }
+    check_method(method).map_err(|e| HeaderError(e.to_string()))?;
+    if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
         return Err(HeaderError(format!(
-            "the path {:?} has a space or a control character",
-            target.path
+            "the path {path:?} has a space or a control character"
         )));
     }
-    let user_has = |name: &str| {
-        req.headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case(name))
-    };
-    let mut out = format!("{} {} HTTP/1.1\r\n", req.method, target.path).into_bytes();
+    let headers: Vec<&(String, String)> = req
+        .headers
+        .iter()
+        .filter(|(n, _)| !extra.iter().any(|(e, _)| e.eq_ignore_ascii_case(n)))
+        .chain(extra)
+        .collect();
+    let user_has = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let mut out = format!("{method} {path} HTTP/1.1\r\n");
     let mut line = |name: &str, value: &str| {
-        for part in [name.as_bytes(), b": ", value.as_bytes(), b"\r\n"] {
-            out.extend_from_slice(part);
+        for part in [name, ": ", value, "\r\n"] {
+            out.push_str(part);
         }
     };
     if !user_has("host") {
@@ -47,17 +79,218 @@ pub fn build(target: &Target, req: &RequestSpec) -> Result<Vec<u8>, HeaderError>
     if !req.keepalive && !user_has("connection") {
         line("Connection", "close");
     }
-    for (n, v) in &req.headers {
+    for (n, v) in headers {
         line(n, v);
     }
-    let needs_length =
-        !req.body.is_empty() || matches!(req.method.as_str(), "POST" | "PUT" | "PATCH");
-    if needs_length {
-        line("Content-Length", &req.body.len().to_string());
+    Ok((out, matches!(method, "POST" | "PUT" | "PATCH")))
+}
+
+/// One kind of request a run sends: the single request of a run, or one entry of a list.
+#[derive(Debug)]
+pub struct Kind {
+    /// Its method is HEAD (answers have no body).
+    pub head: bool,
+    /// Its method is idempotent (RFC 9110 §9.2.2), so a request lost to a server closing
+    /// an idle connection may be sent again.
+    pub idempotent: bool,
+    wire: Wire,
+}
+
+/// The bytes of a kind: built once, or rendered per request from templates.
+#[derive(Debug)]
+enum Wire {
+    Fixed(Vec<u8>),
+    Templated {
+        /// Request line and headers.
+        head: Template,
+        body: Template,
+        /// Send a Content-Length (a body, or a method that needs one).
+        length: bool,
+    },
+}
+
+/// How the next request is picked and its templated values drawn: one per worker, so
+/// nothing is shared. `{seq}` runs `first, first + step, …` (worker `w` of `T` takes
+/// `w, w + T, …`, so values are unique within the run).
+#[derive(Debug)]
+pub struct Gen {
+    seq: u64,
+    step: u64,
+    rng: u64,
+    next: usize,
+    random: bool,
+    count: usize,
+}
+
+impl Gen {
+    /// The generator of worker `index` of `workers`, for `requests`.
+    pub fn new(requests: &Requests, index: usize, workers: usize) -> Gen {
+        Gen {
+            seq: index as u64,
+            step: workers.max(1) as u64,
+            // splitmix64 of seed and worker: distinct, well-mixed streams per worker.
+            rng: splitmix(requests.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1,
+            next: 0,
+            random: requests.random,
+            count: requests.kinds.len(),
+        }
     }
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(&req.body);
-    Ok(out)
+
+    /// The kind of the next request.
+    pub fn pick(&mut self) -> usize {
+        if self.random {
+            (self.draw() % self.count as u64) as usize
+        } else {
+            let k = self.next;
+            self.next = (k + 1) % self.count;
+            k
+        }
+    }
+
+    /// xorshift64*.
+    fn draw(&mut self) -> u64 {
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Every kind of request of a run, prepared once.
+#[derive(Debug)]
+pub struct Requests {
+    /// The kinds, in list order (one when the run has no list).
+    pub kinds: Vec<Kind>,
+    random: bool,
+    seed: u64,
+}
+
+impl Requests {
+    /// Prepares the request of `spec`, or each entry of its list. Kinds without a template
+    /// are built into their bytes here, once.
+    pub fn prepare(spec: &LoadSpec) -> Result<Requests, HeaderError> {
+        let req = &spec.request;
+        // Only a list's entries hold templates: the run's own request is sent as given.
+        let one =
+            |method: &str, path: &str, extra: &[(String, String)], body: &[u8], templates: bool| {
+                let (head, length) = head(&spec.target, method, path, extra, req)?;
+                let length = length || !body.is_empty();
+                let t = |b: &[u8]| Template::parse(b).map_err(|e| HeaderError(e.to_string()));
+                let (head_t, body_t) = if templates {
+                    (t(head.as_bytes())?, t(body)?)
+                } else {
+                    Default::default()
+                };
+                let wire = if head_t.is_templated() || body_t.is_templated() {
+                    Wire::Templated {
+                        head: head_t,
+                        body: body_t,
+                        length,
+                    }
+                } else {
+                    let mut out = head.into_bytes();
+                    if length {
+                        out.extend_from_slice(
+                            format!("Content-Length: {}\r\n", body.len()).as_bytes(),
+                        );
+                    }
+                    out.extend_from_slice(b"\r\n");
+                    out.extend_from_slice(body);
+                    Wire::Fixed(out)
+                };
+                Ok(Kind {
+                    head: method.eq_ignore_ascii_case("HEAD"),
+                    idempotent: ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+                        .iter()
+                        .any(|m| method.eq_ignore_ascii_case(m)),
+                    wire,
+                })
+            };
+        match &spec.list {
+            None => Ok(Requests {
+                kinds: vec![one(&req.method, &spec.target.path, &[], &req.body, false)?],
+                random: false,
+                seed: 0,
+            }),
+            Some(list) => Ok(Requests {
+                kinds: list
+                    .entries
+                    .iter()
+                    .map(|e| one(&e.method, &e.path, &e.headers, &e.body, true))
+                    .collect::<Result<_, _>>()?,
+                random: list.order == Order::Random,
+                seed: list.seed,
+            }),
+        }
+    }
+
+    /// Appends the bytes of one request of `kind` to `out`, drawing its templated values
+    /// from `gen`; `scratch` holds a templated body while its length is taken. Neither
+    /// allocates once their capacity has grown to a request's size.
+    pub fn render(&self, kind: usize, gen: &mut Gen, out: &mut Vec<u8>, scratch: &mut Vec<u8>) {
+        match &self.kinds[kind].wire {
+            Wire::Fixed(bytes) => out.extend_from_slice(bytes),
+            Wire::Templated { head, body, length } => {
+                fill(head, gen, out);
+                if *length {
+                    scratch.clear();
+                    fill(body, gen, scratch);
+                    out.extend_from_slice(b"Content-Length: ");
+                    decimal(scratch.len() as u64, out);
+                    out.extend_from_slice(b"\r\n\r\n");
+                    out.extend_from_slice(scratch);
+                } else {
+                    out.extend_from_slice(b"\r\n");
+                    fill(body, gen, out);
+                }
+            }
+        }
+    }
+}
+
+/// Appends `t` with its values drawn.
+fn fill(t: &Template, gen: &mut Gen, out: &mut Vec<u8>) {
+    for p in &t.0 {
+        match *p {
+            Piece::Text(ref b) => out.extend_from_slice(b),
+            Piece::Seq => {
+                decimal(gen.seq, out);
+                gen.seq = gen.seq.wrapping_add(gen.step);
+            }
+            Piece::Rand { lo, hi } => {
+                let span = hi - lo;
+                let v = if span == u64::MAX {
+                    gen.draw()
+                } else {
+                    // Multiply-shift maps the draw onto 0..=span without a division.
+                    lo + ((u128::from(gen.draw()) * (u128::from(span) + 1)) >> 64) as u64
+                };
+                decimal(v, out);
+            }
+        }
+    }
+}
+
+/// Appends `n` in decimal, without allocating.
+fn decimal(mut n: u64, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 #[cfg(test)]

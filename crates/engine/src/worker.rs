@@ -7,11 +7,21 @@
 //! (a tenth of the shortest timeout, between 1 and 100 ms), which also publishes the
 //! worker's live counters for progress displays.
 //!
+//! A connection carries a queue of up to `pipeline` requests (HTTP/1.1 pipelining): their
+//! bytes are rendered into the connection's output buffer and written together, and
+//! answers are matched to the queue in order. Closed loop, a connection sends its next
+//! batch when the last answer of the previous one arrived (as wrk's pipelining does); in
+//! rate mode a due request joins any open connection with room in its queue.
+//!
 //! Every request the worker starts ends exactly once: answered (ok or failing an
 //! expectation), failed without an answer, or aborted when the run ends. A request the
-//! server may have read and did not answer is a failure; only an idempotent request on a
-//! connection that sat idle, closed before any byte of its answer, is sent again (once, and
-//! counted). Bytes that arrive when no request is waiting for them are never credited to a
+//! server may have read and did not answer is a failure: when a connection fails, each of
+//! its requests that was written (in part or whole) fails with the connection's failure
+//! class, and those not yet written go out again on a new connection (they were never
+//! sent, so this is no retry). Requests behind an answer carrying `Connection: close` were
+//! not processed (RFC 9112 §9.6), so they too are sent again, counted as retried. Only an
+//! idempotent request alone on a connection that sat idle, closed before any byte of its
+//! answer, is sent again after it may have been read (once, and counted). Bytes that arrive when no request is waiting for them are never credited to a
 //! later request: the connection is closed and the bytes count as one malformed answer in
 //! place of the request it would have carried next, which is what they would have become had
 //! they arrived a moment later — so the counts do not depend on how TCP split the bytes.
@@ -19,6 +29,7 @@
 use crate::pacer::{Pacer, Pacing};
 use crate::parse::{ParseError, Progress, ResponseParser};
 use crate::recorder::{Answer, Recorder, Timing};
+use crate::request::{Gen, Requests};
 use crate::sys;
 use crate::transport::Transport;
 use crate::Live;
@@ -26,6 +37,7 @@ use mio::{Events, Interest, Poll, Token};
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use shootout_model::{Expectation, FailureKind, Record};
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -48,13 +60,12 @@ pub struct Shared<'a> {
     pub endpoint: Endpoint,
     /// TLS client config and server name for https.
     pub tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
-    /// The request bytes.
-    pub request: Vec<u8>,
-    /// The request is a HEAD (answers have no body).
-    pub head_request: bool,
-    /// The method is idempotent (RFC 9110 §9.2.2), so a request lost to a server closing an
-    /// idle connection may be sent again.
-    pub idempotent: bool,
+    /// The kinds of request, prepared.
+    pub requests: Requests,
+    /// Requests in flight per connection, at most.
+    pub pipeline: usize,
+    /// Worker threads of the run (`{seq}` values are unique across them).
+    pub workers: usize,
     /// Keep connections open between requests.
     pub keepalive: bool,
     /// What a good answer is.
@@ -67,6 +78,10 @@ pub struct Shared<'a> {
     pub record: Record,
     /// How long the run lasts, if bounded by time.
     pub duration: Option<Duration>,
+    /// Rate mode: when each worker's first request is due, from the start.
+    pub offset: Duration,
+    /// Wall-clock time the run's clock starts, when it was given (shards starting together).
+    pub start_at: Option<std::time::SystemTime>,
     /// Workers meet here when set up (and, in rate mode, connected); the run's clock
     /// starts when all have arrived, so set-up is never counted as lateness.
     pub barrier: std::sync::Barrier,
@@ -118,38 +133,68 @@ pub struct Output {
     pub interrupted: bool,
 }
 
+/// Where a connection is. `Writing` and `Reading` hold a non-empty queue; `Idle` an
+/// empty one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
+    /// No socket.
     Closed,
+    /// The socket is connecting (or its TLS handshake has not begun).
     Connecting,
+    /// Open, nothing in flight (rate mode: waiting for the schedule).
     Idle,
+    /// Rendered bytes are still to be written.
     Writing,
+    /// Everything written; answers awaited.
     Reading,
+}
+
+/// One request in a connection's queue.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// When it started: its due time in rate mode, else when it was claimed.
+    start: Instant,
+    /// When its bytes were handed to the socket (the first time, if sent again).
+    sent: Instant,
+    /// When the first byte of its answer arrived.
+    first_byte: Option<Instant>,
+    /// Connect time charged to it (it waited for its connection to open).
+    connect: Duration,
+    /// Its kind (entry of the request list).
+    kind: usize,
+    /// Where its bytes start and end in the connection's output stream (bytes since the
+    /// connection opened); meaningful once rendered.
+    wire: (u64, u64),
+    /// Already sent once on a connection that did not answer it.
+    retried: bool,
+    /// How long its connection sat idle before it was added, alone, to the queue (zero
+    /// when the connection was busy or new).
+    rested: Duration,
 }
 
 struct Conn {
     io: Option<Transport>,
     phase: Phase,
-    /// Holds a started request.
-    busy: bool,
+    /// Requests started on this connection and not ended, oldest first.
+    queue: VecDeque<Slot>,
+    /// How many of the queue's front requests are rendered into this connection's output.
+    rendered: usize,
+    /// Bytes to write, from `out_pos` on.
+    out: Vec<u8>,
+    out_pos: usize,
+    /// Bytes rendered and bytes written since the connection opened.
+    queued: u64,
+    flushed: u64,
     parser: ResponseParser,
-    written: usize,
-    start: Instant,
-    sent: Instant,
-    first_byte: Option<Instant>,
     connect_began: Instant,
-    /// Connect time charged to the current request.
+    /// How long the current connection took to open.
     connect: Duration,
     /// A response already came back on this connection.
     reused: bool,
-    /// The current request was already retried once on a fresh connection.
-    retried: bool,
     /// The peer closed its side: the connection carries no further answer.
     peer_closed: bool,
     /// When the connection last became idle (rate mode).
     idle_at: Instant,
-    /// How long the connection sat idle before the current request was sent on it.
-    rested: Duration,
     /// Pause before re-opening a connection the server dropped before any answer; doubles
     /// each time it happens again, back to zero once an answer arrives.
     backoff: Duration,
@@ -158,6 +203,15 @@ struct Conn {
     /// Rate mode: bytes nobody asked for arrived on this connection while it was idle; the
     /// next request the schedule gives it is counted as their malformed answer.
     owes: bool,
+    /// Rate mode: in the pool of connections with room for a request.
+    pooled: bool,
+}
+
+impl Conn {
+    /// Holds a started request.
+    fn busy(&self) -> bool {
+        !self.queue.is_empty()
+    }
 }
 
 /// Requests sent later than this after their due time count as late.
@@ -209,8 +263,14 @@ struct Worker<'a> {
     in_flight: usize,
     pacer: Option<Pacer>,
     sched: Schedule,
-    idle: Vec<usize>,
+    /// Rate mode: connections with room for a request (see [`Conn::pooled`]); an entry
+    /// whose connection is no longer pooled is skipped when popped.
+    pool: Vec<usize>,
     deferred: Vec<usize>,
+    /// Picks each request's kind and draws its templated values.
+    gen: Gen,
+    /// Holds a templated body while its length is taken.
+    scratch: Vec<u8>,
 }
 
 /// Runs one worker to the end of its share; `stop` ends it early.
@@ -249,6 +309,9 @@ pub(crate) fn host<'a, L: EventLoop>(
     let w = set_up(sh, a);
     // Every worker reaches the barrier, even one whose set-up failed, or the others wait forever.
     if sh.barrier.wait().is_leader() {
+        if let Some(at) = sh.start_at {
+            wait_until(at, stop);
+        }
         let _ = sh.started.set(Instant::now());
     }
     sh.barrier.wait();
@@ -291,9 +354,7 @@ impl EventLoop for Worker<'_> {
 
     fn end(mut self, _ended: Instant) -> (Recorder, Option<(Pacer, Schedule)>) {
         for c in &self.conns {
-            if c.busy {
-                self.rec.counts.aborted += 1;
-            }
+            self.rec.counts.aborted += c.queue.len() as u64;
         }
         (self.rec, self.pacer.map(|p| (p, self.sched)))
     }
@@ -303,10 +364,31 @@ impl EventLoop for Worker<'_> {
     }
 }
 
+/// Sleeps until the wall clock reaches `at` (at once when it is past), waking at least
+/// every 100 ms to see whether `stop` was set. The caller bounds how far ahead `at` is.
+pub fn wait_until(at: std::time::SystemTime, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        match at.duration_since(std::time::SystemTime::now()) {
+            Ok(left) if !left.is_zero() => std::thread::sleep(left.min(Duration::from_millis(100))),
+            _ => return,
+        }
+    }
+}
+
 /// Builds the worker; in rate mode also opens its connections, so the schedule starts
 /// with connections ready.
 fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
     let now = Instant::now();
+    let mut rec = Recorder::new(
+        now,
+        sh.record.reservoir,
+        sh.record.all,
+        0x9E37_79B9 ^ a.index as u64,
+    );
+    let kinds = sh.requests.kinds.len();
+    if (2..=shootout_model::requests::MAX_REPORTED_ENTRIES).contains(&kinds) {
+        rec.per_kind(kinds);
+    }
     let mut w = Worker {
         sh,
         start: now,
@@ -317,31 +399,26 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
             .map(|_| Conn {
                 io: None,
                 phase: Phase::Closed,
-                busy: false,
-                parser: ResponseParser::new(sh.head_request, sh.expect.body_contains.as_deref()),
-                written: 0,
-                start: now,
-                sent: now,
-                first_byte: None,
+                queue: VecDeque::with_capacity(sh.pipeline),
+                rendered: 0,
+                out: Vec::new(),
+                out_pos: 0,
+                queued: 0,
+                flushed: 0,
+                parser: ResponseParser::new(false, sh.expect.body_contains.as_deref()),
                 connect_began: now,
                 connect: Duration::ZERO,
                 reused: false,
-                retried: false,
                 peer_closed: false,
                 idle_at: now,
-                rested: Duration::ZERO,
                 backoff: Duration::ZERO,
                 reopen_at: now,
                 owes: false,
+                pooled: false,
             })
             .collect(),
         buf: vec![0u8; 64 * 1024].into_boxed_slice(),
-        rec: Recorder::new(
-            now,
-            sh.record.reservoir,
-            sh.record.all,
-            0x9E37_79B9 ^ a.index as u64,
-        ),
+        rec,
         budget: a.budget,
         claimed: 0,
         in_flight: 0,
@@ -349,10 +426,13 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
             rate,
             budget: a.budget,
             duration: sh.duration,
+            offset: sh.offset,
         }),
         sched: Schedule::default(),
-        idle: Vec::with_capacity(a.connections),
+        pool: Vec::with_capacity(a.connections),
         deferred: Vec::new(),
+        gen: Gen::new(&sh.requests, a.index, sh.workers),
+        scratch: Vec::new(),
     };
     for c in &mut w.conns {
         c.parser.want_server();
@@ -402,9 +482,7 @@ impl Worker<'_> {
         let now = Instant::now();
         if self.pacer.is_none() {
             for i in 0..self.conns.len() {
-                if self.claim(now) {
-                    self.start_request(i, now);
-                }
+                self.next(i, now);
             }
         }
         let tick = (self.sh.timeout.min(self.sh.connect_timeout) / 10)
@@ -466,7 +544,7 @@ impl Worker<'_> {
         }
     }
 
-    /// Sends every request that is due and has a free connection.
+    /// Sends every request that is due and has a connection with room for it.
     fn dispatch(&mut self, now: Instant) -> Dispatch {
         let Some(pacer) = self.pacer else {
             return Dispatch::Finished;
@@ -476,8 +554,8 @@ impl Worker<'_> {
                 Pacing::Stop => return Dispatch::Finished,
                 Pacing::Wait(w) => return Dispatch::At(now + w),
                 Pacing::Due { late } => {
-                    let Some(i) = self.idle.pop() else {
-                        // No free connection: the request waits, and its latency with it.
+                    let Some(i) = self.pop_pooled() else {
+                        // No connection has room: the request waits, and its latency with it.
                         return Dispatch::Blocked;
                     };
                     if late > LATE {
@@ -490,21 +568,50 @@ impl Worker<'_> {
                         // This request's answer is what the connection received unasked:
                         // malformed. The connection is replaced at the schedule's pace.
                         self.conns[i].owes = false;
+                        self.conns[i].pooled = false;
+                        let kind = self.gen.pick();
                         self.rec
-                            .failed(&Timing::unsent(due, now), FailureKind::Malformed);
+                            .failed(&Timing::unsent(due, now, kind), FailureKind::Malformed);
                         self.open(i, now);
                         continue;
                     }
-                    let c = &mut self.conns[i];
-                    c.busy = true;
-                    c.start = due;
-                    c.connect = Duration::ZERO;
-                    c.retried = false;
-                    c.rested = now.saturating_duration_since(c.idle_at);
-                    self.in_flight += 1;
-                    self.send(i, now);
+                    self.enqueue(i, due, now);
+                    self.flush(i, now);
+                    let c = &self.conns[i];
+                    if c.pooled && c.queue.len() < self.sh.pipeline && c.phase != Phase::Closed {
+                        self.pool.push(i);
+                    } else {
+                        self.conns[i].pooled = false;
+                    }
                 }
             }
+        }
+    }
+
+    /// Takes the last pooled connection off the pool (it stays marked pooled).
+    fn pop_pooled(&mut self) -> Option<usize> {
+        while let Some(i) = self.pool.pop() {
+            if self.conns[i].pooled {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// Puts connection `i` in the pool, unless it is there.
+    fn pool_add(&mut self, i: usize) {
+        if self.conns[i].pooled {
+            return;
+        }
+        self.conns[i].pooled = true;
+        self.pool.push(i);
+        if self.pool.len() > 2 * self.conns.len() + 16 {
+            // Entries of connections closed since they were added: dropped, so the pool
+            // stays as large as the connections however many times they are replaced.
+            let conns = &self.conns;
+            self.pool.retain(|&j| conns[j].pooled);
+            self.pool.sort_unstable();
+            self.pool.dedup();
         }
     }
 
@@ -517,33 +624,55 @@ impl Worker<'_> {
         true
     }
 
-    /// Gives connection `i` a new request (closed loop): on it if open, else on a new one.
-    fn start_request(&mut self, i: usize, now: Instant) {
+    /// Adds a request that started at `start` to connection `i`'s queue (not rendered yet).
+    fn enqueue(&mut self, i: usize, start: Instant, now: Instant) {
+        let kind = self.gen.pick();
         let c = &mut self.conns[i];
-        c.busy = true;
-        c.start = now;
-        c.connect = Duration::ZERO;
-        c.retried = false;
-        c.rested = Duration::ZERO;
-        self.in_flight += 1;
-        if c.phase == Phase::Closed {
-            self.open(i, now);
-        } else {
-            self.send(i, now);
+        let mut rested = Duration::ZERO;
+        if c.queue.is_empty() {
+            if c.phase == Phase::Idle {
+                rested = now.saturating_duration_since(c.idle_at);
+            }
+            c.parser.reset_for(self.sh.requests.kinds[kind].head);
         }
+        c.queue.push_back(Slot {
+            start,
+            sent: now,
+            first_byte: None,
+            connect: Duration::ZERO,
+            kind,
+            wire: (0, 0),
+            retried: false,
+            rested,
+        });
+        self.in_flight += 1;
     }
 
-    /// What connection `i` does after its request ended.
+    /// What connection `i` does when it may take new work: rate mode, it waits in the pool
+    /// (or is re-opened); closed loop, its queue is topped up from the budget to a batch
+    /// and sent (on a new connection when it is closed), or it closes when the budget is
+    /// spent.
     fn next(&mut self, i: usize, now: Instant) {
         if self.pacer.is_some() {
             match self.conns[i].phase {
                 Phase::Closed => self.open(i, now),
+                Phase::Connecting => {}
                 _ => self.park(i, now),
             }
-        } else if self.claim(now) {
-            self.start_request(i, now);
-        } else {
-            self.close(i);
+            return;
+        }
+        let c = &self.conns[i];
+        if c.phase != Phase::Closed && c.busy() {
+            return;
+        }
+        while self.conns[i].queue.len() < self.sh.pipeline && self.claim(now) {
+            self.enqueue(i, now, now);
+        }
+        match self.conns[i].phase {
+            _ if !self.conns[i].busy() => self.close(i),
+            Phase::Closed => self.open(i, now),
+            Phase::Connecting => {}
+            _ => self.flush(i, now),
         }
     }
 
@@ -552,6 +681,14 @@ impl Worker<'_> {
         c.connect_began = now;
         c.reused = false;
         c.peer_closed = false;
+        c.rendered = 0;
+        c.out.clear();
+        c.out_pos = 0;
+        c.queued = 0;
+        c.flushed = 0;
+        if let Some(front) = c.queue.front() {
+            c.parser.reset_for(self.sh.requests.kinds[front.kind].head);
+        }
         match Transport::connect(self.sh, self.poll.registry(), Token(i)) {
             Ok(io) => {
                 c.io = Some(io);
@@ -566,41 +703,73 @@ impl Worker<'_> {
         // Closing the socket removes it from the epoll set; no deregister call needed.
         c.io = None;
         c.phase = Phase::Closed;
+        c.pooled = false;
     }
 
-    /// Puts open connection `i` in the pool of idle ones (rate mode).
+    /// Rate mode: open connection `i` may take a request; idle when its queue is empty.
     fn park(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
-        c.phase = Phase::Idle;
-        c.idle_at = now;
-        self.idle.push(i);
-    }
-
-    fn timing(&self, i: usize, end: Instant) -> Timing {
-        let c = &self.conns[i];
-        Timing {
-            start: c.start,
-            sent: c.sent,
-            first_byte: c.first_byte.unwrap_or(end),
-            end,
-            connect: c.connect,
+        if !c.busy() {
+            c.phase = Phase::Idle;
+            c.idle_at = now;
+        }
+        if c.queue.len() < self.sh.pipeline {
+            self.pool_add(i);
         }
     }
 
-    /// The request on `i` ended without an answer.
-    fn fail(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        let t = self.timing(i, now);
+    fn timing(&self, s: &Slot, end: Instant) -> Timing {
+        Timing {
+            start: s.start,
+            sent: s.sent,
+            first_byte: s.first_byte.unwrap_or(end),
+            end,
+            connect: s.connect,
+            kind: s.kind,
+        }
+    }
+
+    /// The front request of `i` ended without an answer.
+    fn fail_front(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let Some(s) = self.conns[i].queue.pop_front() else {
+            return;
+        };
+        let c = &mut self.conns[i];
+        c.rendered = c.rendered.saturating_sub(1);
+        let t = self.timing(&s, now);
         self.rec.failed(&t, kind);
-        self.conns[i].busy = false;
         self.in_flight -= 1;
+    }
+
+    /// Connection `i` failed with `kind` and is closed: its front request and every request
+    /// written on it (in part or whole) — the server may have read them — fail with that
+    /// class; those not written stay queued, to go out on a new connection.
+    fn broke(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        self.close(i);
+        self.fail_front(i, now, kind);
+        while self.conns[i].rendered > 0 {
+            let c = &self.conns[i];
+            let written = c.queue.front().is_some_and(|s| s.wire.0 < c.flushed);
+            if !written {
+                break;
+            }
+            self.fail_front(i, now, kind);
+        }
+        self.conns[i].rendered = 0;
+        self.next(i, now);
+    }
+
+    /// Every request queued on `i` fails with `kind` (its connection never carried them).
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        while self.conns[i].busy() {
+            self.fail_front(i, now, kind);
+        }
     }
 
     fn connect_failed(&mut self, i: usize, now: Instant) {
         self.close(i);
         self.rec.counts.connections_failed += 1;
-        if self.conns[i].busy {
-            self.fail(i, now, FailureKind::Connect);
-        }
+        self.fail_all(i, now, FailureKind::Connect);
         // Retried at the next tick, so a dead server is not hammered in a tight loop.
         self.deferred.push(i);
     }
@@ -638,12 +807,17 @@ impl Worker<'_> {
             Ok(true) => {
                 self.rec.counts.connections_opened += 1;
                 c.connect = now.saturating_duration_since(c.connect_began);
+                for s in c.queue.iter_mut() {
+                    s.connect = c.connect;
+                }
+                c.phase = Phase::Idle;
+                c.idle_at = now;
                 if readable {
                     // Edge-triggered: this edge is the only notice of those bytes.
                     return self.before_request(i, now);
                 }
-                if c.busy {
-                    self.send(i, now);
+                if c.busy() {
+                    self.flush(i, now);
                 } else {
                     self.park(i, now);
                 }
@@ -654,7 +828,7 @@ impl Worker<'_> {
 
     /// An idle connection became readable.
     fn on_idle_readable(&mut self, i: usize) {
-        self.idle.retain(|&j| j != i);
+        self.conns[i].pooled = false;
         self.before_request(i, Instant::now());
     }
 
@@ -668,9 +842,8 @@ impl Worker<'_> {
         let n = match io.read(&mut self.buf) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 // Nothing after all (a spurious edge): carry on as if it had not come.
-                let c = &mut self.conns[i];
-                if c.busy {
-                    return self.send(i, now);
+                if self.conns[i].busy() {
+                    return self.flush(i, now);
                 }
                 return self.park(i, now);
             }
@@ -681,10 +854,12 @@ impl Worker<'_> {
         if n > 0 {
             return self.unsolicited(i, now);
         }
-        if self.conns[i].busy {
-            // Closed at accept, with this connection's request not sent yet: the same failure
-            // as had the close come just after the send.
-            return self.lost(i, now);
+        if self.conns[i].busy() {
+            // Closed at accept, with this connection's requests not sent yet: the same
+            // failure as had the close come just after the send.
+            self.close(i);
+            self.fail_all(i, now, FailureKind::Reset);
+            return self.next(i, now);
         }
         // Closed by the server with nothing said.
         let unused = !self.conns[i].reused;
@@ -709,37 +884,54 @@ impl Worker<'_> {
     /// would have received them as its answer. At the end of the run, with no request left
     /// to carry, they are not counted — as they would not have been read.
     fn unsolicited(&mut self, i: usize, now: Instant) {
+        if self.conns[i].busy() {
+            return self.broke(i, now, FailureKind::Malformed);
+        }
         self.close(i);
-        if self.conns[i].busy {
-            self.fail(i, now, FailureKind::Malformed);
-        } else if self.pacer.is_some() {
+        if self.pacer.is_some() {
             // Charged when the schedule next picks this connection: a server that greets
             // every new connection with bytes is still met at the rate asked for.
             self.conns[i].owes = true;
-            self.idle.push(i);
+            self.pool_add(i);
             return;
-        } else if self.claim(now) {
+        }
+        if self.claim(now) {
+            let kind = self.gen.pick();
             self.rec
-                .failed(&Timing::unsent(now, now), FailureKind::Malformed);
+                .failed(&Timing::unsent(now, now, kind), FailureKind::Malformed);
         }
         self.next(i, now);
     }
 
-    fn send(&mut self, i: usize, now: Instant) {
+    /// Renders the queue's requests not yet in the output and writes.
+    fn flush(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
-        if !c.retried {
-            // A retried request keeps the time of its first send: its latency counts from it.
-            c.sent = now;
+        if c.io.is_none() {
+            return;
         }
-        c.written = 0;
-        c.first_byte = None;
-        c.parser.reset();
-        c.phase = Phase::Writing;
-        self.write(i);
+        while c.rendered < c.queue.len() {
+            let s = &mut c.queue[c.rendered];
+            let before = c.out.len();
+            self.sh
+                .requests
+                .render(s.kind, &mut self.gen, &mut c.out, &mut self.scratch);
+            let len = (c.out.len() - before) as u64;
+            s.wire = (c.queued, c.queued + len);
+            if !s.retried {
+                // A retried request keeps the time of its first send: its latency counts
+                // from it.
+                s.sent = now;
+            }
+            c.queued += len;
+            c.rendered += 1;
+        }
+        if c.out_pos < c.out.len() {
+            c.phase = Phase::Writing;
+            self.write(i);
+        }
     }
 
     fn write(&mut self, i: usize) {
-        let req = &self.sh.request;
         let c = &mut self.conns[i];
         let Some(io) = c.io.as_mut() else { return };
         if c.phase == Phase::Reading {
@@ -749,21 +941,32 @@ impl Worker<'_> {
             }
             return;
         }
-        while c.written < req.len() {
-            match io.write(&req[c.written..]) {
-                Ok(n) => c.written += n,
+        while c.out_pos < c.out.len() {
+            match io.write(&c.out[c.out_pos..]) {
+                Ok(n) => {
+                    c.out_pos += n;
+                    c.flushed += n as u64;
+                    self.rec.counts.bytes_sent += n as u64;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return self.lost(i, Instant::now()),
             }
         }
-        self.rec.counts.bytes_sent += req.len() as u64;
-        c.phase = Phase::Reading;
+        c.out.clear();
+        c.out_pos = 0;
+        c.phase = if c.busy() {
+            Phase::Reading
+        } else {
+            Phase::Idle
+        };
     }
 
-    /// Reads until the answer is complete or the socket is drained. With edge-triggered
-    /// events a short read proves it drained, unless the peer also closed: that close
-    /// comes with no further edge, so then reads go on until they return 0 or an error.
+    /// Reads until the queue's answers are complete or the socket is drained. With
+    /// edge-triggered events a short read proves it drained, unless the peer also closed:
+    /// that close comes with no further edge, so then reads go on until they return 0 or
+    /// an error. One read may complete several answers (pipelining): each is matched to
+    /// the queue's front request in turn.
     fn read(&mut self, i: usize, closed: bool) {
         loop {
             let c = &mut self.conns[i];
@@ -779,19 +982,28 @@ impl Worker<'_> {
             };
             let now = Instant::now();
             self.rec.counts.bytes_received += n as u64;
-            if c.first_byte.is_none() {
-                c.first_byte = Some(now);
-            }
-            match c.parser.feed(&self.buf[..n]) {
-                Ok(Progress::NeedMore) => {}
-                Ok(Progress::Done { consumed }) if consumed < n => {
-                    return self.answered_with_extra(i, now)
+            let mut at = 0;
+            while at < n {
+                let c = &mut self.conns[i];
+                let Some(front) = c.queue.front_mut() else {
+                    // Bytes after the last answer of the queue: nobody asked for them.
+                    return self.unsolicited(i, now);
+                };
+                if front.wire.0 >= c.flushed {
+                    // An answer to a request not written yet: the server cannot have read
+                    // it, so these bytes are nobody's answer.
+                    return self.unsolicited(i, now);
                 }
-                Ok(Progress::Done { .. }) => return self.answered(i, now),
-                Err(_) => {
-                    self.close(i);
-                    self.fail(i, now, FailureKind::Malformed);
-                    return self.next(i, now);
+                front.first_byte.get_or_insert(now);
+                match c.parser.feed(&self.buf[at..n]) {
+                    Ok(Progress::NeedMore) => at = n,
+                    Ok(Progress::Done { consumed }) => {
+                        at += consumed;
+                        if !self.answered(i, now, at < n) {
+                            return;
+                        }
+                    }
+                    Err(_) => return self.broke(i, now, FailureKind::Malformed),
                 }
             }
             if drains && n < self.buf.len() {
@@ -800,87 +1012,126 @@ impl Worker<'_> {
         }
     }
 
-    /// The peer closed the stream while a request was in flight.
+    /// The peer closed the stream while requests were in flight.
     fn eof(&mut self, i: usize) {
         let now = Instant::now();
+        self.conns[i].peer_closed = true;
         match self.conns[i].parser.eof() {
-            Ok(()) => self.answered(i, now),
+            Ok(()) => {
+                if self.answered(i, now, false) && self.conns[i].busy() {
+                    // Requests behind a close-delimited answer: the connection is gone.
+                    self.lost(i, now);
+                }
+            }
             Err(ParseError::Closed | ParseError::Malformed) => self.lost(i, now),
         }
     }
 
-    /// The connection broke (closed, reset, write error) while a request was in flight.
+    /// The connection broke (closed, reset, write error) while requests were in flight.
     fn lost(&mut self, i: usize, now: Instant) {
         let c = &self.conns[i];
+        if c.io.is_none() {
+            return;
+        }
         let handshaking =
             c.io.as_ref()
                 .and_then(|io| io.tls.as_ref())
                 .is_some_and(|t| t.is_handshaking());
         // The idle-close race: the server's keep-alive timer closed the connection as the
-        // request went out. Anything else (a busy connection, a byte of the answer, a
-        // method that is not idempotent, a second time) is a failure.
-        let raced = c.parser.seen == 0
-            && c.reused
-            && !c.retried
-            && c.rested >= IDLE_BEFORE_RETRY
-            && now.saturating_duration_since(c.sent) <= RACE_WINDOW
-            && self.sh.idempotent;
-        self.close(i);
+        // request went out. Only a request alone on a connection that sat idle qualifies;
+        // anything else (a busy connection, several requests in flight, a byte of the
+        // answer, a method that is not idempotent, a second time) is a failure.
+        let raced = c.queue.len() == 1
+            && c.queue.front().is_some_and(|s| {
+                !s.retried
+                    && s.rested >= IDLE_BEFORE_RETRY
+                    && now.saturating_duration_since(s.sent) <= RACE_WINDOW
+                    && self.sh.requests.kinds[s.kind].idempotent
+            })
+            && c.parser.seen == 0
+            && c.reused;
         if raced {
+            self.close(i);
             self.rec.counts.reconnects += 1;
             self.rec.counts.retried += 1;
-            let c = &mut self.conns[i];
-            c.retried = true;
+            if let Some(s) = self.conns[i].queue.front_mut() {
+                s.retried = true;
+            }
             return self.open(i, now);
         }
         let kind = if handshaking {
+            self.rec.counts.connections_failed += 1;
             FailureKind::Connect
         } else {
             FailureKind::Reset
         };
-        if handshaking {
-            self.rec.counts.connections_failed += 1;
-        }
-        self.fail(i, now, kind);
-        self.next(i, now);
+        self.broke(i, now, kind);
     }
 
-    /// A complete answer arrived on `i`, followed in the same read by bytes its framing did
-    /// not announce (a second answer, a body a 204 may not have, a length that lies).
-    fn answered_with_extra(&mut self, i: usize, now: Instant) {
-        self.credit(i, now);
-        let c = &self.conns[i];
-        if c.parser.close || !self.sh.keepalive || c.written < self.sh.request.len() {
-            // The connection ends here anyway: what follows would never have been read.
+    /// The answer to the front request of `i` is complete; `more`: bytes after it came in
+    /// the same read. Credits it, then goes on with the connection. True when the caller
+    /// may feed the rest of the read to the next request's answer.
+    fn answered(&mut self, i: usize, now: Instant, more: bool) -> bool {
+        let written_whole = self.credit(i, now);
+        let announced = self.conns[i].parser.close;
+        if announced || !self.sh.keepalive || !written_whole {
+            // The server reads nothing more on this connection: it said so, or it answered
+            // before the request was written in full. Requests behind it were not
+            // processed (RFC 9112 §9.6): sent again on a new connection, those written
+            // counted as retried. Bytes after the answer would never have been read.
             self.close(i);
-            return self.next(i, now);
+            let c = &mut self.conns[i];
+            let flushed = c.flushed;
+            let mut again = 0;
+            for s in c.queue.iter_mut().take(c.rendered) {
+                if s.wire.0 < flushed {
+                    s.retried = true;
+                    again += 1;
+                }
+            }
+            c.rendered = 0;
+            self.rec.counts.retried += again;
+            self.next(i, now);
+            // A keep-alive connection the server closed, replaced to go on: a reconnect.
+            if announced && self.sh.keepalive && self.conns[i].phase == Phase::Connecting {
+                self.rec.counts.reconnects += 1;
+            }
+            return false;
         }
-        self.unsolicited(i, now);
-    }
-
-    /// A complete answer arrived on `i`: credit it, then reuse or replace the connection.
-    fn answered(&mut self, i: usize, now: Instant) {
-        self.credit(i, now);
-        let c = &self.conns[i];
-        let close = c.parser.close
-            || c.peer_closed
-            || !self.sh.keepalive
-            || c.written < self.sh.request.len();
-        let server_closed = c.parser.close || c.peer_closed;
-        if close {
+        if let Some(front) = self.conns[i].queue.front() {
+            let head = self.sh.requests.kinds[front.kind].head;
+            self.conns[i].parser.reset_for(head);
+            if self.pacer.is_some() && self.conns[i].queue.len() < self.sh.pipeline {
+                self.pool_add(i);
+            }
+            return true;
+        }
+        if more {
+            self.unsolicited(i, now);
+            return false;
+        }
+        if self.conns[i].peer_closed {
+            // A keep-alive connection the server closed, replaced to go on: a reconnect.
             self.close(i);
+            self.next(i, now);
+            if self.conns[i].phase == Phase::Connecting {
+                self.rec.counts.reconnects += 1;
+            }
+            return false;
         }
         self.next(i, now);
-        // A keep-alive connection the server closed, replaced to go on: a reconnect.
-        if close && server_closed && self.sh.keepalive && self.conns[i].phase == Phase::Connecting {
-            self.rec.counts.reconnects += 1;
-        }
+        false
     }
 
-    /// Records the answer on `i` against its request, which ends.
-    fn credit(&mut self, i: usize, now: Instant) {
-        let t = self.timing(i, now);
+    /// Records the answer on `i` against its front request, which ends. False when the
+    /// request was not written in full (the server answered early).
+    fn credit(&mut self, i: usize, now: Instant) -> bool {
+        let Some(s) = self.conns[i].queue.pop_front() else {
+            return true;
+        };
+        let t = self.timing(&s, now);
         let c = &mut self.conns[i];
+        c.rendered = c.rendered.saturating_sub(1);
         let answer = Answer {
             status: c.parser.status,
             body_len: c.parser.body_len,
@@ -889,10 +1140,10 @@ impl Worker<'_> {
         let server = &mut c.parser.server;
         self.rec
             .credit(&t, answer, || server.take(), &self.sh.expect);
-        c.busy = false;
         c.reused = true;
         c.backoff = Duration::ZERO;
         self.in_flight -= 1;
+        s.wire.1 <= c.flushed
     }
 
     /// Deadlines and deferred reconnects.
@@ -906,12 +1157,13 @@ impl Worker<'_> {
                 {
                     self.connect_failed(i, now)
                 }
+                // Answers come in order: the front request's deadline is the first to pass.
                 Phase::Writing | Phase::Reading
-                    if c.busy && now.saturating_duration_since(c.sent) >= self.sh.timeout =>
+                    if c.queue.front().is_some_and(|s| {
+                        now.saturating_duration_since(s.sent) >= self.sh.timeout
+                    }) =>
                 {
-                    self.close(i);
-                    self.fail(i, now, FailureKind::Timeout);
-                    self.next(i, now);
+                    self.broke(i, now, FailureKind::Timeout);
                 }
                 _ => {}
             }
@@ -924,11 +1176,7 @@ impl Worker<'_> {
                 self.deferred.push(i);
                 continue;
             }
-            if self.pacer.is_some() {
-                self.open(i, now);
-            } else if self.claim(now) {
-                self.start_request(i, now);
-            }
+            self.next(i, now);
         }
     }
 }

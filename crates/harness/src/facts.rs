@@ -1,6 +1,6 @@
 //! Facts stored with a run: the machine's ([`machine_facts`], read from `/proc`) and the
 //! version a contender's program gives ([`program_version`], by running it with
-//! `--version`).
+//! `--version`), or the one its plan's `version` command prints ([`version_of`]).
 //!
 //! Seams: the CLI's orchestration calls both once, before the run begins, and hands the
 //! [`MachineFacts`] to the store. Nothing here starts a contender.
@@ -14,40 +14,64 @@ use std::time::{Duration, Instant};
 pub fn program_version(command: &str) -> Option<String> {
     let program = program_of(command)?;
     ["--version", "-v"].iter().find_map(|flag| {
-        let mut child = std::process::Command::new(program)
-            .arg(flag)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .ok()?;
-        let deadline = Instant::now() + Duration::from_secs(2);
-        let status = loop {
-            if let Some(st) = child.try_wait().ok()? {
-                break st;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let out = child.wait_with_output().ok()?;
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let line = text
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())?
-            .chars()
-            .take(120)
-            .collect::<String>();
-        status.success().then_some(line)
+        let mut cmd = std::process::Command::new(program);
+        cmd.arg(flag);
+        match first_line(cmd, Duration::from_secs(2)) {
+            Some((true, line)) => Some(line),
+            _ => None,
+        }
     })
+}
+
+/// What a plan's `version = "COMMAND"` prints: the first non-empty line of `sh -c COMMAND`
+/// run in `dir`, within 5 s. An error says why there is none (it failed, said nothing or
+/// took too long), for the note the run prints.
+pub fn version_of(command: &str, dir: &std::path::Path) -> Result<String, String> {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg(command).current_dir(dir);
+    match first_line(cmd, Duration::from_secs(5)) {
+        Some((true, line)) => Ok(line),
+        Some((false, line)) => Err(format!("it failed, saying: {line}")),
+        None => Err("it printed nothing, failed to start or took over 5 s".into()),
+    }
+}
+
+/// Runs `cmd` with no input; `(succeeded, first non-empty line of stdout then stderr, at
+/// most 120 characters)`, or `None` when it could not start, printed nothing or did not
+/// end within `limit` (it is killed then).
+fn first_line(mut cmd: std::process::Command, limit: Duration) -> Option<(bool, String)> {
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(st) = child.try_wait().ok()? {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let out = child.wait_with_output().ok()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())?
+        .chars()
+        .take(120)
+        .collect::<String>();
+    Some((status.success(), line))
 }
 
 /// Facts of this machine, read from /proc.

@@ -53,7 +53,7 @@ pub use answer::sample_answer;
 pub use config::{process_tag, ContenderConfig};
 pub use contender::{program_of, Contender, StopOutcome};
 pub use error::HarnessError;
-pub use facts::{machine_facts, program_version};
+pub use facts::{machine_facts, program_version, version_of};
 pub use launch::kill_live_groups;
 pub use sampler::Sampler;
 pub use setup::{run_setup, INTERRUPT_GRACE};

@@ -6,8 +6,11 @@
 //! latency histograms in microseconds (named in every doc comment).
 
 pub mod plan;
+pub mod requests;
 pub mod resolved;
 pub mod result;
+pub mod saved;
+pub mod shard;
 pub mod shootout;
 pub mod spec;
 pub mod status;
@@ -16,8 +19,11 @@ pub mod units;
 
 pub use result::{
     latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
-    GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, Warning,
+    GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, TargetStats,
+    Warning,
 };
+pub use saved::{Outcome, SavedError, SavedRun};
+pub use shard::{Shard, ShardError};
 pub use shootout::{
     ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample, RunStatus, StepStatus,
     UnknownStatus,
@@ -27,4 +33,6 @@ pub use spec::{
     Target, TlsOptions, MAX_STREAMS,
 };
 pub use status::StatusSet;
-pub use units::{parse_cpu_list, parse_duration, DurationError, MAX_DURATION};
+pub use units::{
+    parse_cpu_list, parse_duration, parse_wall_clock, DurationError, WallClockError, MAX_DURATION,
+};

@@ -5,10 +5,11 @@
 //! error names the file, the line, the key and the fix. Placeholders such as `{port}` stay
 //! in the strings; the CLI substitutes them when it runs the plan.
 
+use crate::requests::{Order, RequestList};
 use crate::shootout::LoadLevel;
 use crate::spec::{
     check_header, check_method, check_path, Expectation, Protocol, RequestError, Target, MAX_BODY,
-    MAX_CONNECTIONS, MAX_RATE, MAX_STREAMS, MIN_RATE,
+    MAX_CONNECTIONS, MAX_PIPELINE, MAX_RATE, MAX_STREAMS, MIN_RATE,
 };
 use crate::status::StatusSet;
 use crate::units::{parse_cpu_list, parse_duration};
@@ -91,6 +92,11 @@ pub struct Contender {
     pub launch: Launch,
     /// The 100% of comparisons.
     pub baseline: bool,
+    /// A shell command whose output is the contender's version (`apache2 -v`, `python3 -c
+    /// "import gunicorn; print(gunicorn.__version__)"`), run once before the run starts;
+    /// `{plan_dir}` and `{cores}` are substituted. `None`: the version of the command's
+    /// program (`PROGRAM --version`, else `-v`).
+    pub version: Option<String>,
 }
 
 /// One kind of request and what its answers must be.
@@ -114,6 +120,19 @@ pub struct Workload {
     pub protocol: Protocol,
     /// HTTP/2 streams per connection (the workload's `streams`, else `[load]`'s, else 1).
     pub streams: usize,
+    /// Requests in flight per connection (`pipeline` here or in `[load]`; 1 by default).
+    pub pipeline: usize,
+    /// A request list file (`requests`), relative to the plan's directory: sent instead
+    /// of `method`, `path` and `body`.
+    pub requests: Option<PathBuf>,
+    /// The order the list is taken in (`order`).
+    pub order: Order,
+    /// Seeds a random order and `{rand:LO-HI}` values (`seed`, 0 by default), the same for
+    /// every contender.
+    pub seed: u64,
+    /// The list read from `requests`: filled by whoever loads the plan's files (the model
+    /// does no I/O); `None` until then.
+    pub list: Option<RequestList>,
 }
 
 /// One level of the load, with its own length when staged.
@@ -186,6 +205,7 @@ struct FileContender {
     #[serde(default)]
     baseline: bool,
     nofile: Option<u64>,
+    version: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -207,6 +227,10 @@ struct FileWorkload {
     expect: Option<Spanned<FileExpect>>,
     protocol: Option<Spanned<String>>,
     streams: Option<Spanned<usize>>,
+    pipeline: Option<Spanned<usize>>,
+    requests: Option<Spanned<String>>,
+    order: Option<Spanned<String>>,
+    seed: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -226,6 +250,7 @@ struct FileLoad {
     stages: Option<Spanned<Vec<FileStage>>>,
     protocol: Option<Spanned<String>>,
     streams: Option<Spanned<usize>>,
+    pipeline: Option<Spanned<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -320,7 +345,8 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
     })?;
     let defaults = r.defaults(&raw.defaults.unwrap_or_default())?;
     let contenders = r.contenders(&raw.contender)?;
-    let workloads = r.workloads(&raw.workload, raw.load.get_ref())?;
+    let pipeline = r.pipeline(raw.load.get_ref().pipeline.as_ref(), "load.pipeline", 1)?;
+    let workloads = r.workloads(&raw.workload, raw.load.get_ref(), pipeline)?;
     let levels = r.levels(&raw.load)?;
     Ok(Plan {
         name: raw.name,
@@ -495,16 +521,43 @@ impl Reader<'_> {
                 (None, Some(url)) => self.url_launch(&name, at, c, url)?,
                 (Some(command), None) => self.command_launch(&name, at, c, command)?,
             };
+            let version = self.version_command(&name, c.version.as_ref())?;
             contenders.push(Contender {
                 name,
                 launch,
                 baseline: c.baseline,
+                version,
             });
         }
         if contenders.iter().filter(|c| c.baseline).count() > 1 {
             return Err(self.err(0, "more than one contender has baseline = true: mark one (or none: the first is the baseline)".into()));
         }
         Ok(contenders)
+    }
+
+    /// A contender's `version` command: not empty, no NUL, placeholders known before
+    /// anything starts (`{plan_dir}`, `{cores}`) only.
+    fn version_command(
+        &self,
+        name: &str,
+        v: Option<&Spanned<String>>,
+    ) -> Result<Option<String>, PlanError> {
+        let Some(v) = v else { return Ok(None) };
+        let (text, at) = (v.get_ref(), v.span().start);
+        if text.trim().is_empty() {
+            return Err(self.err(at, format!("contender '{name}': version is empty: give the command that prints its version, e.g. \"nginx -v\", or leave the key out")));
+        }
+        if text.contains('\0') {
+            return Err(self.err(
+                at,
+                format!("contender '{name}': version contains a NUL character: remove it"),
+            ));
+        }
+        let early = ["plan_dir", "cores"];
+        if let Some((_, p)) = braced_names(text).find(|(_, p)| !early.contains(p)) {
+            return Err(self.err(at, format!("contender '{name}': version uses {{{p}}}, but it runs once before any contender starts: only {{plan_dir}} and {{cores}} are known then")));
+        }
+        Ok(Some(text.clone()))
     }
 
     /// A contender already running at `url`.
@@ -620,10 +673,31 @@ impl Reader<'_> {
     }
 
     /// Every `[[workload]]`: at least one, unique names.
+    /// A `pipeline` key: 1 to [`MAX_PIPELINE`], else `default`.
+    fn pipeline(
+        &self,
+        v: Option<&Spanned<usize>>,
+        key: &str,
+        default: usize,
+    ) -> Result<usize, PlanError> {
+        match v {
+            None => Ok(default),
+            Some(p) if (1..=MAX_PIPELINE).contains(p.get_ref()) => Ok(*p.get_ref()),
+            Some(p) => Err(self.err(
+                p.span().start,
+                format!(
+                    "{key} must be from 1 to {MAX_PIPELINE} requests in flight per connection, not {}",
+                    p.get_ref()
+                ),
+            )),
+        }
+    }
+
     fn workloads(
         &self,
         raw: &[Spanned<FileWorkload>],
         load: &FileLoad,
+        pipeline: usize,
     ) -> Result<Vec<Workload>, PlanError> {
         if raw.is_empty() {
             return Err(self.err(0, "the plan has no [[workload]]: add at least one request, e.g. [[workload]] name = \"home\" path = \"/\"".into()));
@@ -643,7 +717,7 @@ impl Reader<'_> {
                     format!("two workloads are named '{name}': names must be unique"),
                 ));
             }
-            workloads.push(self.workload(name, at, w, load)?);
+            workloads.push(self.workload(name, at, w, load, pipeline)?);
         }
         Ok(workloads)
     }
@@ -656,6 +730,7 @@ impl Reader<'_> {
         at: usize,
         w: &FileWorkload,
         load: &FileLoad,
+        pipeline: usize,
     ) -> Result<Workload, PlanError> {
         let key_at = |v: Option<std::ops::Range<usize>>| v.map_or(at, |s| s.start);
         let in_workload = |offset: usize| {
@@ -700,6 +775,52 @@ impl Reader<'_> {
         }
         let expect = self.expectation(&name, at, w)?;
         let (protocol, streams) = self.protocol(&name, w, load)?;
+        let pipeline = self.pipeline(
+            w.pipeline.as_ref(),
+            &format!("workload '{name}': pipeline"),
+            pipeline,
+        )?;
+        if let Some(r) = &w.requests {
+            if w.method.is_some() || w.path.is_some() || w.body.is_some() || w.body_file.is_some() {
+                return Err(self.err(
+                    r.span().start,
+                    format!("workload '{name}': requests gives each request's method, path and body: remove method, path, body and body_file"),
+                ));
+            }
+        }
+        let order = match &w.order {
+            None => Order::Seq,
+            Some(o) if w.requests.is_none() => {
+                return Err(self.err(
+                    o.span().start,
+                    format!("workload '{name}': order applies to a request list: add requests = \"FILE\" or remove it"),
+                ))
+            }
+            Some(o) => match o.get_ref().as_str() {
+                "seq" => Order::Seq,
+                "random" => Order::Random,
+                other => {
+                    return Err(self.err(
+                        o.span().start,
+                        format!("workload '{name}': order must be \"seq\" or \"random\", not {other:?}"),
+                    ))
+                }
+            },
+        };
+        if protocol == Protocol::Http2 {
+            let h2_only = |key: &str| {
+                self.err(
+                    at,
+                    format!("workload '{name}': {key} is HTTP/1.1's; over HTTP/2 (protocol = \"h2\") use streams, or remove {key}"),
+                )
+            };
+            if pipeline > 1 {
+                return Err(h2_only("pipeline"));
+            }
+            if w.requests.is_some() {
+                return Err(h2_only("requests"));
+            }
+        }
         Ok(Workload {
             name,
             method: method.to_ascii_uppercase(),
@@ -710,6 +831,11 @@ impl Reader<'_> {
             expect,
             protocol,
             streams,
+            pipeline,
+            requests: w.requests.as_ref().map(|r| PathBuf::from(r.get_ref())),
+            order,
+            seed: w.seed.unwrap_or(0),
+            list: None,
         })
     }
 
@@ -1043,6 +1169,63 @@ concurrency = [1, 10]
             "concurrency = [1]\nprotocol = \"spdy\"",
         ));
         assert!(e.contains("write \"h2\" or \"http/1.1\""), "{e}");
+        for (key, want) in [
+            ("pipeline = 4", "workload 'get': pipeline is HTTP/1.1's"),
+            (
+                "requests = \"r.txt\"",
+                "workload 'get': requests is HTTP/1.1's",
+            ),
+        ] {
+            let e = error_of(
+                &GOOD
+                    .replace(
+                        "concurrency = [1, 10]",
+                        "concurrency = [1]\nprotocol = \"h2\"",
+                    )
+                    .replace("path = \"/content/a\"", key),
+            );
+            assert!(e.contains(want) && e.contains("use streams"), "{e}");
+        }
+    }
+
+    #[test]
+    fn pipeline_and_request_lists_are_plan_keys() {
+        let text = GOOD
+            .replace("concurrency = [1, 10]", "concurrency = [1, 10]\npipeline = 8")
+            .replace(
+                "name = \"post\"\nmethod = \"post\"\nbody = \"a=1\"",
+                "name = \"post\"\nrequests = \"reqs.txt\"\norder = \"random\"\nseed = 3\npipeline = 2",
+            );
+        let p = parse(&text, "plan.toml", CPUS).unwrap();
+        let (get, post) = (&p.workloads[0], &p.workloads[1]);
+        assert_eq!((get.pipeline, get.requests.as_ref()), (8, None));
+        assert_eq!(post.pipeline, 2, "the workload's key wins");
+        assert_eq!(post.requests, Some(PathBuf::from("reqs.txt")));
+        assert_eq!((post.order, post.seed), (Order::Random, 3));
+        for (bad, want) in [
+            (
+                GOOD.replace("concurrency = [1, 10]", "concurrency = [1]\npipeline = 0"),
+                "plan.toml:33: load.pipeline must be from 1 to 1024",
+            ),
+            (
+                GOOD.replace("method = \"post\"", "requests = \"r.txt\""),
+                "workload 'post': requests gives each request's method, path and body",
+            ),
+            (
+                GOOD.replace("method = \"post\"", "order = \"random\""),
+                "workload 'post': order applies to a request list",
+            ),
+            (
+                GOOD.replace(
+                    "name = \"post\"\nmethod = \"post\"\nbody = \"a=1\"",
+                    "name = \"post\"\nrequests = \"r\"\norder = \"shuffled\"",
+                ),
+                "order must be \"seq\" or \"random\"",
+            ),
+        ] {
+            let e = error_of(&bad);
+            assert!(e.contains(want), "{e}");
+        }
     }
 
     #[test]

@@ -63,6 +63,12 @@ pub struct ResolvedWorkload {
     pub protocol: String,
     /// HTTP/2 streams per connection (0 in runs stored before HTTP/2: 1).
     pub streams: usize,
+    /// Requests in flight per connection, when pipelined (absent when 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<usize>,
+    /// The request list file, as the plan names it (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<String>,
 }
 
 impl ResolvedPlan {
@@ -92,6 +98,8 @@ impl ResolvedPlan {
                     expect_status: w.expect.status.describe().to_string(),
                     protocol: w.protocol.as_str().to_string(),
                     streams: w.streams,
+                    pipeline: (w.pipeline > 1).then_some(w.pipeline),
+                    requests: w.requests.as_ref().map(|p| p.display().to_string()),
                 })
                 .collect(),
             levels: plan.levels.iter().map(|l| l.level).collect(),
@@ -168,6 +176,7 @@ mod tests {
                 expect_status: "<400".into(),
                 protocol: "h2".into(),
                 streams: 10,
+                ..Default::default()
             }],
             levels: vec![
                 LoadLevel::Concurrency { connections: 8 },

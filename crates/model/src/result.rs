@@ -7,14 +7,14 @@
 //! In closed-loop runs the two are the same.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::{AddAssign, Index, IndexMut};
 use std::time::{Duration, SystemTime};
 
 /// Why a request failed. Counted per class, never as strings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// The connection could not be established (refused, unreachable, fd/port exhaustion,
@@ -251,6 +251,42 @@ pub struct SecondStats {
     pub p99_us: u64,
     /// Slowest request (µs).
     pub max_us: u64,
+    /// The second's latency histogram (µs, 2 significant figures, [`second_histogram`]),
+    /// HdrHistogram V2 bytes, so the seconds of several runs can be merged exactly; empty
+    /// when not kept (a run read back from the store).
+    #[serde(skip)]
+    pub histogram: Vec<u8>,
+}
+
+impl SecondStats {
+    /// Second `second` of a run: `completed` requests ended in it, `failed` of them
+    /// failed, and `latency` (µs) holds the answered ones' latency.
+    pub fn of(second: u32, completed: u64, failed: u64, latency: &Histogram<u64>) -> Self {
+        use hdrhistogram::serialization::{Serializer, V2Serializer};
+        let mut histogram = Vec::new();
+        // Writing into a Vec fails only for a histogram V2 cannot encode (none of ours).
+        let _ = V2Serializer::new().serialize(latency, &mut histogram);
+        SecondStats {
+            second,
+            completed,
+            failed,
+            mean_us: if latency.is_empty() {
+                0.0
+            } else {
+                latency.mean()
+            },
+            p50_us: latency.value_at_quantile(0.5),
+            p99_us: latency.value_at_quantile(0.99),
+            max_us: latency.max(),
+            histogram,
+        }
+    }
+}
+
+/// A new empty per-second latency histogram (µs): 1 µs to 1 hour, 2 significant figures,
+/// a few KiB.
+pub fn second_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("static histogram bounds are valid")
 }
 
 /// How far the open-loop schedule was kept.
@@ -354,8 +390,9 @@ pub enum Warning {
         /// Mean latency of the completed requests (ms).
         mean_ms: f64,
     },
-    /// Requests were sent a second time after the server closed an idle keep-alive
-    /// connection just as they went out.
+    /// Requests were sent a second time: the server closed an idle keep-alive connection
+    /// just as they went out, or (pipelined) they were behind an answer that closed the
+    /// connection, so the server did not process them.
     Retried {
         /// Requests sent again.
         count: u64,
@@ -422,7 +459,7 @@ impl fmt::Display for Warning {
             Warning::NothingCompleted => f.write_str("not one request completed"),
             Warning::Retried { count } => write!(
                 f,
-                "{count} requests were sent a second time on a new connection: the server closed an idle keep-alive connection just as each went out, before answering (their latency counts from the first send; only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again)"
+                "{count} requests were sent a second time on a new connection: the server closed an idle keep-alive connection just as each went out, before answering (only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again), or, pipelined, they were behind an answer with Connection: close, which the server does not process past; their latency counts from the first send"
             ),
             Warning::Dropped { count } => write!(
                 f,
@@ -486,6 +523,27 @@ pub fn latency_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
 }
 
+/// What one entry of a request list measured.
+#[derive(Debug, Clone)]
+pub struct TargetStats {
+    /// The entry as reports name it: `METHOD PATH`, templates as written.
+    pub label: String,
+    /// Requests of this entry that completed (answered or failed).
+    pub completed: u64,
+    /// Of which got a good answer.
+    pub ok: u64,
+    /// Latency of its answered requests (µs), as [`RunResult::latency`]; 2 significant
+    /// figures.
+    pub latency: Histogram<u64>,
+}
+
+impl TargetStats {
+    /// Requests of this entry that failed.
+    pub fn failed(&self) -> u64 {
+        self.completed - self.ok
+    }
+}
+
 /// Everything one load run measured, merged across worker threads.
 #[derive(Debug, Clone)]
 pub struct RunResult {
@@ -519,6 +577,10 @@ pub struct RunResult {
     pub interrupted: bool,
     /// What the user must know; derived from the fields above by the engine.
     pub warnings: Vec<Warning>,
+    /// Per entry of a request list of 2 to
+    /// [`MAX_REPORTED_ENTRIES`](crate::requests::MAX_REPORTED_ENTRIES) entries, in list
+    /// order; empty otherwise.
+    pub targets: Vec<TargetStats>,
 }
 
 impl RunResult {
@@ -541,6 +603,7 @@ impl RunResult {
             schedule: None,
             interrupted: false,
             warnings: Vec::new(),
+            targets: Vec::new(),
         }
     }
 
@@ -609,6 +672,16 @@ impl RunResult {
 }
 
 impl RunResult {
+    /// Derives every warning of a run of `spec` from the numbers: [`RunResult::derive_warnings`],
+    /// then in a closed loop [`RunResult::note_unserved`] at the spec's connections. The
+    /// engine calls it on a fresh result, a merge on the merged one.
+    pub fn warn(&mut self, spec: &crate::LoadSpec) {
+        self.derive_warnings();
+        if spec.pace == crate::Pace::Closed {
+            self.note_unserved(spec.connections as u64);
+        }
+    }
+
     /// Closed loop at `connections`: adds [`Warning::Unserved`] when req/s × mean latency
     /// (Little's law: the connections busy on average) is under half of `connections`.
     /// A connection the server never answers adds nothing to either factor, so the gap
@@ -645,6 +718,15 @@ impl RunResult {
             self.warnings
                 .push(Warning::StreamsLimited { asked, allowed });
         }
+    }
+
+    /// HTTP/2: the lowest concurrency a server allowed below the streams asked for, as
+    /// [`Warning::StreamsLimited`] holds it (`None` without that warning).
+    pub fn streams_allowed(&self) -> Option<u64> {
+        self.warnings.iter().find_map(|w| match w {
+            Warning::StreamsLimited { allowed, .. } => Some(*allowed),
+            _ => None,
+        })
     }
 }
 

@@ -7,6 +7,7 @@
 //! `load` flags can name the flag. What a valid spec guarantees is listed on
 //! [`LoadSpec::validate`].
 
+use crate::requests::RequestList;
 use crate::status::StatusSet;
 use crate::units::{MAX_CPU, MAX_DURATION};
 use std::path::PathBuf;
@@ -208,6 +209,9 @@ pub const MAX_BODY: usize = 64 << 20;
 /// The most connections one run may open (each needs an open file).
 pub const MAX_CONNECTIONS: usize = 1_000_000;
 
+/// The most requests in flight on one connection (`--pipeline`).
+pub const MAX_PIPELINE: usize = 1024;
+
 /// The most worker threads one run may start.
 pub const MAX_THREADS: usize = 1024;
 
@@ -375,6 +379,34 @@ pub enum SpecError {
         "HTTP/2 keeps its connections open (streams are multiplexed on them): drop --no-keepalive"
     )]
     Http2NoKeepalive,
+    /// Requests in flight per connection outside 1..=[`MAX_PIPELINE`].
+    #[error("the pipeline depth must be from 1 to {max}, not {0}", max = MAX_PIPELINE)]
+    Pipeline(usize),
+    /// Pipelining asked for with connections closed after each request.
+    #[error("pipelining needs keep-alive: drop the pipeline depth or keep connections open")]
+    PipelineClose,
+    /// A request list entry that cannot be sent (built by hand, not by
+    /// [`RequestList::parse`](crate::requests::RequestList::parse)).
+    #[error("{source_name}:{line}: {error}")]
+    ListEntry {
+        /// The list's file.
+        source_name: String,
+        /// The entry's line.
+        line: usize,
+        /// What is wrong with it.
+        error: RequestError,
+    },
+    /// A request list with no entry.
+    #[error("the request list {0} is empty")]
+    EmptyList(String),
+    /// HTTP/1.1 pipelining asked of HTTP/2, which multiplexes streams instead.
+    #[error(
+        "--pipeline is HTTP/1.1's: over HTTP/2 use --streams {0} instead (streams = {0} in a plan)"
+    )]
+    Http2Pipeline(usize),
+    /// A request list asked of HTTP/2, whose requests are encoded once for the whole run.
+    #[error("--urls (a request list) is sent over HTTP/1.1 only: drop --http2, or drop --urls and load one URL")]
+    Http2List,
 }
 
 /// What a good answer is. Every response is checked.
@@ -456,6 +488,16 @@ pub struct LoadSpec {
     /// HTTP/2: concurrent streams per connection (h2load's `-m`), 1..=[`MAX_STREAMS`];
     /// always 1 for HTTP/1.1. A server's lower `SETTINGS_MAX_CONCURRENT_STREAMS` wins.
     pub streams: usize,
+    /// Rate mode: the schedule's first request is due this long after the start, so the
+    /// shards of one load interleave their requests (a shard's `index / fleet rate`, set by
+    /// [`Shard::divide`](crate::shard::Shard::divide)); zero otherwise.
+    pub offset: Duration,
+    /// Requests in flight per connection (HTTP/1.1 pipelining): up to this many are
+    /// written together and their answers matched in order; 1 is no pipelining.
+    pub pipeline: usize,
+    /// Requests taken from a list instead of `target`'s path with `request`'s method and
+    /// body; `request`'s headers and keep-alive still apply to each.
+    pub list: Option<RequestList>,
 }
 
 /// `Duration` as seconds in `f64`'s shortest text, for messages: `0.25 s`, `10 s`. The same
@@ -482,6 +524,9 @@ impl LoadSpec {
             cpus: None,
             protocol: Protocol::Http1,
             streams: 1,
+            offset: Duration::ZERO,
+            pipeline: 1,
+            list: None,
         }
     }
 
@@ -489,7 +534,8 @@ impl LoadSpec {
     /// - `connections` is 1..=[`MAX_CONNECTIONS`], `threads` 1..=[`MAX_THREADS`];
     /// - `requests` is not `Some(0)`, and `requests` or `duration` is set;
     /// - `duration`, `timeout` and `connect_timeout` are more than zero and at most
-    ///   [`MAX_DURATION`] (365 days), so `Instant::now() + d` never overflows;
+    ///   [`MAX_DURATION`] (365 days), so `Instant::now() + d` never overflows; `offset` is
+    ///   at most [`MAX_DURATION`] too;
     /// - a `Pace::Rate` is finite, from [`MIN_RATE`] to [`MAX_RATE`], so a schedule's due
     ///   times (`k / rate` seconds, for any `k` the run reaches) fit a `Duration`;
     /// - the method is a token, header names are tokens, no header value and not the
@@ -500,7 +546,11 @@ impl LoadSpec {
     ///   the process is checked where the spec is built);
     /// - `streams` is 1..=[`MAX_STREAMS`], and more than 1 only over HTTP/2; HTTP/2 keeps
     ///   connections open (`keepalive`); connections × streams is at most
-    ///   [`MAX_IN_FLIGHT`].
+    ///   [`MAX_IN_FLIGHT`];
+    /// - `pipeline` is 1..=[`MAX_PIPELINE`], and 1 without keep-alive;
+    /// - a `list` has at least one entry, and each entry's method, headers, path (no
+    ///   space, no control character) and body pass the same checks as the request's;
+    /// - over HTTP/2, `pipeline` is 1 and there is no `list`.
     pub fn validate(&self) -> Result<(), SpecError> {
         if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
             return Err(SpecError::Connections(self.connections));
@@ -522,6 +572,12 @@ impl LoadSpec {
             if let Some(value) = d.filter(|d| d.is_zero() || *d > MAX_DURATION) {
                 return Err(SpecError::Duration { what, value });
             }
+        }
+        if self.offset > MAX_DURATION {
+            return Err(SpecError::Duration {
+                what: "the schedule offset",
+                value: self.offset,
+            });
         }
         if let Pace::Rate(r) = self.pace {
             if !(MIN_RATE..=MAX_RATE).contains(&r) {
@@ -550,6 +606,23 @@ impl LoadSpec {
         if self.protocol == Protocol::Http2 && !self.request.keepalive {
             return Err(SpecError::Http2NoKeepalive);
         }
+        if !(1..=MAX_PIPELINE).contains(&self.pipeline) {
+            return Err(SpecError::Pipeline(self.pipeline));
+        }
+        if self.pipeline > 1 && !self.request.keepalive {
+            return Err(SpecError::PipelineClose);
+        }
+        if let Some(list) = &self.list {
+            validate_list(list)?;
+        }
+        if self.protocol == Protocol::Http2 {
+            if self.pipeline > 1 {
+                return Err(SpecError::Http2Pipeline(self.pipeline));
+            }
+            if self.list.is_some() {
+                return Err(SpecError::Http2List);
+            }
+        }
         Ok(())
     }
 
@@ -577,6 +650,36 @@ impl LoadSpec {
     pub fn open_connections(&self) -> usize {
         connections_for(self.connections, self.requests)
     }
+}
+
+/// The checks of [`LoadSpec::validate`] on a request list: the same as on one request.
+fn validate_list(list: &RequestList) -> Result<(), SpecError> {
+    if list.entries.is_empty() {
+        return Err(SpecError::EmptyList(list.source.clone()));
+    }
+    for e in &list.entries {
+        let request = RequestSpec {
+            method: e.method.clone(),
+            headers: e.headers.clone(),
+            body: Vec::new(),
+            keepalive: true,
+        };
+        let mut checked = request.validate().and_then(|()| {
+            if e.body.len() > MAX_BODY {
+                return Err(RequestError::Body(e.body.len()));
+            }
+            check_path(&e.path)
+        });
+        if checked.is_ok() && e.path.contains(' ') {
+            checked = Err(RequestError::PathControl(shown(&e.path)));
+        }
+        checked.map_err(|error| SpecError::ListEntry {
+            source_name: list.source.clone(),
+            line: e.line,
+            error,
+        })?;
+    }
+    Ok(())
 }
 
 /// The rule that no run opens more connections than it sends requests: `connections`
@@ -674,6 +777,18 @@ impl SpecBuilder {
     /// HTTP/1.1 or HTTP/2, and the streams per connection (1 for HTTP/1.1).
     pub fn protocol(mut self, protocol: Protocol, streams: usize) -> Self {
         (self.spec.protocol, self.spec.streams) = (protocol, streams);
+        self
+    }
+
+    /// Requests in flight per connection (1: no pipelining).
+    pub fn pipeline(mut self, depth: usize) -> Self {
+        self.spec.pipeline = depth;
+        self
+    }
+
+    /// Requests taken from a list.
+    pub fn list(mut self, list: Option<RequestList>) -> Self {
+        self.spec.list = list;
         self
     }
 
@@ -829,6 +944,26 @@ mod tests {
             ("body", |s| s.request.body = vec![0; MAX_BODY + 1]),
             ("path", |s| s.target.path = "/a b".into()),
             ("cpus", |s| s.cpus = Some(vec![0, MAX_CPU + 1])),
+            ("pipeline 0", |s| s.pipeline = 0),
+            ("pipeline max", |s| s.pipeline = MAX_PIPELINE + 1),
+            ("pipeline without keep-alive", |s| {
+                s.pipeline = 2;
+                s.request.keepalive = false;
+            }),
+            ("list entry", |s| {
+                s.list = Some(crate::requests::RequestList {
+                    source: "l".into(),
+                    entries: vec![crate::requests::ListEntry {
+                        method: "GET".into(),
+                        path: "/a b".into(),
+                        headers: Vec::new(),
+                        body: Vec::new(),
+                        line: 1,
+                    }],
+                    order: Default::default(),
+                    seed: 0,
+                })
+            }),
         ];
         for (what, breaks) in broken {
             let mut s = valid();
@@ -971,11 +1106,32 @@ mod tests {
             keepalive: false,
             ..Default::default()
         };
-        let no_keepalive = LoadSpec::builder(t)
+        let no_keepalive = LoadSpec::builder(t.clone())
             .request(close)
             .bound(Some(10), None)
             .protocol(Protocol::Http2, 1)
             .build();
         assert_eq!(no_keepalive.unwrap_err(), SpecError::Http2NoKeepalive);
+        let pipelined = LoadSpec::builder(t.clone())
+            .bound(Some(10), None)
+            .protocol(Protocol::Http2, 4)
+            .pipeline(4)
+            .build();
+        assert_eq!(pipelined.unwrap_err(), SpecError::Http2Pipeline(4));
+        let list = crate::requests::RequestList::parse(
+            "urls.txt",
+            "GET /a\n",
+            None,
+            crate::requests::Order::Seq,
+            0,
+            |_| Ok(Vec::new()),
+        )
+        .unwrap();
+        let listed = LoadSpec::builder(t)
+            .bound(Some(10), None)
+            .protocol(Protocol::Http2, 1)
+            .list(Some(list))
+            .build();
+        assert_eq!(listed.unwrap_err(), SpecError::Http2List);
     }
 }

@@ -154,4 +154,7 @@ pub struct StoredRun {
     pub contenders: Vec<ContenderRow>,
     /// Its steps, each with its rebuilt `RunResult` and resource samples.
     pub steps: Vec<StoredStep>,
+    /// The other runs whose steps were added to this one's (`shootout report --runs`);
+    /// empty for a run as stored.
+    pub also: Vec<RunId>,
 }

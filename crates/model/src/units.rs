@@ -90,6 +90,25 @@ pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
     Some(cpus)
 }
 
+/// A wall-clock time that could not be understood.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("'{0}' is not a time: write it in UTC as RFC 3339, e.g. 2026-11-25T10:00:00Z, or as Unix seconds, e.g. 1795600800")]
+pub struct WallClockError(pub String);
+
+/// Parses a wall-clock time: RFC 3339 in UTC (`2026-11-25T10:00:00Z`, fractions of a
+/// second allowed) or Unix seconds (`1795600800`, `1795600800.5`).
+pub fn parse_wall_clock(input: &str) -> Result<std::time::SystemTime, WallClockError> {
+    let s = input.trim();
+    let err = || WallClockError(input.to_string());
+    if let Ok(secs) = s.parse::<f64>() {
+        if !(0.0..1e11).contains(&secs) {
+            return Err(err());
+        }
+        return Ok(std::time::UNIX_EPOCH + Duration::from_secs_f64(secs));
+    }
+    humantime::parse_rfc3339(s).map_err(|_| err())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +149,35 @@ mod tests {
         }
         assert_eq!(parse_duration("365days"), Ok(MAX_DURATION));
         assert_eq!(parse_duration("31536000"), Ok(MAX_DURATION));
+    }
+
+    #[test]
+    fn wall_clock_times_in_rfc_3339_or_unix_seconds() {
+        let t = |secs: u64| std::time::UNIX_EPOCH + Duration::from_secs(secs);
+        assert_eq!(
+            parse_wall_clock("2026-11-25T10:00:00Z"),
+            Ok(t(1_795_600_800))
+        );
+        assert_eq!(parse_wall_clock(" 1795600800 "), Ok(t(1_795_600_800)));
+        assert_eq!(
+            parse_wall_clock("1795600800.5"),
+            Ok(t(1_795_600_800) + Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_wall_clock("2026-11-25T10:00:00.25Z"),
+            Ok(t(1_795_600_800) + Duration::from_millis(250))
+        );
+        for bad in [
+            "tomorrow",
+            "-1",
+            "1e300",
+            "NaN",
+            "2026-11-25",
+            "2026-13-01T00:00:00Z",
+        ] {
+            let e = parse_wall_clock(bad).unwrap_err();
+            assert!(e.to_string().contains("2026-11-25T10:00:00Z"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -17,17 +17,36 @@ use shootout_model::stored::StoredRun;
 use shootout_model::LoadLevel;
 use std::fmt::Write;
 
+use shootout_analysis::ranking::{Stability, Swap};
+
 pub use shootout_analysis::compare::{
     Change, CompareWarning, Comparison, FailedIn, Gates, Pair, Unpaired, Verdict, Violation, ALPHA,
 };
 
-/// `slower (p=0.029)`, `no significant change (p=0.69)`, `not enough repetitions`.
+/// `slower (p=0.029)`, `1.25 times slower (1.21–1.30, p=0.029)` when the change has an
+/// interval (95%), `no significant change (p=0.69)`, `too little evidence`.
 pub fn verdict_text(c: &Change) -> String {
-    match c.verdict {
-        Verdict::Faster => format!("faster (p={})", p_text(c.p)),
-        Verdict::Slower => format!("slower (p={})", p_text(c.p)),
-        Verdict::NoChange => format!("no significant change (p={})", p_text(c.p)),
-        Verdict::TooFew => "not enough repetitions".into(),
+    let word = match c.verdict {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::NoChange => return format!("no significant change (p={})", p_text(c.p)),
+        Verdict::TooFew => return "too little evidence".into(),
+    };
+    match c.times() {
+        Some((t, lo, hi)) => format!("{t:.2} times {word} ({lo:.2}–{hi:.2}, p={})", p_text(c.p)),
+        None => format!("{word} (p={})", p_text(c.p)),
+    }
+}
+
+/// Why a pair could not be tested: `one repetition of 3 s`, `2 and 2 repetitions`.
+fn untested_why(p: &Pair) -> String {
+    if p.reps_a.min(p.reps_b) == 1 {
+        "one repetition, too short for its seconds to tell".to_string()
+    } else {
+        format!(
+            "{} and {} repetitions, too short for their seconds to tell",
+            p.reps_a, p.reps_b
+        )
     }
 }
 
@@ -80,6 +99,18 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
             b.id,
             crate::shootout::machine_line(c.b)
         ),
+        CompareWarning::Untested { pair } => {
+            let p = &c.pairs[*pair];
+            format!(
+                "not tested: {}: req/s {:.0} → {:.0}, {}, beyond --fail-if-slower {}%, but {}: reported, not failed (add repetitions or lengthen the steps)",
+                pair_label(p),
+                p.rps.a,
+                p.rps.b,
+                signed_percent(p.rps.percent.unwrap_or_default()),
+                c.gates.fail_if_slower_percent.unwrap_or_default(),
+                untested_why(p)
+            )
+        }
         CompareWarning::MoreFailures { at, b: fb, a_total } => format!(
             "failures: {}: {} failed requests in run {} ({fb}), {a_total} in run {}",
             at_label(at),
@@ -96,22 +127,13 @@ pub fn violation_text(c: &Comparison, v: &Violation) -> String {
     match v {
         Violation::Slower { pair } => {
             let p = &c.pairs[*pair];
-            let why = match p.rps.verdict {
-                Verdict::TooFew if p.reps_a.min(p.reps_b) == 1 => {
-                    "not tested: one repetition".to_string()
-                }
-                Verdict::TooFew => format!(
-                    "not tested: {} and {} repetitions are too few",
-                    p.reps_a, p.reps_b
-                ),
-                _ => format!("p={}", p_text(p.rps.p)),
-            };
             format!(
-                "{}: req/s {:.0} → {:.0}, {} ({why})",
+                "{}: req/s {:.0} → {:.0}, {} ({})",
                 pair_label(p),
                 p.rps.a,
                 p.rps.b,
-                signed_percent(p.rps.percent.unwrap_or_default())
+                signed_percent(p.rps.percent.unwrap_or_default()),
+                verdict_text(&p.rps)
             )
         }
         Violation::NotMeasured { unpaired } => {
@@ -144,10 +166,11 @@ fn pair_label(p: &Pair) -> String {
 }
 
 /// The explanation printed under every comparison.
-const FOOTNOTE: [&str; 3] = [
-    "A and B are medians over the repetitions. Verdicts come from a two-sided Mann–Whitney U test of the per-repetition values at α = 0.05;",
-    "it needs at least 4 repetitions on each side (or 3 and 5, 2 and 8) before any change can be significant: fewer say \"not enough repetitions\".",
-    "For p99, lower is faster.",
+const FOOTNOTE: [&str; 4] = [
+    "A and B are medians over the repetitions. Verdicts are two-sided at α = 0.05. req/s: with 4 or more repetitions on each side (or 3 and 5, 2 and 8)",
+    "a Mann–Whitney U test of the repetitions; with fewer, a block bootstrap of the per-second good answers that also resamples the repetitions",
+    "(6 full seconds per side at least); \"1.25 times slower (1.21–1.30, …)\" gives the 95% interval of the ratio. p99: a Mann–Whitney U test of the",
+    "repetitions' p99s, lower is faster. \"too little evidence\": no outcome could be significant; --fail-if-slower reports such a drop and does not fail.",
 ];
 
 /// Renders a comparison in `format`; the text ends with a newline.
@@ -242,6 +265,57 @@ fn unpaired_line(u: &Unpaired, other: &StoredRun) -> String {
     }
 }
 
+/// The title of the section on rankings in both runs.
+const STABILITY_TITLE: &str =
+    "Rankings in both runs (good-answer req/s; signs as in shootout report)";
+
+/// The stability entries grouped by workload, in run A's order.
+fn stability_by_workload<'c>(c: &'c Comparison) -> Vec<(&'c str, Vec<&'c Stability>)> {
+    let mut out: Vec<(&str, Vec<&Stability>)> = Vec::new();
+    for s in &c.stability {
+        match out.iter_mut().find(|(w, _)| *w == s.workload) {
+            Some((_, v)) => v.push(s),
+            None => out.push((&s.workload, vec![s])),
+        }
+    }
+    out
+}
+
+/// `c=1: same order: a > b`, or the two orders and a line per swapped pair.
+pub fn stability_lines(s: &Stability) -> Vec<String> {
+    let level = s.level.to_string();
+    let strip = |line: &str| line[level.len() + 2..].to_string();
+    if s.same() {
+        return vec![format!("{level}: same order: {}", strip(&s.a))];
+    }
+    let mut out = vec![
+        format!("{level}: changed: A {}", strip(&s.a)),
+        format!("{}           B {}", " ".repeat(level.len()), strip(&s.b)),
+    ];
+    for w in &s.swaps {
+        out.push(format!(
+            "{}  {} and {} swapped: {}",
+            " ".repeat(level.len()),
+            w.ahead_in_a,
+            w.ahead_in_b,
+            swap_words(w)
+        ));
+    }
+    out
+}
+
+/// Whether a swap matters, in words.
+fn swap_words(w: &Swap) -> &'static str {
+    match (w.significant_in_a, w.significant_in_b) {
+        (true, true) => {
+            "significant in both runs, each the other way: this order did not survive the re-run"
+        }
+        (true, false) => "significant in A, a tie in B",
+        (false, true) => "a tie in A, significant in B",
+        (false, false) => "a tie in both runs (noise)",
+    }
+}
+
 fn text(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(
@@ -264,6 +338,17 @@ fn text(c: &Comparison) -> String {
     }
     if c.pairs.is_empty() {
         o.push_str("\nNo contender × workload × load level was measured in both runs.\n");
+    }
+    if !c.stability.is_empty() {
+        let _ = writeln!(o, "\n{}:", STABILITY_TITLE);
+        for (w, levels) in stability_by_workload(c) {
+            let _ = writeln!(o, "  {}", terminal_line(w));
+            for s in levels {
+                for l in stability_lines(s) {
+                    let _ = writeln!(o, "    {}", terminal_line(&l));
+                }
+            }
+        }
     }
     for (list, run, other) in [(&c.only_in_a, c.a, c.b), (&c.only_in_b, c.b, c.a)] {
         if !list.is_empty() {
@@ -303,6 +388,17 @@ fn markdown(c: &Comparison) -> String {
     if c.pairs.is_empty() {
         o.push_str("\nNo contender × workload × load level was measured in both runs.\n");
     }
+    if !c.stability.is_empty() {
+        let _ = writeln!(o, "\n## {}\n", md_escape(STABILITY_TITLE));
+        for (w, levels) in stability_by_workload(c) {
+            let _ = writeln!(o, "- {}", md_escape(w));
+            for s in levels {
+                for l in stability_lines(s) {
+                    let _ = writeln!(o, "  - {}", md_escape(&l));
+                }
+            }
+        }
+    }
     for (list, run, other) in [(&c.only_in_a, c.a, c.b), (&c.only_in_b, c.b, c.a)] {
         if !list.is_empty() {
             let _ = writeln!(o, "\n## Only in run {}\n", run.run.id);
@@ -337,6 +433,19 @@ fn change_json(ch: &Change, decimals: i32) -> Value {
     })
 }
 
+/// [`change_json`] of req/s, with the interval of B over A and the method.
+fn rps_change_json(ch: &Change) -> Value {
+    let mut v = change_json(ch, 3);
+    v["ratio"] = ch
+        .interval
+        .map_or(Value::Null, |(r, _, _)| round(r, 4).into());
+    v["ratio_ci"] = ch.interval.map_or(Value::Null, |(_, lo, hi)| {
+        json!([round(lo, 4), round(hi, 4)])
+    });
+    v["method"] = ch.method.map_or(Value::Null, |m| m.word().into());
+    v
+}
+
 fn run_json(run: &StoredRun, reps: usize) -> Value {
     json!({
         "id": run.run.id.0,
@@ -369,8 +478,21 @@ pub fn json(c: &Comparison) -> Value {
             "contender": p.contender,
             "level": crate::shootout::json::level_json(p.level),
             "repetitions": { "a": p.reps_a, "b": p.reps_b },
-            "rps": change_json(&p.rps, 3),
+            "rps": rps_change_json(&p.rps),
             "p99_ms": change_json(&p.p99, 3),
+        })).collect::<Vec<_>>(),
+        "rankings": c.stability.iter().map(|s| json!({
+            "workload": s.workload,
+            "level": crate::shootout::json::level_json(s.level),
+            "a": s.a,
+            "b": s.b,
+            "same": s.same(),
+            "swaps": s.swaps.iter().map(|w| json!({
+                "ahead_in_a": w.ahead_in_a,
+                "ahead_in_b": w.ahead_in_b,
+                "significant_in_a": w.significant_in_a,
+                "significant_in_b": w.significant_in_b,
+            })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "only_in_a": c.only_in_a.iter().map(unpaired_json).collect::<Vec<_>>(),
         "only_in_b": c.only_in_b.iter().map(unpaired_json).collect::<Vec<_>>(),

@@ -130,6 +130,7 @@ impl Builder {
                 p50_us: h.value_at_quantile(0.5),
                 p99_us: h.value_at_quantile(0.99),
                 max_us: if h.is_empty() { 0 } else { h.max() },
+                histogram: Vec::new(),
             })
             .collect();
         self.r.samples.sort_by_key(|s| s.start_us);
@@ -340,6 +341,103 @@ pub fn nothing_completed() -> (LoadSpec, RunResult) {
     (spec, r)
 }
 
+/// Closed loop, 100 connections × 16 pipelined, 3000 requests from a list of three
+/// entries in random order: 1500 reads by id, 1000 raw reads, 500 writes (10 of them 503).
+pub fn list_pipelined() -> (LoadSpec, RunResult) {
+    use shootout_model::requests::{ListEntry, Order, RequestList};
+    use shootout_model::TargetStats;
+    let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+    spec.connections = 100;
+    spec.threads = 2;
+    spec.requests = Some(3000);
+    spec.pipeline = 16;
+    let entry = |method: &str, path: &str, line| ListEntry {
+        method: method.into(),
+        path: path.into(),
+        headers: Vec::new(),
+        body: Vec::new(),
+        line,
+    };
+    spec.list = Some(RequestList {
+        source: "requests.txt".into(),
+        entries: vec![
+            entry("GET", "/paste/{rand:1-10000}", 1),
+            entry("GET", "/paste/{seq}/raw", 3),
+            entry("POST", "/paste", 6),
+        ],
+        order: Order::Random,
+        seed: 42,
+    });
+    let mut b = Builder::new(Duration::from_millis(1500));
+    let mut rng = Lcg(5);
+    let mut targets: Vec<(u64, u64, hdrhistogram::Histogram<u64>)> = (0..3)
+        .map(|_| (0, 0, shootout_model::latency_histogram()))
+        .collect();
+    for i in 0..3000u64 {
+        let kind = match i % 6 {
+            0..=2 => 0,
+            3 | 4 => 1,
+            _ => 2,
+        };
+        let total = 300 + rng.below(700) + kind as u64 * 2_000;
+        let failed = kind == 2 && i % 300 == 5;
+        let (status, failure) = if failed {
+            (503, Some(FailureKind::Status))
+        } else {
+            (200, None)
+        };
+        b.answered(
+            i * 500,
+            0,
+            total - 50,
+            total,
+            total,
+            status,
+            failure,
+            i % 100 == 0,
+        );
+        let t = &mut targets[kind];
+        t.0 += 1;
+        t.1 += u64::from(!failed);
+        t.2.record(total).unwrap();
+    }
+    let mut r = b.finish();
+    let c = &mut r.counts;
+    c.connections_opened = 100;
+    c.bytes_received = 3000 * 200;
+    c.body_bytes = 3000 * 80;
+    c.bytes_sent = 3000 * 90;
+    r.first_response = Some(FirstResponse {
+        status: 200,
+        server: Some("nginx".into()),
+        body_len: 80,
+    });
+    r.generator = GeneratorStats {
+        threads: 2,
+        cpu_user: Duration::from_millis(15),
+        cpu_sys: Duration::from_millis(40),
+        busiest_thread: 0.4,
+    };
+    let labels = spec
+        .list
+        .as_ref()
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| e.label());
+    r.targets = labels
+        .zip(targets)
+        .map(|(label, (completed, ok, latency))| TargetStats {
+            label,
+            completed,
+            ok,
+            latency,
+        })
+        .collect();
+    r.derive_warnings();
+    (spec, r)
+}
+
 /// Every fixture with its name (used in snapshot names).
 pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
     let named = |name, (spec, result)| (name, spec, result);
@@ -348,5 +446,6 @@ pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
         named("rate", rate_mode()),
         named("interrupted", interrupted()),
         named("nothing", nothing_completed()),
+        named("list", list_pipelined()),
     ]
 }

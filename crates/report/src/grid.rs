@@ -20,8 +20,8 @@ pub enum Align {
     Right,
 }
 
-/// A table's cells, built once and laid out per format by [`Table::text`] and
-/// [`Table::markdown`].
+/// A table's cells, built once and laid out per format by [`Table::text`],
+/// [`Table::markdown`] and [`Table::html`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     /// Column labels.
@@ -41,6 +41,29 @@ impl Table {
     /// Appends the table as [`markdown_table`] lays it out.
     pub fn markdown(&self, out: &mut String) {
         markdown_table(out, &self.header_strs(), &self.align, &self.rows);
+    }
+
+    /// Appends the table as an HTML `<table>` (every cell escaped; left-aligned columns
+    /// get the page's `l` class), wrapped in a `<div class="tw">` that scrolls sideways
+    /// when the page is narrower than the table.
+    pub fn html(&self, out: &mut String) {
+        let class = |i: usize| match self.align.get(i) {
+            Some(Align::Left) => " class=\"l\"",
+            _ => "",
+        };
+        out.push_str("<div class=\"tw\"><table>\n<tr>");
+        for (i, h) in self.header.iter().enumerate() {
+            let _ = write!(out, "<th{}>{}</th>", class(i), crate::html::escape(h));
+        }
+        out.push_str("</tr>\n");
+        for r in &self.rows {
+            out.push_str("<tr>");
+            for (i, c) in r.iter().enumerate() {
+                let _ = write!(out, "<td{}>{}</td>", class(i), crate::html::escape(c));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table></div>\n");
     }
 
     fn header_strs(&self) -> Vec<&str> {

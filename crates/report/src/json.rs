@@ -11,6 +11,7 @@ use crate::units::{json_ms as ms, json_secs as s, ratio, rfc3339, round, unix_s}
 use crate::Exporter;
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
+use shootout_model::requests::Order;
 use shootout_model::{LatencySummary, LoadSpec, Pace, RunResult};
 
 /// Version of the JSON document's schema; raised when a field changes meaning or goes away
@@ -116,7 +117,27 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         })),
         "warnings": warnings_json(r),
         "series": series_json(r),
+        "requests_by_target": by_target_json(r),
     })
+}
+
+/// The document's `requests_by_target`: per entry of a request list, its counts and
+/// latency (empty without a list of several entries).
+pub(crate) fn by_target_json(r: &RunResult) -> Value {
+    Value::Array(
+        r.targets
+            .iter()
+            .map(|t| {
+                json!({
+                    "target": t.label,
+                    "completed": t.completed,
+                    "ok": t.ok,
+                    "failed": t.failed(),
+                    "latency_ms": summary(&t.latency),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// The document's `target`: URL, method, host, port and path.
@@ -147,6 +168,13 @@ fn load_json(spec: &LoadSpec) -> Value {
         "keepalive": spec.request.keepalive,
         "protocol": spec.protocol.as_str(),
         "streams": spec.streams,
+        "pipeline": spec.pipeline,
+        "requests_file": spec.list.as_ref().map(|l| l.source.as_str()),
+        "order": spec.list.as_ref().map(|l| match l.order {
+            Order::Seq => "seq",
+            Order::Random => "random",
+        }),
+        "seed": spec.list.as_ref().map(|l| l.seed),
     })
 }
 

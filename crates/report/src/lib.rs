@@ -35,7 +35,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv};
-pub use grid::utc_seconds;
+pub use grid::{plural, utc_seconds};
 pub use json::{json, SCHEMA_VERSION};
 pub use safe::{csv_text, terminal_line, terminal_text};
 pub use text::warnings;

@@ -15,7 +15,7 @@
 mod csv;
 pub(crate) mod json;
 mod markdown;
-mod text;
+pub(crate) mod text;
 pub(crate) mod words;
 
 use shootout_model::stored::StoredRun;

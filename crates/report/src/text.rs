@@ -11,6 +11,7 @@
 use crate::units::{bytes_iec, human_duration, ms3, ratio, secs, trim_float};
 use crate::Exporter;
 use hdrhistogram::Histogram;
+use shootout_model::requests::Order;
 use shootout_model::{LatencySummary, LoadSpec, Pace, Protocol, RunResult};
 use std::fmt::Write;
 
@@ -122,6 +123,11 @@ fn load_line(spec: &LoadSpec) -> String {
         " (Connection: close)".to_string()
     };
     let threads = plural(spec.threads as u64, "thread", "threads");
+    let pipeline = if spec.pipeline > 1 {
+        format!(" × {} pipelined", spec.pipeline)
+    } else {
+        String::new()
+    };
     let mode = match spec.pace {
         Pace::Closed => "closed loop".to_string(),
         Pace::Rate(rps) => format!("rate {} req/s", trim_float(rps)),
@@ -137,7 +143,7 @@ fn load_line(spec: &LoadSpec) -> String {
         (None, None) => "unbounded".to_string(),
     };
     format!(
-        "{conns}{keepalive} on {threads}, {mode}, {bound}, timeout {}",
+        "{conns}{pipeline}{keepalive} on {threads}, {mode}, {bound}, timeout {}",
         human_duration(spec.timeout)
     )
 }
@@ -178,6 +184,7 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     what_ran(&mut o, spec, r);
     outcome(&mut o, r);
     timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));
+    by_target(&mut o, r);
     costs(&mut o, r);
     let lines = warning_lines(r, false);
     if !lines.is_empty() {
@@ -200,7 +207,19 @@ fn what_ran(o: &mut String, spec: &LoadSpec, r: &RunResult) {
         );
         emit!(o);
     }
-    let mut target = format!("{} {}", spec.request.method, spec.target.url);
+    let mut target = match &spec.list {
+        Some(l) => format!(
+            "{} from {} ({}) to {}",
+            plural(l.entries.len() as u64, "request", "requests"),
+            l.source,
+            match l.order {
+                Order::Seq => "in order",
+                Order::Random => "random order",
+            },
+            spec.target.url
+        ),
+        None => format!("{} {}", spec.request.method, spec.target.url),
+    };
     if let Some(sock) = &spec.target.unix_socket {
         let _ = write!(target, " (via unix socket {})", sock.display());
     }
@@ -375,6 +394,48 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
         table(o, "Served within (ms)", &heads, &rows);
         emit!(o);
     }
+}
+
+/// Per entry of a request list: counts and latency (ms), when the run kept them.
+fn by_target(o: &mut String, r: &RunResult) {
+    if r.targets.is_empty() {
+        return;
+    }
+    let labels: Vec<String> = r.targets.iter().map(|t| format!("  {}", t.label)).collect();
+    let rows: Vec<(&str, Vec<String>)> = r
+        .targets
+        .iter()
+        .zip(&labels)
+        .map(|(t, label)| {
+            let l = LatencySummary::of(&t.latency);
+            let mut cells = vec![
+                t.completed.to_string(),
+                t.ok.to_string(),
+                t.failed().to_string(),
+            ];
+            cells.extend(
+                [l.mean, l.p50, l.p99, l.max]
+                    .iter()
+                    .map(|ms| format!("{ms:.3}")),
+            );
+            (label.as_str(), cells)
+        })
+        .collect();
+    table(
+        o,
+        "Requests by target",
+        &[
+            "completed",
+            "ok",
+            "failed",
+            "mean ms",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+        ],
+        &rows,
+    );
+    emit!(o);
 }
 
 /// Connections, the schedule's keeping and the generator's own cost.

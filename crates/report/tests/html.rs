@@ -1,8 +1,11 @@
 //! The HTML report from the outside: a golden report of a seeded synthetic run stored in an
 //! in-memory store and read back (the path `shootout report` takes), every chart a
 //! well-formed SVG with axis titles, a legend and a series, data strings escaped, warnings
-//! before results, the one-URL page, and a real browser (headless Chromium) rendering the
-//! golden report to a non-blank picture without console errors.
+//! before results, the one-URL page, the new views (the log2 axis of connections, p50 and
+//! p99 by level, a row of timelines per level with a failures timeline only where
+//! something failed, a note for one-second steps, the percentile line ending at max), and
+//! a real browser (headless Chromium) rendering the golden report to a non-blank picture
+//! without console errors, and its sweep with 1, 2, 4 and 8 connections evenly spaced.
 //!
 //! The golden file is `tests/golden/report.html`. After a deliberate change to the report,
 //! regenerate it with `UPDATE_GOLDEN=1 cargo test -p shootout-report --test html` and look
@@ -185,6 +188,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
             p50_us: h.value_at_quantile(0.5),
             p99_us: h.value_at_quantile(0.99),
             max_us: h.max(),
+            histogram: Vec::new(),
         })
         .collect();
     let schedule = rate.map(|target| ScheduleStats {
@@ -220,6 +224,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         schedule,
         interrupted: false,
         warnings: Vec::new(),
+        targets: Vec::new(),
     };
     result.derive_warnings();
     let mut cpu = 0.0;
@@ -266,6 +271,8 @@ struct Scenario<'a> {
     status: RunStatus,
     /// Add a noisy cell, a saturated generator and failures at the top level.
     trouble: bool,
+    /// How long each step's measurement lasts.
+    step: Duration,
 }
 
 /// Stores a scenario in an in-memory store, step by step as `shootout run` does, and reads
@@ -332,7 +339,7 @@ fn store(s: &Scenario) -> StoredRun {
                         } else {
                             0.4
                         },
-                        duration: Duration::from_secs(3),
+                        duration: s.step,
                     });
                     let started = epoch() + Duration::from_secs(clock);
                     clock += 4;
@@ -346,7 +353,7 @@ fn store(s: &Scenario) -> StoredRun {
                             level: *level,
                             repetition: rep,
                             started,
-                            ended: started + Duration::from_millis(3_010),
+                            ended: started + s.step + Duration::from_millis(10),
                             status: StepStatus::Complete,
                             result: &result,
                             resources: &resources,
@@ -476,6 +483,7 @@ fn golden_scenario() -> Scenario<'static> {
         ],
         status: RunStatus::Complete,
         trouble: true,
+        step: Duration::from_secs(3),
     }
 }
 
@@ -651,6 +659,15 @@ fn the_golden_report_says_what_a_reader_needs() {
         "peak RSS",
         "corrected (solid) vs raw (dashed)",
         "concurrency = [1, 2, 4, 8]",
+        // The fullest view: what the text report has, too.
+        "<th>p90 ms</th>",
+        "<th>max ms</th>",
+        "Percentage of the requests served within a certain time (ms), c=8",
+        "<th>served</th>",
+        "c=8: wsgiref is",
+        "times slower than http.server",
+        "req/s counts good answers only",
+        "55 status",
     ] {
         assert!(html.contains(needle), "the report lacks {needle:?}");
     }
@@ -666,9 +683,10 @@ fn the_golden_report_says_what_a_reader_needs() {
 fn every_chart_is_well_formed_svg_with_axes_legend_and_series() {
     let html = render_run(&store(&golden_scenario()));
     let charts = svgs(&html);
-    // Per workload: throughput, latency, spectrum, scatter, then three per-second
-    // timelines and the server's CPU and RSS.
-    assert_eq!(charts.len(), 2 * 9, "charts in the run report");
+    // Per workload: throughput, latency, spectrum and scatter; then per level (4 + 3) the
+    // timelines of throughput, p99, server CPU and RSS, and of failures at the two top
+    // levels, the only ones where something failed.
+    assert_eq!(charts.len(), 2 * 4 + 7 * 4 + 2, "charts in the run report");
     let titles: Vec<String> = charts.iter().map(|s| check_chart(s)).collect();
     for t in [
         "Throughput by load level",
@@ -676,11 +694,14 @@ fn every_chart_is_well_formed_svg_with_axes_legend_and_series() {
         "Latency percentiles at c=8",
         "Latency percentiles at rate=3500, corrected (solid) vs raw (dashed)",
         "Sampled requests over time at c=8",
-        "Throughput per second",
-        "Failures per second",
-        "p99 latency per second",
-        "Server CPU",
-        "Server memory (RSS)",
+        "Throughput per second, c=1",
+        "Throughput per second, c=2",
+        "Throughput per second, rate=500",
+        "Failures per second, c=8",
+        "Failures per second, rate=3500",
+        "p99 latency per second, c=4",
+        "Server CPU, c=8",
+        "Server memory (RSS), rate=1500",
     ] {
         assert!(
             titles.iter().any(|x| x.starts_with(t)),
@@ -692,7 +713,7 @@ fn every_chart_is_well_formed_svg_with_axes_legend_and_series() {
         let page = render_load(&spec, &result);
         let charts = svgs(&page);
         assert_eq!(charts.len(), 4, "charts in the load report");
-        for c in charts {
+        for c in &charts {
             check_chart(c);
         }
     }
@@ -786,8 +807,206 @@ fn a_clean_run_has_a_no_warnings_note() {
     s.workloads = vec![("GET /", vec![LoadLevel::Concurrency { connections: 1 }], 1)];
     let html = render_run(&store(&s));
     assert!(html.contains("No warnings"), "{html}");
-    // One level: no sweep charts, but the spectrum, scatter and timelines.
-    assert_eq!(svgs(&html).len(), 7);
+    // One level: no sweep charts, but the spectrum, scatter and timelines; nothing failed,
+    // so no failures timeline.
+    assert_eq!(svgs(&html).len(), 6);
+    assert!(!html.contains("Failures per second"));
+}
+
+/// The chart of `html` whose title starts with `title`.
+fn chart<'a>(html: &'a str, title: &str) -> &'a str {
+    svgs(html)
+        .into_iter()
+        .find(|s| s.contains(&format!("<title>{}", escape(title))))
+        .unwrap_or_else(|| panic!("no chart titled {title:?}"))
+}
+
+/// The labelled x ticks of a chart: each label and its pixel column.
+fn x_tick_labels(svg: &str) -> Vec<(String, f64)> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let ticks = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("ticks"))
+        .expect("a ticks group");
+    ticks
+        .children()
+        .filter(|n| n.has_tag_name("text") && n.attribute("text-anchor") == Some("middle"))
+        .map(|n| {
+            (
+                n.text().unwrap_or("").to_string(),
+                n.attribute("x").unwrap().parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The text of the x axis title of a chart.
+fn x_axis_title(svg: &str) -> String {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .find(|n| n.attribute("class") == Some("axis-title x"))
+        .and_then(|n| n.text())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn concurrency_levels_sit_on_a_log2_axis_and_rates_stay_linear() {
+    let html = render_run(&store(&golden_scenario()));
+    for title in ["Throughput by load level", "Latency by load level"] {
+        let svg = chart(&html, title);
+        assert!(
+            x_axis_title(svg).ends_with("log2 scale"),
+            "{title}: {}",
+            x_axis_title(svg)
+        );
+        let ticks = x_tick_labels(svg);
+        let labels: Vec<&str> = ticks.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(labels, ["1", "2", "4", "8"], "{title}");
+        // Each doubling takes the same length (a linear axis crowds 1, 2 and 4 left).
+        let gaps: Vec<f64> = ticks.windows(2).map(|w| w[1].1 - w[0].1).collect();
+        for g in &gaps {
+            assert!((g - gaps[0]).abs() < 0.2, "{title}: uneven gaps {gaps:?}");
+        }
+    }
+    // The second workload's rates (500, 1500, 3500: a sevenfold span) stay linear.
+    let rates = svgs(&html)
+        .into_iter()
+        .filter(|s| s.contains("<title>Throughput by load level"))
+        .nth(1)
+        .expect("the rate sweep's throughput chart");
+    assert_eq!(x_axis_title(rates), "target rate (req/s)");
+    let ticks = x_tick_labels(rates);
+    let (a, b, c) = (ticks[0].1, ticks[1].1, ticks[2].1);
+    assert!(((b - a) / (c - b) - 0.5).abs() < 0.01, "{ticks:?}");
+}
+
+#[test]
+fn latency_by_level_draws_p50_and_p99_with_the_mean_in_tooltips() {
+    let html = render_run(&store(&golden_scenario()));
+    let svg = chart(&html, "Latency by load level");
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let names: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("series"))
+        .filter_map(|n| n.first_child().and_then(|t| t.text()))
+        .collect();
+    // Drawn in reverse legend order.
+    assert_eq!(
+        names,
+        [
+            "wsgiref p99",
+            "wsgiref p50",
+            "http.server p99",
+            "http.server p50"
+        ]
+    );
+    assert!(svg.contains("mean "), "the tooltips give the mean");
+}
+
+#[test]
+fn the_percentile_line_ends_at_the_max_point() {
+    let html = render_run(&store(&golden_scenario()));
+    let svg = chart(&html, "Latency percentiles at c=8");
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let mut checked = 0;
+    for series in doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("series"))
+    {
+        let d = series
+            .descendants()
+            .find(|n| n.attribute("class") == Some("line"))
+            .and_then(|n| n.attribute("d"))
+            .expect("a line");
+        let last: Vec<f64> = d
+            .rsplit(['M', 'L'])
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let max = series
+            .descendants()
+            .find(|n| {
+                n.has_tag_name("circle")
+                    && n.first_child()
+                        .and_then(|t| t.text())
+                        .is_some_and(|t| t.contains("max:"))
+            })
+            .expect("a max point");
+        let at = |a: &str| -> f64 { max.attribute(a).unwrap().parse().unwrap() };
+        assert_eq!(last, [at("cx"), at("cy")], "the line stops short of max");
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+}
+
+#[test]
+fn timelines_have_a_row_per_level_and_a_failures_chart_only_where_something_failed() {
+    let html = render_run(&store(&golden_scenario()));
+    for level in [
+        "c=1",
+        "c=2",
+        "c=4",
+        "c=8",
+        "rate=500",
+        "rate=1500",
+        "rate=3500",
+    ] {
+        assert!(
+            html.contains(&format!("<h4 class=\"level\">{level}</h4>")),
+            "no timeline row for {level}"
+        );
+        chart(&html, &format!("Throughput per second, {level}"));
+        chart(&html, &format!("p99 latency per second, {level}"));
+        let failures = html.contains(&format!("<title>Failures per second, {level}<"));
+        assert_eq!(
+            failures,
+            level == "c=8" || level == "rate=3500",
+            "failures timeline at {level}"
+        );
+    }
+}
+
+#[test]
+fn one_second_steps_get_a_note_instead_of_single_dot_timelines() {
+    let mut s = golden_scenario();
+    s.step = Duration::from_secs(1);
+    let html = render_run(&store(&s));
+    assert!(html.contains("Steps of about a second give one point per timeline"));
+    assert!(!html.contains("Throughput per second"));
+    assert!(!html.contains("p99 latency per second"));
+    // The server's resources are sampled more often than once a second: still drawn.
+    chart(&html, "Server CPU, c=8");
+    for svg in svgs(&html) {
+        check_chart(svg);
+    }
+}
+
+#[test]
+fn the_load_page_has_no_until_row_and_says_which_latency_it_scatters() {
+    let (spec, result) = load_fixture(true);
+    let html = render_load(&spec, &result);
+    assert!(!html.contains("<dt>Until</dt>"));
+    assert!(html.contains("timeout 30.0 s per request"), "{html}");
+    assert!(chart(&html, "Sampled requests over time").contains("127.0.0.1:8080 (corrected)"));
+    let (spec, mut result) = load_fixture(false);
+    let html = render_load(&spec, &result);
+    assert!(chart(&html, "Sampled requests over time").contains("(raw, closed loop)"));
+    assert!(chart(&html, "Requests per second").contains("<title>failed</title>"));
+    // Nothing failed: no failed line.
+    for s in &mut result.series {
+        s.failed = 0;
+    }
+    let html = render_load(&spec, &result);
+    assert!(!chart(&html, "Requests per second").contains("<title>failed</title>"));
+    // A one-second run: a note, not single dots.
+    result.series.truncate(1);
+    result.duration = Duration::from_secs(1);
+    let html = render_load(&spec, &result);
+    assert!(html.contains("Steps of about a second give one point per timeline"));
+    assert_eq!(svgs(&html).len(), 2, "spectrum and scatter only");
 }
 
 #[test]
@@ -885,6 +1104,24 @@ fn screenshot(browser: &Path, page: &Path, png: &Path, width: u32, height: u32) 
 /// Width, height, distinct colours and the share of pixels that are not the page's
 /// background, from an 8-bit RGB or RGBA PNG (the kinds Chromium writes).
 fn png_stats(bytes: &[u8]) -> (u32, u32, usize, f64) {
+    let (width, height, pixels) = png_pixels(bytes);
+    let colours: std::collections::BTreeSet<[u8; 3]> = pixels.iter().copied().collect();
+    let mut background = BTreeMap::new();
+    for px in &pixels {
+        *background.entry(*px).or_insert(0u64) += 1;
+    }
+    let total = u64::from(width) * u64::from(height);
+    let most = background.values().copied().max().unwrap_or(0);
+    (
+        width,
+        height,
+        colours.len(),
+        1.0 - most as f64 / total.max(1) as f64,
+    )
+}
+
+/// Width, height and the RGB pixels, row by row, of an 8-bit RGB or RGBA PNG.
+fn png_pixels(bytes: &[u8]) -> (u32, u32, Vec<[u8; 3]>) {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
     let (mut width, mut height, mut channels) = (0u32, 0u32, 0usize);
     let mut idat = Vec::new();
@@ -916,8 +1153,7 @@ fn png_stats(bytes: &[u8]) -> (u32, u32, usize, f64) {
         .unwrap();
     let stride = width as usize * channels;
     let mut prev = vec![0u8; stride];
-    let mut colours = std::collections::BTreeSet::new();
-    let mut background = BTreeMap::new();
+    let mut pixels = Vec::with_capacity(width as usize * height as usize);
     for row in raw.chunks(stride + 1).take(height as usize) {
         let (filter, line) = (row[0], &row[1..]);
         let mut cur = vec![0u8; stride];
@@ -949,21 +1185,10 @@ fn png_stats(bytes: &[u8]) -> (u32, u32, usize, f64) {
             };
             cur[i] = line[i].wrapping_add(predicted);
         }
-        for px in cur.chunks(channels) {
-            let rgb = [px[0], px[1], px[2]];
-            colours.insert(rgb);
-            *background.entry(rgb).or_insert(0u64) += 1;
-        }
+        pixels.extend(cur.chunks(channels).map(|px| [px[0], px[1], px[2]]));
         prev = cur;
     }
-    let total = u64::from(width) * u64::from(height);
-    let most = background.values().copied().max().unwrap_or(0);
-    (
-        width,
-        height,
-        colours.len(),
-        1.0 - most as f64 / total.max(1) as f64,
-    )
+    (width, height, pixels)
 }
 
 #[test]
@@ -977,7 +1202,8 @@ fn chromium_renders_the_golden_report() {
     };
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
-    std::fs::write(&page, render_run(&store(&golden_scenario()))).unwrap();
+    let html = render_run(&store(&golden_scenario()));
+    std::fs::write(&page, &html).unwrap();
     let png = dir.path().join("report.png");
     let (ok, stderr) = screenshot(&browser, &page, &png, 1280, 2400);
     assert!(ok, "chromium failed:\n{stderr}");
@@ -1003,6 +1229,57 @@ fn chromium_renders_the_golden_report() {
         colours < 5 && ink < 0.001,
         "a blank page read as {colours} colours, {ink} ink"
     );
+    // The log2 axis as a browser draws it: the throughput sweep alone, at its own size.
+    // A column through one of the first contender's dots holds several pixels of its
+    // exact colour (the 2 px line holds fewer); 1, 2, 4 and 8 connections must come out
+    // evenly spaced (a linear axis puts them at gaps of 1 : 2 : 4).
+    let sweep = dir.path().join("sweep.html");
+    std::fs::write(
+        &sweep,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0;background:#fff\">{}</body></html>",
+            chart(&html, "Throughput by load level")
+        ),
+    )
+    .unwrap();
+    let sweep_png = dir.path().join("sweep.png");
+    let (ok, err) = screenshot(&browser, &sweep, &sweep_png, 700, 450);
+    assert!(ok, "chromium failed on the sweep chart:\n{err}");
+    let (w, h, pixels) = png_pixels(&std::fs::read(&sweep_png).unwrap());
+    let blue = [0x00, 0x72, 0xB2];
+    // Below the legend (its dot is blue too) and above the tick labels.
+    let rows = 60..h as usize - 50;
+    let dotted: Vec<usize> = (0..w as usize)
+        .filter(|x| {
+            rows.clone()
+                .filter(|y| pixels[y * w as usize + x] == blue)
+                .count()
+                >= 3
+        })
+        .collect();
+    let mut dots: Vec<Vec<usize>> = Vec::new();
+    for x in dotted {
+        match dots.last_mut() {
+            Some(d) if x - d[d.len() - 1] <= 2 => d.push(x),
+            _ => dots.push(vec![x]),
+        }
+    }
+    let centres: Vec<f64> = dots
+        .iter()
+        .map(|d| d.iter().sum::<usize>() as f64 / d.len() as f64)
+        .collect();
+    assert_eq!(
+        centres.len(),
+        4,
+        "dots of http.server at columns {centres:?}"
+    );
+    let gaps: Vec<f64> = centres.windows(2).map(|c| c[1] - c[0]).collect();
+    for g in &gaps {
+        assert!(
+            (g - gaps[0]).abs() <= 3.0,
+            "1, 2, 4, 8 not evenly spaced: gaps {gaps:?}"
+        );
+    }
     // The page has no script, so any console line (Chromium logs them as
     // `INFO:CONSOLE:1] "…"`, errors as `Uncaught …`) is a fault.
     let console: Vec<&str> = stderr

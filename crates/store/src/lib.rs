@@ -592,6 +592,7 @@ impl Store {
             run,
             contenders: self.contenders(id)?,
             steps: self.steps(id)?,
+            also: Vec::new(),
         }))
     }
 

@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::{
     Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, LoadLevel, ResourceSample,
-    RunResult, ScheduleStats, SecondStats, StepStatus, Warning,
+    RunResult, ScheduleStats, SecondStats, StepStatus, TargetStats, Warning,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::time::SystemTime;
@@ -172,6 +172,11 @@ impl Store {
         let hist_waiting = encode("waiting", &r.waiting)?;
         let hist_processing = encode("processing", &r.processing)?;
         let samples = codec::encode_samples(&r.samples);
+        let targets = r
+            .targets
+            .iter()
+            .map(|t| Ok((t, encode("request list entry latency", &t.latency)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
         let warnings = warnings_json(&r.warnings);
         let (level_kind, level_connections, level_rps) = level_columns(step.level);
         let c = &r.counts;
@@ -259,6 +264,17 @@ impl Store {
             .map_err(failed)?;
         let id = tx.last_insert_rowid();
         insert_children(&tx, id, step).map_err(failed)?;
+        tx.prepare_cached(
+            "INSERT INTO step_targets (step_id, seq, label, completed, ok, hist_latency)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .and_then(|mut stmt| {
+            for (seq, (t, hist)) in targets.iter().enumerate() {
+                stmt.execute(params![id, seq, t.label, t.completed, t.ok, hist])?;
+            }
+            Ok(())
+        })
+        .map_err(failed)?;
         tx.commit().map_err(failed)?;
         Ok(StepId(id))
     }
@@ -293,7 +309,21 @@ impl Store {
                     p50_us: r.get(5)?,
                     p99_us: r.get(6)?,
                     max_us: r.get(7)?,
+                    histogram: Vec::new(),
                 })
+            },
+        )?;
+        let mut targets = self.children(
+            "SELECT step_id, label, completed, ok, hist_latency FROM step_targets
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
+            run,
+            |r| {
+                Ok((
+                    r.get::<_, String>(1)?,
+                    r.get::<_, u64>(2)?,
+                    r.get::<_, u64>(3)?,
+                    r.get::<_, Vec<u8>>(4)?,
+                ))
             },
         )?;
         let mut resources = self.children(
@@ -331,6 +361,17 @@ impl Store {
                 resets.remove(&id).unwrap_or_default().into_iter().collect();
             step.result.series = seconds.remove(&id).unwrap_or_default();
             step.resources = resources.remove(&id).unwrap_or_default();
+            for (label, completed, ok, hist) in targets.remove(&id).unwrap_or_default() {
+                let latency = codec::decode_histogram(&hist).map_err(|e| {
+                    self.corrupt(format!("request list entry latency of step {id}"), e)
+                })?;
+                step.result.targets.push(TargetStats {
+                    label,
+                    completed,
+                    ok,
+                    latency,
+                });
+            }
             step.result.derive_warnings();
             if let LoadLevel::Concurrency { connections } = step.level {
                 step.result.note_unserved(connections as u64);
@@ -511,6 +552,7 @@ impl Columns<'_> {
             schedule: self.schedule()?,
             interrupted: self.get("interrupted")?,
             warnings: Vec::new(),
+            targets: Vec::new(),
         })
     }
 }

@@ -110,6 +110,7 @@ fn synthetic_result(seed: u64) -> RunResult {
                 p50_us: 1_000 + u64::from(s),
                 p99_us: 9_000,
                 max_us: 20_000 + seed,
+                histogram: Vec::new(),
             })
             .collect(),
         samples: (0..1_000u64)
@@ -143,6 +144,20 @@ fn synthetic_result(seed: u64) -> RunResult {
         }),
         interrupted: false,
         warnings: vec![],
+        targets: ["GET /a/{seq}", "POST /b"]
+            .iter()
+            .enumerate()
+            .map(|(i, label)| {
+                let mut latency = shootout_model::latency_histogram();
+                latency.record(1_000 * (i as u64 + 1) + seed).unwrap();
+                shootout_model::TargetStats {
+                    label: label.to_string(),
+                    completed: 10 + i as u64,
+                    ok: 9,
+                    latency,
+                }
+            })
+            .collect(),
     };
     r.derive_warnings();
     r.note_streams_limited(100, Some(8));
@@ -217,6 +232,11 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.schedule, want.schedule);
     assert_eq!(got.interrupted, want.interrupted);
     assert_eq!(got.warnings, want.warnings);
+    assert_eq!(got.targets.len(), want.targets.len(), "targets");
+    for (g, w) in got.targets.iter().zip(&want.targets) {
+        assert_eq!((&g.label, g.completed, g.ok), (&w.label, w.completed, w.ok));
+        assert_hist_eq(&g.label, &g.latency, &w.latency);
+    }
 }
 
 #[test]

@@ -6,14 +6,16 @@ use std::path::PathBuf;
 
 /// Flags of `shootout load`. ab's short flags mean what they mean in ab; wrk's `-t4 -c100
 /// -d30s` works too (with -d given, -t is a thread count).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:
   shootout load -n 100000 -c 100 http://localhost:8080/hello
   shootout load -d 30s -c 1000 --threads 2 http://127.0.0.1:8080/
   shootout load --rate 20000 -d 30s -c 200 http://127.0.0.1:8080/
-  shootout load -p body.txt -T application/x-www-form-urlencoded -n 1000 -c 10 http://127.0.0.1:8000/
-  shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/
-  shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99")]
+  shootout load -p body.json -T application/json -n 1000 -c 10 http://127.0.0.1:8000/
+  shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99
+  shootout load --pipeline 16 -d 10s -c 100 http://127.0.0.1:8080/plaintext
+  shootout load --urls requests.txt --order random -d 30s -c 50 http://127.0.0.1:8080/
+  shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/")]
 pub struct LoadArgs {
     /// The URL to load (http:// or https://; a missing path means /).
     pub url: String,
@@ -80,7 +82,7 @@ pub struct LoadArgs {
     #[arg(short = 'C', long = "cookie", value_name = "NAME=VALUE")]
     pub cookies: Vec<String>,
 
-    /// Per-request timeout: seconds or a duration (default 30).
+    /// Per-request timeout: seconds or a duration.
     #[arg(
         short = 's',
         long = "timeout",
@@ -149,6 +151,23 @@ pub struct LoadArgs {
     /// HTTP/2: concurrent streams per connection, 1 to 10000 (h2load's -m; default 1).
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
+    /// Requests in flight per connection, 1 to 1024 (HTTP/1.1 pipelining): written
+    /// together, answers matched in order.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub pipeline: usize,
+
+    /// Send the requests listed in FILE (one `METHOD PATH` a line, optional header lines
+    /// and `@body-file`) to the URL's origin, instead of the URL's path.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["post_file", "put_file", "method", "head"])]
+    pub urls: Option<PathBuf>,
+
+    /// Order of the --urls list: seq (each thread walks it in order) or random.
+    #[arg(long, value_name = "ORDER", default_value = "seq", value_parser = ["seq", "random"], requires = "urls")]
+    pub order: String,
+
+    /// Seed of --order random and {rand:LO-HI} values (default: from the clock, printed).
+    #[arg(long, value_name = "N", requires = "urls")]
+    pub seed: Option<u64>,
 
     /// Accept any TLS certificate (self-signed servers).
     #[arg(long)]
@@ -165,4 +184,8 @@ pub struct LoadArgs {
     /// Accepted for wrk's habit: the latency distribution is always reported.
     #[arg(long, hide = true)]
     pub latency: bool,
+
+    /// Sharding, start time, result files and thresholds.
+    #[command(flatten)]
+    pub dist: super::dist::DistArgs,
 }

@@ -11,9 +11,10 @@ use super::flags::LoadArgs;
 use crate::Failure;
 use anyhow::anyhow;
 use shootout_engine::sys;
+use shootout_model::requests::{Order, RequestList};
 use shootout_model::spec::{
-    check_header, check_method, SpecError, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_RATE,
-    MAX_STREAMS, MAX_THREADS, MIN_RATE,
+    check_header, check_method, SpecError, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_PIPELINE,
+    MAX_RATE, MAX_STREAMS, MAX_THREADS, MIN_RATE,
 };
 use shootout_model::{
     parse_duration, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet, Target,
@@ -33,6 +34,8 @@ pub(super) struct Plan {
     pub format: Format,
     /// How flags were read or adjusted, for stderr (`-t` read as threads, `-c` lowered).
     pub notes: Vec<String>,
+    /// Sharding, start time, result files and thresholds ([`super::dist`]).
+    pub dist: super::dist::Dist,
 }
 
 /// Resolves the flags into the plan of the run.
@@ -45,7 +48,10 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let bounds = bounds(a, &mut notes)?;
     let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
     check_outputs(a)?;
+    let list = request_list(a, &target, &mut notes)?;
     let spec = LoadSpec::builder(target)
+        .pipeline(a.pipeline)
+        .list(list)
         .request(request(a)?)
         .expect(expectation(a)?)
         .connections(a.concurrency)
@@ -76,20 +82,24 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             a.concurrency
         ));
     }
+    let (spec, dist) = super::dist::resolve(&a.dist, spec, |k| std::env::var(k).ok())?;
     let warmup = warmup(a, &spec)?;
-    let format = if a.json {
-        Format::Json
-    } else {
-        a.format
-            .parse()
-            .map_err(|e| Failure::usage(anyhow!("{e}")))?
-    };
+    let format = report_format(a.json, &a.format)?;
     Ok(Plan {
         spec,
         warmup,
         format,
         notes,
+        dist,
     })
+}
+
+/// The report format of `--format NAME`, or JSON with `--json` (`load` and `merge`).
+pub(crate) fn report_format(json: bool, name: &str) -> Result<Format, Failure> {
+    if json {
+        return Ok(Format::Json);
+    }
+    name.parse().map_err(|e| Failure::usage(anyhow!("{e}")))
 }
 
 /// A rule of the spec the flags broke, said in terms of the flag that broke it.
@@ -113,6 +123,12 @@ fn spec_error(e: SpecError) -> Failure {
         }
         SpecError::Http2NoKeepalive => anyhow!(
             "--no-keepalive with --http2: HTTP/2 multiplexes streams on open connections; drop --no-keepalive"
+        ),
+        SpecError::Pipeline(n) => {
+            anyhow!("--pipeline {n}: the requests in flight per connection must be from 1 to {MAX_PIPELINE}")
+        }
+        SpecError::PipelineClose => anyhow!(
+            "--pipeline with --no-keepalive: pipelining needs connections kept open; drop one of the two"
         ),
         e => anyhow::Error::new(e),
     })
@@ -223,6 +239,78 @@ fn headers(a: &LoadArgs) -> Result<Vec<(String, String)>, Failure> {
         headers.push(("Cookie".into(), cookies));
     }
     Ok(headers)
+}
+
+/// `--urls FILE`: the list, read and checked (body files relative to the list's
+/// directory), with `--order` and `--seed`; a note gives the seed when it matters.
+fn request_list(
+    a: &LoadArgs,
+    target: &Target,
+    notes: &mut Vec<String>,
+) -> Result<Option<RequestList>, Failure> {
+    let Some(path) = &a.urls else {
+        return Ok(None);
+    };
+    let text = std::fs::read(path)
+        .map_err(|e| {
+            Failure::usage(anyhow!(
+                "--urls {}: cannot read it: {e} (check the path)",
+                path.display()
+            ))
+        })
+        .and_then(|b| {
+            String::from_utf8(b).map_err(|_| {
+                Failure::usage(anyhow!(
+                    "--urls {}: it is not UTF-8 text: write one request a line, e.g. GET /items/1",
+                    path.display()
+                ))
+            })
+        })?;
+    let order = if a.order == "random" {
+        Order::Random
+    } else {
+        Order::Seq
+    };
+    let seed = a.seed.unwrap_or_else(clock_seed);
+    let list = read_list(
+        &path.display().to_string(),
+        &text,
+        path,
+        Some(target),
+        order,
+        seed,
+    )
+    .map_err(|e| Failure::usage(anyhow!("--urls {e}")))?;
+    if a.seed.is_none() && list.draws() {
+        notes.push(format!(
+            "random values seeded with --seed {seed} (give it to repeat them)"
+        ));
+    }
+    Ok(Some(list))
+}
+
+/// Reads the list at `path` (named `source` in errors), its `@body` files relative to its
+/// directory and bounded as `-p` bodies are; URL entries must be of `target`'s origin
+/// (with none, as in a plan, only paths are accepted).
+pub(crate) fn read_list(
+    source: &str,
+    text: &str,
+    path: &Path,
+    target: Option<&Target>,
+    order: Order,
+    seed: u64,
+) -> Result<RequestList, shootout_model::requests::ListError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    RequestList::parse(source, text, target, order, seed, |file| {
+        read_body(&dir.join(file)).map_err(|e| e.to_string())
+    })
+}
+
+/// A seed from the clock, for runs not given one.
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)
 }
 
 /// What a good answer is: `--expect-status`, `--expect-body-contains`, `--expect-length`.
@@ -354,7 +442,7 @@ pub(crate) fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
 
 /// Checks before the run that `flag`'s file can be written at its end: its directory
 /// exists and is writable, and the path is not a directory.
-fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
+pub(super) fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -636,6 +724,71 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    #[test]
+    fn pipeline_depth_is_checked_naming_the_flag() {
+        let url = "http://127.0.0.1/";
+        assert_eq!(
+            plan_of(&["--pipeline", "16", url]).unwrap().spec.pipeline,
+            16
+        );
+        assert!(error_of(&["--pipeline", "0", url]).starts_with("--pipeline 0: "));
+        assert!(error_of(&["--pipeline", "1025", url]).contains("from 1 to 1024"));
+        let e = error_of(&["--pipeline", "2", "--no-keepalive", url]);
+        assert!(e.contains("pipelining needs connections kept open"), "{e}");
+    }
+
+    /// A list is read and checked when the flags are: each bad line is named with its fix,
+    /// with the checks `-m` and `-H` use; body files are read beside the list.
+    #[test]
+    fn request_lists_are_read_and_checked_with_the_flags() {
+        let dir = tempfile_dir("urls");
+        let list = dir.join("list.txt");
+        std::fs::write(dir.join("b.json"), "{\"id\": {seq}}").unwrap();
+        std::fs::write(
+            &list,
+            "GET /a/{seq}\n\nPOST /b\nContent-Type: application/json\n@b.json\n",
+        )
+        .unwrap();
+        let l = list.to_str().unwrap();
+        let url = "http://127.0.0.1/";
+        let p = plan_of(&["--urls", l, "--order", "random", "--seed", "9", url]).unwrap();
+        let got = p.spec.list.unwrap();
+        assert_eq!(
+            (got.entries.len(), got.order, got.seed),
+            (2, Order::Random, 9)
+        );
+        assert_eq!(got.entries[1].body, b"{\"id\": {seq}}");
+        assert!(
+            p.notes.is_empty(),
+            "a seed given is not noted: {:?}",
+            p.notes
+        );
+        let p = plan_of(&["--urls", l, "--order", "random", url]).unwrap();
+        assert!(
+            p.notes.iter().any(|n| n.contains("--seed")),
+            "{:?}",
+            p.notes
+        );
+        let p = plan_of(&["--urls", l, url]).unwrap();
+        assert!(p.notes.is_empty(), "nothing random: {:?}", p.notes);
+
+        std::fs::write(
+            &list,
+            "GET /a\nX-A: 1\r\n\nGET /b\nTransfer-Encoding: chunked\n",
+        )
+        .unwrap();
+        let e = error_of(&["--urls", l, url]);
+        assert!(
+            e.starts_with(&format!(
+                "--urls {l}:5: header 'Transfer-Encoding' is set by shootout"
+            )),
+            "{e}"
+        );
+        let e = error_of(&["--urls", "/no/such/list", url]);
+        assert!(e.contains("cannot read it"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     /// `-p /dev/zero` was read until memory ran out.
     #[test]
     fn bodies_are_bounded() {
@@ -727,6 +880,7 @@ mod tests {
                 "--connect-timeout",
                 "--expect-length",
                 "--cpus",
+                "--pipeline",
             ]);
             let textual = prop::sample::select(vec!["-m", "-H", "-T", "-C"]);
             prop_oneof![(numeric, number()), (textual, text())]

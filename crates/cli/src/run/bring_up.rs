@@ -69,11 +69,7 @@ pub(super) fn contender_config(
     let key = contender_key(index, &c.name);
     let tmp = run_dir.join("tmp").join(&key);
     let _ = std::fs::create_dir_all(&tmp);
-    let cores = plan
-        .defaults
-        .server_cpus
-        .as_ref()
-        .map_or_else(|| shootout_engine::sys::allowed_cpus().len(), Vec::len);
+    let cores = super::server_cores(plan);
     let plan_dir_abs = std::fs::canonicalize(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf());
     let fill = |s: &str| {
         plan::fill_placeholders(s, |name| match name {

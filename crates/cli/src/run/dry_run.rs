@@ -2,7 +2,7 @@
 
 use super::describe;
 use shootout_model::plan::{Plan, Span};
-use shootout_report::tenths_secs;
+use shootout_report::{plural, tenths_secs};
 
 pub(super) fn dry_run(plan: &Plan) -> String {
     let d = &plan.defaults;
@@ -17,11 +17,27 @@ pub(super) fn dry_run(plan: &Plan) -> String {
     }
     out.push_str("\nworkloads:\n");
     for w in &plan.workloads {
+        let what = match &w.list {
+            Some(l) => format!(
+                "{} requests from {}{}",
+                l.entries.len(),
+                l.source,
+                if l.order == shootout_model::requests::Order::Random {
+                    format!(", random order (seed {})", l.seed)
+                } else {
+                    String::new()
+                }
+            ),
+            None => format!("{} {}", w.method, w.path),
+        };
+        let pipelined = if w.pipeline > 1 {
+            format!(", {} pipelined", w.pipeline)
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "  {}: {} {} (expect status {}{}{})\n",
+            "  {}: {what}{pipelined} (expect status {}{}{})\n",
             w.name,
-            w.method,
-            w.path,
             w.expect.status.describe(),
             w.expect
                 .length
@@ -51,12 +67,12 @@ pub(super) fn dry_run(plan: &Plan) -> String {
     let per_level = plan.contenders.len() * plan.workloads.len() * d.repeat as usize;
     let steps = per_level * plan.levels.len();
     out.push_str(&format!(
-        "\nload: {}\nsteps: {steps} ({} contenders × {} workloads × {} levels × {} repetitions), each {}, warm-up {}, cooldown {}\n",
+        "\nload: {}\nsteps: {steps} ({} × {} × {} × {}), each {}, warm-up {}, cooldown {}\n",
         levels.join(", "),
-        plan.contenders.len(),
-        plan.workloads.len(),
-        plan.levels.len(),
-        d.repeat,
+        plural(plan.contenders.len(), "contender", "contenders"),
+        plural(plan.workloads.len(), "workload", "workloads"),
+        plural(plan.levels.len(), "level", "levels"),
+        plural(d.repeat as usize, "repetition", "repetitions"),
         if plan.levels.iter().all(|l| l.measure.is_some()) {
             "as its stage says".to_string()
         } else {

@@ -37,7 +37,9 @@ use dry_run::dry_run;
 use executor::Real;
 use plan_load::{load_plan, Loaded};
 use runner::Runner;
-use shootout_harness::{current_owner, machine_facts, owner_prefix, program_of, program_version};
+use shootout_harness::{
+    current_owner, machine_facts, owner_prefix, program_of, program_version, version_of,
+};
 use shootout_model::plan::Launch;
 use shootout_model::plan::{Plan, Span};
 use shootout_model::{LoadLevel, LoadSpec, MachineFacts, Pace, RunStatus, Target};
@@ -77,26 +79,53 @@ fn step_duration(s: &str) -> Result<Duration, String> {
     }
 }
 
-/// The machine's facts, with each contender's program's version (`None` for a contender
-/// given by URL or whose program does not say).
-fn facts(plan: &Plan) -> (MachineFacts, Vec<Option<String>>) {
+/// The machine's facts, with each contender's version: what its plan's `version` command
+/// prints, else its program's `--version` (`None` for a contender given by URL without a
+/// `version` command, or whose program does not say).
+fn facts(plan: &Plan, plan_dir: &Path) -> (MachineFacts, Vec<Option<String>>) {
     let mut machine = machine_facts();
+    let plan_dir_abs = std::fs::canonicalize(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf());
+    let cores = server_cores(plan).to_string();
     let versions: Vec<Option<String>> = plan
         .contenders
         .iter()
-        .map(|c| match &c.launch {
-            Launch::Command { command, .. } => program_version(command),
-            Launch::Url(_) => None,
+        .map(|c| match (&c.version, &c.launch) {
+            (Some(cmd), _) => {
+                let cmd = shootout_model::plan::fill_placeholders(cmd, |name| match name {
+                    "plan_dir" => Some(plan_dir_abs.display().to_string()),
+                    "cores" => Some(cores.clone()),
+                    _ => None,
+                });
+                version_of(&cmd, &plan_dir_abs)
+                    .map_err(|why| {
+                        say!(
+                            "note: contender '{}': no version from `{cmd}`: {why}",
+                            c.name
+                        )
+                    })
+                    .ok()
+            }
+            (None, Launch::Command { command, .. }) => program_version(command),
+            (None, Launch::Url(_)) => None,
         })
         .collect();
     for (c, v) in plan.contenders.iter().zip(&versions) {
-        if let (Launch::Command { command, .. }, Some(v)) = (&c.launch, v) {
+        if let (Launch::Command { command, .. }, Some(v), None) = (&c.launch, v, &c.version) {
             if let Some(program) = program_of(command) {
                 machine.versions.insert(program.to_string(), v.clone());
             }
         }
     }
     (machine, versions)
+}
+
+/// `{cores}`: the CPUs the contenders may use (the plan's `server_cpus`, else every CPU
+/// shootout may use).
+pub(crate) fn server_cores(plan: &Plan) -> usize {
+    plan.defaults
+        .server_cpus
+        .as_ref()
+        .map_or_else(|| shootout_engine::sys::allowed_cpus().len(), Vec::len)
 }
 
 /// Stops, when dropped, every process still carrying this shootout's marker: what
@@ -141,7 +170,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     }
     let mut store = Store::open(&a.db).map_err(Failure::run)?;
     crate::abandoned::reclaim(&a.db, &store);
-    let (machine, versions) = facts(&plan);
+    let (machine, versions) = facts(&plan, &plan_dir);
     let run_id = store
         .begin_run(&NewRun {
             name: &plan.name,
@@ -240,6 +269,8 @@ fn step_spec(
             keepalive: true,
         })
         .expect(w.expect.clone())
+        .pipeline(w.pipeline)
+        .list(w.list.clone())
         .connections(connections)
         .protocol(w.protocol, w.streams)
         .pace(pace)

@@ -57,6 +57,7 @@ pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
     };
     narrow(&mut plan, a)?;
     let bodies = read_bodies(&plan, &dir)?;
+    read_lists(&mut plan, &dir)?;
     Ok(Loaded {
         plan,
         text,
@@ -94,6 +95,34 @@ fn narrow(plan: &mut Plan, a: &RunArgs) -> Result<(), Failure> {
         for l in &mut plan.levels {
             l.measure = None;
         }
+    }
+    Ok(())
+}
+
+/// Reads each workload's request list (`requests`, relative to the plan's directory) into
+/// the workload, checked as `--urls` lists are (paths only: each contender has its own
+/// origin).
+fn read_lists(plan: &mut Plan, dir: &Path) -> Result<(), Failure> {
+    for w in &mut plan.workloads {
+        let Some(f) = &w.requests else { continue };
+        let path = plan::resolve(dir, f);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Failure::usage(anyhow!(
+                "workload '{}': cannot read requests {}: {e} (paths are relative to the plan's directory)",
+                w.name,
+                path.display()
+            ))
+        })?;
+        let list = crate::load::read_list(
+            &path.display().to_string(),
+            &text,
+            &path,
+            None,
+            w.order,
+            w.seed,
+        )
+        .map_err(|e| Failure::usage(anyhow!("workload '{}': {e}", w.name)))?;
+        w.list = Some(list);
     }
     Ok(())
 }

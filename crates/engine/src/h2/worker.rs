@@ -183,6 +183,7 @@ fn set_up<'a>(
             rate,
             budget: a.budget,
             duration: sh.duration,
+            offset: sh.offset,
         }),
         sched: Schedule::default(),
         room: Vec::with_capacity(a.connections),
@@ -450,7 +451,7 @@ impl Worker<'_> {
         self.rec.counts.connections_failed += 1;
         if self.pacer.is_none() && self.claim(now) {
             self.rec.failed(
-                &Timing::unsent(self.conns[i].connect_began, now),
+                &Timing::unsent(self.conns[i].connect_began, now, 0),
                 FailureKind::Connect,
             );
         }
@@ -619,7 +620,7 @@ impl Worker<'_> {
             self.close(i);
             if self.pacer.is_none() && self.claim(now) {
                 self.rec
-                    .failed(&Timing::unsent(began, now), FailureKind::Refused);
+                    .failed(&Timing::unsent(began, now, 0), FailureKind::Refused);
             }
             return self.replace(i, now, true);
         }
@@ -634,6 +635,7 @@ impl Worker<'_> {
             first_byte: s.first_byte.unwrap_or(end),
             end,
             connect: s.connect,
+            kind: 0,
         }
     }
 
@@ -685,7 +687,7 @@ impl Worker<'_> {
         self.close(i);
         if handshake && self.pacer.is_none() && self.claim(now) {
             self.rec.failed(
-                &Timing::unsent(self.conns[i].connect_began, now),
+                &Timing::unsent(self.conns[i].connect_began, now, 0),
                 FailureKind::Malformed,
             );
         }
@@ -718,7 +720,7 @@ impl Worker<'_> {
             if self.pacer.is_none() {
                 if self.claim(now) {
                     self.rec.failed(
-                        &Timing::unsent(self.conns[i].connect_began, now),
+                        &Timing::unsent(self.conns[i].connect_began, now, 0),
                         FailureKind::Reset,
                     );
                 }

@@ -13,9 +13,9 @@ use hdrhistogram::Histogram;
 use shootout_model::{LoadLevel, ResourceSample, RunResult, Sample};
 
 /// Size of a main chart (px).
-const MAIN: (f64, f64) = (600.0, 380.0);
-/// Size of a small timeline chart (px).
-const SMALL: (f64, f64) = (400.0, 270.0);
+pub const MAIN: (f64, f64) = (600.0, 380.0);
+/// Size of a small timeline chart (px; the page stretches it to its column).
+const SMALL: (f64, f64) = (340.0, 260.0);
 /// At most this many scatter points per contender (a stride through the reservoir).
 pub const SCATTER_CAP: usize = 3_000;
 
@@ -47,19 +47,30 @@ fn val(v: f64) -> String {
     }
 }
 
-/// The horizontal axis of a sweep and each level's place on it: connections or target
-/// rate when the levels are of one kind, else the levels in order as categories.
+/// Concurrency levels spanning at least this ratio go on a log2 axis (1, 2, 4, 8 evenly
+/// spaced); narrower sweeps stay linear.
+const LOG2_RATIO: f64 = 4.0;
+
+/// The horizontal axis of a sweep and each level's place on it: connections on a log2
+/// axis (a linear one when they span less than [`LOG2_RATIO`]), target rates linear or
+/// log10 as [`Axis::fit`] decides, and levels of both kinds in order as categories.
 fn level_axis(levels: &[LoadLevel]) -> (Axis, Vec<f64>) {
     let all_closed = levels.iter().all(|l| !is_rate(*l));
     let all_rate = levels.iter().all(|l| is_rate(*l));
     if all_closed || all_rate {
         let xs: Vec<f64> = levels.iter().map(|l| level_value(*l)).collect();
-        let title = if all_closed {
-            "concurrency (connections)"
+        let (lo, hi) = xs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(*x), hi.max(*x))
+            });
+        let mut axis = if all_closed && lo > 0.0 && hi / lo >= LOG2_RATIO {
+            Axis::log2("concurrency (connections)", lo, hi)
+        } else if all_closed {
+            Axis::fit("concurrency (connections)", xs.iter().copied(), true)
         } else {
-            "target rate (req/s)"
+            Axis::fit("target rate (req/s)", xs.iter().copied(), true)
         };
-        let mut axis = Axis::fit(title, xs.iter().copied(), true);
         // Few levels: label exactly those (a sweep of 1, 2, 4, 8 reads better so).
         if levels.len() <= 8 && xs.len() > 1 {
             axis.ticks = xs
@@ -135,34 +146,28 @@ pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
     }
 }
 
-/// Chart 2: median p50 (solid) and p99 (dashed) latency against the load level.
+/// Chart 2: median p50 (solid) and p99 (dashed) latency against the load level, one pair
+/// per contender; the mean is in each point's tooltip (and in the table).
 pub fn latency(w: &Workload, who: &[Who]) -> Chart {
     let (x, xs) = level_axis(&w.levels);
     let mut series = Vec::new();
     for c in w.contenders() {
-        for (label, stroke) in [
-            ("mean", Stroke::Dotted),
-            ("p50", Stroke::Solid),
-            ("p99", Stroke::Dashed),
-        ] {
+        for (label, stroke) in [("p50", Stroke::Solid), ("p99", Stroke::Dashed)] {
             let mut s = Series::new(format!("{} {label}", who[c].name), who[c].color);
             s.stroke = stroke;
             for cell in w.of_contender(c) {
                 let i = w.levels.iter().position(|l| *l == cell.level).unwrap_or(0);
-                let y = match label {
-                    "mean" => cell.mean,
-                    "p50" => cell.p50,
-                    _ => cell.p99,
-                };
+                let y = if label == "p50" { cell.p50 } else { cell.p99 };
                 s.line.push((xs[i], y));
                 s.marks.push(Mark {
                     x: xs[i],
                     y,
                     tip: format!(
-                        "{} · {}: {label} {} ms (median of {})",
+                        "{} · {}: {label} {} ms, mean {} ms (medians of {})",
                         who[c].name,
                         cell.level,
                         val(y),
+                        val(cell.mean),
                         cell.reps()
                     ),
                 });
@@ -171,7 +176,7 @@ pub fn latency(w: &Workload, who: &[Who]) -> Chart {
         }
     }
     latency_chart(
-        "Latency by load level: mean (dotted), p50 (solid), p99 (dashed); medians",
+        "Latency by load level: p50 (solid), p99 (dashed); medians",
         x,
         series,
     )
@@ -229,13 +234,17 @@ pub fn spectrum(title: &str, lines: &[Spectrum]) -> Chart {
         if n > 0 {
             let end = (n as f64).log10().min(5.0);
             reach = reach.max(end.ceil());
+            let max = l.hist.max() as f64 / 1e3;
             let steps = (end / 0.05).ceil() as usize;
-            for i in 0..=steps {
-                let x = (i as f64 * 0.05).min(end);
+            for i in 0..steps {
+                let x = i as f64 * 0.05;
                 let q = 1.0 - 10f64.powf(-x);
                 let ms = l.hist.value_at_quantile(q) as f64 / 1e3;
                 s.line.push((x, ms));
             }
+            // The line ends at the slowest request, where the max mark sits (the quantile
+            // at `end` would stop it a request short, below a detached dot).
+            s.line.push((end, max));
             for (x, label) in SPECTRUM_TICKS
                 .iter()
                 .skip(1)
@@ -256,7 +265,6 @@ pub fn spectrum(title: &str, lines: &[Spectrum]) -> Chart {
                     });
                 }
             }
-            let max = l.hist.max() as f64 / 1e3;
             s.marks.push(Mark {
                 x: end,
                 y: max,
@@ -278,10 +286,17 @@ pub fn spectrum(title: &str, lines: &[Spectrum]) -> Chart {
 
 /// Chart 4: each sampled request's latency (ms) at its start time (s), one colour per
 /// contender, at most [`SCATTER_CAP`] points each (an even stride through the reservoir).
-pub fn scatter(title: &str, sets: &[(Who, &[Sample])], duration: f64) -> Chart {
+/// The legend says which latency a sample holds: corrected (from the due time) in an
+/// open loop (`rate`), raw (from the send) in a closed one.
+pub fn scatter(title: &str, sets: &[(Who, &[Sample])], duration: f64, rate: bool) -> Chart {
+    let kind = if rate {
+        "corrected"
+    } else {
+        "raw, closed loop"
+    };
     let mut series = Vec::new();
     for (who, samples) in sets {
-        let mut s = Series::new(who.name, who.color);
+        let mut s = Series::new(format!("{} ({kind})", who.name), who.color);
         s.radius = 1.6;
         s.opacity = 0.55;
         let stride = samples.len().div_ceil(SCATTER_CAP).max(1);
@@ -367,6 +382,12 @@ fn per_second_line(r: &RunResult, what: PerSecond) -> Vec<(f64, f64)> {
             Some((start + covered / 2.0, y))
         })
         .collect()
+}
+
+/// How many seconds of `r` a per-second timeline draws (one point each): fewer than two
+/// make a chart of single dots, which the report replaces with a note.
+pub fn seconds_drawn(r: &RunResult) -> usize {
+    per_second_line(r, PerSecond::Throughput).len()
 }
 
 /// A timeline of per-second quantities: one line per `(who, result, quantity)`, named
@@ -474,8 +495,8 @@ fn resource_line(d: &Sampled, what: Resource) -> Vec<(f64, f64)> {
 /// contender.
 pub fn resources(title: &str, what: Resource, lines: &[Sampled]) -> Chart {
     let (axis, unit) = match what {
-        Resource::Cpu => ("server CPU (% of one core)", "%"),
-        Resource::Rss => ("server RSS (MiB)", "MiB"),
+        Resource::Cpu => ("CPU (% of one core)", "%"),
+        Resource::Rss => ("RSS (MiB)", "MiB"),
     };
     let mut series = Vec::new();
     for d in lines {

@@ -64,12 +64,15 @@ impl<'a> Workload<'a> {
 
     /// The first repetition of each contender at the highest level, in plan order.
     pub fn top_steps(&self) -> Vec<(usize, &'a StoredStep)> {
-        let Some(top) = self.top() else {
-            return Vec::new();
-        };
+        self.top()
+            .map_or_else(Vec::new, |top| self.first_steps(top))
+    }
+
+    /// The first repetition of each contender at `level`, in plan order.
+    pub fn first_steps(&self, level: LoadLevel) -> Vec<(usize, &'a StoredStep)> {
         self.contenders()
             .into_iter()
-            .filter_map(|c| Some((c, *self.cell(c, top)?.steps.first()?)))
+            .filter_map(|c| Some((c, *self.cell(c, level)?.steps.first()?)))
             .collect()
     }
 }

@@ -1,8 +1,10 @@
 //! The self-contained HTML report: one file, tables and inline SVG charts, no script, no
-//! network — it opens offline and prints. [`render_run`] renders a stored shootout (run
-//! facts, warnings first, then per workload a table and the charts, then the plan text);
-//! [`render_load`] renders one `shootout load` (facts, warnings, percentile spectrum,
-//! timeline, scatter).
+//! network — it opens offline and prints. [`render_run`] renders a stored shootout, the
+//! fullest view of it: run facts, warnings first, then per workload the ranking, the table
+//! (p50, p90, p99 and max), the "times slower" lines, the sweep charts, the percentile
+//! spectrum and scatter, the "served within" tables and one row of timelines per load
+//! level; then the footnotes and the plan text. [`render_load`] renders one `shootout
+//! load` (facts, warnings, percentile spectrum, scatter, timeline).
 //!
 //! Seams: inputs are a [`StoredRun`] read from the store, or a [`LoadSpec`] and its
 //! [`RunResult`]; the output is a `String`, the same bytes for the same input (no clock, no
@@ -10,6 +12,8 @@
 //! Every string that comes from a plan, a server's answer or a contender's output goes
 //! through [`escape`] before it reaches the page; the page contains no `<script>`.
 //!
+//! The words, lines and tables the text report has come from where it builds them
+//! (`shootout::words`, `shootout::text`, the footnotes), laid out here as HTML.
 //! Inside: `data.rs` arranges the analysis's cells (medians over repetitions) for the
 //! charts, `warnings.rs` words the analysis's warnings, `charts.rs` turns numbers into
 //! charts, `svg.rs` draws a chart as SVG text.
@@ -19,9 +23,12 @@ mod data;
 mod svg;
 mod warnings;
 
+use crate::shootout::text::{percent_of_base, ratio_lines, served};
+use crate::shootout::words;
 use crate::units::{html_span, mib_or_gib};
 use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
 use data::{workloads, Workload};
+use shootout_analysis::cells::{LevelBlock, WorkloadBlock};
 use shootout_analysis::Analysis;
 use shootout_model::stored::StoredRun;
 use shootout_model::{
@@ -58,22 +65,28 @@ section.warnings h2{border:0;margin:6px 0;font-size:18px}
 section.warnings ul{margin:4px 0 8px;padding-left:20px}
 section.warnings summary{cursor:pointer}
 section.ok{background:#eef7f1;border:1px solid #bfdcc9;border-left:5px solid #009E73;border-radius:4px;padding:8px 16px;margin:16px 0}
-table{border-collapse:collapse;background:#fff;border:1px solid #ddd;font-variant-numeric:tabular-nums;margin:6px 0 14px;font-size:14px;display:block;max-width:100%;overflow-x:auto}
-th,td{padding:4px 8px;border-bottom:1px solid #ececec;text-align:right;white-space:nowrap}
-th{background:#efefeb;font-weight:600}
+.tw{max-width:100%;overflow-x:auto;margin:6px 0 14px}
+table{border-collapse:collapse;background:#fff;border:1px solid #ddd;font-variant-numeric:tabular-nums;font-size:14px;width:100%}
+th,td{padding:4px 7px;border-bottom:1px solid #ececec;text-align:right;white-space:nowrap}
+th{background:#efefeb;font-weight:600;white-space:normal;vertical-align:bottom}
 th.l,td.l{text-align:left}
 tr.group td{border-top:2px solid #d0d0cb}
 td.bad{color:#b23c00;font-weight:600}
 .noisy{color:#b23c00}
 .sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:6px;vertical-align:-1px}
 .tag{font-size:12px;color:#555;border:1px solid #bbb;border-radius:8px;padding:0 6px;margin-left:6px}
-.charts{display:flex;flex-wrap:wrap;gap:16px;margin:8px 0}
-svg.chart{background:#fff;border:1px solid #d6d6d6;border-radius:4px;max-width:100%;height:auto}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:16px;margin:8px 0}
+.charts.small{grid-template-columns:repeat(auto-fit,minmax(270px,1fr))}
+.served{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:0 16px}
+svg.chart{background:#fff;border:1px solid #d6d6d6;border-radius:4px;width:100%;height:auto}
+ul.ratios,ul.ranking,ul.footnotes{margin:4px 0 12px;padding-left:20px}
+ul.footnotes{color:#555;font-size:13px}
 .note{color:#555;font-size:13px;margin:2px 0 8px}
 pre{background:#fff;border:1px solid #ddd;border-radius:4px;padding:10px 12px;overflow:auto;white-space:pre-wrap;font-size:13px}
 code{font-size:13px}
 footer{color:#777;font-size:12px;margin:30px 0 10px}
 @media print{body{background:#fff}svg.chart{break-inside:avoid}}
+@media (max-width:600px){.charts,.charts.small,.served{grid-template-columns:1fr}}
 ";
 
 /// The page's head and the opening of its body.
@@ -174,8 +187,8 @@ pub fn render_run(run: &StoredRun) -> String {
     let _ = writeln!(o, "<h1>{}</h1>", escape(&r.name));
     let _ = writeln!(
         o,
-        "<p class=\"sub\">shootout run {} · {} · started {}</p>",
-        r.id,
+        "<p class=\"sub\">shootout {} · {} · started {}</p>",
+        escape(&crate::shootout::words::runs_label(run)),
         run_status(r.status),
         utc(r.started)
     );
@@ -190,7 +203,16 @@ pub fn render_run(run: &StoredRun) -> String {
         o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
     }
     for w in &ws {
-        workload_section(&mut o, w, &who, base);
+        if let Some(b) = a.workloads.iter().find(|b| b.name == w.name) {
+            workload_section(&mut o, &a, b, w, &who, base);
+        }
+    }
+    if !ws.is_empty() {
+        o.push_str("<ul class=\"footnotes\">\n");
+        for f in crate::shootout::FOOTNOTE {
+            let _ = writeln!(o, "<li>{}</li>", escape(f));
+        }
+        o.push_str("</ul>\n");
     }
 
     o.push_str("<h2>Plan</h2>\n");
@@ -259,7 +281,7 @@ fn run_facts(o: &mut String, run: &StoredRun) {
 
 /// The contenders with their commands and what became of them; `base` is tagged baseline.
 fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
-    o.push_str("<h2>Contenders</h2>\n<table><tr><th class=\"l\">contender</th><th class=\"l\">command or URL</th><th class=\"l\">status</th></tr>\n");
+    o.push_str("<h2>Contenders</h2>\n<div class=\"tw\"><table><tr><th class=\"l\">contender</th><th class=\"l\">command or URL</th><th class=\"l\">status</th></tr>\n");
     for (i, c) in run.contenders.iter().enumerate() {
         let _ = writeln!(
             o,
@@ -275,16 +297,25 @@ fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
             contender_status(c.status)
         );
     }
-    o.push_str("</table>\n");
+    o.push_str("</table></div>\n");
 }
 
-/// One workload: its table, its sweep charts, its spectrum and scatter at the highest
-/// level, and the timelines of that level's first repetition.
-fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
+/// One workload: its ranking, its table and "times slower" lines, its sweep charts, its
+/// spectrum and scatter at the highest level, the "served within" tables per level, and
+/// one row of timelines per level (first repetition). `b` is the analysis's block of the
+/// workload `w` lays out for the charts.
+fn workload_section(
+    o: &mut String,
+    a: &Analysis,
+    b: &WorkloadBlock,
+    w: &Workload,
+    who: &[Who],
+    base: usize,
+) {
     let _ = writeln!(o, "<h2>Workload: {}</h2>", escape(w.name));
     let _ = writeln!(
         o,
-        "<p class=\"note\">Medians over repetitions; ± is half the range (min–max); % of baseline compares medians with {}.{}</p>",
+        "<p class=\"note\">% of baseline compares medians with {}.{}</p>",
         escape(who.get(base).map_or("the first contender", |w| w.name)),
         if w.levels.iter().any(|l| data::is_rate(*l)) {
             " At fixed rates, latency is corrected for coordinated omission: it runs from each request's due time, so a server that falls behind shows the wait."
@@ -292,7 +323,33 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
             ""
         }
     );
+    let ranking = words::ranking_lines(a, b);
+    if !ranking.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">{}:</p>\n<ul class=\"ranking\">",
+            escape(words::RANKING_LEGEND)
+        );
+        for r in ranking {
+            let _ = writeln!(o, "<li>{}</li>", escape(&r));
+        }
+        o.push_str("</ul>\n");
+    }
     workload_table(o, w, who, base);
+    // The analysis's level blocks, in the page's level order.
+    let blocks: Vec<&LevelBlock> = w
+        .levels
+        .iter()
+        .filter_map(|level| b.levels.iter().find(|l| l.level == *level))
+        .collect();
+    let ratios: Vec<String> = blocks.iter().flat_map(|l| ratio_lines(a, l)).collect();
+    if !ratios.is_empty() {
+        o.push_str("<ul class=\"ratios\">\n");
+        for r in ratios {
+            let _ = writeln!(o, "<li>{}</li>", escape(&r));
+        }
+        o.push_str("</ul>\n");
+    }
     o.push_str("<div class=\"charts\">\n");
     if w.levels.len() > 1 {
         o.push_str(&charts::throughput(w, who).svg());
@@ -300,28 +357,35 @@ fn workload_section(o: &mut String, w: &Workload, who: &[Who], base: usize) {
         o.push_str(&charts::latency(w, who).svg());
         o.push('\n');
     }
-    let Some(top) = w.top() else {
-        o.push_str("</div>\n");
-        return;
-    };
-    top_level_charts(o, w, who, top);
-    o.push_str("\n</div>\n");
-    top_level_timelines(o, w, who, top);
+    if let Some(top) = w.top() {
+        top_level_charts(o, w, who, top);
+    }
     o.push_str("</div>\n");
+    let compared: Vec<&&LevelBlock> = blocks.iter().filter(|l| l.cells.len() >= 2).collect();
+    if !compared.is_empty() {
+        o.push_str("<div class=\"served\">\n");
+        for l in compared {
+            let _ = writeln!(
+                o,
+                "<div><p class=\"note\">{}</p>",
+                escape(&words::served_title(l.level))
+            );
+            served(a, l).html(o);
+            o.push_str("</div>\n");
+        }
+        o.push_str("</div>\n");
+    }
+    timelines(o, w, who);
 }
 
 /// A workload's table: one row per contender and load level, medians over repetitions.
 fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
-    o.push_str("<table>\n<tr><th class=\"l\">contender</th><th class=\"l\">level</th><th>reps</th><th>req/s</th><th>±</th><th>% of baseline</th><th>mean ms</th><th>sd ms</th><th>p50 ms</th><th>p99 ms</th><th>failed</th><th>server CPU µs/req</th><th>peak RSS</th></tr>\n");
+    o.push_str("<div class=\"tw\"><table>\n<tr><th class=\"l\">contender</th><th class=\"l\">level</th><th>reps</th><th>req/s</th><th>±</th><th>% of baseline</th><th>mean ms</th><th>sd ms</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>failed</th><th>server CPU µs/req</th><th>peak RSS</th></tr>\n");
     for level in &w.levels {
         let base_cell = w.cell(base, *level);
         let mut first = true;
         for cell in w.cells.iter().filter(|c| c.level == *level) {
             let c = cell.contender;
-            let pct = match base_cell {
-                Some(b) if b.rps > 0.0 => format!("{:.0}%", cell.rps * 100.0 / b.rps),
-                _ => "–".into(),
-            };
             let noisy = if cell.noisy() {
                 " <span class=\"noisy\" title=\"spread over 10% of the median\">⚠ noisy</span>"
             } else {
@@ -329,7 +393,7 @@ fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
             };
             let _ = writeln!(
                 o,
-                "<tr{}><td class=\"l\">{}{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}{noisy}</td><td>{pct}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr{}><td class=\"l\">{}{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}{noisy}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
                 if first { " class=\"group\"" } else { "" },
                 swatch(who[c].color),
                 escape(who[c].name),
@@ -338,19 +402,22 @@ fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
                 cell.reps(),
                 num(cell.rps, 0),
                 if cell.reps() > 1 { format!("± {}", num(cell.spread(), 0)) } else { "(1 rep)".into() },
+                percent_of_base(cell, base_cell),
                 num(cell.mean, 3),
                 num(cell.sd, 3),
                 num(cell.p50, 3),
+                num(cell.p90, 3),
                 num(cell.p99, 3),
+                num(cell.max, 3),
                 if cell.failures.total() > 0 { " class=\"bad\"" } else { "" },
-                cell.failures.total(),
+                escape(&cell.failures_text()),
                 cell.cpu_us.map_or("–".into(), |v| num(v, 1)),
                 cell.peak_rss.map_or("–".into(), mib_or_gib),
             );
             first = false;
         }
     }
-    o.push_str("</table>\n");
+    o.push_str("</table></div>\n");
 }
 
 /// The latency spectrum (repetitions merged) and the sampled-requests scatter of a
@@ -360,14 +427,7 @@ fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
     let mut merged = Vec::new();
     for c in w.contenders() {
         let Some(cell) = w.cell(c, top) else { continue };
-        let mut corrected = cell.steps[0].result.latency.clone();
-        let mut raw = cell.steps[0].result.latency_raw.clone();
-        for s in &cell.steps[1..] {
-            // Every histogram has the model's bounds, so adding cannot fail.
-            let _ = corrected.add(&s.result.latency);
-            let _ = raw.add(&s.result.latency_raw);
-        }
-        merged.push((c, corrected, raw));
+        merged.push((c, cell.merged_latency(), cell.merged_raw_latency()));
     }
     let mut lines = Vec::new();
     for (c, corrected, raw) in &merged {
@@ -411,53 +471,78 @@ fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
             &format!("Sampled requests over time at {top}, repetition 1"),
             &sets,
             longest,
+            rate,
         )
         .svg(),
     );
+    o.push('\n');
 }
 
-/// The per-second timelines of a workload's top load level, repetition 1: throughput,
-/// failures, p99 latency and, where sampled, the server's CPU and memory.
-fn top_level_timelines(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
-    let tops = w.top_steps();
-    let _ = writeln!(
-        o,
-        "<h3>Timelines at {top}, repetition 1</h3>\n<p class=\"note\">Per second of the measurement; server CPU is the derivative of the process tree's user + system time, 100% = one core.</p>\n<div class=\"charts\">"
-    );
-    let per = |what: PerSecond| -> Vec<(Who, &RunResult, PerSecond)> {
-        tops.iter()
-            .map(|(c, s)| (who[*c], &s.result, what))
-            .collect()
-    };
-    for (title, what) in [
-        ("Throughput per second", PerSecond::Throughput),
-        ("Failures per second", PerSecond::Failures),
-        ("p99 latency per second", PerSecond::P99),
-    ] {
-        o.push_str(&charts::per_second(title, &per(what)).svg());
-        o.push('\n');
-    }
-    let sampled: Vec<Sampled> = tops
-        .iter()
-        .filter(|(_, s)| !s.resources.is_empty())
-        .map(|(c, s)| Sampled {
-            who: who[*c],
-            samples: &s.resources,
-            offset: s
-                .result
-                .started
-                .duration_since(s.started)
-                .map_or(0.0, |d| d.as_secs_f64()),
-            duration: s.result.duration.as_secs_f64(),
-        })
-        .collect();
-    if sampled.is_empty() {
-        o.push_str("<p class=\"note\">No server CPU or memory samples (a contender given by URL is not sampled).</p>\n");
-    } else {
-        o.push_str(&charts::resources("Server CPU", Resource::Cpu, &sampled).svg());
-        o.push('\n');
-        o.push_str(&charts::resources("Server memory (RSS)", Resource::Rss, &sampled).svg());
-        o.push('\n');
+/// What replaces the per-second charts of steps too short to draw a line.
+const TOO_SHORT: &str = "Steps of about a second give one point per timeline, not a line: lengthen the steps (duration) to see how throughput and latency move within one.";
+
+/// The per-second timelines of a workload, one row per load level (repetition 1):
+/// throughput, failures (only where something failed), p99 latency and, where sampled,
+/// the server's CPU and memory.
+fn timelines(o: &mut String, w: &Workload, who: &[Who]) {
+    o.push_str("<h3>Timelines, repetition 1 of each level</h3>\n<p class=\"note\">Per second of the measurement; server CPU is the derivative of the process tree's user + system time, 100% = one core.</p>\n");
+    for level in &w.levels {
+        let steps = w.first_steps(*level);
+        let _ = writeln!(o, "<h4 class=\"level\">{level}</h4>");
+        let per = |what: PerSecond| -> Vec<(Who, &RunResult, PerSecond)> {
+            steps
+                .iter()
+                .map(|(c, s)| (who[*c], &s.result, what))
+                .collect()
+        };
+        let drawn = steps
+            .iter()
+            .any(|(_, s)| charts::seconds_drawn(&s.result) >= 2);
+        let failed = steps
+            .iter()
+            .any(|(_, s)| s.result.series.iter().any(|x| x.failed > 0));
+        let sampled: Vec<Sampled> = steps
+            .iter()
+            .filter(|(_, s)| !s.resources.is_empty())
+            .map(|(c, s)| Sampled {
+                who: who[*c],
+                samples: &s.resources,
+                offset: s
+                    .result
+                    .started
+                    .duration_since(s.started)
+                    .map_or(0.0, |d| d.as_secs_f64()),
+                duration: s.result.duration.as_secs_f64(),
+            })
+            .collect();
+        if !drawn {
+            let _ = writeln!(o, "<p class=\"note\">{TOO_SHORT}</p>");
+        }
+        o.push_str("<div class=\"charts small\">\n");
+        if drawn {
+            let mut wanted = vec![("Throughput per second", PerSecond::Throughput)];
+            if failed {
+                wanted.push(("Failures per second", PerSecond::Failures));
+            }
+            wanted.push(("p99 latency per second", PerSecond::P99));
+            for (title, what) in wanted {
+                o.push_str(&charts::per_second(&format!("{title}, {level}"), &per(what)).svg());
+                o.push('\n');
+            }
+        }
+        if !sampled.is_empty() {
+            for (title, what) in [
+                ("Server CPU", Resource::Cpu),
+                ("Server memory (RSS)", Resource::Rss),
+            ] {
+                o.push_str(&charts::resources(&format!("{title}, {level}"), what, &sampled).svg());
+                o.push('\n');
+            }
+        }
+        o.push_str("</div>\n");
+        if sampled.is_empty() {
+            o.push_str("<p class=\"note\">No server CPU or memory samples (a contender given by URL is not sampled).</p>\n");
+        }
     }
 }
 
@@ -504,7 +589,8 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     o
 }
 
-/// The facts of a load page that say what was asked: load, bound and when it ran.
+/// The facts of a load page that say what was asked (load, request bound, timeout) and
+/// how long it ran.
 fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     let pace = match spec.pace {
         Pace::Closed => "closed loop (each connection sends when answered)".to_string(),
@@ -517,7 +603,7 @@ fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
         o,
         "Load",
         &format!(
-            "{} connection{} on {} thread{}{}, {pace}",
+            "{} connection{} on {} thread{}{}, {pace}{}; timeout {} per request",
             spec.connections,
             if spec.connections == 1 { "" } else { "s" },
             spec.threads,
@@ -526,22 +612,9 @@ fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
                 ""
             } else {
                 " (Connection: close)"
-            }
-        ),
-    );
-    let mut bound = Vec::new();
-    if let Some(n) = spec.requests {
-        bound.push(format!("{n} requests"));
-    }
-    if let Some(d) = spec.duration {
-        bound.push(html_span(d));
-    }
-    fact(
-        o,
-        "Until",
-        &format!(
-            "{} (timeout {} per request)",
-            bound.join(" or "),
+            },
+            spec.requests
+                .map_or(String::new(), |n| format!(", up to {n} requests")),
             html_span(spec.timeout)
         ),
     );
@@ -630,20 +703,22 @@ fn load_warnings(o: &mut String, r: &RunResult) {
 
 /// A load page's latency table: corrected and raw rows for an open loop, one row else.
 fn load_latency_table(o: &mut String, r: &RunResult, rate: bool) {
-    o.push_str("<h2>Latency (ms)</h2>\n<table><tr><th class=\"l\"></th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
+    o.push_str("<h2>Latency (ms)</h2>\n<div class=\"tw\"><table><tr><th class=\"l\"></th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
     if rate {
         latency_row(o, "corrected", &r.latency);
         latency_row(o, "raw", &r.latency_raw);
     } else {
         latency_row(o, "latency", &r.latency);
     }
-    o.push_str("</table>\n");
+    o.push_str("</table></div>\n");
     if rate {
         o.push_str("<p class=\"note\">corrected: from each request's due time; raw: from its actual send (the gap is time queued before sending).</p>\n");
     }
 }
 
-/// A load page's charts: the latency spectrum, the sampled requests and the timeline.
+/// A load page's charts: the latency spectrum, the sampled requests and the timeline
+/// (failures drawn only when something failed; a note instead of single dots when the
+/// run was too short for a line).
 fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
     let target = Who {
         name: &spec.target.host_header,
@@ -680,28 +755,40 @@ fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
             "Sampled requests over time",
             &[(target, r.samples.as_slice())],
             r.duration.as_secs_f64(),
+            rate,
         )
         .svg(),
     );
-    o.push_str("\n</div>\n<h3>Timeline</h3>\n<div class=\"charts\">\n");
-    let failures = Who {
-        name: "failed",
-        color: svg::color(4),
+    o.push_str("\n</div>\n<h3>Timeline</h3>\n");
+    if charts::seconds_drawn(r) < 2 {
+        let _ = writeln!(o, "<p class=\"note\">{TOO_SHORT}</p>");
+        return;
+    }
+    o.push_str("<div class=\"charts\">\n");
+    let mut requests = vec![(
+        Who {
+            name: "completed",
+            color: svg::color(0),
+        },
+        r,
+        PerSecond::Throughput,
+    )];
+    if r.series.iter().any(|s| s.failed > 0) {
+        requests.push((
+            Who {
+                name: "failed",
+                color: svg::color(4),
+            },
+            r,
+            PerSecond::Failures,
+        ));
+    }
+    // The load page has two timelines: they get the main charts' size.
+    let main = |mut c: svg::Chart| {
+        (c.width, c.height) = charts::MAIN;
+        c.svg()
     };
-    let completed = Who {
-        name: "completed",
-        color: svg::color(0),
-    };
-    o.push_str(
-        &charts::per_second(
-            "Requests per second",
-            &[
-                (completed, r, PerSecond::Throughput),
-                (failures, r, PerSecond::Failures),
-            ],
-        )
-        .svg(),
-    );
+    o.push_str(&main(charts::per_second("Requests per second", &requests)));
     o.push('\n');
     let p50 = Who {
         name: "p50",
@@ -711,13 +798,10 @@ fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
         name: "p99",
         color: svg::color(1),
     };
-    o.push_str(
-        &charts::per_second(
-            "Latency per second",
-            &[(p50, r, PerSecond::P50), (p99, r, PerSecond::P99)],
-        )
-        .svg(),
-    );
+    o.push_str(&main(charts::per_second(
+        "Latency per second",
+        &[(p50, r, PerSecond::P50), (p99, r, PerSecond::P99)],
+    )));
     o.push_str("\n</div>\n");
 }
 

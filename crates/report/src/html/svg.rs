@@ -130,6 +130,28 @@ impl Axis {
         }
     }
 
+    /// A log2 axis over `lo..=hi` (both > 0), a quarter of a doubling wider at each end
+    /// so the first and last points sit inside the frame; ticks at each power of two
+    /// (1, 2, 4, 8 evenly spaced). Where positions fall does not depend on the logarithm's
+    /// base, so it is a [`Scale::Log`] axis with its own range and ticks.
+    pub fn log2(title: &str, lo: f64, hi: f64) -> Axis {
+        let margin = 2f64.powf(0.25);
+        let (lo, hi) = (lo / margin, hi.max(lo * 2.0) * margin);
+        let ticks = (lo.log2().ceil() as i32..=hi.log2().floor() as i32)
+            .map(|e| {
+                let v = 2f64.powi(e);
+                (v, number(v, v.min(1.0)))
+            })
+            .collect();
+        Axis {
+            title: format!("{title} · log2 scale"),
+            scale: Scale::Log,
+            lo,
+            hi,
+            ticks,
+        }
+    }
+
     /// Where `v` falls along the axis, 0 at `lo` and 1 at `hi` (clamped a little past the
     /// ends so an outlier stays visible on the frame); `None` when `v` cannot be placed.
     pub fn frac(&self, v: f64) -> Option<f64> {
@@ -666,6 +688,20 @@ mod tests {
             ["0.01", "0.1", "1", "10", "100", "1000", "10k", "100k"]
         );
         assert!(a.title.ends_with("log scale"));
+    }
+
+    #[test]
+    fn log2_ticks_are_powers_of_two_evenly_spaced() {
+        let a = Axis::log2("c (connections)", 1.0, 64.0);
+        let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["1", "2", "4", "8", "16", "32", "64"]);
+        assert!(a.title.ends_with("log2 scale"));
+        // Each doubling takes the same length, and the ends sit inside the frame.
+        let at: Vec<f64> = a.ticks.iter().map(|t| a.frac(t.0).unwrap()).collect();
+        for w in at.windows(3) {
+            assert!(((w[1] - w[0]) - (w[2] - w[1])).abs() < 1e-9, "{at:?}");
+        }
+        assert!(at[0] > 0.0 && at[6] < 1.0, "{at:?}");
     }
 
     #[test]

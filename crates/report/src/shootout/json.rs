@@ -11,6 +11,7 @@ use super::words::{warning_message, SERVED_PERCENTS};
 use crate::units::{json_ms as ms, json_secs, rfc3339, round, unix_s};
 use serde_json::{json, Map, Value};
 use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio};
+use shootout_analysis::ranking::{rankings, Ranking};
 use shootout_analysis::Analysis;
 use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{FailureCounts, LatencySummary, LoadLevel, Warning};
@@ -70,6 +71,7 @@ pub fn json(run: &StoredRun) -> Value {
         "schema_version": SCHEMA_VERSION,
         "run": {
             "id": r.id.0,
+            "also": run.also.iter().map(|id| id.0).collect::<Vec<_>>(),
             "name": r.name,
             "status": r.status.as_str(),
             "started_utc": rfc3339(r.started),
@@ -88,6 +90,36 @@ pub fn json(run: &StoredRun) -> Value {
         "contenders": contenders,
         "warnings": warnings,
         "results": results,
+        "rankings": rankings(&a).iter().map(|r| ranking_json(&a, r)).collect::<Vec<_>>(),
+        "steps": steps,
+    })
+}
+
+/// One entry of `rankings`: the order of a workload × level and the test of each step down.
+pub(crate) fn ranking_json(a: &Analysis, r: &Ranking) -> Value {
+    let steps: Vec<Value> = r
+        .steps
+        .iter()
+        .zip(r.order.windows(2))
+        .map(|(s, pair)| {
+            let d = s.difference.as_ref();
+            json!({
+                "above": a.name(pair[0]),
+                "below": a.name(pair[1]),
+                "relation": s.relation.word(),
+                "ratio": d.map(|d| round(d.ratio, 3)),
+                "ci_low": d.map(|d| round(d.low, 3)),
+                "ci_high": d.map(|d| round(d.high, 3)),
+                "p": d.map(|d| round(d.p, 4)),
+                "method": d.map(|d| d.method.word()),
+            })
+        })
+        .collect();
+    json!({
+        "workload": r.workload,
+        "level": level_json(r.level),
+        "line": r.line(|i| a.name(i)),
+        "order": r.order.iter().map(|&i| a.name(i)).collect::<Vec<_>>(),
         "steps": steps,
     })
 }
@@ -165,6 +197,7 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
             "peak_processes": peak([s], |r| r.processes),
         },
         "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+        "requests_by_target": crate::json::by_target_json(&s.result),
     }))
 }
 

@@ -4,7 +4,9 @@
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
 use super::text::{cells_table, ratio_lines, served};
-use super::words::{steps_line, warning_message};
+use super::words::{
+    ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
+};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
 use shootout_analysis::cells::WorkloadBlock;
@@ -26,7 +28,8 @@ pub fn markdown(run: &StoredRun) -> String {
     let a = Analysis::of(run);
     let mut o = String::new();
     let r = &run.run;
-    line!(o, "# Run {}: {}", r.id, md_escape(&r.name));
+    let label = runs_label(run);
+    line!(o, "# R{}: {}", &label[1..], md_escape(&r.name));
     line!(o);
     facts(&mut o, run, &a);
     line!(o);
@@ -132,6 +135,15 @@ fn workload(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
         }
     }
     table.markdown(o);
+    let ranking = ranking_lines(a, w);
+    if !ranking.is_empty() {
+        line!(o);
+        line!(o, "{}:", md_escape(RANKING_LEGEND));
+        line!(o);
+        for r in ranking {
+            line!(o, "- {}", md_escape(&r));
+        }
+    }
     let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(a, l)).collect();
     if !ratios.is_empty() {
         line!(o);
@@ -148,11 +160,7 @@ fn served_tables(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
     for l in &w.levels {
         if l.cells.len() >= 2 {
             line!(o);
-            line!(
-                o,
-                "Percentage of the requests served within a certain time (ms), {}:",
-                md_escape(&l.level.to_string())
-            );
+            line!(o, "{}:", md_escape(&served_title(l.level)));
             line!(o);
             served(a, l).markdown(o);
         }

@@ -102,6 +102,7 @@ fn run(contenders: Vec<ContenderRow>, steps: Vec<StoredStep>) -> StoredRun {
         },
         contenders,
         steps,
+        also: Vec::new(),
     }
 }
 

@@ -6,7 +6,10 @@
 //! its control characters escaped ([`terminal_line`]), so an escape sequence in a
 //! contender's stderr is not run by the terminal and a newline in a name breaks no row.
 
-use super::words::{ratio_phrase, steps_line, warning_message, SERVED_PERCENTS};
+use super::words::{
+    ranking_lines, ratio_phrase, runs_label, served_title, steps_line, warning_message,
+    RANKING_LEGEND, SERVED_PERCENTS,
+};
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{Align, Table};
 use crate::safe::terminal_line;
@@ -51,8 +54,8 @@ pub fn text(run: &StoredRun) -> String {
     let r = &run.run;
     line!(
         o,
-        "run {}: {} ({})",
-        r.id,
+        "{}: {} ({})",
+        runs_label(run),
         terminal_line(&r.name),
         r.status.as_str()
     );
@@ -82,6 +85,14 @@ pub fn text(run: &StoredRun) -> String {
         line!(o);
         line!(o, "{}", terminal_line(w.name));
         cells_table(&a, w).text(&mut o, "  ");
+        let ranking = ranking_lines(&a, w);
+        if !ranking.is_empty() {
+            line!(o);
+            line!(o, "  {RANKING_LEGEND}:");
+            for r in ranking {
+                line!(o, "    {}", terminal_line(&r));
+            }
+        }
         let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(&a, l)).collect();
         if !ratios.is_empty() {
             line!(o);
@@ -206,11 +217,7 @@ pub(crate) fn ratio_lines(a: &Analysis, l: &LevelBlock) -> Vec<String> {
 /// ab's "Percentage of the requests served within a certain time (ms)", one column per
 /// contender, from the repetitions' merged histograms.
 fn served_table(o: &mut String, a: &Analysis, l: &LevelBlock) {
-    line!(
-        o,
-        "  Percentage of the requests served within a certain time (ms), {}",
-        l.level
-    );
+    line!(o, "  {}", served_title(l.level));
     served(a, l).text(o, "    ");
 }
 

@@ -4,12 +4,18 @@
 //! here: the numbers and the conditions come from `shootout-analysis`.
 
 use crate::grid::plural;
-use shootout_analysis::cells::Ratio;
+use shootout_analysis::cells::{Ratio, WorkloadBlock};
+use shootout_analysis::ranking::Ranking;
 use shootout_analysis::{Analysis, CellAt, RunWarning};
 use shootout_model::{ContenderStatus, LoadLevel, RunStatus, StepStatus, Warning};
 
 /// ab's percentile rows of the "served within" table (100 is the slowest request).
 pub const SERVED_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
+
+/// The title of a level's "served within" table (after ab's own).
+pub(crate) fn served_title(level: LoadLevel) -> String {
+    format!("Percentage of the requests served within a certain time (ms), {level}")
+}
 
 /// `nginx · hello · c=8`.
 pub fn cell_label(contender: &str, workload: &str, level: LoadLevel) -> String {
@@ -19,6 +25,31 @@ pub fn cell_label(contender: &str, workload: &str, level: LoadLevel) -> String {
 /// [`cell_label`] of a warning's cell.
 pub(crate) fn at_label(at: &CellAt) -> String {
     cell_label(&at.contender, &at.workload, at.level)
+}
+
+/// `run 3`, or `runs 3, 5` for runs read as one (`shootout report --runs`).
+pub(crate) fn runs_label(run: &shootout_model::stored::StoredRun) -> String {
+    if run.also.is_empty() {
+        return format!("run {}", run.run.id);
+    }
+    let ids: Vec<String> = std::iter::once(run.run.id)
+        .chain(run.also.iter().copied())
+        .map(|id| id.to_string())
+        .collect();
+    format!("runs {} (read as one)", ids.join(", "))
+}
+
+/// What the signs of a ranking line mean, printed once above the lines.
+pub const RANKING_LEGEND: &str = "Ranking by good-answer req/s (≫ significantly faster by 2× or more, > significantly faster, ≈ no significant difference, ? too little evidence; 95% confidence, neighbours only)";
+
+/// `c=120: nginx ≫ httpd ≈ handler > uwsgi` for each level of workload `w` with two or
+/// more contenders.
+pub(crate) fn ranking_lines(a: &Analysis, w: &WorkloadBlock) -> Vec<String> {
+    w.levels
+        .iter()
+        .filter_map(|l| Ranking::of(w.name, l))
+        .map(|r| r.line(|i| a.name(i)))
+        .collect()
 }
 
 /// `1.03 ± 0.07 times slower`, without the names.
@@ -36,14 +67,19 @@ pub(crate) fn ratio_phrase(r: &Ratio) -> String {
 pub(crate) fn steps_line(a: &Analysis) -> String {
     let n = a.run.steps.len();
     let (c, w, l, r) = a.planned_shape();
-    let shape = format!(
+    let mut shape = format!(
         "{} × {} × {} × {}",
         plural(c, "contender", "contenders"),
         plural(w, "workload", "workloads"),
         plural(l, "level", "levels"),
         plural(r, "repetition", "repetitions")
     );
-    let total = c * w * l * r;
+    // Runs read as one planned their steps each.
+    let runs = 1 + a.run.also.len();
+    if runs > 1 {
+        shape.push_str(&format!(" × {runs} runs"));
+    }
+    let total = c * w * l * r * runs;
     if n == total {
         format!("{n} ({shape})")
     } else {

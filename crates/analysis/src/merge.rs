@@ -1,0 +1,804 @@
+//! One result from the saved runs of a load's shards (`shootout merge`): histograms added
+//! bucket by bucket (so the merged p99 is the fleet's exact p99, not an average of
+//! percentiles), counts summed, per-second series aligned on wall-clock seconds, and the
+//! throughput taken over the union of the shards' windows. Before anything is added, the
+//! files are checked: the same load (URL, method, request, expectations, connections, rate,
+//! bounds, shard count — [`differences`] names what differs), each shard once, none
+//! missing or failed (unless partial merges are allowed), and their start times within a
+//! second of each other and of the agreed start (else a note).
+//!
+//! Seams: reads [`SavedRun`]s (parsed by the model), returns a [`Merged`] run — a
+//! [`LoadSpec`] and a [`RunResult`] like any single run's, so every report of `load`
+//! renders it — and the notes for the user. No I/O.
+
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use shootout_model::requests::RequestList;
+use shootout_model::result::second_histogram;
+use shootout_model::saved::unix_ns;
+use shootout_model::{
+    per_second, LoadSpec, Outcome, Pace, RunResult, SavedRun, ScheduleStats, SecondStats,
+};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::time::Duration;
+
+/// Start times further apart than this are worth a note.
+pub const START_SKEW: Duration = Duration::from_secs(1);
+
+/// A saved run and where it came from (a file name, for messages).
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Where the run was read from.
+    pub name: String,
+    /// The run.
+    pub run: SavedRun,
+}
+
+/// The merged run.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// The fleet's load, its threads the sum of the merged shards'.
+    pub spec: LoadSpec,
+    /// What the merged shards measured together.
+    pub result: RunResult,
+    /// How many runs were merged.
+    pub runs: usize,
+    /// What the user should know about the merge.
+    pub notes: Vec<Note>,
+}
+
+/// Something about the merge the user should know; not an error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// The shards' start times are further apart than [`START_SKEW`].
+    StartSkew {
+        /// From the earliest start to the latest.
+        spread: Duration,
+        /// The run that started first.
+        earliest: String,
+        /// The run that started last.
+        latest: String,
+    },
+    /// A run started more than [`START_SKEW`] away from the agreed start time: its clock
+    /// disagrees with the others', or it started late.
+    OffStart {
+        /// The run.
+        source: String,
+        /// How far after (positive) or before (negative) the agreed time, in seconds.
+        seconds: f64,
+    },
+    /// Partial merge: shards left out.
+    Partial {
+        /// The shards that were missing.
+        missing: Vec<u32>,
+        /// The failed shards left out, with their errors.
+        failed: Vec<(String, String)>,
+        /// The fleet's shard count.
+        count: u32,
+    },
+    /// Partial merge: a run Ctrl-C or SIGTERM ended early was merged.
+    Interrupted {
+        /// The run.
+        source: String,
+    },
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::StartSkew { spread, earliest, latest } => write!(
+                f,
+                "the shards started {:.3} s apart ({earliest} first, {latest} last): the per-second series mixes different moments of the load (start them together with --start-at, and keep the machines' clocks in sync with NTP)",
+                spread.as_secs_f64()
+            ),
+            Note::OffStart { source, seconds } => write!(
+                f,
+                "{source} started {:.3} s {} the agreed start time: its clock disagrees with the others' or it started late (check NTP on its machine)",
+                seconds.abs(),
+                if *seconds >= 0.0 { "after" } else { "before" }
+            ),
+            Note::Partial { missing, failed, count } => {
+                let mut parts = Vec::new();
+                if !missing.is_empty() {
+                    parts.push(format!("shard {} missing", list(missing)));
+                }
+                for (source, error) in failed {
+                    parts.push(format!("{source} failed ({error})"));
+                }
+                write!(
+                    f,
+                    "partial merge of a load in {count} shards: {}; the figures are those of the shards merged, not of the whole load",
+                    parts.join(", ")
+                )
+            }
+            Note::Interrupted { source } => write!(
+                f,
+                "{source} was interrupted: it measured less than its share of the load"
+            ),
+        }
+    }
+}
+
+/// Why the runs cannot be merged; the message says what to do.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    /// Nothing to merge.
+    #[error("no result to merge: give the files written by shootout load --save")]
+    Nothing,
+    /// Two runs of different loads.
+    #[error("{other} is not a shard of the same load as {first}: {}; merge only the shards of one load", .fields.join(", "))]
+    Differ {
+        /// The first run.
+        first: String,
+        /// The run that differs.
+        other: String,
+        /// `url: http://a/ vs http://b/`, one per field that differs.
+        fields: Vec<String>,
+    },
+    /// A whole (unsharded) run among others.
+    #[error(
+        "{0} is a whole load, not a shard (it was run without --shard or --shards): merge it alone"
+    )]
+    NotSharded(String),
+    /// The same shard twice.
+    #[error("shard {index} is given twice ({first} and {second}): give each shard's file once")]
+    Duplicate {
+        /// The shard's index.
+        index: u32,
+        /// Its first file.
+        first: String,
+        /// Its second file.
+        second: String,
+    },
+    /// Shards missing.
+    #[error("shard {} of {count} missing: give every shard's file, or --allow-partial to merge the others", list(.missing))]
+    Missing {
+        /// The missing indexes.
+        missing: Vec<u32>,
+        /// The shard count.
+        count: u32,
+    },
+    /// A shard failed or was interrupted.
+    #[error("{run} ({what}): run that shard again, or --allow-partial to merge the others")]
+    Failed {
+        /// The run.
+        run: String,
+        /// `shard 2 failed: cannot connect …` or `shard 2 was interrupted`.
+        what: String,
+    },
+    /// Every run failed.
+    #[error("every run failed, nothing was measured: {0}")]
+    AllFailed(String),
+}
+
+/// `0, 2, 3`.
+fn list(indexes: &[u32]) -> String {
+    let v: Vec<String> = indexes.iter().map(u32::to_string).collect();
+    v.join(", ")
+}
+
+/// The fields in which two loads differ, each as `field: a vs b`; empty when they are
+/// one load. Compared: everything that changes what the load does to the server (target,
+/// request, expectations, connections, bounds, rate, timeouts); not threads, CPU pinning
+/// or the samples kept, which are each machine's own.
+pub fn differences(a: &LoadSpec, b: &LoadSpec) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cmp = |field: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{field}: {x} vs {y}"));
+        }
+    };
+    let secs = |d: Option<Duration>| d.map_or("none".into(), |d| format!("{} s", d.as_secs_f64()));
+    let rate = |p: Pace| match p {
+        Pace::Closed => "closed loop".to_string(),
+        Pace::Rate(r) => format!("{r} req/s"),
+    };
+    let bytes = |b: &[u8]| format!("{} bytes ({:016x})", b.len(), fnv1a(b));
+    cmp("url", a.target.url.clone(), b.target.url.clone());
+    cmp(
+        "unix socket",
+        format!("{:?}", a.target.unix_socket),
+        format!("{:?}", b.target.unix_socket),
+    );
+    cmp("method", a.request.method.clone(), b.request.method.clone());
+    cmp(
+        "headers",
+        format!("{:?}", a.request.headers),
+        format!("{:?}", b.request.headers),
+    );
+    cmp("body", bytes(&a.request.body), bytes(&b.request.body));
+    cmp(
+        "keep-alive",
+        a.request.keepalive.to_string(),
+        b.request.keepalive.to_string(),
+    );
+    cmp(
+        "expected status",
+        a.expect.status.describe().into(),
+        b.expect.status.describe().into(),
+    );
+    cmp(
+        "expected body",
+        format!(
+            "{:?}",
+            a.expect
+                .body_contains
+                .as_deref()
+                .map(String::from_utf8_lossy)
+        ),
+        format!(
+            "{:?}",
+            b.expect
+                .body_contains
+                .as_deref()
+                .map(String::from_utf8_lossy)
+        ),
+    );
+    cmp(
+        "expected length",
+        format!("{:?}", a.expect.length),
+        format!("{:?}", b.expect.length),
+    );
+    cmp(
+        "connections",
+        a.connections.to_string(),
+        b.connections.to_string(),
+    );
+    cmp(
+        "requests",
+        format!("{:?}", a.requests),
+        format!("{:?}", b.requests),
+    );
+    cmp("duration", secs(a.duration), secs(b.duration));
+    cmp("rate", rate(a.pace), rate(b.pace));
+    cmp("timeout", secs(Some(a.timeout)), secs(Some(b.timeout)));
+    cmp(
+        "connect timeout",
+        secs(Some(a.connect_timeout)),
+        secs(Some(b.connect_timeout)),
+    );
+    cmp(
+        "protocol",
+        a.protocol.as_str().into(),
+        b.protocol.as_str().into(),
+    );
+    cmp("streams", a.streams.to_string(), b.streams.to_string());
+    cmp("pipeline", a.pipeline.to_string(), b.pipeline.to_string());
+    // The entries as a fingerprint: two lists of one name may still differ.
+    let list = |l: Option<&RequestList>| {
+        l.map_or("none".to_string(), |l| {
+            let entries = format!("{:?}", l.entries);
+            format!(
+                "{} ({} entries {:016x}, {:?} order, seed {})",
+                l.source,
+                l.entries.len(),
+                fnv1a(entries.as_bytes()),
+                l.order,
+                l.seed
+            )
+        })
+    };
+    cmp("request list", list(a.list.as_ref()), list(b.list.as_ref()));
+    out
+}
+
+/// FNV-1a, 64 bits: a fingerprint of a request body, so a message can say two bodies
+/// differ without printing them (a hash this small needs no crate).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Merges the runs of one load's shards (see the module). With `allow_partial`, missing,
+/// failed and interrupted shards are notes instead of errors, and the others are merged.
+pub fn merge(sources: &[Source], allow_partial: bool) -> Result<Merged, MergeError> {
+    let first = sources.first().ok_or(MergeError::Nothing)?;
+    check(sources)?;
+    let mut notes = Vec::new();
+    let mut failed = Vec::new();
+    let mut included = Vec::new();
+    for s in sources {
+        let shard = s
+            .run
+            .shard
+            .map_or(String::new(), |sh| format!("shard {}", sh.index));
+        match &s.run.outcome {
+            Outcome::Failed(e) => {
+                if !allow_partial {
+                    return Err(MergeError::Failed {
+                        run: s.name.clone(),
+                        what: format!("{shard} failed: {e}"),
+                    });
+                }
+                failed.push((s.name.clone(), e.clone()));
+            }
+            Outcome::Interrupted => {
+                if !allow_partial {
+                    return Err(MergeError::Failed {
+                        run: s.name.clone(),
+                        what: format!("{shard} was interrupted"),
+                    });
+                }
+                notes.push(Note::Interrupted {
+                    source: s.name.clone(),
+                });
+                included.push(s);
+            }
+            Outcome::Complete => included.push(s),
+        }
+    }
+    let missing = missing(sources);
+    if !missing.is_empty() && !allow_partial {
+        let count = first.run.shard.map_or(1, |s| s.count);
+        return Err(MergeError::Missing { missing, count });
+    }
+    if !missing.is_empty() || !failed.is_empty() {
+        notes.push(Note::Partial {
+            missing,
+            failed: failed.clone(),
+            count: first.run.shard.map_or(1, |s| s.count),
+        });
+    }
+    let runs: Vec<(&Source, &RunResult)> = included
+        .iter()
+        .filter_map(|s| s.run.result.as_ref().map(|r| (*s, r)))
+        .collect();
+    if runs.is_empty() {
+        let why: Vec<String> = failed.iter().map(|(s, e)| format!("{s}: {e}")).collect();
+        return Err(MergeError::AllFailed(why.join("; ")));
+    }
+    notes.extend(start_notes(&runs));
+    let mut spec = first.run.fleet.clone();
+    spec.threads = runs.iter().map(|(s, _)| s.run.spec.threads).sum();
+    let mut result = add_up(&runs);
+    result.warn(&spec);
+    let allowed = runs.iter().filter_map(|(_, r)| r.streams_allowed()).min();
+    result.note_streams_limited(spec.streams as u64, allowed);
+    Ok(Merged {
+        spec,
+        result,
+        runs: runs.len(),
+        notes,
+    })
+}
+
+/// Every run a shard of one load, each shard once (see [`MergeError`]).
+fn check(sources: &[Source]) -> Result<(), MergeError> {
+    let first = &sources[0];
+    if sources.len() > 1 {
+        if let Some(whole) = sources.iter().find(|s| s.run.shard.is_none()) {
+            return Err(MergeError::NotSharded(whole.name.clone()));
+        }
+    }
+    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
+    for s in sources {
+        let mut fields = differences(&first.run.fleet, &s.run.fleet);
+        let count = |s: &Source| s.run.shard.map_or(1, |sh| sh.count);
+        if count(first) != count(s) {
+            fields.push(format!("shards: {} vs {}", count(first), count(s)));
+        }
+        if !fields.is_empty() {
+            return Err(MergeError::Differ {
+                first: first.name.clone(),
+                other: s.name.clone(),
+                fields,
+            });
+        }
+        if let Some(sh) = s.run.shard {
+            if let Some(prev) = seen.insert(sh.index, &s.name) {
+                return Err(MergeError::Duplicate {
+                    index: sh.index,
+                    first: prev.into(),
+                    second: s.name.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The shard indexes of the fleet no run is.
+fn missing(sources: &[Source]) -> Vec<u32> {
+    let Some(count) = sources[0].run.shard.map(|s| s.count) else {
+        return Vec::new();
+    };
+    let have: BTreeSet<u32> = sources
+        .iter()
+        .filter_map(|s| s.run.shard.map(|s| s.index))
+        .collect();
+    (0..count).filter(|i| !have.contains(i)).collect()
+}
+
+/// Notes on start times: spread over a second, or a second away from the agreed time.
+fn start_notes(runs: &[(&Source, &RunResult)]) -> Vec<Note> {
+    let mut notes = Vec::new();
+    let by_start = |(_, r): &&(&Source, &RunResult)| unix_ns(r.started);
+    let (earliest, latest) = match (
+        runs.iter().min_by_key(by_start),
+        runs.iter().max_by_key(by_start),
+    ) {
+        (Some(e), Some(l)) => (e, l),
+        _ => return notes,
+    };
+    let spread =
+        Duration::from_nanos((unix_ns(latest.1.started) - unix_ns(earliest.1.started)) as u64);
+    if spread > START_SKEW {
+        notes.push(Note::StartSkew {
+            spread,
+            earliest: earliest.0.name.clone(),
+            latest: latest.0.name.clone(),
+        });
+    }
+    for (s, r) in runs {
+        if let Some(at) = s.run.start_at {
+            let seconds = (unix_ns(r.started) - unix_ns(at)) as f64 / 1e9;
+            if seconds.abs() > START_SKEW.as_secs_f64() {
+                notes.push(Note::OffStart {
+                    source: s.name.clone(),
+                    seconds,
+                });
+            }
+        }
+    }
+    notes
+}
+
+/// The runs added up into one result (warnings not yet derived).
+fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
+    let t0 = runs
+        .iter()
+        .map(|(_, r)| unix_ns(r.started))
+        .min()
+        .unwrap_or(0);
+    let first_started = runs
+        .iter()
+        .min_by_key(|(_, r)| unix_ns(r.started))
+        .map(|(_, r)| r.started)
+        .expect("at least one run");
+    let mut out = RunResult::empty(first_started, union_of_windows(runs));
+    let mut schedule: Option<ScheduleStats> = None;
+    for (_, r) in runs {
+        out.counts.merge(&r.counts);
+        for (dst, src) in [
+            (&mut out.latency, &r.latency),
+            (&mut out.latency_raw, &r.latency_raw),
+            (&mut out.connect, &r.connect),
+            (&mut out.waiting, &r.waiting),
+            (&mut out.processing, &r.processing),
+        ] {
+            // Both in latency_histogram's bounds (the file's reader puts them there).
+            let _ = dst.add(src);
+        }
+        let shift_us = ((unix_ns(r.started) - t0) / 1000) as u64;
+        out.samples
+            .extend(r.samples.iter().map(|s| shootout_model::Sample {
+                start_us: s.start_us + shift_us,
+                ..*s
+            }));
+        let g = &mut out.generator;
+        g.threads += r.generator.threads;
+        g.cpu_user += r.generator.cpu_user;
+        g.cpu_sys += r.generator.cpu_sys;
+        g.busiest_thread = g.busiest_thread.max(r.generator.busiest_thread);
+        if let Some(s) = r.schedule {
+            let acc = schedule.get_or_insert(ScheduleStats {
+                target_rps: 0.0,
+                achieved_rps: 0.0,
+                due: 0,
+                sent: 0,
+                late: 0,
+                max_lag: Duration::ZERO,
+            });
+            acc.target_rps += s.target_rps;
+            acc.due += s.due;
+            acc.sent += s.sent;
+            acc.late += s.late;
+            acc.max_lag = acc.max_lag.max(s.max_lag);
+        }
+        out.interrupted |= r.interrupted;
+    }
+    // The first response of the earliest run that had one.
+    let mut by_start: Vec<&RunResult> = runs.iter().map(|(_, r)| *r).collect();
+    by_start.sort_by_key(|r| unix_ns(r.started));
+    out.first_response = by_start.iter().find_map(|r| r.first_response.clone());
+    out.samples.sort_by_key(|s| s.start_us);
+    out.schedule = schedule.map(|s| ScheduleStats {
+        achieved_rps: per_second(s.sent, out.duration),
+        ..s
+    });
+    out.series = seconds(runs, t0);
+    out
+}
+
+/// The length of the union of the runs' windows `[started, started + duration)`: the time
+/// during which some shard was loading, over which the merged throughput is taken.
+fn union_of_windows(runs: &[(&Source, &RunResult)]) -> Duration {
+    let mut windows: Vec<(i64, i64)> = runs
+        .iter()
+        .map(|(_, r)| {
+            let start = unix_ns(r.started);
+            let len = i64::try_from(r.duration.as_nanos()).unwrap_or(i64::MAX);
+            (start, start.saturating_add(len))
+        })
+        .collect();
+    windows.sort_unstable();
+    let mut total: i64 = 0;
+    let mut current: Option<(i64, i64)> = None;
+    for (s, e) in windows {
+        current = match current {
+            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                total = total.saturating_add(ce - cs);
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    if let Some((cs, ce)) = current {
+        total = total.saturating_add(ce - cs);
+    }
+    Duration::from_nanos(total.max(0) as u64)
+}
+
+/// The per-second series of the runs on one wall-clock timeline: second `s` of a run that
+/// started `d` after the earliest is second `round(d + s)` of the merge; the seconds that
+/// land together have their counts summed and their latency histograms added.
+fn seconds(runs: &[(&Source, &RunResult)], t0: i64) -> Vec<SecondStats> {
+    const NS: i64 = 1_000_000_000;
+    let mut groups: BTreeMap<u32, Vec<&SecondStats>> = BTreeMap::new();
+    for (_, r) in runs {
+        let shift = unix_ns(r.started) - t0;
+        for s in &r.series {
+            let at = shift + i64::from(s.second) * NS;
+            let second = u32::try_from((at + NS / 2) / NS).unwrap_or(u32::MAX);
+            groups.entry(second).or_default().push(s);
+        }
+    }
+    let mut de = Deserializer::new();
+    let mut acc: Histogram<u64> = second_histogram();
+    groups
+        .into_iter()
+        .map(|(second, group)| {
+            acc.reset();
+            for s in &group {
+                if let Ok(h) = de.deserialize::<u64, _>(&mut s.histogram.as_slice()) {
+                    // Per-second histograms share their bounds: adding cannot fail.
+                    let _ = acc.add(&h);
+                }
+            }
+            SecondStats::of(
+                second,
+                group.iter().map(|s| s.completed).sum(),
+                group.iter().map(|s| s.failed).sum(),
+                &acc,
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_model::{Shard, Target};
+    use std::time::UNIX_EPOCH;
+
+    const T0: u64 = 1_764_000_000_000_000_000;
+
+    fn fleet() -> LoadSpec {
+        let mut s = LoadSpec::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        s.connections = 4;
+        s.requests = None;
+        s.duration = Some(Duration::from_secs(2));
+        s.pace = Pace::Rate(400.0);
+        s
+    }
+
+    /// Shard `index` of `count`, started `delay_ms` after T0, its answers' latencies (µs)
+    /// in its seconds 0 and 1.
+    fn shard(index: u32, count: u32, delay_ms: u64, seconds: [&[u64]; 2]) -> Source {
+        let sh = Shard::new(index, count).unwrap();
+        let started = UNIX_EPOCH + Duration::from_nanos(T0) + Duration::from_millis(delay_ms);
+        let mut r = RunResult::empty(started, Duration::from_secs(2));
+        r.series = seconds
+            .iter()
+            .enumerate()
+            .map(|(s, values)| {
+                let mut h = second_histogram();
+                for &v in *values {
+                    r.latency.record(v).unwrap();
+                    h.record(v).unwrap();
+                }
+                SecondStats::of(s as u32, values.len() as u64, 0, &h)
+            })
+            .collect();
+        r.counts.completed = r.latency.len();
+        r.counts.ok = r.latency.len();
+        r.generator.threads = 1;
+        let spec = sh.divide(&fleet()).unwrap();
+        Source {
+            name: format!("shard-{index}.json"),
+            run: SavedRun {
+                shootout: "0.1.0".into(),
+                shard: Some(sh),
+                start_at: Some(UNIX_EPOCH + Duration::from_nanos(T0)),
+                fleet: fleet(),
+                spec,
+                outcome: Outcome::Complete,
+                result: Some(r),
+            },
+        }
+    }
+
+    fn two() -> Vec<Source> {
+        vec![
+            shard(0, 2, 0, [&[100, 200, 300], &[1000]]),
+            shard(1, 2, 300, [&[150, 250_000], &[7, 8, 9]]),
+        ]
+    }
+
+    #[test]
+    fn shards_add_up_exactly_on_one_timeline() {
+        let m = merge(&two(), false).unwrap();
+        let r = &m.result;
+        assert_eq!((m.runs, m.notes.len()), (2, 0), "{:?}", m.notes);
+        assert_eq!(r.counts.completed, 9);
+        assert_eq!(m.spec.connections, 4);
+        assert_eq!(m.spec.threads, 2);
+        // The merged histogram is the one a single recorder fed every value would hold.
+        let mut one = shootout_model::latency_histogram();
+        for v in [100, 200, 300, 1000, 150, 250_000, 7, 8, 9] {
+            one.record(v).unwrap();
+        }
+        let values = |h: &Histogram<u64>| -> Vec<(u64, u64)> {
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect()
+        };
+        assert_eq!(values(&r.latency), values(&one));
+        // Shard 1 started 0.3 s later: its second 0 is the fleet's second 0.
+        let rows: Vec<(u32, u64)> = r.series.iter().map(|s| (s.second, s.completed)).collect();
+        assert_eq!(rows, vec![(0, 5), (1, 4)]);
+        assert!(r.series[0].max_us >= 249_000, "{:?}", r.series[0]);
+        // Windows [0, 2) and [0.3, 2.3): 2.3 s of load.
+        assert_eq!(r.duration, Duration::from_millis(2300));
+        assert_eq!(r.started, two()[0].run.result.as_ref().unwrap().started);
+    }
+
+    #[test]
+    fn one_run_merges_into_itself() {
+        let s = [two().remove(1)];
+        let m = merge(&s[..], true).unwrap();
+        let own = s[0].run.result.as_ref().unwrap();
+        assert_eq!(m.result.counts, own.counts);
+        assert_eq!(m.result.duration, own.duration);
+        assert_eq!(m.result.series, own.series);
+    }
+
+    #[test]
+    fn another_url_is_refused_naming_the_field_and_the_files() {
+        let mut s = two();
+        s[1].run.fleet.target = Target::parse("http://127.0.0.1:9090/").unwrap();
+        s[1].run.fleet.pace = Pace::Rate(500.0);
+        let e = merge(&s, true).unwrap_err().to_string();
+        assert!(e.starts_with("shard-1.json is not a shard of the same load as shard-0.json: url: http://127.0.0.1:8080/ vs http://127.0.0.1:9090/, rate: 400 req/s vs 500 req/s;"), "{e}");
+    }
+
+    #[test]
+    fn shards_of_another_protocol_pipeline_or_request_list_are_refused() {
+        let mut s = two();
+        s[1].run.fleet.protocol = shootout_model::Protocol::Http2;
+        s[1].run.fleet.streams = 8;
+        let e = merge(&s, true).unwrap_err().to_string();
+        assert!(
+            e.contains("protocol: http/1.1 vs h2, streams: 1 vs 8;"),
+            "{e}"
+        );
+        let mut s = two();
+        s[0].run.fleet.pipeline = 16;
+        let e = merge(&s, true).unwrap_err().to_string();
+        assert!(e.contains("pipeline: 16 vs 1;"), "{e}");
+        let list = |path: &str| {
+            shootout_model::requests::RequestList::parse(
+                "urls.txt",
+                &format!("GET {path}\n"),
+                None,
+                shootout_model::requests::Order::Seq,
+                0,
+                |_| Ok(Vec::new()),
+            )
+            .unwrap()
+        };
+        let mut s = two();
+        s[0].run.fleet.list = Some(list("/a"));
+        s[1].run.fleet.list = Some(list("/b"));
+        let e = merge(&s, true).unwrap_err().to_string();
+        assert!(e.contains("request list: urls.txt (1 entries "), "{e}");
+    }
+
+    /// A shard's HTTP/2 server allowing fewer streams than asked is still said after the
+    /// merge.
+    #[test]
+    fn the_lowest_streams_a_shard_was_allowed_survives_the_merge() {
+        let mut s = two();
+        for (src, allowed) in s.iter_mut().zip([6, 3]) {
+            for spec in [&mut src.run.fleet, &mut src.run.spec] {
+                spec.protocol = shootout_model::Protocol::Http2;
+                spec.streams = 8;
+            }
+            let r = src.run.result.as_mut().unwrap();
+            r.note_streams_limited(8, Some(allowed));
+        }
+        let m = merge(&s, false).unwrap();
+        assert_eq!(m.result.streams_allowed(), Some(3));
+    }
+
+    #[test]
+    fn a_missing_shard_is_an_error_unless_partial_merges_are_allowed() {
+        let s = vec![
+            shard(0, 4, 0, [&[1], &[2]]),
+            shard(1, 4, 0, [&[1], &[2]]),
+            shard(3, 4, 0, [&[1], &[2]]),
+        ];
+        let e = merge(&s, false).unwrap_err();
+        assert_eq!(
+            e,
+            MergeError::Missing {
+                missing: vec![2],
+                count: 4
+            }
+        );
+        assert!(e.to_string().contains("shard 2 of 4 missing"), "{e}");
+        let m = merge(&s, true).unwrap();
+        assert_eq!(m.result.counts.completed, 6);
+        assert!(
+            m.notes[0].to_string().contains("shard 2 missing"),
+            "{:?}",
+            m.notes
+        );
+    }
+
+    #[test]
+    fn a_failed_or_twice_given_shard_is_named() {
+        let mut s = two();
+        s[1].run.outcome = Outcome::Failed("cannot connect to 127.0.0.1:8080".into());
+        s[1].run.result = None;
+        let e = merge(&s, false).unwrap_err().to_string();
+        assert!(
+            e.starts_with("shard-1.json (shard 1 failed: cannot connect"),
+            "{e}"
+        );
+        let m = merge(&s, true).unwrap();
+        assert_eq!(m.result.counts.completed, 4);
+        let mut s = two();
+        s[1] = shard(0, 2, 0, [&[1], &[1]]);
+        let e = merge(&s, false).unwrap_err();
+        assert!(matches!(e, MergeError::Duplicate { index: 0, .. }), "{e}");
+    }
+
+    #[test]
+    fn starts_apart_are_noted() {
+        let s = vec![
+            shard(0, 2, 0, [&[1], &[2]]),
+            shard(1, 2, 2500, [&[1], &[2]]),
+        ];
+        let m = merge(&s, false).unwrap();
+        let notes: Vec<String> = m.notes.iter().map(Note::to_string).collect();
+        assert!(
+            notes[0].starts_with(
+                "the shards started 2.500 s apart (shard-0.json first, shard-1.json last)"
+            ),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].starts_with("shard-1.json started 2.500 s after the agreed start time"),
+            "{notes:?}"
+        );
+        // Shard 1's seconds land 2.5 s later: rounded to the fleet's seconds 3 and 4 (2.5 → 3).
+        let rows: Vec<u32> = m.result.series.iter().map(|s| s.second).collect();
+        assert_eq!(rows, vec![0, 1, 3, 4]);
+        // Windows [0, 2) and [2.5, 4.5): the half second between them loaded nothing.
+        assert_eq!(m.result.duration, Duration::from_secs(4));
+    }
+}

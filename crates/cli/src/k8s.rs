@@ -1,0 +1,333 @@
+//! `shootout k8s job --shards N --image IMAGE -- load ARGS…`: prints a Kubernetes Indexed
+//! Job that runs one load as N shards, one pod each, all starting at one time, each
+//! printing its result between markers for `kubectl logs` (and optionally into a
+//! volume); then says the one command that gathers the results and merges them. The load
+//! flags are checked here first, as the pods will read them (shard 0 of N), so a
+//! manifest never carries a load that cannot run.
+//!
+//! The manifest is written from a template, not by a YAML serializer: it carries comments
+//! that explain each choice to the reader, which no serializer writes. Every value from
+//! the user is written as a JSON string, which YAML reads as the same string.
+
+use crate::load::dist::{check_start, INDEX_VAR};
+use crate::load::LoadArgs;
+use crate::Failure;
+use anyhow::anyhow;
+use clap::{Args, Parser, Subcommand};
+use shootout_model::parse_duration;
+use std::fmt::Write;
+use std::time::{Duration, SystemTime};
+
+/// `shootout k8s …`.
+#[derive(Debug, Args)]
+pub struct K8sArgs {
+    #[command(subcommand)]
+    command: K8sCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum K8sCommand {
+    /// Print an Indexed Job that runs a load as N shards, and the command that merges them.
+    Job(JobArgs),
+}
+
+/// Flags of `shootout k8s job`.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:
+  shootout k8s job --shards 4 --image registry.example/shootout:0.1 --start-in 60s -- \\
+      load --rate 40000 -d 60s -c 400 http://web.default.svc:8080/ | kubectl apply -f -")]
+pub struct JobArgs {
+    /// Pods, each running one shard of the load.
+    #[arg(long, value_name = "N")]
+    pub shards: u32,
+
+    /// The container image with shootout in it (see the Containerfile).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: String,
+
+    /// The shards start this long after the manifest is printed (apply it at once).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub start_in: String,
+
+    /// The Job's name (and the label that finds its pods).
+    #[arg(long, value_name = "NAME", default_value = "shootout-load")]
+    pub name: String,
+
+    /// CPU each pod requests and is limited to (a Kubernetes quantity: 1, 2, 500m).
+    #[arg(long, value_name = "QUANTITY", default_value = "1")]
+    pub cpu: String,
+
+    /// Memory each pod requests and is limited to (a Kubernetes quantity: 256Mi, 1Gi).
+    #[arg(long, value_name = "QUANTITY", default_value = "256Mi")]
+    pub memory: String,
+
+    /// Also write each result into this PersistentVolumeClaim, mounted at /results.
+    #[arg(long, value_name = "CLAIM")]
+    pub results_claim: Option<String>,
+
+    /// The load every pod runs its share of: `load` and its flags, after `--`.
+    #[arg(last = true, required = true, value_name = "load ARGS")]
+    pub load: Vec<String>,
+}
+
+/// Runs `shootout k8s`; returns the exit code.
+pub fn k8s(a: K8sArgs) -> Result<i32, Failure> {
+    match a.command {
+        K8sCommand::Job(job) => {
+            let start_at = SystemTime::now() + start_in(&job.start_in)?;
+            let (manifest, gather) = manifest(&job, start_at)?;
+            crate::emit(&manifest)?;
+            say!("when the job is done, gather and merge the results with:\n  {gather}");
+            Ok(0)
+        }
+    }
+}
+
+/// The load's flags as clap reads them (the pods run the same binary).
+#[derive(Debug, Parser)]
+#[command(no_binary_name = true)]
+struct LoadCommand {
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
+/// `--start-in`: more than 0, at most a day.
+fn start_in(text: &str) -> Result<Duration, Failure> {
+    let d = parse_duration(text).map_err(|e| Failure::usage(anyhow!("--start-in: {e}")))?;
+    if d < Duration::from_secs(1) {
+        return Err(Failure::usage(anyhow!(
+            "--start-in {text}: give the pods time to be scheduled and started, e.g. --start-in 60s"
+        )));
+    }
+    let now = SystemTime::now();
+    check_start(now + d, now)
+        .map_err(|f| Failure::usage(anyhow!("--start-in {text}: {:#}", f.error)))?;
+    Ok(d)
+}
+
+/// The manifest, and the command that gathers and merges the results.
+fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Failure> {
+    let usage = |e: String| Failure::usage(anyhow!(e));
+    shootout_model::Shard::new(0, job.shards)
+        .map_err(|e| usage(format!("--shards {}: {e}", job.shards)))?;
+    check_name(&job.name).map_err(usage)?;
+    for (flag, q) in [("--cpu", &job.cpu), ("--memory", &job.memory)] {
+        if !is_quantity(q) {
+            return Err(usage(format!(
+                "{flag} {q:?} is not a Kubernetes quantity: write e.g. --cpu 2, --cpu 500m or --memory 512Mi"
+            )));
+        }
+    }
+    if job.image.is_empty()
+        || job
+            .image
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(usage(format!(
+            "--image {:?} is not an image reference: write e.g. --image registry.example/shootout:0.1",
+            job.image
+        )));
+    }
+    if let Some(claim) = &job.results_claim {
+        check_name(claim).map_err(|e| usage(e.replace("--name", "--results-claim")))?;
+    }
+    let spec = check_load(job)?;
+    let start = humantime::format_rfc3339_seconds(start_at).to_string();
+    let mut args: Vec<String> = job.load.clone();
+    args.extend([
+        "--shards".into(),
+        job.shards.to_string(),
+        "--start-at".into(),
+        start.clone(),
+        "--save".into(),
+        "-".into(),
+    ]);
+    if job.results_claim.is_some() {
+        args.extend(["--save".into(), "/results".into()]);
+    }
+    // The wait, the run (or an hour when bounded by a count), the warm-up's allowance.
+    let run = spec.duration.unwrap_or(Duration::from_secs(3600));
+    let deadline = start_at
+        .duration_since(SystemTime::now())
+        .unwrap_or_default()
+        .as_secs()
+        + run.as_secs()
+        + 300;
+    let q = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    let gather = format!(
+        "kubectl wait --for=condition=complete --timeout={deadline}s job/{name}; kubectl logs -l shootout.dev/job={name} --tail=-1 | shootout merge -",
+        name = job.name
+    );
+    let mut o = String::new();
+    let n = job.shards;
+    let name = q(&job.name);
+    let _ = writeln!(
+        o,
+        "# shootout load as {n} shards, one pod each: a Kubernetes Indexed Job."
+    );
+    let _ = writeln!(
+        o,
+        "# Each pod reads its shard from {INDEX_VAR}, waits for {start} and"
+    );
+    let _ = writeln!(
+        o,
+        "# prints its result between markers. Apply at once:  kubectl apply -f FILE"
+    );
+    let _ = writeln!(o, "# Gather and merge when done:");
+    let _ = writeln!(o, "#   {gather}");
+    let _ = writeln!(o, "apiVersion: batch/v1");
+    let _ = writeln!(o, "kind: Job");
+    let _ = writeln!(o, "metadata:");
+    let _ = writeln!(o, "  name: {name}");
+    let _ = writeln!(o, "  labels:");
+    let _ = writeln!(o, "    app.kubernetes.io/name: shootout");
+    let _ = writeln!(o, "    shootout.dev/job: {name}");
+    let _ = writeln!(o, "spec:");
+    let _ = writeln!(o, "  completionMode: Indexed");
+    let _ = writeln!(o, "  completions: {n}");
+    let _ = writeln!(o, "  # All shards at once: the load is theirs together.");
+    let _ = writeln!(o, "  parallelism: {n}");
+    let _ = writeln!(
+        o,
+        "  # A failed shard is not run again: it would start after the others"
+    );
+    let _ = writeln!(o, "  # (Kubernetes 1.29+; the merge names it).");
+    let _ = writeln!(o, "  backoffLimitPerIndex: 0");
+    let _ = writeln!(
+        o,
+        "  # The wait, the run and a margin: no pod outlives the load."
+    );
+    let _ = writeln!(o, "  activeDeadlineSeconds: {deadline}");
+    let _ = writeln!(o, "  template:");
+    let _ = writeln!(o, "    metadata:");
+    let _ = writeln!(o, "      labels:");
+    let _ = writeln!(o, "        app.kubernetes.io/name: shootout");
+    let _ = writeln!(o, "        shootout.dev/job: {name}");
+    let _ = writeln!(o, "    spec:");
+    let _ = writeln!(o, "      restartPolicy: Never");
+    let _ = writeln!(
+        o,
+        "      # One pod per node where the cluster allows: shards sharing a node"
+    );
+    let _ = writeln!(o, "      # share its CPUs and its network.");
+    let _ = writeln!(o, "      topologySpreadConstraints:");
+    let _ = writeln!(o, "        - maxSkew: 1");
+    let _ = writeln!(o, "          topologyKey: kubernetes.io/hostname");
+    let _ = writeln!(o, "          whenUnsatisfiable: ScheduleAnyway");
+    let _ = writeln!(o, "          labelSelector:");
+    let _ = writeln!(o, "            matchLabels:");
+    let _ = writeln!(o, "              shootout.dev/job: {name}");
+    let _ = writeln!(o, "      containers:");
+    let _ = writeln!(o, "        - name: shootout");
+    let _ = writeln!(o, "          image: {}", q(&job.image));
+    let args: Vec<String> = args.iter().map(|a| q(a)).collect();
+    let _ = writeln!(o, "          args: [{}]", args.join(", "));
+    let _ = writeln!(
+        o,
+        "          # Requests equal to limits: a guaranteed share of the node, so the"
+    );
+    let _ = writeln!(
+        o,
+        "          # generator's own speed does not vary from pod to pod."
+    );
+    let _ = writeln!(o, "          resources:");
+    for part in ["requests", "limits"] {
+        let _ = writeln!(o, "            {part}:");
+        let _ = writeln!(o, "              cpu: {}", q(&job.cpu));
+        let _ = writeln!(o, "              memory: {}", q(&job.memory));
+    }
+    if let Some(claim) = &job.results_claim {
+        let _ = writeln!(o, "          volumeMounts:");
+        let _ = writeln!(o, "            - name: results");
+        let _ = writeln!(o, "              mountPath: /results");
+        let _ = writeln!(o, "      volumes:");
+        let _ = writeln!(o, "        - name: results");
+        let _ = writeln!(o, "          persistentVolumeClaim:");
+        let _ = writeln!(o, "            claimName: {}", q(claim));
+    }
+    Ok((o, gather))
+}
+
+/// Checks the load the pods will run, as shard 0 of N reads it; returns the fleet's spec.
+fn check_load(job: &JobArgs) -> Result<shootout_model::LoadSpec, Failure> {
+    let usage = |e: String| Failure::usage(anyhow!(e));
+    match job.load.first().map(String::as_str) {
+        Some("load") => {}
+        _ => {
+            return Err(usage(
+                "give the load after --, starting with the word load: shootout k8s job --shards 4 --image IMAGE -- load --rate 20000 -d 60s URL".into(),
+            ))
+        }
+    }
+    let parsed = LoadCommand::try_parse_from(&job.load[1..]).map_err(|e| {
+        usage(format!(
+            "the load after --: {}",
+            crate::clap_line(&e.to_string())
+        ))
+    })?;
+    let mut load = parsed.load;
+    let d = &load.dist;
+    if d.shard.is_some() || d.shards.is_some() || d.start_at.is_some() || !d.save.is_empty() {
+        return Err(usage(
+            "the load after -- must not give --shard, --shards, --start-at or --save: the job sets them for each pod".into(),
+        ));
+    }
+    if load.unix_socket.is_some() {
+        return Err(usage(
+            "--unix-socket cannot reach a server from other pods: give the server's URL".into(),
+        ));
+    }
+    load.dist.shard = Some(format!("0/{}", job.shards));
+    let fleet = crate::load::check(&load)
+        .map_err(|f| Failure::usage(anyhow!("the load after --: {:#}", f.error)))?;
+    Ok(fleet)
+}
+
+/// A DNS-1123 label short enough for the pods' names: the rule for `--name`.
+fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 52
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "--name {name:?} is not a Kubernetes name: use at most 52 lowercase letters, digits and '-', starting and ending with a letter or digit"
+        ))
+    }
+}
+
+/// A Kubernetes quantity as users write CPU and memory: a number and an optional suffix.
+fn is_quantity(q: &str) -> bool {
+    let digits = q.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &q[digits.len()..];
+    let number = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && digits.bytes().filter(|&b| b == b'.').count() <= 1
+        && digits.bytes().any(|b| b.is_ascii_digit());
+    number && ["", "m", "k", "M", "G", "T", "Ki", "Mi", "Gi", "Ti"].contains(&suffix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_quantities_follow_kubernetes_rules() {
+        assert!(check_name("shootout-load-2").is_ok());
+        for bad in ["", "Load", "-a", "a-", "a_b", &"a".repeat(53)] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+        for ok in ["1", "500m", "0.5", "256Mi", "1Gi", "2G"] {
+            assert!(is_quantity(ok), "{ok}");
+        }
+        for bad in ["", "m", "1.2.3", "1 Gi", "1Xi", "-1", "1e3"] {
+            assert!(!is_quantity(bad), "{bad}");
+        }
+    }
+}

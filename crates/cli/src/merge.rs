@@ -1,0 +1,153 @@
+//! `shootout merge FILE…`: one result from the result files of a load's shards (written by
+//! `load --save`), or from logs holding them between markers (`kubectl logs … | shootout
+//! merge -`). Reads the files, lets the analysis merge them
+//! ([`shootout_analysis::merge`]), says its notes on stderr, renders the merged run with
+//! the renderers of `load` (text, ab, wrk, json, `--html`), optionally saves it, and
+//! judges the `--fail-if` thresholds on the whole fleet (exit 3 when one fails).
+
+use crate::load::dist::{parse_thresholds, write_saved};
+use crate::load::{judge, THRESHOLD_FAILED};
+use crate::Failure;
+use anyhow::Context;
+use clap::Args;
+use shootout_analysis::merge::{merge as merge_runs, Source};
+use shootout_model::saved::blocks_in_log;
+use shootout_model::{Outcome, SavedRun};
+use shootout_report::Format;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Flags of `shootout merge`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  shootout merge shard-0.json shard-1.json shard-2.json shard-3.json
+  shootout merge results/*.json --fail-if 'p99>50ms' --fail-if 'errors>0.1%'
+  kubectl logs -l shootout.dev/job=shootout-load --tail=-1 | shootout merge -")]
+pub struct MergeArgs {
+    /// Result files (load --save), or logs holding results between markers; '-' reads stdin.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Report format.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "ab", "wrk", "json"])]
+    pub format: String,
+
+    /// Same as --format json.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the report as one self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Write the merged result to FILE (a result file, as load --save writes).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+
+    /// Merge the shards that are there when some are missing, failed or were interrupted.
+    #[arg(long)]
+    pub allow_partial: bool,
+
+    /// Exit 3 when this holds for the whole fleet, e.g. p99>50ms, errors>0.1% (repeatable).
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+
+    /// No notes on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// Runs `shootout merge`; returns the exit code.
+pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
+    let thresholds = parse_thresholds(&a.fail_if)?;
+    let format = crate::load::report_format(a.json, &a.format)?;
+    let mut sources = Vec::new();
+    for file in &a.files {
+        sources.extend(read(file)?);
+    }
+    let merged = merge_runs(&sources, a.allow_partial).map_err(Failure::usage)?;
+    if !a.quiet {
+        say!(
+            "merged {} of {} result{}",
+            merged.runs,
+            sources.len(),
+            if sources.len() == 1 { "" } else { "s" }
+        );
+        for n in &merged.notes {
+            say!("note: {n}");
+        }
+    }
+    let printed = crate::emit(&shootout_report::render(
+        format,
+        &merged.spec,
+        &merged.result,
+    ));
+    if matches!(format, Format::Ab | Format::Wrk) && !a.quiet {
+        crate::to_stderr(&shootout_report::warnings(&merged.result));
+    }
+    if let Some(path) = &a.html {
+        std::fs::write(
+            path,
+            shootout_report::html::render_load(&merged.spec, &merged.result),
+        )
+        .with_context(|| format!("cannot write the HTML report {}", path.display()))
+        .map_err(Failure::run)?;
+    }
+    if let Some(path) = &a.save {
+        let saved = SavedRun {
+            shootout: env!("CARGO_PKG_VERSION").into(),
+            shard: None,
+            start_at: None,
+            fleet: merged.spec.clone(),
+            spec: merged.spec.clone(),
+            outcome: if merged.result.interrupted {
+                Outcome::Interrupted
+            } else {
+                Outcome::Complete
+            },
+            result: Some(merged.result.clone()),
+        };
+        write_saved(std::slice::from_ref(path), &saved)?;
+    }
+    printed?;
+    Ok(if judge(&thresholds, &merged.result) {
+        THRESHOLD_FAILED
+    } else {
+        0
+    })
+}
+
+/// The runs in `file`: one result file, or every result between markers in a log.
+fn read(file: &Path) -> Result<Vec<Source>, Failure> {
+    let name = file.display().to_string();
+    let mut text = String::new();
+    let read = if file.as_os_str() == "-" {
+        std::io::stdin().lock().read_to_string(&mut text)
+    } else {
+        std::fs::File::open(file).and_then(|mut f| f.read_to_string(&mut text))
+    };
+    read.with_context(|| format!("cannot read {name}"))
+        .map_err(Failure::usage)?;
+    let name = if file.as_os_str() == "-" {
+        "stdin".to_string()
+    } else {
+        name
+    };
+    let blocks = blocks_in_log(&text);
+    if blocks.is_empty() {
+        let run = SavedRun::parse(text.trim())
+            .with_context(|| name.clone())
+            .map_err(Failure::usage)?;
+        return Ok(vec![Source { name, run }]);
+    }
+    blocks
+        .into_iter()
+        .map(|(line, json)| {
+            let name = format!("{name}:{line}");
+            let run = SavedRun::parse(json)
+                .with_context(|| name.clone())
+                .map_err(Failure::usage)?;
+            Ok(Source { name, run })
+        })
+        .collect()
+}

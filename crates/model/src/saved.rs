@@ -1,0 +1,951 @@
+//! The result file (`shootout load --save FILE`): the whole of one load run in one
+//! versioned JSON document, lossless, so that results travel between machines and
+//! `shootout merge` adds them up exactly. [`SavedRun`] is the run in memory (typed, with
+//! `Duration`s and `SystemTime`s); [`SavedRun::to_json`] writes it and [`SavedRun::parse`]
+//! reads it back, checking the format's name and version. The layout is documented in
+//! `docs/result-file.md`; a change to it raises [`RESULT_VERSION`].
+//!
+//! Encodings: instants are integer nanoseconds since the Unix epoch, spans integer
+//! nanoseconds, histograms HdrHistogram V2 + deflate in base64 (the encoding of
+//! HdrHistogram's interval logs: every count of every bucket, nothing rounded), the
+//! request body base64. The warnings are not written: they are derived again from the
+//! numbers when the file is read ([`RunResult::warn`]).
+
+use crate::requests::{ListEntry, Order, RequestList};
+use crate::result::{
+    latency_histogram, Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats,
+    RunResult, Sample, ScheduleStats, SecondStats,
+};
+use crate::shard::Shard;
+use crate::spec::{Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Target};
+use crate::status::StatusSet;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The value of the file's `format` key.
+pub const RESULT_FORMAT: &str = "shootout-result";
+
+/// The version of the layout this shootout writes and reads.
+pub const RESULT_VERSION: u32 = 1;
+
+/// How the run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// It ran to its end (a request count or a duration).
+    Complete,
+    /// Ctrl-C or SIGTERM ended it early; what was measured until then is kept.
+    Interrupted,
+    /// It could not be done (the target did not answer a connect, …): no result.
+    Failed(String),
+}
+
+impl Outcome {
+    /// The word in the file: `complete`, `interrupted` or `failed`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Outcome::Complete => "complete",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Failed(_) => "failed",
+        }
+    }
+}
+
+/// One load run as the result file holds it.
+#[derive(Debug, Clone)]
+pub struct SavedRun {
+    /// The shootout version that wrote it.
+    pub shootout: String,
+    /// Which share of the fleet's load this run was; `None` for a whole load.
+    pub shard: Option<Shard>,
+    /// The wall-clock time the fleet agreed to start at (`--start-at`), if any.
+    pub start_at: Option<SystemTime>,
+    /// The whole load, as given on the command line (before it was divided into shards).
+    pub fleet: LoadSpec,
+    /// This run's share of it (the fleet's spec when not sharded).
+    pub spec: LoadSpec,
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// What it measured; `None` when it failed.
+    pub result: Option<RunResult>,
+}
+
+/// A file that is not a result file shootout can read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SavedError {
+    /// Not JSON of the expected shape.
+    #[error("not a shootout result file ({0}): give a file written by shootout load --save")]
+    Json(String),
+    /// JSON, but not a result file.
+    #[error("not a shootout result file (its format is '{0}', not '{RESULT_FORMAT}'): give a file written by shootout load --save")]
+    Format(String),
+    /// Written in a layout this shootout does not know.
+    #[error("written by another shootout in layout version {0}; this one reads version {RESULT_VERSION}: use the same shootout version for the load and the merge")]
+    Version(u32),
+    /// A histogram that does not decode.
+    #[error("the {0} histogram is damaged: {1}")]
+    Histogram(String, String),
+    /// A field that does not make a valid spec or result.
+    #[error("the file is damaged: {0}")]
+    Damaged(String),
+}
+
+/// The line before a result written into a log (`--save -`, for `kubectl logs`).
+pub const BEGIN_MARK: &str = "-----BEGIN SHOOTOUT RESULT-----";
+/// The line after it.
+pub const END_MARK: &str = "-----END SHOOTOUT RESULT-----";
+
+/// The results written into a log between [`BEGIN_MARK`] and [`END_MARK`], each with the
+/// 1-based number of its BEGIN line. Text before a mark on its line (a log prefix) is
+/// ignored; a block without its END mark (a log cut short) is left out.
+pub fn blocks_in_log(log: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut lines = log.lines().enumerate();
+    while let Some((n, line)) = lines.next() {
+        if !line.trim_end().ends_with(BEGIN_MARK) {
+            continue;
+        }
+        let (Some((_, body)), Some((_, end))) = (lines.next(), lines.next()) else {
+            break;
+        };
+        if end.trim_end().ends_with(END_MARK) {
+            let prefix = line.trim_end().len() - BEGIN_MARK.len();
+            out.push((n + 1, body.get(prefix..).unwrap_or(body).trim()));
+        }
+    }
+    out
+}
+
+/// `json` (one line) between the marks, ready to be written into a log.
+pub fn in_log_block(json: &str) -> String {
+    format!("{BEGIN_MARK}\n{json}\n{END_MARK}\n")
+}
+
+impl SavedRun {
+    /// The file's text: one line of JSON.
+    pub fn to_json(&self) -> String {
+        let file = FileV1 {
+            format: RESULT_FORMAT.into(),
+            version: RESULT_VERSION,
+            shootout: self.shootout.clone(),
+            shard: self.shard,
+            start_at_unix_ns: self.start_at.map(unix_ns),
+            outcome: self.outcome.as_str().into(),
+            error: match &self.outcome {
+                Outcome::Failed(e) => Some(e.clone()),
+                _ => None,
+            },
+            fleet: SpecV1::of(&self.fleet),
+            spec: SpecV1::of(&self.spec),
+            result: self.result.as_ref().map(ResultV1::of),
+        };
+        serde_json::to_string(&file).expect("a result file always serializes")
+    }
+
+    /// Reads a result file's text (see [`SavedError`] for what is refused).
+    pub fn parse(text: &str) -> Result<SavedRun, SavedError> {
+        #[derive(Deserialize)]
+        struct Head {
+            format: String,
+            version: u32,
+        }
+        let head: Head = serde_json::from_str(text).map_err(|e| SavedError::Json(e.to_string()))?;
+        if head.format != RESULT_FORMAT {
+            return Err(SavedError::Format(head.format));
+        }
+        if head.version != RESULT_VERSION {
+            return Err(SavedError::Version(head.version));
+        }
+        let f: FileV1 = serde_json::from_str(text).map_err(|e| SavedError::Json(e.to_string()))?;
+        let outcome = match (f.outcome.as_str(), f.error) {
+            ("complete", _) => Outcome::Complete,
+            ("interrupted", _) => Outcome::Interrupted,
+            ("failed", e) => Outcome::Failed(e.unwrap_or_default()),
+            (other, _) => return Err(SavedError::Damaged(format!("unknown outcome '{other}'"))),
+        };
+        let shard = f
+            .shard
+            .map(|s| Shard::new(s.index, s.count))
+            .transpose()
+            .map_err(|e| SavedError::Damaged(e.to_string()))?;
+        let spec = f.spec.spec()?;
+        let result = f.result.map(|r| r.result(&spec)).transpose()?;
+        if result.is_none() && !matches!(outcome, Outcome::Failed(_)) {
+            return Err(SavedError::Damaged(
+                "a run that did not fail has no result".into(),
+            ));
+        }
+        Ok(SavedRun {
+            shootout: f.shootout,
+            shard,
+            start_at: f.start_at_unix_ns.map(time_at),
+            fleet: f.fleet.spec()?,
+            spec,
+            outcome,
+            result,
+        })
+    }
+}
+
+/// The file, version 1 (`docs/result-file.md`).
+#[derive(Serialize, Deserialize)]
+struct FileV1 {
+    format: String,
+    version: u32,
+    shootout: String,
+    shard: Option<Shard>,
+    start_at_unix_ns: Option<i64>,
+    outcome: String,
+    error: Option<String>,
+    fleet: SpecV1,
+    spec: SpecV1,
+    result: Option<ResultV1>,
+}
+
+/// A [`LoadSpec`] in the file.
+#[derive(Serialize, Deserialize)]
+struct SpecV1 {
+    url: String,
+    unix_socket: Option<PathBuf>,
+    insecure: bool,
+    cacert: Option<PathBuf>,
+    method: String,
+    headers: Vec<(String, String)>,
+    body_base64: String,
+    keepalive: bool,
+    expect_status: String,
+    expect_body_contains_base64: Option<String>,
+    expect_length: Option<u64>,
+    connections: usize,
+    threads: usize,
+    requests: Option<u64>,
+    duration_ns: Option<u64>,
+    rate: Option<f64>,
+    offset_ns: u64,
+    timeout_ns: u64,
+    connect_timeout_ns: u64,
+    reservoir: usize,
+    keep_all_samples: bool,
+    cpus: Option<Vec<usize>>,
+    /// `http/1.1` or `h2` (absent in files written before HTTP/2: HTTP/1.1).
+    #[serde(default = "http1")]
+    protocol: String,
+    /// HTTP/2 streams per connection (absent: 1).
+    #[serde(default = "one")]
+    streams: usize,
+    /// HTTP/1.1 requests in flight per connection (absent: 1).
+    #[serde(default = "one")]
+    pipeline: usize,
+    /// The request list sent instead of `method`, `url`'s path and `body_base64`.
+    #[serde(default)]
+    list: Option<ListV1>,
+}
+
+fn http1() -> String {
+    Protocol::Http1.as_str().into()
+}
+
+fn one() -> usize {
+    1
+}
+
+/// A [`RequestList`] in the file.
+#[derive(Serialize, Deserialize)]
+struct ListV1 {
+    source: String,
+    /// `seq` or `random`.
+    order: String,
+    seed: u64,
+    entries: Vec<EntryV1>,
+}
+
+/// A [`ListEntry`] in the file.
+#[derive(Serialize, Deserialize)]
+struct EntryV1 {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body_base64: String,
+    line: usize,
+}
+
+impl ListV1 {
+    fn of(l: &RequestList) -> ListV1 {
+        ListV1 {
+            source: l.source.clone(),
+            order: match l.order {
+                Order::Seq => "seq",
+                Order::Random => "random",
+            }
+            .into(),
+            seed: l.seed,
+            entries: l
+                .entries
+                .iter()
+                .map(|e| EntryV1 {
+                    method: e.method.clone(),
+                    path: e.path.clone(),
+                    headers: e.headers.clone(),
+                    body_base64: BASE64.encode(&e.body),
+                    line: e.line,
+                })
+                .collect(),
+        }
+    }
+
+    fn list(self) -> Result<RequestList, SavedError> {
+        let order = match self.order.as_str() {
+            "seq" => Order::Seq,
+            "random" => Order::Random,
+            other => {
+                return Err(SavedError::Damaged(format!(
+                    "list order: unknown '{other}'"
+                )))
+            }
+        };
+        let entries = self
+            .entries
+            .into_iter()
+            .map(|e| {
+                Ok(ListEntry {
+                    method: e.method,
+                    path: e.path,
+                    headers: e.headers,
+                    body: BASE64
+                        .decode(&e.body_base64)
+                        .map_err(|err| SavedError::Damaged(format!("list body_base64: {err}")))?,
+                    line: e.line,
+                })
+            })
+            .collect::<Result<Vec<_>, SavedError>>()?;
+        Ok(RequestList {
+            source: self.source,
+            entries,
+            order,
+            seed: self.seed,
+        })
+    }
+}
+
+impl SpecV1 {
+    fn of(s: &LoadSpec) -> SpecV1 {
+        SpecV1 {
+            url: s.target.url.clone(),
+            unix_socket: s.target.unix_socket.clone(),
+            insecure: s.target.tls.insecure,
+            cacert: s.target.tls.ca_file.clone(),
+            method: s.request.method.clone(),
+            headers: s.request.headers.clone(),
+            body_base64: BASE64.encode(&s.request.body),
+            keepalive: s.request.keepalive,
+            expect_status: s.expect.status.describe().to_string(),
+            expect_body_contains_base64: s.expect.body_contains.as_ref().map(|b| BASE64.encode(b)),
+            expect_length: s.expect.length,
+            connections: s.connections,
+            threads: s.threads,
+            requests: s.requests,
+            duration_ns: s.duration.map(nanos),
+            rate: match s.pace {
+                Pace::Rate(r) => Some(r),
+                Pace::Closed => None,
+            },
+            offset_ns: nanos(s.offset),
+            timeout_ns: nanos(s.timeout),
+            connect_timeout_ns: nanos(s.connect_timeout),
+            reservoir: s.record.reservoir,
+            keep_all_samples: s.record.all,
+            cpus: s.cpus.clone(),
+            protocol: s.protocol.as_str().into(),
+            streams: s.streams,
+            pipeline: s.pipeline,
+            list: s.list.as_ref().map(ListV1::of),
+        }
+    }
+
+    fn spec(self) -> Result<LoadSpec, SavedError> {
+        let damaged =
+            |what: &str, e: &dyn std::fmt::Display| SavedError::Damaged(format!("{what}: {e}"));
+        let mut target = Target::parse(&self.url).map_err(|e| damaged("url", &e))?;
+        target.unix_socket = self.unix_socket;
+        target.tls.insecure = self.insecure;
+        target.tls.ca_file = self.cacert;
+        let mut spec = LoadSpec::new(target);
+        spec.request = RequestSpec {
+            method: self.method,
+            headers: self.headers,
+            body: BASE64
+                .decode(&self.body_base64)
+                .map_err(|e| damaged("body_base64", &e))?,
+            keepalive: self.keepalive,
+        };
+        spec.expect = Expectation {
+            status: if self.expect_status == StatusSet::default().describe() {
+                StatusSet::default()
+            } else {
+                StatusSet::parse(&self.expect_status).map_err(|e| damaged("expect_status", &e))?
+            },
+            body_contains: self
+                .expect_body_contains_base64
+                .map(|b| BASE64.decode(b))
+                .transpose()
+                .map_err(|e| damaged("expect_body_contains_base64", &e))?,
+            length: self.expect_length,
+        };
+        spec.connections = self.connections;
+        spec.threads = self.threads;
+        spec.requests = self.requests;
+        spec.duration = self.duration_ns.map(Duration::from_nanos);
+        spec.pace = self.rate.map_or(Pace::Closed, Pace::Rate);
+        spec.offset = Duration::from_nanos(self.offset_ns);
+        spec.timeout = Duration::from_nanos(self.timeout_ns);
+        spec.connect_timeout = Duration::from_nanos(self.connect_timeout_ns);
+        spec.record = Record {
+            reservoir: self.reservoir,
+            all: self.keep_all_samples,
+        };
+        spec.cpus = self.cpus;
+        spec.protocol = Protocol::parse(&self.protocol)
+            .ok_or_else(|| SavedError::Damaged(format!("protocol: unknown '{}'", self.protocol)))?;
+        spec.streams = self.streams;
+        spec.pipeline = self.pipeline;
+        spec.list = self.list.map(ListV1::list).transpose()?;
+        // A merged fleet's threads are the sum of its shards' and may pass the limit of one
+        // process: the rest of the spec is held to every rule.
+        let mut check = spec.clone();
+        check.threads = check.threads.clamp(1, crate::spec::MAX_THREADS);
+        check.validate().map_err(|e| damaged("spec", &e))?;
+        Ok(spec)
+    }
+}
+
+/// A [`RunResult`] in the file.
+#[derive(Serialize, Deserialize)]
+struct ResultV1 {
+    started_unix_ns: i64,
+    duration_ns: u64,
+    interrupted: bool,
+    counts: CountsV1,
+    /// latency, latency_raw, connect, waiting, processing.
+    histograms: BTreeMap<String, String>,
+    series: Vec<SecondV1>,
+    /// `[start_us, connect_us, waiting_us, total_us, status, failure]` per sample.
+    samples: Vec<(u64, u32, u32, u32, u16, Option<FailureKind>)>,
+    first_response: Option<FirstResponseV1>,
+    generator: GeneratorV1,
+    schedule: Option<ScheduleV1>,
+    /// HTTP/2: the lowest concurrency a server allowed below the streams asked for
+    /// (absent when none was lower).
+    #[serde(default)]
+    streams_allowed: Option<u64>,
+}
+
+/// The names of the histograms in the file, in [`RunResult`]'s order.
+const HISTOGRAMS: [&str; 5] = ["latency", "latency_raw", "connect", "waiting", "processing"];
+
+impl ResultV1 {
+    fn of(r: &RunResult) -> ResultV1 {
+        let histograms = HISTOGRAMS
+            .iter()
+            .zip([
+                &r.latency,
+                &r.latency_raw,
+                &r.connect,
+                &r.waiting,
+                &r.processing,
+            ])
+            .map(|(name, h)| (name.to_string(), encode(h)))
+            .collect();
+        let started = unix_ns(r.started);
+        ResultV1 {
+            started_unix_ns: started,
+            duration_ns: nanos(r.duration),
+            interrupted: r.interrupted,
+            counts: CountsV1::of(&r.counts),
+            histograms,
+            series: r
+                .series
+                .iter()
+                .map(|s| SecondV1 {
+                    second: s.second,
+                    start_unix_ns: started.saturating_add(i64::from(s.second) * 1_000_000_000),
+                    completed: s.completed,
+                    failed: s.failed,
+                    histogram: BASE64.encode(&s.histogram),
+                })
+                .collect(),
+            samples: r
+                .samples
+                .iter()
+                .map(|s| {
+                    (
+                        s.start_us,
+                        s.connect_us,
+                        s.waiting_us,
+                        s.total_us,
+                        s.status,
+                        s.failure,
+                    )
+                })
+                .collect(),
+            first_response: r.first_response.as_ref().map(|f| FirstResponseV1 {
+                status: f.status,
+                server: f.server.clone(),
+                body_len: f.body_len,
+            }),
+            generator: GeneratorV1 {
+                threads: r.generator.threads,
+                cpu_user_ns: nanos(r.generator.cpu_user),
+                cpu_sys_ns: nanos(r.generator.cpu_sys),
+                busiest_thread: r.generator.busiest_thread,
+            },
+            schedule: r.schedule.map(|s| ScheduleV1 {
+                target_rps: s.target_rps,
+                achieved_rps: s.achieved_rps,
+                due: s.due,
+                sent: s.sent,
+                late: s.late,
+                max_lag_ns: nanos(s.max_lag),
+            }),
+            streams_allowed: r.streams_allowed(),
+        }
+    }
+
+    fn result(self, spec: &LoadSpec) -> Result<RunResult, SavedError> {
+        let hist = |name: &str| -> Result<Histogram<u64>, SavedError> {
+            let text = self.histograms.get(name).ok_or_else(|| {
+                SavedError::Histogram(name.into(), "missing from the file".into())
+            })?;
+            decode(text).map_err(|e| SavedError::Histogram(name.into(), e))
+        };
+        let (latency, latency_raw, connect, waiting, processing) = (
+            hist("latency")?,
+            hist("latency_raw")?,
+            hist("connect")?,
+            hist("waiting")?,
+            hist("processing")?,
+        );
+        let series = self
+            .series
+            .into_iter()
+            .map(|s| {
+                let bytes = BASE64.decode(&s.histogram).map_err(|e| {
+                    SavedError::Histogram(format!("second {}", s.second), e.to_string())
+                })?;
+                let h: Histogram<u64> = Deserializer::new()
+                    .deserialize(&mut bytes.as_slice())
+                    .map_err(|e| {
+                        SavedError::Histogram(format!("second {}", s.second), format!("{e:?}"))
+                    })?;
+                let mut second = SecondStats::of(s.second, s.completed, s.failed, &h);
+                // The bytes as written, so that the file reads back to what was saved.
+                second.histogram = bytes;
+                Ok(second)
+            })
+            .collect::<Result<Vec<_>, SavedError>>()?;
+        let mut r = RunResult {
+            latency,
+            latency_raw,
+            connect,
+            waiting,
+            processing,
+            counts: self.counts.counts(),
+            series,
+            samples: self
+                .samples
+                .into_iter()
+                .map(
+                    |(start_us, connect_us, waiting_us, total_us, status, failure)| Sample {
+                        start_us,
+                        connect_us,
+                        waiting_us,
+                        total_us,
+                        status,
+                        failure,
+                    },
+                )
+                .collect(),
+            first_response: self.first_response.map(|f| FirstResponse {
+                status: f.status,
+                server: f.server,
+                body_len: f.body_len,
+            }),
+            generator: GeneratorStats {
+                threads: self.generator.threads,
+                cpu_user: Duration::from_nanos(self.generator.cpu_user_ns),
+                cpu_sys: Duration::from_nanos(self.generator.cpu_sys_ns),
+                busiest_thread: self.generator.busiest_thread,
+            },
+            schedule: self.schedule.map(|s| ScheduleStats {
+                target_rps: s.target_rps,
+                achieved_rps: s.achieved_rps,
+                due: s.due,
+                sent: s.sent,
+                late: s.late,
+                max_lag: Duration::from_nanos(s.max_lag_ns),
+            }),
+            interrupted: self.interrupted,
+            ..RunResult::empty(
+                time_at(self.started_unix_ns),
+                Duration::from_nanos(self.duration_ns),
+            )
+        };
+        r.warn(spec);
+        r.note_streams_limited(spec.streams as u64, self.streams_allowed);
+        Ok(r)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct SecondV1 {
+    second: u32,
+    start_unix_ns: i64,
+    completed: u64,
+    failed: u64,
+    histogram: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CountsV1 {
+    completed: u64,
+    ok: u64,
+    failures: BTreeMap<FailureKind, u64>,
+    aborted: u64,
+    status: BTreeMap<u16, u64>,
+    length_mismatch: u64,
+    connections_opened: u64,
+    connections_failed: u64,
+    reconnects: u64,
+    retried: u64,
+    dropped: u64,
+    bytes_received: u64,
+    body_bytes: u64,
+    bytes_sent: u64,
+    /// Absent in files written before HTTP/2: none.
+    #[serde(default)]
+    stream_resets: BTreeMap<u32, u64>,
+    #[serde(default)]
+    goaways: u64,
+}
+
+impl CountsV1 {
+    fn of(c: &Counts) -> CountsV1 {
+        CountsV1 {
+            completed: c.completed,
+            ok: c.ok,
+            failures: c.failures.iter().filter(|(_, n)| *n > 0).collect(),
+            aborted: c.aborted,
+            status: c.status.clone(),
+            length_mismatch: c.length_mismatch,
+            connections_opened: c.connections_opened,
+            connections_failed: c.connections_failed,
+            reconnects: c.reconnects,
+            retried: c.retried,
+            dropped: c.dropped,
+            bytes_received: c.bytes_received,
+            body_bytes: c.body_bytes,
+            bytes_sent: c.bytes_sent,
+            stream_resets: c.stream_resets.clone(),
+            goaways: c.goaways,
+        }
+    }
+
+    fn counts(self) -> Counts {
+        let mut failures = FailureCounts::default();
+        for (kind, n) in self.failures {
+            failures[kind] = n;
+        }
+        Counts {
+            completed: self.completed,
+            ok: self.ok,
+            failures,
+            aborted: self.aborted,
+            status: self.status,
+            length_mismatch: self.length_mismatch,
+            connections_opened: self.connections_opened,
+            connections_failed: self.connections_failed,
+            reconnects: self.reconnects,
+            retried: self.retried,
+            dropped: self.dropped,
+            bytes_received: self.bytes_received,
+            body_bytes: self.body_bytes,
+            bytes_sent: self.bytes_sent,
+            stream_resets: self.stream_resets,
+            goaways: self.goaways,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct FirstResponseV1 {
+    status: u16,
+    server: Option<String>,
+    body_len: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct GeneratorV1 {
+    threads: usize,
+    cpu_user_ns: u64,
+    cpu_sys_ns: u64,
+    busiest_thread: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ScheduleV1 {
+    target_rps: f64,
+    achieved_rps: f64,
+    due: u64,
+    sent: u64,
+    late: u64,
+    max_lag_ns: u64,
+}
+
+/// A histogram as V2 + deflate, in base64.
+fn encode(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    // Writing into a Vec fails only for a histogram V2 cannot encode (none of ours).
+    let _ = V2DeflateSerializer::new().serialize(h, &mut bytes);
+    BASE64.encode(bytes)
+}
+
+/// A histogram written by [`encode`], in the bounds of [`latency_histogram`].
+fn decode(text: &str) -> Result<Histogram<u64>, String> {
+    let bytes = BASE64.decode(text).map_err(|e| e.to_string())?;
+    let read: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("{e:?}"))?;
+    let mut h = latency_histogram();
+    h.add(&read).map_err(|e| format!("{e:?}"))?;
+    Ok(h)
+}
+
+/// A span in whole nanoseconds (saturating after 584 years).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Nanoseconds since the Unix epoch (negative before it; saturating in 2262).
+pub fn unix_ns(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
+    }
+}
+
+/// The instant `ns` nanoseconds after the Unix epoch.
+pub fn time_at(ns: i64) -> SystemTime {
+    let d = Duration::from_nanos(ns.unsigned_abs());
+    if ns >= 0 {
+        UNIX_EPOCH + d
+    } else {
+        UNIX_EPOCH - d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> SavedRun {
+        let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:8080/a?b").unwrap());
+        spec.request.method = "POST".into();
+        spec.request.body = b"x=\x001".to_vec();
+        spec.request.headers = vec![("X-A".into(), "1".into())];
+        spec.expect.status = StatusSet::parse("2xx").unwrap();
+        spec.expect.body_contains = Some(b"ok".to_vec());
+        spec.connections = 8;
+        spec.requests = None;
+        spec.duration = Some(Duration::from_millis(2500));
+        spec.pace = Pace::Rate(1000.5);
+        let shard = Shard::new(1, 2).unwrap();
+        let share = shard.divide(&spec).unwrap();
+        let started = UNIX_EPOCH + Duration::from_nanos(1_764_000_000_123_456_789);
+        let mut r = RunResult::empty(started, Duration::from_nanos(2_500_000_001));
+        for v in [1, 90, 1234, 99_999, 3_000_000] {
+            r.latency.record(v).unwrap();
+            r.latency_raw.record(v / 2 + 1).unwrap();
+        }
+        r.connect.record(0).unwrap();
+        r.counts.completed = 6;
+        r.counts.ok = 4;
+        r.counts.failures[FailureKind::Status] = 1;
+        r.counts.failures[FailureKind::Timeout] = 1;
+        r.counts.status.insert(200, 4);
+        r.counts.status.insert(502, 1);
+        let mut second = crate::result::second_histogram();
+        second.record(1234).unwrap();
+        r.series = vec![SecondStats::of(2, 6, 2, &second)];
+        r.samples = vec![Sample {
+            start_us: 5,
+            connect_us: 1,
+            waiting_us: 2,
+            total_us: 3,
+            status: 502,
+            failure: Some(FailureKind::Status),
+        }];
+        r.first_response = Some(FirstResponse {
+            status: 200,
+            server: Some("t".into()),
+            body_len: 12,
+        });
+        r.generator = GeneratorStats {
+            threads: 2,
+            cpu_user: Duration::from_nanos(123),
+            cpu_sys: Duration::from_nanos(456),
+            busiest_thread: 0.1 + 0.2,
+        };
+        r.schedule = Some(ScheduleStats {
+            target_rps: 500.25,
+            achieved_rps: 2.4,
+            due: 7,
+            sent: 6,
+            late: 1,
+            max_lag: Duration::from_nanos(77),
+        });
+        r.warn(&share);
+        SavedRun {
+            shootout: "0.1.0".into(),
+            shard: Some(shard),
+            start_at: Some(started),
+            fleet: spec,
+            spec: share,
+            outcome: Outcome::Complete,
+            result: Some(r),
+        }
+    }
+
+    fn assert_same(a: &RunResult, b: &RunResult) {
+        assert_eq!(a.started, b.started);
+        assert_eq!(a.duration, b.duration);
+        assert_eq!(a.counts, b.counts);
+        for (x, y) in [
+            (&a.latency, &b.latency),
+            (&a.latency_raw, &b.latency_raw),
+            (&a.connect, &b.connect),
+            (&a.waiting, &b.waiting),
+            (&a.processing, &b.processing),
+        ] {
+            let values = |h: &Histogram<u64>| {
+                h.iter_recorded()
+                    .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(values(x), values(y));
+        }
+        assert_eq!(a.series, b.series);
+        assert_eq!(a.samples, b.samples);
+        assert_eq!(a.first_response, b.first_response);
+        assert_eq!(a.generator, b.generator);
+        assert_eq!(a.schedule, b.schedule);
+        assert_eq!(a.interrupted, b.interrupted);
+        assert_eq!(a.warnings, b.warnings);
+    }
+
+    #[test]
+    fn a_run_reads_back_as_it_was_written() {
+        let saved = run();
+        let text = saved.to_json();
+        assert_eq!(text.lines().count(), 1, "one line, for logs");
+        let back = SavedRun::parse(&text).unwrap();
+        assert_eq!(back.shard, saved.shard);
+        assert_eq!(back.start_at, saved.start_at);
+        assert_eq!(back.fleet, saved.fleet);
+        assert_eq!(back.spec, saved.spec);
+        assert_eq!(back.outcome, Outcome::Complete);
+        assert_same(
+            back.result.as_ref().unwrap(),
+            saved.result.as_ref().unwrap(),
+        );
+        assert_eq!(back.to_json(), text, "a second round trip changes nothing");
+    }
+
+    /// The file once lost these: a merge could not tell an HTTP/2 or pipelined shard, or
+    /// one of a request list, from a plain HTTP/1.1 one.
+    #[test]
+    fn protocol_streams_pipeline_and_request_list_read_back() {
+        let mut saved = run();
+        let list = RequestList::parse(
+            "urls.txt",
+            "GET /a?{seq}\n\nPOST /b\nX-A: 1\n@body\n",
+            None,
+            Order::Random,
+            7,
+            |_| Ok(b"x\x00y".to_vec()),
+        )
+        .unwrap();
+        saved.spec.pipeline = 4;
+        saved.spec.list = Some(list);
+        let back = SavedRun::parse(&saved.to_json()).unwrap();
+        assert_eq!(back.spec, saved.spec);
+        let mut saved = run();
+        for s in [&mut saved.fleet, &mut saved.spec] {
+            s.protocol = Protocol::Http2;
+            s.streams = 8;
+        }
+        let r = saved.result.as_mut().unwrap();
+        r.note_streams_limited(8, Some(3));
+        let back = SavedRun::parse(&saved.to_json()).unwrap();
+        assert_eq!(
+            (back.spec.protocol, back.spec.streams),
+            (Protocol::Http2, 8)
+        );
+        assert_eq!(back.result.unwrap().streams_allowed(), Some(3));
+    }
+
+    #[test]
+    fn results_are_found_in_a_log_between_their_marks() {
+        let json = run().to_json();
+        let log = format!(
+            "report line\n{}[pod/a] {}\n[pod/a] {}\n[pod/a] {}\nother\n{BEGIN_MARK}\n{{cut",
+            in_log_block("{\"x\":1}"),
+            BEGIN_MARK,
+            json,
+            END_MARK
+        );
+        let blocks = blocks_in_log(&log);
+        assert_eq!(blocks, vec![(2, "{\"x\":1}"), (5, json.as_str())]);
+        assert!(SavedRun::parse(blocks[1].1).is_ok());
+    }
+
+    /// A merge of 100 shards of 16 threads each could not be read back.
+    #[test]
+    fn a_merged_fleet_may_have_more_threads_than_one_process() {
+        let mut saved = run();
+        saved.fleet.threads = 1600;
+        let back = SavedRun::parse(&saved.to_json()).unwrap();
+        assert_eq!(back.fleet.threads, 1600);
+    }
+
+    #[test]
+    fn a_failed_run_keeps_its_error_and_has_no_result() {
+        let mut saved = run();
+        saved.outcome = Outcome::Failed("cannot connect".into());
+        saved.result = None;
+        let back = SavedRun::parse(&saved.to_json()).unwrap();
+        assert_eq!(back.outcome, Outcome::Failed("cannot connect".into()));
+        assert!(back.result.is_none());
+    }
+
+    #[test]
+    fn other_files_are_refused_with_a_reason() {
+        let e = SavedRun::parse("{\"a\":1}").unwrap_err();
+        assert!(matches!(e, SavedError::Json(_)), "{e}");
+        let e = SavedRun::parse(r#"{"format":"other","version":1}"#).unwrap_err();
+        assert_eq!(e, SavedError::Format("other".into()));
+        let e = SavedRun::parse(r#"{"format":"shootout-result","version":9}"#).unwrap_err();
+        assert!(e.to_string().contains("same shootout version"), "{e}");
+        let damaged = run()
+            .to_json()
+            .replace("\"latency\":\"", "\"latency\":\"AAAA");
+        let e = SavedRun::parse(&damaged).unwrap_err();
+        assert!(
+            matches!(e, SavedError::Histogram(ref h, _) if h == "latency"),
+            "{e}"
+        );
+    }
+}
