@@ -971,3 +971,97 @@ fn help_and_compare_that_cannot_be_written_are_exit_1_with_one_line() {
         );
     }
 }
+
+#[test]
+fn http2_load_reports_its_protocol_streams_and_resets() {
+    let server =
+        shootout_testserver::H2Server::start(shootout_testserver::H2Behavior::ResetEvery {
+            n: 10,
+            code: shootout_testserver::INTERNAL_ERROR,
+        })
+        .unwrap();
+    let out = shootout()
+        .args(["load", "--http2", "--streams", "5", "-n", "100", "-c", "2"])
+        .args(["--threads", "1", "--json", "-q", &server.url("/")])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["load"]["protocol"], "h2");
+    assert_eq!(v["load"]["streams"], 5);
+    assert_eq!(v["requests"]["ok"], 90);
+    assert_eq!(v["failures"]["stream_reset"], 10);
+    assert_eq!(v["requests"]["stream_resets"]["2"], 10);
+    let text = shootout()
+        .args(["load", "--http2", "--streams", "5", "-n", "20", "-c", "2"])
+        .args(["--threads", "1", "-q", &server.url("/")])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("2 connections × 5 streams (HTTP/2)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("RST_STREAM received: 2 × INTERNAL_ERROR (2)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn http2_against_an_http1_server_is_refused_with_the_fix() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let out = shootout()
+        .args(["load", "--http2", "-n", "10", &server.url("/")])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not speak HTTP/2"), "{err}");
+    assert!(err.contains("drop --http2"), "{err}");
+}
+
+#[test]
+fn http2_with_pipeline_or_urls_is_a_usage_error_naming_both_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let urls = dir.path().join("urls.txt");
+    std::fs::write(&urls, "GET /a\n").unwrap();
+    let urls = urls.to_str().unwrap();
+    for (args, want) in [
+        (&["--pipeline", "8"][..], ["--pipeline", "--streams"]),
+        (&["--urls", urls][..], ["--urls", "--http2"]),
+    ] {
+        let out = shootout()
+            .args(["load", "--http2", "-n", "10"])
+            .args(args)
+            .arg("http://127.0.0.1:9/")
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(want.iter().all(|w| err.contains(w)), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn streams_without_http2_is_a_usage_error_naming_the_flag() {
+    let out = shootout()
+        .args(["load", "--streams", "10", "-n", "10", "http://127.0.0.1:9/"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--streams 10") && err.contains("--http2"),
+        "{err}"
+    );
+}

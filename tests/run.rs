@@ -281,26 +281,49 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_foreve
     c.no_orphans();
 }
 
-#[test]
-fn a_url_contender_is_measured_without_launching_anything() {
-    let server = TestServer::start(Behavior::Hello).unwrap();
-    let url = server.url("/");
+/// Runs a one-step plan of `workload` against the server at `url` (a URL contender);
+/// returns the stored run and the step's good answers.
+fn one_step_at(url: &str, workload: &str) -> (shootout_model::stored::RunRow, u64) {
     let contender = format!(
         "[[contender]]\nname = \"theirs\"\nurl = \"{}\"\n",
         url.trim_end_matches('/')
     );
-    let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\nexpect = { status = 200, body_contains = \"Hello\" }\n";
     let c = Case::new(&plan_with(&contender, workload));
     let store = c.run_ok();
     let run = store.latest_run().unwrap().unwrap();
     let steps = store.steps(run.id).unwrap();
     assert_eq!(steps.len(), 1);
-    assert_eq!(steps[0].result.counts.ok, 200);
+    (run, steps[0].result.counts.ok)
+}
+
+#[test]
+fn a_url_contender_is_measured_without_launching_anything() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\nexpect = { status = 200, body_contains = \"Hello\" }\n";
+    let (_, ok) = one_step_at(&server.url("/"), workload);
+    assert_eq!(ok, 200);
     assert_eq!(
         server.requests(),
         20 + 48 + 200,
         "verification, then the step"
     );
+}
+
+#[test]
+fn an_h2_workload_is_verified_and_measured_over_http2() {
+    let server =
+        shootout_testserver::H2Server::start(shootout_testserver::H2Behavior::Hello).unwrap();
+    let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\nprotocol = \"h2\"\nstreams = 4\nexpect = { status = 200, body_contains = \"Hello\" }\n";
+    let (run, ok) = one_step_at(&server.url("/"), workload);
+    assert_eq!(ok, 200);
+    // An HTTP/1.1 request would not have been answered by this server at all.
+    assert_eq!(
+        server.answers(),
+        20 + 48 + 200,
+        "verification, then the step"
+    );
+    let resolved = run.plan_resolved;
+    assert!(resolved.contains(r#""protocol":"h2""#), "{resolved}");
 }
 
 #[test]

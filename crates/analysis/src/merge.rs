@@ -13,6 +13,7 @@
 
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
+use shootout_model::requests::RequestList;
 use shootout_model::result::second_histogram;
 use shootout_model::saved::unix_ns;
 use shootout_model::{
@@ -257,6 +258,28 @@ pub fn differences(a: &LoadSpec, b: &LoadSpec) -> Vec<String> {
         secs(Some(a.connect_timeout)),
         secs(Some(b.connect_timeout)),
     );
+    cmp(
+        "protocol",
+        a.protocol.as_str().into(),
+        b.protocol.as_str().into(),
+    );
+    cmp("streams", a.streams.to_string(), b.streams.to_string());
+    cmp("pipeline", a.pipeline.to_string(), b.pipeline.to_string());
+    // The entries as a fingerprint: two lists of one name may still differ.
+    let list = |l: Option<&RequestList>| {
+        l.map_or("none".to_string(), |l| {
+            let entries = format!("{:?}", l.entries);
+            format!(
+                "{} ({} entries {:016x}, {:?} order, seed {})",
+                l.source,
+                l.entries.len(),
+                fnv1a(entries.as_bytes()),
+                l.order,
+                l.seed
+            )
+        })
+    };
+    cmp("request list", list(a.list.as_ref()), list(b.list.as_ref()));
     out
 }
 
@@ -331,6 +354,8 @@ pub fn merge(sources: &[Source], allow_partial: bool) -> Result<Merged, MergeErr
     spec.threads = runs.iter().map(|(s, _)| s.run.spec.threads).sum();
     let mut result = add_up(&runs);
     result.warn(&spec);
+    let allowed = runs.iter().filter_map(|(_, r)| r.streams_allowed()).min();
+    result.note_streams_limited(spec.streams as u64, allowed);
     Ok(Merged {
         spec,
         result,
@@ -658,6 +683,55 @@ mod tests {
         s[1].run.fleet.pace = Pace::Rate(500.0);
         let e = merge(&s, true).unwrap_err().to_string();
         assert!(e.starts_with("shard-1.json is not a shard of the same load as shard-0.json: url: http://127.0.0.1:8080/ vs http://127.0.0.1:9090/, rate: 400 req/s vs 500 req/s;"), "{e}");
+    }
+
+    #[test]
+    fn shards_of_another_protocol_pipeline_or_request_list_are_refused() {
+        let mut s = two();
+        s[1].run.fleet.protocol = shootout_model::Protocol::Http2;
+        s[1].run.fleet.streams = 8;
+        let e = merge(&s, true).unwrap_err().to_string();
+        assert!(
+            e.contains("protocol: http/1.1 vs h2, streams: 1 vs 8;"),
+            "{e}"
+        );
+        let mut s = two();
+        s[0].run.fleet.pipeline = 16;
+        let e = merge(&s, true).unwrap_err().to_string();
+        assert!(e.contains("pipeline: 16 vs 1;"), "{e}");
+        let list = |path: &str| {
+            shootout_model::requests::RequestList::parse(
+                "urls.txt",
+                &format!("GET {path}\n"),
+                None,
+                shootout_model::requests::Order::Seq,
+                0,
+                |_| Ok(Vec::new()),
+            )
+            .unwrap()
+        };
+        let mut s = two();
+        s[0].run.fleet.list = Some(list("/a"));
+        s[1].run.fleet.list = Some(list("/b"));
+        let e = merge(&s, true).unwrap_err().to_string();
+        assert!(e.contains("request list: urls.txt (1 entries "), "{e}");
+    }
+
+    /// A shard's HTTP/2 server allowing fewer streams than asked is still said after the
+    /// merge.
+    #[test]
+    fn the_lowest_streams_a_shard_was_allowed_survives_the_merge() {
+        let mut s = two();
+        for (src, allowed) in s.iter_mut().zip([6, 3]) {
+            for spec in [&mut src.run.fleet, &mut src.run.spec] {
+                spec.protocol = shootout_model::Protocol::Http2;
+                spec.streams = 8;
+            }
+            let r = src.run.result.as_mut().unwrap();
+            r.note_streams_limited(8, Some(allowed));
+        }
+        let m = merge(&s, false).unwrap();
+        assert_eq!(m.result.streams_allowed(), Some(3));
     }
 
     #[test]

@@ -8,10 +8,12 @@
 //! terminals or storage: callers watch progress through [`Live`] and stop a run through
 //! an `AtomicBool`.
 
+pub mod h2;
 mod pacer;
 mod parse;
 mod recorder;
 mod request;
+mod search;
 pub mod sys;
 mod tls;
 mod transport;
@@ -25,8 +27,8 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use shootout_model::spec::threads_for;
 use shootout_model::{
-    latency_histogram, Counts, FirstResponse, GeneratorStats, LoadSpec, Pace, RunResult, Sample,
-    ScheduleStats, Scheme, SecondStats, SpecError, TargetStats,
+    latency_histogram, Counts, FirstResponse, GeneratorStats, LoadSpec, Pace, Protocol, RunResult,
+    Sample, ScheduleStats, Scheme, SecondStats, SpecError, TargetStats,
 };
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -76,6 +78,14 @@ pub enum EngineError {
         needed: u64,
         /// The limit in force.
         limit: u64,
+    },
+    /// `--http2` was asked of a server that does not speak HTTP/2 there.
+    #[error("{target} does not speak HTTP/2: {reason}")]
+    NotHttp2 {
+        /// The address or URL tried.
+        target: String,
+        /// What it did instead.
+        reason: h2::Refusal,
     },
     /// A worker thread could not be started or failed.
     #[error("worker thread failed: {0}")]
@@ -174,8 +184,13 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
             limit,
         });
     }
+    let h2 = match spec.protocol {
+        Protocol::Http2 => Some(h2::request::prepare(&spec.target, &spec.request)?),
+        Protocol::Http1 => None,
+    };
+    let alpn: &[u8] = if h2.is_some() { b"h2" } else { b"http/1.1" };
     let tls = match spec.target.scheme {
-        Scheme::Https => Some(tls::client_config(&spec.target)?),
+        Scheme::Https => Some(tls::client_config(&spec.target, alpn)?),
         Scheme::Http => None,
     };
     let endpoint = preflight(spec, tls.as_ref())?;
@@ -197,23 +212,27 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         barrier: std::sync::Barrier::new(shares.len()),
         started: &control.started,
     };
-    let outputs = run_workers(spec, control, &shared, &shares, connections)?;
+    let (outputs, limit) = run_workers(spec, control, &shared, h2.as_ref(), &shares, connections)?;
     let start = *control
         .started
         .get()
         .expect("the workers started the clock");
     let started = SystemTime::now() - start.elapsed();
-    Ok(merge(spec, start, started, threads, outputs))
+    let mut result = merge(spec, start, started, threads, outputs);
+    result.note_streams_limited(spec.streams as u64, limit);
+    Ok(result)
 }
 
 /// Starts one worker thread per share (connections, request budget) and waits for all.
+/// Over HTTP/2 also returns the lowest concurrency a server allowed below `spec.streams`.
 fn run_workers(
     spec: &LoadSpec,
     control: &Control,
     shared: &Shared,
+    h2: Option<&h2::request::Prepared>,
     shares: &[(usize, Option<u64>)],
     connections: usize,
-) -> Result<Vec<worker::Output>, EngineError> {
+) -> Result<(Vec<worker::Output>, Option<u64>), EngineError> {
     std::thread::scope(|s| {
         let handles: Vec<_> = shares
             .iter()
@@ -236,10 +255,14 @@ fn run_workers(
                 let (live, stop) = (&control.live[index], &*control.stop);
                 std::thread::Builder::new()
                     .name(format!("shootout-worker-{index}"))
-                    .spawn_scoped(s, move || worker::run(shared, a, stop, live))
+                    .spawn_scoped(s, move || match h2 {
+                        Some(req) => h2::worker::run(shared, req, spec.streams, a, stop, live),
+                        None => worker::run(shared, a, stop, live).map(|o| (o, None)),
+                    })
             })
             .collect();
-        handles
+        let mut limit: Option<u64> = None;
+        let outputs = handles
             .into_iter()
             .map(|h| match h {
                 Ok(h) => h
@@ -247,7 +270,17 @@ fn run_workers(
                     .unwrap_or_else(|_| Err(std::io::Error::other("worker panicked"))),
                 Err(e) => Err(e),
             })
-            .collect::<Result<Vec<_>, _>>()
+            .map(|r| {
+                r.map(|(o, l)| {
+                    limit = match (limit, l) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    o
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((outputs, limit))
     })
     .map_err(EngineError::Worker)
 }
@@ -276,11 +309,22 @@ fn preflight(
     )>,
 ) -> Result<Endpoint, EngineError> {
     let t = &spec.target;
+    let h2_check = |stream: &mut dyn ReadWrite, target: String| match spec.protocol {
+        Protocol::Http2 => h2::check(stream, spec.connect_timeout)
+            .map_err(|reason| EngineError::NotHttp2 { target, reason }),
+        Protocol::Http1 => Ok(()),
+    };
     if let Some(path) = &t.unix_socket {
-        std::os::unix::net::UnixStream::connect(path).map_err(|source| EngineError::Connect {
-            target: path.display().to_string(),
-            source,
+        let mut s = std::os::unix::net::UnixStream::connect(path).map_err(|source| {
+            EngineError::Connect {
+                target: path.display().to_string(),
+                source,
+            }
         })?;
+        let _ = s.set_read_timeout(Some(spec.connect_timeout));
+        if tls.is_none() {
+            h2_check(&mut s, path.display().to_string())?;
+        }
         return Ok(Endpoint::Unix(path.clone()));
     }
     let addrs: Vec<SocketAddr> = (t.host.as_str(), t.port)
@@ -293,9 +337,22 @@ fn preflight(
     let mut last = None;
     for addr in &addrs {
         match TcpStream::connect_timeout(addr, spec.connect_timeout) {
-            Ok(stream) => {
+            Ok(mut stream) => {
                 if let Some(tls) = tls {
-                    tls::handshake(stream, tls, spec.connect_timeout, &addr.to_string())?;
+                    let alpn =
+                        tls::handshake(stream, tls, spec.connect_timeout, &addr.to_string())?;
+                    if spec.protocol == Protocol::Http2 && alpn.as_deref() != Some(b"h2") {
+                        let got = alpn.map_or("no protocol".into(), |a| {
+                            String::from_utf8_lossy(&a).into_owned()
+                        });
+                        return Err(EngineError::NotHttp2 {
+                            target: t.url.clone(),
+                            reason: h2::Refusal::Alpn(got),
+                        });
+                    }
+                } else {
+                    let _ = stream.set_read_timeout(Some(spec.connect_timeout));
+                    h2_check(&mut stream, addr.to_string())?;
                 }
                 return Ok(Endpoint::Tcp(*addr));
             }
@@ -313,6 +370,10 @@ fn preflight(
         },
     })
 }
+
+/// A blocking stream the HTTP/2 pre-flight can talk over (TCP or a unix socket).
+trait ReadWrite: std::io::Read + std::io::Write {}
+impl<T: std::io::Read + std::io::Write> ReadWrite for T {}
 
 /// The workers' outputs added up, before they become one [`RunResult`].
 struct Totals {

@@ -16,6 +16,8 @@
 //! "peer closed early" and "the bytes contradict the framing" — the distinctions the
 //! failure classes rest on. Interim 1xx responses are skipped, never reported.
 
+use crate::search::BodySearch;
+
 /// How a response ended, or why it cannot be one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParseError {
@@ -77,9 +79,7 @@ pub struct ResponseParser {
     pending: Vec<u8>,
     head_request: bool,
     /// What `--expect-body-contains` looks for, if anything.
-    needle: Option<memchr::memmem::Finder<'static>>,
-    /// The last `needle.len() - 1` body bytes, so a match across two reads is found.
-    tail: Vec<u8>,
+    search: BodySearch,
     want_server: bool,
     /// Status of the final response (0 until its head is parsed).
     pub status: u16,
@@ -101,13 +101,11 @@ impl ResponseParser {
     /// A parser for answers to `HEAD` (no body) or other requests; with a `needle`, each
     /// body is searched for it as it streams by ([`ResponseParser::matched`]).
     pub fn new(head_request: bool, needle: Option<&[u8]>) -> Self {
-        let needle = needle.map(|n| memchr::memmem::Finder::new(n).into_owned());
         ResponseParser {
             state: State::Head,
             pending: Vec::new(),
             head_request,
-            tail: Vec::with_capacity(needle.as_ref().map_or(0, |n| n.needle().len() * 2)),
-            needle,
+            search: BodySearch::new(needle),
             want_server: false,
             status: 0,
             close: false,
@@ -138,7 +136,7 @@ impl ResponseParser {
         self.close = false;
         self.body_len = 0;
         self.head_len = 0;
-        self.tail.clear();
+        self.search.reset();
         self.matched = false;
         self.seen = 0;
     }
@@ -199,29 +197,8 @@ impl ResponseParser {
 
     fn body_bytes(&mut self, b: &[u8]) {
         self.body_len += b.len() as u64;
-        if self.matched || b.is_empty() {
-            return;
-        }
-        let Some(finder) = &self.needle else { return };
-        let keep = finder.needle().len().saturating_sub(1);
-        // A match that starts in the kept tail and ends in `b`: search the tail joined with
-        // the first `keep` bytes of `b` (at most 2 × needle bytes, in a reused buffer).
-        if !self.tail.is_empty() {
-            let before = self.tail.len();
-            self.tail.extend_from_slice(&b[..b.len().min(keep)]);
-            self.matched = finder.find(&self.tail).is_some();
-            self.tail.truncate(before);
-        }
-        self.matched = self.matched || finder.find(b).is_some();
-        // Keep the last `keep` bytes of tail + b for the next piece.
-        if b.len() >= keep {
-            self.tail.clear();
-            self.tail.extend_from_slice(&b[b.len() - keep..]);
-        } else {
-            self.tail.extend_from_slice(b);
-            let extra = self.tail.len().saturating_sub(keep);
-            self.tail.drain(..extra);
-        }
+        self.search.feed(b);
+        self.matched = self.search.matched;
     }
 
     /// Parses the head from `pending` + `data`; returns the bytes of `data` used.
@@ -470,7 +447,8 @@ fn may_end_head(b: &[u8]) -> bool {
     memchr::memchr_iter(b'\n', b).any(|i| matches!(&b[i + 1..], [b'\n', ..] | [b'\r', b'\n', ..]))
 }
 
-fn parse_decimal(v: &[u8]) -> Option<u64> {
+/// A decimal field value (a Content-Length), spaces around it allowed.
+pub(crate) fn parse_decimal(v: &[u8]) -> Option<u64> {
     let v = v.trim_ascii();
     if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
         return None;
@@ -896,7 +874,7 @@ mod tests {
         }
         assert_eq!(p.body_len, 2000 * 0x2000);
         assert!(!p.matched);
-        assert!(p.tail.capacity() <= 64 && p.pending.capacity() <= 64);
+        assert!(p.search.kept_capacity() <= 64 && p.pending.capacity() <= 64);
         // A needle split across two reads is still found.
         p.feed(b"5\r\nxxnee\r\n").unwrap();
         p.feed(b"4\r\ndlex\r\n").unwrap();

@@ -7,7 +7,7 @@
 
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use shootout_model::{latency_histogram, Counts, FailureKind, FirstResponse, Sample};
+use shootout_model::{latency_histogram, Counts, Expectation, FailureKind, FirstResponse, Sample};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,17 @@ impl Timing {
             kind,
         }
     }
+}
+
+/// What came back for one request, as the expectations judge it.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer {
+    /// Status of the final response.
+    pub status: u16,
+    /// Body bytes.
+    pub body_len: u64,
+    /// The body held `--expect-body-contains`'s text.
+    pub matched: bool,
 }
 
 /// One second of one worker: counts and its latency histogram, serialized.
@@ -161,6 +172,37 @@ impl Recorder {
         } else {
             self.other_lengths += 1;
         }
+    }
+
+    /// A request answered in full, judged against `expect`; the first answer of the worker
+    /// is kept with its `server` field (asked for only then).
+    pub fn credit(
+        &mut self,
+        t: &Timing,
+        a: Answer,
+        server: impl FnOnce() -> Option<String>,
+        expect: &Expectation,
+    ) {
+        self.counts.body_bytes += a.body_len;
+        if self.first.is_none() {
+            self.first_at = Some(t.end);
+            self.first = Some(FirstResponse {
+                status: a.status,
+                server: server(),
+                body_len: a.body_len,
+            });
+        }
+        self.count_length(a.body_len);
+        let failure = if !expect.status.contains(a.status) {
+            Some(FailureKind::Status)
+        } else if expect.length.is_some_and(|l| l != a.body_len)
+            || (expect.body_contains.is_some() && !a.matched)
+        {
+            Some(FailureKind::Body)
+        } else {
+            None
+        };
+        self.answered(t, a.status, failure);
     }
 
     /// A request answered in full; `failure` is `Some` when the answer failed an expectation.

@@ -12,9 +12,11 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Builds the client config and server name for `target`.
+/// Builds the client config and server name for `target`, offering `alpn` (`http/1.1`
+/// or `h2`).
 pub fn client_config(
     target: &Target,
+    alpn: &[u8],
 ) -> Result<(Arc<ClientConfig>, ServerName<'static>), EngineError> {
     let err = |reason: String| EngineError::Tls {
         target: target.url.clone(),
@@ -45,7 +47,7 @@ pub fn client_config(
         }
         builder.with_root_certificates(roots).with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![alpn.to_vec()];
     let name = ServerName::try_from(target.host.clone()).map_err(|e| {
         err(format!(
             "'{}' is not a valid TLS server name: {e}",
@@ -56,13 +58,14 @@ pub fn client_config(
 }
 
 /// Completes one handshake on a blocking stream, so a certificate problem is one clear
-/// error before the run rather than a run of failed connections.
+/// error before the run rather than a run of failed connections. Returns the protocol ALPN
+/// chose, if any.
 pub fn handshake(
     mut stream: TcpStream,
     (config, name): &(Arc<ClientConfig>, ServerName<'static>),
     timeout: Duration,
     target: &str,
-) -> Result<(), EngineError> {
+) -> Result<Option<Vec<u8>>, EngineError> {
     let err = |reason: String| EngineError::Tls {
         target: target.to_string(),
         reason,
@@ -72,18 +75,31 @@ pub fn handshake(
     let mut conn = rustls::ClientConnection::new(config.clone(), name.clone())
         .map_err(|e| err(e.to_string()))?;
     while conn.is_handshaking() {
-        conn.complete_io(&mut stream).map_err(|e| {
+        if let Err(e) = conn.complete_io(&mut stream) {
+            let no_alpn = e
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<rustls::Error>())
+                .is_some_and(|e| {
+                    *e == rustls::Error::AlertReceived(
+                        rustls::AlertDescription::NoApplicationProtocol,
+                    )
+                });
+            if no_alpn {
+                // The server offers none of our protocols: the caller says which it wanted.
+                return Ok(None);
+            }
             let hint = if e.to_string().contains("certificate") {
                 " (for a self-signed certificate use --insecure, or --cacert FILE)"
             } else {
                 ""
             };
-            err(format!("{e}{hint}"))
-        })?;
+            return Err(err(format!("{e}{hint}")));
+        }
     }
+    let alpn = conn.alpn_protocol().map(<[u8]>::to_vec);
     conn.send_close_notify();
     let _ = conn.complete_io(&mut stream);
-    Ok(())
+    Ok(alpn)
 }
 
 /// Accepts any certificate; signatures are still checked against the presented one.

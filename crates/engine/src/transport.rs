@@ -1,6 +1,7 @@
 //! One connection's byte stream: TCP or a unix socket, optionally wrapped in TLS (rustls).
 //! The worker sees `read`/`write` and never which of them it has.
 
+use crate::worker::{Endpoint, Shared};
 use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
@@ -85,6 +86,26 @@ pub struct Transport {
 }
 
 impl Transport {
+    /// Starts a non-blocking connect to the run's endpoint, registered for reads and writes
+    /// under `token`, with a TLS session when the target is https.
+    pub fn connect(sh: &Shared, registry: &Registry, token: Token) -> io::Result<Transport> {
+        let mut socket = match &sh.endpoint {
+            Endpoint::Tcp(addr) => TcpStream::connect(*addr).map(|s| {
+                let _ = s.set_nodelay(true);
+                Socket::Tcp(s)
+            }),
+            Endpoint::Unix(path) => UnixStream::connect(path).map(Socket::Unix),
+        }?;
+        registry.register(&mut socket, token, Interest::READABLE | Interest::WRITABLE)?;
+        let tls = match &sh.tls {
+            Some((cfg, name)) => Some(Box::new(
+                ClientConnection::new(cfg.clone(), name.clone()).map_err(io::Error::other)?,
+            )),
+            None => None,
+        };
+        Ok(Transport { socket, tls })
+    }
+
     /// Reads plaintext. `Ok(0)` means the peer closed the stream.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let Some(tls) = self.tls.as_mut() else {

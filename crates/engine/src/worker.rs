@@ -28,16 +28,15 @@
 
 use crate::pacer::{Pacer, Pacing};
 use crate::parse::{ParseError, Progress, ResponseParser};
-use crate::recorder::{Recorder, Timing};
+use crate::recorder::{Answer, Recorder, Timing};
 use crate::request::{Gen, Requests};
 use crate::sys;
-use crate::transport::{Socket, Transport};
+use crate::transport::Transport;
 use crate::Live;
-use mio::net::{TcpStream, UnixStream};
 use mio::{Events, Interest, Poll, Token};
 use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection};
-use shootout_model::{Expectation, FailureKind, FirstResponse, Record};
+use rustls::ClientConfig;
+use shootout_model::{Expectation, FailureKind, Record};
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
@@ -216,7 +215,7 @@ impl Conn {
 }
 
 /// Requests sent later than this after their due time count as late.
-const LATE: Duration = Duration::from_millis(1);
+pub(crate) const LATE: Duration = Duration::from_millis(1);
 
 /// A connection that sat idle at least this long before a request went out on it may have
 /// been closed by the server's keep-alive timer as the request left: if it closes before any
@@ -233,13 +232,13 @@ const IDLE_BEFORE_RETRY: Duration = Duration::from_millis(100);
 const RACE_WINDOW: Duration = Duration::from_millis(50);
 
 /// The longest pause before re-opening a connection the server keeps dropping.
-const MAX_BACKOFF: Duration = Duration::from_secs(1);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// The token of the pacing timer (connections use their index).
-const TIMER: Token = Token(usize::MAX);
+pub(crate) const TIMER: Token = Token(usize::MAX);
 
 /// What the schedule allows next.
-enum Dispatch {
+pub(crate) enum Dispatch {
     /// The next request is due at this instant.
     At(Instant),
     /// A request is due but every connection is busy: it waits for one.
@@ -276,6 +275,31 @@ struct Worker<'a> {
 
 /// Runs one worker to the end of its share; `stop` ends it early.
 pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Result<Output> {
+    host(sh, a, stop, live, set_up)
+}
+
+/// A worker's event loop, whichever protocol it speaks, as [`host`] drives it.
+pub(crate) trait EventLoop {
+    /// The run's clock started at `start`; it ends at `end` when bounded by time.
+    fn begin(&mut self, start: Instant, end: Option<Instant>);
+    /// Runs until the share is done, the deadline passes or `stop` is set (true then).
+    fn run(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool>;
+    /// Ends the run at `ended`: requests still in flight are counted as aborted. Returns
+    /// the recorder (not yet finished) and the pacer's schedule, in rate mode.
+    fn end(self, ended: Instant) -> (Recorder, Option<(Pacer, Schedule)>);
+    /// When the run ends, if bounded by time.
+    fn deadline(&self) -> Option<Instant>;
+}
+
+/// Runs a worker thread's life around its event loop: pinning, the barrier where the run's
+/// clock starts, the thread's CPU time, and its output.
+pub(crate) fn host<'a, L: EventLoop>(
+    sh: &'a Shared<'a>,
+    a: Assignment,
+    stop: &AtomicBool,
+    live: &Live,
+    set_up: impl FnOnce(&'a Shared<'a>, Assignment) -> io::Result<L>,
+) -> io::Result<Output> {
     if let Some(cpu) = a.cpu {
         // Pinning is best effort: a CPU outside the allowed set is reported by the caller.
         let _ = sys::pin_thread(cpu);
@@ -292,32 +316,52 @@ pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Re
     }
     sh.barrier.wait();
     let mut w = w?;
-    w.start = *sh.started.get().expect("set by the barrier's leader");
-    w.end = sh.duration.map(|d| w.start + d);
-    w.rec.restart(w.start);
-    let interrupted = w.event_loop(stop, live)?;
-    let ended = match w.end {
+    let start = *sh.started.get().expect("set by the barrier's leader");
+    w.begin(start, sh.duration.map(|d| start + d));
+    let interrupted = w.run(stop, live)?;
+    let ended = match w.deadline() {
         Some(end) if !interrupted => Instant::now().min(end),
         _ => Instant::now(),
     };
-    for c in &w.conns {
-        w.rec.counts.aborted += c.queue.len() as u64;
-    }
-    live.publish(w.rec.counts.completed, w.rec.counts.failed());
-    w.rec.finish();
+    let (mut rec, paced) = w.end(ended);
+    live.publish(rec.counts.completed, rec.counts.failed());
+    rec.finish();
     let cpu1 = sys::thread_cpu();
-    let schedule = w.pacer.map(|p| Schedule {
-        due: p.due_by(ended.saturating_duration_since(w.start)),
-        ..w.sched
+    let schedule = paced.map(|(p, sched)| Schedule {
+        due: p.due_by(ended.saturating_duration_since(start)),
+        ..sched
     });
     Ok(Output {
-        rec: w.rec,
+        rec,
         cpu: (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
         wall: began.elapsed(),
         ended,
         schedule,
         interrupted,
     })
+}
+
+impl EventLoop for Worker<'_> {
+    fn begin(&mut self, start: Instant, end: Option<Instant>) {
+        self.start = start;
+        self.end = end;
+        self.rec.restart(start);
+    }
+
+    fn run(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
+        self.event_loop(stop, live)
+    }
+
+    fn end(mut self, _ended: Instant) -> (Recorder, Option<(Pacer, Schedule)>) {
+        for c in &self.conns {
+            self.rec.counts.aborted += c.queue.len() as u64;
+        }
+        (self.rec, self.pacer.map(|p| (p, self.sched)))
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.end
+    }
 }
 
 /// Sleeps until the wall clock reaches `at` (at once when it is past), waking at least
@@ -633,13 +677,6 @@ impl Worker<'_> {
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        let socket = match &self.sh.endpoint {
-            Endpoint::Tcp(addr) => TcpStream::connect(*addr).map(|s| {
-                let _ = s.set_nodelay(true);
-                Socket::Tcp(s)
-            }),
-            Endpoint::Unix(path) => UnixStream::connect(path).map(Socket::Unix),
-        };
         let c = &mut self.conns[i];
         c.connect_began = now;
         c.reused = false;
@@ -652,31 +689,13 @@ impl Worker<'_> {
         if let Some(front) = c.queue.front() {
             c.parser.reset_for(self.sh.requests.kinds[front.kind].head);
         }
-        let mut socket = match socket {
-            Ok(s) => s,
-            Err(_) => return self.connect_failed(i, now),
-        };
-        if self
-            .poll
-            .registry()
-            .register(
-                &mut socket,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            )
-            .is_err()
-        {
-            return self.connect_failed(i, now);
+        match Transport::connect(self.sh, self.poll.registry(), Token(i)) {
+            Ok(io) => {
+                c.io = Some(io);
+                c.phase = Phase::Connecting;
+            }
+            Err(_) => self.connect_failed(i, now),
         }
-        let tls = match &self.sh.tls {
-            Some((cfg, name)) => match ClientConnection::new(cfg.clone(), name.clone()) {
-                Ok(t) => Some(Box::new(t)),
-                Err(_) => return self.connect_failed(i, now),
-            },
-            None => None,
-        };
-        c.io = Some(Transport { socket, tls });
-        c.phase = Phase::Connecting;
     }
 
     fn close(&mut self, i: usize) {
@@ -1113,28 +1132,14 @@ impl Worker<'_> {
         let t = self.timing(&s, now);
         let c = &mut self.conns[i];
         c.rendered = c.rendered.saturating_sub(1);
-        let (status, body_len) = (c.parser.status, c.parser.body_len);
-        self.rec.counts.body_bytes += body_len;
-        if self.rec.first.is_none() {
-            self.rec.first_at = Some(now);
-            self.rec.first = Some(FirstResponse {
-                status,
-                server: c.parser.server.take(),
-                body_len,
-            });
-        }
-        self.rec.count_length(body_len);
-        let ex = &self.sh.expect;
-        let failure = if !ex.status.contains(status) {
-            Some(FailureKind::Status)
-        } else if ex.length.is_some_and(|l| l != body_len)
-            || (ex.body_contains.is_some() && !c.parser.matched)
-        {
-            Some(FailureKind::Body)
-        } else {
-            None
+        let answer = Answer {
+            status: c.parser.status,
+            body_len: c.parser.body_len,
+            matched: c.parser.matched,
         };
-        self.rec.answered(&t, status, failure);
+        let server = &mut c.parser.server;
+        self.rec
+            .credit(&t, answer, || server.take(), &self.sh.expect);
         c.reused = true;
         c.backoff = Duration::ZERO;
         self.in_flight -= 1;

@@ -29,8 +29,8 @@ pub use shootout::{
     UnknownStatus,
 };
 pub use spec::{
-    Expectation, LoadSpec, Pace, Record, RequestSpec, Scheme, SpecBuilder, SpecError, Target,
-    TlsOptions,
+    Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder, SpecError,
+    Target, TlsOptions, MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

@@ -8,8 +8,8 @@
 use crate::requests::{Order, RequestList};
 use crate::shootout::LoadLevel;
 use crate::spec::{
-    check_header, check_method, check_path, Expectation, RequestError, Target, MAX_BODY,
-    MAX_CONNECTIONS, MAX_PIPELINE, MAX_RATE, MIN_RATE,
+    check_header, check_method, check_path, Expectation, Protocol, RequestError, Target, MAX_BODY,
+    MAX_CONNECTIONS, MAX_PIPELINE, MAX_RATE, MAX_STREAMS, MIN_RATE,
 };
 use crate::status::StatusSet;
 use crate::units::{parse_cpu_list, parse_duration};
@@ -116,6 +116,10 @@ pub struct Workload {
     pub body: Option<String>,
     /// What every answer must meet.
     pub expect: Expectation,
+    /// HTTP/1.1 or HTTP/2 (the workload's `protocol`, else `[load]`'s, else HTTP/1.1).
+    pub protocol: Protocol,
+    /// HTTP/2 streams per connection (the workload's `streams`, else `[load]`'s, else 1).
+    pub streams: usize,
     /// Requests in flight per connection (`pipeline` here or in `[load]`; 1 by default).
     pub pipeline: usize,
     /// A request list file (`requests`), relative to the plan's directory: sent instead
@@ -221,6 +225,8 @@ struct FileWorkload {
     body_file: Option<String>,
     body: Option<Spanned<String>>,
     expect: Option<Spanned<FileExpect>>,
+    protocol: Option<Spanned<String>>,
+    streams: Option<Spanned<usize>>,
     pipeline: Option<Spanned<usize>>,
     requests: Option<Spanned<String>>,
     order: Option<Spanned<String>>,
@@ -242,6 +248,8 @@ struct FileLoad {
     rate: Option<Spanned<Vec<f64>>>,
     connections: Option<Spanned<usize>>,
     stages: Option<Spanned<Vec<FileStage>>>,
+    protocol: Option<Spanned<String>>,
+    streams: Option<Spanned<usize>>,
     pipeline: Option<Spanned<usize>>,
 }
 
@@ -338,7 +346,7 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
     let defaults = r.defaults(&raw.defaults.unwrap_or_default())?;
     let contenders = r.contenders(&raw.contender)?;
     let pipeline = r.pipeline(raw.load.get_ref().pipeline.as_ref(), "load.pipeline", 1)?;
-    let workloads = r.workloads(&raw.workload, pipeline)?;
+    let workloads = r.workloads(&raw.workload, raw.load.get_ref(), pipeline)?;
     let levels = r.levels(&raw.load)?;
     Ok(Plan {
         name: raw.name,
@@ -688,6 +696,7 @@ impl Reader<'_> {
     fn workloads(
         &self,
         raw: &[Spanned<FileWorkload>],
+        load: &FileLoad,
         pipeline: usize,
     ) -> Result<Vec<Workload>, PlanError> {
         if raw.is_empty() {
@@ -708,7 +717,7 @@ impl Reader<'_> {
                     format!("two workloads are named '{name}': names must be unique"),
                 ));
             }
-            workloads.push(self.workload(name, at, w, pipeline)?);
+            workloads.push(self.workload(name, at, w, load, pipeline)?);
         }
         Ok(workloads)
     }
@@ -720,6 +729,7 @@ impl Reader<'_> {
         name: String,
         at: usize,
         w: &FileWorkload,
+        load: &FileLoad,
         pipeline: usize,
     ) -> Result<Workload, PlanError> {
         let key_at = |v: Option<std::ops::Range<usize>>| v.map_or(at, |s| s.start);
@@ -764,6 +774,7 @@ impl Reader<'_> {
             ));
         }
         let expect = self.expectation(&name, at, w)?;
+        let (protocol, streams) = self.protocol(&name, w, load)?;
         let pipeline = self.pipeline(
             w.pipeline.as_ref(),
             &format!("workload '{name}': pipeline"),
@@ -796,6 +807,20 @@ impl Reader<'_> {
                 }
             },
         };
+        if protocol == Protocol::Http2 {
+            let h2_only = |key: &str| {
+                self.err(
+                    at,
+                    format!("workload '{name}': {key} is HTTP/1.1's; over HTTP/2 (protocol = \"h2\") use streams, or remove {key}"),
+                )
+            };
+            if pipeline > 1 {
+                return Err(h2_only("pipeline"));
+            }
+            if w.requests.is_some() {
+                return Err(h2_only("requests"));
+            }
+        }
         Ok(Workload {
             name,
             method: method.to_ascii_uppercase(),
@@ -804,12 +829,60 @@ impl Reader<'_> {
             body_file: w.body_file.as_ref().map(PathBuf::from),
             body: w.body.as_ref().map(|b| b.get_ref().clone()),
             expect,
+            protocol,
+            streams,
             pipeline,
             requests: w.requests.as_ref().map(|r| PathBuf::from(r.get_ref())),
             order,
             seed: w.seed.unwrap_or(0),
             list: None,
         })
+    }
+
+    /// A workload's `protocol` and `streams`, each taken from the workload, else from
+    /// `[load]`: HTTP/1.1 and 1 stream when neither says.
+    fn protocol(
+        &self,
+        name: &str,
+        w: &FileWorkload,
+        load: &FileLoad,
+    ) -> Result<(Protocol, usize), PlanError> {
+        let protocol = match w.protocol.as_ref().or(load.protocol.as_ref()) {
+            None => Protocol::Http1,
+            Some(p) => Protocol::parse(p.get_ref()).ok_or_else(|| {
+                self.err(
+                    p.span().start,
+                    format!(
+                        "workload '{name}': protocol = \"{}\" is not one shootout speaks: write \"h2\" or \"http/1.1\"",
+                        p.get_ref()
+                    ),
+                )
+            })?,
+        };
+        let streams = match w.streams.as_ref().or(load.streams.as_ref()) {
+            None => 1,
+            Some(s) => {
+                let n = *s.get_ref();
+                if !(1..=MAX_STREAMS).contains(&n) {
+                    return Err(self.err(
+                        s.span().start,
+                        format!(
+                            "workload '{name}': streams must be from 1 to {MAX_STREAMS}, not {n}"
+                        ),
+                    ));
+                }
+                if n > 1 && protocol != Protocol::Http2 {
+                    return Err(self.err(
+                        s.span().start,
+                        format!(
+                            "workload '{name}': streams = {n} needs HTTP/2: add protocol = \"h2\""
+                        ),
+                    ));
+                }
+                n
+            }
+        };
+        Ok((protocol, streams))
     }
 
     /// A workload's `expect` table: what a good answer is.
@@ -1059,6 +1132,60 @@ concurrency = [1, 10]
 
     fn error_of(text: &str) -> String {
         parse(text, "plan.toml", CPUS).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn protocol_and_streams_come_from_the_workload_else_from_load() {
+        let text = GOOD
+            .replace(
+                "concurrency = [1, 10]",
+                "concurrency = [1, 10]\nprotocol = \"h2\"\nstreams = 10",
+            )
+            .replace(
+                "body = \"a=1\"",
+                "body = \"a=1\"\nprotocol = \"http/1.1\"\nstreams = 1",
+            );
+        let p = parse(&text, "plan.toml", CPUS).unwrap();
+        assert_eq!(
+            (p.workloads[0].protocol, p.workloads[0].streams),
+            (Protocol::Http2, 10)
+        );
+        assert_eq!(
+            (p.workloads[1].protocol, p.workloads[1].streams),
+            (Protocol::Http1, 1)
+        );
+        let p = parse(GOOD, "plan.toml", CPUS).unwrap();
+        assert_eq!(
+            (p.workloads[0].protocol, p.workloads[0].streams),
+            (Protocol::Http1, 1)
+        );
+        let e = error_of(&GOOD.replace("concurrency = [1, 10]", "concurrency = [1]\nstreams = 4"));
+        assert!(
+            e.contains("plan.toml:") && e.contains("needs HTTP/2: add protocol = \"h2\""),
+            "{e}"
+        );
+        let e = error_of(&GOOD.replace(
+            "concurrency = [1, 10]",
+            "concurrency = [1]\nprotocol = \"spdy\"",
+        ));
+        assert!(e.contains("write \"h2\" or \"http/1.1\""), "{e}");
+        for (key, want) in [
+            ("pipeline = 4", "workload 'get': pipeline is HTTP/1.1's"),
+            (
+                "requests = \"r.txt\"",
+                "workload 'get': requests is HTTP/1.1's",
+            ),
+        ] {
+            let e = error_of(
+                &GOOD
+                    .replace(
+                        "concurrency = [1, 10]",
+                        "concurrency = [1]\nprotocol = \"h2\"",
+                    )
+                    .replace("path = \"/content/a\"", key),
+            );
+            assert!(e.contains(want) && e.contains("use streams"), "{e}");
+        }
     }
 
     #[test]

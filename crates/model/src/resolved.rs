@@ -59,6 +59,10 @@ pub struct ResolvedWorkload {
     pub path: String,
     /// The statuses that count as success, as given (`<400` for the default).
     pub expect_status: String,
+    /// `http/1.1` or `h2` (empty in runs stored before HTTP/2: HTTP/1.1).
+    pub protocol: String,
+    /// HTTP/2 streams per connection (0 in runs stored before HTTP/2: 1).
+    pub streams: usize,
     /// Requests in flight per connection, when pipelined (absent when 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<usize>,
@@ -92,6 +96,8 @@ impl ResolvedPlan {
                     method: w.method.clone(),
                     path: w.path.clone(),
                     expect_status: w.expect.status.describe().to_string(),
+                    protocol: w.protocol.as_str().to_string(),
+                    streams: w.streams,
                     pipeline: (w.pipeline > 1).then_some(w.pipeline),
                     requests: w.requests.as_ref().map(|p| p.display().to_string()),
                 })
@@ -146,7 +152,7 @@ mod tests {
 
     /// What `shootout run` stored before the type existed (built with `serde_json::json!`
     /// by key name), for a plan with a command, a URL, a rate level and pinning.
-    const STORED: &str = r#"{"contenders":[{"baseline":true,"launch":"nginx -c x.conf","name":"nginx"},{"baseline":false,"launch":"http://127.0.0.1:8080","name":"other"}],"levels":[{"connections":8,"kind":"concurrency"},{"connections":4,"kind":"rate","rps":500.0}],"load_cpus":[0],"name":"demo","repeat":3,"server_cpus":[1],"workloads":[{"expect_status":"<400","method":"GET","name":"hello","path":"/"}]}"#;
+    const STORED: &str = r#"{"contenders":[{"baseline":true,"launch":"nginx -c x.conf","name":"nginx"},{"baseline":false,"launch":"http://127.0.0.1:8080","name":"other"}],"levels":[{"connections":8,"kind":"concurrency"},{"connections":4,"kind":"rate","rps":500.0}],"load_cpus":[0],"name":"demo","repeat":3,"server_cpus":[1],"workloads":[{"expect_status":"<400","method":"GET","name":"hello","path":"/","protocol":"h2","streams":10}]}"#;
 
     fn plan() -> ResolvedPlan {
         ResolvedPlan {
@@ -168,6 +174,8 @@ mod tests {
                 method: "GET".into(),
                 path: "/".into(),
                 expect_status: "<400".into(),
+                protocol: "h2".into(),
+                streams: 10,
                 ..Default::default()
             }],
             levels: vec![
@@ -191,6 +199,10 @@ mod tests {
         assert_eq!(ResolvedPlan::parse(&p.to_json()), Some(p.clone()));
         assert!(p.pinned());
         assert_eq!(p.shape(), Some((2, 1, 2, 3)));
+        // A run stored before HTTP/2 has neither key: it reads as HTTP/1.1's defaults.
+        let old = STORED.replace(r#","protocol":"h2","streams":10"#, "");
+        let w = &ResolvedPlan::parse(&old).unwrap().workloads[0];
+        assert_eq!((w.protocol.as_str(), w.streams), ("", 0));
     }
 
     #[test]

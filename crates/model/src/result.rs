@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 
 /// Why a request failed. Counted per class, never as strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// The connection could not be established (refused, unreachable, fd/port exhaustion,
     /// connect timeout).
@@ -30,17 +30,29 @@ pub enum FailureKind {
     Status,
     /// The body did not meet the expectation (content or length).
     Body,
+    /// HTTP/2: the server reset the stream (RST_STREAM with a code other than
+    /// REFUSED_STREAM) before its answer was complete.
+    StreamReset,
+    /// HTTP/2: the server refused the stream unprocessed (RST_STREAM REFUSED_STREAM), or a
+    /// GOAWAY left it unprocessed a second time after it had been sent again once.
+    Refused,
+    /// HTTP/2: the server ended the connection with an error (GOAWAY with an error code)
+    /// while the stream was open, or closed it after such a GOAWAY.
+    ConnectionError,
 }
 
 impl FailureKind {
     /// Every class, in report order.
-    pub const ALL: [FailureKind; 6] = [
+    pub const ALL: [FailureKind; 9] = [
         FailureKind::Connect,
         FailureKind::Timeout,
         FailureKind::Reset,
         FailureKind::Malformed,
         FailureKind::Status,
         FailureKind::Body,
+        FailureKind::StreamReset,
+        FailureKind::Refused,
+        FailureKind::ConnectionError,
     ];
 
     /// The lowercase name used in reports and JSON.
@@ -52,6 +64,9 @@ impl FailureKind {
             FailureKind::Malformed => "malformed",
             FailureKind::Status => "status",
             FailureKind::Body => "body",
+            FailureKind::StreamReset => "stream_reset",
+            FailureKind::Refused => "refused",
+            FailureKind::ConnectionError => "connection_error",
         }
     }
 }
@@ -64,7 +79,7 @@ impl fmt::Display for FailureKind {
 
 /// Failed requests per class.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FailureCounts(pub [u64; 6]);
+pub struct FailureCounts(pub [u64; FailureKind::ALL.len()]);
 
 impl FailureCounts {
     /// All failures.
@@ -139,8 +154,9 @@ pub struct Counts {
     pub reconnects: u64,
     /// Requests sent a second time, on a new connection, because the server closed a
     /// connection that had sat idle just as the request went out, before any byte of an answer
-    /// (only idempotent methods; counted in `reconnects` too). Latency counts from the first
-    /// send.
+    /// (only idempotent methods; counted in `reconnects` too), or, over HTTP/2, because a
+    /// GOAWAY said the server had not processed their stream (any method, once each).
+    /// Latency counts from the first send.
     pub retried: u64,
     /// Connections the server closed before they carried any answer, while no request was on
     /// them (closed right after accept); shootout re-opens them with an increasing pause
@@ -152,6 +168,11 @@ pub struct Counts {
     pub body_bytes: u64,
     /// Bytes sent.
     pub bytes_sent: u64,
+    /// HTTP/2: RST_STREAM frames received, per error code (RFC 9113 §7: 1 PROTOCOL_ERROR,
+    /// 2 INTERNAL_ERROR, 7 REFUSED_STREAM, 8 CANCEL, …), whatever class the request got.
+    pub stream_resets: BTreeMap<u32, u64>,
+    /// HTTP/2: GOAWAY frames received (each ends a connection; a new one is opened).
+    pub goaways: u64,
 }
 
 impl Counts {
@@ -178,6 +199,10 @@ impl Counts {
         self.bytes_received += o.bytes_received;
         self.body_bytes += o.body_bytes;
         self.bytes_sent += o.bytes_sent;
+        for (code, n) in &o.stream_resets {
+            *self.stream_resets.entry(*code).or_default() += n;
+        }
+        self.goaways += o.goaways;
     }
 }
 
@@ -377,6 +402,14 @@ pub enum Warning {
         /// Connections dropped.
         count: u64,
     },
+    /// HTTP/2: the server allowed fewer concurrent streams per connection
+    /// (`SETTINGS_MAX_CONCURRENT_STREAMS`) than were asked for, so fewer were in flight.
+    StreamsLimited {
+        /// Streams per connection asked for (`--streams`).
+        asked: u64,
+        /// The lowest limit a server announced.
+        allowed: u64,
+    },
 }
 
 impl Warning {
@@ -393,6 +426,7 @@ impl Warning {
             Warning::NothingCompleted => "nothing_completed",
             Warning::Retried { .. } => "retried",
             Warning::Dropped { .. } => "dropped",
+            Warning::StreamsLimited { .. } => "streams_limited",
         }
     }
 }
@@ -430,6 +464,10 @@ impl fmt::Display for Warning {
             Warning::Dropped { count } => write!(
                 f,
                 "the server closed {count} connections before any answer, with no request on them: shootout re-opened each after a pause growing to 1 s, so fewer requests may have gone out than were due"
+            ),
+            Warning::StreamsLimited { asked, allowed } => write!(
+                f,
+                "the server allows {allowed} concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS), fewer than the {asked} asked for: at most {allowed} were in flight on each connection (raise the server's limit, or add connections)"
             ),
             Warning::Unserved { connections, served, rps, mean_ms } => write!(
                 f,
@@ -672,6 +710,26 @@ impl RunResult {
     }
 }
 
+impl RunResult {
+    /// HTTP/2: adds [`Warning::StreamsLimited`] when a server allowed fewer concurrent
+    /// streams per connection (`allowed`, the lowest announced) than were `asked` for.
+    pub fn note_streams_limited(&mut self, asked: u64, allowed: Option<u64>) {
+        if let Some(allowed) = allowed.filter(|&a| a < asked) {
+            self.warnings
+                .push(Warning::StreamsLimited { asked, allowed });
+        }
+    }
+
+    /// HTTP/2: the lowest concurrency a server allowed below the streams asked for, as
+    /// [`Warning::StreamsLimited`] holds it (`None` without that warning).
+    pub fn streams_allowed(&self) -> Option<u64> {
+        self.warnings.iter().find_map(|w| match w {
+            Warning::StreamsLimited { allowed, .. } => Some(*allowed),
+            _ => None,
+        })
+    }
+}
+
 /// [`RunResult::note_unserved`] looks at 4 connections or more…
 const UNSERVED_MIN_CONNECTIONS: u64 = 4;
 /// …and warns when fewer than half of them account for the answers.
@@ -720,6 +778,10 @@ mod tests {
             },
             Warning::Retried { count: 1 },
             Warning::Dropped { count: 1 },
+            Warning::StreamsLimited {
+                asked: 100,
+                allowed: 1,
+            },
         ];
         for w in all {
             let text = toml::to_string(&w).unwrap();
@@ -741,10 +803,15 @@ mod tests {
         a.failures[FailureKind::Status] = 1;
         a.status.insert(200, 2);
         a.status.insert(502, 1);
+        a.stream_resets.insert(2, 1);
+        a.goaways = 1;
         let mut b = a.clone();
         b.failures[FailureKind::Timeout] = 4;
         b.status.insert(404, 1);
+        b.stream_resets.insert(7, 3);
         a.merge(&b);
+        assert_eq!(a.stream_resets, BTreeMap::from([(2, 2), (7, 3)]));
+        assert_eq!(a.goaways, 2);
         assert_eq!(a.completed, 6);
         assert_eq!(a.failures[FailureKind::Status], 2);
         assert_eq!(a.failures[FailureKind::Timeout], 4);

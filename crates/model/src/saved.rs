@@ -11,12 +11,13 @@
 //! request body base64. The warnings are not written: they are derived again from the
 //! numbers when the file is read ([`RunResult::warn`]).
 
+use crate::requests::{ListEntry, Order, RequestList};
 use crate::result::{
     latency_histogram, Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats,
     RunResult, Sample, ScheduleStats, SecondStats,
 };
 use crate::shard::Shard;
-use crate::spec::{Expectation, LoadSpec, Pace, Record, RequestSpec, Target};
+use crate::spec::{Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Target};
 use crate::status::StatusSet;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
@@ -231,6 +232,104 @@ struct SpecV1 {
     reservoir: usize,
     keep_all_samples: bool,
     cpus: Option<Vec<usize>>,
+    /// `http/1.1` or `h2` (absent in files written before HTTP/2: HTTP/1.1).
+    #[serde(default = "http1")]
+    protocol: String,
+    /// HTTP/2 streams per connection (absent: 1).
+    #[serde(default = "one")]
+    streams: usize,
+    /// HTTP/1.1 requests in flight per connection (absent: 1).
+    #[serde(default = "one")]
+    pipeline: usize,
+    /// The request list sent instead of `method`, `url`'s path and `body_base64`.
+    #[serde(default)]
+    list: Option<ListV1>,
+}
+
+fn http1() -> String {
+    Protocol::Http1.as_str().into()
+}
+
+fn one() -> usize {
+    1
+}
+
+/// A [`RequestList`] in the file.
+#[derive(Serialize, Deserialize)]
+struct ListV1 {
+    source: String,
+    /// `seq` or `random`.
+    order: String,
+    seed: u64,
+    entries: Vec<EntryV1>,
+}
+
+/// A [`ListEntry`] in the file.
+#[derive(Serialize, Deserialize)]
+struct EntryV1 {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body_base64: String,
+    line: usize,
+}
+
+impl ListV1 {
+    fn of(l: &RequestList) -> ListV1 {
+        ListV1 {
+            source: l.source.clone(),
+            order: match l.order {
+                Order::Seq => "seq",
+                Order::Random => "random",
+            }
+            .into(),
+            seed: l.seed,
+            entries: l
+                .entries
+                .iter()
+                .map(|e| EntryV1 {
+                    method: e.method.clone(),
+                    path: e.path.clone(),
+                    headers: e.headers.clone(),
+                    body_base64: BASE64.encode(&e.body),
+                    line: e.line,
+                })
+                .collect(),
+        }
+    }
+
+    fn list(self) -> Result<RequestList, SavedError> {
+        let order = match self.order.as_str() {
+            "seq" => Order::Seq,
+            "random" => Order::Random,
+            other => {
+                return Err(SavedError::Damaged(format!(
+                    "list order: unknown '{other}'"
+                )))
+            }
+        };
+        let entries = self
+            .entries
+            .into_iter()
+            .map(|e| {
+                Ok(ListEntry {
+                    method: e.method,
+                    path: e.path,
+                    headers: e.headers,
+                    body: BASE64
+                        .decode(&e.body_base64)
+                        .map_err(|err| SavedError::Damaged(format!("list body_base64: {err}")))?,
+                    line: e.line,
+                })
+            })
+            .collect::<Result<Vec<_>, SavedError>>()?;
+        Ok(RequestList {
+            source: self.source,
+            entries,
+            order,
+            seed: self.seed,
+        })
+    }
 }
 
 impl SpecV1 {
@@ -261,6 +360,10 @@ impl SpecV1 {
             reservoir: s.record.reservoir,
             keep_all_samples: s.record.all,
             cpus: s.cpus.clone(),
+            protocol: s.protocol.as_str().into(),
+            streams: s.streams,
+            pipeline: s.pipeline,
+            list: s.list.as_ref().map(ListV1::of),
         }
     }
 
@@ -306,6 +409,11 @@ impl SpecV1 {
             all: self.keep_all_samples,
         };
         spec.cpus = self.cpus;
+        spec.protocol = Protocol::parse(&self.protocol)
+            .ok_or_else(|| SavedError::Damaged(format!("protocol: unknown '{}'", self.protocol)))?;
+        spec.streams = self.streams;
+        spec.pipeline = self.pipeline;
+        spec.list = self.list.map(ListV1::list).transpose()?;
         // A merged fleet's threads are the sum of its shards' and may pass the limit of one
         // process: the rest of the spec is held to every rule.
         let mut check = spec.clone();
@@ -330,6 +438,10 @@ struct ResultV1 {
     first_response: Option<FirstResponseV1>,
     generator: GeneratorV1,
     schedule: Option<ScheduleV1>,
+    /// HTTP/2: the lowest concurrency a server allowed below the streams asked for
+    /// (absent when none was lower).
+    #[serde(default)]
+    streams_allowed: Option<u64>,
 }
 
 /// The names of the histograms in the file, in [`RunResult`]'s order.
@@ -399,6 +511,7 @@ impl ResultV1 {
                 late: s.late,
                 max_lag_ns: nanos(s.max_lag),
             }),
+            streams_allowed: r.streams_allowed(),
         }
     }
 
@@ -482,6 +595,7 @@ impl ResultV1 {
             )
         };
         r.warn(spec);
+        r.note_streams_limited(spec.streams as u64, self.streams_allowed);
         Ok(r)
     }
 }
@@ -511,6 +625,11 @@ struct CountsV1 {
     bytes_received: u64,
     body_bytes: u64,
     bytes_sent: u64,
+    /// Absent in files written before HTTP/2: none.
+    #[serde(default)]
+    stream_resets: BTreeMap<u32, u64>,
+    #[serde(default)]
+    goaways: u64,
 }
 
 impl CountsV1 {
@@ -530,6 +649,8 @@ impl CountsV1 {
             bytes_received: c.bytes_received,
             body_bytes: c.body_bytes,
             bytes_sent: c.bytes_sent,
+            stream_resets: c.stream_resets.clone(),
+            goaways: c.goaways,
         }
     }
 
@@ -553,6 +674,8 @@ impl CountsV1 {
             bytes_received: self.bytes_received,
             body_bytes: self.body_bytes,
             bytes_sent: self.bytes_sent,
+            stream_resets: self.stream_resets,
+            goaways: self.goaways,
         }
     }
 }
@@ -739,6 +862,39 @@ mod tests {
             saved.result.as_ref().unwrap(),
         );
         assert_eq!(back.to_json(), text, "a second round trip changes nothing");
+    }
+
+    /// The file once lost these: a merge could not tell an HTTP/2 or pipelined shard, or
+    /// one of a request list, from a plain HTTP/1.1 one.
+    #[test]
+    fn protocol_streams_pipeline_and_request_list_read_back() {
+        let mut saved = run();
+        let list = RequestList::parse(
+            "urls.txt",
+            "GET /a?{seq}\n\nPOST /b\nX-A: 1\n@body\n",
+            None,
+            Order::Random,
+            7,
+            |_| Ok(b"x\x00y".to_vec()),
+        )
+        .unwrap();
+        saved.spec.pipeline = 4;
+        saved.spec.list = Some(list);
+        let back = SavedRun::parse(&saved.to_json()).unwrap();
+        assert_eq!(back.spec, saved.spec);
+        let mut saved = run();
+        for s in [&mut saved.fleet, &mut saved.spec] {
+            s.protocol = Protocol::Http2;
+            s.streams = 8;
+        }
+        let r = saved.result.as_mut().unwrap();
+        r.note_streams_limited(8, Some(3));
+        let back = SavedRun::parse(&saved.to_json()).unwrap();
+        assert_eq!(
+            (back.spec.protocol, back.spec.streams),
+            (Protocol::Http2, 8)
+        );
+        assert_eq!(back.result.unwrap().streams_allowed(), Some(3));
     }
 
     #[test]

@@ -22,6 +22,43 @@ pub enum Scheme {
     Https,
 }
 
+/// The HTTP version spoken to the target.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1, one request at a time per connection.
+    #[default]
+    Http1,
+    /// HTTP/2: h2c with prior knowledge for `http://`, ALPN `h2` over TLS for `https://`;
+    /// [`LoadSpec::streams`] concurrent streams per connection.
+    Http2,
+}
+
+impl Protocol {
+    /// The word in plans and reports: `http/1.1` or `h2` (ALPN's names).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "http/1.1",
+            Protocol::Http2 => "h2",
+        }
+    }
+
+    /// Reads a plan's `protocol`: `h2` (or `http/2`), `http/1.1` (or `h1`).
+    pub fn parse(s: &str) -> Option<Protocol> {
+        match s.to_ascii_lowercase().as_str() {
+            "h2" | "http/2" | "http2" => Some(Protocol::Http2),
+            "h1" | "http/1.1" | "http1" => Some(Protocol::Http1),
+            _ => None,
+        }
+    }
+}
+
+/// The most concurrent streams per connection `--streams` may ask for.
+pub const MAX_STREAMS: usize = 10_000;
+
+/// The most requests one run may keep in flight (connections × streams): each has a slot
+/// of state, so this bounds the engine's memory (about 200 MB at the limit).
+pub const MAX_IN_FLIGHT: usize = 1_000_000;
+
 /// TLS settings for `https://` targets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsOptions {
@@ -323,6 +360,25 @@ pub enum SpecError {
     /// A CPU number over [`MAX_CPU`].
     #[error("CPU {0} does not exist: CPUs are numbered 0 to {max}", max = MAX_CPU)]
     Cpu(usize),
+    /// Streams per connection outside 1..=[`MAX_STREAMS`].
+    #[error("streams per connection must be from 1 to {max}, not {0}", max = MAX_STREAMS)]
+    Streams(usize),
+    /// More than one stream per connection asked of HTTP/1.1.
+    #[error("{0} streams per connection need HTTP/2: add --http2 (protocol = \"h2\" in a plan)")]
+    StreamsNeedHttp2(usize),
+    /// Connections × streams over [`MAX_IN_FLIGHT`].
+    #[error("{connections} connections × {streams} streams is {} requests in flight: the most is {max} (lower -c or --streams)", connections * streams, max = MAX_IN_FLIGHT)]
+    InFlight {
+        /// Connections asked for.
+        connections: usize,
+        /// Streams per connection asked for.
+        streams: usize,
+    },
+    /// HTTP/2 asked to open a connection per request.
+    #[error(
+        "HTTP/2 keeps its connections open (streams are multiplexed on them): drop --no-keepalive"
+    )]
+    Http2NoKeepalive,
     /// Requests in flight per connection outside 1..=[`MAX_PIPELINE`].
     #[error("the pipeline depth must be from 1 to {max}, not {0}", max = MAX_PIPELINE)]
     Pipeline(usize),
@@ -343,6 +399,14 @@ pub enum SpecError {
     /// A request list with no entry.
     #[error("the request list {0} is empty")]
     EmptyList(String),
+    /// HTTP/1.1 pipelining asked of HTTP/2, which multiplexes streams instead.
+    #[error(
+        "--pipeline is HTTP/1.1's: over HTTP/2 use --streams {0} instead (streams = {0} in a plan)"
+    )]
+    Http2Pipeline(usize),
+    /// A request list asked of HTTP/2, whose requests are encoded once for the whole run.
+    #[error("--urls (a request list) is sent over HTTP/1.1 only: drop --http2, or drop --urls and load one URL")]
+    Http2List,
 }
 
 /// What a good answer is. Every response is checked.
@@ -419,6 +483,11 @@ pub struct LoadSpec {
     pub record: Record,
     /// Pin worker threads to these CPUs (round robin), e.g. from `taskset`.
     pub cpus: Option<Vec<usize>>,
+    /// HTTP/1.1 or HTTP/2.
+    pub protocol: Protocol,
+    /// HTTP/2: concurrent streams per connection (h2load's `-m`), 1..=[`MAX_STREAMS`];
+    /// always 1 for HTTP/1.1. A server's lower `SETTINGS_MAX_CONCURRENT_STREAMS` wins.
+    pub streams: usize,
     /// Rate mode: the schedule's first request is due this long after the start, so the
     /// shards of one load interleave their requests (a shard's `index / fleet rate`, set by
     /// [`Shard::divide`](crate::shard::Shard::divide)); zero otherwise.
@@ -453,6 +522,8 @@ impl LoadSpec {
             connect_timeout: Duration::from_secs(10),
             record: Record::default(),
             cpus: None,
+            protocol: Protocol::Http1,
+            streams: 1,
             offset: Duration::ZERO,
             pipeline: 1,
             list: None,
@@ -473,9 +544,13 @@ impl LoadSpec {
     ///   body is at most [`MAX_BODY`] bytes;
     /// - `cpus`, when given, name CPUs from 0 to [`MAX_CPU`] (whether they are available to
     ///   the process is checked where the spec is built);
+    /// - `streams` is 1..=[`MAX_STREAMS`], and more than 1 only over HTTP/2; HTTP/2 keeps
+    ///   connections open (`keepalive`); connections × streams is at most
+    ///   [`MAX_IN_FLIGHT`];
     /// - `pipeline` is 1..=[`MAX_PIPELINE`], and 1 without keep-alive;
     /// - a `list` has at least one entry, and each entry's method, headers, path (no
-    ///   space, no control character) and body pass the same checks as the request's.
+    ///   space, no control character) and body pass the same checks as the request's;
+    /// - over HTTP/2, `pipeline` is 1 and there is no `list`.
     pub fn validate(&self) -> Result<(), SpecError> {
         if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
             return Err(SpecError::Connections(self.connections));
@@ -516,6 +591,21 @@ impl LoadSpec {
         if let Some(&cpu) = self.cpus.iter().flatten().find(|&&c| c > MAX_CPU) {
             return Err(SpecError::Cpu(cpu));
         }
+        if !(1..=MAX_STREAMS).contains(&self.streams) {
+            return Err(SpecError::Streams(self.streams));
+        }
+        if self.connections.saturating_mul(self.streams) > MAX_IN_FLIGHT {
+            return Err(SpecError::InFlight {
+                connections: self.connections,
+                streams: self.streams,
+            });
+        }
+        if self.protocol == Protocol::Http1 && self.streams > 1 {
+            return Err(SpecError::StreamsNeedHttp2(self.streams));
+        }
+        if self.protocol == Protocol::Http2 && !self.request.keepalive {
+            return Err(SpecError::Http2NoKeepalive);
+        }
         if !(1..=MAX_PIPELINE).contains(&self.pipeline) {
             return Err(SpecError::Pipeline(self.pipeline));
         }
@@ -524,6 +614,14 @@ impl LoadSpec {
         }
         if let Some(list) = &self.list {
             validate_list(list)?;
+        }
+        if self.protocol == Protocol::Http2 {
+            if self.pipeline > 1 {
+                return Err(SpecError::Http2Pipeline(self.pipeline));
+            }
+            if self.list.is_some() {
+                return Err(SpecError::Http2List);
+            }
         }
         Ok(())
     }
@@ -673,6 +771,12 @@ impl SpecBuilder {
     /// The connect timeout.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.spec.connect_timeout = timeout;
+        self
+    }
+
+    /// HTTP/1.1 or HTTP/2, and the streams per connection (1 for HTTP/1.1).
+    pub fn protocol(mut self, protocol: Protocol, streams: usize) -> Self {
+        (self.spec.protocol, self.spec.streams) = (protocol, streams);
         self
     }
 
@@ -968,5 +1072,66 @@ mod tests {
         assert!(e.to_string().contains("http:// and https://"), "{e}");
         let e = Target::parse("http://:80/").unwrap_err();
         assert!(e.to_string().contains("http://127.0.0.1:8080/path"), "{e}");
+    }
+
+    #[test]
+    fn streams_are_checked_against_the_protocol_and_the_in_flight_limit() {
+        let t = Target::parse("http://127.0.0.1:8080/").unwrap();
+        let h2 = |c: usize, m: usize| {
+            LoadSpec::builder(t.clone())
+                .connections(c)
+                .bound(None, Some(Duration::from_secs(1)))
+                .protocol(Protocol::Http2, m)
+                .build()
+        };
+        assert!(h2(10_000, 100).is_ok(), "the issue's 10,000 × 100");
+        assert_eq!(
+            h2(10_000, 101).unwrap_err(),
+            SpecError::InFlight {
+                connections: 10_000,
+                streams: 101
+            }
+        );
+        assert_eq!(h2(1, 0).unwrap_err(), SpecError::Streams(0));
+        assert_eq!(
+            h2(1, MAX_STREAMS + 1).unwrap_err(),
+            SpecError::Streams(MAX_STREAMS + 1)
+        );
+        let h1 = LoadSpec::builder(t.clone())
+            .bound(Some(10), None)
+            .protocol(Protocol::Http1, 2)
+            .build();
+        assert_eq!(h1.unwrap_err(), SpecError::StreamsNeedHttp2(2));
+        let close = RequestSpec {
+            keepalive: false,
+            ..Default::default()
+        };
+        let no_keepalive = LoadSpec::builder(t.clone())
+            .request(close)
+            .bound(Some(10), None)
+            .protocol(Protocol::Http2, 1)
+            .build();
+        assert_eq!(no_keepalive.unwrap_err(), SpecError::Http2NoKeepalive);
+        let pipelined = LoadSpec::builder(t.clone())
+            .bound(Some(10), None)
+            .protocol(Protocol::Http2, 4)
+            .pipeline(4)
+            .build();
+        assert_eq!(pipelined.unwrap_err(), SpecError::Http2Pipeline(4));
+        let list = crate::requests::RequestList::parse(
+            "urls.txt",
+            "GET /a\n",
+            None,
+            crate::requests::Order::Seq,
+            0,
+            |_| Ok(Vec::new()),
+        )
+        .unwrap();
+        let listed = LoadSpec::builder(t)
+            .bound(Some(10), None)
+            .protocol(Protocol::Http2, 1)
+            .list(Some(list))
+            .build();
+        assert_eq!(listed.unwrap_err(), SpecError::Http2List);
     }
 }

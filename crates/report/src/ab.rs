@@ -60,7 +60,13 @@ impl AbFailures {
         let f = &counts.failures;
         AbFailures {
             connect: f[FailureKind::Connect],
-            receive: f[FailureKind::Reset] + f[FailureKind::Timeout] + f[FailureKind::Malformed],
+            // A stream the HTTP/2 server reset, refused or abandoned is a failed receive too.
+            receive: f[FailureKind::Reset]
+                + f[FailureKind::Timeout]
+                + f[FailureKind::Malformed]
+                + f[FailureKind::StreamReset]
+                + f[FailureKind::Refused]
+                + f[FailureKind::ConnectionError],
             length: counts.length_mismatch,
             exceptions: f[FailureKind::Body],
         }

@@ -78,6 +78,11 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "failed": c.failed(),
             "aborted": c.aborted,
             "retried": c.retried,
+            "stream_resets": c
+                .stream_resets
+                .iter()
+                .map(|(code, n)| (code.to_string(), Value::from(*n)))
+                .collect::<Map<String, Value>>(),
         },
         "failures": failures,
         "length_mismatch": c.length_mismatch,
@@ -101,6 +106,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "failed": c.connections_failed,
             "reconnects": c.reconnects,
             "dropped": c.dropped,
+            "goaways": c.goaways,
         },
         "generator": generator_json(r),
         "schedule": schedule_json(r),
@@ -160,6 +166,8 @@ fn load_json(spec: &LoadSpec) -> Value {
         "duration_s": spec.duration.map(s),
         "timeout_s": s(spec.timeout),
         "keepalive": spec.request.keepalive,
+        "protocol": spec.protocol.as_str(),
+        "streams": spec.streams,
         "pipeline": spec.pipeline,
         "requests_file": spec.list.as_ref().map(|l| l.source.as_str()),
         "order": spec.list.as_ref().map(|l| match l.order {

@@ -12,7 +12,7 @@ use crate::units::{bytes_iec, human_duration, ms3, ratio, secs, trim_float};
 use crate::Exporter;
 use hdrhistogram::Histogram;
 use shootout_model::requests::Order;
-use shootout_model::{LatencySummary, LoadSpec, Pace, RunResult};
+use shootout_model::{LatencySummary, LoadSpec, Pace, Protocol, RunResult};
 use std::fmt::Write;
 
 /// Appends one formatted line to a `String` (writing to a `String` cannot fail).
@@ -112,10 +112,15 @@ fn phase_cells(h: &Histogram<u64>) -> Vec<String> {
 /// `10 connections on 2 threads, closed loop, 1000 requests, timeout 30 s`.
 fn load_line(spec: &LoadSpec) -> String {
     let conns = plural(spec.connections as u64, "connection", "connections");
-    let keepalive = if spec.request.keepalive {
-        ""
+    let keepalive = if spec.protocol == Protocol::Http2 {
+        format!(
+            " × {} (HTTP/2)",
+            plural(spec.streams as u64, "stream", "streams")
+        )
+    } else if spec.request.keepalive {
+        String::new()
     } else {
-        " (Connection: close)"
+        " (Connection: close)".to_string()
     };
     let threads = plural(spec.threads as u64, "thread", "threads");
     let pipeline = if spec.pipeline > 1 {
@@ -251,6 +256,26 @@ fn outcome(o: &mut String, r: &RunResult) {
             ),
         );
     }
+    if !c.stream_resets.is_empty() || c.goaways > 0 {
+        let resets: Vec<String> = c
+            .stream_resets
+            .iter()
+            .map(|(code, n)| format!("{n} × {}", h2_error_name(*code)))
+            .collect();
+        kv(
+            o,
+            "HTTP/2",
+            format!(
+                "RST_STREAM received: {}; GOAWAY received: {}",
+                if resets.is_empty() {
+                    "none".to_string()
+                } else {
+                    resets.join(", ")
+                },
+                c.goaways
+            ),
+        );
+    }
     let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
     kv(
         o,
@@ -272,6 +297,30 @@ fn outcome(o: &mut String, r: &RunResult) {
         ),
     );
     emit!(o);
+}
+
+/// An HTTP/2 error code by its RFC 9113 §7 name (`INTERNAL_ERROR (2)`), or its number.
+fn h2_error_name(code: u32) -> String {
+    const NAMES: [&str; 14] = [
+        "NO_ERROR",
+        "PROTOCOL_ERROR",
+        "INTERNAL_ERROR",
+        "FLOW_CONTROL_ERROR",
+        "SETTINGS_TIMEOUT",
+        "STREAM_CLOSED",
+        "FRAME_SIZE_ERROR",
+        "REFUSED_STREAM",
+        "CANCEL",
+        "COMPRESSION_ERROR",
+        "CONNECT_ERROR",
+        "ENHANCE_YOUR_CALM",
+        "INADEQUATE_SECURITY",
+        "HTTP_1_1_REQUIRED",
+    ];
+    match NAMES.get(code as usize) {
+        Some(name) => format!("{name} ({code})"),
+        None => format!("code {code}"),
+    }
 }
 
 /// The headline throughput: good answers per second (as `shootout run` counts them, so a

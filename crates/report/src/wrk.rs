@@ -117,12 +117,17 @@ fn totals(o: &mut String, r: &RunResult) {
         wrk_time_us(r.duration.as_secs_f64() * 1e6),
         wrk_binary(c.bytes_received as f64)
     );
-    // wrk's socket errors: connect, read (reset or unparsable response), write (a failed
-    // send shows up as a reset here, so always 0), timeout.
+    // wrk's socket errors: connect, read (reset or unparsable response, and the HTTP/2
+    // stream resets, refusals and connection errors), write (a failed send shows up as a
+    // reset here, so always 0), timeout.
     let f = &c.failures;
     let (connect, read, timeout) = (
         f[FailureKind::Connect],
-        f[FailureKind::Reset] + f[FailureKind::Malformed],
+        f[FailureKind::Reset]
+            + f[FailureKind::Malformed]
+            + f[FailureKind::StreamReset]
+            + f[FailureKind::Refused]
+            + f[FailureKind::ConnectionError],
         f[FailureKind::Timeout],
     );
     if connect + read + timeout > 0 {

@@ -175,6 +175,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         bytes_received: n * 7_500,
         body_bytes: n * 7_348,
         bytes_sent: n * 90,
+        ..Default::default()
     };
     let series = seconds
         .iter()

@@ -49,6 +49,9 @@ fn failure_code(f: Option<FailureKind>) -> u8 {
         Some(FailureKind::Malformed) => 4,
         Some(FailureKind::Status) => 5,
         Some(FailureKind::Body) => 6,
+        Some(FailureKind::StreamReset) => 7,
+        Some(FailureKind::Refused) => 8,
+        Some(FailureKind::ConnectionError) => 9,
     }
 }
 
@@ -62,6 +65,9 @@ fn failure_of(code: u8) -> Result<Option<FailureKind>, String> {
         4 => FailureKind::Malformed,
         5 => FailureKind::Status,
         6 => FailureKind::Body,
+        7 => FailureKind::StreamReset,
+        8 => FailureKind::Refused,
+        9 => FailureKind::ConnectionError,
         other => return Err(format!("unknown failure code {other}")),
     }))
 }

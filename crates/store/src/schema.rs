@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The migration steps: step `i` takes the file from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS, V4_TARGETS];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS, V4_TARGETS, V5_HTTP2];
 
 /// The schema version this build writes: the number of migration steps.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -168,6 +168,25 @@ CREATE TABLE step_targets (
     ok           INTEGER NOT NULL,
     hist_latency BLOB NOT NULL,
     PRIMARY KEY (step_id, seq)
+);
+";
+
+/// Version 5: HTTP/2. Per step, the three failure classes HTTP/2 adds, the GOAWAY frames
+/// received, the streams per connection asked for and the lowest concurrency a server
+/// allowed below it (NULL when none was lower), and the RST_STREAM frames received per
+/// error code. Zero (and 1 stream, NULL allowed) in steps stored before.
+const V5_HTTP2: &str = "
+ALTER TABLE steps ADD COLUMN fail_stream_reset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_refused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_connection_error INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN goaways INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN streams_asked INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE steps ADD COLUMN streams_allowed INTEGER;
+CREATE TABLE step_stream_resets (
+    step_id INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    code    INTEGER NOT NULL,
+    count   INTEGER NOT NULL,
+    PRIMARY KEY (step_id, code)
 );
 ";
 

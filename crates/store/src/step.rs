@@ -14,9 +14,9 @@ use shootout_model::{
 use std::collections::{BTreeMap, HashMap};
 use std::time::SystemTime;
 
-// The steps table has one column per failure class (fail_connect … fail_body).
+// The steps table has one column per failure class (fail_connect … fail_connection_error).
 const _: () = assert!(
-    FailureKind::ALL.len() == 6,
+    FailureKind::ALL.len() == 9,
     "a new failure class needs a column in the store's steps table: add a migration"
 );
 
@@ -74,7 +74,8 @@ const INSERT_STEP: &str = "INSERT INTO steps (
     started_ns, ended_ns, status, measured_started_ns, duration_ns, rps,
     completed, ok, aborted,
     fail_connect, fail_timeout, fail_reset, fail_malformed, fail_status, fail_body,
-    length_mismatch, connections_opened, connections_failed, reconnects, retried, dropped,
+    fail_stream_reset, fail_refused, fail_connection_error, goaways, streams_asked,
+    streams_allowed, length_mismatch, connections_opened, connections_failed, reconnects, retried, dropped,
     bytes_received, body_bytes, bytes_sent,
     hist_latency, hist_latency_raw, hist_connect, hist_waiting, hist_processing, samples,
     gen_threads, gen_cpu_user_ns, gen_cpu_sys_ns, gen_busiest_thread,
@@ -85,7 +86,8 @@ const INSERT_STEP: &str = "INSERT INTO steps (
     :started_ns, :ended_ns, :status, :measured_started_ns, :duration_ns, :rps,
     :completed, :ok, :aborted,
     :fail_connect, :fail_timeout, :fail_reset, :fail_malformed, :fail_status, :fail_body,
-    :length_mismatch, :connections_opened, :connections_failed, :reconnects, :retried, :dropped,
+    :fail_stream_reset, :fail_refused, :fail_connection_error, :goaways, :streams_asked,
+    :streams_allowed, :length_mismatch, :connections_opened, :connections_failed, :reconnects, :retried, :dropped,
     :bytes_received, :body_bytes, :bytes_sent,
     :hist_latency, :hist_latency_raw, :hist_connect, :hist_waiting, :hist_processing, :samples,
     :gen_threads, :gen_cpu_user_ns, :gen_cpu_sys_ns, :gen_busiest_thread,
@@ -102,6 +104,12 @@ fn insert_children(tx: &Transaction, id: i64, step: &StepRecord) -> rusqlite::Re
     )?;
     for (code, count) in &c.status {
         codes.execute(params![id, code, count])?;
+    }
+    let mut resets = tx.prepare_cached(
+        "INSERT INTO step_stream_resets (step_id, code, count) VALUES (?1, ?2, ?3)",
+    )?;
+    for (code, count) in &c.stream_resets {
+        resets.execute(params![id, code, count])?;
     }
     let mut seconds = tx.prepare_cached(
         "INSERT INTO step_seconds
@@ -174,6 +182,11 @@ impl Store {
         let c = &r.counts;
         let s = r.schedule.as_ref();
         let first = r.first_response.as_ref();
+        // The HTTP/2 concurrency limit is kept as its warning says it, to be said again.
+        let limited = r.warnings.iter().find_map(|w| match w {
+            Warning::StreamsLimited { asked, allowed } => Some((*asked, *allowed)),
+            _ => None,
+        });
 
         let path = &self.path;
         let failed = |source| StoreError::Sql {
@@ -210,6 +223,12 @@ impl Store {
                     ":fail_malformed": c.failures[FailureKind::Malformed],
                     ":fail_status": c.failures[FailureKind::Status],
                     ":fail_body": c.failures[FailureKind::Body],
+                    ":fail_stream_reset": c.failures[FailureKind::StreamReset],
+                    ":fail_refused": c.failures[FailureKind::Refused],
+                    ":fail_connection_error": c.failures[FailureKind::ConnectionError],
+                    ":goaways": c.goaways,
+                    ":streams_asked": limited.map_or(1, |l| l.0),
+                    ":streams_allowed": limited.map(|l| l.1),
                     ":length_mismatch": c.length_mismatch,
                     ":connections_opened": c.connections_opened,
                     ":connections_failed": c.connections_failed,
@@ -270,6 +289,12 @@ impl Store {
             run,
             |r| Ok((r.get::<_, u16>(1)?, r.get::<_, u64>(2)?)),
         )?;
+        let mut resets = self.children(
+            "SELECT step_id, code, count FROM step_stream_resets
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, code",
+            run,
+            |r| Ok((r.get::<_, u32>(1)?, r.get::<_, u64>(2)?)),
+        )?;
         let mut seconds = self.children(
             "SELECT step_id, second, completed, failed, mean_us, p50_us, p99_us, max_us
              FROM step_seconds
@@ -328,10 +353,12 @@ impl Store {
         let mut rows = stmt.query([run.0]).map_err(self.sql(read))?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(self.sql(read))? {
-            let mut step = self.step_of(row)?;
+            let (mut step, streams) = self.step_of(row)?;
             let id = step.id.0;
             step.result.counts.status =
                 status.remove(&id).unwrap_or_default().into_iter().collect();
+            step.result.counts.stream_resets =
+                resets.remove(&id).unwrap_or_default().into_iter().collect();
             step.result.series = seconds.remove(&id).unwrap_or_default();
             step.resources = resources.remove(&id).unwrap_or_default();
             for (label, completed, ok, hist) in targets.remove(&id).unwrap_or_default() {
@@ -349,6 +376,7 @@ impl Store {
             if let LoadLevel::Concurrency { connections } = step.level {
                 step.result.note_unserved(connections as u64);
             }
+            step.result.note_streams_limited(streams.0, streams.1);
             out.push(step);
         }
         Ok(out)
@@ -374,7 +402,9 @@ impl Store {
     }
 
     /// Rebuilds a step from its row in `steps` (children filled in by the caller).
-    fn step_of(&self, row: &Row) -> Result<StoredStep, StoreError> {
+    /// One step, and its HTTP/2 streams per connection: asked, and allowed when lower.
+    #[allow(clippy::type_complexity)]
+    fn step_of(&self, row: &Row) -> Result<(StoredStep, (u64, Option<u64>)), StoreError> {
         let c = Columns { row, store: self };
         let id: i64 = c.get("id")?;
         let level = c.level(id)?;
@@ -382,7 +412,8 @@ impl Store {
         let status = status_word.parse::<StepStatus>().map_err(|_| {
             self.corrupt(format!("status of step {id}"), format!("'{status_word}'"))
         })?;
-        Ok(StoredStep {
+        let streams = (c.get("streams_asked")?, c.get("streams_allowed")?);
+        let step = StoredStep {
             id: StepId(id),
             run: RunId(c.get("run_id")?),
             contender: ContenderId(c.get("contender_id")?),
@@ -394,7 +425,8 @@ impl Store {
             status,
             result: c.result(id)?,
             resources: Vec::new(),
-        })
+        };
+        Ok((step, streams))
     }
 }
 
@@ -446,6 +478,9 @@ impl Columns<'_> {
         failures[FailureKind::Malformed] = self.get("fail_malformed")?;
         failures[FailureKind::Status] = self.get("fail_status")?;
         failures[FailureKind::Body] = self.get("fail_body")?;
+        failures[FailureKind::StreamReset] = self.get("fail_stream_reset")?;
+        failures[FailureKind::Refused] = self.get("fail_refused")?;
+        failures[FailureKind::ConnectionError] = self.get("fail_connection_error")?;
         Ok(Counts {
             completed: self.get("completed")?,
             ok: self.get("ok")?,
@@ -461,6 +496,8 @@ impl Columns<'_> {
             bytes_received: self.get("bytes_received")?,
             body_bytes: self.get("body_bytes")?,
             bytes_sent: self.get("bytes_sent")?,
+            stream_resets: BTreeMap::new(),
+            goaways: self.get("goaways")?,
         })
     }
 

@@ -71,8 +71,11 @@ fn synthetic_result(seed: u64) -> RunResult {
     let mut failures = shootout_model::FailureCounts::default();
     failures[FailureKind::Timeout] = 2;
     failures[FailureKind::Status] = 5;
+    failures[FailureKind::StreamReset] = 1;
+    failures[FailureKind::Refused] = 4;
+    failures[FailureKind::ConnectionError] = 6;
     let counts = shootout_model::Counts {
-        completed: 5_001,
+        completed: 5_012,
         ok: 4_994,
         failures,
         aborted: 3,
@@ -86,6 +89,8 @@ fn synthetic_result(seed: u64) -> RunResult {
         bytes_received: 1_234_567,
         body_bytes: 1_000_000,
         bytes_sent: 345_678,
+        stream_resets: BTreeMap::from([(2, 1), (7, 4)]),
+        goaways: 2,
     };
     let mut r = RunResult {
         started: at(seed),
@@ -155,6 +160,7 @@ fn synthetic_result(seed: u64) -> RunResult {
             .collect(),
     };
     r.derive_warnings();
+    r.note_streams_limited(100, Some(8));
     r
 }
 

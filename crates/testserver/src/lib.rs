@@ -1,4 +1,4 @@
-//! In-process HTTP/1.1 test servers that behave, and misbehave, on purpose.
+//! In-process HTTP/1.1 and HTTP/2 test servers that behave, and misbehave, on purpose.
 //!
 //! The engine's tests and the binary's end-to-end tests start a [`TestServer`] on
 //! `127.0.0.1` with a port from the OS, point the load generator at it, and check that
@@ -17,7 +17,8 @@
 //!
 //! Seams: `request` parses heads, `behavior` turns a request into bytes (pure),
 //! `conn` drives one socket, `server` accepts and keeps the counters, `tls` makes
-//! the self-signed identity, `net` holds the raw socket calls std lacks.
+//! the self-signed identity, `net` holds the raw socket calls std lacks. `h2` is the
+//! HTTP/2 server ([`H2Server`], [`H2Behavior`]), with its own truth counters.
 //!
 //! ```
 //! use std::io::{Read, Write};
@@ -34,6 +35,7 @@
 
 mod behavior;
 mod conn;
+mod h2;
 mod net;
 mod request;
 mod server;
@@ -41,5 +43,6 @@ mod shared;
 mod tls;
 
 pub use behavior::{reason, Behavior, HELLO, SERVER_HEADER};
+pub use h2::{H2Behavior, H2Server, H2_BODY, INTERNAL_ERROR, REFUSED_STREAM};
 pub use server::{TestServer, Transport};
 pub use shared::Delivery;

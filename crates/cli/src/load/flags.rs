@@ -14,7 +14,8 @@ use std::path::PathBuf;
   shootout load -p body.json -T application/json -n 1000 -c 10 http://127.0.0.1:8000/
   shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99
   shootout load --pipeline 16 -d 10s -c 100 http://127.0.0.1:8080/plaintext
-  shootout load --urls requests.txt --order random -d 30s -c 50 http://127.0.0.1:8080/")]
+  shootout load --urls requests.txt --order random -d 30s -c 50 http://127.0.0.1:8080/
+  shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/")]
 pub struct LoadArgs {
     /// The URL to load (http:// or https://; a missing path means /).
     pub url: String,
@@ -142,6 +143,14 @@ pub struct LoadArgs {
     #[arg(long, value_name = "PATH")]
     pub unix_socket: Option<PathBuf>,
 
+    /// Speak HTTP/2: h2c with prior knowledge for http://, ALPN h2 for https:// (a server
+    /// that does not agree is refused, never fallen back from).
+    #[arg(long)]
+    pub http2: bool,
+
+    /// HTTP/2: concurrent streams per connection, 1 to 10000 (h2load's -m; default 1).
+    #[arg(long, value_name = "N")]
+    pub streams: Option<usize>,
     /// Requests in flight per connection, 1 to 1024 (HTTP/1.1 pipelining): written
     /// together, answers matched in order.
     #[arg(long, value_name = "N", default_value_t = 1)]

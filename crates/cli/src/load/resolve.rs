@@ -14,10 +14,10 @@ use shootout_engine::sys;
 use shootout_model::requests::{Order, RequestList};
 use shootout_model::spec::{
     check_header, check_method, SpecError, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_PIPELINE,
-    MAX_RATE, MAX_THREADS, MIN_RATE,
+    MAX_RATE, MAX_STREAMS, MAX_THREADS, MIN_RATE,
 };
 use shootout_model::{
-    parse_duration, Expectation, LoadSpec, Pace, Record, RequestSpec, StatusSet, Target,
+    parse_duration, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet, Target,
 };
 use shootout_report::{plain_secs, Format};
 use std::io::Read;
@@ -58,6 +58,14 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .threads(bounds.threads)
         .bound(bounds.requests, bounds.duration)
         .pace(a.rate.map_or(Pace::Closed, Pace::Rate))
+        .protocol(
+            if a.http2 {
+                Protocol::Http2
+            } else {
+                Protocol::Http1
+            },
+            a.streams.unwrap_or(1),
+        )
         .timeout(timeout("-s", &a.timeout)?)
         .connect_timeout(timeout("--connect-timeout", &a.connect_timeout)?)
         .record(Record {
@@ -106,6 +114,15 @@ fn spec_error(e: SpecError) -> Failure {
         }
         SpecError::Rate(r) => anyhow!(
             "--rate {r}: write a number of requests per second from {MIN_RATE} to {MAX_RATE:e}"
+        ),
+        SpecError::Streams(n) => {
+            anyhow!("--streams {n}: the streams per connection must be from 1 to {MAX_STREAMS}")
+        }
+        SpecError::StreamsNeedHttp2(n) => {
+            anyhow!("--streams {n}: more than one stream per connection needs --http2")
+        }
+        SpecError::Http2NoKeepalive => anyhow!(
+            "--no-keepalive with --http2: HTTP/2 multiplexes streams on open connections; drop --no-keepalive"
         ),
         SpecError::Pipeline(n) => {
             anyhow!("--pipeline {n}: the requests in flight per connection must be from 1 to {MAX_PIPELINE}")

@@ -272,6 +272,7 @@ fn step_spec(
         .pipeline(w.pipeline)
         .list(w.list.clone())
         .connections(connections)
+        .protocol(w.protocol, w.streams)
         .pace(pace)
         .bound(requests, duration)
         .cpus(plan.defaults.load_cpus.clone())

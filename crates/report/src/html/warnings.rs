@@ -142,6 +142,7 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::Dropped { .. } => (4, "The server dropped connections before any answer"),
         Warning::Retried { .. } => (5, "Requests sent again after an idle connection closed"),
         Warning::ScheduleNotKept { .. } => (5, "The open-loop schedule was not kept"),
+        Warning::StreamsLimited { .. } => (5, "The server allowed fewer HTTP/2 streams than asked"),
     }
 }
 

@@ -14,7 +14,7 @@ use shootout_model::stored::StoredRun;
 use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 31] = [
+pub const COLUMNS: [&str; 34] = [
     "run_id",
     "contender",
     "workload",
@@ -35,6 +35,9 @@ pub const COLUMNS: [&str; 31] = [
     "fail_malformed",
     "fail_status",
     "fail_body",
+    "fail_stream_reset",
+    "fail_refused",
+    "fail_connection_error",
     "rps",
     "ok_rps",
     "mean_ms",

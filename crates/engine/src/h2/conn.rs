@@ -1,0 +1,797 @@
+//! One HTTP/2 connection as a state machine without I/O: bytes from the server go into
+//! [`Connection::feed`], frames for the server come out of [`Connection::out`], and what
+//! happened to each stream comes out as [`Event`]s for the worker to record. Streams live
+//! in a fixed set of slots (as many as streams asked per connection), found by a scan.
+//! Header blocks are decoded with `httlib-hpack`, whose Huffman decoding is table-driven
+//! (`loona-hpack`, tried first, builds a 257-entry hash map for every Huffman-coded string:
+//! about 50 µs of CPU per nginx response, 10 times what all the rest of a request costs).
+//! It allocates a name and a value per field decoded (about eight small allocations per
+//! nginx answer): the one place of the HTTP/2 path that allocates per request.
+//!
+//! What it keeps of the protocol (RFC 9113): the server's SETTINGS (concurrency, initial
+//! window, frame size, header table size) and their acknowledgement, flow control on both
+//! levels in both directions (our receive windows are large, as h2load's, and reopened by
+//! WINDOW_UPDATE at half; request bodies wait for the server's windows), HPACK decoding of
+//! every header block, CONTINUATION, padding, interim 1xx answers, trailers, PING, GOAWAY
+//! and RST_STREAM. A frame that breaks the protocol is a connection error: GOAWAY is
+//! written with its code, and every stream still open fails as malformed. A response that
+//! breaks it on one stream only (no `:status`, DATA before HEADERS, a content-length the
+//! DATA contradicts) fails that stream as malformed and resets it.
+
+use super::frame::{self, Head, Oversized, Reader};
+use super::request::{table_size_update, Prepared};
+use crate::parse::parse_decimal;
+use crate::search::BodySearch;
+use shootout_model::FailureKind;
+use std::time::{Duration, Instant};
+
+/// The receive window we announce for every stream and open for the connection: 2^30 − 1
+/// bytes, h2load's default, so a response is rarely held back by our flow control.
+pub const RECV_WINDOW: i64 = (1 << 30) - 1;
+
+/// The largest header block (all its frames) accepted.
+const MAX_HEADER_BLOCK: usize = 1 << 20;
+
+/// The highest stream id a client may open (2^31 − 1).
+const MAX_STREAM_ID: u32 = 0x7fff_ffff;
+
+/// The most bytes of a `server` field kept.
+const MAX_SERVER: usize = 256;
+
+/// What happened on the connection, in order, for the worker to act on. A stream named by
+/// an event stays in its slot until the worker calls [`Connection::free`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The server's first SETTINGS arrived: streams may open.
+    Ready,
+    /// The stream in this slot got its whole answer.
+    Answered(usize),
+    /// The stream in this slot ended without a good answer.
+    Failed(usize, FailureKind),
+    /// A GOAWAY said the server did not process the stream in this slot: it may be sent
+    /// again on another connection.
+    Unprocessed(usize),
+    /// A RST_STREAM with this error code arrived (counted whatever its stream was).
+    Reset(u32),
+    /// A GOAWAY arrived.
+    Goaway,
+}
+
+/// The connection broke the protocol; GOAWAY with this code has been written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnError(pub u32);
+
+impl From<Oversized> for ConnError {
+    fn from(_: Oversized) -> Self {
+        ConnError(frame::FRAME_SIZE_ERROR)
+    }
+}
+
+/// One stream: the request's timings and what has come back of its answer.
+#[derive(Debug)]
+pub struct Stream {
+    /// Stream id; 0 for a free slot.
+    pub id: u32,
+    /// The request's start (its due time in rate mode).
+    pub start: Instant,
+    /// When its HEADERS were written.
+    pub sent: Instant,
+    /// When the first frame of the answer arrived.
+    pub first_byte: Option<Instant>,
+    /// Connect time charged to this request.
+    pub connect: Duration,
+    /// The request was already sent once, on a connection whose GOAWAY left it unprocessed.
+    pub retried: bool,
+    /// Status of the final answer (0 until its HEADERS).
+    pub status: u16,
+    /// Body bytes received (padding excluded).
+    pub body_len: u64,
+    /// The body search of `--expect-body-contains`.
+    pub search: BodySearch,
+    length: Option<u64>,
+    final_head: bool,
+    /// An event has named this stream; frames for it are ignored from now on.
+    done: bool,
+    send_window: i64,
+    body_sent: usize,
+    recv_window: i64,
+}
+
+/// How the next header block is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hpack {
+    /// Literals that fill the server's table (the first block).
+    First,
+    /// Indices into what the first block put in the server's table.
+    Indexed,
+    /// Literals never indexed (the server's table is too small).
+    Plain,
+}
+
+/// One connection's protocol state.
+pub struct Connection {
+    reader: Reader,
+    /// Frames to send, in order.
+    pub out: Vec<u8>,
+    /// What happened since the worker last drained it.
+    pub events: Vec<Event>,
+    decoder: httlib_hpack::Decoder<'static>,
+    /// The fields of the header block being decoded (their buffers reused).
+    fields: Vec<(Vec<u8>, Vec<u8>, u8)>,
+    streams: Vec<Stream>,
+    active: usize,
+    next_id: u32,
+    ready: bool,
+    goaway: Option<(u32, u32)>,
+    max_concurrent: Option<u64>,
+    peer_window: i64,
+    send_window: i64,
+    peer_max_frame: usize,
+    hpack: Hpack,
+    size_update: Option<usize>,
+    encoder_table: usize,
+    recv_window: i64,
+    block: Vec<u8>,
+    block_of: Option<(u32, bool)>,
+    /// Keep the `server` field of the next final answer.
+    pub want_server: bool,
+    /// The `server` field kept, if asked for.
+    pub server: Option<String>,
+}
+
+impl Connection {
+    /// A connection for `streams` concurrent streams, searching bodies for `needle`.
+    pub fn new(streams: usize, needle: Option<&[u8]>) -> Self {
+        let now = Instant::now();
+        Connection {
+            reader: Reader::default(),
+            // Grows to what one read's worth of frames needs, then keeps its capacity: at
+            // 10,000 connections a fixed 16 KiB each would be 160 MB for nothing.
+            out: Vec::new(),
+            events: Vec::with_capacity(streams * 2 + 4),
+            decoder: httlib_hpack::Decoder::with_dynamic_size(4096),
+            fields: Vec::with_capacity(16),
+            streams: (0..streams)
+                .map(|_| Stream {
+                    id: 0,
+                    start: now,
+                    sent: now,
+                    first_byte: None,
+                    connect: Duration::ZERO,
+                    retried: false,
+                    status: 0,
+                    body_len: 0,
+                    search: BodySearch::new(needle),
+                    length: None,
+                    final_head: false,
+                    done: false,
+                    send_window: 0,
+                    body_sent: 0,
+                    recv_window: 0,
+                })
+                .collect(),
+            active: 0,
+            next_id: 1,
+            ready: false,
+            goaway: None,
+            max_concurrent: None,
+            peer_window: frame::DEFAULT_WINDOW,
+            send_window: frame::DEFAULT_WINDOW,
+            peer_max_frame: frame::DEFAULT_MAX_FRAME,
+            hpack: Hpack::First,
+            size_update: None,
+            encoder_table: 4096,
+            recv_window: frame::DEFAULT_WINDOW,
+            block: Vec::new(),
+            block_of: None,
+            want_server: false,
+            server: None,
+        }
+    }
+
+    /// Starts over for a new socket: writes the preface, our SETTINGS (no push, a large
+    /// stream window) and the WINDOW_UPDATE that opens the connection's window as wide.
+    pub fn start(&mut self) {
+        self.reader.clear();
+        self.out.clear();
+        self.events.clear();
+        self.block.clear();
+        self.block_of = None;
+        self.decoder = httlib_hpack::Decoder::with_dynamic_size(4096);
+        for s in &mut self.streams {
+            s.id = 0;
+        }
+        self.active = 0;
+        self.next_id = 1;
+        self.ready = false;
+        self.goaway = None;
+        self.max_concurrent = None;
+        self.peer_window = frame::DEFAULT_WINDOW;
+        self.send_window = frame::DEFAULT_WINDOW;
+        self.peer_max_frame = frame::DEFAULT_MAX_FRAME;
+        self.hpack = Hpack::First;
+        self.size_update = None;
+        self.encoder_table = 4096;
+        self.out.extend_from_slice(frame::PREFACE);
+        frame::settings(
+            &mut self.out,
+            &[
+                (frame::SETTINGS_ENABLE_PUSH, 0),
+                (frame::SETTINGS_INITIAL_WINDOW_SIZE, RECV_WINDOW as u32),
+            ],
+        );
+        frame::window_update(
+            &mut self.out,
+            0,
+            (RECV_WINDOW - frame::DEFAULT_WINDOW) as u32,
+        );
+        self.recv_window = RECV_WINDOW;
+    }
+
+    /// The server's first SETTINGS has arrived.
+    pub fn is_ready(&self) -> bool {
+        self.ready
+    }
+
+    /// Streams open (answered or failed ones included until freed).
+    pub fn active(&self) -> usize {
+        self.active
+    }
+
+    /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS`, if it announced one.
+    pub fn max_concurrent(&self) -> Option<u64> {
+        self.max_concurrent
+    }
+
+    /// The connection takes no new stream (GOAWAY came, or the stream ids ran out): once
+    /// its streams end it is closed and replaced.
+    pub fn spent(&self) -> bool {
+        self.goaway.is_some() || self.next_id > MAX_STREAM_ID
+    }
+
+    /// The code of the GOAWAY received, if any.
+    pub fn goaway_code(&self) -> Option<u32> {
+        self.goaway.map(|(_, code)| code)
+    }
+
+    /// How many more streams may open now.
+    pub fn room(&self) -> usize {
+        if !self.ready || self.spent() {
+            return 0;
+        }
+        let limit = self
+            .max_concurrent
+            .map_or(self.streams.len(), |m| self.streams.len().min(m as usize));
+        limit.saturating_sub(self.active)
+    }
+
+    /// The stream in `slot`.
+    pub fn stream(&self, slot: usize) -> &Stream {
+        &self.streams[slot]
+    }
+
+    /// Slots of the streams no event has named yet (those still waiting for an answer).
+    pub fn open_slots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.streams
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.id != 0 && !s.done)
+            .map(|(i, _)| i)
+    }
+
+    /// Frees the slot of a stream an event named.
+    pub fn free(&mut self, slot: usize) {
+        let s = &mut self.streams[slot];
+        if s.id != 0 {
+            s.id = 0;
+            self.active -= 1;
+        }
+    }
+
+    /// Gives up on the stream in `slot` (its deadline passed): RST_STREAM(CANCEL) is
+    /// written and the slot freed; frames still coming for it are ignored.
+    pub fn cancel(&mut self, slot: usize) {
+        let id = self.streams[slot].id;
+        frame::rst_stream(&mut self.out, id, frame::CANCEL);
+        self.free(slot);
+    }
+
+    /// Opens a stream for `req` (there must be [`Connection::room`]): writes its HEADERS
+    /// (and CONTINUATION when the block is over the server's frame size) and as much of the
+    /// body as the windows allow. Returns its slot.
+    pub fn open(
+        &mut self,
+        req: &Prepared,
+        start: Instant,
+        now: Instant,
+        connect: Duration,
+        retried: bool,
+    ) -> usize {
+        let slot = self
+            .streams
+            .iter()
+            .position(|s| s.id == 0)
+            .expect("open is called only when there is room");
+        let id = self.next_id;
+        self.next_id += 2;
+        self.active += 1;
+        let s = &mut self.streams[slot];
+        s.id = id;
+        s.start = start;
+        s.sent = now;
+        s.first_byte = None;
+        s.connect = connect;
+        s.retried = retried;
+        s.status = 0;
+        s.body_len = 0;
+        s.search.reset();
+        s.length = None;
+        s.final_head = false;
+        s.done = false;
+        s.send_window = self.peer_window;
+        s.body_sent = 0;
+        s.recv_window = RECV_WINDOW;
+        self.write_headers(req, id);
+        if !req.body.is_empty() {
+            self.push_body(req, slot);
+        }
+        slot
+    }
+
+    /// Writes the HEADERS (and CONTINUATION) frames of a new stream.
+    fn write_headers(&mut self, req: &Prepared, id: u32) {
+        let mut prefix = [0u8; 8];
+        let mut prefix_len = 0;
+        if let Some(size) = self.size_update.take() {
+            let mut v = Vec::with_capacity(8);
+            table_size_update(&mut v, size);
+            prefix[..v.len()].copy_from_slice(&v);
+            prefix_len = v.len();
+        }
+        let block: &[u8] = match self.hpack {
+            Hpack::First if req.table_size <= self.encoder_table => {
+                self.hpack = Hpack::Indexed;
+                &req.first
+            }
+            Hpack::Indexed => &req.indexed,
+            Hpack::First | Hpack::Plain => {
+                self.hpack = Hpack::Plain;
+                &req.plain
+            }
+        };
+        let end_stream = if req.body.is_empty() {
+            frame::END_STREAM
+        } else {
+            0
+        };
+        let total = prefix_len + block.len();
+        let max = self.peer_max_frame;
+        if total <= max {
+            frame::head(
+                &mut self.out,
+                total,
+                frame::HEADERS,
+                frame::END_HEADERS | end_stream,
+                id,
+            );
+            self.out.extend_from_slice(&prefix[..prefix_len]);
+            self.out.extend_from_slice(block);
+            return;
+        }
+        let mut all = Vec::with_capacity(total);
+        all.extend_from_slice(&prefix[..prefix_len]);
+        all.extend_from_slice(block);
+        for (i, part) in all.chunks(max).enumerate() {
+            let last = (i + 1) * max >= total;
+            let (kind, flags) = if i == 0 {
+                (frame::HEADERS, end_stream)
+            } else {
+                (frame::CONTINUATION, 0)
+            };
+            let flags = flags | if last { frame::END_HEADERS } else { 0 };
+            frame::head(&mut self.out, part.len(), kind, flags, id);
+            self.out.extend_from_slice(part);
+        }
+    }
+
+    /// Writes as much of the body of the stream in `slot` as both windows allow.
+    fn push_body(&mut self, req: &Prepared, slot: usize) {
+        let s = &mut self.streams[slot];
+        while s.body_sent < req.body.len() {
+            let window = s.send_window.min(self.send_window);
+            if window <= 0 {
+                return;
+            }
+            let n = (req.body.len() - s.body_sent)
+                .min(window as usize)
+                .min(self.peer_max_frame);
+            let end = s.body_sent + n == req.body.len();
+            let flags = if end { frame::END_STREAM } else { 0 };
+            frame::head(&mut self.out, n, frame::DATA, flags, s.id);
+            self.out
+                .extend_from_slice(&req.body[s.body_sent..s.body_sent + n]);
+            s.body_sent += n;
+            s.send_window -= n as i64;
+            self.send_window -= n as i64;
+        }
+    }
+
+    /// Sends what the windows now allow of every body still waiting.
+    fn push_bodies(&mut self, req: &Prepared) {
+        if req.body.is_empty() {
+            return;
+        }
+        for slot in 0..self.streams.len() {
+            let s = &self.streams[slot];
+            if s.id != 0 && !s.done && s.body_sent < req.body.len() {
+                self.push_body(req, slot);
+            }
+        }
+    }
+
+    /// Takes bytes from the server. Events go to [`Connection::events`]; on a connection
+    /// error GOAWAY is written and the error returned (the connection is finished).
+    pub fn feed(&mut self, data: &[u8], req: &Prepared, now: Instant) -> Result<(), ConnError> {
+        let mut reader = std::mem::take(&mut self.reader);
+        let r = reader.feed(data, frame::DEFAULT_MAX_FRAME, |h, p| {
+            self.frame(h, p, req, now)
+        });
+        self.reader = reader;
+        if let Err(ConnError(code)) = r {
+            frame::goaway(&mut self.out, code);
+        }
+        r
+    }
+
+    fn frame(&mut self, h: Head, p: &[u8], req: &Prepared, now: Instant) -> Result<(), ConnError> {
+        let protocol = Err(ConnError(frame::PROTOCOL_ERROR));
+        let size = Err(ConnError(frame::FRAME_SIZE_ERROR));
+        if !self.ready && h.kind != frame::SETTINGS {
+            // The server's preface is a SETTINGS frame (RFC 9113 §3.4).
+            return protocol;
+        }
+        if let Some((stream, _)) = self.block_of {
+            if h.kind != frame::CONTINUATION || h.stream != stream {
+                return protocol;
+            }
+        }
+        match h.kind {
+            frame::DATA => self.data(h, p, req, now),
+            frame::HEADERS => {
+                if h.stream == 0 {
+                    return protocol;
+                }
+                let Some(fragment) = frame::unpadded(&h, p) else {
+                    return protocol;
+                };
+                self.block.clear();
+                self.block.extend_from_slice(fragment);
+                self.block_of = Some((h.stream, h.has(frame::END_STREAM)));
+                if h.has(frame::END_HEADERS) {
+                    return self.header_block(req, now);
+                }
+                Ok(())
+            }
+            frame::CONTINUATION => {
+                if self.block_of.is_none() {
+                    return protocol;
+                }
+                if self.block.len() + p.len() > MAX_HEADER_BLOCK {
+                    return protocol;
+                }
+                self.block.extend_from_slice(p);
+                if h.has(frame::END_HEADERS) {
+                    return self.header_block(req, now);
+                }
+                Ok(())
+            }
+            frame::PRIORITY if p.len() != 5 => size,
+            frame::PRIORITY => Ok(()),
+            frame::RST_STREAM => {
+                if h.stream == 0 {
+                    return protocol;
+                }
+                if p.len() != 4 {
+                    return size;
+                }
+                let code = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
+                self.events.push(Event::Reset(code));
+                if let Some(slot) = self.find(h.stream)? {
+                    let kind = if code == frame::REFUSED_STREAM {
+                        FailureKind::Refused
+                    } else {
+                        FailureKind::StreamReset
+                    };
+                    self.end(slot, Event::Failed(slot, kind));
+                }
+                Ok(())
+            }
+            frame::SETTINGS => self.settings(h, p, req),
+            frame::PUSH_PROMISE => protocol,
+            frame::PING => {
+                if h.stream != 0 {
+                    return protocol;
+                }
+                let Ok(payload) = <&[u8; 8]>::try_from(p) else {
+                    return size;
+                };
+                if !h.has(frame::ACK) {
+                    frame::ping_ack(&mut self.out, payload);
+                }
+                Ok(())
+            }
+            frame::GOAWAY => {
+                if h.stream != 0 {
+                    return protocol;
+                }
+                if p.len() < 8 {
+                    return size;
+                }
+                let last = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7fff_ffff;
+                let code = u32::from_be_bytes([p[4], p[5], p[6], p[7]]);
+                // A second GOAWAY may only lower last-stream-id.
+                let last = self.goaway.map_or(last, |(l, _)| l.min(last));
+                self.goaway = Some((last, code));
+                self.events.push(Event::Goaway);
+                for slot in 0..self.streams.len() {
+                    let s = &self.streams[slot];
+                    if s.id > last && !s.done {
+                        self.end(slot, Event::Unprocessed(slot));
+                    }
+                }
+                Ok(())
+            }
+            frame::WINDOW_UPDATE => {
+                if p.len() != 4 {
+                    return size;
+                }
+                let inc = i64::from(u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7fff_ffff);
+                if inc == 0 {
+                    return protocol;
+                }
+                if h.stream == 0 {
+                    self.send_window += inc;
+                    if self.send_window > frame::MAX_WINDOW {
+                        return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+                    }
+                } else if let Some(slot) = self.find(h.stream)? {
+                    let s = &mut self.streams[slot];
+                    s.send_window += inc;
+                    if s.send_window > frame::MAX_WINDOW {
+                        return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+                    }
+                }
+                self.push_bodies(req);
+                Ok(())
+            }
+            // Unknown frame types are ignored (RFC 9113 §4.1).
+            _ => Ok(()),
+        }
+    }
+
+    /// The slot of an open stream, `None` for one that closed (its frames are ignored),
+    /// and a PROTOCOL_ERROR for a stream we never opened.
+    fn find(&self, id: u32) -> Result<Option<usize>, ConnError> {
+        if id.is_multiple_of(2) || id >= self.next_id {
+            return Err(ConnError(frame::PROTOCOL_ERROR));
+        }
+        Ok(self.streams.iter().position(|s| s.id == id && !s.done))
+    }
+
+    /// Ends the stream in `slot` with `event`.
+    fn end(&mut self, slot: usize, event: Event) {
+        self.streams[slot].done = true;
+        self.events.push(event);
+    }
+
+    /// A stream's answer broke the protocol: the stream is reset and fails as malformed.
+    fn stream_error(&mut self, slot: usize) {
+        frame::rst_stream(&mut self.out, self.streams[slot].id, frame::PROTOCOL_ERROR);
+        self.end(slot, Event::Failed(slot, FailureKind::Malformed));
+    }
+
+    fn settings(&mut self, h: Head, p: &[u8], req: &Prepared) -> Result<(), ConnError> {
+        if h.stream != 0 {
+            return Err(ConnError(frame::PROTOCOL_ERROR));
+        }
+        if h.has(frame::ACK) {
+            return if p.is_empty() {
+                Ok(())
+            } else {
+                Err(ConnError(frame::FRAME_SIZE_ERROR))
+            };
+        }
+        if !p.len().is_multiple_of(6) {
+            return Err(ConnError(frame::FRAME_SIZE_ERROR));
+        }
+        for pair in p.chunks_exact(6) {
+            let id = u16::from_be_bytes([pair[0], pair[1]]);
+            let v = u32::from_be_bytes([pair[2], pair[3], pair[4], pair[5]]);
+            match id {
+                frame::SETTINGS_HEADER_TABLE_SIZE => {
+                    let v = v as usize;
+                    if v < self.encoder_table {
+                        self.encoder_table = v;
+                        self.size_update = Some(v);
+                        if self.hpack == Hpack::Indexed && v < req.table_size {
+                            self.hpack = Hpack::Plain;
+                        }
+                    }
+                }
+                frame::SETTINGS_ENABLE_PUSH if v > 1 => {
+                    return Err(ConnError(frame::PROTOCOL_ERROR))
+                }
+                frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.max_concurrent = Some(v.into()),
+                frame::SETTINGS_INITIAL_WINDOW_SIZE => {
+                    let v = i64::from(v);
+                    if v > frame::MAX_WINDOW {
+                        return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+                    }
+                    let delta = v - self.peer_window;
+                    self.peer_window = v;
+                    for s in self.streams.iter_mut().filter(|s| s.id != 0) {
+                        s.send_window += delta;
+                        if s.send_window > frame::MAX_WINDOW {
+                            return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+                        }
+                    }
+                }
+                frame::SETTINGS_MAX_FRAME_SIZE => {
+                    let v = v as usize;
+                    if !(frame::DEFAULT_MAX_FRAME..=frame::MAX_FRAME_LIMIT).contains(&v) {
+                        return Err(ConnError(frame::PROTOCOL_ERROR));
+                    }
+                    self.peer_max_frame = v;
+                }
+                _ => {}
+            }
+        }
+        frame::settings_ack(&mut self.out);
+        if !self.ready {
+            self.ready = true;
+            self.events.push(Event::Ready);
+        }
+        self.push_bodies(req);
+        Ok(())
+    }
+
+    fn data(&mut self, h: Head, p: &[u8], req: &Prepared, now: Instant) -> Result<(), ConnError> {
+        if h.stream == 0 {
+            return Err(ConnError(frame::PROTOCOL_ERROR));
+        }
+        // Flow control counts the whole payload, padding included (RFC 9113 §6.9.1).
+        let len = p.len() as i64;
+        self.recv_window -= len;
+        if self.recv_window < 0 {
+            return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+        }
+        if self.recv_window < RECV_WINDOW / 2 {
+            frame::window_update(&mut self.out, 0, (RECV_WINDOW - self.recv_window) as u32);
+            self.recv_window = RECV_WINDOW;
+        }
+        let Some(slot) = self.find(h.stream)? else {
+            return Ok(());
+        };
+        let Some(body) = frame::unpadded(&h, p) else {
+            return Err(ConnError(frame::PROTOCOL_ERROR));
+        };
+        let s = &mut self.streams[slot];
+        s.first_byte.get_or_insert(now);
+        s.recv_window -= len;
+        if s.recv_window < 0 {
+            return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+        }
+        if !s.final_head {
+            self.stream_error(slot);
+            return Ok(());
+        }
+        let s = &mut self.streams[slot];
+        s.body_len += body.len() as u64;
+        s.search.feed(body);
+        let end = h.has(frame::END_STREAM);
+        if !end && s.recv_window < RECV_WINDOW / 2 {
+            let inc = (RECV_WINDOW - s.recv_window) as u32;
+            s.recv_window = RECV_WINDOW;
+            frame::window_update(&mut self.out, h.stream, inc);
+        }
+        if end {
+            self.finish(slot, req);
+        }
+        Ok(())
+    }
+
+    /// A header block is complete: decode it (always, to keep the HPACK table in step),
+    /// then apply it to its stream.
+    fn header_block(&mut self, req: &Prepared, now: Instant) -> Result<(), ConnError> {
+        let (id, end_stream) = self.block_of.take().expect("a block is being read");
+        let mut status: Option<u16> = None;
+        let mut length: Option<u64> = None;
+        let mut bad = false;
+        let mut server = None;
+        let want_server = self.want_server;
+        self.fields.clear();
+        if self
+            .decoder
+            .decode(&mut self.block, &mut self.fields)
+            .is_err()
+        {
+            return Err(ConnError(frame::COMPRESSION_ERROR));
+        }
+        for (name, value, _) in &self.fields {
+            let (name, value) = (name.as_slice(), value.as_slice());
+            if name == b":status" {
+                bad |= status.is_some();
+                status = parse_status(value);
+                bad |= status.is_none();
+            } else if name.first() == Some(&b':') {
+                // A response has no other pseudo-header (RFC 9113 §8.3.2).
+                bad = true;
+            } else if name == b"content-length" {
+                let v = parse_decimal(value);
+                bad |= v.is_none() || length.is_some_and(|l| Some(l) != v);
+                length = v;
+            } else if want_server && name == b"server" {
+                let kept = &value[..value.len().min(MAX_SERVER)];
+                server = Some(String::from_utf8_lossy(kept).into_owned());
+            }
+        }
+        let Some(slot) = self.find(id)? else {
+            return Ok(());
+        };
+        let s = &mut self.streams[slot];
+        s.first_byte.get_or_insert(now);
+        let final_head = s.final_head;
+        if final_head {
+            // Trailers: they end the stream, and say nothing we check.
+            if !end_stream || status.is_some() {
+                self.stream_error(slot);
+            } else {
+                self.finish(slot, req);
+            }
+            return Ok(());
+        }
+        match status {
+            Some(code) if !bad && (100..200).contains(&code) && code != 101 => {
+                // An interim answer: the final one follows.
+                if end_stream {
+                    self.stream_error(slot);
+                }
+            }
+            Some(code) if !bad && code >= 200 => {
+                let s = &mut self.streams[slot];
+                s.status = code;
+                s.length = length;
+                s.final_head = true;
+                if server.is_some() {
+                    self.server = server;
+                }
+                if end_stream {
+                    self.finish(slot, req);
+                }
+            }
+            _ => self.stream_error(slot),
+        }
+        Ok(())
+    }
+
+    /// The stream in `slot` ended: answered, unless its body contradicts its content-length.
+    fn finish(&mut self, slot: usize, req: &Prepared) {
+        let s = &self.streams[slot];
+        let bodiless = req.head_request || s.status == 204 || s.status == 304;
+        if !bodiless && s.length.is_some_and(|l| l != s.body_len) {
+            self.end(slot, Event::Failed(slot, FailureKind::Malformed));
+        } else {
+            self.end(slot, Event::Answered(slot));
+        }
+    }
+}
+
+/// Three digits, 100 to 999.
+fn parse_status(v: &[u8]) -> Option<u16> {
+    match v {
+        [a @ b'1'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
+            Some(u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0'))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,791 @@
+//! One HTTP/2 worker thread: the same mio (epoll, edge-triggered) loop, pacer, recorder and
+//! thread host as HTTP/1.1 ([`crate::worker`]), driving its connections' streams. It is a
+//! loop of its own because what it schedules differs: HTTP/1.1 has one request per
+//! connection, here a connection carries up to `--streams` at once, opened as slots free up.
+//!
+//! Per read, every whole frame is handled where it lies in the read buffer, the streams it
+//! ends are recorded, the freed slots get new streams (closed loop) and all the frames
+//! written meanwhile leave in one write: the more streams per connection, the fewer system
+//! calls per request.
+//!
+//! Every request ends exactly once, as over HTTP/1.1: answered, failed (timeout, reset
+//! stream, refused stream, connection error, malformed, …) or aborted at the end of the
+//! run. A stream whose deadline passes is cancelled (RST_STREAM) and the connection kept;
+//! a stream a GOAWAY left unprocessed is sent again once on another connection and counted
+//! as retried. A connection that fails before its SETTINGS arrive (refused, closed, not
+//! HTTP/2) consumes one request as a failure in a closed loop, so a run against a server
+//! that never speaks HTTP/2 still ends by its count.
+
+use super::conn::{Connection, Event};
+use super::request::Prepared;
+use crate::pacer::{Pacer, Pacing};
+use crate::recorder::{Answer, Recorder, Timing};
+use crate::transport::Transport;
+use crate::worker::{
+    host, Assignment, Dispatch, EventLoop, Output, Schedule, Shared, LATE, MAX_BACKOFF, TIMER,
+};
+use crate::{sys, Live};
+use mio::{Events, Interest, Poll, Token};
+use shootout_model::FailureKind;
+use std::collections::VecDeque;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Closed,
+    /// TCP (and TLS) being set up.
+    Connecting,
+    /// Preface sent; waiting for the server's SETTINGS.
+    Handshake,
+    /// Streams may open.
+    Open,
+}
+
+struct Conn {
+    io: Option<Transport>,
+    phase: Phase,
+    h2: Connection,
+    /// Bytes of `h2.out` already written.
+    written: usize,
+    connect_began: Instant,
+    connect: Duration,
+    /// No stream opened yet on this connection: the first ones carry its connect time.
+    fresh: bool,
+    /// The connection carried an answer.
+    answered: bool,
+    backoff: Duration,
+    reopen_at: Instant,
+    /// In the worker's list of connections with room (rate mode).
+    listed: bool,
+}
+
+/// A request a GOAWAY left unprocessed, waiting for a stream on another connection.
+struct Resend {
+    start: Instant,
+    sent: Instant,
+    connect: Duration,
+}
+
+struct Worker<'a> {
+    sh: &'a Shared<'a>,
+    req: &'a Prepared,
+    streams: usize,
+    start: Instant,
+    end: Option<Instant>,
+    poll: Poll,
+    timer: sys::Timer,
+    conns: Vec<Conn>,
+    buf: Box<[u8]>,
+    rec: Recorder,
+    budget: Option<u64>,
+    claimed: u64,
+    /// Requests started and not ended: on streams, or waiting in `resend`.
+    in_flight: usize,
+    pacer: Option<Pacer>,
+    sched: Schedule,
+    /// Rate mode: connections that may have room for a stream.
+    room: Vec<usize>,
+    resend: VecDeque<Resend>,
+    deferred: Vec<usize>,
+    /// The lowest `SETTINGS_MAX_CONCURRENT_STREAMS` below `streams` a server announced.
+    limit: Option<u64>,
+    scratch: Vec<usize>,
+}
+
+/// Runs one HTTP/2 worker to the end of its share; `stop` ends it early. Returns the
+/// worker's output and the lowest concurrency a server allowed below `streams`.
+pub fn run(
+    sh: &Shared,
+    req: &Prepared,
+    streams: usize,
+    a: Assignment,
+    stop: &AtomicBool,
+    live: &Live,
+) -> io::Result<(Output, Option<u64>)> {
+    let mut limit = None;
+    let out = host(sh, a, stop, live, |sh, a| {
+        set_up(sh, req, streams, a).map(|w| Tracked(w, &mut limit))
+    })?;
+    Ok((out, limit))
+}
+
+/// The worker, and where it leaves the concurrency limit it met when it ends.
+struct Tracked<'a, 'b>(Worker<'a>, &'b mut Option<u64>);
+
+impl EventLoop for Tracked<'_, '_> {
+    fn begin(&mut self, start: Instant, end: Option<Instant>) {
+        let w = &mut self.0;
+        w.start = start;
+        w.end = end;
+        w.rec.restart(start);
+    }
+
+    fn run(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
+        self.0.event_loop(stop, live)
+    }
+
+    fn end(self, _ended: Instant) -> (Recorder, Option<(Pacer, Schedule)>) {
+        let Tracked(mut w, limit) = self;
+        w.rec.counts.aborted += w.in_flight as u64;
+        *limit = w.limit;
+        (w.rec, w.pacer.map(|p| (p, w.sched)))
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.0.end
+    }
+}
+
+fn set_up<'a>(
+    sh: &'a Shared<'a>,
+    req: &'a Prepared,
+    streams: usize,
+    a: Assignment,
+) -> io::Result<Worker<'a>> {
+    let now = Instant::now();
+    let needle = sh.expect.body_contains.as_deref();
+    let mut w = Worker {
+        sh,
+        req,
+        streams,
+        start: now,
+        end: None,
+        poll: Poll::new()?,
+        timer: sys::Timer::new()?,
+        conns: (0..a.connections)
+            .map(|_| Conn {
+                io: None,
+                phase: Phase::Closed,
+                h2: Connection::new(streams, needle),
+                written: 0,
+                connect_began: now,
+                connect: Duration::ZERO,
+                fresh: true,
+                answered: false,
+                backoff: Duration::ZERO,
+                reopen_at: now,
+                listed: false,
+            })
+            .collect(),
+        buf: vec![0u8; 64 * 1024].into_boxed_slice(),
+        rec: Recorder::new(
+            now,
+            sh.record.reservoir,
+            sh.record.all,
+            0x9E37_79B9 ^ a.index as u64,
+        ),
+        budget: a.budget,
+        claimed: 0,
+        in_flight: 0,
+        pacer: a.rate.map(|rate| Pacer {
+            rate,
+            budget: a.budget,
+            duration: sh.duration,
+            offset: sh.offset,
+        }),
+        sched: Schedule::default(),
+        room: Vec::with_capacity(a.connections),
+        resend: VecDeque::new(),
+        deferred: Vec::new(),
+        limit: None,
+        scratch: Vec::with_capacity(streams),
+    };
+    if w.pacer.is_some() {
+        let fd = w.timer.fd();
+        w.poll
+            .registry()
+            .register(&mut mio::unix::SourceFd(&fd), TIMER, Interest::READABLE)?;
+        w.connect_all()?;
+    }
+    Ok(w)
+}
+
+impl Worker<'_> {
+    /// Rate mode: opens every connection and waits (up to the connect timeout) until each
+    /// has the server's SETTINGS; the rest are left to the deadline sweep.
+    fn connect_all(&mut self) -> io::Result<()> {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            self.open(i, now);
+        }
+        let deadline = now + self.sh.connect_timeout;
+        let mut events = Events::with_capacity(1024);
+        while self
+            .conns
+            .iter()
+            .any(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+        {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            self.poll.poll(&mut events, Some(deadline - now))?;
+            self.on_poll(&events);
+        }
+        Ok(())
+    }
+
+    fn event_loop(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
+        let now = Instant::now();
+        if self.pacer.is_none() {
+            for i in 0..self.conns.len() {
+                self.open(i, now);
+            }
+        }
+        let tick = (self.sh.timeout.min(self.sh.connect_timeout) / 10)
+            .clamp(Duration::from_millis(1), Duration::from_millis(100));
+        let mut next_tick = now + tick;
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let now = Instant::now();
+            if stop.load(Ordering::Relaxed) {
+                return Ok(true);
+            }
+            if self.end.is_some_and(|e| now >= e) {
+                return Ok(false);
+            }
+            if now >= next_tick {
+                self.tick(now);
+                live.publish(self.rec.counts.completed, self.rec.counts.failed());
+                next_tick = now + tick;
+            }
+            let mut wait = next_tick - now;
+            if let Some(end) = self.end {
+                wait = wait.min(end - now);
+            }
+            if self.pacer.is_some() {
+                match self.dispatch(now) {
+                    Dispatch::At(due) => self.timer.arm(due),
+                    Dispatch::Finished
+                        if self.in_flight == 0
+                            && (self.end.is_none()
+                                || self.budget.is_some_and(|b| self.sched.sent >= b)) =>
+                    {
+                        return Ok(false)
+                    }
+                    Dispatch::Finished | Dispatch::Blocked => {}
+                }
+            } else if self.in_flight == 0 && !self.more(now) {
+                return Ok(false);
+            }
+            match self.poll.poll(&mut events, Some(wait)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            self.on_poll(&events);
+        }
+    }
+
+    /// Hands each event of a poll to its connection (the pacing timer's is only cleared).
+    fn on_poll(&mut self, events: &Events) {
+        for ev in events.iter() {
+            if ev.token() == TIMER {
+                self.timer.clear();
+                continue;
+            }
+            let closed = ev.is_read_closed() || ev.is_error();
+            self.event(
+                ev.token().0,
+                ev.is_readable() || closed,
+                ev.is_writable(),
+                closed,
+            );
+        }
+    }
+
+    /// Closed loop: whether requests remain to be sent (budget and time left, or one to
+    /// send again).
+    fn more(&self, now: Instant) -> bool {
+        !self.resend.is_empty()
+            || !(self.end.is_some_and(|e| now >= e)
+                || self.budget.is_some_and(|b| self.claimed >= b))
+    }
+
+    /// Takes one request from the budget, unless the budget or the time is spent.
+    fn claim(&mut self, now: Instant) -> bool {
+        if self.end.is_some_and(|e| now >= e) || self.budget.is_some_and(|b| self.claimed >= b) {
+            return false;
+        }
+        self.claimed += 1;
+        true
+    }
+
+    /// Rate mode: sends every request that is due and has a stream free.
+    fn dispatch(&mut self, now: Instant) -> Dispatch {
+        let Some(pacer) = self.pacer else {
+            return Dispatch::Finished;
+        };
+        while !self.resend.is_empty() {
+            let Some(i) = self.with_room() else {
+                return Dispatch::Blocked;
+            };
+            self.resend_on(i, now);
+            self.flush(i, now);
+        }
+        loop {
+            match pacer.next(now.saturating_duration_since(self.start), self.sched.sent) {
+                Pacing::Stop => return Dispatch::Finished,
+                Pacing::Wait(w) => return Dispatch::At(now + w),
+                Pacing::Due { late } => {
+                    let Some(i) = self.with_room() else {
+                        // No free stream: the request waits, and its latency with it.
+                        return Dispatch::Blocked;
+                    };
+                    if late > LATE {
+                        self.sched.late += 1;
+                    }
+                    self.sched.max_lag = self.sched.max_lag.max(late);
+                    let due = self.start + pacer.due(self.sched.sent);
+                    self.sched.sent += 1;
+                    self.in_flight += 1;
+                    let c = &mut self.conns[i];
+                    c.h2.open(self.req, due, now, Duration::ZERO, false);
+                    self.flush(i, now);
+                }
+            }
+        }
+    }
+
+    /// Rate mode: a connection with room for a stream, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(&i) = self.room.last() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Open && c.h2.room() > 0 {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
+        }
+        None
+    }
+
+    /// Notes that connection `i` may have room (rate mode) or fills it (closed loop).
+    fn refill(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Open || c.h2.room() == 0 {
+            return;
+        }
+        if self.pacer.is_some() {
+            if !c.listed {
+                c.listed = true;
+                self.room.push(i);
+            }
+            return;
+        }
+        while self.conns[i].h2.room() > 0 {
+            if !self.resend.is_empty() {
+                self.resend_on(i, now);
+                continue;
+            }
+            if !self.claim(now) {
+                break;
+            }
+            self.in_flight += 1;
+            let c = &mut self.conns[i];
+            let (start, connect) = if c.fresh {
+                (c.connect_began, c.connect)
+            } else {
+                (now, Duration::ZERO)
+            };
+            c.h2.open(self.req, start, now, connect, false);
+        }
+        self.conns[i].fresh = false;
+    }
+
+    /// Sends the oldest request a GOAWAY left unprocessed on connection `i` (it has room).
+    fn resend_on(&mut self, i: usize, now: Instant) {
+        let r = self.resend.pop_front().expect("a request waits");
+        // Its latency and deadline count from its first send, as a retried HTTP/1.1
+        // request's do.
+        let _ = now;
+        self.conns[i]
+            .h2
+            .open(self.req, r.start, r.sent, r.connect, true);
+    }
+
+    fn open(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        c.connect_began = now;
+        c.answered = false;
+        c.fresh = true;
+        c.written = 0;
+        c.h2.start();
+        match Transport::connect(self.sh, self.poll.registry(), Token(i)) {
+            Ok(io) => {
+                c.io = Some(io);
+                c.phase = Phase::Connecting;
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
+    }
+
+    fn close(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        c.io = None;
+        c.phase = Phase::Closed;
+    }
+
+    /// After connection `i` closed: a new one, now or after a pause, when work remains.
+    fn replace(&mut self, i: usize, now: Instant, pause: bool) {
+        if self.pacer.is_none() && !self.more(now) {
+            return;
+        }
+        let c = &mut self.conns[i];
+        if pause {
+            c.backoff = (c.backoff * 2).clamp(Duration::from_millis(1), MAX_BACKOFF);
+            c.reopen_at = now + c.backoff;
+            self.deferred.push(i);
+        } else {
+            self.open(i, now);
+        }
+    }
+
+    /// A connection could not be set up (refused, TLS failed, no h2 by ALPN, timed out).
+    /// In a closed loop the attempt consumes a request, failed as a connect failure, as an
+    /// HTTP/1.1 connection's would.
+    fn connect_failed(&mut self, i: usize, now: Instant) {
+        self.close(i);
+        self.rec.counts.connections_failed += 1;
+        if self.pacer.is_none() && self.claim(now) {
+            self.rec.failed(
+                &Timing::unsent(self.conns[i].connect_began, now, 0),
+                FailureKind::Connect,
+            );
+        }
+        // Retried at the next tick, so a dead server is not hammered in a tight loop.
+        let c = &mut self.conns[i];
+        c.reopen_at = now;
+        self.deferred.push(i);
+    }
+
+    fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
+        let Some(c) = self.conns.get(i) else { return };
+        let now = Instant::now();
+        match c.phase {
+            Phase::Closed => {}
+            Phase::Connecting => {
+                let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
+                match state {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        let c = &mut self.conns[i];
+                        c.connect = now.saturating_duration_since(c.connect_began);
+                        c.phase = Phase::Handshake;
+                        self.flush(i, now);
+                        if readable {
+                            self.read(i, now, closed);
+                        }
+                    }
+                    Err(_) => self.connect_failed(i, now),
+                }
+            }
+            Phase::Handshake | Phase::Open => {
+                if writable {
+                    self.flush(i, now);
+                }
+                if readable && self.conns[i].phase != Phase::Closed {
+                    self.read(i, now, closed);
+                }
+            }
+        }
+    }
+
+    /// Writes what connection `i` has to send, as far as the socket takes it.
+    fn flush(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        let Some(io) = c.io.as_mut() else { return };
+        while c.written < c.h2.out.len() {
+            match io.write(&c.h2.out[c.written..]) {
+                Ok(n) => {
+                    c.written += n;
+                    self.rec.counts.bytes_sent += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return self.broken(i, now),
+            }
+        }
+        if c.written == c.h2.out.len() {
+            c.written = 0;
+            c.h2.out.clear();
+        }
+        if io.flush().is_err() {
+            self.broken(i, now);
+        }
+    }
+
+    /// Reads until the socket is drained, handling each read's frames as they come.
+    fn read(&mut self, i: usize, now: Instant, closed: bool) {
+        loop {
+            let c = &mut self.conns[i];
+            let Some(io) = c.io.as_mut() else { return };
+            let drains = io.short_read_drains() && !closed;
+            let n = match io.read(&mut self.buf) {
+                Ok(0) => return self.broken(i, now),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return self.broken(i, now),
+            };
+            self.rec.counts.bytes_received += n as u64;
+            if c.phase == Phase::Handshake && !alpn_h2(io) {
+                self.rec.counts.connections_failed += 1;
+                return self.connect_failed(i, now);
+            }
+            c.h2.want_server = self.rec.first.is_none();
+            let fed = c.h2.feed(&self.buf[..n], self.req, now);
+            self.on_events(i, now);
+            if fed.is_err() {
+                return self.protocol_error(i, now);
+            }
+            if self.conns[i].phase == Phase::Closed {
+                return;
+            }
+            if drains && n < self.buf.len() {
+                break;
+            }
+        }
+        self.after(i, now);
+    }
+
+    /// After connection `i` handled its frames: new streams on the freed slots, a spent
+    /// connection replaced once its streams ended, and the frames written.
+    fn after(&mut self, i: usize, now: Instant) {
+        self.refill(i, now);
+        let c = &self.conns[i];
+        if c.phase == Phase::Open && c.h2.spent() && c.h2.active() == 0 {
+            self.flush(i, now);
+            self.close(i);
+            self.rec.counts.reconnects += 1;
+            return self.replace(i, now, false);
+        }
+        self.flush(i, now);
+    }
+
+    /// Acts on what connection `i` reported.
+    fn on_events(&mut self, i: usize, now: Instant) {
+        let mut events = std::mem::take(&mut self.conns[i].h2.events);
+        for &e in &events {
+            match e {
+                Event::Ready => self.ready(i, now),
+                Event::Answered(slot) => self.credit(i, slot, now),
+                Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
+                Event::Unprocessed(slot) => {
+                    let s = self.conns[i].h2.stream(slot);
+                    if s.retried {
+                        self.fail(i, slot, now, FailureKind::Refused);
+                    } else {
+                        self.resend.push_back(Resend {
+                            start: s.start,
+                            sent: s.sent,
+                            connect: s.connect,
+                        });
+                        self.rec.counts.retried += 1;
+                        self.conns[i].h2.free(slot);
+                    }
+                }
+                Event::Reset(code) => *self.rec.counts.stream_resets.entry(code).or_default() += 1,
+                Event::Goaway => self.rec.counts.goaways += 1,
+            }
+        }
+        events.clear();
+        self.conns[i].h2.events = events;
+        // Requests a GOAWAY returned go out on connections with room.
+        if !self.resend.is_empty() && self.pacer.is_none() {
+            for j in 0..self.conns.len() {
+                if j != i && self.conns[j].phase == Phase::Open && self.conns[j].h2.room() > 0 {
+                    self.refill(j, now);
+                    self.flush(j, now);
+                }
+            }
+        }
+    }
+
+    /// The server's SETTINGS arrived on connection `i`. A server that allows no stream at
+    /// all (`SETTINGS_MAX_CONCURRENT_STREAMS` = 0) refuses the connection's work: in a
+    /// closed loop that is one refused request per connection, which is then replaced
+    /// after a growing pause, so the run still ends by its count.
+    fn ready(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        c.phase = Phase::Open;
+        self.rec.counts.connections_opened += 1;
+        if let Some(m) = c.h2.max_concurrent().filter(|&m| m < self.streams as u64) {
+            self.limit = Some(self.limit.map_or(m, |l| l.min(m)));
+        }
+        if c.h2.max_concurrent() == Some(0) {
+            let began = c.connect_began;
+            self.close(i);
+            if self.pacer.is_none() && self.claim(now) {
+                self.rec
+                    .failed(&Timing::unsent(began, now, 0), FailureKind::Refused);
+            }
+            return self.replace(i, now, true);
+        }
+        c.backoff = Duration::ZERO;
+    }
+
+    fn timing(&self, i: usize, slot: usize, end: Instant) -> Timing {
+        let s = self.conns[i].h2.stream(slot);
+        Timing {
+            start: s.start,
+            sent: s.sent,
+            first_byte: s.first_byte.unwrap_or(end),
+            end,
+            connect: s.connect,
+            kind: 0,
+        }
+    }
+
+    /// The stream in `slot` of connection `i` got its whole answer.
+    fn credit(&mut self, i: usize, slot: usize, now: Instant) {
+        let t = self.timing(i, slot, now);
+        let c = &mut self.conns[i];
+        let s = c.h2.stream(slot);
+        let answer = Answer {
+            status: s.status,
+            body_len: s.body_len,
+            matched: s.search.matched,
+        };
+        let server = &mut c.h2.server;
+        self.rec
+            .credit(&t, answer, || server.take(), &self.sh.expect);
+        c.h2.free(slot);
+        c.answered = true;
+        self.in_flight -= 1;
+    }
+
+    /// The stream in `slot` of connection `i` ended without a good answer.
+    fn fail(&mut self, i: usize, slot: usize, now: Instant, kind: FailureKind) {
+        let t = self.timing(i, slot, now);
+        self.rec.failed(&t, kind);
+        self.conns[i].h2.free(slot);
+        self.in_flight -= 1;
+    }
+
+    /// Every stream still open on connection `i` fails as `kind`.
+    fn fail_open(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let mut open = std::mem::take(&mut self.scratch);
+        open.extend(self.conns[i].h2.open_slots());
+        for &slot in &open {
+            self.fail(i, slot, now, kind);
+        }
+        open.clear();
+        self.scratch = open;
+    }
+
+    /// The server broke the protocol on connection `i` (GOAWAY is written): its open
+    /// streams fail as malformed and the connection is replaced. Before its SETTINGS, in a
+    /// closed loop, the bytes count as one malformed answer.
+    fn protocol_error(&mut self, i: usize, now: Instant) {
+        self.flush(i, now);
+        let c = &self.conns[i];
+        let (handshake, answered) = (c.phase == Phase::Handshake, c.answered);
+        self.fail_open(i, now, FailureKind::Malformed);
+        self.close(i);
+        if handshake && self.pacer.is_none() && self.claim(now) {
+            self.rec.failed(
+                &Timing::unsent(self.conns[i].connect_began, now, 0),
+                FailureKind::Malformed,
+            );
+        }
+        self.replace(i, now, !answered);
+    }
+
+    /// Connection `i` closed or broke. Its open streams fail: as a connection error after
+    /// a GOAWAY with an error code, else as reset. Closed before the server's SETTINGS, it
+    /// is a dropped connection (rate mode) or one failed request (closed loop).
+    fn broken(&mut self, i: usize, now: Instant) {
+        let c = &self.conns[i];
+        if c.phase == Phase::Closed {
+            return;
+        }
+        let handshaking =
+            c.io.as_ref()
+                .and_then(|io| io.tls.as_ref())
+                .is_some_and(|t| t.is_handshaking());
+        if handshaking || c.phase == Phase::Connecting {
+            return self.connect_failed(i, now);
+        }
+        let kind = match c.h2.goaway_code() {
+            Some(code) if code != super::frame::NO_ERROR => FailureKind::ConnectionError,
+            _ => FailureKind::Reset,
+        };
+        let (handshake, answered, spent) = (c.phase == Phase::Handshake, c.answered, c.h2.spent());
+        self.fail_open(i, now, kind);
+        self.close(i);
+        if handshake {
+            if self.pacer.is_none() {
+                if self.claim(now) {
+                    self.rec.failed(
+                        &Timing::unsent(self.conns[i].connect_began, now, 0),
+                        FailureKind::Reset,
+                    );
+                }
+            } else {
+                self.rec.counts.dropped += 1;
+            }
+            return self.replace(i, now, true);
+        }
+        if answered || spent {
+            self.rec.counts.reconnects += 1;
+        }
+        self.replace(i, now, !answered);
+    }
+
+    /// Deadlines, and deferred reconnects.
+    fn tick(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            match c.phase {
+                Phase::Connecting | Phase::Handshake
+                    if now.saturating_duration_since(c.connect_began)
+                        >= self.sh.connect_timeout =>
+                {
+                    self.connect_failed(i, now)
+                }
+                Phase::Open => {
+                    let mut late = std::mem::take(&mut self.scratch);
+                    let h2 = &self.conns[i].h2;
+                    late.extend(h2.open_slots().filter(|&s| {
+                        now.saturating_duration_since(h2.stream(s).sent) >= self.sh.timeout
+                    }));
+                    for &slot in &late {
+                        let t = self.timing(i, slot, now);
+                        self.rec.failed(&t, FailureKind::Timeout);
+                        self.in_flight -= 1;
+                        self.conns[i].h2.cancel(slot);
+                    }
+                    let any = !late.is_empty();
+                    late.clear();
+                    self.scratch = late;
+                    if any {
+                        self.after(i, now);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for i in std::mem::take(&mut self.deferred) {
+            if self.conns[i].phase != Phase::Closed {
+                continue;
+            }
+            if now < self.conns[i].reopen_at {
+                self.deferred.push(i);
+                continue;
+            }
+            if self.pacer.is_some() || self.more(now) {
+                self.open(i, now);
+            }
+        }
+    }
+}
+
+/// Over TLS, true once the handshake chose `h2` (a plain socket always passes).
+fn alpn_h2(io: &Transport) -> bool {
+    io.tls
+        .as_ref()
+        .is_none_or(|t| t.is_handshaking() || t.alpn_protocol() == Some(b"h2"))
+}

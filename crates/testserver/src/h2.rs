@@ -1,0 +1,674 @@
+//! [`H2Server`]: an HTTP/2 test server (h2c with prior knowledge, or TLS with ALPN `h2`)
+//! that answers every stream by one [`H2Behavior`], hostile ones included, and keeps
+//! truth counters for the engine's tests to compare with what the client counted.
+//!
+//! Design: as the HTTP/1.1 server, std sockets, blocking I/O and a thread per connection.
+//! Each read's frames are handled in order; the streams they complete are answered after
+//! the read, in the order their requests completed, so frames the client wrote together
+//! are seen together (which is how [`H2Server::max_open_streams`] sees a client that
+//! opens more streams than the server allows). Header blocks are decoded and encoded with
+//! `loona-hpack`, the answers' blocks with its dynamic table, so a client that loses track
+//! of the table fails. Every byte goes out whole or one per `write` ([`Delivery`]).
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use crate::conn::Stream;
+use crate::net;
+use crate::shared::{lock, Delivery};
+use crate::tls;
+
+/// What a client sends first.
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// The body of every answer.
+pub const H2_BODY: &[u8] = b"Hello World\n";
+
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+const SETTINGS: u8 = 0x4;
+const PING: u8 = 0x6;
+const GOAWAY: u8 = 0x7;
+const WINDOW_UPDATE: u8 = 0x8;
+const CONTINUATION: u8 = 0x9;
+const END_STREAM: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+const PADDED: u8 = 0x8;
+
+/// RST_STREAM and GOAWAY error codes the behaviours send.
+pub const INTERNAL_ERROR: u32 = 0x2;
+/// The stream was not processed: the client may send it again.
+pub const REFUSED_STREAM: u32 = 0x7;
+
+/// How an [`H2Server`] answers. Unless said otherwise an answer is HEADERS
+/// (`:status 200`, `content-length 12`, `server shootout-testserver`) and one DATA frame
+/// `Hello World\n` ending the stream; SETTINGS announce nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum H2Behavior {
+    /// The plain answer.
+    Hello,
+    /// Every feature a client must handle, on every stream: a PING first (the client must
+    /// acknowledge it), an interim `103` HEADERS with padding, the final HEADERS split
+    /// into HEADERS + CONTINUATION, the body in two DATA frames (the first padded), and
+    /// trailers (`x-trailer: yes`) that end the stream.
+    Fancy,
+    /// The answer's body is `len` bytes `x` in DATA frames of 16 KiB.
+    Big {
+        /// Body length in bytes.
+        len: usize,
+    },
+    /// After `after` answers on a connection, GOAWAY(NO_ERROR) naming the last answered
+    /// stream; streams read after it are not answered ([`H2Server::unprocessed`]); the
+    /// connection stays open until the client closes it.
+    Goaway {
+        /// Answers per connection before the GOAWAY.
+        after: u32,
+    },
+    /// After `after` answers on a connection, GOAWAY(INTERNAL_ERROR) naming the highest
+    /// stream read; the streams read and not answered are abandoned
+    /// ([`H2Server::abandoned`]), the server closes its side, and streams read after the
+    /// GOAWAY are [`H2Server::unprocessed`].
+    GoawayError {
+        /// Answers per connection before the GOAWAY.
+        after: u32,
+    },
+    /// Every `n`th stream, counted server-wide in the order requests complete, gets
+    /// RST_STREAM(`code`) instead of an answer ([`H2Server::resets`]).
+    ResetEvery {
+        /// Period.
+        n: u64,
+        /// Error code of the RST_STREAM.
+        code: u32,
+    },
+    /// SETTINGS_MAX_CONCURRENT_STREAMS = `limit`; each answer waits 2 ms, so streams a
+    /// client opens meanwhile pile up and show in [`H2Server::max_open_streams`].
+    MaxStreams {
+        /// The limit announced.
+        limit: u32,
+    },
+    /// Every `n`th stream, counted server-wide, is never answered
+    /// ([`H2Server::unanswered`]).
+    NeverAnswerEvery {
+        /// Period.
+        n: u64,
+    },
+    /// SETTINGS_INITIAL_WINDOW_SIZE = 0 and no WINDOW_UPDATE ever: a request body can
+    /// never be sent (requests without a body are answered).
+    WindowNeverOpens,
+    /// Instead of answering the first request on a connection, a PING frame of 7 bytes
+    /// (a FRAME_SIZE_ERROR); then reads until the client closes.
+    MalformedFrame,
+    /// Instead of answering the first request on a connection, HEADERS whose block names
+    /// a table index that does not exist (a COMPRESSION_ERROR); then reads until the
+    /// client closes.
+    HpackError,
+    /// Answers the preface `HTTP/1.1 400 Bad Request` and closes, as an HTTP/1.1-only
+    /// server does.
+    Http1,
+}
+
+/// The counters, the open sockets and the behaviour, shared by the server's threads.
+struct State {
+    behavior: H2Behavior,
+    delivery: Delivery,
+    connections: AtomicU64,
+    /// Requests taken up for an answer, server-wide: the `k` of "every `n`th stream".
+    handled: AtomicU64,
+    requests: AtomicU64,
+    answers: AtomicU64,
+    resets: AtomicU64,
+    unanswered: AtomicU64,
+    cancels: AtomicU64,
+    goaways: AtomicU64,
+    unprocessed: AtomicU64,
+    abandoned: AtomicU64,
+    pings: AtomicU64,
+    ping_acks: AtomicU64,
+    max_open: AtomicU64,
+    client_goaways: Mutex<Vec<u32>>,
+    stopped: Mutex<bool>,
+    live: Mutex<HashMap<u64, RawFd>>,
+    live_emptied: Condvar,
+}
+
+/// An HTTP/2 server on `127.0.0.1` answering every stream with one [`H2Behavior`].
+/// Dropping it shuts every connection down and waits (up to 5 s) for its threads.
+pub struct H2Server {
+    state: Arc<State>,
+    listener: Arc<TcpListener>,
+    addr: SocketAddr,
+    tls: bool,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl H2Server {
+    /// Starts an h2c server (prior knowledge) on a port chosen by the OS.
+    pub fn start(behavior: H2Behavior) -> io::Result<H2Server> {
+        H2Server::start_with(behavior, Delivery::Whole, false)
+    }
+
+    /// Starts a server sending its bytes as `delivery` says, over TLS (ALPN `h2`, the
+    /// self-signed certificate of [`crate::TestServer::start_tls`]) when `tls`.
+    pub fn start_with(behavior: H2Behavior, delivery: Delivery, tls: bool) -> io::Result<H2Server> {
+        let config = if tls {
+            let mut c = (*tls::identity()?.config).clone();
+            c.alpn_protocols = vec![b"h2".to_vec()];
+            Some(Arc::new(c))
+        } else {
+            None
+        };
+        let listener = Arc::new(net::listen_loopback(0)?);
+        let addr = listener.local_addr()?;
+        let state = Arc::new(State {
+            behavior,
+            delivery,
+            connections: AtomicU64::new(0),
+            handled: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+            answers: AtomicU64::new(0),
+            resets: AtomicU64::new(0),
+            unanswered: AtomicU64::new(0),
+            cancels: AtomicU64::new(0),
+            goaways: AtomicU64::new(0),
+            unprocessed: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
+            pings: AtomicU64::new(0),
+            ping_acks: AtomicU64::new(0),
+            max_open: AtomicU64::new(0),
+            client_goaways: Mutex::new(Vec::new()),
+            stopped: Mutex::new(false),
+            live: Mutex::new(HashMap::new()),
+            live_emptied: Condvar::new(),
+        });
+        let accept = {
+            let (listener, state) = (Arc::clone(&listener), Arc::clone(&state));
+            thread::Builder::new()
+                .name("h2-testserver-accept".into())
+                .spawn(move || accept_loop(&listener, &state, config))?
+        };
+        Ok(H2Server {
+            state,
+            listener,
+            addr,
+            tls,
+            accept: Some(accept),
+        })
+    }
+
+    /// The URL of `path` on this server (`http://` or `https://127.0.0.1:PORT/path`).
+    pub fn url(&self, path: &str) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        let slash = if path.starts_with('/') { "" } else { "/" };
+        format!("{scheme}://{}{slash}{path}", self.addr)
+    }
+
+    /// Waits until every accepted connection has ended, or `timeout`; true if all did.
+    /// After the client closed its connections, the counters are then final.
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        let live = lock(&self.state.live);
+        let (live, _) = self
+            .state
+            .live_emptied
+            .wait_timeout_while(live, timeout, |l| !l.is_empty())
+            .unwrap_or_else(PoisonError::into_inner);
+        live.is_empty()
+    }
+
+    fn get(c: &AtomicU64) -> u64 {
+        c.load(Ordering::SeqCst)
+    }
+
+    /// Connections accepted.
+    pub fn connections(&self) -> u64 {
+        Self::get(&self.state.connections)
+    }
+    /// Requests read in full (HEADERS, and DATA up to END_STREAM).
+    pub fn requests(&self) -> u64 {
+        Self::get(&self.state.requests)
+    }
+    /// Complete answers written.
+    pub fn answers(&self) -> u64 {
+        Self::get(&self.state.answers)
+    }
+    /// RST_STREAM frames sent instead of answers.
+    pub fn resets(&self) -> u64 {
+        Self::get(&self.state.resets)
+    }
+    /// Requests read that the behaviour leaves unanswered on purpose.
+    pub fn unanswered(&self) -> u64 {
+        Self::get(&self.state.unanswered)
+    }
+    /// RST_STREAM frames the client sent (cancelled streams).
+    pub fn cancels(&self) -> u64 {
+        Self::get(&self.state.cancels)
+    }
+    /// GOAWAY frames sent.
+    pub fn goaways(&self) -> u64 {
+        Self::get(&self.state.goaways)
+    }
+    /// Streams read after a GOAWAY (above its last-stream-id): never processed.
+    pub fn unprocessed(&self) -> u64 {
+        Self::get(&self.state.unprocessed)
+    }
+    /// Streams at or below a GOAWAY(INTERNAL_ERROR)'s last-stream-id left unanswered.
+    pub fn abandoned(&self) -> u64 {
+        Self::get(&self.state.abandoned)
+    }
+    /// PING frames sent, and acknowledgements received.
+    pub fn pings(&self) -> (u64, u64) {
+        (
+            Self::get(&self.state.pings),
+            Self::get(&self.state.ping_acks),
+        )
+    }
+    /// The most streams of one connection waiting for an answer at once.
+    pub fn max_open_streams(&self) -> u64 {
+        Self::get(&self.state.max_open)
+    }
+    /// The error codes of the GOAWAY frames the client sent.
+    pub fn client_goaways(&self) -> Vec<u32> {
+        lock(&self.state.client_goaways).clone()
+    }
+}
+
+impl Drop for H2Server {
+    fn drop(&mut self) {
+        *lock(&self.state.stopped) = true;
+        net::shutdown_fd(self.listener.as_raw_fd());
+        if let Some(a) = self.accept.take() {
+            let _ = a.join();
+        }
+        let live = lock(&self.state.live);
+        for fd in live.values() {
+            net::shutdown_fd(*fd);
+        }
+        let _ = self
+            .state
+            .live_emptied
+            .wait_timeout_while(live, Duration::from_secs(5), |l| !l.is_empty());
+    }
+}
+
+fn accept_loop(listener: &TcpListener, state: &Arc<State>, tls: Option<Arc<rustls::ServerConfig>>) {
+    loop {
+        let accepted = listener.accept();
+        if *lock(&state.stopped) {
+            return;
+        }
+        let Ok((tcp, _)) = accepted else {
+            thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        let id = state.connections.fetch_add(1, Ordering::SeqCst);
+        let _ = tcp.set_nodelay(true);
+        lock(&state.live).insert(id, tcp.as_raw_fd());
+        let stream = match &tls {
+            None => Stream::Plain(tcp),
+            Some(c) => match Stream::tls(tcp, Arc::clone(c)) {
+                Ok(s) => s,
+                Err(_) => {
+                    leave(state, id);
+                    continue;
+                }
+            },
+        };
+        let mine = Arc::clone(state);
+        let spawned = thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let mut c = Conn::new(&mine, stream);
+                let _ = c.serve();
+                let _ = c.stream.tcp().shutdown(Shutdown::Both);
+                leave(&mine, id);
+            });
+        if spawned.is_err() {
+            leave(state, id);
+        }
+    }
+}
+
+/// Forgets connection `id` (its socket is about to close).
+fn leave(state: &State, id: u64) {
+    let mut live = lock(&state.live);
+    live.remove(&id);
+    if live.is_empty() {
+        state.live_emptied.notify_all();
+    }
+}
+
+/// A request being read, or read and waiting for its answer.
+struct Pending {
+    id: u32,
+    complete: bool,
+}
+
+struct Conn<'a> {
+    state: &'a State,
+    stream: Stream,
+    out: Vec<u8>,
+    encoder: loona_hpack::Encoder<'static>,
+    decoder: loona_hpack::Decoder<'static>,
+    block: Vec<u8>,
+    block_of: Option<(u32, bool)>,
+    pending: Vec<Pending>,
+    answered: u32,
+    last_answered: u32,
+    highest: u32,
+    /// A GOAWAY was sent: nothing more is answered.
+    gone: bool,
+}
+
+impl<'a> Conn<'a> {
+    fn new(state: &'a State, stream: Stream) -> Self {
+        Conn {
+            state,
+            stream,
+            out: Vec::new(),
+            encoder: loona_hpack::Encoder::new(),
+            decoder: loona_hpack::Decoder::new(),
+            block: Vec::new(),
+            block_of: None,
+            pending: Vec::new(),
+            answered: 0,
+            last_answered: 0,
+            highest: 0,
+            gone: false,
+        }
+    }
+
+    fn serve(&mut self) -> io::Result<()> {
+        let behavior = self.state.behavior.clone();
+        let mut preface = [0u8; 24];
+        self.stream.read_exact(&mut preface)?;
+        if behavior == H2Behavior::Http1 {
+            self.out.extend_from_slice(
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 11\r\nConnection: close\r\n\r\nBad Request",
+            );
+            return self.send();
+        }
+        if preface != PREFACE {
+            return Ok(());
+        }
+        let settings: Vec<(u16, u32)> = match behavior {
+            H2Behavior::MaxStreams { limit } => vec![(0x3, limit)],
+            H2Behavior::WindowNeverOpens => vec![(0x4, 0)],
+            _ => vec![],
+        };
+        frame(&mut self.out, settings.len() * 6, SETTINGS, 0, 0);
+        for (id, v) in settings {
+            self.out.extend_from_slice(&id.to_be_bytes());
+            self.out.extend_from_slice(&v.to_be_bytes());
+        }
+        self.send()?;
+        let mut input: Vec<u8> = Vec::new();
+        let mut chunk = vec![0u8; 16 * 1024];
+        loop {
+            let n = self.stream.read(&mut chunk)?;
+            if n == 0 {
+                return Ok(());
+            }
+            input.extend_from_slice(&chunk[..n]);
+            let mut used = 0;
+            while input.len() - used >= 9 {
+                let h = &input[used..used + 9];
+                let len = (usize::from(h[0]) << 16) | (usize::from(h[1]) << 8) | usize::from(h[2]);
+                if input.len() - used < 9 + len {
+                    break;
+                }
+                let (kind, flags) = (h[3], h[4]);
+                let id = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
+                let payload = input[used + 9..used + 9 + len].to_vec();
+                used += 9 + len;
+                self.frame(kind, flags, id, &payload)?;
+            }
+            input.drain(..used);
+            self.answer_ready(&behavior)?;
+            self.send()?;
+        }
+    }
+
+    fn frame(&mut self, kind: u8, flags: u8, id: u32, p: &[u8]) -> io::Result<()> {
+        match kind {
+            SETTINGS if flags & 1 == 0 => frame(&mut self.out, 0, SETTINGS, 1, 0),
+            PING if flags & 1 == 0 => {
+                frame(&mut self.out, 8, PING, 1, 0);
+                self.out.extend_from_slice(p);
+            }
+            PING => {
+                self.state.ping_acks.fetch_add(1, Ordering::SeqCst);
+            }
+            HEADERS | CONTINUATION => {
+                if kind == HEADERS {
+                    let mut p = p;
+                    if flags & PADDED != 0 {
+                        let pad = usize::from(p[0]);
+                        p = &p[1..p.len() - pad];
+                    }
+                    if flags & 0x20 != 0 {
+                        p = &p[5..];
+                    }
+                    self.block.clear();
+                    self.block.extend_from_slice(p);
+                    self.block_of = Some((id, flags & END_STREAM != 0));
+                } else {
+                    self.block.extend_from_slice(p);
+                }
+                if flags & END_HEADERS != 0 {
+                    let (id, end) = self.block_of.take().unwrap_or((id, false));
+                    self.decoder
+                        .decode(&self.block)
+                        .map_err(|e| io::Error::other(format!("{e:?}")))?;
+                    self.highest = self.highest.max(id);
+                    if self.gone {
+                        self.state.unprocessed.fetch_add(1, Ordering::SeqCst);
+                    } else {
+                        self.pending.push(Pending { id, complete: end });
+                        if end {
+                            self.state.requests.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                }
+            }
+            DATA => {
+                if self.state.behavior != H2Behavior::WindowNeverOpens && !p.is_empty() {
+                    for stream in [0, id] {
+                        frame(&mut self.out, 4, WINDOW_UPDATE, 0, stream);
+                        self.out.extend_from_slice(&(p.len() as u32).to_be_bytes());
+                    }
+                }
+                if flags & END_STREAM != 0 {
+                    if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
+                        r.complete = true;
+                        self.state.requests.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            }
+            RST_STREAM => {
+                self.state.cancels.fetch_add(1, Ordering::SeqCst);
+                self.pending.retain(|r| r.id != id);
+            }
+            GOAWAY if p.len() >= 8 => {
+                let code = u32::from_be_bytes([p[4], p[5], p[6], p[7]]);
+                lock(&self.state.client_goaways).push(code);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Answers the requests read in full, as the behaviour says.
+    fn answer_ready(&mut self, behavior: &H2Behavior) -> io::Result<()> {
+        let open = self.pending.iter().filter(|r| r.complete).count() as u64;
+        self.state.max_open.fetch_max(open, Ordering::SeqCst);
+        let ready: Vec<u32> = self
+            .pending
+            .iter()
+            .filter(|r| r.complete)
+            .map(|r| r.id)
+            .collect();
+        for id in ready {
+            if self.gone {
+                break;
+            }
+            self.pending.retain(|r| r.id != id);
+            let k = self.state.handled.fetch_add(1, Ordering::SeqCst) + 1;
+            match *behavior {
+                H2Behavior::ResetEvery { n, code } if k.is_multiple_of(n) => {
+                    self.state.resets.fetch_add(1, Ordering::SeqCst);
+                    frame(&mut self.out, 4, RST_STREAM, 0, id);
+                    self.out.extend_from_slice(&code.to_be_bytes());
+                    continue;
+                }
+                H2Behavior::NeverAnswerEvery { n } if k.is_multiple_of(n) => {
+                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                    continue;
+                }
+                H2Behavior::MalformedFrame => {
+                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                    frame(&mut self.out, 7, PING, 0, 0);
+                    self.out.extend_from_slice(&[0; 7]);
+                    self.gone = true;
+                    continue;
+                }
+                H2Behavior::HpackError => {
+                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                    frame(&mut self.out, 1, HEADERS, END_HEADERS | END_STREAM, id);
+                    self.out.push(0x80 | 70);
+                    self.gone = true;
+                    continue;
+                }
+                H2Behavior::MaxStreams { .. } => thread::sleep(Duration::from_millis(2)),
+                _ => {}
+            }
+            self.answer(id, behavior);
+            self.answered += 1;
+            self.last_answered = id;
+            match *behavior {
+                H2Behavior::Goaway { after } if self.answered == after => {
+                    self.goaway(self.last_answered, 0);
+                    let left = self.pending.len() as u64;
+                    self.state.unprocessed.fetch_add(left, Ordering::SeqCst);
+                    self.pending.clear();
+                }
+                H2Behavior::GoawayError { after } if self.answered == after => {
+                    self.goaway(self.highest, INTERNAL_ERROR);
+                    let left = self.pending.len() as u64;
+                    self.state.abandoned.fetch_add(left, Ordering::SeqCst);
+                    self.pending.clear();
+                    self.send()?;
+                    self.stream.tcp().shutdown(Shutdown::Write)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn goaway(&mut self, last: u32, code: u32) {
+        self.state.goaways.fetch_add(1, Ordering::SeqCst);
+        frame(&mut self.out, 8, GOAWAY, 0, 0);
+        self.out.extend_from_slice(&last.to_be_bytes());
+        self.out.extend_from_slice(&code.to_be_bytes());
+        self.gone = true;
+    }
+
+    /// Writes a whole answer on stream `id`; counted before it is sent.
+    fn answer(&mut self, id: u32, behavior: &H2Behavior) {
+        let body_len = match behavior {
+            H2Behavior::Big { len } => *len,
+            _ => H2_BODY.len(),
+        };
+        let len = body_len.to_string();
+        let fields: [(&[u8], &[u8]); 3] = [
+            (b":status", b"200"),
+            (b"content-length", len.as_bytes()),
+            (b"server", b"shootout-testserver"),
+        ];
+        let block = self.encoder.encode(fields);
+        let out = &mut self.out;
+        self.state.answers.fetch_add(1, Ordering::SeqCst);
+        match behavior {
+            H2Behavior::Fancy => {
+                self.state.pings.fetch_add(1, Ordering::SeqCst);
+                frame(out, 8, PING, 0, 0);
+                out.extend_from_slice(b"shootout");
+                let interim = self.encoder.encode([(&b":status"[..], &b"103"[..])]);
+                frame(
+                    out,
+                    1 + interim.len() + 3,
+                    HEADERS,
+                    END_HEADERS | PADDED,
+                    id,
+                );
+                out.push(3);
+                out.extend_from_slice(&interim);
+                out.extend_from_slice(&[0; 3]);
+                let (a, b) = block.split_at(block.len() / 2);
+                frame(out, a.len(), HEADERS, 0, id);
+                out.extend_from_slice(a);
+                frame(out, b.len(), CONTINUATION, END_HEADERS, id);
+                out.extend_from_slice(b);
+                frame(out, 1 + 6 + 4, DATA, PADDED, id);
+                out.push(4);
+                out.extend_from_slice(&H2_BODY[..6]);
+                out.extend_from_slice(&[0; 4]);
+                frame(out, 6, DATA, 0, id);
+                out.extend_from_slice(&H2_BODY[6..]);
+                let trailers = self.encoder.encode([(&b"x-trailer"[..], &b"yes"[..])]);
+                frame(out, trailers.len(), HEADERS, END_HEADERS | END_STREAM, id);
+                out.extend_from_slice(&trailers);
+            }
+            H2Behavior::Big { len } => {
+                frame(out, block.len(), HEADERS, END_HEADERS, id);
+                out.extend_from_slice(&block);
+                let mut left = *len;
+                while left > 0 {
+                    let n = left.min(16_384);
+                    left -= n;
+                    let end = if left == 0 { END_STREAM } else { 0 };
+                    frame(out, n, DATA, end, id);
+                    out.resize(out.len() + n, b'x');
+                }
+            }
+            _ => {
+                frame(out, block.len(), HEADERS, END_HEADERS, id);
+                out.extend_from_slice(&block);
+                frame(out, H2_BODY.len(), DATA, END_STREAM, id);
+                out.extend_from_slice(H2_BODY);
+            }
+        }
+    }
+
+    /// Writes what is waiting, whole or one byte per `write`.
+    fn send(&mut self) -> io::Result<()> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        match self.state.delivery {
+            Delivery::Whole => self.stream.write_all(&self.out)?,
+            Delivery::Bytewise => {
+                for b in &self.out {
+                    self.stream.write_all(std::slice::from_ref(b))?;
+                    self.stream.flush()?;
+                    thread::yield_now();
+                }
+            }
+        }
+        self.stream.flush()?;
+        self.out.clear();
+        Ok(())
+    }
+}
+
+/// Appends a frame header.
+fn frame(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
+    let l = (len as u32).to_be_bytes();
+    out.extend_from_slice(&[l[1], l[2], l[3], kind, flags]);
+    out.extend_from_slice(&stream.to_be_bytes());
+}
