@@ -73,3 +73,22 @@ fn init_refuses_a_url_off_loopback() {
 fn init_wants_one_template() {
     shootout().args(["init"]).assert().code(2);
 }
+
+#[test]
+fn init_asgi_without_any_asgi_server_says_what_to_install() {
+    // This machine's python3 has no ASGI server outside the scenario's venv; when it
+    // has one, the probe starts it instead and this case does not apply.
+    let none_here = std::process::Command::new("python3")
+        .args(["-c", "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) for m in ['uvicorn', 'hypercorn', 'granian', 'daphne']))"])
+        .status()
+        .unwrap();
+    if !none_here.success() {
+        eprintln!("skipped: python3 has an ASGI server");
+        return;
+    }
+    shootout()
+        .args(["init", "--asgi", "m:app"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("pip install hypercorn"));
+}

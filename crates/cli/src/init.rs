@@ -400,7 +400,13 @@ pub fn probe(t: &Template, found: &Found, path: &str) -> anyhow::Result<Answers>
     let s = servers(t)
         .iter()
         .find(|s| found.present.contains(&s.name))
-        .ok_or_else(|| anyhow!("no server found to ask for the expectations"))?;
+        .ok_or_else(|| {
+            let installs: Vec<&str> = servers(t).iter().map(|s| s.install).collect();
+            anyhow!(
+                "no server of this kind in this Python environment ({PY}): install one ({})",
+                installs.join("; ")
+            )
+        })?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
