@@ -170,23 +170,9 @@ pub fn servers(t: &Template) -> &'static [Server] {
     }
 }
 
-/// A TOML basic string (quotes and backslashes escaped).
+/// A TOML string holding `s`, quoted and escaped by the toml crate.
 fn q(s: &str) -> String {
-    toml_quote(s)
-}
-
-fn toml_quote(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
+    toml::Value::String(s.to_owned()).to_string()
 }
 
 /// The start command of `s` for template `t`.
