@@ -41,6 +41,7 @@ macro_rules! say {
 mod abandoned;
 mod compare;
 mod docs;
+mod init;
 mod k8s;
 mod load;
 mod ls;
@@ -94,6 +95,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Compare two stored runs: what changed, whether it is significant; gates for CI.
     Compare(compare::CompareArgs),
+    /// Write a plan comparing the Python servers found here (--wsgi, --asgi), static servers or URLs.
+    Init(init::InitArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(docs::CompletionsArgs),
     /// Print the man page of shootout or of one subcommand (roff, for man -l or man1/).
@@ -207,6 +210,7 @@ pub fn main() -> i32 {
         Command::Ls(args) => ls::ls(args),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Init(args) => init::init(args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
         Command::Merge(args) => merge::merge(args),

@@ -1,0 +1,633 @@
+//! `shootout init`: writes a plan for the common Python shootouts (a WSGI or ASGI app
+//! under every server the current Python environment has, a static directory under
+//! nginx and http.server, or URLs the user runs). Three steps, kept apart so that tests
+//! can fake the outside world: discovery ([`discover`] asks `python3` which modules import
+//! and `PATH` which programs exist), the probe ([`probe`] asks the first server for `/`
+//! once, for the workload's expectations), and the pure [`plan_text`] of (template,
+//! discovered servers, answers) → TOML, which the plan parser must accept.
+
+use crate::Failure;
+use anyhow::{anyhow, Context};
+use clap::Args;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Flags of `shootout init`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("template").required(true).args(["wsgi", "asgi", "static_dir", "url"])))]
+pub struct InitArgs {
+    /// A WSGI app, MODULE:APP (e.g. myapp:app), importable from the current directory.
+    #[arg(long, value_name = "MODULE:APP")]
+    pub wsgi: Option<String>,
+    /// An ASGI app, MODULE:APP.
+    #[arg(long, value_name = "MODULE:APP")]
+    pub asgi: Option<String>,
+    /// A directory of static files, served by nginx and python3 -m http.server.
+    #[arg(long = "static", value_name = "DIR")]
+    pub static_dir: Option<PathBuf>,
+    /// Servers you run yourself (repeatable, or several after one --url).
+    #[arg(long, value_name = "URL", num_args = 1..)]
+    pub url: Vec<String>,
+    /// The path the workload GETs.
+    #[arg(long, value_name = "PATH", default_value = "/")]
+    pub path: String,
+    /// Write the plan here instead of stdout (an existing file is not overwritten).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// What the plan compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Template {
+    /// A WSGI app, `MODULE:APP`.
+    Wsgi(String),
+    /// An ASGI app, `MODULE:APP`.
+    Asgi(String),
+    /// A directory of static files (absolute path).
+    Static(String),
+    /// Servers already running, by URL.
+    Url(Vec<String>),
+}
+
+/// How a server is found in the environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// `import NAME` works in the environment's python3.
+    Module(&'static str),
+    /// A program of this name is on PATH.
+    Program(&'static str),
+    /// Always there (the standard library).
+    Always,
+}
+
+/// One server `init` knows: how to find it, install it and start it.
+#[derive(Debug, Clone, Copy)]
+pub struct Server {
+    /// The contender's name in the plan.
+    pub name: &'static str,
+    /// How discovery finds it.
+    pub probe: Probe,
+    /// What installs it when it is missing.
+    pub install: &'static str,
+    /// The start command: `{app}`, `{module}`, `{callable}` and `{dir}` are filled here;
+    /// `{port}` and `{cores}` are left for shootout.
+    pub command: &'static str,
+    /// Why it is sized as it is (a comment in the plan).
+    pub sizing: &'static str,
+}
+
+const PY: &str = "python3";
+
+/// The WSGI servers, in the order of the plan (the first found is the baseline and the
+/// one the probe asks). wsgiref is always there and comes last: the standard library's
+/// reference that every server should beat, so that a plan always has a contender.
+pub const WSGI: &[Server] = &[
+    Server { name: "gunicorn-sync", probe: Probe::Module("gunicorn"), install: "pip install gunicorn",
+        command: "exec python3 -m gunicorn --bind 127.0.0.1:{port} --workers {cores} --worker-class sync {app}",
+        sizing: "one sync worker process per core: each serves one request at a time, so more would only queue in the kernel" },
+    Server { name: "gunicorn-gthread", probe: Probe::Module("gunicorn"), install: "pip install gunicorn",
+        command: "exec python3 -m gunicorn --bind 127.0.0.1:{port} --workers {cores} --worker-class gthread --threads 4 {app}",
+        sizing: "one process per core (the GIL lets one thread run Python at a time), 4 threads each to overlap I/O" },
+    Server { name: "uwsgi", probe: Probe::Program("uwsgi"), install: "pip install uwsgi",
+        command: "exec uwsgi --http11-socket 127.0.0.1:{port} --module {app} --master --processes {cores} --disable-logging --die-on-term",
+        sizing: "one process per core, no threads: uWSGI's prefork model, its HTTP parser in C (an HTTP/1.1 socket, so connections are kept alive)" },
+    Server { name: "waitress", probe: Probe::Module("waitress"), install: "pip install waitress",
+        command: "exec python3 -m waitress --listen=127.0.0.1:{port} --threads=4 {app}",
+        sizing: "waitress is one process (the GIL caps it at about one core) with its default 4 threads" },
+    Server { name: "mod_wsgi-express", probe: Probe::Program("mod_wsgi-express"), install: "pip install mod_wsgi (needs apache2-dev)",
+        command: "exec mod_wsgi-express start-server --host 127.0.0.1 --port {port} --processes {cores} --threads 5 --application-type module --callable-object {callable} {module}",
+        sizing: "one Apache daemon process per core, mod_wsgi's default 5 threads each" },
+    Server { name: "granian-wsgi", probe: Probe::Module("granian"), install: "pip install granian",
+        command: "exec python3 -m granian --interface wsgi --host 127.0.0.1 --port {port} --workers {cores} {app}",
+        sizing: "one worker process per core; its HTTP stack is Rust" },
+    Server { name: "bjoern", probe: Probe::Module("bjoern"), install: "pip install bjoern (needs libev-dev)",
+        command: "exec python3 -c \"import bjoern, importlib; bjoern.run(getattr(importlib.import_module('{module}'), '{callable}'), '127.0.0.1', {port})\"",
+        sizing: "bjoern is one process, one thread (libev event loop): it has no worker option" },
+    Server { name: "cheroot", probe: Probe::Module("cheroot"), install: "pip install cheroot",
+        command: "exec python3 -m cheroot --bind 127.0.0.1:{port} {app}",
+        sizing: "cheroot is one process with its default thread pool (the GIL caps it at about one core)" },
+    Server { name: "wsgiref", probe: Probe::Always, install: "",
+        command: "exec python3 -c \"import importlib; from wsgiref.simple_server import make_server; make_server('127.0.0.1', {port}, getattr(importlib.import_module('{module}'), '{callable}')).serve_forever()\"",
+        sizing: "the standard library's reference server: one process, one request at a time; every other server should beat it" },
+];
+
+/// The ASGI servers, as [`WSGI`].
+pub const ASGI: &[Server] = &[
+    Server { name: "uvicorn", probe: Probe::Module("uvicorn"), install: "pip install 'uvicorn[standard]'",
+        command: "exec python3 -m uvicorn --host 127.0.0.1 --port {port} --workers {cores} --no-access-log {app}",
+        sizing: "one event-loop process per core (uvloop and httptools are used when installed)" },
+    Server { name: "hypercorn", probe: Probe::Module("hypercorn"), install: "pip install hypercorn",
+        command: "exec python3 -m hypercorn --bind 127.0.0.1:{port} --workers {cores} {app}",
+        sizing: "one event-loop process per core" },
+    Server { name: "granian-asgi", probe: Probe::Module("granian"), install: "pip install granian",
+        command: "exec python3 -m granian --interface asgi --host 127.0.0.1 --port {port} --workers {cores} {app}",
+        sizing: "one worker process per core; its HTTP stack is Rust" },
+    Server { name: "daphne", probe: Probe::Module("daphne"), install: "pip install daphne",
+        command: "exec python3 -m daphne -b 127.0.0.1 -p {port} {app}",
+        sizing: "daphne is one process (one Twisted event loop): it has no worker option" },
+];
+
+/// The static-file servers, as [`WSGI`]; `{dir}` is the directory served.
+pub const STATIC: &[Server] = &[
+    Server { name: "nginx", probe: Probe::Program("nginx"), install: "apt-get install nginx-light",
+        command: "mkdir -p {tmp}/logs && printf 'worker_processes {cores}; pid {tmp}/nginx.pid; error_log stderr; events { } http { access_log off; server { listen 127.0.0.1:{port}; root {dir}; } }' > {tmp}/nginx.conf && exec nginx -p {tmp} -c {tmp}/nginx.conf -g 'daemon off;'",
+        sizing: "one worker process per core, nginx's own rule (worker_processes auto)" },
+    Server { name: "http.server", probe: Probe::Always, install: "",
+        command: "exec python3 -m http.server --bind 127.0.0.1 --directory {dir} {port}",
+        sizing: "Python's http.server: one process, a thread per connection (the GIL caps it at about one core)" },
+];
+
+/// What discovery found: the servers of the template that are here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// Names (as in the tables above) of the servers present.
+    pub present: Vec<&'static str>,
+}
+
+/// The first server's answer to the workload's GET: the workload's expectations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answers {
+    /// Status code.
+    pub status: u16,
+    /// Body length in bytes.
+    pub length: usize,
+    /// A short printable snippet of the body, if it has one.
+    pub snippet: Option<String>,
+    /// Who answered (for the plan's comment).
+    pub from: String,
+}
+
+/// The servers a template draws from.
+pub fn servers(t: &Template) -> &'static [Server] {
+    match t {
+        Template::Wsgi(_) => WSGI,
+        Template::Asgi(_) => ASGI,
+        Template::Static(_) => STATIC,
+        Template::Url(_) => &[],
+    }
+}
+
+/// A TOML string holding `s`, quoted and escaped by the toml crate.
+fn q(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+/// The start command of `s` for template `t`.
+fn command_of(s: &Server, t: &Template) -> String {
+    let (app, dir) = match t {
+        Template::Wsgi(a) | Template::Asgi(a) => (a.as_str(), ""),
+        Template::Static(d) => ("", d.as_str()),
+        Template::Url(_) => ("", ""),
+    };
+    let (module, callable) = app.split_once(':').unwrap_or((app, "app"));
+    s.command
+        .replace("{app}", app)
+        .replace("{module}", module)
+        .replace("{callable}", callable)
+        .replace("{dir}", dir)
+}
+
+/// The plan: one contender per server found (or per URL), the others listed with what
+/// installs them, one GET workload whose expectations are `answers`.
+pub fn plan_text(t: &Template, found: &Found, path: &str, answers: &Answers) -> String {
+    let what = match t {
+        Template::Wsgi(a) => format!("the WSGI app {a}"),
+        Template::Asgi(a) => format!("the ASGI app {a}"),
+        Template::Static(d) => format!("the static files of {d}"),
+        Template::Url(u) => format!("{} server(s) you run", u.len()),
+    };
+    let mut o = format!(
+        "# Written by `shootout init`: {what} under every server found here.\n\
+         # Run it with `shootout run plan.toml` (`--quick` for a first look, `--dry-run` to check it).\n"
+    );
+    let missing: Vec<&Server> = servers(t)
+        .iter()
+        .filter(|s| !found.present.contains(&s.name))
+        .collect();
+    if !missing.is_empty() {
+        o.push_str(
+            "#\n# Not found in this environment (install, then run `shootout init` again):\n",
+        );
+        for s in &missing {
+            o.push_str(&format!("#   {:<18} {}\n", s.name, s.install));
+        }
+    }
+    o.push_str(&format!("name = {}\n\n", q(&format!("init: {what}"))));
+    o.push_str(
+        "[defaults]\nwarmup = \"2s\"\nduration = \"10s\"\nrepeat = 3\ncooldown = \"1s\"\n\n",
+    );
+    let mut first = true;
+    match t {
+        Template::Url(urls) => {
+            for (i, u) in urls.iter().enumerate() {
+                o.push_str(&format!(
+                    "[[contender]]\nname = {}\nurl = {}\n",
+                    q(&format!("url-{}", i + 1)),
+                    q(u)
+                ));
+                if first {
+                    o.push_str("baseline = true\n");
+                    first = false;
+                }
+                o.push('\n');
+            }
+        }
+        _ => {
+            for s in servers(t)
+                .iter()
+                .filter(|s| found.present.contains(&s.name))
+            {
+                o.push_str(&format!(
+                    "# {}; listens on 127.0.0.1 only, on the port shootout picks.\n",
+                    s.sizing
+                ));
+                o.push_str(&format!(
+                    "[[contender]]\nname = {}\ncommand = {}\n",
+                    q(s.name),
+                    q(&command_of(s, t))
+                ));
+                o.push_str(&format!(
+                    "ready = {{ path = {}, timeout = \"20s\" }}\n",
+                    q(path)
+                ));
+                if first {
+                    o.push_str("baseline = true\n");
+                    first = false;
+                }
+                o.push('\n');
+            }
+        }
+    }
+    o.push_str(&format!(
+        "# The expectations are what {} answered to GET {} once when this plan was written:\n\
+         # every contender must answer the same.\n",
+        answers.from, path
+    ));
+    o.push_str(&format!(
+        "[[workload]]\nname = {}\npath = {}\n",
+        q(&format!("GET {path}")),
+        q(path)
+    ));
+    o.push_str(&format!(
+        "expect = {{ status = {}, length = {}",
+        answers.status, answers.length
+    ));
+    if let Some(s) = &answers.snippet {
+        o.push_str(&format!(", body_contains = {}", q(s)));
+    }
+    o.push_str(" }\n\n[load]\nconcurrency = [1, 4, 16, 64]\n");
+    o
+}
+
+/// Which servers of the template are here: one python3 call for the modules, PATH for
+/// programs.
+pub fn discover(t: &Template) -> anyhow::Result<Found> {
+    let list = servers(t);
+    let modules: Vec<&str> = list
+        .iter()
+        .filter_map(|s| match s.probe {
+            Probe::Module(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    let mut importable = Vec::new();
+    if !modules.is_empty() {
+        let script = "import importlib.util, sys\nfor m in sys.argv[1:]:\n    if importlib.util.find_spec(m) is not None: print(m)\n";
+        let out = Command::new(PY)
+            .arg("-c")
+            .arg(script)
+            .args(&modules)
+            .stderr(Stdio::inherit())
+            .output()
+            .with_context(|| {
+                format!("could not run {PY} to find the Python servers (is python3 on PATH?)")
+            })?;
+        importable = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+    }
+    let on_path = |p: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
+    };
+    let present = list
+        .iter()
+        .filter(|s| match s.probe {
+            Probe::Module(m) => importable.iter().any(|i| i == m),
+            Probe::Program(p) => on_path(p),
+            Probe::Always => true,
+        })
+        .map(|s| s.name)
+        .collect();
+    Ok(Found { present })
+}
+
+/// Asks `addr` for `path` once (HTTP/1.0, so the body ends at close) and returns what it
+/// answered. Hand-written because it is one request with no keep-alive; httparse parses
+/// the head.
+fn get_once(addr: SocketAddr, host: &str, path: &str, from: &str) -> anyhow::Result<Answers> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: shootout-init\r\n\r\n"
+    )?;
+    let mut buf = Vec::new();
+    s.take(64 << 20).read_to_end(&mut buf)?;
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut resp = httparse::Response::new(&mut headers);
+    let head = match resp.parse(&buf)? {
+        httparse::Status::Complete(n) => n,
+        httparse::Status::Partial => {
+            return Err(anyhow!("{from} sent an incomplete response head"))
+        }
+    };
+    let body = &buf[head..];
+    let text = String::from_utf8_lossy(body);
+    let snippet: Option<String> = text
+        .split(['\n', '\r', '"', '\\', '{', '}'])
+        .map(str::trim)
+        .find(|l| l.len() >= 4)
+        .map(|l| l.chars().take(40).collect::<String>().trim().to_owned())
+        .filter(|l| !l.is_empty());
+    Ok(Answers {
+        status: resp.code.unwrap_or(0),
+        length: body.len(),
+        snippet,
+        from: from.to_owned(),
+    })
+}
+
+/// The expectations: the first URL, or the first server found started on a free port
+/// (in its own process group, stopped after), asked once.
+pub fn probe(t: &Template, found: &Found, path: &str) -> anyhow::Result<Answers> {
+    if let Template::Url(urls) = t {
+        let u = urls
+            .first()
+            .ok_or_else(|| anyhow!("--url needs at least one URL"))?;
+        let rest = u
+            .strip_prefix("http://")
+            .ok_or_else(|| anyhow!("--url {u}: only http:// URLs on 127.0.0.1 or [::1]"))?;
+        let hostport = rest.split('/').next().unwrap_or(rest);
+        let addr: SocketAddr = hostport
+            .parse()
+            .map_err(|_| anyhow!("--url {u}: give the address as 127.0.0.1:PORT or [::1]:PORT"))?;
+        if !addr.ip().is_loopback() {
+            return Err(anyhow!(
+                "--url {u}: shootout loads loopback addresses only (127.0.0.1, [::1])"
+            ));
+        }
+        return get_once(addr, hostport, path, u);
+    }
+    let s = servers(t)
+        .iter()
+        .find(|s| found.present.contains(&s.name))
+        .ok_or_else(|| {
+            let installs: Vec<&str> = servers(t).iter().map(|s| s.install).collect();
+            anyhow!(
+                "no server of this kind in this Python environment ({PY}): install one ({})",
+                installs.join("; ")
+            )
+        })?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let tmp = std::env::temp_dir().join(format!("shootout-init-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cmd = command_of(s, t)
+        .replace("{port}", &port.to_string())
+        .replace("{cores}", &cores.to_string())
+        .replace("{tmp}", &tmp.to_string_lossy());
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(&cmd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("could not start {} to ask it for {path}", s.name))?;
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let result = loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            break Err(anyhow!(
+                "{} exited ({st}) before answering: try its command by hand: {cmd}",
+                s.name
+            ));
+        }
+        match get_once(addr, &addr.to_string(), path, s.name) {
+            Ok(a) => break Ok(a),
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => {
+                break Err(e.context(format!("{} did not answer GET {path} within 20 s", s.name)))
+            }
+        }
+    };
+    // The whole process group: servers such as gunicorn fork workers.
+    // SAFETY: kill(2) with a negative pid signals the group we created above.
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGTERM);
+    }
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&tmp);
+    result
+}
+
+/// `shootout init`: discovery, probe, plan; prints the plan or writes `--out`.
+pub fn init(a: InitArgs) -> Result<i32, Failure> {
+    if !a.path.starts_with('/') {
+        return Err(Failure::usage(anyhow!(
+            "--path must start with / (e.g. --path /hello)"
+        )));
+    }
+    let t = if let Some(app) = a.wsgi {
+        Template::Wsgi(app_arg("--wsgi", app)?)
+    } else if let Some(app) = a.asgi {
+        Template::Asgi(app_arg("--asgi", app)?)
+    } else if let Some(d) = a.static_dir {
+        let d = d
+            .canonicalize()
+            .map_err(|e| Failure::usage(anyhow!("--static {}: {e}", d.display())))?;
+        let d = d.to_string_lossy().into_owned();
+        // The directory goes into shell commands and nginx's config unquoted.
+        if !d
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+@,".contains(c))
+        {
+            return Err(Failure::usage(anyhow!("--static {d}: use a directory whose path has only letters, digits and / . _ - + @ , (link it from such a path)")));
+        }
+        Template::Static(d)
+    } else {
+        Template::Url(a.url)
+    };
+    let found = discover(&t).map_err(Failure::run)?;
+    let answers = probe(&t, &found, &a.path).map_err(Failure::run)?;
+    let text = plan_text(&t, &found, &a.path, &answers);
+    match a.out {
+        Some(p) => {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&p)
+                .map_err(|e| {
+                    Failure::run(anyhow!(
+                        "--out {}: {e} (choose another file or remove it)",
+                        p.display()
+                    ))
+                })?;
+            f.write_all(text.as_bytes()).map_err(Failure::run)?;
+            crate::emit(&format!(
+                "wrote {} ({} contender(s))\n",
+                p.display(),
+                text.matches("[[contender]]").count()
+            ))?;
+        }
+        None => crate::emit(&text)?,
+    }
+    Ok(0)
+}
+
+/// Checks a MODULE:APP argument: a dotted module name and an identifier.
+fn app_arg(flag: &str, app: String) -> Result<String, Failure> {
+    let ident = |s: &str| {
+        !s.is_empty()
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    match app.split_once(':') {
+        Some((m, c)) if m.split('.').all(ident) && ident(c) => Ok(app),
+        _ => Err(Failure::usage(anyhow!("{flag} {app}: give MODULE:APP, e.g. myapp:app (a dotted module name, then the callable's name)"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answers(from: &str) -> Answers {
+        Answers {
+            status: 200,
+            length: 26,
+            snippet: Some("Hello, \"World\"".into()),
+            from: from.into(),
+        }
+    }
+
+    /// Every template's plan with discovery faked: these servers present, the rest listed.
+    fn cases() -> Vec<(&'static str, Template, Found)> {
+        vec![
+            (
+                "wsgi",
+                Template::Wsgi("myapp:app".into()),
+                Found {
+                    present: vec!["gunicorn-sync", "gunicorn-gthread", "bjoern", "wsgiref"],
+                },
+            ),
+            (
+                "asgi",
+                Template::Asgi("pkg.asgi:application".into()),
+                Found {
+                    present: vec!["uvicorn", "daphne"],
+                },
+            ),
+            (
+                "static",
+                Template::Static("/srv/www".into()),
+                Found {
+                    present: vec!["nginx", "http.server"],
+                },
+            ),
+            (
+                "url",
+                Template::Url(vec![
+                    "http://127.0.0.1:8080".into(),
+                    "http://[::1]:8081/".into(),
+                ]),
+                Found::default(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn init_plans_match_their_snapshots() {
+        for (name, t, found) in cases() {
+            insta::assert_snapshot!(
+                format!("plan_{name}"),
+                plan_text(&t, &found, "/", &answers("the first server"))
+            );
+        }
+    }
+
+    #[test]
+    fn every_init_plan_passes_the_plan_parser() {
+        for (name, t, found) in cases() {
+            let text = plan_text(&t, &found, "/hello?x=1", &answers("x"));
+            let plan = shootout_model::plan::parse(&text, "plan.toml", &[0, 1])
+                .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+            let want = if let Template::Url(u) = &t {
+                u.len()
+            } else {
+                found.present.len()
+            };
+            assert_eq!(plan.contenders.len(), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn every_server_of_every_template_makes_a_valid_plan() {
+        // All present at once: each command is accepted (placeholders known, quoting sound).
+        for t in [
+            Template::Wsgi("a.b:app".into()),
+            Template::Asgi("m:app".into()),
+            Template::Static("/d".into()),
+        ] {
+            let found = Found {
+                present: servers(&t).iter().map(|s| s.name).collect(),
+            };
+            let text = plan_text(
+                &t,
+                &found,
+                "/",
+                &Answers {
+                    snippet: None,
+                    ..answers("x")
+                },
+            );
+            shootout_model::plan::parse(&text, "plan.toml", &[0, 1])
+                .unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert!(!text.contains("Not found"), "{text}");
+        }
+    }
+
+    #[test]
+    fn missing_servers_are_listed_with_their_install_command() {
+        let text = plan_text(
+            &Template::Wsgi("m:app".into()),
+            &Found {
+                present: vec!["wsgiref"],
+            },
+            "/",
+            &answers("wsgiref"),
+        );
+        assert!(
+            text.contains("#   waitress           pip install waitress"),
+            "{text}"
+        );
+        assert!(!text.contains("#   wsgiref"), "{text}");
+    }
+
+    #[test]
+    fn app_arg_refuses_what_is_not_module_colon_app() {
+        assert!(app_arg("--wsgi", "pkg.mod:app".into()).is_ok());
+        for bad in ["app", "m:", ":app", "m:app;rm -rf /", "1m:app", "m'x:app"] {
+            assert!(app_arg("--wsgi", bad.into()).is_err(), "{bad}");
+        }
+    }
+}
