@@ -1,6 +1,9 @@
 //! The engine against test servers that misbehave on purpose: one test per behaviour,
 //! each asserting exact counts per outcome and that the run ended within its bound.
 
+mod common;
+
+use common::{failures, go};
 use shootout_engine::{run, Control, EngineError};
 use shootout_model::{FailureKind, LoadSpec, Pace, StatusSet, Target, Warning};
 use shootout_testserver::{Behavior, TestServer};
@@ -15,17 +18,6 @@ fn spec(server: &TestServer, path: &str, n: u64, c: usize) -> LoadSpec {
     s.threads = 2.min(c);
     s.timeout = Duration::from_secs(10);
     s
-}
-
-fn go(s: &LoadSpec) -> shootout_model::RunResult {
-    let r = run(s, &Control::new(s.threads)).expect("run");
-    let c = &r.counts;
-    assert_eq!(c.completed, c.ok + c.failed(), "completed = ok + failed");
-    r
-}
-
-fn failures(r: &shootout_model::RunResult) -> Vec<(FailureKind, u64)> {
-    r.counts.failures.iter().filter(|(_, n)| *n > 0).collect()
 }
 
 #[test]

@@ -3,44 +3,22 @@
 //! write and must give the same counts, and each checks its counts against the server's
 //! own truth counters: every stream ends once, as answered or as one failure class.
 
+mod common;
+
+use common::{closed, failures, go, outcome};
 use shootout_engine::{run, Control, EngineError};
 use shootout_model::{
-    Counts, FailureKind, LoadSpec, Pace, Protocol, RequestSpec, RunResult, Target, Warning,
+    FailureKind, LoadSpec, Pace, Protocol, RequestSpec, RunResult, Target, Warning,
 };
 use shootout_testserver::{Delivery, H2Behavior, H2Server, INTERNAL_ERROR, REFUSED_STREAM};
 use std::time::Duration;
 
 /// `n` requests over `c` connections of `streams` streams each (one thread), closed loop.
 fn spec(server: &H2Server, n: u64, c: usize, streams: usize) -> LoadSpec {
-    let mut s = LoadSpec::new(Target::parse(&server.url("/")).unwrap());
-    s.requests = Some(n);
-    s.connections = c;
-    s.threads = 1;
-    s.timeout = Duration::from_secs(10);
+    let mut s = closed(&server.url("/"), n, c);
     s.protocol = Protocol::Http2;
     s.streams = streams;
     s
-}
-
-fn go(s: &LoadSpec) -> RunResult {
-    let r = run(s, &Control::new(s.threads)).expect("run");
-    let c = &r.counts;
-    assert_eq!(c.completed, c.ok + c.failed(), "completed = ok + failed");
-    r
-}
-
-/// What must not depend on how the server's bytes were split.
-type Outcome = (u64, u64, Vec<(FailureKind, u64)>, u64, u64, Vec<(u32, u64)>);
-
-fn outcome(c: &Counts) -> Outcome {
-    (
-        c.completed,
-        c.ok,
-        c.failures.iter().filter(|(_, n)| *n > 0).collect(),
-        c.retried,
-        c.aborted,
-        c.stream_resets.iter().map(|(k, v)| (*k, *v)).collect(),
-    )
 }
 
 /// Runs `load` against `behavior` served whole and byte by byte; returns both runs with
@@ -72,10 +50,6 @@ fn both_ways(
         "whole (left) and byte by byte (right) differ"
     );
     runs
-}
-
-fn failures(r: &RunResult) -> Vec<(FailureKind, u64)> {
-    r.counts.failures.iter().filter(|(_, n)| *n > 0).collect()
 }
 
 #[test]

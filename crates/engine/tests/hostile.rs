@@ -3,19 +3,16 @@
 //! a request the server may have read and did not answer is a failure, counted once;
 //! bytes nobody asked for are never credited.
 
-use shootout_engine::{run, Control};
-use shootout_model::{Counts, FailureKind, LoadSpec, Pace, RunResult, Target, Warning};
+mod common;
+
+use common::{both_ways, closed, failures, go};
+use shootout_model::{FailureKind, LoadSpec, Pace, Warning};
 use shootout_testserver::{Behavior, Delivery, TestServer};
 use std::time::Duration;
 
 /// `n` requests on `c` connections (one thread), closed loop.
 fn spec(server: &TestServer, path: &str, n: u64, c: usize) -> LoadSpec {
-    let mut s = LoadSpec::new(Target::parse(&server.url(path)).unwrap());
-    s.requests = Some(n);
-    s.connections = c;
-    s.threads = 1;
-    s.timeout = Duration::from_secs(10);
-    s
+    closed(&server.url(path), n, c)
 }
 
 /// The same, paced at `rate` requests per second.
@@ -23,49 +20,6 @@ fn paced(server: &TestServer, path: &str, n: u64, rate: f64) -> LoadSpec {
     let mut s = spec(server, path, n, 1);
     s.pace = Pace::Rate(rate);
     s
-}
-
-fn go(s: &LoadSpec) -> RunResult {
-    let r = run(s, &Control::new(s.threads)).expect("run");
-    let c = &r.counts;
-    assert_eq!(c.completed, c.ok + c.failed(), "completed = ok + failed");
-    r
-}
-
-/// What must not depend on how the server's bytes were split.
-type Outcome = (u64, u64, Vec<(FailureKind, u64)>, Vec<(u16, u64)>, u64, u64);
-
-fn outcome(c: &Counts) -> Outcome {
-    (
-        c.completed,
-        c.ok,
-        c.failures.iter().filter(|(_, n)| *n > 0).collect(),
-        c.status.iter().map(|(k, v)| (*k, *v)).collect(),
-        c.retried,
-        c.aborted,
-    )
-}
-
-/// Runs `load` against `behavior` served whole and byte by byte; asserts the outcomes are
-/// equal and returns the byte-by-byte run with its server.
-fn both_ways(
-    behavior: Behavior,
-    load: impl Fn(&TestServer) -> LoadSpec,
-) -> (RunResult, TestServer) {
-    let whole = TestServer::start_with(behavior.clone(), Delivery::Whole).unwrap();
-    let a = go(&load(&whole));
-    let bytewise = TestServer::start_with(behavior, Delivery::Bytewise).unwrap();
-    let b = go(&load(&bytewise));
-    assert_eq!(
-        outcome(&a.counts),
-        outcome(&b.counts),
-        "whole (left) and byte by byte (right) differ"
-    );
-    (b, bytewise)
-}
-
-fn failures(r: &RunResult) -> Vec<(FailureKind, u64)> {
-    r.counts.failures.iter().filter(|(_, n)| *n > 0).collect()
 }
 
 #[test]

@@ -3,62 +3,20 @@
 //! same counts: answers are matched to requests in order, and when a connection fails
 //! mid-pipeline each unanswered request counts once.
 
+mod common;
+
+use common::{both_ways, closed, failures, go};
 use shootout_engine::{run, Control};
 use shootout_model::requests::{Order, RequestList};
-use shootout_model::{Counts, FailureKind, LoadSpec, Pace, RunResult, Target};
-use shootout_testserver::{Behavior, Delivery, TestServer};
+use shootout_model::{FailureKind, LoadSpec, Pace, Target};
+use shootout_testserver::{Behavior, TestServer};
 use std::time::Duration;
 
 /// `n` requests on `c` connections (one thread), closed loop, `depth` in flight each.
 fn spec(server: &TestServer, n: u64, c: usize, depth: usize) -> LoadSpec {
-    let mut s = LoadSpec::new(Target::parse(&server.url("/")).unwrap());
-    s.requests = Some(n);
-    s.connections = c;
-    s.threads = 1;
+    let mut s = closed(&server.url("/"), n, c);
     s.pipeline = depth;
-    s.timeout = Duration::from_secs(10);
     s
-}
-
-fn go(s: &LoadSpec) -> RunResult {
-    let r = run(s, &Control::new(s.threads)).expect("run");
-    let c = &r.counts;
-    assert_eq!(c.completed, c.ok + c.failed(), "completed = ok + failed");
-    r
-}
-
-type Outcome = (u64, u64, Vec<(FailureKind, u64)>, u64, u64);
-
-fn outcome(c: &Counts) -> Outcome {
-    (
-        c.completed,
-        c.ok,
-        c.failures.iter().filter(|(_, n)| *n > 0).collect(),
-        c.retried,
-        c.aborted,
-    )
-}
-
-/// Runs `load` against `behavior` served whole and byte by byte; asserts equal outcomes
-/// and returns the byte-by-byte run with its server.
-fn both_ways(
-    behavior: Behavior,
-    load: impl Fn(&TestServer) -> LoadSpec,
-) -> (RunResult, TestServer) {
-    let whole = TestServer::start_with(behavior.clone(), Delivery::Whole).unwrap();
-    let a = go(&load(&whole));
-    let bytewise = TestServer::start_with(behavior, Delivery::Bytewise).unwrap();
-    let b = go(&load(&bytewise));
-    assert_eq!(
-        outcome(&a.counts),
-        outcome(&b.counts),
-        "whole (left) and byte by byte (right) differ"
-    );
-    (b, bytewise)
-}
-
-fn failures(r: &RunResult) -> Vec<(FailureKind, u64)> {
-    r.counts.failures.iter().filter(|(_, n)| *n > 0).collect()
 }
 
 #[test]

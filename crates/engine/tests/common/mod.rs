@@ -1,0 +1,76 @@
+//! What the engine's test files share: a closed-loop spec, running a load with the one
+//! invariant every run must keep, the failures that happened, and the outcome that must
+//! not depend on how a server's bytes were split (HTTP/1.1 and HTTP/2 alike).
+
+#![allow(dead_code)] // each test file uses its own part of this
+
+use shootout_engine::{run, Control};
+use shootout_model::{Counts, FailureKind, LoadSpec, RunResult, Target};
+use shootout_testserver::{Behavior, Delivery, TestServer};
+use std::time::Duration;
+
+/// `n` requests on `c` connections of one thread to `url`, closed loop, 10 s timeout.
+pub fn closed(url: &str, n: u64, c: usize) -> LoadSpec {
+    let mut s = LoadSpec::new(Target::parse(url).unwrap());
+    s.requests = Some(n);
+    s.connections = c;
+    s.threads = 1;
+    s.timeout = Duration::from_secs(10);
+    s
+}
+
+/// Runs `s`; every run must have completed = ok + failed.
+pub fn go(s: &LoadSpec) -> RunResult {
+    let r = run(s, &Control::new(s.threads)).expect("run");
+    let c = &r.counts;
+    assert_eq!(c.completed, c.ok + c.failed(), "completed = ok + failed");
+    r
+}
+
+/// The failure classes that happened, with their counts.
+pub fn failures(r: &RunResult) -> Vec<(FailureKind, u64)> {
+    r.counts.failures.iter().filter(|(_, n)| *n > 0).collect()
+}
+
+/// What must not depend on how the server's bytes were split: completed, ok, failures,
+/// statuses, retried, aborted, HTTP/2 stream resets by code.
+pub type Outcome = (
+    u64,
+    u64,
+    Vec<(FailureKind, u64)>,
+    Vec<(u16, u64)>,
+    u64,
+    u64,
+    Vec<(u32, u64)>,
+);
+
+/// The [`Outcome`] of some counts.
+pub fn outcome(c: &Counts) -> Outcome {
+    (
+        c.completed,
+        c.ok,
+        c.failures.iter().filter(|(_, n)| *n > 0).collect(),
+        c.status.iter().map(|(k, v)| (*k, *v)).collect(),
+        c.retried,
+        c.aborted,
+        c.stream_resets.iter().map(|(k, v)| (*k, *v)).collect(),
+    )
+}
+
+/// Runs `load` against the HTTP/1.1 `behavior` served whole and byte by byte; asserts the
+/// outcomes are equal and returns the byte-by-byte run with its server.
+pub fn both_ways(
+    behavior: Behavior,
+    load: impl Fn(&TestServer) -> LoadSpec,
+) -> (RunResult, TestServer) {
+    let whole = TestServer::start_with(behavior.clone(), Delivery::Whole).unwrap();
+    let a = go(&load(&whole));
+    let bytewise = TestServer::start_with(behavior, Delivery::Bytewise).unwrap();
+    let b = go(&load(&bytewise));
+    assert_eq!(
+        outcome(&a.counts),
+        outcome(&b.counts),
+        "whole (left) and byte by byte (right) differ"
+    );
+    (b, bytewise)
+}
