@@ -247,6 +247,98 @@ pub(crate) enum Dispatch {
     Finished,
 }
 
+/// What the one event loop ([`drive`]) needs of a worker: the HTTP/1.1 worker here and
+/// the HTTP/2 worker ([`crate::h2`]) both implement it, so when a run ends, how often it
+/// ticks and how events reach connections are decided once for both protocols.
+pub(crate) trait Driver {
+    /// Closed loop, at the start: puts every connection to work (nothing when paced).
+    fn begin(&mut self, now: Instant);
+    /// The shared settings (their deadlines set the tick).
+    fn shared(&self) -> &Shared<'_>;
+    /// When the run ends, if bounded by time.
+    fn end_at(&self) -> Option<Instant>;
+    /// Deadlines, re-opens and the per-second series.
+    fn on_tick(&mut self, now: Instant);
+    /// Completed and failed requests so far (for the live view).
+    fn progress(&self) -> (u64, u64);
+    /// Rate mode: sends what is due; `None` in a closed loop.
+    fn dispatch_due(&mut self, now: Instant) -> Option<Dispatch>;
+    /// Rate mode: the schedule's budget is spent and nothing is in flight.
+    fn paced_done(&self) -> bool;
+    /// Closed loop: nothing in flight and nothing more to send.
+    fn closed_done(&mut self, now: Instant) -> bool;
+    /// The pacing timer.
+    fn timer(&mut self) -> &mut sys::Timer;
+    /// The worker's poll.
+    fn poll(&mut self) -> &mut Poll;
+    /// Readiness of connection `i`.
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool);
+}
+
+/// Runs a worker until its share is done, the deadline passes or `stop` is set (returns
+/// true then). Ticks at a tenth of the shorter deadline (1–100 ms), publishes progress at
+/// each tick, and in rate mode arms the timer for the next due request.
+pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
+    let now = Instant::now();
+    d.begin(now);
+    let sh = d.shared();
+    let tick = (sh.timeout.min(sh.connect_timeout) / 10)
+        .clamp(Duration::from_millis(1), Duration::from_millis(100));
+    let mut next_tick = now + tick;
+    let mut events = Events::with_capacity(1024);
+    loop {
+        let now = Instant::now();
+        if stop.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        if d.end_at().is_some_and(|e| now >= e) {
+            return Ok(false);
+        }
+        if now >= next_tick {
+            d.on_tick(now);
+            let (completed, failed) = d.progress();
+            live.publish(completed, failed);
+            next_tick = now + tick;
+        }
+        let mut wait = next_tick - now;
+        if let Some(end) = d.end_at() {
+            wait = wait.min(end - now);
+        }
+        match d.dispatch_due(now) {
+            Some(Dispatch::At(due)) => d.timer().arm(due),
+            // Done when nothing is in flight, unless the run is bounded by time: then it
+            // lasts its whole duration, so rates are per the time asked for.
+            Some(Dispatch::Finished) if d.paced_done() => return Ok(false),
+            Some(Dispatch::Finished | Dispatch::Blocked) => {}
+            None if d.closed_done(now) => return Ok(false),
+            None => {}
+        }
+        match d.poll().poll(&mut events, Some(wait)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        deliver(d, &events);
+    }
+}
+
+/// Hands each event of a poll to its connection (the pacing timer's is only cleared).
+pub(crate) fn deliver<D: Driver>(d: &mut D, events: &Events) {
+    for ev in events.iter() {
+        if ev.token() == TIMER {
+            d.timer().clear();
+            continue;
+        }
+        let closed = ev.is_read_closed() || ev.is_error();
+        d.on_event(
+            ev.token().0,
+            ev.is_readable() || closed,
+            ev.is_writable(),
+            closed,
+        );
+    }
+}
+
 struct Worker<'a> {
     sh: &'a Shared<'a>,
     /// When the run started.
@@ -341,6 +433,57 @@ pub(crate) fn host<'a, L: EventLoop>(
     })
 }
 
+impl<'a> Driver for Worker<'a> {
+    fn begin(&mut self, now: Instant) {
+        if self.pacer.is_none() {
+            for i in 0..self.conns.len() {
+                self.next(i, now);
+            }
+        }
+    }
+
+    fn shared(&self) -> &Shared<'_> {
+        self.sh
+    }
+
+    fn end_at(&self) -> Option<Instant> {
+        self.end
+    }
+
+    fn on_tick(&mut self, now: Instant) {
+        self.tick(now);
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.rec.counts.completed, self.rec.counts.failed())
+    }
+
+    fn dispatch_due(&mut self, now: Instant) -> Option<Dispatch> {
+        self.pacer.is_some().then(|| self.dispatch(now))
+    }
+
+    fn paced_done(&self) -> bool {
+        self.in_flight == 0
+            && (self.end.is_none() || self.budget.is_some_and(|b| self.sched.sent >= b))
+    }
+
+    fn closed_done(&mut self, _now: Instant) -> bool {
+        self.budget.is_some_and(|b| self.claimed >= b) && self.in_flight == 0
+    }
+
+    fn timer(&mut self) -> &mut sys::Timer {
+        &mut self.timer
+    }
+
+    fn poll(&mut self) -> &mut Poll {
+        &mut self.poll
+    }
+
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
+        self.event(i, readable, writable, closed);
+    }
+}
+
 impl EventLoop for Worker<'_> {
     fn begin(&mut self, start: Instant, end: Option<Instant>) {
         self.start = start;
@@ -349,7 +492,7 @@ impl EventLoop for Worker<'_> {
     }
 
     fn run(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
-        self.event_loop(stop, live)
+        drive(self, stop, live)
     }
 
     fn end(mut self, _ended: Instant) -> (Recorder, Option<(Pacer, Schedule)>) {
@@ -475,73 +618,6 @@ impl Worker<'_> {
             }
         }
         Ok(())
-    }
-
-    /// Runs until the share is done, the deadline passes or `stop` is set (returns true then).
-    fn event_loop(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
-        let now = Instant::now();
-        if self.pacer.is_none() {
-            for i in 0..self.conns.len() {
-                self.next(i, now);
-            }
-        }
-        let tick = (self.sh.timeout.min(self.sh.connect_timeout) / 10)
-            .clamp(Duration::from_millis(1), Duration::from_millis(100));
-        let mut next_tick = now + tick;
-        let mut events = Events::with_capacity(1024);
-        loop {
-            let now = Instant::now();
-            if stop.load(Ordering::Relaxed) {
-                return Ok(true);
-            }
-            if self.end.is_some_and(|e| now >= e) {
-                return Ok(false);
-            }
-            if now >= next_tick {
-                self.tick(now);
-                live.publish(self.rec.counts.completed, self.rec.counts.failed());
-                next_tick = now + tick;
-            }
-            let mut wait = next_tick - now;
-            if let Some(end) = self.end {
-                wait = wait.min(end - now);
-            }
-            if self.pacer.is_some() {
-                match self.dispatch(now) {
-                    Dispatch::At(due) => self.timer.arm(due),
-                    // Done when nothing is in flight, unless the run is bounded by time: then
-                    // it lasts its whole duration, so rates are per the time asked for.
-                    Dispatch::Finished
-                        if self.in_flight == 0
-                            && (self.end.is_none()
-                                || self.budget.is_some_and(|b| self.sched.sent >= b)) =>
-                    {
-                        return Ok(false)
-                    }
-                    Dispatch::Finished | Dispatch::Blocked => {}
-                }
-            } else if self.budget.is_some_and(|b| self.claimed >= b) && self.in_flight == 0 {
-                return Ok(false);
-            }
-            match self.poll.poll(&mut events, Some(wait)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-            for ev in events.iter() {
-                if ev.token() == TIMER {
-                    self.timer.clear();
-                    continue;
-                }
-                let closed = ev.is_read_closed() || ev.is_error();
-                self.event(
-                    ev.token().0,
-                    ev.is_readable() || closed,
-                    ev.is_writable(),
-                    closed,
-                );
-            }
-        }
     }
 
     /// Sends every request that is due and has a connection with room for it.

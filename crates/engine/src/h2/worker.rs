@@ -22,14 +22,15 @@ use crate::pacer::{Pacer, Pacing};
 use crate::recorder::{Answer, Recorder, Timing};
 use crate::transport::Transport;
 use crate::worker::{
-    host, Assignment, Dispatch, EventLoop, Output, Schedule, Shared, LATE, MAX_BACKOFF, TIMER,
+    deliver, drive, host, Assignment, Dispatch, Driver, EventLoop, Output, Schedule, Shared, LATE,
+    MAX_BACKOFF, TIMER,
 };
 use crate::{sys, Live};
 use mio::{Events, Interest, Poll, Token};
 use shootout_model::FailureKind;
 use std::collections::VecDeque;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +124,7 @@ impl EventLoop for Tracked<'_, '_> {
     }
 
     fn run(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
-        self.0.event_loop(stop, live)
+        drive(&mut self.0, stop, live)
     }
 
     fn end(self, _ended: Instant) -> (Recorder, Option<(Pacer, Schedule)>) {
@@ -202,6 +203,57 @@ fn set_up<'a>(
     Ok(w)
 }
 
+impl Driver for Worker<'_> {
+    fn begin(&mut self, now: Instant) {
+        if self.pacer.is_none() {
+            for i in 0..self.conns.len() {
+                self.open(i, now);
+            }
+        }
+    }
+
+    fn shared(&self) -> &Shared<'_> {
+        self.sh
+    }
+
+    fn end_at(&self) -> Option<Instant> {
+        self.end
+    }
+
+    fn on_tick(&mut self, now: Instant) {
+        self.tick(now);
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.rec.counts.completed, self.rec.counts.failed())
+    }
+
+    fn dispatch_due(&mut self, now: Instant) -> Option<Dispatch> {
+        self.pacer.is_some().then(|| self.dispatch(now))
+    }
+
+    fn paced_done(&self) -> bool {
+        self.in_flight == 0
+            && (self.end.is_none() || self.budget.is_some_and(|b| self.sched.sent >= b))
+    }
+
+    fn closed_done(&mut self, now: Instant) -> bool {
+        self.in_flight == 0 && !self.more(now)
+    }
+
+    fn timer(&mut self) -> &mut sys::Timer {
+        &mut self.timer
+    }
+
+    fn poll(&mut self) -> &mut Poll {
+        &mut self.poll
+    }
+
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
+        self.event(i, readable, writable, closed);
+    }
+}
+
 impl Worker<'_> {
     /// Rate mode: opens every connection and waits (up to the connect timeout) until each
     /// has the server's SETTINGS; the rest are left to the deadline sweep.
@@ -222,78 +274,9 @@ impl Worker<'_> {
                 break;
             }
             self.poll.poll(&mut events, Some(deadline - now))?;
-            self.on_poll(&events);
+            deliver(self, &events);
         }
         Ok(())
-    }
-
-    fn event_loop(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
-        let now = Instant::now();
-        if self.pacer.is_none() {
-            for i in 0..self.conns.len() {
-                self.open(i, now);
-            }
-        }
-        let tick = (self.sh.timeout.min(self.sh.connect_timeout) / 10)
-            .clamp(Duration::from_millis(1), Duration::from_millis(100));
-        let mut next_tick = now + tick;
-        let mut events = Events::with_capacity(1024);
-        loop {
-            let now = Instant::now();
-            if stop.load(Ordering::Relaxed) {
-                return Ok(true);
-            }
-            if self.end.is_some_and(|e| now >= e) {
-                return Ok(false);
-            }
-            if now >= next_tick {
-                self.tick(now);
-                live.publish(self.rec.counts.completed, self.rec.counts.failed());
-                next_tick = now + tick;
-            }
-            let mut wait = next_tick - now;
-            if let Some(end) = self.end {
-                wait = wait.min(end - now);
-            }
-            if self.pacer.is_some() {
-                match self.dispatch(now) {
-                    Dispatch::At(due) => self.timer.arm(due),
-                    Dispatch::Finished
-                        if self.in_flight == 0
-                            && (self.end.is_none()
-                                || self.budget.is_some_and(|b| self.sched.sent >= b)) =>
-                    {
-                        return Ok(false)
-                    }
-                    Dispatch::Finished | Dispatch::Blocked => {}
-                }
-            } else if self.in_flight == 0 && !self.more(now) {
-                return Ok(false);
-            }
-            match self.poll.poll(&mut events, Some(wait)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-            self.on_poll(&events);
-        }
-    }
-
-    /// Hands each event of a poll to its connection (the pacing timer's is only cleared).
-    fn on_poll(&mut self, events: &Events) {
-        for ev in events.iter() {
-            if ev.token() == TIMER {
-                self.timer.clear();
-                continue;
-            }
-            let closed = ev.is_read_closed() || ev.is_error();
-            self.event(
-                ev.token().0,
-                ev.is_readable() || closed,
-                ev.is_writable(),
-                closed,
-            );
-        }
     }
 
     /// Closed loop: whether requests remain to be sent (budget and time left, or one to
