@@ -91,7 +91,9 @@ pub const WSGI: &[Server] = &[
     Server { name: "gunicorn-gthread", probe: Probe::Module("gunicorn"), install: "pip install gunicorn",
         command: "exec python3 -m gunicorn --bind 127.0.0.1:{port} --workers {cores} --worker-class gthread --threads 4 {app}",
         sizing: "one process per core (the GIL lets one thread run Python at a time), 4 threads each to overlap I/O" },
-    Server { name: "uwsgi", probe: Probe::Program("uwsgi"), install: "pip install uwsgi",
+    // PyPI's uWSGI (Python built in) installs `uwsgidecorators`; a `uwsgi` on PATH may be
+    // Debian's, which cannot run an app without its Python plugin.
+    Server { name: "uwsgi", probe: Probe::Module("uwsgidecorators"), install: "pip install uwsgi",
         command: "exec uwsgi --http11-socket 127.0.0.1:{port} --module {app} --master --processes {cores} --disable-logging --die-on-term",
         sizing: "one process per core, no threads: uWSGI's prefork model, its HTTP parser in C (an HTTP/1.1 socket, so connections are kept alive)" },
     Server { name: "waitress", probe: Probe::Module("waitress"), install: "pip install waitress",
@@ -383,16 +385,35 @@ pub fn probe(t: &Template, found: &Found, path: &str) -> anyhow::Result<Answers>
         }
         return get_once(addr, hostport, path, u);
     }
-    let s = servers(t)
+    let present: Vec<&Server> = servers(t)
         .iter()
-        .find(|s| found.present.contains(&s.name))
-        .ok_or_else(|| {
-            let installs: Vec<&str> = servers(t).iter().map(|s| s.install).collect();
-            anyhow!(
-                "no server of this kind in this Python environment ({PY}): install one ({})",
-                installs.join("; ")
-            )
-        })?;
+        .filter(|s| found.present.contains(&s.name))
+        .collect();
+    if present.is_empty() {
+        let installs: Vec<&str> = servers(t).iter().map(|s| s.install).collect();
+        return Err(anyhow!(
+            "no server of this kind in this Python environment ({PY}): install one ({})",
+            installs.join("; ")
+        ));
+    }
+    // The first server that answers: one found on PATH may still be unable to run the app
+    // (Debian's uWSGI without its Python plugin, say); `shootout run` will report it.
+    let mut first_error = None;
+    for s in present {
+        match ask(s, t, path) {
+            Ok(a) => return Ok(a),
+            Err(e) => {
+                say!("note: {e:#}; asking the next server");
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.expect("at least one server was asked"))
+}
+
+/// Starts server `s` on a free port (in its own process group, stopped after) and asks it
+/// once for `path`.
+fn ask(s: &Server, t: &Template, path: &str) -> anyhow::Result<Answers> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
