@@ -1,6 +1,7 @@
-//! End-to-end tests of `shootout init`: a plan for a tiny WSGI app with the servers this
-//! machine has (wsgiref at least), checked by `run --dry-run`, then run with `--quick`
-//! with every contender verified and measured; and the flags' errors.
+//! End-to-end tests of `shootout init`: a plan for a tiny WSGI app, and one for a static
+//! directory, with the servers this machine has (wsgiref and http.server at least; nginx,
+//! Apache and mod_wsgi-express where installed), checked by `run --dry-run`, then run with
+//! `--quick` with every contender verified and measured; and the flags' errors.
 
 use assert_cmd::Command;
 
@@ -10,30 +11,35 @@ fn shootout() -> Command {
 
 const APP: &str = "def app(environ, start_response):\n    body = b'Hello from a tiny WSGI app\\n'\n    start_response('200 OK', [('Content-Type', 'text/plain'), ('Content-Length', str(len(body)))])\n    return [body]\n";
 
-#[test]
-fn init_wsgi_plan_runs_quick_with_every_contender_measured() {
+/// Whether a program of this name is on PATH (as `init` looks for nginx, Apache and
+/// mod_wsgi-express).
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+}
+
+/// A temporary directory that Apache's workers can read: started by root (as in CI), they
+/// and mod_wsgi's daemons run as nobody.
+fn readable_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tinyapp.py"), APP).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// `run --dry-run` accepts the plan in `dir`; then a short `--quick` run (the sweep cut to
+/// its first level keeps it to seconds) measures every contender, each verified first.
+fn runs_quick_with_every_contender_measured(dir: &std::path::Path, plan: &str) {
     shootout()
-        .current_dir(dir.path())
-        .args(["init", "--wsgi", "tinyapp:app", "--out", "plan.toml"])
-        .assert()
-        .success();
-    let plan = std::fs::read_to_string(dir.path().join("plan.toml")).unwrap();
-    // The probe's answer became the workload's expectations.
-    assert!(plan.contains("expect = { status = 200, length = 27, body_contains = \"Hello from a tiny WSGI app\" }"), "{plan}");
-    assert!(plan.contains("name = \"wsgiref\""), "{plan}");
-    shootout()
-        .current_dir(dir.path())
+        .current_dir(dir)
         .args(["run", "plan.toml", "--dry-run"])
         .assert()
         .success();
-    // A short run: the sweep cut to its first level keeps the test to seconds.
     let short = plan.replace("concurrency = [1, 4, 16, 64]", "concurrency = [2]");
-    std::fs::write(dir.path().join("plan.toml"), short).unwrap();
-    let db = dir.path().join("s.db");
+    std::fs::write(dir.join("plan.toml"), short).unwrap();
+    let db = dir.join("s.db");
     shootout()
-        .current_dir(dir.path())
+        .current_dir(dir)
         .args(["run", "plan.toml", "--quick", "--db"])
         .arg(&db)
         .assert()
@@ -49,6 +55,64 @@ fn init_wsgi_plan_runs_quick_with_every_contender_measured() {
     for c in contenders {
         assert_eq!(c["status"], "measured", "{c}");
     }
+}
+
+#[test]
+fn init_wsgi_plan_runs_quick_with_every_contender_measured() {
+    let dir = readable_tempdir();
+    std::fs::write(dir.path().join("tinyapp.py"), APP).unwrap();
+    shootout()
+        .current_dir(dir.path())
+        .args(["init", "--wsgi", "tinyapp:app", "--out", "plan.toml"])
+        .assert()
+        .success();
+    let plan = std::fs::read_to_string(dir.path().join("plan.toml")).unwrap();
+    // The probe's answer became the workload's expectations.
+    assert!(plan.contains("expect = { status = 200, length = 27, body_contains = \"Hello from a tiny WSGI app\" }"), "{plan}");
+    assert!(plan.contains("name = \"wsgiref\""), "{plan}");
+    // mod_wsgi-express is a contender wherever it is installed (PyPI's mod_wsgi), and then
+    // runs Apache, which must answer as the others and stop with the run.
+    assert_eq!(
+        plan.contains("name = \"mod_wsgi-express\""),
+        on_path("mod_wsgi-express"),
+        "{plan}"
+    );
+    runs_quick_with_every_contender_measured(dir.path(), &plan);
+}
+
+#[test]
+fn init_static_plan_runs_quick_with_every_contender_measured() {
+    let dir = readable_tempdir();
+    let www = dir.path().join("www");
+    std::fs::create_dir(&www).unwrap();
+    std::fs::write(
+        www.join("index.html"),
+        "<h1>Hello from a static file</h1>\n",
+    )
+    .unwrap();
+    shootout()
+        .current_dir(dir.path())
+        .args(["init", "--static", "www", "--out", "plan.toml"])
+        .assert()
+        .success();
+    let plan = std::fs::read_to_string(dir.path().join("plan.toml")).unwrap();
+    assert!(
+        plan.contains("expect = { status = 200, length = 34, body_contains = \"<h1>Hello from a static file</h1>\" }"),
+        "{plan}"
+    );
+    // nginx and Apache where they are installed, http.server always; each serves the same bytes.
+    for (name, here) in [
+        ("nginx", on_path("nginx")),
+        ("apache", on_path("apache2") || on_path("httpd")),
+        ("http.server", true),
+    ] {
+        assert_eq!(
+            plan.contains(&format!("name = \"{name}\"")),
+            here,
+            "{name}: {plan}"
+        );
+    }
+    runs_quick_with_every_contender_measured(dir.path(), &plan);
 }
 
 #[test]

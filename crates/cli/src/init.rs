@@ -1,6 +1,6 @@
 //! `shootout init`: writes a plan for the common Python shootouts (a WSGI or ASGI app
 //! under every server the current Python environment has, a static directory under
-//! nginx and http.server, or URLs the user runs). Three steps, kept apart so that tests
+//! nginx, Apache and http.server, or URLs the user runs). Three steps, kept apart so that tests
 //! can fake the outside world: discovery ([`discover`] asks `python3` which modules import
 //! and `PATH` which programs exist), the probe ([`probe`] asks the first server for `/`
 //! once, for the workload's expectations), and the pure [`plan_text`] of (template,
@@ -25,7 +25,7 @@ pub struct InitArgs {
     /// An ASGI app, MODULE:APP.
     #[arg(long, value_name = "MODULE:APP")]
     pub asgi: Option<String>,
-    /// A directory of static files, served by nginx and python3 -m http.server.
+    /// A directory of static files, served by nginx, Apache and python3 -m http.server.
     #[arg(long = "static", value_name = "DIR")]
     pub static_dir: Option<PathBuf>,
     /// Servers you run yourself (repeatable, or several after one --url).
@@ -57,8 +57,9 @@ pub enum Template {
 pub enum Probe {
     /// `import NAME` works in the environment's python3.
     Module(&'static str),
-    /// A program of this name is on PATH.
-    Program(&'static str),
+    /// A program of one of these names is on PATH (Apache is `apache2` on Debian,
+    /// `httpd` elsewhere).
+    Program(&'static [&'static str]),
     /// Always there (the standard library).
     Always,
 }
@@ -99,9 +100,12 @@ pub const WSGI: &[Server] = &[
     Server { name: "waitress", probe: Probe::Module("waitress"), install: "pip install waitress",
         command: "exec python3 -m waitress --listen=127.0.0.1:{port} --threads=4 {app}",
         sizing: "waitress is one process (the GIL caps it at about one core) with its default 4 threads" },
-    Server { name: "mod_wsgi-express", probe: Probe::Program("mod_wsgi-express"), install: "pip install mod_wsgi (needs apache2-dev)",
-        command: "exec mod_wsgi-express start-server --host 127.0.0.1 --port {port} --processes {cores} --threads 5 --application-type module --callable-object {callable} {module}",
-        sizing: "one Apache daemon process per core, mod_wsgi's default 5 threads each" },
+    // start-server runs Apache in the foreground (it execs httpd -DFOREGROUND), so SIGTERM
+    // stops it and its daemon processes; its error log goes to stderr, into shootout's log. Apache refuses to serve as root: started by root,
+    // it must be told a user, and nobody then needs to read the app's directory and {tmp}.
+    Server { name: "mod_wsgi-express", probe: Probe::Program(&["mod_wsgi-express"]), install: "pip install mod_wsgi (builds against Apache: needs apache2-dev, or httpd-devel)",
+        command: "exec mod_wsgi-express start-server --host 127.0.0.1 --port {port} --processes {cores} --threads 5 --server-root {tmp}/mod_wsgi --log-to-terminal --locale C.UTF-8 $(test \"$(id -u)\" = 0 && echo --user nobody --group \"$(id -gn nobody)\") --application-type module --callable-object {callable} {module}",
+        sizing: "one mod_wsgi daemon process per core (the GIL lets one thread run Python at a time), its default 5 threads each to overlap I/O, behind Apache's event MPM; its files in {tmp}/mod_wsgi, and, started by root, the app runs as nobody, who must be able to read its directory" },
     Server { name: "granian-wsgi", probe: Probe::Module("granian"), install: "pip install granian",
         command: "exec python3 -m granian --interface wsgi --host 127.0.0.1 --port {port} --workers {cores} {app}",
         sizing: "one worker process per core; its HTTP stack is Rust" },
@@ -134,9 +138,47 @@ pub const ASGI: &[Server] = &[
 
 /// The static-file servers, as [`WSGI`]; `{dir}` is the directory served.
 pub const STATIC: &[Server] = &[
-    Server { name: "nginx", probe: Probe::Program("nginx"), install: "apt-get install nginx-light",
+    Server { name: "nginx", probe: Probe::Program(&["nginx"]), install: "apt-get install nginx-light",
         command: "mkdir -p {tmp}/logs && printf 'worker_processes {cores}; pid {tmp}/nginx.pid; error_log stderr; events { } http { access_log off; server { listen 127.0.0.1:{port}; root {dir}; } }' > {tmp}/nginx.conf && exec nginx -p {tmp} -c {tmp}/nginx.conf -g 'daemon off;'",
         sizing: "one worker process per core, nginx's own rule (worker_processes auto)" },
+    // Debian's apache2 or another distribution's httpd, in the foreground, from a config
+    // the command writes into {tmp} (the here-document fills in nobody's group and the
+    // thread counts); `-d` points ServerRoot at the first of the usual parents of
+    // `modules/` (Debian's, then Arch's, then Fedora's), so `modules/mod_x.so` resolves on
+    // each. Started by root, the workers run as nobody (User is ignored otherwise).
+    Server { name: "apache", probe: Probe::Program(&["apache2", "httpd"]), install: "apt-get install apache2",
+        command: "cat > {tmp}/httpd.conf <<EOF\n\
+             Listen 127.0.0.1:{port}\n\
+             ServerName localhost\n\
+             PidFile {tmp}/httpd.pid\n\
+             DefaultRuntimeDir {tmp}\n\
+             ErrorLog /dev/stderr\n\
+             User nobody\n\
+             Group $(id -gn nobody)\n\
+             LoadModule mpm_event_module modules/mod_mpm_event.so\n\
+             <IfModule !unixd_module>\n\
+             \x20   LoadModule unixd_module modules/mod_unixd.so\n\
+             </IfModule>\n\
+             LoadModule authz_core_module modules/mod_authz_core.so\n\
+             LoadModule mime_module modules/mod_mime.so\n\
+             LoadModule dir_module modules/mod_dir.so\n\
+             TypesConfig /etc/mime.types\n\
+             StartServers {cores}\n\
+             ServerLimit {cores}\n\
+             ThreadsPerChild 25\n\
+             MaxRequestWorkers $(({cores} * 25))\n\
+             MinSpareThreads $(({cores} * 25))\n\
+             MaxSpareThreads $(({cores} * 25 + 25))\n\
+             MaxConnectionsPerChild 0\n\
+             KeepAlive On\n\
+             MaxKeepAliveRequests 0\n\
+             DocumentRoot {dir}\n\
+             <Directory {dir}>\n\
+             \x20   Require all granted\n\
+             </Directory>\n\
+             EOF\n\
+             exec \"$(command -v apache2 || command -v httpd)\" -d \"$(ls -d /usr/lib/apache2 /usr/lib/httpd /usr/lib64/httpd 2>/dev/null | head -n 1)\" -f {tmp}/httpd.conf -DFOREGROUND",
+        sizing: "Apache's event MPM, one process per core of 25 threads (its default ThreadsPerChild), all started at once and never reaped, so that no process is forked while measuring; keep-alive without a request cap, as nginx" },
     Server { name: "http.server", probe: Probe::Always, install: "",
         command: "exec python3 -m http.server --bind 127.0.0.1 --directory {dir} {port}",
         sizing: "Python's http.server: one process, a thread per connection (the GIL caps it at about one core)" },
@@ -312,20 +354,24 @@ pub fn discover(t: &Template) -> anyhow::Result<Found> {
             .map(str::to_owned)
             .collect();
     }
-    let on_path = |p: &str| {
-        std::env::var_os("PATH")
-            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
-    };
+    let path = std::env::var_os("PATH");
     let present = list
         .iter()
         .filter(|s| match s.probe {
             Probe::Module(m) => importable.iter().any(|i| i == m),
-            Probe::Program(p) => on_path(p),
+            Probe::Program(names) => on_path(path.as_deref(), names),
             Probe::Always => true,
         })
         .map(|s| s.name)
         .collect();
     Ok(Found { present })
+}
+
+/// Whether a file named one of `names` is in a directory of `path` (a PATH value).
+fn on_path(path: Option<&std::ffi::OsStr>, names: &[&str]) -> bool {
+    path.is_some_and(|path| {
+        std::env::split_paths(path).any(|d| names.iter().any(|p| d.join(p).is_file()))
+    })
 }
 
 /// Asks `addr` for `path` once (HTTP/1.0, so the body ends at close) and returns what it
@@ -403,7 +449,7 @@ pub fn probe(t: &Template, found: &Found, path: &str) -> anyhow::Result<Answers>
         match ask(s, t, path) {
             Ok(a) => return Ok(a),
             Err(e) => {
-                say!("note: {e:#}; asking the next server");
+                say!("note: {e:#}\nnote: asking the next server");
                 first_error.get_or_insert(e);
             }
         }
@@ -424,13 +470,16 @@ fn ask(s: &Server, t: &Template, path: &str) -> anyhow::Result<Answers> {
         .replace("{port}", &port.to_string())
         .replace("{cores}", &cores.to_string())
         .replace("{tmp}", &tmp.to_string_lossy());
+    // Its stderr is kept to quote when it does not answer (mod_wsgi-express and Apache
+    // log there).
+    let log = tmp.join("stderr.log");
     use std::os::unix::process::CommandExt;
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(&cmd)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log)?)
         .process_group(0)
         .spawn()
         .with_context(|| format!("could not start {} to ask it for {path}", s.name))?;
@@ -438,19 +487,34 @@ fn ask(s: &Server, t: &Template, path: &str) -> anyhow::Result<Answers> {
     let deadline = Instant::now() + Duration::from_secs(20);
     let result = loop {
         if let Ok(Some(st)) = child.try_wait() {
-            break Err(anyhow!(
-                "{} exited ({st}) before answering: try its command by hand: {cmd}",
-                s.name
-            ));
+            break Err(anyhow!("{} exited ({st}) before answering", s.name));
         }
+        // As `shootout run`'s ready wait: an answer below 500 (a server that cannot run
+        // the app answers 500 or 503, or nothing, and would never be ready for a run).
         match get_once(addr, &addr.to_string(), path, s.name) {
-            Ok(a) => break Ok(a),
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Ok(a) if a.status < 500 => break Ok(a),
+            _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Ok(a) => {
+                break Err(anyhow!(
+                    "{} answered GET {path} with status {} for 20 s",
+                    s.name,
+                    a.status
+                ))
+            }
             Err(e) => {
                 break Err(e.context(format!("{} did not answer GET {path} within 20 s", s.name)))
             }
         }
     };
+    let result = result.map_err(|e| {
+        let tail = shootout_harness::log_tail(&log, 0, 3);
+        let tail = if tail.is_empty() {
+            String::new()
+        } else {
+            format!("\nits stderr ended with:\n{tail}")
+        };
+        anyhow!("{e:#}: try its command by hand: {cmd}{tail}")
+    });
     // The whole process group: servers such as gunicorn fork workers.
     // SAFETY: kill(2) with a negative pid signals the group we created above.
     unsafe {
@@ -559,10 +623,24 @@ mod tests {
                 },
             ),
             (
+                "wsgi_mod_wsgi_express",
+                Template::Wsgi("pkg.wsgi:application".into()),
+                Found {
+                    present: vec!["mod_wsgi-express", "wsgiref"],
+                },
+            ),
+            (
                 "static",
                 Template::Static("/srv/www".into()),
                 Found {
                     present: vec!["nginx", "http.server"],
+                },
+            ),
+            (
+                "static_apache",
+                Template::Static("/srv/www".into()),
+                Found {
+                    present: vec!["nginx", "apache", "http.server"],
                 },
             ),
             (
@@ -642,6 +720,43 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("#   wsgiref"), "{text}");
+    }
+
+    #[test]
+    fn a_missing_apache_is_listed_with_the_apt_command() {
+        let text = plan_text(
+            &Template::Static("/srv/www".into()),
+            &Found {
+                present: vec!["http.server"],
+            },
+            "/",
+            &answers("http.server"),
+        );
+        assert!(
+            text.contains("#   apache             apt-get install apache2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn apache_is_found_as_apache2_or_httpd() {
+        let Probe::Program(names) = STATIC.iter().find(|s| s.name == "apache").unwrap().probe
+        else {
+            panic!("apache is found on PATH");
+        };
+        let (debian, other, neither) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        std::fs::write(debian.path().join("apache2"), "").unwrap();
+        std::fs::write(other.path().join("httpd"), "").unwrap();
+        std::fs::write(neither.path().join("nginx"), "").unwrap();
+        for (dir, want) in [(&debian, true), (&other, true), (&neither, false)] {
+            let path = std::env::join_paths([neither.path(), dir.path()]).unwrap();
+            assert_eq!(on_path(Some(&path), names), want, "{:?}", dir.path());
+        }
+        assert!(!on_path(None, names));
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub(crate) fn open(path: &Path, what: &str) -> io::Result<Log> {
 
 /// The last `lines` lines of the file at `path` written after offset `start` (at most the
 /// last 64 KiB), without trailing blank lines; empty if the file cannot be read.
-pub(crate) fn tail(path: &Path, start: u64, lines: usize) -> String {
+pub fn tail(path: &Path, start: u64, lines: usize) -> String {
     tail_of(path, start, lines).unwrap_or_default()
 }
 
