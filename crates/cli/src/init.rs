@@ -9,11 +9,13 @@
 use crate::Failure;
 use anyhow::{anyhow, Context};
 use clap::Args;
+use shootout_harness::{Contender, ContenderConfig};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// Flags of `shootout init`.
 #[derive(Debug, Args)]
@@ -457,12 +459,11 @@ pub fn probe(t: &Template, found: &Found, path: &str) -> anyhow::Result<Answers>
     Err(first_error.expect("at least one server was asked"))
 }
 
-/// Starts server `s` on a free port (in its own process group, stopped after) and asks it
-/// once for `path`.
+/// Starts server `s` on a free port as `shootout run` starts a contender (its own process
+/// group and marker, the same ready wait: an answer below 500 to GET `path`), asks it once
+/// for `path`, and stops it (SIGTERM, then SIGKILL after a grace).
 fn ask(s: &Server, t: &Template, path: &str) -> anyhow::Result<Answers> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
+    let port = shootout_harness::free_port()?;
     let tmp = std::env::temp_dir().join(format!("shootout-init-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -470,58 +471,27 @@ fn ask(s: &Server, t: &Template, path: &str) -> anyhow::Result<Answers> {
         .replace("{port}", &port.to_string())
         .replace("{cores}", &cores.to_string())
         .replace("{tmp}", &tmp.to_string_lossy());
-    // Its stderr is kept to quote when it does not answer (mod_wsgi-express and Apache
-    // log there).
-    let log = tmp.join("stderr.log");
-    use std::os::unix::process::CommandExt;
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(&cmd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log)?)
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("could not start {} to ask it for {path}", s.name))?;
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let result = loop {
-        if let Ok(Some(st)) = child.try_wait() {
-            break Err(anyhow!("{} exited ({st}) before answering", s.name));
-        }
-        // As `shootout run`'s ready wait: an answer below 500 (a server that cannot run
-        // the app answers 500 or 503, or nothing, and would never be ready for a run).
-        match get_once(addr, &addr.to_string(), path, s.name) {
-            Ok(a) if a.status < 500 => break Ok(a),
-            _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
-            Ok(a) => {
-                break Err(anyhow!(
-                    "{} answered GET {path} with status {} for 20 s",
-                    s.name,
-                    a.status
-                ))
-            }
-            Err(e) => {
-                break Err(e.context(format!("{} did not answer GET {path} within 20 s", s.name)))
-            }
-        }
-    };
-    let result = result.map_err(|e| {
-        let tail = shootout_harness::log_tail(&log, 0, 3);
-        let tail = if tail.is_empty() {
-            String::new()
-        } else {
-            format!("\nits stderr ended with:\n{tail}")
-        };
-        anyhow!("{e:#}: try its command by hand: {cmd}{tail}")
-    });
-    // The whole process group: servers such as gunicorn fork workers.
-    // SAFETY: kill(2) with a negative pid signals the group we created above.
-    unsafe {
-        libc::kill(-(child.id() as i32), libc::SIGTERM);
+    let mut cfg = ContenderConfig::new(s.name, cmd.clone(), port, &tmp);
+    cfg.ready_path = path.to_owned();
+    cfg.ready_timeout = Duration::from_secs(20);
+    let result = Contender::start(&cfg)
+        .with_context(|| format!("could not start {} to ask it for {path}", s.name))
+        .and_then(|mut server| {
+            let asked = server
+                .wait_ready(&AtomicBool::new(false))
+                .map_err(anyhow::Error::from)
+                .and_then(|_| {
+                    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+                    get_once(addr, &addr.to_string(), path, s.name)
+                });
+            server.stop(Duration::from_secs(5));
+            asked
+        })
+        .map_err(|e| anyhow!("{e:#}\ntry its command by hand: {cmd}"));
+    if result.is_ok() {
+        // Kept otherwise: the error names its logs there.
+        let _ = std::fs::remove_dir_all(&tmp);
     }
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&tmp);
     result
 }
 

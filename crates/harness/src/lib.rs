@@ -55,7 +55,6 @@ pub use contender::{program_of, Contender, StopOutcome};
 pub use error::HarnessError;
 pub use facts::{machine_facts, program_version, version_of};
 pub use launch::kill_live_groups;
-pub use logs::tail as log_tail;
 pub use sampler::Sampler;
 pub use setup::{run_setup, INTERRUPT_GRACE};
 pub use tag::{current_owner, owner_prefix, owner_state, stop_marked, OwnerState, StoppedProcess};
