@@ -3,7 +3,8 @@
 //! [`LoadSpec`](shootout_model::LoadSpec) through the model's builder. This module runs
 //! the engine (after an optional warm-up), reports in the chosen format on stdout (through
 //! [`crate::emit`]), writes the `-e`, `-g`, `--html` and `--save` files and judges the
-//! `--fail-if` thresholds. [`dist`] holds the flags of a load spread over many processes.
+//! `--fail-if` thresholds. [`dist`] holds the flags of a load spread over many processes,
+//! [`habits`] the flags of other tools (ab, wrk, oha, hey) and the heads `-v 2` prints.
 
 pub(crate) mod dist;
 mod flags;
