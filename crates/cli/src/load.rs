@@ -78,7 +78,6 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     if plan.sample_heads > 0 {
         habits::print_heads(
             &control.heads(),
-            &spec.request.method,
             spec.protocol == shootout_model::Protocol::Http2,
         );
     }

@@ -7,7 +7,15 @@ use std::path::PathBuf;
 /// Flags of `shootout load`. ab's short flags mean what they mean in ab; wrk's `-t4 -c100
 /// -d30s` works too (with -d given, -t is a thread count).
 #[derive(Debug, Clone, Args)]
-#[command(after_help = "Examples:
+#[command(after_help = "Flags of other tools:
+  ab   -n -c -t -k -p -u -T -H -C -m -i -s -e -g -A -B -v -l -S as in ab; -r accepted
+       (no socket error ends a run); -w, -X, -P refused with the way here
+  wrk  -t4 -c100 -d30s, -H, --timeout 2s; --latency accepted (always shown);
+       --format wrk for its report; -s script.lua refused (use --urls FILE)
+  oha, hey  -z 30s is -d; --latency-correction accepted (--rate always corrects);
+       -q N refused: the rate is --rate N (-q is quiet here)
+
+Examples:
   shootout load -n 100000 -c 100 http://localhost:8080/hello
   shootout load -d 30s -c 1000 --threads 2 http://127.0.0.1:8080/
   shootout load --rate 20000 -d 30s -c 200 http://127.0.0.1:8080/
@@ -15,15 +23,7 @@ use std::path::PathBuf;
   shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99
   shootout load --pipeline 16 -d 10s -c 100 http://127.0.0.1:8080/plaintext
   shootout load --urls requests.txt --order random -d 30s -c 50 http://127.0.0.1:8080/
-  shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/
-
-Flags of other tools:
-  ab   -n -c -t -k -p -u -T -H -C -m -i -s -e -g -A -B -v -l -S as in ab; -r accepted
-       (no socket error ends a run); -w, -X, -P refused with the way here
-  wrk  -t4 -c100 -d30s, -H, --timeout 2s; --latency accepted (always shown);
-       --format wrk for its report; -s script.lua refused (use --urls FILE)
-  oha, hey  -z 30s is -d; --latency-correction accepted (--rate always corrects);
-       -q N refused: the rate is --rate N (-q is quiet here)")]
+  shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/")]
 pub struct LoadArgs {
     /// The URL to load (http:// or https://; a missing path means /).
     pub url: String,

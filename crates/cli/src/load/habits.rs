@@ -164,7 +164,7 @@ pub(crate) fn refused_before_parse(args: &[OsString]) -> Option<Failure> {
 /// Prints the sampled heads on stderr, ab's `-v 2` way: the request (`INFO: … header ==`
 /// between `---` lines), then each answer (`LOG: header received:`). The server's words
 /// are shown with control characters escaped.
-pub(super) fn print_heads(heads: &shootout_engine::Heads, method: &str, http2: bool) {
+pub(super) fn print_heads(heads: &shootout_engine::Heads, http2: bool) {
     if http2 {
         say!("note: -v: heads are sampled over HTTP/1.1 only");
         return;
@@ -177,7 +177,10 @@ pub(super) fn print_heads(heads: &shootout_engine::Heads, method: &str, http2: b
             .join("\n")
     };
     if let Some(r) = &heads.request {
-        say!("INFO: {method} header == \n---\n{}\n---", lines(r));
+        // The method of the request sampled (a list's first entry may not be GET).
+        let text = lines(r);
+        let method = text.split(' ').next().unwrap_or_default();
+        say!("INFO: {method} header == \n---\n{text}\n---");
     }
     for h in &heads.responses {
         say!("LOG: header received:\n{}", lines(h));
