@@ -36,6 +36,12 @@ fn a_sends_basic_authentication() {
         head.contains("\r\nAuthorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==\r\n"),
         "{head}"
     );
+    // hey's -a user:password is the same.
+    let out = load(&["-n", "1", "-a", "u:p"], &server.url("/"));
+    ok(&out);
+    assert!(server
+        .last_request_head()
+        .contains("\r\nAuthorization: Basic dTpw\r\n"));
     let out = load(&["-n", "1", "-A", "text/html"], &server.url("/"));
     ok(&out);
     assert!(server
