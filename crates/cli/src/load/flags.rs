@@ -206,8 +206,8 @@ pub struct LoadArgs {
     pub auth: Option<String>,
 
     /// ab: connect from this local address; a list or range spreads connections over
-    /// them round robin (127.0.0.2, 127.0.0.1-127.0.0.8, 127.0.0.1-8, ::1; past 64k
-    /// connections to one server).
+    /// them round robin (127.0.0.2, 127.0.0.1-127.0.0.8, 127.0.0.1-8, ::1): more
+    /// connections to one server than one address's ports allow.
     #[arg(short = 'B', long = "bind", value_name = "ADDR")]
     pub bind: Option<String>,
 
