@@ -200,7 +200,11 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
 
 /// Runs the command line; returns the exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(refused) = load::refused_before_parse(&args) {
+        return exit_code(Err(refused));
+    }
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };

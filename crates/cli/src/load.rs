@@ -3,13 +3,16 @@
 //! [`LoadSpec`](shootout_model::LoadSpec) through the model's builder. This module runs
 //! the engine (after an optional warm-up), reports in the chosen format on stdout (through
 //! [`crate::emit`]), writes the `-e`, `-g`, `--html` and `--save` files and judges the
-//! `--fail-if` thresholds. [`dist`] holds the flags of a load spread over many processes.
+//! `--fail-if` thresholds. [`dist`] holds the flags of a load spread over many processes,
+//! [`habits`] the flags of other tools (ab, wrk, oha, hey) and the heads `-v 2` prints.
 
 pub(crate) mod dist;
 mod flags;
+mod habits;
 mod resolve;
 
 pub use flags::LoadArgs;
+pub(crate) use habits::refused_before_parse;
 pub(crate) use resolve::{read_body, read_list, report_format};
 
 use crate::progress::{Bound, Progress};
@@ -38,6 +41,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     }
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
+    control.sample_heads = plan.sample_heads;
     if let Some(at) = plan.dist.start_at {
         // Again after the warm-up, which may have taken the time.
         start_time(&plan)?;
@@ -61,13 +65,27 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
             dist::save(&plan.dist, spec, Err(&e.to_string()))?;
             return Err(match e {
                 shootout_engine::EngineError::Invalid(_)
-                | shootout_engine::EngineError::Header(_) => Failure::usage(e),
+                | shootout_engine::EngineError::Header(_)
+                | shootout_engine::EngineError::BindFamily { .. } => Failure::usage(e),
+                shootout_engine::EngineError::Bind { .. } => {
+                    Failure::usage(anyhow::Error::new(e).context("-B"))
+                }
                 e => Failure::run(e),
             });
         }
     };
 
-    let printed = crate::emit(&shootout_report::render(plan.format, spec, &result));
+    if plan.sample_heads > 0 {
+        habits::print_heads(
+            &control.heads(),
+            spec.protocol == shootout_model::Protocol::Http2,
+        );
+    }
+    let report = match plan.format {
+        Format::Ab => shootout_report::ab_report(spec, &result, plan.ab),
+        f => shootout_report::render(f, spec, &result),
+    };
+    let printed = crate::emit(&report);
     // ab's and wrk's layouts stay parseable: their warnings go to stderr instead.
     if matches!(plan.format, Format::Ab | Format::Wrk) && !a.quiet {
         crate::to_stderr(&shootout_report::warnings(&result));

@@ -90,6 +90,43 @@ pub enum EngineError {
     /// A worker thread could not be started or failed.
     #[error("worker thread failed: {0}")]
     Worker(std::io::Error),
+    /// A local address to connect from cannot be used.
+    #[error("cannot connect from the local address {addr}: {source} (give addresses of this machine; any of 127.0.0.0/8 works on loopback)")]
+    Bind {
+        /// The local address.
+        addr: std::net::IpAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The local addresses are of another family than every address of the target.
+    #[error("cannot connect from {addr} to {host}: {host} has no {family} address (give local addresses of the target's family)")]
+    BindFamily {
+        /// The first local address.
+        addr: std::net::IpAddr,
+        /// The target's host.
+        host: String,
+        /// `IPv4` or `IPv6`: the local addresses' family.
+        family: &'static str,
+    },
+}
+
+/// A sample of what went over the wire, for `-v 2` (ab's verbosity): the first request's
+/// head as sent and the first answers' heads as they arrived, copied from the first
+/// worker's first connection only (HTTP/1.1), so the run pays a copy per sampled answer
+/// and one test of an empty `Option` per answer, nothing else. Asked for with
+/// [`Control::sample_heads`]; read with [`Control::heads`] once the run ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Heads {
+    /// The first request's line and header lines, up to and including the blank line.
+    pub request: Option<Vec<u8>>,
+    /// The first answers' heads, in the order they came (interim 1xx heads left out).
+    pub responses: Vec<Vec<u8>>,
+}
+
+/// The head of a rendered request: its bytes up to and including the blank line (all of
+/// them when there is none).
+fn head_of(bytes: &[u8]) -> &[u8] {
+    memchr::memmem::find(bytes, b"\r\n\r\n").map_or(bytes, |at| &bytes[..at + 4])
 }
 
 /// Live counters of one worker, published every tick (not per request) for progress views.
@@ -118,6 +155,10 @@ pub struct Control {
     /// (and, in rate mode, connected): shards of one load on several machines start
     /// together. Past or unset: at once. The caller bounds how far ahead it is.
     pub start_at: Option<SystemTime>,
+    /// Keep the heads of this many answers (and the first request's) as a sample: see
+    /// [`Heads`]. 0, the default: none.
+    pub sample_heads: usize,
+    heads: std::sync::Mutex<Heads>,
 }
 
 /// Progress of a running load.
@@ -144,7 +185,14 @@ impl Control {
             live: (0..threads.max(1)).map(|_| Live::default()).collect(),
             started: std::sync::OnceLock::new(),
             start_at: None,
+            sample_heads: 0,
+            heads: std::sync::Mutex::default(),
         }
+    }
+
+    /// The heads sampled by the last run (see [`Control::sample_heads`]).
+    pub fn heads(&self) -> Heads {
+        self.heads.lock().map(|h| h.clone()).unwrap_or_default()
     }
 
     /// The counters as of the last tick of each worker.
@@ -211,8 +259,14 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         start_at: control.start_at,
         barrier: std::sync::Barrier::new(shares.len()),
         started: &control.started,
+        bind: spec.bind.clone(),
+        heads: control.sample_heads,
     };
-    let (outputs, limit) = run_workers(spec, control, &shared, h2.as_ref(), &shares, connections)?;
+    let (mut outputs, limit) =
+        run_workers(spec, control, &shared, h2.as_ref(), &shares, connections)?;
+    if let (Some(first), Ok(mut heads)) = (outputs.first_mut(), control.heads.lock()) {
+        *heads = std::mem::take(&mut first.rec.heads);
+    }
     let start = *control
         .started
         .get()
@@ -327,16 +381,41 @@ fn preflight(
         }
         return Ok(Endpoint::Unix(path.clone()));
     }
-    let addrs: Vec<SocketAddr> = (t.host.as_str(), t.port)
+    let mut addrs: Vec<SocketAddr> = (t.host.as_str(), t.port)
         .to_socket_addrs()
         .map_err(|source| EngineError::Resolve {
             host: t.host.clone(),
             source,
         })?
         .collect();
+    if let Some(&from) = spec.bind.first() {
+        addrs.retain(|a| a.is_ipv4() == from.is_ipv4());
+        let Some(&to) = addrs.first() else {
+            return Err(EngineError::BindFamily {
+                addr: from,
+                host: t.host.clone(),
+                family: if from.is_ipv4() { "IPv4" } else { "IPv6" },
+            });
+        };
+        // Every address binds (an address not of this machine fails here, not as a run
+        // of connect failures); the port is left for connect, so nothing is held.
+        for &ip in &spec.bind {
+            transport::bound_socket(ip, to)
+                .map_err(|source| EngineError::Bind { addr: ip, source })?;
+        }
+    }
+    let connect = |addr: &SocketAddr| match spec.bind.first() {
+        Some(&from) => transport::bound_socket(from, *addr)
+            .and_then(|s| {
+                s.connect_timeout(&(*addr).into(), spec.connect_timeout)
+                    .map(|()| s)
+            })
+            .map(TcpStream::from),
+        None => TcpStream::connect_timeout(addr, spec.connect_timeout),
+    };
     let mut last = None;
     for addr in &addrs {
-        match TcpStream::connect_timeout(addr, spec.connect_timeout) {
+        match connect(addr) {
             Ok(mut stream) => {
                 if let Some(tls) = tls {
                     let alpn =

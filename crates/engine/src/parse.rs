@@ -81,6 +81,8 @@ pub struct ResponseParser {
     /// What `--expect-body-contains` looks for, if anything.
     search: BodySearch,
     want_server: bool,
+    /// Copy the next final response's head into [`ResponseParser::head`] (`-v 2`).
+    want_head: bool,
     /// Status of the final response (0 until its head is parsed).
     pub status: u16,
     /// The server closes the connection after this response.
@@ -93,6 +95,9 @@ pub struct ResponseParser {
     pub matched: bool,
     /// The `Server` header, kept only when asked for.
     pub server: Option<String>,
+    /// The head of a final response, as it arrived, kept only when asked for
+    /// ([`ResponseParser::want_head`]).
+    pub head: Option<Vec<u8>>,
     /// Bytes of this response seen so far (0: nothing arrived yet).
     pub seen: u64,
 }
@@ -107,12 +112,14 @@ impl ResponseParser {
             head_request,
             search: BodySearch::new(needle),
             want_server: false,
+            want_head: false,
             status: 0,
             close: false,
             body_len: 0,
             head_len: 0,
             matched: false,
             server: None,
+            head: None,
             seen: 0,
         }
     }
@@ -120,6 +127,12 @@ impl ResponseParser {
     /// Keep the `Server` header of the next response.
     pub fn want_server(&mut self) {
         self.want_server = true;
+    }
+
+    /// Keep a copy of the next final response's head (interim 1xx heads are skipped): a
+    /// sample for `-v 2`, asked for a few times per run, never per request.
+    pub fn want_head(&mut self) {
+        self.want_head = true;
     }
 
     /// Gets ready for the answer to the next request, a `HEAD` (no body) or not.
@@ -218,7 +231,13 @@ impl ResponseParser {
             (&self.pending, before)
         };
         match read_head(buf, self.want_server)? {
-            Some((len, facts)) => self.head_parsed(facts, len, from_pending),
+            Some((len, facts)) => {
+                if self.want_head && !(100..200).contains(&facts.code) {
+                    self.want_head = false;
+                    self.head = Some(buf[..len].to_vec());
+                }
+                self.head_parsed(facts, len, from_pending)
+            }
             None => {
                 if from_pending == 0 {
                     self.pending.extend_from_slice(data);

@@ -107,6 +107,8 @@ pub struct Recorder {
     pub other_lengths: u64,
     /// Per kind of request (when the run reports them): completed, ok, latency (µs).
     pub targets: Vec<(u64, u64, Histogram<u64>)>,
+    /// A sample of heads for `-v 2` (see [`crate::Heads`]); empty unless asked for.
+    pub heads: crate::Heads,
 }
 
 /// Distinct body lengths counted per worker (a linear scan: usually one entry).
@@ -150,6 +152,7 @@ impl Recorder {
             lengths: Vec::with_capacity(LENGTHS),
             other_lengths: 0,
             targets: Vec::new(),
+            heads: crate::Heads::default(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! One connection's byte stream: TCP or a unix socket, optionally wrapped in TLS (rustls).
-//! The worker sees `read`/`write` and never which of them it has.
+//! The worker sees `read`/`write` and never which of them it has. A TCP connection may
+//! come from a given local address ([`bound_socket`], ab's `-B`).
 
 use crate::worker::{Endpoint, Shared};
 use mio::event::Source;
@@ -7,6 +8,48 @@ use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
 use rustls::ClientConnection;
 use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr};
+
+/// A TCP socket for `to`, bound to the local address `from` (the port left to the kernel).
+/// The port is chosen at connect, not at bind (`IP_BIND_ADDRESS_NO_PORT`, Linux 4.2+):
+/// otherwise each bound socket holds a port of its own for any destination, and one local
+/// address gives at most ~28k connections in all rather than per server address.
+pub(crate) fn bound_socket(from: IpAddr, to: SocketAddr) -> io::Result<socket2::Socket> {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(to),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    if from.is_ipv4() {
+        use std::os::fd::AsRawFd;
+        let on: libc::c_int = 1;
+        // SAFETY: setsockopt reads an int we own, of the size given. An older kernel that
+        // lacks the option leaves the usual behaviour, which still works.
+        let _ = unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::IPPROTO_IP,
+                libc::IP_BIND_ADDRESS_NO_PORT,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+    }
+    s.bind(&SocketAddr::new(from, 0).into())?;
+    Ok(s)
+}
+
+/// A non-blocking connect to `to` from `from` (see [`bound_socket`]).
+fn connect_from(from: IpAddr, to: SocketAddr) -> io::Result<TcpStream> {
+    let s = bound_socket(from, to)?;
+    s.set_nonblocking(true)?;
+    match s.connect(&to.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(TcpStream::from_std(s.into()))
+}
 
 /// A plain socket.
 pub enum Socket {
@@ -86,11 +129,21 @@ pub struct Transport {
 }
 
 impl Transport {
-    /// Starts a non-blocking connect to the run's endpoint, registered for reads and writes
-    /// under `token`, with a TLS session when the target is https.
-    pub fn connect(sh: &Shared, registry: &Registry, token: Token) -> io::Result<Transport> {
+    /// Starts a non-blocking connect to the run's endpoint (from the local address `from`,
+    /// when given), registered for reads and writes under `token`, with a TLS session when
+    /// the target is https.
+    pub fn connect(
+        sh: &Shared,
+        registry: &Registry,
+        token: Token,
+        from: Option<IpAddr>,
+    ) -> io::Result<Transport> {
         let mut socket = match &sh.endpoint {
-            Endpoint::Tcp(addr) => TcpStream::connect(*addr).map(|s| {
+            Endpoint::Tcp(addr) => match from {
+                Some(ip) => connect_from(ip, *addr),
+                None => TcpStream::connect(*addr),
+            }
+            .map(|s| {
                 let _ = s.set_nodelay(true);
                 Socket::Tcp(s)
             }),

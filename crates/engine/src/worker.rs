@@ -87,6 +87,20 @@ pub struct Shared<'a> {
     pub barrier: std::sync::Barrier,
     /// When the run started: set by the last worker to reach the barrier.
     pub started: &'a std::sync::OnceLock<Instant>,
+    /// Local addresses to connect from (see [`Shared::bind_for`]); empty: the kernel's.
+    pub bind: Vec<std::net::IpAddr>,
+    /// Answer heads to keep as a sample ([`crate::Heads`]); 0: none.
+    pub heads: usize,
+}
+
+impl Shared<'_> {
+    /// The local address connection `i` of worker `worker` connects from: the run's list
+    /// round robin over all its connections (worker `w` of `T` holds connections `w`,
+    /// `w + T`, …), the same address each time that connection is opened again.
+    pub fn bind_for(&self, worker: usize, i: usize) -> Option<std::net::IpAddr> {
+        let n = self.bind.len();
+        (n > 0).then(|| self.bind[(worker + i * self.workers) % n])
+    }
 }
 
 /// One worker's share of the run.
@@ -363,6 +377,10 @@ struct Worker<'a> {
     gen: Gen,
     /// Holds a templated body while its length is taken.
     scratch: Vec<u8>,
+    /// Worker number (which local address each connection binds).
+    index: usize,
+    /// Copy the next request rendered into the heads sample (`-v 2`).
+    want_request_head: bool,
 }
 
 /// Runs one worker to the end of its share; `stop` ends it early.
@@ -576,9 +594,19 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
         deferred: Vec::new(),
         gen: Gen::new(&sh.requests, a.index, sh.workers),
         scratch: Vec::new(),
+        index: a.index,
+        want_request_head: false,
     };
     for c in &mut w.conns {
         c.parser.want_server();
+    }
+    // The heads sample comes from the first worker's first connection: its first request
+    // and its first answers, then nothing more is copied.
+    if a.index == 0 && sh.heads > 0 {
+        if let Some(c) = w.conns.first_mut() {
+            c.parser.want_head();
+            w.want_request_head = true;
+        }
     }
     if w.pacer.is_some() {
         let fd = w.timer.fd();
@@ -765,7 +793,8 @@ impl Worker<'_> {
         if let Some(front) = c.queue.front() {
             c.parser.reset_for(self.sh.requests.kinds[front.kind].head);
         }
-        match Transport::connect(self.sh, self.poll.registry(), Token(i)) {
+        let from = self.sh.bind_for(self.index, i);
+        match Transport::connect(self.sh, self.poll.registry(), Token(i), from) {
             Ok(io) => {
                 c.io = Some(io);
                 c.phase = Phase::Connecting;
@@ -991,6 +1020,10 @@ impl Worker<'_> {
             self.sh
                 .requests
                 .render(s.kind, &mut self.gen, &mut c.out, &mut self.scratch);
+            if self.want_request_head {
+                self.want_request_head = false;
+                self.rec.heads.request = Some(crate::head_of(&c.out[before..]).to_vec());
+            }
             let len = (c.out.len() - before) as u64;
             s.wire = (c.queued, c.queued + len);
             if !s.retried {
@@ -1216,6 +1249,12 @@ impl Worker<'_> {
         let server = &mut c.parser.server;
         self.rec
             .credit(&t, answer, || server.take(), &self.sh.expect);
+        if let Some(head) = c.parser.head.take() {
+            self.rec.heads.responses.push(head);
+            if self.rec.heads.responses.len() < self.sh.heads {
+                c.parser.want_head();
+            }
+        }
         c.reused = true;
         c.backoff = Duration::ZERO;
         self.in_flight -= 1;

@@ -10,6 +10,7 @@
 use crate::requests::RequestList;
 use crate::status::StatusSet;
 use crate::units::{MAX_CPU, MAX_DURATION};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -212,6 +213,9 @@ pub const MAX_CONNECTIONS: usize = 1_000_000;
 /// The most requests in flight on one connection (`--pipeline`).
 pub const MAX_PIPELINE: usize = 1024;
 
+/// Most local addresses a run connects from (ab's `-B`; a /16 of loopback addresses).
+pub const MAX_BIND: usize = 65_536;
+
 /// The most worker threads one run may start.
 pub const MAX_THREADS: usize = 1024;
 
@@ -407,6 +411,20 @@ pub enum SpecError {
     /// A request list asked of HTTP/2, whose requests are encoded once for the whole run.
     #[error("--urls (a request list) is sent over HTTP/1.1 only: drop --http2, or drop --urls and load one URL")]
     Http2List,
+    /// More local addresses than [`MAX_BIND`].
+    #[error("{0} local addresses to connect from: the most is {max}", max = MAX_BIND)]
+    BindCount(usize),
+    /// Local addresses asked of a unix socket target.
+    #[error(
+        "a unix socket has no local address to bind: drop the local addresses or the unix socket"
+    )]
+    BindUnix,
+    /// An address no connection can come from.
+    #[error("{0} cannot be a connection's local address: give an address of this machine, e.g. 127.0.0.2")]
+    BindAddress(IpAddr),
+    /// IPv4 and IPv6 addresses mixed: only one family can reach the target.
+    #[error("local addresses {0} and {1} are of different families: give IPv4 addresses for an IPv4 target, IPv6 for IPv6")]
+    BindFamilies(IpAddr, IpAddr),
 }
 
 /// What a good answer is. Every response is checked.
@@ -498,6 +516,9 @@ pub struct LoadSpec {
     /// Requests taken from a list instead of `target`'s path with `request`'s method and
     /// body; `request`'s headers and keep-alive still apply to each.
     pub list: Option<RequestList>,
+    /// Local addresses to connect from (ab's `-B`), round robin over the run's connections;
+    /// empty: the kernel's choice. All of one family; at most [`MAX_BIND`].
+    pub bind: Vec<IpAddr>,
 }
 
 /// `Duration` as seconds in `f64`'s shortest text, for messages: `0.25 s`, `10 s`. The same
@@ -527,6 +548,7 @@ impl LoadSpec {
             offset: Duration::ZERO,
             pipeline: 1,
             list: None,
+            bind: Vec::new(),
         }
     }
 
@@ -550,7 +572,9 @@ impl LoadSpec {
     /// - `pipeline` is 1..=[`MAX_PIPELINE`], and 1 without keep-alive;
     /// - a `list` has at least one entry, and each entry's method, headers, path (no
     ///   space, no control character) and body pass the same checks as the request's;
-    /// - over HTTP/2, `pipeline` is 1 and there is no `list`.
+    /// - over HTTP/2, `pipeline` is 1 and there is no `list`;
+    /// - `bind` holds at most [`MAX_BIND`] addresses, all IPv4 or all IPv6, none
+    ///   unspecified or multicast, and none with a unix socket target.
     pub fn validate(&self) -> Result<(), SpecError> {
         if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
             return Err(SpecError::Connections(self.connections));
@@ -622,6 +646,30 @@ impl LoadSpec {
             if self.list.is_some() {
                 return Err(SpecError::Http2List);
             }
+        }
+        self.validate_bind()
+    }
+
+    /// The rules of [`LoadSpec::bind`].
+    fn validate_bind(&self) -> Result<(), SpecError> {
+        let Some(first) = self.bind.first() else {
+            return Ok(());
+        };
+        if self.bind.len() > MAX_BIND {
+            return Err(SpecError::BindCount(self.bind.len()));
+        }
+        if self.target.unix_socket.is_some() {
+            return Err(SpecError::BindUnix);
+        }
+        if let Some(a) = self
+            .bind
+            .iter()
+            .find(|a| a.is_unspecified() || a.is_multicast())
+        {
+            return Err(SpecError::BindAddress(*a));
+        }
+        if let Some(b) = self.bind.iter().find(|b| b.is_ipv4() != first.is_ipv4()) {
+            return Err(SpecError::BindFamilies(*first, *b));
         }
         Ok(())
     }
@@ -789,6 +837,12 @@ impl SpecBuilder {
     /// Requests taken from a list.
     pub fn list(mut self, list: Option<RequestList>) -> Self {
         self.spec.list = list;
+        self
+    }
+
+    /// Local addresses to connect from, round robin over the connections.
+    pub fn bind(mut self, bind: Vec<IpAddr>) -> Self {
+        self.spec.bind = bind;
         self
     }
 

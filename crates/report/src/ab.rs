@@ -32,8 +32,18 @@ pub struct Ab;
 
 impl Exporter for Ab {
     fn render(&self, spec: &LoadSpec, result: &RunResult) -> String {
-        report(spec, result)
+        ab_report(spec, result, AbOptions::default())
     }
+}
+
+/// ab's own flags that change its report (`shootout load` accepts them from ab users).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AbOptions {
+    /// ab's `-l`: bodies of varying length are no "Length" failures.
+    pub lengths_vary: bool,
+    /// ab's `-S`: the connection times table without the standard deviation and median
+    /// columns (`min avg max`), and without ab's warnings about them.
+    pub no_spread: bool,
 }
 
 /// Our failure classes in ab's four columns of "Failed requests".
@@ -137,14 +147,14 @@ impl AbRow {
 /// ab's percentile table rows.
 const AB_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
 
-/// The report as ab prints it: server and document, counts, rates, then the connection
-/// times and percentile tables.
-fn report(spec: &LoadSpec, r: &RunResult) -> String {
+/// The report as ab prints it with the flags of `opts` ([`Ab`] renders the defaults):
+/// server and document, counts, rates, then the connection times and percentile tables.
+pub fn ab_report(spec: &LoadSpec, r: &RunResult, opts: AbOptions) -> String {
     let mut o = String::new();
     server_and_document(&mut o, spec, r);
-    counts(&mut o, spec, r);
+    counts(&mut o, spec, r, opts);
     rates(&mut o, spec, r);
-    connection_times(&mut o, r);
+    connection_times(&mut o, r, opts);
     percentiles(&mut o, r);
     o
 }
@@ -179,13 +189,16 @@ fn server_and_document(o: &mut String, spec: &LoadSpec, r: &RunResult) {
 }
 
 /// ab's counts: concurrency, time taken, complete and failed requests, bytes transferred.
-fn counts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
+fn counts(o: &mut String, spec: &LoadSpec, r: &RunResult, opts: AbOptions) {
     let c = &r.counts;
     emit!(o, "Concurrency Level:      {}", spec.connections);
     let taken = r.duration.as_secs_f64();
     emit!(o, "Time taken for tests:   {taken:.3} seconds");
     emit!(o, "Complete requests:      {}", c.completed);
-    let failed = AbFailures::of(c);
+    let mut failed = AbFailures::of(c);
+    if opts.lengths_vary {
+        failed.length = 0;
+    }
     emit!(o, "Failed requests:        {}", failed.total());
     if failed.total() > 0 {
         emit!(
@@ -272,7 +285,7 @@ fn rates(o: &mut String, spec: &LoadSpec, r: &RunResult) {
 }
 
 /// ab's "Connection Times (ms)" table and its sanity warnings.
-fn connection_times(o: &mut String, r: &RunResult) {
+fn connection_times(o: &mut String, r: &RunResult, opts: AbOptions) {
     // ab prints the tables when at least one request got an answer. "Total" is the latency
     // (from the due time in rate mode) and "Processing" is total minus connect, as the
     // engine records it, so Connect + Processing = Total as in ab.
@@ -293,6 +306,14 @@ fn connection_times(o: &mut String, r: &RunResult) {
         ];
         emit!(o);
         emit!(o, "Connection Times (ms)");
+        if opts.no_spread {
+            // ab's `-S` layout: `%5d %5d%5d` (no blank before the max column, as ab).
+            emit!(o, "              min   avg   max");
+            for (label, _, row) in &rows {
+                emit!(o, "{label}{:5} {:5}{:5}", row.min, row.mean, row.max);
+            }
+            return;
+        }
         emit!(o, "              min  mean[+/-sd] median   max");
         for (label, _, row) in &rows {
             emit!(o, "{label}{}", row.line());
@@ -403,11 +424,60 @@ mod tests {
             }
         );
         assert_eq!(f.total(), 15);
-        let out = report(&spec, &r);
+        let out = ab_report(&spec, &r, AbOptions::default());
         assert!(out.contains("Failed requests:        15\n"), "{out}");
         assert!(out.contains("   (Connect: 2, Receive: 8, Length: 3, Exceptions: 2)\n"));
         // Status failures are not ab failures; they are the non-2xx responses.
         assert!(out.contains("Non-2xx responses:      10\n"), "{out}");
+    }
+
+    /// ab's `-l` drops the "Length" failures; its `-S` gives the `min avg max` table
+    /// (with Waiting, as ab 2.4 prints it) and no median/mean warnings.
+    #[test]
+    fn ab_flags_l_and_s_change_the_report_as_in_ab() {
+        let (spec, r) = fixtures::closed_with_failures();
+        let l = ab_report(
+            &spec,
+            &r,
+            AbOptions {
+                lengths_vary: true,
+                ..AbOptions::default()
+            },
+        );
+        assert!(l.contains("Failed requests:        12\n"), "{l}");
+        assert!(l.contains("(Connect: 2, Receive: 8, Length: 0, Exceptions: 2)"));
+        let s = ab_report(
+            &spec,
+            &r,
+            AbOptions {
+                no_spread: true,
+                ..AbOptions::default()
+            },
+        );
+        let table: Vec<&str> = s
+            .lines()
+            .skip_while(|l| *l != "Connection Times (ms)")
+            .skip(1)
+            .take(5)
+            .collect();
+        assert_eq!(table[0], "              min   avg   max");
+        let total = AbRow::of(&r.latency);
+        assert_eq!(
+            table[4],
+            format!(
+                "Total:      {:5} {:5}{:5}",
+                total.min, total.mean, total.max
+            )
+        );
+        assert!(table[1].starts_with("Connect:    ") && table[3].starts_with("Waiting:    "));
+        assert!(
+            !s.contains("+/-sd") && !s.contains("median and mean"),
+            "{s}"
+        );
+        assert!(
+            s.contains("Length: 3"),
+            "-S alone keeps the Length failures"
+        );
     }
 
     #[test]
@@ -435,7 +505,7 @@ mod tests {
         ];
         let mut seen = 0;
         for (name, spec, r) in fixtures::all() {
-            for l in report(&spec, &r).lines() {
+            for l in ab_report(&spec, &r, AbOptions::default()).lines() {
                 if let Some(label) = LABELS.iter().find(|label| l.starts_with(*label)) {
                     seen += 1;
                     assert_eq!(&l[..24], format!("{label:<24}"), "{name}: {l:?}");

@@ -34,7 +34,7 @@ use shootout_model::{LoadSpec, RunResult};
 use std::fmt;
 use std::str::FromStr;
 
-pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv};
+pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv, ab_report, AbOptions};
 pub use grid::{plural, utc_seconds};
 pub use json::{json, SCHEMA_VERSION};
 pub use safe::{csv_text, terminal_line, terminal_text};

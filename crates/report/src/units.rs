@@ -402,6 +402,36 @@ mod tests {
         assert_eq!(wrk_binary(512.0), "512.00");
     }
 
+    /// wrk's latency units around each threshold of `units.c` (a unit's scale times 0.85,
+    /// then seconds from 1,000,000 µs on): 849 µs stays `849.00us` but 850 µs and 950 µs
+    /// become `0.85ms` and `0.95ms`, as wrk prints them; `s` never comes from the µs scale.
+    #[test]
+    fn wrk_time_units_at_every_threshold() {
+        let rows: Vec<String> = [
+            0.0,
+            1.0,
+            99.5,
+            849.0,
+            849.994,
+            850.0,
+            950.0,
+            1_000.0,
+            1_230.0,
+            849_999.0,
+            850_000.0,
+            999_999.0,
+            1_000_000.0,
+            2_010_000.0,
+            50_999_000.0,
+            51_000_000.0,
+            3_060_000_000.0,
+        ]
+        .iter()
+        .map(|&us| format!("{us:>15} µs  {}", wrk_time_us(us)))
+        .collect();
+        insta::assert_snapshot!(rows.join("\n"));
+    }
+
     #[test]
     fn wrk_cells_pad_by_unit_length() {
         assert_eq!(wrk_cell("635.91us", 8), "635.91us");

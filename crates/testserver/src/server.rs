@@ -207,6 +207,11 @@ impl TestServer {
         self.shared.max_open.load(Ordering::SeqCst)
     }
 
+    /// Every distinct address the accepted connections came from, in order.
+    pub fn peer_ips(&self) -> Vec<std::net::IpAddr> {
+        lock(&self.shared.peers).iter().copied().collect()
+    }
+
     /// Body length, in bytes, of the latest complete request (its `Content-Length`).
     pub fn last_request_body_len(&self) -> usize {
         lock(&self.shared.last).1
@@ -275,7 +280,10 @@ fn accept_loop(
             return;
         }
         let tcp = match accepted {
-            Ok((tcp, _)) => tcp,
+            Ok((tcp, peer)) => {
+                lock(&shared.peers).insert(peer.ip());
+                tcp
+            }
             Err(e) => {
                 if !matches!(
                     e.kind(),

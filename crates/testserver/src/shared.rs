@@ -53,6 +53,8 @@ pub(crate) struct Shared {
     /// Open connections: id → socket descriptor.
     pub(crate) live: Mutex<HashMap<u64, RawFd>>,
     pub(crate) live_emptied: Condvar,
+    /// Every distinct address connections came from.
+    pub(crate) peers: Mutex<std::collections::BTreeSet<std::net::IpAddr>>,
 }
 
 impl Shared {
@@ -72,6 +74,7 @@ impl Shared {
             stop: Condvar::new(),
             live: Mutex::new(HashMap::new()),
             live_emptied: Condvar::new(),
+            peers: Mutex::default(),
         }
     }
 

@@ -7,7 +7,15 @@ use std::path::PathBuf;
 /// Flags of `shootout load`. ab's short flags mean what they mean in ab; wrk's `-t4 -c100
 /// -d30s` works too (with -d given, -t is a thread count).
 #[derive(Debug, Clone, Args)]
-#[command(after_help = "Examples:
+#[command(after_help = "Flags of other tools:
+  ab   -n -c -t -k -p -u -T -H -C -m -i -s -e -g -A -B -v -l -S as in ab; -r accepted
+       (no socket error ends a run); -w, -X, -P refused with the way here
+  wrk  -t4 -c100 -d30s, -H, --timeout 2s; --latency accepted (always shown);
+       --format wrk for its report; -s script.lua refused (use --urls FILE)
+  oha, hey  -z 30s is -d; --latency-correction accepted (--rate always corrects);
+       -q N refused: the rate is --rate N (-q is quiet here)
+
+Examples:
   shootout load -n 100000 -c 100 http://localhost:8080/hello
   shootout load -d 30s -c 1000 --threads 2 http://127.0.0.1:8080/
   shootout load --rate 20000 -d 30s -c 200 http://127.0.0.1:8080/
@@ -37,12 +45,18 @@ pub struct LoadArgs {
     #[arg(short = 't', value_name = "SECS|THREADS")]
     pub t: Option<String>,
 
-    /// How long to run: 30s, 1m, 250ms, or seconds.
-    #[arg(short = 'd', long = "duration", value_name = "DURATION")]
+    /// How long to run: 30s, 1m, 250ms, or seconds (-z, as oha and hey write it, too).
+    #[arg(
+        short = 'd',
+        long = "duration",
+        value_name = "DURATION",
+        short_alias = 'z'
+    )]
     pub duration: Option<String>,
 
-    /// Requests per second on a fixed schedule (open loop, latency corrected for
-    /// coordinated omission).
+    /// Requests per second on a fixed schedule (open loop, latency measured from each
+    /// request's due time: the coordinated-omission correction that oha's
+    /// --latency-correction asks for, always on; oha's -q N is --rate N).
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
 
@@ -82,7 +96,8 @@ pub struct LoadArgs {
     #[arg(short = 'C', long = "cookie", value_name = "NAME=VALUE")]
     pub cookies: Vec<String>,
 
-    /// Per-request timeout: seconds or a duration.
+    /// Per-request timeout: seconds or a duration with its unit (30, 2s, 500ms; wrk's
+    /// --timeout 2s).
     #[arg(
         short = 's',
         long = "timeout",
@@ -181,9 +196,63 @@ pub struct LoadArgs {
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
 
+    /// ab: basic authentication, user:password (sends Authorization: Basic …; hey's -a).
+    #[arg(
+        short = 'A',
+        long = "auth",
+        value_name = "USER:PASS",
+        short_alias = 'a'
+    )]
+    pub auth: Option<String>,
+
+    /// ab: connect from this local address; a list or range spreads connections over
+    /// them round robin (127.0.0.2, 127.0.0.1-127.0.0.8, 127.0.0.1-8, ::1): more
+    /// connections to one server than one address's ports allow.
+    #[arg(short = 'B', long = "bind", value_name = "ADDR")]
+    pub bind: Option<String>,
+
+    /// ab: verbosity; 2 or more prints the first request's head and the first answers'
+    /// heads (HTTP/1.1) on stderr after the run.
+    #[arg(short = 'v', long = "verbosity", value_name = "N")]
+    pub verbosity: Option<u8>,
+
+    /// ab: variable document lengths are no failures: never here unless --expect-length;
+    /// in --format ab, "Length" failures are left out, as ab's -l does.
+    #[arg(short = 'l')]
+    pub lengths_vary: bool,
+
+    /// ab: --format ab prints the connection times as min, avg and max only (ab's -S).
+    #[arg(short = 'S')]
+    pub no_spread: bool,
+
+    /// Accepted for ab's habit: shootout never exits on a socket error (each is counted).
+    #[arg(short = 'r', hide = true)]
+    pub keep_going: bool,
+
     /// Accepted for wrk's habit: the latency distribution is always reported.
     #[arg(long, hide = true)]
     pub latency: bool,
+
+    /// Accepted for oha's habit: rate mode (--rate) always corrects for coordinated
+    /// omission.
+    #[arg(long, hide = true)]
+    pub latency_correction: bool,
+
+    /// Refused with a pointer: ab's -w (HTML tables).
+    #[arg(short = 'w', hide = true)]
+    pub html_tables: bool,
+
+    /// Refused with a pointer: ab's -X (a proxy).
+    #[arg(short = 'X', hide = true, value_name = "PROXY:PORT")]
+    pub proxy: Option<String>,
+
+    /// Refused with a pointer: ab's -P (a proxy's credentials).
+    #[arg(short = 'P', hide = true, value_name = "USER:PASS")]
+    pub proxy_auth: Option<String>,
+
+    /// Refused with a pointer: wrk's --script (Lua).
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub script: Option<String>,
 
     /// Sharding, start time, result files and thresholds.
     #[command(flatten)]

@@ -8,6 +8,7 @@
 //! (exit 2) naming the flag.
 
 use super::flags::LoadArgs;
+use super::habits;
 use crate::Failure;
 use anyhow::anyhow;
 use shootout_engine::sys;
@@ -36,10 +37,17 @@ pub(super) struct Plan {
     pub notes: Vec<String>,
     /// Sharding, start time, result files and thresholds ([`super::dist`]).
     pub dist: super::dist::Dist,
+    /// ab's `-l` and `-S`, for `--format ab`.
+    pub ab: shootout_report::AbOptions,
+    /// Answer heads to sample and print (`-v 2`); 0: none.
+    pub sample_heads: usize,
 }
 
 /// Resolves the flags into the plan of the run.
 pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
+    if let Some(refused) = habits::refusal(a) {
+        return Err(refused);
+    }
     let mut notes = Vec::new();
     let mut target = Target::parse(&a.url).map_err(|e: TargetError| Failure::usage(e))?;
     target.unix_socket = a.unix_socket.clone();
@@ -73,6 +81,13 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             ..Record::default()
         })
         .cpus(cpus)
+        .bind(
+            a.bind
+                .as_deref()
+                .map(habits::bind_list)
+                .transpose()?
+                .unwrap_or_default(),
+        )
         .available_cpus(sys::allowed_cpus().len())
         .build()
         .map_err(spec_error)?;
@@ -91,6 +106,11 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         format,
         notes,
         dist,
+        ab: shootout_report::AbOptions {
+            lengths_vary: a.lengths_vary,
+            no_spread: a.no_spread,
+        },
+        sample_heads: habits::sample_heads(a),
     })
 }
 
@@ -130,6 +150,10 @@ fn spec_error(e: SpecError) -> Failure {
         SpecError::PipelineClose => anyhow!(
             "--pipeline with --no-keepalive: pipelining needs connections kept open; drop one of the two"
         ),
+        e @ (SpecError::BindCount(_)
+        | SpecError::BindUnix
+        | SpecError::BindAddress(_)
+        | SpecError::BindFamilies(..)) => anyhow!("-B: {e}"),
         e => anyhow::Error::new(e),
     })
 }
@@ -211,9 +235,9 @@ fn request(a: &LoadArgs) -> Result<RequestSpec, Failure> {
     Ok(request)
 }
 
-/// `-T`, then every `-H`, then the `-C` cookies joined into one Cookie header.
+/// `-T`, then every `-H`, then the `-C` cookies joined into one Cookie header, then `-A`.
 fn headers(a: &LoadArgs) -> Result<Vec<(String, String)>, Failure> {
-    let mut headers = Vec::new();
+    let mut headers: Vec<(String, String)> = Vec::new();
     if let Some(ct) = &a.content_type {
         check_header("Content-Type", ct).map_err(|e| Failure::usage(anyhow!("-T: {e}")))?;
         headers.push(("Content-Type".into(), ct.clone()));
@@ -237,6 +261,18 @@ fn headers(a: &LoadArgs) -> Result<Vec<(String, String)>, Failure> {
         let cookies = a.cookies.join("; ");
         check_header("Cookie", &cookies).map_err(|e| Failure::usage(anyhow!("-C: {e}")))?;
         headers.push(("Cookie".into(), cookies));
+    }
+    if let Some(v) = &a.auth {
+        let (name, value) = habits::basic_auth(v)
+            .or_else(|| habits::accept_header(v))
+            .ok_or_else(|| habits::bad_auth(v))?;
+        if headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
+            return Err(Failure::usage(anyhow!(
+                "-A with -H '{name}: …': both set the {name} header; keep one"
+            )));
+        }
+        check_header(&name, &value).map_err(|e| Failure::usage(anyhow!("-A: {e}")))?;
+        headers.push((name, value));
     }
     Ok(headers)
 }

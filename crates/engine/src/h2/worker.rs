@@ -93,6 +93,8 @@ struct Worker<'a> {
     /// The lowest `SETTINGS_MAX_CONCURRENT_STREAMS` below `streams` a server announced.
     limit: Option<u64>,
     scratch: Vec<usize>,
+    /// Worker number (which local address each connection binds).
+    index: usize,
 }
 
 /// Runs one HTTP/2 worker to the end of its share; `stop` ends it early. Returns the
@@ -192,6 +194,7 @@ fn set_up<'a>(
         deferred: Vec::new(),
         limit: None,
         scratch: Vec::with_capacity(streams),
+        index: a.index,
     };
     if w.pacer.is_some() {
         let fd = w.timer.fd();
@@ -396,7 +399,8 @@ impl Worker<'_> {
         c.fresh = true;
         c.written = 0;
         c.h2.start();
-        match Transport::connect(self.sh, self.poll.registry(), Token(i)) {
+        let from = self.sh.bind_for(self.index, i);
+        match Transport::connect(self.sh, self.poll.registry(), Token(i), from) {
             Ok(io) => {
                 c.io = Some(io);
                 c.phase = Phase::Connecting;
