@@ -22,7 +22,7 @@ use crate::mann_whitney;
 use crate::ranking::{stability, Stability};
 use crate::warnings::CellAt;
 use shootout_model::stored::{RunId, StoredRun};
-use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus};
+use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, Wire};
 
 /// The significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
@@ -209,6 +209,16 @@ pub enum CompareWarning {
         /// Index of the pair in [`Comparison::pairs`].
         pair: usize,
     },
+    /// A pair was spoken to differently in A and in B (a contender's or a workload's
+    /// `protocol`, `streams` or `pipeline` changed): part of the change is the client's.
+    WireChanged {
+        /// The cell.
+        at: CellAt,
+        /// How run A spoke to it.
+        a: Wire,
+        /// How run B spoke to it.
+        b: Wire,
+    },
     /// A pair failed more requests in B than in A.
     MoreFailures {
         /// The cell.
@@ -290,13 +300,22 @@ impl<'a> Comparison<'a> {
         let (aa, ab) = (Analysis::of(a), Analysis::of(b));
         let mut pairs = Vec::new();
         let mut only_in_a = Vec::new();
-        let mut more_failures = Vec::new();
+        let mut cell_warnings = Vec::new();
         for (w, l, ca) in aa.cells() {
             let name = aa.name(ca.contender);
             match find(&ab, name, w, l) {
                 Some(cb) => {
+                    if let (Some(wa), Some(wb)) = (ca.wire, cb.wire) {
+                        if wa != wb {
+                            cell_warnings.push(CompareWarning::WireChanged {
+                                at: cell_at(name, w, l),
+                                a: wa,
+                                b: wb,
+                            });
+                        }
+                    }
                     if cb.failures.total() > ca.failures.total() {
-                        more_failures.push(CompareWarning::MoreFailures {
+                        cell_warnings.push(CompareWarning::MoreFailures {
                             at: cell_at(name, w, l),
                             b: cb.failures,
                             a_total: ca.failures.total(),
@@ -320,7 +339,7 @@ impl<'a> Comparison<'a> {
             only_in_b,
             warnings: run_warnings(a, b)
                 .into_iter()
-                .chain(more_failures)
+                .chain(cell_warnings)
                 .collect(),
             gates,
             violations: Vec::new(),

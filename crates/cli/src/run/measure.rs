@@ -65,7 +65,15 @@ impl<E: Executor> Runner<'_, E> {
         };
         for u in up {
             let level = plan.levels[0].level;
-            let spec = step_spec(plan, wi, &self.bodies[wi], &u.base_url, level, warm)?;
+            let spec = step_spec(
+                plan,
+                u.index,
+                wi,
+                &self.bodies[wi],
+                &u.base_url,
+                level,
+                warm,
+            )?;
             let r = self.exec.warm_up(&spec);
             if self.exec.stopped() {
                 return Ok(true);
@@ -96,7 +104,15 @@ impl<E: Executor> Runner<'_, E> {
         let u = &mut up[i];
         let name = &plan.contenders[u.index].name;
         let span = level.measure.unwrap_or(d.measure);
-        let spec = step_spec(plan, wi, &self.bodies[wi], &u.base_url, level.level, span)?;
+        let spec = step_spec(
+            plan,
+            u.index,
+            wi,
+            &self.bodies[wi],
+            &u.base_url,
+            level.level,
+            span,
+        )?;
         let started = SystemTime::now();
         let StepRun {
             result,
@@ -137,6 +153,7 @@ impl<E: Executor> Runner<'_, E> {
             status,
             result: &result,
             resources: &resources,
+            wire: spec.wire(),
         })?;
         if u.steps == 0 {
             // Should shootout die now, the store already says it has steps.
