@@ -509,6 +509,44 @@ mod tests {
         assert_eq!(c.warnings, vec![CompareWarning::Untested { pair: 1 }]);
     }
 
+    /// A contender spoken to over HTTP/1.1 in A and over HTTP/2 in B: its change may be
+    /// the client's, and the comparison says so for that pair only. Steps that did not
+    /// record how they were spoken to say nothing.
+    #[test]
+    fn a_pair_spoken_to_differently_in_a_and_b_is_a_warning() {
+        let a = run(&[("a", 1000, 10), ("b", 2000, 10)], 6);
+        let mut b = run(&[("a", 1000, 10), ("b", 2000, 10)], 6);
+        let c = Comparison::of(&a, &b, Gates::default());
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        let h2 = Wire {
+            protocol: shootout_model::Protocol::Http2,
+            streams: 10,
+            pipeline: 1,
+        };
+        let mut a = a;
+        for s in &mut a.steps {
+            s.wire = Some(Wire::default());
+        }
+        let b_contender = b.contenders[1].id;
+        for s in &mut b.steps {
+            s.wire = Some(if s.contender == b_contender {
+                h2
+            } else {
+                Wire::default()
+            });
+        }
+        let c = Comparison::of(&a, &b, Gates::default());
+        let changed: Vec<_> = c
+            .warnings
+            .iter()
+            .filter_map(|w| match w {
+                CompareWarning::WireChanged { at, a, b } => Some((at.contender.as_str(), *a, *b)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(changed, vec![("b", Wire::default(), h2)]);
+    }
+
     #[test]
     fn verdicts_follow_the_test_and_the_direction() {
         let a = [1000.0, 1010.0, 990.0, 1005.0];
