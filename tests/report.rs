@@ -404,6 +404,7 @@ fn seed_run(store: &mut Store, s: &Seed) {
                             },
                             result: &result,
                             resources: &resources,
+                            wire: Default::default(),
                         })
                         .unwrap();
                     if interrupted {
@@ -1039,6 +1040,7 @@ fn hostile_store(dir: &Path) -> PathBuf {
                 status: StepStatus::Complete,
                 result: &result,
                 resources: &resources,
+                wire: Default::default(),
             })
             .unwrap();
         let (status, detail) = if i == 2 {

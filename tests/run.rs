@@ -326,6 +326,76 @@ fn an_h2_workload_is_verified_and_measured_over_http2() {
     assert!(resolved.contains(r#""protocol":"h2""#), "{resolved}");
 }
 
+/// One workload, two contenders spoken to differently: one over HTTP/2 with 4 streams (its
+/// own `protocol` and `streams`), the other over HTTP/1.1 pipelined by 2. Each server
+/// answers only its own protocol, so every answer counted proves which was spoken; the
+/// steps store it and the report labels each contender with it.
+#[test]
+fn contenders_of_one_workload_are_measured_over_their_own_protocols() {
+    let h2 = shootout_testserver::H2Server::start(shootout_testserver::H2Behavior::Hello).unwrap();
+    let h1 = TestServer::start(Behavior::Hello).unwrap();
+    let contenders = format!(
+        "[[contender]]\nname = \"one\"\nurl = \"{}\"\npipeline = 2\n\n[[contender]]\nname = \"two\"\nurl = \"{}\"\nprotocol = \"h2\"\nstreams = 4\n",
+        h1.url("/").trim_end_matches('/'),
+        h2.url("/").trim_end_matches('/'),
+    );
+    let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\nexpect = { status = 200, body_contains = \"Hello\" }\n";
+    let c = Case::new(&plan_with(&contenders, workload));
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let names: Vec<(shootout_model::stored::ContenderId, String)> = store
+        .contenders(run.id)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.id, c.name))
+        .collect();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 2);
+    for s in &steps {
+        let name = &names.iter().find(|(id, _)| *id == s.contender).unwrap().1;
+        let want = match name.as_str() {
+            "one" => shootout_model::Wire {
+                protocol: shootout_model::Protocol::Http1,
+                streams: 1,
+                pipeline: 2,
+            },
+            _ => shootout_model::Wire {
+                protocol: shootout_model::Protocol::Http2,
+                streams: 4,
+                pipeline: 1,
+            },
+        };
+        assert_eq!(s.wire, Some(want), "{name}");
+        assert_eq!(s.result.counts.ok, 200, "{name}");
+    }
+    assert_eq!(
+        h2.answers(),
+        20 + 48 + 200,
+        "verification, then the step, over h2"
+    );
+    assert_eq!(
+        h1.requests(),
+        20 + 48 + 200,
+        "verification, then the step, over h1"
+    );
+    let out = shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("one (http/1.1 × 2 pipelined, baseline)"),
+        "{text}"
+    );
+    assert!(text.contains("two (h2 × 4 streams)"), "{text}");
+    let resolved = run.plan_resolved;
+    assert!(
+        resolved.contains(r#""name":"two","protocol":"h2","streams":4"#),
+        "{resolved}"
+    );
+}
+
 #[test]
 fn a_contenders_version_command_is_stored_and_a_failing_one_is_a_note() {
     let server = TestServer::start(Behavior::Hello).unwrap();

@@ -12,7 +12,7 @@ use crate::warnings::{derive, RunWarning};
 use hdrhistogram::Histogram;
 use shootout_model::resolved::ResolvedPlan;
 use shootout_model::stored::{StoredRun, StoredStep};
-use shootout_model::{latency_histogram, FailureCounts, LatencySummary, LoadLevel};
+use shootout_model::{latency_histogram, FailureCounts, LatencySummary, LoadLevel, Wire};
 
 /// A range of req/s wider than this share of the median marks a cell as noisy.
 pub const NOISY: f64 = 0.10;
@@ -76,6 +76,8 @@ pub struct Cell<'a> {
     pub cpu_us: Option<f64>,
     /// The largest resident memory sampled in any repetition (bytes).
     pub peak_rss: Option<u64>,
+    /// How the client talked to the contender, when every repetition recorded the same.
+    pub wire: Option<Wire>,
 }
 
 impl Cell<'_> {
@@ -179,6 +181,10 @@ pub(crate) fn cell<'a>(contender: usize, level: LoadLevel, steps: Vec<&'a Stored
         aborted: steps.iter().map(|s| s.result.counts.aborted).sum(),
         cpu_us: (!cpu.is_empty()).then(|| median(&cpu)),
         peak_rss: steps.iter().filter_map(|s| step_peak_rss(s)).max(),
+        wire: steps
+            .first()
+            .and_then(|s| s.wire)
+            .filter(|w| steps.iter().all(|s| s.wire == Some(*w))),
         steps,
     }
 }
@@ -206,6 +212,19 @@ pub struct WorkloadBlock<'a> {
     pub name: &'a str,
     /// Its levels.
     pub levels: Vec<LevelBlock<'a>>,
+}
+
+impl WorkloadBlock<'_> {
+    /// How the client talked to the contender of `cell`, when the workload's contenders
+    /// were not all spoken to alike (a plan whose contenders set their own `protocol`,
+    /// `streams` or `pipeline`): the label the tables put beside its name. `None` when
+    /// every cell of the workload shares one way, or it was not recorded.
+    pub fn wire_label(&self, cell: &Cell) -> Option<Wire> {
+        let mut cells = self.levels.iter().flat_map(|l| &l.cells);
+        let first = cells.next()?.wire;
+        let mixed = cells.any(|c| c.wire != first);
+        mixed.then_some(cell.wire).flatten()
+    }
 }
 
 /// hyperfine's "x ± y times faster than": the ratio of median req/s, its uncertainty

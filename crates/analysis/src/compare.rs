@@ -22,7 +22,7 @@ use crate::mann_whitney;
 use crate::ranking::{stability, Stability};
 use crate::warnings::CellAt;
 use shootout_model::stored::{RunId, StoredRun};
-use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus};
+use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, Wire};
 
 /// The significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
@@ -209,6 +209,16 @@ pub enum CompareWarning {
         /// Index of the pair in [`Comparison::pairs`].
         pair: usize,
     },
+    /// A pair was spoken to differently in A and in B (a contender's or a workload's
+    /// `protocol`, `streams` or `pipeline` changed): part of the change is the client's.
+    WireChanged {
+        /// The cell.
+        at: CellAt,
+        /// How run A spoke to it.
+        a: Wire,
+        /// How run B spoke to it.
+        b: Wire,
+    },
     /// A pair failed more requests in B than in A.
     MoreFailures {
         /// The cell.
@@ -290,13 +300,22 @@ impl<'a> Comparison<'a> {
         let (aa, ab) = (Analysis::of(a), Analysis::of(b));
         let mut pairs = Vec::new();
         let mut only_in_a = Vec::new();
-        let mut more_failures = Vec::new();
+        let mut cell_warnings = Vec::new();
         for (w, l, ca) in aa.cells() {
             let name = aa.name(ca.contender);
             match find(&ab, name, w, l) {
                 Some(cb) => {
+                    if let (Some(wa), Some(wb)) = (ca.wire, cb.wire) {
+                        if wa != wb {
+                            cell_warnings.push(CompareWarning::WireChanged {
+                                at: cell_at(name, w, l),
+                                a: wa,
+                                b: wb,
+                            });
+                        }
+                    }
                     if cb.failures.total() > ca.failures.total() {
-                        more_failures.push(CompareWarning::MoreFailures {
+                        cell_warnings.push(CompareWarning::MoreFailures {
                             at: cell_at(name, w, l),
                             b: cb.failures,
                             a_total: ca.failures.total(),
@@ -320,7 +339,7 @@ impl<'a> Comparison<'a> {
             only_in_b,
             warnings: run_warnings(a, b)
                 .into_iter()
-                .chain(more_failures)
+                .chain(cell_warnings)
                 .collect(),
             gates,
             violations: Vec::new(),
@@ -488,6 +507,44 @@ mod tests {
         assert_eq!(c.pairs[1].rps.verdict, Verdict::TooFew);
         assert!(c.violations.is_empty());
         assert_eq!(c.warnings, vec![CompareWarning::Untested { pair: 1 }]);
+    }
+
+    /// A contender spoken to over HTTP/1.1 in A and over HTTP/2 in B: its change may be
+    /// the client's, and the comparison says so for that pair only. Steps that did not
+    /// record how they were spoken to say nothing.
+    #[test]
+    fn a_pair_spoken_to_differently_in_a_and_b_is_a_warning() {
+        let a = run(&[("a", 1000, 10), ("b", 2000, 10)], 6);
+        let mut b = run(&[("a", 1000, 10), ("b", 2000, 10)], 6);
+        let c = Comparison::of(&a, &b, Gates::default());
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        let h2 = Wire {
+            protocol: shootout_model::Protocol::Http2,
+            streams: 10,
+            pipeline: 1,
+        };
+        let mut a = a;
+        for s in &mut a.steps {
+            s.wire = Some(Wire::default());
+        }
+        let b_contender = b.contenders[1].id;
+        for s in &mut b.steps {
+            s.wire = Some(if s.contender == b_contender {
+                h2
+            } else {
+                Wire::default()
+            });
+        }
+        let c = Comparison::of(&a, &b, Gates::default());
+        let changed: Vec<_> = c
+            .warnings
+            .iter()
+            .filter_map(|w| match w {
+                CompareWarning::WireChanged { at, a, b } => Some((at.contender.as_str(), *a, *b)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(changed, vec![("b", Wire::default(), h2)]);
     }
 
     #[test]

@@ -273,6 +273,7 @@ pub(crate) mod tests {
             status: StepStatus::Complete,
             result,
             resources: Vec::new(),
+            wire: None,
         }
     }
 

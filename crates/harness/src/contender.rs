@@ -194,7 +194,9 @@ impl Contender {
             }
             let budget = (deadline - now).min(PROBE_MAX);
             match probe::probe(&self.addrs, &self.host, &self.path, budget) {
-                Ok(status) if status < 500 => {
+                // A port that speaks only HTTP/2 answers too: the path is asked over
+                // HTTP/2 by the verification that follows.
+                Ok(probe::Answer::Http2Only) | Ok(probe::Answer::Status(0..=499)) => {
                     // An answer from a process that is exiting (e.g. it failed to bind
                     // and something else holds the port) does not count.
                     if let Some(status) = self.exit_status() {
@@ -202,7 +204,7 @@ impl Contender {
                     }
                     return Ok(self.started.elapsed());
                 }
-                Ok(status) => last_probe = format!("HTTP status {status}"),
+                Ok(probe::Answer::Status(status)) => last_probe = format!("HTTP status {status}"),
                 Err(e) => last_probe = e.to_string(),
             }
             let left = deadline.saturating_duration_since(Instant::now());

@@ -1,5 +1,8 @@
 //! The readiness probe: one TCP connect plus one hand-written HTTP/1.1 GET, reading only
-//! the status line.
+//! the status line. A port that speaks only HTTP/2 with prior knowledge (nginx's
+//! `listen PORT http2;` in cleartext) answers that GET with its SETTINGS frame instead
+//! (then a GOAWAY): that is an answer too, [`Answer::Http2Only`], since no HTTP/1.1
+//! status can come from it; verification then asks the path over HTTP/2.
 //!
 //! It is deliberately independent of the engine (the harness and the engine never import
 //! each other) and of any HTTP library: a server is "ready" as soon as it answers any
@@ -34,15 +37,24 @@ pub(crate) enum ProbeError {
     NotHttp(String),
 }
 
+/// What a server answered the probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// An HTTP/1.x status line with this code.
+    Status(u16),
+    /// An HTTP/2 SETTINGS frame: the port speaks h2c with prior knowledge only.
+    Http2Only,
+}
+
 /// Sends `GET path` to the first of `addrs` that accepts a connection, naming `host` in
-/// the `Host` header, and returns the response's status code. Takes at most about
+/// the `Host` header, and returns what the server answered. Takes at most about
 /// `timeout` (per address tried).
 pub(crate) fn probe(
     addrs: &[SocketAddr],
     host: &str,
     path: &str,
     timeout: Duration,
-) -> Result<u16, ProbeError> {
+) -> Result<Answer, ProbeError> {
     let timeout = timeout.max(Duration::from_millis(1));
     let mut last = None;
     for &addr in addrs {
@@ -59,7 +71,7 @@ fn ask(
     host: &str,
     path: &str,
     timeout: Duration,
-) -> Result<u16, ProbeError> {
+) -> Result<Answer, ProbeError> {
     let deadline = Instant::now() + timeout;
     stream
         .set_write_timeout(Some(timeout))
@@ -90,14 +102,32 @@ fn ask(
             return if head.is_empty() {
                 Err(ProbeError::Closed)
             } else {
-                parse_status_line(&head)
+                answer_of(&head)
             };
         }
         head.extend_from_slice(&buf[..n]);
+        if is_settings_frame(&head) {
+            return Ok(Answer::Http2Only);
+        }
         if head.contains(&b'\n') || head.len() >= STATUS_LINE_MAX {
-            return parse_status_line(&head);
+            return answer_of(&head);
         }
     }
+}
+
+/// True when `head` starts with an HTTP/2 frame header of a SETTINGS frame on stream 0
+/// (RFC 9113 §4.1, §6.5: 3 bytes of length, type 0x4, flags 0, stream 0), the first
+/// thing an HTTP/2 server sends.
+fn is_settings_frame(head: &[u8]) -> bool {
+    head.len() >= 9 && head[3] == 0x4 && head[4] == 0 && head[5..9] == [0, 0, 0, 0]
+}
+
+/// What `head`, the whole answer read, says: an HTTP/2 SETTINGS frame or a status line.
+fn answer_of(head: &[u8]) -> Result<Answer, ProbeError> {
+    if is_settings_frame(head) {
+        return Ok(Answer::Http2Only);
+    }
+    parse_status_line(head).map(Answer::Status)
 }
 
 /// The status code of a response starting with `head` (`HTTP/1.x NNN reason`).
@@ -171,12 +201,30 @@ mod tests {
         let host = addr.to_string();
         assert_eq!(
             probe(&[addr], &host, "/health", Duration::from_secs(5)).unwrap(),
-            200
+            Answer::Status(200)
         );
         let req = server.join().unwrap();
         assert!(req.starts_with("GET /health HTTP/1.1\r\n"), "{req}");
         assert!(req.contains(&format!("\r\nHost: {host}\r\n")), "{req}");
         assert!(req.contains("\r\nConnection: close\r\n"), "{req}");
+    }
+
+    /// nginx's `listen PORT http2;` in cleartext answers an HTTP/1.1 GET with its
+    /// SETTINGS, a WINDOW_UPDATE and a GOAWAY (bytes as nginx 1.22 sent them), then
+    /// closes: the port is up, and speaks HTTP/2 only. Any other binary answer is still
+    /// not HTTP.
+    #[test]
+    fn an_h2c_only_port_answers_with_its_settings_frame() {
+        let nginx: &[u8] = b"\x00\x00\x12\x04\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x80\x00\x04\x00\x01\x00\x00\x00\x05\x00\xff\xff\xff\x00\x00\x04\x08\x00\x00\x00\x00\x00\x7f\xff\x00\x00\x00\x00\x08\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01";
+        let (addr, server) = one_shot(nginx);
+        let got = probe(&[addr], "x", "/", Duration::from_secs(5)).unwrap();
+        assert_eq!(got, Answer::Http2Only);
+        server.join().unwrap();
+        // A GOAWAY first (type 0x7) is not a server's first frame: not taken for one.
+        let (addr, server) = one_shot(&nginx[40..]);
+        let err = probe(&[addr], "x", "/", Duration::from_secs(5)).unwrap_err();
+        assert!(matches!(err, ProbeError::NotHttp(_)), "{err}");
+        server.join().unwrap();
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub use shootout::{
 };
 pub use spec::{
     Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder, SpecError,
-    Target, TlsOptions, MAX_STREAMS,
+    Target, TlsOptions, Wire, MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

@@ -8,8 +8,8 @@
 use crate::requests::{Order, RequestList};
 use crate::shootout::LoadLevel;
 use crate::spec::{
-    check_header, check_method, check_path, Expectation, Protocol, RequestError, Target, MAX_BODY,
-    MAX_CONNECTIONS, MAX_PIPELINE, MAX_RATE, MAX_STREAMS, MIN_RATE,
+    check_header, check_method, check_path, Expectation, Protocol, RequestError, SpecError, Target,
+    Wire, MAX_BODY, MAX_CONNECTIONS, MAX_PIPELINE, MAX_RATE, MAX_STREAMS, MIN_RATE,
 };
 use crate::status::StatusSet;
 use crate::units::{parse_cpu_list, parse_duration};
@@ -97,6 +97,28 @@ pub struct Contender {
     /// `{plan_dir}` and `{cores}` are substituted. `None`: the version of the command's
     /// program (`PROGRAM --version`, else `-v`).
     pub version: Option<String>,
+    /// How the client talks to this contender, where it differs from the workloads.
+    pub wire: WireKeys,
+}
+
+/// A contender's own `protocol`, `streams` and `pipeline`: each one given overrides the
+/// workload's (and `[load]`'s) for this contender, so that one workload can compare
+/// a server over HTTP/1.1, pipelined and over HTTP/2. `None`: the workload's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WireKeys {
+    /// `protocol`.
+    pub protocol: Option<Protocol>,
+    /// `streams`.
+    pub streams: Option<usize>,
+    /// `pipeline`.
+    pub pipeline: Option<usize>,
+}
+
+impl WireKeys {
+    /// True when the contender gives none of the keys.
+    pub fn is_empty(&self) -> bool {
+        *self == WireKeys::default()
+    }
 }
 
 /// One kind of request and what its answers must be.
@@ -164,6 +186,33 @@ impl Plan {
     pub fn baseline(&self) -> usize {
         self.contenders.iter().position(|c| c.baseline).unwrap_or(0)
     }
+
+    /// How the client talks to contender `ci` on workload `wi`: each of the contender's
+    /// keys, else the workload's (which already fell back on `[load]`'s).
+    pub fn wire(&self, ci: usize, wi: usize) -> Wire {
+        wire_of(&self.contenders[ci].wire, &self.workloads[wi])
+    }
+}
+
+impl Workload {
+    /// How the client talks to a contender without wire keys of its own.
+    pub fn wire(&self) -> Wire {
+        Wire {
+            protocol: self.protocol,
+            streams: self.streams,
+            pipeline: self.pipeline,
+        }
+    }
+}
+
+/// The one precedence rule of [`Plan::wire`]: a contender's key, else the workload's.
+fn wire_of(keys: &WireKeys, w: &Workload) -> Wire {
+    let own = w.wire();
+    Wire {
+        protocol: keys.protocol.unwrap_or(own.protocol),
+        streams: keys.streams.unwrap_or(own.streams),
+        pipeline: keys.pipeline.unwrap_or(own.pipeline),
+    }
 }
 
 #[derive(Deserialize)]
@@ -206,6 +255,9 @@ struct FileContender {
     baseline: bool,
     nofile: Option<u64>,
     version: Option<Spanned<String>>,
+    protocol: Option<Spanned<String>>,
+    streams: Option<Spanned<usize>>,
+    pipeline: Option<Spanned<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -258,6 +310,32 @@ struct FileLoad {
 struct FileStage {
     concurrency: usize,
     duration: String,
+}
+
+/// What a plan says when protocol, streams and pipeline disagree ([`Wire::conflict`]),
+/// for a workload or (`contender`) for a contender's own keys on a workload (`who`).
+fn wire_message(who: &str, conflict: &SpecError, contender: bool) -> String {
+    match (conflict, contender) {
+        (SpecError::StreamsNeedHttp2(n), false) => {
+            format!("{who}: streams = {n} needs HTTP/2: add protocol = \"h2\"")
+        }
+        (SpecError::StreamsNeedHttp2(n), true) => format!(
+            "{who}: streams = {n} needs HTTP/2: add protocol = \"h2\" to the contender, or give it streams = 1"
+        ),
+        (SpecError::Http2Pipeline(_), false) => format!(
+            "{who}: pipeline is HTTP/1.1's; over HTTP/2 (protocol = \"h2\") use streams, or remove pipeline"
+        ),
+        (SpecError::Http2Pipeline(n), true) => format!(
+            "{who}: pipeline = {n} is HTTP/1.1's; over HTTP/2 (protocol = \"h2\") use streams: give the contender pipeline = 1"
+        ),
+        (SpecError::Http2List, false) => format!(
+            "{who}: requests is HTTP/1.1's; over HTTP/2 (protocol = \"h2\") use streams, or remove requests"
+        ),
+        (SpecError::Http2List, true) => format!(
+            "{who}: the workload's request list (requests) is sent over HTTP/1.1 only: give the contender protocol = \"http/1.1\", or use a workload without a list"
+        ),
+        (other, _) => format!("{who}: {other}"),
+    }
 }
 
 /// The placeholders `shootout run` substitutes in a contender's `command`, `setup`, `env`
@@ -347,6 +425,7 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
     let contenders = r.contenders(&raw.contender)?;
     let pipeline = r.pipeline(raw.load.get_ref().pipeline.as_ref(), "load.pipeline", 1)?;
     let workloads = r.workloads(&raw.workload, raw.load.get_ref(), pipeline)?;
+    r.contender_wires(&raw.contender, &contenders, &workloads)?;
     let levels = r.levels(&raw.load)?;
     Ok(Plan {
         name: raw.name,
@@ -522,11 +601,13 @@ impl Reader<'_> {
                 (Some(command), None) => self.command_launch(&name, at, c, command)?,
             };
             let version = self.version_command(&name, c.version.as_ref())?;
+            let wire = self.wire_keys(&name, c)?;
             contenders.push(Contender {
                 name,
                 launch,
                 baseline: c.baseline,
                 version,
+                wire,
             });
         }
         if contenders.iter().filter(|c| c.baseline).count() > 1 {
@@ -807,19 +888,18 @@ impl Reader<'_> {
                 }
             },
         };
-        if protocol == Protocol::Http2 {
-            let h2_only = |key: &str| {
-                self.err(
-                    at,
-                    format!("workload '{name}': {key} is HTTP/1.1's; over HTTP/2 (protocol = \"h2\") use streams, or remove {key}"),
-                )
+        let wire = Wire {
+            protocol,
+            streams,
+            pipeline,
+        };
+        if let Some(c) = wire.conflict(w.requests.is_some()) {
+            let streams_at = w.streams.as_ref().or(load.streams.as_ref());
+            let at = match c {
+                SpecError::StreamsNeedHttp2(_) => key_at(streams_at.map(Spanned::span)),
+                _ => at,
             };
-            if pipeline > 1 {
-                return Err(h2_only("pipeline"));
-            }
-            if w.requests.is_some() {
-                return Err(h2_only("requests"));
-            }
+            return Err(self.err(at, wire_message(&format!("workload '{name}'"), &c, false)));
         }
         Ok(Workload {
             name,
@@ -871,18 +951,85 @@ impl Reader<'_> {
                         ),
                     ));
                 }
-                if n > 1 && protocol != Protocol::Http2 {
-                    return Err(self.err(
-                        s.span().start,
-                        format!(
-                            "workload '{name}': streams = {n} needs HTTP/2: add protocol = \"h2\""
-                        ),
-                    ));
-                }
                 n
             }
         };
         Ok((protocol, streams))
+    }
+
+    /// A contender's own `protocol`, `streams` and `pipeline`, each checked alone (their
+    /// agreement with each workload is checked by [`Reader::contender_wires`]).
+    fn wire_keys(&self, name: &str, c: &FileContender) -> Result<WireKeys, PlanError> {
+        let protocol = match &c.protocol {
+            None => None,
+            Some(p) => Some(Protocol::parse(p.get_ref()).ok_or_else(|| {
+                self.err(
+                    p.span().start,
+                    format!(
+                        "contender '{name}': protocol = \"{}\" is not one shootout speaks: write \"h2\" or \"http/1.1\"",
+                        p.get_ref()
+                    ),
+                )
+            })?),
+        };
+        let streams = match &c.streams {
+            None => None,
+            Some(s) if (1..=MAX_STREAMS).contains(s.get_ref()) => Some(*s.get_ref()),
+            Some(s) => {
+                return Err(self.err(
+                    s.span().start,
+                    format!(
+                        "contender '{name}': streams must be from 1 to {MAX_STREAMS}, not {}",
+                        s.get_ref()
+                    ),
+                ))
+            }
+        };
+        let pipeline = match &c.pipeline {
+            None => None,
+            Some(_) => Some(self.pipeline(
+                c.pipeline.as_ref(),
+                &format!("contender '{name}': pipeline"),
+                1,
+            )?),
+        };
+        Ok(WireKeys {
+            protocol,
+            streams,
+            pipeline,
+        })
+    }
+
+    /// Every contender's own wire keys against every workload: the same rule as a
+    /// workload's ([`Wire::conflict`]), the error at the contender's key that broke it.
+    fn contender_wires(
+        &self,
+        raw: &[Spanned<FileContender>],
+        contenders: &[Contender],
+        workloads: &[Workload],
+    ) -> Result<(), PlanError> {
+        for (c, file) in contenders.iter().zip(raw) {
+            if c.wire.is_empty() {
+                continue;
+            }
+            let f = file.get_ref();
+            for w in workloads {
+                let Some(conflict) = wire_of(&c.wire, w).conflict(w.requests.is_some()) else {
+                    continue;
+                };
+                let key = match conflict {
+                    SpecError::StreamsNeedHttp2(_) => f.streams.as_ref().map(Spanned::span),
+                    _ => None,
+                };
+                let at = key
+                    .or(f.protocol.as_ref().map(Spanned::span))
+                    .or(f.pipeline.as_ref().map(Spanned::span))
+                    .map_or(file.span().start, |s| s.start);
+                let who = format!("contender '{}' on workload '{}'", c.name, w.name);
+                return Err(self.err(at, wire_message(&who, &conflict, true)));
+            }
+        }
+        Ok(())
     }
 
     /// A workload's `expect` table: what a good answer is.
@@ -1132,6 +1279,99 @@ concurrency = [1, 10]
 
     fn error_of(text: &str) -> String {
         parse(text, "plan.toml", CPUS).unwrap_err().to_string()
+    }
+
+    /// `theirs` of [`GOOD`] with its own wire keys (`keys`, TOML lines).
+    fn with_contender_keys(text: &str, keys: &str) -> String {
+        text.replace(
+            "url = \"http://127.0.0.1:8080/\"",
+            &format!("url = \"http://127.0.0.1:8080/\"\n{keys}"),
+        )
+    }
+
+    #[test]
+    fn a_contenders_protocol_streams_and_pipeline_override_the_workloads() {
+        let text = with_contender_keys(
+            &GOOD.replace(
+                "concurrency = [1, 10]",
+                "concurrency = [1, 10]\npipeline = 8",
+            ),
+            "protocol = \"h2\"\nstreams = 10\npipeline = 1",
+        );
+        let p = parse(&text, "plan.toml", CPUS).unwrap();
+        let h2 = Wire {
+            protocol: Protocol::Http2,
+            streams: 10,
+            pipeline: 1,
+        };
+        let piped = Wire {
+            protocol: Protocol::Http1,
+            streams: 1,
+            pipeline: 8,
+        };
+        for wi in 0..2 {
+            assert_eq!(p.wire(0, wi), piped, "fs keeps [load]'s pipeline");
+            assert_eq!(p.wire(1, wi), h2, "theirs speaks its own");
+        }
+        assert_eq!(p.contenders[0].wire, WireKeys::default());
+        assert_eq!(h2.to_string(), "h2 × 10 streams");
+        assert_eq!(piped.to_string(), "http/1.1 × 8 pipelined");
+        // One key alone: the others stay the workload's.
+        let text = with_contender_keys(GOOD, "pipeline = 16");
+        let p = parse(&text, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.wire(1, 1).pipeline, 16);
+        assert_eq!(p.wire(0, 1).pipeline, 1);
+        // A contender back on HTTP/1.1 where the workload says h2.
+        let text = with_contender_keys(
+            &GOOD.replace(
+                "concurrency = [1, 10]",
+                "concurrency = [1]\nprotocol = \"h2\"",
+            ),
+            "protocol = \"http/1.1\"",
+        );
+        let p = parse(&text, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.wire(0, 0).protocol, Protocol::Http2);
+        assert_eq!(p.wire(1, 0), Wire::default());
+    }
+
+    /// A contender's keys follow the workloads' rules, each error naming the contender,
+    /// the workload when the pair disagrees, the key's line and the fix.
+    #[test]
+    fn contender_wire_keys_are_checked_like_a_workloads() {
+        let cases = [
+            with_contender_keys(GOOD, "protocol = \"spdy\""),
+            with_contender_keys(GOOD, "streams = 0"),
+            with_contender_keys(GOOD, "protocol = \"h2\"\nstreams = 10001"),
+            with_contender_keys(GOOD, "pipeline = 1025"),
+            with_contender_keys(GOOD, "streams = 10"),
+            with_contender_keys(GOOD, "protocol = \"h2\"\npipeline = 16"),
+            // The pipeline comes from [load], the protocol from the contender.
+            with_contender_keys(
+                &GOOD.replace("concurrency = [1, 10]", "concurrency = [1]\npipeline = 4"),
+                "protocol = \"h2\"",
+            ),
+            // Back on HTTP/1.1 while the workload asks for 10 streams.
+            with_contender_keys(
+                &GOOD.replace(
+                    "concurrency = [1, 10]",
+                    "concurrency = [1]\nprotocol = \"h2\"\nstreams = 10",
+                ),
+                "protocol = \"h1\"",
+            ),
+            with_contender_keys(
+                &GOOD.replace(
+                    "name = \"post\"\nmethod = \"post\"\nbody = \"a=1\"",
+                    "name = \"post\"\nrequests = \"reqs.txt\"",
+                ),
+                "protocol = \"h2\"",
+            ),
+        ];
+        let all: Vec<String> = cases.iter().map(|c| error_of(c)).collect();
+        for e in &all {
+            assert_eq!(e.lines().count(), 1, "one line: {e}");
+            assert!(e.contains("contender 'theirs'"), "{e}");
+        }
+        insta::assert_snapshot!(all.join("\n"));
     }
 
     #[test]

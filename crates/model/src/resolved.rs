@@ -45,6 +45,16 @@ pub struct ResolvedContender {
     pub launch: String,
     /// The others are compared with it.
     pub baseline: bool,
+    /// The contender's own `protocol` (`http/1.1` or `h2`), overriding the workloads'
+    /// (absent when it has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// The contender's own `streams` (absent when it has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<usize>,
+    /// The contender's own `pipeline` (absent when it has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<usize>,
 }
 
 /// A workload of a resolved plan.
@@ -86,6 +96,9 @@ impl ResolvedPlan {
                         Launch::Command { command, .. } => command.clone(),
                     },
                     baseline: c.baseline,
+                    protocol: c.wire.protocol.map(|p| p.as_str().to_string()),
+                    streams: c.wire.streams,
+                    pipeline: c.wire.pipeline,
                 })
                 .collect(),
             workloads: plan
@@ -162,11 +175,13 @@ mod tests {
                     name: "nginx".into(),
                     launch: "nginx -c x.conf".into(),
                     baseline: true,
+                    ..Default::default()
                 },
                 ResolvedContender {
                     name: "other".into(),
                     launch: "http://127.0.0.1:8080".into(),
                     baseline: false,
+                    ..Default::default()
                 },
             ],
             workloads: vec![ResolvedWorkload {

@@ -9,7 +9,7 @@
 //! [`RunResult`].
 
 use crate::{ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample};
-use crate::{RunResult, RunStatus, StepStatus};
+use crate::{RunResult, RunStatus, StepStatus, Wire};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
@@ -142,6 +142,9 @@ pub struct StoredStep {
     pub result: RunResult,
     /// The contender's process tree during the step, oldest first.
     pub resources: Vec<ResourceSample>,
+    /// How the client talked to the contender (protocol, streams, pipeline); `None` for
+    /// steps stored before shootout recorded it.
+    pub wire: Option<Wire>,
 }
 
 /// One run as the reports need it: the run, its contenders (in plan order) and its steps

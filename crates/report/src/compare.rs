@@ -111,6 +111,12 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
                 untested_why(p)
             )
         }
+        CompareWarning::WireChanged { at, a: wa, b: wb } => format!(
+            "spoken to differently: {}: {wa} in run {}, {wb} in run {}: part of the change is the client's, not the server's",
+            at_label(at),
+            a.id,
+            b.id
+        ),
         CompareWarning::MoreFailures { at, b: fb, a_total } => format!(
             "failures: {}: {} failed requests in run {} ({fb}), {a_total} in run {}",
             at_label(at),

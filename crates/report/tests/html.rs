@@ -357,6 +357,7 @@ fn store(s: &Scenario) -> StoredRun {
                             status: StepStatus::Complete,
                             result: &result,
                             resources: &resources,
+                            wire: Default::default(),
                         })
                         .unwrap();
                 }

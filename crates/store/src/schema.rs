@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The migration steps: step `i` takes the file from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS, V4_TARGETS, V5_HTTP2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS, V4_TARGETS, V5_HTTP2, V6_WIRE];
 
 /// The schema version this build writes: the number of migration steps.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -188,6 +188,15 @@ CREATE TABLE step_stream_resets (
     count   INTEGER NOT NULL,
     PRIMARY KEY (step_id, code)
 );
+";
+
+/// Version 6: how the client talked to the contender in each step: `protocol`
+/// (`http/1.1` or `h2`) and `pipeline` (requests in flight per HTTP/1.1 connection), with
+/// `streams_asked` now written for every step. NULL in steps stored before, which did
+/// not record them.
+const V6_WIRE: &str = "
+ALTER TABLE steps ADD COLUMN protocol TEXT;
+ALTER TABLE steps ADD COLUMN pipeline INTEGER;
 ";
 
 /// Reads the file's schema version (`PRAGMA user_version`).

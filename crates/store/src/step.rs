@@ -8,8 +8,8 @@ use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::{
-    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, LoadLevel, ResourceSample,
-    RunResult, ScheduleStats, SecondStats, StepStatus, TargetStats, Warning,
+    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, LoadLevel, Protocol,
+    ResourceSample, RunResult, ScheduleStats, SecondStats, StepStatus, TargetStats, Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::time::SystemTime;
@@ -43,6 +43,8 @@ pub struct StepRecord<'a> {
     pub result: &'a RunResult,
     /// The contender's process tree sampled during the step, oldest first.
     pub resources: &'a [ResourceSample],
+    /// How the client talked to the contender.
+    pub wire: Wire,
 }
 
 /// The steps table's columns for a load level: kind, connections, rate.
@@ -80,7 +82,7 @@ const INSERT_STEP: &str = "INSERT INTO steps (
     hist_latency, hist_latency_raw, hist_connect, hist_waiting, hist_processing, samples,
     gen_threads, gen_cpu_user_ns, gen_cpu_sys_ns, gen_busiest_thread,
     sched_target_rps, sched_achieved_rps, sched_due, sched_sent, sched_late, sched_max_lag_ns,
-    first_status, first_server, first_body_len, interrupted, warnings
+    first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline
 ) VALUES (
     :run_id, :contender_id, :workload, :level_kind, :level_connections, :level_rps, :repetition,
     :started_ns, :ended_ns, :status, :measured_started_ns, :duration_ns, :rps,
@@ -92,7 +94,7 @@ const INSERT_STEP: &str = "INSERT INTO steps (
     :hist_latency, :hist_latency_raw, :hist_connect, :hist_waiting, :hist_processing, :samples,
     :gen_threads, :gen_cpu_user_ns, :gen_cpu_sys_ns, :gen_busiest_thread,
     :sched_target_rps, :sched_achieved_rps, :sched_due, :sched_sent, :sched_late, :sched_max_lag_ns,
-    :first_status, :first_server, :first_body_len, :interrupted, :warnings
+    :first_status, :first_server, :first_body_len, :interrupted, :warnings, :protocol, :pipeline
 )";
 
 /// Writes a step's child rows (status codes, per-second series, resource samples) in the
@@ -227,7 +229,9 @@ impl Store {
                     ":fail_refused": c.failures[FailureKind::Refused],
                     ":fail_connection_error": c.failures[FailureKind::ConnectionError],
                     ":goaways": c.goaways,
-                    ":streams_asked": limited.map_or(1, |l| l.0),
+                    ":streams_asked": step.wire.streams,
+                    ":protocol": step.wire.protocol.as_str(),
+                    ":pipeline": step.wire.pipeline,
                     ":streams_allowed": limited.map(|l| l.1),
                     ":length_mismatch": c.length_mismatch,
                     ":connections_opened": c.connections_opened,
@@ -412,7 +416,19 @@ impl Store {
         let status = status_word.parse::<StepStatus>().map_err(|_| {
             self.corrupt(format!("status of step {id}"), format!("'{status_word}'"))
         })?;
-        let streams = (c.get("streams_asked")?, c.get("streams_allowed")?);
+        let streams: (u64, Option<u64>) = (c.get("streams_asked")?, c.get("streams_allowed")?);
+        let protocol: Option<String> = c.get("protocol")?;
+        let pipeline: Option<usize> = c.get("pipeline")?;
+        let wire = match (protocol, pipeline) {
+            (Some(word), Some(pipeline)) => Some(Wire {
+                protocol: Protocol::parse(&word).ok_or_else(|| {
+                    self.corrupt(format!("protocol of step {id}"), format!("'{word}'"))
+                })?,
+                streams: streams.0 as usize,
+                pipeline,
+            }),
+            _ => None,
+        };
         let step = StoredStep {
             id: StepId(id),
             run: RunId(c.get("run_id")?),
@@ -425,6 +441,7 @@ impl Store {
             status,
             result: c.result(id)?,
             resources: Vec::new(),
+            wire,
         };
         Ok((step, streams))
     }

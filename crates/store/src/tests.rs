@@ -4,8 +4,8 @@
 use super::*;
 use hdrhistogram::Histogram;
 use shootout_model::{
-    latency_histogram, FailureKind, FirstResponse, GeneratorStats, LoadLevel, ResourceSample,
-    RunResult, Sample, ScheduleStats, SecondStats, StepStatus,
+    latency_histogram, FailureKind, FirstResponse, GeneratorStats, LoadLevel, Protocol,
+    ResourceSample, RunResult, Sample, ScheduleStats, SecondStats, StepStatus, Wire,
 };
 use std::collections::BTreeMap;
 use std::time::UNIX_EPOCH;
@@ -200,6 +200,12 @@ fn step<'a>(
         status: StepStatus::Complete,
         result,
         resources,
+        wire: Wire {
+            protocol: Protocol::Http2,
+            // As the result's warning says: 100 asked, 8 allowed.
+            streams: 100,
+            pipeline: 1,
+        },
     }
 }
 
@@ -262,7 +268,27 @@ fn a_step_round_trips_every_field() {
     assert_eq!((s.started, s.ended), (written.started, written.ended));
     assert_eq!(s.status, StepStatus::Complete);
     assert_eq!(s.resources, res);
+    assert_eq!(s.wire, Some(written.wire));
     assert_result_eq(&s.result, &result);
+}
+
+/// Steps stored before shootout recorded how it spoke (schema 5) have no protocol nor
+/// pipeline: they read back without a wire, not as HTTP/1.1.
+#[test]
+fn steps_stored_before_the_wire_was_recorded_read_without_one() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = store
+        .begin_run(&new_run("demo", &machine(), at(0)))
+        .unwrap();
+    let c = store.add_contender(run, &contender("nginx")).unwrap();
+    let result = synthetic_result(3);
+    store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+    store
+        .conn
+        .execute_batch("UPDATE steps SET protocol = NULL, pipeline = NULL, streams_asked = 1")
+        .unwrap();
+    let steps = store.steps(run).unwrap();
+    assert_eq!(steps[0].wire, None);
 }
 
 #[test]

@@ -2,7 +2,26 @@
 
 use super::describe;
 use shootout_model::plan::{Plan, Span};
+use shootout_model::Wire;
 use shootout_report::{plural, tenths_secs};
+
+/// How contender `ci`, which has its own wire keys, is spoken to: `h2 × 10 streams`, or
+/// per workload when the workloads make it differ.
+fn contender_wire(plan: &Plan, ci: usize) -> String {
+    let wires: Vec<String> = (0..plan.workloads.len())
+        .map(|wi| plan.wire(ci, wi).to_string())
+        .collect();
+    if wires.iter().all(|w| *w == wires[0]) {
+        return wires[0].clone();
+    }
+    let each: Vec<String> = plan
+        .workloads
+        .iter()
+        .zip(&wires)
+        .map(|(w, wire)| format!("{wire} on {}", w.name))
+        .collect();
+    each.join(", ")
+}
 
 pub(super) fn dry_run(plan: &Plan) -> String {
     let d = &plan.defaults;
@@ -14,6 +33,9 @@ pub(super) fn dry_run(plan: &Plan) -> String {
             ""
         };
         out.push_str(&format!("  {}{base}: {}\n", c.name, describe(&c.launch)));
+        if !c.wire.is_empty() {
+            out.push_str(&format!("    spoken {}\n", contender_wire(plan, i)));
+        }
     }
     out.push_str("\nworkloads:\n");
     for w in &plan.workloads {
@@ -30,13 +52,14 @@ pub(super) fn dry_run(plan: &Plan) -> String {
             ),
             None => format!("{} {}", w.method, w.path),
         };
-        let pipelined = if w.pipeline > 1 {
-            format!(", {} pipelined", w.pipeline)
-        } else {
+        let wire = w.wire();
+        let spoken = if wire == Wire::default() {
             String::new()
+        } else {
+            format!(", {wire}")
         };
         out.push_str(&format!(
-            "  {}: {what}{pipelined} (expect status {}{}{})\n",
+            "  {}: {what}{spoken} (expect status {}{}{})\n",
             w.name,
             w.expect.status.describe(),
             w.expect

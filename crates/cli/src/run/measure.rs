@@ -8,8 +8,8 @@
 use super::executor::{Executor, StepRun};
 use super::runner::{Runner, Up};
 use super::step_spec;
-use shootout_model::plan::Level;
-use shootout_model::{ContenderStatus, LoadLevel, RunResult, StepStatus};
+use shootout_model::plan::{Level, Span};
+use shootout_model::{ContenderStatus, LoadLevel, LoadSpec, RunResult, StepStatus};
 use shootout_report::{terminal_line, terminal_text};
 use shootout_store::StepRecord;
 use std::time::{Duration, SystemTime};
@@ -65,7 +65,7 @@ impl<E: Executor> Runner<'_, E> {
         };
         for u in up {
             let level = plan.levels[0].level;
-            let spec = step_spec(plan, wi, &self.bodies[wi], &u.base_url, level, warm)?;
+            let spec = self.spec_of(u, wi, level, warm)?;
             let r = self.exec.warm_up(&spec);
             if self.exec.stopped() {
                 return Ok(true);
@@ -82,6 +82,25 @@ impl<E: Executor> Runner<'_, E> {
         Ok(false)
     }
 
+    /// The load spec of contender `u` on workload `wi` at `level`, lasting `span`.
+    fn spec_of(
+        &self,
+        u: &Up<E::Process>,
+        wi: usize,
+        level: LoadLevel,
+        span: Span,
+    ) -> anyhow::Result<LoadSpec> {
+        step_spec(
+            self.plan,
+            u.index,
+            wi,
+            &self.bodies[wi],
+            &u.base_url,
+            level,
+            span,
+        )
+    }
+
     /// Measures `up[i]` on workload `wi` at `level`, repetition `rep`, and stores the step.
     fn step(
         &mut self,
@@ -96,7 +115,7 @@ impl<E: Executor> Runner<'_, E> {
         let u = &mut up[i];
         let name = &plan.contenders[u.index].name;
         let span = level.measure.unwrap_or(d.measure);
-        let spec = step_spec(plan, wi, &self.bodies[wi], &u.base_url, level.level, span)?;
+        let spec = self.spec_of(u, wi, level.level, span)?;
         let started = SystemTime::now();
         let StepRun {
             result,
@@ -137,6 +156,7 @@ impl<E: Executor> Runner<'_, E> {
             status,
             result: &result,
             resources: &resources,
+            wire: spec.wire(),
         })?;
         if u.steps == 0 {
             // Should shootout die now, the store already says it has steps.

@@ -242,9 +242,11 @@ fn slug(name: &str) -> String {
         .collect()
 }
 
-/// The load spec of one step (or warm-up, or verification pass).
+/// The load spec of contender `ci` on workload `wi` in one step (or warm-up, or
+/// verification pass), spoken as [`Plan::wire`] says.
 fn step_spec(
     plan: &Plan,
+    ci: usize,
     wi: usize,
     body: &[u8],
     base_url: &str,
@@ -252,6 +254,7 @@ fn step_spec(
     span: Span,
 ) -> anyhow::Result<LoadSpec> {
     let w = &plan.workloads[wi];
+    let wire = plan.wire(ci, wi);
     let target = Target::parse(&format!("{base_url}{}", w.path)).map_err(|e| anyhow!("{e}"))?;
     let (connections, pace) = match level {
         LoadLevel::Concurrency { connections } => (connections, Pace::Closed),
@@ -269,10 +272,10 @@ fn step_spec(
             keepalive: true,
         })
         .expect(w.expect.clone())
-        .pipeline(w.pipeline)
+        .pipeline(wire.pipeline)
         .list(w.list.clone())
         .connections(connections)
-        .protocol(w.protocol, w.streams)
+        .protocol(wire.protocol, wire.streams)
         .pace(pace)
         .bound(requests, duration)
         .cpus(plan.defaults.load_cpus.clone())

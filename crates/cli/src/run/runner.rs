@@ -120,7 +120,7 @@ impl<E: Executor> Runner<'_, E> {
         mut process: Option<E::Process>,
     ) -> Result<Option<Up<E::Process>>, shootout_store::StoreError> {
         let name = &self.plan.contenders[index].name;
-        match verify(&mut self.exec, self.plan, &base_url, self.bodies) {
+        match verify(&mut self.exec, self.plan, index, &base_url, self.bodies) {
             Ok(()) => {
                 say!("✓ {name}: ready and verified at {base_url}");
                 Ok(Some(Up {

@@ -5,17 +5,18 @@
 use super::executor::Executor;
 use super::step_spec;
 use shootout_model::plan::{Plan, Span};
-use shootout_model::{LoadLevel, RunResult};
+use shootout_model::{LoadLevel, RunResult, Wire};
 
 /// Requests of each verification pass: sequential, then concurrent.
 const VERIFY_SEQUENTIAL: u64 = 20;
 const VERIFY_CONCURRENT: (u64, usize) = (48, 8);
 
-/// Sends every workload sequentially, then concurrently; every answer must meet the
-/// expectations. Returns what went wrong, with a sample answer.
+/// Sends every workload to contender `ci` sequentially, then concurrently, spoken as it
+/// will be measured; every answer must meet the expectations. Returns what went wrong, with a sample answer.
 pub(super) fn verify<E: Executor>(
     exec: &mut E,
     plan: &Plan,
+    ci: usize,
     base_url: &str,
     bodies: &[Vec<u8>],
 ) -> Result<(), String> {
@@ -27,7 +28,15 @@ pub(super) fn verify<E: Executor>(
     for (wi, w) in plan.workloads.iter().enumerate() {
         for (pass, n, c) in passes {
             let level = LoadLevel::Concurrency { connections: c };
-            let spec = match step_spec(plan, wi, &bodies[wi], base_url, level, Span::Requests(n)) {
+            let spec = match step_spec(
+                plan,
+                ci,
+                wi,
+                &bodies[wi],
+                base_url,
+                level,
+                Span::Requests(n),
+            ) {
                 Ok(s) => s,
                 Err(e) => return Err(e.to_string()),
             };
@@ -36,8 +45,14 @@ pub(super) fn verify<E: Executor>(
                 Err(e) => return Err(format!("workload '{}': {e}", w.name)),
             };
             if r.counts.failed() > 0 || r.counts.ok != n {
+                let wire = spec.wire();
+                let spoken = if wire == Wire::default() {
+                    String::new()
+                } else {
+                    format!(" over {wire}")
+                };
                 problems.push(format!(
-                    "  workload '{}' ({pass}, {n} requests on {c} connection{}): {}\n    one answer: {}",
+                    "  workload '{}'{spoken} ({pass}, {n} requests on {c} connection{}): {}\n    one answer: {}",
                     w.name,
                     if c == 1 { "" } else { "s" },
                     failure_summary(&r),

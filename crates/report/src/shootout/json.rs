@@ -14,7 +14,7 @@ use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio};
 use shootout_analysis::ranking::{rankings, Ranking};
 use shootout_analysis::Analysis;
 use shootout_model::stored::{StoredRun, StoredStep};
-use shootout_model::{FailureCounts, LatencySummary, LoadLevel, Warning};
+use shootout_model::{FailureCounts, LatencySummary, LoadLevel, Warning, Wire};
 
 /// Version of this document's schema (and of `shootout compare`'s); raised when a field
 /// changes meaning or goes away, not when one is added.
@@ -95,6 +95,18 @@ pub fn json(run: &StoredRun) -> Value {
     })
 }
 
+/// How the client talked to the contender: `{protocol, streams, pipeline}`, or null when
+/// it was not recorded (or a cell's repetitions differ).
+fn wire_json(wire: Option<Wire>) -> Value {
+    wire.map_or(Value::Null, |w| {
+        json!({
+            "protocol": w.protocol.as_str(),
+            "streams": w.streams,
+            "pipeline": w.pipeline,
+        })
+    })
+}
+
 /// One entry of `rankings`: the order of a workload × level and the test of each step down.
 pub(crate) fn ranking_json(a: &Analysis, r: &Ranking) -> Value {
     let steps: Vec<Value> = r
@@ -168,6 +180,7 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
         "contender": c.name,
         "workload": s.workload,
         "level": level_json(s.level),
+        "wire": wire_json(s.wire),
         "repetition": s.repetition,
         "status": s.status.as_str(),
         "started_utc": rfc3339(s.started),
@@ -237,6 +250,7 @@ fn result_json(
         "workload": workload,
         "contender": a.name(c.contender),
         "level": level_json(level),
+        "wire": wire_json(c.wire),
         "repetitions": c.reps(),
         "rps": {
             "median": round(c.rps, 3),

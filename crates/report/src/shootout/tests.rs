@@ -85,6 +85,7 @@ fn step(id: i64, contender: i64, rep: u32, completed: u64, latency_us: u64) -> S
                 fds: 5,
             },
         ],
+        wire: None,
     }
 }
 

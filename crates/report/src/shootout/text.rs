@@ -143,19 +143,33 @@ pub(crate) fn cells_table(a: &Analysis, w: &WorkloadBlock) -> Table {
         rows: w
             .levels
             .iter()
-            .flat_map(|l| l.cells.iter().map(|c| row(a, l, c)))
+            .flat_map(|l| l.cells.iter().map(|c| row(a, w, l, c)))
             .collect(),
     }
 }
 
-/// One row of the main table.
-fn row(a: &Analysis, l: &LevelBlock, c: &Cell) -> Vec<String> {
+/// A contender's name in a workload's tables: `nginx (baseline)`, and how the client
+/// spoke to it when the workload's contenders were not spoken to alike:
+/// `nginx-h2c (h2 × 10 streams)`.
+pub(crate) fn contender_label(a: &Analysis, w: &WorkloadBlock, c: &Cell) -> String {
+    let mut notes = Vec::new();
+    if let Some(wire) = w.wire_label(c) {
+        notes.push(wire.to_string());
+    }
+    if Some(c.contender) == a.baseline {
+        notes.push("baseline".to_string());
+    }
     let name = a.name(c.contender);
-    let name = if Some(c.contender) == a.baseline {
-        format!("{name} (baseline)")
-    } else {
+    if notes.is_empty() {
         name.to_string()
-    };
+    } else {
+        format!("{name} ({})", notes.join(", "))
+    }
+}
+
+/// One row of the main table.
+fn row(a: &Analysis, w: &WorkloadBlock, l: &LevelBlock, c: &Cell) -> Vec<String> {
+    let name = contender_label(a, w, c);
     let base = a.baseline.and_then(|b| l.cell(b));
     vec![
         name,
