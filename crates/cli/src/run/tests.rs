@@ -181,7 +181,7 @@ impl Executor for Mock {
         Ok(Mock::result(if now { 3 } else { 50 }, now))
     }
 
-    fn step(&mut self, spec: &LoadSpec, p: Option<&Proc>) -> StepRun {
+    fn step(&mut self, spec: &LoadSpec, p: Option<&Proc>, _title: String) -> StepRun {
         assert_eq!(p.map(|p| &p.name), Some(&self.names[&spec.target.port]));
         let call = format!("step {} c{}", self.target(spec), spec.connections);
         let (dies, fails) = (self.dies_at == Some(&call), self.fails_at == Some(&call));
