@@ -80,6 +80,23 @@ fn format_text() {
     stable().bind(|| insta::assert_snapshot!(out));
 }
 
+/// Regression: with stdout a pipe (and stderr too), the live view's arrival changes
+/// nothing: the same report as `format_text`'s snapshot, and no escape code anywhere.
+#[test]
+fn load_with_stdout_not_a_terminal_prints_the_plain_report() {
+    let server = slow_hello();
+    let out = shootout()
+        .args(["load", "-n", "20", "-c", "2", "--threads", "1"])
+        .arg(server.url("/hello"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!out.stdout.contains(&0x1b), "an escape code on stdout");
+    assert!(!out.stderr.contains(&0x1b), "an escape code on stderr");
+    let out = String::from_utf8(out.stdout).unwrap();
+    stable().bind(|| insta::assert_snapshot!("format_text", out));
+}
+
 #[test]
 fn format_ab() {
     let out = run_format("ab");

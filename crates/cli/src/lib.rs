@@ -43,6 +43,7 @@ mod compare;
 mod docs;
 mod init;
 mod k8s;
+mod live;
 mod load;
 mod ls;
 mod merge;
@@ -189,6 +190,7 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
         let f = flag.clone();
         let _ = ctrlc::set_handler(move || {
             if f.swap(true, Ordering::SeqCst) {
+                live::restore();
                 shootout_harness::kill_live_groups();
                 std::process::exit(INTERRUPTED);
             }

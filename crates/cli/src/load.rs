@@ -15,12 +15,12 @@ pub use flags::LoadArgs;
 pub(crate) use habits::refused_before_parse;
 pub(crate) use resolve::{read_body, read_list, report_format};
 
-use crate::progress::{Bound, Progress};
+use crate::progress::{Bound, Display, Progress};
 use crate::{stop_flag, Failure, INTERRUPTED};
 use anyhow::Context;
 use shootout_engine::Control;
 use shootout_model::{FailureKind, LoadSpec, RunResult};
-use shootout_report::Format;
+use shootout_report::{terminal_line, Format};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -35,10 +35,16 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     start_time(&plan)?;
     let stop = stop_flag();
     if let Some(ws) = &plan.warmup {
-        if warm_up(ws, stop.clone(), a.quiet)? {
+        if warm_up(
+            ws,
+            stop.clone(),
+            a.quiet,
+            Display::choose(a.quiet, a.no_live),
+        )? {
             return Ok(INTERRUPTED);
         }
     }
+    let display = Display::choose(a.quiet, a.no_live);
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
     control.sample_heads = plan.sample_heads;
@@ -50,13 +56,10 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         shootout_engine::wait_until(at.checked_sub(CONNECT_AHEAD).unwrap_or(at), &control.stop);
         control.start_at = Some(at);
     }
-    let control = Arc::new(control);
-    let bound = match (spec.requests, spec.duration) {
-        (Some(n), _) => Bound::Requests(n),
-        (None, d) => Bound::Time(d.unwrap_or_default()),
-    };
-    let progress = Progress::start(control.clone(), bound, "load", a.quiet);
-    let result = shootout_engine::run(spec, &control);
+    let title = format!("load {}", terminal_line(&spec.target.url));
+    let progress = Progress::start(control, Bound::of(spec), "load", title, display);
+    let result = shootout_engine::run(spec, &progress.control);
+    let heads = progress.control.heads();
     progress.finish();
     let result = match result {
         Ok(r) => r,
@@ -76,10 +79,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     };
 
     if plan.sample_heads > 0 {
-        habits::print_heads(
-            &control.heads(),
-            spec.protocol == shootout_model::Protocol::Http2,
-        );
+        habits::print_heads(&heads, spec.protocol == shootout_model::Protocol::Http2);
     }
     let report = match plan.format {
         Format::Ab => shootout_report::ab_report(spec, &result, plan.ab),
@@ -144,14 +144,16 @@ pub(crate) fn check(a: &LoadArgs) -> Result<LoadSpec, Failure> {
 }
 
 /// Runs the warm-up (not measured) and says how it went; true when Ctrl-C ended it.
-fn warm_up(ws: &LoadSpec, stop: Arc<AtomicBool>, quiet: bool) -> Result<bool, Failure> {
-    let control = Arc::new(Control::with_stop(ws.threads, stop));
-    let bound = ws.requests.map_or_else(
-        || Bound::Time(ws.duration.unwrap_or_default()),
-        Bound::Requests,
-    );
-    let progress = Progress::start(control.clone(), bound, "warm-up", quiet);
-    let r = shootout_engine::run(ws, &control).context("warm-up");
+fn warm_up(
+    ws: &LoadSpec,
+    stop: Arc<AtomicBool>,
+    quiet: bool,
+    display: Display,
+) -> Result<bool, Failure> {
+    let control = Control::with_stop(ws.threads, stop);
+    let title = format!("warm-up {} (not measured)", terminal_line(&ws.target.url));
+    let progress = Progress::start(control, Bound::of(ws), "warm-up", title, display);
+    let r = shootout_engine::run(ws, &progress.control).context("warm-up");
     progress.finish();
     let r = r.map_err(Failure::run)?;
     if !quiet {

@@ -1,8 +1,11 @@
-//! The progress line on stderr while a load runs: it observes the engine's live counters,
-//! it never owns results. Shown only when stderr is a terminal and not `-q`.
+//! What shows while a load runs: nothing (`-q`), the live view on stdout (stdout a
+//! terminal, see [`crate::live`]) or, as before it, one progress line on stderr (stderr a
+//! terminal; `--no-live`). Either observes the engine's live counters from its own thread;
+//! neither owns results, and both are gone before the report prints.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use shootout_engine::Control;
+use shootout_engine::{Control, Snapshot};
+use shootout_model::LoadSpec;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,11 +14,14 @@ use std::time::Duration;
 
 /// A running progress display; [`Progress::finish`] clears it.
 pub struct Progress {
+    /// The control the load runs with (the display watches it).
+    pub control: Arc<Control>,
     done: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 /// What bounds the run, for the bar's length.
+#[derive(Debug, Clone, Copy)]
 pub enum Bound {
     /// This many requests.
     Requests(u64),
@@ -23,59 +29,94 @@ pub enum Bound {
     Time(Duration),
 }
 
+impl Bound {
+    /// What bounds `spec`'s run.
+    pub fn of(spec: &LoadSpec) -> Bound {
+        match (spec.requests, spec.duration) {
+            (Some(n), _) => Bound::Requests(n),
+            (None, d) => Bound::Time(d.unwrap_or_default()),
+        }
+    }
+
+    /// How far the run is (0 to 1) and the time it has left, if it can be told yet
+    /// (by requests: at the pace so far).
+    pub fn progress(self, s: &Snapshot) -> (f64, Option<Duration>) {
+        let secs = s.elapsed.as_secs_f64();
+        match self {
+            Bound::Requests(n) => {
+                let done = (s.completed as f64 / n.max(1) as f64).min(1.0);
+                let rate = s.completed as f64 / secs.max(1e-3);
+                let left = (s.completed > 0).then(|| {
+                    Duration::from_secs_f64((n.saturating_sub(s.completed) as f64 / rate).min(1e9))
+                });
+                (done, left)
+            }
+            Bound::Time(t) => (
+                (secs / t.as_secs_f64().max(1e-9)).min(1.0),
+                Some(t.saturating_sub(s.elapsed)),
+            ),
+        }
+    }
+}
+
+/// How a running load is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Display {
+    /// Nothing.
+    Nothing,
+    /// One progress line on stderr, when stderr is a terminal.
+    Line,
+    /// The live view on stdout.
+    Live,
+}
+
+impl Display {
+    /// `-q`: nothing; stdout a terminal and not `--no-live`: the live view; else the line.
+    pub fn choose(quiet: bool, no_live: bool) -> Display {
+        if quiet {
+            Display::Nothing
+        } else if !no_live && std::io::stdout().is_terminal() {
+            Display::Live
+        } else {
+            Display::Line
+        }
+    }
+}
+
 impl Progress {
-    /// Starts watching `control` unless `quiet` or stderr is not a terminal.
+    /// Starts showing a load run with `control`, as `display` says: the line begins with
+    /// `label`, the live view's title is `title`.
     pub fn start(
-        control: Arc<Control>,
+        mut control: Control,
         bound: Bound,
         label: &'static str,
-        quiet: bool,
+        title: String,
+        display: Display,
     ) -> Progress {
         let done = Arc::new(AtomicBool::new(false));
-        if quiet || !std::io::stderr().is_terminal() {
-            return Progress { done, thread: None };
-        }
-        let d = done.clone();
-        let thread = std::thread::spawn(move || {
-            let len = match bound {
-                Bound::Requests(n) => n,
-                Bound::Time(t) => t.as_millis() as u64,
-            };
-            let bar =
-                ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(10));
-            let style = ProgressStyle::with_template(&format!("{label} {{bar:30}} {{msg}}"))
-                .expect("static template")
-                .progress_chars("█▉▊▋▌▍▎▏ ");
-            bar.set_style(style);
-            while !d.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(100));
-                let s = control.snapshot();
-                let secs = s.elapsed.as_secs_f64();
-                let rate = s.completed as f64 / secs.max(1e-3);
-                let (pos, eta) = match bound {
-                    Bound::Requests(n) => {
-                        let left = n.saturating_sub(s.completed) as f64 / rate.max(1e-9);
-                        (s.completed, if s.completed > 0 { left } else { f64::NAN })
-                    }
-                    Bound::Time(t) => (
-                        s.elapsed.as_millis() as u64,
-                        (t.as_secs_f64() - secs).max(0.0),
-                    ),
-                };
-                bar.set_position(pos.min(len));
-                let eta = if eta.is_finite() {
-                    format!("{eta:.0}s")
-                } else {
-                    "?".into()
-                };
-                bar.set_message(format!(
-                    "{} done, {:.0} req/s, {} failed, {secs:.1}s elapsed, ETA {eta}",
-                    s.completed, rate, s.failed
-                ));
+        let show = match display {
+            Display::Nothing => false,
+            Display::Line => std::io::stderr().is_terminal(),
+            Display::Live => {
+                control.watch();
+                true
             }
-            bar.finish_and_clear();
+        };
+        let control = Arc::new(control);
+        if !show {
+            return Progress {
+                control,
+                done,
+                thread: None,
+            };
+        }
+        let (c, d) = (control.clone(), done.clone());
+        let thread = std::thread::spawn(move || match display {
+            Display::Live => crate::live::show(&c, bound, &title, &d),
+            _ => line(&c, bound, label, &d),
         });
         Progress {
+            control,
             done,
             thread: Some(thread),
         }
@@ -88,4 +129,30 @@ impl Progress {
             let _ = t.join();
         }
     }
+}
+
+/// The progress line, redrawn ten times a second until `done`.
+fn line(control: &Control, bound: Bound, label: &'static str, done: &AtomicBool) {
+    const LEN: u64 = 10_000;
+    let bar = ProgressBar::with_draw_target(Some(LEN), ProgressDrawTarget::stderr_with_hz(10));
+    let style = ProgressStyle::with_template("{prefix} {bar:30} {msg}")
+        .expect("static template")
+        .progress_chars("█▉▊▋▌▍▎▏ ");
+    bar.set_style(style);
+    bar.set_prefix(label);
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        let s = control.snapshot();
+        let secs = s.elapsed.as_secs_f64();
+        let (part, eta) = bound.progress(&s);
+        bar.set_position((part * LEN as f64) as u64);
+        let eta = eta.map_or("?".into(), |e| format!("{:.0}s", e.as_secs_f64()));
+        bar.set_message(format!(
+            "{} done, {:.0} req/s, {} failed, {secs:.1}s elapsed, ETA {eta}",
+            s.completed,
+            s.completed as f64 / secs.max(1e-3),
+            s.failed
+        ));
+    }
+    bar.finish_and_clear();
 }

@@ -27,12 +27,13 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use shootout_model::spec::threads_for;
 use shootout_model::{
-    latency_histogram, Counts, FirstResponse, GeneratorStats, LoadSpec, Pace, Protocol, RunResult,
-    Sample, ScheduleStats, Scheme, SecondStats, SpecError, TargetStats,
+    latency_histogram, Counts, FailureCounts, FirstResponse, GeneratorStats, LoadSpec, Pace,
+    Protocol, RunResult, Sample, ScheduleStats, Scheme, SecondStats, SpecError, TargetStats,
 };
+use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 use worker::{Assignment, Endpoint, Shared};
 
@@ -129,18 +130,32 @@ fn head_of(bytes: &[u8]) -> &[u8] {
     memchr::memmem::find(bytes, b"\r\n\r\n").map_or(bytes, |at| &bytes[..at + 4])
 }
 
-/// Live counters of one worker, published every tick (not per request) for progress views.
+/// Live counters of one worker, published every tick (not per request) for progress views;
+/// with [`Control::watch`] also its details, at most every 100 ms.
 #[derive(Debug, Default)]
 #[repr(align(64))]
 pub struct Live {
     completed: AtomicU64,
     failed: AtomicU64,
+    /// Failures by class, status codes and latencies, when a view watches.
+    detail: Option<Mutex<recorder::Published>>,
 }
 
 impl Live {
-    fn publish(&self, completed: u64, failed: u64) {
-        self.completed.store(completed, Ordering::Relaxed);
-        self.failed.store(failed, Ordering::Relaxed);
+    /// Publishes `rec`'s counters, and its details too when `detail` and a view watches
+    /// (waiting for the slot only when `wait`).
+    fn publish(&self, rec: &recorder::Recorder, detail: bool, wait: bool) {
+        self.completed
+            .store(rec.counts.completed, Ordering::Relaxed);
+        self.failed.store(rec.counts.failed(), Ordering::Relaxed);
+        if let (true, Some(slot)) = (detail, &self.detail) {
+            rec.publish(slot, wait);
+        }
+    }
+
+    /// True when a view watches the details.
+    fn watched(&self) -> bool {
+        self.detail.is_some()
     }
 }
 
@@ -159,6 +174,18 @@ pub struct Control {
     /// [`Heads`]. 0, the default: none.
     pub sample_heads: usize,
     heads: std::sync::Mutex<Heads>,
+}
+
+/// A running load's details so far, summed over the workers (see [`Control::detail`]).
+#[derive(Debug, Clone)]
+pub struct Detail {
+    /// Failed requests per class.
+    pub failures: FailureCounts,
+    /// Final responses per status code.
+    pub status: BTreeMap<u16, u64>,
+    /// Latency (µs, two significant figures) of the answered requests, as the run's
+    /// latency counts it (from the intended send time in rate mode).
+    pub latency: Histogram<u64>,
 }
 
 /// Progress of a running load.
@@ -193,6 +220,36 @@ impl Control {
     /// The heads sampled by the last run (see [`Control::sample_heads`]).
     pub fn heads(&self) -> Heads {
         self.heads.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
+    /// Asks the workers to publish their details too ([`Control::detail`]), for a live
+    /// view: each copies them at most every 100 ms from its tick, never per request.
+    pub fn watch(&mut self) {
+        for l in &mut self.live {
+            l.detail = Some(Mutex::default());
+        }
+    }
+
+    /// The details as of each worker's last publication; `None` unless [`Control::watch`]
+    /// was called. Each worker's slot is held only while it is added.
+    pub fn detail(&self) -> Option<Detail> {
+        let mut d = Detail {
+            failures: FailureCounts::default(),
+            status: BTreeMap::new(),
+            latency: recorder::second_histogram(),
+        };
+        let mut status = [0u64; 1000];
+        for l in &self.live {
+            let p = l.detail.as_ref()?.lock().unwrap_or_else(|e| e.into_inner());
+            d.failures += &p.failures;
+            for (sum, n) in status.iter_mut().zip(p.status.iter()) {
+                *sum += n;
+            }
+            // Same bounds on both sides: adding cannot fail.
+            let _ = d.latency.add(&p.latency);
+        }
+        d.status = (0u16..).zip(status).filter(|(_, n)| *n > 0).collect();
+        Some(d)
     }
 
     /// The counters as of the last tick of each worker.

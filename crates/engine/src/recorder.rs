@@ -4,10 +4,16 @@
 //! Histograms hold microseconds. Per-second latency histograms are serialized (HdrHistogram
 //! V2, a few hundred bytes) when their second ends, so memory grows by a few hundred bytes
 //! a second, not with the number of requests.
+//!
+//! For a live view a recorder can also [`publish`](Recorder::publish) what it counted so
+//! far into a [`Published`] slot: the worker calls it from its tick (at most ten times a
+//! second), never per request, and a busy slot is skipped rather than waited for.
 
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use shootout_model::{latency_histogram, Counts, Expectation, FailureKind, FirstResponse, Sample};
+use shootout_model::{
+    latency_histogram, Counts, Expectation, FailureCounts, FailureKind, FirstResponse, Sample,
+};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -109,6 +115,31 @@ pub struct Recorder {
     pub targets: Vec<(u64, u64, Histogram<u64>)>,
     /// A sample of heads for `-v 2` (see [`crate::Heads`]); empty unless asked for.
     pub heads: crate::Heads,
+    /// When a live view watches: the latencies (µs) of the finished seconds, added up at
+    /// each second's end, so that a publication costs two small histogram copies.
+    seconds_done: Option<Histogram<u64>>,
+}
+
+/// One worker's counts as of its last publication, for a live view (see
+/// [`Recorder::publish`]).
+#[derive(Debug)]
+pub struct Published {
+    /// Failed requests per class.
+    pub failures: FailureCounts,
+    /// Final responses per status code (index = code, 999 for any above).
+    pub status: Box<[u64; 1000]>,
+    /// Latency (µs, two significant figures) of the answered requests.
+    pub latency: Histogram<u64>,
+}
+
+impl Default for Published {
+    fn default() -> Self {
+        Published {
+            failures: FailureCounts::default(),
+            status: Box::new([0; 1000]),
+            latency: second_histogram(),
+        }
+    }
 }
 
 /// Distinct body lengths counted per worker (a linear scan: usually one entry).
@@ -153,7 +184,33 @@ impl Recorder {
             other_lengths: 0,
             targets: Vec::new(),
             heads: crate::Heads::default(),
+            seconds_done: None,
         }
+    }
+
+    /// Keeps what [`Recorder::publish`] needs (called before the run when a view watches).
+    pub fn watch(&mut self) {
+        self.seconds_done = Some(second_histogram());
+    }
+
+    /// Copies the counts so far into `slot` (a view reads it). With `wait` false a slot the
+    /// view holds right now is skipped: the worker never waits for a reader mid-run.
+    pub fn publish(&self, slot: &std::sync::Mutex<Published>, wait: bool) {
+        let mut p = match (wait, slot.try_lock()) {
+            (_, Ok(p)) => p,
+            (true, Err(_)) => slot.lock().unwrap_or_else(|e| e.into_inner()),
+            (false, Err(_)) => return,
+        };
+        p.failures = self.counts.failures;
+        p.status.copy_from_slice(&self.status_codes[..]);
+        // Same bounds on all sides: copying and adding cannot fail.
+        match &self.seconds_done {
+            Some(done) => {
+                let _ = p.latency.set_to(done);
+            }
+            None => p.latency.reset(),
+        }
+        let _ = p.latency.add(&self.second_hist);
     }
 
     /// Counts each of `kinds` kinds of request apart (none when `kinds` is 0).
@@ -293,6 +350,10 @@ impl Recorder {
         V2Serializer::new()
             .serialize(&self.second_hist, &mut bytes)
             .expect("serializing into a Vec cannot fail");
+        if let Some(done) = &mut self.seconds_done {
+            // Same bounds on both sides: adding cannot fail.
+            let _ = done.add(&self.second_hist);
+        }
         self.series.push(RawSecond {
             second: self.second,
             completed: self.second_completed,

@@ -273,8 +273,8 @@ pub(crate) trait Driver {
     fn end_at(&self) -> Option<Instant>;
     /// Deadlines, re-opens and the per-second series.
     fn on_tick(&mut self, now: Instant);
-    /// Completed and failed requests so far (for the live view).
-    fn progress(&self) -> (u64, u64);
+    /// The worker's recorder (read for the live counters at each tick).
+    fn recorder(&mut self) -> &mut Recorder;
     /// Rate mode: sends what is due; `None` in a closed loop.
     fn dispatch_due(&mut self, now: Instant) -> Option<Dispatch>;
     /// Rate mode: the schedule's budget is spent and nothing is in flight.
@@ -289,6 +289,9 @@ pub(crate) trait Driver {
     fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool);
 }
 
+/// How often a worker copies its details for a watching view (its counters: every tick).
+const DETAIL_EVERY: Duration = Duration::from_millis(100);
+
 /// Runs a worker until its share is done, the deadline passes or `stop` is set (returns
 /// true then). Ticks at a tenth of the shorter deadline (1–100 ms), publishes progress at
 /// each tick, and in rate mode arms the timer for the next due request.
@@ -299,6 +302,11 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
     let tick = (sh.timeout.min(sh.connect_timeout) / 10)
         .clamp(Duration::from_millis(1), Duration::from_millis(100));
     let mut next_tick = now + tick;
+    // A watching view's details (histogram, status codes) are copied at most this often.
+    let mut next_detail = now;
+    if live.watched() {
+        d.recorder().watch();
+    }
     let mut events = Events::with_capacity(1024);
     loop {
         let now = Instant::now();
@@ -310,8 +318,11 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
         }
         if now >= next_tick {
             d.on_tick(now);
-            let (completed, failed) = d.progress();
-            live.publish(completed, failed);
+            let detail = now >= next_detail;
+            live.publish(d.recorder(), detail, false);
+            if detail {
+                next_detail = now + DETAIL_EVERY;
+            }
             next_tick = now + tick;
         }
         let mut wait = next_tick - now;
@@ -434,7 +445,8 @@ pub(crate) fn host<'a, L: EventLoop>(
         _ => Instant::now(),
     };
     let (mut rec, paced) = w.end(ended);
-    live.publish(rec.counts.completed, rec.counts.failed());
+    // The last publication waits for the slot: a view's last look sees the final counts.
+    live.publish(&rec, true, true);
     rec.finish();
     let cpu1 = sys::thread_cpu();
     let schedule = paced.map(|(p, sched)| Schedule {
@@ -472,8 +484,8 @@ impl<'a> Driver for Worker<'a> {
         self.tick(now);
     }
 
-    fn progress(&self) -> (u64, u64) {
-        (self.rec.counts.completed, self.rec.counts.failed())
+    fn recorder(&mut self) -> &mut Recorder {
+        &mut self.rec
     }
 
     fn dispatch_due(&mut self, now: Instant) -> Option<Dispatch> {

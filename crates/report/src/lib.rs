@@ -39,7 +39,7 @@ pub use grid::{plural, utc_seconds};
 pub use json::{json, SCHEMA_VERSION};
 pub use safe::{csv_text, terminal_line, terminal_text};
 pub use text::warnings;
-pub use units::{plain_secs, tenths_secs};
+pub use units::{human_span, ms3, plain_secs, tenths_secs};
 
 /// A rendering of one load run, chosen with `--format`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

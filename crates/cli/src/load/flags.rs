@@ -150,9 +150,14 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
-    /// No progress and no notes on stderr.
+    /// No live view, no progress and no notes on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// No live view: while the load runs, show only a progress line on stderr, as when
+    /// stdout is not a terminal (the live view shows only when stdout is a terminal).
+    #[arg(long)]
+    pub no_live: bool,
 
     /// Connect to this unix socket (the URL still gives the path and Host).
     #[arg(long, value_name = "PATH")]

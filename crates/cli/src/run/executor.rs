@@ -8,6 +8,7 @@
 //! a process or a socket. The stop flag (Ctrl-C, SIGTERM) is read through the executor
 //! too: [`Executor::stopped`].
 
+use crate::progress::{Bound, Display, Progress};
 use shootout_engine::{Control, EngineError};
 use shootout_harness::{Contender, ContenderConfig, HarnessError};
 use shootout_model::{LoadSpec, ResourceSample, RunResult};
@@ -49,8 +50,8 @@ pub(super) trait Executor {
     /// A warm-up (ends early when the run is stopped).
     fn warm_up(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
     /// A measured step, sampling the contender's processes all along; ends early when
-    /// the run is stopped or the contender exits.
-    fn step(&mut self, spec: &LoadSpec, process: Option<&Self::Process>) -> StepRun;
+    /// the run is stopped or the contender exits. `title` names it in the live view.
+    fn step(&mut self, spec: &LoadSpec, process: Option<&Self::Process>, title: String) -> StepRun;
     /// The last lines the contender wrote to stderr.
     fn stderr_tail(&self, process: &Self::Process) -> String;
     /// Stops the contender's processes: SIGTERM, `grace`, then SIGKILL.
@@ -66,6 +67,8 @@ pub(super) trait Executor {
 pub(super) struct Real {
     /// Raised by Ctrl-C or SIGTERM.
     pub stop: Arc<AtomicBool>,
+    /// Show each step in the live view.
+    pub live: bool,
 }
 
 impl Executor for Real {
@@ -103,9 +106,14 @@ impl Executor for Real {
         shootout_engine::run(spec, &Control::with_stop(spec.threads, self.stop.clone()))
     }
 
-    fn step(&mut self, spec: &LoadSpec, process: Option<&Contender>) -> StepRun {
+    fn step(&mut self, spec: &LoadSpec, process: Option<&Contender>, title: String) -> StepRun {
         let sampler = process.map(|p| p.sampler(Duration::from_millis(100)));
-        let (result, died) = run_step(spec, process, &self.stop);
+        let display = if self.live {
+            Display::Live
+        } else {
+            Display::Nothing
+        };
+        let (result, died) = run_step(spec, process, &self.stop, title, display);
         let resources = sampler.map(|s| s.stop()).unwrap_or_default();
         StepRun {
             result,
@@ -142,10 +150,13 @@ fn run_step(
     spec: &LoadSpec,
     process: Option<&Contender>,
     stop: &AtomicBool,
+    title: String,
+    display: Display,
 ) -> (Result<RunResult, EngineError>, Option<ExitStatus>) {
     let step_stop = Arc::new(AtomicBool::new(false));
     let done = AtomicBool::new(false);
     let control = Control::with_stop(spec.threads, step_stop.clone());
+    let progress = Progress::start(control, Bound::of(spec), "step", title, display);
     std::thread::scope(|s| {
         let watcher = s.spawn(|| loop {
             if let Some(exit) = process.and_then(|p| p.exit_status()) {
@@ -160,9 +171,10 @@ fn run_step(
             }
             std::thread::sleep(Duration::from_millis(50));
         });
-        let result = shootout_engine::run(spec, &control);
+        let result = shootout_engine::run(spec, &progress.control);
         done.store(true, Ordering::Relaxed);
         let died = watcher.join().unwrap_or(None);
+        progress.finish();
         (result, died)
     })
 }

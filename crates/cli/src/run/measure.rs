@@ -29,6 +29,10 @@ impl<E: Executor> Runner<'_, E> {
     pub(super) fn measure(&mut self, up: &mut Vec<Up<E::Process>>) -> anyhow::Result<bool> {
         let plan = self.plan;
         let d = &plan.defaults;
+        // Step n of all: as planned when the phase begins (a contender that leaves
+        // takes its steps with it, so the last step may come before the last number).
+        let all = plan.workloads.len() * plan.levels.len() * d.repeat as usize * up.len();
+        let mut n = 0;
         for wi in 0..plan.workloads.len() {
             if self.warm_up(wi, up)? {
                 return Ok(true);
@@ -41,7 +45,8 @@ impl<E: Executor> Runner<'_, E> {
                         if self.exec.stopped() {
                             return Ok(true);
                         }
-                        match self.step(wi, level, rep, up, i)? {
+                        n += 1;
+                        match self.step(wi, level, rep, up, i, (n, all))? {
                             Next::Go => {
                                 i += 1;
                                 self.exec.cooldown(d.cooldown);
@@ -109,6 +114,7 @@ impl<E: Executor> Runner<'_, E> {
         rep: u32,
         up: &mut Vec<Up<E::Process>>,
         i: usize,
+        (n, all): (usize, usize),
     ) -> anyhow::Result<Next> {
         let plan = self.plan;
         let (d, w) = (&plan.defaults, &plan.workloads[wi]);
@@ -121,7 +127,17 @@ impl<E: Executor> Runner<'_, E> {
             result,
             died,
             resources,
-        } = self.exec.step(&spec, u.process.as_ref());
+        } = self.exec.step(
+            &spec,
+            u.process.as_ref(),
+            format!(
+                "step {n} of {all} · {} · {} · {} · rep {rep}/{}",
+                terminal_line(name),
+                terminal_line(&w.name),
+                level.level,
+                d.repeat
+            ),
+        );
         let result = match result {
             Ok(r) => r,
             Err(e) => {

@@ -30,6 +30,7 @@ mod runner;
 mod tests;
 mod verify;
 
+use crate::progress::Display;
 use crate::{stop_flag, Failure, INTERRUPTED};
 use anyhow::{anyhow, Context};
 use clap::Args;
@@ -68,6 +69,9 @@ pub struct RunArgs {
     /// The store (SQLite).
     #[arg(long, value_name = "PATH", default_value = "shootout.db")]
     pub db: PathBuf,
+    /// No live view of the step under way (shown only when stdout is a terminal).
+    #[arg(long)]
+    pub no_live: bool,
 }
 
 /// `--duration`: a duration string (`90s`, `2m`), more than zero.
@@ -203,7 +207,11 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
 
     let _sweep = Sweep;
     let mut runner = Runner {
-        exec: Real { stop: stop_flag() },
+        exec: Real {
+            stop: stop_flag(),
+            // A step is shown live or not at all: the step lines say how each went.
+            live: Display::choose(false, a.no_live) == Display::Live,
+        },
         plan: &plan,
         bodies: &bodies,
         plan_dir: &plan_dir,

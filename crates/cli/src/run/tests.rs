@@ -76,6 +76,8 @@ struct Mock {
     port: u16,
     /// Who was started on which port.
     names: HashMap<u16, String>,
+    /// The live view's title of each step, in order.
+    titles: Vec<String>,
 }
 
 impl Mock {
@@ -181,7 +183,8 @@ impl Executor for Mock {
         Ok(Mock::result(if now { 3 } else { 50 }, now))
     }
 
-    fn step(&mut self, spec: &LoadSpec, p: Option<&Proc>) -> StepRun {
+    fn step(&mut self, spec: &LoadSpec, p: Option<&Proc>, title: String) -> StepRun {
+        self.titles.push(title);
         assert_eq!(p.map(|p| &p.name), Some(&self.names[&spec.target.port]));
         let call = format!("step {} c{}", self.target(spec), spec.connections);
         let (dies, fails) = (self.dies_at == Some(&call), self.fails_at == Some(&call));
@@ -229,6 +232,7 @@ struct Outcome {
     status: RunStatus,
     contenders: Vec<(String, ContenderStatus, String)>,
     steps: Vec<String>,
+    titles: Vec<String>,
 }
 
 impl Outcome {
@@ -304,6 +308,7 @@ fn run_plan(plan: &Plan, mock: Mock) -> Outcome {
     };
     let status = runner.run().map_err(|f| f.error).unwrap();
     let calls = std::mem::take(&mut runner.exec.calls);
+    let titles = std::mem::take(&mut runner.exec.titles);
     assert_eq!(store.run(run_id).unwrap().unwrap().status, status);
     let contenders = store.contenders(run_id).unwrap();
     let name_of = |id| &contenders.iter().find(|c| c.id == id).unwrap().name;
@@ -328,6 +333,7 @@ fn run_plan(plan: &Plan, mock: Mock) -> Outcome {
             .map(|c| (c.name.clone(), c.status, c.detail.clone()))
             .collect(),
         steps,
+        titles,
     }
 }
 
@@ -398,6 +404,15 @@ fn contenders_are_interleaved_step_by_step_and_each_step_is_stored() {
     assert_eq!(out.status, RunStatus::Complete);
     assert_eq!(out.contender("a"), (ContenderStatus::Measured, ""));
     assert_eq!(out.contender("b"), (ContenderStatus::Measured, ""));
+}
+
+#[test]
+fn the_live_view_titles_each_step_with_its_place_in_the_sweep() {
+    let out = run(Mock::default());
+    assert_eq!(out.titles.len(), 16);
+    assert_eq!(out.titles[0], "step 1 of 16 · a · one · c=1 · rep 1/2");
+    assert_eq!(out.titles[3], "step 4 of 16 · b · one · c=1 · rep 2/2");
+    assert_eq!(out.titles[15], "step 16 of 16 · b · two · c=2 · rep 2/2");
 }
 
 #[test]

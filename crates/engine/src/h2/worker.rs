@@ -227,8 +227,8 @@ impl Driver for Worker<'_> {
         self.tick(now);
     }
 
-    fn progress(&self) -> (u64, u64) {
-        (self.rec.counts.completed, self.rec.counts.failed())
+    fn recorder(&mut self) -> &mut Recorder {
+        &mut self.rec
     }
 
     fn dispatch_due(&mut self, now: Instant) -> Option<Dispatch> {

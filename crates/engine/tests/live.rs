@@ -1,0 +1,73 @@
+//! The details a live view reads ([`Control::detail`]): after a run, what the workers
+//! last published equals the run's result, class by class and code by code.
+
+mod common;
+
+use common::closed;
+use shootout_engine::{run, Control};
+use shootout_model::FailureKind;
+use shootout_testserver::{Behavior, TestServer};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+#[test]
+fn live_detail_after_a_run_equals_the_results_counts() {
+    let server = TestServer::start(Behavior::FailEvery { n: 3, status: 502 }).unwrap();
+    let mut s = closed(&server.url("/"), 3000, 4);
+    s.threads = 2;
+    let mut control = Control::new(s.threads);
+    control.watch();
+    let done = AtomicBool::new(false);
+    let (r, looks) = std::thread::scope(|sc| {
+        // A reader looking all along, as a view does, holding the workers' slots often.
+        let reader = sc.spawn(|| {
+            let mut looks = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                let d = control.detail().expect("watched");
+                assert!(d.status.values().sum::<u64>() <= 3000);
+                looks += 1;
+            }
+            looks
+        });
+        let r = run(&s, &control).expect("run");
+        done.store(true, Ordering::Relaxed);
+        (r, reader.join().unwrap())
+    });
+    assert!(looks > 0);
+    let d = control.detail().expect("watched");
+    assert_eq!(d.failures, r.counts.failures);
+    assert_eq!(d.status, r.counts.status);
+    assert_eq!(d.status.get(&502), Some(&1000));
+    assert!(
+        r.counts.failures[FailureKind::Status] == 1000,
+        "{:?}",
+        r.counts
+    );
+    assert_eq!(d.latency.len(), r.latency.len(), "every answer's latency");
+    assert_eq!(control.snapshot().completed, r.counts.completed);
+}
+
+#[test]
+fn live_latency_includes_the_seconds_already_finished() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let mut s = closed(&server.url("/"), 1, 2);
+    s.requests = None;
+    s.duration = Some(Duration::from_millis(1300));
+    let mut control = Control::new(s.threads);
+    control.watch();
+    let r = run(&s, &control).expect("run");
+    assert!(r.series.len() >= 2, "the run spans two seconds");
+    let d = control.detail().expect("watched");
+    assert_eq!(d.latency.len(), r.latency.len());
+    assert_eq!(d.status, r.counts.status);
+}
+
+#[test]
+fn details_are_published_only_when_watched() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let s = closed(&server.url("/"), 100, 2);
+    let control = Control::new(s.threads);
+    let r = run(&s, &control).expect("run");
+    assert_eq!(r.counts.ok, 100);
+    assert!(control.detail().is_none());
+}
