@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The migration steps: step `i` takes the file from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS, V4_TARGETS, V5_HTTP2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS, V4_TARGETS, V5_HTTP2, V6_SETUP];
 
 /// The schema version this build writes: the number of migration steps.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -188,6 +188,14 @@ CREATE TABLE step_stream_resets (
     count   INTEGER NOT NULL,
     PRIMARY KEY (step_id, code)
 );
+";
+
+/// Version 6: per step, the setup time of every connection opened (a histogram, NULL in
+/// steps stored before), and of the requests sent late, those that waited because every
+/// connection had its requests outstanding (0 before).
+const V6_SETUP: &str = "
+ALTER TABLE steps ADD COLUMN hist_setup BLOB;
+ALTER TABLE steps ADD COLUMN sched_late_no_connection INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Reads the file's schema version (`PRAGMA user_version`).
