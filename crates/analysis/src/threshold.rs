@@ -204,66 +204,37 @@ mod tests {
 #[cfg(test)]
 mod cell_tests {
     use super::*;
-    use crate::evidence::tests::step;
-    use shootout_model::stored::{ContenderId, ContenderRow, RunId, RunRow, StoredRun};
-    use shootout_model::{ContenderStatus, FailureKind, MachineFacts, RunStatus};
-    use std::time::SystemTime;
+    use crate::evidence::tests::run as measured;
+    use shootout_model::stored::{StepId, StoredRun};
+    use shootout_model::FailureKind;
 
     fn t(expr: &str) -> Threshold {
         expr.parse().unwrap()
     }
 
-    /// Contenders `a` (id 0) and `b` (id 1), each measured three times at 100 req/s for
-    /// 1 s; every answer takes 1 ms, but `a`'s third repetition answered in 100 ms and had
-    /// one timeout.
+    /// Contenders `a` and `b`, each measured three times for 1 s (101, 102 and 102 good
+    /// answers); every answer takes 1 ms, but `a`'s third repetition answered in 100 ms
+    /// and had one timeout.
     fn run() -> StoredRun {
-        let contenders = ["a", "b"]
-            .iter()
-            .enumerate()
-            .map(|(i, n)| ContenderRow {
-                id: ContenderId(i as i64),
-                run: RunId(1),
-                name: n.to_string(),
-                command: String::new(),
-                baseline: i == 0,
-                status: ContenderStatus::Measured,
-                detail: String::new(),
-                version: None,
-                stdout_log: None,
-                stderr_log: None,
-            })
-            .collect();
-        let mut steps = Vec::new();
-        for c in 0..2 {
-            for rep in 1..=3 {
-                let mut s = step(c, rep, &[100]);
-                let slow = c == 0 && rep == 3;
-                s.result
-                    .latency
-                    .record_n(if slow { 100_000 } else { 1_000 }, 100)
-                    .unwrap();
-                if slow {
-                    s.result.counts.failures[FailureKind::Timeout] = 1;
-                    s.result.counts.ok -= 1;
-                }
-                steps.push(s);
+        let mut run = measured(&[("a", 100, 0), ("b", 100, 0)], 1);
+        for c in 0..2usize {
+            let mut third = run.steps[c * 2 + 1].clone();
+            third.repetition = 3;
+            third.id = StepId(10 + c as i64);
+            run.steps.push(third);
+        }
+        for s in &mut run.steps {
+            let slow = s.contender.0 == 0 && s.repetition == 3;
+            s.result
+                .latency
+                .record_n(if slow { 100_000 } else { 1_000 }, 100)
+                .unwrap();
+            if slow {
+                s.result.counts.failures[FailureKind::Timeout] = 1;
+                s.result.counts.completed += 1;
             }
         }
-        StoredRun {
-            run: RunRow {
-                id: RunId(1),
-                name: "p".into(),
-                plan_text: String::new(),
-                plan_resolved: String::new(),
-                machine: MachineFacts::default(),
-                started: SystemTime::UNIX_EPOCH,
-                ended: Some(SystemTime::UNIX_EPOCH),
-                status: RunStatus::Complete,
-            },
-            contenders,
-            steps,
-            also: Vec::new(),
-        }
+        run
     }
 
     #[test]
@@ -282,13 +253,13 @@ mod cell_tests {
             .map(ToString::to_string)
             .collect();
         // a's slow repetition is outvoted for p99 (median 1 ms), not for its timeout:
-        // 1 of 300 requests failed. b has its own rps threshold (median 100 req/s).
+        // 1 of 306 requests failed. b has its own rps threshold (median 102 req/s).
         assert_eq!(
             lines,
             vec![
                 "threshold failed: a, w, c=10: failed>0 (failed was 1, over 3 repetitions)",
-                "threshold failed: a, w, c=10: errors>0.1% (errors was 0.333%, over 3 repetitions)",
-                "threshold failed: b, w, c=10: rps<1000 (rps was 100.00 req/s, median of 3 repetitions)",
+                "threshold failed: a, w, c=10: errors>0.1% (errors was 0.327%, over 3 repetitions)",
+                "threshold failed: b, w, c=10: rps<1000 (rps was 102.00 req/s, median of 3 repetitions)",
             ]
         );
         let p99 = [t("p99>=1ms")];
