@@ -1043,6 +1043,25 @@ fn run_fail_if_exits_3_after_storing_every_step_with_a_line_per_breached_cell() 
     assert_eq!(run.status, RunStatus::Complete);
     assert_eq!(store.steps(run.id).unwrap().len(), 4);
     assert!(String::from_utf8_lossy(&out.stdout).contains("fast"));
+    // The stored run can be judged again later, by other thresholds.
+    let report = |expr: &str| {
+        shootout()
+            .args(["report", "--fail-if", expr, "--db"])
+            .arg(c.db())
+            .output()
+            .unwrap()
+    };
+    let out = report("rps>0");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(err.matches("threshold failed: ").count(), 2, "{err}");
+    assert!(
+        err.contains("threshold failed: fast, hello, c=2: rps>0 (rps was "),
+        "{err}"
+    );
+    let out = report("p99>30s");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fast"));
 }
 
 #[test]

@@ -244,13 +244,23 @@ fn judge(plan: &Plan, stored: &shootout_model::stored::StoredRun) -> bool {
             (c.name.as_str(), all)
         })
         .collect();
-    let analysis = shootout_analysis::Analysis::of(stored);
-    let breaches = shootout_analysis::threshold::judge_cells(&analysis, |name| {
+    judge_cells(stored, |name| {
         per_contender
             .iter()
             .find(|(n, _)| *n == name)
             .map_or(&[][..], |(_, t)| t.as_slice())
-    });
+    })
+}
+
+/// Judges every cell of a stored run by the thresholds `thresholds` gives its contender
+/// (by name); says on stderr, one line each, which failed; true if any (`run` and
+/// `report --fail-if`).
+pub(crate) fn judge_cells<'t>(
+    stored: &shootout_model::stored::StoredRun,
+    thresholds: impl Fn(&str) -> &'t [shootout_model::threshold::Threshold],
+) -> bool {
+    let analysis = shootout_analysis::Analysis::of(stored);
+    let breaches = shootout_analysis::threshold::judge_cells(&analysis, thresholds);
     for b in &breaches {
         say!("{b}");
     }
