@@ -1082,3 +1082,36 @@ fn streams_without_http2_is_a_usage_error_naming_the_flag() {
         "{err}"
     );
 }
+
+#[test]
+fn rate_mode_reports_each_connections_setup_in_json_and_text_though_connect_is_0() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let load = |format: &str| {
+        shootout()
+            .args([
+                "load", "-q", "--format", format, "--rate", "100", "-d", "0.3s", "-c", "3",
+            ])
+            .arg(server.url("/"))
+            .output()
+            .unwrap()
+    };
+    let out = load("json");
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["connections"]["opened"], 3, "{v}");
+    let setup = &v["connections"]["setup_ms"];
+    assert!(setup["min"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(setup["max"].as_f64().unwrap() >= setup["mean"].as_f64().unwrap());
+    // The connections opened before any request was due: no request waited for one.
+    assert_eq!(v["connection_times_ms"]["connect"]["max"], 0.0, "{v}");
+    for format in ["text", "ab"] {
+        let out = String::from_utf8(load(format).stdout).unwrap();
+        assert!(
+            out.contains("Connection setup: 3 connections, min ")
+                && out.contains("(opened before any request waited for them: Connect is 0)"),
+            "{format}: {out}"
+        );
+    }
+    let wrk = String::from_utf8(load("wrk").stdout).unwrap();
+    assert!(wrk.contains("  Connection setup: 3 connections"), "{wrk}");
+}

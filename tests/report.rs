@@ -171,6 +171,11 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
             } else {
                 0
             },
+            late_no_connection: if rps < target * 0.99 {
+                completed / 10
+            } else {
+                0
+            },
             max_lag: Duration::from_micros(180),
         }),
         LoadLevel::Concurrency { .. } => None,
@@ -182,6 +187,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
         latency,
         latency_raw,
         connect,
+        setup: shootout_model::latency_histogram(),
         waiting,
         processing,
         series: vec![],

@@ -1061,3 +1061,127 @@ fn an_overlong_run_duration_is_a_usage_error() {
         );
     }
 }
+
+/// A plan of two contenders at `url` (the same server), with `fail_if` for all in
+/// `[defaults]` and one of `other`'s own.
+fn thresholds_plan(url: &str) -> String {
+    let url = url.trim_end_matches('/');
+    format!(
+        "name = \"gates\"\n[defaults]\nwarmup = 0\nrequests = 100\nrepeat = 2\ncooldown = \"0s\"\nfail_if = [\"p99>30s\"]\n\
+         [[contender]]\nname = \"fast\"\nurl = \"{url}\"\n\
+         [[contender]]\nname = \"other\"\nurl = \"{url}\"\nfail_if = [\"rps>0\"]\n\
+         [[workload]]\nname = \"hello\"\npath = \"/\"\nexpect = {{ status = 200 }}\n\
+         [load]\nconcurrency = [2]\n"
+    )
+}
+
+#[test]
+fn run_fail_if_exits_3_after_storing_every_step_with_a_line_per_breached_cell() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let c = Case::new(&thresholds_plan(&server.url("/")));
+    // `mean>=0us` holds for every cell: both contenders fail it; `rps>0` is other's own.
+    let out = c
+        .run_cmd()
+        .args(["--fail-if", "mean>=0us"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let failed: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("threshold failed"))
+        .collect();
+    assert_eq!(failed.len(), 3, "{err}");
+    assert!(
+        failed[0].starts_with("threshold failed: fast, hello, c=2: mean>=0us (mean was ")
+            && failed[0].ends_with(" ms, median of 2 repetitions)"),
+        "{err}"
+    );
+    assert!(
+        failed[1].starts_with("threshold failed: other, hello, c=2: mean>=0us (mean was "),
+        "{err}"
+    );
+    assert!(
+        failed[2].starts_with("threshold failed: other, hello, c=2: rps>0 (rps was ")
+            && failed[2].ends_with(" req/s, median of 2 repetitions)"),
+        "{err}"
+    );
+    assert!(!err.contains("p99>30s"), "{err}");
+    // The run was done and stored before it was judged; the report is on stdout.
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(store.steps(run.id).unwrap().len(), 4);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fast"));
+    // The stored run can be judged again later, by other thresholds.
+    let report = |expr: &str| {
+        shootout()
+            .args(["report", "--fail-if", expr, "--db"])
+            .arg(c.db())
+            .output()
+            .unwrap()
+    };
+    let out = report("rps>0");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(err.matches("threshold failed: ").count(), 2, "{err}");
+    assert!(
+        err.contains("threshold failed: fast, hello, c=2: rps>0 (rps was "),
+        "{err}"
+    );
+    let out = report("p99>30s");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fast"));
+}
+
+#[test]
+fn plan_thresholds_for_all_pass_and_a_contenders_own_apply_to_it_only() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let c = Case::new(&thresholds_plan(&server.url("/")));
+    // fast has only the plan's p99>30s, which a local hello server never reaches.
+    let out = c.run_cmd().args(["--only", "fast"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("threshold failed"), "{err}");
+    // other's own rps>0 fails it.
+    let out = c.run_cmd().args(["--only", "other"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("threshold failed: other, hello, c=2: rps>0 (rps was "),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_thresholds_show_in_a_dry_run_and_a_bad_one_is_refused_before_anything_starts() {
+    let c = Case::new(&thresholds_plan("http://127.0.0.1:9"));
+    let out = c
+        .run_cmd()
+        .args(["--dry-run", "--fail-if", "errors>1%"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  every contender: p99>30s, errors>1%\n  other: rps>0\n"),
+        "{stdout}"
+    );
+    let out = c.run_cmd().args(["--fail-if", "p99>50"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--fail-if 'p99>50': a latency needs a unit"),
+        "{err}"
+    );
+    assert!(!c.db().exists(), "refused before the store was opened");
+    let bad = thresholds_plan("http://127.0.0.1:9").replace("rps>0", "rps>fast");
+    let c = Case::new(&bad);
+    let out = c.run_cmd().output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("plan.toml:14: contender 'other': fail_if: 'rps>fast': 'fast' is not a rate"),
+        "{err}"
+    );
+}

@@ -465,6 +465,7 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
             (&mut out.latency, &r.latency),
             (&mut out.latency_raw, &r.latency_raw),
             (&mut out.connect, &r.connect),
+            (&mut out.setup, &r.setup),
             (&mut out.waiting, &r.waiting),
             (&mut out.processing, &r.processing),
         ] {
@@ -489,12 +490,14 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
                 due: 0,
                 sent: 0,
                 late: 0,
+                late_no_connection: 0,
                 max_lag: Duration::ZERO,
             });
             acc.target_rps += s.target_rps;
             acc.due += s.due;
             acc.sent += s.sent;
             acc.late += s.late;
+            acc.late_no_connection += s.late_no_connection;
             acc.max_lag = acc.max_lag.max(s.max_lag);
         }
         out.interrupted |= r.interrupted;

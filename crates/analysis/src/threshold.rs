@@ -1,245 +1,13 @@
-//! Thresholds a load run must meet (`--fail-if`, on `load` and on `merge`, one grammar):
-//! `METRIC OP VALUE`, e.g. `p99>50ms`, `errors>0.1%`, `rps<20000`, `failed>0`. The
-//! expression says when the run *fails*; [`judge`] returns the thresholds a run breached,
-//! each with the measured value, and the CLI turns any breach into exit code 3.
-//!
-//! Metrics: `p50`, `p90`, `p99`, `p999`, `mean`, `max` (latency of the answered requests,
-//! from the coordinated-omission-corrected histogram, with a unit: `us`, `ms` or `s`),
-//! `errors` (failed requests as a share of the completed ones, with `%`), `failed` (a
-//! count of failed requests) and `rps` (good answers per second over the run). Operators:
-//! `>`, `>=`, `<`, `<=`. Every parse error names the expression and says how to write it.
+//! Verdicts of the thresholds a load must meet (`--fail-if` on `load`, `merge` and `run`,
+//! and a plan's `fail_if`; the grammar is the model's
+//! [`shootout_model::threshold`], re-exported here): [`judge`] returns the thresholds one
+//! load breached, [`judge_cells`] those a stored shootout's cells breached, each with the
+//! measured value. The CLI turns any breach into exit code 3.
 
-use shootout_model::RunResult;
+use crate::cells::{median, Analysis, Cell};
+pub use shootout_model::threshold::{Metric, Op, Threshold, ThresholdError};
+use shootout_model::{LoadLevel, RunResult};
 use std::fmt;
-use std::str::FromStr;
-
-/// What a threshold measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    /// A latency quantile, in thousandths (500 = median, 999 = p99.9).
-    Quantile(u16),
-    /// Mean latency.
-    Mean,
-    /// Slowest request.
-    Max,
-    /// Failed requests as a percentage of the completed ones.
-    Errors,
-    /// Failed requests, counted.
-    Failed,
-    /// Good answers per second.
-    Rps,
-}
-
-/// The metrics' names, as written in an expression, with what each one is.
-const METRICS: [(&str, Metric); 9] = [
-    ("p50", Metric::Quantile(500)),
-    ("p90", Metric::Quantile(900)),
-    ("p99", Metric::Quantile(990)),
-    ("p999", Metric::Quantile(999)),
-    ("mean", Metric::Mean),
-    ("max", Metric::Max),
-    ("errors", Metric::Errors),
-    ("failed", Metric::Failed),
-    ("rps", Metric::Rps),
-];
-
-impl Metric {
-    fn is_latency(self) -> bool {
-        matches!(self, Metric::Quantile(_) | Metric::Mean | Metric::Max)
-    }
-
-    fn name(self) -> &'static str {
-        METRICS
-            .iter()
-            .find(|(_, m)| *m == self)
-            .map_or("?", |(n, _)| n)
-    }
-
-    /// The metric's value for `r`: latency in µs, errors in %, failed as a count, rps in
-    /// good answers per second. 0 for latency when nothing was answered.
-    pub fn of(self, r: &RunResult) -> f64 {
-        let h = &r.latency;
-        let latency = |f: fn(&hdrhistogram::Histogram<u64>) -> f64| {
-            if h.is_empty() {
-                0.0
-            } else {
-                f(h)
-            }
-        };
-        match self {
-            Metric::Quantile(q) => latency(match q {
-                500 => |h| h.value_at_quantile(0.5) as f64,
-                900 => |h| h.value_at_quantile(0.9) as f64,
-                990 => |h| h.value_at_quantile(0.99) as f64,
-                _ => |h| h.value_at_quantile(0.999) as f64,
-            }),
-            Metric::Mean => latency(|h| h.mean()),
-            Metric::Max => latency(|h| h.max() as f64),
-            Metric::Errors => r.counts.failed() as f64 * 100.0 / r.counts.completed.max(1) as f64,
-            Metric::Failed => r.counts.failed() as f64,
-            Metric::Rps => r.ok_rps(),
-        }
-    }
-
-    /// `value` (in [`Metric::of`]'s unit) as a reader wants it: `72.143 ms`, `0.25%`.
-    fn show(self, value: f64) -> String {
-        match self {
-            m if m.is_latency() => format!("{:.3} ms", value / 1e3),
-            Metric::Errors => format!("{value:.3}%"),
-            Metric::Failed => format!("{value:.0}"),
-            _ => format!("{value:.2} req/s"),
-        }
-    }
-}
-
-/// A comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    /// `>`
-    Above,
-    /// `>=`
-    AtLeast,
-    /// `<`
-    Below,
-    /// `<=`
-    AtMost,
-}
-
-impl Op {
-    /// The operators, longest first (so `>=` is not read as `>`).
-    const ALL: [(&'static str, Op); 4] = [
-        (">=", Op::AtLeast),
-        ("<=", Op::AtMost),
-        (">", Op::Above),
-        ("<", Op::Below),
-    ];
-
-    fn holds(self, value: f64, limit: f64) -> bool {
-        match self {
-            Op::Above => value > limit,
-            Op::AtLeast => value >= limit,
-            Op::Below => value < limit,
-            Op::AtMost => value <= limit,
-        }
-    }
-}
-
-/// One `--fail-if` expression: the run fails when `metric op limit` holds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Threshold {
-    /// What is measured.
-    pub metric: Metric,
-    /// How it is compared.
-    pub op: Op,
-    /// The limit, in [`Metric::of`]'s unit (µs for latency, % for errors).
-    pub limit: f64,
-    /// The expression as the user wrote it.
-    pub text: String,
-}
-
-/// An expression that is not a threshold; the message says how to write it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ThresholdError {
-    /// No comparison in it.
-    #[error(
-        "'{0}' has no comparison: write METRIC OP VALUE, e.g. p99>50ms, errors>0.1% or rps<20000"
-    )]
-    NoOperator(String),
-    /// An unknown metric.
-    #[error("'{expr}': '{metric}' is not a metric: use one of p50, p90, p99, p999, mean, max (latency), errors (%), failed (count), rps (good answers per second)")]
-    Metric {
-        /// The expression.
-        expr: String,
-        /// The metric as written.
-        metric: String,
-    },
-    /// A latency without a unit or with an unknown one.
-    #[error("'{0}': a latency needs a unit: write e.g. p99>50ms, mean>800us or max>2s")]
-    Unit(String),
-    /// `errors` without `%`.
-    #[error(
-        "'{0}': errors is a share of the completed requests: write it with %, e.g. errors>0.1%"
-    )]
-    Percent(String),
-    /// Not a number, negative, or a count with a fraction.
-    #[error("'{expr}': '{value}' is not a {what}: write e.g. {example}")]
-    Value {
-        /// The expression.
-        expr: String,
-        /// The value as written.
-        value: String,
-        /// What was expected.
-        what: &'static str,
-        /// A valid expression of the same metric.
-        example: &'static str,
-    },
-}
-
-impl FromStr for Threshold {
-    type Err = ThresholdError;
-
-    /// Parses `METRIC OP VALUE` (blanks allowed around each part; metric names in any case).
-    fn from_str(expr: &str) -> Result<Threshold, ThresholdError> {
-        let (at, token, op) = Op::ALL
-            .iter()
-            .filter_map(|(t, op)| expr.find(t).map(|at| (at, *t, *op)))
-            .min_by_key(|(at, t, _)| (*at, std::cmp::Reverse(t.len())))
-            .ok_or_else(|| ThresholdError::NoOperator(expr.into()))?;
-        let name = expr[..at].trim().to_ascii_lowercase();
-        let value = expr[at + token.len()..].trim();
-        let metric = METRICS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, m)| *m)
-            .ok_or_else(|| ThresholdError::Metric {
-                expr: expr.into(),
-                metric: name.clone(),
-            })?;
-        let bad = |what, example| ThresholdError::Value {
-            expr: expr.into(),
-            value: value.into(),
-            what,
-            example,
-        };
-        let number = |text: &str| {
-            text.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-        };
-        let limit = match metric {
-            m if m.is_latency() => {
-                let split = value
-                    .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-                    .ok_or_else(|| ThresholdError::Unit(expr.into()))?;
-                let scale = match value[split..].trim() {
-                    "us" | "µs" => 1.0,
-                    "ms" => 1e3,
-                    "s" => 1e6,
-                    _ => return Err(ThresholdError::Unit(expr.into())),
-                };
-                number(&value[..split]).ok_or_else(|| bad("duration", "p99>50ms"))? * scale
-            }
-            Metric::Errors => {
-                let share = value
-                    .strip_suffix('%')
-                    .ok_or_else(|| ThresholdError::Percent(expr.into()))?;
-                number(share).ok_or_else(|| bad("percentage", "errors>0.1%"))?
-            }
-            Metric::Failed => value
-                .parse::<u64>()
-                .map_err(|_| bad("count of requests", "failed>0"))?
-                as f64,
-            _ => number(value).ok_or_else(|| bad("rate", "rps<20000"))?,
-        };
-        Ok(Threshold {
-            metric,
-            op,
-            limit,
-            text: expr.trim().to_string(),
-        })
-    }
-}
 
 /// A threshold a run breached, with what was measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -278,64 +46,97 @@ pub fn judge(thresholds: &[Threshold], r: &RunResult) -> Vec<Breach> {
         .collect()
 }
 
+/// A threshold that a cell of a shootout (contender × workload × level) breached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellBreach {
+    /// The contender's name.
+    pub contender: String,
+    /// The workload's name.
+    pub workload: String,
+    /// The load level.
+    pub level: LoadLevel,
+    /// Repetitions in the cell.
+    pub reps: usize,
+    /// The threshold and the cell's value (see [`cell_value`]).
+    pub breach: Breach,
+}
+
+/// `threshold failed: fast, hello, c=50: p99>50ms (p99 was 72.143 ms, median of 3 repetitions)`.
+impl fmt::Display for CellBreach {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.breach.threshold.metric;
+        let over = match (m, self.reps) {
+            (_, 1) => String::new(),
+            (Metric::Errors | Metric::Failed, n) => format!(", over {n} repetitions"),
+            (_, n) => format!(", median of {n} repetitions"),
+        };
+        write!(
+            f,
+            "threshold failed: {}, {}, {}: {} ({} was {}{over})",
+            self.contender,
+            self.workload,
+            self.level,
+            self.breach.threshold.text,
+            m.name(),
+            m.show(self.breach.value)
+        )
+    }
+}
+
+/// `metric` of a cell: for latency and `rps`, the median over its repetitions (the figure
+/// the run's tables show, which one disturbed repetition does not move); for `errors` and
+/// `failed`, all repetitions together (a failure in any repetition counts: failures are
+/// never noise to be voted away).
+pub fn cell_value(metric: Metric, cell: &Cell) -> f64 {
+    match metric {
+        Metric::Failed => cell.failures.total() as f64,
+        Metric::Errors => cell.failures.total() as f64 * 100.0 / cell.completed.max(1) as f64,
+        m => median(
+            &cell
+                .steps
+                .iter()
+                .map(|s| m.of(&s.result))
+                .collect::<Vec<_>>(),
+        ),
+    }
+}
+
+/// The thresholds each cell of `a` breached, in the report's order (workload, level,
+/// contender); `thresholds` gives those that apply to a contender, by name.
+pub fn judge_cells<'t>(
+    a: &Analysis,
+    thresholds: impl Fn(&str) -> &'t [Threshold],
+) -> Vec<CellBreach> {
+    let mut out = Vec::new();
+    for (workload, level, cell) in a.cells() {
+        let contender = a.name(cell.contender);
+        for t in thresholds(contender) {
+            let value = cell_value(t.metric, cell);
+            if t.op.holds(value, t.limit) {
+                out.push(CellBreach {
+                    contender: contender.to_string(),
+                    workload: workload.to_string(),
+                    level,
+                    reps: cell.reps(),
+                    breach: Breach {
+                        threshold: t.clone(),
+                        value,
+                    },
+                });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shootout_model::FailureKind;
+    use shootout_model::{FailureKind, RunResult};
     use std::time::{Duration, SystemTime};
 
     fn t(expr: &str) -> Threshold {
         expr.parse().unwrap_or_else(|e| panic!("{expr}: {e}"))
-    }
-
-    #[test]
-    fn the_grammar_reads_every_metric_with_its_unit() {
-        #[rustfmt::skip]
-        let rows: &[(&str, Metric, Op, f64)] = &[
-            ("p99>50ms",        Metric::Quantile(990), Op::Above,   50_000.0),
-            (" P50 >= 1.5s ",   Metric::Quantile(500), Op::AtLeast, 1_500_000.0),
-            ("p90<=800us",      Metric::Quantile(900), Op::AtMost,  800.0),
-            ("p999>2µs",        Metric::Quantile(999), Op::Above,   2.0),
-            ("mean>0.5ms",      Metric::Mean,          Op::Above,   500.0),
-            ("max > 1 s",       Metric::Max,           Op::Above,   1_000_000.0),
-            ("errors>0.1%",     Metric::Errors,        Op::Above,   0.1),
-            ("failed>0",        Metric::Failed,        Op::Above,   0.0),
-            ("rps<20000",       Metric::Rps,           Op::Below,   20_000.0),
-        ];
-        for (expr, metric, op, limit) in rows {
-            let got = t(expr);
-            assert_eq!((got.metric, got.op), (*metric, *op), "{expr}");
-            assert!((got.limit - limit).abs() < 1e-9, "{expr}: {}", got.limit);
-            assert_eq!(got.text, expr.trim());
-        }
-    }
-
-    #[test]
-    fn bad_expressions_say_how_to_write_them() {
-        #[rustfmt::skip]
-        let rows: &[(&str, &str)] = &[
-            ("p99",           "write METRIC OP VALUE, e.g. p99>50ms"),
-            ("",              "has no comparison"),
-            ("p98>50ms",      "'p98' is not a metric: use one of p50"),
-            ("latency>5ms",   "is not a metric"),
-            ("p99>50",        "a latency needs a unit: write e.g. p99>50ms"),
-            ("p99>50 parsecs","a latency needs a unit"),
-            ("p99>ms",        "'ms' is not a duration: write e.g. p99>50ms"),
-            ("errors>0.1",    "write it with %, e.g. errors>0.1%"),
-            ("errors>x%",     "is not a percentage"),
-            ("failed>0.5",    "is not a count of requests: write e.g. failed>0"),
-            ("rps<-1",        "is not a rate: write e.g. rps<20000"),
-            ("rps<NaN",       "is not a rate"),
-            ("rps<",          "is not a rate"),
-        ];
-        for (expr, hint) in rows {
-            let e = expr.parse::<Threshold>().unwrap_err().to_string();
-            assert!(e.contains(hint), "{expr:?}: {e}");
-            assert!(
-                e.contains(&format!("'{expr}'")) || e.contains("'p98'") || e.contains("'latency'"),
-                "{expr:?} named: {e}"
-            );
-        }
     }
 
     fn result() -> RunResult {
@@ -396,6 +197,76 @@ mod tests {
         assert_eq!(
             b.to_string(),
             "threshold failed: rps<500 (rps was 499.50 req/s)"
+        );
+    }
+}
+
+#[cfg(test)]
+mod cell_tests {
+    use super::*;
+    use crate::evidence::tests::run as measured;
+    use shootout_model::stored::{StepId, StoredRun};
+    use shootout_model::FailureKind;
+
+    fn t(expr: &str) -> Threshold {
+        expr.parse().unwrap()
+    }
+
+    /// Contenders `a` and `b`, each measured three times for 1 s (101, 102 and 102 good
+    /// answers); every answer takes 1 ms, but `a`'s third repetition answered in 100 ms
+    /// and had one timeout.
+    fn run() -> StoredRun {
+        let mut run = measured(&[("a", 100, 0), ("b", 100, 0)], 1);
+        for c in 0..2usize {
+            let mut third = run.steps[c * 2 + 1].clone();
+            third.repetition = 3;
+            third.id = StepId(10 + c as i64);
+            run.steps.push(third);
+        }
+        for s in &mut run.steps {
+            let slow = s.contender.0 == 0 && s.repetition == 3;
+            s.result
+                .latency
+                .record_n(if slow { 100_000 } else { 1_000 }, 100)
+                .unwrap();
+            if slow {
+                s.result.counts.failures[FailureKind::Timeout] = 1;
+                s.result.counts.completed += 1;
+            }
+        }
+        run
+    }
+
+    #[test]
+    fn a_cell_is_judged_on_its_median_latency_and_on_every_failure() {
+        let run = run();
+        let a = Analysis::of(&run);
+        let all = vec![t("p99>50ms"), t("failed>0"), t("errors>0.1%")];
+        let b_own = vec![
+            t("p99>50ms"),
+            t("failed>0"),
+            t("errors>0.1%"),
+            t("rps<1000"),
+        ];
+        let lines: Vec<String> = judge_cells(&a, |name| if name == "b" { &b_own } else { &all })
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        // a's slow repetition is outvoted for p99 (median 1 ms), not for its timeout:
+        // 1 of 306 requests failed. b has its own rps threshold (median 102 req/s).
+        assert_eq!(
+            lines,
+            vec![
+                "threshold failed: a, w, c=10: failed>0 (failed was 1, over 3 repetitions)",
+                "threshold failed: a, w, c=10: errors>0.1% (errors was 0.327%, over 3 repetitions)",
+                "threshold failed: b, w, c=10: rps<1000 (rps was 102.00 req/s, median of 3 repetitions)",
+            ]
+        );
+        let p99 = [t("p99>=1ms")];
+        assert_eq!(
+            judge_cells(&a, |_| &p99).len(),
+            2,
+            "both cells' median p99 is 1 ms"
         );
     }
 }

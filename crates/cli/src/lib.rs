@@ -14,8 +14,8 @@
 //! Exit codes: 0 done, 1 the run could not be done (a `load` in which not one request got
 //! a good answer, a `run` in which no contender was measured), a `compare` gate failed or
 //! the output could not be written, 2 bad usage (including a store or run that does not
-//! exist, and result files `merge` refuses), 3 a `--fail-if` threshold of `load` or
-//! `merge` failed, 130 interrupted.
+//! exist, and result files `merge` refuses), 3 a `--fail-if` threshold of `load`, `merge`,
+//! `run` (or a plan's `fail_if`) or `report` failed, 130 interrupted.
 //!
 //! Output: every command writes its report with `emit`, never `print!` (which panics when
 //! stdout cannot be written); clap's help and version go the same way. A reader that

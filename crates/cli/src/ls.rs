@@ -4,6 +4,7 @@
 use crate::Failure;
 use anyhow::anyhow;
 use clap::Args;
+use shootout_model::stored::StoredRun;
 use shootout_store::{RunId, Store};
 use std::path::PathBuf;
 
@@ -48,10 +49,11 @@ fn listing(db: &std::path::Path, runs: &[shootout_store::RunSummary]) -> String 
 
 /// The report `shootout run` prints when it ends: [`shootout_report::shootout::text`] of
 /// run `id` as read back from the store — the very function `shootout report` calls, so a
-/// report made later prints exactly this.
-pub fn run_table(store: &Store, id: RunId) -> anyhow::Result<String> {
+/// report made later prints exactly this — with the run read back (its thresholds are
+/// judged on it).
+pub fn run_table(store: &Store, id: RunId) -> anyhow::Result<(String, StoredRun)> {
     let run = store
         .load_run(id)?
         .ok_or_else(|| anyhow!("run {} is not in the store", id.0))?;
-    Ok(shootout_report::shootout::text(&run))
+    Ok((shootout_report::shootout::text(&run), run))
 }

@@ -43,6 +43,11 @@ pub struct ReportArgs {
     /// The store (SQLite).
     #[arg(long, value_name = "PATH", default_value = "shootout.db")]
     pub db: PathBuf,
+
+    /// Exit 3 when this holds for any contender × workload × level of the run, e.g.
+    /// p99>50ms, errors>0.1%, rps<20000, failed>0 (repeatable; as `run --fail-if` judges).
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
 }
 
 /// Parses a `--format` value that clap already checked.
@@ -98,6 +103,7 @@ pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, 
 /// Runs `shootout report`; returns the exit code.
 pub fn report(a: ReportArgs) -> Result<i32, Failure> {
     let format = a.format.as_deref().map(format).transpose()?;
+    let thresholds = crate::load::dist::parse_thresholds(&a.fail_if)?;
     let store = open_store(&a.db)?;
     let run = if a.runs.is_empty() {
         load_run(&store, &a.db, a.run)?
@@ -133,5 +139,10 @@ pub fn report(a: ReportArgs) -> Result<i32, Failure> {
         (None, None) => emit(&shootout_report::shootout::text(&run))?,
         (None, Some(_)) => {}
     }
-    Ok(0)
+    let breached = crate::run::judge_cells(&run, |_| &thresholds);
+    Ok(if breached {
+        crate::load::THRESHOLD_FAILED
+    } else {
+        0
+    })
 }

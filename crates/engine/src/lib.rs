@@ -515,7 +515,7 @@ impl<T: std::io::Read + std::io::Write> ReadWrite for T {}
 struct Totals {
     counts: Counts,
     /// latency, latency_raw, connect, waiting, processing.
-    histograms: [Histogram<u64>; 5],
+    histograms: [Histogram<u64>; 6],
     seconds: Vec<recorder::RawSecond>,
     samples: Vec<Sample>,
     /// The earliest first response of any worker, with when it came.
@@ -560,6 +560,7 @@ impl Totals {
             &r.connect,
             &r.waiting,
             &r.processing,
+            &r.setup,
         ]) {
             // Same bounds everywhere: adding cannot fail.
             let _ = dst.add(src);
@@ -594,6 +595,7 @@ impl Totals {
             acc.due += s.due;
             acc.sent += s.sent;
             acc.late += s.late;
+            acc.late_no_connection += s.late_no_connection;
             acc.max_lag = acc.max_lag.max(s.max_lag);
         }
     }
@@ -633,7 +635,7 @@ fn merge(
         t.counts.length_mismatch = t.length_mismatch();
     }
     let duration = t.ended.saturating_duration_since(start);
-    let [latency, latency_raw, connect, waiting, processing] = t.histograms;
+    let [latency, latency_raw, connect, waiting, processing, setup] = t.histograms;
     let mut result = RunResult {
         started,
         duration,
@@ -641,6 +643,7 @@ fn merge(
         latency,
         latency_raw,
         connect,
+        setup,
         waiting,
         processing,
         series: merge_seconds(t.seconds),
@@ -654,6 +657,7 @@ fn merge(
                 due: s.due,
                 sent: s.sent,
                 late: s.late,
+                late_no_connection: s.late_no_connection,
                 max_lag: s.max_lag,
             }),
             _ => None,

@@ -90,6 +90,8 @@ pub struct Recorder {
     pub waiting: Histogram<u64>,
     /// Total − connect, µs.
     pub processing: Histogram<u64>,
+    /// Setup time of every connection opened, µs (see [`Recorder::connected`]).
+    pub setup: Histogram<u64>,
     second: u32,
     second_hist: Histogram<u64>,
     second_completed: u64,
@@ -164,6 +166,7 @@ impl Recorder {
             connect: latency_histogram(),
             waiting: latency_histogram(),
             processing: latency_histogram(),
+            setup: latency_histogram(),
             second: 0,
             second_hist: second_histogram(),
             second_completed: 0,
@@ -263,6 +266,13 @@ impl Recorder {
             None
         };
         self.answered(t, a.status, failure);
+    }
+
+    /// A connection opened after `took` (TCP connect, and the TLS handshake over https):
+    /// counted, and its setup time recorded whether or not a request waited for it.
+    pub fn connected(&mut self, took: Duration) {
+        self.counts.connections_opened += 1;
+        self.setup.saturating_record(us(took));
     }
 
     /// A request answered in full; `failure` is `Some` when the answer failed an expectation.

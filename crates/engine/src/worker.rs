@@ -129,6 +129,38 @@ pub struct Schedule {
     pub late: u64,
     /// Largest delay between due and send.
     pub max_lag: Duration,
+    /// Of `late`, those sent after waiting for a connection (see [`Schedule::starved`]).
+    pub late_no_connection: u64,
+    /// A request fell due with no connection free, and the schedule has not caught up
+    /// since.
+    starved: bool,
+}
+
+impl Schedule {
+    /// A request fell due and no connection had room for it: every connection had its
+    /// requests outstanding. Until the schedule catches up, late sends waited for a
+    /// connection (the server's pace, at this many connections, was the limit).
+    pub fn starved(&mut self) {
+        self.starved = true;
+    }
+
+    /// The next request is not due yet: the schedule is kept again.
+    pub fn caught_up(&mut self) {
+        self.starved = false;
+    }
+
+    /// A request due `late` ago goes out now (before `sent` counts it): late past
+    /// [`LATE`] counts as late, and as waiting for a connection when it was starved, else
+    /// as the generator's own delay.
+    pub fn sending(&mut self, late: Duration) {
+        if late > LATE {
+            self.late += 1;
+            if self.starved {
+                self.late_no_connection += 1;
+            }
+        }
+        self.max_lag = self.max_lag.max(late);
+    }
 }
 
 /// What one worker hands back.
@@ -668,16 +700,17 @@ impl Worker<'_> {
         loop {
             match pacer.next(now.saturating_duration_since(self.start), self.sched.sent) {
                 Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => return Dispatch::At(now + w),
+                Pacing::Wait(w) => {
+                    self.sched.caught_up();
+                    return Dispatch::At(now + w);
+                }
                 Pacing::Due { late } => {
                     let Some(i) = self.pop_pooled() else {
                         // No connection has room: the request waits, and its latency with it.
+                        self.sched.starved();
                         return Dispatch::Blocked;
                     };
-                    if late > LATE {
-                        self.sched.late += 1;
-                    }
-                    self.sched.max_lag = self.sched.max_lag.max(late);
+                    self.sched.sending(late);
                     let due = self.start + pacer.due(self.sched.sent);
                     self.sched.sent += 1;
                     if self.conns[i].owes {
@@ -922,8 +955,8 @@ impl Worker<'_> {
         match state {
             Ok(false) => {}
             Ok(true) => {
-                self.rec.counts.connections_opened += 1;
                 c.connect = now.saturating_duration_since(c.connect_began);
+                self.rec.connected(c.connect);
                 for s in c.queue.iter_mut() {
                     s.connect = c.connect;
                 }

@@ -15,6 +15,7 @@ pub mod shootout;
 pub mod spec;
 pub mod status;
 pub mod stored;
+pub mod threshold;
 pub mod units;
 
 pub use result::{

@@ -12,6 +12,7 @@ use crate::spec::{
     Wire, MAX_BODY, MAX_CONNECTIONS, MAX_PIPELINE, MAX_RATE, MAX_STREAMS, MIN_RATE,
 };
 use crate::status::StatusSet;
+use crate::threshold::Threshold;
 use crate::units::{parse_cpu_list, parse_duration};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
@@ -57,6 +58,9 @@ pub struct Defaults {
     pub load_cpus: Option<Vec<usize>>,
     /// Per-request deadline.
     pub timeout: Duration,
+    /// Thresholds every contender's cells must meet (`fail_if`): the run exits 3 when one
+    /// of them holds.
+    pub fail_if: Vec<Threshold>,
 }
 
 /// How a contender is reached.
@@ -84,7 +88,7 @@ pub enum Launch {
 }
 
 /// One server under test.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Contender {
     /// Unique name.
     pub name: String,
@@ -99,6 +103,8 @@ pub struct Contender {
     pub version: Option<String>,
     /// How the client talks to this contender, where it differs from the workloads.
     pub wire: WireKeys,
+    /// Thresholds this contender's cells must meet besides the defaults' (`fail_if`).
+    pub fail_if: Vec<Threshold>,
 }
 
 /// A contender's own `protocol`, `streams` and `pipeline`: each one given overrides the
@@ -238,6 +244,8 @@ struct FileDefaults {
     server_cpus: Option<Spanned<String>>,
     load_cpus: Option<Spanned<String>>,
     timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    fail_if: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -258,6 +266,8 @@ struct FileContender {
     protocol: Option<Spanned<String>>,
     streams: Option<Spanned<usize>>,
     pipeline: Option<Spanned<usize>>,
+    #[serde(default)]
+    fail_if: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -477,7 +487,19 @@ impl Reader<'_> {
             server_cpus: self.cpus(&d.server_cpus, "server_cpus")?,
             load_cpus: self.cpus(&d.load_cpus, "load_cpus")?,
             timeout: self.duration(&d.timeout, "timeout", Duration::from_secs(30), false)?,
+            fail_if: self.thresholds(&d.fail_if, "defaults.fail_if")?,
         })
+    }
+
+    /// A `fail_if` list: each expression in `--fail-if`'s grammar.
+    fn thresholds(&self, v: &[Spanned<String>], key: &str) -> Result<Vec<Threshold>, PlanError> {
+        v.iter()
+            .map(|e| {
+                e.get_ref()
+                    .parse::<Threshold>()
+                    .map_err(|why| self.err(e.span().start, format!("{key}: {why}")))
+            })
+            .collect()
     }
 
     /// A duration key of `[defaults]`, or `default` when it is not given.
@@ -602,12 +624,14 @@ impl Reader<'_> {
             };
             let version = self.version_command(&name, c.version.as_ref())?;
             let wire = self.wire_keys(&name, c)?;
+            let fail_if = self.thresholds(&c.fail_if, &format!("contender '{name}': fail_if"))?;
             contenders.push(Contender {
                 name,
                 launch,
                 baseline: c.baseline,
                 version,
                 wire,
+                fail_if,
             });
         }
         if contenders.iter().filter(|c| c.baseline).count() > 1 {
@@ -1769,5 +1793,33 @@ mod properties {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod threshold_tests {
+    use super::parse;
+
+    const PLAN: &str = "name = \"t\"\n[defaults]\nfail_if = [\"p99>50ms\", \"errors>0.1%\"]\n[[contender]]\nname = \"a\"\nurl = \"http://127.0.0.1:8080\"\nfail_if = [\"rps<100\"]\n[[contender]]\nname = \"b\"\nurl = \"http://127.0.0.1:8081\"\n[[workload]]\nname = \"w\"\npath = \"/\"\n[load]\nconcurrency = [1]\n";
+
+    #[test]
+    fn fail_if_reads_for_all_in_defaults_and_for_one_on_a_contender() {
+        let p = parse(PLAN, "plan.toml", &[0]).unwrap();
+        let texts = |ts: &[crate::threshold::Threshold]| -> Vec<String> {
+            ts.iter().map(|t| t.text.clone()).collect()
+        };
+        assert_eq!(texts(&p.defaults.fail_if), vec!["p99>50ms", "errors>0.1%"]);
+        assert_eq!(texts(&p.contenders[0].fail_if), vec!["rps<100"]);
+        assert!(p.contenders[1].fail_if.is_empty());
+    }
+
+    #[test]
+    fn a_bad_fail_if_names_its_line_key_and_fix() {
+        let bad = PLAN.replace("errors>0.1%", "errors>0.1");
+        let e = parse(&bad, "plan.toml", &[0]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "plan.toml:3: defaults.fail_if: 'errors>0.1': errors is a share of the completed requests: write it with %, e.g. errors>0.1%"
+        );
     }
 }

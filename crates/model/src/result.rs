@@ -302,6 +302,11 @@ pub struct ScheduleStats {
     pub sent: u64,
     /// Requests sent more than 1 ms after their due time (no free connection, busy generator).
     pub late: u64,
+    /// Of `late`, those that waited for a connection: when they fell due, every connection
+    /// had its requests outstanding, waiting on the server. The rest were late while a
+    /// connection was free: the generator's own loop fell behind.
+    #[serde(default)]
+    pub late_no_connection: u64,
     /// Largest delay between a due time and the actual send.
     #[serde(serialize_with = "ser_ms")]
     pub max_lag: Duration,
@@ -356,6 +361,10 @@ pub enum Warning {
         achieved_rps: f64,
         /// Requests sent more than 1 ms late.
         late: u64,
+        /// Of those, requests that waited because every connection had its requests
+        /// outstanding (the server, or too few connections, was the limit).
+        #[serde(default)]
+        waited: u64,
     },
     /// Connections could not be opened.
     ConnectFailed {
@@ -439,9 +448,17 @@ impl fmt::Display for Warning {
                 "the generator was busy {:.0}% of the run on its busiest thread: the limit may be shootout's, not the server's (add --threads, or pin server and generator to different CPUs)",
                 busiest_thread * 100.0
             ),
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late } => write!(
+            // Who was late decides the advice: connections all waiting on the server mean
+            // the server (at this many connections) could not keep up; a free connection
+            // and a late send mean shootout's own loop fell behind.
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited } if *waited * 2 >= *late => write!(
                 f,
-                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late (raise -c, or lower --rate)"
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server: the server could not keep up with this rate at this many connections (raise -c only if it can take more requests at once; else lower --rate)"
+            ),
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited } => write!(
+                f,
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {} of them while a connection was free: shootout's own loop fell behind (add --threads, pin server and generator to different CPUs, or lower --rate)",
+                late - waited
             ),
             Warning::ConnectFailed { count } => write!(
                 f,
@@ -557,8 +574,13 @@ pub struct RunResult {
     pub latency: Histogram<u64>,
     /// Latency from the actual send to the last byte (µs).
     pub latency_raw: Histogram<u64>,
-    /// Connect time per request (µs; 0 for requests on a reused connection).
+    /// Connect time per request (µs; 0 for requests on a reused connection, and for
+    /// requests that found their connection already open, as in rate mode).
     pub connect: Histogram<u64>,
+    /// Setup time of every connection opened (µs: TCP connect, and the TLS handshake over
+    /// https), whether or not a request waited for it; empty for results stored before
+    /// shootout recorded it.
+    pub setup: Histogram<u64>,
     /// Send done → first byte of the answer (µs).
     pub waiting: Histogram<u64>,
     /// Total minus connect (µs), as ab's "Processing".
@@ -594,6 +616,7 @@ impl RunResult {
             latency: latency_histogram(),
             latency_raw: latency_histogram(),
             connect: latency_histogram(),
+            setup: latency_histogram(),
             waiting: latency_histogram(),
             processing: latency_histogram(),
             series: Vec::new(),
@@ -648,7 +671,12 @@ impl RunResult {
             w.push(Warning::Retried { count: c.retried });
         }
         // A SYN retry waits 1 s: connect times at or past it mean a full listen backlog.
-        let slow = self.connect.count_between(SYN_RETRY_US, u64::MAX);
+        // Every connection's setup when recorded (rate mode opens them before any request
+        // is due), else the connects charged to requests.
+        let slow = self
+            .setup
+            .count_between(SYN_RETRY_US, u64::MAX)
+            .max(self.connect.count_between(SYN_RETRY_US, u64::MAX));
         if slow > 0 {
             w.push(Warning::SlowConnects { count: slow });
         }
@@ -659,6 +687,7 @@ impl RunResult {
                     target_rps: s.target_rps,
                     achieved_rps: s.achieved_rps,
                     late: s.late,
+                    waited: s.late_no_connection.min(s.late),
                 });
             }
         }
@@ -762,6 +791,7 @@ mod tests {
                 target_rps: 10.0,
                 achieved_rps: 5.0,
                 late: 2,
+                waited: 1,
             },
             Warning::ConnectFailed { count: 1 },
             Warning::Failures {
@@ -839,6 +869,33 @@ mod tests {
     }
 
     #[test]
+    fn a_schedule_not_kept_names_the_server_or_the_generator_by_who_was_late() {
+        let not_kept = |late, waited| {
+            Warning::ScheduleNotKept {
+                target_rps: 1000.0,
+                achieved_rps: 800.0,
+                late,
+                waited,
+            }
+            .to_string()
+        };
+        // Most late sends waited for a connection: every one was waiting on the server.
+        let server = not_kept(100, 90);
+        assert!(
+            server.contains("100 requests sent late, 90 of them because every connection was waiting on the server: the server could not keep up")
+                && !server.contains("--threads"),
+            "{server}"
+        );
+        // Most were late with a connection free: the generator's loop.
+        let generator = not_kept(100, 10);
+        assert!(
+            generator.contains("90 of them while a connection was free: shootout's own loop fell behind (add --threads")
+                && !generator.contains("waiting on the server"),
+            "{generator}"
+        );
+    }
+
+    #[test]
     fn warnings_follow_the_numbers() {
         let mut r = RunResult {
             generator: GeneratorStats {
@@ -852,6 +909,7 @@ mod tests {
                 due: 1000,
                 sent: 800,
                 late: 0,
+                late_no_connection: 0,
                 max_lag: Duration::ZERO,
             }),
             ..RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1))

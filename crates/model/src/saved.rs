@@ -430,7 +430,8 @@ struct ResultV1 {
     duration_ns: u64,
     interrupted: bool,
     counts: CountsV1,
-    /// latency, latency_raw, connect, waiting, processing.
+    /// latency, latency_raw, connect, waiting, processing, and setup (absent from files
+    /// written before shootout recorded it).
     histograms: BTreeMap<String, String>,
     series: Vec<SecondV1>,
     /// `[start_us, connect_us, waiting_us, total_us, status, failure]` per sample.
@@ -445,7 +446,14 @@ struct ResultV1 {
 }
 
 /// The names of the histograms in the file, in [`RunResult`]'s order.
-const HISTOGRAMS: [&str; 5] = ["latency", "latency_raw", "connect", "waiting", "processing"];
+const HISTOGRAMS: [&str; 6] = [
+    "latency",
+    "latency_raw",
+    "connect",
+    "waiting",
+    "processing",
+    "setup",
+];
 
 impl ResultV1 {
     fn of(r: &RunResult) -> ResultV1 {
@@ -457,6 +465,7 @@ impl ResultV1 {
                 &r.connect,
                 &r.waiting,
                 &r.processing,
+                &r.setup,
             ])
             .map(|(name, h)| (name.to_string(), encode(h)))
             .collect();
@@ -509,6 +518,7 @@ impl ResultV1 {
                 due: s.due,
                 sent: s.sent,
                 late: s.late,
+                late_no_connection: s.late_no_connection,
                 max_lag_ns: nanos(s.max_lag),
             }),
             streams_allowed: r.streams_allowed(),
@@ -547,10 +557,15 @@ impl ResultV1 {
                 Ok(second)
             })
             .collect::<Result<Vec<_>, SavedError>>()?;
+        let setup = match self.histograms.contains_key("setup") {
+            true => hist("setup")?,
+            false => crate::latency_histogram(),
+        };
         let mut r = RunResult {
             latency,
             latency_raw,
             connect,
+            setup,
             waiting,
             processing,
             counts: self.counts.counts(),
@@ -586,6 +601,7 @@ impl ResultV1 {
                 due: s.due,
                 sent: s.sent,
                 late: s.late,
+                late_no_connection: s.late_no_connection,
                 max_lag: Duration::from_nanos(s.max_lag_ns),
             }),
             interrupted: self.interrupted,
@@ -702,6 +718,9 @@ struct ScheduleV1 {
     due: u64,
     sent: u64,
     late: u64,
+    /// Absent from files written before shootout recorded it.
+    #[serde(default)]
+    late_no_connection: u64,
     max_lag_ns: u64,
 }
 
@@ -805,8 +824,10 @@ mod tests {
             due: 7,
             sent: 6,
             late: 1,
+            late_no_connection: 1,
             max_lag: Duration::from_nanos(77),
         });
+        r.setup.record(2_500).unwrap();
         r.warn(&share);
         SavedRun {
             shootout: "0.1.0".into(),
@@ -829,6 +850,7 @@ mod tests {
             (&a.connect, &b.connect),
             (&a.waiting, &b.waiting),
             (&a.processing, &b.processing),
+            (&a.setup, &b.setup),
         ] {
             let values = |h: &Histogram<u64>| {
                 h.iter_recorded()

@@ -192,6 +192,10 @@ pub fn closed_with_failures() -> (LoadSpec, RunResult) {
         }
     }
     let mut r = b.finish();
+    // The ten first connections and the two re-opened, as their requests were charged.
+    for us in (0..10).map(|i| 180 + i * 7).chain([210, 210]) {
+        r.setup.record(us).unwrap();
+    }
     let c = &mut r.counts;
     c.length_mismatch = 3;
     c.connections_opened = 12;
@@ -246,6 +250,10 @@ pub fn rate_mode() -> (LoadSpec, RunResult) {
         b.answered(due, connect, waiting, total, raw, 200, None, i % 50 == 0);
     }
     let mut r = b.finish();
+    // A connection per request (no keep-alive): the setups are the connects charged, and
+    // the five requests in flight at the end had theirs too.
+    let _ = r.setup.add(&r.connect);
+    r.setup.record_n(200, 5).unwrap();
     let c = &mut r.counts;
     c.aborted = 5;
     c.connections_opened = 990;
@@ -263,6 +271,7 @@ pub fn rate_mode() -> (LoadSpec, RunResult) {
         due: 1000,
         sent: 990,
         late: 60,
+        late_no_connection: 0,
         max_lag: Duration::from_millis(12),
     });
     r.generator = GeneratorStats {
@@ -302,6 +311,16 @@ pub fn interrupted() -> (LoadSpec, RunResult) {
         );
     }
     let mut r = b.finish();
+    // The fifty connections, each charged to its first request.
+    let charged: Vec<(u64, u64)> = r
+        .connect
+        .iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .filter(|(us, _)| *us > 0)
+        .collect();
+    for (us, n) in charged {
+        r.setup.record_n(us, n).unwrap();
+    }
     r.interrupted = true;
     let c = &mut r.counts;
     c.aborted = 50;

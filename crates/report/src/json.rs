@@ -107,6 +107,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "reconnects": c.reconnects,
             "dropped": c.dropped,
             "goaways": c.goaways,
+            "setup_ms": (!r.setup.is_empty()).then(|| summary(&r.setup)),
         },
         "generator": generator_json(r),
         "schedule": schedule_json(r),
@@ -201,6 +202,7 @@ fn schedule_json(r: &RunResult) -> Value {
             "due": sch.due,
             "sent": sch.sent,
             "late": sch.late,
+            "late_no_connection": sch.late_no_connection,
             "max_lag_ms": ms(sch.max_lag.as_secs_f64() * 1e3),
         })
     })

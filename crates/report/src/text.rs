@@ -380,6 +380,9 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
                 ("  Total", phase_cells(&r.latency)),
             ],
         );
+        if let Some(line) = crate::setup_line(r) {
+            emit!(o, "  {line}");
+        }
         emit!(o);
         let heads = SERVED_PERCENTS.map(|p| format!("{p}%"));
         let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
@@ -458,12 +461,13 @@ fn costs(o: &mut String, r: &RunResult) {
             o,
             "Schedule",
             format!(
-                "target {} req/s, sent {:.2} req/s; {} of {} due sent, {} late (> 1 ms), max lag {} ms",
+                "target {} req/s, sent {:.2} req/s; {} of {} due sent, {} late (> 1 ms; {} waiting for a free connection), max lag {} ms",
                 trim_float(s.target_rps),
                 s.achieved_rps,
                 s.sent,
                 s.due,
                 s.late,
+                s.late_no_connection,
                 ms3(s.max_lag.as_secs_f64() * 1e6)
             ),
         );

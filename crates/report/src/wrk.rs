@@ -140,6 +140,10 @@ fn totals(o: &mut String, r: &RunResult) {
     if bad_status > 0 {
         emit!(o, "  Non-2xx or 3xx responses: {bad_status}");
     }
+    // Not wrk's (wrk does not time connects): the setup of every connection opened.
+    if let Some(line) = crate::setup_line(r) {
+        emit!(o, "  {line}");
+    }
     let run_s = r.duration.as_secs_f64();
     emit!(o, "Requests/sec: {:9.2}", ratio(c.completed as f64, run_s));
     // Not wrk's: wrk counts every completed request, errors included; when some failed, the

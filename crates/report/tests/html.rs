@@ -197,6 +197,8 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         due: (target * secs) as u64,
         sent: n,
         late: if target > rps { n / 2 } else { 0 },
+        // The synthetic servers are the limit: the late requests waited for a connection.
+        late_no_connection: if target > rps { n / 2 } else { 0 },
         max_lag: Duration::from_micros((secs * 1e6 * (1.0 - rps / target).max(0.0)) as u64),
     });
     let mut result = RunResult {
@@ -206,6 +208,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         latency,
         latency_raw,
         connect,
+        setup: latency_histogram(),
         waiting,
         processing,
         series,

@@ -9,7 +9,8 @@ use crate::error::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The migration steps: step `i` takes the file from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3_OWNERS, V4_TARGETS, V5_HTTP2, V6_WIRE];
+pub(crate) const MIGRATIONS: &[&str] =
+    &[V1, V2, V3_OWNERS, V4_TARGETS, V5_HTTP2, V6_WIRE, V7_SETUP];
 
 /// The schema version this build writes: the number of migration steps.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -197,6 +198,14 @@ CREATE TABLE step_stream_resets (
 const V6_WIRE: &str = "
 ALTER TABLE steps ADD COLUMN protocol TEXT;
 ALTER TABLE steps ADD COLUMN pipeline INTEGER;
+";
+
+/// Version 7: per step, the setup time of every connection opened (a histogram, NULL in
+/// steps stored before), and of the requests sent late, those that waited because every
+/// connection had its requests outstanding (0 before).
+const V7_SETUP: &str = "
+ALTER TABLE steps ADD COLUMN hist_setup BLOB;
+ALTER TABLE steps ADD COLUMN sched_late_no_connection INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Reads the file's schema version (`PRAGMA user_version`).

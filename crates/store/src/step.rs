@@ -79,9 +79,10 @@ const INSERT_STEP: &str = "INSERT INTO steps (
     fail_stream_reset, fail_refused, fail_connection_error, goaways, streams_asked,
     streams_allowed, length_mismatch, connections_opened, connections_failed, reconnects, retried, dropped,
     bytes_received, body_bytes, bytes_sent,
-    hist_latency, hist_latency_raw, hist_connect, hist_waiting, hist_processing, samples,
+    hist_latency, hist_latency_raw, hist_connect, hist_waiting, hist_processing, hist_setup, samples,
     gen_threads, gen_cpu_user_ns, gen_cpu_sys_ns, gen_busiest_thread,
-    sched_target_rps, sched_achieved_rps, sched_due, sched_sent, sched_late, sched_max_lag_ns,
+    sched_target_rps, sched_achieved_rps, sched_due, sched_sent, sched_late,
+    sched_late_no_connection, sched_max_lag_ns,
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline
 ) VALUES (
     :run_id, :contender_id, :workload, :level_kind, :level_connections, :level_rps, :repetition,
@@ -91,9 +92,10 @@ const INSERT_STEP: &str = "INSERT INTO steps (
     :fail_stream_reset, :fail_refused, :fail_connection_error, :goaways, :streams_asked,
     :streams_allowed, :length_mismatch, :connections_opened, :connections_failed, :reconnects, :retried, :dropped,
     :bytes_received, :body_bytes, :bytes_sent,
-    :hist_latency, :hist_latency_raw, :hist_connect, :hist_waiting, :hist_processing, :samples,
+    :hist_latency, :hist_latency_raw, :hist_connect, :hist_waiting, :hist_processing, :hist_setup, :samples,
     :gen_threads, :gen_cpu_user_ns, :gen_cpu_sys_ns, :gen_busiest_thread,
-    :sched_target_rps, :sched_achieved_rps, :sched_due, :sched_sent, :sched_late, :sched_max_lag_ns,
+    :sched_target_rps, :sched_achieved_rps, :sched_due, :sched_sent, :sched_late,
+    :sched_late_no_connection, :sched_max_lag_ns,
     :first_status, :first_server, :first_body_len, :interrupted, :warnings, :protocol, :pipeline
 )";
 
@@ -173,6 +175,7 @@ impl Store {
         let hist_connect = encode("connect", &r.connect)?;
         let hist_waiting = encode("waiting", &r.waiting)?;
         let hist_processing = encode("processing", &r.processing)?;
+        let hist_setup = encode("connection setup", &r.setup)?;
         let samples = codec::encode_samples(&r.samples);
         let targets = r
             .targets
@@ -247,6 +250,7 @@ impl Store {
                     ":hist_connect": hist_connect,
                     ":hist_waiting": hist_waiting,
                     ":hist_processing": hist_processing,
+                    ":hist_setup": hist_setup,
                     ":samples": samples,
                     ":gen_threads": r.generator.threads,
                     ":gen_cpu_user_ns": codec::ns(r.generator.cpu_user),
@@ -257,6 +261,7 @@ impl Store {
                     ":sched_due": s.map(|s| s.due),
                     ":sched_sent": s.map(|s| s.sent),
                     ":sched_late": s.map(|s| s.late),
+                    ":sched_late_no_connection": s.map_or(0, |s| s.late_no_connection),
                     ":sched_max_lag_ns": s.map(|s| codec::ns(s.max_lag)),
                     ":first_status": first.map(|f| f.status),
                     ":first_server": first.and_then(|f| f.server.as_deref()),
@@ -528,6 +533,7 @@ impl Columns<'_> {
             due,
             sent: self.get("sched_sent")?,
             late: self.get("sched_late")?,
+            late_no_connection: self.get("sched_late_no_connection")?,
             max_lag: codec::span(self.get("sched_max_lag_ns")?),
         }))
     }
@@ -557,6 +563,11 @@ impl Columns<'_> {
             connect: self.histogram("hist_connect", "connect", id)?,
             waiting: self.histogram("hist_waiting", "waiting", id)?,
             processing: self.histogram("hist_processing", "processing", id)?,
+            // NULL in steps stored before setup times were recorded.
+            setup: match self.get::<Option<Vec<u8>>>("hist_setup")? {
+                Some(_) => self.histogram("hist_setup", "connection setup", id)?,
+                None => shootout_model::latency_histogram(),
+            },
             series: Vec::new(),
             samples,
             first_response: self.first_response()?,

@@ -68,6 +68,10 @@ fn synthetic_result(seed: u64) -> RunResult {
     }
     latency.record(2_500_000).unwrap(); // one slow outlier
     connect.record(1_001_000).unwrap(); // a SYN retry: SlowConnects
+    let mut setup = latency_histogram();
+    for i in 0..51u64 {
+        setup.record(200 + i * 7 + seed).unwrap(); // every connection opened
+    }
     let mut failures = shootout_model::FailureCounts::default();
     failures[FailureKind::Timeout] = 2;
     failures[FailureKind::Status] = 5;
@@ -99,6 +103,7 @@ fn synthetic_result(seed: u64) -> RunResult {
         latency,
         latency_raw,
         connect,
+        setup,
         waiting,
         processing,
         series: (0..11)
@@ -140,6 +145,7 @@ fn synthetic_result(seed: u64) -> RunResult {
             due: 5_500,
             sent: 5_004,
             late: 120,
+            late_no_connection: 100,
             max_lag: Duration::from_micros(15_250),
         }),
         interrupted: false,
@@ -229,6 +235,7 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_hist_eq("latency", &got.latency, &want.latency);
     assert_hist_eq("latency_raw", &got.latency_raw, &want.latency_raw);
     assert_hist_eq("connect", &got.connect, &want.connect);
+    assert_hist_eq("setup", &got.setup, &want.setup);
     assert_hist_eq("waiting", &got.waiting, &want.waiting);
     assert_hist_eq("processing", &got.processing, &want.processing);
     assert_eq!(got.series, want.series);

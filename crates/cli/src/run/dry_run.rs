@@ -2,6 +2,7 @@
 
 use super::describe;
 use shootout_model::plan::{Plan, Span};
+use shootout_model::threshold::Threshold;
 use shootout_model::Wire;
 use shootout_report::{plural, tenths_secs};
 
@@ -115,6 +116,28 @@ pub(super) fn dry_run(plan: &Plan) -> String {
     if let Some(measuring) = timed {
         let total = measuring + d.cooldown.as_secs_f64() * steps as f64;
         out.push_str(&format!("about {total:.0} s of measurement\n"));
+    }
+    let own: Vec<_> = plan
+        .contenders
+        .iter()
+        .filter(|c| !c.fail_if.is_empty())
+        .collect();
+    if !d.fail_if.is_empty() || !own.is_empty() {
+        let list = |ts: &[Threshold]| {
+            ts.iter()
+                .map(|t| t.text.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(
+            "\nfail if (exit 3), judged per contender × workload × level after the run:\n",
+        );
+        if !d.fail_if.is_empty() {
+            out.push_str(&format!("  every contender: {}\n", list(&d.fail_if)));
+        }
+        for c in own {
+            out.push_str(&format!("  {}: {}\n", c.name, list(&c.fail_if)));
+        }
     }
     out
 }

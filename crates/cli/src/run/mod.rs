@@ -72,6 +72,11 @@ pub struct RunArgs {
     /// No live view of the step under way (shown only when stdout is a terminal).
     #[arg(long)]
     pub no_live: bool,
+    /// Exit 3 when this holds for any contender × workload × level, e.g. p99>50ms,
+    /// errors>0.1%, rps<20000, failed>0 (repeatable; added to the plan's fail_if). Judged
+    /// after the run, on the stored results.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
 }
 
 /// `--duration`: a duration string (`90s`, `2m`), more than zero.
@@ -223,12 +228,51 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     let status = runner.run()?;
     // The blank line goes to stderr, after the progress: stdout is exactly `shootout report`.
     say!();
-    crate::emit(&crate::ls::run_table(&store, run_id).map_err(Failure::run)?)?;
+    let (table, stored) = crate::ls::run_table(&store, run_id).map_err(Failure::run)?;
+    crate::emit(&table)?;
+    let breached = judge(&plan, &stored);
     Ok(match status {
         RunStatus::Interrupted => INTERRUPTED,
         RunStatus::Failed => 1,
+        _ if breached => crate::load::THRESHOLD_FAILED,
         _ => 0,
     })
+}
+
+/// Judges every stored cell by the thresholds of its contender (the plan's `fail_if` for
+/// all, `--fail-if`, and the contender's own); says on stderr, one line each, which
+/// thresholds failed; true if any.
+fn judge(plan: &Plan, stored: &shootout_model::stored::StoredRun) -> bool {
+    let per_contender: Vec<(&str, Vec<_>)> = plan
+        .contenders
+        .iter()
+        .map(|c| {
+            let mut all = plan.defaults.fail_if.clone();
+            all.extend(c.fail_if.iter().cloned());
+            (c.name.as_str(), all)
+        })
+        .collect();
+    judge_cells(stored, |name| {
+        per_contender
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(&[][..], |(_, t)| t.as_slice())
+    })
+}
+
+/// Judges every cell of a stored run by the thresholds `thresholds` gives its contender
+/// (by name); says on stderr, one line each, which failed; true if any (`run` and
+/// `report --fail-if`).
+pub(crate) fn judge_cells<'t>(
+    stored: &shootout_model::stored::StoredRun,
+    thresholds: impl Fn(&str) -> &'t [shootout_model::threshold::Threshold],
+) -> bool {
+    let analysis = shootout_analysis::Analysis::of(stored);
+    let breaches = shootout_analysis::threshold::judge_cells(&analysis, thresholds);
+    for b in &breaches {
+        say!("{b}");
+    }
+    !breaches.is_empty()
 }
 
 fn describe(l: &Launch) -> String {

@@ -34,6 +34,9 @@ pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
         &shootout_engine::sys::allowed_cpus(),
     )
     .map_err(Failure::usage)?;
+    plan.defaults
+        .fail_if
+        .extend(crate::load::dist::parse_thresholds(&a.fail_if)?);
     // Each connection is an open file: a level beyond the limit is refused now, not
     // found out after the contenders started.
     let most = plan.levels.iter().map(|l| match l.level {

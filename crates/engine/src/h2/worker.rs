@@ -22,7 +22,7 @@ use crate::pacer::{Pacer, Pacing};
 use crate::recorder::{Answer, Recorder, Timing};
 use crate::transport::Transport;
 use crate::worker::{
-    deliver, drive, host, Assignment, Dispatch, Driver, EventLoop, Output, Schedule, Shared, LATE,
+    deliver, drive, host, Assignment, Dispatch, Driver, EventLoop, Output, Schedule, Shared,
     MAX_BACKOFF, TIMER,
 };
 use crate::{sys, Live};
@@ -306,6 +306,7 @@ impl Worker<'_> {
         };
         while !self.resend.is_empty() {
             let Some(i) = self.with_room() else {
+                self.sched.starved();
                 return Dispatch::Blocked;
             };
             self.resend_on(i, now);
@@ -314,16 +315,17 @@ impl Worker<'_> {
         loop {
             match pacer.next(now.saturating_duration_since(self.start), self.sched.sent) {
                 Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => return Dispatch::At(now + w),
+                Pacing::Wait(w) => {
+                    self.sched.caught_up();
+                    return Dispatch::At(now + w);
+                }
                 Pacing::Due { late } => {
                     let Some(i) = self.with_room() else {
                         // No free stream: the request waits, and its latency with it.
+                        self.sched.starved();
                         return Dispatch::Blocked;
                     };
-                    if late > LATE {
-                        self.sched.late += 1;
-                    }
-                    self.sched.max_lag = self.sched.max_lag.max(late);
+                    self.sched.sending(late);
                     let due = self.start + pacer.due(self.sched.sent);
                     self.sched.sent += 1;
                     self.in_flight += 1;
@@ -598,7 +600,7 @@ impl Worker<'_> {
     fn ready(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         c.phase = Phase::Open;
-        self.rec.counts.connections_opened += 1;
+        self.rec.connected(c.connect);
         if let Some(m) = c.h2.max_concurrent().filter(|&m| m < self.streams as u64) {
             self.limit = Some(self.limit.map_or(m, |l| l.min(m)));
         }

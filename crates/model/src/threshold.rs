@@ -1,0 +1,304 @@
+//! The grammar of a threshold a load must meet (`--fail-if` on `load`, `merge` and `run`,
+//! and a plan's `fail_if`, one grammar): `METRIC OP VALUE`, e.g. `p99>50ms`,
+//! `errors>0.1%`, `rps<20000`, `failed>0`. The expression says when the run *fails*; the
+//! verdicts (which thresholds a run or a shootout's cell breached) are taken in
+//! `shootout-analysis`.
+//!
+//! Metrics: `p50`, `p90`, `p99`, `p999`, `mean`, `max` (latency of the answered requests,
+//! from the coordinated-omission-corrected histogram, with a unit: `us`, `ms` or `s`),
+//! `errors` (failed requests as a share of the completed ones, with `%`), `failed` (a
+//! count of failed requests) and `rps` (good answers per second over the run). Operators:
+//! `>`, `>=`, `<`, `<=`. Every parse error names the expression and says how to write it.
+
+use crate::RunResult;
+use std::str::FromStr;
+
+/// What a threshold measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// A latency quantile, in thousandths (500 = median, 999 = p99.9).
+    Quantile(u16),
+    /// Mean latency.
+    Mean,
+    /// Slowest request.
+    Max,
+    /// Failed requests as a percentage of the completed ones.
+    Errors,
+    /// Failed requests, counted.
+    Failed,
+    /// Good answers per second.
+    Rps,
+}
+
+/// The metrics' names, as written in an expression, with what each one is.
+const METRICS: [(&str, Metric); 9] = [
+    ("p50", Metric::Quantile(500)),
+    ("p90", Metric::Quantile(900)),
+    ("p99", Metric::Quantile(990)),
+    ("p999", Metric::Quantile(999)),
+    ("mean", Metric::Mean),
+    ("max", Metric::Max),
+    ("errors", Metric::Errors),
+    ("failed", Metric::Failed),
+    ("rps", Metric::Rps),
+];
+
+impl Metric {
+    /// True for the latency metrics (written with a unit).
+    pub fn is_latency(self) -> bool {
+        matches!(self, Metric::Quantile(_) | Metric::Mean | Metric::Max)
+    }
+
+    /// The metric's name, as written in an expression.
+    pub fn name(self) -> &'static str {
+        METRICS
+            .iter()
+            .find(|(_, m)| *m == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    /// The metric's value for `r`: latency in µs, errors in %, failed as a count, rps in
+    /// good answers per second. 0 for latency when nothing was answered.
+    pub fn of(self, r: &RunResult) -> f64 {
+        let h = &r.latency;
+        let latency = |f: fn(&hdrhistogram::Histogram<u64>) -> f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                f(h)
+            }
+        };
+        match self {
+            Metric::Quantile(q) => latency(match q {
+                500 => |h| h.value_at_quantile(0.5) as f64,
+                900 => |h| h.value_at_quantile(0.9) as f64,
+                990 => |h| h.value_at_quantile(0.99) as f64,
+                _ => |h| h.value_at_quantile(0.999) as f64,
+            }),
+            Metric::Mean => latency(|h| h.mean()),
+            Metric::Max => latency(|h| h.max() as f64),
+            Metric::Errors => r.counts.failed() as f64 * 100.0 / r.counts.completed.max(1) as f64,
+            Metric::Failed => r.counts.failed() as f64,
+            Metric::Rps => r.ok_rps(),
+        }
+    }
+
+    /// `value` (in [`Metric::of`]'s unit) as a reader wants it: `72.143 ms`, `0.25%`.
+    pub fn show(self, value: f64) -> String {
+        match self {
+            m if m.is_latency() => format!("{:.3} ms", value / 1e3),
+            Metric::Errors => format!("{value:.3}%"),
+            Metric::Failed => format!("{value:.0}"),
+            _ => format!("{value:.2} req/s"),
+        }
+    }
+}
+
+/// A comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `>`
+    Above,
+    /// `>=`
+    AtLeast,
+    /// `<`
+    Below,
+    /// `<=`
+    AtMost,
+}
+
+impl Op {
+    /// The operators, longest first (so `>=` is not read as `>`).
+    const ALL: [(&'static str, Op); 4] = [
+        (">=", Op::AtLeast),
+        ("<=", Op::AtMost),
+        (">", Op::Above),
+        ("<", Op::Below),
+    ];
+
+    /// True when `value OP limit` holds.
+    pub fn holds(self, value: f64, limit: f64) -> bool {
+        match self {
+            Op::Above => value > limit,
+            Op::AtLeast => value >= limit,
+            Op::Below => value < limit,
+            Op::AtMost => value <= limit,
+        }
+    }
+}
+
+/// One `--fail-if` expression: the run fails when `metric op limit` holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    /// What is measured.
+    pub metric: Metric,
+    /// How it is compared.
+    pub op: Op,
+    /// The limit, in [`Metric::of`]'s unit (µs for latency, % for errors).
+    pub limit: f64,
+    /// The expression as the user wrote it.
+    pub text: String,
+}
+
+/// An expression that is not a threshold; the message says how to write it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThresholdError {
+    /// No comparison in it.
+    #[error(
+        "'{0}' has no comparison: write METRIC OP VALUE, e.g. p99>50ms, errors>0.1% or rps<20000"
+    )]
+    NoOperator(String),
+    /// An unknown metric.
+    #[error("'{expr}': '{metric}' is not a metric: use one of p50, p90, p99, p999, mean, max (latency), errors (%), failed (count), rps (good answers per second)")]
+    Metric {
+        /// The expression.
+        expr: String,
+        /// The metric as written.
+        metric: String,
+    },
+    /// A latency without a unit or with an unknown one.
+    #[error("'{0}': a latency needs a unit: write e.g. p99>50ms, mean>800us or max>2s")]
+    Unit(String),
+    /// `errors` without `%`.
+    #[error(
+        "'{0}': errors is a share of the completed requests: write it with %, e.g. errors>0.1%"
+    )]
+    Percent(String),
+    /// Not a number, negative, or a count with a fraction.
+    #[error("'{expr}': '{value}' is not a {what}: write e.g. {example}")]
+    Value {
+        /// The expression.
+        expr: String,
+        /// The value as written.
+        value: String,
+        /// What was expected.
+        what: &'static str,
+        /// A valid expression of the same metric.
+        example: &'static str,
+    },
+}
+
+impl FromStr for Threshold {
+    type Err = ThresholdError;
+
+    /// Parses `METRIC OP VALUE` (blanks allowed around each part; metric names in any case).
+    fn from_str(expr: &str) -> Result<Threshold, ThresholdError> {
+        let (at, token, op) = Op::ALL
+            .iter()
+            .filter_map(|(t, op)| expr.find(t).map(|at| (at, *t, *op)))
+            .min_by_key(|(at, t, _)| (*at, std::cmp::Reverse(t.len())))
+            .ok_or_else(|| ThresholdError::NoOperator(expr.into()))?;
+        let name = expr[..at].trim().to_ascii_lowercase();
+        let value = expr[at + token.len()..].trim();
+        let metric = METRICS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, m)| *m)
+            .ok_or_else(|| ThresholdError::Metric {
+                expr: expr.into(),
+                metric: name.clone(),
+            })?;
+        let bad = |what, example| ThresholdError::Value {
+            expr: expr.into(),
+            value: value.into(),
+            what,
+            example,
+        };
+        let number = |text: &str| {
+            text.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+        };
+        let limit = match metric {
+            m if m.is_latency() => {
+                let split = value
+                    .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                    .ok_or_else(|| ThresholdError::Unit(expr.into()))?;
+                let scale = match value[split..].trim() {
+                    "us" | "µs" => 1.0,
+                    "ms" => 1e3,
+                    "s" => 1e6,
+                    _ => return Err(ThresholdError::Unit(expr.into())),
+                };
+                number(&value[..split]).ok_or_else(|| bad("duration", "p99>50ms"))? * scale
+            }
+            Metric::Errors => {
+                let share = value
+                    .strip_suffix('%')
+                    .ok_or_else(|| ThresholdError::Percent(expr.into()))?;
+                number(share).ok_or_else(|| bad("percentage", "errors>0.1%"))?
+            }
+            Metric::Failed => value
+                .parse::<u64>()
+                .map_err(|_| bad("count of requests", "failed>0"))?
+                as f64,
+            _ => number(value).ok_or_else(|| bad("rate", "rps<20000"))?,
+        };
+        Ok(Threshold {
+            metric,
+            op,
+            limit,
+            text: expr.trim().to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(expr: &str) -> Threshold {
+        expr.parse().unwrap_or_else(|e| panic!("{expr}: {e}"))
+    }
+
+    #[test]
+    fn the_grammar_reads_every_metric_with_its_unit() {
+        #[rustfmt::skip]
+        let rows: &[(&str, Metric, Op, f64)] = &[
+            ("p99>50ms",        Metric::Quantile(990), Op::Above,   50_000.0),
+            (" P50 >= 1.5s ",   Metric::Quantile(500), Op::AtLeast, 1_500_000.0),
+            ("p90<=800us",      Metric::Quantile(900), Op::AtMost,  800.0),
+            ("p999>2µs",        Metric::Quantile(999), Op::Above,   2.0),
+            ("mean>0.5ms",      Metric::Mean,          Op::Above,   500.0),
+            ("max > 1 s",       Metric::Max,           Op::Above,   1_000_000.0),
+            ("errors>0.1%",     Metric::Errors,        Op::Above,   0.1),
+            ("failed>0",        Metric::Failed,        Op::Above,   0.0),
+            ("rps<20000",       Metric::Rps,           Op::Below,   20_000.0),
+        ];
+        for (expr, metric, op, limit) in rows {
+            let got = t(expr);
+            assert_eq!((got.metric, got.op), (*metric, *op), "{expr}");
+            assert!((got.limit - limit).abs() < 1e-9, "{expr}: {}", got.limit);
+            assert_eq!(got.text, expr.trim());
+        }
+    }
+
+    #[test]
+    fn bad_expressions_say_how_to_write_them() {
+        #[rustfmt::skip]
+        let rows: &[(&str, &str)] = &[
+            ("p99",           "write METRIC OP VALUE, e.g. p99>50ms"),
+            ("",              "has no comparison"),
+            ("p98>50ms",      "'p98' is not a metric: use one of p50"),
+            ("latency>5ms",   "is not a metric"),
+            ("p99>50",        "a latency needs a unit: write e.g. p99>50ms"),
+            ("p99>50 parsecs","a latency needs a unit"),
+            ("p99>ms",        "'ms' is not a duration: write e.g. p99>50ms"),
+            ("errors>0.1",    "write it with %, e.g. errors>0.1%"),
+            ("errors>x%",     "is not a percentage"),
+            ("failed>0.5",    "is not a count of requests: write e.g. failed>0"),
+            ("rps<-1",        "is not a rate: write e.g. rps<20000"),
+            ("rps<NaN",       "is not a rate"),
+            ("rps<",          "is not a rate"),
+        ];
+        for (expr, hint) in rows {
+            let e = expr.parse::<Threshold>().unwrap_err().to_string();
+            assert!(e.contains(hint), "{expr:?}: {e}");
+            assert!(
+                e.contains(&format!("'{expr}'")) || e.contains("'p98'") || e.contains("'latency'"),
+                "{expr:?} named: {e}"
+            );
+        }
+    }
+}
