@@ -1,6 +1,8 @@
 //! End-to-end tests of the `shootout` binary: flags, every report format (insta snapshots
 //! against a deterministic test server, timings filtered out), bad input, Ctrl-C, and scale.
 
+mod common;
+
 use assert_cmd::Command;
 use shootout_testserver::{Behavior, TestServer};
 use std::time::Duration;
@@ -65,11 +67,7 @@ fn run_format(format: &str) -> String {
         .arg(server.url("/hello"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ok(&out);
     assert_eq!(server.requests(), 20);
     String::from_utf8(out.stdout).unwrap()
 }
@@ -567,11 +565,7 @@ fn ten_thousand_connections_from_one_thread() {
         .arg(server.url("/"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["connections"]["opened"], 10_000, "{v}");
     assert_eq!(v["requests"]["failed"], 0, "{v}");
@@ -1003,11 +997,7 @@ fn http2_load_reports_its_protocol_streams_and_resets() {
         .timeout(Duration::from_secs(30))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["load"]["protocol"], "h2");
     assert_eq!(v["load"]["streams"], 5);

@@ -4,6 +4,8 @@
 //! logs merged as `kubectl logs … | shootout merge -` would, the merge's refusals and
 //! notes, and the `--fail-if` thresholds' exit code 3.
 
+mod common;
+
 use assert_cmd::Command;
 use hdrhistogram::Histogram;
 use shootout_model::saved::blocks_in_log;
@@ -25,11 +27,7 @@ fn manifest(job: &[&str], load: &[&str]) -> serde_json::Value {
         .args(load)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ok(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"))
 }
@@ -214,11 +212,7 @@ fn run_pods(url: &str) -> Vec<String> {
     pods.into_iter()
         .map(|p| {
             let out = p.wait_with_output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            common::assert_ok(&out);
             String::from_utf8(out.stdout).unwrap()
         })
         .collect()
@@ -245,11 +239,7 @@ fn four_pods_of_the_manifest_merge_into_the_exact_fleet_result() {
         .write_stdin(logs.concat())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ok(&out);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let merged = SavedRun::parse(&std::fs::read_to_string(&merged_file).unwrap()).unwrap();
     let m: &RunResult = merged.result.as_ref().unwrap();
@@ -354,11 +344,7 @@ fn load_saved(args: &[&str], url: &str, file: &Path) -> String {
         .arg(url)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ok(&out);
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -390,11 +376,7 @@ fn the_merge_of_one_file_is_that_run_s_own_report() {
             .arg(&file)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_ok(&out);
         assert_eq!(String::from_utf8(out.stdout).unwrap(), own, "{format}");
         let page = |p: &Path| std::fs::read_to_string(p).unwrap();
         assert!(page(&own_html).contains("<svg"));

@@ -2,6 +2,8 @@
 //! that fail in every way the lifecycle knows, a contender given by URL, and Ctrl-C. Each
 //! test checks what was stored and that no contender process was left behind.
 
+mod common;
+
 use assert_cmd::Command;
 use shootout_model::{ContenderStatus, RunStatus, StepStatus};
 use shootout_store::Store;
@@ -56,11 +58,7 @@ impl Case {
     /// Runs the plan; asserts it succeeded; returns the store.
     fn run_ok(&self) -> Store {
         let out = self.run_cmd().output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_ok(&out);
         self.store()
     }
     fn no_orphans(&self) {
