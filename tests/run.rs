@@ -387,6 +387,56 @@ fn contenders_of_one_workload_are_measured_over_their_own_protocols() {
         "{text}"
     );
     assert!(text.contains("two (h2 × 4 streams)"), "{text}");
+    // CSV: the wire of every step, in its own columns.
+    let out = shootout()
+        .args(["report", "--format", "csv", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (contender, protocol, streams, pipeline) = (
+        col("contender"),
+        col("protocol"),
+        col("streams"),
+        col("pipeline"),
+    );
+    let mut seen = Vec::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        seen.push((f[contender], f[protocol], f[streams], f[pipeline]));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [("one", "http/1.1", "1", "2"), ("two", "h2", "4", "1")],
+        "{csv}"
+    );
+    // HTML: a tag beside each name in the workload's table.
+    let html = c.dir.path().join("report.html");
+    let out = shootout()
+        .args(["report", "--html"])
+        .arg(&html)
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("one <span class=\"tag\">http/1.1 × 2 pipelined</span>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("two <span class=\"tag\">h2 × 4 streams</span>"),
+        "{page}"
+    );
     let resolved = run.plan_resolved;
     assert!(
         resolved.contains(r#""name":"two","protocol":"h2","streams":4"#),

@@ -34,6 +34,9 @@ pub struct Workload<'a> {
     pub levels: Vec<LoadLevel>,
     /// Its cells, by level then by contender.
     pub cells: Vec<Cell<'a>>,
+    /// The contenders were not all spoken to alike (protocol, streams, pipelining): each
+    /// row then says how its contender was (the analysis's rule, as in the other formats).
+    pub mixed_wire: bool,
 }
 
 impl<'a> Workload<'a> {
@@ -47,6 +50,15 @@ impl<'a> Workload<'a> {
         self.cells
             .iter()
             .find(|c| c.contender == contender && c.level == level)
+    }
+
+    /// How the client spoke to this cell's contender, when the workload's contenders were
+    /// not spoken to alike: `h2 × 10 streams`.
+    pub fn wire_label(&self, cell: &Cell<'a>) -> Option<String> {
+        self.mixed_wire
+            .then_some(cell.wire)
+            .flatten()
+            .map(|w| w.to_string())
     }
 
     /// The highest load level (the last one).
@@ -94,10 +106,16 @@ pub fn workloads<'a>(a: &Analysis<'a>) -> Vec<Workload<'a>> {
                 .filter_map(|level| w.levels.iter().find(|l| l.level == *level))
                 .flat_map(|l| l.cells.iter().cloned())
                 .collect();
+            let mixed_wire = w
+                .levels
+                .iter()
+                .flat_map(|l| &l.cells)
+                .any(|c| w.wire_label(c).is_some());
             Workload {
                 name: w.name,
                 levels,
                 cells,
+                mixed_wire,
             }
         })
         .collect()

@@ -393,10 +393,11 @@ fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
             };
             let _ = writeln!(
                 o,
-                "<tr{}><td class=\"l\">{}{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}{noisy}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr{}><td class=\"l\">{}{}{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}{noisy}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
                 if first { " class=\"group\"" } else { "" },
                 swatch(who[c].color),
                 escape(who[c].name),
+                w.wire_label(cell).map_or(String::new(), |l| format!(" <span class=\"tag\">{}</span>", escape(&l))),
                 if c == base { "<span class=\"tag\">baseline</span>" } else { "" },
                 level,
                 cell.reps(),

@@ -3,7 +3,9 @@
 //! ends, fields quoted only when they hold a comma, a quote or a line break. Empty fields
 //! mean "does not apply" (no rate in closed loop, no server samples for a URL contender);
 //! names that a spreadsheet would run as a formula (`=…`, `+…`, `-…`, `@…`) start with `'`;
-//! `baseline` is true on the steps of the contender the reports compare the others with.
+//! `baseline` is true on the steps of the contender the reports compare the others with;
+//! `protocol`, `streams` and `pipeline` say how the client spoke to it (empty for steps
+//! stored before shootout recorded it).
 
 use crate::grid::csv_record;
 use crate::safe::csv_text;
@@ -14,7 +16,7 @@ use shootout_model::stored::StoredRun;
 use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 34] = [
+pub const COLUMNS: [&str; 37] = [
     "run_id",
     "contender",
     "workload",
@@ -49,6 +51,9 @@ pub const COLUMNS: [&str; 34] = [
     "server_cpu_us_per_request",
     "peak_rss_bytes",
     "baseline",
+    "protocol",
+    "streams",
+    "pipeline",
 ];
 
 /// The run's steps as CSV (header included).
@@ -104,6 +109,14 @@ pub fn csv(run: &StoredRun) -> String {
             step_peak_rss(s).map_or(String::new(), |v| v.to_string()),
             (baseline == Some(ci)).to_string(),
         ]);
+        match s.wire {
+            Some(w) => fields.extend([
+                w.protocol.as_str().to_string(),
+                w.streams.to_string(),
+                w.pipeline.to_string(),
+            ]),
+            None => fields.extend([String::new(), String::new(), String::new()]),
+        }
         csv_record(&mut out, &fields);
     }
     out
