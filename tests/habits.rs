@@ -126,6 +126,45 @@ fn v_2_prints_the_heads() {
     assert!(!text(&quiet.stderr).contains("header"));
 }
 
+/// `-v 2` over HTTP/2: the request's fields as sent and the first answers' heads as
+/// decoded, in curl's way of showing HTTP/2 (`HTTP/2 200`, then `name: value`).
+#[test]
+fn v_2_prints_the_heads_over_http2() {
+    let server =
+        shootout_testserver::H2Server::start(shootout_testserver::H2Behavior::Hello).unwrap();
+    let out = load(
+        &[
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "--http2",
+            "-v",
+            "2",
+            "-H",
+            "X-Probe: 7",
+        ],
+        &server.url("/hi"),
+    );
+    ok(&out);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "INFO: GET header == \n---\nGET /hi HTTP/2\n:scheme: http\n:authority: 127.0.0.1:"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("x-probe: 7\n"), "{err}");
+    assert_eq!(
+        err.matches(
+            "LOG: header received:\nHTTP/2 200\ncontent-length: 12\nserver: shootout-testserver"
+        )
+        .count(),
+        3,
+        "{err}"
+    );
+}
+
 /// ab's `-l` and `-S` change `--format ab` as they change ab's report; `-r`, wrk's
 /// `--latency` and oha's `--latency-correction` are accepted.
 #[test]

@@ -79,7 +79,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     };
 
     if plan.sample_heads > 0 {
-        habits::print_heads(&heads, spec.protocol == shootout_model::Protocol::Http2);
+        habits::print_heads(&heads);
     }
     let report = match plan.format {
         Format::Ab => shootout_report::ab_report(spec, &result, plan.ab),

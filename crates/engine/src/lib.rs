@@ -113,9 +113,9 @@ pub enum EngineError {
 
 /// A sample of what went over the wire, for `-v 2` (ab's verbosity): the first request's
 /// head as sent and the first answers' heads as they arrived, copied from the first
-/// worker's first connection only (HTTP/1.1), so the run pays a copy per sampled answer
-/// and one test of an empty `Option` per answer, nothing else. Asked for with
-/// [`Control::sample_heads`]; read with [`Control::heads`] once the run ended.
+/// worker's first connection only (over HTTP/2 as text: `HTTP/2 200`, then the fields),
+/// so the run pays a copy per sampled answer and one test per answer, nothing else. Asked
+/// for with [`Control::sample_heads`]; read with [`Control::heads`] once the run ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Heads {
     /// The first request's line and header lines, up to and including the blank line.

@@ -217,7 +217,7 @@ pub struct LoadArgs {
     pub bind: Option<String>,
 
     /// ab: verbosity; 2 or more prints the first request's head and the first answers'
-    /// heads (HTTP/1.1) on stderr after the run.
+    /// heads on stderr after the run (over HTTP/2 as curl shows them: `HTTP/2 200`).
     #[arg(short = 'v', long = "verbosity", value_name = "N")]
     pub verbosity: Option<u8>,
 

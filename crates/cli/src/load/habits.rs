@@ -164,11 +164,7 @@ pub(crate) fn refused_before_parse(args: &[OsString]) -> Option<Failure> {
 /// Prints the sampled heads on stderr, ab's `-v 2` way: the request (`INFO: … header ==`
 /// between `---` lines), then each answer (`LOG: header received:`). The server's words
 /// are shown with control characters escaped.
-pub(super) fn print_heads(heads: &shootout_engine::Heads, http2: bool) {
-    if http2 {
-        say!("note: -v: heads are sampled over HTTP/1.1 only");
-        return;
-    }
+pub(super) fn print_heads(heads: &shootout_engine::Heads) {
     let lines = |bytes: &[u8]| -> String {
         String::from_utf8_lossy(bytes)
             .lines()

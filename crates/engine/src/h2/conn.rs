@@ -135,6 +135,11 @@ pub struct Connection {
     block_of: Option<(u32, bool)>,
     /// Keep the `server` field of the next final answer.
     pub want_server: bool,
+    /// Final answer heads still to copy for `-v 2` (set on one connection of a run).
+    pub sample: usize,
+    /// Answer heads copied, as text (`HTTP/2 200`, then `name: value` lines), until the
+    /// worker takes them.
+    pub heads: Vec<Vec<u8>>,
     /// The `server` field kept, if asked for.
     pub server: Option<String>,
 }
@@ -186,6 +191,8 @@ impl Connection {
             block_of: None,
             want_server: false,
             server: None,
+            sample: 0,
+            heads: Vec::new(),
         }
     }
 
@@ -758,6 +765,11 @@ impl Connection {
                 }
             }
             Some(code) if !bad && code >= 200 => {
+                if self.sample > 0 {
+                    self.sample -= 1;
+                    let head = head_text(code, &self.fields);
+                    self.heads.push(head);
+                }
                 let s = &mut self.streams[slot];
                 s.status = code;
                 s.length = length;
@@ -784,6 +796,20 @@ impl Connection {
             self.end(slot, Event::Answered(slot));
         }
     }
+}
+
+/// An answer's head as text for `-v 2`: `HTTP/2 200`, then each field but `:status` as
+/// `name: value`, and a blank line (curl's way of showing an HTTP/2 answer).
+fn head_text(status: u16, fields: &[(Vec<u8>, Vec<u8>, u8)]) -> Vec<u8> {
+    let mut out = format!("HTTP/2 {status}\r\n").into_bytes();
+    for (name, value, _) in fields.iter().filter(|(n, _, _)| n != b":status") {
+        out.extend_from_slice(name);
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out
 }
 
 /// Three digits, 100 to 999.

@@ -31,6 +31,9 @@ pub struct Prepared {
     pub body: Vec<u8>,
     /// The request is a HEAD: answers have no body whatever their content-length says.
     pub head_request: bool,
+    /// The header list as text, for `-v 2`: `GET /path HTTP/2`, then `name: value` lines
+    /// (the other pseudo-headers first) and a blank line, as curl shows an HTTP/2 request.
+    pub text: Vec<u8>,
 }
 
 /// Header fields HTTP/2 forbids (RFC 9113 §8.2.2): the connection's own, which it frames.
@@ -107,6 +110,14 @@ pub fn prepare(target: &Target, req: &RequestSpec) -> Result<Prepared, HeaderErr
         int(&mut indexed, 62 + fields.len() - 1 - i, 7, 0x80);
         table_size += n.len() + v.len() + 32;
     }
+    let mut text = format!("{} {} HTTP/2\r\n", req.method, target.path).into_bytes();
+    for (n, v) in fields
+        .iter()
+        .filter(|(n, _)| n != ":method" && n != ":path")
+    {
+        text.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+    }
+    text.extend_from_slice(b"\r\n");
     Ok(Prepared {
         first,
         indexed,
@@ -114,6 +125,7 @@ pub fn prepare(target: &Target, req: &RequestSpec) -> Result<Prepared, HeaderErr
         table_size,
         body: req.body.clone(),
         head_request: req.method.eq_ignore_ascii_case("HEAD"),
+        text,
     })
 }
 

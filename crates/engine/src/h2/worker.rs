@@ -196,6 +196,14 @@ fn set_up<'a>(
         scratch: Vec::with_capacity(streams),
         index: a.index,
     };
+    // The heads sample (`-v 2`) comes from the first worker's first connection, as over
+    // HTTP/1.1: the request as prepared, and the first answers' heads as decoded.
+    if a.index == 0 && sh.heads > 0 {
+        if let Some(c) = w.conns.first_mut() {
+            c.h2.sample = sh.heads;
+            w.rec.heads.request = Some(req.text.clone());
+        }
+    }
     if w.pacer.is_some() {
         let fd = w.timer.fd();
         w.poll
@@ -582,6 +590,10 @@ impl Worker<'_> {
         }
         events.clear();
         self.conns[i].h2.events = events;
+        if !self.conns[i].h2.heads.is_empty() {
+            let heads = &mut self.conns[i].h2.heads;
+            self.rec.heads.responses.append(heads);
+        }
         // Requests a GOAWAY returned go out on connections with room.
         if !self.resend.is_empty() && self.pacer.is_none() {
             for j in 0..self.conns.len() {
