@@ -494,6 +494,16 @@ fn bad_input_is_one_line_naming_the_fix() {
             "-H 'Name: value'",
         ),
         (
+            &["load", "--busy-poll", "2ms", "http://127.0.0.1/"],
+            2,
+            "--busy-poll 2ms: at most 1ms (e.g. --busy-poll 50us)",
+        ),
+        (
+            &["load", "--busy-poll", "soon", "http://127.0.0.1/"],
+            2,
+            "--busy-poll: 'soon' is not a duration",
+        ),
+        (
             &["load", "--expect-status", "abc", "http://127.0.0.1/"],
             2,
             "e.g. 200,301 or 2xx",

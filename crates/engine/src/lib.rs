@@ -173,6 +173,14 @@ pub struct Control {
     /// Keep the heads of this many answers (and the first request's) as a sample: see
     /// [`Heads`]. 0, the default: none.
     pub sample_heads: usize,
+    /// Before a worker sleeps for want of events, it polls without sleeping for up to this
+    /// long (adaptively: after a poll that found nothing it sleeps at once for a while).
+    /// Each sleep costs a wake-up, paid by whoever sends the bytes that end it, the
+    /// server under test: on a virtual machine whose idle CPUs halt, that is an
+    /// inter-processor interrupt and a VM exit per wake-up. Worth it when the generator
+    /// has CPUs of its own; it takes CPU from a server that shares them. Zero, the
+    /// default: never.
+    pub busy_poll: Duration,
     heads: std::sync::Mutex<Heads>,
 }
 
@@ -213,6 +221,7 @@ impl Control {
             started: std::sync::OnceLock::new(),
             start_at: None,
             sample_heads: 0,
+            busy_poll: Duration::ZERO,
             heads: std::sync::Mutex::default(),
         }
     }
@@ -318,6 +327,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         started: &control.started,
         bind: spec.bind.clone(),
         heads: control.sample_heads,
+        busy_poll: control.busy_poll,
     };
     let (mut outputs, limit) =
         run_workers(spec, control, &shared, h2.as_ref(), &shares, connections)?;
@@ -553,6 +563,7 @@ impl Totals {
     /// Adds one worker's output.
     fn add(&mut self, o: worker::Output) {
         let r = o.rec;
+        let spun = r.spun;
         self.counts.merge(&r.counts);
         for (dst, src) in self.histograms.iter_mut().zip([
             &r.latency,
@@ -586,7 +597,9 @@ impl Totals {
         let g = &mut self.generator;
         g.cpu_user += o.cpu.0;
         g.cpu_sys += o.cpu.1;
-        let busy = (o.cpu.0 + o.cpu.1).as_secs_f64() / o.wall.as_secs_f64().max(1e-9);
+        // Busy polling that found nothing was waiting, not work.
+        let worked = (o.cpu.0 + o.cpu.1).saturating_sub(spun);
+        let busy = worked.as_secs_f64() / o.wall.as_secs_f64().max(1e-9);
         g.busiest_thread = g.busiest_thread.max(busy.min(1.0));
         self.ended = self.ended.max(o.ended);
         self.interrupted |= o.interrupted;

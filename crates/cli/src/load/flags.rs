@@ -201,6 +201,13 @@ pub struct LoadArgs {
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
 
+    /// Before sleeping for want of events, poll for up to this long (e.g. 50us; at most
+    /// 1ms). Saves the server the cost of waking the generator, large on virtual machines;
+    /// use it when the generator has CPUs of its own (--cpus, taskset), never when it
+    /// shares them with the server.
+    #[arg(long, value_name = "DURATION")]
+    pub busy_poll: Option<String>,
+
     /// ab: basic authentication, user:password (sends Authorization: Basic …; hey's -a).
     #[arg(
         short = 'A',

@@ -41,6 +41,8 @@ pub(super) struct Plan {
     pub ab: shootout_report::AbOptions,
     /// Answer heads to sample and print (`-v 2`); 0: none.
     pub sample_heads: usize,
+    /// `--busy-poll`: longest poll before a worker sleeps; zero: none.
+    pub busy_poll: Duration,
 }
 
 /// Resolves the flags into the plan of the run.
@@ -111,7 +113,26 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             no_spread: a.no_spread,
         },
         sample_heads: habits::sample_heads(a),
+        busy_poll: busy_poll(a.busy_poll.as_deref())?,
     })
+}
+
+/// The longest busy poll a worker makes before it sleeps: beyond a millisecond it would
+/// burn a CPU on an idle run for nothing any wake-up costs.
+const MAX_BUSY_POLL: Duration = Duration::from_millis(1);
+
+/// `--busy-poll DURATION`: zero up to [`MAX_BUSY_POLL`].
+fn busy_poll(value: Option<&str>) -> Result<Duration, Failure> {
+    let Some(value) = value else {
+        return Ok(Duration::ZERO);
+    };
+    match parse_duration(value) {
+        Ok(d) if d <= MAX_BUSY_POLL => Ok(d),
+        Ok(_) => Err(Failure::usage(anyhow!(
+            "--busy-poll {value}: at most 1ms (e.g. --busy-poll 50us)"
+        ))),
+        Err(e) => Err(Failure::usage(anyhow!("--busy-poll: {e}"))),
+    }
 }
 
 /// The report format of `--format NAME`, or JSON with `--json` (`load` and `merge`).
