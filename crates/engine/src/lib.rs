@@ -597,7 +597,7 @@ impl Totals {
         let g = &mut self.generator;
         g.cpu_user += o.cpu.0;
         g.cpu_sys += o.cpu.1;
-        // Busy polling that found nothing was waiting, not work.
+        // Busy polling was waiting for events, not work.
         let worked = (o.cpu.0 + o.cpu.1).saturating_sub(spun);
         let busy = worked.as_secs_f64() / o.wall.as_secs_f64().max(1e-9);
         g.busiest_thread = g.busiest_thread.max(busy.min(1.0));

@@ -388,13 +388,15 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
                 }
                 std::hint::spin_loop();
             }
+            // Polling, found something or not, was waiting: not part of how busy the
+            // worker was.
+            let spent = began.elapsed();
+            d.recorder().spun += spent;
             if !events.is_empty() {
                 deliver(d, &events);
                 continue;
             }
-            let spent = began.elapsed();
             spin.missed(spent);
-            d.recorder().spun += spent;
         }
         match d.poll().poll(&mut events, Some(wait)) {
             Ok(()) => {}
