@@ -251,3 +251,26 @@ fn help_names_the_habits() {
         assert!(help.contains(flag), "{flag}: {help}");
     }
 }
+
+/// `--busy-poll` reaches the engine and the record: the JSON says how long workers polled
+/// (0 when they did not), and every request is still counted.
+#[test]
+fn busy_poll_is_recorded_in_the_json() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let polled = load(
+        &["-n", "300", "-c", "4", "--busy-poll", "50us", "--json"],
+        &server.url("/"),
+    );
+    ok(&polled);
+    let plain = load(&["-n", "300", "-c", "4", "--json"], &server.url("/"));
+    ok(&plain);
+    let field = |out: &Output| -> (u64, u64) {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            v["load"]["busy_poll_us"].as_u64().unwrap(),
+            v["requests"]["ok"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(field(&polled), (50, 300));
+    assert_eq!(field(&plain), (0, 300));
+}

@@ -48,7 +48,6 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
     control.sample_heads = plan.sample_heads;
-    control.busy_poll = plan.busy_poll;
     if let Some(at) = plan.dist.start_at {
         // Again after the warm-up, which may have taken the time.
         start_time(&plan)?;

@@ -173,14 +173,6 @@ pub struct Control {
     /// Keep the heads of this many answers (and the first request's) as a sample: see
     /// [`Heads`]. 0, the default: none.
     pub sample_heads: usize,
-    /// Before a worker sleeps for want of events, it polls without sleeping for up to this
-    /// long (adaptively: after a poll that found nothing it sleeps at once for a while).
-    /// Each sleep costs a wake-up, paid by whoever sends the bytes that end it, the
-    /// server under test: on a virtual machine whose idle CPUs halt, that is an
-    /// inter-processor interrupt and a VM exit per wake-up. Worth it when the generator
-    /// has CPUs of its own; it takes CPU from a server that shares them. Zero, the
-    /// default: never.
-    pub busy_poll: Duration,
     heads: std::sync::Mutex<Heads>,
 }
 
@@ -221,7 +213,6 @@ impl Control {
             started: std::sync::OnceLock::new(),
             start_at: None,
             sample_heads: 0,
-            busy_poll: Duration::ZERO,
             heads: std::sync::Mutex::default(),
         }
     }
@@ -327,7 +318,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         started: &control.started,
         bind: spec.bind.clone(),
         heads: control.sample_heads,
-        busy_poll: control.busy_poll,
+        busy_poll: spec.busy_poll,
     };
     let (mut outputs, limit) =
         run_workers(spec, control, &shared, h2.as_ref(), &shares, connections)?;

@@ -117,7 +117,7 @@ pub struct Recorder {
     pub targets: Vec<(u64, u64, Histogram<u64>)>,
     /// A sample of heads for `-v 2` (see [`crate::Heads`]); empty unless asked for.
     pub heads: crate::Heads,
-    /// Time spent busy polling (see [`crate::Control::busy_poll`]): CPU the thread used
+    /// Time spent busy polling (see `LoadSpec::busy_poll`): CPU the thread used
     /// waiting for events, left out of how busy it was.
     pub spun: std::time::Duration,
     /// When a live view watches: the latencies (µs) of the finished seconds, added up at

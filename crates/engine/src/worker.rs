@@ -91,7 +91,7 @@ pub struct Shared<'a> {
     pub bind: Vec<std::net::IpAddr>,
     /// Answer heads to keep as a sample ([`crate::Heads`]); 0: none.
     pub heads: usize,
-    /// Longest busy poll before sleeping ([`crate::Control::busy_poll`]); zero: none.
+    /// Longest busy poll before sleeping (`LoadSpec::busy_poll`); zero: none.
     pub busy_poll: Duration,
 }
 
@@ -407,7 +407,7 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
     }
 }
 
-/// When a worker busy polls before sleeping ([`crate::Control::busy_poll`]): while the
+/// When a worker busy polls before sleeping (`LoadSpec::busy_poll`): while the
 /// polls that found nothing add up to at most 1/32 of the time since the run began. A
 /// loaded run, whose polls find events, polls before every wait; an idle or slow one
 /// spends at most about 3 % of a CPU on it.

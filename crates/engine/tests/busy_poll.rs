@@ -1,4 +1,4 @@
-//! `Control::busy_poll`: workers poll before sleeping, and still count every request
+//! `LoadSpec::busy_poll`: workers poll before sleeping, and still count every request
 //! exactly, over HTTP/1.1 and HTTP/2; an idle run backs off instead of burning its CPU.
 
 mod common;
@@ -10,9 +10,9 @@ use shootout_testserver::{Behavior, H2Behavior, H2Server, TestServer};
 use std::time::Duration;
 
 fn busy(s: &shootout_model::LoadSpec, poll: Duration) -> RunResult {
-    let mut control = Control::new(s.threads);
-    control.busy_poll = poll;
-    run(s, &control).expect("run")
+    let mut s = s.clone();
+    s.busy_poll = poll;
+    run(&s, &Control::new(s.threads)).expect("run")
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub use shootout::{
 };
 pub use spec::{
     Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder, SpecError,
-    Target, TlsOptions, Wire, MAX_STREAMS,
+    Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

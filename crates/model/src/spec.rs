@@ -114,6 +114,10 @@ impl std::fmt::Display for Wire {
 /// The most concurrent streams per connection `--streams` may ask for.
 pub const MAX_STREAMS: usize = 10_000;
 
+/// The longest busy poll a worker may make before it sleeps (`--busy-poll`): beyond a
+/// millisecond it burns a CPU on an idle run for nothing a wake-up costs.
+pub const MAX_BUSY_POLL: Duration = Duration::from_millis(1);
+
 /// The most requests one run may keep in flight (connections × streams): each has a slot
 /// of state, so this bounds the engine's memory (measured by `bench/rss` at 10,000
 /// connections × 100 streams over HTTP/2: 620 MiB resident, about 14 KB per connection
@@ -427,6 +431,9 @@ pub enum SpecError {
     /// Streams per connection outside 1..=[`MAX_STREAMS`].
     #[error("streams per connection must be from 1 to {max}, not {0}", max = MAX_STREAMS)]
     Streams(usize),
+    /// A busy poll longer than [`MAX_BUSY_POLL`].
+    #[error("a busy poll may last at most 1ms, not {0:?} (e.g. 50us)")]
+    BusyPoll(Duration),
     /// More than one stream per connection asked of HTTP/1.1.
     #[error("{0} streams per connection need HTTP/2: add --http2 (protocol = \"h2\" in a plan)")]
     StreamsNeedHttp2(usize),
@@ -579,6 +586,14 @@ pub struct LoadSpec {
     /// Local addresses to connect from (ab's `-B`), round robin over the run's connections;
     /// empty: the kernel's choice. All of one family; at most [`MAX_BIND`].
     pub bind: Vec<IpAddr>,
+    /// Before a worker sleeps for want of events, it polls without sleeping for up to this
+    /// long, at most [`MAX_BUSY_POLL`] (the polls that find nothing kept under 1/32 of the
+    /// run's time). Each sleep costs a wake-up, paid by whoever sends the bytes that end it,
+    /// the server under test: on a virtual machine whose idle CPUs halt, an interrupt and
+    /// a VM exit. Worth it when the generator has CPUs of its own; it takes CPU from a
+    /// server that shares them. Zero, the default: never. Not kept in result files (a
+    /// machine's setting, like `bind`).
+    pub busy_poll: Duration,
 }
 
 /// `Duration` as seconds in `f64`'s shortest text, for messages: `0.25 s`, `10 s`. The same
@@ -609,6 +624,7 @@ impl LoadSpec {
             pipeline: 1,
             list: None,
             bind: Vec::new(),
+            busy_poll: Duration::ZERO,
         }
     }
 
@@ -686,6 +702,9 @@ impl LoadSpec {
         }
         if !(1..=MAX_STREAMS).contains(&self.streams) {
             return Err(SpecError::Streams(self.streams));
+        }
+        if self.busy_poll > MAX_BUSY_POLL {
+            return Err(SpecError::BusyPoll(self.busy_poll));
         }
         if self.connections.saturating_mul(self.streams) > MAX_IN_FLIGHT {
             return Err(SpecError::InFlight {
@@ -1059,6 +1078,9 @@ mod tests {
             ("body", |s| s.request.body = vec![0; MAX_BODY + 1]),
             ("path", |s| s.target.path = "/a b".into()),
             ("cpus", |s| s.cpus = Some(vec![0, MAX_CPU + 1])),
+            ("busy poll", |s| {
+                s.busy_poll = MAX_BUSY_POLL + Duration::from_nanos(1)
+            }),
             ("pipeline 0", |s| s.pipeline = 0),
             ("pipeline max", |s| s.pipeline = MAX_PIPELINE + 1),
             ("pipeline without keep-alive", |s| {

@@ -176,6 +176,7 @@ fn load_json(spec: &LoadSpec) -> Value {
             Order::Random => "random",
         }),
         "seed": spec.list.as_ref().map(|l| l.seed),
+        "busy_poll_us": spec.busy_poll.as_micros() as u64,
     })
 }
 

@@ -41,8 +41,6 @@ pub(super) struct Plan {
     pub ab: shootout_report::AbOptions,
     /// Answer heads to sample and print (`-v 2`); 0: none.
     pub sample_heads: usize,
-    /// `--busy-poll`: longest poll before a worker sleeps; zero: none.
-    pub busy_poll: Duration,
 }
 
 /// Resolves the flags into the plan of the run.
@@ -59,7 +57,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
     check_outputs(a)?;
     let list = request_list(a, &target, &mut notes)?;
-    let spec = LoadSpec::builder(target)
+    let mut spec = LoadSpec::builder(target)
         .pipeline(a.pipeline)
         .list(list)
         .request(request(a)?)
@@ -93,6 +91,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .available_cpus(sys::allowed_cpus().len())
         .build()
         .map_err(spec_error)?;
+    spec.busy_poll = busy_poll(a.busy_poll.as_deref())?;
     if let Some(n) = spec.requests.filter(|&n| (a.concurrency as u64) > n) {
         notes.push(format!(
             "-c {} lowered to {n}: no more connections than requests (-n {n})",
@@ -113,21 +112,16 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             no_spread: a.no_spread,
         },
         sample_heads: habits::sample_heads(a),
-        busy_poll: busy_poll(a.busy_poll.as_deref())?,
     })
 }
 
-/// The longest busy poll a worker makes before it sleeps: beyond a millisecond it would
-/// burn a CPU on an idle run for nothing any wake-up costs.
-const MAX_BUSY_POLL: Duration = Duration::from_millis(1);
-
-/// `--busy-poll DURATION`: zero up to [`MAX_BUSY_POLL`].
+/// `--busy-poll DURATION`: zero up to [`shootout_model::MAX_BUSY_POLL`].
 fn busy_poll(value: Option<&str>) -> Result<Duration, Failure> {
     let Some(value) = value else {
         return Ok(Duration::ZERO);
     };
     match parse_duration(value) {
-        Ok(d) if d <= MAX_BUSY_POLL => Ok(d),
+        Ok(d) if d <= shootout_model::MAX_BUSY_POLL => Ok(d),
         Ok(_) => Err(Failure::usage(anyhow!(
             "--busy-poll {value}: at most 1ms (e.g. --busy-poll 50us)"
         ))),
