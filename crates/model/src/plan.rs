@@ -58,6 +58,9 @@ pub struct Defaults {
     pub load_cpus: Option<Vec<usize>>,
     /// Per-request deadline.
     pub timeout: Duration,
+    /// How long shootout's load threads poll before they sleep (`busy_poll`, at most
+    /// [`crate::MAX_BUSY_POLL`]; zero: they sleep at once): see `LoadSpec::busy_poll`.
+    pub busy_poll: Duration,
     /// Thresholds every contender's cells must meet (`fail_if`): the run exits 3 when one
     /// of them holds.
     pub fail_if: Vec<Threshold>,
@@ -244,6 +247,7 @@ struct FileDefaults {
     server_cpus: Option<Spanned<String>>,
     load_cpus: Option<Spanned<String>>,
     timeout: Option<Spanned<String>>,
+    busy_poll: Option<Spanned<String>>,
     #[serde(default)]
     fail_if: Vec<Spanned<String>>,
 }
@@ -487,6 +491,7 @@ impl Reader<'_> {
             server_cpus: self.cpus(&d.server_cpus, "server_cpus")?,
             load_cpus: self.cpus(&d.load_cpus, "load_cpus")?,
             timeout: self.duration(&d.timeout, "timeout", Duration::from_secs(30), false)?,
+            busy_poll: self.busy_poll(&d.busy_poll)?,
             fail_if: self.thresholds(&d.fail_if, "defaults.fail_if")?,
         })
     }
@@ -514,6 +519,21 @@ impl Reader<'_> {
             None => Ok(default),
             Some(s) => duration_of(s.get_ref(), &format!("defaults.{key}"), zero_ok)
                 .map_err(|m| self.err(s.span().start, m)),
+        }
+    }
+
+    /// `[defaults] busy_poll`: a duration from zero to [`crate::MAX_BUSY_POLL`].
+    fn busy_poll(&self, v: &Option<Spanned<String>>) -> Result<Duration, PlanError> {
+        let d = self.duration(v, "busy_poll", Duration::ZERO, true)?;
+        match v {
+            Some(s) if d > crate::MAX_BUSY_POLL => Err(self.err(
+                s.span().start,
+                format!(
+                    "defaults.busy_poll = \"{}\" is too long: at most 1ms (e.g. \"50us\")",
+                    s.get_ref()
+                ),
+            )),
+            _ => Ok(d),
         }
     }
 
@@ -1303,6 +1323,35 @@ concurrency = [1, 10]
 
     fn error_of(text: &str) -> String {
         parse(text, "plan.toml", CPUS).unwrap_err().to_string()
+    }
+
+    /// `[defaults] busy_poll`: zero unless given, a duration up to 1 ms, kept in the
+    /// resolved plan stored with the run; longer is an error naming the key and the limit.
+    #[test]
+    fn busy_poll_is_read_checked_and_resolved() {
+        let plain = parse(GOOD, "plan.toml", CPUS).unwrap();
+        assert_eq!(plain.defaults.busy_poll, Duration::ZERO);
+        assert!(!crate::resolved::ResolvedPlan::of(&plain)
+            .to_json()
+            .contains("busy_poll"));
+        let text = GOOD.replace(
+            "load_cpus = \"0\"",
+            "load_cpus = \"0\"\nbusy_poll = \"50us\"",
+        );
+        let polled = parse(&text, "plan.toml", CPUS).unwrap();
+        assert_eq!(polled.defaults.busy_poll, Duration::from_micros(50));
+        assert!(crate::resolved::ResolvedPlan::of(&polled)
+            .to_json()
+            .contains("\"busy_poll_us\":50"));
+        let long = GOOD.replace(
+            "load_cpus = \"0\"",
+            "load_cpus = \"0\"\nbusy_poll = \"2ms\"",
+        );
+        let e = error_of(&long);
+        assert!(
+            e.contains("defaults.busy_poll = \"2ms\" is too long: at most 1ms"),
+            "{e}"
+        );
     }
 
     /// `theirs` of [`GOOD`] with its own wire keys (`keys`, TOML lines).

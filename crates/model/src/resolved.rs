@@ -33,6 +33,10 @@ pub struct ResolvedPlan {
     pub server_cpus: Option<Vec<usize>>,
     /// CPUs shootout's load threads were pinned to; `None`: not pinned.
     pub load_cpus: Option<Vec<usize>>,
+    /// How long the load threads polled before sleeping, in µs (`busy_poll`); absent when
+    /// they did not (and in runs stored before the key existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy_poll_us: Option<u64>,
 }
 
 /// A contender of a resolved plan.
@@ -119,6 +123,8 @@ impl ResolvedPlan {
             repeat: Some(plan.defaults.repeat),
             server_cpus: plan.defaults.server_cpus.clone(),
             load_cpus: plan.defaults.load_cpus.clone(),
+            busy_poll_us: (!plan.defaults.busy_poll.is_zero())
+                .then_some(plan.defaults.busy_poll.as_micros() as u64),
         }
     }
 
@@ -203,6 +209,7 @@ mod tests {
             repeat: Some(3),
             server_cpus: Some(vec![1]),
             load_cpus: Some(vec![0]),
+            busy_poll_us: None,
         }
     }
 
@@ -225,6 +232,7 @@ mod tests {
         let p = ResolvedPlan {
             server_cpus: None,
             load_cpus: None,
+            busy_poll_us: None,
             ..plan()
         };
         let text = p.to_json();

@@ -334,6 +334,10 @@ fn step_spec(
         .available_cpus(shootout_engine::sys::allowed_cpus().len())
         .timeout(plan.defaults.timeout)
         .build()
+        .map(|mut spec| {
+            spec.busy_poll = plan.defaults.busy_poll;
+            spec
+        })
         .map_err(|e| anyhow!("{e}"))
 }
 
