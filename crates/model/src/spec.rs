@@ -896,6 +896,12 @@ impl SpecBuilder {
         self
     }
 
+    /// How long workers poll before they sleep (checked by [`LoadSpec::validate`]).
+    pub fn busy_poll(mut self, busy_poll: Duration) -> Self {
+        self.spec.busy_poll = busy_poll;
+        self
+    }
+
     /// The connect timeout.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.spec.connect_timeout = timeout;

@@ -57,7 +57,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
     check_outputs(a)?;
     let list = request_list(a, &target, &mut notes)?;
-    let mut spec = LoadSpec::builder(target)
+    let spec = LoadSpec::builder(target)
         .pipeline(a.pipeline)
         .list(list)
         .request(request(a)?)
@@ -81,6 +81,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             ..Record::default()
         })
         .cpus(cpus)
+        .busy_poll(busy_poll(a.busy_poll.as_deref())?)
         .bind(
             a.bind
                 .as_deref()
@@ -91,7 +92,6 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .available_cpus(sys::allowed_cpus().len())
         .build()
         .map_err(spec_error)?;
-    spec.busy_poll = busy_poll(a.busy_poll.as_deref())?;
     if let Some(n) = spec.requests.filter(|&n| (a.concurrency as u64) > n) {
         notes.push(format!(
             "-c {} lowered to {n}: no more connections than requests (-n {n})",
@@ -115,18 +115,11 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     })
 }
 
-/// `--busy-poll DURATION`: zero up to [`shootout_model::MAX_BUSY_POLL`].
+/// `--busy-poll DURATION` as a duration; its limit is the spec's rule.
 fn busy_poll(value: Option<&str>) -> Result<Duration, Failure> {
-    let Some(value) = value else {
-        return Ok(Duration::ZERO);
-    };
-    match parse_duration(value) {
-        Ok(d) if d <= shootout_model::MAX_BUSY_POLL => Ok(d),
-        Ok(_) => Err(Failure::usage(anyhow!(
-            "--busy-poll {value}: at most 1ms (e.g. --busy-poll 50us)"
-        ))),
-        Err(e) => Err(Failure::usage(anyhow!("--busy-poll: {e}"))),
-    }
+    value.map_or(Ok(Duration::ZERO), |v| {
+        parse_duration(v).map_err(|e| Failure::usage(anyhow!("--busy-poll: {e}")))
+    })
 }
 
 /// The report format of `--format NAME`, or JSON with `--json` (`load` and `merge`).
@@ -162,6 +155,9 @@ fn spec_error(e: SpecError) -> Failure {
         SpecError::Pipeline(n) => {
             anyhow!("--pipeline {n}: the requests in flight per connection must be from 1 to {MAX_PIPELINE}")
         }
+        SpecError::BusyPoll(d) => anyhow!(
+            "--busy-poll {d:?}: at most 1ms (e.g. --busy-poll 50us)"
+        ),
         SpecError::PipelineClose => anyhow!(
             "--pipeline with --no-keepalive: pipelining needs connections kept open; drop one of the two"
         ),

@@ -333,11 +333,8 @@ fn step_spec(
         .cpus(plan.defaults.load_cpus.clone())
         .available_cpus(shootout_engine::sys::allowed_cpus().len())
         .timeout(plan.defaults.timeout)
+        .busy_poll(plan.defaults.busy_poll)
         .build()
-        .map(|mut spec| {
-            spec.busy_poll = plan.defaults.busy_poll;
-            spec
-        })
         .map_err(|e| anyhow!("{e}"))
 }
 
