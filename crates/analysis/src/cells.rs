@@ -81,6 +81,13 @@ pub struct Cell<'a> {
 }
 
 impl Cell<'_> {
+    /// The label beside this cell's contender in its workload's tables: its wire when
+    /// the workload's contenders were spoken to differently (`mixed`, see
+    /// [`WorkloadBlock::wire_mixed`]) and it was recorded.
+    pub fn wire_label(&self, mixed: bool) -> Option<Wire> {
+        mixed.then_some(self.wire).flatten()
+    }
+
     /// Repetitions.
     pub fn reps(&self) -> usize {
         self.steps.len()
@@ -220,10 +227,15 @@ impl WorkloadBlock<'_> {
     /// `streams` or `pipeline`): the label the tables put beside its name. `None` when
     /// every cell of the workload shares one way, or it was not recorded.
     pub fn wire_label(&self, cell: &Cell) -> Option<Wire> {
+        cell.wire_label(self.wire_mixed())
+    }
+
+    /// True when the workload's contenders were not all spoken to alike.
+    pub fn wire_mixed(&self) -> bool {
         let mut cells = self.levels.iter().flat_map(|l| &l.cells);
-        let first = cells.next()?.wire;
-        let mixed = cells.any(|c| c.wire != first);
-        mixed.then_some(cell.wire).flatten()
+        cells
+            .next()
+            .is_some_and(|first| cells.any(|c| c.wire != first.wire))
     }
 }
 

@@ -55,10 +55,7 @@ impl<'a> Workload<'a> {
     /// How the client spoke to this cell's contender, when the workload's contenders were
     /// not spoken to alike: `h2 × 10 streams`.
     pub fn wire_label(&self, cell: &Cell<'a>) -> Option<String> {
-        self.mixed_wire
-            .then_some(cell.wire)
-            .flatten()
-            .map(|w| w.to_string())
+        cell.wire_label(self.mixed_wire).map(|w| w.to_string())
     }
 
     /// The highest load level (the last one).
@@ -106,11 +103,7 @@ pub fn workloads<'a>(a: &Analysis<'a>) -> Vec<Workload<'a>> {
                 .filter_map(|level| w.levels.iter().find(|l| l.level == *level))
                 .flat_map(|l| l.cells.iter().cloned())
                 .collect();
-            let mixed_wire = w
-                .levels
-                .iter()
-                .flat_map(|l| &l.cells)
-                .any(|c| w.wire_label(c).is_some());
+            let mixed_wire = w.wire_mixed();
             Workload {
                 name: w.name,
                 levels,
