@@ -335,7 +335,7 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
     let sh = d.shared();
     let tick = (sh.timeout.min(sh.connect_timeout) / 10)
         .clamp(Duration::from_millis(1), Duration::from_millis(100));
-    let busy_poll = sh.busy_poll;
+    let mut spin = Spin::new(sh.busy_poll, now);
     let mut next_tick = now + tick;
     // A watching view's details (histogram, status codes) are copied at most this often.
     let mut next_detail = now;
@@ -343,7 +343,6 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
         d.recorder().watch();
     }
     let mut events = Events::with_capacity(1024);
-    let mut spin = Spin::new(busy_poll, now);
     loop {
         let now = Instant::now();
         if stop.load(Ordering::Relaxed) {
@@ -376,7 +375,7 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
         }
         if spin.now(now) {
             let began = Instant::now();
-            let until = began + busy_poll.min(wait);
+            let until = began + spin.max.min(wait);
             loop {
                 match d.poll().poll(&mut events, Some(Duration::ZERO)) {
                     Ok(()) => {}
@@ -412,7 +411,8 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
 /// loaded run, whose polls find events, polls before every wait; an idle or slow one
 /// spends at most about 3 % of a CPU on it.
 struct Spin {
-    on: bool,
+    /// The longest poll; zero: never.
+    max: Duration,
     since: Instant,
     wasted: Duration,
 }
@@ -420,7 +420,7 @@ struct Spin {
 impl Spin {
     fn new(max: Duration, since: Instant) -> Spin {
         Spin {
-            on: max > Duration::ZERO,
+            max,
             since,
             wasted: Duration::ZERO,
         }
@@ -428,7 +428,7 @@ impl Spin {
 
     /// Whether to busy poll before the wait that begins at `now`.
     fn now(&self, now: Instant) -> bool {
-        self.on && self.wasted * 32 <= now.saturating_duration_since(self.since)
+        !self.max.is_zero() && self.wasted * 32 <= now.saturating_duration_since(self.since)
     }
 
     /// A busy poll that took `spent` found nothing.
