@@ -9,6 +9,7 @@
 //! an `AtomicBool`.
 
 pub mod h2;
+mod linger;
 mod pacer;
 mod parse;
 mod recorder;

@@ -78,6 +78,16 @@ impl Socket {
     }
 }
 
+impl Socket {
+    /// Shuts our side: the server reads the end of the stream after what was written.
+    pub fn shutdown_write(&self) -> io::Result<()> {
+        match self {
+            Socket::Tcp(s) => s.shutdown(std::net::Shutdown::Write),
+            Socket::Unix(s) => s.shutdown(std::net::Shutdown::Write),
+        }
+    }
+}
+
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {

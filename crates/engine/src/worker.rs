@@ -319,9 +319,19 @@ pub(crate) trait Driver {
     fn timer(&mut self) -> &mut sys::Timer;
     /// The worker's poll.
     fn poll(&mut self) -> &mut Poll;
-    /// Readiness of connection `i`.
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool);
+    /// Readiness of connection `i`. Returns true when its reads stopped at
+    /// [`READS_PER_EVENT`] with bytes perhaps left: the loop reads it again after its
+    /// deadlines.
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool;
+    /// Handling connection `i` panicked: whatever it carried fails, and it is replaced.
+    fn on_panic(&mut self, i: usize, now: Instant);
 }
+
+/// The most reads one readiness event gets. A server that writes faster than the worker
+/// reads would otherwise keep it in one connection's read loop, and no deadline of any
+/// connection would fire meanwhile (ticks run between events). 16 reads of 64 KiB; an
+/// ordinary event needs one or two.
+pub(crate) const READS_PER_EVENT: usize = 16;
 
 /// How often a worker copies its details for a watching view (its counters: every tick).
 const DETAIL_EVERY: Duration = Duration::from_millis(100);
@@ -343,6 +353,8 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
         d.recorder().watch();
     }
     let mut events = Events::with_capacity(1024);
+    // Connections whose reads stopped at the budget, read again at every turn.
+    let mut again = Vec::new();
     loop {
         let now = Instant::now();
         if stop.load(Ordering::Relaxed) {
@@ -373,7 +385,11 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
             None if d.closed_done(now) => return Ok(false),
             None => {}
         }
-        if spin.now(now) {
+        if !again.is_empty() {
+            resume(d, &mut again);
+            wait = Duration::ZERO;
+        }
+        if wait > Duration::ZERO && spin.now(now) {
             let began = Instant::now();
             let until = began + spin.max.min(wait);
             loop {
@@ -392,7 +408,7 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
             let spent = began.elapsed();
             d.recorder().spun += spent;
             if !events.is_empty() {
-                deliver(d, &events);
+                deliver(d, &events, &mut again);
                 continue;
             }
             spin.missed(spent);
@@ -402,7 +418,7 @@ pub(crate) fn drive<D: Driver>(d: &mut D, stop: &AtomicBool, live: &Live) -> io:
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
-        deliver(d, &events);
+        deliver(d, &events, &mut again);
     }
 }
 
@@ -437,20 +453,45 @@ impl Spin {
     }
 }
 
-/// Hands each event of a poll to its connection (the pacing timer's is only cleared).
-pub(crate) fn deliver<D: Driver>(d: &mut D, events: &Events) {
+/// Hands each event of a poll to its connection (the pacing timer's is only cleared);
+/// connections whose reads stopped at the budget go to `again`.
+pub(crate) fn deliver<D: Driver>(d: &mut D, events: &Events, again: &mut Vec<usize>) {
     for ev in events.iter() {
         if ev.token() == TIMER {
             d.timer().clear();
             continue;
         }
         let closed = ev.is_read_closed() || ev.is_error();
-        d.on_event(
-            ev.token().0,
-            ev.is_readable() || closed,
-            ev.is_writable(),
-            closed,
-        );
+        let readable = ev.is_readable() || closed;
+        handle(d, ev.token().0, readable, ev.is_writable(), closed, again);
+    }
+}
+
+/// Reads again the connections whose reads stopped at the budget.
+pub(crate) fn resume<D: Driver>(d: &mut D, again: &mut Vec<usize>) {
+    for i in std::mem::take(again) {
+        handle(d, i, true, false, false, again);
+    }
+}
+
+/// One connection's readiness. A panic while handling it (a bug that bytes from the
+/// server reached) is that connection's failure, not the run's: what it carried fails and
+/// it is replaced, and the worker goes on.
+fn handle<D: Driver>(
+    d: &mut D,
+    i: usize,
+    readable: bool,
+    writable: bool,
+    closed: bool,
+    again: &mut Vec<usize>,
+) {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        d.on_event(i, readable, writable, closed)
+    }));
+    match r {
+        Ok(true) if !again.contains(&i) => again.push(i),
+        Ok(_) => {}
+        Err(_) => d.on_panic(i, Instant::now()),
     }
 }
 
@@ -482,6 +523,8 @@ struct Worker<'a> {
     index: usize,
     /// Copy the next request rendered into the heads sample (`-v 2`).
     want_request_head: bool,
+    /// The last event's reads stopped at [`READS_PER_EVENT`].
+    unfinished: bool,
 }
 
 /// Runs one worker to the end of its share; `stop` ends it early.
@@ -599,8 +642,13 @@ impl<'a> Driver for Worker<'a> {
         &mut self.poll
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
         self.event(i, readable, writable, closed);
+        std::mem::take(&mut self.unfinished)
+    }
+
+    fn on_panic(&mut self, i: usize, now: Instant) {
+        self.broke(i, now, FailureKind::Malformed);
     }
 }
 
@@ -698,6 +746,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
         scratch: Vec::new(),
         index: a.index,
         want_request_head: false,
+        unfinished: false,
     };
     for c in &mut w.conns {
         c.parser.want_server();
@@ -1180,7 +1229,7 @@ impl Worker<'_> {
     /// an error. One read may complete several answers (pipelining): each is matched to
     /// the queue's front request in turn.
     fn read(&mut self, i: usize, closed: bool) {
-        loop {
+        for _ in 0..READS_PER_EVENT {
             let c = &mut self.conns[i];
             let Some(io) = c.io.as_mut() else { return };
             let drains = io.short_read_drains() && !closed;
@@ -1222,6 +1271,7 @@ impl Worker<'_> {
                 return;
             }
         }
+        self.unfinished = true;
     }
 
     /// The peer closed the stream while requests were in flight.

@@ -2,11 +2,7 @@
 //! [`Connection::feed`], frames for the server come out of [`Connection::out`], and what
 //! happened to each stream comes out as [`Event`]s for the worker to record. Streams live
 //! in a fixed set of slots (as many as streams asked per connection), found by a scan.
-//! Header blocks are decoded with `httlib-hpack`, whose Huffman decoding is table-driven
-//! (`loona-hpack`, tried first, builds a 257-entry hash map for every Huffman-coded string:
-//! about 50 µs of CPU per nginx response, 10 times what all the rest of a request costs).
-//! It allocates a name and a value per field decoded (about eight small allocations per
-//! nginx answer): the one place of the HTTP/2 path that allocates per request.
+//! Header blocks are decoded by [`super::hpack`], into buffers kept from block to block.
 //!
 //! What it keeps of the protocol (RFC 9113): the server's SETTINGS (concurrency, initial
 //! window, frame size, header table size) and their acknowledgement, flow control on both
@@ -16,9 +12,18 @@
 //! and RST_STREAM. A frame that breaks the protocol is a connection error: GOAWAY is
 //! written with its code, and every stream still open fails as malformed. A response that
 //! breaks it on one stream only (no `:status`, DATA before HEADERS, a content-length the
-//! DATA contradicts) fails that stream as malformed and resets it.
+//! DATA contradicts, a header list over [`MAX_HEADER_LIST`], a window update that
+//! overflows the stream's window) fails that stream as malformed and resets it.
+//!
+//! Whatever a server sends, a connection's memory stays bounded: a header block over
+//! [`MAX_HEADER_BLOCK`] or spread over more than [`MAX_BLOCK_FRAMES`] frames ends the
+//! connection, a decoded list over [`MAX_HEADER_LIST`] is counted and not kept, and a
+//! server that sends PING or SETTINGS frames faster than it reads their acknowledgements
+//! has its connection ended once [`MAX_QUEUED_CONTROL`] of them wait (ENHANCE_YOUR_CALM,
+//! as servers treat such floods since the 2019 HTTP/2 advisories).
 
 use super::frame::{self, Head, Oversized, Reader};
+use super::hpack::{self, Fields};
 use super::request::{table_size_update, Prepared};
 use crate::parse::parse_decimal;
 use crate::search::BodySearch;
@@ -29,8 +34,27 @@ use std::time::{Duration, Instant};
 /// bytes, h2load's default, so a response is rarely held back by our flow control.
 pub const RECV_WINDOW: i64 = (1 << 30) - 1;
 
-/// The largest header block (all its frames) accepted.
-const MAX_HEADER_BLOCK: usize = 1 << 20;
+/// The largest header list accepted, as RFC 9113 §6.5.2 counts it (name + value + 32
+/// bytes per field), announced as SETTINGS_MAX_HEADER_LIST_SIZE: 64 KiB, the limit common
+/// among HTTP/2 implementations (nghttp2's default among them) and far above a real
+/// answer's few hundred bytes. A larger list fails its stream as malformed.
+pub const MAX_HEADER_LIST: usize = 64 * 1024;
+
+/// The largest header block (all its frames) accepted: an encoded field is smaller than
+/// the 32 bytes more than its name and value that it counts for in the list, so a block
+/// over the list's limit cannot decode within it. A larger block ends the connection
+/// (COMPRESSION_ERROR: the table cannot be kept in step without decoding it).
+pub const MAX_HEADER_BLOCK: usize = MAX_HEADER_LIST;
+
+/// The most frames one header block may span (HEADERS and its CONTINUATIONs): a block of
+/// 64 KiB needs 4 frames of 16 KiB. More ends the connection (ENHANCE_YOUR_CALM), so a
+/// stream of empty CONTINUATION frames cannot hold it forever.
+pub const MAX_BLOCK_FRAMES: usize = 64;
+
+/// The most control frames (acknowledgements of PING and SETTINGS, RST_STREAM) waiting to
+/// be written to a server that does not read them: 10,000 (as Go's HTTP/2 server allows a
+/// client), about 170 KB. One more ends the connection (ENHANCE_YOUR_CALM).
+pub const MAX_QUEUED_CONTROL: usize = 10_000;
 
 /// The highest stream id a client may open (2^31 − 1).
 const MAX_STREAM_ID: u32 = 0x7fff_ffff;
@@ -115,9 +139,9 @@ pub struct Connection {
     pub out: Vec<u8>,
     /// What happened since the worker last drained it.
     pub events: Vec<Event>,
-    decoder: httlib_hpack::Decoder<'static>,
+    decoder: hpack::Decoder,
     /// The fields of the header block being decoded (their buffers reused).
-    fields: Vec<(Vec<u8>, Vec<u8>, u8)>,
+    fields: Fields,
     streams: Vec<Stream>,
     active: usize,
     next_id: u32,
@@ -133,6 +157,10 @@ pub struct Connection {
     recv_window: i64,
     block: Vec<u8>,
     block_of: Option<(u32, bool)>,
+    /// Frames the header block being read has spanned.
+    block_frames: usize,
+    /// Control frames written to `out` since it was last empty (all written).
+    control: usize,
     /// Keep the `server` field of the next final answer.
     pub want_server: bool,
     /// Final answer heads still to copy for `-v 2` (set on one connection of a run).
@@ -154,8 +182,8 @@ impl Connection {
             // 10,000 connections a fixed 16 KiB each would be 160 MB for nothing.
             out: Vec::new(),
             events: Vec::with_capacity(streams * 2 + 4),
-            decoder: httlib_hpack::Decoder::with_dynamic_size(4096),
-            fields: Vec::with_capacity(16),
+            decoder: hpack::Decoder::default(),
+            fields: Fields::new(MAX_HEADER_LIST),
             streams: (0..streams)
                 .map(|_| Stream {
                     id: 0,
@@ -189,6 +217,8 @@ impl Connection {
             recv_window: frame::DEFAULT_WINDOW,
             block: Vec::new(),
             block_of: None,
+            block_frames: 0,
+            control: 0,
             want_server: false,
             server: None,
             sample: 0,
@@ -204,7 +234,8 @@ impl Connection {
         self.events.clear();
         self.block.clear();
         self.block_of = None;
-        self.decoder = httlib_hpack::Decoder::with_dynamic_size(4096);
+        self.control = 0;
+        self.decoder = hpack::Decoder::default();
         for s in &mut self.streams {
             s.id = 0;
         }
@@ -225,6 +256,7 @@ impl Connection {
             &[
                 (frame::SETTINGS_ENABLE_PUSH, 0),
                 (frame::SETTINGS_INITIAL_WINDOW_SIZE, RECV_WINDOW as u32),
+                (frame::SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST as u32),
             ],
         );
         frame::window_update(
@@ -474,6 +506,7 @@ impl Connection {
                 self.block.clear();
                 self.block.extend_from_slice(fragment);
                 self.block_of = Some((h.stream, h.has(frame::END_STREAM)));
+                self.block_frames = 1;
                 if h.has(frame::END_HEADERS) {
                     return self.header_block(req, now);
                 }
@@ -483,8 +516,12 @@ impl Connection {
                 if self.block_of.is_none() {
                     return protocol;
                 }
+                self.block_frames += 1;
+                if self.block_frames > MAX_BLOCK_FRAMES {
+                    return Err(ConnError(frame::ENHANCE_YOUR_CALM));
+                }
                 if self.block.len() + p.len() > MAX_HEADER_BLOCK {
-                    return protocol;
+                    return Err(ConnError(frame::COMPRESSION_ERROR));
                 }
                 self.block.extend_from_slice(p);
                 if h.has(frame::END_HEADERS) {
@@ -492,8 +529,17 @@ impl Connection {
                 }
                 Ok(())
             }
-            frame::PRIORITY if p.len() != 5 => size,
-            frame::PRIORITY => Ok(()),
+            frame::PRIORITY if h.stream == 0 => protocol,
+            frame::PRIORITY => {
+                // A wrong length is the stream's error (RFC 9113 §6.3); a stream that is not
+                // open has nothing to reset.
+                if p.len() != 5 {
+                    if let Some(slot) = self.find_known(h.stream) {
+                        self.stream_error(slot, frame::FRAME_SIZE_ERROR)?;
+                    }
+                }
+                Ok(())
+            }
             frame::RST_STREAM => {
                 if h.stream == 0 {
                     return protocol;
@@ -523,6 +569,7 @@ impl Connection {
                     return size;
                 };
                 if !h.has(frame::ACK) {
+                    self.control()?;
                     frame::ping_ack(&mut self.out, payload);
                 }
                 Ok(())
@@ -553,10 +600,12 @@ impl Connection {
                     return size;
                 }
                 let inc = i64::from(u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7fff_ffff);
-                if inc == 0 {
-                    return protocol;
-                }
+                // On the connection a zero increment or an overflow is a connection error,
+                // on a stream the stream's (RFC 9113 §6.9, §6.9.1).
                 if h.stream == 0 {
+                    if inc == 0 {
+                        return protocol;
+                    }
                     self.send_window += inc;
                     if self.send_window > frame::MAX_WINDOW {
                         return Err(ConnError(frame::FLOW_CONTROL_ERROR));
@@ -564,8 +613,10 @@ impl Connection {
                 } else if let Some(slot) = self.find(h.stream)? {
                     let s = &mut self.streams[slot];
                     s.send_window += inc;
-                    if s.send_window > frame::MAX_WINDOW {
-                        return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+                    if inc == 0 {
+                        self.stream_error(slot, frame::PROTOCOL_ERROR)?;
+                    } else if s.send_window > frame::MAX_WINDOW {
+                        self.stream_error(slot, frame::FLOW_CONTROL_ERROR)?;
                     }
                 }
                 self.push_bodies(req);
@@ -591,10 +642,33 @@ impl Connection {
         self.events.push(event);
     }
 
-    /// A stream's answer broke the protocol: the stream is reset and fails as malformed.
-    fn stream_error(&mut self, slot: usize) {
-        frame::rst_stream(&mut self.out, self.streams[slot].id, frame::PROTOCOL_ERROR);
+    /// The slot of an open stream, if `id` names one (no error for any other id).
+    fn find_known(&self, id: u32) -> Option<usize> {
+        self.streams
+            .iter()
+            .position(|s| s.id == id && id != 0 && !s.done)
+    }
+
+    /// A stream's answer broke the protocol: RST_STREAM with `code` is written and the
+    /// stream fails as malformed.
+    fn stream_error(&mut self, slot: usize, code: u32) -> Result<(), ConnError> {
+        self.control()?;
+        frame::rst_stream(&mut self.out, self.streams[slot].id, code);
         self.end(slot, Event::Failed(slot, FailureKind::Malformed));
+        Ok(())
+    }
+
+    /// Counts a control frame about to be written; too many waiting for a server that
+    /// does not read them is a flood.
+    fn control(&mut self) -> Result<(), ConnError> {
+        if self.out.is_empty() {
+            self.control = 0;
+        }
+        self.control += 1;
+        if self.control > MAX_QUEUED_CONTROL {
+            return Err(ConnError(frame::ENHANCE_YOUR_CALM));
+        }
+        Ok(())
     }
 
     fn settings(&mut self, h: Head, p: &[u8], req: &Prepared) -> Result<(), ConnError> {
@@ -625,7 +699,8 @@ impl Connection {
                         }
                     }
                 }
-                frame::SETTINGS_ENABLE_PUSH if v > 1 => {
+                // A server may only say 0 (RFC 9113 §6.5.2).
+                frame::SETTINGS_ENABLE_PUSH if v != 0 => {
                     return Err(ConnError(frame::PROTOCOL_ERROR))
                 }
                 frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.max_concurrent = Some(v.into()),
@@ -653,6 +728,7 @@ impl Connection {
                 _ => {}
             }
         }
+        self.control()?;
         frame::settings_ack(&mut self.out);
         if !self.ready {
             self.ready = true;
@@ -689,8 +765,7 @@ impl Connection {
             return Err(ConnError(frame::FLOW_CONTROL_ERROR));
         }
         if !s.final_head {
-            self.stream_error(slot);
-            return Ok(());
+            return self.stream_error(slot, frame::PROTOCOL_ERROR);
         }
         let s = &mut self.streams[slot];
         s.body_len += body.len() as u64;
@@ -716,16 +791,17 @@ impl Connection {
         let mut bad = false;
         let mut server = None;
         let want_server = self.want_server;
-        self.fields.clear();
-        if self
-            .decoder
-            .decode(&mut self.block, &mut self.fields)
-            .is_err()
-        {
+        let decoded = self.decoder.decode(&self.block, &mut self.fields);
+        if self.block.capacity() > 16 * 1024 {
+            // A large block is rare: its buffer is not kept for every later one.
+            self.block = Vec::new();
+        }
+        if decoded.is_err() {
             return Err(ConnError(frame::COMPRESSION_ERROR));
         }
-        for (name, value, _) in &self.fields {
-            let (name, value) = (name.as_slice(), value.as_slice());
+        // A list over the limit was not kept whole: its stream fails below.
+        bad |= self.fields.over();
+        for (name, value) in self.fields.iter() {
             if name == b":status" {
                 bad |= status.is_some();
                 status = parse_status(value);
@@ -750,18 +826,17 @@ impl Connection {
         let final_head = s.final_head;
         if final_head {
             // Trailers: they end the stream, and say nothing we check.
-            if !end_stream || status.is_some() {
-                self.stream_error(slot);
-            } else {
-                self.finish(slot, req);
+            if !end_stream || status.is_some() || bad {
+                return self.stream_error(slot, frame::PROTOCOL_ERROR);
             }
+            self.finish(slot, req);
             return Ok(());
         }
         match status {
             Some(code) if !bad && (100..200).contains(&code) && code != 101 => {
                 // An interim answer: the final one follows.
                 if end_stream {
-                    self.stream_error(slot);
+                    return self.stream_error(slot, frame::PROTOCOL_ERROR);
                 }
             }
             Some(code) if !bad && code >= 200 => {
@@ -781,7 +856,7 @@ impl Connection {
                     self.finish(slot, req);
                 }
             }
-            _ => self.stream_error(slot),
+            _ => return self.stream_error(slot, frame::PROTOCOL_ERROR),
         }
         Ok(())
     }
@@ -800,9 +875,9 @@ impl Connection {
 
 /// An answer's head as text for `-v 2`: `HTTP/2 200`, then each field but `:status` as
 /// `name: value`, and a blank line (curl's way of showing an HTTP/2 answer).
-fn head_text(status: u16, fields: &[(Vec<u8>, Vec<u8>, u8)]) -> Vec<u8> {
+fn head_text(status: u16, fields: &Fields) -> Vec<u8> {
     let mut out = format!("HTTP/2 {status}\r\n").into_bytes();
-    for (name, value, _) in fields.iter().filter(|(n, _, _)| n != b":status") {
+    for (name, value) in fields.iter().filter(|(n, _)| n != b":status") {
         out.extend_from_slice(name);
         out.extend_from_slice(b": ");
         out.extend_from_slice(value);

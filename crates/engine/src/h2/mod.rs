@@ -20,6 +20,7 @@
 
 pub mod conn;
 pub mod frame;
+pub mod hpack;
 pub mod request;
 pub mod worker;
 

@@ -18,12 +18,13 @@
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
+use crate::linger::Closing;
 use crate::pacer::{Pacer, Pacing};
 use crate::recorder::{Answer, Recorder, Timing};
 use crate::transport::Transport;
 use crate::worker::{
-    deliver, drive, host, Assignment, Dispatch, Driver, EventLoop, Output, Schedule, Shared,
-    MAX_BACKOFF, TIMER,
+    deliver, drive, host, resume, Assignment, Dispatch, Driver, EventLoop, Output, Schedule,
+    Shared, MAX_BACKOFF, READS_PER_EVENT, TIMER,
 };
 use crate::{sys, Live};
 use mio::{Events, Interest, Poll, Token};
@@ -95,7 +96,19 @@ struct Worker<'a> {
     scratch: Vec<usize>,
     /// Worker number (which local address each connection binds).
     index: usize,
+    /// Connections closed after a connection error, until the server closes its side.
+    closing: Closing,
+    /// The last event's reads stopped at [`READS_PER_EVENT`].
+    unfinished: bool,
 }
+
+/// The most distinct RST_STREAM error codes counted one by one; the codes of RFC 9113 are
+/// 14, and a server sending made-up codes must not grow the table: codes past this many
+/// are counted under [`OTHER_CODE`].
+const MAX_RESET_CODES: usize = 32;
+
+/// Where RST_STREAM codes past [`MAX_RESET_CODES`] are counted.
+const OTHER_CODE: u32 = u32::MAX;
 
 /// Runs one HTTP/2 worker to the end of its share; `stop` ends it early. Returns the
 /// worker's output and the lowest concurrency a server allowed below `streams`.
@@ -195,6 +208,8 @@ fn set_up<'a>(
         limit: None,
         scratch: Vec::with_capacity(streams),
         index: a.index,
+        closing: Closing::default(),
+        unfinished: false,
     };
     // The heads sample (`-v 2`) comes from the first worker's first connection, as over
     // HTTP/1.1: the request as prepared, and the first answers' heads as decoded.
@@ -260,8 +275,15 @@ impl Driver for Worker<'_> {
         &mut self.poll
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
         self.event(i, readable, writable, closed);
+        std::mem::take(&mut self.unfinished)
+    }
+
+    fn on_panic(&mut self, i: usize, now: Instant) {
+        self.fail_open(i, now, FailureKind::Malformed);
+        self.close(i);
+        self.replace(i, now, true);
     }
 }
 
@@ -275,6 +297,7 @@ impl Worker<'_> {
         }
         let deadline = now + self.sh.connect_timeout;
         let mut events = Events::with_capacity(1024);
+        let mut again = Vec::new();
         while self
             .conns
             .iter()
@@ -284,8 +307,14 @@ impl Worker<'_> {
             if now >= deadline {
                 break;
             }
-            self.poll.poll(&mut events, Some(deadline - now))?;
-            deliver(self, &events);
+            resume(self, &mut again);
+            let wait = if again.is_empty() {
+                deadline - now
+            } else {
+                Duration::ZERO
+            };
+            self.poll.poll(&mut events, Some(wait))?;
+            deliver(self, &events, &mut again);
         }
         Ok(())
     }
@@ -514,9 +543,16 @@ impl Worker<'_> {
         }
     }
 
-    /// Reads until the socket is drained, handling each read's frames as they come.
+    /// Reads until the socket is drained (or [`READS_PER_EVENT`] reads), handling each
+    /// read's frames as they come.
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
+        let mut reads = 0;
         loop {
+            if reads == READS_PER_EVENT {
+                self.unfinished = true;
+                break;
+            }
+            reads += 1;
             let c = &mut self.conns[i];
             let Some(io) = c.io.as_mut() else { return };
             let drains = io.short_read_drains() && !closed;
@@ -584,7 +620,15 @@ impl Worker<'_> {
                         self.conns[i].h2.free(slot);
                     }
                 }
-                Event::Reset(code) => *self.rec.counts.stream_resets.entry(code).or_default() += 1,
+                Event::Reset(code) => {
+                    let resets = &mut self.rec.counts.stream_resets;
+                    let code = if resets.len() < MAX_RESET_CODES || resets.contains_key(&code) {
+                        code
+                    } else {
+                        OTHER_CODE
+                    };
+                    *resets.entry(code).or_default() += 1;
+                }
                 Event::Goaway => self.rec.counts.goaways += 1,
             }
         }
@@ -678,13 +722,17 @@ impl Worker<'_> {
     }
 
     /// The server broke the protocol on connection `i` (GOAWAY is written): its open
-    /// streams fail as malformed and the connection is replaced. Before its SETTINGS, in a
+    /// streams fail as malformed and the connection is replaced; the old socket lingers
+    /// so that the server reads the GOAWAY rather than a reset. Before its SETTINGS, in a
     /// closed loop, the bytes count as one malformed answer.
     fn protocol_error(&mut self, i: usize, now: Instant) {
         self.flush(i, now);
         let c = &self.conns[i];
         let (handshake, answered) = (c.phase == Phase::Handshake, c.answered);
         self.fail_open(i, now, FailureKind::Malformed);
+        if let Some(io) = self.conns[i].io.take() {
+            self.closing.add(io, self.poll.registry(), now);
+        }
         self.close(i);
         if handshake && self.pacer.is_none() && self.claim(now) {
             self.rec.failed(
@@ -736,8 +784,9 @@ impl Worker<'_> {
         self.replace(i, now, !answered);
     }
 
-    /// Deadlines, and deferred reconnects.
+    /// Deadlines, lingering sockets, and deferred reconnects.
     fn tick(&mut self, now: Instant) {
+        self.closing.sweep(now, &mut self.buf);
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             match c.phase {
