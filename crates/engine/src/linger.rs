@@ -13,6 +13,7 @@
 use crate::transport::{Socket, Transport};
 use mio::Registry;
 use std::io::{self, Read};
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// The longest a closed connection waits for the server to close its side.
@@ -44,6 +45,40 @@ impl Closing {
             return;
         }
         self.sockets.push((socket, now + LINGER));
+    }
+
+    /// At the end of the run: lingers on what is left, each socket until its server
+    /// closes or its time is up, waiting in `poll(2)` for their bytes; `stop` (the user's
+    /// interrupt) ends it at once.
+    pub fn finish(&mut self, buf: &mut [u8], stop: &std::sync::atomic::AtomicBool) {
+        use std::sync::atomic::Ordering;
+        let mut fds: Vec<libc::pollfd> = Vec::new();
+        loop {
+            let now = Instant::now();
+            self.sweep(now, buf);
+            if self.sockets.is_empty() || stop.load(Ordering::Relaxed) {
+                return;
+            }
+            fds.clear();
+            fds.extend(self.sockets.iter().map(|(s, _)| libc::pollfd {
+                fd: s.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            }));
+            let until = self.sockets.iter().map(|(_, u)| *u).min().unwrap_or(now);
+            // At most 50 ms at a time, so an interrupt is seen soon.
+            let wait = until
+                .saturating_duration_since(now)
+                .min(Duration::from_millis(50));
+            // SAFETY: `fds` is a live array of `fds.len()` pollfd structures we own.
+            unsafe {
+                libc::poll(
+                    fds.as_mut_ptr(),
+                    fds.len() as libc::nfds_t,
+                    wait.as_millis().max(1) as libc::c_int,
+                );
+            }
+        }
     }
 
     /// Reads and drops what lingering sockets received; closes those the server closed

@@ -43,6 +43,50 @@ const PADDED: u8 = 0x8;
 
 /// RST_STREAM and GOAWAY error codes the behaviours send.
 pub const INTERNAL_ERROR: u32 = 0x2;
+/// The code a client ends a connection with after a bad header block.
+pub const COMPRESSION_ERROR: u32 = 0x9;
+/// The code a client ends a connection with after a flood.
+pub const ENHANCE_YOUR_CALM: u32 = 0xb;
+
+/// Header blocks no HPACK decoder may accept (RFC 7541), for [`H2Behavior::HpackBlock`]:
+/// a title and the block.
+pub const HPACK_FAULTS: &[(&str, &[u8])] = &[
+    ("a block that ends inside an integer", &[0xff]),
+    (
+        "a block that ends inside an integer's continuation",
+        &[0xff, 0x80],
+    ),
+    ("a literal with an indexed name and no value", &[0x41]),
+    (
+        "a literal whose value runs past the block",
+        &[0x0f, 0x0d, 0x05, b'1'],
+    ),
+    ("index 0", &[0x80]),
+    ("an index past both tables", &[0xc8]),
+    (
+        "an integer over 2^28",
+        &[0xff, 0xff, 0xff, 0xff, 0xff, 0x0f],
+    ),
+    (
+        "a table size update after a header field (RFC 7541 §4.2)",
+        &[0x88, 0x20],
+    ),
+    (
+        "a table size update over SETTINGS_HEADER_TABLE_SIZE",
+        &[0x3f, 0xe2, 0x1f],
+    ),
+    (
+        "a Huffman string holding EOS",
+        &[0x88, 0x0f, 0x0d, 0x84, 0xff, 0xff, 0xff, 0xff],
+    ),
+    (
+        "a Huffman string with 8 bits of padding",
+        &[0x88, 0x0f, 0x0d, 0x81, 0xff],
+    ),
+];
+
+/// The value of the table entry [`H2Behavior::HpackBomb`] names over and over: 4,000 bytes.
+pub const BOMB_ENTRY: usize = 4000;
 /// The stream was not processed: the client may send it again.
 pub const REFUSED_STREAM: u32 = 0x7;
 
@@ -111,6 +155,39 @@ pub enum H2Behavior {
     /// Answers the preface `HTTP/1.1 400 Bad Request` and closes, as an HTTP/1.1-only
     /// server does.
     Http1,
+    /// Instead of answering the first request on a connection, HEADERS (ending the stream)
+    /// carrying this block, one of [`HPACK_FAULTS`]; then reads until the client closes.
+    HpackBlock {
+        /// The header block.
+        block: Vec<u8>,
+    },
+    /// Every answer's header block adds (first on a connection) a table entry of
+    /// [`BOMB_ENTRY`] bytes and names it `refs` times: a block of about `refs` bytes that
+    /// decodes to `refs` × 4,038 bytes of header list. The block goes out in frames of
+    /// 16 KiB (HEADERS, then CONTINUATION).
+    HpackBomb {
+        /// References to the large entry per answer.
+        refs: usize,
+    },
+    /// On each connection, after reading the first request, `count` frames of type
+    /// `kind` (PING or SETTINGS, each asking for an acknowledgement) without reading in
+    /// between; then answers and reads as usual ([`H2Server::flooded`]).
+    ControlFlood {
+        /// Frame type: 0x6 PING, 0x4 SETTINGS.
+        kind: u8,
+        /// Frames per connection.
+        count: u64,
+    },
+    /// Instead of answering the first request on a connection, HEADERS without
+    /// END_HEADERS and then `frames` empty CONTINUATION frames, none ending the block;
+    /// then reads until the client closes.
+    ContinuationFlood {
+        /// CONTINUATION frames.
+        frames: u64,
+    },
+    /// Answers HEADERS with no content-length, then DATA frames of 16 KiB that never end
+    /// the stream, until the client closes the connection.
+    EndlessBody,
 }
 
 /// The counters, the open sockets and the behaviour, shared by the server's threads.
@@ -130,6 +207,8 @@ struct State {
     abandoned: AtomicU64,
     pings: AtomicU64,
     ping_acks: AtomicU64,
+    flooded: AtomicU64,
+    client_resets: AtomicU64,
     max_open: AtomicU64,
     client_goaways: Mutex<Vec<u32>>,
     stopped: Mutex<bool>,
@@ -180,6 +259,8 @@ impl H2Server {
             abandoned: AtomicU64::new(0),
             pings: AtomicU64::new(0),
             ping_acks: AtomicU64::new(0),
+            flooded: AtomicU64::new(0),
+            client_resets: AtomicU64::new(0),
             max_open: AtomicU64::new(0),
             client_goaways: Mutex::new(Vec::new()),
             stopped: Mutex::new(false),
@@ -275,6 +356,15 @@ impl H2Server {
     pub fn client_goaways(&self) -> Vec<u32> {
         lock(&self.state.client_goaways).clone()
     }
+    /// Control frames a [`H2Behavior::ControlFlood`] wrote in full.
+    pub fn flooded(&self) -> u64 {
+        Self::get(&self.state.flooded)
+    }
+    /// Connections that carried a request and that the client ended with a TCP reset (a
+    /// read failed with ECONNRESET) rather than a close.
+    pub fn client_resets(&self) -> u64 {
+        Self::get(&self.state.client_resets)
+    }
 }
 
 impl Drop for H2Server {
@@ -323,7 +413,12 @@ fn accept_loop(listener: &TcpListener, state: &Arc<State>, tls: Option<Arc<rustl
             .stack_size(256 * 1024)
             .spawn(move || {
                 let mut c = Conn::new(&mine, stream);
-                let _ = c.serve();
+                let served = c.serve();
+                if let Err(e) = served {
+                    if e.kind() == io::ErrorKind::ConnectionReset && c.highest > 0 {
+                        mine.client_resets.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
                 let _ = c.stream.tcp().shutdown(Shutdown::Both);
                 leave(&mine, id);
             });
@@ -362,6 +457,10 @@ struct Conn<'a> {
     highest: u32,
     /// A GOAWAY was sent: nothing more is answered.
     gone: bool,
+    /// The connection's first request was taken up.
+    first_done: bool,
+    /// The bomb's entry is in the client's table.
+    bomb_sent: bool,
 }
 
 impl<'a> Conn<'a> {
@@ -379,6 +478,8 @@ impl<'a> Conn<'a> {
             last_answered: 0,
             highest: 0,
             gone: false,
+            first_done: false,
+            bomb_sent: false,
         }
     }
 
@@ -518,6 +619,49 @@ impl<'a> Conn<'a> {
             }
             self.pending.retain(|r| r.id != id);
             let k = self.state.handled.fetch_add(1, Ordering::SeqCst) + 1;
+            let first = !std::mem::replace(&mut self.first_done, true);
+            match behavior {
+                H2Behavior::HpackBlock { block } => {
+                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                    frame(
+                        &mut self.out,
+                        block.len(),
+                        HEADERS,
+                        END_HEADERS | END_STREAM,
+                        id,
+                    );
+                    self.out.extend_from_slice(block);
+                    self.gone = true;
+                    continue;
+                }
+                H2Behavior::ContinuationFlood { frames } => {
+                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                    frame(&mut self.out, 1, HEADERS, END_STREAM, id);
+                    self.out.push(0x88);
+                    for _ in 0..*frames {
+                        frame(&mut self.out, 0, CONTINUATION, 0, id);
+                    }
+                    self.gone = true;
+                    continue;
+                }
+                H2Behavior::ControlFlood { kind, count } if first => {
+                    self.send()?;
+                    self.flood(*kind, *count)?;
+                }
+                H2Behavior::EndlessBody => {
+                    self.state.answers.fetch_add(1, Ordering::SeqCst);
+                    frame(&mut self.out, 1, HEADERS, END_HEADERS, id);
+                    self.out.push(0x88);
+                    self.send()?;
+                    let mut chunk = Vec::new();
+                    frame(&mut chunk, 16_384, DATA, 0, id);
+                    chunk.resize(9 + 16_384, b'x');
+                    loop {
+                        self.stream.write_all(&chunk)?;
+                    }
+                }
+                _ => {}
+            }
             match *behavior {
                 H2Behavior::ResetEvery { n, code } if k.is_multiple_of(n) => {
                     self.state.resets.fetch_add(1, Ordering::SeqCst);
@@ -570,6 +714,36 @@ impl<'a> Conn<'a> {
         Ok(())
     }
 
+    /// Writes `count` frames of type `kind` asking for an acknowledgement, in batches,
+    /// reading nothing meanwhile; counts those written in full.
+    fn flood(&mut self, kind: u8, count: u64) -> io::Result<()> {
+        let mut one = Vec::new();
+        if kind == PING {
+            frame(&mut one, 8, PING, 0, 0);
+            one.extend_from_slice(b"floodacc");
+        } else {
+            frame(&mut one, 0, kind, 0, 0);
+        }
+        let batch = 1024u64;
+        let many: Vec<u8> = one.repeat(batch as usize);
+        let mut left = count;
+        while left > 0 {
+            let n = left.min(batch);
+            match self.state.delivery {
+                Delivery::Whole => self.stream.write_all(&many[..n as usize * one.len()])?,
+                Delivery::Bytewise => {
+                    for b in &many[..n as usize * one.len()] {
+                        self.stream.write_all(std::slice::from_ref(b))?;
+                    }
+                }
+            }
+            self.stream.flush()?;
+            self.state.flooded.fetch_add(n, Ordering::SeqCst);
+            left -= n;
+        }
+        Ok(())
+    }
+
     fn goaway(&mut self, last: u32, code: u32) {
         self.state.goaways.fetch_add(1, Ordering::SeqCst);
         frame(&mut self.out, 8, GOAWAY, 0, 0);
@@ -580,6 +754,9 @@ impl<'a> Conn<'a> {
 
     /// Writes a whole answer on stream `id`; counted before it is sent.
     fn answer(&mut self, id: u32, behavior: &H2Behavior) {
+        if let H2Behavior::HpackBomb { refs } = behavior {
+            return self.bomb(id, *refs);
+        }
         let body_len = match behavior {
             H2Behavior::Big { len } => *len,
             _ => H2_BODY.len(),
@@ -643,6 +820,34 @@ impl<'a> Conn<'a> {
                 out.extend_from_slice(H2_BODY);
             }
         }
+    }
+
+    /// An answer whose header block names a large table entry `refs` times (encoded by
+    /// hand: the other answers' encoder would lose track of its table).
+    fn bomb(&mut self, id: u32, refs: usize) {
+        self.state.answers.fetch_add(1, Ordering::SeqCst);
+        // :status 200 (static index 8), content-length 12 (static name 28, not indexed).
+        let mut block = vec![0x88, 0x0f, 0x0d, 0x02, b'1', b'2'];
+        if !std::mem::replace(&mut self.bomb_sent, true) {
+            // A literal with incremental indexing, name `x-bomb`, value 4,000 bytes.
+            block.extend_from_slice(&[0x40, 0x06]);
+            block.extend_from_slice(b"x-bomb");
+            let rest = BOMB_ENTRY - 127;
+            block.extend_from_slice(&[0x7f, (rest & 0x7f) as u8 | 0x80, (rest >> 7) as u8]);
+            block.resize(block.len() + BOMB_ENTRY, b'b');
+        }
+        // Index 62: the newest entry of the dynamic table.
+        block.resize(block.len() + refs, 0xbe);
+        let out = &mut self.out;
+        let parts: Vec<&[u8]> = block.chunks(16_384).collect();
+        for (i, part) in parts.iter().enumerate() {
+            let kind = if i == 0 { HEADERS } else { CONTINUATION };
+            let end = if i + 1 == parts.len() { END_HEADERS } else { 0 };
+            frame(out, part.len(), kind, end, id);
+            out.extend_from_slice(part);
+        }
+        frame(out, H2_BODY.len(), DATA, END_STREAM, id);
+        out.extend_from_slice(H2_BODY);
     }
 
     /// Writes what is waiting, whole or one byte per `write`.

@@ -43,6 +43,9 @@ mod shared;
 mod tls;
 
 pub use behavior::{reason, Behavior, HELLO, SERVER_HEADER};
-pub use h2::{H2Behavior, H2Server, H2_BODY, INTERNAL_ERROR, REFUSED_STREAM};
+pub use h2::{
+    H2Behavior, H2Server, BOMB_ENTRY, COMPRESSION_ERROR, ENHANCE_YOUR_CALM, H2_BODY, HPACK_FAULTS,
+    INTERNAL_ERROR, REFUSED_STREAM,
+};
 pub use server::{TestServer, Transport};
 pub use shared::Delivery;

@@ -139,7 +139,12 @@ impl EventLoop for Tracked<'_, '_> {
     }
 
     fn run(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
-        drive(&mut self.0, stop, live)
+        let stopped = drive(&mut self.0, stop, live);
+        // Connections ended by an error get the rest of their time to close, so their
+        // servers read the GOAWAY rather than a reset.
+        let w = &mut self.0;
+        w.closing.finish(&mut w.buf, stop);
+        stopped
     }
 
     fn end(self, _ended: Instant) -> (Recorder, Option<(Pacer, Schedule)>) {

@@ -1,0 +1,212 @@
+//! HTTP/2 servers that attack the client: malformed and amplifying header blocks, floods
+//! of control and CONTINUATION frames, a body that never ends. None may panic a worker,
+//! grow its memory past the engine's stated limits, or hold a deadline back; each ends
+//! the way RFC 9113 §5.4 says (GOAWAY with the right code, then a close the server reads,
+//! not a reset), with exact counts, the server's bytes in one write and one per write.
+//!
+//! The memory bounds are measured on this test process's peak resident memory, reset
+//! before each such case (`/proc/self/clear_refs`); those cases run one at a time.
+
+mod common;
+
+use common::{closed, failures, go, outcome};
+use shootout_model::{FailureKind, LoadSpec, Protocol, RunResult};
+use shootout_testserver::{
+    Delivery, H2Behavior, H2Server, BOMB_ENTRY, COMPRESSION_ERROR, ENHANCE_YOUR_CALM, HPACK_FAULTS,
+};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// `n` requests over `c` connections of `streams` streams each (one thread), closed loop.
+fn spec(server: &H2Server, n: u64, c: usize, streams: usize) -> LoadSpec {
+    let mut s = closed(&server.url("/"), n, c);
+    s.protocol = Protocol::Http2;
+    s.streams = streams;
+    s
+}
+
+/// Runs `load` against `behavior` served as `delivery`; returns the run with its server,
+/// once the server has seen every connection end (its counters are final).
+fn one_way(
+    behavior: &H2Behavior,
+    delivery: Delivery,
+    load: impl Fn(&H2Server) -> LoadSpec,
+) -> (RunResult, H2Server) {
+    let server = H2Server::start_with(behavior.clone(), delivery, false).unwrap();
+    let r = go(&load(&server));
+    assert!(
+        server.wait_idle(Duration::from_secs(10)),
+        "connections left open"
+    );
+    (r, server)
+}
+
+/// [`one_way`] whole and byte by byte, asserting both give the same outcome.
+fn both_ways(
+    behavior: H2Behavior,
+    load: impl Fn(&H2Server) -> LoadSpec,
+) -> [(RunResult, H2Server); 2] {
+    let runs = [Delivery::Whole, Delivery::Bytewise].map(|d| one_way(&behavior, d, &load));
+    assert_eq!(
+        outcome(&runs[0].0.counts),
+        outcome(&runs[1].0.counts),
+        "whole (left) and byte by byte (right) differ"
+    );
+    runs
+}
+
+/// One memory-measured case at a time: the peak is the whole process's.
+static MEASURED: Mutex<()> = Mutex::new(());
+
+/// Runs `f` and returns what it returned and how far the process's peak resident memory
+/// rose above its resident memory before, in MiB.
+fn peak_growth<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let _one = MEASURED.lock().unwrap_or_else(|e| e.into_inner());
+    // Writing 5 resets the peak (VmHWM) to the current resident size (Linux 4.0+).
+    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    let before = status_kib("VmRSS:");
+    let out = f();
+    let peak = status_kib("VmHWM:");
+    (out, peak.saturating_sub(before) / 1024)
+}
+
+fn status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = s.lines().find(|l| l.starts_with(field)).unwrap();
+    line[field.len()..]
+        .trim()
+        .trim_end_matches(" kB")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn every_malformed_hpack_block_is_a_compression_error_not_a_panic() {
+    for (title, block) in HPACK_FAULTS {
+        let behavior = H2Behavior::HpackBlock {
+            block: block.to_vec(),
+        };
+        for (r, server) in both_ways(behavior, |s| spec(s, 3, 1, 1)) {
+            assert_eq!(failures(&r), vec![(FailureKind::Malformed, 3)], "{title}");
+            assert_eq!(
+                server.client_goaways(),
+                vec![COMPRESSION_ERROR; 3],
+                "{title}: GOAWAY(COMPRESSION_ERROR) on each connection"
+            );
+            assert_eq!(server.client_resets(), 0, "{title}: closed, never reset");
+        }
+    }
+}
+
+/// A block of 16,000 references to one 4,000-byte entry decodes to 64 MB of header
+/// list: over the limit the engine announces, so each stream fails as malformed (and is
+/// reset), the list is not kept, and the connection carries on.
+#[test]
+fn a_header_list_over_the_limit_fails_its_stream_and_keeps_the_connection() {
+    let refs = 16_000;
+    let (runs, grew) =
+        peak_growth(|| both_ways(H2Behavior::HpackBomb { refs }, |s| spec(s, 12, 1, 2)));
+    for (r, server) in runs {
+        let c = &r.counts;
+        assert_eq!(failures(&r), vec![(FailureKind::Malformed, 12)]);
+        assert_eq!(server.answers(), 12);
+        // The client resets each stream; the last resets may meet the server's close.
+        assert!(
+            (1..=12).contains(&server.cancels()),
+            "streams reset by the client: {}",
+            server.cancels()
+        );
+        assert_eq!(c.connections_opened, 1, "the connection kept");
+        assert!(server.client_goaways().is_empty());
+    }
+    let list = refs * (BOMB_ENTRY + 6 + 32) / (1 << 20);
+    assert!(
+        grew < 32,
+        "peak memory rose {grew} MiB for lists of {list} MiB"
+    );
+}
+
+/// 131,072 references in one block (132 KiB of frames, 530 MB of list): over the block
+/// limit, a connection error (the table cannot be kept in step without decoding it).
+#[test]
+fn hpack_amplification_ends_the_connection_without_the_memory() {
+    let refs = 128 * 1024;
+    let (runs, grew) =
+        peak_growth(|| both_ways(H2Behavior::HpackBomb { refs }, |s| spec(s, 3, 1, 1)));
+    for (r, server) in runs {
+        assert_eq!(failures(&r), vec![(FailureKind::Malformed, 3)]);
+        assert_eq!(server.client_goaways(), vec![COMPRESSION_ERROR; 3]);
+        assert_eq!(server.client_resets(), 0);
+    }
+    assert!(grew < 32, "peak memory rose {grew} MiB");
+}
+
+/// Four million PINGs (68 MB) and six million SETTINGS (54 MB) from a server that reads none of the acknowledgements: once
+/// the socket buffers are full and 10,000 acknowledgements wait, the connection ends
+/// (ENHANCE_YOUR_CALM). Whole only: one byte per write would be 34 million writes.
+#[test]
+fn a_ping_flood_ends_the_connection_and_memory_stays_bounded() {
+    for (kind, count) in [(0x6, 4_000_000), (0x4, 6_000_000)] {
+        let behavior = H2Behavior::ControlFlood { kind, count };
+        let ((r, _server), grew) =
+            peak_growth(|| one_way(&behavior, Delivery::Whole, |s| spec(s, 2, 1, 1)));
+        assert_eq!(
+            failures(&r),
+            vec![(FailureKind::Malformed, 2)],
+            "frame type {kind}"
+        );
+        assert!(grew < 32, "frame type {kind}: peak memory rose {grew} MiB");
+    }
+}
+
+#[test]
+fn a_small_control_flood_is_acknowledged_and_the_connection_keeps_working() {
+    for kind in [0x6, 0x4] {
+        let behavior = H2Behavior::ControlFlood { kind, count: 1000 };
+        for (r, server) in both_ways(behavior, |s| spec(s, 5, 1, 1)) {
+            assert_eq!(
+                (r.counts.ok, r.counts.failed()),
+                (5, 0),
+                "frame type {kind}"
+            );
+            assert_eq!(server.flooded(), 1000);
+            if kind == 0x6 {
+                assert_eq!(server.pings().1, 1000, "every PING acknowledged");
+            }
+            assert_eq!(r.counts.connections_opened, 1);
+        }
+    }
+}
+
+/// Empty CONTINUATION frames that never end the block: the connection ends after 64
+/// frames with ENHANCE_YOUR_CALM, not when the request's deadline passes. (1,000 frames:
+/// one byte per write, the server must finish them within the second a closed
+/// connection lingers, to read the GOAWAY after them.)
+#[test]
+fn a_continuation_flood_ends_the_connection_at_once() {
+    let behavior = H2Behavior::ContinuationFlood { frames: 1000 };
+    for (r, server) in both_ways(behavior, |s| spec(s, 3, 1, 1)) {
+        assert_eq!(failures(&r), vec![(FailureKind::Malformed, 3)]);
+        assert_eq!(server.client_goaways(), vec![ENHANCE_YOUR_CALM; 3]);
+        assert_eq!(server.client_resets(), 0);
+    }
+}
+
+/// A body that never ends, sent as fast as the client reads it: the request's deadline
+/// still fires (reads stop at a budget per event, so the sweep of deadlines runs).
+#[test]
+fn an_endless_body_times_out_on_time() {
+    let timeout = Duration::from_millis(300);
+    let began = Instant::now();
+    let (r, _server) = one_way(&H2Behavior::EndlessBody, Delivery::Whole, |s| {
+        let mut spec = spec(s, 1, 1, 1);
+        spec.timeout = timeout;
+        spec
+    });
+    assert_eq!(failures(&r), vec![(FailureKind::Timeout, 1)]);
+    assert!(
+        began.elapsed() < timeout * 15,
+        "took {:?} for a deadline of {timeout:?}",
+        began.elapsed()
+    );
+}
