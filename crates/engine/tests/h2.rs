@@ -65,11 +65,17 @@ fn every_stream_is_answered_and_counted_once() {
         assert_eq!(c.status.get(&200), Some(&200));
         assert_eq!(c.body_bytes, 200 * 12);
         assert_eq!((server.requests(), server.answers()), (200, 200));
-        assert_eq!(c.connections_opened, 2);
         assert_eq!(
             server.connections(),
             3,
             "the pre-flight's and the run's two"
+        );
+        // Both connect; the second counts as opened once its SETTINGS arrive, which can
+        // be after the first carried all 200 requests.
+        assert!(
+            (1..=2).contains(&c.connections_opened),
+            "{}",
+            c.connections_opened
         );
         let first = r.first_response.as_ref().unwrap();
         assert_eq!(first.server.as_deref(), Some("shootout-testserver"));

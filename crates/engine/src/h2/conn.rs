@@ -85,9 +85,67 @@ pub enum Event {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnError(pub u32);
 
-impl From<Oversized> for ConnError {
+/// Why feeding stopped: a frame's handling failed, or a frame was over the size we allow.
+enum Fed {
+    Conn(ConnError),
+    Oversized,
+}
+
+impl From<Oversized> for Fed {
     fn from(_: Oversized) -> Self {
-        ConnError(frame::FRAME_SIZE_ERROR)
+        Fed::Oversized
+    }
+}
+
+/// The streams a connection gave up on (reset, or left unprocessed by a GOAWAY), by id,
+/// among the last [`Resets::SPAN`] it opened: the server may have sent frames on them
+/// before it read the reset, and those are ignored, where frames on a stream the server
+/// itself ended are an error. Allocated at the first
+/// reset (512 bytes); a stream older than the span counts as reset (nothing is known).
+#[derive(Debug, Default)]
+struct Resets {
+    bits: Option<Box<[u64; Resets::SPAN / 64]>>,
+    /// The highest stream id marked.
+    top: u32,
+}
+
+impl Resets {
+    const SPAN: usize = 4096;
+
+    fn slot(id: u32) -> (usize, u64) {
+        let n = (id as usize / 2) % Self::SPAN;
+        (n / 64, 1 << (n % 64))
+    }
+
+    fn mark(&mut self, id: u32) {
+        let bits = self
+            .bits
+            .get_or_insert_with(|| Box::new([0; Self::SPAN / 64]));
+        // Ids between the last marked and this one were not reset: clear their bits,
+        // left from ids a span ago.
+        let mut next = self.top.max(id.saturating_sub(2 * Self::SPAN as u32)) + 2;
+        while next < id {
+            let (w, b) = Self::slot(next);
+            bits[w] &= !b;
+            next += 2;
+        }
+        let (w, b) = Self::slot(id);
+        bits[w] |= b;
+        self.top = self.top.max(id);
+    }
+
+    fn has(&self, id: u32) -> bool {
+        if id.saturating_add(2 * Self::SPAN as u32) <= self.top {
+            return true;
+        }
+        let Some(bits) = &self.bits else {
+            return false;
+        };
+        if id > self.top {
+            return false;
+        }
+        let (w, b) = Self::slot(id);
+        bits[w] & b != 0
     }
 }
 
@@ -161,6 +219,9 @@ pub struct Connection {
     block_frames: usize,
     /// Control frames written to `out` since it was last empty (all written).
     control: usize,
+    /// The streams we gave up on (reset, or left unprocessed by a GOAWAY), whose late
+    /// frames are ignored.
+    given_up: Resets,
     /// Keep the `server` field of the next final answer.
     pub want_server: bool,
     /// Final answer heads still to copy for `-v 2` (set on one connection of a run).
@@ -219,6 +280,7 @@ impl Connection {
             block_of: None,
             block_frames: 0,
             control: 0,
+            given_up: Resets::default(),
             want_server: false,
             server: None,
             sample: 0,
@@ -235,6 +297,7 @@ impl Connection {
         self.block.clear();
         self.block_of = None;
         self.control = 0;
+        self.given_up = Resets::default();
         self.decoder = hpack::Decoder::default();
         for s in &mut self.streams {
             s.id = 0;
@@ -332,6 +395,7 @@ impl Connection {
     pub fn cancel(&mut self, slot: usize) {
         let id = self.streams[slot].id;
         frame::rst_stream(&mut self.out, id, frame::CANCEL);
+        self.given_up.mark(id);
         self.free(slot);
     }
 
@@ -472,9 +536,17 @@ impl Connection {
     /// error GOAWAY is written and the error returned (the connection is finished).
     pub fn feed(&mut self, data: &[u8], req: &Prepared, now: Instant) -> Result<(), ConnError> {
         let mut reader = std::mem::take(&mut self.reader);
-        let r = reader.feed(data, frame::DEFAULT_MAX_FRAME, |h, p| {
-            self.frame(h, p, req, now)
-        });
+        let r = reader
+            .feed(data, frame::DEFAULT_MAX_FRAME, |h, p| {
+                self.frame(h, p, req, now).map_err(Fed::Conn)
+            })
+            .map_err(|e| match e {
+                Fed::Conn(e) => e,
+                // Before the server's SETTINGS, bytes that are not a frame are not its
+                // preface (RFC 9113 §3.4).
+                Fed::Oversized if !self.ready => ConnError(frame::PROTOCOL_ERROR),
+                Fed::Oversized => ConnError(frame::FRAME_SIZE_ERROR),
+            });
         self.reader = reader;
         if let Err(ConnError(code)) = r {
             frame::goaway(&mut self.out, code);
@@ -485,7 +557,7 @@ impl Connection {
     fn frame(&mut self, h: Head, p: &[u8], req: &Prepared, now: Instant) -> Result<(), ConnError> {
         let protocol = Err(ConnError(frame::PROTOCOL_ERROR));
         let size = Err(ConnError(frame::FRAME_SIZE_ERROR));
-        if !self.ready && h.kind != frame::SETTINGS {
+        if !self.ready && (h.kind != frame::SETTINGS || h.has(frame::ACK)) {
             // The server's preface is a SETTINGS frame (RFC 9113 §3.4).
             return protocol;
         }
@@ -500,9 +572,10 @@ impl Connection {
                 if h.stream == 0 {
                     return protocol;
                 }
-                let Some(fragment) = frame::unpadded(&h, p) else {
-                    return protocol;
-                };
+                let fragment = frame::unpadded(&h, p).map_err(ConnError)?;
+                // A block for a stream the server ended is an error; one for a stream we
+                // reset is still decoded, to keep the table in step (RFC 9113 §4.3).
+                self.find(h.stream)?;
                 self.block.clear();
                 self.block.extend_from_slice(fragment);
                 self.block_of = Some((h.stream, h.has(frame::END_STREAM)));
@@ -549,7 +622,7 @@ impl Connection {
                 }
                 let code = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
                 self.events.push(Event::Reset(code));
-                if let Some(slot) = self.find(h.stream)? {
+                if let Some(slot) = self.find_any(h.stream)? {
                     let kind = if code == frame::REFUSED_STREAM {
                         FailureKind::Refused
                     } else {
@@ -590,6 +663,7 @@ impl Connection {
                 for slot in 0..self.streams.len() {
                     let s = &self.streams[slot];
                     if s.id > last && !s.done {
+                        self.given_up.mark(s.id);
                         self.end(slot, Event::Unprocessed(slot));
                     }
                 }
@@ -610,7 +684,7 @@ impl Connection {
                     if self.send_window > frame::MAX_WINDOW {
                         return Err(ConnError(frame::FLOW_CONTROL_ERROR));
                     }
-                } else if let Some(slot) = self.find(h.stream)? {
+                } else if let Some(slot) = self.find_any(h.stream)? {
                     let s = &mut self.streams[slot];
                     s.send_window += inc;
                     if inc == 0 {
@@ -627,9 +701,21 @@ impl Connection {
         }
     }
 
-    /// The slot of an open stream, `None` for one that closed (its frames are ignored),
-    /// and a PROTOCOL_ERROR for a stream we never opened.
+    /// For a frame that may only come on an open stream (DATA, HEADERS): the slot of the
+    /// stream, `None` for one we gave up on (its frames are ignored: RFC 9113 §5.1), a
+    /// STREAM_CLOSED for one the server ended or that failed without our reset, and a
+    /// PROTOCOL_ERROR for a stream we never opened.
     fn find(&self, id: u32) -> Result<Option<usize>, ConnError> {
+        let slot = self.find_any(id)?;
+        if slot.is_none() && !self.given_up.has(id) {
+            return Err(ConnError(frame::STREAM_CLOSED));
+        }
+        Ok(slot)
+    }
+
+    /// For a frame a closed stream may still get (WINDOW_UPDATE, RST_STREAM): the slot of
+    /// an open stream, `None` for a closed one, a PROTOCOL_ERROR for one never opened.
+    fn find_any(&self, id: u32) -> Result<Option<usize>, ConnError> {
         if id.is_multiple_of(2) || id >= self.next_id {
             return Err(ConnError(frame::PROTOCOL_ERROR));
         }
@@ -653,7 +739,9 @@ impl Connection {
     /// stream fails as malformed.
     fn stream_error(&mut self, slot: usize, code: u32) -> Result<(), ConnError> {
         self.control()?;
-        frame::rst_stream(&mut self.out, self.streams[slot].id, code);
+        let id = self.streams[slot].id;
+        frame::rst_stream(&mut self.out, id, code);
+        self.given_up.mark(id);
         self.end(slot, Event::Failed(slot, FailureKind::Malformed));
         Ok(())
     }
@@ -752,11 +840,9 @@ impl Connection {
             frame::window_update(&mut self.out, 0, (RECV_WINDOW - self.recv_window) as u32);
             self.recv_window = RECV_WINDOW;
         }
+        let body = frame::unpadded(&h, p).map_err(ConnError)?;
         let Some(slot) = self.find(h.stream)? else {
             return Ok(());
-        };
-        let Some(body) = frame::unpadded(&h, p) else {
-            return Err(ConnError(frame::PROTOCOL_ERROR));
         };
         let s = &mut self.streams[slot];
         s.first_byte.get_or_insert(now);

@@ -133,19 +133,24 @@ pub fn ping_ack(out: &mut Vec<u8>, payload: &[u8; 8]) {
 }
 
 /// The payload of a DATA or HEADERS frame without its padding (and, for HEADERS, without
-/// its priority fields); `None` when the pad length does not fit (a PROTOCOL_ERROR).
-pub fn unpadded<'a>(h: &Head, payload: &'a [u8]) -> Option<&'a [u8]> {
+/// its priority fields). Errs with the code of the fault: FRAME_SIZE_ERROR for a frame
+/// too short for its pad length or priority fields (RFC 9113 §4.2), PROTOCOL_ERROR for
+/// padding as long as what remains (§6.1, §6.2).
+pub fn unpadded<'a>(h: &Head, payload: &'a [u8]) -> Result<&'a [u8], u32> {
     let mut p = payload;
     let mut pad = 0;
     if h.has(PADDED) {
-        let (&n, rest) = p.split_first()?;
+        let (&n, rest) = p.split_first().ok_or(FRAME_SIZE_ERROR)?;
         pad = usize::from(n);
         p = rest;
     }
     if h.kind == HEADERS && h.has(PRIORITY_FLAG) {
-        p = p.get(5..)?;
+        p = p.get(5..).ok_or(FRAME_SIZE_ERROR)?;
     }
-    p.get(..p.len().checked_sub(pad)?)
+    p.len()
+        .checked_sub(pad)
+        .map(|n| &p[..n])
+        .ok_or(PROTOCOL_ERROR)
 }
 
 /// Cuts a byte stream into frames. Whole frames in a read are handed over where they lie;
@@ -278,13 +283,10 @@ mod tests {
             flags: PADDED | PRIORITY_FLAG,
             stream: 1,
         };
-        assert_eq!(
-            unpadded(&h, &[2, 0, 0, 0, 0, 9, b'a', 0, 0]),
-            Some(&b"a"[..])
-        );
+        assert_eq!(unpadded(&h, &[2, 0, 0, 0, 0, 9, b'a', 0, 0]), Ok(&b"a"[..]));
         assert_eq!(
             unpadded(&h, &[9, 0, 0, 0, 0, 9, b'a']),
-            None,
+            Err(PROTOCOL_ERROR),
             "pad too long"
         );
         let d = Head {
@@ -292,6 +294,12 @@ mod tests {
             flags: PADDED,
             ..h
         };
-        assert_eq!(unpadded(&d, &[1, b'x', 0]), Some(&b"x"[..]));
+        assert_eq!(unpadded(&d, &[1, b'x', 0]), Ok(&b"x"[..]));
+        assert_eq!(unpadded(&d, &[]), Err(FRAME_SIZE_ERROR), "no pad length");
+        assert_eq!(
+            unpadded(&h, &[0, 0, 0, 0]),
+            Err(FRAME_SIZE_ERROR),
+            "no priority"
+        );
     }
 }
