@@ -1,4 +1,5 @@
-//! Fuzz targets of the HTTP/1.1 response parser (`shootout_engine::ResponseParser`).
+//! Fuzz targets of the parsers of what a server sends: the HTTP/1.1 response parser
+//! (`shootout_engine::ResponseParser`), the HPACK decoder and the HTTP/2 connection.
 //!
 //! Each target is a plain function of the input bytes that panics when an invariant
 //! breaks. The libFuzzer binaries in `fuzz_targets/` call them under coverage guidance;
@@ -7,7 +8,9 @@
 
 pub mod alloc;
 pub mod chunked;
+pub mod h2_connection;
 pub mod head_differential;
+pub mod hpack;
 pub mod response;
 
 /// Longest head (or chunk line) the parser accepts, in bytes.

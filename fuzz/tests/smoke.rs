@@ -140,3 +140,18 @@ fn head_differential() {
 fn chunked() {
     smoke("chunked", shootout_fuzz::chunked::check);
 }
+
+#[test]
+fn hpack() {
+    smoke("hpack", shootout_fuzz::hpack::check);
+}
+
+#[test]
+fn hpack_differential() {
+    smoke("hpack_differential", shootout_fuzz::hpack::differential);
+}
+
+#[test]
+fn h2_connection() {
+    smoke("h2_connection", shootout_fuzz::h2_connection::check);
+}
