@@ -97,7 +97,7 @@ pub fn check(data: &[u8]) {
     );
     // 64 KiB block + 16 KiB frame + 64 KiB list + 170 KB control frames + the table,
     // buffers, and what the input makes the client write (window updates, resets).
-    let bound = 1 << 20 | 4 * rest.len();
+    let bound = (1 << 20) + 4 * rest.len();
     for grew in [grew_whole, grew_split] {
         assert!(grew <= bound, "heap grew {grew} > {bound}");
     }
