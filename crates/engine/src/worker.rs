@@ -1451,8 +1451,64 @@ impl Worker<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::Spin;
+    use super::{resume, Dispatch, Driver, Recorder, Shared, Spin};
+    use mio::Poll;
     use std::time::{Duration, Instant};
+
+    /// A worker whose connection 2 panics when handled and whose connection 3 always has
+    /// more to read; the rest of the loop is not reached.
+    #[derive(Default)]
+    struct Panicky {
+        handled: Vec<usize>,
+        panicked: Vec<usize>,
+    }
+
+    impl Driver for Panicky {
+        fn begin(&mut self, _: Instant) {}
+        fn shared(&self) -> &Shared<'_> {
+            unreachable!()
+        }
+        fn end_at(&self) -> Option<Instant> {
+            None
+        }
+        fn on_tick(&mut self, _: Instant) {}
+        fn recorder(&mut self) -> &mut Recorder {
+            unreachable!()
+        }
+        fn dispatch_due(&mut self, _: Instant) -> Option<Dispatch> {
+            None
+        }
+        fn paced_done(&self) -> bool {
+            true
+        }
+        fn closed_done(&mut self, _: Instant) -> bool {
+            true
+        }
+        fn timer(&mut self) -> &mut crate::sys::Timer {
+            unreachable!()
+        }
+        fn poll(&mut self) -> &mut Poll {
+            unreachable!()
+        }
+        fn on_event(&mut self, i: usize, _: bool, _: bool, _: bool) -> bool {
+            assert_ne!(i, 2, "a bug reached by a server's bytes");
+            self.handled.push(i);
+            i == 3
+        }
+        fn on_panic(&mut self, i: usize, _: Instant) {
+            self.panicked.push(i);
+        }
+    }
+
+    #[test]
+    fn a_panic_handling_one_connection_fails_that_connection_and_the_worker_goes_on() {
+        let mut d = Panicky::default();
+        let mut again = vec![1, 2, 3, 4];
+        resume(&mut d, &mut again);
+        assert_eq!(d.handled, vec![1, 3, 4]);
+        assert_eq!(d.panicked, vec![2]);
+        assert_eq!(again, vec![3], "3 had more to read");
+    }
 
     /// Polls that find nothing may add up to 1/32 of the time since the start: past
     /// that, the worker sleeps at once until the time catches up.
