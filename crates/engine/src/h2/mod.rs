@@ -3,7 +3,7 @@
 //!
 //! Seams: [`frame`] cuts bytes into frames and writes ours; [`request`] encodes the
 //! request's header list once, three ways; [`conn`] is one connection's protocol state
-//! without I/O (settings, streams, flow control, HPACK decoding with `httlib-hpack`);
+//! without I/O (settings, streams, flow control, header blocks decoded by [`hpack`]);
 //! [`worker`] is the event loop that drives a worker's connections over the same mio loop,
 //! pacer, recorder and transport as HTTP/1.1; [`check`] is the pre-flight that refuses a
 //! server that does not speak HTTP/2 before the run starts.

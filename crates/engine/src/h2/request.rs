@@ -7,9 +7,8 @@
 //! field as a literal with incremental indexing, which puts the list into the server's
 //! dynamic table; every later stream sends one index byte per field. A server whose table
 //! is too small for the list (its `SETTINGS_HEADER_TABLE_SIZE`) gets literals that are
-//! never indexed. Decoding the server's answers, which needs the whole of HPACK, is left to
-//! the `httlib-hpack` crate; the tests decode our blocks with another implementation,
-//! `loona-hpack`.
+//! never indexed. Decoding the server's answers is [`super::hpack`]'s; the tests decode our
+//! blocks with another implementation, `loona-hpack`.
 
 use crate::request::HeaderError;
 use shootout_model::{RequestSpec, Scheme, Target};
