@@ -32,7 +32,8 @@ pub const SERVER_HEADER: &str = "Server: shootout-testserver";
 ///   `Connection: keep-alive` instead.
 /// - A request with `Expect: 100-continue` and a body is first answered with
 ///   `HTTP/1.1 100 Continue\r\n\r\n` (except by `NeverAnswer`).
-/// - "Closes" means a clean close: TLS `close_notify` when over TLS, then FIN.
+/// - "Closes" means a clean close: TLS `close_notify` when over TLS, then FIN (over
+///   [`crate::Transport::TlsWithoutCloseNotify`], FIN only).
 /// - Request numbers "server-wide" count complete requests over all connections,
 ///   starting at 1 ([`crate::TestServer::requests`] is the latest one).
 /// - "The `Hello` answer" is `HTTP/1.1 200 OK`, `Content-Length: 12`, body
@@ -75,6 +76,11 @@ pub enum Behavior {
     },
     /// `HTTP/1.0 200 OK` with no `Content-Length` and no `Connection` header, body
     /// `Hello World\n`, then closes: the body is delimited by the close.
+    ///
+    /// Counts: one answer per request, except over
+    /// [`crate::Transport::TlsWithoutCloseNotify`], where a close without TLS
+    /// `close_notify` leaves the body's end unknown (RFC 8446 §6.1): no answer and no
+    /// drop. A `HEAD` request, whose answer is the complete head, counts as answered.
     Http10CloseDelimited,
     /// Like `Hello`, but closes after the `requests`-th answer on each connection (a
     /// value of 0 counts as 1). With `header`, that last answer carries
@@ -300,7 +306,7 @@ pub fn reason(status: u16) -> &'static str {
 pub(crate) enum Then {
     /// Wait for the next request.
     KeepAlive,
-    /// Close cleanly (TLS close_notify, FIN).
+    /// Close cleanly (TLS close_notify unless the server omits it, FIN).
     Close,
     /// Reset the connection (RST).
     Reset,
@@ -342,6 +348,9 @@ pub(crate) struct Reply {
     pub pause: Duration,
     /// After the stream, write [`endless_chunk`] over and over until a write fails.
     pub endless: bool,
+    /// The stream is a complete answer only once a clean close ends its body (no length
+    /// was given): a close without TLS `close_notify` leaves it [`Outcome::Broken`].
+    pub close_delimited: bool,
     /// What to do with the connection afterwards.
     pub then: Then,
 }
@@ -376,6 +385,7 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
         unsolicited: 0,
         pause: Duration::ZERO,
         endless: false,
+        close_delimited: false,
         then: if req.close {
             Then::Close
         } else {
@@ -414,6 +424,7 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             out.extend_from_slice(b"\r\n");
             body(out, req, HELLO);
             reply.then = Then::Close;
+            reply.close_delimited = !req.is_head();
         }
         Behavior::CloseAfter { requests, header } => {
             let last = n.connection >= u64::from((*requests).max(1));
