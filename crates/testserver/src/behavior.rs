@@ -264,6 +264,13 @@ pub enum Behavior {
     /// Counts: no answer and no drop for a body that never ends; a `HEAD` request counts
     /// as answered.
     EndlessChunked,
+    /// `HTTP/1.1 200 OK`, the `Server` line, `Content-Length: 12`, the blank line and
+    /// `Hello World\n`, with no `Connection` header whatever the request asks, and the
+    /// connection stays open: a request's wish to close (`Connection: close`, or HTTP/1.0
+    /// without keep-alive) is ignored, as by a server that keeps every connection until
+    /// the client closes it. A client that reads to the close waits forever; one that
+    /// reads the answer by its length is done after 80 bytes.
+    KeepsOpen,
 }
 
 /// Reason phrase sent after a status code; `Unknown` for codes not listed.
@@ -418,6 +425,12 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
                 }
                 out.extend_from_slice(b"\r\n");
             }
+        }
+        Behavior::KeepsOpen => {
+            status_line(out, "HTTP/1.1", 200);
+            let _ = write!(out, "Content-Length: {}\r\n\r\n", HELLO.len());
+            body(out, req, HELLO);
+            reply.then = Then::KeepAlive;
         }
         Behavior::Http10CloseDelimited => {
             status_line(out, "HTTP/1.0", 200);

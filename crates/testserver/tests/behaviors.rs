@@ -467,6 +467,23 @@ fn tls_without_close_notify_ends_with_a_bare_fin_and_credits_no_close_delimited_
     }
 }
 
+#[test]
+fn keeps_open_answers_by_length_and_never_closes() {
+    for delivery in MODES {
+        let server = TestServer::start_with(Behavior::KeepsOpen, delivery).unwrap();
+        let mut tcp = connect(&server);
+        // HTTP/1.0 and Connection: close both ask to close; the server answers and stays.
+        for request in [
+            &b"GET / HTTP/1.0\r\n\r\n"[..],
+            b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        ] {
+            exchange(&mut tcp, request, CANONICAL);
+        }
+        assert_eq!(counts(&server), (2, 2, 0, 0), "{delivery:?}");
+        assert_eq!(server.max_concurrent(), 1);
+    }
+}
+
 /// The canonical `Hello` answer, sent where no request asked for one.
 const CANONICAL: &str = "HTTP/1.1 200 OK\r\nServer: shootout-testserver\r\n\
                          Content-Length: 12\r\n\r\nHello World\n";
