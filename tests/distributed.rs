@@ -174,6 +174,42 @@ fn a_load_the_shards_cannot_share_makes_no_manifest() {
     }
 }
 
+#[test]
+fn load_arguments_ending_in_a_double_dash_make_no_manifest() {
+    // After a `--` the pods would read the job's own --shards, --start-at and --save as
+    // positional arguments: every pod would fail with `unexpected argument '--shards'`.
+    for load in [
+        vec!["load", "-d", "5s", "-c", "8", "http://a/", "--"],
+        vec!["load", "-d", "5s", "-c", "8", "--", "http://a/"],
+    ] {
+        let out = shootout()
+            .args(["k8s", "job", "--shards", "4", "--image", "x", "--"])
+            .args(&load)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{load:?}");
+        assert!(out.stdout.is_empty(), "no manifest for {load:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("remove the `--`"), "{load:?}: {err}");
+    }
+}
+
+#[test]
+fn a_next_line_a_c1_control_and_a_noncharacter_in_the_load_read_back_exactly() {
+    // Raw in the manifest, U+0085 read back as a space, and U+0080 and U+FFFE made the
+    // YAML unreadable.
+    let header = "X-Note: a\u{85}b\u{80}c\u{FFFE}d é";
+    let m = manifest(
+        &["--shards", "2", "--image", "x"],
+        &["load", "-d", "5s", "-c", "4", "-H", header, "http://a/"],
+    );
+    let args = strings(&m["spec"]["template"]["spec"]["containers"][0]["args"]);
+    assert_eq!(
+        args[..8],
+        ["load", "-d", "5s", "-c", "4", "-H", header, "http://a/"]
+    );
+}
+
 /// The fleet's total rate (req/s) and each shard's share of the run (s).
 const RATE: f64 = 800.0;
 const SECONDS: u64 = 3;

@@ -1,9 +1,11 @@
 //! End-to-end tests of `shootout init`: a plan for a tiny WSGI app, and one for a static
 //! directory, with the servers this machine has (wsgiref and http.server at least; nginx,
 //! Apache and mod_wsgi-express where installed), checked by `run --dry-run`, then run with
-//! `--quick` with every contender verified and measured; and the flags' errors.
+//! `--quick` with every contender verified and measured; the flags' errors; and the
+//! probe's request and its reading of the answer, against in-process test servers.
 
 use assert_cmd::Command;
+use shootout_testserver::{Behavior, TestServer};
 
 fn shootout() -> Command {
     Command::cargo_bin("shootout").unwrap()
@@ -155,4 +157,77 @@ fn init_asgi_without_any_asgi_server_says_what_to_install() {
         .assert()
         .failure()
         .stderr(predicates::str::contains("pip install hypercorn"));
+}
+
+/// `shootout init --url` for `server` with `--path path`.
+fn init_url(server: &TestServer, path: &str) -> std::process::Output {
+    shootout()
+        .args(["init", "--url", &server.url("/"), "--path", path])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn init_refuses_a_path_that_would_inject_a_header_before_anything_runs() {
+    // CR/LF in --path went into the probe's request line and added a header to it.
+    let server = TestServer::start(Behavior::Echo).unwrap();
+    for path in ["/x\r\nX-Test: injected", "/x\ny", "/x\u{1b}[31m"] {
+        let out = init_url(&server, path);
+        assert_eq!(out.status.code(), Some(2), "{path:?}");
+        assert!(out.stdout.is_empty(), "no plan for {path:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--path") && err.contains("percent-encode"),
+            "{path:?}: {err}"
+        );
+    }
+    let out = init_url(&server, "hello");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must start with /"));
+    assert_eq!(server.connections(), 0, "nothing was sent");
+}
+
+#[test]
+fn init_sends_a_path_with_a_space_percent_encoded_as_the_run_will() {
+    // A space made the probe's request line malformed, and the plan was written anyway.
+    let server = TestServer::start(Behavior::Echo).unwrap();
+    let out = init_url(&server, "/a b?q=x y");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        server
+            .last_request_head()
+            .starts_with("GET /a%20b?q=x%20y HTTP/1.0\r\n"),
+        "{}",
+        server.last_request_head()
+    );
+    let plan = String::from_utf8(out.stdout).unwrap();
+    assert!(plan.contains("path = \"/a%20b?q=x%20y\""), "{plan}");
+    assert!(plan.contains("expect = { status = 200,"), "{plan}");
+}
+
+#[test]
+fn init_reads_the_probe_answer_by_its_length_from_a_server_that_keeps_the_connection_open() {
+    // The probe read until the close: it waited 10 s, then failed with a bare
+    // "Resource temporarily unavailable (os error 11)".
+    let server = TestServer::start(Behavior::KeepsOpen).unwrap();
+    let out = init_url(&server, "/");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let plan = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        plan.contains("expect = { status = 200, length = 12, body_contains = \"Hello World\" }"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn init_measures_a_chunked_answer_by_its_decoded_body() {
+    // Read to the close, the chunk framing was counted as body and cut the snippet short.
+    let server = TestServer::start(Behavior::Chunked { trailers: true }).unwrap();
+    let out = init_url(&server, "/");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let plan = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        plan.contains("expect = { status = 200, length = 12, body_contains = \"Hello World\" }"),
+        "{plan}"
+    );
 }

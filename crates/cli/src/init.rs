@@ -9,13 +9,14 @@
 use crate::Failure;
 use anyhow::{anyhow, Context};
 use clap::Args;
+use shootout_engine::{ParseError, Progress, ResponseParser};
 use shootout_harness::{Contender, ContenderConfig};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Flags of `shootout init`.
 #[derive(Debug, Args)]
@@ -376,28 +377,101 @@ fn on_path(path: Option<&std::ffi::OsStr>, names: &[&str]) -> bool {
     })
 }
 
-/// Asks `addr` for `path` once (HTTP/1.0, so the body ends at close) and returns what it
-/// answered. Hand-written because it is one request with no keep-alive; httparse parses
-/// the head.
-fn get_once(addr: SocketAddr, host: &str, path: &str, from: &str) -> anyhow::Result<Answers> {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+/// How long the probe waits for its answer, in all.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest answer the probe reads, head and body (its framing as sent).
+const PROBE_MAX: u64 = 64 << 20;
+
+/// Body bytes kept for the snippet.
+const SNIPPET_FROM: usize = 4096;
+
+/// The path as `shootout run` puts it on the wire: checked by the plan's rule for paths
+/// (a leading `/`, no control character), then percent-encoded by the same URL parser the
+/// run builds each workload's target with (a space becomes `%20`).
+fn wire_path(path: &str) -> Result<String, Failure> {
+    let usage = |e: String| Failure::usage(anyhow!("--path: {e}"));
+    shootout_model::spec::check_path(path).map_err(|e| usage(e.to_string()))?;
+    shootout_model::Target::parse(&format!("http://127.0.0.1{path}"))
+        .map(|t| t.path)
+        .map_err(|e| usage(e.to_string()))
+}
+
+/// Asks `addr` for `path` (as [`wire_path`] gives it) once, HTTP/1.0 without keep-alive,
+/// and returns what it answered. The answer is read by its framing (Content-Length,
+/// chunked or the close) with the engine's response parser, so a server that keeps the
+/// connection open anyway is not waited on; all of it within `timeout`.
+fn get_once(
+    addr: SocketAddr,
+    host: &str,
+    path: &str,
+    from: &str,
+    timeout: Duration,
+) -> anyhow::Result<Answers> {
+    let what = format!("{from} (GET {path})");
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .with_context(|| format!("could not connect to {what}"))?;
+    let deadline = Instant::now() + timeout;
+    s.set_write_timeout(Some(timeout))?;
     write!(
         s,
         "GET {path} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: shootout-init\r\n\r\n"
-    )?;
-    let mut buf = Vec::new();
-    s.take(64 << 20).read_to_end(&mut buf)?;
-    let mut headers = [httparse::EMPTY_HEADER; 64];
-    let mut resp = httparse::Response::new(&mut headers);
-    let head = match resp.parse(&buf)? {
-        httparse::Status::Complete(n) => n,
-        httparse::Status::Partial => {
-            return Err(anyhow!("{from} sent an incomplete response head"))
+    )
+    .with_context(|| format!("could not send the request to {what}"))?;
+    let mut parser = ResponseParser::new(false, None);
+    let mut body = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let late = || {
+            anyhow!(
+                "{what} did not complete its answer within {} s (check that the server answers this path, and that the answer's Content-Length is right)",
+                timeout.as_secs_f64()
+            )
+        };
+        if left.is_zero() {
+            return Err(late());
         }
-    };
-    let body = &buf[head..];
-    let text = String::from_utf8_lossy(body);
+        s.set_read_timeout(Some(left))?;
+        let n = match s.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(late())
+            }
+            Err(e) => return Err(anyhow!(e).context(format!("reading the answer of {what}"))),
+        };
+        if n == 0 {
+            match parser.eof() {
+                Ok(()) => break,
+                Err(ParseError::Closed) => {
+                    return Err(anyhow!(
+                        "{what} closed the connection before its answer was complete"
+                    ))
+                }
+                Err(ParseError::Malformed) => {
+                    return Err(anyhow!("{what} did not answer in HTTP/1.x"))
+                }
+            }
+        }
+        if feed(&mut parser, &buf[..n], &mut body).map_err(|_| {
+            anyhow!("{what} sent an answer that is not HTTP/1.x or breaks its own framing")
+        })? {
+            break;
+        }
+        if parser.seen > PROBE_MAX {
+            return Err(anyhow!(
+                "{what} sent an answer over {} MiB: give --path a smaller resource",
+                PROBE_MAX >> 20
+            ));
+        }
+    }
+    let text = String::from_utf8_lossy(&body);
     let snippet: Option<String> = text
         .split(['\n', '\r', '"', '\\', '{', '}'])
         .map(str::trim)
@@ -405,11 +479,33 @@ fn get_once(addr: SocketAddr, host: &str, path: &str, from: &str) -> anyhow::Res
         .map(|l| l.chars().take(40).collect::<String>().trim().to_owned())
         .filter(|l| !l.is_empty());
     Ok(Answers {
-        status: resp.code.unwrap_or(0),
-        length: body.len(),
+        status: parser.status,
+        length: usize::try_from(parser.body_len).unwrap_or(usize::MAX),
         snippet,
         from: from.to_owned(),
     })
+}
+
+/// Feeds `data` to `parser`, keeping the first [`SNIPPET_FROM`] bytes of the decoded body
+/// in `body` (fed a byte at a time until then, so each body byte is told from framing);
+/// true once the answer is complete.
+fn feed(parser: &mut ResponseParser, data: &[u8], body: &mut Vec<u8>) -> Result<bool, ParseError> {
+    let mut at = 0;
+    while at < data.len() && body.len() < SNIPPET_FROM {
+        let before = parser.body_len;
+        let done = matches!(parser.feed(&data[at..=at])?, Progress::Done { .. });
+        if parser.body_len > before {
+            body.push(data[at]);
+        }
+        at += 1;
+        if done {
+            return Ok(true);
+        }
+    }
+    if at < data.len() {
+        return Ok(matches!(parser.feed(&data[at..])?, Progress::Done { .. }));
+    }
+    Ok(false)
 }
 
 /// The expectations: the first URL, or the first server found started on a free port
@@ -431,7 +527,7 @@ pub fn probe(t: &Template, found: &Found, path: &str) -> anyhow::Result<Answers>
                 "--url {u}: shootout loads loopback addresses only (127.0.0.1, [::1])"
             ));
         }
-        return get_once(addr, hostport, path, u);
+        return get_once(addr, hostport, path, u, PROBE_TIMEOUT);
     }
     let present: Vec<&Server> = servers(t)
         .iter()
@@ -482,7 +578,7 @@ fn ask(s: &Server, t: &Template, path: &str) -> anyhow::Result<Answers> {
                 .map_err(anyhow::Error::from)
                 .and_then(|_| {
                     let addr = SocketAddr::from(([127, 0, 0, 1], port));
-                    get_once(addr, &addr.to_string(), path, s.name)
+                    get_once(addr, &addr.to_string(), path, s.name, PROBE_TIMEOUT)
                 });
             server.stop(Duration::from_secs(5));
             asked
@@ -497,11 +593,8 @@ fn ask(s: &Server, t: &Template, path: &str) -> anyhow::Result<Answers> {
 
 /// `shootout init`: discovery, probe, plan; prints the plan or writes `--out`.
 pub fn init(a: InitArgs) -> Result<i32, Failure> {
-    if !a.path.starts_with('/') {
-        return Err(Failure::usage(anyhow!(
-            "--path must start with / (e.g. --path /hello)"
-        )));
-    }
+    // Checked before anything runs; the plan and the probe carry it as the run sends it.
+    let path = wire_path(&a.path)?;
     let t = if let Some(app) = a.wsgi {
         Template::Wsgi(app_arg("--wsgi", app)?)
     } else if let Some(app) = a.asgi {
@@ -523,8 +616,8 @@ pub fn init(a: InitArgs) -> Result<i32, Failure> {
         Template::Url(a.url)
     };
     let found = discover(&t).map_err(Failure::run)?;
-    let answers = probe(&t, &found, &a.path).map_err(Failure::run)?;
-    let text = plan_text(&t, &found, &a.path, &answers);
+    let answers = probe(&t, &found, &path).map_err(Failure::run)?;
+    let text = plan_text(&t, &found, &path, &answers);
     match a.out {
         Some(p) => {
             let mut f = std::fs::OpenOptions::new()
@@ -727,6 +820,32 @@ mod tests {
             assert_eq!(on_path(Some(&path), names), want, "{:?}", dir.path());
         }
         assert!(!on_path(None, names));
+    }
+
+    #[test]
+    fn the_probe_of_a_server_that_never_answers_ends_at_its_timeout_with_the_reason() {
+        // It failed with a bare "Resource temporarily unavailable (os error 11)".
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let held = std::thread::spawn(move || listener.accept().map(|(tcp, _)| tcp));
+        let e = get_once(addr, "h", "/", "the server", Duration::from_millis(300)).unwrap_err();
+        let text = format!("{e:#}");
+        assert!(
+            text.contains("the server (GET /) did not complete its answer within 0.3 s"),
+            "{text}"
+        );
+        assert!(!text.contains("os error"), "{text}");
+        drop(held.join());
+    }
+
+    #[test]
+    fn init_paths_are_checked_and_encoded_as_the_run_sends_them() {
+        assert_eq!(wire_path("/hello?x=1").unwrap(), "/hello?x=1");
+        assert_eq!(wire_path("/a b").unwrap(), "/a%20b");
+        for bad in ["hello", "/x\r\nX-Test: 1", "/\u{7f}"] {
+            let e = wire_path(bad).unwrap_err().error.to_string();
+            assert!(e.starts_with("--path: path '"), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! `shootout k8s job --shards N --image IMAGE -- load ARGS…`: prints a Kubernetes Indexed
 //! Job that runs one load as N shards, one pod each, all starting at one time, each
 //! printing its result between markers for `kubectl logs` (and optionally into a
-//! volume); then says the one command that gathers the results and merges them. The load
-//! flags are checked here first, as the pods will read them (shard 0 of N), so a
-//! manifest never carries a load that cannot run.
+//! volume); then says the one command that gathers the results and merges them. The
+//! pods' arguments (the load's flags, then the job's) are checked here first by the parser
+//! the pods run, as shard 0 of N reads them, so a manifest never carries a load that
+//! cannot run.
 //!
 //! The manifest is written from a template, not by a YAML serializer: it carries comments
 //! that explain each choice to the reader, which no serializer writes. Every value from
-//! the user is written as a JSON string, which YAML reads as the same string.
+//! the user is written as an ASCII double-quoted YAML string ([`quote`]) that reads back
+//! as exactly that value, whatever characters it holds.
 
 use crate::load::dist::{check_start, INDEX_VAR};
 use crate::load::LoadArgs;
@@ -132,7 +134,6 @@ fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Fai
     if let Some(claim) = &job.results_claim {
         check_name(claim).map_err(|e| usage(e.replace("--name", "--results-claim")))?;
     }
-    let spec = check_load(job)?;
     let start = humantime::format_rfc3339_seconds(start_at).to_string();
     let mut args: Vec<String> = job.load.clone();
     args.extend([
@@ -146,6 +147,7 @@ fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Fai
     if job.results_claim.is_some() {
         args.extend(["--save".into(), "/results".into()]);
     }
+    let spec = check_load(job, &args, &start)?;
     // The wait, the run (or an hour when bounded by a count), the warm-up's allowance.
     let run = spec.duration.unwrap_or(Duration::from_secs(3600));
     let deadline = start_at
@@ -154,7 +156,7 @@ fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Fai
         .as_secs()
         + run.as_secs()
         + 300;
-    let q = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    let q = quote;
     let gather = format!(
         "kubectl wait --for=condition=complete --timeout={deadline}s job/{name}; kubectl logs -l shootout.dev/job={name} --tail=-1 | shootout merge -",
         name = job.name
@@ -250,7 +252,13 @@ fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Fai
 }
 
 /// Checks the load the pods will run, as shard 0 of N reads it; returns the fleet's spec.
-fn check_load(job: &JobArgs) -> Result<shootout_model::LoadSpec, Failure> {
+/// `pod_args` are the arguments each pod gets (the load's, then the job's own), read by
+/// the parser the pods run, so a manifest never carries arguments its pods cannot read.
+fn check_load(
+    job: &JobArgs,
+    pod_args: &[String],
+    start: &str,
+) -> Result<shootout_model::LoadSpec, Failure> {
     let usage = |e: String| Failure::usage(anyhow!(e));
     match job.load.first().map(String::as_str) {
         Some("load") => {}
@@ -278,10 +286,78 @@ fn check_load(job: &JobArgs) -> Result<shootout_model::LoadSpec, Failure> {
             "--unix-socket cannot reach a server from other pods: give the server's URL".into(),
         ));
     }
+    // The pods' own reading: the job's flags must reach them as flags.
+    let mut saves = vec![std::path::PathBuf::from("-")];
+    if job.results_claim.is_some() {
+        saves.push("/results".into());
+    }
+    let pod = match crate::Cli::try_parse_from(std::iter::once("shootout").chain(pod_args.iter().map(String::as_str))) {
+        Ok(crate::Cli {
+            command: crate::Command::Load(pod),
+        }) if pod.dist.shards == Some(job.shards)
+            && pod.dist.start_at.as_deref() == Some(start)
+            && pod.dist.save == saves =>
+        {
+            pod
+        }
+        Ok(_) => {
+            return Err(usage(format!(
+                "the load after --: the pods would not read --shards {}, --start-at and --save as the job gives them: check the load's last flags",
+                job.shards
+            )))
+        }
+        Err(e) => {
+            let double_dash = if job.load.iter().any(|a| a == "--") {
+                ": remove the `--` from the load's flags (the job adds --shards, --start-at and --save after them, which a `--` would turn into arguments)"
+            } else {
+                ""
+            };
+            return Err(usage(format!(
+                "the load after --, with the job's flags, is not what a pod can run: {}{double_dash}",
+                crate::clap_line(&e.to_string())
+            )));
+        }
+    };
+    load = *pod;
+    load.dist.shards = None;
+    load.dist.start_at = None;
+    load.dist.save.clear();
     load.dist.shard = Some(format!("0/{}", job.shards));
     let fleet = crate::load::check(&load)
         .map_err(|f| Failure::usage(anyhow!("the load after --: {:#}", f.error)))?;
     Ok(fleet)
+}
+
+/// `s` as a YAML double-quoted scalar that reads back as exactly `s`, whatever it holds.
+/// Printable ASCII is written as it is (`"` and `\` escaped); every other character as
+/// an escape (`\n`, `\t`, … or `\uXXXX`, `\UXXXXXXXX`), which YAML 1.1 and 1.2 both read
+/// as that character. So the manifest is ASCII, and no character reaches a parser raw:
+/// raw, U+0085 (NEL) is a line break that folds into a space, and C1 controls, U+007F
+/// and noncharacters such as U+FFFE are not printable, so parsers refuse them. ASCII other
+/// than U+007F is quoted as JSON quotes it.
+fn quote(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            '\u{8}' => o.push_str("\\b"),
+            '\u{c}' => o.push_str("\\f"),
+            ' '..='~' => o.push(c),
+            c if u32::from(c) <= 0xFFFF => {
+                let _ = write!(o, "\\u{:04x}", u32::from(c));
+            }
+            c => {
+                let _ = write!(o, "\\U{:08x}", u32::from(c));
+            }
+        }
+    }
+    o.push('"');
+    o
 }
 
 /// A DNS-1123 label short enough for the pods' names: the rule for `--name`.
@@ -316,6 +392,47 @@ fn is_quantity(q: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Strings of any characters, the rare ones (C1 controls, noncharacters, line and
+    /// paragraph separators, the BOM, the last plane) included.
+    fn any_text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(any::<char>(), 0..24).prop_map(|v| v.into_iter().collect())
+    }
+
+    /// `strings` quoted as the manifest's `args: [...]` line, read back as kubectl would.
+    fn read_back(strings: &[&str]) -> Vec<String> {
+        let quoted: Vec<String> = strings.iter().map(|s| quote(s)).collect();
+        let line = format!("args: [{}]\n", quoted.join(", "));
+        let doc: std::collections::BTreeMap<String, Vec<String>> =
+            serde_yaml_ng::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+        doc["args"].clone()
+    }
+
+    #[test]
+    fn a_next_line_a_c1_control_and_a_noncharacter_read_back_exactly() {
+        // U+0085 read back as a space; U+0080 and U+FFFE made YAML parsers refuse the
+        // manifest; U+007F is not printable in YAML either.
+        let odd = [
+            "a\u{85}b",
+            "\u{80}",
+            "x\u{FFFE}y",
+            "\u{7F}",
+            "\u{FEFF}bom",
+            "\u{2028}\u{2029}",
+            "\u{10FFFF}",
+            "tab\there \"quoted\" back\\slash\r\n",
+            "",
+        ];
+        assert_eq!(read_back(&odd), odd);
+    }
+
+    proptest! {
+        #[test]
+        fn every_string_reads_back_exactly_from_the_manifest(a in any_text(), b in any_text()) {
+            prop_assert_eq!(read_back(&[&a, &b]), vec![a, b]);
+        }
+    }
 
     #[test]
     fn names_and_quantities_follow_kubernetes_rules() {

@@ -178,7 +178,10 @@ impl Transport {
         Ok(Transport { socket, tls })
     }
 
-    /// Reads plaintext. `Ok(0)` means the peer closed the stream.
+    /// Reads plaintext. `Ok(0)` means the peer closed the stream cleanly: over TLS, only
+    /// after its `close_notify`. A TLS stream whose TCP connection ended without one is an
+    /// error of kind `UnexpectedEof` (RFC 8446 §6.1): whatever it carried last may have
+    /// been cut anywhere, so a body delimited by the close has no known end.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let Some(tls) = self.tls.as_mut() else {
             return self.socket.read(buf);
@@ -187,11 +190,17 @@ impl Transport {
             match tls.reader().read(buf) {
                 Ok(n) => return Ok(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
                 Err(e) => return Err(e),
             }
             if tls.read_tls(&mut self.socket)? == 0 {
-                return Ok(0);
+                // The TCP stream ended: rustls now says whether close_notify came first
+                // (`Ok(0)`) or not (`UnexpectedEof`).
+                return match tls.reader().read(buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        Err(io::ErrorKind::UnexpectedEof.into())
+                    }
+                    other => other,
+                };
             }
             tls.process_new_packets()
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;

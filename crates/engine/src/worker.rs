@@ -19,9 +19,11 @@
 //! its requests that was written (in part or whole) fails with the connection's failure
 //! class, and those not yet written go out again on a new connection (they were never
 //! sent, so this is no retry). Requests behind an answer carrying `Connection: close` were
-//! not processed (RFC 9112 §9.6), so they too are sent again, counted as retried. Only an
-//! idempotent request alone on a connection that sat idle, closed before any byte of its
-//! answer, is sent again after it may have been read (once, and counted). Bytes that arrive when no request is waiting for them are never credited to a
+//! not processed (RFC 9112 §9.6), so the idempotent ones among them are sent again too,
+//! counted as retried; one of another method that was written fails instead (a POST is
+//! never sent twice). Only an idempotent request alone on a connection that sat idle,
+//! closed before any byte of its answer, is sent again after it may have been read (once,
+//! and counted). Bytes that arrive when no request is waiting for them are never credited to a
 //! later request: the connection is closed and the bytes count as one malformed answer in
 //! place of the request it would have carried next, which is what they would have become had
 //! they arrived a moment later — so the counts do not depend on how TCP split the bytes.
@@ -1340,19 +1342,29 @@ impl Worker<'_> {
             // The server reads nothing more on this connection: it said so, or it answered
             // before the request was written in full. Requests behind it were not
             // processed (RFC 9112 §9.6): sent again on a new connection, those written
-            // counted as retried. Bytes after the answer would never have been read.
+            // counted as retried — if idempotent: a written request of another method is
+            // never sent twice, and fails as one whose connection closed before its
+            // answer. Bytes after the answer would never have been read.
             self.close(i);
-            let c = &mut self.conns[i];
-            let flushed = c.flushed;
-            let mut again = 0;
-            for s in c.queue.iter_mut().take(c.rendered) {
-                if s.wire.0 < flushed {
+            let (flushed, rendered) = (self.conns[i].flushed, self.conns[i].rendered);
+            // One turn of the queue, in order: each request is put back unless it fails.
+            for k in 0..self.conns[i].queue.len() {
+                let Some(mut s) = self.conns[i].queue.pop_front() else {
+                    break;
+                };
+                if k < rendered && s.wire.0 < flushed {
+                    if !self.sh.requests.kinds[s.kind].idempotent {
+                        let t = self.timing(&s, now);
+                        self.rec.failed(&t, FailureKind::Reset);
+                        self.in_flight -= 1;
+                        continue;
+                    }
                     s.retried = true;
-                    again += 1;
+                    self.rec.counts.retried += 1;
                 }
+                self.conns[i].queue.push_back(s);
             }
-            c.rendered = 0;
-            self.rec.counts.retried += again;
+            self.conns[i].rendered = 0;
             self.next(i, now);
             // A keep-alive connection the server closed, replaced to go on: a reconnect.
             if announced && self.sh.keepalive && self.conns[i].phase == Phase::Connecting {

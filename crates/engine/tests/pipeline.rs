@@ -81,6 +81,57 @@ fn requests_behind_an_announced_close_are_sent_again() {
 }
 
 #[test]
+fn a_post_behind_an_announced_close_is_never_sent_twice() {
+    // As above, but POSTs: the 4th and 5th of each batch were written, and a POST is
+    // never sent again, so they fail as requests whose connection closed before their
+    // answer. Before, they went out again on the next connection, counted as retried.
+    let close = Behavior::CloseAfter {
+        requests: 3,
+        header: true,
+    };
+    let (r, server) = both_ways(close, |s| {
+        let mut l = spec(s, 50, 1, 5);
+        l.request.method = "POST".into();
+        l
+    });
+    assert_eq!(
+        (r.counts.ok, failures(&r)),
+        (30, vec![(FailureKind::Reset, 20)])
+    );
+    assert_eq!((r.counts.retried, r.counts.aborted), (0, 0));
+    assert_eq!((server.requests(), server.answers()), (30, 30));
+    assert_eq!(r.counts.connections_opened, 10);
+}
+
+#[test]
+fn behind_an_announced_close_only_idempotent_requests_are_sent_again() {
+    // GET and POST in turn, 5 deep, 3 answers per connection: behind each close a POST
+    // (failed, never sent twice) and a GET (sent again with the next batch). 13
+    // connections answer 3, 3, …, 2; the 12 that close leave one of each behind.
+    let close = Behavior::CloseAfter {
+        requests: 3,
+        header: true,
+    };
+    let (r, server) = both_ways(close, |s| {
+        let mut l = spec(s, 50, 1, 5);
+        l.list = Some(list(s, "GET /a\n\nPOST /b\n", Order::Seq));
+        l
+    });
+    assert_eq!(
+        (r.counts.ok, failures(&r)),
+        (38, vec![(FailureKind::Reset, 12)])
+    );
+    assert_eq!(r.counts.retried, 12, "the GETs behind the closes");
+    assert_eq!((server.requests(), server.answers()), (38, 38));
+    let per: Vec<_> = r
+        .targets
+        .iter()
+        .map(|t| (t.label.as_str(), t.completed, t.ok))
+        .collect();
+    assert_eq!(per, vec![("GET /a", 25, 25), ("POST /b", 25, 13)]);
+}
+
+#[test]
 fn a_stall_mid_pipeline_times_out_the_requests_behind_it() {
     // Every 2nd request (server-wide) stalls past the timeout: of a batch of 4, the 1st is
     // answered, the 2nd times out, and the 3rd and 4th, written behind it and answerable

@@ -22,7 +22,8 @@ pub enum FailureKind {
     Connect,
     /// The per-request deadline passed; the connection was closed and replaced.
     Timeout,
-    /// The server closed or reset the connection mid-response.
+    /// The server closed or reset the connection mid-response. Over TLS a close without
+    /// `close_notify` ends a close-delimited body this way too: its end is unknown.
     Reset,
     /// Not HTTP, bad framing, or a body length that contradicts the head.
     Malformed,

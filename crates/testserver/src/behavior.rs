@@ -32,7 +32,8 @@ pub const SERVER_HEADER: &str = "Server: shootout-testserver";
 ///   `Connection: keep-alive` instead.
 /// - A request with `Expect: 100-continue` and a body is first answered with
 ///   `HTTP/1.1 100 Continue\r\n\r\n` (except by `NeverAnswer`).
-/// - "Closes" means a clean close: TLS `close_notify` when over TLS, then FIN.
+/// - "Closes" means a clean close: TLS `close_notify` when over TLS, then FIN (over
+///   [`crate::Transport::TlsWithoutCloseNotify`], FIN only).
 /// - Request numbers "server-wide" count complete requests over all connections,
 ///   starting at 1 ([`crate::TestServer::requests`] is the latest one).
 /// - "The `Hello` answer" is `HTTP/1.1 200 OK`, `Content-Length: 12`, body
@@ -75,6 +76,11 @@ pub enum Behavior {
     },
     /// `HTTP/1.0 200 OK` with no `Content-Length` and no `Connection` header, body
     /// `Hello World\n`, then closes: the body is delimited by the close.
+    ///
+    /// Counts: one answer per request, except over
+    /// [`crate::Transport::TlsWithoutCloseNotify`], where a close without TLS
+    /// `close_notify` leaves the body's end unknown (RFC 8446 §6.1): no answer and no
+    /// drop. A `HEAD` request, whose answer is the complete head, counts as answered.
     Http10CloseDelimited,
     /// Like `Hello`, but closes after the `requests`-th answer on each connection (a
     /// value of 0 counts as 1). With `header`, that last answer carries
@@ -258,6 +264,13 @@ pub enum Behavior {
     /// Counts: no answer and no drop for a body that never ends; a `HEAD` request counts
     /// as answered.
     EndlessChunked,
+    /// `HTTP/1.1 200 OK`, the `Server` line, `Content-Length: 12`, the blank line and
+    /// `Hello World\n`, with no `Connection` header whatever the request asks, and the
+    /// connection stays open: a request's wish to close (`Connection: close`, or HTTP/1.0
+    /// without keep-alive) is ignored, as by a server that keeps every connection until
+    /// the client closes it. A client that reads to the close waits forever; one that
+    /// reads the answer by its length is done after 80 bytes.
+    KeepsOpen,
 }
 
 /// Reason phrase sent after a status code; `Unknown` for codes not listed.
@@ -300,7 +313,7 @@ pub fn reason(status: u16) -> &'static str {
 pub(crate) enum Then {
     /// Wait for the next request.
     KeepAlive,
-    /// Close cleanly (TLS close_notify, FIN).
+    /// Close cleanly (TLS close_notify unless the server omits it, FIN).
     Close,
     /// Reset the connection (RST).
     Reset,
@@ -342,6 +355,9 @@ pub(crate) struct Reply {
     pub pause: Duration,
     /// After the stream, write [`endless_chunk`] over and over until a write fails.
     pub endless: bool,
+    /// The stream is a complete answer only once a clean close ends its body (no length
+    /// was given): a close without TLS `close_notify` leaves it [`Outcome::Broken`].
+    pub close_delimited: bool,
     /// What to do with the connection afterwards.
     pub then: Then,
 }
@@ -376,6 +392,7 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
         unsolicited: 0,
         pause: Duration::ZERO,
         endless: false,
+        close_delimited: false,
         then: if req.close {
             Then::Close
         } else {
@@ -409,11 +426,18 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
                 out.extend_from_slice(b"\r\n");
             }
         }
+        Behavior::KeepsOpen => {
+            status_line(out, "HTTP/1.1", 200);
+            let _ = write!(out, "Content-Length: {}\r\n\r\n", HELLO.len());
+            body(out, req, HELLO);
+            reply.then = Then::KeepAlive;
+        }
         Behavior::Http10CloseDelimited => {
             status_line(out, "HTTP/1.0", 200);
             out.extend_from_slice(b"\r\n");
             body(out, req, HELLO);
             reply.then = Then::Close;
+            reply.close_delimited = !req.is_head();
         }
         Behavior::CloseAfter { requests, header } => {
             let last = n.connection >= u64::from((*requests).max(1));

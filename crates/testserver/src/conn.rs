@@ -198,7 +198,11 @@ impl Conn {
             };
             self.unanswered += 1;
             out.clear();
-            let reply = plan(behavior, &req, numbers, &mut out);
+            let mut reply = plan(behavior, &req, numbers, &mut out);
+            if reply.close_delimited && !self.notifies() {
+                // Without close_notify the client cannot know the body ended here.
+                reply.outcome = Outcome::Broken;
+            }
             if reply.outcome == Outcome::Broken {
                 self.unanswered -= 1;
             }
@@ -422,15 +426,26 @@ impl Conn {
         result
     }
 
-    /// Closes cleanly: counts the unanswered requests as dropped, TLS close_notify, FIN,
-    /// then waits (at most [`LINGER`]) for the client's FIN while discarding what it
-    /// still sends.
+    /// Whether a clean close tells the client the stream ended: always over plain TCP
+    /// (the FIN does), over TLS only with `close_notify`.
+    fn notifies(&self) -> bool {
+        matches!(self.stream, Stream::Plain(_)) || self.shared.close_notify
+    }
+
+    /// Closes cleanly: counts the unanswered requests as dropped, TLS close_notify (unless
+    /// the server omits it), FIN, then waits (at most [`LINGER`]) for the client's FIN
+    /// while discarding what it still sends.
     fn close_cleanly(&mut self) {
         self.settle();
         self.leave();
+        let notify = self.shared.close_notify;
         if let Stream::Tls(tls) = &mut self.stream {
-            tls.conn.send_close_notify();
-            let _ = tls.flush();
+            // Without close_notify nothing is left to send: every write was flushed (and a
+            // flush would wait for a handshake the client has not begun).
+            if notify {
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            }
         }
         let mut tcp = self.stream.tcp();
         let _ = tcp.shutdown(Shutdown::Write);

@@ -47,6 +47,7 @@ behaviours (default: hello):
   close-idle              hello; closes a connection idle for --stall-ms (5000)
   close-on-accept         closes every connection at once
   endless-chunked         a chunked body that never ends
+  keeps-open              answers, never closes, even when the request asks to
 
 options:
   --port N       port to listen on (default 0: any free port)
@@ -174,6 +175,7 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport, Delivery)>
         "close-idle" => Behavior::CloseIdle { after: ms(5000) },
         "close-on-accept" => Behavior::CloseOnAccept,
         "endless-chunked" => Behavior::EndlessChunked,
+        "keeps-open" => Behavior::KeepsOpen,
         unknown => return Err(format!("unknown behaviour `{unknown}`; see the list below")),
     };
     Ok(Some((behavior, port, transport, delivery)))

@@ -36,6 +36,10 @@ pub enum Transport {
     Plain,
     /// HTTP/1.1 over TLS with a self-signed certificate for `localhost` and `127.0.0.1`.
     Tls,
+    /// As `Tls`, but every close the behaviour makes ends the TCP connection (FIN)
+    /// without TLS `close_notify`, as a careless server or an attacker cutting the
+    /// stream would: a client cannot tell where a close-delimited body ended.
+    TlsWithoutCloseNotify,
 }
 
 /// An HTTP/1.1 server on `127.0.0.1` answering every request with one [`Behavior`].
@@ -99,11 +103,12 @@ impl TestServer {
     ) -> io::Result<TestServer> {
         let tls = match transport {
             Transport::Plain => None,
-            Transport::Tls => Some(tls::identity()?),
+            Transport::Tls | Transport::TlsWithoutCloseNotify => Some(tls::identity()?),
         };
         let listener = Arc::new(net::listen_loopback(port)?);
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::new(behavior, delivery));
+        let close_notify = transport != Transport::TlsWithoutCloseNotify;
+        let shared = Arc::new(Shared::new(behavior, delivery, close_notify));
         let accept = {
             let listener = Arc::clone(&listener);
             let shared = Arc::clone(&shared);
@@ -148,8 +153,10 @@ impl TestServer {
     /// extra for an instant). Not counted: interim answers (`100 Continue`, `103`, a
     /// `Fixed` 1xx other than 101), refusals of unframeable heads (400, 431, 501),
     /// unsolicited answers, and the broken ones: `Garbage`, the truncated bodies of
-    /// `ShortBody` and `ResetMidBody`, the endless body of `EndlessChunked` (a `HEAD`
-    /// request's complete head counts, though). Upgrade's `101` counts: it is the final
+    /// `ShortBody` and `ResetMidBody`, the endless body of `EndlessChunked`, the
+    /// close-delimited body of `Http10CloseDelimited` over
+    /// [`Transport::TlsWithoutCloseNotify`] (a `HEAD` request's complete head counts,
+    /// though). Upgrade's `101` counts: it is the final
     /// word on its request. Error statuses (`FailEvery`, `Fixed`) count like any other.
     pub fn answers(&self) -> u64 {
         self.shared.answers.load(Ordering::SeqCst)

@@ -39,6 +39,8 @@ pub enum Delivery {
 pub(crate) struct Shared {
     pub(crate) behavior: Behavior,
     pub(crate) delivery: Delivery,
+    /// A TLS connection's clean close sends `close_notify` before the FIN.
+    pub(crate) close_notify: bool,
     pub(crate) requests: AtomicU64,
     pub(crate) answers: AtomicU64,
     pub(crate) unsolicited: AtomicU64,
@@ -58,10 +60,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(behavior: Behavior, delivery: Delivery) -> Shared {
+    pub(crate) fn new(behavior: Behavior, delivery: Delivery, close_notify: bool) -> Shared {
         Shared {
             behavior,
             delivery,
+            close_notify,
             requests: AtomicU64::new(0),
             answers: AtomicU64::new(0),
             unsolicited: AtomicU64::new(0),

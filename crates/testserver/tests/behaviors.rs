@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shootout_testserver::{Behavior, Delivery, TestServer};
+use shootout_testserver::{Behavior, Delivery, TestServer, Transport};
 
 const SAFETY: Duration = Duration::from_secs(10);
 const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
@@ -399,10 +399,8 @@ fn dropping_the_server_ends_stalled_silent_and_blocked_connections() {
     }
 }
 
-#[test]
-fn tls_serves_the_same_bytes_and_closes_with_close_notify() {
-    let server = TestServer::start_tls(Behavior::Http10CloseDelimited).unwrap();
-    assert!(server.url("x").starts_with("https://127.0.0.1:"));
+/// A client config trusting `server`'s self-signed certificate.
+fn trusting(server: &TestServer) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(rustls::pki_types::CertificateDer::from(
@@ -410,13 +408,20 @@ fn tls_serves_the_same_bytes_and_closes_with_close_notify() {
         ))
         .unwrap();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = Arc::new(
+    Arc::new(
         rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_root_certificates(roots)
             .with_no_client_auth(),
-    );
+    )
+}
+
+#[test]
+fn tls_serves_the_same_bytes_and_closes_with_close_notify() {
+    let server = TestServer::start_tls(Behavior::Http10CloseDelimited).unwrap();
+    assert!(server.url("x").starts_with("https://127.0.0.1:"));
+    let config = trusting(&server);
     for name in ["localhost", "127.0.0.1"] {
         let name = rustls::pki_types::ServerName::try_from(name).unwrap();
         let session = rustls::ClientConnection::new(Arc::clone(&config), name).unwrap();
@@ -427,6 +432,56 @@ fn tls_serves_the_same_bytes_and_closes_with_close_notify() {
         assert_eq!(read_all(&mut tls), (expected.to_string(), None));
     }
     assert_eq!(server.requests(), 2);
+    assert_eq!(server.answers(), 2);
+}
+
+#[test]
+fn tls_without_close_notify_ends_with_a_bare_fin_and_credits_no_close_delimited_answer() {
+    for delivery in MODES {
+        let server = TestServer::start_on_with(
+            0,
+            Behavior::Http10CloseDelimited,
+            Transport::TlsWithoutCloseNotify,
+            delivery,
+        )
+        .unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let session = rustls::ClientConnection::new(trusting(&server), name).unwrap();
+        let mut tls = rustls::StreamOwned::new(session, connect(&server));
+        tls.write_all(GET).unwrap();
+        let expected = "HTTP/1.0 200 OK\r\nServer: shootout-testserver\r\n\r\nHello World\n";
+        // The same bytes, then a TCP close with no close_notify before it.
+        assert_eq!(
+            read_all(&mut tls),
+            (expected.to_string(), Some(io::ErrorKind::UnexpectedEof)),
+            "{delivery:?}"
+        );
+        drop(tls);
+        assert!(server.wait_idle(Duration::from_secs(5)));
+        // Without close_notify the body's end is unknown: no answer, no drop.
+        assert_eq!(
+            (server.requests(), server.answers(), server.dropped()),
+            (1, 0, 0),
+            "{delivery:?}"
+        );
+    }
+}
+
+#[test]
+fn keeps_open_answers_by_length_and_never_closes() {
+    for delivery in MODES {
+        let server = TestServer::start_with(Behavior::KeepsOpen, delivery).unwrap();
+        let mut tcp = connect(&server);
+        // HTTP/1.0 and Connection: close both ask to close; the server answers and stays.
+        for request in [
+            &b"GET / HTTP/1.0\r\n\r\n"[..],
+            b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        ] {
+            exchange(&mut tcp, request, CANONICAL);
+        }
+        assert_eq!(counts(&server), (2, 2, 0, 0), "{delivery:?}");
+        assert_eq!(server.max_concurrent(), 1);
+    }
 }
 
 /// The canonical `Hello` answer, sent where no request asked for one.
