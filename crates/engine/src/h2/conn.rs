@@ -799,7 +799,8 @@ impl Connection {
                     }
                     let delta = v - self.peer_window;
                     self.peer_window = v;
-                    for s in self.streams.iter_mut().filter(|s| s.id != 0) {
+                    // Streams that ended (their slots not yet freed) have no window left to change.
+                    for s in self.streams.iter_mut().filter(|s| s.id != 0 && !s.done) {
                         s.send_window += delta;
                         if s.send_window > frame::MAX_WINDOW {
                             return Err(ConnError(frame::FLOW_CONTROL_ERROR));
