@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{closed, failures, go, outcome};
+use common::{both_ways_with, closed, each_way_with, failures, go, h2c};
 use shootout_engine::{run, Control, EngineError};
 use shootout_model::{
     FailureKind, LoadSpec, Pace, Protocol, RequestSpec, RunResult, Target, Warning,
@@ -21,21 +21,12 @@ fn spec(server: &H2Server, n: u64, c: usize, streams: usize) -> LoadSpec {
     s
 }
 
-/// Runs `load` against `behavior` served whole and byte by byte; returns both runs with
-/// their servers, once each server has seen every connection end (its counters are final).
+/// Runs `load` against `behavior` served whole and byte by byte.
 fn each_way(
     behavior: H2Behavior,
     load: impl Fn(&H2Server) -> LoadSpec,
 ) -> [(RunResult, H2Server); 2] {
-    [Delivery::Whole, Delivery::Bytewise].map(|d| {
-        let server = H2Server::start_with(behavior.clone(), d, false).unwrap();
-        let r = go(&load(&server));
-        assert!(
-            server.wait_idle(Duration::from_secs(5)),
-            "connections left open"
-        );
-        (r, server)
-    })
+    each_way_with(h2c(&behavior), H2Server::wait_idle, load)
 }
 
 /// [`each_way`], asserting that both give the same outcome.
@@ -43,13 +34,7 @@ fn both_ways(
     behavior: H2Behavior,
     load: impl Fn(&H2Server) -> LoadSpec,
 ) -> [(RunResult, H2Server); 2] {
-    let runs = each_way(behavior, load);
-    assert_eq!(
-        outcome(&runs[0].0.counts),
-        outcome(&runs[1].0.counts),
-        "whole (left) and byte by byte (right) differ"
-    );
-    runs
+    both_ways_with(h2c(&behavior), H2Server::wait_idle, load)
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{closed, failures, go, outcome};
+use common::{both_ways_with, closed, failures, go};
 use shootout_model::{FailureKind, LoadSpec, Pace, Protocol, RunResult};
 use shootout_testserver::{Behavior, Delivery, H2Behavior, H2Server, TestServer, Transport};
 use std::time::Duration;
@@ -27,21 +27,8 @@ fn both_ways(
     transport: Transport,
     load: impl Fn(&TestServer) -> LoadSpec,
 ) -> [(RunResult, TestServer); 2] {
-    let runs = [Delivery::Whole, Delivery::Bytewise].map(|d| {
-        let server = TestServer::start_on_with(0, behavior.clone(), transport, d).unwrap();
-        let r = go(&load(&server));
-        assert!(
-            server.wait_idle(Duration::from_secs(5)),
-            "connections left open"
-        );
-        (r, server)
-    });
-    assert_eq!(
-        outcome(&runs[0].0.counts),
-        outcome(&runs[1].0.counts),
-        "whole (left) and byte by byte (right) differ"
-    );
-    runs
+    let start = |d| TestServer::start_on_with(0, behavior.clone(), transport, d).unwrap();
+    both_ways_with(start, TestServer::wait_idle, load)
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use shootout_engine::{run, Control};
 use shootout_model::{Counts, FailureKind, LoadSpec, RunResult, Target};
-use shootout_testserver::{Behavior, Delivery, TestServer};
+use shootout_testserver::{Behavior, Delivery, H2Server, TestServer};
 use std::time::Duration;
 
 /// `n` requests on `c` connections of one thread to `url`, closed loop, 10 s timeout.
@@ -73,4 +73,43 @@ pub fn both_ways(
         "whole (left) and byte by byte (right) differ"
     );
     (b, bytewise)
+}
+
+/// Runs `load` against a server started by `start` with its bytes whole, then one byte
+/// per write; returns both runs with their servers once each server saw every connection
+/// end (`idle`), so the servers' counters are final.
+pub fn each_way_with<S>(
+    start: impl Fn(Delivery) -> S,
+    idle: impl Fn(&S, Duration) -> bool,
+    load: impl Fn(&S) -> LoadSpec,
+) -> [(RunResult, S); 2] {
+    [Delivery::Whole, Delivery::Bytewise].map(|d| {
+        let server = start(d);
+        let r = go(&load(&server));
+        assert!(
+            idle(&server, Duration::from_secs(10)),
+            "connections left open"
+        );
+        (r, server)
+    })
+}
+
+/// [`each_way_with`], asserting that both give the same [`Outcome`].
+pub fn both_ways_with<S>(
+    start: impl Fn(Delivery) -> S,
+    idle: impl Fn(&S, Duration) -> bool,
+    load: impl Fn(&S) -> LoadSpec,
+) -> [(RunResult, S); 2] {
+    let runs = each_way_with(start, idle, load);
+    assert_eq!(
+        outcome(&runs[0].0.counts),
+        outcome(&runs[1].0.counts),
+        "whole (left) and byte by byte (right) differ"
+    );
+    runs
+}
+
+/// An h2c test server with `behavior`, bytes delivered as `d`.
+pub fn h2c(behavior: &shootout_testserver::H2Behavior) -> impl Fn(Delivery) -> H2Server + '_ {
+    move |d| H2Server::start_with(behavior.clone(), d, false).unwrap()
 }
