@@ -8,8 +8,8 @@
 use crate::requests::{Order, RequestList};
 use crate::shootout::LoadLevel;
 use crate::spec::{
-    check_header, check_method, check_path, Expectation, Protocol, RequestError, SpecError, Target,
-    Wire, MAX_BODY, MAX_CONNECTIONS, MAX_PIPELINE, MAX_RATE, MAX_STREAMS, MIN_RATE,
+    check_header, check_method, check_path, rules, Expectation, Limit, Protocol, RequestError,
+    SpecError, Target, Wire,
 };
 use crate::status::StatusSet;
 use crate::threshold::Threshold;
@@ -352,6 +352,29 @@ fn wire_message(who: &str, conflict: &SpecError, contender: bool) -> String {
     }
 }
 
+/// A rule of the spec that the plan's `key` broke, said in terms of the key, as the `load`
+/// flags say it in terms of the flag: a range the spec sets ([`SpecError::limit`]) is
+/// written `KEY must be RANGE, not VALUE`, in the spec's words for the range.
+fn broken_rule(key: &str, e: &SpecError) -> String {
+    match (e, e.limit()) {
+        (SpecError::BusyPoll(_), _) => format!(
+            "{key} is too long: {} (e.g. \"50us\")",
+            Limit::BusyPoll.range()
+        ),
+        (SpecError::Request(RequestError::Body(_)), _) => {
+            format!("{key}: {e} (use a smaller body)")
+        }
+        (_, Some((limit, value))) => {
+            format!(
+                "{key} must be {}{}, not {value}",
+                limit.range(),
+                limit.unit()
+            )
+        }
+        (_, None) => format!("{key}: {e}"),
+    }
+}
+
 /// The placeholders `shootout run` substitutes in a contender's `command`, `setup`, `env`
 /// values and `cwd`, written `{port}`, `{tmp}`, …
 pub const PLACEHOLDERS: [&str; 5] = ["port", "tmp", "cores", "plan_dir", "run_dir"];
@@ -522,18 +545,15 @@ impl Reader<'_> {
         }
     }
 
-    /// `[defaults] busy_poll`: a duration from zero to [`crate::MAX_BUSY_POLL`].
+    /// `[defaults] busy_poll`: a duration in the spec's range ([`rules::busy_poll`]).
     fn busy_poll(&self, v: &Option<Spanned<String>>) -> Result<Duration, PlanError> {
         let d = self.duration(v, "busy_poll", Duration::ZERO, true)?;
         match v {
-            Some(s) if d > crate::MAX_BUSY_POLL => Err(self.err(
-                s.span().start,
-                format!(
-                    "defaults.busy_poll = \"{}\" is too long: at most 1ms (e.g. \"50us\")",
-                    s.get_ref()
-                ),
-            )),
-            _ => Ok(d),
+            None => Ok(d),
+            Some(s) => rules::busy_poll(d).map_err(|e| {
+                let key = format!("defaults.busy_poll = \"{}\"", s.get_ref());
+                self.err(s.span().start, broken_rule(&key, &e))
+            }),
         }
     }
 
@@ -798,24 +818,25 @@ impl Reader<'_> {
     }
 
     /// Every `[[workload]]`: at least one, unique names.
-    /// A `pipeline` key: 1 to [`MAX_PIPELINE`], else `default`.
+    /// A `pipeline` key in the spec's range ([`rules::pipeline`]), else `default`.
     fn pipeline(
         &self,
         v: Option<&Spanned<usize>>,
         key: &str,
         default: usize,
     ) -> Result<usize, PlanError> {
-        match v {
-            None => Ok(default),
-            Some(p) if (1..=MAX_PIPELINE).contains(p.get_ref()) => Ok(*p.get_ref()),
-            Some(p) => Err(self.err(
-                p.span().start,
-                format!(
-                    "{key} must be from 1 to {MAX_PIPELINE} requests in flight per connection, not {}",
-                    p.get_ref()
-                ),
-            )),
-        }
+        v.map_or(Ok(default), |p| self.rule(p, key, rules::pipeline))
+    }
+
+    /// The number at `v` checked by the spec's `rule`; a broken rule is an error at `v`'s
+    /// line naming `key`.
+    fn rule<T: Copy>(
+        &self,
+        v: &Spanned<T>,
+        key: &str,
+        rule: fn(T) -> Result<T, SpecError>,
+    ) -> Result<T, PlanError> {
+        rule(*v.get_ref()).map_err(|e| self.err(v.span().start, broken_rule(key, &e)))
     }
 
     fn workloads(
@@ -889,14 +910,11 @@ impl Reader<'_> {
                 format!("workload '{name}': give body or body_file, not both"),
             ));
         }
-        if let Some(b) = w.body.as_ref().filter(|b| b.get_ref().len() > MAX_BODY) {
-            return Err(self.err(
-                b.span().start,
-                format!(
-                    "workload '{name}': {} (use a smaller body)",
-                    RequestError::Body(b.get_ref().len())
-                ),
-            ));
+        if let Some(b) = &w.body {
+            rules::body(b.get_ref().len()).map_err(|e| {
+                let key = format!("workload '{name}'");
+                self.err(b.span().start, broken_rule(&key, &e.into()))
+            })?;
         }
         let expect = self.expectation(&name, at, w)?;
         let (protocol, streams) = self.protocol(&name, w, load)?;
@@ -985,18 +1003,7 @@ impl Reader<'_> {
         };
         let streams = match w.streams.as_ref().or(load.streams.as_ref()) {
             None => 1,
-            Some(s) => {
-                let n = *s.get_ref();
-                if !(1..=MAX_STREAMS).contains(&n) {
-                    return Err(self.err(
-                        s.span().start,
-                        format!(
-                            "workload '{name}': streams must be from 1 to {MAX_STREAMS}, not {n}"
-                        ),
-                    ));
-                }
-                n
-            }
+            Some(s) => self.rule(s, &format!("workload '{name}': streams"), rules::streams)?,
         };
         Ok((protocol, streams))
     }
@@ -1018,15 +1025,8 @@ impl Reader<'_> {
         };
         let streams = match &c.streams {
             None => None,
-            Some(s) if (1..=MAX_STREAMS).contains(s.get_ref()) => Some(*s.get_ref()),
             Some(s) => {
-                return Err(self.err(
-                    s.span().start,
-                    format!(
-                        "contender '{name}': streams must be from 1 to {MAX_STREAMS}, not {}",
-                        s.get_ref()
-                    ),
-                ))
+                Some(self.rule(s, &format!("contender '{name}': streams"), rules::streams)?)
             }
         };
         let pipeline = match &c.pipeline {
@@ -1123,14 +1123,9 @@ impl Reader<'_> {
         let mut levels = Vec::new();
         if let Some(cs) = &l.concurrency {
             for &c in cs.get_ref() {
-                if !connections_ok(c) {
-                    return Err(self.err(
-                        cs.span().start,
-                        format!(
-                            "load.concurrency values must be from 1 to {MAX_CONNECTIONS}, not {c}"
-                        ),
-                    ));
-                }
+                rules::connections(c).map_err(|e| {
+                    self.err(cs.span().start, broken_rule("load.concurrency values", &e))
+                })?;
                 levels.push(Level {
                     level: LoadLevel::Concurrency { connections: c },
                     measure: None,
@@ -1153,19 +1148,17 @@ impl Reader<'_> {
             if l.rate.is_none() {
                 return Err(self.err(c.span().start, "load.connections applies to rate = [..] only: remove it, or give the connections as concurrency = [..]".into()));
             }
-            if !connections_ok(*c.get_ref()) {
-                return Err(self.err(c.span().start, format!("load.connections must be from 1 to {MAX_CONNECTIONS}, not {}: the rate is sent over these connections", c.get_ref())));
-            }
+            rules::connections(*c.get_ref()).map_err(|e| {
+                let why = broken_rule("load.connections", &e);
+                let why = format!("{why}: the rate is sent over these connections");
+                self.err(c.span().start, why)
+            })?;
         }
         let Some(rs) = &l.rate else { return Ok(()) };
         let connections = l.connections.as_ref().map_or(64, |c| *c.get_ref());
         for &r in rs.get_ref() {
-            if !(MIN_RATE..=MAX_RATE).contains(&r) {
-                return Err(self.err(
-                    rs.span().start,
-                    format!("load.rate values must be from {MIN_RATE} to {MAX_RATE:e} requests per second, not {r:?}"),
-                ));
-            }
+            rules::rate(r)
+                .map_err(|e| self.err(rs.span().start, broken_rule("load.rate values", &e)))?;
             levels.push(Level {
                 level: LoadLevel::Rate {
                     rps: r,
@@ -1187,15 +1180,8 @@ impl Reader<'_> {
         for s in stages.get_ref() {
             let d = duration_of(&s.duration, "load.stages duration", false)
                 .map_err(|m| self.err(at, m))?;
-            if !connections_ok(s.concurrency) {
-                return Err(self.err(
-                    at,
-                    format!(
-                        "load.stages concurrency must be from 1 to {MAX_CONNECTIONS}, not {}",
-                        s.concurrency
-                    ),
-                ));
-            }
+            rules::connections(s.concurrency)
+                .map_err(|e| self.err(at, broken_rule("load.stages concurrency", &e)))?;
             levels.push(Level {
                 level: LoadLevel::Concurrency {
                     connections: s.concurrency,
@@ -1205,11 +1191,6 @@ impl Reader<'_> {
         }
         Ok(())
     }
-}
-
-/// Whether `c` connections is a level shootout can open.
-fn connections_ok(c: usize) -> bool {
-    (1..=MAX_CONNECTIONS).contains(&c)
 }
 
 /// `0-3,6` for a list of CPU numbers, as taskset writes it.
@@ -1797,11 +1778,11 @@ mod properties {
             let c = match l.level {
                 LoadLevel::Concurrency { connections } => connections,
                 LoadLevel::Rate { rps, connections } => {
-                    assert!((MIN_RATE..=MAX_RATE).contains(&rps), "{rps}");
+                    rules::rate(rps).unwrap();
                     connections
                 }
             };
-            assert!((1..=MAX_CONNECTIONS).contains(&c), "{c}");
+            rules::connections(c).unwrap();
             if let Some(Span::Time(t)) = l.measure {
                 assert!(in_range(t), "{t:?}");
             }

@@ -13,10 +13,7 @@ use crate::Failure;
 use anyhow::anyhow;
 use shootout_engine::sys;
 use shootout_model::requests::{Order, RequestList};
-use shootout_model::spec::{
-    check_header, check_method, SpecError, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_PIPELINE,
-    MAX_RATE, MAX_STREAMS, MAX_THREADS, MIN_RATE,
-};
+use shootout_model::spec::{check_header, check_method, Limit, SpecError, TargetError, MAX_BODY};
 use shootout_model::{
     parse_duration, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet, Target,
 };
@@ -130,33 +127,38 @@ pub(crate) fn report_format(json: bool, name: &str) -> Result<Format, Failure> {
     name.parse().map_err(|e| Failure::usage(anyhow!("{e}")))
 }
 
-/// A rule of the spec the flags broke, said in terms of the flag that broke it.
+/// A rule of the spec the flags broke, said in terms of the flag that broke it; a range
+/// in the spec's words ([`Limit::range`]).
 fn spec_error(e: SpecError) -> Failure {
     Failure::usage(match e {
         SpecError::NoRequests => anyhow!("-n 0: the request count must be at least 1"),
         SpecError::Connections(c) => {
-            anyhow!("-c {c}: the concurrency must be from 1 to {MAX_CONNECTIONS}")
+            anyhow!("-c {c}: the concurrency must be {}", Limit::Connections.range())
         }
         SpecError::Threads(n) => {
-            anyhow!("--threads {n}: the number of threads must be from 1 to {MAX_THREADS}")
+            anyhow!("--threads {n}: the number of threads must be {}", Limit::Threads.range())
         }
         SpecError::Rate(r) => anyhow!(
-            "--rate {r}: write a number of requests per second from {MIN_RATE} to {MAX_RATE:e}"
+            "--rate {r}: write a number of requests per second {}",
+            Limit::Rate.range()
         ),
-        SpecError::Streams(n) => {
-            anyhow!("--streams {n}: the streams per connection must be from 1 to {MAX_STREAMS}")
-        }
+        SpecError::Streams(n) => anyhow!(
+            "--streams {n}: the streams per connection must be {}",
+            Limit::Streams.range()
+        ),
         SpecError::StreamsNeedHttp2(n) => {
             anyhow!("--streams {n}: more than one stream per connection needs --http2")
         }
         SpecError::Http2NoKeepalive => anyhow!(
             "--no-keepalive with --http2: HTTP/2 multiplexes streams on open connections; drop --no-keepalive"
         ),
-        SpecError::Pipeline(n) => {
-            anyhow!("--pipeline {n}: the requests in flight per connection must be from 1 to {MAX_PIPELINE}")
-        }
+        SpecError::Pipeline(n) => anyhow!(
+            "--pipeline {n}: the requests in flight per connection must be {}",
+            Limit::Pipeline.range()
+        ),
         SpecError::BusyPoll(d) => anyhow!(
-            "--busy-poll {d:?}: at most 1ms (e.g. --busy-poll 50us)"
+            "--busy-poll {d:?}: {} (e.g. --busy-poll 50us)",
+            Limit::BusyPoll.range()
         ),
         SpecError::PipelineClose => anyhow!(
             "--pipeline with --no-keepalive: pipelining needs connections kept open; drop one of the two"
@@ -480,9 +482,10 @@ pub(crate) fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
         .take(MAX_BODY as u64 + 1)
         .read_to_end(&mut body)?;
     if body.len() > MAX_BODY {
-        return Err(std::io::Error::other(
-            "it is larger than 64 MiB, the most shootout sends",
-        ));
+        return Err(std::io::Error::other(format!(
+            "it is larger than {}, the most shootout sends",
+            Limit::Body.most()
+        )));
     }
     Ok(body)
 }
