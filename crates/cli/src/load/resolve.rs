@@ -860,6 +860,93 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// A plan with `line` added to its `[section]`, each section given once.
+    fn plan_with(section: &str, line: &str) -> String {
+        let mut sections = [
+            ("defaults", String::new()),
+            (
+                "contender",
+                "name = \"a\"\nurl = \"http://127.0.0.1:1\"\n".into(),
+            ),
+            ("workload", "name = \"w\"\n".into()),
+            ("load", String::new()),
+        ];
+        for (name, body) in &mut sections {
+            if *name == section {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        if !line.starts_with("concurrency") && !line.starts_with("rate") {
+            sections[3].1.push_str("concurrency = [1]\n");
+        }
+        let mut text = String::from("name = \"limits\"\n");
+        for (name, body) in sections {
+            let header = match name {
+                "contender" | "workload" => format!("[[{name}]]"),
+                _ => format!("[{name}]"),
+            };
+            text.push_str(&format!("{header}\n{body}"));
+        }
+        text
+    }
+
+    /// A limit of the spec is written once: the `load` flag and the plan key that give
+    /// the same number are refused with the same range, the spec's ([`Limit::range`]),
+    /// each naming itself (the plan key at its line). The pairs are derived from
+    /// [`Limit::ALL`], so a new limit must say here which flag and key give it.
+    #[test]
+    fn every_limit_reads_the_same_for_its_flag_and_its_plan_key() {
+        let url = "http://127.0.0.1/";
+        let dir = tempfile_dir("limits");
+        let big = dir.join("big");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_BODY as u64 + 1)
+            .unwrap();
+        let big = big.to_str().unwrap().to_string();
+        let big_body = format!("body = \"{}\"", "a".repeat(MAX_BODY + 1));
+        for limit in Limit::ALL {
+            // The flags that give the number out of range, and the plan's `[section]`
+            // line that does (none: plans give no thread count; each step takes the
+            // default).
+            let (flags, key): (Vec<&str>, Option<(&str, &str)>) = match limit {
+                Limit::Connections => (vec!["-c", "0"], Some(("load", "concurrency = [0]"))),
+                Limit::Threads => (vec!["--threads", "0"], None),
+                Limit::Streams => (
+                    vec!["--http2", "--streams", "0"],
+                    Some(("load", "streams = 0")),
+                ),
+                Limit::Pipeline => (vec!["--pipeline", "0"], Some(("load", "pipeline = 0"))),
+                Limit::Rate => (vec!["--rate", "0"], Some(("load", "rate = [0.0]"))),
+                Limit::BusyPoll => (
+                    vec!["--busy-poll", "2ms"],
+                    Some(("defaults", "busy_poll = \"2ms\"")),
+                ),
+                Limit::Body => (vec!["-p", &big], Some(("workload", &big_body))),
+            };
+            // A body's limit is said as its most: "larger than 64 MiB, the most ...".
+            let range = match limit {
+                Limit::Body => limit.most(),
+                _ => limit.range(),
+            };
+            let flag = flags[flags.len() - 2];
+            let e = error_of(&[flags.as_slice(), &[url]].concat());
+            assert!(e.contains(flag) && e.contains(&range), "{limit:?}: {e}");
+            let Some((section, line)) = key else { continue };
+            let text = plan_with(section, line);
+            let e = shootout_model::plan::parse(&text, "plan.toml", &[0]).unwrap_err();
+            let at = text.lines().position(|l| l == line).unwrap() + 1;
+            let name = line.split(" = ").next().unwrap();
+            assert_eq!(e.line, at, "{limit:?}: {e}");
+            assert!(
+                e.message.contains(name) && e.message.contains(&range),
+                "{limit:?}: {e}"
+            );
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     fn tempfile_dir(what: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("shootout-cli-{what}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
