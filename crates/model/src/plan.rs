@@ -473,6 +473,16 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
     })
 }
 
+/// A workload's request as [`Reader::request`] checked it.
+struct Request {
+    /// The method, upper case.
+    method: String,
+    /// Path and query.
+    path: String,
+    /// Extra headers.
+    headers: Vec<(String, String)>,
+}
+
 /// The plan's text being read, for errors that name the file and line of a key.
 struct Reader<'a> {
     text: &'a str,
@@ -869,7 +879,8 @@ impl Reader<'_> {
     }
 
     /// One workload's request and expectations, each field checked before it can reach
-    /// the wire.
+    /// the wire: the request, what a good answer is, how it is spoken, its list's order;
+    /// then whether protocol, streams, pipeline and list agree.
     fn workload(
         &self,
         name: String,
@@ -878,9 +889,48 @@ impl Reader<'_> {
         load: &FileLoad,
         pipeline: usize,
     ) -> Result<Workload, PlanError> {
+        let Request {
+            method,
+            path,
+            headers,
+        } = self.request(&name, at, w)?;
+        let expect = self.expectation(&name, at, w)?;
+        let (protocol, streams) = self.protocol(&name, w, load)?;
+        let pipeline = self.pipeline(
+            w.pipeline.as_ref(),
+            &format!("workload '{name}': pipeline"),
+            pipeline,
+        )?;
+        let order = self.list_order(&name, w)?;
+        let wire = Wire {
+            protocol,
+            streams,
+            pipeline,
+        };
+        self.wire_agrees(&name, at, w, load, wire)?;
+        Ok(Workload {
+            name,
+            method,
+            path,
+            headers,
+            body_file: w.body_file.as_ref().map(PathBuf::from),
+            body: w.body.as_ref().map(|b| b.get_ref().clone()),
+            expect,
+            protocol,
+            streams,
+            pipeline,
+            requests: w.requests.as_ref().map(|r| PathBuf::from(r.get_ref())),
+            order,
+            seed: w.seed.unwrap_or(0),
+            list: None,
+        })
+    }
+
+    /// A workload's method (upper case), path and headers, each checked as the spec checks
+    /// them, and its body: `body` or `body_file`, an inline body within the spec's limit.
+    fn request(&self, name: &str, at: usize, w: &FileWorkload) -> Result<Request, PlanError> {
         let key_at = |v: Option<std::ops::Range<usize>>| v.map_or(at, |s| s.start);
         let in_workload = |offset: usize| {
-            let name = &name;
             move |e: RequestError| self.err(offset, format!("workload '{name}': {e}"))
         };
         let method = w.method.as_ref().map_or("GET", |m| m.get_ref().as_str());
@@ -916,13 +966,16 @@ impl Reader<'_> {
                 self.err(b.span().start, broken_rule(&key, &e.into()))
             })?;
         }
-        let expect = self.expectation(&name, at, w)?;
-        let (protocol, streams) = self.protocol(&name, w, load)?;
-        let pipeline = self.pipeline(
-            w.pipeline.as_ref(),
-            &format!("workload '{name}': pipeline"),
-            pipeline,
-        )?;
+        Ok(Request {
+            method: method.to_ascii_uppercase(),
+            path,
+            headers,
+        })
+    }
+
+    /// A workload's request list keys: `requests` instead of method, path and body, and
+    /// the list's `order` (`seq` when not given).
+    fn list_order(&self, name: &str, w: &FileWorkload) -> Result<Order, PlanError> {
         if let Some(r) = &w.requests {
             if w.method.is_some() || w.path.is_some() || w.body.is_some() || w.body_file.is_some() {
                 return Err(self.err(
@@ -931,54 +984,46 @@ impl Reader<'_> {
                 ));
             }
         }
-        let order = match &w.order {
-            None => Order::Seq,
-            Some(o) if w.requests.is_none() => {
-                return Err(self.err(
-                    o.span().start,
-                    format!("workload '{name}': order applies to a request list: add requests = \"FILE\" or remove it"),
-                ))
-            }
+        match &w.order {
+            None => Ok(Order::Seq),
+            Some(o) if w.requests.is_none() => Err(self.err(
+                o.span().start,
+                format!("workload '{name}': order applies to a request list: add requests = \"FILE\" or remove it"),
+            )),
             Some(o) => match o.get_ref().as_str() {
-                "seq" => Order::Seq,
-                "random" => Order::Random,
-                other => {
-                    return Err(self.err(
-                        o.span().start,
-                        format!("workload '{name}': order must be \"seq\" or \"random\", not {other:?}"),
-                    ))
-                }
+                "seq" => Ok(Order::Seq),
+                "random" => Ok(Order::Random),
+                other => Err(self.err(
+                    o.span().start,
+                    format!("workload '{name}': order must be \"seq\" or \"random\", not {other:?}"),
+                )),
             },
-        };
-        let wire = Wire {
-            protocol,
-            streams,
-            pipeline,
-        };
-        if let Some(c) = wire.conflict(w.requests.is_some()) {
-            let streams_at = w.streams.as_ref().or(load.streams.as_ref());
-            let at = match c {
-                SpecError::StreamsNeedHttp2(_) => key_at(streams_at.map(Spanned::span)),
-                _ => at,
-            };
-            return Err(self.err(at, wire_message(&format!("workload '{name}'"), &c, false)));
         }
-        Ok(Workload {
-            name,
-            method: method.to_ascii_uppercase(),
-            path,
-            headers,
-            body_file: w.body_file.as_ref().map(PathBuf::from),
-            body: w.body.as_ref().map(|b| b.get_ref().clone()),
-            expect,
-            protocol,
-            streams,
-            pipeline,
-            requests: w.requests.as_ref().map(|r| PathBuf::from(r.get_ref())),
-            order,
-            seed: w.seed.unwrap_or(0),
-            list: None,
-        })
+    }
+
+    /// A workload's protocol, streams, pipeline and list against [`Wire::conflict`]: an
+    /// error at the streams key when more than one stream needs HTTP/2, else at the
+    /// workload.
+    fn wire_agrees(
+        &self,
+        name: &str,
+        at: usize,
+        w: &FileWorkload,
+        load: &FileLoad,
+        wire: Wire,
+    ) -> Result<(), PlanError> {
+        let Some(c) = wire.conflict(w.requests.is_some()) else {
+            return Ok(());
+        };
+        let at = match c {
+            SpecError::StreamsNeedHttp2(_) => w
+                .streams
+                .as_ref()
+                .or(load.streams.as_ref())
+                .map_or(at, |s| s.span().start),
+            _ => at,
+        };
+        Err(self.err(at, wire_message(&format!("workload '{name}'"), &c, false)))
     }
 
     /// A workload's `protocol` and `streams`, each taken from the workload, else from
