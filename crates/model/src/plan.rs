@@ -364,6 +364,9 @@ fn broken_rule(key: &str, e: &SpecError) -> String {
         (SpecError::Request(RequestError::Body(_)), _) => {
             format!("{key}: {e} (use a smaller body)")
         }
+        (SpecError::InFlight { .. }, _) => {
+            format!("{key}: {e} (lower the concurrency or the streams)")
+        }
         (_, Some((limit, value))) => {
             format!(
                 "{key} must be {}{}, not {value}",
@@ -464,6 +467,7 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
     let workloads = r.workloads(&raw.workload, raw.load.get_ref(), pipeline)?;
     r.contender_wires(&raw.contender, &contenders, &workloads)?;
     let levels = r.levels(&raw.load)?;
+    r.in_flight(raw.load.get_ref(), &levels, &contenders, &workloads)?;
     Ok(Plan {
         name: raw.name,
         defaults,
@@ -1187,6 +1191,43 @@ impl Reader<'_> {
         Ok(levels)
     }
 
+    /// The most connections of any level, times the streams of each contender on each
+    /// workload, within the spec's limit on requests in flight ([`rules::in_flight`]); an
+    /// error at the `[load]` key that gave the connections.
+    fn in_flight(
+        &self,
+        load: &FileLoad,
+        levels: &[Level],
+        contenders: &[Contender],
+        workloads: &[Workload],
+    ) -> Result<(), PlanError> {
+        let connections = |l: &Level| match l.level {
+            LoadLevel::Concurrency { connections } | LoadLevel::Rate { connections, .. } => {
+                connections
+            }
+        };
+        let most = levels.iter().map(connections).max().unwrap_or(1);
+        for w in workloads {
+            for c in contenders {
+                let Err(e) = rules::in_flight(most, wire_of(&c.wire, w).streams) else {
+                    continue;
+                };
+                let (key, at) = match (&load.concurrency, &load.connections, &load.stages) {
+                    (Some(cs), _, _) => ("load.concurrency", cs.span()),
+                    (_, Some(c), _) => ("load.connections", c.span()),
+                    (_, _, Some(s)) => ("load.stages", s.span()),
+                    _ => ("load", 0..0),
+                };
+                let who = match c.wire.streams {
+                    Some(_) => format!("contender '{}' on workload '{}'", c.name, w.name),
+                    None => format!("workload '{}'", w.name),
+                };
+                return Err(self.err(at.start, broken_rule(&format!("{key}: {who}"), &e)));
+            }
+        }
+        Ok(())
+    }
+
     /// `rate = [..]` and the `connections` that carry it.
     fn rate_levels(&self, l: &FileLoad, levels: &mut Vec<Level>) -> Result<(), PlanError> {
         if let Some(c) = &l.connections {
@@ -1623,6 +1664,33 @@ concurrency = [1, 10]
             assert_eq!(e.lines().count(), 1, "one line: {e}");
         }
         insta::assert_snapshot!(all.join("\n"));
+    }
+
+    /// A plan of 20,000 connections × 100 HTTP/2 streams was read, and its run failed
+    /// after its contender had started: the spec's limit on requests in flight was not
+    /// checked with the plan.
+    #[test]
+    fn connections_times_streams_over_the_in_flight_limit_is_a_plan_error() {
+        let h2 = GOOD.replace(
+            "concurrency = [1, 10]",
+            "concurrency = [1, 10000]\nprotocol = \"h2\"\nstreams = 100",
+        );
+        assert!(parse(&h2, "plan.toml", CPUS).is_ok());
+        assert_eq!(
+            error_of(&h2.replace("10000]", "20000]")),
+            "plan.toml:32: load.concurrency: workload 'get': 20000 connections × 100 streams is 2000000 requests in flight: the most is 1000000 (lower the concurrency or the streams)"
+        );
+        let own = GOOD
+            .replace("concurrency = [1, 10]", "rate = [10]\nconnections = 10000")
+            .replace(
+                "url = \"http://127.0.0.1:8080/\"",
+                "url = \"http://127.0.0.1:8080/\"\nprotocol = \"h2\"\nstreams = 101",
+            );
+        let e = error_of(&own);
+        assert!(
+            e.starts_with("plan.toml:35: load.connections: contender 'theirs' on workload 'get': 10000 connections × 101 streams"),
+            "{e}"
+        );
     }
 
     /// A plan with `rate` and `connections = 0` started its contender, then panicked in

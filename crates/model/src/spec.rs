@@ -573,7 +573,7 @@ pub enum SpecError {
     #[error("{0} streams per connection need HTTP/2: add --http2 (protocol = \"h2\" in a plan)")]
     StreamsNeedHttp2(usize),
     /// Connections × streams over [`MAX_IN_FLIGHT`].
-    #[error("{connections} connections × {streams} streams is {} requests in flight: the most is {max} (lower -c or --streams)", connections * streams, max = MAX_IN_FLIGHT)]
+    #[error("{connections} connections × {streams} streams is {} requests in flight: the most is {max}", connections * streams, max = MAX_IN_FLIGHT)]
     InFlight {
         /// Connections asked for.
         connections: usize,

@@ -160,6 +160,7 @@ fn spec_error(e: SpecError) -> Failure {
             "--busy-poll {d:?}: {} (e.g. --busy-poll 50us)",
             Limit::BusyPoll.range()
         ),
+        e @ SpecError::InFlight { .. } => anyhow!("{e} (lower -c or --streams)"),
         SpecError::PipelineClose => anyhow!(
             "--pipeline with --no-keepalive: pipelining needs connections kept open; drop one of the two"
         ),
@@ -858,6 +859,22 @@ mod tests {
         assert_eq!(read_body(&at).unwrap().len(), MAX_BODY);
         assert!(read_body(&over).is_err());
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The in-flight limit's words are the spec's; the fix names the flags.
+    #[test]
+    fn too_many_requests_in_flight_name_the_flags() {
+        let e = error_of(&[
+            "-c",
+            "10000",
+            "--http2",
+            "--streams",
+            "101",
+            "-d",
+            "1s",
+            "http://127.0.0.1/",
+        ]);
+        assert_eq!(e, "10000 connections × 101 streams is 1010000 requests in flight: the most is 1000000 (lower -c or --streams)");
     }
 
     /// A plan with `line` added to its `[section]`, each section given once.
