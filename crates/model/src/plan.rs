@@ -831,7 +831,6 @@ impl Reader<'_> {
         Ok(())
     }
 
-    /// Every `[[workload]]`: at least one, unique names.
     /// A `pipeline` key in the spec's range ([`rules::pipeline`]), else `default`.
     fn pipeline(
         &self,
@@ -853,6 +852,7 @@ impl Reader<'_> {
         rule(*v.get_ref()).map_err(|e| self.err(v.span().start, broken_rule(key, &e)))
     }
 
+    /// Every `[[workload]]`: at least one, unique names.
     fn workloads(
         &self,
         raw: &[Spanned<FileWorkload>],
