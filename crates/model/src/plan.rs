@@ -8,8 +8,8 @@
 use crate::requests::{Order, RequestList};
 use crate::shootout::LoadLevel;
 use crate::spec::{
-    check_header, check_method, check_path, Expectation, Protocol, RequestError, SpecError, Target,
-    Wire, MAX_BODY, MAX_CONNECTIONS, MAX_PIPELINE, MAX_RATE, MAX_STREAMS, MIN_RATE,
+    check_header, check_method, check_path, rules, Expectation, Limit, Protocol, RequestError,
+    SpecError, Target, Wire,
 };
 use crate::status::StatusSet;
 use crate::threshold::Threshold;
@@ -352,6 +352,32 @@ fn wire_message(who: &str, conflict: &SpecError, contender: bool) -> String {
     }
 }
 
+/// A rule of the spec that the plan's `key` broke, said in terms of the key, as the `load`
+/// flags say it in terms of the flag: a range the spec sets ([`SpecError::limit`]) is
+/// written `KEY must be RANGE, not VALUE`, in the spec's words for the range.
+fn broken_rule(key: &str, e: &SpecError) -> String {
+    match (e, e.limit()) {
+        (SpecError::BusyPoll(_), _) => format!(
+            "{key} is too long: {} (e.g. \"50us\")",
+            Limit::BusyPoll.range()
+        ),
+        (SpecError::Request(RequestError::Body(_)), _) => {
+            format!("{key}: {e} (use a smaller body)")
+        }
+        (SpecError::InFlight { .. }, _) => {
+            format!("{key}: {e} (lower the concurrency or the streams)")
+        }
+        (_, Some((limit, value))) => {
+            format!(
+                "{key} must be {}{}, not {value}",
+                limit.range(),
+                limit.unit()
+            )
+        }
+        (_, None) => format!("{key}: {e}"),
+    }
+}
+
 /// The placeholders `shootout run` substitutes in a contender's `command`, `setup`, `env`
 /// values and `cwd`, written `{port}`, `{tmp}`, …
 pub const PLACEHOLDERS: [&str; 5] = ["port", "tmp", "cores", "plan_dir", "run_dir"];
@@ -441,6 +467,7 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
     let workloads = r.workloads(&raw.workload, raw.load.get_ref(), pipeline)?;
     r.contender_wires(&raw.contender, &contenders, &workloads)?;
     let levels = r.levels(&raw.load)?;
+    r.in_flight(raw.load.get_ref(), &levels, &contenders, &workloads)?;
     Ok(Plan {
         name: raw.name,
         defaults,
@@ -448,6 +475,16 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
         workloads,
         levels,
     })
+}
+
+/// A workload's request as [`Reader::request`] checked it.
+struct Request {
+    /// The method, upper case.
+    method: String,
+    /// Path and query.
+    path: String,
+    /// Extra headers.
+    headers: Vec<(String, String)>,
 }
 
 /// The plan's text being read, for errors that name the file and line of a key.
@@ -522,18 +559,15 @@ impl Reader<'_> {
         }
     }
 
-    /// `[defaults] busy_poll`: a duration from zero to [`crate::MAX_BUSY_POLL`].
+    /// `[defaults] busy_poll`: a duration in the spec's range ([`rules::busy_poll`]).
     fn busy_poll(&self, v: &Option<Spanned<String>>) -> Result<Duration, PlanError> {
         let d = self.duration(v, "busy_poll", Duration::ZERO, true)?;
         match v {
-            Some(s) if d > crate::MAX_BUSY_POLL => Err(self.err(
-                s.span().start,
-                format!(
-                    "defaults.busy_poll = \"{}\" is too long: at most 1ms (e.g. \"50us\")",
-                    s.get_ref()
-                ),
-            )),
-            _ => Ok(d),
+            None => Ok(d),
+            Some(s) => rules::busy_poll(d).map_err(|e| {
+                let key = format!("defaults.busy_poll = \"{}\"", s.get_ref());
+                self.err(s.span().start, broken_rule(&key, &e))
+            }),
         }
     }
 
@@ -797,27 +831,28 @@ impl Reader<'_> {
         Ok(())
     }
 
-    /// Every `[[workload]]`: at least one, unique names.
-    /// A `pipeline` key: 1 to [`MAX_PIPELINE`], else `default`.
+    /// A `pipeline` key in the spec's range ([`rules::pipeline`]), else `default`.
     fn pipeline(
         &self,
         v: Option<&Spanned<usize>>,
         key: &str,
         default: usize,
     ) -> Result<usize, PlanError> {
-        match v {
-            None => Ok(default),
-            Some(p) if (1..=MAX_PIPELINE).contains(p.get_ref()) => Ok(*p.get_ref()),
-            Some(p) => Err(self.err(
-                p.span().start,
-                format!(
-                    "{key} must be from 1 to {MAX_PIPELINE} requests in flight per connection, not {}",
-                    p.get_ref()
-                ),
-            )),
-        }
+        v.map_or(Ok(default), |p| self.rule(p, key, rules::pipeline))
     }
 
+    /// The number at `v` checked by the spec's `rule`; a broken rule is an error at `v`'s
+    /// line naming `key`.
+    fn rule<T: Copy>(
+        &self,
+        v: &Spanned<T>,
+        key: &str,
+        rule: fn(T) -> Result<T, SpecError>,
+    ) -> Result<T, PlanError> {
+        rule(*v.get_ref()).map_err(|e| self.err(v.span().start, broken_rule(key, &e)))
+    }
+
+    /// Every `[[workload]]`: at least one, unique names.
     fn workloads(
         &self,
         raw: &[Spanned<FileWorkload>],
@@ -848,7 +883,8 @@ impl Reader<'_> {
     }
 
     /// One workload's request and expectations, each field checked before it can reach
-    /// the wire.
+    /// the wire: the request, what a good answer is, how it is spoken, its list's order;
+    /// then whether protocol, streams, pipeline and list agree.
     fn workload(
         &self,
         name: String,
@@ -857,9 +893,48 @@ impl Reader<'_> {
         load: &FileLoad,
         pipeline: usize,
     ) -> Result<Workload, PlanError> {
+        let Request {
+            method,
+            path,
+            headers,
+        } = self.request(&name, at, w)?;
+        let expect = self.expectation(&name, at, w)?;
+        let (protocol, streams) = self.protocol(&name, w, load)?;
+        let pipeline = self.pipeline(
+            w.pipeline.as_ref(),
+            &format!("workload '{name}': pipeline"),
+            pipeline,
+        )?;
+        let order = self.list_order(&name, w)?;
+        let wire = Wire {
+            protocol,
+            streams,
+            pipeline,
+        };
+        self.wire_agrees(&name, at, w, load, wire)?;
+        Ok(Workload {
+            name,
+            method,
+            path,
+            headers,
+            body_file: w.body_file.as_ref().map(PathBuf::from),
+            body: w.body.as_ref().map(|b| b.get_ref().clone()),
+            expect,
+            protocol,
+            streams,
+            pipeline,
+            requests: w.requests.as_ref().map(|r| PathBuf::from(r.get_ref())),
+            order,
+            seed: w.seed.unwrap_or(0),
+            list: None,
+        })
+    }
+
+    /// A workload's method (upper case), path and headers, each checked as the spec checks
+    /// them, and its body: `body` or `body_file`, an inline body within the spec's limit.
+    fn request(&self, name: &str, at: usize, w: &FileWorkload) -> Result<Request, PlanError> {
         let key_at = |v: Option<std::ops::Range<usize>>| v.map_or(at, |s| s.start);
         let in_workload = |offset: usize| {
-            let name = &name;
             move |e: RequestError| self.err(offset, format!("workload '{name}': {e}"))
         };
         let method = w.method.as_ref().map_or("GET", |m| m.get_ref().as_str());
@@ -889,22 +964,22 @@ impl Reader<'_> {
                 format!("workload '{name}': give body or body_file, not both"),
             ));
         }
-        if let Some(b) = w.body.as_ref().filter(|b| b.get_ref().len() > MAX_BODY) {
-            return Err(self.err(
-                b.span().start,
-                format!(
-                    "workload '{name}': {} (use a smaller body)",
-                    RequestError::Body(b.get_ref().len())
-                ),
-            ));
+        if let Some(b) = &w.body {
+            rules::body(b.get_ref().len()).map_err(|e| {
+                let key = format!("workload '{name}'");
+                self.err(b.span().start, broken_rule(&key, &e.into()))
+            })?;
         }
-        let expect = self.expectation(&name, at, w)?;
-        let (protocol, streams) = self.protocol(&name, w, load)?;
-        let pipeline = self.pipeline(
-            w.pipeline.as_ref(),
-            &format!("workload '{name}': pipeline"),
-            pipeline,
-        )?;
+        Ok(Request {
+            method: method.to_ascii_uppercase(),
+            path,
+            headers,
+        })
+    }
+
+    /// A workload's request list keys: `requests` instead of method, path and body, and
+    /// the list's `order` (`seq` when not given).
+    fn list_order(&self, name: &str, w: &FileWorkload) -> Result<Order, PlanError> {
         if let Some(r) = &w.requests {
             if w.method.is_some() || w.path.is_some() || w.body.is_some() || w.body_file.is_some() {
                 return Err(self.err(
@@ -913,54 +988,46 @@ impl Reader<'_> {
                 ));
             }
         }
-        let order = match &w.order {
-            None => Order::Seq,
-            Some(o) if w.requests.is_none() => {
-                return Err(self.err(
-                    o.span().start,
-                    format!("workload '{name}': order applies to a request list: add requests = \"FILE\" or remove it"),
-                ))
-            }
+        match &w.order {
+            None => Ok(Order::Seq),
+            Some(o) if w.requests.is_none() => Err(self.err(
+                o.span().start,
+                format!("workload '{name}': order applies to a request list: add requests = \"FILE\" or remove it"),
+            )),
             Some(o) => match o.get_ref().as_str() {
-                "seq" => Order::Seq,
-                "random" => Order::Random,
-                other => {
-                    return Err(self.err(
-                        o.span().start,
-                        format!("workload '{name}': order must be \"seq\" or \"random\", not {other:?}"),
-                    ))
-                }
+                "seq" => Ok(Order::Seq),
+                "random" => Ok(Order::Random),
+                other => Err(self.err(
+                    o.span().start,
+                    format!("workload '{name}': order must be \"seq\" or \"random\", not {other:?}"),
+                )),
             },
-        };
-        let wire = Wire {
-            protocol,
-            streams,
-            pipeline,
-        };
-        if let Some(c) = wire.conflict(w.requests.is_some()) {
-            let streams_at = w.streams.as_ref().or(load.streams.as_ref());
-            let at = match c {
-                SpecError::StreamsNeedHttp2(_) => key_at(streams_at.map(Spanned::span)),
-                _ => at,
-            };
-            return Err(self.err(at, wire_message(&format!("workload '{name}'"), &c, false)));
         }
-        Ok(Workload {
-            name,
-            method: method.to_ascii_uppercase(),
-            path,
-            headers,
-            body_file: w.body_file.as_ref().map(PathBuf::from),
-            body: w.body.as_ref().map(|b| b.get_ref().clone()),
-            expect,
-            protocol,
-            streams,
-            pipeline,
-            requests: w.requests.as_ref().map(|r| PathBuf::from(r.get_ref())),
-            order,
-            seed: w.seed.unwrap_or(0),
-            list: None,
-        })
+    }
+
+    /// A workload's protocol, streams, pipeline and list against [`Wire::conflict`]: an
+    /// error at the streams key when more than one stream needs HTTP/2, else at the
+    /// workload.
+    fn wire_agrees(
+        &self,
+        name: &str,
+        at: usize,
+        w: &FileWorkload,
+        load: &FileLoad,
+        wire: Wire,
+    ) -> Result<(), PlanError> {
+        let Some(c) = wire.conflict(w.requests.is_some()) else {
+            return Ok(());
+        };
+        let at = match c {
+            SpecError::StreamsNeedHttp2(_) => w
+                .streams
+                .as_ref()
+                .or(load.streams.as_ref())
+                .map_or(at, |s| s.span().start),
+            _ => at,
+        };
+        Err(self.err(at, wire_message(&format!("workload '{name}'"), &c, false)))
     }
 
     /// A workload's `protocol` and `streams`, each taken from the workload, else from
@@ -985,18 +1052,7 @@ impl Reader<'_> {
         };
         let streams = match w.streams.as_ref().or(load.streams.as_ref()) {
             None => 1,
-            Some(s) => {
-                let n = *s.get_ref();
-                if !(1..=MAX_STREAMS).contains(&n) {
-                    return Err(self.err(
-                        s.span().start,
-                        format!(
-                            "workload '{name}': streams must be from 1 to {MAX_STREAMS}, not {n}"
-                        ),
-                    ));
-                }
-                n
-            }
+            Some(s) => self.rule(s, &format!("workload '{name}': streams"), rules::streams)?,
         };
         Ok((protocol, streams))
     }
@@ -1018,15 +1074,8 @@ impl Reader<'_> {
         };
         let streams = match &c.streams {
             None => None,
-            Some(s) if (1..=MAX_STREAMS).contains(s.get_ref()) => Some(*s.get_ref()),
             Some(s) => {
-                return Err(self.err(
-                    s.span().start,
-                    format!(
-                        "contender '{name}': streams must be from 1 to {MAX_STREAMS}, not {}",
-                        s.get_ref()
-                    ),
-                ))
+                Some(self.rule(s, &format!("contender '{name}': streams"), rules::streams)?)
             }
         };
         let pipeline = match &c.pipeline {
@@ -1123,14 +1172,9 @@ impl Reader<'_> {
         let mut levels = Vec::new();
         if let Some(cs) = &l.concurrency {
             for &c in cs.get_ref() {
-                if !connections_ok(c) {
-                    return Err(self.err(
-                        cs.span().start,
-                        format!(
-                            "load.concurrency values must be from 1 to {MAX_CONNECTIONS}, not {c}"
-                        ),
-                    ));
-                }
+                rules::connections(c).map_err(|e| {
+                    self.err(cs.span().start, broken_rule("load.concurrency values", &e))
+                })?;
                 levels.push(Level {
                     level: LoadLevel::Concurrency { connections: c },
                     measure: None,
@@ -1147,25 +1191,60 @@ impl Reader<'_> {
         Ok(levels)
     }
 
+    /// The most connections of any level, times the streams of each contender on each
+    /// workload, within the spec's limit on requests in flight ([`rules::in_flight`]); an
+    /// error at the `[load]` key that gave the connections.
+    fn in_flight(
+        &self,
+        load: &FileLoad,
+        levels: &[Level],
+        contenders: &[Contender],
+        workloads: &[Workload],
+    ) -> Result<(), PlanError> {
+        let connections = |l: &Level| match l.level {
+            LoadLevel::Concurrency { connections } | LoadLevel::Rate { connections, .. } => {
+                connections
+            }
+        };
+        let most = levels.iter().map(connections).max().unwrap_or(1);
+        for w in workloads {
+            for c in contenders {
+                let Err(e) = rules::in_flight(most, wire_of(&c.wire, w).streams) else {
+                    continue;
+                };
+                let (key, at) = match (&load.concurrency, &load.connections, &load.stages) {
+                    (Some(cs), _, _) => ("load.concurrency", cs.span()),
+                    (_, Some(c), _) => ("load.connections", c.span()),
+                    (_, _, Some(s)) => ("load.stages", s.span()),
+                    _ => ("load", 0..0),
+                };
+                let who = match c.wire.streams {
+                    Some(_) => format!("contender '{}' on workload '{}'", c.name, w.name),
+                    None => format!("workload '{}'", w.name),
+                };
+                return Err(self.err(at.start, broken_rule(&format!("{key}: {who}"), &e)));
+            }
+        }
+        Ok(())
+    }
+
     /// `rate = [..]` and the `connections` that carry it.
     fn rate_levels(&self, l: &FileLoad, levels: &mut Vec<Level>) -> Result<(), PlanError> {
         if let Some(c) = &l.connections {
             if l.rate.is_none() {
                 return Err(self.err(c.span().start, "load.connections applies to rate = [..] only: remove it, or give the connections as concurrency = [..]".into()));
             }
-            if !connections_ok(*c.get_ref()) {
-                return Err(self.err(c.span().start, format!("load.connections must be from 1 to {MAX_CONNECTIONS}, not {}: the rate is sent over these connections", c.get_ref())));
-            }
+            rules::connections(*c.get_ref()).map_err(|e| {
+                let why = broken_rule("load.connections", &e);
+                let why = format!("{why}: the rate is sent over these connections");
+                self.err(c.span().start, why)
+            })?;
         }
         let Some(rs) = &l.rate else { return Ok(()) };
         let connections = l.connections.as_ref().map_or(64, |c| *c.get_ref());
         for &r in rs.get_ref() {
-            if !(MIN_RATE..=MAX_RATE).contains(&r) {
-                return Err(self.err(
-                    rs.span().start,
-                    format!("load.rate values must be from {MIN_RATE} to {MAX_RATE:e} requests per second, not {r:?}"),
-                ));
-            }
+            rules::rate(r)
+                .map_err(|e| self.err(rs.span().start, broken_rule("load.rate values", &e)))?;
             levels.push(Level {
                 level: LoadLevel::Rate {
                     rps: r,
@@ -1187,15 +1266,8 @@ impl Reader<'_> {
         for s in stages.get_ref() {
             let d = duration_of(&s.duration, "load.stages duration", false)
                 .map_err(|m| self.err(at, m))?;
-            if !connections_ok(s.concurrency) {
-                return Err(self.err(
-                    at,
-                    format!(
-                        "load.stages concurrency must be from 1 to {MAX_CONNECTIONS}, not {}",
-                        s.concurrency
-                    ),
-                ));
-            }
+            rules::connections(s.concurrency)
+                .map_err(|e| self.err(at, broken_rule("load.stages concurrency", &e)))?;
             levels.push(Level {
                 level: LoadLevel::Concurrency {
                     connections: s.concurrency,
@@ -1205,11 +1277,6 @@ impl Reader<'_> {
         }
         Ok(())
     }
-}
-
-/// Whether `c` connections is a level shootout can open.
-fn connections_ok(c: usize) -> bool {
-    (1..=MAX_CONNECTIONS).contains(&c)
 }
 
 /// `0-3,6` for a list of CPU numbers, as taskset writes it.
@@ -1599,6 +1666,33 @@ concurrency = [1, 10]
         insta::assert_snapshot!(all.join("\n"));
     }
 
+    /// A plan of 20,000 connections × 100 HTTP/2 streams was read, and its run failed
+    /// after its contender had started: the spec's limit on requests in flight was not
+    /// checked with the plan.
+    #[test]
+    fn connections_times_streams_over_the_in_flight_limit_is_a_plan_error() {
+        let h2 = GOOD.replace(
+            "concurrency = [1, 10]",
+            "concurrency = [1, 10000]\nprotocol = \"h2\"\nstreams = 100",
+        );
+        assert!(parse(&h2, "plan.toml", CPUS).is_ok());
+        assert_eq!(
+            error_of(&h2.replace("10000]", "20000]")),
+            "plan.toml:32: load.concurrency: workload 'get': 20000 connections × 100 streams is 2000000 requests in flight: the most is 1000000 (lower the concurrency or the streams)"
+        );
+        let own = GOOD
+            .replace("concurrency = [1, 10]", "rate = [10]\nconnections = 10000")
+            .replace(
+                "url = \"http://127.0.0.1:8080/\"",
+                "url = \"http://127.0.0.1:8080/\"\nprotocol = \"h2\"\nstreams = 101",
+            );
+        let e = error_of(&own);
+        assert!(
+            e.starts_with("plan.toml:35: load.connections: contender 'theirs' on workload 'get': 10000 connections × 101 streams"),
+            "{e}"
+        );
+    }
+
     /// A plan with `rate` and `connections = 0` started its contender, then panicked in
     /// the engine and left the run `running`.
     #[test]
@@ -1797,11 +1891,11 @@ mod properties {
             let c = match l.level {
                 LoadLevel::Concurrency { connections } => connections,
                 LoadLevel::Rate { rps, connections } => {
-                    assert!((MIN_RATE..=MAX_RATE).contains(&rps), "{rps}");
+                    rules::rate(rps).unwrap();
                     connections
                 }
             };
-            assert!((1..=MAX_CONNECTIONS).contains(&c), "{c}");
+            rules::connections(c).unwrap();
             if let Some(Span::Time(t)) = l.measure {
                 assert!(in_range(t), "{t:?}");
             }

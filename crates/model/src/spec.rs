@@ -289,6 +289,143 @@ pub const MIN_RATE: f64 = 0.001;
 /// The highest rate accepted, in requests per second (one request per nanosecond).
 pub const MAX_RATE: f64 = 1e9;
 
+/// A number of a spec that must lie in a range. Each range is checked by one function of
+/// [`rules`] and said in words by [`Limit::range`], once for every way a user gives the
+/// number: [`LoadSpec::validate`] (so the [`SpecBuilder`]), the `load` flags and a plan's
+/// keys. [`SpecError::limit`] says which limit an error broke, so a caller that knows
+/// where the value came from (a flag, a plan's line) can name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Connections: 1 to [`MAX_CONNECTIONS`].
+    Connections,
+    /// Worker threads: 1 to [`MAX_THREADS`].
+    Threads,
+    /// HTTP/2 streams per connection: 1 to [`MAX_STREAMS`].
+    Streams,
+    /// HTTP/1.1 requests in flight per connection: 1 to [`MAX_PIPELINE`].
+    Pipeline,
+    /// Requests per second: [`MIN_RATE`] to [`MAX_RATE`].
+    Rate,
+    /// How long a worker polls before it sleeps: at most [`MAX_BUSY_POLL`].
+    BusyPoll,
+    /// A request body's size: at most [`MAX_BODY`] bytes.
+    Body,
+}
+
+impl Limit {
+    /// Every limit.
+    pub const ALL: [Limit; 7] = [
+        Limit::Connections,
+        Limit::Threads,
+        Limit::Streams,
+        Limit::Pipeline,
+        Limit::Rate,
+        Limit::BusyPoll,
+        Limit::Body,
+    ];
+
+    /// The highest value allowed, as messages write it: `1000000`, `1e9`, `1ms`, `64 MiB`.
+    pub fn most(self) -> String {
+        match self {
+            Limit::Connections => MAX_CONNECTIONS.to_string(),
+            Limit::Threads => MAX_THREADS.to_string(),
+            Limit::Streams => MAX_STREAMS.to_string(),
+            Limit::Pipeline => MAX_PIPELINE.to_string(),
+            Limit::Rate => format!("{MAX_RATE:e}"),
+            Limit::BusyPoll => format!("{MAX_BUSY_POLL:?}"),
+            Limit::Body => format!("{} MiB", MAX_BODY >> 20),
+        }
+    }
+
+    /// The range in words: `from 1 to 1000000`, `from 0.001 to 1e9`, `at most 1ms`.
+    pub fn range(self) -> String {
+        let least = match self {
+            Limit::Connections | Limit::Threads | Limit::Streams | Limit::Pipeline => "1".into(),
+            Limit::Rate => MIN_RATE.to_string(),
+            Limit::BusyPoll | Limit::Body => return format!("at most {}", self.most()),
+        };
+        format!("from {least} to {}", self.most())
+    }
+
+    /// What a message writes after the range where a key's or a flag's name does not say
+    /// it, with its leading space: ` requests per second` (a rate), ` requests in flight
+    /// per connection` (a pipeline depth); empty for the others.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Limit::Rate => " requests per second",
+            Limit::Pipeline => " requests in flight per connection",
+            _ => "",
+        }
+    }
+}
+
+/// The spec's range rules, one function each: [`LoadSpec::validate`] calls them, and so
+/// does whoever checks a value before there is a spec (each level of a plan's sweep, a
+/// contender's streams). Each gives the value back when it lies in its [`Limit`]'s range,
+/// else the error that names the limit.
+pub mod rules {
+    use super::*;
+
+    /// Connections: 1 to [`MAX_CONNECTIONS`].
+    pub fn connections(n: usize) -> Result<usize, SpecError> {
+        within(n, 1..=MAX_CONNECTIONS, SpecError::Connections)
+    }
+
+    /// Worker threads: 1 to [`MAX_THREADS`].
+    pub fn threads(n: usize) -> Result<usize, SpecError> {
+        within(n, 1..=MAX_THREADS, SpecError::Threads)
+    }
+
+    /// HTTP/2 streams per connection: 1 to [`MAX_STREAMS`].
+    pub fn streams(n: usize) -> Result<usize, SpecError> {
+        within(n, 1..=MAX_STREAMS, SpecError::Streams)
+    }
+
+    /// HTTP/1.1 requests in flight per connection: 1 to [`MAX_PIPELINE`].
+    pub fn pipeline(n: usize) -> Result<usize, SpecError> {
+        within(n, 1..=MAX_PIPELINE, SpecError::Pipeline)
+    }
+
+    /// Requests per second: [`MIN_RATE`] to [`MAX_RATE`] (not NaN).
+    pub fn rate(r: f64) -> Result<f64, SpecError> {
+        within(r, MIN_RATE..=MAX_RATE, SpecError::Rate)
+    }
+
+    /// A worker's busy poll: zero to [`MAX_BUSY_POLL`].
+    pub fn busy_poll(d: Duration) -> Result<Duration, SpecError> {
+        within(d, Duration::ZERO..=MAX_BUSY_POLL, SpecError::BusyPoll)
+    }
+
+    /// A request body of `len` bytes: at most [`MAX_BODY`].
+    pub fn body(len: usize) -> Result<usize, RequestError> {
+        within(len, 0..=MAX_BODY, RequestError::Body)
+    }
+
+    /// Requests in flight over a run: `connections` × `streams` at most [`MAX_IN_FLIGHT`].
+    pub fn in_flight(connections: usize, streams: usize) -> Result<(), SpecError> {
+        if connections.saturating_mul(streams) > MAX_IN_FLIGHT {
+            return Err(SpecError::InFlight {
+                connections,
+                streams,
+            });
+        }
+        Ok(())
+    }
+
+    /// `v` when `range` holds it, else `broken(v)`.
+    fn within<T: PartialOrd, E>(
+        v: T,
+        range: std::ops::RangeInclusive<T>,
+        broken: fn(T) -> E,
+    ) -> Result<T, E> {
+        if range.contains(&v) {
+            Ok(v)
+        } else {
+            Err(broken(v))
+        }
+    }
+}
+
 /// A request field that cannot be sent as given. Checked when the flags or the plan are
 /// read, so nothing is sent that could carry an injected header.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -314,7 +451,7 @@ pub enum RequestError {
     )]
     PathControl(String),
     /// A body over [`MAX_BODY`].
-    #[error("the body is {0} bytes: the most shootout sends is 64 MiB")]
+    #[error("the body is {0} bytes: the most shootout sends is {most}", most = Limit::Body.most())]
     Body(usize),
 }
 
@@ -385,9 +522,7 @@ impl RequestSpec {
         for (name, value) in &self.headers {
             check_header(name, value)?;
         }
-        if self.body.len() > MAX_BODY {
-            return Err(RequestError::Body(self.body.len()));
-        }
+        rules::body(self.body.len())?;
         Ok(())
     }
 }
@@ -403,10 +538,10 @@ pub enum SpecError {
     #[error("the target path '{0}' has a space or a control character: percent-encode it")]
     TargetPath(String),
     /// Connections outside 1..=[`MAX_CONNECTIONS`].
-    #[error("connections must be from 1 to {max}, not {0}", max = MAX_CONNECTIONS)]
+    #[error("connections must be {range}, not {0}", range = Limit::Connections.range())]
     Connections(usize),
     /// Threads outside 1..=[`MAX_THREADS`].
-    #[error("threads must be from 1 to {max}, not {0}", max = MAX_THREADS)]
+    #[error("threads must be {range}, not {0}", range = Limit::Threads.range())]
     Threads(usize),
     /// Neither a request count nor a duration.
     #[error("a run needs a bound: a request count or a duration")]
@@ -423,22 +558,22 @@ pub enum SpecError {
         value: Duration,
     },
     /// A rate outside [`MIN_RATE`]..=[`MAX_RATE`] (or not a number).
-    #[error("the rate must be from {min} to {max:e} requests per second, not {0:?}", min = MIN_RATE, max = MAX_RATE)]
+    #[error("the rate must be {range}{unit}, not {0:?}", range = Limit::Rate.range(), unit = Limit::Rate.unit())]
     Rate(f64),
     /// A CPU number over [`MAX_CPU`].
     #[error("CPU {0} does not exist: CPUs are numbered 0 to {max}", max = MAX_CPU)]
     Cpu(usize),
     /// Streams per connection outside 1..=[`MAX_STREAMS`].
-    #[error("streams per connection must be from 1 to {max}, not {0}", max = MAX_STREAMS)]
+    #[error("streams per connection must be {range}, not {0}", range = Limit::Streams.range())]
     Streams(usize),
     /// A busy poll longer than [`MAX_BUSY_POLL`].
-    #[error("a busy poll may last at most 1ms, not {0:?} (e.g. 50us)")]
+    #[error("a busy poll may last {range}, not {0:?} (e.g. 50us)", range = Limit::BusyPoll.range())]
     BusyPoll(Duration),
     /// More than one stream per connection asked of HTTP/1.1.
     #[error("{0} streams per connection need HTTP/2: add --http2 (protocol = \"h2\" in a plan)")]
     StreamsNeedHttp2(usize),
     /// Connections × streams over [`MAX_IN_FLIGHT`].
-    #[error("{connections} connections × {streams} streams is {} requests in flight: the most is {max} (lower -c or --streams)", connections * streams, max = MAX_IN_FLIGHT)]
+    #[error("{connections} connections × {streams} streams is {} requests in flight: the most is {max}", connections * streams, max = MAX_IN_FLIGHT)]
     InFlight {
         /// Connections asked for.
         connections: usize,
@@ -451,7 +586,7 @@ pub enum SpecError {
     )]
     Http2NoKeepalive,
     /// Requests in flight per connection outside 1..=[`MAX_PIPELINE`].
-    #[error("the pipeline depth must be from 1 to {max}, not {0}", max = MAX_PIPELINE)]
+    #[error("the pipeline depth must be {range}, not {0}", range = Limit::Pipeline.range())]
     Pipeline(usize),
     /// Pipelining asked for with connections closed after each request.
     #[error("pipelining needs keep-alive: drop the pipeline depth or keep connections open")]
@@ -492,6 +627,23 @@ pub enum SpecError {
     /// IPv4 and IPv6 addresses mixed: only one family can reach the target.
     #[error("local addresses {0} and {1} are of different families: give IPv4 addresses for an IPv4 target, IPv6 for IPv6")]
     BindFamilies(IpAddr, IpAddr),
+}
+
+impl SpecError {
+    /// The [`Limit`] this error broke, with the value given as messages write it (`0`,
+    /// `0.0`, `2ms`, `67108865 bytes`); `None` for a rule that is not a range.
+    pub fn limit(&self) -> Option<(Limit, String)> {
+        Some(match self {
+            SpecError::Connections(n) => (Limit::Connections, n.to_string()),
+            SpecError::Threads(n) => (Limit::Threads, n.to_string()),
+            SpecError::Streams(n) => (Limit::Streams, n.to_string()),
+            SpecError::Pipeline(n) => (Limit::Pipeline, n.to_string()),
+            SpecError::Rate(r) => (Limit::Rate, format!("{r:?}")),
+            SpecError::BusyPoll(d) => (Limit::BusyPoll, format!("{d:?}")),
+            SpecError::Request(RequestError::Body(n)) => (Limit::Body, format!("{n} bytes")),
+            _ => return None,
+        })
+    }
 }
 
 /// What a good answer is. Every response is checked.
@@ -661,12 +813,8 @@ impl LoadSpec {
     /// - `bind` holds at most [`MAX_BIND`] addresses, all IPv4 or all IPv6, none
     ///   unspecified or multicast, and none with a unix socket target.
     pub fn validate(&self) -> Result<(), SpecError> {
-        if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
-            return Err(SpecError::Connections(self.connections));
-        }
-        if !(1..=MAX_THREADS).contains(&self.threads) {
-            return Err(SpecError::Threads(self.threads));
-        }
+        rules::connections(self.connections)?;
+        rules::threads(self.threads)?;
         if self.requests.is_none() && self.duration.is_none() {
             return Err(SpecError::NoBound);
         }
@@ -689,9 +837,7 @@ impl LoadSpec {
             });
         }
         if let Pace::Rate(r) = self.pace {
-            if !(MIN_RATE..=MAX_RATE).contains(&r) {
-                return Err(SpecError::Rate(r));
-            }
+            rules::rate(r)?;
         }
         self.request.validate()?;
         if self.target.path.chars().any(|c| c == ' ' || is_control(c)) {
@@ -700,24 +846,13 @@ impl LoadSpec {
         if let Some(&cpu) = self.cpus.iter().flatten().find(|&&c| c > MAX_CPU) {
             return Err(SpecError::Cpu(cpu));
         }
-        if !(1..=MAX_STREAMS).contains(&self.streams) {
-            return Err(SpecError::Streams(self.streams));
-        }
-        if self.busy_poll > MAX_BUSY_POLL {
-            return Err(SpecError::BusyPoll(self.busy_poll));
-        }
-        if self.connections.saturating_mul(self.streams) > MAX_IN_FLIGHT {
-            return Err(SpecError::InFlight {
-                connections: self.connections,
-                streams: self.streams,
-            });
-        }
+        rules::streams(self.streams)?;
+        rules::busy_poll(self.busy_poll)?;
+        rules::in_flight(self.connections, self.streams)?;
         if self.protocol == Protocol::Http2 && !self.request.keepalive {
             return Err(SpecError::Http2NoKeepalive);
         }
-        if !(1..=MAX_PIPELINE).contains(&self.pipeline) {
-            return Err(SpecError::Pipeline(self.pipeline));
-        }
+        rules::pipeline(self.pipeline)?;
         if self.pipeline > 1 && !self.request.keepalive {
             return Err(SpecError::PipelineClose);
         }
@@ -793,9 +928,7 @@ fn validate_list(list: &RequestList) -> Result<(), SpecError> {
             keepalive: true,
         };
         let mut checked = request.validate().and_then(|()| {
-            if e.body.len() > MAX_BODY {
-                return Err(RequestError::Body(e.body.len()));
-            }
+            rules::body(e.body.len())?;
             check_path(&e.path)
         });
         if checked.is_ok() && e.path.contains(' ') {
@@ -948,12 +1081,8 @@ impl SpecBuilder {
         if spec.requests == Some(0) {
             return Err(SpecError::NoRequests);
         }
-        if !(1..=MAX_CONNECTIONS).contains(&spec.connections) {
-            return Err(SpecError::Connections(spec.connections));
-        }
-        if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
-            return Err(SpecError::Threads(n));
-        }
+        rules::connections(spec.connections)?;
+        threads.map(rules::threads).transpose()?;
         spec.connections = spec.open_connections();
         let wanted = threads.unwrap_or_else(|| spec.cpus.as_ref().map_or(available_cpus, Vec::len));
         spec.threads = threads_for(wanted, spec.connections);
@@ -1207,6 +1336,84 @@ mod tests {
         for (e, text) in cases {
             assert_eq!(e.to_string(), text);
         }
+    }
+
+    /// Each limit's message, now worded from [`Limit`], reads as it did when each spelled
+    /// its own range; each rule takes its range's ends and refuses one step beyond them.
+    #[test]
+    fn limits_read_as_before_and_hold_their_ends() {
+        let cases = [
+            (
+                rules::connections(0),
+                "connections must be from 1 to 1000000, not 0",
+            ),
+            (
+                rules::threads(1025),
+                "threads must be from 1 to 1024, not 1025",
+            ),
+            (
+                rules::streams(10_001),
+                "streams per connection must be from 1 to 10000, not 10001",
+            ),
+            (
+                rules::pipeline(0),
+                "the pipeline depth must be from 1 to 1024, not 0",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.unwrap_err().to_string(), text);
+        }
+        assert_eq!(
+            rules::rate(0.0).unwrap_err().to_string(),
+            "the rate must be from 0.001 to 1e9 requests per second, not 0.0"
+        );
+        assert_eq!(
+            rules::busy_poll(Duration::from_millis(2))
+                .unwrap_err()
+                .to_string(),
+            "a busy poll may last at most 1ms, not 2ms (e.g. 50us)"
+        );
+        assert_eq!(
+            rules::body(MAX_BODY + 1).unwrap_err().to_string(),
+            "the body is 67108865 bytes: the most shootout sends is 64 MiB"
+        );
+        for (n, max, rule) in [
+            (1, MAX_CONNECTIONS, rules::connections as fn(usize) -> _),
+            (1, MAX_THREADS, rules::threads),
+            (1, MAX_STREAMS, rules::streams),
+            (1, MAX_PIPELINE, rules::pipeline),
+        ] {
+            assert_eq!((rule(n), rule(max)), (Ok(n), Ok(max)));
+            assert!(rule(n - 1).is_err() && rule(max + 1).is_err());
+        }
+        assert!(rules::rate(MIN_RATE).is_ok() && rules::rate(MAX_RATE).is_ok());
+        assert!(rules::rate(f64::NAN).is_err());
+        assert_eq!(rules::busy_poll(MAX_BUSY_POLL), Ok(MAX_BUSY_POLL));
+        assert_eq!(rules::body(MAX_BODY), Ok(MAX_BODY));
+        assert_eq!(rules::in_flight(10_000, 100), Ok(()));
+        assert!(rules::in_flight(10_000, 101).is_err());
+    }
+
+    /// Every limit's error says which limit it broke, for a caller to name its key or flag.
+    #[test]
+    fn every_limit_is_named_by_its_errors() {
+        let broken = |l: Limit| -> SpecError {
+            match l {
+                Limit::Connections => rules::connections(0).unwrap_err(),
+                Limit::Threads => rules::threads(0).unwrap_err(),
+                Limit::Streams => rules::streams(0).unwrap_err(),
+                Limit::Pipeline => rules::pipeline(0).unwrap_err(),
+                Limit::Rate => rules::rate(0.0).unwrap_err(),
+                Limit::BusyPoll => rules::busy_poll(Duration::from_secs(1)).unwrap_err(),
+                Limit::Body => rules::body(MAX_BODY + 1).unwrap_err().into(),
+            }
+        };
+        for l in Limit::ALL {
+            let e = broken(l);
+            assert_eq!(e.limit().map(|(l, _)| l), Some(l), "{e}");
+            assert!(e.to_string().contains(&l.most()), "{e}");
+        }
+        assert_eq!(SpecError::NoBound.limit(), None);
     }
 
     #[test]

@@ -13,10 +13,7 @@ use crate::Failure;
 use anyhow::anyhow;
 use shootout_engine::sys;
 use shootout_model::requests::{Order, RequestList};
-use shootout_model::spec::{
-    check_header, check_method, SpecError, TargetError, MAX_BODY, MAX_CONNECTIONS, MAX_PIPELINE,
-    MAX_RATE, MAX_STREAMS, MAX_THREADS, MIN_RATE,
-};
+use shootout_model::spec::{check_header, check_method, Limit, SpecError, TargetError, MAX_BODY};
 use shootout_model::{
     parse_duration, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet, Target,
 };
@@ -130,34 +127,40 @@ pub(crate) fn report_format(json: bool, name: &str) -> Result<Format, Failure> {
     name.parse().map_err(|e| Failure::usage(anyhow!("{e}")))
 }
 
-/// A rule of the spec the flags broke, said in terms of the flag that broke it.
+/// A rule of the spec the flags broke, said in terms of the flag that broke it; a range
+/// in the spec's words ([`Limit::range`]).
 fn spec_error(e: SpecError) -> Failure {
     Failure::usage(match e {
         SpecError::NoRequests => anyhow!("-n 0: the request count must be at least 1"),
         SpecError::Connections(c) => {
-            anyhow!("-c {c}: the concurrency must be from 1 to {MAX_CONNECTIONS}")
+            anyhow!("-c {c}: the concurrency must be {}", Limit::Connections.range())
         }
         SpecError::Threads(n) => {
-            anyhow!("--threads {n}: the number of threads must be from 1 to {MAX_THREADS}")
+            anyhow!("--threads {n}: the number of threads must be {}", Limit::Threads.range())
         }
         SpecError::Rate(r) => anyhow!(
-            "--rate {r}: write a number of requests per second from {MIN_RATE} to {MAX_RATE:e}"
+            "--rate {r}: write a number of requests per second {}",
+            Limit::Rate.range()
         ),
-        SpecError::Streams(n) => {
-            anyhow!("--streams {n}: the streams per connection must be from 1 to {MAX_STREAMS}")
-        }
+        SpecError::Streams(n) => anyhow!(
+            "--streams {n}: the streams per connection must be {}",
+            Limit::Streams.range()
+        ),
         SpecError::StreamsNeedHttp2(n) => {
             anyhow!("--streams {n}: more than one stream per connection needs --http2")
         }
         SpecError::Http2NoKeepalive => anyhow!(
             "--no-keepalive with --http2: HTTP/2 multiplexes streams on open connections; drop --no-keepalive"
         ),
-        SpecError::Pipeline(n) => {
-            anyhow!("--pipeline {n}: the requests in flight per connection must be from 1 to {MAX_PIPELINE}")
-        }
-        SpecError::BusyPoll(d) => anyhow!(
-            "--busy-poll {d:?}: at most 1ms (e.g. --busy-poll 50us)"
+        SpecError::Pipeline(n) => anyhow!(
+            "--pipeline {n}: the requests in flight per connection must be {}",
+            Limit::Pipeline.range()
         ),
+        SpecError::BusyPoll(d) => anyhow!(
+            "--busy-poll {d:?}: {} (e.g. --busy-poll 50us)",
+            Limit::BusyPoll.range()
+        ),
+        e @ SpecError::InFlight { .. } => anyhow!("{e} (lower -c or --streams)"),
         SpecError::PipelineClose => anyhow!(
             "--pipeline with --no-keepalive: pipelining needs connections kept open; drop one of the two"
         ),
@@ -480,9 +483,10 @@ pub(crate) fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
         .take(MAX_BODY as u64 + 1)
         .read_to_end(&mut body)?;
     if body.len() > MAX_BODY {
-        return Err(std::io::Error::other(
-            "it is larger than 64 MiB, the most shootout sends",
-        ));
+        return Err(std::io::Error::other(format!(
+            "it is larger than {}, the most shootout sends",
+            Limit::Body.most()
+        )));
     }
     Ok(body)
 }
@@ -854,6 +858,109 @@ mod tests {
             .unwrap();
         assert_eq!(read_body(&at).unwrap().len(), MAX_BODY);
         assert!(read_body(&over).is_err());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The in-flight limit's words are the spec's; the fix names the flags.
+    #[test]
+    fn too_many_requests_in_flight_name_the_flags() {
+        let e = error_of(&[
+            "-c",
+            "10000",
+            "--http2",
+            "--streams",
+            "101",
+            "-d",
+            "1s",
+            "http://127.0.0.1/",
+        ]);
+        assert_eq!(e, "10000 connections × 101 streams is 1010000 requests in flight: the most is 1000000 (lower -c or --streams)");
+    }
+
+    /// A plan with `line` added to its `[section]`, each section given once.
+    fn plan_with(section: &str, line: &str) -> String {
+        let mut sections = [
+            ("defaults", String::new()),
+            (
+                "contender",
+                "name = \"a\"\nurl = \"http://127.0.0.1:1\"\n".into(),
+            ),
+            ("workload", "name = \"w\"\n".into()),
+            ("load", String::new()),
+        ];
+        for (name, body) in &mut sections {
+            if *name == section {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        if !line.starts_with("concurrency") && !line.starts_with("rate") {
+            sections[3].1.push_str("concurrency = [1]\n");
+        }
+        let mut text = String::from("name = \"limits\"\n");
+        for (name, body) in sections {
+            let header = match name {
+                "contender" | "workload" => format!("[[{name}]]"),
+                _ => format!("[{name}]"),
+            };
+            text.push_str(&format!("{header}\n{body}"));
+        }
+        text
+    }
+
+    /// A limit of the spec is written once: the `load` flag and the plan key that give
+    /// the same number are refused with the same range, the spec's ([`Limit::range`]),
+    /// each naming itself (the plan key at its line). The pairs are derived from
+    /// [`Limit::ALL`], so a new limit must say here which flag and key give it.
+    #[test]
+    fn every_limit_reads_the_same_for_its_flag_and_its_plan_key() {
+        let url = "http://127.0.0.1/";
+        let dir = tempfile_dir("limits");
+        let big = dir.join("big");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_BODY as u64 + 1)
+            .unwrap();
+        let big = big.to_str().unwrap().to_string();
+        let big_body = format!("body = \"{}\"", "a".repeat(MAX_BODY + 1));
+        for limit in Limit::ALL {
+            // The flags that give the number out of range, and the plan's `[section]`
+            // line that does (none: plans give no thread count; each step takes the
+            // default).
+            let (flags, key): (Vec<&str>, Option<(&str, &str)>) = match limit {
+                Limit::Connections => (vec!["-c", "0"], Some(("load", "concurrency = [0]"))),
+                Limit::Threads => (vec!["--threads", "0"], None),
+                Limit::Streams => (
+                    vec!["--http2", "--streams", "0"],
+                    Some(("load", "streams = 0")),
+                ),
+                Limit::Pipeline => (vec!["--pipeline", "0"], Some(("load", "pipeline = 0"))),
+                Limit::Rate => (vec!["--rate", "0"], Some(("load", "rate = [0.0]"))),
+                Limit::BusyPoll => (
+                    vec!["--busy-poll", "2ms"],
+                    Some(("defaults", "busy_poll = \"2ms\"")),
+                ),
+                Limit::Body => (vec!["-p", &big], Some(("workload", &big_body))),
+            };
+            // A body's limit is said as its most: "larger than 64 MiB, the most ...".
+            let range = match limit {
+                Limit::Body => limit.most(),
+                _ => limit.range(),
+            };
+            let flag = flags[flags.len() - 2];
+            let e = error_of(&[flags.as_slice(), &[url]].concat());
+            assert!(e.contains(flag) && e.contains(&range), "{limit:?}: {e}");
+            let Some((section, line)) = key else { continue };
+            let text = plan_with(section, line);
+            let e = shootout_model::plan::parse(&text, "plan.toml", &[0]).unwrap_err();
+            let at = text.lines().position(|l| l == line).unwrap() + 1;
+            let name = line.split(" = ").next().unwrap();
+            assert_eq!(e.line, at, "{limit:?}: {e}");
+            assert!(
+                e.message.contains(name) && e.message.contains(&range),
+                "{limit:?}: {e}"
+            );
+        }
         std::fs::remove_dir_all(dir).unwrap();
     }
 
