@@ -323,17 +323,29 @@ impl ListV1 {
                 )))
             }
         };
+        // Entries that named one body file share it again, as when the list was read.
+        let mut bodies: std::collections::HashMap<String, std::sync::Arc<[u8]>> =
+            Default::default();
         let entries = self
             .entries
             .into_iter()
             .map(|e| {
+                let body = match bodies.get(&e.body_base64) {
+                    Some(b) => b.clone(),
+                    None => {
+                        let b: std::sync::Arc<[u8]> = BASE64
+                            .decode(&e.body_base64)
+                            .map_err(|err| SavedError::Damaged(format!("list body_base64: {err}")))?
+                            .into();
+                        bodies.insert(e.body_base64, b.clone());
+                        b
+                    }
+                };
                 Ok(ListEntry {
                     method: e.method,
                     path: e.path,
                     headers: e.headers,
-                    body: BASE64
-                        .decode(&e.body_base64)
-                        .map_err(|err| SavedError::Damaged(format!("list body_base64: {err}")))?,
+                    body,
                     line: e.line,
                 })
             })
@@ -1087,6 +1099,30 @@ mod tests {
             (Protocol::Http2, 8)
         );
         assert_eq!(back.result.unwrap().streams_allowed(), Some(3));
+    }
+
+    /// Entries that named one body file share it in memory after the file is read back,
+    /// as they did when the list was read.
+    #[test]
+    fn a_list_s_shared_body_stays_shared_through_the_file() {
+        let mut saved = run();
+        saved.spec.list = Some(
+            RequestList::parse(
+                "urls.txt",
+                &"POST /b\n@body\n\n".repeat(8),
+                None,
+                Order::Seq,
+                7,
+                |_| Ok(vec![b'x'; 1000]),
+            )
+            .unwrap(),
+        );
+        let back = SavedRun::parse(&saved.to_json()).unwrap();
+        let entries = &back.spec.list.as_ref().unwrap().entries;
+        assert_eq!(back.spec, saved.spec);
+        assert!(entries
+            .iter()
+            .all(|e| std::sync::Arc::ptr_eq(&e.body, &entries[0].body)));
     }
 
     #[test]
