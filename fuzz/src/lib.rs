@@ -1,4 +1,6 @@
-//! Fuzz targets of the HTTP/1.1 response parser (`shootout_engine::ResponseParser`).
+//! Fuzz targets of the HTTP/1.1 response parser (`shootout_engine::ResponseParser`), of
+//! the result-file reader (`shootout_model::SavedRun::parse`, with `merge`) and of the
+//! request-list reader (`shootout_model::requests::RequestList::parse`).
 //!
 //! Each target is a plain function of the input bytes that panics when an invariant
 //! breaks. The libFuzzer binaries in `fuzz_targets/` call them under coverage guidance;
@@ -8,7 +10,9 @@
 pub mod alloc;
 pub mod chunked;
 pub mod head_differential;
+pub mod request_list;
 pub mod response;
+pub mod result_file;
 
 /// Longest head (or chunk line) the parser accepts, in bytes.
 pub const MAX_HEAD: usize = 64 * 1024;

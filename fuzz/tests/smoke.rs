@@ -140,3 +140,13 @@ fn head_differential() {
 fn chunked() {
     smoke("chunked", shootout_fuzz::chunked::check);
 }
+
+#[test]
+fn result_file() {
+    smoke("result_file", shootout_fuzz::result_file::check);
+}
+
+#[test]
+fn request_list() {
+    smoke("request_list", shootout_fuzz::request_list::check);
+}
