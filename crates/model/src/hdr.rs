@@ -115,7 +115,8 @@ pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, HdrError> {
         holds: v2.len(),
     })?;
     let claimed = be_u32(header, 4).unwrap_or(0);
-    claimed_part(claimed, &v2[V2_HEADER..])?;
+    let payload = claimed_part(claimed, &v2[V2_HEADER..])?;
+    check_payload(payload)?;
     let digits = be_u32(header, 12).unwrap_or(0);
     let low = be_u64(header, 16);
     let high = be_u64(header, 24);
@@ -127,6 +128,37 @@ pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, HdrError> {
         .map_err(|e| HdrError::Decode(e.to_string()))?;
     total(&h).ok_or(HdrError::Overflow)?;
     Ok(h)
+}
+
+/// Refuses the one number a V2 payload can hold that the crate's deserializer cannot
+/// take without a panic where overflow is checked (debug builds): a run of zeros of
+/// length `-i64::MIN`, which it negates (its encoding is the varint of `u64::MAX`). Any
+/// other malformed payload the crate refuses with an error.
+fn check_payload(mut payload: &[u8]) -> Result<(), HdrError> {
+    while !payload.is_empty() {
+        // LEB128 of at most 9 bytes, the 9th taken whole, as the crate reads it.
+        let mut value = 0u64;
+        let mut used = 0;
+        for (i, &b) in payload.iter().take(9).enumerate() {
+            used = i + 1;
+            if i == 8 {
+                value |= u64::from(b) << 56;
+                break;
+            }
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        if value == u64::MAX {
+            return Err(HdrError::Decode(format!(
+                "a run of {} zero counters",
+                i64::MIN
+            )));
+        }
+        payload = &payload[used..];
+    }
+    Ok(())
 }
 
 /// The number of values `h` holds, or `None` when its counts add up past `u64::MAX` (the
@@ -305,6 +337,23 @@ mod tests {
             decode(&vec![0; MAX_HISTOGRAM_BYTES + 1]),
             Err(HdrError::TooLong(MAX_HISTOGRAM_BYTES + 1))
         );
+    }
+
+    /// A zero run of length `i64::MIN` (found by the `result_file` fuzz target) made the
+    /// crate's deserializer panic on a negation that overflows.
+    #[test]
+    fn a_zero_run_the_crate_cannot_negate_is_refused_not_a_panic() {
+        let mut b = v2(&latency_histogram());
+        b.truncate(V2_HEADER);
+        let payload = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02];
+        b[4..8].copy_from_slice(&(payload.len() as u32).to_be_bytes());
+        b.extend_from_slice(&payload);
+        assert!(
+            matches!(decode(&b), Err(HdrError::Decode(ref e)) if e.contains("zero counters")),
+            "{:?}",
+            decode(&b)
+        );
+        assert!(matches!(decode(&wrap(&b)), Err(HdrError::Decode(_))));
     }
 
     /// Counts past `u64::MAX` in sum: the crate's total saturates, so it would pass as
