@@ -1151,6 +1151,26 @@ mod tests {
         assert_eq!(back.fleet.threads, 1600);
     }
 
+    /// A float read back one unit in the last place off (serde_json's default parser),
+    /// so a file read and written again changed (found by the `result_file` fuzz target).
+    #[test]
+    fn floats_read_back_exactly() {
+        let mut v: serde_json::Value = serde_json::from_str(&run().to_json()).unwrap();
+        let text = v.to_string().replace(
+            "\"busiest_thread\":0.30000000000000004",
+            "\"busiest_thread\":0.10875433327034963",
+        );
+        assert_ne!(text, v.to_string(), "the fixture's float is where it was");
+        v = serde_json::from_str(&text).unwrap();
+        let once = SavedRun::parse(&v.to_string()).unwrap();
+        assert_eq!(
+            once.result.as_ref().unwrap().generator.busiest_thread,
+            0.10875433327034963
+        );
+        let twice = SavedRun::parse(&once.to_json()).unwrap();
+        assert_eq!(twice.to_json(), once.to_json());
+    }
+
     /// A file written before setup was recorded has none: it reads, and so does the
     /// file it writes back, whose setup is empty (the `result_file` fuzz target found
     /// the file written back refused).
