@@ -620,3 +620,189 @@ fn a_shard_past_its_start_time_refuses_to_run_and_says_so_in_its_result() {
         matches!(saved.outcome, shootout_model::Outcome::Failed(ref e) if e.contains("--start-at passed"))
     );
 }
+
+/// The reader's checks (ok + failures = completed, each answer once in every latency
+/// histogram and under its status, each connection in setup, the seconds adding up to
+/// the counts) hold for every kind of run shootout writes: answers, failures of every
+/// class, timeouts, aborted requests, a rate, pipelining, HTTP/2, and the merge of them.
+#[test]
+fn the_files_shootout_writes_pass_every_check_of_the_reader() {
+    use shootout_testserver::{H2Behavior, H2Server, INTERNAL_ERROR};
+    let dir = tempfile::tempdir().unwrap();
+    let h1 = |b: Behavior| TestServer::start(b).unwrap();
+    /// A run: its name, the server it loads (kept alive), its URL and load flags.
+    type Case = (
+        &'static str,
+        Box<dyn std::any::Any>,
+        String,
+        Vec<&'static str>,
+    );
+    let servers: Vec<Case> = {
+        let mut v: Vec<Case> = Vec::new();
+        let mut add = |name, b: Behavior, args: Vec<&'static str>| {
+            let s = h1(b);
+            let url = s.url("/");
+            v.push((name, Box::new(s), url, args));
+        };
+        add(
+            "hello-rate",
+            Behavior::Hello,
+            vec!["--rate", "400", "-d", "1s", "-c", "4"],
+        );
+        add(
+            "fail-every",
+            Behavior::FailEvery { n: 3, status: 502 },
+            vec!["-n", "60", "-c", "3"],
+        );
+        add("reset", Behavior::ResetMidBody, vec!["-n", "20", "-c", "2"]);
+        add("garbage", Behavior::Garbage, vec!["-n", "20", "-c", "2"]);
+        add(
+            "timeouts",
+            Behavior::StallEvery {
+                n: 4,
+                stall: Duration::from_millis(400),
+            },
+            vec!["-n", "40", "-c", "4", "-s", "100ms"],
+        );
+        add(
+            "aborted",
+            Behavior::NeverAnswer,
+            vec!["-d", "300ms", "-c", "2", "-s", "10s"],
+        );
+        add(
+            "pipelined",
+            Behavior::CloseAfter {
+                requests: 5,
+                header: true,
+            },
+            vec!["-n", "100", "-c", "2", "--pipeline", "4"],
+        );
+        let h2 = H2Server::start(H2Behavior::ResetEvery {
+            n: 7,
+            code: INTERNAL_ERROR,
+        })
+        .unwrap();
+        let url = h2.url("/");
+        v.push((
+            "h2",
+            Box::new(h2),
+            url,
+            vec!["--http2", "--streams", "4", "-n", "100", "-c", "2"],
+        ));
+        v
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, _server, url, args) in &servers {
+        let file = dir.path().join(format!("{name}.json"));
+        let out = shootout()
+            .arg("load")
+            .args(args)
+            .args(["-q", "--save"])
+            .arg(&file)
+            .arg(url)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{name}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let run = SavedRun::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let r = run.result.unwrap();
+        assert!(
+            r.counts.completed + r.counts.aborted > 0,
+            "{name}: nothing measured"
+        );
+        seen.extend(
+            r.counts
+                .failures
+                .iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(k, _)| k.name()),
+        );
+        if r.counts.aborted > 0 {
+            seen.insert("aborted");
+        }
+        if r.counts.reconnects > 0 {
+            seen.insert("reconnects");
+        }
+        let merged = dir.path().join(format!("{name}-merged.json"));
+        let out = merge_of(&[&file], &["-q", "--save", merged.to_str().unwrap()]);
+        common::assert_ok(&out);
+        SavedRun::parse(&std::fs::read_to_string(&merged).unwrap())
+            .unwrap_or_else(|e| panic!("{name} merged: {e}"));
+    }
+    for what in [
+        "status",
+        "reset",
+        "malformed",
+        "timeout",
+        "stream_reset",
+        "aborted",
+        "reconnects",
+    ] {
+        assert!(seen.contains(what), "no run had {what}: {seen:?}");
+    }
+}
+
+/// `merge /dev/zero` read until memory ran out.
+#[test]
+fn merge_of_dev_zero_or_a_file_past_the_limit_is_refused_quickly() {
+    let started = std::time::Instant::now();
+    let out = merge_of(&[Path::new("/dev/zero")], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: /dev/zero: it holds more than 1 GiB, the most a result file or a log of results may hold: give the files written by shootout load --save, or the log lines between their marks\n"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    // A regular file is refused by its size, before a byte is read.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(shootout_model::saved::MAX_RESULT_BYTES + 1)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let out = merge_of(&[&big], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with(&format!(
+            "error: {}: it holds more than 1 GiB",
+            big.display()
+        )),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// A forged histogram in a real file is refused by `merge`, naming the file, the field
+/// and the limit (it made the reader allocate 4 GiB).
+#[test]
+fn merge_names_the_file_and_field_of_a_forged_histogram() {
+    use base64::Engine;
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("real.json");
+    load_saved(&["-n", "20", "-q"], &server.url("/"), &file);
+    let mut header = 0x1c84_9313u32.to_be_bytes().to_vec();
+    header.extend_from_slice(&u32::MAX.to_be_bytes());
+    header.resize(52, 0);
+    let forged = edited(&file, &dir.path().join("forged.json"), |v| {
+        v["result"]["histograms"]["connect"] = base64::engine::general_purpose::STANDARD
+            .encode(&header)
+            .into();
+    });
+    let out = merge_of(&[&forged], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: {}: result.histograms.connect claims 4294967295 bytes, more than the 1 MiB a histogram may hold: the file is damaged or not a shootout result\n",
+            forged.display()
+        )
+    );
+}

@@ -1,5 +1,7 @@
-//! Fuzz targets of the parsers of what a server sends: the HTTP/1.1 response parser
-//! (`shootout_engine::ResponseParser`), the HPACK decoder and the HTTP/2 connection.
+//! Fuzz targets of the parsers of what a server sends (the HTTP/1.1 response parser
+//! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection) and of the
+//! files a user is handed: the result-file reader (`shootout_model::SavedRun::parse`, with
+//! `merge`) and the request-list reader (`shootout_model::requests::RequestList::parse`).
 //!
 //! Each target is a plain function of the input bytes that panics when an invariant
 //! breaks. The libFuzzer binaries in `fuzz_targets/` call them under coverage guidance;
@@ -11,7 +13,9 @@ pub mod chunked;
 pub mod h2_connection;
 pub mod head_differential;
 pub mod hpack;
+pub mod request_list;
 pub mod response;
+pub mod result_file;
 
 /// Longest head (or chunk line) the parser accepts, in bytes.
 pub const MAX_HEAD: usize = 64 * 1024;

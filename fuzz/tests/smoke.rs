@@ -155,3 +155,13 @@ fn hpack_differential() {
 fn h2_connection() {
     smoke("h2_connection", shootout_fuzz::h2_connection::check);
 }
+
+#[test]
+fn result_file() {
+    smoke("result_file", shootout_fuzz::result_file::check);
+}
+
+#[test]
+fn request_list() {
+    smoke("request_list", shootout_fuzz::request_list::check);
+}

@@ -170,6 +170,15 @@ pub enum MergeError {
     /// Every run failed.
     #[error("every run failed, nothing was measured: {0}")]
     AllFailed(String),
+    /// A sum past what the counts hold (`u64::MAX`), which no fleet reaches: a file was
+    /// damaged or forged.
+    #[error("{field} of {run} added to the runs before it passes {max}: a file is damaged or not a shootout result", max = u64::MAX)]
+    Overflow {
+        /// The run whose addition overflowed.
+        run: String,
+        /// The field, as the result file names it (`result.counts.completed`).
+        field: String,
+    },
 }
 
 /// `0, 2, 3`.
@@ -351,8 +360,14 @@ pub fn merge(sources: &[Source], allow_partial: bool) -> Result<Merged, MergeErr
     }
     notes.extend(start_notes(&runs));
     let mut spec = first.run.fleet.clone();
-    spec.threads = runs.iter().map(|(s, _)| s.run.spec.threads).sum();
-    let mut result = add_up(&runs);
+    spec.threads = 0;
+    for (s, _) in &runs {
+        spec.threads = spec
+            .threads
+            .checked_add(s.run.spec.threads)
+            .ok_or_else(|| overflow(s, "spec.threads"))?;
+    }
+    let mut result = add_up(&runs)?;
     result.warn(&spec);
     let allowed = runs.iter().filter_map(|(_, r)| r.streams_allowed()).min();
     result.note_streams_limited(spec.streams as u64, allowed);
@@ -422,8 +437,9 @@ fn start_notes(runs: &[(&Source, &RunResult)]) -> Vec<Note> {
         (Some(e), Some(l)) => (e, l),
         _ => return notes,
     };
-    let spread =
-        Duration::from_nanos((unix_ns(latest.1.started) - unix_ns(earliest.1.started)) as u64);
+    let spread = Duration::from_nanos(
+        unix_ns(latest.1.started).saturating_sub(unix_ns(earliest.1.started)) as u64,
+    );
     if spread > START_SKEW {
         notes.push(Note::StartSkew {
             spread,
@@ -433,7 +449,7 @@ fn start_notes(runs: &[(&Source, &RunResult)]) -> Vec<Note> {
     }
     for (s, r) in runs {
         if let Some(at) = s.run.start_at {
-            let seconds = (unix_ns(r.started) - unix_ns(at)) as f64 / 1e9;
+            let seconds = unix_ns(r.started).saturating_sub(unix_ns(at)) as f64 / 1e9;
             if seconds.abs() > START_SKEW.as_secs_f64() {
                 notes.push(Note::OffStart {
                     source: s.name.clone(),
@@ -445,8 +461,23 @@ fn start_notes(runs: &[(&Source, &RunResult)]) -> Vec<Note> {
     notes
 }
 
-/// The runs added up into one result (warnings not yet derived).
-fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
+/// The error for `field` of `s` overflowing the sum of the runs before it.
+fn overflow(s: &Source, field: &str) -> MergeError {
+    MergeError::Overflow {
+        run: s.name.clone(),
+        field: field.into(),
+    }
+}
+
+/// `acc + n`, or the error naming `field` of `s` when the sum passes `u64::MAX`.
+fn add(acc: &mut u64, n: u64, s: &Source, field: &str) -> Result<(), MergeError> {
+    *acc = acc.checked_add(n).ok_or_else(|| overflow(s, field))?;
+    Ok(())
+}
+
+/// The runs added up into one result (warnings not yet derived). Every sum is checked:
+/// the counts come from files.
+fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
     let t0 = runs
         .iter()
         .map(|(_, r)| unix_ns(r.started))
@@ -459,8 +490,10 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
         .expect("at least one run");
     let mut out = RunResult::empty(first_started, union_of_windows(runs));
     let mut schedule: Option<ScheduleStats> = None;
-    for (_, r) in runs {
-        out.counts.merge(&r.counts);
+    for (src, r) in runs {
+        out.counts
+            .checked_merge(&r.counts)
+            .map_err(|field| overflow(src, &format!("result.counts.{field}")))?;
         for (dst, src) in [
             (&mut out.latency, &r.latency),
             (&mut out.latency_raw, &r.latency_raw),
@@ -472,16 +505,25 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
             // Both in latency_histogram's bounds (the file's reader puts them there).
             let _ = dst.add(src);
         }
-        let shift_us = ((unix_ns(r.started) - t0) / 1000) as u64;
+        let shift_us = (unix_ns(r.started).saturating_sub(t0) / 1000) as u64;
         out.samples
             .extend(r.samples.iter().map(|s| shootout_model::Sample {
-                start_us: s.start_us + shift_us,
+                start_us: s.start_us.saturating_add(shift_us),
                 ..*s
             }));
         let g = &mut out.generator;
-        g.threads += r.generator.threads;
-        g.cpu_user += r.generator.cpu_user;
-        g.cpu_sys += r.generator.cpu_sys;
+        g.threads = g
+            .threads
+            .checked_add(r.generator.threads)
+            .ok_or_else(|| overflow(src, "result.generator.threads"))?;
+        g.cpu_user = g
+            .cpu_user
+            .checked_add(r.generator.cpu_user)
+            .ok_or_else(|| overflow(src, "result.generator.cpu_user_ns"))?;
+        g.cpu_sys = g
+            .cpu_sys
+            .checked_add(r.generator.cpu_sys)
+            .ok_or_else(|| overflow(src, "result.generator.cpu_sys_ns"))?;
         g.busiest_thread = g.busiest_thread.max(r.generator.busiest_thread);
         if let Some(s) = r.schedule {
             let acc = schedule.get_or_insert(ScheduleStats {
@@ -494,10 +536,15 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
                 max_lag: Duration::ZERO,
             });
             acc.target_rps += s.target_rps;
-            acc.due += s.due;
-            acc.sent += s.sent;
-            acc.late += s.late;
-            acc.late_no_connection += s.late_no_connection;
+            add(&mut acc.due, s.due, src, "result.schedule.due")?;
+            add(&mut acc.sent, s.sent, src, "result.schedule.sent")?;
+            add(&mut acc.late, s.late, src, "result.schedule.late")?;
+            add(
+                &mut acc.late_no_connection,
+                s.late_no_connection,
+                src,
+                "result.schedule.late_no_connection",
+            )?;
             acc.max_lag = acc.max_lag.max(s.max_lag);
         }
         out.interrupted |= r.interrupted;
@@ -512,7 +559,7 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> RunResult {
         ..s
     });
     out.series = seconds(runs, t0);
-    out
+    Ok(out)
 }
 
 /// The length of the union of the runs' windows `[started, started + duration)`: the time
@@ -533,14 +580,14 @@ fn union_of_windows(runs: &[(&Source, &RunResult)]) -> Duration {
         current = match current {
             Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
             Some((cs, ce)) => {
-                total = total.saturating_add(ce - cs);
+                total = total.saturating_add(ce.saturating_sub(cs));
                 Some((s, e))
             }
             None => Some((s, e)),
         };
     }
     if let Some((cs, ce)) = current {
-        total = total.saturating_add(ce - cs);
+        total = total.saturating_add(ce.saturating_sub(cs));
     }
     Duration::from_nanos(total.max(0) as u64)
 }
@@ -552,10 +599,10 @@ fn seconds(runs: &[(&Source, &RunResult)], t0: i64) -> Vec<SecondStats> {
     const NS: i64 = 1_000_000_000;
     let mut groups: BTreeMap<u32, Vec<&SecondStats>> = BTreeMap::new();
     for (_, r) in runs {
-        let shift = unix_ns(r.started) - t0;
+        let shift = unix_ns(r.started).saturating_sub(t0);
         for s in &r.series {
-            let at = shift + i64::from(s.second) * NS;
-            let second = u32::try_from((at + NS / 2) / NS).unwrap_or(u32::MAX);
+            let at = shift.saturating_add(i64::from(s.second) * NS);
+            let second = u32::try_from(at.saturating_add(NS / 2) / NS).unwrap_or(u32::MAX);
             groups.entry(second).or_default().push(s);
         }
     }
@@ -571,10 +618,14 @@ fn seconds(runs: &[(&Source, &RunResult)], t0: i64) -> Vec<SecondStats> {
                     let _ = acc.add(&h);
                 }
             }
+            // Each run's seconds add up to its counts (the file's reader checks it) and
+            // the counts' sums were checked: these sums cannot pass u64::MAX.
             SecondStats::of(
                 second,
-                group.iter().map(|s| s.completed).sum(),
-                group.iter().map(|s| s.failed).sum(),
+                group
+                    .iter()
+                    .fold(0u64, |n, s| n.saturating_add(s.completed)),
+                group.iter().fold(0u64, |n, s| n.saturating_add(s.failed)),
                 &acc,
             )
         })
@@ -778,6 +829,50 @@ mod tests {
         s[1] = shard(0, 2, 0, [&[1], &[1]]);
         let e = merge(&s, false).unwrap_err();
         assert!(matches!(e, MergeError::Duplicate { index: 0, .. }), "{e}");
+    }
+
+    /// Counts that overflow when summed wrapped: 2^64 − 10 + 100 read back as 90.
+    #[test]
+    fn counts_that_overflow_when_summed_are_refused_naming_the_file_and_field() {
+        let mut s = two();
+        s[0].run.result.as_mut().unwrap().counts.completed = u64::MAX - 10;
+        s[1].run.result.as_mut().unwrap().counts.completed = 100;
+        let e = merge(&s, false).unwrap_err();
+        assert_eq!(
+            e,
+            MergeError::Overflow {
+                run: "shard-1.json".into(),
+                field: "result.counts.completed".into()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "result.counts.completed of shard-1.json added to the runs before it passes 18446744073709551615: a file is damaged or not a shootout result"
+        );
+        let mut s = two();
+        for src in &mut s {
+            src.run.result.as_mut().unwrap().schedule = Some(ScheduleStats {
+                target_rps: 1.0,
+                achieved_rps: 1.0,
+                due: u64::MAX / 2 + 1,
+                sent: 0,
+                late: 0,
+                late_no_connection: 0,
+                max_lag: Duration::ZERO,
+            });
+        }
+        let e = merge(&s, false).unwrap_err();
+        assert!(
+            matches!(e, MergeError::Overflow { ref field, .. } if field == "result.schedule.due"),
+            "{e}"
+        );
+        let mut s = two();
+        s[0].run.spec.threads = usize::MAX;
+        let e = merge(&s, false).unwrap_err();
+        assert!(
+            matches!(e, MergeError::Overflow { ref field, .. } if field == "spec.threads"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -39,6 +39,7 @@ macro_rules! say {
 }
 
 mod abandoned;
+mod bounded;
 mod compare;
 mod docs;
 mod init;

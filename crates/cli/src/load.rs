@@ -13,7 +13,7 @@ mod resolve;
 
 pub use flags::LoadArgs;
 pub(crate) use habits::refused_before_parse;
-pub(crate) use resolve::{read_body, read_list, report_format};
+pub(crate) use resolve::{read_body, read_list, read_list_text, report_format, ListText};
 
 use crate::progress::{Bound, Display, Progress};
 use crate::{stop_flag, Failure, INTERRUPTED};

@@ -3,18 +3,19 @@
 //! merge -`). Reads the files, lets the analysis merge them
 //! ([`shootout_analysis::merge`]), says its notes on stderr, renders the merged run with
 //! the renderers of `load` (text, ab, wrk, json, `--html`), optionally saves it, and
-//! judges the `--fail-if` thresholds on the whole fleet (exit 3 when one fails).
+//! judges the `--fail-if` thresholds on the whole fleet (exit 3 when one fails). Each
+//! input is read up to [`MAX_RESULT_BYTES`] and no further.
 
+use crate::bounded::{self, Bounded};
 use crate::load::dist::{parse_thresholds, write_saved};
 use crate::load::{judge, THRESHOLD_FAILED};
 use crate::Failure;
 use anyhow::Context;
 use clap::Args;
 use shootout_analysis::merge::{merge as merge_runs, Source};
-use shootout_model::saved::blocks_in_log;
+use shootout_model::saved::{blocks_in_log, MAX_RESULT_BYTES};
 use shootout_model::{Outcome, SavedRun};
 use shootout_report::Format;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Flags of `shootout merge`.
@@ -117,22 +118,37 @@ pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
     })
 }
 
-/// The runs in `file`: one result file, or every result between markers in a log.
+/// The runs in `file`: one result file, or every result between markers in a log. At
+/// most [`MAX_RESULT_BYTES`] are read from it.
 fn read(file: &Path) -> Result<Vec<Source>, Failure> {
-    let name = file.display().to_string();
-    let mut text = String::new();
-    let read = if file.as_os_str() == "-" {
-        std::io::stdin().lock().read_to_string(&mut text)
-    } else {
-        std::fs::File::open(file).and_then(|mut f| f.read_to_string(&mut text))
-    };
-    read.with_context(|| format!("cannot read {name}"))
-        .map_err(Failure::usage)?;
-    let name = if file.as_os_str() == "-" {
+    let stdin = file.as_os_str() == "-";
+    let name = if stdin {
         "stdin".to_string()
     } else {
-        name
+        file.display().to_string()
     };
+    let read = if stdin {
+        bounded::read(std::io::stdin().lock(), MAX_RESULT_BYTES)
+    } else {
+        bounded::read_file(file, MAX_RESULT_BYTES)
+    };
+    let text = match read {
+        Ok(Bounded::Read(bytes)) => String::from_utf8(bytes).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )
+        }),
+        Ok(Bounded::TooLarge) => {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "{name}: it holds more than {}, the most a result file or a log of results may hold: give the files written by shootout load --save, or the log lines between their marks",
+                bounded::size(MAX_RESULT_BYTES)
+            )))
+        }
+        Err(e) => Err(e),
+    }
+    .with_context(|| format!("cannot read {}", file.display()))
+    .map_err(Failure::usage)?;
     let blocks = blocks_in_log(&text);
     if blocks.is_empty() {
         let run = SavedRun::parse(text.trim())

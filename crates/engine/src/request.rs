@@ -7,6 +7,8 @@
 use shootout_model::requests::{Order, Piece, Template};
 use shootout_model::spec::{check_header, check_method};
 use shootout_model::{LoadSpec, RequestSpec, Target};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A request that cannot be sent as given.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -96,14 +98,20 @@ pub struct Kind {
     wire: Wire,
 }
 
-/// The bytes of a kind: built once, or rendered per request from templates.
+/// The bytes of a kind: built once, or rendered per request from templates. A body is
+/// shared by every kind whose list entries share it (one body file named by many
+/// entries is held once).
 #[derive(Debug)]
 enum Wire {
-    Fixed(Vec<u8>),
+    Fixed {
+        /// Request line, headers and the blank line.
+        head: Vec<u8>,
+        body: Arc<[u8]>,
+    },
     Templated {
         /// Request line and headers.
         head: Template,
-        body: Template,
+        body: Arc<Template>,
         /// Send a Content-Length (a body, or a method that needs one).
         length: bool,
     },
@@ -177,45 +185,68 @@ impl Requests {
     /// are built into their bytes here, once.
     pub fn prepare(spec: &LoadSpec) -> Result<Requests, HeaderError> {
         let req = &spec.request;
+        // A body's template, parsed once per shared body (keyed by its address, which
+        // the Arc keeps alive for as long as the map).
+        let mut templates: HashMap<*const u8, (Arc<[u8]>, Arc<Template>)> = HashMap::new();
         // Only a list's entries hold templates: the run's own request is sent as given.
-        let one =
-            |method: &str, path: &str, extra: &[(String, String)], body: &[u8], templates: bool| {
-                let (head, length) = head(&spec.target, method, path, extra, req)?;
-                let length = length || !body.is_empty();
-                let t = |b: &[u8]| Template::parse(b).map_err(|e| HeaderError(e.to_string()));
-                let (head_t, body_t) = if templates {
-                    (t(head.as_bytes())?, t(body)?)
-                } else {
-                    Default::default()
-                };
-                let wire = if head_t.is_templated() || body_t.is_templated() {
-                    Wire::Templated {
-                        head: head_t,
-                        body: body_t,
-                        length,
-                    }
-                } else {
-                    let mut out = head.into_bytes();
-                    if length {
-                        out.extend_from_slice(
-                            format!("Content-Length: {}\r\n", body.len()).as_bytes(),
+        let mut one = |method: &str,
+                       path: &str,
+                       extra: &[(String, String)],
+                       body: &Arc<[u8]>,
+                       templates_on: bool| {
+            let (head, length) = head(&spec.target, method, path, extra, req)?;
+            let length = length || !body.is_empty();
+            let t = |b: &[u8]| Template::parse(b).map_err(|e| HeaderError(e.to_string()));
+            let (head_t, body_t) = if templates_on {
+                let body_t = match templates.get(&Arc::as_ptr(body).cast::<u8>()) {
+                    Some((_, parsed)) => Arc::clone(parsed),
+                    None => {
+                        let parsed = Arc::new(t(body)?);
+                        templates.insert(
+                            Arc::as_ptr(body).cast::<u8>(),
+                            (Arc::clone(body), Arc::clone(&parsed)),
                         );
+                        parsed
                     }
-                    out.extend_from_slice(b"\r\n");
-                    out.extend_from_slice(body);
-                    Wire::Fixed(out)
                 };
-                Ok(Kind {
-                    head: method.eq_ignore_ascii_case("HEAD"),
-                    idempotent: ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
-                        .iter()
-                        .any(|m| method.eq_ignore_ascii_case(m)),
-                    wire,
-                })
+                (t(head.as_bytes())?, body_t)
+            } else {
+                Default::default()
             };
+            let wire = if head_t.is_templated() || body_t.is_templated() {
+                Wire::Templated {
+                    head: head_t,
+                    body: body_t,
+                    length,
+                }
+            } else {
+                let mut out = head.into_bytes();
+                if length {
+                    out.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+                }
+                out.extend_from_slice(b"\r\n");
+                Wire::Fixed {
+                    head: out,
+                    body: Arc::clone(body),
+                }
+            };
+            Ok(Kind {
+                head: method.eq_ignore_ascii_case("HEAD"),
+                idempotent: ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+                    .iter()
+                    .any(|m| method.eq_ignore_ascii_case(m)),
+                wire,
+            })
+        };
         match &spec.list {
             None => Ok(Requests {
-                kinds: vec![one(&req.method, &spec.target.path, &[], &req.body, false)?],
+                kinds: vec![one(
+                    &req.method,
+                    &spec.target.path,
+                    &[],
+                    &Arc::from(&req.body[..]),
+                    false,
+                )?],
                 random: false,
                 seed: 0,
             }),
@@ -236,7 +267,10 @@ impl Requests {
     /// allocates once their capacity has grown to a request's size.
     pub fn render(&self, kind: usize, gen: &mut Gen, out: &mut Vec<u8>, scratch: &mut Vec<u8>) {
         match &self.kinds[kind].wire {
-            Wire::Fixed(bytes) => out.extend_from_slice(bytes),
+            Wire::Fixed { head, body } => {
+                out.extend_from_slice(head);
+                out.extend_from_slice(body);
+            }
             Wire::Templated { head, body, length } => {
                 fill(head, gen, out);
                 if *length {
@@ -373,6 +407,55 @@ mod tests {
                 e.to_string().contains("set by shootout from the body"),
                 "{e}"
             );
+        }
+    }
+
+    /// A list naming one 16 MiB body file 64 times reached 2 GB: each entry's request was
+    /// built with its own copy of the body. The prepared kinds share the list's one copy,
+    /// templated or not, and send the same bytes as before.
+    #[test]
+    fn kinds_of_a_list_share_their_body() {
+        for (body, templated) in [(vec![b'x'; 16 << 20], false), (b"id={seq}".to_vec(), true)] {
+            let text = "POST /a\n@b\n\nPUT /c\n@b\n\n".repeat(32);
+            let list = shootout_model::requests::RequestList::parse(
+                "l",
+                &text,
+                None,
+                Order::Seq,
+                1,
+                |_| Ok(body.clone()),
+            )
+            .unwrap();
+            let mut spec = LoadSpec::new(target());
+            spec.list = Some(list);
+            let r = Requests::prepare(&spec).unwrap();
+            assert_eq!(r.kinds.len(), 64);
+            let shared = spec.list.as_ref().unwrap().entries[0].body.clone();
+            for k in &r.kinds {
+                match &k.wire {
+                    Wire::Fixed { body, .. } => {
+                        assert!(!templated);
+                        assert!(Arc::ptr_eq(body, &shared));
+                    }
+                    Wire::Templated { body, .. } => {
+                        assert!(templated);
+                        let Wire::Templated { body: first, .. } = &r.kinds[0].wire else {
+                            panic!("the first kind is templated too");
+                        };
+                        assert!(Arc::ptr_eq(body, first));
+                    }
+                }
+            }
+            let (mut gen, mut out, mut scratch) = (Gen::new(&r, 0, 1), Vec::new(), Vec::new());
+            r.render(1, &mut gen, &mut out, &mut scratch);
+            let text = String::from_utf8_lossy(&out);
+            assert!(text.starts_with("PUT /c HTTP/1.1\r\n"), "{text:.80}");
+            let want_body = if templated { &b"id=0"[..] } else { &body[..] };
+            assert!(
+                text.contains(&format!("\r\nContent-Length: {}\r\n\r\n", want_body.len())),
+                "{text:.200}"
+            );
+            assert!(out.ends_with(want_body));
         }
     }
 }

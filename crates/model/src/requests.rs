@@ -9,9 +9,22 @@
 //! entry's [`Template`] pieces into bytes per request.
 
 use crate::spec::{check_header, check_method, RequestError, Target, MAX_BODY};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The most entries a list may have.
 pub const MAX_ENTRIES: usize = 1_000_000;
+
+/// The most bytes a list file may hold: [`MAX_ENTRIES`] entries of 128 bytes each (a
+/// request line and a header or two). A longer file cannot be a list shootout accepts
+/// whole, and reading `/dev/zero` or a FIFO stops here instead of at the end of memory.
+pub const MAX_LIST_BYTES: u64 = 128 << 20;
+
+/// The most bytes the body files of one list may hold together, each file counted once
+/// however often it is named: four bodies of the largest size ([`MAX_BODY`], 64 MiB).
+/// The bodies stay in memory for the whole run, shared by every entry that names them
+/// and by the requests built from them, so this bounds what a list can take.
+pub const MAX_LIST_BODIES: usize = 256 << 20;
 
 /// Lists up to this many entries get per-entry counts and latency in the reports; longer
 /// lists are reported as a whole.
@@ -107,8 +120,9 @@ pub struct ListEntry {
     /// Headers of this entry, added after the run's own (one of the same name replaces
     /// the run's); values may hold templates.
     pub headers: Vec<(String, String)>,
-    /// The body (may hold templates); empty when none.
-    pub body: Vec<u8>,
+    /// The body (may hold templates); empty when none. Entries that name the same body
+    /// file share one copy.
+    pub body: Arc<[u8]>,
     /// The line the entry starts on (1-based).
     pub line: usize,
 }
@@ -148,8 +162,10 @@ pub struct ListError {
 impl RequestList {
     /// Reads a list: entries separated by blank lines (optional), each a line `METHOD
     /// PATH` (or `METHOD URL` of `base`'s origin, when there is one), then optional `Name: value` header
-    /// lines and one `@FILE` body line, read by `read_body` (its error text is shown).
-    /// Lines starting with `#` are comments.
+    /// lines and one `@FILE` body line, read by `read_body` (its error text is shown)
+    /// once per file however often it is named, the entries naming it sharing the bytes;
+    /// the files hold at most [`MAX_LIST_BODIES`] together. Lines starting with `#` are
+    /// comments.
     pub fn parse(
         source: &str,
         text: &str,
@@ -164,6 +180,9 @@ impl RequestList {
             message,
         };
         let mut entries: Vec<ListEntry> = Vec::new();
+        // Each body file read once, by the name the list gives it, and their total.
+        let mut bodies: HashMap<String, Arc<[u8]>> = HashMap::new();
+        let mut body_bytes = 0usize;
         // The entry being read takes header and body lines until a blank line.
         let mut open = false;
         for (n, raw) in text.lines().enumerate() {
@@ -189,17 +208,31 @@ impl RequestList {
                         "a request has one body line: remove the second".into(),
                     ));
                 }
-                let body = read_body(file.trim()).map_err(|e| {
-                    err(
-                        line_no,
-                        format!("cannot read the body file '{}': {e}", file.trim()),
-                    )
+                let name = file.trim();
+                if let Some(body) = bodies.get(name) {
+                    entry.body = Arc::clone(body);
+                    continue;
+                }
+                let body = read_body(name).map_err(|e| {
+                    err(line_no, format!("cannot read the body file '{name}': {e}"))
                 })?;
                 if body.len() > MAX_BODY {
                     return Err(err(line_no, RequestError::Body(body.len()).to_string()));
                 }
+                body_bytes = body_bytes.saturating_add(body.len());
+                if body_bytes > MAX_LIST_BODIES {
+                    return Err(err(
+                        line_no,
+                        format!(
+                            "with '{name}' the list's body files hold {body_bytes} bytes, more than the {} MiB a list's bodies may hold together: use fewer or smaller body files (a file named again is not counted again)",
+                            MAX_LIST_BODIES >> 20
+                        ),
+                    ));
+                }
                 Template::parse(&body)
                     .map_err(|e| err(line_no, format!("in the body file: {e}")))?;
+                let body: Arc<[u8]> = body.into();
+                bodies.insert(name.to_string(), Arc::clone(&body));
                 entry.body = body;
                 continue;
             }
@@ -248,7 +281,7 @@ impl RequestList {
                 method: method.to_ascii_uppercase(),
                 path,
                 headers: Vec::new(),
-                body: Vec::new(),
+                body: Arc::default(),
                 line: line_no,
             });
             open = true;
@@ -410,6 +443,53 @@ mod tests {
             assert!(e.starts_with(want), "{text:?}: {e}");
             assert_eq!(e.lines().count(), 1, "{e}");
         }
+    }
+
+    /// A 1 KB list naming one 16 MiB body file 64 times reached 2 GB: each file named
+    /// is read once, and its entries share the bytes.
+    #[test]
+    fn a_body_file_named_64_times_is_read_once_and_shared() {
+        let mut reads = 0;
+        let l = RequestList::parse(
+            "list.txt",
+            &"POST /upload\n@big.bin\n\n".repeat(64),
+            None,
+            Order::Seq,
+            1,
+            |_| {
+                reads += 1;
+                Ok(vec![b'x'; 16 << 20])
+            },
+        )
+        .unwrap();
+        assert_eq!(reads, 1);
+        assert_eq!(l.entries.len(), 64);
+        assert!(l
+            .entries
+            .iter()
+            .all(|e| Arc::ptr_eq(&e.body, &l.entries[0].body)));
+    }
+
+    /// The body files of a list hold at most `MAX_LIST_BODIES` together, each counted
+    /// once.
+    #[test]
+    fn body_files_past_their_total_are_refused() {
+        // Five files of 64 MiB, each named twice: the fifth passes 256 MiB.
+        let text: String = (0..5)
+            .map(|i| format!("POST /{i}\n@body-{i}\n\nPUT /{i}\n@body-{i}\n\n"))
+            .collect();
+        let e = RequestList::parse("list.txt", &text, None, Order::Seq, 1, |_| {
+            Ok(vec![0; MAX_BODY])
+        })
+        .unwrap_err();
+        assert_eq!(e.line, 26, "{e}");
+        assert!(
+            e.to_string().starts_with(&format!(
+                "list.txt:26: with 'body-4' the list's body files hold {} bytes, more than the 256 MiB",
+                5 * MAX_BODY
+            )),
+            "{e}"
+        );
     }
 
     #[test]

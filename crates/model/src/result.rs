@@ -184,26 +184,67 @@ impl Counts {
 
     /// Adds another worker's counts.
     pub fn merge(&mut self, o: &Counts) {
-        self.completed += o.completed;
-        self.ok += o.ok;
-        self.failures += &o.failures;
-        self.aborted += o.aborted;
+        // `+` cannot fail: a worker's counts stay far below u64::MAX.
+        let _ = self.combine(o, |a, b| Some(a + b));
+    }
+
+    /// Adds another run's counts (read from a file, so anything), or names the first
+    /// field whose sum would pass `u64::MAX`; then nothing is changed.
+    pub fn checked_merge(&mut self, o: &Counts) -> Result<(), &'static str> {
+        let mut sum = self.clone();
+        sum.combine(o, u64::checked_add)?;
+        *self = sum;
+        Ok(())
+    }
+
+    /// Adds `o` field by field with `add`; the first field `add` refuses is named.
+    fn combine(
+        &mut self,
+        o: &Counts,
+        add: fn(u64, u64) -> Option<u64>,
+    ) -> Result<(), &'static str> {
+        let field = |a: &mut u64, b: u64, name: &'static str| -> Result<(), &'static str> {
+            *a = add(*a, b).ok_or(name)?;
+            Ok(())
+        };
+        field(&mut self.completed, o.completed, "completed")?;
+        field(&mut self.ok, o.ok, "ok")?;
+        for (kind, n) in o.failures.iter() {
+            field(&mut self.failures[kind], n, "failures")?;
+        }
+        field(&mut self.aborted, o.aborted, "aborted")?;
         for (code, n) in &o.status {
-            *self.status.entry(*code).or_default() += n;
+            field(self.status.entry(*code).or_default(), *n, "status")?;
         }
-        self.length_mismatch += o.length_mismatch;
-        self.connections_opened += o.connections_opened;
-        self.connections_failed += o.connections_failed;
-        self.reconnects += o.reconnects;
-        self.retried += o.retried;
-        self.dropped += o.dropped;
-        self.bytes_received += o.bytes_received;
-        self.body_bytes += o.body_bytes;
-        self.bytes_sent += o.bytes_sent;
+        field(
+            &mut self.length_mismatch,
+            o.length_mismatch,
+            "length_mismatch",
+        )?;
+        field(
+            &mut self.connections_opened,
+            o.connections_opened,
+            "connections_opened",
+        )?;
+        field(
+            &mut self.connections_failed,
+            o.connections_failed,
+            "connections_failed",
+        )?;
+        field(&mut self.reconnects, o.reconnects, "reconnects")?;
+        field(&mut self.retried, o.retried, "retried")?;
+        field(&mut self.dropped, o.dropped, "dropped")?;
+        field(&mut self.bytes_received, o.bytes_received, "bytes_received")?;
+        field(&mut self.body_bytes, o.body_bytes, "body_bytes")?;
+        field(&mut self.bytes_sent, o.bytes_sent, "bytes_sent")?;
         for (code, n) in &o.stream_resets {
-            *self.stream_resets.entry(*code).or_default() += n;
+            field(
+                self.stream_resets.entry(*code).or_default(),
+                *n,
+                "stream_resets",
+            )?;
         }
-        self.goaways += o.goaways;
+        field(&mut self.goaways, o.goaways, "goaways")
     }
 }
 
@@ -851,6 +892,33 @@ mod tests {
         assert_eq!(FailureCounts::default().to_string(), "0");
         assert_eq!(a.status[&200], 4);
         assert_eq!(a.status[&404], 1);
+        let mut checked = b.clone();
+        checked.checked_merge(&b).unwrap();
+        let mut plain = b.clone();
+        plain.merge(&b);
+        assert_eq!(checked, plain, "both add every field alike");
+    }
+
+    /// Counts that overflow when summed wrapped (2^64 − 10 + 100 read back as 90).
+    #[test]
+    fn a_checked_merge_names_the_field_that_would_overflow_and_changes_nothing() {
+        let mut a = Counts {
+            completed: u64::MAX - 10,
+            ..Default::default()
+        };
+        a.status.insert(200, 5);
+        let b = Counts {
+            completed: 100,
+            ..Default::default()
+        };
+        let before = a.clone();
+        assert_eq!(a.checked_merge(&b), Err("completed"));
+        assert_eq!(a, before);
+        let mut c = Counts::default();
+        c.failures[FailureKind::Reset] = u64::MAX;
+        let mut d = Counts::default();
+        d.failures[FailureKind::Reset] = 1;
+        assert_eq!(c.checked_merge(&d), Err("failures"));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::spec::{Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Ta
 use crate::status::StatusSet;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -87,13 +87,28 @@ pub enum SavedError {
     /// Written in a layout this shootout does not know.
     #[error("written by another shootout in layout version {0}; this one reads version {RESULT_VERSION}: use the same shootout version for the load and the merge")]
     Version(u32),
-    /// A histogram that does not decode.
-    #[error("the {0} histogram is damaged: {1}")]
+    /// A histogram that does not decode, or claims more than a histogram may hold (see
+    /// [`hdr`](crate::hdr)): the field (`result.histograms.latency`) and what is wrong.
+    #[error("{0} {1}: the file is damaged or not a shootout result")]
     Histogram(String, String),
+    /// Numbers that no run can have written: counts that contradict each other or add up
+    /// past `u64::MAX`. The field (`result.counts.ok`) and what is wrong.
+    #[error("{0} {1}: the file is damaged or not a shootout result")]
+    Inconsistent(String, String),
     /// A field that does not make a valid spec or result.
     #[error("the file is damaged: {0}")]
     Damaged(String),
 }
+
+/// The most bytes `shootout merge` reads from one input: a result file, or a log (a file
+/// or standard input) holding results between the marks; a result line in a log is
+/// bounded with it. A run keeps at most 10,000 samples per worker thread (the default
+/// reservoir), about 40 bytes each in the file, so a run of 1,024 threads (the most)
+/// writes about 400 MB, the rest of a file being a few hundred KiB of histograms. 1 GiB
+/// leaves room for that and for a merged fleet's samples, and refuses `/dev/zero` or a
+/// runaway log before memory runs out. (A run with `-g` keeps every request: past about
+/// 25 million requests its file is larger than this.)
+pub const MAX_RESULT_BYTES: u64 = 1 << 30;
 
 /// The line before a result written into a log (`--save -`, for `kubectl logs`).
 pub const BEGIN_MARK: &str = "-----BEGIN SHOOTOUT RESULT-----";
@@ -308,17 +323,29 @@ impl ListV1 {
                 )))
             }
         };
+        // Entries that named one body file share it again, as when the list was read.
+        let mut bodies: std::collections::HashMap<String, std::sync::Arc<[u8]>> =
+            Default::default();
         let entries = self
             .entries
             .into_iter()
             .map(|e| {
+                let body = match bodies.get(&e.body_base64) {
+                    Some(b) => b.clone(),
+                    None => {
+                        let b: std::sync::Arc<[u8]> = BASE64
+                            .decode(&e.body_base64)
+                            .map_err(|err| SavedError::Damaged(format!("list body_base64: {err}")))?
+                            .into();
+                        bodies.insert(e.body_base64, b.clone());
+                        b
+                    }
+                };
                 Ok(ListEntry {
                     method: e.method,
                     path: e.path,
                     headers: e.headers,
-                    body: BASE64
-                        .decode(&e.body_base64)
-                        .map_err(|err| SavedError::Damaged(format!("list body_base64: {err}")))?,
+                    body,
                     line: e.line,
                 })
             })
@@ -527,10 +554,12 @@ impl ResultV1 {
 
     fn result(self, spec: &LoadSpec) -> Result<RunResult, SavedError> {
         let hist = |name: &str| -> Result<Histogram<u64>, SavedError> {
-            let text = self.histograms.get(name).ok_or_else(|| {
-                SavedError::Histogram(name.into(), "missing from the file".into())
-            })?;
-            decode(text).map_err(|e| SavedError::Histogram(name.into(), e))
+            let field = format!("result.histograms.{name}");
+            let text = self
+                .histograms
+                .get(name)
+                .ok_or_else(|| SavedError::Histogram(field.clone(), "is missing".into()))?;
+            decode(&field, text)
         };
         let (latency, latency_raw, connect, waiting, processing) = (
             hist("latency")?,
@@ -542,15 +571,11 @@ impl ResultV1 {
         let series = self
             .series
             .into_iter()
-            .map(|s| {
-                let bytes = BASE64.decode(&s.histogram).map_err(|e| {
-                    SavedError::Histogram(format!("second {}", s.second), e.to_string())
-                })?;
-                let h: Histogram<u64> = Deserializer::new()
-                    .deserialize(&mut bytes.as_slice())
-                    .map_err(|e| {
-                        SavedError::Histogram(format!("second {}", s.second), format!("{e:?}"))
-                    })?;
+            .enumerate()
+            .map(|(i, s)| {
+                let field = format!("result.series[{i}]");
+                let (h, bytes) = histogram_bytes(&format!("{field}.histogram"), &s.histogram)?;
+                check_second(&field, &s, &h)?;
                 let mut second = SecondStats::of(s.second, s.completed, s.failed, &h);
                 // The bytes as written, so that the file reads back to what was saved.
                 second.histogram = bytes;
@@ -610,10 +635,148 @@ impl ResultV1 {
                 Duration::from_nanos(self.duration_ns),
             )
         };
+        check_counts(&r)?;
         r.warn(spec);
         r.note_streams_limited(spec.streams as u64, self.streams_allowed);
         Ok(r)
     }
+}
+
+/// `field` (a `result.counts` field or a histogram) with what is wrong with it.
+fn inconsistent(field: &str, problem: String) -> SavedError {
+    SavedError::Inconsistent(field.into(), problem)
+}
+
+/// Holds a result to what every run's recorder guarantees (`Recorder::end` and
+/// `Recorder::answered` in the engine), so that a file that could not have been written
+/// is refused before it is reported or merged: each request that completed is ok or failed
+/// once (`completed = ok + failures`); each answer is counted under its status and recorded
+/// once in each of the latency, latency_raw, connect, waiting and processing histograms;
+/// each connection opened is recorded once in setup (none in files written before it was,
+/// so at most); the seconds of
+/// the series add up to the run's completed and failed requests; no run keeps more samples
+/// than requests; and no sum passes `u64::MAX`.
+fn check_counts(r: &RunResult) -> Result<(), SavedError> {
+    let c = &r.counts;
+    let failed = c
+        .failures
+        .iter()
+        .try_fold(0u64, |sum, (_, n)| sum.checked_add(n))
+        .ok_or_else(|| {
+            inconsistent(
+                "result.counts.failures",
+                format!("add up past {}", u64::MAX),
+            )
+        })?;
+    if c.ok > c.completed {
+        return Err(inconsistent(
+            "result.counts.ok",
+            format!(
+                "is {}, more than result.counts.completed ({})",
+                c.ok, c.completed
+            ),
+        ));
+    }
+    if c.ok.checked_add(failed) != Some(c.completed) {
+        return Err(inconsistent(
+            "result.counts",
+            format!(
+                "ok ({}) and failures ({failed}) do not add up to completed ({})",
+                c.ok, c.completed
+            ),
+        ));
+    }
+    let answered = c
+        .status
+        .values()
+        .try_fold(0u64, |sum, &n| sum.checked_add(n))
+        .ok_or_else(|| {
+            inconsistent("result.counts.status", format!("adds up past {}", u64::MAX))
+        })?;
+    if answered > c.completed {
+        return Err(inconsistent(
+            "result.counts.status",
+            format!(
+                "counts {answered} answers, more than result.counts.completed ({})",
+                c.completed
+            ),
+        ));
+    }
+    for (name, h) in HISTOGRAMS.iter().zip([
+        &r.latency,
+        &r.latency_raw,
+        &r.connect,
+        &r.waiting,
+        &r.processing,
+    ]) {
+        // Each decoded histogram's total was checked for overflow when it was read.
+        let n = crate::hdr::total(h).unwrap_or(u64::MAX);
+        if n != answered {
+            return Err(inconsistent(
+                &format!("result.histograms.{name}"),
+                format!("holds {n} values, but result.counts.status counts {answered} answers"),
+            ));
+        }
+    }
+    // At most: a file written before setup was recorded has none, and so has its share
+    // of a merge with newer files.
+    let opened = crate::hdr::total(&r.setup).unwrap_or(u64::MAX);
+    if opened > c.connections_opened {
+        return Err(inconsistent(
+            "result.histograms.setup",
+            format!(
+                "holds {opened} values, more than result.counts.connections_opened ({})",
+                c.connections_opened
+            ),
+        ));
+    }
+    let (mut completed, mut failed_in_seconds) = (0u64, 0u64);
+    for s in &r.series {
+        completed = completed.saturating_add(s.completed);
+        failed_in_seconds = failed_in_seconds.saturating_add(s.failed);
+    }
+    if (completed, failed_in_seconds) != (c.completed, failed) {
+        return Err(inconsistent(
+            "result.series",
+            format!(
+                "counts {completed} completed and {failed_in_seconds} failed requests, but result.counts has {} and {failed}",
+                c.completed
+            ),
+        ));
+    }
+    if r.samples.len() as u64 > c.completed {
+        return Err(inconsistent(
+            "result.samples",
+            format!(
+                "holds {} samples, more than result.counts.completed ({})",
+                r.samples.len(),
+                c.completed
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Holds one second of the series to what the recorder writes: no more failed requests
+/// than completed ones, no more latencies recorded than requests completed.
+fn check_second(field: &str, s: &SecondV1, h: &Histogram<u64>) -> Result<(), SavedError> {
+    if s.failed > s.completed {
+        return Err(inconsistent(
+            &format!("{field}.failed"),
+            format!("is {}, more than completed ({})", s.failed, s.completed),
+        ));
+    }
+    let n = crate::hdr::total(h).unwrap_or(u64::MAX);
+    if n > s.completed {
+        return Err(inconsistent(
+            &format!("{field}.histogram"),
+            format!(
+                "holds {n} values, more than the second's completed requests ({})",
+                s.completed
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Serialize, Deserialize)]
@@ -732,15 +895,31 @@ fn encode(h: &Histogram<u64>) -> String {
     BASE64.encode(bytes)
 }
 
-/// A histogram written by [`encode`], in the bounds of [`latency_histogram`].
-fn decode(text: &str) -> Result<Histogram<u64>, String> {
-    let bytes = BASE64.decode(text).map_err(|e| e.to_string())?;
-    let read: Histogram<u64> = Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("{e:?}"))?;
+/// A histogram written by [`encode`], in the bounds of [`latency_histogram`]; `field`
+/// names it in errors.
+fn decode(field: &str, text: &str) -> Result<Histogram<u64>, SavedError> {
+    let (read, _) = histogram_bytes(field, text)?;
     let mut h = latency_histogram();
-    h.add(&read).map_err(|e| format!("{e:?}"))?;
+    h.add(&read)
+        .map_err(|e| SavedError::Histogram(field.into(), format!("does not fit ({e:?})")))?;
     Ok(h)
+}
+
+/// A histogram field's bytes (base64 of HdrHistogram V2, deflated or not) and what they
+/// decode to, every length bounded before anything is allocated ([`crate::hdr`]).
+fn histogram_bytes(field: &str, text: &str) -> Result<(Histogram<u64>, Vec<u8>), SavedError> {
+    let refuse = |problem: String| SavedError::Histogram(field.into(), problem);
+    // Base64 takes 4 characters for 3 bytes: refused before decoding when too long.
+    if text.len() / 4 * 3 > crate::hdr::MAX_HISTOGRAM_BYTES {
+        return Err(refuse(
+            crate::hdr::HdrError::TooLong(text.len() / 4 * 3).to_string(),
+        ));
+    }
+    let bytes = BASE64
+        .decode(text)
+        .map_err(|e| refuse(format!("is not base64 ({e})")))?;
+    let h = crate::hdr::decode(&bytes).map_err(|e| refuse(e.to_string()))?;
+    Ok((h, bytes))
 }
 
 /// A span in whole nanoseconds (saturating after 584 years).
@@ -785,11 +964,16 @@ mod tests {
         let share = shard.divide(&spec).unwrap();
         let started = UNIX_EPOCH + Duration::from_nanos(1_764_000_000_123_456_789);
         let mut r = RunResult::empty(started, Duration::from_nanos(2_500_000_001));
+        // Five answers (four 200, one 502) and a timeout: each answer in every latency
+        // histogram, one connection opened, as the engine's recorder writes them.
         for v in [1, 90, 1234, 99_999, 3_000_000] {
             r.latency.record(v).unwrap();
             r.latency_raw.record(v / 2 + 1).unwrap();
+            r.connect.record(0).unwrap();
+            r.waiting.record(v / 3).unwrap();
+            r.processing.record(v).unwrap();
         }
-        r.connect.record(0).unwrap();
+        r.counts.connections_opened = 1;
         r.counts.completed = 6;
         r.counts.ok = 4;
         r.counts.failures[FailureKind::Status] = 1;
@@ -919,6 +1103,30 @@ mod tests {
         assert_eq!(back.result.unwrap().streams_allowed(), Some(3));
     }
 
+    /// Entries that named one body file share it in memory after the file is read back,
+    /// as they did when the list was read.
+    #[test]
+    fn a_list_s_shared_body_stays_shared_through_the_file() {
+        let mut saved = run();
+        saved.spec.list = Some(
+            RequestList::parse(
+                "urls.txt",
+                &"POST /b\n@body\n\n".repeat(8),
+                None,
+                Order::Seq,
+                7,
+                |_| Ok(vec![b'x'; 1000]),
+            )
+            .unwrap(),
+        );
+        let back = SavedRun::parse(&saved.to_json()).unwrap();
+        let entries = &back.spec.list.as_ref().unwrap().entries;
+        assert_eq!(back.spec, saved.spec);
+        assert!(entries
+            .iter()
+            .all(|e| std::sync::Arc::ptr_eq(&e.body, &entries[0].body)));
+    }
+
     #[test]
     fn results_are_found_in_a_log_between_their_marks() {
         let json = run().to_json();
@@ -941,6 +1149,41 @@ mod tests {
         saved.fleet.threads = 1600;
         let back = SavedRun::parse(&saved.to_json()).unwrap();
         assert_eq!(back.fleet.threads, 1600);
+    }
+
+    /// A float read back one unit in the last place off (serde_json's default parser),
+    /// so a file read and written again changed (found by the `result_file` fuzz target).
+    #[test]
+    fn floats_read_back_exactly() {
+        let mut v: serde_json::Value = serde_json::from_str(&run().to_json()).unwrap();
+        let text = v.to_string().replace(
+            "\"busiest_thread\":0.30000000000000004",
+            "\"busiest_thread\":0.10875433327034963",
+        );
+        assert_ne!(text, v.to_string(), "the fixture's float is where it was");
+        v = serde_json::from_str(&text).unwrap();
+        let once = SavedRun::parse(&v.to_string()).unwrap();
+        assert_eq!(
+            once.result.as_ref().unwrap().generator.busiest_thread,
+            0.10875433327034963
+        );
+        let twice = SavedRun::parse(&once.to_json()).unwrap();
+        assert_eq!(twice.to_json(), once.to_json());
+    }
+
+    /// A file written before setup was recorded has none: it reads, and so does the
+    /// file it writes back, whose setup is empty (the `result_file` fuzz target found
+    /// the file written back refused).
+    #[test]
+    fn a_file_without_setup_reads_and_writes_back_a_file_that_reads() {
+        let mut v: serde_json::Value = serde_json::from_str(&run().to_json()).unwrap();
+        v["result"]["histograms"]
+            .as_object_mut()
+            .unwrap()
+            .remove("setup");
+        let back = SavedRun::parse(&v.to_string()).unwrap();
+        assert!(back.result.as_ref().unwrap().setup.is_empty());
+        SavedRun::parse(&back.to_json()).unwrap();
     }
 
     #[test]
@@ -966,7 +1209,165 @@ mod tests {
             .replace("\"latency\":\"", "\"latency\":\"AAAA");
         let e = SavedRun::parse(&damaged).unwrap_err();
         assert!(
-            matches!(e, SavedError::Histogram(ref h, _) if h == "latency"),
+            matches!(e, SavedError::Histogram(ref h, _) if h == "result.histograms.latency"),
+            "{e}"
+        );
+    }
+
+    /// `run()`'s file with its JSON changed by `edit`, read back.
+    fn edited(edit: impl Fn(&mut serde_json::Value)) -> Result<SavedRun, SavedError> {
+        let mut v: serde_json::Value = serde_json::from_str(&run().to_json()).unwrap();
+        edit(&mut v);
+        SavedRun::parse(&v.to_string())
+    }
+
+    fn set_histogram(v: &mut serde_json::Value, name: &str, bytes: &[u8]) {
+        v["result"]["histograms"][name] = BASE64.encode(bytes).into();
+    }
+
+    /// A V2 header (40 bytes) of a latency histogram that claims `claimed` payload bytes,
+    /// followed by `payload`.
+    fn forged_v2(claimed: u32, payload: &[u8]) -> Vec<u8> {
+        let mut h = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&latency_histogram(), &mut h)
+            .unwrap();
+        h.truncate(40);
+        h[4..8].copy_from_slice(&claimed.to_be_bytes());
+        h.extend_from_slice(payload);
+        h
+    }
+
+    /// A 52-byte histogram whose header claimed a 4 GiB payload made the reader allocate
+    /// 4 GiB.
+    #[test]
+    fn a_histogram_claiming_4_gib_is_refused_naming_the_field_and_the_limit() {
+        let forged = forged_v2(u32::MAX, &[0; 12]);
+        assert_eq!(forged.len(), 52);
+        let e = edited(|v| set_histogram(v, "latency", &forged)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "result.histograms.latency claims 4294967295 bytes, more than the 1 MiB a histogram may hold: the file is damaged or not a shootout result"
+        );
+        let e = edited(|v| {
+            v["result"]["series"][0]["histogram"] = BASE64.encode(&forged).into();
+        })
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("result.series[0].histogram claims 4294967295 bytes"),
+            "{e}"
+        );
+    }
+
+    /// A deflate bomb (1 MB inflating to 1 GiB) was read in full, and the file accepted.
+    #[test]
+    fn a_deflate_bomb_histogram_is_refused() {
+        use flate2::write::ZlibEncoder;
+        use std::io::Write;
+        let inner = forged_v2(1 << 30, &[]);
+        let mut z = ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&inner).unwrap();
+        // 64 MiB of zeros (a real bomb's 1 GiB takes the test too long to build).
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..64 {
+            z.write_all(&zeros).unwrap();
+        }
+        let z = z.finish().unwrap();
+        let mut bomb = 0x1c84_9314u32.to_be_bytes().to_vec();
+        bomb.extend_from_slice(&(z.len() as u32).to_be_bytes());
+        bomb.extend_from_slice(&z);
+        assert!(bomb.len() < 128 * 1024, "{}", bomb.len());
+        let e = edited(|v| set_histogram(v, "latency_raw", &bomb)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "result.histograms.latency_raw inflates to more than the 1 MiB a histogram may hold: the file is damaged or not a shootout result"
+        );
+    }
+
+    /// A file with `ok` larger than `completed` was merged and reported.
+    #[test]
+    fn ok_larger_than_completed_is_refused() {
+        let e = edited(|v| v["result"]["counts"]["ok"] = 7.into()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "result.counts.ok is 7, more than result.counts.completed (6): the file is damaged or not a shootout result"
+        );
+        let e = edited(|v| v["result"]["counts"]["ok"] = 3.into()).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "result.counts ok (3) and failures (2) do not add up to completed (6)"
+            ),
+            "{e}"
+        );
+    }
+
+    /// Counts and histograms that disagree: each answer is in every latency histogram and
+    /// under its status, each connection in setup, each request in a second.
+    #[test]
+    fn histograms_or_seconds_that_disagree_with_the_counts_are_refused() {
+        for (edit, want) in [
+            (
+                (|v: &mut serde_json::Value| v["result"]["counts"]["status"]["200"] = 5.into())
+                    as fn(&mut serde_json::Value),
+                "result.histograms.latency holds 5 values, but result.counts.status counts 6 answers",
+            ),
+            (
+                |v| v["result"]["counts"]["status"]["200"] = 9.into(),
+                "result.counts.status counts 10 answers, more than result.counts.completed (6)",
+            ),
+            (
+                |v| v["result"]["counts"]["connections_opened"] = 0.into(),
+                "result.histograms.setup holds 1 values, more than result.counts.connections_opened (0)",
+            ),
+            (
+                |v| v["result"]["series"][0]["completed"] = 5.into(),
+                "result.series counts 5 completed and 2 failed requests, but result.counts has 6 and 2",
+            ),
+            (
+                |v| v["result"]["series"][0]["failed"] = 7.into(),
+                "result.series[0].failed is 7, more than completed (6)",
+            ),
+            (
+                |v| {
+                    let mut h = latency_histogram();
+                    h.record(1).unwrap();
+                    let mut b = Vec::new();
+                    V2DeflateSerializer::new().serialize(&h, &mut b).unwrap();
+                    set_histogram(v, "waiting", &b)
+                },
+                "result.histograms.waiting holds 1 values, but result.counts.status counts 5 answers",
+            ),
+        ] {
+            let e = edited(edit).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}");
+            assert!(
+                e.ends_with(": the file is damaged or not a shootout result"),
+                "{e}"
+            );
+        }
+    }
+
+    /// Counts that overflow when summed wrapped (2^64 − 10 + 100 read back as 90).
+    #[test]
+    fn failures_that_add_up_past_u64_are_refused() {
+        let e = edited(|v| {
+            v["result"]["counts"]["failures"]["timeout"] = (u64::MAX - 10).into();
+            v["result"]["counts"]["failures"]["reset"] = 100.into();
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "result.counts.failures add up past 18446744073709551615: the file is damaged or not a shootout result"
+        );
+        let e = edited(|v| {
+            v["result"]["counts"]["status"]["200"] = (u64::MAX - 10).into();
+            v["result"]["counts"]["status"]["201"] = 100.into();
+        })
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("result.counts.status adds up past 18446744073709551615"),
             "{e}"
         );
     }

@@ -605,6 +605,17 @@ pub enum SpecError {
     /// A request list with no entry.
     #[error("the request list {0} is empty")]
     EmptyList(String),
+    /// A request list with more entries than
+    /// [`MAX_ENTRIES`](crate::requests::MAX_ENTRIES), or bodies that hold more than
+    /// [`MAX_LIST_BODIES`](crate::requests::MAX_LIST_BODIES) together (each shared body
+    /// counted once).
+    #[error("the request list {source_name} {what}: split it, or use fewer or smaller body files")]
+    ListTooLarge {
+        /// The list's file.
+        source_name: String,
+        /// `has 1000001 entries, more than the 1000000 a list may have`.
+        what: String,
+    },
     /// HTTP/1.1 pipelining asked of HTTP/2, which multiplexes streams instead.
     #[error(
         "--pipeline is HTTP/1.1's: over HTTP/2 use --streams {0} instead (streams = {0} in a plan)"
@@ -917,8 +928,32 @@ impl LoadSpec {
 
 /// The checks of [`LoadSpec::validate`] on a request list: the same as on one request.
 fn validate_list(list: &RequestList) -> Result<(), SpecError> {
+    use crate::requests::{MAX_ENTRIES, MAX_LIST_BODIES};
     if list.entries.is_empty() {
         return Err(SpecError::EmptyList(list.source.clone()));
+    }
+    let too_large = |what: String| SpecError::ListTooLarge {
+        source_name: list.source.clone(),
+        what,
+    };
+    if list.entries.len() > MAX_ENTRIES {
+        return Err(too_large(format!(
+            "has {} entries, more than the {MAX_ENTRIES} a list may have",
+            list.entries.len()
+        )));
+    }
+    // Each body once, however many entries share it.
+    let mut seen = std::collections::HashSet::new();
+    let bodies = list
+        .entries
+        .iter()
+        .filter(|e| seen.insert(std::sync::Arc::as_ptr(&e.body) as *const u8))
+        .fold(0usize, |sum, e| sum.saturating_add(e.body.len()));
+    if bodies > MAX_LIST_BODIES {
+        return Err(too_large(format!(
+            "has bodies of {bodies} bytes, more than the {} MiB a list's bodies may hold together",
+            MAX_LIST_BODIES >> 20
+        )));
     }
     for e in &list.entries {
         let request = RequestSpec {
@@ -1229,7 +1264,7 @@ mod tests {
                         method: "GET".into(),
                         path: "/a b".into(),
                         headers: Vec::new(),
-                        body: Vec::new(),
+                        body: Default::default(),
                         line: 1,
                     }],
                     order: Default::default(),

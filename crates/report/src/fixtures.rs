@@ -374,7 +374,7 @@ pub fn list_pipelined() -> (LoadSpec, RunResult) {
         method: method.into(),
         path: path.into(),
         headers: Vec::new(),
-        body: Vec::new(),
+        body: Default::default(),
         line,
     };
     spec.list = Some(RequestList {

@@ -5,7 +5,7 @@
 //! format: changing one needs a migration.
 
 use flate2::{read::ZlibDecoder, write::ZlibEncoder, Compression};
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use shootout_model::{FailureKind, Sample};
 use std::io::{Read, Write};
@@ -81,11 +81,11 @@ pub(crate) fn encode_histogram(h: &Histogram<u64>) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Reads a histogram written by [`encode_histogram`].
+/// Reads a histogram written by [`encode_histogram`], every length it claims bounded
+/// before anything is allocated (`shootout_model::hdr`): a store is a file a user may be
+/// handed, as a result file is.
 pub(crate) fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
-    Deserializer::new()
-        .deserialize(&mut &bytes[..])
-        .map_err(|e| e.to_string())
+    shootout_model::hdr::decode(bytes).map_err(|e| format!("it {e}"))
 }
 
 /// Format byte of the samples BLOB.
@@ -252,5 +252,16 @@ mod tests {
         let back = decode_histogram(&encode_histogram(&h).unwrap()).unwrap();
         assert_eq!(back, h);
         assert!(decode_histogram(b"nope").is_err());
+    }
+
+    /// A stored histogram whose header claimed 4 GiB made the reader allocate 4 GiB.
+    #[test]
+    fn a_histogram_claiming_4_gib_is_refused_before_allocating() {
+        let mut forged = encode_histogram(&shootout_model::latency_histogram()).unwrap();
+        forged[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert_eq!(
+            decode_histogram(&forged).unwrap_err(),
+            "it claims 4294967295 bytes, more than the 1 MiB a histogram may hold"
+        );
     }
 }

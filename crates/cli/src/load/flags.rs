@@ -177,7 +177,9 @@ pub struct LoadArgs {
     pub pipeline: usize,
 
     /// Send the requests listed in FILE (one `METHOD PATH` a line, optional header lines
-    /// and `@body-file`) to the URL's origin, instead of the URL's path.
+    /// and `@body-file`) to the URL's origin, instead of the URL's path. At most 128 MiB
+    /// and 1,000,000 requests; each body file at most 64 MiB, read once however often it
+    /// is named, and 256 MiB for all of them.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["post_file", "put_file", "method", "head"])]
     pub urls: Option<PathBuf>,
 

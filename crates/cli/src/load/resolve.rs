@@ -9,16 +9,16 @@
 
 use super::flags::LoadArgs;
 use super::habits;
+use crate::bounded::{self, Bounded};
 use crate::Failure;
 use anyhow::anyhow;
 use shootout_engine::sys;
-use shootout_model::requests::{Order, RequestList};
+use shootout_model::requests::{Order, RequestList, MAX_ENTRIES, MAX_LIST_BYTES};
 use shootout_model::spec::{check_header, check_method, Limit, SpecError, TargetError, MAX_BODY};
 use shootout_model::{
     parse_duration, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet, Target,
 };
 use shootout_report::{plain_secs, Format};
-use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
@@ -301,21 +301,16 @@ fn request_list(
     let Some(path) = &a.urls else {
         return Ok(None);
     };
-    let text = std::fs::read(path)
-        .map_err(|e| {
-            Failure::usage(anyhow!(
-                "--urls {}: cannot read it: {e} (check the path)",
-                path.display()
-            ))
-        })
-        .and_then(|b| {
-            String::from_utf8(b).map_err(|_| {
-                Failure::usage(anyhow!(
-                    "--urls {}: it is not UTF-8 text: write one request a line, e.g. GET /items/1",
-                    path.display()
-                ))
-            })
-        })?;
+    let text = read_list_text(path).map_err(|e| {
+        let why = match e {
+            ListText::Unreadable(e) => format!("cannot read it: {e} (check the path)"),
+            ListText::NotUtf8 => {
+                "it is not UTF-8 text: write one request a line, e.g. GET /items/1".into()
+            }
+            too_large => too_large.to_string(),
+        };
+        Failure::usage(anyhow!("--urls {}: {why}", path.display()))
+    })?;
     let order = if a.order == "random" {
         Order::Random
     } else {
@@ -337,6 +332,41 @@ fn request_list(
         ));
     }
     Ok(Some(list))
+}
+
+/// Why a list file's text could not be read.
+#[derive(Debug)]
+pub(crate) enum ListText {
+    /// The file could not be read.
+    Unreadable(std::io::Error),
+    /// It is longer than [`MAX_LIST_BYTES`].
+    TooLarge,
+    /// It is not UTF-8.
+    NotUtf8,
+}
+
+impl std::fmt::Display for ListText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListText::Unreadable(e) => write!(f, "{e}"),
+            ListText::TooLarge => write!(
+                f,
+                "it holds more than {}, the most a request list may hold ({MAX_ENTRIES} requests): split it",
+                bounded::size(MAX_LIST_BYTES)
+            ),
+            // The words of `read_to_string`, which read lists before.
+            ListText::NotUtf8 => f.write_str("stream did not contain valid UTF-8"),
+        }
+    }
+}
+
+/// The text of the list file at `path`: at most [`MAX_LIST_BYTES`] (read no further),
+/// UTF-8.
+pub(crate) fn read_list_text(path: &Path) -> Result<String, ListText> {
+    match bounded::read_file(path, MAX_LIST_BYTES).map_err(ListText::Unreadable)? {
+        Bounded::TooLarge => Err(ListText::TooLarge),
+        Bounded::Read(bytes) => String::from_utf8(bytes).map_err(|_| ListText::NotUtf8),
+    }
 }
 
 /// Reads the list at `path` (named `source` in errors), its `@body` files relative to its
@@ -478,17 +508,13 @@ fn parse_cpus(list: &str) -> Result<Vec<usize>, Failure> {
 /// Reads a request body: at most [`MAX_BODY`] bytes (64 MiB), so `-p /dev/zero` is an
 /// error rather than memory running out.
 pub(crate) fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut body)?;
-    if body.len() > MAX_BODY {
-        return Err(std::io::Error::other(format!(
+    match bounded::read_file(path, MAX_BODY as u64)? {
+        Bounded::Read(body) => Ok(body),
+        Bounded::TooLarge => Err(std::io::Error::other(format!(
             "it is larger than {}, the most shootout sends",
             Limit::Body.most()
-        )));
+        ))),
     }
-    Ok(body)
 }
 
 /// Checks before the run that `flag`'s file can be written at its end: its directory
@@ -808,7 +834,7 @@ mod tests {
             (got.entries.len(), got.order, got.seed),
             (2, Order::Random, 9)
         );
-        assert_eq!(got.entries[1].body, b"{\"id\": {seq}}");
+        assert_eq!(&*got.entries[1].body, b"{\"id\": {seq}}");
         assert!(
             p.notes.is_empty(),
             "a seed given is not noted: {:?}",
@@ -837,6 +863,44 @@ mod tests {
         );
         let e = error_of(&["--urls", "/no/such/list", url]);
         assert!(e.contains("cannot read it"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// `--urls /dev/zero` read 1 GB, then died.
+    #[test]
+    fn a_request_list_is_bounded_and_dev_zero_refused() {
+        let url = "http://127.0.0.1/";
+        let e = error_of(&["--urls", "/dev/zero", url]);
+        assert_eq!(
+            e,
+            "--urls /dev/zero: it holds more than 128 MiB, the most a request list may hold (1000000 requests): split it"
+        );
+    }
+
+    /// A 1 KB list naming one 16 MiB body file 64 times reached 2 GB: the file is read
+    /// once and every entry shares it.
+    #[test]
+    fn a_body_file_named_64_times_is_read_once_and_shared() {
+        let dir = tempfile_dir("shared-body");
+        std::fs::write(dir.join("big.bin"), vec![b'x'; 16 << 20]).unwrap();
+        let list = dir.join("list.txt");
+        std::fs::write(
+            &list,
+            "POST /upload
+@big.bin
+
+"
+            .repeat(64),
+        )
+        .unwrap();
+        assert!(std::fs::metadata(&list).unwrap().len() < 2048);
+        let p = plan_of(&["--urls", list.to_str().unwrap(), "http://127.0.0.1/"]).unwrap();
+        let l = p.spec.list.unwrap();
+        assert_eq!(l.entries.len(), 64);
+        assert!(l
+            .entries
+            .iter()
+            .all(|e| std::sync::Arc::ptr_eq(&e.body, &l.entries[0].body)));
         std::fs::remove_dir_all(dir).unwrap();
     }
 

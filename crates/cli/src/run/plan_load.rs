@@ -109,12 +109,19 @@ fn read_lists(plan: &mut Plan, dir: &Path) -> Result<(), Failure> {
     for w in &mut plan.workloads {
         let Some(f) = &w.requests else { continue };
         let path = plan::resolve(dir, f);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            Failure::usage(anyhow!(
-                "workload '{}': cannot read requests {}: {e} (paths are relative to the plan's directory)",
-                w.name,
-                path.display()
-            ))
+        let text = crate::load::read_list_text(&path).map_err(|e| {
+            Failure::usage(match e {
+                crate::load::ListText::TooLarge => anyhow!(
+                    "workload '{}': requests {}: {e}",
+                    w.name,
+                    path.display()
+                ),
+                e => anyhow!(
+                    "workload '{}': cannot read requests {}: {e} (paths are relative to the plan's directory)",
+                    w.name,
+                    path.display()
+                ),
+            })
         })?;
         let list = crate::load::read_list(
             &path.display().to_string(),

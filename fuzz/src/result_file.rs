@@ -1,0 +1,134 @@
+//! Target `result_file`: the reader of result files (`SavedRun::parse`, the histograms it
+//! decodes through `shootout_model::hdr`) and `merge` of what it accepts, fed forged
+//! lengths, deflate bombs and counts that overflow.
+//!
+//! Input layout: a mode byte, then (by `mode % 3`):
+//! - 0: a result file's text (bytes read as UTF-8, lossily);
+//! - 1: the bytes of one histogram (HdrHistogram V2, deflated or not): decoded directly,
+//!   and as the `latency` histogram of a valid result file;
+//! - 2: two result files, split at the first NUL byte, merged when both are read.
+//!
+//! Invariants: no panic (debug assertions on, so an overflow panics); the heap grows by
+//! at most a bound set by the input's length ([`heap_bound`]), whatever a header claims;
+//! a file that is read writes back to a text that reads back to the same text; a merge of
+//! files that were read is a result that reads back (its counts hold the reader's checks).
+
+use crate::alloc;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
+use shootout_analysis::merge::{merge, Source};
+use shootout_model::{LoadSpec, Outcome, RunResult, SavedRun, Target};
+use std::sync::OnceLock;
+use std::time::{Duration, UNIX_EPOCH};
+
+/// The most the heap may grow while one input is read: 64 bytes per input byte (the
+/// parsed structures, the base64 decoded, the text written back, each with a Vec's
+/// doubling) plus 16 MiB for the histograms (each decoded one is at most 184 KiB of
+/// counters, the bytes it came from at most 1 MiB, an inflated payload at most 1 MiB).
+pub fn heap_bound(input: usize) -> usize {
+    64 * input + (16 << 20)
+}
+
+/// A valid result file with no request in it, into which mode 1 puts its histogram.
+fn template() -> &'static str {
+    static T: OnceLock<String> = OnceLock::new();
+    T.get_or_init(|| {
+        let spec = LoadSpec::new(Target::parse("http://127.0.0.1:8080/").expect("a valid URL"));
+        SavedRun {
+            shootout: "0.1.0".into(),
+            shard: None,
+            start_at: None,
+            fleet: spec.clone(),
+            spec,
+            outcome: Outcome::Complete,
+            result: Some(RunResult::empty(
+                UNIX_EPOCH + Duration::from_secs(1_764_000_000),
+                Duration::from_secs(1),
+            )),
+        }
+        .to_json()
+    })
+}
+
+/// The target (see the module).
+pub fn check(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let (_, grew) = alloc::peak_growth(|| match mode % 3 {
+        0 => one(rest),
+        1 => histogram(rest),
+        _ => two(rest),
+    });
+    let bound = heap_bound(data.len());
+    assert!(
+        grew <= bound,
+        "heap grew by {grew} bytes (bound {bound}) reading {} bytes",
+        data.len()
+    );
+}
+
+/// Reads a file; one that is read must write back to a text that reads back the same.
+fn one(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let Ok(run) = SavedRun::parse(&text) else {
+        return;
+    };
+    let written = run.to_json();
+    let again = SavedRun::parse(&written)
+        .unwrap_or_else(|e| panic!("a file that was read writes back unreadable: {e}"));
+    assert_eq!(
+        again.to_json(),
+        written,
+        "a second round trip changed the file"
+    );
+}
+
+/// Decodes a histogram's bytes directly and as a field of a valid file.
+fn histogram(bytes: &[u8]) {
+    if let Ok(h) = shootout_model::hdr::decode(bytes) {
+        assert!(shootout_model::hdr::total(&h).is_some());
+    }
+    let field = format!("\"latency\":\"{}\"", BASE64.encode(bytes));
+    let text = template();
+    let Some(at) = text.find("\"latency\":\"") else {
+        panic!("the template has a latency histogram");
+    };
+    let end = text[at + 11..]
+        .find('"')
+        .map_or(text.len(), |e| at + 11 + e + 1);
+    let forged = format!("{}{field}{}", &text[..at], &text[end..]);
+    let _ = SavedRun::parse(&forged);
+}
+
+/// Reads two files and merges them when both are read; the merge must read back.
+fn two(bytes: &[u8]) {
+    let split = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    let (a, b) = (&bytes[..split], bytes.get(split + 1..).unwrap_or_default());
+    let read = |b: &[u8], name: &str| {
+        SavedRun::parse(&String::from_utf8_lossy(b)).map(|run| Source {
+            name: name.into(),
+            run,
+        })
+    };
+    let (Ok(a), Ok(b)) = (read(a, "a.json"), read(b, "b.json")) else {
+        return;
+    };
+    for partial in [false, true] {
+        let Ok(m) = merge(&[a.clone(), b.clone()], partial) else {
+            continue;
+        };
+        let saved = SavedRun {
+            shootout: "0.1.0".into(),
+            shard: None,
+            start_at: None,
+            fleet: m.spec.clone(),
+            spec: m.spec,
+            outcome: Outcome::Complete,
+            result: Some(m.result),
+        };
+        if let Err(e) = SavedRun::parse(&saved.to_json()) {
+            panic!("the merge of two files that were read does not read back: {e}");
+        }
+    }
+}
