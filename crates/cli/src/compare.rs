@@ -4,8 +4,9 @@
 //! The comparison itself is `shootout_report::compare`; this module reads flags and the
 //! store and picks the exit code.
 
-use crate::report::{format, load_run, open_store, FORMATS};
-use crate::{emit, Failure};
+use crate::output::{emit, Failure};
+use crate::report::{format, FORMATS};
+use crate::stored::{load_run, open_store};
 use anyhow::anyhow;
 use clap::Args;
 use shootout_report::compare::{self, Comparison, Gates};

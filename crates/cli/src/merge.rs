@@ -5,9 +5,10 @@
 //! the renderers of `load` (text, ab, wrk, json, `--html`), optionally saves it, and
 //! judges the `--fail-if` thresholds on the whole fleet (exit 3 when one fails).
 
-use crate::load::dist::{parse_thresholds, write_saved};
-use crate::load::{judge, THRESHOLD_FAILED};
-use crate::Failure;
+use crate::gates::{judge, parse_thresholds};
+use crate::load::dist::write_saved;
+use crate::output::Failure;
+use crate::output::THRESHOLD_FAILED;
 use anyhow::Context;
 use clap::Args;
 use shootout_analysis::merge::{merge as merge_runs, Source};
@@ -77,13 +78,13 @@ pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
             say!("note: {n}");
         }
     }
-    let printed = crate::emit(&shootout_report::render(
+    let printed = crate::output::emit(&shootout_report::render(
         format,
         &merged.spec,
         &merged.result,
     ));
     if matches!(format, Format::Ab | Format::Wrk) && !a.quiet {
-        crate::to_stderr(&shootout_report::warnings(&merged.result));
+        crate::output::to_stderr(&shootout_report::warnings(&merged.result));
     }
     if let Some(path) = &a.html {
         std::fs::write(

@@ -9,7 +9,7 @@
 
 use super::flags::LoadArgs;
 use super::habits;
-use crate::Failure;
+use crate::output::Failure;
 use anyhow::anyhow;
 use shootout_engine::sys;
 use shootout_model::requests::{Order, RequestList};
