@@ -27,6 +27,7 @@
 mod output;
 
 mod abandoned;
+mod choices;
 mod compare;
 mod docs;
 mod gates;

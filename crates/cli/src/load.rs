@@ -13,7 +13,7 @@ mod resolve;
 
 pub use flags::LoadArgs;
 pub(crate) use habits::refused_before_parse;
-pub(crate) use resolve::{read_body, read_list, report_format};
+pub(crate) use resolve::{read_body, read_list};
 
 use crate::gates::judge;
 use crate::output::{Failure, INTERRUPTED, THRESHOLD_FAILED};
@@ -22,7 +22,7 @@ use crate::stop::stop_flag;
 use anyhow::Context;
 use shootout_engine::Control;
 use shootout_model::{FailureKind, LoadSpec, RunResult};
-use shootout_report::{terminal_line, Format};
+use shootout_report::terminal_line;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -83,13 +83,9 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     if plan.sample_heads > 0 {
         habits::print_heads(&heads);
     }
-    let report = match plan.format {
-        Format::Ab => shootout_report::ab_report(spec, &result, plan.ab),
-        f => shootout_report::render(f, spec, &result),
-    };
+    let report = shootout_report::render(plan.format, plan.ab, spec, &result);
     let printed = crate::output::emit(&report);
-    // ab's and wrk's layouts stay parseable: their warnings go to stderr instead.
-    if matches!(plan.format, Format::Ab | Format::Wrk) && !a.quiet {
+    if plan.format.warnings_apart() && !a.quiet {
         crate::output::to_stderr(&shootout_report::warnings(&result));
     }
     // A file that could not be written is an error even when stdout's reader went away.

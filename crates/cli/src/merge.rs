@@ -5,6 +5,7 @@
 //! the renderers of `load` (text, ab, wrk, json, `--html`), optionally saves it, and
 //! judges the `--fail-if` thresholds on the whole fleet (exit 3 when one fails).
 
+use crate::choices::choice;
 use crate::gates::{judge, parse_thresholds};
 use crate::load::dist::write_saved;
 use crate::output::Failure;
@@ -14,7 +15,7 @@ use clap::Args;
 use shootout_analysis::merge::{merge as merge_runs, Source};
 use shootout_model::saved::blocks_in_log;
 use shootout_model::{Outcome, SavedRun};
-use shootout_report::Format;
+use shootout_report::{AbOptions, Format};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -30,8 +31,8 @@ pub struct MergeArgs {
     pub files: Vec<PathBuf>,
 
     /// Report format.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "ab", "wrk", "json"])]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", default_value_t, value_parser = choice::<Format>())]
+    pub format: Format,
 
     /// Same as --format json.
     #[arg(long)]
@@ -61,7 +62,7 @@ pub struct MergeArgs {
 /// Runs `shootout merge`; returns the exit code.
 pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
     let thresholds = parse_thresholds(&a.fail_if)?;
-    let format = crate::load::report_format(a.json, &a.format)?;
+    let format = if a.json { Format::Json } else { a.format };
     let mut sources = Vec::new();
     for file in &a.files {
         sources.extend(read(file)?);
@@ -80,10 +81,11 @@ pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
     }
     let printed = crate::output::emit(&shootout_report::render(
         format,
+        AbOptions::default(),
         &merged.spec,
         &merged.result,
     ));
-    if matches!(format, Format::Ab | Format::Wrk) && !a.quiet {
+    if format.warnings_apart() && !a.quiet {
         crate::output::to_stderr(&shootout_report::warnings(&merged.result));
     }
     if let Some(path) = &a.html {

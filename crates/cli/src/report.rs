@@ -4,15 +4,13 @@
 //! The store is opened and the run loaded by [`crate::stored`], the thresholds judged by
 //! [`crate::gates`], as every command does.
 
+use crate::choices::choice;
 use crate::output::{emit, Failure};
 use crate::stored::{load_run, open_store};
 use anyhow::Context;
 use clap::Args;
 use shootout_report::shootout::RunFormat;
 use std::path::PathBuf;
-
-/// The formats `--format` accepts (`md` is short for `markdown`).
-pub const FORMATS: [&str; 5] = ["text", "markdown", "md", "json", "csv"];
 
 /// Flags of `shootout report`.
 #[derive(Debug, Args)]
@@ -30,8 +28,8 @@ pub struct ReportArgs {
     /// text: the tables `shootout run` printed; markdown: GitHub tables; json: one document
     /// (docs/report-json.md); csv: one RFC 4180 record per step. Default text, or nothing
     /// when --html is given alone.
-    #[arg(long, short = 'f', value_name = "FORMAT", value_parser = FORMATS)]
-    pub format: Option<String>,
+    #[arg(long, short = 'f', value_name = "FORMAT", value_parser = choice::<RunFormat>())]
+    pub format: Option<RunFormat>,
 
     /// Write the self-contained HTML report (tables and charts, opens offline) to FILE;
     /// '-' writes it to stdout.
@@ -48,14 +46,8 @@ pub struct ReportArgs {
     pub fail_if: Vec<String>,
 }
 
-/// Parses a `--format` value that clap already checked.
-pub fn format(name: &str) -> Result<RunFormat, Failure> {
-    name.parse().map_err(Failure::usage)
-}
-
 /// Runs `shootout report`; returns the exit code.
 pub fn report(a: ReportArgs) -> Result<i32, Failure> {
-    let format = a.format.as_deref().map(format).transpose()?;
     let thresholds = crate::gates::parse_thresholds(&a.fail_if)?;
     let store = open_store(&a.db)?;
     let run = if a.runs.is_empty() {
@@ -87,7 +79,7 @@ pub fn report(a: ReportArgs) -> Result<i32, Failure> {
             );
         }
     }
-    match (format, &a.html) {
+    match (a.format, &a.html) {
         (Some(f), _) => emit(&shootout_report::shootout::render(f, &run))?,
         (None, None) => emit(&shootout_report::shootout::text(&run))?,
         (None, Some(_)) => {}

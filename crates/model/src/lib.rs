@@ -5,6 +5,7 @@
 //! reports and the store read `RunResult`s. Units live in the types: `Duration` in memory,
 //! latency histograms in microseconds (named in every doc comment).
 
+pub mod choice;
 pub mod plan;
 pub mod requests;
 pub mod resolved;
@@ -18,6 +19,7 @@ pub mod stored;
 pub mod threshold;
 pub mod units;
 
+pub use choice::Choice;
 pub use result::{
     latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
     GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, TargetStats,

@@ -30,11 +30,11 @@ mod wrk;
 mod fixtures;
 
 use shootout_analysis::stats;
-use shootout_model::{LoadSpec, RunResult};
+use shootout_model::{Choice, LoadSpec, RunResult};
 use std::fmt;
 use std::str::FromStr;
 
-pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv, ab_report, AbOptions};
+pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv, AbOptions};
 pub use grid::{plural, utc_seconds};
 pub use json::{json, SCHEMA_VERSION};
 pub use safe::{csv_text, terminal_line, terminal_text};
@@ -55,28 +55,34 @@ pub enum Format {
     Json,
 }
 
-impl Format {
-    /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 4] = [Format::Text, Format::Ab, Format::Wrk, Format::Json];
+impl Choice for Format {
+    const ALL: &'static [Format] = &[Format::Text, Format::Ab, Format::Wrk, Format::Json];
 
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
+    fn names(self) -> &'static [&'static str] {
         match self {
-            Format::Text => "text",
-            Format::Ab => "ab",
-            Format::Wrk => "wrk",
-            Format::Json => "json",
+            Format::Text => &["text"],
+            Format::Ab => &["ab"],
+            Format::Wrk => &["wrk"],
+            Format::Json => &["json"],
+        }
+    }
+}
+
+impl Format {
+    /// The exporter that renders this format; `ab` is what ab's `-l` and `-S` change.
+    pub fn exporter(self, ab: AbOptions) -> Box<dyn Exporter> {
+        match self {
+            Format::Text => Box::new(text::Text),
+            Format::Ab => Box::new(ab::Ab(ab)),
+            Format::Wrk => Box::new(wrk::Wrk),
+            Format::Json => Box::new(json::Json),
         }
     }
 
-    /// The exporter that renders this format.
-    pub fn exporter(self) -> &'static dyn Exporter {
-        match self {
-            Format::Text => &text::Text,
-            Format::Ab => &ab::Ab,
-            Format::Wrk => &wrk::Wrk,
-            Format::Json => &json::Json,
-        }
+    /// True for another tool's layout (ab's, wrk's), which stays parseable: the run's
+    /// warnings are not in it and go to stderr instead ([`warnings`]).
+    pub fn warnings_apart(self) -> bool {
+        matches!(self, Format::Ab | Format::Wrk)
     }
 }
 
@@ -88,19 +94,15 @@ impl fmt::Display for Format {
 
 /// A `--format` value that names no format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}' is not a report format: choose one of text, ab, wrk, json")]
+#[error("'{0}' is not a report format: choose one of {choices}", choices = Format::list(", "))]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for Format {
     type Err = UnknownFormat;
 
-    /// Parses `text`, `ab`, `wrk` or `json` (case-insensitive, surrounding blanks ignored).
+    /// Parses a format's name (case-insensitive, surrounding blanks ignored).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let wanted = s.trim();
-        Format::ALL
-            .into_iter()
-            .find(|f| f.name().eq_ignore_ascii_case(wanted))
-            .ok_or_else(|| UnknownFormat(s.to_string()))
+        Format::named(s).ok_or_else(|| UnknownFormat(s.to_string()))
     }
 }
 
@@ -111,9 +113,10 @@ pub trait Exporter {
     fn render(&self, spec: &LoadSpec, result: &RunResult) -> String;
 }
 
-/// Renders `result` of the run `spec` in `format`; the text ends with a newline.
-pub fn render(format: Format, spec: &LoadSpec, result: &RunResult) -> String {
-    format.exporter().render(spec, result)
+/// Renders `result` of the run `spec` in `format` (ab's with the options `ab`); the text
+/// ends with a newline.
+pub fn render(format: Format, ab: AbOptions, spec: &LoadSpec, result: &RunResult) -> String {
+    format.exporter(ab).render(spec, result)
 }
 
 /// The setup time of every connection opened, one line for the text, ab and wrk layouts
@@ -143,7 +146,7 @@ mod tests {
 
     #[test]
     fn formats_parse_by_name_and_the_error_lists_the_choices() {
-        for f in Format::ALL {
+        for &f in Format::ALL {
             assert_eq!(f.name().parse::<Format>(), Ok(f));
             assert_eq!(f.to_string().parse::<Format>(), Ok(f));
         }
@@ -167,8 +170,8 @@ mod tests {
         for (name, spec, mut result) in fixtures::all() {
             for duration in [result.duration, std::time::Duration::ZERO] {
                 result.duration = duration;
-                for f in Format::ALL {
-                    let out = render(f, &spec, &result);
+                for &f in Format::ALL {
+                    let out = render(f, AbOptions::default(), &spec, &result);
                     assert!(
                         !has_nan_or_inf(&out),
                         "{name} in {f} for {duration:?}:\n{out}"
@@ -197,7 +200,7 @@ mod tests {
         assert!(r.rps() > 100.0, "{}", r.rps());
         let all = format!("{:.2}", r.rps());
 
-        let text = render(Format::Text, &spec, &r);
+        let text = render(Format::Text, AbOptions::default(), &spec, &r);
         assert_eq!(
             line(&text, "Throughput"),
             format!("Throughput    0.00 req/s ok (good answers only; {all} req/s counting failed ones), 191.97 KiB/s received")
@@ -209,7 +212,7 @@ mod tests {
             Some((r.rps() * 1e3).round() / 1e3)
         );
         // ab and wrk keep their tools' meaning and add the rate of good answers.
-        let ab = render(Format::Ab, &spec, &r);
+        let ab = render(Format::Ab, AbOptions::default(), &spec, &r);
         assert_eq!(
             line(&ab, "Requests per second:"),
             format!("Requests per second:    {all} [#/sec] (mean)")
@@ -218,7 +221,7 @@ mod tests {
             line(&ab, "Good answers per sec:"),
             "Good answers per sec:   0.00 [#/sec] (mean, failed requests left out)"
         );
-        let wrk = render(Format::Wrk, &spec, &r);
+        let wrk = render(Format::Wrk, AbOptions::default(), &spec, &r);
         assert_eq!(
             line(&wrk, "Requests/sec:"),
             format!("Requests/sec: {all:>9}")
@@ -233,20 +236,23 @@ mod tests {
     fn the_good_answer_line_is_added_only_when_some_failed() {
         let (spec, r) = fixtures::interrupted();
         assert_eq!(r.counts.ok, r.counts.completed);
-        let text = render(Format::Text, &spec, &r);
+        let text = render(Format::Text, AbOptions::default(), &spec, &r);
         assert!(
             line(&text, "Throughput").contains(" req/s ok (good answers only), "),
             "{text}"
         );
-        assert!(!render(Format::Ab, &spec, &r).contains("Good answers"));
-        assert!(!render(Format::Wrk, &spec, &r).contains("Good answers"));
+        assert!(!render(Format::Ab, AbOptions::default(), &spec, &r).contains("Good answers"));
+        assert!(!render(Format::Wrk, AbOptions::default(), &spec, &r).contains("Good answers"));
     }
 
     #[test]
     fn snapshots_of_every_format_and_side_file() {
         for (name, spec, result) in fixtures::all() {
-            for f in Format::ALL {
-                insta::assert_snapshot!(format!("{f}_{name}"), render(f, &spec, &result));
+            for &f in Format::ALL {
+                insta::assert_snapshot!(
+                    format!("{f}_{name}"),
+                    render(f, AbOptions::default(), &spec, &result)
+                );
             }
             insta::assert_snapshot!(format!("ab_e_{name}"), ab_percentiles_csv(&result));
             insta::assert_snapshot!(format!("ab_g_{name}"), ab_gnuplot_tsv(&result));

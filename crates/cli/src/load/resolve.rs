@@ -100,7 +100,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     }
     let (spec, dist) = super::dist::resolve(&a.dist, spec, |k| std::env::var(k).ok())?;
     let warmup = warmup(a, &spec)?;
-    let format = report_format(a.json, &a.format)?;
+    let format = if a.json { Format::Json } else { a.format };
     Ok(Plan {
         spec,
         warmup,
@@ -120,14 +120,6 @@ fn busy_poll(value: Option<&str>) -> Result<Duration, Failure> {
     value.map_or(Ok(Duration::ZERO), |v| {
         parse_duration(v).map_err(|e| Failure::usage(anyhow!("--busy-poll: {e}")))
     })
-}
-
-/// The report format of `--format NAME`, or JSON with `--json` (`load` and `merge`).
-pub(crate) fn report_format(json: bool, name: &str) -> Result<Format, Failure> {
-    if json {
-        return Ok(Format::Json);
-    }
-    name.parse().map_err(|e| Failure::usage(anyhow!("{e}")))
 }
 
 /// A rule of the spec the flags broke, said in terms of the flag that broke it.
@@ -313,11 +305,7 @@ fn request_list(
                 ))
             })
         })?;
-    let order = if a.order == "random" {
-        Order::Random
-    } else {
-        Order::Seq
-    };
+    let order = a.order;
     let seed = a.seed.unwrap_or_else(clock_seed);
     let list = read_list(
         &path.display().to_string(),
