@@ -325,7 +325,7 @@ fn connection_times(o: &mut String, r: &RunResult, opts: AbOptions) {
         }
         // Not ab's: ab opens a connection per request (or charges it to the first); the
         // setup of connections opened ahead of their requests would otherwise not show.
-        if let Some(line) = crate::setup_line(r) {
+        if let Some(line) = crate::common::setup_line(r) {
             emit!(o, "{line}");
         }
     }

@@ -15,6 +15,7 @@
 //! [`StoredRun`](shootout_model::stored::StoredRun) — what the store gave back, nothing else.
 
 mod ab;
+mod common;
 pub mod compare;
 mod grid;
 pub mod html;
@@ -37,7 +38,7 @@ use std::str::FromStr;
 pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv, AbOptions};
 pub use grid::{plural, utc_seconds};
 pub use json::{json, SCHEMA_VERSION};
-pub use safe::{csv_text, terminal_line, terminal_text};
+pub use safe::{csv_text, html_text, terminal_line, terminal_text};
 pub use text::warnings;
 pub use units::{human_span, ms3, plain_secs, tenths_secs};
 
@@ -117,27 +118,6 @@ pub trait Exporter {
 /// ends with a newline.
 pub fn render(format: Format, ab: AbOptions, spec: &LoadSpec, result: &RunResult) -> String {
     format.exporter(ab).render(spec, result)
-}
-
-/// The setup time of every connection opened, one line for the text, ab and wrk layouts
-/// (`Connection setup: 50 connections, min 0.105, mean 0.210, max 0.410 ms`), saying so
-/// when they were all opened before any request waited for them (as rate mode opens them),
-/// which is why every request's Connect is 0; `None` when none was recorded.
-pub(crate) fn setup_line(r: &RunResult) -> Option<String> {
-    if r.setup.is_empty() {
-        return None;
-    }
-    let l = shootout_model::LatencySummary::of(&r.setup);
-    let opened = r.setup.len();
-    let mut line = format!(
-        "Connection setup: {opened} connections, min {:.3}, mean {:.3}, max {:.3} ms",
-        l.min, l.mean, l.max
-    );
-    // Rate mode opens the connections before requests fall due: none is charged to one.
-    if !r.connect.is_empty() && r.connect.max() == 0 {
-        line.push_str(" (opened before any request waited for them: Connect is 0)");
-    }
-    Some(line)
 }
 
 #[cfg(test)]
@@ -257,34 +237,5 @@ mod tests {
             insta::assert_snapshot!(format!("ab_e_{name}"), ab_percentiles_csv(&result));
             insta::assert_snapshot!(format!("ab_g_{name}"), ab_gnuplot_tsv(&result));
         }
-    }
-}
-
-#[cfg(test)]
-mod setup_tests {
-    use super::setup_line;
-    use shootout_model::RunResult;
-    use std::time::{Duration, SystemTime};
-
-    #[test]
-    fn connections_opened_ahead_of_their_requests_show_their_setup_and_why_connect_is_0() {
-        let mut r = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1));
-        assert_eq!(setup_line(&r), None, "nothing recorded, nothing said");
-        // Rate mode with keep-alive: four connections opened before the first request was
-        // due; the 100 requests on them waited for none.
-        for us in [100, 200, 300, 1_000] {
-            r.setup.record(us).unwrap();
-        }
-        r.connect.record_n(0, 100).unwrap();
-        assert_eq!(
-            setup_line(&r).unwrap(),
-            "Connection setup: 4 connections, min 0.100, mean 0.400, max 1.000 ms (opened before any request waited for them: Connect is 0)"
-        );
-        // A closed loop charges each connect to the request that waited for it.
-        r.connect.record_n(250, 4).unwrap();
-        assert_eq!(
-            setup_line(&r).unwrap(),
-            "Connection setup: 4 connections, min 0.100, mean 0.400, max 1.000 ms"
-        );
     }
 }

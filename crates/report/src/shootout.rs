@@ -15,6 +15,7 @@
 mod csv;
 pub(crate) mod json;
 mod markdown;
+pub(crate) mod tables;
 pub(crate) mod text;
 pub(crate) mod words;
 
