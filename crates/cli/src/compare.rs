@@ -4,11 +4,13 @@
 //! The comparison itself is `shootout_report::compare`; this module reads flags and the
 //! store and picks the exit code.
 
-use crate::report::{format, load_run, open_store, FORMATS};
-use crate::{emit, Failure};
+use crate::choices::choice;
+use crate::output::{emit, Failure};
+use crate::stored::{load_run, open_store};
 use anyhow::anyhow;
 use clap::Args;
 use shootout_report::compare::{self, Comparison, Gates};
+use shootout_report::shootout::RunFormat;
 use std::path::PathBuf;
 
 /// Flags of `shootout compare`.
@@ -24,8 +26,8 @@ pub struct CompareArgs {
     pub b: i64,
 
     /// text, markdown, json (docs/report-json.md) or csv (one record per pair).
-    #[arg(long, short = 'f', value_name = "FORMAT", default_value = "text", value_parser = FORMATS)]
-    pub format: String,
+    #[arg(long, short = 'f', value_name = "FORMAT", default_value_t, value_parser = choice::<RunFormat>())]
+    pub format: RunFormat,
 
     /// Exit 1 when a contender's median req/s dropped by more than PCT percent ('5%' or
     /// '5') and the drop is significant or could not be tested (rules: --help).
@@ -100,7 +102,7 @@ fn parse_ms(s: &str) -> Result<f64, String> {
 
 /// Runs `shootout compare`; returns the exit code.
 pub fn compare(a: CompareArgs) -> Result<i32, Failure> {
-    let fmt = format(&a.format)?;
+    let fmt = a.format;
     let store = open_store(&a.db)?;
     let run_a = load_run(&store, &a.db, Some(a.a))?;
     let run_b = load_run(&store, &a.db, Some(a.b))?;

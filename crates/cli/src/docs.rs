@@ -2,10 +2,11 @@
 //! generated from the same clap definitions that parse the command line (clap_complete,
 //! clap_mangen), so they never fall behind a flag.
 //!
-//! Seams: reads `Cli::command()` only; the text goes out through [`crate::emit`] under the
+//! Seams: reads `Cli::command()` only; the text goes out through [`crate::output::emit`] under the
 //! output policy of every command.
 
-use crate::{emit, Cli, Failure};
+use crate::output::{emit, Failure};
+use crate::Cli;
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 

@@ -6,7 +6,7 @@
 //! once, for the workload's expectations), and the pure [`plan_text`] of (template,
 //! discovered servers, answers) → TOML, which the plan parser must accept.
 
-use crate::Failure;
+use crate::output::Failure;
 use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_engine::{ParseError, Progress, ResponseParser};
@@ -631,13 +631,13 @@ pub fn init(a: InitArgs) -> Result<i32, Failure> {
                     ))
                 })?;
             f.write_all(text.as_bytes()).map_err(Failure::run)?;
-            crate::emit(&format!(
+            crate::output::emit(&format!(
                 "wrote {} ({} contender(s))\n",
                 p.display(),
                 text.matches("[[contender]]").count()
             ))?;
         }
-        None => crate::emit(&text)?,
+        None => crate::output::emit(&text)?,
     }
     Ok(0)
 }

@@ -13,7 +13,7 @@
 
 use crate::load::dist::{check_start, INDEX_VAR};
 use crate::load::LoadArgs;
-use crate::Failure;
+use crate::output::Failure;
 use anyhow::anyhow;
 use clap::{Args, Parser, Subcommand};
 use shootout_model::parse_duration;
@@ -78,7 +78,7 @@ pub fn k8s(a: K8sArgs) -> Result<i32, Failure> {
         K8sCommand::Job(job) => {
             let start_at = SystemTime::now() + start_in(&job.start_in)?;
             let (manifest, gather) = manifest(&job, start_at)?;
-            crate::emit(&manifest)?;
+            crate::output::emit(&manifest)?;
             say!("when the job is done, gather and merge the results with:\n  {gather}");
             Ok(0)
         }
@@ -271,7 +271,7 @@ fn check_load(
     let parsed = LoadCommand::try_parse_from(&job.load[1..]).map_err(|e| {
         usage(format!(
             "the load after --: {}",
-            crate::clap_line(&e.to_string())
+            crate::output::clap_line(&e.to_string())
         ))
     })?;
     let mut load = parsed.load;
@@ -314,7 +314,7 @@ fn check_load(
             };
             return Err(usage(format!(
                 "the load after --, with the job's flags, is not what a pod can run: {}{double_dash}",
-                crate::clap_line(&e.to_string())
+                crate::output::clap_line(&e.to_string())
             )));
         }
     };

@@ -17,31 +17,21 @@
 //! exist, and result files `merge` refuses), 3 a `--fail-if` threshold of `load`, `merge`,
 //! `run` (or a plan's `fail_if`) or `report` failed, 130 interrupted.
 //!
-//! Output: every command writes its report with `emit`, never `print!` (which panics when
-//! stdout cannot be written); clap's help and version go the same way. A reader that
-//! closes the pipe (`shootout ls | head -2`) ends the command quietly with exit 0; any
-//! other write error (`> /dev/full`) is one line on stderr and exit 1. `Failure::output`
-//! is the one place that tells the two apart, `exit_code` the one place that turns an
-//! outcome into the exit code. SIGPIPE stays ignored, as Rust leaves it, so a closed pipe
-//! is an error to handle, not a signal that kills. Notes and errors go to stderr with
-//! `say!`, which never panics: a stderr that cannot be written changes nothing.
+//! Output: every command writes its report with `output::emit`, never `print!` (which
+//! panics when stdout cannot be written), and its notes with `say!`; clap's help and
+//! version go the same way; `output` holds that policy and the exit codes. SIGPIPE stays
+//! ignored, as Rust leaves it, so a closed pipe is an error to handle, not a signal that
+//! kills.
 
-/// Writes one line to stderr through [`to_stderr`]: every note, warning and error of
-/// every command goes this way, never `eprintln!` (which panics when stderr is a closed
-/// pipe, as in `shootout load URL 2>&1 | head -1`).
-macro_rules! say {
-    () => {
-        $crate::to_stderr("\n")
-    };
-    ($($arg:tt)*) => {
-        $crate::to_stderr(&format!("{}\n", format_args!($($arg)*)))
-    };
-}
+#[macro_use]
+mod output;
 
 mod abandoned;
 mod bounded;
+mod choices;
 mod compare;
 mod docs;
+mod gates;
 mod init;
 mod k8s;
 mod live;
@@ -51,11 +41,11 @@ mod merge;
 mod progress;
 mod report;
 mod run;
+mod stop;
+mod stored;
 
 use clap::{Parser, Subcommand};
-use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use output::{clap_line, exit_code, Failure};
 
 /// What `shootout --help` opens with.
 const ABOUT: &str = "Benchmark web servers honestly: load one URL as ab or wrk would, or run a \
@@ -109,98 +99,6 @@ enum Command {
     K8s(k8s::K8sArgs),
 }
 
-/// A failure with the exit code it deserves.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    /// 1: the run could not be done (or a gate failed); 2: bad usage.
-    pub code: i32,
-    /// What went wrong and what to do.
-    pub error: anyhow::Error,
-}
-
-impl Failure {
-    /// Bad usage (exit 2).
-    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
-        Failure {
-            code: 2,
-            error: error.into(),
-        }
-    }
-    /// The run could not be done (exit 1).
-    pub fn run(error: impl Into<anyhow::Error>) -> Self {
-        Failure {
-            code: 1,
-            error: error.into(),
-        }
-    }
-}
-
-impl Failure {
-    /// A failed write of the command's output to stdout. A closed pipe (the reader went
-    /// away: `| head`) is no failure: the command ends there, quietly, with exit 0. Any other
-    /// error (a full disk, `> /dev/full`) is exit 1.
-    pub fn output(e: std::io::Error) -> Self {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            Failure {
-                code: 0,
-                error: ClosedStdout.into(),
-            }
-        } else {
-            Failure::run(anyhow::Error::new(e).context("cannot write the output to stdout"))
-        }
-    }
-}
-
-/// The reader of stdout closed it: nothing to say, nothing left to do.
-#[derive(Debug)]
-struct ClosedStdout;
-
-impl std::fmt::Display for ClosedStdout {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("stdout was closed by its reader")
-    }
-}
-
-impl std::error::Error for ClosedStdout {}
-
-/// Writes `text` to stdout (locked, flushed): the one way a command writes its output.
-/// See [`Failure::output`] for what a failed write becomes.
-pub(crate) fn emit(text: &str) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(Failure::output)
-}
-
-/// Writes `text` to stderr as it is. A stderr that cannot be written (a closed pipe, a
-/// full disk) is not worth a panic, nor a different exit code.
-pub(crate) fn to_stderr(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
-}
-
-/// The exit code for a run that Ctrl-C ended.
-pub(crate) const INTERRUPTED: i32 = 130;
-
-/// The process-wide stop flag, set by Ctrl-C / SIGTERM. A second signal kills every
-/// contender's process group and exits at once (the store stays consistent: each step is
-/// one transaction).
-pub(crate) fn stop_flag() -> Arc<AtomicBool> {
-    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    STOP.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = flag.clone();
-        let _ = ctrlc::set_handler(move || {
-            if f.swap(true, Ordering::SeqCst) {
-                live::restore();
-                shootout_harness::kill_live_groups();
-                std::process::exit(INTERRUPTED);
-            }
-        });
-        flag
-    })
-    .clone()
-}
-
 /// Runs the command line; returns the exit code.
 pub fn main() -> i32 {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -223,29 +121,6 @@ pub fn main() -> i32 {
         Command::Merge(args) => merge::merge(args),
         Command::K8s(args) => k8s::k8s(args),
     })
-}
-
-/// A command's outcome as the process's exit code: a failure is one line on stderr, but
-/// a stdout its reader closed ends quietly with exit 0.
-fn exit_code(result: Result<i32, Failure>) -> i32 {
-    match result {
-        Ok(code) => code,
-        Err(f) if f.error.is::<ClosedStdout>() => 0,
-        Err(f) => {
-            // Each cause once: messages that already quote their source skip it.
-            let mut line = String::new();
-            for cause in f.error.chain().map(|e| e.to_string()) {
-                if !line.contains(&cause) {
-                    if !line.is_empty() {
-                        line.push_str(": ");
-                    }
-                    line.push_str(&cause);
-                }
-            }
-            say!("error: {line}");
-            f.code
-        }
-    }
 }
 
 /// Prints a clap error as one line; help and version print as usual, under the output
@@ -273,27 +148,6 @@ fn clap_error(e: clap::Error) -> i32 {
             2
         }
     }
-}
-
-/// clap's error as one line: the error, then its hints (`[possible values: …]`, `tip: a
-/// similar subcommand exists: 'report'`), without the usage and the generic "try --help".
-pub(crate) fn clap_line(text: &str) -> String {
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let mut out = lines
-        .next()
-        .unwrap_or("bad usage")
-        .trim_start_matches("error: ")
-        .to_string();
-    for l in lines {
-        if l.starts_with('[') || l.starts_with('<') || (l.starts_with("--") && !l.contains(' ')) {
-            out.push(' ');
-            out.push_str(l);
-        } else if let Some(tip) = l.strip_prefix("tip: ") {
-            out.push_str("; ");
-            out.push_str(tip);
-        }
-    }
-    out
 }
 
 /// `shootout report` when the command line names a subcommand, else `shootout`: whose

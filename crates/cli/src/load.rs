@@ -2,7 +2,7 @@
 //! [`flags`] is what was typed (clap, no logic), [`resolve`] turns it into a validated
 //! [`LoadSpec`](shootout_model::LoadSpec) through the model's builder. This module runs
 //! the engine (after an optional warm-up), reports in the chosen format on stdout (through
-//! [`crate::emit`]), writes the `-e`, `-g`, `--html` and `--save` files and judges the
+//! [`crate::output::emit`]), writes the `-e`, `-g`, `--html` and `--save` files and judges the
 //! `--fail-if` thresholds. [`dist`] holds the flags of a load spread over many processes,
 //! [`habits`] the flags of other tools (ab, wrk, oha, hey) and the heads `-v 2` prints.
 
@@ -13,14 +13,16 @@ mod resolve;
 
 pub use flags::LoadArgs;
 pub(crate) use habits::refused_before_parse;
-pub(crate) use resolve::{read_body, read_list, read_list_text, report_format, ListText};
+pub(crate) use resolve::{read_body, read_list, read_list_text, ListText};
 
+use crate::gates::judge;
+use crate::output::{Failure, INTERRUPTED, THRESHOLD_FAILED};
 use crate::progress::{Bound, Display, Progress};
-use crate::{stop_flag, Failure, INTERRUPTED};
+use crate::stop::stop_flag;
 use anyhow::Context;
 use shootout_engine::Control;
 use shootout_model::{FailureKind, LoadSpec, RunResult};
-use shootout_report::{terminal_line, Format};
+use shootout_report::terminal_line;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -81,14 +83,10 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     if plan.sample_heads > 0 {
         habits::print_heads(&heads);
     }
-    let report = match plan.format {
-        Format::Ab => shootout_report::ab_report(spec, &result, plan.ab),
-        f => shootout_report::render(f, spec, &result),
-    };
-    let printed = crate::emit(&report);
-    // ab's and wrk's layouts stay parseable: their warnings go to stderr instead.
-    if matches!(plan.format, Format::Ab | Format::Wrk) && !a.quiet {
-        crate::to_stderr(&shootout_report::warnings(&result));
+    let report = shootout_report::render(plan.format, plan.ab, spec, &result);
+    let printed = crate::output::emit(&report);
+    if plan.format.warnings_apart() && !a.quiet {
+        crate::output::to_stderr(&shootout_report::warnings(&result));
     }
     // A file that could not be written is an error even when stdout's reader went away.
     write_files(&a, spec, &result)?;
@@ -107,21 +105,6 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
 
 /// With `--start-at`, how long before the start the engine begins to connect.
 const CONNECT_AHEAD: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// The exit code of a run that breached a `--fail-if` threshold.
-pub(crate) const THRESHOLD_FAILED: i32 = 3;
-
-/// Says on stderr, one line each, which thresholds `result` breached; true if any.
-pub(crate) fn judge(
-    thresholds: &[shootout_analysis::threshold::Threshold],
-    result: &RunResult,
-) -> bool {
-    let breaches = shootout_analysis::threshold::judge(thresholds, result);
-    for b in &breaches {
-        say!("{b}");
-    }
-    !breaches.is_empty()
-}
 
 /// Checks that `--start-at`, if given, has not passed by more than a second; if it has,
 /// the shard writes a failed result (so the merge names it) and the run is refused.

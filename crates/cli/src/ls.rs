@@ -1,11 +1,8 @@
-//! `shootout ls` (the runs in the store, newest first) and the closing report of a run,
-//! both read from the store only, so a report printed later is the one `run` printed.
+//! `shootout ls`: the runs in the store, newest first, one line each (the store is opened
+//! as every reading command opens it, in [`crate::stored`]).
 
-use crate::Failure;
-use anyhow::anyhow;
+use crate::output::Failure;
 use clap::Args;
-use shootout_model::stored::StoredRun;
-use shootout_store::{RunId, Store};
 use std::path::PathBuf;
 
 /// Flags of `shootout ls`.
@@ -18,9 +15,9 @@ pub struct LsArgs {
 
 /// Lists the runs; returns the exit code.
 pub fn ls(a: LsArgs) -> Result<i32, Failure> {
-    let store = crate::report::open_store(&a.db)?;
+    let store = crate::stored::open_store(&a.db)?;
     let runs = store.runs().map_err(Failure::run)?;
-    crate::emit(&listing(&a.db, &runs))?;
+    crate::output::emit(&listing(&a.db, &runs))?;
     Ok(0)
 }
 
@@ -45,15 +42,4 @@ fn listing(db: &std::path::Path, runs: &[shootout_store::RunSummary]) -> String 
         ));
     }
     out
-}
-
-/// The report `shootout run` prints when it ends: [`shootout_report::shootout::text`] of
-/// run `id` as read back from the store — the very function `shootout report` calls, so a
-/// report made later prints exactly this — with the run read back (its thresholds are
-/// judged on it).
-pub fn run_table(store: &Store, id: RunId) -> anyhow::Result<(String, StoredRun)> {
-    let run = store
-        .load_run(id)?
-        .ok_or_else(|| anyhow!("run {} is not in the store", id.0))?;
-    Ok((shootout_report::shootout::text(&run), run))
 }

@@ -7,15 +7,17 @@
 //! input is read up to [`MAX_RESULT_BYTES`] and no further.
 
 use crate::bounded::{self, Bounded};
-use crate::load::dist::{parse_thresholds, write_saved};
-use crate::load::{judge, THRESHOLD_FAILED};
-use crate::Failure;
+use crate::choices::choice;
+use crate::gates::{judge, parse_thresholds};
+use crate::load::dist::write_saved;
+use crate::output::Failure;
+use crate::output::THRESHOLD_FAILED;
 use anyhow::Context;
 use clap::Args;
 use shootout_analysis::merge::{merge as merge_runs, Source};
 use shootout_model::saved::{blocks_in_log, MAX_RESULT_BYTES};
 use shootout_model::{Outcome, SavedRun};
-use shootout_report::Format;
+use shootout_report::{AbOptions, Format};
 use std::path::{Path, PathBuf};
 
 /// Flags of `shootout merge`.
@@ -30,8 +32,8 @@ pub struct MergeArgs {
     pub files: Vec<PathBuf>,
 
     /// Report format.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "ab", "wrk", "json"])]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", default_value_t, value_parser = choice::<Format>())]
+    pub format: Format,
 
     /// Same as --format json.
     #[arg(long)]
@@ -61,7 +63,7 @@ pub struct MergeArgs {
 /// Runs `shootout merge`; returns the exit code.
 pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
     let thresholds = parse_thresholds(&a.fail_if)?;
-    let format = crate::load::report_format(a.json, &a.format)?;
+    let format = if a.json { Format::Json } else { a.format };
     let mut sources = Vec::new();
     for file in &a.files {
         sources.extend(read(file)?);
@@ -78,13 +80,14 @@ pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
             say!("note: {n}");
         }
     }
-    let printed = crate::emit(&shootout_report::render(
+    let printed = crate::output::emit(&shootout_report::render(
         format,
+        AbOptions::default(),
         &merged.spec,
         &merged.result,
     ));
-    if matches!(format, Format::Ab | Format::Wrk) && !a.quiet {
-        crate::to_stderr(&shootout_report::warnings(&merged.result));
+    if format.warnings_apart() && !a.quiet {
+        crate::output::to_stderr(&shootout_report::warnings(&merged.result));
     }
     if let Some(path) = &a.html {
         std::fs::write(

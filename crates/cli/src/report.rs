@@ -1,20 +1,16 @@
 //! `shootout report [RUN]`: a stored run rendered from the store alone — as the terminal
 //! tables `shootout run` printed when it ended (the same function renders both), as
 //! Markdown, JSON or CSV, and/or as the self-contained HTML report written to a file.
-//!
-//! Also the store plumbing `compare` shares: opening an existing store and loading a run,
-//! each failure a one-line error that names the fix (exit 2: the user asked for something
-//! that is not there).
+//! The store is opened and the run loaded by [`crate::stored`], the thresholds judged by
+//! [`crate::gates`], as every command does.
 
-use crate::{emit, Failure};
-use anyhow::{anyhow, Context};
+use crate::choices::choice;
+use crate::output::{emit, Failure};
+use crate::stored::{load_run, open_store};
+use anyhow::Context;
 use clap::Args;
 use shootout_report::shootout::RunFormat;
-use shootout_store::{RunId, Store, StoreError, StoredRun};
-use std::path::{Path, PathBuf};
-
-/// The formats `--format` accepts (`md` is short for `markdown`).
-pub const FORMATS: [&str; 5] = ["text", "markdown", "md", "json", "csv"];
+use std::path::PathBuf;
 
 /// Flags of `shootout report`.
 #[derive(Debug, Args)]
@@ -32,8 +28,8 @@ pub struct ReportArgs {
     /// text: the tables `shootout run` printed; markdown: GitHub tables; json: one document
     /// (docs/report-json.md); csv: one RFC 4180 record per step. Default text, or nothing
     /// when --html is given alone.
-    #[arg(long, short = 'f', value_name = "FORMAT", value_parser = FORMATS)]
-    pub format: Option<String>,
+    #[arg(long, short = 'f', value_name = "FORMAT", value_parser = choice::<RunFormat>())]
+    pub format: Option<RunFormat>,
 
     /// Write the self-contained HTML report (tables and charts, opens offline) to FILE;
     /// '-' writes it to stdout.
@@ -50,60 +46,9 @@ pub struct ReportArgs {
     pub fail_if: Vec<String>,
 }
 
-/// Parses a `--format` value that clap already checked.
-pub fn format(name: &str) -> Result<RunFormat, Failure> {
-    name.parse().map_err(Failure::usage)
-}
-
-/// Opens the store at `db`, which must exist, read-only: reading changes nothing, and a
-/// store the user cannot write can be read. A store of an older schema is upgraded first
-/// (a write) when the user may write it; otherwise the error says how to upgrade it. Runs
-/// whose shootout died are then reclaimed ([`crate::abandoned::reclaim`] opens its own
-/// writer only when there is one to mark).
-pub fn open_store(db: &Path) -> Result<Store, Failure> {
-    if !db.exists() {
-        return Err(Failure::usage(anyhow!(
-            "no store at {}: run a plan first (shootout run PLAN.toml) or give --db PATH",
-            db.display()
-        )));
-    }
-    let store = match Store::open_read_only(db) {
-        Err(outdated @ StoreError::Outdated { .. }) => {
-            Store::open_existing(db).map_err(|_| Failure::run(outdated))?
-        }
-        other => other.map_err(Failure::run)?,
-    };
-    crate::abandoned::reclaim(db, &store);
-    Ok(store)
-}
-
-/// Loads run `id` (the latest when `None`) with its contenders and steps.
-pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, Failure> {
-    let id = match id {
-        Some(id) => RunId(id),
-        None => match store.latest_run().map_err(Failure::run)? {
-            Some(r) => r.id,
-            None => {
-                return Err(Failure::usage(anyhow!(
-                    "no runs in {}: run a plan first (shootout run PLAN.toml) or give --db PATH",
-                    db.display()
-                )))
-            }
-        },
-    };
-    store.load_run(id).map_err(Failure::run)?.ok_or_else(|| {
-        Failure::usage(anyhow!(
-            "run {id} is not in {}: 'shootout ls --db {}' lists the runs",
-            db.display(),
-            db.display()
-        ))
-    })
-}
-
 /// Runs `shootout report`; returns the exit code.
 pub fn report(a: ReportArgs) -> Result<i32, Failure> {
-    let format = a.format.as_deref().map(format).transpose()?;
-    let thresholds = crate::load::dist::parse_thresholds(&a.fail_if)?;
+    let thresholds = crate::gates::parse_thresholds(&a.fail_if)?;
     let store = open_store(&a.db)?;
     let run = if a.runs.is_empty() {
         load_run(&store, &a.db, a.run)?
@@ -134,14 +79,14 @@ pub fn report(a: ReportArgs) -> Result<i32, Failure> {
             );
         }
     }
-    match (format, &a.html) {
+    match (a.format, &a.html) {
         (Some(f), _) => emit(&shootout_report::shootout::render(f, &run))?,
         (None, None) => emit(&shootout_report::shootout::text(&run))?,
         (None, Some(_)) => {}
     }
-    let breached = crate::run::judge_cells(&run, |_| &thresholds);
+    let breached = crate::gates::judge_cells(&run, |_| &thresholds);
     Ok(if breached {
-        crate::load::THRESHOLD_FAILED
+        crate::output::THRESHOLD_FAILED
     } else {
         0
     })

@@ -5,6 +5,7 @@
 //! reports and the store read `RunResult`s. Units live in the types: `Duration` in memory,
 //! latency histograms in microseconds (named in every doc comment).
 
+pub mod choice;
 pub mod hdr;
 pub mod plan;
 pub mod requests;
@@ -19,6 +20,7 @@ pub mod stored;
 pub mod threshold;
 pub mod units;
 
+pub use choice::Choice;
 pub use result::{
     latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
     GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, TargetStats,

@@ -110,6 +110,22 @@ pub enum Order {
     Random,
 }
 
+impl std::fmt::Display for Order {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(crate::Choice::name(*self))
+    }
+}
+
+impl crate::Choice for Order {
+    const ALL: &'static [Order] = &[Order::Seq, Order::Random];
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            Order::Seq => &["seq"],
+            Order::Random => &["random"],
+        }
+    }
+}
+
 /// One request of a list. Its fields passed the checks of `-m` and `-H`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListEntry {

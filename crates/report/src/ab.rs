@@ -27,12 +27,12 @@ macro_rules! emit {
     };
 }
 
-/// The ab rendering.
-pub struct Ab;
+/// The ab rendering, with the options of ab's own flags.
+pub struct Ab(pub AbOptions);
 
 impl Exporter for Ab {
     fn render(&self, spec: &LoadSpec, result: &RunResult) -> String {
-        ab_report(spec, result, AbOptions::default())
+        ab_report(spec, result, self.0)
     }
 }
 
@@ -147,9 +147,9 @@ impl AbRow {
 /// ab's percentile table rows.
 const AB_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
 
-/// The report as ab prints it with the flags of `opts` ([`Ab`] renders the defaults):
-/// server and document, counts, rates, then the connection times and percentile tables.
-pub fn ab_report(spec: &LoadSpec, r: &RunResult, opts: AbOptions) -> String {
+/// The report as ab prints it with the flags of `opts` (what [`Ab`] renders): server and
+/// document, counts, rates, then the connection times and percentile tables.
+pub(crate) fn ab_report(spec: &LoadSpec, r: &RunResult, opts: AbOptions) -> String {
     let mut o = String::new();
     server_and_document(&mut o, spec, r);
     counts(&mut o, spec, r, opts);
@@ -325,7 +325,7 @@ fn connection_times(o: &mut String, r: &RunResult, opts: AbOptions) {
         }
         // Not ab's: ab opens a connection per request (or charges it to the first); the
         // setup of connections opened ahead of their requests would otherwise not show.
-        if let Some(line) = crate::setup_line(r) {
+        if let Some(line) = crate::common::setup_line(r) {
             emit!(o, "{line}");
         }
     }

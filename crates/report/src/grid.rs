@@ -5,7 +5,7 @@
 //!
 //! Everything here is a pure function of its arguments; callers decide the columns.
 
-use crate::safe::terminal_line;
+use crate::safe::{html_text, terminal_line};
 use crate::units::rfc3339;
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -53,13 +53,13 @@ impl Table {
         };
         out.push_str("<div class=\"tw\"><table>\n<tr>");
         for (i, h) in self.header.iter().enumerate() {
-            let _ = write!(out, "<th{}>{}</th>", class(i), crate::html::escape(h));
+            let _ = write!(out, "<th{}>{}</th>", class(i), html_text(h));
         }
         out.push_str("</tr>\n");
         for r in &self.rows {
             out.push_str("<tr>");
             for (i, c) in r.iter().enumerate() {
-                let _ = write!(out, "<td{}>{}</td>", class(i), crate::html::escape(c));
+                let _ = write!(out, "<td{}>{}</td>", class(i), html_text(c));
             }
             out.push_str("</tr>\n");
         }

@@ -11,7 +11,7 @@ use crate::units::{json_ms as ms, json_secs as s, ratio, rfc3339, round, unix_s}
 use crate::Exporter;
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
-use shootout_model::requests::Order;
+use shootout_model::Choice;
 use shootout_model::{LatencySummary, LoadSpec, Pace, RunResult};
 
 /// Version of the JSON document's schema; raised when a field changes meaning or goes away
@@ -171,10 +171,7 @@ fn load_json(spec: &LoadSpec) -> Value {
         "streams": spec.streams,
         "pipeline": spec.pipeline,
         "requests_file": spec.list.as_ref().map(|l| l.source.as_str()),
-        "order": spec.list.as_ref().map(|l| match l.order {
-            Order::Seq => "seq",
-            Order::Random => "random",
-        }),
+        "order": spec.list.as_ref().map(|l| l.order.name()),
         "seed": spec.list.as_ref().map(|l| l.seed),
         "busy_poll_us": spec.busy_poll.as_micros() as u64,
     })

@@ -15,6 +15,7 @@
 //! [`StoredRun`](shootout_model::stored::StoredRun) — what the store gave back, nothing else.
 
 mod ab;
+mod common;
 pub mod compare;
 mod grid;
 pub mod html;
@@ -30,14 +31,14 @@ mod wrk;
 mod fixtures;
 
 use shootout_analysis::stats;
-use shootout_model::{LoadSpec, RunResult};
+use shootout_model::{Choice, LoadSpec, RunResult};
 use std::fmt;
 use std::str::FromStr;
 
-pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv, ab_report, AbOptions};
+pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv, AbOptions};
 pub use grid::{plural, utc_seconds};
 pub use json::{json, SCHEMA_VERSION};
-pub use safe::{csv_text, terminal_line, terminal_text};
+pub use safe::{csv_text, html_text, terminal_line, terminal_text};
 pub use text::warnings;
 pub use units::{human_span, ms3, plain_secs, tenths_secs};
 
@@ -55,28 +56,34 @@ pub enum Format {
     Json,
 }
 
-impl Format {
-    /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 4] = [Format::Text, Format::Ab, Format::Wrk, Format::Json];
+impl Choice for Format {
+    const ALL: &'static [Format] = &[Format::Text, Format::Ab, Format::Wrk, Format::Json];
 
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
+    fn names(self) -> &'static [&'static str] {
         match self {
-            Format::Text => "text",
-            Format::Ab => "ab",
-            Format::Wrk => "wrk",
-            Format::Json => "json",
+            Format::Text => &["text"],
+            Format::Ab => &["ab"],
+            Format::Wrk => &["wrk"],
+            Format::Json => &["json"],
+        }
+    }
+}
+
+impl Format {
+    /// The exporter that renders this format; `ab` is what ab's `-l` and `-S` change.
+    pub fn exporter(self, ab: AbOptions) -> Box<dyn Exporter> {
+        match self {
+            Format::Text => Box::new(text::Text),
+            Format::Ab => Box::new(ab::Ab(ab)),
+            Format::Wrk => Box::new(wrk::Wrk),
+            Format::Json => Box::new(json::Json),
         }
     }
 
-    /// The exporter that renders this format.
-    pub fn exporter(self) -> &'static dyn Exporter {
-        match self {
-            Format::Text => &text::Text,
-            Format::Ab => &ab::Ab,
-            Format::Wrk => &wrk::Wrk,
-            Format::Json => &json::Json,
-        }
+    /// True for another tool's layout (ab's, wrk's), which stays parseable: the run's
+    /// warnings are not in it and go to stderr instead ([`warnings`]).
+    pub fn warnings_apart(self) -> bool {
+        matches!(self, Format::Ab | Format::Wrk)
     }
 }
 
@@ -88,19 +95,15 @@ impl fmt::Display for Format {
 
 /// A `--format` value that names no format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}' is not a report format: choose one of text, ab, wrk, json")]
+#[error("'{0}' is not a report format: choose one of {choices}", choices = Format::list(", "))]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for Format {
     type Err = UnknownFormat;
 
-    /// Parses `text`, `ab`, `wrk` or `json` (case-insensitive, surrounding blanks ignored).
+    /// Parses a format's name (case-insensitive, surrounding blanks ignored).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let wanted = s.trim();
-        Format::ALL
-            .into_iter()
-            .find(|f| f.name().eq_ignore_ascii_case(wanted))
-            .ok_or_else(|| UnknownFormat(s.to_string()))
+        Format::named(s).ok_or_else(|| UnknownFormat(s.to_string()))
     }
 }
 
@@ -111,30 +114,10 @@ pub trait Exporter {
     fn render(&self, spec: &LoadSpec, result: &RunResult) -> String;
 }
 
-/// Renders `result` of the run `spec` in `format`; the text ends with a newline.
-pub fn render(format: Format, spec: &LoadSpec, result: &RunResult) -> String {
-    format.exporter().render(spec, result)
-}
-
-/// The setup time of every connection opened, one line for the text, ab and wrk layouts
-/// (`Connection setup: 50 connections, min 0.105, mean 0.210, max 0.410 ms`), saying so
-/// when they were all opened before any request waited for them (as rate mode opens them),
-/// which is why every request's Connect is 0; `None` when none was recorded.
-pub(crate) fn setup_line(r: &RunResult) -> Option<String> {
-    if r.setup.is_empty() {
-        return None;
-    }
-    let l = shootout_model::LatencySummary::of(&r.setup);
-    let opened = r.setup.len();
-    let mut line = format!(
-        "Connection setup: {opened} connections, min {:.3}, mean {:.3}, max {:.3} ms",
-        l.min, l.mean, l.max
-    );
-    // Rate mode opens the connections before requests fall due: none is charged to one.
-    if !r.connect.is_empty() && r.connect.max() == 0 {
-        line.push_str(" (opened before any request waited for them: Connect is 0)");
-    }
-    Some(line)
+/// Renders `result` of the run `spec` in `format` (ab's with the options `ab`); the text
+/// ends with a newline.
+pub fn render(format: Format, ab: AbOptions, spec: &LoadSpec, result: &RunResult) -> String {
+    format.exporter(ab).render(spec, result)
 }
 
 #[cfg(test)]
@@ -143,7 +126,7 @@ mod tests {
 
     #[test]
     fn formats_parse_by_name_and_the_error_lists_the_choices() {
-        for f in Format::ALL {
+        for &f in Format::ALL {
             assert_eq!(f.name().parse::<Format>(), Ok(f));
             assert_eq!(f.to_string().parse::<Format>(), Ok(f));
         }
@@ -167,8 +150,8 @@ mod tests {
         for (name, spec, mut result) in fixtures::all() {
             for duration in [result.duration, std::time::Duration::ZERO] {
                 result.duration = duration;
-                for f in Format::ALL {
-                    let out = render(f, &spec, &result);
+                for &f in Format::ALL {
+                    let out = render(f, AbOptions::default(), &spec, &result);
                     assert!(
                         !has_nan_or_inf(&out),
                         "{name} in {f} for {duration:?}:\n{out}"
@@ -197,7 +180,7 @@ mod tests {
         assert!(r.rps() > 100.0, "{}", r.rps());
         let all = format!("{:.2}", r.rps());
 
-        let text = render(Format::Text, &spec, &r);
+        let text = render(Format::Text, AbOptions::default(), &spec, &r);
         assert_eq!(
             line(&text, "Throughput"),
             format!("Throughput    0.00 req/s ok (good answers only; {all} req/s counting failed ones), 191.97 KiB/s received")
@@ -209,7 +192,7 @@ mod tests {
             Some((r.rps() * 1e3).round() / 1e3)
         );
         // ab and wrk keep their tools' meaning and add the rate of good answers.
-        let ab = render(Format::Ab, &spec, &r);
+        let ab = render(Format::Ab, AbOptions::default(), &spec, &r);
         assert_eq!(
             line(&ab, "Requests per second:"),
             format!("Requests per second:    {all} [#/sec] (mean)")
@@ -218,7 +201,7 @@ mod tests {
             line(&ab, "Good answers per sec:"),
             "Good answers per sec:   0.00 [#/sec] (mean, failed requests left out)"
         );
-        let wrk = render(Format::Wrk, &spec, &r);
+        let wrk = render(Format::Wrk, AbOptions::default(), &spec, &r);
         assert_eq!(
             line(&wrk, "Requests/sec:"),
             format!("Requests/sec: {all:>9}")
@@ -233,52 +216,26 @@ mod tests {
     fn the_good_answer_line_is_added_only_when_some_failed() {
         let (spec, r) = fixtures::interrupted();
         assert_eq!(r.counts.ok, r.counts.completed);
-        let text = render(Format::Text, &spec, &r);
+        let text = render(Format::Text, AbOptions::default(), &spec, &r);
         assert!(
             line(&text, "Throughput").contains(" req/s ok (good answers only), "),
             "{text}"
         );
-        assert!(!render(Format::Ab, &spec, &r).contains("Good answers"));
-        assert!(!render(Format::Wrk, &spec, &r).contains("Good answers"));
+        assert!(!render(Format::Ab, AbOptions::default(), &spec, &r).contains("Good answers"));
+        assert!(!render(Format::Wrk, AbOptions::default(), &spec, &r).contains("Good answers"));
     }
 
     #[test]
     fn snapshots_of_every_format_and_side_file() {
         for (name, spec, result) in fixtures::all() {
-            for f in Format::ALL {
-                insta::assert_snapshot!(format!("{f}_{name}"), render(f, &spec, &result));
+            for &f in Format::ALL {
+                insta::assert_snapshot!(
+                    format!("{f}_{name}"),
+                    render(f, AbOptions::default(), &spec, &result)
+                );
             }
             insta::assert_snapshot!(format!("ab_e_{name}"), ab_percentiles_csv(&result));
             insta::assert_snapshot!(format!("ab_g_{name}"), ab_gnuplot_tsv(&result));
         }
-    }
-}
-
-#[cfg(test)]
-mod setup_tests {
-    use super::setup_line;
-    use shootout_model::RunResult;
-    use std::time::{Duration, SystemTime};
-
-    #[test]
-    fn connections_opened_ahead_of_their_requests_show_their_setup_and_why_connect_is_0() {
-        let mut r = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1));
-        assert_eq!(setup_line(&r), None, "nothing recorded, nothing said");
-        // Rate mode with keep-alive: four connections opened before the first request was
-        // due; the 100 requests on them waited for none.
-        for us in [100, 200, 300, 1_000] {
-            r.setup.record(us).unwrap();
-        }
-        r.connect.record_n(0, 100).unwrap();
-        assert_eq!(
-            setup_line(&r).unwrap(),
-            "Connection setup: 4 connections, min 0.100, mean 0.400, max 1.000 ms (opened before any request waited for them: Connect is 0)"
-        );
-        // A closed loop charges each connect to the request that waited for it.
-        r.connect.record_n(250, 4).unwrap();
-        assert_eq!(
-            setup_line(&r).unwrap(),
-            "Connection setup: 4 connections, min 0.100, mean 0.400, max 1.000 ms"
-        );
     }
 }

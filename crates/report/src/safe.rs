@@ -1,5 +1,5 @@
-//! What untrusted text becomes before it reaches a terminal or a spreadsheet. Names,
-//! commands, versions, details and a contender's stderr come from plans and from servers:
+//! What untrusted text becomes before it reaches a terminal, a spreadsheet or a web
+//! page. Names, commands, versions, details and a contender's stderr come from plans and from servers:
 //! an ESC in them would drive the terminal (colours, cursor moves, a rewritten title), a
 //! CR would overwrite the line, a newline would break a table row; and a CSV cell that
 //! starts with `=` is run as a formula by a spreadsheet.
@@ -7,7 +7,9 @@
 //! [`terminal_line`] is for text that must stay on one line (table cells, names in a
 //! sentence); [`terminal_text`] for text of several lines (a stderr tail, a whole report).
 //! Both show each control character escaped as Rust writes it (`\n`, `\r`, `\t`, `\u{1b}`),
-//! so nothing is lost and nothing is interpreted. [`csv_text`] neutralises formulas.
+//! so nothing is lost and nothing is interpreted. [`csv_text`] neutralises formulas;
+//! [`html_text`] escapes text for HTML and SVG, for the HTML report and any table laid
+//! out in HTML.
 
 use std::borrow::Cow;
 
@@ -51,6 +53,15 @@ pub fn csv_text(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// Escapes text for HTML element content and attribute values (and for SVG/XML text).
+pub fn html_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +94,13 @@ mod tests {
         ] {
             assert_eq!(csv_text(cell), want, "{cell:?}");
         }
+    }
+
+    #[test]
+    fn html_text_covers_the_five_specials() {
+        assert_eq!(
+            html_text(r#"<a href="x">&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;"
+        );
     }
 }

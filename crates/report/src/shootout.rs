@@ -15,10 +15,12 @@
 mod csv;
 pub(crate) mod json;
 mod markdown;
+pub(crate) mod tables;
 pub(crate) mod text;
 pub(crate) mod words;
 
 use shootout_model::stored::StoredRun;
+use shootout_model::Choice;
 use std::fmt;
 use std::str::FromStr;
 
@@ -42,22 +44,20 @@ pub enum RunFormat {
     Csv,
 }
 
-impl RunFormat {
-    /// Every format, in the order `--help` lists them.
-    pub const ALL: [RunFormat; 4] = [
+impl Choice for RunFormat {
+    const ALL: &'static [RunFormat] = &[
         RunFormat::Text,
         RunFormat::Markdown,
         RunFormat::Json,
         RunFormat::Csv,
     ];
 
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
+    fn names(self) -> &'static [&'static str] {
         match self {
-            RunFormat::Text => "text",
-            RunFormat::Markdown => "markdown",
-            RunFormat::Json => "json",
-            RunFormat::Csv => "csv",
+            RunFormat::Text => &["text"],
+            RunFormat::Markdown => &["markdown", "md"],
+            RunFormat::Json => &["json"],
+            RunFormat::Csv => &["csv"],
         }
     }
 }
@@ -70,22 +70,18 @@ impl fmt::Display for RunFormat {
 
 /// A `--format` value that names no format of `report` or `compare`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}' is not a format of shootout report: choose one of text, markdown, json, csv")]
+#[error(
+    "'{0}' is not a format of shootout report: choose one of {choices}",
+    choices = RunFormat::list(", ")
+)]
 pub struct UnknownRunFormat(pub String);
 
 impl FromStr for RunFormat {
     type Err = UnknownRunFormat;
 
-    /// Parses `text`, `markdown` (or `md`), `json` or `csv`, ignoring case and blanks.
+    /// Parses a format's name (`md` is short for `markdown`), ignoring case and blanks.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let wanted = s.trim();
-        if wanted.eq_ignore_ascii_case("md") {
-            return Ok(RunFormat::Markdown);
-        }
-        RunFormat::ALL
-            .into_iter()
-            .find(|f| f.name().eq_ignore_ascii_case(wanted))
-            .ok_or_else(|| UnknownRunFormat(s.to_string()))
+        RunFormat::named(s).ok_or_else(|| UnknownRunFormat(s.to_string()))
     }
 }
 

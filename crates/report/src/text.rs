@@ -292,7 +292,7 @@ fn outcome(o: &mut String, r: &RunResult) {
         "Throughput",
         format!(
             "{}, {}/s received",
-            throughput(r),
+            crate::common::throughput(r),
             bytes_iec(ratio(c.bytes_received as f64, run_s))
         ),
     );
@@ -321,18 +321,6 @@ fn h2_error_name(code: u32) -> String {
         Some(name) => format!("{name} ({code})"),
         None => format!("code {code}"),
     }
-}
-
-/// The headline throughput: good answers per second (as `shootout run` counts them, so a
-/// server answering errors fast does not look fast), saying so, with the rate counting
-/// failed answers too (ab's and wrk's figure) when the two differ.
-pub fn throughput(r: &RunResult) -> String {
-    let mut s = format!("{:.2} req/s ok (good answers only", r.ok_rps());
-    if r.counts.ok != r.counts.completed {
-        let _ = write!(s, "; {:.2} req/s counting failed ones", r.rps());
-    }
-    s.push(')');
-    s
 }
 
 /// Latency, ab's connection times and percentiles (all in ms), or a note that nothing was
@@ -380,7 +368,7 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
                 ("  Total", phase_cells(&r.latency)),
             ],
         );
-        if let Some(line) = crate::setup_line(r) {
+        if let Some(line) = crate::common::setup_line(r) {
             emit!(o, "  {line}");
         }
         emit!(o);

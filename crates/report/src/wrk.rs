@@ -141,7 +141,7 @@ fn totals(o: &mut String, r: &RunResult) {
         emit!(o, "  Non-2xx or 3xx responses: {bad_status}");
     }
     // Not wrk's (wrk does not time connects): the setup of every connection opened.
-    if let Some(line) = crate::setup_line(r) {
+    if let Some(line) = crate::common::setup_line(r) {
         emit!(o, "  {line}");
     }
     let run_s = r.duration.as_secs_f64();

@@ -17,7 +17,8 @@ use shootout_model::{
     GeneratorStats, LoadLevel, LoadSpec, MachineFacts, Pace, ResourceSample, RunResult, RunStatus,
     Sample, ScheduleStats, SecondStats, StepStatus, Target,
 };
-use shootout_report::html::{escape, render_load, render_run};
+use shootout_report::html::{render_load, render_run};
+use shootout_report::html_text as escape;
 use shootout_store::{ContenderRecord, NewRun, StepRecord, Store, StoredRun};
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -5,7 +5,8 @@
 //! ([`Shard::divide`](shootout_model::Shard::divide), the model's one rule) and the
 //! [`Dist`] settings the run needs. [`save`] writes the result file; the merge reads it.
 
-use crate::Failure;
+use crate::gates::parse_thresholds;
+use crate::output::Failure;
 use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_analysis::threshold::Threshold;
@@ -127,17 +128,6 @@ pub fn resolve(
     ))
 }
 
-/// `--fail-if` expressions, each checked (the same grammar on `load` and `merge`).
-pub(crate) fn parse_thresholds(exprs: &[String]) -> Result<Vec<Threshold>, Failure> {
-    exprs
-        .iter()
-        .map(|e| {
-            e.parse::<Threshold>()
-                .map_err(|err| Failure::usage(anyhow!("--fail-if {err}")))
-        })
-        .collect()
-}
-
 /// A start time is usable `now` when it has not passed by more than a second and is at
 /// most a day ahead.
 pub fn check_start(at: SystemTime, now: SystemTime) -> Result<(), Failure> {
@@ -195,7 +185,7 @@ pub(crate) fn write_saved(targets: &[PathBuf], saved: &SavedRun) -> Result<(), F
             .map_err(Failure::run)?;
     }
     if targets.iter().any(|t| stdout(&t)) {
-        crate::emit(&in_log_block(&json))?;
+        crate::output::emit(&in_log_block(&json))?;
     }
     Ok(())
 }

@@ -1,7 +1,10 @@
 //! Stage 1 of `shootout load`: what was typed, as clap parsed it ([`LoadArgs`]), with no
 //! logic of its own. [`super::resolve`] turns it into the spec; nothing else reads it.
 
+use crate::choices::choice;
 use clap::Args;
+use shootout_model::requests::Order;
+use shootout_report::Format;
 use std::path::PathBuf;
 
 /// Flags of `shootout load`. ab's short flags mean what they mean in ab; wrk's `-t4 -c100
@@ -131,8 +134,8 @@ pub struct LoadArgs {
     pub expect_length: Option<u64>,
 
     /// Report format.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "ab", "wrk", "json"])]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", default_value_t, value_parser = choice::<Format>())]
+    pub format: Format,
 
     /// Same as --format json.
     #[arg(long)]
@@ -184,8 +187,8 @@ pub struct LoadArgs {
     pub urls: Option<PathBuf>,
 
     /// Order of the --urls list: seq (each thread walks it in order) or random.
-    #[arg(long, value_name = "ORDER", default_value = "seq", value_parser = ["seq", "random"], requires = "urls")]
-    pub order: String,
+    #[arg(long, value_name = "ORDER", default_value_t, value_parser = choice::<Order>(), requires = "urls")]
+    pub order: Order,
 
     /// Seed of --order random and {rand:LO-HI} values (default: from the clock, printed).
     #[arg(long, value_name = "N", requires = "urls")]

@@ -11,7 +11,7 @@
 //! ([`print_heads`]).
 
 use super::flags::LoadArgs;
-use crate::Failure;
+use crate::output::Failure;
 use anyhow::anyhow;
 use base64::Engine as _;
 use std::ffi::OsString;

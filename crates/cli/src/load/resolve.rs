@@ -10,7 +10,7 @@
 use super::flags::LoadArgs;
 use super::habits;
 use crate::bounded::{self, Bounded};
-use crate::Failure;
+use crate::output::Failure;
 use anyhow::anyhow;
 use shootout_engine::sys;
 use shootout_model::requests::{Order, RequestList, MAX_ENTRIES, MAX_LIST_BYTES};
@@ -97,7 +97,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     }
     let (spec, dist) = super::dist::resolve(&a.dist, spec, |k| std::env::var(k).ok())?;
     let warmup = warmup(a, &spec)?;
-    let format = report_format(a.json, &a.format)?;
+    let format = if a.json { Format::Json } else { a.format };
     Ok(Plan {
         spec,
         warmup,
@@ -117,14 +117,6 @@ fn busy_poll(value: Option<&str>) -> Result<Duration, Failure> {
     value.map_or(Ok(Duration::ZERO), |v| {
         parse_duration(v).map_err(|e| Failure::usage(anyhow!("--busy-poll: {e}")))
     })
-}
-
-/// The report format of `--format NAME`, or JSON with `--json` (`load` and `merge`).
-pub(crate) fn report_format(json: bool, name: &str) -> Result<Format, Failure> {
-    if json {
-        return Ok(Format::Json);
-    }
-    name.parse().map_err(|e| Failure::usage(anyhow!("{e}")))
 }
 
 /// A rule of the spec the flags broke, said in terms of the flag that broke it; a range
@@ -311,11 +303,7 @@ fn request_list(
         };
         Failure::usage(anyhow!("--urls {}: {why}", path.display()))
     })?;
-    let order = if a.order == "random" {
-        Order::Random
-    } else {
-        Order::Seq
-    };
+    let order = a.order;
     let seed = a.seed.unwrap_or_else(clock_seed);
     let list = read_list(
         &path.display().to_string(),

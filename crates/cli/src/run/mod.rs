@@ -30,8 +30,10 @@ mod runner;
 mod tests;
 mod verify;
 
+use crate::gates::judge_cells;
+use crate::output::{Failure, INTERRUPTED};
 use crate::progress::Display;
-use crate::{stop_flag, Failure, INTERRUPTED};
+use crate::stop::stop_flag;
 use anyhow::{anyhow, Context};
 use clap::Args;
 use dry_run::dry_run;
@@ -174,7 +176,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         bodies,
     } = load_plan(&a)?;
     if a.dry_run {
-        crate::emit(&dry_run(&plan))?;
+        crate::output::emit(&dry_run(&plan))?;
         return Ok(0);
     }
     let mut store = Store::open(&a.db).map_err(Failure::run)?;
@@ -228,13 +230,13 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     let status = runner.run()?;
     // The blank line goes to stderr, after the progress: stdout is exactly `shootout report`.
     say!();
-    let (table, stored) = crate::ls::run_table(&store, run_id).map_err(Failure::run)?;
-    crate::emit(&table)?;
+    let (table, stored) = crate::stored::run_table(&store, run_id).map_err(Failure::run)?;
+    crate::output::emit(&table)?;
     let breached = judge(&plan, &stored);
     Ok(match status {
         RunStatus::Interrupted => INTERRUPTED,
         RunStatus::Failed => 1,
-        _ if breached => crate::load::THRESHOLD_FAILED,
+        _ if breached => crate::output::THRESHOLD_FAILED,
         _ => 0,
     })
 }
@@ -258,21 +260,6 @@ fn judge(plan: &Plan, stored: &shootout_model::stored::StoredRun) -> bool {
             .find(|(n, _)| *n == name)
             .map_or(&[][..], |(_, t)| t.as_slice())
     })
-}
-
-/// Judges every cell of a stored run by the thresholds `thresholds` gives its contender
-/// (by name); says on stderr, one line each, which failed; true if any (`run` and
-/// `report --fail-if`).
-pub(crate) fn judge_cells<'t>(
-    stored: &shootout_model::stored::StoredRun,
-    thresholds: impl Fn(&str) -> &'t [shootout_model::threshold::Threshold],
-) -> bool {
-    let analysis = shootout_analysis::Analysis::of(stored);
-    let breaches = shootout_analysis::threshold::judge_cells(&analysis, thresholds);
-    for b in &breaches {
-        say!("{b}");
-    }
-    !breaches.is_empty()
 }
 
 fn describe(l: &Launch) -> String {

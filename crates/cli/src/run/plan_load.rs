@@ -2,7 +2,7 @@
 //! `--duration`), check the open-file limit, read the workloads' bodies.
 
 use super::RunArgs;
-use crate::Failure;
+use crate::output::Failure;
 use anyhow::anyhow;
 use shootout_model::plan::{self, Plan, Span};
 use shootout_model::LoadLevel;
@@ -36,7 +36,7 @@ pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
     .map_err(Failure::usage)?;
     plan.defaults
         .fail_if
-        .extend(crate::load::dist::parse_thresholds(&a.fail_if)?);
+        .extend(crate::gates::parse_thresholds(&a.fail_if)?);
     // Each connection is an open file: a level beyond the limit is refused now, not
     // found out after the contenders started.
     let most = plan.levels.iter().map(|l| match l.level {

@@ -13,7 +13,7 @@ use super::bring_up::{contender_config, NotUp, PORT_TRIES};
 use super::executor::Executor;
 use super::verify::verify;
 use super::{contender_key, describe};
-use crate::Failure;
+use crate::output::Failure;
 use shootout_harness::ContenderConfig;
 use shootout_model::plan::{self, Launch, Plan};
 use shootout_model::{ContenderStatus, RunStatus};

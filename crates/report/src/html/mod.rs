@@ -10,10 +10,12 @@
 //! [`RunResult`]; the output is a `String`, the same bytes for the same input (no clock, no
 //! randomness, no hash-map order), so a golden file pins it. The CLI writes it to a file.
 //! Every string that comes from a plan, a server's answer or a contender's output goes
-//! through [`escape`] before it reaches the page; the page contains no `<script>`.
+//! through [`html_text`](crate::safe::html_text) before it reaches the page; the page
+//! contains no `<script>`.
 //!
-//! The words, lines and tables the text report has come from where it builds them
-//! (`shootout::words`, `shootout::text`, the footnotes), laid out here as HTML.
+//! The words, lines and tables every run report shares come from where they are built once
+//! (`shootout::words`, `shootout::tables`, the footnotes; `common` for a load run's lines),
+//! laid out here as HTML.
 //! Inside: `data.rs` arranges the analysis's cells (medians over repetitions) for the
 //! charts, `warnings.rs` words the analysis's warnings, `charts.rs` turns numbers into
 //! charts, `svg.rs` draws a chart as SVG text.
@@ -23,7 +25,8 @@ mod data;
 mod svg;
 mod warnings;
 
-use crate::shootout::text::{percent_of_base, ratio_lines, served};
+use crate::safe::html_text;
+use crate::shootout::tables::{percent_of_base, ratio_lines, served};
 use crate::shootout::words;
 use crate::units::{html_span, mib_or_gib};
 use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
@@ -37,15 +40,6 @@ use shootout_model::{
 use std::fmt::Write;
 use std::time::SystemTime;
 use svg::Stroke;
-
-/// Escapes text for HTML element content and attribute values (and for SVG/XML text).
-pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
 
 /// The page's style sheet: readable tables, charts in a wrapping grid, warnings that stand
 /// out, a layout that prints.
@@ -93,7 +87,7 @@ footer{color:#777;font-size:12px;margin:30px 0 10px}
 fn open_page(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n",
-        escape(title)
+        html_text(title)
     )
 }
 
@@ -184,11 +178,11 @@ pub fn render_run(run: &StoredRun) -> String {
         })
         .collect();
     let mut o = open_page(&format!("shootout: {}", r.name));
-    let _ = writeln!(o, "<h1>{}</h1>", escape(&r.name));
+    let _ = writeln!(o, "<h1>{}</h1>", html_text(&r.name));
     let _ = writeln!(
         o,
         "<p class=\"sub\">shootout {} · {} · started {}</p>",
-        escape(&crate::shootout::words::runs_label(run)),
+        html_text(&crate::shootout::words::runs_label(run)),
         run_status(r.status),
         utc(r.started)
     );
@@ -210,13 +204,13 @@ pub fn render_run(run: &StoredRun) -> String {
     if !ws.is_empty() {
         o.push_str("<ul class=\"footnotes\">\n");
         for f in crate::shootout::FOOTNOTE {
-            let _ = writeln!(o, "<li>{}</li>", escape(f));
+            let _ = writeln!(o, "<li>{}</li>", html_text(f));
         }
         o.push_str("</ul>\n");
     }
 
     o.push_str("<h2>Plan</h2>\n");
-    let _ = writeln!(o, "<pre>{}</pre>", escape(r.plan_text.trim_end()));
+    let _ = writeln!(o, "<pre>{}</pre>", html_text(r.plan_text.trim_end()));
     close_page(&mut o, "from its store");
     o
 }
@@ -225,7 +219,7 @@ pub fn render_run(run: &StoredRun) -> String {
 fn run_facts(o: &mut String, run: &StoredRun) {
     let r = &run.run;
     o.push_str("<dl class=\"facts\">\n");
-    fact(o, "Plan", &escape(&r.name));
+    fact(o, "Plan", &html_text(&r.name));
     fact(
         o,
         "Status",
@@ -252,25 +246,25 @@ fn run_facts(o: &mut String, run: &StoredRun) {
         "Machine",
         &format!(
             "{} · {} core{} · Linux {} · {} memory",
-            escape(if m.cpu_model.is_empty() {
+            html_text(if m.cpu_model.is_empty() {
                 "unknown CPU"
             } else {
                 &m.cpu_model
             }),
             m.cores,
             if m.cores == 1 { "" } else { "s" },
-            escape(if m.kernel.is_empty() { "?" } else { &m.kernel }),
+            html_text(if m.kernel.is_empty() { "?" } else { &m.kernel }),
             mib_or_gib(m.memory_bytes)
         ),
     );
     let mut versions: Vec<String> = m
         .versions
         .iter()
-        .map(|(k, v)| format!("{} {}", escape(k), escape(v)))
+        .map(|(k, v)| format!("{} {}", html_text(k), html_text(v)))
         .collect();
     for c in &run.contenders {
         if let Some(v) = c.version.as_deref().filter(|v| !v.trim().is_empty()) {
-            versions.push(format!("{}: {}", escape(&c.name), escape(v.trim())));
+            versions.push(format!("{}: {}", html_text(&c.name), html_text(v.trim())));
         }
     }
     if !versions.is_empty() {
@@ -287,13 +281,13 @@ fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
             o,
             "<tr><td class=\"l\">{}{}{}</td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td></tr>",
             swatch(who[i].color),
-            escape(&c.name),
+            html_text(&c.name),
             if i == base {
                 "<span class=\"tag\">baseline</span>"
             } else {
                 ""
             },
-            escape(&c.command),
+            html_text(&c.command),
             contender_status(c.status)
         );
     }
@@ -312,11 +306,11 @@ fn workload_section(
     who: &[Who],
     base: usize,
 ) {
-    let _ = writeln!(o, "<h2>Workload: {}</h2>", escape(w.name));
+    let _ = writeln!(o, "<h2>Workload: {}</h2>", html_text(w.name));
     let _ = writeln!(
         o,
         "<p class=\"note\">% of baseline compares medians with {}.{}</p>",
-        escape(who.get(base).map_or("the first contender", |w| w.name)),
+        html_text(who.get(base).map_or("the first contender", |w| w.name)),
         if w.levels.iter().any(|l| data::is_rate(*l)) {
             " At fixed rates, latency is corrected for coordinated omission: it runs from each request's due time, so a server that falls behind shows the wait."
         } else {
@@ -328,10 +322,10 @@ fn workload_section(
         let _ = writeln!(
             o,
             "<p class=\"note\">{}:</p>\n<ul class=\"ranking\">",
-            escape(words::RANKING_LEGEND)
+            html_text(words::RANKING_LEGEND)
         );
         for r in ranking {
-            let _ = writeln!(o, "<li>{}</li>", escape(&r));
+            let _ = writeln!(o, "<li>{}</li>", html_text(&r));
         }
         o.push_str("</ul>\n");
     }
@@ -346,7 +340,7 @@ fn workload_section(
     if !ratios.is_empty() {
         o.push_str("<ul class=\"ratios\">\n");
         for r in ratios {
-            let _ = writeln!(o, "<li>{}</li>", escape(&r));
+            let _ = writeln!(o, "<li>{}</li>", html_text(&r));
         }
         o.push_str("</ul>\n");
     }
@@ -368,7 +362,7 @@ fn workload_section(
             let _ = writeln!(
                 o,
                 "<div><p class=\"note\">{}</p>",
-                escape(&words::served_title(l.level))
+                html_text(&words::served_title(l.level))
             );
             served(a, l).html(o);
             o.push_str("</div>\n");
@@ -396,8 +390,8 @@ fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
                 "<tr{}><td class=\"l\">{}{}{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}{noisy}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td></tr>",
                 if first { " class=\"group\"" } else { "" },
                 swatch(who[c].color),
-                escape(who[c].name),
-                w.wire_label(cell).map_or(String::new(), |l| format!(" <span class=\"tag\">{}</span>", escape(&l))),
+                html_text(who[c].name),
+                w.wire_label(cell).map_or(String::new(), |l| format!(" <span class=\"tag\">{}</span>", html_text(&l))),
                 if c == base { "<span class=\"tag\">baseline</span>" } else { "" },
                 level,
                 cell.reps(),
@@ -411,7 +405,7 @@ fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
                 num(cell.p99, 3),
                 num(cell.max, 3),
                 if cell.failures.total() > 0 { " class=\"bad\"" } else { "" },
-                escape(&cell.failures_text()),
+                html_text(&cell.failures_text()),
                 cell.cpu_us.map_or("–".into(), |v| num(v, 1)),
                 cell.peak_rss.map_or("–".into(), mib_or_gib),
             );
@@ -571,8 +565,8 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     let _ = writeln!(
         o,
         "<h1>{} {}</h1>",
-        escape(&spec.request.method),
-        escape(&spec.target.url)
+        html_text(&spec.request.method),
+        html_text(&spec.target.url)
     );
     let _ = writeln!(
         o,
@@ -656,7 +650,7 @@ fn load_outcome_facts(o: &mut String, r: &RunResult) {
     );
     if let Some(f) = &r.first_response {
         if let Some(server) = &f.server {
-            fact(o, "Server", &escape(server));
+            fact(o, "Server", &html_text(server));
         }
     }
     fact(
@@ -664,7 +658,7 @@ fn load_outcome_facts(o: &mut String, r: &RunResult) {
         "Throughput",
         &format!(
             "{}, {}/s received",
-            crate::text::throughput(r),
+            crate::common::throughput(r),
             mib_or_gib(if r.duration.is_zero() {
                 0
             } else {
@@ -693,7 +687,7 @@ fn load_warnings(o: &mut String, r: &RunResult) {
         ));
     }
     for w in &r.warnings {
-        items.push(format!("<li>{}</li>", escape(&w.to_string())));
+        items.push(format!("<li>{}</li>", html_text(&w.to_string())));
     }
     if items.is_empty() {
         o.push_str("<section class=\"ok\" id=\"warnings\">No warnings: the generator kept up and every request succeeded.</section>\n");
@@ -825,13 +819,5 @@ mod tests {
                 want
             );
         }
-    }
-
-    #[test]
-    fn escape_covers_the_five_specials() {
-        assert_eq!(
-            escape(r#"<a href="x">&'</a>"#),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;"
-        );
     }
 }

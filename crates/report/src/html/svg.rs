@@ -9,9 +9,9 @@
 //!
 //! Seams: [`Chart`] is plain data filled by `charts.rs`; [`Chart::svg`] is a pure function
 //! of it (same chart, same bytes). Every text that reaches the SVG goes through
-//! [`escape`](super::escape); numbers that are not finite are dropped, never printed.
+//! [`html_text`](crate::safe::html_text); numbers that are not finite are dropped, never printed.
 
-use super::escape;
+use crate::safe::html_text;
 use std::fmt::Write;
 
 /// The Okabe–Ito palette (colour-blind safe), yellow last: it is faint on white.
@@ -386,12 +386,12 @@ impl Chart {
             o,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\" font-size=\"{FONT}\" role=\"img\">"
         );
-        let _ = write!(o, "<title>{}</title>", escape(&self.title));
+        let _ = write!(o, "<title>{}</title>", html_text(&self.title));
         let _ = write!(
             o,
             "<rect width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/><text class=\"chart-title\" x=\"{:.1}\" y=\"20\" font-size=\"14\" font-weight=\"600\">{}</text>",
             12.0,
-            escape(&self.title)
+            html_text(&self.title)
         );
         self.legend(&mut o, &rows);
         let _ = write!(
@@ -408,7 +408,11 @@ impl Chart {
         self.axis_titles(&mut o, &f);
         // Series, the first on top.
         for s in self.series.iter().rev() {
-            let _ = write!(o, "<g class=\"series\"><title>{}</title>", escape(&s.name));
+            let _ = write!(
+                o,
+                "<g class=\"series\"><title>{}</title>",
+                html_text(&s.name)
+            );
             band_path(&mut o, s, &f);
             line_path(&mut o, s, &f);
             points(&mut o, s, &f);
@@ -472,7 +476,7 @@ impl Chart {
             let y = 30.0 + r as f64 * LEGEND_ROW + LEGEND_ROW / 2.0;
             for (x0, s) in row {
                 let x = 12.0 + x0;
-                let _ = write!(o, "<g><title>{}</title>", escape(&s.name));
+                let _ = write!(o, "<g><title>{}</title>", html_text(&s.name));
                 if s.line.len() >= 2 || !s.band.is_empty() {
                     let _ = write!(
                     o,
@@ -495,7 +499,7 @@ impl Chart {
                     "<text x=\"{:.1}\" y=\"{:.1}\">{}</text></g>",
                     x + 30.0,
                     y + 4.0,
-                    escape(&shorten(&s.name))
+                    html_text(&shorten(&s.name))
                 );
             }
         }
@@ -520,7 +524,7 @@ impl Chart {
                     o,
                     "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
                     f.top + f.ph + 16.0,
-                    escape(label)
+                    html_text(label)
                 );
             }
         }
@@ -544,7 +548,7 @@ impl Chart {
                     "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
                     f.left - 6.0,
                     y + 4.0,
-                    escape(label)
+                    html_text(label)
                 );
             }
         }
@@ -557,7 +561,7 @@ impl Chart {
         "<text class=\"axis-title x\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"13\">{}</text>",
         f.left + f.pw / 2.0,
         self.height - 12.0,
-        escape(&self.x.title)
+        html_text(&self.x.title)
     );
         let (ax, ay) = (16.0, f.top + f.ph / 2.0);
         // A title longer than the frame is set smaller (down to 9 px) so that it fits.
@@ -565,7 +569,7 @@ impl Chart {
         let _ = write!(
         o,
         "<text class=\"axis-title y\" x=\"{ax:.1}\" y=\"{ay:.1}\" text-anchor=\"middle\" font-size=\"{size:.1}\" transform=\"rotate(-90 {ax:.1} {ay:.1})\">{}</text>",
-        escape(&self.y.title)
+        html_text(&self.y.title)
     );
     }
 }
@@ -631,7 +635,7 @@ fn points(o: &mut String, s: &Series, f: &Frame) {
                 o,
                 "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{}\"><title>{}</title></circle>",
                 s.radius,
-                escape(&m.tip)
+                html_text(&m.tip)
             );
         }
         o.push_str("</g>");

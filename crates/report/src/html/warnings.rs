@@ -5,7 +5,8 @@
 //! the steps first, then the load runs' warnings grouped by kind (generator saturation
 //! first), the noisy cells, and the other groups.
 
-use super::{contender_status, escape, num};
+use super::{contender_status, num};
+use crate::safe::html_text;
 use crate::shootout::words::load_text;
 use shootout_analysis::{Analysis, CellAt, RunWarning, NOISY};
 use shootout_model::{RunStatus, StepStatus, Warning};
@@ -23,7 +24,11 @@ pub(super) fn run_warnings(a: &Analysis) -> Vec<String> {
         match w {
             RunWarning::Load { at, warning, .. } => {
                 let (order, title) = warning_group(warning);
-                let line = format!("<li>{}: {}</li>", escape(&label(at)), escape(&load_text(w)));
+                let line = format!(
+                    "<li>{}: {}</li>",
+                    html_text(&label(at)),
+                    html_text(&load_text(w))
+                );
                 match groups.iter_mut().find(|g| g.0 == order) {
                     Some(g) => g.2.push(line),
                     None => groups.push((order, title, vec![line])),
@@ -41,7 +46,7 @@ pub(super) fn run_warnings(a: &Analysis) -> Vec<String> {
                 pinned = *p;
                 noisy.push(format!(
                     "<li>{}: req/s ranged {}–{} over {reps} repetitions (median {})</li>",
-                    escape(&label(at)),
+                    html_text(&label(at)),
                     num(*rps_min, 0),
                     num(*rps_max, 0),
                     num(*rps, 0)
@@ -73,8 +78,8 @@ fn item(w: &RunWarning) -> String {
         RunWarning::RunEnded { status, .. } => run_ended(*status).to_string(),
         RunWarning::BaselineNotMeasured { marked, used } => format!(
             "<li><strong>The baseline {} was not measured</strong>: the others are compared with {}.</li>",
-            escape(marked),
-            escape(used)
+            html_text(marked),
+            html_text(used)
         ),
         RunWarning::NotMeasured {
             contender,
@@ -84,11 +89,11 @@ fn item(w: &RunWarning) -> String {
         } => {
             let mut li = format!(
                 "<li><strong>{} was not measured to the end</strong>: {}.",
-                escape(contender),
+                html_text(contender),
                 contender_status(*status)
             );
             if !detail.trim().is_empty() {
-                li.push_str(&format!("<pre>{}</pre>", escape(detail.trim_end())));
+                li.push_str(&format!("<pre>{}</pre>", html_text(detail.trim_end())));
             }
             li + "</li>"
         }
@@ -105,7 +110,7 @@ fn item(w: &RunWarning) -> String {
             };
             format!(
                 "<li><strong>{} · rep {repetition}</strong>: {what}.</li>",
-                escape(&label(at))
+                html_text(&label(at))
             )
         }
         RunWarning::Load { .. } | RunWarning::Noisy { .. } => String::new(),

@@ -3,7 +3,7 @@
 //! name and message escaped (a `|` in a contender's name stays inside its cell), stderr
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
-use super::text::{cells_table, ratio_lines, served};
+use super::tables::{cells_table, ratio_lines, served};
 use super::words::{
     ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
 };

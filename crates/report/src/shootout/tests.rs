@@ -186,7 +186,7 @@ fn no_rendering_prints_nan_even_for_empty_steps_and_runs() {
         ),
     ];
     for r in &runs {
-        for f in RunFormat::ALL {
+        for &f in RunFormat::ALL {
             let out = render(f, r);
             assert!(!has_nan_or_inf(&out), "{f}:\n{out}");
             assert!(out.ends_with('\n'), "{f}");
@@ -216,7 +216,7 @@ fn markdown_keeps_pipes_inside_their_cells() {
 
 #[test]
 fn formats_parse_by_name() {
-    for f in RunFormat::ALL {
+    for &f in RunFormat::ALL {
         assert_eq!(f.name().parse::<RunFormat>(), Ok(f));
     }
     assert_eq!("MD".parse::<RunFormat>(), Ok(RunFormat::Markdown));

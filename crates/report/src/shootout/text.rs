@@ -6,15 +6,13 @@
 //! its control characters escaped ([`terminal_line`]), so an escape sequence in a
 //! contender's stderr is not run by the terminal and a newline in a name breaks no row.
 
+use super::tables::{cells_table, ratio_lines, served};
 use super::words::{
-    ranking_lines, ratio_phrase, runs_label, served_title, steps_line, warning_message,
-    RANKING_LEGEND, SERVED_PERCENTS,
+    ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
 };
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
-use crate::grid::{Align, Table};
 use crate::safe::terminal_line;
-use crate::units::{mib, ms3};
-use shootout_analysis::cells::{Cell, LevelBlock, Ratio, WorkloadBlock};
+use shootout_analysis::cells::LevelBlock;
 use shootout_analysis::{Analysis, RunWarning};
 use shootout_model::stored::StoredRun;
 use std::fmt::Write;
@@ -28,24 +26,6 @@ macro_rules! line {
         writeln!($out, $($arg)*).expect("writing to a String cannot fail")
     };
 }
-
-/// The header of the main table (the Markdown table spells two labels out).
-const HEADER: [&str; 14] = [
-    "contender",
-    "level",
-    "req/s",
-    "± spread",
-    "% of base",
-    "mean ms",
-    "sd ms",
-    "p50 ms",
-    "p90 ms",
-    "p99 ms",
-    "max ms",
-    "failed",
-    "server µs/req",
-    "peak RSS",
-];
 
 /// The run as text for a terminal; ends with a newline.
 pub fn text(run: &StoredRun) -> String {
@@ -131,131 +111,9 @@ fn warnings(o: &mut String, warnings: &[RunWarning]) {
     }
 }
 
-/// A workload's main table: one row per cell, level by level; names and levels left,
-/// numbers right.
-pub(crate) fn cells_table(a: &Analysis, w: &WorkloadBlock) -> Table {
-    let mut align = vec![Align::Right; HEADER.len()];
-    align[0] = Align::Left;
-    align[1] = Align::Left;
-    Table {
-        header: HEADER.map(String::from).to_vec(),
-        align,
-        rows: w
-            .levels
-            .iter()
-            .flat_map(|l| l.cells.iter().map(|c| row(a, w, l, c)))
-            .collect(),
-    }
-}
-
-/// A contender's name in a workload's tables: `nginx (baseline)`, and how the client
-/// spoke to it when the workload's contenders were not spoken to alike:
-/// `nginx-h2c (h2 × 10 streams)`.
-pub(crate) fn contender_label(a: &Analysis, w: &WorkloadBlock, c: &Cell) -> String {
-    let mut notes = Vec::new();
-    if let Some(wire) = w.wire_label(c) {
-        notes.push(wire.to_string());
-    }
-    if Some(c.contender) == a.baseline {
-        notes.push("baseline".to_string());
-    }
-    let name = a.name(c.contender);
-    if notes.is_empty() {
-        name.to_string()
-    } else {
-        format!("{name} ({})", notes.join(", "))
-    }
-}
-
-/// One row of the main table.
-fn row(a: &Analysis, w: &WorkloadBlock, l: &LevelBlock, c: &Cell) -> Vec<String> {
-    let name = contender_label(a, w, c);
-    let base = a.baseline.and_then(|b| l.cell(b));
-    vec![
-        name,
-        l.level.to_string(),
-        format!("{:.0}", c.rps),
-        if c.reps() > 1 {
-            format!("± {:.0}", c.spread())
-        } else {
-            "(1 rep)".into()
-        },
-        percent_of_base(c, base),
-        format!("{:.3}", c.mean),
-        format!("{:.3}", c.sd),
-        format!("{:.3}", c.p50),
-        format!("{:.3}", c.p90),
-        format!("{:.3}", c.p99),
-        format!("{:.3}", c.max),
-        c.failures_text(),
-        c.cpu_us.map_or("–".into(), |v| format!("{v:.1}")),
-        c.peak_rss.map_or("–".into(), mib),
-    ]
-}
-
-/// `97%` of the baseline's median req/s, or `–` without a baseline at this level.
-pub(crate) fn percent_of_base(c: &Cell, base: Option<&Cell>) -> String {
-    base.filter(|b| b.rps > 0.0)
-        .map_or("–".into(), |b| format!("{:.0}%", c.rps * 100.0 / b.rps))
-}
-
-/// `c=1: wsgiref is 1.03 ± 0.07 times slower than http.server` for each non-baseline cell.
-pub(crate) fn ratio_lines(a: &Analysis, l: &LevelBlock) -> Vec<String> {
-    let Some(b) = a.baseline else {
-        return Vec::new();
-    };
-    let Some(base) = l.cell(b) else {
-        return Vec::new();
-    };
-    l.cells
-        .iter()
-        .filter(|c| c.contender != b)
-        .filter_map(|c| {
-            let r = Ratio::of(c, base)?;
-            let note = if r.has_spread {
-                ""
-            } else {
-                " (one repetition: no spread)"
-            };
-            Some(format!(
-                "{}: {} is {} than {}{note}",
-                l.level,
-                a.name(c.contender),
-                ratio_phrase(&r),
-                a.name(b)
-            ))
-        })
-        .collect()
-}
-
 /// ab's "Percentage of the requests served within a certain time (ms)", one column per
 /// contender, from the repetitions' merged histograms.
 fn served_table(o: &mut String, a: &Analysis, l: &LevelBlock) {
     line!(o, "  {}", served_title(l.level));
     served(a, l).text(o, "    ");
-}
-
-/// The percentile table: header `served`, then the contenders; rows `50%` … `100%`, in ms
-/// with µs resolution; every column right-aligned.
-pub(crate) fn served(a: &Analysis, l: &LevelBlock) -> Table {
-    let merged: Vec<_> = l.cells.iter().map(Cell::merged_latency).collect();
-    let mut header = vec!["served".to_string()];
-    header.extend(l.cells.iter().map(|c| a.name(c.contender).to_string()));
-    let rows = SERVED_PERCENTS
-        .iter()
-        .map(|p| {
-            let mut r = vec![format!("{p}%")];
-            r.extend(
-                merged
-                    .iter()
-                    .map(|h| ms3(h.value_at_quantile(f64::from(*p) / 100.0) as f64)),
-            );
-            r
-        })
-        .collect();
-    Table {
-        align: vec![Align::Right; header.len()],
-        header,
-        rows,
-    }
 }

@@ -1,0 +1,45 @@
+//! `--fail-if`: the thresholds as every command takes them (`load`, `merge`, `run`,
+//! `report`), parsed by one grammar and judged by the analysis; each breach is one line on
+//! stderr, and a breach makes the command end with
+//! [`THRESHOLD_FAILED`](crate::output::THRESHOLD_FAILED).
+
+use crate::output::Failure;
+use anyhow::anyhow;
+use shootout_analysis::threshold::Threshold;
+use shootout_model::stored::StoredRun;
+use shootout_model::RunResult;
+
+/// `--fail-if` expressions, each checked (the same grammar on `load` and `merge`).
+pub(crate) fn parse_thresholds(exprs: &[String]) -> Result<Vec<Threshold>, Failure> {
+    exprs
+        .iter()
+        .map(|e| {
+            e.parse::<Threshold>()
+                .map_err(|err| Failure::usage(anyhow!("--fail-if {err}")))
+        })
+        .collect()
+}
+
+/// Says on stderr, one line each, which thresholds `result` breached; true if any.
+pub(crate) fn judge(thresholds: &[Threshold], result: &RunResult) -> bool {
+    let breaches = shootout_analysis::threshold::judge(thresholds, result);
+    for b in &breaches {
+        say!("{b}");
+    }
+    !breaches.is_empty()
+}
+
+/// Judges every cell of a stored run by the thresholds `thresholds` gives its contender
+/// (by name); says on stderr, one line each, which failed; true if any (`run` and
+/// `report --fail-if`).
+pub(crate) fn judge_cells<'t>(
+    stored: &StoredRun,
+    thresholds: impl Fn(&str) -> &'t [Threshold],
+) -> bool {
+    let analysis = shootout_analysis::Analysis::of(stored);
+    let breaches = shootout_analysis::threshold::judge_cells(&analysis, thresholds);
+    for b in &breaches {
+        say!("{b}");
+    }
+    !breaches.is_empty()
+}

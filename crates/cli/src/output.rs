@@ -1,0 +1,142 @@
+//! What a command ends with and how it gets out: the [`Failure`] that carries an exit
+//! code, the exit codes themselves, [`emit`] for a command's output on stdout, [`say!`]
+//! and [`to_stderr`] for notes and errors, and [`exit_code`], which turns an outcome into
+//! the process's exit code. Every subcommand writes through here and nowhere else.
+//!
+//! A reader that closes the pipe (`shootout ls | head -2`) ends the command quietly with
+//! exit 0; any other write error (`> /dev/full`) is one line on stderr and exit 1.
+//! [`Failure::output`] is the one place that tells the two apart. Notes on a stderr that
+//! cannot be written never panic.
+
+use std::io::Write;
+
+/// Writes one line to stderr through [`to_stderr`]: every note, warning and error of
+/// every command goes this way, never `eprintln!` (which panics when stderr is a closed
+/// pipe, as in `shootout load URL 2>&1 | head -1`).
+macro_rules! say {
+    () => {
+        $crate::output::to_stderr("\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::output::to_stderr(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// A failure with the exit code it deserves.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    /// 1: the run could not be done (or a gate failed); 2: bad usage.
+    pub code: i32,
+    /// What went wrong and what to do.
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    /// Bad usage (exit 2).
+    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
+        Failure {
+            code: 2,
+            error: error.into(),
+        }
+    }
+    /// The run could not be done (exit 1).
+    pub fn run(error: impl Into<anyhow::Error>) -> Self {
+        Failure {
+            code: 1,
+            error: error.into(),
+        }
+    }
+}
+
+impl Failure {
+    /// A failed write of the command's output to stdout. A closed pipe (the reader went
+    /// away: `| head`) is no failure: the command ends there, quietly, with exit 0. Any other
+    /// error (a full disk, `> /dev/full`) is exit 1.
+    pub fn output(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Failure {
+                code: 0,
+                error: ClosedStdout.into(),
+            }
+        } else {
+            Failure::run(anyhow::Error::new(e).context("cannot write the output to stdout"))
+        }
+    }
+}
+
+/// The reader of stdout closed it: nothing to say, nothing left to do.
+#[derive(Debug)]
+struct ClosedStdout;
+
+impl std::fmt::Display for ClosedStdout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stdout was closed by its reader")
+    }
+}
+
+impl std::error::Error for ClosedStdout {}
+
+/// Writes `text` to stdout (locked, flushed): the one way a command writes its output.
+/// See [`Failure::output`] for what a failed write becomes.
+pub(crate) fn emit(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(Failure::output)
+}
+
+/// Writes `text` to stderr as it is. A stderr that cannot be written (a closed pipe, a
+/// full disk) is not worth a panic, nor a different exit code.
+pub(crate) fn to_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// The exit code for a run that Ctrl-C ended.
+pub(crate) const INTERRUPTED: i32 = 130;
+
+/// The exit code of a `--fail-if` threshold that failed (`load`, `merge`, `run`, `report`).
+pub(crate) const THRESHOLD_FAILED: i32 = 3;
+
+/// A command's outcome as the process's exit code: a failure is one line on stderr, but
+/// a stdout its reader closed ends quietly with exit 0.
+pub(crate) fn exit_code(result: Result<i32, Failure>) -> i32 {
+    match result {
+        Ok(code) => code,
+        Err(f) if f.error.is::<ClosedStdout>() => 0,
+        Err(f) => {
+            // Each cause once: messages that already quote their source skip it.
+            let mut line = String::new();
+            for cause in f.error.chain().map(|e| e.to_string()) {
+                if !line.contains(&cause) {
+                    if !line.is_empty() {
+                        line.push_str(": ");
+                    }
+                    line.push_str(&cause);
+                }
+            }
+            say!("error: {line}");
+            f.code
+        }
+    }
+}
+
+/// clap's error as one line: the error, then its hints (`[possible values: …]`, `tip: a
+/// similar subcommand exists: 'report'`), without the usage and the generic "try --help".
+pub(crate) fn clap_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut out = lines
+        .next()
+        .unwrap_or("bad usage")
+        .trim_start_matches("error: ")
+        .to_string();
+    for l in lines {
+        if l.starts_with('[') || l.starts_with('<') || (l.starts_with("--") && !l.contains(' ')) {
+            out.push(' ');
+            out.push_str(l);
+        } else if let Some(tip) = l.strip_prefix("tip: ") {
+            out.push_str("; ");
+            out.push_str(tip);
+        }
+    }
+    out
+}

@@ -1,0 +1,26 @@
+//! The process-wide stop flag of `load` and `run`: Ctrl-C or SIGTERM asks the running
+//! command to stop; a second signal ends everything at once.
+
+use crate::output::INTERRUPTED;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// The process-wide stop flag, set by Ctrl-C / SIGTERM. A second signal kills every
+/// contender's process group and exits at once (the store stays consistent: each step is
+/// one transaction).
+pub(crate) fn stop_flag() -> Arc<AtomicBool> {
+    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    STOP.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let _ = ctrlc::set_handler(move || {
+            if f.swap(true, Ordering::SeqCst) {
+                crate::live::restore();
+                shootout_harness::kill_live_groups();
+                std::process::exit(INTERRUPTED);
+            }
+        });
+        flag
+    })
+    .clone()
+}

@@ -1,0 +1,68 @@
+//! The lines several renderings of a load run print alike: the headline throughput (text
+//! and HTML) and the connection setup line (text, ab and wrk). Each is built here once;
+//! the renderings place it in their own layout.
+
+use shootout_model::RunResult;
+use std::fmt::Write;
+
+/// The headline throughput: good answers per second (as `shootout run` counts them, so a
+/// server answering errors fast does not look fast), saying so, with the rate counting
+/// failed answers too (ab's and wrk's figure) when the two differ.
+pub fn throughput(r: &RunResult) -> String {
+    let mut s = format!("{:.2} req/s ok (good answers only", r.ok_rps());
+    if r.counts.ok != r.counts.completed {
+        let _ = write!(s, "; {:.2} req/s counting failed ones", r.rps());
+    }
+    s.push(')');
+    s
+}
+
+/// The setup time of every connection opened, one line for the text, ab and wrk layouts
+/// (`Connection setup: 50 connections, min 0.105, mean 0.210, max 0.410 ms`), saying so
+/// when they were all opened before any request waited for them (as rate mode opens them),
+/// which is why every request's Connect is 0; `None` when none was recorded.
+pub(crate) fn setup_line(r: &RunResult) -> Option<String> {
+    if r.setup.is_empty() {
+        return None;
+    }
+    let l = shootout_model::LatencySummary::of(&r.setup);
+    let opened = r.setup.len();
+    let mut line = format!(
+        "Connection setup: {opened} connections, min {:.3}, mean {:.3}, max {:.3} ms",
+        l.min, l.mean, l.max
+    );
+    // Rate mode opens the connections before requests fall due: none is charged to one.
+    if !r.connect.is_empty() && r.connect.max() == 0 {
+        line.push_str(" (opened before any request waited for them: Connect is 0)");
+    }
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::setup_line;
+    use shootout_model::RunResult;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn connections_opened_ahead_of_their_requests_show_their_setup_and_why_connect_is_0() {
+        let mut r = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1));
+        assert_eq!(setup_line(&r), None, "nothing recorded, nothing said");
+        // Rate mode with keep-alive: four connections opened before the first request was
+        // due; the 100 requests on them waited for none.
+        for us in [100, 200, 300, 1_000] {
+            r.setup.record(us).unwrap();
+        }
+        r.connect.record_n(0, 100).unwrap();
+        assert_eq!(
+            setup_line(&r).unwrap(),
+            "Connection setup: 4 connections, min 0.100, mean 0.400, max 1.000 ms (opened before any request waited for them: Connect is 0)"
+        );
+        // A closed loop charges each connect to the request that waited for it.
+        r.connect.record_n(250, 4).unwrap();
+        assert_eq!(
+            setup_line(&r).unwrap(),
+            "Connection setup: 4 connections, min 0.100, mean 0.400, max 1.000 ms"
+        );
+    }
+}
