@@ -315,18 +315,18 @@ fn four_pods_of_the_manifest_merge_into_the_exact_fleet_result() {
             connect.record(u64::from(s.connect_us)).unwrap();
         }
     }
-    assert_eq!(buckets(&m.latency), buckets(&total));
-    assert_eq!(buckets(&m.waiting), buckets(&waiting));
-    assert_eq!(buckets(&m.connect), buckets(&connect));
+    assert_eq!(buckets(&m.histograms.latency), buckets(&total));
+    assert_eq!(buckets(&m.histograms.waiting), buckets(&waiting));
+    assert_eq!(buckets(&m.histograms.connect), buckets(&connect));
     let q = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q);
     eprintln!(
         "merged {} requests: {} distinct latency buckets; p50 {} µs, p99 {} µs, p99.9 {} µs, max {} µs (one recorder: {} / {} / {} / {} µs)",
         m.counts.completed,
-        buckets(&m.latency).len(),
-        q(&m.latency, 0.5),
-        q(&m.latency, 0.99),
-        q(&m.latency, 0.999),
-        m.latency.max(),
+        buckets(&m.histograms.latency).len(),
+        q(&m.histograms.latency, 0.5),
+        q(&m.histograms.latency, 0.99),
+        q(&m.histograms.latency, 0.999),
+        m.histograms.latency.max(),
         q(&total, 0.5),
         q(&total, 0.99),
         q(&total, 0.999),

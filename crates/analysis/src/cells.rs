@@ -117,7 +117,7 @@ impl Cell<'_> {
         let mut h = latency_histogram();
         for s in &self.steps {
             // Same bounds on both sides: adding cannot fail.
-            let _ = h.add(&s.result.latency);
+            let _ = h.add(&s.result.histograms.latency);
         }
         h
     }
@@ -128,7 +128,7 @@ impl Cell<'_> {
         let mut h = latency_histogram();
         for s in &self.steps {
             // Same bounds on both sides: adding cannot fail.
-            let _ = h.add(&s.result.latency_raw);
+            let _ = h.add(&s.result.histograms.latency_raw);
         }
         h
     }
@@ -159,7 +159,7 @@ pub fn step_peak_rss(s: &StoredStep) -> Option<u64> {
 pub(crate) fn cell<'a>(contender: usize, level: LoadLevel, steps: Vec<&'a StoredStep>) -> Cell<'a> {
     let summaries: Vec<LatencySummary> = steps
         .iter()
-        .map(|s| LatencySummary::of(&s.result.latency))
+        .map(|s| LatencySummary::of(&s.result.histograms.latency))
         .collect();
     let of = |f: fn(&LatencySummary) -> f64| median(&summaries.iter().map(f).collect::<Vec<_>>());
     let rps_values: Vec<f64> = steps.iter().map(|s| s.result.ok_rps()).collect();

@@ -494,17 +494,8 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
         out.counts
             .checked_merge(&r.counts)
             .map_err(|field| overflow(src, &format!("result.counts.{field}")))?;
-        for (dst, src) in [
-            (&mut out.latency, &r.latency),
-            (&mut out.latency_raw, &r.latency_raw),
-            (&mut out.connect, &r.connect),
-            (&mut out.setup, &r.setup),
-            (&mut out.waiting, &r.waiting),
-            (&mut out.processing, &r.processing),
-        ] {
-            // Both in latency_histogram's bounds (the file's reader puts them there).
-            let _ = dst.add(src);
-        }
+        // Both in latency_histogram's bounds (the file's reader puts them there).
+        let _ = out.histograms.add(&r.histograms);
         let shift_us = (unix_ns(r.started).saturating_sub(t0) / 1000) as u64;
         out.samples
             .extend(r.samples.iter().map(|s| shootout_model::Sample {
@@ -661,14 +652,14 @@ mod tests {
             .map(|(s, values)| {
                 let mut h = second_histogram();
                 for &v in *values {
-                    r.latency.record(v).unwrap();
+                    r.histograms.latency.record(v).unwrap();
                     h.record(v).unwrap();
                 }
                 SecondStats::of(s as u32, values.len() as u64, 0, &h)
             })
             .collect();
-        r.counts.completed = r.latency.len();
-        r.counts.ok = r.latency.len();
+        r.counts.completed = r.histograms.latency.len();
+        r.counts.ok = r.histograms.latency.len();
         r.generator.threads = 1;
         let spec = sh.divide(&fleet()).unwrap();
         Source {
@@ -710,7 +701,7 @@ mod tests {
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
                 .collect()
         };
-        assert_eq!(values(&r.latency), values(&one));
+        assert_eq!(values(&r.histograms.latency), values(&one));
         // Shard 1 started 0.3 s later: its second 0 is the fleet's second 0.
         let rows: Vec<(u32, u64)> = r.series.iter().map(|s| (s.second, s.completed)).collect();
         assert_eq!(rows, vec![(0, 5), (1, 4)]);

@@ -142,8 +142,8 @@ mod tests {
     fn result() -> RunResult {
         let mut r = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(2));
         // 99 answers at 1 ms and one at 100 ms; 1 of 1000 completed failed.
-        r.latency.record_n(1000, 99).unwrap();
-        r.latency.record(100_000).unwrap();
+        r.histograms.latency.record_n(1000, 99).unwrap();
+        r.histograms.latency.record(100_000).unwrap();
         r.counts.completed = 1000;
         r.counts.ok = 999;
         r.counts.failures[FailureKind::Timeout] = 1;
@@ -226,6 +226,7 @@ mod cell_tests {
         for s in &mut run.steps {
             let slow = s.contender.0 == 0 && s.repetition == 3;
             s.result
+                .histograms
                 .latency
                 .record_n(if slow { 100_000 } else { 1_000 }, 100)
                 .unwrap();

@@ -28,8 +28,8 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use shootout_model::spec::threads_for;
 use shootout_model::{
-    latency_histogram, Counts, FailureCounts, FirstResponse, GeneratorStats, LoadSpec, Pace,
-    Protocol, RunResult, Sample, ScheduleStats, Scheme, SecondStats, SpecError, TargetStats,
+    Counts, FailureCounts, FirstResponse, GeneratorStats, Histograms, LoadSpec, Pace, Protocol,
+    RunResult, Sample, ScheduleStats, Scheme, SecondStats, SpecError, TargetStats,
 };
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -516,8 +516,7 @@ impl<T: std::io::Read + std::io::Write> ReadWrite for T {}
 /// The workers' outputs added up, before they become one [`RunResult`].
 struct Totals {
     counts: Counts,
-    /// latency, latency_raw, connect, waiting, processing.
-    histograms: [Histogram<u64>; 6],
+    histograms: Histograms,
     seconds: Vec<recorder::RawSecond>,
     samples: Vec<Sample>,
     /// The earliest first response of any worker, with when it came.
@@ -536,7 +535,7 @@ impl Totals {
     fn new(start: Instant, threads: usize) -> Self {
         Totals {
             counts: Counts::default(),
-            histograms: std::array::from_fn(|_| latency_histogram()),
+            histograms: Histograms::new(),
             seconds: Vec::new(),
             samples: Vec::new(),
             first: None,
@@ -557,17 +556,8 @@ impl Totals {
         let r = o.rec;
         let spun = r.spun;
         self.counts.merge(&r.counts);
-        for (dst, src) in self.histograms.iter_mut().zip([
-            &r.latency,
-            &r.latency_raw,
-            &r.connect,
-            &r.waiting,
-            &r.processing,
-            &r.setup,
-        ]) {
-            // Same bounds everywhere: adding cannot fail.
-            let _ = dst.add(src);
-        }
+        // Same bounds everywhere: adding cannot fail.
+        let _ = self.histograms.add(&r.histograms);
         self.seconds.extend(r.series);
         self.samples.extend(r.samples);
         if let (Some(at), Some(f)) = (r.first_at, r.first) {
@@ -640,17 +630,11 @@ fn merge(
         t.counts.length_mismatch = t.length_mismatch();
     }
     let duration = t.ended.saturating_duration_since(start);
-    let [latency, latency_raw, connect, waiting, processing, setup] = t.histograms;
     let mut result = RunResult {
         started,
         duration,
         counts: t.counts,
-        latency,
-        latency_raw,
-        connect,
-        setup,
-        waiting,
-        processing,
+        histograms: t.histograms,
         series: merge_seconds(t.seconds),
         samples: t.samples,
         first_response: t.first.map(|(_, f)| f),

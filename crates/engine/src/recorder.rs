@@ -12,7 +12,7 @@
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use shootout_model::{
-    latency_histogram, Counts, Expectation, FailureCounts, FailureKind, FirstResponse, Sample,
+    Counts, Expectation, FailureCounts, FailureKind, FirstResponse, Histograms, Sample,
 };
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -80,18 +80,10 @@ pub struct Recorder {
     /// Counts; `status` is filled from `status_codes` by [`Recorder::finish`].
     pub counts: Counts,
     status_codes: Box<[u64; 1000]>,
-    /// Latency from start (due time in rate mode), µs.
-    pub latency: Histogram<u64>,
-    /// Latency from send, µs.
-    pub latency_raw: Histogram<u64>,
-    /// Connect time per request, µs.
-    pub connect: Histogram<u64>,
-    /// Send → first byte, µs.
-    pub waiting: Histogram<u64>,
-    /// Total − connect, µs.
-    pub processing: Histogram<u64>,
-    /// Setup time of every connection opened, µs (see [`Recorder::connected`]).
-    pub setup: Histogram<u64>,
+    /// Latency from start (due time in rate mode), from send, connect, send → first byte,
+    /// total − connect, and the setup of every connection opened (see
+    /// [`Recorder::connected`]), µs.
+    pub histograms: Histograms,
     second: u32,
     second_hist: Histogram<u64>,
     second_completed: u64,
@@ -164,12 +156,7 @@ impl Recorder {
             run_start,
             counts: Counts::default(),
             status_codes: Box::new([0; 1000]),
-            latency: latency_histogram(),
-            latency_raw: latency_histogram(),
-            connect: latency_histogram(),
-            waiting: latency_histogram(),
-            processing: latency_histogram(),
-            setup: latency_histogram(),
+            histograms: Histograms::new(),
             second: 0,
             second_hist: second_histogram(),
             second_completed: 0,
@@ -276,7 +263,7 @@ impl Recorder {
     /// counted, and its setup time recorded whether or not a request waited for it.
     pub fn connected(&mut self, took: Duration) {
         self.counts.connections_opened += 1;
-        self.setup.saturating_record(us(took));
+        self.histograms.setup.saturating_record(us(took));
     }
 
     /// A request answered in full; `failure` is `Some` when the answer failed an expectation.
@@ -285,11 +272,12 @@ impl Recorder {
         let raw = us(t.end.saturating_duration_since(t.sent));
         let connect = us(t.connect);
         let waiting = us(t.first_byte.saturating_duration_since(t.sent));
-        self.latency.saturating_record(total);
-        self.latency_raw.saturating_record(raw);
-        self.connect.saturating_record(connect);
-        self.waiting.saturating_record(waiting);
-        self.processing
+        let h = &mut self.histograms;
+        h.latency.saturating_record(total);
+        h.latency_raw.saturating_record(raw);
+        h.connect.saturating_record(connect);
+        h.waiting.saturating_record(waiting);
+        h.processing
             .saturating_record(total.saturating_sub(connect));
         self.status_codes[(status as usize).min(999)] += 1;
         self.roll(t.end);
@@ -429,7 +417,7 @@ mod tests {
         assert_eq!((c.completed, c.ok, c.failed()), (5, 3, 2));
         assert_eq!(c.status.get(&200), Some(&3));
         assert_eq!(c.status.get(&502), Some(&1));
-        assert_eq!(r.latency.len(), 4, "the timeout has no latency");
+        assert_eq!(r.histograms.latency.len(), 4, "the timeout has no latency");
         let seconds: Vec<_> = r
             .series
             .iter()

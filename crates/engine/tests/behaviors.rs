@@ -32,7 +32,7 @@ fn hello_keepalive_counts_every_request_once() {
     assert_eq!(r.counts.connections_opened, 10);
     assert_eq!(r.counts.body_bytes, 12_000);
     assert_eq!(server.requests(), 1000);
-    assert_eq!(r.latency.len(), 1000);
+    assert_eq!(r.histograms.latency.len(), 1000);
     let first = r.first_response.unwrap();
     assert_eq!(
         (first.status, first.server.as_deref(), first.body_len),
@@ -273,8 +273,12 @@ fn a_stall_once_per_100_requests_is_latency_not_failure() {
     .unwrap();
     let r = go(&spec(&server, "/", 200, 10));
     assert_eq!((r.counts.ok, r.counts.failed()), (200, 0));
-    assert!(r.latency.max() >= 1_000_000, "max {} µs", r.latency.max());
-    assert!(r.latency.value_at_quantile(0.5) < 100_000);
+    assert!(
+        r.histograms.latency.max() >= 1_000_000,
+        "max {} µs",
+        r.histograms.latency.max()
+    );
+    assert!(r.histograms.latency.value_at_quantile(0.5) < 100_000);
 }
 
 #[test]
@@ -399,11 +403,14 @@ fn rate_mode_corrected_latency_shows_the_stall_raw_hides() {
     s.pace = Pace::Rate(1000.0);
     let r = go(&s);
     assert_eq!(r.counts.ok, 800);
-    let corrected = r.latency.value_at_quantile(0.99);
-    let raw = r.latency_raw.value_at_quantile(0.99);
+    let corrected = r.histograms.latency.value_at_quantile(0.99);
+    let raw = r.histograms.latency_raw.value_at_quantile(0.99);
     assert!(corrected >= 200_000, "corrected p99 {corrected} µs");
     assert!(raw < 50_000, "raw p99 {raw} µs");
-    assert!(r.latency_raw.max() >= 300_000, "the stalled request itself");
+    assert!(
+        r.histograms.latency_raw.max() >= 300_000,
+        "the stalled request itself"
+    );
     let sched = r.schedule.unwrap();
     assert_eq!(sched.sent, 800);
     assert!(sched.late > 100, "{sched:?}");
@@ -494,10 +501,10 @@ fn rate_mode_records_the_setup_of_connections_opened_before_requests_were_due() 
     let r = go(&s);
     assert_eq!(r.counts.connections_opened, 3);
     // Every connection's setup is timed, though no request waited for one.
-    assert_eq!(r.setup.len(), 3);
-    assert!(r.setup.min() > 0, "a connect takes some µs");
+    assert_eq!(r.histograms.setup.len(), 3);
+    assert!(r.histograms.setup.min() > 0, "a connect takes some µs");
     assert!(
-        !r.connect.is_empty() && r.connect.max() == 0,
+        !r.histograms.connect.is_empty() && r.histograms.connect.max() == 0,
         "no request was charged a connect"
     );
 }

@@ -43,7 +43,11 @@ fn live_detail_after_a_run_equals_the_results_counts() {
         "{:?}",
         r.counts
     );
-    assert_eq!(d.latency.len(), r.latency.len(), "every answer's latency");
+    assert_eq!(
+        d.latency.len(),
+        r.histograms.latency.len(),
+        "every answer's latency"
+    );
     assert_eq!(control.snapshot().completed, r.counts.completed);
 }
 
@@ -58,7 +62,7 @@ fn live_latency_includes_the_seconds_already_finished() {
     let r = run(&s, &control).expect("run");
     assert!(r.series.len() >= 2, "the run spans two seconds");
     let d = control.detail().expect("watched");
-    assert_eq!(d.latency.len(), r.latency.len());
+    assert_eq!(d.latency.len(), r.histograms.latency.len());
     assert_eq!(d.status, r.counts.status);
 }
 

@@ -26,7 +26,7 @@ fn pipelined_answers_are_matched_in_order_and_counted_once() {
     assert_eq!(server.requests(), 1000, "no request sent twice");
     assert_eq!(r.counts.connections_opened, 4);
     assert_eq!(r.counts.body_bytes, 12_000);
-    assert_eq!(r.latency.len(), 1000);
+    assert_eq!(r.histograms.latency.len(), 1000);
 }
 
 #[test]
@@ -197,12 +197,12 @@ fn rate_mode_writes_due_requests_behind_those_in_flight() {
     assert_eq!((r.counts.ok, server.requests()), (20, 20));
     assert_eq!(r.counts.connections_opened, 1);
     assert!(
-        r.latency_raw.max() >= 150_000,
+        r.histograms.latency_raw.max() >= 150_000,
         "max latency from send {} µs",
-        r.latency_raw.max()
+        r.histograms.latency_raw.max()
     );
     // Rate mode counts from the due time: never less than from the send.
-    assert!(r.latency.max() >= r.latency_raw.max());
+    assert!(r.histograms.latency.max() >= r.histograms.latency_raw.max());
 }
 
 fn list(server: &TestServer, text: &str, order: Order) -> RequestList {

@@ -7,6 +7,7 @@
 
 pub mod choice;
 pub mod hdr;
+pub mod histograms;
 pub mod plan;
 pub mod requests;
 pub mod resolved;
@@ -21,6 +22,7 @@ pub mod threshold;
 pub mod units;
 
 pub use choice::Choice;
+pub use histograms::{Histograms, Measure};
 pub use result::{
     latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
     GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, TargetStats,

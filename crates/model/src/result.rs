@@ -6,6 +6,7 @@
 //! mode (measured from each request's due time); `latency_raw` is always send → last byte.
 //! In closed-loop runs the two are the same.
 
+use crate::histograms::Histograms;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -591,7 +592,7 @@ pub struct TargetStats {
     pub completed: u64,
     /// Of which got a good answer.
     pub ok: u64,
-    /// Latency of its answered requests (µs), as [`RunResult::latency`]; 2 significant
+    /// Latency of its answered requests (µs), as [`Histograms::latency`]; 2 significant
     /// figures.
     pub latency: Histogram<u64>,
 }
@@ -612,21 +613,8 @@ pub struct RunResult {
     pub duration: Duration,
     /// Requests, failures, status codes, bytes, connections.
     pub counts: Counts,
-    /// Latency of completed requests (µs): from the due time in rate mode, else from send.
-    pub latency: Histogram<u64>,
-    /// Latency from the actual send to the last byte (µs).
-    pub latency_raw: Histogram<u64>,
-    /// Connect time per request (µs; 0 for requests on a reused connection, and for
-    /// requests that found their connection already open, as in rate mode).
-    pub connect: Histogram<u64>,
-    /// Setup time of every connection opened (µs: TCP connect, and the TLS handshake over
-    /// https), whether or not a request waited for it; empty for results stored before
-    /// shootout recorded it.
-    pub setup: Histogram<u64>,
-    /// Send done → first byte of the answer (µs).
-    pub waiting: Histogram<u64>,
-    /// Total minus connect (µs), as ab's "Processing".
-    pub processing: Histogram<u64>,
+    /// Latency, raw latency, connect, waiting, processing and connection setup (µs).
+    pub histograms: Histograms,
     /// One entry per second of the run.
     pub series: Vec<SecondStats>,
     /// A uniform reservoir of samples (or every request with `Record::all`), by start time.
@@ -655,12 +643,7 @@ impl RunResult {
             started,
             duration,
             counts: Counts::default(),
-            latency: latency_histogram(),
-            latency_raw: latency_histogram(),
-            connect: latency_histogram(),
-            setup: latency_histogram(),
-            waiting: latency_histogram(),
-            processing: latency_histogram(),
+            histograms: Histograms::new(),
             series: Vec::new(),
             samples: Vec::new(),
             first_response: None,
@@ -716,9 +699,14 @@ impl RunResult {
         // Every connection's setup when recorded (rate mode opens them before any request
         // is due), else the connects charged to requests.
         let slow = self
+            .histograms
             .setup
             .count_between(SYN_RETRY_US, u64::MAX)
-            .max(self.connect.count_between(SYN_RETRY_US, u64::MAX));
+            .max(
+                self.histograms
+                    .connect
+                    .count_between(SYN_RETRY_US, u64::MAX),
+            );
         if slow > 0 {
             w.push(Warning::SlowConnects { count: slow });
         }
@@ -761,11 +749,11 @@ impl RunResult {
     /// check is made only when the latency is over 4 times the generator's CPU per
     /// request (a turnaround that long would be a saturated generator, reported apart).
     pub fn note_unserved(&mut self, connections: u64) {
-        if connections < UNSERVED_MIN_CONNECTIONS || self.latency.is_empty() {
+        if connections < UNSERVED_MIN_CONNECTIONS || self.histograms.latency.is_empty() {
             return;
         }
         let rps = self.rps();
-        let mean_ms = self.latency.mean() / 1e3;
+        let mean_ms = self.histograms.latency.mean() / 1e3;
         if mean_ms * 1e3 < 4.0 * self.cpu_us_per_request() {
             return;
         }
@@ -993,14 +981,14 @@ mod tests {
             .warnings
             .iter()
             .any(|w| matches!(w, Warning::GeneratorSaturated { .. })));
-        r.connect.record(1_003_000).unwrap();
+        r.histograms.connect.record(1_003_000).unwrap();
         r.derive_warnings();
         assert!(
             r.warnings.contains(&Warning::SlowConnects { count: 1 }),
             "{:?}",
             r.warnings
         );
-        r.connect.reset();
+        r.histograms.connect.reset();
         r.counts.completed = 10;
         r.counts.ok = 10;
         r.generator.busiest_thread = 0.5;
@@ -1011,7 +999,7 @@ mod tests {
         // Little's law: 1000 answers in 1 s at 2 ms each keep 2 connections busy.
         r.counts.completed = 1000;
         r.counts.ok = 1000;
-        r.latency.record_n(2000, 1000).unwrap();
+        r.histograms.latency.record_n(2000, 1000).unwrap();
         let unserved = |r: &RunResult| {
             r.warnings.iter().find_map(|w| match w {
                 Warning::Unserved { served, .. } => Some(*served),
@@ -1033,8 +1021,8 @@ mod tests {
             assert_eq!(unserved(&r), None, "c={connections}");
         }
         // 10 ms each: 10 connections busy of 10.
-        r.latency.reset();
-        r.latency.record_n(10_000, 1000).unwrap();
+        r.histograms.latency.reset();
+        r.histograms.latency.record_n(10_000, 1000).unwrap();
         r.derive_warnings();
         r.note_unserved(10);
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);

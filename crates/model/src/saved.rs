@@ -11,6 +11,7 @@
 //! request body base64. The warnings are not written: they are derived again from the
 //! numbers when the file is read ([`RunResult::warn`]).
 
+use crate::histograms::Histograms;
 use crate::requests::{ListEntry, Order, RequestList};
 use crate::result::{
     latency_histogram, Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats,
@@ -457,8 +458,8 @@ struct ResultV1 {
     duration_ns: u64,
     interrupted: bool,
     counts: CountsV1,
-    /// latency, latency_raw, connect, waiting, processing, and setup (absent from files
-    /// written before shootout recorded it).
+    /// Each [`Measure`](crate::Measure) by its key (one not [always
+    /// kept](crate::Measure::always_kept) is absent from files written before it was).
     histograms: BTreeMap<String, String>,
     series: Vec<SecondV1>,
     /// `[start_us, connect_us, waiting_us, total_us, status, failure]` per sample.
@@ -472,29 +473,12 @@ struct ResultV1 {
     streams_allowed: Option<u64>,
 }
 
-/// The names of the histograms in the file, in [`RunResult`]'s order.
-const HISTOGRAMS: [&str; 6] = [
-    "latency",
-    "latency_raw",
-    "connect",
-    "waiting",
-    "processing",
-    "setup",
-];
-
 impl ResultV1 {
     fn of(r: &RunResult) -> ResultV1 {
-        let histograms = HISTOGRAMS
+        let histograms = r
+            .histograms
             .iter()
-            .zip([
-                &r.latency,
-                &r.latency_raw,
-                &r.connect,
-                &r.waiting,
-                &r.processing,
-                &r.setup,
-            ])
-            .map(|(name, h)| (name.to_string(), encode(h)))
+            .map(|(m, h)| (m.key().to_string(), encode(h)))
             .collect();
         let started = unix_ns(r.started);
         ResultV1 {
@@ -553,21 +537,15 @@ impl ResultV1 {
     }
 
     fn result(self, spec: &LoadSpec) -> Result<RunResult, SavedError> {
-        let hist = |name: &str| -> Result<Histogram<u64>, SavedError> {
-            let field = format!("result.histograms.{name}");
-            let text = self
-                .histograms
-                .get(name)
-                .ok_or_else(|| SavedError::Histogram(field.clone(), "is missing".into()))?;
-            decode(&field, text)
-        };
-        let (latency, latency_raw, connect, waiting, processing) = (
-            hist("latency")?,
-            hist("latency_raw")?,
-            hist("connect")?,
-            hist("waiting")?,
-            hist("processing")?,
-        );
+        let histograms = Histograms::try_build(|m| {
+            let field = format!("result.histograms.{}", m.key());
+            match self.histograms.get(m.key()) {
+                Some(text) => decode(&field, text),
+                // Missing from files written before shootout recorded it: empty.
+                None if !m.always_kept() => Ok(latency_histogram()),
+                None => Err(SavedError::Histogram(field, "is missing".into())),
+            }
+        })?;
         let series = self
             .series
             .into_iter()
@@ -582,17 +560,8 @@ impl ResultV1 {
                 Ok(second)
             })
             .collect::<Result<Vec<_>, SavedError>>()?;
-        let setup = match self.histograms.contains_key("setup") {
-            true => hist("setup")?,
-            false => crate::latency_histogram(),
-        };
         let mut r = RunResult {
-            latency,
-            latency_raw,
-            connect,
-            setup,
-            waiting,
-            processing,
+            histograms,
             counts: self.counts.counts(),
             series,
             samples: self
@@ -651,11 +620,10 @@ fn inconsistent(field: &str, problem: String) -> SavedError {
 /// `Recorder::answered` in the engine), so that a file that could not have been written
 /// is refused before it is reported or merged: each request that completed is ok or failed
 /// once (`completed = ok + failures`); each answer is counted under its status and recorded
-/// once in each of the latency, latency_raw, connect, waiting and processing histograms;
-/// each connection opened is recorded once in setup (none in files written before it was,
-/// so at most); the seconds of
-/// the series add up to the run's completed and failed requests; no run keeps more samples
-/// than requests; and no sum passes `u64::MAX`.
+/// once in each histogram [per answer](crate::Measure::per_answer); each connection opened
+/// is recorded once in the others (none in files written before they were, so at most);
+/// the seconds of the series add up to the run's completed and failed requests; no run
+/// keeps more samples than requests; and no sum passes `u64::MAX`.
 fn check_counts(r: &RunResult) -> Result<(), SavedError> {
     let c = &r.counts;
     let failed = c
@@ -702,33 +670,27 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
             ),
         ));
     }
-    for (name, h) in HISTOGRAMS.iter().zip([
-        &r.latency,
-        &r.latency_raw,
-        &r.connect,
-        &r.waiting,
-        &r.processing,
-    ]) {
+    for (m, h) in r.histograms.iter() {
         // Each decoded histogram's total was checked for overflow when it was read.
         let n = crate::hdr::total(h).unwrap_or(u64::MAX);
-        if n != answered {
+        let field = format!("result.histograms.{}", m.key());
+        if m.per_answer() && n != answered {
             return Err(inconsistent(
-                &format!("result.histograms.{name}"),
+                &field,
                 format!("holds {n} values, but result.counts.status counts {answered} answers"),
             ));
         }
-    }
-    // At most: a file written before setup was recorded has none, and so has its share
-    // of a merge with newer files.
-    let opened = crate::hdr::total(&r.setup).unwrap_or(u64::MAX);
-    if opened > c.connections_opened {
-        return Err(inconsistent(
-            "result.histograms.setup",
-            format!(
-                "holds {opened} values, more than result.counts.connections_opened ({})",
-                c.connections_opened
-            ),
-        ));
+        // At most: a file written before setup was recorded has none, and so has its
+        // share of a merge with newer files.
+        if !m.per_answer() && n > c.connections_opened {
+            return Err(inconsistent(
+                &field,
+                format!(
+                    "holds {n} values, more than result.counts.connections_opened ({})",
+                    c.connections_opened
+                ),
+            ));
+        }
     }
     let (mut completed, mut failed_in_seconds) = (0u64, 0u64);
     for s in &r.series {
@@ -967,11 +929,11 @@ mod tests {
         // Five answers (four 200, one 502) and a timeout: each answer in every latency
         // histogram, one connection opened, as the engine's recorder writes them.
         for v in [1, 90, 1234, 99_999, 3_000_000] {
-            r.latency.record(v).unwrap();
-            r.latency_raw.record(v / 2 + 1).unwrap();
-            r.connect.record(0).unwrap();
-            r.waiting.record(v / 3).unwrap();
-            r.processing.record(v).unwrap();
+            r.histograms.latency.record(v).unwrap();
+            r.histograms.latency_raw.record(v / 2 + 1).unwrap();
+            r.histograms.connect.record(0).unwrap();
+            r.histograms.waiting.record(v / 3).unwrap();
+            r.histograms.processing.record(v).unwrap();
         }
         r.counts.connections_opened = 1;
         r.counts.completed = 6;
@@ -1011,7 +973,7 @@ mod tests {
             late_no_connection: 1,
             max_lag: Duration::from_nanos(77),
         });
-        r.setup.record(2_500).unwrap();
+        r.histograms.setup.record(2_500).unwrap();
         r.warn(&share);
         SavedRun {
             shootout: "0.1.0".into(),
@@ -1028,14 +990,7 @@ mod tests {
         assert_eq!(a.started, b.started);
         assert_eq!(a.duration, b.duration);
         assert_eq!(a.counts, b.counts);
-        for (x, y) in [
-            (&a.latency, &b.latency),
-            (&a.latency_raw, &b.latency_raw),
-            (&a.connect, &b.connect),
-            (&a.waiting, &b.waiting),
-            (&a.processing, &b.processing),
-            (&a.setup, &b.setup),
-        ] {
+        for ((_, x), (_, y)) in a.histograms.iter().zip(b.histograms.iter()) {
             let values = |h: &Histogram<u64>| {
                 h.iter_recorded()
                     .map(|v| (v.value_iterated_to(), v.count_at_value()))
@@ -1182,7 +1137,7 @@ mod tests {
             .unwrap()
             .remove("setup");
         let back = SavedRun::parse(&v.to_string()).unwrap();
-        assert!(back.result.as_ref().unwrap().setup.is_empty());
+        assert!(back.result.as_ref().unwrap().histograms.setup.is_empty());
         SavedRun::parse(&back.to_json()).unwrap();
     }
 

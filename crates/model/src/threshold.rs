@@ -60,7 +60,7 @@ impl Metric {
     /// The metric's value for `r`: latency in µs, errors in %, failed as a count, rps in
     /// good answers per second. 0 for latency when nothing was answered.
     pub fn of(self, r: &RunResult) -> f64 {
-        let h = &r.latency;
+        let h = &r.histograms.latency;
         let latency = |f: fn(&hdrhistogram::Histogram<u64>) -> f64| {
             if h.is_empty() {
                 0.0

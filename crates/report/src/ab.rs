@@ -289,20 +289,28 @@ fn connection_times(o: &mut String, r: &RunResult, opts: AbOptions) {
     // ab prints the tables when at least one request got an answer. "Total" is the latency
     // (from the due time in rate mode) and "Processing" is total minus connect, as the
     // engine records it, so Connect + Processing = Total as in ab.
-    if !r.latency.is_empty() {
+    if !r.histograms.latency.is_empty() {
         let rows = [
             (
                 "Connect:    ",
                 "the initial connection time",
-                AbRow::of(&r.connect),
+                AbRow::of(&r.histograms.connect),
             ),
             (
                 "Processing: ",
                 "the processing time",
-                AbRow::of(&r.processing),
+                AbRow::of(&r.histograms.processing),
             ),
-            ("Waiting:    ", "the waiting time", AbRow::of(&r.waiting)),
-            ("Total:      ", "the total time", AbRow::of(&r.latency)),
+            (
+                "Waiting:    ",
+                "the waiting time",
+                AbRow::of(&r.histograms.waiting),
+            ),
+            (
+                "Total:      ",
+                "the total time",
+                AbRow::of(&r.histograms.latency),
+            ),
         ];
         emit!(o);
         emit!(o, "Connection Times (ms)");
@@ -333,7 +341,7 @@ fn connection_times(o: &mut String, r: &RunResult, opts: AbOptions) {
 
 /// ab's "Percentage of the requests served within a certain time (ms)" table.
 fn percentiles(o: &mut String, r: &RunResult) {
-    if r.latency.len() > 1 {
+    if r.histograms.latency.len() > 1 {
         emit!(o);
         emit!(
             o,
@@ -341,10 +349,10 @@ fn percentiles(o: &mut String, r: &RunResult) {
         );
         for p in AB_PERCENTS {
             if p == 100 {
-                let longest = ab_round_ms(r.latency.max());
+                let longest = ab_round_ms(r.histograms.latency.max());
                 emit!(o, " 100%  {longest:5} (longest request)");
             } else {
-                let us = r.latency.value_at_quantile(f64::from(p) / 100.0);
+                let us = r.histograms.latency.value_at_quantile(f64::from(p) / 100.0);
                 emit!(o, "  {p}%  {:5}", ab_round_ms(us));
             }
         }
@@ -355,10 +363,10 @@ fn percentiles(o: &mut String, r: &RunResult) {
 /// `Percentage served,Time in ms` then rows `0` (fastest) to `100` (slowest), as ab 2.3
 /// writes it since it was fixed to include the 100th row.
 ///
-/// From `result.latency` (µs; corrected in rate mode). When no request got an answer ab
-/// writes no file; we return the header alone.
+/// From `result.histograms.latency` (µs; corrected in rate mode). When no request got an
+/// answer ab writes no file; we return the header alone.
 pub fn ab_percentiles_csv(result: &RunResult) -> String {
-    let h = &result.latency;
+    let h = &result.histograms.latency;
     let mut o = String::from("Percentage served,Time in ms\n");
     if h.is_empty() {
         return o;
@@ -466,7 +474,7 @@ mod tests {
             .take(5)
             .collect();
         assert_eq!(table[0], "              min   avg   max");
-        let total = AbRow::of(&r.latency);
+        let total = AbRow::of(&r.histograms.latency);
         assert_eq!(
             table[4],
             format!(
@@ -528,10 +536,13 @@ mod tests {
         let rows: Vec<&str> = csv.lines().collect();
         assert_eq!(rows[0], "Percentage served,Time in ms");
         assert_eq!(rows.len(), 102);
-        assert_eq!(rows[1], format!("0,{:.3}", r.latency.min() as f64 / 1e3));
+        assert_eq!(
+            rows[1],
+            format!("0,{:.3}", r.histograms.latency.min() as f64 / 1e3)
+        );
         assert_eq!(
             rows[101],
-            format!("100,{:.3}", r.latency.max() as f64 / 1e3)
+            format!("100,{:.3}", r.histograms.latency.max() as f64 / 1e3)
         );
         let times: Vec<f64> = rows[1..]
             .iter()

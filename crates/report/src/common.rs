@@ -22,17 +22,17 @@ pub fn throughput(r: &RunResult) -> String {
 /// when they were all opened before any request waited for them (as rate mode opens them),
 /// which is why every request's Connect is 0; `None` when none was recorded.
 pub(crate) fn setup_line(r: &RunResult) -> Option<String> {
-    if r.setup.is_empty() {
+    if r.histograms.setup.is_empty() {
         return None;
     }
-    let l = shootout_model::LatencySummary::of(&r.setup);
-    let opened = r.setup.len();
+    let l = shootout_model::LatencySummary::of(&r.histograms.setup);
+    let opened = r.histograms.setup.len();
     let mut line = format!(
         "Connection setup: {opened} connections, min {:.3}, mean {:.3}, max {:.3} ms",
         l.min, l.mean, l.max
     );
     // Rate mode opens the connections before requests fall due: none is charged to one.
-    if !r.connect.is_empty() && r.connect.max() == 0 {
+    if !r.histograms.connect.is_empty() && r.histograms.connect.max() == 0 {
         line.push_str(" (opened before any request waited for them: Connect is 0)");
     }
     Some(line)
@@ -51,15 +51,15 @@ mod tests {
         // Rate mode with keep-alive: four connections opened before the first request was
         // due; the 100 requests on them waited for none.
         for us in [100, 200, 300, 1_000] {
-            r.setup.record(us).unwrap();
+            r.histograms.setup.record(us).unwrap();
         }
-        r.connect.record_n(0, 100).unwrap();
+        r.histograms.connect.record_n(0, 100).unwrap();
         assert_eq!(
             setup_line(&r).unwrap(),
             "Connection setup: 4 connections, min 0.100, mean 0.400, max 1.000 ms (opened before any request waited for them: Connect is 0)"
         );
         // A closed loop charges each connect to the request that waited for it.
-        r.connect.record_n(250, 4).unwrap();
+        r.histograms.connect.record_n(250, 4).unwrap();
         assert_eq!(
             setup_line(&r).unwrap(),
             "Connection setup: 4 connections, min 0.100, mean 0.400, max 1.000 ms"

@@ -68,11 +68,14 @@ impl Builder {
         sample: bool,
     ) {
         let r = &mut self.r;
-        r.latency.record(total_us).unwrap();
-        r.latency_raw.record(raw_us).unwrap();
-        r.connect.record(connect_us).unwrap();
-        r.waiting.record(waiting_us).unwrap();
-        r.processing.record(total_us - connect_us).unwrap();
+        r.histograms.latency.record(total_us).unwrap();
+        r.histograms.latency_raw.record(raw_us).unwrap();
+        r.histograms.connect.record(connect_us).unwrap();
+        r.histograms.waiting.record(waiting_us).unwrap();
+        r.histograms
+            .processing
+            .record(total_us - connect_us)
+            .unwrap();
         *r.counts.status.entry(status).or_default() += 1;
         self.second(start_us + total_us).2.record(total_us).unwrap();
         self.end(
@@ -194,7 +197,7 @@ pub fn closed_with_failures() -> (LoadSpec, RunResult) {
     let mut r = b.finish();
     // The ten first connections and the two re-opened, as their requests were charged.
     for us in (0..10).map(|i| 180 + i * 7).chain([210, 210]) {
-        r.setup.record(us).unwrap();
+        r.histograms.setup.record(us).unwrap();
     }
     let c = &mut r.counts;
     c.length_mismatch = 3;
@@ -252,8 +255,8 @@ pub fn rate_mode() -> (LoadSpec, RunResult) {
     let mut r = b.finish();
     // A connection per request (no keep-alive): the setups are the connects charged, and
     // the five requests in flight at the end had theirs too.
-    let _ = r.setup.add(&r.connect);
-    r.setup.record_n(200, 5).unwrap();
+    let _ = r.histograms.setup.add(&r.histograms.connect);
+    r.histograms.setup.record_n(200, 5).unwrap();
     let c = &mut r.counts;
     c.aborted = 5;
     c.connections_opened = 990;
@@ -313,13 +316,14 @@ pub fn interrupted() -> (LoadSpec, RunResult) {
     let mut r = b.finish();
     // The fifty connections, each charged to its first request.
     let charged: Vec<(u64, u64)> = r
+        .histograms
         .connect
         .iter_recorded()
         .map(|v| (v.value_iterated_to(), v.count_at_value()))
         .filter(|(us, _)| *us > 0)
         .collect();
     for (us, n) in charged {
-        r.setup.record_n(us, n).unwrap();
+        r.histograms.setup.record_n(us, n).unwrap();
     }
     r.interrupted = true;
     let c = &mut r.counts;

@@ -326,7 +326,7 @@ fn h2_error_name(code: u32) -> String {
 /// Latency, ab's connection times and percentiles (all in ms), or a note that nothing was
 /// answered. In rate mode latency and percentiles have a corrected and a raw row.
 fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
-    if r.latency.is_empty() {
+    if r.histograms.latency.is_empty() {
         kv(o, "Latency", "no answers: nothing to time");
         emit!(o);
     } else {
@@ -337,8 +337,8 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
                 "Latency (ms)",
                 &heads,
                 &[
-                    ("  corrected", latency_cells(&r.latency)),
-                    ("  raw", latency_cells(&r.latency_raw)),
+                    ("  corrected", latency_cells(&r.histograms.latency)),
+                    ("  raw", latency_cells(&r.histograms.latency_raw)),
                 ],
             );
             // Coordinated omission: a request sent late still waited from its due time.
@@ -351,7 +351,7 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
                 o,
                 "Latency (ms)",
                 &heads,
-                &[("", latency_cells(&r.latency))],
+                &[("", latency_cells(&r.histograms.latency))],
             );
         }
         emit!(o);
@@ -362,10 +362,10 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
             "Connection times (ms)",
             &["min", "mean", "+/-sd", "median", "max"],
             &[
-                ("  Connect", phase_cells(&r.connect)),
-                ("  Processing", phase_cells(&r.processing)),
-                ("  Waiting", phase_cells(&r.waiting)),
-                ("  Total", phase_cells(&r.latency)),
+                ("  Connect", phase_cells(&r.histograms.connect)),
+                ("  Processing", phase_cells(&r.histograms.processing)),
+                ("  Waiting", phase_cells(&r.histograms.waiting)),
+                ("  Total", phase_cells(&r.histograms.latency)),
             ],
         );
         if let Some(line) = crate::common::setup_line(r) {
@@ -376,11 +376,11 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
         let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
         let rows = if rate_mode {
             vec![
-                ("  corrected", served_cells(&r.latency)),
-                ("  raw", served_cells(&r.latency_raw)),
+                ("  corrected", served_cells(&r.histograms.latency)),
+                ("  raw", served_cells(&r.histograms.latency_raw)),
             ]
         } else {
-            vec![("", served_cells(&r.latency))]
+            vec![("", served_cells(&r.histograms.latency))]
         };
         table(o, "Served within (ms)", &heads, &rows);
         emit!(o);

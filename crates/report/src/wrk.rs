@@ -74,7 +74,7 @@ fn thread_stats(o: &mut String, spec: &LoadSpec, r: &RunResult) {
         "+/- Stdev"
     );
 
-    let h = &r.latency;
+    let h = &r.histograms.latency;
     let latency = if h.is_empty() {
         Moments::default()
     } else {
@@ -95,7 +95,7 @@ fn thread_stats(o: &mut String, spec: &LoadSpec, r: &RunResult) {
 
 /// wrk's `--latency` table: p50, p75, p90 and p99.
 fn latency_distribution(o: &mut String, r: &RunResult) {
-    let h = &r.latency;
+    let h = &r.histograms.latency;
     emit!(o, "  Latency Distribution");
     for p in [50u32, 75, 90, 99] {
         let us = if h.is_empty() {

@@ -206,12 +206,14 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         started: epoch(),
         duration: p.duration,
         counts,
-        latency,
-        latency_raw,
-        connect,
-        setup: latency_histogram(),
-        waiting,
-        processing,
+        histograms: shootout_model::Histograms {
+            latency,
+            latency_raw,
+            connect,
+            waiting,
+            processing,
+            ..Default::default()
+        },
         series,
         samples,
         first_response: Some(FirstResponse {

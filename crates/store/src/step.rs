@@ -8,10 +8,12 @@ use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::{
-    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, LoadLevel, Protocol,
-    ResourceSample, RunResult, ScheduleStats, SecondStats, StepStatus, TargetStats, Warning, Wire,
+    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, LoadLevel,
+    Measure, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats, StepStatus,
+    TargetStats, Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
 use std::time::SystemTime;
 
 // The steps table has one column per failure class (fail_connect … fail_connection_error).
@@ -71,7 +73,9 @@ fn warnings_json(warnings: &[Warning]) -> String {
     serde_json::Value::Array(all).to_string()
 }
 
-const INSERT_STEP: &str = "INSERT INTO steps (
+/// The columns of `steps` that [`Store::record_step`] writes, each from the parameter of its
+/// name, besides one `hist_<key>` column per histogram ([`Measure::ALL`]).
+const STEP_COLUMNS: &str = "
     run_id, contender_id, workload, level_kind, level_connections, level_rps, repetition,
     started_ns, ended_ns, status, measured_started_ns, duration_ns, rps,
     completed, ok, aborted,
@@ -79,25 +83,35 @@ const INSERT_STEP: &str = "INSERT INTO steps (
     fail_stream_reset, fail_refused, fail_connection_error, goaways, streams_asked,
     streams_allowed, length_mismatch, connections_opened, connections_failed, reconnects, retried, dropped,
     bytes_received, body_bytes, bytes_sent,
-    hist_latency, hist_latency_raw, hist_connect, hist_waiting, hist_processing, hist_setup, samples,
+    samples,
     gen_threads, gen_cpu_user_ns, gen_cpu_sys_ns, gen_busiest_thread,
     sched_target_rps, sched_achieved_rps, sched_due, sched_sent, sched_late,
     sched_late_no_connection, sched_max_lag_ns,
-    first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline
-) VALUES (
-    :run_id, :contender_id, :workload, :level_kind, :level_connections, :level_rps, :repetition,
-    :started_ns, :ended_ns, :status, :measured_started_ns, :duration_ns, :rps,
-    :completed, :ok, :aborted,
-    :fail_connect, :fail_timeout, :fail_reset, :fail_malformed, :fail_status, :fail_body,
-    :fail_stream_reset, :fail_refused, :fail_connection_error, :goaways, :streams_asked,
-    :streams_allowed, :length_mismatch, :connections_opened, :connections_failed, :reconnects, :retried, :dropped,
-    :bytes_received, :body_bytes, :bytes_sent,
-    :hist_latency, :hist_latency_raw, :hist_connect, :hist_waiting, :hist_processing, :hist_setup, :samples,
-    :gen_threads, :gen_cpu_user_ns, :gen_cpu_sys_ns, :gen_busiest_thread,
-    :sched_target_rps, :sched_achieved_rps, :sched_due, :sched_sent, :sched_late,
-    :sched_late_no_connection, :sched_max_lag_ns,
-    :first_status, :first_server, :first_body_len, :interrupted, :warnings, :protocol, :pipeline
-)";
+    first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline";
+
+/// The column of `steps` that holds the histogram of `measure`.
+fn hist_column(measure: Measure) -> String {
+    format!("hist_{}", measure.key())
+}
+
+/// The INSERT of a step: [`STEP_COLUMNS`] and the histograms' columns, each from the
+/// parameter named after it (`:run_id`, `:hist_latency`, …).
+fn insert_step() -> &'static str {
+    static SQL: OnceLock<String> = OnceLock::new();
+    SQL.get_or_init(|| {
+        let columns: Vec<String> = STEP_COLUMNS
+            .split(',')
+            .map(|c| c.trim().to_string())
+            .chain(Measure::ALL.into_iter().map(hist_column))
+            .collect();
+        let values: Vec<String> = columns.iter().map(|c| format!(":{c}")).collect();
+        format!(
+            "INSERT INTO steps ({}) VALUES ({})",
+            columns.join(", "),
+            values.join(", ")
+        )
+    })
+}
 
 /// Writes a step's child rows (status codes, per-second series, resource samples) in the
 /// step's transaction.
@@ -170,12 +184,11 @@ impl Store {
                 detail,
             })
         };
-        let hist_latency = encode("latency", &r.latency)?;
-        let hist_latency_raw = encode("raw latency", &r.latency_raw)?;
-        let hist_connect = encode("connect", &r.connect)?;
-        let hist_waiting = encode("waiting", &r.waiting)?;
-        let hist_processing = encode("processing", &r.processing)?;
-        let hist_setup = encode("connection setup", &r.setup)?;
+        let histograms = r
+            .histograms
+            .iter()
+            .map(|(m, h)| Ok((format!(":{}", hist_column(m)), encode(m.words(), h)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
         let samples = codec::encode_samples(&r.samples);
         let targets = r
             .targets
@@ -203,9 +216,9 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(failed)?;
-        tx.prepare_cached(INSERT_STEP)
+        tx.prepare_cached(insert_step())
             .and_then(|mut stmt| {
-                stmt.execute(named_params! {
+                let columns = named_params! {
                     ":run_id": step.run.0,
                     ":contender_id": step.contender.0,
                     ":workload": step.workload,
@@ -245,12 +258,6 @@ impl Store {
                     ":bytes_received": c.bytes_received,
                     ":body_bytes": c.body_bytes,
                     ":bytes_sent": c.bytes_sent,
-                    ":hist_latency": hist_latency,
-                    ":hist_latency_raw": hist_latency_raw,
-                    ":hist_connect": hist_connect,
-                    ":hist_waiting": hist_waiting,
-                    ":hist_processing": hist_processing,
-                    ":hist_setup": hist_setup,
                     ":samples": samples,
                     ":gen_threads": r.generator.threads,
                     ":gen_cpu_user_ns": codec::ns(r.generator.cpu_user),
@@ -268,7 +275,14 @@ impl Store {
                     ":first_body_len": first.map(|f| f.body_len),
                     ":interrupted": r.interrupted,
                     ":warnings": warnings,
-                })
+                };
+                let mut all = columns.to_vec();
+                all.extend(
+                    histograms
+                        .iter()
+                        .map(|(name, bytes)| (name.as_str(), bytes as &dyn rusqlite::ToSql)),
+                );
+                stmt.execute(all.as_slice())
             })
             .map_err(failed)?;
         let id = tx.last_insert_rowid();
@@ -558,16 +572,14 @@ impl Columns<'_> {
             started: codec::time_at(self.get("measured_started_ns")?),
             duration: codec::span(self.get("duration_ns")?),
             counts: self.counts()?,
-            latency: self.histogram("hist_latency", "latency", id)?,
-            latency_raw: self.histogram("hist_latency_raw", "raw latency", id)?,
-            connect: self.histogram("hist_connect", "connect", id)?,
-            waiting: self.histogram("hist_waiting", "waiting", id)?,
-            processing: self.histogram("hist_processing", "processing", id)?,
-            // NULL in steps stored before setup times were recorded.
-            setup: match self.get::<Option<Vec<u8>>>("hist_setup")? {
-                Some(_) => self.histogram("hist_setup", "connection setup", id)?,
-                None => shootout_model::latency_histogram(),
-            },
+            histograms: Histograms::try_build(|m| {
+                let column = hist_column(m);
+                // NULL in steps stored before a histogram added later was recorded.
+                if !m.always_kept() && self.get::<Option<Vec<u8>>>(&column)?.is_none() {
+                    return Ok(shootout_model::latency_histogram());
+                }
+                self.histogram(&column, m.words(), id)
+            })?,
             series: Vec::new(),
             samples,
             first_response: self.first_response()?,

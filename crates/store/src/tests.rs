@@ -100,12 +100,14 @@ fn synthetic_result(seed: u64) -> RunResult {
         started: at(seed),
         duration: Duration::new(10, 987_654_321),
         counts,
-        latency,
-        latency_raw,
-        connect,
-        setup,
-        waiting,
-        processing,
+        histograms: shootout_model::Histograms {
+            latency,
+            latency_raw,
+            connect,
+            waiting,
+            processing,
+            setup,
+        },
         series: (0..11)
             .map(|s| SecondStats {
                 second: s,
@@ -232,12 +234,9 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.started, want.started);
     assert_eq!(got.duration, want.duration);
     assert_eq!(got.counts, want.counts);
-    assert_hist_eq("latency", &got.latency, &want.latency);
-    assert_hist_eq("latency_raw", &got.latency_raw, &want.latency_raw);
-    assert_hist_eq("connect", &got.connect, &want.connect);
-    assert_hist_eq("setup", &got.setup, &want.setup);
-    assert_hist_eq("waiting", &got.waiting, &want.waiting);
-    assert_hist_eq("processing", &got.processing, &want.processing);
+    for ((m, got), (_, want)) in got.histograms.iter().zip(want.histograms.iter()) {
+        assert_hist_eq(m.key(), got, want);
+    }
     assert_eq!(got.series, want.series);
     assert_eq!(got.samples, want.samples);
     assert_eq!(got.first_response, want.first_response);

@@ -230,7 +230,7 @@ fn step_line(
     of: u32,
     r: &RunResult,
 ) -> String {
-    let p99 = shootout_model::LatencySummary::of(&r.latency).p99;
+    let p99 = shootout_model::LatencySummary::of(&r.histograms.latency).p99;
     format!(
         "{contender} · {workload} · {level} · rep {rep}/{of}: {:.0} req/s, p99 {p99:.3} ms, {} failed{}",
         r.rps(),

@@ -700,10 +700,10 @@ fn load_warnings(o: &mut String, r: &RunResult) {
 fn load_latency_table(o: &mut String, r: &RunResult, rate: bool) {
     o.push_str("<h2>Latency (ms)</h2>\n<div class=\"tw\"><table><tr><th class=\"l\"></th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
     if rate {
-        latency_row(o, "corrected", &r.latency);
-        latency_row(o, "raw", &r.latency_raw);
+        latency_row(o, "corrected", &r.histograms.latency);
+        latency_row(o, "raw", &r.histograms.latency_raw);
     } else {
-        latency_row(o, "latency", &r.latency);
+        latency_row(o, "latency", &r.histograms.latency);
     }
     o.push_str("</table></div>\n");
     if rate {
@@ -727,14 +727,14 @@ fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
         },
         color: svg::color(0),
         stroke: Stroke::Solid,
-        hist: &r.latency,
+        hist: &r.histograms.latency,
     }];
     if rate {
         lines.push(Spectrum {
             name: "raw".into(),
             color: svg::color(1),
             stroke: Stroke::Dashed,
-            hist: &r.latency_raw,
+            hist: &r.histograms.latency_raw,
         });
     }
     o.push_str("<div class=\"charts\">\n");

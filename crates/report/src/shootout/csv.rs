@@ -74,7 +74,7 @@ pub fn csv(run: &StoredRun) -> String {
             LoadLevel::Rate { rps, connections } => ("rate", connections, format!("{rps}")),
         };
         let counts = &s.result.counts;
-        let l = LatencySummary::of(&s.result.latency);
+        let l = LatencySummary::of(&s.result.histograms.latency);
         let mut fields = vec![
             run.run.id.0.to_string(),
             csv_text(&c.name).into_owned(),

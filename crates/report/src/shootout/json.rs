@@ -173,7 +173,7 @@ fn run_warnings_json(a: &Analysis) -> Vec<Value> {
 /// One entry of the document's `steps` (`None` for a step of an unknown contender).
 fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
     let c = run.contenders.iter().find(|c| c.id == s.contender)?;
-    let l = LatencySummary::of(&s.result.latency);
+    let l = LatencySummary::of(&s.result.histograms.latency);
     let counts = &s.result.counts;
     Some(json!({
         "id": s.id.0,

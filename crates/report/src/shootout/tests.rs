@@ -4,8 +4,8 @@
 use super::*;
 use shootout_model::stored::{ContenderId, ContenderRow, RunId, RunRow, StepId, StoredStep};
 use shootout_model::{
-    latency_histogram, ContenderStatus, Counts, LoadLevel, MachineFacts, ResourceSample, RunResult,
-    RunStatus, StepStatus,
+    latency_histogram, ContenderStatus, Counts, Histograms, LoadLevel, MachineFacts,
+    ResourceSample, RunResult, RunStatus, StepStatus,
 };
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -24,8 +24,11 @@ fn result(completed: u64, secs: f64, latency_us: u64) -> RunResult {
             ok: completed,
             ..Default::default()
         },
-        latency: latency.clone(),
-        latency_raw: latency,
+        histograms: Histograms {
+            latency: latency.clone(),
+            latency_raw: latency,
+            ..Histograms::new()
+        },
         ..RunResult::empty(at(0), Duration::from_secs_f64(secs))
     };
     r.derive_warnings();
