@@ -17,7 +17,8 @@ use shootout_model::requests::RequestList;
 use shootout_model::result::second_histogram;
 use shootout_model::saved::unix_ns;
 use shootout_model::{
-    per_second, LoadSpec, Outcome, Pace, RunResult, SavedRun, ScheduleStats, SecondStats,
+    per_second, LoadSpec, Outcome, Pace, Record, RunResult, SavedRun, ScheduleStats, SecondStats,
+    Target, TlsOptions,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -187,108 +188,109 @@ fn list(indexes: &[u32]) -> String {
     v.join(", ")
 }
 
-/// The fields in which two loads differ, each as `field: a vs b`; empty when they are
-/// one load. Compared: everything that changes what the load does to the server (target,
-/// request, expectations, connections, bounds, rate, timeouts); not threads, CPU pinning
-/// or the samples kept, which are each machine's own.
-pub fn differences(a: &LoadSpec, b: &LoadSpec) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cmp = |field: &str, x: String, y: String| {
-        if x != y {
-            out.push(format!("{field}: {x} vs {y}"));
-        }
-    };
-    let secs = |d: Option<Duration>| d.map_or("none".into(), |d| format!("{} s", d.as_secs_f64()));
-    let rate = |p: Pace| match p {
+/// The load a spec puts on the server: the spec with what each machine of a fleet sets its
+/// own way made equal (threads, CPU pinning, the samples kept, local addresses, busy
+/// polling, the schedule's offset, and how it trusts the server's certificate). Two runs are
+/// shards of one load when theirs are equal: a field added to [`LoadSpec`] is part of the
+/// load until it is named here.
+fn the_load(s: &LoadSpec) -> LoadSpec {
+    LoadSpec {
+        threads: 0,
+        record: Record {
+            reservoir: 0,
+            all: false,
+        },
+        cpus: None,
+        offset: Duration::ZERO,
+        bind: Vec::new(),
+        busy_poll: Duration::ZERO,
+        target: Target {
+            tls: TlsOptions::default(),
+            ..s.target.clone()
+        },
+        ..s.clone()
+    }
+}
+
+/// A part of the load as messages name it, and its value as they show it.
+type Shown = (&'static str, fn(&LoadSpec) -> String);
+
+/// The parts of the load a difference is named by, in the order messages list them.
+const PARTS: [Shown; 18] = [
+    ("url", |s| s.target.url.clone()),
+    ("unix socket", |s| format!("{:?}", s.target.unix_socket)),
+    ("method", |s| s.request.method.clone()),
+    ("headers", |s| format!("{:?}", s.request.headers)),
+    ("body", |s| bytes(&s.request.body)),
+    ("keep-alive", |s| s.request.keepalive.to_string()),
+    ("expected status", |s| s.expect.status.describe().into()),
+    ("expected body", |s| {
+        let body = s.expect.body_contains.as_deref();
+        format!("{:?}", body.map(String::from_utf8_lossy))
+    }),
+    ("expected length", |s| format!("{:?}", s.expect.length)),
+    ("connections", |s| s.connections.to_string()),
+    ("requests", |s| format!("{:?}", s.requests)),
+    ("duration", |s| secs(s.duration)),
+    ("rate", |s| match s.pace {
         Pace::Closed => "closed loop".to_string(),
         Pace::Rate(r) => format!("{r} req/s"),
-    };
-    let bytes = |b: &[u8]| format!("{} bytes ({:016x})", b.len(), fnv1a(b));
-    cmp("url", a.target.url.clone(), b.target.url.clone());
-    cmp(
-        "unix socket",
-        format!("{:?}", a.target.unix_socket),
-        format!("{:?}", b.target.unix_socket),
-    );
-    cmp("method", a.request.method.clone(), b.request.method.clone());
-    cmp(
-        "headers",
-        format!("{:?}", a.request.headers),
-        format!("{:?}", b.request.headers),
-    );
-    cmp("body", bytes(&a.request.body), bytes(&b.request.body));
-    cmp(
-        "keep-alive",
-        a.request.keepalive.to_string(),
-        b.request.keepalive.to_string(),
-    );
-    cmp(
-        "expected status",
-        a.expect.status.describe().into(),
-        b.expect.status.describe().into(),
-    );
-    cmp(
-        "expected body",
+    }),
+    ("timeout", |s| secs(Some(s.timeout))),
+    ("connect timeout", |s| secs(Some(s.connect_timeout))),
+    ("protocol", |s| s.protocol.as_str().into()),
+    ("streams", |s| s.streams.to_string()),
+    ("pipeline", |s| s.pipeline.to_string()),
+];
+
+/// `10 s`, or `none`.
+fn secs(d: Option<Duration>) -> String {
+    d.map_or("none".into(), |d| format!("{} s", d.as_secs_f64()))
+}
+
+/// A body's length and fingerprint, so a message can say two differ without printing them.
+fn bytes(b: &[u8]) -> String {
+    format!("{} bytes ({:016x})", b.len(), fnv1a(b))
+}
+
+/// A request list's source, length, fingerprint, order and seed: two lists of one name may
+/// still differ.
+fn request_list(l: Option<&RequestList>) -> String {
+    l.map_or("none".to_string(), |l| {
+        let entries = format!("{:?}", l.entries);
         format!(
-            "{:?}",
-            a.expect
-                .body_contains
-                .as_deref()
-                .map(String::from_utf8_lossy)
-        ),
-        format!(
-            "{:?}",
-            b.expect
-                .body_contains
-                .as_deref()
-                .map(String::from_utf8_lossy)
-        ),
-    );
-    cmp(
-        "expected length",
-        format!("{:?}", a.expect.length),
-        format!("{:?}", b.expect.length),
-    );
-    cmp(
-        "connections",
-        a.connections.to_string(),
-        b.connections.to_string(),
-    );
-    cmp(
-        "requests",
-        format!("{:?}", a.requests),
-        format!("{:?}", b.requests),
-    );
-    cmp("duration", secs(a.duration), secs(b.duration));
-    cmp("rate", rate(a.pace), rate(b.pace));
-    cmp("timeout", secs(Some(a.timeout)), secs(Some(b.timeout)));
-    cmp(
-        "connect timeout",
-        secs(Some(a.connect_timeout)),
-        secs(Some(b.connect_timeout)),
-    );
-    cmp(
-        "protocol",
-        a.protocol.as_str().into(),
-        b.protocol.as_str().into(),
-    );
-    cmp("streams", a.streams.to_string(), b.streams.to_string());
-    cmp("pipeline", a.pipeline.to_string(), b.pipeline.to_string());
-    // The entries as a fingerprint: two lists of one name may still differ.
-    let list = |l: Option<&RequestList>| {
-        l.map_or("none".to_string(), |l| {
-            let entries = format!("{:?}", l.entries);
-            format!(
-                "{} ({} entries {:016x}, {:?} order, seed {})",
-                l.source,
-                l.entries.len(),
-                fnv1a(entries.as_bytes()),
-                l.order,
-                l.seed
-            )
-        })
-    };
-    cmp("request list", list(a.list.as_ref()), list(b.list.as_ref()));
+            "{} ({} entries {:016x}, {:?} order, seed {})",
+            l.source,
+            l.entries.len(),
+            fnv1a(entries.as_bytes()),
+            l.order,
+            l.seed
+        )
+    })
+}
+
+/// The parts in which two loads differ, each as `part: a vs b`; empty when they are one
+/// load ([`the_load`] decides; [`PARTS`] and the request list name the difference).
+pub fn differences(a: &LoadSpec, b: &LoadSpec) -> Vec<String> {
+    if the_load(a) == the_load(b) {
+        return Vec::new();
+    }
+    let shown = PARTS
+        .iter()
+        .map(|(part, show)| (*part, show(a), show(b)))
+        .chain([(
+            "request list",
+            request_list(a.list.as_ref()),
+            request_list(b.list.as_ref()),
+        )]);
+    let mut out: Vec<String> = shown
+        .filter(|(_, x, y)| x != y)
+        .map(|(part, x, y)| format!("{part}: {x} vs {y}"))
+        .collect();
+    if out.is_empty() {
+        // Equal as shown, different in fact (a value shown rounded, a new field).
+        out.push("another setting of the load differs (equal as shown here)".into());
+    }
     out
 }
 
@@ -728,6 +730,29 @@ mod tests {
         s[1].run.fleet.pace = Pace::Rate(500.0);
         let e = merge(&s, true).unwrap_err().to_string();
         assert!(e.starts_with("shard-1.json is not a shard of the same load as shard-0.json: url: http://127.0.0.1:8080/ vs http://127.0.0.1:9090/, rate: 400 req/s vs 500 req/s;"), "{e}");
+    }
+
+    /// What each machine sets its own way is not the load; anything else that differs is,
+    /// even where the values as shown are equal.
+    #[test]
+    fn machine_settings_are_not_the_load_and_hidden_differences_are() {
+        let a = fleet();
+        let mut b = fleet();
+        b.threads = 7;
+        b.cpus = Some(vec![1]);
+        b.record.reservoir = 3;
+        b.offset = Duration::from_millis(5);
+        b.bind = vec!["127.0.0.2".parse().unwrap()];
+        b.busy_poll = Duration::from_micros(50);
+        b.target.tls.insecure = true;
+        assert_eq!(differences(&a, &b), Vec::<String>::new());
+        b.expect.body_contains = Some(vec![0xff]);
+        let mut c = b.clone();
+        c.expect.body_contains = Some(vec![0xfe]);
+        assert_eq!(
+            differences(&b, &c),
+            ["another setting of the load differs (equal as shown here)"]
+        );
     }
 
     #[test]
