@@ -95,6 +95,11 @@ const SAMPLES_V1: u8 = 1;
 /// failure 1.
 const SAMPLE_BYTES: usize = 23;
 
+/// The most samples a stored step's BLOB may hold when read: 2^25 (33.5 million, 772 MB
+/// decoded), above what `--gnuplot`-style runs that keep every request store (result files
+/// already stop being mergeable near 25 million requests).
+pub(crate) const MAX_STORED_SAMPLES: usize = 1 << 25;
+
 /// Packs samples: a format byte (1), then zlib of `n: u32` and the columns one after the
 /// other, little-endian: `start_us` as u64 deltas from the previous sample (wrapping),
 /// `connect_us`, `waiting_us`, `total_us` as u32, `status` as u16, the failure as a u8
@@ -132,14 +137,25 @@ pub(crate) fn decode_samples(bytes: &[u8]) -> Result<Vec<Sample>, String> {
     if format != SAMPLES_V1 {
         return Err(format!("unknown format {format}"));
     }
-    let mut raw = Vec::new();
-    ZlibDecoder::new(packed)
+    // The count comes first: the rest is inflated up to what that count needs and no
+    // further, and the count itself is bounded, so a forged BLOB (a deflate bomb, a count
+    // of billions) costs at most MAX_STORED_SAMPLES samples of memory.
+    let mut inflate = ZlibDecoder::new(packed);
+    let mut head = [0u8; 4];
+    inflate
+        .read_exact(&mut head)
+        .map_err(|_| "no sample count")?;
+    let n = u32::from_le_bytes(head) as usize;
+    if n > MAX_STORED_SAMPLES {
+        return Err(format!(
+            "{n} samples, more than the {MAX_STORED_SAMPLES} a step may hold"
+        ));
+    }
+    let mut raw = head.to_vec();
+    inflate
+        .take((n * SAMPLE_BYTES) as u64 + 1)
         .read_to_end(&mut raw)
         .map_err(|e| e.to_string())?;
-    let n = raw
-        .get(..4)
-        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
-        .ok_or("no sample count")?;
     if raw.len() != 4 + n * SAMPLE_BYTES {
         return Err(format!(
             "{} bytes for {n} samples, expected {}",
@@ -237,6 +253,26 @@ mod tests {
             failure: None,
         }]);
         assert!(decode_samples(&blob[..blob.len() - 3]).is_err());
+    }
+
+    /// A BLOB whose count says four billion samples, and one that inflates far past
+    /// what its count needs: both refused without inflating more than the count allows.
+    #[test]
+    fn a_forged_samples_blob_is_refused_before_its_memory() {
+        let forged = |raw: &[u8]| {
+            let mut z = ZlibEncoder::new(vec![SAMPLES_V1], Compression::default());
+            z.write_all(raw).unwrap();
+            z.finish().unwrap()
+        };
+        let e = decode_samples(&forged(&u32::MAX.to_le_bytes())).unwrap_err();
+        assert!(e.contains("more than the"), "{e}");
+        // One sample announced, 64 MiB of zeros inflated after it (a 64 KiB BLOB).
+        let mut bomb = 1u32.to_le_bytes().to_vec();
+        bomb.resize(64 << 20, 0);
+        let blob = forged(&bomb);
+        assert!(blob.len() < 128 * 1024);
+        let e = decode_samples(&blob).unwrap_err();
+        assert!(e.starts_with("28 bytes"), "inflated no further than the count needs: {e}");
         assert!(decode_samples(&[]).is_err());
         let mut other = blob.clone();
         other[0] = 9;
