@@ -107,25 +107,7 @@ impl fmt::Debug for Frame {
 }
 
 fn code_name(code: u32) -> String {
-    const NAMES: [&str; 14] = [
-        "NO_ERROR",
-        "PROTOCOL_ERROR",
-        "INTERNAL_ERROR",
-        "FLOW_CONTROL_ERROR",
-        "SETTINGS_TIMEOUT",
-        "STREAM_CLOSED",
-        "FRAME_SIZE_ERROR",
-        "REFUSED_STREAM",
-        "CANCEL",
-        "COMPRESSION_ERROR",
-        "CONNECT_ERROR",
-        "ENHANCE_YOUR_CALM",
-        "INADEQUATE_SECURITY",
-        "HTTP_1_1_REQUIRED",
-    ];
-    NAMES
-        .get(code as usize)
-        .map_or_else(|| format!("{code:#x}"), |n| n.to_string())
+    shootout_model::h2_error_name(code).map_or_else(|| format!("{code:#x}"), str::to_string)
 }
 
 /// What a connection kept working did.

@@ -24,9 +24,9 @@ pub mod units;
 pub use choice::Choice;
 pub use histograms::{Histograms, Measure};
 pub use result::{
-    latency_histogram, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
-    GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats, TargetStats,
-    Warning,
+    h2_error_name, latency_histogram, per_second, Counts, FailureCounts, FailureKind,
+    FirstResponse, GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats,
+    TargetStats, Warning, MAX_RESET_CODES, OTHER_RESET_CODES,
 };
 pub use saved::{Outcome, SavedError, SavedRun};
 pub use shard::{Shard, ShardError};

@@ -43,6 +43,35 @@ pub enum FailureKind {
     ConnectionError,
 }
 
+/// The most distinct RST_STREAM error codes counted one by one in
+/// [`Counts::stream_resets`]: RFC 9113 names 14, and a server sending made-up codes must not
+/// grow the table.
+pub const MAX_RESET_CODES: usize = 32;
+
+/// Where RST_STREAM codes past [`MAX_RESET_CODES`] are counted.
+pub const OTHER_RESET_CODES: u32 = u32::MAX;
+
+/// An HTTP/2 error code's name (RFC 9113 §7), `None` for a code it does not name.
+pub fn h2_error_name(code: u32) -> Option<&'static str> {
+    const NAMES: [&str; 14] = [
+        "NO_ERROR",
+        "PROTOCOL_ERROR",
+        "INTERNAL_ERROR",
+        "FLOW_CONTROL_ERROR",
+        "SETTINGS_TIMEOUT",
+        "STREAM_CLOSED",
+        "FRAME_SIZE_ERROR",
+        "REFUSED_STREAM",
+        "CANCEL",
+        "COMPRESSION_ERROR",
+        "CONNECT_ERROR",
+        "ENHANCE_YOUR_CALM",
+        "INADEQUATE_SECURITY",
+        "HTTP_1_1_REQUIRED",
+    ];
+    NAMES.get(code as usize).copied()
+}
+
 impl FailureKind {
     /// Every class, in report order.
     pub const ALL: [FailureKind; 9] = [
@@ -171,7 +200,8 @@ pub struct Counts {
     /// Bytes sent.
     pub bytes_sent: u64,
     /// HTTP/2: RST_STREAM frames received, per error code (RFC 9113 §7: 1 PROTOCOL_ERROR,
-    /// 2 INTERNAL_ERROR, 7 REFUSED_STREAM, 8 CANCEL, …), whatever class the request got.
+    /// 2 INTERNAL_ERROR, 7 REFUSED_STREAM, 8 CANCEL, …), whatever class the request got;
+    /// past [`MAX_RESET_CODES`] distinct codes, the rest under [`OTHER_RESET_CODES`].
     pub stream_resets: BTreeMap<u32, u64>,
     /// HTTP/2: GOAWAY frames received (each ends a connection; a new one is opened).
     pub goaways: u64,

@@ -301,24 +301,9 @@ fn outcome(o: &mut String, r: &RunResult) {
 
 /// An HTTP/2 error code by its RFC 9113 §7 name (`INTERNAL_ERROR (2)`), or its number.
 fn h2_error_name(code: u32) -> String {
-    const NAMES: [&str; 14] = [
-        "NO_ERROR",
-        "PROTOCOL_ERROR",
-        "INTERNAL_ERROR",
-        "FLOW_CONTROL_ERROR",
-        "SETTINGS_TIMEOUT",
-        "STREAM_CLOSED",
-        "FRAME_SIZE_ERROR",
-        "REFUSED_STREAM",
-        "CANCEL",
-        "COMPRESSION_ERROR",
-        "CONNECT_ERROR",
-        "ENHANCE_YOUR_CALM",
-        "INADEQUATE_SECURITY",
-        "HTTP_1_1_REQUIRED",
-    ];
-    match NAMES.get(code as usize) {
+    match shootout_model::h2_error_name(code) {
         Some(name) => format!("{name} ({code})"),
+        None if code == shootout_model::OTHER_RESET_CODES => "other codes".to_string(),
         None => format!("code {code}"),
     }
 }

@@ -272,7 +272,10 @@ mod tests {
         let blob = forged(&bomb);
         assert!(blob.len() < 128 * 1024);
         let e = decode_samples(&blob).unwrap_err();
-        assert!(e.starts_with("28 bytes"), "inflated no further than the count needs: {e}");
+        assert!(
+            e.starts_with("28 bytes"),
+            "inflated no further than the count needs: {e}"
+        );
         assert!(decode_samples(&[]).is_err());
         let mut other = blob.clone();
         other[0] = 9;

@@ -102,14 +102,6 @@ struct Worker<'a> {
     unfinished: bool,
 }
 
-/// The most distinct RST_STREAM error codes counted one by one; the codes of RFC 9113 are
-/// 14, and a server sending made-up codes must not grow the table: codes past this many
-/// are counted under [`OTHER_CODE`].
-const MAX_RESET_CODES: usize = 32;
-
-/// Where RST_STREAM codes past [`MAX_RESET_CODES`] are counted.
-const OTHER_CODE: u32 = u32::MAX;
-
 /// Runs one HTTP/2 worker to the end of its share; `stop` ends it early. Returns the
 /// worker's output and the lowest concurrency a server allowed below `streams`.
 pub fn run(
@@ -627,10 +619,12 @@ impl Worker<'_> {
                 }
                 Event::Reset(code) => {
                     let resets = &mut self.rec.counts.stream_resets;
-                    let code = if resets.len() < MAX_RESET_CODES || resets.contains_key(&code) {
+                    let code = if resets.len() < shootout_model::MAX_RESET_CODES
+                        || resets.contains_key(&code)
+                    {
                         code
                     } else {
-                        OTHER_CODE
+                        shootout_model::OTHER_RESET_CODES
                     };
                     *resets.entry(code).or_default() += 1;
                 }

@@ -63,16 +63,9 @@ pub fn both_ways(
     behavior: Behavior,
     load: impl Fn(&TestServer) -> LoadSpec,
 ) -> (RunResult, TestServer) {
-    let whole = TestServer::start_with(behavior.clone(), Delivery::Whole).unwrap();
-    let a = go(&load(&whole));
-    let bytewise = TestServer::start_with(behavior, Delivery::Bytewise).unwrap();
-    let b = go(&load(&bytewise));
-    assert_eq!(
-        outcome(&a.counts),
-        outcome(&b.counts),
-        "whole (left) and byte by byte (right) differ"
-    );
-    (b, bytewise)
+    let start = |d| TestServer::start_with(behavior.clone(), d).unwrap();
+    let [_, bytewise] = both_ways_with(start, |_, _| true, load);
+    bytewise
 }
 
 /// Runs `load` against a server started by `start` with its bytes whole, then one byte
