@@ -208,6 +208,18 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// Counts an HTTP/2 RST_STREAM with error `code`: by its code while fewer than
+    /// [`MAX_RESET_CODES`] codes are counted, else under [`OTHER_RESET_CODES`].
+    pub fn count_reset(&mut self, code: u32) {
+        let resets = &mut self.stream_resets;
+        let key = if resets.len() < MAX_RESET_CODES || resets.contains_key(&code) {
+            code
+        } else {
+            OTHER_RESET_CODES
+        };
+        *resets.entry(key).or_default() += 1;
+    }
+
     /// Failed requests of every class.
     pub fn failed(&self) -> u64 {
         self.failures.total()
@@ -839,6 +851,25 @@ pub fn per_second(count: u64, d: Duration) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn reset_codes_past_the_limit_share_one_bucket() {
+        let mut c = Counts::default();
+        for code in 0..100u32 {
+            c.count_reset(code);
+        }
+        c.count_reset(3);
+        assert_eq!(c.stream_resets.len(), MAX_RESET_CODES + 1);
+        assert_eq!(
+            c.stream_resets.get(&3),
+            Some(&2),
+            "a known code keeps counting"
+        );
+        assert_eq!(
+            c.stream_resets.get(&OTHER_RESET_CODES),
+            Some(&(100 - MAX_RESET_CODES as u64))
+        );
+    }
     use super::*;
 
     #[test]

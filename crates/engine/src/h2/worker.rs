@@ -617,17 +617,7 @@ impl Worker<'_> {
                         self.conns[i].h2.free(slot);
                     }
                 }
-                Event::Reset(code) => {
-                    let resets = &mut self.rec.counts.stream_resets;
-                    let code = if resets.len() < shootout_model::MAX_RESET_CODES
-                        || resets.contains_key(&code)
-                    {
-                        code
-                    } else {
-                        shootout_model::OTHER_RESET_CODES
-                    };
-                    *resets.entry(code).or_default() += 1;
-                }
+                Event::Reset(code) => self.rec.counts.count_reset(code),
                 Event::Goaway => self.rec.counts.goaways += 1,
             }
         }
