@@ -25,7 +25,7 @@
 use super::frame::{self, Head, Oversized, Reader};
 use super::hpack::{self, Fields};
 use super::request::{table_size_update, Prepared};
-use crate::parse::parse_decimal;
+use crate::h1::parse::parse_decimal;
 use crate::search::BodySearch;
 use shootout_model::FailureKind;
 use std::time::{Duration, Instant};
