@@ -486,7 +486,7 @@ impl Worker<'_> {
                         self.conns[i].h2.free(slot);
                     }
                 }
-                Event::Reset(code) => self.core.rec.counts.count_reset(code),
+                Event::Reset(code) => self.core.rec.counts.count_reset(code.0),
                 Event::Goaway => self.core.rec.counts.goaways += 1,
             }
         }
