@@ -38,7 +38,7 @@ pub enum EngineError {
         reason: String,
     },
     /// Too many connections for the open-file limit.
-    #[error("{connections} connections need about {needed} open files but the limit is {limit}: raise it (ulimit -n {needed}) or lower -c")]
+    #[error("{connections} connections need about {needed} open files but the limit is {limit}: raise it (ulimit -n {needed}) or ask for fewer connections (-c, or --max-connections in rate mode)")]
     FdLimit {
         /// Connections asked for.
         connections: usize,

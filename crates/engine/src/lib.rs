@@ -31,7 +31,7 @@ pub use live::{Control, Detail, Heads, Live, Snapshot};
 use event_loop::{Assignment, Output, Shared};
 use shootout_model::spec::threads_for;
 use shootout_model::{LoadSpec, Pace, Protocol, RunResult, Scheme};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// Runs the load described by `spec`. `control` must have been made for at least
 /// `spec.threads` workers.
@@ -43,15 +43,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     let requests = h1::request::Requests::prepare(spec)?;
     let connections = spec.open_connections();
     let threads = threads_for(spec.threads, connections).min(control.live.len());
-    let needed = connections as u64 + 64;
-    let limit = sys::raise_fd_limit(needed);
-    if limit < needed {
-        return Err(EngineError::FdLimit {
-            connections,
-            needed,
-            limit,
-        });
-    }
+    let max_connections = connection_cap(spec, connections, threads)?;
     let h2 = match spec.protocol {
         Protocol::Http2 => Some(h2::request::prepare(&spec.target, &spec.request)?),
         Protocol::Http1 => None,
@@ -75,7 +67,6 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         connect_timeout: spec.connect_timeout,
         record: spec.record,
         duration: spec.duration,
-        offset: spec.offset,
         start_at: control.start_at,
         barrier: std::sync::Barrier::new(shares.len()),
         started: &control.started,
@@ -83,7 +74,14 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         heads: control.sample_heads,
         busy_poll: spec.busy_poll,
     };
-    let mut outputs = run_workers(spec, control, &shared, h2.as_ref(), &shares, connections)?;
+    let mut outputs = run_workers(
+        spec,
+        control,
+        &shared,
+        h2.as_ref(),
+        &shares,
+        max_connections,
+    )?;
     // The lowest concurrency any worker's server allowed below `spec.streams`.
     let limit = outputs.iter().filter_map(|o| o.streams_allowed).min();
     if let (Some(first), Ok(mut heads)) = (outputs.first_mut(), control.heads.lock()) {
@@ -94,39 +92,99 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         .get()
         .expect("the workers started the clock");
     let started = SystemTime::now() - start.elapsed();
-    let mut result = merge::merge(spec, start, started, threads, outputs);
+    let mut result = merge::merge(spec, start, started, threads, max_connections, outputs);
     result.note_streams_limited(spec.streams as u64, limit);
     Ok(result)
 }
 
-/// Starts one worker thread per share (connections, request budget) and waits for all.
+/// Each worker's share: its connections and request budget (`shares`), and in rate mode
+/// an even part of the rate, its schedule offset by its index (worker `i` of `T` sends
+/// requests `i`, `i + T`, … of the run's schedule), and its part of the connection cap.
+fn assignments(
+    spec: &LoadSpec,
+    shares: &[(usize, Option<u64>)],
+    max_connections: usize,
+) -> Vec<Assignment> {
+    let threads = shares.len();
+    let caps = split(max_connections, threads, None);
+    shares
+        .iter()
+        .zip(caps)
+        .enumerate()
+        .map(|(index, (&(connections, budget), (cap, _)))| Assignment {
+            connections,
+            budget,
+            rate: match spec.pace {
+                Pace::Rate(r) => Some(r / threads as f64),
+                Pace::Closed => None,
+            },
+            offset: match spec.pace {
+                Pace::Rate(r) => spec.offset + Duration::from_secs_f64(index as f64 / r),
+                Pace::Closed => Duration::ZERO,
+            },
+            max_connections: cap,
+            cpu: spec
+                .cpus
+                .as_ref()
+                .filter(|c| !c.is_empty())
+                .map(|c| c[index % c.len()]),
+            index,
+        })
+        .collect()
+}
+
+/// Open files a run needs besides its connections (each worker's poll and timer, the
+/// process's own).
+const OTHER_FILES: u64 = 64;
+
+/// The most connections the run may open, the open-file limit raised to hold them. A
+/// closed loop opens its `connections`; rate mode opens more as the schedule needs them,
+/// up to the spec's cap, else as many as the open-file limit allows (at most
+/// [`shootout_model::spec::MAX_CONNECTIONS`]).
+fn connection_cap(
+    spec: &LoadSpec,
+    connections: usize,
+    threads: usize,
+) -> Result<usize, EngineError> {
+    use shootout_model::spec::MAX_CONNECTIONS;
+    let wanted = match spec.pace {
+        Pace::Closed => connections,
+        Pace::Rate(_) => spec.max_connections.unwrap_or(MAX_CONNECTIONS),
+    };
+    let needed = wanted as u64 + OTHER_FILES + 2 * threads as u64;
+    let limit = sys::raise_fd_limit(needed);
+    if limit >= needed {
+        return Ok(wanted);
+    }
+    let fits = limit.saturating_sub(OTHER_FILES + 2 * threads as u64) as usize;
+    if spec.max_connections.is_none() && matches!(spec.pace, Pace::Rate(_)) && fits >= connections {
+        return Ok(fits);
+    }
+    Err(EngineError::FdLimit {
+        connections: wanted,
+        needed,
+        limit,
+    })
+}
+
+/// Starts one worker thread per share (connections, request budget) and waits for all. In
+/// rate mode the rate is split evenly and each worker's schedule is offset by its index,
+/// so that together they send at even intervals, as one sender would; the connection cap
+/// is split as the connections are.
 fn run_workers(
     spec: &LoadSpec,
     control: &Control,
     shared: &Shared,
     h2: Option<&h2::request::Prepared>,
     shares: &[(usize, Option<u64>)],
-    connections: usize,
+    max_connections: usize,
 ) -> Result<Vec<Output>, EngineError> {
+    let assignments = assignments(spec, shares, max_connections);
     std::thread::scope(|s| {
-        let handles: Vec<_> = shares
+        let handles: Vec<_> = assignments
             .iter()
-            .enumerate()
-            .map(|(index, &(conns, budget))| {
-                let a = Assignment {
-                    connections: conns,
-                    budget,
-                    rate: match spec.pace {
-                        Pace::Rate(r) => Some(r * conns as f64 / connections as f64),
-                        Pace::Closed => None,
-                    },
-                    cpu: spec
-                        .cpus
-                        .as_ref()
-                        .filter(|c| !c.is_empty())
-                        .map(|c| c[index % c.len()]),
-                    index,
-                };
+            .map(|&a| {
+                let index = a.index;
                 let (live, stop) = (&control.live[index], &*control.stop);
                 std::thread::Builder::new()
                     .name(format!("shootout-worker-{index}"))
@@ -166,6 +224,27 @@ fn split(connections: usize, threads: usize, requests: Option<u64>) -> Vec<(usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Four workers at 1,000 req/s send 250 each, offset by 1 ms apiece so the run sends
+    /// every millisecond (not four at once every 4 ms), after the shard's own offset.
+    #[test]
+    fn workers_interleave_their_schedules() {
+        let mut spec = LoadSpec::new(shootout_model::Target::parse("http://127.0.0.1:1/").unwrap());
+        spec.pace = Pace::Rate(1000.0);
+        spec.offset = Duration::from_micros(250);
+        let a = assignments(&spec, &split(6, 4, Some(10)), 10);
+        let rates: Vec<_> = a.iter().map(|a| a.rate).collect();
+        assert_eq!(rates, vec![Some(250.0); 4]);
+        let offsets: Vec<_> = a.iter().map(|a| a.offset.as_micros()).collect();
+        assert_eq!(offsets, vec![250, 1250, 2250, 3250]);
+        let caps: Vec<_> = a.iter().map(|a| a.max_connections).collect();
+        assert_eq!(caps, vec![3, 3, 2, 2]);
+        spec.pace = Pace::Closed;
+        let closed = assignments(&spec, &split(6, 4, Some(10)), 6);
+        assert!(closed
+            .iter()
+            .all(|a| a.rate.is_none() && a.offset.is_zero()));
+    }
 
     #[test]
     fn split_is_even_and_complete() {

@@ -90,6 +90,11 @@ impl Totals {
             acc.late += s.late;
             acc.late_no_connection += s.late_no_connection;
             acc.max_lag = acc.max_lag.max(s.max_lag);
+            // Same bounds on both sides: adding cannot fail.
+            let _ = acc.lag.add(&s.lag);
+            acc.peak_connections += s.peak_connections;
+            acc.capped |= s.capped;
+            acc.spun += s.spun;
         }
     }
 
@@ -116,6 +121,7 @@ pub(crate) fn merge(
     start: Instant,
     started: SystemTime,
     threads: usize,
+    max_connections: usize,
     outs: Vec<Output>,
 ) -> RunResult {
     let mut t = Totals::new(start, threads);
@@ -146,6 +152,13 @@ pub(crate) fn merge(
                 late: s.late,
                 late_no_connection: s.late_no_connection,
                 max_lag: s.max_lag,
+                lag_p50_us: s.lag.value_at_quantile(0.5),
+                lag_p99_us: s.lag.value_at_quantile(0.99),
+                lag_p999_us: s.lag.value_at_quantile(0.999),
+                connections: s.peak_connections as u64,
+                max_connections: max_connections as u64,
+                capped: s.capped,
+                spun: s.spun,
             }),
             _ => None,
         },

@@ -549,6 +549,7 @@ impl Columns<'_> {
             late: self.get("sched_late")?,
             late_no_connection: self.get("sched_late_no_connection")?,
             max_lag: codec::span(self.get("sched_max_lag_ns")?),
+            ..Default::default()
         }))
     }
 

@@ -149,6 +149,7 @@ fn synthetic_result(seed: u64) -> RunResult {
             late: 120,
             late_no_connection: 100,
             max_lag: Duration::from_micros(15_250),
+            ..Default::default()
         }),
         interrupted: false,
         warnings: vec![],

@@ -54,8 +54,6 @@ pub struct Shared<'a> {
     pub record: Record,
     /// How long the run lasts, if bounded by time.
     pub duration: Option<Duration>,
-    /// Rate mode: when each worker's first request is due, from the start.
-    pub offset: Duration,
     /// Wall-clock time the run's clock starts, when it was given (shards starting together).
     pub start_at: Option<std::time::SystemTime>,
     /// Workers meet here when set up (and, in rate mode, connected); the run's clock
@@ -90,6 +88,11 @@ pub struct Assignment {
     pub budget: Option<u64>,
     /// Requests per second, in rate mode.
     pub rate: Option<f64>,
+    /// Rate mode: when the worker's first request is due, from the start (the workers of
+    /// a run, and the shards of a load, interleave their schedules).
+    pub offset: Duration,
+    /// Rate mode: the most connections the worker may have open.
+    pub max_connections: usize,
     /// Pin the thread to this CPU.
     pub cpu: Option<usize>,
     /// Worker number (seeds the reservoir's generator).
@@ -166,6 +169,9 @@ pub(crate) struct Core<'a> {
     pub sched: Schedule,
     /// Closed connections waiting to be opened again (see [`Life`]).
     pub deferred: Vec<usize>,
+    /// Rate mode: the most connections the worker may have open (it opens more as the
+    /// schedule needs them); a closed loop keeps the ones it was given.
+    pub max_conns: usize,
     /// Worker number (which local address each connection binds).
     pub index: usize,
     /// The last event's reads stopped at [`READS_PER_EVENT`] (taken by the protocol's
@@ -197,10 +203,11 @@ impl<'a> Core<'a> {
                 rate,
                 budget: a.budget,
                 duration: sh.duration,
-                offset: sh.offset,
+                offset: a.offset,
             }),
             sched: Schedule::default(),
             deferred: Vec::new(),
+            max_conns: a.max_connections.max(a.connections),
             index: a.index,
             unfinished: false,
         };
@@ -218,6 +225,17 @@ impl<'a> Core<'a> {
     /// Rate mode (else a closed loop).
     pub fn paced(&self) -> bool {
         self.pacer.is_some()
+    }
+
+    /// Rate mode, a request due and no connection with room: whether one more may open
+    /// (`open` are open now). When none may, the schedule is starved (the cap is reached).
+    pub fn may_grow(&mut self, open: usize) -> bool {
+        if open < self.max_conns {
+            self.sched.peak_connections = self.sched.peak_connections.max(open + 1);
+            return true;
+        }
+        self.sched.starved();
+        false
     }
 
     /// Closed loop: the time or the budget is spent, so no request starts any more.
@@ -400,6 +418,7 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
     let cpu1 = sys::thread_cpu();
     let schedule = core.pacer.map(|p| Schedule {
         due: p.due_by(ended.saturating_duration_since(start)),
+        peak_connections: core.sched.peak_connections.max(a.connections),
         ..core.sched
     });
     Ok(Output {
@@ -436,6 +455,7 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
     let tick = (sh.timeout.min(sh.connect_timeout) / 10)
         .clamp(Duration::from_millis(1), Duration::from_millis(100));
     let mut spin = Spin::new(sh.busy_poll, now);
+    let mut wake = Wake::new(now);
     let mut next_tick = now + tick;
     // A watching view's details (histogram, status codes) are copied at most this often.
     let mut next_detail = now;
@@ -467,9 +487,18 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
         if let Some(end) = end {
             wait = wait.min(end - now);
         }
+        // Rate mode: a request due within the wake-up margin is waited for without sleeping.
+        let mut spin_until = None;
         if p.core_ref().paced() {
             match p.dispatch(now) {
-                Dispatch::At(due) => p.core().timer.arm(due),
+                Dispatch::At(due) => {
+                    let early = wake.early(p.core_ref().sched.spun, now);
+                    if due.saturating_duration_since(now) <= early {
+                        spin_until = Some(due);
+                    } else {
+                        p.core().timer.arm(due - early);
+                    }
+                }
                 // Done when nothing is in flight, unless the run is bounded by time: then
                 // it lasts its whole duration, so rates are per the time asked for.
                 Dispatch::Finished if paced_done(p.core_ref()) => return Ok(false),
@@ -481,6 +510,27 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
         if !again.is_empty() {
             resume(p, &mut again);
             wait = Duration::ZERO;
+        }
+        if let Some(until) = spin_until.filter(|_| wait > Duration::ZERO) {
+            let began = Instant::now();
+            let until = until.min(began + wait);
+            loop {
+                match p.core().poll.poll(&mut events, Some(Duration::ZERO)) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+                if !events.is_empty() || Instant::now() >= until {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            let spent = began.elapsed();
+            let core = p.core();
+            core.rec.spun += spent;
+            core.sched.spun += spent;
+            deliver_timed(p, &events, &mut again, &mut wake);
+            continue;
         }
         if wait > Duration::ZERO && spin.now(now) {
             let began = Instant::now();
@@ -501,7 +551,7 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             let spent = began.elapsed();
             p.core().rec.spun += spent;
             if !events.is_empty() {
-                deliver(p, &events, &mut again);
+                deliver_timed(p, &events, &mut again, &mut wake);
                 continue;
             }
             spin.missed(spent);
@@ -511,8 +561,68 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
-        deliver(p, &events, &mut again);
+        deliver_timed(p, &events, &mut again, &mut wake);
     }
+}
+
+/// How early a paced worker wakes before a request is due. A sleeping thread wakes some
+/// time after its timer fires (on a virtual machine whose idle CPU halted, tens of µs or
+/// more), so the timer is set `margin` before the due time and the rest is waited for
+/// without sleeping. The margin follows the lateness of the worker's own wake-ups: it
+/// rises at once to 1.25× a late wake-up and decays by 1/64 of the gap per wake-up, within
+/// [`Wake::LEAST`] and [`Wake::MOST`]. What the waiting costs is counted as spun time,
+/// and kept under a quarter of the worker's time: past that, the timer is set for the due
+/// time itself.
+struct Wake {
+    margin: Duration,
+    since: Instant,
+}
+
+impl Wake {
+    const LEAST: Duration = Duration::from_micros(20);
+    const MOST: Duration = Duration::from_micros(250);
+
+    fn new(since: Instant) -> Wake {
+        Wake {
+            margin: Duration::from_micros(50),
+            since,
+        }
+    }
+
+    /// How long before a due time to set the timer, `spun` having been spent waiting so
+    /// far: the margin, or nothing once the waiting took a quarter of the time.
+    fn early(&self, spun: Duration, now: Instant) -> Duration {
+        if spun * 4 > now.saturating_duration_since(self.since) {
+            Duration::ZERO
+        } else {
+            self.margin
+        }
+    }
+
+    /// The timer fired and the thread ran `late` after the instant it was set for.
+    fn woke(&mut self, late: Duration) {
+        let want = (late + late / 4).clamp(Wake::LEAST, Wake::MOST);
+        self.margin = if want >= self.margin {
+            want
+        } else {
+            self.margin - (self.margin - want) / 64
+        };
+    }
+}
+
+/// [`deliver`], noting how late the pacing timer's wake-up was.
+fn deliver_timed<'a, P: Protocol<'a>>(
+    p: &mut P,
+    events: &Events,
+    again: &mut Vec<usize>,
+    wake: &mut Wake,
+) {
+    if let Some(armed) = p.core().timer.armed() {
+        if events.iter().any(|e| e.token() == TIMER) {
+            wake.woke(Instant::now().saturating_duration_since(armed));
+        }
+    }
+    deliver(p, events, again);
 }
 
 /// Rate mode: the schedule's budget is spent and nothing is in flight (a run bounded by
@@ -596,7 +706,7 @@ fn handle<'a, P: Protocol<'a>>(
 
 #[cfg(test)]
 mod tests {
-    use super::{resume, Core, Dispatch, Protocol, Spin};
+    use super::{resume, Core, Dispatch, Protocol, Spin, Wake};
     use std::time::{Duration, Instant};
 
     /// A worker whose connection 2 panics when handled and whose connection 3 always has
@@ -647,6 +757,23 @@ mod tests {
         assert_eq!(d.handled, vec![1, 3, 4]);
         assert_eq!(d.panicked, vec![2]);
         assert_eq!(again, vec![3], "3 had more to read");
+    }
+
+    /// The wake-up margin jumps to 1.25× a late wake-up, decays slowly, stays in its
+    /// bounds, and the waiting stops once it took a quarter of the time.
+    #[test]
+    fn the_wake_up_margin_follows_late_wake_ups_within_its_budget() {
+        let t0 = Instant::now();
+        let us = Duration::from_micros;
+        let mut w = Wake::new(t0);
+        w.woke(us(80));
+        assert_eq!(w.margin, us(100));
+        w.woke(us(0));
+        assert_eq!(w.margin, us(100) - (us(100) - Wake::LEAST) / 64);
+        w.woke(us(10_000));
+        assert_eq!(w.margin, Wake::MOST);
+        assert_eq!(w.early(us(249), t0 + us(1000)), Wake::MOST);
+        assert_eq!(w.early(us(251), t0 + us(1000)), Duration::ZERO);
     }
 
     /// Polls that find nothing may add up to 1/32 of the time since the start: past

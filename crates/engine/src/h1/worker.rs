@@ -71,6 +71,8 @@ struct Slot {
     wire: (u64, u64),
     /// Already sent once on a connection that did not answer it.
     retried: bool,
+    /// Rate mode: its send was counted in the schedule (how late it went out).
+    scheduled: bool,
     /// How long its connection sat idle before it was added, alone, to the queue (zero
     /// when the connection was busy or new).
     rested: Duration,
@@ -156,32 +158,15 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
     }
     let mut w = Worker {
         core,
-        conns: (0..a.connections)
-            .map(|_| Conn {
-                io: None,
-                phase: Phase::Closed,
-                queue: VecDeque::with_capacity(sh.pipeline),
-                rendered: 0,
-                out: Vec::new(),
-                out_pos: 0,
-                queued: 0,
-                flushed: 0,
-                parser: ResponseParser::new(false, sh.expect.body_contains.as_deref()),
-                life: Life::new(now),
-                reused: false,
-                peer_closed: false,
-                idle_at: now,
-                owes: false,
-                pooled: false,
-            })
-            .collect(),
+        conns: Vec::with_capacity(a.connections),
         pool: Vec::with_capacity(a.connections),
         gen: Gen::new(&sh.requests, a.index, sh.workers),
         scratch: Vec::new(),
         want_request_head: false,
     };
-    for c in &mut w.conns {
-        c.parser.want_server();
+    for _ in 0..a.connections {
+        let c = w.new_conn(now);
+        w.conns.push(c);
     }
     // The heads sample comes from the first worker's first connection: its first request
     // and its first answers, then nothing more is copied.
@@ -247,6 +232,30 @@ impl<'a> Protocol<'a> for Worker<'a> {
 }
 
 impl Worker<'_> {
+    /// A connection not yet opened.
+    fn new_conn(&self, now: Instant) -> Conn {
+        let sh = self.core.sh;
+        let mut parser = ResponseParser::new(false, sh.expect.body_contains.as_deref());
+        parser.want_server();
+        Conn {
+            io: None,
+            phase: Phase::Closed,
+            queue: VecDeque::with_capacity(sh.pipeline),
+            rendered: 0,
+            out: Vec::new(),
+            out_pos: 0,
+            queued: 0,
+            flushed: 0,
+            parser,
+            life: Life::new(now),
+            reused: false,
+            peer_closed: false,
+            idle_at: now,
+            owes: false,
+            pooled: false,
+        }
+    }
+
     /// Sends every request that is due and has a connection with room for it.
     fn due(&mut self, now: Instant) -> Dispatch {
         let Some(pacer) = self.core.pacer else {
@@ -263,17 +272,17 @@ impl Worker<'_> {
                     return Dispatch::At(now + w);
                 }
                 Pacing::Due { late } => {
-                    let Some(i) = self.pop_pooled() else {
-                        // No connection has room: the request waits, and its latency with it.
-                        self.core.sched.starved();
+                    let Some(i) = self.pop_pooled().or_else(|| self.grow(now)) else {
+                        // Every connection is busy and no more may open (the cap): the
+                        // request waits, and its latency with it.
                         return Dispatch::Blocked;
                     };
-                    self.core.sched.sending(late);
                     let due = self.core.start + pacer.due(self.core.sched.sent);
                     self.core.sched.sent += 1;
                     if self.conns[i].owes {
                         // This request's answer is what the connection received unasked:
                         // malformed. The connection is replaced at the schedule's pace.
+                        self.core.sched.sending(late);
                         self.conns[i].owes = false;
                         self.conns[i].pooled = false;
                         let kind = self.gen.pick();
@@ -284,17 +293,34 @@ impl Worker<'_> {
                         continue;
                     }
                     self.enqueue(i, due, now);
-                    self.flush(i, now);
+                    // A connection still opening sends its queue once it is up.
+                    if self.conns[i].phase != Phase::Connecting {
+                        self.flush(i, now);
+                    }
                     let c = &self.conns[i];
-                    if c.pooled && c.queue.len() < self.core.sh.pipeline && c.phase != Phase::Closed
-                    {
-                        self.pool.push(i);
+                    if c.queue.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
+                        self.conns[i].pooled = false;
+                        self.pool_add(i);
                     } else {
                         self.conns[i].pooled = false;
                     }
                 }
             }
         }
+    }
+
+    /// Rate mode: a request is due and no connection has room. Opens one more when the cap
+    /// allows (the request goes out once it is up); `None` when it does not, or the
+    /// connection failed at once.
+    fn grow(&mut self, now: Instant) -> Option<usize> {
+        if !self.core.may_grow(self.conns.len()) {
+            return None;
+        }
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        let i = self.conns.len() - 1;
+        self.connect(i, now);
+        (self.conns[i].phase == Phase::Connecting).then_some(i)
     }
 
     /// Takes the last pooled connection off the pool (it stays marked pooled).
@@ -343,6 +369,7 @@ impl Worker<'_> {
             kind,
             wire: (0, 0),
             retried: false,
+            scheduled: false,
             rested,
         });
         self.core.in_flight += 1;
@@ -623,6 +650,14 @@ impl Worker<'_> {
                 // A retried request keeps the time of its first send: its latency counts
                 // from it.
                 s.sent = now;
+            }
+            if !s.scheduled && self.core.pacer.is_some() {
+                // Its bytes go out now: how late that is after its due time, once (a
+                // request put back after its connection failed is rendered again).
+                s.scheduled = true;
+                self.core
+                    .sched
+                    .sending(now.saturating_duration_since(s.start));
             }
             c.queued += len;
             c.rendered += 1;

@@ -100,29 +100,21 @@ fn set_up<'a>(
     a: Assignment,
 ) -> io::Result<Worker<'a>> {
     let now = Instant::now();
-    let needle = sh.expect.body_contains.as_deref();
     let mut w = Worker {
         core: Core::new(sh, a)?,
         req,
         streams,
-        conns: (0..a.connections)
-            .map(|_| Conn {
-                io: None,
-                phase: Phase::Closed,
-                h2: Connection::new(streams, needle),
-                written: 0,
-                life: Life::new(now),
-                fresh: true,
-                answered: false,
-                listed: false,
-            })
-            .collect(),
+        conns: Vec::with_capacity(a.connections),
         room: Vec::with_capacity(a.connections),
         resend: VecDeque::new(),
         limit: None,
         scratch: Vec::with_capacity(streams),
         closing: Closing::default(),
     };
+    for _ in 0..a.connections {
+        let c = w.new_conn(now);
+        w.conns.push(c);
+    }
     // The heads sample (`-v 2`) comes from the first worker's first connection, as over
     // HTTP/1.1: the request as prepared, and the first answers' heads as decoded.
     if a.index == 0 && sh.heads > 0 {
@@ -214,7 +206,7 @@ impl Worker<'_> {
         };
         while !self.resend.is_empty() {
             let Some(i) = self.with_room() else {
-                self.core.sched.starved();
+                self.grow(now);
                 return Dispatch::Blocked;
             };
             self.resend_on(i, now);
@@ -232,8 +224,9 @@ impl Worker<'_> {
                 }
                 Pacing::Due { late } => {
                     let Some(i) = self.with_room() else {
-                        // No free stream: the request waits, and its latency with it.
-                        self.core.sched.starved();
+                        // No free stream: the request waits, and its latency with it,
+                        // until a connection opened now (if the cap allows) is ready.
+                        self.grow(now);
                         return Dispatch::Blocked;
                     };
                     self.core.sched.sending(late);
@@ -245,6 +238,32 @@ impl Worker<'_> {
                     self.flush(i, now);
                 }
             }
+        }
+    }
+
+    /// Rate mode: every stream is taken. Opens one more connection unless one is opening
+    /// already (its streams will do) or the cap allows no more (the schedule is starved).
+    fn grow(&mut self, now: Instant) {
+        let opening = |c: &Conn| matches!(c.phase, Phase::Connecting | Phase::Handshake);
+        if self.conns.iter().any(opening) || !self.core.may_grow(self.conns.len()) {
+            return;
+        }
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.connect(self.conns.len() - 1, now);
+    }
+
+    /// A connection not yet opened.
+    fn new_conn(&self, now: Instant) -> Conn {
+        Conn {
+            io: None,
+            phase: Phase::Closed,
+            h2: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
+            written: 0,
+            life: Life::new(now),
+            fresh: true,
+            answered: false,
+            listed: false,
         }
     }
 
