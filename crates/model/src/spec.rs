@@ -1488,6 +1488,36 @@ mod tests {
     }
 
     #[test]
+    fn a_connection_cap_goes_with_rate_mode_and_holds_the_first_connections() {
+        let t = Target::parse("http://127.0.0.1:8080/").unwrap();
+        let spec = |pace: Pace, c: usize, max: Option<usize>| {
+            LoadSpec::builder(t.clone())
+                .connections(c)
+                .max_connections(max)
+                .bound(None, Some(Duration::from_secs(1)))
+                .pace(pace)
+                .build()
+        };
+        let rate = Pace::Rate(100.0);
+        assert_eq!(spec(rate, 4, Some(4)).unwrap().max_connections, Some(4));
+        assert_eq!(
+            spec(rate, 8, Some(4)).unwrap_err(),
+            SpecError::MaxBelowConnections {
+                max: 4,
+                connections: 8
+            }
+        );
+        assert_eq!(
+            spec(Pace::Closed, 1, Some(4)).unwrap_err(),
+            SpecError::MaxConnectionsClosed
+        );
+        assert_eq!(
+            spec(rate, 1, Some(MAX_CONNECTIONS + 1)).unwrap_err(),
+            SpecError::Connections(MAX_CONNECTIONS + 1)
+        );
+    }
+
+    #[test]
     fn bad_urls_name_the_fix() {
         let e = Target::parse("ftp://127.0.0.1/").unwrap_err();
         assert!(e.to_string().contains("http:// and https://"), "{e}");

@@ -951,6 +951,26 @@ mod tests {
         assert_eq!(e, "10000 connections × 101 streams is 1010000 requests in flight: the most is 1000000 (lower -c or --streams)");
     }
 
+    /// `--max-connections` errors name it (not -c), and say what it goes with.
+    #[test]
+    fn a_connection_cap_error_names_its_flag() {
+        let with = |extra: &[&str]| {
+            let mut args = vec!["-d", "1s"];
+            args.extend_from_slice(extra);
+            args.push("http://127.0.0.1/");
+            error_of(&args)
+        };
+        assert_eq!(
+            with(&["--rate", "10", "--max-connections", "0"]),
+            "--max-connections 0: the connection cap must be from 1 to 1000000"
+        );
+        assert!(with(&["--rate", "10", "-c", "8", "--max-connections", "4"])
+            .starts_with("--max-connections 4 is below -c 8"));
+        assert!(
+            with(&["--max-connections", "4"]).starts_with("--max-connections applies to rate mode")
+        );
+    }
+
     /// A plan with `line` added to its `[section]`, each section given once.
     fn plan_with(section: &str, line: &str) -> String {
         let mut sections = [
