@@ -172,6 +172,9 @@ pub(crate) struct Core<'a> {
     /// Rate mode: the most connections the worker may have open (it opens more as the
     /// schedule needs them); a closed loop keeps the ones it was given.
     pub max_conns: usize,
+    /// A connection was dropped before any answer since the last answer: the server is
+    /// turning connections away, and no more are opened for the schedule until it answers.
+    pub refusing: bool,
     /// Worker number (which local address each connection binds).
     pub index: usize,
     /// The last event's reads stopped at [`READS_PER_EVENT`] (taken by the protocol's
@@ -208,6 +211,7 @@ impl<'a> Core<'a> {
             sched: Schedule::default(),
             deferred: Vec::new(),
             max_conns: a.max_connections.max(a.connections),
+            refusing: false,
             index: a.index,
             unfinished: false,
         };
@@ -228,8 +232,14 @@ impl<'a> Core<'a> {
     }
 
     /// Rate mode, a request due and no connection with room: whether one more may open
-    /// (`open` are open now). When none may, the schedule is starved (the cap is reached).
+    /// (`open` are open now). Not while the server turns connections away (see
+    /// [`Core::refusing`]) or a connection waits out its pause; when the cap is reached,
+    /// the schedule is starved.
     pub fn may_grow(&mut self, open: usize) -> bool {
+        if self.refusing || !self.deferred.is_empty() {
+            // The server turns connections away: more would only be turned away too.
+            return false;
+        }
         if open < self.max_conns {
             self.sched.peak_connections = self.sched.peak_connections.max(open + 1);
             return true;
@@ -277,7 +287,15 @@ impl<'a> Core<'a> {
     /// (see [`Life::pause`]).
     pub fn pause(&mut self, i: usize, life: &mut Life, now: Instant) {
         life.pause(now);
+        self.refusing = true;
         self.deferred.push(i);
+    }
+
+    /// A connection was served (an answer, or over HTTP/2 the server's SETTINGS): its next
+    /// drop pauses from scratch, and the schedule may open connections again.
+    pub fn served(&mut self, life: &mut Life) {
+        life.answered();
+        self.refusing = false;
     }
 
     /// The deferred connections whose pause is over; `closed(i)` says whether `i` is still

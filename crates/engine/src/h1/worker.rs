@@ -140,6 +140,8 @@ struct Worker<'a> {
     scratch: Vec<u8>,
     /// Copy the next request rendered into the heads sample (`-v 2`).
     want_request_head: bool,
+    /// Connections being opened (in [`Phase::Connecting`]).
+    opening: usize,
 }
 
 /// Runs one worker to the end of its share; `stop` ends it early.
@@ -163,6 +165,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
         gen: Gen::new(&sh.requests, a.index, sh.workers),
         scratch: Vec::new(),
         want_request_head: false,
+        opening: 0,
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -311,8 +314,14 @@ impl Worker<'_> {
 
     /// Rate mode: a request is due and no connection has room. Opens one more when the cap
     /// allows (the request goes out once it is up); `None` when it does not, or the
-    /// connection failed at once.
+    /// connection failed at once. Not while the server turns connections away
+    /// ([`Core::may_grow`]), nor while more are opening than are open (a connect takes a round trip; a burst
+    /// of due requests doubles the connections at most once per round trip).
     fn grow(&mut self, now: Instant) -> Option<usize> {
+        let open = self.conns.len() - self.opening;
+        if self.opening > open {
+            return None;
+        }
         if !self.core.may_grow(self.conns.len()) {
             return None;
         }
@@ -420,6 +429,9 @@ impl Worker<'_> {
         match self.core.dial(i) {
             Ok(io) => {
                 c.io = Some(io);
+                if c.phase != Phase::Connecting {
+                    self.opening += 1;
+                }
                 c.phase = Phase::Connecting;
             }
             Err(_) => self.connect_failed(i, now),
@@ -428,6 +440,9 @@ impl Worker<'_> {
 
     fn close(&mut self, i: usize) {
         let c = &mut self.conns[i];
+        if c.phase == Phase::Connecting {
+            self.opening -= 1;
+        }
         // Closing the socket removes it from the epoll set; no deregister call needed.
         c.io = None;
         c.phase = Phase::Closed;
@@ -537,6 +552,7 @@ impl Worker<'_> {
                     s.connect = connect;
                 }
                 c.phase = Phase::Idle;
+                self.opening -= 1;
                 c.idle_at = now;
                 if readable {
                     // Edge-triggered: this edge is the only notice of those bytes.
@@ -896,7 +912,7 @@ impl Worker<'_> {
             }
         }
         c.reused = true;
-        c.life.answered();
+        self.core.served(&mut c.life);
         self.core.in_flight -= 1;
         s.wire.1 <= c.flushed
     }

@@ -242,10 +242,13 @@ impl Worker<'_> {
     }
 
     /// Rate mode: every stream is taken. Opens one more connection unless one is opening
-    /// already (its streams will do) or the cap allows no more (the schedule is starved).
+    /// already (its streams will do) or [`Core::may_grow`] says no.
     fn grow(&mut self, now: Instant) {
         let opening = |c: &Conn| matches!(c.phase, Phase::Connecting | Phase::Handshake);
-        if self.conns.iter().any(opening) || !self.core.may_grow(self.conns.len()) {
+        if self.conns.iter().any(opening) {
+            return;
+        }
+        if !self.core.may_grow(self.conns.len()) {
             return;
         }
         let c = self.new_conn(now);
@@ -547,7 +550,7 @@ impl Worker<'_> {
             }
             return self.replace(i, now, true);
         }
-        c.life.answered();
+        self.core.served(&mut c.life);
     }
 
     fn timing(&self, i: usize, slot: usize, end: Instant) -> Timing {
