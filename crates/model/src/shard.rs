@@ -205,7 +205,10 @@ mod tests {
         let conns: Vec<usize> = shards.iter().map(|s| s.connections).collect();
         assert_eq!(conns, vec![1; 6]);
         let caps: Vec<Option<usize>> = shards.iter().map(|s| s.max_connections).collect();
-        assert_eq!(caps, vec![Some(2), Some(2), Some(2), Some(2), Some(1), Some(1)]);
+        assert_eq!(
+            caps,
+            vec![Some(2), Some(2), Some(2), Some(2), Some(1), Some(1)]
+        );
         let closed = fleet(1, None, Pace::Closed);
         assert!(matches!(
             Shard::new(0, 6).unwrap().divide(&closed),
