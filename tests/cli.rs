@@ -1127,3 +1127,52 @@ fn rate_mode_reports_each_connections_setup_in_json_and_text_though_connect_is_0
     let wrk = String::from_utf8(load("wrk").stdout).unwrap();
     assert!(wrk.contains("  Connection setup: 3 connections"), "{wrk}");
 }
+
+/// The capacity search against a server of known capacity (one request at a time
+/// server-wide, 4 ms each: at most 250 req/s, a rate a test build keeps on a busy
+/// machine) finds it within 15 %, its bytes sent whole and one byte per write.
+#[test]
+fn find_max_finds_a_known_capacity() {
+    use shootout_testserver::Delivery;
+    for delivery in [Delivery::Whole, Delivery::Bytewise] {
+        let server = TestServer::start_with(
+            Behavior::Capacity {
+                service: Duration::from_millis(4),
+            },
+            delivery,
+        )
+        .unwrap();
+        let out = shootout()
+            .args([
+                "load",
+                "-q",
+                "--find-max",
+                "--slo",
+                "p50<40ms",
+                "--from",
+                "60",
+                "--to",
+                "2000",
+                "-d",
+                "0.5s",
+                "--max-connections",
+                "64",
+                "--format",
+                "json",
+            ])
+            .arg(server.url("/"))
+            .timeout(Duration::from_secs(240))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{delivery:?}: {out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = &v["capacity"];
+        let rate = |k: &str| c[k].as_f64().unwrap_or_else(|| panic!("{delivery:?}: {c}"));
+        let (lo, hi) = (rate("max_rps"), rate("first_failing_rps"));
+        assert!(
+            lo <= 250.0 * 1.15 && hi >= 250.0 * 0.85 && hi / lo <= 1.06,
+            "{delivery:?}: [{lo}, {hi}) for 250 req/s: {c}"
+        );
+        assert_eq!(c["limited_by"]["slo"], "p50<40ms", "{c}");
+    }
+}

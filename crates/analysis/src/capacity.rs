@@ -101,18 +101,40 @@ pub enum Next {
     Done(Capacity),
 }
 
+/// Whether the generator kept the schedule of `result`: not when its run was warned
+/// [`Warning::ScheduleNotKept`](shootout_model::Warning::ScheduleNotKept).
+pub fn kept(result: &RunResult) -> bool {
+    !result
+        .warnings
+        .iter()
+        .any(|w| matches!(w, shootout_model::Warning::ScheduleNotKept { .. }))
+}
+
 /// A step's verdict against `slos` (each the condition that must hold, in `--fail-if`'s
-/// grammar) and whether the generator kept the schedule.
-pub fn judge(slos: &[Threshold], result: &RunResult, kept: bool) -> Verdict {
-    if !kept {
+/// grammar). Latency counts from each request's due time, so a send the generator made
+/// late can only make a step look worse: SLOs that held despite late sends held. A step
+/// says nothing of the server ([`Verdict::NotKept`]) when the generator did not send the
+/// rate offered (1 % short), or an SLO broke while it did not keep the schedule. Sends
+/// that waited for a connection with the cap reached are the server's doing at that many
+/// connections: they are judged.
+pub fn judge(slos: &[Threshold], result: &RunResult) -> Verdict {
+    let held_by_cap = result
+        .schedule
+        .is_some_and(|s| s.capped && s.late_no_connection * 2 >= s.late);
+    let short = result
+        .schedule
+        .is_some_and(|s| s.achieved_rps < s.target_rps * 0.99);
+    let generator = !held_by_cap && !kept(result);
+    if short && !held_by_cap {
         return Verdict::NotKept;
     }
     match slos
         .iter()
         .position(|s| !s.op.holds(s.metric.of(result), s.limit))
     {
-        Some(i) => Verdict::Broke(i),
         None => Verdict::Met,
+        Some(_) if generator => Verdict::NotKept,
+        Some(i) => Verdict::Broke(i),
     }
 }
 
@@ -140,6 +162,58 @@ pub fn step_length(
 ) -> std::time::Duration {
     let needed = std::time::Duration::from_secs_f64(min_answers(slos) as f64 / rate.max(1e-3));
     needed.max(floor)
+}
+
+/// One step as the report shows it: the rate offered and what came of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// Offered rate, req/s.
+    pub rate: f64,
+    /// Requests per second sent.
+    pub achieved: f64,
+    /// Latency of the answered requests (from their due times), ms: median, 99th and
+    /// 99.9th percentile.
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    /// Failed requests as a share of the completed ones, %.
+    pub errors_pct: f64,
+    /// The generator kept the schedule.
+    pub kept: bool,
+    /// The step's verdict.
+    pub verdict: Verdict,
+}
+
+impl Measured {
+    /// The step at `rate` that gave `result`, judged `verdict`.
+    pub fn of(rate: f64, result: &RunResult, kept: bool, verdict: Verdict) -> Measured {
+        let h = &result.histograms.latency;
+        let q = |q: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                h.value_at_quantile(q) as f64 / 1e3
+            }
+        };
+        Measured {
+            rate,
+            achieved: result.schedule.map_or(0.0, |s| s.achieved_rps),
+            p50_ms: q(0.5),
+            p99_ms: q(0.99),
+            p999_ms: q(0.999),
+            errors_pct: shootout_model::threshold::Metric::Errors.of(result),
+            kept,
+            verdict,
+        }
+    }
+
+    /// The step for the search.
+    pub fn step(&self) -> Step {
+        Step {
+            rate: self.rate,
+            verdict: self.verdict.clone(),
+        }
+    }
 }
 
 /// Where a rate stands after its steps.

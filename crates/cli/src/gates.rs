@@ -20,6 +20,18 @@ pub(crate) fn parse_thresholds(exprs: &[String]) -> Result<Vec<Threshold>, Failu
         .collect()
 }
 
+/// `--slo` expressions (`--find-max`): the same grammar, read as the condition that must
+/// hold.
+pub(crate) fn parse_slos(exprs: &[String]) -> Result<Vec<Threshold>, Failure> {
+    exprs
+        .iter()
+        .map(|e| {
+            e.parse::<Threshold>()
+                .map_err(|err| Failure::usage(anyhow!("--slo {err}")))
+        })
+        .collect()
+}
+
 /// Says on stderr, one line each, which thresholds `result` breached; true if any.
 pub(crate) fn judge(thresholds: &[Threshold], result: &RunResult) -> bool {
     let breaches = shootout_analysis::threshold::judge(thresholds, result);

@@ -7,6 +7,7 @@
 //! [`habits`] the flags of other tools (ab, wrk, oha, hey) and the heads `-v 2` prints.
 
 pub(crate) mod dist;
+mod find_max;
 mod flags;
 mod habits;
 mod resolve;
@@ -33,6 +34,9 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         for n in &plan.notes {
             say!("note: {n}");
         }
+    }
+    if a.find_max.find_max {
+        return find_max::run(&a, &plan.spec, plan.format);
     }
     start_time(&plan)?;
     let stop = stop_flag();

@@ -24,3 +24,18 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     })
     .clone()
 }
+
+/// Sleeps `d`, waking every 100 ms to see whether `stop` was set; true when it was.
+pub(crate) fn sleep_unless_stopped(d: std::time::Duration, stop: &AtomicBool) -> bool {
+    let until = std::time::Instant::now() + d;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(100)));
+    }
+}

@@ -15,6 +15,7 @@
 //! [`StoredRun`](shootout_model::stored::StoredRun) — what the store gave back, nothing else.
 
 mod ab;
+pub mod capacity;
 mod common;
 pub mod compare;
 mod grid;

@@ -165,6 +165,14 @@ pub enum Behavior {
         /// How long each stalled request waits before its answer.
         stall: Duration,
     },
+    /// A server of known capacity: requests are served one at a time server-wide (on every
+    /// connection together), each taking `service`, so the most it answers is exactly
+    /// `1 / service` per second and a higher offered rate only queues. The `Hello`
+    /// answer; keep-alive.
+    Capacity {
+        /// How long each request takes.
+        service: Duration,
+    },
     /// The `Hello` answer, but the head is written 3 bytes per write with a 1 ms pause
     /// between writes (and `TCP_NODELAY`), the body in one last write. Keep-alive.
     SlowHead,
@@ -341,6 +349,9 @@ pub(crate) enum Outcome {
 pub(crate) struct Reply {
     /// Wait this long before writing anything.
     pub delay: Duration,
+    /// Served in turn server-wide: wait for the desk, then this long, before writing
+    /// (see [`Behavior::Capacity`]).
+    pub queued: Option<Duration>,
     /// Write this many leading bytes 3 at a time with a 1 ms pause between writes.
     pub trickle: usize,
     /// After the planned bytes, write this many filler bytes `x`.
@@ -386,6 +397,7 @@ pub(crate) struct Numbers {
 pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -> Reply {
     let mut reply = Reply {
         delay: Duration::ZERO,
+        queued: None,
         trickle: 0,
         fill: 0,
         outcome: Outcome::Answer,
@@ -533,6 +545,10 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             if every(*period) {
                 reply.delay = *stall;
             }
+            simple(out, req, 200, HELLO);
+        }
+        Behavior::Capacity { service } => {
+            reply.queued = Some(*service);
             simple(out, req, 200, HELLO);
         }
         Behavior::SlowHead => {

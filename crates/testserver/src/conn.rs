@@ -327,6 +327,13 @@ impl Conn {
         if !reply.delay.is_zero() && self.shared.wait_for_stop(reply.delay) {
             return Err(io::Error::other("server stopped"));
         }
+        if let Some(service) = reply.queued {
+            let done = self.shared.take_turn(service);
+            let left = done.saturating_duration_since(std::time::Instant::now());
+            if !left.is_zero() && self.shared.wait_for_stop(left) {
+                return Err(io::Error::other("server stopped"));
+            }
+        }
         let total = out.len() + reply.fill;
         let tail = total - reply.unsolicited;
         let tally = Tally {

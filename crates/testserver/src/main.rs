@@ -35,6 +35,7 @@ behaviours (default: hello):
   fail-every              every --every (10)th request gets --status (502)
   big                     a body of --len (10000000) bytes
   stall-every             every --every (10)th request waits --stall-ms (1000)
+  capacity                one request at a time server-wide, 1 ms each (1,000 req/s at most)
   slow-head               head written 3 bytes at a time
   echo                    body describes the request
   extra-response          hello, then an unasked second hello after --stall-ms (0)
@@ -161,6 +162,7 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport, Delivery)>
             n: every.unwrap_or(10),
             stall: ms(1000),
         },
+        "capacity" => Behavior::Capacity { service: ms(1) },
         "slow-head" => Behavior::SlowHead,
         "echo" => Behavior::Echo,
         "extra-response" => Behavior::ExtraResponse { delay: ms(0) },

@@ -57,6 +57,8 @@ pub(crate) struct Shared {
     pub(crate) live_emptied: Condvar,
     /// Every distinct address connections came from.
     pub(crate) peers: Mutex<std::collections::BTreeSet<std::net::IpAddr>>,
+    /// [`Behavior::Capacity`]: when the one desk is free again.
+    pub(crate) desk: Mutex<Option<std::time::Instant>>,
 }
 
 impl Shared {
@@ -78,7 +80,19 @@ impl Shared {
             live: Mutex::new(HashMap::new()),
             live_emptied: Condvar::new(),
             peers: Mutex::default(),
+            desk: Mutex::new(None),
         }
+    }
+
+    /// Takes the next turn at the desk for `service`: returns when this request is done.
+    /// Turns follow each other exactly `service` apart however late a thread wakes, so the
+    /// throughput is exactly one per `service` while requests queue.
+    pub(crate) fn take_turn(&self, service: std::time::Duration) -> std::time::Instant {
+        let now = std::time::Instant::now();
+        let mut free = self.desk.lock().unwrap_or_else(|e| e.into_inner());
+        let done = free.map_or(now, |f| f.max(now)) + service;
+        *free = Some(done);
+        done
     }
 
     /// The server's behaviour.

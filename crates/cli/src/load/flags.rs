@@ -281,4 +281,8 @@ pub struct LoadArgs {
     /// Sharding, start time, result files and thresholds.
     #[command(flatten)]
     pub dist: super::dist::DistArgs,
+
+    /// The capacity search.
+    #[command(flatten)]
+    pub find_max: super::find_max::FindMaxArgs,
 }

@@ -63,7 +63,12 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .max_connections(max_connections(a)?)
         .threads(bounds.threads)
         .bound(bounds.requests, bounds.duration)
-        .pace(a.rate.map_or(Pace::Closed, Pace::Rate))
+        // A capacity search's steps are paced: its base spec is, at the first rate.
+        .pace(
+            a.rate
+                .or(a.find_max.find_max.then_some(a.find_max.from))
+                .map_or(Pace::Closed, Pace::Rate),
+        )
         .protocol(
             if a.http2 {
                 Protocol::Http2

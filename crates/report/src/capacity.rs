@@ -1,0 +1,219 @@
+//! The capacity search's report (`shootout load --find-max`): the most the server
+//! sustained within its SLOs, with the interval the search narrowed it to and what
+//! limited it, then every step (offered and achieved rate, latency, errors, whether the
+//! schedule was kept, its verdict). Text for people, JSON for scripts (the `capacity`
+//! object of `docs/load-json.md`'s capacity section). The search and the verdicts are the
+//! analysis' ([`shootout_analysis::capacity`]); this lays them out.
+
+use crate::units::{round, trim_float};
+use serde_json::{json, Value};
+use shootout_analysis::capacity::{Capacity, Limit, Measured, Verdict};
+use std::fmt::Write;
+
+/// What a capacity report shows: the URL, the SLOs as written, the steps in the order
+/// they ran, and what the search found.
+pub struct CapacityReport<'a> {
+    /// The URL searched.
+    pub url: &'a str,
+    /// Each SLO as the user wrote it (the condition that must hold).
+    pub slos: &'a [String],
+    /// Every step, in the order run.
+    pub steps: &'a [Measured],
+    /// The answer.
+    pub capacity: &'a Capacity,
+    /// The search stopped before its end (Ctrl-C): the answer is what it had.
+    pub interrupted: bool,
+}
+
+/// A rate as people read it: `7300`, `0.5`.
+fn rate(r: f64) -> String {
+    trim_float(round(r, 3))
+}
+
+/// What limited the search, in words.
+fn limit_words(r: &CapacityReport) -> String {
+    match &r.capacity.limited_by {
+        Limit::Slo(i) => format!(
+            "{} did not hold",
+            r.slos.get(*i).map_or("an SLO", String::as_str)
+        ),
+        Limit::Generator => {
+            "the generator could not keep the schedule (add --threads, pin generator and server to different CPUs, or shard the load)".into()
+        }
+        Limit::Ceiling => "every rate up to --to held (raise --to to search further)".into(),
+    }
+}
+
+/// A step's verdict in words.
+fn verdict_words(r: &CapacityReport, v: &Verdict) -> String {
+    match v {
+        Verdict::Met => "met".into(),
+        Verdict::Broke(i) => format!("broke {}", r.slos.get(*i).map_or("an SLO", String::as_str)),
+        Verdict::NotKept => "schedule not kept".into(),
+    }
+}
+
+/// The headline: `Capacity: 7300 req/s within p99<50ms, errors<0.1% (between 7300 and
+/// 7650 req/s: p99<50ms did not hold at 7650)`.
+fn headline(r: &CapacityReport) -> String {
+    let c = r.capacity;
+    let slos = r.slos.join(", ");
+    match (c.max_rps, c.first_failing_rps) {
+        (Some(lo), Some(hi)) => format!(
+            "{} req/s within {slos} (between {} and {} req/s: {} at {})",
+            rate(lo),
+            rate(lo),
+            rate(hi),
+            limit_words(r),
+            rate(hi)
+        ),
+        (Some(lo), None) => format!(
+            "at least {} req/s within {slos}: {}",
+            rate(lo),
+            limit_words(r)
+        ),
+        (None, Some(hi)) => format!(
+            "below {} req/s, the lowest rate tried: {} there",
+            rate(hi),
+            limit_words(r)
+        ),
+        (None, None) => "not found: no step was measured".into(),
+    }
+}
+
+/// The text report.
+pub fn capacity_text(r: &CapacityReport) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "Capacity search of {}", crate::terminal_line(r.url));
+    let _ = writeln!(o, "Capacity: {}", headline(r));
+    if r.interrupted {
+        let _ = writeln!(
+            o,
+            "Interrupted: the search stopped early; this is what it had found."
+        );
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>5}  verdict",
+        "offered", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "errors", "kept"
+    );
+    for s in r.steps {
+        let _ = writeln!(
+            o,
+            "{:>10} {:>10} {:>9.3} {:>9.3} {:>9.3} {:>7.3}% {:>5}  {}",
+            rate(s.rate),
+            trim_float(round(s.achieved, 1)),
+            s.p50_ms,
+            s.p99_ms,
+            s.p999_ms,
+            s.errors_pct,
+            if s.kept { "yes" } else { "no" },
+            verdict_words(r, &s.verdict)
+        );
+    }
+    o
+}
+
+/// The JSON document.
+pub fn capacity_json(r: &CapacityReport) -> String {
+    let c = r.capacity;
+    let steps: Vec<Value> = r
+        .steps
+        .iter()
+        .map(|s| {
+            json!({
+                "offered_rps": round(s.rate, 3),
+                "achieved_rps": round(s.achieved, 3),
+                "latency_ms": {
+                    "p50": round(s.p50_ms, 3),
+                    "p99": round(s.p99_ms, 3),
+                    "p999": round(s.p999_ms, 3),
+                },
+                "errors_pct": round(s.errors_pct, 4),
+                "schedule_kept": s.kept,
+                "verdict": match &s.verdict {
+                    Verdict::Met => "met".to_string(),
+                    Verdict::Broke(_) => "broke".into(),
+                    Verdict::NotKept => "schedule_not_kept".into(),
+                },
+                "broke": match &s.verdict {
+                    Verdict::Broke(i) => r.slos.get(*i).map(|t| Value::from(t.as_str())),
+                    _ => None,
+                },
+            })
+        })
+        .collect();
+    let limited_by = match &c.limited_by {
+        Limit::Slo(i) => json!({"kind": "slo", "slo": r.slos.get(*i)}),
+        Limit::Generator => json!({"kind": "generator"}),
+        Limit::Ceiling => json!({"kind": "ceiling"}),
+    };
+    let doc = json!({
+        "url": r.url,
+        "slos": r.slos,
+        "interrupted": r.interrupted,
+        "capacity": {
+            "max_rps": c.max_rps.map(|x| round(x, 3)),
+            "first_failing_rps": c.first_failing_rps.map(|x| round(x, 3)),
+            "interval": [c.max_rps.map(|x| round(x, 3)), c.first_failing_rps.map(|x| round(x, 3))],
+            "limited_by": limited_by,
+            "steps": steps,
+        },
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(rate: f64, p99: f64, verdict: Verdict) -> Measured {
+        Measured {
+            rate,
+            achieved: rate,
+            p50_ms: p99 / 4.0,
+            p99_ms: p99,
+            p999_ms: p99 * 2.0,
+            errors_pct: 0.0,
+            kept: verdict != Verdict::NotKept,
+            verdict,
+        }
+    }
+
+    #[test]
+    fn the_headline_gives_the_capacity_its_interval_and_what_broke() {
+        let slos = vec!["p99<50ms".to_string(), "errors<0.1%".to_string()];
+        let steps = vec![
+            step(1000.0, 3.0, Verdict::Met),
+            step(2000.0, 80.0, Verdict::Broke(0)),
+            step(1410.0, 20.0, Verdict::Met),
+        ];
+        let c = Capacity {
+            max_rps: Some(1410.0),
+            first_failing_rps: Some(2000.0),
+            limited_by: Limit::Slo(0),
+        };
+        let r = CapacityReport {
+            url: "http://127.0.0.1:8080/",
+            slos: &slos,
+            steps: &steps,
+            capacity: &c,
+            interrupted: false,
+        };
+        let text = capacity_text(&r);
+        assert!(
+            text.contains("Capacity: 1410 req/s within p99<50ms, errors<0.1% (between 1410 and 2000 req/s: p99<50ms did not hold at 2000)"),
+            "{text}"
+        );
+        assert!(text.contains("broke p99<50ms"), "{text}");
+        let v: Value = serde_json::from_str(&capacity_json(&r)).unwrap();
+        assert_eq!(v["capacity"]["max_rps"], 1410.0);
+        assert_eq!(v["capacity"]["interval"][1], 2000.0);
+        assert_eq!(v["capacity"]["limited_by"]["slo"], "p99<50ms");
+        assert_eq!(v["capacity"]["steps"][1]["broke"], "p99<50ms");
+        assert_eq!(v["capacity"]["steps"].as_array().unwrap().len(), 3);
+    }
+}
