@@ -78,6 +78,8 @@ struct Mock {
     names: HashMap<u16, String>,
     /// The live view's title of each step, in order.
     titles: Vec<String>,
+    /// The contender whose version cannot be found.
+    no_version: Option<&'static str>,
 }
 
 impl Mock {
@@ -162,6 +164,13 @@ impl Executor for Mock {
         Ok(Duration::from_millis(300))
     }
 
+    fn serving_version(&mut self, p: &Proc) -> Result<String, String> {
+        if self.no_version == Some(p.name.as_str()) {
+            return Err("nothing listens on port 1".into());
+        }
+        Ok(format!("serve-{} 1.0", p.name))
+    }
+
     fn verify_pass(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError> {
         let n = spec.requests.unwrap();
         let c = spec.connections;
@@ -233,6 +242,8 @@ struct Outcome {
     contenders: Vec<(String, ContenderStatus, String)>,
     steps: Vec<String>,
     titles: Vec<String>,
+    /// Each contender's stored version.
+    versions: Vec<Option<String>>,
 }
 
 impl Outcome {
@@ -293,6 +304,11 @@ fn run(mock: Mock) -> Outcome {
 }
 
 fn run_plan(plan: &Plan, mock: Mock) -> Outcome {
+    run_versioned(plan, mock, &vec![None; plan.contenders.len()])
+}
+
+/// A run with the versions the plan's `version` commands gave.
+fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcome {
     let dir = Scratch::new();
     let mut store = Store::open_in_memory().unwrap();
     let run_id = begin(&mut store);
@@ -302,7 +318,7 @@ fn run_plan(plan: &Plan, mock: Mock) -> Outcome {
         bodies: &vec![Vec::new(); plan.workloads.len()],
         plan_dir: dir.path(),
         run_dir: dir.path(),
-        versions: &vec![None; plan.contenders.len()],
+        versions,
         store: &mut store,
         run_id,
     };
@@ -334,6 +350,7 @@ fn run_plan(plan: &Plan, mock: Mock) -> Outcome {
             .collect(),
         steps,
         titles,
+        versions: contenders.iter().map(|c| c.version.clone()).collect(),
     }
 }
 
@@ -377,6 +394,34 @@ fn all_steps() -> Vec<String> {
         }
     }
     steps
+}
+
+#[test]
+fn each_version_is_that_of_what_serves_unless_the_plan_says_or_unknown_with_why() {
+    let out = run(Mock {
+        no_version: Some("b"),
+        ..Mock::default()
+    });
+    assert_eq!(
+        out.versions,
+        [
+            Some("serve-a 1.0".to_string()),
+            Some("unknown (nothing listens on port 1)".to_string())
+        ]
+    );
+    // A plan's `version` command that answered is kept; the one that did not is asked.
+    let out = run_versioned(
+        &plan(),
+        Mock::default(),
+        &[Some("a 2.0 from the plan".into()), None],
+    );
+    assert_eq!(
+        out.versions,
+        [
+            Some("a 2.0 from the plan".to_string()),
+            Some("serve-b 1.0".to_string())
+        ]
+    );
 }
 
 #[test]
