@@ -1280,7 +1280,7 @@ impl Reader<'_> {
 }
 
 /// `0-3,6` for a list of CPU numbers, as taskset writes it.
-fn cpu_ranges(cpus: &[usize]) -> String {
+pub fn cpu_ranges(cpus: &[usize]) -> String {
     let mut sorted = cpus.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
