@@ -200,9 +200,12 @@ impl<E: Executor> Runner<'_, E> {
     /// its start, the wait until it is ready; what was started is stopped if it is not.
     fn bring_up_once(&mut self, index: usize) -> Result<(String, Option<E::Process>), NotUp> {
         let port = self.exec.free_port().map_err(NotUp::NoPort)?;
-        let cfg: ContenderConfig =
+        let (cfg, config): (ContenderConfig, _) =
             contender_config(self.plan, index, port, self.plan_dir, self.run_dir)
                 .expect("a contender given by URL is not started");
+        if let Some((path, text)) = config {
+            std::fs::write(&path, text).map_err(|e| NotUp::Config(path, e))?;
+        }
         if cfg.setup.is_some() {
             self.exec.setup(&cfg).map_err(NotUp::Harness)?;
         }

@@ -80,6 +80,8 @@ struct Mock {
     titles: Vec<String>,
     /// The contender whose version cannot be found.
     no_version: Option<&'static str>,
+    /// The config files found in place when each setup ran, as `NAME: TEXT`.
+    configs: Vec<String>,
 }
 
 impl Mock {
@@ -124,6 +126,10 @@ impl Executor for Mock {
             cfg.setup.as_deref(),
             Some(format!("make {}", cfg.name).as_str())
         );
+        let config = cfg.log_dir.join("tmp").join(&cfg.key).join("config");
+        if let Ok(text) = std::fs::read_to_string(config) {
+            self.configs.push(format!("{}: {text}", cfg.name));
+        }
         if self.call(format!("setup {}", cfg.name)) {
             return Err(HarnessError::Interrupted {
                 name: cfg.name.clone(),
@@ -244,6 +250,8 @@ struct Outcome {
     titles: Vec<String>,
     /// Each contender's stored version.
     versions: Vec<Option<String>>,
+    /// The config files each setup found (see [`Mock::configs`]).
+    configs: Vec<String>,
 }
 
 impl Outcome {
@@ -324,6 +332,7 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
     };
     let status = runner.run().map_err(|f| f.error).unwrap();
     let calls = std::mem::take(&mut runner.exec.calls);
+    let configs = std::mem::take(&mut runner.exec.configs);
     let titles = std::mem::take(&mut runner.exec.titles);
     assert_eq!(store.run(run_id).unwrap().unwrap().status, status);
     let contenders = store.contenders(run_id).unwrap();
@@ -351,6 +360,7 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
         steps,
         titles,
         versions: contenders.iter().map(|c| c.version.clone()).collect(),
+        configs,
     }
 }
 
@@ -422,6 +432,35 @@ fn each_version_is_that_of_what_serves_unless_the_plan_says_or_unknown_with_why(
             Some("serve-b 1.0".to_string())
         ]
     );
+}
+
+#[test]
+fn a_contenders_config_is_written_with_its_port_before_its_setup_at_each_start() {
+    let text = PLAN.replace(
+        "command = \"serve-a {port}\"",
+        "command = \"serve-a {port}\"\nconfig = \"listen 127.0.0.1:{port}; pid {tmp}/pid; include {config}.d;\"",
+    );
+    let plan = plan::parse(&text, "plan.toml", &[0, 1]).unwrap();
+    // Its first port is taken: the config of its second start names the second port.
+    let out = run_plan(
+        &plan,
+        Mock {
+            ports_taken: HashMap::from([("a", 1)]),
+            ..Mock::default()
+        },
+    );
+    assert_eq!(out.configs.len(), 2, "{:?}", out.configs);
+    let (first, second) = (&out.configs[0], &out.configs[1]);
+    assert!(
+        first.starts_with("a: listen 127.0.0.1:40001; pid /"),
+        "{first}"
+    );
+    assert!(
+        second.starts_with("a: listen 127.0.0.1:40002; pid /"),
+        "{second}"
+    );
+    assert!(second.ends_with("/tmp/1-a/config.d;"), "{second}");
+    assert_eq!(out.status, RunStatus::Complete);
 }
 
 #[test]
