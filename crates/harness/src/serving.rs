@@ -145,8 +145,11 @@ fn python_version(server: &Server) -> Result<String, String> {
     cmd.arg("-c")
         .arg(PYTHON_WHAT_RUNS)
         .args(server.argv.iter().skip(1));
-    if let Ok(cwd) = std::fs::read_link(format!("/proc/{}/cwd", server.pid)) {
-        cmd.current_dir(cwd);
+    // Where the server found its modules, so that they are found again.
+    for var in ["PYTHONPATH", "PYTHONHOME"] {
+        if let Some(value) = procfs::environ_var(server.pid, var) {
+            cmd.env(var, value);
+        }
     }
     match crate::facts::first_line(cmd, ASK_WITHIN) {
         Some((true, line)) => Ok(line),
@@ -277,6 +280,29 @@ mod tests {
    0: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4444 1 0000000000000000 100 0 0 10 0
 ";
         assert_eq!(parse_listeners(v6, 8080), vec![4444]);
+    }
+
+    #[test]
+    fn a_program_that_gives_no_version_is_named_by_its_debian_package() {
+        let dpkg = Path::new("/usr/bin/dpkg");
+        if !dpkg.exists() {
+            eprintln!("note: no dpkg here (not Debian): test skipped");
+            return;
+        }
+        let out = std::process::Command::new("dpkg-query")
+            .args(["-W", "-f", "${Version}", "dpkg"])
+            .output()
+            .unwrap();
+        let version = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            debian_package(dpkg),
+            Some(format!("dpkg {version} (Debian package)"))
+        );
+        // A file no package holds names none.
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("serve");
+        std::fs::write(&mine, "").unwrap();
+        assert_eq!(debian_package(&mine), None);
     }
 
     #[test]
