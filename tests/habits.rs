@@ -222,6 +222,11 @@ fn refused_habits_point_to_the_equivalent() {
         (&["-P", "u:p"], "-P: shootout does not send through a proxy"),
         (&["-s", "post.lua"], "-s post.lua: shootout runs no Lua"),
         (&["--script", "x.lua"], "--urls FILE"),
+        (&["-disable-keepalive"], "--no-keepalive"),
+        (&["--disable-keepalive"], "--no-keepalive"),
+        (&["-m", "POST", "-d", "a=1"], "-p FILE"),
+        (&["-R", "2000"], "--rate 2000"),
+        (&["-o", "csv"], "-g FILE"),
     ] {
         let out = load(args, url);
         let err = text(&out.stderr);

@@ -244,3 +244,93 @@ fn nginx_closing_idle_keepalive_connections_is_no_failure() {
         "nginx closed the idle connection: {r}"
     );
 }
+
+/// nginx's http block for a plan's contender: `ok` on `{port}`, its files in `{tmp}`.
+const NGINX_PLAN_CONF: &str = r#"worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log stderr;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    server {
+        listen 127.0.0.1:{port};
+        location / { return 200 "ok\n"; }
+    }
+}
+"#;
+
+/// The usual nginx setup, whose port lives in its config file, runs: as the plan's
+/// `config` (written to `{config}`), and as a file a setup writes with `{port}` in it.
+/// Each is stored with nginx's version, not that of `mkdir` or `sed` before it.
+#[test]
+fn nginx_with_its_port_in_a_config_file_is_measured_with_its_own_version() {
+    let Some(bin) = installed("nginx", &["/usr/sbin/nginx"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let template = NGINX_PLAN_CONF
+        .replace("{port}", "@PORT@")
+        .replace("{tmp}", "@TMP@");
+    std::fs::write(dir.path().join("nginx.conf.in"), template).unwrap();
+    let nginx = bin.display();
+    let plan = format!(
+        r#"name = "nginx, its port in a file"
+[defaults]
+warmup = 0
+requests = 200
+repeat = 1
+cooldown = "0s"
+
+[[contender]]
+name = "config"
+command = "mkdir -p {{tmp}}/logs && exec {nginx} -p {{tmp}} -c {{config}} -g 'daemon off;'"
+config = """
+{NGINX_PLAN_CONF}"""
+
+[[contender]]
+name = "setup"
+setup = "mkdir -p {{tmp}}/logs && sed -e 's/@PORT@/{{port}}/' -e 's|@TMP@|{{tmp}}|g' {{plan_dir}}/nginx.conf.in > {{tmp}}/nginx.conf"
+command = "exec {nginx} -p {{tmp}} -c {{tmp}}/nginx.conf -g 'daemon off;'"
+
+[[workload]]
+name = "ok"
+expect = {{ status = 200, body_contains = "ok" }}
+
+[load]
+concurrency = [2]
+"#
+    );
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let db = dir.path().join("shootout.db");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+        .arg("run")
+        .arg(dir.path().join("plan.toml"))
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v = Command::new(&bin).arg("-v").output().unwrap();
+    let version = String::from_utf8_lossy(&v.stderr).trim().to_string();
+    assert!(version.starts_with("nginx version: nginx/"), "{version}");
+    let store = shootout_store::Store::open_existing(&db).unwrap();
+    let run = store.latest_run().unwrap().unwrap();
+    let contenders = store.contenders(run.id).unwrap();
+    for c in &contenders {
+        assert_eq!(
+            c.status,
+            shootout_model::ContenderStatus::Measured,
+            "{}: {}\n{err}",
+            c.name,
+            c.detail
+        );
+        assert_eq!(c.version.as_deref(), Some(version.as_str()), "{}", c.name);
+    }
+    assert_eq!(contenders.len(), 2);
+}

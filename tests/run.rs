@@ -487,6 +487,44 @@ fn a_contenders_version_command_is_stored_and_a_failing_one_is_a_note() {
 }
 
 #[test]
+fn the_version_stored_is_that_of_what_listens_not_of_the_commands_first_word() {
+    // `mkdir` first, as `init --static`'s nginx; a daemon that leaves the tree, as servers
+    // started by `setsid` do; a contender whose port is served by a program of another.
+    let contenders = "[[contender]]\nname = \"first-word\"\ncommand = \"mkdir -p {tmp}/www && echo hi > {tmp}/www/index.html && exec python3 -m http.server {port} --bind 127.0.0.1 --directory {tmp}/www\"\n\
+         [[contender]]\nname = \"daemon\"\ncommand = \"sh -c '(setsid python3 -m http.server {port} --bind 127.0.0.1 --directory {tmp} >/dev/null 2>&1 &); exec sleep 600'\"\n";
+    let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\n";
+    let c = Case::new(&plan_with(contenders, workload));
+    let out = c.run_cmd().output().unwrap();
+    common::assert_ok(&out);
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .unwrap();
+    let python = String::from_utf8_lossy(&python.stdout).trim().to_string();
+    assert!(python.starts_with("Python 3."), "{python}");
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let versions: Vec<Option<String>> = store
+        .contenders(run.id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.version)
+        .collect();
+    assert_eq!(versions, vec![Some(python.clone()), Some(python.clone())]);
+    // The first word's version is stored nowhere, not even among the machine's.
+    assert_eq!(
+        run.machine.versions.keys().collect::<Vec<_>>(),
+        vec!["shootout"]
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains(&format!("first-word: {python}, daemon: {python}")),
+        "{table}"
+    );
+    c.no_orphans();
+}
+
+#[test]
 fn ctrl_c_keeps_completed_steps_and_leaves_no_orphan() {
     let plan = format!(
         "name = \"long\"\n[defaults]\nwarmup = 0\nduration = \"1s\"\nrepeat = 30\ncooldown = \"0s\"\n{}\n{GET_INDEX}\n[load]\nconcurrency = [1]\n",

@@ -11,6 +11,7 @@ use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_engine::{ParseError, Progress, ResponseParser};
 use shootout_harness::{Contender, ContenderConfig};
+use shootout_model::plan::cpu_ranges;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -187,11 +188,14 @@ pub const STATIC: &[Server] = &[
         sizing: "Python's http.server: one process, a thread per connection (the GIL caps it at about one core)" },
 ];
 
-/// What discovery found: the servers of the template that are here.
+/// What discovery found: the servers of the template that are here, and the CPUs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Found {
     /// Names (as in the tables above) of the servers present.
     pub present: Vec<&'static str>,
+    /// The CPUs shootout may use (its affinity), which the plan splits between the
+    /// servers and the load.
+    pub cpus: Vec<usize>,
 }
 
 /// The first server's answer to the workload's GET: the workload's expectations.
@@ -263,9 +267,11 @@ pub fn plan_text(t: &Template, found: &Found, path: &str, answers: &Answers) -> 
         }
     }
     o.push_str(&format!("name = {}\n\n", q(&format!("init: {what}"))));
-    o.push_str(
-        "[defaults]\nwarmup = \"2s\"\nduration = \"10s\"\nrepeat = 3\ncooldown = \"1s\"\n\n",
-    );
+    o.push_str("[defaults]\nwarmup = \"2s\"\nduration = \"10s\"\nrepeat = 3\ncooldown = \"1s\"\n");
+    if !matches!(t, Template::Url(_)) {
+        o.push_str(&pinning(&found.cpus));
+    }
+    o.push('\n');
     let mut first = true;
     match t {
         Template::Url(urls) => {
@@ -329,6 +335,28 @@ pub fn plan_text(t: &Template, found: &Found, path: &str, answers: &Answers) -> 
     o
 }
 
+/// The `[defaults]` lines that keep the servers and shootout's load off each other's
+/// CPUs (as the quickstart does): the load on the first half of `cpus` (at least one),
+/// the servers on the rest; with one CPU they share it, and a comment says so either way.
+fn pinning(cpus: &[usize]) -> String {
+    let mut cpus = cpus.to_vec();
+    cpus.sort_unstable();
+    cpus.dedup();
+    if cpus.len() < 2 {
+        return "# One CPU here: the servers and shootout's load share it, so each slows the other.\n\
+                # On a machine with two or more, `shootout init` pins them apart.\n"
+            .into();
+    }
+    let (load, server) = cpus.split_at(cpus.len() / 2);
+    let (load, server) = (cpu_ranges(load), cpu_ranges(server));
+    format!(
+        "# The servers' processes on CPU {server} and shootout's load on CPU {load}: on shared\n\
+         # CPUs the load generator and the server slow each other down. {{cores}} counts the\n\
+         # servers' CPUs. Delete both lines to let them share every CPU.\n\
+         server_cpus = \"{server}\"\nload_cpus = \"{load}\"\n"
+    )
+}
+
 /// Which servers of the template are here: one python3 call for the modules, PATH for
 /// programs.
 pub fn discover(t: &Template) -> anyhow::Result<Found> {
@@ -367,7 +395,10 @@ pub fn discover(t: &Template) -> anyhow::Result<Found> {
         })
         .map(|s| s.name)
         .collect();
-    Ok(Found { present })
+    Ok(Found {
+        present,
+        cpus: shootout_engine::sys::allowed_cpus(),
+    })
 }
 
 /// Whether a file named one of `names` is in a directory of `path` (a PATH value).
@@ -676,6 +707,7 @@ mod tests {
                 Template::Wsgi("myapp:app".into()),
                 Found {
                     present: vec!["gunicorn-sync", "gunicorn-gthread", "bjoern", "wsgiref"],
+                    cpus: vec![0, 1],
                 },
             ),
             (
@@ -683,6 +715,7 @@ mod tests {
                 Template::Asgi("pkg.asgi:application".into()),
                 Found {
                     present: vec!["uvicorn", "daphne"],
+                    cpus: vec![0, 1],
                 },
             ),
             (
@@ -690,6 +723,7 @@ mod tests {
                 Template::Wsgi("pkg.wsgi:application".into()),
                 Found {
                     present: vec!["mod_wsgi-express", "wsgiref"],
+                    cpus: vec![0, 1],
                 },
             ),
             (
@@ -697,6 +731,7 @@ mod tests {
                 Template::Static("/srv/www".into()),
                 Found {
                     present: vec!["nginx", "http.server"],
+                    cpus: vec![0, 1],
                 },
             ),
             (
@@ -704,6 +739,7 @@ mod tests {
                 Template::Static("/srv/www".into()),
                 Found {
                     present: vec!["nginx", "apache", "http.server"],
+                    cpus: vec![0, 1],
                 },
             ),
             (
@@ -743,6 +779,55 @@ mod tests {
     }
 
     #[test]
+    fn servers_and_load_are_pinned_apart_where_there_are_cpus_to_part() {
+        let plan_on = |cpus: Vec<usize>| {
+            let t = Template::Static("/srv/www".into());
+            let found = Found {
+                present: vec!["nginx", "http.server"],
+                cpus: cpus.clone(),
+            };
+            let text = plan_text(&t, &found, "/", &answers("nginx"));
+            let plan = shootout_model::plan::parse(&text, "plan.toml", &cpus)
+                .unwrap_or_else(|e| panic!("{cpus:?}: {e}\n{text}"));
+            (text, plan.defaults.server_cpus, plan.defaults.load_cpus)
+        };
+        // As the quickstart: the server on CPU 1, the load on CPU 0, and a comment says so.
+        let (text, server, load) = plan_on(vec![0, 1]);
+        assert_eq!((server, load), (Some(vec![1]), Some(vec![0])));
+        assert!(
+            text.contains("# The servers' processes on CPU 1 and shootout's load on CPU 0"),
+            "{text}"
+        );
+        // Half each, from the CPUs shootout may use (its affinity, not 0..n).
+        let (_, server, load) = plan_on(vec![7, 2, 3, 5]);
+        assert_eq!((server, load), (Some(vec![5, 7]), Some(vec![2, 3])));
+        let (text, server, load) = plan_on(vec![0, 1, 2]);
+        assert_eq!((server, load), (Some(vec![1, 2]), Some(vec![0])));
+        assert!(
+            text.contains("server_cpus = \"1-2\"\nload_cpus = \"0\"\n"),
+            "{text}"
+        );
+        // One CPU: nothing to part, and the plan says why.
+        let (text, server, load) = plan_on(vec![0]);
+        assert_eq!((server, load), (None, None));
+        assert!(
+            text.contains("# One CPU here: the servers and shootout's load share it"),
+            "{text}"
+        );
+        // Servers run by the user are not started by shootout: nothing is pinned.
+        let url = plan_text(
+            &Template::Url(vec!["http://127.0.0.1:8080".into()]),
+            &Found {
+                cpus: vec![0, 1],
+                ..Found::default()
+            },
+            "/",
+            &answers("url-1"),
+        );
+        assert!(!url.contains("cpus"), "{url}");
+    }
+
+    #[test]
     fn every_server_of_every_template_makes_a_valid_plan() {
         // All present at once: each command is accepted (placeholders known, quoting sound).
         for t in [
@@ -752,6 +837,7 @@ mod tests {
         ] {
             let found = Found {
                 present: servers(&t).iter().map(|s| s.name).collect(),
+                cpus: vec![0, 1],
             };
             let text = plan_text(
                 &t,
@@ -774,6 +860,7 @@ mod tests {
             &Template::Wsgi("m:app".into()),
             &Found {
                 present: vec!["wsgiref"],
+                cpus: vec![0, 1],
             },
             "/",
             &answers("wsgiref"),
@@ -791,6 +878,7 @@ mod tests {
             &Template::Static("/srv/www".into()),
             &Found {
                 present: vec!["http.server"],
+                cpus: vec![0, 1],
             },
             "/",
             &answers("http.server"),

@@ -273,6 +273,14 @@ impl Contender {
         procfs::sample(&self.family, since.elapsed())
     }
 
+    /// The version of what serves it: the program of its processes that listens on its
+    /// port, asked the way it answers (see the `serving` module), or why it is unknown.
+    /// Ask once it is ready: it spawns the program for a moment.
+    pub fn serving_version(&self) -> Result<String, String> {
+        let port = self.addrs.first().map_or(0, SocketAddr::port);
+        crate::serving::serving_version(&self.family, port)
+    }
+
     /// The marker its processes carry (see [`ContenderConfig::tag`]).
     pub fn tag(&self) -> &str {
         self.family.tag.as_deref().unwrap_or("")
@@ -398,6 +406,48 @@ mod tests {
         assert!(!outcome.already_exited);
         assert_eq!(outcome.status.and_then(|s| s.signal()), Some(libc::SIGTERM));
         assert_group_empty(pgid);
+    }
+
+    #[test]
+    fn the_version_is_asked_of_the_program_that_listens_not_the_first_word() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = cfg(dir.path(), "py", "");
+        // Shell code first: `mkdir` (and `sh`) would answer with their own versions.
+        c.command = format!(
+            "mkdir -p {0}/x && cd {0}/x && exec python3 -m http.server {1} --bind 127.0.0.1",
+            dir.path().display(),
+            c.port
+        );
+        let mut contender = Contender::start(&c).unwrap();
+        contender.wait_ready(&NO_STOP).unwrap();
+        let version = contender.serving_version().unwrap();
+        let python = std::process::Command::new("python3")
+            .arg("--version")
+            .output()
+            .unwrap();
+        let python = String::from_utf8_lossy(&python.stdout).trim().to_string();
+        assert_eq!(version, python);
+        contender.stop(Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_contender_that_does_not_listen_itself_has_no_version() {
+        // Something else answers on its port (as a container's proxy would): unknown.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let c = cfg(dir.path(), "elsewhere", "sleep 30");
+        let contender = Contender::start(&c).unwrap();
+        let err = crate::serving::serving_version(
+            &contender.family,
+            listener.local_addr().unwrap().port(),
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("no process of the contender's own listens"),
+            "{err}"
+        );
+        let err = contender.serving_version().unwrap_err();
+        assert_eq!(err, format!("nothing listens on port {}", c.port));
     }
 
     #[test]

@@ -1,27 +1,12 @@
 //! Facts stored with a run: the machine's ([`machine_facts`], read from `/proc`) and the
-//! version a contender's program gives ([`program_version`], by running it with
-//! `--version`), or the one its plan's `version` command prints ([`version_of`]).
+//! version a plan's `version` command prints ([`version_of`]); the version of what serves
+//! a contender without one is asked once it listens (the `serving` module).
 //!
 //! Seams: the CLI's orchestration calls both once, before the run begins, and hands the
 //! [`MachineFacts`] to the store. Nothing here starts a contender.
 
-use crate::contender::program_of;
 use shootout_model::MachineFacts;
 use std::time::{Duration, Instant};
-
-/// The first line `PROGRAM --version` (or `-v`, as nginx wants) prints, within 2 s; `None`
-/// when the program does not say.
-pub fn program_version(command: &str) -> Option<String> {
-    let program = program_of(command)?;
-    ["--version", "-v"].iter().find_map(|flag| {
-        let mut cmd = std::process::Command::new(program);
-        cmd.arg(flag);
-        match first_line(cmd, Duration::from_secs(2)) {
-            Some((true, line)) => Some(line),
-            _ => None,
-        }
-    })
-}
 
 /// What a plan's `version = "COMMAND"` prints: the first non-empty line of `sh -c COMMAND`
 /// run in `dir`, within 5 s. An error says why there is none (it failed, said nothing or
@@ -39,7 +24,10 @@ pub fn version_of(command: &str, dir: &std::path::Path) -> Result<String, String
 /// Runs `cmd` with no input; `(succeeded, first non-empty line of stdout then stderr, at
 /// most 120 characters)`, or `None` when it could not start, printed nothing or did not
 /// end within `limit` (it is killed then).
-fn first_line(mut cmd: std::process::Command, limit: Duration) -> Option<(bool, String)> {
+pub(crate) fn first_line(
+    mut cmd: std::process::Command,
+    limit: Duration,
+) -> Option<(bool, String)> {
     let mut child = cmd
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -110,6 +98,7 @@ pub fn machine_facts() -> MachineFacts {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
 
     /// A program at `dir/name` running `script` (sh).
     fn program(dir: &std::path::Path, name: &str, script: &str) -> String {
@@ -120,14 +109,8 @@ mod tests {
     }
 
     #[test]
-    fn program_versions() {
-        let v = program_version("python3 -m http.server {port}").unwrap();
-        assert!(v.starts_with("Python 3."), "{v}");
-        assert_eq!(program_version("no-such-program-here --serve"), None);
-    }
-
-    #[test]
     fn the_first_line_a_program_prints_for_its_version() {
+        use crate::serving::program_version;
         let dir = tempfile::tempdir().unwrap();
         let serve = program(
             dir.path(),
@@ -135,7 +118,7 @@ mod tests {
             "[ \"$1\" = --version ] || exit 9; echo; echo '  serve 1.2.3  '; echo built today",
         );
         assert_eq!(
-            program_version(&format!("PORT=1 {serve} --port {{port}}")).as_deref(),
+            program_version(Path::new(&serve)).as_deref(),
             Some("serve 1.2.3")
         );
         // As nginx: `--version` is refused, `-v` answers on stderr.
@@ -145,16 +128,25 @@ mod tests {
             "[ \"$1\" = -v ] || exit 1; echo 'nginx version: nginx/1.24.0' >&2",
         );
         assert_eq!(
-            program_version(&nginx).as_deref(),
+            program_version(Path::new(&nginx)).as_deref(),
             Some("nginx version: nginx/1.24.0")
         );
-        // A program that fails to say is no version, nor is shell code.
-        let mute = program(dir.path(), "mute", "echo usage: mute >&2; exit 2");
-        assert_eq!(program_version(&mute), None);
-        assert_eq!(
-            program_version(&format!("trap '' TERM; exec {serve}")),
-            None
+        // As caddy: only the `version` subcommand says.
+        let caddy = program(
+            dir.path(),
+            "caddy",
+            "[ \"$1\" = version ] || { echo 'unknown flag' >&2; exit 1; }; echo 'v2.6.2 h1:abc'",
         );
+        assert_eq!(
+            program_version(Path::new(&caddy)).as_deref(),
+            Some("v2.6.2 h1:abc")
+        );
+        // A program that fails to say is no version, nor is an answer without a digit.
+        let mute = program(dir.path(), "mute", "echo usage: mute >&2; exit 2");
+        assert_eq!(program_version(Path::new(&mute)), None);
+        let wordy = program(dir.path(), "wordy", "echo serving forever");
+        assert_eq!(program_version(Path::new(&wordy)), None);
+        assert_eq!(program_version(Path::new("/no/such/program")), None);
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //! ([`owner_state`], [`stop_marked`]).
 //!
 //! Around the lifecycle, the facts stored with a run ([`machine_facts`], from `/proc`;
-//! [`program_version`], a contender's `--version`) and, when a contender's verification
+//! [`Contender::serving_version`], the version of what listens on a contender's port) and, when a contender's verification
 //! fails, one of its answers to show ([`sample_answer`]).
 //!
 //! Seams: the CLI's orchestration drives this crate and hands the [`ResourceSample`]s
@@ -44,6 +44,7 @@ mod logs;
 mod probe;
 mod procfs;
 mod sampler;
+mod serving;
 mod setup;
 mod tag;
 #[cfg(test)]
@@ -53,7 +54,7 @@ pub use answer::sample_answer;
 pub use config::{process_tag, ContenderConfig};
 pub use contender::{program_of, Contender, StopOutcome};
 pub use error::HarnessError;
-pub use facts::{machine_facts, program_version, version_of};
+pub use facts::{machine_facts, version_of};
 pub use launch::kill_live_groups;
 pub use sampler::Sampler;
 pub use setup::{run_setup, INTERRUPT_GRACE};

@@ -232,10 +232,34 @@ pub(crate) fn environ_tag(pid: i32) -> Option<String> {
 
 /// The marker's value in the text of a `/proc/PID/environ` file (NUL-separated).
 pub(crate) fn parse_environ_tag(env: &[u8]) -> Option<String> {
-    let prefix = format!("{}=", crate::tag::VAR);
+    parse_environ_var(env, crate::tag::VAR)
+}
+
+/// The value of the variable `name` in the text of a `/proc/PID/environ` file.
+fn parse_environ_var(env: &[u8], name: &str) -> Option<String> {
+    let prefix = format!("{name}=");
     env.split(|&b| b == 0)
         .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
         .map(|value| String::from_utf8_lossy(value).into_owned())
+}
+
+/// The value of the variable `name` in the environment `pid` was started with.
+pub(crate) fn environ_var(pid: i32, name: &str) -> Option<String> {
+    let env = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    parse_environ_var(&env, name)
+}
+
+/// The arguments of `pid`'s command line, `argv[0]` first (empty if unreadable).
+pub(crate) fn cmdline_args(pid: i32) -> Vec<String> {
+    fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| {
+            raw.strip_suffix(b"\0")
+                .unwrap_or(&raw)
+                .split(|&b| b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The command line of `pid`, arguments separated by spaces (empty if unreadable).

@@ -79,6 +79,9 @@ pub enum Launch {
         env: BTreeMap<String, String>,
         /// Shell command run before the start.
         setup: Option<String>,
+        /// The text of its config file (placeholders substituted), written to `{config}`
+        /// (`{tmp}/config`) before its setup: for servers whose port lives in a file.
+        config: Option<String>,
         /// Path polled until it answers.
         ready_path: String,
         /// How long readiness may take.
@@ -269,6 +272,7 @@ struct FileContender {
     #[serde(default)]
     env: BTreeMap<String, String>,
     setup: Option<Spanned<String>>,
+    config: Option<Spanned<String>>,
     ready: Option<Spanned<FileReady>>,
     #[serde(default)]
     baseline: bool,
@@ -388,7 +392,11 @@ fn broken_rule(key: &str, e: &SpecError) -> String {
 
 /// The placeholders `shootout run` substitutes in a contender's `command`, `setup`, `env`
 /// values and `cwd`, written `{port}`, `{tmp}`, …
-pub const PLACEHOLDERS: [&str; 5] = ["port", "tmp", "cores", "plan_dir", "run_dir"];
+pub const PLACEHOLDERS: [&str; 6] = ["port", "tmp", "cores", "plan_dir", "run_dir", "config"];
+
+/// The file name of a contender's `config` in its `{tmp}` directory: `{config}` is
+/// `{tmp}/config`.
+pub const CONFIG_FILE: &str = "config";
 
 /// The `{name}` tokens of `s` (name of letters, digits, `_`), with their byte ranges, that
 /// are not shell syntax (`${name}`). Any other brace is not one: `{ print }`, `{}`,
@@ -751,8 +759,8 @@ impl Reader<'_> {
         if u.chars().any(|c| c.is_ascii_control() || c == ' ') {
             return Err(self.err(url_at, format!("contender '{name}': url {u:?} has a space or a control character: percent-encode it")));
         }
-        if c.cwd.is_some() || c.setup.is_some() || !c.env.is_empty() {
-            return Err(self.err(at, format!("contender '{name}' has a url: cwd, env and setup apply only to launched contenders")));
+        if c.cwd.is_some() || c.setup.is_some() || c.config.is_some() || !c.env.is_empty() {
+            return Err(self.err(at, format!("contender '{name}' has a url: cwd, env, setup and config apply only to launched contenders")));
         }
         Ok(Launch::Url(u.trim_end_matches('/').to_string()))
     }
@@ -765,8 +773,23 @@ impl Reader<'_> {
         c: &FileContender,
         command: &Spanned<String>,
     ) -> Result<Launch, PlanError> {
-        if !command.get_ref().contains("{port}") {
-            return Err(self.err(at, format!("contender '{name}': the command must listen on {{port}} (a free port shootout chooses), e.g. \"python3 -m http.server {{port}} --bind 127.0.0.1\"")));
+        let uses = |s: Option<&Spanned<String>>, p: &str| {
+            s.is_some_and(|s| braced_names(s.get_ref()).any(|(_, n)| n == p))
+        };
+        let config = c.config.as_ref();
+        if !(uses(Some(command), "port") || uses(c.setup.as_ref(), "port") || uses(config, "port"))
+        {
+            return Err(self.err(at, format!("contender '{name}': the command must listen on {{port}} (a free port shootout chooses), e.g. \"python3 -m http.server {{port}} --bind 127.0.0.1\"; for a server whose port is in its config file, give the file's text as config = \"\"\"… listen 127.0.0.1:{{port}}; …\"\"\" and its path to the command as {{config}} (e.g. \"nginx -c {{config}}\"), or write {{port}} into the file from setup")));
+        }
+        if config.is_none() {
+            let keys = [Some(command), c.setup.as_ref(), c.cwd.as_ref()];
+            if keys.iter().any(|k| uses(*k, "config"))
+                || c.env
+                    .values()
+                    .any(|v| braced_names(v).any(|(_, n)| n == "config"))
+            {
+                return Err(self.err(at, format!("contender '{name}' uses {{config}} but has no config: give the file's text as config = \"\"\"…\"\"\" (written to {{tmp}}/config before its setup)")));
+            }
         }
         self.check_filled_strings(name, at, c, command)?;
         let ready = c.ready.as_ref();
@@ -789,6 +812,7 @@ impl Reader<'_> {
             cwd: c.cwd.as_ref().map(|d| PathBuf::from(d.get_ref())),
             env: c.env.clone(),
             setup: c.setup.as_ref().map(|s| s.get_ref().clone()),
+            config: c.config.as_ref().map(|s| s.get_ref().clone()),
             ready_path,
             ready_timeout,
             nofile: c.nofile,
@@ -810,10 +834,12 @@ impl Reader<'_> {
         }
         let (setup, setup_at) = key(&c.setup, at);
         let (cwd, cwd_at) = key(&c.cwd, at);
+        let (config, config_at) = key(&c.config, at);
         let strings = [
             ("command", command.get_ref().as_str(), command.span().start),
             ("setup", setup, setup_at),
             ("cwd", cwd, cwd_at),
+            ("config", config, config_at),
         ];
         let env = c.env.iter().map(|(k, v)| (k.as_str(), v.as_str(), at));
         for (key, value, key_at) in strings.into_iter().chain(env) {
@@ -1315,7 +1341,7 @@ impl Reader<'_> {
 }
 
 /// `0-3,6` for a list of CPU numbers, as taskset writes it.
-fn cpu_ranges(cpus: &[usize]) -> String {
+pub fn cpu_ranges(cpus: &[usize]) -> String {
     let mut sorted = cpus.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
@@ -1425,6 +1451,76 @@ concurrency = [1, 10]
 
     fn error_of(text: &str) -> String {
         parse(text, "plan.toml", CPUS).unwrap_err().to_string()
+    }
+
+    /// nginx's usual setup: the port lives in a config file. The plan's `config` is that
+    /// file, `{config}` its path; a setup that writes the port into a file is accepted too.
+    #[test]
+    fn a_port_in_a_config_file_is_a_way_to_listen_on_port() {
+        let nginx = "command = \"nginx -p {tmp} -c {config} -g 'daemon off;'\"\n\
+                     config = \"\"\"\nevents { }\nhttp { server { listen 127.0.0.1:{port}; root {plan_dir}; } }\n\"\"\"";
+        let p = parse(
+            &GOOD.replace("command = \"gunicorn -b 127.0.0.1:{port} app:app\"", nginx),
+            "plan.toml",
+            CPUS,
+        )
+        .unwrap();
+        let Launch::Command {
+            command, config, ..
+        } = &p.contenders[0].launch
+        else {
+            panic!("{:?}", p.contenders[0].launch)
+        };
+        assert_eq!(command, "nginx -p {tmp} -c {config} -g 'daemon off;'");
+        assert_eq!(
+            config.as_deref(),
+            Some("events { }\nhttp { server { listen 127.0.0.1:{port}; root {plan_dir}; } }\n")
+        );
+        let from_setup = "command = \"nginx -c {tmp}/nginx.conf\"\nsetup = \"sed s/PORT/{port}/ {plan_dir}/nginx.conf > {tmp}/nginx.conf\"";
+        let p = parse(
+            &GOOD.replace(
+                "command = \"gunicorn -b 127.0.0.1:{port} app:app\"",
+                from_setup,
+            ),
+            "plan.toml",
+            CPUS,
+        )
+        .unwrap();
+        assert!(matches!(
+            &p.contenders[0].launch,
+            Launch::Command { config: None, .. }
+        ));
+        // No {port} anywhere: the error names the way for a port in a file.
+        let e = error_of(&GOOD.replace("127.0.0.1:{port}", "127.0.0.1:8000"));
+        assert!(e.contains("the command must listen on {port}"), "{e}");
+        assert!(e.contains("config = \"\"\"… listen 127.0.0.1:{port}; …\"\"\" and its path to the command as {config}"), "{e}");
+        assert!(
+            e.contains("or write {port} into the file from setup"),
+            "{e}"
+        );
+        // A shell variable is not the placeholder.
+        let e = error_of(&GOOD.replace("127.0.0.1:{port}", "127.0.0.1:${port}"));
+        assert!(e.contains("the command must listen on {port}"), "{e}");
+        // {config} needs a config; a URL contender takes none.
+        let e = error_of(&GOOD.replace("app:app\"", "app:app -c {config}\""));
+        assert!(
+            e.contains("contender 'fs' uses {config} but has no config"),
+            "{e}"
+        );
+        let e = error_of(&GOOD.replace(
+            "url = \"http://127.0.0.1:8080/\"",
+            "url = \"http://127.0.0.1:8080/\"\nconfig = \"x\"",
+        ));
+        assert!(
+            e.contains("cwd, env, setup and config apply only to launched contenders"),
+            "{e}"
+        );
+        // Its text is checked as a command's: an unknown placeholder is named.
+        let e = error_of(&GOOD.replace("app:app\"", "app:app\"\nconfig = \"listen {prot};\""));
+        assert!(
+            e.contains("contender 'fs': config uses the unknown placeholder {prot}"),
+            "{e}"
+        );
     }
 
     /// `[defaults] busy_poll`: zero unless given, a duration up to 1 ms, kept in the

@@ -363,6 +363,25 @@ impl Store {
         Ok(())
     }
 
+    /// Records a contender's version, known once it serves (what listens on its port).
+    pub fn set_contender_version(
+        &mut self,
+        id: ContenderId,
+        version: &str,
+    ) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE contenders SET version = ?2 WHERE id = ?1",
+                params![id.0, version],
+            )
+            .map_err(self.sql("record the contender's version"))?;
+        if n == 0 {
+            return Err(self.not_found(format!("contender {}", id.0)));
+        }
+        Ok(())
+    }
+
     /// Records where a contender's standard output and error were captured (`None`: not
     /// captured, e.g. it was never started).
     pub fn set_contender_logs(

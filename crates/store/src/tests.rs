@@ -416,6 +416,18 @@ fn contenders_keep_their_order_and_updates() {
         (rows[1].version.clone(), rows[1].stdout_log.clone()),
         (None, None)
     );
+    // A version found once the contender serves replaces the one it was added with.
+    store
+        .set_contender_version(b, "unknown (nothing listens on port 9000)")
+        .unwrap();
+    assert_eq!(
+        store.contenders(run).unwrap()[1].version.as_deref(),
+        Some("unknown (nothing listens on port 9000)")
+    );
+    let e = store
+        .set_contender_version(ContenderId(99), "1.0")
+        .unwrap_err();
+    assert!(e.to_string().contains("no contender 99"), "{e}");
 
     let e = store
         .update_contender(ContenderId(99), ContenderStatus::Crashed, "")

@@ -16,7 +16,10 @@ use std::path::PathBuf;
   wrk  -t4 -c100 -d30s, -H, --timeout 2s; --latency accepted (always shown);
        --format wrk for its report; -s script.lua refused (use --urls FILE)
   oha, hey  -z 30s is -d; --latency-correction accepted (--rate always corrects);
-       -q N refused: the rate is --rate N (-q is quiet here)
+       -q N refused: the rate is --rate N (-q is quiet here); -disable-keepalive and
+       --disable-keepalive refused: --no-keepalive; -d BODY and -D FILE refused: -p FILE
+       (-d is the duration here); hey's -o csv refused: -g FILE
+  wrk2 -R N refused: --rate N
 
 Examples:
   shootout load -n 100000 -c 100 http://localhost:8080/hello

@@ -1,13 +1,15 @@
 //! The flags other load tools' users type (ab, wrk, oha, hey), in one place: those whose
 //! meaning is clear become what they mean here (`-A` an Authorization header, `-B` local
 //! addresses, `-v 2` a sample of heads), and those that cannot are refused with one line
-//! naming the flag and shootout's equivalent (exit 2). Flags accepted with nothing to do
+//! naming the flag and shootout's equivalent (exit 2), before clap reads them when clap
+//! would misread them (hey's `-disable-keepalive` as `-d isable-keepalive`, wrk2's `-R`
+//! with the advice to write `-- -R`). Flags accepted with nothing to do
 //! (`-r`, `--latency`, `--latency-correction`) need no code: clap reads them, the help
 //! says why they change nothing.
 //!
 //! Seams: [`super::resolve`] calls [`refusal`], [`basic_auth`], [`accept_header`] and
 //! [`bind_list`] while it resolves the flags; `crate::main` calls [`refused_before_parse`]
-//! for what clap cannot parse at all (oha's `-q 100`); [`super::run`] prints the heads
+//! for what clap cannot parse or would misread (oha's `-q 100`, hey's `-d BODY`); [`super::run`] prints the heads
 //! ([`print_heads`]).
 
 use super::flags::LoadArgs;
@@ -133,32 +135,95 @@ pub(super) fn bind_list(value: &str) -> Result<Vec<IpAddr>, Failure> {
     Ok(out)
 }
 
-/// What clap cannot read: oha's `-q 100` (a rate; shootout's `-q` is quiet and takes no
-/// value, so the number would be taken for the URL). `args` are the whole command line.
+/// What clap cannot read, or would read as something else: other tools' flags (oha's
+/// `-q 100`, hey's `-disable-keepalive`, hey's and oha's `-d BODY`, wrk2's `-R 2000`, hey's
+/// `-o csv`…), each refused with shootout's way. `args` are the whole command line.
 pub(crate) fn refused_before_parse(args: &[OsString]) -> Option<Failure> {
     if args.get(1).and_then(|a| a.to_str()) != Some("load") {
         return None;
     }
     let args: Vec<&str> = args[2..].iter().filter_map(|a| a.to_str()).collect();
-    let number = |s: &str| s.parse::<f64>().is_ok_and(f64::is_finite);
-    for (i, a) in args.iter().enumerate() {
-        if *a == "--" {
+    for i in 0..args.len() {
+        if args[i] == "--" {
             break;
         }
-        let rate = match *a {
-            "-q" | "--quiet" => args.get(i + 1).copied().filter(|n| number(n)),
-            _ => a
-                .strip_prefix("-q")
-                .map(|r| r.strip_prefix('=').unwrap_or(r))
-                .filter(|n| number(n)),
-        };
-        if let Some(n) = rate {
-            return Some(Failure::usage(anyhow!(
-                "-q {n}: shootout's -q is quiet and takes no number; for oha's rate of {n} requests per second write --rate {n} (hey's -q is per worker: multiply it by -c)"
-            )));
+        if let Some(line) = rate_after_q(&args, i).or_else(|| foreign_flag(&args, i)) {
+            return Some(Failure::usage(anyhow!(line)));
         }
     }
     None
+}
+
+/// Whether `s` is a finite number.
+fn number(s: &str) -> bool {
+    s.parse::<f64>().is_ok_and(f64::is_finite)
+}
+
+/// The value of the short flag `flag` at `args[i]`: `-R 2000`, `-R2000` or `-R=2000`.
+fn short_value<'a>(args: &[&'a str], i: usize, flag: &str) -> Option<&'a str> {
+    let rest = args[i].strip_prefix(flag)?;
+    if rest.is_empty() {
+        args.get(i + 1).copied()
+    } else {
+        Some(rest.strip_prefix('=').unwrap_or(rest))
+    }
+}
+
+/// oha's `-q 100` (a rate; shootout's `-q` is quiet and takes no value, so the number
+/// would be taken for the URL), as its refusal.
+fn rate_after_q(args: &[&str], i: usize) -> Option<String> {
+    let n = match args[i] {
+        "-q" | "--quiet" => args.get(i + 1).copied().filter(|n| number(n)),
+        a => a
+            .strip_prefix("-q")
+            .map(|r| r.strip_prefix('=').unwrap_or(r))
+            .filter(|n| number(n)),
+    }?;
+    Some(format!(
+        "-q {n}: shootout's -q is quiet and takes no number; for oha's rate of {n} requests per second write --rate {n} (hey's -q is per worker: multiply it by -c)"
+    ))
+}
+
+/// hey's, oha's and wrk2's flags that clap would refuse with the advice to write `-- FLAG`
+/// (which is wrong) or read as another flag of shootout's, as their refusals.
+fn foreign_flag(args: &[&str], i: usize) -> Option<String> {
+    let a = args[i];
+    let line = match a {
+        "-disable-keepalive" | "--disable-keepalive" => format!(
+            "{a}: a new connection for every request is --no-keepalive here"
+        ),
+        "-disable-compression" => "-disable-compression: shootout asks for no compressed answers (it sends no Accept-Encoding): drop the flag".into(),
+        "-disable-redirects" | "--redirect" => format!(
+            "{a}: shootout never follows redirects (a 3xx is the answer measured): drop the flag"
+        ),
+        _ if a.starts_with("-R") => {
+            let n = short_value(args, i, "-R").unwrap_or("N");
+            format!("-R {n}: wrk2's rate is --rate {n} here (requests per second on a fixed schedule, latency corrected as wrk2 corrects it)")
+        }
+        _ if a.starts_with("-o") => {
+            let v = short_value(args, i, "-o").unwrap_or("");
+            format!("-o {v}: hey's per-request CSV is -g FILE here (ab's per-request TSV: one line per request); --format picks the report (text, ab, wrk, json)")
+        }
+        _ if a.starts_with("-D") => {
+            let f = short_value(args, i, "-D").unwrap_or("FILE");
+            format!("-D {f}: hey's and oha's body file is -p {f} here (POST; -u {f} to PUT, -T for its type)")
+        }
+        _ if a.starts_with("-d") => {
+            let v = short_value(args, i, "-d")?;
+            if a.starts_with("-disable") {
+                return Some(format!("{a}: not a flag of shootout's (-d is the duration here): see shootout load --help"));
+            }
+            // A body has what no duration has (`a=1`, `{"a":1}`, `<x/>`, words); any
+            // other value is left to the duration's own error.
+            let body = v.contains(['=', '&', '{', '[', '<', '"', ' ']);
+            if !body || shootout_model::parse_duration(v).is_ok() {
+                return None;
+            }
+            format!("-d {v:?}: -d is the duration here (e.g. -d 30s); for hey's and oha's request body write it to a file and give -p FILE (POST, with -T for its type) or -u FILE (PUT)")
+        }
+        _ => return None,
+    };
+    Some(line)
 }
 
 /// Prints the sampled heads on stderr, ab's `-v 2` way: the request (`INFO: … header ==`
@@ -253,5 +318,52 @@ mod tests {
         assert_eq!(check("shootout load -q http://127.0.0.1/"), None);
         assert_eq!(check("shootout load -q -n 100 http://127.0.0.1/"), None);
         assert_eq!(check("shootout merge -q 1"), None);
+    }
+
+    #[test]
+    fn other_tools_flags_name_the_way_here() {
+        let check = |args: &[&str]| {
+            let mut line = vec!["shootout", "load"];
+            line.extend(args);
+            line.push("http://127.0.0.1/");
+            let args: Vec<OsString> = line.into_iter().map(OsString::from).collect();
+            refused_before_parse(&args).map(|f| format!("{:#}", f.error))
+        };
+        for (args, says) in [
+            // hey's flag, which clap reads as `-d 'isable-keepalive'`.
+            (&["-disable-keepalive"][..], "-disable-keepalive: a new connection for every request is --no-keepalive here"),
+            (&["--disable-keepalive"], "--disable-keepalive: a new connection for every request is --no-keepalive here"),
+            (&["-disable-compression"], "drop the flag"),
+            (&["-disable-redirects"], "never follows redirects"),
+            (&["-disable-foo"], "-disable-foo: not a flag of shootout's (-d is the duration here)"),
+            // hey's and oha's body, which is not a duration.
+            (&["-m", "POST", "-d", "a=1"], "-d \"a=1\": -d is the duration here (e.g. -d 30s); for hey's and oha's request body write it to a file and give -p FILE"),
+            (&["-d={\"a\":1}"], "-p FILE"),
+            (&["-D", "body.json"], "-D body.json: hey's and oha's body file is -p body.json here"),
+            // wrk2's rate, in each way it is written.
+            (&["-R", "2000"], "-R 2000: wrk2's rate is --rate 2000 here"),
+            (&["-R2000"], "--rate 2000"),
+            (&["-R=2000"], "--rate 2000"),
+            // hey's output.
+            (&["-o", "csv"], "-o csv: hey's per-request CSV is -g FILE here"),
+            (&["-ocsv"], "-g FILE"),
+        ] {
+            let e = check(args).unwrap_or_else(|| panic!("{args:?} was not refused"));
+            assert!(e.contains(says), "{args:?}: {e}");
+        }
+        // Durations, shootout's own flags and what follows `--` are left to clap.
+        for args in [
+            &["-d", "30s"][..],
+            &["-d30s"],
+            &["-d", "1m30s", "-c", "10"],
+            &["-d=2.5"],
+            &["--no-keepalive", "--rate", "100"],
+            &["-H", "X: 1", "--", "-R"],
+            // Not a duration, but no body either: the duration's own error says so.
+            &["-d", "soon"],
+            &["-d", "1e20"],
+        ] {
+            assert_eq!(check(args), None, "{args:?}");
+        }
     }
 }

@@ -7,7 +7,7 @@ use super::contender_key;
 use shootout_harness::{ContenderConfig, HarnessError};
 use shootout_model::plan::{self, Launch, Plan};
 use shootout_model::ContenderStatus;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Starts of a contender whose port was taken (see [`Runner::bring_up`]).
@@ -20,6 +20,8 @@ pub(super) const PORT_TRIES: u32 = 3;
 pub(super) enum NotUp {
     /// No free port could be found for it.
     NoPort(std::io::Error),
+    /// Its `config` could not be written to this path.
+    Config(PathBuf, std::io::Error),
     /// Its setup, start or ready wait failed.
     Harness(HarnessError),
 }
@@ -29,6 +31,7 @@ impl NotUp {
     pub(super) fn status(&self) -> ContenderStatus {
         match self {
             NotUp::NoPort(_) => ContenderStatus::Exited,
+            NotUp::Config(..) => ContenderStatus::SetupFailed,
             NotUp::Harness(e) => e.contender_status(),
         }
     }
@@ -38,13 +41,19 @@ impl std::fmt::Display for NotUp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NotUp::NoPort(e) => write!(f, "no free port: {e}"),
+            NotUp::Config(path, e) => write!(
+                f,
+                "cannot write its config to {}: {e} (is the run's directory writable?)",
+                path.display()
+            ),
             NotUp::Harness(e) => e.fmt(f),
         }
     }
 }
 
 /// The harness's configuration of contender `index` on `port`: every placeholder of its
-/// command, directory, environment and setup filled (`{tmp}` is created); `None` for a
+/// command, directory, environment and setup filled (`{tmp}` is created), with its
+/// `config`'s text filled likewise and the path `{config}` stands for; `None` for a
 /// contender given by URL, which shootout does not start.
 pub(super) fn contender_config(
     plan: &Plan,
@@ -52,23 +61,34 @@ pub(super) fn contender_config(
     port: u16,
     plan_dir: &Path,
     run_dir: &Path,
-) -> Option<ContenderConfig> {
+) -> Option<(ContenderConfig, Option<(PathBuf, String)>)> {
     let c = &plan.contenders[index];
-    let (command, cwd, env, setup, ready_path, ready_timeout, nofile) = match &c.launch {
+    let (command, cwd, env, setup, config, ready_path, ready_timeout, nofile) = match &c.launch {
         Launch::Url(_) => return None,
         Launch::Command {
             command,
             cwd,
             env,
             setup,
+            config,
             ready_path,
             ready_timeout,
             nofile,
-        } => (command, cwd, env, setup, ready_path, ready_timeout, nofile),
+        } => (
+            command,
+            cwd,
+            env,
+            setup,
+            config,
+            ready_path,
+            ready_timeout,
+            nofile,
+        ),
     };
     let key = contender_key(index, &c.name);
     let tmp = run_dir.join("tmp").join(&key);
     let _ = std::fs::create_dir_all(&tmp);
+    let config_path = tmp.join(plan::CONFIG_FILE);
     let cores = super::server_cores(plan);
     let plan_dir_abs = std::fs::canonicalize(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf());
     let fill = |s: &str| {
@@ -78,10 +98,14 @@ pub(super) fn contender_config(
             "cores" => Some(cores.to_string()),
             "plan_dir" => Some(plan_dir_abs.display().to_string()),
             "run_dir" => Some(run_dir.display().to_string()),
+            "config" => Some(config_path.display().to_string()),
             _ => None,
         })
     };
-    Some(ContenderConfig {
+    let config = config
+        .as_ref()
+        .map(|text| (config_path.clone(), fill(text)));
+    let cfg = ContenderConfig {
         name: c.name.clone(),
         key,
         command: fill(command),
@@ -99,5 +123,6 @@ pub(super) fn contender_config(
         cpus: plan.defaults.server_cpus.clone(),
         log_dir: run_dir.to_path_buf(),
         nofile: *nofile,
-    })
+    };
+    Some((cfg, config))
 }

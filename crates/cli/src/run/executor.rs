@@ -28,7 +28,7 @@ pub(super) struct StepRun {
 }
 
 /// Every action of a shootout on the world, in the order the Runner calls them for one
-/// contender: a free port, its setup, its start, the ready wait, the verification passes
+/// contender: a free port, its setup, its start, the ready wait, its version, the verification passes
 /// (and one sample answer if they fail), warm-ups and steps, cooldowns, its stop.
 pub(super) trait Executor {
     /// A started contender's processes.
@@ -43,6 +43,9 @@ pub(super) trait Executor {
     fn start(&mut self, cfg: &ContenderConfig) -> Result<Self::Process, HarnessError>;
     /// Waits until the contender answers; returns the time since its start.
     fn wait_ready(&mut self, process: &mut Self::Process) -> Result<Duration, HarnessError>;
+    /// The version of what serves the contender (the program listening on its port), or
+    /// why it is unknown.
+    fn serving_version(&mut self, process: &Self::Process) -> Result<String, String>;
     /// One verification pass (not ended by the stop flag: it is short).
     fn verify_pass(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
     /// One answer to the spec's request, to show when verification failed.
@@ -92,6 +95,10 @@ impl Executor for Real {
 
     fn wait_ready(&mut self, process: &mut Contender) -> Result<Duration, HarnessError> {
         process.wait_ready(&self.stop)
+    }
+
+    fn serving_version(&mut self, process: &Contender) -> Result<String, String> {
+        process.serving_version()
     }
 
     fn verify_pass(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError> {

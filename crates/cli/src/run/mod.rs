@@ -40,11 +40,8 @@ use dry_run::dry_run;
 use executor::Real;
 use plan_load::{load_plan, Loaded};
 use runner::Runner;
-use shootout_harness::{
-    current_owner, machine_facts, owner_prefix, program_of, program_version, version_of,
-};
-use shootout_model::plan::Launch;
-use shootout_model::plan::{Plan, Span};
+use shootout_harness::{current_owner, machine_facts, owner_prefix, version_of};
+use shootout_model::plan::{Launch, Plan, Span};
 use shootout_model::{LoadLevel, LoadSpec, MachineFacts, Pace, RunStatus, Target};
 use shootout_store::{NewRun, Store};
 use std::path::{Path, PathBuf};
@@ -90,43 +87,33 @@ fn step_duration(s: &str) -> Result<Duration, String> {
     }
 }
 
-/// The machine's facts, with each contender's version: what its plan's `version` command
-/// prints, else its program's `--version` (`None` for a contender given by URL without a
-/// `version` command, or whose program does not say).
+/// The machine's facts, with each contender's version as its plan's `version` command
+/// prints it (`None` without one, or when it fails: then, for a contender shootout
+/// starts, the version of what listens on its port is asked once it is up).
 fn facts(plan: &Plan, plan_dir: &Path) -> (MachineFacts, Vec<Option<String>>) {
-    let mut machine = machine_facts();
+    let machine = machine_facts();
     let plan_dir_abs = std::fs::canonicalize(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf());
     let cores = server_cores(plan).to_string();
     let versions: Vec<Option<String>> = plan
         .contenders
         .iter()
-        .map(|c| match (&c.version, &c.launch) {
-            (Some(cmd), _) => {
-                let cmd = shootout_model::plan::fill_placeholders(cmd, |name| match name {
-                    "plan_dir" => Some(plan_dir_abs.display().to_string()),
-                    "cores" => Some(cores.clone()),
-                    _ => None,
-                });
-                version_of(&cmd, &plan_dir_abs)
-                    .map_err(|why| {
-                        say!(
-                            "note: contender '{}': no version from `{cmd}`: {why}",
-                            c.name
-                        )
-                    })
-                    .ok()
-            }
-            (None, Launch::Command { command, .. }) => program_version(command),
-            (None, Launch::Url(_)) => None,
+        .map(|c| {
+            let cmd = c.version.as_ref()?;
+            let cmd = shootout_model::plan::fill_placeholders(cmd, |name| match name {
+                "plan_dir" => Some(plan_dir_abs.display().to_string()),
+                "cores" => Some(cores.clone()),
+                _ => None,
+            });
+            version_of(&cmd, &plan_dir_abs)
+                .map_err(|why| {
+                    say!(
+                        "note: contender '{}': no version from `{cmd}`: {why}",
+                        c.name
+                    )
+                })
+                .ok()
         })
         .collect();
-    for (c, v) in plan.contenders.iter().zip(&versions) {
-        if let (Launch::Command { command, .. }, Some(v), None) = (&c.launch, v, &c.version) {
-            if let Some(program) = program_of(command) {
-                machine.versions.insert(program.to_string(), v.clone());
-            }
-        }
-    }
     (machine, versions)
 }
 

@@ -48,7 +48,8 @@ pub(super) struct Runner<'a, E: Executor> {
     pub plan_dir: &'a Path,
     /// The run's directory: logs and `{tmp}` directories (`{run_dir}`).
     pub run_dir: &'a Path,
-    /// Each contender's version, if its program says.
+    /// Each contender's version from its plan's `version` command (`None`: asked of what
+    /// serves it once it is up).
     pub versions: &'a [Option<String>],
     /// Where every contender and step is stored as it comes.
     pub store: &'a mut Store,
@@ -98,7 +99,12 @@ impl<E: Executor> Runner<'_, E> {
             self.store.record_process_tag(id, &tag)?;
         }
         let admitted = match self.bring_up(index) {
-            Ok((base_url, process)) => self.verified(index, id, base_url, process)?,
+            Ok((base_url, process)) => {
+                if let (Some(p), None) = (&process, &self.versions[index]) {
+                    self.record_version(index, id, p)?;
+                }
+                self.verified(index, id, base_url, process)?
+            }
             Err(not_up) => {
                 let detail = not_up.to_string();
                 say!("✗ {}: {}", terminal_line(&c.name), terminal_text(&detail));
@@ -108,6 +114,26 @@ impl<E: Executor> Runner<'_, E> {
         };
         record_logs(self.store, id, index, c, self.run_dir)?;
         Ok(admitted)
+    }
+
+    /// Stores the version of what serves contender `index` (a plan's `version` command,
+    /// when it gave one, is kept instead): the program that listens on its port, or
+    /// `unknown (why)`, which a note says too.
+    fn record_version(
+        &mut self,
+        index: usize,
+        id: ContenderId,
+        process: &E::Process,
+    ) -> Result<(), shootout_store::StoreError> {
+        let version = self.exec.serving_version(process).unwrap_or_else(|why| {
+            say!(
+                "note: contender '{}': version unknown: {}",
+                terminal_line(&self.plan.contenders[index].name),
+                terminal_text(&why)
+            );
+            format!("unknown ({why})")
+        });
+        self.store.set_contender_version(id, &version)
     }
 
     /// Verifies a contender that is up: returns it when it passed, else stores why and
@@ -174,9 +200,12 @@ impl<E: Executor> Runner<'_, E> {
     /// its start, the wait until it is ready; what was started is stopped if it is not.
     fn bring_up_once(&mut self, index: usize) -> Result<(String, Option<E::Process>), NotUp> {
         let port = self.exec.free_port().map_err(NotUp::NoPort)?;
-        let cfg: ContenderConfig =
+        let (cfg, config): (ContenderConfig, _) =
             contender_config(self.plan, index, port, self.plan_dir, self.run_dir)
                 .expect("a contender given by URL is not started");
+        if let Some((path, text)) = config {
+            std::fs::write(&path, text).map_err(|e| NotUp::Config(path, e))?;
+        }
         if cfg.setup.is_some() {
             self.exec.setup(&cfg).map_err(NotUp::Harness)?;
         }

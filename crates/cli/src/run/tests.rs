@@ -78,6 +78,10 @@ struct Mock {
     names: HashMap<u16, String>,
     /// The live view's title of each step, in order.
     titles: Vec<String>,
+    /// The contender whose version cannot be found.
+    no_version: Option<&'static str>,
+    /// The config files found in place when each setup ran, as `NAME: TEXT`.
+    configs: Vec<String>,
 }
 
 impl Mock {
@@ -122,6 +126,10 @@ impl Executor for Mock {
             cfg.setup.as_deref(),
             Some(format!("make {}", cfg.name).as_str())
         );
+        let config = cfg.log_dir.join("tmp").join(&cfg.key).join("config");
+        if let Ok(text) = std::fs::read_to_string(config) {
+            self.configs.push(format!("{}: {text}", cfg.name));
+        }
         if self.call(format!("setup {}", cfg.name)) {
             return Err(HarnessError::Interrupted {
                 name: cfg.name.clone(),
@@ -160,6 +168,13 @@ impl Executor for Mock {
             });
         }
         Ok(Duration::from_millis(300))
+    }
+
+    fn serving_version(&mut self, p: &Proc) -> Result<String, String> {
+        if self.no_version == Some(p.name.as_str()) {
+            return Err("nothing listens on port 1".into());
+        }
+        Ok(format!("serve-{} 1.0", p.name))
     }
 
     fn verify_pass(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError> {
@@ -233,6 +248,10 @@ struct Outcome {
     contenders: Vec<(String, ContenderStatus, String)>,
     steps: Vec<String>,
     titles: Vec<String>,
+    /// Each contender's stored version.
+    versions: Vec<Option<String>>,
+    /// The config files each setup found (see [`Mock::configs`]).
+    configs: Vec<String>,
 }
 
 impl Outcome {
@@ -293,6 +312,11 @@ fn run(mock: Mock) -> Outcome {
 }
 
 fn run_plan(plan: &Plan, mock: Mock) -> Outcome {
+    run_versioned(plan, mock, &vec![None; plan.contenders.len()])
+}
+
+/// A run with the versions the plan's `version` commands gave.
+fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcome {
     let dir = Scratch::new();
     let mut store = Store::open_in_memory().unwrap();
     let run_id = begin(&mut store);
@@ -302,12 +326,13 @@ fn run_plan(plan: &Plan, mock: Mock) -> Outcome {
         bodies: &vec![Vec::new(); plan.workloads.len()],
         plan_dir: dir.path(),
         run_dir: dir.path(),
-        versions: &vec![None; plan.contenders.len()],
+        versions,
         store: &mut store,
         run_id,
     };
     let status = runner.run().map_err(|f| f.error).unwrap();
     let calls = std::mem::take(&mut runner.exec.calls);
+    let configs = std::mem::take(&mut runner.exec.configs);
     let titles = std::mem::take(&mut runner.exec.titles);
     assert_eq!(store.run(run_id).unwrap().unwrap().status, status);
     let contenders = store.contenders(run_id).unwrap();
@@ -334,6 +359,8 @@ fn run_plan(plan: &Plan, mock: Mock) -> Outcome {
             .collect(),
         steps,
         titles,
+        versions: contenders.iter().map(|c| c.version.clone()).collect(),
+        configs,
     }
 }
 
@@ -377,6 +404,63 @@ fn all_steps() -> Vec<String> {
         }
     }
     steps
+}
+
+#[test]
+fn each_version_is_that_of_what_serves_unless_the_plan_says_or_unknown_with_why() {
+    let out = run(Mock {
+        no_version: Some("b"),
+        ..Mock::default()
+    });
+    assert_eq!(
+        out.versions,
+        [
+            Some("serve-a 1.0".to_string()),
+            Some("unknown (nothing listens on port 1)".to_string())
+        ]
+    );
+    // A plan's `version` command that answered is kept; the one that did not is asked.
+    let out = run_versioned(
+        &plan(),
+        Mock::default(),
+        &[Some("a 2.0 from the plan".into()), None],
+    );
+    assert_eq!(
+        out.versions,
+        [
+            Some("a 2.0 from the plan".to_string()),
+            Some("serve-b 1.0".to_string())
+        ]
+    );
+}
+
+#[test]
+fn a_contenders_config_is_written_with_its_port_before_its_setup_at_each_start() {
+    let text = PLAN.replace(
+        "command = \"serve-a {port}\"",
+        "command = \"serve-a {port}\"\nconfig = \"listen 127.0.0.1:{port}; pid {tmp}/pid; include {config}.d;\"",
+    );
+    let plan = plan::parse(&text, "plan.toml", &[0, 1]).unwrap();
+    // Its first port is taken: the config of its second start names the second port.
+    let out = run_plan(
+        &plan,
+        Mock {
+            ports_taken: HashMap::from([("a", 1)]),
+            ..Mock::default()
+        },
+    );
+    assert_eq!(out.configs.len(), 2, "{:?}", out.configs);
+    let (first, second) = (&out.configs[0], &out.configs[1]);
+    assert!(
+        first.starts_with("a: listen 127.0.0.1:40001; pid /"),
+        "{first}"
+    );
+    assert!(
+        second.starts_with("a: listen 127.0.0.1:40002; pid /"),
+        "{second}"
+    );
+    assert!(second.ends_with("/tmp/1-a/config.d;"), "{second}");
+    assert_eq!(out.status, RunStatus::Complete);
 }
 
 #[test]

@@ -95,7 +95,8 @@ pub(crate) fn percent_of_base(c: &Cell, base: Option<&Cell>) -> String {
         .map_or("–".into(), |b| format!("{:.0}%", c.rps * 100.0 / b.rps))
 }
 
-/// `c=1: wsgiref is 1.03 ± 0.07 times slower than http.server` for each non-baseline cell.
+/// `c=1: wsgiref is 1.04 times slower than http.server (95% interval 1.02–1.06;
+/// significantly slower)` for each non-baseline cell (see [`ratio_phrase`]).
 pub(crate) fn ratio_lines(a: &Analysis, l: &LevelBlock) -> Vec<String> {
     let Some(b) = a.baseline else {
         return Vec::new();
@@ -108,16 +109,12 @@ pub(crate) fn ratio_lines(a: &Analysis, l: &LevelBlock) -> Vec<String> {
         .filter(|c| c.contender != b)
         .filter_map(|c| {
             let r = Ratio::of(c, base)?;
-            let note = if r.has_spread {
-                ""
-            } else {
-                " (one repetition: no spread)"
-            };
+            let d = shootout_analysis::evidence::difference(base, c);
+            let (ratio, interval) = ratio_phrase(&r, d.as_ref());
             Some(format!(
-                "{}: {} is {} than {}{note}",
+                "{}: {} is {ratio} than {} ({interval})",
                 l.level,
                 a.name(c.contender),
-                ratio_phrase(&r),
                 a.name(b)
             ))
         })

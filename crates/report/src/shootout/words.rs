@@ -5,6 +5,7 @@
 
 use crate::grid::plural;
 use shootout_analysis::cells::{Ratio, WorkloadBlock};
+use shootout_analysis::evidence::Difference;
 use shootout_analysis::ranking::Ranking;
 use shootout_analysis::{Analysis, CellAt, RunWarning};
 use shootout_model::{ContenderStatus, LoadLevel, RunStatus, StepStatus, Warning};
@@ -52,14 +53,32 @@ pub(crate) fn ranking_lines(a: &Analysis, w: &WorkloadBlock) -> Vec<String> {
         .collect()
 }
 
-/// `1.03 ± 0.07 times slower`, without the names.
-pub(crate) fn ratio_phrase(r: &Ratio) -> String {
-    let word = if r.faster { "faster" } else { "slower" };
-    if r.has_spread {
-        format!("{:.2} ± {:.2} times {word}", r.times, r.error)
+/// `("1.04 times slower", "95% interval 1.02–1.06; significantly slower")`: the ratio and
+/// the interval of the test behind the rankings (`d`, the contender over the baseline),
+/// beside its verdict, so that one figure is given for both; with too little evidence to
+/// test, the ratio of the medians (`r`) and what to do.
+pub(crate) fn ratio_phrase(r: &Ratio, d: Option<&Difference>) -> (String, String) {
+    let Some(d) = d else {
+        let word = if r.faster { "faster" } else { "slower" };
+        return (
+            format!("{:.2} times {word}", r.times),
+            "too little evidence for a 95% interval: add repetitions or lengthen the steps".into(),
+        );
+    };
+    let (times, low, high, word) = if d.ratio >= 1.0 {
+        (d.ratio, d.low, d.high, "faster")
     } else {
-        format!("{:.2} times {word}", r.times)
-    }
+        (1.0 / d.ratio, 1.0 / d.high, 1.0 / d.low, "slower")
+    };
+    let verdict = if d.significant() {
+        format!("significantly {word}")
+    } else {
+        "no significant difference".to_string()
+    };
+    (
+        format!("{times:.2} times {word}"),
+        format!("95% interval {low:.2}–{high:.2}; {verdict}"),
+    )
 }
 
 /// The value of the `steps` fact: `12 (2 contenders × 1 workload × 3 levels × 2
