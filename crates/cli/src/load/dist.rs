@@ -252,7 +252,13 @@ mod tests {
             "{}",
             e.error
         );
-        let e = resolve(&args(Some("0/11"), None), fleet(), none)
+        // Rate mode: more shards than connections run, each with one to start with; a
+        // closed loop's connections are all it has, so it is refused.
+        let (spec, _) = resolve(&args(Some("10/11"), None), fleet(), none).unwrap();
+        assert_eq!(spec.connections, 1);
+        let mut closed = fleet();
+        closed.pace = Pace::Closed;
+        let e = resolve(&args(Some("0/11"), None), closed, none)
             .err()
             .unwrap();
         assert!(e.error.to_string().contains("-c 11 or more"), "{}", e.error);
