@@ -8,8 +8,9 @@
 //! Encodings: instants are integer nanoseconds since the Unix epoch, spans integer
 //! nanoseconds, histograms HdrHistogram V2 + deflate in base64 (the encoding of
 //! HdrHistogram's interval logs: every count of every bucket, nothing rounded), the
-//! request body base64. The warnings are not written: they are derived again from the
-//! numbers when the file is read ([`RunResult::warn`]).
+//! request body base64. The warnings are not written: a result read back carries only the
+//! HTTP/2 streams limit, a fact ([`RunResult::note_streams_limited`]); the reader derives
+//! the others from the numbers (`shootout_analysis::load_warnings`).
 
 use crate::histograms::Histograms;
 use crate::requests::{ListEntry, Order, RequestList};
@@ -605,7 +606,7 @@ impl ResultV1 {
             )
         };
         check_counts(&r)?;
-        r.warn(spec);
+        // The one warning that is a fact; the others are judged by whoever reads the file.
         r.note_streams_limited(spec.streams as u64, self.streams_allowed);
         Ok(r)
     }
@@ -974,7 +975,6 @@ mod tests {
             max_lag: Duration::from_nanos(77),
         });
         r.histograms.setup.record(2_500).unwrap();
-        r.warn(&share);
         SavedRun {
             shootout: "0.1.0".into(),
             shard: Some(shard),

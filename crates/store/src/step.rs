@@ -395,10 +395,7 @@ impl Store {
                     latency,
                 });
             }
-            step.result.derive_warnings();
-            if let LoadLevel::Concurrency { connections } = step.level {
-                step.result.note_unserved(connections as u64);
-            }
+            // The one warning that is a fact; the reader judges the others.
             step.result.note_streams_limited(streams.0, streams.1);
             out.push(step);
         }

@@ -138,7 +138,7 @@ impl<E: Executor> Runner<'_, E> {
                 d.repeat
             ),
         );
-        let result = match result {
+        let mut result = match result {
             Ok(r) => r,
             Err(e) => {
                 // The contender stopped answering between steps.
@@ -150,6 +150,7 @@ impl<E: Executor> Runner<'_, E> {
                 return Ok(Next::Left);
             }
         };
+        shootout_analysis::load_warnings::refresh(&mut result, &spec);
         let status = if died.is_some() {
             StepStatus::ContenderDied
         } else if result.interrupted && self.exec.stopped() {
