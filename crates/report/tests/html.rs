@@ -658,7 +658,7 @@ fn the_golden_report_says_what_a_reader_needs() {
         "2023-11-14 22:13:20 UTC",
         "python3 3.11.2",
         "http.server: Python 3.11.2",
-        "lighttpd was not measured to the end",
+        "<strong>lighttpd failed verification</strong>, not measured.",
         "status codes 404: 20",
         "The load generator was saturated",
         "Noisy measurements",

@@ -681,10 +681,8 @@ fn load_outcome_facts(o: &mut String, r: &RunResult) {
 fn load_warnings(o: &mut String, r: &RunResult) {
     let mut items: Vec<String> = Vec::new();
     if r.interrupted {
-        items.push(format!(
-            "<li><strong>Interrupted</strong> by Ctrl-C after {}: the numbers cover only the part that ran.</li>",
-            html_span(r.duration)
-        ));
+        let sentence = crate::sentences::interrupted(&html_span(r.duration));
+        items.push(format!("<li>{}</li>", sentence.html()));
     }
     for w in &r.warnings {
         items.push(format!("<li>{}</li>", html_text(&w.to_string())));
