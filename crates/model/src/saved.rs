@@ -671,6 +671,14 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
             ),
         ));
     }
+    check_histograms(r, answered)?;
+    check_series(r, failed)
+}
+
+/// The histograms: one value per answer in each per-answer one, at most one per
+/// connection opened in the others.
+fn check_histograms(r: &RunResult, answered: u64) -> Result<(), SavedError> {
+    let c = &r.counts;
     for (m, h) in r.histograms.iter() {
         // Each decoded histogram's total was checked for overflow when it was read.
         let n = crate::hdr::total(h).unwrap_or(u64::MAX);
@@ -693,6 +701,13 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// The series adds up to the counts (`failed` of them failed), and the samples are no more
+/// than the completed requests.
+fn check_series(r: &RunResult, failed: u64) -> Result<(), SavedError> {
+    let c = &r.counts;
     let (mut completed, mut failed_in_seconds) = (0u64, 0u64);
     for s in &r.series {
         completed = completed.saturating_add(s.completed);

@@ -709,9 +709,8 @@ fn load_latency_table(o: &mut String, r: &RunResult, rate: bool) {
     }
 }
 
-/// A load page's charts: the latency spectrum, the sampled requests and the timeline
-/// (failures drawn only when something failed; a note instead of single dots when the
-/// run was too short for a line).
+/// A load page's charts: the latency spectrum, the sampled requests and the timelines
+/// ([`load_timelines`]).
 fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
     let target = Who {
         name: &spec.target.host_header,
@@ -753,6 +752,12 @@ fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
         .svg(),
     );
     o.push_str("\n</div>\n<h3>Timeline</h3>\n");
+    load_timelines(o, r);
+}
+
+/// A load page's timelines: requests (and failures, when something failed) and latency
+/// per second, or a note when the run was too short for a line.
+fn load_timelines(o: &mut String, r: &RunResult) {
     if charts::seconds_drawn(r) < 2 {
         let _ = writeln!(o, "<p class=\"note\">{TOO_SHORT}</p>");
         return;
