@@ -177,6 +177,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
                 0
             },
             max_lag: Duration::from_micros(180),
+            ..Default::default()
         }),
         LoadLevel::Concurrency { .. } => None,
     };

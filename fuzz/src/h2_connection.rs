@@ -70,7 +70,7 @@ fn run(req: &Prepared, streams: usize, data: &[u8], reads: &[usize]) -> (Outcome
         assert_eq!(goaway[3], 0x7, "the last frame is a GOAWAY");
         assert_eq!(
             u32::from_be_bytes([goaway[13], goaway[14], goaway[15], goaway[16]]),
-            code
+            code.0
         );
     }
     ((events, error), grew)

@@ -184,6 +184,7 @@ mod tests {
                 late: 0,
                 late_no_connection: 0,
                 max_lag: Duration::ZERO,
+                ..Default::default()
             }),
             ..empty()
         };
@@ -224,6 +225,7 @@ mod tests {
                 late,
                 late_no_connection: 0,
                 max_lag: Duration::ZERO,
+                ..Default::default()
             }),
             ..empty()
         };
@@ -312,6 +314,7 @@ mod tests {
             late: 30,
             late_no_connection: 20,
             max_lag: Duration::ZERO,
+            ..Default::default()
         });
         results.push(r);
         for pace in [Pace::Closed, Pace::Rate(1000.0)] {

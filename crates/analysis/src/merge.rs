@@ -519,15 +519,7 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
             .ok_or_else(|| overflow(src, "result.generator.cpu_sys_ns"))?;
         g.busiest_thread = g.busiest_thread.max(r.generator.busiest_thread);
         if let Some(s) = r.schedule {
-            let acc = schedule.get_or_insert(ScheduleStats {
-                target_rps: 0.0,
-                achieved_rps: 0.0,
-                due: 0,
-                sent: 0,
-                late: 0,
-                late_no_connection: 0,
-                max_lag: Duration::ZERO,
-            });
+            let acc = schedule.get_or_insert_with(ScheduleStats::default);
             acc.target_rps += s.target_rps;
             add(&mut acc.due, s.due, src, "result.schedule.due")?;
             add(&mut acc.sent, s.sent, src, "result.schedule.sent")?;
@@ -539,6 +531,7 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
                 "result.schedule.late_no_connection",
             )?;
             acc.max_lag = acc.max_lag.max(s.max_lag);
+            join_lag_and_connections(acc, &s);
         }
         out.interrupted |= r.interrupted;
     }
@@ -553,6 +546,21 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
     });
     out.series = seconds(runs, t0);
     Ok(out)
+}
+
+/// A shard's schedule facts beyond the counts, joined into the fleet's. The lag
+/// percentiles of the whole are not known from the shards' percentiles: the largest of
+/// each is kept, an upper bound (the fleet's p99 is at most the worst shard's). The
+/// connections and their caps add up; the time spent waiting adds up; one capped shard
+/// caps the whole.
+fn join_lag_and_connections(acc: &mut ScheduleStats, s: &ScheduleStats) {
+    acc.lag_p50_us = acc.lag_p50_us.max(s.lag_p50_us);
+    acc.lag_p99_us = acc.lag_p99_us.max(s.lag_p99_us);
+    acc.lag_p999_us = acc.lag_p999_us.max(s.lag_p999_us);
+    acc.connections = acc.connections.saturating_add(s.connections);
+    acc.max_connections = acc.max_connections.saturating_add(s.max_connections);
+    acc.capped |= s.capped;
+    acc.spun = acc.spun.saturating_add(s.spun);
 }
 
 /// The length of the union of the runs' windows `[started, started + duration)`: the time
@@ -875,6 +883,7 @@ mod tests {
                 late: 0,
                 late_no_connection: 0,
                 max_lag: Duration::ZERO,
+                ..Default::default()
             });
         }
         let e = merge(&s, false).unwrap_err();

@@ -135,13 +135,18 @@ impl Timer {
         self.armed = Some(at);
     }
 
-    /// Consumes a firing.
-    pub fn clear(&mut self) {
+    /// When the timer is set to fire, if it is.
+    pub fn armed(&self) -> Option<std::time::Instant> {
+        self.armed
+    }
+
+    /// Consumes a firing; returns when the timer was armed to fire.
+    pub fn clear(&mut self) -> Option<std::time::Instant> {
         use std::os::fd::AsRawFd;
         let mut n = 0u64;
         // SAFETY: reads 8 bytes into a u64 we own.
         unsafe { libc::read(self.fd.as_raw_fd(), (&mut n as *mut u64).cast(), 8) };
-        self.armed = None;
+        self.armed.take()
     }
 }
 

@@ -2,13 +2,14 @@
 //! The worker sees `read`/`write` and never which of them it has. A TCP connection may
 //! come from a given local address ([`bound_socket`], ab's `-B`).
 
-use crate::worker::{Endpoint, Shared};
 use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
 use rustls::ClientConnection;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A TCP socket for `to`, bound to the local address `from` (the port left to the kernel).
 /// The port is chosen at connect, not at bind (`IP_BIND_ADDRESS_NO_PORT`, Linux 4.2+):
@@ -139,6 +140,21 @@ impl Source for Socket {
     }
 }
 
+/// Where connections go.
+#[derive(Debug, Clone)]
+pub enum Endpoint {
+    /// A TCP address.
+    Tcp(SocketAddr),
+    /// A unix socket path.
+    Unix(PathBuf),
+}
+
+/// The TLS client config and the server name every connection of an https run uses.
+pub type TlsTarget = (
+    Arc<rustls::ClientConfig>,
+    rustls::pki_types::ServerName<'static>,
+);
+
 /// A socket, and its TLS session when the target is https.
 pub struct Transport {
     /// The socket.
@@ -152,12 +168,13 @@ impl Transport {
     /// when given), registered for reads and writes under `token`, with a TLS session when
     /// the target is https.
     pub fn connect(
-        sh: &Shared,
+        endpoint: &Endpoint,
+        tls: Option<&TlsTarget>,
         registry: &Registry,
         token: Token,
         from: Option<IpAddr>,
     ) -> io::Result<Transport> {
-        let mut socket = match &sh.endpoint {
+        let mut socket = match endpoint {
             Endpoint::Tcp(addr) => match from {
                 Some(ip) => connect_from(ip, *addr),
                 None => TcpStream::connect(*addr),
@@ -169,7 +186,7 @@ impl Transport {
             Endpoint::Unix(path) => UnixStream::connect(path).map(Socket::Unix),
         }?;
         registry.register(&mut socket, token, Interest::READABLE | Interest::WRITABLE)?;
-        let tls = match &sh.tls {
+        let tls = match tls {
             Some((cfg, name)) => Some(Box::new(
                 ClientConnection::new(cfg.clone(), name.clone()).map_err(io::Error::other)?,
             )),

@@ -401,6 +401,8 @@ fn rate_mode_corrected_latency_shows_the_stall_raw_hides() {
     .unwrap();
     let mut s = spec(&server, "/", 800, 1);
     s.pace = Pace::Rate(1000.0);
+    // Held to its one connection (rate mode would open more during the stall).
+    s.max_connections = Some(1);
     let r = go(&s);
     assert_eq!(r.counts.ok, 800);
     let corrected = r.histograms.latency.value_at_quantile(0.99);
@@ -447,9 +449,11 @@ fn too_few_connections_for_the_rate_is_reported() {
     s.requests = None;
     s.duration = Some(Duration::from_secs(1));
     s.pace = Pace::Rate(100.0);
+    s.max_connections = Some(1);
     let r = go(&s);
     let sched = r.schedule.unwrap();
     assert!(sched.sent <= 25, "{sched:?}");
+    assert!(sched.capped && sched.connections == 1, "{sched:?}");
     let not_kept = r
         .warnings
         .iter()
@@ -466,6 +470,80 @@ fn too_few_connections_for_the_rate_is_reported() {
         text.contains("because every connection was waiting on the server")
             && !text.contains("--threads"),
         "{text}"
+    );
+}
+
+/// A server that takes 50 ms per request, one at a time per connection, at 100 req/s:
+/// about five requests are in flight at any time. Rate mode starts with one connection and
+/// opens more as requests fall due with every connection busy, so none waits for one.
+#[test]
+fn rate_mode_opens_connections_as_the_schedule_needs_them() {
+    let server = TestServer::start(Behavior::StallEvery {
+        n: 1,
+        stall: Duration::from_millis(50),
+    })
+    .unwrap();
+    let mut s = spec(&server, "/", 60, 1);
+    s.pace = Pace::Rate(100.0);
+    let r = go(&s);
+    let sched = r.schedule.unwrap();
+    assert_eq!((sched.sent, r.counts.ok, r.counts.failed()), (60, 60, 0));
+    assert_eq!(sched.late_no_connection, 0, "{sched:?}");
+    assert!(!sched.capped, "{sched:?}");
+    // Five or six in flight; a stalled wake-up may need a few more, never one per request.
+    assert!(
+        (5..=20).contains(&sched.connections),
+        "{} connections",
+        sched.connections
+    );
+    assert_eq!(r.counts.connections_opened, sched.connections);
+    assert!(sched.max_connections >= sched.connections, "{sched:?}");
+    // Latency counts from each due time: a request is never charged a wait for a
+    // connection, so the slowest answer is about the server's 50 ms.
+    assert!(
+        r.histograms.latency.max() < 1_000_000,
+        "{} µs",
+        r.histograms.latency.max()
+    );
+}
+
+/// The same server with the connections capped at 2: the cap is reached, and the late
+/// sends waited for a connection.
+#[test]
+fn a_connection_cap_reached_is_a_fact_of_the_schedule() {
+    let server = TestServer::start(Behavior::StallEvery {
+        n: 1,
+        stall: Duration::from_millis(50),
+    })
+    .unwrap();
+    let mut s = spec(&server, "/", 20, 1);
+    s.pace = Pace::Rate(100.0);
+    s.max_connections = Some(2);
+    let r = go(&s);
+    let sched = r.schedule.unwrap();
+    assert_eq!((sched.sent, r.counts.ok), (20, 20));
+    assert_eq!((sched.connections, sched.max_connections), (2, 2));
+    assert!(sched.capped, "{sched:?}");
+    assert!(sched.late_no_connection > 0, "{sched:?}");
+    assert_eq!(r.counts.connections_opened, 2);
+}
+
+/// Each send's lag is in the schedule's histogram: on an easy schedule the median is well
+/// under a millisecond and no percentile exceeds the largest lag.
+#[test]
+fn the_lag_of_every_send_is_summarised() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let mut s = spec(&server, "/", 200, 1);
+    s.pace = Pace::Rate(1000.0);
+    let r = go(&s);
+    let sched = r.schedule.unwrap();
+    assert_eq!(sched.sent, 200);
+    let max_us = sched.max_lag.as_micros() as u64;
+    assert!(
+        sched.lag_p50_us <= sched.lag_p99_us
+            && sched.lag_p99_us <= sched.lag_p999_us
+            && sched.lag_p999_us <= max_us + max_us / 500 + 1,
+        "{sched:?}"
     );
 }
 

@@ -289,6 +289,22 @@ fn h2_over_tls_negotiates_h2_by_alpn() {
     assert_eq!((r.counts.ok, server.answers()), (50, 50));
 }
 
+/// A server that allows one stream per connection and answers each after 2 ms, at
+/// 1,000 req/s: two or more streams are in flight at once, so rate mode opens
+/// connections beyond the one it started with, and no request waits for one.
+#[test]
+fn rate_mode_opens_connections_when_every_stream_is_taken() {
+    let server = H2Server::start(H2Behavior::MaxStreams { limit: 1 }).unwrap();
+    let mut s = spec(&server, 300, 1, 1);
+    s.pace = Pace::Rate(1000.0);
+    let r = go(&s);
+    assert_eq!((r.counts.ok, r.counts.failed()), (300, 0));
+    let sched = r.schedule.unwrap();
+    assert!(sched.connections >= 2, "{sched:?}");
+    assert!(!sched.capped, "{sched:?}");
+    assert_eq!(r.counts.connections_opened, sched.connections);
+}
+
 #[test]
 fn rate_mode_measures_each_stream_from_its_due_time() {
     let server = H2Server::start(H2Behavior::Hello).unwrap();

@@ -193,6 +193,7 @@ fn rate_mode_writes_due_requests_behind_those_in_flight() {
     .unwrap();
     let mut s = spec(&server, 20, 1, 8);
     s.pace = Pace::Rate(100.0);
+    s.max_connections = Some(1);
     let r = go(&s);
     assert_eq!((r.counts.ok, server.requests()), (20, 20));
     assert_eq!(r.counts.connections_opened, 1);

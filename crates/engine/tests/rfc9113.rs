@@ -210,7 +210,8 @@ impl From<Kept> for Outcome {
     }
 }
 
-fn conn(code: u32) -> Outcome {
+fn conn(code: impl Into<u32>) -> Outcome {
+    let code = code.into();
     Outcome::ConnError(code)
 }
 
@@ -220,7 +221,8 @@ fn ignored() -> Kept {
 }
 
 /// A stream error: RST_STREAM with `code` for the stream, which fails.
-fn stream_error(id: u32, code: u32) -> Kept {
+fn stream_error(id: u32, code: impl Into<u32>) -> Kept {
+    let code = code.into();
     ignored().wrote(&[reset(id, code)]).failed(&[id])
 }
 
@@ -323,11 +325,13 @@ fn data(stream: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
     raw(f::DATA, flags, stream, payload)
 }
 
-fn rst(stream: u32, code: u32) -> Vec<u8> {
+fn rst(stream: u32, code: impl Into<u32>) -> Vec<u8> {
+    let code: u32 = code.into();
     raw(f::RST_STREAM, 0, stream, &code.to_be_bytes())
 }
 
-fn goaway(last: u32, code: u32) -> Vec<u8> {
+fn goaway(last: u32, code: impl Into<u32>) -> Vec<u8> {
+    let code: u32 = code.into();
     raw(
         f::GOAWAY,
         0,
@@ -419,7 +423,8 @@ fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Frame {
     }
 }
 
-fn reset(stream: u32, code: u32) -> Frame {
+fn reset(stream: u32, code: impl Into<u32>) -> Frame {
+    let code: u32 = code.into();
     frame(f::RST_STREAM, 0, stream, &code.to_be_bytes())
 }
 
@@ -486,7 +491,7 @@ impl Drive {
             wrote.extend(parse_frames(&std::mem::take(&mut self.c.out)));
             self.take_events();
             if let Err(ConnError(code)) = r {
-                return (Some(code), wrote);
+                return (Some(code.0), wrote);
             }
         }
         (None, wrote)
@@ -1013,13 +1018,13 @@ fn table() -> Vec<Case> {
         case(
             "an unknown error code in RST_STREAM",
             "§5.5, §7: unknown error codes MUST NOT trigger special behaviour; the stream fails as reset",
-            rst(1, 0xdead_beef),
+            rst(1, 0xdead_beef_u32),
             ignored().failed(&[1]),
         ),
         case(
             "an unknown error code in GOAWAY",
             "§5.5, §7: unknown error codes MUST NOT trigger special behaviour; §6.8: no new stream after GOAWAY",
-            cat(&[goaway(1, 0xdead_beef), ok(1)]),
+            cat(&[goaway(1, 0xdead_beef_u32), ok(1)]),
             ignored().answered(&[1]).spent().room(0),
         ),
         // §6.1 DATA.

@@ -175,6 +175,10 @@ pub struct Level {
     pub measure: Option<Span>,
 }
 
+/// The connections a rate step opens at the start when `[load]` does not say
+/// (`connections`); more open as the schedule needs them.
+const RATE_CONNECTIONS: usize = 64;
+
 /// A validated plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -188,6 +192,9 @@ pub struct Plan {
     pub workloads: Vec<Workload>,
     /// Load levels, in order.
     pub levels: Vec<Level>,
+    /// Rate levels: the most connections a step may open (`[load] max_connections`); `None`:
+    /// what the open-file limit allows (see `LoadSpec::max_connections`).
+    pub max_connections: Option<usize>,
 }
 
 impl Plan {
@@ -313,6 +320,7 @@ struct FileLoad {
     concurrency: Option<Spanned<Vec<usize>>>,
     rate: Option<Spanned<Vec<f64>>>,
     connections: Option<Spanned<usize>>,
+    max_connections: Option<Spanned<usize>>,
     stages: Option<Spanned<Vec<FileStage>>>,
     protocol: Option<Spanned<String>>,
     streams: Option<Spanned<usize>>,
@@ -468,12 +476,14 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
     r.contender_wires(&raw.contender, &contenders, &workloads)?;
     let levels = r.levels(&raw.load)?;
     r.in_flight(raw.load.get_ref(), &levels, &contenders, &workloads)?;
+    let max_connections = r.max_connections(raw.load.get_ref())?;
     Ok(Plan {
         name: raw.name,
         defaults,
         contenders,
         workloads,
         levels,
+        max_connections,
     })
 }
 
@@ -1228,6 +1238,28 @@ impl Reader<'_> {
         Ok(())
     }
 
+    /// `max_connections`: with `rate = [..]` only, in the connections' range, and no fewer
+    /// than the `connections` a step opens at the start.
+    fn max_connections(&self, l: &FileLoad) -> Result<Option<usize>, PlanError> {
+        let Some(m) = &l.max_connections else {
+            return Ok(None);
+        };
+        let at = m.span().start;
+        if l.rate.is_none() {
+            return Err(self.err(at, "load.max_connections applies to rate = [..] only, where connections open as the schedule needs them: remove it, or give rates".into()));
+        }
+        let max = rules::connections(*m.get_ref())
+            .map_err(|e| self.err(at, broken_rule("load.max_connections", &e)))?;
+        let start = l
+            .connections
+            .as_ref()
+            .map_or(RATE_CONNECTIONS, |c| *c.get_ref());
+        if max < start {
+            return Err(self.err(at, format!("load.max_connections ({max}) is below the {start} connections each step opens at the start: raise it, or lower load.connections")));
+        }
+        Ok(Some(max))
+    }
+
     /// `rate = [..]` and the `connections` that carry it.
     fn rate_levels(&self, l: &FileLoad, levels: &mut Vec<Level>) -> Result<(), PlanError> {
         if let Some(c) = &l.connections {
@@ -1241,7 +1273,10 @@ impl Reader<'_> {
             })?;
         }
         let Some(rs) = &l.rate else { return Ok(()) };
-        let connections = l.connections.as_ref().map_or(64, |c| *c.get_ref());
+        let connections = l
+            .connections
+            .as_ref()
+            .map_or(RATE_CONNECTIONS, |c| *c.get_ref());
         for &r in rs.get_ref() {
             rules::rate(r)
                 .map_err(|e| self.err(rs.span().start, broken_rule("load.rate values", &e)))?;
@@ -1606,6 +1641,39 @@ concurrency = [1, 10]
             let e = error_of(&bad);
             assert!(e.contains(want), "{e}");
         }
+    }
+
+    /// `max_connections` caps a rate sweep's connections; it goes with rates only and
+    /// holds the connections each step opens at the start.
+    #[test]
+    fn max_connections_caps_rate_levels_only() {
+        let rate = |extra: &str| {
+            parse(
+                &GOOD.replace("concurrency = [1, 10]", &format!("rate = [100]\n{extra}")),
+                "plan.toml",
+                CPUS,
+            )
+        };
+        assert_eq!(
+            rate("max_connections = 500").unwrap().max_connections,
+            Some(500)
+        );
+        assert_eq!(rate("").unwrap().max_connections, None);
+        let e = rate("connections = 8\nmax_connections = 4")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("load.max_connections (4) is below the 8 connections"),
+            "{e}"
+        );
+        let e = rate("max_connections = 0").unwrap_err().to_string();
+        assert!(e.contains("load.max_connections"), "{e}");
+        let closed = GOOD.replace(
+            "concurrency = [1, 10]",
+            "concurrency = [1]\nmax_connections = 9",
+        );
+        let e = parse(&closed, "plan.toml", CPUS).unwrap_err().to_string();
+        assert!(e.contains("applies to rate = [..] only"), "{e}");
     }
 
     #[test]

@@ -376,7 +376,7 @@ pub fn second_histogram() -> Histogram<u64> {
 }
 
 /// How far the open-loop schedule was kept.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
 pub struct ScheduleStats {
     /// Requests per second asked for.
     pub target_rps: f64,
@@ -396,6 +396,27 @@ pub struct ScheduleStats {
     /// Largest delay between a due time and the actual send.
     #[serde(serialize_with = "ser_ms")]
     pub max_lag: Duration,
+    /// How late the sends went out (µs, sends on time counting 0): the median, the 99th
+    /// and the 99.9th percentile (the largest is `max_lag`).
+    #[serde(default)]
+    pub lag_p50_us: u64,
+    #[serde(default)]
+    pub lag_p99_us: u64,
+    #[serde(default)]
+    pub lag_p999_us: u64,
+    /// The most connections open at once (rate mode opens them as the schedule needs them).
+    #[serde(default)]
+    pub connections: u64,
+    /// The most connections the run could open (the cap in force).
+    #[serde(default)]
+    pub max_connections: u64,
+    /// A request fell due with every connection busy and the cap reached.
+    #[serde(default)]
+    pub capped: bool,
+    /// Time the generator waited for due times without sleeping (the last stretch before
+    /// each, so that sends leave on time), summed over its threads.
+    #[serde(default, serialize_with = "ser_ms")]
+    pub spun: Duration,
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -532,6 +532,13 @@ impl ResultV1 {
                 late: s.late,
                 late_no_connection: s.late_no_connection,
                 max_lag_ns: nanos(s.max_lag),
+                lag_p50_us: s.lag_p50_us,
+                lag_p99_us: s.lag_p99_us,
+                lag_p999_us: s.lag_p999_us,
+                connections: s.connections,
+                max_connections: s.max_connections,
+                capped: s.capped,
+                spun_ns: nanos(s.spun),
             }),
             streams_allowed: r.streams_allowed(),
         }
@@ -598,6 +605,13 @@ impl ResultV1 {
                 late: s.late,
                 late_no_connection: s.late_no_connection,
                 max_lag: Duration::from_nanos(s.max_lag_ns),
+                lag_p50_us: s.lag_p50_us,
+                lag_p99_us: s.lag_p99_us,
+                lag_p999_us: s.lag_p999_us,
+                connections: s.connections,
+                max_connections: s.max_connections,
+                capped: s.capped,
+                spun: Duration::from_nanos(s.spun_ns),
             }),
             interrupted: self.interrupted,
             ..RunResult::empty(
@@ -863,6 +877,21 @@ struct ScheduleV1 {
     #[serde(default)]
     late_no_connection: u64,
     max_lag_ns: u64,
+    /// This and the fields below: absent from files written before shootout recorded them.
+    #[serde(default)]
+    lag_p50_us: u64,
+    #[serde(default)]
+    lag_p99_us: u64,
+    #[serde(default)]
+    lag_p999_us: u64,
+    #[serde(default)]
+    connections: u64,
+    #[serde(default)]
+    max_connections: u64,
+    #[serde(default)]
+    capped: bool,
+    #[serde(default)]
+    spun_ns: u64,
 }
 
 /// A histogram as V2 + deflate, in base64.
@@ -988,6 +1017,13 @@ mod tests {
             late: 1,
             late_no_connection: 1,
             max_lag: Duration::from_nanos(77),
+            lag_p50_us: 3,
+            lag_p99_us: 40,
+            lag_p999_us: 70,
+            connections: 9,
+            max_connections: 4096,
+            capped: true,
+            spun: Duration::from_nanos(5_000),
         });
         r.histograms.setup.record(2_500).unwrap();
         SavedRun {

@@ -96,8 +96,11 @@ impl Shard {
     pub fn divide(&self, fleet: &LoadSpec) -> Result<LoadSpec, ShardError> {
         // Checked for the fleet, not this shard: a load some shard cannot share is refused
         // by every shard, so the fleet fails as one.
-        let connections = self.part(fleet.connections as u64) as usize;
-        if fleet.connections < self.count as usize {
+        let rate = matches!(fleet.pace, Pace::Rate(_));
+        // Rate mode opens connections as the schedule needs them: a shard with no share of
+        // the first ones starts with one.
+        let connections = (self.part(fleet.connections as u64) as usize).max(usize::from(rate));
+        if fleet.connections < self.count as usize && !rate {
             return Err(ShardError::Connections {
                 connections: fleet.connections,
                 count: self.count,
@@ -121,9 +124,14 @@ impl Shard {
                 Duration::from_secs_f64(f64::from(self.index) / r),
             ),
         };
+        // The cap is shared as the connections are, and holds this shard's first ones.
+        let max_connections = fleet
+            .max_connections
+            .map(|m| (self.part(m as u64) as usize).max(connections));
         let mut spec = fleet
             .to_builder()
             .connections(connections)
+            .max_connections(max_connections)
             .bound(requests, fleet.duration)
             .pace(pace)
             .build()?;
@@ -182,6 +190,30 @@ mod tests {
                 assert_eq!(sum, total, "{total} over {n}");
             }
         }
+    }
+
+    /// Rate mode: fewer first connections than shards still runs (each shard starts with
+    /// one and opens more as its schedule needs them); the cap is shared too. A closed loop
+    /// is still refused: its connections are all it has.
+    #[test]
+    fn rate_shards_start_with_a_connection_each_and_share_the_cap() {
+        let mut f = fleet(1, None, Pace::Rate(60_000.0));
+        f.max_connections = Some(10);
+        let shards: Vec<LoadSpec> = (0..6)
+            .map(|i| Shard::new(i, 6).unwrap().divide(&f).unwrap())
+            .collect();
+        let conns: Vec<usize> = shards.iter().map(|s| s.connections).collect();
+        assert_eq!(conns, vec![1; 6]);
+        let caps: Vec<Option<usize>> = shards.iter().map(|s| s.max_connections).collect();
+        assert_eq!(
+            caps,
+            vec![Some(2), Some(2), Some(2), Some(2), Some(1), Some(1)]
+        );
+        let closed = fleet(1, None, Pace::Closed);
+        assert!(matches!(
+            Shard::new(0, 6).unwrap().divide(&closed),
+            Err(ShardError::Connections { .. })
+        ));
     }
 
     #[test]

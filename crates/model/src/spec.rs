@@ -540,6 +540,17 @@ pub enum SpecError {
     /// Connections outside 1..=[`MAX_CONNECTIONS`].
     #[error("connections must be {range}, not {0}", range = Limit::Connections.range())]
     Connections(usize),
+    /// A cap on connections below the connections opened at the start.
+    #[error("the connection cap ({max}) is below the {connections} connections opened at the start: raise the cap or lower the connections")]
+    MaxBelowConnections {
+        /// The cap.
+        max: usize,
+        /// The connections opened at the start.
+        connections: usize,
+    },
+    /// A cap on connections in a closed loop, whose connections are fixed.
+    #[error("a connection cap applies to rate mode only, where connections open as the schedule needs them: give a rate, or drop the cap")]
+    MaxConnectionsClosed,
     /// Threads outside 1..=[`MAX_THREADS`].
     #[error("threads must be {range}, not {0}", range = Limit::Threads.range())]
     Threads(usize),
@@ -717,6 +728,12 @@ pub struct LoadSpec {
     pub connections: usize,
     /// Worker threads (one event loop each).
     pub threads: usize,
+    /// Rate mode: `connections` open at the start, and more open as the schedule needs
+    /// them, up to this many (split among threads); `None`: as many as the open-file limit
+    /// allows. A request due while every connection is busy and the cap is reached waits,
+    /// counted as late for want of a connection. Not kept in result files (the schedule's
+    /// facts are: the connections opened and whether the cap was reached).
+    pub max_connections: Option<usize>,
     /// Stop after this many requests have completed (failed ones included).
     pub requests: Option<u64>,
     /// Stop after this long; requests in flight then are counted as aborted.
@@ -774,6 +791,7 @@ impl LoadSpec {
             expect: Expectation::default(),
             connections: 1,
             threads: 1,
+            max_connections: None,
             requests: Some(1),
             duration: None,
             pace: Pace::Closed,
@@ -856,6 +874,18 @@ impl LoadSpec {
         }
         if let Some(&cpu) = self.cpus.iter().flatten().find(|&&c| c > MAX_CPU) {
             return Err(SpecError::Cpu(cpu));
+        }
+        if let Some(max) = self.max_connections {
+            rules::connections(max)?;
+            if self.pace == Pace::Closed {
+                return Err(SpecError::MaxConnectionsClosed);
+            }
+            if max < self.connections {
+                return Err(SpecError::MaxBelowConnections {
+                    max,
+                    connections: self.connections,
+                });
+            }
         }
         rules::streams(self.streams)?;
         rules::busy_poll(self.busy_poll)?;
@@ -1024,6 +1054,12 @@ impl SpecBuilder {
     /// Connections asked for (lowered to the request count when that is fewer).
     pub fn connections(mut self, connections: usize) -> Self {
         self.spec.connections = connections;
+        self
+    }
+
+    /// Rate mode: the most connections the run may open (see [`LoadSpec::max_connections`]).
+    pub fn max_connections(mut self, max: Option<usize>) -> Self {
+        self.spec.max_connections = max;
         self
     }
 
@@ -1449,6 +1485,36 @@ mod tests {
             assert!(e.to_string().contains(&l.most()), "{e}");
         }
         assert_eq!(SpecError::NoBound.limit(), None);
+    }
+
+    #[test]
+    fn a_connection_cap_goes_with_rate_mode_and_holds_the_first_connections() {
+        let t = Target::parse("http://127.0.0.1:8080/").unwrap();
+        let spec = |pace: Pace, c: usize, max: Option<usize>| {
+            LoadSpec::builder(t.clone())
+                .connections(c)
+                .max_connections(max)
+                .bound(None, Some(Duration::from_secs(1)))
+                .pace(pace)
+                .build()
+        };
+        let rate = Pace::Rate(100.0);
+        assert_eq!(spec(rate, 4, Some(4)).unwrap().max_connections, Some(4));
+        assert_eq!(
+            spec(rate, 8, Some(4)).unwrap_err(),
+            SpecError::MaxBelowConnections {
+                max: 4,
+                connections: 8
+            }
+        );
+        assert_eq!(
+            spec(Pace::Closed, 1, Some(4)).unwrap_err(),
+            SpecError::MaxConnectionsClosed
+        );
+        assert_eq!(
+            spec(rate, 1, Some(MAX_CONNECTIONS + 1)).unwrap_err(),
+            SpecError::Connections(MAX_CONNECTIONS + 1)
+        );
     }
 
     #[test]

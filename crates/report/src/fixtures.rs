@@ -276,6 +276,13 @@ pub fn rate_mode() -> (LoadSpec, RunResult) {
         late: 60,
         late_no_connection: 0,
         max_lag: Duration::from_millis(12),
+        lag_p50_us: 40,
+        lag_p99_us: 3_100,
+        lag_p999_us: 9_800,
+        connections: 6,
+        max_connections: 65_000,
+        capped: false,
+        spun: Duration::from_millis(48),
     });
     r.generator = GeneratorStats {
         threads: 1,

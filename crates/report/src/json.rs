@@ -202,6 +202,16 @@ fn schedule_json(r: &RunResult) -> Value {
             "late": sch.late,
             "late_no_connection": sch.late_no_connection,
             "max_lag_ms": ms(sch.max_lag.as_secs_f64() * 1e3),
+            "lag_ms": {
+                "p50": ms(sch.lag_p50_us as f64 / 1e3),
+                "p99": ms(sch.lag_p99_us as f64 / 1e3),
+                "p999": ms(sch.lag_p999_us as f64 / 1e3),
+                "max": ms(sch.max_lag.as_secs_f64() * 1e3),
+            },
+            "connections": sch.connections,
+            "max_connections": sch.max_connections,
+            "capped": sch.capped,
+            "wait_spin_s": round(sch.spun.as_secs_f64(), 6),
         })
     })
 }

@@ -201,6 +201,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         // The synthetic servers are the limit: the late requests waited for a connection.
         late_no_connection: if target > rps { n / 2 } else { 0 },
         max_lag: Duration::from_micros((secs * 1e6 * (1.0 - rps / target).max(0.0)) as u64),
+        ..Default::default()
     });
     let mut result = RunResult {
         started: epoch(),

@@ -9,8 +9,16 @@ use crate::error::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The migration steps: step `i` takes the file from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] =
-    &[V1, V2, V3_OWNERS, V4_TARGETS, V5_HTTP2, V6_WIRE, V7_SETUP];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    V1,
+    V2,
+    V3_OWNERS,
+    V4_TARGETS,
+    V5_HTTP2,
+    V6_WIRE,
+    V7_SETUP,
+    V8_SCHEDULE,
+];
 
 /// The schema version this build writes: the number of migration steps.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -206,6 +214,20 @@ ALTER TABLE steps ADD COLUMN pipeline INTEGER;
 const V7_SETUP: &str = "
 ALTER TABLE steps ADD COLUMN hist_setup BLOB;
 ALTER TABLE steps ADD COLUMN sched_late_no_connection INTEGER NOT NULL DEFAULT 0;
+";
+
+/// Version 8: per rate step, how late the sends went out (the lag's median, 99th and 99.9th
+/// percentile, µs), the connections the schedule used and the cap on them, whether the cap
+/// was reached, and the time the generator spent waiting for due times. 0 in steps stored
+/// before, which did not record them.
+const V8_SCHEDULE: &str = "
+ALTER TABLE steps ADD COLUMN sched_lag_p50_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN sched_lag_p99_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN sched_lag_p999_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN sched_connections INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN sched_max_connections INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN sched_capped INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN sched_spun_ns INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Reads the file's schema version (`PRAGMA user_version`).

@@ -86,7 +86,8 @@ const STEP_COLUMNS: &str = "
     samples,
     gen_threads, gen_cpu_user_ns, gen_cpu_sys_ns, gen_busiest_thread,
     sched_target_rps, sched_achieved_rps, sched_due, sched_sent, sched_late,
-    sched_late_no_connection, sched_max_lag_ns,
+    sched_late_no_connection, sched_max_lag_ns, sched_lag_p50_us, sched_lag_p99_us,
+    sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline";
 
 /// The column of `steps` that holds the histogram of `measure`.
@@ -270,6 +271,13 @@ impl Store {
                     ":sched_late": s.map(|s| s.late),
                     ":sched_late_no_connection": s.map_or(0, |s| s.late_no_connection),
                     ":sched_max_lag_ns": s.map(|s| codec::ns(s.max_lag)),
+                    ":sched_lag_p50_us": s.map_or(0, |s| s.lag_p50_us),
+                    ":sched_lag_p99_us": s.map_or(0, |s| s.lag_p99_us),
+                    ":sched_lag_p999_us": s.map_or(0, |s| s.lag_p999_us),
+                    ":sched_connections": s.map_or(0, |s| s.connections),
+                    ":sched_max_connections": s.map_or(0, |s| s.max_connections),
+                    ":sched_capped": s.is_some_and(|s| s.capped),
+                    ":sched_spun_ns": s.map_or(0, |s| codec::ns(s.spun)),
                     ":first_status": first.map(|f| f.status),
                     ":first_server": first.and_then(|f| f.server.as_deref()),
                     ":first_body_len": first.map(|f| f.body_len),
@@ -555,6 +563,13 @@ impl Columns<'_> {
             late: self.get("sched_late")?,
             late_no_connection: self.get("sched_late_no_connection")?,
             max_lag: codec::span(self.get("sched_max_lag_ns")?),
+            lag_p50_us: self.get("sched_lag_p50_us")?,
+            lag_p99_us: self.get("sched_lag_p99_us")?,
+            lag_p999_us: self.get("sched_lag_p999_us")?,
+            connections: self.get("sched_connections")?,
+            max_connections: self.get("sched_max_connections")?,
+            capped: self.get("sched_capped")?,
+            spun: codec::span(self.get("sched_spun_ns")?),
         }))
     }
 

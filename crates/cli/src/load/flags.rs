@@ -63,6 +63,13 @@ pub struct LoadArgs {
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
 
+    /// With --rate: the most connections to open. -c connections open at the start and
+    /// more as the schedule needs them, so a request never waits for a connection below
+    /// this cap (default: as many as the open-file limit allows; the report says how many
+    /// were used and whether the cap was reached).
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+
     /// Worker threads, 1 to 1024 (default: the CPUs this process may run on, at most -c).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,

@@ -60,6 +60,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .request(request(a)?)
         .expect(expectation(a)?)
         .connections(a.concurrency)
+        .max_connections(max_connections(a)?)
         .threads(bounds.threads)
         .bound(bounds.requests, bounds.duration)
         .pace(a.rate.map_or(Pace::Closed, Pace::Rate))
@@ -119,6 +120,21 @@ fn busy_poll(value: Option<&str>) -> Result<Duration, Failure> {
     })
 }
 
+/// `--max-connections`, in the connections' range (checked here so that the error names
+/// this flag, not -c).
+fn max_connections(a: &LoadArgs) -> Result<Option<usize>, Failure> {
+    a.max_connections
+        .map(|m| {
+            shootout_model::spec::rules::connections(m).map_err(|_| {
+                Failure::usage(anyhow!(
+                    "--max-connections {m}: the connection cap must be {}",
+                    Limit::Connections.range()
+                ))
+            })
+        })
+        .transpose()
+}
+
 /// A rule of the spec the flags broke, said in terms of the flag that broke it; a range
 /// in the spec's words ([`Limit::range`]).
 fn spec_error(e: SpecError) -> Failure {
@@ -153,6 +169,12 @@ fn spec_error(e: SpecError) -> Failure {
             Limit::BusyPoll.range()
         ),
         e @ SpecError::InFlight { .. } => anyhow!("{e} (lower -c or --streams)"),
+        SpecError::MaxBelowConnections { max, connections } => anyhow!(
+            "--max-connections {max} is below -c {connections}: -c connections open at the start, and the cap must hold them"
+        ),
+        SpecError::MaxConnectionsClosed => anyhow!(
+            "--max-connections applies to rate mode (--rate), where connections open as the schedule needs them; without --rate, -c is the number of connections"
+        ),
         SpecError::PipelineClose => anyhow!(
             "--pipeline with --no-keepalive: pipelining needs connections kept open; drop one of the two"
         ),
@@ -927,6 +949,26 @@ mod tests {
             "http://127.0.0.1/",
         ]);
         assert_eq!(e, "10000 connections × 101 streams is 1010000 requests in flight: the most is 1000000 (lower -c or --streams)");
+    }
+
+    /// `--max-connections` errors name it (not -c), and say what it goes with.
+    #[test]
+    fn a_connection_cap_error_names_its_flag() {
+        let with = |extra: &[&str]| {
+            let mut args = vec!["-d", "1s"];
+            args.extend_from_slice(extra);
+            args.push("http://127.0.0.1/");
+            error_of(&args)
+        };
+        assert_eq!(
+            with(&["--rate", "10", "--max-connections", "0"]),
+            "--max-connections 0: the connection cap must be from 1 to 1000000"
+        );
+        assert!(with(&["--rate", "10", "-c", "8", "--max-connections", "4"])
+            .starts_with("--max-connections 4 is below -c 8"));
+        assert!(
+            with(&["--max-connections", "4"]).starts_with("--max-connections applies to rate mode")
+        );
     }
 
     /// A plan with `line` added to its `[section]`, each section given once.

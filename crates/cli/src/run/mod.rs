@@ -295,9 +295,11 @@ fn step_spec(
     let w = &plan.workloads[wi];
     let wire = plan.wire(ci, wi);
     let target = Target::parse(&format!("{base_url}{}", w.path)).map_err(|e| anyhow!("{e}"))?;
-    let (connections, pace) = match level {
-        LoadLevel::Concurrency { connections } => (connections, Pace::Closed),
-        LoadLevel::Rate { rps, connections } => (connections, Pace::Rate(rps)),
+    let (connections, pace, max_connections) = match level {
+        LoadLevel::Concurrency { connections } => (connections, Pace::Closed, None),
+        LoadLevel::Rate { rps, connections } => {
+            (connections, Pace::Rate(rps), plan.max_connections)
+        }
     };
     let (requests, duration) = match span {
         Span::Time(d) => (None, Some(d)),
@@ -314,6 +316,7 @@ fn step_spec(
         .pipeline(wire.pipeline)
         .list(w.list.clone())
         .connections(connections)
+        .max_connections(max_connections)
         .protocol(wire.protocol, wire.streams)
         .pace(pace)
         .bound(requests, duration)

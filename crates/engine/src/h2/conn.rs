@@ -22,10 +22,12 @@
 //! has its connection ended once [`MAX_QUEUED_CONTROL`] of them wait (ENHANCE_YOUR_CALM,
 //! as servers treat such floods since the 2019 HTTP/2 advisories).
 
-use super::frame::{self, Head, Oversized, Reader};
+use super::frame::{
+    self, Code, Goaway, Head, Kind, Oversized, Ping, Priority, Reader, RstStream, WindowUpdate,
+};
 use super::hpack::{self, Fields};
 use super::request::{table_size_update, Prepared};
-use crate::parse::parse_decimal;
+use crate::h1::parse::parse_decimal;
 use crate::search::BodySearch;
 use shootout_model::FailureKind;
 use std::time::{Duration, Instant};
@@ -76,14 +78,20 @@ pub enum Event {
     /// again on another connection.
     Unprocessed(usize),
     /// A RST_STREAM with this error code arrived (counted whatever its stream was).
-    Reset(u32),
+    Reset(Code),
     /// A GOAWAY arrived.
     Goaway,
 }
 
 /// The connection broke the protocol; GOAWAY with this code has been written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnError(pub u32);
+pub struct ConnError(pub Code);
+
+impl From<Code> for ConnError {
+    fn from(code: Code) -> ConnError {
+        ConnError(code)
+    }
+}
 
 /// Why feeding stopped: a frame's handling failed, or a frame was over the size we allow.
 enum Fed {
@@ -204,7 +212,7 @@ pub struct Connection {
     active: usize,
     next_id: u32,
     ready: bool,
-    goaway: Option<(u32, u32)>,
+    goaway: Option<(u32, Code)>,
     max_concurrent: Option<u64>,
     peer_window: i64,
     send_window: i64,
@@ -330,11 +338,6 @@ impl Connection {
         self.recv_window = RECV_WINDOW;
     }
 
-    /// The server's first SETTINGS has arrived.
-    pub fn is_ready(&self) -> bool {
-        self.ready
-    }
-
     /// Streams open (answered or failed ones included until freed).
     pub fn active(&self) -> usize {
         self.active
@@ -352,7 +355,7 @@ impl Connection {
     }
 
     /// The code of the GOAWAY received, if any.
-    pub fn goaway_code(&self) -> Option<u32> {
+    pub fn goaway_code(&self) -> Option<Code> {
         self.goaway.map(|(_, code)| code)
     }
 
@@ -555,150 +558,156 @@ impl Connection {
     }
 
     fn frame(&mut self, h: Head, p: &[u8], req: &Prepared, now: Instant) -> Result<(), ConnError> {
-        let protocol = Err(ConnError(frame::PROTOCOL_ERROR));
-        let size = Err(ConnError(frame::FRAME_SIZE_ERROR));
-        if !self.ready && (h.kind != frame::SETTINGS || h.has(frame::ACK)) {
+        let kind = h.kind();
+        if !self.ready && (kind != Kind::Settings || h.ack()) {
             // The server's preface is a SETTINGS frame (RFC 9113 §3.4).
-            return protocol;
+            return Err(ConnError(frame::PROTOCOL_ERROR));
         }
         if let Some((stream, _)) = self.block_of {
-            if h.kind != frame::CONTINUATION || h.stream != stream {
-                return protocol;
+            if kind != Kind::Continuation || h.stream != stream {
+                return Err(ConnError(frame::PROTOCOL_ERROR));
             }
         }
-        match h.kind {
-            frame::DATA => self.data(h, p, req, now),
-            frame::HEADERS => {
-                if h.stream == 0 {
-                    return protocol;
-                }
-                let fragment = frame::unpadded(&h, p).map_err(ConnError)?;
-                // A block for a stream the server ended is an error; one for a stream we
-                // reset is still decoded, to keep the table in step (RFC 9113 §4.3).
-                self.find(h.stream)?;
-                self.block.clear();
-                self.block.extend_from_slice(fragment);
-                self.block_of = Some((h.stream, h.has(frame::END_STREAM)));
-                self.block_frames = 1;
-                if h.has(frame::END_HEADERS) {
-                    return self.header_block(req, now);
-                }
-                Ok(())
-            }
-            frame::CONTINUATION => {
-                if self.block_of.is_none() {
-                    return protocol;
-                }
-                self.block_frames += 1;
-                if self.block_frames > MAX_BLOCK_FRAMES {
-                    return Err(ConnError(frame::ENHANCE_YOUR_CALM));
-                }
-                if self.block.len() + p.len() > MAX_HEADER_BLOCK {
-                    return Err(ConnError(frame::COMPRESSION_ERROR));
-                }
-                self.block.extend_from_slice(p);
-                if h.has(frame::END_HEADERS) {
-                    return self.header_block(req, now);
-                }
-                Ok(())
-            }
-            frame::PRIORITY if h.stream == 0 => protocol,
-            frame::PRIORITY => {
-                // A wrong length is the stream's error (RFC 9113 §6.3); a stream that is not
-                // open has nothing to reset.
-                if p.len() != 5 {
-                    if let Some(slot) = self.find_known(h.stream) {
-                        self.stream_error(slot, frame::FRAME_SIZE_ERROR)?;
-                    }
-                }
-                Ok(())
-            }
-            frame::RST_STREAM => {
-                if h.stream == 0 {
-                    return protocol;
-                }
-                if p.len() != 4 {
-                    return size;
-                }
-                let code = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
-                self.events.push(Event::Reset(code));
-                if let Some(slot) = self.find_any(h.stream)? {
-                    let kind = if code == frame::REFUSED_STREAM {
-                        FailureKind::Refused
-                    } else {
-                        FailureKind::StreamReset
-                    };
-                    self.end(slot, Event::Failed(slot, kind));
-                }
-                Ok(())
-            }
-            frame::SETTINGS => self.settings(h, p, req),
-            frame::PUSH_PROMISE => protocol,
-            frame::PING => {
-                if h.stream != 0 {
-                    return protocol;
-                }
-                let Ok(payload) = <&[u8; 8]>::try_from(p) else {
-                    return size;
-                };
-                if !h.has(frame::ACK) {
+        match kind {
+            Kind::Data => self.data(h, p, req, now),
+            Kind::Headers => self.headers(h, p, req, now),
+            Kind::Continuation => self.continuation(h, p, req, now),
+            Kind::Priority => match Priority::decode(&h, p)? {
+                // A stream that is not open has nothing to reset.
+                Priority::WrongLength => match self.find_known(h.stream) {
+                    Some(slot) => self.stream_error(slot, frame::FRAME_SIZE_ERROR),
+                    None => Ok(()),
+                },
+                Priority::Fine => Ok(()),
+            },
+            Kind::RstStream => self.rst_stream(h.stream, RstStream::decode(&h, p)?),
+            Kind::Settings => self.settings(h, p, req),
+            Kind::PushPromise => Err(ConnError(frame::PROTOCOL_ERROR)),
+            Kind::Ping => {
+                let ping = Ping::decode(&h, p)?;
+                if !ping.ack {
                     self.control()?;
-                    frame::ping_ack(&mut self.out, payload);
+                    frame::ping_ack(&mut self.out, ping.payload);
                 }
                 Ok(())
             }
-            frame::GOAWAY => {
-                if h.stream != 0 {
-                    return protocol;
-                }
-                if p.len() < 8 {
-                    return size;
-                }
-                let last = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7fff_ffff;
-                let code = u32::from_be_bytes([p[4], p[5], p[6], p[7]]);
-                // A second GOAWAY may only lower last-stream-id.
-                let last = self.goaway.map_or(last, |(l, _)| l.min(last));
-                self.goaway = Some((last, code));
-                self.events.push(Event::Goaway);
-                for slot in 0..self.streams.len() {
-                    let s = &self.streams[slot];
-                    if s.id > last && !s.done {
-                        self.given_up.mark(s.id);
-                        self.end(slot, Event::Unprocessed(slot));
-                    }
-                }
-                Ok(())
-            }
-            frame::WINDOW_UPDATE => {
-                if p.len() != 4 {
-                    return size;
-                }
-                let inc = i64::from(u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7fff_ffff);
-                // On the connection a zero increment or an overflow is a connection error,
-                // on a stream the stream's (RFC 9113 §6.9, §6.9.1).
-                if h.stream == 0 {
-                    if inc == 0 {
-                        return protocol;
-                    }
-                    self.send_window += inc;
-                    if self.send_window > frame::MAX_WINDOW {
-                        return Err(ConnError(frame::FLOW_CONTROL_ERROR));
-                    }
-                } else if let Some(slot) = self.find_any(h.stream)? {
-                    let s = &mut self.streams[slot];
-                    s.send_window += inc;
-                    if inc == 0 {
-                        self.stream_error(slot, frame::PROTOCOL_ERROR)?;
-                    } else if s.send_window > frame::MAX_WINDOW {
-                        self.stream_error(slot, frame::FLOW_CONTROL_ERROR)?;
-                    }
-                }
-                self.push_bodies(req);
-                Ok(())
-            }
+            Kind::Goaway => self.goaway(Goaway::decode(&h, p)?),
+            Kind::WindowUpdate => self.window_update(h.stream, WindowUpdate::decode(p)?, req),
             // Unknown frame types are ignored (RFC 9113 §4.1).
-            _ => Ok(()),
+            Kind::Unknown(_) => Ok(()),
         }
+    }
+
+    /// HEADERS: the first fragment of a header block, decoded when it is whole.
+    fn headers(
+        &mut self,
+        h: Head,
+        p: &[u8],
+        req: &Prepared,
+        now: Instant,
+    ) -> Result<(), ConnError> {
+        if h.stream == 0 {
+            return Err(ConnError(frame::PROTOCOL_ERROR));
+        }
+        let fragment = frame::unpadded(&h, p)?;
+        // A block for a stream the server ended is an error; one for a stream we reset is
+        // still decoded, to keep the table in step (RFC 9113 §4.3).
+        self.find(h.stream)?;
+        self.block.clear();
+        self.block.extend_from_slice(fragment);
+        self.block_of = Some((h.stream, h.end_stream()));
+        self.block_frames = 1;
+        if h.end_headers() {
+            return self.header_block(req, now);
+        }
+        Ok(())
+    }
+
+    /// CONTINUATION: the next fragment of the header block under way (bounded in frames
+    /// and bytes).
+    fn continuation(
+        &mut self,
+        h: Head,
+        p: &[u8],
+        req: &Prepared,
+        now: Instant,
+    ) -> Result<(), ConnError> {
+        if self.block_of.is_none() {
+            return Err(ConnError(frame::PROTOCOL_ERROR));
+        }
+        self.block_frames += 1;
+        if self.block_frames > MAX_BLOCK_FRAMES {
+            return Err(ConnError(frame::ENHANCE_YOUR_CALM));
+        }
+        if self.block.len() + p.len() > MAX_HEADER_BLOCK {
+            return Err(ConnError(frame::COMPRESSION_ERROR));
+        }
+        self.block.extend_from_slice(p);
+        if h.end_headers() {
+            return self.header_block(req, now);
+        }
+        Ok(())
+    }
+
+    /// RST_STREAM: the stream fails, as refused when the server says so.
+    fn rst_stream(&mut self, stream: u32, r: RstStream) -> Result<(), ConnError> {
+        self.events.push(Event::Reset(r.code));
+        if let Some(slot) = self.find_any(stream)? {
+            let kind = if r.code == frame::REFUSED_STREAM {
+                FailureKind::Refused
+            } else {
+                FailureKind::StreamReset
+            };
+            self.end(slot, Event::Failed(slot, kind));
+        }
+        Ok(())
+    }
+
+    /// GOAWAY: streams above its last stream id were not processed.
+    fn goaway(&mut self, g: Goaway) -> Result<(), ConnError> {
+        // A second GOAWAY may only lower last-stream-id.
+        let last = self.goaway.map_or(g.last, |(l, _)| l.min(g.last));
+        self.goaway = Some((last, g.code));
+        self.events.push(Event::Goaway);
+        for slot in 0..self.streams.len() {
+            let s = &self.streams[slot];
+            if s.id > last && !s.done {
+                self.given_up.mark(s.id);
+                self.end(slot, Event::Unprocessed(slot));
+            }
+        }
+        Ok(())
+    }
+
+    /// WINDOW_UPDATE: more room to send request bodies. On the connection a zero increment
+    /// or an overflow is a connection error, on a stream the stream's (RFC 9113 §6.9,
+    /// §6.9.1).
+    fn window_update(
+        &mut self,
+        stream: u32,
+        w: WindowUpdate,
+        req: &Prepared,
+    ) -> Result<(), ConnError> {
+        let inc = i64::from(w.increment);
+        if stream == 0 {
+            if inc == 0 {
+                return Err(ConnError(frame::PROTOCOL_ERROR));
+            }
+            self.send_window += inc;
+            if self.send_window > frame::MAX_WINDOW {
+                return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+            }
+        } else if let Some(slot) = self.find_any(stream)? {
+            let s = &mut self.streams[slot];
+            s.send_window += inc;
+            if inc == 0 {
+                self.stream_error(slot, frame::PROTOCOL_ERROR)?;
+            } else if s.send_window > frame::MAX_WINDOW {
+                self.stream_error(slot, frame::FLOW_CONTROL_ERROR)?;
+            }
+        }
+        self.push_bodies(req);
+        Ok(())
     }
 
     /// For a frame that may only come on an open stream (DATA, HEADERS): the slot of the
@@ -737,7 +746,7 @@ impl Connection {
 
     /// A stream's answer broke the protocol: RST_STREAM with `code` is written and the
     /// stream fails as malformed.
-    fn stream_error(&mut self, slot: usize, code: u32) -> Result<(), ConnError> {
+    fn stream_error(&mut self, slot: usize, code: Code) -> Result<(), ConnError> {
         self.control()?;
         let id = self.streams[slot].id;
         frame::rst_stream(&mut self.out, id, code);
@@ -763,7 +772,7 @@ impl Connection {
         if h.stream != 0 {
             return Err(ConnError(frame::PROTOCOL_ERROR));
         }
-        if h.has(frame::ACK) {
+        if h.ack() {
             return if p.is_empty() {
                 Ok(())
             } else {
@@ -841,7 +850,7 @@ impl Connection {
             frame::window_update(&mut self.out, 0, (RECV_WINDOW - self.recv_window) as u32);
             self.recv_window = RECV_WINDOW;
         }
-        let body = frame::unpadded(&h, p).map_err(ConnError)?;
+        let body = frame::unpadded(&h, p)?;
         let Some(slot) = self.find(h.stream)? else {
             return Ok(());
         };
@@ -857,7 +866,7 @@ impl Connection {
         let s = &mut self.streams[slot];
         s.body_len += body.len() as u64;
         s.search.feed(body);
-        let end = h.has(frame::END_STREAM);
+        let end = h.end_stream();
         if !end && s.recv_window < RECV_WINDOW / 2 {
             let inc = (RECV_WINDOW - s.recv_window) as u32;
             s.recv_window = RECV_WINDOW;

@@ -82,7 +82,7 @@ pub fn check<S: Read + Write + ?Sized>(stream: &mut S, timeout: Duration) -> Res
         return Err(Refusal::Closed);
     }
     let h = frame::Head::parse(&got);
-    if h.kind != frame::SETTINGS || h.stream != 0 || h.has(frame::ACK) {
+    if h.kind() != frame::Kind::Settings || h.stream != 0 || h.ack() {
         return Err(Refusal::NotSettings);
     }
     Ok(())

@@ -10,7 +10,7 @@
 //! never indexed. Decoding the server's answers is [`super::hpack`]'s; the tests decode our
 //! blocks with another implementation, `loona-hpack`.
 
-use crate::request::HeaderError;
+use crate::h1::request::HeaderError;
 use shootout_model::{RequestSpec, Scheme, Target};
 
 /// The request as every stream sends it.

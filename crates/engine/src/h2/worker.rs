@@ -18,16 +18,13 @@
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
+use crate::event_loop::pacer::Pacing;
+use crate::event_loop::READS_PER_EVENT;
+use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
 use crate::linger::Closing;
-use crate::pacer::{Pacer, Pacing};
-use crate::recorder::{Answer, Recorder, Timing};
+use crate::recorder::{Answer, Timing};
 use crate::transport::Transport;
-use crate::worker::{
-    deliver, drive, host, resume, Assignment, Dispatch, Driver, EventLoop, Output, Schedule,
-    Shared, MAX_BACKOFF, READS_PER_EVENT, TIMER,
-};
-use crate::{sys, Live};
-use mio::{Events, Interest, Poll, Token};
+use crate::Live;
 use shootout_model::FailureKind;
 use std::collections::VecDeque;
 use std::io;
@@ -51,14 +48,12 @@ struct Conn {
     h2: Connection,
     /// Bytes of `h2.out` already written.
     written: usize,
-    connect_began: Instant,
-    connect: Duration,
+    /// Its opening, connect time and pause before re-opening.
+    life: Life,
     /// No stream opened yet on this connection: the first ones carry its connect time.
     fresh: bool,
     /// The connection carried an answer.
     answered: bool,
-    backoff: Duration,
-    reopen_at: Instant,
     /// In the worker's list of connections with room (rate mode).
     listed: bool,
 }
@@ -71,39 +66,22 @@ struct Resend {
 }
 
 struct Worker<'a> {
-    sh: &'a Shared<'a>,
+    core: Core<'a>,
     req: &'a Prepared,
     streams: usize,
-    start: Instant,
-    end: Option<Instant>,
-    poll: Poll,
-    timer: sys::Timer,
     conns: Vec<Conn>,
-    buf: Box<[u8]>,
-    rec: Recorder,
-    budget: Option<u64>,
-    claimed: u64,
-    /// Requests started and not ended: on streams, or waiting in `resend`.
-    in_flight: usize,
-    pacer: Option<Pacer>,
-    sched: Schedule,
     /// Rate mode: connections that may have room for a stream.
     room: Vec<usize>,
+    /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
     resend: VecDeque<Resend>,
-    deferred: Vec<usize>,
     /// The lowest `SETTINGS_MAX_CONCURRENT_STREAMS` below `streams` a server announced.
     limit: Option<u64>,
     scratch: Vec<usize>,
-    /// Worker number (which local address each connection binds).
-    index: usize,
     /// Connections closed after a connection error, until the server closes its side.
     closing: Closing,
-    /// The last event's reads stopped at [`READS_PER_EVENT`].
-    unfinished: bool,
 }
 
-/// Runs one HTTP/2 worker to the end of its share; `stop` ends it early. Returns the
-/// worker's output and the lowest concurrency a server allowed below `streams`.
+/// Runs one HTTP/2 worker to the end of its share; `stop` ends it early.
 pub fn run(
     sh: &Shared,
     req: &Prepared,
@@ -111,44 +89,8 @@ pub fn run(
     a: Assignment,
     stop: &AtomicBool,
     live: &Live,
-) -> io::Result<(Output, Option<u64>)> {
-    let mut limit = None;
-    let out = host(sh, a, stop, live, |sh, a| {
-        set_up(sh, req, streams, a).map(|w| Tracked(w, &mut limit))
-    })?;
-    Ok((out, limit))
-}
-
-/// The worker, and where it leaves the concurrency limit it met when it ends.
-struct Tracked<'a, 'b>(Worker<'a>, &'b mut Option<u64>);
-
-impl EventLoop for Tracked<'_, '_> {
-    fn begin(&mut self, start: Instant, end: Option<Instant>) {
-        let w = &mut self.0;
-        w.start = start;
-        w.end = end;
-        w.rec.restart(start);
-    }
-
-    fn run(&mut self, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
-        let stopped = drive(&mut self.0, stop, live);
-        // Connections ended by an error get the rest of their time to close, so their
-        // servers read the GOAWAY rather than a reset.
-        let w = &mut self.0;
-        w.closing.finish(&mut w.buf, stop);
-        stopped
-    }
-
-    fn end(self, _ended: Instant) -> (Recorder, Option<(Pacer, Schedule)>) {
-        let Tracked(mut w, limit) = self;
-        w.rec.counts.aborted += w.in_flight as u64;
-        *limit = w.limit;
-        (w.rec, w.pacer.map(|p| (p, w.sched)))
-    }
-
-    fn deadline(&self) -> Option<Instant> {
-        self.0.end
-    }
+) -> io::Result<Output> {
+    host(sh, a, stop, live, |sh, a| set_up(sh, req, streams, a))
 }
 
 fn set_up<'a>(
@@ -158,123 +100,65 @@ fn set_up<'a>(
     a: Assignment,
 ) -> io::Result<Worker<'a>> {
     let now = Instant::now();
-    let needle = sh.expect.body_contains.as_deref();
     let mut w = Worker {
-        sh,
+        core: Core::new(sh, a)?,
         req,
         streams,
-        start: now,
-        end: None,
-        poll: Poll::new()?,
-        timer: sys::Timer::new()?,
-        conns: (0..a.connections)
-            .map(|_| Conn {
-                io: None,
-                phase: Phase::Closed,
-                h2: Connection::new(streams, needle),
-                written: 0,
-                connect_began: now,
-                connect: Duration::ZERO,
-                fresh: true,
-                answered: false,
-                backoff: Duration::ZERO,
-                reopen_at: now,
-                listed: false,
-            })
-            .collect(),
-        buf: vec![0u8; 64 * 1024].into_boxed_slice(),
-        rec: Recorder::new(
-            now,
-            sh.record.reservoir,
-            sh.record.all,
-            0x9E37_79B9 ^ a.index as u64,
-        ),
-        budget: a.budget,
-        claimed: 0,
-        in_flight: 0,
-        pacer: a.rate.map(|rate| Pacer {
-            rate,
-            budget: a.budget,
-            duration: sh.duration,
-            offset: sh.offset,
-        }),
-        sched: Schedule::default(),
+        conns: Vec::with_capacity(a.connections),
         room: Vec::with_capacity(a.connections),
         resend: VecDeque::new(),
-        deferred: Vec::new(),
         limit: None,
         scratch: Vec::with_capacity(streams),
-        index: a.index,
         closing: Closing::default(),
-        unfinished: false,
     };
+    for _ in 0..a.connections {
+        let c = w.new_conn(now);
+        w.conns.push(c);
+    }
     // The heads sample (`-v 2`) comes from the first worker's first connection, as over
     // HTTP/1.1: the request as prepared, and the first answers' heads as decoded.
     if a.index == 0 && sh.heads > 0 {
         if let Some(c) = w.conns.first_mut() {
             c.h2.sample = sh.heads;
-            w.rec.heads.request = Some(req.text.clone());
+            w.core.rec.heads.request = Some(req.text.clone());
         }
     }
-    if w.pacer.is_some() {
-        let fd = w.timer.fd();
-        w.poll
-            .registry()
-            .register(&mut mio::unix::SourceFd(&fd), TIMER, Interest::READABLE)?;
+    if w.core.paced() {
         w.connect_all()?;
     }
     Ok(w)
 }
 
-impl Driver for Worker<'_> {
-    fn begin(&mut self, now: Instant) {
-        if self.pacer.is_none() {
-            for i in 0..self.conns.len() {
-                self.open(i, now);
-            }
+impl<'a> Protocol<'a> for Worker<'a> {
+    fn core(&mut self) -> &mut Core<'a> {
+        &mut self.core
+    }
+
+    fn core_ref(&self) -> &Core<'a> {
+        &self.core
+    }
+
+    fn into_core(self) -> Core<'a> {
+        self.core
+    }
+
+    fn start(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            self.connect(i, now);
         }
     }
 
-    fn shared(&self) -> &Shared<'_> {
-        self.sh
+    fn dispatch(&mut self, now: Instant) -> Dispatch {
+        self.due(now)
     }
 
-    fn end_at(&self) -> Option<Instant> {
-        self.end
+    fn tick(&mut self, now: Instant) {
+        self.sweep(now);
     }
 
-    fn on_tick(&mut self, now: Instant) {
-        self.tick(now);
-    }
-
-    fn recorder(&mut self) -> &mut Recorder {
-        &mut self.rec
-    }
-
-    fn dispatch_due(&mut self, now: Instant) -> Option<Dispatch> {
-        self.pacer.is_some().then(|| self.dispatch(now))
-    }
-
-    fn paced_done(&self) -> bool {
-        self.in_flight == 0
-            && (self.end.is_none() || self.budget.is_some_and(|b| self.sched.sent >= b))
-    }
-
-    fn closed_done(&mut self, now: Instant) -> bool {
-        self.in_flight == 0 && !self.more(now)
-    }
-
-    fn timer(&mut self) -> &mut sys::Timer {
-        &mut self.timer
-    }
-
-    fn poll(&mut self) -> &mut Poll {
-        &mut self.poll
-    }
-
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
-        self.event(i, readable, writable, closed);
-        std::mem::take(&mut self.unfinished)
+    fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
+        self.ready_to(i, readable, writable, closed);
+        std::mem::take(&mut self.core.unfinished)
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
@@ -282,92 +166,107 @@ impl Driver for Worker<'_> {
         self.close(i);
         self.replace(i, now, true);
     }
+
+    fn open(&mut self, i: usize, now: Instant) {
+        self.connect(i, now);
+    }
+
+    fn connections(&self) -> usize {
+        self.conns.len()
+    }
+
+    fn connecting(&self) -> bool {
+        self.conns
+            .iter()
+            .any(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+    }
+
+    /// Connections ended by an error get the rest of their time to close, so their
+    /// servers read the GOAWAY rather than a reset.
+    fn wind_down(&mut self, stop: &AtomicBool) {
+        self.closing.finish(&mut self.core.buf, stop);
+    }
+
+    fn streams_allowed(&self) -> Option<u64> {
+        self.limit
+    }
 }
 
 impl Worker<'_> {
-    /// Rate mode: opens every connection and waits (up to the connect timeout) until each
-    /// has the server's SETTINGS; the rest are left to the deadline sweep.
-    fn connect_all(&mut self) -> io::Result<()> {
-        let now = Instant::now();
-        for i in 0..self.conns.len() {
-            self.open(i, now);
-        }
-        let deadline = now + self.sh.connect_timeout;
-        let mut events = Events::with_capacity(1024);
-        let mut again = Vec::new();
-        while self
-            .conns
-            .iter()
-            .any(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
-        {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            resume(self, &mut again);
-            let wait = if again.is_empty() {
-                deadline - now
-            } else {
-                Duration::ZERO
-            };
-            self.poll.poll(&mut events, Some(wait))?;
-            deliver(self, &events, &mut again);
-        }
-        Ok(())
-    }
-
     /// Closed loop: whether requests remain to be sent (budget and time left, or one to
     /// send again).
     fn more(&self, now: Instant) -> bool {
-        !self.resend.is_empty()
-            || !(self.end.is_some_and(|e| now >= e)
-                || self.budget.is_some_and(|b| self.claimed >= b))
-    }
-
-    /// Takes one request from the budget, unless the budget or the time is spent.
-    fn claim(&mut self, now: Instant) -> bool {
-        if self.end.is_some_and(|e| now >= e) || self.budget.is_some_and(|b| self.claimed >= b) {
-            return false;
-        }
-        self.claimed += 1;
-        true
+        !self.resend.is_empty() || !self.core.spent(now)
     }
 
     /// Rate mode: sends every request that is due and has a stream free.
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.pacer else {
+    fn due(&mut self, now: Instant) -> Dispatch {
+        let Some(pacer) = self.core.pacer else {
             return Dispatch::Finished;
         };
         while !self.resend.is_empty() {
             let Some(i) = self.with_room() else {
-                self.sched.starved();
+                self.grow(now);
                 return Dispatch::Blocked;
             };
             self.resend_on(i, now);
             self.flush(i, now);
         }
         loop {
-            match pacer.next(now.saturating_duration_since(self.start), self.sched.sent) {
+            match pacer.next(
+                now.saturating_duration_since(self.core.start),
+                self.core.sched.sent,
+            ) {
                 Pacing::Stop => return Dispatch::Finished,
                 Pacing::Wait(w) => {
-                    self.sched.caught_up();
+                    self.core.sched.caught_up();
                     return Dispatch::At(now + w);
                 }
                 Pacing::Due { late } => {
                     let Some(i) = self.with_room() else {
-                        // No free stream: the request waits, and its latency with it.
-                        self.sched.starved();
+                        // No free stream: the request waits, and its latency with it,
+                        // until a connection opened now (if the cap allows) is ready.
+                        self.grow(now);
                         return Dispatch::Blocked;
                     };
-                    self.sched.sending(late);
-                    let due = self.start + pacer.due(self.sched.sent);
-                    self.sched.sent += 1;
-                    self.in_flight += 1;
+                    self.core.sched.sending(late);
+                    let due = self.core.start + pacer.due(self.core.sched.sent);
+                    self.core.sched.sent += 1;
+                    self.core.in_flight += 1;
                     let c = &mut self.conns[i];
                     c.h2.open(self.req, due, now, Duration::ZERO, false);
                     self.flush(i, now);
                 }
             }
+        }
+    }
+
+    /// Rate mode: every stream is taken. Opens one more connection unless one is opening
+    /// already (its streams will do) or [`Core::may_grow`] says no.
+    fn grow(&mut self, now: Instant) {
+        let opening = |c: &Conn| matches!(c.phase, Phase::Connecting | Phase::Handshake);
+        if self.conns.iter().any(opening) {
+            return;
+        }
+        if !self.core.may_grow(self.conns.len()) {
+            return;
+        }
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.connect(self.conns.len() - 1, now);
+    }
+
+    /// A connection not yet opened.
+    fn new_conn(&self, now: Instant) -> Conn {
+        Conn {
+            io: None,
+            phase: Phase::Closed,
+            h2: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
+            written: 0,
+            life: Life::new(now),
+            fresh: true,
+            answered: false,
+            listed: false,
         }
     }
 
@@ -390,7 +289,7 @@ impl Worker<'_> {
         if c.phase != Phase::Open || c.h2.room() == 0 {
             return;
         }
-        if self.pacer.is_some() {
+        if self.core.pacer.is_some() {
             if !c.listed {
                 c.listed = true;
                 self.room.push(i);
@@ -402,13 +301,13 @@ impl Worker<'_> {
                 self.resend_on(i, now);
                 continue;
             }
-            if !self.claim(now) {
+            if !self.core.claim(now) {
                 break;
             }
-            self.in_flight += 1;
+            self.core.in_flight += 1;
             let c = &mut self.conns[i];
             let (start, connect) = if c.fresh {
-                (c.connect_began, c.connect)
+                (c.life.began, c.life.connect)
             } else {
                 (now, Duration::ZERO)
             };
@@ -428,15 +327,14 @@ impl Worker<'_> {
             .open(self.req, r.start, r.sent, r.connect, true);
     }
 
-    fn open(&mut self, i: usize, now: Instant) {
+    fn connect(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
-        c.connect_began = now;
+        c.life.opening(now);
         c.answered = false;
         c.fresh = true;
         c.written = 0;
         c.h2.start();
-        let from = self.sh.bind_for(self.index, i);
-        match Transport::connect(self.sh, self.poll.registry(), Token(i), from) {
+        match self.core.dial(i) {
             Ok(io) => {
                 c.io = Some(io);
                 c.phase = Phase::Connecting;
@@ -453,16 +351,13 @@ impl Worker<'_> {
 
     /// After connection `i` closed: a new one, now or after a pause, when work remains.
     fn replace(&mut self, i: usize, now: Instant, pause: bool) {
-        if self.pacer.is_none() && !self.more(now) {
+        if self.core.pacer.is_none() && !self.more(now) {
             return;
         }
-        let c = &mut self.conns[i];
         if pause {
-            c.backoff = (c.backoff * 2).clamp(Duration::from_millis(1), MAX_BACKOFF);
-            c.reopen_at = now + c.backoff;
-            self.deferred.push(i);
+            self.core.pause(i, &mut self.conns[i].life, now);
         } else {
-            self.open(i, now);
+            self.connect(i, now);
         }
     }
 
@@ -471,20 +366,16 @@ impl Worker<'_> {
     /// HTTP/1.1 connection's would.
     fn connect_failed(&mut self, i: usize, now: Instant) {
         self.close(i);
-        self.rec.counts.connections_failed += 1;
-        if self.pacer.is_none() && self.claim(now) {
-            self.rec.failed(
-                &Timing::unsent(self.conns[i].connect_began, now, 0),
+        self.core.connect_failed(i, &mut self.conns[i].life, now);
+        if self.core.pacer.is_none() && self.core.claim(now) {
+            self.core.rec.failed(
+                &Timing::unsent(self.conns[i].life.began, now, 0),
                 FailureKind::Connect,
             );
         }
-        // Retried at the next tick, so a dead server is not hammered in a tight loop.
-        let c = &mut self.conns[i];
-        c.reopen_at = now;
-        self.deferred.push(i);
     }
 
-    fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
+    fn ready_to(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
         let now = Instant::now();
         match c.phase {
@@ -495,7 +386,7 @@ impl Worker<'_> {
                     Ok(false) => {}
                     Ok(true) => {
                         let c = &mut self.conns[i];
-                        c.connect = now.saturating_duration_since(c.connect_began);
+                        c.life.opened(now);
                         c.phase = Phase::Handshake;
                         self.flush(i, now);
                         if readable {
@@ -524,7 +415,7 @@ impl Worker<'_> {
             match io.write(&c.h2.out[c.written..]) {
                 Ok(n) => {
                     c.written += n;
-                    self.rec.counts.bytes_sent += n as u64;
+                    self.core.rec.counts.bytes_sent += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -546,27 +437,27 @@ impl Worker<'_> {
         let mut reads = 0;
         loop {
             if reads == READS_PER_EVENT {
-                self.unfinished = true;
+                self.core.unfinished = true;
                 break;
             }
             reads += 1;
             let c = &mut self.conns[i];
             let Some(io) = c.io.as_mut() else { return };
             let drains = io.short_read_drains() && !closed;
-            let n = match io.read(&mut self.buf) {
+            let n = match io.read(&mut self.core.buf) {
                 Ok(0) => return self.broken(i, now),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return self.broken(i, now),
             };
-            self.rec.counts.bytes_received += n as u64;
+            self.core.rec.counts.bytes_received += n as u64;
             if c.phase == Phase::Handshake && !alpn_h2(io) {
-                self.rec.counts.connections_failed += 1;
+                self.core.rec.counts.connections_failed += 1;
                 return self.connect_failed(i, now);
             }
-            c.h2.want_server = self.rec.first.is_none();
-            let fed = c.h2.feed(&self.buf[..n], self.req, now);
+            c.h2.want_server = self.core.rec.first.is_none();
+            let fed = c.h2.feed(&self.core.buf[..n], self.req, now);
             self.on_events(i, now);
             if fed.is_err() {
                 return self.protocol_error(i, now);
@@ -574,7 +465,7 @@ impl Worker<'_> {
             if self.conns[i].phase == Phase::Closed {
                 return;
             }
-            if drains && n < self.buf.len() {
+            if drains && n < self.core.buf.len() {
                 break;
             }
         }
@@ -589,7 +480,7 @@ impl Worker<'_> {
         if c.phase == Phase::Open && c.h2.spent() && c.h2.active() == 0 {
             self.flush(i, now);
             self.close(i);
-            self.rec.counts.reconnects += 1;
+            self.core.rec.counts.reconnects += 1;
             return self.replace(i, now, false);
         }
         self.flush(i, now);
@@ -613,22 +504,22 @@ impl Worker<'_> {
                             sent: s.sent,
                             connect: s.connect,
                         });
-                        self.rec.counts.retried += 1;
+                        self.core.rec.counts.retried += 1;
                         self.conns[i].h2.free(slot);
                     }
                 }
-                Event::Reset(code) => self.rec.counts.count_reset(code),
-                Event::Goaway => self.rec.counts.goaways += 1,
+                Event::Reset(code) => self.core.rec.counts.count_reset(code.0),
+                Event::Goaway => self.core.rec.counts.goaways += 1,
             }
         }
         events.clear();
         self.conns[i].h2.events = events;
         if !self.conns[i].h2.heads.is_empty() {
             let heads = &mut self.conns[i].h2.heads;
-            self.rec.heads.responses.append(heads);
+            self.core.rec.heads.responses.append(heads);
         }
         // Requests a GOAWAY returned go out on connections with room.
-        if !self.resend.is_empty() && self.pacer.is_none() {
+        if !self.resend.is_empty() && self.core.pacer.is_none() {
             for j in 0..self.conns.len() {
                 if j != i && self.conns[j].phase == Phase::Open && self.conns[j].h2.room() > 0 {
                     self.refill(j, now);
@@ -645,20 +536,21 @@ impl Worker<'_> {
     fn ready(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         c.phase = Phase::Open;
-        self.rec.connected(c.connect);
+        self.core.rec.connected(c.life.connect);
         if let Some(m) = c.h2.max_concurrent().filter(|&m| m < self.streams as u64) {
             self.limit = Some(self.limit.map_or(m, |l| l.min(m)));
         }
         if c.h2.max_concurrent() == Some(0) {
-            let began = c.connect_began;
+            let began = c.life.began;
             self.close(i);
-            if self.pacer.is_none() && self.claim(now) {
-                self.rec
+            if self.core.pacer.is_none() && self.core.claim(now) {
+                self.core
+                    .rec
                     .failed(&Timing::unsent(began, now, 0), FailureKind::Refused);
             }
             return self.replace(i, now, true);
         }
-        c.backoff = Duration::ZERO;
+        self.core.served(&mut c.life);
     }
 
     fn timing(&self, i: usize, slot: usize, end: Instant) -> Timing {
@@ -684,19 +576,20 @@ impl Worker<'_> {
             matched: s.search.matched,
         };
         let server = &mut c.h2.server;
-        self.rec
-            .credit(&t, answer, || server.take(), &self.sh.expect);
+        self.core
+            .rec
+            .credit(&t, answer, || server.take(), &self.core.sh.expect);
         c.h2.free(slot);
         c.answered = true;
-        self.in_flight -= 1;
+        self.core.in_flight -= 1;
     }
 
     /// The stream in `slot` of connection `i` ended without a good answer.
     fn fail(&mut self, i: usize, slot: usize, now: Instant, kind: FailureKind) {
         let t = self.timing(i, slot, now);
-        self.rec.failed(&t, kind);
+        self.core.rec.failed(&t, kind);
         self.conns[i].h2.free(slot);
-        self.in_flight -= 1;
+        self.core.in_flight -= 1;
     }
 
     /// Every stream still open on connection `i` fails as `kind`.
@@ -720,12 +613,12 @@ impl Worker<'_> {
         let (handshake, answered) = (c.phase == Phase::Handshake, c.answered);
         self.fail_open(i, now, FailureKind::Malformed);
         if let Some(io) = self.conns[i].io.take() {
-            self.closing.add(io, self.poll.registry(), now);
+            self.closing.add(io, self.core.poll.registry(), now);
         }
         self.close(i);
-        if handshake && self.pacer.is_none() && self.claim(now) {
-            self.rec.failed(
-                &Timing::unsent(self.conns[i].connect_began, now, 0),
+        if handshake && self.core.pacer.is_none() && self.core.claim(now) {
+            self.core.rec.failed(
+                &Timing::unsent(self.conns[i].life.began, now, 0),
                 FailureKind::Malformed,
             );
         }
@@ -755,33 +648,32 @@ impl Worker<'_> {
         self.fail_open(i, now, kind);
         self.close(i);
         if handshake {
-            if self.pacer.is_none() {
-                if self.claim(now) {
-                    self.rec.failed(
-                        &Timing::unsent(self.conns[i].connect_began, now, 0),
+            if self.core.pacer.is_none() {
+                if self.core.claim(now) {
+                    self.core.rec.failed(
+                        &Timing::unsent(self.conns[i].life.began, now, 0),
                         FailureKind::Reset,
                     );
                 }
             } else {
-                self.rec.counts.dropped += 1;
+                self.core.rec.counts.dropped += 1;
             }
             return self.replace(i, now, true);
         }
         if answered || spent {
-            self.rec.counts.reconnects += 1;
+            self.core.rec.counts.reconnects += 1;
         }
         self.replace(i, now, !answered);
     }
 
     /// Deadlines, lingering sockets, and deferred reconnects.
-    fn tick(&mut self, now: Instant) {
-        self.closing.sweep(now, &mut self.buf);
+    fn sweep(&mut self, now: Instant) {
+        self.closing.sweep(now, &mut self.core.buf);
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             match c.phase {
                 Phase::Connecting | Phase::Handshake
-                    if now.saturating_duration_since(c.connect_began)
-                        >= self.sh.connect_timeout =>
+                    if c.life.overdue(now, self.core.sh.connect_timeout) =>
                 {
                     self.connect_failed(i, now)
                 }
@@ -789,12 +681,12 @@ impl Worker<'_> {
                     let mut late = std::mem::take(&mut self.scratch);
                     let h2 = &self.conns[i].h2;
                     late.extend(h2.open_slots().filter(|&s| {
-                        now.saturating_duration_since(h2.stream(s).sent) >= self.sh.timeout
+                        now.saturating_duration_since(h2.stream(s).sent) >= self.core.sh.timeout
                     }));
                     for &slot in &late {
                         let t = self.timing(i, slot, now);
-                        self.rec.failed(&t, FailureKind::Timeout);
-                        self.in_flight -= 1;
+                        self.core.rec.failed(&t, FailureKind::Timeout);
+                        self.core.in_flight -= 1;
                         self.conns[i].h2.cancel(slot);
                     }
                     let any = !late.is_empty();
@@ -807,16 +699,13 @@ impl Worker<'_> {
                 _ => {}
             }
         }
-        for i in std::mem::take(&mut self.deferred) {
-            if self.conns[i].phase != Phase::Closed {
-                continue;
-            }
-            if now < self.conns[i].reopen_at {
-                self.deferred.push(i);
-                continue;
-            }
-            if self.pacer.is_some() || self.more(now) {
-                self.open(i, now);
+        let conns = &self.conns;
+        let due = self.core.reopen_due(now, |i| {
+            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
+        });
+        for i in due {
+            if self.core.paced() || self.more(now) {
+                self.connect(i, now);
             }
         }
     }

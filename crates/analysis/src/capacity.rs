@@ -1,0 +1,410 @@
+//! The capacity search: the most requests per second a server sustains within its SLOs,
+//! as a pure function from the steps measured so far to the next rate to try (as the
+//! pacer is a pure function of time). The caller runs each step (an open-loop load at the
+//! rate [`next`] names), judges it ([`judge`]) and asks again, until [`next`] says
+//! [`Next::Done`].
+//!
+//! The rule: grow the offered rate geometrically from [`Search::from`] (× [`Search::growth`])
+//! until a step breaks an SLO, the generator cannot keep the schedule, or
+//! [`Search::to`] is reached; then bisect (geometric midpoints) between the highest rate
+//! that met every SLO and the lowest that did not, until they are within
+//! [`Search::resolution`] of each other. A rate's verdict near the boundary is not taken
+//! from one step: the highest passing and the lowest failing rate are each measured again,
+//! and a rate whose two steps disagree gets a third that decides (two of three). A
+//! capacity is never above a rate whose schedule the generator did not keep.
+
+use shootout_model::threshold::Threshold;
+use shootout_model::RunResult;
+
+/// What the search covers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Search {
+    /// The first rate tried, req/s.
+    pub from: f64,
+    /// The highest rate tried, req/s.
+    pub to: f64,
+    /// Each growth step multiplies the rate by this (more than 1).
+    pub growth: f64,
+    /// The search ends when the highest passing and the lowest failing rate are within
+    /// this share of each other (0.05: 5 %).
+    pub resolution: f64,
+}
+
+impl Search {
+    /// From `from` to `to`, doubling, to 5 %.
+    pub fn new(from: f64, to: f64) -> Search {
+        Search {
+            from,
+            to,
+            growth: 2.0,
+            resolution: 0.05,
+        }
+    }
+}
+
+/// How one step at a rate went.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Every SLO held and the schedule was kept.
+    Met,
+    /// The SLO of this index (in the order given) did not hold: the first that broke.
+    Broke(usize),
+    /// The generator did not keep the schedule (it fell behind, or a connection cap held
+    /// requests back): the step says nothing of the server.
+    NotKept,
+}
+
+impl Verdict {
+    fn met(&self) -> bool {
+        matches!(self, Verdict::Met)
+    }
+}
+
+/// One step measured: the rate offered and its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Offered rate, req/s.
+    pub rate: f64,
+    /// How it went.
+    pub verdict: Verdict,
+}
+
+/// What limited the search.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Limit {
+    /// An SLO: the index of the one the lowest failing rate broke.
+    Slo(usize),
+    /// The generator could not keep the schedule of the lowest failing rate.
+    Generator,
+    /// Every rate up to [`Search::to`] met the SLOs: the capacity is at least `to`.
+    Ceiling,
+}
+
+/// What the search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capacity {
+    /// The highest rate that met every SLO, if any did.
+    pub max_rps: Option<f64>,
+    /// The lowest rate that did not, if any was found: the capacity lies in
+    /// `[max_rps, first_failing_rps)`.
+    pub first_failing_rps: Option<f64>,
+    /// What stopped it.
+    pub limited_by: Limit,
+}
+
+/// What to do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Measure a step at this rate.
+    Try(f64),
+    /// The search is over.
+    Done(Capacity),
+}
+
+/// A step's verdict against `slos` (each the condition that must hold, in `--fail-if`'s
+/// grammar) and whether the generator kept the schedule.
+pub fn judge(slos: &[Threshold], result: &RunResult, kept: bool) -> Verdict {
+    if !kept {
+        return Verdict::NotKept;
+    }
+    match slos
+        .iter()
+        .position(|s| !s.op.holds(s.metric.of(result), s.limit))
+    {
+        Some(i) => Verdict::Broke(i),
+        None => Verdict::Met,
+    }
+}
+
+/// The answers a step needs before its SLOs can be judged: ten beyond each latency
+/// quantile's (p99: 1,000; p99.9: 10,000), and for an error share ten errors' worth at
+/// the limit (errors<0.1%: 10,000); at least 100.
+pub fn min_answers(slos: &[Threshold]) -> u64 {
+    use shootout_model::threshold::Metric;
+    slos.iter()
+        .map(|s| match s.metric {
+            Metric::Quantile(q) => 10 * 1000 / u64::from(1000 - q.min(999)),
+            Metric::Errors if s.limit > 0.0 => (10.0 * 100.0 / s.limit).ceil() as u64,
+            _ => 100,
+        })
+        .max()
+        .unwrap_or(100)
+        .max(100)
+}
+
+/// How long a step at `rate` must measure to hold [`min_answers`], and at least `floor`.
+pub fn step_length(
+    rate: f64,
+    slos: &[Threshold],
+    floor: std::time::Duration,
+) -> std::time::Duration {
+    let needed = std::time::Duration::from_secs_f64(min_answers(slos) as f64 / rate.max(1e-3));
+    needed.max(floor)
+}
+
+/// Where a rate stands after its steps.
+#[derive(Debug, Clone, PartialEq)]
+enum Standing {
+    /// Not measured.
+    Unknown,
+    /// One step, or two that disagree: this is what the majority so far says, and one
+    /// more step decides.
+    Tentative(Verdict),
+    /// Two steps agree.
+    Decided(Verdict),
+}
+
+/// The standing of `rate` given every step.
+fn standing(rate: f64, steps: &[Step]) -> Standing {
+    let at: Vec<&Verdict> = steps
+        .iter()
+        .filter(|s| s.rate == rate)
+        .map(|s| &s.verdict)
+        .collect();
+    let met = at.iter().filter(|v| v.met()).count();
+    let failed = at.len() - met;
+    // The failing verdict to report: the latest failure.
+    let failure = || {
+        at.iter()
+            .rev()
+            .find(|v| !v.met())
+            .map_or(Verdict::NotKept, |v| (*v).clone())
+    };
+    match (met, failed) {
+        (0, 0) => Standing::Unknown,
+        (m, _) if m >= 2 => Standing::Decided(Verdict::Met),
+        (_, f) if f >= 2 => Standing::Decided(failure()),
+        (1, 0) => Standing::Tentative(Verdict::Met),
+        (0, 1) => Standing::Tentative(failure()),
+        // One each: a third step decides.
+        _ => Standing::Tentative(Verdict::Met),
+    }
+}
+
+/// The verdict a standing leans to, if measured.
+fn leaning(s: &Standing) -> Option<&Verdict> {
+    match s {
+        Standing::Unknown => None,
+        Standing::Tentative(v) | Standing::Decided(v) => Some(v),
+    }
+}
+
+/// A rate rounded to three significant figures (rates people can read and type again).
+fn round3(r: f64) -> f64 {
+    if r <= 0.0 || !r.is_finite() {
+        return r;
+    }
+    let scale = 10f64.powi(2 - r.log10().floor() as i32);
+    (r * scale).round() / scale
+}
+
+/// The rates the growth phase tries, in order: `from`, × growth, …, ending at `to`.
+fn ladder(s: &Search) -> Vec<f64> {
+    let mut rates = vec![s.from.min(s.to)];
+    while let Some(&last) = rates.last() {
+        if last >= s.to || rates.len() > 64 {
+            break;
+        }
+        rates.push(round3(last * s.growth).min(s.to));
+    }
+    rates
+}
+
+/// The next step of the search, from the steps so far (in any order).
+pub fn next(search: &Search, steps: &[Step]) -> Next {
+    // Growth: the first rung not met (as far as it leans) is the first failure.
+    let mut passed: Option<f64> = None;
+    let mut failed: Option<f64> = None;
+    for rate in ladder(search) {
+        match leaning(&standing(rate, steps)) {
+            None => return Next::Try(rate),
+            Some(v) if v.met() => passed = Some(rate),
+            Some(_) => {
+                failed = Some(rate);
+                break;
+            }
+        }
+    }
+    // Bisection: between the highest met and the lowest failed of every rate measured.
+    let mut lo = passed;
+    let mut hi = failed;
+    let mut measured: Vec<f64> = steps.iter().map(|s| s.rate).collect();
+    measured.sort_by(f64::total_cmp);
+    measured.dedup();
+    for &rate in &measured {
+        let Some(v) = leaning(&standing(rate, steps)).cloned() else {
+            continue;
+        };
+        if v.met() && hi.is_none_or(|h| rate < h) {
+            lo = Some(lo.map_or(rate, |l: f64| l.max(rate)));
+        } else if !v.met() && lo.is_none_or(|l| rate > l) {
+            hi = Some(hi.map_or(rate, |h: f64| h.min(rate)));
+        }
+    }
+    // The boundary's two rates are decided by two agreeing steps (two of three).
+    for rate in [hi, lo].into_iter().flatten() {
+        if let Standing::Tentative(_) = standing(rate, steps) {
+            return Next::Try(rate);
+        }
+    }
+    let done = |limited_by| {
+        Next::Done(Capacity {
+            max_rps: lo,
+            first_failing_rps: hi,
+            limited_by,
+        })
+    };
+    let Some(h) = hi else {
+        return done(Limit::Ceiling);
+    };
+    let limit = match leaning(&standing(h, steps)) {
+        Some(Verdict::Broke(i)) => Limit::Slo(*i),
+        _ => Limit::Generator,
+    };
+    match lo {
+        Some(l) if h / l - 1.0 > search.resolution => {
+            let mid = round3((l * h).sqrt());
+            if mid > l && mid < h {
+                Next::Try(mid)
+            } else {
+                done(limit)
+            }
+        }
+        _ => done(limit),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the search against a server whose verdict at each rate is `at(rate, nth)`
+    /// (`nth`: how many steps at that rate came before), returning the steps and the end.
+    fn search(s: &Search, at: impl Fn(f64, usize) -> Verdict) -> (Vec<Step>, Capacity) {
+        let mut steps: Vec<Step> = Vec::new();
+        for _ in 0..200 {
+            match next(s, &steps) {
+                Next::Try(rate) => {
+                    let nth = steps.iter().filter(|st| st.rate == rate).count();
+                    assert!(nth < 3, "a rate is measured at most three times: {rate}");
+                    steps.push(Step {
+                        rate,
+                        verdict: at(rate, nth),
+                    });
+                }
+                Next::Done(c) => return (steps, c),
+            }
+        }
+        panic!("the search did not end: {steps:?}");
+    }
+
+    /// A server that holds p99 (SLO 0) up to `capacity` req/s.
+    fn server(capacity: f64) -> impl Fn(f64, usize) -> Verdict {
+        move |rate, _| {
+            if rate <= capacity {
+                Verdict::Met
+            } else {
+                Verdict::Broke(0)
+            }
+        }
+    }
+
+    #[test]
+    fn a_server_of_known_capacity_is_found_within_the_resolution() {
+        for capacity in [150.0, 1_000.0, 7_300.0, 123_456.0] {
+            let s = Search::new(100.0, 1e6);
+            let (steps, c) = search(&s, server(capacity));
+            let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+            assert!(lo <= capacity && capacity < hi, "{capacity}: {c:?}");
+            assert!(hi / lo - 1.0 <= s.resolution, "{capacity}: {c:?}");
+            assert_eq!(c.limited_by, Limit::Slo(0));
+            // The boundary was confirmed: both its rates measured twice.
+            for r in [lo, hi] {
+                assert!(steps.iter().filter(|st| st.rate == r).count() >= 2, "{r}");
+            }
+            assert!(steps.len() <= 30, "{} steps for {capacity}", steps.len());
+        }
+    }
+
+    #[test]
+    fn growth_doubles_from_the_first_rate_and_ends_at_the_last() {
+        let s = Search::new(100.0, 1_000.0);
+        let tried: Vec<f64> = {
+            let mut steps = Vec::new();
+            let mut tried = Vec::new();
+            while let Next::Try(r) = next(&s, &steps) {
+                tried.push(r);
+                steps.push(Step {
+                    rate: r,
+                    verdict: Verdict::Met,
+                });
+            }
+            tried
+        };
+        assert_eq!(&tried[..5], &[100.0, 200.0, 400.0, 800.0, 1_000.0]);
+        let (_, c) = search(&s, |_, _| Verdict::Met);
+        assert_eq!(c.max_rps, Some(1_000.0));
+        assert_eq!(c.first_failing_rps, None);
+        assert_eq!(c.limited_by, Limit::Ceiling);
+    }
+
+    #[test]
+    fn a_server_that_breaks_at_the_first_rate_has_no_capacity() {
+        let (_, c) = search(&Search::new(100.0, 1e5), |_, _| Verdict::Broke(1));
+        assert_eq!(c.max_rps, None);
+        assert_eq!(c.first_failing_rps, Some(100.0));
+        assert_eq!(c.limited_by, Limit::Slo(1));
+    }
+
+    /// One unlucky step (a stall) at a rate the server holds does not move the answer:
+    /// the rate is measured again, and two of three decide.
+    #[test]
+    fn a_single_noisy_step_does_not_move_the_answer() {
+        let capacity = 5_000.0;
+        let noisy = |rate: f64, nth: usize| {
+            if rate == 1_600.0 && nth == 0 {
+                Verdict::Broke(0)
+            } else {
+                server(capacity)(rate, nth)
+            }
+        };
+        let (_, c) = search(&Search::new(100.0, 1e6), noisy);
+        let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+        assert!(lo <= capacity && capacity < hi, "{c:?}");
+    }
+
+    /// Never a capacity above a rate whose schedule the generator did not keep.
+    #[test]
+    fn the_generator_falling_behind_bounds_the_capacity() {
+        let at = |rate: f64, _| {
+            if rate > 30_000.0 {
+                Verdict::NotKept
+            } else {
+                Verdict::Met
+            }
+        };
+        let (_, c) = search(&Search::new(1_000.0, 1e6), at);
+        let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+        assert!(lo <= 30_000.0 && hi > 30_000.0, "{c:?}");
+        assert_eq!(c.limited_by, Limit::Generator);
+    }
+
+    #[test]
+    fn steps_last_long_enough_to_judge_their_percentile() {
+        let slo = |t: &str| t.parse::<Threshold>().unwrap();
+        assert_eq!(min_answers(&[slo("p99<50ms")]), 1_000);
+        assert_eq!(min_answers(&[slo("p99<50ms"), slo("p999<1s")]), 10_000);
+        assert_eq!(min_answers(&[slo("errors<0.1%")]), 10_000);
+        assert_eq!(min_answers(&[slo("p50<1ms")]), 100);
+        let floor = std::time::Duration::from_secs(2);
+        assert_eq!(step_length(100.0, &[slo("p99<50ms")], floor).as_secs(), 10);
+        assert_eq!(step_length(100_000.0, &[slo("p99<50ms")], floor), floor);
+    }
+
+    #[test]
+    fn rates_are_rounded_to_three_figures() {
+        assert_eq!(round3(1414.2135), 1410.0);
+        assert_eq!(round3(0.012345), 0.0123);
+        assert_eq!(round3(123_456.0), 123_000.0);
+    }
+}

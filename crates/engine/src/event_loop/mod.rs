@@ -1,0 +1,813 @@
+//! The one event loop every protocol runs on: a worker thread's life (pinning, the barrier
+//! where the run's clock starts, its CPU time), the loop itself (mio, epoll edge-triggered:
+//! ticks, deadlines, the pacer's timer, busy polling, a read budget per event), and the
+//! parts of a connection's life every protocol shares ([`Life`]: connect timing, backoff,
+//! re-opening). A protocol plugs in through [`Protocol`]: it owns its connections and says
+//! what an event, a tick or a due request does to them; everything else is decided here,
+//! once.
+//!
+//! Per request the hot path is one `write`, one `read` (a short read proves the socket
+//! drained, so no second read waits for `EAGAIN`) and a share of one `epoll_wait`; no
+//! allocation, no lock, no shared atomic. Deadlines are checked by a sweep every tick (a
+//! tenth of the shortest timeout, between 1 and 100 ms), which also publishes the worker's
+//! live counters for progress displays.
+
+mod life;
+pub mod pacer;
+mod schedule;
+
+pub(crate) use life::Life;
+pub use schedule::Schedule;
+
+use crate::recorder::Recorder;
+use crate::sys;
+use crate::transport::{Endpoint, TlsTarget, Transport};
+use crate::Live;
+use mio::{Events, Interest, Poll, Token};
+use pacer::Pacer;
+use shootout_model::{Expectation, Record};
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What every worker of a run shares (read only).
+pub struct Shared<'a> {
+    /// Where to connect.
+    pub endpoint: Endpoint,
+    /// TLS client config and server name for https.
+    pub tls: Option<TlsTarget>,
+    /// The kinds of request, prepared.
+    pub requests: crate::h1::request::Requests,
+    /// Requests in flight per connection, at most.
+    pub pipeline: usize,
+    /// Worker threads of the run (`{seq}` values are unique across them).
+    pub workers: usize,
+    /// Keep connections open between requests.
+    pub keepalive: bool,
+    /// What a good answer is.
+    pub expect: Expectation,
+    /// Per-request deadline, from send.
+    pub timeout: Duration,
+    /// Connect deadline.
+    pub connect_timeout: Duration,
+    /// Samples to keep.
+    pub record: Record,
+    /// How long the run lasts, if bounded by time.
+    pub duration: Option<Duration>,
+    /// Wall-clock time the run's clock starts, when it was given (shards starting together).
+    pub start_at: Option<std::time::SystemTime>,
+    /// Workers meet here when set up (and, in rate mode, connected); the run's clock
+    /// starts when all have arrived, so set-up is never counted as lateness.
+    pub barrier: std::sync::Barrier,
+    /// When the run started: set by the last worker to reach the barrier.
+    pub started: &'a std::sync::OnceLock<Instant>,
+    /// Local addresses to connect from (see [`Shared::bind_for`]); empty: the kernel's.
+    pub bind: Vec<std::net::IpAddr>,
+    /// Answer heads to keep as a sample ([`crate::Heads`]); 0: none.
+    pub heads: usize,
+    /// Longest busy poll before sleeping (`LoadSpec::busy_poll`); zero: none.
+    pub busy_poll: Duration,
+}
+
+impl Shared<'_> {
+    /// The local address connection `i` of worker `worker` connects from: the run's list
+    /// round robin over all its connections (worker `w` of `T` holds connections `w`,
+    /// `w + T`, …), the same address each time that connection is opened again.
+    pub fn bind_for(&self, worker: usize, i: usize) -> Option<std::net::IpAddr> {
+        let n = self.bind.len();
+        (n > 0).then(|| self.bind[(worker + i * self.workers) % n])
+    }
+}
+
+/// One worker's share of the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Assignment {
+    /// Connections to drive.
+    pub connections: usize,
+    /// Requests to start, if bounded by count.
+    pub budget: Option<u64>,
+    /// Requests per second, in rate mode.
+    pub rate: Option<f64>,
+    /// Rate mode: when the worker's first request is due, from the start (the workers of
+    /// a run, and the shards of a load, interleave their schedules).
+    pub offset: Duration,
+    /// Rate mode: the most connections the worker may have open.
+    pub max_connections: usize,
+    /// Pin the thread to this CPU.
+    pub cpu: Option<usize>,
+    /// Worker number (seeds the reservoir's generator).
+    pub index: usize,
+}
+
+/// What one worker hands back.
+pub struct Output {
+    /// Its recorder, finished.
+    pub rec: Recorder,
+    /// CPU time of the thread (user, system).
+    pub cpu: (Duration, Duration),
+    /// Wall time the thread ran.
+    pub wall: Duration,
+    /// When its last request ended, or the deadline.
+    pub ended: Instant,
+    /// Its schedule, in rate mode.
+    pub schedule: Option<Schedule>,
+    /// It stopped because the caller asked.
+    pub interrupted: bool,
+    /// The lowest number of concurrent requests per connection a server allowed below the
+    /// number asked for (HTTP/2's `SETTINGS_MAX_CONCURRENT_STREAMS`), if any.
+    pub streams_allowed: Option<u64>,
+}
+
+/// Requests sent later than this after their due time count as late.
+pub(crate) const LATE: Duration = Duration::from_millis(1);
+
+/// The longest pause before re-opening a connection the server keeps dropping.
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The token of the pacing timer (connections use their index).
+pub(crate) const TIMER: Token = Token(usize::MAX);
+
+/// The most reads one readiness event gets. A server that writes faster than the worker
+/// reads would otherwise keep it in one connection's read loop, and no deadline of any
+/// connection would fire meanwhile (ticks run between events). 16 reads of 64 KiB; an
+/// ordinary event needs one or two.
+pub(crate) const READS_PER_EVENT: usize = 16;
+
+/// How often a worker copies its details for a watching view (its counters: every tick).
+const DETAIL_EVERY: Duration = Duration::from_millis(100);
+
+/// What the schedule allows next.
+pub(crate) enum Dispatch {
+    /// The next request is due at this instant.
+    At(Instant),
+    /// A request is due but every connection is busy: it waits for one.
+    Blocked,
+    /// No more requests are due.
+    Finished,
+}
+
+/// What every worker holds whichever protocol it speaks: the poll, the pacing timer, the
+/// read buffer, the recorder, the budget and the schedule.
+pub(crate) struct Core<'a> {
+    pub sh: &'a Shared<'a>,
+    /// When the run started.
+    pub start: Instant,
+    /// When it ends, if bounded by time.
+    pub end: Option<Instant>,
+    pub poll: Poll,
+    pub timer: sys::Timer,
+    /// One read buffer for every connection of the worker.
+    pub buf: Box<[u8]>,
+    pub rec: Recorder,
+    /// Requests to start, if bounded by count, and those started so far (closed loop).
+    pub budget: Option<u64>,
+    pub claimed: u64,
+    /// Requests started and not ended.
+    pub in_flight: usize,
+    /// Rate mode: the schedule, and how far it was kept.
+    pub pacer: Option<Pacer>,
+    pub sched: Schedule,
+    /// Closed connections waiting to be opened again (see [`Life`]).
+    pub deferred: Vec<usize>,
+    /// Rate mode: the most connections the worker may have open (it opens more as the
+    /// schedule needs them); a closed loop keeps the ones it was given.
+    pub max_conns: usize,
+    /// A connection was dropped before any answer since the last answer: the server is
+    /// turning connections away, and no more are opened for the schedule until it answers.
+    pub refusing: bool,
+    /// Worker number (which local address each connection binds).
+    pub index: usize,
+    /// The last event's reads stopped at [`READS_PER_EVENT`] (taken by the protocol's
+    /// [`Protocol::event`]).
+    pub unfinished: bool,
+}
+
+impl<'a> Core<'a> {
+    /// A worker's state for its share `a`; in rate mode the pacing timer is registered.
+    pub fn new(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Core<'a>> {
+        let now = Instant::now();
+        let core = Core {
+            sh,
+            start: now,
+            end: None,
+            poll: Poll::new()?,
+            timer: sys::Timer::new()?,
+            buf: vec![0u8; 64 * 1024].into_boxed_slice(),
+            rec: Recorder::new(
+                now,
+                sh.record.reservoir,
+                sh.record.all,
+                0x9E37_79B9 ^ a.index as u64,
+            ),
+            budget: a.budget,
+            claimed: 0,
+            in_flight: 0,
+            pacer: a.rate.map(|rate| Pacer {
+                rate,
+                budget: a.budget,
+                duration: sh.duration,
+                offset: a.offset,
+            }),
+            sched: Schedule::default(),
+            deferred: Vec::new(),
+            max_conns: a.max_connections.max(a.connections),
+            refusing: false,
+            index: a.index,
+            unfinished: false,
+        };
+        if core.pacer.is_some() {
+            let fd = core.timer.fd();
+            core.poll.registry().register(
+                &mut mio::unix::SourceFd(&fd),
+                TIMER,
+                Interest::READABLE,
+            )?;
+        }
+        Ok(core)
+    }
+
+    /// Rate mode (else a closed loop).
+    pub fn paced(&self) -> bool {
+        self.pacer.is_some()
+    }
+
+    /// Rate mode, a request due and no connection with room: whether one more may open
+    /// (`open` are open now). Not while the server turns connections away (see
+    /// [`Core::refusing`]) or a connection waits out its pause; when the cap is reached,
+    /// the schedule is starved.
+    pub fn may_grow(&mut self, open: usize) -> bool {
+        if self.refusing || !self.deferred.is_empty() {
+            // The server turns connections away: more would only be turned away too.
+            return false;
+        }
+        if open < self.max_conns {
+            self.sched.peak_connections = self.sched.peak_connections.max(open + 1);
+            return true;
+        }
+        self.sched.starved();
+        false
+    }
+
+    /// Closed loop: the time or the budget is spent, so no request starts any more.
+    pub fn spent(&self, now: Instant) -> bool {
+        self.end.is_some_and(|e| now >= e) || self.budget.is_some_and(|b| self.claimed >= b)
+    }
+
+    /// Takes one request from the budget, unless the budget or the time is spent.
+    pub fn claim(&mut self, now: Instant) -> bool {
+        if self.spent(now) {
+            return false;
+        }
+        self.claimed += 1;
+        true
+    }
+
+    /// Starts connecting connection `i` (from its local address), registered under its
+    /// index, with a TLS session when the target is https.
+    pub fn dial(&self, i: usize) -> io::Result<Transport> {
+        let from = self.sh.bind_for(self.index, i);
+        Transport::connect(
+            &self.sh.endpoint,
+            self.sh.tls.as_ref(),
+            self.poll.registry(),
+            Token(i),
+            from,
+        )
+    }
+
+    /// Connection `i` could not be set up: counted, and retried at the next tick so that
+    /// a dead server is not hammered in a tight loop.
+    pub fn connect_failed(&mut self, i: usize, life: &mut Life, now: Instant) {
+        self.rec.counts.connections_failed += 1;
+        life.reopen_at = now;
+        self.deferred.push(i);
+    }
+
+    /// Connection `i` closed and is opened again after a pause that doubles each time
+    /// (see [`Life::pause`]).
+    pub fn pause(&mut self, i: usize, life: &mut Life, now: Instant) {
+        life.pause(now);
+        self.refusing = true;
+        self.deferred.push(i);
+    }
+
+    /// A connection was served (an answer, or over HTTP/2 the server's SETTINGS): its next
+    /// drop pauses from scratch, and the schedule may open connections again.
+    pub fn served(&mut self, life: &mut Life) {
+        life.answered();
+        self.refusing = false;
+    }
+
+    /// The deferred connections whose pause is over; `closed(i)` says whether `i` is still
+    /// closed and when it may open (an entry opened since is dropped).
+    pub fn reopen_due(
+        &mut self,
+        now: Instant,
+        closed: impl Fn(usize) -> Option<Instant>,
+    ) -> Vec<usize> {
+        let mut due = Vec::new();
+        for i in std::mem::take(&mut self.deferred) {
+            match closed(i) {
+                None => {}
+                Some(at) if now < at => self.deferred.push(i),
+                Some(_) => due.push(i),
+            }
+        }
+        due
+    }
+}
+
+/// A protocol's connections, as the event loop drives them. Each protocol keeps its own
+/// connections (and their state machines) and a [`Core`]; the loop, the worker's life and
+/// the decisions shared by every protocol are the provided methods and [`host`].
+pub(crate) trait Protocol<'a>: Sized {
+    /// The worker's shared state.
+    fn core(&mut self) -> &mut Core<'a>;
+    /// The same, to read.
+    fn core_ref(&self) -> &Core<'a>;
+    /// Gives up the shared state when the run ends.
+    fn into_core(self) -> Core<'a>;
+    /// Closed loop, at the start: puts every connection to work.
+    fn start(&mut self, now: Instant);
+    /// Rate mode: sends every request that is due and has room.
+    fn dispatch(&mut self, now: Instant) -> Dispatch;
+    /// Deadlines, re-opens and whatever else is swept at each tick.
+    fn tick(&mut self, now: Instant);
+    /// Readiness of connection `i`. Returns true when its reads stopped at
+    /// [`READS_PER_EVENT`] with bytes perhaps left: the loop reads it again after its
+    /// deadlines.
+    fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool;
+    /// Handling connection `i` panicked: whatever it carried fails, and it is replaced.
+    fn on_panic(&mut self, i: usize, now: Instant);
+    /// Opens connection `i`.
+    fn open(&mut self, i: usize, now: Instant);
+    /// How many connections the worker drives.
+    fn connections(&self) -> usize;
+    /// A connection is still being set up (rate mode waits for them before the start).
+    fn connecting(&self) -> bool;
+
+    /// Closed loop: nothing in flight and nothing more to send.
+    fn closed_done(&mut self, now: Instant) -> bool {
+        let c = self.core_ref();
+        c.in_flight == 0 && c.spent(now)
+    }
+
+    /// After the loop, before the counts are final (a protocol closing gracefully uses it).
+    fn wind_down(&mut self, _stop: &AtomicBool) {}
+
+    /// See [`Output::streams_allowed`].
+    fn streams_allowed(&self) -> Option<u64> {
+        None
+    }
+
+    /// Rate mode, at set-up: opens every connection and waits (up to the connect timeout)
+    /// until they are up, so the schedule starts with connections ready; those still
+    /// connecting are left to the deadline sweep.
+    fn connect_all(&mut self) -> io::Result<()> {
+        let now = Instant::now();
+        for i in 0..self.connections() {
+            self.open(i, now);
+        }
+        let deadline = now + self.core_ref().sh.connect_timeout;
+        let mut events = Events::with_capacity(1024);
+        let mut again = Vec::new();
+        while self.connecting() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            resume(self, &mut again);
+            let wait = if again.is_empty() {
+                deadline - now
+            } else {
+                Duration::ZERO
+            };
+            self.core().poll.poll(&mut events, Some(wait))?;
+            deliver(self, &events, &mut again);
+        }
+        Ok(())
+    }
+}
+
+/// Runs a worker thread's life around its event loop: pinning, the barrier where the run's
+/// clock starts, the loop, the thread's CPU time, and its output. `set_up` builds the
+/// protocol's worker (in rate mode with its connections open).
+pub(crate) fn host<'a, P: Protocol<'a>>(
+    sh: &'a Shared<'a>,
+    a: Assignment,
+    stop: &AtomicBool,
+    live: &Live,
+    set_up: impl FnOnce(&'a Shared<'a>, Assignment) -> io::Result<P>,
+) -> io::Result<Output> {
+    if let Some(cpu) = a.cpu {
+        // Pinning is best effort: a CPU outside the allowed set is reported by the caller.
+        let _ = sys::pin_thread(cpu);
+    }
+    let began = Instant::now();
+    let cpu0 = sys::thread_cpu();
+    let w = set_up(sh, a);
+    // Every worker reaches the barrier, even one whose set-up failed, or the others wait forever.
+    if sh.barrier.wait().is_leader() {
+        if let Some(at) = sh.start_at {
+            wait_until(at, stop);
+        }
+        let _ = sh.started.set(Instant::now());
+    }
+    sh.barrier.wait();
+    let mut w = w?;
+    let start = *sh.started.get().expect("set by the barrier's leader");
+    let core = w.core();
+    core.start = start;
+    core.end = sh.duration.map(|d| start + d);
+    core.rec.restart(start);
+    let interrupted = drive(&mut w, stop, live)?;
+    w.wind_down(stop);
+    let ended = match w.core_ref().end {
+        Some(end) if !interrupted => Instant::now().min(end),
+        _ => Instant::now(),
+    };
+    let streams_allowed = w.streams_allowed();
+    let mut core = w.into_core();
+    // Requests still in flight when the run ends are aborted.
+    core.rec.counts.aborted += core.in_flight as u64;
+    // The last publication waits for the slot: a view's last look sees the final counts.
+    live.publish(&core.rec, true, true);
+    core.rec.finish();
+    let cpu1 = sys::thread_cpu();
+    let schedule = core.pacer.map(|p| Schedule {
+        due: p.due_by(ended.saturating_duration_since(start)),
+        peak_connections: core.sched.peak_connections.max(a.connections),
+        ..core.sched
+    });
+    Ok(Output {
+        rec: core.rec,
+        cpu: (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
+        wall: began.elapsed(),
+        ended,
+        schedule,
+        interrupted,
+        streams_allowed,
+    })
+}
+
+/// Sleeps until the wall clock reaches `at` (at once when it is past), waking at least
+/// every 100 ms to see whether `stop` was set. The caller bounds how far ahead `at` is.
+pub fn wait_until(at: std::time::SystemTime, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        match at.duration_since(std::time::SystemTime::now()) {
+            Ok(left) if !left.is_zero() => std::thread::sleep(left.min(Duration::from_millis(100))),
+            _ => return,
+        }
+    }
+}
+
+/// Runs a worker until its share is done, the deadline passes or `stop` is set (returns
+/// true then). Ticks at a tenth of the shorter deadline (1–100 ms), publishes progress at
+/// each tick, and in rate mode arms the timer for the next due request.
+fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
+    let now = Instant::now();
+    if !p.core_ref().paced() {
+        p.start(now);
+    }
+    let sh = p.core_ref().sh;
+    let tick = (sh.timeout.min(sh.connect_timeout) / 10)
+        .clamp(Duration::from_millis(1), Duration::from_millis(100));
+    let mut spin = Spin::new(sh.busy_poll, now);
+    let mut wake = Wake::new(now);
+    let mut next_tick = now + tick;
+    // A watching view's details (histogram, status codes) are copied at most this often.
+    let mut next_detail = now;
+    if live.watched() {
+        p.core().rec.watch();
+    }
+    let mut events = Events::with_capacity(1024);
+    // Connections whose reads stopped at the budget, read again at every turn.
+    let mut again = Vec::new();
+    loop {
+        let now = Instant::now();
+        if stop.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let end = p.core_ref().end;
+        if end.is_some_and(|e| now >= e) {
+            return Ok(false);
+        }
+        if now >= next_tick {
+            p.tick(now);
+            let detail = now >= next_detail;
+            live.publish(&p.core_ref().rec, detail, false);
+            if detail {
+                next_detail = now + DETAIL_EVERY;
+            }
+            next_tick = now + tick;
+        }
+        let mut wait = next_tick - now;
+        if let Some(end) = end {
+            wait = wait.min(end - now);
+        }
+        // Rate mode: a request due within the wake-up margin is waited for without sleeping.
+        let mut spin_until = None;
+        if p.core_ref().paced() {
+            match p.dispatch(now) {
+                Dispatch::At(due) => {
+                    let early = wake.early(p.core_ref().sched.spun, now);
+                    if due.saturating_duration_since(now) <= early {
+                        spin_until = Some(due);
+                    } else {
+                        p.core().timer.arm(due - early);
+                    }
+                }
+                // Done when nothing is in flight, unless the run is bounded by time: then
+                // it lasts its whole duration, so rates are per the time asked for.
+                Dispatch::Finished if paced_done(p.core_ref()) => return Ok(false),
+                Dispatch::Finished | Dispatch::Blocked => {}
+            }
+        } else if p.closed_done(now) {
+            return Ok(false);
+        }
+        if !again.is_empty() {
+            resume(p, &mut again);
+            wait = Duration::ZERO;
+        }
+        if let Some(until) = spin_until.filter(|_| wait > Duration::ZERO) {
+            let began = Instant::now();
+            let until = until.min(began + wait);
+            loop {
+                match p.core().poll.poll(&mut events, Some(Duration::ZERO)) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+                if !events.is_empty() || Instant::now() >= until {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            let spent = began.elapsed();
+            let core = p.core();
+            core.rec.spun += spent;
+            core.sched.spun += spent;
+            deliver_timed(p, &events, &mut again, &mut wake);
+            continue;
+        }
+        if wait > Duration::ZERO && spin.now(now) {
+            let began = Instant::now();
+            let until = began + spin.max.min(wait);
+            loop {
+                match p.core().poll.poll(&mut events, Some(Duration::ZERO)) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+                if !events.is_empty() || Instant::now() >= until {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            // Polling, found something or not, was waiting: not part of how busy the
+            // worker was.
+            let spent = began.elapsed();
+            p.core().rec.spun += spent;
+            if !events.is_empty() {
+                deliver_timed(p, &events, &mut again, &mut wake);
+                continue;
+            }
+            spin.missed(spent);
+        }
+        match p.core().poll.poll(&mut events, Some(wait)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        deliver_timed(p, &events, &mut again, &mut wake);
+    }
+}
+
+/// How early a paced worker wakes before a request is due. A sleeping thread wakes some
+/// time after its timer fires (on a virtual machine whose idle CPU halted, tens of µs or
+/// more), so the timer is set `margin` before the due time and the rest is waited for
+/// without sleeping. The margin follows the lateness of the worker's own wake-ups: it
+/// rises at once to 1.25× a late wake-up and decays by 1/64 of the gap per wake-up, within
+/// [`Wake::LEAST`] and [`Wake::MOST`]. What the waiting costs is counted as spun time,
+/// and kept under a quarter of the worker's time: past that, the timer is set for the due
+/// time itself.
+struct Wake {
+    margin: Duration,
+    since: Instant,
+}
+
+impl Wake {
+    const LEAST: Duration = Duration::from_micros(20);
+    const MOST: Duration = Duration::from_micros(250);
+
+    fn new(since: Instant) -> Wake {
+        Wake {
+            margin: Duration::from_micros(50),
+            since,
+        }
+    }
+
+    /// How long before a due time to set the timer, `spun` having been spent waiting so
+    /// far: the margin, or nothing once the waiting took a quarter of the time.
+    fn early(&self, spun: Duration, now: Instant) -> Duration {
+        if spun * 4 > now.saturating_duration_since(self.since) {
+            Duration::ZERO
+        } else {
+            self.margin
+        }
+    }
+
+    /// The timer fired and the thread ran `late` after the instant it was set for.
+    fn woke(&mut self, late: Duration) {
+        let want = (late + late / 4).clamp(Wake::LEAST, Wake::MOST);
+        self.margin = if want >= self.margin {
+            want
+        } else {
+            self.margin - (self.margin - want) / 64
+        };
+    }
+}
+
+/// [`deliver`], noting how late the pacing timer's wake-up was.
+fn deliver_timed<'a, P: Protocol<'a>>(
+    p: &mut P,
+    events: &Events,
+    again: &mut Vec<usize>,
+    wake: &mut Wake,
+) {
+    if let Some(armed) = p.core().timer.armed() {
+        if events.iter().any(|e| e.token() == TIMER) {
+            wake.woke(Instant::now().saturating_duration_since(armed));
+        }
+    }
+    deliver(p, events, again);
+}
+
+/// Rate mode: the schedule's budget is spent and nothing is in flight (a run bounded by
+/// time lasts its whole duration).
+fn paced_done(c: &Core) -> bool {
+    c.in_flight == 0 && (c.end.is_none() || c.budget.is_some_and(|b| c.sched.sent >= b))
+}
+
+/// When a worker busy polls before sleeping (`LoadSpec::busy_poll`): while the
+/// polls that found nothing add up to at most 1/32 of the time since the run began. A
+/// loaded run, whose polls find events, polls before every wait; an idle or slow one
+/// spends at most about 3 % of a CPU on it.
+struct Spin {
+    /// The longest poll; zero: never.
+    max: Duration,
+    since: Instant,
+    wasted: Duration,
+}
+
+impl Spin {
+    fn new(max: Duration, since: Instant) -> Spin {
+        Spin {
+            max,
+            since,
+            wasted: Duration::ZERO,
+        }
+    }
+
+    /// Whether to busy poll before the wait that begins at `now`.
+    fn now(&self, now: Instant) -> bool {
+        !self.max.is_zero() && self.wasted * 32 <= now.saturating_duration_since(self.since)
+    }
+
+    /// A busy poll that took `spent` found nothing.
+    fn missed(&mut self, spent: Duration) {
+        self.wasted += spent;
+    }
+}
+
+/// Hands each event of a poll to its connection (the pacing timer's is only cleared);
+/// connections whose reads stopped at the budget go to `again`.
+fn deliver<'a, P: Protocol<'a>>(p: &mut P, events: &Events, again: &mut Vec<usize>) {
+    for ev in events.iter() {
+        if ev.token() == TIMER {
+            p.core().timer.clear();
+            continue;
+        }
+        let closed = ev.is_read_closed() || ev.is_error();
+        let readable = ev.is_readable() || closed;
+        handle(p, ev.token().0, readable, ev.is_writable(), closed, again);
+    }
+}
+
+/// Reads again the connections whose reads stopped at the budget.
+fn resume<'a, P: Protocol<'a>>(p: &mut P, again: &mut Vec<usize>) {
+    for i in std::mem::take(again) {
+        handle(p, i, true, false, false, again);
+    }
+}
+
+/// One connection's readiness. A panic while handling it (a bug that bytes from the
+/// server reached) is that connection's failure, not the run's: what it carried fails and
+/// it is replaced, and the worker goes on.
+fn handle<'a, P: Protocol<'a>>(
+    p: &mut P,
+    i: usize,
+    readable: bool,
+    writable: bool,
+    closed: bool,
+    again: &mut Vec<usize>,
+) {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        p.event(i, readable, writable, closed)
+    }));
+    match r {
+        Ok(true) if !again.contains(&i) => again.push(i),
+        Ok(_) => {}
+        Err(_) => p.on_panic(i, Instant::now()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{resume, Core, Dispatch, Protocol, Spin, Wake};
+    use std::time::{Duration, Instant};
+
+    /// A worker whose connection 2 panics when handled and whose connection 3 always has
+    /// more to read; the rest of the loop is not reached.
+    #[derive(Default)]
+    struct Panicky {
+        handled: Vec<usize>,
+        panicked: Vec<usize>,
+    }
+
+    impl<'a> Protocol<'a> for Panicky {
+        fn core(&mut self) -> &mut Core<'a> {
+            unreachable!()
+        }
+        fn core_ref(&self) -> &Core<'a> {
+            unreachable!()
+        }
+        fn into_core(self) -> Core<'a> {
+            unreachable!()
+        }
+        fn start(&mut self, _: Instant) {}
+        fn dispatch(&mut self, _: Instant) -> Dispatch {
+            Dispatch::Finished
+        }
+        fn tick(&mut self, _: Instant) {}
+        fn event(&mut self, i: usize, _: bool, _: bool, _: bool) -> bool {
+            assert_ne!(i, 2, "a bug reached by a server's bytes");
+            self.handled.push(i);
+            i == 3
+        }
+        fn on_panic(&mut self, i: usize, _: Instant) {
+            self.panicked.push(i);
+        }
+        fn open(&mut self, _: usize, _: Instant) {}
+        fn connections(&self) -> usize {
+            5
+        }
+        fn connecting(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_panic_handling_one_connection_fails_that_connection_and_the_worker_goes_on() {
+        let mut d = Panicky::default();
+        let mut again = vec![1, 2, 3, 4];
+        resume(&mut d, &mut again);
+        assert_eq!(d.handled, vec![1, 3, 4]);
+        assert_eq!(d.panicked, vec![2]);
+        assert_eq!(again, vec![3], "3 had more to read");
+    }
+
+    /// The wake-up margin jumps to 1.25× a late wake-up, decays slowly, stays in its
+    /// bounds, and the waiting stops once it took a quarter of the time.
+    #[test]
+    fn the_wake_up_margin_follows_late_wake_ups_within_its_budget() {
+        let t0 = Instant::now();
+        let us = Duration::from_micros;
+        let mut w = Wake::new(t0);
+        w.woke(us(80));
+        assert_eq!(w.margin, us(100));
+        w.woke(us(0));
+        assert_eq!(w.margin, us(100) - (us(100) - Wake::LEAST) / 64);
+        w.woke(us(10_000));
+        assert_eq!(w.margin, Wake::MOST);
+        assert_eq!(w.early(us(249), t0 + us(1000)), Wake::MOST);
+        assert_eq!(w.early(us(251), t0 + us(1000)), Duration::ZERO);
+    }
+
+    /// Polls that find nothing may add up to 1/32 of the time since the start: past
+    /// that, the worker sleeps at once until the time catches up.
+    #[test]
+    fn busy_polling_wastes_at_most_a_32nd_of_the_time() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        assert!(!Spin::new(Duration::ZERO, t0).now(t0 + ms(100)), "off");
+        let mut s = Spin::new(ms(1), t0);
+        assert!(s.now(t0));
+        s.missed(ms(1));
+        assert!(!s.now(t0 + ms(31)));
+        assert!(s.now(t0 + ms(32)));
+        s.missed(ms(2));
+        assert!(!s.now(t0 + ms(95)));
+        assert!(s.now(t0 + ms(96)));
+    }
+}

@@ -1,0 +1,170 @@
+//! How a caller watches and stops a run: [`Control`] (the stop flag, the start time, the
+//! heads sample), each worker's [`Live`] counters published at its ticks, and the
+//! [`Snapshot`] and [`Detail`] a progress view reads from them.
+
+use crate::recorder;
+use hdrhistogram::Histogram;
+use shootout_model::FailureCounts;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+/// A sample of what went over the wire, for `-v 2` (ab's verbosity): the first request's
+/// head as sent and the first answers' heads as they arrived, copied from the first
+/// worker's first connection only (over HTTP/2 as text: `HTTP/2 200`, then the fields),
+/// so the run pays a copy per sampled answer and one test per answer, nothing else. Asked
+/// for with [`Control::sample_heads`]; read with [`Control::heads`] once the run ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Heads {
+    /// The first request's line and header lines, up to and including the blank line.
+    pub request: Option<Vec<u8>>,
+    /// The first answers' heads, in the order they came (interim 1xx heads left out).
+    pub responses: Vec<Vec<u8>>,
+}
+
+/// The head of a rendered request: its bytes up to and including the blank line (all of
+/// them when there is none).
+pub(crate) fn head_of(bytes: &[u8]) -> &[u8] {
+    memchr::memmem::find(bytes, b"\r\n\r\n").map_or(bytes, |at| &bytes[..at + 4])
+}
+
+/// Live counters of one worker, published every tick (not per request) for progress views;
+/// with [`Control::watch`] also its details, at most every 100 ms.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct Live {
+    completed: AtomicU64,
+    failed: AtomicU64,
+    /// Failures by class, status codes and latencies, when a view watches.
+    detail: Option<Mutex<recorder::Published>>,
+}
+
+impl Live {
+    /// Publishes `rec`'s counters, and its details too when `detail` and a view watches
+    /// (waiting for the slot only when `wait`).
+    pub(crate) fn publish(&self, rec: &recorder::Recorder, detail: bool, wait: bool) {
+        self.completed
+            .store(rec.counts.completed, Ordering::Relaxed);
+        self.failed.store(rec.counts.failed(), Ordering::Relaxed);
+        if let (true, Some(slot)) = (detail, &self.detail) {
+            rec.publish(slot, wait);
+        }
+    }
+
+    /// True when a view watches the details.
+    pub(crate) fn watched(&self) -> bool {
+        self.detail.is_some()
+    }
+}
+
+/// How a caller watches and stops a run.
+#[derive(Debug, Default)]
+pub struct Control {
+    /// Set to end the run early; requests in flight are counted as aborted.
+    pub stop: Arc<AtomicBool>,
+    pub(crate) live: Vec<Live>,
+    pub(crate) started: std::sync::OnceLock<Instant>,
+    /// Start the measured run's clock at this wall-clock time, once every worker is set up
+    /// (and, in rate mode, connected): shards of one load on several machines start
+    /// together. Past or unset: at once. The caller bounds how far ahead it is.
+    pub start_at: Option<SystemTime>,
+    /// Keep the heads of this many answers (and the first request's) as a sample: see
+    /// [`Heads`]. 0, the default: none.
+    pub sample_heads: usize,
+    pub(crate) heads: std::sync::Mutex<Heads>,
+}
+
+/// A running load's details so far, summed over the workers (see [`Control::detail`]).
+#[derive(Debug, Clone)]
+pub struct Detail {
+    /// Failed requests per class.
+    pub failures: FailureCounts,
+    /// Final responses per status code.
+    pub status: BTreeMap<u16, u64>,
+    /// Latency (µs, two significant figures) of the answered requests, as the run's
+    /// latency counts it (from the intended send time in rate mode).
+    pub latency: Histogram<u64>,
+}
+
+/// Progress of a running load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Requests completed so far.
+    pub completed: u64,
+    /// Of which failed.
+    pub failed: u64,
+    /// Time since the measured run started (zero before).
+    pub elapsed: Duration,
+}
+
+impl Control {
+    /// A control for a run with up to `threads` workers.
+    pub fn new(threads: usize) -> Self {
+        Self::with_stop(threads, Arc::default())
+    }
+
+    /// A control whose stop flag is shared (e.g. with a Ctrl-C handler).
+    pub fn with_stop(threads: usize, stop: Arc<AtomicBool>) -> Self {
+        Control {
+            stop,
+            live: (0..threads.max(1)).map(|_| Live::default()).collect(),
+            started: std::sync::OnceLock::new(),
+            start_at: None,
+            sample_heads: 0,
+            heads: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The heads sampled by the last run (see [`Control::sample_heads`]).
+    pub fn heads(&self) -> Heads {
+        self.heads.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
+    /// Asks the workers to publish their details too ([`Control::detail`]), for a live
+    /// view: each copies them at most every 100 ms from its tick, never per request.
+    pub fn watch(&mut self) {
+        for l in &mut self.live {
+            l.detail = Some(Mutex::default());
+        }
+    }
+
+    /// The details as of each worker's last publication; `None` unless [`Control::watch`]
+    /// was called. Each worker's slot is held only while it is added.
+    pub fn detail(&self) -> Option<Detail> {
+        let mut d = Detail {
+            failures: FailureCounts::default(),
+            status: BTreeMap::new(),
+            latency: recorder::second_histogram(),
+        };
+        let mut status = [0u64; 1000];
+        for l in &self.live {
+            let p = l.detail.as_ref()?.lock().unwrap_or_else(|e| e.into_inner());
+            d.failures += &p.failures;
+            for (sum, n) in status.iter_mut().zip(p.status.iter()) {
+                *sum += n;
+            }
+            // Same bounds on both sides: adding cannot fail.
+            let _ = d.latency.add(&p.latency);
+        }
+        d.status = (0u16..).zip(status).filter(|(_, n)| *n > 0).collect();
+        Some(d)
+    }
+
+    /// The counters as of the last tick of each worker.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            completed: self
+                .live
+                .iter()
+                .map(|l| l.completed.load(Ordering::Relaxed))
+                .sum(),
+            failed: self
+                .live
+                .iter()
+                .map(|l| l.failed.load(Ordering::Relaxed))
+                .sum(),
+            elapsed: self.started.get().map_or(Duration::ZERO, |s| s.elapsed()),
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The workers' outputs become one [`RunResult`]: counts and histograms added, the
+//! per-second series joined second by second, the schedule summed, and the warnings derived.
+
+use crate::event_loop::{Output, Schedule};
+use crate::recorder;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use shootout_model::{
+    Counts, FirstResponse, GeneratorStats, Histograms, LoadSpec, Pace, RunResult, Sample,
+    ScheduleStats, SecondStats, TargetStats,
+};
+use std::time::{Instant, SystemTime};
+
+/// The workers' outputs added up, before they become one [`RunResult`].
+struct Totals {
+    counts: Counts,
+    histograms: Histograms,
+    seconds: Vec<recorder::RawSecond>,
+    samples: Vec<Sample>,
+    /// The earliest first response of any worker, with when it came.
+    first: Option<(Instant, FirstResponse)>,
+    generator: GeneratorStats,
+    ended: Instant,
+    interrupted: bool,
+    schedule: Option<Schedule>,
+    /// Each worker's table of body lengths, and its count of further lengths.
+    lengths: Vec<(Vec<(u64, u64)>, u64)>,
+    /// Per kind of request: completed, ok, latency (µs).
+    targets: Vec<(u64, u64, Histogram<u64>)>,
+}
+
+impl Totals {
+    fn new(start: Instant, threads: usize) -> Self {
+        Totals {
+            counts: Counts::default(),
+            histograms: Histograms::new(),
+            seconds: Vec::new(),
+            samples: Vec::new(),
+            first: None,
+            generator: GeneratorStats {
+                threads,
+                ..Default::default()
+            },
+            ended: start,
+            interrupted: false,
+            schedule: None,
+            lengths: Vec::new(),
+            targets: Vec::new(),
+        }
+    }
+
+    /// Adds one worker's output.
+    fn add(&mut self, o: Output) {
+        let r = o.rec;
+        let spun = r.spun;
+        self.counts.merge(&r.counts);
+        // Same bounds everywhere: adding cannot fail.
+        let _ = self.histograms.add(&r.histograms);
+        self.seconds.extend(r.series);
+        self.samples.extend(r.samples);
+        if let (Some(at), Some(f)) = (r.first_at, r.first) {
+            if self.first.as_ref().is_none_or(|(t, _)| at < *t) {
+                self.first = Some((at, f));
+            }
+        }
+        self.lengths.push((r.lengths, r.other_lengths));
+        if self.targets.is_empty() {
+            self.targets = r.targets;
+        } else {
+            for (acc, t) in self.targets.iter_mut().zip(&r.targets) {
+                acc.0 += t.0;
+                acc.1 += t.1;
+                // Same bounds on both sides: adding cannot fail.
+                let _ = acc.2.add(&t.2);
+            }
+        }
+        let g = &mut self.generator;
+        g.cpu_user += o.cpu.0;
+        g.cpu_sys += o.cpu.1;
+        // Busy polling was waiting for events, not work.
+        let worked = (o.cpu.0 + o.cpu.1).saturating_sub(spun);
+        let busy = worked.as_secs_f64() / o.wall.as_secs_f64().max(1e-9);
+        g.busiest_thread = g.busiest_thread.max(busy.min(1.0));
+        self.ended = self.ended.max(o.ended);
+        self.interrupted |= o.interrupted;
+        if let Some(s) = o.schedule {
+            let acc = self.schedule.get_or_insert_with(Default::default);
+            acc.due += s.due;
+            acc.sent += s.sent;
+            acc.late += s.late;
+            acc.late_no_connection += s.late_no_connection;
+            acc.max_lag = acc.max_lag.max(s.max_lag);
+            // Same bounds on both sides: adding cannot fail.
+            let _ = acc.lag.add(&s.lag);
+            acc.peak_connections += s.peak_connections;
+            acc.capped |= s.capped;
+            acc.spun += s.spun;
+        }
+    }
+
+    /// ab's "Length" failures: answers whose body length differs from the run's first.
+    fn length_mismatch(&self) -> u64 {
+        let first_len = self.first.as_ref().map(|(_, f)| f.body_len);
+        self.lengths
+            .iter()
+            .map(|(table, other)| {
+                other
+                    + table
+                        .iter()
+                        .filter(|(len, _)| Some(*len) != first_len)
+                        .map(|(_, n)| n)
+                        .sum::<u64>()
+            })
+            .sum()
+    }
+}
+
+/// The workers' outputs as one result, its warnings derived.
+pub(crate) fn merge(
+    spec: &LoadSpec,
+    start: Instant,
+    started: SystemTime,
+    threads: usize,
+    max_connections: usize,
+    outs: Vec<Output>,
+) -> RunResult {
+    let mut t = Totals::new(start, threads);
+    for o in outs {
+        t.add(o);
+    }
+    t.samples.sort_by_key(|s| s.start_us);
+    // ab's notion assumes one document: a list's entries differ in length by design.
+    if spec.list.is_none() {
+        t.counts.length_mismatch = t.length_mismatch();
+    }
+    let duration = t.ended.saturating_duration_since(start);
+    let mut result = RunResult {
+        started,
+        duration,
+        counts: t.counts,
+        histograms: t.histograms,
+        series: merge_seconds(t.seconds),
+        samples: t.samples,
+        first_response: t.first.map(|(_, f)| f),
+        generator: t.generator,
+        schedule: match (spec.pace, t.schedule) {
+            (Pace::Rate(rate), Some(s)) => Some(ScheduleStats {
+                target_rps: rate,
+                achieved_rps: shootout_model::per_second(s.sent, duration),
+                due: s.due,
+                sent: s.sent,
+                late: s.late,
+                late_no_connection: s.late_no_connection,
+                max_lag: s.max_lag,
+                lag_p50_us: s.lag.value_at_quantile(0.5),
+                lag_p99_us: s.lag.value_at_quantile(0.99),
+                lag_p999_us: s.lag.value_at_quantile(0.999),
+                connections: s.peak_connections as u64,
+                max_connections: max_connections as u64,
+                capped: s.capped,
+                spun: s.spun,
+            }),
+            _ => None,
+        },
+        interrupted: t.interrupted,
+        warnings: Vec::new(),
+        targets: match &spec.list {
+            Some(list) => list
+                .entries
+                .iter()
+                .zip(t.targets)
+                .map(|(e, (completed, ok, latency))| TargetStats {
+                    label: e.label(),
+                    completed,
+                    ok,
+                    latency,
+                })
+                .collect(),
+            None => Vec::new(),
+        },
+    };
+    result.warn(spec);
+    result
+}
+
+/// Joins the workers' seconds: one reusable histogram, one second at a time, so memory
+/// stays flat however long the run was.
+fn merge_seconds(mut raw: Vec<recorder::RawSecond>) -> Vec<SecondStats> {
+    raw.sort_by_key(|s| s.second);
+    let mut de = Deserializer::new();
+    let mut acc = recorder::second_histogram();
+    let mut out = Vec::new();
+    for group in raw.chunk_by(|a, b| a.second == b.second) {
+        acc.reset();
+        for s in group {
+            if let Ok(h) = de.deserialize::<u64, _>(&mut s.histogram.as_slice()) {
+                // Same bounds on both sides: adding cannot fail.
+                let _ = acc.add(&h);
+            }
+        }
+        out.push(SecondStats::of(
+            group[0].second,
+            group.iter().map(|s| s.completed).sum(),
+            group.iter().map(|s| s.failed).sum(),
+            &acc,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw_second(second: u32, latencies_us: &[u64]) -> recorder::RawSecond {
+        use hdrhistogram::serialization::{Serializer, V2Serializer};
+        let mut h = recorder::second_histogram();
+        latencies_us.iter().for_each(|&v| h.record(v).unwrap());
+        let mut bytes = Vec::new();
+        V2Serializer::new().serialize(&h, &mut bytes).unwrap();
+        recorder::RawSecond {
+            second,
+            completed: latencies_us.len() as u64,
+            failed: 1,
+            histogram: bytes,
+        }
+    }
+
+    /// Regression: merging once held a full-precision histogram per second of the run, so
+    /// peak memory grew with run length. Seconds are now merged one at a time.
+    #[test]
+    fn seconds_of_all_workers_merge_per_second() {
+        let workers = vec![
+            raw_second(1, &[100, 100]),
+            raw_second(0, &[10]),
+            raw_second(1, &[1000, 1000, 1000]),
+            raw_second(3, &[5]),
+        ];
+        let s = merge_seconds(workers);
+        let rows: Vec<_> = s
+            .iter()
+            .map(|s| (s.second, s.completed, s.failed))
+            .collect();
+        assert_eq!(rows, vec![(0, 1, 1), (1, 5, 2), (3, 1, 1)]);
+        // 2 significant figures: values within 1%.
+        let near = |got: f64, want: f64| (got - want).abs() <= want / 100.0;
+        assert!(
+            near(s[1].p50_us as f64, 1000.0) && near(s[1].max_us as f64, 1000.0),
+            "{:?}",
+            s[1]
+        );
+        assert!(near(s[1].mean_us, 640.0), "{:?}", s[1]);
+    }
+}
