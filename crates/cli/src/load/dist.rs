@@ -252,10 +252,15 @@ mod tests {
             "{}",
             e.error
         );
-        let e = resolve(&args(Some("0/11"), None), fleet(), none)
+        // A closed loop cannot give 11 shards a connection each out of 10 (a rate load's
+        // shards each open one at least).
+        let mut closed = fleet();
+        closed.pace = Pace::Closed;
+        let e = resolve(&args(Some("0/11"), None), closed, none)
             .err()
             .unwrap();
         assert!(e.error.to_string().contains("-c 11 or more"), "{}", e.error);
+        assert!(resolve(&args(Some("0/11"), None), fleet(), none).is_ok());
     }
 
     #[test]
