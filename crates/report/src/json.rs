@@ -187,7 +187,7 @@ fn generator_json(r: &RunResult) -> Value {
         "cpu_sys_s": s(g.cpu_sys),
         "cpu_us_per_request": round(r.cpu_us_per_request(), 3),
         "busiest_thread": round(g.busiest_thread, 4),
-        "saturated": g.saturated(),
+        "saturated": shootout_analysis::load_warnings::saturated(g),
     })
 }
 

@@ -152,10 +152,7 @@ fn load_line(spec: &LoadSpec) -> String {
 fn warning_lines(r: &RunResult, with_interrupted: bool) -> Vec<String> {
     let mut lines = Vec::new();
     if with_interrupted && r.interrupted {
-        lines.push(format!(
-            "interrupted (Ctrl-C) after {}: the numbers cover only the part that ran",
-            secs(r.duration)
-        ));
+        lines.push(crate::sentences::interrupted(&secs(r.duration)).to_string());
     }
     lines.extend(r.warnings.iter().map(ToString::to_string));
     lines
@@ -197,14 +194,9 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
 /// The interruption note, target and load.
 fn what_ran(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     if r.interrupted {
-        kv(
-            o,
-            "Interrupted",
-            format!(
-                "by Ctrl-C after {}: the numbers cover only the part that ran",
-                secs(r.duration)
-            ),
-        );
+        // The sentence of the warnings block, its lead as the row's name.
+        let said = crate::sentences::interrupted(&secs(r.duration));
+        kv(o, "Interrupted", said.rest.trim_start().to_string());
         emit!(o);
     }
     let mut target = match &spec.list {
@@ -516,7 +508,7 @@ mod tests {
         let out = report(&spec, &r);
         assert!(!out.contains("Failures"), "{out}");
         assert!(
-            out.starts_with("Interrupted   by Ctrl-C after 3.200 s"),
+            out.starts_with("Interrupted   (Ctrl-C or SIGTERM) after 3.200 s"),
             "{out}"
         );
     }
@@ -526,7 +518,7 @@ mod tests {
         let (_, r) = fixtures::interrupted();
         assert_eq!(
             warnings(&r),
-            "Warnings:\n  - interrupted (Ctrl-C) after 3.200 s: the numbers cover only the part that ran\n"
+            "Warnings:\n  - interrupted (Ctrl-C or SIGTERM) after 3.200 s: the numbers cover only the part that ran\n"
         );
         let (_, mut r) = fixtures::rate_mode();
         r.warnings.clear();

@@ -681,10 +681,8 @@ fn load_outcome_facts(o: &mut String, r: &RunResult) {
 fn load_warnings(o: &mut String, r: &RunResult) {
     let mut items: Vec<String> = Vec::new();
     if r.interrupted {
-        items.push(format!(
-            "<li><strong>Interrupted</strong> by Ctrl-C after {}: the numbers cover only the part that ran.</li>",
-            html_span(r.duration)
-        ));
+        let sentence = crate::sentences::interrupted(&html_span(r.duration));
+        items.push(format!("<li>{}</li>", sentence.html()));
     }
     for w in &r.warnings {
         items.push(format!("<li>{}</li>", html_text(&w.to_string())));
@@ -711,9 +709,8 @@ fn load_latency_table(o: &mut String, r: &RunResult, rate: bool) {
     }
 }
 
-/// A load page's charts: the latency spectrum, the sampled requests and the timeline
-/// (failures drawn only when something failed; a note instead of single dots when the
-/// run was too short for a line).
+/// A load page's charts: the latency spectrum, the sampled requests and the timelines
+/// ([`load_timelines`]).
 fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
     let target = Who {
         name: &spec.target.host_header,
@@ -755,6 +752,12 @@ fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
         .svg(),
     );
     o.push_str("\n</div>\n<h3>Timeline</h3>\n");
+    load_timelines(o, r);
+}
+
+/// A load page's timelines: requests (and failures, when something failed) and latency
+/// per second, or a note when the run was too short for a line.
+fn load_timelines(o: &mut String, r: &RunResult) {
     if charts::seconds_drawn(r) < 2 {
         let _ = writeln!(o, "<p class=\"note\">{TOO_SHORT}</p>");
         return;

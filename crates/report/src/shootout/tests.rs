@@ -31,7 +31,7 @@ fn result(completed: u64, secs: f64, latency_us: u64) -> RunResult {
         },
         ..RunResult::empty(at(0), Duration::from_secs_f64(secs))
     };
-    r.derive_warnings();
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     r
 }
 

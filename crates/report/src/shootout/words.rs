@@ -1,14 +1,16 @@
-//! The words the text, Markdown and JSON reports of a run share: a cell's label, the
-//! "times faster" phrase, the `steps` fact, and one line per [`RunWarning`] (the HTML
-//! report words the same warnings its own way, in `html/warnings.rs`). Nothing is decided
-//! here: the numbers and the conditions come from `shootout-analysis`.
+//! The words the reports of a run share: a cell's label, the "times faster" phrase, the
+//! `steps` fact, and one line per [`RunWarning`] for the text, Markdown and JSON reports
+//! (each warning's sentence is worded once, in `sentences.rs`, which the HTML report reads
+//! too). Nothing is decided here: the numbers and the conditions come from
+//! `shootout-analysis`.
 
 use crate::grid::plural;
+use crate::sentences::{load_text, noise_advice, noisy_text, sentence};
 use shootout_analysis::cells::{Ratio, WorkloadBlock};
 use shootout_analysis::evidence::Difference;
 use shootout_analysis::ranking::Ranking;
 use shootout_analysis::{Analysis, CellAt, RunWarning};
-use shootout_model::{ContenderStatus, LoadLevel, RunStatus, StepStatus, Warning};
+use shootout_model::LoadLevel;
 
 /// ab's percentile rows of the "served within" table (100 is the slowest request).
 pub const SERVED_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
@@ -106,104 +108,9 @@ pub(crate) fn steps_line(a: &Analysis) -> String {
     }
 }
 
-/// What a noisy cell's warning advises: pinning, unless the plan already pinned the
-/// contenders and the load to CPUs.
-pub(crate) fn noise_advice(pinned: bool) -> &'static str {
-    if pinned {
-        "add repetitions or lengthen the steps; server and load are already pinned apart"
-    } else {
-        "add repetitions or lengthen the steps, and pin server and load to different CPUs"
-    }
-}
-
-/// The warning as one line of the text, Markdown and JSON reports.
+/// The warning as one line of the text, Markdown and JSON reports: its sentence, or a
+/// cell's warning after its kind and cell.
 pub(crate) fn warning_message(w: &RunWarning) -> String {
-    match w {
-        RunWarning::RunEnded { status, steps } => run_ended(*status, *steps),
-        RunWarning::BaselineNotMeasured { marked, used } => format!(
-            "the baseline {marked} was not measured: the others are compared with {used}"
-        ),
-        RunWarning::NotMeasured {
-            contender,
-            status,
-            has_steps,
-            ..
-        } => format!("{contender} {}", not_measured(*status, *has_steps)),
-        RunWarning::StepEndedEarly {
-            at,
-            repetition,
-            status,
-        } => {
-            let what = match status {
-                StepStatus::Interrupted => "was interrupted (Ctrl-C): it is shorter than the others",
-                StepStatus::ContenderDied | StepStatus::Complete => {
-                    "ended when the contender died: its numbers cover the part before"
-                }
-            };
-            format!("{} repetition {repetition} {what}", at_label(at))
-        }
-        RunWarning::Load { .. } => load_message(w),
-        RunWarning::Noisy {
-            at,
-            rps_min,
-            rps_max,
-            range_share,
-            reps,
-            pinned,
-            ..
-        } => format!(
-            "noisy: {}: req/s ranged {rps_min:.0}–{rps_max:.0} over {reps} repetitions, {:.0}% of the median ({})",
-            at_label(at),
-            range_share * 100.0,
-            noise_advice(*pinned)
-        ),
-    }
-}
-
-/// How the run ended, and what the tables cover.
-fn run_ended(status: RunStatus, n: usize) -> String {
-    let stored = plural(n, "step", "steps");
-    match status {
-        RunStatus::Interrupted => format!(
-            "the run was interrupted (Ctrl-C) after {stored}: the tables cover those only"
-        ),
-        RunStatus::Running => format!(
-            "the run has no end: it is still running, or shootout died without a word; the tables cover the {stored} stored so far"
-        ),
-        RunStatus::Abandoned => format!(
-            "the run was abandoned: its shootout died before the end (killed, or a second Ctrl-C); the tables cover the {stored} stored"
-        ),
-        RunStatus::Failed | RunStatus::Complete if n == 0 => {
-            "the run failed: no contender could be measured".to_string()
-        }
-        RunStatus::Failed | RunStatus::Complete => {
-            format!("the run failed before its end: the tables cover the {stored} stored")
-        }
-    }
-}
-
-/// What became of a contender that was not measured, after its name.
-fn not_measured(status: ContenderStatus, has_steps: bool) -> &'static str {
-    match status {
-        ContenderStatus::Measured | ContenderStatus::Skipped => {
-            "was not measured: the run ended before its turn"
-        }
-        ContenderStatus::SetupFailed => "was not measured: its setup failed",
-        ContenderStatus::Exited => "was not measured: it exited before it was ready",
-        ContenderStatus::NeverReady => "was not measured: it never became ready",
-        ContenderStatus::VerificationFailed => "failed verification, not measured",
-        ContenderStatus::Crashed if has_steps => {
-            "crashed while being measured: the steps before are kept"
-        }
-        ContenderStatus::Crashed => "crashed before its first step",
-        ContenderStatus::Interrupted => {
-            "was not measured: the run was interrupted before its first step"
-        }
-    }
-}
-
-/// A load run's warning of one cell: `generator saturated: nginx · hello · c=8: …`.
-fn load_message(w: &RunWarning) -> String {
     match w {
         RunWarning::Load { at, warning, .. } => format!(
             "{}: {}: {}",
@@ -211,40 +118,12 @@ fn load_message(w: &RunWarning) -> String {
             at_label(at),
             load_text(w)
         ),
-        _ => String::new(),
-    }
-}
-
-/// What a load run's warning of one cell says, after its kind and cell: the text of the
-/// first such warning (the busiest thread for a saturated generator, the cell's totals for
-/// failures) and in how many repetitions it was raised. The HTML report lists it under a
-/// title for its kind.
-pub(crate) fn load_text(w: &RunWarning) -> String {
-    let RunWarning::Load {
-        warning,
-        found_in,
-        reps,
-        failures,
-        completed,
-        ..
-    } = w
-    else {
-        return String::new();
-    };
-    let of = if *reps > 1 {
-        format!(" (in {found_in} of {reps} repetitions)")
-    } else {
-        String::new()
-    };
-    match warning {
-        Warning::GeneratorSaturated { busiest_thread } => format!(
-            "its busiest thread was on a CPU {:.0}% of the step{of}: the limit may be shootout's, not the server's (give the load more CPUs with load_cpus, or pin server and load apart with server_cpus and load_cpus)",
-            busiest_thread * 100.0
+        RunWarning::Noisy { at, pinned, .. } => format!(
+            "noisy: {}: {} ({})",
+            at_label(at),
+            noisy_text(w),
+            noise_advice(*pinned)
         ),
-        Warning::Failures { .. } => format!(
-            "{} of {completed} requests failed: {failures}{of}; their latency is not comparable with a healthy server's",
-            failures.total(),
-        ),
-        _ => format!("{warning}{of}"),
+        _ => sentence(w).map(|s| s.to_string()).unwrap_or_default(),
     }
 }
