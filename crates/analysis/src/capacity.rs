@@ -101,13 +101,10 @@ pub enum Next {
     Done(Capacity),
 }
 
-/// Whether the generator kept the schedule of `result`: not when its run was warned
-/// [`Warning::ScheduleNotKept`](shootout_model::Warning::ScheduleNotKept).
+/// Whether the generator kept the schedule of `result` (the one rule of
+/// [`crate::load_warnings::schedule_kept`]).
 pub fn kept(result: &RunResult) -> bool {
-    !result
-        .warnings
-        .iter()
-        .any(|w| matches!(w, shootout_model::Warning::ScheduleNotKept { .. }))
+    crate::load_warnings::schedule_kept(result)
 }
 
 /// A step's verdict against `slos` (each the condition that must hold, in `--fail-if`'s

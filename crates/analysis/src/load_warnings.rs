@@ -119,6 +119,12 @@ fn slow_connects(result: &RunResult) -> Option<Warning> {
     (slow > 0).then_some(Warning::SlowConnects { count: slow })
 }
 
+/// Rate mode: whether the schedule was kept (see [`schedule_not_kept`]); a closed loop has
+/// none to keep.
+pub fn schedule_kept(result: &RunResult) -> bool {
+    schedule_not_kept(result).is_none()
+}
+
 /// Rate mode: 1% short of the target, or more than 1% of the requests late, is "not kept".
 fn schedule_not_kept(result: &RunResult) -> Option<Warning> {
     let s = result.schedule.as_ref()?;
@@ -286,48 +292,5 @@ mod tests {
                 allowed: 3
             }]
         );
-    }
-
-    /// The engine derives its result's warnings through the model's
-    /// [`RunResult::warn`] until it leaves them to this module: both must agree.
-    #[test]
-    fn the_engines_own_derivation_agrees_with_this_one() {
-        let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:1/").unwrap());
-        spec.connections = 10;
-        let mut results = vec![empty()];
-        let mut r = empty();
-        r.counts.completed = 1000;
-        r.counts.ok = 990;
-        r.counts.failures[shootout_model::FailureKind::Status] = 10;
-        r.counts.connections_failed = 2;
-        r.counts.dropped = 3;
-        r.counts.retried = 4;
-        r.histograms.latency.record_n(2000, 1000).unwrap();
-        r.histograms.setup.record(1_000_000).unwrap();
-        r.generator.busiest_thread = 0.95;
-        results.push(r.clone());
-        r.schedule = Some(ScheduleStats {
-            target_rps: 1000.0,
-            achieved_rps: 980.0,
-            due: 1000,
-            sent: 980,
-            late: 30,
-            late_no_connection: 20,
-            max_lag: Duration::ZERO,
-            ..Default::default()
-        });
-        results.push(r);
-        for pace in [Pace::Closed, Pace::Rate(1000.0)] {
-            spec.pace = pace;
-            for r in &results {
-                let mut engine = r.clone();
-                engine.warn(&spec);
-                engine.note_streams_limited(8, Some(3));
-                let mut ours = r.clone();
-                ours.note_streams_limited(8, Some(3));
-                refresh(&mut ours, &spec);
-                assert_eq!(engine.warnings, ours.warnings, "{pace:?}");
-            }
-        }
     }
 }
