@@ -135,6 +135,75 @@ fn schedule_not_kept(result: &RunResult) -> Option<Warning> {
         achieved_rps: s.achieved_rps,
         late: s.late,
         waited: s.late_no_connection.min(s.late),
+        capped: held_by_cap(s),
+    })
+}
+
+/// Every connection the run could open was open: the cap was reached, or the run was
+/// measured before connections opened as the schedule needed them (no cap recorded: its
+/// connections were all it had).
+fn held_by_cap(s: &shootout_model::ScheduleStats) -> bool {
+    s.capped || s.max_connections == 0
+}
+
+/// Why a schedule was not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotKept {
+    /// Sends were late with a connection free, or the rate was not sent: the generator
+    /// fell behind.
+    Generator,
+    /// Sends waited for a connection with the cap on connections reached.
+    ConnectionCap,
+    /// Sends waited for a connection below the cap: the server turned new connections
+    /// away or was slow to accept them.
+    Server,
+}
+
+impl NotKept {
+    /// The reason's key in JSON: `generator`, `connection_cap`, `server`.
+    pub fn key(self) -> &'static str {
+        match self {
+            NotKept::Generator => "generator",
+            NotKept::ConnectionCap => "connection_cap",
+            NotKept::Server => "server",
+        }
+    }
+}
+
+/// How a rate run kept its schedule: whether (by the rule of [`schedule_kept`]), why not,
+/// the share of sends that left within 1 ms of their due time, and the share of the rate
+/// asked for that was sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Certificate {
+    /// The schedule was kept.
+    pub kept: bool,
+    /// Why not, when it was not.
+    pub reason: Option<NotKept>,
+    /// Sends within 1 ms of their due time, as a share of all sends (0..1).
+    pub on_time: f64,
+    /// Requests per second sent over those asked for.
+    pub achieved_share: f64,
+}
+
+/// The schedule's certificate of a rate run; `None` in a closed loop.
+pub fn certificate(result: &RunResult) -> Option<Certificate> {
+    let s = result.schedule.as_ref()?;
+    let kept = schedule_kept(result);
+    let waited = s.late_no_connection.min(s.late) * 2 >= s.late && s.late > 0;
+    let reason = (!kept).then_some(match (waited, held_by_cap(s)) {
+        (true, true) => NotKept::ConnectionCap,
+        (true, false) => NotKept::Server,
+        (false, _) => NotKept::Generator,
+    });
+    Some(Certificate {
+        kept,
+        reason,
+        on_time: (s.sent - s.late.min(s.sent)) as f64 / s.sent.max(1) as f64,
+        achieved_share: if s.target_rps > 0.0 {
+            s.achieved_rps / s.target_rps
+        } else {
+            0.0
+        },
     })
 }
 
@@ -213,6 +282,34 @@ mod tests {
         r.generator.busiest_thread = 0.5;
         r.schedule = None;
         assert_eq!(derive(&r, None), vec![]);
+    }
+
+    /// Each rate run is certified: kept or not, why not (who was late, whether the cap
+    /// was reached), the share of sends on time and of the rate sent.
+    #[test]
+    fn a_schedule_certificate_says_who_was_late() {
+        let run = |late, waited, capped| RunResult {
+            schedule: Some(ScheduleStats {
+                target_rps: 1000.0,
+                achieved_rps: 1000.0,
+                due: 1000,
+                sent: 1000,
+                late,
+                late_no_connection: waited,
+                capped,
+                max_connections: 100,
+                ..Default::default()
+            }),
+            ..empty()
+        };
+        let c = certificate(&run(5, 0, false)).unwrap();
+        assert_eq!((c.kept, c.reason), (true, None));
+        assert!((c.on_time - 0.995).abs() < 1e-9 && (c.achieved_share - 1.0).abs() < 1e-9);
+        let reason = |late, waited, capped| certificate(&run(late, waited, capped)).unwrap().reason;
+        assert_eq!(reason(50, 0, false), Some(NotKept::Generator));
+        assert_eq!(reason(50, 40, true), Some(NotKept::ConnectionCap));
+        assert_eq!(reason(50, 40, false), Some(NotKept::Server));
+        assert_eq!(certificate(&empty()), None, "a closed loop has no schedule");
     }
 
     #[test]

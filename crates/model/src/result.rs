@@ -464,6 +464,9 @@ pub enum Warning {
         /// outstanding (the server, or too few connections, was the limit).
         #[serde(default)]
         waited: u64,
+        /// The cap on connections was reached: no more could open for the waiting ones.
+        #[serde(default)]
+        capped: bool,
     },
     /// Connections could not be opened.
     ConnectFailed {
@@ -550,11 +553,15 @@ impl fmt::Display for Warning {
             // Who was late decides the advice: connections all waiting on the server mean
             // the server (at this many connections) could not keep up; a free connection
             // and a late send mean shootout's own loop fell behind.
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited } if *waited * 2 >= *late => write!(
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped: true } if *waited * 2 >= *late => write!(
                 f,
-                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server: the server could not keep up with this rate at this many connections (raise -c only if it can take more requests at once; else lower --rate)"
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up with this rate at this many connections (raise --max-connections only if it can take more requests at once; else lower --rate)"
             ),
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited } => write!(
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } if *waited * 2 >= *late => write!(
+                f,
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server while it turned new ones away or was slow to accept them: the server could not keep up with this rate (lower --rate)"
+            ),
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } => write!(
                 f,
                 "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {} of them while a connection was free: shootout's own loop fell behind (add --threads, pin server and generator to different CPUs, or lower --rate)",
                 late - waited
@@ -795,6 +802,7 @@ mod tests {
                 achieved_rps: 5.0,
                 late: 2,
                 waited: 1,
+                capped: true,
             },
             Warning::ConnectFailed { count: 1 },
             Warning::Failures {
@@ -900,24 +908,34 @@ mod tests {
 
     #[test]
     fn a_schedule_not_kept_names_the_server_or_the_generator_by_who_was_late() {
-        let not_kept = |late, waited| {
+        let not_kept = |late, waited, capped| {
             Warning::ScheduleNotKept {
                 target_rps: 1000.0,
                 achieved_rps: 800.0,
                 late,
                 waited,
+                capped,
             }
             .to_string()
         };
-        // Most late sends waited for a connection: every one was waiting on the server.
-        let server = not_kept(100, 90);
+        // Most late sends waited for a connection with the cap reached: every one was
+        // waiting on the server, and the advice is the cap.
+        let server = not_kept(100, 90, true);
         assert!(
-            server.contains("100 requests sent late, 90 of them because every connection was waiting on the server: the server could not keep up")
+            server.contains("100 requests sent late, 90 of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up")
+                && server.contains("--max-connections")
                 && !server.contains("--threads"),
             "{server}"
         );
+        // Below the cap, they waited for connections the server was slow to take.
+        let refusing = not_kept(100, 90, false);
+        assert!(
+            refusing.contains("turned new ones away or was slow to accept them")
+                && !refusing.contains("--max-connections"),
+            "{refusing}"
+        );
         // Most were late with a connection free: the generator's loop.
-        let generator = not_kept(100, 10);
+        let generator = not_kept(100, 10, false);
         assert!(
             generator.contains("90 of them while a connection was free: shootout's own loop fell behind (add --threads")
                 && !generator.contains("waiting on the server"),

@@ -437,6 +437,9 @@ fn costs(o: &mut String, r: &RunResult) {
             ),
         );
         kv(o, "Send lag", send_lag(s));
+        if let Some(c) = shootout_analysis::load_warnings::certificate(r) {
+            kv(o, "Kept", kept_line(&c));
+        }
     }
     let g = &r.generator;
     let per_request = if c.completed > 0 {
@@ -455,6 +458,23 @@ fn costs(o: &mut String, r: &RunResult) {
             g.busiest_thread * 100.0
         ),
     );
+}
+
+/// The schedule's certificate in one line: `yes: 99.95% of sends within 1 ms of their due
+/// time, 100.0% of the rate sent` or `no, the generator fell behind: …`.
+fn kept_line(c: &shootout_analysis::load_warnings::Certificate) -> String {
+    use shootout_analysis::load_warnings::NotKept;
+    let verdict = match c.reason {
+        None => "yes",
+        Some(NotKept::Generator) => "no, the generator fell behind",
+        Some(NotKept::ConnectionCap) => "no, the connection cap held sends back",
+        Some(NotKept::Server) => "no, the server was slow to take connections",
+    };
+    format!(
+        "{verdict}: {:.2}% of sends within 1 ms of their due time, {:.1}% of the rate sent",
+        c.on_time * 100.0,
+        c.achieved_share * 100.0
+    )
 }
 
 /// How late the sends went out and the connections the schedule used: `p50 0.004 ms,
