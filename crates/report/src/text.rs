@@ -182,7 +182,7 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     outcome(&mut o, r);
     timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));
     by_target(&mut o, r);
-    costs(&mut o, r);
+    costs(&mut o, r, spec.busy_poll);
     let lines = warning_lines(r, false);
     if !lines.is_empty() {
         emit!(o);
@@ -407,7 +407,7 @@ fn by_target(o: &mut String, r: &RunResult) {
 }
 
 /// Connections, the schedule's keeping and the generator's own cost.
-fn costs(o: &mut String, r: &RunResult) {
+fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
     let c = &r.counts;
     let mut conns = format!(
         "{} opened, {} failed",
@@ -447,11 +447,19 @@ fn costs(o: &mut String, r: &RunResult) {
     } else {
         "no request to share it".to_string()
     };
+    let polling = if busy_poll.is_zero() {
+        String::new()
+    } else {
+        format!(
+            "; busy polling up to {} µs before each sleep",
+            busy_poll.as_micros()
+        )
+    };
     kv(
         o,
         "Generator",
         format!(
-            "{:.3} s CPU ({:.3} user + {:.3} sys), {per_request}, busiest thread {:.0}% busy",
+            "{:.3} s CPU ({:.3} user + {:.3} sys), {per_request}, busiest thread {:.0}% busy{polling}",
             g.cpu().as_secs_f64(),
             g.cpu_user.as_secs_f64(),
             g.cpu_sys.as_secs_f64(),
@@ -543,6 +551,26 @@ mod tests {
         let (_, mut r) = fixtures::rate_mode();
         r.warnings.clear();
         assert_eq!(warnings(&r), "");
+    }
+
+    /// The Generator line says when the workers busy-polled before sleeping.
+    #[test]
+    fn the_generator_line_says_when_it_busy_polled() {
+        let (mut spec, r) = fixtures::rate_mode();
+        let generator = |spec: &LoadSpec| {
+            report(spec, &r)
+                .lines()
+                .find(|l| l.starts_with("Generator"))
+                .unwrap()
+                .to_string()
+        };
+        assert!(!generator(&spec).contains("busy polling"));
+        spec.busy_poll = std::time::Duration::from_micros(50);
+        assert!(
+            generator(&spec).ends_with("; busy polling up to 50 µs before each sleep"),
+            "{}",
+            generator(&spec)
+        );
     }
 
     #[test]

@@ -279,3 +279,23 @@ fn noise_advice_knows_whether_the_plan_pinned() {
     r.run.plan_resolved = r#"{"server_cpus":[1],"load_cpus":null}"#.into();
     assert!(noisy(&r).contains("and pin server and load to different CPUs"));
 }
+
+/// The report says when the load busy-polled (the plan's setting, stored with the run).
+#[test]
+fn the_report_says_when_the_load_busy_polled() {
+    let mut r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        vec![step(1, 1, 1, 1000, 500)],
+    );
+    assert!(!text(&r).contains("busy-polled"));
+    r.run.plan_resolved = r#"{"server_cpus":[1],"load_cpus":[0],"busy_poll_us":50}"#.into();
+    let machine = text(&r)
+        .lines()
+        .find(|l| l.trim_start().starts_with("machine"))
+        .unwrap()
+        .to_string();
+    assert!(
+        machine.contains("the load busy-polled up to 50 µs before each sleep"),
+        "{machine}"
+    );
+}
