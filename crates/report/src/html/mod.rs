@@ -675,6 +675,46 @@ fn load_outcome_facts(o: &mut String, r: &RunResult) {
             num(r.generator.busiest_thread * 100.0, 0)
         ),
     );
+    schedule_facts(o, r);
+}
+
+/// Rate mode: whether the schedule was kept (the analysis' certificate), how late the
+/// sends went out, and the connections it used.
+fn schedule_facts(o: &mut String, r: &RunResult) {
+    use shootout_analysis::load_warnings::{certificate, NotKept};
+    let (Some(s), Some(c)) = (&r.schedule, certificate(r)) else {
+        return;
+    };
+    let verdict = match c.reason {
+        None => "kept",
+        Some(NotKept::Generator) => "not kept: the generator fell behind",
+        Some(NotKept::ConnectionCap) => "not kept: the connection cap held sends back",
+        Some(NotKept::Server) => "not kept: the server was slow to take connections",
+    };
+    fact(
+        o,
+        "Schedule",
+        &format!(
+            "{verdict}; {}% of sends within 1 ms of their due time, {}% of the rate sent",
+            num(c.on_time * 100.0, 2),
+            num(c.achieved_share * 100.0, 1)
+        ),
+    );
+    fact(
+        o,
+        "Send lag",
+        &format!(
+            "p50 {} ms, p99 {} ms, p99.9 {} ms, max {} ms; {} connection{} (cap {}, {})",
+            num(s.lag_p50_us as f64 / 1e3, 3),
+            num(s.lag_p99_us as f64 / 1e3, 3),
+            num(s.lag_p999_us as f64 / 1e3, 3),
+            num(s.max_lag.as_secs_f64() * 1e3, 3),
+            s.connections,
+            if s.connections == 1 { "" } else { "s" },
+            s.max_connections,
+            if s.capped { "reached" } else { "not reached" }
+        ),
+    );
 }
 
 /// A load page's warnings section (or its "no warnings" line).
@@ -822,5 +862,19 @@ mod tests {
                 want
             );
         }
+    }
+
+    /// A rate run's page certifies its schedule and gives the send lag and connections.
+    #[test]
+    fn a_rate_page_says_whether_the_schedule_was_kept() {
+        let (spec, r) = crate::fixtures::rate_mode();
+        let page = render_load(&spec, &r);
+        assert!(
+            page.contains("not kept: the generator fell behind; 93.94% of sends within 1 ms"),
+            "{page}"
+        );
+        assert!(page.contains("p50 0.040 ms, p99 3.100 ms, p99.9 9.800 ms, max 12.000 ms; 6 connections (cap 65000, not reached)"));
+        let (spec, r) = crate::fixtures::closed_with_failures();
+        assert!(!render_load(&spec, &r).contains("Send lag"));
     }
 }
