@@ -18,6 +18,7 @@ pub mod cells;
 pub mod combine;
 pub mod compare;
 pub mod evidence;
+pub mod headline;
 pub mod load_warnings;
 pub mod mann_whitney;
 pub mod merge;

@@ -58,6 +58,9 @@ section.warnings{background:#fff4e6;border:1px solid #f0c89a;border-left:5px sol
 section.warnings h2{border:0;margin:6px 0;font-size:18px}
 section.warnings ul{margin:4px 0 8px;padding-left:20px}
 section.warnings summary{cursor:pointer}
+section.headline{background:#eef3fb;border:1px solid #b9cbe8;border-left:5px solid #0072B2;border-radius:4px;padding:6px 16px;margin:16px 0;font-size:17px}
+section.headline h2{border:0;margin:6px 0;font-size:18px}
+section.headline ul{margin:4px 0 8px;padding-left:20px}
 section.ok{background:#eef7f1;border:1px solid #bfdcc9;border-left:5px solid #009E73;border-radius:4px;padding:8px 16px;margin:16px 0}
 .tw{max-width:100%;overflow-x:auto;margin:6px 0 14px}
 table{border-collapse:collapse;background:#fff;border:1px solid #ddd;font-variant-numeric:tabular-nums;font-size:14px;width:100%}
@@ -163,6 +166,26 @@ fn warnings_section(o: &mut String, items: &[String]) {
     o.push_str("</ul></section>\n");
 }
 
+/// The answer first: per workload, who won, by how much and how sure (or that it was a
+/// tie, depends on the level, or could not be told).
+fn headline_section(o: &mut String, a: &Analysis) {
+    let lines = shootout_analysis::headline::headlines(a);
+    if lines.is_empty() {
+        return;
+    }
+    o.push_str("<section class=\"headline\" id=\"answer\"><h2>The answer</h2><ul>\n");
+    for h in &lines {
+        let sentence = crate::shootout::words::headline_sentence(h, |i| a.name(i));
+        let _ = writeln!(
+            o,
+            "<li><strong>{}</strong>: {}</li>",
+            html_text(&h.workload),
+            html_text(&sentence)
+        );
+    }
+    o.push_str("</ul></section>\n");
+}
+
 /// The HTML report of a stored shootout run.
 pub fn render_run(run: &StoredRun) -> String {
     let r = &run.run;
@@ -187,6 +210,7 @@ pub fn render_run(run: &StoredRun) -> String {
         utc(r.started)
     );
 
+    headline_section(&mut o, &a);
     run_facts(&mut o, run);
     warnings_section(&mut o, &warnings::run_warnings(&a));
 

@@ -15,6 +15,60 @@ use shootout_model::LoadLevel;
 /// ab's percentile rows of the "served within" table (100 is the slowest request).
 pub const SERVED_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
 
+/// A workload's answer in words, names from `name`: `nginx is first at every level,
+/// 28–39× http.server; a significant difference at 3 of 3 levels`.
+pub(crate) fn headline_sentence<'n>(
+    h: &shootout_analysis::headline::Headline,
+    name: impl Fn(usize) -> &'n str,
+) -> String {
+    use shootout_analysis::headline::Answer;
+    let times = |x: f64| {
+        if x >= 10.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.2}")
+        }
+    };
+    match &h.answer {
+        Answer::Winner {
+            winner,
+            second,
+            ratio: (low, high),
+            sure,
+            levels,
+        } => {
+            let span = if times(*low) == times(*high) {
+                format!("{}×", times(*low))
+            } else {
+                format!("{}–{}×", times(*low), times(*high))
+            };
+            let every = if *levels == 1 {
+                "first".to_string()
+            } else {
+                "first at every level".to_string()
+            };
+            format!(
+                "{} is {every}, {span} {}; a significant difference at {sure} of {}",
+                name(*winner),
+                second.map_or("the next", &name),
+                plural(*levels, "level", "levels")
+            )
+        }
+        Answer::Tie { levels } => format!(
+            "no significant difference between the first two at any of the {} tested",
+            plural(*levels, "level", "levels")
+        ),
+        Answer::Depends(firsts) => {
+            let each: Vec<String> = firsts
+                .iter()
+                .map(|(level, c)| format!("{level} {}", name(*c)))
+                .collect();
+            format!("the first depends on the level: {}", each.join(", "))
+        }
+        Answer::Untested => "too little evidence to rank the contenders: too few repetitions and seconds to test a difference (raise repeat, lengthen the steps, or drop --quick)".into(),
+    }
+}
+
 /// The title of a level's "served within" table (after ab's own).
 pub(crate) fn served_title(level: LoadLevel) -> String {
     format!("Percentage of the requests served within a certain time (ms), {level}")
@@ -125,5 +179,51 @@ pub(crate) fn warning_message(w: &RunWarning) -> String {
             noise_advice(*pinned)
         ),
         _ => sentence(w).map(|s| s.to_string()).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_analysis::headline::{Answer, Headline};
+
+    #[test]
+    fn a_headline_says_who_won_by_how_much_and_how_sure() {
+        let names = ["nginx", "http.server"];
+        let say = |answer| {
+            headline_sentence(
+                &Headline {
+                    workload: "GET /".into(),
+                    answer,
+                },
+                |i| names[i],
+            )
+        };
+        assert_eq!(
+            say(Answer::Winner {
+                winner: 0,
+                second: Some(1),
+                ratio: (28.4, 39.1),
+                sure: 3,
+                levels: 3
+            }),
+            "nginx is first at every level, 28–39× http.server; a significant difference at 3 of 3 levels"
+        );
+        assert_eq!(
+            say(Answer::Winner {
+                winner: 1,
+                second: None,
+                ratio: (1.234, 1.234),
+                sure: 0,
+                levels: 1
+            }),
+            "http.server is first, 1.23× the next; a significant difference at 0 of 1 level"
+        );
+        assert_eq!(
+            say(Answer::Depends(vec![("c=1".into(), 0), ("c=64".into(), 1)])),
+            "the first depends on the level: c=1 nginx, c=64 http.server"
+        );
+        assert!(say(Answer::Untested).contains("drop --quick"));
+        assert!(say(Answer::Tie { levels: 2 }).contains("any of the 2 levels tested"));
     }
 }
