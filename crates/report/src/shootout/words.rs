@@ -101,11 +101,33 @@ pub const RANKING_LEGEND: &str = "Ranking by good-answer req/s (≫ significantl
 
 /// `c=120: nginx ≫ httpd ≈ handler > uwsgi` for each level of workload `w` with two or
 /// more contenders.
+/// A line with a `?` says why there was too little evidence and what to do: `(?: 1
+/// repetition of 1 s per contender; raise repeat or lengthen the steps, or drop --quick)`.
 pub(crate) fn ranking_lines(a: &Analysis, w: &WorkloadBlock) -> Vec<String> {
     w.levels
         .iter()
-        .filter_map(|l| Ranking::of(w.name, l))
-        .map(|r| r.line(|i| a.name(i)))
+        .filter_map(|l| Ranking::of(w.name, l).map(|r| (l, r)))
+        .map(|(l, r)| {
+            let line = r.line(|i| a.name(i));
+            let untested = r
+                .steps
+                .iter()
+                .any(|s| s.relation == shootout_analysis::ranking::Relation::Untested);
+            if !untested {
+                return line;
+            }
+            let reps = l.cells.iter().map(|c| c.steps.len()).min().unwrap_or(0);
+            let secs = l
+                .cells
+                .iter()
+                .flat_map(|c| c.steps.iter().map(|s| s.result.duration.as_secs_f64()))
+                .fold(f64::INFINITY, f64::min);
+            format!(
+                "{line} (?: {} of {} s per contender; raise repeat or lengthen the steps, or drop --quick)",
+                plural(reps, "repetition", "repetitions"),
+                crate::units::trim_float((secs * 10.0).round() / 10.0)
+            )
+        })
         .collect()
 }
 
