@@ -19,15 +19,17 @@ pub struct Headline {
 /// What a workload's levels say together.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
-    /// The same contender was first at every level with two or more contenders.
+    /// The same contender was first, significantly ahead of the second, at every level
+    /// where the first was significantly ahead (`sure` of the `levels`; at the others the
+    /// first two were not told apart).
     Winner {
         /// The contender (index into the run's contenders).
         winner: usize,
-        /// The second at each level, when it was the same one everywhere.
+        /// The second at those levels, when it was the same one at all of them.
         second: Option<usize>,
-        /// The first's median req/s over the second's, lowest and highest over the levels.
+        /// The winner's median req/s over the second's there, lowest and highest.
         ratio: (f64, f64),
-        /// Levels where the first was significantly faster than the second.
+        /// Levels where the winner was significantly ahead.
         sure: usize,
         /// Levels ranked.
         levels: usize,
@@ -37,8 +39,8 @@ pub enum Answer {
         /// Levels ranked.
         levels: usize,
     },
-    /// The first differs between levels: each level's first, in level order (level label,
-    /// contender).
+    /// The first, where significantly ahead, differs between levels: each such level's
+    /// first, in level order (level label, contender).
     Depends(Vec<(String, usize)>),
     /// No level could be tested (too few repetitions and seconds).
     Untested,
@@ -59,31 +61,36 @@ pub fn headlines(a: &Analysis) -> Vec<Headline> {
         .collect()
 }
 
-/// What the rankings of one workload's levels say together; `None` with none.
+/// What the rankings of one workload's levels say together; `None` with none. A level
+/// where the first two are not significantly apart names no winner: the winner is the
+/// contender first at every level where the first is significantly ahead, and the levels
+/// where it is not are counted as such.
 fn answer(levels: &[&Ranking]) -> Option<Answer> {
-    let first = levels.first()?;
-    let tested: Vec<&&Ranking> = levels
+    if levels.is_empty() {
+        return None;
+    }
+    let tested = levels
         .iter()
         .filter(|r| r.steps[0].relation != Relation::Untested)
-        .collect();
-    if tested.is_empty() {
+        .count();
+    if tested == 0 {
         return Some(Answer::Untested);
     }
-    let sure = |r: &Ranking| matches!(r.steps[0].relation, Relation::Faster | Relation::MuchFaster);
-    if !tested.iter().any(|r| sure(r)) {
-        return Some(Answer::Tie {
-            levels: tested.len(),
-        });
-    }
-    if levels.iter().any(|r| r.order[0] != first.order[0]) {
+    let sure: Vec<&&Ranking> = levels
+        .iter()
+        .filter(|r| matches!(r.steps[0].relation, Relation::Faster | Relation::MuchFaster))
+        .collect();
+    let Some(first) = sure.first() else {
+        return Some(Answer::Tie { levels: tested });
+    };
+    if sure.iter().any(|r| r.order[0] != first.order[0]) {
         return Some(Answer::Depends(
-            levels
-                .iter()
+            sure.iter()
                 .map(|r| (r.level.to_string(), r.order[0]))
                 .collect(),
         ));
     }
-    let ratios: Vec<f64> = levels
+    let ratios: Vec<f64> = sure
         .iter()
         .filter_map(|r| r.steps[0].difference.as_ref().map(|d| 1.0 / d.ratio))
         .filter(|x| x.is_finite())
@@ -92,7 +99,7 @@ fn answer(levels: &[&Ranking]) -> Option<Answer> {
     let high = ratios.iter().copied().fold(0.0, f64::max);
     Some(Answer::Winner {
         winner: first.order[0],
-        second: levels
+        second: sure
             .iter()
             .all(|r| r.order[1] == first.order[1])
             .then_some(first.order[1]),
@@ -101,7 +108,7 @@ fn answer(levels: &[&Ranking]) -> Option<Answer> {
         } else {
             (low, high)
         },
-        sure: levels.iter().filter(|r| sure(r)).count(),
+        sure: sure.len(),
         levels: levels.len(),
     })
 }
@@ -145,7 +152,7 @@ mod tests {
                 levels,
             } => {
                 assert_eq!((winner, second, sure, levels), (0, Some(1), 2, 3));
-                assert!((ratio.0 - 1.02).abs() < 1e-9 && (ratio.1 - 39.0).abs() < 1e-9);
+                assert!((ratio.0 - 28.0).abs() < 1e-9 && (ratio.1 - 39.0).abs() < 1e-9);
             }
             other => panic!("{other:?}"),
         }
@@ -163,6 +170,17 @@ mod tests {
             answer(&[&a, &b]),
             Some(Answer::Depends(vec![("c=1".into(), 0), ("c=16".into(), 1)]))
         );
+        // A level where another is first but not significantly names no winner.
+        let tied = level(4, [1, 0], Some(0.99), Relation::Tie);
+        assert!(matches!(
+            answer(&[&tied, &a]),
+            Some(Answer::Winner {
+                winner: 0,
+                sure: 1,
+                levels: 2,
+                ..
+            })
+        ));
         assert_eq!(answer(&[]), None);
     }
 }

@@ -281,6 +281,16 @@ fn run_facts(o: &mut String, run: &StoredRun) {
             mib_or_gib(m.memory_bytes)
         ),
     );
+    if let Some(us) = shootout_model::resolved::ResolvedPlan::parse(&r.plan_resolved)
+        .and_then(|p| p.busy_poll_us)
+        .filter(|&us| us > 0)
+    {
+        fact(
+            o,
+            "Load",
+            &format!("busy-polled up to {us} µs before each sleep (its CPUs were its own)"),
+        );
+    }
     let mut versions: Vec<String> = m
         .versions
         .iter()

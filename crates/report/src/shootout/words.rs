@@ -42,17 +42,18 @@ pub(crate) fn headline_sentence<'n>(
             } else {
                 format!("{}–{}×", times(*low), times(*high))
             };
-            let every = if *levels == 1 {
-                "first".to_string()
-            } else {
-                "first at every level".to_string()
-            };
-            format!(
-                "{} is {every}, {span} {}; a significant difference at {sure} of {}",
-                name(*winner),
-                second.map_or("the next", &name),
-                plural(*levels, "level", "levels")
-            )
+            let second = second.map_or("the next", &name);
+            match (*sure, *levels) {
+                (1, 1) => format!("{} is first, {span} {second}", name(*winner)),
+                (s, l) if s == l => format!(
+                    "{} is first at every level, {span} {second}, significantly at all {l}",
+                    name(*winner)
+                ),
+                (s, l) => format!(
+                    "{} is ahead at {s} of {l} levels, {span} {second} there; no significant difference at the others",
+                    name(*winner)
+                ),
+            }
         }
         Answer::Tie { levels } => format!(
             "no significant difference between the first two at any of the {} tested",
@@ -229,17 +230,27 @@ mod tests {
                 sure: 3,
                 levels: 3
             }),
-            "nginx is first at every level, 28–39× http.server; a significant difference at 3 of 3 levels"
+            "nginx is first at every level, 28–39× http.server, significantly at all 3"
         );
         assert_eq!(
             say(Answer::Winner {
                 winner: 1,
                 second: None,
                 ratio: (1.234, 1.234),
-                sure: 0,
+                sure: 1,
                 levels: 1
             }),
-            "http.server is first, 1.23× the next; a significant difference at 0 of 1 level"
+            "http.server is first, 1.23× the next"
+        );
+        assert_eq!(
+            say(Answer::Winner {
+                winner: 0,
+                second: Some(1),
+                ratio: (1.03, 1.42),
+                sure: 2,
+                levels: 3
+            }),
+            "nginx is ahead at 2 of 3 levels, 1.03–1.42× http.server there; no significant difference at the others"
         );
         assert_eq!(
             say(Answer::Depends(vec![("c=1".into(), 0), ("c=64".into(), 1)])),
