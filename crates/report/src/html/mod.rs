@@ -67,6 +67,7 @@ table{border-collapse:collapse;background:#fff;border:1px solid #ddd;font-varian
 th,td{padding:4px 7px;border-bottom:1px solid #ececec;text-align:right;white-space:nowrap}
 th{background:#efefeb;font-weight:600;white-space:normal;vertical-align:bottom}
 th.l,td.l{text-align:left}
+td.l code{white-space:pre-wrap;overflow-wrap:anywhere}
 tr.group td{border-top:2px solid #d0d0cb}
 td.bad{color:#b23c00;font-weight:600}
 .noisy{color:#b23c00}
