@@ -17,6 +17,7 @@ pub(crate) use habits::refused_before_parse;
 pub(crate) use resolve::{read_body, read_list, read_list_text, ListText};
 
 use crate::gates::judge;
+use crate::metrics;
 use crate::output::{Failure, INTERRUPTED, THRESHOLD_FAILED};
 use crate::progress::{Bound, Display, Progress};
 use crate::stop::stop_flag;
@@ -39,6 +40,13 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         return find_max::run(&a, &plan.spec, plan.format);
     }
     start_time(&plan)?;
+    let board = Arc::new(metrics::Board::default());
+    // Served until this function returns: the command's end.
+    let served = a
+        .metrics_listen
+        .map(|addr| metrics::start(addr, board.clone(), a.quiet))
+        .transpose()
+        .map_err(Failure::run)?;
     let stop = stop_flag();
     if let Some(ws) = &plan.warmup {
         if warm_up(
@@ -54,6 +62,9 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
     control.sample_heads = plan.sample_heads;
+    if served.is_some() {
+        control.watch();
+    }
     if let Some(at) = plan.dist.start_at {
         // Again after the warm-up, which may have taken the time.
         start_time(&plan)?;
@@ -64,7 +75,9 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     }
     let title = format!("load {}", terminal_line(&spec.target.url));
     let progress = Progress::start(control, Bound::of(spec), "load", title, display);
+    board.begin(metrics::Labels::new(), progress.control.clone());
     let result = shootout_engine::run(spec, &progress.control);
+    board.end(result.as_ref().ok());
     let heads = progress.control.heads();
     progress.finish();
     let result = match result {

@@ -8,6 +8,7 @@
 //! a process or a socket. The stop flag (Ctrl-C, SIGTERM) is read through the executor
 //! too: [`Executor::stopped`].
 
+use crate::metrics::{Board, Labels};
 use crate::progress::{Bound, Display, Progress};
 use shootout_engine::{Control, EngineError};
 use shootout_harness::{Contender, ContenderConfig, HarnessError};
@@ -53,8 +54,15 @@ pub(super) trait Executor {
     /// A warm-up (ends early when the run is stopped).
     fn warm_up(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
     /// A measured step, sampling the contender's processes all along; ends early when
-    /// the run is stopped or the contender exits. `title` names it in the live view.
-    fn step(&mut self, spec: &LoadSpec, process: Option<&Self::Process>, title: String) -> StepRun;
+    /// the run is stopped or the contender exits. `title` names it in the live view,
+    /// `labels` in the metrics (contender, workload, level).
+    fn step(
+        &mut self,
+        spec: &LoadSpec,
+        process: Option<&Self::Process>,
+        title: String,
+        labels: Labels,
+    ) -> StepRun;
     /// The last lines the contender wrote to stderr.
     fn stderr_tail(&self, process: &Self::Process) -> String;
     /// Stops the contender's processes: SIGTERM, `grace`, then SIGKILL.
@@ -72,6 +80,8 @@ pub(super) struct Real {
     pub stop: Arc<AtomicBool>,
     /// Show each step in the live view.
     pub live: bool,
+    /// Where `--metrics-listen` reads the steps from, if it was given.
+    pub metrics: Option<Arc<Board>>,
 }
 
 impl Executor for Real {
@@ -113,14 +123,21 @@ impl Executor for Real {
         shootout_engine::run(spec, &Control::with_stop(spec.threads, self.stop.clone()))
     }
 
-    fn step(&mut self, spec: &LoadSpec, process: Option<&Contender>, title: String) -> StepRun {
+    fn step(
+        &mut self,
+        spec: &LoadSpec,
+        process: Option<&Contender>,
+        title: String,
+        labels: Labels,
+    ) -> StepRun {
         let sampler = process.map(|p| p.sampler(Duration::from_millis(100)));
         let display = if self.live {
             Display::Live
         } else {
             Display::Nothing
         };
-        let (result, died) = run_step(spec, process, &self.stop, title, display);
+        let metrics = self.metrics.as_deref().map(|b| (b, labels));
+        let (result, died) = run_step(spec, process, &self.stop, (title, display), metrics);
         let resources = sampler.map(|s| s.stop()).unwrap_or_default();
         StepRun {
             result,
@@ -157,13 +174,20 @@ fn run_step(
     spec: &LoadSpec,
     process: Option<&Contender>,
     stop: &AtomicBool,
-    title: String,
-    display: Display,
+    (title, display): (String, Display),
+    metrics: Option<(&Board, Labels)>,
 ) -> (Result<RunResult, EngineError>, Option<ExitStatus>) {
     let step_stop = Arc::new(AtomicBool::new(false));
     let done = AtomicBool::new(false);
-    let control = Control::with_stop(spec.threads, step_stop.clone());
+    let mut control = Control::with_stop(spec.threads, step_stop.clone());
+    if metrics.is_some() {
+        control.watch();
+    }
     let progress = Progress::start(control, Bound::of(spec), "step", title, display);
+    let board = metrics.map(|(board, labels)| {
+        board.begin(labels, progress.control.clone());
+        board
+    });
     std::thread::scope(|s| {
         let watcher = s.spawn(|| loop {
             if let Some(exit) = process.and_then(|p| p.exit_status()) {
@@ -179,6 +203,9 @@ fn run_step(
             std::thread::sleep(Duration::from_millis(50));
         });
         let result = shootout_engine::run(spec, &progress.control);
+        if let Some(b) = board {
+            b.end(result.as_ref().ok());
+        }
         done.store(true, Ordering::Relaxed);
         let died = watcher.join().unwrap_or(None);
         progress.finish();

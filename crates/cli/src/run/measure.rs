@@ -137,6 +137,11 @@ impl<E: Executor> Runner<'_, E> {
                 level.level,
                 d.repeat
             ),
+            vec![
+                ("contender", name.clone()),
+                ("workload", w.name.clone()),
+                ("level", level.level.to_string()),
+            ],
         );
         let result = match result {
             Ok(r) => r,

@@ -76,6 +76,11 @@ pub struct RunArgs {
     /// after the run, on the stored results.
     #[arg(long = "fail-if", value_name = "EXPR")]
     pub fail_if: Vec<String>,
+    /// Serve live metrics for Prometheus at http://ADDR/metrics while the run goes, one
+    /// series per contender × workload × level: a port (on 127.0.0.1), or ADDRESS:PORT
+    /// (0.0.0.0:9464 to be scraped from elsewhere).
+    #[arg(long, value_name = "ADDR", value_parser = crate::metrics::parse_listen)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// `--duration`: a duration string (`90s`, `2m`), more than zero.
@@ -200,11 +205,19 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     );
 
     let _sweep = Sweep;
+    let board = std::sync::Arc::new(crate::metrics::Board::default());
+    // Served until this function returns: the command's end.
+    let served = a
+        .metrics_listen
+        .map(|addr| crate::metrics::start(addr, board.clone(), false))
+        .transpose()
+        .map_err(Failure::run)?;
     let mut runner = Runner {
         exec: Real {
             stop: stop_flag(),
             // A step is shown live or not at all: the step lines say how each went.
             live: Display::choose(false, a.no_live) == Display::Live,
+            metrics: served.as_ref().map(|_| board),
         },
         plan: &plan,
         bodies: &bodies,

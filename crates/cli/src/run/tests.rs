@@ -78,6 +78,8 @@ struct Mock {
     names: HashMap<u16, String>,
     /// The live view's title of each step, in order.
     titles: Vec<String>,
+    /// The metrics' labels of each step, in order.
+    labels: Vec<crate::metrics::Labels>,
     /// The contender whose version cannot be found.
     no_version: Option<&'static str>,
     /// The config files found in place when each setup ran, as `NAME: TEXT`.
@@ -198,8 +200,15 @@ impl Executor for Mock {
         Ok(Mock::result(if now { 3 } else { 50 }, now))
     }
 
-    fn step(&mut self, spec: &LoadSpec, p: Option<&Proc>, title: String) -> StepRun {
+    fn step(
+        &mut self,
+        spec: &LoadSpec,
+        p: Option<&Proc>,
+        title: String,
+        labels: crate::metrics::Labels,
+    ) -> StepRun {
         self.titles.push(title);
+        self.labels.push(labels);
         assert_eq!(p.map(|p| &p.name), Some(&self.names[&spec.target.port]));
         let call = format!("step {} c{}", self.target(spec), spec.connections);
         let (dies, fails) = (self.dies_at == Some(&call), self.fails_at == Some(&call));
@@ -248,6 +257,7 @@ struct Outcome {
     contenders: Vec<(String, ContenderStatus, String)>,
     steps: Vec<String>,
     titles: Vec<String>,
+    labels: Vec<crate::metrics::Labels>,
     /// Each contender's stored version.
     versions: Vec<Option<String>>,
     /// The config files each setup found (see [`Mock::configs`]).
@@ -334,6 +344,7 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
     let calls = std::mem::take(&mut runner.exec.calls);
     let configs = std::mem::take(&mut runner.exec.configs);
     let titles = std::mem::take(&mut runner.exec.titles);
+    let labels = std::mem::take(&mut runner.exec.labels);
     assert_eq!(store.run(run_id).unwrap().unwrap().status, status);
     let contenders = store.contenders(run_id).unwrap();
     let name_of = |id| &contenders.iter().find(|c| c.id == id).unwrap().name;
@@ -359,6 +370,7 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
             .collect(),
         steps,
         titles,
+        labels,
         versions: contenders.iter().map(|c| c.version.clone()).collect(),
         configs,
     }
@@ -497,6 +509,22 @@ fn the_live_view_titles_each_step_with_its_place_in_the_sweep() {
     assert_eq!(out.titles[0], "step 1 of 16 · a · one · c=1 · rep 1/2");
     assert_eq!(out.titles[3], "step 4 of 16 · b · one · c=1 · rep 2/2");
     assert_eq!(out.titles[15], "step 16 of 16 · b · two · c=2 · rep 2/2");
+}
+
+#[test]
+fn each_step_is_labelled_for_the_metrics_by_contender_workload_and_level() {
+    let out = run(Mock::default());
+    let label = |i: usize| -> Vec<String> {
+        out.labels[i]
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    };
+    assert_eq!(out.labels.len(), 16);
+    assert_eq!(label(0), ["contender=a", "workload=one", "level=c=1"]);
+    // Repetitions of a cell share their labels: their counts add up in one series.
+    assert_eq!(label(2), label(0));
+    assert_eq!(label(15), ["contender=b", "workload=two", "level=c=2"]);
 }
 
 #[test]

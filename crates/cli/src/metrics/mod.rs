@@ -1,0 +1,209 @@
+//! Live metrics for Prometheus: `--metrics-listen ADDR` on `shootout load` and `shootout
+//! run` serves `/metrics` in Prometheus' text format while the command runs, so a team
+//! sees a load on the dashboards it already has (as k6 and vegeta users do).
+//!
+//! Like a progress view, the [`Board`] only observes: the command tells it when a
+//! measured load begins (the engine's [`Control`], watched for details) and when it
+//! ends (its [`RunResult`], or nothing when it failed); a scrape reads the live counters
+//! of the load under way ([`Control::snapshot`], [`Control::detail`]) on top of the
+//! totals of the loads that ended. Each series (one per contender × workload × level in
+//! `run`, one in `load`) only grows: repetitions add up, and a load's final result, which
+//! holds everything its live counters showed, replaces them. [`expo`] writes the page,
+//! [`serve`] answers the requests; warm-ups and verification passes are not measured and
+//! not counted.
+
+mod expo;
+mod serve;
+
+pub(crate) use expo::Labels;
+pub(crate) use serve::Server;
+
+use expo::{Series, Totals};
+use shootout_engine::Control;
+use shootout_model::result::second_histogram;
+use shootout_model::{FailureCounts, RunResult};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+/// `--metrics-listen`: a port (on 127.0.0.1) or an address with its port. A clap value
+/// parser: the error names the forms that are accepted.
+pub(crate) fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Some(port) = s.strip_prefix("localhost:") {
+        if let Ok(port) = port.parse::<u16>() {
+            return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+        }
+    }
+    s.parse().map_err(|_| {
+        format!(
+            "`{s}` is not an address to listen on: give a port (9464, on 127.0.0.1) or ADDRESS:PORT (127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464 to be scraped from other machines)"
+        )
+    })
+}
+
+/// Starts serving `board` on `addr` and says where on stderr (unless `quiet`), with a note
+/// when the address is not a loopback one (anyone who reaches it can read the metrics).
+pub(crate) fn start(addr: SocketAddr, board: Arc<Board>, quiet: bool) -> anyhow::Result<Server> {
+    use anyhow::Context;
+    let server = Server::start(addr, board).with_context(|| {
+        format!("--metrics-listen: cannot listen on {addr}: give a free port, or 0 for any")
+    })?;
+    if !quiet {
+        if !addr.ip().is_loopback() {
+            say!(
+                "note: --metrics-listen {addr} is not a loopback address: whoever can reach this machine on port {} can read the metrics",
+                server.addr().port()
+            );
+        }
+        say!("metrics on http://{}/metrics", server.addr());
+    }
+    Ok(server)
+}
+
+/// What the metrics page shows: the totals of every series so far, and the load under way.
+#[derive(Default)]
+pub(crate) struct Board {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Every series met so far, with its totals of the loads that ended.
+    series: Vec<(Labels, Totals)>,
+    /// The load under way: its series (an index into `series`) and its control.
+    current: Option<Current>,
+}
+
+struct Current {
+    series: usize,
+    control: Arc<Control>,
+    /// The highest ok and failed counts shown so far (the engine's counters are read one
+    /// at a time: a later read never shows less than an earlier one).
+    shown: (u64, u64),
+}
+
+impl Totals {
+    fn new() -> Totals {
+        Totals {
+            ok: 0,
+            failed: 0,
+            failures: FailureCounts::default(),
+            latency: second_histogram(),
+            schedule: None,
+            active: false,
+        }
+    }
+}
+
+impl Board {
+    /// A load of the series `labels` begins, watched through `control` (on which
+    /// [`Control::watch`] was called, or the live page has no latency or classes).
+    pub(crate) fn begin(&self, labels: Labels, control: Arc<Control>) {
+        let mut s = self.lock();
+        let series = match s.series.iter().position(|(l, _)| *l == labels) {
+            Some(i) => i,
+            None => {
+                s.series.push((labels, Totals::new()));
+                s.series.len() - 1
+            }
+        };
+        s.current = Some(Current {
+            series,
+            control,
+            shown: (0, 0),
+        });
+    }
+
+    /// The load under way ended with `result` (`None`: it failed, and its live counters
+    /// as last read are kept).
+    pub(crate) fn end(&self, result: Option<&RunResult>) {
+        let mut s = self.lock();
+        let Some(cur) = s.current.take() else {
+            return;
+        };
+        let live = match result {
+            Some(r) => final_totals(r),
+            None => live_totals(&cur),
+        };
+        add(&mut s.series[cur.series].1, &live);
+    }
+
+    /// The metrics page as of now.
+    pub(crate) fn render(&self) -> String {
+        let mut s = self.lock();
+        let mut shown: Vec<Totals> = s.series.iter().map(|(_, t)| t.clone()).collect();
+        if let Some(cur) = &mut s.current {
+            let mut live = live_totals(cur);
+            live.ok = live.ok.max(cur.shown.0);
+            live.failed = live.failed.max(cur.shown.1);
+            cur.shown = (live.ok, live.failed);
+            live.active = true;
+            add(&mut shown[cur.series], &live);
+        }
+        let series: Vec<Series> = s
+            .series
+            .iter()
+            .zip(&shown)
+            .map(|((labels, _), totals)| Series { labels, totals })
+            .collect();
+        expo::render(&series, cpu_seconds())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What the load under way has counted so far.
+fn live_totals(cur: &Current) -> Totals {
+    let snap = cur.control.snapshot();
+    let mut t = Totals::new();
+    t.ok = snap.completed.saturating_sub(snap.failed);
+    t.failed = snap.failed;
+    if let Some(d) = cur.control.detail() {
+        t.failures = d.failures;
+        t.latency = d.latency;
+    }
+    t
+}
+
+/// What a load that ended counted: its result (latency at the live page's precision,
+/// so that no bucket shows less than it did while the load ran).
+fn final_totals(r: &RunResult) -> Totals {
+    let mut t = Totals::new();
+    t.ok = r.counts.ok;
+    t.failed = r.counts.failed();
+    t.failures = r.counts.failures;
+    // Same bounds, coarser buckets holding the finer ones: adding cannot fail.
+    let _ = t.latency.add(&r.histograms.latency);
+    t.schedule = r.schedule.map(|s| [s.due, s.sent, s.late]);
+    t
+}
+
+/// Adds `b` to `a` (the schedule only where `b` has one).
+fn add(a: &mut Totals, b: &Totals) {
+    a.ok += b.ok;
+    a.failed += b.failed;
+    a.failures += &b.failures;
+    let _ = a.latency.add(&b.latency);
+    if let Some(bs) = b.schedule {
+        let sum = a.schedule.get_or_insert([0; 3]);
+        for (x, y) in sum.iter_mut().zip(bs) {
+            *x += y;
+        }
+    }
+    a.active |= b.active;
+}
+
+/// The CPU time (user and system, seconds) this process has used so far.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
+}
