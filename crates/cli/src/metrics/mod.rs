@@ -207,3 +207,146 @@ fn cpu_seconds() -> f64 {
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     secs(ru.ru_utime) + secs(ru.ru_stime)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_model::{FailureKind, ScheduleStats};
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn a_bare_port_listens_on_loopback_and_other_addresses_are_typed() {
+        assert_eq!(parse_listen("9464"), Ok("127.0.0.1:9464".parse().unwrap()));
+        assert_eq!(
+            parse_listen("localhost:0"),
+            Ok("127.0.0.1:0".parse().unwrap())
+        );
+        assert_eq!(
+            parse_listen("[::1]:9464"),
+            Ok("[::1]:9464".parse().unwrap())
+        );
+        assert_eq!(
+            parse_listen("0.0.0.0:9464"),
+            Ok("0.0.0.0:9464".parse().unwrap())
+        );
+        for bad in ["here", "70000", "127.0.0.1", "http://127.0.0.1:9464/"] {
+            let e = parse_listen(bad).unwrap_err();
+            assert!(e.contains("127.0.0.1:9464"), "{bad}: {e}");
+        }
+    }
+
+    /// A result of `ok` good answers at 1 ms, `timeouts` timeouts, and a schedule.
+    fn result(ok: u64, timeouts: u64) -> RunResult {
+        let mut r = RunResult::empty(SystemTime::now(), Duration::from_secs(1));
+        r.counts.ok = ok;
+        r.counts.failures[FailureKind::Timeout] = timeouts;
+        r.counts.completed = ok + timeouts;
+        r.histograms.latency.record_n(1_000, ok).unwrap();
+        r.schedule = Some(ScheduleStats {
+            due: ok + timeouts,
+            sent: ok + timeouts,
+            late: 1,
+            ..ScheduleStats::default()
+        });
+        r
+    }
+
+    fn value(page: &str, key: &str) -> u64 {
+        page.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no {key} in\n{page}"))
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn repetitions_of_a_series_add_up_and_other_series_stand_apart() {
+        let board = Board::default();
+        let a: Labels = vec![("contender", "a".into())];
+        let b: Labels = vec![("contender", "b".into())];
+        for (labels, r) in [(&a, result(10, 1)), (&b, result(7, 0)), (&a, result(5, 2))] {
+            board.begin(labels.clone(), Arc::new(Control::new(1)));
+            let page = board.render();
+            assert!(page.contains(&format!(
+                "shootout_step_active{{contender=\"{}\"}} 1",
+                labels[0].1
+            )));
+            board.end(Some(&r));
+        }
+        let page = board.render();
+        assert_eq!(
+            value(
+                &page,
+                "shootout_requests_total{contender=\"a\",outcome=\"ok\"}"
+            ),
+            15
+        );
+        assert_eq!(
+            value(
+                &page,
+                "shootout_requests_total{contender=\"a\",outcome=\"failed\"}"
+            ),
+            3
+        );
+        assert_eq!(
+            value(
+                &page,
+                "shootout_request_failures_total{contender=\"a\",class=\"timeout\"}"
+            ),
+            3
+        );
+        assert_eq!(
+            value(
+                &page,
+                "shootout_requests_total{contender=\"b\",outcome=\"ok\"}"
+            ),
+            7
+        );
+        assert_eq!(
+            value(
+                &page,
+                "shootout_request_duration_seconds_count{contender=\"a\"}"
+            ),
+            15
+        );
+        assert_eq!(
+            value(
+                &page,
+                "shootout_request_duration_seconds_bucket{contender=\"a\",le=\"0.001\"}"
+            ),
+            15
+        );
+        assert_eq!(
+            value(
+                &page,
+                "shootout_request_duration_seconds_bucket{contender=\"a\",le=\"0.0005\"}"
+            ),
+            0
+        );
+        assert_eq!(
+            value(
+                &page,
+                "shootout_schedule_requests_total{contender=\"a\",state=\"due\"}"
+            ),
+            18
+        );
+        assert_eq!(
+            value(
+                &page,
+                "shootout_schedule_requests_total{contender=\"a\",state=\"late\"}"
+            ),
+            2
+        );
+        assert_eq!(value(&page, "shootout_step_active{contender=\"a\"}"), 0);
+        // A load that failed keeps what its live counters showed (here nothing).
+        board.begin(b.clone(), Arc::new(Control::new(1)));
+        board.end(None);
+        assert_eq!(
+            value(
+                &board.render(),
+                "shootout_requests_total{contender=\"b\",outcome=\"ok\"}"
+            ),
+            7
+        );
+    }
+}
