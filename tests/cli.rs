@@ -1176,3 +1176,47 @@ fn find_max_finds_a_known_capacity() {
         assert_eq!(c["limited_by"]["slo"], "p50<40ms", "{c}");
     }
 }
+
+/// Kills the busy loop however the test ends.
+struct Busy(std::process::Child);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_load_pinned_to_a_cpu_another_process_keeps_busy_is_warned_of() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let cpu = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .split([',', '-'])
+        .next()
+        .unwrap()
+        .to_string();
+    let s = TestServer::start(Behavior::Hello).unwrap();
+    let _busy = Busy(
+        std::process::Command::new("taskset")
+            .args(["-c", &cpu, "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset (util-linux)"),
+    );
+    let out = shootout()
+        .args(["load", "-d", "1s", "-c", "1", "--cpus", &cpu])
+        .arg(s.url("/"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: the machine was not quiet (other processes used "),
+        "{stderr}"
+    );
+    // The report itself (stdout) is as it always was.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("not quiet"));
+}

@@ -1271,3 +1271,62 @@ fn run_thresholds_show_in_a_dry_run_and_a_bad_one_is_refused_before_anything_sta
         "{err}"
     );
 }
+
+/// The first CPU this process may run on (from `/proc/self/status`).
+fn first_allowed_cpu() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    list.split([',', '-']).next().unwrap().parse().unwrap()
+}
+
+/// Kills the busy loop however the test ends.
+struct Busy(std::process::Child);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_busy_loop_on_the_steps_cpu_is_stored_and_warned_of_in_the_step_and_the_report() {
+    let cpu = first_allowed_cpu();
+    let plan = format!(
+        "name = \"busy\"\n[defaults]\nwarmup = 0\nduration = \"1s\"\nrepeat = 1\ncooldown = \"0s\"\n\
+         server_cpus = \"{cpu}\"\nload_cpus = \"{cpu}\"\n{}{GET_INDEX}\n[load]\nconcurrency = [1]\n",
+        python_server("py", "")
+    );
+    let c = Case::new(&plan);
+    // Another process spinning on the CPU that the load and the server are pinned to.
+    let _busy = Busy(
+        std::process::Command::new("taskset")
+            .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset (util-linux)"),
+    );
+    let out = c.run_cmd().output().unwrap();
+    common::assert_ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    let o = steps[0].other_load.expect("the step's CPUs were watched");
+    assert_eq!(o.cpus, 1);
+    // Sharing one CPU three ways, the loop gets a good part of it (0.1 is the threshold).
+    assert!(o.others.unwrap() > 0.2, "{o:?}");
+    assert!(
+        stderr.contains("    ⚠ the machine was not quiet (other processes used "),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("busy machine: py · index · c=1: the machine was not quiet"),
+        "{stdout}"
+    );
+    c.no_orphans();
+}

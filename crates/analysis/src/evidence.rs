@@ -274,6 +274,7 @@ pub(crate) mod tests {
             result,
             resources: Vec::new(),
             wire: None,
+            other_load: None,
         }
     }
 

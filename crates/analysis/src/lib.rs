@@ -19,6 +19,7 @@ pub mod compare;
 pub mod evidence;
 pub mod mann_whitney;
 pub mod merge;
+pub mod quiet;
 pub mod ranking;
 pub mod stats;
 pub mod threshold;

@@ -76,7 +76,9 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let title = format!("load {}", terminal_line(&spec.target.url));
     let progress = Progress::start(control, Bound::of(spec), "load", title, display);
     board.begin(metrics::Labels::new(), progress.control.clone());
+    let watch = watch_cpus(spec);
     let result = shootout_engine::run(spec, &progress.control);
+    let other_load = watch.stop(std::time::Duration::ZERO);
     board.end(result.as_ref().ok());
     let heads = progress.control.heads();
     progress.finish();
@@ -105,6 +107,14 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     if plan.format.warnings_apart() && !a.quiet {
         crate::output::to_stderr(&shootout_report::warnings(&result));
     }
+    if let (Some(o), false) = (other_load, a.quiet) {
+        if shootout_analysis::quiet::not_quiet(&o) {
+            say!(
+                "warning: {}",
+                shootout_report::shootout::busy_text(&o, 1, 1)
+            );
+        }
+    }
     // A file that could not be written is an error even when stdout's reader went away.
     write_files(&a, spec, &result)?;
     dist::save(&plan.dist, spec, Ok(&result))?;
@@ -118,6 +128,16 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         return Ok(1);
     }
     Ok(if breached { THRESHOLD_FAILED } else { 0 })
+}
+
+/// Watches what else runs on the load's CPUs while it runs: with `--cpus`, other
+/// processes' CPU time there (the server's too, which should not run there) and steal;
+/// without, where the server may run anywhere and is not ours to count, steal only.
+fn watch_cpus(spec: &LoadSpec) -> shootout_harness::CpuWatch {
+    match &spec.cpus {
+        Some(cpus) => shootout_harness::CpuWatch::start(cpus, true),
+        None => shootout_harness::CpuWatch::start(&shootout_engine::sys::allowed_cpus(), false),
+    }
 }
 
 /// With `--start-at`, how long before the start the engine begins to connect.

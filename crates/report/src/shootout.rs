@@ -29,6 +29,7 @@ pub use json::{json, SCHEMA_VERSION};
 pub use markdown::markdown;
 pub use shootout_analysis::Analysis;
 pub use text::text;
+pub use words::busy_text;
 
 /// A rendering of a stored run or a comparison, chosen with `--format`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

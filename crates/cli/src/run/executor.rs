@@ -11,8 +11,8 @@
 use crate::metrics::{Board, Labels};
 use crate::progress::{Bound, Display, Progress};
 use shootout_engine::{Control, EngineError};
-use shootout_harness::{Contender, ContenderConfig, HarnessError};
-use shootout_model::{LoadSpec, ResourceSample, RunResult};
+use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError};
+use shootout_model::{LoadSpec, OtherLoad, ResourceSample, RunResult};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -26,6 +26,8 @@ pub(super) struct StepRun {
     pub died: Option<ExitStatus>,
     /// The contender's processes sampled during the step (none for a contender given by URL).
     pub resources: Vec<ResourceSample>,
+    /// What else ran on the step's CPUs, when `/proc/stat` could be read.
+    pub other_load: Option<OtherLoad>,
 }
 
 /// Every action of a shootout on the world, in the order the Runner calls them for one
@@ -82,6 +84,9 @@ pub(super) struct Real {
     pub live: bool,
     /// Where `--metrics-listen` reads the steps from, if it was given.
     pub metrics: Option<Arc<Board>>,
+    /// The CPUs watched for other processes during each step: the load's and the
+    /// contenders' (every CPU shootout may use, unless both are pinned).
+    pub watched: Vec<usize>,
 }
 
 impl Executor for Real {
@@ -131,6 +136,9 @@ impl Executor for Real {
         labels: Labels,
     ) -> StepRun {
         let sampler = process.map(|p| p.sampler(Duration::from_millis(100)));
+        // A contender given by URL runs in processes that are not ours to count: its CPU
+        // time cannot be told from the others'; steal still can.
+        let watch = CpuWatch::start(&self.watched, process.is_some());
         let display = if self.live {
             Display::Live
         } else {
@@ -139,10 +147,12 @@ impl Executor for Real {
         let metrics = self.metrics.as_deref().map(|b| (b, labels));
         let (result, died) = run_step(spec, process, &self.stop, (title, display), metrics);
         let resources = sampler.map(|s| s.stop()).unwrap_or_default();
+        let other_load = watch.stop(tree_cpu(&resources));
         StepRun {
             result,
             died,
             resources,
+            other_load,
         }
     }
 
@@ -164,6 +174,16 @@ impl Executor for Real {
         while Instant::now() < end && !self.stopped() {
             std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
         }
+    }
+}
+
+/// The CPU time (user and system) the contender's processes used between the first and
+/// the last of `samples`.
+fn tree_cpu(samples: &[ResourceSample]) -> Duration {
+    let cpu = |s: &ResourceSample| s.cpu_user + s.cpu_sys;
+    match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) => cpu(b).saturating_sub(cpu(a)),
+        _ => Duration::ZERO,
     }
 }
 

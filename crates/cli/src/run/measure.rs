@@ -127,6 +127,7 @@ impl<E: Executor> Runner<'_, E> {
             result,
             died,
             resources,
+            other_load,
         } = self.exec.step(
             &spec,
             u.process.as_ref(),
@@ -178,6 +179,7 @@ impl<E: Executor> Runner<'_, E> {
             result: &result,
             resources: &resources,
             wire: spec.wire(),
+            other_load,
         })?;
         if u.steps == 0 {
             // Should shootout die now, the store already says it has steps.
@@ -189,6 +191,9 @@ impl<E: Executor> Runner<'_, E> {
             "  {}",
             step_line(name, &w.name, level.level, rep, d.repeat, &result)
         );
+        if let Some(o) = other_load.filter(shootout_analysis::quiet::not_quiet) {
+            say!("    ⚠ {}", shootout_report::shootout::busy_text(&o, 1, 1));
+        }
         if let Some(exit) = died {
             let detail = format!("exited during a step ({exit}){}", self.tail(u));
             self.crashed(name, u, &detail)?;

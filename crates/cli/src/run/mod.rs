@@ -131,6 +131,21 @@ pub(crate) fn server_cores(plan: &Plan) -> usize {
         .map_or_else(|| shootout_engine::sys::allowed_cpus().len(), Vec::len)
 }
 
+/// The CPUs to watch for other processes during the steps: the load's and the
+/// contenders' when the plan pins both, else every CPU shootout may use (where either
+/// may run).
+fn watched_cpus(plan: &Plan) -> Vec<usize> {
+    match (&plan.defaults.load_cpus, &plan.defaults.server_cpus) {
+        (Some(load), Some(server)) => {
+            let mut all: Vec<usize> = load.iter().chain(server).copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            all
+        }
+        _ => shootout_engine::sys::allowed_cpus(),
+    }
+}
+
 /// Stops, when dropped, every process still carrying this shootout's marker: what
 /// contenders and setups started that outlived their stop, however the run ends.
 struct Sweep;
@@ -218,6 +233,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
             // A step is shown live or not at all: the step lines say how each went.
             live: Display::choose(false, a.no_live) == Display::Live,
             metrics: served.as_ref().map(|_| board),
+            watched: watched_cpus(&plan),
         },
         plan: &plan,
         bodies: &bodies,

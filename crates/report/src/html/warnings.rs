@@ -113,6 +113,16 @@ fn item(w: &RunWarning) -> String {
                 html_text(&label(at))
             )
         }
+        RunWarning::BusyMachine {
+            at,
+            busiest,
+            found_in,
+            reps,
+        } => format!(
+            "<li><strong>Busy machine · {}</strong>: {}.</li>",
+            html_text(&label(at)),
+            html_text(&crate::shootout::words::busy_text(busiest, *found_in, *reps))
+        ),
         RunWarning::Load { .. } | RunWarning::Noisy { .. } => String::new(),
     }
 }

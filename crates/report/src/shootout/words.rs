@@ -8,7 +8,7 @@ use shootout_analysis::cells::{Ratio, WorkloadBlock};
 use shootout_analysis::evidence::Difference;
 use shootout_analysis::ranking::Ranking;
 use shootout_analysis::{Analysis, CellAt, RunWarning};
-use shootout_model::{ContenderStatus, LoadLevel, RunStatus, StepStatus, Warning};
+use shootout_model::{ContenderStatus, LoadLevel, OtherLoad, RunStatus, StepStatus, Warning};
 
 /// ab's percentile rows of the "served within" table (100 is the slowest request).
 pub const SERVED_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
@@ -157,7 +157,49 @@ pub(crate) fn warning_message(w: &RunWarning) -> String {
             range_share * 100.0,
             noise_advice(*pinned)
         ),
+        RunWarning::BusyMachine {
+            at,
+            busiest,
+            found_in,
+            reps,
+        } => format!(
+            "busy machine: {}: {}",
+            at_label(at),
+            busy_text(busiest, *found_in, *reps)
+        ),
     }
+}
+
+/// What ran besides a cell's steps, after its label: in how many repetitions, the busiest
+/// one's figures, and what to do.
+pub fn busy_text(o: &OtherLoad, found_in: usize, reps: usize) -> String {
+    let of = if reps > 1 {
+        format!(" in {found_in} of {reps} repetitions")
+    } else {
+        String::new()
+    };
+    format!(
+        "the machine was not quiet{of} ({}): measure again when nothing else runs",
+        other_load_figures(o)
+    )
+}
+
+/// `other processes used 0.85 CPU of the 2 watched, steal 0.0%, load average 3.10`: what
+/// ran besides a step or a load, as its warning says it.
+pub(crate) fn other_load_figures(o: &OtherLoad) -> String {
+    let others = match o.others {
+        Some(c) => format!(
+            "other processes used {c:.2} CPU of the {} watched, ",
+            o.cpus
+        ),
+        None => String::new(),
+    };
+    format!(
+        "{others}steal {:.1}% of {}, load average {:.2}",
+        o.steal * 100.0,
+        plural(o.cpus as usize, "CPU", "CPUs"),
+        o.load_avg
+    )
 }
 
 /// How the run ended, and what the tables cover.
