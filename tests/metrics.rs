@@ -292,3 +292,48 @@ fn a_bad_address_is_refused_with_the_forms_that_work() {
         "{err}"
     );
 }
+
+#[test]
+fn a_plan_may_ask_for_the_metrics_and_the_flag_wins() {
+    let s = server();
+    let dir = tempfile::tempdir().unwrap();
+    // A port already taken, for the plan to ask for.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let plan = format!(
+        "name = \"m\"\n[defaults]\nwarmup = 0\nrequests = 20\nrepeat = 1\ncooldown = \"0s\"\nmetrics_listen = \"{port}\"\n\n\
+         [[contender]]\nname = \"theirs\"\nurl = \"{}\"\n\n\
+         [[workload]]\nname = \"index\"\npath = \"/\"\nexpect = {{ status = 200 }}\n\n[load]\nconcurrency = [1]\n",
+        s.url("/").trim_end_matches('/')
+    );
+    let plan_path = dir.path().join("plan.toml");
+    std::fs::write(&plan_path, &plan).unwrap();
+    let db = dir.path().join("shootout.db");
+    let run = |extra: &[&str]| {
+        Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+            .arg("run")
+            .arg(&plan_path)
+            .arg("--db")
+            .arg(&db)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // The plan's port is taken: the run says so, naming the flag, and measures nothing.
+    let out = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--metrics-listen: cannot listen on 127.0.0.1:{port}"
+        )),
+        "{err}"
+    );
+    assert_eq!(s.requests(), 0, "{err}");
+    assert!(!db.exists(), "no run was begun: {err}");
+    // The flag wins over the plan.
+    let out = run(&["--metrics-listen", "127.0.0.1:0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("metrics on http://127.0.0.1:"), "{err}");
+}

@@ -22,25 +22,13 @@ use expo::{Series, Totals};
 use shootout_engine::Control;
 use shootout_model::result::second_histogram;
 use shootout_model::{FailureCounts, RunResult};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-/// `--metrics-listen`: a port (on 127.0.0.1) or an address with its port. A clap value
-/// parser: the error names the forms that are accepted.
+/// `--metrics-listen`: a port (on 127.0.0.1) or an address with its port, as a plan's
+/// `metrics_listen` reads it (a clap value parser).
 pub(crate) fn parse_listen(s: &str) -> Result<SocketAddr, String> {
-    if let Ok(port) = s.parse::<u16>() {
-        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
-    }
-    if let Some(port) = s.strip_prefix("localhost:") {
-        if let Ok(port) = port.parse::<u16>() {
-            return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
-        }
-    }
-    s.parse().map_err(|_| {
-        format!(
-            "`{s}` is not an address to listen on: give a port (9464, on 127.0.0.1) or ADDRESS:PORT (127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464 to be scraped from other machines)"
-        )
-    })
+    shootout_model::units::parse_listen(s)
 }
 
 /// Starts serving `board` on `addr` and says where on stderr (unless `quiet`), with a note

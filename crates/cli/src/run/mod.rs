@@ -78,7 +78,7 @@ pub struct RunArgs {
     pub fail_if: Vec<String>,
     /// Serve live metrics for Prometheus at http://ADDR/metrics while the run goes, one
     /// series per contender × workload × level: a port (on 127.0.0.1), or ADDRESS:PORT
-    /// (0.0.0.0:9464 to be scraped from elsewhere).
+    /// (0.0.0.0:9464 to be scraped from elsewhere); instead of the plan's metrics_listen.
     #[arg(long, value_name = "ADDR", value_parser = crate::metrics::parse_listen)]
     pub metrics_listen: Option<std::net::SocketAddr>,
 }
@@ -186,6 +186,15 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         crate::output::emit(&dry_run(&plan))?;
         return Ok(0);
     }
+    let board = std::sync::Arc::new(crate::metrics::Board::default());
+    // Served until this function returns: the command's end. Before the store is
+    // touched, so that a port taken leaves no run behind.
+    let served = a
+        .metrics_listen
+        .or(plan.defaults.metrics_listen)
+        .map(|addr| crate::metrics::start(addr, board.clone(), false))
+        .transpose()
+        .map_err(Failure::run)?;
     let mut store = Store::open(&a.db).map_err(Failure::run)?;
     crate::abandoned::reclaim(&a.db, &store);
     let (machine, versions) = facts(&plan, &plan_dir);
@@ -220,13 +229,6 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     );
 
     let _sweep = Sweep;
-    let board = std::sync::Arc::new(crate::metrics::Board::default());
-    // Served until this function returns: the command's end.
-    let served = a
-        .metrics_listen
-        .map(|addr| crate::metrics::start(addr, board.clone(), false))
-        .transpose()
-        .map_err(Failure::run)?;
     let mut runner = Runner {
         exec: Real {
             stop: stop_flag(),
