@@ -222,7 +222,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
             })
             .collect(),
     };
-    r.derive_warnings();
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     let cpu_total = s.cpu_us * completed as f64;
     let resources = (0..=4u32)
         .map(|i| {

@@ -101,13 +101,10 @@ pub enum Next {
     Done(Capacity),
 }
 
-/// Whether the generator kept the schedule of `result`: not when its run was warned
-/// [`Warning::ScheduleNotKept`](shootout_model::Warning::ScheduleNotKept).
+/// Whether the generator kept the schedule of `result` (the one rule of
+/// [`crate::load_warnings::schedule_kept`]).
 pub fn kept(result: &RunResult) -> bool {
-    !result
-        .warnings
-        .iter()
-        .any(|w| matches!(w, shootout_model::Warning::ScheduleNotKept { .. }))
+    crate::load_warnings::schedule_kept(result)
 }
 
 /// A step's verdict against `slos` (each the condition that must hold, in `--fail-if`'s
@@ -118,14 +115,11 @@ pub fn kept(result: &RunResult) -> bool {
 /// that waited for a connection with the cap reached are the server's doing at that many
 /// connections: they are judged.
 pub fn judge(slos: &[Threshold], result: &RunResult) -> Verdict {
-    let held_by_cap = result
-        .schedule
-        .is_some_and(|s| s.capped && s.late_no_connection * 2 >= s.late);
-    let short = result
-        .schedule
-        .is_some_and(|s| s.achieved_rps < s.target_rps * 0.99);
-    let generator = !held_by_cap && !kept(result);
-    if short && !held_by_cap {
+    use crate::load_warnings::{certificate, NotKept};
+    let cert = certificate(result);
+    let generator = cert.is_some_and(|c| c.reason == Some(NotKept::Generator));
+    let short = cert.is_some_and(|c| c.achieved_share < 0.99);
+    if generator && short {
         return Verdict::NotKept;
     }
     match slos

@@ -43,6 +43,9 @@ pub enum Method {
     /// The block bootstrap of the per-second good answers (too few repetitions for a rank
     /// test).
     Seconds,
+    /// The same bootstrap over tenths of a second, counted from the requests sampled in
+    /// each step (too few full seconds: a `--quick` step of one second).
+    Tenths,
 }
 
 impl Method {
@@ -51,6 +54,7 @@ impl Method {
         match self {
             Method::Repetitions => "repetitions",
             Method::Seconds => "seconds",
+            Method::Tenths => "tenths",
         }
     }
 }
@@ -77,7 +81,7 @@ impl Difference {
     pub fn significant(&self) -> bool {
         match self.method {
             Method::Repetitions => self.p < ALPHA,
-            Method::Seconds => self.low > 1.0 || self.high < 1.0,
+            Method::Seconds | Method::Tenths => self.low > 1.0 || self.high < 1.0,
         }
     }
 
@@ -119,7 +123,35 @@ pub fn difference(a: &Cell, b: &Cell) -> Option<Difference> {
     if mann_whitney::can_be_significant(ra.len(), rb.len(), ALPHA) {
         return by_repetitions(ra, rb);
     }
-    by_seconds(&seconds(a), &seconds(b))
+    by_seconds(&seconds(a), &seconds(b), Method::Seconds)
+        .or_else(|| by_seconds(&tenths(a), &tenths(b), Method::Tenths))
+}
+
+/// The good answers of each full tenth of a second of each repetition, per second, as the
+/// requests sampled in its steps count them: each sampled good answer stands for
+/// `completed / sampled` requests (the sample is a uniform reservoir of all of them). The
+/// last tenth is left out (requests that started in it may not have ended in the run).
+pub fn tenths(cell: &Cell) -> Vec<Vec<f64>> {
+    cell.steps
+        .iter()
+        .map(|s| {
+            let r = &s.result;
+            let sampled = r.samples.len();
+            let full = (r.duration.as_micros() / 100_000) as usize;
+            if sampled == 0 || full < 2 {
+                return Vec::new();
+            }
+            let weight = r.counts.completed as f64 / sampled as f64;
+            let mut counts = vec![0.0; full - 1];
+            for x in r.samples.iter().filter(|x| x.failure.is_none()) {
+                if let Some(c) = counts.get_mut((x.start_us / 100_000) as usize) {
+                    *c += weight * 10.0;
+                }
+            }
+            counts
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
 }
 
 /// The rank test of the repetitions, with a bootstrap interval of the ratio of medians.
@@ -150,7 +182,7 @@ fn by_repetitions(a: &[f64], b: &[f64]) -> Option<Difference> {
 }
 
 /// The hierarchical moving-block bootstrap of the per-second samples.
-fn by_seconds(a: &[Vec<f64>], b: &[Vec<f64>]) -> Option<Difference> {
+fn by_seconds(a: &[Vec<f64>], b: &[Vec<f64>], method: Method) -> Option<Difference> {
     let count = |x: &[Vec<f64>]| x.iter().map(Vec::len).sum::<usize>();
     if count(a) < MIN_SECONDS || count(b) < MIN_SECONDS {
         return None;
@@ -179,7 +211,7 @@ fn by_seconds(a: &[Vec<f64>], b: &[Vec<f64>]) -> Option<Difference> {
         high,
         // The resamples cannot tell a p-value under one in RESAMPLES.
         p: (2.0 * share.min(1.0 - share)).clamp(1.0 / RESAMPLES as f64, 1.0),
-        method: Method::Seconds,
+        method,
     })
 }
 
@@ -362,6 +394,41 @@ pub(crate) mod tests {
         assert!(d.low > 1.1 && d.high < 1.3, "{d:?}");
         let (times, err) = d.times();
         assert!((times - 1.19).abs() < 0.02 && err < 0.05, "{times} ± {err}");
+    }
+
+    /// One repetition of one second (`--quick`): its tenths, counted from the sampled
+    /// requests (`rps` answers, every `every`-th of them sampled, spread over the second).
+    fn quick(contender: i64, rps: u64, every: u64) -> StoredStep {
+        let mut s = step(contender, 1, &[rps]);
+        s.result.samples = (0..rps)
+            .step_by(every as usize)
+            .map(|i| shootout_model::Sample {
+                start_us: i * 1_000_000 / rps,
+                connect_us: 0,
+                waiting_us: 0,
+                total_us: 0,
+                status: 200,
+                failure: None,
+            })
+            .collect();
+        s
+    }
+
+    /// A 39× gap in one second each is certain from the requests themselves; with no
+    /// sampled requests there is nothing to test.
+    #[test]
+    fn a_large_gap_in_one_quick_second_is_told_from_its_requests() {
+        let d = diff(&[quick(0, 57_000, 10)], &[quick(1, 1_460, 1)]).expect("tenths");
+        assert_eq!(d.method, Method::Tenths);
+        assert!(d.significant(), "{d:?}");
+        assert!(d.high < 1.0 / 30.0, "{d:?}");
+        let same = diff(&[quick(0, 1_000, 1)], &[quick(1, 1_000, 1)]).expect("tenths");
+        assert!(!same.significant(), "{same:?}");
+        assert_eq!(
+            diff(&[step(0, 1, &[57_000])], &[step(1, 1, &[1_460])]),
+            None,
+            "no seconds, no samples"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What shootout's numbers say, apart from how they are printed: a stored run's steps
 //! grouped into cells of repetitions with their medians and spreads ([`cells`]), the
-//! warnings a reader must see, derived once as a typed list ([`warnings`]), the
+//! warnings of one load run, judged from its numbers ([`load_warnings`]), the warnings a
+//! reader of a stored run must see, derived once as a typed list ([`warnings`]), the
 //! statistics of one load run ([`stats`]), the significance test ([`mann_whitney`]) and
 //! the changes, verdicts and gates of `shootout compare` ([`compare`]), the merge of a
 //! distributed load's shards ([`merge`]) and the `--fail-if` thresholds ([`threshold`]).
@@ -17,6 +18,8 @@ pub mod cells;
 pub mod combine;
 pub mod compare;
 pub mod evidence;
+pub mod headline;
+pub mod load_warnings;
 pub mod mann_whitney;
 pub mod merge;
 pub mod quiet;

@@ -370,9 +370,9 @@ pub fn merge(sources: &[Source], allow_partial: bool) -> Result<Merged, MergeErr
             .ok_or_else(|| overflow(s, "spec.threads"))?;
     }
     let mut result = add_up(&runs)?;
-    result.warn(&spec);
     let allowed = runs.iter().filter_map(|(_, r)| r.streams_allowed()).min();
     result.note_streams_limited(spec.streams as u64, allowed);
+    crate::load_warnings::refresh(&mut result, &spec);
     Ok(Merged {
         spec,
         result,

@@ -56,16 +56,19 @@ mod tests {
         );
     }
 
-    /// The README's flag table lists the choices as the enums name them.
+    /// The flag table (docs/flags.md) and the tour's merge section (docs/tour.md) list the
+    /// choices as the enums name them.
     #[test]
-    fn the_readme_lists_the_choices_of_the_enums() {
-        let readme = include_str!("../../../README.md");
+    fn the_docs_list_the_choices_of_the_enums() {
+        let flags = include_str!("../../../docs/flags.md");
+        let tour = include_str!("../../../docs/tour.md");
         for listed in [
             format!("| `--format {}`, `--json` |", Format::list("\\|")),
             format!("| `--order {}`, `--seed N` |", Order::list("\\|")),
-            format!("`--format {}`, `--json`, `--html FILE`", Format::list("|")),
         ] {
-            assert!(readme.contains(&listed), "the README lacks {listed}");
+            assert!(flags.contains(&listed), "docs/flags.md lacks {listed}");
         }
+        let merge = format!("`--format {}`, `--json`, `--html FILE`", Format::list("|"));
+        assert!(tour.contains(&merge), "docs/tour.md lacks {merge}");
     }
 }

@@ -250,6 +250,45 @@ pub fn plan_text(t: &Template, found: &Found, path: &str, answers: &Answers) -> 
         Template::Static(d) => format!("the static files of {d}"),
         Template::Url(u) => format!("{} server(s) you run", u.len()),
     };
+    let mut o = plan_header(t, found, &what);
+    o.push_str(&format!("name = {}\n\n", q(&format!("init: {what}"))));
+    o.push_str("[defaults]\nwarmup = \"2s\"\nduration = \"10s\"\nrepeat = 3\ncooldown = \"1s\"\n");
+    if !matches!(t, Template::Url(_)) {
+        o.push_str(&pinning(&found.cpus));
+    }
+    o.push('\n');
+    let contenders = match t {
+        Template::Url(urls) => urls
+            .iter()
+            .enumerate()
+            .map(|(i, u)| {
+                format!(
+                    "[[contender]]\nname = {}\nurl = {}\n",
+                    q(&format!("url-{}", i + 1)),
+                    q(u)
+                )
+            })
+            .collect(),
+        _ => servers(t)
+            .iter()
+            .filter(|s| found.present.contains(&s.name))
+            .map(|s| server_contender(s, t, path))
+            .collect::<Vec<_>>(),
+    };
+    for (i, c) in contenders.iter().enumerate() {
+        o.push_str(c);
+        if i == 0 {
+            o.push_str("baseline = true\n");
+        }
+        o.push('\n');
+    }
+    o.push_str(&workload_text(path, answers));
+    o
+}
+
+/// The plan's opening comments: what it measures, how to run it, and the servers of the
+/// template not found here with what installs them.
+fn plan_header(t: &Template, found: &Found, what: &str) -> String {
     let mut o = format!(
         "# Written by `shootout init`: {what} under every server found here.\n\
          # Run it with `shootout run plan.toml` (`--quick` for a first look, `--dry-run` to check it).\n"
@@ -266,59 +305,29 @@ pub fn plan_text(t: &Template, found: &Found, path: &str, answers: &Answers) -> 
             o.push_str(&format!("#   {:<18} {}\n", s.name, s.install));
         }
     }
-    o.push_str(&format!("name = {}\n\n", q(&format!("init: {what}"))));
-    o.push_str("[defaults]\nwarmup = \"2s\"\nduration = \"10s\"\nrepeat = 3\ncooldown = \"1s\"\n");
-    if !matches!(t, Template::Url(_)) {
-        o.push_str(&pinning(&found.cpus));
-    }
-    o.push('\n');
-    let mut first = true;
-    match t {
-        Template::Url(urls) => {
-            for (i, u) in urls.iter().enumerate() {
-                o.push_str(&format!(
-                    "[[contender]]\nname = {}\nurl = {}\n",
-                    q(&format!("url-{}", i + 1)),
-                    q(u)
-                ));
-                if first {
-                    o.push_str("baseline = true\n");
-                    first = false;
-                }
-                o.push('\n');
-            }
-        }
-        _ => {
-            for s in servers(t)
-                .iter()
-                .filter(|s| found.present.contains(&s.name))
-            {
-                o.push_str(&format!(
-                    "# {}; listens on 127.0.0.1 only, on the port shootout picks.\n",
-                    s.sizing
-                ));
-                o.push_str(&format!(
-                    "[[contender]]\nname = {}\ncommand = {}\n",
-                    q(s.name),
-                    q(&command_of(s, t))
-                ));
-                o.push_str(&format!(
-                    "ready = {{ path = {}, timeout = \"20s\" }}\n",
-                    q(path)
-                ));
-                if first {
-                    o.push_str("baseline = true\n");
-                    first = false;
-                }
-                o.push('\n');
-            }
-        }
-    }
-    o.push_str(&format!(
+    o
+}
+
+/// A server found here as a contender (without its `baseline` line and closing blank).
+fn server_contender(s: &Server, t: &Template, path: &str) -> String {
+    format!(
+        "# {}; listens on 127.0.0.1 only, on the port shootout picks.\n\
+         [[contender]]\nname = {}\ncommand = {}\n\
+         ready = {{ path = {}, timeout = \"20s\" }}\n",
+        s.sizing,
+        q(s.name),
+        q(&command_of(s, t)),
+        q(path)
+    )
+}
+
+/// The one GET workload, its expectations what `answers` says, and the load levels.
+fn workload_text(path: &str, answers: &Answers) -> String {
+    let mut o = format!(
         "# The expectations are what {} answered to GET {} once when this plan was written:\n\
          # every contender must answer the same.\n",
         answers.from, path
-    ));
+    );
     o.push_str(&format!(
         "[[workload]]\nname = {}\npath = {}\n",
         q(&format!("GET {path}")),
@@ -452,30 +461,15 @@ fn get_once(
     let mut parser = ResponseParser::new(false, None);
     let mut body = Vec::new();
     let mut buf = [0u8; 16 * 1024];
+    let late = || {
+        anyhow!(
+            "{what} did not complete its answer within {} s (check that the server answers this path, and that the answer's Content-Length is right)",
+            timeout.as_secs_f64()
+        )
+    };
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let late = || {
-            anyhow!(
-                "{what} did not complete its answer within {} s (check that the server answers this path, and that the answer's Content-Length is right)",
-                timeout.as_secs_f64()
-            )
-        };
-        if left.is_zero() {
-            return Err(late());
-        }
-        s.set_read_timeout(Some(left))?;
-        let n = match s.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Err(late())
-            }
-            Err(e) => return Err(anyhow!(e).context(format!("reading the answer of {what}"))),
+        let Some(n) = read_within(&mut s, &mut buf, deadline, &what, late)? else {
+            continue;
         };
         if n == 0 {
             match parser.eof() {
@@ -502,19 +496,52 @@ fn get_once(
             ));
         }
     }
-    let text = String::from_utf8_lossy(&body);
-    let snippet: Option<String> = text
-        .split(['\n', '\r', '"', '\\', '{', '}'])
-        .map(str::trim)
-        .find(|l| l.len() >= 4)
-        .map(|l| l.chars().take(40).collect::<String>().trim().to_owned())
-        .filter(|l| !l.is_empty());
     Ok(Answers {
         status: parser.status,
         length: usize::try_from(parser.body_len).unwrap_or(usize::MAX),
-        snippet,
+        snippet: snippet(&body),
         from: from.to_owned(),
     })
+}
+
+/// One read of `s` into `buf` before `deadline` (`late` past it): the bytes read (0 at the
+/// end), or `None` when a signal interrupted it and it is to be tried again.
+fn read_within(
+    s: &mut TcpStream,
+    buf: &mut [u8],
+    deadline: Instant,
+    what: &str,
+    late: impl Fn() -> anyhow::Error,
+) -> anyhow::Result<Option<usize>> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(late());
+    }
+    s.set_read_timeout(Some(left))?;
+    match s.read(buf) {
+        Ok(n) => Ok(Some(n)),
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(None),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            Err(late())
+        }
+        Err(e) => Err(anyhow!(e).context(format!("reading the answer of {what}"))),
+    }
+}
+
+/// The first line of the body with 4 characters or more, cut to 40, outside quotes and
+/// braces: a `body_contains` that JSON and HTML answers alike can keep.
+fn snippet(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    text.split(['\n', '\r', '"', '\\', '{', '}'])
+        .map(str::trim)
+        .find(|l| l.len() >= 4)
+        .map(|l| l.chars().take(40).collect::<String>().trim().to_owned())
+        .filter(|l| !l.is_empty())
 }
 
 /// Feeds `data` to `parser`, keeping the first [`SNIPPET_FROM`] bytes of the decoded body

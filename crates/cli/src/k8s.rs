@@ -109,6 +109,30 @@ fn start_in(text: &str) -> Result<Duration, Failure> {
 
 /// The manifest, and the command that gathers and merges the results.
 fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Failure> {
+    check_job(job)?;
+    let start = humantime::format_rfc3339_seconds(start_at).to_string();
+    let args = pod_args(job, &start);
+    let spec = check_load(job, &args, &start)?;
+    // The wait, the run (or an hour when bounded by a count), the warm-up's allowance.
+    let run = spec.duration.unwrap_or(Duration::from_secs(3600));
+    let deadline = start_at
+        .duration_since(SystemTime::now())
+        .unwrap_or_default()
+        .as_secs()
+        + run.as_secs()
+        + 300;
+    let gather = format!(
+        "kubectl wait --for=condition=complete --timeout={deadline}s job/{name}; kubectl logs -l shootout.dev/job={name} --tail=-1 | shootout merge -",
+        name = job.name
+    );
+    let mut o = String::new();
+    job_yaml(&mut o, job, &start, deadline, &gather);
+    pod_yaml(&mut o, job, &args);
+    Ok((o, gather))
+}
+
+/// Checks the job's own flags: shards, names, quantities and the image reference.
+fn check_job(job: &JobArgs) -> Result<(), Failure> {
     let usage = |e: String| Failure::usage(anyhow!(e));
     shootout_model::Shard::new(0, job.shards)
         .map_err(|e| usage(format!("--shards {}: {e}", job.shards)))?;
@@ -134,36 +158,31 @@ fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Fai
     if let Some(claim) = &job.results_claim {
         check_name(claim).map_err(|e| usage(e.replace("--name", "--results-claim")))?;
     }
-    let start = humantime::format_rfc3339_seconds(start_at).to_string();
+    Ok(())
+}
+
+/// The arguments each pod runs `shootout load` with: the load's, then the shards, the
+/// common start and where the result goes (the log, and the claim when there is one).
+fn pod_args(job: &JobArgs, start: &str) -> Vec<String> {
     let mut args: Vec<String> = job.load.clone();
     args.extend([
         "--shards".into(),
         job.shards.to_string(),
         "--start-at".into(),
-        start.clone(),
+        start.into(),
         "--save".into(),
         "-".into(),
     ]);
     if job.results_claim.is_some() {
         args.extend(["--save".into(), "/results".into()]);
     }
-    let spec = check_load(job, &args, &start)?;
-    // The wait, the run (or an hour when bounded by a count), the warm-up's allowance.
-    let run = spec.duration.unwrap_or(Duration::from_secs(3600));
-    let deadline = start_at
-        .duration_since(SystemTime::now())
-        .unwrap_or_default()
-        .as_secs()
-        + run.as_secs()
-        + 300;
-    let q = quote;
-    let gather = format!(
-        "kubectl wait --for=condition=complete --timeout={deadline}s job/{name}; kubectl logs -l shootout.dev/job={name} --tail=-1 | shootout merge -",
-        name = job.name
-    );
-    let mut o = String::new();
+    args
+}
+
+/// The manifest's opening comments and the Job up to its pod template.
+fn job_yaml(o: &mut String, job: &JobArgs, start: &str, deadline: u64, gather: &str) {
     let n = job.shards;
-    let name = q(&job.name);
+    let name = quote(&job.name);
     let _ = writeln!(
         o,
         "# shootout load as {n} shards, one pod each: a Kubernetes Indexed Job."
@@ -201,6 +220,13 @@ fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Fai
         "  # The wait, the run and a margin: no pod outlives the load."
     );
     let _ = writeln!(o, "  activeDeadlineSeconds: {deadline}");
+}
+
+/// The Job's pod template: spread over nodes, the container with its arguments and a
+/// guaranteed share of CPU and memory, and the results claim when there is one.
+fn pod_yaml(o: &mut String, job: &JobArgs, args: &[String]) {
+    let q = quote;
+    let name = q(&job.name);
     let _ = writeln!(o, "  template:");
     let _ = writeln!(o, "    metadata:");
     let _ = writeln!(o, "      labels:");
@@ -248,7 +274,6 @@ fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Fai
         let _ = writeln!(o, "          persistentVolumeClaim:");
         let _ = writeln!(o, "            claimName: {}", q(claim));
     }
-    Ok((o, gather))
 }
 
 /// Checks the load the pods will run, as shard 0 of N reads it; returns the fleet's spec.

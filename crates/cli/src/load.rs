@@ -82,7 +82,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     board.end(result.as_ref().ok());
     let heads = progress.control.heads();
     progress.finish();
-    let result = match result {
+    let mut result = match result {
         Ok(r) => r,
         Err(e) => {
             // A shard that could not run says so in its result file, for the merge to name.
@@ -98,6 +98,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
             });
         }
     };
+    shootout_analysis::load_warnings::refresh(&mut result, spec);
 
     if plan.sample_heads > 0 {
         habits::print_heads(&heads);

@@ -1,8 +1,9 @@
 //! The store as the commands that read it open it: `ls`, `report`, `compare` and the
 //! closing table of `run`. Opening an existing store (upgraded or reclaimed first) and
-//! loading a run, each failure a one-line error that names the fix (exit 2: the user asked
-//! for something that is not there), and the run's table read back from the store, so a
-//! report printed later is the one `run` printed.
+//! loading a run (its steps' warnings judged again from their numbers), each failure a
+//! one-line error that names the fix (exit 2: the user asked for something that is not
+//! there), and the run's table read back from the store, so a report printed later is the
+//! one `run` printed.
 
 use crate::output::Failure;
 use anyhow::anyhow;
@@ -32,7 +33,8 @@ pub fn open_store(db: &Path) -> Result<Store, Failure> {
     Ok(store)
 }
 
-/// Loads run `id` (the latest when `None`) with its contenders and steps.
+/// Loads run `id` (the latest when `None`) with its contenders and steps, each step's
+/// warnings judged from its numbers ([`shootout_analysis::load_warnings::refresh_stored`]).
 pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, Failure> {
     let id = match id {
         Some(id) => RunId(id),
@@ -46,13 +48,15 @@ pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, 
             }
         },
     };
-    store.load_run(id).map_err(Failure::run)?.ok_or_else(|| {
+    let mut run = store.load_run(id).map_err(Failure::run)?.ok_or_else(|| {
         Failure::usage(anyhow!(
             "run {id} is not in {}: 'shootout ls --db {}' lists the runs",
             db.display(),
             db.display()
         ))
-    })
+    })?;
+    shootout_analysis::load_warnings::refresh_stored(&mut run);
+    Ok(run)
 }
 
 /// The report `shootout run` prints when it ends: [`shootout_report::shootout::text`] of
@@ -60,8 +64,9 @@ pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, 
 /// report made later prints exactly this — with the run read back (its thresholds are
 /// judged on it).
 pub fn run_table(store: &Store, id: RunId) -> anyhow::Result<(String, StoredRun)> {
-    let run = store
+    let mut run = store
         .load_run(id)?
         .ok_or_else(|| anyhow!("run {} is not in the store", id.0))?;
+    shootout_analysis::load_warnings::refresh_stored(&mut run);
     Ok((shootout_report::shootout::text(&run), run))
 }

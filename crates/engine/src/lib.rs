@@ -4,7 +4,7 @@
 //! starts one worker thread per share of the connections. Each worker drives its
 //! connections from its own event loop and records into its own recorder; nothing is
 //! shared on the hot path. When all workers end, their recorders are merged (histograms
-//! added, series joined per second) and the warnings derived. The engine knows nothing of
+//! added, series joined per second): facts only, the warnings are the analysis' to derive. The engine knows nothing of
 //! terminals or storage: callers watch progress through [`Live`] and stop a run through
 //! an `AtomicBool`.
 

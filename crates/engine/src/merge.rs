@@ -1,5 +1,6 @@
 //! The workers' outputs become one [`RunResult`]: counts and histograms added, the
-//! per-second series joined second by second, the schedule summed, and the warnings derived.
+//! per-second series joined second by second, the schedule summed. The warnings a reader
+//! must see are the analysis' to derive (`shootout_analysis::load_warnings`), from these facts.
 
 use crate::event_loop::{Output, Schedule};
 use crate::recorder;
@@ -115,7 +116,7 @@ impl Totals {
     }
 }
 
-/// The workers' outputs as one result, its warnings derived.
+/// The workers' outputs as one result (its warnings left to the analysis).
 pub(crate) fn merge(
     spec: &LoadSpec,
     start: Instant,
@@ -134,7 +135,7 @@ pub(crate) fn merge(
         t.counts.length_mismatch = t.length_mismatch();
     }
     let duration = t.ended.saturating_duration_since(start);
-    let mut result = RunResult {
+    RunResult {
         started,
         duration,
         counts: t.counts,
@@ -178,9 +179,7 @@ pub(crate) fn merge(
                 .collect(),
             None => Vec::new(),
         },
-    };
-    result.warn(spec);
-    result
+    }
 }
 
 /// Joins the workers' seconds: one reusable histogram, one second at a time, so memory

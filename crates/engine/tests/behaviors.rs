@@ -627,7 +627,8 @@ fn a_server_that_dies_mid_run_is_counted_not_hidden() {
             drop(server);
         })
     };
-    let r = run(&s, &control).unwrap();
+    let mut r = run(&s, &control).unwrap();
+    shootout_analysis::load_warnings::refresh(&mut r, &s);
     killer.join().unwrap();
     assert!(r.counts.ok >= 100);
     assert!(

@@ -195,113 +195,30 @@ impl RequestList {
             line,
             message,
         };
-        let mut entries: Vec<ListEntry> = Vec::new();
-        // Each body file read once, by the name the list gives it, and their total.
-        let mut bodies: HashMap<String, Arc<[u8]>> = HashMap::new();
-        let mut body_bytes = 0usize;
-        // The entry being read takes header and body lines until a blank line.
-        let mut open = false;
+        let mut r = ListReader {
+            entries: Vec::new(),
+            bodies: HashMap::new(),
+            body_bytes: 0,
+            open: false,
+            read_body: &mut read_body,
+        };
         for (n, raw) in text.lines().enumerate() {
-            let line_no = n + 1;
             let line = raw.trim();
-            if line.is_empty() {
-                open = false;
-                continue;
-            }
-            if line.starts_with('#') {
-                continue;
-            }
-            if let Some(file) = line.strip_prefix('@') {
-                let entry = entries.last_mut().filter(|_| open).ok_or_else(|| {
-                    err(
-                        line_no,
-                        "a body line (@FILE) must follow a request line (METHOD PATH)".into(),
-                    )
-                })?;
-                if !entry.body.is_empty() {
-                    return Err(err(
-                        line_no,
-                        "a request has one body line: remove the second".into(),
-                    ));
-                }
-                let name = file.trim();
-                if let Some(body) = bodies.get(name) {
-                    entry.body = Arc::clone(body);
-                    continue;
-                }
-                let body = read_body(name).map_err(|e| {
-                    err(line_no, format!("cannot read the body file '{name}': {e}"))
-                })?;
-                if body.len() > MAX_BODY {
-                    return Err(err(line_no, RequestError::Body(body.len()).to_string()));
-                }
-                body_bytes = body_bytes.saturating_add(body.len());
-                if body_bytes > MAX_LIST_BODIES {
-                    return Err(err(
-                        line_no,
-                        format!(
-                            "with '{name}' the list's body files hold {body_bytes} bytes, more than the {} MiB a list's bodies may hold together: use fewer or smaller body files (a file named again is not counted again)",
-                            MAX_LIST_BODIES >> 20
-                        ),
-                    ));
-                }
-                Template::parse(&body)
-                    .map_err(|e| err(line_no, format!("in the body file: {e}")))?;
-                let body: Arc<[u8]> = body.into();
-                bodies.insert(name.to_string(), Arc::clone(&body));
-                entry.body = body;
-                continue;
-            }
-            let mut words = line.split_whitespace();
-            let (first, second) = (words.next().unwrap_or_default(), words.next());
-            // A request line is `METHOD PATH` (or `METHOD URL`); a line with a colon
-            // that is not one is a header line.
-            let request_line = !line.contains(':')
-                || (!first.contains(':')
-                    && second.is_some_and(|w| w.starts_with('/') || w.contains("://")));
-            if !request_line {
-                let entry = entries.last_mut().filter(|_| open).ok_or_else(|| {
-                    err(
-                        line_no,
-                        format!("'{line}' looks like a header line, but no request line (METHOD PATH) comes before it"),
-                    )
-                })?;
-                let (name, value) = line.split_once(':').unwrap_or((line, ""));
-                let (name, value) = (name.trim(), value.trim());
-                check_header(name, value).map_err(|e| err(line_no, e.to_string()))?;
-                Template::parse(value.as_bytes()).map_err(|e| err(line_no, e.to_string()))?;
-                entry.headers.push((name.to_string(), value.to_string()));
-                continue;
-            }
-            if entries.len() >= MAX_ENTRIES {
-                return Err(err(
-                    line_no,
-                    format!("a list holds at most {MAX_ENTRIES} requests: split it"),
-                ));
-            }
-            let mut words = line.split_whitespace();
-            let (method, target) = (words.next().unwrap_or_default(), words.next());
-            check_method(method).map_err(|e| err(line_no, e.to_string()))?;
-            let Some(target) = target else {
-                return Err(err(
-                    line_no,
-                    format!("'{line}' has no path: write it as METHOD PATH, e.g. GET /items/1"),
-                ));
+            let read = if line.is_empty() {
+                r.open = false;
+                Ok(())
+            } else if line.starts_with('#') {
+                Ok(())
+            } else if let Some(file) = line.strip_prefix('@') {
+                r.body_line(file.trim())
+            } else if !is_request_line(line) {
+                r.header_line(line)
+            } else {
+                r.request_line(line, n + 1, base)
             };
-            if let Some(extra) = words.next() {
-                return Err(err(line_no, format!("'{extra}' after the path: write METHOD PATH only (a space in a path is written %20)")));
-            }
-            let path = path_of(target, base).map_err(|m| err(line_no, m))?;
-            Template::parse(path.as_bytes()).map_err(|e| err(line_no, e.to_string()))?;
-            entries.push(ListEntry {
-                method: method.to_ascii_uppercase(),
-                path,
-                headers: Vec::new(),
-                body: Arc::default(),
-                line: line_no,
-            });
-            open = true;
+            read.map_err(|message| err(n + 1, message))?;
         }
+        let entries = r.entries;
         if entries.is_empty() {
             return Err(err(
                 0,
@@ -314,6 +231,124 @@ impl RequestList {
             order,
             seed,
         })
+    }
+}
+
+/// A request line is `METHOD PATH` (or `METHOD URL`); a line with a colon that is not one
+/// is a header line.
+fn is_request_line(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let (first, second) = (words.next().unwrap_or_default(), words.next());
+    !line.contains(':')
+        || (!first.contains(':') && second.is_some_and(|w| w.starts_with('/') || w.contains("://")))
+}
+
+/// What [`RequestList::parse`] has read so far; each line's method returns what is wrong
+/// with the line, for the caller to name its number.
+struct ListReader<'f, F> {
+    entries: Vec<ListEntry>,
+    /// Each body file read once, by the name the list gives it…
+    bodies: HashMap<String, Arc<[u8]>>,
+    /// …and their total (bytes).
+    body_bytes: usize,
+    /// The entry being read takes header and body lines until a blank line.
+    open: bool,
+    read_body: &'f mut F,
+}
+
+impl<F: FnMut(&str) -> Result<Vec<u8>, String>> ListReader<'_, F> {
+    /// The entry a header or body line belongs to, or `orphan` as the error.
+    fn open_entry(&mut self, orphan: impl FnOnce() -> String) -> Result<&mut ListEntry, String> {
+        let open = self.open;
+        self.entries.last_mut().filter(|_| open).ok_or_else(orphan)
+    }
+
+    /// `@FILE`: the open entry's body, each file read once and all bounded together.
+    fn body_line(&mut self, name: &str) -> Result<(), String> {
+        let entry = self
+            .open_entry(|| "a body line (@FILE) must follow a request line (METHOD PATH)".into())?;
+        if !entry.body.is_empty() {
+            return Err("a request has one body line: remove the second".into());
+        }
+        let body = match self.bodies.get(name) {
+            Some(body) => Arc::clone(body),
+            None => self.read_new_body(name)?,
+        };
+        if let Some(entry) = self.entries.last_mut() {
+            entry.body = body;
+        }
+        Ok(())
+    }
+
+    /// Reads body file `name` the first time the list names it, within [`MAX_BODY`] and,
+    /// with the others, [`MAX_LIST_BODIES`].
+    fn read_new_body(&mut self, name: &str) -> Result<Arc<[u8]>, String> {
+        let body = (self.read_body)(name)
+            .map_err(|e| format!("cannot read the body file '{name}': {e}"))?;
+        if body.len() > MAX_BODY {
+            return Err(RequestError::Body(body.len()).to_string());
+        }
+        self.body_bytes = self.body_bytes.saturating_add(body.len());
+        if self.body_bytes > MAX_LIST_BODIES {
+            return Err(format!(
+                "with '{name}' the list's body files hold {} bytes, more than the {} MiB a list's bodies may hold together: use fewer or smaller body files (a file named again is not counted again)",
+                self.body_bytes,
+                MAX_LIST_BODIES >> 20
+            ));
+        }
+        Template::parse(&body).map_err(|e| format!("in the body file: {e}"))?;
+        let body: Arc<[u8]> = body.into();
+        self.bodies.insert(name.to_string(), Arc::clone(&body));
+        Ok(body)
+    }
+
+    /// `Name: value`: a header of the open entry.
+    fn header_line(&mut self, line: &str) -> Result<(), String> {
+        let entry = self.open_entry(|| {
+            format!("'{line}' looks like a header line, but no request line (METHOD PATH) comes before it")
+        })?;
+        let (name, value) = line.split_once(':').unwrap_or((line, ""));
+        let (name, value) = (name.trim(), value.trim());
+        check_header(name, value).map_err(|e| e.to_string())?;
+        Template::parse(value.as_bytes()).map_err(|e| e.to_string())?;
+        entry.headers.push((name.to_string(), value.to_string()));
+        Ok(())
+    }
+
+    /// `METHOD PATH` (or `METHOD URL` of `base`'s origin): a new entry, open.
+    fn request_line(
+        &mut self,
+        line: &str,
+        line_no: usize,
+        base: Option<&Target>,
+    ) -> Result<(), String> {
+        if self.entries.len() >= MAX_ENTRIES {
+            return Err(format!(
+                "a list holds at most {MAX_ENTRIES} requests: split it"
+            ));
+        }
+        let mut words = line.split_whitespace();
+        let (method, target) = (words.next().unwrap_or_default(), words.next());
+        check_method(method).map_err(|e| e.to_string())?;
+        let Some(target) = target else {
+            return Err(format!(
+                "'{line}' has no path: write it as METHOD PATH, e.g. GET /items/1"
+            ));
+        };
+        if let Some(extra) = words.next() {
+            return Err(format!("'{extra}' after the path: write METHOD PATH only (a space in a path is written %20)"));
+        }
+        let path = path_of(target, base)?;
+        Template::parse(path.as_bytes()).map_err(|e| e.to_string())?;
+        self.entries.push(ListEntry {
+            method: method.to_ascii_uppercase(),
+            path,
+            headers: Vec::new(),
+            body: Arc::default(),
+            line: line_no,
+        });
+        self.open = true;
+        Ok(())
     }
 }
 

@@ -1,6 +1,7 @@
 //! What one load run measured, merged across worker threads: counts per outcome, latency
 //! histograms, a per-second series, a reservoir of samples, the generator's own cost and
-//! the warnings derived from all of these.
+//! the warnings a reader must know (their types; `shootout_analysis::load_warnings`
+//! derives them from the rest).
 //!
 //! Histograms hold **microseconds**. `latency` is corrected for coordinated omission in rate
 //! mode (measured from each request's due time); `latency_raw` is always send → last byte.
@@ -436,17 +437,9 @@ pub struct GeneratorStats {
 }
 
 impl GeneratorStats {
-    /// The busy share above which the generator may be the bottleneck.
-    pub const SATURATED: f64 = 0.9;
-
     /// User + system CPU time.
     pub fn cpu(&self) -> Duration {
         self.cpu_user + self.cpu_sys
-    }
-
-    /// True when a worker thread was busy more than 90% of the run.
-    pub fn saturated(&self) -> bool {
-        self.busiest_thread > Self::SATURATED
     }
 }
 
@@ -471,6 +464,9 @@ pub enum Warning {
         /// outstanding (the server, or too few connections, was the limit).
         #[serde(default)]
         waited: u64,
+        /// The cap on connections was reached: no more could open for the waiting ones.
+        #[serde(default)]
+        capped: bool,
     },
     /// Connections could not be opened.
     ConnectFailed {
@@ -557,11 +553,15 @@ impl fmt::Display for Warning {
             // Who was late decides the advice: connections all waiting on the server mean
             // the server (at this many connections) could not keep up; a free connection
             // and a late send mean shootout's own loop fell behind.
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited } if *waited * 2 >= *late => write!(
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped: true } if *waited * 2 >= *late => write!(
                 f,
-                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server: the server could not keep up with this rate at this many connections (raise -c only if it can take more requests at once; else lower --rate)"
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up with this rate at this many connections (raise --max-connections only if it can take more requests at once; else lower --rate)"
             ),
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited } => write!(
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } if *waited * 2 >= *late => write!(
+                f,
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server while it turned new ones away or was slow to accept them: the server could not keep up with this rate (lower --rate)"
+            ),
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } => write!(
                 f,
                 "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {} of them while a connection was free: shootout's own loop fell behind (add --threads, pin server and generator to different CPUs, or lower --rate)",
                 late - waited
@@ -690,7 +690,9 @@ pub struct RunResult {
     pub schedule: Option<ScheduleStats>,
     /// Ctrl-C (or the caller) stopped the run early.
     pub interrupted: bool,
-    /// What the user must know; derived from the fields above by the engine.
+    /// What the user must know, derived from the fields above by
+    /// `shootout_analysis::load_warnings` (the HTTP/2 streams limit, a fact, is recorded
+    /// here by [`RunResult::note_streams_limited`]).
     pub warnings: Vec<Warning>,
     /// Per entry of a request list of 2 to
     /// [`MAX_REPORTED_ENTRIES`](crate::requests::MAX_REPORTED_ENTRIES) entries, in list
@@ -733,108 +735,12 @@ impl RunResult {
     pub fn cpu_us_per_request(&self) -> f64 {
         self.generator.cpu().as_secs_f64() * 1e6 / self.counts.completed.max(1) as f64
     }
-
-    /// Derives the warnings from the counts, the generator and the schedule.
-    pub fn derive_warnings(&mut self) {
-        let mut w = Vec::new();
-        let c = &self.counts;
-        if c.completed == 0 {
-            w.push(Warning::NothingCompleted);
-        }
-        if c.failed() > 0 {
-            w.push(Warning::Failures {
-                failed: c.failed(),
-                completed: c.completed,
-            });
-        }
-        if c.connections_failed > 0 {
-            w.push(Warning::ConnectFailed {
-                count: c.connections_failed,
-            });
-        }
-        if c.dropped > 0 {
-            w.push(Warning::Dropped { count: c.dropped });
-        }
-        if c.retried > 0 {
-            w.push(Warning::Retried { count: c.retried });
-        }
-        // A SYN retry waits 1 s: connect times at or past it mean a full listen backlog.
-        // Every connection's setup when recorded (rate mode opens them before any request
-        // is due), else the connects charged to requests.
-        let slow = self
-            .histograms
-            .setup
-            .count_between(SYN_RETRY_US, u64::MAX)
-            .max(
-                self.histograms
-                    .connect
-                    .count_between(SYN_RETRY_US, u64::MAX),
-            );
-        if slow > 0 {
-            w.push(Warning::SlowConnects { count: slow });
-        }
-        if let Some(s) = &self.schedule {
-            // 1% short of the target, or more than 1% of requests late, is "not kept".
-            if s.achieved_rps < s.target_rps * 0.99 || s.late * 100 > s.sent.max(1) {
-                w.push(Warning::ScheduleNotKept {
-                    target_rps: s.target_rps,
-                    achieved_rps: s.achieved_rps,
-                    late: s.late,
-                    waited: s.late_no_connection.min(s.late),
-                });
-            }
-        }
-        if self.generator.saturated() {
-            w.push(Warning::GeneratorSaturated {
-                busiest_thread: self.generator.busiest_thread,
-            });
-        }
-        self.warnings = w;
-    }
 }
 
 impl RunResult {
-    /// Derives every warning of a run of `spec` from the numbers: [`RunResult::derive_warnings`],
-    /// then in a closed loop [`RunResult::note_unserved`] at the spec's connections. The
-    /// engine calls it on a fresh result, a merge on the merged one.
-    pub fn warn(&mut self, spec: &crate::LoadSpec) {
-        self.derive_warnings();
-        if spec.pace == crate::Pace::Closed {
-            self.note_unserved(spec.connections as u64);
-        }
-    }
-
-    /// Closed loop at `connections`: adds [`Warning::Unserved`] when req/s × mean latency
-    /// (Little's law: the connections busy on average) is under half of `connections`.
-    /// A connection the server never answers adds nothing to either factor, so the gap
-    /// is invisible in every other figure. On a healthy server only the generator's own
-    /// turnaround between an answer and the next request lowers the product, so the
-    /// check is made only when the latency is over 4 times the generator's CPU per
-    /// request (a turnaround that long would be a saturated generator, reported apart).
-    pub fn note_unserved(&mut self, connections: u64) {
-        if connections < UNSERVED_MIN_CONNECTIONS || self.histograms.latency.is_empty() {
-            return;
-        }
-        let rps = self.rps();
-        let mean_ms = self.histograms.latency.mean() / 1e3;
-        if mean_ms * 1e3 < 4.0 * self.cpu_us_per_request() {
-            return;
-        }
-        let served = rps * mean_ms / 1e3;
-        if served < connections as f64 * UNSERVED_SHARE {
-            self.warnings.push(Warning::Unserved {
-                connections,
-                served,
-                rps,
-                mean_ms,
-            });
-        }
-    }
-}
-
-impl RunResult {
-    /// HTTP/2: adds [`Warning::StreamsLimited`] when a server allowed fewer concurrent
-    /// streams per connection (`allowed`, the lowest announced) than were `asked` for.
+    /// HTTP/2: records the fact that a server allowed fewer concurrent streams per
+    /// connection (`allowed`, the lowest announced) than were `asked` for, as
+    /// [`Warning::StreamsLimited`]; nothing when it allowed as many.
     pub fn note_streams_limited(&mut self, asked: u64, allowed: Option<u64>) {
         if let Some(allowed) = allowed.filter(|&a| a < asked) {
             self.warnings
@@ -851,14 +757,6 @@ impl RunResult {
         })
     }
 }
-
-/// [`RunResult::note_unserved`] looks at 4 connections or more…
-const UNSERVED_MIN_CONNECTIONS: u64 = 4;
-/// …and warns when fewer than half of them account for the answers.
-const UNSERVED_SHARE: f64 = 0.5;
-
-/// The kernel's first SYN retransmission comes after 1 s (µs, with 1% slack).
-const SYN_RETRY_US: u64 = 990_000;
 
 /// `count / duration` in events per second (0 for a zero duration).
 pub fn per_second(count: u64, d: Duration) -> f64 {
@@ -904,6 +802,7 @@ mod tests {
                 achieved_rps: 5.0,
                 late: 2,
                 waited: 1,
+                capped: true,
             },
             Warning::ConnectFailed { count: 1 },
             Warning::Failures {
@@ -1009,105 +908,38 @@ mod tests {
 
     #[test]
     fn a_schedule_not_kept_names_the_server_or_the_generator_by_who_was_late() {
-        let not_kept = |late, waited| {
+        let not_kept = |late, waited, capped| {
             Warning::ScheduleNotKept {
                 target_rps: 1000.0,
                 achieved_rps: 800.0,
                 late,
                 waited,
+                capped,
             }
             .to_string()
         };
-        // Most late sends waited for a connection: every one was waiting on the server.
-        let server = not_kept(100, 90);
+        // Most late sends waited for a connection with the cap reached: every one was
+        // waiting on the server, and the advice is the cap.
+        let server = not_kept(100, 90, true);
         assert!(
-            server.contains("100 requests sent late, 90 of them because every connection was waiting on the server: the server could not keep up")
+            server.contains("100 requests sent late, 90 of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up")
+                && server.contains("--max-connections")
                 && !server.contains("--threads"),
             "{server}"
         );
+        // Below the cap, they waited for connections the server was slow to take.
+        let refusing = not_kept(100, 90, false);
+        assert!(
+            refusing.contains("turned new ones away or was slow to accept them")
+                && !refusing.contains("--max-connections"),
+            "{refusing}"
+        );
         // Most were late with a connection free: the generator's loop.
-        let generator = not_kept(100, 10);
+        let generator = not_kept(100, 10, false);
         assert!(
             generator.contains("90 of them while a connection was free: shootout's own loop fell behind (add --threads")
                 && !generator.contains("waiting on the server"),
             "{generator}"
         );
-    }
-
-    #[test]
-    fn warnings_follow_the_numbers() {
-        let mut r = RunResult {
-            generator: GeneratorStats {
-                threads: 1,
-                busiest_thread: 0.95,
-                ..Default::default()
-            },
-            schedule: Some(ScheduleStats {
-                target_rps: 1000.0,
-                achieved_rps: 800.0,
-                due: 1000,
-                sent: 800,
-                late: 0,
-                late_no_connection: 0,
-                max_lag: Duration::ZERO,
-                ..Default::default()
-            }),
-            ..RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1))
-        };
-        r.derive_warnings();
-        assert!(r.warnings.contains(&Warning::NothingCompleted));
-        assert!(r
-            .warnings
-            .iter()
-            .any(|w| matches!(w, Warning::ScheduleNotKept { .. })));
-        assert!(r
-            .warnings
-            .iter()
-            .any(|w| matches!(w, Warning::GeneratorSaturated { .. })));
-        r.histograms.connect.record(1_003_000).unwrap();
-        r.derive_warnings();
-        assert!(
-            r.warnings.contains(&Warning::SlowConnects { count: 1 }),
-            "{:?}",
-            r.warnings
-        );
-        r.histograms.connect.reset();
-        r.counts.completed = 10;
-        r.counts.ok = 10;
-        r.generator.busiest_thread = 0.5;
-        r.schedule = None;
-        r.derive_warnings();
-        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-
-        // Little's law: 1000 answers in 1 s at 2 ms each keep 2 connections busy.
-        r.counts.completed = 1000;
-        r.counts.ok = 1000;
-        r.histograms.latency.record_n(2000, 1000).unwrap();
-        let unserved = |r: &RunResult| {
-            r.warnings.iter().find_map(|w| match w {
-                Warning::Unserved { served, .. } => Some(*served),
-                _ => None,
-            })
-        };
-        // 2 of 10 connections: the other 8 were never answered.
-        r.derive_warnings();
-        r.note_unserved(10);
-        let served = unserved(&r).expect("2 of 10 connections served");
-        assert!((served - 2.0).abs() < 0.01, "{served}");
-        assert!(r.warnings[0]
-            .to_string()
-            .starts_with("only about 2 of 10 connections"));
-        // 2 of 4 is half: not flagged; under 4 connections nothing is judged.
-        for connections in [4, 3, 1] {
-            r.derive_warnings();
-            r.note_unserved(connections);
-            assert_eq!(unserved(&r), None, "c={connections}");
-        }
-        // 10 ms each: 10 connections busy of 10.
-        r.histograms.latency.reset();
-        r.histograms.latency.record_n(10_000, 1000).unwrap();
-        r.derive_warnings();
-        r.note_unserved(10);
-        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     }
 }

@@ -8,8 +8,9 @@
 //! Encodings: instants are integer nanoseconds since the Unix epoch, spans integer
 //! nanoseconds, histograms HdrHistogram V2 + deflate in base64 (the encoding of
 //! HdrHistogram's interval logs: every count of every bucket, nothing rounded), the
-//! request body base64. The warnings are not written: they are derived again from the
-//! numbers when the file is read ([`RunResult::warn`]).
+//! request body base64. The warnings are not written: a result read back carries only the
+//! HTTP/2 streams limit, a fact ([`RunResult::note_streams_limited`]); the reader derives
+//! the others from the numbers (`shootout_analysis::load_warnings`).
 
 use crate::histograms::Histograms;
 use crate::requests::{ListEntry, Order, RequestList};
@@ -619,7 +620,7 @@ impl ResultV1 {
             )
         };
         check_counts(&r)?;
-        r.warn(spec);
+        // The one warning that is a fact; the others are judged by whoever reads the file.
         r.note_streams_limited(spec.streams as u64, self.streams_allowed);
         Ok(r)
     }
@@ -684,6 +685,14 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
             ),
         ));
     }
+    check_histograms(r, answered)?;
+    check_series(r, failed)
+}
+
+/// The histograms: one value per answer in each per-answer one, at most one per
+/// connection opened in the others.
+fn check_histograms(r: &RunResult, answered: u64) -> Result<(), SavedError> {
+    let c = &r.counts;
     for (m, h) in r.histograms.iter() {
         // Each decoded histogram's total was checked for overflow when it was read.
         let n = crate::hdr::total(h).unwrap_or(u64::MAX);
@@ -706,6 +715,13 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// The series adds up to the counts (`failed` of them failed), and the samples are no more
+/// than the completed requests.
+fn check_series(r: &RunResult, failed: u64) -> Result<(), SavedError> {
+    let c = &r.counts;
     let (mut completed, mut failed_in_seconds) = (0u64, 0u64);
     for s in &r.series {
         completed = completed.saturating_add(s.completed);
@@ -1010,7 +1026,6 @@ mod tests {
             spun: Duration::from_nanos(5_000),
         });
         r.histograms.setup.record(2_500).unwrap();
-        r.warn(&share);
         SavedRun {
             shootout: "0.1.0".into(),
             shard: Some(shard),

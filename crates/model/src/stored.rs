@@ -137,8 +137,9 @@ pub struct StoredStep {
     pub ended: SystemTime,
     /// How the step ended.
     pub status: StepStatus,
-    /// What the load run measured; its warnings are derived again from the numbers
-    /// ([`RunResult::derive_warnings`]).
+    /// What the load run measured. As the store reads it back, its warnings hold only the
+    /// HTTP/2 streams limit, a fact; the reader derives the others from the numbers
+    /// (`shootout_analysis::load_warnings::refresh_stored`).
     pub result: RunResult,
     /// The contender's process tree during the step, oldest first.
     pub resources: Vec<ResourceSample>,

@@ -137,7 +137,7 @@ impl Builder {
             })
             .collect();
         self.r.samples.sort_by_key(|s| s.start_us);
-        self.r.derive_warnings();
+        self.r.warnings = shootout_analysis::load_warnings::derive(&self.r, None);
         self.r
     }
 }
@@ -218,7 +218,7 @@ pub fn closed_with_failures() -> (LoadSpec, RunResult) {
         cpu_sys: Duration::from_millis(100),
         busiest_thread: 0.45,
     };
-    r.derive_warnings();
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     (spec, r)
 }
 
@@ -290,7 +290,7 @@ pub fn rate_mode() -> (LoadSpec, RunResult) {
         cpu_sys: Duration::from_millis(760),
         busiest_thread: 0.93,
     };
-    r.derive_warnings();
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     (spec, r)
 }
 
@@ -350,7 +350,7 @@ pub fn interrupted() -> (LoadSpec, RunResult) {
         cpu_sys: Duration::from_millis(420),
         busiest_thread: 0.21,
     };
-    r.derive_warnings();
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     (spec, r)
 }
 
@@ -367,7 +367,7 @@ pub fn nothing_completed() -> (LoadSpec, RunResult) {
         cpu_sys: Duration::from_micros(1500),
         busiest_thread: 0.2,
     };
-    r.derive_warnings();
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     (spec, r)
 }
 
@@ -464,7 +464,7 @@ pub fn list_pipelined() -> (LoadSpec, RunResult) {
             latency,
         })
         .collect();
-    r.derive_warnings();
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     (spec, r)
 }
 

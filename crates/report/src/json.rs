@@ -187,12 +187,13 @@ fn generator_json(r: &RunResult) -> Value {
         "cpu_sys_s": s(g.cpu_sys),
         "cpu_us_per_request": round(r.cpu_us_per_request(), 3),
         "busiest_thread": round(g.busiest_thread, 4),
-        "saturated": g.saturated(),
+        "saturated": shootout_analysis::load_warnings::saturated(g),
     })
 }
 
 /// The document's `schedule`: how the open loop kept its rate (null in a closed loop).
 fn schedule_json(r: &RunResult) -> Value {
+    let cert = shootout_analysis::load_warnings::certificate(r);
     r.schedule.map_or(Value::Null, |sch| {
         json!({
             "target_rps": round(sch.target_rps, 3),
@@ -212,6 +213,10 @@ fn schedule_json(r: &RunResult) -> Value {
             "max_connections": sch.max_connections,
             "capped": sch.capped,
             "wait_spin_s": round(sch.spun.as_secs_f64(), 6),
+            "kept": cert.is_some_and(|c| c.kept),
+            "not_kept_because": cert.and_then(|c| c.reason).map(|r| r.key()),
+            "on_time": round(cert.map_or(0.0, |c| c.on_time), 6),
+            "achieved_share": round(cert.map_or(0.0, |c| c.achieved_share), 6),
         })
     })
 }

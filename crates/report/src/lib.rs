@@ -23,6 +23,7 @@ pub mod html;
 mod json;
 mod safe;
 pub mod schema;
+mod sentences;
 pub mod shootout;
 mod text;
 mod units;

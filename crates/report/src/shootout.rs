@@ -24,12 +24,12 @@ use shootout_model::Choice;
 use std::fmt;
 use std::str::FromStr;
 
+pub use crate::sentences::busy_text;
 pub use csv::csv;
 pub use json::{json, SCHEMA_VERSION};
 pub use markdown::markdown;
 pub use shootout_analysis::Analysis;
 pub use text::text;
-pub use words::busy_text;
 
 /// A rendering of a stored run or a comparison, chosen with `--format`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -117,10 +117,14 @@ pub(crate) fn machine_line(run: &StoredRun) -> String {
     if m.memory_bytes > 0 {
         parts.push(format!("{} memory", crate::units::gib(m.memory_bytes)));
     }
+    let polled = shootout_model::resolved::ResolvedPlan::parse(&run.run.plan_resolved)
+        .and_then(|p| p.busy_poll_us)
+        .filter(|&us| us > 0)
+        .map(|us| format!("; the load busy-polled up to {us} µs before each sleep"));
     if parts.is_empty() {
-        "unknown".into()
+        format!("unknown{}", polled.unwrap_or_default())
     } else {
-        parts.join(", ")
+        format!("{}{}", parts.join(", "), polled.unwrap_or_default())
     }
 }
 

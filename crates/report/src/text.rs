@@ -152,10 +152,7 @@ fn load_line(spec: &LoadSpec) -> String {
 fn warning_lines(r: &RunResult, with_interrupted: bool) -> Vec<String> {
     let mut lines = Vec::new();
     if with_interrupted && r.interrupted {
-        lines.push(format!(
-            "interrupted (Ctrl-C) after {}: the numbers cover only the part that ran",
-            secs(r.duration)
-        ));
+        lines.push(crate::sentences::interrupted(&secs(r.duration)).to_string());
     }
     lines.extend(r.warnings.iter().map(ToString::to_string));
     lines
@@ -185,7 +182,7 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     outcome(&mut o, r);
     timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));
     by_target(&mut o, r);
-    costs(&mut o, r);
+    costs(&mut o, r, spec.busy_poll);
     let lines = warning_lines(r, false);
     if !lines.is_empty() {
         emit!(o);
@@ -197,14 +194,9 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
 /// The interruption note, target and load.
 fn what_ran(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     if r.interrupted {
-        kv(
-            o,
-            "Interrupted",
-            format!(
-                "by Ctrl-C after {}: the numbers cover only the part that ran",
-                secs(r.duration)
-            ),
-        );
+        // The sentence of the warnings block, its lead as the row's name.
+        let said = crate::sentences::interrupted(&secs(r.duration));
+        kv(o, "Interrupted", said.rest.trim_start().to_string());
         emit!(o);
     }
     let mut target = match &spec.list {
@@ -415,7 +407,7 @@ fn by_target(o: &mut String, r: &RunResult) {
 }
 
 /// Connections, the schedule's keeping and the generator's own cost.
-fn costs(o: &mut String, r: &RunResult) {
+fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
     let c = &r.counts;
     let mut conns = format!(
         "{} opened, {} failed",
@@ -445,6 +437,9 @@ fn costs(o: &mut String, r: &RunResult) {
             ),
         );
         kv(o, "Send lag", send_lag(s));
+        if let Some(c) = shootout_analysis::load_warnings::certificate(r) {
+            kv(o, "Kept", kept_line(&c));
+        }
     }
     let g = &r.generator;
     let per_request = if c.completed > 0 {
@@ -452,17 +447,42 @@ fn costs(o: &mut String, r: &RunResult) {
     } else {
         "no request to share it".to_string()
     };
+    let polling = if busy_poll.is_zero() {
+        String::new()
+    } else {
+        format!(
+            "; busy polling up to {} µs before each sleep",
+            busy_poll.as_micros()
+        )
+    };
     kv(
         o,
         "Generator",
         format!(
-            "{:.3} s CPU ({:.3} user + {:.3} sys), {per_request}, busiest thread {:.0}% busy",
+            "{:.3} s CPU ({:.3} user + {:.3} sys), {per_request}, busiest thread {:.0}% busy{polling}",
             g.cpu().as_secs_f64(),
             g.cpu_user.as_secs_f64(),
             g.cpu_sys.as_secs_f64(),
             g.busiest_thread * 100.0
         ),
     );
+}
+
+/// The schedule's certificate in one line: `yes: 99.95% of sends within 1 ms of their due
+/// time, 100.0% of the rate sent` or `no, the generator fell behind: …`.
+fn kept_line(c: &shootout_analysis::load_warnings::Certificate) -> String {
+    use shootout_analysis::load_warnings::NotKept;
+    let verdict = match c.reason {
+        None => "yes",
+        Some(NotKept::Generator) => "no, the generator fell behind",
+        Some(NotKept::ConnectionCap) => "no, the connection cap held sends back",
+        Some(NotKept::Server) => "no, the server was slow to take connections",
+    };
+    format!(
+        "{verdict}: {:.2}% of sends within 1 ms of their due time, {:.1}% of the rate sent",
+        c.on_time * 100.0,
+        c.achieved_share * 100.0
+    )
 }
 
 /// How late the sends went out and the connections the schedule used: `p50 0.004 ms,
@@ -516,7 +536,7 @@ mod tests {
         let out = report(&spec, &r);
         assert!(!out.contains("Failures"), "{out}");
         assert!(
-            out.starts_with("Interrupted   by Ctrl-C after 3.200 s"),
+            out.starts_with("Interrupted   (Ctrl-C or SIGTERM) after 3.200 s"),
             "{out}"
         );
     }
@@ -526,11 +546,31 @@ mod tests {
         let (_, r) = fixtures::interrupted();
         assert_eq!(
             warnings(&r),
-            "Warnings:\n  - interrupted (Ctrl-C) after 3.200 s: the numbers cover only the part that ran\n"
+            "Warnings:\n  - interrupted (Ctrl-C or SIGTERM) after 3.200 s: the numbers cover only the part that ran\n"
         );
         let (_, mut r) = fixtures::rate_mode();
         r.warnings.clear();
         assert_eq!(warnings(&r), "");
+    }
+
+    /// The Generator line says when the workers busy-polled before sleeping.
+    #[test]
+    fn the_generator_line_says_when_it_busy_polled() {
+        let (mut spec, r) = fixtures::rate_mode();
+        let generator = |spec: &LoadSpec| {
+            report(spec, &r)
+                .lines()
+                .find(|l| l.starts_with("Generator"))
+                .unwrap()
+                .to_string()
+        };
+        assert!(!generator(&spec).contains("busy polling"));
+        spec.busy_poll = std::time::Duration::from_micros(50);
+        assert!(
+            generator(&spec).ends_with("; busy polling up to 50 µs before each sleep"),
+            "{}",
+            generator(&spec)
+        );
     }
 
     #[test]

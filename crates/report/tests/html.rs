@@ -233,7 +233,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         warnings: Vec::new(),
         targets: Vec::new(),
     };
-    result.derive_warnings();
+    result.warnings = shootout_analysis::load_warnings::derive(&result, None);
     let mut cpu = 0.0;
     let resources = (0..=(secs * 4.0) as u64)
         .map(|k| {
@@ -375,7 +375,10 @@ fn store(s: &Scenario) -> StoredRun {
     store
         .finish_run(run, s.status, epoch() + Duration::from_secs(clock + 5))
         .unwrap();
-    store.load_run(run).unwrap().unwrap()
+    let mut run = store.load_run(run).unwrap().unwrap();
+    // What `shootout report` does with a run it reads: judge each step's warnings.
+    shootout_analysis::load_warnings::refresh_stored(&mut run);
+    run
 }
 
 fn machine() -> MachineFacts {
@@ -657,7 +660,7 @@ fn the_golden_report_says_what_a_reader_needs() {
         "2023-11-14 22:13:20 UTC",
         "python3 3.11.2",
         "http.server: Python 3.11.2",
-        "lighttpd was not measured to the end",
+        "<strong>lighttpd failed verification</strong>, not measured.",
         "status codes 404: 20",
         "The load generator was saturated",
         "Noisy measurements",
@@ -1317,7 +1320,8 @@ fn render_a_store() {
         Ok(n) => shootout_store::RunId(n.parse().unwrap()),
         Err(_) => store.latest_run().unwrap().expect("a run").id,
     };
-    let run = store.load_run(id).unwrap().unwrap();
+    let mut run = store.load_run(id).unwrap().unwrap();
+    shootout_analysis::load_warnings::refresh_stored(&mut run);
     let html = out.with_extension("html");
     std::fs::write(&html, render_run(&run)).unwrap();
     let height = std::env::var("SHOOTOUT_HEIGHT").map_or(2400, |h| h.parse().unwrap());

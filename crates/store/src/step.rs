@@ -334,24 +334,7 @@ impl Store {
             run,
             |r| Ok((r.get::<_, u32>(1)?, r.get::<_, u64>(2)?)),
         )?;
-        let mut seconds = self.children(
-            "SELECT step_id, second, completed, failed, mean_us, p50_us, p99_us, max_us
-             FROM step_seconds
-             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
-            run,
-            |r| {
-                Ok(SecondStats {
-                    second: r.get(1)?,
-                    completed: r.get(2)?,
-                    failed: r.get(3)?,
-                    mean_us: r.get::<_, Option<f64>>(4)?.unwrap_or(f64::NAN),
-                    p50_us: r.get(5)?,
-                    p99_us: r.get(6)?,
-                    max_us: r.get(7)?,
-                    histogram: Vec::new(),
-                })
-            },
-        )?;
+        let mut seconds = self.step_seconds(run)?;
         let mut targets = self.children(
             "SELECT step_id, label, completed, ok, hist_latency FROM step_targets
              WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
@@ -365,26 +348,7 @@ impl Store {
                 ))
             },
         )?;
-        let mut resources = self.children(
-            "SELECT step_id, at_ns, cpu_user_ns, cpu_sys_ns, rss_bytes, processes, threads,
-                    ctx_switches, fds
-             FROM step_resources
-             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
-            run,
-            |r| {
-                Ok(ResourceSample {
-                    at: codec::span(r.get(1)?),
-                    cpu_user: codec::span(r.get(2)?),
-                    cpu_sys: codec::span(r.get(3)?),
-                    rss_bytes: r.get(4)?,
-                    processes: r.get(5)?,
-                    threads: r.get(6)?,
-                    ctx_switches: r.get(7)?,
-                    fds: r.get(8)?,
-                })
-            },
-        )?;
-
+        let mut resources = self.step_resources(run)?;
         let mut stmt = self
             .conn
             .prepare_cached("SELECT * FROM steps WHERE run_id = ?1 ORDER BY id")
@@ -411,14 +375,56 @@ impl Store {
                     latency,
                 });
             }
-            step.result.derive_warnings();
-            if let LoadLevel::Concurrency { connections } = step.level {
-                step.result.note_unserved(connections as u64);
-            }
+            // The one warning that is a fact; the reader judges the others.
             step.result.note_streams_limited(streams.0, streams.1);
             out.push(step);
         }
         Ok(out)
+    }
+
+    /// The per-second series of a run's steps, by step id.
+    fn step_seconds(&self, run: RunId) -> Result<HashMap<i64, Vec<SecondStats>>, StoreError> {
+        self.children(
+            "SELECT step_id, second, completed, failed, mean_us, p50_us, p99_us, max_us
+             FROM step_seconds
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
+            run,
+            |r| {
+                Ok(SecondStats {
+                    second: r.get(1)?,
+                    completed: r.get(2)?,
+                    failed: r.get(3)?,
+                    mean_us: r.get::<_, Option<f64>>(4)?.unwrap_or(f64::NAN),
+                    p50_us: r.get(5)?,
+                    p99_us: r.get(6)?,
+                    max_us: r.get(7)?,
+                    histogram: Vec::new(),
+                })
+            },
+        )
+    }
+
+    /// The resource samples of a run's steps, by step id.
+    fn step_resources(&self, run: RunId) -> Result<HashMap<i64, Vec<ResourceSample>>, StoreError> {
+        self.children(
+            "SELECT step_id, at_ns, cpu_user_ns, cpu_sys_ns, rss_bytes, processes, threads,
+                    ctx_switches, fds
+             FROM step_resources
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
+            run,
+            |r| {
+                Ok(ResourceSample {
+                    at: codec::span(r.get(1)?),
+                    cpu_user: codec::span(r.get(2)?),
+                    cpu_sys: codec::span(r.get(3)?),
+                    rss_bytes: r.get(4)?,
+                    processes: r.get(5)?,
+                    threads: r.get(6)?,
+                    ctx_switches: r.get(7)?,
+                    fds: r.get(8)?,
+                })
+            },
+        )
     }
 
     /// Reads a child table of a run's steps, grouped by step id (column 0), in query order.

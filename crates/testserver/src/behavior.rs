@@ -393,7 +393,9 @@ pub(crate) struct Numbers {
 }
 
 /// Writes the answer to `req` into `out` (which the caller has cleared) and says how to
-/// send it.
+/// send it. (Longer than 80 lines: one arm per [`Behavior`], a few lines each, the
+/// catalogue of what the test server answers; split, a behaviour's answer would be looked
+/// for in several places.)
 pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -> Reply {
     let mut reply = Reply {
         delay: Duration::ZERO,

@@ -145,17 +145,8 @@ impl Conn {
         let behavior = shared.behavior();
         let mut buf = Vec::with_capacity(READ_CHUNK);
         let mut out = Vec::with_capacity(256);
-        if behavior::on_accept(behavior, &mut out) == Then::Close {
-            self.close_cleanly();
+        if !self.on_accept(behavior, &mut out)? {
             return Ok(());
-        }
-        if !out.is_empty() {
-            let tally = Tally {
-                unsolicited_first: Some(0),
-                ..Tally::default()
-            };
-            self.put(0, &out, &tally)?;
-            self.stream.flush()?;
         }
         let idle = behavior::idle_timeout(behavior);
         let mut idle_since = Instant::now();
@@ -223,6 +214,24 @@ impl Conn {
                 }
             }
         }
+    }
+
+    /// What the behaviour does once the connection is accepted: sends its unasked bytes,
+    /// if any, and says whether to go on reading requests (else the connection is closed).
+    fn on_accept(&mut self, behavior: &Behavior, out: &mut Vec<u8>) -> io::Result<bool> {
+        if behavior::on_accept(behavior, out) == Then::Close {
+            self.close_cleanly();
+            return Ok(false);
+        }
+        if !out.is_empty() {
+            let tally = Tally {
+                unsolicited_first: Some(0),
+                ..Tally::default()
+            };
+            self.put(0, out, &tally)?;
+            self.stream.flush()?;
+        }
+        Ok(true)
     }
 
     /// Reads until a complete head is in `buf`, removes it from `buf` and parses it

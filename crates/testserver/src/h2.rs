@@ -620,96 +620,118 @@ impl<'a> Conn<'a> {
             self.pending.retain(|r| r.id != id);
             let k = self.state.handled.fetch_add(1, Ordering::SeqCst) + 1;
             let first = !std::mem::replace(&mut self.first_done, true);
-            match behavior {
-                H2Behavior::HpackBlock { block } => {
-                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
-                    frame(
-                        &mut self.out,
-                        block.len(),
-                        HEADERS,
-                        END_HEADERS | END_STREAM,
-                        id,
-                    );
-                    self.out.extend_from_slice(block);
-                    self.gone = true;
-                    continue;
-                }
-                H2Behavior::ContinuationFlood { frames } => {
-                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
-                    frame(&mut self.out, 1, HEADERS, END_STREAM, id);
-                    self.out.push(0x88);
-                    for _ in 0..*frames {
-                        frame(&mut self.out, 0, CONTINUATION, 0, id);
-                    }
-                    self.gone = true;
-                    continue;
-                }
-                H2Behavior::ControlFlood { kind, count } if first => {
-                    self.send()?;
-                    self.flood(*kind, *count)?;
-                }
-                H2Behavior::EndlessBody => {
-                    self.state.answers.fetch_add(1, Ordering::SeqCst);
-                    frame(&mut self.out, 1, HEADERS, END_HEADERS, id);
-                    self.out.push(0x88);
-                    self.send()?;
-                    let mut chunk = Vec::new();
-                    frame(&mut chunk, 16_384, DATA, 0, id);
-                    chunk.resize(9 + 16_384, b'x');
-                    loop {
-                        self.stream.write_all(&chunk)?;
-                    }
-                }
-                _ => {}
-            }
-            match *behavior {
-                H2Behavior::ResetEvery { n, code } if k.is_multiple_of(n) => {
-                    self.state.resets.fetch_add(1, Ordering::SeqCst);
-                    frame(&mut self.out, 4, RST_STREAM, 0, id);
-                    self.out.extend_from_slice(&code.to_be_bytes());
-                    continue;
-                }
-                H2Behavior::NeverAnswerEvery { n } if k.is_multiple_of(n) => {
-                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
-                    continue;
-                }
-                H2Behavior::MalformedFrame => {
-                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
-                    frame(&mut self.out, 7, PING, 0, 0);
-                    self.out.extend_from_slice(&[0; 7]);
-                    self.gone = true;
-                    continue;
-                }
-                H2Behavior::HpackError => {
-                    self.state.unanswered.fetch_add(1, Ordering::SeqCst);
-                    frame(&mut self.out, 1, HEADERS, END_HEADERS | END_STREAM, id);
-                    self.out.push(0x80 | 70);
-                    self.gone = true;
-                    continue;
-                }
-                H2Behavior::MaxStreams { .. } => thread::sleep(Duration::from_millis(2)),
-                _ => {}
+            if self.before_answer(behavior, id, k, first)? {
+                continue;
             }
             self.answer(id, behavior);
             self.answered += 1;
             self.last_answered = id;
-            match *behavior {
-                H2Behavior::Goaway { after } if self.answered == after => {
-                    self.goaway(self.last_answered, 0);
-                    let left = self.pending.len() as u64;
-                    self.state.unprocessed.fetch_add(left, Ordering::SeqCst);
-                    self.pending.clear();
-                }
-                H2Behavior::GoawayError { after } if self.answered == after => {
-                    self.goaway(self.highest, INTERNAL_ERROR);
-                    let left = self.pending.len() as u64;
-                    self.state.abandoned.fetch_add(left, Ordering::SeqCst);
-                    self.pending.clear();
-                    self.send()?;
-                    self.stream.tcp().shutdown(Shutdown::Write)?;
-                }
-                _ => {}
+            self.after_answer(behavior)?;
+        }
+        Ok(())
+    }
+
+    /// What a hostile behaviour does before the answer to stream `id` (the `k`th request
+    /// the server handled, the connection's `first` or not): true when it replaces the
+    /// answer.
+    fn before_answer(
+        &mut self,
+        behavior: &H2Behavior,
+        id: u32,
+        k: u64,
+        first: bool,
+    ) -> io::Result<bool> {
+        match behavior {
+            H2Behavior::HpackBlock { block } => {
+                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                frame(
+                    &mut self.out,
+                    block.len(),
+                    HEADERS,
+                    END_HEADERS | END_STREAM,
+                    id,
+                );
+                self.out.extend_from_slice(block);
+                self.gone = true;
+                return Ok(true);
             }
+            H2Behavior::ContinuationFlood { frames } => {
+                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                frame(&mut self.out, 1, HEADERS, END_STREAM, id);
+                self.out.push(0x88);
+                for _ in 0..*frames {
+                    frame(&mut self.out, 0, CONTINUATION, 0, id);
+                }
+                self.gone = true;
+                return Ok(true);
+            }
+            H2Behavior::ControlFlood { kind, count } if first => {
+                self.send()?;
+                self.flood(*kind, *count)?;
+            }
+            H2Behavior::EndlessBody => {
+                self.state.answers.fetch_add(1, Ordering::SeqCst);
+                frame(&mut self.out, 1, HEADERS, END_HEADERS, id);
+                self.out.push(0x88);
+                self.send()?;
+                let mut chunk = Vec::new();
+                frame(&mut chunk, 16_384, DATA, 0, id);
+                chunk.resize(9 + 16_384, b'x');
+                loop {
+                    self.stream.write_all(&chunk)?;
+                }
+            }
+            _ => {}
+        }
+        match *behavior {
+            H2Behavior::ResetEvery { n, code } if k.is_multiple_of(n) => {
+                self.state.resets.fetch_add(1, Ordering::SeqCst);
+                frame(&mut self.out, 4, RST_STREAM, 0, id);
+                self.out.extend_from_slice(&code.to_be_bytes());
+                return Ok(true);
+            }
+            H2Behavior::NeverAnswerEvery { n } if k.is_multiple_of(n) => {
+                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                return Ok(true);
+            }
+            H2Behavior::MalformedFrame => {
+                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                frame(&mut self.out, 7, PING, 0, 0);
+                self.out.extend_from_slice(&[0; 7]);
+                self.gone = true;
+                return Ok(true);
+            }
+            H2Behavior::HpackError => {
+                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+                frame(&mut self.out, 1, HEADERS, END_HEADERS | END_STREAM, id);
+                self.out.push(0x80 | 70);
+                self.gone = true;
+                return Ok(true);
+            }
+            H2Behavior::MaxStreams { .. } => thread::sleep(Duration::from_millis(2)),
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    /// What a behaviour does once an answer is sent: a GOAWAY after so many answers.
+    fn after_answer(&mut self, behavior: &H2Behavior) -> io::Result<()> {
+        match *behavior {
+            H2Behavior::Goaway { after } if self.answered == after => {
+                self.goaway(self.last_answered, 0);
+                let left = self.pending.len() as u64;
+                self.state.unprocessed.fetch_add(left, Ordering::SeqCst);
+                self.pending.clear();
+            }
+            H2Behavior::GoawayError { after } if self.answered == after => {
+                self.goaway(self.highest, INTERNAL_ERROR);
+                let left = self.pending.len() as u64;
+                self.state.abandoned.fetch_add(left, Ordering::SeqCst);
+                self.pending.clear();
+                self.send()?;
+                self.stream.tcp().shutdown(Shutdown::Write)?;
+            }
+            _ => {}
         }
         Ok(())
     }

@@ -90,19 +90,45 @@ fn main() -> ExitCode {
 
 /// Parses the arguments; `Ok(None)` asks for help.
 fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport, Delivery)>, String> {
-    let mut name: Option<&str> = None;
-    let mut port = 0u16;
-    let mut transport = Transport::Plain;
-    let mut delivery = Delivery::Whole;
-    let mut count: usize = 100;
-    let mut every: Option<u32> = None;
-    let mut status: Option<u16> = None;
-    let mut body: Option<Vec<u8>> = None;
-    let mut len: usize = 10_000_000;
-    let mut stall_ms: Option<u64> = None;
-    let mut header = false;
-    let mut trailers = false;
+    let Some(o) = options(args)? else {
+        return Ok(None);
+    };
+    let (port, transport, delivery) = (o.port, o.transport, o.delivery);
+    Ok(Some((behavior(o)?, port, transport, delivery)))
+}
 
+/// What the arguments say, before it makes a behaviour.
+struct Options<'a> {
+    name: Option<&'a str>,
+    port: u16,
+    transport: Transport,
+    delivery: Delivery,
+    count: usize,
+    every: Option<u32>,
+    status: Option<u16>,
+    body: Option<Vec<u8>>,
+    len: usize,
+    stall_ms: Option<u64>,
+    header: bool,
+    trailers: bool,
+}
+
+/// Reads the options and the behaviour's name; `Ok(None)` asks for help.
+fn options(args: &[String]) -> Result<Option<Options<'_>>, String> {
+    let mut o = Options {
+        name: None,
+        port: 0,
+        transport: Transport::Plain,
+        delivery: Delivery::Whole,
+        count: 100,
+        every: None,
+        status: None,
+        body: None,
+        len: 10_000_000,
+        stall_ms: None,
+        header: false,
+        trailers: false,
+    };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -112,41 +138,47 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport, Delivery)>
         };
         match arg.as_str() {
             "-h" | "--help" => return Ok(None),
-            "--port" => port = number(&value("--port")?, "--port")?,
-            "--tls" => transport = Transport::Tls,
-            "--every" => every = Some(number(&value("--every")?, "--every")?),
-            "--status" => status = Some(number(&value("--status")?, "--status")?),
-            "--body" => body = Some(value("--body")?.into_bytes()),
-            "--len" => len = number(&value("--len")?, "--len")?,
-            "--stall-ms" => stall_ms = Some(number(&value("--stall-ms")?, "--stall-ms")?),
-            "--count" => count = number(&value("--count")?, "--count")?,
-            "--bytewise" => delivery = Delivery::Bytewise,
-            "--header" => header = true,
-            "--trailers" => trailers = true,
+            "--port" => o.port = number(&value("--port")?, "--port")?,
+            "--tls" => o.transport = Transport::Tls,
+            "--every" => o.every = Some(number(&value("--every")?, "--every")?),
+            "--status" => o.status = Some(number(&value("--status")?, "--status")?),
+            "--body" => o.body = Some(value("--body")?.into_bytes()),
+            "--len" => o.len = number(&value("--len")?, "--len")?,
+            "--stall-ms" => o.stall_ms = Some(number(&value("--stall-ms")?, "--stall-ms")?),
+            "--count" => o.count = number(&value("--count")?, "--count")?,
+            "--bytewise" => o.delivery = Delivery::Bytewise,
+            "--header" => o.header = true,
+            "--trailers" => o.trailers = true,
             flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
-            other if name.is_none() => name = Some(other),
+            other if o.name.is_none() => o.name = Some(other),
             other => return Err(format!("unexpected argument `{other}`: one behaviour only")),
         }
     }
+    Ok(Some(o))
+}
 
-    let ms = |default: u64| Duration::from_millis(stall_ms.unwrap_or(default));
-    let behavior = match name.unwrap_or("hello") {
+/// The behaviour the options name (`hello` when none), its numbers from the options.
+fn behavior(o: Options) -> Result<Behavior, String> {
+    let ms = |default: u64| Duration::from_millis(o.stall_ms.unwrap_or(default));
+    Ok(match o.name.unwrap_or("hello") {
         "hello" => Behavior::Hello,
         "fixed" => Behavior::Fixed {
-            status: status.unwrap_or(200),
-            body: body.unwrap_or_else(|| b"Hello World\n".to_vec()),
+            status: o.status.unwrap_or(200),
+            body: o.body.unwrap_or_else(|| b"Hello World\n".to_vec()),
         },
-        "chunked" => Behavior::Chunked { trailers },
+        "chunked" => Behavior::Chunked {
+            trailers: o.trailers,
+        },
         "http10" | "http10-close-delimited" => Behavior::Http10CloseDelimited,
         "close-after" => Behavior::CloseAfter {
-            requests: every.unwrap_or(1),
-            header,
+            requests: o.every.unwrap_or(1),
+            header: o.header,
         },
         "no-body" => Behavior::NoBody,
         "interim" => Behavior::Interim,
         "never-answer" => Behavior::NeverAnswer,
         "serve-first" => Behavior::ServeFirst {
-            connections: u64::from(every.unwrap_or(1)),
+            connections: u64::from(o.every.unwrap_or(1)),
             delay: ms(1000),
         },
         "reset-mid-body" => Behavior::ResetMidBody,
@@ -154,12 +186,12 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport, Delivery)>
         "short-body" => Behavior::ShortBody,
         "long-body" => Behavior::LongBody,
         "fail-every" => Behavior::FailEvery {
-            n: every.unwrap_or(10),
-            status: status.unwrap_or(502),
+            n: o.every.unwrap_or(10),
+            status: o.status.unwrap_or(502),
         },
-        "big" => Behavior::Big { len },
+        "big" => Behavior::Big { len: o.len },
         "stall-every" => Behavior::StallEvery {
-            n: every.unwrap_or(10),
+            n: o.every.unwrap_or(10),
             stall: ms(1000),
         },
         "capacity" => Behavior::Capacity { service: ms(1) },
@@ -169,9 +201,9 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport, Delivery)>
         "body-after-bodiless" => Behavior::BodyAfterBodiless,
         "answer-first" => Behavior::AnswerFirst,
         "upgrade" => Behavior::Upgrade,
-        "many-headers" => Behavior::ManyHeaders { count },
+        "many-headers" => Behavior::ManyHeaders { count: o.count },
         "drop-after-read" => Behavior::DropAfterRead {
-            every: every.unwrap_or(10),
+            every: o.every.unwrap_or(10),
             work: ms(0),
         },
         "close-idle" => Behavior::CloseIdle { after: ms(5000) },
@@ -179,8 +211,7 @@ fn parse(args: &[String]) -> Result<Option<(Behavior, u16, Transport, Delivery)>
         "endless-chunked" => Behavior::EndlessChunked,
         "keeps-open" => Behavior::KeepsOpen,
         unknown => return Err(format!("unknown behaviour `{unknown}`; see the list below")),
-    };
-    Ok(Some((behavior, port, transport, delivery)))
+    })
 }
 
 fn number<T: std::str::FromStr>(text: &str, flag: &str) -> Result<T, String> {

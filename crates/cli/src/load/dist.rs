@@ -262,6 +262,7 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.error.to_string().contains("-c 11 or more"), "{}", e.error);
+        assert!(resolve(&args(Some("0/11"), None), fleet(), none).is_ok());
     }
 
     #[test]

@@ -24,8 +24,9 @@ fn contender_wire(plan: &Plan, ci: usize) -> String {
     each.join(", ")
 }
 
+/// What `--dry-run` prints: the contenders, the workloads, the load and the steps, and the
+/// `--fail-if` thresholds.
 pub(super) fn dry_run(plan: &Plan) -> String {
-    let d = &plan.defaults;
     let mut out = format!("plan: {}\n\ncontenders:\n", plan.name);
     for (i, c) in plan.contenders.iter().enumerate() {
         let base = if i == plan.baseline() {
@@ -40,45 +41,63 @@ pub(super) fn dry_run(plan: &Plan) -> String {
     }
     out.push_str("\nworkloads:\n");
     for w in &plan.workloads {
-        let what = match &w.list {
-            Some(l) => format!(
-                "{} requests from {}{}",
-                l.entries.len(),
-                l.source,
-                if l.order == shootout_model::requests::Order::Random {
-                    format!(", random order (seed {})", l.seed)
-                } else {
-                    String::new()
-                }
-            ),
-            None => format!("{} {}", w.method, w.path),
-        };
-        let wire = w.wire();
-        let spoken = if wire == Wire::default() {
-            String::new()
-        } else {
-            format!(", {wire}")
-        };
-        out.push_str(&format!(
-            "  {}: {what}{spoken} (expect status {}{}{})\n",
-            w.name,
-            w.expect.status.describe(),
-            w.expect
-                .length
-                .map_or(String::new(), |n| format!(", {n} bytes")),
-            w.expect
-                .body_contains
-                .as_ref()
-                .map_or(String::new(), |b| format!(
-                    ", body containing {:?}",
-                    String::from_utf8_lossy(b)
-                )),
-        ));
+        out.push_str(&workload_line(w));
     }
-    let span = |s: Span| match s {
+    out.push_str(&load_lines(plan));
+    out.push_str(&thresholds(plan));
+    out
+}
+
+/// `  name: GET /path, h2 × 10 streams (expect status 200, 12 bytes)`.
+fn workload_line(w: &shootout_model::plan::Workload) -> String {
+    let what = match &w.list {
+        Some(l) => format!(
+            "{} requests from {}{}",
+            l.entries.len(),
+            l.source,
+            if l.order == shootout_model::requests::Order::Random {
+                format!(", random order (seed {})", l.seed)
+            } else {
+                String::new()
+            }
+        ),
+        None => format!("{} {}", w.method, w.path),
+    };
+    let wire = w.wire();
+    let spoken = if wire == Wire::default() {
+        String::new()
+    } else {
+        format!(", {wire}")
+    };
+    format!(
+        "  {}: {what}{spoken} (expect status {}{}{})\n",
+        w.name,
+        w.expect.status.describe(),
+        w.expect
+            .length
+            .map_or(String::new(), |n| format!(", {n} bytes")),
+        w.expect
+            .body_contains
+            .as_ref()
+            .map_or(String::new(), |b| format!(
+                ", body containing {:?}",
+                String::from_utf8_lossy(b)
+            )),
+    )
+}
+
+/// A span as the dry run says it: `10.0 s`, `5000 requests`.
+fn span(s: Span) -> String {
+    match s {
         Span::Time(t) => tenths_secs(t),
         Span::Requests(n) => format!("{n} requests"),
-    };
+    }
+}
+
+/// The load levels, the steps they make and, when every step is timed, about how long
+/// the measurement takes.
+fn load_lines(plan: &Plan) -> String {
+    let d = &plan.defaults;
     // A stage's own length shows beside it; the others last `d.measure`.
     let levels: Vec<String> = plan
         .levels
@@ -90,7 +109,7 @@ pub(super) fn dry_run(plan: &Plan) -> String {
         .collect();
     let per_level = plan.contenders.len() * plan.workloads.len() * d.repeat as usize;
     let steps = per_level * plan.levels.len();
-    out.push_str(&format!(
+    let mut out = format!(
         "\nload: {}\nsteps: {steps} ({} × {} × {} × {}), each {}, warm-up {}, cooldown {}\n",
         levels.join(", "),
         plural(plan.contenders.len(), "contender", "contenders"),
@@ -104,7 +123,7 @@ pub(super) fn dry_run(plan: &Plan) -> String {
         },
         d.warmup.map_or("none".into(), span),
         tenths_secs(d.cooldown)
-    ));
+    );
     let timed: Option<f64> = plan
         .levels
         .iter()
@@ -117,27 +136,35 @@ pub(super) fn dry_run(plan: &Plan) -> String {
         let total = measuring + d.cooldown.as_secs_f64() * steps as f64;
         out.push_str(&format!("about {total:.0} s of measurement\n"));
     }
+    out
+}
+
+/// The `--fail-if` thresholds, for every contender and each contender's own; empty when
+/// there are none.
+fn thresholds(plan: &Plan) -> String {
+    let d = &plan.defaults;
     let own: Vec<_> = plan
         .contenders
         .iter()
         .filter(|c| !c.fail_if.is_empty())
         .collect();
-    if !d.fail_if.is_empty() || !own.is_empty() {
-        let list = |ts: &[Threshold]| {
-            ts.iter()
-                .map(|t| t.text.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        out.push_str(
-            "\nfail if (exit 3), judged per contender × workload × level after the run:\n",
-        );
-        if !d.fail_if.is_empty() {
-            out.push_str(&format!("  every contender: {}\n", list(&d.fail_if)));
-        }
-        for c in own {
-            out.push_str(&format!("  {}: {}\n", c.name, list(&c.fail_if)));
-        }
+    if d.fail_if.is_empty() && own.is_empty() {
+        return String::new();
+    }
+    let list = |ts: &[Threshold]| {
+        ts.iter()
+            .map(|t| t.text.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = String::from(
+        "\nfail if (exit 3), judged per contender × workload × level after the run:\n",
+    );
+    if !d.fail_if.is_empty() {
+        out.push_str(&format!("  every contender: {}\n", list(&d.fail_if)));
+    }
+    for c in own {
+        out.push_str(&format!("  {}: {}\n", c.name, list(&c.fail_if)));
     }
     out
 }

@@ -123,6 +123,13 @@ impl<E: Executor> Runner<'_, E> {
         let span = level.measure.unwrap_or(d.measure);
         let spec = self.spec_of(u, wi, level.level, span)?;
         let started = SystemTime::now();
+        let title = format!(
+            "step {n} of {all} · {} · {} · {} · rep {rep}/{}",
+            terminal_line(name),
+            terminal_line(&w.name),
+            level.level,
+            d.repeat
+        );
         let StepRun {
             result,
             died,
@@ -131,16 +138,10 @@ impl<E: Executor> Runner<'_, E> {
         } = self.exec.step(
             &spec,
             u.process.as_ref(),
-            format!(
-                "step {n} of {all} · {} · {} · {} · rep {rep}/{}",
-                terminal_line(name),
-                terminal_line(&w.name),
-                level.level,
-                d.repeat
-            ),
+            title,
             labels(name, &w.name, level.level),
         );
-        let result = match result {
+        let mut result = match result {
             Ok(r) => r,
             Err(e) => {
                 // The contender stopped answering between steps.
@@ -152,13 +153,8 @@ impl<E: Executor> Runner<'_, E> {
                 return Ok(Next::Left);
             }
         };
-        let status = if died.is_some() {
-            StepStatus::ContenderDied
-        } else if result.interrupted && self.exec.stopped() {
-            StepStatus::Interrupted
-        } else {
-            StepStatus::Complete
-        };
+        shootout_analysis::load_warnings::refresh(&mut result, &spec);
+        let status = step_status(died.is_some(), &result, self.exec.stopped());
         if status == StepStatus::Interrupted && result.counts.completed == 0 {
             // Stopped before it measured anything: not a step.
             return Ok(Next::Stop);
@@ -177,12 +173,7 @@ impl<E: Executor> Runner<'_, E> {
             wire: spec.wire(),
             other_load,
         })?;
-        if u.steps == 0 {
-            // Should shootout die now, the store already says it has steps.
-            self.store
-                .update_contender(u.id, ContenderStatus::Measured, "being measured")?;
-        }
-        u.steps += 1;
+        self.count_step(u)?;
         say_step(
             step_line(name, &w.name, level.level, rep, d.repeat, &result),
             other_load,
@@ -200,6 +191,17 @@ impl<E: Executor> Runner<'_, E> {
         } else {
             Next::Go
         })
+    }
+
+    /// Counts a step of contender `u` stored; after its first, the store says it is being
+    /// measured (should shootout die now, the store already says it has steps).
+    fn count_step(&mut self, u: &mut Up<E::Process>) -> anyhow::Result<()> {
+        if u.steps == 0 {
+            self.store
+                .update_contender(u.id, ContenderStatus::Measured, "being measured")?;
+        }
+        u.steps += 1;
+        Ok(())
     }
 
     /// Says and stores that contender `u` crashed.
@@ -257,4 +259,16 @@ fn step_line(
         r.counts.failed(),
         if r.interrupted { " (interrupted)" } else { "" }
     )
+}
+
+/// How a step ended: its contender died, Ctrl-C or SIGTERM stopped it (the run is
+/// `stopped`), or it ran its course.
+fn step_status(died: bool, result: &RunResult, stopped: bool) -> StepStatus {
+    if died {
+        StepStatus::ContenderDied
+    } else if result.interrupted && stopped {
+        StepStatus::Interrupted
+    } else {
+        StepStatus::Complete
+    }
 }

@@ -501,72 +501,32 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             }
             next_tick = now + tick;
         }
-        let mut wait = next_tick - now;
-        if let Some(end) = end {
-            wait = wait.min(end - now);
-        }
-        // Rate mode: a request due within the wake-up margin is waited for without sleeping.
-        let mut spin_until = None;
-        if p.core_ref().paced() {
-            match p.dispatch(now) {
-                Dispatch::At(due) => {
-                    let early = wake.early(p.core_ref().sched.spun, now);
-                    if due.saturating_duration_since(now) <= early {
-                        spin_until = Some(due);
-                    } else {
-                        p.core().timer.arm(due - early);
-                    }
-                }
-                // Done when nothing is in flight, unless the run is bounded by time: then
-                // it lasts its whole duration, so rates are per the time asked for.
-                Dispatch::Finished if paced_done(p.core_ref()) => return Ok(false),
-                Dispatch::Finished | Dispatch::Blocked => {}
-            }
-        } else if p.closed_done(now) {
+        let mut wait = (next_tick - now).min(end.map_or(Duration::MAX, |e| e - now));
+        let turn = turn(p, &wake, now);
+        if turn == Turn::Done {
             return Ok(false);
         }
         if !again.is_empty() {
             resume(p, &mut again);
             wait = Duration::ZERO;
         }
-        if let Some(until) = spin_until.filter(|_| wait > Duration::ZERO) {
-            let began = Instant::now();
-            let until = until.min(began + wait);
-            loop {
-                match p.core().poll.poll(&mut events, Some(Duration::ZERO)) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-                if !events.is_empty() || Instant::now() >= until {
-                    break;
-                }
-                std::hint::spin_loop();
+        if let Turn::SpinUntil(due) = turn.clone() {
+            if wait > Duration::ZERO {
+                // Rate mode: a request due within the wake-up margin is waited for
+                // without sleeping.
+                let spent = poll_until(&mut p.core().poll, &mut events, due.min(now + wait))?;
+                let core = p.core();
+                core.rec.spun += spent;
+                core.sched.spun += spent;
+                deliver_timed(p, &events, &mut again, &mut wake);
+                continue;
             }
-            let spent = began.elapsed();
-            let core = p.core();
-            core.rec.spun += spent;
-            core.sched.spun += spent;
-            deliver_timed(p, &events, &mut again, &mut wake);
-            continue;
         }
         if wait > Duration::ZERO && spin.now(now) {
-            let began = Instant::now();
-            let until = began + spin.max.min(wait);
-            loop {
-                match p.core().poll.poll(&mut events, Some(Duration::ZERO)) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-                if !events.is_empty() || Instant::now() >= until {
-                    break;
-                }
-                std::hint::spin_loop();
-            }
+            let until = Instant::now() + spin.max.min(wait);
+            let spent = poll_until(&mut p.core().poll, &mut events, until)?;
             // Polling, found something or not, was waiting: not part of how busy the
             // worker was.
-            let spent = began.elapsed();
             p.core().rec.spun += spent;
             if !events.is_empty() {
                 deliver_timed(p, &events, &mut again, &mut wake);
@@ -580,6 +540,60 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             Err(e) => return Err(e),
         }
         deliver_timed(p, &events, &mut again, &mut wake);
+    }
+}
+
+/// What the worker does before it waits for events.
+#[derive(Debug, Clone, PartialEq)]
+enum Turn {
+    /// Sleep until an event, the next tick or the pacing timer (armed).
+    Sleep,
+    /// Rate mode: the next request is due within the wake-up margin, at this instant:
+    /// wait for it without sleeping.
+    SpinUntil(Instant),
+    /// The share is done.
+    Done,
+}
+
+/// Sends what is due (rate mode) and says how to wait for what comes next.
+fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
+    if !p.core_ref().paced() {
+        return if p.closed_done(now) {
+            Turn::Done
+        } else {
+            Turn::Sleep
+        };
+    }
+    match p.dispatch(now) {
+        Dispatch::At(due) => {
+            let early = wake.early(p.core_ref().sched.spun, now);
+            if due.saturating_duration_since(now) <= early {
+                Turn::SpinUntil(due)
+            } else {
+                p.core().timer.arm(due - early);
+                Turn::Sleep
+            }
+        }
+        // Done when nothing is in flight, unless the run is bounded by time: then it
+        // lasts its whole duration, so rates are per the time asked for.
+        Dispatch::Finished if paced_done(p.core_ref()) => Turn::Done,
+        Dispatch::Finished | Dispatch::Blocked => Turn::Sleep,
+    }
+}
+
+/// Polls without sleeping until an event comes or `until` passes; how long it polled.
+fn poll_until(poll: &mut Poll, events: &mut Events, until: Instant) -> io::Result<Duration> {
+    let began = Instant::now();
+    loop {
+        match poll.poll(events, Some(Duration::ZERO)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        if !events.is_empty() || Instant::now() >= until {
+            return Ok(began.elapsed());
+        }
+        std::hint::spin_loop();
     }
 }
 

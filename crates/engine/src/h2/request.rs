@@ -47,6 +47,39 @@ const CONNECTION_SPECIFIC: [&str; 5] = [
 /// The header list of `req` to `target`, HPACK-encoded three ways. Checks the request as
 /// the HTTP/1.1 builder does, and refuses the connection-specific fields HTTP/2 forbids.
 pub fn prepare(target: &Target, req: &RequestSpec) -> Result<Prepared, HeaderError> {
+    check(target, req)?;
+    let fields = fields(target, req);
+    let (mut first, mut indexed, mut plain) = (Vec::new(), Vec::new(), Vec::new());
+    let mut table_size = 0;
+    for (i, (n, v)) in fields.iter().enumerate() {
+        literal(&mut first, 0x40, 6, n, v);
+        literal(&mut plain, 0x00, 4, n, v);
+        // The dynamic table's newest entry has index 62; the first field is the oldest.
+        int(&mut indexed, 62 + fields.len() - 1 - i, 7, 0x80);
+        table_size += n.len() + v.len() + 32;
+    }
+    let mut text = format!("{} {} HTTP/2\r\n", req.method, target.path).into_bytes();
+    for (n, v) in fields
+        .iter()
+        .filter(|(n, _)| n != ":method" && n != ":path")
+    {
+        text.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+    }
+    text.extend_from_slice(b"\r\n");
+    Ok(Prepared {
+        first,
+        indexed,
+        plain,
+        table_size,
+        body: req.body.clone(),
+        head_request: req.method.eq_ignore_ascii_case("HEAD"),
+        text,
+    })
+}
+
+/// The request as the HTTP/1.1 builder checks it, and none of the connection-specific
+/// fields HTTP/2 forbids (RFC 9113 §8.2.2).
+fn check(target: &Target, req: &RequestSpec) -> Result<(), HeaderError> {
     req.validate().map_err(|e| HeaderError(e.to_string()))?;
     if target.path.bytes().any(|b| b <= b' ' || b == 0x7f) {
         return Err(HeaderError(format!(
@@ -54,12 +87,6 @@ pub fn prepare(target: &Target, req: &RequestSpec) -> Result<Prepared, HeaderErr
             target.path
         )));
     }
-    let user = |name: &str| {
-        req.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    };
     for (n, v) in &req.headers {
         let lower = n.to_ascii_lowercase();
         if CONNECTION_SPECIFIC.contains(&lower.as_str())
@@ -70,6 +97,19 @@ pub fn prepare(target: &Target, req: &RequestSpec) -> Result<Prepared, HeaderErr
             )));
         }
     }
+    Ok(())
+}
+
+/// The header list, in order: the pseudo-headers (`:authority` from a `Host` header when
+/// given), a default `user-agent` and `accept` unless given, the user's fields (lower
+/// case, `Host` left out), and `content-length` for a body or a method that carries one.
+fn fields(target: &Target, req: &RequestSpec) -> Vec<(String, String)> {
+    let user = |name: &str| {
+        req.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
     let scheme = match target.scheme {
         Scheme::Http => "http",
         Scheme::Https => "https",
@@ -100,32 +140,7 @@ pub fn prepare(target: &Target, req: &RequestSpec) -> Result<Prepared, HeaderErr
     if !req.body.is_empty() || matches!(req.method.as_str(), "POST" | "PUT" | "PATCH") {
         fields.push(("content-length".into(), req.body.len().to_string()));
     }
-    let (mut first, mut indexed, mut plain) = (Vec::new(), Vec::new(), Vec::new());
-    let mut table_size = 0;
-    for (i, (n, v)) in fields.iter().enumerate() {
-        literal(&mut first, 0x40, 6, n, v);
-        literal(&mut plain, 0x00, 4, n, v);
-        // The dynamic table's newest entry has index 62; the first field is the oldest.
-        int(&mut indexed, 62 + fields.len() - 1 - i, 7, 0x80);
-        table_size += n.len() + v.len() + 32;
-    }
-    let mut text = format!("{} {} HTTP/2\r\n", req.method, target.path).into_bytes();
-    for (n, v) in fields
-        .iter()
-        .filter(|(n, _)| n != ":method" && n != ":path")
-    {
-        text.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
-    }
-    text.extend_from_slice(b"\r\n");
-    Ok(Prepared {
-        first,
-        indexed,
-        plain,
-        table_size,
-        body: req.body.clone(),
-        head_request: req.method.eq_ignore_ascii_case("HEAD"),
-        text,
-    })
+    fields
 }
 
 /// A literal field with a literal name (RFC 7541 §6.2): the representation's pattern and

@@ -21,7 +21,9 @@ pub fn closed(url: &str, n: u64, c: usize) -> LoadSpec {
 
 /// Runs `s`; every run must have completed = ok + failed.
 pub fn go(s: &LoadSpec) -> RunResult {
-    let r = run(s, &Control::new(s.threads)).expect("run");
+    let mut r = run(s, &Control::new(s.threads)).expect("run");
+    // The warnings a user sees, from the engine's facts (as `load` and `run` do).
+    shootout_analysis::load_warnings::refresh(&mut r, s);
     let c = &r.counts;
     assert_eq!(c.completed, c.ok + c.failed(), "completed = ok + failed");
     r

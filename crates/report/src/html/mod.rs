@@ -58,6 +58,9 @@ section.warnings{background:#fff4e6;border:1px solid #f0c89a;border-left:5px sol
 section.warnings h2{border:0;margin:6px 0;font-size:18px}
 section.warnings ul{margin:4px 0 8px;padding-left:20px}
 section.warnings summary{cursor:pointer}
+section.headline{background:#eef3fb;border:1px solid #b9cbe8;border-left:5px solid #0072B2;border-radius:4px;padding:6px 16px;margin:16px 0;font-size:17px}
+section.headline h2{border:0;margin:6px 0;font-size:18px}
+section.headline ul{margin:4px 0 8px;padding-left:20px}
 section.ok{background:#eef7f1;border:1px solid #bfdcc9;border-left:5px solid #009E73;border-radius:4px;padding:8px 16px;margin:16px 0}
 .tw{max-width:100%;overflow-x:auto;margin:6px 0 14px}
 table{border-collapse:collapse;background:#fff;border:1px solid #ddd;font-variant-numeric:tabular-nums;font-size:14px;width:100%}
@@ -163,6 +166,26 @@ fn warnings_section(o: &mut String, items: &[String]) {
     o.push_str("</ul></section>\n");
 }
 
+/// The answer first: per workload, who won, by how much and how sure (or that it was a
+/// tie, depends on the level, or could not be told).
+fn headline_section(o: &mut String, a: &Analysis) {
+    let lines = shootout_analysis::headline::headlines(a);
+    if lines.is_empty() {
+        return;
+    }
+    o.push_str("<section class=\"headline\" id=\"answer\"><h2>The answer</h2><ul>\n");
+    for h in &lines {
+        let sentence = crate::shootout::words::headline_sentence(h, |i| a.name(i));
+        let _ = writeln!(
+            o,
+            "<li><strong>{}</strong>: {}</li>",
+            html_text(&h.workload),
+            html_text(&sentence)
+        );
+    }
+    o.push_str("</ul></section>\n");
+}
+
 /// The HTML report of a stored shootout run.
 pub fn render_run(run: &StoredRun) -> String {
     let r = &run.run;
@@ -187,6 +210,7 @@ pub fn render_run(run: &StoredRun) -> String {
         utc(r.started)
     );
 
+    headline_section(&mut o, &a);
     run_facts(&mut o, run);
     warnings_section(&mut o, &warnings::run_warnings(&a));
 
@@ -675,16 +699,54 @@ fn load_outcome_facts(o: &mut String, r: &RunResult) {
             num(r.generator.busiest_thread * 100.0, 0)
         ),
     );
+    schedule_facts(o, r);
+}
+
+/// Rate mode: whether the schedule was kept (the analysis' certificate), how late the
+/// sends went out, and the connections it used.
+fn schedule_facts(o: &mut String, r: &RunResult) {
+    use shootout_analysis::load_warnings::{certificate, NotKept};
+    let (Some(s), Some(c)) = (&r.schedule, certificate(r)) else {
+        return;
+    };
+    let verdict = match c.reason {
+        None => "kept",
+        Some(NotKept::Generator) => "not kept: the generator fell behind",
+        Some(NotKept::ConnectionCap) => "not kept: the connection cap held sends back",
+        Some(NotKept::Server) => "not kept: the server was slow to take connections",
+    };
+    fact(
+        o,
+        "Schedule",
+        &format!(
+            "{verdict}; {}% of sends within 1 ms of their due time, {}% of the rate sent",
+            num(c.on_time * 100.0, 2),
+            num(c.achieved_share * 100.0, 1)
+        ),
+    );
+    fact(
+        o,
+        "Send lag",
+        &format!(
+            "p50 {} ms, p99 {} ms, p99.9 {} ms, max {} ms; {} connection{} (cap {}, {})",
+            num(s.lag_p50_us as f64 / 1e3, 3),
+            num(s.lag_p99_us as f64 / 1e3, 3),
+            num(s.lag_p999_us as f64 / 1e3, 3),
+            num(s.max_lag.as_secs_f64() * 1e3, 3),
+            s.connections,
+            if s.connections == 1 { "" } else { "s" },
+            s.max_connections,
+            if s.capped { "reached" } else { "not reached" }
+        ),
+    );
 }
 
 /// A load page's warnings section (or its "no warnings" line).
 fn load_warnings(o: &mut String, r: &RunResult) {
     let mut items: Vec<String> = Vec::new();
     if r.interrupted {
-        items.push(format!(
-            "<li><strong>Interrupted</strong> by Ctrl-C after {}: the numbers cover only the part that ran.</li>",
-            html_span(r.duration)
-        ));
+        let sentence = crate::sentences::interrupted(&html_span(r.duration));
+        items.push(format!("<li>{}</li>", sentence.html()));
     }
     for w in &r.warnings {
         items.push(format!("<li>{}</li>", html_text(&w.to_string())));
@@ -711,9 +773,8 @@ fn load_latency_table(o: &mut String, r: &RunResult, rate: bool) {
     }
 }
 
-/// A load page's charts: the latency spectrum, the sampled requests and the timeline
-/// (failures drawn only when something failed; a note instead of single dots when the
-/// run was too short for a line).
+/// A load page's charts: the latency spectrum, the sampled requests and the timelines
+/// ([`load_timelines`]).
 fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
     let target = Who {
         name: &spec.target.host_header,
@@ -755,6 +816,12 @@ fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
         .svg(),
     );
     o.push_str("\n</div>\n<h3>Timeline</h3>\n");
+    load_timelines(o, r);
+}
+
+/// A load page's timelines: requests (and failures, when something failed) and latency
+/// per second, or a note when the run was too short for a line.
+fn load_timelines(o: &mut String, r: &RunResult) {
     if charts::seconds_drawn(r) < 2 {
         let _ = writeln!(o, "<p class=\"note\">{TOO_SHORT}</p>");
         return;
@@ -819,5 +886,19 @@ mod tests {
                 want
             );
         }
+    }
+
+    /// A rate run's page certifies its schedule and gives the send lag and connections.
+    #[test]
+    fn a_rate_page_says_whether_the_schedule_was_kept() {
+        let (spec, r) = crate::fixtures::rate_mode();
+        let page = render_load(&spec, &r);
+        assert!(
+            page.contains("not kept: the generator fell behind; 93.94% of sends within 1 ms"),
+            "{page}"
+        );
+        assert!(page.contains("p50 0.040 ms, p99 3.100 ms, p99.9 9.800 ms, max 12.000 ms; 6 connections (cap 65000, not reached)"));
+        let (spec, r) = crate::fixtures::closed_with_failures();
+        assert!(!render_load(&spec, &r).contains("Send lag"));
     }
 }

@@ -1,15 +1,14 @@
-//! The HTML wording of a run's warnings: each [`RunWarning`] the analysis derived becomes
-//! an `<li>`, with the page's richer markup (a contender's whole detail in a `<pre>`, long
-//! lists folded in a `<details>`). The conditions are the analysis's: nothing is derived
+//! The HTML layout of a run's warnings: each [`RunWarning`] the analysis derived becomes
+//! an `<li>` holding its sentence (worded once, in `sentences.rs`), with the page's richer
+//! markup (a contender's whole detail in a `<pre>`, long lists folded in a `<details>`). The conditions are the analysis's: nothing is derived
 //! again here, only grouped for the page — the run's end, the baseline, the contenders and
 //! the steps first, then the load runs' warnings grouped by kind (generator saturation
 //! first), the noisy cells, and the other groups.
 
-use super::{contender_status, num};
 use crate::safe::html_text;
-use crate::shootout::words::load_text;
+use crate::sentences::{load_text, noise_advice, noisy_text, sentence};
 use shootout_analysis::{Analysis, CellAt, RunWarning, NOISY};
-use shootout_model::{RunStatus, StepStatus, Warning};
+use shootout_model::Warning;
 
 /// Lists of cell warnings longer than this are folded in a `<details>`.
 const FOLD: usize = 4;
@@ -34,22 +33,12 @@ pub(super) fn run_warnings(a: &Analysis) -> Vec<String> {
                     None => groups.push((order, title, vec![line])),
                 }
             }
-            RunWarning::Noisy {
-                at,
-                rps_min,
-                rps_max,
-                rps,
-                reps,
-                pinned: p,
-                ..
-            } => {
+            RunWarning::Noisy { at, pinned: p, .. } => {
                 pinned = *p;
                 noisy.push(format!(
-                    "<li>{}: req/s ranged {}–{} over {reps} repetitions (median {})</li>",
+                    "<li>{}: {}</li>",
                     html_text(&label(at)),
-                    num(*rps_min, 0),
-                    num(*rps_max, 0),
-                    num(*rps, 0)
+                    html_text(&noisy_text(w))
                 ));
             }
             other => out.push(item(other)),
@@ -72,69 +61,16 @@ pub(super) fn run_warnings(a: &Analysis) -> Vec<String> {
     out
 }
 
-/// A warning about the run, the baseline, a contender or a step.
+/// A warning about the run, the baseline, a contender or a step: its sentence, and a
+/// contender's whole detail in a `<pre>`.
 fn item(w: &RunWarning) -> String {
-    match w {
-        RunWarning::RunEnded { status, .. } => run_ended(*status).to_string(),
-        RunWarning::BaselineNotMeasured { marked, used } => format!(
-            "<li><strong>The baseline {} was not measured</strong>: the others are compared with {}.</li>",
-            html_text(marked),
-            html_text(used)
-        ),
-        RunWarning::NotMeasured {
-            contender,
-            status,
-            detail,
-            ..
-        } => {
-            let mut li = format!(
-                "<li><strong>{} was not measured to the end</strong>: {}.",
-                html_text(contender),
-                contender_status(*status)
-            );
-            if !detail.trim().is_empty() {
-                li.push_str(&format!("<pre>{}</pre>", html_text(detail.trim_end())));
-            }
-            li + "</li>"
+    let mut li = format!("<li>{}", sentence(w).map(|s| s.html()).unwrap_or_default());
+    if let RunWarning::NotMeasured { detail, .. } = w {
+        if !detail.trim().is_empty() {
+            li.push_str(&format!("<pre>{}</pre>", html_text(detail.trim_end())));
         }
-        RunWarning::StepEndedEarly {
-            at,
-            repetition,
-            status,
-        } => {
-            let what = match status {
-                StepStatus::Interrupted => "stopped by Ctrl-C: it covers only the part that ran",
-                StepStatus::ContenderDied | StepStatus::Complete => {
-                    "the contender died during this step"
-                }
-            };
-            format!(
-                "<li><strong>{} · rep {repetition}</strong>: {what}.</li>",
-                html_text(&label(at))
-            )
-        }
-        RunWarning::BusyMachine {
-            at,
-            busiest,
-            found_in,
-            reps,
-        } => format!(
-            "<li><strong>Busy machine · {}</strong>: {}.</li>",
-            html_text(&label(at)),
-            html_text(&crate::shootout::words::busy_text(busiest, *found_in, *reps))
-        ),
-        RunWarning::Load { .. } | RunWarning::Noisy { .. } => String::new(),
     }
-}
-
-/// How the run ended.
-fn run_ended(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Interrupted => "<li><strong>The run was interrupted</strong> (Ctrl-C or SIGTERM): only the steps measured before it are here; the last one may be partial.</li>",
-        RunStatus::Running => "<li><strong>The run never finished</strong>: it was still running when this report was made, or shootout died without a word. The steps stored so far are here.</li>",
-        RunStatus::Abandoned => "<li><strong>The run was abandoned</strong>: its shootout died before the end (killed, or a second Ctrl-C). The steps stored before are here.</li>",
-        RunStatus::Failed | RunStatus::Complete => "<li><strong>The run failed</strong>: it could not go on (see the contenders below).</li>",
-    }
+    li + "</li>"
 }
 
 /// `name · workload · c=8`.
@@ -185,7 +121,7 @@ fn noisy_item(noisy: Vec<String>, pinned: bool) -> String {
         "<strong>Noisy measurements</strong>: req/s spread more than {}% of the median over repetitions in {n} cell{} ({})",
         NOISY * 100.0,
         if n == 1 { "" } else { "s" },
-        crate::shootout::words::noise_advice(pinned),
+        noise_advice(pinned),
     );
     if n > FOLD {
         format!(

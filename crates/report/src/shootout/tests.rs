@@ -31,7 +31,7 @@ fn result(completed: u64, secs: f64, latency_us: u64) -> RunResult {
         },
         ..RunResult::empty(at(0), Duration::from_secs_f64(secs))
     };
-    r.derive_warnings();
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     r
 }
 
@@ -211,7 +211,7 @@ fn a_cell_measured_on_a_busy_machine_is_warned_of_in_every_format() {
     let page = crate::html::render_run(&r);
     assert!(
         page.contains(
-            "<strong>Busy machine · a · hello · c=4</strong>: the machine was not quiet in 1 of 3"
+            "<li><strong>Busy machine: a · hello · c=4</strong>: the machine was not quiet in 1 of 3"
         ),
         "{page}"
     );
@@ -333,4 +333,24 @@ fn noise_advice_knows_whether_the_plan_pinned() {
     // One side pinned is not "apart".
     r.run.plan_resolved = r#"{"server_cpus":[1],"load_cpus":null}"#.into();
     assert!(noisy(&r).contains("and pin server and load to different CPUs"));
+}
+
+/// The report says when the load busy-polled (the plan's setting, stored with the run).
+#[test]
+fn the_report_says_when_the_load_busy_polled() {
+    let mut r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        vec![step(1, 1, 1, 1000, 500)],
+    );
+    assert!(!text(&r).contains("busy-polled"));
+    r.run.plan_resolved = r#"{"server_cpus":[1],"load_cpus":[0],"busy_poll_us":50}"#.into();
+    let machine = text(&r)
+        .lines()
+        .find(|l| l.trim_start().starts_with("machine"))
+        .unwrap()
+        .to_string();
+    assert!(
+        machine.contains("the load busy-polled up to 50 µs before each sleep"),
+        "{machine}"
+    );
 }

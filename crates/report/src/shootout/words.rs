@@ -1,17 +1,73 @@
-//! The words the text, Markdown and JSON reports of a run share: a cell's label, the
-//! "times faster" phrase, the `steps` fact, and one line per [`RunWarning`] (the HTML
-//! report words the same warnings its own way, in `html/warnings.rs`). Nothing is decided
-//! here: the numbers and the conditions come from `shootout-analysis`.
+//! The words the reports of a run share: a cell's label, the "times faster" phrase, the
+//! `steps` fact, and one line per [`RunWarning`] for the text, Markdown and JSON reports
+//! (each warning's sentence is worded once, in `sentences.rs`, which the HTML report reads
+//! too). Nothing is decided here: the numbers and the conditions come from
+//! `shootout-analysis`.
 
 use crate::grid::plural;
+use crate::sentences::{load_text, noise_advice, noisy_text, sentence};
 use shootout_analysis::cells::{Ratio, WorkloadBlock};
 use shootout_analysis::evidence::Difference;
 use shootout_analysis::ranking::Ranking;
 use shootout_analysis::{Analysis, CellAt, RunWarning};
-use shootout_model::{ContenderStatus, LoadLevel, OtherLoad, RunStatus, StepStatus, Warning};
+use shootout_model::LoadLevel;
 
 /// ab's percentile rows of the "served within" table (100 is the slowest request).
 pub const SERVED_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
+
+/// A workload's answer in words, names from `name`: `nginx is first at every level,
+/// 28–39× http.server; a significant difference at 3 of 3 levels`.
+pub(crate) fn headline_sentence<'n>(
+    h: &shootout_analysis::headline::Headline,
+    name: impl Fn(usize) -> &'n str,
+) -> String {
+    use shootout_analysis::headline::Answer;
+    let times = |x: f64| {
+        if x >= 10.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.2}")
+        }
+    };
+    match &h.answer {
+        Answer::Winner {
+            winner,
+            second,
+            ratio: (low, high),
+            sure,
+            levels,
+        } => {
+            let span = if times(*low) == times(*high) {
+                format!("{}×", times(*low))
+            } else {
+                format!("{}–{}×", times(*low), times(*high))
+            };
+            let every = if *levels == 1 {
+                "first".to_string()
+            } else {
+                "first at every level".to_string()
+            };
+            format!(
+                "{} is {every}, {span} {}; a significant difference at {sure} of {}",
+                name(*winner),
+                second.map_or("the next", &name),
+                plural(*levels, "level", "levels")
+            )
+        }
+        Answer::Tie { levels } => format!(
+            "no significant difference between the first two at any of the {} tested",
+            plural(*levels, "level", "levels")
+        ),
+        Answer::Depends(firsts) => {
+            let each: Vec<String> = firsts
+                .iter()
+                .map(|(level, c)| format!("{level} {}", name(*c)))
+                .collect();
+            format!("the first depends on the level: {}", each.join(", "))
+        }
+        Answer::Untested => "too little evidence to rank the contenders: too few repetitions and seconds to test a difference (raise repeat, lengthen the steps, or drop --quick)".into(),
+    }
+}
 
 /// The title of a level's "served within" table (after ab's own).
 pub(crate) fn served_title(level: LoadLevel) -> String {
@@ -45,11 +101,33 @@ pub const RANKING_LEGEND: &str = "Ranking by good-answer req/s (≫ significantl
 
 /// `c=120: nginx ≫ httpd ≈ handler > uwsgi` for each level of workload `w` with two or
 /// more contenders.
+/// A line with a `?` says why there was too little evidence and what to do: `(?: 1
+/// repetition of 1 s per contender; raise repeat or lengthen the steps, or drop --quick)`.
 pub(crate) fn ranking_lines(a: &Analysis, w: &WorkloadBlock) -> Vec<String> {
     w.levels
         .iter()
-        .filter_map(|l| Ranking::of(w.name, l))
-        .map(|r| r.line(|i| a.name(i)))
+        .filter_map(|l| Ranking::of(w.name, l).map(|r| (l, r)))
+        .map(|(l, r)| {
+            let line = r.line(|i| a.name(i));
+            let untested = r
+                .steps
+                .iter()
+                .any(|s| s.relation == shootout_analysis::ranking::Relation::Untested);
+            if !untested {
+                return line;
+            }
+            let reps = l.cells.iter().map(|c| c.steps.len()).min().unwrap_or(0);
+            let secs = l
+                .cells
+                .iter()
+                .flat_map(|c| c.steps.iter().map(|s| s.result.duration.as_secs_f64()))
+                .fold(f64::INFINITY, f64::min);
+            format!(
+                "{line} (?: {} of {} s per contender; raise repeat or lengthen the steps, or drop --quick)",
+                plural(reps, "repetition", "repetitions"),
+                crate::units::trim_float((secs * 10.0).round() / 10.0)
+            )
+        })
         .collect()
 }
 
@@ -106,146 +184,9 @@ pub(crate) fn steps_line(a: &Analysis) -> String {
     }
 }
 
-/// What a noisy cell's warning advises: pinning, unless the plan already pinned the
-/// contenders and the load to CPUs.
-pub(crate) fn noise_advice(pinned: bool) -> &'static str {
-    if pinned {
-        "add repetitions or lengthen the steps; server and load are already pinned apart"
-    } else {
-        "add repetitions or lengthen the steps, and pin server and load to different CPUs"
-    }
-}
-
-/// The warning as one line of the text, Markdown and JSON reports.
+/// The warning as one line of the text, Markdown and JSON reports: its sentence, or a
+/// cell's warning after its kind and cell.
 pub(crate) fn warning_message(w: &RunWarning) -> String {
-    match w {
-        RunWarning::RunEnded { status, steps } => run_ended(*status, *steps),
-        RunWarning::BaselineNotMeasured { marked, used } => format!(
-            "the baseline {marked} was not measured: the others are compared with {used}"
-        ),
-        RunWarning::NotMeasured {
-            contender,
-            status,
-            has_steps,
-            ..
-        } => format!("{contender} {}", not_measured(*status, *has_steps)),
-        RunWarning::StepEndedEarly {
-            at,
-            repetition,
-            status,
-        } => {
-            let what = match status {
-                StepStatus::Interrupted => "was interrupted (Ctrl-C): it is shorter than the others",
-                StepStatus::ContenderDied | StepStatus::Complete => {
-                    "ended when the contender died: its numbers cover the part before"
-                }
-            };
-            format!("{} repetition {repetition} {what}", at_label(at))
-        }
-        RunWarning::Load { .. } => load_message(w),
-        RunWarning::Noisy {
-            at,
-            rps_min,
-            rps_max,
-            range_share,
-            reps,
-            pinned,
-            ..
-        } => format!(
-            "noisy: {}: req/s ranged {rps_min:.0}–{rps_max:.0} over {reps} repetitions, {:.0}% of the median ({})",
-            at_label(at),
-            range_share * 100.0,
-            noise_advice(*pinned)
-        ),
-        RunWarning::BusyMachine {
-            at,
-            busiest,
-            found_in,
-            reps,
-        } => format!(
-            "busy machine: {}: {}",
-            at_label(at),
-            busy_text(busiest, *found_in, *reps)
-        ),
-    }
-}
-
-/// What ran besides a cell's steps, after its label: in how many repetitions, the busiest
-/// one's figures, and what to do.
-pub fn busy_text(o: &OtherLoad, found_in: usize, reps: usize) -> String {
-    let of = if reps > 1 {
-        format!(" in {found_in} of {reps} repetitions")
-    } else {
-        String::new()
-    };
-    format!(
-        "the machine was not quiet{of} ({}): measure again when nothing else runs",
-        other_load_figures(o)
-    )
-}
-
-/// `other processes used 0.85 CPU of the 2 watched, steal 0.0%, load average 3.10`: what
-/// ran besides a step or a load, as its warning says it.
-pub(crate) fn other_load_figures(o: &OtherLoad) -> String {
-    let others = match o.others {
-        Some(c) => format!(
-            "other processes used {c:.2} CPU of the {} watched, ",
-            o.cpus
-        ),
-        None => String::new(),
-    };
-    format!(
-        "{others}steal {:.1}% of {}, load average {:.2}",
-        o.steal * 100.0,
-        plural(o.cpus as usize, "CPU", "CPUs"),
-        o.load_avg
-    )
-}
-
-/// How the run ended, and what the tables cover.
-fn run_ended(status: RunStatus, n: usize) -> String {
-    let stored = plural(n, "step", "steps");
-    match status {
-        RunStatus::Interrupted => format!(
-            "the run was interrupted (Ctrl-C) after {stored}: the tables cover those only"
-        ),
-        RunStatus::Running => format!(
-            "the run has no end: it is still running, or shootout died without a word; the tables cover the {stored} stored so far"
-        ),
-        RunStatus::Abandoned => format!(
-            "the run was abandoned: its shootout died before the end (killed, or a second Ctrl-C); the tables cover the {stored} stored"
-        ),
-        RunStatus::Failed | RunStatus::Complete if n == 0 => {
-            "the run failed: no contender could be measured".to_string()
-        }
-        RunStatus::Failed | RunStatus::Complete => {
-            format!("the run failed before its end: the tables cover the {stored} stored")
-        }
-    }
-}
-
-/// What became of a contender that was not measured, after its name.
-fn not_measured(status: ContenderStatus, has_steps: bool) -> &'static str {
-    match status {
-        ContenderStatus::Measured | ContenderStatus::Skipped => {
-            "was not measured: the run ended before its turn"
-        }
-        ContenderStatus::SetupFailed => "was not measured: its setup failed",
-        ContenderStatus::Exited => "was not measured: it exited before it was ready",
-        ContenderStatus::NeverReady => "was not measured: it never became ready",
-        ContenderStatus::VerificationFailed => "failed verification, not measured",
-        ContenderStatus::Crashed if has_steps => {
-            "crashed while being measured: the steps before are kept"
-        }
-        ContenderStatus::Crashed => "crashed before its first step",
-        ContenderStatus::Interrupted => {
-            "was not measured: the run was interrupted before its first step"
-        }
-    }
-}
-
-/// A load run's warning of one cell: `generator saturated: nginx · hello · c=8: …`.
-fn load_message(w: &RunWarning) -> String {
     match w {
         RunWarning::Load { at, warning, .. } => format!(
             "{}: {}: {}",
@@ -253,40 +194,58 @@ fn load_message(w: &RunWarning) -> String {
             at_label(at),
             load_text(w)
         ),
-        _ => String::new(),
+        RunWarning::Noisy { at, pinned, .. } => format!(
+            "noisy: {}: {} ({})",
+            at_label(at),
+            noisy_text(w),
+            noise_advice(*pinned)
+        ),
+        _ => sentence(w).map(|s| s.to_string()).unwrap_or_default(),
     }
 }
 
-/// What a load run's warning of one cell says, after its kind and cell: the text of the
-/// first such warning (the busiest thread for a saturated generator, the cell's totals for
-/// failures) and in how many repetitions it was raised. The HTML report lists it under a
-/// title for its kind.
-pub(crate) fn load_text(w: &RunWarning) -> String {
-    let RunWarning::Load {
-        warning,
-        found_in,
-        reps,
-        failures,
-        completed,
-        ..
-    } = w
-    else {
-        return String::new();
-    };
-    let of = if *reps > 1 {
-        format!(" (in {found_in} of {reps} repetitions)")
-    } else {
-        String::new()
-    };
-    match warning {
-        Warning::GeneratorSaturated { busiest_thread } => format!(
-            "its busiest thread was on a CPU {:.0}% of the step{of}: the limit may be shootout's, not the server's (give the load more CPUs with load_cpus, or pin server and load apart with server_cpus and load_cpus)",
-            busiest_thread * 100.0
-        ),
-        Warning::Failures { .. } => format!(
-            "{} of {completed} requests failed: {failures}{of}; their latency is not comparable with a healthy server's",
-            failures.total(),
-        ),
-        _ => format!("{warning}{of}"),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_analysis::headline::{Answer, Headline};
+
+    #[test]
+    fn a_headline_says_who_won_by_how_much_and_how_sure() {
+        let names = ["nginx", "http.server"];
+        let say = |answer| {
+            headline_sentence(
+                &Headline {
+                    workload: "GET /".into(),
+                    answer,
+                },
+                |i| names[i],
+            )
+        };
+        assert_eq!(
+            say(Answer::Winner {
+                winner: 0,
+                second: Some(1),
+                ratio: (28.4, 39.1),
+                sure: 3,
+                levels: 3
+            }),
+            "nginx is first at every level, 28–39× http.server; a significant difference at 3 of 3 levels"
+        );
+        assert_eq!(
+            say(Answer::Winner {
+                winner: 1,
+                second: None,
+                ratio: (1.234, 1.234),
+                sure: 0,
+                levels: 1
+            }),
+            "http.server is first, 1.23× the next; a significant difference at 0 of 1 level"
+        );
+        assert_eq!(
+            say(Answer::Depends(vec![("c=1".into(), 0), ("c=64".into(), 1)])),
+            "the first depends on the level: c=1 nginx, c=64 http.server"
+        );
+        assert!(say(Answer::Untested).contains("drop --quick"));
+        assert!(say(Answer::Tie { levels: 2 }).contains("any of the 2 levels tested"));
     }
 }

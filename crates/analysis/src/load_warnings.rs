@@ -1,0 +1,393 @@
+//! The warnings of one load run, derived from its numbers: every threshold that turns a
+//! count, a histogram, the schedule or the generator's cost into a [`Warning`] lives
+//! here, and [`derive`] is the one function that applies them.
+//!
+//! Seams: reads a [`RunResult`] (the facts the engine recorded, or the store or a result
+//! file read back) and how the load was driven (closed loop at N connections, or not);
+//! writes nothing but the list. The one warning that is a recorded fact, not a judgement,
+//! [`Warning::StreamsLimited`] (the HTTP/2 limit a server announced, set by
+//! [`RunResult::note_streams_limited`]), is carried over as found. The callers — the
+//! `load` command and the Runner on a fresh result, the merge of shards on the merged
+//! one, the CLI on a run read back from the store — call [`refresh`] or
+//! [`refresh_stored`]; the renderers word the list and never re-derive it. Units: the
+//! histograms hold microseconds.
+
+use shootout_model::stored::StoredRun;
+use shootout_model::{GeneratorStats, LoadLevel, LoadSpec, Pace, RunResult, Warning};
+
+/// The kernel's first SYN retransmission comes after 1 s (µs, with 1% slack): connect
+/// times at or past it mean a full listen backlog.
+pub const SYN_RETRY_US: u64 = 990_000;
+
+/// The busy share of a worker thread above which the generator may be the bottleneck.
+pub const SATURATED: f64 = 0.9;
+
+/// Below this share of the target rate, the schedule was not kept…
+const SCHEDULE_KEPT_SHARE: f64 = 0.99;
+/// …nor when more than this percentage of the requests sent were late.
+const SCHEDULE_LATE_PERCENT: u64 = 1;
+
+/// The Little's-law check ([`unserved`]) looks at 4 connections or more…
+const UNSERVED_MIN_CONNECTIONS: u64 = 4;
+/// …and warns when fewer than half of them account for the answers…
+const UNSERVED_SHARE: f64 = 0.5;
+/// …once the mean latency is over this many times the generator's CPU per request.
+const UNSERVED_TURNAROUND: f64 = 4.0;
+
+/// True when a worker thread of the generator was busy more than [`SATURATED`] of the run.
+pub fn saturated(g: &GeneratorStats) -> bool {
+    g.busiest_thread > SATURATED
+}
+
+/// Every warning of `result`, most important first; `closed_loop` is the connections of a
+/// closed-loop run (`None` in rate mode, where Little's law says nothing of idle
+/// connections). The fact [`Warning::StreamsLimited`] already in `result` is kept, last.
+pub fn derive(result: &RunResult, closed_loop: Option<u64>) -> Vec<Warning> {
+    let mut w = counted(result);
+    w.extend(slow_connects(result));
+    w.extend(schedule_not_kept(result));
+    if saturated(&result.generator) {
+        w.push(Warning::GeneratorSaturated {
+            busiest_thread: result.generator.busiest_thread,
+        });
+    }
+    w.extend(closed_loop.and_then(|c| unserved(result, c)));
+    w.extend(
+        result
+            .warnings
+            .iter()
+            .filter(|w| matches!(w, Warning::StreamsLimited { .. }))
+            .cloned(),
+    );
+    w
+}
+
+/// Replaces `result`'s warnings with those [`derive`] finds for a run of `spec`.
+pub fn refresh(result: &mut RunResult, spec: &LoadSpec) {
+    let closed = (spec.pace == Pace::Closed).then_some(spec.connections as u64);
+    result.warnings = derive(result, closed);
+}
+
+/// Replaces the warnings of every step of a run read back from the store with those
+/// [`derive`] finds, closed loop at a concurrency level's connections.
+pub fn refresh_stored(run: &mut StoredRun) {
+    for step in &mut run.steps {
+        let closed = match step.level {
+            LoadLevel::Concurrency { connections } => Some(connections as u64),
+            _ => None,
+        };
+        step.result.warnings = derive(&step.result, closed);
+    }
+}
+
+/// The warnings any non-zero count raises: nothing completed, failures, failed connects,
+/// dropped connections, requests sent again.
+fn counted(result: &RunResult) -> Vec<Warning> {
+    let c = &result.counts;
+    let mut w = Vec::new();
+    if c.completed == 0 {
+        w.push(Warning::NothingCompleted);
+    }
+    if c.failed() > 0 {
+        w.push(Warning::Failures {
+            failed: c.failed(),
+            completed: c.completed,
+        });
+    }
+    if c.connections_failed > 0 {
+        w.push(Warning::ConnectFailed {
+            count: c.connections_failed,
+        });
+    }
+    if c.dropped > 0 {
+        w.push(Warning::Dropped { count: c.dropped });
+    }
+    if c.retried > 0 {
+        w.push(Warning::Retried { count: c.retried });
+    }
+    w
+}
+
+/// Connects of [`SYN_RETRY_US`] or more: every connection's setup when recorded (rate mode
+/// opens them before any request is due), else the connects charged to requests.
+fn slow_connects(result: &RunResult) -> Option<Warning> {
+    let h = &result.histograms;
+    let slow = h
+        .setup
+        .count_between(SYN_RETRY_US, u64::MAX)
+        .max(h.connect.count_between(SYN_RETRY_US, u64::MAX));
+    (slow > 0).then_some(Warning::SlowConnects { count: slow })
+}
+
+/// Rate mode: whether the schedule was kept (see [`schedule_not_kept`]); a closed loop has
+/// none to keep.
+pub fn schedule_kept(result: &RunResult) -> bool {
+    schedule_not_kept(result).is_none()
+}
+
+/// Rate mode: 1% short of the target, or more than 1% of the requests late, is "not kept".
+fn schedule_not_kept(result: &RunResult) -> Option<Warning> {
+    let s = result.schedule.as_ref()?;
+    let short = s.achieved_rps < s.target_rps * SCHEDULE_KEPT_SHARE;
+    let late = s.late * 100 > s.sent.max(1) * SCHEDULE_LATE_PERCENT;
+    (short || late).then_some(Warning::ScheduleNotKept {
+        target_rps: s.target_rps,
+        achieved_rps: s.achieved_rps,
+        late: s.late,
+        waited: s.late_no_connection.min(s.late),
+        capped: held_by_cap(s),
+    })
+}
+
+/// Every connection the run could open was open: the cap was reached, or the run was
+/// measured before connections opened as the schedule needed them (no cap recorded: its
+/// connections were all it had).
+fn held_by_cap(s: &shootout_model::ScheduleStats) -> bool {
+    s.capped || s.max_connections == 0
+}
+
+/// Why a schedule was not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotKept {
+    /// Sends were late with a connection free, or the rate was not sent: the generator
+    /// fell behind.
+    Generator,
+    /// Sends waited for a connection with the cap on connections reached.
+    ConnectionCap,
+    /// Sends waited for a connection below the cap: the server turned new connections
+    /// away or was slow to accept them.
+    Server,
+}
+
+impl NotKept {
+    /// The reason's key in JSON: `generator`, `connection_cap`, `server`.
+    pub fn key(self) -> &'static str {
+        match self {
+            NotKept::Generator => "generator",
+            NotKept::ConnectionCap => "connection_cap",
+            NotKept::Server => "server",
+        }
+    }
+}
+
+/// How a rate run kept its schedule: whether (by the rule of [`schedule_kept`]), why not,
+/// the share of sends that left within 1 ms of their due time, and the share of the rate
+/// asked for that was sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Certificate {
+    /// The schedule was kept.
+    pub kept: bool,
+    /// Why not, when it was not.
+    pub reason: Option<NotKept>,
+    /// Sends within 1 ms of their due time, as a share of all sends (0..1).
+    pub on_time: f64,
+    /// Requests per second sent over those asked for.
+    pub achieved_share: f64,
+}
+
+/// The schedule's certificate of a rate run; `None` in a closed loop.
+pub fn certificate(result: &RunResult) -> Option<Certificate> {
+    let s = result.schedule.as_ref()?;
+    let kept = schedule_kept(result);
+    let waited = s.late_no_connection.min(s.late) * 2 >= s.late && s.late > 0;
+    let reason = (!kept).then_some(match (waited, held_by_cap(s)) {
+        (true, true) => NotKept::ConnectionCap,
+        (true, false) => NotKept::Server,
+        (false, _) => NotKept::Generator,
+    });
+    Some(Certificate {
+        kept,
+        reason,
+        on_time: (s.sent - s.late.min(s.sent)) as f64 / s.sent.max(1) as f64,
+        achieved_share: if s.target_rps > 0.0 {
+            s.achieved_rps / s.target_rps
+        } else {
+            0.0
+        },
+    })
+}
+
+/// Closed loop at `connections`: [`Warning::Unserved`] when req/s × mean latency (Little's
+/// law: the connections busy on average) is under half of `connections`. A connection the
+/// server never answers adds nothing to either factor, so the gap is invisible in every
+/// other figure. On a healthy server only the generator's own turnaround between an answer
+/// and the next request lowers the product, so the check is made only when the latency is
+/// over 4 times the generator's CPU per request (a turnaround that long would be a
+/// saturated generator, reported apart).
+fn unserved(result: &RunResult, connections: u64) -> Option<Warning> {
+    let latency = &result.histograms.latency;
+    if connections < UNSERVED_MIN_CONNECTIONS || latency.is_empty() {
+        return None;
+    }
+    let rps = result.rps();
+    let mean_ms = latency.mean() / 1e3;
+    if mean_ms * 1e3 < UNSERVED_TURNAROUND * result.cpu_us_per_request() {
+        return None;
+    }
+    let served = rps * mean_ms / 1e3;
+    (served < connections as f64 * UNSERVED_SHARE).then_some(Warning::Unserved {
+        connections,
+        served,
+        rps,
+        mean_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_model::{ScheduleStats, Target};
+    use std::time::{Duration, SystemTime};
+
+    fn empty() -> RunResult {
+        RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1))
+    }
+
+    #[test]
+    fn warnings_follow_the_numbers() {
+        let mut r = RunResult {
+            generator: GeneratorStats {
+                threads: 1,
+                busiest_thread: 0.95,
+                ..Default::default()
+            },
+            schedule: Some(ScheduleStats {
+                target_rps: 1000.0,
+                achieved_rps: 800.0,
+                due: 1000,
+                sent: 800,
+                late: 0,
+                late_no_connection: 0,
+                max_lag: Duration::ZERO,
+                ..Default::default()
+            }),
+            ..empty()
+        };
+        let w = derive(&r, None);
+        assert!(w.contains(&Warning::NothingCompleted));
+        assert!(w
+            .iter()
+            .any(|w| matches!(w, Warning::ScheduleNotKept { .. })));
+        assert!(w
+            .iter()
+            .any(|w| matches!(w, Warning::GeneratorSaturated { .. })));
+        r.histograms.connect.record(1_003_000).unwrap();
+        assert!(
+            derive(&r, None).contains(&Warning::SlowConnects { count: 1 }),
+            "{w:?}"
+        );
+        r.histograms.connect.reset();
+        r.counts.completed = 10;
+        r.counts.ok = 10;
+        r.generator.busiest_thread = 0.5;
+        r.schedule = None;
+        assert_eq!(derive(&r, None), vec![]);
+    }
+
+    /// Each rate run is certified: kept or not, why not (who was late, whether the cap
+    /// was reached), the share of sends on time and of the rate sent.
+    #[test]
+    fn a_schedule_certificate_says_who_was_late() {
+        let run = |late, waited, capped| RunResult {
+            schedule: Some(ScheduleStats {
+                target_rps: 1000.0,
+                achieved_rps: 1000.0,
+                due: 1000,
+                sent: 1000,
+                late,
+                late_no_connection: waited,
+                capped,
+                max_connections: 100,
+                ..Default::default()
+            }),
+            ..empty()
+        };
+        let c = certificate(&run(5, 0, false)).unwrap();
+        assert_eq!((c.kept, c.reason), (true, None));
+        assert!((c.on_time - 0.995).abs() < 1e-9 && (c.achieved_share - 1.0).abs() < 1e-9);
+        let reason = |late, waited, capped| certificate(&run(late, waited, capped)).unwrap().reason;
+        assert_eq!(reason(50, 0, false), Some(NotKept::Generator));
+        assert_eq!(reason(50, 40, true), Some(NotKept::ConnectionCap));
+        assert_eq!(reason(50, 40, false), Some(NotKept::Server));
+        assert_eq!(certificate(&empty()), None, "a closed loop has no schedule");
+    }
+
+    #[test]
+    fn a_schedule_is_kept_within_one_percent() {
+        let at = |achieved_rps, late| RunResult {
+            counts: shootout_model::Counts {
+                completed: 1000,
+                ok: 1000,
+                ..Default::default()
+            },
+            schedule: Some(ScheduleStats {
+                target_rps: 1000.0,
+                achieved_rps,
+                due: 1000,
+                sent: 1000,
+                late,
+                late_no_connection: 0,
+                max_lag: Duration::ZERO,
+                ..Default::default()
+            }),
+            ..empty()
+        };
+        assert_eq!(derive(&at(990.0, 10), None), vec![]);
+        assert_eq!(derive(&at(989.0, 0), None).len(), 1);
+        assert_eq!(derive(&at(1000.0, 11), None).len(), 1);
+    }
+
+    #[test]
+    fn littles_law_finds_the_connections_left_unanswered() {
+        // Little's law: 1000 answers in 1 s at 2 ms each keep 2 connections busy.
+        let mut r = empty();
+        r.counts.completed = 1000;
+        r.counts.ok = 1000;
+        r.histograms.latency.record_n(2000, 1000).unwrap();
+        let unserved = |r: &RunResult, c| {
+            derive(r, c).iter().find_map(|w| match w {
+                Warning::Unserved { served, .. } => Some(*served),
+                _ => None,
+            })
+        };
+        // 2 of 10 connections: the other 8 were never answered.
+        let served = unserved(&r, Some(10)).expect("2 of 10 connections served");
+        assert!((served - 2.0).abs() < 0.01, "{served}");
+        // 2 of 4 is half: not flagged; under 4 connections nothing is judged; nor in rate
+        // mode.
+        for connections in [Some(4), Some(3), Some(1), None] {
+            assert_eq!(unserved(&r, connections), None, "c={connections:?}");
+        }
+        // 10 ms each: 10 connections busy of 10.
+        r.histograms.latency.reset();
+        r.histograms.latency.record_n(10_000, 1000).unwrap();
+        assert_eq!(derive(&r, Some(10)), vec![]);
+    }
+
+    #[test]
+    fn the_streams_limit_is_a_fact_carried_over_and_a_spec_says_closed_or_not() {
+        let mut r = empty();
+        r.counts.completed = 1000;
+        r.counts.ok = 1000;
+        r.histograms.latency.record_n(2000, 1000).unwrap();
+        r.note_streams_limited(8, Some(3));
+        r.warnings.push(Warning::NothingCompleted);
+        let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:1/").unwrap());
+        spec.connections = 10;
+        refresh(&mut r, &spec);
+        assert_eq!(
+            r.warnings.iter().map(Warning::kind).collect::<Vec<_>>(),
+            ["unserved", "streams_limited"],
+            "a stale warning is dropped, the fact kept"
+        );
+        spec.pace = Pace::Rate(1000.0);
+        refresh(&mut r, &spec);
+        assert_eq!(
+            r.warnings,
+            [Warning::StreamsLimited {
+                asked: 8,
+                allowed: 3
+            }]
+        );
+    }
+}
