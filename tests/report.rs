@@ -414,6 +414,7 @@ fn seed_run(store: &mut Store, s: &Seed) {
                             result: &result,
                             resources: &resources,
                             wire: Default::default(),
+                            other_load: None,
                         })
                         .unwrap();
                     if interrupted {
@@ -1050,6 +1051,7 @@ fn hostile_store(dir: &Path) -> PathBuf {
                 result: &result,
                 resources: &resources,
                 wire: Default::default(),
+                other_load: None,
             })
             .unwrap();
         let (status, detail) = if i == 2 {

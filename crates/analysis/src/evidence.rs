@@ -306,6 +306,7 @@ pub(crate) mod tests {
             result,
             resources: Vec::new(),
             wire: None,
+            other_load: None,
         }
     }
 

@@ -22,6 +22,7 @@ pub mod headline;
 pub mod load_warnings;
 pub mod mann_whitney;
 pub mod merge;
+pub mod quiet;
 pub mod ranking;
 pub mod stats;
 pub mod threshold;

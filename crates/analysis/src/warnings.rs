@@ -9,7 +9,9 @@
 //! [`RunWarning::kind`] is the stable word for machines (the JSON's `kind`).
 
 use crate::cells::{Analysis, Cell};
-use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, StepStatus, Warning};
+use shootout_model::{
+    ContenderStatus, FailureCounts, LoadLevel, OtherLoad, RunStatus, StepStatus, Warning,
+};
 
 /// Lines of a contender's failure detail the text reports quote.
 pub(crate) const DETAIL_LINES: usize = 4;
@@ -97,6 +99,18 @@ pub enum RunWarning {
         /// True when the plan already pinned server and load to different CPUs.
         pinned: bool,
     },
+    /// Other processes (or the hypervisor) took the CPUs of the cell's steps: the machine
+    /// was not quiet (see [`crate::quiet`]).
+    BusyMachine {
+        /// The cell.
+        at: CellAt,
+        /// What ran besides, in the busiest such repetition.
+        busiest: OtherLoad,
+        /// Repetitions that were not quiet.
+        found_in: usize,
+        /// Repetitions of the cell.
+        reps: usize,
+    },
 }
 
 impl RunWarning {
@@ -114,6 +128,7 @@ impl RunWarning {
             RunWarning::StepEndedEarly { .. } => "step_ended_early",
             RunWarning::Load { warning, .. } => warning.kind(),
             RunWarning::Noisy { .. } => "noisy",
+            RunWarning::BusyMachine { .. } => "busy_machine",
         }
     }
 
@@ -132,7 +147,8 @@ impl RunWarning {
         match self {
             RunWarning::StepEndedEarly { at, .. }
             | RunWarning::Load { at, .. }
-            | RunWarning::Noisy { at, .. } => Some(at),
+            | RunWarning::Noisy { at, .. }
+            | RunWarning::BusyMachine { at, .. } => Some(at),
             _ => None,
         }
     }
@@ -170,7 +186,26 @@ pub(crate) fn derive(a: &Analysis, marked: Option<usize>) -> Vec<RunWarning> {
         out.extend(load_warnings(a, w, level, cell));
     }
     out.extend(noisy(a));
+    out.extend(busy_machine(a));
     out
+}
+
+/// The cells with a step that ran on a machine that was not quiet.
+fn busy_machine<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
+    a.cells().filter_map(move |(w, level, cell)| {
+        let busy: Vec<&OtherLoad> = cell
+            .steps
+            .iter()
+            .filter_map(|s| s.other_load.as_ref())
+            .filter(|o| crate::quiet::not_quiet(o))
+            .collect();
+        Some(RunWarning::BusyMachine {
+            at: at(a, w, level, cell),
+            busiest: crate::quiet::busiest(busy.iter().copied())?,
+            found_in: busy.len(),
+            reps: cell.reps(),
+        })
+    })
 }
 
 /// Contenders that were not measured (a skipped one with steps was being measured when

@@ -38,6 +38,7 @@ mod live;
 mod load;
 mod ls;
 mod merge;
+mod metrics;
 mod progress;
 mod report;
 mod run;

@@ -17,6 +17,7 @@ pub(crate) use habits::refused_before_parse;
 pub(crate) use resolve::{read_body, read_list, read_list_text, ListText};
 
 use crate::gates::judge;
+use crate::metrics;
 use crate::output::{Failure, INTERRUPTED, THRESHOLD_FAILED};
 use crate::progress::{Bound, Display, Progress};
 use crate::stop::stop_flag;
@@ -39,6 +40,13 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         return find_max::run(&a, &plan.spec, plan.format);
     }
     start_time(&plan)?;
+    let board = Arc::new(metrics::Board::default());
+    // Served until this function returns: the command's end.
+    let served = a
+        .metrics_listen
+        .map(|addr| metrics::start(addr, board.clone(), a.quiet))
+        .transpose()
+        .map_err(Failure::run)?;
     let stop = stop_flag();
     if let Some(ws) = &plan.warmup {
         if warm_up(
@@ -54,6 +62,9 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
     control.sample_heads = plan.sample_heads;
+    if served.is_some() {
+        control.watch();
+    }
     if let Some(at) = plan.dist.start_at {
         // Again after the warm-up, which may have taken the time.
         start_time(&plan)?;
@@ -64,7 +75,11 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     }
     let title = format!("load {}", terminal_line(&spec.target.url));
     let progress = Progress::start(control, Bound::of(spec), "load", title, display);
+    board.begin(metrics::Labels::new(), progress.control.clone());
+    let watch = watch_cpus(spec);
     let result = shootout_engine::run(spec, &progress.control);
+    let other_load = watch.stop(std::time::Duration::ZERO);
+    board.end(result.as_ref().ok());
     let heads = progress.control.heads();
     progress.finish();
     let mut result = match result {
@@ -93,6 +108,14 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     if plan.format.warnings_apart() && !a.quiet {
         crate::output::to_stderr(&shootout_report::warnings(&result));
     }
+    if let (Some(o), false) = (other_load, a.quiet) {
+        if shootout_analysis::quiet::not_quiet(&o) {
+            say!(
+                "warning: {}",
+                shootout_report::shootout::busy_text(&o, 1, 1)
+            );
+        }
+    }
     // A file that could not be written is an error even when stdout's reader went away.
     write_files(&a, spec, &result)?;
     dist::save(&plan.dist, spec, Ok(&result))?;
@@ -106,6 +129,16 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         return Ok(1);
     }
     Ok(if breached { THRESHOLD_FAILED } else { 0 })
+}
+
+/// Watches what else runs on the load's CPUs while it runs: with `--cpus`, other
+/// processes' CPU time there (the server's too, which should not run there) and steal;
+/// without, where the server may run anywhere and is not ours to count, steal only.
+fn watch_cpus(spec: &LoadSpec) -> shootout_harness::CpuWatch {
+    match &spec.cpus {
+        Some(cpus) => shootout_harness::CpuWatch::start(cpus, true),
+        None => shootout_harness::CpuWatch::start(&shootout_engine::sys::allowed_cpus(), false),
+    }
 }
 
 /// With `--start-at`, how long before the start the engine begins to connect.

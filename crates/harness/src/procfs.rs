@@ -326,6 +326,11 @@ pub(crate) fn ticks(ticks: u64, hz: u64) -> Duration {
     Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
 
+/// Clock ticks per second (`/proc`'s unit of CPU time).
+pub(crate) fn clock_ticks() -> u64 {
+    sysconf(libc::_SC_CLK_TCK, 100)
+}
+
 fn sysconf(name: libc::c_int, fallback: u64) -> u64 {
     // SAFETY: sysconf has no memory arguments.
     let v = unsafe { libc::sysconf(name) };

@@ -31,8 +31,8 @@ pub use result::{
 pub use saved::{Outcome, SavedError, SavedRun};
 pub use shard::{Shard, ShardError};
 pub use shootout::{
-    ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample, RunStatus, StepStatus,
-    UnknownStatus,
+    ContenderStatus, LoadLevel, MachineFacts, OtherLoad, ProcessOwner, ResourceSample, RunStatus,
+    StepStatus, UnknownStatus,
 };
 pub use spec::{
     Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder, SpecError,

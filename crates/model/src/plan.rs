@@ -13,7 +13,7 @@ use crate::spec::{
 };
 use crate::status::StatusSet;
 use crate::threshold::Threshold;
-use crate::units::{parse_cpu_list, parse_duration};
+use crate::units::{parse_cpu_list, parse_duration, parse_listen};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -64,6 +64,9 @@ pub struct Defaults {
     /// Thresholds every contender's cells must meet (`fail_if`): the run exits 3 when one
     /// of them holds.
     pub fail_if: Vec<Threshold>,
+    /// Serve live metrics for Prometheus at this address while the run goes
+    /// (`metrics_listen`; `--metrics-listen` wins over it).
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// How a contender is reached.
@@ -265,6 +268,7 @@ struct FileDefaults {
     busy_poll: Option<Spanned<String>>,
     #[serde(default)]
     fail_if: Vec<Spanned<String>>,
+    metrics_listen: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -564,6 +568,15 @@ impl Reader<'_> {
                 v => self.busy_poll(v)?,
             },
             fail_if: self.thresholds(&d.fail_if, "defaults.fail_if")?,
+            metrics_listen: d
+                .metrics_listen
+                .as_ref()
+                .map(|v| {
+                    parse_listen(v.get_ref()).map_err(|why| {
+                        self.err(v.span().start, format!("defaults.metrics_listen: {why}"))
+                    })
+                })
+                .transpose()?,
         })
     }
 
@@ -1467,6 +1480,39 @@ concurrency = [1, 10]
 
     fn error_of(text: &str) -> String {
         parse(text, "plan.toml", CPUS).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn metrics_listen_is_a_port_on_loopback_or_an_address_typed() {
+        assert_eq!(
+            parse(GOOD, "plan.toml", CPUS)
+                .unwrap()
+                .defaults
+                .metrics_listen,
+            None
+        );
+        let with = |v: &str| {
+            GOOD.replace(
+                "load_cpus = \"0\"",
+                &format!("load_cpus = \"0\"\nmetrics_listen = \"{v}\""),
+            )
+        };
+        let p = parse(&with("9464"), "plan.toml", CPUS).unwrap();
+        assert_eq!(
+            p.defaults.metrics_listen,
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
+        let p = parse(&with("0.0.0.0:9464"), "plan.toml", CPUS).unwrap();
+        assert_eq!(
+            p.defaults.metrics_listen,
+            Some("0.0.0.0:9464".parse().unwrap())
+        );
+        let e = error_of(&with("here"));
+        assert!(
+            e.contains("plan.toml:9")
+                && e.contains("defaults.metrics_listen: `here` is not an address"),
+            "{e}"
+        );
     }
 
     /// nginx's usual setup: the port lives in a config file. The plan's `config` is that

@@ -111,6 +111,25 @@ pub struct ProcessOwner {
     pub start_ticks: u64,
 }
 
+/// What else ran on a step's CPUs (the load's and the contenders'): the machine was quiet
+/// when other processes used little of them and the hypervisor took little. Measured from
+/// `/proc/stat` at the step's start and end, less the CPU time of shootout itself and of
+/// the contender's processes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OtherLoad {
+    /// CPUs watched.
+    pub cpus: u32,
+    /// CPU time other processes used on them, in CPUs (CPU-seconds per second of the
+    /// step: 0.5 is half a CPU busy all along); `None` when it cannot be told apart from the
+    /// server's (`shootout load` with no `--cpus`).
+    pub others: Option<f64>,
+    /// Share of the watched CPUs' time the hypervisor gave to other machines (steal), 0 to 1.
+    pub steal: f64,
+    /// The machine's load average over the last minute, at the step's end (our own threads
+    /// included).
+    pub load_avg: f64,
+}
+
 /// The contender's process tree at one instant (all its processes summed).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ResourceSample {

@@ -146,6 +146,9 @@ pub struct StoredStep {
     /// How the client talked to the contender (protocol, streams, pipeline); `None` for
     /// steps stored before shootout recorded it.
     pub wire: Option<Wire>,
+    /// What else ran on the step's CPUs; `None` for steps stored before shootout
+    /// recorded it, or when it could not be read.
+    pub other_load: Option<crate::OtherLoad>,
 }
 
 /// One run as the reports need it: the run, its contenders (in plan order) and its steps

@@ -109,6 +109,22 @@ pub fn parse_wall_clock(input: &str) -> Result<std::time::SystemTime, WallClockE
     humantime::parse_rfc3339(s).map_err(|_| err())
 }
 
+/// Where live metrics are served (`--metrics-listen`, a plan's `metrics_listen`): a port
+/// alone listens on 127.0.0.1 (loopback unless another address is typed), `localhost:PORT`
+/// too, else `ADDRESS:PORT`. The error names the forms that are accepted.
+pub fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+    let port = s.strip_prefix("localhost:").unwrap_or(s);
+    if let Ok(port) = port.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    s.parse().map_err(|_| {
+        format!(
+            "`{s}` is not an address to listen on: give a port (9464, on 127.0.0.1) or ADDRESS:PORT (127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464 to be scraped from other machines)"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ use crate::grid::plural;
 use crate::safe::html_text;
 use crate::shootout::words::at_label;
 use shootout_analysis::RunWarning;
-use shootout_model::{ContenderStatus, RunStatus, StepStatus, Warning};
+use shootout_model::{ContenderStatus, OtherLoad, RunStatus, StepStatus, Warning};
 use std::fmt;
 
 /// A warning in words: the `lead` says what happened, the `rest` (which begins with its
@@ -102,8 +102,49 @@ pub(crate) fn sentence(w: &RunWarning) -> Option<Sentence> {
                 }
             },
         ),
+        RunWarning::BusyMachine {
+            at,
+            busiest,
+            found_in,
+            reps,
+        } => Sentence::new(
+            format!("busy machine: {}", at_label(at)),
+            format!(": {}", busy_text(busiest, *found_in, *reps)),
+        ),
         RunWarning::Load { .. } | RunWarning::Noisy { .. } => return None,
     })
+}
+
+/// What ran besides a cell's steps (or a step, or a load), after its label: in how many
+/// repetitions, the busiest one's figures, and what to do.
+pub fn busy_text(o: &OtherLoad, found_in: usize, reps: usize) -> String {
+    let of = if reps > 1 {
+        format!(" in {found_in} of {reps} repetitions")
+    } else {
+        String::new()
+    };
+    format!(
+        "the machine was not quiet{of} ({}): measure again when nothing else runs",
+        other_load_figures(o)
+    )
+}
+
+/// `other processes used 0.85 CPU of the 2 watched, steal 0.0% of 2 CPUs, load average
+/// 3.10`: what ran besides.
+fn other_load_figures(o: &OtherLoad) -> String {
+    let others = match o.others {
+        Some(c) => format!(
+            "other processes used {c:.2} CPU of the {} watched, ",
+            o.cpus
+        ),
+        None => String::new(),
+    };
+    format!(
+        "{others}steal {:.1}% of {}, load average {:.2}",
+        o.steal * 100.0,
+        plural(o.cpus as usize, "CPU", "CPUs"),
+        o.load_avg
+    )
 }
 
 /// How the run ended, and what the tables cover.

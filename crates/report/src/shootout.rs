@@ -24,6 +24,7 @@ use shootout_model::Choice;
 use std::fmt;
 use std::str::FromStr;
 
+pub use crate::sentences::busy_text;
 pub use csv::csv;
 pub use json::{json, SCHEMA_VERSION};
 pub use markdown::markdown;

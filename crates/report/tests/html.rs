@@ -365,6 +365,7 @@ fn store(s: &Scenario) -> StoredRun {
                             result: &result,
                             resources: &resources,
                             wire: Default::default(),
+                            other_load: None,
                         })
                         .unwrap();
                 }

@@ -18,6 +18,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V6_WIRE,
     V7_SETUP,
     V8_SCHEDULE,
+    V9_OTHER_LOAD,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -228,6 +229,17 @@ ALTER TABLE steps ADD COLUMN sched_connections INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE steps ADD COLUMN sched_max_connections INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE steps ADD COLUMN sched_capped INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE steps ADD COLUMN sched_spun_ns INTEGER NOT NULL DEFAULT 0;
+";
+
+/// Version 9: per step, what else ran on the load's and the contenders' CPUs: the CPUs
+/// watched, other processes' CPU time on them (in CPUs), the share stolen by the
+/// hypervisor, and the load average at the step's end. NULL in steps stored before, and
+/// when `/proc/stat` could not be read.
+const V9_OTHER_LOAD: &str = "
+ALTER TABLE steps ADD COLUMN other_cpus INTEGER;
+ALTER TABLE steps ADD COLUMN other_busy REAL;
+ALTER TABLE steps ADD COLUMN other_steal REAL;
+ALTER TABLE steps ADD COLUMN other_load_avg REAL;
 ";
 
 /// Reads the file's schema version (`PRAGMA user_version`).

@@ -9,8 +9,8 @@ use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::{
     Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, LoadLevel,
-    Measure, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats, StepStatus,
-    TargetStats, Warning, Wire,
+    Measure, OtherLoad, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats,
+    StepStatus, TargetStats, Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
@@ -47,6 +47,8 @@ pub struct StepRecord<'a> {
     pub resources: &'a [ResourceSample],
     /// How the client talked to the contender.
     pub wire: Wire,
+    /// What else ran on the step's CPUs, when it could be read.
+    pub other_load: Option<OtherLoad>,
 }
 
 /// The steps table's columns for a load level: kind, connections, rate.
@@ -88,7 +90,8 @@ const STEP_COLUMNS: &str = "
     sched_target_rps, sched_achieved_rps, sched_due, sched_sent, sched_late,
     sched_late_no_connection, sched_max_lag_ns, sched_lag_p50_us, sched_lag_p99_us,
     sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
-    first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline";
+    first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
+    other_cpus, other_busy, other_steal, other_load_avg";
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
@@ -201,6 +204,7 @@ impl Store {
         let c = &r.counts;
         let s = r.schedule.as_ref();
         let first = r.first_response.as_ref();
+        let o = step.other_load.as_ref();
         // The HTTP/2 concurrency limit is kept as its warning says it, to be said again.
         let limited = r.warnings.iter().find_map(|w| match w {
             Warning::StreamsLimited { asked, allowed } => Some((*asked, *allowed)),
@@ -283,6 +287,10 @@ impl Store {
                     ":first_body_len": first.map(|f| f.body_len),
                     ":interrupted": r.interrupted,
                     ":warnings": warnings,
+                    ":other_cpus": o.map(|o| o.cpus),
+                    ":other_busy": o.and_then(|o| o.others),
+                    ":other_steal": o.map(|o| o.steal),
+                    ":other_load_avg": o.map(|o| o.load_avg),
                 };
                 let mut all = columns.to_vec();
                 all.extend(
@@ -475,6 +483,7 @@ impl Store {
             result: c.result(id)?,
             resources: Vec::new(),
             wire,
+            other_load: c.other_load()?,
         };
         Ok((step, streams))
     }
@@ -502,6 +511,21 @@ impl Columns<'_> {
             self.store
                 .corrupt(format!("{what} histogram of step {id}"), e)
         })
+    }
+
+    /// What else ran on the step's CPUs; `None` for steps stored before it was recorded.
+    /// A share read back from a damaged file is kept within its bounds.
+    fn other_load(&self) -> Result<Option<OtherLoad>, StoreError> {
+        let Some(cpus) = self.get::<Option<u32>>("other_cpus")? else {
+            return Ok(None);
+        };
+        let finite = |v: f64| if v.is_finite() { v.max(0.0) } else { 0.0 };
+        Ok(Some(OtherLoad {
+            cpus,
+            others: self.get::<Option<f64>>("other_busy")?.map(finite),
+            steal: finite(self.real("other_steal")?).min(1.0),
+            load_avg: finite(self.real("other_load_avg")?),
+        }))
     }
 
     fn level(&self, id: i64) -> Result<LoadLevel, StoreError> {

@@ -220,6 +220,12 @@ fn step<'a>(
             streams: 100,
             pipeline: 1,
         },
+        other_load: Some(shootout_model::OtherLoad {
+            cpus: 2,
+            others: Some(0.75),
+            steal: 0.03,
+            load_avg: 2.5,
+        }),
     }
 }
 
@@ -288,7 +294,41 @@ fn a_step_round_trips_every_field() {
     assert_eq!(s.status, StepStatus::Complete);
     assert_eq!(s.resources, res);
     assert_eq!(s.wire, Some(written.wire));
+    assert_eq!(s.other_load, written.other_load);
     assert_result_eq(&s.result, &result);
+}
+
+/// Steps stored before shootout watched the other processes (schema 8), and steps
+/// whose `/proc/stat` could not be read, have no other load: not a quiet machine.
+#[test]
+fn steps_without_a_watch_of_the_machine_read_without_one() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = store
+        .begin_run(&new_run("demo", &machine(), at(0)))
+        .unwrap();
+    let c = store.add_contender(run, &contender("nginx")).unwrap();
+    let result = synthetic_result(3);
+    let unwatched = StepRecord {
+        other_load: None,
+        ..step(run, c, 1, &result, &[])
+    };
+    store.record_step(&unwatched).unwrap();
+    // `shootout load` with no --cpus: others not told apart, steal still read.
+    let steal_only = shootout_model::OtherLoad {
+        cpus: 4,
+        others: None,
+        steal: 0.2,
+        load_avg: 0.5,
+    };
+    store
+        .record_step(&StepRecord {
+            other_load: Some(steal_only),
+            ..step(run, c, 2, &result, &[])
+        })
+        .unwrap();
+    let steps = store.steps(run).unwrap();
+    assert_eq!(steps[0].other_load, None);
+    assert_eq!(steps[1].other_load, Some(steal_only));
 }
 
 /// Steps stored before shootout recorded how it spoke (schema 5) have no protocol nor

@@ -172,6 +172,11 @@ pub struct LoadArgs {
     #[arg(long)]
     pub no_live: bool,
 
+    /// Serve live metrics for Prometheus at http://ADDR/metrics while the load runs:
+    /// a port (on 127.0.0.1), or ADDRESS:PORT (0.0.0.0:9464 to be scraped from elsewhere).
+    #[arg(long, value_name = "ADDR", value_parser = crate::metrics::parse_listen, conflicts_with = "find_max")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+
     /// Connect to this unix socket (the URL still gives the path and Host).
     #[arg(long, value_name = "PATH")]
     pub unix_socket: Option<PathBuf>,

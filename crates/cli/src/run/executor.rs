@@ -8,10 +8,11 @@
 //! a process or a socket. The stop flag (Ctrl-C, SIGTERM) is read through the executor
 //! too: [`Executor::stopped`].
 
+use crate::metrics::{Board, Labels};
 use crate::progress::{Bound, Display, Progress};
 use shootout_engine::{Control, EngineError};
-use shootout_harness::{Contender, ContenderConfig, HarnessError};
-use shootout_model::{LoadSpec, ResourceSample, RunResult};
+use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError};
+use shootout_model::{LoadSpec, OtherLoad, ResourceSample, RunResult};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,6 +26,8 @@ pub(super) struct StepRun {
     pub died: Option<ExitStatus>,
     /// The contender's processes sampled during the step (none for a contender given by URL).
     pub resources: Vec<ResourceSample>,
+    /// What else ran on the step's CPUs, when `/proc/stat` could be read.
+    pub other_load: Option<OtherLoad>,
 }
 
 /// Every action of a shootout on the world, in the order the Runner calls them for one
@@ -53,8 +56,15 @@ pub(super) trait Executor {
     /// A warm-up (ends early when the run is stopped).
     fn warm_up(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
     /// A measured step, sampling the contender's processes all along; ends early when
-    /// the run is stopped or the contender exits. `title` names it in the live view.
-    fn step(&mut self, spec: &LoadSpec, process: Option<&Self::Process>, title: String) -> StepRun;
+    /// the run is stopped or the contender exits. `title` names it in the live view,
+    /// `labels` in the metrics (contender, workload, level).
+    fn step(
+        &mut self,
+        spec: &LoadSpec,
+        process: Option<&Self::Process>,
+        title: String,
+        labels: Labels,
+    ) -> StepRun;
     /// The last lines the contender wrote to stderr.
     fn stderr_tail(&self, process: &Self::Process) -> String;
     /// Stops the contender's processes: SIGTERM, `grace`, then SIGKILL.
@@ -72,6 +82,11 @@ pub(super) struct Real {
     pub stop: Arc<AtomicBool>,
     /// Show each step in the live view.
     pub live: bool,
+    /// Where `--metrics-listen` reads the steps from, if it was given.
+    pub metrics: Option<Arc<Board>>,
+    /// The CPUs watched for other processes during each step: the load's and the
+    /// contenders' (every CPU shootout may use, unless both are pinned).
+    pub watched: Vec<usize>,
 }
 
 impl Executor for Real {
@@ -113,19 +128,31 @@ impl Executor for Real {
         shootout_engine::run(spec, &Control::with_stop(spec.threads, self.stop.clone()))
     }
 
-    fn step(&mut self, spec: &LoadSpec, process: Option<&Contender>, title: String) -> StepRun {
+    fn step(
+        &mut self,
+        spec: &LoadSpec,
+        process: Option<&Contender>,
+        title: String,
+        labels: Labels,
+    ) -> StepRun {
         let sampler = process.map(|p| p.sampler(Duration::from_millis(100)));
+        // A contender given by URL runs in processes that are not ours to count: its CPU
+        // time cannot be told from the others'; steal still can.
+        let watch = CpuWatch::start(&self.watched, process.is_some());
         let display = if self.live {
             Display::Live
         } else {
             Display::Nothing
         };
-        let (result, died) = run_step(spec, process, &self.stop, title, display);
+        let metrics = self.metrics.as_deref().map(|b| (b, labels));
+        let (result, died) = run_step(spec, process, &self.stop, (title, display), metrics);
         let resources = sampler.map(|s| s.stop()).unwrap_or_default();
+        let other_load = watch.stop(tree_cpu(&resources));
         StepRun {
             result,
             died,
             resources,
+            other_load,
         }
     }
 
@@ -150,6 +177,16 @@ impl Executor for Real {
     }
 }
 
+/// The CPU time (user and system) the contender's processes used between the first and
+/// the last of `samples`.
+fn tree_cpu(samples: &[ResourceSample]) -> Duration {
+    let cpu = |s: &ResourceSample| s.cpu_user + s.cpu_sys;
+    match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) => cpu(b).saturating_sub(cpu(a)),
+        _ => Duration::ZERO,
+    }
+}
+
 /// Runs one step. The step stops early on Ctrl-C or as soon as the contender exits (a
 /// watcher polls it every 50 ms), so a dead server does not turn the rest of the step into
 /// connection failures. Returns the result and the contender's exit, if it exited.
@@ -157,13 +194,20 @@ fn run_step(
     spec: &LoadSpec,
     process: Option<&Contender>,
     stop: &AtomicBool,
-    title: String,
-    display: Display,
+    (title, display): (String, Display),
+    metrics: Option<(&Board, Labels)>,
 ) -> (Result<RunResult, EngineError>, Option<ExitStatus>) {
     let step_stop = Arc::new(AtomicBool::new(false));
     let done = AtomicBool::new(false);
-    let control = Control::with_stop(spec.threads, step_stop.clone());
+    let mut control = Control::with_stop(spec.threads, step_stop.clone());
+    if metrics.is_some() {
+        control.watch();
+    }
     let progress = Progress::start(control, Bound::of(spec), "step", title, display);
+    let board = metrics.map(|(board, labels)| {
+        board.begin(labels, progress.control.clone());
+        board
+    });
     std::thread::scope(|s| {
         let watcher = s.spawn(|| loop {
             if let Some(exit) = process.and_then(|p| p.exit_status()) {
@@ -179,6 +223,9 @@ fn run_step(
             std::thread::sleep(Duration::from_millis(50));
         });
         let result = shootout_engine::run(spec, &progress.control);
+        if let Some(b) = board {
+            b.end(result.as_ref().ok());
+        }
         done.store(true, Ordering::Relaxed);
         let died = watcher.join().unwrap_or(None);
         progress.finish();

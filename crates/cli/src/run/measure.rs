@@ -134,7 +134,13 @@ impl<E: Executor> Runner<'_, E> {
             result,
             died,
             resources,
-        } = self.exec.step(&spec, u.process.as_ref(), title);
+            other_load,
+        } = self.exec.step(
+            &spec,
+            u.process.as_ref(),
+            title,
+            labels(name, &w.name, level.level),
+        );
         let mut result = match result {
             Ok(r) => r,
             Err(e) => {
@@ -165,11 +171,12 @@ impl<E: Executor> Runner<'_, E> {
             result: &result,
             resources: &resources,
             wire: spec.wire(),
+            other_load,
         })?;
         self.count_step(u)?;
-        say!(
-            "  {}",
-            step_line(name, &w.name, level.level, rep, d.repeat, &result)
+        say_step(
+            step_line(name, &w.name, level.level, rep, d.repeat, &result),
+            other_load,
         );
         if let Some(exit) = died {
             let detail = format!("exited during a step ({exit}){}", self.tail(u));
@@ -217,6 +224,23 @@ impl<E: Executor> Runner<'_, E> {
             .filter(|t| !t.trim().is_empty())
             .map(|t| format!("; last lines of its stderr:\n{t}"))
             .unwrap_or_default()
+    }
+}
+
+/// A step's series in the metrics: its contender, workload and level.
+fn labels(contender: &str, workload: &str, level: LoadLevel) -> crate::metrics::Labels {
+    vec![
+        ("contender", contender.to_string()),
+        ("workload", workload.to_string()),
+        ("level", level.to_string()),
+    ]
+}
+
+/// Says how a step went (`line`) and, below, that the machine was not quiet, when it was not.
+fn say_step(line: String, other_load: Option<shootout_model::OtherLoad>) {
+    say!("  {line}");
+    if let Some(o) = other_load.filter(shootout_analysis::quiet::not_quiet) {
+        say!("    ⚠ {}", shootout_report::shootout::busy_text(&o, 1, 1));
     }
 }
 

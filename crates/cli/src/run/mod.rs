@@ -76,6 +76,11 @@ pub struct RunArgs {
     /// after the run, on the stored results.
     #[arg(long = "fail-if", value_name = "EXPR")]
     pub fail_if: Vec<String>,
+    /// Serve live metrics for Prometheus at http://ADDR/metrics while the run goes, one
+    /// series per contender × workload × level: a port (on 127.0.0.1), or ADDRESS:PORT
+    /// (0.0.0.0:9464 to be scraped from elsewhere); instead of the plan's metrics_listen.
+    #[arg(long, value_name = "ADDR", value_parser = crate::metrics::parse_listen)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// `--duration`: a duration string (`90s`, `2m`), more than zero.
@@ -126,6 +131,21 @@ pub(crate) fn server_cores(plan: &Plan) -> usize {
         .map_or_else(|| shootout_engine::sys::allowed_cpus().len(), Vec::len)
 }
 
+/// The CPUs to watch for other processes during the steps: the load's and the
+/// contenders' when the plan pins both, else every CPU shootout may use (where either
+/// may run).
+fn watched_cpus(plan: &Plan) -> Vec<usize> {
+    match (&plan.defaults.load_cpus, &plan.defaults.server_cpus) {
+        (Some(load), Some(server)) => {
+            let mut all: Vec<usize> = load.iter().chain(server).copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            all
+        }
+        _ => shootout_engine::sys::allowed_cpus(),
+    }
+}
+
 /// Stops, when dropped, every process still carrying this shootout's marker: what
 /// contenders and setups started that outlived their stop, however the run ends.
 struct Sweep;
@@ -166,6 +186,15 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         crate::output::emit(&dry_run(&plan))?;
         return Ok(0);
     }
+    let board = std::sync::Arc::new(crate::metrics::Board::default());
+    // Served until this function returns: the command's end. Before the store is
+    // touched, so that a port taken leaves no run behind.
+    let served = a
+        .metrics_listen
+        .or(plan.defaults.metrics_listen)
+        .map(|addr| crate::metrics::start(addr, board.clone(), false))
+        .transpose()
+        .map_err(Failure::run)?;
     let mut store = Store::open(&a.db).map_err(Failure::run)?;
     crate::abandoned::reclaim(&a.db, &store);
     let (machine, versions) = facts(&plan, &plan_dir);
@@ -205,6 +234,8 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
             stop: stop_flag(),
             // A step is shown live or not at all: the step lines say how each went.
             live: Display::choose(false, a.no_live) == Display::Live,
+            metrics: served.as_ref().map(|_| board),
+            watched: watched_cpus(&plan),
         },
         plan: &plan,
         bodies: &bodies,

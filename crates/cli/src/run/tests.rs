@@ -78,6 +78,10 @@ struct Mock {
     names: HashMap<u16, String>,
     /// The live view's title of each step, in order.
     titles: Vec<String>,
+    /// The metrics' labels of each step, in order.
+    labels: Vec<crate::metrics::Labels>,
+    /// What else ran on the CPUs, as every step's watch says.
+    other_load: Option<shootout_model::OtherLoad>,
     /// The contender whose version cannot be found.
     no_version: Option<&'static str>,
     /// The config files found in place when each setup ran, as `NAME: TEXT`.
@@ -198,8 +202,15 @@ impl Executor for Mock {
         Ok(Mock::result(if now { 3 } else { 50 }, now))
     }
 
-    fn step(&mut self, spec: &LoadSpec, p: Option<&Proc>, title: String) -> StepRun {
+    fn step(
+        &mut self,
+        spec: &LoadSpec,
+        p: Option<&Proc>,
+        title: String,
+        labels: crate::metrics::Labels,
+    ) -> StepRun {
         self.titles.push(title);
+        self.labels.push(labels);
         assert_eq!(p.map(|p| &p.name), Some(&self.names[&spec.target.port]));
         let call = format!("step {} c{}", self.target(spec), spec.connections);
         let (dies, fails) = (self.dies_at == Some(&call), self.fails_at == Some(&call));
@@ -218,6 +229,7 @@ impl Executor for Mock {
             result,
             died: dies.then(|| ExitStatus::from_raw(9)),
             resources: Vec::new(),
+            other_load: self.other_load,
         }
     }
 
@@ -248,6 +260,9 @@ struct Outcome {
     contenders: Vec<(String, ContenderStatus, String)>,
     steps: Vec<String>,
     titles: Vec<String>,
+    labels: Vec<crate::metrics::Labels>,
+    /// What else ran on the CPUs, as stored with each step.
+    other_loads: Vec<Option<shootout_model::OtherLoad>>,
     /// Each contender's stored version.
     versions: Vec<Option<String>>,
     /// The config files each setup found (see [`Mock::configs`]).
@@ -334,9 +349,16 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
     let calls = std::mem::take(&mut runner.exec.calls);
     let configs = std::mem::take(&mut runner.exec.configs);
     let titles = std::mem::take(&mut runner.exec.titles);
+    let labels = std::mem::take(&mut runner.exec.labels);
     assert_eq!(store.run(run_id).unwrap().unwrap().status, status);
     let contenders = store.contenders(run_id).unwrap();
     let name_of = |id| &contenders.iter().find(|c| c.id == id).unwrap().name;
+    let other_loads = store
+        .steps(run_id)
+        .unwrap()
+        .iter()
+        .map(|s| s.other_load)
+        .collect();
     let steps = store
         .steps(run_id)
         .unwrap()
@@ -359,6 +381,8 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
             .collect(),
         steps,
         titles,
+        labels,
+        other_loads,
         versions: contenders.iter().map(|c| c.version.clone()).collect(),
         configs,
     }
@@ -497,6 +521,41 @@ fn the_live_view_titles_each_step_with_its_place_in_the_sweep() {
     assert_eq!(out.titles[0], "step 1 of 16 · a · one · c=1 · rep 1/2");
     assert_eq!(out.titles[3], "step 4 of 16 · b · one · c=1 · rep 2/2");
     assert_eq!(out.titles[15], "step 16 of 16 · b · two · c=2 · rep 2/2");
+}
+
+#[test]
+fn what_else_ran_on_the_cpus_is_stored_with_each_step() {
+    let busy = shootout_model::OtherLoad {
+        cpus: 2,
+        others: Some(0.9),
+        steal: 0.0,
+        load_avg: 2.0,
+    };
+    let out = run(Mock {
+        other_load: Some(busy),
+        ..Mock::default()
+    });
+    assert_eq!(out.other_loads.len(), 16);
+    assert!(out.other_loads.iter().all(|o| *o == Some(busy)));
+    // Not watched (`/proc/stat` unreadable): stored as unknown, not as quiet.
+    let out = run(Mock::default());
+    assert!(out.other_loads.iter().all(Option::is_none));
+}
+
+#[test]
+fn each_step_is_labelled_for_the_metrics_by_contender_workload_and_level() {
+    let out = run(Mock::default());
+    let label = |i: usize| -> Vec<String> {
+        out.labels[i]
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    };
+    assert_eq!(out.labels.len(), 16);
+    assert_eq!(label(0), ["contender=a", "workload=one", "level=c=1"]);
+    // Repetitions of a cell share their labels: their counts add up in one series.
+    assert_eq!(label(2), label(0));
+    assert_eq!(label(15), ["contender=b", "workload=two", "level=c=2"]);
 }
 
 #[test]

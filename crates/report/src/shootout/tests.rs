@@ -89,6 +89,7 @@ fn step(id: i64, contender: i64, rep: u32, completed: u64, latency_us: u64) -> S
             },
         ],
         wire: None,
+        other_load: None,
     }
 }
 
@@ -171,6 +172,60 @@ fn noisy_cells_are_flagged_above_a_tenth_of_the_median() {
         .warnings
         .iter()
         .all(|w| w.kind() != "noisy"));
+}
+
+#[test]
+fn a_cell_measured_on_a_busy_machine_is_warned_of_in_every_format() {
+    let busy = shootout_model::OtherLoad {
+        cpus: 2,
+        others: Some(0.85),
+        steal: 0.004,
+        load_avg: 3.1,
+    };
+    let quiet = shootout_model::OtherLoad {
+        others: Some(0.01),
+        ..busy
+    };
+    let mut steps = vec![
+        step(1, 1, 1, 1000, 500),
+        step(2, 1, 2, 1000, 500),
+        step(3, 1, 3, 1000, 500),
+    ];
+    steps[0].other_load = Some(quiet);
+    steps[1].other_load = Some(busy);
+    let r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        steps,
+    );
+    let a = Analysis::of(&r);
+    let w: Vec<_> = a
+        .warnings
+        .iter()
+        .filter(|w| w.kind() == "busy_machine")
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", a.warnings);
+    let line = "busy machine: a · hello · c=4: the machine was not quiet in 1 of 3 repetitions (other processes used 0.85 CPU of the 2 watched, steal 0.4% of 2 CPUs, load average 3.10): measure again when nothing else runs";
+    assert!(text(&r).contains(line), "{}", text(&r));
+    assert!(markdown(&r).contains(line));
+    assert!(json(&r).to_string().contains("\"busy_machine\""));
+    let page = crate::html::render_run(&r);
+    assert!(
+        page.contains(
+            "<li><strong>Busy machine: a · hello · c=4</strong>: the machine was not quiet in 1 of 3"
+        ),
+        "{page}"
+    );
+    // Quiet steps, and steps stored before the machine was watched, warn of nothing.
+    let mut steps = vec![step(1, 1, 1, 1000, 500), step(2, 1, 2, 1000, 500)];
+    steps[0].other_load = Some(quiet);
+    let r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        steps,
+    );
+    assert!(Analysis::of(&r)
+        .warnings
+        .iter()
+        .all(|w| w.kind() != "busy_machine"));
 }
 
 #[test]

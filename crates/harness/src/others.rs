@@ -1,0 +1,283 @@
+//! What else runs on the machine during a step: [`CpuWatch`] reads `/proc/stat` (each
+//! CPU's busy, steal and total time) when a step starts and when it ends, and turns the
+//! difference into an [`OtherLoad`]: the CPU time of the watched CPUs that neither shootout
+//! nor the contender used, the share the hypervisor stole, and the load average. The
+//! arithmetic ([`other_load`]) is a pure function of two readings, tested with tables; a
+//! CPU that appears in only one reading (taken offline meanwhile) is left out.
+//!
+//! Seams: the CLI starts a watch around each measured step and hands it the contender's
+//! CPU time (from its [`ResourceSample`](shootout_model::ResourceSample)s); the analysis
+//! judges whether the machine was quiet.
+
+use shootout_model::OtherLoad;
+use std::time::Duration;
+
+/// One CPU's times since boot, in clock ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuTicks {
+    /// Running something: user, nice, system, irq and softirq (guest time is in user).
+    pub busy: u64,
+    /// Taken by the hypervisor for other machines.
+    pub steal: u64,
+    /// All of it: busy, idle, iowait and steal.
+    pub total: u64,
+}
+
+/// `/proc/stat`'s `cpuN` lines: each CPU's number and times. Lines that do not parse are
+/// left out.
+pub fn parse_proc_stat(text: &str) -> Vec<(usize, CpuTicks)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut f = line.split_ascii_whitespace();
+            let cpu: usize = f.next()?.strip_prefix("cpu")?.parse().ok()?;
+            // user nice system idle iowait irq softirq steal (guest, guest_nice: in user, nice)
+            let v: Vec<u64> = f.take(8).map(|x| x.parse().ok()).collect::<Option<_>>()?;
+            let [user, nice, system, idle, iowait, irq, softirq, steal] = v[..] else {
+                return None;
+            };
+            let busy = user + nice + system + irq + softirq;
+            Some((
+                cpu,
+                CpuTicks {
+                    busy,
+                    steal,
+                    total: busy + idle + iowait + steal,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// What else ran on `cpus` between two readings of `/proc/stat`, when shootout and the
+/// contender used `ours` of CPU time meanwhile (`hz` ticks a second). `others` is `None`
+/// when `judge_others` is false; a reading with none of `cpus` gives `None`.
+pub fn other_load(
+    before: &[(usize, CpuTicks)],
+    after: &[(usize, CpuTicks)],
+    cpus: &[usize],
+    (ours, hz): (Duration, u64),
+    judge_others: bool,
+) -> Option<OtherLoad> {
+    let (mut busy, mut steal, mut total, mut n) = (0u64, 0u64, 0u64, 0u32);
+    for cpu in cpus {
+        let find = |r: &[(usize, CpuTicks)]| r.iter().find(|(c, _)| c == cpu).map(|(_, t)| *t);
+        let (Some(b), Some(a)) = (find(before), find(after)) else {
+            continue;
+        };
+        busy += a.busy.saturating_sub(b.busy);
+        steal += a.steal.saturating_sub(b.steal);
+        total += a.total.saturating_sub(b.total);
+        n += 1;
+    }
+    if n == 0 {
+        return None;
+    }
+    let ours_ticks = ours.as_secs_f64() * hz.max(1) as f64;
+    // Each watched CPU's ticks over the step: the step's length in ticks.
+    let per_cpu = total as f64 / f64::from(n);
+    let share = |x: f64| if per_cpu > 0.0 { x / per_cpu } else { 0.0 };
+    Some(OtherLoad {
+        cpus: n,
+        // Our threads may also run on CPUs not watched: never below nothing.
+        others: judge_others.then(|| share((busy as f64 - ours_ticks).max(0.0))),
+        steal: if total > 0 {
+            steal as f64 / total as f64
+        } else {
+            0.0
+        },
+        load_avg: 0.0,
+    })
+}
+
+/// `/proc/loadavg`'s first figure: the load average over the last minute.
+pub fn parse_load_avg(text: &str) -> Option<f64> {
+    text.split_ascii_whitespace().next()?.parse().ok()
+}
+
+/// A watch over some CPUs during a step: see the module's description.
+#[derive(Debug)]
+pub struct CpuWatch {
+    cpus: Vec<usize>,
+    before: Vec<(usize, CpuTicks)>,
+    own_before: Duration,
+    judge_others: bool,
+}
+
+impl CpuWatch {
+    /// Starts watching `cpus`; `judge_others` false when the server's processes cannot be
+    /// told from the others' (they are not ours to count).
+    pub fn start(cpus: &[usize], judge_others: bool) -> CpuWatch {
+        CpuWatch {
+            cpus: cpus.to_vec(),
+            before: read_proc_stat(),
+            own_before: own_cpu(),
+            judge_others,
+        }
+    }
+
+    /// Ends the watch, with `contender` the CPU time the contender's processes used
+    /// meanwhile; `None` when `/proc/stat` could not be read.
+    pub fn stop(self, contender: Duration) -> Option<OtherLoad> {
+        let after = read_proc_stat();
+        let ours = own_cpu().saturating_sub(self.own_before) + contender;
+        let hz = crate::procfs::clock_ticks();
+        let mut o = other_load(
+            &self.before,
+            &after,
+            &self.cpus,
+            (ours, hz),
+            self.judge_others,
+        )?;
+        o.load_avg = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|t| parse_load_avg(&t))
+            .unwrap_or(0.0);
+        Some(o)
+    }
+}
+
+fn read_proc_stat() -> Vec<(usize, CpuTicks)> {
+    std::fs::read_to_string("/proc/stat").map_or_else(|_| Vec::new(), |t| parse_proc_stat(&t))
+}
+
+/// The CPU time (user and system) this process has used so far.
+fn own_cpu() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return Duration::ZERO;
+    }
+    let d = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    d(ru.ru_utime) + d(ru.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT: &str = "cpu  300 0 100 1000 0 0 0 10 0 0
+cpu0 100 0 50 500 0 0 0 5 0 0
+cpu1 200 0 50 500 0 0 0 5 0 0
+intr 1 2 3
+";
+
+    #[test]
+    fn reads_each_cpu_and_not_the_sum() {
+        let r = parse_proc_stat(STAT);
+        assert_eq!(
+            r,
+            [
+                (
+                    0,
+                    CpuTicks {
+                        busy: 150,
+                        steal: 5,
+                        total: 655
+                    }
+                ),
+                (
+                    1,
+                    CpuTicks {
+                        busy: 250,
+                        steal: 5,
+                        total: 755
+                    }
+                ),
+            ]
+        );
+        assert_eq!(
+            parse_proc_stat("cpu0 1 2\n"),
+            [],
+            "a short line is left out"
+        );
+        assert_eq!(parse_load_avg("0.52 0.58 0.59 2/345 6789\n"), Some(0.52));
+    }
+
+    fn t(busy: u64, steal: u64, total: u64) -> CpuTicks {
+        CpuTicks { busy, steal, total }
+    }
+
+    #[test]
+    fn others_are_the_busy_time_less_ours_in_cpus() {
+        // Two CPUs watched over 1 s at 100 ticks a second: 200 ticks in all.
+        let before = [(0, t(0, 0, 0)), (1, t(0, 0, 0)), (2, t(0, 0, 0))];
+        let after = [
+            (0, t(100, 0, 100)),
+            (1, t(60, 10, 100)),
+            (2, t(100, 0, 100)),
+        ];
+        // CPU 0 fully busy, CPU 1 60 % busy: 1.6 CPUs; ours 1.2 s: others 0.4 CPUs.
+        let o = other_load(
+            &before,
+            &after,
+            &[0, 1],
+            (Duration::from_millis(1200), 100),
+            true,
+        )
+        .unwrap();
+        assert_eq!(o.cpus, 2);
+        assert!((o.others.unwrap() - 0.4).abs() < 1e-9, "{o:?}");
+        assert!((o.steal - 0.05).abs() < 1e-9, "{o:?}");
+        // Ours more than the watched CPUs' busy time (our threads ran elsewhere too): 0.
+        let o = other_load(
+            &before,
+            &after,
+            &[0, 1],
+            (Duration::from_secs(3), 100),
+            true,
+        )
+        .unwrap();
+        assert_eq!(o.others, Some(0.0));
+        // Not judged: steal only.
+        let o = other_load(&before, &after, &[1], (Duration::ZERO, 100), false).unwrap();
+        assert_eq!(o.others, None);
+        assert!((o.steal - 0.1).abs() < 1e-9);
+        // CPUs missing from a reading are left out; none left: nothing to say.
+        let o = other_load(&before, &after[..1], &[0, 1], (Duration::ZERO, 100), true).unwrap();
+        assert_eq!((o.cpus, o.others), (1, Some(1.0)));
+        assert_eq!(
+            other_load(&before, &after, &[7], (Duration::ZERO, 100), true),
+            None
+        );
+    }
+
+    /// A busy loop in another process, pinned to one CPU that the watch covers, shows as
+    /// most of that CPU in others' time, read from the real `/proc/stat`. (Nothing of ours
+    /// is subtracted: the tests beside this one run in this process.)
+    #[test]
+    fn a_busy_process_on_a_watched_cpu_is_seen() {
+        let cpu = first_allowed_cpu();
+        let mut child = std::process::Command::new("taskset")
+            .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset (util-linux) runs a busy loop pinned to one CPU");
+        let before = read_proc_stat();
+        let began = std::time::Instant::now();
+        // The watch measures a span of time, not an event: a busy loop has no end to wait for.
+        while began.elapsed() < Duration::from_millis(600) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let after = read_proc_stat();
+        let _ = child.kill();
+        let _ = child.wait();
+        let hz = crate::procfs::clock_ticks();
+        let o = other_load(&before, &after, &[cpu], (Duration::ZERO, hz), true).unwrap();
+        assert!(o.others.unwrap() > 0.5, "a busy loop on CPU {cpu}: {o:?}");
+        // The watch itself reads the same files and gives the load average.
+        let w = CpuWatch::start(&[cpu], true).stop(Duration::ZERO).unwrap();
+        assert!(w.cpus == 1 && w.load_avg >= 0.0, "{w:?}");
+    }
+
+    /// A CPU this process may run on (the first).
+    fn first_allowed_cpu() -> usize {
+        // SAFETY: sched_getaffinity fills a cpu_set_t we own.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } == 0;
+        (0..libc::CPU_SETSIZE as usize)
+            .find(|c| ok && unsafe { libc::CPU_ISSET(*c, &set) })
+            .unwrap_or(0)
+    }
+}
