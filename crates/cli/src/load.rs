@@ -82,40 +82,13 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     board.end(result.as_ref().ok());
     let heads = progress.control.heads();
     progress.finish();
-    let mut result = match result {
-        Ok(r) => r,
-        Err(e) => {
-            // A shard that could not run says so in its result file, for the merge to name.
-            dist::save(&plan.dist, spec, Err(&e.to_string()))?;
-            return Err(match e {
-                shootout_engine::EngineError::Invalid(_)
-                | shootout_engine::EngineError::Header(_)
-                | shootout_engine::EngineError::BindFamily { .. } => Failure::usage(e),
-                shootout_engine::EngineError::Bind { .. } => {
-                    Failure::usage(anyhow::Error::new(e).context("-B"))
-                }
-                e => Failure::run(e),
-            });
-        }
-    };
+    let mut result = result.or_else(|e| engine_failure(&plan, e))?;
     shootout_analysis::load_warnings::refresh(&mut result, spec);
 
     if plan.sample_heads > 0 {
         habits::print_heads(&heads);
     }
-    let report = shootout_report::render(plan.format, plan.ab, spec, &result);
-    let printed = crate::output::emit(&report);
-    if plan.format.warnings_apart() && !a.quiet {
-        crate::output::to_stderr(&shootout_report::warnings(&result));
-    }
-    if let (Some(o), false) = (other_load, a.quiet) {
-        if shootout_analysis::quiet::not_quiet(&o) {
-            say!(
-                "warning: {}",
-                shootout_report::shootout::busy_text(&o, 1, 1)
-            );
-        }
-    }
+    let printed = print_report(&a, &plan, &result, other_load);
     // A file that could not be written is an error even when stdout's reader went away.
     write_files(&a, spec, &result)?;
     dist::save(&plan.dist, spec, Ok(&result))?;
@@ -129,6 +102,49 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         return Ok(1);
     }
     Ok(if breached { THRESHOLD_FAILED } else { 0 })
+}
+
+/// The engine could not run the load: a shard says so in its result file, for the merge to
+/// name, and the error is the user's (a bad spec, header or local address) or the run's.
+fn engine_failure(
+    plan: &resolve::Plan,
+    e: shootout_engine::EngineError,
+) -> Result<shootout_model::RunResult, Failure> {
+    dist::save(&plan.dist, &plan.spec, Err(&e.to_string()))?;
+    Err(match e {
+        shootout_engine::EngineError::Invalid(_)
+        | shootout_engine::EngineError::Header(_)
+        | shootout_engine::EngineError::BindFamily { .. } => Failure::usage(e),
+        shootout_engine::EngineError::Bind { .. } => {
+            Failure::usage(anyhow::Error::new(e).context("-B"))
+        }
+        e => Failure::run(e),
+    })
+}
+
+/// The report on stdout (its result, for the caller to check after the files are
+/// written), the warnings apart on stderr when the format has no room for them, and a
+/// busy machine's warning.
+fn print_report(
+    a: &LoadArgs,
+    plan: &resolve::Plan,
+    result: &RunResult,
+    other_load: Option<shootout_model::OtherLoad>,
+) -> Result<(), Failure> {
+    let report = shootout_report::render(plan.format, plan.ab, &plan.spec, result);
+    let printed = crate::output::emit(&report);
+    if plan.format.warnings_apart() && !a.quiet {
+        crate::output::to_stderr(&shootout_report::warnings(result));
+    }
+    if let (Some(o), false) = (other_load, a.quiet) {
+        if shootout_analysis::quiet::not_quiet(&o) {
+            say!(
+                "warning: {}",
+                shootout_report::shootout::busy_text(&o, 1, 1)
+            );
+        }
+    }
+    printed
 }
 
 /// Watches what else runs on the load's CPUs while it runs: with `--cpus`, other

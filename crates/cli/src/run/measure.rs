@@ -143,15 +143,7 @@ impl<E: Executor> Runner<'_, E> {
         );
         let mut result = match result {
             Ok(r) => r,
-            Err(e) => {
-                // The contender stopped answering between steps.
-                let detail = format!("{e}{}", self.tail(u));
-                self.crashed(name, u, &detail)?;
-                if let Some(p) = up.remove(i).process {
-                    self.exec.stop(p, Duration::from_secs(5));
-                }
-                return Ok(Next::Left);
-            }
+            Err(e) => return self.stopped_answering(up, i, &e),
         };
         shootout_analysis::load_warnings::refresh(&mut result, &spec);
         let status = step_status(died.is_some(), &result, self.exec.stopped());
@@ -191,6 +183,24 @@ impl<E: Executor> Runner<'_, E> {
         } else {
             Next::Go
         })
+    }
+
+    /// The contender `up[i]` stopped answering between steps: it is reported as crashed,
+    /// stopped, and left out of the rest of the run.
+    fn stopped_answering(
+        &mut self,
+        up: &mut Vec<Up<E::Process>>,
+        i: usize,
+        e: &dyn std::fmt::Display,
+    ) -> anyhow::Result<Next> {
+        let u = &mut up[i];
+        let name = &self.plan.contenders[u.index].name;
+        let detail = format!("{e}{}", self.tail(u));
+        self.crashed(name, u, &detail)?;
+        if let Some(p) = up.remove(i).process {
+            self.exec.stop(p, Duration::from_secs(5));
+        }
+        Ok(Next::Left)
     }
 
     /// Counts a step of contender `u` stored; after its first, the store says it is being

@@ -210,17 +210,7 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     store
         .record_owner(run_id, current_owner())
         .map_err(Failure::run)?;
-    let run_dir =
-        a.db.parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .join(".shootout")
-            .join(format!("run-{}", run_id.0));
-    std::fs::create_dir_all(&run_dir)
-        .with_context(|| format!("cannot create the run directory {}", run_dir.display()))
-        .map_err(Failure::run)?;
-    // Absolute: setup and commands run in the plan's directory.
-    let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
+    let run_dir = run_dir(&a.db, run_id)?;
     say!(
         "run {}: {} (logs in {})",
         run_id.0,
@@ -257,6 +247,24 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
         _ if breached => crate::output::THRESHOLD_FAILED,
         _ => 0,
     })
+}
+
+/// The run's directory of logs, `.shootout/run-ID` beside the store, made and absolute
+/// (setups and commands run in the plan's directory).
+fn run_dir(
+    db: &Path,
+    run_id: shootout_model::stored::RunId,
+) -> Result<std::path::PathBuf, Failure> {
+    let dir = db
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(".shootout")
+        .join(format!("run-{}", run_id.0));
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the run directory {}", dir.display()))
+        .map_err(Failure::run)?;
+    Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
 }
 
 /// Judges every stored cell by the thresholds of its contender (the plan's `fail_if` for
