@@ -142,11 +142,6 @@ impl Timer {
         self.armed = Some(at);
     }
 
-    /// When the timer is set to fire, if it is.
-    pub fn armed(&self) -> Option<std::time::Instant> {
-        self.armed
-    }
-
     /// Consumes a firing; returns when the timer was armed to fire.
     pub fn clear(&mut self) -> Option<std::time::Instant> {
         use std::os::fd::AsRawFd;

@@ -416,6 +416,15 @@ fn rate_mode_corrected_latency_shows_the_stall_raw_hides() {
     let sched = r.schedule.unwrap();
     assert_eq!(sched.sent, 800);
     assert!(sched.late > 100, "{sched:?}");
+    // The lag of those sends is in the histogram: over a tenth of the sends waited
+    // behind the stall, so the 99th percentile is tens of ms at least, and the median
+    // (sends before and after the stall) is on time.
+    assert!(sched.lag_p99_us >= 20_000, "{sched:?}");
+    assert!(sched.lag_p50_us < 20_000, "{sched:?}");
+    assert!(
+        sched.lag_p999_us <= sched.max_lag.as_micros() as u64 + 1_000,
+        "{sched:?}"
+    );
 }
 
 #[test]
@@ -526,25 +535,6 @@ fn a_connection_cap_reached_is_a_fact_of_the_schedule() {
     assert!(sched.capped, "{sched:?}");
     assert!(sched.late_no_connection > 0, "{sched:?}");
     assert_eq!(r.counts.connections_opened, 2);
-}
-
-/// Each send's lag is in the schedule's histogram: on an easy schedule the median is well
-/// under a millisecond and no percentile exceeds the largest lag.
-#[test]
-fn the_lag_of_every_send_is_summarised() {
-    let server = TestServer::start(Behavior::Hello).unwrap();
-    let mut s = spec(&server, "/", 200, 1);
-    s.pace = Pace::Rate(1000.0);
-    let r = go(&s);
-    let sched = r.schedule.unwrap();
-    assert_eq!(sched.sent, 200);
-    let max_us = sched.max_lag.as_micros() as u64;
-    assert!(
-        sched.lag_p50_us <= sched.lag_p99_us
-            && sched.lag_p99_us <= sched.lag_p999_us
-            && sched.lag_p999_us <= max_us + max_us / 500 + 1,
-        "{sched:?}"
-    );
 }
 
 #[test]

@@ -383,7 +383,7 @@ pub(crate) trait Protocol<'a>: Sized {
                 Duration::ZERO
             };
             self.core().poll.poll(&mut events, Some(wait))?;
-            deliver(self, &events, &mut again);
+            deliver(self, &events, &mut again, None);
         }
         Ok(())
     }
@@ -518,7 +518,7 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
                 let core = p.core();
                 core.rec.spun += spent;
                 core.sched.spun += spent;
-                deliver_timed(p, &events, &mut again, &mut wake);
+                deliver(p, &events, &mut again, Some(&mut wake));
                 continue;
             }
         }
@@ -529,7 +529,7 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             // worker was.
             p.core().rec.spun += spent;
             if !events.is_empty() {
-                deliver_timed(p, &events, &mut again, &mut wake);
+                deliver(p, &events, &mut again, Some(&mut wake));
                 continue;
             }
             spin.missed(spent);
@@ -539,7 +539,7 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
-        deliver_timed(p, &events, &mut again, &mut wake);
+        deliver(p, &events, &mut again, Some(&mut wake));
     }
 }
 
@@ -642,21 +642,6 @@ impl Wake {
     }
 }
 
-/// [`deliver`], noting how late the pacing timer's wake-up was.
-fn deliver_timed<'a, P: Protocol<'a>>(
-    p: &mut P,
-    events: &Events,
-    again: &mut Vec<usize>,
-    wake: &mut Wake,
-) {
-    if let Some(armed) = p.core().timer.armed() {
-        if events.iter().any(|e| e.token() == TIMER) {
-            wake.woke(Instant::now().saturating_duration_since(armed));
-        }
-    }
-    deliver(p, events, again);
-}
-
 /// Rate mode: the schedule's budget is spent and nothing is in flight (a run bounded by
 /// time lasts its whole duration).
 fn paced_done(c: &Core) -> bool {
@@ -694,12 +679,21 @@ impl Spin {
     }
 }
 
-/// Hands each event of a poll to its connection (the pacing timer's is only cleared);
+/// Hands each event of a poll to its connection (the pacing timer's is cleared, and how
+/// late it woke the worker goes to `wake`, in rate mode);
 /// connections whose reads stopped at the budget go to `again`.
-fn deliver<'a, P: Protocol<'a>>(p: &mut P, events: &Events, again: &mut Vec<usize>) {
+fn deliver<'a, P: Protocol<'a>>(
+    p: &mut P,
+    events: &Events,
+    again: &mut Vec<usize>,
+    mut wake: Option<&mut Wake>,
+) {
     for ev in events.iter() {
         if ev.token() == TIMER {
-            p.core().timer.clear();
+            // How late the wake-up came after the instant the timer was set for.
+            if let (Some(armed), Some(w)) = (p.core().timer.clear(), wake.as_deref_mut()) {
+                w.woke(Instant::now().saturating_duration_since(armed));
+            }
             continue;
         }
         let closed = ev.is_read_closed() || ev.is_error();
