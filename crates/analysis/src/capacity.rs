@@ -154,9 +154,14 @@ pub fn step_length(
     slos: &[Threshold],
     floor: std::time::Duration,
 ) -> std::time::Duration {
-    let needed = std::time::Duration::from_secs_f64(min_answers(slos) as f64 / rate.max(1e-3));
-    needed.max(floor)
+    let secs = min_answers(slos) as f64 / rate.max(1e-3);
+    let needed = std::time::Duration::try_from_secs_f64(secs).unwrap_or(MAX_STEP);
+    needed.max(floor).min(MAX_STEP)
 }
+
+/// The longest step of a search, an hour: an SLO such as `errors<1e-9%` asks for more
+/// answers than any step gives.
+pub const MAX_STEP: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// One step as the report shows it: the rate offered and what came of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -467,6 +472,11 @@ mod tests {
         let floor = std::time::Duration::from_secs(2);
         assert_eq!(step_length(100.0, &[slo("p99<50ms")], floor).as_secs(), 10);
         assert_eq!(step_length(100_000.0, &[slo("p99<50ms")], floor), floor);
+        // A rate or a share so small it would overflow a duration: the longest step.
+        assert_eq!(
+            step_length(1e-300, &[slo("errors<1e-300%")], floor),
+            MAX_STEP
+        );
     }
 
     #[test]
