@@ -46,13 +46,6 @@ pub fn pin_thread(cpu: usize) -> io::Result<()> {
     Ok(())
 }
 
-/// The CPUs online on this machine (at least 1).
-pub fn online_cpus() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    usize::try_from(n).unwrap_or(1).max(1)
-}
-
 /// Raises the soft open-file limit towards `wanted` (up to the hard limit); returns the
 /// limit now in force.
 pub fn raise_fd_limit(wanted: u64) -> u64 {

@@ -181,11 +181,6 @@ pub struct Level {
     pub measure: Option<Span>,
 }
 
-/// How long the load threads poll before they sleep when the plan pins the load and the
-/// contenders to CPUs apart and says nothing of `busy_poll`: each sleep costs a wake-up
-/// that the contender pays for when its answer arrives (bench/RESULTS.md, HTTP/2).
-pub const PINNED_BUSY_POLL: Duration = Duration::from_micros(50);
-
 /// The connections a rate step opens at the start when `[load]` does not say
 /// (`connections`); more open as the schedule needs them.
 const RATE_CONNECTIONS: usize = 64;
@@ -549,12 +544,6 @@ impl Reader<'_> {
         })?;
         let server_cpus = self.cpus(&d.server_cpus, "server_cpus")?;
         let load_cpus = self.cpus(&d.load_cpus, "load_cpus")?;
-        // The load's CPUs are its own when both are pinned, apart: it then polls before
-        // sleeping, unless the plan says otherwise.
-        let apart = match (&server_cpus, &load_cpus) {
-            (Some(s), Some(l)) => !l.iter().any(|c| s.contains(c)),
-            _ => false,
-        };
         Ok(Defaults {
             warmup,
             measure,
@@ -563,10 +552,7 @@ impl Reader<'_> {
             server_cpus,
             load_cpus,
             timeout: self.duration(&d.timeout, "timeout", Duration::from_secs(30), false)?,
-            busy_poll: match &d.busy_poll {
-                None if apart => PINNED_BUSY_POLL,
-                v => self.busy_poll(v)?,
-            },
+            busy_poll: self.busy_poll(&d.busy_poll)?,
             fail_if: self.thresholds(&d.fail_if, "defaults.fail_if")?,
             metrics_listen: d
                 .metrics_listen
@@ -1585,26 +1571,20 @@ concurrency = [1, 10]
         );
     }
 
-    /// `[defaults] busy_poll`: a duration up to 1 ms, kept in the resolved plan stored
-    /// with the run; longer is an error naming the key and the limit. Not given, it is
-    /// 50 µs when the load and the contenders are pinned to CPUs apart, else zero.
+    /// `[defaults] busy_poll`: zero unless given (pinned apart or not), a duration up to
+    /// 1 ms, kept in the resolved plan stored with the run; longer is an error naming the
+    /// key and the limit.
     #[test]
     fn busy_poll_is_read_checked_and_resolved() {
-        let apart = parse(GOOD, "plan.toml", CPUS).unwrap();
-        assert_eq!(apart.defaults.busy_poll, PINNED_BUSY_POLL);
-        let off = GOOD.replace("load_cpus = \"0\"", "load_cpus = \"0\"\nbusy_poll = \"0s\"");
-        let plain = parse(&off, "plan.toml", CPUS).unwrap();
-        assert_eq!(plain.defaults.busy_poll, Duration::ZERO);
+        let plain = parse(GOOD, "plan.toml", CPUS).unwrap();
+        assert_eq!(
+            plain.defaults.busy_poll,
+            Duration::ZERO,
+            "off though pinned apart"
+        );
         assert!(!crate::resolved::ResolvedPlan::of(&plain)
             .to_json()
             .contains("busy_poll"));
-        let shared = GOOD.replace("load_cpus = \"0\"", "load_cpus = \"0-1\"");
-        let shared = parse(&shared, "plan.toml", CPUS).unwrap();
-        assert_eq!(
-            shared.defaults.busy_poll,
-            Duration::ZERO,
-            "the load shares CPU 1"
-        );
         let text = GOOD.replace(
             "load_cpus = \"0\"",
             "load_cpus = \"0\"\nbusy_poll = \"50us\"",
