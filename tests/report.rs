@@ -415,6 +415,7 @@ fn seed_run(store: &mut Store, s: &Seed) {
                             resources: &resources,
                             wire: Default::default(),
                             other_load: None,
+                            search: None,
                         })
                         .unwrap();
                     if interrupted {
@@ -1052,6 +1053,7 @@ fn hostile_store(dir: &Path) -> PathBuf {
                 resources: &resources,
                 wire: Default::default(),
                 other_load: None,
+                search: None,
             })
             .unwrap();
         let (status, detail) = if i == 2 {

@@ -44,11 +44,11 @@ fn limit_words(r: &CapacityReport) -> String {
     }
 }
 
-/// A step's verdict in words.
-fn verdict_words(r: &CapacityReport, v: &Verdict) -> String {
+/// A step's verdict in words, naming the SLO of `slos` that broke.
+pub fn verdict_words(slos: &[String], v: &Verdict) -> String {
     match v {
         Verdict::Met => "met".into(),
-        Verdict::Broke(i) => format!("broke {}", r.slos.get(*i).map_or("an SLO", String::as_str)),
+        Verdict::Broke(i) => format!("broke {}", slos.get(*i).map_or("an SLO", String::as_str)),
         Verdict::NotKept => "schedule not kept".into(),
     }
 }
@@ -109,46 +109,50 @@ pub fn capacity_text(r: &CapacityReport) -> String {
             s.p999_ms,
             s.errors_pct,
             if s.kept { "yes" } else { "no" },
-            verdict_words(r, &s.verdict)
+            verdict_words(r.slos, &s.verdict)
         );
     }
     o
 }
 
+/// One step as the JSON reports give it (`capacity.steps[]`).
+pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
+    json!({
+        "offered_rps": round(s.rate, 3),
+        "achieved_rps": round(s.achieved, 3),
+        "latency_ms": {
+            "p50": round(s.p50_ms, 3),
+            "p99": round(s.p99_ms, 3),
+            "p999": round(s.p999_ms, 3),
+        },
+        "errors_pct": round(s.errors_pct, 4),
+        "schedule_kept": s.kept,
+        "verdict": match &s.verdict {
+            Verdict::Met => "met",
+            Verdict::Broke(_) => "broke",
+            Verdict::NotKept => "schedule_not_kept",
+        },
+        "broke": match &s.verdict {
+            Verdict::Broke(i) => slos.get(*i).map(|t| Value::from(t.as_str())),
+            _ => None,
+        },
+    })
+}
+
+/// What limited a search, as the JSON reports give it (`capacity.limited_by`).
+pub(crate) fn limit_json(slos: &[String], l: &Limit) -> Value {
+    match l {
+        Limit::Slo(i) => json!({"kind": "slo", "slo": slos.get(*i)}),
+        Limit::Generator => json!({"kind": "generator"}),
+        Limit::Ceiling => json!({"kind": "ceiling"}),
+    }
+}
+
 /// The JSON document.
 pub fn capacity_json(r: &CapacityReport) -> String {
     let c = r.capacity;
-    let steps: Vec<Value> = r
-        .steps
-        .iter()
-        .map(|s| {
-            json!({
-                "offered_rps": round(s.rate, 3),
-                "achieved_rps": round(s.achieved, 3),
-                "latency_ms": {
-                    "p50": round(s.p50_ms, 3),
-                    "p99": round(s.p99_ms, 3),
-                    "p999": round(s.p999_ms, 3),
-                },
-                "errors_pct": round(s.errors_pct, 4),
-                "schedule_kept": s.kept,
-                "verdict": match &s.verdict {
-                    Verdict::Met => "met".to_string(),
-                    Verdict::Broke(_) => "broke".into(),
-                    Verdict::NotKept => "schedule_not_kept".into(),
-                },
-                "broke": match &s.verdict {
-                    Verdict::Broke(i) => r.slos.get(*i).map(|t| Value::from(t.as_str())),
-                    _ => None,
-                },
-            })
-        })
-        .collect();
-    let limited_by = match &c.limited_by {
-        Limit::Slo(i) => json!({"kind": "slo", "slo": r.slos.get(*i)}),
-        Limit::Generator => json!({"kind": "generator"}),
-        Limit::Ceiling => json!({"kind": "ceiling"}),
-    };
+    let steps: Vec<Value> = r.steps.iter().map(|s| step_json(r.slos, s)).collect();
+    let limited_by = limit_json(r.slos, &c.limited_by);
     let doc = json!({
         "url": r.url,
         "slos": r.slos,
