@@ -1344,5 +1344,37 @@ fn a_plan_finds_each_contenders_capacity_and_ranks_them() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("hello: capacity within p50<40ms"), "{text}");
     assert!(!text.contains("No step was measured"), "{text}");
+    let page = c.dir.path().join("report.html");
+    let out = shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for want in [
+        "Capacity: hello: capacity within p50&lt;40ms",
+        "p50 latency by offered rate",
+        "SLO p50 &lt; 40 ms",
+        &format!("fast capacity {}", fast_max.round()),
+    ] {
+        assert!(html.contains(want), "{want} not in the page");
+    }
+    // compare pairs the capacities (the run with itself: no change).
+    let run_id = run.id.to_string();
+    let out = shootout()
+        .args(["compare", &run_id, &run_id, "--format", "json", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pairs = v["capacities"].as_array().unwrap();
+    assert_eq!(pairs.len(), 2, "{v}");
+    assert_eq!(pairs[1]["contender"], "fast");
+    assert_eq!(pairs[1]["a_max_rps"].as_f64(), Some(fast_max));
+    assert_eq!(pairs[1]["verdict"], "no_change", "{v}");
     c.no_orphans();
 }

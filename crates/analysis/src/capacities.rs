@@ -304,6 +304,66 @@ fn place(a: &ContenderCapacity, b: &ContenderCapacity) -> Place {
     Place { relation, ratio }
 }
 
+/// The same contender's capacity on the same workload in two runs (`shootout compare`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityChange {
+    /// The workload's name.
+    pub workload: String,
+    /// The contender's name.
+    pub contender: String,
+    /// Run A's capacity (median of its finished searches), req/s.
+    pub a: Option<f64>,
+    /// Run B's.
+    pub b: Option<f64>,
+    /// `(b − a) / a` in percent; `None` when either is missing or `a` is 0.
+    pub percent: Option<f64>,
+    /// What the searches say: `Faster` (more capacity in B) when every search of B met a
+    /// rate at or above the greatest any search of A broke, `Slower` the other way round,
+    /// `NoChange` when they overlap, `TooFew` when a side has no finished search. With
+    /// four searches or more on both sides, the Mann–Whitney test can also decide.
+    pub verdict: crate::compare::Verdict,
+}
+
+/// The capacities of `a` and `b` paired by workload and contender name, in A's order.
+pub fn compare(a: &crate::Analysis, b: &crate::Analysis) -> Vec<CapacityChange> {
+    use crate::compare::Verdict;
+    let mut out = Vec::new();
+    for wa in &a.capacities {
+        let Some(wb) = b.capacities.iter().find(|w| w.workload == wa.workload) else {
+            continue;
+        };
+        for ca in &wa.contenders {
+            let name = a.name(ca.contender);
+            let Some(cb) = wb.contenders.iter().find(|c| b.name(c.contender) == name) else {
+                continue;
+            };
+            let verdict = match (ca.max_rps, cb.max_rps) {
+                (Some(_), Some(_)) => match place(cb, ca).relation {
+                    Relation::MuchFaster | Relation::Faster => Verdict::Faster,
+                    _ => match place(ca, cb).relation {
+                        Relation::MuchFaster | Relation::Faster => Verdict::Slower,
+                        _ => Verdict::NoChange,
+                    },
+                },
+                _ => Verdict::TooFew,
+            };
+            let percent = match (ca.max_rps, cb.max_rps) {
+                (Some(x), Some(y)) if x > 0.0 => Some((y - x) / x * 100.0),
+                _ => None,
+            };
+            out.push(CapacityChange {
+                workload: wa.workload.to_string(),
+                contender: name.to_string(),
+                a: ca.max_rps,
+                b: cb.max_rps,
+                percent,
+                verdict,
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,6 +450,19 @@ mod tests {
         assert_eq!(hi, Some(3.15));
         let zero = of(2, &[(0.0, Some(100.0))]);
         assert!(WorkloadCapacity::against(&a, &zero).is_none());
+    }
+
+    /// Two runs' capacities: B more when every search of B met a rate A broke, a tie when
+    /// they overlap.
+    #[test]
+    fn place_decides_a_change_between_runs_as_within_one() {
+        let before = of(0, &[(1000.0, Some(1050.0)), (1020.0, Some(1070.0))]);
+        let after = of(0, &[(1500.0, Some(1570.0)), (1480.0, Some(1550.0))]);
+        let same = of(0, &[(1040.0, Some(1090.0)), (990.0, Some(1040.0))]);
+        assert_eq!(place(&after, &before).relation, Relation::Faster);
+        assert_eq!(place(&before, &after).relation, Relation::Tie);
+        assert_eq!(place(&same, &before).relation, Relation::Tie);
+        assert_eq!(place(&before, &same).relation, Relation::Tie);
     }
 
     /// A stored run's searches are replayed from their steps' verdicts: a finished search

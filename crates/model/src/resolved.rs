@@ -103,6 +103,19 @@ pub struct ResolvedFindMax {
 }
 
 impl ResolvedPlan {
+    /// The workloads that sweep the levels (the others are searched for capacity).
+    pub fn swept_workloads(&self) -> usize {
+        self.workloads
+            .iter()
+            .filter(|w| w.find_max.is_none())
+            .count()
+    }
+
+    /// The workloads searched for capacity (`find_max`).
+    pub fn searched_workloads(&self) -> usize {
+        self.workloads.len() - self.swept_workloads()
+    }
+
     /// The resolved form of a validated plan.
     pub fn of(plan: &Plan) -> ResolvedPlan {
         ResolvedPlan {
@@ -177,7 +190,7 @@ impl ResolvedPlan {
         let repeat = usize::try_from(self.repeat?).ok()?;
         let lists = [
             self.contenders.len(),
-            self.workloads.len(),
+            self.swept_workloads(),
             self.levels.len(),
         ];
         if lists.contains(&0) {

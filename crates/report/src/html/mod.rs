@@ -20,6 +20,7 @@
 //! charts, `warnings.rs` words the analysis's warnings, `charts.rs` turns numbers into
 //! charts, `svg.rs` draws a chart as SVG text.
 
+mod capacity;
 mod charts;
 mod data;
 mod svg;
@@ -218,7 +219,7 @@ pub fn render_run(run: &StoredRun) -> String {
     let base = a.baseline.unwrap_or(0);
     contenders_table(&mut o, run, &who, base);
 
-    if ws.is_empty() {
+    if ws.is_empty() && a.capacities.is_empty() {
         o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
     }
     for w in &ws {
@@ -226,6 +227,7 @@ pub fn render_run(run: &StoredRun) -> String {
             workload_section(&mut o, &a, b, w, &who, base);
         }
     }
+    capacity::sections(&mut o, &a, &who);
     if !ws.is_empty() {
         o.push_str("<ul class=\"footnotes\">\n");
         for f in crate::shootout::FOOTNOTE {

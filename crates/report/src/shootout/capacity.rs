@@ -175,7 +175,7 @@ pub(crate) fn steps_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
 }
 
 /// The legend under the ranking.
-pub(crate) const LEGEND: &str = "capacity: the median of each contender's searches; met–broke: the least rate met and the greatest broken over them; `>` every search of the one met a rate the other broke (`≫` twice over), `≈` the searches overlap, `?` no search finished";
+pub(crate) const LEGEND: &str = "capacity: the median of each contender's searches; met–broke: the least rate met and the greatest broken over them; \">\": every search of the first met a rate the other's broke (\"≫\": with twice the margin), \"≈\": the searches overlap, \"?\": a search did not finish";
 
 /// The capacities as JSON: per workload, the SLOs, the order, and per contender its
 /// capacity, bracket, ratio to the baseline and every search with its steps.
