@@ -5,6 +5,7 @@
 //! object of `docs/load-json.md`'s capacity section). The search and the verdicts are the
 //! analysis' ([`shootout_analysis::capacity`]); this lays them out.
 
+use crate::grid::{Align, Table};
 use crate::units::{round, trim_float};
 use serde_json::{json, Value};
 use shootout_analysis::capacity::{Capacity, Limit, Measured, Verdict};
@@ -81,6 +82,37 @@ fn headline(r: &CapacityReport) -> String {
     }
 }
 
+/// The columns of a table of steps: offered and achieved rate, latency, errors, whether
+/// the schedule was kept, the verdict.
+pub(crate) const STEP_HEADER: [&str; 8] = [
+    "offered", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "errors", "kept", "verdict",
+];
+
+/// One step as a table row under [`STEP_HEADER`].
+pub(crate) fn step_row(slos: &[String], s: &Measured) -> Vec<String> {
+    vec![
+        rate(s.rate),
+        trim_float(round(s.achieved, 1)),
+        format!("{:.3}", s.p50_ms),
+        format!("{:.3}", s.p99_ms),
+        format!("{:.3}", s.p999_ms),
+        format!("{:.3}%", s.errors_pct),
+        if s.kept { "yes" } else { "no" }.into(),
+        verdict_words(slos, &s.verdict),
+    ]
+}
+
+/// The steps of a search as a table.
+fn steps_table(r: &CapacityReport) -> Table {
+    let mut align = vec![Align::Right; STEP_HEADER.len()];
+    align[STEP_HEADER.len() - 1] = Align::Left;
+    Table {
+        header: STEP_HEADER.map(String::from).to_vec(),
+        align,
+        rows: r.steps.iter().map(|s| step_row(r.slos, s)).collect(),
+    }
+}
+
 /// The text report.
 pub fn capacity_text(r: &CapacityReport) -> String {
     let mut o = String::new();
@@ -93,25 +125,7 @@ pub fn capacity_text(r: &CapacityReport) -> String {
         );
     }
     let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "{:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>5}  verdict",
-        "offered", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "errors", "kept"
-    );
-    for s in r.steps {
-        let _ = writeln!(
-            o,
-            "{:>10} {:>10} {:>9.3} {:>9.3} {:>9.3} {:>7.3}% {:>5}  {}",
-            rate(s.rate),
-            trim_float(round(s.achieved, 1)),
-            s.p50_ms,
-            s.p99_ms,
-            s.p999_ms,
-            s.errors_pct,
-            if s.kept { "yes" } else { "no" },
-            verdict_words(r.slos, &s.verdict)
-        );
-    }
+    steps_table(r).text(&mut o, "");
     o
 }
 

@@ -5,7 +5,7 @@
 //! verdicts are the analysis' ([`shootout_analysis::capacities`]); this builds the tables
 //! once, and each format lays them out.
 
-use crate::capacity::{limit_json, step_json, verdict_words};
+use crate::capacity::{limit_json, step_json, step_row, STEP_HEADER};
 use crate::grid::{Align, Table};
 use crate::units::{round, trim_float};
 use serde_json::{json, Value};
@@ -133,42 +133,26 @@ pub(crate) fn ranking(a: &Analysis, w: &WorkloadCapacity) -> Option<String> {
 /// Every step of every search: contender, repetition, offered and achieved rate, latency,
 /// errors, whether the schedule was kept, and the verdict.
 pub(crate) fn steps_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
-    let header = [
-        "contender",
-        "rep",
-        "offered",
-        "achieved",
-        "p50 ms",
-        "p99 ms",
-        "p99.9 ms",
-        "errors",
-        "kept",
-        "verdict",
-    ];
+    let header: Vec<String> = ["contender", "rep"]
+        .into_iter()
+        .chain(STEP_HEADER)
+        .map(String::from)
+        .collect();
     let mut align = vec![Align::Right; header.len()];
     align[0] = Align::Left;
-    align[9] = Align::Left;
+    align[header.len() - 1] = Align::Left;
     let mut rows = Vec::new();
     for c in &w.contenders {
         for s in &c.searches {
             for m in &s.measured {
-                rows.push(vec![
-                    a.name(c.contender).to_string(),
-                    s.repetition.to_string(),
-                    rate(m.rate),
-                    trim_float(round(m.achieved, 1)),
-                    format!("{:.3}", m.p50_ms),
-                    format!("{:.3}", m.p99_ms),
-                    format!("{:.3}", m.p999_ms),
-                    format!("{:.3}%", m.errors_pct),
-                    if m.kept { "yes" } else { "no" }.into(),
-                    verdict_words(&w.find_max.slo, &m.verdict),
-                ]);
+                let mut row = vec![a.name(c.contender).to_string(), s.repetition.to_string()];
+                row.extend(step_row(&w.find_max.slo, m));
+                rows.push(row);
             }
         }
     }
     Table {
-        header: header.map(String::from).to_vec(),
+        header,
         align,
         rows,
     }
