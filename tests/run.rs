@@ -1358,6 +1358,8 @@ fn a_plan_finds_each_contenders_capacity_and_ranks_them() {
         "Capacity: hello: capacity within p50&lt;40ms",
         "p50 latency by offered rate",
         "SLO p50 &lt; 40 ms",
+        "<h2>The answer</h2>",
+        "fast sustains the most",
         &format!("fast capacity {}", fast_max.round()),
     ] {
         assert!(html.contains(want), "{want} not in the page");

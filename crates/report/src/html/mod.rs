@@ -172,16 +172,27 @@ fn warnings_section(o: &mut String, items: &[String]) {
 /// tie, depends on the level, or could not be told).
 fn headline_section(o: &mut String, a: &Analysis) {
     let lines = shootout_analysis::headline::headlines(a);
-    if lines.is_empty() {
+    let searched: Vec<(&str, String)> = a
+        .capacities
+        .iter()
+        .filter_map(|w| Some((w.workload, crate::shootout::capacity::headline(a, w)?)))
+        .collect();
+    if lines.is_empty() && searched.is_empty() {
         return;
     }
     o.push_str("<section class=\"headline\" id=\"answer\"><h2>The answer</h2><ul>\n");
-    for h in &lines {
-        let sentence = crate::shootout::words::headline_sentence(h, |i| a.name(i));
+    let sentences = lines
+        .iter()
+        .map(|h| {
+            let sentence = crate::shootout::words::headline_sentence(h, |i| a.name(i));
+            (h.workload.as_str(), sentence)
+        })
+        .chain(searched.iter().map(|(w, s)| (*w, s.clone())));
+    for (workload, sentence) in sentences {
         let _ = writeln!(
             o,
             "<li><strong>{}</strong>: {}</li>",
-            html_text(&h.workload),
+            html_text(workload),
             html_text(&sentence)
         );
     }

@@ -64,6 +64,10 @@ fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
     line!(o);
     line!(o, "## {}", md_escape(&capacity::title(w)));
     line!(o);
+    if let Some(h) = capacity::headline(a, w) {
+        line!(o, "{}", md_escape(&h));
+        line!(o);
+    }
     capacity::table(a, w).markdown(o);
     if let Some(r) = capacity::ranking(a, w) {
         line!(o);

@@ -103,6 +103,10 @@ pub fn text(run: &StoredRun) -> String {
 fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
     line!(o);
     line!(o, "{}", terminal_line(&capacity::title(w)));
+    if let Some(h) = capacity::headline(a, w) {
+        line!(o, "  {}", terminal_line(&h));
+        line!(o);
+    }
     capacity::table(a, w).text(o, "  ");
     if let Some(r) = capacity::ranking(a, w) {
         line!(o);
