@@ -669,12 +669,12 @@ fn the_golden_report_says_what_a_reader_needs() {
         "% of baseline",
         "server CPU µs/req",
         "peak RSS",
-        "corrected (solid) vs raw (dashed)",
+        "repetitions merged, raw dashed",
         "concurrency = [1, 2, 4, 8]",
         // The fullest view: what the text report has, too.
         "<th>p90 ms</th>",
         "<th>max ms</th>",
-        "Percentage of the requests served within a certain time (ms), c=8",
+        "Percentage of the requests served within a certain time (ms), all repetitions merged,&nbsp;c=8",
         "<th>served</th>",
         "c=8: wsgiref is",
         "times slower than http.server",
@@ -695,16 +695,23 @@ fn the_golden_report_says_what_a_reader_needs() {
 fn every_chart_is_well_formed_svg_with_axes_legend_and_series() {
     let html = render_run(&store(&golden_scenario()));
     let charts = svgs(&html);
-    // Per workload: throughput, latency, spectrum and scatter; then per level (4 + 3) the
-    // timelines of throughput, p99, server CPU and RSS, and of failures at the two top
-    // levels, the only ones where something failed.
-    assert_eq!(charts.len(), 2 * 4 + 7 * 4 + 2, "charts in the run report");
+    // Per workload: throughput, latency, spectrum and scatter, and a small spectrum per
+    // level below the top (3 + 2); then per level (4 + 3) the timelines of throughput,
+    // p99, server CPU and RSS, and of failures at the two top levels, the only ones where
+    // something failed.
+    assert_eq!(
+        charts.len(),
+        2 * 4 + 3 + 2 + 7 * 4 + 2,
+        "charts in the run report"
+    );
     let titles: Vec<String> = charts.iter().map(|s| check_chart(s)).collect();
     for t in [
         "Throughput by load level",
         "Latency by load level",
         "Latency percentiles at c=8",
-        "Latency percentiles at rate=3500, corrected (solid) vs raw (dashed)",
+        "Latency percentiles at rate=3500, repetitions merged, raw dashed",
+        "Latency percentiles, c=1",
+        "Latency percentiles, rate=1500",
         "Sampled requests over time at c=8",
         "Throughput per second, c=1",
         "Throughput per second, c=2",
@@ -979,6 +986,86 @@ fn timelines_have_a_row_per_level_and_a_failures_chart_only_where_something_fail
             "failures timeline at {level}"
         );
     }
+}
+
+#[test]
+fn every_level_gets_a_percentile_chart_not_only_the_highest() {
+    let html = render_run(&store(&golden_scenario()));
+    // The highest level large, with the scatter; every other one small, in level order.
+    for (top, below) in [
+        ("c=8", &["c=1", "c=2", "c=4"][..]),
+        ("rate=3500", &["rate=500", "rate=1500"][..]),
+    ] {
+        chart(&html, &format!("Latency percentiles at {top}"));
+        let mut at = 0;
+        for level in below {
+            let title = format!("<title>Latency percentiles, {level}</title>");
+            let found = html[at..]
+                .find(&title)
+                .unwrap_or_else(|| panic!("no percentile chart at {level} (in order)"));
+            at += found + title.len();
+            let svg = chart(&html, &format!("Latency percentiles, {level}"));
+            assert!(svg.contains("width=\"340\""), "a small chart at {level}");
+            assert_eq!(
+                svg.matches("class=\"series\"").count(),
+                if level.starts_with("rate") { 4 } else { 2 },
+                "every contender (corrected and raw at a rate) at {level}"
+            );
+        }
+    }
+    assert!(!html.contains("lower levels, evenly spaced"), "all drawn");
+}
+
+#[test]
+fn median_and_merged_latency_figures_say_which_they_are() {
+    let html = render_run(&store(&golden_scenario()));
+    let note = "Latency columns (mean to max) are medians over the repetitions of each repetition&#39;s own figure";
+    // Once under each workload's table, before the first chart of merged figures.
+    assert_eq!(html.matches(note).count(), 2, "{note}");
+    for workload in html.split("<h2>Workload:").skip(1) {
+        let table = workload.find("<th>p99 ms</th>").expect("a workload table");
+        let said = workload.find(note).expect("the note in every workload");
+        let merged = workload.find("repetitions merged").expect("merged figures");
+        assert!(table < said && said < merged);
+    }
+    // Every served-within table and percentile chart says it merges the repetitions;
+    // the sweep's latency chart says it draws medians.
+    let served = html
+        .matches("served within a certain time (ms), all repetitions merged")
+        .count();
+    assert_eq!(served, 4 + 3);
+    for svg in svgs(&html) {
+        let title = check_chart(svg);
+        if title.starts_with("Latency percentiles at") {
+            assert!(title.contains("repetitions merged"), "{title}");
+        }
+        if title.starts_with("Latency by load level") {
+            assert!(title.contains("medians"), "{title}");
+        }
+    }
+}
+
+#[test]
+fn captions_keep_the_load_level_on_the_line_of_the_word_before_it() {
+    let html = render_run(&store(&golden_scenario()));
+    let mut captions = 0;
+    for p in html.split("<p class=\"note\">").skip(1) {
+        let text = &p[..p.find("</p>").unwrap()];
+        if !text.starts_with("Percentage of the requests served") {
+            continue;
+        }
+        captions += 1;
+        let level = text.rsplit([' ', ';']).next().unwrap();
+        assert!(
+            level.starts_with("c=") || level.starts_with("rate="),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(&format!(",&nbsp;{level}")),
+            "a breakable space before the level: {text}"
+        );
+    }
+    assert_eq!(captions, 7);
 }
 
 #[test]
@@ -1303,6 +1390,135 @@ fn chromium_renders_the_golden_report() {
         "console messages:\n{}",
         console.join("\n")
     );
+}
+
+/// What the browser measured of a page laid out `width` px wide (see [`at_width`]).
+#[derive(Debug, Default)]
+struct Layout {
+    /// The page's own width: `document.documentElement.scrollWidth` (px).
+    scroll: f64,
+    /// The viewport's width: `innerWidth` (px).
+    inner: f64,
+    /// Charts on the page.
+    charts: usize,
+    /// Charts not shown whole: hidden, tiny, or reaching past the viewport's sides.
+    unseen: usize,
+    /// Texts of a chart that reach past its frame (a title or label cut off).
+    clipped: usize,
+    /// How far the contenders table reaches past its box (px; 0 when it does not scroll).
+    contenders_overflow: f64,
+}
+
+/// The script that measures the page in the frame `f` (the page itself has no script):
+/// it writes a `LAYOUT key=value … END` line into the outer page.
+const LAYOUT_PROBE: &str = "<script>document.getElementById('f').addEventListener('load',()=>{\
+const w=document.getElementById('f').contentWindow,doc=w.document,d=doc.documentElement;\
+const cs=[...doc.querySelectorAll('svg.chart')];\
+const unseen=cs.filter(s=>{const r=s.getBoundingClientRect(),st=w.getComputedStyle(s);\
+return !(r.width>100&&r.height>100&&r.left>=0&&r.right<=w.innerWidth+0.5&&st.display!=='none'&&st.visibility==='visible')}).length;\
+let clipped=0;for(const s of cs){const vb=s.viewBox.baseVal;for(const t of s.querySelectorAll('text')){\
+const b=t.getBBox();if(t.closest('[transform]'))continue;if(b.x<-0.5||b.x+b.width>vb.width+0.5)clipped++;}}\
+const t=doc.querySelector('#contenders');const over=t?t.scrollWidth-t.clientWidth:-1;\
+const p=document.createElement('pre');p.textContent='LAYOUT scroll='+d.scrollWidth+' inner='+w.innerWidth+' charts='+cs.length+' unseen='+unseen+' clipped='+clipped+' contenders='+over+' END';\
+document.body.append(p);});</script>";
+
+/// Lays `page` out in a frame `width` px wide (Chromium's headless window is at least
+/// 500 px wide, so the width is the frame's) and measures it with [`LAYOUT_PROBE`].
+fn at_width(browser: &Path, page: &str, width: u32) -> Layout {
+    let dir = tempfile::tempdir().unwrap();
+    let outer = dir.path().join("outer.html");
+    let srcdoc = page.replace('&', "&amp;").replace('"', "&quot;");
+    std::fs::write(
+        &outer,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe id=\"f\" style=\"border:0;display:block\" width=\"{width}\" height=\"1200\" srcdoc=\"{srcdoc}\"></iframe>{LAYOUT_PROBE}</body></html>"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--window-size=1400,1300",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg(format!("file://{}", outer.display()))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .expect("chromium starts");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let line = dom
+        .split("LAYOUT ")
+        .nth(2)
+        .and_then(|l| l.split(" END").next())
+        .unwrap_or_else(|| panic!("no layout line in Chromium's DOM:\n{dom}"));
+    let mut m = Layout::default();
+    for kv in line.split(' ') {
+        let (k, v) = kv.split_once('=').expect("key=value");
+        let v: f64 = v.parse().expect("a number");
+        match k {
+            "scroll" => m.scroll = v,
+            "inner" => m.inner = v,
+            "charts" => m.charts = v as usize,
+            "unseen" => m.unseen = v as usize,
+            "clipped" => m.clipped = v as usize,
+            "contenders" => m.contenders_overflow = v,
+            _ => {}
+        }
+    }
+    m
+}
+
+/// A contender command as long as real ones get (a shell wrapper, a deep path, flags).
+const LONG_COMMAND: &str = "sh -c 'exec /opt/servers/very/long/path/to/the/server/binary/gunicorn --workers=4 --bind=127.0.0.1:40124 --access-logfile=/var/tmp/shootout-access-logs-of-this-contender-for-the-run.log app:application'";
+
+#[test]
+fn the_report_fits_a_phone_and_a_desktop_with_every_chart_shown() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: chromium not found: the layout check of the HTML report is skipped");
+        return;
+    };
+    let mut scenario = golden_scenario();
+    scenario.entrants[1].command = LONG_COMMAND;
+    let html = render_run(&store(&scenario));
+    assert!(
+        html.contains("access-logfile"),
+        "the long command is on the page"
+    );
+    let want = svgs(&html).len();
+    for width in [390, 1280] {
+        let m = at_width(&browser, &html, width);
+        assert_eq!(m.inner, f64::from(width), "{m:?}");
+        assert!(
+            m.scroll <= m.inner,
+            "at {width} px the page scrolls sideways: {m:?}"
+        );
+        assert_eq!(m.charts, want, "at {width} px: {m:?}");
+        assert_eq!(
+            m.unseen, 0,
+            "at {width} px some charts are not shown whole: {m:?}"
+        );
+        assert_eq!(
+            m.clipped, 0,
+            "at {width} px some chart texts are cut off: {m:?}"
+        );
+        assert_eq!(
+            m.contenders_overflow, 0.0,
+            "at {width} px the contenders table scrolls sideways: {m:?}"
+        );
+    }
 }
 
 /// Renders the latest run of a real store to HTML and a PNG — how `docs/report.png` was

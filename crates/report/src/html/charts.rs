@@ -15,7 +15,7 @@ use shootout_model::{LoadLevel, ResourceSample, RunResult, Sample};
 /// Size of a main chart (px).
 pub const MAIN: (f64, f64) = (600.0, 380.0);
 /// Size of a small timeline chart (px; the page stretches it to its column).
-const SMALL: (f64, f64) = (340.0, 260.0);
+pub const SMALL: (f64, f64) = (340.0, 260.0);
 /// At most this many scatter points per contender (a stride through the reservoir).
 pub const SCATTER_CAP: usize = 3_000;
 

@@ -68,6 +68,7 @@ th,td{padding:4px 7px;border-bottom:1px solid #ececec;text-align:right;white-spa
 th{background:#efefeb;font-weight:600;white-space:normal;vertical-align:bottom}
 th.l,td.l{text-align:left}
 td.l code{white-space:pre-wrap;overflow-wrap:anywhere}
+#contenders td{white-space:normal}
 tr.group td{border-top:2px solid #d0d0cb}
 td.bad{color:#b23c00;font-weight:600}
 .noisy{color:#b23c00}
@@ -310,7 +311,7 @@ fn run_facts(o: &mut String, run: &StoredRun) {
 
 /// The contenders with their commands and what became of them; `base` is tagged baseline.
 fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
-    o.push_str("<h2>Contenders</h2>\n<div class=\"tw\"><table><tr><th class=\"l\">contender</th><th class=\"l\">command or URL</th><th class=\"l\">status</th></tr>\n");
+    o.push_str("<h2>Contenders</h2>\n<div class=\"tw\" id=\"contenders\"><table><tr><th class=\"l\">contender</th><th class=\"l\">command or URL</th><th class=\"l\">status</th></tr>\n");
     for (i, c) in run.contenders.iter().enumerate() {
         let _ = writeln!(
             o,
@@ -390,21 +391,37 @@ fn workload_section(
         top_level_charts(o, w, who, top);
     }
     o.push_str("</div>\n");
+    level_spectra(o, w, who);
     let compared: Vec<&&LevelBlock> = blocks.iter().filter(|l| l.cells.len() >= 2).collect();
     if !compared.is_empty() {
         o.push_str("<div class=\"served\">\n");
         for l in compared {
-            let _ = writeln!(
-                o,
-                "<div><p class=\"note\">{}</p>",
-                html_text(&words::served_title(l.level))
-            );
+            let _ = writeln!(o, "<div><p class=\"note\">{}</p>", served_caption(l.level));
             served(a, l).html(o);
             o.push_str("</div>\n");
         }
         o.push_str("</div>\n");
     }
     timelines(o, w, who);
+}
+
+/// What the workload table's latency columns are, and how they differ from the merged
+/// distributions of the percentile charts and "served within" tables.
+const MEDIAN_OR_MERGED: &str = "Latency columns (mean to max) are medians over the repetitions of each repetition's own figure; the percentile charts and the \"served within\" tables merge every repetition's requests into one distribution, so their p99 and max can differ from these.";
+
+/// The caption of a "served within" table, as HTML: it says the repetitions are merged,
+/// and the load level stays on one line with the word before it (a narrow column must not
+/// leave `c=1` alone on a line).
+fn served_caption(level: LoadLevel) -> String {
+    let title = words::served_title(level);
+    let head = title
+        .strip_suffix(&level.to_string())
+        .map_or(title.as_str(), |h| h.trim_end_matches([',', ' ']));
+    format!(
+        "{}, all repetitions merged,&nbsp;{}",
+        html_text(head),
+        html_text(&level.to_string())
+    )
 }
 
 /// A workload's table: one row per contender and load level, medians over repetitions.
@@ -448,17 +465,19 @@ fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
         }
     }
     o.push_str("</table></div>\n");
+    let _ = writeln!(o, "<p class=\"note\">{}</p>", html_text(MEDIAN_OR_MERGED));
 }
 
-/// The latency spectrum (repetitions merged) and the sampled-requests scatter of a
-/// workload's top load level.
-fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
-    let rate = data::is_rate(top);
-    let mut merged = Vec::new();
-    for c in w.contenders() {
-        let Some(cell) = w.cell(c, top) else { continue };
-        merged.push((c, cell.merged_latency(), cell.merged_raw_latency()));
-    }
+/// The latency spectrum of every contender at `level`, each contender's repetitions
+/// merged into one distribution (corrected solid and raw dashed at a fixed rate).
+fn spectrum_at(w: &Workload, who: &[Who], level: LoadLevel, title: &str) -> svg::Chart {
+    let rate = data::is_rate(level);
+    let merged: Vec<_> = w
+        .contenders()
+        .into_iter()
+        .filter_map(|c| w.cell(c, level).map(|cell| (c, cell)))
+        .map(|(c, cell)| (c, cell.merged_latency(), cell.merged_raw_latency()))
+        .collect();
     let mut lines = Vec::new();
     for (c, corrected, raw) in &merged {
         lines.push(Spectrum {
@@ -480,12 +499,66 @@ fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
             });
         }
     }
+    charts::spectrum(title, &lines)
+}
+
+/// At most this many small percentile charts per workload: with more levels, that many
+/// are picked evenly, the lowest and the highest kept.
+const MAX_LEVEL_SPECTRA: usize = 8;
+
+/// At most `cap` of `all`, evenly spaced, the first and the last kept.
+fn pick_evenly<T: Copy>(all: &[T], cap: usize) -> Vec<T> {
+    if all.len() <= cap {
+        return all.to_vec();
+    }
+    if cap < 2 {
+        return all.iter().rev().take(cap).copied().collect();
+    }
+    (0..cap)
+        .map(|i| all[i * (all.len() - 1) / (cap - 1)])
+        .collect()
+}
+
+/// One small percentile chart per load level below the highest (drawn large above), so
+/// a reader follows the tail from level to level; at most [`MAX_LEVEL_SPECTRA`].
+fn level_spectra(o: &mut String, w: &Workload, who: &[Who]) {
+    let below = &w.levels[..w.levels.len().saturating_sub(1)];
+    if below.is_empty() {
+        return;
+    }
+    let shown = pick_evenly(below, MAX_LEVEL_SPECTRA);
+    o.push_str("<h3>Latency percentiles at each level</h3>\n<p class=\"note\">Each contender's repetitions merged, as in the chart of the highest level above");
+    if below.iter().any(|l| data::is_rate(*l)) {
+        o.push_str("; corrected latency solid, raw dashed");
+    }
+    if shown.len() < below.len() {
+        let _ = write!(
+            o,
+            "; {} of the {} lower levels, evenly spaced",
+            shown.len(),
+            below.len()
+        );
+    }
+    o.push_str(".</p>\n<div class=\"charts small\">\n");
+    for level in shown {
+        let mut c = spectrum_at(w, who, level, &format!("Latency percentiles, {level}"));
+        (c.width, c.height) = charts::SMALL;
+        o.push_str(&c.svg());
+        o.push('\n');
+    }
+    o.push_str("</div>\n");
+}
+
+/// The latency spectrum (repetitions merged) and the sampled-requests scatter of a
+/// workload's top load level.
+fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
+    let rate = data::is_rate(top);
     let title = if rate {
-        format!("Latency percentiles at {top}, corrected (solid) vs raw (dashed)")
+        format!("Latency percentiles at {top}, repetitions merged, raw dashed")
     } else {
         format!("Latency percentiles at {top}, repetitions merged")
     };
-    o.push_str(&charts::spectrum(&title, &lines).svg());
+    o.push_str(&spectrum_at(w, who, top, &title).svg());
     o.push('\n');
     let tops = w.top_steps();
     let sets: Vec<(Who, &[shootout_model::Sample])> = tops
@@ -897,6 +970,17 @@ mod tests {
                 want
             );
         }
+    }
+
+    /// Many levels get a bounded number of small charts, spread over the sweep.
+    #[test]
+    fn percentile_charts_per_level_are_bounded_and_keep_both_ends() {
+        let levels: Vec<u32> = (1..=20).collect();
+        let shown = pick_evenly(&levels, MAX_LEVEL_SPECTRA);
+        assert_eq!(shown.len(), MAX_LEVEL_SPECTRA);
+        assert_eq!((shown[0], shown[MAX_LEVEL_SPECTRA - 1]), (1, 20));
+        assert!(shown.windows(2).all(|w| w[0] < w[1]), "{shown:?}");
+        assert_eq!(pick_evenly(&levels[..3], MAX_LEVEL_SPECTRA), [1, 2, 3]);
     }
 
     /// A rate run's page certifies its schedule and gives the send lag and connections.
