@@ -1068,6 +1068,155 @@ fn captions_keep_the_load_level_on_the_line_of_the_word_before_it() {
     assert_eq!(captions, 7);
 }
 
+/// The golden run with wsgiref's steps replaced by copies of http.server's: two
+/// contenders with exactly the same numbers, whose lines and dots coincide.
+fn twin_run() -> StoredRun {
+    let mut run = store(&golden_scenario());
+    let (first, second) = (run.contenders[0].id, run.contenders[1].id);
+    run.steps.retain(|s| s.contender != second);
+    let copies: Vec<_> = run
+        .steps
+        .iter()
+        .filter(|s| s.contender == first)
+        .map(|s| {
+            let mut c = s.clone();
+            c.contender = second;
+            c
+        })
+        .collect();
+    run.steps.extend(copies);
+    run
+}
+
+/// The `class="series"` groups of a chart in drawing order: name, the stroke width of
+/// its line, and its marks' element name and size (`r`, or a square's half width).
+fn drawn_series(svg: &str) -> Vec<(String, f64, &str, f64)> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let num = |n: Option<roxmltree::Node>, a: &str| -> f64 {
+        n.and_then(|n| n.attribute(a))
+            .map_or(0.0, |v| v.parse().unwrap())
+    };
+    doc.descendants()
+        .filter(|n| n.attribute("class") == Some("series"))
+        .map(|g| {
+            let name = g.first_child().and_then(|t| t.text()).unwrap().to_string();
+            let line = g
+                .descendants()
+                .find(|n| n.attribute("class") == Some("line"));
+            let mark = g
+                .descendants()
+                .find(|n| n.parent().and_then(|p| p.attribute("class")) == Some("points"));
+            let tag = mark.map_or("", |m| m.tag_name().name());
+            let size = num(mark, "r").max(num(mark, "width") / 2.0);
+            (name, num(line, "stroke-width"), tag, size)
+        })
+        .collect()
+}
+
+#[test]
+fn equal_latency_lines_both_stay_visible() {
+    let html = render_run(&twin_run());
+    let svg = chart(&html, "Latency by load level");
+    // The two contenders' lines do coincide…
+    let paths: Vec<&str> = svg
+        .split("class=\"line\" d=\"")
+        .skip(1)
+        .map(|p| &p[..p.find('"').unwrap()])
+        .collect();
+    assert_eq!(paths.len(), 4);
+    assert_eq!(paths[0], paths[2], "wsgiref p99 = http.server p99");
+    assert_eq!(paths[1], paths[3], "wsgiref p50 = http.server p50");
+    // …so the one drawn first (under) is wider, with larger marks of another shape: its
+    // colour shows as a rim around the other's.
+    let drawn = drawn_series(svg);
+    let (under, over) = (&drawn[0], &drawn[2]);
+    assert_eq!(
+        (under.0.as_str(), over.0.as_str()),
+        ("wsgiref p99", "http.server p99")
+    );
+    assert!(under.1 >= over.1 + 2.0, "line widths: {drawn:?}");
+    assert!(under.3 >= over.3 + 1.0, "mark sizes: {drawn:?}");
+    assert_ne!(under.2, over.2, "mark shapes: {drawn:?}");
+    // The legend shows each contender's shape, so a reader can tell which is which.
+    let legend = &svg[svg.find("class=\"legend\"").unwrap()..];
+    let legend = &legend[..legend.find("</g></g>").unwrap()];
+    assert!(
+        legend.contains("<rect ") && legend.contains("<circle "),
+        "{legend}"
+    );
+}
+
+#[test]
+fn scatter_dots_of_one_contender_do_not_bury_the_others() {
+    let html = render_run(&twin_run());
+    let svg = chart(&html, "Sampled requests over time at c=8");
+    // In drawing order, each contender's dots come both before and after some of the
+    // other's: neither lies wholly on top.
+    let drawn: Vec<String> = drawn_series(svg).into_iter().map(|d| d.0).collect();
+    let last_of = |n: &str| drawn.iter().rposition(|d| d.starts_with(n)).unwrap();
+    let first_of = |n: &str| drawn.iter().position(|d| d.starts_with(n)).unwrap();
+    for (a, b) in [("http.server", "wsgiref"), ("wsgiref", "http.server")] {
+        assert!(
+            first_of(a) < last_of(b) && first_of(b) < last_of(a),
+            "{a} and {b} do not take turns: {drawn:?}"
+        );
+    }
+    // Translucent, and every sample still drawn once.
+    assert!(svg.contains("fill-opacity=\"0.55\""));
+    let golden = render_run(&store(&golden_scenario()));
+    let golden = chart(&golden, "Sampled requests over time at c=8");
+    let dots = |svg: &str, who: &str| svg.matches(&format!("<title>{who} · t=")).count();
+    assert!(dots(golden, "http.server") > 100);
+    assert_eq!(dots(svg, "http.server"), dots(golden, "http.server"));
+    assert_eq!(dots(svg, "wsgiref"), dots(golden, "http.server"));
+}
+
+#[test]
+fn p99_lines_carry_their_spread_over_repetitions_as_a_band() {
+    let html = render_run(&store(&golden_scenario()));
+    let svg = chart(&html, "Latency by load level");
+    assert!(
+        svg.contains("Band: each p99&#39;s min–max over repetitions."),
+        "the chart says what its band is"
+    );
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let mut bands = 0;
+    for g in doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("series"))
+    {
+        let name = g.first_child().and_then(|t| t.text()).unwrap();
+        let band = g
+            .descendants()
+            .find(|n| n.attribute("class") == Some("band"));
+        assert_eq!(band.is_some(), name.ends_with("p99"), "{name}");
+        if let Some(band) = band {
+            // Three repetitions that differ: the band has height.
+            let ys: Vec<f64> = band
+                .attribute("d")
+                .unwrap()
+                .split(['M', 'L', 'Z'])
+                .filter_map(|p| p.split_whitespace().nth(1))
+                .map(|y| y.parse().unwrap())
+                .collect();
+            let (lo, hi) = ys
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(*y), b.max(*y)));
+            assert!(hi - lo > 1.0, "{name}: a flat band {ys:?}");
+            bands += 1;
+        }
+        // Each p99 point's tooltip gives the range it spans.
+        if name.ends_with("p99") {
+            assert!(g
+                .descendants()
+                .filter(|n| n.has_tag_name("title"))
+                .skip(1)
+                .all(|t| t.text().unwrap().contains("; range ")));
+        }
+    }
+    assert_eq!(bands, 2);
+}
+
 #[test]
 fn one_second_steps_get_a_note_instead_of_single_dot_timelines() {
     let mut s = golden_scenario();

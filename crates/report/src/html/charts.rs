@@ -8,7 +8,7 @@
 //! samples hold µs), seconds since the measurement started, % of one CPU core, MiB.
 
 use super::data::{is_rate, level_value, Workload};
-use super::svg::{Axis, Chart, Mark, Series, Stroke};
+use super::svg::{Axis, Chart, Mark, Series, Shape, Stroke};
 use hdrhistogram::Histogram;
 use shootout_model::{LoadLevel, ResourceSample, RunResult, Sample};
 
@@ -137,6 +137,7 @@ pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
         true,
     );
     Chart {
+        note: String::new(),
         title: "Throughput by load level (median, band: min–max over repetitions)".into(),
         x,
         y,
@@ -146,24 +147,51 @@ pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
     }
 }
 
+/// What the band of the latency sweep is, said under its title.
+const P99_BAND: &str = "Band: each p99's min–max over repetitions.";
+
+/// How much wider each contender's lines and marks are than the one drawn over it (px),
+/// for at most this many steps: equal values stay visible as a coloured rim.
+const UNDER_STEP: f64 = 2.0;
+const UNDER_STEPS: usize = 3;
+
+/// Gives contender number `k` (in drawing order, 0 on top) its own mark shape and a line
+/// and marks wider than those of the contenders drawn over it.
+fn set_apart(s: &mut Series, k: usize) {
+    let under = k.min(UNDER_STEPS) as f64;
+    s.shape = Shape::nth(k);
+    s.width = 2.0 + UNDER_STEP * under;
+    s.radius = 3.0 + UNDER_STEP / 2.0 * under;
+}
+
 /// Chart 2: median p50 (solid) and p99 (dashed) latency against the load level, one pair
-/// per contender; the mean is in each point's tooltip (and in the table).
+/// per contender, the p99's min–max over repetitions as a band; the mean is in each
+/// point's tooltip (and in the table). Contenders are set apart by mark shape and by
+/// line width ([`set_apart`]), so one with the same values as another stays visible.
 pub fn latency(w: &Workload, who: &[Who]) -> Chart {
     let (x, xs) = level_axis(&w.levels);
     let mut series = Vec::new();
-    for c in w.contenders() {
+    for (k, c) in w.contenders().into_iter().enumerate() {
         for (label, stroke) in [("p50", Stroke::Solid), ("p99", Stroke::Dashed)] {
             let mut s = Series::new(format!("{} {label}", who[c].name), who[c].color);
             s.stroke = stroke;
+            set_apart(&mut s, k);
             for cell in w.of_contender(c) {
                 let i = w.levels.iter().position(|l| *l == cell.level).unwrap_or(0);
                 let y = if label == "p50" { cell.p50 } else { cell.p99 };
+                let range = if label == "p99" {
+                    let (lo, hi) = min_max(&cell.p99_values);
+                    s.band.push((xs[i], lo, hi));
+                    format!("; range {}–{}", val(lo), val(hi))
+                } else {
+                    String::new()
+                };
                 s.line.push((xs[i], y));
                 s.marks.push(Mark {
                     x: xs[i],
                     y,
                     tip: format!(
-                        "{} · {}: {label} {} ms, mean {} ms (medians of {})",
+                        "{} · {}: {label} {} ms, mean {} ms (medians of {}{range})",
                         who[c].name,
                         cell.level,
                         val(y),
@@ -175,11 +203,20 @@ pub fn latency(w: &Workload, who: &[Who]) -> Chart {
             series.push(s);
         }
     }
-    latency_chart(
+    let mut chart = latency_chart(
         "Latency by load level: p50 (solid), p99 (dashed); medians",
         x,
         series,
-    )
+    );
+    chart.note = P99_BAND.to_string();
+    chart
+}
+
+/// The smallest and largest finite value of `v` (NaN for none).
+fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter()
+        .filter(|x| x.is_finite())
+        .fold((f64::NAN, f64::NAN), |(lo, hi), x| (lo.min(*x), hi.max(*x)))
 }
 
 /// A main-size chart of latency (ms) against `x`, its vertical axis fitted from zero.
@@ -190,6 +227,7 @@ fn latency_chart(title: &str, x: Axis, series: Vec<Series>) -> Chart {
         true,
     );
     Chart {
+        note: String::new(),
         title: title.to_string(),
         x,
         y,
@@ -284,8 +322,13 @@ pub fn spectrum(title: &str, lines: &[Spectrum]) -> Chart {
     latency_chart(title, x, series)
 }
 
+/// Rounds in which the scatter's contenders take turns to draw their dots.
+const SCATTER_ROUNDS: usize = 10;
+
 /// Chart 4: each sampled request's latency (ms) at its start time (s), one colour per
 /// contender, at most [`SCATTER_CAP`] points each (an even stride through the reservoir).
+/// With several contenders, translucent dots are drawn in [`SCATTER_ROUNDS`] interleaved
+/// rounds, so neither contender's dots all lie on top of the other's.
 /// The legend says which latency a sample holds: corrected (from the due time) in an
 /// open loop (`rate`), raw (from the send) in a closed one.
 pub fn scatter(title: &str, sets: &[(Who, &[Sample])], duration: f64, rate: bool) -> Chart {
@@ -299,6 +342,9 @@ pub fn scatter(title: &str, sets: &[(Who, &[Sample])], duration: f64, rate: bool
         let mut s = Series::new(format!("{} ({kind})", who.name), who.color);
         s.radius = 1.6;
         s.opacity = 0.55;
+        if sets.len() > 1 {
+            s.rounds = SCATTER_ROUNDS;
+        }
         let stride = samples.len().div_ceil(SCATTER_CAP).max(1);
         for smp in samples.iter().step_by(stride) {
             let t = smp.start_us as f64 / 1e6;
@@ -545,6 +591,7 @@ fn timeline_chart(title: &str, y_title: &str, series: Vec<Series>, end: f64) -> 
         true,
     );
     Chart {
+        note: String::new(),
         title: title.to_string(),
         x,
         y,
