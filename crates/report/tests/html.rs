@@ -1217,6 +1217,128 @@ fn p99_lines_carry_their_spread_over_repetitions_as_a_band() {
     assert_eq!(bands, 2);
 }
 
+/// The series names of a chart, in drawing order, and the legend's entries.
+fn series_and_legend(svg: &str) -> (Vec<String>, Vec<String>) {
+    let names = drawn_series(svg).into_iter().map(|d| d.0).collect();
+    let legend = &svg[svg.find("class=\"legend\"").unwrap()..];
+    let legend = &legend[..legend.find("</g></g>").unwrap()];
+    let entries = legend
+        .split("</title>")
+        .filter_map(|t| t.rsplit("<title>").next())
+        .filter(|t| !t.contains('<'))
+        .map(str::to_string)
+        .collect();
+    (names, entries)
+}
+
+#[test]
+fn timelines_draw_every_repetition_each_with_its_stroke() {
+    let html = render_run(&store(&golden_scenario()));
+    assert!(html.contains("<h3>Timelines of each level, every repetition</h3>"));
+    for (level, reps) in [("c=8", 3), ("rate=1500", 2)] {
+        for title in [
+            "Throughput per second",
+            "p99 latency per second",
+            "Server CPU",
+        ] {
+            let svg = chart(&html, &format!("{title}, {level}"));
+            let (names, legend) = series_and_legend(svg);
+            let mut want: Vec<String> = Vec::new();
+            for who in ["wsgiref", "http.server"] {
+                for n in (1..=reps).rev() {
+                    want.push(format!("{who} #{n}"));
+                }
+            }
+            assert_eq!(names, want, "{title}, {level}");
+            // The legend names each contender once; the note says which stroke is which.
+            assert_eq!(legend, ["http.server #1", "wsgiref #1"], "{title}, {level}");
+            let dashes: Vec<&str> = svg
+                .split("class=\"line\"")
+                .skip(1)
+                .map(|p| {
+                    let p = &p[..p.find("/>").unwrap()];
+                    p.split("stroke-dasharray=\"")
+                        .nth(1)
+                        .map_or("", |d| &d[..d.find('"').unwrap()])
+                })
+                .collect();
+            let solid_dashed_dotted = ["", "7 4", "2 3"];
+            let mut want: Vec<&str> = solid_dashed_dotted[..reps].to_vec();
+            want.reverse();
+            assert_eq!(dashes, [want.clone(), want].concat(), "{title}, {level}");
+        }
+    }
+    assert!(html.contains("#1 solid, #2 dashed, #3 dotted"));
+}
+
+#[test]
+fn many_repetitions_are_drawn_up_to_five_and_the_page_says_so() {
+    let mut s = golden_scenario();
+    s.workloads = vec![(
+        "GET /index.html",
+        vec![LoadLevel::Concurrency { connections: 2 }],
+        7,
+    )];
+    let html = render_run(&store(&s));
+    assert!(
+        html.contains("the first 5 of 7 repetitions drawn"),
+        "says how many"
+    );
+    let (names, _) = series_and_legend(chart(&html, "Throughput per second, c=2"));
+    assert_eq!(names.len(), 2 * 5, "{names:?}");
+    assert!(!names.iter().any(|n| n.ends_with("#6") || n.ends_with("#7")));
+}
+
+/// The values of a chart's points, from their tooltips (`…: 52.3 %`).
+fn tooltip_values(svg: &str, unit: &str) -> Vec<f64> {
+    svg.split("</title></circle>")
+        .filter_map(|t| {
+            t.rsplit(": ")
+                .next()?
+                .strip_suffix(unit)?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+#[test]
+fn server_cpu_is_scaled_to_the_cpus_the_server_was_allowed() {
+    // Unpinned on 2 cores: a server busy on one core is at 50%, never past 100%.
+    let html = render_run(&store(&golden_scenario()));
+    assert!(html.contains("100% = the 2 CPUs the server was allowed (the machine's cores)"));
+    assert!(!html.contains("CPU-bound"));
+    let svg = chart(&html, "Server CPU, c=8");
+    assert!(svg.contains("CPU (% of 2 CPUs allowed)"));
+    let cpu = tooltip_values(svg, "%");
+    assert!(cpu.len() > 20, "{cpu:?}");
+    assert!(cpu.iter().all(|v| (30.0..=70.0).contains(v)), "{cpu:?}");
+    // Pinned to one CPU, both servers sat at its ceiling at every closed-loop level: the
+    // page says they were CPU-bound instead of drawing flat lines at 100%.
+    let mut run = store(&golden_scenario());
+    run.run.plan_resolved = r#"{"server_cpus":[1],"load_cpus":[0]}"#.into();
+    let html = render_run(&run);
+    let (closed, rate) = html
+        .split_once("<h2>Workload: GET /index.html at fixed rates")
+        .unwrap();
+    assert!(
+        closed.contains("<strong>CPU-bound</strong>: http.server and wsgiref used at least 90% of the 1 CPU they were allowed at every level"),
+        "{closed}"
+    );
+    assert!(
+        !closed.contains("<title>Server CPU, c="),
+        "no CPU chart when CPU-bound"
+    );
+    assert!(closed.contains("<title>Server memory (RSS), c=8"));
+    // At fixed rates they were not (500 req/s is a fraction of a CPU): charted, on 1 CPU.
+    assert!(!rate.contains("CPU-bound"));
+    let svg = chart(rate, "Server CPU, rate=500");
+    assert!(svg.contains("CPU (% of 1 CPU allowed)"));
+    let cpu = tooltip_values(svg, "%");
+    assert!(cpu.iter().all(|v| (10.0..=35.0).contains(v)), "{cpu:?}");
+}
+
 #[test]
 fn one_second_steps_get_a_note_instead_of_single_dot_timelines() {
     let mut s = golden_scenario();

@@ -5,7 +5,7 @@
 //!
 //! Seams: inputs are model and store types (and the cells of `data.rs`); outputs are
 //! [`Chart`]s that `svg.rs` draws. Units on the axes: req/s, milliseconds (histograms and
-//! samples hold µs), seconds since the measurement started, % of one CPU core, MiB.
+//! samples hold µs), seconds since the measurement started, % of the CPUs the server was allowed, MiB.
 
 use super::data::{is_rate, level_value, Workload};
 use super::svg::{Axis, Chart, Mark, Series, Shape, Stroke};
@@ -19,13 +19,30 @@ pub const SMALL: (f64, f64) = (340.0, 260.0);
 /// At most this many scatter points per contender (a stride through the reservoir).
 pub const SCATTER_CAP: usize = 3_000;
 
-/// A contender (or a single target) as the charts see it: name and colour.
+/// A contender (or a single target, or one repetition of a contender) as the charts see
+/// it: name, colour, stroke, and whether it has a legend entry.
 #[derive(Debug, Clone, Copy)]
 pub struct Who<'a> {
     /// Legend name.
     pub name: &'a str,
     /// Colour (from the palette, by contender index).
     pub color: &'static str,
+    /// How its lines are stroked in a timeline (one stroke per repetition).
+    pub stroke: Stroke,
+    /// Listed in the legend.
+    pub legend: bool,
+}
+
+impl<'a> Who<'a> {
+    /// A contender drawn solid, with a legend entry.
+    pub fn new(name: &'a str, color: &'static str) -> Who<'a> {
+        Who {
+            name,
+            color,
+            stroke: Stroke::Solid,
+            legend: true,
+        }
+    }
 }
 
 /// `1234.5` as `1234.5`, `0.41234` as `0.412`: three significant decimals for tooltips.
@@ -444,6 +461,8 @@ pub fn per_second(title: &str, lines: &[(Who, &RunResult, PerSecond)]) -> Chart 
     for (who, r, what) in lines {
         let mut s = Series::new(who.name, who.color);
         s.radius = 2.0;
+        s.stroke = who.stroke;
+        s.legend = who.legend;
         if *what == PerSecond::P99 && several {
             s.stroke = Stroke::Dashed;
         }
@@ -481,8 +500,12 @@ pub fn per_second(title: &str, lines: &[(Who, &RunResult, PerSecond)]) -> Chart 
 /// A quantity of the server's process tree over a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resource {
-    /// CPU used, as % of one core (the derivative of cumulative user + system time).
-    Cpu,
+    /// CPU used, as % of the `cpus` CPUs the server was allowed (the derivative of
+    /// cumulative user + system time): 100% is every allowed CPU busy all along.
+    Cpu {
+        /// The CPUs the server was allowed (its `server_cpus`, or the machine's).
+        cpus: usize,
+    },
     /// Resident memory (MiB).
     Rss,
 }
@@ -520,15 +543,17 @@ fn resource_line(d: &Sampled, what: Resource) -> Vec<(f64, f64)> {
             .iter()
             .map(|s| (t(s), s.rss_bytes as f64 / (1024.0 * 1024.0)))
             .collect(),
-        Resource::Cpu => samples
+        Resource::Cpu { cpus } => samples
             .windows(2)
             .filter_map(|w| {
                 let dt = w[1].at.as_secs_f64() - w[0].at.as_secs_f64();
                 let used = (w[1].cpu_user + w[1].cpu_sys)
                     .saturating_sub(w[0].cpu_user + w[0].cpu_sys)
                     .as_secs_f64();
-                (dt >= SHORTEST_CPU_INTERVAL && t(&w[1]) <= d.duration + PAST_END)
-                    .then(|| ((t(&w[0]) + t(&w[1])) / 2.0, used / dt * 100.0))
+                (dt >= SHORTEST_CPU_INTERVAL && t(&w[1]) <= d.duration + PAST_END).then(|| {
+                    let share = used / dt / cpus.max(1) as f64;
+                    ((t(&w[0]) + t(&w[1])) / 2.0, share * 100.0)
+                })
             })
             .collect(),
     };
@@ -541,14 +566,22 @@ fn resource_line(d: &Sampled, what: Resource) -> Vec<(f64, f64)> {
 /// contender.
 pub fn resources(title: &str, what: Resource, lines: &[Sampled]) -> Chart {
     let (axis, unit) = match what {
-        Resource::Cpu => ("CPU (% of one core)", "%"),
-        Resource::Rss => ("RSS (MiB)", "MiB"),
+        Resource::Cpu { cpus } => (
+            format!(
+                "CPU (% of {cpus} CPU{} allowed)",
+                if cpus == 1 { "" } else { "s" }
+            ),
+            "%",
+        ),
+        Resource::Rss => ("RSS (MiB)".to_string(), "MiB"),
     };
     let mut series = Vec::new();
     for d in lines {
         let who = d.who;
         let mut s = Series::new(who.name, who.color);
         s.radius = 2.0;
+        s.stroke = who.stroke;
+        s.legend = who.legend;
         s.line = resource_line(d, what);
         s.marks = s
             .line
@@ -562,7 +595,27 @@ pub fn resources(title: &str, what: Resource, lines: &[Sampled]) -> Chart {
         series.push(s);
     }
     let end = lines.iter().map(|d| d.duration).fold(0.0, f64::max);
-    timeline_chart(title, axis, series, end)
+    timeline_chart(title, &axis, series, end)
+}
+
+/// The share of its `cpus` allowed CPUs the server used during the measurement (0 to 1:
+/// CPU time over the samples inside it, divided by their span and by `cpus`); `None`
+/// without two samples a usable interval apart.
+pub fn cpu_share(d: &Sampled, cpus: usize) -> Option<f64> {
+    let inside: Vec<&ResourceSample> = d
+        .samples
+        .iter()
+        .filter(|s| {
+            let t = s.at.as_secs_f64() - d.offset;
+            (0.0..=d.duration + PAST_END).contains(&t)
+        })
+        .collect();
+    let (first, last) = (inside.first()?, inside.last()?);
+    let span = last.at.as_secs_f64() - first.at.as_secs_f64();
+    let used = (last.cpu_user + last.cpu_sys)
+        .saturating_sub(first.cpu_user + first.cpu_sys)
+        .as_secs_f64();
+    (span >= SHORTEST_CPU_INTERVAL).then(|| used / span / cpus.max(1) as f64)
 }
 
 /// A linear axis of seconds from zero to `end` or the last point, whichever is later:

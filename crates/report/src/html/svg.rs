@@ -240,6 +240,10 @@ pub enum Stroke {
     Dashed,
     /// Dots (a reference, such as the target rate).
     Dotted,
+    /// Dashes and dots (a fourth repetition).
+    DashDot,
+    /// Long dashes (a fifth repetition).
+    LongDash,
 }
 
 impl Stroke {
@@ -248,8 +252,19 @@ impl Stroke {
             Stroke::Solid => "",
             Stroke::Dashed => " stroke-dasharray=\"7 4\"",
             Stroke::Dotted => " stroke-dasharray=\"2 3\"",
+            Stroke::DashDot => " stroke-dasharray=\"7 3 2 3\"",
+            Stroke::LongDash => " stroke-dasharray=\"14 4\"",
         }
     }
+
+    /// The strokes that tell repetitions 1, 2, 3… of one contender apart.
+    pub const REPETITIONS: [Stroke; 5] = [
+        Stroke::Solid,
+        Stroke::Dashed,
+        Stroke::Dotted,
+        Stroke::DashDot,
+        Stroke::LongDash,
+    ];
 }
 
 /// The shape of a series' marks: contenders whose lines lie on one another keep apart by
@@ -351,6 +366,9 @@ pub struct Series {
     /// The line's width in pixels: a series drawn under another is drawn wider, so that
     /// where their lines coincide both colours show.
     pub width: f64,
+    /// Listed in the legend (a repetition after the first is not: the page says which
+    /// stroke is which repetition).
+    pub legend: bool,
     /// Draw the marks in this many interleaved rounds with the other series' (a scatter
     /// of many points: no contender's dots all lie on top); 0 or 1 draws them at once.
     pub rounds: usize,
@@ -366,6 +384,7 @@ impl Series {
             radius: 3.0,
             opacity: 1.0,
             width: 2.0,
+            legend: true,
             ..Series::default()
         }
     }
@@ -555,7 +574,7 @@ impl Chart {
         let mut rows: LegendRows = vec![Vec::new()];
         let mut cursor = 0.0;
         let room = self.width - 24.0;
-        for s in &self.series {
+        for s in self.series.iter().filter(|s| s.legend) {
             let entry = 30.0 + text_width(&shorten(&s.name), FONT) + 14.0;
             if cursor > 0.0 && cursor + entry > room {
                 rows.push(Vec::new());
