@@ -3,9 +3,14 @@
 //! well-formed SVG with axis titles, a legend and a series, data strings escaped, warnings
 //! before results, the one-URL page, the new views (the log2 axis of connections, p50 and
 //! p99 by level, a row of timelines per level with a failures timeline only where
-//! something failed, a note for one-second steps, the percentile line ending at max), and
-//! a real browser (headless Chromium) rendering the golden report to a non-blank picture
-//! without console errors, and its sweep with 1, 2, 4 and 8 connections evenly spaced.
+//! something failed, a note for one-second steps, the percentile line ending at max), the
+//! charts that must not hide or mislead (equal latency lines both visible, scatter dots
+//! taking turns, p99 bands, a percentile chart per level, every repetition in the
+//! timelines, CPU on the CPUs allowed, median and merged figures labelled), and a real
+//! browser (headless Chromium) rendering the golden report to a non-blank picture without
+//! console errors, its sweep with 1, 2, 4 and 8 connections evenly spaced, two equal
+//! latency lines both in colour, and the page at 390 and 1280 px without sideways scroll,
+//! every chart shown whole.
 //!
 //! The golden file is `tests/golden/report.html`. After a deliberate change to the report,
 //! regenerate it with `UPDATE_GOLDEN=1 cargo test -p shootout-report --test html` and look
@@ -1660,6 +1665,47 @@ fn chromium_renders_the_golden_report() {
         console.is_empty(),
         "console messages:\n{}",
         console.join("\n")
+    );
+}
+
+#[test]
+fn chromium_shows_both_of_two_equal_latency_lines() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: chromium not found: the overlap check of the HTML report is skipped");
+        return;
+    };
+    // Two contenders with the same numbers: the second's orange must still show, as a
+    // rim around the first's blue, in the plot (below the legend, which has orange too).
+    let html = render_run(&twin_run());
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("latency.html");
+    std::fs::write(
+        &page,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0;background:#fff\">{}</body></html>",
+            chart(&html, "Latency by load level")
+        ),
+    )
+    .unwrap();
+    let png = dir.path().join("latency.png");
+    let (ok, err) = screenshot(&browser, &page, &png, 700, 450);
+    assert!(ok, "chromium failed on the latency chart:\n{err}");
+    let (w, h, pixels) = png_pixels(&std::fs::read(&png).unwrap());
+    // Pixels of about that colour (edges are blended; the bands are much paler).
+    let count = |rgb: [u8; 3]| {
+        (80..h as usize - 50)
+            .flat_map(|y| (0..w as usize).map(move |x| (x, y)))
+            .filter(|(x, y)| {
+                let p = pixels[y * w as usize + x];
+                (0..3).all(|i| p[i].abs_diff(rgb[i]) <= 40)
+            })
+            .count()
+    };
+    let (blue, orange) = (count([0x00, 0x72, 0xB2]), count([0xE6, 0x9F, 0x00]));
+    assert!(blue > 200, "the top line is drawn: {blue} blue pixels");
+    assert!(
+        orange > blue / 5,
+        "the line underneath is hidden: {orange} orange pixels, {blue} blue"
     );
 }
 

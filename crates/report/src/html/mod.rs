@@ -1,9 +1,12 @@
 //! The self-contained HTML report: one file, tables and inline SVG charts, no script, no
 //! network — it opens offline and prints. [`render_run`] renders a stored shootout, the
 //! fullest view of it: run facts, warnings first, then per workload the ranking, the table
-//! (p50, p90, p99 and max), the "times slower" lines, the sweep charts, the percentile
-//! spectrum and scatter, the "served within" tables and one row of timelines per load
-//! level; then the footnotes and the plan text. [`render_load`] renders one `shootout
+//! (p50, p90, p99 and max, medians over repetitions, and a note saying so), the "times
+//! slower" lines, the sweep charts, the percentile spectrum and scatter of the highest
+//! level, a small spectrum per other level, the "served within" tables (repetitions
+//! merged) and one row of timelines per load level, every repetition drawn, server CPU
+//! as a share of the CPUs the server was allowed (or a "CPU-bound" note); then the
+//! footnotes and the plan text. [`render_load`] renders one `shootout
 //! load` (facts, warnings, percentile spectrum, scatter, timeline).
 //!
 //! Seams: inputs are a [`StoredRun`] read from the store, or a [`LoadSpec`] and its
