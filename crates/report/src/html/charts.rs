@@ -653,3 +653,53 @@ fn timeline_chart(title: &str, y_title: &str, series: Vec<Series>, end: f64) -> 
         height: SMALL.1,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Samples every 250 ms of a server using `cpus_busy` CPUs all along.
+    fn busy(cpus_busy: f64) -> Vec<ResourceSample> {
+        (0..=12)
+            .map(|k| {
+                let used = Duration::from_secs_f64(0.25 * k as f64 * cpus_busy);
+                ResourceSample {
+                    at: Duration::from_millis(250 * k),
+                    cpu_user: used,
+                    cpu_sys: Duration::ZERO,
+                    rss_bytes: 1 << 20,
+                    processes: 1,
+                    threads: 1,
+                    ctx_switches: 0,
+                    fds: 3,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cpu_is_a_share_of_the_cpus_allowed() {
+        let samples = busy(1.0);
+        let d = Sampled {
+            who: Who::new("s", "#000000"),
+            samples: &samples,
+            offset: 0.5,
+            duration: 2.0,
+        };
+        // One CPU busy: all of one allowed CPU, half of two.
+        for (cpus, want) in [(1, 1.0), (2, 0.5), (0, 1.0)] {
+            let share = cpu_share(&d, cpus).unwrap();
+            assert!((share - want).abs() < 1e-6, "{cpus} CPUs: {share}");
+            let line = resource_line(&d, Resource::Cpu { cpus });
+            assert!(!line.is_empty());
+            assert!(
+                line.iter().all(|p| (p.1 - want * 100.0).abs() < 1e-3),
+                "{line:?}"
+            );
+        }
+        // Nothing inside the measurement: no share.
+        let early = Sampled { offset: 10.0, ..d };
+        assert_eq!(cpu_share(&early, 1), None);
+    }
+}
