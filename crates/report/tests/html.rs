@@ -371,6 +371,7 @@ fn store(s: &Scenario) -> StoredRun {
                             resources: &resources,
                             wire: Default::default(),
                             other_load: None,
+                            search: None,
                         })
                         .unwrap();
                 }

@@ -23,6 +23,7 @@
 //! charts, `warnings.rs` words the analysis's warnings, `charts.rs` turns numbers into
 //! charts, `svg.rs` draws a chart as SVG text.
 
+mod capacity;
 mod charts;
 mod data;
 mod svg;
@@ -175,16 +176,27 @@ fn warnings_section(o: &mut String, items: &[String]) {
 /// tie, depends on the level, or could not be told).
 fn headline_section(o: &mut String, a: &Analysis) {
     let lines = shootout_analysis::headline::headlines(a);
-    if lines.is_empty() {
+    let searched: Vec<(&str, String)> = a
+        .capacities
+        .iter()
+        .filter_map(|w| Some((w.workload, crate::shootout::capacity::headline(a, w)?)))
+        .collect();
+    if lines.is_empty() && searched.is_empty() {
         return;
     }
     o.push_str("<section class=\"headline\" id=\"answer\"><h2>The answer</h2><ul>\n");
-    for h in &lines {
-        let sentence = crate::shootout::words::headline_sentence(h, |i| a.name(i));
+    let sentences = lines
+        .iter()
+        .map(|h| {
+            let sentence = crate::shootout::words::headline_sentence(h, |i| a.name(i));
+            (h.workload.as_str(), sentence)
+        })
+        .chain(searched.iter().map(|(w, s)| (*w, s.clone())));
+    for (workload, sentence) in sentences {
         let _ = writeln!(
             o,
             "<li><strong>{}</strong>: {}</li>",
-            html_text(&h.workload),
+            html_text(workload),
             html_text(&sentence)
         );
     }
@@ -219,7 +231,7 @@ pub fn render_run(run: &StoredRun) -> String {
     let base = a.baseline.unwrap_or(0);
     contenders_table(&mut o, run, &who, base);
 
-    if ws.is_empty() {
+    if ws.is_empty() && a.capacities.is_empty() {
         o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
     }
     for w in &ws {
@@ -227,6 +239,7 @@ pub fn render_run(run: &StoredRun) -> String {
             workload_section(&mut o, &a, b, w, &who, base);
         }
     }
+    capacity::sections(&mut o, &a, &who);
     if !ws.is_empty() {
         o.push_str("<ul class=\"footnotes\">\n");
         for f in crate::shootout::FOOTNOTE {
