@@ -109,6 +109,7 @@ fn chart(w: &WorkloadCapacity, who: &[Who]) -> Chart {
     let y = Axis::fit(&format!("{name} latency (ms)"), [0.0, top], true);
     Chart {
         title: format!("{name} latency by offered rate"),
+        note: String::new(),
         x,
         y,
         series,
