@@ -148,6 +148,12 @@ pub(crate) fn headline(a: &Analysis, w: &WorkloadCapacity) -> Option<String> {
         Relation::Untested => "a search did not finish".to_string(),
     };
     let m = c1.max_rps?;
+    if m <= 0.0 {
+        return Some(format!(
+            "no contender met {slo} at the first rate tried, {} req/s",
+            rate(w.find_max.from)
+        ));
+    }
     let times = if place.ratio.is_finite() {
         format!("{:.2}× {n2}", place.ratio)
     } else {
