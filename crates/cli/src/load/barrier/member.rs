@@ -1,0 +1,170 @@
+//! A shard other than 0 at the start barrier: it connects to shard 0 (again every
+//! [`RETRY`] while shard 0 is not up yet, or after losing it before the start), says who it
+//! is, and waits. When shard 0 says `GO` it asks `WHEN` and times the answer: shard 0 wrote
+//! it within that round trip, so taking the middle puts the start within half the round
+//! trip of shard 0's, and the clock shard 0 sent says how far this machine's clock is from
+//! its own. Everything it waits for is bounded by the wait limit.
+
+use super::{resolve_addr, shown, BarrierPlan, Met, Role};
+use shootout_model::barrier::{read_msg, BarrierFacts, Msg, MAX_LINE};
+use shootout_model::saved::unix_ns;
+use std::io::{BufReader, ErrorKind, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How often to try shard 0 again while it cannot be reached.
+const RETRY: Duration = Duration::from_millis(200);
+
+/// The longest a connection attempt may take.
+const CONNECT_WITHIN: Duration = Duration::from_secs(5);
+
+/// How long a write to shard 0 may block.
+const WRITE_WITHIN: Duration = Duration::from_secs(5);
+
+/// How a session with shard 0 ended without a start.
+enum Ended {
+    /// Shard 0 refused this shard, or the barrier failed: the reason.
+    Refused(String),
+    /// The connection was lost before the start: try again.
+    Lost(String),
+    /// The wait limit passed.
+    Timeout,
+}
+
+/// Waits at shard 0's barrier (see the module); the error says why there is no start.
+pub fn meet(plan: &BarrierPlan, quiet: bool) -> Result<Met, String> {
+    let Role::Member(to) = &plan.role else {
+        return Err("shard 0 listens; it does not connect".into());
+    };
+    let began = Instant::now();
+    let deadline = began + plan.wait;
+    let timeout = || {
+        format!(
+            "waited {} at the start barrier and shard 0 at {to} did not start the load: some shard never came (shard 0's log names it), or give a longer --barrier-wait",
+            shown(plan.wait)
+        )
+    };
+    loop {
+        let stream = connect(to, deadline, plan.wait, quiet)?;
+        match session(plan, &stream, deadline, quiet) {
+            Ok((start_at, skew_ns, rtt)) => {
+                let facts = BarrierFacts {
+                    skew_ns,
+                    rtt,
+                    waited: began.elapsed(),
+                };
+                return Ok(Met { start_at, facts });
+            }
+            Err(Ended::Refused(why)) => return Err(format!("shard 0 at {to}: {why}")),
+            Err(Ended::Timeout) => return Err(timeout()),
+            Err(Ended::Lost(e)) => {
+                if Instant::now() + RETRY >= deadline {
+                    return Err(timeout());
+                }
+                if !quiet {
+                    say!("barrier: lost shard 0 at {to} before the start ({e}); joining again");
+                }
+                std::thread::sleep(RETRY);
+            }
+        }
+    }
+}
+
+/// Connects to shard 0 at `to`, trying again every [`RETRY`] until `deadline`.
+fn connect(to: &str, deadline: Instant, wait: Duration, quiet: bool) -> Result<TcpStream, String> {
+    let mut said = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let tried = resolve_addr(to).and_then(|addr| {
+            TcpStream::connect_timeout(&addr, left.clamp(Duration::from_millis(1), CONNECT_WITHIN))
+        });
+        match tried {
+            Ok(stream) => return Ok(stream),
+            Err(e) if Instant::now() + RETRY >= deadline => {
+                return Err(format!(
+                    "shard 0 at {to} could not be reached in {} ({e}): check that shard 0 runs and that --barrier names it, or give a longer --barrier-wait",
+                    shown(wait)
+                ))
+            }
+            Err(e) => {
+                if !said && !quiet {
+                    say!("barrier: waiting for shard 0 at {to} ({e})");
+                    said = true;
+                }
+                std::thread::sleep(RETRY);
+            }
+        }
+    }
+}
+
+/// One connection to shard 0: `HELLO`, then its answers until the start; returns the start
+/// on this machine's clock, this clock minus shard 0's (ns) and the round trip.
+fn session(
+    plan: &BarrierPlan,
+    stream: &TcpStream,
+    deadline: Instant,
+    quiet: bool,
+) -> Result<(SystemTime, i64, Duration), Ended> {
+    let lost = |e: std::io::Error| Ended::Lost(e.to_string());
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_write_timeout(Some(WRITE_WITHIN));
+    let mut reader = BufReader::with_capacity(MAX_LINE, stream.try_clone().map_err(lost)?);
+    let hello = Msg::Hello {
+        run: plan.run_id.clone(),
+        index: plan.shard.index,
+        count: plan.shard.count,
+    };
+    send(stream, &hello).map_err(lost)?;
+    let mut asked = None;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Ended::Timeout);
+        }
+        stream.set_read_timeout(Some(left)).map_err(lost)?;
+        match read_msg(&mut reader) {
+            Ok(Msg::Wait { joined, count }) if !quiet => say!(
+                "barrier: shard {} joined; {joined} of {count} shards here",
+                plan.shard.index
+            ),
+            Ok(Msg::Wait { .. }) => {}
+            Ok(Msg::Go) if asked.is_none() => {
+                asked = Some(Instant::now());
+                send(stream, &Msg::When).map_err(lost)?;
+            }
+            Ok(Msg::Start { in_ns, wall_ns }) if asked.is_some() => {
+                let rtt = asked.map_or(Duration::ZERO, |t| t.elapsed());
+                return Ok(start(in_ns, wall_ns, rtt));
+            }
+            Ok(Msg::Fail(why)) => return Err(Ended::Refused(why)),
+            Ok(other) => {
+                return Err(Ended::Refused(format!(
+                    "it sent {other}, not what a barrier answers"
+                )))
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Err(Ended::Timeout)
+            }
+            Err(e) if e.kind() == ErrorKind::InvalidData => {
+                return Err(Ended::Refused(e.to_string()))
+            }
+            Err(e) => return Err(lost(e)),
+        }
+    }
+}
+
+/// The start and the clocks' difference from shard 0's `START in_ns wall_ns`, received now,
+/// `rtt` after asking: shard 0 wrote it, on average, half the round trip ago.
+fn start(in_ns: u64, wall_ns: i64, rtt: Duration) -> (SystemTime, i64, Duration) {
+    let now = SystemTime::now();
+    let half = rtt / 2;
+    let written = now.checked_sub(half).unwrap_or(now);
+    let skew_ns = unix_ns(written).saturating_sub(wall_ns);
+    let start_at = now + Duration::from_nanos(in_ns).saturating_sub(half);
+    (start_at, skew_ns, rtt)
+}
+
+/// Writes `m` on `stream`.
+fn send(mut stream: &TcpStream, m: &Msg) -> std::io::Result<()> {
+    stream.write_all(m.to_line().as_bytes())
+}
