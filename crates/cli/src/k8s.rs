@@ -242,26 +242,16 @@ fn header_at(o: &mut String, job: &JobArgs, start: &str, gather: &str) {
 fn header_barrier(o: &mut String, job: &JobArgs, wait: Duration, gather: &str) {
     let (n, name, port) = (job.shards, &job.name, job.barrier_port);
     let wait = humantime::format_duration(wait);
-    let _ = writeln!(
-        o,
-        "# shootout load as {n} shards, one pod each: a Kubernetes Indexed Job and the"
-    );
-    let _ = writeln!(
-        o,
-        "# headless Service that names its pods. Each pod reads its shard from {INDEX_VAR}."
-    );
-    let _ = writeln!(
-        o,
-        "# Shard 0 (pod {name}-0) listens on port {port}; the others reach it at {name}-0.{name}"
-    );
-    let _ = writeln!(
-        o,
-        "# and wait, {wait} at most, until all {n} are there; then all start together and"
-    );
-    let _ = writeln!(
-        o,
-        "# print their results between markers. Apply it any time:  kubectl apply -f FILE"
-    );
+    for line in [
+        format!("shootout load as {n} shards, one pod each: a Kubernetes Indexed Job, and the"),
+        "headless Service that names its pods. Each pod reads its shard from".into(),
+        format!("{INDEX_VAR}. Shard 0 (pod {name}-0) listens on port {port}; the others"),
+        format!("reach it at {name}-0.{name} and wait, {wait} at most, until all {n} are"),
+        "there; then all start together and print their results between markers.".into(),
+        "Apply it any time:  kubectl apply -f FILE".into(),
+    ] {
+        let _ = writeln!(o, "# {line}");
+    }
     let _ = writeln!(o, "# Gather and merge when done:");
     let _ = writeln!(o, "#   {gather}");
 }

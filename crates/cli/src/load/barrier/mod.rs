@@ -106,9 +106,11 @@ pub fn resolve(
             port_of(to)?;
             Role::Member(to.to_string())
         }
-        (i, _, None) => return Err(format!(
+        (i, _, None) => {
+            return Err(format!(
             "--barrier-listen is for shard 0; shard {i} connects to it: give --barrier HOST:PORT"
-        )),
+        ))
+        }
     };
     Ok(Some(BarrierPlan {
         shard,
