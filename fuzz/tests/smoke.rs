@@ -165,3 +165,8 @@ fn result_file() {
 fn request_list() {
     smoke("request_list", shootout_fuzz::request_list::check);
 }
+
+#[test]
+fn barrier() {
+    smoke("barrier", shootout_fuzz::barrier::check);
+}

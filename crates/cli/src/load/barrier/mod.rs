@@ -198,3 +198,101 @@ fn list(indexes: &[u32]) -> String {
 fn shown(d: Duration) -> String {
     humantime::format_duration(Duration::from_millis(d.as_millis() as u64)).to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags<'a>(barrier: Option<&'a str>, listen: Option<&'a str>) -> Flags<'a> {
+        Flags {
+            barrier,
+            listen,
+            wait: "10m",
+            run_id: None,
+        }
+    }
+
+    fn shard(i: u32) -> Option<Shard> {
+        Some(Shard::new(i, 4).unwrap())
+    }
+
+    #[test]
+    fn shard_0_listens_and_the_others_connect() {
+        let to = Some("load-0.load:7878");
+        let p = resolve(flags(to, None), shard(0), 0xab).unwrap().unwrap();
+        assert!(matches!(p.role, Role::Coordinator(a) if a.to_string() == "0.0.0.0:7878"));
+        assert_eq!(p.run_id, "load-00000000000000ab");
+        assert_eq!(p.wait, Duration::from_secs(600));
+        let p = resolve(flags(to, Some("127.0.0.1:0")), shard(0), 1)
+            .unwrap()
+            .unwrap();
+        assert!(matches!(p.role, Role::Coordinator(a) if a.to_string() == "127.0.0.1:0"));
+        let p = resolve(flags(to, None), shard(3), 1).unwrap().unwrap();
+        assert!(matches!(p.role, Role::Member(ref m) if m == "load-0.load:7878"));
+        let f = Flags {
+            run_id: Some("job-uid-1"),
+            ..flags(to, None)
+        };
+        assert_eq!(
+            resolve(f, shard(3), 1).unwrap().unwrap().run_id,
+            "job-uid-1"
+        );
+        assert!(resolve(flags(None, None), shard(3), 1).unwrap().is_none());
+    }
+
+    #[test]
+    fn flags_that_cannot_meet_are_refused_naming_the_fix() {
+        let to = Some("h:7878");
+        for (f, sh, says) in [
+            (flags(to, None), None, "give --shard I/N or --shards N"),
+            (
+                flags(None, Some("127.0.0.1:0")),
+                shard(2),
+                "shard 2 connects to it: give --barrier HOST:PORT",
+            ),
+            (flags(Some("h"), None), shard(1), "is not HOST:PORT"),
+            (flags(Some(":7878"), None), shard(1), "is not HOST:PORT"),
+            (flags(Some("h:0"), None), shard(0), "is not HOST:PORT"),
+            (
+                flags(to, Some("h:1")),
+                shard(0),
+                "--barrier-listen \"h:1\" is not an address",
+            ),
+            (
+                Flags {
+                    wait: "0s",
+                    ..flags(to, None)
+                },
+                shard(1),
+                "--barrier-wait 0s: give more than 0",
+            ),
+            (
+                Flags {
+                    wait: "2d",
+                    ..flags(to, None)
+                },
+                shard(1),
+                "at most a day",
+            ),
+            (
+                Flags {
+                    run_id: Some("a b"),
+                    ..flags(to, None)
+                },
+                shard(1),
+                "--run-id: run id \"a b\"",
+            ),
+            (
+                Flags {
+                    run_id: Some("x"),
+                    ..flags(None, None)
+                },
+                shard(1),
+                "--run-id names the run at a start barrier",
+            ),
+        ] {
+            let e = resolve(f, sh, 1).unwrap_err();
+            assert!(e.contains(says), "{f:?}: {e}");
+        }
+    }
+}
