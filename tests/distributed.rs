@@ -1261,3 +1261,37 @@ fn a_shard_that_comes_back_before_the_start_joins_and_after_it_fails_the_merge()
     let out = merge_of(&[&file(0), &file(1), &file(2)], &["-q"]);
     common::assert_ok(&out);
 }
+
+#[test]
+fn ctrl_c_at_the_barrier_ends_the_wait_and_says_so_in_the_result() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |i: u32| dir.path().join(format!("shard-{i}.json"));
+    let url = server.url("/");
+    let interrupt = |s: &ShardProcess| unsafe {
+        libc::kill(s.child.id() as libc::pid_t, libc::SIGINT);
+    };
+    // Shard 0, waiting for shard 1; shard 1 of another barrier, waiting for its shard 0.
+    let (mut s0, _) = coordinator(2, &url, &file(0), &[]);
+    s0.wait_for("barrier: 1 of 2 shards here");
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let mut s1 = ShardProcess::spawn(
+        &shard_args(1, 2, &url, &file(1), &["--barrier", &closed]),
+        &[],
+    );
+    s1.wait_for("barrier: waiting for shard 0 at");
+    for (i, s) in [(0, s0), (1, s1)] {
+        interrupt(&s);
+        let (code, err, _) = s.finish();
+        assert_eq!(code, Some(130), "{err}");
+        let run = saved(&file(i));
+        assert_eq!(
+            failure(&run),
+            "start barrier: interrupted (Ctrl-C or SIGTERM)"
+        );
+    }
+    assert_eq!(server.requests(), 0);
+}

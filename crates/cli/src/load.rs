@@ -62,7 +62,9 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         }
     }
     if let Some(opened) = opened {
-        meet_barrier(&mut plan, opened, a.quiet)?;
+        if meet_barrier(&mut plan, opened, a.quiet, &stop)? {
+            return Ok(INTERRUPTED);
+        }
     }
     let display = Display::choose(a.quiet, a.no_live);
     let spec = &plan.spec;
@@ -180,21 +182,26 @@ fn open_barrier(plan: &resolve::Plan, quiet: bool) -> Result<Option<barrier::Ope
 
 /// Waits at the start barrier for every other shard; the start it gives becomes the run's
 /// start, and what was measured there goes into the result. A shard that meets no start
-/// (the wait passed, a run that started without it) writes a failed result saying why.
+/// (the wait passed, a run that started without it) writes a failed result saying why;
+/// true when Ctrl-C or SIGTERM ended the wait (the result says so too).
 fn meet_barrier(
     plan: &mut resolve::Plan,
     opened: barrier::Opened,
     quiet: bool,
-) -> Result<(), Failure> {
-    match opened.meet(quiet) {
+    stop: &AtomicBool,
+) -> Result<bool, Failure> {
+    match opened.meet(quiet, stop) {
         Ok(met) => {
             plan.dist.start_at = Some(met.start_at);
             plan.dist.met = Some(met.facts);
-            Ok(())
+            Ok(false)
         }
         Err(why) => {
             let why = format!("start barrier: {why}");
             dist::save(&plan.dist, &plan.spec, Err(&why))?;
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(true);
+            }
             Err(Failure::run(anyhow::anyhow!(why)))
         }
     }

@@ -8,12 +8,13 @@
 //! to ask for it; each answer is written the moment it is asked, so the asking shard can
 //! time it. The listener keeps refusing shards until the process ends.
 
-use super::{list, shown, BarrierPlan, Met, START_LEAD};
+use super::{list, shown, stopped, BarrierPlan, Met, INTERRUPTED, START_LEAD, STOP_EVERY};
 use shootout_model::barrier::{read_msg, BarrierFacts, Msg, MAX_LINE};
 use shootout_model::saved::unix_ns;
 use std::collections::BTreeMap;
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -76,7 +77,8 @@ impl Coordinator {
             format!("cannot listen on {addr} for the start barrier: {e}: give another --barrier-listen ADDR (or another port in --barrier)")
         })?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
-        if !quiet {
+        // A port the OS chose is said even when quiet: the other shards need it.
+        if !quiet || addr.port() == 0 {
             say!(
                 "barrier: shard 0 of {} listening on {local} (run {})",
                 plan.shard.count,
@@ -98,8 +100,9 @@ impl Coordinator {
     }
 
     /// Waits until every shard is here, then fixes the start and tells them; fails after
-    /// the wait limit, naming the shards that never came (and telling those here).
-    pub fn meet(self, quiet: bool) -> Result<Met, String> {
+    /// the wait limit, naming the shards that never came, or when `stop` is set (and tells
+    /// the shards here why).
+    pub fn meet(self, quiet: bool, stop: &AtomicBool) -> Result<Met, String> {
         let began = Instant::now();
         let deadline = began + self.plan.wait;
         let n = self.plan.shard.count as usize;
@@ -112,15 +115,23 @@ impl Coordinator {
                 said = here;
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                let why = self.never_came(&st);
+            let why = match (stopped(stop), left.is_zero()) {
+                (true, _) => Some(format!("shard 0 was {INTERRUPTED}")),
+                (false, true) => Some(self.never_came(&st)),
+                (false, false) => None,
+            };
+            if let Some(why) = why {
                 st.failed = Some(why.clone());
                 for p in st.joined.values() {
                     send(&p.writer, &Msg::Fail(why.clone()));
                 }
-                return Err(why);
+                return Err(if stopped(stop) {
+                    INTERRUPTED.into()
+                } else {
+                    why
+                });
             }
-            st = match self.shared.changed.wait_timeout(st, left) {
+            st = match self.shared.changed.wait_timeout(st, left.min(STOP_EVERY)) {
                 Ok((guard, _)) => guard,
                 Err(poisoned) => poisoned.into_inner().0,
             };

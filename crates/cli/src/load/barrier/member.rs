@@ -5,11 +5,12 @@
 //! trip of shard 0's, and the clock shard 0 sent says how far this machine's clock is from
 //! its own. Everything it waits for is bounded by the wait limit.
 
-use super::{resolve_addr, shown, BarrierPlan, Met, Role};
+use super::{resolve_addr, shown, stopped, BarrierPlan, Met, Role, INTERRUPTED, STOP_EVERY};
 use shootout_model::barrier::{read_msg, BarrierFacts, Msg, MAX_LINE};
 use shootout_model::saved::unix_ns;
-use std::io::{BufReader, ErrorKind, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::net::TcpStream;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How often to try shard 0 again while it cannot be reached.
@@ -17,6 +18,9 @@ const RETRY: Duration = Duration::from_millis(200);
 
 /// The longest a connection attempt may take.
 const CONNECT_WITHIN: Duration = Duration::from_secs(5);
+
+/// How long the rest of a line may take once its first byte came.
+const LINE_WITHIN: Duration = Duration::from_secs(5);
 
 /// How long a write to shard 0 may block.
 const WRITE_WITHIN: Duration = Duration::from_secs(5);
@@ -29,10 +33,12 @@ enum Ended {
     Lost(String),
     /// The wait limit passed.
     Timeout,
+    /// Ctrl-C or SIGTERM.
+    Stopped,
 }
 
 /// Waits at shard 0's barrier (see the module); the error says why there is no start.
-pub fn meet(plan: &BarrierPlan, quiet: bool) -> Result<Met, String> {
+pub fn meet(plan: &BarrierPlan, quiet: bool, stop: &AtomicBool) -> Result<Met, String> {
     let Role::Member(to) = &plan.role else {
         return Err("shard 0 listens; it does not connect".into());
     };
@@ -45,8 +51,8 @@ pub fn meet(plan: &BarrierPlan, quiet: bool) -> Result<Met, String> {
         )
     };
     loop {
-        let stream = connect(to, deadline, plan.wait, quiet)?;
-        match session(plan, &stream, deadline, quiet) {
+        let stream = connect(to, deadline, plan.wait, quiet, stop)?;
+        match session(plan, &stream, deadline, quiet, stop) {
             Ok((start_at, skew_ns, rtt)) => {
                 let facts = BarrierFacts {
                     skew_ns,
@@ -57,6 +63,7 @@ pub fn meet(plan: &BarrierPlan, quiet: bool) -> Result<Met, String> {
             }
             Err(Ended::Refused(why)) => return Err(format!("shard 0 at {to}: {why}")),
             Err(Ended::Timeout) => return Err(timeout()),
+            Err(Ended::Stopped) => return Err(INTERRUPTED.into()),
             Err(Ended::Lost(e)) => {
                 if Instant::now() + RETRY >= deadline {
                     return Err(timeout());
@@ -64,14 +71,22 @@ pub fn meet(plan: &BarrierPlan, quiet: bool) -> Result<Met, String> {
                 if !quiet {
                     say!("barrier: lost shard 0 at {to} before the start ({e}); joining again");
                 }
-                std::thread::sleep(RETRY);
+                if crate::stop::sleep_unless_stopped(RETRY, stop) {
+                    return Err(INTERRUPTED.into());
+                }
             }
         }
     }
 }
 
 /// Connects to shard 0 at `to`, trying again every [`RETRY`] until `deadline`.
-fn connect(to: &str, deadline: Instant, wait: Duration, quiet: bool) -> Result<TcpStream, String> {
+fn connect(
+    to: &str,
+    deadline: Instant,
+    wait: Duration,
+    quiet: bool,
+    stop: &AtomicBool,
+) -> Result<TcpStream, String> {
     let mut said = false;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -91,7 +106,9 @@ fn connect(to: &str, deadline: Instant, wait: Duration, quiet: bool) -> Result<T
                     say!("barrier: waiting for shard 0 at {to} ({e})");
                     said = true;
                 }
-                std::thread::sleep(RETRY);
+                if crate::stop::sleep_unless_stopped(RETRY, stop) {
+                    return Err(INTERRUPTED.into());
+                }
             }
         }
     }
@@ -104,6 +121,7 @@ fn session(
     stream: &TcpStream,
     deadline: Instant,
     quiet: bool,
+    stop: &AtomicBool,
 ) -> Result<(SystemTime, i64, Duration), Ended> {
     let lost = |e: std::io::Error| Ended::Lost(e.to_string());
     let _ = stream.set_nodelay(true);
@@ -117,11 +135,7 @@ fn session(
     send(stream, &hello).map_err(lost)?;
     let mut asked = None;
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Ended::Timeout);
-        }
-        stream.set_read_timeout(Some(left)).map_err(lost)?;
+        next_line(stream, &mut reader, deadline, stop)?;
         match read_msg(&mut reader) {
             Ok(Msg::Wait { joined, count }) if !quiet => say!(
                 "barrier: shard {} joined; {joined} of {count} shards here",
@@ -143,7 +157,10 @@ fn session(
                 )))
             }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                return Err(Ended::Timeout)
+                return Err(Ended::Lost(format!(
+                    "part of a line, then nothing for {}",
+                    shown(LINE_WITHIN)
+                )))
             }
             Err(e) if e.kind() == ErrorKind::InvalidData => {
                 return Err(Ended::Refused(e.to_string()))
@@ -151,6 +168,36 @@ fn session(
             Err(e) => return Err(lost(e)),
         }
     }
+}
+
+/// Waits for the first byte of shard 0's next line (looking at `stop` meanwhile), then
+/// gives the rest of the line [`LINE_WITHIN`] to come.
+fn next_line(
+    stream: &TcpStream,
+    reader: &mut BufReader<TcpStream>,
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> Result<(), Ended> {
+    let lost = |e: std::io::Error| Ended::Lost(e.to_string());
+    loop {
+        if stopped(stop) {
+            return Err(Ended::Stopped);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Ended::Timeout);
+        }
+        stream
+            .set_read_timeout(Some(left.min(STOP_EVERY)))
+            .map_err(lost)?;
+        match reader.fill_buf() {
+            // Data, or the close (which read_msg reports).
+            Ok(_) => break,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) => return Err(lost(e)),
+        }
+    }
+    stream.set_read_timeout(Some(LINE_WITHIN)).map_err(lost)
 }
 
 /// The start and the clocks' difference from shard 0's `START in_ns wall_ns`, received now,

@@ -19,11 +19,18 @@ pub mod member;
 use shootout_model::barrier::BarrierFacts;
 use shootout_model::{parse_duration, Shard};
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 /// How long after every shard is here the load starts: time for shard 0's answers to
 /// reach them all and for each to connect to the server under test.
 pub const START_LEAD: Duration = Duration::from_secs(2);
+
+/// How often a wait at the barrier looks at the stop flag (Ctrl-C, SIGTERM).
+const STOP_EVERY: Duration = Duration::from_millis(100);
+
+/// The error of a wait that Ctrl-C or SIGTERM ended.
+pub const INTERRUPTED: &str = "interrupted (Ctrl-C or SIGTERM)";
 
 /// The longest wait limit (`--barrier-wait`).
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
@@ -168,12 +175,13 @@ pub fn open(plan: &BarrierPlan, quiet: bool) -> Result<Opened, String> {
 }
 
 impl Opened {
-    /// Waits at the barrier until every shard is there (or the wait limit passes) and
-    /// returns the start; the error says what went wrong and which shards it concerns.
-    pub fn meet(self, quiet: bool) -> Result<Met, String> {
+    /// Waits at the barrier until every shard is there (or the wait limit passes, or
+    /// `stop` is set: [`INTERRUPTED`]) and returns the start; the error says what went
+    /// wrong and which shards it concerns.
+    pub fn meet(self, quiet: bool, stop: &AtomicBool) -> Result<Met, String> {
         match self {
-            Opened::Coordinator(c) => c.meet(quiet),
-            Opened::Member(plan) => member::meet(&plan, quiet),
+            Opened::Coordinator(c) => c.meet(quiet, stop),
+            Opened::Member(plan) => member::meet(&plan, quiet, stop),
         }
     }
 }
@@ -186,6 +194,11 @@ fn resolve_addr(host_port: &str) -> std::io::Result<SocketAddr> {
             "the name resolves to no address",
         )
     })
+}
+
+/// Whether `stop` was set.
+fn stopped(stop: &AtomicBool) -> bool {
+    stop.load(Ordering::Relaxed)
 }
 
 /// `0, 2, 3`.
