@@ -73,14 +73,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     if served.is_some() {
         control.watch();
     }
-    if let Some(at) = plan.dist.start_at {
-        // Again after the warm-up, which may have taken the time.
-        start_time(&plan)?;
-        // The engine connects, then waits for the start; connecting only just before it
-        // keeps the connections from idling (a server's keep-alive timer may close them).
-        shootout_engine::wait_until(at.checked_sub(CONNECT_AHEAD).unwrap_or(at), &control.stop);
-        control.start_at = Some(at);
-    }
+    until_start(&plan, &mut control)?;
     let title = format!("load {}", terminal_line(&spec.target.url));
     let progress = Progress::start(control, Bound::of(spec), "load", title, display);
     board.begin(metrics::Labels::new(), progress.control.clone());
@@ -163,6 +156,19 @@ fn watch_cpus(spec: &LoadSpec) -> shootout_harness::CpuWatch {
         Some(cpus) => shootout_harness::CpuWatch::start(cpus, true),
         None => shootout_harness::CpuWatch::start(&shootout_engine::sys::allowed_cpus(), false),
     }
+}
+
+/// With a start (`--start-at`, or the barrier's), checks it again (the warm-up may have
+/// taken the time), waits until the engine should connect, and gives the engine the start.
+fn until_start(plan: &resolve::Plan, control: &mut Control) -> Result<(), Failure> {
+    if let Some(at) = plan.dist.start_at {
+        start_time(plan)?;
+        // The engine connects, then waits for the start; connecting only just before it
+        // keeps the connections from idling (a server's keep-alive timer may close them).
+        shootout_engine::wait_until(at.checked_sub(CONNECT_AHEAD).unwrap_or(at), &control.stop);
+        control.start_at = Some(at);
+    }
+    Ok(())
 }
 
 /// Opens the start barrier, if the flags ask for one (shard 0 listens); a shard that
