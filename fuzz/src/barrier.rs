@@ -30,7 +30,10 @@ pub fn check(data: &[u8]) {
             }
             read
         });
-        assert!(grew <= READ_BOUND, "heap grew by {grew} bytes reading one message");
+        assert!(
+            grew <= READ_BOUND,
+            "heap grew by {grew} bytes reading one message"
+        );
         let taken = before - rest.len();
         assert!((1..=MAX_LINE).contains(&taken), "a read took {taken} bytes");
         match read {
