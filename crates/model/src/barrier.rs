@@ -2,9 +2,10 @@
 //! however late each of them comes (`shootout load --barrier`). Shard 0 listens; every other
 //! shard connects and says who it is ([`Msg::Hello`]: the run, its index, the shard count);
 //! shard 0 answers how many are there ([`Msg::Wait`]) and, once all are, tells each to ask
-//! ([`Msg::Go`]); each asks ([`Msg::When`]) and is told how long until the start, with
-//! shard 0's clock ([`Msg::Start`]). That last exchange is a round trip the shard times, so
-//! it knows the start within half its round trip and how far its clock is from shard 0's.
+//! ([`Msg::Go`]); each asks ([`Msg::When`], a few times) and is told how long until the
+//! start, with shard 0's clock ([`Msg::Start`]). That exchange is a round trip the shard
+//! times, so it knows the start within half its round trip and how far its clock is from
+//! shard 0's.
 //! [`Msg::Fail`] refuses a shard or ends the barrier, with the reason.
 //!
 //! Every message is one line of printable ASCII ending in `\n`, at most [`MAX_LINE`] bytes:

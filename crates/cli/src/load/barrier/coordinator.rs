@@ -21,6 +21,10 @@ use std::time::{Duration, Instant, SystemTime};
 /// How long a connection has to say who it is.
 const HELLO_WITHIN: Duration = Duration::from_secs(10);
 
+/// The most `WHEN`s one connection is answered (a shard asks a few times and keeps the
+/// answer of the shortest round trip).
+const MAX_ASKS: usize = 2 * super::ASKS;
+
 /// How long a write to a shard may block.
 const WRITE_WITHIN: Duration = Duration::from_secs(5);
 
@@ -241,16 +245,22 @@ fn serve(sh: &Shared, stream: TcpStream, conn: u64) {
         Err(e) => return send(&stream, &Msg::Fail(format!("{e}"))),
     };
     let _ = stream.set_read_timeout(None);
-    match read_msg(&mut reader) {
-        Ok(Msg::When) => sh.answer(&stream, index, conn),
-        Ok(other) => {
-            sh.leave(index, conn);
-            send(
-                &stream,
-                &Msg::Fail(format!("{other} from a shard at the barrier")),
-            );
+    for _ in 0..MAX_ASKS {
+        match read_msg(&mut reader) {
+            Ok(Msg::When) => {
+                if !sh.answer(&stream, index, conn) {
+                    return;
+                }
+            }
+            Ok(other) => {
+                sh.leave(index, conn);
+                return send(
+                    &stream,
+                    &Msg::Fail(format!("{other} from a shard at the barrier")),
+                );
+            }
+            Err(_) => return sh.leave(index, conn),
         }
-        Err(_) => sh.leave(index, conn),
     }
 }
 
@@ -320,15 +330,18 @@ impl Shared {
         }
     }
 
-    /// Answers a shard's `WHEN`: the time left until the start, written at once.
-    fn answer(&self, stream: &TcpStream, index: u32, conn: u64) {
+    /// Answers a shard's `WHEN`: the time left until the start, written at once; false
+    /// when there is no start yet (the shard is told so and leaves).
+    fn answer(&self, stream: &TcpStream, index: u32, conn: u64) -> bool {
         let Some(start) = self.lock().start else {
             self.leave(index, conn);
-            return send(stream, &Msg::Fail("WHEN before GO".into()));
+            send(stream, &Msg::Fail("WHEN before GO".into()));
+            return false;
         };
         let in_ns = start.saturating_duration_since(Instant::now()).as_nanos() as u64;
         let wall_ns = unix_ns(SystemTime::now());
         send(stream, &Msg::Start { in_ns, wall_ns });
+        true
     }
 }
 

@@ -26,6 +26,10 @@ use std::time::{Duration, SystemTime};
 /// reach them all and for each to connect to the server under test.
 pub const START_LEAD: Duration = Duration::from_secs(2);
 
+/// How many times a shard asks shard 0 for the start once all are there: it keeps the
+/// answer of the shortest round trip, the one least delayed on the way.
+pub const ASKS: usize = 4;
+
 /// How often a wait at the barrier looks at the stop flag (Ctrl-C, SIGTERM).
 const STOP_EVERY: Duration = Duration::from_millis(100);
 
