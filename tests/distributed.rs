@@ -1169,7 +1169,7 @@ fn a_shard_that_never_comes_fails_the_barrier_naming_it() {
 }
 
 #[test]
-fn a_shard_of_another_run_is_refused_and_the_right_one_still_joins() {
+fn a_shard_of_another_run_or_a_stranger_is_refused_and_the_right_one_still_joins() {
     let server = TestServer::start(Behavior::Hello).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = |i: u32| dir.path().join(format!("shard-{i}.json"));
@@ -1193,6 +1193,26 @@ fn a_shard_of_another_run_is_refused_and_the_right_one_still_joins() {
     let (code, err, _) = ShardProcess::spawn(&mismatched, &[]).finish();
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("this barrier is of run run-a"), "{err}");
+    // Strangers on the port: each gets one line saying why, and the connection closes.
+    for (sent, answer) in [
+        (vec![b'A'; 256], "FAIL a line longer than 256 bytes: not a shootout barrier\n"),
+        (
+            b"GET / HTTP/1.1\r\n".to_vec(),
+            "FAIL a byte that is not printable ASCII: not a shootout barrier\n",
+        ),
+        (b"WHEN\n".to_vec(), "FAIL WHEN before HELLO: not a shard of shootout load\n"),
+        (
+            b"HELLO shootout-barrier/1 run-a 0 2\n".to_vec(),
+            "FAIL shard 0 is the one listening here: is another load's shard 0 using --barrier with this address?\n",
+        ),
+    ] {
+        use std::io::{Read, Write};
+        let mut peer = std::net::TcpStream::connect(&at).unwrap();
+        peer.write_all(&sent).unwrap();
+        let mut got = String::new();
+        peer.read_to_string(&mut got).unwrap();
+        assert_eq!(got, answer);
+    }
     let right = ShardProcess::spawn(
         &shard_args(
             1,
