@@ -415,6 +415,7 @@ fn seed_run(store: &mut Store, s: &Seed) {
                             resources: &resources,
                             wire: Default::default(),
                             other_load: None,
+                            search: None,
                         })
                         .unwrap();
                     if interrupted {
@@ -773,10 +774,17 @@ fn the_json_documents_match_docs_report_json() {
         let (_, out, err) = s.run(args);
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}\n{out}\n{err}"))
     };
-    let reports: Vec<(String, serde_json::Value)> = ["1", "4", "5"]
+    let mut reports: Vec<(String, serde_json::Value)> = ["1", "4", "5"]
         .iter()
         .map(|r| (format!("report {r}"), json(&["report", r, "-f", "json"])))
         .collect();
+    let searched = capacity_store();
+    let searched_json =
+        |args: &[&str]| -> serde_json::Value { serde_json::from_str(&searched.ok(args)).unwrap() };
+    reports.push((
+        "capacity report 1".into(),
+        searched_json(&["report", "1", "-f", "json"]),
+    ));
     check_against_doc("shootout report", &reports);
     let compares: Vec<(String, serde_json::Value)> = [
         &["compare", "1", "3", "-f", "json", "--fail-if-slower", "5"][..],
@@ -800,6 +808,10 @@ fn the_json_documents_match_docs_report_json() {
     ]
     .iter()
     .map(|a| (a.join(" "), json(a)))
+    .chain([(
+        "capacity compare 1 2".into(),
+        searched_json(&["compare", "1", "2", "-f", "json"]),
+    )])
     .collect();
     check_against_doc("shootout compare", &compares);
 }
@@ -864,7 +876,7 @@ fn runs_with_nothing_in_common_are_exit_1() {
     assert!(out.contains("No contender × workload × load level was measured in both runs."));
     assert_eq!(
         err,
-        "error: runs 5 and 1 have no contender × workload × load level in common: nothing to compare\n"
+        "error: runs 5 and 1 have no contender × workload × load level (or capacity search) in common: nothing to compare\n"
     );
 }
 
@@ -1052,6 +1064,7 @@ fn hostile_store(dir: &Path) -> PathBuf {
                 resources: &resources,
                 wire: Default::default(),
                 other_load: None,
+                search: None,
             })
             .unwrap();
         let (status, detail) = if i == 2 {
@@ -1131,4 +1144,170 @@ fn csv_cells_a_spreadsheet_would_run_are_neutralised() {
         }
     }
     insta::assert_snapshot!("hostile_names_csv", csv);
+}
+
+// ---- capacity searches ----
+
+/// A run whose `hello` workload was searched for capacity (`p99<20ms`, `errors<1%`):
+/// nginx holds `nginx` req/s and caddy `caddy` in every search; each step follows the
+/// search's own next rate, as `shootout run` stores it, two searches each, interleaved.
+fn seed_capacity_run(store: &mut Store, day: u64, nginx: f64, caddy: f64) {
+    use shootout_analysis::capacity::{next, Next, Search, Step as Tried, Verdict};
+    use shootout_model::search::SearchStep;
+    let resolved = serde_json::json!({
+        "name": "capacity",
+        "contenders": [
+            {"name": "nginx", "launch": "nginx -p {tmp} -c nginx.conf", "baseline": true},
+            {"name": CADDY, "launch": "caddy run --config Caddyfile", "baseline": false},
+        ],
+        "workloads": [{"name": "hello", "find_max": {"slo": ["p99<20ms", "errors<1%"], "from": 1000.0, "to": 100000.0}}],
+        "levels": [],
+        "repeat": 2,
+    })
+    .to_string();
+    let t0 = day * 86_400;
+    let m = machine("6.1.0-test");
+    let run = store
+        .begin_run(&NewRun {
+            name: "capacity",
+            plan_text: "name = \"capacity\"\n",
+            plan_resolved: &resolved,
+            machine: &m,
+            started: at(t0),
+        })
+        .unwrap();
+    let add = |store: &mut Store, name, baseline, command| {
+        store
+            .add_contender(
+                run,
+                &ContenderRecord {
+                    name,
+                    command,
+                    baseline,
+                    status: ContenderStatus::Measured,
+                    detail: "",
+                    version: None,
+                    stdout_log: None,
+                    stderr_log: None,
+                },
+            )
+            .unwrap()
+    };
+    let ids = [
+        add(store, "nginx", true, "nginx -p {tmp} -c nginx.conf"),
+        add(store, CADDY, false, "caddy run --config Caddyfile"),
+    ];
+    let search = Search::new(1000.0, 100_000.0);
+    let mut clock = t0 + 10;
+    for rep in 1..=2u32 {
+        let mut tried: [Vec<Tried>; 2] = [Vec::new(), Vec::new()];
+        loop {
+            let mut stepped = false;
+            for (ci, held) in [nginx, caddy].into_iter().enumerate() {
+                let Next::Try(rate) = next(&search, &tried[ci]) else {
+                    continue;
+                };
+                stepped = true;
+                let verdict = if rate <= held {
+                    Verdict::Met
+                } else {
+                    Verdict::Broke(0)
+                };
+                let level = LoadLevel::Rate {
+                    rps: rate,
+                    connections: 16,
+                };
+                let shape = Shape {
+                    rps: rate.min(held),
+                    latency_us: if rate <= held { 2_000.0 } else { 90_000.0 },
+                    cpu_us: 60.0,
+                    rss: 12 << 20,
+                };
+                let start = at(clock);
+                let (result, resources) = synthetic(
+                    &shape,
+                    &Step {
+                        seed: clock,
+                        jitter: 0.002,
+                        level,
+                        start,
+                        duration: Duration::from_secs(2),
+                        failures: &[],
+                        busiest_thread: 0.4,
+                    },
+                );
+                clock += 3;
+                let mark = SearchStep {
+                    verdict: Some(verdict.clone()),
+                };
+                store
+                    .record_step(&StepRecord {
+                        run,
+                        contender: ids[ci],
+                        workload: "hello",
+                        level,
+                        repetition: rep,
+                        started: start,
+                        ended: at(clock),
+                        status: StepStatus::Complete,
+                        result: &result,
+                        resources: &resources,
+                        wire: Default::default(),
+                        other_load: None,
+                        search: Some(&mark),
+                    })
+                    .unwrap();
+                tried[ci].push(Tried { rate, verdict });
+            }
+            if !stepped {
+                break;
+            }
+        }
+    }
+    store
+        .finish_run(run, RunStatus::Complete, at(clock + 2))
+        .unwrap();
+}
+
+/// A store with two capacity runs: run 1 (nginx 24,000 req/s, caddy 9,000) and a re-run
+/// in which caddy holds 15,000.
+fn capacity_store() -> Seeded {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("shootout.db")).unwrap();
+    seed_capacity_run(&mut store, 1, 24_000.0, 9_000.0);
+    seed_capacity_run(&mut store, 2, 24_000.0, 15_000.0);
+    Seeded { dir }
+}
+
+#[test]
+fn capacity_reports_and_comparisons_of_every_format() {
+    let s = capacity_store();
+    for f in ["text", "markdown", "json"] {
+        let out = s.ok(&["report", "1", "--format", f]);
+        insta::assert_snapshot!(format!("capacity_report_{f}"), out);
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&s.ok(&["report", "1", "-f", "json"])).unwrap();
+    let w = &json["capacities"][0];
+    assert_eq!(w["ranking"], format!("nginx ≫ {CADDY}"), "{w}");
+    for (i, held) in [(0, 24_000.0), (1, 9_000.0)] {
+        let c = &w["contenders"][i];
+        let (lo, hi) = (
+            c["interval"][0].as_f64().unwrap(),
+            c["interval"][1].as_f64().unwrap(),
+        );
+        assert!(lo <= held && held < hi && hi / lo <= 1.06, "{c}");
+    }
+    let (code, out, _) = s.run(&["compare", "1", "2"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("capacity_compare_text", out);
+    let v: serde_json::Value =
+        serde_json::from_str(&s.ok(&["compare", "1", "2", "-f", "json"])).unwrap();
+    let verdicts: Vec<&str> = v["capacities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["no_change", "more"], "{v}");
 }

@@ -1271,3 +1271,112 @@ fn run_thresholds_show_in_a_dry_run_and_a_bad_one_is_refused_before_anything_sta
         "{err}"
     );
 }
+
+/// A plan's capacity search: two servers of known capacity (one request at a time, 4 and
+/// 8 ms each: 250 and 125 req/s saturated) are each searched; every step is stored with
+/// its verdict, the report replays the searches, finds each capacity within 15 %, ranks
+/// the faster first with certainty and says how it compares with the baseline.
+#[test]
+fn a_plan_finds_each_contenders_capacity_and_ranks_them() {
+    let service = |ms| Behavior::Capacity {
+        service: std::time::Duration::from_millis(ms),
+    };
+    let fast = TestServer::start(service(4)).unwrap();
+    let slow = TestServer::start(service(8)).unwrap();
+    let contender = |name: &str, s: &TestServer, base: bool| {
+        format!(
+            "[[contender]]\nname = \"{name}\"\nurl = \"{}\"\nbaseline = {base}\n",
+            s.url("/").trim_end_matches('/')
+        )
+    };
+    let plan = format!(
+        "name = \"capacity\"\n[defaults]\nwarmup = 0\nduration = \"0.5s\"\nrepeat = 1\ncooldown = \"0s\"\n\n{}{}\n[[workload]]\nname = \"hello\"\npath = \"/\"\n\n[load]\nmax_connections = 64\nfind_max = {{ slo = [\"p50<40ms\"], from = 60, to = 2000 }}\n",
+        contender("slow", &slow, true),
+        contender("fast", &fast, false),
+    );
+    let c = Case::new(&plan);
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert!(steps.len() >= 10, "{} steps", steps.len());
+    assert!(steps
+        .iter()
+        .all(|s| s.search.as_ref().is_some_and(|m| m.verdict.is_some())));
+    let out = shootout()
+        .args(["report", "--format", "json", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &v["capacities"][0];
+    assert_eq!(w["slo"][0], "p50<40ms", "{w}");
+    assert!(
+        v["results"].as_array().unwrap().is_empty(),
+        "search steps are not cells"
+    );
+    let capacity = |i: usize, want: f64| {
+        let c = &w["contenders"][i];
+        let (lo, hi) = (
+            c["interval"][0].as_f64().unwrap(),
+            c["interval"][1].as_f64().unwrap(),
+        );
+        assert!(
+            lo <= want * 1.15 && hi >= want * 0.85,
+            "[{lo}, {hi}) for {want} req/s: {c}"
+        );
+        assert!(c["searches"][0]["complete"].as_bool().unwrap(), "{c}");
+        c["max_rps"].as_f64().unwrap()
+    };
+    let (slow_max, fast_max) = (capacity(0, 125.0), capacity(1, 250.0));
+    let ratio = w["contenders"][1]["vs_baseline"]["ratio"].as_f64().unwrap();
+    assert!((ratio - fast_max / slow_max).abs() < 1e-3, "{w}");
+    let ranking = w["ranking"].as_str().unwrap();
+    assert!(
+        ranking == "fast > slow" || ranking == "fast ≫ slow",
+        "{ranking}"
+    );
+    let text = shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("hello: capacity within p50<40ms"), "{text}");
+    assert!(!text.contains("No step was measured"), "{text}");
+    let page = c.dir.path().join("report.html");
+    let out = shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for want in [
+        "Capacity: hello: capacity within p50&lt;40ms",
+        "p50 latency by offered rate",
+        "SLO p50 &lt; 40 ms",
+        "<h2>The answer</h2>",
+        "fast sustains the most",
+        &format!("fast capacity {}", fast_max.round()),
+    ] {
+        assert!(html.contains(want), "{want} not in the page");
+    }
+    // compare pairs the capacities (the run with itself: no change).
+    let run_id = run.id.to_string();
+    let out = shootout()
+        .args(["compare", &run_id, &run_id, "--format", "json", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pairs = v["capacities"].as_array().unwrap();
+    assert_eq!(pairs.len(), 2, "{v}");
+    assert_eq!(pairs[1]["contender"], "fast");
+    assert_eq!(pairs[1]["a_max_rps"].as_f64(), Some(fast_max));
+    assert_eq!(pairs[1]["verdict"], "no_change", "{v}");
+    c.no_orphans();
+}

@@ -1,8 +1,9 @@
 //! Fuzz targets of the parsers of what a server sends (the HTTP/1.1 response parser
 //! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection) and of the
 //! files a user is handed: the result-file reader (`shootout_model::SavedRun::parse`, with
-//! `merge`) and the request-list reader (`shootout_model::requests::RequestList::parse`);
-//! and of what a peer on the start barrier's port sends (`shootout_model::barrier`).
+//! `merge`), the request-list reader (`shootout_model::requests::RequestList::parse`) and
+//! the plan reader (`shootout_model::plan::parse`); and of what a peer on the start
+//! barrier's port sends (`shootout_model::barrier`).
 //!
 //! Each target is a plain function of the input bytes that panics when an invariant
 //! breaks. The libFuzzer binaries in `fuzz_targets/` call them under coverage guidance;
@@ -15,6 +16,7 @@ pub mod chunked;
 pub mod h2_connection;
 pub mod head_differential;
 pub mod hpack;
+pub mod plan;
 pub mod request_list;
 pub mod response;
 pub mod result_file;

@@ -167,6 +167,11 @@ fn request_list() {
 }
 
 #[test]
+fn plan() {
+    smoke("plan", shootout_fuzz::plan::check);
+}
+
+#[test]
 fn barrier() {
     smoke("barrier", shootout_fuzz::barrier::check);
 }

@@ -42,23 +42,7 @@ impl Search {
     }
 }
 
-/// How one step at a rate went.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
-    /// Every SLO held and the schedule was kept.
-    Met,
-    /// The SLO of this index (in the order given) did not hold: the first that broke.
-    Broke(usize),
-    /// The generator did not keep the schedule (it fell behind, or a connection cap held
-    /// requests back): the step says nothing of the server.
-    NotKept,
-}
-
-impl Verdict {
-    fn met(&self) -> bool {
-        matches!(self, Verdict::Met)
-    }
-}
+pub use shootout_model::search::Verdict;
 
 /// One step measured: the rate offered and its verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +141,25 @@ pub fn step_length(
     let secs = min_answers(slos) as f64 / rate.max(1e-3);
     let needed = std::time::Duration::try_from_secs_f64(secs).unwrap_or(MAX_STEP);
     needed.max(floor).min(MAX_STEP)
+}
+
+/// How long each step runs at its rate before it is measured (not judged): connections
+/// open and the server's queues fill to the rate's level.
+pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// After a step that did not meet its SLOs, the server may still be working through the
+/// requests that step left queued: the next step waits at least this long, or as long as
+/// that step lasted if longer ([`cooldown_after`]), so it does not inherit the backlog.
+pub const COOLDOWN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The wait before the next step after `last` (see [`COOLDOWN`]): none after a step that
+/// met its SLOs, else the longer of [`COOLDOWN`] and the step's length.
+pub fn cooldown_after(last: &Verdict, length: std::time::Duration) -> std::time::Duration {
+    if last.met() {
+        std::time::Duration::ZERO
+    } else {
+        COOLDOWN.max(length)
+    }
 }
 
 /// The longest step of a search, an hour: an SLO such as `errors<1e-9%` asks for more
@@ -347,6 +350,35 @@ pub fn next(search: &Search, steps: &[Step]) -> Next {
     }
 }
 
+/// What a search that stopped before its end (Ctrl-C, a contender that died) had found:
+/// the highest rate met below every failure, the lowest failure above it, and what broke
+/// there. The answer [`next`] gives when the search is complete.
+pub fn so_far(search: &Search, steps: &[Step]) -> Capacity {
+    if let Next::Done(c) = next(search, steps) {
+        return c;
+    }
+    let met = |s: &&Step| s.verdict.met();
+    let lo = steps.iter().filter(met).map(|s| s.rate).reduce(f64::max);
+    let hi = steps
+        .iter()
+        .filter(|s| !s.verdict.met() && lo.is_none_or(|l| s.rate > l))
+        .map(|s| s.rate)
+        .reduce(f64::min);
+    let limited_by = match steps.iter().rev().find(|s| Some(s.rate) == hi) {
+        Some(Step {
+            verdict: Verdict::Broke(i),
+            ..
+        }) => Limit::Slo(*i),
+        Some(_) => Limit::Generator,
+        None => Limit::Ceiling,
+    };
+    Capacity {
+        max_rps: lo,
+        first_failing_rps: hi,
+        limited_by,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,6 +509,27 @@ mod tests {
             step_length(1e-300, &[slo("errors<1e-300%")], floor),
             MAX_STEP
         );
+    }
+
+    /// A search stopped midway answers with what it had: the highest rate met below the
+    /// lowest failure; a finished one with what [`next`] says.
+    #[test]
+    fn a_search_stopped_early_answers_with_what_it_had() {
+        let s = Search::new(100.0, 1e6);
+        let step = |rate, verdict| Step { rate, verdict };
+        let steps = [
+            step(100.0, Verdict::Met),
+            step(200.0, Verdict::Met),
+            step(400.0, Verdict::Broke(1)),
+        ];
+        let c = so_far(&s, &steps);
+        assert_eq!((c.max_rps, c.first_failing_rps), (Some(200.0), Some(400.0)));
+        assert_eq!(c.limited_by, Limit::Slo(1));
+        let c = so_far(&s, &steps[..1]);
+        assert_eq!((c.max_rps, c.first_failing_rps), (Some(100.0), None));
+        assert_eq!(so_far(&s, &[]).max_rps, None);
+        let (all, done) = search(&s, server(1_000.0));
+        assert_eq!(so_far(&s, &all), done);
     }
 
     #[test]

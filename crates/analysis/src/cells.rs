@@ -290,17 +290,21 @@ pub struct Analysis<'a> {
     pub plan: Option<ResolvedPlan>,
     /// The warnings, most important first.
     pub warnings: Vec<RunWarning>,
+    /// The capacities of the workloads searched (`find_max`), in plan order.
+    pub capacities: Vec<crate::capacities::WorkloadCapacity<'a>>,
 }
 
 impl<'a> Analysis<'a> {
     /// Groups the run's steps, picks the baseline and derives the warnings.
     pub fn of(run: &'a StoredRun) -> Analysis<'a> {
         let marked = run.contenders.iter().position(|c| c.baseline);
+        let plan = ResolvedPlan::parse(&run.run.plan_resolved);
         let mut a = Analysis {
             run,
             baseline: baseline(run, marked),
             workloads: group(run),
-            plan: ResolvedPlan::parse(&run.run.plan_resolved),
+            capacities: crate::capacities::capacities(run, plan.as_ref()),
+            plan,
             warnings: Vec::new(),
         };
         a.warnings = derive(&a, marked);
@@ -383,7 +387,9 @@ fn baseline(run: &StoredRun, marked: Option<usize>) -> Option<usize> {
 /// left out.
 fn group(run: &StoredRun) -> Vec<WorkloadBlock<'_>> {
     let mut workloads: Vec<WorkloadBlock> = Vec::new();
-    for s in run.steps.iter().filter(|s| contender_of(run, s).is_some()) {
+    // A capacity search's steps are its own (crate::capacities), not cells.
+    let swept = |s: &&StoredStep| contender_of(run, s).is_some() && s.search.is_none();
+    for s in run.steps.iter().filter(swept) {
         let w = match workloads.iter().position(|w| w.name == s.workload) {
             Some(i) => i,
             None => {
@@ -419,7 +425,10 @@ fn cells_of<'a>(run: &'a StoredRun, workload: &str, level: LoadLevel) -> Vec<Cel
             .steps
             .iter()
             .filter(|s| {
-                contender_of(run, s) == Some(ci) && s.workload == workload && s.level == level
+                contender_of(run, s) == Some(ci)
+                    && s.workload == workload
+                    && s.level == level
+                    && s.search.is_none()
             })
             .collect();
         mine.sort_by_key(|s| (s.repetition, s.id));

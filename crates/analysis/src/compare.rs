@@ -292,6 +292,18 @@ pub struct Comparison<'a> {
     /// Each workload × level ranked in both runs: the two orders and the pairs that
     /// swapped.
     pub stability: Vec<Stability>,
+    /// Each contender's capacity on each workload searched in both runs.
+    pub capacities: Vec<crate::capacities::CapacityChange>,
+}
+
+/// The most repetitions of any cell, or searches of any contender's capacity.
+fn most_reps(a: &Analysis) -> usize {
+    let searches = a
+        .capacities
+        .iter()
+        .flat_map(|w| &w.contenders)
+        .map(|c| c.searches.len());
+    searches.fold(a.max_reps(), usize::max)
 }
 
 impl<'a> Comparison<'a> {
@@ -343,8 +355,9 @@ impl<'a> Comparison<'a> {
                 .collect(),
             gates,
             violations: Vec::new(),
-            reps: (aa.max_reps(), ab.max_reps()),
+            reps: (most_reps(&aa), most_reps(&ab)),
             stability: stability(&aa, &ab),
+            capacities: crate::capacities::compare(&aa, &ab),
         };
         c.violations = c.check(&ab);
         c.warnings.extend(c.untested_drops());

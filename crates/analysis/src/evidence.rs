@@ -313,6 +313,7 @@ pub(crate) mod tests {
             resources: Vec::new(),
             wire: None,
             other_load: None,
+            search: None,
         }
     }
 

@@ -112,9 +112,9 @@ pub fn compare(a: CompareArgs) -> Result<i32, Failure> {
     };
     let c = Comparison::of(&run_a, &run_b, gates);
     emit(&compare::render(fmt, &c))?;
-    if c.pairs.is_empty() {
+    if c.pairs.is_empty() && c.capacities.is_empty() {
         return Err(Failure::run(anyhow!(
-            "runs {} and {} have no contender × workload × load level in common: nothing to compare",
+            "runs {} and {} have no contender × workload × load level (or capacity search) in common: nothing to compare",
             a.a,
             a.b
         )));

@@ -14,6 +14,7 @@ pub mod requests;
 pub mod resolved;
 pub mod result;
 pub mod saved;
+pub mod search;
 pub mod shard;
 pub mod shootout;
 pub mod spec;

@@ -6,6 +6,7 @@
 //! in the strings; the CLI substitutes them when it runs the plan.
 
 use crate::requests::{Order, RequestList};
+use crate::search::{FileFindMax, FindMax};
 use crate::shootout::LoadLevel;
 use crate::spec::{
     check_header, check_method, check_path, rules, Expectation, Limit, Protocol, RequestError,
@@ -137,7 +138,7 @@ impl WireKeys {
 }
 
 /// One kind of request and what its answers must be.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
     /// Unique name.
     pub name: String,
@@ -170,6 +171,9 @@ pub struct Workload {
     /// The list read from `requests`: filled by whoever loads the plan's files (the model
     /// does no I/O); `None` until then.
     pub list: Option<RequestList>,
+    /// A capacity search in place of the levels (`find_max` here or in `[load]`): each
+    /// contender's most requests per second within the SLOs. `None`: the levels are swept.
+    pub find_max: Option<FindMax>,
 }
 
 /// One level of the load, with its own length when staged.
@@ -312,6 +316,7 @@ struct FileWorkload {
     requests: Option<Spanned<String>>,
     order: Option<Spanned<String>>,
     seed: Option<u64>,
+    find_max: Option<Spanned<FileFindMax>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -329,6 +334,7 @@ struct FileLoad {
     rate: Option<Spanned<Vec<f64>>>,
     connections: Option<Spanned<usize>>,
     max_connections: Option<Spanned<usize>>,
+    find_max: Option<Spanned<FileFindMax>>,
     stages: Option<Spanned<Vec<FileStage>>>,
     protocol: Option<Spanned<String>>,
     streams: Option<Spanned<usize>>,
@@ -481,14 +487,19 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
             ),
         )
     })?;
-    let defaults = r.defaults(&raw.defaults.unwrap_or_default())?;
+    let raw_defaults = raw.defaults.unwrap_or_default();
+    let defaults = r.defaults(&raw_defaults)?;
     let contenders = r.contenders(&raw.contender)?;
     let pipeline = r.pipeline(raw.load.get_ref().pipeline.as_ref(), "load.pipeline", 1)?;
     let workloads = r.workloads(&raw.workload, raw.load.get_ref(), pipeline)?;
     r.contender_wires(&raw.contender, &contenders, &workloads)?;
-    let levels = r.levels(&raw.load)?;
+    let searched = workloads.iter().filter(|w| w.find_max.is_some()).count();
+    let levels = r.levels(&raw.load, searched, workloads.len())?;
+    if searched > 0 {
+        r.search_span(&raw_defaults, &defaults)?;
+    }
     r.in_flight(raw.load.get_ref(), &levels, &contenders, &workloads)?;
-    let max_connections = r.max_connections(raw.load.get_ref())?;
+    let max_connections = r.max_connections(raw.load.get_ref(), searched > 0)?;
     Ok(Plan {
         name: raw.name,
         defaults,
@@ -963,6 +974,7 @@ impl Reader<'_> {
             pipeline,
         };
         self.wire_agrees(&name, at, w, load, wire)?;
+        let find_max = self.find_max(&name, w, load)?;
         Ok(Workload {
             name,
             method,
@@ -978,7 +990,41 @@ impl Reader<'_> {
             order,
             seed: w.seed.unwrap_or(0),
             list: None,
+            find_max,
         })
+    }
+
+    /// A workload's capacity search: its own `find_max`, else `[load]`'s, each SLO and
+    /// bound checked.
+    fn find_max(
+        &self,
+        name: &str,
+        w: &FileWorkload,
+        load: &FileLoad,
+    ) -> Result<Option<FindMax>, PlanError> {
+        let (f, key) = match (&w.find_max, &load.find_max) {
+            (Some(f), _) => (f, format!("workload '{name}': find_max")),
+            (None, Some(f)) => (f, "load.find_max".to_string()),
+            (None, None) => return Ok(None),
+        };
+        let connections = load
+            .connections
+            .as_ref()
+            .map_or(RATE_CONNECTIONS, |c| *c.get_ref());
+        f.get_ref()
+            .check(&key, connections)
+            .map(Some)
+            .map_err(|m| self.err(f.span().start, m))
+    }
+
+    /// A search's steps run for a time (each as long as its SLOs need, and at least the
+    /// step length): a plan that counts requests per step cannot search.
+    fn search_span(&self, raw: &FileDefaults, d: &Defaults) -> Result<(), PlanError> {
+        if let Span::Requests(_) = d.measure {
+            let at = raw.requests.as_ref().map_or(0, |r| r.span().start);
+            return Err(self.err(at, "find_max runs each step for a time: give defaults.duration (each step's least length) instead of defaults.requests".into()));
+        }
+        Ok(())
     }
 
     /// A workload's method (upper case), path and headers, each checked as the spec checks
@@ -1202,7 +1248,14 @@ impl Reader<'_> {
     }
 
     /// `[load]`: exactly one of concurrency, rate or stages, and at least one level.
-    fn levels(&self, load: &Spanned<FileLoad>) -> Result<Vec<Level>, PlanError> {
+    /// The levels `[load]` lists; none when every one of the `workloads` is searched
+    /// (`searched` of them have `find_max`) and `[load]` lists none.
+    fn levels(
+        &self,
+        load: &Spanned<FileLoad>,
+        searched: usize,
+        workloads: usize,
+    ) -> Result<Vec<Level>, PlanError> {
         let l = load.get_ref();
         let at = load.span().start;
         let given = [
@@ -1213,10 +1266,17 @@ impl Reader<'_> {
         .iter()
         .filter(|x| **x)
         .count();
+        if let (Some(f), true) = (&l.find_max, given > 0) {
+            return Err(self.err(f.span().start, "load.find_max searches every workload's capacity in place of the levels: remove concurrency, rate or stages from [load], or move find_max into the [[workload]]s to search".into()));
+        }
+        if given == 0 && searched == workloads {
+            self.rate_levels(l, searched > 0, &mut Vec::new())?;
+            return Ok(Vec::new());
+        }
         if given != 1 {
             return Err(self.err(
                 at,
-                "[load] needs exactly one of concurrency = [..], rate = [..] or stages = [..]"
+                "[load] needs exactly one of concurrency = [..], rate = [..] or stages = [..] (or find_max = { slo = [..] } to search each workload's capacity)"
                     .into(),
             ));
         }
@@ -1232,7 +1292,7 @@ impl Reader<'_> {
                 });
             }
         }
-        self.rate_levels(l, &mut levels)?;
+        self.rate_levels(l, searched > 0, &mut levels)?;
         if let Some(stages) = &l.stages {
             self.stage_levels(stages, &mut levels)?;
         }
@@ -1279,15 +1339,16 @@ impl Reader<'_> {
         Ok(())
     }
 
-    /// `max_connections`: with `rate = [..]` only, in the connections' range, and no fewer
+    /// `max_connections`: with `rate = [..]` or a search (`search`) only, in the
+    /// connections' range, and no fewer
     /// than the `connections` a step opens at the start.
-    fn max_connections(&self, l: &FileLoad) -> Result<Option<usize>, PlanError> {
+    fn max_connections(&self, l: &FileLoad, search: bool) -> Result<Option<usize>, PlanError> {
         let Some(m) = &l.max_connections else {
             return Ok(None);
         };
         let at = m.span().start;
-        if l.rate.is_none() {
-            return Err(self.err(at, "load.max_connections applies to rate = [..] only, where connections open as the schedule needs them: remove it, or give rates".into()));
+        if l.rate.is_none() && !search {
+            return Err(self.err(at, "load.max_connections applies to rate = [..] and find_max only, where connections open as the schedule needs them: remove it, or give rates".into()));
         }
         let max = rules::connections(*m.get_ref())
             .map_err(|e| self.err(at, broken_rule("load.max_connections", &e)))?;
@@ -1301,11 +1362,16 @@ impl Reader<'_> {
         Ok(Some(max))
     }
 
-    /// `rate = [..]` and the `connections` that carry it.
-    fn rate_levels(&self, l: &FileLoad, levels: &mut Vec<Level>) -> Result<(), PlanError> {
+    /// `rate = [..]` and the `connections` that carry it (or a search's steps: `search`).
+    fn rate_levels(
+        &self,
+        l: &FileLoad,
+        search: bool,
+        levels: &mut Vec<Level>,
+    ) -> Result<(), PlanError> {
         if let Some(c) = &l.connections {
-            if l.rate.is_none() {
-                return Err(self.err(c.span().start, "load.connections applies to rate = [..] only: remove it, or give the connections as concurrency = [..]".into()));
+            if l.rate.is_none() && !search {
+                return Err(self.err(c.span().start, "load.connections applies to rate = [..] and find_max only: remove it, or give the connections as concurrency = [..]".into()));
             }
             rules::connections(*c.get_ref()).map_err(|e| {
                 let why = broken_rule("load.connections", &e);
@@ -1822,7 +1888,55 @@ concurrency = [1, 10]
             "concurrency = [1]\nmax_connections = 9",
         );
         let e = parse(&closed, "plan.toml", CPUS).unwrap_err().to_string();
-        assert!(e.contains("applies to rate = [..] only"), "{e}");
+        assert!(
+            e.contains("applies to rate = [..] and find_max only"),
+            "{e}"
+        );
+    }
+
+    /// `find_max` in `[load]` searches every workload in place of the levels; in a
+    /// workload, that workload only, the others swept; a search runs steps for a time.
+    #[test]
+    fn find_max_searches_in_place_of_the_levels() {
+        let all = GOOD.replace(
+            "concurrency = [1, 10]",
+            "connections = 16\nmax_connections = 900\nfind_max = { slo = [\"p99<50ms\"], to = 5000 }",
+        );
+        let p = parse(&all, "plan.toml", CPUS).unwrap();
+        assert!(p.levels.is_empty());
+        assert_eq!(p.max_connections, Some(900));
+        for w in &p.workloads {
+            let f = w.find_max.as_ref().unwrap();
+            assert_eq!((f.from, f.to, f.connections), (100.0, 5000.0, 16));
+            assert_eq!(f.slo, ["p99<50ms"]);
+        }
+        let one = GOOD.replace(
+            "expect = { status = [200, 302] }",
+            "expect = { status = [200, 302] }\nfind_max = { slo = [\"errors<1%\"], from = 10 }",
+        );
+        let p = parse(&one, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.levels.len(), 2);
+        assert!(p.workloads[0].find_max.is_none());
+        assert_eq!(p.workloads[1].find_max.as_ref().unwrap().from, 10.0);
+
+        let both = GOOD.replace(
+            "concurrency = [1, 10]",
+            "concurrency = [1, 10]\nfind_max = { slo = [\"p99<50ms\"] }",
+        );
+        let e = parse(&both, "plan.toml", CPUS).unwrap_err().to_string();
+        assert!(
+            e.contains("load.find_max searches every workload's capacity in place of the levels"),
+            "{e}"
+        );
+        let unswept = one.replace("concurrency = [1, 10]", "");
+        let e = parse(&unswept, "plan.toml", CPUS).unwrap_err().to_string();
+        assert!(e.contains("or find_max = { slo = [..] }"), "{e}");
+        let counted = all.replace("duration = \"2s\"", "requests = 500");
+        let e = parse(&counted, "plan.toml", CPUS).unwrap_err().to_string();
+        assert!(e.contains("find_max runs each step for a time"), "{e}");
+        let bad = one.replace("\"errors<1%\"", "\"errors<<1%\"");
+        let e = parse(&bad, "plan.toml", CPUS).unwrap_err().to_string();
+        assert!(e.contains("workload 'post': find_max.slo:"), "{e}");
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub struct ResolvedContender {
 }
 
 /// A workload of a resolved plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ResolvedWorkload {
     /// Its name in the plan.
@@ -83,9 +83,39 @@ pub struct ResolvedWorkload {
     /// The request list file, as the plan names it (absent without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<String>,
+    /// The capacity search measured in place of the levels (absent when the levels were
+    /// swept, and in runs stored before searches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<ResolvedFindMax>,
+}
+
+/// A workload's capacity search, as stored with the run: what a report needs to replay
+/// the search from the stored steps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ResolvedFindMax {
+    /// Each SLO as written, in order (a step's `broke` verdict names one by index).
+    pub slo: Vec<String>,
+    /// The first rate tried, req/s.
+    pub from: f64,
+    /// The highest rate tried, req/s.
+    pub to: f64,
 }
 
 impl ResolvedPlan {
+    /// The workloads that sweep the levels (the others are searched for capacity).
+    pub fn swept_workloads(&self) -> usize {
+        self.workloads
+            .iter()
+            .filter(|w| w.find_max.is_none())
+            .count()
+    }
+
+    /// The workloads searched for capacity (`find_max`).
+    pub fn searched_workloads(&self) -> usize {
+        self.workloads.len() - self.swept_workloads()
+    }
+
     /// The resolved form of a validated plan.
     pub fn of(plan: &Plan) -> ResolvedPlan {
         ResolvedPlan {
@@ -117,6 +147,11 @@ impl ResolvedPlan {
                     streams: w.streams,
                     pipeline: (w.pipeline > 1).then_some(w.pipeline),
                     requests: w.requests.as_ref().map(|p| p.display().to_string()),
+                    find_max: w.find_max.as_ref().map(|f| ResolvedFindMax {
+                        slo: f.slo.clone(),
+                        from: f.from,
+                        to: f.to,
+                    }),
                 })
                 .collect(),
             levels: plan.levels.iter().map(|l| l.level).collect(),
@@ -155,7 +190,7 @@ impl ResolvedPlan {
         let repeat = usize::try_from(self.repeat?).ok()?;
         let lists = [
             self.contenders.len(),
-            self.workloads.len(),
+            self.swept_workloads(),
             self.levels.len(),
         ];
         if lists.contains(&0) {

@@ -149,6 +149,9 @@ pub struct StoredStep {
     /// What else ran on the step's CPUs; `None` for steps stored before shootout
     /// recorded it, or when it could not be read.
     pub other_load: Option<crate::OtherLoad>,
+    /// The step was one of a capacity search's (its level is the rate tried), with its
+    /// verdict; `None` for a step of a sweep of the plan's levels.
+    pub search: Option<crate::search::SearchStep>,
 }
 
 /// One run as the reports need it: the run, its contenders (in plan order) and its steps

@@ -5,6 +5,7 @@
 //! object of `docs/load-json.md`'s capacity section). The search and the verdicts are the
 //! analysis' ([`shootout_analysis::capacity`]); this lays them out.
 
+use crate::grid::{Align, Table};
 use crate::units::{round, trim_float};
 use serde_json::{json, Value};
 use shootout_analysis::capacity::{Capacity, Limit, Measured, Verdict};
@@ -44,11 +45,11 @@ fn limit_words(r: &CapacityReport) -> String {
     }
 }
 
-/// A step's verdict in words.
-fn verdict_words(r: &CapacityReport, v: &Verdict) -> String {
+/// A step's verdict in words, naming the SLO of `slos` that broke.
+pub fn verdict_words(slos: &[String], v: &Verdict) -> String {
     match v {
         Verdict::Met => "met".into(),
-        Verdict::Broke(i) => format!("broke {}", r.slos.get(*i).map_or("an SLO", String::as_str)),
+        Verdict::Broke(i) => format!("broke {}", slos.get(*i).map_or("an SLO", String::as_str)),
         Verdict::NotKept => "schedule not kept".into(),
     }
 }
@@ -81,6 +82,37 @@ fn headline(r: &CapacityReport) -> String {
     }
 }
 
+/// The columns of a table of steps: offered and achieved rate, latency, errors, whether
+/// the schedule was kept, the verdict.
+pub(crate) const STEP_HEADER: [&str; 8] = [
+    "offered", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "errors", "kept", "verdict",
+];
+
+/// One step as a table row under [`STEP_HEADER`].
+pub(crate) fn step_row(slos: &[String], s: &Measured) -> Vec<String> {
+    vec![
+        rate(s.rate),
+        trim_float(round(s.achieved, 1)),
+        format!("{:.3}", s.p50_ms),
+        format!("{:.3}", s.p99_ms),
+        format!("{:.3}", s.p999_ms),
+        format!("{:.3}%", s.errors_pct),
+        if s.kept { "yes" } else { "no" }.into(),
+        verdict_words(slos, &s.verdict),
+    ]
+}
+
+/// The steps of a search as a table.
+fn steps_table(r: &CapacityReport) -> Table {
+    let mut align = vec![Align::Right; STEP_HEADER.len()];
+    align[STEP_HEADER.len() - 1] = Align::Left;
+    Table {
+        header: STEP_HEADER.map(String::from).to_vec(),
+        align,
+        rows: r.steps.iter().map(|s| step_row(r.slos, s)).collect(),
+    }
+}
+
 /// The text report.
 pub fn capacity_text(r: &CapacityReport) -> String {
     let mut o = String::new();
@@ -93,62 +125,48 @@ pub fn capacity_text(r: &CapacityReport) -> String {
         );
     }
     let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "{:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>5}  verdict",
-        "offered", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "errors", "kept"
-    );
-    for s in r.steps {
-        let _ = writeln!(
-            o,
-            "{:>10} {:>10} {:>9.3} {:>9.3} {:>9.3} {:>7.3}% {:>5}  {}",
-            rate(s.rate),
-            trim_float(round(s.achieved, 1)),
-            s.p50_ms,
-            s.p99_ms,
-            s.p999_ms,
-            s.errors_pct,
-            if s.kept { "yes" } else { "no" },
-            verdict_words(r, &s.verdict)
-        );
-    }
+    steps_table(r).text(&mut o, "");
     o
+}
+
+/// One step as the JSON reports give it (`capacity.steps[]`).
+pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
+    json!({
+        "offered_rps": round(s.rate, 3),
+        "achieved_rps": round(s.achieved, 3),
+        "latency_ms": {
+            "p50": round(s.p50_ms, 3),
+            "p99": round(s.p99_ms, 3),
+            "p999": round(s.p999_ms, 3),
+        },
+        "errors_pct": round(s.errors_pct, 4),
+        "schedule_kept": s.kept,
+        "verdict": match &s.verdict {
+            Verdict::Met => "met",
+            Verdict::Broke(_) => "broke",
+            Verdict::NotKept => "schedule_not_kept",
+        },
+        "broke": match &s.verdict {
+            Verdict::Broke(i) => slos.get(*i).map(|t| Value::from(t.as_str())),
+            _ => None,
+        },
+    })
+}
+
+/// What limited a search, as the JSON reports give it (`capacity.limited_by`).
+pub(crate) fn limit_json(slos: &[String], l: &Limit) -> Value {
+    match l {
+        Limit::Slo(i) => json!({"kind": "slo", "slo": slos.get(*i)}),
+        Limit::Generator => json!({"kind": "generator"}),
+        Limit::Ceiling => json!({"kind": "ceiling"}),
+    }
 }
 
 /// The JSON document.
 pub fn capacity_json(r: &CapacityReport) -> String {
     let c = r.capacity;
-    let steps: Vec<Value> = r
-        .steps
-        .iter()
-        .map(|s| {
-            json!({
-                "offered_rps": round(s.rate, 3),
-                "achieved_rps": round(s.achieved, 3),
-                "latency_ms": {
-                    "p50": round(s.p50_ms, 3),
-                    "p99": round(s.p99_ms, 3),
-                    "p999": round(s.p999_ms, 3),
-                },
-                "errors_pct": round(s.errors_pct, 4),
-                "schedule_kept": s.kept,
-                "verdict": match &s.verdict {
-                    Verdict::Met => "met".to_string(),
-                    Verdict::Broke(_) => "broke".into(),
-                    Verdict::NotKept => "schedule_not_kept".into(),
-                },
-                "broke": match &s.verdict {
-                    Verdict::Broke(i) => r.slos.get(*i).map(|t| Value::from(t.as_str())),
-                    _ => None,
-                },
-            })
-        })
-        .collect();
-    let limited_by = match &c.limited_by {
-        Limit::Slo(i) => json!({"kind": "slo", "slo": r.slos.get(*i)}),
-        Limit::Generator => json!({"kind": "generator"}),
-        Limit::Ceiling => json!({"kind": "ceiling"}),
-    };
+    let steps: Vec<Value> = r.steps.iter().map(|s| step_json(r.slos, s)).collect();
+    let limited_by = limit_json(r.slos, &c.limited_by);
     let doc = json!({
         "url": r.url,
         "slos": r.slos,

@@ -322,6 +322,53 @@ fn swap_words(w: &Swap) -> &'static str {
     }
 }
 
+/// The title of the capacities' table.
+const CAPACITY_TITLE: &str = "Capacity within the SLOs (req/s, median of each run's searches; more or less when every search of one met a rate the other's broke)";
+
+/// A capacity change's verdict: `more`, `less`, `no_change` (the searches overlap) or
+/// `unfinished` (a side has no finished search).
+fn capacity_verdict(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "more",
+        Verdict::Slower => "less",
+        Verdict::NoChange => "no_change",
+        Verdict::TooFew => "unfinished",
+    }
+}
+
+/// Each contender's capacity on each workload searched in both runs.
+fn capacity_table(c: &Comparison) -> crate::grid::Table {
+    let rate = |r: Option<f64>| r.map_or("–".into(), crate::shootout::capacity::rate);
+    let rows = c
+        .capacities
+        .iter()
+        .map(|k| {
+            vec![
+                k.workload.clone(),
+                k.contender.clone(),
+                rate(k.a),
+                rate(k.b),
+                percent_cell(k.percent),
+                capacity_verdict(k.verdict).replace('_', " "),
+            ]
+        })
+        .collect();
+    crate::grid::Table {
+        header: ["workload", "contender", "A", "B", "change", "verdict"]
+            .map(String::from)
+            .to_vec(),
+        align: vec![
+            Align::Left,
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+        ],
+        rows,
+    }
+}
+
 fn text(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(
@@ -342,7 +389,11 @@ fn text(c: &Comparison) -> String {
         let rows: Vec<Vec<String>> = pairs.iter().map(|p| row(p)).collect();
         text_table(&mut o, "  ", &HEADER, &ALIGN, &rows);
     }
-    if c.pairs.is_empty() {
+    if !c.capacities.is_empty() {
+        let _ = writeln!(o, "\n{CAPACITY_TITLE}");
+        capacity_table(c).text(&mut o, "  ");
+    }
+    if c.pairs.is_empty() && c.capacities.is_empty() {
         o.push_str("\nNo contender × workload × load level was measured in both runs.\n");
     }
     if !c.stability.is_empty() {
@@ -391,7 +442,11 @@ fn markdown(c: &Comparison) -> String {
         let rows: Vec<Vec<String>> = pairs.iter().map(|p| row(p)).collect();
         markdown_table(&mut o, &HEADER, &ALIGN, &rows);
     }
-    if c.pairs.is_empty() {
+    if !c.capacities.is_empty() {
+        let _ = writeln!(o, "\n## {}\n", md_escape(CAPACITY_TITLE));
+        capacity_table(c).markdown(&mut o);
+    }
+    if c.pairs.is_empty() && c.capacities.is_empty() {
         o.push_str("\nNo contender × workload × load level was measured in both runs.\n");
     }
     if !c.stability.is_empty() {
@@ -499,6 +554,14 @@ pub fn json(c: &Comparison) -> Value {
                 "significant_in_a": w.significant_in_a,
                 "significant_in_b": w.significant_in_b,
             })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "capacities": c.capacities.iter().map(|k| json!({
+            "workload": k.workload,
+            "contender": k.contender,
+            "a_max_rps": k.a.map(|x| round(x, 3)),
+            "b_max_rps": k.b.map(|x| round(x, 3)),
+            "change_percent": k.percent.map(|p| round(p, 3)),
+            "verdict": capacity_verdict(k.verdict),
         })).collect::<Vec<_>>(),
         "only_in_a": c.only_in_a.iter().map(unpaired_json).collect::<Vec<_>>(),
         "only_in_b": c.only_in_b.iter().map(unpaired_json).collect::<Vec<_>>(),

@@ -12,6 +12,7 @@
 //! fastest repetition. The grouping, statistics and warnings they share are computed in
 //! `shootout-analysis` ([`Analysis`]); the words they share are in `words`.
 
+pub(crate) mod capacity;
 mod csv;
 pub(crate) mod json;
 mod markdown;

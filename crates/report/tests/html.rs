@@ -3,9 +3,14 @@
 //! well-formed SVG with axis titles, a legend and a series, data strings escaped, warnings
 //! before results, the one-URL page, the new views (the log2 axis of connections, p50 and
 //! p99 by level, a row of timelines per level with a failures timeline only where
-//! something failed, a note for one-second steps, the percentile line ending at max), and
-//! a real browser (headless Chromium) rendering the golden report to a non-blank picture
-//! without console errors, and its sweep with 1, 2, 4 and 8 connections evenly spaced.
+//! something failed, a note for one-second steps, the percentile line ending at max), the
+//! charts that must not hide or mislead (equal latency lines both visible, scatter dots
+//! taking turns, p99 bands, a percentile chart per level, every repetition in the
+//! timelines, CPU on the CPUs allowed, median and merged figures labelled), and a real
+//! browser (headless Chromium) rendering the golden report to a non-blank picture without
+//! console errors, its sweep with 1, 2, 4 and 8 connections evenly spaced, two equal
+//! latency lines both in colour, and the page at 390 and 1280 px without sideways scroll,
+//! every chart shown whole.
 //!
 //! The golden file is `tests/golden/report.html`. After a deliberate change to the report,
 //! regenerate it with `UPDATE_GOLDEN=1 cargo test -p shootout-report --test html` and look
@@ -366,6 +371,7 @@ fn store(s: &Scenario) -> StoredRun {
                             resources: &resources,
                             wire: Default::default(),
                             other_load: None,
+                            search: None,
                         })
                         .unwrap();
                 }
@@ -669,12 +675,12 @@ fn the_golden_report_says_what_a_reader_needs() {
         "% of baseline",
         "server CPU µs/req",
         "peak RSS",
-        "corrected (solid) vs raw (dashed)",
+        "repetitions merged, raw dashed",
         "concurrency = [1, 2, 4, 8]",
         // The fullest view: what the text report has, too.
         "<th>p90 ms</th>",
         "<th>max ms</th>",
-        "Percentage of the requests served within a certain time (ms), c=8",
+        "Percentage of the requests served within a certain time (ms), all repetitions merged,&nbsp;c=8",
         "<th>served</th>",
         "c=8: wsgiref is",
         "times slower than http.server",
@@ -695,16 +701,23 @@ fn the_golden_report_says_what_a_reader_needs() {
 fn every_chart_is_well_formed_svg_with_axes_legend_and_series() {
     let html = render_run(&store(&golden_scenario()));
     let charts = svgs(&html);
-    // Per workload: throughput, latency, spectrum and scatter; then per level (4 + 3) the
-    // timelines of throughput, p99, server CPU and RSS, and of failures at the two top
-    // levels, the only ones where something failed.
-    assert_eq!(charts.len(), 2 * 4 + 7 * 4 + 2, "charts in the run report");
+    // Per workload: throughput, latency, spectrum and scatter, and a small spectrum per
+    // level below the top (3 + 2); then per level (4 + 3) the timelines of throughput,
+    // p99, server CPU and RSS, and of failures at the two top levels, the only ones where
+    // something failed.
+    assert_eq!(
+        charts.len(),
+        2 * 4 + 3 + 2 + 7 * 4 + 2,
+        "charts in the run report"
+    );
     let titles: Vec<String> = charts.iter().map(|s| check_chart(s)).collect();
     for t in [
         "Throughput by load level",
         "Latency by load level",
         "Latency percentiles at c=8",
-        "Latency percentiles at rate=3500, corrected (solid) vs raw (dashed)",
+        "Latency percentiles at rate=3500, repetitions merged, raw dashed",
+        "Latency percentiles, c=1",
+        "Latency percentiles, rate=1500",
         "Sampled requests over time at c=8",
         "Throughput per second, c=1",
         "Throughput per second, c=2",
@@ -979,6 +992,357 @@ fn timelines_have_a_row_per_level_and_a_failures_chart_only_where_something_fail
             "failures timeline at {level}"
         );
     }
+}
+
+#[test]
+fn every_level_gets_a_percentile_chart_not_only_the_highest() {
+    let html = render_run(&store(&golden_scenario()));
+    // The highest level large, with the scatter; every other one small, in level order.
+    for (top, below) in [
+        ("c=8", &["c=1", "c=2", "c=4"][..]),
+        ("rate=3500", &["rate=500", "rate=1500"][..]),
+    ] {
+        chart(&html, &format!("Latency percentiles at {top}"));
+        let mut at = 0;
+        for level in below {
+            let title = format!("<title>Latency percentiles, {level}</title>");
+            let found = html[at..]
+                .find(&title)
+                .unwrap_or_else(|| panic!("no percentile chart at {level} (in order)"));
+            at += found + title.len();
+            let svg = chart(&html, &format!("Latency percentiles, {level}"));
+            assert!(svg.contains("width=\"340\""), "a small chart at {level}");
+            assert_eq!(
+                svg.matches("class=\"series\"").count(),
+                if level.starts_with("rate") { 4 } else { 2 },
+                "every contender (corrected and raw at a rate) at {level}"
+            );
+        }
+    }
+    assert!(!html.contains("lower levels, evenly spaced"), "all drawn");
+}
+
+#[test]
+fn median_and_merged_latency_figures_say_which_they_are() {
+    let html = render_run(&store(&golden_scenario()));
+    let note = "Latency columns (mean to max) are medians over the repetitions of each repetition&#39;s own figure";
+    // Once under each workload's table, before the first chart of merged figures.
+    assert_eq!(html.matches(note).count(), 2, "{note}");
+    for workload in html.split("<h2>Workload:").skip(1) {
+        let table = workload.find("<th>p99 ms</th>").expect("a workload table");
+        let said = workload.find(note).expect("the note in every workload");
+        let merged = workload.find("repetitions merged").expect("merged figures");
+        assert!(table < said && said < merged);
+    }
+    // Every served-within table and percentile chart says it merges the repetitions;
+    // the sweep's latency chart says it draws medians.
+    let served = html
+        .matches("served within a certain time (ms), all repetitions merged")
+        .count();
+    assert_eq!(served, 4 + 3);
+    for svg in svgs(&html) {
+        let title = check_chart(svg);
+        if title.starts_with("Latency percentiles at") {
+            assert!(title.contains("repetitions merged"), "{title}");
+        }
+        if title.starts_with("Latency by load level") {
+            assert!(title.contains("medians"), "{title}");
+        }
+    }
+}
+
+#[test]
+fn captions_keep_the_load_level_on_the_line_of_the_word_before_it() {
+    let html = render_run(&store(&golden_scenario()));
+    let mut captions = 0;
+    for p in html.split("<p class=\"note\">").skip(1) {
+        let text = &p[..p.find("</p>").unwrap()];
+        if !text.starts_with("Percentage of the requests served") {
+            continue;
+        }
+        captions += 1;
+        let level = text.rsplit([' ', ';']).next().unwrap();
+        assert!(
+            level.starts_with("c=") || level.starts_with("rate="),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(&format!(",&nbsp;{level}")),
+            "a breakable space before the level: {text}"
+        );
+    }
+    assert_eq!(captions, 7);
+}
+
+/// The golden run with wsgiref's steps replaced by copies of http.server's: two
+/// contenders with exactly the same numbers, whose lines and dots coincide.
+fn twin_run() -> StoredRun {
+    let mut run = store(&golden_scenario());
+    let (first, second) = (run.contenders[0].id, run.contenders[1].id);
+    run.steps.retain(|s| s.contender != second);
+    let copies: Vec<_> = run
+        .steps
+        .iter()
+        .filter(|s| s.contender == first)
+        .map(|s| {
+            let mut c = s.clone();
+            c.contender = second;
+            c
+        })
+        .collect();
+    run.steps.extend(copies);
+    run
+}
+
+/// The `class="series"` groups of a chart in drawing order: name, the stroke width of
+/// its line, and its marks' element name and size (`r`, or a square's half width).
+fn drawn_series(svg: &str) -> Vec<(String, f64, &str, f64)> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let num = |n: Option<roxmltree::Node>, a: &str| -> f64 {
+        n.and_then(|n| n.attribute(a))
+            .map_or(0.0, |v| v.parse().unwrap())
+    };
+    doc.descendants()
+        .filter(|n| n.attribute("class") == Some("series"))
+        .map(|g| {
+            let name = g.first_child().and_then(|t| t.text()).unwrap().to_string();
+            let line = g
+                .descendants()
+                .find(|n| n.attribute("class") == Some("line"));
+            let mark = g
+                .descendants()
+                .find(|n| n.parent().and_then(|p| p.attribute("class")) == Some("points"));
+            let tag = mark.map_or("", |m| m.tag_name().name());
+            let size = num(mark, "r").max(num(mark, "width") / 2.0);
+            (name, num(line, "stroke-width"), tag, size)
+        })
+        .collect()
+}
+
+#[test]
+fn equal_latency_lines_both_stay_visible() {
+    let html = render_run(&twin_run());
+    let svg = chart(&html, "Latency by load level");
+    // The two contenders' lines do coincide…
+    let paths: Vec<&str> = svg
+        .split("class=\"line\" d=\"")
+        .skip(1)
+        .map(|p| &p[..p.find('"').unwrap()])
+        .collect();
+    assert_eq!(paths.len(), 4);
+    assert_eq!(paths[0], paths[2], "wsgiref p99 = http.server p99");
+    assert_eq!(paths[1], paths[3], "wsgiref p50 = http.server p50");
+    // …so the one drawn first (under) is wider, with larger marks of another shape: its
+    // colour shows as a rim around the other's.
+    let drawn = drawn_series(svg);
+    let (under, over) = (&drawn[0], &drawn[2]);
+    assert_eq!(
+        (under.0.as_str(), over.0.as_str()),
+        ("wsgiref p99", "http.server p99")
+    );
+    assert!(under.1 >= over.1 + 2.0, "line widths: {drawn:?}");
+    assert!(under.3 >= over.3 + 1.0, "mark sizes: {drawn:?}");
+    assert_ne!(under.2, over.2, "mark shapes: {drawn:?}");
+    // The legend shows each contender's shape, so a reader can tell which is which.
+    let legend = &svg[svg.find("class=\"legend\"").unwrap()..];
+    let legend = &legend[..legend.find("</g></g>").unwrap()];
+    assert!(
+        legend.contains("<rect ") && legend.contains("<circle "),
+        "{legend}"
+    );
+}
+
+#[test]
+fn scatter_dots_of_one_contender_do_not_bury_the_others() {
+    let html = render_run(&twin_run());
+    let svg = chart(&html, "Sampled requests over time at c=8");
+    // In drawing order, each contender's dots come both before and after some of the
+    // other's: neither lies wholly on top.
+    let drawn: Vec<String> = drawn_series(svg).into_iter().map(|d| d.0).collect();
+    let last_of = |n: &str| drawn.iter().rposition(|d| d.starts_with(n)).unwrap();
+    let first_of = |n: &str| drawn.iter().position(|d| d.starts_with(n)).unwrap();
+    for (a, b) in [("http.server", "wsgiref"), ("wsgiref", "http.server")] {
+        assert!(
+            first_of(a) < last_of(b) && first_of(b) < last_of(a),
+            "{a} and {b} do not take turns: {drawn:?}"
+        );
+    }
+    // Translucent, and every sample still drawn once.
+    assert!(svg.contains("fill-opacity=\"0.55\""));
+    let golden = render_run(&store(&golden_scenario()));
+    let golden = chart(&golden, "Sampled requests over time at c=8");
+    let dots = |svg: &str, who: &str| svg.matches(&format!("<title>{who} · t=")).count();
+    assert!(dots(golden, "http.server") > 100);
+    assert_eq!(dots(svg, "http.server"), dots(golden, "http.server"));
+    assert_eq!(dots(svg, "wsgiref"), dots(golden, "http.server"));
+}
+
+#[test]
+fn p99_lines_carry_their_spread_over_repetitions_as_a_band() {
+    let html = render_run(&store(&golden_scenario()));
+    let svg = chart(&html, "Latency by load level");
+    assert!(
+        svg.contains("Band: each p99&#39;s min–max over repetitions."),
+        "the chart says what its band is"
+    );
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let mut bands = 0;
+    for g in doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("series"))
+    {
+        let name = g.first_child().and_then(|t| t.text()).unwrap();
+        let band = g
+            .descendants()
+            .find(|n| n.attribute("class") == Some("band"));
+        assert_eq!(band.is_some(), name.ends_with("p99"), "{name}");
+        if let Some(band) = band {
+            // Three repetitions that differ: the band has height.
+            let ys: Vec<f64> = band
+                .attribute("d")
+                .unwrap()
+                .split(['M', 'L', 'Z'])
+                .filter_map(|p| p.split_whitespace().nth(1))
+                .map(|y| y.parse().unwrap())
+                .collect();
+            let (lo, hi) = ys
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(*y), b.max(*y)));
+            assert!(hi - lo > 1.0, "{name}: a flat band {ys:?}");
+            bands += 1;
+        }
+        // Each p99 point's tooltip gives the range it spans.
+        if name.ends_with("p99") {
+            assert!(g
+                .descendants()
+                .filter(|n| n.has_tag_name("title"))
+                .skip(1)
+                .all(|t| t.text().unwrap().contains("; range ")));
+        }
+    }
+    assert_eq!(bands, 2);
+}
+
+/// The series names of a chart, in drawing order, and the legend's entries.
+fn series_and_legend(svg: &str) -> (Vec<String>, Vec<String>) {
+    let names = drawn_series(svg).into_iter().map(|d| d.0).collect();
+    let legend = &svg[svg.find("class=\"legend\"").unwrap()..];
+    let legend = &legend[..legend.find("</g></g>").unwrap()];
+    let entries = legend
+        .split("</title>")
+        .filter_map(|t| t.rsplit("<title>").next())
+        .filter(|t| !t.contains('<'))
+        .map(str::to_string)
+        .collect();
+    (names, entries)
+}
+
+#[test]
+fn timelines_draw_every_repetition_each_with_its_stroke() {
+    let html = render_run(&store(&golden_scenario()));
+    assert!(html.contains("<h3>Timelines of each level, every repetition</h3>"));
+    for (level, reps) in [("c=8", 3), ("rate=1500", 2)] {
+        for title in [
+            "Throughput per second",
+            "p99 latency per second",
+            "Server CPU",
+        ] {
+            let svg = chart(&html, &format!("{title}, {level}"));
+            let (names, legend) = series_and_legend(svg);
+            let mut want: Vec<String> = Vec::new();
+            for who in ["wsgiref", "http.server"] {
+                for n in (1..=reps).rev() {
+                    want.push(format!("{who} #{n}"));
+                }
+            }
+            assert_eq!(names, want, "{title}, {level}");
+            // The legend names each contender once; the note says which stroke is which.
+            assert_eq!(legend, ["http.server #1", "wsgiref #1"], "{title}, {level}");
+            let dashes: Vec<&str> = svg
+                .split("class=\"line\"")
+                .skip(1)
+                .map(|p| {
+                    let p = &p[..p.find("/>").unwrap()];
+                    p.split("stroke-dasharray=\"")
+                        .nth(1)
+                        .map_or("", |d| &d[..d.find('"').unwrap()])
+                })
+                .collect();
+            let solid_dashed_dotted = ["", "7 4", "2 3"];
+            let mut want: Vec<&str> = solid_dashed_dotted[..reps].to_vec();
+            want.reverse();
+            assert_eq!(dashes, [want.clone(), want].concat(), "{title}, {level}");
+        }
+    }
+    assert!(html.contains("#1 solid, #2 dashed, #3 dotted"));
+}
+
+#[test]
+fn many_repetitions_are_drawn_up_to_five_and_the_page_says_so() {
+    let mut s = golden_scenario();
+    s.workloads = vec![(
+        "GET /index.html",
+        vec![LoadLevel::Concurrency { connections: 2 }],
+        7,
+    )];
+    let html = render_run(&store(&s));
+    assert!(
+        html.contains("the first 5 of 7 repetitions drawn"),
+        "says how many"
+    );
+    let (names, _) = series_and_legend(chart(&html, "Throughput per second, c=2"));
+    assert_eq!(names.len(), 2 * 5, "{names:?}");
+    assert!(!names.iter().any(|n| n.ends_with("#6") || n.ends_with("#7")));
+}
+
+/// The values of a chart's points, from their tooltips (`…: 52.3 %`).
+fn tooltip_values(svg: &str, unit: &str) -> Vec<f64> {
+    svg.split("</title></circle>")
+        .filter_map(|t| {
+            t.rsplit(": ")
+                .next()?
+                .strip_suffix(unit)?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+#[test]
+fn server_cpu_is_scaled_to_the_cpus_the_server_was_allowed() {
+    // Unpinned on 2 cores: a server busy on one core is at 50%, never past 100%.
+    let html = render_run(&store(&golden_scenario()));
+    assert!(html.contains("100% = the 2 CPUs the server was allowed (the machine's cores)"));
+    assert!(!html.contains("CPU-bound"));
+    let svg = chart(&html, "Server CPU, c=8");
+    assert!(svg.contains("CPU (% of 2 CPUs allowed)"));
+    let cpu = tooltip_values(svg, "%");
+    assert!(cpu.len() > 20, "{cpu:?}");
+    assert!(cpu.iter().all(|v| (30.0..=70.0).contains(v)), "{cpu:?}");
+    // Pinned to one CPU, both servers sat at its ceiling at every closed-loop level: the
+    // page says they were CPU-bound instead of drawing flat lines at 100%.
+    let mut run = store(&golden_scenario());
+    run.run.plan_resolved = r#"{"server_cpus":[1],"load_cpus":[0]}"#.into();
+    let html = render_run(&run);
+    let (closed, rate) = html
+        .split_once("<h2>Workload: GET /index.html at fixed rates")
+        .unwrap();
+    assert!(
+        closed.contains("<strong>CPU-bound</strong>: http.server and wsgiref used at least 90% of the 1 CPU they were allowed at every level"),
+        "{closed}"
+    );
+    assert!(
+        !closed.contains("<title>Server CPU, c="),
+        "no CPU chart when CPU-bound"
+    );
+    assert!(closed.contains("<title>Server memory (RSS), c=8"));
+    // At fixed rates they were not (500 req/s is a fraction of a CPU): charted, on 1 CPU.
+    assert!(!rate.contains("CPU-bound"));
+    let svg = chart(rate, "Server CPU, rate=500");
+    assert!(svg.contains("CPU (% of 1 CPU allowed)"));
+    let cpu = tooltip_values(svg, "%");
+    assert!(cpu.iter().all(|v| (10.0..=35.0).contains(v)), "{cpu:?}");
 }
 
 #[test]
@@ -1303,6 +1667,176 @@ fn chromium_renders_the_golden_report() {
         "console messages:\n{}",
         console.join("\n")
     );
+}
+
+#[test]
+fn chromium_shows_both_of_two_equal_latency_lines() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: chromium not found: the overlap check of the HTML report is skipped");
+        return;
+    };
+    // Two contenders with the same numbers: the second's orange must still show, as a
+    // rim around the first's blue, in the plot (below the legend, which has orange too).
+    let html = render_run(&twin_run());
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("latency.html");
+    std::fs::write(
+        &page,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0;background:#fff\">{}</body></html>",
+            chart(&html, "Latency by load level")
+        ),
+    )
+    .unwrap();
+    let png = dir.path().join("latency.png");
+    let (ok, err) = screenshot(&browser, &page, &png, 700, 450);
+    assert!(ok, "chromium failed on the latency chart:\n{err}");
+    let (w, h, pixels) = png_pixels(&std::fs::read(&png).unwrap());
+    // Pixels of about that colour (edges are blended; the bands are much paler).
+    let count = |rgb: [u8; 3]| {
+        (80..h as usize - 50)
+            .flat_map(|y| (0..w as usize).map(move |x| (x, y)))
+            .filter(|(x, y)| {
+                let p = pixels[y * w as usize + x];
+                (0..3).all(|i| p[i].abs_diff(rgb[i]) <= 40)
+            })
+            .count()
+    };
+    let (blue, orange) = (count([0x00, 0x72, 0xB2]), count([0xE6, 0x9F, 0x00]));
+    assert!(blue > 200, "the top line is drawn: {blue} blue pixels");
+    assert!(
+        orange > blue / 5,
+        "the line underneath is hidden: {orange} orange pixels, {blue} blue"
+    );
+}
+
+/// What the browser measured of a page laid out `width` px wide (see [`at_width`]).
+#[derive(Debug, Default)]
+struct Layout {
+    /// The page's own width: `document.documentElement.scrollWidth` (px).
+    scroll: f64,
+    /// The viewport's width: `innerWidth` (px).
+    inner: f64,
+    /// Charts on the page.
+    charts: usize,
+    /// Charts not shown whole: hidden, tiny, or reaching past the viewport's sides.
+    unseen: usize,
+    /// Texts of a chart that reach past its frame (a title or label cut off).
+    clipped: usize,
+    /// How far the contenders table reaches past its box (px; 0 when it does not scroll).
+    contenders_overflow: f64,
+}
+
+/// The script that measures the page in the frame `f` (the page itself has no script):
+/// it writes a `LAYOUT key=value … END` line into the outer page.
+const LAYOUT_PROBE: &str = "<script>document.getElementById('f').addEventListener('load',()=>{\
+const w=document.getElementById('f').contentWindow,doc=w.document,d=doc.documentElement;\
+const cs=[...doc.querySelectorAll('svg.chart')];\
+const unseen=cs.filter(s=>{const r=s.getBoundingClientRect(),st=w.getComputedStyle(s);\
+return !(r.width>100&&r.height>100&&r.left>=0&&r.right<=w.innerWidth+0.5&&st.display!=='none'&&st.visibility==='visible')}).length;\
+let clipped=0;for(const s of cs){const vb=s.viewBox.baseVal;for(const t of s.querySelectorAll('text')){\
+const b=t.getBBox();if(t.closest('[transform]'))continue;if(b.x<-0.5||b.x+b.width>vb.width+0.5)clipped++;}}\
+const t=doc.querySelector('#contenders');const over=t?t.scrollWidth-t.clientWidth:-1;\
+const p=document.createElement('pre');p.textContent='LAYOUT scroll='+d.scrollWidth+' inner='+w.innerWidth+' charts='+cs.length+' unseen='+unseen+' clipped='+clipped+' contenders='+over+' END';\
+document.body.append(p);});</script>";
+
+/// Lays `page` out in a frame `width` px wide (Chromium's headless window is at least
+/// 500 px wide, so the width is the frame's) and measures it with [`LAYOUT_PROBE`].
+fn at_width(browser: &Path, page: &str, width: u32) -> Layout {
+    let dir = tempfile::tempdir().unwrap();
+    let outer = dir.path().join("outer.html");
+    let srcdoc = page.replace('&', "&amp;").replace('"', "&quot;");
+    std::fs::write(
+        &outer,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe id=\"f\" style=\"border:0;display:block\" width=\"{width}\" height=\"1200\" srcdoc=\"{srcdoc}\"></iframe>{LAYOUT_PROBE}</body></html>"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--window-size=1400,1300",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg(format!("file://{}", outer.display()))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .expect("chromium starts");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let line = dom
+        .split("LAYOUT ")
+        .nth(2)
+        .and_then(|l| l.split(" END").next())
+        .unwrap_or_else(|| panic!("no layout line in Chromium's DOM:\n{dom}"));
+    let mut m = Layout::default();
+    for kv in line.split(' ') {
+        let (k, v) = kv.split_once('=').expect("key=value");
+        let v: f64 = v.parse().expect("a number");
+        match k {
+            "scroll" => m.scroll = v,
+            "inner" => m.inner = v,
+            "charts" => m.charts = v as usize,
+            "unseen" => m.unseen = v as usize,
+            "clipped" => m.clipped = v as usize,
+            "contenders" => m.contenders_overflow = v,
+            _ => {}
+        }
+    }
+    m
+}
+
+/// A contender command as long as real ones get (a shell wrapper, a deep path, flags).
+const LONG_COMMAND: &str = "sh -c 'exec /opt/servers/very/long/path/to/the/server/binary/gunicorn --workers=4 --bind=127.0.0.1:40124 --access-logfile=/var/tmp/shootout-access-logs-of-this-contender-for-the-run.log app:application'";
+
+#[test]
+fn the_report_fits_a_phone_and_a_desktop_with_every_chart_shown() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: chromium not found: the layout check of the HTML report is skipped");
+        return;
+    };
+    let mut scenario = golden_scenario();
+    scenario.entrants[1].command = LONG_COMMAND;
+    let html = render_run(&store(&scenario));
+    assert!(
+        html.contains("access-logfile"),
+        "the long command is on the page"
+    );
+    let want = svgs(&html).len();
+    for width in [390, 1280] {
+        let m = at_width(&browser, &html, width);
+        assert_eq!(m.inner, f64::from(width), "{m:?}");
+        assert!(
+            m.scroll <= m.inner,
+            "at {width} px the page scrolls sideways: {m:?}"
+        );
+        assert_eq!(m.charts, want, "at {width} px: {m:?}");
+        assert_eq!(
+            m.unseen, 0,
+            "at {width} px some charts are not shown whole: {m:?}"
+        );
+        assert_eq!(
+            m.clipped, 0,
+            "at {width} px some chart texts are cut off: {m:?}"
+        );
+        assert_eq!(
+            m.contenders_overflow, 0.0,
+            "at {width} px the contenders table scrolls sideways: {m:?}"
+        );
+    }
 }
 
 /// Renders the latest run of a real store to HTML and a PNG — how `docs/report.png` was

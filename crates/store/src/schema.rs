@@ -19,6 +19,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V7_SETUP,
     V8_SCHEDULE,
     V9_OTHER_LOAD,
+    V10_SEARCH,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -240,6 +241,14 @@ ALTER TABLE steps ADD COLUMN other_cpus INTEGER;
 ALTER TABLE steps ADD COLUMN other_busy REAL;
 ALTER TABLE steps ADD COLUMN other_steal REAL;
 ALTER TABLE steps ADD COLUMN other_load_avg REAL;
+";
+
+/// Version 10: per step of a capacity search, its verdict (`met`, `broke`, `not_kept`, or
+/// `unjudged` for a step interrupted or whose contender died) and, for `broke`, the index
+/// of the SLO that broke; both NULL for a step of a sweep of the plan's levels.
+const V10_SEARCH: &str = "
+ALTER TABLE steps ADD COLUMN search_verdict TEXT;
+ALTER TABLE steps ADD COLUMN search_slo INTEGER;
 ";
 
 /// Reads the file's schema version (`PRAGMA user_version`).

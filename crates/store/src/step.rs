@@ -7,6 +7,7 @@ use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
+use shootout_model::search::{SearchStep, Verdict};
 use shootout_model::{
     Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, LoadLevel,
     Measure, OtherLoad, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats,
@@ -49,6 +50,27 @@ pub struct StepRecord<'a> {
     pub wire: Wire,
     /// What else ran on the step's CPUs, when it could be read.
     pub other_load: Option<OtherLoad>,
+    /// The step is one of a capacity search's, with its verdict; `None` for a step of a
+    /// sweep of the plan's levels.
+    pub search: Option<&'a SearchStep>,
+}
+
+/// The word stored for a search step that was not judged.
+const UNJUDGED: &str = "unjudged";
+
+/// The columns `search_verdict` and `search_slo` of a step.
+fn search_columns(search: Option<&SearchStep>) -> (Option<&'static str>, Option<usize>) {
+    match search.map(|s| &s.verdict) {
+        None => (None, None),
+        Some(None) => (Some(UNJUDGED), None),
+        Some(Some(v)) => (
+            Some(v.word()),
+            match v {
+                Verdict::Broke(i) => Some(*i),
+                _ => None,
+            },
+        ),
+    }
 }
 
 /// The steps table's columns for a load level: kind, connections, rate.
@@ -91,7 +113,7 @@ const STEP_COLUMNS: &str = "
     sched_late_no_connection, sched_max_lag_ns, sched_lag_p50_us, sched_lag_p99_us,
     sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
-    other_cpus, other_busy, other_steal, other_load_avg";
+    other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo";
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
@@ -205,6 +227,7 @@ impl Store {
         let s = r.schedule.as_ref();
         let first = r.first_response.as_ref();
         let o = step.other_load.as_ref();
+        let (search_verdict, search_slo) = search_columns(step.search);
         // The HTTP/2 concurrency limit is kept as its warning says it, to be said again.
         let limited = r.warnings.iter().find_map(|w| match w {
             Warning::StreamsLimited { asked, allowed } => Some((*asked, *allowed)),
@@ -291,6 +314,8 @@ impl Store {
                     ":other_busy": o.and_then(|o| o.others),
                     ":other_steal": o.map(|o| o.steal),
                     ":other_load_avg": o.map(|o| o.load_avg),
+                    ":search_verdict": search_verdict,
+                    ":search_slo": search_slo,
                 };
                 let mut all = columns.to_vec();
                 all.extend(
@@ -484,6 +509,7 @@ impl Store {
             resources: Vec::new(),
             wire,
             other_load: c.other_load()?,
+            search: c.search(id)?,
         };
         Ok((step, streams))
     }
@@ -525,6 +551,24 @@ impl Columns<'_> {
             others: self.get::<Option<f64>>("other_busy")?.map(finite),
             steal: finite(self.real("other_steal")?).min(1.0),
             load_avg: finite(self.real("other_load_avg")?),
+        }))
+    }
+
+    /// The step's part in a capacity search; `None` for a sweep's step.
+    fn search(&self, id: i64) -> Result<Option<SearchStep>, StoreError> {
+        let Some(word) = self.get::<Option<String>>("search_verdict")? else {
+            return Ok(None);
+        };
+        if word == UNJUDGED {
+            return Ok(Some(SearchStep { verdict: None }));
+        }
+        let slo: Option<usize> = self.get("search_slo")?;
+        let verdict = Verdict::from_word(&word, slo).ok_or_else(|| {
+            self.store
+                .corrupt(format!("search verdict of step {id}"), format!("'{word}'"))
+        })?;
+        Ok(Some(SearchStep {
+            verdict: Some(verdict),
         }))
     }
 

@@ -226,6 +226,7 @@ fn step<'a>(
             steal: 0.03,
             load_avg: 2.5,
         }),
+        search: None,
     }
 }
 
@@ -310,6 +311,7 @@ fn steps_without_a_watch_of_the_machine_read_without_one() {
     let result = synthetic_result(3);
     let unwatched = StepRecord {
         other_load: None,
+        search: None,
         ..step(run, c, 1, &result, &[])
     };
     store.record_step(&unwatched).unwrap();
@@ -323,6 +325,7 @@ fn steps_without_a_watch_of_the_machine_read_without_one() {
     store
         .record_step(&StepRecord {
             other_load: Some(steal_only),
+            search: None,
             ..step(run, c, 2, &result, &[])
         })
         .unwrap();
@@ -1003,4 +1006,44 @@ fn a_v1_file_gets_the_owner_columns() {
         (found[0].name.as_str(), found[0].owner.as_ref()),
         ("v1", None)
     );
+}
+
+/// A capacity search's steps keep their verdicts (the SLO that broke among them), an
+/// unjudged step stays unjudged, and a sweep's step has none.
+#[test]
+fn search_steps_keep_their_verdicts() {
+    use shootout_model::search::{SearchStep, Verdict};
+    let mut store = Store::open_in_memory().unwrap();
+    let run = store
+        .begin_run(&new_run("demo", &machine(), at(0)))
+        .unwrap();
+    let c = store.add_contender(run, &contender("nginx")).unwrap();
+    let result = synthetic_result(1);
+    let marks = [
+        Some(SearchStep {
+            verdict: Some(Verdict::Met),
+        }),
+        Some(SearchStep {
+            verdict: Some(Verdict::Broke(1)),
+        }),
+        Some(SearchStep {
+            verdict: Some(Verdict::NotKept),
+        }),
+        Some(SearchStep { verdict: None }),
+        None,
+    ];
+    for (i, mark) in marks.iter().enumerate() {
+        let record = StepRecord {
+            search: mark.as_ref(),
+            ..step(run, c, i as u32 + 1, &result, &[])
+        };
+        store.record_step(&record).unwrap();
+    }
+    let back: Vec<_> = store
+        .steps(run)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.search)
+        .collect();
+    assert_eq!(back, marks);
 }

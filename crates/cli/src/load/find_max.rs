@@ -9,7 +9,7 @@ use super::flags::LoadArgs;
 use crate::gates::parse_slos;
 use crate::output::{Failure, INTERRUPTED};
 use anyhow::anyhow;
-use shootout_analysis::capacity::{self, Capacity, Measured, Next, Search};
+use shootout_analysis::capacity::{self, Measured, Next, Search, SETTLE};
 use shootout_engine::Control;
 use shootout_model::{LoadSpec, Pace, RunResult};
 use shootout_report::capacity::{capacity_json, capacity_text, CapacityReport};
@@ -40,14 +40,6 @@ pub struct FindMaxArgs {
     #[arg(long, value_name = "R", default_value_t = 1_000_000.0)]
     pub to: f64,
 }
-
-/// How long each step runs at its rate before it is measured (not judged).
-const SETTLE: Duration = Duration::from_secs(1);
-
-/// After a step that broke an SLO, the server may still be working through requests the
-/// step left queued: the next step waits this long, or as long as that step lasted if
-/// longer, so it does not inherit the backlog.
-const COOLDOWN: Duration = Duration::from_secs(1);
 
 /// Each step's least length when `-d` is not given.
 const DEFAULT_STEP: Duration = Duration::from_secs(5);
@@ -101,19 +93,19 @@ pub(super) fn run(a: &LoadArgs, base: &LoadSpec, format: Format) -> Result<i32, 
             Next::Try(rate) => rate,
         };
         let length = capacity::step_length(rate, &slos, floor);
-        if let Some(last) = measured
-            .last()
-            .filter(|m| m.verdict != capacity::Verdict::Met)
-        {
-            let wait = COOLDOWN.max(capacity::step_length(last.rate, &slos, floor));
+        if let Some(last) = measured.last() {
+            let wait = capacity::cooldown_after(
+                &last.verdict,
+                capacity::step_length(last.rate, &slos, floor),
+            );
             if crate::stop::sleep_unless_stopped(wait, &stop) {
                 interrupted = true;
-                break capacity_so_far(&measured);
+                break capacity::so_far(&search, &steps);
             }
         }
         let Some(result) = step(base, rate, length, &stop)? else {
             interrupted = true;
-            break capacity_so_far(&measured);
+            break capacity::so_far(&search, &steps);
         };
         let kept = capacity::kept(&result);
         let m = Measured::of(rate, &result, kept, capacity::judge(&slos, &result));
@@ -147,38 +139,6 @@ pub(super) fn run(a: &LoadArgs, base: &LoadSpec, format: Format) -> Result<i32, 
     };
     crate::output::emit(&text)?;
     Ok(if interrupted { INTERRUPTED } else { 0 })
-}
-
-/// What the search had found when it was stopped: the answer of a search that ends here.
-fn capacity_so_far(measured: &[Measured]) -> Capacity {
-    let lo = measured
-        .iter()
-        .filter(|m| m.verdict == capacity::Verdict::Met)
-        .map(|m| m.rate)
-        .fold(None, |acc: Option<f64>, r| {
-            Some(acc.map_or(r, |a| a.max(r)))
-        });
-    let hi = measured
-        .iter()
-        .filter(|m| m.verdict != capacity::Verdict::Met && lo.is_none_or(|l| m.rate > l))
-        .map(|m| m.rate)
-        .fold(None, |acc: Option<f64>, r| {
-            Some(acc.map_or(r, |a| a.min(r)))
-        });
-    let limited_by = match measured
-        .iter()
-        .find(|m| Some(m.rate) == hi)
-        .map(|m| &m.verdict)
-    {
-        Some(capacity::Verdict::Broke(i)) => capacity::Limit::Slo(*i),
-        Some(_) => capacity::Limit::Generator,
-        None => capacity::Limit::Ceiling,
-    };
-    Capacity {
-        max_rps: lo,
-        first_failing_rps: hi,
-        limited_by,
-    }
 }
 
 /// One step: a settle period at `rate` (not judged), then `length` measured. `None` when

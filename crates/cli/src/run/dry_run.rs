@@ -69,8 +69,17 @@ fn workload_line(w: &shootout_model::plan::Workload) -> String {
     } else {
         format!(", {wire}")
     };
+    let search = w.find_max.as_ref().map_or(String::new(), |f| {
+        format!(
+            "    capacity search within {}, from {} to {} req/s, {} connections at the start\n",
+            f.slo.join(", "),
+            f.from,
+            f.to,
+            f.connections
+        )
+    });
     format!(
-        "  {}: {what}{spoken} (expect status {}{}{})\n",
+        "  {}: {what}{spoken} (expect status {}{}{})\n{search}",
         w.name,
         w.expect.status.describe(),
         w.expect
@@ -98,6 +107,26 @@ fn span(s: Span) -> String {
 /// the measurement takes.
 fn load_lines(plan: &Plan) -> String {
     let d = &plan.defaults;
+    let swept = plan
+        .workloads
+        .iter()
+        .filter(|w| w.find_max.is_none())
+        .count();
+    let searched = plan.workloads.len() - swept;
+    let search = match searched {
+        0 => String::new(),
+        n => format!(
+            "capacity searches: {} × {} × {}, each step at least {} after {} settling, as many steps as each search needs\n",
+            plural(plan.contenders.len(), "contender", "contenders"),
+            plural(n, "workload", "workloads"),
+            plural(d.repeat as usize, "repetition", "repetitions"),
+            span(d.measure),
+            tenths_secs(shootout_analysis::capacity::SETTLE)
+        ),
+    };
+    if swept == 0 {
+        return format!("\n{search}");
+    }
     // A stage's own length shows beside it; the others last `d.measure`.
     let levels: Vec<String> = plan
         .levels
@@ -107,13 +136,13 @@ fn load_lines(plan: &Plan) -> String {
             None => l.level.to_string(),
         })
         .collect();
-    let per_level = plan.contenders.len() * plan.workloads.len() * d.repeat as usize;
+    let per_level = plan.contenders.len() * swept * d.repeat as usize;
     let steps = per_level * plan.levels.len();
     let mut out = format!(
         "\nload: {}\nsteps: {steps} ({} × {} × {} × {}), each {}, warm-up {}, cooldown {}\n",
         levels.join(", "),
         plural(plan.contenders.len(), "contender", "contenders"),
-        plural(plan.workloads.len(), "workload", "workloads"),
+        plural(swept, "workload", "workloads"),
         plural(plan.levels.len(), "level", "levels"),
         plural(d.repeat as usize, "repetition", "repetitions"),
         if plan.levels.iter().all(|l| l.measure.is_some()) {
@@ -136,6 +165,7 @@ fn load_lines(plan: &Plan) -> String {
         let total = measuring + d.cooldown.as_secs_f64() * steps as f64;
         out.push_str(&format!("about {total:.0} s of measurement\n"));
     }
+    out.push_str(&search);
     out
 }
 

@@ -9,13 +9,14 @@ use super::executor::{Executor, StepRun};
 use super::runner::{Runner, Up};
 use super::step_spec;
 use shootout_model::plan::{Level, Span};
+use shootout_model::search::{FindMax, SearchStep, Verdict};
 use shootout_model::{ContenderStatus, LoadLevel, LoadSpec, RunResult, StepStatus};
 use shootout_report::{terminal_line, terminal_text};
 use shootout_store::StepRecord;
 use std::time::{Duration, SystemTime};
 
 /// What comes after a step.
-enum Next {
+pub(super) enum Next {
     /// The next contender (after the cooldown).
     Go,
     /// The contender left the sweep: the next one takes its place, without a cooldown.
@@ -31,11 +32,18 @@ impl<E: Executor> Runner<'_, E> {
         let d = &plan.defaults;
         // Step n of all: as planned when the phase begins (a contender that leaves
         // takes its steps with it, so the last step may come before the last number).
-        let all = plan.workloads.len() * plan.levels.len() * d.repeat as usize * up.len();
+        let swept = plan.workloads.iter().filter(|w| w.find_max.is_none());
+        let all = swept.count() * plan.levels.len() * d.repeat as usize * up.len();
         let mut n = 0;
         for wi in 0..plan.workloads.len() {
             if self.warm_up(wi, up)? {
                 return Ok(true);
+            }
+            if let Some(find_max) = &plan.workloads[wi].find_max {
+                if self.search(wi, find_max, up)? {
+                    return Ok(true);
+                }
+                continue;
             }
             for level in &plan.levels {
                 for rep in 1..=d.repeat {
@@ -46,7 +54,13 @@ impl<E: Executor> Runner<'_, E> {
                             return Ok(true);
                         }
                         n += 1;
-                        match self.step(wi, level, rep, up, i, (n, all))? {
+                        let at = At {
+                            level,
+                            rep,
+                            progress: format!("step {n} of {all}"),
+                            search: None,
+                        };
+                        match self.step(wi, &at, up, i)?.0 {
                             Next::Go => {
                                 i += 1;
                                 self.exec.cooldown(d.cooldown);
@@ -69,7 +83,13 @@ impl<E: Executor> Runner<'_, E> {
             return Ok(false);
         };
         for u in up {
-            let level = plan.levels[0].level;
+            let level = match &plan.workloads[wi].find_max {
+                Some(f) => LoadLevel::Rate {
+                    rps: f.from,
+                    connections: f.connections,
+                },
+                None => plan.levels[0].level,
+            };
             let spec = self.spec_of(u, wi, level, warm)?;
             let r = self.exec.warm_up(&spec);
             if self.exec.stopped() {
@@ -88,7 +108,7 @@ impl<E: Executor> Runner<'_, E> {
     }
 
     /// The load spec of contender `u` on workload `wi` at `level`, lasting `span`.
-    fn spec_of(
+    pub(super) fn spec_of(
         &self,
         u: &Up<E::Process>,
         wi: usize,
@@ -106,25 +126,26 @@ impl<E: Executor> Runner<'_, E> {
         )
     }
 
-    /// Measures `up[i]` on workload `wi` at `level`, repetition `rep`, and stores the step.
-    fn step(
+    /// Measures `up[i]` on workload `wi` as `at` says, and stores the step; with the
+    /// step's verdict when it was one of a search's and was judged.
+    pub(super) fn step(
         &mut self,
         wi: usize,
-        level: &Level,
-        rep: u32,
+        at: &At,
         up: &mut Vec<Up<E::Process>>,
         i: usize,
-        (n, all): (usize, usize),
-    ) -> anyhow::Result<Next> {
+    ) -> anyhow::Result<(Next, Option<Verdict>)> {
         let plan = self.plan;
         let (d, w) = (&plan.defaults, &plan.workloads[wi]);
+        let (level, rep) = (at.level, at.rep);
         let u = &mut up[i];
         let name = &plan.contenders[u.index].name;
         let span = level.measure.unwrap_or(d.measure);
         let spec = self.spec_of(u, wi, level.level, span)?;
         let started = SystemTime::now();
         let title = format!(
-            "step {n} of {all} · {} · {} · {} · rep {rep}/{}",
+            "{} · {} · {} · {} · rep {rep}/{}",
+            at.progress,
             terminal_line(name),
             terminal_line(&w.name),
             level.level,
@@ -143,14 +164,19 @@ impl<E: Executor> Runner<'_, E> {
         );
         let mut result = match result {
             Ok(r) => r,
-            Err(e) => return self.stopped_answering(up, i, &e),
+            Err(e) => return Ok((self.stopped_answering(up, i, &e)?, None)),
         };
         shootout_analysis::load_warnings::refresh(&mut result, &spec);
         let status = step_status(died.is_some(), &result, self.exec.stopped());
         if status == StepStatus::Interrupted && result.counts.completed == 0 {
             // Stopped before it measured anything: not a step.
-            return Ok(Next::Stop);
+            return Ok((Next::Stop, None));
         }
+        // A search's step is judged only when it ran its course.
+        let search = at.search.map(|f| SearchStep {
+            verdict: (status == StepStatus::Complete)
+                .then(|| shootout_analysis::capacity::judge(&f.slos, &result)),
+        });
         self.store.record_step(&StepRecord {
             run: self.run_id,
             contender: u.id,
@@ -164,25 +190,32 @@ impl<E: Executor> Runner<'_, E> {
             resources: &resources,
             wire: spec.wire(),
             other_load,
+            search: search.as_ref(),
         })?;
         self.count_step(u)?;
-        say_step(
-            step_line(name, &w.name, level.level, rep, d.repeat, &result),
-            other_load,
-        );
+        let verdict = search.and_then(|s| s.verdict);
+        let mut line = step_line(name, &w.name, level.level, rep, d.repeat, &result);
+        if let (Some(v), Some(f)) = (&verdict, at.search) {
+            line.push_str(&format!(
+                ": {}",
+                shootout_report::capacity::verdict_words(&f.slo, v)
+            ));
+        }
+        say_step(line, other_load);
         if let Some(exit) = died {
             let detail = format!("exited during a step ({exit}){}", self.tail(u));
             self.crashed(name, u, &detail)?;
             if let Some(p) = up.remove(i).process {
                 self.exec.kill(p);
             }
-            return Ok(Next::Left);
+            return Ok((Next::Left, None));
         }
-        Ok(if self.exec.stopped() {
+        let next = if self.exec.stopped() {
             Next::Stop
         } else {
             Next::Go
-        })
+        };
+        Ok((next, verdict))
     }
 
     /// The contender `up[i]` stopped answering between steps: it is reported as crashed,
@@ -235,6 +268,15 @@ impl<E: Executor> Runner<'_, E> {
             .map(|t| format!("; last lines of its stderr:\n{t}"))
             .unwrap_or_default()
     }
+}
+
+/// Where a step stands: its level (and length), its repetition, its place in the run as
+/// the live view says it (`step 3 of 12`), and the search it belongs to, if any.
+pub(super) struct At<'p> {
+    pub(super) level: &'p Level,
+    pub(super) rep: u32,
+    pub(super) progress: String,
+    pub(super) search: Option<&'p FindMax>,
 }
 
 /// A step's series in the metrics: its contender, workload and level.

@@ -26,6 +26,7 @@ mod executor;
 mod measure;
 mod plan_load;
 mod runner;
+mod search;
 #[cfg(test)]
 mod tests;
 mod verify;

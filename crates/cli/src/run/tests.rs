@@ -86,6 +86,8 @@ struct Mock {
     no_version: Option<&'static str>,
     /// The config files found in place when each setup ran, as `NAME: TEXT`.
     configs: Vec<String>,
+    /// The rate each contender holds: above it, its answers take 100 ms.
+    capacity: HashMap<&'static str, f64>,
 }
 
 impl Mock {
@@ -223,7 +225,13 @@ impl Executor for Mock {
         } else if interrupted {
             Ok(Mock::result(self.completed_when_interrupted, true))
         } else {
-            Ok(Mock::result(100, dies))
+            let mut r = Mock::result(100, dies);
+            let held = self.capacity.get(self.names[&spec.target.port].as_str());
+            if let (Some(&held), shootout_model::Pace::Rate(rate)) = (held, spec.pace) {
+                let latency_us = if rate > held { 100_000 } else { 1_000 };
+                r.histograms.latency.record_n(latency_us, 100).unwrap();
+            }
+            Ok(r)
         };
         StepRun {
             result,
@@ -246,9 +254,15 @@ impl Executor for Mock {
         self.calls.push(format!("kill {}", p.name));
     }
 
+    /// The plan's 1 s is `cooldown`; a longer wait (after a search's failed step) says
+    /// how long.
     fn cooldown(&mut self, pause: Duration) {
-        assert_eq!(pause, Duration::from_secs(1));
-        self.call("cooldown".into());
+        assert!(pause >= Duration::from_secs(1), "{pause:?}");
+        if pause == Duration::from_secs(1) {
+            self.call("cooldown".into());
+        } else {
+            self.call(format!("cooldown {pause:?}"));
+        }
     }
 }
 
@@ -364,12 +378,16 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
         .unwrap()
         .iter()
         .map(|s| {
-            let LoadLevel::Concurrency { connections } = s.level else {
-                panic!("{:?}", s.level)
+            let level = match s.level {
+                LoadLevel::Concurrency { connections } => format!("c{connections}"),
+                LoadLevel::Rate { rps, .. } => format!("@{rps}"),
             };
             let status = format!("{:?}", s.status).to_lowercase();
             let (c, w, r) = (name_of(s.contender), &s.workload, s.repetition);
-            format!("{c} {w} c{connections} r{r} {status}")
+            let verdict = s.search.as_ref().map_or(String::new(), |m| {
+                format!(" {}", m.verdict.as_ref().map_or("unjudged", |v| v.word()))
+            });
+            format!("{c} {w} {level} r{r} {status}{verdict}")
         })
         .collect();
     Outcome {
@@ -802,4 +820,111 @@ fn a_contender_that_fails_verification_is_stopped_and_not_measured() {
     assert_eq!(out.steps.len(), 8, "b's steps only: {:?}", out.steps);
     assert_eq!(out.status, RunStatus::Complete);
     out.all_stopped();
+}
+
+/// A plan whose workloads are each searched for capacity (`find_max`), as the mock runs it.
+fn search_plan() -> Plan {
+    let text = PLAN
+        .replace("requests = 100", "duration = \"2s\"")
+        .replace("repeat = 2", "repeat = 1")
+        .replace(
+            "concurrency = [1, 2]",
+            "connections = 4\nfind_max = { slo = [\"p99<50ms\"], from = 100, to = 10000 }",
+        );
+    plan::parse(&text, "plan.toml", &[0, 1]).unwrap()
+}
+
+/// Each contender's search advances a step at a time, contenders interleaved; each step
+/// settles first (a warm-up not stored) and is stored with its verdict; the searches end
+/// within 5 % of each contender's capacity.
+#[test]
+fn searches_interleave_settle_and_store_each_verdict() {
+    let mut mock = Mock::default();
+    mock.capacity.insert("a", 1_000.0);
+    mock.capacity.insert("b", 3_000.0);
+    let out = run_plan(&search_plan(), mock);
+    assert_eq!(out.status, RunStatus::Complete);
+    for (who, held) in [("a", 1_000.0), ("b", 3_000.0)] {
+        for w in ["one", "two"] {
+            let mine: Vec<(f64, &str)> = out
+                .steps
+                .iter()
+                .filter(|s| s.starts_with(&format!("{who} {w} @")))
+                .map(|s| {
+                    let f: Vec<&str> = s.split(' ').collect();
+                    (f[2][1..].parse().unwrap(), f[5])
+                })
+                .collect();
+            let met = mine
+                .iter()
+                .filter(|s| s.1 == "met")
+                .map(|s| s.0)
+                .fold(0.0, f64::max);
+            let broke = mine
+                .iter()
+                .filter(|s| s.1 == "broke")
+                .map(|s| s.0)
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                met <= held && held < broke && broke / met <= 1.05,
+                "{who} {w}: {mine:?}"
+            );
+            // The other verdict words do not appear: the mock keeps every schedule.
+            assert!(
+                mine.iter().all(|s| s.1 == "met" || s.1 == "broke"),
+                "{mine:?}"
+            );
+        }
+    }
+    // Interleaved: a, b, a, b … while both search.
+    let first: Vec<&str> = out.titles[..4]
+        .iter()
+        .map(|t| if t.contains(" · a · ") { "a" } else { "b" })
+        .collect();
+    assert_eq!(first, ["a", "b", "a", "b"], "{:?}", &out.titles[..4]);
+    assert!(
+        out.titles[0].starts_with("capacity search step 1 · a · one · "),
+        "{}",
+        out.titles[0]
+    );
+    // Every step settles at its rate first: a warm-up of the same contender just before;
+    // after it comes the plan's cooldown, or after a step that broke its SLO the wait for
+    // its backlog (at least that step's 2 s).
+    let stepped = out
+        .calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.starts_with("step "));
+    for ((i, c), stored) in stepped.zip(&out.steps) {
+        let target = c.trim_start_matches("step ").rsplit_once(' ').unwrap().0;
+        assert_eq!(out.calls[i - 1], format!("warm-up {target}"), "before {c}");
+        let want = if stored.ends_with(" broke") {
+            "cooldown 2s"
+        } else {
+            "cooldown"
+        };
+        assert_eq!(out.calls[i + 1], want, "after {stored}");
+    }
+}
+
+/// Ctrl-C during a search's step keeps the steps before it, stores that step unjudged,
+/// and ends the run interrupted.
+#[test]
+fn ctrl_c_during_a_search_keeps_its_steps_and_judges_none_it_cut() {
+    let mut mock = Mock {
+        ctrl_c_at: Some("step b /one c4"),
+        completed_when_interrupted: 7,
+        ..Mock::default()
+    };
+    mock.capacity.insert("a", 1_000.0);
+    mock.capacity.insert("b", 1_000.0);
+    let out = run_plan(&search_plan(), mock);
+    assert_eq!(out.status, RunStatus::Interrupted);
+    assert_eq!(
+        out.steps,
+        [
+            "a one @100 r1 complete met",
+            "b one @100 r1 interrupted unjudged"
+        ]
+    );
 }

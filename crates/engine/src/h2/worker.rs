@@ -79,6 +79,9 @@ struct Worker<'a> {
     scratch: Vec<usize>,
     /// Connections closed after a connection error, until the server closes its side.
     closing: Closing,
+    /// Connections connecting or in their handshake (kept by [`Worker::set_phase`]), so
+    /// that rate mode's growth does not scan every connection for one.
+    opening: usize,
 }
 
 /// Runs one HTTP/2 worker to the end of its share; `stop` ends it early.
@@ -110,6 +113,7 @@ fn set_up<'a>(
         limit: None,
         scratch: Vec::with_capacity(streams),
         closing: Closing::default(),
+        opening: 0,
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -244,8 +248,7 @@ impl Worker<'_> {
     /// Rate mode: every stream is taken. Opens one more connection unless one is opening
     /// already (its streams will do) or [`Core::may_grow`] says no.
     fn grow(&mut self, now: Instant) {
-        let opening = |c: &Conn| matches!(c.phase, Phase::Connecting | Phase::Handshake);
-        if self.conns.iter().any(opening) {
+        if self.opening > 0 {
             return;
         }
         if !self.core.may_grow(self.conns.len()) {
@@ -337,16 +340,23 @@ impl Worker<'_> {
         match self.core.dial(i) {
             Ok(io) => {
                 c.io = Some(io);
-                c.phase = Phase::Connecting;
+                self.set_phase(i, Phase::Connecting);
             }
             Err(_) => self.connect_failed(i, now),
         }
     }
 
     fn close(&mut self, i: usize) {
+        self.conns[i].io = None;
+        self.set_phase(i, Phase::Closed);
+    }
+
+    /// Connection `i` enters `phase`; [`Worker::opening`] follows.
+    fn set_phase(&mut self, i: usize, phase: Phase) {
+        let opening = |p: Phase| matches!(p, Phase::Connecting | Phase::Handshake);
         let c = &mut self.conns[i];
-        c.io = None;
-        c.phase = Phase::Closed;
+        self.opening = self.opening + usize::from(opening(phase)) - usize::from(opening(c.phase));
+        c.phase = phase;
     }
 
     /// After connection `i` closed: a new one, now or after a pause, when work remains.
@@ -385,9 +395,8 @@ impl Worker<'_> {
                 match state {
                     Ok(false) => {}
                     Ok(true) => {
-                        let c = &mut self.conns[i];
-                        c.life.opened(now);
-                        c.phase = Phase::Handshake;
+                        self.conns[i].life.opened(now);
+                        self.set_phase(i, Phase::Handshake);
                         self.flush(i, now);
                         if readable {
                             self.read(i, now, closed);
@@ -534,8 +543,8 @@ impl Worker<'_> {
     /// closed loop that is one refused request per connection, which is then replaced
     /// after a growing pause, so the run still ends by its count.
     fn ready(&mut self, i: usize, now: Instant) {
+        self.set_phase(i, Phase::Open);
         let c = &mut self.conns[i];
-        c.phase = Phase::Open;
         self.core.rec.connected(c.life.connect);
         if let Some(m) = c.h2.max_concurrent().filter(|&m| m < self.streams as u64) {
             self.limit = Some(self.limit.map_or(m, |l| l.min(m)));

@@ -5,27 +5,44 @@
 //!
 //! Seams: inputs are model and store types (and the cells of `data.rs`); outputs are
 //! [`Chart`]s that `svg.rs` draws. Units on the axes: req/s, milliseconds (histograms and
-//! samples hold µs), seconds since the measurement started, % of one CPU core, MiB.
+//! samples hold µs), seconds since the measurement started, % of the CPUs the server was allowed, MiB.
 
 use super::data::{is_rate, level_value, Workload};
-use super::svg::{Axis, Chart, Mark, Series, Stroke};
+use super::svg::{Axis, Chart, Mark, Series, Shape, Stroke};
 use hdrhistogram::Histogram;
 use shootout_model::{LoadLevel, ResourceSample, RunResult, Sample};
 
 /// Size of a main chart (px).
 pub const MAIN: (f64, f64) = (600.0, 380.0);
 /// Size of a small timeline chart (px; the page stretches it to its column).
-const SMALL: (f64, f64) = (340.0, 260.0);
+pub const SMALL: (f64, f64) = (340.0, 260.0);
 /// At most this many scatter points per contender (a stride through the reservoir).
 pub const SCATTER_CAP: usize = 3_000;
 
-/// A contender (or a single target) as the charts see it: name and colour.
+/// A contender (or a single target, or one repetition of a contender) as the charts see
+/// it: name, colour, stroke, and whether it has a legend entry.
 #[derive(Debug, Clone, Copy)]
 pub struct Who<'a> {
     /// Legend name.
     pub name: &'a str,
     /// Colour (from the palette, by contender index).
     pub color: &'static str,
+    /// How its lines are stroked in a timeline (one stroke per repetition).
+    pub stroke: Stroke,
+    /// Listed in the legend.
+    pub legend: bool,
+}
+
+impl<'a> Who<'a> {
+    /// A contender drawn solid, with a legend entry.
+    pub fn new(name: &'a str, color: &'static str) -> Who<'a> {
+        Who {
+            name,
+            color,
+            stroke: Stroke::Solid,
+            legend: true,
+        }
+    }
 }
 
 /// `1234.5` as `1234.5`, `0.41234` as `0.412`: three significant decimals for tooltips.
@@ -137,6 +154,7 @@ pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
         true,
     );
     Chart {
+        note: String::new(),
         title: "Throughput by load level (median, band: min–max over repetitions)".into(),
         x,
         y,
@@ -146,24 +164,51 @@ pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
     }
 }
 
+/// What the band of the latency sweep is, said under its title.
+const P99_BAND: &str = "Band: each p99's min–max over repetitions.";
+
+/// How much wider each contender's lines and marks are than the one drawn over it (px),
+/// for at most this many steps: equal values stay visible as a coloured rim.
+const UNDER_STEP: f64 = 2.0;
+const UNDER_STEPS: usize = 3;
+
+/// Gives contender number `k` (in drawing order, 0 on top) its own mark shape and a line
+/// and marks wider than those of the contenders drawn over it.
+fn set_apart(s: &mut Series, k: usize) {
+    let under = k.min(UNDER_STEPS) as f64;
+    s.shape = Shape::nth(k);
+    s.width = 2.0 + UNDER_STEP * under;
+    s.radius = 3.0 + UNDER_STEP / 2.0 * under;
+}
+
 /// Chart 2: median p50 (solid) and p99 (dashed) latency against the load level, one pair
-/// per contender; the mean is in each point's tooltip (and in the table).
+/// per contender, the p99's min–max over repetitions as a band; the mean is in each
+/// point's tooltip (and in the table). Contenders are set apart by mark shape and by
+/// line width ([`set_apart`]), so one with the same values as another stays visible.
 pub fn latency(w: &Workload, who: &[Who]) -> Chart {
     let (x, xs) = level_axis(&w.levels);
     let mut series = Vec::new();
-    for c in w.contenders() {
+    for (k, c) in w.contenders().into_iter().enumerate() {
         for (label, stroke) in [("p50", Stroke::Solid), ("p99", Stroke::Dashed)] {
             let mut s = Series::new(format!("{} {label}", who[c].name), who[c].color);
             s.stroke = stroke;
+            set_apart(&mut s, k);
             for cell in w.of_contender(c) {
                 let i = w.levels.iter().position(|l| *l == cell.level).unwrap_or(0);
                 let y = if label == "p50" { cell.p50 } else { cell.p99 };
+                let range = if label == "p99" {
+                    let (lo, hi) = min_max(&cell.p99_values);
+                    s.band.push((xs[i], lo, hi));
+                    format!("; range {}–{}", val(lo), val(hi))
+                } else {
+                    String::new()
+                };
                 s.line.push((xs[i], y));
                 s.marks.push(Mark {
                     x: xs[i],
                     y,
                     tip: format!(
-                        "{} · {}: {label} {} ms, mean {} ms (medians of {})",
+                        "{} · {}: {label} {} ms, mean {} ms (medians of {}{range})",
                         who[c].name,
                         cell.level,
                         val(y),
@@ -175,11 +220,20 @@ pub fn latency(w: &Workload, who: &[Who]) -> Chart {
             series.push(s);
         }
     }
-    latency_chart(
+    let mut chart = latency_chart(
         "Latency by load level: p50 (solid), p99 (dashed); medians",
         x,
         series,
-    )
+    );
+    chart.note = P99_BAND.to_string();
+    chart
+}
+
+/// The smallest and largest finite value of `v` (NaN for none).
+fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter()
+        .filter(|x| x.is_finite())
+        .fold((f64::NAN, f64::NAN), |(lo, hi), x| (lo.min(*x), hi.max(*x)))
 }
 
 /// A main-size chart of latency (ms) against `x`, its vertical axis fitted from zero.
@@ -190,6 +244,7 @@ fn latency_chart(title: &str, x: Axis, series: Vec<Series>) -> Chart {
         true,
     );
     Chart {
+        note: String::new(),
         title: title.to_string(),
         x,
         y,
@@ -284,8 +339,13 @@ pub fn spectrum(title: &str, lines: &[Spectrum]) -> Chart {
     latency_chart(title, x, series)
 }
 
+/// Rounds in which the scatter's contenders take turns to draw their dots.
+const SCATTER_ROUNDS: usize = 10;
+
 /// Chart 4: each sampled request's latency (ms) at its start time (s), one colour per
 /// contender, at most [`SCATTER_CAP`] points each (an even stride through the reservoir).
+/// With several contenders, translucent dots are drawn in [`SCATTER_ROUNDS`] interleaved
+/// rounds, so neither contender's dots all lie on top of the other's.
 /// The legend says which latency a sample holds: corrected (from the due time) in an
 /// open loop (`rate`), raw (from the send) in a closed one.
 pub fn scatter(title: &str, sets: &[(Who, &[Sample])], duration: f64, rate: bool) -> Chart {
@@ -299,6 +359,9 @@ pub fn scatter(title: &str, sets: &[(Who, &[Sample])], duration: f64, rate: bool
         let mut s = Series::new(format!("{} ({kind})", who.name), who.color);
         s.radius = 1.6;
         s.opacity = 0.55;
+        if sets.len() > 1 {
+            s.rounds = SCATTER_ROUNDS;
+        }
         let stride = samples.len().div_ceil(SCATTER_CAP).max(1);
         for smp in samples.iter().step_by(stride) {
             let t = smp.start_us as f64 / 1e6;
@@ -398,6 +461,8 @@ pub fn per_second(title: &str, lines: &[(Who, &RunResult, PerSecond)]) -> Chart 
     for (who, r, what) in lines {
         let mut s = Series::new(who.name, who.color);
         s.radius = 2.0;
+        s.stroke = who.stroke;
+        s.legend = who.legend;
         if *what == PerSecond::P99 && several {
             s.stroke = Stroke::Dashed;
         }
@@ -435,8 +500,12 @@ pub fn per_second(title: &str, lines: &[(Who, &RunResult, PerSecond)]) -> Chart 
 /// A quantity of the server's process tree over a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resource {
-    /// CPU used, as % of one core (the derivative of cumulative user + system time).
-    Cpu,
+    /// CPU used, as % of the `cpus` CPUs the server was allowed (the derivative of
+    /// cumulative user + system time): 100% is every allowed CPU busy all along.
+    Cpu {
+        /// The CPUs the server was allowed (its `server_cpus`, or the machine's).
+        cpus: usize,
+    },
     /// Resident memory (MiB).
     Rss,
 }
@@ -474,15 +543,17 @@ fn resource_line(d: &Sampled, what: Resource) -> Vec<(f64, f64)> {
             .iter()
             .map(|s| (t(s), s.rss_bytes as f64 / (1024.0 * 1024.0)))
             .collect(),
-        Resource::Cpu => samples
+        Resource::Cpu { cpus } => samples
             .windows(2)
             .filter_map(|w| {
                 let dt = w[1].at.as_secs_f64() - w[0].at.as_secs_f64();
                 let used = (w[1].cpu_user + w[1].cpu_sys)
                     .saturating_sub(w[0].cpu_user + w[0].cpu_sys)
                     .as_secs_f64();
-                (dt >= SHORTEST_CPU_INTERVAL && t(&w[1]) <= d.duration + PAST_END)
-                    .then(|| ((t(&w[0]) + t(&w[1])) / 2.0, used / dt * 100.0))
+                (dt >= SHORTEST_CPU_INTERVAL && t(&w[1]) <= d.duration + PAST_END).then(|| {
+                    let share = used / dt / cpus.max(1) as f64;
+                    ((t(&w[0]) + t(&w[1])) / 2.0, share * 100.0)
+                })
             })
             .collect(),
     };
@@ -495,14 +566,22 @@ fn resource_line(d: &Sampled, what: Resource) -> Vec<(f64, f64)> {
 /// contender.
 pub fn resources(title: &str, what: Resource, lines: &[Sampled]) -> Chart {
     let (axis, unit) = match what {
-        Resource::Cpu => ("CPU (% of one core)", "%"),
-        Resource::Rss => ("RSS (MiB)", "MiB"),
+        Resource::Cpu { cpus } => (
+            format!(
+                "CPU (% of {cpus} CPU{} allowed)",
+                if cpus == 1 { "" } else { "s" }
+            ),
+            "%",
+        ),
+        Resource::Rss => ("RSS (MiB)".to_string(), "MiB"),
     };
     let mut series = Vec::new();
     for d in lines {
         let who = d.who;
         let mut s = Series::new(who.name, who.color);
         s.radius = 2.0;
+        s.stroke = who.stroke;
+        s.legend = who.legend;
         s.line = resource_line(d, what);
         s.marks = s
             .line
@@ -516,7 +595,27 @@ pub fn resources(title: &str, what: Resource, lines: &[Sampled]) -> Chart {
         series.push(s);
     }
     let end = lines.iter().map(|d| d.duration).fold(0.0, f64::max);
-    timeline_chart(title, axis, series, end)
+    timeline_chart(title, &axis, series, end)
+}
+
+/// The share of its `cpus` allowed CPUs the server used during the measurement (0 to 1:
+/// CPU time over the samples inside it, divided by their span and by `cpus`); `None`
+/// without two samples a usable interval apart.
+pub fn cpu_share(d: &Sampled, cpus: usize) -> Option<f64> {
+    let inside: Vec<&ResourceSample> = d
+        .samples
+        .iter()
+        .filter(|s| {
+            let t = s.at.as_secs_f64() - d.offset;
+            (0.0..=d.duration + PAST_END).contains(&t)
+        })
+        .collect();
+    let (first, last) = (inside.first()?, inside.last()?);
+    let span = last.at.as_secs_f64() - first.at.as_secs_f64();
+    let used = (last.cpu_user + last.cpu_sys)
+        .saturating_sub(first.cpu_user + first.cpu_sys)
+        .as_secs_f64();
+    (span >= SHORTEST_CPU_INTERVAL).then(|| used / span / cpus.max(1) as f64)
 }
 
 /// A linear axis of seconds from zero to `end` or the last point, whichever is later:
@@ -545,11 +644,62 @@ fn timeline_chart(title: &str, y_title: &str, series: Vec<Series>, end: f64) -> 
         true,
     );
     Chart {
+        note: String::new(),
         title: title.to_string(),
         x,
         y,
         series,
         width: SMALL.0,
         height: SMALL.1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Samples every 250 ms of a server using `cpus_busy` CPUs all along.
+    fn busy(cpus_busy: f64) -> Vec<ResourceSample> {
+        (0..=12)
+            .map(|k| {
+                let used = Duration::from_secs_f64(0.25 * k as f64 * cpus_busy);
+                ResourceSample {
+                    at: Duration::from_millis(250 * k),
+                    cpu_user: used,
+                    cpu_sys: Duration::ZERO,
+                    rss_bytes: 1 << 20,
+                    processes: 1,
+                    threads: 1,
+                    ctx_switches: 0,
+                    fds: 3,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cpu_is_a_share_of_the_cpus_allowed() {
+        let samples = busy(1.0);
+        let d = Sampled {
+            who: Who::new("s", "#000000"),
+            samples: &samples,
+            offset: 0.5,
+            duration: 2.0,
+        };
+        // One CPU busy: all of one allowed CPU, half of two.
+        for (cpus, want) in [(1, 1.0), (2, 0.5), (0, 1.0)] {
+            let share = cpu_share(&d, cpus).unwrap();
+            assert!((share - want).abs() < 1e-6, "{cpus} CPUs: {share}");
+            let line = resource_line(&d, Resource::Cpu { cpus });
+            assert!(!line.is_empty());
+            assert!(
+                line.iter().all(|p| (p.1 - want * 100.0).abs() < 1e-3),
+                "{line:?}"
+            );
+        }
+        // Nothing inside the measurement: no share.
+        let early = Sampled { offset: 10.0, ..d };
+        assert_eq!(cpu_share(&early, 1), None);
     }
 }

@@ -77,6 +77,29 @@ impl<'a> Workload<'a> {
             .map_or_else(Vec::new, |top| self.first_steps(top))
     }
 
+    /// The repetitions of each contender at `level`, at most the first `cap` of each, in
+    /// plan order then in the order measured; each with its number (1-based, in that
+    /// order) and the contender's count of repetitions.
+    pub fn repetitions(&self, level: LoadLevel, cap: usize) -> Vec<Repetition<'a>> {
+        self.contenders()
+            .into_iter()
+            .filter_map(|c| self.cell(c, level))
+            .flat_map(|cell| {
+                let of = cell.steps.len();
+                cell.steps
+                    .iter()
+                    .take(cap)
+                    .enumerate()
+                    .map(move |(i, step)| Repetition {
+                        contender: cell.contender,
+                        number: i + 1,
+                        of,
+                        step,
+                    })
+            })
+            .collect()
+    }
+
     /// The first repetition of each contender at `level`, in plan order.
     pub fn first_steps(&self, level: LoadLevel) -> Vec<(usize, &'a StoredStep)> {
         self.contenders()
@@ -84,6 +107,19 @@ impl<'a> Workload<'a> {
             .filter_map(|c| Some((c, *self.cell(c, level)?.steps.first()?)))
             .collect()
     }
+}
+
+/// One repetition of a contender at a level, as a timeline draws it.
+#[derive(Debug, Clone, Copy)]
+pub struct Repetition<'a> {
+    /// Index of the contender in the run's contenders.
+    pub contender: usize,
+    /// Its number among the contender's repetitions at this level (1-based).
+    pub number: usize,
+    /// How many repetitions the contender has at this level.
+    pub of: usize,
+    /// The stored step.
+    pub step: &'a StoredStep,
 }
 
 /// The run's workloads in the order they were first measured, each with its cells, levels

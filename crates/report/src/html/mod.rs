@@ -1,9 +1,12 @@
 //! The self-contained HTML report: one file, tables and inline SVG charts, no script, no
 //! network — it opens offline and prints. [`render_run`] renders a stored shootout, the
 //! fullest view of it: run facts, warnings first, then per workload the ranking, the table
-//! (p50, p90, p99 and max), the "times slower" lines, the sweep charts, the percentile
-//! spectrum and scatter, the "served within" tables and one row of timelines per load
-//! level; then the footnotes and the plan text. [`render_load`] renders one `shootout
+//! (p50, p90, p99 and max, medians over repetitions, and a note saying so), the "times
+//! slower" lines, the sweep charts, the percentile spectrum and scatter of the highest
+//! level, a small spectrum per other level, the "served within" tables (repetitions
+//! merged) and one row of timelines per load level, every repetition drawn, server CPU
+//! as a share of the CPUs the server was allowed (or a "CPU-bound" note); then the
+//! footnotes and the plan text. [`render_load`] renders one `shootout
 //! load` (facts, warnings, percentile spectrum, scatter, timeline).
 //!
 //! Seams: inputs are a [`StoredRun`] read from the store, or a [`LoadSpec`] and its
@@ -20,6 +23,7 @@
 //! charts, `warnings.rs` words the analysis's warnings, `charts.rs` turns numbers into
 //! charts, `svg.rs` draws a chart as SVG text.
 
+mod capacity;
 mod charts;
 mod data;
 mod svg;
@@ -33,7 +37,7 @@ use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
 use data::{workloads, Workload};
 use shootout_analysis::cells::{LevelBlock, WorkloadBlock};
 use shootout_analysis::Analysis;
-use shootout_model::stored::StoredRun;
+use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{
     ContenderStatus, LatencySummary, LoadLevel, LoadSpec, Pace, RunResult, RunStatus,
 };
@@ -68,6 +72,7 @@ th,td{padding:4px 7px;border-bottom:1px solid #ececec;text-align:right;white-spa
 th{background:#efefeb;font-weight:600;white-space:normal;vertical-align:bottom}
 th.l,td.l{text-align:left}
 td.l code{white-space:pre-wrap;overflow-wrap:anywhere}
+#contenders td{white-space:normal}
 tr.group td{border-top:2px solid #d0d0cb}
 td.bad{color:#b23c00;font-weight:600}
 .noisy{color:#b23c00}
@@ -171,16 +176,27 @@ fn warnings_section(o: &mut String, items: &[String]) {
 /// tie, depends on the level, or could not be told).
 fn headline_section(o: &mut String, a: &Analysis) {
     let lines = shootout_analysis::headline::headlines(a);
-    if lines.is_empty() {
+    let searched: Vec<(&str, String)> = a
+        .capacities
+        .iter()
+        .filter_map(|w| Some((w.workload, crate::shootout::capacity::headline(a, w)?)))
+        .collect();
+    if lines.is_empty() && searched.is_empty() {
         return;
     }
     o.push_str("<section class=\"headline\" id=\"answer\"><h2>The answer</h2><ul>\n");
-    for h in &lines {
-        let sentence = crate::shootout::words::headline_sentence(h, |i| a.name(i));
+    let sentences = lines
+        .iter()
+        .map(|h| {
+            let sentence = crate::shootout::words::headline_sentence(h, |i| a.name(i));
+            (h.workload.as_str(), sentence)
+        })
+        .chain(searched.iter().map(|(w, s)| (*w, s.clone())));
+    for (workload, sentence) in sentences {
         let _ = writeln!(
             o,
             "<li><strong>{}</strong>: {}</li>",
-            html_text(&h.workload),
+            html_text(workload),
             html_text(&sentence)
         );
     }
@@ -196,10 +212,7 @@ pub fn render_run(run: &StoredRun) -> String {
         .contenders
         .iter()
         .enumerate()
-        .map(|(i, c)| Who {
-            name: &c.name,
-            color: svg::color(i),
-        })
+        .map(|(i, c)| Who::new(&c.name, svg::color(i)))
         .collect();
     let mut o = open_page(&format!("shootout: {}", r.name));
     let _ = writeln!(o, "<h1>{}</h1>", html_text(&r.name));
@@ -218,7 +231,7 @@ pub fn render_run(run: &StoredRun) -> String {
     let base = a.baseline.unwrap_or(0);
     contenders_table(&mut o, run, &who, base);
 
-    if ws.is_empty() {
+    if ws.is_empty() && a.capacities.is_empty() {
         o.push_str("<p>No step was measured: there is nothing to chart.</p>\n");
     }
     for w in &ws {
@@ -226,6 +239,7 @@ pub fn render_run(run: &StoredRun) -> String {
             workload_section(&mut o, &a, b, w, &who, base);
         }
     }
+    capacity::sections(&mut o, &a, &who);
     if !ws.is_empty() {
         o.push_str("<ul class=\"footnotes\">\n");
         for f in crate::shootout::FOOTNOTE {
@@ -310,7 +324,7 @@ fn run_facts(o: &mut String, run: &StoredRun) {
 
 /// The contenders with their commands and what became of them; `base` is tagged baseline.
 fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
-    o.push_str("<h2>Contenders</h2>\n<div class=\"tw\"><table><tr><th class=\"l\">contender</th><th class=\"l\">command or URL</th><th class=\"l\">status</th></tr>\n");
+    o.push_str("<h2>Contenders</h2>\n<div class=\"tw\" id=\"contenders\"><table><tr><th class=\"l\">contender</th><th class=\"l\">command or URL</th><th class=\"l\">status</th></tr>\n");
     for (i, c) in run.contenders.iter().enumerate() {
         let _ = writeln!(
             o,
@@ -331,7 +345,7 @@ fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
 
 /// One workload: its ranking, its table and "times slower" lines, its sweep charts, its
 /// spectrum and scatter at the highest level, the "served within" tables per level, and
-/// one row of timelines per level (first repetition). `b` is the analysis's block of the
+/// one row of timelines per level (every repetition). `b` is the analysis's block of the
 /// workload `w` lays out for the charts.
 fn workload_section(
     o: &mut String,
@@ -390,21 +404,37 @@ fn workload_section(
         top_level_charts(o, w, who, top);
     }
     o.push_str("</div>\n");
+    level_spectra(o, w, who);
     let compared: Vec<&&LevelBlock> = blocks.iter().filter(|l| l.cells.len() >= 2).collect();
     if !compared.is_empty() {
         o.push_str("<div class=\"served\">\n");
         for l in compared {
-            let _ = writeln!(
-                o,
-                "<div><p class=\"note\">{}</p>",
-                html_text(&words::served_title(l.level))
-            );
+            let _ = writeln!(o, "<div><p class=\"note\">{}</p>", served_caption(l.level));
             served(a, l).html(o);
             o.push_str("</div>\n");
         }
         o.push_str("</div>\n");
     }
-    timelines(o, w, who);
+    timelines(o, a, w, who);
+}
+
+/// What the workload table's latency columns are, and how they differ from the merged
+/// distributions of the percentile charts and "served within" tables.
+const MEDIAN_OR_MERGED: &str = "Latency columns (mean to max) are medians over the repetitions of each repetition's own figure; the percentile charts and the \"served within\" tables merge every repetition's requests into one distribution, so their p99 and max can differ from these.";
+
+/// The caption of a "served within" table, as HTML: it says the repetitions are merged,
+/// and the load level stays on one line with the word before it (a narrow column must not
+/// leave `c=1` alone on a line).
+fn served_caption(level: LoadLevel) -> String {
+    let title = words::served_title(level);
+    let head = title
+        .strip_suffix(&level.to_string())
+        .map_or(title.as_str(), |h| h.trim_end_matches([',', ' ']));
+    format!(
+        "{}, all repetitions merged,&nbsp;{}",
+        html_text(head),
+        html_text(&level.to_string())
+    )
 }
 
 /// A workload's table: one row per contender and load level, medians over repetitions.
@@ -448,17 +478,19 @@ fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
         }
     }
     o.push_str("</table></div>\n");
+    let _ = writeln!(o, "<p class=\"note\">{}</p>", html_text(MEDIAN_OR_MERGED));
 }
 
-/// The latency spectrum (repetitions merged) and the sampled-requests scatter of a
-/// workload's top load level.
-fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
-    let rate = data::is_rate(top);
-    let mut merged = Vec::new();
-    for c in w.contenders() {
-        let Some(cell) = w.cell(c, top) else { continue };
-        merged.push((c, cell.merged_latency(), cell.merged_raw_latency()));
-    }
+/// The latency spectrum of every contender at `level`, each contender's repetitions
+/// merged into one distribution (corrected solid and raw dashed at a fixed rate).
+fn spectrum_at(w: &Workload, who: &[Who], level: LoadLevel, title: &str) -> svg::Chart {
+    let rate = data::is_rate(level);
+    let merged: Vec<_> = w
+        .contenders()
+        .into_iter()
+        .filter_map(|c| w.cell(c, level).map(|cell| (c, cell)))
+        .map(|(c, cell)| (c, cell.merged_latency(), cell.merged_raw_latency()))
+        .collect();
     let mut lines = Vec::new();
     for (c, corrected, raw) in &merged {
         lines.push(Spectrum {
@@ -480,12 +512,66 @@ fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
             });
         }
     }
+    charts::spectrum(title, &lines)
+}
+
+/// At most this many small percentile charts per workload: with more levels, that many
+/// are picked evenly, the lowest and the highest kept.
+const MAX_LEVEL_SPECTRA: usize = 8;
+
+/// At most `cap` of `all`, evenly spaced, the first and the last kept.
+fn pick_evenly<T: Copy>(all: &[T], cap: usize) -> Vec<T> {
+    if all.len() <= cap {
+        return all.to_vec();
+    }
+    if cap < 2 {
+        return all.iter().rev().take(cap).copied().collect();
+    }
+    (0..cap)
+        .map(|i| all[i * (all.len() - 1) / (cap - 1)])
+        .collect()
+}
+
+/// One small percentile chart per load level below the highest (drawn large above), so
+/// a reader follows the tail from level to level; at most [`MAX_LEVEL_SPECTRA`].
+fn level_spectra(o: &mut String, w: &Workload, who: &[Who]) {
+    let below = &w.levels[..w.levels.len().saturating_sub(1)];
+    if below.is_empty() {
+        return;
+    }
+    let shown = pick_evenly(below, MAX_LEVEL_SPECTRA);
+    o.push_str("<h3>Latency percentiles at each level</h3>\n<p class=\"note\">Each contender's repetitions merged, as in the chart of the highest level above");
+    if below.iter().any(|l| data::is_rate(*l)) {
+        o.push_str("; corrected latency solid, raw dashed");
+    }
+    if shown.len() < below.len() {
+        let _ = write!(
+            o,
+            "; {} of the {} lower levels, evenly spaced",
+            shown.len(),
+            below.len()
+        );
+    }
+    o.push_str(".</p>\n<div class=\"charts small\">\n");
+    for level in shown {
+        let mut c = spectrum_at(w, who, level, &format!("Latency percentiles, {level}"));
+        (c.width, c.height) = charts::SMALL;
+        o.push_str(&c.svg());
+        o.push('\n');
+    }
+    o.push_str("</div>\n");
+}
+
+/// The latency spectrum (repetitions merged) and the sampled-requests scatter of a
+/// workload's top load level.
+fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
+    let rate = data::is_rate(top);
     let title = if rate {
-        format!("Latency percentiles at {top}, corrected (solid) vs raw (dashed)")
+        format!("Latency percentiles at {top}, repetitions merged, raw dashed")
     } else {
         format!("Latency percentiles at {top}, repetitions merged")
     };
-    o.push_str(&charts::spectrum(&title, &lines).svg());
+    o.push_str(&spectrum_at(w, who, top, &title).svg());
     o.push('\n');
     let tops = w.top_steps();
     let sets: Vec<(Who, &[shootout_model::Sample])> = tops
@@ -511,68 +597,194 @@ fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
 /// What replaces the per-second charts of steps too short to draw a line.
 const TOO_SHORT: &str = "Steps of about a second give one point per timeline, not a line: lengthen the steps (duration) to see how throughput and latency move within one.";
 
-/// The per-second timelines of a workload, one row per load level (repetition 1):
-/// throughput, failures (only where something failed), p99 latency and, where sampled,
-/// the server's CPU and memory.
-fn timelines(o: &mut String, w: &Workload, who: &[Who]) {
-    o.push_str("<h3>Timelines, repetition 1 of each level</h3>\n<p class=\"note\">Per second of the measurement; server CPU is the derivative of the process tree's user + system time, 100% = one core.</p>\n");
-    for level in &w.levels {
-        let steps = w.first_steps(*level);
-        let _ = writeln!(o, "<h4 class=\"level\">{level}</h4>");
-        let per = |what: PerSecond| -> Vec<(Who, &RunResult, PerSecond)> {
-            steps
-                .iter()
-                .map(|(c, s)| (who[*c], &s.result, what))
-                .collect()
-        };
-        let drawn = steps
+/// At most this many repetitions of each contender are drawn in a timeline (one stroke
+/// each, [`Stroke::REPETITIONS`]).
+const MAX_REPS_DRAWN: usize = 5;
+
+/// A server that used at least this share of its allowed CPUs, at every level, was
+/// CPU-bound.
+const CPU_BOUND: f64 = 0.9;
+
+/// The CPUs the run's servers were allowed: its `server_cpus`, or the machine's cores;
+/// and how the page names where that came from.
+fn server_cpus(a: &Analysis) -> (usize, &'static str) {
+    match a.plan.as_ref().and_then(|p| p.server_cpus.as_ref()) {
+        Some(cpus) => (cpus.len().max(1), "its server_cpus"),
+        None => (a.run.run.machine.cores.max(1), "the machine's cores"),
+    }
+}
+
+/// One repetition's resource samples, placed on its measurement's clock.
+fn sampled<'a>(step: &'a StoredStep, who: Who<'a>) -> Sampled<'a> {
+    Sampled {
+        who,
+        samples: &step.resources,
+        offset: step
+            .result
+            .started
+            .duration_since(step.started)
+            .map_or(0.0, |d| d.as_secs_f64()),
+        duration: step.result.duration.as_secs_f64(),
+    }
+}
+
+/// The contenders with resource samples in `w`, and of those the ones that used at least
+/// [`CPU_BOUND`] of their `cpus` CPUs at every level (median over repetitions), each
+/// with its lowest share.
+fn cpu_bound(w: &Workload, who: &[Who], cpus: usize) -> (usize, Vec<(usize, f64)>) {
+    let mut sampled_contenders = 0;
+    let mut bound = Vec::new();
+    for c in w.contenders() {
+        let shares: Vec<Option<f64>> = w
+            .levels
             .iter()
-            .any(|(_, s)| charts::seconds_drawn(&s.result) >= 2);
-        let failed = steps
-            .iter()
-            .any(|(_, s)| s.result.series.iter().any(|x| x.failed > 0));
-        let sampled: Vec<Sampled> = steps
-            .iter()
-            .filter(|(_, s)| !s.resources.is_empty())
-            .map(|(c, s)| Sampled {
-                who: who[*c],
-                samples: &s.resources,
-                offset: s
-                    .result
-                    .started
-                    .duration_since(s.started)
-                    .map_or(0.0, |d| d.as_secs_f64()),
-                duration: s.result.duration.as_secs_f64(),
+            .map(|level| {
+                let cell = w.cell(c, *level)?;
+                let each: Vec<f64> = cell
+                    .steps
+                    .iter()
+                    .filter_map(|s| charts::cpu_share(&sampled(s, who[c]), cpus))
+                    .collect();
+                (!each.is_empty()).then(|| shootout_analysis::cells::median(&each))
             })
             .collect();
-        if !drawn {
-            let _ = writeln!(o, "<p class=\"note\">{TOO_SHORT}</p>");
+        if shares.iter().all(Option::is_none) {
+            continue;
         }
-        o.push_str("<div class=\"charts small\">\n");
-        if drawn {
-            let mut wanted = vec![("Throughput per second", PerSecond::Throughput)];
-            if failed {
-                wanted.push(("Failures per second", PerSecond::Failures));
-            }
-            wanted.push(("p99 latency per second", PerSecond::P99));
-            for (title, what) in wanted {
-                o.push_str(&charts::per_second(&format!("{title}, {level}"), &per(what)).svg());
-                o.push('\n');
-            }
+        sampled_contenders += 1;
+        let lowest = shares
+            .iter()
+            .map(|s| s.unwrap_or(0.0))
+            .fold(f64::INFINITY, f64::min);
+        if lowest >= CPU_BOUND {
+            bound.push((c, lowest));
         }
-        if !sampled.is_empty() {
-            for (title, what) in [
-                ("Server CPU", Resource::Cpu),
-                ("Server memory (RSS)", Resource::Rss),
-            ] {
-                o.push_str(&charts::resources(&format!("{title}, {level}"), what, &sampled).svg());
-                o.push('\n');
-            }
+    }
+    (sampled_contenders, bound)
+}
+
+/// The note that says which servers were CPU-bound at every level; `all` when every
+/// sampled one was (its CPU is then not charted: a flat line at the ceiling says less).
+fn cpu_bound_note(o: &mut String, who: &[Who], bound: &[(usize, f64)], cpus: usize, all: bool) {
+    if bound.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = bound.iter().map(|(c, _)| who[*c].name).collect();
+    let lowest = bound.iter().map(|b| b.1).fold(f64::INFINITY, f64::min);
+    let _ = writeln!(
+        o,
+        "<p class=\"note\"><strong>CPU-bound</strong>: {} used at least {}% of the {cpus} CPU{} {} allowed at every level (lowest {}%){}</p>",
+        html_text(&names.join(" and ")),
+        num(CPU_BOUND * 100.0, 0),
+        if cpus == 1 { "" } else { "s" },
+        if names.len() == 1 { "it was" } else { "they were" },
+        num(lowest * 100.0, 0),
+        if all {
+            ": the server CPU timelines are left out, they would be flat lines at the ceiling."
+        } else {
+            "."
         }
-        o.push_str("</div>\n");
-        if sampled.is_empty() {
-            o.push_str("<p class=\"note\">No server CPU or memory samples (a contender given by URL is not sampled).</p>\n");
+    );
+}
+
+/// The per-second timelines of a workload, one row per load level, every repetition
+/// (up to [`MAX_REPS_DRAWN`]): throughput, failures (only where something failed), p99
+/// latency and, where sampled, the server's CPU (unless every server was CPU-bound) and
+/// memory.
+fn timelines(o: &mut String, a: &Analysis, w: &Workload, who: &[Who]) {
+    let (cpus, from) = server_cpus(a);
+    let (sampled_contenders, bound) = cpu_bound(w, who, cpus);
+    let all_bound = sampled_contenders > 0 && bound.len() == sampled_contenders;
+    let most = w.cells.iter().map(|c| c.reps()).max().unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "<h3>Timelines of each level, {}</h3>\n<p class=\"note\">Per second of the measurement, one line per contender and repetition (#1 solid, #2 dashed, #3 dotted, #4 dash-dot, #5 long dashes){}; server CPU is the derivative of the process tree's user + system time, 100% = the {cpus} CPU{} the server was allowed ({from}).</p>",
+        if most > MAX_REPS_DRAWN {
+            "the first repetitions"
+        } else {
+            "every repetition"
+        },
+        if most > MAX_REPS_DRAWN {
+            format!(", the first {MAX_REPS_DRAWN} of {most} repetitions drawn to keep the charts readable")
+        } else {
+            String::new()
+        },
+        if cpus == 1 { "" } else { "s" },
+    );
+    cpu_bound_note(o, who, &bound, cpus, all_bound);
+    for level in &w.levels {
+        timeline_row(o, w, who, *level, (!all_bound).then_some(cpus));
+    }
+}
+
+/// One level's row of timelines, a line per contender and repetition; `cpus`: the CPUs
+/// the servers were allowed, `None` to leave the CPU chart out.
+fn timeline_row(o: &mut String, w: &Workload, who: &[Who], level: LoadLevel, cpus: Option<usize>) {
+    let reps = w.repetitions(level, MAX_REPS_DRAWN);
+    let names: Vec<String> = reps
+        .iter()
+        .map(|r| match r.of {
+            1 => who[r.contender].name.to_string(),
+            _ => format!("{} #{}", who[r.contender].name, r.number),
+        })
+        .collect();
+    let whos: Vec<Who> = reps
+        .iter()
+        .zip(&names)
+        .map(|(r, name)| Who {
+            name,
+            color: who[r.contender].color,
+            stroke: Stroke::REPETITIONS[(r.number - 1) % Stroke::REPETITIONS.len()],
+            legend: r.number == 1,
+        })
+        .collect();
+    let _ = writeln!(o, "<h4 class=\"level\">{level}</h4>");
+    let per = |what: PerSecond| -> Vec<(Who, &RunResult, PerSecond)> {
+        reps.iter()
+            .zip(&whos)
+            .map(|(r, who)| (*who, &r.step.result, what))
+            .collect()
+    };
+    let drawn = reps
+        .iter()
+        .any(|r| charts::seconds_drawn(&r.step.result) >= 2);
+    let failed = reps
+        .iter()
+        .any(|r| r.step.result.series.iter().any(|x| x.failed > 0));
+    let sampled: Vec<Sampled> = reps
+        .iter()
+        .zip(&whos)
+        .filter(|(r, _)| !r.step.resources.is_empty())
+        .map(|(r, who)| sampled(r.step, *who))
+        .collect();
+    if !drawn {
+        let _ = writeln!(o, "<p class=\"note\">{TOO_SHORT}</p>");
+    }
+    o.push_str("<div class=\"charts small\">\n");
+    if drawn {
+        let mut wanted = vec![("Throughput per second", PerSecond::Throughput)];
+        if failed {
+            wanted.push(("Failures per second", PerSecond::Failures));
         }
+        wanted.push(("p99 latency per second", PerSecond::P99));
+        for (title, what) in wanted {
+            o.push_str(&charts::per_second(&format!("{title}, {level}"), &per(what)).svg());
+            o.push('\n');
+        }
+    }
+    if !sampled.is_empty() {
+        let cpu = cpus.map(|cpus| ("Server CPU", Resource::Cpu { cpus }));
+        for (title, what) in cpu
+            .into_iter()
+            .chain([("Server memory (RSS)", Resource::Rss)])
+        {
+            o.push_str(&charts::resources(&format!("{title}, {level}"), what, &sampled).svg());
+            o.push('\n');
+        }
+    }
+    o.push_str("</div>\n");
+    if sampled.is_empty() {
+        o.push_str("<p class=\"note\">No server CPU or memory samples (a contender given by URL is not sampled).</p>\n");
     }
 }
 
@@ -787,10 +999,7 @@ fn load_latency_table(o: &mut String, r: &RunResult, rate: bool) {
 /// A load page's charts: the latency spectrum, the sampled requests and the timelines
 /// ([`load_timelines`]).
 fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
-    let target = Who {
-        name: &spec.target.host_header,
-        color: svg::color(0),
-    };
+    let target = Who::new(&spec.target.host_header, svg::color(0));
     let mut lines = vec![Spectrum {
         name: if rate {
             "corrected".into()
@@ -839,22 +1048,12 @@ fn load_timelines(o: &mut String, r: &RunResult) {
     }
     o.push_str("<div class=\"charts\">\n");
     let mut requests = vec![(
-        Who {
-            name: "completed",
-            color: svg::color(0),
-        },
+        Who::new("completed", svg::color(0)),
         r,
         PerSecond::Throughput,
     )];
     if r.series.iter().any(|s| s.failed > 0) {
-        requests.push((
-            Who {
-                name: "failed",
-                color: svg::color(4),
-            },
-            r,
-            PerSecond::Failures,
-        ));
+        requests.push((Who::new("failed", svg::color(4)), r, PerSecond::Failures));
     }
     // The load page has two timelines: they get the main charts' size.
     let main = |mut c: svg::Chart| {
@@ -863,14 +1062,8 @@ fn load_timelines(o: &mut String, r: &RunResult) {
     };
     o.push_str(&main(charts::per_second("Requests per second", &requests)));
     o.push('\n');
-    let p50 = Who {
-        name: "p50",
-        color: svg::color(0),
-    };
-    let p99 = Who {
-        name: "p99",
-        color: svg::color(1),
-    };
+    let p50 = Who::new("p50", svg::color(0));
+    let p99 = Who::new("p99", svg::color(1));
     o.push_str(&main(charts::per_second(
         "Latency per second",
         &[(p50, r, PerSecond::P50), (p99, r, PerSecond::P99)],
@@ -897,6 +1090,17 @@ mod tests {
                 want
             );
         }
+    }
+
+    /// Many levels get a bounded number of small charts, spread over the sweep.
+    #[test]
+    fn percentile_charts_per_level_are_bounded_and_keep_both_ends() {
+        let levels: Vec<u32> = (1..=20).collect();
+        let shown = pick_evenly(&levels, MAX_LEVEL_SPECTRA);
+        assert_eq!(shown.len(), MAX_LEVEL_SPECTRA);
+        assert_eq!((shown[0], shown[MAX_LEVEL_SPECTRA - 1]), (1, 20));
+        assert!(shown.windows(2).all(|w| w[0] < w[1]), "{shown:?}");
+        assert_eq!(pick_evenly(&levels[..3], MAX_LEVEL_SPECTRA), [1, 2, 3]);
     }
 
     /// A rate run's page certifies its schedule and gives the send lag and connections.

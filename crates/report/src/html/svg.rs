@@ -240,6 +240,10 @@ pub enum Stroke {
     Dashed,
     /// Dots (a reference, such as the target rate).
     Dotted,
+    /// Dashes and dots (a fourth repetition).
+    DashDot,
+    /// Long dashes (a fifth repetition).
+    LongDash,
 }
 
 impl Stroke {
@@ -248,7 +252,93 @@ impl Stroke {
             Stroke::Solid => "",
             Stroke::Dashed => " stroke-dasharray=\"7 4\"",
             Stroke::Dotted => " stroke-dasharray=\"2 3\"",
+            Stroke::DashDot => " stroke-dasharray=\"7 3 2 3\"",
+            Stroke::LongDash => " stroke-dasharray=\"14 4\"",
         }
+    }
+
+    /// The strokes that tell repetitions 1, 2, 3… of one contender apart.
+    pub const REPETITIONS: [Stroke; 5] = [
+        Stroke::Solid,
+        Stroke::Dashed,
+        Stroke::Dotted,
+        Stroke::DashDot,
+        Stroke::LongDash,
+    ];
+}
+
+/// The shape of a series' marks: contenders whose lines lie on one another keep apart by
+/// shape (and by size, see [`Series::width`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shape {
+    /// A dot.
+    #[default]
+    Circle,
+    /// A square.
+    Square,
+    /// A square on its corner.
+    Diamond,
+    /// A triangle, point up.
+    Triangle,
+}
+
+impl Shape {
+    /// The shape of the marks of contender `i` (cycling through the four).
+    pub fn nth(i: usize) -> Shape {
+        [
+            Shape::Circle,
+            Shape::Square,
+            Shape::Diamond,
+            Shape::Triangle,
+        ][i % 4]
+    }
+
+    /// The element's name, to close it.
+    fn tag(self) -> &'static str {
+        match self {
+            Shape::Circle => "circle",
+            Shape::Square => "rect",
+            Shape::Diamond | Shape::Triangle => "path",
+        }
+    }
+
+    /// Opens the element drawing this shape around `(x, y)`, `r` px from centre to
+    /// side (its attributes, without the closing `>`).
+    fn open(self, o: &mut String, x: f64, y: f64, r: f64) {
+        let _ = match self {
+            Shape::Circle => write!(o, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\""),
+            Shape::Square => write!(
+                o,
+                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"",
+                x - r,
+                y - r,
+                2.0 * r,
+                2.0 * r
+            ),
+            Shape::Diamond => {
+                let d = r * 1.3;
+                write!(
+                    o,
+                    "<path d=\"M{x:.1} {:.1} L{:.1} {y:.1} L{x:.1} {:.1} L{:.1} {y:.1} Z\"",
+                    y - d,
+                    x + d,
+                    y + d,
+                    x - d
+                )
+            }
+            Shape::Triangle => {
+                let d = r * 1.4;
+                write!(
+                    o,
+                    "<path d=\"M{x:.1} {:.1} L{:.1} {:.1} L{:.1} {:.1} Z\"",
+                    y - d,
+                    x + d,
+                    y + d * 0.7,
+                    x - d,
+                    y + d * 0.7
+                )
+            }
+        };
     }
 }
 
@@ -271,16 +361,30 @@ pub struct Series {
     pub radius: f64,
     /// Dot opacity (scatter plots of many points want less than 1).
     pub opacity: f64,
+    /// The marks' shape.
+    pub shape: Shape,
+    /// The line's width in pixels: a series drawn under another is drawn wider, so that
+    /// where their lines coincide both colours show.
+    pub width: f64,
+    /// Listed in the legend (a repetition after the first is not: the page says which
+    /// stroke is which repetition).
+    pub legend: bool,
+    /// Draw the marks in this many interleaved rounds with the other series' (a scatter
+    /// of many points: no contender's dots all lie on top); 0 or 1 draws them at once.
+    pub rounds: usize,
 }
 
 impl Series {
-    /// An empty series with a name and a colour (solid, dots of radius 3, opaque).
+    /// An empty series with a name and a colour (solid, 2 px wide, round dots of radius 3,
+    /// opaque, drawn at once).
     pub fn new(name: impl Into<String>, color: &'static str) -> Series {
         Series {
             name: name.into(),
             color,
             radius: 3.0,
             opacity: 1.0,
+            width: 2.0,
+            legend: true,
             ..Series::default()
         }
     }
@@ -309,6 +413,8 @@ impl Series {
 pub struct Chart {
     /// Shown above the plot and as the SVG's own `<title>`.
     pub title: String,
+    /// A line under the title saying how to read the chart (empty: none).
+    pub note: String,
     /// Horizontal axis.
     pub x: Axis,
     /// Vertical axis.
@@ -372,6 +478,11 @@ impl Frame<'_> {
     }
 }
 
+/// Where the legend starts below the top (px), without a note under the title.
+const HEAD: f64 = 30.0;
+/// Height of the note under the title (px).
+const NOTE_ROW: f64 = 16.0;
+
 /// Legend entries by row, each with its offset from the row's start (px).
 type LegendRows<'a> = Vec<Vec<(f64, &'a Series)>>;
 
@@ -393,6 +504,13 @@ impl Chart {
             12.0,
             html_text(&self.title)
         );
+        if !self.note.is_empty() {
+            let _ = write!(
+                o,
+                "<text class=\"chart-note\" x=\"12.0\" y=\"38\" fill=\"#555555\">{}</text>",
+                html_text(&self.note)
+            );
+        }
         self.legend(&mut o, &rows);
         let _ = write!(
             o,
@@ -415,11 +533,40 @@ impl Chart {
             );
             band_path(&mut o, s, &f);
             line_path(&mut o, s, &f);
-            points(&mut o, s, &f);
+            if s.rounds <= 1 {
+                points(&mut o, s, &f, 0, 1);
+            }
             o.push_str("</g>");
         }
+        self.interleaved_points(&mut o, &f);
         o.push_str("</svg>");
         o
+    }
+
+    /// The marks of series drawn in rounds ([`Series::rounds`]): round by round, each
+    /// such series' share of its marks, so that none lies wholly on top.
+    fn interleaved_points(&self, o: &mut String, f: &Frame) {
+        let rounds = self.series.iter().map(|s| s.rounds).max().unwrap_or(0);
+        for round in 0..rounds {
+            for s in self.series.iter().rev().filter(|s| s.rounds > 1) {
+                let _ = write!(
+                    o,
+                    "<g class=\"series\"><title>{}</title>",
+                    html_text(&s.name)
+                );
+                points(o, s, f, round, s.rounds);
+                o.push_str("</g>");
+            }
+        }
+    }
+
+    /// The top of the legend (px): below the title, and the note if there is one.
+    fn head(&self) -> f64 {
+        if self.note.is_empty() {
+            HEAD
+        } else {
+            HEAD + NOTE_ROW
+        }
     }
 
     /// Legend rows: entries flow left to right and wrap at the chart's width.
@@ -427,7 +574,7 @@ impl Chart {
         let mut rows: LegendRows = vec![Vec::new()];
         let mut cursor = 0.0;
         let room = self.width - 24.0;
-        for s in &self.series {
+        for s in self.series.iter().filter(|s| s.legend) {
             let entry = 30.0 + text_width(&shorten(&s.name), FONT) + 14.0;
             if cursor > 0.0 && cursor + entry > room {
                 rows.push(Vec::new());
@@ -457,7 +604,7 @@ impl Chart {
             .last()
             .map_or(0.0, |t| text_width(&t.1, FONT) / 2.0 + 4.0)
             .max(16.0);
-        let top = 30.0 + legend_h + 8.0;
+        let top = self.head() + legend_h + 8.0;
         let bottom = 50.0;
         Frame {
             x: &self.x,
@@ -473,26 +620,23 @@ impl Chart {
     fn legend(&self, o: &mut String, rows: &LegendRows) {
         o.push_str("<g class=\"legend\">");
         for (r, row) in rows.iter().enumerate() {
-            let y = 30.0 + r as f64 * LEGEND_ROW + LEGEND_ROW / 2.0;
+            let y = self.head() + r as f64 * LEGEND_ROW + LEGEND_ROW / 2.0;
             for (x0, s) in row {
                 let x = 12.0 + x0;
                 let _ = write!(o, "<g><title>{}</title>", html_text(&s.name));
                 if s.line.len() >= 2 || !s.band.is_empty() {
                     let _ = write!(
                     o,
-                    "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"2.5\"{}/>",
+                    "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"{}\"{}/>",
                     x + 24.0,
                     s.color,
+                    s.width + 0.5,
                     s.stroke.dasharray()
                 );
                 }
                 if !s.marks.is_empty() {
-                    let _ = write!(
-                        o,
-                        "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{}\"/>",
-                        x + 12.0,
-                        s.color
-                    );
+                    s.shape.open(o, x + 12.0, y, 3.5);
+                    let _ = write!(o, " fill=\"{}\"/>", s.color);
                 }
                 let _ = write!(
                     o,
@@ -611,15 +755,17 @@ fn line_path(o: &mut String, s: &Series, f: &Frame) {
         }
         let _ = write!(
             o,
-            "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{}/>",
+            "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\"{}/>",
             s.color,
+            s.width,
             s.stroke.dasharray()
         );
     }
 }
 
-/// A series's marks as circles with their tooltips.
-fn points(o: &mut String, s: &Series, f: &Frame) {
+/// A series's marks in its shape with their tooltips: those of `round` out of `rounds`
+/// (every `rounds`-th from the `round`-th; round 0 of 1 is all of them).
+fn points(o: &mut String, s: &Series, f: &Frame, round: usize, rounds: usize) {
     if !s.marks.is_empty() {
         let opacity = if s.opacity < 1.0 {
             format!(" fill-opacity=\"{}\"", s.opacity)
@@ -627,15 +773,16 @@ fn points(o: &mut String, s: &Series, f: &Frame) {
             String::new()
         };
         let _ = write!(o, "<g class=\"points\" fill=\"{}\"{opacity}>", s.color);
-        for m in &s.marks {
+        for m in s.marks.iter().skip(round).step_by(rounds.max(1)) {
             let (Some(x), Some(y)) = (f.px(m.x), f.py(m.y)) else {
                 continue;
             };
+            s.shape.open(o, x, y, s.radius);
             let _ = write!(
                 o,
-                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{}\"><title>{}</title></circle>",
-                s.radius,
-                html_text(&m.tip)
+                "><title>{}</title></{}>",
+                html_text(&m.tip),
+                s.shape.tag()
             );
         }
         o.push_str("</g>");
@@ -723,6 +870,7 @@ mod tests {
         s.line = vec![(x.lo, 1.0), (x.hi, 2.0)];
         Chart {
             title: "t".into(),
+            note: String::new(),
             x,
             y: Axis::fit("y (u)", [1.0, 2.0], true),
             series: vec![s],
@@ -776,6 +924,7 @@ mod tests {
         }];
         let c = Chart {
             title: "<t>".into(),
+            note: String::new(),
             x: Axis::fit("x", [0.0, 2.0], true),
             y: Axis::fit("y", [1.0, 3.0], true),
             series: vec![s],

@@ -91,6 +91,7 @@ pub fn json(run: &StoredRun) -> Value {
         "warnings": warnings,
         "results": results,
         "rankings": rankings(&a).iter().map(|r| ranking_json(&a, r)).collect::<Vec<_>>(),
+        "capacities": super::capacity::json(&a),
         "steps": steps,
     })
 }
@@ -211,6 +212,13 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
         },
         "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
         "requests_by_target": crate::json::by_target_json(&s.result),
+        "search": s.search.as_ref().map(|m| json!({
+            "verdict": m.verdict.as_ref().map(|v| v.word()),
+            "slo_index": match &m.verdict {
+                Some(shootout_model::search::Verdict::Broke(i)) => Some(*i),
+                _ => None,
+            },
+        })),
     }))
 }
 

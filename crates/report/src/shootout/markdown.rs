@@ -3,12 +3,14 @@
 //! name and message escaped (a `|` in a contender's name stays inside its cell), stderr
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
+use super::capacity;
 use super::tables::{cells_table, ratio_lines, served};
 use super::words::{
     ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
 };
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
+use shootout_analysis::capacities::WorkloadCapacity;
 use shootout_analysis::cells::WorkloadBlock;
 use shootout_analysis::Analysis;
 use shootout_model::stored::StoredRun;
@@ -37,13 +39,16 @@ pub fn markdown(run: &StoredRun) -> String {
     if !a.warnings.is_empty() {
         warnings(&mut o, &a);
     }
-    if a.workloads.is_empty() {
+    if a.workloads.is_empty() && a.capacities.is_empty() {
         line!(o);
         line!(o, "No step was measured.");
         return o;
     }
     for w in &a.workloads {
         workload(&mut o, &a, w);
+    }
+    for w in &a.capacities {
+        capacity_section(&mut o, &a, w);
     }
     line!(o);
     line!(o, "---");
@@ -52,6 +57,30 @@ pub fn markdown(run: &StoredRun) -> String {
         line!(o, "- {}", md_escape(f));
     }
     o
+}
+
+/// A workload searched: the capacities, the order, and every step.
+fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
+    line!(o);
+    line!(o, "## {}", md_escape(&capacity::title(w)));
+    line!(o);
+    if let Some(h) = capacity::headline(a, w) {
+        line!(o, "{}", md_escape(&h));
+        line!(o);
+    }
+    capacity::table(a, w).markdown(o);
+    if let Some(r) = capacity::ranking(a, w) {
+        line!(o);
+        line!(o, "**{}**", md_escape(&r));
+        line!(o);
+        line!(o, "_{}_", md_escape(capacity::LEGEND));
+    }
+    line!(o);
+    line!(o, "<details><summary>Every step</summary>");
+    line!(o);
+    capacity::steps_table(a, w).markdown(o);
+    line!(o);
+    line!(o, "</details>");
 }
 
 /// The run's facts as a list: status, start, machine, versions, steps and baseline.

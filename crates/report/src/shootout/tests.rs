@@ -90,6 +90,7 @@ fn step(id: i64, contender: i64, rep: u32, completed: u64, latency_us: u64) -> S
         ],
         wire: None,
         other_load: None,
+        search: None,
     }
 }
 

@@ -6,12 +6,14 @@
 //! its control characters escaped ([`terminal_line`]), so an escape sequence in a
 //! contender's stderr is not run by the terminal and a newline in a name breaks no row.
 
+use super::capacity;
 use super::tables::{cells_table, ratio_lines, served};
 use super::words::{
     ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
 };
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::safe::terminal_line;
+use shootout_analysis::capacities::WorkloadCapacity;
 use shootout_analysis::cells::LevelBlock;
 use shootout_analysis::{Analysis, RunWarning};
 use shootout_model::stored::StoredRun;
@@ -56,7 +58,7 @@ pub fn text(run: &StoredRun) -> String {
         line!(o);
         warnings(&mut o, &a.warnings);
     }
-    if a.workloads.is_empty() {
+    if a.workloads.is_empty() && a.capacities.is_empty() {
         line!(o);
         line!(o, "No step was measured.");
         return o;
@@ -87,11 +89,33 @@ pub fn text(run: &StoredRun) -> String {
             }
         }
     }
+    for w in &a.capacities {
+        capacity_section(&mut o, &a, w);
+    }
     line!(o);
     for f in FOOTNOTE {
         line!(o, "{f}");
     }
     o
+}
+
+/// A workload searched: the capacities, the order, and every step.
+fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
+    line!(o);
+    line!(o, "{}", terminal_line(&capacity::title(w)));
+    if let Some(h) = capacity::headline(a, w) {
+        line!(o, "  {}", terminal_line(&h));
+        line!(o);
+    }
+    capacity::table(a, w).text(o, "  ");
+    if let Some(r) = capacity::ranking(a, w) {
+        line!(o);
+        line!(o, "  {}:", capacity::LEGEND);
+        line!(o, "    {}", terminal_line(&r));
+    }
+    line!(o);
+    line!(o, "  Every step:");
+    capacity::steps_table(a, w).text(o, "    ");
 }
 
 /// The "Warnings:" block, each detail line quoted under its warning.

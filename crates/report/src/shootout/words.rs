@@ -163,7 +163,45 @@ pub(crate) fn ratio_phrase(r: &Ratio, d: Option<&Difference>) -> (String, String
 /// The value of the `steps` fact: `12 (2 contenders × 1 workload × 3 levels × 2
 /// repetitions)` when every planned step was measured, `9 of 12 planned (…)` when not.
 pub(crate) fn steps_line(a: &Analysis) -> String {
-    let n = a.run.steps.len();
+    let searched = a.run.steps.iter().filter(|s| s.search.is_some()).count();
+    let n = a.run.steps.len() - searched;
+    let search = search_words(a, searched);
+    let planned = a.plan.as_ref().map_or(0, |p| p.searched_workloads());
+    if n == 0 && (searched > 0 || planned > 0) {
+        return search;
+    }
+    let swept = sweep_line(a, n);
+    if searched == 0 && planned == 0 {
+        swept
+    } else {
+        format!("{swept}; {search}")
+    }
+}
+
+/// `62 capacity search steps (2 contenders × 1 workload × 2 repetitions, as many steps as
+/// each search needs)`.
+fn search_words(a: &Analysis, n: usize) -> String {
+    let contenders = a
+        .capacities
+        .iter()
+        .map(|w| w.contenders.len())
+        .max()
+        .unwrap_or(0);
+    let workloads = a
+        .plan
+        .as_ref()
+        .map_or(a.capacities.len(), |p| p.searched_workloads());
+    let reps = a.plan.as_ref().and_then(|p| p.repeat).unwrap_or(0) as usize;
+    format!(
+        "{n} capacity search steps ({} × {} × {}, as many steps as each search needs)",
+        plural(contenders, "contender", "contenders"),
+        plural(workloads, "workload", "workloads"),
+        plural(reps, "repetition", "repetitions")
+    )
+}
+
+/// The sweep's steps, `n`, against its planned shape.
+fn sweep_line(a: &Analysis, n: usize) -> String {
     let (c, w, l, r) = a.planned_shape();
     let mut shape = format!(
         "{} × {} × {} × {}",

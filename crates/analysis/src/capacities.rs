@@ -1,0 +1,543 @@
+//! The capacities a run's searches found: for each workload searched (`find_max`), each
+//! contender's most requests per second within the SLOs, over its repetitions, the order
+//! of the contenders with how sure each place is, and each against the baseline.
+//!
+//! Every figure is replayed from the stored steps and their verdicts with the search's own
+//! pure function ([`capacity::next`], [`capacity::so_far`] for a search that stopped), so
+//! `shootout report` after the fact says exactly what the run found.
+//!
+//! How sure: a search brackets a capacity between the highest rate met and the lowest
+//! that broke an SLO, each confirmed by two agreeing steps. Contender A holds more than B
+//! (`>`) when, in every repetition of both, A met a rate at or above the lowest that B
+//! broke: A's least `max_rps` is at or above B's greatest `first_failing_rps`. `≫` when
+//! that holds with twice the margin ([`crate::ranking::MUCH`]). With four repetitions or
+//! more on both sides, the Mann–Whitney test of their capacities can also say `>` (the
+//! rankings' test). Otherwise the two brackets overlap: `≈`, a tie within the search's
+//! resolution and the repetitions' spread. A contender with no finished search is not
+//! ranked (`?`).
+//!
+//! Seams: reads the stored run and its resolved plan ([`ResolvedFindMax`]); the renderers
+//! lay out [`WorkloadCapacity`].
+
+use crate::capacity::{self, Capacity, Limit, Measured, Search, Step};
+use crate::cells::{contender_of, median};
+use crate::evidence::ALPHA;
+use crate::mann_whitney;
+use crate::ranking::{Relation, MUCH};
+use shootout_model::resolved::{ResolvedFindMax, ResolvedPlan};
+use shootout_model::stored::{StoredRun, StoredStep};
+use shootout_model::LoadLevel;
+
+/// One search: a contender × workload × repetition.
+#[derive(Debug, Clone)]
+pub struct SearchRun<'a> {
+    /// Which repetition (1-based).
+    pub repetition: u32,
+    /// Its stored steps, in the order run (unjudged ones included).
+    pub steps: Vec<&'a StoredStep>,
+    /// Its judged steps as the tables show them, in the order run.
+    pub measured: Vec<Measured>,
+    /// What it found.
+    pub capacity: Capacity,
+    /// The search ran to its end (else it was stopped: Ctrl-C, or its contender died,
+    /// and `capacity` is what it had found).
+    pub complete: bool,
+}
+
+/// One contender's capacity on a workload, over its searches.
+#[derive(Debug, Clone)]
+pub struct ContenderCapacity<'a> {
+    /// Index of the contender in the run.
+    pub contender: usize,
+    /// Its searches, by repetition.
+    pub searches: Vec<SearchRun<'a>>,
+    /// The median over its finished searches of the highest rate met (a search that met
+    /// none counts 0); `None` when no search finished.
+    pub max_rps: Option<f64>,
+    /// The least highest-rate-met of its finished searches (0 when one met none).
+    pub low: Option<f64>,
+    /// The greatest lowest-rate-broken of its finished searches; `None` when one met
+    /// every rate up to the search's end (the capacity is above it) or none finished.
+    pub high: Option<f64>,
+    /// What limited its median search.
+    pub limited_by: Option<Limit>,
+}
+
+impl ContenderCapacity<'_> {
+    /// The finished searches.
+    pub fn finished(&self) -> impl Iterator<Item = &SearchRun<'_>> {
+        self.searches.iter().filter(|s| s.complete)
+    }
+}
+
+/// One place in the order: how contender `order[i]` stands to `order[i + 1]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Place {
+    /// How it stands to the next one down.
+    pub relation: Relation,
+    /// Its capacity over the next one's, as the medians say.
+    pub ratio: f64,
+}
+
+/// The capacities of one workload searched.
+#[derive(Debug, Clone)]
+pub struct WorkloadCapacity<'a> {
+    /// The workload's name.
+    pub workload: &'a str,
+    /// The search: the SLOs as written, and its bounds.
+    pub find_max: ResolvedFindMax,
+    /// Each contender with searches, in plan order.
+    pub contenders: Vec<ContenderCapacity<'a>>,
+    /// Indices into `contenders`, most capacity first; the unranked (no finished search)
+    /// last.
+    pub order: Vec<usize>,
+    /// How each of `order` stands to the next (one fewer than `order`).
+    pub places: Vec<Place>,
+}
+
+impl WorkloadCapacity<'_> {
+    /// The entry of contender `index` (of the run), if it was searched.
+    pub fn of(&self, index: usize) -> Option<&ContenderCapacity<'_>> {
+        self.contenders.iter().find(|c| c.contender == index)
+    }
+
+    /// Contender `c`'s capacity against `base`'s: `(ratio, low, high)`, the ratio of
+    /// medians and the least and greatest it can be given both brackets (`high` is
+    /// `None` when `c`'s capacity has no upper bound). `None` when either has no finished
+    /// search or the base's capacity is 0.
+    pub fn against(
+        c: &ContenderCapacity,
+        base: &ContenderCapacity,
+    ) -> Option<(f64, f64, Option<f64>)> {
+        let (a, b) = (c.max_rps?, base.max_rps?);
+        if b <= 0.0 {
+            return None;
+        }
+        let low = match base.high {
+            Some(h) if h > 0.0 => c.low? / h,
+            _ => 0.0,
+        };
+        let base_low = base.low?;
+        let high = match (c.high, base_low > 0.0) {
+            (Some(h), true) => Some(h / base_low),
+            _ => None,
+        };
+        Some((a / b, low, high))
+    }
+}
+
+/// The workloads a run searched, in plan order, each with its contenders' capacities.
+/// Empty for a run without searches (or whose stored plan cannot be read).
+pub fn capacities<'a>(
+    run: &'a StoredRun,
+    plan: Option<&ResolvedPlan>,
+) -> Vec<WorkloadCapacity<'a>> {
+    let Some(plan) = plan else {
+        return Vec::new();
+    };
+    plan.workloads
+        .iter()
+        .filter_map(|w| {
+            let f = w.find_max.as_ref()?;
+            let name = run
+                .steps
+                .iter()
+                .find(|s| s.workload == w.name && s.search.is_some())
+                .map(|s| s.workload.as_str())?;
+            Some(workload(run, name, f))
+        })
+        .collect()
+}
+
+/// The capacities of workload `name`, searched as `f` says.
+fn workload<'a>(run: &'a StoredRun, name: &'a str, f: &ResolvedFindMax) -> WorkloadCapacity<'a> {
+    let search = Search::new(f.from, f.to);
+    let contenders: Vec<ContenderCapacity> = (0..run.contenders.len())
+        .filter_map(|ci| contender(run, name, ci, &search))
+        .collect();
+    let (order, places) = rank(&contenders);
+    WorkloadCapacity {
+        workload: name,
+        find_max: f.clone(),
+        contenders,
+        order,
+        places,
+    }
+}
+
+/// Contender `ci`'s searches of workload `name`; `None` when it has none.
+fn contender<'a>(
+    run: &'a StoredRun,
+    name: &str,
+    ci: usize,
+    search: &Search,
+) -> Option<ContenderCapacity<'a>> {
+    let mine: Vec<&StoredStep> = run
+        .steps
+        .iter()
+        .filter(|s| s.workload == name && s.search.is_some() && contender_of(run, s) == Some(ci))
+        .collect();
+    let mut reps: Vec<u32> = mine.iter().map(|s| s.repetition).collect();
+    reps.sort_unstable();
+    reps.dedup();
+    if reps.is_empty() {
+        return None;
+    }
+    let searches: Vec<SearchRun> = reps
+        .into_iter()
+        .map(|rep| {
+            let steps: Vec<&StoredStep> = mine
+                .iter()
+                .copied()
+                .filter(|s| s.repetition == rep)
+                .collect();
+            replay(rep, steps, search)
+        })
+        .collect();
+    Some(summary(ci, searches))
+}
+
+/// One search replayed from its stored steps.
+fn replay<'a>(repetition: u32, mut steps: Vec<&'a StoredStep>, search: &Search) -> SearchRun<'a> {
+    steps.sort_by_key(|s| s.id);
+    let mut judged: Vec<Step> = Vec::new();
+    let mut measured = Vec::new();
+    for s in &steps {
+        let (Some(verdict), LoadLevel::Rate { rps, .. }) =
+            (s.search.as_ref().and_then(|m| m.verdict.clone()), s.level)
+        else {
+            continue;
+        };
+        let kept = capacity::kept(&s.result);
+        measured.push(Measured::of(rps, &s.result, kept, verdict.clone()));
+        judged.push(Step { rate: rps, verdict });
+    }
+    let complete = matches!(capacity::next(search, &judged), capacity::Next::Done(_));
+    SearchRun {
+        repetition,
+        steps,
+        measured,
+        capacity: capacity::so_far(search, &judged),
+        complete,
+    }
+}
+
+/// A contender's capacity over its searches.
+fn summary(contender: usize, searches: Vec<SearchRun>) -> ContenderCapacity {
+    let done: Vec<&Capacity> = searches
+        .iter()
+        .filter(|s| s.complete)
+        .map(|s| &s.capacity)
+        .collect();
+    let met: Vec<f64> = done.iter().map(|c| c.max_rps.unwrap_or(0.0)).collect();
+    let (max_rps, low, high, limited_by) = if done.is_empty() {
+        (None, None, None, None)
+    } else {
+        let m = median(&met);
+        let high = done
+            .iter()
+            .map(|c| c.first_failing_rps)
+            .try_fold(0.0f64, |acc, h| h.map(|h| acc.max(h)));
+        // The search whose answer is nearest the median says what limited it.
+        let nearest = done
+            .iter()
+            .min_by(|a, b| {
+                let d = |c: &&&Capacity| (c.max_rps.unwrap_or(0.0) - m).abs();
+                d(a).total_cmp(&d(b))
+            })
+            .map(|c| c.limited_by.clone());
+        (Some(m), met.iter().copied().reduce(f64::min), high, nearest)
+    };
+    ContenderCapacity {
+        contender,
+        searches,
+        max_rps,
+        low,
+        high,
+        limited_by,
+    }
+}
+
+/// The contenders most capacity first (the unranked last), and how each stands to the
+/// next.
+fn rank(contenders: &[ContenderCapacity]) -> (Vec<usize>, Vec<Place>) {
+    let mut order: Vec<usize> = (0..contenders.len()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |i: usize| contenders[i].max_rps.unwrap_or(f64::NEG_INFINITY);
+        key(b).total_cmp(&key(a)).then(a.cmp(&b))
+    });
+    let places = order
+        .windows(2)
+        .map(|w| place(&contenders[w[0]], &contenders[w[1]]))
+        .collect();
+    (order, places)
+}
+
+/// How `a` (ranked above) stands to `b`.
+fn place(a: &ContenderCapacity, b: &ContenderCapacity) -> Place {
+    let (Some(ma), Some(mb)) = (a.max_rps, b.max_rps) else {
+        return Place {
+            relation: Relation::Untested,
+            ratio: f64::NAN,
+        };
+    };
+    let ratio = if mb > 0.0 { ma / mb } else { f64::INFINITY };
+    let separated = |margin: f64| match (a.low, b.high) {
+        (Some(lo), Some(hi)) => lo > 0.0 && lo >= hi * margin,
+        _ => false,
+    };
+    let values = |c: &ContenderCapacity| -> Vec<f64> {
+        c.finished()
+            .map(|s| s.capacity.max_rps.unwrap_or(0.0))
+            .collect()
+    };
+    let (va, vb) = (values(a), values(b));
+    let tested = mann_whitney::can_be_significant(va.len(), vb.len(), ALPHA)
+        && mann_whitney::test(&va, &vb).is_some_and(|t| t.p < ALPHA);
+    let relation = if separated(MUCH) {
+        Relation::MuchFaster
+    } else if separated(1.0) || tested {
+        Relation::Faster
+    } else {
+        Relation::Tie
+    };
+    Place { relation, ratio }
+}
+
+/// The same contender's capacity on the same workload in two runs (`shootout compare`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityChange {
+    /// The workload's name.
+    pub workload: String,
+    /// The contender's name.
+    pub contender: String,
+    /// Run A's capacity (median of its finished searches), req/s.
+    pub a: Option<f64>,
+    /// Run B's.
+    pub b: Option<f64>,
+    /// `(b − a) / a` in percent; `None` when either is missing or `a` is 0.
+    pub percent: Option<f64>,
+    /// What the searches say: `Faster` (more capacity in B) when every search of B met a
+    /// rate at or above the greatest any search of A broke, `Slower` the other way round,
+    /// `NoChange` when they overlap, `TooFew` when a side has no finished search. With
+    /// four searches or more on both sides, the Mann–Whitney test can also decide.
+    pub verdict: crate::compare::Verdict,
+}
+
+/// The capacities of `a` and `b` paired by workload and contender name, in A's order.
+pub fn compare(a: &crate::Analysis, b: &crate::Analysis) -> Vec<CapacityChange> {
+    use crate::compare::Verdict;
+    let mut out = Vec::new();
+    for wa in &a.capacities {
+        let Some(wb) = b.capacities.iter().find(|w| w.workload == wa.workload) else {
+            continue;
+        };
+        for ca in &wa.contenders {
+            let name = a.name(ca.contender);
+            let Some(cb) = wb.contenders.iter().find(|c| b.name(c.contender) == name) else {
+                continue;
+            };
+            let verdict = match (ca.max_rps, cb.max_rps) {
+                (Some(_), Some(_)) => match place(cb, ca).relation {
+                    Relation::MuchFaster | Relation::Faster => Verdict::Faster,
+                    _ => match place(ca, cb).relation {
+                        Relation::MuchFaster | Relation::Faster => Verdict::Slower,
+                        _ => Verdict::NoChange,
+                    },
+                },
+                _ => Verdict::TooFew,
+            };
+            let percent = match (ca.max_rps, cb.max_rps) {
+                (Some(x), Some(y)) if x > 0.0 => Some((y - x) / x * 100.0),
+                _ => None,
+            };
+            out.push(CapacityChange {
+                workload: wa.workload.to_string(),
+                contender: name.to_string(),
+                a: ca.max_rps,
+                b: cb.max_rps,
+                percent,
+                verdict,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::Verdict;
+
+    /// A finished search that met `lo` and broke `hi` (or met up to the end).
+    fn found(rep: u32, lo: f64, hi: Option<f64>) -> SearchRun<'static> {
+        SearchRun {
+            repetition: rep,
+            steps: Vec::new(),
+            measured: Vec::new(),
+            capacity: Capacity {
+                max_rps: Some(lo),
+                first_failing_rps: hi,
+                limited_by: hi.map_or(Limit::Ceiling, |_| Limit::Slo(0)),
+            },
+            complete: true,
+        }
+    }
+
+    fn of(ci: usize, searches: &[(f64, Option<f64>)]) -> ContenderCapacity<'static> {
+        let runs = searches
+            .iter()
+            .enumerate()
+            .map(|(i, (lo, hi))| found(i as u32 + 1, *lo, *hi))
+            .collect();
+        summary(ci, runs)
+    }
+
+    #[test]
+    fn a_capacity_is_the_median_search_with_the_bracket_of_all() {
+        let c = of(
+            0,
+            &[
+                (1000.0, Some(1050.0)),
+                (1200.0, Some(1260.0)),
+                (1100.0, Some(1150.0)),
+            ],
+        );
+        assert_eq!(c.max_rps, Some(1100.0));
+        assert_eq!((c.low, c.high), (Some(1000.0), Some(1260.0)));
+        assert_eq!(c.limited_by, Some(Limit::Slo(0)));
+        // One search that met every rate: no upper bound.
+        let open = of(1, &[(1000.0, Some(1050.0)), (5000.0, None)]);
+        assert_eq!(open.high, None);
+    }
+
+    #[test]
+    fn separated_brackets_rank_with_certainty_and_overlapping_ones_tie() {
+        let big = of(0, &[(4000.0, Some(4200.0)), (4100.0, Some(4300.0))]);
+        let half = of(1, &[(1900.0, Some(2000.0)), (1950.0, Some(2040.0))]);
+        let near = of(2, &[(1980.0, Some(2080.0)), (2000.0, Some(2100.0))]);
+        let (order, places) = rank(&[half.clone(), big.clone(), near.clone()]);
+        // big, near, half
+        assert_eq!(order, [1, 2, 0]);
+        assert_eq!(
+            places[0].relation,
+            Relation::Faster,
+            "4000 ≥ 2100 but not twice"
+        );
+        assert_eq!(
+            places[1].relation,
+            Relation::Tie,
+            "1980 < 2040: the brackets overlap"
+        );
+        let much = of(3, &[(9000.0, Some(9400.0))]);
+        assert_eq!(place(&much, &big).relation, Relation::MuchFaster);
+        // A contender with no finished search is last and untested.
+        let mut stopped = of(4, &[(500.0, None)]);
+        stopped.searches[0].complete = false;
+        let stopped = summary(4, stopped.searches);
+        let (order, places) = rank(&[stopped, big]);
+        assert_eq!(order, [1, 0]);
+        assert_eq!(places[0].relation, Relation::Untested);
+    }
+
+    #[test]
+    fn against_the_baseline_gives_the_ratio_and_what_the_brackets_allow() {
+        let a = of(0, &[(3000.0, Some(3150.0))]);
+        let b = of(1, &[(1000.0, Some(1050.0))]);
+        let (r, lo, hi) = WorkloadCapacity::against(&a, &b).unwrap();
+        assert_eq!(r, 3.0);
+        assert!((lo - 3000.0 / 1050.0).abs() < 1e-9);
+        assert_eq!(hi, Some(3.15));
+        let zero = of(2, &[(0.0, Some(100.0))]);
+        assert!(WorkloadCapacity::against(&a, &zero).is_none());
+    }
+
+    /// Two runs' capacities: B more when every search of B met a rate A broke, a tie when
+    /// they overlap.
+    #[test]
+    fn place_decides_a_change_between_runs_as_within_one() {
+        let before = of(0, &[(1000.0, Some(1050.0)), (1020.0, Some(1070.0))]);
+        let after = of(0, &[(1500.0, Some(1570.0)), (1480.0, Some(1550.0))]);
+        let same = of(0, &[(1040.0, Some(1090.0)), (990.0, Some(1040.0))]);
+        assert_eq!(place(&after, &before).relation, Relation::Faster);
+        assert_eq!(place(&before, &after).relation, Relation::Tie);
+        assert_eq!(place(&same, &before).relation, Relation::Tie);
+        assert_eq!(place(&before, &same).relation, Relation::Tie);
+    }
+
+    /// A stored run's searches are replayed from their steps' verdicts: a finished search
+    /// gives its answer; one cut short is what it had and is not ranked; sweep steps and
+    /// unjudged steps take no part.
+    #[test]
+    fn searches_replay_from_the_stored_verdicts() {
+        use crate::evidence::tests::run;
+        use shootout_model::search::SearchStep;
+        use shootout_model::stored::StepId;
+        let mut r = run(&[("fast", 10, 0), ("cut", 10, 0)], 2);
+        let template = r.steps[0].clone();
+        r.steps.clear();
+        // The search the pure function asks for, against a server holding 1,000 req/s.
+        let search = Search::new(100.0, 1e6);
+        let mut judged: Vec<Step> = Vec::new();
+        while let capacity::Next::Try(rate) = capacity::next(&search, &judged) {
+            let verdict = if rate <= 1000.0 {
+                Verdict::Met
+            } else {
+                Verdict::Broke(0)
+            };
+            judged.push(Step { rate, verdict });
+        }
+        let stored = |contender: i64, id: usize, st: &Step, verdict: Option<Verdict>| {
+            let mut s = template.clone();
+            s.id = StepId(id as i64);
+            s.contender = shootout_model::stored::ContenderId(contender);
+            s.level = LoadLevel::Rate {
+                rps: st.rate,
+                connections: 8,
+            };
+            s.search = Some(SearchStep { verdict });
+            s
+        };
+        for (i, st) in judged.iter().enumerate() {
+            r.steps
+                .push(stored(0, 100 + i, st, Some(st.verdict.clone())));
+        }
+        // The other contender's search: three steps, the last unjudged (Ctrl-C).
+        for (i, st) in judged.iter().take(3).enumerate() {
+            let verdict = (i < 2).then(|| st.verdict.clone());
+            r.steps.push(stored(1, 200 + i, st, verdict));
+        }
+        let mut sweep = template.clone();
+        sweep.id = StepId(999);
+        r.steps.push(sweep);
+        let plan = ResolvedPlan {
+            workloads: vec![shootout_model::resolved::ResolvedWorkload {
+                name: "w".into(),
+                find_max: Some(ResolvedFindMax {
+                    slo: vec!["p99<50ms".into()],
+                    from: 100.0,
+                    to: 1e6,
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let all = capacities(&r, Some(&plan));
+        assert_eq!(all.len(), 1);
+        let w = &all[0];
+        let fast = w.of(0).unwrap();
+        assert!(fast.searches[0].complete);
+        assert_eq!(fast.searches[0].measured.len(), judged.len());
+        let (lo, hi) = (fast.max_rps.unwrap(), fast.high.unwrap());
+        assert!(lo <= 1000.0 && 1000.0 < hi && hi / lo <= 1.05, "{lo} {hi}");
+        let cut = w.of(1).unwrap();
+        assert!(!cut.searches[0].complete);
+        assert_eq!(cut.searches[0].steps.len(), 3);
+        assert_eq!(cut.searches[0].measured.len(), 2);
+        assert_eq!(cut.max_rps, None);
+        assert_eq!(w.order, [0, 1]);
+        assert_eq!(w.places[0].relation, Relation::Untested);
+        // Without the plan's search, nothing is replayed.
+        assert!(capacities(&r, None).is_empty());
+    }
+}

@@ -1,0 +1,165 @@
+//! The HTML page's capacity searches: per workload searched, the capacity table and the
+//! order (as the text report has them), then a chart of latency against the offered
+//! rate: one line per contender through the median of its steps at each rate, every step
+//! a dot (its verdict in the tooltip), the SLO's limit as a dotted line and each
+//! contender's capacity marked by a dotted vertical line in its colour. The latency drawn
+//! is that of the search's first latency SLO (p99 when it has none).
+
+use super::charts::{Who, MAIN};
+use super::svg::{Axis, Chart, Mark, Series, Stroke};
+use crate::safe::html_text;
+use crate::shootout::capacity as words;
+use shootout_analysis::capacities::{ContenderCapacity, WorkloadCapacity};
+use shootout_analysis::{median, Analysis};
+use shootout_model::threshold::{Metric, Threshold};
+use shootout_model::LoadLevel;
+use std::fmt::Write;
+
+/// Every workload searched, each with its table, order and chart.
+pub(super) fn sections(o: &mut String, a: &Analysis, who: &[Who]) {
+    for w in &a.capacities {
+        let _ = writeln!(o, "<h2>Capacity: {}</h2>", html_text(&words::title(w)));
+        words::table(a, w).html(o);
+        if let Some(r) = words::ranking(a, w) {
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">{}:</p>\n<ul class=\"ranking\"><li>{}</li></ul>",
+                html_text(words::LEGEND),
+                html_text(&r)
+            );
+        }
+        let (q, _) = drawn(w);
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">The line runs through the median {} of each contender's steps at each rate; each dot is a step (hover for its verdict); the dotted horizontal line is the SLO, each dotted vertical line a contender's capacity.</p>",
+            quantile_name(q)
+        );
+        o.push_str(&chart(w, who).svg());
+        o.push_str("<details><summary>Every step</summary>\n");
+        words::steps_table(a, w).html(o);
+        o.push_str("</details>\n");
+    }
+}
+
+/// The latency quantile a search's chart draws (thousandths) and its SLO limit in ms,
+/// from its first latency SLO; p99 and no limit when it has none.
+fn drawn(w: &WorkloadCapacity) -> (u16, Option<f64>) {
+    w.find_max
+        .slo
+        .iter()
+        .filter_map(|s| s.parse::<Threshold>().ok())
+        .find_map(|t| match t.metric {
+            Metric::Quantile(q) => Some((q, Some(t.limit / 1e3))),
+            _ => None,
+        })
+        .unwrap_or((990, None))
+}
+
+/// `p99`, `p99.9`, `p50`.
+fn quantile_name(q: u16) -> String {
+    let p = f64::from(q) / 10.0;
+    format!("p{}", crate::units::trim_float(p))
+}
+
+/// The chart of one workload searched.
+fn chart(w: &WorkloadCapacity, who: &[Who]) -> Chart {
+    let (q, limit) = drawn(w);
+    let name = quantile_name(q);
+    let mut series: Vec<Series> = w
+        .contenders
+        .iter()
+        .filter_map(|c| {
+            who.get(c.contender)
+                .map(|p| contender_series(c, p, q, &name))
+        })
+        .collect();
+    let top = series
+        .iter()
+        .flat_map(|s| s.ys().collect::<Vec<_>>())
+        .chain(limit)
+        .fold(0.0f64, f64::max);
+    for c in &w.contenders {
+        let (Some(m), Some(p)) = (c.max_rps.filter(|m| *m > 0.0), who.get(c.contender)) else {
+            continue;
+        };
+        let mut s = Series::new(format!("{} capacity {}", p.name, words::rate(m)), p.color);
+        s.stroke = Stroke::Dotted;
+        s.line = vec![(m, 0.0), (m, top)];
+        series.push(s);
+    }
+    let xs: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.xs().collect::<Vec<_>>())
+        .collect();
+    let (lo, hi) = xs
+        .iter()
+        .filter(|x| **x > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(*x), h.max(*x)));
+    if let (Some(limit), true) = (limit, hi > 0.0) {
+        let mut s = Series::new(format!("SLO {name} < {} ms", trim(limit)), "#555555");
+        s.stroke = Stroke::Dotted;
+        s.line = vec![(lo, limit), (hi, limit)];
+        series.push(s);
+    }
+    let x = if hi > 0.0 {
+        Axis::log("offered rate (req/s)", lo, hi)
+    } else {
+        Axis::linear("offered rate (req/s)", 0.0, 1.0)
+    };
+    let y = Axis::fit(&format!("{name} latency (ms)"), [0.0, top], true);
+    Chart {
+        title: format!("{name} latency by offered rate"),
+        note: String::new(),
+        x,
+        y,
+        series,
+        width: MAIN.0,
+        height: MAIN.1,
+    }
+}
+
+/// A number without trailing zeros, to three decimals.
+fn trim(v: f64) -> String {
+    crate::units::trim_float(crate::units::round(v, 3))
+}
+
+/// One contender's line (the median at each rate) and dots (every step).
+fn contender_series(c: &ContenderCapacity, who: &Who, q: u16, name: &str) -> Series {
+    let mut s = Series::new(who.name.to_string(), who.color);
+    let mut at: Vec<(f64, Vec<f64>)> = Vec::new();
+    for search in &c.searches {
+        for step in &search.steps {
+            let (LoadLevel::Rate { rps, .. }, Some(mark)) = (step.level, &step.search) else {
+                continue;
+            };
+            let Some(verdict) = &mark.verdict else {
+                continue;
+            };
+            let h = &step.result.histograms.latency;
+            if h.is_empty() {
+                continue;
+            }
+            let ms = h.value_at_quantile(f64::from(q) / 1000.0) as f64 / 1e3;
+            s.marks.push(Mark {
+                x: rps,
+                y: ms,
+                tip: format!(
+                    "{} · {} req/s · search {}: {name} {} ms, {}",
+                    who.name,
+                    words::rate(rps),
+                    search.repetition,
+                    trim(ms),
+                    verdict.word()
+                ),
+            });
+            match at.iter_mut().find(|(r, _)| *r == rps) {
+                Some((_, v)) => v.push(ms),
+                None => at.push((rps, vec![ms])),
+            }
+        }
+    }
+    at.sort_by(|a, b| a.0.total_cmp(&b.0));
+    s.line = at.iter().map(|(r, v)| (*r, median(v))).collect();
+    s.opacity = 0.6;
+    s
+}

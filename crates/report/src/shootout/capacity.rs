@@ -1,0 +1,255 @@
+//! A run's capacity searches as its reports show them: per workload searched, the
+//! capacity of each contender (the median of its searches, the bracket of all of them,
+//! what limited it, against the baseline), the order with how sure each place is
+//! (`nginx > caddy ≈ httpd`), and every step of every search. The figures and the
+//! verdicts are the analysis' ([`shootout_analysis::capacities`]); this builds the tables
+//! once, and each format lays them out.
+
+use crate::capacity::{limit_json, step_json, step_row, STEP_HEADER};
+use crate::grid::{Align, Table};
+use crate::units::{round, trim_float};
+use serde_json::{json, Value};
+use shootout_analysis::capacities::{ContenderCapacity, WorkloadCapacity};
+use shootout_analysis::capacity::Limit;
+use shootout_analysis::ranking::Relation;
+use shootout_analysis::Analysis;
+
+/// A rate as people read it: `7300`, `0.5`.
+pub(crate) fn rate(r: f64) -> String {
+    trim_float(round(r, 3))
+}
+
+/// The section's title: `api: capacity within p99<50ms, errors<0.1%`.
+pub(crate) fn title(w: &WorkloadCapacity) -> String {
+    format!(
+        "{}: capacity within {}",
+        w.workload,
+        w.find_max.slo.join(", ")
+    )
+}
+
+/// What limited a search, in a few words.
+pub(crate) fn limit_words(slo: &[String], l: Option<&Limit>) -> String {
+    match l {
+        Some(Limit::Slo(i)) => format!("{} broke", slo.get(*i).map_or("an SLO", String::as_str)),
+        Some(Limit::Generator) => "the generator".into(),
+        Some(Limit::Ceiling) => "the search's end (raise to)".into(),
+        None => "–".into(),
+    }
+}
+
+/// `7300`, `≥ 1000000` (every rate met), `< 100` (the first rate broke) or `–` (no
+/// search finished).
+fn capacity_cell(c: &ContenderCapacity) -> String {
+    match (c.max_rps, c.high) {
+        (Some(m), None) => format!("≥ {}", rate(m)),
+        (Some(m), Some(h)) if m <= 0.0 => format!("< {}", rate(h)),
+        (Some(m), Some(_)) => rate(m),
+        _ => "–".into(),
+    }
+}
+
+/// `7000–7650`: the least rate met and the greatest broken over the searches.
+fn bracket_cell(c: &ContenderCapacity) -> String {
+    match (c.low, c.high) {
+        (Some(lo), Some(hi)) => format!("{}–{}", rate(lo), rate(hi)),
+        (Some(lo), None) => format!("{}–", rate(lo)),
+        _ => "–".into(),
+    }
+}
+
+/// `97%` of the baseline's capacity, or `–`.
+fn percent_cell(w: &WorkloadCapacity, c: &ContenderCapacity, base: Option<usize>) -> String {
+    let Some(b) = base.and_then(|b| w.of(b)) else {
+        return "–".into();
+    };
+    WorkloadCapacity::against(c, b).map_or("–".into(), |(r, _, _)| format!("{:.0}%", r * 100.0))
+}
+
+/// The searches of a contender: `3` or `2 of 3 finished`.
+fn searches_cell(c: &ContenderCapacity) -> String {
+    let done = c.finished().count();
+    if done == c.searches.len() {
+        done.to_string()
+    } else {
+        format!("{done} of {} finished", c.searches.len())
+    }
+}
+
+/// The capacity table: one row per contender, in plan order.
+pub(crate) fn table(a: &Analysis, w: &WorkloadCapacity) -> Table {
+    let header = [
+        "contender",
+        "capacity req/s",
+        "met–broke",
+        "vs base",
+        "limited by",
+        "searches",
+    ];
+    let mut align = vec![Align::Right; header.len()];
+    align[0] = Align::Left;
+    align[4] = Align::Left;
+    let rows = w
+        .contenders
+        .iter()
+        .map(|c| {
+            let mut name = a.name(c.contender).to_string();
+            if Some(c.contender) == a.baseline {
+                name.push_str(" (baseline)");
+            }
+            vec![
+                name,
+                capacity_cell(c),
+                bracket_cell(c),
+                percent_cell(w, c, a.baseline),
+                limit_words(&w.find_max.slo, c.limited_by.as_ref()),
+                searches_cell(c),
+            ]
+        })
+        .collect();
+    Table {
+        header: header.map(String::from).to_vec(),
+        align,
+        rows,
+    }
+}
+
+/// The order, most capacity first: `nginx > caddy ≈ httpd` (`?` where a contender has no
+/// finished search).
+pub(crate) fn ranking(a: &Analysis, w: &WorkloadCapacity) -> Option<String> {
+    if w.order.len() < 2 {
+        return None;
+    }
+    let mut line = a.name(w.contenders[w.order[0]].contender).to_string();
+    for (place, &next) in w.places.iter().zip(&w.order[1..]) {
+        line.push_str(&format!(
+            " {} {}",
+            place.relation.sign(),
+            a.name(w.contenders[next].contender)
+        ));
+    }
+    Some(line)
+}
+
+/// The answer a page opens with for a workload searched: `nginx sustains the most, 23600
+/// req/s within p99<20ms, errors<1%: 2.71× caddy (every search of nginx met a rate
+/// caddy's broke)`; `None` with fewer than two contenders ranked.
+pub(crate) fn headline(a: &Analysis, w: &WorkloadCapacity) -> Option<String> {
+    let (first, second) = (w.order.first()?, w.order.get(1)?);
+    let (c1, c2) = (&w.contenders[*first], &w.contenders[*second]);
+    let place = w.places.first()?;
+    let (n1, n2) = (a.name(c1.contender), a.name(c2.contender));
+    let slo = w.find_max.slo.join(", ");
+    let how = match place.relation {
+        Relation::MuchFaster | Relation::Faster => {
+            format!("every search of {n1} met a rate {n2}'s broke")
+        }
+        Relation::Tie => format!("not told apart from {n2}: their searches overlap"),
+        Relation::Untested => "a search did not finish".to_string(),
+    };
+    let m = c1.max_rps?;
+    if m <= 0.0 {
+        return Some(format!(
+            "no contender met {slo} at the first rate tried, {} req/s",
+            rate(w.find_max.from)
+        ));
+    }
+    let times = if place.ratio.is_finite() {
+        format!("{:.2}× {n2}", place.ratio)
+    } else {
+        format!("{n2} met no rate")
+    };
+    Some(format!(
+        "{n1} sustains the most, {} req/s within {slo}: {times} ({how})",
+        rate(m)
+    ))
+}
+
+/// Every step of every search: contender, repetition, offered and achieved rate, latency,
+/// errors, whether the schedule was kept, and the verdict.
+pub(crate) fn steps_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
+    let header: Vec<String> = ["contender", "rep"]
+        .into_iter()
+        .chain(STEP_HEADER)
+        .map(String::from)
+        .collect();
+    let mut align = vec![Align::Right; header.len()];
+    align[0] = Align::Left;
+    align[header.len() - 1] = Align::Left;
+    let mut rows = Vec::new();
+    for c in &w.contenders {
+        for s in &c.searches {
+            for m in &s.measured {
+                let mut row = vec![a.name(c.contender).to_string(), s.repetition.to_string()];
+                row.extend(step_row(&w.find_max.slo, m));
+                rows.push(row);
+            }
+        }
+    }
+    Table {
+        header,
+        align,
+        rows,
+    }
+}
+
+/// The legend under the ranking.
+pub(crate) const LEGEND: &str = "capacity: the median of each contender's searches; met–broke: the least rate met and the greatest broken over them; \">\": every search of the first met a rate the other's broke (\"≫\": with twice the margin), \"≈\": the searches overlap, \"?\": a search did not finish";
+
+/// The capacities as JSON: per workload, the SLOs, the order, and per contender its
+/// capacity, bracket, ratio to the baseline and every search with its steps.
+pub(crate) fn json(a: &Analysis) -> Value {
+    let all: Vec<Value> = a
+        .capacities
+        .iter()
+        .map(|w| {
+            let contenders: Vec<Value> = w
+                .contenders
+                .iter()
+                .map(|c| contender_json(a, w, c))
+                .collect();
+            json!({
+                "workload": w.workload,
+                "slo": w.find_max.slo,
+                "from": w.find_max.from,
+                "to": w.find_max.to,
+                "ranking": ranking(a, w),
+                "contenders": contenders,
+            })
+        })
+        .collect();
+    Value::Array(all)
+}
+
+/// One contender's capacity as JSON.
+fn contender_json(a: &Analysis, w: &WorkloadCapacity, c: &ContenderCapacity) -> Value {
+    let vs = a
+        .baseline
+        .and_then(|b| w.of(b))
+        .and_then(|b| WorkloadCapacity::against(c, b))
+        .map(|(r, lo, hi)| json!({"ratio": round(r, 4), "low": round(lo, 4), "high": hi.map(|h| round(h, 4))}));
+    let slo = &w.find_max.slo;
+    let searches: Vec<Value> = c
+        .searches
+        .iter()
+        .map(|s| {
+            let steps: Vec<Value> = s.measured.iter().map(|m| step_json(slo, m)).collect();
+            json!({
+                "repetition": s.repetition,
+                "complete": s.complete,
+                "max_rps": s.capacity.max_rps.map(|x| round(x, 3)),
+                "first_failing_rps": s.capacity.first_failing_rps.map(|x| round(x, 3)),
+                "limited_by": limit_json(slo, &s.capacity.limited_by),
+                "steps": steps,
+            })
+        })
+        .collect();
+    json!({
+        "contender": a.name(c.contender),
+        "max_rps": c.max_rps.map(|x| round(x, 3)),
+        "interval": [c.low.map(|x| round(x, 3)), c.high.map(|x| round(x, 3))],
+        "limited_by": c.limited_by.as_ref().map(|l| limit_json(slo, l)),
+        "vs_baseline": vs,
+        "searches": searches,
+    })
+}
