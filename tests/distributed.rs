@@ -18,8 +18,8 @@ fn shootout() -> Command {
     Command::cargo_bin("shootout").unwrap()
 }
 
-/// The manifest of `shootout k8s job` with these flags and this load, parsed.
-fn manifest(job: &[&str], load: &[&str]) -> serde_json::Value {
+/// The text of the manifest of `shootout k8s job` with these flags and this load.
+fn manifest_text(job: &[&str], load: &[&str]) -> String {
     let out = shootout()
         .args(["k8s", "job"])
         .args(job)
@@ -28,8 +28,23 @@ fn manifest(job: &[&str], load: &[&str]) -> serde_json::Value {
         .output()
         .unwrap();
     common::assert_ok(&out);
-    let text = String::from_utf8(out.stdout).unwrap();
-    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"))
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The documents of the manifest, parsed as kubectl reads them.
+fn manifest_docs(job: &[&str], load: &[&str]) -> Vec<serde_json::Value> {
+    let text = manifest_text(job, load);
+    text.split("\n---\n")
+        .map(|doc| serde_yaml_ng::from_str(doc).unwrap_or_else(|e| panic!("{e}:\n{text}")))
+        .collect()
+}
+
+/// The Job of the manifest.
+fn manifest(job: &[&str], load: &[&str]) -> serde_json::Value {
+    let docs = manifest_docs(job, load);
+    let jobs: Vec<_> = docs.into_iter().filter(|d| d["kind"] == "Job").collect();
+    assert_eq!(jobs.len(), 1);
+    jobs.into_iter().next().unwrap()
 }
 
 fn strings(v: &serde_json::Value) -> Vec<String> {
@@ -47,35 +62,45 @@ fn buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
         .collect()
 }
 
+const JOB_FLAGS: [&str; 10] = [
+    "--shards",
+    "4",
+    "--image",
+    "registry.example/shootout:0.1",
+    "--cpu",
+    "2",
+    "--memory",
+    "512Mi",
+    "--results-claim",
+    "load-results",
+];
+
+const JOB_LOAD: [&str; 10] = [
+    "load",
+    "--rate",
+    "20000",
+    "-d",
+    "60s",
+    "-c",
+    "100",
+    "--barrier-wait",
+    "5m",
+    "http://web.svc:8080/",
+];
+
+/// The arguments that follow `flag` in `args`.
+fn after<'a>(args: &'a [String], flag: &str) -> Vec<&'a str> {
+    args.windows(2)
+        .filter(|w| w[0] == flag)
+        .map(|w| w[1].as_str())
+        .collect()
+}
+
 #[test]
 fn the_k8s_manifest_is_an_indexed_job_with_what_a_shard_needs() {
-    let before = SystemTime::now();
-    let m = manifest(
-        &[
-            "--shards",
-            "4",
-            "--image",
-            "registry.example/shootout:0.1",
-            "--start-in",
-            "30s",
-            "--cpu",
-            "2",
-            "--memory",
-            "512Mi",
-            "--results-claim",
-            "load-results",
-        ],
-        &[
-            "load",
-            "--rate",
-            "20000",
-            "-d",
-            "60s",
-            "-c",
-            "100",
-            "http://web.svc:8080/",
-        ],
-    );
+    let docs = manifest_docs(&JOB_FLAGS, &JOB_LOAD);
+    assert_eq!(docs.len(), 2, "a Service, then the Job");
+    let (service, m) = (&docs[0], &docs[1]);
     assert_eq!(m["apiVersion"], "batch/v1");
     assert_eq!(m["kind"], "Job");
     let name = m["metadata"]["name"].as_str().unwrap();
@@ -85,9 +110,8 @@ fn the_k8s_manifest_is_an_indexed_job_with_what_a_shard_needs() {
     assert_eq!(spec["completions"], 4);
     assert_eq!(spec["parallelism"], 4);
     assert_eq!(spec["backoffLimitPerIndex"], 0);
-    // The wait (30 s), the run (60 s) and a margin bound the job.
-    let deadline = spec["activeDeadlineSeconds"].as_u64().unwrap();
-    assert!((90..=400).contains(&deadline), "{deadline}");
+    // The barrier's wait (5 min) and lead (2 s), the run (60 s) and a margin (300 s).
+    assert_eq!(spec["activeDeadlineSeconds"], 302 + 60 + 300);
     let pod = &spec["template"]["spec"];
     assert_eq!(pod["restartPolicy"], "Never");
     let labels = &spec["template"]["metadata"]["labels"];
@@ -108,34 +132,36 @@ fn the_k8s_manifest_is_an_indexed_job_with_what_a_shard_needs() {
         assert_eq!(c["resources"][part]["memory"], "512Mi", "{part}");
     }
     let args = strings(&c["args"]);
-    let after = |flag: &str| -> Vec<&str> {
-        args.windows(2)
-            .filter(|w| w[0] == flag)
-            .map(|w| w[1].as_str())
-            .collect()
-    };
+    assert_eq!(&args[..10], JOB_LOAD);
+    assert_eq!(after(&args, "--shards"), ["4"]);
+    assert_eq!(after(&args, "--save"), ["-", "/results"]);
+    assert!(after(&args, "--start-at").is_empty(), "no time baked in");
+
+    // The barrier: shard 0's pod by its stable name, through the headless Service whose
+    // name is the pods' subdomain and whose selector picks the Job's pods.
     assert_eq!(
-        &args[..8],
-        [
-            "load",
-            "--rate",
-            "20000",
-            "-d",
-            "60s",
-            "-c",
-            "100",
-            "http://web.svc:8080/"
-        ]
+        after(&args, "--barrier"),
+        ["shootout-load-0.shootout-load:7878"]
     );
-    assert_eq!(after("--shards"), ["4"]);
-    assert_eq!(after("--save"), ["-", "/results"]);
-    // One start time for every pod, about 30 s after the manifest was made.
-    let start = shootout_model::parse_wall_clock(after("--start-at")[0]).unwrap();
-    let ahead = start.duration_since(before).unwrap_or_default();
-    assert!(
-        (Duration::from_secs(28)..=Duration::from_secs(31)).contains(&ahead),
-        "{ahead:?}"
+    assert_eq!(service["apiVersion"], "v1");
+    assert_eq!(service["kind"], "Service");
+    assert_eq!(service["metadata"]["name"], "shootout-load");
+    assert_eq!(pod["subdomain"], service["metadata"]["name"]);
+    assert_eq!(service["spec"]["clusterIP"], "None");
+    assert_eq!(service["spec"]["publishNotReadyAddresses"], true);
+    assert_eq!(service["spec"]["ports"][0]["port"], 7878);
+    assert_eq!(c["ports"][0]["containerPort"], 7878);
+    for (k, v) in service["spec"]["selector"].as_object().unwrap() {
+        assert_eq!(&labels[k], v, "{k}");
+    }
+    // The run id is the Job's uid, which Kubernetes puts in $(SHOOTOUT_RUN_ID).
+    assert_eq!(after(&args, "--run-id"), ["$(SHOOTOUT_RUN_ID)"]);
+    assert_eq!(c["env"][0]["name"], "SHOOTOUT_RUN_ID");
+    assert_eq!(
+        c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
+        "metadata.labels['batch.kubernetes.io/controller-uid']"
     );
+
     // The results volume is mounted where --save writes.
     assert_eq!(c["volumeMounts"][0]["mountPath"], "/results");
     assert_eq!(c["volumeMounts"][0]["name"], pod["volumes"][0]["name"]);
@@ -143,6 +169,64 @@ fn the_k8s_manifest_is_an_indexed_job_with_what_a_shard_needs() {
         pod["volumes"][0]["persistentVolumeClaim"]["claimName"],
         "load-results"
     );
+}
+
+/// The manifest holds no time: it is the same whenever it is made, and applied.
+#[test]
+fn the_k8s_manifest_text() {
+    insta::assert_snapshot!(manifest_text(&JOB_FLAGS, &JOB_LOAD));
+}
+
+#[test]
+fn with_start_in_the_manifest_bakes_a_start_time_and_has_no_service() {
+    let before = SystemTime::now();
+    let out = shootout()
+        .args([
+            "k8s",
+            "job",
+            "--shards",
+            "4",
+            "--image",
+            "x",
+            "--start-in",
+            "30s",
+            "--",
+        ])
+        .args([
+            "load",
+            "--rate",
+            "20000",
+            "-d",
+            "60s",
+            "-c",
+            "100",
+            "http://a/",
+        ])
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("note: with --start-in, a pod that starts after ")
+            && err.contains("without it the pods start together on a barrier"),
+        "{err}"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("\n---\n") && !text.contains("kind: Service"));
+    let m: serde_json::Value = serde_yaml_ng::from_str(&text).unwrap();
+    let c = &m["spec"]["template"]["spec"]["containers"][0];
+    let args = strings(&c["args"]);
+    assert!(after(&args, "--barrier").is_empty() && c["env"].is_null());
+    // One start time for every pod, about 30 s after the manifest was made.
+    let start = shootout_model::parse_wall_clock(after(&args, "--start-at")[0]).unwrap();
+    let ahead = start.duration_since(before).unwrap_or_default();
+    assert!(
+        (Duration::from_secs(28)..=Duration::from_secs(31)).contains(&ahead),
+        "{ahead:?}"
+    );
+    // The wait (30 s), the run (60 s) and a margin bound the job.
+    let deadline = m["spec"]["activeDeadlineSeconds"].as_u64().unwrap();
+    assert!((388..=391).contains(&deadline), "{deadline}");
 }
 
 #[test]
@@ -156,6 +240,36 @@ fn a_load_the_shards_cannot_share_makes_no_manifest() {
         (
             vec!["load", "--shard", "0/2", "-d", "5s", "-c", "8", "http://a/"],
             "the job sets them",
+        ),
+        (
+            vec![
+                "load",
+                "--barrier",
+                "a:1",
+                "-d",
+                "5s",
+                "-c",
+                "8",
+                "http://a/",
+            ],
+            "the job sets them",
+        ),
+        (
+            vec!["load", "--run-id", "x", "-d", "5s", "-c", "8", "http://a/"],
+            "the job sets them",
+        ),
+        (
+            vec![
+                "load",
+                "--barrier-wait",
+                "0s",
+                "-d",
+                "5s",
+                "-c",
+                "8",
+                "http://a/",
+            ],
+            "--barrier-wait 0s: give more than 0",
         ),
         (
             vec!["load", "-d", "5s", "-c", "8", "--bogus", "http://a/"],
@@ -214,11 +328,93 @@ fn a_next_line_a_c1_control_and_a_noncharacter_in_the_load_read_back_exactly() {
 const RATE: f64 = 800.0;
 const SECONDS: u64 = 3;
 
+/// A shard's process: its stderr read line by line as it comes (for the lines that say
+/// where it is), its stdout gathered.
+struct ShardProcess {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+    stdout: std::thread::JoinHandle<String>,
+}
+
+impl ShardProcess {
+    /// `shootout ARGS` with these variables set.
+    fn spawn(args: &[String], env: &[(&str, String)]) -> ShardProcess {
+        use std::io::{BufRead, Read};
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut out = child.stdout.take().unwrap();
+        let stdout = std::thread::spawn(move || {
+            let mut s = String::new();
+            out.read_to_string(&mut s).unwrap();
+            s
+        });
+        ShardProcess {
+            child,
+            lines,
+            seen: Vec::new(),
+            stdout,
+        }
+    }
+
+    /// The next line of stderr that holds `what`: the process says it got there. Fails
+    /// after a minute, or when the process ends first.
+    fn wait_for(&mut self, what: &str) -> String {
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(what) {
+                        return line;
+                    }
+                }
+                Err(e) => panic!(
+                    "no line with {what:?} ({e}); stderr:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Waits for the process to end: its exit code, its stderr and its stdout.
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        let status = self.child.wait().unwrap();
+        self.seen.extend(self.lines.iter());
+        (
+            status.code(),
+            self.seen.join("\n"),
+            self.stdout.join().unwrap(),
+        )
+    }
+}
+
+/// The address in shard 0's `barrier: shard 0 of N listening on ADDR (run ID)`.
+fn listening(line: &str) -> String {
+    let rest = line.split("listening on ").nth(1).unwrap();
+    rest.split(' ').next().unwrap().to_string()
+}
+
 /// Runs the manifest's pods as local processes, with its arguments and the index each
-/// pod gets; returns their logs (stdout), in index order.
+/// pod gets, as Kubernetes would: `$(SHOOTOUT_RUN_ID)` made the Job's uid; only shard 0's
+/// address is this machine's, on a port the OS gives, where the cluster has its DNS name.
+/// Returns their logs (stdout), in index order.
 fn run_pods(url: &str) -> Vec<String> {
     let m = manifest(
-        &["--shards", "4", "--image", "local", "--start-in", "3s"],
+        &["--shards", "4", "--image", "local"],
         &[
             "load",
             "--rate",
@@ -232,24 +428,32 @@ fn run_pods(url: &str) -> Vec<String> {
             url,
         ],
     );
-    let args = strings(&m["spec"]["template"]["spec"]["containers"][0]["args"]);
-    let bin = assert_cmd::cargo::cargo_bin("shootout");
-    let pods: Vec<_> = (0..4)
-        .map(|i| {
-            std::process::Command::new(&bin)
-                .args(&args)
-                .env("JOB_COMPLETION_INDEX", i.to_string())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+    let uid = "0f6c3f0e-7b7e-4c39-9a53-2f2b8f1f6a11";
+    let args: Vec<String> = strings(&m["spec"]["template"]["spec"]["containers"][0]["args"])
+        .iter()
+        .map(|a| a.replace("$(SHOOTOUT_RUN_ID)", uid))
+        .collect();
+    let index = |i: u32| [("JOB_COMPLETION_INDEX", i.to_string())];
+    let listen = ["--barrier-listen".to_string(), "127.0.0.1:0".into()];
+    let mut pod0 = ShardProcess::spawn(&[&args[..], &listen].concat(), &index(0));
+    let at = listening(&pod0.wait_for("listening on"));
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if a.starts_with("shootout-load-0.shootout-load:") {
+                at.clone()
+            } else {
+                a.clone()
+            }
         })
         .collect();
+    let mut pods = vec![pod0];
+    pods.extend((1..4).map(|i| ShardProcess::spawn(&args, &index(i))));
     pods.into_iter()
         .map(|p| {
-            let out = p.wait_with_output().unwrap();
-            common::assert_ok(&out);
-            String::from_utf8(out.stdout).unwrap()
+            let (code, err, out) = p.finish();
+            assert_eq!(code, Some(0), "{err}");
+            out
         })
         .collect()
 }
@@ -805,4 +1009,309 @@ fn merge_names_the_file_and_field_of_a_forged_histogram() {
             forged.display()
         )
     );
+}
+
+/// `load` as shard `i` of `n` of a small rate load, saving to `file`, with `extra` flags.
+fn shard_args(i: u32, n: u32, url: &str, file: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "load",
+        "--rate",
+        "200",
+        "-d",
+        "1s",
+        "-c",
+        "4",
+        "--threads",
+        "1",
+        "--no-live",
+        "--shard",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.push(format!("{i}/{n}"));
+    args.extend(["--save".into(), file.to_str().unwrap().into()]);
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.push(url.into());
+    args
+}
+
+/// Shard 0 of `n`, listening on a port the OS gives; returns it and its address.
+fn coordinator(n: u32, url: &str, file: &Path, extra: &[&str]) -> (ShardProcess, String) {
+    let listen = [&["--barrier-listen", "127.0.0.1:0"], extra].concat();
+    let mut s = ShardProcess::spawn(&shard_args(0, n, url, file, &listen), &[]);
+    let at = listening(&s.wait_for("listening on"));
+    (s, at)
+}
+
+fn saved(file: &Path) -> SavedRun {
+    SavedRun::parse(&std::fs::read_to_string(file).unwrap()).unwrap()
+}
+
+fn failure(run: &SavedRun) -> &str {
+    match &run.outcome {
+        shootout_model::Outcome::Failed(e) => e,
+        other => panic!("not failed: {other:?}"),
+    }
+}
+
+#[test]
+fn shards_started_one_after_another_start_together_on_the_barrier() {
+    use shootout_model::saved::unix_ns;
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |i: u32| dir.path().join(format!("shard-{i}.json"));
+    let n = 4;
+    let run = ["--run-id", "staggered"];
+    let (s0, at) = coordinator(n, &server.url("/"), &file(0), &run);
+    let mut shards = vec![s0];
+    for i in 1..n {
+        // Each comes after a warm-up of its own, started once the one before it is at the
+        // barrier: they come at least 300 ms apart.
+        let extra = [&["--barrier", &at, "--warmup", "300ms"][..], &run].concat();
+        let args = shard_args(i, n, &server.url("/"), &file(i), &extra);
+        let mut s = ShardProcess::spawn(&args, &[]);
+        s.wait_for(&format!(
+            "barrier: shard {i} joined; {} of {n} shards here",
+            i + 1
+        ));
+        shards.push(s);
+    }
+    for s in shards {
+        let (code, err, _) = s.finish();
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let runs: Vec<SavedRun> = (0..n).map(|i| saved(&file(i))).collect();
+    let facts: Vec<_> = runs.iter().map(|r| r.barrier.unwrap()).collect();
+    let planned: Vec<i64> = runs.iter().map(|r| unix_ns(r.start_at.unwrap())).collect();
+    let started: Vec<i64> = runs
+        .iter()
+        .map(|r| unix_ns(r.result.as_ref().unwrap().started))
+        .collect();
+    // Each shard came after the one before it, so waited less.
+    for w in facts[1..].windows(2) {
+        assert!(w[0].waited > w[1].waited, "{facts:?}");
+    }
+    assert_eq!((facts[0].skew_ns, facts[0].rtt), (0, Duration::ZERO));
+    let ms = |ns: i64| ns as f64 / 1e6;
+    for i in 1..n as usize {
+        // The barrier's promise: shard i's start is shard 0's within half its round trip
+        // (and the time between two reads of the clock).
+        let half = facts[i].rtt.as_nanos() as i64 / 2 + 1_000_000;
+        let off = planned[i] - planned[0];
+        assert!(
+            off.abs() <= half,
+            "shard {i}: {} ms off, bound {} ms",
+            ms(off),
+            ms(half)
+        );
+        // One machine, one clock: the skew measured is within that bound of none.
+        assert!(facts[i].skew_ns.abs() <= half, "shard {i}: {facts:?}");
+    }
+    // Without the barrier they would have started as far apart as they came.
+    let spread = started.iter().max().unwrap() - started.iter().min().unwrap();
+    let came_apart = (facts[1].waited - facts[n as usize - 1].waited).as_nanos() as i64;
+    assert!(
+        spread < came_apart,
+        "started {} ms apart, came {} ms apart",
+        ms(spread),
+        ms(came_apart)
+    );
+    eprintln!(
+        "barrier: shards came {:.1} ms apart; planned starts within {:.3} ms of shard 0's; started {:.3} ms apart; skews {:?} ns, round trips {:?}",
+        ms(came_apart),
+        planned.iter().map(|p| ms(p - planned[0]).abs()).fold(0.0, f64::max),
+        ms(spread),
+        facts.iter().map(|f| f.skew_ns).collect::<Vec<_>>(),
+        facts.iter().map(|f| f.rtt).collect::<Vec<_>>()
+    );
+    // The merge reports what the barrier measured.
+    let files: Vec<_> = (0..n).map(file).collect();
+    let out = merge_of(
+        &files.iter().map(|f| f.as_path()).collect::<Vec<_>>(),
+        &["-q"],
+    );
+    common::assert_ok(&out);
+    let out = merge_of(&files.iter().map(|f| f.as_path()).collect::<Vec<_>>(), &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("note: 4 shards started on shard 0's barrier: clocks within "),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_shard_that_never_comes_fails_the_barrier_naming_it() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |i: u32| dir.path().join(format!("shard-{i}.json"));
+    let (mut s0, at) = coordinator(3, &server.url("/"), &file(0), &["--barrier-wait", "2s"]);
+    let mut s1 = ShardProcess::spawn(
+        &shard_args(1, 3, &server.url("/"), &file(1), &["--barrier", &at]),
+        &[],
+    );
+    s1.wait_for("barrier: shard 1 joined; 2 of 3 shards here");
+    s0.wait_for("barrier: 2 of 3 shards here");
+    // Shard 2 never comes: shard 0 gives up after its wait and tells shard 1 why.
+    let (code, err, _) = s0.finish();
+    assert_eq!(code, Some(1), "{err}");
+    let why = "the start barrier waited 2s for shard 2 of 3, which never came";
+    assert!(
+        err.contains(&format!("error: start barrier: {why}")),
+        "{err}"
+    );
+    assert!(failure(&saved(&file(0))).contains(why));
+    let (code, err, _) = s1.finish();
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(why), "{err}");
+    assert!(failure(&saved(&file(1))).contains(why));
+    assert_eq!(server.requests(), 0, "nothing was sent");
+}
+
+#[test]
+fn a_shard_of_another_run_or_a_stranger_is_refused_and_the_right_one_still_joins() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |i: u32| dir.path().join(format!("shard-{i}.json"));
+    let url = server.url("/");
+    let (s0, at) = coordinator(2, &url, &file(0), &["--run-id", "run-a"]);
+    let other = dir.path().join("other.json");
+    let stranger = ShardProcess::spawn(
+        &shard_args(1, 2, &url, &other, &["--barrier", &at, "--run-id", "run-b"]),
+        &[],
+    );
+    let (code, err, _) = stranger.finish();
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("shard 1 is of run run-b, this barrier is of run run-a: shards of different runs never meet"),
+        "{err}"
+    );
+    assert!(failure(&saved(&other)).contains("is of run run-b"));
+    // And a load by default is its own run: the same flags, another rate, are refused.
+    let mut mismatched = shard_args(1, 2, &url, &other, &["--barrier", &at]);
+    mismatched[2] = "300".into();
+    let (code, err, _) = ShardProcess::spawn(&mismatched, &[]).finish();
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("this barrier is of run run-a"), "{err}");
+    // Strangers on the port: each gets one line saying why, and the connection closes.
+    for (sent, answer) in [
+        (vec![b'A'; 256], "FAIL a line longer than 256 bytes: not a shootout barrier\n"),
+        (
+            b"GET / HTTP/1.1\r\n".to_vec(),
+            "FAIL a byte that is not printable ASCII: not a shootout barrier\n",
+        ),
+        (b"WHEN\n".to_vec(), "FAIL WHEN before HELLO: not a shard of shootout load\n"),
+        (
+            b"HELLO shootout-barrier/1 run-a 0 2\n".to_vec(),
+            "FAIL shard 0 is the one listening here: is another load's shard 0 using --barrier with this address?\n",
+        ),
+    ] {
+        use std::io::{Read, Write};
+        let mut peer = std::net::TcpStream::connect(&at).unwrap();
+        peer.write_all(&sent).unwrap();
+        let mut got = String::new();
+        peer.read_to_string(&mut got).unwrap();
+        assert_eq!(got, answer);
+    }
+    let right = ShardProcess::spawn(
+        &shard_args(
+            1,
+            2,
+            &url,
+            &file(1),
+            &["--barrier", &at, "--run-id", "run-a"],
+        ),
+        &[],
+    );
+    for s in [s0, right] {
+        let (code, err, _) = s.finish();
+        assert_eq!(code, Some(0), "{err}");
+    }
+    assert!(saved(&file(1)).barrier.is_some());
+}
+
+#[test]
+fn a_shard_that_comes_back_before_the_start_joins_and_after_it_fails_the_merge() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |i: u32| dir.path().join(format!("shard-{i}.json"));
+    let url = server.url("/");
+    // Runs of 3 s: shard 0 is still there when shard 1 restarts after the start.
+    let longer = |mut args: Vec<String>| {
+        assert_eq!(args[3..5], ["-d", "1s"]);
+        args[4] = "3s".into();
+        args
+    };
+    let member = |i: u32, f: &Path, at: &str| {
+        ShardProcess::spawn(&longer(shard_args(i, 3, &url, f, &["--barrier", at])), &[])
+    };
+    let listen = ["--barrier-listen", "127.0.0.1:0"];
+    let mut s0 = ShardProcess::spawn(&longer(shard_args(0, 3, &url, &file(0), &listen)), &[]);
+    let at = listening(&s0.wait_for("listening on"));
+    let mut first = member(1, &file(1), &at);
+    first.wait_for("barrier: shard 1 joined; 2 of 3 shards here");
+    // Shard 1's process dies at the barrier; its restart takes its place (2 of 3 here,
+    // not 3: the first one's place was freed).
+    first.child.kill().unwrap();
+    first.finish();
+    let mut again = member(1, &file(1), &at);
+    again.wait_for("barrier: shard 1 joined; 2 of 3 shards here");
+    let last = member(2, &file(2), &at);
+    s0.wait_for("barrier: all 3 shards here");
+    // Shard 1 restarts once more, after the start: refused, it fails.
+    let late_file = dir.path().join("shard-1-restarted.json");
+    let (code, err, _) = member(1, &late_file, &at).finish();
+    assert_eq!(code, Some(1), "{err}");
+    let refused = "started without shard 1";
+    assert!(err.contains(refused), "{err}");
+    assert!(failure(&saved(&late_file)).contains(refused));
+    for s in [s0, again, last] {
+        let (code, err, _) = s.finish();
+        assert_eq!(code, Some(0), "{err}");
+    }
+    // The restarted shard's result fails the merge: its run was not the others'.
+    let out = merge_of(&[&file(0), &late_file, &file(2)], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("shard-1-restarted.json (shard 1 failed: start barrier:")
+            && err.contains(refused),
+        "{err}"
+    );
+    let out = merge_of(&[&file(0), &file(1), &file(2)], &["-q"]);
+    common::assert_ok(&out);
+}
+
+#[test]
+fn ctrl_c_at_the_barrier_ends_the_wait_and_says_so_in_the_result() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |i: u32| dir.path().join(format!("shard-{i}.json"));
+    let url = server.url("/");
+    let interrupt = |s: &ShardProcess| unsafe {
+        libc::kill(s.child.id() as libc::pid_t, libc::SIGINT);
+    };
+    // Shard 0, waiting for shard 1; shard 1 of another barrier, waiting for its shard 0.
+    let (mut s0, _) = coordinator(2, &url, &file(0), &[]);
+    s0.wait_for("barrier: 1 of 2 shards here");
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let mut s1 = ShardProcess::spawn(
+        &shard_args(1, 2, &url, &file(1), &["--barrier", &closed]),
+        &[],
+    );
+    s1.wait_for("barrier: waiting for shard 0 at");
+    for (i, s) in [(0, s0), (1, s1)] {
+        interrupt(&s);
+        let (code, err, _) = s.finish();
+        assert_eq!(code, Some(130), "{err}");
+        let run = saved(&file(i));
+        assert_eq!(
+            failure(&run),
+            "start barrier: interrupted (Ctrl-C or SIGTERM)"
+        );
+    }
+    assert_eq!(server.requests(), 0);
 }

@@ -2,7 +2,8 @@
 //! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection) and of the
 //! files a user is handed: the result-file reader (`shootout_model::SavedRun::parse`, with
 //! `merge`), the request-list reader (`shootout_model::requests::RequestList::parse`) and
-//! the plan reader (`shootout_model::plan::parse`).
+//! the plan reader (`shootout_model::plan::parse`); and of what a peer on the start
+//! barrier's port sends (`shootout_model::barrier`).
 //!
 //! Each target is a plain function of the input bytes that panics when an invariant
 //! breaks. The libFuzzer binaries in `fuzz_targets/` call them under coverage guidance;
@@ -10,6 +11,7 @@
 //! through the same functions, so the targets never rot. See docs/fuzzing.md.
 
 pub mod alloc;
+pub mod barrier;
 pub mod chunked;
 pub mod h2_connection;
 pub mod head_differential;

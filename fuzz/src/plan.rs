@@ -20,13 +20,21 @@ pub fn check(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let (parsed, grew) = alloc::peak_growth(|| parse(&text, "fuzz.toml", &[0, 1]));
     let bound = GROWTH_BASE + GROWTH_PER_BYTE * text.len();
-    assert!(grew <= bound, "the plan reader grew the heap by {grew} bytes for {} bytes of text", text.len());
+    assert!(
+        grew <= bound,
+        "the plan reader grew the heap by {grew} bytes for {} bytes of text",
+        text.len()
+    );
     match parsed {
         Ok(plan) => well_formed(&plan),
         Err(e) => {
             let lines = text.matches('\n').count() + 1;
             assert_eq!(e.file, "fuzz.toml");
-            assert!((1..=lines).contains(&e.line), "line {} of {lines}: {e}", e.line);
+            assert!(
+                (1..=lines).contains(&e.line),
+                "line {} of {lines}: {e}",
+                e.line
+            );
             assert!(!e.message.is_empty());
         }
     }
@@ -38,7 +46,11 @@ fn well_formed(plan: &Plan) {
     let mut names: Vec<&str> = plan.contenders.iter().map(|c| c.name.as_str()).collect();
     names.sort_unstable();
     names.dedup();
-    assert_eq!(names.len(), plan.contenders.len(), "contender names are unique");
+    assert_eq!(
+        names.len(),
+        plan.contenders.len(),
+        "contender names are unique"
+    );
     for w in &plan.workloads {
         assert!(
             !plan.levels.is_empty() || w.find_max.is_some(),

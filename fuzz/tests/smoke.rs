@@ -170,3 +170,8 @@ fn request_list() {
 fn plan() {
     smoke("plan", shootout_fuzz::plan::check);
 }
+
+#[test]
+fn barrier() {
+    smoke("barrier", shootout_fuzz::barrier::check);
+}

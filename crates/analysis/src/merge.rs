@@ -69,6 +69,16 @@ pub enum Note {
         /// How far after (positive) or before (negative) the agreed time, in seconds.
         seconds: f64,
     },
+    /// The shards met at a start barrier: what they measured there.
+    Barrier {
+        /// How many of the merged runs met it.
+        runs: usize,
+        /// The run whose clock was furthest from shard 0's, and by how much (its clock minus
+        /// shard 0's, in nanoseconds).
+        furthest: (String, i64),
+        /// The run with the longest round trip to shard 0, and that round trip.
+        slowest: (String, Duration),
+    },
     /// Partial merge: shards left out.
     Partial {
         /// The shards that were missing.
@@ -90,7 +100,7 @@ impl fmt::Display for Note {
         match self {
             Note::StartSkew { spread, earliest, latest } => write!(
                 f,
-                "the shards started {:.3} s apart ({earliest} first, {latest} last): the per-second series mixes different moments of the load (start them together with --start-at, and keep the machines' clocks in sync with NTP)",
+                "the shards started {:.3} s apart ({earliest} first, {latest} last): the per-second series mixes different moments of the load (start them together with --barrier, or keep the machines' clocks in sync with NTP for --start-at)",
                 spread.as_secs_f64()
             ),
             Note::OffStart { source, seconds } => write!(
@@ -98,6 +108,17 @@ impl fmt::Display for Note {
                 "{source} started {:.3} s {} the agreed start time: its clock disagrees with the others' or it started late (check NTP on its machine)",
                 seconds.abs(),
                 if *seconds >= 0.0 { "after" } else { "before" }
+            ),
+            Note::Barrier { runs, furthest, slowest } => write!(
+                f,
+                "{runs} shards started on shard 0's barrier: clocks within {:.3} ms of shard 0's ({} {:.3} ms {}), round trips up to {:.3} ms ({}), so the starts agree within {:.3} ms",
+                furthest.1.unsigned_abs() as f64 / 1e6,
+                furthest.0,
+                furthest.1.unsigned_abs() as f64 / 1e6,
+                if furthest.1 >= 0 { "ahead" } else { "behind" },
+                slowest.1.as_secs_f64() * 1e3,
+                slowest.0,
+                slowest.1.as_secs_f64() * 1e3,
             ),
             Note::Partial { missing, failed, count } => {
                 let mut parts = Vec::new();
@@ -294,6 +315,13 @@ pub fn differences(a: &LoadSpec, b: &LoadSpec) -> Vec<String> {
     out
 }
 
+/// A fingerprint of the load `s` puts on a server ([`the_load`]: what each machine sets
+/// its own way left out), equal for every shard of one fleet's load as given: the start
+/// barrier's run id when none is given, so shards of different loads never meet.
+pub fn load_fingerprint(s: &LoadSpec) -> u64 {
+    fnv1a(format!("{:?}", the_load(s)).as_bytes())
+}
+
 /// FNV-1a, 64 bits: a fingerprint of a request body, so a message can say two bodies
 /// differ without printing them (a hash this small needs no crate).
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -361,6 +389,7 @@ pub fn merge(sources: &[Source], allow_partial: bool) -> Result<Merged, MergeErr
         return Err(MergeError::AllFailed(why.join("; ")));
     }
     notes.extend(start_notes(&runs));
+    notes.extend(barrier_note(&runs));
     let mut spec = first.run.fleet.clone();
     spec.threads = 0;
     for (s, _) in &runs {
@@ -461,6 +490,22 @@ fn start_notes(runs: &[(&Source, &RunResult)]) -> Vec<Note> {
         }
     }
     notes
+}
+
+/// What the runs that met a start barrier measured there: the clock furthest from shard
+/// 0's and the longest round trip (half of which bounds how far apart the starts were).
+fn barrier_note(runs: &[(&Source, &RunResult)]) -> Option<Note> {
+    let met: Vec<(&Source, shootout_model::barrier::BarrierFacts)> = runs
+        .iter()
+        .filter_map(|(s, _)| s.run.barrier.map(|b| (*s, b)))
+        .collect();
+    let furthest = met.iter().max_by_key(|(_, b)| b.skew_ns.unsigned_abs())?;
+    let slowest = met.iter().max_by_key(|(_, b)| b.rtt)?;
+    Some(Note::Barrier {
+        runs: met.len(),
+        furthest: (furthest.0.name.clone(), furthest.1.skew_ns),
+        slowest: (slowest.0.name.clone(), slowest.1.rtt),
+    })
 }
 
 /// The error for `field` of `s` overflowing the sum of the runs before it.
@@ -678,6 +723,7 @@ mod tests {
                 shootout: "0.1.0".into(),
                 shard: Some(sh),
                 start_at: Some(UNIX_EPOCH + Duration::from_nanos(T0)),
+                barrier: None,
                 fleet: fleet(),
                 spec,
                 outcome: Outcome::Complete,
@@ -719,6 +765,27 @@ mod tests {
         // Windows [0, 2) and [0.3, 2.3): 2.3 s of load.
         assert_eq!(r.duration, Duration::from_millis(2300));
         assert_eq!(r.started, two()[0].run.result.as_ref().unwrap().started);
+    }
+
+    #[test]
+    fn the_barrier_note_names_the_furthest_clock_and_the_longest_round_trip() {
+        use shootout_model::barrier::BarrierFacts;
+        let mut s = two();
+        let facts = |skew_ns, rtt_us| BarrierFacts {
+            skew_ns,
+            rtt: Duration::from_micros(rtt_us),
+            waited: Duration::from_secs(1),
+        };
+        s[0].run.barrier = Some(facts(0, 0));
+        s[1].run.barrier = Some(facts(-2_500_000, 400));
+        let m = merge(&s, false).unwrap();
+        let note = m.notes.iter().find(|n| matches!(n, Note::Barrier { .. }));
+        assert_eq!(
+            note.map(Note::to_string).as_deref(),
+            Some("2 shards started on shard 0's barrier: clocks within 2.500 ms of shard 0's (shard-1.json 2.500 ms behind), round trips up to 0.400 ms (shard-1.json), so the starts agree within 0.400 ms")
+        );
+        // Runs that met no barrier get no note.
+        assert!(merge(&two(), false).unwrap().notes.is_empty());
     }
 
     #[test]

@@ -1,7 +1,12 @@
 //! `shootout k8s job --shards N --image IMAGE -- load ARGS…`: prints a Kubernetes Indexed
-//! Job that runs one load as N shards, one pod each, all starting at one time, each
-//! printing its result between markers for `kubectl logs` (and optionally into a
-//! volume); then says the one command that gathers the results and merges them. The
+//! Job that runs one load as N shards, one pod each, all starting together, each printing
+//! its result between markers for `kubectl logs` (and optionally into a volume); then says
+//! the one command that gathers the results and merges them. The pods start on a barrier
+//! (`load --barrier`): a headless Service gives shard 0's pod a stable name
+//! (`NAME-0.NAME`), the others connect to it, and shard 0 starts them all once all are
+//! there, however late the manifest is applied or an image is pulled; the Job's own id
+//! (its controller uid, through the downward API) is the run id, so the pods of another
+//! Job of the same name never meet these. `--start-in` bakes a start time in instead. The
 //! pods' arguments (the load's flags, then the job's) are checked here first by the parser
 //! the pods run, as shard 0 of N reads them, so a manifest never carries a load that
 //! cannot run.
@@ -36,7 +41,7 @@ enum K8sCommand {
 /// Flags of `shootout k8s job`.
 #[derive(Debug, Args)]
 #[command(after_help = "Example:
-  shootout k8s job --shards 4 --image registry.example/shootout:0.1 --start-in 60s -- \\
+  shootout k8s job --shards 4 --image registry.example/shootout:0.1 -- \\
       load --rate 40000 -d 60s -c 400 http://web.default.svc:8080/ | kubectl apply -f -")]
 pub struct JobArgs {
     /// Pods, each running one shard of the load.
@@ -47,9 +52,13 @@ pub struct JobArgs {
     #[arg(long, value_name = "IMAGE")]
     pub image: String,
 
-    /// The shards start this long after the manifest is printed (apply it at once).
-    #[arg(long, value_name = "DURATION", default_value = "60s")]
-    pub start_in: String,
+    /// Instead of the barrier: the shards start this long after the manifest is printed (apply it at once; a pod later than that fails).
+    #[arg(long, value_name = "DURATION")]
+    pub start_in: Option<String>,
+
+    /// The port shard 0's pod listens on for the others (the start barrier).
+    #[arg(long, value_name = "PORT", default_value_t = 7878, value_parser = clap::value_parser!(u16).range(1..))]
+    pub barrier_port: u16,
 
     /// The Job's name (and the label that finds its pods).
     #[arg(long, value_name = "NAME", default_value = "shootout-load")]
@@ -76,7 +85,14 @@ pub struct JobArgs {
 pub fn k8s(a: K8sArgs) -> Result<i32, Failure> {
     match a.command {
         K8sCommand::Job(job) => {
-            let start_at = SystemTime::now() + start_in(&job.start_in)?;
+            let start_at = match &job.start_in {
+                Some(text) => {
+                    let at = SystemTime::now() + start_in(text)?;
+                    say!("note: with --start-in, a pod that starts after {} fails (applied late, or a slow image pull); without it the pods start together on a barrier whenever all are there", humantime::format_rfc3339_seconds(at));
+                    Some(at)
+                }
+                None => None,
+            };
             let (manifest, gather) = manifest(&job, start_at)?;
             crate::output::emit(&manifest)?;
             say!("when the job is done, gather and merge the results with:\n  {gather}");
@@ -107,27 +123,47 @@ fn start_in(text: &str) -> Result<Duration, Failure> {
     Ok(d)
 }
 
+/// How the pods start together.
+enum Start {
+    /// On shard 0's barrier, at this `HOST:PORT`.
+    Barrier(String),
+    /// At this time (RFC 3339), from `--start-in`.
+    At(String),
+}
+
+/// The variable that carries the Job's uid into its pods, the barrier's run id.
+const RUN_ID_VAR: &str = "SHOOTOUT_RUN_ID";
+
 /// The manifest, and the command that gathers and merges the results.
-fn manifest(job: &JobArgs, start_at: SystemTime) -> Result<(String, String), Failure> {
+fn manifest(job: &JobArgs, start_at: Option<SystemTime>) -> Result<(String, String), Failure> {
     check_job(job)?;
-    let start = humantime::format_rfc3339_seconds(start_at).to_string();
+    let start = match start_at {
+        Some(t) => Start::At(humantime::format_rfc3339_seconds(t).to_string()),
+        None => Start::Barrier(format!("{n}-0.{n}:{}", job.barrier_port, n = job.name)),
+    };
     let args = pod_args(job, &start);
-    let spec = check_load(job, &args, &start)?;
+    let (spec, barrier_wait) = check_load(job, &args, &start)?;
     // The wait, the run (or an hour when bounded by a count), the warm-up's allowance.
     let run = spec.duration.unwrap_or(Duration::from_secs(3600));
-    let deadline = start_at
-        .duration_since(SystemTime::now())
-        .unwrap_or_default()
-        .as_secs()
-        + run.as_secs()
-        + 300;
+    let wait = match start_at {
+        Some(t) => t.duration_since(SystemTime::now()).unwrap_or_default(),
+        None => barrier_wait + crate::load::barrier::START_LEAD,
+    };
+    let deadline = wait.as_secs() + run.as_secs() + 300;
     let gather = format!(
         "kubectl wait --for=condition=complete --timeout={deadline}s job/{name}; kubectl logs -l shootout.dev/job={name} --tail=-1 | shootout merge -",
         name = job.name
     );
     let mut o = String::new();
-    job_yaml(&mut o, job, &start, deadline, &gather);
-    pod_yaml(&mut o, job, &args);
+    match &start {
+        Start::At(time) => header_at(&mut o, job, time, &gather),
+        Start::Barrier(_) => {
+            header_barrier(&mut o, job, barrier_wait, &gather);
+            service_yaml(&mut o, job);
+        }
+    }
+    job_yaml(&mut o, job, deadline);
+    pod_yaml(&mut o, job, &args, &start);
     Ok((o, gather))
 }
 
@@ -161,28 +197,31 @@ fn check_job(job: &JobArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The arguments each pod runs `shootout load` with: the load's, then the shards, the
-/// common start and where the result goes (the log, and the claim when there is one).
-fn pod_args(job: &JobArgs, start: &str) -> Vec<String> {
+/// The arguments each pod runs `shootout load` with: the load's, then the shards, how
+/// they start together (shard 0's barrier with the Job's id as the run, or a common
+/// time) and where the result goes (the log, and the claim when there is one).
+fn pod_args(job: &JobArgs, start: &Start) -> Vec<String> {
     let mut args: Vec<String> = job.load.clone();
-    args.extend([
-        "--shards".into(),
-        job.shards.to_string(),
-        "--start-at".into(),
-        start.into(),
-        "--save".into(),
-        "-".into(),
-    ]);
+    args.extend(["--shards".into(), job.shards.to_string()]);
+    match start {
+        Start::Barrier(at) => args.extend([
+            "--barrier".into(),
+            at.clone(),
+            "--run-id".into(),
+            format!("$({RUN_ID_VAR})"),
+        ]),
+        Start::At(time) => args.extend(["--start-at".into(), time.clone()]),
+    }
+    args.extend(["--save".into(), "-".into()]);
     if job.results_claim.is_some() {
         args.extend(["--save".into(), "/results".into()]);
     }
     args
 }
 
-/// The manifest's opening comments and the Job up to its pod template.
-fn job_yaml(o: &mut String, job: &JobArgs, start: &str, deadline: u64, gather: &str) {
+/// The manifest's opening comments with `--start-in`: the pods wait for `start`.
+fn header_at(o: &mut String, job: &JobArgs, start: &str, gather: &str) {
     let n = job.shards;
-    let name = quote(&job.name);
     let _ = writeln!(
         o,
         "# shootout load as {n} shards, one pod each: a Kubernetes Indexed Job."
@@ -197,6 +236,60 @@ fn job_yaml(o: &mut String, job: &JobArgs, start: &str, deadline: u64, gather: &
     );
     let _ = writeln!(o, "# Gather and merge when done:");
     let _ = writeln!(o, "#   {gather}");
+}
+
+/// The manifest's opening comments with the barrier.
+fn header_barrier(o: &mut String, job: &JobArgs, wait: Duration, gather: &str) {
+    let (n, name, port) = (job.shards, &job.name, job.barrier_port);
+    let wait = humantime::format_duration(wait);
+    for line in [
+        format!("shootout load as {n} shards, one pod each: a Kubernetes Indexed Job, and the"),
+        "headless Service that names its pods. Each pod reads its shard from".into(),
+        format!("{INDEX_VAR}. Shard 0 (pod {name}-0) listens on port {port}; the others"),
+        format!("reach it at {name}-0.{name} and wait, {wait} at most, until all {n} are"),
+        "there; then all start together and print their results between markers.".into(),
+        "Apply it any time:  kubectl apply -f FILE".into(),
+    ] {
+        let _ = writeln!(o, "# {line}");
+    }
+    let _ = writeln!(o, "# Gather and merge when done:");
+    let _ = writeln!(o, "#   {gather}");
+}
+
+/// The headless Service that gives each pod a DNS name (`NAME-I.NAME`), shard 0's the one
+/// the others connect to; then the document separator before the Job.
+fn service_yaml(o: &mut String, job: &JobArgs) {
+    let name = quote(&job.name);
+    let _ = writeln!(o, "apiVersion: v1");
+    let _ = writeln!(o, "kind: Service");
+    let _ = writeln!(o, "metadata:");
+    let _ = writeln!(o, "  name: {name}");
+    let _ = writeln!(o, "  labels:");
+    let _ = writeln!(o, "    app.kubernetes.io/name: shootout");
+    let _ = writeln!(o, "    shootout.dev/job: {name}");
+    let _ = writeln!(o, "spec:");
+    let _ = writeln!(
+        o,
+        "  # Headless: a name per pod for the barrier, no load balancing."
+    );
+    let _ = writeln!(o, "  clusterIP: None");
+    let _ = writeln!(
+        o,
+        "  # Shard 0's name resolves as soon as its pod has an address."
+    );
+    let _ = writeln!(o, "  publishNotReadyAddresses: true");
+    let _ = writeln!(o, "  selector:");
+    let _ = writeln!(o, "    shootout.dev/job: {name}");
+    let _ = writeln!(o, "  ports:");
+    let _ = writeln!(o, "    - name: barrier");
+    let _ = writeln!(o, "      port: {}", job.barrier_port);
+    let _ = writeln!(o, "---");
+}
+
+/// The Job up to its pod template.
+fn job_yaml(o: &mut String, job: &JobArgs, deadline: u64) {
+    let n = job.shards;
+    let name = quote(&job.name);
     let _ = writeln!(o, "apiVersion: batch/v1");
     let _ = writeln!(o, "kind: Job");
     let _ = writeln!(o, "metadata:");
@@ -222,11 +315,13 @@ fn job_yaml(o: &mut String, job: &JobArgs, start: &str, deadline: u64, gather: &
     let _ = writeln!(o, "  activeDeadlineSeconds: {deadline}");
 }
 
-/// The Job's pod template: spread over nodes, the container with its arguments and a
-/// guaranteed share of CPU and memory, and the results claim when there is one.
-fn pod_yaml(o: &mut String, job: &JobArgs, args: &[String]) {
+/// The Job's pod template: spread over nodes, named by the Service (with the barrier), the
+/// container with its arguments, the Job's id (with the barrier) and a guaranteed share of
+/// CPU and memory, and the results claim when there is one.
+fn pod_yaml(o: &mut String, job: &JobArgs, args: &[String], start: &Start) {
     let q = quote;
     let name = q(&job.name);
+    let barrier = matches!(start, Start::Barrier(_));
     let _ = writeln!(o, "  template:");
     let _ = writeln!(o, "    metadata:");
     let _ = writeln!(o, "      labels:");
@@ -234,6 +329,14 @@ fn pod_yaml(o: &mut String, job: &JobArgs, args: &[String]) {
     let _ = writeln!(o, "        shootout.dev/job: {name}");
     let _ = writeln!(o, "    spec:");
     let _ = writeln!(o, "      restartPolicy: Never");
+    if barrier {
+        let _ = writeln!(
+            o,
+            "      # Pod I is {}-I.{} in DNS: the Service above gives the names.",
+            job.name, job.name
+        );
+        let _ = writeln!(o, "      subdomain: {name}");
+    }
     let _ = writeln!(
         o,
         "      # One pod per node where the cluster allows: shards sharing a node"
@@ -251,6 +354,9 @@ fn pod_yaml(o: &mut String, job: &JobArgs, args: &[String]) {
     let _ = writeln!(o, "          image: {}", q(&job.image));
     let args: Vec<String> = args.iter().map(|a| q(a)).collect();
     let _ = writeln!(o, "          args: [{}]", args.join(", "));
+    if barrier {
+        barrier_yaml(o, job);
+    }
     let _ = writeln!(
         o,
         "          # Requests equal to limits: a guaranteed share of the node, so the"
@@ -276,22 +382,39 @@ fn pod_yaml(o: &mut String, job: &JobArgs, args: &[String]) {
     }
 }
 
-/// Checks the load the pods will run, as shard 0 of N reads it; returns the fleet's spec.
-/// `pod_args` are the arguments each pod gets (the load's, then the job's own), read by
-/// the parser the pods run, so a manifest never carries arguments its pods cannot read.
+/// The container's barrier: the Job's uid as the run id, and shard 0's port.
+fn barrier_yaml(o: &mut String, job: &JobArgs) {
+    let _ = writeln!(
+        o,
+        "          # The Job's uid is the run: pods of another Job of this name never meet these."
+    );
+    let _ = writeln!(o, "          env:");
+    let _ = writeln!(o, "            - name: {RUN_ID_VAR}");
+    let _ = writeln!(o, "              valueFrom:");
+    let _ = writeln!(o, "                fieldRef:");
+    let _ = writeln!(
+        o,
+        "                  fieldPath: \"metadata.labels['batch.kubernetes.io/controller-uid']\""
+    );
+    let _ = writeln!(o, "          ports:");
+    let _ = writeln!(o, "            - name: barrier");
+    let _ = writeln!(o, "              containerPort: {}", job.barrier_port);
+}
+
+/// Checks the load the pods will run, as shard 0 of N reads it; returns the fleet's spec
+/// and the barrier's wait limit. `pod_args` are the arguments each pod gets (the load's,
+/// then the job's own), read by the parser the pods run, so a manifest never carries
+/// arguments its pods cannot read.
 fn check_load(
     job: &JobArgs,
     pod_args: &[String],
-    start: &str,
-) -> Result<shootout_model::LoadSpec, Failure> {
+    start: &Start,
+) -> Result<(shootout_model::LoadSpec, Duration), Failure> {
     let usage = |e: String| Failure::usage(anyhow!(e));
-    match job.load.first().map(String::as_str) {
-        Some("load") => {}
-        _ => {
-            return Err(usage(
-                "give the load after --, starting with the word load: shootout k8s job --shards 4 --image IMAGE -- load --rate 20000 -d 60s URL".into(),
-            ))
-        }
+    if job.load.first().map(String::as_str) != Some("load") {
+        return Err(usage(
+            "give the load after --, starting with the word load: shootout k8s job --shards 4 --image IMAGE -- load --rate 20000 -d 60s URL".into(),
+        ));
     }
     let parsed = LoadCommand::try_parse_from(&job.load[1..]).map_err(|e| {
         usage(format!(
@@ -299,58 +422,75 @@ fn check_load(
             crate::output::clap_line(&e.to_string())
         ))
     })?;
-    let mut load = parsed.load;
-    let d = &load.dist;
-    if d.shard.is_some() || d.shards.is_some() || d.start_at.is_some() || !d.save.is_empty() {
+    let d = &parsed.load.dist;
+    if d.shard.is_some()
+        || d.shards.is_some()
+        || d.start_at.is_some()
+        || d.barrier.is_some()
+        || d.barrier_listen.is_some()
+        || d.run_id.is_some()
+        || !d.save.is_empty()
+    {
         return Err(usage(
-            "the load after -- must not give --shard, --shards, --start-at or --save: the job sets them for each pod".into(),
+            "the load after -- must not give --shard, --shards, --start-at, --barrier, --barrier-listen, --run-id or --save: the job sets them for each pod".into(),
         ));
     }
-    if load.unix_socket.is_some() {
+    if parsed.load.unix_socket.is_some() {
         return Err(usage(
             "--unix-socket cannot reach a server from other pods: give the server's URL".into(),
         ));
     }
-    // The pods' own reading: the job's flags must reach them as flags.
-    let mut saves = vec![std::path::PathBuf::from("-")];
-    if job.results_claim.is_some() {
-        saves.push("/results".into());
-    }
-    let pod = match crate::Cli::try_parse_from(std::iter::once("shootout").chain(pod_args.iter().map(String::as_str))) {
-        Ok(crate::Cli {
-            command: crate::Command::Load(pod),
-        }) if pod.dist.shards == Some(job.shards)
-            && pod.dist.start_at.as_deref() == Some(start)
-            && pod.dist.save == saves =>
-        {
-            pod
-        }
-        Ok(_) => {
-            return Err(usage(format!(
-                "the load after --: the pods would not read --shards {}, --start-at and --save as the job gives them: check the load's last flags",
-                job.shards
-            )))
-        }
-        Err(e) => {
-            let double_dash = if job.load.iter().any(|a| a == "--") {
-                ": remove the `--` from the load's flags (the job adds --shards, --start-at and --save after them, which a `--` would turn into arguments)"
-            } else {
-                ""
-            };
-            return Err(usage(format!(
-                "the load after --, with the job's flags, is not what a pod can run: {}{double_dash}",
-                crate::output::clap_line(&e.to_string())
-            )));
-        }
-    };
-    load = *pod;
+    let mut load = pod_load(job, pod_args, start)?;
+    let wait = parse_duration(&load.dist.barrier_wait).unwrap_or_default();
     load.dist.shards = None;
-    load.dist.start_at = None;
     load.dist.save.clear();
     load.dist.shard = Some(format!("0/{}", job.shards));
     let fleet = crate::load::check(&load)
         .map_err(|f| Failure::usage(anyhow!("the load after --: {:#}", f.error)))?;
-    Ok(fleet)
+    Ok((fleet, wait))
+}
+
+/// The load as a pod reads its arguments: the job's flags must reach it as flags.
+fn pod_load(job: &JobArgs, pod_args: &[String], start: &Start) -> Result<LoadArgs, Failure> {
+    let usage = |e: String| Failure::usage(anyhow!(e));
+    let mut saves = vec![std::path::PathBuf::from("-")];
+    if job.results_claim.is_some() {
+        saves.push("/results".into());
+    }
+    let starts_as_given = |d: &crate::load::dist::DistArgs| match start {
+        Start::Barrier(at) => {
+            d.barrier.as_ref() == Some(at)
+                && d.run_id.as_deref() == Some(&format!("$({RUN_ID_VAR})"))
+                && d.start_at.is_none()
+        }
+        Start::At(time) => d.start_at.as_ref() == Some(time) && d.barrier.is_none(),
+    };
+    let words = std::iter::once("shootout").chain(pod_args.iter().map(String::as_str));
+    match crate::Cli::try_parse_from(words) {
+        Ok(crate::Cli {
+            command: crate::Command::Load(pod),
+        }) if pod.dist.shards == Some(job.shards)
+            && starts_as_given(&pod.dist)
+            && pod.dist.save == saves =>
+        {
+            Ok(*pod)
+        }
+        Ok(_) => Err(usage(format!(
+            "the load after --: the pods would not read --shards {}, how they start and --save as the job gives them: check the load's last flags",
+            job.shards
+        ))),
+        Err(e) => {
+            let double_dash = if job.load.iter().any(|a| a == "--") {
+                ": remove the `--` from the load's flags (the job adds --shards, --barrier and --save after them, which a `--` would turn into arguments)"
+            } else {
+                ""
+            };
+            Err(usage(format!(
+                "the load after --, with the job's flags, is not what a pod can run: {}{double_dash}",
+                crate::output::clap_line(&e.to_string())
+            )))
+        }
+    }
 }
 
 /// `s` as a YAML double-quoted scalar that reads back as exactly `s`, whatever it holds.

@@ -6,6 +6,7 @@
 //! `--fail-if` thresholds. [`dist`] holds the flags of a load spread over many processes,
 //! [`habits`] the flags of other tools (ab, wrk, oha, hey) and the heads `-v 2` prints.
 
+pub(crate) mod barrier;
 pub(crate) mod dist;
 mod find_max;
 mod flags;
@@ -30,7 +31,7 @@ use std::sync::Arc;
 
 /// Runs `shootout load`; returns the exit code.
 pub fn run(a: LoadArgs) -> Result<i32, Failure> {
-    let plan = resolve::plan(&a)?;
+    let mut plan = resolve::plan(&a)?;
     if !a.quiet {
         for n in &plan.notes {
             say!("note: {n}");
@@ -40,6 +41,8 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
         return find_max::run(&a, &plan.spec, plan.format);
     }
     start_time(&plan)?;
+    // Shard 0 listens from now on, so that shards quicker than its warm-up can join.
+    let opened = open_barrier(&plan, a.quiet)?;
     let board = Arc::new(metrics::Board::default());
     // Served until this function returns: the command's end.
     let served = a
@@ -58,6 +61,11 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
             return Ok(INTERRUPTED);
         }
     }
+    if let Some(opened) = opened {
+        if meet_barrier(&mut plan, opened, a.quiet, &stop)? {
+            return Ok(INTERRUPTED);
+        }
+    }
     let display = Display::choose(a.quiet, a.no_live);
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
@@ -65,14 +73,7 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     if served.is_some() {
         control.watch();
     }
-    if let Some(at) = plan.dist.start_at {
-        // Again after the warm-up, which may have taken the time.
-        start_time(&plan)?;
-        // The engine connects, then waits for the start; connecting only just before it
-        // keeps the connections from idling (a server's keep-alive timer may close them).
-        shootout_engine::wait_until(at.checked_sub(CONNECT_AHEAD).unwrap_or(at), &control.stop);
-        control.start_at = Some(at);
-    }
+    until_start(&plan, &mut control)?;
     let title = format!("load {}", terminal_line(&spec.target.url));
     let progress = Progress::start(control, Bound::of(spec), "load", title, display);
     board.begin(metrics::Labels::new(), progress.control.clone());
@@ -157,7 +158,62 @@ fn watch_cpus(spec: &LoadSpec) -> shootout_harness::CpuWatch {
     }
 }
 
-/// With `--start-at`, how long before the start the engine begins to connect.
+/// With a start (`--start-at`, or the barrier's), checks it again (the warm-up may have
+/// taken the time), waits until the engine should connect, and gives the engine the start.
+fn until_start(plan: &resolve::Plan, control: &mut Control) -> Result<(), Failure> {
+    if let Some(at) = plan.dist.start_at {
+        start_time(plan)?;
+        // The engine connects, then waits for the start; connecting only just before it
+        // keeps the connections from idling (a server's keep-alive timer may close them).
+        shootout_engine::wait_until(at.checked_sub(CONNECT_AHEAD).unwrap_or(at), &control.stop);
+        control.start_at = Some(at);
+    }
+    Ok(())
+}
+
+/// Opens the start barrier, if the flags ask for one (shard 0 listens); a shard that
+/// cannot writes a failed result, for the merge to name it.
+fn open_barrier(plan: &resolve::Plan, quiet: bool) -> Result<Option<barrier::Opened>, Failure> {
+    let Some(b) = &plan.dist.barrier else {
+        return Ok(None);
+    };
+    match barrier::open(b, quiet) {
+        Ok(opened) => Ok(Some(opened)),
+        Err(why) => {
+            dist::save(&plan.dist, &plan.spec, Err(&why))?;
+            Err(Failure::run(anyhow::anyhow!(why)))
+        }
+    }
+}
+
+/// Waits at the start barrier for every other shard; the start it gives becomes the run's
+/// start, and what was measured there goes into the result. A shard that meets no start
+/// (the wait passed, a run that started without it) writes a failed result saying why;
+/// true when Ctrl-C or SIGTERM ended the wait (the result says so too).
+fn meet_barrier(
+    plan: &mut resolve::Plan,
+    opened: barrier::Opened,
+    quiet: bool,
+    stop: &AtomicBool,
+) -> Result<bool, Failure> {
+    match opened.meet(quiet, stop) {
+        Ok(met) => {
+            plan.dist.start_at = Some(met.start_at);
+            plan.dist.met = Some(met.facts);
+            Ok(false)
+        }
+        Err(why) => {
+            let why = format!("start barrier: {why}");
+            dist::save(&plan.dist, &plan.spec, Err(&why))?;
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(true);
+            }
+            Err(Failure::run(anyhow::anyhow!(why)))
+        }
+    }
+}
+
+/// With `--start-at` or a barrier, how long before the start the engine begins to connect.
 const CONNECT_AHEAD: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Checks that `--start-at`, if given, has not passed by more than a second; if it has,

@@ -102,6 +102,7 @@ pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
             shootout: env!("CARGO_PKG_VERSION").into(),
             shard: None,
             start_at: None,
+            barrier: None,
             fleet: merged.spec.clone(),
             spec: merged.spec.clone(),
             outcome: if merged.result.interrupted {

@@ -12,6 +12,7 @@
 //! HTTP/2 streams limit, a fact ([`RunResult::note_streams_limited`]); the reader derives
 //! the others from the numbers (`shootout_analysis::load_warnings`).
 
+use crate::barrier::BarrierFacts;
 use crate::histograms::Histograms;
 use crate::requests::{ListEntry, Order, RequestList};
 use crate::result::{
@@ -65,8 +66,11 @@ pub struct SavedRun {
     pub shootout: String,
     /// Which share of the fleet's load this run was; `None` for a whole load.
     pub shard: Option<Shard>,
-    /// The wall-clock time the fleet agreed to start at (`--start-at`), if any.
+    /// The wall-clock time the fleet agreed to start at (`--start-at`), or the start the
+    /// barrier gave this shard, on its own clock (`--barrier`), if any.
     pub start_at: Option<SystemTime>,
+    /// What this shard measured at the start barrier (`--barrier`), if it met one.
+    pub barrier: Option<BarrierFacts>,
     /// The whole load, as given on the command line (before it was divided into shards).
     pub fleet: LoadSpec,
     /// This run's share of it (the fleet's spec when not sharded).
@@ -152,6 +156,11 @@ impl SavedRun {
             shootout: self.shootout.clone(),
             shard: self.shard,
             start_at_unix_ns: self.start_at.map(unix_ns),
+            barrier: self.barrier.map(|b| BarrierV1 {
+                skew_ns: b.skew_ns,
+                rtt_ns: nanos(b.rtt),
+                waited_ns: nanos(b.waited),
+            }),
             outcome: self.outcome.as_str().into(),
             error: match &self.outcome {
                 Outcome::Failed(e) => Some(e.clone()),
@@ -201,6 +210,11 @@ impl SavedRun {
             shootout: f.shootout,
             shard,
             start_at: f.start_at_unix_ns.map(time_at),
+            barrier: f.barrier.map(|b| BarrierFacts {
+                skew_ns: b.skew_ns,
+                rtt: Duration::from_nanos(b.rtt_ns),
+                waited: Duration::from_nanos(b.waited_ns),
+            }),
             fleet: f.fleet.spec()?,
             spec,
             outcome,
@@ -217,11 +231,22 @@ struct FileV1 {
     shootout: String,
     shard: Option<Shard>,
     start_at_unix_ns: Option<i64>,
+    /// Absent in files of runs that met no barrier (and in files written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    barrier: Option<BarrierV1>,
     outcome: String,
     error: Option<String>,
     fleet: SpecV1,
     spec: SpecV1,
     result: Option<ResultV1>,
+}
+
+/// [`BarrierFacts`] in the file.
+#[derive(Serialize, Deserialize)]
+struct BarrierV1 {
+    skew_ns: i64,
+    rtt_ns: u64,
+    waited_ns: u64,
 }
 
 /// A [`LoadSpec`] in the file.
@@ -1030,6 +1055,11 @@ mod tests {
             shootout: "0.1.0".into(),
             shard: Some(shard),
             start_at: Some(started),
+            barrier: Some(BarrierFacts {
+                skew_ns: -1_234_567,
+                rtt: Duration::from_nanos(345_678),
+                waited: Duration::from_nanos(9_876_543_210),
+            }),
             fleet: spec,
             spec: share,
             outcome: Outcome::Complete,
@@ -1066,6 +1096,9 @@ mod tests {
         let back = SavedRun::parse(&text).unwrap();
         assert_eq!(back.shard, saved.shard);
         assert_eq!(back.start_at, saved.start_at);
+        assert_eq!(back.barrier, saved.barrier);
+        assert!(text
+            .contains(r#""barrier":{"skew_ns":-1234567,"rtt_ns":345678,"waited_ns":9876543210}"#));
         assert_eq!(back.fleet, saved.fleet);
         assert_eq!(back.spec, saved.spec);
         assert_eq!(back.outcome, Outcome::Complete);
@@ -1074,6 +1107,13 @@ mod tests {
             saved.result.as_ref().unwrap(),
         );
         assert_eq!(back.to_json(), text, "a second round trip changes nothing");
+        // A run that met no barrier writes no key for it, as before the barrier.
+        let plain = SavedRun {
+            barrier: None,
+            ..saved
+        };
+        assert!(!plain.to_json().contains("barrier"));
+        assert_eq!(SavedRun::parse(&plain.to_json()).unwrap().barrier, None);
     }
 
     /// The file once lost these: a merge could not tell an HTTP/2 or pipelined shard, or

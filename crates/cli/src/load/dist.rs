@@ -1,15 +1,19 @@
 //! The flags of `shootout load` that spread one load over many processes and judge it:
 //! `--shard I/N` (or `JOB_COMPLETION_INDEX` with `--shards N`, as a Kubernetes Indexed Job
-//! gives each pod), `--start-at`, `--save` and `--fail-if`. [`DistArgs`] is what was
+//! gives each pod), `--barrier` (the shards start together when all are there, see
+//! [`super::barrier`]) or `--start-at` (at a time agreed in advance), `--save` and
+//! `--fail-if`. [`DistArgs`] is what was
 //! typed; [`resolve`] turns it, with the spec of the whole load, into this process's share
 //! ([`Shard::divide`](shootout_model::Shard::divide), the model's one rule) and the
 //! [`Dist`] settings the run needs. [`save`] writes the result file; the merge reads it.
 
+use super::barrier::{self, BarrierPlan};
 use crate::gates::parse_thresholds;
 use crate::output::Failure;
 use anyhow::{anyhow, Context};
 use clap::Args;
 use shootout_analysis::threshold::Threshold;
+use shootout_model::barrier::BarrierFacts;
 use shootout_model::saved::in_log_block;
 use shootout_model::{parse_wall_clock, LoadSpec, Outcome, RunResult, SavedRun, Shard};
 use std::path::PathBuf;
@@ -36,8 +40,24 @@ pub struct DistArgs {
     #[arg(long, value_name = "N")]
     pub shards: Option<u32>,
 
-    /// Start the measured run at this time (RFC 3339 in UTC, or Unix seconds), so shards start together.
-    #[arg(long, value_name = "TIME")]
+    /// Start when every shard is there: shard 0 listens on PORT, the others connect to HOST:PORT and are told when to start.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub barrier: Option<String>,
+
+    /// Where shard 0 listens for the barrier (default: every address, on --barrier's port); port 0 takes a free one and says which.
+    #[arg(long, value_name = "ADDR")]
+    pub barrier_listen: Option<String>,
+
+    /// How long a shard waits at the barrier for the others before failing, naming those that never came.
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub barrier_wait: String,
+
+    /// The run the shards at the barrier belong to: shards of another run are refused (default: a fingerprint of the load).
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+
+    /// Start the measured run at this time (RFC 3339 in UTC, or Unix seconds); --barrier needs no time agreed in advance.
+    #[arg(long, value_name = "TIME", conflicts_with_all = ["barrier", "barrier_listen"])]
     pub start_at: Option<String>,
 
     /// Write the whole result to FILE for shootout merge (repeatable): '-' prints it on stdout between markers; a directory gets shard-I-of-N.json.
@@ -56,8 +76,12 @@ pub struct Dist {
     pub shard: Option<Shard>,
     /// The whole load, as given (the spec is this process's share of it).
     pub fleet: Option<LoadSpec>,
-    /// When to start.
+    /// When to start (`--start-at`, or the barrier's start once met).
     pub start_at: Option<SystemTime>,
+    /// The start barrier to meet, if any.
+    pub barrier: Option<BarrierPlan>,
+    /// What this shard measured at the barrier, once met.
+    pub met: Option<BarrierFacts>,
     /// Where to write the result.
     pub save: Vec<PathBuf>,
     /// The thresholds to judge the run by.
@@ -107,6 +131,14 @@ pub fn resolve(
     {
         super::resolve::check_output("--save", path)?;
     }
+    let flags = barrier::Flags {
+        barrier: a.barrier.as_deref(),
+        listen: a.barrier_listen.as_deref(),
+        wait: &a.barrier_wait,
+        run_id: a.run_id.as_deref(),
+    };
+    let fingerprint = shootout_analysis::merge::load_fingerprint(&spec);
+    let barrier = barrier::resolve(flags, shard, fingerprint).map_err(|e| usage(anyhow!(e)))?;
     let (spec, fleet) = match shard {
         Some(sh) => {
             let share = sh
@@ -122,6 +154,8 @@ pub fn resolve(
             shard,
             fleet,
             start_at,
+            barrier,
+            met: None,
             save: a.save.clone(),
             thresholds,
         },
@@ -138,7 +172,7 @@ pub fn check_start(at: SystemTime, now: SystemTime) -> Result<(), Failure> {
         ))),
         Ok(_) => Ok(()),
         Err(past) if past.duration() > LATE_START => Err(Failure::usage(anyhow!(
-            "--start-at passed {:.1} s ago: this shard would start after the others; give a later time (shootout k8s job --start-in makes it for you)",
+            "--start-at passed {:.1} s ago: this shard would start after the others; give a later time, or start the shards on a barrier instead (--barrier HOST:PORT), which needs no time agreed in advance",
             past.duration().as_secs_f64()
         ))),
         Err(_) => Ok(()),
@@ -159,6 +193,7 @@ pub fn save(dist: &Dist, spec: &LoadSpec, result: Result<&RunResult, &str>) -> R
         shootout: env!("CARGO_PKG_VERSION").into(),
         shard: dist.shard,
         start_at: dist.start_at,
+        barrier: dist.met,
         fleet: dist.fleet.clone().unwrap_or_else(|| spec.clone()),
         spec: spec.clone(),
         outcome,
@@ -216,6 +251,10 @@ mod tests {
         DistArgs {
             shard: shard.map(String::from),
             shards,
+            barrier: None,
+            barrier_listen: None,
+            barrier_wait: "10m".into(),
+            run_id: None,
             start_at: None,
             save: Vec::new(),
             fail_if: Vec::new(),
