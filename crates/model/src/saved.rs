@@ -261,6 +261,12 @@ struct SpecV1 {
     /// The request list sent instead of `method`, `url`'s path and `body_base64`.
     #[serde(default)]
     list: Option<ListV1>,
+    /// WebSocket: the message went as text (absent: binary, or not a WebSocket run).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    ws_text: bool,
+    /// WebSocket: replies had to echo the message (absent: no).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    expect_echo: bool,
 }
 
 fn http1() -> String {
@@ -393,6 +399,8 @@ impl SpecV1 {
             streams: s.streams,
             pipeline: s.pipeline,
             list: s.list.as_ref().map(ListV1::of),
+            ws_text: s.ws_text,
+            expect_echo: s.expect.echo,
         }
     }
 
@@ -424,7 +432,9 @@ impl SpecV1 {
                 .transpose()
                 .map_err(|e| damaged("expect_body_contains_base64", &e))?,
             length: self.expect_length,
+            echo: self.expect_echo,
         };
+        spec.ws_text = self.ws_text;
         spec.connections = self.connections;
         spec.threads = self.threads;
         spec.requests = self.requests;
@@ -801,6 +811,9 @@ struct CountsV1 {
     stream_resets: BTreeMap<u32, u64>,
     #[serde(default)]
     goaways: u64,
+    /// WebSocket close codes (absent: none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    close_codes: BTreeMap<u16, u64>,
 }
 
 impl CountsV1 {
@@ -822,6 +835,7 @@ impl CountsV1 {
             bytes_sent: c.bytes_sent,
             stream_resets: c.stream_resets.clone(),
             goaways: c.goaways,
+            close_codes: c.close_codes.clone(),
         }
     }
 
@@ -847,6 +861,7 @@ impl CountsV1 {
             bytes_sent: self.bytes_sent,
             stream_resets: self.stream_resets,
             goaways: self.goaways,
+            close_codes: self.close_codes,
         }
     }
 }

@@ -70,13 +70,17 @@ impl AbFailures {
         let f = &counts.failures;
         AbFailures {
             connect: f[FailureKind::Connect],
-            // A stream the HTTP/2 server reset, refused or abandoned is a failed receive too.
+            // A stream the HTTP/2 server reset, refused or abandoned is a failed receive too,
+            // and so is a WebSocket message its server refused, closed or broke.
             receive: f[FailureKind::Reset]
                 + f[FailureKind::Timeout]
                 + f[FailureKind::Malformed]
                 + f[FailureKind::StreamReset]
                 + f[FailureKind::Refused]
-                + f[FailureKind::ConnectionError],
+                + f[FailureKind::ConnectionError]
+                + f[FailureKind::Handshake]
+                + f[FailureKind::Closed]
+                + f[FailureKind::Protocol],
             length: counts.length_mismatch,
             exceptions: f[FailureKind::Body],
         }

@@ -83,6 +83,11 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
                 .iter()
                 .map(|(code, n)| (code.to_string(), Value::from(*n)))
                 .collect::<Map<String, Value>>(),
+            "close_codes": c
+                .close_codes
+                .iter()
+                .map(|(code, n)| (code.to_string(), Value::from(*n)))
+                .collect::<Map<String, Value>>(),
         },
         "failures": failures,
         "length_mismatch": c.length_mismatch,

@@ -109,6 +109,28 @@ fn phase_cells(h: &Histogram<u64>) -> Vec<String> {
         .collect()
 }
 
+/// A WebSocket close code as the report names it: `1001 (going away)`.
+fn close_name(code: u16) -> String {
+    let name = match code {
+        1000 => "normal",
+        1001 => "going away",
+        1002 => "protocol error",
+        1003 => "unsupported data",
+        1005 => "no code",
+        1007 => "invalid data",
+        1008 => "policy violation",
+        1009 => "message too big",
+        1010 => "extension required",
+        1011 => "server error",
+        1012 => "service restart",
+        1013 => "try again later",
+        1014 => "bad gateway",
+        shootout_model::OTHER_CLOSE_CODES => return "other codes".into(),
+        _ => return code.to_string(),
+    };
+    format!("{code} ({name})")
+}
+
 /// `10 connections on 2 threads, closed loop, 1000 requests, timeout 30 s`.
 fn load_line(spec: &LoadSpec) -> String {
     let conns = plural(spec.connections as u64, "connection", "connections");
@@ -117,13 +139,18 @@ fn load_line(spec: &LoadSpec) -> String {
             " × {} (HTTP/2)",
             plural(spec.streams as u64, "stream", "streams")
         )
+    } else if spec.protocol == Protocol::WebSocket {
+        // What is counted as a request: a message and its reply.
+        " (WebSocket: a request is a message and its reply)".to_string()
     } else if spec.request.keepalive {
         String::new()
     } else {
         " (Connection: close)".to_string()
     };
     let threads = plural(spec.threads as u64, "thread", "threads");
-    let pipeline = if spec.pipeline > 1 {
+    let pipeline = if spec.pipeline > 1 && spec.protocol == Protocol::WebSocket {
+        format!(" × {} in flight", spec.pipeline)
+    } else if spec.pipeline > 1 {
         format!(" × {} pipelined", spec.pipeline)
     } else {
         String::new()
@@ -266,6 +293,18 @@ fn outcome(o: &mut String, r: &RunResult) {
                 },
                 c.goaways
             ),
+        );
+    }
+    if !c.close_codes.is_empty() {
+        let closes: Vec<String> = c
+            .close_codes
+            .iter()
+            .map(|(code, n)| format!("{n} × {}", close_name(*code)))
+            .collect();
+        kv(
+            o,
+            "WebSocket",
+            format!("close frames received: {}", closes.join(", ")),
         );
     }
     let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();

@@ -189,8 +189,17 @@ pub struct LoadArgs {
     /// HTTP/2: concurrent streams per connection, 1 to 10000 (h2load's -m; default 1).
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
-    /// Requests in flight per connection, 1 to 1024 (HTTP/1.1 pipelining): written
-    /// together, answers matched in order.
+    /// WebSocket (ws:// and wss:// URLs): send this text as a text message (-p FILE
+    /// sends the file as a binary message instead). At most 16 MiB, UTF-8.
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["post_file", "put_file", "urls"])]
+    pub ws_text: Option<String>,
+
+    /// WebSocket: every reply must equal the message sent (an echo server's).
+    #[arg(long)]
+    pub expect_echo: bool,
+
+    /// Requests in flight per connection, 1 to 1024 (HTTP/1.1 pipelining: written
+    /// together, answers matched in order; WebSocket: messages awaiting their replies).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: usize,
 

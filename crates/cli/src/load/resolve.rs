@@ -55,7 +55,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let busy_poll = busy_poll(a.busy_poll.as_deref())?;
     check_outputs(a)?;
     let list = request_list(a, &target, &mut notes)?;
-    let spec = LoadSpec::builder(target)
+    let spec = LoadSpec::builder(target.clone())
         .pipeline(a.pipeline)
         .list(list)
         .request(request(a)?)
@@ -70,14 +70,8 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
                 .or(a.find_max.find_max.then_some(a.find_max.from))
                 .map_or(Pace::Closed, Pace::Rate),
         )
-        .protocol(
-            if a.http2 {
-                Protocol::Http2
-            } else {
-                Protocol::Http1
-            },
-            a.streams.unwrap_or(1),
-        )
+        .protocol(protocol(a, &target), a.streams.unwrap_or(1))
+        .ws_text(a.ws_text.is_some())
         .timeout(timeout("-s", &a.timeout)?)
         .connect_timeout(timeout("--connect-timeout", &a.connect_timeout)?)
         .record(Record {
@@ -267,9 +261,24 @@ fn request(a: &LoadArgs) -> Result<RequestSpec, Failure> {
         check_method(m).map_err(|e| Failure::usage(anyhow!("-m: {e}")))?;
         request.method = m.to_ascii_uppercase();
     }
+    if let Some(text) = &a.ws_text {
+        request.body = text.as_bytes().to_vec();
+    }
     request.headers = headers(a)?;
     request.keepalive = !a.no_keepalive;
     Ok(request)
+}
+
+/// The protocol the URL and flags ask for: WebSocket for ws:// and wss:// (the spec's
+/// rules refuse --http2 with them), else HTTP/2 with --http2, else HTTP/1.1.
+fn protocol(a: &LoadArgs, target: &shootout_model::Target) -> Protocol {
+    if target.scheme.websocket() && !a.http2 {
+        Protocol::WebSocket
+    } else if a.http2 {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
+    }
 }
 
 /// `-T`, then every `-H`, then the `-C` cookies joined into one Cookie header, then `-A`.
@@ -424,6 +433,7 @@ fn expectation(a: &LoadArgs) -> Result<Expectation, Failure> {
         .as_ref()
         .map(|s| s.as_bytes().to_vec());
     expect.length = a.expect_length;
+    expect.echo = a.expect_echo;
     Ok(expect)
 }
 
