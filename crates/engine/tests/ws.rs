@@ -136,6 +136,30 @@ fn a_close_with_a_message_outstanding_fails_it_with_its_code() {
     }
 }
 
+/// A close right behind the last reply of the run finds nothing outstanding: no failure
+/// (its code is counted when it is read before the run ends).
+#[test]
+fn a_close_at_the_end_of_a_run_is_no_failure() {
+    for (r, _) in both_ways(WsBehavior::Goodbye { after: 3 }, |s| spec(s, 3, 1)) {
+        assert_eq!((r.counts.ok, r.counts.failed()), (3, 0));
+        assert!(r.counts.close_codes.values().all(|&n| n <= 1));
+    }
+}
+
+/// Paced slowly, every connection is idle when its server says goodbye: the close costs
+/// no message, the connection is replaced, and each close read is counted by its code.
+#[test]
+fn a_close_between_paced_messages_is_no_failure() {
+    let server = WsServer::start(WsBehavior::Goodbye { after: 2 }).unwrap();
+    let mut s = spec(&server, 10, 1);
+    s.pace = Pace::Rate(50.0);
+    let r = go(&s);
+    assert_eq!((r.counts.ok, r.counts.failed()), (10, 0));
+    let closes = r.counts.close_codes.get(&1000).copied().unwrap_or(0);
+    assert!((4..=5).contains(&closes), "{closes} closes read");
+    assert!(r.counts.reconnects >= 4, "{}", r.counts.reconnects);
+}
+
 /// Every breach of the framing fails the message it came for, once, as a protocol error.
 #[test]
 fn each_breach_of_the_framing_is_a_protocol_error() {

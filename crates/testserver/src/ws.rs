@@ -80,6 +80,13 @@ pub enum WsBehavior {
         /// Answers per connection before the close.
         after: u32,
     },
+    /// After `after` answers on a connection, a close frame with 1000 (normal) goes right
+    /// behind the last answer, in the same write: a goodbye with nothing outstanding
+    /// unless the client sent more meanwhile.
+    Goodbye {
+        /// Answers per connection before the close.
+        after: u32,
+    },
     /// After `after` answers on a connection, the next message read is answered with this
     /// breach, and the server closes once the client does.
     Breach {
@@ -426,6 +433,10 @@ impl Conn<'_> {
                 frame(&mut self.out, opcode, &body[..cut]);
                 frame(&mut self.out, 0x00, &[]);
                 frame(&mut self.out, 0x80, &body[cut..]);
+            }
+            WsBehavior::Goodbye { after } if self.answered + 1 >= after => {
+                frame(&mut self.out, 0x80 | opcode, body);
+                frame(&mut self.out, 0x88, &1000u16.to_be_bytes());
             }
             _ => frame(&mut self.out, 0x80 | opcode, body),
         }

@@ -58,7 +58,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let spec = LoadSpec::builder(target.clone())
         .pipeline(a.pipeline)
         .list(list)
-        .request(request(a)?)
+        .request(request(a, target.scheme.websocket())?)
         .expect(expectation(a)?)
         .connections(a.concurrency)
         .max_connections(max_connections(a)?)
@@ -238,7 +238,7 @@ fn bounds(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Bounds, Failure> {
 
 /// The request: the method (`-m`, `-i`, or POST/PUT with a body), the body file (`-p`,
 /// `-u`), the headers (`-T`, `-H`, `-C`, in that order) and keep-alive.
-fn request(a: &LoadArgs) -> Result<RequestSpec, Failure> {
+fn request(a: &LoadArgs, websocket: bool) -> Result<RequestSpec, Failure> {
     let mut request = RequestSpec::default();
     let body_file = a
         .post_file
@@ -263,6 +263,10 @@ fn request(a: &LoadArgs) -> Result<RequestSpec, Failure> {
     }
     if let Some(text) = &a.ws_text {
         request.body = text.as_bytes().to_vec();
+    }
+    if websocket {
+        // The opening handshake is a GET whatever carries the message (-p).
+        request.method = "GET".into();
     }
     request.headers = headers(a)?;
     request.keepalive = !a.no_keepalive;
