@@ -172,3 +172,46 @@ fn the_text_report_says_what_a_request_is() {
         "{text}"
     );
 }
+
+#[test]
+fn hold_mode_keeps_connections_and_counts_pings() {
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    let out = shootout()
+        .args([
+            "load",
+            "-q",
+            "--json",
+            "-c",
+            "5",
+            "-d",
+            "500ms",
+            "--ws-hold",
+            "100ms",
+        ])
+        .args(["--ws-hold-rate", "1000"])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out.stdout);
+    assert_eq!(v["load"]["mode"], "hold");
+    assert_eq!(v["requests"]["failed"], 0);
+    assert!(v["requests"]["ok"].as_u64().unwrap() >= 20, "{v}");
+    assert_eq!(v["connections"]["opened"], 5, "{v}");
+    assert_eq!(server.messages(), 0);
+    let out = shootout()
+        .args(["load", "-q", "-c", "2", "-d", "200ms", "--ws-hold", "1s"])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("2 connections (WebSocket) on ")
+            && text.contains("held, a request is a ping every 1 s and its pong, for 200 ms"),
+        "{text}"
+    );
+}

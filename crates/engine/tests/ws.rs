@@ -6,7 +6,7 @@
 mod common;
 
 use common::{both_ways_with, closed, failures, go};
-use shootout_model::{FailureKind, LoadSpec, Pace, Protocol};
+use shootout_model::{FailureKind, Hold, LoadSpec, Pace, Protocol};
 use shootout_testserver::{Delivery, WsBehavior, WsServer, BREACHES, WS_CLOSE_CODE};
 use std::time::Duration;
 
@@ -223,4 +223,64 @@ fn wss_goes_through_the_tls_transport() {
     let r = go(&s);
     assert_eq!((r.counts.ok, r.counts.failed()), (50, 0));
     assert!(server.url("/").starts_with("wss://"));
+}
+
+/// Hold mode: `c` connections kept for `ms` milliseconds, each pinging every `every_ms`.
+fn hold(server: &WsServer, c: usize, ms: u64, every_ms: u64, open_rate: Option<f64>) -> LoadSpec {
+    let mut s = closed(&server.url("/"), 1, c);
+    s.protocol = Protocol::WebSocket;
+    s.requests = None;
+    s.duration = Some(Duration::from_millis(ms));
+    s.ws_hold = Some(Hold {
+        every: Duration::from_millis(every_ms),
+        open_rate,
+    });
+    s
+}
+
+/// Held connections ping at their interval; each pong is an ok unit, each ping the server
+/// read is one the client counted (answered, or in flight at the end).
+#[test]
+fn held_connections_ping_at_their_interval_and_are_kept() {
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    let r = go(&hold(&server, 10, 600, 100, None));
+    assert!(server.wait_idle(Duration::from_secs(10)));
+    let c = &r.counts;
+    assert_eq!(c.failed(), 0);
+    assert_eq!((c.connections_opened, c.reconnects), (10, 0));
+    // One ping at the open, then one per 100 ms: 6 or 7 each in 600 ms.
+    assert!((50..=70).contains(&c.ok), "{} pongs", c.ok);
+    assert_eq!(server.pings(), c.ok + c.aborted);
+    assert_eq!(server.messages(), 0, "no message is sent");
+}
+
+/// Opened at 20 a second, 10 connections take about half a second to be all open.
+#[test]
+fn held_connections_open_at_their_rate() {
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    let r = go(&hold(&server, 10, 300, 1000, Some(20.0)));
+    // At 0, 50, …, 250 ms: 6 opened by the end of 300 ms, one ping each.
+    assert!(
+        (5..=7).contains(&r.counts.connections_opened),
+        "{}",
+        r.counts.connections_opened
+    );
+    assert_eq!(r.counts.ok, r.counts.connections_opened);
+}
+
+/// A server that drops held connections (a close on their third ping): each close fails
+/// the ping it answered, is counted by its code, and the connection is opened again.
+#[test]
+fn held_connections_the_server_drops_are_counted_and_replaced() {
+    let server = WsServer::start(WsBehavior::CloseOnPing { after: 2 }).unwrap();
+    let r = go(&hold(&server, 2, 700, 50, None));
+    assert!(server.wait_idle(Duration::from_secs(10)));
+    let c = &r.counts;
+    let closes = c.failures[FailureKind::Closed];
+    assert!(closes >= 4, "{closes} drops");
+    assert_eq!(failures(&r), vec![(FailureKind::Closed, closes)]);
+    assert_eq!(closes, server.unanswered());
+    assert_eq!(c.close_codes.get(&1001), Some(&closes));
+    assert_eq!(c.reconnects, closes, "each dropped connection opened again");
+    assert_eq!(c.ok, server.pings() - closes - c.aborted);
 }

@@ -35,8 +35,8 @@ pub use shootout::{
     StepStatus, UnknownStatus,
 };
 pub use spec::{
-    Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder, SpecError,
-    Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
+    Expectation, Hold, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder,
+    SpecError, Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

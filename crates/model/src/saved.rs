@@ -267,6 +267,12 @@ struct SpecV1 {
     /// WebSocket: replies had to echo the message (absent: no).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     expect_echo: bool,
+    /// WebSocket's hold mode: the ping interval (absent: not held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ws_hold_every_ns: Option<u64>,
+    /// And the connections opened per second (absent: all at the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ws_hold_open_rate: Option<f64>,
 }
 
 fn http1() -> String {
@@ -401,6 +407,8 @@ impl SpecV1 {
             list: s.list.as_ref().map(ListV1::of),
             ws_text: s.ws_text,
             expect_echo: s.expect.echo,
+            ws_hold_every_ns: s.ws_hold.map(|h| nanos(h.every)),
+            ws_hold_open_rate: s.ws_hold.and_then(|h| h.open_rate),
         }
     }
 
@@ -435,6 +443,10 @@ impl SpecV1 {
             echo: self.expect_echo,
         };
         spec.ws_text = self.ws_text;
+        spec.ws_hold = self.ws_hold_every_ns.map(|ns| crate::spec::Hold {
+            every: Duration::from_nanos(ns),
+            open_rate: self.ws_hold_open_rate,
+        });
         spec.connections = self.connections;
         spec.threads = self.threads;
         spec.requests = self.requests;

@@ -680,9 +680,12 @@ pub enum SpecError {
     /// `http://` or `https://` URL.
     #[error("'{0}': WebSocket is spoken to ws:// and wss:// URLs and HTTP to http:// and https:// ones (write the URL with the scheme of the protocol, and drop --http2 for a WebSocket)")]
     WebSocketScheme(String),
-    /// An echo check or a text message asked of HTTP.
-    #[error("--expect-echo and --ws-text are WebSocket's: load a ws:// or wss:// URL")]
+    /// An echo check, a text message or the hold mode asked of HTTP.
+    #[error("--expect-echo, --ws-text and --ws-hold are WebSocket's: load a ws:// or wss:// URL")]
     WebSocketOnly,
+    /// A hold mode that cannot be run.
+    #[error("--ws-hold: {0}")]
+    Hold(&'static str),
     /// A WebSocket message over [`MAX_MESSAGE`].
     #[error("a WebSocket message may be at most {max} bytes (16 MiB), not {0}: send a smaller file", max = MAX_MESSAGE)]
     MessageSize(usize),
@@ -836,6 +839,21 @@ pub struct LoadSpec {
     /// WebSocket: the message (`request.body`) goes as a text message (opcode 1, so it
     /// must be UTF-8); else as a binary one.
     pub ws_text: bool,
+    /// WebSocket: hold connections instead of sending messages (see [`Hold`]).
+    pub ws_hold: Option<Hold>,
+}
+
+/// WebSocket's connection-hold mode: "how many idle connections does it keep?". The
+/// connections open (all at once, or `open_rate` per second) and are kept; each sends a
+/// ping when it opens and then every `every`, and the ping and its pong are the measured
+/// unit, counted like a request. A connection the server drops is opened again and counted
+/// (`reconnects`; with a close frame, its code too).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hold {
+    /// Time between two pings of a connection.
+    pub every: Duration,
+    /// Connections opened per second; `None`: all at the start.
+    pub open_rate: Option<f64>,
 }
 
 /// `Duration` as seconds in `f64`'s shortest text, for messages: `0.25 s`, `10 s`. The same
@@ -869,6 +887,7 @@ impl LoadSpec {
             bind: Vec::new(),
             busy_poll: Duration::ZERO,
             ws_text: false,
+            ws_hold: None,
         }
     }
 
@@ -979,8 +998,8 @@ impl LoadSpec {
             return Err(SpecError::WebSocketScheme(self.target.url.clone()));
         }
         if !ws {
-            return match (self.expect.echo, self.ws_text) {
-                (false, false) => Ok(()),
+            return match (self.expect.echo, self.ws_text, self.ws_hold) {
+                (false, false, None) => Ok(()),
                 _ => Err(SpecError::WebSocketOnly),
             };
         }
@@ -992,6 +1011,23 @@ impl LoadSpec {
         }
         if !self.request.keepalive {
             return Err(SpecError::WebSocketNoKeepalive);
+        }
+        if let Some(h) = self.ws_hold {
+            let bad_rate = h
+                .open_rate
+                .is_some_and(|r| !(MIN_RATE..=MAX_RATE).contains(&r));
+            if h.every.is_zero() || h.every > MAX_DURATION || bad_rate {
+                return Err(SpecError::Hold("the ping interval must be more than 0 and the open rate from 0.001 to 10⁹ connections per second"));
+            }
+            if self.pace != Pace::Closed || self.pipeline > 1 {
+                return Err(SpecError::Hold("it keeps one ping in flight per connection: drop --rate and --pipeline (--ws-hold-rate paces the opening)"));
+            }
+            if self.expect.echo
+                || self.expect.length.is_some()
+                || self.expect.body_contains.is_some()
+            {
+                return Err(SpecError::Hold("its pongs carry no reply to check: drop --expect-echo, --expect-length and --expect-body-contains"));
+            }
         }
         Ok(())
     }
@@ -1205,6 +1241,12 @@ impl SpecBuilder {
     /// HTTP/1.1 or HTTP/2, and the streams per connection (1 for HTTP/1.1).
     pub fn protocol(mut self, protocol: Protocol, streams: usize) -> Self {
         (self.spec.protocol, self.spec.streams) = (protocol, streams);
+        self
+    }
+
+    /// WebSocket: hold connections and ping them instead of sending messages.
+    pub fn ws_hold(mut self, hold: Option<Hold>) -> Self {
+        self.spec.ws_hold = hold;
         self
     }
 
@@ -1669,6 +1711,21 @@ mod tests {
         assert!(s.validate().is_ok());
         assert_eq!(s.wire().to_string(), "websocket × 8 in flight");
         assert_eq!(Protocol::parse("websocket"), Some(Protocol::WebSocket));
+        let hold = Some(Hold {
+            every: Duration::from_secs(1),
+            open_rate: Some(100.0),
+        });
+        let mut s = spec(&ws, Protocol::WebSocket);
+        s.ws_hold = hold;
+        assert!(s.validate().is_ok());
+        s.pace = Pace::Rate(10.0);
+        assert!(matches!(s.validate(), Err(SpecError::Hold(_))));
+        s.pace = Pace::Closed;
+        s.expect.echo = true;
+        assert!(matches!(s.validate(), Err(SpecError::Hold(_))));
+        let mut h = spec(&http, Protocol::Http1);
+        h.ws_hold = hold;
+        assert_eq!(h.validate(), Err(SpecError::WebSocketOnly));
         assert_eq!(Protocol::WebSocket.as_str(), "websocket");
     }
 

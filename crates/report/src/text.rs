@@ -109,6 +109,20 @@ fn phase_cells(h: &Histogram<u64>) -> Vec<String> {
         .collect()
 }
 
+/// `held, a ping every 5 s, opened at 100/s`: WebSocket's hold mode.
+fn hold_mode(spec: &LoadSpec) -> String {
+    let Some(h) = spec.ws_hold else {
+        return String::new();
+    };
+    let rate = h.open_rate.map_or(String::new(), |r| {
+        format!(", opened at {}/s", trim_float(r))
+    });
+    format!(
+        "held, a request is a ping every {} and its pong{rate}",
+        human_duration(h.every)
+    )
+}
+
 /// A WebSocket close code as the report names it: `1001 (going away)`.
 fn close_name(code: u16) -> String {
     let name = match code {
@@ -139,6 +153,8 @@ fn load_line(spec: &LoadSpec) -> String {
             " × {} (HTTP/2)",
             plural(spec.streams as u64, "stream", "streams")
         )
+    } else if spec.protocol == Protocol::WebSocket && spec.ws_hold.is_some() {
+        " (WebSocket)".to_string()
     } else if spec.protocol == Protocol::WebSocket {
         // What is counted as a request: a message and its reply.
         " (WebSocket: a request is a message and its reply)".to_string()
@@ -156,6 +172,7 @@ fn load_line(spec: &LoadSpec) -> String {
         String::new()
     };
     let mode = match spec.pace {
+        Pace::Closed if spec.ws_hold.is_some() => hold_mode(spec),
         Pace::Closed => "closed loop".to_string(),
         Pace::Rate(rps) => format!("rate {} req/s", trim_float(rps)),
     };

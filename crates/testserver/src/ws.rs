@@ -87,6 +87,13 @@ pub enum WsBehavior {
         /// Answers per connection before the close.
         after: u32,
     },
+    /// Pings are answered with pongs `after` times on a connection; the next ping is
+    /// answered with a close frame with 1001 (going away) instead, and counted in
+    /// [`WsServer::unanswered`]: a server dropping held connections.
+    CloseOnPing {
+        /// Pongs per connection before the close.
+        after: u32,
+    },
     /// After `after` answers on a connection, the next message read is answered with this
     /// breach, and the server closes once the client does.
     Breach {
@@ -117,6 +124,7 @@ struct Counters {
     answers: AtomicU64,
     unanswered: AtomicU64,
     pongs: AtomicU64,
+    pings: AtomicU64,
     client_closes: AtomicU64,
     unmasked: AtomicU64,
 }
@@ -225,6 +233,10 @@ impl WsServer {
     /// Pongs the client sent.
     pub fn pongs(&self) -> u64 {
         Self::get(&self.state.n.pongs)
+    }
+    /// Pings the client sent.
+    pub fn pings(&self) -> u64 {
+        Self::get(&self.state.n.pings)
     }
     /// Close frames the client sent.
     pub fn client_closes(&self) -> u64 {
@@ -380,7 +392,18 @@ impl Conn<'_> {
                     return self.send();
                 }
                 0x9 => {
-                    frame(&mut self.out, 0x8A, &f.payload);
+                    self.state.n.pings.fetch_add(1, Ordering::SeqCst);
+                    match self.state.behavior {
+                        WsBehavior::CloseOnPing { after } if self.answered >= after => {
+                            self.state.n.unanswered.fetch_add(1, Ordering::SeqCst);
+                            frame(&mut self.out, 0x88, &1001u16.to_be_bytes());
+                        }
+                        WsBehavior::CloseOnPing { .. } => {
+                            self.answered += 1;
+                            frame(&mut self.out, 0x8A, &f.payload);
+                        }
+                        _ => frame(&mut self.out, 0x8A, &f.payload),
+                    }
                     self.send()?;
                 }
                 0xA => {

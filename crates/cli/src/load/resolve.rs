@@ -72,6 +72,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         )
         .protocol(protocol(a, &target), a.streams.unwrap_or(1))
         .ws_text(a.ws_text.is_some())
+        .ws_hold(ws_hold(a)?)
         .timeout(timeout("-s", &a.timeout)?)
         .connect_timeout(timeout("--connect-timeout", &a.connect_timeout)?)
         .record(Record {
@@ -121,6 +122,18 @@ fn busy_poll(value: Option<&str>) -> Result<Duration, Failure> {
     value.map_or(Ok(Duration::ZERO), |v| {
         parse_duration(v).map_err(|e| Failure::usage(anyhow!("--busy-poll: {e}")))
     })
+}
+
+/// `--ws-hold` and `--ws-hold-rate`.
+fn ws_hold(a: &LoadArgs) -> Result<Option<shootout_model::Hold>, Failure> {
+    let Some(every) = &a.ws_hold else {
+        return Ok(None);
+    };
+    let every = parse_duration(every).map_err(|e| Failure::usage(anyhow!("--ws-hold: {e}")))?;
+    Ok(Some(shootout_model::Hold {
+        every,
+        open_rate: a.ws_hold_rate,
+    }))
 }
 
 /// `--max-connections`, in the connections' range (checked here so that the error names

@@ -103,6 +103,8 @@ pub struct Connection {
     /// How much of the message sent the reply has matched, and whether it still does.
     echo_at: usize,
     echoed: bool,
+    /// Hold mode: pings are what is sent, and each pong is the reply to the oldest.
+    pub hold: bool,
 }
 
 impl Connection {
@@ -121,6 +123,7 @@ impl Connection {
             pushed: false,
             echo_at: 0,
             echoed: true,
+            hold: false,
         }
     }
 
@@ -142,6 +145,14 @@ impl Connection {
     /// Frames `msg` with a fresh mask and queues `slot` for its reply.
     pub fn send(&mut self, msg: &Message, rng: &mut Rng, slot: Slot) {
         frame::encode(&mut self.out, msg.opcode, &msg.payload, rng.mask());
+        self.queue.push_back(slot);
+    }
+
+    /// Hold mode: sends a ping (8 bytes of payload) with a fresh mask and queues `slot`
+    /// for its pong.
+    pub fn ping(&mut self, rng: &mut Rng, slot: Slot) {
+        let payload = rng.next_u64().to_ne_bytes();
+        frame::encode(&mut self.out, frame::PING, &payload, rng.mask());
         self.queue.push_back(slot);
     }
 
@@ -229,6 +240,18 @@ impl Connection {
                 }
             }
             Item::Ping(c) => frame::encode(&mut self.out, frame::PONG, c.payload(), rng.mask()),
+            // Outside hold mode a pong is allowed unasked (RFC 6455 §5.5.3) and ignored.
+            Item::Pong if self.hold => {
+                if let Some(mut slot) = self.queue.pop_front() {
+                    slot.first_byte.get_or_insert(now);
+                    self.events.push(Event::Replied {
+                        slot,
+                        len: 0,
+                        matched: false,
+                        echoed: true,
+                    });
+                }
+            }
             Item::Pong => {}
             Item::Close(code) => {
                 let payload = if code == 1005 {

@@ -28,6 +28,8 @@ pub struct Prepared {
     pub request: handshake::Request,
     /// The message.
     pub message: conn::Message,
+    /// Hold mode: pings instead of messages.
+    pub hold: Option<shootout_model::Hold>,
 }
 
 impl Prepared {
@@ -43,6 +45,7 @@ impl Prepared {
                 },
                 payload: spec.request.body.clone(),
             },
+            hold: spec.ws_hold,
         }
     }
 }

@@ -17,6 +17,11 @@
 //! status, or a 101 without a valid accept) or `malformed` (an answer that is not HTTP).
 //! In rate mode those connections are replaced after a growing pause and the schedule's
 //! messages wait for a connection, as over HTTP/2.
+//!
+//! Hold mode ([`Hold`]) sends no message: connections open (all at once, or at a rate,
+//! swept at each tick), each pings when it opens and then at its interval, and a ping and
+//! its pong are the unit recorded. A connection the server drops is opened again, counted
+//! in `reconnects` (and its close code, if it sent one).
 
 use super::conn::{Connection, Event, Failure, Slot};
 use super::handshake::HandshakeError;
@@ -28,7 +33,7 @@ use crate::recorder::{Answer, Timing};
 use crate::transport::Transport;
 use crate::ws::frame::Rng;
 use crate::Live;
-use shootout_model::FailureKind;
+use shootout_model::{FailureKind, Hold};
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -59,6 +64,8 @@ struct Conn {
     answered: bool,
     /// In the worker's list of connections with room (rate mode).
     listed: bool,
+    /// Hold mode: when its next ping is due.
+    next_ping: Instant,
 }
 
 struct Worker<'a> {
@@ -69,6 +76,9 @@ struct Worker<'a> {
     room: Vec<usize>,
     /// Mask keys and handshake nonces (see [`Rng`]).
     rng: Rng,
+    /// Hold mode, and how many connections it has opened so far.
+    hold: Option<Hold>,
+    held: usize,
 }
 
 /// Runs one WebSocket worker to the end of its share; `stop` ends it early.
@@ -93,6 +103,8 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
         conns: Vec::with_capacity(a.connections),
         room: Vec::with_capacity(a.connections),
         rng: Rng::new(seed ^ (a.index as u64).rotate_left(32)),
+        hold: prep.hold,
+        held: 0,
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -118,6 +130,10 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn start(&mut self, now: Instant) {
+        if self.hold.is_some_and(|h| h.open_rate.is_some()) {
+            return self.open_held(now);
+        }
+        self.held = self.conns.len();
         for i in 0..self.conns.len() {
             self.connect(i, now);
         }
@@ -129,6 +145,12 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn tick(&mut self, now: Instant) {
         self.sweep(now);
+        if self.hold.is_some() {
+            self.open_held(now);
+            for i in 0..self.conns.len() {
+                self.after(i, now);
+            }
+        }
     }
 
     fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
@@ -168,7 +190,50 @@ impl Worker<'_> {
             fresh: true,
             answered: false,
             listed: false,
+            next_ping: now,
         }
+    }
+
+    /// Hold mode at a rate of opening: opens the connections due by now.
+    fn open_held(&mut self, now: Instant) {
+        let Some(rate) = self.hold.and_then(|h| h.open_rate) else {
+            return;
+        };
+        let since = now.saturating_duration_since(self.core.start).as_secs_f64();
+        let due = ((since * rate) as usize)
+            .saturating_add(1)
+            .min(self.conns.len());
+        while self.held < due {
+            self.connect(self.held, now);
+            self.held += 1;
+        }
+    }
+
+    /// Hold mode: connection `i` pings when its interval is over and nothing is in flight.
+    fn ping(&mut self, i: usize, now: Instant, every: std::time::Duration) {
+        let c = &self.conns[i];
+        if c.phase != Phase::Open || !c.ws.queue.is_empty() || now < c.next_ping {
+            return;
+        }
+        if !self.core.claim(now) {
+            return;
+        }
+        self.core.in_flight += 1;
+        let c = &mut self.conns[i];
+        let (start, connect) = if c.fresh {
+            (c.life.began, c.life.connect)
+        } else {
+            (now, Duration::ZERO)
+        };
+        c.fresh = false;
+        c.next_ping = now + every;
+        let slot = Slot {
+            start,
+            sent: now,
+            first_byte: None,
+            connect,
+        };
+        c.ws.ping(&mut self.rng, slot);
     }
 
     /// Rate mode: sends every message that is due and has a free slot.
@@ -241,8 +306,12 @@ impl Worker<'_> {
         None
     }
 
-    /// Notes that connection `i` has room (rate mode) or fills it (closed loop).
+    /// Notes that connection `i` has room (rate mode) or fills it (closed loop); in hold
+    /// mode, pings it when due.
     fn refill(&mut self, i: usize, now: Instant) {
+        if let Some(h) = self.hold {
+            return self.ping(i, now, h.every);
+        }
         let pipeline = self.core.sh.pipeline;
         let c = &mut self.conns[i];
         if c.phase != Phase::Open || c.ws.queue.len() >= pipeline {
@@ -273,6 +342,8 @@ impl Worker<'_> {
         c.answered = false;
         c.fresh = true;
         c.written = 0;
+        c.next_ping = now;
+        c.ws.hold = self.hold.is_some();
         c.ws.start(&self.prep.request, &mut self.rng);
         match self.core.dial(i) {
             Ok(io) => {
