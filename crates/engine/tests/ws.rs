@@ -133,6 +133,10 @@ fn a_close_with_a_message_outstanding_fails_it_with_its_code() {
             r.counts.reconnects, 9,
             "the last close needs no new connection"
         );
+        assert_eq!(
+            r.counts.connections_failed, 0,
+            "a replaced connection is not a failed one"
+        );
     }
 }
 
@@ -172,6 +176,7 @@ fn each_breach_of_the_framing_is_a_protocol_error() {
                 "{breach:?}"
             );
             assert_eq!(server.unanswered(), 10, "{breach:?}");
+            assert_eq!(r.counts.connections_failed, 0, "{breach:?}");
         }
     }
 }
@@ -195,6 +200,7 @@ fn a_connection_dropped_without_a_close_frame_is_a_reset() {
         assert_eq!(r.counts.ok, 20);
         assert_eq!(failures(&r), vec![(FailureKind::Reset, 10)]);
         assert_eq!(server.unanswered(), 10);
+        assert_eq!(r.counts.connections_failed, 0);
         assert!(r.counts.close_codes.is_empty());
     }
 }

@@ -405,7 +405,7 @@ impl Worker<'_> {
                     Ok(true) => {
                         self.conns[i].phase = Phase::Handshake;
                         self.flush(i, now);
-                        if readable && self.conns[i].phase != Phase::Closed {
+                        if readable && self.conns[i].phase == Phase::Handshake {
                             self.read(i, now, closed);
                         }
                     }
@@ -416,16 +416,21 @@ impl Worker<'_> {
                 if writable {
                     self.flush(i, now);
                 }
-                if readable && self.conns[i].phase != Phase::Closed {
+                if readable && matches!(self.conns[i].phase, Phase::Handshake | Phase::Open) {
                     self.read(i, now, closed);
                 }
             }
         }
     }
 
-    /// Writes what connection `i` has to send, as far as the socket takes it.
+    /// Writes what connection `i` has to send, as far as the socket takes it: once it is
+    /// connected (a connection replaced while its old one was handled is left to its own
+    /// events).
     fn flush(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
+        if !matches!(c.phase, Phase::Handshake | Phase::Open) {
+            return;
+        }
         let Some(io) = c.io.as_mut() else { return };
         while c.written < c.ws.out.len() {
             match io.write(&c.ws.out[c.written..]) {
@@ -469,7 +474,8 @@ impl Worker<'_> {
             if let Err(f) = fed {
                 return self.failed(i, now, f);
             }
-            if self.conns[i].phase == Phase::Closed {
+            if !matches!(self.conns[i].phase, Phase::Handshake | Phase::Open) {
+                // Closed, or replaced by a new connection still connecting.
                 return;
             }
             if drains && n < self.core.buf.len() {
