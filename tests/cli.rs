@@ -476,7 +476,7 @@ fn bad_input_is_one_line_naming_the_fix() {
         (
             &["load", "ftp://127.0.0.1/"],
             2,
-            "http:// and https:// only",
+            "http://, https://, ws:// and wss:// only",
         ),
         (
             &["load", "--frobnicate", "http://127.0.0.1/"],

@@ -1,7 +1,8 @@
 //! `shootout load` against real servers from Debian's packages, for the cases an in-process
-//! test server cannot stand for: a gunicorn whose worker processes die mid-request, and an
-//! nginx that closes idle keep-alive connections. `scripts/test` installs both; run alone
-//! without them, each test says what is missing and passes only outside CI.
+//! test server cannot stand for: a gunicorn whose worker processes die mid-request, an nginx
+//! that closes idle keep-alive connections, and a WebSocket echo server on Python's
+//! `websockets` (another implementation of RFC 6455 than ours). `scripts/test` installs
+//! them; run alone without them, each test says what is missing and passes only outside CI.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -333,4 +334,147 @@ concurrency = [2]
         assert_eq!(c.version.as_deref(), Some(version.as_str()), "{}", c.name);
     }
     assert_eq!(contenders.len(), 2);
+}
+
+/// An echo server on Python's `websockets` (Debian's python3-websockets): `/echo` echoes
+/// every message; `/close3` echoes three, then closes with 1001 (going away). It prints
+/// its port.
+const WS_ECHO: &str = r#"
+import asyncio, sys, websockets
+
+async def handler(ws, path):
+    n = 0
+    async for msg in ws:
+        if path == "/close3" and n == 3:
+            await ws.close(1001)
+            return
+        await ws.send(msg)
+        n += 1
+
+async def main():
+    async with websockets.serve(handler, "127.0.0.1", 0, max_size=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        print(f"PORT {port}", flush=True)
+        await asyncio.Future()
+
+asyncio.run(main())
+"#;
+
+/// Starts the `websockets` echo server; returns it and its port.
+fn websockets_echo(python: &Path, dir: &Path) -> (Server, u16) {
+    std::fs::write(dir.join("echo.py"), WS_ECHO).unwrap();
+    let mut child = Command::new(python)
+        .arg(dir.join("echo.py"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let server = Server(child);
+    let line = BufReader::new(stdout)
+        .lines()
+        .next()
+        .expect("the echo server ended before it listened")
+        .unwrap();
+    let port = line.trim_start_matches("PORT ").trim().parse().unwrap();
+    (server, port)
+}
+
+/// The python3 that has Debian's `websockets`, if installed.
+fn python_websockets() -> Option<PathBuf> {
+    let python = installed("python3", &["/usr/bin/python3"])?;
+    let found = Command::new(&python)
+        .args(["-c", "import websockets"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3-websockets is not installed: scripts/test installs it"
+        );
+        eprintln!(
+            "note: python3-websockets is not installed (scripts/test installs it): test skipped"
+        );
+        return None;
+    }
+    Some(python)
+}
+
+/// Text and binary echoes, pipelined or not, every reply checked against the message.
+#[test]
+fn websocket_messages_to_a_python_websockets_echo_server_all_come_back() {
+    let Some(python) = python_websockets() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (server, port) = websockets_echo(&python, dir.path());
+    let url = format!("ws://127.0.0.1:{port}/echo");
+    let r = load_json(&[
+        "-n",
+        "2000",
+        "-c",
+        "8",
+        "--ws-text",
+        "héllo wörld",
+        "--expect-echo",
+        &url,
+    ]);
+    assert_eq!(r["load"]["protocol"], "websocket");
+    assert_eq!(
+        (count(&r, "requests.ok"), count(&r, "requests.failed")),
+        (2000, 0),
+        "{r}"
+    );
+    let file = dir.path().join("msg.bin");
+    std::fs::write(
+        &file,
+        (0..70_000u32).map(|i| (i % 253) as u8).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let r = load_json(&[
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--pipeline",
+        "4",
+        "-p",
+        f,
+        "--expect-echo",
+        &url,
+    ]);
+    assert_eq!(
+        (count(&r, "requests.ok"), count(&r, "requests.failed")),
+        (200, 0),
+        "{r}"
+    );
+    drop(server);
+}
+
+/// The server closes after three echoes with 1001: the fourth message, outstanding, fails
+/// as `closed`, once per connection, and the code is counted.
+#[test]
+fn a_python_websockets_server_closing_mid_run_fails_the_message_it_left() {
+    let Some(python) = python_websockets() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (server, port) = websockets_echo(&python, dir.path());
+    let url = format!("ws://127.0.0.1:{port}/close3");
+    let r = load_json(&[
+        "-n",
+        "40",
+        "-c",
+        "1",
+        "--ws-text",
+        "x",
+        "--expect-echo",
+        &url,
+    ]);
+    drop(server);
+    assert_eq!(count(&r, "requests.ok"), 30, "{r}");
+    assert_eq!(count(&r, "failures.closed"), 10, "{r}");
+    assert_eq!(count(&r, "requests.close_codes.1001"), 10, "{r}");
 }

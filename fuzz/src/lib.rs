@@ -1,5 +1,6 @@
 //! Fuzz targets of the parsers of what a server sends (the HTTP/1.1 response parser
-//! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection) and of the
+//! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection, the
+//! WebSocket connection's handshake and frame decoder) and of the
 //! files a user is handed: the result-file reader (`shootout_model::SavedRun::parse`, with
 //! `merge`), the request-list reader (`shootout_model::requests::RequestList::parse`) and
 //! the plan reader (`shootout_model::plan::parse`); and of what a peer on the start
@@ -20,6 +21,7 @@ pub mod plan;
 pub mod request_list;
 pub mod response;
 pub mod result_file;
+pub mod websocket;
 
 /// Longest head (or chunk line) the parser accepts, in bytes.
 pub const MAX_HEAD: usize = 64 * 1024;

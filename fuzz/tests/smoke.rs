@@ -37,6 +37,14 @@ const DICT: &[&[u8]] = &[
     b"=",
     b",",
     b"ffffffffffffffff",
+    // WebSocket: the upgrade's answer and frame heads.
+    b"Sec-WebSocket-Accept: {ACCEPT}\r\n",
+    b"\x81\x05hello",
+    b"\x01\x02he\x80\x03llo",
+    b"\x89\x00",
+    b"\x88\x02\x03\xe8",
+    b"\x82\x7e\x00\x80",
+    b"\x82\x7f\x00\x00\x00\x00\x01\x00\x00\x01",
 ];
 
 struct Rng(u64);
@@ -159,6 +167,11 @@ fn h2_connection() {
 #[test]
 fn result_file() {
     smoke("result_file", shootout_fuzz::result_file::check);
+}
+
+#[test]
+fn websocket() {
+    smoke("websocket", shootout_fuzz::websocket::check);
 }
 
 #[test]

@@ -21,6 +21,7 @@ mod search;
 pub mod sys;
 mod tls;
 mod transport;
+pub mod ws;
 
 pub use error::EngineError;
 pub use event_loop::pacer::{Pacer, Pacing};
@@ -30,7 +31,7 @@ pub use live::{Control, Detail, Heads, Live, Snapshot};
 
 use event_loop::{Assignment, Output, Shared};
 use shootout_model::spec::threads_for;
-use shootout_model::{LoadSpec, Pace, Protocol, RunResult, Scheme};
+use shootout_model::{LoadSpec, Pace, Protocol, RunResult};
 use std::time::{Duration, SystemTime};
 
 /// Runs the load described by `spec`. `control` must have been made for at least
@@ -46,12 +47,14 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     let max_connections = connection_cap(spec, connections, threads)?;
     let h2 = match spec.protocol {
         Protocol::Http2 => Some(h2::request::prepare(&spec.target, &spec.request)?),
-        Protocol::Http1 => None,
+        Protocol::Http1 | Protocol::WebSocket => None,
     };
+    let ws = (spec.protocol == Protocol::WebSocket).then(|| ws::Prepared::new(spec));
     let alpn: &[u8] = if h2.is_some() { b"h2" } else { b"http/1.1" };
-    let tls = match spec.target.scheme {
-        Scheme::Https => Some(tls::client_config(&spec.target, alpn)?),
-        Scheme::Http => None,
+    let tls = if spec.target.scheme.tls() {
+        Some(tls::client_config(&spec.target, alpn)?)
+    } else {
+        None
     };
     let endpoint = preflight::preflight(spec, tls.as_ref())?;
     let shares = split(connections, threads, spec.requests);
@@ -78,7 +81,10 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         spec,
         control,
         &shared,
-        h2.as_ref(),
+        Prepared {
+            h2: h2.as_ref(),
+            ws: ws.as_ref(),
+        },
         &shares,
         max_connections,
     )?;
@@ -175,7 +181,7 @@ fn run_workers(
     spec: &LoadSpec,
     control: &Control,
     shared: &Shared,
-    h2: Option<&h2::request::Prepared>,
+    prep: Prepared,
     shares: &[(usize, Option<u64>)],
     max_connections: usize,
 ) -> Result<Vec<Output>, EngineError> {
@@ -188,9 +194,12 @@ fn run_workers(
                 let (live, stop) = (&control.live[index], &*control.stop);
                 std::thread::Builder::new()
                     .name(format!("shootout-worker-{index}"))
-                    .spawn_scoped(s, move || match h2 {
-                        Some(req) => h2::worker::run(shared, req, spec.streams, a, stop, live),
-                        None => h1::worker::run(shared, a, stop, live),
+                    .spawn_scoped(s, move || match prep {
+                        Prepared { h2: Some(req), .. } => {
+                            h2::worker::run(shared, req, spec.streams, a, stop, live)
+                        }
+                        Prepared { ws: Some(p), .. } => ws::worker::run(shared, p, a, stop, live),
+                        _ => h1::worker::run(shared, a, stop, live),
                     })
             })
             .collect();
@@ -205,6 +214,14 @@ fn run_workers(
             .collect::<Result<Vec<_>, _>>()
     })
     .map_err(EngineError::Worker)
+}
+
+/// What a protocol other than HTTP/1.1 prepared once for the whole run (HTTP/1.1's
+/// requests are in [`Shared`]).
+#[derive(Clone, Copy)]
+struct Prepared<'p> {
+    h2: Option<&'p h2::request::Prepared>,
+    ws: Option<&'p ws::Prepared>,
 }
 
 /// Splits connections and the request budget among threads, as evenly as they go.

@@ -56,7 +56,8 @@ fn h2_check(
     match spec.protocol {
         Protocol::Http2 => h2::check(stream, spec.connect_timeout)
             .map_err(|reason| EngineError::NotHttp2 { target, reason }),
-        Protocol::Http1 => Ok(()),
+        // A WebSocket handshake is each connection's: a refusal is counted per connection.
+        Protocol::Http1 | Protocol::WebSocket => Ok(()),
     }
 }
 

@@ -59,6 +59,8 @@ pub struct Answer {
     pub body_len: u64,
     /// The body held `--expect-body-contains`'s text.
     pub matched: bool,
+    /// WebSocket: the reply equals the message sent (always true over HTTP).
+    pub echoed: bool,
 }
 
 /// One second of one worker: counts and its latency histogram, serialized.
@@ -251,6 +253,7 @@ impl Recorder {
             Some(FailureKind::Status)
         } else if expect.length.is_some_and(|l| l != a.body_len)
             || (expect.body_contains.is_some() && !a.matched)
+            || (expect.echo && !a.echoed)
         {
             Some(FailureKind::Body)
         } else {

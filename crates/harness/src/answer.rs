@@ -12,7 +12,7 @@ use std::time::Duration;
 /// One answer to the workload's request, shown when verification fails: its status line
 /// and the start of its body, so the user sees what the contender said instead.
 pub fn sample_answer(spec: &LoadSpec, body: &[u8]) -> String {
-    if spec.target.scheme == shootout_model::Scheme::Https {
+    if spec.target.scheme.tls() {
         return "(not shown for https)".into();
     }
     let attempt = || -> std::io::Result<String> {

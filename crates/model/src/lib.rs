@@ -28,7 +28,7 @@ pub use histograms::{Histograms, Measure};
 pub use result::{
     h2_error_name, latency_histogram, per_second, Counts, FailureCounts, FailureKind,
     FirstResponse, GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats, SecondStats,
-    TargetStats, Warning, MAX_RESET_CODES, OTHER_RESET_CODES,
+    TargetStats, Warning, MAX_CLOSE_CODES, MAX_RESET_CODES, OTHER_CLOSE_CODES, OTHER_RESET_CODES,
 };
 pub use saved::{Outcome, SavedError, SavedRun};
 pub use shard::{Shard, ShardError};
@@ -37,8 +37,8 @@ pub use shootout::{
     StepStatus, UnknownStatus,
 };
 pub use spec::{
-    Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder, SpecError,
-    Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_STREAMS,
+    Expectation, Hold, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder,
+    SpecError, Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

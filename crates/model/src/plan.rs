@@ -1244,6 +1244,7 @@ impl Reader<'_> {
             status,
             body_contains: e.body_contains.as_ref().map(|s| s.as_bytes().to_vec()),
             length: e.length,
+            echo: false,
         })
     }
 

@@ -42,6 +42,20 @@ pub enum FailureKind {
     /// HTTP/2: the server ended the connection with an error (GOAWAY with an error code)
     /// while the stream was open, or closed it after such a GOAWAY.
     ConnectionError,
+    /// WebSocket: the server refused the opening handshake (any status but 101, counted
+    /// under its status), or answered 101 without the `Upgrade`, `Connection` and
+    /// `Sec-WebSocket-Accept` RFC 6455 §4.1 requires. In a closed loop each refused
+    /// connection fails one message.
+    Handshake,
+    /// WebSocket: the server sent a close frame while the message was waiting for its
+    /// reply (its code is counted in [`Counts::close_codes`]). A close with nothing
+    /// outstanding, at the end of a run or between messages, is no failure.
+    Closed,
+    /// WebSocket: the server broke RFC 6455 (a masked frame, reserved bits set, an unknown
+    /// opcode, a control frame over 125 bytes or fragmented, a continuation without a
+    /// start, a data frame inside a fragmented message, a text reply that is not UTF-8, a
+    /// reply over the 16 MiB limit, a bad close code).
+    Protocol,
 }
 
 /// The most distinct RST_STREAM error codes counted one by one in
@@ -51,6 +65,13 @@ pub const MAX_RESET_CODES: usize = 32;
 
 /// Where RST_STREAM codes past [`MAX_RESET_CODES`] are counted.
 pub const OTHER_RESET_CODES: u32 = u32::MAX;
+
+/// The most distinct WebSocket close codes counted one by one in [`Counts::close_codes`].
+pub const MAX_CLOSE_CODES: usize = 32;
+
+/// Where WebSocket close codes past [`MAX_CLOSE_CODES`] are counted (no valid close code:
+/// RFC 6455 §7.4 ends them at 4999).
+pub const OTHER_CLOSE_CODES: u16 = u16::MAX;
 
 /// An HTTP/2 error code's name (RFC 9113 §7), `None` for a code it does not name.
 pub fn h2_error_name(code: u32) -> Option<&'static str> {
@@ -75,7 +96,7 @@ pub fn h2_error_name(code: u32) -> Option<&'static str> {
 
 impl FailureKind {
     /// Every class, in report order.
-    pub const ALL: [FailureKind; 9] = [
+    pub const ALL: [FailureKind; 12] = [
         FailureKind::Connect,
         FailureKind::Timeout,
         FailureKind::Reset,
@@ -85,6 +106,9 @@ impl FailureKind {
         FailureKind::StreamReset,
         FailureKind::Refused,
         FailureKind::ConnectionError,
+        FailureKind::Handshake,
+        FailureKind::Closed,
+        FailureKind::Protocol,
     ];
 
     /// The lowercase name used in reports and JSON.
@@ -99,6 +123,9 @@ impl FailureKind {
             FailureKind::StreamReset => "stream_reset",
             FailureKind::Refused => "refused",
             FailureKind::ConnectionError => "connection_error",
+            FailureKind::Handshake => "handshake",
+            FailureKind::Closed => "closed",
+            FailureKind::Protocol => "protocol",
         }
     }
 }
@@ -206,6 +233,11 @@ pub struct Counts {
     pub stream_resets: BTreeMap<u32, u64>,
     /// HTTP/2: GOAWAY frames received (each ends a connection; a new one is opened).
     pub goaways: u64,
+    /// WebSocket: close frames received, per close code (RFC 6455 §7.4: 1000 normal, 1001
+    /// going away, 1008 policy, 1011 server error, …; 1005 when the frame had no code),
+    /// whether messages were outstanding or not; past [`MAX_CLOSE_CODES`] distinct codes
+    /// the rest under [`OTHER_CLOSE_CODES`].
+    pub close_codes: BTreeMap<u16, u64>,
 }
 
 impl Counts {
@@ -219,6 +251,18 @@ impl Counts {
             OTHER_RESET_CODES
         };
         *resets.entry(key).or_default() += 1;
+    }
+
+    /// Counts a WebSocket close frame with `code`, as [`Counts::count_reset`] counts
+    /// resets.
+    pub fn count_close(&mut self, code: u16) {
+        let closes = &mut self.close_codes;
+        let key = if closes.len() < MAX_CLOSE_CODES || closes.contains_key(&code) {
+            code
+        } else {
+            OTHER_CLOSE_CODES
+        };
+        *closes.entry(key).or_default() += 1;
     }
 
     /// Failed requests of every class.
@@ -286,6 +330,13 @@ impl Counts {
                 self.stream_resets.entry(*code).or_default(),
                 *n,
                 "stream_resets",
+            )?;
+        }
+        for (code, n) in &o.close_codes {
+            field(
+                self.close_codes.entry(*code).or_default(),
+                *n,
+                "close_codes",
             )?;
         }
         field(&mut self.goaways, o.goaways, "goaways")

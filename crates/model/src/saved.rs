@@ -286,6 +286,18 @@ struct SpecV1 {
     /// The request list sent instead of `method`, `url`'s path and `body_base64`.
     #[serde(default)]
     list: Option<ListV1>,
+    /// WebSocket: the message went as text (absent: binary, or not a WebSocket run).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    ws_text: bool,
+    /// WebSocket: replies had to echo the message (absent: no).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    expect_echo: bool,
+    /// WebSocket's hold mode: the ping interval (absent: not held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ws_hold_every_ns: Option<u64>,
+    /// And the connections opened per second (absent: all at the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ws_hold_open_rate: Option<f64>,
 }
 
 fn http1() -> String {
@@ -418,6 +430,10 @@ impl SpecV1 {
             streams: s.streams,
             pipeline: s.pipeline,
             list: s.list.as_ref().map(ListV1::of),
+            ws_text: s.ws_text,
+            expect_echo: s.expect.echo,
+            ws_hold_every_ns: s.ws_hold.map(|h| nanos(h.every)),
+            ws_hold_open_rate: s.ws_hold.and_then(|h| h.open_rate),
         }
     }
 
@@ -449,7 +465,13 @@ impl SpecV1 {
                 .transpose()
                 .map_err(|e| damaged("expect_body_contains_base64", &e))?,
             length: self.expect_length,
+            echo: self.expect_echo,
         };
+        spec.ws_text = self.ws_text;
+        spec.ws_hold = self.ws_hold_every_ns.map(|ns| crate::spec::Hold {
+            every: Duration::from_nanos(ns),
+            open_rate: self.ws_hold_open_rate,
+        });
         spec.connections = self.connections;
         spec.threads = self.threads;
         spec.requests = self.requests;
@@ -826,6 +848,9 @@ struct CountsV1 {
     stream_resets: BTreeMap<u32, u64>,
     #[serde(default)]
     goaways: u64,
+    /// WebSocket close codes (absent: none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    close_codes: BTreeMap<u16, u64>,
 }
 
 impl CountsV1 {
@@ -847,6 +872,7 @@ impl CountsV1 {
             bytes_sent: c.bytes_sent,
             stream_resets: c.stream_resets.clone(),
             goaways: c.goaways,
+            close_codes: c.close_codes.clone(),
         }
     }
 
@@ -872,6 +898,7 @@ impl CountsV1 {
             bytes_sent: self.bytes_sent,
             stream_resets: self.stream_resets,
             goaways: self.goaways,
+            close_codes: self.close_codes,
         }
     }
 }

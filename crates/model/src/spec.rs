@@ -14,13 +14,29 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// `http` or `https`.
+/// `http`, `https`, `ws` or `wss`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
     /// Plain HTTP/1.1.
     Http,
     /// HTTP/1.1 over TLS (rustls).
     Https,
+    /// WebSocket over plain TCP (RFC 6455's `ws://`).
+    Ws,
+    /// WebSocket over TLS (`wss://`), with the same TLS settings as `https://`.
+    Wss,
+}
+
+impl Scheme {
+    /// Spoken over TLS: `https` and `wss`.
+    pub fn tls(self) -> bool {
+        matches!(self, Scheme::Https | Scheme::Wss)
+    }
+
+    /// A WebSocket URL: `ws` and `wss`.
+    pub fn websocket(self) -> bool {
+        matches!(self, Scheme::Ws | Scheme::Wss)
+    }
 }
 
 /// The HTTP version spoken to the target.
@@ -32,22 +48,28 @@ pub enum Protocol {
     /// HTTP/2: h2c with prior knowledge for `http://`, ALPN `h2` over TLS for `https://`;
     /// [`LoadSpec::streams`] concurrent streams per connection.
     Http2,
+    /// WebSocket (RFC 6455) for `ws://` and `wss://`: one opening handshake per
+    /// connection, then the measured unit is a message and its reply;
+    /// [`LoadSpec::pipeline`] messages in flight per connection.
+    WebSocket,
 }
 
 impl Protocol {
-    /// The word in plans and reports: `http/1.1` or `h2` (ALPN's names).
+    /// The word in plans and reports: `http/1.1` or `h2` (ALPN's names), `websocket`.
     pub fn as_str(self) -> &'static str {
         match self {
             Protocol::Http1 => "http/1.1",
             Protocol::Http2 => "h2",
+            Protocol::WebSocket => "websocket",
         }
     }
 
-    /// Reads a plan's `protocol`: `h2` (or `http/2`), `http/1.1` (or `h1`).
+    /// Reads a plan's `protocol`: `h2` (or `http/2`), `http/1.1` (or `h1`), `websocket`.
     pub fn parse(s: &str) -> Option<Protocol> {
         match s.to_ascii_lowercase().as_str() {
             "h2" | "http/2" | "http2" => Some(Protocol::Http2),
             "h1" | "http/1.1" | "http1" => Some(Protocol::Http1),
+            "websocket" | "ws" => Some(Protocol::WebSocket),
             _ => None,
         }
     }
@@ -88,6 +110,10 @@ impl Wire {
             Protocol::Http1 if self.streams > 1 => Some(SpecError::StreamsNeedHttp2(self.streams)),
             Protocol::Http2 if self.pipeline > 1 => Some(SpecError::Http2Pipeline(self.pipeline)),
             Protocol::Http2 if list => Some(SpecError::Http2List),
+            Protocol::WebSocket if self.streams > 1 => {
+                Some(SpecError::StreamsNeedHttp2(self.streams))
+            }
+            Protocol::WebSocket if list => Some(SpecError::WebSocketList),
             _ => None,
         }
     }
@@ -107,6 +133,10 @@ impl std::fmt::Display for Wire {
                 write!(f, "http/1.1 × {} pipelined", self.pipeline)
             }
             Protocol::Http1 => f.write_str("http/1.1"),
+            Protocol::WebSocket if self.pipeline > 1 => {
+                write!(f, "websocket × {} in flight", self.pipeline)
+            }
+            Protocol::WebSocket => f.write_str("websocket"),
         }
     }
 }
@@ -166,7 +196,7 @@ pub enum TargetError {
         reason: String,
     },
     /// A scheme other than http or https.
-    #[error("'{url}' uses the scheme '{scheme}': shootout speaks http:// and https:// only")]
+    #[error("'{url}' uses the scheme '{scheme}': shootout speaks http://, https://, ws:// and wss:// only")]
     Scheme {
         /// The URL as given.
         url: String,
@@ -197,6 +227,8 @@ impl Target {
         let scheme = match url.scheme() {
             "http" => Scheme::Http,
             "https" => Scheme::Https,
+            "ws" => Scheme::Ws,
+            "wss" => Scheme::Wss,
             other => {
                 return Err(TargetError::Scheme {
                     url: input.to_string(),
@@ -270,6 +302,12 @@ impl Default for RequestSpec {
 /// `body_file`). Files are read with this limit, so `-p /dev/zero` is an error, not an
 /// exhausted memory.
 pub const MAX_BODY: usize = 64 << 20;
+
+/// The largest WebSocket message shootout sends or accepts as a reply: 16 MiB. A reply
+/// announced or grown past it is a protocol error (RFC 6455's close code 1009, "message
+/// too big"); replies are checked as they stream in, never held whole, so memory stays
+/// bounded whatever a server sends.
+pub const MAX_MESSAGE: usize = 16 << 20;
 
 /// The most connections one run may open (each needs an open file).
 pub const MAX_CONNECTIONS: usize = 1_000_000;
@@ -635,6 +673,28 @@ pub enum SpecError {
     /// A request list asked of HTTP/2, whose requests are encoded once for the whole run.
     #[error("--urls (a request list) is sent over HTTP/1.1 only: drop --http2, or drop --urls and load one URL")]
     Http2List,
+    /// A request list asked of WebSocket, which sends one message.
+    #[error("--urls (a request list) is sent over HTTP only: a WebSocket load sends one message (-p FILE or --ws-text TEXT)")]
+    WebSocketList,
+    /// A `ws://` or `wss://` URL with an HTTP protocol, or the WebSocket protocol with an
+    /// `http://` or `https://` URL.
+    #[error("'{0}': WebSocket is spoken to ws:// and wss:// URLs and HTTP to http:// and https:// ones (write the URL with the scheme of the protocol, and drop --http2 for a WebSocket)")]
+    WebSocketScheme(String),
+    /// An echo check, a text message or the hold mode asked of HTTP.
+    #[error("--expect-echo, --ws-text and --ws-hold are WebSocket's: load a ws:// or wss:// URL")]
+    WebSocketOnly,
+    /// A hold mode that cannot be run.
+    #[error("--ws-hold: {0}")]
+    Hold(&'static str),
+    /// A WebSocket message over [`MAX_MESSAGE`].
+    #[error("a WebSocket message may be at most {max} bytes (16 MiB), not {0}: send a smaller file", max = MAX_MESSAGE)]
+    MessageSize(usize),
+    /// A text message that is not UTF-8.
+    #[error("a WebSocket text message must be UTF-8: send the bytes as a binary message (-p FILE) instead")]
+    TextNotUtf8,
+    /// WebSocket asked to close its connections after each message.
+    #[error("WebSocket keeps its connections open (one handshake each, then messages): drop --no-keepalive")]
+    WebSocketNoKeepalive,
     /// More local addresses than [`MAX_BIND`].
     #[error("{0} local addresses to connect from: the most is {max}", max = MAX_BIND)]
     BindCount(usize),
@@ -677,6 +737,8 @@ pub struct Expectation {
     pub body_contains: Option<Vec<u8>>,
     /// The body must be exactly this many bytes long.
     pub length: Option<u64>,
+    /// WebSocket: the reply must equal the message sent (an echo server's answer).
+    pub echo: bool,
 }
 
 impl Expectation {
@@ -774,6 +836,24 @@ pub struct LoadSpec {
     /// server that shares them. Zero, the default: never. Not kept in result files (a
     /// machine's setting, like `bind`).
     pub busy_poll: Duration,
+    /// WebSocket: the message (`request.body`) goes as a text message (opcode 1, so it
+    /// must be UTF-8); else as a binary one.
+    pub ws_text: bool,
+    /// WebSocket: hold connections instead of sending messages (see [`Hold`]).
+    pub ws_hold: Option<Hold>,
+}
+
+/// WebSocket's connection-hold mode: "how many idle connections does it keep?". The
+/// connections open (all at once, or `open_rate` per second) and are kept; each sends a
+/// ping when it opens and then every `every`, and the ping and its pong are the measured
+/// unit, counted like a request. A connection the server drops is opened again and counted
+/// (`reconnects`; with a close frame, its code too).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hold {
+    /// Time between two pings of a connection.
+    pub every: Duration,
+    /// Connections opened per second; `None`: all at the start.
+    pub open_rate: Option<f64>,
 }
 
 /// `Duration` as seconds in `f64`'s shortest text, for messages: `0.25 s`, `10 s`. The same
@@ -806,6 +886,8 @@ impl LoadSpec {
             list: None,
             bind: Vec::new(),
             busy_poll: Duration::ZERO,
+            ws_text: false,
+            ws_hold: None,
         }
     }
 
@@ -903,7 +985,51 @@ impl LoadSpec {
         if let Some(e) = self.wire().conflict(self.list.is_some()) {
             return Err(e);
         }
+        self.validate_websocket()?;
         self.validate_bind()
+    }
+
+    /// The rules of a WebSocket spec: `ws://` and `wss://` go with the WebSocket
+    /// protocol and nothing else does; the message is at most [`MAX_MESSAGE`] bytes and,
+    /// as text, UTF-8; connections stay open; an echo check needs WebSocket.
+    fn validate_websocket(&self) -> Result<(), SpecError> {
+        let ws = self.protocol == Protocol::WebSocket;
+        if ws != self.target.scheme.websocket() {
+            return Err(SpecError::WebSocketScheme(self.target.url.clone()));
+        }
+        if !ws {
+            return match (self.expect.echo, self.ws_text, self.ws_hold) {
+                (false, false, None) => Ok(()),
+                _ => Err(SpecError::WebSocketOnly),
+            };
+        }
+        if self.request.body.len() > MAX_MESSAGE {
+            return Err(SpecError::MessageSize(self.request.body.len()));
+        }
+        if self.ws_text && std::str::from_utf8(&self.request.body).is_err() {
+            return Err(SpecError::TextNotUtf8);
+        }
+        if !self.request.keepalive {
+            return Err(SpecError::WebSocketNoKeepalive);
+        }
+        if let Some(h) = self.ws_hold {
+            let bad_rate = h
+                .open_rate
+                .is_some_and(|r| !(MIN_RATE..=MAX_RATE).contains(&r));
+            if h.every.is_zero() || h.every > MAX_DURATION || bad_rate {
+                return Err(SpecError::Hold("the ping interval must be more than 0 and the open rate from 0.001 to 10⁹ connections per second"));
+            }
+            if self.pace != Pace::Closed || self.pipeline > 1 {
+                return Err(SpecError::Hold("it keeps one ping in flight per connection: drop --rate and --pipeline (--ws-hold-rate paces the opening)"));
+            }
+            if self.expect.echo
+                || self.expect.length.is_some()
+                || self.expect.body_contains.is_some()
+            {
+                return Err(SpecError::Hold("its pongs carry no reply to check: drop --expect-echo, --expect-length and --expect-body-contains"));
+            }
+        }
+        Ok(())
     }
 
     /// The rules of [`LoadSpec::bind`].
@@ -1115,6 +1241,18 @@ impl SpecBuilder {
     /// HTTP/1.1 or HTTP/2, and the streams per connection (1 for HTTP/1.1).
     pub fn protocol(mut self, protocol: Protocol, streams: usize) -> Self {
         (self.spec.protocol, self.spec.streams) = (protocol, streams);
+        self
+    }
+
+    /// WebSocket: hold connections and ping them instead of sending messages.
+    pub fn ws_hold(mut self, hold: Option<Hold>) -> Self {
+        self.spec.ws_hold = hold;
+        self
+    }
+
+    /// WebSocket: send the message as text (else binary).
+    pub fn ws_text(mut self, text: bool) -> Self {
+        self.spec.ws_text = text;
         self
     }
 
@@ -1520,9 +1658,75 @@ mod tests {
     #[test]
     fn bad_urls_name_the_fix() {
         let e = Target::parse("ftp://127.0.0.1/").unwrap_err();
-        assert!(e.to_string().contains("http:// and https://"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("http://, https://, ws:// and wss://"),
+            "{e}"
+        );
         let e = Target::parse("http://:80/").unwrap_err();
         assert!(e.to_string().contains("http://127.0.0.1:8080/path"), "{e}");
+    }
+
+    /// ws:// and wss:// take their default ports and go with the WebSocket protocol only;
+    /// the message's limits and kind are checked.
+    #[test]
+    fn websocket_specs_keep_their_rules() {
+        let ws = Target::parse("ws://127.0.0.1/echo").unwrap();
+        assert_eq!(
+            (ws.scheme, ws.port, ws.path.as_str()),
+            (Scheme::Ws, 80, "/echo")
+        );
+        let wss = Target::parse("wss://example.com/").unwrap();
+        assert_eq!((wss.scheme.tls(), wss.port), (true, 443));
+        let spec = |t: &Target, p: Protocol| {
+            let mut s = LoadSpec::new(t.clone());
+            s.protocol = p;
+            s
+        };
+        assert!(spec(&ws, Protocol::WebSocket).validate().is_ok());
+        let http = Target::parse("http://127.0.0.1/").unwrap();
+        for (t, p) in [
+            (&ws, Protocol::Http1),
+            (&ws, Protocol::Http2),
+            (&http, Protocol::WebSocket),
+        ] {
+            assert!(
+                matches!(spec(t, p).validate(), Err(SpecError::WebSocketScheme(_))),
+                "{p:?}"
+            );
+        }
+        let mut s = spec(&ws, Protocol::WebSocket);
+        s.request.body = vec![0xff];
+        assert!(s.validate().is_ok(), "a binary message may hold any bytes");
+        s.ws_text = true;
+        assert_eq!(s.validate(), Err(SpecError::TextNotUtf8));
+        s.ws_text = false;
+        s.request.body = vec![0; MAX_MESSAGE + 1];
+        assert_eq!(s.validate(), Err(SpecError::MessageSize(MAX_MESSAGE + 1)));
+        let mut echo = spec(&http, Protocol::Http1);
+        echo.expect.echo = true;
+        assert_eq!(echo.validate(), Err(SpecError::WebSocketOnly));
+        let mut s = spec(&ws, Protocol::WebSocket);
+        s.pipeline = 8;
+        assert!(s.validate().is_ok());
+        assert_eq!(s.wire().to_string(), "websocket × 8 in flight");
+        assert_eq!(Protocol::parse("websocket"), Some(Protocol::WebSocket));
+        let hold = Some(Hold {
+            every: Duration::from_secs(1),
+            open_rate: Some(100.0),
+        });
+        let mut s = spec(&ws, Protocol::WebSocket);
+        s.ws_hold = hold;
+        assert!(s.validate().is_ok());
+        s.pace = Pace::Rate(10.0);
+        assert!(matches!(s.validate(), Err(SpecError::Hold(_))));
+        s.pace = Pace::Closed;
+        s.expect.echo = true;
+        assert!(matches!(s.validate(), Err(SpecError::Hold(_))));
+        let mut h = spec(&http, Protocol::Http1);
+        h.ws_hold = hold;
+        assert_eq!(h.validate(), Err(SpecError::WebSocketOnly));
+        assert_eq!(Protocol::WebSocket.as_str(), "websocket");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::stats::{non_2xx, sample_stdev};
 use crate::units::{ab_round_ms, apr_ctime, ratio};
 use crate::Exporter;
 use hdrhistogram::Histogram;
-use shootout_model::{Counts, FailureKind, LoadSpec, RunResult, Scheme};
+use shootout_model::{Counts, FailureKind, LoadSpec, RunResult};
 use std::fmt::Write;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -70,13 +70,17 @@ impl AbFailures {
         let f = &counts.failures;
         AbFailures {
             connect: f[FailureKind::Connect],
-            // A stream the HTTP/2 server reset, refused or abandoned is a failed receive too.
+            // A stream the HTTP/2 server reset, refused or abandoned is a failed receive too,
+            // and so is a WebSocket message its server refused, closed or broke.
             receive: f[FailureKind::Reset]
                 + f[FailureKind::Timeout]
                 + f[FailureKind::Malformed]
                 + f[FailureKind::StreamReset]
                 + f[FailureKind::Refused]
-                + f[FailureKind::ConnectionError],
+                + f[FailureKind::ConnectionError]
+                + f[FailureKind::Handshake]
+                + f[FailureKind::Closed]
+                + f[FailureKind::Protocol],
             length: counts.length_mismatch,
             exceptions: f[FailureKind::Body],
         }
@@ -178,7 +182,7 @@ fn server_and_document(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     // ab prints "SSL/TLS Protocol: TLSv1.3,<cipher>,<bits>,<bits>" here; the result does not
     // record the negotiated protocol or cipher, so we print only what we know: the SNI name,
     // which we (like ab) send for host names and not for address literals.
-    if target.scheme == Scheme::Https && target.host.parse::<std::net::IpAddr>().is_err() {
+    if target.scheme.tls() && target.host.parse::<std::net::IpAddr>().is_err() {
         emit!(o, "TLS Server Name:        {}", target.host);
     }
     emit!(o);

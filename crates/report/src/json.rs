@@ -83,6 +83,11 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
                 .iter()
                 .map(|(code, n)| (code.to_string(), Value::from(*n)))
                 .collect::<Map<String, Value>>(),
+            "close_codes": c
+                .close_codes
+                .iter()
+                .map(|(code, n)| (code.to_string(), Value::from(*n)))
+                .collect::<Map<String, Value>>(),
         },
         "failures": failures,
         "length_mismatch": c.length_mismatch,
@@ -155,6 +160,7 @@ fn target_json(spec: &LoadSpec) -> Value {
 /// The document's `load`: what was asked (connections, threads, pace, bounds, timeout).
 fn load_json(spec: &LoadSpec) -> Value {
     let (mode, rate) = match spec.pace {
+        Pace::Closed if spec.ws_hold.is_some() => ("hold", None),
         Pace::Closed => ("closed", None),
         Pace::Rate(rps) => ("rate", Some(rps)),
     };

@@ -109,6 +109,42 @@ fn phase_cells(h: &Histogram<u64>) -> Vec<String> {
         .collect()
 }
 
+/// `held, a ping every 5 s, opened at 100/s`: WebSocket's hold mode.
+fn hold_mode(spec: &LoadSpec) -> String {
+    let Some(h) = spec.ws_hold else {
+        return String::new();
+    };
+    let rate = h.open_rate.map_or(String::new(), |r| {
+        format!(", opened at {}/s", trim_float(r))
+    });
+    format!(
+        "held, a request is a ping every {} and its pong{rate}",
+        human_duration(h.every)
+    )
+}
+
+/// A WebSocket close code as the report names it: `1001 (going away)`.
+fn close_name(code: u16) -> String {
+    let name = match code {
+        1000 => "normal",
+        1001 => "going away",
+        1002 => "protocol error",
+        1003 => "unsupported data",
+        1005 => "no code",
+        1007 => "invalid data",
+        1008 => "policy violation",
+        1009 => "message too big",
+        1010 => "extension required",
+        1011 => "server error",
+        1012 => "service restart",
+        1013 => "try again later",
+        1014 => "bad gateway",
+        shootout_model::OTHER_CLOSE_CODES => return "other codes".into(),
+        _ => return code.to_string(),
+    };
+    format!("{code} ({name})")
+}
+
 /// `10 connections on 2 threads, closed loop, 1000 requests, timeout 30 s`.
 fn load_line(spec: &LoadSpec) -> String {
     let conns = plural(spec.connections as u64, "connection", "connections");
@@ -117,18 +153,26 @@ fn load_line(spec: &LoadSpec) -> String {
             " × {} (HTTP/2)",
             plural(spec.streams as u64, "stream", "streams")
         )
+    } else if spec.protocol == Protocol::WebSocket && spec.ws_hold.is_some() {
+        " (WebSocket)".to_string()
+    } else if spec.protocol == Protocol::WebSocket {
+        // What is counted as a request: a message and its reply.
+        " (WebSocket: a request is a message and its reply)".to_string()
     } else if spec.request.keepalive {
         String::new()
     } else {
         " (Connection: close)".to_string()
     };
     let threads = plural(spec.threads as u64, "thread", "threads");
-    let pipeline = if spec.pipeline > 1 {
+    let pipeline = if spec.pipeline > 1 && spec.protocol == Protocol::WebSocket {
+        format!(" × {} in flight", spec.pipeline)
+    } else if spec.pipeline > 1 {
         format!(" × {} pipelined", spec.pipeline)
     } else {
         String::new()
     };
     let mode = match spec.pace {
+        Pace::Closed if spec.ws_hold.is_some() => hold_mode(spec),
         Pace::Closed => "closed loop".to_string(),
         Pace::Rate(rps) => format!("rate {} req/s", trim_float(rps)),
     };
@@ -266,6 +310,18 @@ fn outcome(o: &mut String, r: &RunResult) {
                 },
                 c.goaways
             ),
+        );
+    }
+    if !c.close_codes.is_empty() {
+        let closes: Vec<String> = c
+            .close_codes
+            .iter()
+            .map(|(code, n)| format!("{n} × {}", close_name(*code)))
+            .collect();
+        kv(
+            o,
+            "WebSocket",
+            format!("close frames received: {}", closes.join(", ")),
         );
     }
     let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();

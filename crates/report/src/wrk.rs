@@ -118,7 +118,8 @@ fn totals(o: &mut String, r: &RunResult) {
         wrk_binary(c.bytes_received as f64)
     );
     // wrk's socket errors: connect, read (reset or unparsable response, and the HTTP/2
-    // stream resets, refusals and connection errors), write (a failed send shows up as a
+    // stream resets, refusals and connection errors, and WebSocket's refused handshakes,
+    // closes and protocol errors), write (a failed send shows up as a
     // reset here, so always 0), timeout.
     let f = &c.failures;
     let (connect, read, timeout) = (
@@ -127,7 +128,10 @@ fn totals(o: &mut String, r: &RunResult) {
             + f[FailureKind::Malformed]
             + f[FailureKind::StreamReset]
             + f[FailureKind::Refused]
-            + f[FailureKind::ConnectionError],
+            + f[FailureKind::ConnectionError]
+            + f[FailureKind::Handshake]
+            + f[FailureKind::Closed]
+            + f[FailureKind::Protocol],
         f[FailureKind::Timeout],
     );
     if connect + read + timeout > 0 {

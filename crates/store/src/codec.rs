@@ -52,6 +52,9 @@ fn failure_code(f: Option<FailureKind>) -> u8 {
         Some(FailureKind::StreamReset) => 7,
         Some(FailureKind::Refused) => 8,
         Some(FailureKind::ConnectionError) => 9,
+        Some(FailureKind::Handshake) => 10,
+        Some(FailureKind::Closed) => 11,
+        Some(FailureKind::Protocol) => 12,
     }
 }
 
@@ -68,6 +71,9 @@ fn failure_of(code: u8) -> Result<Option<FailureKind>, String> {
         7 => FailureKind::StreamReset,
         8 => FailureKind::Refused,
         9 => FailureKind::ConnectionError,
+        10 => FailureKind::Handshake,
+        11 => FailureKind::Closed,
+        12 => FailureKind::Protocol,
         other => return Err(format!("unknown failure code {other}")),
     }))
 }

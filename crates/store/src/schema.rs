@@ -20,6 +20,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V8_SCHEDULE,
     V9_OTHER_LOAD,
     V10_SEARCH,
+    V11_WEBSOCKET,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -249,6 +250,21 @@ ALTER TABLE steps ADD COLUMN other_load_avg REAL;
 const V10_SEARCH: &str = "
 ALTER TABLE steps ADD COLUMN search_verdict TEXT;
 ALTER TABLE steps ADD COLUMN search_slo INTEGER;
+";
+
+/// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close
+/// frame with messages outstanding, a breach of the framing) and the close frames
+/// received per close code. Zero (no rows) in steps stored before.
+const V11_WEBSOCKET: &str = "
+ALTER TABLE steps ADD COLUMN fail_handshake INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_closed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_protocol INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE step_close_codes (
+    step_id INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    code    INTEGER NOT NULL,
+    count   INTEGER NOT NULL,
+    PRIMARY KEY (step_id, code)
+);
 ";
 
 /// Reads the file's schema version (`PRAGMA user_version`).

@@ -17,9 +17,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
-// The steps table has one column per failure class (fail_connect … fail_connection_error).
+// The steps table has one column per failure class (fail_connect … fail_protocol).
 const _: () = assert!(
-    FailureKind::ALL.len() == 9,
+    FailureKind::ALL.len() == 12,
     "a new failure class needs a column in the store's steps table: add a migration"
 );
 
@@ -104,7 +104,8 @@ const STEP_COLUMNS: &str = "
     started_ns, ended_ns, status, measured_started_ns, duration_ns, rps,
     completed, ok, aborted,
     fail_connect, fail_timeout, fail_reset, fail_malformed, fail_status, fail_body,
-    fail_stream_reset, fail_refused, fail_connection_error, goaways, streams_asked,
+    fail_stream_reset, fail_refused, fail_connection_error, fail_handshake, fail_closed,
+    fail_protocol, goaways, streams_asked,
     streams_allowed, length_mismatch, connections_opened, connections_failed, reconnects, retried, dropped,
     bytes_received, body_bytes, bytes_sent,
     samples,
@@ -154,6 +155,12 @@ fn insert_children(tx: &Transaction, id: i64, step: &StepRecord) -> rusqlite::Re
     )?;
     for (code, count) in &c.stream_resets {
         resets.execute(params![id, code, count])?;
+    }
+    let mut closes = tx.prepare_cached(
+        "INSERT INTO step_close_codes (step_id, code, count) VALUES (?1, ?2, ?3)",
+    )?;
+    for (code, count) in &c.close_codes {
+        closes.execute(params![id, code, count])?;
     }
     let mut seconds = tx.prepare_cached(
         "INSERT INTO step_seconds
@@ -272,6 +279,9 @@ impl Store {
                     ":fail_stream_reset": c.failures[FailureKind::StreamReset],
                     ":fail_refused": c.failures[FailureKind::Refused],
                     ":fail_connection_error": c.failures[FailureKind::ConnectionError],
+                    ":fail_handshake": c.failures[FailureKind::Handshake],
+                    ":fail_closed": c.failures[FailureKind::Closed],
+                    ":fail_protocol": c.failures[FailureKind::Protocol],
                     ":goaways": c.goaways,
                     ":streams_asked": step.wire.streams,
                     ":protocol": step.wire.protocol.as_str(),
@@ -359,6 +369,12 @@ impl Store {
             run,
             |r| Ok((r.get::<_, u32>(1)?, r.get::<_, u64>(2)?)),
         )?;
+        let mut closes = self.children(
+            "SELECT step_id, code, count FROM step_close_codes
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, code",
+            run,
+            |r| Ok((r.get::<_, u16>(1)?, r.get::<_, u64>(2)?)),
+        )?;
         let mut seconds = self.step_seconds(run)?;
         let mut targets = self.children(
             "SELECT step_id, label, completed, ok, hist_latency FROM step_targets
@@ -387,6 +403,8 @@ impl Store {
                 status.remove(&id).unwrap_or_default().into_iter().collect();
             step.result.counts.stream_resets =
                 resets.remove(&id).unwrap_or_default().into_iter().collect();
+            step.result.counts.close_codes =
+                closes.remove(&id).unwrap_or_default().into_iter().collect();
             step.result.series = seconds.remove(&id).unwrap_or_default();
             step.resources = resources.remove(&id).unwrap_or_default();
             for (label, completed, ok, hist) in targets.remove(&id).unwrap_or_default() {
@@ -599,6 +617,9 @@ impl Columns<'_> {
         failures[FailureKind::StreamReset] = self.get("fail_stream_reset")?;
         failures[FailureKind::Refused] = self.get("fail_refused")?;
         failures[FailureKind::ConnectionError] = self.get("fail_connection_error")?;
+        failures[FailureKind::Handshake] = self.get("fail_handshake")?;
+        failures[FailureKind::Closed] = self.get("fail_closed")?;
+        failures[FailureKind::Protocol] = self.get("fail_protocol")?;
         Ok(Counts {
             completed: self.get("completed")?,
             ok: self.get("ok")?,
@@ -616,6 +637,7 @@ impl Columns<'_> {
             bytes_sent: self.get("bytes_sent")?,
             stream_resets: BTreeMap::new(),
             goaways: self.get("goaways")?,
+            close_codes: BTreeMap::new(),
         })
     }
 

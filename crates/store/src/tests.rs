@@ -78,8 +78,11 @@ fn synthetic_result(seed: u64) -> RunResult {
     failures[FailureKind::StreamReset] = 1;
     failures[FailureKind::Refused] = 4;
     failures[FailureKind::ConnectionError] = 6;
+    failures[FailureKind::Handshake] = 7;
+    failures[FailureKind::Closed] = 8;
+    failures[FailureKind::Protocol] = 9;
     let counts = shootout_model::Counts {
-        completed: 5_012,
+        completed: 5_036,
         ok: 4_994,
         failures,
         aborted: 3,
@@ -95,6 +98,7 @@ fn synthetic_result(seed: u64) -> RunResult {
         bytes_sent: 345_678,
         stream_resets: BTreeMap::from([(2, 1), (7, 4)]),
         goaways: 2,
+        close_codes: BTreeMap::from([(1001, 8), (4000, 1)]),
     };
     let mut r = RunResult {
         started: at(seed),

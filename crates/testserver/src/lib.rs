@@ -1,4 +1,5 @@
-//! In-process HTTP/1.1 and HTTP/2 test servers that behave, and misbehave, on purpose.
+//! In-process HTTP/1.1, HTTP/2 and WebSocket test servers that behave, and misbehave, on
+//! purpose.
 //!
 //! The engine's tests and the binary's end-to-end tests start a [`TestServer`] on
 //! `127.0.0.1` with a port from the OS, point the load generator at it, and check that
@@ -18,7 +19,8 @@
 //! Seams: `request` parses heads, `behavior` turns a request into bytes (pure),
 //! `conn` drives one socket, `server` accepts and keeps the counters, `tls` makes
 //! the self-signed identity, `net` holds the raw socket calls std lacks. `h2` is the
-//! HTTP/2 server ([`H2Server`], [`H2Behavior`]), with its own truth counters.
+//! HTTP/2 server ([`H2Server`], [`H2Behavior`]), with its own truth counters; `ws` the
+//! WebSocket server ([`WsServer`], [`WsBehavior`]), with its own.
 //!
 //! ```
 //! use std::io::{Read, Write};
@@ -41,6 +43,7 @@ mod request;
 mod server;
 mod shared;
 mod tls;
+mod ws;
 
 pub use behavior::{reason, Behavior, HELLO, SERVER_HEADER};
 pub use h2::{
@@ -49,3 +52,4 @@ pub use h2::{
 };
 pub use server::{TestServer, Transport};
 pub use shared::Delivery;
+pub use ws::{Breach, WsBehavior, WsServer, BREACHES, WS_CLOSE_CODE};

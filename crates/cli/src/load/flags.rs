@@ -189,8 +189,27 @@ pub struct LoadArgs {
     /// HTTP/2: concurrent streams per connection, 1 to 10000 (h2load's -m; default 1).
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
-    /// Requests in flight per connection, 1 to 1024 (HTTP/1.1 pipelining): written
-    /// together, answers matched in order.
+    /// WebSocket (ws:// and wss:// URLs): send this text as a text message (-p FILE
+    /// sends the file as a binary message instead). At most 16 MiB, UTF-8.
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["post_file", "put_file", "urls"])]
+    pub ws_text: Option<String>,
+
+    /// WebSocket: every reply must equal the message sent (an echo server's).
+    #[arg(long)]
+    pub expect_echo: bool,
+
+    /// WebSocket: hold the -c connections instead of sending messages, each pinging at
+    /// this interval (e.g. 5s); a ping and its pong are counted as a request, and a
+    /// connection the server drops is opened again and counted.
+    #[arg(long, value_name = "INTERVAL", conflicts_with_all = ["ws_text", "post_file", "put_file"])]
+    pub ws_hold: Option<String>,
+
+    /// With --ws-hold: open this many connections per second (default: all at the start).
+    #[arg(long, value_name = "R", requires = "ws_hold")]
+    pub ws_hold_rate: Option<f64>,
+
+    /// Requests in flight per connection, 1 to 1024 (HTTP/1.1 pipelining: written
+    /// together, answers matched in order; WebSocket: messages awaiting their replies).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: usize,
 

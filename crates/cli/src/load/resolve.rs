@@ -55,10 +55,10 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let busy_poll = busy_poll(a.busy_poll.as_deref())?;
     check_outputs(a)?;
     let list = request_list(a, &target, &mut notes)?;
-    let spec = LoadSpec::builder(target)
+    let spec = LoadSpec::builder(target.clone())
         .pipeline(a.pipeline)
         .list(list)
-        .request(request(a)?)
+        .request(request(a, target.scheme.websocket())?)
         .expect(expectation(a)?)
         .connections(a.concurrency)
         .max_connections(max_connections(a)?)
@@ -70,14 +70,9 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
                 .or(a.find_max.find_max.then_some(a.find_max.from))
                 .map_or(Pace::Closed, Pace::Rate),
         )
-        .protocol(
-            if a.http2 {
-                Protocol::Http2
-            } else {
-                Protocol::Http1
-            },
-            a.streams.unwrap_or(1),
-        )
+        .protocol(protocol(a, &target), a.streams.unwrap_or(1))
+        .ws_text(a.ws_text.is_some())
+        .ws_hold(ws_hold(a)?)
         .timeout(timeout("-s", &a.timeout)?)
         .connect_timeout(timeout("--connect-timeout", &a.connect_timeout)?)
         .record(Record {
@@ -127,6 +122,18 @@ fn busy_poll(value: Option<&str>) -> Result<Duration, Failure> {
     value.map_or(Ok(Duration::ZERO), |v| {
         parse_duration(v).map_err(|e| Failure::usage(anyhow!("--busy-poll: {e}")))
     })
+}
+
+/// `--ws-hold` and `--ws-hold-rate`.
+fn ws_hold(a: &LoadArgs) -> Result<Option<shootout_model::Hold>, Failure> {
+    let Some(every) = &a.ws_hold else {
+        return Ok(None);
+    };
+    let every = parse_duration(every).map_err(|e| Failure::usage(anyhow!("--ws-hold: {e}")))?;
+    Ok(Some(shootout_model::Hold {
+        every,
+        open_rate: a.ws_hold_rate,
+    }))
 }
 
 /// `--max-connections`, in the connections' range (checked here so that the error names
@@ -244,7 +251,7 @@ fn bounds(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Bounds, Failure> {
 
 /// The request: the method (`-m`, `-i`, or POST/PUT with a body), the body file (`-p`,
 /// `-u`), the headers (`-T`, `-H`, `-C`, in that order) and keep-alive.
-fn request(a: &LoadArgs) -> Result<RequestSpec, Failure> {
+fn request(a: &LoadArgs, websocket: bool) -> Result<RequestSpec, Failure> {
     let mut request = RequestSpec::default();
     let body_file = a
         .post_file
@@ -267,9 +274,28 @@ fn request(a: &LoadArgs) -> Result<RequestSpec, Failure> {
         check_method(m).map_err(|e| Failure::usage(anyhow!("-m: {e}")))?;
         request.method = m.to_ascii_uppercase();
     }
+    if let Some(text) = &a.ws_text {
+        request.body = text.as_bytes().to_vec();
+    }
+    if websocket {
+        // The opening handshake is a GET whatever carries the message (-p).
+        request.method = "GET".into();
+    }
     request.headers = headers(a)?;
     request.keepalive = !a.no_keepalive;
     Ok(request)
+}
+
+/// The protocol the URL and flags ask for: WebSocket for ws:// and wss:// (the spec's
+/// rules refuse --http2 with them), else HTTP/2 with --http2, else HTTP/1.1.
+fn protocol(a: &LoadArgs, target: &shootout_model::Target) -> Protocol {
+    if target.scheme.websocket() && !a.http2 {
+        Protocol::WebSocket
+    } else if a.http2 {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
+    }
 }
 
 /// `-T`, then every `-H`, then the `-C` cookies joined into one Cookie header, then `-A`.
@@ -424,6 +450,7 @@ fn expectation(a: &LoadArgs) -> Result<Expectation, Failure> {
         .as_ref()
         .map(|s| s.as_bytes().to_vec());
     expect.length = a.expect_length;
+    expect.echo = a.expect_echo;
     Ok(expect)
 }
 

@@ -900,6 +900,7 @@ impl Worker<'_> {
             status: c.parser.status,
             body_len: c.parser.body_len,
             matched: c.parser.matched,
+            echoed: true,
         };
         let server = &mut c.parser.server;
         self.core

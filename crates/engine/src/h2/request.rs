@@ -11,7 +11,7 @@
 //! blocks with another implementation, `loona-hpack`.
 
 use crate::h1::request::HeaderError;
-use shootout_model::{RequestSpec, Scheme, Target};
+use shootout_model::{RequestSpec, Target};
 
 /// The request as every stream sends it.
 #[derive(Debug, Clone)]
@@ -110,10 +110,8 @@ fn fields(target: &Target, req: &RequestSpec) -> Vec<(String, String)> {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     };
-    let scheme = match target.scheme {
-        Scheme::Http => "http",
-        Scheme::Https => "https",
-    };
+    // A WebSocket URL never reaches HTTP/2 (the spec's rules); its TLS says which.
+    let scheme = if target.scheme.tls() { "https" } else { "http" };
     let mut fields: Vec<(String, String)> = vec![
         (":method".into(), req.method.clone()),
         (":scheme".into(), scheme.into()),

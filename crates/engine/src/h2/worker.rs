@@ -583,6 +583,7 @@ impl Worker<'_> {
             status: s.status,
             body_len: s.body_len,
             matched: s.search.matched,
+            echoed: true,
         };
         let server = &mut c.h2.server;
         self.core

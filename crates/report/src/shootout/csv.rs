@@ -16,7 +16,7 @@ use shootout_model::stored::StoredRun;
 use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 37] = [
+pub const COLUMNS: [&str; 40] = [
     "run_id",
     "contender",
     "workload",
@@ -40,6 +40,9 @@ pub const COLUMNS: [&str; 37] = [
     "fail_stream_reset",
     "fail_refused",
     "fail_connection_error",
+    "fail_handshake",
+    "fail_closed",
+    "fail_protocol",
     "rps",
     "ok_rps",
     "mean_ms",

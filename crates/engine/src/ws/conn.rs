@@ -1,0 +1,295 @@
+//! One WebSocket connection's protocol state, without I/O: the handshake written and its
+//! answer read ([`super::handshake`]), messages framed with a fresh mask each
+//! ([`Connection::send`]), the server's frames decoded ([`super::frame::Decoder`]) and
+//! each reply matched, in order, to the oldest message waiting for one. Replies are
+//! checked as they stream in (the echo against the message sent, the body search, the
+//! decoder's UTF-8 check) and never held. Pings are answered with pongs; a close frame is
+//! answered with a close and ends the connection.
+//!
+//! The worker writes [`Connection::out`] and acts on [`Connection::events`]; a failure of
+//! the protocol is returned by [`Connection::feed`] and ends the connection.
+
+use super::frame::{self, Decoder, Item, ProtocolError, Rng};
+use super::handshake::{self, Answer, HandshakeError, Request};
+use crate::search::BodySearch;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// The message a run sends: its opcode (text or binary) and payload.
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// [`frame::TEXT`] or [`frame::BINARY`].
+    pub opcode: u8,
+    /// The payload.
+    pub payload: Vec<u8>,
+}
+
+/// A message sent and waiting for its reply.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    /// When it started: its due time in rate mode, else when it was claimed.
+    pub start: Instant,
+    /// When its frame was written.
+    pub sent: Instant,
+    /// When the first byte of its reply arrived.
+    pub first_byte: Option<Instant>,
+    /// Connect (and handshake) time charged to it.
+    pub connect: Duration,
+}
+
+/// Where the connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The upgrade request is written; the answer head is awaited.
+    Handshake,
+    /// Messages may go.
+    Open,
+    /// A close frame came (and ours is written): nothing more is read.
+    Closed,
+}
+
+/// What the worker acts on.
+#[derive(Debug, Clone, Copy)]
+pub enum Event {
+    /// The handshake completed.
+    Open,
+    /// The reply to the oldest message waiting is complete.
+    Replied {
+        /// The message it answers.
+        slot: Slot,
+        /// Payload bytes of the reply.
+        len: u64,
+        /// The reply held `--expect-body-contains`'s text.
+        matched: bool,
+        /// The reply equals the message sent.
+        echoed: bool,
+    },
+    /// The server sent a close frame with this code (1005: none).
+    Close(u16),
+}
+
+/// Why a connection ends in failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The upgrade was refused with this status.
+    Refused(u16),
+    /// The answer was no proper handshake.
+    Handshake(HandshakeError),
+    /// The server broke the framing.
+    Protocol(ProtocolError),
+}
+
+/// One connection's state; see the module docs.
+#[derive(Debug)]
+pub struct Connection {
+    /// Bytes to write.
+    pub out: Vec<u8>,
+    /// Where the connection is.
+    pub phase: Phase,
+    /// Messages sent, oldest first, waiting for their replies.
+    pub queue: VecDeque<Slot>,
+    /// What the last [`Connection::feed`] found, for the worker.
+    pub events: Vec<Event>,
+    /// The answer head read so far (at most [`handshake::MAX_HEAD`] + 1 bytes).
+    head: Vec<u8>,
+    /// The `Sec-WebSocket-Accept` the server must send.
+    accept: String,
+    decoder: Decoder,
+    search: BodySearch,
+    /// A message is being received.
+    receiving: bool,
+    /// It came with no message waiting (a server's push): read and dropped.
+    pushed: bool,
+    /// How much of the message sent the reply has matched, and whether it still does.
+    echo_at: usize,
+    echoed: bool,
+    /// Hold mode: pings are what is sent, and each pong is the reply to the oldest.
+    pub hold: bool,
+}
+
+impl Connection {
+    /// A connection whose replies must hold `needle` (`--expect-body-contains`).
+    pub fn new(needle: Option<&[u8]>) -> Connection {
+        Connection {
+            out: Vec::new(),
+            phase: Phase::Handshake,
+            queue: VecDeque::new(),
+            events: Vec::new(),
+            head: Vec::new(),
+            accept: String::new(),
+            decoder: Decoder::new(shootout_model::MAX_MESSAGE),
+            search: BodySearch::new(needle),
+            receiving: false,
+            pushed: false,
+            echo_at: 0,
+            echoed: true,
+            hold: false,
+        }
+    }
+
+    /// A new socket: the upgrade request with a fresh key is written, everything else
+    /// starts over.
+    pub fn start(&mut self, req: &Request, rng: &mut Rng) {
+        self.out.clear();
+        self.queue.clear();
+        self.events.clear();
+        self.head.clear();
+        self.decoder.reset();
+        self.reply_done();
+        self.phase = Phase::Handshake;
+        let key = handshake::key([rng.next_u64(), rng.next_u64()]);
+        self.accept = handshake::accept(&key);
+        req.render(&key, &mut self.out);
+    }
+
+    /// Frames `msg` with a fresh mask and queues `slot` for its reply.
+    pub fn send(&mut self, msg: &Message, rng: &mut Rng, slot: Slot) {
+        frame::encode(&mut self.out, msg.opcode, &msg.payload, rng.mask());
+        self.queue.push_back(slot);
+    }
+
+    /// Hold mode: sends a ping (8 bytes of payload) with a fresh mask and queues `slot`
+    /// for its pong.
+    pub fn ping(&mut self, rng: &mut Rng, slot: Slot) {
+        let payload = rng.next_u64().to_ne_bytes();
+        frame::encode(&mut self.out, frame::PING, &payload, rng.mask());
+        self.queue.push_back(slot);
+    }
+
+    /// Handles bytes from the server: the answer head, then frames. Replies, the
+    /// handshake's end and a close go to [`Connection::events`]; pongs and our close go
+    /// to [`Connection::out`].
+    pub fn feed(
+        &mut self,
+        input: &[u8],
+        msg: &Message,
+        rng: &mut Rng,
+        now: Instant,
+    ) -> Result<(), Failure> {
+        let mut at = 0;
+        if self.phase == Phase::Handshake {
+            match self.read_head(input)? {
+                Some(rest) => at = rest,
+                None => return Ok(()),
+            }
+        }
+        while self.phase == Phase::Open {
+            let (used, item) = self.decoder.next(&input[at..]).map_err(Failure::Protocol)?;
+            at += used;
+            match item {
+                Some(item) => self.item(item, msg, rng, now),
+                None if at == input.len() => break,
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the answer head; once it is whole, where the frames after it start in
+    /// `input`.
+    fn read_head(&mut self, input: &[u8]) -> Result<Option<usize>, Failure> {
+        let room = (handshake::MAX_HEAD + 1).saturating_sub(self.head.len());
+        let taken = room.min(input.len());
+        self.head.extend_from_slice(&input[..taken]);
+        match handshake::parse(&self.head, &self.accept).map_err(Failure::Handshake)? {
+            None => Ok(None),
+            Some(Answer::Refused { status }) => Err(Failure::Refused(status)),
+            Some(Answer::Upgraded { consumed }) => {
+                let extra = self.head.len() - consumed;
+                self.head.clear();
+                self.phase = Phase::Open;
+                self.events.push(Event::Open);
+                Ok(Some(taken - extra))
+            }
+        }
+    }
+
+    /// Acts on one decoded item.
+    fn item(&mut self, item: Item, msg: &Message, rng: &mut Rng, now: Instant) {
+        match item {
+            Item::Data(b) => {
+                self.receiving(now);
+                if self.pushed {
+                    return;
+                }
+                self.search.feed(b);
+                if self.echoed {
+                    let end = self.echo_at + b.len();
+                    self.echoed = msg.payload.get(self.echo_at..end) == Some(b);
+                    self.echo_at = end;
+                }
+            }
+            Item::End { len } => {
+                self.receiving(now);
+                let pushed = self.pushed;
+                let (matched, echoed) = (
+                    self.search.matched,
+                    self.echoed && self.echo_at == msg.payload.len(),
+                );
+                self.reply_done();
+                if pushed {
+                    return;
+                }
+                if let Some(slot) = self.queue.pop_front() {
+                    self.events.push(Event::Replied {
+                        slot,
+                        len,
+                        matched,
+                        echoed,
+                    });
+                }
+            }
+            Item::Ping(c) => frame::encode(&mut self.out, frame::PONG, c.payload(), rng.mask()),
+            // Outside hold mode a pong is allowed unasked (RFC 6455 §5.5.3) and ignored.
+            Item::Pong if self.hold => {
+                if let Some(mut slot) = self.queue.pop_front() {
+                    slot.first_byte.get_or_insert(now);
+                    self.events.push(Event::Replied {
+                        slot,
+                        len: 0,
+                        matched: false,
+                        echoed: true,
+                    });
+                }
+            }
+            Item::Pong => {}
+            Item::Close(code) => {
+                let payload = if code == 1005 {
+                    Vec::new()
+                } else {
+                    code.to_be_bytes().to_vec()
+                };
+                frame::encode(&mut self.out, frame::CLOSE, &payload, rng.mask());
+                self.phase = Phase::Closed;
+                self.events.push(Event::Close(code));
+            }
+        }
+    }
+
+    /// A reply's byte arrived: the first of a message notes its time, or that nobody
+    /// waits for it.
+    fn receiving(&mut self, now: Instant) {
+        if self.receiving {
+            return;
+        }
+        self.receiving = true;
+        match self.queue.front_mut() {
+            Some(s) => {
+                s.first_byte.get_or_insert(now);
+            }
+            None => self.pushed = true,
+        }
+    }
+
+    /// Ready for the next reply.
+    fn reply_done(&mut self) {
+        self.receiving = false;
+        self.pushed = false;
+        self.search.reset();
+        self.echo_at = 0;
+        self.echoed = true;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,51 @@
+//! WebSocket (RFC 6455) for the engine: `ws://`, and `wss://` over the same TLS transport
+//! as `https://` (ALPN `http/1.1`). Each connection makes the opening handshake once; the
+//! measured unit is then a message and its reply, recorded like a request and its answer.
+//!
+//! Seams: [`handshake`] renders the upgrade request and parses the answer head;
+//! [`frame`] encodes client frames (masked with a fresh key each) and decodes the
+//! server's, checking everything a client must; [`conn`] is one connection's state
+//! without I/O (handshake, replies matched in order, pings answered, close); [`worker`]
+//! drives a worker's connections on the shared event loop, closed loop or paced.
+//!
+//! Limits, so that no server can grow memory: a reply may be at most
+//! [`shootout_model::MAX_MESSAGE`] (16 MiB) and is checked as it streams in, never held;
+//! a control frame is at most 125 bytes; the answer head at most
+//! [`handshake::MAX_HEAD`].
+
+pub mod conn;
+pub mod frame;
+pub mod handshake;
+pub mod worker;
+
+use shootout_model::LoadSpec;
+
+/// What every connection of a run sends, prepared once: the upgrade request and the
+/// message.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The upgrade request, but for its key.
+    pub request: handshake::Request,
+    /// The message.
+    pub message: conn::Message,
+    /// Hold mode: pings instead of messages.
+    pub hold: Option<shootout_model::Hold>,
+}
+
+impl Prepared {
+    /// The request and message of `spec` (its body, as text or binary).
+    pub fn new(spec: &LoadSpec) -> Prepared {
+        Prepared {
+            request: handshake::Request::new(&spec.target, &spec.request.headers),
+            message: conn::Message {
+                opcode: if spec.ws_text {
+                    frame::TEXT
+                } else {
+                    frame::BINARY
+                },
+                payload: spec.request.body.clone(),
+            },
+            hold: spec.ws_hold,
+        }
+    }
+}

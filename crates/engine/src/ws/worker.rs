@@ -1,0 +1,658 @@
+//! WebSocket connections on the event loop ([`crate::event_loop`]): each connection makes
+//! the opening handshake once, then carries up to `pipeline` messages at a time, each
+//! recorded with its reply like a request with its answer (the same recorder, histograms
+//! and failure classes). Closed loop, a reply frees its slot for the next message at once;
+//! in rate mode a due message goes to any open connection with a free slot, and its
+//! latency counts from its due time.
+//!
+//! Every message the worker starts ends exactly once: replied (ok, or failing an
+//! expectation: status, length, body text, echo), failed, or aborted when the run ends.
+//! The failure classes: a message outstanding when the server sends a close frame fails
+//! as `closed` (the close's code is counted whatever was outstanding); when the server
+//! breaks the framing, as `protocol`; when the connection ends without a close frame, as
+//! `reset`; when its reply is later than the timeout, as `timeout` (the connection, stuck,
+//! is replaced and its other messages fail the same way). A connection that cannot be set
+//! up fails one message in a closed loop (so a run against a server that refuses every
+//! handshake still ends by its count): `connect`, `handshake` (a refusal counted under its
+//! status, or a 101 without a valid accept) or `malformed` (an answer that is not HTTP).
+//! In rate mode those connections are replaced after a growing pause and the schedule's
+//! messages wait for a connection, as over HTTP/2.
+//!
+//! Hold mode ([`Hold`]) sends no message: connections open (all at once, or at a rate,
+//! swept at each tick), each pings when it opens and then at its interval, and a ping and
+//! its pong are the unit recorded. A connection the server drops is opened again, counted
+//! in `reconnects` (and its close code, if it sent one).
+
+use super::conn::{Connection, Event, Failure, Slot};
+use super::handshake::HandshakeError;
+use super::Prepared;
+use crate::event_loop::pacer::Pacing;
+use crate::event_loop::READS_PER_EVENT;
+use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::recorder::{Answer, Timing};
+use crate::transport::Transport;
+use crate::ws::frame::Rng;
+use crate::Live;
+use shootout_model::{FailureKind, Hold};
+use std::io;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Where a connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Closed,
+    /// TCP (and TLS) being set up.
+    Connecting,
+    /// The upgrade request sent; waiting for the 101.
+    Handshake,
+    /// Messages may go.
+    Open,
+}
+
+struct Conn {
+    io: Option<Transport>,
+    phase: Phase,
+    ws: Connection,
+    /// Bytes of `ws.out` already written.
+    written: usize,
+    /// Its opening, connect time and pause before re-opening.
+    life: Life,
+    /// No message sent yet on this connection: the first ones carry its connect time.
+    fresh: bool,
+    /// The connection carried a reply.
+    answered: bool,
+    /// In the worker's list of connections with room (rate mode).
+    listed: bool,
+    /// Hold mode: when its next ping is due.
+    next_ping: Instant,
+}
+
+struct Worker<'a> {
+    core: Core<'a>,
+    prep: &'a Prepared,
+    conns: Vec<Conn>,
+    /// Rate mode: connections that may have room for a message.
+    room: Vec<usize>,
+    /// Mask keys and handshake nonces (see [`Rng`]).
+    rng: Rng,
+    /// Hold mode, and how many connections it has opened so far.
+    hold: Option<Hold>,
+    held: usize,
+}
+
+/// Runs one WebSocket worker to the end of its share; `stop` ends it early.
+pub fn run(
+    sh: &Shared,
+    prep: &Prepared,
+    a: Assignment,
+    stop: &AtomicBool,
+    live: &Live,
+) -> io::Result<Output> {
+    host(sh, a, stop, live, |sh, a| set_up(sh, prep, a))
+}
+
+fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Result<Worker<'a>> {
+    let now = Instant::now();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut w = Worker {
+        core: Core::new(sh, a)?,
+        prep,
+        conns: Vec::with_capacity(a.connections),
+        room: Vec::with_capacity(a.connections),
+        rng: Rng::new(seed ^ (a.index as u64).rotate_left(32)),
+        hold: prep.hold,
+        held: 0,
+    };
+    for _ in 0..a.connections {
+        let c = w.new_conn(now);
+        w.conns.push(c);
+    }
+    if w.core.paced() {
+        w.connect_all()?;
+    }
+    Ok(w)
+}
+
+impl<'a> Protocol<'a> for Worker<'a> {
+    fn core(&mut self) -> &mut Core<'a> {
+        &mut self.core
+    }
+
+    fn core_ref(&self) -> &Core<'a> {
+        &self.core
+    }
+
+    fn into_core(self) -> Core<'a> {
+        self.core
+    }
+
+    fn start(&mut self, now: Instant) {
+        if self.hold.is_some_and(|h| h.open_rate.is_some()) {
+            return self.open_held(now);
+        }
+        self.held = self.conns.len();
+        for i in 0..self.conns.len() {
+            self.connect(i, now);
+        }
+    }
+
+    fn dispatch(&mut self, now: Instant) -> Dispatch {
+        self.due(now)
+    }
+
+    fn tick(&mut self, now: Instant) {
+        self.sweep(now);
+        if self.hold.is_some() {
+            self.open_held(now);
+            for i in 0..self.conns.len() {
+                self.after(i, now);
+            }
+        }
+    }
+
+    fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
+        self.ready(i, readable, writable, closed);
+        std::mem::take(&mut self.core.unfinished)
+    }
+
+    fn on_panic(&mut self, i: usize, now: Instant) {
+        self.fail_queue(i, now, FailureKind::Malformed);
+        self.close(i);
+        self.replace(i, now, true);
+    }
+
+    fn open(&mut self, i: usize, now: Instant) {
+        self.connect(i, now);
+    }
+
+    fn connections(&self) -> usize {
+        self.conns.len()
+    }
+
+    fn connecting(&self) -> bool {
+        self.conns
+            .iter()
+            .any(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+    }
+}
+
+impl Worker<'_> {
+    fn new_conn(&self, now: Instant) -> Conn {
+        Conn {
+            io: None,
+            phase: Phase::Closed,
+            ws: Connection::new(self.core.sh.expect.body_contains.as_deref()),
+            written: 0,
+            life: Life::new(now),
+            fresh: true,
+            answered: false,
+            listed: false,
+            next_ping: now,
+        }
+    }
+
+    /// Hold mode at a rate of opening: opens the connections due by now.
+    fn open_held(&mut self, now: Instant) {
+        let Some(rate) = self.hold.and_then(|h| h.open_rate) else {
+            return;
+        };
+        let since = now.saturating_duration_since(self.core.start).as_secs_f64();
+        let due = ((since * rate) as usize)
+            .saturating_add(1)
+            .min(self.conns.len());
+        while self.held < due {
+            self.connect(self.held, now);
+            self.held += 1;
+        }
+    }
+
+    /// Hold mode: connection `i` pings when its interval is over and nothing is in flight.
+    fn ping(&mut self, i: usize, now: Instant, every: std::time::Duration) {
+        let c = &self.conns[i];
+        if c.phase != Phase::Open || !c.ws.queue.is_empty() || now < c.next_ping {
+            return;
+        }
+        if !self.core.claim(now) {
+            return;
+        }
+        self.core.in_flight += 1;
+        let c = &mut self.conns[i];
+        let (start, connect) = if c.fresh {
+            (c.life.began, c.life.connect)
+        } else {
+            (now, Duration::ZERO)
+        };
+        c.fresh = false;
+        c.next_ping = now + every;
+        let slot = Slot {
+            start,
+            sent: now,
+            first_byte: None,
+            connect,
+        };
+        c.ws.ping(&mut self.rng, slot);
+    }
+
+    /// Rate mode: sends every message that is due and has a free slot.
+    fn due(&mut self, now: Instant) -> Dispatch {
+        let Some(pacer) = self.core.pacer else {
+            return Dispatch::Finished;
+        };
+        loop {
+            match pacer.next(
+                now.saturating_duration_since(self.core.start),
+                self.core.sched.sent,
+            ) {
+                Pacing::Stop => return Dispatch::Finished,
+                Pacing::Wait(w) => {
+                    self.core.sched.caught_up();
+                    return Dispatch::At(now + w);
+                }
+                Pacing::Due { late } => {
+                    let Some(i) = self.with_room() else {
+                        // No free slot: the message waits, and its latency with it.
+                        self.grow(now);
+                        return Dispatch::Blocked;
+                    };
+                    self.core.sched.sending(late);
+                    let due = self.core.start + pacer.due(self.core.sched.sent);
+                    self.core.sched.sent += 1;
+                    self.send(i, due, now, Duration::ZERO);
+                    self.flush(i, now);
+                }
+            }
+        }
+    }
+
+    /// Starts one message on connection `i` (it has room).
+    fn send(&mut self, i: usize, start: Instant, now: Instant, connect: Duration) {
+        self.core.in_flight += 1;
+        let slot = Slot {
+            start,
+            sent: now,
+            first_byte: None,
+            connect,
+        };
+        let c = &mut self.conns[i];
+        c.ws.send(&self.prep.message, &mut self.rng, slot);
+    }
+
+    /// Rate mode: every slot is taken. Opens one more connection unless one is opening
+    /// already or [`Core::may_grow`] says no.
+    fn grow(&mut self, now: Instant) {
+        let opening = |c: &Conn| matches!(c.phase, Phase::Connecting | Phase::Handshake);
+        if self.conns.iter().any(opening) || !self.core.may_grow(self.conns.len()) {
+            return;
+        }
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.connect(self.conns.len() - 1, now);
+    }
+
+    /// Rate mode: a connection with a free slot, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        let pipeline = self.core.sh.pipeline;
+        while let Some(&i) = self.room.last() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Open && c.ws.queue.len() < pipeline {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
+        }
+        None
+    }
+
+    /// Notes that connection `i` has room (rate mode) or fills it (closed loop); in hold
+    /// mode, pings it when due.
+    fn refill(&mut self, i: usize, now: Instant) {
+        if let Some(h) = self.hold {
+            return self.ping(i, now, h.every);
+        }
+        let pipeline = self.core.sh.pipeline;
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Open || c.ws.queue.len() >= pipeline {
+            return;
+        }
+        if self.core.pacer.is_some() {
+            if !c.listed {
+                c.listed = true;
+                self.room.push(i);
+            }
+            return;
+        }
+        while self.conns[i].ws.queue.len() < pipeline && self.core.claim(now) {
+            let c = &self.conns[i];
+            let (start, connect) = if c.fresh {
+                (c.life.began, c.life.connect)
+            } else {
+                (now, Duration::ZERO)
+            };
+            self.send(i, start, now, connect);
+        }
+        self.conns[i].fresh = false;
+    }
+
+    fn connect(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        c.life.opening(now);
+        c.answered = false;
+        c.fresh = true;
+        c.written = 0;
+        c.next_ping = now;
+        c.ws.hold = self.hold.is_some();
+        c.ws.start(&self.prep.request, &mut self.rng);
+        match self.core.dial(i) {
+            Ok(io) => {
+                c.io = Some(io);
+                c.phase = Phase::Connecting;
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
+    }
+
+    fn close(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        c.io = None;
+        c.phase = Phase::Closed;
+    }
+
+    /// After connection `i` closed: a new one, now or after a pause, when work remains.
+    fn replace(&mut self, i: usize, now: Instant, pause: bool) {
+        if self.core.pacer.is_none() && self.core.spent(now) {
+            return;
+        }
+        if pause {
+            self.core.pause(i, &mut self.conns[i].life, now);
+        } else {
+            self.connect(i, now);
+        }
+    }
+
+    /// Closed loop: one message fails as `kind` for a connection that could not be set
+    /// up (so a run against a server that never opens one still ends by its count);
+    /// `status`: the refusal's, counted as an answer.
+    fn charge(&mut self, i: usize, now: Instant, kind: FailureKind, status: Option<u16>) {
+        if self.core.pacer.is_some() || !self.core.claim(now) {
+            return;
+        }
+        let t = Timing::unsent(self.conns[i].life.began, now, 0);
+        match status {
+            Some(s) => self.core.rec.answered(&t, s, Some(kind)),
+            None => self.core.rec.failed(&t, kind),
+        }
+    }
+
+    /// A connection could not be set up (refused, TLS failed, timed out).
+    fn connect_failed(&mut self, i: usize, now: Instant) {
+        self.close(i);
+        self.core.connect_failed(i, &mut self.conns[i].life, now);
+        self.charge(i, now, FailureKind::Connect, None);
+    }
+
+    fn ready(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
+        let Some(c) = self.conns.get(i) else { return };
+        let now = Instant::now();
+        match c.phase {
+            Phase::Closed => {}
+            Phase::Connecting => {
+                let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
+                match state {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        self.conns[i].phase = Phase::Handshake;
+                        self.flush(i, now);
+                        if readable && self.conns[i].phase == Phase::Handshake {
+                            self.read(i, now, closed);
+                        }
+                    }
+                    Err(_) => self.connect_failed(i, now),
+                }
+            }
+            Phase::Handshake | Phase::Open => {
+                if writable {
+                    self.flush(i, now);
+                }
+                if readable && matches!(self.conns[i].phase, Phase::Handshake | Phase::Open) {
+                    self.read(i, now, closed);
+                }
+            }
+        }
+    }
+
+    /// Writes what connection `i` has to send, as far as the socket takes it: once it is
+    /// connected (a connection replaced while its old one was handled is left to its own
+    /// events).
+    fn flush(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        if !matches!(c.phase, Phase::Handshake | Phase::Open) {
+            return;
+        }
+        let Some(io) = c.io.as_mut() else { return };
+        while c.written < c.ws.out.len() {
+            match io.write(&c.ws.out[c.written..]) {
+                Ok(n) => {
+                    c.written += n;
+                    self.core.rec.counts.bytes_sent += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return self.broken(i, now),
+            }
+        }
+        if c.written == c.ws.out.len() {
+            c.written = 0;
+            c.ws.out.clear();
+        }
+        if io.flush().is_err() {
+            self.broken(i, now);
+        }
+    }
+
+    /// Reads until the socket is drained (or [`READS_PER_EVENT`] reads), handling each
+    /// read's bytes as they come.
+    fn read(&mut self, i: usize, now: Instant, closed: bool) {
+        for _ in 0..READS_PER_EVENT {
+            let c = &mut self.conns[i];
+            let Some(io) = c.io.as_mut() else { return };
+            let drains = io.short_read_drains() && !closed;
+            let n = match io.read(&mut self.core.buf) {
+                Ok(0) => return self.broken(i, now),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return self.after(i, now),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return self.broken(i, now),
+            };
+            self.core.rec.counts.bytes_received += n as u64;
+            let now = Instant::now();
+            let fed =
+                c.ws.feed(&self.core.buf[..n], &self.prep.message, &mut self.rng, now);
+            self.on_events(i, now);
+            if let Err(f) = fed {
+                return self.failed(i, now, f);
+            }
+            if !matches!(self.conns[i].phase, Phase::Handshake | Phase::Open) {
+                // Closed, or replaced by a new connection still connecting.
+                return;
+            }
+            if drains && n < self.core.buf.len() {
+                return self.after(i, now);
+            }
+        }
+        self.core.unfinished = true;
+        self.after(i, now);
+    }
+
+    /// After connection `i` handled its bytes: new messages in the freed slots, and
+    /// everything written.
+    fn after(&mut self, i: usize, now: Instant) {
+        self.refill(i, now);
+        self.flush(i, now);
+    }
+
+    /// Acts on what connection `i` reported.
+    fn on_events(&mut self, i: usize, now: Instant) {
+        let mut events = std::mem::take(&mut self.conns[i].ws.events);
+        for e in events.drain(..) {
+            match e {
+                Event::Open => {
+                    let c = &mut self.conns[i];
+                    c.phase = Phase::Open;
+                    let took = c.life.opened(now);
+                    self.core.rec.connected(took);
+                    self.core.served(&mut c.life);
+                }
+                Event::Replied {
+                    slot,
+                    len,
+                    matched,
+                    echoed,
+                } => self.credit(
+                    i,
+                    slot,
+                    now,
+                    Answer {
+                        status: 101,
+                        body_len: len,
+                        matched,
+                        echoed,
+                    },
+                ),
+                Event::Close(code) => self.server_closed(i, now, code),
+            }
+        }
+        self.conns[i].ws.events = events;
+    }
+
+    /// The reply to `slot` on connection `i` came in full.
+    fn credit(&mut self, i: usize, slot: Slot, now: Instant, a: Answer) {
+        let t = timing(&slot, now);
+        self.core.rec.credit(&t, a, || None, &self.core.sh.expect);
+        self.conns[i].answered = true;
+        self.core.in_flight -= 1;
+    }
+
+    /// Every message outstanding on connection `i` fails as `kind`.
+    fn fail_queue(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        while let Some(slot) = self.conns[i].ws.queue.pop_front() {
+            self.core.rec.failed(&timing(&slot, now), kind);
+            self.core.in_flight -= 1;
+        }
+    }
+
+    /// The server sent a close frame (ours is queued in answer): messages outstanding fail
+    /// as closed; the connection is replaced.
+    fn server_closed(&mut self, i: usize, now: Instant, code: u16) {
+        self.core.rec.counts.count_close(code);
+        self.fail_queue(i, now, FailureKind::Closed);
+        self.flush(i, now);
+        let answered = self.conns[i].answered;
+        self.close(i);
+        if answered && !self.core.spent(now) {
+            self.core.rec.counts.reconnects += 1;
+        }
+        self.replace(i, now, !answered);
+    }
+
+    /// Connection `i` failed: the handshake was refused or bad, or the server broke the
+    /// framing. Outstanding messages fail as protocol errors; a connection that never
+    /// opened fails one message (closed loop).
+    fn failed(&mut self, i: usize, now: Instant, f: Failure) {
+        let answered = self.conns[i].answered;
+        match f {
+            Failure::Refused(status) => self.charge(i, now, FailureKind::Handshake, Some(status)),
+            Failure::Handshake(HandshakeError::Malformed) => {
+                self.charge(i, now, FailureKind::Malformed, None)
+            }
+            Failure::Handshake(_) => self.charge(i, now, FailureKind::Handshake, None),
+            Failure::Protocol(_) if self.conns[i].ws.queue.is_empty() => {
+                self.charge(i, now, FailureKind::Protocol, None)
+            }
+            Failure::Protocol(_) => self.fail_queue(i, now, FailureKind::Protocol),
+        }
+        self.close(i);
+        self.replace(i, now, !answered);
+    }
+
+    /// Connection `i` closed or broke without a close frame. Its messages fail as reset;
+    /// closed before its handshake's answer, it fails one message (closed loop) or counts
+    /// as dropped (rate mode).
+    fn broken(&mut self, i: usize, now: Instant) {
+        let c = &self.conns[i];
+        if c.phase == Phase::Closed {
+            return;
+        }
+        let handshaking =
+            c.io.as_ref()
+                .and_then(|io| io.tls.as_ref())
+                .is_some_and(|t| t.is_handshaking());
+        if handshaking || c.phase == Phase::Connecting {
+            return self.connect_failed(i, now);
+        }
+        let (handshake, answered) = (c.phase == Phase::Handshake, c.answered);
+        self.fail_queue(i, now, FailureKind::Reset);
+        self.close(i);
+        if handshake {
+            if self.core.pacer.is_some() {
+                self.core.rec.counts.dropped += 1;
+            }
+            self.charge(i, now, FailureKind::Reset, None);
+            return self.replace(i, now, true);
+        }
+        if answered {
+            self.core.rec.counts.reconnects += 1;
+        }
+        self.replace(i, now, !answered);
+    }
+
+    /// Deadlines and deferred reconnects. A reply later than the timeout leaves its
+    /// connection stuck: the connection is replaced and its messages fail as timeouts.
+    fn sweep(&mut self, now: Instant) {
+        let timeout = self.core.sh.timeout;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            match c.phase {
+                Phase::Connecting | Phase::Handshake
+                    if c.life.overdue(now, self.core.sh.connect_timeout) =>
+                {
+                    self.connect_failed(i, now)
+                }
+                Phase::Open
+                    if c.ws
+                        .queue
+                        .front()
+                        .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout) =>
+                {
+                    self.fail_queue(i, now, FailureKind::Timeout);
+                    self.close(i);
+                    self.replace(i, now, false);
+                }
+                _ => {}
+            }
+        }
+        let conns = &self.conns;
+        let due = self.core.reopen_due(now, |i| {
+            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
+        });
+        for i in due {
+            if self.core.paced() || !self.core.spent(now) {
+                self.connect(i, now);
+            }
+        }
+    }
+}
+
+/// A message's times, ending `end`.
+fn timing(s: &Slot, end: Instant) -> Timing {
+    Timing {
+        start: s.start,
+        sent: s.sent,
+        first_byte: s.first_byte.unwrap_or(end),
+        end,
+        connect: s.connect,
+        kind: 0,
+    }
+}
