@@ -1253,7 +1253,16 @@ fn seed_capacity_run(store: &mut Store, day: u64, nginx: f64, caddy: f64) {
                         result: &result,
                         resources: &resources,
                         wire: Default::default(),
-                        other_load: None,
+                        // Another process took a CPU during caddy's first step of its
+                        // second search: the report says so.
+                        other_load: (ci == 1 && rep == 2 && tried[ci].is_empty()).then_some(
+                            shootout_model::OtherLoad {
+                                cpus: 2,
+                                others: Some(0.9),
+                                steal: 0.0,
+                                load_avg: 3.0,
+                            },
+                        ),
                         search: Some(&mark),
                     })
                     .unwrap();
@@ -1288,6 +1297,18 @@ fn capacity_reports_and_comparisons_of_every_format() {
     }
     let json: serde_json::Value =
         serde_json::from_str(&s.ok(&["report", "1", "-f", "json"])).unwrap();
+    let busy: Vec<&serde_json::Value> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "busy_machine")
+        .collect();
+    assert_eq!(busy.len(), 1, "{}", json["warnings"]);
+    let message = busy[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("busy machine: {CADDY} · hello (capacity search): the machine was not quiet in 1 of its ")),
+        "{message}"
+    );
     let w = &json["capacities"][0];
     assert_eq!(w["ranking"], format!("nginx ≫ {CADDY}"), "{w}");
     for (i, held) in [(0, 24_000.0), (1, 9_000.0)] {

@@ -111,6 +111,20 @@ pub enum RunWarning {
         /// Repetitions of the cell.
         reps: usize,
     },
+    /// Other processes (or the hypervisor) took the CPUs of steps of a contender's
+    /// capacity search (its steps are no cells: each is a rate of its own).
+    BusySearch {
+        /// The contender's name.
+        contender: String,
+        /// The workload searched.
+        workload: String,
+        /// What ran besides, in the busiest such step.
+        busiest: OtherLoad,
+        /// Steps that were not quiet.
+        found_in: usize,
+        /// Steps of its searches.
+        steps: usize,
+    },
 }
 
 impl RunWarning {
@@ -128,7 +142,7 @@ impl RunWarning {
             RunWarning::StepEndedEarly { .. } => "step_ended_early",
             RunWarning::Load { warning, .. } => warning.kind(),
             RunWarning::Noisy { .. } => "noisy",
-            RunWarning::BusyMachine { .. } => "busy_machine",
+            RunWarning::BusyMachine { .. } | RunWarning::BusySearch { .. } => "busy_machine",
         }
     }
 
@@ -137,7 +151,8 @@ impl RunWarning {
         match self {
             RunWarning::RunEnded { .. } => None,
             RunWarning::BaselineNotMeasured { marked, .. } => Some(marked),
-            RunWarning::NotMeasured { contender, .. } => Some(contender),
+            RunWarning::NotMeasured { contender, .. }
+            | RunWarning::BusySearch { contender, .. } => Some(contender),
             _ => self.cell().map(|at| at.contender.as_str()),
         }
     }
@@ -187,7 +202,29 @@ pub(crate) fn derive(a: &Analysis, marked: Option<usize>) -> Vec<RunWarning> {
     }
     out.extend(noisy(a));
     out.extend(busy_machine(a));
+    out.extend(busy_searches(a));
     out
+}
+
+/// The contenders whose capacity search had a step on a machine that was not quiet.
+fn busy_searches<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
+    a.capacities.iter().flat_map(move |w| {
+        w.contenders.iter().filter_map(move |c| {
+            let steps: Vec<_> = c.searches.iter().flat_map(|s| &s.steps).collect();
+            let busy: Vec<&OtherLoad> = steps
+                .iter()
+                .filter_map(|s| s.other_load.as_ref())
+                .filter(|o| crate::quiet::not_quiet(o))
+                .collect();
+            Some(RunWarning::BusySearch {
+                contender: a.name(c.contender).to_string(),
+                workload: w.workload.to_string(),
+                busiest: crate::quiet::busiest(busy.iter().copied())?,
+                found_in: busy.len(),
+                steps: steps.len(),
+            })
+        })
+    })
 }
 
 /// The cells with a step that ran on a machine that was not quiet.

@@ -111,6 +111,19 @@ pub(crate) fn sentence(w: &RunWarning) -> Option<Sentence> {
             format!("busy machine: {}", at_label(at)),
             format!(": {}", busy_text(busiest, *found_in, *reps)),
         ),
+        RunWarning::BusySearch {
+            contender,
+            workload,
+            busiest,
+            found_in,
+            steps,
+        } => Sentence::new(
+            format!("busy machine: {contender} · {workload} (capacity search)"),
+            format!(
+                ": the machine was not quiet in {found_in} of its {steps} steps ({}): measure again when nothing else runs",
+                other_load_figures(busiest)
+            ),
+        ),
         RunWarning::Load { .. } | RunWarning::Noisy { .. } => return None,
     })
 }
