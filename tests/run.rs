@@ -658,6 +658,26 @@ fn only_rate_and_stages_in_a_dry_run() {
     let (code, _, err) = dry(plan("concurrency = [1]"), &["--only", "zzz"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("the plan has: a, b"), "{err}");
+    // A capacity search: said per workload and in place of the levels' steps.
+    let search = "find_max = { slo = [\"p99<50ms\"], from = 200, to = 5000 }";
+    let (code, out, _) = dry(
+        plan(search).replace("requests = 200", "duration = \"2s\""),
+        &[],
+    );
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("    capacity search within p99<50ms, from 200 to 5000 req/s, 64 connections at the start"),
+        "{out}"
+    );
+    assert!(
+        out.contains("capacity searches: 2 contenders × 1 workload × 1 repetition, each step at least 2.0 s after 1.0 s settling"),
+        "{out}"
+    );
+    assert!(!out.contains("steps:"), "{out}");
+    // A step counted in requests cannot search.
+    let (code, _, err) = dry(plan(search), &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("find_max runs each step for a time"), "{err}");
 }
 
 /// A port taken between shootout's choice and the server's bind: the contender's first
