@@ -26,8 +26,8 @@ pub struct CapacityReport<'a> {
     pub interrupted: bool,
 }
 
-/// A rate as people read it: `7300`, `0.5`.
-fn rate(r: f64) -> String {
+/// A rate as people read it: `7300`, `0.5` (every capacity table and sentence).
+pub(crate) fn rate(r: f64) -> String {
     trim_float(round(r, 3))
 }
 

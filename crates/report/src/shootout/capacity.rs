@@ -5,19 +5,15 @@
 //! verdicts are the analysis' ([`shootout_analysis::capacities`]); this builds the tables
 //! once, and each format lays them out.
 
+pub(crate) use crate::capacity::rate;
 use crate::capacity::{limit_json, step_json, step_row, STEP_HEADER};
 use crate::grid::{Align, Table};
-use crate::units::{round, trim_float};
+use crate::units::round;
 use serde_json::{json, Value};
 use shootout_analysis::capacities::{ContenderCapacity, WorkloadCapacity};
 use shootout_analysis::capacity::Limit;
 use shootout_analysis::ranking::Relation;
 use shootout_analysis::Analysis;
-
-/// A rate as people read it: `7300`, `0.5`.
-pub(crate) fn rate(r: f64) -> String {
-    trim_float(round(r, 3))
-}
 
 /// The section's title: `api: capacity within p99<50ms, errors<0.1%`.
 pub(crate) fn title(w: &WorkloadCapacity) -> String {
