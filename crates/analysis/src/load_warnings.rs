@@ -149,8 +149,8 @@ fn held_by_cap(s: &shootout_model::ScheduleStats) -> bool {
 /// Why a schedule was not kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotKept {
-    /// Sends were late with a connection free, or the rate was not sent: the generator
-    /// fell behind.
+    /// Sends were late with a connection free, or the rate was not sent, or the generator
+    /// was saturated: the generator fell behind.
     Generator,
     /// Sends waited for a connection with the cap on connections reached.
     ConnectionCap,
@@ -189,7 +189,11 @@ pub struct Certificate {
 pub fn certificate(result: &RunResult) -> Option<Certificate> {
     let s = result.schedule.as_ref()?;
     let kept = schedule_kept(result);
-    let waited = s.late_no_connection.min(s.late) * 2 >= s.late && s.late > 0;
+    // Most late sends waited for a connection: the server's doing, unless the generator
+    // was saturated (then answers it had not read yet kept its connections busy too).
+    let waited = s.late_no_connection.min(s.late) * 2 >= s.late
+        && s.late > 0
+        && !saturated(&result.generator);
     let reason = (!kept).then_some(match (waited, held_by_cap(s)) {
         (true, true) => NotKept::ConnectionCap,
         (true, false) => NotKept::Server,
@@ -309,6 +313,11 @@ mod tests {
         assert_eq!(reason(50, 0, false), Some(NotKept::Generator));
         assert_eq!(reason(50, 40, true), Some(NotKept::ConnectionCap));
         assert_eq!(reason(50, 40, false), Some(NotKept::Server));
+        // A saturated generator left answers unread, so its connections looked busy:
+        // the late sends are its own, whatever they waited for.
+        let mut busy = run(50, 40, false);
+        busy.generator.busiest_thread = 0.97;
+        assert_eq!(certificate(&busy).unwrap().reason, Some(NotKept::Generator));
         assert_eq!(certificate(&empty()), None, "a closed loop has no schedule");
     }
 

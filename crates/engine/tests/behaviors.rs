@@ -4,9 +4,10 @@
 mod common;
 
 use common::{failures, go};
+use shootout_analysis::load_warnings::{certificate, NotKept};
 use shootout_engine::{run, Control, EngineError};
 use shootout_model::{FailureKind, LoadSpec, Pace, StatusSet, Target, Warning};
-use shootout_testserver::{Behavior, TestServer};
+use shootout_testserver::{Behavior, Delivery, TestServer};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -535,6 +536,39 @@ fn a_connection_cap_reached_is_a_fact_of_the_schedule() {
     assert!(sched.capped, "{sched:?}");
     assert!(sched.late_no_connection > 0, "{sched:?}");
     assert_eq!(r.counts.connections_opened, 2);
+}
+
+/// A server slow to accept (one connection per 150 ms from a backlog of one, 20 ms per
+/// answer) at 200 req/s: the schedule needs four connections, and the ones beyond the
+/// first wait on the server (and the kernel's SYN retries) to open. Far below any cap,
+/// the late sends waited for a connection: the certificate names the server, not the
+/// generator.
+#[test]
+fn a_server_slow_to_accept_is_blamed_for_the_late_sends_not_the_generator() {
+    for delivery in [Delivery::Whole, Delivery::Bytewise] {
+        let server = TestServer::start_with(
+            Behavior::SlowAccept {
+                every: Duration::from_millis(150),
+                delay: Duration::from_millis(20),
+            },
+            delivery,
+        )
+        .unwrap();
+        let mut s = spec(&server, "/", 60, 1);
+        s.threads = 1;
+        s.pace = Pace::Rate(200.0);
+        let r = go(&s);
+        let sched = r.schedule.clone().unwrap();
+        assert!(!sched.capped, "{sched:?}");
+        assert!(
+            sched.late > 20 && sched.late_no_connection * 2 >= sched.late,
+            "{sched:?}"
+        );
+        let cert = certificate(&r).unwrap();
+        assert_eq!((cert.kept, cert.reason), (false, Some(NotKept::Server)));
+        assert!(server.wait_idle(Duration::from_secs(10)));
+        assert_eq!(r.counts.ok, server.answers(), "{:?}", r.counts);
+    }
 }
 
 #[test]

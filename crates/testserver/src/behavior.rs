@@ -173,6 +173,16 @@ pub enum Behavior {
         /// How long each request takes.
         service: Duration,
     },
+    /// A server slow to accept: its listen backlog holds one connection, and it accepts
+    /// one connection per `every`; further connects wait in the kernel (SYNs dropped
+    /// while the queue is full are sent again after 1 s). Each accepted connection gets
+    /// the `Hello` answer `delay` after each request. Keep-alive.
+    SlowAccept {
+        /// The pause after each connection accepted.
+        every: Duration,
+        /// How long each answer takes.
+        delay: Duration,
+    },
     /// The `Hello` answer, but the head is written 3 bytes per write with a 1 ms pause
     /// between writes (and `TCP_NODELAY`), the body in one last write. Keep-alive.
     SlowHead,
@@ -547,6 +557,10 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             if every(*period) {
                 reply.delay = *stall;
             }
+            simple(out, req, 200, HELLO);
+        }
+        Behavior::SlowAccept { delay, .. } => {
+            reply.delay = *delay;
             simple(out, req, 200, HELLO);
         }
         Behavior::Capacity { service } => {

@@ -242,7 +242,7 @@ impl H2Server {
         } else {
             None
         };
-        let listener = Arc::new(net::listen_loopback(0)?);
+        let listener = Arc::new(net::listen_loopback(0, false)?);
         let addr = listener.local_addr()?;
         let state = Arc::new(State {
             behavior,

@@ -36,6 +36,7 @@ behaviours (default: hello):
   big                     a body of --len (10000000) bytes
   stall-every             every --every (10)th request waits --stall-ms (1000)
   capacity                one request at a time server-wide, 1 ms each (1,000 req/s at most)
+  slow-accept             accepts one connection per 100 ms from a backlog of one; answers after 20 ms
   slow-head               head written 3 bytes at a time
   echo                    body describes the request
   extra-response          hello, then an unasked second hello after --stall-ms (0)
@@ -195,6 +196,10 @@ fn behavior(o: Options) -> Result<Behavior, String> {
             stall: ms(1000),
         },
         "capacity" => Behavior::Capacity { service: ms(1) },
+        "slow-accept" => Behavior::SlowAccept {
+            every: ms(100),
+            delay: ms(20),
+        },
         "slow-head" => Behavior::SlowHead,
         "echo" => Behavior::Echo,
         "extra-response" => Behavior::ExtraResponse { delay: ms(0) },

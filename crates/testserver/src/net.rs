@@ -15,9 +15,13 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 /// at once.
 const BACKLOG: libc::c_int = 65_535;
 
+/// The backlog of a server slow to accept ([`crate::Behavior::SlowAccept`]): the kernel
+/// queues one connection more than it.
+pub(crate) const SMALL_BACKLOG: libc::c_int = 0;
+
 /// Binds a listening socket on `127.0.0.1:port` (0: a port chosen by the OS) with
-/// `SO_REUSEADDR` and a large backlog.
-pub(crate) fn listen_loopback(port: u16) -> io::Result<TcpListener> {
+/// `SO_REUSEADDR` and a large backlog, or [`SMALL_BACKLOG`] when `small`.
+pub(crate) fn listen_loopback(port: u16, small: bool) -> io::Result<TcpListener> {
     // SAFETY: plain socket(2) call; the result is checked before use.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
@@ -46,8 +50,9 @@ pub(crate) fn listen_loopback(port: u16) -> io::Result<TcpListener> {
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
+    let backlog = if small { SMALL_BACKLOG } else { BACKLOG };
     // SAFETY: listen(2) on a bound socket we own.
-    if unsafe { libc::listen(fd, BACKLOG) } != 0 {
+    if unsafe { libc::listen(fd, backlog) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(TcpListener::from(owned))

@@ -105,7 +105,8 @@ impl TestServer {
             Transport::Plain => None,
             Transport::Tls | Transport::TlsWithoutCloseNotify => Some(tls::identity()?),
         };
-        let listener = Arc::new(net::listen_loopback(port)?);
+        let slow = matches!(behavior, Behavior::SlowAccept { .. });
+        let listener = Arc::new(net::listen_loopback(port, slow)?);
         let addr = listener.local_addr()?;
         let close_notify = transport != Transport::TlsWithoutCloseNotify;
         let shared = Arc::new(Shared::new(behavior, delivery, close_notify));
@@ -317,5 +318,9 @@ fn accept_loop(
         let _ = thread::Builder::new()
             .stack_size(stack)
             .spawn(move || conn.serve());
+        if let Behavior::SlowAccept { every, .. } = shared.behavior {
+            // The pause is the behaviour: connects meanwhile wait in the kernel.
+            thread::sleep(every);
+        }
     }
 }

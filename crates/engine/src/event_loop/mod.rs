@@ -233,18 +233,19 @@ impl<'a> Core<'a> {
 
     /// Rate mode, a request due and no connection with room: whether one more may open
     /// (`open` are open now). Not while the server turns connections away (see
-    /// [`Core::refusing`]) or a connection waits out its pause; when the cap is reached,
-    /// the schedule is starved.
+    /// [`Core::refusing`]) or a connection waits out its pause, nor past the cap; either
+    /// way the request waits for a connection, and the schedule says so.
     pub fn may_grow(&mut self, open: usize) -> bool {
         if self.refusing || !self.deferred.is_empty() {
             // The server turns connections away: more would only be turned away too.
+            self.sched.waiting();
             return false;
         }
         if open < self.max_conns {
             self.sched.peak_connections = self.sched.peak_connections.max(open + 1);
             return true;
         }
-        self.sched.starved();
+        self.sched.capped();
         false
     }
 
@@ -577,7 +578,12 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
         // Done when nothing is in flight, unless the run is bounded by time: then it
         // lasts its whole duration, so rates are per the time asked for.
         Dispatch::Finished if paced_done(p.core_ref()) => Turn::Done,
-        Dispatch::Finished | Dispatch::Blocked => Turn::Sleep,
+        Dispatch::Finished => Turn::Sleep,
+        Dispatch::Blocked => {
+            // Sends that go out late from here on waited for a connection.
+            p.core().sched.waiting();
+            Turn::Sleep
+        }
     }
 }
 

@@ -26,7 +26,7 @@ pub struct Schedule {
     pub late: u64,
     /// Largest delay between due and send.
     pub max_lag: Duration,
-    /// Of `late`, those sent after waiting for a connection (see [`Schedule::starved`]).
+    /// Of `late`, those sent after waiting for a connection (see [`Schedule::waiting`]).
     pub late_no_connection: u64,
     /// How late each send was, in µs (sends on time count as 0).
     pub lag: Histogram<u64>,
@@ -61,10 +61,16 @@ impl Default for Schedule {
 
 impl Schedule {
     /// A request fell due and no connection had room for it: every connection had its
-    /// requests outstanding and the cap allowed no more. Until the schedule catches up,
-    /// late sends waited for a connection (the server's pace, at this many connections,
-    /// was the limit).
-    pub fn starved(&mut self) {
+    /// requests outstanding, a new one was still opening, or the server was turning
+    /// connections away. Until the schedule catches up, late sends waited for a connection
+    /// (the server's pace, or its accepting, was the limit), not for the generator.
+    pub fn waiting(&mut self) {
+        self.starved = true;
+    }
+
+    /// As [`Schedule::waiting`], with the cap on connections reached: the cap held the
+    /// schedule back.
+    pub fn capped(&mut self) {
         self.capped = true;
         self.starved = true;
     }
@@ -75,12 +81,13 @@ impl Schedule {
     }
 
     /// A request due `late` ago goes out now (before `sent` counts it): late past
-    /// [`LATE`] counts as late, and as waiting for a connection when it was starved, else
-    /// as the generator's own delay.
-    pub fn sending(&mut self, late: Duration) {
+    /// [`LATE`] counts as late, and as waiting for a connection when it `waited` for one
+    /// (it was given to a connection still opening) or the schedule is starved, else as
+    /// the generator's own delay.
+    pub fn sending(&mut self, late: Duration, waited: bool) {
         if late > LATE {
             self.late += 1;
-            if self.starved {
+            if waited || self.starved {
                 self.late_no_connection += 1;
             }
         }

@@ -73,6 +73,9 @@ struct Slot {
     retried: bool,
     /// Rate mode: its send was counted in the schedule (how late it went out).
     scheduled: bool,
+    /// Rate mode: it was given to a connection still opening, so a late send waited for
+    /// a connection, not for the generator.
+    waited: bool,
     /// How long its connection sat idle before it was added, alone, to the queue (zero
     /// when the connection was busy or new).
     rested: Duration,
@@ -285,7 +288,7 @@ impl Worker<'_> {
                     if self.conns[i].owes {
                         // This request's answer is what the connection received unasked:
                         // malformed. The connection is replaced at the schedule's pace.
-                        self.core.sched.sending(late);
+                        self.core.sched.sending(late, false);
                         self.conns[i].owes = false;
                         self.conns[i].pooled = false;
                         let kind = self.gen.pick();
@@ -379,6 +382,7 @@ impl Worker<'_> {
             wire: (0, 0),
             retried: false,
             scheduled: false,
+            waited: c.phase == Phase::Connecting,
             rested,
         });
         self.core.in_flight += 1;
@@ -673,7 +677,7 @@ impl Worker<'_> {
                 s.scheduled = true;
                 self.core
                     .sched
-                    .sending(now.saturating_duration_since(s.start));
+                    .sending(now.saturating_duration_since(s.start), s.waited);
             }
             c.queued += len;
             c.rendered += 1;

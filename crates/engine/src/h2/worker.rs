@@ -233,7 +233,7 @@ impl Worker<'_> {
                         self.grow(now);
                         return Dispatch::Blocked;
                     };
-                    self.core.sched.sending(late);
+                    self.core.sched.sending(late, false);
                     let due = self.core.start + pacer.due(self.core.sched.sent);
                     self.core.sched.sent += 1;
                     self.core.in_flight += 1;
