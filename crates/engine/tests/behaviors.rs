@@ -558,7 +558,7 @@ fn a_server_slow_to_accept_is_blamed_for_the_late_sends_not_the_generator() {
         s.threads = 1;
         s.pace = Pace::Rate(200.0);
         let r = go(&s);
-        let sched = r.schedule.clone().unwrap();
+        let sched = r.schedule.unwrap();
         assert!(!sched.capped, "{sched:?}");
         assert!(
             sched.late > 20 && sched.late_no_connection * 2 >= sched.late,
