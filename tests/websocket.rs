@@ -215,3 +215,108 @@ fn hold_mode_keeps_connections_and_counts_pings() {
         "{text}"
     );
 }
+
+/// `--ws-messages FILE`: the list's lines go as text messages, in order, with `{seq}`
+/// drawn for each; the report names the list, the JSON its file, order and seed; a bad
+/// template names its line; `--order` without a list, or with one message besides, is
+/// refused.
+#[test]
+fn a_message_list_is_sent_and_every_echo_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("chat.txt");
+    std::fs::write(&file, "# chat\n{\"seq\": {seq}}\n\nhello {rand:1-6}\n").unwrap();
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    let run = |extra: &[&str]| {
+        shootout()
+            .args(["load", "-q", "-n", "40", "-c", "2", "--expect-echo"])
+            .arg("--ws-messages")
+            .arg(&file)
+            .args(extra)
+            .arg(server.url("/echo"))
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--json", "--seed", "5", "--order", "random"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out.stdout);
+    assert_eq!(
+        (
+            v["requests"]["ok"].as_u64(),
+            v["requests"]["failed"].as_u64()
+        ),
+        (Some(40), Some(0))
+    );
+    assert_eq!(v["load"]["messages_file"], file.display().to_string());
+    assert_eq!(
+        (v["load"]["order"].as_str(), v["load"]["seed"].as_u64()),
+        (Some("random"), Some(5))
+    );
+    assert_eq!(server.answers(), 40);
+    let text = String::from_utf8_lossy(&run(&[]).stdout).into_owned();
+    assert!(
+        text.contains(&format!(
+            "2 messages from {} (in order) to ws://",
+            file.display()
+        )),
+        "{text}"
+    );
+    // A server that answers each message with the one before: 2 connections, each first
+    // reply right.
+    let stale = WsServer::start(WsBehavior::Stale).unwrap();
+    let out = shootout()
+        .args([
+            "load",
+            "-q",
+            "--json",
+            "-n",
+            "40",
+            "-c",
+            "2",
+            "--expect-echo",
+        ])
+        .arg("--ws-messages")
+        .arg(&file)
+        .arg(stale.url("/echo"))
+        .output()
+        .unwrap();
+    let v = json(&out.stdout);
+    assert_eq!(
+        (
+            v["requests"]["ok"].as_u64(),
+            v["requests"]["failed"].as_u64()
+        ),
+        (Some(2), Some(38))
+    );
+
+    std::fs::write(&file, "fine\nbad {rand:7-1}\n").unwrap();
+    let err = String::from_utf8_lossy(&run(&[]).stderr).into_owned();
+    assert!(
+        err.contains(&format!("--ws-messages {}:2:", file.display()))
+            && err.contains("{rand:LO-HI}"),
+        "{err}"
+    );
+    let out = shootout()
+        .args([
+            "load",
+            "-q",
+            "-n",
+            "1",
+            "--order",
+            "random",
+            "--ws-text",
+            "x",
+        ])
+        .arg(server.url("/echo"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--urls"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

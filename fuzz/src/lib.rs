@@ -2,7 +2,8 @@
 //! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection, the
 //! WebSocket connection's handshake and frame decoder) and of the
 //! files a user is handed: the result-file reader (`shootout_model::SavedRun::parse`, with
-//! `merge`), the request-list reader (`shootout_model::requests::RequestList::parse`) and
+//! `merge`), the request-list reader (`shootout_model::requests::RequestList::parse`), the
+//! WebSocket message-list reader (`shootout_model::messages::MessageList::parse`) and
 //! the plan reader (`shootout_model::plan::parse`); and of what a peer on the start
 //! barrier's port sends (`shootout_model::barrier`).
 //!
@@ -17,6 +18,7 @@ pub mod chunked;
 pub mod h2_connection;
 pub mod head_differential;
 pub mod hpack;
+pub mod message_list;
 pub mod plan;
 pub mod request_list;
 pub mod response;

@@ -12,7 +12,7 @@
 //! what the input makes the client write (pongs, one close) — never a reply's size,
 //! since replies are checked as they stream and never held.
 
-use shootout_engine::ws::conn::{Connection, Event, Failure, Message, Phase, Slot};
+use shootout_engine::ws::conn::{Connection, Event, Failure, Message, Phase, Sent, Slot};
 use shootout_engine::ws::frame::{Rng, TEXT};
 use shootout_engine::ws::handshake::{self, Request};
 use shootout_model::Target;
@@ -51,8 +51,9 @@ fn run(data: &[u8], reads: &[usize]) -> (Outcome, usize) {
             sent: now,
             first_byte: None,
             connect: Duration::ZERO,
+            drawn: None,
         };
-        c.send(&msg, &mut rng, slot);
+        c.send(msg.opcode, &msg.payload, &mut rng, slot);
     }
     c.out.clear();
     let mut seen = Vec::new();
@@ -62,7 +63,11 @@ fn run(data: &[u8], reads: &[usize]) -> (Outcome, usize) {
         while at < input.len() && c.phase != Phase::Closed {
             let n = reads[k % reads.len()].min(input.len() - at);
             k += 1;
-            let r = c.feed(&input[at..at + n], &msg, &mut rng, now);
+            let sent = Sent {
+                message: &msg,
+                list: None,
+            };
+            let r = c.feed(&input[at..at + n], sent, &mut rng, now);
             at += n;
             seen.extend(c.events.drain(..).map(|e| match e {
                 Event::Open => Seen::Open,

@@ -175,6 +175,11 @@ fn websocket() {
 }
 
 #[test]
+fn message_list() {
+    smoke("message_list", shootout_fuzz::message_list::check);
+}
+
+#[test]
 fn request_list() {
     smoke("request_list", shootout_fuzz::request_list::check);
 }

@@ -19,6 +19,7 @@ mod preflight;
 mod recorder;
 mod search;
 pub mod sys;
+mod template;
 mod tls;
 mod transport;
 pub mod ws;

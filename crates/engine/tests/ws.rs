@@ -290,3 +290,40 @@ fn held_connections_the_server_drops_are_counted_and_replaced() {
     assert_eq!(c.reconnects, closes, "each dropped connection opened again");
     assert_eq!(c.ok, server.pings() - closes - c.aborted);
 }
+
+/// A message list with `{seq}`: each message differs, and each reply is checked against
+/// the very message it answers. An echo server passes every one; a server that answers
+/// each message with the one before it (right for a run of one repeated message) fails
+/// all but each connection's first.
+#[test]
+fn each_reply_is_checked_against_the_message_drawn_from_the_list() {
+    use shootout_model::messages::MessageList;
+    use shootout_model::requests::Order;
+    let list = |s: &WsServer| {
+        let mut s = spec(s, 120, 1);
+        s.request.body.clear();
+        s.ws_text = false;
+        s.ws_messages = Some(
+            MessageList::parse(
+                "chat.txt",
+                "{\"id\": {seq}, \"n\": {rand:1-9}}\n# a comment\nping {seq}\n",
+                Order::Seq,
+                3,
+            )
+            .unwrap(),
+        );
+        s
+    };
+    for (r, server) in both_ways(WsBehavior::Echo, list) {
+        assert_eq!((r.counts.ok, r.counts.failed()), (120, 0));
+        assert_eq!(server.answers(), 120);
+    }
+    for (r, server) in both_ways(WsBehavior::Stale, list) {
+        assert_eq!(failures(&r), vec![(FailureKind::Body, 119)]);
+        assert_eq!((r.counts.ok, server.answers()), (1, 120));
+    }
+    // One message sent over and over: the stale answer is an echo every time.
+    for (r, _) in both_ways(WsBehavior::Stale, |s| spec(s, 50, 1)) {
+        assert_eq!((r.counts.ok, r.counts.failed()), (50, 0));
+    }
+}

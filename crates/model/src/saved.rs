@@ -298,6 +298,9 @@ struct SpecV1 {
     /// And the connections opened per second (absent: all at the start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ws_hold_open_rate: Option<f64>,
+    /// WebSocket: the list of messages sent instead of one (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ws_messages: Option<MessagesV1>,
 }
 
 fn http1() -> String {
@@ -398,6 +401,33 @@ impl ListV1 {
     }
 }
 
+/// A WebSocket message list as a result file holds it: the lines as written, read back
+/// with the same checks as the file they came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MessagesV1 {
+    source: String,
+    order: String,
+    seed: u64,
+    lines: Vec<String>,
+}
+
+impl MessagesV1 {
+    fn list(self) -> Result<crate::messages::MessageList, SavedError> {
+        let order = match self.order.as_str() {
+            "seq" => Order::Seq,
+            "random" => Order::Random,
+            other => {
+                return Err(SavedError::Damaged(format!(
+                    "ws_messages order: unknown '{other}'"
+                )))
+            }
+        };
+        crate::messages::MessageList::of_lines(&self.source, self.lines, order, self.seed)
+            .map_err(|(n, e)| SavedError::Damaged(format!("ws_messages message {n}: {e}")))
+    }
+}
+
 impl SpecV1 {
     fn of(s: &LoadSpec) -> SpecV1 {
         SpecV1 {
@@ -434,6 +464,12 @@ impl SpecV1 {
             expect_echo: s.expect.echo,
             ws_hold_every_ns: s.ws_hold.map(|h| nanos(h.every)),
             ws_hold_open_rate: s.ws_hold.and_then(|h| h.open_rate),
+            ws_messages: s.ws_messages.as_ref().map(|m| MessagesV1 {
+                source: m.source.clone(),
+                order: m.order.to_string(),
+                seed: m.seed,
+                lines: m.lines.clone(),
+            }),
         }
     }
 
@@ -490,6 +526,7 @@ impl SpecV1 {
         spec.streams = self.streams;
         spec.pipeline = self.pipeline;
         spec.list = self.list.map(ListV1::list).transpose()?;
+        spec.ws_messages = self.ws_messages.map(MessagesV1::list).transpose()?;
         // A merged fleet's threads are the sum of its shards' and may pass the limit of one
         // process: the rest of the spec is held to every rule.
         let mut check = spec.clone();
@@ -1145,6 +1182,28 @@ mod tests {
 
     /// The file once lost these: a merge could not tell an HTTP/2 or pipelined shard, or
     /// one of a request list, from a plain HTTP/1.1 one.
+    #[test]
+    fn a_websocket_message_list_reads_back_and_a_forged_one_is_refused() {
+        let mut saved = run();
+        for s in [&mut saved.fleet, &mut saved.spec] {
+            s.target = Target::parse("ws://127.0.0.1:8765/echo").unwrap();
+            s.protocol = Protocol::WebSocket;
+            s.expect.status = StatusSet::default();
+            s.request.body.clear();
+            s.ws_messages = Some(
+                crate::messages::MessageList::parse("chat.txt", "a {seq}\nb\n", Order::Random, 4)
+                    .unwrap(),
+            );
+        }
+        let json = saved.to_json();
+        let back = SavedRun::parse(&json).unwrap();
+        assert_eq!(back.spec, saved.spec);
+        let forged = json.replacen("a {seq}", "a {rand:9-1}", 1);
+        assert_ne!(forged, json);
+        let e = SavedRun::parse(&forged).unwrap_err().to_string();
+        assert!(e.contains("ws_messages message 1"), "{e}");
+    }
+
     #[test]
     fn protocol_streams_pipeline_and_request_list_read_back() {
         let mut saved = run();

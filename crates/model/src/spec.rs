@@ -681,11 +681,14 @@ pub enum SpecError {
     #[error("'{0}': WebSocket is spoken to ws:// and wss:// URLs and HTTP to http:// and https:// ones (write the URL with the scheme of the protocol, and drop --http2 for a WebSocket)")]
     WebSocketScheme(String),
     /// An echo check, a text message or the hold mode asked of HTTP.
-    #[error("--expect-echo, --ws-text and --ws-hold are WebSocket's: load a ws:// or wss:// URL")]
+    #[error("--expect-echo, --ws-text, --ws-messages and --ws-hold are WebSocket's: load a ws:// or wss:// URL")]
     WebSocketOnly,
     /// A hold mode that cannot be run.
     #[error("--ws-hold: {0}")]
     Hold(&'static str),
+    /// A list of messages and one message besides.
+    #[error("--ws-messages sends its list's messages: drop -p and --ws-text")]
+    MessagesAndBody,
     /// A WebSocket message over [`MAX_MESSAGE`].
     #[error("a WebSocket message may be at most {max} bytes (16 MiB), not {0}: send a smaller file", max = MAX_MESSAGE)]
     MessageSize(usize),
@@ -841,6 +844,9 @@ pub struct LoadSpec {
     pub ws_text: bool,
     /// WebSocket: hold connections instead of sending messages (see [`Hold`]).
     pub ws_hold: Option<Hold>,
+    /// WebSocket: text messages taken from a list (in turn or at random, their templated
+    /// values drawn for each) instead of `request.body`.
+    pub ws_messages: Option<crate::messages::MessageList>,
 }
 
 /// WebSocket's connection-hold mode: "how many idle connections does it keep?". The
@@ -888,6 +894,7 @@ impl LoadSpec {
             busy_poll: Duration::ZERO,
             ws_text: false,
             ws_hold: None,
+            ws_messages: None,
         }
     }
 
@@ -998,10 +1005,25 @@ impl LoadSpec {
             return Err(SpecError::WebSocketScheme(self.target.url.clone()));
         }
         if !ws {
-            return match (self.expect.echo, self.ws_text, self.ws_hold) {
-                (false, false, None) => Ok(()),
+            return match (
+                self.expect.echo,
+                self.ws_text,
+                self.ws_hold,
+                &self.ws_messages,
+            ) {
+                (false, false, None, None) => Ok(()),
                 _ => Err(SpecError::WebSocketOnly),
             };
+        }
+        if self.ws_messages.is_some() {
+            if !self.request.body.is_empty() || self.ws_text {
+                return Err(SpecError::MessagesAndBody);
+            }
+            if self.ws_hold.is_some() {
+                return Err(SpecError::Hold(
+                    "it sends pings, not messages: drop --ws-messages",
+                ));
+            }
         }
         if self.request.body.len() > MAX_MESSAGE {
             return Err(SpecError::MessageSize(self.request.body.len()));
@@ -1247,6 +1269,12 @@ impl SpecBuilder {
     /// WebSocket: hold connections and ping them instead of sending messages.
     pub fn ws_hold(mut self, hold: Option<Hold>) -> Self {
         self.spec.ws_hold = hold;
+        self
+    }
+
+    /// WebSocket: send the text messages of a list instead of one message.
+    pub fn ws_messages(mut self, list: Option<crate::messages::MessageList>) -> Self {
+        self.spec.ws_messages = list;
         self
     }
 

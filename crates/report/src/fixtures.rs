@@ -468,6 +468,58 @@ pub fn list_pipelined() -> (LoadSpec, RunResult) {
     (spec, r)
 }
 
+/// WebSocket: 400 messages from a list on 4 connections, every reply an echo but for
+/// four that were not.
+pub fn websocket_messages() -> (LoadSpec, RunResult) {
+    use shootout_model::messages::MessageList;
+    use shootout_model::requests::Order;
+    let mut spec = LoadSpec::new(Target::parse("ws://127.0.0.1:8765/echo").unwrap());
+    spec.protocol = shootout_model::Protocol::WebSocket;
+    spec.connections = 4;
+    spec.threads = 1;
+    spec.requests = Some(400);
+    spec.expect.echo = true;
+    spec.ws_messages = Some(
+        MessageList::parse(
+            "chat.txt",
+            "{\"id\": {seq}}\nhello {rand:1-6}\n",
+            Order::Seq,
+            9,
+        )
+        .expect("a valid list"),
+    );
+    let mut b = Builder::new(Duration::from_millis(200));
+    let mut rng = Lcg(11);
+    for i in 0..400u64 {
+        let total = 80 + rng.below(120);
+        let failure = (i % 100 == 7).then_some(FailureKind::Body);
+        b.answered(
+            i * 500,
+            0,
+            total - 10,
+            total,
+            total,
+            101,
+            failure,
+            i % 50 == 0,
+        );
+    }
+    let mut r = b.finish();
+    let c = &mut r.counts;
+    c.connections_opened = 4;
+    c.bytes_received = 4 * 129 + 400 * 14;
+    c.body_bytes = 400 * 12;
+    c.bytes_sent = 4 * 180 + 400 * 18;
+    r.generator = GeneratorStats {
+        threads: 1,
+        cpu_user: Duration::from_millis(8),
+        cpu_sys: Duration::from_millis(20),
+        busiest_thread: 0.3,
+    };
+    r.warnings = shootout_analysis::load_warnings::derive(&r, Some(4));
+    (spec, r)
+}
+
 /// Every fixture with its name (used in snapshot names).
 pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
     let named = |name, (spec, result)| (name, spec, result);
@@ -477,5 +529,6 @@ pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
         named("interrupted", interrupted()),
         named("nothing", nothing_completed()),
         named("list", list_pipelined()),
+        named("websocket", websocket_messages()),
     ]
 }

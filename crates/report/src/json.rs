@@ -177,8 +177,9 @@ fn load_json(spec: &LoadSpec) -> Value {
         "streams": spec.streams,
         "pipeline": spec.pipeline,
         "requests_file": spec.list.as_ref().map(|l| l.source.as_str()),
-        "order": spec.list.as_ref().map(|l| l.order.name()),
-        "seed": spec.list.as_ref().map(|l| l.seed),
+        "messages_file": spec.ws_messages.as_ref().map(|m| m.source.as_str()),
+        "order": spec.list.as_ref().map(|l| l.order).or(spec.ws_messages.as_ref().map(|m| m.order)).map(|o| o.name()),
+        "seed": spec.list.as_ref().map(|l| l.seed).or(spec.ws_messages.as_ref().map(|m| m.seed)),
         "busy_poll_us": spec.busy_poll.as_micros() as u64,
     })
 }

@@ -254,7 +254,19 @@ fn what_ran(o: &mut String, spec: &LoadSpec, r: &RunResult) {
             },
             spec.target.url
         ),
-        None => format!("{} {}", spec.request.method, spec.target.url),
+        None => match &spec.ws_messages {
+            Some(m) => format!(
+                "{} from {} ({}) to {}",
+                plural(m.lines.len() as u64, "message", "messages"),
+                m.source,
+                match m.order {
+                    Order::Seq => "in order",
+                    Order::Random => "random order",
+                },
+                spec.target.url
+            ),
+            None => format!("{} {}", spec.request.method, spec.target.url),
+        },
     };
     if let Some(sock) = &spec.target.unix_socket {
         let _ = write!(target, " (via unix socket {})", sock.display());

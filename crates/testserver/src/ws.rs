@@ -66,6 +66,10 @@ pub enum WsBehavior {
     /// continuations, one of them empty) with a ping of 4 bytes before the first; the
     /// client must reassemble the answer and send the pongs ([`WsServer::pongs`]).
     Fancy,
+    /// Each message is answered with the one before it on its connection (the first with
+    /// itself): an echo for a run that sends one message over and over, and no echo from
+    /// the second message on when each message differs.
+    Stale,
     /// The handshake is refused with this status (no upgrade, then the server closes).
     Refuse {
         /// The status, e.g. 403.
@@ -300,6 +304,7 @@ fn accept_loop(listener: &TcpListener, state: &Arc<State>, tls: Option<Arc<rustl
                     stream,
                     out: Vec::new(),
                     answered: 0,
+                    last: Vec::new(),
                 };
                 let _ = c.serve();
                 let _ = c.stream.tcp().shutdown(Shutdown::Both);
@@ -332,6 +337,8 @@ struct Conn<'a> {
     stream: Stream,
     out: Vec<u8>,
     answered: u32,
+    /// The last message read ([`WsBehavior::Stale`]).
+    last: Vec<u8>,
 }
 
 impl Conn<'_> {
@@ -456,6 +463,13 @@ impl Conn<'_> {
                 frame(&mut self.out, opcode, &body[..cut]);
                 frame(&mut self.out, 0x00, &[]);
                 frame(&mut self.out, 0x80, &body[cut..]);
+            }
+            WsBehavior::Stale => {
+                if self.answered == 0 {
+                    self.last = body.to_vec();
+                }
+                frame(&mut self.out, 0x80 | opcode, &self.last);
+                self.last = body.to_vec();
             }
             WsBehavior::Goodbye { after } if self.answered + 1 >= after => {
                 frame(&mut self.out, 0x80 | opcode, body);

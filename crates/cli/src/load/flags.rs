@@ -29,7 +29,9 @@ Examples:
   shootout load --json -n 1000 http://127.0.0.1:8080/ | jq .latency_ms.p99
   shootout load --pipeline 16 -d 10s -c 100 http://127.0.0.1:8080/plaintext
   shootout load --urls requests.txt --order random -d 30s -c 50 http://127.0.0.1:8080/
-  shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/")]
+  shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/
+  shootout load --ws-messages chat.txt --expect-echo -c 64 -d 10s ws://127.0.0.1:8765/echo")]
+#[command(group(clap::ArgGroup::new("lists").args(["urls", "ws_messages"])))]
 pub struct LoadArgs {
     /// The URL to load (http:// or https://; a missing path means /).
     pub url: String,
@@ -194,6 +196,13 @@ pub struct LoadArgs {
     #[arg(long, value_name = "TEXT", conflicts_with_all = ["post_file", "put_file", "urls"])]
     pub ws_text: Option<String>,
 
+    /// WebSocket: send the text messages listed in FILE, one a line (`#` starts a
+    /// comment), in turn or at random (--order); `{seq}` and `{rand:LO-HI}` in a line
+    /// are drawn afresh for each message, and --expect-echo checks each reply against the
+    /// message it answers. At most 1,000,000 messages of 1 MiB, 128 MiB in all.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["post_file", "put_file", "urls", "ws_text", "ws_hold"])]
+    pub ws_messages: Option<PathBuf>,
+
     /// WebSocket: every reply must equal the message sent (an echo server's).
     #[arg(long)]
     pub expect_echo: bool,
@@ -220,12 +229,13 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["post_file", "put_file", "method", "head"])]
     pub urls: Option<PathBuf>,
 
-    /// Order of the --urls list: seq (each thread walks it in order) or random.
-    #[arg(long, value_name = "ORDER", default_value_t, value_parser = choice::<Order>(), requires = "urls")]
+    /// Order of the --urls or --ws-messages list: seq (each thread walks it in order) or
+    /// random.
+    #[arg(long, value_name = "ORDER", default_value_t, value_parser = choice::<Order>(), requires = "lists")]
     pub order: Order,
 
     /// Seed of --order random and {rand:LO-HI} values (default: from the clock, printed).
-    #[arg(long, value_name = "N", requires = "urls")]
+    #[arg(long, value_name = "N", requires = "lists")]
     pub seed: Option<u64>,
 
     /// Accept any TLS certificate (self-signed servers).

@@ -13,6 +13,7 @@ use crate::bounded::{self, Bounded};
 use crate::output::Failure;
 use anyhow::anyhow;
 use shootout_engine::sys;
+use shootout_model::messages::MessageList;
 use shootout_model::requests::{Order, RequestList, MAX_ENTRIES, MAX_LIST_BYTES};
 use shootout_model::spec::{check_header, check_method, Limit, SpecError, TargetError, MAX_BODY};
 use shootout_model::{
@@ -73,6 +74,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .protocol(protocol(a, &target), a.streams.unwrap_or(1))
         .ws_text(a.ws_text.is_some())
         .ws_hold(ws_hold(a)?)
+        .ws_messages(message_list(a, &mut notes)?)
         .timeout(timeout("-s", &a.timeout)?)
         .connect_timeout(timeout("--connect-timeout", &a.connect_timeout)?)
         .record(Record {
@@ -338,6 +340,35 @@ fn headers(a: &LoadArgs) -> Result<Vec<(String, String)>, Failure> {
         headers.push((name, value));
     }
     Ok(headers)
+}
+
+/// `--ws-messages FILE`: the list of messages, read and checked, with `--order` and
+/// `--seed`; a note gives the seed when it matters.
+fn message_list(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Option<MessageList>, Failure> {
+    let Some(path) = &a.ws_messages else {
+        return Ok(None);
+    };
+    let text = read_list_text(path).map_err(|e| {
+        let why = match e {
+            ListText::Unreadable(e) => format!("cannot read it: {e} (check the path)"),
+            ListText::NotUtf8 => {
+                "it is not UTF-8 text: write one text message a line (send binary with -p FILE)"
+                    .into()
+            }
+            too_large => too_large.to_string(),
+        };
+        Failure::usage(anyhow!("--ws-messages {}: {why}", path.display()))
+    })?;
+    let seed = a.seed.unwrap_or_else(clock_seed);
+    let list = MessageList::parse(&path.display().to_string(), &text, a.order, seed)
+        .map_err(|e| Failure::usage(anyhow!("--ws-messages {e}")))?;
+    let draws = list.templates.iter().any(|t| t.is_templated());
+    if a.seed.is_none() && (draws || a.order == Order::Random) {
+        notes.push(format!(
+            "random values seeded with --seed {seed} (give it to repeat them)"
+        ));
+    }
+    Ok(Some(list))
 }
 
 /// `--urls FILE`: the list, read and checked (body files relative to the list's

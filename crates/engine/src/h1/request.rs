@@ -2,9 +2,11 @@
 //! without templated values becomes the bytes every connection of every worker sends; one
 //! with `{seq}` or `{rand:LO-HI}` keeps its pieces, and [`Requests::render`] appends a
 //! request's bytes to a connection's output buffer with fresh values, allocating nothing.
-//! [`Gen`] picks each request's entry (in order or at random, seeded) per worker.
+//! [`Gen`](crate::template::Gen) picks each request's entry (in order or at random,
+//! seeded) per worker.
 
-use shootout_model::requests::{Order, Piece, Template};
+use crate::template::{decimal, fill, Gen};
+use shootout_model::requests::{Order, Template};
 use shootout_model::spec::{check_header, check_method};
 use shootout_model::{LoadSpec, RequestSpec, Target};
 use std::collections::HashMap;
@@ -117,67 +119,15 @@ enum Wire {
     },
 }
 
-/// How the next request is picked and its templated values drawn: one per worker, so
-/// nothing is shared. `{seq}` runs `first, first + step, …` (worker `w` of `T` takes
-/// `w, w + T, …`, so values are unique within the run).
-#[derive(Debug)]
-pub struct Gen {
-    seq: u64,
-    step: u64,
-    rng: u64,
-    next: usize,
-    random: bool,
-    count: usize,
-}
-
-impl Gen {
-    /// The generator of worker `index` of `workers`, for `requests`.
-    pub fn new(requests: &Requests, index: usize, workers: usize) -> Gen {
-        Gen {
-            seq: index as u64,
-            step: workers.max(1) as u64,
-            // splitmix64 of seed and worker: distinct, well-mixed streams per worker.
-            rng: splitmix(requests.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1,
-            next: 0,
-            random: requests.random,
-            count: requests.kinds.len(),
-        }
-    }
-
-    /// The kind of the next request.
-    pub fn pick(&mut self) -> usize {
-        if self.random {
-            (self.draw() % self.count as u64) as usize
-        } else {
-            let k = self.next;
-            self.next = (k + 1) % self.count;
-            k
-        }
-    }
-
-    /// xorshift64*.
-    fn draw(&mut self) -> u64 {
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Every kind of request of a run, prepared once.
 #[derive(Debug)]
 pub struct Requests {
     /// The kinds, in list order (one when the run has no list).
     pub kinds: Vec<Kind>,
-    random: bool,
-    seed: u64,
+    /// Entries are picked at random…
+    pub random: bool,
+    /// …seeded by this (and `{rand:…}` values too).
+    pub seed: u64,
 }
 
 impl Requests {
@@ -287,44 +237,6 @@ impl Requests {
             }
         }
     }
-}
-
-/// Appends `t` with its values drawn.
-fn fill(t: &Template, gen: &mut Gen, out: &mut Vec<u8>) {
-    for p in &t.0 {
-        match *p {
-            Piece::Text(ref b) => out.extend_from_slice(b),
-            Piece::Seq => {
-                decimal(gen.seq, out);
-                gen.seq = gen.seq.wrapping_add(gen.step);
-            }
-            Piece::Rand { lo, hi } => {
-                let span = hi - lo;
-                let v = if span == u64::MAX {
-                    gen.draw()
-                } else {
-                    // Multiply-shift maps the draw onto 0..=span without a division.
-                    lo + ((u128::from(gen.draw()) * (u128::from(span) + 1)) >> 64) as u64
-                };
-                decimal(v, out);
-            }
-        }
-    }
-}
-
-/// Appends `n` in decimal, without allocating.
-fn decimal(mut n: u64, out: &mut Vec<u8>) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 #[cfg(test)]
@@ -446,7 +358,11 @@ mod tests {
                     }
                 }
             }
-            let (mut gen, mut out, mut scratch) = (Gen::new(&r, 0, 1), Vec::new(), Vec::new());
+            let (mut gen, mut out, mut scratch) = (
+                Gen::new(r.seed, r.random, r.kinds.len(), 0, 1),
+                Vec::new(),
+                Vec::new(),
+            );
             r.render(1, &mut gen, &mut out, &mut scratch);
             let text = String::from_utf8_lossy(&out);
             assert!(text.starts_with("PUT /c HTTP/1.1\r\n"), "{text:.80}");

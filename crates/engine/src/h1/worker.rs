@@ -24,11 +24,11 @@
 //! they arrived a moment later — so the counts do not depend on how TCP split the bytes.
 
 use super::parse::{ParseError, Progress, ResponseParser};
-use super::request::Gen;
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
 use crate::recorder::{Answer, Timing};
+use crate::template::Gen;
 use crate::transport::Transport;
 use crate::Live;
 use shootout_model::FailureKind;
@@ -165,7 +165,13 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
         core,
         conns: Vec::with_capacity(a.connections),
         pool: Vec::with_capacity(a.connections),
-        gen: Gen::new(&sh.requests, a.index, sh.workers),
+        gen: Gen::new(
+            sh.requests.seed,
+            sh.requests.random,
+            sh.requests.kinds.len(),
+            a.index,
+            sh.workers,
+        ),
         scratch: Vec::new(),
         want_request_head: false,
         opening: 0,

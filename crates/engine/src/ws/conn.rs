@@ -12,6 +12,8 @@
 use super::frame::{self, Decoder, Item, ProtocolError, Rng};
 use super::handshake::{self, Answer, HandshakeError, Request};
 use crate::search::BodySearch;
+use crate::template::{self, Gen};
+use shootout_model::requests::Template;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -22,6 +24,48 @@ pub struct Message {
     pub opcode: u8,
     /// The payload.
     pub payload: Vec<u8>,
+}
+
+/// Entry `kind` of a message list, rendered with the values `gen` (a copy of the worker's
+/// generator taken before the render) draws: what its reply must echo.
+#[derive(Debug, Clone, Copy)]
+pub struct Drawn {
+    /// The list entry.
+    pub kind: u32,
+    /// The generator as it was before the message's values were drawn.
+    pub gen: Gen,
+}
+
+/// What replies are checked against: the run's one message, or its list's messages.
+#[derive(Debug, Clone, Copy)]
+pub struct Sent<'a> {
+    /// The one message (no list).
+    pub message: &'a Message,
+    /// The list's messages, when there is one.
+    pub list: Option<&'a [Template]>,
+}
+
+impl Sent<'_> {
+    /// Whether `chunk`, at offset `at` of a reply, is what the message sent (`drawn`
+    /// from the list, else the one message) holds there.
+    fn matches(&self, drawn: Option<Drawn>, at: usize, chunk: &[u8]) -> bool {
+        match (drawn, self.list) {
+            (Some(d), Some(list)) => list
+                .get(d.kind as usize)
+                .is_some_and(|t| template::matches(t, d.gen, at, chunk)),
+            _ => self.message.payload.get(at..at + chunk.len()) == Some(chunk),
+        }
+    }
+
+    /// The length of the message sent.
+    fn len(&self, drawn: Option<Drawn>) -> usize {
+        match (drawn, self.list) {
+            (Some(d), Some(list)) => list
+                .get(d.kind as usize)
+                .map_or(0, |t| template::len(t, d.gen)),
+            _ => self.message.payload.len(),
+        }
+    }
 }
 
 /// A message sent and waiting for its reply.
@@ -35,6 +79,8 @@ pub struct Slot {
     pub first_byte: Option<Instant>,
     /// Connect (and handshake) time charged to it.
     pub connect: Duration,
+    /// Drawn from a list (else the run's one message).
+    pub drawn: Option<Drawn>,
 }
 
 /// Where the connection is.
@@ -142,9 +188,10 @@ impl Connection {
         req.render(&key, &mut self.out);
     }
 
-    /// Frames `msg` with a fresh mask and queues `slot` for its reply.
-    pub fn send(&mut self, msg: &Message, rng: &mut Rng, slot: Slot) {
-        frame::encode(&mut self.out, msg.opcode, &msg.payload, rng.mask());
+    /// Frames a message (`opcode`, `payload`) with a fresh mask and queues `slot` for its
+    /// reply.
+    pub fn send(&mut self, opcode: u8, payload: &[u8], rng: &mut Rng, slot: Slot) {
+        frame::encode(&mut self.out, opcode, payload, rng.mask());
         self.queue.push_back(slot);
     }
 
@@ -162,7 +209,7 @@ impl Connection {
     pub fn feed(
         &mut self,
         input: &[u8],
-        msg: &Message,
+        sent: Sent<'_>,
         rng: &mut Rng,
         now: Instant,
     ) -> Result<(), Failure> {
@@ -177,7 +224,7 @@ impl Connection {
             let (used, item) = self.decoder.next(&input[at..]).map_err(Failure::Protocol)?;
             at += used;
             match item {
-                Some(item) => self.item(item, msg, rng, now),
+                Some(item) => self.item(item, sent, rng, now),
                 None if at == input.len() => break,
                 None => {}
             }
@@ -205,7 +252,7 @@ impl Connection {
     }
 
     /// Acts on one decoded item.
-    fn item(&mut self, item: Item, msg: &Message, rng: &mut Rng, now: Instant) {
+    fn item(&mut self, item: Item, sent: Sent<'_>, rng: &mut Rng, now: Instant) {
         match item {
             Item::Data(b) => {
                 self.receiving(now);
@@ -214,17 +261,18 @@ impl Connection {
                 }
                 self.search.feed(b);
                 if self.echoed {
-                    let end = self.echo_at + b.len();
-                    self.echoed = msg.payload.get(self.echo_at..end) == Some(b);
-                    self.echo_at = end;
+                    let drawn = self.queue.front().and_then(|s| s.drawn);
+                    self.echoed = sent.matches(drawn, self.echo_at, b);
+                    self.echo_at += b.len();
                 }
             }
             Item::End { len } => {
                 self.receiving(now);
                 let pushed = self.pushed;
+                let drawn = self.queue.front().and_then(|s| s.drawn);
                 let (matched, echoed) = (
                     self.search.matched,
-                    self.echoed && self.echo_at == msg.payload.len(),
+                    self.echoed && self.echo_at == sent.len(drawn),
                 );
                 self.reply_done();
                 if pushed {

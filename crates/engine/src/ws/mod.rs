@@ -30,6 +30,19 @@ pub struct Prepared {
     pub message: conn::Message,
     /// Hold mode: pings instead of messages.
     pub hold: Option<shootout_model::Hold>,
+    /// Text messages drawn from a list instead of `message`.
+    pub list: Option<List>,
+}
+
+/// A message list, prepared: each message's template, and how the next is picked.
+#[derive(Debug, Clone)]
+pub struct List {
+    /// The messages, in list order.
+    pub templates: Vec<shootout_model::requests::Template>,
+    /// Picked at random (else in turn)…
+    pub random: bool,
+    /// …seeded by this (and `{rand:…}` values too).
+    pub seed: u64,
 }
 
 impl Prepared {
@@ -46,6 +59,11 @@ impl Prepared {
                 payload: spec.request.body.clone(),
             },
             hold: spec.ws_hold,
+            list: spec.ws_messages.as_ref().map(|l| List {
+                templates: l.templates.clone(),
+                random: l.order == shootout_model::requests::Order::Random,
+                seed: l.seed,
+            }),
         }
     }
 }

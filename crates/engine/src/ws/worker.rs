@@ -23,15 +23,16 @@
 //! its pong are the unit recorded. A connection the server drops is opened again, counted
 //! in `reconnects` (and its close code, if it sent one).
 
-use super::conn::{Connection, Event, Failure, Slot};
+use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
 use crate::recorder::{Answer, Timing};
+use crate::template::{fill, Gen};
 use crate::transport::Transport;
-use crate::ws::frame::Rng;
+use crate::ws::frame::{self, Rng};
 use crate::Live;
 use shootout_model::{FailureKind, Hold};
 use std::io;
@@ -79,6 +80,10 @@ struct Worker<'a> {
     /// Hold mode, and how many connections it has opened so far.
     hold: Option<Hold>,
     held: usize,
+    /// A message list: which message goes next and its drawn values…
+    gen: Gen,
+    /// …rendered here before it is framed.
+    scratch: Vec<u8>,
 }
 
 /// Runs one WebSocket worker to the end of its share; `stop` ends it early.
@@ -105,6 +110,10 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
         rng: Rng::new(seed ^ (a.index as u64).rotate_left(32)),
         hold: prep.hold,
         held: 0,
+        gen: prep.list.as_ref().map_or(Gen::new(0, false, 1, 0, 1), |l| {
+            Gen::new(l.seed, l.random, l.templates.len(), a.index, sh.workers)
+        }),
+        scratch: Vec::new(),
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -232,6 +241,7 @@ impl Worker<'_> {
             sent: now,
             first_byte: None,
             connect,
+            drawn: None,
         };
         c.ws.ping(&mut self.rng, slot);
     }
@@ -275,9 +285,29 @@ impl Worker<'_> {
             sent: now,
             first_byte: None,
             connect,
+            drawn: None,
         };
         let c = &mut self.conns[i];
-        c.ws.send(&self.prep.message, &mut self.rng, slot);
+        match &self.prep.list {
+            None => {
+                let m = &self.prep.message;
+                c.ws.send(m.opcode, &m.payload, &mut self.rng, slot);
+            }
+            Some(list) => {
+                let kind = self.gen.pick();
+                let drawn = Drawn {
+                    kind: kind as u32,
+                    gen: self.gen,
+                };
+                self.scratch.clear();
+                fill(&list.templates[kind], &mut self.gen, &mut self.scratch);
+                let slot = Slot {
+                    drawn: Some(drawn),
+                    ..slot
+                };
+                c.ws.send(frame::TEXT, &self.scratch, &mut self.rng, slot);
+            }
+        }
     }
 
     /// Rate mode: every slot is taken. Opens one more connection unless one is opening
@@ -468,8 +498,11 @@ impl Worker<'_> {
             };
             self.core.rec.counts.bytes_received += n as u64;
             let now = Instant::now();
-            let fed =
-                c.ws.feed(&self.core.buf[..n], &self.prep.message, &mut self.rng, now);
+            let sent = Sent {
+                message: &self.prep.message,
+                list: self.prep.list.as_ref().map(|l| &l.templates[..]),
+            };
+            let fed = c.ws.feed(&self.core.buf[..n], sent, &mut self.rng, now);
             self.on_events(i, now);
             if let Err(f) = fed {
                 return self.failed(i, now, f);

@@ -33,6 +33,7 @@ fn slot(now: Instant) -> Slot {
         sent: now,
         first_byte: None,
         connect: Duration::ZERO,
+        drawn: None,
     }
 }
 
@@ -47,11 +48,19 @@ fn feed(
     let now = Instant::now();
     if bytewise {
         for b in input {
-            c.feed(std::slice::from_ref(b), m, rng, now)?;
+            c.feed(std::slice::from_ref(b), sent(m), rng, now)?;
         }
         Ok(())
     } else {
-        c.feed(input, m, rng, now)
+        c.feed(input, sent(m), rng, now)
+    }
+}
+
+/// The one message `m`, no list.
+fn sent(m: &Message) -> Sent<'_> {
+    Sent {
+        message: m,
+        list: None,
     }
 }
 
@@ -63,8 +72,8 @@ fn handshake_echo_ping_and_close_whole_and_bytewise() {
         let mut rng = Rng::new(7);
         let (mut c, mut input) = started(&mut rng);
         let m = msg("hello");
-        c.send(&m, &mut rng, slot(Instant::now()));
-        c.send(&m, &mut rng, slot(Instant::now()));
+        c.send(m.opcode, &m.payload, &mut rng, slot(Instant::now()));
+        c.send(m.opcode, &m.payload, &mut rng, slot(Instant::now()));
         c.out.clear();
         input.extend_from_slice(&[0x89, 0x02, b'h', b'i']);
         input.extend_from_slice(&[0x01, 0x02, b'h', b'e', 0x80, 0x03, b'l', b'l', b'o']);
@@ -121,8 +130,8 @@ fn a_sent_message_is_one_masked_frame_with_a_key_of_its_own() {
         opcode: BINARY,
         payload: vec![0u8; 16],
     };
-    c.send(&m, &mut rng, slot(Instant::now()));
-    c.send(&m, &mut rng, slot(Instant::now()));
+    c.send(m.opcode, &m.payload, &mut rng, slot(Instant::now()));
+    c.send(m.opcode, &m.payload, &mut rng, slot(Instant::now()));
     assert_eq!(c.out.len(), 2 * (2 + 4 + 16));
     let (a, b) = (&c.out[..22], &c.out[22..]);
     assert_eq!(a[..2], [0x82, 0x90]);
@@ -148,5 +157,74 @@ fn a_refusal_is_its_status_and_a_bad_frame_its_error() {
             feed(&mut c, &input, &m, &mut rng, bytewise),
             Err(Failure::Protocol(ProtocolError::Masked))
         );
+    }
+}
+
+/// Messages drawn from a list: each reply is checked against the message its slot drew
+/// (`{seq}` and `{rand}` values and all), in two fragments, whole and byte by byte; a
+/// reply with another message's values, or one byte short, is no echo.
+#[test]
+fn replies_echo_the_message_each_slot_drew_from_the_list() {
+    use crate::template::{fill, Gen};
+    let list = [
+        Template::parse(b"id={seq} r={rand:1-1000000}").unwrap(),
+        Template::parse(b"plain").unwrap(),
+    ];
+    for bytewise in [false, true] {
+        let mut rng = Rng::new(11);
+        let (mut c, mut input) = started(&mut rng);
+        let mut gen = Gen::new(5, false, list.len(), 0, 1);
+        let mut bodies = Vec::new();
+        for _ in 0..4 {
+            let kind = gen.pick();
+            let drawn = Drawn {
+                kind: kind as u32,
+                gen,
+            };
+            let mut body = Vec::new();
+            fill(&list[kind], &mut gen, &mut body);
+            let s = Slot {
+                drawn: Some(drawn),
+                ..slot(Instant::now())
+            };
+            c.send(TEXT, &body, &mut rng, s);
+            bodies.push(body);
+        }
+        c.out.clear();
+        // Replies: the first echoed in two fragments, the second right, the third the
+        // first's bytes again (other values), the fourth one byte short.
+        let (a, b) = bodies[0].split_at(4);
+        input.extend_from_slice(&[0x01, a.len() as u8]);
+        input.extend_from_slice(a);
+        input.extend_from_slice(&[0x80, b.len() as u8]);
+        input.extend_from_slice(b);
+        for reply in [&bodies[1][..], &bodies[0][..], &bodies[3][..4]] {
+            input.extend_from_slice(&[0x81, reply.len() as u8]);
+            input.extend_from_slice(reply);
+        }
+        let m = msg("unused");
+        let sent = Sent {
+            message: &m,
+            list: Some(&list),
+        };
+        let now = Instant::now();
+        if bytewise {
+            for byte in &input {
+                c.feed(std::slice::from_ref(byte), sent, &mut rng, now)
+                    .unwrap();
+            }
+        } else {
+            c.feed(&input, sent, &mut rng, now).unwrap();
+        }
+        let echoed: Vec<bool> = c
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Replied { echoed, .. } => Some(*echoed),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(echoed, [true, true, false, false], "bytewise {bytewise}");
+        assert_ne!(bodies[0], bodies[2], "each message draws new values");
     }
 }
