@@ -130,8 +130,9 @@ pub(crate) fn merge(
         t.add(o);
     }
     t.samples.sort_by_key(|s| s.start_us);
-    // ab's notion assumes one document: a list's entries differ in length by design.
-    if spec.list.is_none() {
+    // ab's notion assumes one document: a list's entries (of requests or messages)
+    // differ in length by design.
+    if spec.list.is_none() && spec.ws_messages.is_none() {
         t.counts.length_mismatch = t.length_mismatch();
     }
     let duration = t.ended.saturating_duration_since(start);
