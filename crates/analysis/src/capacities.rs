@@ -213,11 +213,12 @@ fn replay<'a>(repetition: u32, mut steps: Vec<&'a StoredStep>, search: &Search) 
         judged.push(Step { rate: rps, verdict });
     }
     let complete = matches!(capacity::next(search, &judged), capacity::Next::Done(_));
+    let found = capacity::at_cap(capacity::so_far(search, &judged), &measured);
     SearchRun {
         repetition,
         steps,
         measured,
-        capacity: capacity::so_far(search, &judged),
+        capacity: found,
         complete,
     }
 }

@@ -58,6 +58,9 @@ pub struct Step {
 pub enum Limit {
     /// An SLO: the index of the one the lowest failing rate broke.
     Slo(usize),
+    /// The same, with the cap on connections reached at that rate: the server answered
+    /// too slowly for the connections allowed (see [`at_cap`]).
+    ConnectionCap(usize),
     /// The generator could not keep the schedule of the lowest failing rate.
     Generator,
     /// Every rate up to [`Search::to`] met the SLOs: the capacity is at least `to`.
@@ -182,6 +185,8 @@ pub struct Measured {
     pub errors_pct: f64,
     /// The generator kept the schedule.
     pub kept: bool,
+    /// Every connection allowed was open and busy when a request fell due (the cap).
+    pub capped: bool,
     /// The step's verdict.
     pub verdict: Verdict,
 }
@@ -205,6 +210,7 @@ impl Measured {
             p999_ms: q(0.999),
             errors_pct: shootout_model::threshold::Metric::Errors.of(result),
             kept,
+            capped: result.schedule.is_some_and(|s| s.capped),
             verdict,
         }
     }
@@ -348,6 +354,22 @@ pub fn next(search: &Search, steps: &[Step]) -> Next {
         }
         _ => done(limit),
     }
+}
+
+/// `capacity` with what limited it told apart: an SLO that broke at a rate whose
+/// steps reached the cap on connections is [`Limit::ConnectionCap`] (the SLO broke
+/// because requests queued for the connections allowed; more connections might have
+/// carried the rate). `measured` are the search's steps.
+pub fn at_cap(mut capacity: Capacity, measured: &[Measured]) -> Capacity {
+    if let (Limit::Slo(i), Some(hi)) = (&capacity.limited_by, capacity.first_failing_rps) {
+        let capped = measured
+            .iter()
+            .any(|m| m.rate == hi && !m.verdict.met() && m.capped);
+        if capped {
+            capacity.limited_by = Limit::ConnectionCap(*i);
+        }
+    }
+    capacity
 }
 
 /// What a search that stopped before its end (Ctrl-C, a contender that died) had found:

@@ -38,10 +38,28 @@ fn limit_words(r: &CapacityReport) -> String {
             "{} did not hold",
             r.slos.get(*i).map_or("an SLO", String::as_str)
         ),
+        Limit::ConnectionCap(i) => format!(
+            "{} did not hold, every connection allowed busy (raise --max-connections if the server takes more requests at once)",
+            r.slos.get(*i).map_or("an SLO", String::as_str)
+        ),
         Limit::Generator => {
             "the generator could not keep the schedule (add --threads, pin generator and server to different CPUs, or shard the load)".into()
         }
         Limit::Ceiling => "every rate up to --to held (raise --to to search further)".into(),
+    }
+}
+
+/// What limited the search at `hi`, the lowest failing rate: `p99<50ms did not hold at
+/// 7650`, with what follows the SLO's words after the rate.
+fn limit_at(r: &CapacityReport, hi: f64) -> String {
+    let words = limit_words(r);
+    let at = format!(" at {}", rate(hi));
+    match words.find(" did not hold") {
+        Some(i) => {
+            let end = i + " did not hold".len();
+            format!("{}{at}{}", &words[..end], &words[end..])
+        }
+        None => format!("{words}{at}"),
     }
 }
 
@@ -61,12 +79,11 @@ fn headline(r: &CapacityReport) -> String {
     let slos = r.slos.join(", ");
     match (c.max_rps, c.first_failing_rps) {
         (Some(lo), Some(hi)) => format!(
-            "{} req/s within {slos} (between {} and {} req/s: {} at {})",
+            "{} req/s within {slos} (between {} and {} req/s: {})",
             rate(lo),
             rate(lo),
             rate(hi),
-            limit_words(r),
-            rate(hi)
+            limit_at(r, hi)
         ),
         (Some(lo), None) => format!(
             "at least {} req/s within {slos}: {}",
@@ -157,6 +174,7 @@ pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
 pub(crate) fn limit_json(slos: &[String], l: &Limit) -> Value {
     match l {
         Limit::Slo(i) => json!({"kind": "slo", "slo": slos.get(*i)}),
+        Limit::ConnectionCap(i) => json!({"kind": "connection_cap", "slo": slos.get(*i)}),
         Limit::Generator => json!({"kind": "generator"}),
         Limit::Ceiling => json!({"kind": "ceiling"}),
     }
@@ -197,6 +215,7 @@ mod tests {
             p999_ms: p99 * 2.0,
             errors_pct: 0.0,
             kept: verdict != Verdict::NotKept,
+            capped: false,
             verdict,
         }
     }
@@ -233,5 +252,43 @@ mod tests {
         assert_eq!(v["capacity"]["limited_by"]["slo"], "p99<50ms");
         assert_eq!(v["capacity"]["steps"][1]["broke"], "p99<50ms");
         assert_eq!(v["capacity"]["steps"].as_array().unwrap().len(), 3);
+    }
+
+    /// The SLO broke where every connection allowed was busy: the report says the cap
+    /// held the rate back, in words and as `connection_cap`.
+    #[test]
+    fn an_slo_broken_at_the_connection_cap_is_told_apart() {
+        let slos = vec!["p99<50ms".to_string()];
+        let mut broke = step(2000.0, 80.0, Verdict::Broke(0));
+        broke.capped = true;
+        let steps = vec![step(1000.0, 3.0, Verdict::Met), broke];
+        let found = Capacity {
+            max_rps: Some(1000.0),
+            first_failing_rps: Some(2000.0),
+            limited_by: Limit::Slo(0),
+        };
+        let c = shootout_analysis::capacity::at_cap(found.clone(), &steps);
+        assert_eq!(c.limited_by, Limit::ConnectionCap(0));
+        // A cap reached only at a rate that met its SLOs limits nothing.
+        let mut met = step(1000.0, 3.0, Verdict::Met);
+        met.capped = true;
+        let uncapped = [met, step(2000.0, 80.0, Verdict::Broke(0))];
+        let same = shootout_analysis::capacity::at_cap(found, &uncapped);
+        assert_eq!(same.limited_by, Limit::Slo(0));
+        let r = CapacityReport {
+            url: "http://127.0.0.1:8080/",
+            slos: &slos,
+            steps: &steps,
+            capacity: &c,
+            interrupted: false,
+        };
+        let text = capacity_text(&r);
+        assert!(
+            text.contains("(between 1000 and 2000 req/s: p99<50ms did not hold at 2000, every connection allowed busy (raise --max-connections"),
+            "{text}"
+        );
+        let v: Value = serde_json::from_str(&capacity_json(&r)).unwrap();
+        assert_eq!(v["capacity"]["limited_by"]["kind"], "connection_cap");
+        assert_eq!(v["capacity"]["limited_by"]["slo"], "p99<50ms");
     }
 }

@@ -126,6 +126,7 @@ pub(super) fn run(a: &LoadArgs, base: &LoadSpec, format: Format) -> Result<i32, 
         }
         measured.push(m);
     };
+    let capacity = capacity::at_cap(capacity, &measured);
     let report = CapacityReport {
         url: &base.target.url,
         slos: &a.find_max.slo,

@@ -28,6 +28,10 @@ pub(crate) fn title(w: &WorkloadCapacity) -> String {
 pub(crate) fn limit_words(slo: &[String], l: Option<&Limit>) -> String {
     match l {
         Some(Limit::Slo(i)) => format!("{} broke", slo.get(*i).map_or("an SLO", String::as_str)),
+        Some(Limit::ConnectionCap(i)) => format!(
+            "{} broke at the connection cap",
+            slo.get(*i).map_or("an SLO", String::as_str)
+        ),
         Some(Limit::Generator) => "the generator".into(),
         Some(Limit::Ceiling) => "the search's end (raise to)".into(),
         None => "–".into(),
