@@ -138,11 +138,12 @@ fn read_lists(plan: &mut Plan, dir: &Path) -> Result<(), Failure> {
 }
 
 /// Each workload's body: its `body_file` (relative to the plan's directory `dir`), its
-/// `body`, or nothing.
+/// `body`, its WebSocket `message`, or nothing.
 fn read_bodies(plan: &Plan, dir: &Path) -> Result<Vec<Vec<u8>>, Failure> {
     let mut bodies = Vec::new();
     for w in &plan.workloads {
-        bodies.push(match (&w.body_file, &w.body) {
+        let inline = w.body.as_ref().or(w.message.as_ref());
+        bodies.push(match (&w.body_file, inline) {
             (Some(f), _) => {
                 let path = plan::resolve(dir, f);
                 crate::load::read_body(&path).map_err(|e| {
