@@ -1504,3 +1504,28 @@ fn a_websocket_workload_in_a_dry_run() {
         "{stderr}"
     );
 }
+
+/// A held WebSocket workload (`hold`): verified by one ping on one connection, then one
+/// on each of 8, and measured in pings answered by pongs.
+#[test]
+fn a_held_websocket_workload_is_verified_and_measured_in_pings() {
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    let contender = format!(
+        "[[contender]]\nname = \"ws\"\nurl = \"{}\"\n",
+        server.url("").trim_end_matches('/')
+    );
+    let workload = "[[workload]]\nname = \"held\"\nprotocol = \"websocket\"\npath = \"/\"\nhold = { ping = \"100ms\" }\n";
+    // 20 pings per step: a second on 2 connections.
+    let plan = plan_with(&contender, workload).replace("requests = 200", "requests = 20");
+    let c = Case::new(&plan);
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].result.counts.ok, 20);
+    assert_eq!(steps[0].result.counts.failed(), 0);
+    assert_eq!(server.messages(), 0, "no message goes to held connections");
+    assert_eq!(server.upgrades(), 1 + 8 + 2, "one handshake per connection");
+    assert!(server.pings() >= 1 + 8 + 20, "{} pings", server.pings());
+    assert!(run.plan_resolved.contains(r#""message":"hold""#));
+}
