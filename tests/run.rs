@@ -1503,6 +1503,21 @@ fn a_websocket_workload_in_a_dry_run() {
         stderr.contains("plan.toml:21: workload 'echo': body is an HTTP request's: a WebSocket workload sends message = \"…\" (a text message) or body_file = \"FILE\" (a binary message)"),
         "{stderr}"
     );
+    // A binary message over 16 MiB is refused when the plan's files are read.
+    let big = workload.replace(
+        "message = \"0123456789abcdef0123456789abcdef\"",
+        "body_file = \"big.bin\"",
+    );
+    let c = Case::new(&plan_with(&python_server("a", ""), &big));
+    let file = std::fs::File::create(c.dir.path().join("big.bin")).unwrap();
+    file.set_len((16 << 20) + 1).unwrap();
+    let out = c.run_cmd().arg("--dry-run").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("workload 'echo': body_file is 16777217 bytes, but a WebSocket message may be at most 16777216 bytes (16 MiB): send a smaller file"),
+        "{stderr}"
+    );
 }
 
 /// A held WebSocket workload (`hold`): verified by one ping on one connection, then one

@@ -5,7 +5,8 @@ use super::RunArgs;
 use crate::output::Failure;
 use anyhow::anyhow;
 use shootout_model::plan::{self, Plan, Span};
-use shootout_model::LoadLevel;
+use shootout_model::spec::MAX_MESSAGE;
+use shootout_model::{LoadLevel, Protocol};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -157,6 +158,13 @@ fn read_bodies(plan: &Plan, dir: &Path) -> Result<Vec<Vec<u8>>, Failure> {
             (None, Some(b)) => b.clone().into_bytes(),
             (None, None) => Vec::new(),
         });
+        let len = bodies.last().map_or(0, Vec::len);
+        if w.protocol == Protocol::WebSocket && len > MAX_MESSAGE {
+            return Err(Failure::usage(anyhow!(
+                "workload '{}': body_file is {len} bytes, but a WebSocket message may be at most {MAX_MESSAGE} bytes (16 MiB): send a smaller file",
+                w.name
+            )));
+        }
     }
     Ok(bodies)
 }
