@@ -1544,3 +1544,26 @@ fn a_held_websocket_workload_is_verified_and_measured_in_pings() {
     assert!(server.pings() >= 1 + 8 + 20, "{} pings", server.pings());
     assert!(run.plan_resolved.contains(r#""message":"hold""#));
 }
+
+/// A launched WebSocket-only server (the standard library's, `tests/common/ws_echo.py`)
+/// answers the ready wait's plain GET of `/` with 426 Upgrade Required, as Python's
+/// `websockets` does: below 500, so it is ready; then it is verified and measured over
+/// WebSocket, every reply the echo.
+#[test]
+fn a_launched_websocket_only_server_is_ready_on_its_426_and_measured() {
+    let contender =
+        "[[contender]]\nname = \"py-ws\"\ncommand = \"exec python3 ws_echo.py {port}\"\n";
+    let workload = "[[workload]]\nname = \"echo\"\nprotocol = \"websocket\"\npath = \"/echo\"\nmessage = \"hello\"\nexpect = { echo = true, length = 5 }\n";
+    let c = Case::new(&plan_with(contender, workload));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/common/ws_echo.py");
+    std::fs::copy(script, c.dir.path().join("ws_echo.py")).unwrap();
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let contender = store.contenders(run.id).unwrap().remove(0);
+    assert_eq!(contender.status, ContenderStatus::Measured);
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].result.counts.ok, 200);
+    assert_eq!(steps[0].result.counts.failed(), 0);
+    c.no_orphans();
+}
