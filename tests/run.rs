@@ -1567,3 +1567,30 @@ fn a_launched_websocket_only_server_is_ready_on_its_426_and_measured() {
     assert_eq!(steps[0].result.counts.failed(), 0);
     c.no_orphans();
 }
+
+/// A WebSocket workload searched for capacity (`find_max`): every search step is spoken
+/// over WebSocket at the rate tried, each reply the echo.
+#[test]
+fn a_websocket_workload_is_searched_for_capacity() {
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    let plan = format!(
+        "name = \"ws capacity\"\n[defaults]\nwarmup = 0\nduration = \"0.5s\"\nrepeat = 1\ncooldown = \"0s\"\n\n\
+         [[contender]]\nname = \"ws\"\nurl = \"{}\"\n\n\
+         [[workload]]\nname = \"echo\"\nprotocol = \"websocket\"\npath = \"/echo\"\nmessage = \"hi\"\nexpect = {{ echo = true }}\n\
+         find_max = {{ slo = [\"p99<500ms\"], from = 1000, to = 2000 }}\n\n[load]\nconnections = 4\n",
+        server.url("").trim_end_matches('/')
+    );
+    let c = Case::new(&plan);
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert!(!steps.is_empty());
+    for s in &steps {
+        assert!(s.search.is_some(), "a search step");
+        assert_eq!(s.wire.unwrap().protocol, Protocol::WebSocket);
+        assert!(s.result.counts.ok > 0);
+        assert_eq!(s.result.counts.failed(), 0);
+    }
+    let answered: u64 = steps.iter().map(|s| s.result.counts.ok).sum();
+    assert!(server.answers() >= 20 + 48 + answered);
+}
