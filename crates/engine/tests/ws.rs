@@ -260,6 +260,21 @@ fn held_connections_ping_at_their_interval_and_are_kept() {
     assert_eq!(server.messages(), 0, "no message is sent");
 }
 
+/// An interval shorter than the event loop's usual tick (100 ms) is kept too: 20 ms on 2
+/// connections for 500 ms pings about 25 times each, not 5.
+#[test]
+fn held_connections_ping_at_a_short_interval() {
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    let r = go(&hold(&server, 2, 500, 20, None));
+    assert!(server.wait_idle(Duration::from_secs(10)));
+    let c = &r.counts;
+    assert_eq!(c.failed(), 0);
+    // At most 26 each (one at the open, then every 20 ms); late ticks on a busy machine
+    // may lose a few, never most.
+    assert!((30..=52).contains(&c.ok), "{} pongs", c.ok);
+    assert_eq!(server.pings(), c.ok + c.aborted);
+}
+
 /// Opened at 20 a second, 10 connections take about half a second to be all open.
 #[test]
 fn held_connections_open_at_their_rate() {

@@ -334,6 +334,11 @@ pub(crate) trait Protocol<'a>: Sized {
     fn dispatch(&mut self, now: Instant) -> Dispatch;
     /// Deadlines, re-opens and whatever else is swept at each tick.
     fn tick(&mut self, now: Instant);
+    /// The shortest interval [`Protocol::tick`] keeps besides the deadlines (WebSocket's
+    /// hold mode: its pings), so ticks come at a tenth of it; none by default.
+    fn ticks_for(&self) -> Option<Duration> {
+        None
+    }
     /// Readiness of connection `i`. Returns true when its reads stopped at
     /// [`READS_PER_EVENT`] with bytes perhaps left: the loop reads it again after its
     /// deadlines.
@@ -463,7 +468,8 @@ pub fn wait_until(at: std::time::SystemTime, stop: &AtomicBool) {
 }
 
 /// Runs a worker until its share is done, the deadline passes or `stop` is set (returns
-/// true then). Ticks at a tenth of the shorter deadline (1–100 ms), publishes progress at
+/// true then). Ticks at a tenth of the shorter deadline or [`Protocol::ticks_for`]
+/// (1–100 ms), publishes progress at
 /// each tick, and in rate mode arms the timer for the next due request.
 fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::Result<bool> {
     let now = Instant::now();
@@ -471,7 +477,8 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
         p.start(now);
     }
     let sh = p.core_ref().sh;
-    let tick = (sh.timeout.min(sh.connect_timeout) / 10)
+    let shortest = sh.timeout.min(sh.connect_timeout);
+    let tick = (p.ticks_for().map_or(shortest, |t| t.min(shortest)) / 10)
         .clamp(Duration::from_millis(1), Duration::from_millis(100));
     let mut spin = Spin::new(sh.busy_poll, now);
     let mut wake = Wake::new(now);

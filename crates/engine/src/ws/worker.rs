@@ -152,6 +152,11 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.due(now)
     }
 
+    fn ticks_for(&self) -> Option<Duration> {
+        // Pings go out at ticks: a tenth of their interval apart at most.
+        self.hold.map(|h| h.every)
+    }
+
     fn tick(&mut self, now: Instant) {
         self.sweep(now);
         if self.hold.is_some() {
