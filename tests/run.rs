@@ -1455,6 +1455,63 @@ fn a_websocket_workload_is_verified_and_measured_in_messages() {
     );
 }
 
+/// A WebSocket workload sends a message list (`messages`, `{seq}` drawn per message):
+/// measured against an echo server, every reply checked against its own message; a server
+/// that answers each message with the one before fails verification (20 messages on one
+/// connection: 19 not the echo). The dry run says what is sent, and the resolved plan
+/// stores the kind `list`.
+#[test]
+fn a_websocket_workload_sends_its_message_list() {
+    let echo = WsServer::start(WsBehavior::Echo).unwrap();
+    let stale = WsServer::start(WsBehavior::Stale).unwrap();
+    let url = |s: &WsServer| s.url("").trim_end_matches('/').to_string();
+    let contenders = format!(
+        "[[contender]]\nname = \"echo\"\nurl = \"{}\"\n\n[[contender]]\nname = \"stale\"\nurl = \"{}\"\n",
+        url(&echo),
+        url(&stale)
+    );
+    let workload = "[[workload]]\nname = \"chat\"\nprotocol = \"websocket\"\npath = \"/echo\"\nmessages = \"chat.txt\"\nexpect = { echo = true }\n";
+    let c = Case::new(&plan_with(&contenders, workload));
+    std::fs::write(
+        c.dir.path().join("chat.txt"),
+        "# one a line\n{\"seq\": {seq}}\nhello {seq}\n",
+    )
+    .unwrap();
+    let dry = shootout()
+        .args(["run", "--dry-run"])
+        .arg(c.plan())
+        .arg("--db")
+        .arg(c.db())
+        .output()
+        .unwrap();
+    common::assert_ok(&dry);
+    let said = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        said.contains("chat: /echo over websocket, 2 text messages from ")
+            && said.contains("chat.txt, in turn (expect the echo)"),
+        "{said}"
+    );
+    let out = c.run_cmd().output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("stale: failed verification")
+            && err.contains("20 messages on 1 connection): 1 ok, 19 failed (19 body)"),
+        "{err}"
+    );
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1, "only the echo server is measured");
+    let counts = &steps[0].result.counts;
+    assert_eq!((counts.ok, counts.failed()), (200, 0));
+    assert_eq!(echo.answers(), 20 + 48 + 200);
+    assert!(
+        run.plan_resolved.contains(r#""message":"list""#),
+        "{}",
+        run.plan_resolved
+    );
+}
+
 /// A WebSocket server that refuses the handshake fails verification, and the detail says
 /// so in messages and statuses.
 #[test]

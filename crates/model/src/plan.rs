@@ -182,6 +182,11 @@ pub struct Workload {
     pub message: Option<String>,
     /// WebSocket: hold the connections and ping them instead of sending messages (`hold`).
     pub hold: Option<Hold>,
+    /// WebSocket: a message list file (`messages`), relative to the plan's directory:
+    /// text messages sent in turn (or at random, `order`) instead of one message.
+    pub messages: Option<PathBuf>,
+    /// The list read from `messages`: filled by whoever loads the plan's files.
+    pub message_list: Option<crate::messages::MessageList>,
 }
 
 /// One level of the load, with its own length when staged.
@@ -326,6 +331,7 @@ struct FileWorkload {
     seed: Option<u64>,
     find_max: Option<Spanned<FileFindMax>>,
     message: Option<Spanned<String>>,
+    messages: Option<Spanned<String>>,
     hold: Option<Spanned<websocket::FileHold>>,
 }
 
@@ -1012,6 +1018,8 @@ impl Reader<'_> {
             find_max,
             message: w.message.as_ref().map(|m| m.get_ref().clone()),
             hold,
+            messages: w.messages.as_ref().map(|m| PathBuf::from(m.get_ref())),
+            message_list: None,
         })
     }
 
@@ -1108,9 +1116,9 @@ impl Reader<'_> {
         }
         match &w.order {
             None => Ok(Order::Seq),
-            Some(o) if w.requests.is_none() => Err(self.err(
+            Some(o) if w.requests.is_none() && w.messages.is_none() => Err(self.err(
                 o.span().start,
-                format!("workload '{name}': order applies to a request list: add requests = \"FILE\" or remove it"),
+                format!("workload '{name}': order applies to a list: add requests = \"FILE\" (or, over WebSocket, messages = \"FILE\") or remove it"),
             )),
             Some(o) => match o.get_ref().as_str() {
                 "seq" => Ok(Order::Seq),

@@ -88,7 +88,7 @@ pub struct ResolvedWorkload {
     /// swept, and in runs stored before searches).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub find_max: Option<ResolvedFindMax>,
-    /// A WebSocket workload's message: `text`, `binary`, or `hold` (connections held and
+    /// A WebSocket workload's message: `text`, `binary`, `list`, or `hold` (connections held and
     /// pinged, no message); absent for HTTP workloads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -206,15 +206,17 @@ impl ResolvedPlan {
     }
 }
 
-/// What a WebSocket workload sends, as stored: `text`, `binary` or `hold`; `None` for HTTP.
+/// What a WebSocket workload sends, as stored: `text`, `binary`, `list` (text messages
+/// from a list) or `hold`; `None` for HTTP.
 pub fn message_kind(w: &Workload) -> Option<&'static str> {
     if w.protocol != Protocol::WebSocket {
         return None;
     }
-    Some(match (&w.message, w.hold) {
-        (_, Some(_)) => "hold",
-        (Some(_), None) => "text",
-        (None, None) => "binary",
+    Some(match (&w.message, w.hold, &w.messages) {
+        (_, Some(_), _) => "hold",
+        (_, None, Some(_)) => "list",
+        (Some(_), None, None) => "text",
+        (None, None, None) => "binary",
     })
 }
 

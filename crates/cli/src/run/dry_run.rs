@@ -94,6 +94,21 @@ fn workload_line(w: &Workload) -> String {
 /// echo, 32 bytes)`: what a WebSocket workload sends and what its replies must be.
 fn websocket_line(w: &Workload) -> String {
     let sends = match (&w.message, &w.body_file, w.hold) {
+        _ if w.message_list.is_some() => {
+            let l = w.message_list.as_ref().map_or((0, "", false), |l| {
+                (
+                    l.lines.len(),
+                    l.source.as_str(),
+                    l.order == shootout_model::requests::Order::Random,
+                )
+            });
+            format!(
+                "{} from {}{}",
+                plural(l.0, "text message", "text messages"),
+                l.1,
+                if l.2 { ", random order" } else { ", in turn" }
+            )
+        }
         (_, _, Some(h)) => format!(
             "connections held, a ping every {}{}",
             tenths_secs(h.every),

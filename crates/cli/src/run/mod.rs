@@ -354,6 +354,7 @@ fn step_spec(
         .busy_poll(plan.defaults.busy_poll)
         .ws_text(w.message.is_some())
         .ws_hold(w.hold)
+        .ws_messages(w.message_list.clone())
         .build()
         .map_err(|e| anyhow!("{e}"))
 }

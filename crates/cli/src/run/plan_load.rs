@@ -4,6 +4,7 @@
 use super::RunArgs;
 use crate::output::Failure;
 use anyhow::anyhow;
+use shootout_model::messages::MessageList;
 use shootout_model::plan::{self, Plan, Span};
 use shootout_model::spec::MAX_MESSAGE;
 use shootout_model::{LoadLevel, Protocol};
@@ -105,7 +106,7 @@ fn narrow(plan: &mut Plan, a: &RunArgs) -> Result<(), Failure> {
 
 /// Reads each workload's request list (`requests`, relative to the plan's directory) into
 /// the workload, checked as `--urls` lists are (paths only: each contender has its own
-/// origin).
+/// origin), and each WebSocket message list (`messages`) as `--ws-messages` lists are.
 fn read_lists(plan: &mut Plan, dir: &Path) -> Result<(), Failure> {
     for w in &mut plan.workloads {
         let Some(f) = &w.requests else { continue };
@@ -134,6 +135,27 @@ fn read_lists(plan: &mut Plan, dir: &Path) -> Result<(), Failure> {
         )
         .map_err(|e| Failure::usage(anyhow!("workload '{}': {e}", w.name)))?;
         w.list = Some(list);
+    }
+    for w in &mut plan.workloads {
+        let Some(f) = &w.messages else { continue };
+        let path = plan::resolve(dir, f);
+        let text = crate::load::read_list_text(&path).map_err(|e| {
+            Failure::usage(match e {
+                crate::load::ListText::TooLarge => anyhow!(
+                    "workload '{}': messages {}: {e}",
+                    w.name,
+                    path.display()
+                ),
+                e => anyhow!(
+                    "workload '{}': cannot read messages {}: {e} (paths are relative to the plan's directory)",
+                    w.name,
+                    path.display()
+                ),
+            })
+        })?;
+        let list = MessageList::parse(&path.display().to_string(), &text, w.order, w.seed)
+            .map_err(|e| Failure::usage(anyhow!("workload '{}': messages {e}", w.name)))?;
+        w.message_list = Some(list);
     }
     Ok(())
 }

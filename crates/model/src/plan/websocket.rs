@@ -46,6 +46,9 @@ impl Reader<'_> {
         if let Some(m) = &w.message {
             return Err(self.err(m.span().start, format!("workload '{name}': message is a WebSocket message: {fix}, or send an HTTP body with body = \"…\"")));
         }
+        if let Some(m) = &w.messages {
+            return Err(self.err(m.span().start, format!("workload '{name}': messages is a list of WebSocket messages: {fix}, or send a list of HTTP requests with requests = \"FILE\"")));
+        }
         if let Some(e) = w.expect.as_ref().filter(|e| e.get_ref().echo == Some(true)) {
             return Err(self.err(e.span().start, format!("workload '{name}': expect.echo checks a WebSocket reply: {fix}, or remove echo")));
         }
@@ -88,10 +91,16 @@ impl Reader<'_> {
     /// What a WebSocket workload sends: `message` (text) or `body_file` (binary), one of
     /// the two unless it holds connections.
     fn message(&self, name: &str, at: usize, w: &FileWorkload) -> Result<(), PlanError> {
+        if let Some(l) = &w.messages {
+            if w.message.is_some() || w.body_file.is_some() {
+                return Err(self.err(l.span().start, format!("workload '{name}': messages sends the list's messages: remove message and body_file, or messages")));
+            }
+            return Ok(());
+        }
         match (&w.message, &w.body_file, &w.hold) {
             (Some(m), Some(_), _) => Err(self.err(m.span().start, format!("workload '{name}': give message (a text message) or body_file (a binary message), not both"))),
             (Some(m), None, _) if m.get_ref().len() > MAX_MESSAGE => Err(self.err(m.span().start, format!("workload '{name}': message is {} bytes: a WebSocket message may be at most {MAX_MESSAGE} bytes (16 MiB): send a smaller one", m.get_ref().len()))),
-            (None, None, None) => Err(self.err(at, format!("workload '{name}': a WebSocket workload sends a message: add message = \"…\" (a text message) or body_file = \"FILE\" (a binary message), or hold = {{ ping = \"5s\" }} to hold connections open"))),
+            (None, None, None) => Err(self.err(at, format!("workload '{name}': a WebSocket workload sends a message: add message = \"…\" (a text message), body_file = \"FILE\" (a binary message) or messages = \"FILE\" (a list of text messages), or hold = {{ ping = \"5s\" }} to hold connections open"))),
             _ => Ok(()),
         }
     }
@@ -101,8 +110,8 @@ impl Reader<'_> {
     fn hold(&self, name: &str, w: &FileWorkload) -> Result<Option<Hold>, PlanError> {
         let Some(h) = &w.hold else { return Ok(None) };
         let at = h.span().start;
-        if w.message.is_some() || w.body_file.is_some() {
-            return Err(self.err(at, format!("workload '{name}': hold pings the held connections and sends no message: remove message and body_file, or hold")));
+        if w.message.is_some() || w.body_file.is_some() || w.messages.is_some() {
+            return Err(self.err(at, format!("workload '{name}': hold pings the held connections and sends no message: remove message, body_file and messages, or hold")));
         }
         let e = w.expect.as_ref().map(Spanned::get_ref);
         if e.is_some_and(|e| {
@@ -304,11 +313,30 @@ mod tests {
 
     /// Each wrong combination: the line of the key, and the message naming the key and
     /// the fix.
+    /// A message list: its file and order kept for the run to read, the kind `list`.
+    #[test]
+    fn a_message_list_workload_parses_with_its_order() {
+        let p = ok(
+            "",
+            &format!("{WS}messages = \"chat.txt\"\norder = \"random\"\nseed = 5\nexpect = {{ echo = true }}"),
+            "concurrency = [1]",
+        );
+        let w = &p.workloads[0];
+        assert_eq!(
+            w.messages.as_deref(),
+            Some(std::path::Path::new("chat.txt"))
+        );
+        assert_eq!((w.order, w.seed), (crate::requests::Order::Random, 5));
+        assert!(w.message.is_none() && w.message_list.is_none());
+        let r = ResolvedPlan::of(&p);
+        assert_eq!(r.workloads[0].message.as_deref(), Some("list"));
+    }
+
     #[test]
     fn every_wrong_combination_names_its_key_line_and_fix() {
         let c1 = "concurrency = [1]";
         // The workload's keys start on line 9 (name, path, then the keys given).
-        let cases: [(&str, &str, &str, usize, &str); 14] = [
+        let cases: [(&str, &str, &str, usize, &str); 17] = [
             ("", &format!("{WS}{TEXT}body_file = \"m.bin\""), c1, 10, "give message (a text message) or body_file (a binary message), not both"),
             ("", &format!("{WS}{TEXT}body = \"x\""), c1, 11, "body is an HTTP request's: a WebSocket workload sends message = \"…\" (a text message) or body_file = \"FILE\" (a binary message)"),
             ("", TEXT, c1, 9, "message is a WebSocket message: add protocol = \"websocket\", or send an HTTP body with body = \"…\""),
@@ -318,8 +346,11 @@ mod tests {
             ("", &format!("{WS}requests = \"urls.txt\""), c1, 10, "a request list (requests) is sent over HTTP only: a WebSocket workload sends one message (message = \"…\" or body_file = \"FILE\"): remove requests"),
             ("", &format!("{WS}{TEXT}streams = 4"), c1, 11, "streams = 4 is HTTP/2's: a WebSocket connection carries one message after another; for 4 messages in flight per connection write pipeline = 4"),
             ("", &format!("{WS}{TEXT}expect = {{ status = 101 }}"), c1, 11, "expect.status: shootout checks the WebSocket handshake's 101 itself, and a reply has no status: remove status (check replies with echo, length or body_contains)"),
-            ("", WS, c1, 6, "a WebSocket workload sends a message: add message = \"…\" (a text message) or body_file = \"FILE\" (a binary message), or hold = { ping = \"5s\" } to hold connections open"),
-            ("", &format!("{WS}{TEXT}hold = {{ ping = \"5s\" }}"), c1, 11, "hold pings the held connections and sends no message: remove message and body_file, or hold"),
+            ("", WS, c1, 6, "a WebSocket workload sends a message: add message = \"…\" (a text message), body_file = \"FILE\" (a binary message) or messages = \"FILE\" (a list of text messages), or hold = { ping = \"5s\" } to hold connections open"),
+            ("", &format!("{WS}{TEXT}messages = \"chat.txt\""), c1, 11, "messages sends the list's messages: remove message and body_file, or messages"),
+            ("", "messages = \"chat.txt\"", c1, 9, "messages is a list of WebSocket messages: add protocol = \"websocket\", or send a list of HTTP requests with requests = \"FILE\""),
+            ("", &format!("{WS}messages = \"chat.txt\"\nhold = {{ ping = \"5s\" }}"), c1, 11, "hold pings the held connections and sends no message: remove message, body_file and messages, or hold"),
+            ("", &format!("{WS}{TEXT}hold = {{ ping = \"5s\" }}"), c1, 11, "hold pings the held connections and sends no message: remove message, body_file and messages, or hold"),
             ("", &format!("{WS}hold = {{ ping = \"5s\" }}\nexpect = {{ echo = true }}"), c1, 10, "hold's pongs carry no reply to check: remove expect's echo, length and body_contains, or hold"),
             ("", &format!("{WS}hold = {{ ping = \"0s\" }}"), c1, 10, "hold.ping = \"0s\" must be more than 0"),
             ("", &format!("{WS}hold = {{ ping = \"5s\", rate = 0.0 }}"), c1, 10, "hold.rate must be from 0.001 to 10⁹ connections opened per second, not 0"),
