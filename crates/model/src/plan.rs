@@ -1877,7 +1877,7 @@ concurrency = [1, 10]
             ),
             (
                 GOOD.replace("method = \"post\"", "order = \"random\""),
-                "workload 'post': order applies to a request list",
+                "workload 'post': order applies to a list: add requests = \"FILE\"",
             ),
             (
                 GOOD.replace(
