@@ -5,9 +5,9 @@
 mod common;
 
 use assert_cmd::Command;
-use shootout_model::{ContenderStatus, RunStatus, StepStatus};
+use shootout_model::{ContenderStatus, Protocol, RunStatus, StepStatus};
 use shootout_store::Store;
-use shootout_testserver::{Behavior, TestServer};
+use shootout_testserver::{Behavior, TestServer, WsBehavior, WsServer};
 use std::path::PathBuf;
 use std::process::Stdio;
 
@@ -1399,4 +1399,148 @@ fn a_plan_finds_each_contenders_capacity_and_ranks_them() {
     assert_eq!(pairs[1]["a_max_rps"].as_f64(), Some(fast_max));
     assert_eq!(pairs[1]["verdict"], "no_change", "{v}");
     c.no_orphans();
+}
+
+/// A WebSocket echo workload (a text message, two in flight per connection) against two
+/// URL contenders of one echo server, one given as `ws://`, one as `http://` (its scheme
+/// mapped): each is verified (20 messages on one connection, 48 on eight) and measured
+/// (200 messages on two connections) over WebSocket, every reply checked against the
+/// message; the store says websocket and the message kind.
+#[test]
+fn a_websocket_workload_is_verified_and_measured_in_messages() {
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    let ws = server.url("");
+    let ws = ws.trim_end_matches('/');
+    let http = ws.replace("ws://", "http://");
+    let contenders = format!(
+        "[[contender]]\nname = \"ws\"\nurl = \"{ws}\"\n\n[[contender]]\nname = \"mapped\"\nurl = \"{http}\"\n"
+    );
+    let workload = "[[workload]]\nname = \"echo\"\nprotocol = \"websocket\"\npath = \"/echo\"\nmessage = \"0123456789abcdef\"\nexpect = { echo = true, length = 16 }\npipeline = 2\n";
+    let c = Case::new(&plan_with(&contenders, workload));
+    let out = c.run_cmd().output().unwrap();
+    common::assert_ok(&out);
+    // The closing table (`shootout report`) says what a request is here.
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("\necho (WebSocket: a request is a message and its reply)\n"),
+        "{table}"
+    );
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 2);
+    for s in &steps {
+        assert_eq!(s.result.counts.ok, 200);
+        assert_eq!(s.result.counts.failed(), 0);
+        assert_eq!(s.result.counts.status.get(&101), Some(&200));
+        let wire = s.wire.unwrap();
+        assert_eq!((wire.protocol, wire.pipeline), (Protocol::WebSocket, 2));
+    }
+    assert_eq!(
+        server.answers(),
+        2 * (20 + 48 + 200),
+        "verification, then the step"
+    );
+    assert_eq!(
+        server.upgrades(),
+        2 * (1 + 8 + 2),
+        "one handshake per connection"
+    );
+    assert!(
+        run.plan_resolved.contains(
+            r#""message":"text","method":"GET","name":"echo","path":"/echo","pipeline":2,"protocol":"websocket""#
+        ),
+        "{}",
+        run.plan_resolved
+    );
+}
+
+/// A WebSocket server that refuses the handshake fails verification, and the detail says
+/// so in messages and statuses.
+#[test]
+fn a_refused_websocket_handshake_fails_verification() {
+    let server = WsServer::start(WsBehavior::Refuse { status: 403 }).unwrap();
+    let contender = format!(
+        "[[contender]]\nname = \"ws\"\nurl = \"{}\"\n",
+        server.url("").trim_end_matches('/')
+    );
+    let workload = "[[workload]]\nname = \"echo\"\nprotocol = \"ws\"\npath = \"/echo\"\nmessage = \"hi\"\nexpect = { echo = true }\n";
+    let (_c, status, detail) = lone_failure(&contender, workload);
+    assert_eq!(status, ContenderStatus::VerificationFailed);
+    assert!(
+        detail.contains("workload 'echo' over websocket (sequential, 20 messages on 1 connection): 0 ok, 20 failed"),
+        "{detail}"
+    );
+    assert!(detail.contains("status codes 403: 20"), "{detail}");
+    assert!(!detail.contains("one answer"), "{detail}");
+}
+
+/// The dry run says what a WebSocket workload sends and expects; a wrong key is refused
+/// by the dry run with its file and line.
+#[test]
+fn a_websocket_workload_in_a_dry_run() {
+    let workload = "[[workload]]\nname = \"echo\"\nprotocol = \"websocket\"\npath = \"/echo\"\nmessage = \"0123456789abcdef0123456789abcdef\"\nexpect = { echo = true }\npipeline = 4\n\n[[workload]]\nname = \"held\"\nprotocol = \"websocket\"\npath = \"/echo\"\nhold = { ping = \"5s\", rate = 200 }\n";
+    let c = Case::new(&plan_with(&python_server("a", ""), workload));
+    let out = c.run_cmd().arg("--dry-run").output().unwrap();
+    common::assert_ok(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  echo: /echo over websocket × 4 in flight, a text message of 32 bytes (expect the echo)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "  held: /echo over websocket, connections held, a ping every 5.0 s, opened at 200/s\n"
+        ),
+        "{stdout}"
+    );
+    let bad = workload.replace("pipeline = 4", "body = \"x\"");
+    let c = Case::new(&plan_with(&python_server("a", ""), &bad));
+    let out = c.run_cmd().arg("--dry-run").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("plan.toml:21: workload 'echo': body is an HTTP request's: a WebSocket workload sends message = \"…\" (a text message) or body_file = \"FILE\" (a binary message)"),
+        "{stderr}"
+    );
+    // A binary message over 16 MiB is refused when the plan's files are read.
+    let big = workload.replace(
+        "message = \"0123456789abcdef0123456789abcdef\"",
+        "body_file = \"big.bin\"",
+    );
+    let c = Case::new(&plan_with(&python_server("a", ""), &big));
+    let file = std::fs::File::create(c.dir.path().join("big.bin")).unwrap();
+    file.set_len((16 << 20) + 1).unwrap();
+    let out = c.run_cmd().arg("--dry-run").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("workload 'echo': body_file is 16777217 bytes, but a WebSocket message may be at most 16777216 bytes (16 MiB): send a smaller file"),
+        "{stderr}"
+    );
+}
+
+/// A held WebSocket workload (`hold`): verified by one ping on one connection, then one
+/// on each of 8, and measured in pings answered by pongs.
+#[test]
+fn a_held_websocket_workload_is_verified_and_measured_in_pings() {
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    let contender = format!(
+        "[[contender]]\nname = \"ws\"\nurl = \"{}\"\n",
+        server.url("").trim_end_matches('/')
+    );
+    let workload = "[[workload]]\nname = \"held\"\nprotocol = \"websocket\"\npath = \"/\"\nhold = { ping = \"100ms\" }\n";
+    // 20 pings per step: a second on 2 connections.
+    let plan = plan_with(&contender, workload).replace("requests = 200", "requests = 20");
+    let c = Case::new(&plan);
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].result.counts.ok, 20);
+    assert_eq!(steps[0].result.counts.failed(), 0);
+    assert_eq!(server.messages(), 0, "no message goes to held connections");
+    assert_eq!(server.upgrades(), 1 + 8 + 2, "one handshake per connection");
+    assert!(server.pings() >= 1 + 8 + 20, "{} pings", server.pings());
+    assert!(run.plan_resolved.contains(r#""message":"hold""#));
 }

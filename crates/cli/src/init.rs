@@ -4,7 +4,9 @@
 //! can fake the outside world: discovery ([`discover`] asks `python3` which modules import
 //! and `PATH` which programs exist), the probe ([`probe`] asks the first server for `/`
 //! once, for the workload's expectations), and the pure [`plan_text`] of (template,
-//! discovered servers, answers) → TOML, which the plan parser must accept.
+//! discovered servers, answers) → TOML, which the plan parser must accept. For an ASGI
+//! app, the probe also asks the app itself (in-process, in the `ws` module) whether it
+//! takes WebSocket connections; the plan then offers a commented WebSocket workload.
 
 use crate::output::Failure;
 use anyhow::{anyhow, Context};
@@ -18,6 +20,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
+
+mod ws;
+pub use ws::WsRoute;
 
 /// Flags of `shootout init`.
 #[derive(Debug, Args)]
@@ -209,6 +214,8 @@ pub struct Answers {
     pub snippet: Option<String>,
     /// Who answered (for the plan's comment).
     pub from: String,
+    /// An ASGI app's WebSocket routes that accepted a connection (empty otherwise).
+    pub websocket: Vec<WsRoute>,
 }
 
 /// The servers a template draws from.
@@ -340,7 +347,9 @@ fn workload_text(path: &str, answers: &Answers) -> String {
     if let Some(s) = &answers.snippet {
         o.push_str(&format!(", body_contains = {}", q(s)));
     }
-    o.push_str(" }\n\n[load]\nconcurrency = [1, 4, 16, 64]\n");
+    o.push_str(" }\n");
+    o.push_str(&ws::workload_text(&answers.websocket));
+    o.push_str("\n[load]\nconcurrency = [1, 4, 16, 64]\n");
     o
 }
 
@@ -501,6 +510,7 @@ fn get_once(
         length: usize::try_from(parser.body_len).unwrap_or(usize::MAX),
         snippet: snippet(&body),
         from: from.to_owned(),
+        websocket: Vec::new(),
     })
 }
 
@@ -674,7 +684,13 @@ pub fn init(a: InitArgs) -> Result<i32, Failure> {
         Template::Url(a.url)
     };
     let found = discover(&t).map_err(Failure::run)?;
-    let answers = probe(&t, &found, &path).map_err(Failure::run)?;
+    let mut answers = probe(&t, &found, &path).map_err(Failure::run)?;
+    if let Template::Asgi(app) = &t {
+        answers.websocket = ws::websocket_routes(PY, app, &path).unwrap_or_else(|e| {
+            say!("note: could not ask {app} for WebSocket routes: {e:#}");
+            Vec::new()
+        });
+    }
     let text = plan_text(&t, &found, &path, &answers);
     match a.out {
         Some(p) => {
@@ -723,6 +739,7 @@ mod tests {
             length: 26,
             snippet: Some("Hello, \"World\"".into()),
             from: from.into(),
+            websocket: Vec::new(),
         }
     }
 
@@ -787,6 +804,49 @@ mod tests {
                 format!("plan_{name}"),
                 plan_text(&t, &found, "/", &answers("the first server"))
             );
+        }
+    }
+
+    /// An ASGI app with WebSocket routes: the plan offers a commented workload for the
+    /// first (an echo expected only when the probe saw one); uncommented, it parses as a
+    /// WebSocket workload.
+    #[test]
+    fn an_asgi_app_with_websocket_routes_gets_a_commented_websocket_workload() {
+        let (_, t, found) = cases().remove(1);
+        let route = |path: &str, echo| WsRoute {
+            path: path.into(),
+            echo,
+        };
+        for (name, routes) in [
+            (
+                "asgi_websocket",
+                vec![route("/ws", true), route("/chat", false)],
+            ),
+            ("asgi_websocket_no_echo", vec![route("/chat", false)]),
+        ] {
+            let a = Answers {
+                websocket: routes.clone(),
+                ..answers("uvicorn")
+            };
+            let text = plan_text(&t, &found, "/", &a);
+            insta::assert_snapshot!(format!("plan_{name}"), text);
+            let plain = shootout_model::plan::parse(&text, "plan.toml", &[0, 1]).unwrap();
+            assert_eq!(plain.workloads.len(), 1, "commented out: {text}");
+            let uncommented = text
+                .replace("# [[workload]]", "[[workload]]")
+                .replace("\n# name = \"WebSocket", "\nname = \"WebSocket");
+            let uncommented = ["protocol", "path", "message", "expect"]
+                .iter()
+                .fold(uncommented, |t, k| {
+                    t.replace(&format!("\n# {k} = "), &format!("\n{k} = "))
+                });
+            let plan = shootout_model::plan::parse(&uncommented, "plan.toml", &[0, 1])
+                .unwrap_or_else(|e| panic!("{e}\n{uncommented}"));
+            let w = &plan.workloads[1];
+            assert_eq!(w.protocol, shootout_model::Protocol::WebSocket);
+            assert_eq!(w.path, routes[0].path);
+            assert_eq!(w.message.as_deref(), Some(ws::PROBE_MESSAGE));
+            assert_eq!(w.expect.echo, routes[0].echo);
         }
     }
 

@@ -9,8 +9,8 @@ use crate::requests::{Order, RequestList};
 use crate::search::{FileFindMax, FindMax};
 use crate::shootout::LoadLevel;
 use crate::spec::{
-    check_header, check_method, check_path, rules, Expectation, Limit, Protocol, RequestError,
-    SpecError, Target, Wire,
+    check_header, check_method, check_path, rules, Expectation, Hold, Limit, Protocol,
+    RequestError, SpecError, Target, Wire,
 };
 use crate::status::StatusSet;
 use crate::threshold::Threshold;
@@ -20,6 +20,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
+
+mod websocket;
 
 /// A plan that cannot be run, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -93,7 +95,8 @@ pub enum Launch {
         /// Open-file limit to give it.
         nofile: Option<u64>,
     },
-    /// Already running at this base URL (`http://127.0.0.1:8080`).
+    /// Already running at this base URL (`http://127.0.0.1:8080`; `ws://` and `wss://`
+    /// are taken as `http://` and `https://`: each workload's protocol picks the scheme).
     Url(String),
 }
 
@@ -174,6 +177,11 @@ pub struct Workload {
     /// A capacity search in place of the levels (`find_max` here or in `[load]`): each
     /// contender's most requests per second within the SLOs. `None`: the levels are swept.
     pub find_max: Option<FindMax>,
+    /// WebSocket: the text message (`message`), sent as a text message; `None`: the
+    /// body (`body_file`) goes as a binary message.
+    pub message: Option<String>,
+    /// WebSocket: hold the connections and ping them instead of sending messages (`hold`).
+    pub hold: Option<Hold>,
 }
 
 /// One level of the load, with its own length when staged.
@@ -317,6 +325,8 @@ struct FileWorkload {
     order: Option<Spanned<String>>,
     seed: Option<u64>,
     find_max: Option<Spanned<FileFindMax>>,
+    message: Option<Spanned<String>>,
+    hold: Option<Spanned<websocket::FileHold>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -325,6 +335,7 @@ struct FileExpect {
     status: Option<toml::Value>,
     body_contains: Option<String>,
     length: Option<u64>,
+    echo: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -369,6 +380,9 @@ fn wire_message(who: &str, conflict: &SpecError, contender: bool) -> String {
         ),
         (SpecError::Http2List, true) => format!(
             "{who}: the workload's request list (requests) is sent over HTTP/1.1 only: give the contender protocol = \"http/1.1\", or use a workload without a list"
+        ),
+        (SpecError::WebSocketList, _) => format!(
+            "{who}: a request list (requests) is sent over HTTP only: a WebSocket workload sends one message (message = \"…\" or body_file = \"FILE\"): remove requests, or the protocol = \"websocket\""
         ),
         (other, _) => format!("{who}: {other}"),
     }
@@ -499,6 +513,7 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
         r.search_span(&raw_defaults, &defaults)?;
     }
     r.in_flight(raw.load.get_ref(), &levels, &contenders, &workloads)?;
+    r.held_levels(&raw.workload, &workloads, raw.load.get_ref())?;
     let max_connections = r.max_connections(raw.load.get_ref(), searched > 0)?;
     Ok(Plan {
         name: raw.name,
@@ -773,10 +788,13 @@ impl Reader<'_> {
     ) -> Result<Launch, PlanError> {
         let u = url.get_ref();
         let url_at = url.span().start;
-        if !(u.starts_with("http://") || u.starts_with("https://")) {
+        if !["http://", "https://", "ws://", "wss://"]
+            .iter()
+            .any(|s| u.starts_with(s))
+        {
             return Err(self.err(
                 url_at,
-                format!("contender '{name}': url '{u}' must start with http:// or https://"),
+                format!("contender '{name}': url '{u}' must start with http://, https://, ws:// or wss://"),
             ));
         }
         if let Err(e) = Target::parse(u) {
@@ -962,6 +980,7 @@ impl Reader<'_> {
         } = self.request(&name, at, w)?;
         let expect = self.expectation(&name, at, w)?;
         let (protocol, streams) = self.protocol(&name, w, load)?;
+        let hold = self.websocket(&name, at, w, load, protocol)?;
         let pipeline = self.pipeline(
             w.pipeline.as_ref(),
             &format!("workload '{name}': pipeline"),
@@ -991,6 +1010,8 @@ impl Reader<'_> {
             seed: w.seed.unwrap_or(0),
             list: None,
             find_max,
+            message: w.message.as_ref().map(|m| m.get_ref().clone()),
+            hold,
         })
     }
 
@@ -1141,7 +1162,7 @@ impl Reader<'_> {
                 self.err(
                     p.span().start,
                     format!(
-                        "workload '{name}': protocol = \"{}\" is not one shootout speaks: write \"h2\" or \"http/1.1\"",
+                        "workload '{name}': protocol = \"{}\" is not one shootout speaks: write \"http/1.1\", \"h2\" or \"websocket\"",
                         p.get_ref()
                     ),
                 )
@@ -1163,7 +1184,7 @@ impl Reader<'_> {
                 self.err(
                     p.span().start,
                     format!(
-                        "contender '{name}': protocol = \"{}\" is not one shootout speaks: write \"h2\" or \"http/1.1\"",
+                        "contender '{name}': protocol = \"{}\" is not one shootout speaks: write \"http/1.1\", \"h2\" or \"websocket\"",
                         p.get_ref()
                     ),
                 )
@@ -1204,6 +1225,7 @@ impl Reader<'_> {
             }
             let f = file.get_ref();
             for w in workloads {
+                self.contender_websocket(file, c, w)?;
                 let Some(conflict) = wire_of(&c.wire, w).conflict(w.requests.is_some()) else {
                     continue;
                 };
@@ -1244,7 +1266,7 @@ impl Reader<'_> {
             status,
             body_contains: e.body_contains.as_ref().map(|s| s.as_bytes().to_vec()),
             length: e.length,
-            echo: false,
+            echo: e.echo.unwrap_or(false),
         })
     }
 
@@ -1799,7 +1821,10 @@ concurrency = [1, 10]
             "concurrency = [1, 10]",
             "concurrency = [1]\nprotocol = \"spdy\"",
         ));
-        assert!(e.contains("write \"h2\" or \"http/1.1\""), "{e}");
+        assert!(
+            e.contains("write \"http/1.1\", \"h2\" or \"websocket\""),
+            "{e}"
+        );
         for (key, want) in [
             ("pipeline = 4", "workload 'get': pipeline is HTTP/1.1's"),
             (

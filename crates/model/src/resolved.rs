@@ -11,7 +11,8 @@
 //! takes its default, and text that is not such a JSON object reads as `None`, in which
 //! case the reports fall back on what the steps show.
 
-use crate::plan::{Launch, Plan};
+use crate::plan::{Launch, Plan, Workload};
+use crate::spec::Protocol;
 use crate::LoadLevel;
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +88,10 @@ pub struct ResolvedWorkload {
     /// swept, and in runs stored before searches).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub find_max: Option<ResolvedFindMax>,
+    /// A WebSocket workload's message: `text`, `binary`, or `hold` (connections held and
+    /// pinged, no message); absent for HTTP workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A workload's capacity search, as stored with the run: what a report needs to replay
@@ -152,6 +157,7 @@ impl ResolvedPlan {
                         from: f.from,
                         to: f.to,
                     }),
+                    message: message_kind(w).map(str::to_string),
                 })
                 .collect(),
             levels: plan.levels.iter().map(|l| l.level).collect(),
@@ -198,6 +204,18 @@ impl ResolvedPlan {
         }
         Some((lists[0], lists[1], lists[2], repeat))
     }
+}
+
+/// What a WebSocket workload sends, as stored: `text`, `binary` or `hold`; `None` for HTTP.
+pub fn message_kind(w: &Workload) -> Option<&'static str> {
+    if w.protocol != Protocol::WebSocket {
+        return None;
+    }
+    Some(match (&w.message, w.hold) {
+        (_, Some(_)) => "hold",
+        (Some(_), None) => "text",
+        (None, None) => "binary",
+    })
 }
 
 #[cfg(test)]

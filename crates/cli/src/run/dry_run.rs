@@ -1,9 +1,9 @@
 //! `shootout run --dry-run`: what the plan would run, started nothing.
 
 use super::describe;
-use shootout_model::plan::{Plan, Span};
+use shootout_model::plan::{Plan, Span, Workload};
 use shootout_model::threshold::Threshold;
-use shootout_model::Wire;
+use shootout_model::{Protocol, Wire};
 use shootout_report::{plural, tenths_secs};
 
 /// How contender `ci`, which has its own wire keys, is spoken to: `h2 × 10 streams`, or
@@ -49,7 +49,10 @@ pub(super) fn dry_run(plan: &Plan) -> String {
 }
 
 /// `  name: GET /path, h2 × 10 streams (expect status 200, 12 bytes)`.
-fn workload_line(w: &shootout_model::plan::Workload) -> String {
+fn workload_line(w: &Workload) -> String {
+    if w.protocol == Protocol::WebSocket {
+        return websocket_line(w);
+    }
     let what = match &w.list {
         Some(l) => format!(
             "{} requests from {}{}",
@@ -69,17 +72,8 @@ fn workload_line(w: &shootout_model::plan::Workload) -> String {
     } else {
         format!(", {wire}")
     };
-    let search = w.find_max.as_ref().map_or(String::new(), |f| {
-        format!(
-            "    capacity search within {}, from {} to {} req/s, {} connections at the start\n",
-            f.slo.join(", "),
-            f.from,
-            f.to,
-            f.connections
-        )
-    });
     format!(
-        "  {}: {what}{spoken} (expect status {}{}{})\n{search}",
+        "  {}: {what}{spoken} (expect status {}{}{})\n{}",
         w.name,
         w.expect.status.describe(),
         w.expect
@@ -92,7 +86,62 @@ fn workload_line(w: &shootout_model::plan::Workload) -> String {
                 ", body containing {:?}",
                 String::from_utf8_lossy(b)
             )),
+        search_line(w),
     )
+}
+
+/// `  name: /path over websocket × 4 in flight, a text message of 32 bytes (expect the
+/// echo, 32 bytes)`: what a WebSocket workload sends and what its replies must be.
+fn websocket_line(w: &Workload) -> String {
+    let sends = match (&w.message, &w.body_file, w.hold) {
+        (_, _, Some(h)) => format!(
+            "connections held, a ping every {}{}",
+            tenths_secs(h.every),
+            h.open_rate
+                .map_or(String::new(), |r| format!(", opened at {r}/s"))
+        ),
+        (Some(m), _, _) => format!("a text message of {}", plural(m.len(), "byte", "bytes")),
+        (None, Some(f), _) => format!("a binary message from {}", f.display()),
+        (None, None, None) => "an empty binary message".to_string(),
+    };
+    let e = &w.expect;
+    let mut expect = Vec::new();
+    if e.echo {
+        expect.push("the echo".to_string());
+    }
+    if let Some(n) = e.length {
+        expect.push(format!("{n} bytes"));
+    }
+    if let Some(b) = &e.body_contains {
+        expect.push(format!(
+            "a reply containing {:?}",
+            String::from_utf8_lossy(b)
+        ));
+    }
+    let expect = match expect.is_empty() {
+        true => String::new(),
+        false => format!(" (expect {})", expect.join(", ")),
+    };
+    format!(
+        "  {}: {} over {}, {sends}{expect}\n{}",
+        w.name,
+        w.path,
+        w.wire(),
+        search_line(w)
+    )
+}
+
+/// A workload's capacity search, as a line under it; empty when its levels are swept.
+fn search_line(w: &Workload) -> String {
+    w.find_max.as_ref().map_or(String::new(), |f| {
+        format!(
+            "    capacity search within {}, from {} to {} req/s, {} connections at the start\n",
+            f.slo.join(", "),
+            f.from,
+            f.to,
+            f.connections
+        )
+    })
 }
 
 /// A span as the dry run says it: `10.0 s`, `5000 requests`.

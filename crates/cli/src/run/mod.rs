@@ -43,7 +43,7 @@ use plan_load::{load_plan, Loaded};
 use runner::Runner;
 use shootout_harness::{current_owner, machine_facts, owner_prefix, version_of};
 use shootout_model::plan::{Launch, Plan, Span};
-use shootout_model::{LoadLevel, LoadSpec, MachineFacts, Pace, RunStatus, Target};
+use shootout_model::{LoadLevel, LoadSpec, MachineFacts, Pace, Protocol, RunStatus, Target};
 use shootout_store::{NewRun, Store};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -321,7 +321,8 @@ fn step_spec(
 ) -> anyhow::Result<LoadSpec> {
     let w = &plan.workloads[wi];
     let wire = plan.wire(ci, wi);
-    let target = Target::parse(&format!("{base_url}{}", w.path)).map_err(|e| anyhow!("{e}"))?;
+    let origin = origin_for(base_url, wire.protocol);
+    let target = Target::parse(&format!("{origin}{}", w.path)).map_err(|e| anyhow!("{e}"))?;
     let (connections, pace, max_connections) = match level {
         LoadLevel::Concurrency { connections } => (connections, Pace::Closed, None),
         LoadLevel::Rate { rps, connections } => {
@@ -351,8 +352,30 @@ fn step_spec(
         .available_cpus(shootout_engine::sys::allowed_cpus().len())
         .timeout(plan.defaults.timeout)
         .busy_poll(plan.defaults.busy_poll)
+        .ws_text(w.message.is_some())
+        .ws_hold(w.hold)
         .build()
         .map_err(|e| anyhow!("{e}"))
+}
+
+/// The origin a contender is spoken to at over `protocol`: its base URL (`http://…` for
+/// one shootout starts, its `url` for one already running) with the scheme of the
+/// protocol, `ws://` (`wss://` over TLS) for WebSocket and `http://` (`https://`) for HTTP,
+/// so that one contender serves a plan's HTTP and WebSocket workloads alike.
+fn origin_for(base_url: &str, protocol: Protocol) -> String {
+    let ws = protocol == Protocol::WebSocket;
+    let schemes = [("http://", "ws://"), ("https://", "wss://")];
+    for (http, websocket) in schemes {
+        let (from, to) = if ws {
+            (http, websocket)
+        } else {
+            (websocket, http)
+        };
+        if let Some(rest) = base_url.strip_prefix(from) {
+            return format!("{to}{rest}");
+        }
+    }
+    base_url.to_string()
 }
 
 fn resolved_json(plan: &Plan) -> String {

@@ -5,7 +5,8 @@ use super::RunArgs;
 use crate::output::Failure;
 use anyhow::anyhow;
 use shootout_model::plan::{self, Plan, Span};
-use shootout_model::LoadLevel;
+use shootout_model::spec::MAX_MESSAGE;
+use shootout_model::{LoadLevel, Protocol};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -138,11 +139,12 @@ fn read_lists(plan: &mut Plan, dir: &Path) -> Result<(), Failure> {
 }
 
 /// Each workload's body: its `body_file` (relative to the plan's directory `dir`), its
-/// `body`, or nothing.
+/// `body`, its WebSocket `message`, or nothing.
 fn read_bodies(plan: &Plan, dir: &Path) -> Result<Vec<Vec<u8>>, Failure> {
     let mut bodies = Vec::new();
     for w in &plan.workloads {
-        bodies.push(match (&w.body_file, &w.body) {
+        let inline = w.body.as_ref().or(w.message.as_ref());
+        bodies.push(match (&w.body_file, inline) {
             (Some(f), _) => {
                 let path = plan::resolve(dir, f);
                 crate::load::read_body(&path).map_err(|e| {
@@ -156,6 +158,13 @@ fn read_bodies(plan: &Plan, dir: &Path) -> Result<Vec<Vec<u8>>, Failure> {
             (None, Some(b)) => b.clone().into_bytes(),
             (None, None) => Vec::new(),
         });
+        let len = bodies.last().map_or(0, Vec::len);
+        if w.protocol == Protocol::WebSocket && len > MAX_MESSAGE {
+            return Err(Failure::usage(anyhow!(
+                "workload '{}': body_file is {len} bytes, but a WebSocket message may be at most {MAX_MESSAGE} bytes (16 MiB): send a smaller file",
+                w.name
+            )));
+        }
     }
     Ok(bodies)
 }

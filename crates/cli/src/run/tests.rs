@@ -928,3 +928,55 @@ fn ctrl_c_during_a_search_keeps_its_steps_and_judges_none_it_cut() {
         ]
     );
 }
+
+/// A contender's origin takes the scheme of the workload's protocol, TLS kept: one URL
+/// contender serves HTTP and WebSocket workloads alike; a WebSocket step spec carries the
+/// text message and the hold mode.
+#[test]
+fn a_websocket_step_is_spoken_to_the_ws_origin_of_any_contender_url() {
+    use shootout_model::Protocol;
+    let cases = [
+        (
+            "http://127.0.0.1:8080",
+            Protocol::WebSocket,
+            "ws://127.0.0.1:8080",
+        ),
+        ("https://h:1", Protocol::WebSocket, "wss://h:1"),
+        (
+            "ws://127.0.0.1:8080",
+            Protocol::WebSocket,
+            "ws://127.0.0.1:8080",
+        ),
+        (
+            "ws://127.0.0.1:8080",
+            Protocol::Http1,
+            "http://127.0.0.1:8080",
+        ),
+        ("wss://h:1", Protocol::Http2, "https://h:1"),
+        ("http://h:1", Protocol::Http1, "http://h:1"),
+    ];
+    for (base, protocol, want) in cases {
+        assert_eq!(
+            super::origin_for(base, protocol),
+            want,
+            "{base} {protocol:?}"
+        );
+    }
+    let text = "name = \"t\"\n[[contender]]\nname = \"a\"\nurl = \"http://127.0.0.1:9\"\n\
+        [[workload]]\nname = \"echo\"\nprotocol = \"websocket\"\npath = \"/echo\"\nmessage = \"hé\"\n\
+        [[workload]]\nname = \"held\"\nprotocol = \"websocket\"\npath = \"/\"\nhold = { ping = \"2s\" }\n\
+        [load]\nconcurrency = [3]\n";
+    let p = plan::parse(text, "plan.toml", &[0]).unwrap();
+    let level = LoadLevel::Concurrency { connections: 3 };
+    let span = plan::Span::Requests(5);
+    let echo =
+        super::step_spec(&p, 0, 0, "hé".as_bytes(), "http://127.0.0.1:9", level, span).unwrap();
+    assert_eq!(echo.target.url, "ws://127.0.0.1:9/echo");
+    assert_eq!(echo.protocol, Protocol::WebSocket);
+    assert!(echo.ws_text);
+    assert_eq!(echo.request.body, "hé".as_bytes());
+    assert_eq!(echo.ws_hold, None);
+    let held = super::step_spec(&p, 0, 1, &[], "http://127.0.0.1:9", level, span).unwrap();
+    assert!(!held.ws_text);
+    assert_eq!(held.ws_hold.map(|h| h.every), Some(Duration::from_secs(2)));
+}

@@ -1,11 +1,13 @@
 //! Verification of a contender before it is measured: every workload, sequentially then
 //! concurrently; a failure shows one answer of the contender. The passes and the answer
-//! go through the [`Executor`].
+//! go through the [`Executor`]. A WebSocket workload is verified the same way, by the
+//! engine: each connection's handshake, then its messages and their replies checked
+//! against the expectation (a held workload: each connection's first ping and its pong).
 
 use super::executor::Executor;
 use super::step_spec;
-use shootout_model::plan::{Plan, Span};
-use shootout_model::{LoadLevel, RunResult, Wire};
+use shootout_model::plan::{Plan, Span, Workload};
+use shootout_model::{LoadLevel, Protocol, RunResult, Wire};
 
 /// Requests of each verification pass: sequential, then concurrent.
 const VERIFY_SEQUENTIAL: u64 = 20;
@@ -20,13 +22,9 @@ pub(super) fn verify<E: Executor>(
     base_url: &str,
     bodies: &[Vec<u8>],
 ) -> Result<(), String> {
-    let passes = [
-        ("sequential", VERIFY_SEQUENTIAL, 1),
-        ("concurrent", VERIFY_CONCURRENT.0, VERIFY_CONCURRENT.1),
-    ];
     let mut problems = Vec::new();
     for (wi, w) in plan.workloads.iter().enumerate() {
-        for (pass, n, c) in passes {
+        for (pass, n, c) in passes(w) {
             let level = LoadLevel::Concurrency { connections: c };
             let spec = match step_spec(
                 plan,
@@ -51,12 +49,20 @@ pub(super) fn verify<E: Executor>(
                 } else {
                     format!(" over {wire}")
                 };
+                // A WebSocket reply is not an HTTP answer: the counts say what went wrong.
+                let answer = match w.protocol {
+                    Protocol::WebSocket => String::new(),
+                    _ => format!(
+                        "\n    one answer: {}",
+                        exec.sample_answer(&spec, &bodies[wi])
+                    ),
+                };
                 problems.push(format!(
-                    "  workload '{}'{spoken} ({pass}, {n} requests on {c} connection{}): {}\n    one answer: {}",
+                    "  workload '{}'{spoken} ({pass}, {n} {} on {c} connection{}): {}{answer}",
                     w.name,
+                    unit(w),
                     if c == 1 { "" } else { "s" },
                     failure_summary(&r),
-                    exec.sample_answer(&spec, &bodies[wi]),
                 ));
                 break;
             }
@@ -66,6 +72,25 @@ pub(super) fn verify<E: Executor>(
         Ok(())
     } else {
         Err(problems.join("\n"))
+    }
+}
+
+/// The passes of workload `w`: name, requests, connections. Held WebSocket connections
+/// ping once as they open, then every `hold.ping`: a pass sends one ping per connection.
+fn passes(w: &Workload) -> [(&'static str, u64, usize); 2] {
+    let (n, c) = VERIFY_CONCURRENT;
+    if w.hold.is_some() {
+        return [("sequential", 1, 1), ("concurrent", c as u64, c)];
+    }
+    [("sequential", VERIFY_SEQUENTIAL, 1), ("concurrent", n, c)]
+}
+
+/// What a pass of workload `w` counts: requests, or WebSocket messages or pings.
+fn unit(w: &Workload) -> &'static str {
+    match (w.protocol, w.hold) {
+        (Protocol::WebSocket, Some(_)) => "pings",
+        (Protocol::WebSocket, None) => "messages",
+        _ => "requests",
     }
 }
 

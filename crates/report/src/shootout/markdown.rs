@@ -152,7 +152,12 @@ fn warnings(o: &mut String, a: &Analysis) {
 /// A workload's section: its table of cells and the ratio lines under it.
 fn workload(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
     line!(o);
-    line!(o, "## {}", md_escape(w.name));
+    line!(
+        o,
+        "## {}{}",
+        md_escape(w.name),
+        super::words::websocket_note(a, w)
+    );
     line!(o);
     let mut table = cells_table(a, w);
     // The Markdown table spells two of the text table's labels out.

@@ -65,7 +65,12 @@ pub fn text(run: &StoredRun) -> String {
     }
     for w in &a.workloads {
         line!(o);
-        line!(o, "{}", terminal_line(w.name));
+        line!(
+            o,
+            "{}{}",
+            terminal_line(w.name),
+            super::words::websocket_note(&a, w)
+        );
         cells_table(&a, w).text(&mut o, "  ");
         let ranking = ranking_lines(&a, w);
         if !ranking.is_empty() {

@@ -10,7 +10,32 @@ use shootout_analysis::cells::{Ratio, WorkloadBlock};
 use shootout_analysis::evidence::Difference;
 use shootout_analysis::ranking::Ranking;
 use shootout_analysis::{Analysis, CellAt, RunWarning};
-use shootout_model::LoadLevel;
+use shootout_model::{LoadLevel, Protocol};
+
+/// What a WebSocket workload's requests are, beside its name in the run's reports, in
+/// the words of `shootout load`'s report: ` (WebSocket: a request is a message and its
+/// reply)`, or for held connections ` (WebSocket, connections held: a request is a ping
+/// and its pong)`. Taken from the stored plan (its message kind), else from the steps
+/// (every one spoken over WebSocket); empty for an HTTP workload.
+pub(crate) fn websocket_note(a: &Analysis, w: &WorkloadBlock) -> &'static str {
+    let stored = a.plan.as_ref().and_then(|p| {
+        let rw = p.workloads.iter().find(|rw| rw.name == w.name)?;
+        Some((
+            rw.protocol == "websocket",
+            rw.message.as_deref() == Some("hold"),
+        ))
+    });
+    let mut cells = w.levels.iter().flat_map(|l| &l.cells);
+    let (ws, hold) = stored.unwrap_or_else(|| {
+        let spoken = cells.all(|c| c.wire.is_some_and(|x| x.protocol == Protocol::WebSocket));
+        (spoken && !w.levels.is_empty(), false)
+    });
+    match (ws, hold) {
+        (false, _) => "",
+        (true, false) => " (WebSocket: a request is a message and its reply)",
+        (true, true) => " (WebSocket, connections held: a request is a ping and its pong)",
+    }
+}
 
 /// ab's percentile rows of the "served within" table (100 is the slowest request).
 pub const SERVED_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
