@@ -98,9 +98,10 @@ pub fn kept(result: &RunResult) -> bool {
 /// grammar). Latency counts from each request's due time, so a send the generator made
 /// late can only make a step look worse: SLOs that held despite late sends held. A step
 /// says nothing of the server ([`Verdict::NotKept`]) when the generator did not send the
-/// rate offered (1 % short), or an SLO broke while it did not keep the schedule. Sends
-/// that waited for a connection with the cap reached are the server's doing at that many
-/// connections: they are judged.
+/// rate offered (1 % short), or an SLO broke while it did not keep the schedule, unless
+/// the SLO broke on what the server did alone (failures, or latency counted from each
+/// send). Sends that waited for a connection with the cap reached are the server's doing
+/// at that many connections: they are judged.
 pub fn judge(slos: &[Threshold], result: &RunResult) -> Verdict {
     use crate::load_warnings::{certificate, NotKept};
     let cert = certificate(result);
@@ -114,8 +115,24 @@ pub fn judge(slos: &[Threshold], result: &RunResult) -> Verdict {
         .position(|s| !s.op.holds(s.metric.of(result), s.limit))
     {
         None => Verdict::Met,
-        Some(_) if generator => Verdict::NotKept,
+        Some(i) if generator && !broke_without_lag(&slos[i], result) => Verdict::NotKept,
         Some(i) => Verdict::Broke(i),
+    }
+}
+
+/// Whether `slo`, broken in a step whose generator sent late, would have broken had every
+/// send been on time: failures are the server's however late their requests went; a
+/// latency SLO is judged again on latency from each send (the lag taken out), which can
+/// only be lower; a rate of good answers depends on what was sent, so it says nothing.
+fn broke_without_lag(slo: &Threshold, result: &RunResult) -> bool {
+    use shootout_model::threshold::Metric;
+    match slo.metric {
+        Metric::Errors | Metric::Failed => true,
+        Metric::Quantile(_) | Metric::Mean | Metric::Max => {
+            !result.histograms.latency_raw.is_empty()
+                && !slo.op.holds(slo.metric.of_sent(result), slo.limit)
+        }
+        Metric::Rps => false,
     }
 }
 
@@ -514,6 +531,57 @@ mod tests {
         let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
         assert!(lo <= 30_000.0 && hi > 30_000.0, "{c:?}");
         assert_eq!(c.limited_by, Limit::Generator);
+    }
+
+    /// A step whose generator sent late (5 % of sends, none waiting for a connection)
+    /// says nothing of a latency SLO that broke only through the lag; one that broke on
+    /// latency from each send, or an error SLO, is the server's.
+    #[test]
+    fn a_late_generator_leaves_the_slos_the_server_broke_alone() {
+        use shootout_model::ScheduleStats;
+        let slo = |t: &str| t.parse::<Threshold>().unwrap();
+        let step = |due_ms: u64, sent_ms: u64, failed: u64| {
+            let mut r = RunResult::empty(
+                std::time::SystemTime::UNIX_EPOCH,
+                std::time::Duration::from_secs(1),
+            );
+            for i in 0..1000u64 {
+                // 2 % of the answers slow, from due time and from send.
+                let (due, sent) = if i % 50 == 0 {
+                    (due_ms, sent_ms)
+                } else {
+                    (1, 1)
+                };
+                r.histograms.latency.record(due * 1000).unwrap();
+                r.histograms.latency_raw.record(sent * 1000).unwrap();
+            }
+            r.counts.completed = 1000;
+            r.counts.ok = 1000 - failed;
+            r.counts.failures[shootout_model::FailureKind::Reset] = failed;
+            r.schedule = Some(ScheduleStats {
+                target_rps: 1000.0,
+                achieved_rps: 1000.0,
+                due: 1000,
+                sent: 1000,
+                late: 50,
+                late_no_connection: 0,
+                max_connections: 100,
+                ..Default::default()
+            });
+            r
+        };
+        let p99 = [slo("p99<50ms")];
+        // Slow only from due time: the lag made it.
+        assert_eq!(judge(&p99, &step(80, 5, 0)), Verdict::NotKept);
+        // Slow from the send too: the server's.
+        assert_eq!(judge(&p99, &step(80, 70, 0)), Verdict::Broke(0));
+        // Failures are the server's however late their requests went.
+        let both = [slo("p99<50ms"), slo("errors<0.1%")];
+        assert_eq!(judge(&both, &step(1, 1, 5)), Verdict::Broke(1));
+        // On schedule, the SLO is judged as it is.
+        let mut on_time = step(80, 5, 0);
+        on_time.schedule.as_mut().unwrap().late = 0;
+        assert_eq!(judge(&p99, &on_time), Verdict::Broke(0));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! histograms hold microseconds.
 
 use shootout_model::stored::StoredRun;
-use shootout_model::{GeneratorStats, LoadLevel, LoadSpec, Pace, RunResult, Warning};
+use shootout_model::{GeneratorStats, LoadLevel, LoadSpec, Pace, Protocol, RunResult, Warning};
 
 /// The kernel's first SYN retransmission comes after 1 s (µs, with 1% slack): connect
 /// times at or past it mean a full listen backlog.
@@ -43,8 +43,18 @@ pub fn saturated(g: &GeneratorStats) -> bool {
 /// closed-loop run (`None` in rate mode, where Little's law says nothing of idle
 /// connections). The fact [`Warning::StreamsLimited`] already in `result` is kept, last.
 pub fn derive(result: &RunResult, closed_loop: Option<u64>) -> Vec<Warning> {
+    derive_for(result, closed_loop, Protocol::Http1)
+}
+
+/// [`derive`] for a run spoken in `protocol` (over WebSocket, a connection's opening holds
+/// its handshake).
+pub fn derive_for(
+    result: &RunResult,
+    closed_loop: Option<u64>,
+    protocol: Protocol,
+) -> Vec<Warning> {
     let mut w = counted(result);
-    w.extend(slow_connects(result));
+    w.extend(slow_connects(result, protocol == Protocol::WebSocket));
     w.extend(schedule_not_kept(result));
     if saturated(&result.generator) {
         w.push(Warning::GeneratorSaturated {
@@ -65,7 +75,7 @@ pub fn derive(result: &RunResult, closed_loop: Option<u64>) -> Vec<Warning> {
 /// Replaces `result`'s warnings with those [`derive`] finds for a run of `spec`.
 pub fn refresh(result: &mut RunResult, spec: &LoadSpec) {
     let closed = (spec.pace == Pace::Closed).then_some(spec.connections as u64);
-    result.warnings = derive(result, closed);
+    result.warnings = derive_for(result, closed, spec.protocol);
 }
 
 /// Replaces the warnings of every step of a run read back from the store with those
@@ -76,7 +86,8 @@ pub fn refresh_stored(run: &mut StoredRun) {
             LoadLevel::Concurrency { connections } => Some(connections as u64),
             _ => None,
         };
-        step.result.warnings = derive(&step.result, closed);
+        let protocol = step.wire.map_or(Protocol::Http1, |w| w.protocol);
+        step.result.warnings = derive_for(&step.result, closed, protocol);
     }
 }
 
@@ -110,13 +121,16 @@ fn counted(result: &RunResult) -> Vec<Warning> {
 
 /// Connects of [`SYN_RETRY_US`] or more: every connection's setup when recorded (rate mode
 /// opens them before any request is due), else the connects charged to requests.
-fn slow_connects(result: &RunResult) -> Option<Warning> {
+fn slow_connects(result: &RunResult, upgrade: bool) -> Option<Warning> {
     let h = &result.histograms;
     let slow = h
         .setup
         .count_between(SYN_RETRY_US, u64::MAX)
         .max(h.connect.count_between(SYN_RETRY_US, u64::MAX));
-    (slow > 0).then_some(Warning::SlowConnects { count: slow })
+    (slow > 0).then_some(Warning::SlowConnects {
+        count: slow,
+        upgrade,
+    })
 }
 
 /// Rate mode: whether the schedule was kept (see [`schedule_not_kept`]); a closed loop has
@@ -277,8 +291,22 @@ mod tests {
             .any(|w| matches!(w, Warning::GeneratorSaturated { .. })));
         r.histograms.connect.record(1_003_000).unwrap();
         assert!(
-            derive(&r, None).contains(&Warning::SlowConnects { count: 1 }),
+            derive(&r, None).contains(&Warning::SlowConnects {
+                count: 1,
+                upgrade: false
+            }),
             "{w:?}"
+        );
+        // Over WebSocket the opening holds the handshake: a slow upgrade is no SYN retry.
+        let ws = derive_for(&r, None, Protocol::WebSocket);
+        let slow = ws
+            .iter()
+            .find(|w| matches!(w, Warning::SlowConnects { upgrade: true, .. }))
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(
+            slow.contains("open and upgrade to WebSocket") && !slow.contains("retried the SYN"),
+            "{ws:?}"
         );
         r.histograms.connect.reset();
         r.counts.completed = 10;

@@ -275,6 +275,50 @@ fn held_connections_ping_at_a_short_interval() {
     assert_eq!(server.pings(), c.ok + c.aborted);
 }
 
+/// At the end of a run each open connection says goodbye with a close frame (1001), so
+/// the server sees a close, not a broken connection: closed loop by count and by time,
+/// rate mode, and held connections.
+#[test]
+fn every_open_connection_is_closed_with_a_close_frame_at_the_end() {
+    type Load = fn(&WsServer) -> LoadSpec;
+    let cases: [(&str, Load, u64); 4] = [
+        ("by count", |s| spec(s, 60, 3), 3),
+        (
+            "by time",
+            |s| {
+                let mut l = spec(s, 1, 2);
+                l.requests = None;
+                l.duration = Some(Duration::from_millis(200));
+                l
+            },
+            2,
+        ),
+        (
+            "rate",
+            |s| {
+                let mut l = spec(s, 1, 2);
+                l.requests = None;
+                l.duration = Some(Duration::from_millis(200));
+                l.pace = Pace::Rate(100.0);
+                l
+            },
+            2,
+        ),
+        ("held", |s| hold(s, 4, 200, 50, None), 4),
+    ];
+    for (name, load, open) in cases {
+        let server = WsServer::start(WsBehavior::Echo).unwrap();
+        let r = go(&load(&server));
+        assert!(server.wait_idle(Duration::from_secs(10)), "{name}");
+        assert_eq!(r.counts.failed(), 0, "{name}");
+        assert_eq!(
+            (r.counts.connections_opened, server.client_closes()),
+            (open, open),
+            "{name}: one close frame per connection open at the end"
+        );
+    }
+}
+
 /// Opened at 20 a second, 10 connections take about half a second to be all open.
 #[test]
 fn held_connections_open_at_their_rate() {

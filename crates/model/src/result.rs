@@ -532,10 +532,13 @@ pub enum Warning {
         completed: u64,
     },
     /// Connections took a second or more to open: the kernel retried the SYN, which
-    /// happens when the server's listen backlog is full.
+    /// happens when the server's listen backlog is full; over WebSocket (`upgrade`) the
+    /// time also holds the handshake, so a server slow to accept or to upgrade shows too.
     SlowConnects {
         /// Connections that took 1 s or more.
         count: u64,
+        /// The opening included the WebSocket handshake.
+        upgrade: bool,
     },
     /// Not one request completed.
     NothingCompleted,
@@ -626,9 +629,13 @@ impl fmt::Display for Warning {
                 "{failed} of {completed} requests failed ({:.2}%): their latency is not comparable with a healthy server's",
                 *failed as f64 * 100.0 / (*completed).max(1) as f64
             ),
-            Warning::SlowConnects { count } => write!(
+            Warning::SlowConnects { count, upgrade: false } => write!(
                 f,
                 "{count} connections took 1 s or more to open: the server's listen backlog was likely full and the kernel retried the SYN (raise the server's backlog and net.core.somaxconn, or lower -c)"
+            ),
+            Warning::SlowConnects { count, upgrade: true } => write!(
+                f,
+                "{count} connections took 1 s or more to open and upgrade to WebSocket: the server was slow to accept them or to answer their handshakes (a full listen backlog makes the kernel retry the SYN after 1 s; a busy accept loop holds them in its queue), so fewer connections carried the load than asked (raise the server's backlog, or lower -c)"
             ),
             Warning::NothingCompleted => f.write_str("not one request completed"),
             Warning::Retried { count } => write!(
@@ -860,7 +867,10 @@ mod tests {
                 failed: 1,
                 completed: 2,
             },
-            Warning::SlowConnects { count: 1 },
+            Warning::SlowConnects {
+                count: 1,
+                upgrade: false,
+            },
             Warning::NothingCompleted,
             Warning::Unserved {
                 connections: 8,

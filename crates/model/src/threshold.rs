@@ -60,7 +60,18 @@ impl Metric {
     /// The metric's value for `r`: latency in µs, errors in %, failed as a count, rps in
     /// good answers per second. 0 for latency when nothing was answered.
     pub fn of(self, r: &RunResult) -> f64 {
-        let h = &r.histograms.latency;
+        self.of_latency(r, &r.histograms.latency)
+    }
+
+    /// As [`Metric::of`], latency counted from each request's send instead of its due
+    /// time (rate mode's [`Histograms::latency_raw`](crate::Histograms::latency_raw)): what
+    /// the server took, the generator's lateness taken out.
+    pub fn of_sent(self, r: &RunResult) -> f64 {
+        self.of_latency(r, &r.histograms.latency_raw)
+    }
+
+    /// The metric with latencies read from `h`.
+    fn of_latency(self, r: &RunResult, h: &hdrhistogram::Histogram<u64>) -> f64 {
         let latency = |f: fn(&hdrhistogram::Histogram<u64>) -> f64| {
             if h.is_empty() {
                 0.0

@@ -26,6 +26,9 @@ pub struct Message {
     pub payload: Vec<u8>,
 }
 
+/// The close code the client sends when the run ends (RFC 6455 §7.4.1: going away).
+pub const GOING_AWAY: u16 = 1001;
+
 /// Entry `kind` of a message list, rendered with the values `gen` (a copy of the worker's
 /// generator taken before the render) draws: what its reply must echo.
 #[derive(Debug, Clone, Copy)]
@@ -140,6 +143,8 @@ pub struct Connection {
     head: Vec<u8>,
     /// The `Sec-WebSocket-Accept` the server must send.
     accept: String,
+    /// The subprotocols offered, of which the server may pick one.
+    offered: Vec<String>,
     decoder: Decoder,
     search: BodySearch,
     /// A message is being received.
@@ -163,6 +168,7 @@ impl Connection {
             events: Vec::new(),
             head: Vec::new(),
             accept: String::new(),
+            offered: Vec::new(),
             decoder: Decoder::new(shootout_model::MAX_MESSAGE),
             search: BodySearch::new(needle),
             receiving: false,
@@ -185,6 +191,7 @@ impl Connection {
         self.phase = Phase::Handshake;
         let key = handshake::key([rng.next_u64(), rng.next_u64()]);
         self.accept = handshake::accept(&key);
+        self.offered.clone_from(&req.offered);
         req.render(&key, &mut self.out);
     }
 
@@ -201,6 +208,18 @@ impl Connection {
         let payload = rng.next_u64().to_ne_bytes();
         frame::encode(&mut self.out, frame::PING, &payload, rng.mask());
         self.queue.push_back(slot);
+    }
+
+    /// The run is over: a close frame with 1001 (going away) is queued, and nothing more
+    /// is read.
+    pub fn goodbye(&mut self, rng: &mut Rng) {
+        frame::encode(
+            &mut self.out,
+            frame::CLOSE,
+            &GOING_AWAY.to_be_bytes(),
+            rng.mask(),
+        );
+        self.phase = Phase::Closed;
     }
 
     /// Handles bytes from the server: the answer head, then frames. Replies, the
@@ -238,7 +257,9 @@ impl Connection {
         let room = (handshake::MAX_HEAD + 1).saturating_sub(self.head.len());
         let taken = room.min(input.len());
         self.head.extend_from_slice(&input[..taken]);
-        match handshake::parse(&self.head, &self.accept).map_err(Failure::Handshake)? {
+        match handshake::parse(&self.head, &self.accept, &self.offered)
+            .map_err(Failure::Handshake)?
+        {
             None => Ok(None),
             Some(Answer::Refused { status }) => Err(Failure::Refused(status)),
             Some(Answer::Upgraded { consumed }) => {

@@ -23,6 +23,9 @@ const MAX_FIELDS: usize = 64;
 pub struct Request {
     before: Vec<u8>,
     after: Vec<u8>,
+    /// The subprotocols offered (`Sec-WebSocket-Protocol`, comma-separated, in every
+    /// field given): the server may pick one of these, or none.
+    pub offered: Vec<String>,
 }
 
 impl Request {
@@ -44,9 +47,17 @@ impl Request {
             }
         }
         after.push_str("\r\n");
+        let offered = headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-protocol"))
+            .flat_map(|(_, v)| v.split(','))
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .collect();
         Request {
             before: before.into_bytes(),
             after: after.into_bytes(),
+            offered,
         }
     }
 
@@ -107,11 +118,19 @@ pub enum HandshakeError {
     /// A 101 that agreed to an extension the client did not offer.
     #[error("an extension was agreed that the client did not offer")]
     Extension,
+    /// A 101 that picked a subprotocol the client did not offer (RFC 6455 §4.1: the
+    /// client must fail the connection).
+    #[error("the server picked a subprotocol the client did not offer")]
+    Subprotocol,
 }
 
-/// Parses the answer head at the start of `buf` against the `expected` accept value:
-/// `None` while it is incomplete.
-pub fn parse(buf: &[u8], expected: &str) -> Result<Option<Answer>, HandshakeError> {
+/// Parses the answer head at the start of `buf` against the `expected` accept value and
+/// the subprotocols `offered`: `None` while it is incomplete.
+pub fn parse(
+    buf: &[u8],
+    expected: &str,
+    offered: &[String],
+) -> Result<Option<Answer>, HandshakeError> {
     let mut fields = [httparse::EMPTY_HEADER; MAX_FIELDS];
     let mut r = httparse::Response::new(&mut fields);
     let consumed = match r.parse(buf) {
@@ -143,6 +162,12 @@ pub fn parse(buf: &[u8], expected: &str) -> Result<Option<Answer>, HandshakeErro
             accepted |= v.trim_ascii() == expected.as_bytes();
         } else if h.name.eq_ignore_ascii_case("sec-websocket-extensions") {
             return Err(HandshakeError::Extension);
+        } else if h.name.eq_ignore_ascii_case("sec-websocket-protocol") {
+            // One subprotocol, one the client offered.
+            let picked = std::str::from_utf8(v).map(str::trim);
+            if !picked.is_ok_and(|p| offered.iter().any(|o| o == p)) {
+                return Err(HandshakeError::Subprotocol);
+            }
         }
     }
     if !upgrade || !connection {
@@ -191,12 +216,16 @@ mod tests {
     #[test]
     fn a_good_answer_byte_by_byte() {
         for n in 0..GOOD.len() {
-            assert_eq!(parse(&GOOD.as_bytes()[..n], ACCEPT), Ok(None), "prefix {n}");
+            assert_eq!(
+                parse(&GOOD.as_bytes()[..n], ACCEPT, &[]),
+                Ok(None),
+                "prefix {n}"
+            );
         }
         let mut with_frame = GOOD.as_bytes().to_vec();
         with_frame.extend_from_slice(&[0x81, 0x01, b'x']);
         assert_eq!(
-            parse(&with_frame, ACCEPT),
+            parse(&with_frame, ACCEPT, &[]),
             Ok(Some(Answer::Upgraded {
                 consumed: GOOD.len()
             }))
@@ -207,17 +236,17 @@ mod tests {
     fn refusals_and_bad_answers() {
         let refused = b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n";
         assert_eq!(
-            parse(refused, ACCEPT),
+            parse(refused, ACCEPT, &[]),
             Ok(Some(Answer::Refused { status: 403 }))
         );
         let wrong_accept = GOOD.replace(ACCEPT, "AAAAAAAAAAAAAAAAAAAAAAAAAAA=");
         assert_eq!(
-            parse(wrong_accept.as_bytes(), ACCEPT),
+            parse(wrong_accept.as_bytes(), ACCEPT, &[]),
             Err(HandshakeError::Accept)
         );
         let no_upgrade = GOOD.replace("Upgrade: WebSocket\r\n", "");
         assert_eq!(
-            parse(no_upgrade.as_bytes(), ACCEPT),
+            parse(no_upgrade.as_bytes(), ACCEPT, &[]),
             Err(HandshakeError::NotUpgrade)
         );
         let extension = GOOD.replace(
@@ -225,17 +254,56 @@ mod tests {
             "\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
         );
         assert_eq!(
-            parse(extension.as_bytes(), ACCEPT),
+            parse(extension.as_bytes(), ACCEPT, &[]),
             Err(HandshakeError::Extension)
         );
         assert_eq!(
-            parse(b"\x81\x05hello", ACCEPT),
+            parse(b"\x81\x05hello", ACCEPT, &[]),
             Err(HandshakeError::Malformed)
         );
         let endless = format!("HTTP/1.1 101 OK\r\nX: {}", "y".repeat(MAX_HEAD));
         assert_eq!(
-            parse(endless.as_bytes(), ACCEPT),
+            parse(endless.as_bytes(), ACCEPT, &[]),
             Err(HandshakeError::TooLong)
+        );
+    }
+
+    /// The server may pick one of the subprotocols offered, or none; one not offered, or
+    /// any when none was, fails the handshake (RFC 6455 §4.1).
+    #[test]
+    fn a_subprotocol_must_be_one_offered() {
+        let t = Target::parse("ws://example.com/chat").unwrap();
+        let headers = vec![(
+            "Sec-WebSocket-Protocol".to_string(),
+            "chat.v2, chat".to_string(),
+        )];
+        let offered = Request::new(&t, &headers).offered;
+        assert_eq!(offered, ["chat.v2", "chat"]);
+        let picked = |p: &str| {
+            GOOD.replace(
+                "\r\n\r\n",
+                &format!("\r\nSec-WebSocket-Protocol: {p}\r\n\r\n"),
+            )
+        };
+        let upgraded = |h: &str| Ok(Some(Answer::Upgraded { consumed: h.len() }));
+        assert_eq!(parse(GOOD.as_bytes(), ACCEPT, &offered), upgraded(GOOD));
+        let chat = picked("chat");
+        assert_eq!(parse(chat.as_bytes(), ACCEPT, &offered), upgraded(&chat));
+        let other = picked("superchat");
+        assert_eq!(
+            parse(other.as_bytes(), ACCEPT, &offered),
+            Err(HandshakeError::Subprotocol)
+        );
+        assert_eq!(
+            parse(chat.as_bytes(), ACCEPT, &[]),
+            Err(HandshakeError::Subprotocol),
+            "none offered"
+        );
+        let both = picked("chat.v2, chat");
+        assert_eq!(
+            parse(both.as_bytes(), ACCEPT, &offered),
+            Err(HandshakeError::Subprotocol),
+            "one, not a list"
         );
     }
 }

@@ -29,6 +29,7 @@ use super::Prepared;
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
 use crate::transport::Transport;
@@ -84,6 +85,8 @@ struct Worker<'a> {
     gen: Gen,
     /// …rendered here before it is framed.
     scratch: Vec<u8>,
+    /// Connections closed at the end of the run, until their servers close.
+    closing: Closing,
 }
 
 /// Runs one WebSocket worker to the end of its share; `stop` ends it early.
@@ -114,6 +117,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
             Gen::new(l.seed, l.random, l.templates.len(), a.index, sh.workers)
         }),
         scratch: Vec::new(),
+        closing: Closing::default(),
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -150,6 +154,25 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn dispatch(&mut self, now: Instant) -> Dispatch {
         self.due(now)
+    }
+
+    fn wind_down(&mut self, stop: &AtomicBool) {
+        // Each open connection says goodbye (a close frame, 1001 going away) and lingers
+        // until its server closes, so servers see a close, not a broken connection. What
+        // was in flight stays aborted; nothing here is counted.
+        let now = Instant::now();
+        for c in &mut self.conns {
+            if c.phase != Phase::Open {
+                continue;
+            }
+            let Some(mut io) = c.io.take() else { continue };
+            c.ws.goodbye(&mut self.rng);
+            let _ = io.write(&c.ws.out[c.written.min(c.ws.out.len())..]);
+            let _ = io.flush();
+            c.phase = Phase::Closed;
+            self.closing.add(io, self.core.poll.registry(), now);
+        }
+        self.closing.finish(&mut self.core.buf, stop);
     }
 
     fn ticks_for(&self) -> Option<Duration> {
