@@ -427,11 +427,12 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
     core.end = sh.duration.map(|d| start + d);
     core.rec.restart(start);
     let interrupted = drive(&mut w, stop, live)?;
-    w.wind_down(stop);
+    // The run ends here: what winding down takes (closes, lingering) is not its time.
     let ended = match w.core_ref().end {
         Some(end) if !interrupted => Instant::now().min(end),
         _ => Instant::now(),
     };
+    w.wind_down(stop);
     let streams_allowed = w.streams_allowed();
     let mut core = w.into_core();
     // Requests still in flight when the run ends are aborted.
