@@ -243,30 +243,10 @@ fn what_ran(o: &mut String, spec: &LoadSpec, r: &RunResult) {
         kv(o, "Interrupted", said.rest.trim_start().to_string());
         emit!(o);
     }
-    let mut target = match &spec.list {
-        Some(l) => format!(
-            "{} from {} ({}) to {}",
-            plural(l.entries.len() as u64, "request", "requests"),
-            l.source,
-            match l.order {
-                Order::Seq => "in order",
-                Order::Random => "random order",
-            },
-            spec.target.url
-        ),
-        None => match &spec.ws_messages {
-            Some(m) => format!(
-                "{} from {} ({}) to {}",
-                plural(m.lines.len() as u64, "message", "messages"),
-                m.source,
-                match m.order {
-                    Order::Seq => "in order",
-                    Order::Random => "random order",
-                },
-                spec.target.url
-            ),
-            None => format!("{} {}", spec.request.method, spec.target.url),
-        },
+    let mut target = match (&spec.list, &spec.ws_messages) {
+        (Some(l), _) => list_target(l.entries.len(), "request", &l.source, l.order, spec),
+        (None, Some(m)) => list_target(m.lines.len(), "message", &m.source, m.order, spec),
+        (None, None) => format!("{} {}", spec.request.method, spec.target.url),
     };
     if let Some(sock) = &spec.target.unix_socket {
         let _ = write!(target, " (via unix socket {})", sock.display());
@@ -274,6 +254,21 @@ fn what_ran(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     kv(o, "Target", target);
     kv(o, "Load", load_line(spec));
     emit!(o);
+}
+
+/// `3 requests from urls.txt (random order) to URL`: a list's target line, of `n`
+/// requests or messages (`what`).
+fn list_target(n: usize, what: &str, source: &str, order: Order, spec: &LoadSpec) -> String {
+    format!(
+        "{} {what}{} from {source} ({}) to {}",
+        n,
+        if n == 1 { "" } else { "s" },
+        match order {
+            Order::Seq => "in order",
+            Order::Random => "random order",
+        },
+        spec.target.url
+    )
 }
 
 /// Counts, failures by class, status codes, throughput.

@@ -109,55 +109,45 @@ fn narrow(plan: &mut Plan, a: &RunArgs) -> Result<(), Failure> {
 /// origin), and each WebSocket message list (`messages`) as `--ws-messages` lists are.
 fn read_lists(plan: &mut Plan, dir: &Path) -> Result<(), Failure> {
     for w in &mut plan.workloads {
-        let Some(f) = &w.requests else { continue };
-        let path = plan::resolve(dir, f);
-        let text = crate::load::read_list_text(&path).map_err(|e| {
-            Failure::usage(match e {
-                crate::load::ListText::TooLarge => anyhow!(
-                    "workload '{}': requests {}: {e}",
-                    w.name,
-                    path.display()
-                ),
-                e => anyhow!(
-                    "workload '{}': cannot read requests {}: {e} (paths are relative to the plan's directory)",
-                    w.name,
-                    path.display()
-                ),
-            })
-        })?;
-        let list = crate::load::read_list(
-            &path.display().to_string(),
-            &text,
-            &path,
-            None,
-            w.order,
-            w.seed,
-        )
-        .map_err(|e| Failure::usage(anyhow!("workload '{}': {e}", w.name)))?;
-        w.list = Some(list);
-    }
-    for w in &mut plan.workloads {
-        let Some(f) = &w.messages else { continue };
-        let path = plan::resolve(dir, f);
-        let text = crate::load::read_list_text(&path).map_err(|e| {
-            Failure::usage(match e {
-                crate::load::ListText::TooLarge => anyhow!(
-                    "workload '{}': messages {}: {e}",
-                    w.name,
-                    path.display()
-                ),
-                e => anyhow!(
-                    "workload '{}': cannot read messages {}: {e} (paths are relative to the plan's directory)",
-                    w.name,
-                    path.display()
-                ),
-            })
-        })?;
-        let list = MessageList::parse(&path.display().to_string(), &text, w.order, w.seed)
-            .map_err(|e| Failure::usage(anyhow!("workload '{}': messages {e}", w.name)))?;
-        w.message_list = Some(list);
+        if let Some(f) = &w.requests {
+            let (path, text) = list_text(&w.name, "requests", dir, f)?;
+            let list = crate::load::read_list(
+                &path.display().to_string(),
+                &text,
+                &path,
+                None,
+                w.order,
+                w.seed,
+            )
+            .map_err(|e| Failure::usage(anyhow!("workload '{}': {e}", w.name)))?;
+            w.list = Some(list);
+        }
+        if let Some(f) = &w.messages {
+            let (path, text) = list_text(&w.name, "messages", dir, f)?;
+            let list = MessageList::parse(&path.display().to_string(), &text, w.order, w.seed)
+                .map_err(|e| Failure::usage(anyhow!("workload '{}': messages {e}", w.name)))?;
+            w.message_list = Some(list);
+        }
     }
     Ok(())
+}
+
+/// The text of workload `name`'s list file `f` (its `key`, relative to the plan's
+/// directory `dir`), read as `--urls` lists are, and its path.
+fn list_text(name: &str, key: &str, dir: &Path, f: &Path) -> Result<(PathBuf, String), Failure> {
+    let path = plan::resolve(dir, f);
+    let text = crate::load::read_list_text(&path).map_err(|e| {
+        Failure::usage(match e {
+            crate::load::ListText::TooLarge => {
+                anyhow!("workload '{name}': {key} {}: {e}", path.display())
+            }
+            e => anyhow!(
+                "workload '{name}': cannot read {key} {}: {e} (paths are relative to the plan's directory)",
+                path.display()
+            ),
+        })
+    })?;
+    Ok((path, text))
 }
 
 /// Each workload's body: its `body_file` (relative to the plan's directory `dir`), its
