@@ -324,6 +324,73 @@ fn an_h2_workload_is_verified_and_measured_over_http2() {
     assert!(resolved.contains(r#""protocol":"h2""#), "{resolved}");
 }
 
+/// A contender over TLS with a certificate of its own: trusted through the plan's
+/// `tls.cacert` (the server's self-signed certificate, written beside the plan), every
+/// request answered over https; without `tls` the same server fails verification on its
+/// certificate and is not measured.
+#[test]
+fn a_url_contender_over_tls_is_checked_with_the_plans_ca() {
+    let server = TestServer::start_tls(Behavior::Hello).unwrap();
+    let workload = "[[workload]]\nname = \"hello\"\npath = \"/\"\nexpect = { status = 200, body_contains = \"Hello\" }\n";
+    let url = server.url("");
+    let contender = format!(
+        "[[contender]]\nname = \"theirs\"\nurl = \"{url}\"\ntls = {{ cacert = \"{{plan_dir}}/ca.pem\" }}\n"
+    );
+    let c = Case::new(&plan_with(&contender, workload));
+    std::fs::write(
+        c.dir.path().join("ca.pem"),
+        server.certificate_pem().unwrap(),
+    )
+    .unwrap();
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].result.counts.ok, 200);
+    assert_eq!(server.requests(), 20 + 48 + 200);
+
+    let untrusted = Case::new(&plan_with(
+        &format!("[[contender]]\nname = \"theirs\"\nurl = \"{url}\"\n"),
+        workload,
+    ));
+    let out = untrusted.run_cmd().output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("failed verification"), "{said}");
+    assert_eq!(server.requests(), 20 + 48 + 200, "no request got through");
+}
+
+/// A contender shootout starts that serves only TLS (Python's http.server behind
+/// `ssl`, a certificate made by its setup): readiness is its port accepting, since a
+/// plain HTTP probe would get no answer; then it is verified and measured over
+/// `https://127.0.0.1:{port}` with `tls.insecure`.
+#[test]
+fn a_launched_contender_with_tls_is_spoken_to_over_https() {
+    let serve = "import http.server, ssl, sys\n\
+        port, d = int(sys.argv[1]), sys.argv[2]\n\
+        h = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=d, **k)\n\
+        s = http.server.ThreadingHTTPServer(('127.0.0.1', port), h)\n\
+        c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n\
+        c.load_cert_chain(d + '/cert.pem', d + '/key.pem')\n\
+        s.socket = c.wrap_socket(s.socket, server_side=True)\n\
+        s.serve_forever()\n";
+    let contender = "[[contender]]\nname = \"py-tls\"\n\
+        command = \"python3 {plan_dir}/serve.py {port} {tmp}\"\n\
+        setup = \"echo hello > {tmp}/index.html && openssl req -x509 -newkey rsa:2048 -nodes -keyout {tmp}/key.pem -out {tmp}/cert.pem -subj /CN=localhost -days 1 2>/dev/null\"\n\
+        tls = { insecure = true }\n";
+    let c = Case::new(&plan_with(contender, GET_INDEX));
+    std::fs::write(c.dir.path().join("serve.py"), serve).unwrap();
+    let out = c.run_cmd().output().unwrap();
+    common::assert_ok(&out);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("verified at https://127.0.0.1:"), "{said}");
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].result.counts.ok, 200);
+    c.no_orphans();
+}
+
 /// One workload, two contenders spoken to differently: one over HTTP/2 with 4 streams (its
 /// own `protocol` and `streams`), the other over HTTP/1.1 pipelined by 2. Each server
 /// answers only its own protocol, so every answer counted proves which was spoken; the

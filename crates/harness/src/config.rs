@@ -37,6 +37,9 @@ pub struct ContenderConfig {
     pub ready_path: String,
     /// The longest the contender may take, from its start, to answer the probe.
     pub ready_timeout: Duration,
+    /// The port speaks TLS: the probe is a TCP connect only (it speaks no TLS), and the
+    /// verification that follows is the first request.
+    pub ready_tls: bool,
     /// CPUs the whole process tree is pinned to (inherited by every descendant), if any.
     pub cpus: Option<Vec<usize>>,
     /// Directory of the logs `<key>.setup.log`, `<key>.stdout.log`, `<key>.stderr.log`
@@ -69,6 +72,7 @@ impl ContenderConfig {
             port,
             ready_path: "/".to_string(),
             ready_timeout: Duration::from_secs(10),
+            ready_tls: false,
             cpus: None,
             log_dir: log_dir.into(),
             nofile: None,

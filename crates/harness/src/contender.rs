@@ -51,6 +51,8 @@ pub struct Contender {
     addrs: Vec<SocketAddr>,
     host: String,
     path: String,
+    /// See [`ContenderConfig::ready_tls`].
+    tls: bool,
     ready_timeout: Duration,
     started: Instant,
     stdout_log: PathBuf,
@@ -140,6 +142,7 @@ impl Contender {
             addrs,
             host,
             path,
+            tls: cfg.ready_tls,
             ready_timeout: cfg.ready_timeout,
             started,
             stdout_log: stdout.path,
@@ -161,7 +164,8 @@ impl Contender {
     }
 
     /// Probes the contender every ~50 ms (TCP connect, then `GET ready_path`) until it
-    /// answers a status below 500, and returns the time from its start until then.
+    /// answers a status below 500 (over TLS: until it accepts a connection), and returns
+    /// the time from its start until then.
     ///
     /// Errors: [`HarnessError::Exited`] if it exits meanwhile, [`HarnessError::NeverReady`]
     /// if `ready_timeout` (counted from the start) passes, [`HarnessError::Interrupted`]
@@ -193,10 +197,13 @@ impl Contender {
                 });
             }
             let budget = (deadline - now).min(PROBE_MAX);
-            match probe::probe(&self.addrs, &self.host, &self.path, budget) {
-                // A port that speaks only HTTP/2 answers too: the path is asked over
-                // HTTP/2 by the verification that follows.
-                Ok(probe::Answer::Http2Only) | Ok(probe::Answer::Status(0..=499)) => {
+            let path = (!self.tls).then_some(self.path.as_str());
+            match probe::probe(&self.addrs, &self.host, path, budget) {
+                // A port that speaks only HTTP/2, or TLS, answers too: the path is asked
+                // as it will be measured by the verification that follows.
+                Ok(probe::Answer::Http2Only)
+                | Ok(probe::Answer::Listening)
+                | Ok(probe::Answer::Status(0..=499)) => {
                     // An answer from a process that is exiting (e.g. it failed to bind
                     // and something else holds the port) does not count.
                     if let Some(status) = self.exit_status() {

@@ -44,22 +44,29 @@ pub(crate) enum Answer {
     Status(u16),
     /// An HTTP/2 SETTINGS frame: the port speaks h2c with prior knowledge only.
     Http2Only,
+    /// It accepted a connection, and no request was sent (a port that speaks TLS).
+    Listening,
 }
 
 /// Sends `GET path` to the first of `addrs` that accepts a connection, naming `host` in
-/// the `Host` header, and returns what the server answered. Takes at most about
-/// `timeout` (per address tried).
+/// the `Host` header, and returns what the server answered; with no path, only connects
+/// ([`Answer::Listening`]). Takes at most about `timeout` (per address tried).
 pub(crate) fn probe(
     addrs: &[SocketAddr],
     host: &str,
-    path: &str,
+    path: Option<&str>,
     timeout: Duration,
 ) -> Result<Answer, ProbeError> {
     let timeout = timeout.max(Duration::from_millis(1));
     let mut last = None;
     for &addr in addrs {
         match TcpStream::connect_timeout(&addr, timeout) {
-            Ok(stream) => return ask(stream, host, path, timeout),
+            Ok(stream) => {
+                return match path {
+                    Some(path) => ask(stream, host, path, timeout),
+                    None => Ok(Answer::Listening),
+                }
+            }
             Err(source) => last = Some(ProbeError::Connect { addr, source }),
         }
     }
@@ -200,7 +207,7 @@ mod tests {
         let (addr, server) = one_shot(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
         let host = addr.to_string();
         assert_eq!(
-            probe(&[addr], &host, "/health", Duration::from_secs(5)).unwrap(),
+            probe(&[addr], &host, Some("/health"), Duration::from_secs(5)).unwrap(),
             Answer::Status(200)
         );
         let req = server.join().unwrap();
@@ -217,12 +224,12 @@ mod tests {
     fn an_h2c_only_port_answers_with_its_settings_frame() {
         let nginx: &[u8] = b"\x00\x00\x12\x04\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x80\x00\x04\x00\x01\x00\x00\x00\x05\x00\xff\xff\xff\x00\x00\x04\x08\x00\x00\x00\x00\x00\x7f\xff\x00\x00\x00\x00\x08\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01";
         let (addr, server) = one_shot(nginx);
-        let got = probe(&[addr], "x", "/", Duration::from_secs(5)).unwrap();
+        let got = probe(&[addr], "x", Some("/"), Duration::from_secs(5)).unwrap();
         assert_eq!(got, Answer::Http2Only);
         server.join().unwrap();
         // A GOAWAY first (type 0x7) is not a server's first frame: not taken for one.
         let (addr, server) = one_shot(&nginx[40..]);
-        let err = probe(&[addr], "x", "/", Duration::from_secs(5)).unwrap_err();
+        let err = probe(&[addr], "x", Some("/"), Duration::from_secs(5)).unwrap_err();
         assert!(matches!(err, ProbeError::NotHttp(_)), "{err}");
         server.join().unwrap();
     }
@@ -233,7 +240,7 @@ mod tests {
             .unwrap()
             .local_addr()
             .unwrap();
-        let err = probe(&[addr], "x", "/", Duration::from_secs(2)).unwrap_err();
+        let err = probe(&[addr], "x", Some("/"), Duration::from_secs(2)).unwrap_err();
         assert!(matches!(err, ProbeError::Connect { .. }), "{err}");
     }
 
@@ -243,9 +250,23 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let started = Instant::now();
         // The kernel accepts the connection into the backlog; nobody ever answers.
-        let err = probe(&[addr], "x", "/", Duration::from_millis(200)).unwrap_err();
+        let err = probe(&[addr], "x", Some("/"), Duration::from_millis(200)).unwrap_err();
         assert!(matches!(err, ProbeError::Io(_)), "{err}");
         assert!(started.elapsed() < Duration::from_secs(2));
         drop(listener);
+    }
+
+    /// A port that speaks TLS is probed by connecting only: the same silent listener is
+    /// ready at once, and nothing was written to it.
+    #[test]
+    fn a_probe_without_a_path_only_connects() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let got = probe(&[addr], "x", None, Duration::from_secs(2)).unwrap();
+        assert_eq!(got, Answer::Listening);
+        let (mut conn, _) = listener.accept().unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(conn.read(&mut buf).unwrap(), 0, "closed without a byte");
     }
 }

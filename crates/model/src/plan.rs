@@ -118,6 +118,23 @@ pub struct Contender {
     pub wire: WireKeys,
     /// Thresholds this contender's cells must meet besides the defaults' (`fail_if`).
     pub fail_if: Vec<Threshold>,
+    /// Spoken to over TLS with these settings (`tls`); `None`: a launched contender is
+    /// spoken to in cleartext, one given by an `https://` URL with the system's roots.
+    pub tls: Option<ContenderTls>,
+}
+
+/// A contender's `tls`: how its certificate is checked. A launched contender with it is
+/// spoken to at `https://127.0.0.1:{port}` (every protocol over TLS: HTTP/1.1, `h2` by
+/// ALPN, `wss://`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContenderTls {
+    /// A PEM file of the CA certificates that signed the contender's certificate, its
+    /// placeholders (`{tmp}`, `{plan_dir}`, `{run_dir}`, `{port}`) not yet filled; a
+    /// relative path is the plan directory's. Read when the contender is first spoken to,
+    /// so a server that makes its own CA at start (caddy's `tls internal`) can name it.
+    pub cacert: Option<String>,
+    /// Accept any certificate (`insecure = true`).
+    pub insecure: bool,
 }
 
 /// A contender's own `protocol`, `streams` and `pipeline`: each one given overrides the
@@ -304,6 +321,15 @@ struct FileContender {
     pipeline: Option<Spanned<usize>>,
     #[serde(default)]
     fail_if: Vec<Spanned<String>>,
+    tls: Option<Spanned<FileTls>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTls {
+    cacert: Option<Spanned<String>>,
+    #[serde(default)]
+    insecure: bool,
 }
 
 #[derive(Deserialize)]
@@ -744,6 +770,7 @@ impl Reader<'_> {
             let version = self.version_command(&name, c.version.as_ref())?;
             let wire = self.wire_keys(&name, c)?;
             let fail_if = self.thresholds(&c.fail_if, &format!("contender '{name}': fail_if"))?;
+            let tls = self.contender_tls(&name, c.tls.as_ref(), &launch)?;
             contenders.push(Contender {
                 name,
                 launch,
@@ -751,6 +778,7 @@ impl Reader<'_> {
                 version,
                 wire,
                 fail_if,
+                tls,
             });
         }
         if contenders.iter().filter(|c| c.baseline).count() > 1 {
@@ -782,6 +810,49 @@ impl Reader<'_> {
             return Err(self.err(at, format!("contender '{name}': version uses {{{p}}}, but it runs once before any contender starts: only {{plan_dir}} and {{cores}} are known then")));
         }
         Ok(Some(text.clone()))
+    }
+
+    /// A contender's `tls`: a CA file or `insecure = true` (one of them), for a launched
+    /// contender or an `https://` / `wss://` URL; the CA file's placeholders are those
+    /// known when the contender starts (only `{plan_dir}` for one given by URL).
+    fn contender_tls(
+        &self,
+        name: &str,
+        tls: Option<&Spanned<FileTls>>,
+        launch: &Launch,
+    ) -> Result<Option<ContenderTls>, PlanError> {
+        let Some(tls) = tls else { return Ok(None) };
+        let at = tls.span().start;
+        let t = tls.get_ref();
+        let cacert = t.cacert.as_ref();
+        match (cacert, t.insecure) {
+            (None, false) => return Err(self.err(at, format!("contender '{name}': tls names no way to check its certificate: give cacert = \"PATH\" (the PEM file of the CA that signed it) or insecure = true"))),
+            (Some(_), true) => return Err(self.err(at, format!("contender '{name}': tls has both cacert and insecure = true: insecure accepts any certificate, so the CA would go unused; keep one"))),
+            _ => {}
+        }
+        if let Launch::Url(u) = launch {
+            if !(u.starts_with("https://") || u.starts_with("wss://")) {
+                return Err(self.err(at, format!("contender '{name}': tls applies to a server spoken to over TLS, and its url '{u}' is not: write https:// (or wss://), or remove tls")));
+            }
+        }
+        if let Some(c) = cacert {
+            let (text, c_at) = (c.get_ref(), c.span().start);
+            if text.trim().is_empty() || text.contains('\0') {
+                return Err(self.err(c_at, format!("contender '{name}': tls.cacert {text:?} is not a path: give the PEM file of the CA that signed its certificate")));
+            }
+            let known: &[&str] = match launch {
+                Launch::Url(_) => &["plan_dir"],
+                Launch::Command { .. } => &["tmp", "plan_dir", "run_dir", "port"],
+            };
+            if let Some((_, p)) = braced_names(text).find(|(_, p)| !known.contains(p)) {
+                let known: Vec<String> = known.iter().map(|n| format!("{{{n}}}")).collect();
+                return Err(self.err(c_at, format!("contender '{name}': tls.cacert uses {{{p}}}: the placeholders it may use are {}", known.join(", "))));
+            }
+        }
+        Ok(Some(ContenderTls {
+            cacert: cacert.map(|c| c.get_ref().clone()),
+            insecure: t.insecure,
+        }))
     }
 
     /// A contender already running at `url`.
@@ -1563,6 +1634,65 @@ concurrency = [1, 10]
 
     fn error_of(text: &str) -> String {
         parse(text, "plan.toml", CPUS).unwrap_err().to_string()
+    }
+
+    /// A contender's `tls`: a CA file (placeholders left for the start) or `insecure`,
+    /// one of them, for a launched contender or an https:// URL; each mistake is named.
+    #[test]
+    fn a_contender_s_tls_names_how_its_certificate_is_checked() {
+        let launched =
+            |tls: &str| GOOD.replace("baseline = true", &format!("baseline = true\ntls = {tls}"));
+        let p = parse(
+            &launched(r#"{ cacert = "{tmp}/caddy/pki/authorities/local/root.crt" }"#),
+            "plan.toml",
+            CPUS,
+        )
+        .unwrap();
+        let want = ContenderTls {
+            cacert: Some("{tmp}/caddy/pki/authorities/local/root.crt".into()),
+            insecure: false,
+        };
+        assert_eq!(p.contenders[0].tls, Some(want));
+        assert_eq!(p.contenders[1].tls, None);
+        let p = parse(&launched("{ insecure = true }"), "plan.toml", CPUS).unwrap();
+        assert!(p.contenders[0].tls.as_ref().is_some_and(|t| t.insecure));
+        let resolved = crate::resolved::ResolvedPlan::of(&p).to_json();
+        assert!(resolved.contains(r#""tls":"insecure""#), "{resolved}");
+
+        let e = error_of(&launched("{ }"));
+        assert!(e.contains("give cacert = \"PATH\""), "{e}");
+        let e = error_of(&launched(r#"{ cacert = "ca.pem", insecure = true }"#));
+        assert!(e.contains("both cacert and insecure"), "{e}");
+        let e = error_of(&launched(r#"{ cacert = "{config}/ca.pem" }"#));
+        assert!(
+            e.contains("tls.cacert uses {config}") && e.contains("{tmp}"),
+            "{e}"
+        );
+        let e = error_of(&launched(r#"{ ca = "ca.pem" }"#));
+        assert!(e.contains("unknown field `ca`"), "{e}");
+        let url = |u: &str, tls: &str| {
+            GOOD.replace(
+                "url = \"http://127.0.0.1:8080/\"",
+                &format!("url = \"{u}\"\ntls = {tls}"),
+            )
+        };
+        let e = error_of(&url("http://127.0.0.1:8080", "{ insecure = true }"));
+        assert!(e.contains("its url 'http://127.0.0.1:8080' is not"), "{e}");
+        let e = error_of(&url(
+            "https://127.0.0.1:8443",
+            r#"{ cacert = "{tmp}/ca.pem" }"#,
+        ));
+        assert!(e.contains("may use are {plan_dir}"), "{e}");
+        let p = parse(
+            &url(
+                "https://127.0.0.1:8443",
+                r#"{ cacert = "{plan_dir}/ca.pem" }"#,
+            ),
+            "plan.toml",
+            CPUS,
+        )
+        .unwrap();
+        assert!(p.contenders[1].tls.is_some());
     }
 
     #[test]

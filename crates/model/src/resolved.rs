@@ -60,6 +60,10 @@ pub struct ResolvedContender {
     /// The contender's own `pipeline` (absent when it has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<usize>,
+    /// How its TLS certificate is checked, when it is spoken to over TLS with the plan's
+    /// `tls`: `cacert PATH` (unfilled) or `insecure` (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<String>,
 }
 
 /// A workload of a resolved plan.
@@ -138,6 +142,10 @@ impl ResolvedPlan {
                     protocol: c.wire.protocol.map(|p| p.as_str().to_string()),
                     streams: c.wire.streams,
                     pipeline: c.wire.pipeline,
+                    tls: c.tls.as_ref().map(|t| match &t.cacert {
+                        Some(path) => format!("cacert {path}"),
+                        None => "insecure".to_string(),
+                    }),
                 })
                 .collect(),
             workloads: plan

@@ -7,6 +7,7 @@ use super::contender_key;
 use shootout_harness::{ContenderConfig, HarnessError};
 use shootout_model::plan::{self, Launch, Plan};
 use shootout_model::ContenderStatus;
+use shootout_model::TlsOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -89,19 +90,8 @@ pub(super) fn contender_config(
     let tmp = run_dir.join("tmp").join(&key);
     let _ = std::fs::create_dir_all(&tmp);
     let config_path = tmp.join(plan::CONFIG_FILE);
-    let cores = super::server_cores(plan);
-    let plan_dir_abs = std::fs::canonicalize(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf());
-    let fill = |s: &str| {
-        plan::fill_placeholders(s, |name| match name {
-            "port" => Some(port.to_string()),
-            "tmp" => Some(tmp.display().to_string()),
-            "cores" => Some(cores.to_string()),
-            "plan_dir" => Some(plan_dir_abs.display().to_string()),
-            "run_dir" => Some(run_dir.display().to_string()),
-            "config" => Some(config_path.display().to_string()),
-            _ => None,
-        })
-    };
+    let plan_dir_abs = absolute(plan_dir);
+    let fill = filler(plan, index, Some(port), plan_dir, run_dir);
     let config = config
         .as_ref()
         .map(|text| (config_path.clone(), fill(text)));
@@ -120,9 +110,70 @@ pub(super) fn contender_config(
         port,
         ready_path: ready_path.clone(),
         ready_timeout: *ready_timeout,
+        ready_tls: c.tls.is_some(),
         cpus: plan.defaults.server_cpus.clone(),
         log_dir: run_dir.to_path_buf(),
         nofile: *nofile,
     };
     Some((cfg, config))
+}
+
+/// The plan's directory as an absolute path (as given when it cannot be resolved).
+fn absolute(plan_dir: &Path) -> PathBuf {
+    std::fs::canonicalize(plan_dir).unwrap_or_else(|_| plan_dir.to_path_buf())
+}
+
+/// Fills the placeholders of contender `index`'s strings: `{port}` (when it has one),
+/// `{tmp}` (its own directory under the run's), `{cores}`, `{plan_dir}`, `{run_dir}`
+/// and `{config}`.
+fn filler(
+    plan: &Plan,
+    index: usize,
+    port: Option<u16>,
+    plan_dir: &Path,
+    run_dir: &Path,
+) -> impl Fn(&str) -> String {
+    let tmp = run_dir
+        .join("tmp")
+        .join(contender_key(index, &plan.contenders[index].name));
+    let config = tmp.join(plan::CONFIG_FILE).display().to_string();
+    let (tmp, cores) = (tmp.display().to_string(), super::server_cores(plan));
+    let (plan_dir, run_dir) = (
+        absolute(plan_dir).display().to_string(),
+        run_dir.display().to_string(),
+    );
+    move |s: &str| {
+        plan::fill_placeholders(s, |name| match name {
+            "port" => port.map(|p| p.to_string()),
+            "tmp" => Some(tmp.clone()),
+            "cores" => Some(cores.to_string()),
+            "plan_dir" => Some(plan_dir.clone()),
+            "run_dir" => Some(run_dir.clone()),
+            "config" => Some(config.clone()),
+            _ => None,
+        })
+    }
+}
+
+/// How contender `index` is spoken to over TLS: its `tls` with the CA file's placeholders
+/// filled (`port`: the one it was started on) and a relative path taken from the plan's
+/// directory; the defaults (the system's roots) when it has no `tls`.
+pub(super) fn contender_tls(
+    plan: &Plan,
+    index: usize,
+    port: Option<u16>,
+    plan_dir: &Path,
+    run_dir: &Path,
+) -> TlsOptions {
+    let Some(tls) = &plan.contenders[index].tls else {
+        return TlsOptions::default();
+    };
+    let fill = filler(plan, index, port, plan_dir, run_dir);
+    TlsOptions {
+        insecure: tls.insecure,
+        ca_file: tls
+            .cacert
+            .as_ref()
+            .map(|c| plan::resolve(&absolute(plan_dir), Path::new(&fill(c)))),
+    }
 }

@@ -120,7 +120,7 @@ impl<E: Executor> Runner<'_, E> {
             u.index,
             wi,
             &self.bodies[wi],
-            &u.base_url,
+            &u.origin,
             level,
             span,
         )

@@ -315,14 +315,15 @@ fn step_spec(
     ci: usize,
     wi: usize,
     body: &[u8],
-    base_url: &str,
+    origin: &Origin,
     level: LoadLevel,
     span: Span,
 ) -> anyhow::Result<LoadSpec> {
     let w = &plan.workloads[wi];
     let wire = plan.wire(ci, wi);
-    let origin = origin_for(base_url, wire.protocol);
-    let target = Target::parse(&format!("{origin}{}", w.path)).map_err(|e| anyhow!("{e}"))?;
+    let base = origin_for(&origin.url, wire.protocol);
+    let mut target = Target::parse(&format!("{base}{}", w.path)).map_err(|e| anyhow!("{e}"))?;
+    target.tls = origin.tls.clone();
     let (connections, pace, max_connections) = match level {
         LoadLevel::Concurrency { connections } => (connections, Pace::Closed, None),
         LoadLevel::Rate { rps, connections } => {
@@ -357,6 +358,26 @@ fn step_spec(
         .ws_messages(w.message_list.clone())
         .build()
         .map_err(|e| anyhow!("{e}"))
+}
+
+/// Where a contender answers: its base URL (`http://127.0.0.1:PORT` for one shootout
+/// starts, `https://…` when it has `tls`; its `url` for one already running) and how its
+/// certificate is checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Origin {
+    pub url: String,
+    pub tls: shootout_model::TlsOptions,
+}
+
+impl Origin {
+    /// A cleartext origin, or one checked with the system's roots.
+    #[cfg(test)]
+    pub(super) fn plain(url: &str) -> Origin {
+        Origin {
+            url: url.to_string(),
+            tls: Default::default(),
+        }
+    }
 }
 
 /// The origin a contender is spoken to at over `protocol`: its base URL (`http://…` for

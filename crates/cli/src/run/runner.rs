@@ -9,10 +9,10 @@
 //! the tests); the store is real and written as things happen, so that what a crash or
 //! Ctrl-C leaves is what the store says.
 
-use super::bring_up::{contender_config, NotUp, PORT_TRIES};
+use super::bring_up::{contender_config, contender_tls, NotUp, PORT_TRIES};
 use super::executor::Executor;
 use super::verify::verify;
-use super::{contender_key, describe};
+use super::{contender_key, describe, Origin};
 use crate::output::Failure;
 use shootout_harness::ContenderConfig;
 use shootout_model::plan::{self, Launch, Plan};
@@ -28,8 +28,8 @@ pub(super) struct Up<P> {
     pub index: usize,
     /// Its id in the store.
     pub id: ContenderId,
-    /// Where it answers, e.g. `http://127.0.0.1:8080`.
-    pub base_url: String,
+    /// Where it answers, e.g. `http://127.0.0.1:8080`, and how its certificate is checked.
+    pub origin: Origin,
     /// Its processes (`None` for a contender given by URL).
     pub process: Option<P>,
     /// Steps stored so far.
@@ -99,11 +99,11 @@ impl<E: Executor> Runner<'_, E> {
             self.store.record_process_tag(id, &tag)?;
         }
         let admitted = match self.bring_up(index) {
-            Ok((base_url, process)) => {
+            Ok((origin, process)) => {
                 if let (Some(p), None) = (&process, &self.versions[index]) {
                     self.record_version(index, id, p)?;
                 }
-                self.verified(index, id, base_url, process)?
+                self.verified(index, id, origin, process)?
             }
             Err(not_up) => {
                 let detail = not_up.to_string();
@@ -142,17 +142,17 @@ impl<E: Executor> Runner<'_, E> {
         &mut self,
         index: usize,
         id: ContenderId,
-        base_url: String,
+        origin: Origin,
         mut process: Option<E::Process>,
     ) -> Result<Option<Up<E::Process>>, shootout_store::StoreError> {
         let name = &self.plan.contenders[index].name;
-        match verify(&mut self.exec, self.plan, index, &base_url, self.bodies) {
+        match verify(&mut self.exec, self.plan, index, &origin, self.bodies) {
             Ok(()) => {
-                say!("✓ {name}: ready and verified at {base_url}");
+                say!("✓ {name}: ready and verified at {}", origin.url);
                 Ok(Some(Up {
                     index,
                     id,
-                    base_url,
+                    origin,
                     process,
                     steps: 0,
                 }))
@@ -177,9 +177,16 @@ impl<E: Executor> Runner<'_, E> {
     /// by URL). The port is chosen free, but another process may take it before the
     /// contender binds it (a client's ephemeral port, a server started meanwhile): then the
     /// start is tried again on a new port, at most [`PORT_TRIES`] times in all.
-    pub(super) fn bring_up(&mut self, index: usize) -> Result<(String, Option<E::Process>), NotUp> {
+    pub(super) fn bring_up(&mut self, index: usize) -> Result<(Origin, Option<E::Process>), NotUp> {
         if let Launch::Url(url) = &self.plan.contenders[index].launch {
-            return Ok((url.clone(), None));
+            let tls = contender_tls(self.plan, index, None, self.plan_dir, self.run_dir);
+            return Ok((
+                Origin {
+                    url: url.clone(),
+                    tls,
+                },
+                None,
+            ));
         }
         let mut tries = 1;
         loop {
@@ -198,7 +205,7 @@ impl<E: Executor> Runner<'_, E> {
 
     /// One start of contender `index` (started by a command) on a free port: its setup,
     /// its start, the wait until it is ready; what was started is stopped if it is not.
-    fn bring_up_once(&mut self, index: usize) -> Result<(String, Option<E::Process>), NotUp> {
+    fn bring_up_once(&mut self, index: usize) -> Result<(Origin, Option<E::Process>), NotUp> {
         let port = self.exec.free_port().map_err(NotUp::NoPort)?;
         let (cfg, config): (ContenderConfig, _) =
             contender_config(self.plan, index, port, self.plan_dir, self.run_dir)
@@ -217,7 +224,11 @@ impl<E: Executor> Runner<'_, E> {
                     cfg.name,
                     tenths_secs(took)
                 );
-                Ok((format!("http://127.0.0.1:{port}"), Some(process)))
+                let c = &self.plan.contenders[index];
+                let scheme = if c.tls.is_some() { "https" } else { "http" };
+                let tls = contender_tls(self.plan, index, Some(port), self.plan_dir, self.run_dir);
+                let url = format!("{scheme}://127.0.0.1:{port}");
+                Ok((Origin { url, tls }, Some(process)))
             }
             Err(e) => {
                 self.exec.stop(process, Duration::from_secs(2));

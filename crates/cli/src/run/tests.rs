@@ -969,14 +969,31 @@ fn a_websocket_step_is_spoken_to_the_ws_origin_of_any_contender_url() {
     let p = plan::parse(text, "plan.toml", &[0]).unwrap();
     let level = LoadLevel::Concurrency { connections: 3 };
     let span = plan::Span::Requests(5);
-    let echo =
-        super::step_spec(&p, 0, 0, "hé".as_bytes(), "http://127.0.0.1:9", level, span).unwrap();
+    let echo = super::step_spec(
+        &p,
+        0,
+        0,
+        "hé".as_bytes(),
+        &super::Origin::plain("http://127.0.0.1:9"),
+        level,
+        span,
+    )
+    .unwrap();
     assert_eq!(echo.target.url, "ws://127.0.0.1:9/echo");
     assert_eq!(echo.protocol, Protocol::WebSocket);
     assert!(echo.ws_text);
     assert_eq!(echo.request.body, "hé".as_bytes());
     assert_eq!(echo.ws_hold, None);
-    let held = super::step_spec(&p, 0, 1, &[], "http://127.0.0.1:9", level, span).unwrap();
+    let held = super::step_spec(
+        &p,
+        0,
+        1,
+        &[],
+        &super::Origin::plain("http://127.0.0.1:9"),
+        level,
+        span,
+    )
+    .unwrap();
     assert!(!held.ws_text);
     assert_eq!(held.ws_hold.map(|h| h.every), Some(Duration::from_secs(2)));
 }

@@ -5,7 +5,7 @@
 //! against the expectation (a held workload: each connection's first ping and its pong).
 
 use super::executor::Executor;
-use super::step_spec;
+use super::{step_spec, Origin};
 use shootout_model::plan::{Plan, Span, Workload};
 use shootout_model::{LoadLevel, Protocol, RunResult, Wire};
 
@@ -19,22 +19,15 @@ pub(super) fn verify<E: Executor>(
     exec: &mut E,
     plan: &Plan,
     ci: usize,
-    base_url: &str,
+    origin: &Origin,
     bodies: &[Vec<u8>],
 ) -> Result<(), String> {
     let mut problems = Vec::new();
     for (wi, w) in plan.workloads.iter().enumerate() {
         for (pass, n, c) in passes(w) {
             let level = LoadLevel::Concurrency { connections: c };
-            let spec = match step_spec(
-                plan,
-                ci,
-                wi,
-                &bodies[wi],
-                base_url,
-                level,
-                Span::Requests(n),
-            ) {
+            let spec = match step_spec(plan, ci, wi, &bodies[wi], origin, level, Span::Requests(n))
+            {
                 Ok(s) => s,
                 Err(e) => return Err(e.to_string()),
             };
