@@ -152,6 +152,15 @@ fn a_server_that_never_answers_times_out() {
 }
 
 #[test]
+fn a_server_that_allows_no_stream_refuses_one_request_per_connection() {
+    let s = server(H3Behavior::NoStreams);
+    let r = go(&spec(&s, 3, 1, 4));
+    assert_eq!(failures(&r), vec![(FailureKind::Refused, 3)]);
+    assert_eq!(s.requests(), 0);
+    assert_eq!(r.counts.connections_opened, 3, "one connection per refusal");
+}
+
+#[test]
 fn heads_are_shown_as_curl_shows_http3() {
     let s = server(H3Behavior::Hello);
     let sp = spec(&s, 3, 1, 1);

@@ -39,6 +39,9 @@ pub enum H3Behavior {
     DynamicQpack,
     /// The handshake completes and requests are read, never answered.
     Silent,
+    /// The server allows no request stream at all (QUIC's initial limit on
+    /// bidirectional streams is 0).
+    NoStreams,
 }
 
 /// What a server did, counted as it did it.
@@ -83,7 +86,12 @@ impl H3Server {
         tls.alpn_protocols = vec![b"h3".to_vec()];
         let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls)
             .map_err(|e| io::Error::other(e.to_string()))?;
-        let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        if behavior == H3Behavior::NoStreams {
+            let mut transport = quinn::TransportConfig::default();
+            transport.max_concurrent_bidi_streams(0u32.into());
+            config.transport_config(Arc::new(transport));
+        }
         let stats = Arc::new(Stats::default());
         let (tx, rx) = std::sync::mpsc::channel();
         let st = stats.clone();

@@ -149,27 +149,8 @@ pub fn check(
             }
             _ => {}
         }
-        while let Some(ev) = link.conn.poll() {
-            match ev {
-                quinn_proto::Event::Connected => {
-                    let alpn = alpn(&link.conn);
-                    link.close(now, frame::H3_NO_ERROR);
-                    let _ = link.flush(now, &mut send);
-                    return match alpn {
-                        Some(p) if p == b"h3" => Ok(()),
-                        p => Err(Refusal::Alpn(p.map_or("no protocol".into(), |p| {
-                            String::from_utf8_lossy(&p).into_owned()
-                        }))),
-                    };
-                }
-                quinn_proto::Event::ConnectionLost { reason } => {
-                    return Err(match reason {
-                        quinn_proto::ConnectionError::TimedOut => silent,
-                        r => handshake(r.to_string()),
-                    })
-                }
-                _ => {}
-            }
+        if let Some(outcome) = handshake_outcome(&mut link, now, &mut send, &silent) {
+            return outcome;
         }
         let deadline = began + timeout;
         if now >= deadline {
@@ -193,6 +174,40 @@ pub fn check(
             }
         }
     }
+}
+
+/// The pre-flight's verdict once the handshake ended: `h3` chosen (the connection is
+/// closed at once), another protocol, or the connection lost (`silent` when it timed
+/// out). `None` while it goes on.
+fn handshake_outcome(
+    link: &mut quic::Link,
+    now: Instant,
+    send: &mut impl FnMut(&[u8]) -> std::io::Result<()>,
+    silent: &Refusal,
+) -> Option<Result<(), Refusal>> {
+    while let Some(ev) = link.conn.poll() {
+        match ev {
+            quinn_proto::Event::Connected => {
+                let alpn = alpn(&link.conn);
+                link.close(now, frame::H3_NO_ERROR);
+                let _ = link.flush(now, send);
+                return Some(match alpn {
+                    Some(p) if p == b"h3" => Ok(()),
+                    p => Err(Refusal::Alpn(p.map_or("no protocol".into(), |p| {
+                        String::from_utf8_lossy(&p).into_owned()
+                    }))),
+                });
+            }
+            quinn_proto::Event::ConnectionLost { reason } => {
+                return Some(Err(match reason {
+                    quinn_proto::ConnectionError::TimedOut => silent.clone(),
+                    r => Refusal::Handshake(r.to_string()),
+                }))
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The protocol ALPN chose on a connection whose handshake completed.

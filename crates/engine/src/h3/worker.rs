@@ -412,11 +412,33 @@ impl Worker<'_> {
             if !self.send_request(i, start, now, connect, false) {
                 // No stream credit: the request is not taken after all.
                 self.core.claimed -= 1;
+                if self.conns[i].h3.active() == 0 {
+                    self.no_streams(i, now);
+                }
                 break;
             }
             self.core.in_flight += 1;
         }
         self.conns[i].fresh = false;
+    }
+
+    /// Connection `i` may open no request stream at all (the server's QUIC limit on
+    /// bidirectional streams is 0): in a closed loop that is one refused request per
+    /// connection, which is then replaced after a growing pause (as an HTTP/2 server's
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` = 0), so the run still ends by its count.
+    fn no_streams(&mut self, i: usize, now: Instant) {
+        let began = self.conns[i].life.began;
+        if let Some(link) = self.conns[i].link.as_mut() {
+            link.close(now, frame::H3_NO_ERROR);
+        }
+        self.flush(i, now);
+        self.close(i);
+        if self.core.claim(now) {
+            self.core
+                .rec
+                .failed(&Timing::unsent(began, now, 0), FailureKind::Refused);
+        }
+        self.replace(i, now, true);
     }
 
     /// Opens connection `i`: a UDP socket connected to the server (from its local
