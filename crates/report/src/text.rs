@@ -608,6 +608,31 @@ mod tests {
         assert!(load_line(&spec).contains("1 request or 2 s, whichever comes first"));
     }
 
+    /// An HTTP/3 run says so in its load line, and its stream resets go by HTTP/3's
+    /// names under HTTP/3; an HTTP/2 run's keep RST_STREAM and HTTP/2's names.
+    #[test]
+    fn stream_resets_are_named_by_the_protocol_that_sent_them() {
+        let (mut spec, mut r) = fixtures::closed_with_failures();
+        r.counts.stream_resets.insert(0x10c, 3);
+        r.counts.goaways = 1;
+        spec.protocol = Protocol::Http3;
+        spec.streams = 4;
+        assert!(load_line(&spec).starts_with("10 connections × 4 streams (HTTP/3)"));
+        let out = report(&spec, &r);
+        assert!(
+            out.contains("HTTP/3        stream resets received: 3 × H3_REQUEST_CANCELLED (0x10c); GOAWAY received: 1\n"),
+            "{out}"
+        );
+        spec.protocol = Protocol::Http2;
+        r.counts.stream_resets.clear();
+        r.counts.stream_resets.insert(8, 3);
+        let out = report(&spec, &r);
+        assert!(
+            out.contains("HTTP/2        RST_STREAM received: 3 × CANCEL (8); GOAWAY received: 1\n"),
+            "{out}"
+        );
+    }
+
     #[test]
     fn failure_breakdown_only_when_there_are_failures() {
         let (spec, r) = fixtures::closed_with_failures();
