@@ -151,6 +151,19 @@ fn a_server_that_never_answers_times_out() {
     assert_eq!(r.counts.connections_opened, 1, "the connection is kept");
 }
 
+/// QUIC's idle timeout (the server's 300 ms, well under the 10 s request deadline) ends
+/// a connection whose server went quiet: its requests fail as timeouts then, not at
+/// their deadline.
+#[test]
+fn the_quic_idle_timeout_fails_the_requests_it_ends_as_timeouts() {
+    let s = server(H3Behavior::SilentIdle(300));
+    let r = go(&spec(&s, 2, 1, 2));
+    assert_eq!(failures(&r), vec![(FailureKind::Timeout, 2)]);
+    assert_eq!(s.requests(), 2);
+    assert_eq!(r.counts.connections_opened, 1);
+    assert!(r.duration < Duration::from_secs(5), "{:?}", r.duration);
+}
+
 #[test]
 fn a_server_that_allows_no_stream_refuses_one_request_per_connection() {
     let s = server(H3Behavior::NoStreams);

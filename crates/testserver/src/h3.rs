@@ -39,6 +39,10 @@ pub enum H3Behavior {
     DynamicQpack,
     /// The handshake completes and requests are read, never answered.
     Silent,
+    /// As [`H3Behavior::Silent`], with a QUIC idle timeout of this many milliseconds:
+    /// once the requests are acknowledged nothing more is sent, and the connection ends
+    /// silently when the idle timeout passes.
+    SilentIdle(u32),
     /// The server allows no request stream at all (QUIC's initial limit on
     /// bidirectional streams is 0).
     NoStreams,
@@ -87,11 +91,17 @@ impl H3Server {
         let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls)
             .map_err(|e| io::Error::other(e.to_string()))?;
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-        if behavior == H3Behavior::NoStreams {
-            let mut transport = quinn::TransportConfig::default();
-            transport.max_concurrent_bidi_streams(0u32.into());
-            config.transport_config(Arc::new(transport));
+        let mut transport = quinn::TransportConfig::default();
+        match behavior {
+            H3Behavior::NoStreams => {
+                transport.max_concurrent_bidi_streams(0u32.into());
+            }
+            H3Behavior::SilentIdle(ms) => {
+                transport.max_idle_timeout(Some(quinn::VarInt::from_u32(ms).into()));
+            }
+            _ => {}
         }
+        config.transport_config(Arc::new(transport));
         let stats = Arc::new(Stats::default());
         let (tx, rx) = std::sync::mpsc::channel();
         let st = stats.clone();
@@ -279,7 +289,7 @@ async fn serve_raw(conn: quinn::Connection, b: H3Behavior, st: Arc<Stats>) {
                 st.closes.fetch_add(1, Ordering::SeqCst);
                 return;
             }
-            H3Behavior::Silent => {
+            H3Behavior::Silent | H3Behavior::SilentIdle(_) => {
                 held.push(send);
                 continue;
             }
