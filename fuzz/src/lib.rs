@@ -1,5 +1,6 @@
 //! Fuzz targets of the parsers of what a server sends (the HTTP/1.1 response parser
-//! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection, the
+//! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection, the HTTP/3
+//! connection (frames and QPACK), the
 //! WebSocket connection's handshake and frame decoder) and of the
 //! files a user is handed: the result-file reader (`shootout_model::SavedRun::parse`, with
 //! `merge`), the request-list reader (`shootout_model::requests::RequestList::parse`), the
@@ -16,6 +17,7 @@ pub mod alloc;
 pub mod barrier;
 pub mod chunked;
 pub mod h2_connection;
+pub mod h3;
 pub mod head_differential;
 pub mod hpack;
 pub mod message_list;

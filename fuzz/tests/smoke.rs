@@ -165,6 +165,11 @@ fn h2_connection() {
 }
 
 #[test]
+fn h3() {
+    smoke("h3", shootout_fuzz::h3::check);
+}
+
+#[test]
 fn result_file() {
     smoke("result_file", shootout_fuzz::result_file::check);
 }

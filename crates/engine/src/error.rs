@@ -55,6 +55,14 @@ pub enum EngineError {
         /// What it did instead.
         reason: h2::Refusal,
     },
+    /// `--http3` was asked of a server that does not speak HTTP/3 there.
+    #[error("{target} does not speak HTTP/3: {reason}")]
+    NotHttp3 {
+        /// The address or URL tried.
+        target: String,
+        /// What it did instead.
+        reason: crate::h3::Refusal,
+    },
     /// A worker thread could not be started or failed.
     #[error("worker thread failed: {0}")]
     Worker(std::io::Error),

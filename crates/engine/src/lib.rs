@@ -12,6 +12,7 @@ mod error;
 mod event_loop;
 mod h1;
 pub mod h2;
+pub mod h3;
 mod linger;
 mod live;
 mod merge;
@@ -48,10 +49,18 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     let max_connections = connection_cap(spec, connections, threads)?;
     let h2 = match spec.protocol {
         Protocol::Http2 => Some(h2::request::prepare(&spec.target, &spec.request)?),
-        Protocol::Http1 | Protocol::WebSocket => None,
+        Protocol::Http1 | Protocol::Http3 | Protocol::WebSocket => None,
+    };
+    let h3 = match spec.protocol {
+        Protocol::Http3 => Some(h3::prepare(&spec.target, &spec.request)?),
+        _ => None,
     };
     let ws = (spec.protocol == Protocol::WebSocket).then(|| ws::Prepared::new(spec));
-    let alpn: &[u8] = if h2.is_some() { b"h2" } else { b"http/1.1" };
+    let alpn: &[u8] = match spec.protocol {
+        Protocol::Http2 => b"h2",
+        Protocol::Http3 => b"h3",
+        Protocol::Http1 | Protocol::WebSocket => b"http/1.1",
+    };
     let tls = if spec.target.scheme.tls() {
         Some(tls::client_config(&spec.target, alpn)?)
     } else {
@@ -84,6 +93,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         &shared,
         Prepared {
             h2: h2.as_ref(),
+            h3: h3.as_ref(),
             ws: ws.as_ref(),
         },
         &shares,
@@ -199,6 +209,9 @@ fn run_workers(
                         Prepared { h2: Some(req), .. } => {
                             h2::worker::run(shared, req, spec.streams, a, stop, live)
                         }
+                        Prepared { h3: Some(req), .. } => {
+                            h3::worker::run(shared, req, spec.streams, a, stop, live)
+                        }
                         Prepared { ws: Some(p), .. } => ws::worker::run(shared, p, a, stop, live),
                         _ => h1::worker::run(shared, a, stop, live),
                     })
@@ -222,6 +235,7 @@ fn run_workers(
 #[derive(Clone, Copy)]
 struct Prepared<'p> {
     h2: Option<&'p h2::request::Prepared>,
+    h3: Option<&'p h3::Prepared>,
     ws: Option<&'p ws::Prepared>,
 }
 

@@ -3,7 +3,7 @@
 //! clear error rather than a run full of failures.
 
 use crate::transport::{Endpoint, TlsTarget};
-use crate::{h2, tls, transport, EngineError};
+use crate::{h2, h3, tls, transport, EngineError};
 use shootout_model::{LoadSpec, Protocol};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 
@@ -25,6 +25,9 @@ pub(crate) fn preflight(spec: &LoadSpec, tls: Option<&TlsTarget>) -> Result<Endp
         return Ok(Endpoint::Unix(path.clone()));
     }
     let addrs = addresses(spec)?;
+    if spec.protocol == Protocol::Http3 {
+        return h3_check(spec, tls, &addrs);
+    }
     let mut last = None;
     for addr in &addrs {
         match connect(spec, addr) {
@@ -57,8 +60,49 @@ fn h2_check(
         Protocol::Http2 => h2::check(stream, spec.connect_timeout)
             .map_err(|reason| EngineError::NotHttp2 { target, reason }),
         // A WebSocket handshake is each connection's: a refusal is counted per connection.
-        Protocol::Http1 | Protocol::WebSocket => Ok(()),
+        // HTTP/3 never comes here (it needs TLS, checked over UDP).
+        Protocol::Http1 | Protocol::Http3 | Protocol::WebSocket => Ok(()),
     }
+}
+
+/// Over HTTP/3, one QUIC handshake with the first address that answers (over UDP: a
+/// server that speaks HTTP/3 need not listen on TCP at all).
+fn h3_check(
+    spec: &LoadSpec,
+    tls: Option<&TlsTarget>,
+    addrs: &[SocketAddr],
+) -> Result<Endpoint, EngineError> {
+    let Some((config, _)) = tls else {
+        return Err(EngineError::Invalid(
+            shootout_model::SpecError::Http3NeedsHttps(spec.target.url.clone()),
+        ));
+    };
+    let mut last = None;
+    for addr in addrs {
+        let bind = spec.bind.first().copied();
+        match h3::check(*addr, bind, config, &spec.target.host, spec.connect_timeout) {
+            Ok(()) => return Ok(Endpoint::Tcp(*addr)),
+            Err(reason) if h3::certificate_problem(&reason) => {
+                return Err(EngineError::Tls {
+                    target: addr.to_string(),
+                    reason: format!(
+                        "{reason} (for a self-signed certificate use --insecure, or --cacert FILE)"
+                    ),
+                })
+            }
+            Err(reason) => last = Some((addr, reason)),
+        }
+    }
+    Err(match last {
+        Some((addr, reason)) => EngineError::NotHttp3 {
+            target: addr.to_string(),
+            reason,
+        },
+        None => EngineError::Resolve {
+            host: spec.target.host.clone(),
+            source: std::io::Error::other("no addresses"),
+        },
+    })
 }
 
 /// The target's addresses, those of the local addresses' family when `-B` gives some (each

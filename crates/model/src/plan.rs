@@ -1241,7 +1241,7 @@ impl Reader<'_> {
                 self.err(
                     p.span().start,
                     format!(
-                        "workload '{name}': protocol = \"{}\" is not one shootout speaks: write \"http/1.1\", \"h2\" or \"websocket\"",
+                        "workload '{name}': protocol = \"{}\" is not one shootout speaks: write \"http/1.1\", \"h2\", \"h3\" or \"websocket\"",
                         p.get_ref()
                     ),
                 )
@@ -1263,7 +1263,7 @@ impl Reader<'_> {
                 self.err(
                     p.span().start,
                     format!(
-                        "contender '{name}': protocol = \"{}\" is not one shootout speaks: write \"http/1.1\", \"h2\" or \"websocket\"",
+                        "contender '{name}': protocol = \"{}\" is not one shootout speaks: write \"http/1.1\", \"h2\", \"h3\" or \"websocket\"",
                         p.get_ref()
                     ),
                 )
@@ -1883,6 +1883,12 @@ concurrency = [1, 10]
         let p = parse(&text, "plan.toml", CPUS).unwrap();
         assert_eq!(p.wire(0, 0).protocol, Protocol::Http2);
         assert_eq!(p.wire(1, 0), Wire::default());
+        // HTTP/3 wherever HTTP/2 is taken, with its streams.
+        let text = with_contender_keys(GOOD, "protocol = \"h3\"\nstreams = 4");
+        let p = parse(&text, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.wire(1, 0).protocol, Protocol::Http3);
+        assert_eq!(p.wire(1, 0).streams, 4);
+        assert_eq!(p.wire(1, 0).to_string(), "h3 × 4 streams");
     }
 
     /// A contender's keys follow the workloads' rules, each error naming the contender,
@@ -1960,7 +1966,7 @@ concurrency = [1, 10]
             "concurrency = [1]\nprotocol = \"spdy\"",
         ));
         assert!(
-            e.contains("write \"http/1.1\", \"h2\" or \"websocket\""),
+            e.contains("write \"http/1.1\", \"h2\", \"h3\" or \"websocket\""),
             "{e}"
         );
         for (key, want) in [

@@ -94,6 +94,40 @@ pub fn h2_error_name(code: u32) -> Option<&'static str> {
     NAMES.get(code as usize).copied()
 }
 
+/// An HTTP/3 error code's name (RFC 9114 §8.1, RFC 9204 §6), `None` for a code neither
+/// names.
+pub fn h3_error_name(code: u32) -> Option<&'static str> {
+    const H3: [&str; 17] = [
+        "H3_NO_ERROR",
+        "H3_GENERAL_PROTOCOL_ERROR",
+        "H3_INTERNAL_ERROR",
+        "H3_STREAM_CREATION_ERROR",
+        "H3_CLOSED_CRITICAL_STREAM",
+        "H3_FRAME_UNEXPECTED",
+        "H3_FRAME_ERROR",
+        "H3_EXCESSIVE_LOAD",
+        "H3_ID_ERROR",
+        "H3_SETTINGS_ERROR",
+        "H3_MISSING_SETTINGS",
+        "H3_REQUEST_REJECTED",
+        "H3_REQUEST_CANCELLED",
+        "H3_REQUEST_INCOMPLETE",
+        "H3_MESSAGE_ERROR",
+        "H3_CONNECT_ERROR",
+        "H3_VERSION_FALLBACK",
+    ];
+    const QPACK: [&str; 3] = [
+        "QPACK_DECOMPRESSION_FAILED",
+        "QPACK_ENCODER_STREAM_ERROR",
+        "QPACK_DECODER_STREAM_ERROR",
+    ];
+    match code {
+        0x100..=0x110 => H3.get(code as usize - 0x100).copied(),
+        0x200..=0x202 => QPACK.get(code as usize - 0x200).copied(),
+        _ => None,
+    }
+}
+
 impl FailureKind {
     /// Every class, in report order.
     pub const ALL: [FailureKind; 12] = [
@@ -229,9 +263,13 @@ pub struct Counts {
     pub bytes_sent: u64,
     /// HTTP/2: RST_STREAM frames received, per error code (RFC 9113 §7: 1 PROTOCOL_ERROR,
     /// 2 INTERNAL_ERROR, 7 REFUSED_STREAM, 8 CANCEL, …), whatever class the request got;
+    /// over HTTP/3 the request streams the server reset, per HTTP/3 error code (RFC 9114
+    /// §8.1: 0x10b H3_REQUEST_REJECTED, 0x10c H3_REQUEST_CANCELLED, …; a code over
+    /// 2^32 − 1 under [`OTHER_RESET_CODES`]);
     /// past [`MAX_RESET_CODES`] distinct codes, the rest under [`OTHER_RESET_CODES`].
     pub stream_resets: BTreeMap<u32, u64>,
-    /// HTTP/2: GOAWAY frames received (each ends a connection; a new one is opened).
+    /// HTTP/2 and HTTP/3: GOAWAY frames received (each ends a connection; a new one is
+    /// opened).
     pub goaways: u64,
     /// WebSocket: close frames received, per close code (RFC 6455 §7.4: 1000 normal, 1001
     /// going away, 1008 policy, 1011 server error, …; 1005 when the frame had no code),
@@ -828,6 +866,17 @@ pub fn per_second(count: u64, d: Duration) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn http3_error_codes_have_their_rfc_names() {
+        assert_eq!(h3_error_name(0x100), Some("H3_NO_ERROR"));
+        assert_eq!(h3_error_name(0x10c), Some("H3_REQUEST_CANCELLED"));
+        assert_eq!(h3_error_name(0x110), Some("H3_VERSION_FALLBACK"));
+        assert_eq!(h3_error_name(0x200), Some("QPACK_DECOMPRESSION_FAILED"));
+        assert_eq!(h3_error_name(0x202), Some("QPACK_DECODER_STREAM_ERROR"));
+        assert_eq!(h3_error_name(0x111), None);
+        assert_eq!(h3_error_name(8), None);
+    }
 
     #[test]
     fn reset_codes_past_the_limit_share_one_bucket() {

@@ -48,6 +48,9 @@ pub enum Protocol {
     /// HTTP/2: h2c with prior knowledge for `http://`, ALPN `h2` over TLS for `https://`;
     /// [`LoadSpec::streams`] concurrent streams per connection.
     Http2,
+    /// HTTP/3 over QUIC (RFC 9114) for `https://` URLs, ALPN `h3`;
+    /// [`LoadSpec::streams`] concurrent requests per connection.
+    Http3,
     /// WebSocket (RFC 6455) for `ws://` and `wss://`: one opening handshake per
     /// connection, then the measured unit is a message and its reply;
     /// [`LoadSpec::pipeline`] messages in flight per connection.
@@ -55,19 +58,22 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    /// The word in plans and reports: `http/1.1` or `h2` (ALPN's names), `websocket`.
+    /// The word in plans and reports: `http/1.1`, `h2` or `h3` (ALPN's names), `websocket`.
     pub fn as_str(self) -> &'static str {
         match self {
             Protocol::Http1 => "http/1.1",
             Protocol::Http2 => "h2",
+            Protocol::Http3 => "h3",
             Protocol::WebSocket => "websocket",
         }
     }
 
-    /// Reads a plan's `protocol`: `h2` (or `http/2`), `http/1.1` (or `h1`), `websocket`.
+    /// Reads a plan's `protocol`: `h2` (or `http/2`), `h3` (or `http/3`), `http/1.1` (or
+    /// `h1`), `websocket`.
     pub fn parse(s: &str) -> Option<Protocol> {
         match s.to_ascii_lowercase().as_str() {
             "h2" | "http/2" | "http2" => Some(Protocol::Http2),
+            "h3" | "http/3" | "http3" => Some(Protocol::Http3),
             "h1" | "http/1.1" | "http1" => Some(Protocol::Http1),
             "websocket" | "ws" => Some(Protocol::WebSocket),
             _ => None,
@@ -108,8 +114,10 @@ impl Wire {
     pub fn conflict(&self, list: bool) -> Option<SpecError> {
         match self.protocol {
             Protocol::Http1 if self.streams > 1 => Some(SpecError::StreamsNeedHttp2(self.streams)),
-            Protocol::Http2 if self.pipeline > 1 => Some(SpecError::Http2Pipeline(self.pipeline)),
-            Protocol::Http2 if list => Some(SpecError::Http2List),
+            Protocol::Http2 | Protocol::Http3 if self.pipeline > 1 => {
+                Some(SpecError::Http2Pipeline(self.pipeline))
+            }
+            Protocol::Http2 | Protocol::Http3 if list => Some(SpecError::Http2List),
             Protocol::WebSocket if self.streams > 1 => {
                 Some(SpecError::StreamsNeedHttp2(self.streams))
             }
@@ -126,6 +134,12 @@ impl std::fmt::Display for Wire {
             Protocol::Http2 => write!(
                 f,
                 "h2 × {} stream{}",
+                self.streams,
+                if self.streams == 1 { "" } else { "s" }
+            ),
+            Protocol::Http3 => write!(
+                f,
+                "h3 × {} stream{}",
                 self.streams,
                 if self.streams == 1 { "" } else { "s" }
             ),
@@ -634,6 +648,14 @@ pub enum SpecError {
         "HTTP/2 keeps its connections open (streams are multiplexed on them): drop --no-keepalive"
     )]
     Http2NoKeepalive,
+    /// HTTP/3 asked of a URL that is not `https://` (or of a unix socket).
+    #[error("--http3 speaks HTTP/3 over QUIC, which always runs TLS: load an https:// URL (with --insecure or --cacert FILE for a self-signed certificate), not '{0}'")]
+    Http3NeedsHttps(String),
+    /// HTTP/3 asked to open a connection per request.
+    #[error(
+        "HTTP/3 keeps its connections open (requests are multiplexed on them): drop --no-keepalive"
+    )]
+    Http3NoKeepalive,
     /// Requests in flight per connection outside 1..=[`MAX_PIPELINE`].
     #[error("the pipeline depth must be {range}, not {0}", range = Limit::Pipeline.range())]
     Pipeline(usize),
@@ -981,6 +1003,14 @@ impl LoadSpec {
         rules::in_flight(self.connections, self.streams)?;
         if self.protocol == Protocol::Http2 && !self.request.keepalive {
             return Err(SpecError::Http2NoKeepalive);
+        }
+        if self.protocol == Protocol::Http3 {
+            if self.target.scheme != Scheme::Https || self.target.unix_socket.is_some() {
+                return Err(SpecError::Http3NeedsHttps(self.target.url.clone()));
+            }
+            if !self.request.keepalive {
+                return Err(SpecError::Http3NoKeepalive);
+            }
         }
         rules::pipeline(self.pipeline)?;
         if self.pipeline > 1 && !self.request.keepalive {

@@ -153,6 +153,11 @@ fn load_line(spec: &LoadSpec) -> String {
             " × {} (HTTP/2)",
             plural(spec.streams as u64, "stream", "streams")
         )
+    } else if spec.protocol == Protocol::Http3 {
+        format!(
+            " × {} (HTTP/3)",
+            plural(spec.streams as u64, "stream", "streams")
+        )
     } else if spec.protocol == Protocol::WebSocket && spec.ws_hold.is_some() {
         " (WebSocket)".to_string()
     } else if spec.protocol == Protocol::WebSocket {
@@ -223,7 +228,7 @@ fn block(lines: &[String]) -> String {
 fn report(spec: &LoadSpec, r: &RunResult) -> String {
     let mut o = String::new();
     what_ran(&mut o, spec, r);
-    outcome(&mut o, r);
+    outcome(&mut o, r, spec.protocol);
     timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));
     by_target(&mut o, r);
     costs(&mut o, r, spec.busy_poll);
@@ -271,8 +276,9 @@ fn list_target(n: usize, what: &str, source: &str, order: Order, spec: &LoadSpec
     )
 }
 
-/// Counts, failures by class, status codes, throughput.
-fn outcome(o: &mut String, r: &RunResult) {
+/// Counts, failures by class, status codes, throughput. Stream resets and GOAWAYs are
+/// named by `protocol`'s error codes (HTTP/2's or HTTP/3's).
+fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
     let c = &r.counts;
     kv(
         o,
@@ -303,13 +309,20 @@ fn outcome(o: &mut String, r: &RunResult) {
         let resets: Vec<String> = c
             .stream_resets
             .iter()
-            .map(|(code, n)| format!("{n} × {}", h2_error_name(*code)))
+            .map(|(code, n)| match protocol {
+                Protocol::Http3 => format!("{n} × {}", h3_error_name(*code)),
+                _ => format!("{n} × {}", h2_error_name(*code)),
+            })
             .collect();
+        let (name, resets_are) = match protocol {
+            Protocol::Http3 => ("HTTP/3", "stream resets received"),
+            _ => ("HTTP/2", "RST_STREAM received"),
+        };
         kv(
             o,
-            "HTTP/2",
+            name,
             format!(
-                "RST_STREAM received: {}; GOAWAY received: {}",
+                "{resets_are}: {}; GOAWAY received: {}",
                 if resets.is_empty() {
                     "none".to_string()
                 } else {
@@ -360,6 +373,16 @@ fn h2_error_name(code: u32) -> String {
         Some(name) => format!("{name} ({code})"),
         None if code == shootout_model::OTHER_RESET_CODES => "other codes".to_string(),
         None => format!("code {code}"),
+    }
+}
+
+/// An HTTP/3 error code by its RFC 9114 §8.1 or RFC 9204 §6 name
+/// (`H3_REQUEST_CANCELLED (0x10c)`), or its number.
+fn h3_error_name(code: u32) -> String {
+    match shootout_model::h3_error_name(code) {
+        Some(name) => format!("{name} ({code:#x})"),
+        None if code == shootout_model::OTHER_RESET_CODES => "other codes".to_string(),
+        None => format!("code {code:#x}"),
     }
 }
 
@@ -583,6 +606,31 @@ mod tests {
         );
         spec.requests = Some(1);
         assert!(load_line(&spec).contains("1 request or 2 s, whichever comes first"));
+    }
+
+    /// An HTTP/3 run says so in its load line, and its stream resets go by HTTP/3's
+    /// names under HTTP/3; an HTTP/2 run's keep RST_STREAM and HTTP/2's names.
+    #[test]
+    fn stream_resets_are_named_by_the_protocol_that_sent_them() {
+        let (mut spec, mut r) = fixtures::closed_with_failures();
+        r.counts.stream_resets.insert(0x10c, 3);
+        r.counts.goaways = 1;
+        spec.protocol = Protocol::Http3;
+        spec.streams = 4;
+        assert!(load_line(&spec).starts_with("10 connections × 4 streams (HTTP/3)"));
+        let out = report(&spec, &r);
+        assert!(
+            out.contains("HTTP/3        stream resets received: 3 × H3_REQUEST_CANCELLED (0x10c); GOAWAY received: 1\n"),
+            "{out}"
+        );
+        spec.protocol = Protocol::Http2;
+        r.counts.stream_resets.clear();
+        r.counts.stream_resets.insert(8, 3);
+        let out = report(&spec, &r);
+        assert!(
+            out.contains("HTTP/2        RST_STREAM received: 3 × CANCEL (8); GOAWAY received: 1\n"),
+            "{out}"
+        );
     }
 
     #[test]

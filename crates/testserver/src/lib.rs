@@ -38,6 +38,7 @@
 mod behavior;
 mod conn;
 mod h2;
+mod h3;
 mod net;
 mod request;
 mod server;
@@ -50,6 +51,7 @@ pub use h2::{
     H2Behavior, H2Server, BOMB_ENTRY, COMPRESSION_ERROR, ENHANCE_YOUR_CALM, H2_BODY, HPACK_FAULTS,
     INTERNAL_ERROR, REFUSED_STREAM,
 };
+pub use h3::{H3Behavior, H3Server};
 pub use server::{TestServer, Transport};
 pub use shared::Delivery;
 pub use ws::{Breach, WsBehavior, WsServer, BREACHES, WS_CLOSE_CODE};

@@ -9,7 +9,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use shootout_testserver::{Behavior, Delivery, TestServer, Transport};
+use shootout_testserver::{
+    Behavior, Delivery, H2Behavior, H2Server, H3Behavior, H3Server, TestServer, Transport,
+};
 
 const USAGE: &str = "\
 usage: shootout-testserver [BEHAVIOR] [OPTIONS]
@@ -50,6 +52,9 @@ behaviours (default: hello):
   close-on-accept         closes every connection at once
   endless-chunked         a chunked body that never ends
   keeps-open              answers, never closes, even when the request asks to
+  h2-hello                HTTP/2 over TLS (ALPN h2): 200 \"Hello World!\" (any free port)
+  h3-hello                HTTP/3 over QUIC (the h3 crate): 200 \"Hello World!\" (any free
+                          UDP port)
 
 options:
   --port N       port to listen on (default 0: any free port)
@@ -59,6 +64,9 @@ options:
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = other_protocol(&args) {
+        return code;
+    }
     let (behavior, port, transport, delivery) = match parse(&args) {
         Ok(Some(parsed)) => parsed,
         Ok(None) => {
@@ -84,6 +92,30 @@ fn main() -> ExitCode {
         server.url("").trim_end_matches('/')
     );
     let _ = stdout.flush();
+    loop {
+        std::thread::park();
+    }
+}
+
+/// The HTTP/2 and HTTP/3 servers (`h2-hello`, `h3-hello`), on any free port: served
+/// until killed. `None` for any other behaviour.
+fn other_protocol(args: &[String]) -> Option<ExitCode> {
+    let started = match args.first().map(String::as_str) {
+        Some("h2-hello") => H2Server::start_with(H2Behavior::Hello, Delivery::Whole, true)
+            .map(|s| (s.url("/"), Box::new(s) as Box<dyn std::any::Any>)),
+        Some("h3-hello") => H3Server::start(H3Behavior::Hello)
+            .map(|s| (s.url("/"), Box::new(s) as Box<dyn std::any::Any>)),
+        _ => return None,
+    };
+    let (url, _server) = match started {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot start the server: {e}");
+            return Some(ExitCode::FAILURE);
+        }
+    };
+    println!("listening on {}", url.trim_end_matches('/'));
+    let _ = std::io::stdout().flush();
     loop {
         std::thread::park();
     }

@@ -188,7 +188,14 @@ pub struct LoadArgs {
     #[arg(long)]
     pub http2: bool,
 
-    /// HTTP/2: concurrent streams per connection, 1 to 10000 (h2load's -m; default 1).
+    /// Speak HTTP/3 over QUIC (https:// URLs only, ALPN h3, the same --insecure and
+    /// --cacert as https); --streams concurrent requests per connection. A server that
+    /// does not answer QUIC with h3 is refused before the run.
+    #[arg(long, conflicts_with = "http2")]
+    pub http3: bool,
+
+    /// HTTP/2 and HTTP/3: concurrent streams per connection, 1 to 10000 (h2load's -m;
+    /// default 1).
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
     /// WebSocket (ws:// and wss:// URLs): send this text as a text message (-p FILE

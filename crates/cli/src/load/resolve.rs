@@ -289,10 +289,13 @@ fn request(a: &LoadArgs, websocket: bool) -> Result<RequestSpec, Failure> {
 }
 
 /// The protocol the URL and flags ask for: WebSocket for ws:// and wss:// (the spec's
-/// rules refuse --http2 with them), else HTTP/2 with --http2, else HTTP/1.1.
+/// rules refuse --http2 and --http3 with them), else HTTP/3 with --http3, HTTP/2 with
+/// --http2, else HTTP/1.1.
 fn protocol(a: &LoadArgs, target: &shootout_model::Target) -> Protocol {
-    if target.scheme.websocket() && !a.http2 {
+    if target.scheme.websocket() && !a.http2 && !a.http3 {
         Protocol::WebSocket
+    } else if a.http3 {
+        Protocol::Http3
     } else if a.http2 {
         Protocol::Http2
     } else {
@@ -1016,6 +1019,29 @@ mod tests {
             "http://127.0.0.1/",
         ]);
         assert_eq!(e, "10000 connections × 101 streams is 1010000 requests in flight: the most is 1000000 (lower -c or --streams)");
+    }
+
+    /// --http3 loads an https:// URL over QUIC with --streams; any other URL is refused
+    /// naming the fix, and --http2 with it is refused by the flags.
+    #[test]
+    fn http3_is_for_https_urls() {
+        let p = plan_of(&[
+            "--http3",
+            "--streams",
+            "8",
+            "-n",
+            "10",
+            "https://127.0.0.1/",
+        ])
+        .unwrap();
+        assert_eq!((p.spec.protocol, p.spec.streams), (Protocol::Http3, 8));
+        let e = error_of(&["--http3", "-n", "10", "http://127.0.0.1/"]);
+        assert!(e.contains("load an https:// URL"), "{e}");
+        let e = error_of(&["--http3", "--no-keepalive", "-n", "1", "https://127.0.0.1/"]);
+        assert!(e.contains("drop --no-keepalive"), "{e}");
+        assert!(
+            Wrap::try_parse_from(["load", "--http3", "--http2", "https://127.0.0.1/"]).is_err()
+        );
     }
 
     /// Busy polling is the user's choice: pinned by --cpus, the generator still sleeps at

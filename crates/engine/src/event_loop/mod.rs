@@ -358,6 +358,16 @@ pub(crate) trait Protocol<'a>: Sized {
         c.in_flight == 0 && c.spent(now)
     }
 
+    /// The earliest instant a timer of the protocol's own is due (HTTP/3's QUIC timers:
+    /// acknowledgement delay, loss detection, idle timeout); the loop waits no longer, and
+    /// calls [`Protocol::wake`] once it has passed. The protocol keeps it (no scan here).
+    fn next_wake(&self) -> Option<Instant> {
+        None
+    }
+
+    /// [`Protocol::next_wake`] has passed: fire what is due.
+    fn wake(&mut self, _now: Instant) {}
+
     /// After the loop, before the counts are final (a protocol closing gracefully uses it).
     fn wind_down(&mut self, _stop: &AtomicBool) {}
 
@@ -383,8 +393,12 @@ pub(crate) trait Protocol<'a>: Sized {
                 break;
             }
             resume(self, &mut again);
+            if self.next_wake().is_some_and(|w| now >= w) {
+                self.wake(now);
+            }
             let wait = if again.is_empty() {
-                deadline - now
+                let until = self.next_wake().map_or(deadline, |w| w.min(deadline));
+                until.saturating_duration_since(now)
             } else {
                 Duration::ZERO
             };
@@ -510,7 +524,13 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             }
             next_tick = now + tick;
         }
+        if p.next_wake().is_some_and(|w| now >= w) {
+            p.wake(now);
+        }
         let mut wait = (next_tick - now).min(end.map_or(Duration::MAX, |e| e - now));
+        if let Some(w) = p.next_wake() {
+            wait = wait.min(w.saturating_duration_since(now));
+        }
         let turn = turn(p, &wake, now);
         if turn == Turn::Done {
             return Ok(false);

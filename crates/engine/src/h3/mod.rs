@@ -1,0 +1,222 @@
+//! HTTP/3 for the engine: QUIC (RFC 9000) with ALPN `h3` for `https://` targets, many
+//! concurrent requests per connection, on the same event loop, pacer and recorder as the
+//! other protocols.
+//!
+//! Seams: [`frame`] cuts a stream's bytes into HTTP/3 frames and writes ours; [`qpack`]
+//! decodes field sections with the static table only (our SETTINGS give the server a
+//! dynamic table of capacity 0, so no section can need one) and encodes our request once;
+//! [`conn`] is one connection's HTTP/3 state without I/O (requests in slots, the server's
+//! control and QPACK streams, GOAWAY); [`quic`] ties one `quinn-proto` connection to its
+//! UDP socket; [`worker`] is the [`crate::event_loop::Protocol`] that drives a worker's
+//! connections, each over a connected non-blocking UDP socket registered with the loop
+//! under the connection's token, its QUIC timers kept through the loop's
+//! `next_wake`/`wake`; [`check`] refuses before the run a server that does not answer
+//! QUIC with `h3`.
+//!
+//! Why `quinn-proto` rather than `quiche` or `quinn`: `quinn-proto` is QUIC without I/O
+//! (datagrams in, datagrams and timers out), so it runs on the engine's own epoll loop
+//! with no runtime, no task or waker per connection and no lock, beside the pacer and
+//! every deadline, as HTTP/2 does; its TLS is rustls with ring, the same library and
+//! configuration (`--insecure`, `--cacert`) as https. `quiche` is sans-I/O too but builds
+//! BoringSSL with cmake and a C toolchain into every build; `quinn` is `quinn-proto` on
+//! tokio, whose reactor would replace the engine's loop for this one protocol. The
+//! `h3` crate needs an async runtime the same way, so HTTP/3's framing and QPACK are ours
+//! (a few hundred lines, as HTTP/2's are), tested byte by byte and fuzzed
+//! (`fuzz/fuzz_targets/h3.rs`), and against the `h3` crate's server in the tests.
+
+pub mod conn;
+pub mod frame;
+pub mod qpack;
+pub mod quic;
+pub mod worker;
+
+use crate::h1::request::HeaderError;
+use crate::h2;
+use bytes::BytesMut;
+use shootout_model::{RequestSpec, Target};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The request as every stream sends it: its HEADERS frame (and DATA frame for a body),
+/// encoded once.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The stream's bytes: HEADERS, then DATA when there is a body.
+    pub bytes: Vec<u8>,
+    /// The request is a HEAD: answers have no body whatever their content-length says.
+    pub head_request: bool,
+    /// The request as text for `-v 2`: `GET /path HTTP/3`, then `name: value` lines.
+    pub text: Vec<u8>,
+    /// The TLS server name (the target's host).
+    pub server_name: String,
+    /// Our control stream's bytes: its type and our SETTINGS.
+    pub control: Vec<u8>,
+}
+
+/// Prepares the request of `req` to `target`: the same header list and checks as
+/// HTTP/2's (read back from the HTTP/2 preparation's literal block, so the two protocols
+/// send the same fields), QPACK-encoded without a dynamic table.
+pub fn prepare(target: &Target, req: &RequestSpec) -> Result<Prepared, HeaderError> {
+    let h2 = h2::request::prepare(target, req)?;
+    let mut fields = h2::hpack::Fields::new(usize::MAX);
+    h2::hpack::Decoder::default()
+        .decode(&h2.plain, &mut fields)
+        .map_err(|e| HeaderError(format!("the request's header list: {e}")))?;
+    let mut block = Vec::new();
+    qpack::encode(fields.iter(), &mut block);
+    let mut bytes = Vec::with_capacity(block.len() + h2.body.len() + 16);
+    frame::put_head(&mut bytes, frame::HEADERS, block.len());
+    bytes.extend_from_slice(&block);
+    if !h2.body.is_empty() {
+        frame::put_head(&mut bytes, frame::DATA, h2.body.len());
+        bytes.extend_from_slice(&h2.body);
+    }
+    let mut text = h2.text;
+    if let Some(end) = text.windows(2).position(|w| w == b"\r\n") {
+        if text[..end].ends_with(b"HTTP/2") {
+            text[end - 1] = b'3';
+        }
+    }
+    let mut control = Vec::new();
+    frame::control_stream(&mut control, conn::MAX_FIELD_SECTION as u64);
+    Ok(Prepared {
+        bytes,
+        head_request: h2.head_request,
+        text,
+        server_name: target.host.clone(),
+        control,
+    })
+}
+
+/// Why a server is not taken for an HTTP/3 server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// No QUIC answer in time.
+    #[error("no QUIC answer on UDP port {port} within {after:?}: the server does not speak HTTP/3 there (enable HTTP/3 on that UDP port, e.g. nginx's `listen PORT quic;`, or drop --http3)")]
+    Silent { port: u16, after: Duration },
+    /// An ICMP port unreachable came back: nothing listens on the UDP port.
+    #[error("nothing listens on UDP port {0} (ICMP port unreachable): the server does not speak HTTP/3 there (enable HTTP/3 on that UDP port, or drop --http3)")]
+    Unreachable(u16),
+    /// TLS did not choose `h3`.
+    #[error("TLS negotiated {0} instead of h3 (ALPN): the server does not offer HTTP/3 on this port (drop --http3)")]
+    Alpn(String),
+    /// The QUIC handshake failed.
+    #[error("the QUIC handshake failed: {0}")]
+    Handshake(String),
+}
+
+/// Whether a handshake failure is the certificate's (the caller then reports it as a TLS
+/// error, with the hint for self-signed certificates).
+pub fn certificate_problem(r: &Refusal) -> bool {
+    matches!(r, Refusal::Handshake(why) if why.contains("certificate") || why.contains("Certificate"))
+}
+
+/// Completes one QUIC handshake with `addr` on a blocking UDP socket (from `bind`, when
+/// given) and checks that ALPN chose `h3`: a server that does not speak HTTP/3 is
+/// refused here, before the run.
+pub fn check(
+    addr: SocketAddr,
+    bind: Option<std::net::IpAddr>,
+    tls: &Arc<rustls::ClientConfig>,
+    server_name: &str,
+    timeout: Duration,
+) -> Result<(), Refusal> {
+    let handshake = |e: String| Refusal::Handshake(e);
+    let local: SocketAddr = match (bind, addr) {
+        (Some(ip), _) => (ip, 0).into(),
+        (None, SocketAddr::V4(_)) => ([0, 0, 0, 0], 0).into(),
+        (None, SocketAddr::V6(_)) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    let sock = std::net::UdpSocket::bind(local).map_err(|e| handshake(e.to_string()))?;
+    sock.connect(addr).map_err(|e| handshake(e.to_string()))?;
+    let client = quic::client_config(tls, timeout).map_err(handshake)?;
+    let endpoint = Arc::new(quinn_proto::EndpointConfig::default());
+    let began = Instant::now();
+    let mut link = quic::Link::connect(&endpoint, &client, addr, server_name, began)
+        .map_err(|e| handshake(e.to_string()))?;
+    let mut send = |b: &[u8]| sock.send(b).map(|_| ());
+    let mut buf = vec![0u8; quic::MAX_DATAGRAM];
+    let silent = Refusal::Silent {
+        port: addr.port(),
+        after: timeout,
+    };
+    loop {
+        let now = Instant::now();
+        match link.flush(now, &mut send) {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(Refusal::Unreachable(addr.port()))
+            }
+            _ => {}
+        }
+        if let Some(outcome) = handshake_outcome(&mut link, now, &mut send, &silent) {
+            return outcome;
+        }
+        let deadline = began + timeout;
+        if now >= deadline {
+            return Err(silent);
+        }
+        let wake = link.timeout().map_or(deadline, |t| t.min(deadline));
+        let wait = wake
+            .saturating_duration_since(now)
+            .max(Duration::from_millis(1));
+        let _ = sock.set_read_timeout(Some(wait));
+        match sock.recv(&mut buf) {
+            Ok(n) => link.datagram(Instant::now(), BytesMut::from(&buf[..n]), &mut send),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(Refusal::Unreachable(addr.port()))
+            }
+            Err(_) => {
+                let now = Instant::now();
+                if link.timeout().is_some_and(|t| t <= now) {
+                    link.timeout_fired(now);
+                }
+            }
+        }
+    }
+}
+
+/// The pre-flight's verdict once the handshake ended: `h3` chosen (the connection is
+/// closed at once), another protocol, or the connection lost (`silent` when it timed
+/// out). `None` while it goes on.
+fn handshake_outcome(
+    link: &mut quic::Link,
+    now: Instant,
+    send: &mut impl FnMut(&[u8]) -> std::io::Result<()>,
+    silent: &Refusal,
+) -> Option<Result<(), Refusal>> {
+    while let Some(ev) = link.conn.poll() {
+        match ev {
+            quinn_proto::Event::Connected => {
+                let alpn = alpn(&link.conn);
+                link.close(now, frame::H3_NO_ERROR);
+                let _ = link.flush(now, send);
+                return Some(match alpn {
+                    Some(p) if p == b"h3" => Ok(()),
+                    p => Err(Refusal::Alpn(p.map_or("no protocol".into(), |p| {
+                        String::from_utf8_lossy(&p).into_owned()
+                    }))),
+                });
+            }
+            quinn_proto::Event::ConnectionLost { reason } => {
+                return Some(Err(match reason {
+                    quinn_proto::ConnectionError::TimedOut => silent.clone(),
+                    r => Refusal::Handshake(r.to_string()),
+                }))
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The protocol ALPN chose on a connection whose handshake completed.
+pub fn alpn(conn: &quinn_proto::Connection) -> Option<Vec<u8>> {
+    conn.crypto_session()
+        .handshake_data()
+        .and_then(|d| {
+            d.downcast::<quinn_proto::crypto::rustls::HandshakeData>()
+                .ok()
+        })
+        .and_then(|d| d.protocol)
+}

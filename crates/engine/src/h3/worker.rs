@@ -1,0 +1,944 @@
+//! One HTTP/3 worker thread: the engine's event loop driving its QUIC connections, each
+//! over a connected non-blocking UDP socket registered under the connection's token. A
+//! readiness event reads the socket's datagrams into the connection's `quinn-proto`
+//! state, then hands the bytes of every readable stream to the HTTP/3 state
+//! ([`super::conn`]), records the requests it ended, opens new ones on the freed slots
+//! (closed loop) and sends what QUIC has to send. QUIC's timers (acknowledgement delay,
+//! loss detection, idle timeout) are kept per connection, and the earliest of them is the
+//! loop's [`Protocol::next_wake`].
+//!
+//! Every request ends exactly once, as over HTTP/2: answered, or failed as one class —
+//! a timeout (its deadline passed: the stream is stopped and reset, the connection kept;
+//! or QUIC's idle timeout ended the connection), a stream reset by the server (its
+//! HTTP/3 code counted with the other resets; H3_REQUEST_REJECTED is a refusal), a
+//! connection closed with an error code (an HTTP/3 or QUIC CONNECTION_CLOSE) or without
+//! one (reset), a malformed answer (no final status, a QPACK or framing error: the
+//! connection is closed with the error's code), or a failed connection (the handshake
+//! failed or timed out: in a closed loop that consumes one request, as over HTTP/2).
+//! Requests a GOAWAY left unprocessed are sent again once on another connection and
+//! counted as retried. A lost datagram is no failure: QUIC sends it again.
+
+use super::conn::{ConnError, Connection, Event};
+use super::quic::{self, Link};
+use super::{frame, Prepared};
+use crate::event_loop::pacer::Pacing;
+use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::recorder::{Answer, Timing};
+use crate::transport::Endpoint;
+use crate::Live;
+use bytes::BytesMut;
+use mio::net::UdpSocket;
+use mio::{Interest, Token};
+use quinn_proto::{
+    ClientConfig, ConnectionError, Dir, EndpointConfig, ReadError, StreamEvent, StreamId, VarInt,
+};
+use shootout_model::FailureKind;
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The most datagrams one readiness event reads before the loop turns to other
+/// connections (as [`crate::event_loop::READS_PER_EVENT`] bounds TCP reads).
+const DATAGRAMS_PER_EVENT: usize = 64;
+
+/// The receive buffer datagrams are copied into for `quinn-proto` (which keeps slices of
+/// them until their stream data is read): one allocation, reused once the slices of the
+/// datagrams in it are dropped.
+const RX_BUFFER: usize = 256 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Closed,
+    /// QUIC handshake under way.
+    Connecting,
+    /// Requests may open.
+    Open,
+}
+
+struct Conn {
+    sock: Option<UdpSocket>,
+    link: Option<Link>,
+    phase: Phase,
+    h3: Connection,
+    life: Life,
+    /// No request opened yet on this connection: the first ones carry its connect time.
+    fresh: bool,
+    /// The connection carried an answer.
+    answered: bool,
+    /// In the worker's list of connections with room (rate mode).
+    listed: bool,
+    /// QUIC gave no stream credit at the last try; cleared when the server gives more.
+    starved: bool,
+    /// When its QUIC timer fires.
+    timer: Option<Instant>,
+}
+
+impl Conn {
+    fn room(&self) -> usize {
+        if self.phase != Phase::Open || self.starved {
+            0
+        } else {
+            self.h3.room()
+        }
+    }
+}
+
+/// A request a GOAWAY left unprocessed, waiting for a stream on another connection.
+struct Resend {
+    start: Instant,
+    sent: Instant,
+    connect: Duration,
+}
+
+struct Worker<'a> {
+    core: Core<'a>,
+    req: &'a Prepared,
+    streams: usize,
+    remote: SocketAddr,
+    client: ClientConfig,
+    endpoint: Arc<EndpointConfig>,
+    conns: Vec<Conn>,
+    /// Rate mode: connections that may have room for a request.
+    room: Vec<usize>,
+    /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
+    resend: VecDeque<Resend>,
+    scratch: Vec<usize>,
+    /// Connections connecting (kept by [`Worker::set_phase`]).
+    opening: usize,
+    rx: BytesMut,
+    /// The earliest QUIC timer of any connection, or one that was moved later since.
+    wake: Option<Instant>,
+}
+
+/// Runs one HTTP/3 worker to the end of its share; `stop` ends it early.
+pub fn run(
+    sh: &Shared,
+    req: &Prepared,
+    streams: usize,
+    a: Assignment,
+    stop: &AtomicBool,
+    live: &Live,
+) -> io::Result<Output> {
+    host(sh, a, stop, live, |sh, a| set_up(sh, req, streams, a))
+}
+
+fn set_up<'a>(
+    sh: &'a Shared<'a>,
+    req: &'a Prepared,
+    streams: usize,
+    a: Assignment,
+) -> io::Result<Worker<'a>> {
+    let now = Instant::now();
+    let Endpoint::Tcp(remote) = sh.endpoint else {
+        return Err(io::Error::other(
+            "HTTP/3 needs a host and port, not a unix socket",
+        ));
+    };
+    let Some((tls, _)) = sh.tls.as_ref() else {
+        return Err(io::Error::other("HTTP/3 needs https://"));
+    };
+    // QUIC's idle timeout: the request deadline decides first, and an idle connection
+    // between requests (rate mode) is kept as long.
+    let idle = sh.timeout.max(Duration::from_secs(30));
+    let client = quic::client_config(tls, idle).map_err(io::Error::other)?;
+    let mut w = Worker {
+        core: Core::new(sh, a)?,
+        req,
+        streams,
+        remote,
+        client,
+        endpoint: Arc::new(EndpointConfig::default()),
+        conns: Vec::with_capacity(a.connections),
+        room: Vec::with_capacity(a.connections),
+        resend: VecDeque::new(),
+        scratch: Vec::with_capacity(streams),
+        opening: 0,
+        rx: BytesMut::with_capacity(RX_BUFFER),
+        wake: None,
+    };
+    for _ in 0..a.connections {
+        let c = w.new_conn(now);
+        w.conns.push(c);
+    }
+    if a.index == 0 && sh.heads > 0 {
+        if let Some(c) = w.conns.first_mut() {
+            c.h3.sample = sh.heads;
+            w.core.rec.heads.request = Some(req.text.clone());
+        }
+    }
+    if w.core.paced() {
+        w.connect_all()?;
+    }
+    Ok(w)
+}
+
+impl<'a> Protocol<'a> for Worker<'a> {
+    fn core(&mut self) -> &mut Core<'a> {
+        &mut self.core
+    }
+
+    fn core_ref(&self) -> &Core<'a> {
+        &self.core
+    }
+
+    fn into_core(self) -> Core<'a> {
+        self.core
+    }
+
+    fn start(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            self.connect(i, now);
+        }
+    }
+
+    fn dispatch(&mut self, now: Instant) -> Dispatch {
+        self.due(now)
+    }
+
+    fn tick(&mut self, now: Instant) {
+        self.sweep(now);
+    }
+
+    fn next_wake(&self) -> Option<Instant> {
+        self.wake
+    }
+
+    fn wake(&mut self, now: Instant) {
+        self.timers(now);
+    }
+
+    fn event(&mut self, i: usize, readable: bool, _writable: bool, _closed: bool) -> bool {
+        if readable && i < self.conns.len() && self.conns[i].phase != Phase::Closed {
+            self.receive(i, Instant::now());
+        }
+        std::mem::take(&mut self.core.unfinished)
+    }
+
+    fn on_panic(&mut self, i: usize, now: Instant) {
+        self.fail_open(i, now, FailureKind::Malformed);
+        self.close(i);
+        self.replace(i, now, true);
+    }
+
+    fn open(&mut self, i: usize, now: Instant) {
+        self.connect(i, now);
+    }
+
+    fn connections(&self) -> usize {
+        self.conns.len()
+    }
+
+    fn connecting(&self) -> bool {
+        self.opening > 0
+    }
+
+    /// Every open connection is closed with H3_NO_ERROR, so servers read a
+    /// CONNECTION_CLOSE rather than wait out their idle timeout.
+    fn wind_down(&mut self, _stop: &AtomicBool) {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if let Some(link) = self.conns[i].link.as_mut() {
+                link.close(now, frame::H3_NO_ERROR);
+                self.flush(i, now);
+            }
+            self.close(i);
+        }
+    }
+}
+
+impl Worker<'_> {
+    fn new_conn(&self, now: Instant) -> Conn {
+        Conn {
+            sock: None,
+            link: None,
+            phase: Phase::Closed,
+            h3: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
+            life: Life::new(now),
+            fresh: true,
+            answered: false,
+            listed: false,
+            starved: false,
+            timer: None,
+        }
+    }
+
+    /// Closed loop: whether requests remain to be sent.
+    fn more(&self, now: Instant) -> bool {
+        !self.resend.is_empty() || !self.core.spent(now)
+    }
+
+    /// Rate mode: sends every request that is due and has a stream free.
+    fn due(&mut self, now: Instant) -> Dispatch {
+        let Some(pacer) = self.core.pacer else {
+            return Dispatch::Finished;
+        };
+        while let Some(r) = self.resend.front() {
+            let (start, sent, connect) = (r.start, r.sent, r.connect);
+            let Some(i) = self.with_room() else {
+                self.grow(now);
+                return Dispatch::Blocked;
+            };
+            if self.send_request(i, start, sent, connect, true) {
+                self.resend.pop_front();
+            }
+            self.flush(i, now);
+        }
+        loop {
+            match pacer.next(
+                now.saturating_duration_since(self.core.start),
+                self.core.sched.sent,
+            ) {
+                Pacing::Stop => return Dispatch::Finished,
+                Pacing::Wait(w) => {
+                    self.core.sched.caught_up();
+                    return Dispatch::At(now + w);
+                }
+                Pacing::Due { late } => {
+                    let Some(i) = self.with_room() else {
+                        self.grow(now);
+                        return Dispatch::Blocked;
+                    };
+                    let due = self.core.start + pacer.due(self.core.sched.sent);
+                    if !self.send_request(i, due, now, Duration::ZERO, false) {
+                        continue;
+                    }
+                    self.core.sched.sending(late, false);
+                    self.core.sched.sent += 1;
+                    self.core.in_flight += 1;
+                    self.flush(i, now);
+                }
+            }
+        }
+    }
+
+    /// Rate mode: every stream is taken; one more connection unless one is opening.
+    fn grow(&mut self, now: Instant) {
+        if self.opening > 0 || !self.core.may_grow(self.conns.len()) {
+            return;
+        }
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.connect(self.conns.len() - 1, now);
+    }
+
+    /// Rate mode: a connection with room for a request, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(&i) = self.room.last() {
+            if self.conns[i].room() > 0 {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
+        }
+        None
+    }
+
+    /// Opens a request stream on connection `i` and writes the request; false when QUIC
+    /// has no stream credit (the connection is starved until the server gives more).
+    fn send_request(
+        &mut self,
+        i: usize,
+        start: Instant,
+        now: Instant,
+        connect: Duration,
+        retried: bool,
+    ) -> bool {
+        let c = &mut self.conns[i];
+        let Some(link) = c.link.as_mut() else {
+            return false;
+        };
+        let Some(id) = link.conn.streams().open(Dir::Bi) else {
+            c.starved = true;
+            return false;
+        };
+        let slot = c.h3.open(id.into(), start, now, connect, retried);
+        self.write_request(i, slot);
+        true
+    }
+
+    /// Writes what QUIC's flow control takes of the request in `slot` of connection `i`,
+    /// ending the stream once it is all written.
+    fn write_request(&mut self, i: usize, slot: usize) {
+        let c = &mut self.conns[i];
+        let Some(link) = c.link.as_mut() else { return };
+        let s = c.h3.stream_mut(slot);
+        let Some(id) = stream_id(s.id) else { return };
+        let bytes = &self.req.bytes;
+        let mut send = link.conn.send_stream(id);
+        if s.written < bytes.len() {
+            if let Ok(n) = send.write(&bytes[s.written..]) {
+                s.written += n;
+            }
+            if s.written == bytes.len() {
+                let _ = send.finish();
+            }
+        }
+    }
+
+    /// Notes that connection `i` may have room (rate mode) or fills it (closed loop).
+    fn refill(&mut self, i: usize, now: Instant) {
+        if self.conns[i].room() == 0 {
+            return;
+        }
+        if self.core.pacer.is_some() {
+            let c = &mut self.conns[i];
+            if !c.listed {
+                c.listed = true;
+                self.room.push(i);
+            }
+            return;
+        }
+        while self.conns[i].room() > 0 {
+            if let Some(r) = self.resend.front() {
+                let (start, sent, connect) = (r.start, r.sent, r.connect);
+                if !self.send_request(i, start, sent, connect, true) {
+                    break;
+                }
+                self.resend.pop_front();
+                continue;
+            }
+            if !self.core.claim(now) {
+                break;
+            }
+            let c = &self.conns[i];
+            let (start, connect) = if c.fresh {
+                (c.life.began, c.life.connect)
+            } else {
+                (now, Duration::ZERO)
+            };
+            if !self.send_request(i, start, now, connect, false) {
+                // No stream credit: the request is not taken after all.
+                self.core.claimed -= 1;
+                if self.conns[i].h3.active() == 0 {
+                    self.no_streams(i, now);
+                }
+                break;
+            }
+            self.core.in_flight += 1;
+        }
+        self.conns[i].fresh = false;
+    }
+
+    /// Connection `i` may open no request stream at all (the server's QUIC limit on
+    /// bidirectional streams is 0): in a closed loop that is one refused request per
+    /// connection, which is then replaced after a growing pause (as an HTTP/2 server's
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` = 0), so the run still ends by its count.
+    fn no_streams(&mut self, i: usize, now: Instant) {
+        let began = self.conns[i].life.began;
+        if let Some(link) = self.conns[i].link.as_mut() {
+            link.close(now, frame::H3_NO_ERROR);
+        }
+        self.flush(i, now);
+        self.close(i);
+        if self.core.claim(now) {
+            self.core
+                .rec
+                .failed(&Timing::unsent(began, now, 0), FailureKind::Refused);
+        }
+        self.replace(i, now, true);
+    }
+
+    /// Opens connection `i`: a UDP socket connected to the server (from its local
+    /// address), registered under `i`, and the QUIC handshake's first datagram.
+    fn connect(&mut self, i: usize, now: Instant) {
+        let from = self.core.sh.bind_for(self.core.index, i);
+        let local: SocketAddr = match (from, self.remote) {
+            (Some(ip), _) => (ip, 0).into(),
+            (None, SocketAddr::V4(_)) => ([0, 0, 0, 0], 0).into(),
+            (None, SocketAddr::V6(_)) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+        };
+        let opened = UdpSocket::bind(local).and_then(|mut sock| {
+            sock.connect(self.remote)?;
+            self.core
+                .poll
+                .registry()
+                .register(&mut sock, Token(i), Interest::READABLE)?;
+            let link = Link::connect(
+                &self.endpoint,
+                &self.client,
+                self.remote,
+                &self.req.server_name,
+                now,
+            )?;
+            Ok((sock, link))
+        });
+        let c = &mut self.conns[i];
+        c.life.opening(now);
+        c.h3.start();
+        c.fresh = true;
+        c.answered = false;
+        c.starved = false;
+        match opened {
+            Ok((sock, link)) => {
+                c.sock = Some(sock);
+                c.link = Some(link);
+                self.set_phase(i, Phase::Connecting);
+                self.flush(i, now);
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
+    }
+
+    /// Drops connection `i`'s QUIC state and socket.
+    fn close(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        c.link = None;
+        c.sock = None;
+        c.timer = None;
+        self.set_phase(i, Phase::Closed);
+    }
+
+    fn set_phase(&mut self, i: usize, phase: Phase) {
+        let c = &mut self.conns[i];
+        self.opening = self.opening + usize::from(phase == Phase::Connecting)
+            - usize::from(c.phase == Phase::Connecting);
+        c.phase = phase;
+    }
+
+    /// After connection `i` closed: a new one, now or after a pause, when work remains.
+    fn replace(&mut self, i: usize, now: Instant, pause: bool) {
+        if self.core.pacer.is_none() && !self.more(now) {
+            return;
+        }
+        if pause {
+            self.core.pause(i, &mut self.conns[i].life, now);
+        } else {
+            self.connect(i, now);
+        }
+    }
+
+    /// A connection could not be set up (socket, handshake failed or timed out, no `h3`
+    /// by ALPN). In a closed loop the attempt consumes a request, failed as a connect
+    /// failure, as an HTTP/2 connection's does.
+    fn connect_failed(&mut self, i: usize, now: Instant) {
+        self.close(i);
+        self.core.connect_failed(i, &mut self.conns[i].life, now);
+        if self.core.pacer.is_none() && self.core.claim(now) {
+            self.core.rec.failed(
+                &Timing::unsent(self.conns[i].life.began, now, 0),
+                FailureKind::Connect,
+            );
+        }
+    }
+
+    /// Sends what connection `i` has to send and re-arms its timer.
+    fn flush(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        let (Some(link), Some(sock)) = (c.link.as_mut(), c.sock.as_ref()) else {
+            return;
+        };
+        let sent = link.flush(now, &mut |b: &[u8]| sock.send(b).map(|_| ()));
+        c.timer = link.timeout();
+        if let Some(t) = c.timer {
+            self.wake = Some(self.wake.map_or(t, |w| w.min(t)));
+        }
+        match sent {
+            Ok(n) => self.core.rec.counts.bytes_sent += n,
+            // ICMP said nothing listens there (or the route is gone).
+            Err(_) => self.unreachable(i, now),
+        }
+    }
+
+    /// The socket of connection `i` failed: a connect failure while connecting, else the
+    /// connection is lost.
+    fn unreachable(&mut self, i: usize, now: Instant) {
+        match self.conns[i].phase {
+            Phase::Connecting => self.connect_failed(i, now),
+            Phase::Open => self.lost(i, now, ConnectionError::Reset),
+            Phase::Closed => {}
+        }
+    }
+
+    /// QUIC timers that are due: each connection's fires, then the earliest left is kept.
+    fn timers(&mut self, now: Instant) {
+        self.wake = None;
+        for i in 0..self.conns.len() {
+            match self.conns[i].timer {
+                Some(t) if t <= now => {
+                    if let Some(link) = self.conns[i].link.as_mut() {
+                        link.timeout_fired(now);
+                    }
+                    self.process(i, now);
+                }
+                Some(t) => self.wake = Some(self.wake.map_or(t, |w| w.min(t))),
+                None => {}
+            }
+        }
+    }
+
+    /// Reads connection `i`'s datagrams (at most [`DATAGRAMS_PER_EVENT`]) into QUIC, then
+    /// acts on what they brought.
+    fn receive(&mut self, i: usize, now: Instant) {
+        for n in 0.. {
+            if n == DATAGRAMS_PER_EVENT {
+                self.core.unfinished = true;
+                break;
+            }
+            let c = &mut self.conns[i];
+            let (Some(sock), Some(link)) = (c.sock.as_ref(), c.link.as_mut()) else {
+                return;
+            };
+            let len = match sock.recv(&mut self.core.buf) {
+                Ok(len) => len,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return self.unreachable(i, now),
+            };
+            self.core.rec.counts.bytes_received += len as u64;
+            if self.rx.capacity() < len {
+                self.rx.reserve(RX_BUFFER);
+            }
+            self.rx.extend_from_slice(&self.core.buf[..len]);
+            let data = self.rx.split();
+            link.datagram(now, data, &mut |b: &[u8]| sock.send(b).map(|_| ()));
+        }
+        self.process(i, now);
+    }
+
+    /// Acts on connection `i`'s QUIC events, then records what ended, refills and sends.
+    fn process(&mut self, i: usize, now: Instant) {
+        loop {
+            let Some(link) = self.conns[i].link.as_mut() else {
+                return;
+            };
+            let Some(ev) = link.conn.poll() else { break };
+            match ev {
+                quinn_proto::Event::Connected => self.connected(i, now),
+                quinn_proto::Event::ConnectionLost { reason } => return self.lost(i, now, reason),
+                quinn_proto::Event::Stream(StreamEvent::Readable { id }) => {
+                    self.read_stream(i, id, now)
+                }
+                quinn_proto::Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
+                    while let Some(id) = self.conns[i]
+                        .link
+                        .as_mut()
+                        .and_then(|l| l.conn.streams().accept(Dir::Uni))
+                    {
+                        self.read_stream(i, id, now);
+                    }
+                }
+                quinn_proto::Event::Stream(StreamEvent::Writable { id }) => {
+                    if let Some(slot) = self.conns[i].h3.slot_of(id.into()) {
+                        self.write_request(i, slot);
+                    }
+                }
+                quinn_proto::Event::Stream(StreamEvent::Available { dir: Dir::Bi }) => {
+                    self.conns[i].starved = false;
+                }
+                _ => {}
+            }
+            if self.conns[i].phase == Phase::Closed {
+                return;
+            }
+        }
+        self.on_events(i, now);
+        self.stops(i);
+        self.after(i, now);
+    }
+
+    /// The handshake of connection `i` completed: `h3` chosen by ALPN, our control
+    /// stream opened with our SETTINGS, and requests may go.
+    fn connected(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        let Some(link) = c.link.as_mut() else { return };
+        if super::alpn(&link.conn).as_deref() != Some(b"h3") {
+            link.close(now, frame::H3_GENERAL_PROTOCOL_ERROR);
+            self.flush(i, now);
+            return self.connect_failed(i, now);
+        }
+        if let Some(id) = link.conn.streams().open(Dir::Uni) {
+            let _ = link.conn.send_stream(id).write(&self.req.control);
+        }
+        c.life.opened(now);
+        self.set_phase(i, Phase::Open);
+        let c = &mut self.conns[i];
+        self.core.rec.connected(c.life.connect);
+        self.core.served(&mut c.life);
+    }
+
+    /// Hands stream `id`'s bytes (and its end or reset) to the HTTP/3 state.
+    fn read_stream(&mut self, i: usize, id: StreamId, now: Instant) {
+        let head = self.req.head_request;
+        let Conn { link, h3, .. } = &mut self.conns[i];
+        let Some(link) = link.as_mut() else { return };
+        let (sid, uni) = (u64::from(id), id.dir() == Dir::Uni);
+        let mut recv = link.conn.recv_stream(id);
+        let Ok(mut chunks) = recv.read(true) else {
+            return;
+        };
+        let mut result = Ok(());
+        let mut end: Option<Option<u64>> = None;
+        loop {
+            match chunks.next(usize::MAX) {
+                Ok(Some(chunk)) => {
+                    result = if uni {
+                        h3.uni_data(sid, &chunk.bytes)
+                    } else {
+                        h3.request_data(sid, &chunk.bytes, head, now)
+                    };
+                    if result.is_err() {
+                        break;
+                    }
+                }
+                Ok(None) => {
+                    end = Some(None);
+                    break;
+                }
+                Err(ReadError::Blocked) => break,
+                Err(ReadError::Reset(code)) => {
+                    end = Some(Some(code.into_inner()));
+                    break;
+                }
+            }
+        }
+        let _ = chunks.finalize();
+        if result.is_ok() {
+            result = match (end, uni) {
+                (Some(_), true) => h3.uni_fin(sid),
+                (Some(None), false) => h3.request_fin(sid),
+                (Some(Some(code)), false) => {
+                    h3.request_reset(sid, code);
+                    Ok(())
+                }
+                (None, _) => Ok(()),
+            };
+        }
+        if let Err(e) = result {
+            self.h3_error(i, now, e);
+        }
+    }
+
+    /// Streams the HTTP/3 state gave up reading are stopped (STOP_SENDING).
+    fn stops(&mut self, i: usize) {
+        let Conn { link, h3, .. } = &mut self.conns[i];
+        let Some(link) = link.as_mut() else {
+            h3.stops.clear();
+            return;
+        };
+        for (id, code) in h3.stops.drain(..) {
+            if let (Some(id), Ok(code)) = (stream_id(id), VarInt::from_u64(code)) {
+                let _ = link.conn.recv_stream(id).stop(code);
+            }
+        }
+    }
+
+    /// After connection `i` handled its events: new requests on the freed slots, a
+    /// connection a GOAWAY spent closed and replaced once its requests ended, and what
+    /// QUIC has to send sent.
+    fn after(&mut self, i: usize, now: Instant) {
+        self.refill(i, now);
+        let c = &mut self.conns[i];
+        if c.phase == Phase::Open && c.h3.spent() && c.h3.active() == 0 {
+            if let Some(link) = c.link.as_mut() {
+                link.close(now, frame::H3_NO_ERROR);
+            }
+            self.flush(i, now);
+            self.close(i);
+            self.core.rec.counts.reconnects += 1;
+            return self.replace(i, now, false);
+        }
+        self.flush(i, now);
+    }
+
+    /// Acts on what connection `i`'s HTTP/3 state reported.
+    fn on_events(&mut self, i: usize, now: Instant) {
+        let mut events = std::mem::take(&mut self.conns[i].h3.events);
+        for &e in &events {
+            match e {
+                Event::Answered(slot) => self.credit(i, slot, now),
+                Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
+                Event::Unprocessed(slot) => {
+                    let s = self.conns[i].h3.stream(slot);
+                    if s.retried {
+                        self.fail(i, slot, now, FailureKind::Refused);
+                    } else {
+                        self.resend.push_back(Resend {
+                            start: s.start,
+                            sent: s.sent,
+                            connect: s.connect,
+                        });
+                        self.core.rec.counts.retried += 1;
+                        self.conns[i].h3.free(slot);
+                    }
+                }
+                Event::Reset(code) => {
+                    let code = u32::try_from(code).unwrap_or(shootout_model::OTHER_RESET_CODES);
+                    self.core.rec.counts.count_reset(code)
+                }
+                Event::Goaway => self.core.rec.counts.goaways += 1,
+            }
+        }
+        events.clear();
+        self.conns[i].h3.events = events;
+        if !self.conns[i].h3.heads.is_empty() {
+            let heads = &mut self.conns[i].h3.heads;
+            self.core.rec.heads.responses.append(heads);
+        }
+        // Requests a GOAWAY returned go out on connections with room.
+        if !self.resend.is_empty() && self.core.pacer.is_none() {
+            for j in 0..self.conns.len() {
+                if j != i && self.conns[j].room() > 0 {
+                    self.refill(j, now);
+                    self.flush(j, now);
+                }
+            }
+        }
+    }
+
+    fn timing(&self, i: usize, slot: usize, end: Instant) -> Timing {
+        let s = self.conns[i].h3.stream(slot);
+        Timing {
+            start: s.start,
+            sent: s.sent,
+            first_byte: s.first_byte.unwrap_or(end),
+            end,
+            connect: s.connect,
+            kind: 0,
+        }
+    }
+
+    /// The request in `slot` of connection `i` got its whole answer.
+    fn credit(&mut self, i: usize, slot: usize, now: Instant) {
+        let t = self.timing(i, slot, now);
+        let c = &mut self.conns[i];
+        let s = c.h3.stream(slot);
+        let answer = Answer {
+            status: s.status,
+            body_len: s.body_len,
+            matched: s.search.matched,
+            echoed: true,
+        };
+        let server = &mut c.h3.server;
+        self.core
+            .rec
+            .credit(&t, answer, || server.take(), &self.core.sh.expect);
+        c.h3.free(slot);
+        c.answered = true;
+        self.core.in_flight -= 1;
+    }
+
+    /// The request in `slot` of connection `i` ended without a good answer.
+    fn fail(&mut self, i: usize, slot: usize, now: Instant, kind: FailureKind) {
+        let t = self.timing(i, slot, now);
+        self.core.rec.failed(&t, kind);
+        self.conns[i].h3.free(slot);
+        self.core.in_flight -= 1;
+    }
+
+    /// Every request still open on connection `i` fails as `kind`.
+    fn fail_open(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let mut open = std::mem::take(&mut self.scratch);
+        open.extend(self.conns[i].h3.open_slots());
+        for &slot in &open {
+            self.fail(i, slot, now, kind);
+        }
+        open.clear();
+        self.scratch = open;
+    }
+
+    /// The server broke HTTP/3 on connection `i`: the connection is closed with the
+    /// error's code, its open requests fail as malformed, and it is replaced.
+    fn h3_error(&mut self, i: usize, now: Instant, e: ConnError) {
+        // What the connection reported before the error (answers among them) counts.
+        self.on_events(i, now);
+        if let Some(link) = self.conns[i].link.as_mut() {
+            link.close(now, e.code);
+        }
+        self.flush(i, now);
+        let answered = self.conns[i].answered;
+        self.fail_open(i, now, FailureKind::Malformed);
+        self.close(i);
+        self.replace(i, now, !answered);
+    }
+
+    /// QUIC lost connection `i`. Before its handshake completed that is a failed
+    /// connection; after, its open requests fail by the reason.
+    fn lost(&mut self, i: usize, now: Instant, reason: ConnectionError) {
+        if self.conns[i].phase == Phase::Connecting {
+            return self.connect_failed(i, now);
+        }
+        self.on_events(i, now);
+        let kind = match reason {
+            ConnectionError::ApplicationClosed(c)
+                if c.error_code.into_inner() == frame::H3_NO_ERROR =>
+            {
+                FailureKind::Reset
+            }
+            ConnectionError::ApplicationClosed(_) | ConnectionError::ConnectionClosed(_) => {
+                FailureKind::ConnectionError
+            }
+            ConnectionError::TimedOut => FailureKind::Timeout,
+            ConnectionError::TransportError(_) => FailureKind::Malformed,
+            _ => FailureKind::Reset,
+        };
+        let c = &self.conns[i];
+        let (answered, spent) = (c.answered, c.h3.spent());
+        self.fail_open(i, now, kind);
+        self.close(i);
+        if answered || spent {
+            self.core.rec.counts.reconnects += 1;
+        }
+        self.replace(i, now, !answered);
+    }
+
+    /// Deadlines and deferred reconnects.
+    fn sweep(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            match c.phase {
+                Phase::Connecting if c.life.overdue(now, self.core.sh.connect_timeout) => {
+                    self.connect_failed(i, now)
+                }
+                Phase::Open => self.deadlines(i, now),
+                _ => {}
+            }
+        }
+        let conns = &self.conns;
+        let due = self.core.reopen_due(now, |i| {
+            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
+        });
+        for i in due {
+            if self.core.paced() || self.more(now) {
+                self.connect(i, now);
+            }
+        }
+    }
+
+    /// Requests of connection `i` past their deadline fail as timeouts; their streams are
+    /// stopped and reset (H3_REQUEST_CANCELLED) and the connection kept.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let mut late = std::mem::take(&mut self.scratch);
+        let h3 = &self.conns[i].h3;
+        late.extend(
+            h3.open_slots().filter(|&s| {
+                now.saturating_duration_since(h3.stream(s).sent) >= self.core.sh.timeout
+            }),
+        );
+        for &slot in &late {
+            let t = self.timing(i, slot, now);
+            self.core.rec.failed(&t, FailureKind::Timeout);
+            self.core.in_flight -= 1;
+            let c = &mut self.conns[i];
+            if let (Some(link), Some(id)) = (c.link.as_mut(), stream_id(c.h3.stream(slot).id)) {
+                let code = VarInt::from_u32(frame::H3_REQUEST_CANCELLED as u32);
+                let _ = link.conn.recv_stream(id).stop(code);
+                let _ = link.conn.send_stream(id).reset(code);
+            }
+            c.h3.cancel(slot);
+        }
+        let any = !late.is_empty();
+        late.clear();
+        self.scratch = late;
+        if any {
+            self.after(i, now);
+        }
+    }
+}
+
+/// A QUIC stream id from its number.
+fn stream_id(id: u64) -> Option<StreamId> {
+    VarInt::from_u64(id).ok().map(StreamId::from)
+}
