@@ -1,7 +1,8 @@
 //! `shootout load` against real servers from Debian's packages, for the cases an in-process
 //! test server cannot stand for: a gunicorn whose worker processes die mid-request, an nginx
-//! that closes idle keep-alive connections, and a WebSocket echo server on Python's
-//! `websockets` (another implementation of RFC 6455 than ours). `scripts/test` installs
+//! that closes idle keep-alive connections, a WebSocket echo server on Python's
+//! `websockets` (another implementation of RFC 6455 than ours), and caddy serving HTTP/1.1,
+//! HTTP/2 and HTTP/3 on one port (another QUIC stack than ours). `scripts/test` installs
 //! them; run alone without them, each test says what is missing and passes only outside CI.
 
 use serde_json::Value;
@@ -477,4 +478,81 @@ fn a_python_websockets_server_closing_mid_run_fails_the_message_it_left() {
     assert_eq!(count(&r, "requests.ok"), 30, "{r}");
     assert_eq!(count(&r, "failures.closed"), 10, "{r}");
     assert_eq!(count(&r, "requests.close_codes.1001"), 10, "{r}");
+}
+
+/// caddy's config for [`caddy`]: HTTP/1.1, HTTP/2 and HTTP/3 on one port with TLS from its
+/// own CA, `/hello` answered with 12 bytes; no admin endpoint, no redirect listener.
+const CADDYFILE: &str = "{
+\tadmin off
+\tskip_install_trust
+\tlocal_certs
+\tauto_https disable_redirects
+\tservers {
+\t\tprotocols h1 h2 h3
+\t}
+}
+https://127.0.0.1:PORT {
+\tbind 127.0.0.1
+\ttls internal
+\trespond /hello `Hello World
+` 200
+}
+";
+
+/// Starts caddy on `port` with [`CADDYFILE`], its CA and state in `dir`; returns it and
+/// the PEM file of its root CA, once the port accepts and the CA exists.
+fn caddy(caddy: &Path, dir: &Path, port: u16) -> (Server, PathBuf) {
+    let conf = dir.join("Caddyfile");
+    std::fs::write(&conf, CADDYFILE.replace("PORT", &port.to_string())).unwrap();
+    let child = Command::new(caddy)
+        .args(["run", "--adapter", "caddyfile", "--config"])
+        .arg(&conf)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("HOME", dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server(child);
+    let ca = dir.join("data/caddy/pki/authorities/local/root.crt");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() || !ca.exists() {
+        assert!(Instant::now() < deadline, "caddy did not listen in 20 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (server, ca)
+}
+
+/// Debian's caddy serves HTTP/1.1, HTTP/2 and HTTP/3 on one port: each protocol's
+/// requests are all answered with the 12-byte body, over the protocol asked for (the
+/// report's protocol, and over HTTP/3 the answers counted as HTTP/3), with caddy's own CA
+/// trusted through `--cacert`.
+#[test]
+fn caddy_answers_every_request_over_http1_http2_and_http3_on_one_port() {
+    let Some(bin) = installed("caddy", &["/usr/bin/caddy"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let (_server, ca) = caddy(&bin, dir.path(), port);
+    let url = format!("https://127.0.0.1:{port}/hello");
+    let ca = ca.display().to_string();
+    for (flags, protocol) in [
+        (&[][..], "http/1.1"),
+        (&["--http2", "--streams", "4"][..], "h2"),
+        (&["--http3", "--streams", "4"][..], "h3"),
+    ] {
+        let mut args = vec!["-n", "400", "-c", "4", "--cacert", &ca];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--expect-status", "200", "--expect-length", "12", &url]);
+        let r = load_json(&args);
+        assert_eq!(
+            (count(&r, "requests.ok"), count(&r, "requests.failed")),
+            (400, 0),
+            "{protocol}: {r}"
+        );
+        assert_eq!(r["load"]["protocol"], protocol, "{r}");
+    }
 }
