@@ -986,3 +986,6 @@ fn parse_status(v: &[u8]) -> Option<u16> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;
