@@ -89,7 +89,8 @@ impl Fields {
     }
 
     /// The list's size as RFC 9113 §6.5.2 counts it, kept fields or not.
-    pub fn size(&self) -> usize {
+    #[cfg(test)]
+    fn size(&self) -> usize {
         self.size
     }
 
@@ -212,8 +213,9 @@ impl Decoder {
         Ok(())
     }
 
-    /// Entries in the dynamic table (for tests).
-    pub fn entries(&self) -> usize {
+    /// Entries in the dynamic table.
+    #[cfg(test)]
+    fn entries(&self) -> usize {
         self.table.len()
     }
 

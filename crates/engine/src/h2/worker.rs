@@ -1,7 +1,9 @@
-//! One HTTP/2 worker thread: the same mio (epoll, edge-triggered) loop, pacer, recorder and
-//! thread host as HTTP/1.1 ([`crate::worker`]), driving its connections' streams. It is a
-//! loop of its own because what it schedules differs: HTTP/1.1 has one request per
-//! connection, here a connection carries up to `--streams` at once, opened as slots free up.
+//! HTTP/2 connections on the event loop ([`crate::event_loop`]), the same mio loop, pacer,
+//! recorder and thread host as HTTP/1.1 and WebSocket: a worker's share of the connections,
+//! each carrying up to `--streams` requests at once as streams, a new one opened as soon as
+//! a slot frees up (where an HTTP/1.1 pipeline sends its next batch once the last answer
+//! of the previous one arrived). What the bytes mean is the connection's
+//! ([`super::conn`], no I/O); this is the sockets and the schedule.
 //!
 //! Per read, every whole frame is handled where it lies in the read buffer, the streams it
 //! ends are recorded, the freed slots get new streams (closed loop) and all the frames
