@@ -30,7 +30,7 @@ use crate::event_loop::READS_PER_EVENT;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
 use crate::recorder::Timing;
 use crate::template::Gen;
-use crate::transport::Transport;
+use crate::transport::{Got, Transport};
 use crate::Live;
 use shootout_model::FailureKind;
 use std::io;
@@ -612,17 +612,15 @@ impl Worker<'_> {
         for _ in 0..READS_PER_EVENT {
             let c = &mut self.conns[i];
             let Some(io) = c.io.as_mut() else { return };
-            let drains = io.short_read_drains() && !closed;
             c.h1.peer_closed |= closed;
-            let n = match io.read(&mut self.core.buf) {
-                Ok(0) => return self.eof(i),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return self.lost(i, Instant::now()),
+            let received = &mut self.core.rec.counts.bytes_received;
+            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
+                Got::Bytes { n, drained } => (n, drained),
+                Got::Empty => return,
+                Got::Closed => return self.eof(i),
+                Got::Failed => return self.lost(i, Instant::now()),
             };
             let now = Instant::now();
-            self.core.rec.counts.bytes_received += n as u64;
             let mut at = 0;
             while at < n {
                 match self.conns[i].h1.received(&self.core.buf[at..n], now) {
@@ -638,7 +636,7 @@ impl Worker<'_> {
                     Received::Lost => return self.lost(i, now),
                 }
             }
-            if drains && n < self.core.buf.len() {
+            if drained {
                 return;
             }
         }
