@@ -89,8 +89,7 @@ impl Fields {
     }
 
     /// The list's size as RFC 9113 §6.5.2 counts it, kept fields or not.
-    #[cfg(test)]
-    fn size(&self) -> usize {
+    pub fn size(&self) -> usize {
         self.size
     }
 
