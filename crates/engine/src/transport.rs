@@ -256,6 +256,7 @@ impl Transport {
     /// once all of `out` is written it is emptied (keeping its capacity) and `*written`
     /// goes back to 0. Then sends buffered TLS records. An error: the connection broke.
     /// What a protocol whose connection keeps one output buffer writes with at each turn.
+    #[inline]
     pub fn write_out(
         &mut self,
         out: &mut Vec<u8>,
@@ -298,6 +299,7 @@ impl Transport {
     /// One read into `buf`, its bytes added to `received`; `closed`: the event said the
     /// peer closed, so a short read proves nothing (that close comes with no further edge).
     /// What every protocol's read loop takes a turn with.
+    #[inline]
     pub fn read_some(&mut self, buf: &mut [u8], closed: bool, received: &mut u64) -> Got {
         let drains = self.short_read_drains() && !closed;
         loop {

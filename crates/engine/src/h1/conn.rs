@@ -108,13 +108,13 @@ pub(crate) enum Received {
     Lost,
 }
 
-/// A complete answer, taken off the queue with its request.
+/// A complete answer. The request it answers is still the queue's front: the caller
+/// takes it with [`Connection::pop_front`] before anything else (so that the request is
+/// copied out of the queue once, as it ends).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Answered {
     /// Bytes of the input that belonged to it.
     pub consumed: usize,
-    /// The request it answers (no longer in the queue).
-    pub slot: Slot,
     /// What came back.
     pub answer: Answer,
     /// What it means for the connection.
@@ -266,6 +266,7 @@ impl Connection {
 
     /// Takes bytes that arrived, up to the end of the answer under way: call again with
     /// the rest when an answer comes back with bytes left over.
+    #[inline]
     pub fn received(&mut self, bytes: &[u8], now: Instant) -> Received {
         let Some(front) = self.queue.front_mut() else {
             // Bytes after the last answer of the queue: nobody asked for them.
@@ -286,6 +287,7 @@ impl Connection {
 
     /// The peer closed its side while requests were in flight: completes a
     /// close-delimited answer, else the answer under way is lost.
+    #[inline]
     pub fn eof(&mut self) -> Received {
         self.peer_closed = true;
         match self.parser.eof() {
@@ -295,10 +297,12 @@ impl Connection {
     }
 
     /// The front request's answer is whole; `more`: bytes came after it.
+    #[inline]
     fn complete(&mut self, consumed: usize, more: bool) -> Received {
-        let Some(slot) = self.pop_front() else {
+        let Some(answered) = self.queue.front() else {
             return Received::Lost;
         };
+        let written_whole = answered.wire.1 <= self.flushed;
         self.reused = true;
         let p = &self.parser;
         let answer = Answer {
@@ -307,11 +311,10 @@ impl Connection {
             matched: p.matched,
             echoed: true,
         };
-        let written_whole = slot.wire.1 <= self.flushed;
         let then = if p.close || !self.keepalive || !written_whole {
             Then::Close { announced: p.close }
-        } else if let Some(front) = self.queue.front() {
-            self.parser.reset_for(front.head);
+        } else if let Some(next) = self.queue.get(1) {
+            self.parser.reset_for(next.head);
             Then::Next
         } else if more {
             Then::Extra
@@ -322,7 +325,6 @@ impl Connection {
         };
         Received::Answered(Answered {
             consumed,
-            slot,
             answer,
             then,
         })
@@ -354,7 +356,7 @@ impl Connection {
         retried
     }
 
-    /// Takes the front request off the queue (it ends).
+    /// Takes the front request off the queue (it ends, answered or not).
     pub fn pop_front(&mut self) -> Option<Slot> {
         let s = self.queue.pop_front()?;
         self.rendered = self.rendered.saturating_sub(1);

@@ -627,7 +627,7 @@ impl Worker<'_> {
                     Received::NeedMore => at = n,
                     Received::Answered(a) => {
                         at += a.consumed;
-                        if !self.answered(i, now, a) {
+                        if !self.answered(i, now, &a) {
                             return;
                         }
                     }
@@ -648,7 +648,7 @@ impl Worker<'_> {
         let now = Instant::now();
         match self.conns[i].h1.eof() {
             Received::Answered(a) => {
-                if self.answered(i, now, a) {
+                if self.answered(i, now, &a) {
                     // Requests behind a close-delimited answer: the connection is gone.
                     self.lost(i, now);
                 }
@@ -684,8 +684,8 @@ impl Worker<'_> {
     /// The answer to the front request of `i` is complete: credits it, then goes on with
     /// the connection as the answer decided. True when the caller may feed the rest of the
     /// read to the next request's answer.
-    fn answered(&mut self, i: usize, now: Instant, a: Answered) -> bool {
-        self.credit(i, now, &a);
+    fn answered(&mut self, i: usize, now: Instant, a: &Answered) -> bool {
+        self.credit(i, now, a);
         match a.then {
             Then::Next => {
                 if self.core.pacer.is_some() && self.conns[i].h1.len() < self.core.sh.pipeline {
@@ -732,8 +732,11 @@ impl Worker<'_> {
 
     /// Records the answer `a` on `i` against the request it answers, which ends.
     fn credit(&mut self, i: usize, now: Instant, a: &Answered) {
-        let t = a.slot.timing(now);
         let c = &mut self.conns[i];
+        let Some(s) = c.h1.pop_front() else {
+            return;
+        };
+        let t = s.timing(now);
         let server = &mut c.h1.parser.server;
         self.core
             .rec

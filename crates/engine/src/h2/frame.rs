@@ -385,6 +385,7 @@ fn word(p: &[u8], at: usize) -> u32 {
 /// carries, or the fault that makes it a connection error. Whether the frame may come
 /// now (before the server's SETTINGS, inside a header block, on a stream never opened) is
 /// the connection's to judge.
+#[inline]
 pub fn decode<'a>(h: &Head, p: &'a [u8]) -> Result<Frame<'a>, FrameError> {
     let stream = h.stream;
     let on_stream = || {
@@ -489,6 +490,7 @@ pub fn decode<'a>(h: &Head, p: &'a [u8]) -> Result<Frame<'a>, FrameError> {
 
 /// The payload of a DATA or HEADERS frame without its padding (and, for HEADERS, without
 /// its priority fields).
+#[inline]
 fn unpadded<'a>(h: &Head, payload: &'a [u8]) -> Result<&'a [u8], FrameError> {
     let mut p = payload;
     let mut pad = 0;

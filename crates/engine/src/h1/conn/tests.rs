@@ -40,13 +40,15 @@ struct Tally {
 }
 
 impl Tally {
-    /// Counts one outcome; false when the worker would stop feeding this connection.
-    fn add(&mut self, r: Received) -> bool {
+    /// Counts one outcome of `c`; false when the worker would stop feeding it.
+    fn add(&mut self, c: &mut Connection, r: Received) -> bool {
         match r {
             Received::NeedMore => true,
             Received::Answered(a) => {
+                // The request answered is taken off the queue, as the worker does.
+                let kind = c.pop_front().map_or(usize::MAX, |s| s.kind);
                 self.answers
-                    .push((a.answer.status, a.answer.body_len, a.slot.kind));
+                    .push((a.answer.status, a.answer.body_len, kind));
                 match a.then {
                     // Bytes after the last answer: the same as had they come in a later read.
                     Then::Extra => {
@@ -90,13 +92,14 @@ fn feed(c: &mut Connection, parts: &[&[u8]], eof: bool) -> Tally {
                 Received::Answered(a) => at += a.consumed,
                 _ => {}
             }
-            if !t.add(r) {
+            if !t.add(c, r) {
                 return t;
             }
         }
     }
     if eof {
-        t.add(c.eof());
+        let r = c.eof();
+        t.add(c, r);
     }
     t
 }
