@@ -6,7 +6,7 @@ use std::io;
 use std::time::Duration;
 
 /// User and system CPU time consumed so far by the calling thread.
-pub fn thread_cpu() -> (Duration, Duration) {
+pub(crate) fn thread_cpu() -> (Duration, Duration) {
     // SAFETY: getrusage writes a plain struct we own.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
@@ -36,7 +36,7 @@ pub fn allowed_cpus() -> Vec<usize> {
 }
 
 /// Pins the calling thread to `cpu`.
-pub fn pin_thread(cpu: usize) -> io::Result<()> {
+pub(crate) fn pin_thread(cpu: usize) -> io::Result<()> {
     // SAFETY: a zeroed cpu_set_t with one bit set, passed by reference.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     unsafe { libc::CPU_SET(cpu, &mut set) };
@@ -78,7 +78,7 @@ pub fn raise_fd_limit(wanted: u64) -> u64 {
 /// A one-shot timer with nanosecond resolution (timerfd), so the open-loop schedule is
 /// kept to microseconds rather than to epoll's whole milliseconds: a request sent late by
 /// the generator's own timer would add that lateness to its corrected latency.
-pub struct Timer {
+pub(crate) struct Timer {
     fd: std::os::fd::OwnedFd,
     armed: Option<std::time::Instant>,
 }

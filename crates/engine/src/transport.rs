@@ -155,6 +155,20 @@ pub type TlsTarget = (
     rustls::pki_types::ServerName<'static>,
 );
 
+/// What one read of a connection gave ([`Transport::read_some`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Got {
+    /// `n` bytes at the start of the buffer; `drained`: the read was short where that
+    /// proves the socket drained, so reading again would only find nothing.
+    Bytes { n: usize, drained: bool },
+    /// Nothing to read now.
+    Empty,
+    /// The peer closed its side.
+    Closed,
+    /// The connection broke.
+    Failed,
+}
+
 /// A socket, and its TLS session when the target is https.
 pub struct Transport {
     /// The socket.
@@ -238,6 +252,35 @@ impl Transport {
         Ok(data.len())
     }
 
+    /// Writes `out[*written..]` as far as the socket takes it, adding the bytes to `sent`;
+    /// once all of `out` is written it is emptied (keeping its capacity) and `*written`
+    /// goes back to 0. Then sends buffered TLS records. An error: the connection broke.
+    /// What a protocol whose connection keeps one output buffer writes with at each turn.
+    #[inline]
+    pub fn write_out(
+        &mut self,
+        out: &mut Vec<u8>,
+        written: &mut usize,
+        sent: &mut u64,
+    ) -> io::Result<()> {
+        while *written < out.len() {
+            match self.write(&out[*written..]) {
+                Ok(n) => {
+                    *written += n;
+                    *sent += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if *written == out.len() {
+            *written = 0;
+            out.clear();
+        }
+        self.flush().map(|_| ())
+    }
+
     /// Sends buffered TLS records; true when nothing is left to send.
     pub fn flush(&mut self) -> io::Result<bool> {
         let Some(tls) = self.tls.as_mut() else {
@@ -251,6 +294,29 @@ impl Transport {
             }
         }
         Ok(true)
+    }
+
+    /// One read into `buf`, its bytes added to `received`; `closed`: the event said the
+    /// peer closed, so a short read proves nothing (that close comes with no further edge).
+    /// What every protocol's read loop takes a turn with.
+    #[inline]
+    pub fn read_some(&mut self, buf: &mut [u8], closed: bool, received: &mut u64) -> Got {
+        let drains = self.short_read_drains() && !closed;
+        loop {
+            return match self.read(buf) {
+                Ok(0) => Got::Closed,
+                Ok(n) => {
+                    *received += n as u64;
+                    Got::Bytes {
+                        n,
+                        drained: drains && n < buf.len(),
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Got::Empty,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => Got::Failed,
+            };
+        }
     }
 
     /// True when a short read proves the socket drained (not so under TLS, which buffers).

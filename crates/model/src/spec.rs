@@ -42,7 +42,7 @@ impl Scheme {
 /// The HTTP version spoken to the target.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Protocol {
-    /// HTTP/1.1, one request at a time per connection.
+    /// HTTP/1.1: [`Wire::pipeline`] requests in flight per connection (1: one at a time).
     #[default]
     Http1,
     /// HTTP/2: h2c with prior knowledge for `http://`, ALPN `h2` over TLS for `https://`;
@@ -96,7 +96,7 @@ pub struct Wire {
 }
 
 impl Default for Wire {
-    /// HTTP/1.1, one request at a time per connection.
+    /// HTTP/1.1, one request at a time per connection (not pipelined).
     fn default() -> Self {
         Wire {
             protocol: Protocol::Http1,

@@ -1,7 +1,9 @@
 //! HTTP/1.1: requests rendered once per kind ([`request`]), answers parsed by a state
-//! machine that does no I/O ([`parse`]), and the connections on the event loop, pipelined
-//! or not ([`worker`]).
+//! machine that does no I/O ([`parse`]), each connection's protocol state without I/O
+//! (its queue of requests, pipelined or not, and what each answer decides: [`conn`]), and
+//! the connections' sockets on the event loop ([`worker`]).
 
+pub(crate) mod conn;
 pub mod parse;
 pub mod request;
 pub mod worker;

@@ -1,6 +1,7 @@
 //! HTTP/1.1 connections on the event loop ([`crate::event_loop`]): a worker's share of the
-//! connections, closed loop or paced, each answer parsed by a [`ResponseParser`] and
-//! recorded into the worker's recorder.
+//! connections, closed loop or paced, their sockets, and each answer recorded into the
+//! worker's recorder. What a connection's bytes mean (its queue, its answers, what each
+//! decides) is its [`Connection`], which does no I/O; this is the I/O and the schedule.
 //!
 //! A connection carries a queue of up to `pipeline` requests (HTTP/1.1 pipelining): their
 //! bytes are rendered into the connection's output buffer and written together, and
@@ -23,22 +24,21 @@
 //! place of the request it would have carried next, which is what they would have become had
 //! they arrived a moment later — so the counts do not depend on how TCP split the bytes.
 
-use super::parse::{ParseError, Progress, ResponseParser};
+use super::conn::{Answered, Connection, Received, Slot, Then};
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
-use crate::recorder::{Answer, Timing};
+use crate::recorder::Timing;
 use crate::template::Gen;
-use crate::transport::Transport;
+use crate::transport::{Got, Transport};
 use crate::Live;
 use shootout_model::FailureKind;
-use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// Where a connection is. `Writing` and `Reading` hold a non-empty queue; `Idle` an
-/// empty one.
+/// Where a connection's socket is. `Writing` and `Reading` hold a non-empty queue; `Idle`
+/// an empty one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// No socket.
@@ -53,54 +53,14 @@ enum Phase {
     Reading,
 }
 
-/// One request in a connection's queue.
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    /// When it started: its due time in rate mode, else when it was claimed.
-    start: Instant,
-    /// When its bytes were handed to the socket (the first time, if sent again).
-    sent: Instant,
-    /// When the first byte of its answer arrived.
-    first_byte: Option<Instant>,
-    /// Connect time charged to it (it waited for its connection to open).
-    connect: Duration,
-    /// Its kind (entry of the request list).
-    kind: usize,
-    /// Where its bytes start and end in the connection's output stream (bytes since the
-    /// connection opened); meaningful once rendered.
-    wire: (u64, u64),
-    /// Already sent once on a connection that did not answer it.
-    retried: bool,
-    /// Rate mode: its send was counted in the schedule (how late it went out).
-    scheduled: bool,
-    /// Rate mode: it was given to a connection still opening, so a late send waited for
-    /// a connection, not for the generator.
-    waited: bool,
-    /// How long its connection sat idle before it was added, alone, to the queue (zero
-    /// when the connection was busy or new).
-    rested: Duration,
-}
-
+/// One connection: its socket and the event loop's view of it, around its protocol state.
 struct Conn {
     io: Option<Transport>,
     phase: Phase,
-    /// Requests started on this connection and not ended, oldest first.
-    queue: VecDeque<Slot>,
-    /// How many of the queue's front requests are rendered into this connection's output.
-    rendered: usize,
-    /// Bytes to write, from `out_pos` on.
-    out: Vec<u8>,
-    out_pos: usize,
-    /// Bytes rendered and bytes written since the connection opened.
-    queued: u64,
-    flushed: u64,
-    parser: ResponseParser,
+    /// The requests in flight, the bytes for them and their answers.
+    h1: Connection,
     /// Its opening, connect time and pause before re-opening.
     life: Life,
-    /// A response already came back on this connection.
-    reused: bool,
-    /// The peer closed its side: the connection carries no further answer.
-    peer_closed: bool,
     /// When the connection last became idle (rate mode).
     idle_at: Instant,
     /// Rate mode: bytes nobody asked for arrived on this connection while it was idle; the
@@ -113,23 +73,9 @@ struct Conn {
 impl Conn {
     /// Holds a started request.
     fn busy(&self) -> bool {
-        !self.queue.is_empty()
+        self.h1.busy()
     }
 }
-
-/// A connection that sat idle at least this long before a request went out on it may have
-/// been closed by the server's keep-alive timer as the request left: if it closes before any
-/// byte of the answer, an idempotent request is sent again once. Short enough for any real
-/// keep-alive timeout; a connection busy in a closed loop never sits idle, so there a close
-/// after the request is always a failure (the server may have read it).
-const IDLE_BEFORE_RETRY: Duration = Duration::from_millis(100);
-
-/// A request is sent again only when the close came this soon after the send: in the race
-/// the server's close is already under way as the request arrives, while a server that
-/// read the request and worked on it before closing (a worker that crashed mid-request)
-/// takes longer, and its request is a failure. Many LAN round trips, with room for a busy
-/// machine's scheduling.
-const RACE_WINDOW: Duration = Duration::from_millis(50);
 
 struct Worker<'a> {
     core: Core<'a>,
@@ -184,7 +130,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
     // and its first answers, then nothing more is copied.
     if a.index == 0 && sh.heads > 0 {
         if let Some(c) = w.conns.first_mut() {
-            c.parser.want_head();
+            c.h1.parser.want_head();
             w.want_request_head = true;
         }
     }
@@ -247,21 +193,15 @@ impl Worker<'_> {
     /// A connection not yet opened.
     fn new_conn(&self, now: Instant) -> Conn {
         let sh = self.core.sh;
-        let mut parser = ResponseParser::new(false, sh.expect.body_contains.as_deref());
-        parser.want_server();
         Conn {
             io: None,
             phase: Phase::Closed,
-            queue: VecDeque::with_capacity(sh.pipeline),
-            rendered: 0,
-            out: Vec::new(),
-            out_pos: 0,
-            queued: 0,
-            flushed: 0,
-            parser,
+            h1: Connection::new(
+                sh.pipeline,
+                sh.keepalive,
+                sh.expect.body_contains.as_deref(),
+            ),
             life: Life::new(now),
-            reused: false,
-            peer_closed: false,
             idle_at: now,
             owes: false,
             pooled: false,
@@ -310,7 +250,7 @@ impl Worker<'_> {
                         self.flush(i, now);
                     }
                     let c = &self.conns[i];
-                    if c.queue.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
+                    if c.h1.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
                         self.conns[i].pooled = false;
                         self.pool_add(i);
                     } else {
@@ -371,26 +311,14 @@ impl Worker<'_> {
     /// Adds a request that started at `start` to connection `i`'s queue (not rendered yet).
     fn enqueue(&mut self, i: usize, start: Instant, now: Instant) {
         let kind = self.gen.pick();
+        let k = &self.core.sh.requests.kinds[kind];
         let c = &mut self.conns[i];
-        let mut rested = Duration::ZERO;
-        if c.queue.is_empty() {
-            if c.phase == Phase::Idle {
-                rested = now.saturating_duration_since(c.idle_at);
-            }
-            c.parser.reset_for(self.core.sh.requests.kinds[kind].head);
+        let mut s = Slot::new(start, now, kind, k.head, k.idempotent);
+        if !c.busy() && c.phase == Phase::Idle {
+            s.rested = now.saturating_duration_since(c.idle_at);
         }
-        c.queue.push_back(Slot {
-            start,
-            sent: now,
-            first_byte: None,
-            connect: Duration::ZERO,
-            kind,
-            wire: (0, 0),
-            retried: false,
-            scheduled: false,
-            waited: c.phase == Phase::Connecting,
-            rested,
-        });
+        s.waited = c.phase == Phase::Connecting;
+        c.h1.push(s);
         self.core.in_flight += 1;
     }
 
@@ -411,7 +339,7 @@ impl Worker<'_> {
         if c.phase != Phase::Closed && c.busy() {
             return;
         }
-        while self.conns[i].queue.len() < self.core.sh.pipeline && self.core.claim(now) {
+        while self.conns[i].h1.len() < self.core.sh.pipeline && self.core.claim(now) {
             self.enqueue(i, now, now);
         }
         match self.conns[i].phase {
@@ -425,17 +353,7 @@ impl Worker<'_> {
     fn connect(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         c.life.opening(now);
-        c.reused = false;
-        c.peer_closed = false;
-        c.rendered = 0;
-        c.out.clear();
-        c.out_pos = 0;
-        c.queued = 0;
-        c.flushed = 0;
-        if let Some(front) = c.queue.front() {
-            c.parser
-                .reset_for(self.core.sh.requests.kinds[front.kind].head);
-        }
+        c.h1.reopen();
         match self.core.dial(i) {
             Ok(io) => {
                 c.io = Some(io);
@@ -466,32 +384,15 @@ impl Worker<'_> {
             c.phase = Phase::Idle;
             c.idle_at = now;
         }
-        if c.queue.len() < self.core.sh.pipeline {
+        if c.h1.len() < self.core.sh.pipeline {
             self.pool_add(i);
         }
     }
 
-    fn timing(&self, s: &Slot, end: Instant) -> Timing {
-        Timing {
-            start: s.start,
-            sent: s.sent,
-            first_byte: s.first_byte.unwrap_or(end),
-            end,
-            connect: s.connect,
-            kind: s.kind,
-        }
-    }
-
-    /// The front request of `i` ended without an answer.
-    fn fail_front(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        let Some(s) = self.conns[i].queue.pop_front() else {
-            return;
-        };
-        let c = &mut self.conns[i];
-        c.rendered = c.rendered.saturating_sub(1);
-        let t = self.timing(&s, now);
-        self.core.rec.failed(&t, kind);
-        self.core.in_flight -= 1;
+    /// A request ended at `now` without an answer, with failure class `kind`.
+    fn failed(core: &mut Core, s: Slot, now: Instant, kind: FailureKind) {
+        core.rec.failed(&s.timing(now), kind);
+        core.in_flight -= 1;
     }
 
     /// Connection `i` failed with `kind` and is closed: its front request and every request
@@ -499,23 +400,17 @@ impl Worker<'_> {
     /// class; those not written stay queued, to go out on a new connection.
     fn broke(&mut self, i: usize, now: Instant, kind: FailureKind) {
         self.close(i);
-        self.fail_front(i, now, kind);
-        while self.conns[i].rendered > 0 {
-            let c = &self.conns[i];
-            let written = c.queue.front().is_some_and(|s| s.wire.0 < c.flushed);
-            if !written {
-                break;
-            }
-            self.fail_front(i, now, kind);
-        }
-        self.conns[i].rendered = 0;
+        let core = &mut self.core;
+        self.conns[i]
+            .h1
+            .fail_written(|s| Self::failed(core, s, now, kind));
         self.next(i, now);
     }
 
     /// Every request queued on `i` fails with `kind` (its connection never carried them).
     fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        while self.conns[i].busy() {
-            self.fail_front(i, now, kind);
+        while let Some(s) = self.conns[i].h1.pop_front() {
+            Self::failed(&mut self.core, s, now, kind);
         }
     }
 
@@ -558,9 +453,7 @@ impl Worker<'_> {
             Ok(true) => {
                 let connect = c.life.opened(now);
                 self.core.rec.connected(connect);
-                for s in c.queue.iter_mut() {
-                    s.connect = connect;
-                }
+                c.h1.opened(connect);
                 c.phase = Phase::Idle;
                 self.opening -= 1;
                 c.idle_at = now;
@@ -614,7 +507,7 @@ impl Worker<'_> {
             return self.next(i, now);
         }
         // Closed by the server with nothing said.
-        let unused = !self.conns[i].reused;
+        let unused = !self.conns[i].h1.reused;
         self.close(i);
         if unused {
             // Dropped before it carried any answer: re-opened after a pause that grows each
@@ -659,36 +552,24 @@ impl Worker<'_> {
         if c.io.is_none() {
             return;
         }
-        while c.rendered < c.queue.len() {
-            let s = &mut c.queue[c.rendered];
-            let before = c.out.len();
-            self.core
-                .sh
-                .requests
-                .render(s.kind, &mut self.gen, &mut c.out, &mut self.scratch);
-            if self.want_request_head {
-                self.want_request_head = false;
-                self.core.rec.heads.request = Some(crate::live::head_of(&c.out[before..]).to_vec());
+        let (sh, gen, scratch) = (self.core.sh, &mut self.gen, &mut self.scratch);
+        let (want_head, heads) = (&mut self.want_request_head, &mut self.core.rec.heads);
+        let (sched, paced) = (&mut self.core.sched, self.core.pacer.is_some());
+        c.h1.render(now, |s, out| {
+            let before = out.len();
+            sh.requests.render(s.kind, gen, out, scratch);
+            if *want_head {
+                *want_head = false;
+                heads.request = Some(crate::live::head_of(&out[before..]).to_vec());
             }
-            let len = (c.out.len() - before) as u64;
-            s.wire = (c.queued, c.queued + len);
-            if !s.retried {
-                // A retried request keeps the time of its first send: its latency counts
-                // from it.
-                s.sent = now;
-            }
-            if !s.scheduled && self.core.pacer.is_some() {
+            if !s.scheduled && paced {
                 // Its bytes go out now: how late that is after its due time, once (a
                 // request put back after its connection failed is rendered again).
                 s.scheduled = true;
-                self.core
-                    .sched
-                    .sending(now.saturating_duration_since(s.start), s.waited);
+                sched.sending(now.saturating_duration_since(s.start), s.waited);
             }
-            c.queued += len;
-            c.rendered += 1;
-        }
-        if c.out_pos < c.out.len() {
+        });
+        if !c.h1.unwritten().is_empty() {
             c.phase = Phase::Writing;
             self.write(i);
         }
@@ -704,11 +585,10 @@ impl Worker<'_> {
             }
             return;
         }
-        while c.out_pos < c.out.len() {
-            match io.write(&c.out[c.out_pos..]) {
+        while !c.h1.unwritten().is_empty() {
+            match io.write(c.h1.unwritten()) {
                 Ok(n) => {
-                    c.out_pos += n;
-                    c.flushed += n as u64;
+                    c.h1.wrote(n);
                     self.core.rec.counts.bytes_sent += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -716,8 +596,6 @@ impl Worker<'_> {
                 Err(_) => return self.lost(i, Instant::now()),
             }
         }
-        c.out.clear();
-        c.out_pos = 0;
         c.phase = if c.busy() {
             Phase::Reading
         } else {
@@ -734,42 +612,31 @@ impl Worker<'_> {
         for _ in 0..READS_PER_EVENT {
             let c = &mut self.conns[i];
             let Some(io) = c.io.as_mut() else { return };
-            let drains = io.short_read_drains() && !closed;
-            c.peer_closed |= closed;
-            let n = match io.read(&mut self.core.buf) {
-                Ok(0) => return self.eof(i),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return self.lost(i, Instant::now()),
+            c.h1.peer_closed |= closed;
+            let received = &mut self.core.rec.counts.bytes_received;
+            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
+                Got::Bytes { n, drained } => (n, drained),
+                Got::Empty => return,
+                Got::Closed => return self.eof(i),
+                Got::Failed => return self.lost(i, Instant::now()),
             };
             let now = Instant::now();
-            self.core.rec.counts.bytes_received += n as u64;
             let mut at = 0;
             while at < n {
-                let c = &mut self.conns[i];
-                let Some(front) = c.queue.front_mut() else {
-                    // Bytes after the last answer of the queue: nobody asked for them.
-                    return self.unsolicited(i, now);
-                };
-                if front.wire.0 >= c.flushed {
-                    // An answer to a request not written yet: the server cannot have read
-                    // it, so these bytes are nobody's answer.
-                    return self.unsolicited(i, now);
-                }
-                front.first_byte.get_or_insert(now);
-                match c.parser.feed(&self.core.buf[at..n]) {
-                    Ok(Progress::NeedMore) => at = n,
-                    Ok(Progress::Done { consumed }) => {
-                        at += consumed;
-                        if !self.answered(i, now, at < n) {
+                match self.conns[i].h1.received(&self.core.buf[at..n], now) {
+                    Received::NeedMore => at = n,
+                    Received::Answered(a) => {
+                        at += a.consumed;
+                        if !self.answered(i, now, &a) {
                             return;
                         }
                     }
-                    Err(_) => return self.broke(i, now, FailureKind::Malformed),
+                    Received::Unsolicited => return self.unsolicited(i, now),
+                    Received::Malformed => return self.broke(i, now, FailureKind::Malformed),
+                    Received::Lost => return self.lost(i, now),
                 }
             }
-            if drains && n < self.core.buf.len() {
+            if drained {
                 return;
             }
         }
@@ -779,48 +646,30 @@ impl Worker<'_> {
     /// The peer closed the stream while requests were in flight.
     fn eof(&mut self, i: usize) {
         let now = Instant::now();
-        self.conns[i].peer_closed = true;
-        match self.conns[i].parser.eof() {
-            Ok(()) => {
-                if self.answered(i, now, false) && self.conns[i].busy() {
+        match self.conns[i].h1.eof() {
+            Received::Answered(a) => {
+                if self.answered(i, now, &a) {
                     // Requests behind a close-delimited answer: the connection is gone.
                     self.lost(i, now);
                 }
             }
-            Err(ParseError::Closed | ParseError::Malformed) => self.lost(i, now),
+            _ => self.lost(i, now),
         }
     }
 
     /// The connection broke (closed, reset, write error) while requests were in flight.
     fn lost(&mut self, i: usize, now: Instant) {
-        let c = &self.conns[i];
-        if c.io.is_none() {
+        let c = &mut self.conns[i];
+        let Some(io) = c.io.as_ref() else {
             return;
-        }
-        let handshaking =
-            c.io.as_ref()
-                .and_then(|io| io.tls.as_ref())
-                .is_some_and(|t| t.is_handshaking());
-        // The idle-close race: the server's keep-alive timer closed the connection as the
-        // request went out. Only a request alone on a connection that sat idle qualifies;
-        // anything else (a busy connection, several requests in flight, a byte of the
-        // answer, a method that is not idempotent, a second time) is a failure.
-        let raced = c.queue.len() == 1
-            && c.queue.front().is_some_and(|s| {
-                !s.retried
-                    && s.rested >= IDLE_BEFORE_RETRY
-                    && now.saturating_duration_since(s.sent) <= RACE_WINDOW
-                    && self.core.sh.requests.kinds[s.kind].idempotent
-            })
-            && c.parser.seen == 0
-            && c.reused;
-        if raced {
+        };
+        let handshaking = io.tls.as_ref().is_some_and(|t| t.is_handshaking());
+        if c.h1.raced(now) {
+            // The server's keep-alive timer closed the connection as the request went out:
+            // it goes again, once.
             self.close(i);
             self.core.rec.counts.reconnects += 1;
             self.core.rec.counts.retried += 1;
-            if let Some(s) = self.conns[i].queue.front_mut() {
-                s.retried = true;
-            }
             return self.connect(i, now);
         }
         let kind = if handshaking {
@@ -832,100 +681,74 @@ impl Worker<'_> {
         self.broke(i, now, kind);
     }
 
-    /// The answer to the front request of `i` is complete; `more`: bytes after it came in
-    /// the same read. Credits it, then goes on with the connection. True when the caller
-    /// may feed the rest of the read to the next request's answer.
-    fn answered(&mut self, i: usize, now: Instant, more: bool) -> bool {
-        let written_whole = self.credit(i, now);
-        let announced = self.conns[i].parser.close;
-        if announced || !self.core.sh.keepalive || !written_whole {
-            // The server reads nothing more on this connection: it said so, or it answered
-            // before the request was written in full. Requests behind it were not
-            // processed (RFC 9112 §9.6): sent again on a new connection, those written
-            // counted as retried — if idempotent: a written request of another method is
-            // never sent twice, and fails as one whose connection closed before its
-            // answer. Bytes after the answer would never have been read.
-            self.close(i);
-            let (flushed, rendered) = (self.conns[i].flushed, self.conns[i].rendered);
-            // One turn of the queue, in order: each request is put back unless it fails.
-            for k in 0..self.conns[i].queue.len() {
-                let Some(mut s) = self.conns[i].queue.pop_front() else {
-                    break;
-                };
-                if k < rendered && s.wire.0 < flushed {
-                    if !self.core.sh.requests.kinds[s.kind].idempotent {
-                        let t = self.timing(&s, now);
-                        self.core.rec.failed(&t, FailureKind::Reset);
-                        self.core.in_flight -= 1;
-                        continue;
-                    }
-                    s.retried = true;
-                    self.core.rec.counts.retried += 1;
+    /// The answer to the front request of `i` is complete: credits it, then goes on with
+    /// the connection as the answer decided. True when the caller may feed the rest of the
+    /// read to the next request's answer.
+    fn answered(&mut self, i: usize, now: Instant, a: &Answered) -> bool {
+        self.credit(i, now, a);
+        match a.then {
+            Then::Next => {
+                if self.core.pacer.is_some() && self.conns[i].h1.len() < self.core.sh.pipeline {
+                    self.pool_add(i);
                 }
-                self.conns[i].queue.push_back(s);
+                true
             }
-            self.conns[i].rendered = 0;
-            self.next(i, now);
-            // A keep-alive connection the server closed, replaced to go on: a reconnect.
-            if announced && self.core.sh.keepalive && self.conns[i].phase == Phase::Connecting {
-                self.core.rec.counts.reconnects += 1;
+            Then::Close { announced } => {
+                // Requests behind it go again on a new connection (a written one that is
+                // not idempotent fails as one whose connection closed before its answer).
+                // Bytes after the answer would never have been read.
+                self.close(i);
+                let core = &mut self.core;
+                let retried = self.conns[i]
+                    .h1
+                    .unprocessed(|s| Self::failed(core, s, now, FailureKind::Reset));
+                self.core.rec.counts.retried += retried;
+                self.next(i, now);
+                // A keep-alive connection the server closed, replaced to go on: a reconnect.
+                if announced && self.core.sh.keepalive && self.conns[i].phase == Phase::Connecting {
+                    self.core.rec.counts.reconnects += 1;
+                }
+                false
             }
-            return false;
-        }
-        if let Some(front) = self.conns[i].queue.front() {
-            let head = self.core.sh.requests.kinds[front.kind].head;
-            self.conns[i].parser.reset_for(head);
-            if self.core.pacer.is_some() && self.conns[i].queue.len() < self.core.sh.pipeline {
-                self.pool_add(i);
+            Then::Extra => {
+                self.unsolicited(i, now);
+                false
             }
-            return true;
-        }
-        if more {
-            self.unsolicited(i, now);
-            return false;
-        }
-        if self.conns[i].peer_closed {
-            // A keep-alive connection the server closed, replaced to go on: a reconnect.
-            self.close(i);
-            self.next(i, now);
-            if self.conns[i].phase == Phase::Connecting {
-                self.core.rec.counts.reconnects += 1;
+            Then::PeerClosed => {
+                // A keep-alive connection the server closed, replaced to go on: a reconnect.
+                self.close(i);
+                self.next(i, now);
+                if self.conns[i].phase == Phase::Connecting {
+                    self.core.rec.counts.reconnects += 1;
+                }
+                false
             }
-            return false;
+            Then::Idle => {
+                self.next(i, now);
+                false
+            }
         }
-        self.next(i, now);
-        false
     }
 
-    /// Records the answer on `i` against its front request, which ends. False when the
-    /// request was not written in full (the server answered early).
-    fn credit(&mut self, i: usize, now: Instant) -> bool {
-        let Some(s) = self.conns[i].queue.pop_front() else {
-            return true;
-        };
-        let t = self.timing(&s, now);
+    /// Records the answer `a` on `i` against the request it answers, which ends.
+    fn credit(&mut self, i: usize, now: Instant, a: &Answered) {
         let c = &mut self.conns[i];
-        c.rendered = c.rendered.saturating_sub(1);
-        let answer = Answer {
-            status: c.parser.status,
-            body_len: c.parser.body_len,
-            matched: c.parser.matched,
-            echoed: true,
+        let Some(s) = c.h1.pop_front() else {
+            return;
         };
-        let server = &mut c.parser.server;
+        let t = s.timing(now);
+        let server = &mut c.h1.parser.server;
         self.core
             .rec
-            .credit(&t, answer, || server.take(), &self.core.sh.expect);
-        if let Some(head) = c.parser.head.take() {
+            .credit(&t, a.answer, || server.take(), &self.core.sh.expect);
+        if let Some(head) = c.h1.parser.head.take() {
             self.core.rec.heads.responses.push(head);
             if self.core.rec.heads.responses.len() < self.core.sh.heads {
-                c.parser.want_head();
+                c.h1.parser.want_head();
             }
         }
-        c.reused = true;
         self.core.served(&mut c.life);
         self.core.in_flight -= 1;
-        s.wire.1 <= c.flushed
     }
 
     /// Deadlines and deferred reconnects.
@@ -938,7 +761,7 @@ impl Worker<'_> {
                 }
                 // Answers come in order: the front request's deadline is the first to pass.
                 Phase::Writing | Phase::Reading
-                    if c.queue.front().is_some_and(|s| {
+                    if c.h1.front().is_some_and(|s| {
                         now.saturating_duration_since(s.sent) >= self.core.sh.timeout
                     }) =>
                 {

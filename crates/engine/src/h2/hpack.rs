@@ -212,8 +212,9 @@ impl Decoder {
         Ok(())
     }
 
-    /// Entries in the dynamic table (for tests).
-    pub fn entries(&self) -> usize {
+    /// Entries in the dynamic table.
+    #[cfg(test)]
+    fn entries(&self) -> usize {
         self.table.len()
     }
 

@@ -4,9 +4,10 @@
 //! Seams: [`frame`] cuts bytes into frames and writes ours; [`request`] encodes the
 //! request's header list once, three ways; [`conn`] is one connection's protocol state
 //! without I/O (settings, streams, flow control, header blocks decoded by [`hpack`]);
-//! [`worker`] is the event loop that drives a worker's connections over the same mio loop,
-//! pacer, recorder and transport as HTTP/1.1; [`check`] is the pre-flight that refuses a
-//! server that does not speak HTTP/2 before the run starts.
+//! [`worker`] drives a worker's connections on the event loop every protocol shares
+//! ([`crate::event_loop`]: the same mio loop, pacer, recorder and transport as HTTP/1.1);
+//! [`check`] is the pre-flight that refuses a server that does not speak HTTP/2 before the
+//! run starts.
 //!
 //! Why our own framing on the existing event loop rather than the `h2` crate on a small
 //! async runtime per worker: the `h2` crate needs tokio (a runtime, a reactor and a task
@@ -22,7 +23,7 @@ pub mod conn;
 pub mod frame;
 pub mod hpack;
 pub mod request;
-pub mod worker;
+pub(crate) mod worker;
 
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};

@@ -1,7 +1,9 @@
-//! One HTTP/2 worker thread: the same mio (epoll, edge-triggered) loop, pacer, recorder and
-//! thread host as HTTP/1.1 ([`crate::worker`]), driving its connections' streams. It is a
-//! loop of its own because what it schedules differs: HTTP/1.1 has one request per
-//! connection, here a connection carries up to `--streams` at once, opened as slots free up.
+//! HTTP/2 connections on the event loop ([`crate::event_loop`]), the same mio loop, pacer,
+//! recorder and thread host as HTTP/1.1 and WebSocket: a worker's share of the connections,
+//! each carrying up to `--streams` requests at once as streams, a new one opened as soon as
+//! a slot frees up (where an HTTP/1.1 pipeline sends its next batch once the last answer
+//! of the previous one arrived). What the bytes mean is the connection's
+//! ([`super::conn`], no I/O); this is the sockets and the schedule.
 //!
 //! Per read, every whole frame is handled where it lies in the read buffer, the streams it
 //! ends are recorded, the freed slots get new streams (closed loop) and all the frames
@@ -23,7 +25,7 @@ use crate::event_loop::READS_PER_EVENT;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
-use crate::transport::Transport;
+use crate::transport::{Got, Transport};
 use crate::Live;
 use shootout_model::FailureKind;
 use std::collections::VecDeque;
@@ -420,22 +422,8 @@ impl Worker<'_> {
     fn flush(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         let Some(io) = c.io.as_mut() else { return };
-        while c.written < c.h2.out.len() {
-            match io.write(&c.h2.out[c.written..]) {
-                Ok(n) => {
-                    c.written += n;
-                    self.core.rec.counts.bytes_sent += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return self.broken(i, now),
-            }
-        }
-        if c.written == c.h2.out.len() {
-            c.written = 0;
-            c.h2.out.clear();
-        }
-        if io.flush().is_err() {
+        let sent = &mut self.core.rec.counts.bytes_sent;
+        if io.write_out(&mut c.h2.out, &mut c.written, sent).is_err() {
             self.broken(i, now);
         }
     }
@@ -443,24 +431,15 @@ impl Worker<'_> {
     /// Reads until the socket is drained (or [`READS_PER_EVENT`] reads), handling each
     /// read's frames as they come.
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
-        let mut reads = 0;
-        loop {
-            if reads == READS_PER_EVENT {
-                self.core.unfinished = true;
-                break;
-            }
-            reads += 1;
+        for _ in 0..READS_PER_EVENT {
             let c = &mut self.conns[i];
             let Some(io) = c.io.as_mut() else { return };
-            let drains = io.short_read_drains() && !closed;
-            let n = match io.read(&mut self.core.buf) {
-                Ok(0) => return self.broken(i, now),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return self.broken(i, now),
+            let received = &mut self.core.rec.counts.bytes_received;
+            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
+                Got::Bytes { n, drained } => (n, drained),
+                Got::Empty => return self.after(i, now),
+                Got::Closed | Got::Failed => return self.broken(i, now),
             };
-            self.core.rec.counts.bytes_received += n as u64;
             if c.phase == Phase::Handshake && !alpn_h2(io) {
                 self.core.rec.counts.connections_failed += 1;
                 return self.connect_failed(i, now);
@@ -474,10 +453,11 @@ impl Worker<'_> {
             if self.conns[i].phase == Phase::Closed {
                 return;
             }
-            if drains && n < self.core.buf.len() {
-                break;
+            if drained {
+                return self.after(i, now);
             }
         }
+        self.core.unfinished = true;
         self.after(i, now);
     }
 

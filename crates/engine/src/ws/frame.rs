@@ -152,11 +152,6 @@ impl Decoder {
         *self = Decoder::new(self.limit as usize);
     }
 
-    /// A message is partly received.
-    pub fn mid_message(&self) -> bool {
-        self.message.is_some() || self.state != State::Head || self.have > 0
-    }
-
     /// Reads from `input`: how many bytes it used, and what they completed, if anything.
     /// Call again with the rest of the input until it returns `None` with every byte used
     /// (an item may use no byte; a frame head that completes nothing returns `None`

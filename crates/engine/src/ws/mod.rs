@@ -16,7 +16,7 @@
 pub mod conn;
 pub mod frame;
 pub mod handshake;
-pub mod worker;
+pub(crate) mod worker;
 
 use shootout_model::LoadSpec;
 

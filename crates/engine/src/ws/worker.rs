@@ -32,7 +32,7 @@ use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
-use crate::transport::Transport;
+use crate::transport::{Got, Transport};
 use crate::ws::frame::{self, Rng};
 use crate::Live;
 use shootout_model::{FailureKind, Hold};
@@ -490,22 +490,8 @@ impl Worker<'_> {
             return;
         }
         let Some(io) = c.io.as_mut() else { return };
-        while c.written < c.ws.out.len() {
-            match io.write(&c.ws.out[c.written..]) {
-                Ok(n) => {
-                    c.written += n;
-                    self.core.rec.counts.bytes_sent += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return self.broken(i, now),
-            }
-        }
-        if c.written == c.ws.out.len() {
-            c.written = 0;
-            c.ws.out.clear();
-        }
-        if io.flush().is_err() {
+        let sent = &mut self.core.rec.counts.bytes_sent;
+        if io.write_out(&mut c.ws.out, &mut c.written, sent).is_err() {
             self.broken(i, now);
         }
     }
@@ -516,15 +502,12 @@ impl Worker<'_> {
         for _ in 0..READS_PER_EVENT {
             let c = &mut self.conns[i];
             let Some(io) = c.io.as_mut() else { return };
-            let drains = io.short_read_drains() && !closed;
-            let n = match io.read(&mut self.core.buf) {
-                Ok(0) => return self.broken(i, now),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return self.after(i, now),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return self.broken(i, now),
+            let received = &mut self.core.rec.counts.bytes_received;
+            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
+                Got::Bytes { n, drained } => (n, drained),
+                Got::Empty => return self.after(i, now),
+                Got::Closed | Got::Failed => return self.broken(i, now),
             };
-            self.core.rec.counts.bytes_received += n as u64;
             let now = Instant::now();
             let sent = Sent {
                 message: &self.prep.message,
@@ -539,7 +522,7 @@ impl Worker<'_> {
                 // Closed, or replaced by a new connection still connecting.
                 return;
             }
-            if drains && n < self.core.buf.len() {
+            if drained {
                 return self.after(i, now);
             }
         }
