@@ -14,6 +14,16 @@ pub(crate) fn thread_cpu() -> (Duration, Duration) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
+/// How many CPUs the machine has online (whatever this process may use).
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf reads a system value and takes no pointer.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The CPUs this process may run on (its affinity mask, e.g. as set by `taskset`).
 pub fn allowed_cpus() -> Vec<usize> {
     // SAFETY: sched_getaffinity fills a cpu_set_t we own.

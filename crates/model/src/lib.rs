@@ -39,8 +39,8 @@ pub use shootout::{
     StepStatus, UnknownStatus,
 };
 pub use spec::{
-    Expectation, Hold, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder,
-    SpecError, Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
+    auto_busy_poll, Expectation, Hold, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme,
+    SpecBuilder, SpecError, Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

@@ -63,7 +63,9 @@ pub struct Defaults {
     pub timeout: Duration,
     /// How long shootout's load threads poll before they sleep (`busy_poll`, at most
     /// [`crate::MAX_BUSY_POLL`]; zero: they sleep at once): see `LoadSpec::busy_poll`.
-    pub busy_poll: Duration,
+    /// `None`: not given, each step gets [`crate::auto_busy_poll`] (see
+    /// [`Plan::busy_poll`]).
+    pub busy_poll: Option<Duration>,
     /// Thresholds every contender's cells must meet (`fail_if`): the run exits 3 when one
     /// of them holds.
     pub fail_if: Vec<Threshold>,
@@ -241,6 +243,19 @@ impl Plan {
     /// The baseline contender's index (the one marked, else the first).
     pub fn baseline(&self) -> usize {
         self.contenders.iter().position(|c| c.baseline).unwrap_or(0)
+    }
+
+    /// The busy poll of a step spoken over `protocol`: `[defaults] busy_poll` when given,
+    /// else [`crate::auto_busy_poll`], where the generator's CPUs are its own when
+    /// `load_cpus` and `server_cpus` are both given and share none.
+    pub fn busy_poll(&self, protocol: Protocol) -> Duration {
+        let d = &self.defaults;
+        let own = match (&d.load_cpus, &d.server_cpus) {
+            (Some(load), Some(server)) => !load.iter().any(|c| server.contains(c)),
+            _ => false,
+        };
+        d.busy_poll
+            .unwrap_or_else(|| crate::auto_busy_poll(protocol, own))
     }
 
     /// How the client talks to contender `ci` on workload `wi`: each of the contender's
@@ -651,11 +666,11 @@ impl Reader<'_> {
     }
 
     /// `[defaults] busy_poll`: a duration in the spec's range ([`rules::busy_poll`]).
-    fn busy_poll(&self, v: &Option<Spanned<String>>) -> Result<Duration, PlanError> {
+    fn busy_poll(&self, v: &Option<Spanned<String>>) -> Result<Option<Duration>, PlanError> {
         let d = self.duration(v, "busy_poll", Duration::ZERO, true)?;
         match v {
-            None => Ok(d),
-            Some(s) => rules::busy_poll(d).map_err(|e| {
+            None => Ok(None),
+            Some(s) => rules::busy_poll(d).map(Some).map_err(|e| {
                 let key = format!("defaults.busy_poll = \"{}\"", s.get_ref());
                 self.err(s.span().start, broken_rule(&key, &e))
             }),
@@ -1299,6 +1314,7 @@ impl Reader<'_> {
         workloads: &[Workload],
     ) -> Result<(), PlanError> {
         for (c, file) in contenders.iter().zip(raw) {
+            self.contender_over_tls(file, c, workloads)?;
             if c.wire.is_empty() {
                 continue;
             }
@@ -1321,6 +1337,40 @@ impl Reader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// HTTP/3 runs over TLS only: a contender spoken to over `h3` on some workload (its
+    /// own `protocol`, else the workload's) must be one shootout speaks TLS to, a launched
+    /// contender with `tls` or an `https://` URL; else the plan is refused here rather
+    /// than the contender failing its verification.
+    fn contender_over_tls(
+        &self,
+        file: &Spanned<FileContender>,
+        c: &Contender,
+        workloads: &[Workload],
+    ) -> Result<(), PlanError> {
+        let tls = match &c.launch {
+            Launch::Url(u) => u.starts_with("https://") || u.starts_with("wss://"),
+            Launch::Command { .. } => c.tls.is_some(),
+        };
+        let h3 = workloads
+            .iter()
+            .find(|w| wire_of(&c.wire, w).protocol == Protocol::Http3);
+        match h3 {
+            Some(w) if !tls => {
+                let at = file
+                    .get_ref()
+                    .protocol
+                    .as_ref()
+                    .map_or(file.span().start, |p| p.span().start);
+                let fix = match &c.launch {
+                    Launch::Url(_) => "give its https:// URL",
+                    Launch::Command { .. } => "give it tls = { cacert = \"PATH\" } (the CA that signed its certificate) or tls = { insecure = true }, and serve HTTPS and HTTP/3 on {port}",
+                };
+                Err(self.err(at, format!("contender '{}' on workload '{}' is spoken to over h3, which runs over TLS only: {fix}", c.name, w.name)))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// A workload's `expect` table: what a good answer is.
@@ -1695,6 +1745,33 @@ concurrency = [1, 10]
         assert!(p.contenders[1].tls.is_some());
     }
 
+    /// A contender spoken to over h3 must be spoken to over TLS: the plan says so at the
+    /// contender, with the fix, for a launched one without `tls` and a plain http:// URL.
+    #[test]
+    fn h3_needs_a_contender_spoken_to_over_tls() {
+        let h3 = GOOD.replace("baseline = true", "baseline = true\nprotocol = \"h3\"");
+        let e = error_of(&h3);
+        assert!(
+            e.contains("contender 'fs' on workload 'get' is spoken to over h3")
+                && e.contains("tls = { insecure = true }"),
+            "{e}"
+        );
+        let with_tls = h3.replace(
+            "protocol = \"h3\"",
+            "protocol = \"h3\"\ntls = { insecure = true }",
+        );
+        parse(&with_tls, "plan.toml", CPUS).unwrap();
+        let url = GOOD.replace(
+            "url = \"http://127.0.0.1:8080/\"",
+            "url = \"http://127.0.0.1:8080/\"\nprotocol = \"h3\"",
+        );
+        let e = error_of(&url);
+        assert!(
+            e.contains("contender 'theirs'") && e.contains("give its https:// URL"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn metrics_listen_is_a_port_on_loopback_or_an_address_typed() {
         assert_eq!(
@@ -1804,10 +1881,19 @@ concurrency = [1, 10]
     #[test]
     fn busy_poll_is_read_checked_and_resolved() {
         let plain = parse(GOOD, "plan.toml", CPUS).unwrap();
+        assert_eq!(plain.defaults.busy_poll, None, "not given");
         assert_eq!(
-            plain.defaults.busy_poll,
+            plain.busy_poll(Protocol::Http2),
+            Duration::from_micros(20),
+            "HTTP/2 pinned apart from the server: polled"
+        );
+        assert_eq!(plain.busy_poll(Protocol::Http1), Duration::ZERO);
+        let shared = GOOD.replace("load_cpus = \"0\"", "load_cpus = \"1\"");
+        let shared = parse(&shared, "plan.toml", CPUS).unwrap();
+        assert_eq!(
+            shared.busy_poll(Protocol::Http2),
             Duration::ZERO,
-            "off though pinned apart"
+            "CPUs shared"
         );
         assert!(!crate::resolved::ResolvedPlan::of(&plain)
             .to_json()
@@ -1817,7 +1903,8 @@ concurrency = [1, 10]
             "load_cpus = \"0\"\nbusy_poll = \"50us\"",
         );
         let polled = parse(&text, "plan.toml", CPUS).unwrap();
-        assert_eq!(polled.defaults.busy_poll, Duration::from_micros(50));
+        assert_eq!(polled.defaults.busy_poll, Some(Duration::from_micros(50)));
+        assert_eq!(polled.busy_poll(Protocol::Http1), Duration::from_micros(50));
         assert!(crate::resolved::ResolvedPlan::of(&polled)
             .to_json()
             .contains("\"busy_poll_us\":50"));
@@ -1883,8 +1970,9 @@ concurrency = [1, 10]
         let p = parse(&text, "plan.toml", CPUS).unwrap();
         assert_eq!(p.wire(0, 0).protocol, Protocol::Http2);
         assert_eq!(p.wire(1, 0), Wire::default());
-        // HTTP/3 wherever HTTP/2 is taken, with its streams.
-        let text = with_contender_keys(GOOD, "protocol = \"h3\"\nstreams = 4");
+        // HTTP/3 wherever HTTP/2 is taken, with its streams (over TLS: an https:// URL).
+        let text = with_contender_keys(GOOD, "protocol = \"h3\"\nstreams = 4")
+            .replace("http://127.0.0.1:8080/", "https://127.0.0.1:8443/");
         let p = parse(&text, "plan.toml", CPUS).unwrap();
         assert_eq!(p.wire(1, 0).protocol, Protocol::Http3);
         assert_eq!(p.wire(1, 0).streams, 4);

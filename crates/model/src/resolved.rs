@@ -172,8 +172,11 @@ impl ResolvedPlan {
             repeat: Some(plan.defaults.repeat),
             server_cpus: plan.defaults.server_cpus.clone(),
             load_cpus: plan.defaults.load_cpus.clone(),
-            busy_poll_us: (!plan.defaults.busy_poll.is_zero())
-                .then_some(plan.defaults.busy_poll.as_micros() as u64),
+            busy_poll_us: plan
+                .defaults
+                .busy_poll
+                .filter(|d| !d.is_zero())
+                .map(|d| d.as_micros() as u64),
         }
     }
 

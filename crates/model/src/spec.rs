@@ -162,6 +162,23 @@ pub const MAX_STREAMS: usize = 10_000;
 /// millisecond it burns a CPU on an idle run for nothing a wake-up costs.
 pub const MAX_BUSY_POLL: Duration = Duration::from_millis(1);
 
+/// The busy poll of a run that asks for none (no `--busy-poll`, no `busy_poll`): 20 µs over
+/// HTTP/2 when the generator's CPUs are its own (`own_cpus`: pinned apart from the server),
+/// none otherwise. Each time a worker sleeps, the server's answer has to wake it, which on
+/// a virtual machine whose idle CPUs halt is an interrupt and an exit to the hypervisor
+/// paid on the server's CPU. HTTP/2 answers come as many small writes, and without
+/// polling nginx served shootout 0.82–0.95× the requests it served h2load; with 20 µs,
+/// 0.99–1.04× at 0.96–1.04× h2load's CPU per request (bench/RESULTS.md, 2026-11-27).
+/// HTTP/1.1, keep-alive or pipelined, keeps up with wrk without it (1.01–1.07×), and there
+/// polling raised CPU per request to 1.24–1.30× wrk's: it stays off, as it does for any
+/// generator that shares its CPUs, whose polling the server would pay for.
+pub fn auto_busy_poll(protocol: Protocol, own_cpus: bool) -> Duration {
+    match protocol {
+        Protocol::Http2 if own_cpus => Duration::from_micros(20),
+        _ => Duration::ZERO,
+    }
+}
+
 /// The most requests one run may keep in flight (connections × streams): each has a slot
 /// of state, so this bounds the engine's memory (measured by `bench/rss` at 10,000
 /// connections × 100 streams over HTTP/2: 620 MiB resident, about 14 KB per connection

@@ -258,9 +258,9 @@ pub struct LoadArgs {
     pub cpus: Option<String>,
 
     /// Before sleeping for want of events, poll for up to this long (e.g. 50us; at most
-    /// 1ms). Saves the server the cost of waking the generator, large on virtual machines;
-    /// use it when the generator has CPUs of its own (--cpus, taskset), never when it
-    /// shares them with the server.
+    /// 1ms; 0: never). Saves the server the cost of waking the generator, large on virtual
+    /// machines; use it when the generator has CPUs of its own (--cpus, taskset), never
+    /// when it shares them with the server. Default: 20us over HTTP/2 when pinned, else 0.
     #[arg(long, value_name = "DURATION")]
     pub busy_poll: Option<String>,
 

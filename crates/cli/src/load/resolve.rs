@@ -53,7 +53,8 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     target.tls.ca_file = a.cacert.clone();
     let bounds = bounds(a, &mut notes)?;
     let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
-    let busy_poll = busy_poll(a.busy_poll.as_deref())?;
+    let protocol = protocol(a, &target);
+    let busy_poll = busy_poll(a.busy_poll.as_deref(), protocol, cpus.is_some())?;
     check_outputs(a)?;
     let list = request_list(a, &target, &mut notes)?;
     let spec = LoadSpec::builder(target.clone())
@@ -71,7 +72,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
                 .or(a.find_max.find_max.then_some(a.find_max.from))
                 .map_or(Pace::Closed, Pace::Rate),
         )
-        .protocol(protocol(a, &target), a.streams.unwrap_or(1))
+        .protocol(protocol, a.streams.unwrap_or(1))
         .ws_text(a.ws_text.is_some())
         .ws_hold(ws_hold(a)?)
         .ws_messages(message_list(a, &mut notes)?)
@@ -116,14 +117,17 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     })
 }
 
-/// `--busy-poll DURATION` as a duration; its limit is the spec's rule; zero when not given.
-/// Not on by default, even when the generator is pinned: polling buys the server's
-/// wake-ups with the generator's CPU, 1.24–1.30× wrk's CPU per request when pipelining
-/// (bench/RESULTS.md), so it is the user's choice.
-fn busy_poll(value: Option<&str>) -> Result<Duration, Failure> {
-    value.map_or(Ok(Duration::ZERO), |v| {
-        parse_duration(v).map_err(|e| Failure::usage(anyhow!("--busy-poll: {e}")))
-    })
+/// `--busy-poll DURATION` as a duration (its limit is the spec's rule); when not given,
+/// [`shootout_model::auto_busy_poll`] for `protocol`, the generator's CPUs being its own
+/// when pinned with `--cpus` (`pinned`) or by `taskset` (fewer CPUs allowed than online).
+fn busy_poll(value: Option<&str>, protocol: Protocol, pinned: bool) -> Result<Duration, Failure> {
+    match value {
+        Some(v) => parse_duration(v).map_err(|e| Failure::usage(anyhow!("--busy-poll: {e}"))),
+        None => {
+            let own = pinned || sys::allowed_cpus().len() < sys::online_cpus();
+            Ok(shootout_model::auto_busy_poll(protocol, own))
+        }
+    }
 }
 
 /// `--ws-hold` and `--ws-hold-rate`.
@@ -1044,23 +1048,21 @@ mod tests {
         );
     }
 
-    /// Busy polling is the user's choice: pinned by --cpus, the generator still sleeps at
-    /// once unless --busy-poll says otherwise.
+    /// Without --busy-poll, a generator pinned apart by --cpus polls 20 µs over HTTP/2
+    /// (where the server pays for its wake-ups) and not over HTTP/1.1; --busy-poll says
+    /// otherwise either way, 0 included.
     #[test]
-    fn busy_polling_is_off_unless_asked_even_when_pinned() {
-        let p = plan_of(&["--cpus", "0", "-d", "1s", "http://127.0.0.1/"]).unwrap();
-        assert_eq!(p.spec.busy_poll, Duration::ZERO);
-        let p = plan_of(&[
-            "--cpus",
-            "0",
-            "--busy-poll",
-            "50us",
-            "-d",
-            "1s",
-            "http://127.0.0.1/",
-        ])
-        .unwrap();
-        assert_eq!(p.spec.busy_poll, Duration::from_micros(50));
+    fn busy_polling_is_on_by_itself_over_http2_when_pinned_and_as_asked_otherwise() {
+        let poll = |args: &[&str]| {
+            let mut all = vec!["--cpus", "0", "-d", "1s"];
+            all.extend_from_slice(args);
+            all.push("http://127.0.0.1/");
+            plan_of(&all).unwrap().spec.busy_poll
+        };
+        assert_eq!(poll(&[]), Duration::ZERO, "HTTP/1.1");
+        assert_eq!(poll(&["--http2"]), Duration::from_micros(20));
+        assert_eq!(poll(&["--http2", "--busy-poll", "0"]), Duration::ZERO);
+        assert_eq!(poll(&["--busy-poll", "50us"]), Duration::from_micros(50));
     }
 
     /// `--max-connections` errors name it (not -c), and say what it goes with.

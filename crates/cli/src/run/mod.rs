@@ -352,7 +352,7 @@ fn step_spec(
         .cpus(plan.defaults.load_cpus.clone())
         .available_cpus(shootout_engine::sys::allowed_cpus().len())
         .timeout(plan.defaults.timeout)
-        .busy_poll(plan.defaults.busy_poll)
+        .busy_poll(plan.busy_poll(wire.protocol))
         .ws_text(w.message.is_some())
         .ws_hold(w.hold)
         .ws_messages(w.message_list.clone())
