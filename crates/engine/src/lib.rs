@@ -86,6 +86,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         bind: spec.bind.clone(),
         heads: control.sample_heads,
         busy_poll: spec.busy_poll,
+        udp_offload: control.udp_offload,
     };
     let mut outputs = run_workers(
         spec,

@@ -72,6 +72,10 @@ pub struct Control {
     /// Keep the heads of this many answers (and the first request's) as a sample: see
     /// [`Heads`]. 0, the default: none.
     pub sample_heads: usize,
+    /// HTTP/3 sends and receives batches of datagrams with UDP segmentation offload (GSO
+    /// and GRO) where the kernel has it; the default. False: one datagram per system
+    /// call, as where the kernel lacks it.
+    pub udp_offload: bool,
     pub(crate) heads: std::sync::Mutex<Heads>,
 }
 
@@ -112,6 +116,7 @@ impl Control {
             started: std::sync::OnceLock::new(),
             start_at: None,
             sample_heads: 0,
+            udp_offload: true,
             heads: std::sync::Mutex::default(),
         }
     }

@@ -189,6 +189,20 @@ fn heads_are_shown_as_curl_shows_http3() {
 }
 
 #[test]
+fn without_udp_offload_every_request_is_answered_one_datagram_per_call() {
+    let s = server(H3Behavior::Hello);
+    let sp = spec(&s, 300, 2, 10);
+    let mut control = Control::new(1);
+    control.udp_offload = false;
+    let r = run(&sp, &control).unwrap();
+    let c = &r.counts;
+    assert_eq!((c.completed, c.ok, c.failed()), (300, 300, 0));
+    assert_eq!(c.body_bytes, 300 * 12);
+    assert_eq!(s.answers(), 300);
+    assert_eq!(c.connections_opened, 2);
+}
+
+#[test]
 fn a_server_that_does_not_speak_http3_is_refused_before_the_run() {
     // Nothing on the UDP port: ICMP says so.
     let free = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();

@@ -67,6 +67,8 @@ pub struct Shared<'a> {
     pub heads: usize,
     /// Longest busy poll before sleeping (`LoadSpec::busy_poll`); zero: none.
     pub busy_poll: Duration,
+    /// HTTP/3 may use UDP segmentation offload ([`crate::Control::udp_offload`]).
+    pub udp_offload: bool,
 }
 
 impl Shared<'_> {

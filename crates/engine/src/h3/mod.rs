@@ -7,11 +7,14 @@
 //! dynamic table of capacity 0, so no section can need one) and encodes our request once;
 //! [`conn`] is one connection's HTTP/3 state without I/O (requests in slots, the server's
 //! control and QPACK streams, GOAWAY); [`quic`] ties one `quinn-proto` connection to its
-//! UDP socket; [`worker`] is the [`crate::event_loop::Protocol`] that drives a worker's
-//! connections, each over a connected non-blocking UDP socket registered with the loop
-//! under the connection's token, its QUIC timers kept through the loop's
-//! `next_wake`/`wake`; [`check`] refuses before the run a server that does not answer
-//! QUIC with `h3`.
+//! UDP socket; [`udp`] sends datagrams in batches with one `sendmsg` each (GSO) and
+//! receives several per `recvmsg` (GRO) where the Linux kernel has them, one per system
+//! call elsewhere or with [`crate::Control::udp_offload`] off; [`worker`] is the
+//! [`crate::event_loop::Protocol`] that drives a worker's connections, each over a
+//! connected non-blocking UDP socket registered with the loop under the connection's
+//! token, its QUIC timers kept through the loop's `next_wake`/`wake`; [`check`] refuses
+//! before the run a server that does not answer QUIC with `h3` (one datagram per call:
+//! a handshake has little to batch).
 //!
 //! Why `quinn-proto` rather than `quiche` or `quinn`: `quinn-proto` is QUIC without I/O
 //! (datagrams in, datagrams and timers out), so it runs on the engine's own epoll loop
@@ -28,6 +31,7 @@ pub mod conn;
 pub mod frame;
 pub mod qpack;
 pub mod quic;
+pub mod udp;
 pub mod worker;
 
 use crate::h1::request::HeaderError;
@@ -130,12 +134,12 @@ pub fn check(
     };
     let sock = std::net::UdpSocket::bind(local).map_err(|e| handshake(e.to_string()))?;
     sock.connect(addr).map_err(|e| handshake(e.to_string()))?;
-    let client = quic::client_config(tls, timeout).map_err(handshake)?;
+    let client = quic::client_config(tls, timeout, false).map_err(handshake)?;
     let endpoint = Arc::new(quinn_proto::EndpointConfig::default());
     let began = Instant::now();
     let mut link = quic::Link::connect(&endpoint, &client, addr, server_name, began)
         .map_err(|e| handshake(e.to_string()))?;
-    let mut send = |b: &[u8]| sock.send(b).map(|_| ());
+    let mut send = |b: &[u8], _: Option<usize>| sock.send(b);
     let mut buf = vec![0u8; quic::MAX_DATAGRAM];
     let silent = Refusal::Silent {
         port: addr.port(),
@@ -143,7 +147,7 @@ pub fn check(
     };
     loop {
         let now = Instant::now();
-        match link.flush(now, &mut send) {
+        match link.flush(now, 1, &mut send) {
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 return Err(Refusal::Unreachable(addr.port()))
             }
@@ -182,7 +186,7 @@ pub fn check(
 fn handshake_outcome(
     link: &mut quic::Link,
     now: Instant,
-    send: &mut impl FnMut(&[u8]) -> std::io::Result<()>,
+    send: &mut impl FnMut(&[u8], Option<usize>) -> std::io::Result<usize>,
     silent: &Refusal,
 ) -> Option<Result<(), Refusal>> {
     while let Some(ev) = link.conn.poll() {
@@ -190,7 +194,7 @@ fn handshake_outcome(
             quinn_proto::Event::Connected => {
                 let alpn = alpn(&link.conn);
                 link.close(now, frame::H3_NO_ERROR);
-                let _ = link.flush(now, send);
+                let _ = link.flush(now, 1, send);
                 return Some(match alpn {
                     Some(p) if p == b"h3" => Ok(()),
                     p => Err(Refusal::Alpn(p.map_or("no protocol".into(), |p| {

@@ -4,10 +4,10 @@
 //! own (quinn-proto's connection-id routing has one connection to route to), so a
 //! connected socket per connection is all the demultiplexing there is.
 //!
-//! Sends are one `send` per datagram, without segmentation offload (GSO): a request and
-//! its answer take one or two datagrams each way, which GSO would not batch. A send the
-//! socket refuses for want of buffer space drops that datagram: QUIC recovers it as a
-//! loss.
+//! Sends are batches of up to [`super::udp::MAX_SEGMENTS`] datagrams when the caller
+//! sends them with segmentation offload (GSO, see [`super::udp`]), else one datagram per
+//! send. A send the socket refuses for want of buffer space drops what it carried: QUIC
+//! recovers it as a loss.
 
 use bytes::BytesMut;
 use quinn_proto::{
@@ -25,10 +25,12 @@ pub const MAX_DATAGRAM: usize = 64 * 1024;
 
 /// The client's QUIC settings for a run: TLS with ALPN `h3` (the run's TLS
 /// configuration), no 0-RTT, no datagrams, the server allowed [`super::conn::MAX_UNI`]
-/// unidirectional streams and no bidirectional ones, and an idle timeout of `idle`.
+/// unidirectional streams and no bidirectional ones, and an idle timeout of `idle`;
+/// `batches`: [`Link::flush`] may be handed several datagrams at once (for GSO).
 pub fn client_config(
     tls: &Arc<rustls::ClientConfig>,
     idle: Duration,
+    batches: bool,
 ) -> Result<ClientConfig, String> {
     let crypto = quinn_proto::crypto::rustls::QuicClientConfig::try_from(tls.clone())
         .map_err(|e| format!("TLS configuration unfit for QUIC: {e}"))?;
@@ -39,7 +41,7 @@ pub fn client_config(
         .max_concurrent_uni_streams(VarInt::from_u32(super::conn::MAX_UNI as u32))
         .max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(idle_ms))))
         .datagram_receive_buffer_size(None)
-        .enable_segmentation_offload(false)
+        .enable_segmentation_offload(batches)
         .mtu_discovery_config(None);
     let mut config = ClientConfig::new(Arc::new(crypto));
     config.transport_config(Arc::new(transport));
@@ -53,7 +55,7 @@ pub struct Link {
     /// The connection: streams, events, state.
     pub conn: Connection,
     remote: SocketAddr,
-    /// The datagram being built for sending.
+    /// The datagrams being built for sending.
     out: Vec<u8>,
 }
 
@@ -75,17 +77,17 @@ impl Link {
             handle,
             conn,
             remote,
-            out: Vec::with_capacity(1500),
+            out: Vec::with_capacity(1500 * super::udp::MAX_SEGMENTS),
         })
     }
 
     /// A datagram from the server. A datagram the endpoint answers itself (a stateless
-    /// reset, a version negotiation) is sent with `send`.
+    /// reset, a version negotiation) is sent with `send` (see [`Link::flush`]).
     pub fn datagram(
         &mut self,
         now: Instant,
         data: BytesMut,
-        send: &mut impl FnMut(&[u8]) -> io::Result<()>,
+        send: &mut impl FnMut(&[u8], Option<usize>) -> io::Result<usize>,
     ) {
         self.out.clear();
         match self
@@ -96,7 +98,7 @@ impl Link {
                 self.conn.handle_event(event);
             }
             Some(DatagramEvent::Response(t)) => {
-                let _ = send(&self.out[..t.size]);
+                let _ = send(&self.out[..t.size], t.segment_size);
             }
             Some(DatagramEvent::NewConnection(incoming)) => self.endpoint.ignore(incoming),
             None => {}
@@ -119,21 +121,25 @@ impl Link {
         }
     }
 
-    /// Sends every datagram the connection has ready; the bytes sent.
+    /// Sends every datagram the connection has ready, in batches of up to `batch`
+    /// datagrams: `send` gets the bytes and, for a batch of several, the size of each
+    /// datagram but the last (which may be shorter), and answers the bytes it sent. The
+    /// bytes sent.
     pub fn flush(
         &mut self,
         now: Instant,
-        send: &mut impl FnMut(&[u8]) -> io::Result<()>,
+        batch: usize,
+        send: &mut impl FnMut(&[u8], Option<usize>) -> io::Result<usize>,
     ) -> io::Result<u64> {
         let mut sent = 0;
         loop {
             self.out.clear();
-            let Some(t) = self.conn.poll_transmit(now, 1, &mut self.out) else {
+            let Some(t) = self.conn.poll_transmit(now, batch.max(1), &mut self.out) else {
                 break;
             };
-            match send(&self.out[..t.size]) {
-                Ok(()) => sent += t.size as u64,
-                // No room in the socket's buffer: the datagram is lost, and recovered so.
+            match send(&self.out[..t.size], t.segment_size) {
+                Ok(n) => sent += n as u64,
+                // No room in the socket's buffer: the datagrams are lost, and recovered so.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
             }

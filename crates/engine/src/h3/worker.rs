@@ -20,6 +20,7 @@
 
 use super::conn::{ConnError, Connection, Event};
 use super::quic::{self, Link};
+use super::udp;
 use super::{frame, Prepared};
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
@@ -111,6 +112,8 @@ struct Worker<'a> {
     rx: BytesMut,
     /// The earliest QUIC timer of any connection, or one that was moved later since.
     wake: Option<Instant>,
+    /// Datagrams go in batches with GSO and come in with GRO where the kernel has them.
+    offload: bool,
 }
 
 /// Runs one HTTP/3 worker to the end of its share; `stop` ends it early.
@@ -143,7 +146,8 @@ fn set_up<'a>(
     // QUIC's idle timeout: the request deadline decides first, and an idle connection
     // between requests (rate mode) is kept as long.
     let idle = sh.timeout.max(Duration::from_secs(30));
-    let client = quic::client_config(tls, idle).map_err(io::Error::other)?;
+    let offload = sh.udp_offload;
+    let client = quic::client_config(tls, idle, offload).map_err(io::Error::other)?;
     let mut w = Worker {
         core: Core::new(sh, a)?,
         req,
@@ -158,6 +162,7 @@ fn set_up<'a>(
         opening: 0,
         rx: BytesMut::with_capacity(RX_BUFFER),
         wake: None,
+        offload,
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -450,8 +455,13 @@ impl Worker<'_> {
             (None, SocketAddr::V4(_)) => ([0, 0, 0, 0], 0).into(),
             (None, SocketAddr::V6(_)) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
         };
+        let offload = self.offload;
         let opened = UdpSocket::bind(local).and_then(|mut sock| {
             sock.connect(self.remote)?;
+            if offload {
+                // Where the kernel lacks GRO, datagrams come one per read.
+                udp::enable_gro(&sock);
+            }
             self.core
                 .poll
                 .registry()
@@ -524,13 +534,20 @@ impl Worker<'_> {
         }
     }
 
-    /// Sends what connection `i` has to send and re-arms its timer.
+    /// Sends what connection `i` has to send (in GSO batches where allowed and the kernel
+    /// has it) and re-arms its timer.
     fn flush(&mut self, i: usize, now: Instant) {
+        let offload = self.offload;
+        let batch = if offload && udp::gso() {
+            udp::MAX_SEGMENTS
+        } else {
+            1
+        };
         let c = &mut self.conns[i];
         let (Some(link), Some(sock)) = (c.link.as_mut(), c.sock.as_ref()) else {
             return;
         };
-        let sent = link.flush(now, &mut |b: &[u8]| sock.send(b).map(|_| ()));
+        let sent = link.flush(now, batch, &mut |b, seg| udp::send(sock, b, seg, offload));
         c.timer = link.timeout();
         if let Some(t) = c.timer {
             self.wake = Some(self.wake.map_or(t, |w| w.min(t)));
@@ -569,9 +586,10 @@ impl Worker<'_> {
         }
     }
 
-    /// Reads connection `i`'s datagrams (at most [`DATAGRAMS_PER_EVENT`]) into QUIC, then
-    /// acts on what they brought.
+    /// Reads connection `i`'s datagrams (at most [`DATAGRAMS_PER_EVENT`] reads, each of
+    /// one datagram or of a GRO batch) into QUIC, then acts on what they brought.
     fn receive(&mut self, i: usize, now: Instant) {
+        let offload = self.offload;
         for n in 0.. {
             if n == DATAGRAMS_PER_EVENT {
                 self.core.unfinished = true;
@@ -581,8 +599,8 @@ impl Worker<'_> {
             let (Some(sock), Some(link)) = (c.sock.as_ref(), c.link.as_mut()) else {
                 return;
             };
-            let len = match sock.recv(&mut self.core.buf) {
-                Ok(len) => len,
+            let (len, stride) = match udp::recv(sock, &mut self.core.buf) {
+                Ok(read) => read,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return self.unreachable(i, now),
@@ -591,9 +609,11 @@ impl Worker<'_> {
             if self.rx.capacity() < len {
                 self.rx.reserve(RX_BUFFER);
             }
-            self.rx.extend_from_slice(&self.core.buf[..len]);
-            let data = self.rx.split();
-            link.datagram(now, data, &mut |b: &[u8]| sock.send(b).map(|_| ()));
+            let mut send = |b: &[u8], seg| udp::send(sock, b, seg, offload);
+            for d in udp::datagrams(&self.core.buf[..len], stride) {
+                self.rx.extend_from_slice(d);
+                link.datagram(now, self.rx.split(), &mut send);
+            }
         }
         self.process(i, now);
     }
