@@ -42,7 +42,11 @@ fn run(control: bool, data: &[u8], reads: &[usize]) -> (Outcome, usize) {
                 return;
             }
         }
-        let r = if control { c.uni_fin(3) } else { c.request_fin(0) };
+        let r = if control {
+            c.uni_fin(3)
+        } else {
+            c.request_fin(0)
+        };
         error = r.err().map(|e| e.code);
     });
     let events = std::mem::take(&mut c.events);
