@@ -10,6 +10,7 @@
 
 mod error;
 mod event_loop;
+mod fields;
 mod h1;
 pub mod h2;
 pub mod h3;

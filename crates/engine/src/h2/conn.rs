@@ -27,6 +27,7 @@ use super::frame::{
 };
 use super::hpack::{self, Fields};
 use super::request::{table_size_update, Prepared};
+use crate::fields;
 use crate::h1::parse::parse_decimal;
 use crate::search::BodySearch;
 use shootout_model::FailureKind;
@@ -903,7 +904,7 @@ impl Connection {
         for (name, value) in self.fields.iter() {
             if name == b":status" {
                 bad |= status.is_some();
-                status = parse_status(value);
+                status = fields::parse_status(value);
                 bad |= status.is_none();
             } else if name.first() == Some(&b':') {
                 // A response has no other pseudo-header (RFC 9113 §8.3.2).
@@ -941,7 +942,7 @@ impl Connection {
             Some(code) if !bad && code >= 200 => {
                 if self.sample > 0 {
                     self.sample -= 1;
-                    let head = head_text(code, &self.fields);
+                    let head = fields::head_text("HTTP/2", code, &self.fields);
                     self.heads.push(head);
                 }
                 let s = &mut self.streams[slot];
@@ -969,30 +970,6 @@ impl Connection {
         } else {
             self.end(slot, Event::Answered(slot));
         }
-    }
-}
-
-/// An answer's head as text for `-v 2`: `HTTP/2 200`, then each field but `:status` as
-/// `name: value`, and a blank line (curl's way of showing an HTTP/2 answer).
-fn head_text(status: u16, fields: &Fields) -> Vec<u8> {
-    let mut out = format!("HTTP/2 {status}\r\n").into_bytes();
-    for (name, value) in fields.iter().filter(|(n, _)| n != b":status") {
-        out.extend_from_slice(name);
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value);
-        out.extend_from_slice(b"\r\n");
-    }
-    out.extend_from_slice(b"\r\n");
-    out
-}
-
-/// Three digits, 100 to 999.
-fn parse_status(v: &[u8]) -> Option<u16> {
-    match v {
-        [a @ b'1'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
-            Some(u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0'))
-        }
-        _ => None,
     }
 }
 

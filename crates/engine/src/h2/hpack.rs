@@ -55,68 +55,7 @@ pub enum HpackError {
     TableSize(usize),
 }
 
-/// A decoded header list, its buffers reused from block to block. Fields are kept while
-/// the list's size (RFC 9113 §6.5.2: name + value + 32 bytes per field) is within the
-/// limit; past it the rest are counted, not kept, and [`Fields::over`] says so.
-#[derive(Debug)]
-pub struct Fields {
-    bytes: Vec<u8>,
-    /// Per field: where its name starts, where its value starts, where it ends.
-    spans: Vec<(usize, usize, usize)>,
-    size: usize,
-    limit: usize,
-}
-
-impl Fields {
-    /// An empty list keeping at most `limit` bytes of fields (as RFC 9113 counts them).
-    pub fn new(limit: usize) -> Fields {
-        Fields {
-            bytes: Vec::new(),
-            spans: Vec::new(),
-            size: 0,
-            limit,
-        }
-    }
-
-    /// Empties the list, keeping its buffers unless a large list made them large.
-    pub fn clear(&mut self) {
-        self.bytes.clear();
-        self.spans.clear();
-        self.size = 0;
-        if self.bytes.capacity() > 16 * 1024 {
-            self.bytes.shrink_to(4096);
-        }
-    }
-
-    /// The list's size as RFC 9113 §6.5.2 counts it, kept fields or not.
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
-    /// The list was over the limit: only the fields within it were kept.
-    pub fn over(&self) -> bool {
-        self.size > self.limit
-    }
-
-    /// The fields kept, in order, as (name, value).
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        self.spans
-            .iter()
-            .map(|&(n, v, e)| (&self.bytes[n..v], &self.bytes[v..e]))
-    }
-
-    fn push(&mut self, name: &[u8], value: &[u8]) {
-        self.size = self.size.saturating_add(name.len() + value.len() + 32);
-        if self.size > self.limit {
-            return;
-        }
-        let n = self.bytes.len();
-        self.bytes.extend_from_slice(name);
-        let v = self.bytes.len();
-        self.bytes.extend_from_slice(value);
-        self.spans.push((n, v, self.bytes.len()));
-    }
-}
+pub use crate::fields::Fields;
 
 /// One entry of the dynamic table: name and value in one buffer.
 #[derive(Debug)]
@@ -984,9 +923,9 @@ mod tests {
         assert_eq!(out.size(), (refs + 1) * (4001 + 32));
         assert!(out.iter().count() <= limit / 4033);
         assert!(
-            out.bytes.capacity() <= 2 * limit,
+            out.capacity() <= 2 * limit,
             "kept {} bytes",
-            out.bytes.capacity()
+            out.capacity()
         );
     }
 

@@ -38,63 +38,7 @@ pub enum QpackError {
     Huffman,
 }
 
-/// A decoded field list, its buffers reused from section to section. Fields are kept while
-/// the list's size (name + value + 32 bytes per field, RFC 9114 §4.2.2) is within the
-/// limit; past it the rest are counted, not kept, and [`Fields::over`] says so.
-#[derive(Debug)]
-pub struct Fields {
-    bytes: Vec<u8>,
-    /// Per field: where its name starts, where its value starts, where it ends.
-    spans: Vec<(usize, usize, usize)>,
-    size: usize,
-    limit: usize,
-}
-
-impl Fields {
-    /// An empty list keeping at most `limit` bytes of fields.
-    pub fn new(limit: usize) -> Fields {
-        Fields {
-            bytes: Vec::new(),
-            spans: Vec::new(),
-            size: 0,
-            limit,
-        }
-    }
-
-    /// Empties the list, keeping its buffers unless a large list made them large.
-    pub fn clear(&mut self) {
-        self.bytes.clear();
-        self.spans.clear();
-        self.size = 0;
-        if self.bytes.capacity() > 16 * 1024 {
-            self.bytes.shrink_to(4096);
-        }
-    }
-
-    /// The list was over the limit: only the fields within it were kept.
-    pub fn over(&self) -> bool {
-        self.size > self.limit
-    }
-
-    /// The fields kept, in order, as (name, value).
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        self.spans
-            .iter()
-            .map(|&(n, v, e)| (&self.bytes[n..v], &self.bytes[v..e]))
-    }
-
-    fn push(&mut self, name: &[u8], value: &[u8]) {
-        self.size = self.size.saturating_add(name.len() + value.len() + 32);
-        if self.size > self.limit {
-            return;
-        }
-        let n = self.bytes.len();
-        self.bytes.extend_from_slice(name);
-        let v = self.bytes.len();
-        self.bytes.extend_from_slice(value);
-        self.spans.push((n, v, self.bytes.len()));
-    }
-}
+pub use crate::fields::Fields;
 
 /// Decodes one encoded field section into `out` (cleared first); `scratch` holds
 /// Huffman-decoded strings (its buffers reused).
