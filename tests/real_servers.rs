@@ -494,6 +494,9 @@ const CADDYFILE: &str = "{
 https://127.0.0.1:PORT {
 \tbind 127.0.0.1
 \ttls internal
+\tlog {
+\t\toutput file ACCESS_LOG
+\t}
 \trespond /hello `Hello World
 ` 200
 }
@@ -503,7 +506,11 @@ https://127.0.0.1:PORT {
 /// the PEM file of its root CA, once the port accepts and the CA exists.
 fn caddy(caddy: &Path, dir: &Path, port: u16) -> (Server, PathBuf) {
     let conf = dir.join("Caddyfile");
-    std::fs::write(&conf, CADDYFILE.replace("PORT", &port.to_string())).unwrap();
+    let access = dir.join("access.log");
+    let text = CADDYFILE
+        .replace("PORT", &port.to_string())
+        .replace("ACCESS_LOG", &access.display().to_string());
+    std::fs::write(&conf, text).unwrap();
     let child = Command::new(caddy)
         .args(["run", "--adapter", "caddyfile", "--config"])
         .arg(&conf)
@@ -526,9 +533,9 @@ fn caddy(caddy: &Path, dir: &Path, port: u16) -> (Server, PathBuf) {
 }
 
 /// Debian's caddy serves HTTP/1.1, HTTP/2 and HTTP/3 on one port: each protocol's
-/// requests are all answered with the 12-byte body, over the protocol asked for (the
-/// report's protocol, and over HTTP/3 the answers counted as HTTP/3), with caddy's own CA
-/// trusted through `--cacert`.
+/// requests are all answered with the 12-byte body, with caddy's own CA trusted through
+/// `--cacert`, and caddy's access log says each came over the protocol asked for (400
+/// requests logged as HTTP/3.0 for --http3, none of them over TCP).
 #[test]
 fn caddy_answers_every_request_over_http1_http2_and_http3_on_one_port() {
     let Some(bin) = installed("caddy", &["/usr/bin/caddy"]) else {
@@ -555,4 +562,15 @@ fn caddy_answers_every_request_over_http1_http2_and_http3_on_one_port() {
         );
         assert_eq!(r["load"]["protocol"], protocol, "{r}");
     }
+    let log = std::fs::read_to_string(dir.path().join("access.log")).unwrap();
+    let over = |proto: &str| {
+        log.lines()
+            .filter(|l| l.contains(&format!("\"proto\":\"{proto}\"")))
+            .count()
+    };
+    assert_eq!(
+        (over("HTTP/1.1"), over("HTTP/2.0"), over("HTTP/3.0")),
+        (400, 400, 400),
+        "requests per protocol in caddy's access log"
+    );
 }
