@@ -16,6 +16,7 @@
 pub mod alloc;
 pub mod barrier;
 pub mod chunked;
+pub mod h1_connection;
 pub mod h2_connection;
 pub mod h3;
 pub mod head_differential;

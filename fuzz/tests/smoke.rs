@@ -165,6 +165,11 @@ fn h2_connection() {
 }
 
 #[test]
+fn h1_connection() {
+    smoke("h1_connection", shootout_fuzz::h1_connection::check);
+}
+
+#[test]
 fn h3() {
     smoke("h3", shootout_fuzz::h3::check);
 }

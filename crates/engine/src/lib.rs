@@ -29,6 +29,8 @@ pub mod ws;
 pub use error::EngineError;
 pub use event_loop::pacer::{Pacer, Pacing};
 pub use event_loop::wait_until;
+/// One HTTP/1.1 connection's state without I/O (public for its fuzz target).
+pub use h1::conn as h1_connection;
 pub use h1::parse::{ParseError, Progress, ResponseParser};
 pub use live::{Control, Detail, Heads, Live, Snapshot};
 

@@ -30,7 +30,7 @@ pub(crate) const RACE_WINDOW: Duration = Duration::from_millis(50);
 
 /// One request in a connection's queue.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Slot {
+pub struct Slot {
     /// When it started: its due time in rate mode, else when it was claimed.
     pub start: Instant,
     /// When its bytes were handed to the socket (the first time, if sent again).
@@ -94,7 +94,7 @@ impl Slot {
 
 /// What the bytes handed to [`Connection::received`] came to, one answer at a time.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Received {
+pub enum Received {
     /// Every byte was taken; the answer under way needs more.
     NeedMore,
     /// The front request's answer is complete.
@@ -112,7 +112,7 @@ pub(crate) enum Received {
 /// takes it with [`Connection::pop_front`] before anything else (so that the request is
 /// copied out of the queue once, as it ends).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Answered {
+pub struct Answered {
     /// Bytes of the input that belonged to it.
     pub consumed: usize,
     /// What came back.
@@ -123,7 +123,7 @@ pub(crate) struct Answered {
 
 /// What an answer decides for its connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Then {
+pub enum Then {
     /// More requests wait: the rest of the input goes to the next answer.
     Next,
     /// The server reads nothing more here: it said so (`announced`), the run does not keep
@@ -143,7 +143,7 @@ pub(crate) enum Then {
 
 /// One HTTP/1.1 connection's protocol state.
 #[derive(Debug)]
-pub(crate) struct Connection {
+pub struct Connection {
     /// Requests started on this connection and not ended, oldest first.
     queue: VecDeque<Slot>,
     /// How many of the queue's front requests are rendered into the output.
@@ -205,7 +205,7 @@ impl Connection {
     }
 
     /// Requests in the queue.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.queue.len()
     }
 

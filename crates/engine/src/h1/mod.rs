@@ -3,7 +3,7 @@
 //! (its queue of requests, pipelined or not, and what each answer decides: [`conn`]), and
 //! the connections' sockets on the event loop ([`worker`]).
 
-pub(crate) mod conn;
+pub mod conn;
 pub mod parse;
 pub mod request;
 pub mod worker;

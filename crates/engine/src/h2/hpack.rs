@@ -922,11 +922,7 @@ mod tests {
         assert!(out.over());
         assert_eq!(out.size(), (refs + 1) * (4001 + 32));
         assert!(out.iter().count() <= limit / 4033);
-        assert!(
-            out.capacity() <= 2 * limit,
-            "kept {} bytes",
-            out.capacity()
-        );
+        assert!(out.capacity() <= 2 * limit, "kept {} bytes", out.capacity());
     }
 
     #[test]
