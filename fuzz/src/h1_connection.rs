@@ -43,9 +43,9 @@ fn drive(
     c.wrote(n);
     let mut answers = Vec::new();
     let take = |c: &mut Connection,
-                    r: Received,
-                    given: usize,
-                    answers: &mut Vec<(u16, u64)>|
+                r: Received,
+                given: usize,
+                answers: &mut Vec<(u16, u64)>|
      -> Option<usize> {
         match r {
             Received::NeedMore => Some(given),
