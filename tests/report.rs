@@ -1198,6 +1198,8 @@ fn seed_capacity_run(store: &mut Store, day: u64, nginx: f64, caddy: f64) {
         add(store, CADDY, false, "caddy run --config Caddyfile"),
     ];
     let search = Search::new(1000.0, 100_000.0);
+    let slos: Vec<shootout_model::threshold::Threshold> =
+        ["p99<20ms", "errors<1%"].map(|s| s.parse().unwrap()).into();
     let mut clock = t0 + 10;
     for rep in 1..=2u32 {
         let mut tried: [Vec<Tried>; 2] = [Vec::new(), Vec::new()];
@@ -1266,7 +1268,7 @@ fn seed_capacity_run(store: &mut Store, day: u64, nginx: f64, caddy: f64) {
                         search: Some(&mark),
                     })
                     .unwrap();
-                tried[ci].push(Tried { rate, verdict });
+                tried[ci].push(Tried::of(rate, &slos, &result, verdict));
             }
             if !stepped {
                 break;

@@ -7,7 +7,8 @@
 //! `shootout report` after the fact says exactly what the run found.
 //!
 //! How sure: a search brackets a capacity between the highest rate met and the lowest
-//! that broke an SLO, each confirmed by two agreeing steps. Contender A holds more than B
+//! that broke an SLO, each confirmed by the evidence of two steps or more
+//! ([`crate::boundary`]). Contender A holds more than B
 //! (`>`) when, in every repetition of both, A met a rate at or above the lowest that B
 //! broke: A's least `max_rps` is at or above B's greatest `first_failing_rps`. `≫` when
 //! that holds with twice the margin ([`crate::ranking::MUCH`]). With four repetitions or
@@ -26,6 +27,7 @@ use crate::mann_whitney;
 use crate::ranking::{Relation, MUCH};
 use shootout_model::resolved::{ResolvedFindMax, ResolvedPlan};
 use shootout_model::stored::{StoredRun, StoredStep};
+use shootout_model::threshold::Threshold;
 use shootout_model::LoadLevel;
 
 /// One search: a contender × workload × repetition.
@@ -152,8 +154,16 @@ pub fn capacities<'a>(
 /// The capacities of workload `name`, searched as `f` says.
 fn workload<'a>(run: &'a StoredRun, name: &'a str, f: &ResolvedFindMax) -> WorkloadCapacity<'a> {
     let search = Search::new(f.from, f.to);
+    // SLOs the plan's check accepted; one that no longer parses leaves the steps to their
+    // verdicts (no evidence).
+    let slos: Vec<Threshold> = f
+        .slo
+        .iter()
+        .map(|s| s.parse())
+        .collect::<Result<_, _>>()
+        .unwrap_or_default();
     let contenders: Vec<ContenderCapacity> = (0..run.contenders.len())
-        .filter_map(|ci| contender(run, name, ci, &search))
+        .filter_map(|ci| contender(run, name, ci, &search, &slos))
         .collect();
     let (order, places) = rank(&contenders);
     WorkloadCapacity {
@@ -171,6 +181,7 @@ fn contender<'a>(
     name: &str,
     ci: usize,
     search: &Search,
+    slos: &[Threshold],
 ) -> Option<ContenderCapacity<'a>> {
     let mine: Vec<&StoredStep> = run
         .steps
@@ -191,14 +202,19 @@ fn contender<'a>(
                 .copied()
                 .filter(|s| s.repetition == rep)
                 .collect();
-            replay(rep, steps, search)
+            replay(rep, steps, search, slos)
         })
         .collect();
     Some(summary(ci, searches))
 }
 
 /// One search replayed from its stored steps.
-fn replay<'a>(repetition: u32, mut steps: Vec<&'a StoredStep>, search: &Search) -> SearchRun<'a> {
+fn replay<'a>(
+    repetition: u32,
+    mut steps: Vec<&'a StoredStep>,
+    search: &Search,
+    slos: &[Threshold],
+) -> SearchRun<'a> {
     steps.sort_by_key(|s| s.id);
     let mut judged: Vec<Step> = Vec::new();
     let mut measured = Vec::new();
@@ -210,7 +226,7 @@ fn replay<'a>(repetition: u32, mut steps: Vec<&'a StoredStep>, search: &Search) 
         };
         let kept = capacity::kept(&s.result);
         measured.push(Measured::of(rps, &s.result, kept, verdict.clone()));
-        judged.push(Step { rate: rps, verdict });
+        judged.push(Step::of(rps, slos, &s.result, verdict));
     }
     let complete = matches!(capacity::next(search, &judged), capacity::Next::Done(_));
     let found = capacity::at_cap(capacity::so_far(search, &judged), &measured);
@@ -486,7 +502,7 @@ mod tests {
             } else {
                 Verdict::Broke(0)
             };
-            judged.push(Step { rate, verdict });
+            judged.push(Step::voted(rate, verdict));
         }
         let stored = |contender: i64, id: usize, st: &Step, verdict: Option<Verdict>| {
             let mut s = template.clone();

@@ -10,9 +10,14 @@
 //! that met every SLO and the lowest that did not, until they are within
 //! [`Search::resolution`] of each other. A rate's verdict near the boundary is not taken
 //! from one step: the highest passing and the lowest failing rate are each measured again,
-//! and a rate whose two steps disagree gets a third that decides (two of three). A
-//! capacity is never above a rate whose schedule the generator did not keep.
+//! and their steps decide together with the evidence the run has ([`crate::boundary`]:
+//! the per-second counts behind each SLO, resampled as the rankings resample), measured
+//! again while the evidence is unclear, up to [`boundary::MOST_STEPS`] steps. Where that
+//! evidence is missing (an SLO with no per-second form, a late generator, a store from
+//! before it was kept), two agreeing verdicts of at most three decide. A capacity is never
+//! above a rate whose schedule the generator did not keep.
 
+use crate::boundary::{self, Call, Evidence};
 use shootout_model::threshold::Threshold;
 use shootout_model::RunResult;
 
@@ -44,13 +49,35 @@ impl Search {
 
 pub use shootout_model::search::Verdict;
 
-/// One step measured: the rate offered and its verdict.
+/// One step measured: the rate offered, its verdict and its evidence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     /// Offered rate, req/s.
     pub rate: f64,
     /// How it went.
     pub verdict: Verdict,
+    /// Its per-second evidence, for a rate at the boundary (may be empty).
+    pub evidence: Evidence,
+}
+
+impl Step {
+    /// The step at `rate` that gave `result`, judged `verdict` against `slos`.
+    pub fn of(rate: f64, slos: &[Threshold], result: &RunResult, verdict: Verdict) -> Step {
+        Step {
+            rate,
+            evidence: Evidence::of(slos, result),
+            verdict,
+        }
+    }
+
+    /// A step known by its verdict alone (no per-second evidence).
+    pub fn voted(rate: f64, verdict: Verdict) -> Step {
+        Step {
+            rate,
+            verdict,
+            evidence: Evidence::default(),
+        }
+    }
 }
 
 /// What limited the search.
@@ -231,14 +258,6 @@ impl Measured {
             verdict,
         }
     }
-
-    /// The step for the search.
-    pub fn step(&self) -> Step {
-        Step {
-            rate: self.rate,
-            verdict: self.verdict.clone(),
-        }
-    }
 }
 
 /// Where a rate stands after its steps.
@@ -246,20 +265,30 @@ impl Measured {
 enum Standing {
     /// Not measured.
     Unknown,
-    /// One step, or two that disagree: this is what the majority so far says, and one
-    /// more step decides.
+    /// One step, or steps whose evidence is unclear, or two verdicts that disagree: this
+    /// is what the steps so far lean to, and one more step is measured.
     Tentative(Verdict),
-    /// Two steps agree.
+    /// The evidence is clear, or two verdicts agree, or the rate had its
+    /// [`boundary::MOST_STEPS`].
     Decided(Verdict),
 }
 
-/// The standing of `rate` given every step.
+/// The standing of `rate` given every step: by the evidence of its steps when each has
+/// some ([`boundary::call`]), else by their verdicts.
 fn standing(rate: f64, steps: &[Step]) -> Standing {
-    let at: Vec<&Verdict> = steps
-        .iter()
-        .filter(|s| s.rate == rate)
-        .map(|s| &s.verdict)
-        .collect();
+    let at: Vec<&Step> = steps.iter().filter(|s| s.rate == rate).collect();
+    let evidence: Vec<&Evidence> = at.iter().map(|s| &s.evidence).collect();
+    match boundary::call(&evidence) {
+        Some(Call::Met) => Standing::Decided(Verdict::Met),
+        Some(Call::Broke(i)) => Standing::Decided(Verdict::Broke(i)),
+        Some(Call::Unclear(v)) if at.len() >= boundary::MOST_STEPS => Standing::Decided(v),
+        Some(Call::Unclear(v)) => Standing::Tentative(v),
+        None => voted(at.iter().map(|s| &s.verdict).collect()),
+    }
+}
+
+/// The standing of a rate whose steps gave the verdicts `at`: two agreeing decide.
+fn voted(at: Vec<&Verdict>) -> Standing {
     let met = at.iter().filter(|v| v.met()).count();
     let failed = at.len() - met;
     // The failing verdict to report: the latest failure.
@@ -340,7 +369,7 @@ pub fn next(search: &Search, steps: &[Step]) -> Next {
             hi = Some(hi.map_or(rate, |h: f64| h.min(rate)));
         }
     }
-    // The boundary's two rates are decided by two agreeing steps (two of three).
+    // The boundary's two rates are decided by their evidence, or by two agreeing verdicts.
     for rate in [hi, lo].into_iter().flatten() {
         if let Standing::Tentative(_) = standing(rate, steps) {
             return Next::Try(rate);
@@ -431,10 +460,7 @@ mod tests {
                 Next::Try(rate) => {
                     let nth = steps.iter().filter(|st| st.rate == rate).count();
                     assert!(nth < 3, "a rate is measured at most three times: {rate}");
-                    steps.push(Step {
-                        rate,
-                        verdict: at(rate, nth),
-                    });
+                    steps.push(Step::voted(rate, at(rate, nth)));
                 }
                 Next::Done(c) => return (steps, c),
             }
@@ -478,10 +504,7 @@ mod tests {
             let mut tried = Vec::new();
             while let Next::Try(r) = next(&s, &steps) {
                 tried.push(r);
-                steps.push(Step {
-                    rate: r,
-                    verdict: Verdict::Met,
-                });
+                steps.push(Step::voted(r, Verdict::Met));
             }
             tried
         };
@@ -606,7 +629,7 @@ mod tests {
     #[test]
     fn a_search_stopped_early_answers_with_what_it_had() {
         let s = Search::new(100.0, 1e6);
-        let step = |rate, verdict| Step { rate, verdict };
+        let step = Step::voted;
         let steps = [
             step(100.0, Verdict::Met),
             step(200.0, Verdict::Met),
@@ -620,6 +643,82 @@ mod tests {
         assert_eq!(so_far(&s, &[]).max_rps, None);
         let (all, done) = search(&s, server(1_000.0));
         assert_eq!(so_far(&s, &all), done);
+    }
+
+    /// Runs the search against a server whose steps (ten seconds of 1,000 answers each)
+    /// have `slow(rate, nth)` answers a second over a p99 limit of 50 ms; returns the
+    /// steps and the end.
+    fn evidenced(s: &Search, slow: impl Fn(f64, usize) -> Vec<u64>) -> (Vec<Step>, Capacity) {
+        let p99 = ["p99<50ms".parse::<Threshold>().unwrap()];
+        let mut steps: Vec<Step> = Vec::new();
+        for _ in 0..300 {
+            match next(s, &steps) {
+                Next::Try(rate) => {
+                    let nth = steps.iter().filter(|st| st.rate == rate).count();
+                    assert!(nth < boundary::MOST_STEPS, "{rate} measured again");
+                    let r = crate::boundary::tests::step(&slow(rate, nth), &[]);
+                    steps.push(Step::of(rate, &p99, &r, judge(&p99, &r)));
+                }
+                Next::Done(c) => return (steps, c),
+            }
+        }
+        panic!("the search did not end: {steps:?}");
+    }
+
+    fn at(steps: &[Step], rate: f64) -> usize {
+        steps.iter().filter(|s| s.rate == rate).count()
+    }
+
+    /// Where the evidence is clear, two steps at each boundary rate decide it.
+    #[test]
+    fn clear_evidence_decides_a_boundary_rate_in_two_steps() {
+        let capacity = 7_300.0;
+        let (steps, c) = evidenced(&Search::new(100.0, 1e6), |rate, _| {
+            vec![if rate <= capacity { 2 } else { 40 }; 10]
+        });
+        let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+        assert!(lo <= capacity && capacity < hi, "{c:?}");
+        assert_eq!(c.limited_by, Limit::Slo(0));
+        assert_eq!((at(&steps, lo), at(&steps, hi)), (2, 2));
+    }
+
+    /// Near the limit, a rate whose steps straddle it is measured again, at most
+    /// MOST_STEPS times, and then its pooled evidence decides.
+    #[test]
+    fn unclear_evidence_is_measured_again_up_to_the_most_steps() {
+        // Up to 4,000 req/s clearly within; above 5,000 clearly not; between, one second
+        // in ten a burst near the limit (0.8 % or 1.1 % of a step's answers).
+        let (steps, c) = evidenced(&Search::new(1_000.0, 1e6), |rate, nth| {
+            let mut slow = vec![if rate <= 4_000.0 { 0 } else { 40 }; 10];
+            if rate > 4_000.0 && rate <= 5_000.0 {
+                slow = vec![0; 10];
+                slow[9] = if nth % 2 == 0 { 80 } else { 110 };
+            }
+            slow
+        });
+        // Verdicts alone would stop at three steps.
+        let most = steps.iter().map(|s| at(&steps, s.rate)).max();
+        assert_eq!(most, Some(boundary::MOST_STEPS));
+        let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+        assert!((4_000.0..=5_000.0).contains(&lo) && hi > lo, "{c:?}");
+    }
+
+    /// A stall in one step at a rate the server holds is outweighed by the steps that
+    /// follow it: the rate is measured until the evidence decides, and holds.
+    #[test]
+    fn a_stall_in_one_step_is_weighed_with_the_others() {
+        let capacity = 5_000.0;
+        let (steps, c) = evidenced(&Search::new(100.0, 1e6), |rate, nth| {
+            let mut slow = vec![if rate <= capacity { 1 } else { 40 }; 10];
+            if rate == 1_600.0 && nth == 0 {
+                slow[3] = 100;
+                slow[4] = 100;
+            }
+            slow
+        });
+        let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+        assert!(lo <= capacity && capacity < hi, "{c:?}");
+        assert!(at(&steps, 1_600.0) > 2, "{steps:?}");
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub const MIN_SECONDS: usize = 6;
 const MAX_TENTHS: usize = 600;
 
 /// The generator's seed: fixed, so that reports are reproducible.
-const SEED: u64 = 0x0005_1070;
+pub(crate) const SEED: u64 = 0x0005_1070;
 
 /// Which evidence decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,26 +227,44 @@ fn mean_of_all(reps: &[Vec<f64>]) -> f64 {
     reps.iter().flatten().sum::<f64>() / n.max(1) as f64
 }
 
-/// One bootstrap mean: as many repetitions as there are, drawn with replacement; from each,
-/// as many seconds as it has, in blocks of ⌈n^⅓⌉ consecutive seconds (Künsch's moving
-/// blocks: a block may start at any second that leaves it whole).
+/// One bootstrap mean of the seconds of `reps` ([`resample_blocks`], Künsch's moving
+/// blocks within each repetition).
 fn block_mean(reps: &[Vec<f64>], rng: &mut SmallRng) -> f64 {
     let (mut sum, mut n) = (0.0, 0usize);
-    for _ in 0..reps.len() {
-        let rep = &reps[rng.random_range(0..reps.len())];
-        let len = (rep.len() as f64).cbrt().ceil() as usize;
-        let starts = rep.len() + 1 - len;
+    let lengths: Vec<usize> = reps.iter().map(Vec::len).collect();
+    resample_blocks(&lengths, rng, |rep, second| {
+        sum += reps[rep][second];
+        n += 1;
+    });
+    sum / n.max(1) as f64
+}
+
+/// One hierarchical moving-block resample of repetitions of `lengths[r]` seconds each:
+/// as many repetitions as there are, drawn with replacement; from each, as many seconds
+/// as it has, in blocks of ⌈n^⅓⌉ consecutive seconds (a block may start at any second
+/// that leaves it whole). `take(repetition, second)` is called for each second drawn.
+pub(crate) fn resample_blocks(
+    lengths: &[usize],
+    rng: &mut SmallRng,
+    mut take: impl FnMut(usize, usize),
+) {
+    for _ in 0..lengths.len() {
+        let rep = rng.random_range(0..lengths.len());
+        let n = lengths[rep];
+        if n == 0 {
+            continue;
+        }
+        let len = (n as f64).cbrt().ceil() as usize;
+        let starts = n + 1 - len;
         let mut taken = 0;
-        while taken < rep.len() {
+        while taken < n {
             let start = rng.random_range(0..starts);
-            for &v in rep[start..start + len].iter().take(rep.len() - taken) {
-                sum += v;
-                n += 1;
+            for second in (start..start + len).take(n - taken) {
+                take(rep, second);
                 taken += 1;
             }
         }
     }
-    sum / n.max(1) as f64
 }
 
 /// `values` drawn with replacement, as many as there are.
@@ -257,7 +275,7 @@ fn resample(values: &[f64], rng: &mut SmallRng) -> Vec<f64> {
 }
 
 /// The 2.5th and 97.5th percentiles of `v` (sorted in place); `None` when empty.
-fn interval(v: &mut [f64]) -> Option<(f64, f64)> {
+pub(crate) fn interval(v: &mut [f64]) -> Option<(f64, f64)> {
     if v.is_empty() {
         return None;
     }

@@ -13,6 +13,7 @@
 //! measured" is taken here only. Units: req/s, latencies in milliseconds (from the
 //! model's µs histograms), server CPU in µs per completed request, memory in bytes.
 
+pub mod boundary;
 pub mod capacities;
 pub mod capacity;
 pub mod cells;

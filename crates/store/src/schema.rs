@@ -21,6 +21,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V9_OTHER_LOAD,
     V10_SEARCH,
     V11_WEBSOCKET,
+    V12_SECOND_HISTOGRAMS,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -250,6 +251,14 @@ ALTER TABLE steps ADD COLUMN other_load_avg REAL;
 const V10_SEARCH: &str = "
 ALTER TABLE steps ADD COLUMN search_verdict TEXT;
 ALTER TABLE steps ADD COLUMN search_slo INTEGER;
+";
+
+/// Version 12: each second's latency histogram (µs, HdrHistogram V2, as the engine
+/// serializes it), so that a capacity search replayed from the store decides its boundary
+/// rates with the per-second evidence the run had (`shootout_analysis::boundary`). NULL in
+/// seconds stored before; their searches are replayed from the steps' verdicts alone.
+const V12_SECOND_HISTOGRAMS: &str = "
+ALTER TABLE step_seconds ADD COLUMN histogram BLOB;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

@@ -164,8 +164,9 @@ fn insert_children(tx: &Transaction, id: i64, step: &StepRecord) -> rusqlite::Re
     }
     let mut seconds = tx.prepare_cached(
         "INSERT INTO step_seconds
-                   (step_id, seq, second, completed, failed, mean_us, p50_us, p99_us, max_us)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                   (step_id, seq, second, completed, failed, mean_us, p50_us, p99_us, max_us,
+                    histogram)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     for (seq, s) in r.series.iter().enumerate() {
         seconds.execute(params![
@@ -177,7 +178,8 @@ fn insert_children(tx: &Transaction, id: i64, step: &StepRecord) -> rusqlite::Re
             s.mean_us,
             s.p50_us,
             s.p99_us,
-            s.max_us
+            s.max_us,
+            (!s.histogram.is_empty()).then_some(&s.histogram)
         ])?;
     }
     let mut resources = tx.prepare_cached(
@@ -425,10 +427,13 @@ impl Store {
         Ok(out)
     }
 
-    /// The per-second series of a run's steps, by step id.
+    /// The per-second series of a run's steps, by step id. Each second's histogram is
+    /// checked as it is read (a store is a file a user may be handed) and kept as stored
+    /// (empty in seconds stored before schema version 12).
     fn step_seconds(&self, run: RunId) -> Result<HashMap<i64, Vec<SecondStats>>, StoreError> {
-        self.children(
-            "SELECT step_id, second, completed, failed, mean_us, p50_us, p99_us, max_us
+        let seconds = self.children(
+            "SELECT step_id, second, completed, failed, mean_us, p50_us, p99_us, max_us,
+                    histogram
              FROM step_seconds
              WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
             run,
@@ -441,10 +446,21 @@ impl Store {
                     p50_us: r.get(5)?,
                     p99_us: r.get(6)?,
                     max_us: r.get(7)?,
-                    histogram: Vec::new(),
+                    histogram: r.get::<_, Option<Vec<u8>>>(8)?.unwrap_or_default(),
                 })
             },
-        )
+        )?;
+        for (id, series) in &seconds {
+            for s in series.iter().filter(|s| !s.histogram.is_empty()) {
+                codec::decode_histogram(&s.histogram).map_err(|e| {
+                    self.corrupt(
+                        format!("latency histogram of second {} of step {id}", s.second),
+                        e,
+                    )
+                })?;
+            }
+        }
+        Ok(seconds)
     }
 
     /// The resource samples of a run's steps, by step id.

@@ -113,15 +113,26 @@ fn synthetic_result(seed: u64) -> RunResult {
             setup,
         },
         series: (0..11)
-            .map(|s| SecondStats {
-                second: s,
-                completed: 450 + u64::from(s),
-                failed: u64::from(s % 3),
-                mean_us: 1234.5 + f64::from(s),
-                p50_us: 1_000 + u64::from(s),
-                p99_us: 9_000,
-                max_us: 20_000 + seed,
-                histogram: Vec::new(),
+            .map(|s| {
+                let mut h = shootout_model::result::second_histogram();
+                h.record_n(900 + u64::from(s), 440).unwrap();
+                h.record(20_000 + seed).unwrap();
+                SecondStats {
+                    second: s,
+                    completed: 450 + u64::from(s),
+                    failed: u64::from(s % 3),
+                    mean_us: 1234.5 + f64::from(s),
+                    p50_us: 1_000 + u64::from(s),
+                    p99_us: 9_000,
+                    max_us: 20_000 + seed,
+                    // Each second's histogram as the engine serializes it; the last
+                    // second has none (as a result file may give it).
+                    histogram: if s < 10 {
+                        SecondStats::of(s, 0, 0, &h).histogram
+                    } else {
+                        Vec::new()
+                    },
+                }
             })
             .collect(),
         samples: (0..1_000u64)
@@ -336,6 +347,38 @@ fn steps_without_a_watch_of_the_machine_read_without_one() {
     let steps = store.steps(run).unwrap();
     assert_eq!(steps[0].other_load, None);
     assert_eq!(steps[1].other_load, Some(steal_only));
+}
+
+/// A second's histogram that does not decode (a forged store) is refused with the
+/// second and step named; seconds stored before schema 12 have none and read back empty.
+#[test]
+fn second_histograms_are_checked_and_old_seconds_read_back_without_one() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = store
+        .begin_run(&new_run("demo", &machine(), at(0)))
+        .unwrap();
+    let c = store.add_contender(run, &contender("nginx")).unwrap();
+    let result = synthetic_result(3);
+    store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+    assert!(!store.steps(run).unwrap()[0].result.series[0]
+        .histogram
+        .is_empty());
+    store
+        .conn
+        .execute_batch("UPDATE step_seconds SET histogram = NULL")
+        .unwrap();
+    let steps = store.steps(run).unwrap();
+    assert!(steps[0]
+        .result
+        .series
+        .iter()
+        .all(|s| s.histogram.is_empty()));
+    store
+        .conn
+        .execute_batch("UPDATE step_seconds SET histogram = x'1c849313ffffffff' WHERE seq = 4")
+        .unwrap();
+    let e = store.steps(run).unwrap_err().to_string();
+    assert!(e.contains("latency histogram of second 4 of step"), "{e}");
 }
 
 /// Steps stored before shootout recorded how it spoke (schema 5) have no protocol nor

@@ -9,7 +9,7 @@ use super::flags::LoadArgs;
 use crate::gates::parse_slos;
 use crate::output::{Failure, INTERRUPTED};
 use anyhow::anyhow;
-use shootout_analysis::capacity::{self, Measured, Next, Search, SETTLE};
+use shootout_analysis::capacity::{self, Measured, Next, Search, Step, SETTLE};
 use shootout_engine::Control;
 use shootout_model::{LoadSpec, Pace, RunResult};
 use shootout_report::capacity::{capacity_json, capacity_text, CapacityReport};
@@ -85,9 +85,9 @@ pub(super) fn run(a: &LoadArgs, base: &LoadSpec, format: Format) -> Result<i32, 
         .unwrap_or(DEFAULT_STEP);
     let stop = crate::stop::stop_flag();
     let mut measured: Vec<Measured> = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
     let mut interrupted = false;
     let capacity = loop {
-        let steps: Vec<_> = measured.iter().map(Measured::step).collect();
         let rate = match capacity::next(&search, &steps) {
             Next::Done(c) => break c,
             Next::Try(rate) => rate,
@@ -108,7 +108,9 @@ pub(super) fn run(a: &LoadArgs, base: &LoadSpec, format: Format) -> Result<i32, 
             break capacity::so_far(&search, &steps);
         };
         let kept = capacity::kept(&result);
-        let m = Measured::of(rate, &result, kept, capacity::judge(&slos, &result));
+        let verdict = capacity::judge(&slos, &result);
+        let m = Measured::of(rate, &result, kept, verdict.clone());
+        steps.push(Step::of(rate, &slos, &result, verdict));
         if !a.quiet {
             say!(
                 "step {}: {} req/s offered, {:.1} sent, p99 {:.3} ms, errors {:.3}%: {}",

@@ -8,8 +8,9 @@
 use super::executor::{Executor, StepRun};
 use super::runner::{Runner, Up};
 use super::step_spec;
+use shootout_analysis::capacity;
 use shootout_model::plan::{Level, Span};
-use shootout_model::search::{FindMax, SearchStep, Verdict};
+use shootout_model::search::{FindMax, SearchStep};
 use shootout_model::{ContenderStatus, LoadLevel, LoadSpec, RunResult, StepStatus};
 use shootout_report::{terminal_line, terminal_text};
 use shootout_store::StepRecord;
@@ -127,14 +128,15 @@ impl<E: Executor> Runner<'_, E> {
     }
 
     /// Measures `up[i]` on workload `wi` as `at` says, and stores the step; with the
-    /// step's verdict when it was one of a search's and was judged.
+    /// step as its search counts it (verdict and evidence) when it was one of a search's
+    /// and was judged.
     pub(super) fn step(
         &mut self,
         wi: usize,
         at: &At,
         up: &mut Vec<Up<E::Process>>,
         i: usize,
-    ) -> anyhow::Result<(Next, Option<Verdict>)> {
+    ) -> anyhow::Result<(Next, Option<capacity::Step>)> {
         let plan = self.plan;
         let (d, w) = (&plan.defaults, &plan.workloads[wi]);
         let (level, rep) = (at.level, at.rep);
@@ -215,7 +217,13 @@ impl<E: Executor> Runner<'_, E> {
         } else {
             Next::Go
         };
-        Ok((next, verdict))
+        let judged = match (verdict, at.search, level.level) {
+            (Some(v), Some(f), LoadLevel::Rate { rps, .. }) => {
+                Some(capacity::Step::of(rps, &f.slos, &result, v))
+            }
+            _ => None,
+        };
+        Ok((next, judged))
     }
 
     /// The contender `up[i]` stopped answering between steps: it is reported as crashed,

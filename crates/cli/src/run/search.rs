@@ -84,10 +84,10 @@ impl<E: Executor> Runner<'_, E> {
                         progress: format!("capacity search step {k}"),
                         search: Some(find_max),
                     };
-                    let (next, verdict) = self.step(wi, &at, up, i)?;
-                    match (next, &verdict) {
-                        (Next::Go, Some(v)) => {
-                            let backlog = capacity::cooldown_after(v, length);
+                    let (next, judged) = self.step(wi, &at, up, i)?;
+                    match (next, &judged) {
+                        (Next::Go, Some(s)) => {
+                            let backlog = capacity::cooldown_after(&s.verdict, length);
                             self.exec.cooldown(plan.defaults.cooldown.max(backlog));
                             i += 1;
                         }
@@ -95,8 +95,8 @@ impl<E: Executor> Runner<'_, E> {
                         (Next::Left, _) => {}
                         (Next::Stop, _) => return Ok(true),
                     }
-                    if let Some(verdict) = verdict {
-                        steps.entry(index).or_default().push(Step { rate, verdict });
+                    if let Some(step) = judged {
+                        steps.entry(index).or_default().push(step);
                     }
                 }
                 if !stepped {

@@ -1,0 +1,360 @@
+//! The evidence that decides a rate at the capacity search's boundary ([`crate::capacity`]).
+//!
+//! A step's verdict says whether its SLOs held over the whole step, but a rate near the
+//! capacity can meet them in one step and break them in the next: a stall, a collection,
+//! a neighbour's burst. So the rates on either side of the boundary are measured more than
+//! once, and the steps at a rate are decided together with the evidence the run has, as
+//! the rankings decide ([`crate::evidence`]).
+//!
+//! Each SLO of the common kinds bounds a ratio of two counts summed over the seconds of a
+//! step: `p99<50ms` bounds the share of answers at or above 50 ms (at most 1 %),
+//! `errors<0.1%` the failures over the completed requests, `mean<5ms` the summed latency
+//! over the answers. A judged step keeps, for every second and every SLO, the two counts
+//! ([`Evidence`]). The steps at a rate are pooled and resampled as the rankings resample
+//! throughput: the steps with replacement (a difference between steps widens the
+//! interval), then blocks of consecutive seconds within each (a stall stays with its
+//! neighbours), [`RESAMPLES`] times with the rankings' fixed seed. The rate is decided
+//! ([`call`]) when every SLO's 95 % interval lies on its holding side (met), or one SLO's
+//! lies wholly on its breaking side (broke). Otherwise it is unclear, and the search
+//! measures the rate again, up to [`MOST_STEPS`] steps; then the pooled ratio (the point
+//! estimate of all its steps) decides.
+//!
+//! An SLO of another kind (`max<1s`, `failed<10`, `rps>1000`, or a lower bound on
+//! latency) has no per-second form, and a step whose generator did not keep the schedule
+//! has latencies that carry the generator's lag: a rate with either is decided by its
+//! steps' verdicts, two agreeing of three ([`crate::capacity`]).
+//!
+//! Seams: reads a [`RunResult`]'s per-second histograms (kept in memory by the engine, in
+//! result files and in the store); no I/O. The resampling is deterministic, so a report
+//! replayed from the store decides as the run did.
+
+use crate::evidence::{interval, resample_blocks, RESAMPLES, SEED};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use shootout_model::search::Verdict;
+use shootout_model::threshold::{Metric, Op, Threshold};
+use shootout_model::RunResult;
+
+/// The most steps measured at one rate: a rate still unclear after them is decided by
+/// its pooled ratio.
+pub const MOST_STEPS: usize = 5;
+
+/// What an SLO bounds: the ratio of its two per-second counts holds at most `bound`
+/// (below it when `strict`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bound {
+    bound: f64,
+    strict: bool,
+    /// The latency limit (µs) of a quantile SLO: its numerator counts the answers at or
+    /// above it (above it when `at_limit_holds`).
+    limit_us: f64,
+    at_limit_holds: bool,
+    metric: Metric,
+}
+
+impl Bound {
+    /// The bound of `slo`; `None` for an SLO with no per-second form.
+    fn of(slo: &Threshold) -> Option<Bound> {
+        let below = match slo.op {
+            Op::Below => true,
+            Op::AtMost => false,
+            Op::Above | Op::AtLeast => return None,
+        };
+        let (bound, strict) = match slo.metric {
+            // pX < L: at most (1 − X) of the answers at or above L (pX <= L: above L).
+            Metric::Quantile(q) => (1.0 - f64::from(q.min(999)) / 1000.0, false),
+            Metric::Mean => (slo.limit, below),
+            Metric::Errors => (slo.limit / 100.0, below),
+            Metric::Max | Metric::Failed | Metric::Rps => return None,
+        };
+        Some(Bound {
+            bound,
+            strict,
+            limit_us: slo.limit,
+            at_limit_holds: !below,
+            metric: slo.metric,
+        })
+    }
+
+    /// Whether a ratio meets the bound.
+    fn holds(&self, ratio: f64) -> bool {
+        if self.strict {
+            ratio < self.bound
+        } else {
+            ratio <= self.bound
+        }
+    }
+
+    /// The two counts of one second: `completed` and `failed` requests, `latency` the
+    /// answered ones' (µs).
+    fn counts(
+        &self,
+        completed: u64,
+        failed: u64,
+        latency: &hdrhistogram::Histogram<u64>,
+    ) -> (f64, f64) {
+        let answers = latency.len() as f64;
+        match self.metric {
+            Metric::Quantile(_) => {
+                let beyond: u64 = latency
+                    .iter_recorded()
+                    .filter(|v| {
+                        let v = v.value_iterated_to() as f64;
+                        if self.at_limit_holds {
+                            v > self.limit_us
+                        } else {
+                            v >= self.limit_us
+                        }
+                    })
+                    .map(|v| v.count_at_value())
+                    .sum();
+                (beyond as f64, answers)
+            }
+            Metric::Mean if answers > 0.0 => (latency.mean() * answers, answers),
+            Metric::Errors => (failed as f64, completed as f64),
+            _ => (0.0, 0.0),
+        }
+    }
+}
+
+/// A judged step's evidence: per second, per SLO, the two counts whose ratio the SLO
+/// bounds. Empty when it cannot take part (an SLO with no per-second form, a generator
+/// that did not keep the schedule, seconds without their histograms).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Evidence {
+    bounds: Vec<Bound>,
+    seconds: Vec<Vec<(f64, f64)>>,
+}
+
+impl Evidence {
+    /// The evidence of the step that gave `result`, judged against `slos`.
+    pub fn of(slos: &[Threshold], result: &RunResult) -> Evidence {
+        let none = Evidence::default();
+        let Some(bounds) = slos.iter().map(Bound::of).collect::<Option<Vec<_>>>() else {
+            return none;
+        };
+        if bounds.is_empty() || !crate::capacity::kept(result) {
+            return none;
+        }
+        let mut seconds = Vec::with_capacity(result.series.len());
+        for s in &result.series {
+            let Ok(latency) = shootout_model::hdr::decode(&s.histogram) else {
+                return none;
+            };
+            seconds.push(
+                bounds
+                    .iter()
+                    .map(|b| b.counts(s.completed, s.failed, &latency))
+                    .collect(),
+            );
+        }
+        Evidence { bounds, seconds }
+    }
+
+    /// True when the step cannot take part.
+    pub fn is_empty(&self) -> bool {
+        self.seconds.is_empty()
+    }
+}
+
+/// How the evidence of a rate's steps decides it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    /// Every SLO's interval on its holding side.
+    Met,
+    /// This SLO's interval wholly on its breaking side (the first such).
+    Broke(usize),
+    /// Neither: the verdict the pooled ratios lean to.
+    Unclear(Verdict),
+}
+
+/// The call of the steps at one rate; `None` when fewer than two steps or one without
+/// evidence (the verdicts decide then), or steps judged against different SLOs.
+pub fn call(steps: &[&Evidence]) -> Option<Call> {
+    let first = steps.first()?;
+    if steps.len() < 2
+        || steps
+            .iter()
+            .any(|e| e.is_empty() || e.bounds != first.bounds)
+    {
+        return None;
+    }
+    let bounds = &first.bounds;
+    let slos = bounds.len();
+    let ratio = |num: f64, den: f64| if den > 0.0 { num / den } else { 0.0 };
+    // The point estimate: every second of every step.
+    let pooled: Vec<f64> = (0..slos)
+        .map(|i| {
+            let (num, den) = steps
+                .iter()
+                .flat_map(|e| &e.seconds)
+                .fold((0.0, 0.0), |(n, d), s| (n + s[i].0, d + s[i].1));
+            ratio(num, den)
+        })
+        .collect();
+    let lengths: Vec<usize> = steps.iter().map(|e| e.seconds.len()).collect();
+    let mut rng = SmallRng::seed_from_u64(SEED);
+    let mut resampled: Vec<Vec<f64>> = vec![Vec::with_capacity(RESAMPLES); slos];
+    let mut sums = vec![(0.0, 0.0); slos];
+    for _ in 0..RESAMPLES {
+        sums.iter_mut().for_each(|s| *s = (0.0, 0.0));
+        resample_blocks(&lengths, &mut rng, |step, second| {
+            for (sum, &(num, den)) in sums.iter_mut().zip(&steps[step].seconds[second]) {
+                sum.0 += num;
+                sum.1 += den;
+            }
+        });
+        for (r, &(num, den)) in resampled.iter_mut().zip(&sums) {
+            r.push(ratio(num, den));
+        }
+    }
+    let mut all_hold = true;
+    for (i, (b, r)) in bounds.iter().zip(&mut resampled).enumerate() {
+        let (low, high) = interval(r)?;
+        if !b.holds(low) {
+            return Some(Call::Broke(i));
+        }
+        all_hold &= b.holds(high);
+    }
+    if all_hold {
+        return Some(Call::Met);
+    }
+    let leaning = bounds
+        .iter()
+        .zip(&pooled)
+        .position(|(b, &p)| !b.holds(p))
+        .map_or(Verdict::Met, Verdict::Broke);
+    Some(Call::Unclear(leaning))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use shootout_model::result::second_histogram;
+    use shootout_model::{ScheduleStats, SecondStats};
+    use std::time::{Duration, SystemTime};
+
+    fn slo(t: &str) -> Threshold {
+        t.parse().unwrap()
+    }
+
+    /// A step of `slow.len()` seconds at 1,000 answers a second: in second `i`, `slow[i]`
+    /// answers take 80 ms and the others 1 ms; `failed[i]` of the second's requests failed.
+    pub(crate) fn step(slow: &[u64], failed: &[u64]) -> RunResult {
+        let mut r = RunResult::empty(
+            SystemTime::UNIX_EPOCH,
+            Duration::from_secs(slow.len() as u64),
+        );
+        for (i, &n) in slow.iter().enumerate() {
+            let mut h = second_histogram();
+            h.record_n(80_000, n).unwrap();
+            h.record_n(1_000, 1_000 - n).unwrap();
+            let f = failed.get(i).copied().unwrap_or(0);
+            r.series.push(SecondStats::of(i as u32, 1_000 + f, f, &h));
+            r.histograms.latency.add(&h).unwrap();
+            r.counts.completed += 1_000 + f;
+            r.counts.ok += 1_000;
+            r.counts.failures[shootout_model::FailureKind::Status] += f;
+        }
+        r.schedule = Some(ScheduleStats {
+            target_rps: 1_000.0,
+            achieved_rps: 1_000.0,
+            due: 1_000,
+            sent: 1_000,
+            max_connections: 100,
+            ..Default::default()
+        });
+        r
+    }
+
+    fn decide(slos: &[Threshold], steps: &[RunResult]) -> Option<Call> {
+        let e: Vec<Evidence> = steps.iter().map(|r| Evidence::of(slos, r)).collect();
+        call(&e.iter().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn steps_well_within_or_well_beyond_the_slo_decide_at_once() {
+        let p99 = [slo("p99<50ms")];
+        // 0.2 % slow in every second: p99 is 1 ms.
+        let calm = step(&[2; 10], &[]);
+        assert_eq!(decide(&p99, &[calm.clone(), calm.clone()]), Some(Call::Met));
+        // 5 % slow: p99 is 80 ms.
+        let slow = step(&[50; 10], &[]);
+        assert_eq!(decide(&p99, &[slow.clone(), slow]), Some(Call::Broke(0)));
+        // One step is never enough: the verdicts decide.
+        assert_eq!(decide(&p99, &[calm]), None);
+    }
+
+    /// Two steps whose verdicts agree, but whose evidence sits on the edge: one more step.
+    #[test]
+    fn steps_near_the_bound_are_unclear_and_lean_to_their_pooled_ratio() {
+        let p99 = [slo("p99<50ms")];
+        // 0.8 % and 1.1 % slow overall (one second of each a burst): the pooled share is
+        // 0.95 %, within 1 %, but a resample of the bursts goes past it.
+        let a = step(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 80], &[]);
+        let b = step(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 110], &[]);
+        assert_eq!(
+            decide(&p99, &[a.clone(), b.clone()]),
+            Some(Call::Unclear(Verdict::Met))
+        );
+        let c = step(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 130], &[]);
+        assert_eq!(
+            decide(&p99, &[b, c]),
+            Some(Call::Unclear(Verdict::Broke(0)))
+        );
+    }
+
+    /// A stall in one of two steps widens the interval: the steps are resampled whole
+    /// first, so the one bad step is not averaged away.
+    #[test]
+    fn a_step_unlike_the_other_keeps_the_rate_unclear() {
+        let p99 = [slo("p99<50ms")];
+        let calm = step(&[0; 10], &[]);
+        let stalled = step(&[0, 0, 300, 300, 0, 0, 0, 0, 0, 0], &[]);
+        assert!(matches!(
+            decide(&p99, &[calm.clone(), stalled]),
+            Some(Call::Unclear(_))
+        ));
+        assert_eq!(decide(&p99, &[calm.clone(), calm]), Some(Call::Met));
+    }
+
+    #[test]
+    fn each_slo_is_judged_and_the_first_clearly_broken_one_is_named() {
+        let both = [slo("p99<50ms"), slo("errors<0.1%")];
+        let failing = step(&[0; 10], &[5; 10]);
+        assert_eq!(
+            decide(&both, &[failing.clone(), failing]),
+            Some(Call::Broke(1))
+        );
+        let mean = [slo("mean<2ms")];
+        let calm = step(&[2; 10], &[]);
+        assert_eq!(decide(&mean, &[calm.clone(), calm]), Some(Call::Met));
+        let slow = step(&[100; 10], &[]);
+        assert_eq!(decide(&mean, &[slow.clone(), slow]), Some(Call::Broke(0)));
+    }
+
+    #[test]
+    fn slos_without_a_per_second_form_and_late_generators_leave_it_to_the_verdicts() {
+        let calm = step(&[2; 10], &[]);
+        for s in ["max<1s", "failed<10", "rps>100", "p99>1ms"] {
+            assert!(Evidence::of(&[slo(s)], &calm).is_empty(), "{s}");
+        }
+        let mut late = calm.clone();
+        late.schedule.as_mut().unwrap().late = 500;
+        assert!(Evidence::of(&[slo("p99<50ms")], &late).is_empty());
+        let mut unread = calm.clone();
+        unread.series[3].histogram.clear();
+        assert!(Evidence::of(&[slo("p99<50ms")], &unread).is_empty());
+        let p99 = [slo("p99<50ms")];
+        assert_eq!(decide(&p99, &[calm, late]), None);
+    }
+
+    #[test]
+    fn the_call_is_the_same_each_time() {
+        let p99 = [slo("p99<50ms")];
+        let a = step(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 80], &[]);
+        let b = step(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 110], &[]);
+        let once = decide(&p99, &[a.clone(), b.clone()]);
+        assert_eq!(decide(&p99, &[a, b]), once);
+    }
+}
