@@ -145,11 +145,13 @@ fn a_request_dropped_after_the_server_read_it_is_a_failure_not_a_retry() {
 fn a_post_is_never_sent_twice() {
     // The server closes each reused connection as the next request arrives, as a
     // keep-alive timer firing just then: a POST that met it is a failure.
+    // At 2/s a connection sits idle 500 ms, the close comes at 200 ms: 300 ms of margin
+    // each way for a busy machine's late wake-up.
     let race = Behavior::RaceIdle {
-        after: Duration::from_millis(150),
+        after: Duration::from_millis(200),
     };
     let (r, server) = both_ways(race, |s| {
-        let mut l = paced(s, "/", 8, 4.0);
+        let mut l = paced(s, "/", 8, 2.0);
         l.request.method = "POST".into();
         l.request.body = b"a=1".to_vec();
         l
@@ -163,10 +165,11 @@ fn a_post_is_never_sent_twice() {
 
 #[test]
 fn a_get_that_met_an_idle_close_is_sent_again_once_and_counted() {
+    // As above: 500 ms idle, the close at 200 ms.
     let race = Behavior::RaceIdle {
-        after: Duration::from_millis(150),
+        after: Duration::from_millis(200),
     };
-    let (r, server) = both_ways(race, |s| paced(s, "/", 8, 4.0));
+    let (r, server) = both_ways(race, |s| paced(s, "/", 8, 2.0));
     assert_eq!((r.counts.ok, r.counts.failed()), (8, 0));
     assert_eq!(r.counts.retried, 7, "each request on a reused connection");
     assert_eq!(server.requests(), 8);
@@ -180,7 +183,8 @@ fn a_connection_closed_while_idle_is_replaced_without_a_failure() {
     let idle = Behavior::CloseIdle {
         after: Duration::from_millis(100),
     };
-    let (r, _server) = both_ways(idle, |s| paced(s, "/", 8, 5.0));
+    // 400 ms between requests, the close after 100 ms idle: 300 ms of margin.
+    let (r, _server) = both_ways(idle, |s| paced(s, "/", 8, 2.5));
     assert_eq!(
         (r.counts.ok, r.counts.failed(), r.counts.retried),
         (8, 0, 0)
