@@ -20,9 +20,11 @@
 //! estimate of all its steps) decides.
 //!
 //! An SLO of another kind (`max<1s`, `failed<10`, `rps>1000`, or a lower bound on
-//! latency) has no per-second form, and a step whose generator did not keep the schedule
-//! has latencies that carry the generator's lag: a rate with either is decided by its
-//! steps' verdicts, two agreeing of three ([`crate::capacity`]).
+//! latency) has no per-second form, and a step judged `not_kept` says nothing of the
+//! server: a rate with either is decided by its steps' verdicts, two agreeing of three
+//! ([`crate::capacity`]). A step whose generator sent some requests late but was judged on
+//! the server keeps its evidence: latency counts from each request's due time, so the
+//! lag can only make its seconds look worse.
 //!
 //! Seams: reads a [`RunResult`]'s per-second histograms (kept in memory by the engine, in
 //! result files and in the store); no I/O. The resampling is deterministic, so a report
@@ -118,8 +120,8 @@ impl Bound {
 }
 
 /// A judged step's evidence: per second, per SLO, the two counts whose ratio the SLO
-/// bounds. Empty when it cannot take part (an SLO with no per-second form, a generator
-/// that did not keep the schedule, seconds without their histograms).
+/// bounds. Empty when it cannot take part (an SLO with no per-second form, a step judged
+/// `not_kept`, seconds without their histograms).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Evidence {
     bounds: Vec<Bound>,
@@ -127,13 +129,13 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// The evidence of the step that gave `result`, judged against `slos`.
-    pub fn of(slos: &[Threshold], result: &RunResult) -> Evidence {
+    /// The evidence of the step that gave `result`, judged `verdict` against `slos`.
+    pub fn of(slos: &[Threshold], result: &RunResult, verdict: &Verdict) -> Evidence {
         let none = Evidence::default();
         let Some(bounds) = slos.iter().map(Bound::of).collect::<Option<Vec<_>>>() else {
             return none;
         };
-        if bounds.is_empty() || !crate::capacity::kept(result) {
+        if bounds.is_empty() || *verdict == Verdict::NotKept {
             return none;
         }
         let mut seconds = Vec::with_capacity(result.series.len());
@@ -267,8 +269,12 @@ pub(crate) mod tests {
         r
     }
 
+    fn of(slos: &[Threshold], r: &RunResult) -> Evidence {
+        Evidence::of(slos, r, &crate::capacity::judge(slos, r))
+    }
+
     fn decide(slos: &[Threshold], steps: &[RunResult]) -> Option<Call> {
-        let e: Vec<Evidence> = steps.iter().map(|r| Evidence::of(slos, r)).collect();
+        let e: Vec<Evidence> = steps.iter().map(|r| of(slos, r)).collect();
         call(&e.iter().collect::<Vec<_>>())
     }
 
@@ -334,19 +340,25 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn slos_without_a_per_second_form_and_late_generators_leave_it_to_the_verdicts() {
+    fn slos_without_a_per_second_form_and_steps_not_kept_leave_it_to_the_verdicts() {
         let calm = step(&[2; 10], &[]);
         for s in ["max<1s", "failed<10", "rps>100", "p99>1ms"] {
-            assert!(Evidence::of(&[slo(s)], &calm).is_empty(), "{s}");
+            assert!(of(&[slo(s)], &calm).is_empty(), "{s}");
         }
+        let p99 = [slo("p99<50ms")];
+        // Late sends with the SLO met: judged on the server, the evidence stays.
         let mut late = calm.clone();
         late.schedule.as_mut().unwrap().late = 500;
-        assert!(Evidence::of(&[slo("p99<50ms")], &late).is_empty());
+        assert!(!of(&p99, &late).is_empty());
+        // Short of the rate for the generator's want: not kept, no evidence.
+        let mut short = late.clone();
+        short.schedule.as_mut().unwrap().achieved_rps = 900.0;
+        assert_eq!(crate::capacity::judge(&p99, &short), Verdict::NotKept);
+        assert!(of(&p99, &short).is_empty());
         let mut unread = calm.clone();
         unread.series[3].histogram.clear();
-        assert!(Evidence::of(&[slo("p99<50ms")], &unread).is_empty());
-        let p99 = [slo("p99<50ms")];
-        assert_eq!(decide(&p99, &[calm, late]), None);
+        assert!(of(&p99, &unread).is_empty());
+        assert_eq!(decide(&p99, &[calm, short]), None);
     }
 
     #[test]

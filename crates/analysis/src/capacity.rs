@@ -13,8 +13,8 @@
 //! and their steps decide together with the evidence the run has ([`crate::boundary`]:
 //! the per-second counts behind each SLO, resampled as the rankings resample), measured
 //! again while the evidence is unclear, up to [`boundary::MOST_STEPS`] steps. Where that
-//! evidence is missing (an SLO with no per-second form, a late generator, a store from
-//! before it was kept), two agreeing verdicts of at most three decide. A capacity is never
+//! evidence is missing (an SLO with no per-second form, a step judged not kept, a store
+//! from before it was kept), two agreeing verdicts of at most three decide. A capacity is never
 //! above a rate whose schedule the generator did not keep.
 
 use crate::boundary::{self, Call, Evidence};
@@ -65,7 +65,7 @@ impl Step {
     pub fn of(rate: f64, slos: &[Threshold], result: &RunResult, verdict: Verdict) -> Step {
         Step {
             rate,
-            evidence: Evidence::of(slos, result),
+            evidence: Evidence::of(slos, result, &verdict),
             verdict,
         }
     }
