@@ -1174,5 +1174,19 @@ fn find_max_finds_a_known_capacity() {
             "{delivery:?}: [{lo}, {hi}) for 250 req/s: {c}"
         );
         assert_eq!(c["limited_by"]["slo"], "p50<40ms", "{c}");
+        // Both boundary rates were decided on at least two steps, and say on what.
+        let b = c["boundary"].as_array().unwrap();
+        assert_eq!(b.len(), 2, "{c}");
+        assert_eq!(
+            (b[0]["rate"].as_f64(), b[1]["rate"].as_f64()),
+            (Some(lo), Some(hi))
+        );
+        for d in b {
+            assert!(d["steps"].as_u64().unwrap() >= 2, "{d}");
+            assert!(
+                ["interval", "pooled"].contains(&d["decided_by"].as_str().unwrap()),
+                "{d}"
+            );
+        }
     }
 }

@@ -273,17 +273,80 @@ enum Standing {
     Decided(Verdict),
 }
 
-/// The standing of `rate` given every step: by the evidence of its steps when each has
-/// some ([`boundary::call`]), else by their verdicts.
+/// On what a rate was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// The evidence of its steps was clear: every SLO's 95 % interval held, or one lay
+    /// wholly beyond its limit.
+    Interval,
+    /// The evidence stayed unclear for [`boundary::MOST_STEPS`] steps: all their seconds
+    /// pooled decided.
+    Pooled,
+    /// The steps' verdicts, two agreeing (no per-second evidence).
+    Verdicts,
+}
+
+impl Basis {
+    /// `interval`, `pooled` or `verdicts`, as the JSON reports write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Basis::Interval => "interval",
+            Basis::Pooled => "pooled",
+            Basis::Verdicts => "verdicts",
+        }
+    }
+}
+
+/// How the search decided one rate: how many steps it took, the verdict, and its basis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The rate, req/s.
+    pub rate: f64,
+    /// Steps measured at it.
+    pub steps: usize,
+    /// What was decided.
+    pub verdict: Verdict,
+    /// On what.
+    pub basis: Basis,
+}
+
+/// How `rate` was decided given every step; `None` while it is not (one step, or steps
+/// that leave it open). A finished search's boundary rates ([`Capacity::max_rps`],
+/// [`Capacity::first_failing_rps`]) are decided.
+pub fn decision(rate: f64, steps: &[Step]) -> Option<Decision> {
+    let (standing, basis) = standing_on(rate, steps);
+    let Standing::Decided(verdict) = standing else {
+        return None;
+    };
+    Some(Decision {
+        rate,
+        steps: steps.iter().filter(|s| s.rate == rate).count(),
+        verdict,
+        basis,
+    })
+}
+
+/// The standing of `rate` given every step.
 fn standing(rate: f64, steps: &[Step]) -> Standing {
+    standing_on(rate, steps).0
+}
+
+/// The standing of `rate` given every step, and its basis: the evidence of its steps when
+/// each has some ([`boundary::call`]), else their verdicts.
+fn standing_on(rate: f64, steps: &[Step]) -> (Standing, Basis) {
     let at: Vec<&Step> = steps.iter().filter(|s| s.rate == rate).collect();
     let evidence: Vec<&Evidence> = at.iter().map(|s| &s.evidence).collect();
     match boundary::call(&evidence) {
-        Some(Call::Met) => Standing::Decided(Verdict::Met),
-        Some(Call::Broke(i)) => Standing::Decided(Verdict::Broke(i)),
-        Some(Call::Unclear(v)) if at.len() >= boundary::MOST_STEPS => Standing::Decided(v),
-        Some(Call::Unclear(v)) => Standing::Tentative(v),
-        None => voted(at.iter().map(|s| &s.verdict).collect()),
+        Some(Call::Met) => (Standing::Decided(Verdict::Met), Basis::Interval),
+        Some(Call::Broke(i)) => (Standing::Decided(Verdict::Broke(i)), Basis::Interval),
+        Some(Call::Unclear(v)) if at.len() >= boundary::MOST_STEPS => {
+            (Standing::Decided(v), Basis::Pooled)
+        }
+        Some(Call::Unclear(v)) => (Standing::Tentative(v), Basis::Pooled),
+        None => (
+            voted(at.iter().map(|s| &s.verdict).collect()),
+            Basis::Verdicts,
+        ),
     }
 }
 
@@ -701,6 +764,38 @@ mod tests {
         assert_eq!(most, Some(boundary::MOST_STEPS));
         let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
         assert!((4_000.0..=5_000.0).contains(&lo) && hi > lo, "{c:?}");
+    }
+
+    /// The boundary's decisions say how many steps each took and on what basis.
+    #[test]
+    fn the_boundary_rates_tell_how_they_were_decided() {
+        let (steps, c) = evidenced(&Search::new(1_000.0, 1e6), |rate, nth| {
+            let mut slow = vec![if rate <= 4_000.0 { 0 } else { 40 }; 10];
+            if rate > 4_000.0 && rate <= 5_000.0 {
+                slow = vec![0; 10];
+                slow[9] = if nth % 2 == 0 { 80 } else { 110 };
+            }
+            slow
+        });
+        let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+        let (l, h) = (decision(lo, &steps).unwrap(), decision(hi, &steps).unwrap());
+        assert_eq!((l.verdict.clone(), h.verdict.met()), (Verdict::Met, false));
+        for d in [&l, &h] {
+            assert_eq!(d.steps, at(&steps, d.rate));
+            // Pooled only once the rate had its most steps.
+            assert!(
+                d.basis == Basis::Interval
+                    || (d.basis == Basis::Pooled && d.steps == boundary::MOST_STEPS),
+                "{d:?}"
+            );
+        }
+        // Steps without evidence are decided by their verdicts; one step decides nothing.
+        let voted = [
+            Step::voted(100.0, Verdict::Met),
+            Step::voted(100.0, Verdict::Met),
+        ];
+        assert_eq!(decision(100.0, &voted).unwrap().basis, Basis::Verdicts);
+        assert_eq!(decision(100.0, &voted[..1]), None);
     }
 
     /// A stall in one step at a rate the server holds is outweighed by the steps that

@@ -8,7 +8,7 @@
 use crate::grid::{Align, Table};
 use crate::units::{round, trim_float};
 use serde_json::{json, Value};
-use shootout_analysis::capacity::{Capacity, Limit, Measured, Verdict};
+use shootout_analysis::capacity::{Basis, Capacity, Decision, Limit, Measured, Verdict};
 use std::fmt::Write;
 
 /// What a capacity report shows: the URL, the SLOs as written, the steps in the order
@@ -22,6 +22,8 @@ pub struct CapacityReport<'a> {
     pub steps: &'a [Measured],
     /// The answer.
     pub capacity: &'a Capacity,
+    /// How its boundary rates were decided (the highest met, the lowest broken).
+    pub boundary: &'a [Decision],
     /// The search stopped before its end (Ctrl-C): the answer is what it had.
     pub interrupted: bool,
 }
@@ -99,6 +101,41 @@ fn headline(r: &CapacityReport) -> String {
     }
 }
 
+/// How one boundary rate was decided, in words: `5130 req/s broke p99<50ms in 2 steps
+/// (its 95% interval lay beyond the limit)`.
+fn decision_words(slos: &[String], d: &Decision) -> String {
+    let why = match (d.basis, &d.verdict) {
+        (Basis::Interval, Verdict::Met) => "every SLO's 95% interval held".to_string(),
+        (Basis::Interval, _) => "its 95% interval lay beyond the limit".to_string(),
+        (Basis::Pooled, Verdict::Met) => {
+            "unclear, and all their requests together met every SLO".to_string()
+        }
+        (Basis::Pooled, _) => "unclear, and all their requests together broke it".to_string(),
+        (Basis::Verdicts, _) => "the steps' verdicts".to_string(),
+    };
+    format!(
+        "{} req/s {} in {} steps ({why})",
+        rate(d.rate),
+        verdict_words(slos, &d.verdict),
+        d.steps
+    )
+}
+
+/// How the boundary rates were decided, as the JSON reports give it
+/// (`capacity.boundary[]`).
+fn decision_json(slos: &[String], d: &Decision) -> Value {
+    json!({
+        "rate": round(d.rate, 3),
+        "steps": d.steps,
+        "verdict": d.verdict.word(),
+        "broke": match &d.verdict {
+            Verdict::Broke(i) => slos.get(*i).map(|t| Value::from(t.as_str())),
+            _ => None,
+        },
+        "decided_by": d.basis.word(),
+    })
+}
+
 /// The columns of a table of steps: offered and achieved rate, latency, errors, whether
 /// the schedule was kept, the verdict.
 pub(crate) const STEP_HEADER: [&str; 8] = [
@@ -135,6 +172,14 @@ pub fn capacity_text(r: &CapacityReport) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "Capacity search of {}", crate::terminal_line(r.url));
     let _ = writeln!(o, "Capacity: {}", headline(r));
+    if !r.boundary.is_empty() {
+        let words: Vec<String> = r
+            .boundary
+            .iter()
+            .map(|d| decision_words(r.slos, d))
+            .collect();
+        let _ = writeln!(o, "Boundary: {}", words.join("; "));
+    }
     if r.interrupted {
         let _ = writeln!(
             o,
@@ -194,6 +239,7 @@ pub fn capacity_json(r: &CapacityReport) -> String {
             "first_failing_rps": c.first_failing_rps.map(|x| round(x, 3)),
             "interval": [c.max_rps.map(|x| round(x, 3)), c.first_failing_rps.map(|x| round(x, 3))],
             "limited_by": limited_by,
+            "boundary": r.boundary.iter().map(|d| decision_json(r.slos, d)).collect::<Vec<_>>(),
             "steps": steps,
         },
     });
@@ -233,14 +279,33 @@ mod tests {
             first_failing_rps: Some(2000.0),
             limited_by: Limit::Slo(0),
         };
+        let boundary = [
+            Decision {
+                rate: 1410.0,
+                steps: 2,
+                verdict: Verdict::Met,
+                basis: Basis::Interval,
+            },
+            Decision {
+                rate: 2000.0,
+                steps: 5,
+                verdict: Verdict::Broke(0),
+                basis: Basis::Pooled,
+            },
+        ];
         let r = CapacityReport {
             url: "http://127.0.0.1:8080/",
             slos: &slos,
             steps: &steps,
             capacity: &c,
+            boundary: &boundary,
             interrupted: false,
         };
         let text = capacity_text(&r);
+        assert!(
+            text.contains("Boundary: 1410 req/s met in 2 steps (every SLO's 95% interval held); 2000 req/s broke p99<50ms in 5 steps (unclear, and all their requests together broke it)"),
+            "{text}"
+        );
         assert!(
             text.contains("Capacity: 1410 req/s within p99<50ms, errors<0.1% (between 1410 and 2000 req/s: p99<50ms did not hold at 2000)"),
             "{text}"
@@ -252,6 +317,19 @@ mod tests {
         assert_eq!(v["capacity"]["limited_by"]["slo"], "p99<50ms");
         assert_eq!(v["capacity"]["steps"][1]["broke"], "p99<50ms");
         assert_eq!(v["capacity"]["steps"].as_array().unwrap().len(), 3);
+        let b = &v["capacity"]["boundary"];
+        assert_eq!(
+            (b[0]["rate"].as_f64(), b[0]["steps"].as_u64()),
+            (Some(1410.0), Some(2))
+        );
+        assert_eq!(
+            (b[0]["verdict"].as_str(), b[0]["decided_by"].as_str()),
+            (Some("met"), Some("interval"))
+        );
+        assert_eq!(
+            (b[1]["broke"].as_str(), b[1]["decided_by"].as_str()),
+            (Some("p99<50ms"), Some("pooled"))
+        );
     }
 
     /// The SLO broke where every connection allowed was busy: the report says the cap
@@ -280,9 +358,11 @@ mod tests {
             slos: &slos,
             steps: &steps,
             capacity: &c,
+            boundary: &[],
             interrupted: false,
         };
         let text = capacity_text(&r);
+        assert!(!text.contains("Boundary:"), "{text}");
         assert!(
             text.contains("(between 1000 and 2000 req/s: p99<50ms did not hold at 2000, every connection allowed busy (raise --max-connections"),
             "{text}"

@@ -129,11 +129,17 @@ pub(super) fn run(a: &LoadArgs, base: &LoadSpec, format: Format) -> Result<i32, 
         measured.push(m);
     };
     let capacity = capacity::at_cap(capacity, &measured);
+    let boundary: Vec<_> = [capacity.max_rps, capacity.first_failing_rps]
+        .into_iter()
+        .flatten()
+        .filter_map(|rate| capacity::decision(rate, &steps))
+        .collect();
     let report = CapacityReport {
         url: &base.target.url,
         slos: &a.find_max.slo,
         steps: &measured,
         capacity: &capacity,
+        boundary: &boundary,
         interrupted,
     };
     let text = match format {
