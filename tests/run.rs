@@ -1413,6 +1413,14 @@ fn a_plan_finds_each_contenders_capacity_and_ranks_them() {
             "[{lo}, {hi}) for {want} req/s: {c}"
         );
         assert!(c["searches"][0]["complete"].as_bool().unwrap(), "{c}");
+        // The report replays each boundary decision from the stored seconds: decided on
+        // their evidence, as the run decided them.
+        let boundary = c["searches"][0]["boundary"].as_array().unwrap();
+        assert_eq!(boundary.len(), 2, "{c}");
+        for d in boundary {
+            let by = d["decided_by"].as_str().unwrap();
+            assert!(by == "interval" || by == "pooled", "{d}");
+        }
         c["max_rps"].as_f64().unwrap()
     };
     let (slow_max, fast_max) = (capacity(0, 125.0), capacity(1, 250.0));

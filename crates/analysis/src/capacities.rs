@@ -20,7 +20,7 @@
 //! Seams: reads the stored run and its resolved plan ([`ResolvedFindMax`]); the renderers
 //! lay out [`WorkloadCapacity`].
 
-use crate::capacity::{self, Capacity, Limit, Measured, Search, Step};
+use crate::capacity::{self, Capacity, Decision, Limit, Measured, Search, Step};
 use crate::cells::{contender_of, median};
 use crate::evidence::ALPHA;
 use crate::mann_whitney;
@@ -41,6 +41,9 @@ pub struct SearchRun<'a> {
     pub measured: Vec<Measured>,
     /// What it found.
     pub capacity: Capacity,
+    /// How its boundary rates were decided (the highest met, the lowest broken), those
+    /// that were.
+    pub boundary: Vec<Decision>,
     /// The search ran to its end (else it was stopped: Ctrl-C, or its contender died,
     /// and `capacity` is what it had found).
     pub complete: bool,
@@ -230,11 +233,17 @@ fn replay<'a>(
     }
     let complete = matches!(capacity::next(search, &judged), capacity::Next::Done(_));
     let found = capacity::at_cap(capacity::so_far(search, &judged), &measured);
+    let boundary = [found.max_rps, found.first_failing_rps]
+        .into_iter()
+        .flatten()
+        .filter_map(|rate| capacity::decision(rate, &judged))
+        .collect();
     SearchRun {
         repetition,
         steps,
         measured,
         capacity: found,
+        boundary,
         complete,
     }
 }
@@ -397,6 +406,7 @@ mod tests {
                 first_failing_rps: hi,
                 limited_by: hi.map_or(Limit::Ceiling, |_| Limit::Slo(0)),
             },
+            boundary: Vec::new(),
             complete: true,
         }
     }

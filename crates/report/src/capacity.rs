@@ -103,7 +103,7 @@ fn headline(r: &CapacityReport) -> String {
 
 /// How one boundary rate was decided, in words: `5130 req/s broke p99<50ms in 2 steps
 /// (its 95% interval lay beyond the limit)`.
-fn decision_words(slos: &[String], d: &Decision) -> String {
+pub(crate) fn decision_words(slos: &[String], d: &Decision) -> String {
     let why = match (d.basis, &d.verdict) {
         (Basis::Interval, Verdict::Met) => "every SLO's 95% interval held".to_string(),
         (Basis::Interval, _) => "its 95% interval lay beyond the limit".to_string(),
@@ -123,7 +123,7 @@ fn decision_words(slos: &[String], d: &Decision) -> String {
 
 /// How the boundary rates were decided, as the JSON reports give it
 /// (`capacity.boundary[]`).
-fn decision_json(slos: &[String], d: &Decision) -> Value {
+pub(crate) fn decision_json(slos: &[String], d: &Decision) -> Value {
     json!({
         "rate": round(d.rate, 3),
         "steps": d.steps,

@@ -35,6 +35,11 @@ pub(super) fn sections(o: &mut String, a: &Analysis, who: &[Who]) {
             quantile_name(q)
         );
         o.push_str(&chart(w, who).svg());
+        let boundary = words::boundary_table(a, w);
+        if !boundary.rows.is_empty() {
+            o.push_str("<p class=\"note\">How each search decided its boundary:</p>\n");
+            boundary.html(o);
+        }
         o.push_str("<details><summary>Every step</summary>\n");
         words::steps_table(a, w).html(o);
         o.push_str("</details>\n");

@@ -6,7 +6,9 @@
 //! once, and each format lays them out.
 
 pub(crate) use crate::capacity::rate;
-use crate::capacity::{limit_json, step_json, step_row, STEP_HEADER};
+use crate::capacity::{
+    decision_json, decision_words, limit_json, step_json, step_row, STEP_HEADER,
+};
 use crate::grid::{Align, Table};
 use crate::units::round;
 use serde_json::{json, Value};
@@ -193,6 +195,31 @@ pub(crate) fn steps_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
     }
 }
 
+/// How each search's boundary rates were decided: contender, repetition, and in words
+/// the rate, its verdict, its steps and on what (`22600 req/s broke p99<50ms in 5 steps
+/// (unclear, and all their requests together broke it)`).
+pub(crate) fn boundary_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
+    let mut rows = Vec::new();
+    for c in &w.contenders {
+        for s in &c.searches {
+            for d in &s.boundary {
+                rows.push(vec![
+                    a.name(c.contender).to_string(),
+                    s.repetition.to_string(),
+                    decision_words(&w.find_max.slo, d),
+                ]);
+            }
+        }
+    }
+    Table {
+        header: ["contender", "rep", "boundary rate, as decided"]
+            .map(String::from)
+            .to_vec(),
+        align: vec![Align::Left, Align::Right, Align::Left],
+        rows,
+    }
+}
+
 /// The legend under the ranking.
 pub(crate) const LEGEND: &str = "capacity: the median of each contender's searches; met–broke: the least rate met and the greatest broken over them; \">\": every search of the first met a rate the other's broke (\"≫\": with twice the margin), \"≈\": the searches overlap, \"?\": a search did not finish";
 
@@ -240,6 +267,7 @@ fn contender_json(a: &Analysis, w: &WorkloadCapacity, c: &ContenderCapacity) -> 
                 "max_rps": s.capacity.max_rps.map(|x| round(x, 3)),
                 "first_failing_rps": s.capacity.first_failing_rps.map(|x| round(x, 3)),
                 "limited_by": limit_json(slo, &s.capacity.limited_by),
+                "boundary": s.boundary.iter().map(|d| decision_json(slo, d)).collect::<Vec<_>>(),
                 "steps": steps,
             })
         })

@@ -75,6 +75,13 @@ fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
         line!(o);
         line!(o, "_{}_", md_escape(capacity::LEGEND));
     }
+    let boundary = capacity::boundary_table(a, w);
+    if !boundary.rows.is_empty() {
+        line!(o);
+        line!(o, "How each search decided its boundary:");
+        line!(o);
+        boundary.markdown(o);
+    }
     line!(o);
     line!(o, "<details><summary>Every step</summary>");
     line!(o);

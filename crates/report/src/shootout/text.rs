@@ -118,6 +118,12 @@ fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
         line!(o, "  {}:", capacity::LEGEND);
         line!(o, "    {}", terminal_line(&r));
     }
+    let boundary = capacity::boundary_table(a, w);
+    if !boundary.rows.is_empty() {
+        line!(o);
+        line!(o, "  How each search decided its boundary:");
+        boundary.text(o, "    ");
+    }
     line!(o);
     line!(o, "  Every step:");
     capacity::steps_table(a, w).text(o, "    ");
