@@ -10,6 +10,7 @@
 
 mod error;
 mod event_loop;
+mod exchange;
 mod fields;
 mod h1;
 pub mod h2;

@@ -19,13 +19,14 @@ mod schedule;
 pub(crate) use life::Life;
 pub use schedule::Schedule;
 
+use crate::exchange::Exchange;
 use crate::recorder::Recorder;
 use crate::sys;
 use crate::transport::{Endpoint, TlsTarget, Transport};
 use crate::Live;
 use mio::{Events, Interest, Poll, Token};
 use pacer::Pacer;
-use shootout_model::{Expectation, Record};
+use shootout_model::{Expectation, FailureKind, Record};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -263,6 +264,24 @@ impl<'a> Core<'a> {
         }
         self.claimed += 1;
         true
+    }
+
+    /// A request ended at `end` with its whole answer: credited (the expectations judge
+    /// it) and no longer in flight. `server` gives the answer's `server` field, asked only
+    /// for the worker's first answer.
+    #[inline]
+    pub fn credit(&mut self, ex: &Exchange, end: Instant, server: impl FnOnce() -> Option<String>) {
+        self.rec
+            .credit(&ex.timing(end), ex.answer(), server, &self.sh.expect);
+        self.in_flight -= 1;
+    }
+
+    /// A request ended at `end` without a good answer, as `kind`: recorded as failed and no
+    /// longer in flight.
+    #[inline]
+    pub fn fail(&mut self, ex: &Exchange, end: Instant, kind: FailureKind) {
+        self.rec.failed(&ex.timing(end), kind);
+        self.in_flight -= 1;
     }
 
     /// Starts connecting connection `i` (from its local address), registered under its

@@ -27,9 +27,9 @@ use super::frame::{
 };
 use super::hpack::{self, Fields};
 use super::request::{table_size_update, Prepared};
+use crate::exchange::Exchange;
 use crate::fields;
 use crate::h1::parse::parse_decimal;
-use crate::search::BodySearch;
 use shootout_model::FailureKind;
 use std::time::{Duration, Instant};
 
@@ -164,27 +164,15 @@ impl Resets {
     }
 }
 
-/// One stream: the request's timings and what has come back of its answer.
+/// One stream: its request's exchange (timings and what has come back of its answer) and
+/// the stream's own state.
 #[derive(Debug)]
 pub struct Stream {
     /// Stream id; 0 for a free slot.
     pub id: u32,
-    /// The request's start (its due time in rate mode).
-    pub start: Instant,
-    /// When its HEADERS were written.
-    pub sent: Instant,
-    /// When the first frame of the answer arrived.
-    pub first_byte: Option<Instant>,
-    /// Connect time charged to this request.
-    pub connect: Duration,
-    /// The request was already sent once, on a connection whose GOAWAY left it unprocessed.
-    pub retried: bool,
-    /// Status of the final answer (0 until its HEADERS).
-    pub status: u16,
-    /// Body bytes received (padding excluded).
-    pub body_len: u64,
-    /// The body search of `--expect-body-contains`.
-    pub search: BodySearch,
+    /// The request and its answer so far (its `sent`: when its HEADERS were written; its
+    /// first byte: the answer's first frame).
+    pub exchange: Exchange,
     length: Option<u64>,
     final_head: bool,
     /// An event has named this stream; frames for it are ignored from now on.
@@ -263,14 +251,7 @@ impl Connection {
             streams: (0..streams)
                 .map(|_| Stream {
                     id: 0,
-                    start: now,
-                    sent: now,
-                    first_byte: None,
-                    connect: Duration::ZERO,
-                    retried: false,
-                    status: 0,
-                    body_len: 0,
-                    search: BodySearch::new(needle),
+                    exchange: Exchange::new(needle, now),
                     length: None,
                     final_head: false,
                     done: false,
@@ -382,6 +363,13 @@ impl Connection {
         &self.streams[slot]
     }
 
+    /// The exchange of the stream in `slot`, with the `server` field kept (taken by the
+    /// worker for its first answer).
+    #[inline]
+    pub fn answered(&mut self, slot: usize) -> (&Exchange, &mut Option<String>) {
+        (&self.streams[slot].exchange, &mut self.server)
+    }
+
     /// Slots of the streams no event has named yet (those still waiting for an answer).
     pub fn open_slots(&self) -> impl Iterator<Item = usize> + '_ {
         self.streams
@@ -430,14 +418,7 @@ impl Connection {
         self.active += 1;
         let s = &mut self.streams[slot];
         s.id = id;
-        s.start = start;
-        s.sent = now;
-        s.first_byte = None;
-        s.connect = connect;
-        s.retried = retried;
-        s.status = 0;
-        s.body_len = 0;
-        s.search.reset();
+        s.exchange.begin(start, now, connect, retried);
         s.length = None;
         s.final_head = false;
         s.done = false;
@@ -860,7 +841,7 @@ impl Connection {
             return Ok(());
         };
         let s = &mut self.streams[slot];
-        s.first_byte.get_or_insert(now);
+        s.exchange.arrived(now);
         s.recv_window -= len;
         if s.recv_window < 0 {
             return Err(ConnError(frame::FLOW_CONTROL_ERROR));
@@ -869,8 +850,7 @@ impl Connection {
             return self.stream_error(slot, frame::PROTOCOL_ERROR);
         }
         let s = &mut self.streams[slot];
-        s.body_len += body.len() as u64;
-        s.search.feed(body);
+        s.exchange.body(body);
         if !end && s.recv_window < RECV_WINDOW / 2 {
             let inc = (RECV_WINDOW - s.recv_window) as u32;
             s.recv_window = RECV_WINDOW;
@@ -922,7 +902,7 @@ impl Connection {
             return Ok(());
         };
         let s = &mut self.streams[slot];
-        s.first_byte.get_or_insert(now);
+        s.exchange.arrived(now);
         let final_head = s.final_head;
         if final_head {
             // Trailers: they end the stream, and say nothing we check.
@@ -946,7 +926,7 @@ impl Connection {
                     self.heads.push(head);
                 }
                 let s = &mut self.streams[slot];
-                s.status = code;
+                s.exchange.status = code;
                 s.length = length;
                 s.final_head = true;
                 if server.is_some() {
@@ -964,8 +944,9 @@ impl Connection {
     /// The stream in `slot` ended: answered, unless its body contradicts its content-length.
     fn finish(&mut self, slot: usize, req: &Prepared) {
         let s = &self.streams[slot];
-        let bodiless = req.head_request || s.status == 204 || s.status == 304;
-        if !bodiless && s.length.is_some_and(|l| l != s.body_len) {
+        let status = s.exchange.status;
+        let bodiless = req.head_request || status == 204 || status == 304;
+        if !bodiless && s.length.is_some_and(|l| l != s.exchange.body_len) {
             self.end(slot, Event::Failed(slot, FailureKind::Malformed));
         } else {
             self.end(slot, Event::Answered(slot));

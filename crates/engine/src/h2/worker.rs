@@ -23,8 +23,9 @@ use super::request::Prepared;
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::exchange::Resend;
 use crate::linger::Closing;
-use crate::recorder::{Answer, Timing};
+use crate::recorder::Timing;
 use crate::transport::{Got, Transport};
 use crate::Live;
 use shootout_model::FailureKind;
@@ -58,13 +59,6 @@ struct Conn {
     answered: bool,
     /// In the worker's list of connections with room (rate mode).
     listed: bool,
-}
-
-/// A request a GOAWAY left unprocessed, waiting for a stream on another connection.
-struct Resend {
-    start: Instant,
-    sent: Instant,
-    connect: Duration,
 }
 
 struct Worker<'a> {
@@ -484,15 +478,11 @@ impl Worker<'_> {
                 Event::Answered(slot) => self.credit(i, slot, now),
                 Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
                 Event::Unprocessed(slot) => {
-                    let s = self.conns[i].h2.stream(slot);
-                    if s.retried {
+                    let ex = &self.conns[i].h2.stream(slot).exchange;
+                    if ex.retried {
                         self.fail(i, slot, now, FailureKind::Refused);
                     } else {
-                        self.resend.push_back(Resend {
-                            start: s.start,
-                            sent: s.sent,
-                            connect: s.connect,
-                        });
+                        self.resend.push_back(ex.resend());
                         self.core.rec.counts.retried += 1;
                         self.conns[i].h2.free(slot);
                     }
@@ -542,44 +532,20 @@ impl Worker<'_> {
         self.core.served(&mut c.life);
     }
 
-    fn timing(&self, i: usize, slot: usize, end: Instant) -> Timing {
-        let s = self.conns[i].h2.stream(slot);
-        Timing {
-            start: s.start,
-            sent: s.sent,
-            first_byte: s.first_byte.unwrap_or(end),
-            end,
-            connect: s.connect,
-            kind: 0,
-        }
-    }
-
     /// The stream in `slot` of connection `i` got its whole answer.
     fn credit(&mut self, i: usize, slot: usize, now: Instant) {
-        let t = self.timing(i, slot, now);
         let c = &mut self.conns[i];
-        let s = c.h2.stream(slot);
-        let answer = Answer {
-            status: s.status,
-            body_len: s.body_len,
-            matched: s.search.matched,
-            echoed: true,
-        };
-        let server = &mut c.h2.server;
-        self.core
-            .rec
-            .credit(&t, answer, || server.take(), &self.core.sh.expect);
+        let (ex, server) = c.h2.answered(slot);
+        self.core.credit(ex, now, || server.take());
         c.h2.free(slot);
         c.answered = true;
-        self.core.in_flight -= 1;
     }
 
     /// The stream in `slot` of connection `i` ended without a good answer.
     fn fail(&mut self, i: usize, slot: usize, now: Instant, kind: FailureKind) {
-        let t = self.timing(i, slot, now);
-        self.core.rec.failed(&t, kind);
+        let ex = &self.conns[i].h2.stream(slot).exchange;
+        self.core.fail(ex, now, kind);
         self.conns[i].h2.free(slot);
-        self.core.in_flight -= 1;
     }
 
     /// Every stream still open on connection `i` fails as `kind`.
@@ -670,13 +636,14 @@ impl Worker<'_> {
                 Phase::Open => {
                     let mut late = std::mem::take(&mut self.scratch);
                     let h2 = &self.conns[i].h2;
-                    late.extend(h2.open_slots().filter(|&s| {
-                        now.saturating_duration_since(h2.stream(s).sent) >= self.core.sh.timeout
-                    }));
+                    let timeout = self.core.sh.timeout;
+                    late.extend(
+                        h2.open_slots()
+                            .filter(|&s| h2.stream(s).exchange.overdue(now, timeout)),
+                    );
                     for &slot in &late {
-                        let t = self.timing(i, slot, now);
-                        self.core.rec.failed(&t, FailureKind::Timeout);
-                        self.core.in_flight -= 1;
+                        let ex = &self.conns[i].h2.stream(slot).exchange;
+                        self.core.fail(ex, now, FailureKind::Timeout);
                         self.conns[i].h2.cancel(slot);
                     }
                     let any = !late.is_empty();

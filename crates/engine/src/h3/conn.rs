@@ -22,9 +22,9 @@
 
 use super::frame::{self, FrameError, Piece, Reader};
 use super::qpack::{self, Fields, Scratch};
+use crate::exchange::Exchange;
 use crate::fields;
 use crate::h1::parse::parse_decimal;
-use crate::search::BodySearch;
 use shootout_model::FailureKind;
 use std::time::{Duration, Instant};
 
@@ -85,30 +85,17 @@ impl From<FrameError> for ConnError {
     }
 }
 
-/// One request: its timings and what has come back of its answer.
+/// One request stream: its exchange (timings and what has come back of its answer) and
+/// the stream's own state.
 #[derive(Debug)]
 pub struct Stream {
     /// QUIC stream id (client-initiated bidirectional); meaningful while `open`.
     pub id: u64,
     open: bool,
-    /// The request's start (its due time in rate mode).
-    pub start: Instant,
-    /// When it was written.
-    pub sent: Instant,
-    /// When the first byte of its answer arrived.
-    pub first_byte: Option<Instant>,
-    /// Connect time charged to it.
-    pub connect: Duration,
-    /// Already sent once, on a connection whose GOAWAY left it unprocessed.
-    pub retried: bool,
+    /// The request and its answer so far.
+    pub exchange: Exchange,
     /// Bytes of the request written so far (the worker's, for flow control).
     pub written: usize,
-    /// Status of the final answer (0 until its HEADERS).
-    pub status: u16,
-    /// Body bytes received.
-    pub body_len: u64,
-    /// The body search of `--expect-body-contains`.
-    pub search: BodySearch,
     length: Option<u64>,
     final_head: bool,
     trailers: bool,
@@ -181,15 +168,8 @@ impl Connection {
                 .map(|_| Stream {
                     id: 0,
                     open: false,
-                    start: now,
-                    sent: now,
-                    first_byte: None,
-                    connect: Duration::ZERO,
-                    retried: false,
+                    exchange: Exchange::new(needle, now),
                     written: 0,
-                    status: 0,
-                    body_len: 0,
-                    search: BodySearch::new(needle),
                     length: None,
                     final_head: false,
                     trailers: false,
@@ -266,6 +246,13 @@ impl Connection {
         &self.streams[slot]
     }
 
+    /// The exchange of the request in `slot`, with the `server` field kept (taken by the
+    /// worker for its first answer).
+    #[inline]
+    pub fn answered(&mut self, slot: usize) -> (&Exchange, &mut Option<String>) {
+        (&self.streams[slot].exchange, &mut self.server)
+    }
+
     /// The request in `slot`, to note how much of it was written.
     pub fn stream_mut(&mut self, slot: usize) -> &mut Stream {
         &mut self.streams[slot]
@@ -313,15 +300,8 @@ impl Connection {
         let s = &mut self.streams[slot];
         s.id = id;
         s.open = true;
-        s.start = start;
-        s.sent = now;
-        s.first_byte = None;
-        s.connect = connect;
-        s.retried = retried;
+        s.exchange.begin(start, now, connect, retried);
         s.written = 0;
-        s.status = 0;
-        s.body_len = 0;
-        s.search.reset();
         s.length = None;
         s.final_head = false;
         s.trailers = false;
@@ -358,7 +338,7 @@ impl Connection {
         if self.streams[slot].done {
             return Ok(());
         }
-        self.streams[slot].first_byte.get_or_insert(now);
+        self.streams[slot].exchange.arrived(now);
         while !self.streams[slot].done {
             let Some(piece) = self.streams[slot].reader.next(&mut data) else {
                 break;
@@ -369,10 +349,7 @@ impl Connection {
                     let s = &mut self.streams[slot];
                     match s.kind {
                         frame::HEADERS => s.block.extend_from_slice(p),
-                        frame::DATA => {
-                            s.body_len += p.len() as u64;
-                            s.search.feed(p);
-                        }
+                        frame::DATA => s.exchange.body(p),
                         _ => {}
                     }
                 }
@@ -457,7 +434,7 @@ impl Connection {
                     self.heads
                         .push(fields::head_text("HTTP/3", code, &self.fields));
                 }
-                s.status = code;
+                s.exchange.status = code;
                 s.length = if head_request || code == 204 || code == 304 {
                     None
                 } else {
@@ -522,7 +499,7 @@ impl Connection {
         if !s.final_head {
             // No final status (nothing, or only interim answers).
             self.end(slot, Event::Failed(slot, FailureKind::Malformed));
-        } else if s.length.is_some_and(|l| l != s.body_len) {
+        } else if s.length.is_some_and(|l| l != s.exchange.body_len) {
             self.end(slot, Event::Failed(slot, FailureKind::Malformed));
         } else {
             self.end(slot, Event::Answered(slot));

@@ -24,7 +24,8 @@ use super::udp;
 use super::{frame, Prepared};
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
-use crate::recorder::{Answer, Timing};
+use crate::exchange::Resend;
+use crate::recorder::Timing;
 use crate::transport::Endpoint;
 use crate::Live;
 use bytes::BytesMut;
@@ -85,13 +86,6 @@ impl Conn {
             self.h3.room()
         }
     }
-}
-
-/// A request a GOAWAY left unprocessed, waiting for a stream on another connection.
-struct Resend {
-    start: Instant,
-    sent: Instant,
-    connect: Duration,
 }
 
 struct Worker<'a> {
@@ -771,15 +765,11 @@ impl Worker<'_> {
                 Event::Answered(slot) => self.credit(i, slot, now),
                 Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
                 Event::Unprocessed(slot) => {
-                    let s = self.conns[i].h3.stream(slot);
-                    if s.retried {
+                    let ex = &self.conns[i].h3.stream(slot).exchange;
+                    if ex.retried {
                         self.fail(i, slot, now, FailureKind::Refused);
                     } else {
-                        self.resend.push_back(Resend {
-                            start: s.start,
-                            sent: s.sent,
-                            connect: s.connect,
-                        });
+                        self.resend.push_back(ex.resend());
                         self.core.rec.counts.retried += 1;
                         self.conns[i].h3.free(slot);
                     }
@@ -808,44 +798,20 @@ impl Worker<'_> {
         }
     }
 
-    fn timing(&self, i: usize, slot: usize, end: Instant) -> Timing {
-        let s = self.conns[i].h3.stream(slot);
-        Timing {
-            start: s.start,
-            sent: s.sent,
-            first_byte: s.first_byte.unwrap_or(end),
-            end,
-            connect: s.connect,
-            kind: 0,
-        }
-    }
-
     /// The request in `slot` of connection `i` got its whole answer.
     fn credit(&mut self, i: usize, slot: usize, now: Instant) {
-        let t = self.timing(i, slot, now);
         let c = &mut self.conns[i];
-        let s = c.h3.stream(slot);
-        let answer = Answer {
-            status: s.status,
-            body_len: s.body_len,
-            matched: s.search.matched,
-            echoed: true,
-        };
-        let server = &mut c.h3.server;
-        self.core
-            .rec
-            .credit(&t, answer, || server.take(), &self.core.sh.expect);
+        let (ex, server) = c.h3.answered(slot);
+        self.core.credit(ex, now, || server.take());
         c.h3.free(slot);
         c.answered = true;
-        self.core.in_flight -= 1;
     }
 
     /// The request in `slot` of connection `i` ended without a good answer.
     fn fail(&mut self, i: usize, slot: usize, now: Instant, kind: FailureKind) {
-        let t = self.timing(i, slot, now);
-        self.core.rec.failed(&t, kind);
+        let ex = &self.conns[i].h3.stream(slot).exchange;
+        self.core.fail(ex, now, kind);
         self.conns[i].h3.free(slot);
-        self.core.in_flight -= 1;
     }
 
     /// Every request still open on connection `i` fails as `kind`.
@@ -932,15 +898,14 @@ impl Worker<'_> {
     fn deadlines(&mut self, i: usize, now: Instant) {
         let mut late = std::mem::take(&mut self.scratch);
         let h3 = &self.conns[i].h3;
+        let timeout = self.core.sh.timeout;
         late.extend(
-            h3.open_slots().filter(|&s| {
-                now.saturating_duration_since(h3.stream(s).sent) >= self.core.sh.timeout
-            }),
+            h3.open_slots()
+                .filter(|&s| h3.stream(s).exchange.overdue(now, timeout)),
         );
         for &slot in &late {
-            let t = self.timing(i, slot, now);
-            self.core.rec.failed(&t, FailureKind::Timeout);
-            self.core.in_flight -= 1;
+            let ex = &self.conns[i].h3.stream(slot).exchange;
+            self.core.fail(ex, now, FailureKind::Timeout);
             let c = &mut self.conns[i];
             if let (Some(link), Some(id)) = (c.link.as_mut(), stream_id(c.h3.stream(slot).id)) {
                 let code = VarInt::from_u32(frame::H3_REQUEST_CANCELLED as u32);

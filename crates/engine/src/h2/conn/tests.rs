@@ -176,7 +176,8 @@ fn an_answer_in_headers_and_data_is_counted_with_its_status_and_body() {
     ]);
     let (seen, c) = every_split(|| open(1, &req), &req, &input);
     assert_eq!(seen.events, [Event::Answered(0)]);
-    assert_eq!((c.stream(0).status, c.stream(0).body_len), (200, 5));
+    let ex = &c.stream(0).exchange;
+    assert_eq!((ex.status, ex.body_len), (200, 5));
     assert_eq!(c.active(), 0, "its slot is freed");
     // A body its content-length contradicts fails the stream.
     let short = cat(&[
@@ -202,7 +203,7 @@ fn a_header_block_continued_is_decoded_whole() {
     ]);
     let (seen, c) = every_split(|| open(1, &req), &req, &input);
     assert_eq!(seen.events, [Event::Answered(0)]);
-    assert_eq!(c.stream(0).status, 200);
+    assert_eq!(c.stream(0).exchange.status, 200);
     // Another frame inside the block is a connection error.
     let broken = cat(&[
         &raw(HEADERS, END_STREAM, 1, &[S200]),

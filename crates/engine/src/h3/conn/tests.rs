@@ -61,7 +61,7 @@ fn an_answer_with_a_body_is_answered_with_its_status_and_length() {
     let (c, r) = both(&b, true);
     assert_eq!(r, Ok(()));
     assert_eq!(c.events, vec![Event::Answered(0)]);
-    let s = c.stream(0);
+    let s = &c.stream(0).exchange;
     assert_eq!((s.status, s.body_len, s.search.matched), (200, 12, true));
     // Split at every byte in two: the same.
     for at in 0..b.len() {
@@ -84,7 +84,7 @@ fn interim_answers_and_trailers_are_read_past() {
     let (c, r) = both(&b, true);
     assert_eq!(r, Ok(()));
     assert_eq!(c.events, vec![Event::Answered(0)]);
-    assert_eq!(c.stream(0).status, 204);
+    assert_eq!(c.stream(0).exchange.status, 204);
 }
 
 #[test]
