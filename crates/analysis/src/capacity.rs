@@ -745,20 +745,23 @@ mod tests {
         assert_eq!((at(&steps, lo), at(&steps, hi)), (2, 2));
     }
 
+    /// A server clearly within p99 < 50 ms up to 4,000 req/s and clearly not above 5,000;
+    /// between, one second in ten a burst near the limit (0.8 % or 1.1 % of a step's
+    /// answers, alternately).
+    fn edge(rate: f64, nth: usize) -> Vec<u64> {
+        let mut slow = vec![if rate <= 4_000.0 { 0 } else { 40 }; 10];
+        if rate > 4_000.0 && rate <= 5_000.0 {
+            slow = vec![0; 10];
+            slow[9] = if nth.is_multiple_of(2) { 80 } else { 110 };
+        }
+        slow
+    }
+
     /// Near the limit, a rate whose steps straddle it is measured again, at most
     /// MOST_STEPS times, and then its pooled evidence decides.
     #[test]
     fn unclear_evidence_is_measured_again_up_to_the_most_steps() {
-        // Up to 4,000 req/s clearly within; above 5,000 clearly not; between, one second
-        // in ten a burst near the limit (0.8 % or 1.1 % of a step's answers).
-        let (steps, c) = evidenced(&Search::new(1_000.0, 1e6), |rate, nth| {
-            let mut slow = vec![if rate <= 4_000.0 { 0 } else { 40 }; 10];
-            if rate > 4_000.0 && rate <= 5_000.0 {
-                slow = vec![0; 10];
-                slow[9] = if nth % 2 == 0 { 80 } else { 110 };
-            }
-            slow
-        });
+        let (steps, c) = evidenced(&Search::new(1_000.0, 1e6), edge);
         // Verdicts alone would stop at three steps.
         let most = steps.iter().map(|s| at(&steps, s.rate)).max();
         assert_eq!(most, Some(boundary::MOST_STEPS));
@@ -769,14 +772,7 @@ mod tests {
     /// The boundary's decisions say how many steps each took and on what basis.
     #[test]
     fn the_boundary_rates_tell_how_they_were_decided() {
-        let (steps, c) = evidenced(&Search::new(1_000.0, 1e6), |rate, nth| {
-            let mut slow = vec![if rate <= 4_000.0 { 0 } else { 40 }; 10];
-            if rate > 4_000.0 && rate <= 5_000.0 {
-                slow = vec![0; 10];
-                slow[9] = if nth % 2 == 0 { 80 } else { 110 };
-            }
-            slow
-        });
+        let (steps, c) = evidenced(&Search::new(1_000.0, 1e6), edge);
         let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
         let (l, h) = (decision(lo, &steps).unwrap(), decision(hi, &steps).unwrap());
         assert_eq!((l.verdict.clone(), h.verdict.met()), (Verdict::Met, false));

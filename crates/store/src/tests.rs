@@ -349,10 +349,9 @@ fn steps_without_a_watch_of_the_machine_read_without_one() {
     assert_eq!(steps[1].other_load, Some(steal_only));
 }
 
-/// A second's histogram that does not decode (a forged store) is refused with the
-/// second and step named; seconds stored before schema 12 have none and read back empty.
-#[test]
-fn second_histograms_are_checked_and_old_seconds_read_back_without_one() {
+/// A store in memory with one run of one contender ("nginx") and one step of
+/// [`synthetic_result`]`(3)`.
+fn one_step() -> (Store, RunId) {
     let mut store = Store::open_in_memory().unwrap();
     let run = store
         .begin_run(&new_run("demo", &machine(), at(0)))
@@ -360,6 +359,14 @@ fn second_histograms_are_checked_and_old_seconds_read_back_without_one() {
     let c = store.add_contender(run, &contender("nginx")).unwrap();
     let result = synthetic_result(3);
     store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+    (store, run)
+}
+
+/// A second's histogram that does not decode (a forged store) is refused with the
+/// second and step named; seconds stored before schema 12 have none and read back empty.
+#[test]
+fn second_histograms_are_checked_and_old_seconds_read_back_without_one() {
+    let (store, run) = one_step();
     assert!(!store.steps(run).unwrap()[0].result.series[0]
         .histogram
         .is_empty());
@@ -385,13 +392,7 @@ fn second_histograms_are_checked_and_old_seconds_read_back_without_one() {
 /// pipeline: they read back without a wire, not as HTTP/1.1.
 #[test]
 fn steps_stored_before_the_wire_was_recorded_read_without_one() {
-    let mut store = Store::open_in_memory().unwrap();
-    let run = store
-        .begin_run(&new_run("demo", &machine(), at(0)))
-        .unwrap();
-    let c = store.add_contender(run, &contender("nginx")).unwrap();
-    let result = synthetic_result(3);
-    store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+    let (store, run) = one_step();
     store
         .conn
         .execute_batch("UPDATE steps SET protocol = NULL, pipeline = NULL, streams_asked = 1")
