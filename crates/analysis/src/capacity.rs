@@ -743,6 +743,9 @@ mod tests {
         assert!(lo <= capacity && capacity < hi, "{c:?}");
         assert_eq!(c.limited_by, Limit::Slo(0));
         assert_eq!((at(&steps, lo), at(&steps, hi)), (2, 2));
+        for r in [lo, hi] {
+            assert_eq!(decision(r, &steps).unwrap().basis, Basis::Interval);
+        }
     }
 
     /// A server clearly within p99 < 50 ms up to 4,000 req/s and clearly not above 5,000;
@@ -810,6 +813,25 @@ mod tests {
         let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
         assert!(lo <= capacity && capacity < hi, "{c:?}");
         assert!(at(&steps, 1_600.0) > 2, "{steps:?}");
+    }
+
+    /// A heavy stall in one step of five is not outvoted: the five steps' requests together
+    /// broke p99 (the stall alone holds 1.3 % of them), so the rate is broken, where two
+    /// agreeing verdicts of three would have called it met.
+    #[test]
+    fn a_heavy_stall_counts_with_all_the_requests_at_its_rate() {
+        let (steps, c) = evidenced(&Search::new(100.0, 1e6), |rate, nth| {
+            let mut slow = vec![if rate <= 5_000.0 { 0 } else { 40 }; 10];
+            if rate == 1_600.0 && nth == 0 {
+                slow[3] = 325;
+                slow[4] = 325;
+            }
+            slow
+        });
+        assert_eq!(at(&steps, 1_600.0), boundary::MOST_STEPS, "{steps:?}");
+        assert_eq!(c.first_failing_rps, Some(1_600.0), "{c:?}");
+        let d = decision(1_600.0, &steps).unwrap();
+        assert_eq!((d.verdict, d.basis), (Verdict::Broke(0), Basis::Pooled));
     }
 
     #[test]
