@@ -83,14 +83,7 @@ impl Exchange {
     /// Its timings, had it ended at `end` (the first byte is `end` when none arrived).
     #[inline]
     pub fn timing(&self, end: Instant) -> Timing {
-        Timing {
-            start: self.start,
-            sent: self.sent,
-            first_byte: self.first_byte.unwrap_or(end),
-            end,
-            connect: self.connect,
-            kind: 0,
-        }
+        Timing::ended(self.start, self.sent, self.first_byte, end, self.connect, 0)
     }
 
     /// What came back, for the expectations to judge.

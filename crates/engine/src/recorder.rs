@@ -25,7 +25,7 @@ pub struct Timing {
     pub start: Instant,
     /// When its bytes were handed to the socket.
     pub sent: Instant,
-    /// When the first byte of the answer arrived (`sent` when nothing arrived).
+    /// When the first byte of the answer arrived (`end` when nothing arrived).
     pub first_byte: Instant,
     /// When it ended.
     pub end: Instant,
@@ -36,6 +36,27 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// A request that ended at `end`: the one rule for its first byte (`end` when nothing
+    /// of an answer arrived), for every protocol's request slot.
+    #[inline]
+    pub fn ended(
+        start: Instant,
+        sent: Instant,
+        first_byte: Option<Instant>,
+        end: Instant,
+        connect: Duration,
+        kind: usize,
+    ) -> Timing {
+        Timing {
+            start,
+            sent,
+            first_byte: first_byte.unwrap_or(end),
+            end,
+            connect,
+            kind,
+        }
+    }
+
     /// A request that started at `start` and ended at `end` without being sent: charged
     /// with bytes its connection received unasked.
     pub fn unsent(start: Instant, end: Instant, kind: usize) -> Timing {

@@ -81,14 +81,14 @@ impl Slot {
 
     /// Its timings, had it ended at `end`.
     pub fn timing(&self, end: Instant) -> Timing {
-        Timing {
-            start: self.start,
-            sent: self.sent,
-            first_byte: self.first_byte.unwrap_or(end),
+        Timing::ended(
+            self.start,
+            self.sent,
+            self.first_byte,
             end,
-            connect: self.connect,
-            kind: self.kind,
-        }
+            self.connect,
+            self.kind,
+        )
     }
 }
 

@@ -691,12 +691,5 @@ impl Worker<'_> {
 
 /// A message's times, ending `end`.
 fn timing(s: &Slot, end: Instant) -> Timing {
-    Timing {
-        start: s.start,
-        sent: s.sent,
-        first_byte: s.first_byte.unwrap_or(end),
-        end,
-        connect: s.connect,
-        kind: 0,
-    }
+    Timing::ended(s.start, s.sent, s.first_byte, end, s.connect, 0)
 }
