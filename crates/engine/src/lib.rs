@@ -144,6 +144,8 @@ fn assignments(
                 Pace::Rate(r) => spec.offset + Duration::from_secs_f64(index as f64 / r),
                 Pace::Closed => Duration::ZERO,
             },
+            // Each worker draws its own Poisson gaps.
+            arrival: spec.arrival.part(index as u64),
             max_connections: cap,
             cpu: spec
                 .cpus

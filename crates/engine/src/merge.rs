@@ -96,6 +96,7 @@ impl Totals {
             acc.peak_connections += s.peak_connections;
             acc.capped |= s.capped;
             acc.spun += s.spun;
+            acc.gaps.extend(s.gaps);
         }
     }
 
@@ -161,6 +162,7 @@ pub(crate) fn merge(
                 max_connections: max_connections as u64,
                 capped: s.capped,
                 spun: s.spun,
+                arrival: shootout_analysis::certify::arrival_check(spec.arrival, &s.gaps),
             }),
             _ => None,
         },

@@ -27,10 +27,10 @@ pub mod units;
 pub use choice::Choice;
 pub use histograms::{Histograms, Measure};
 pub use result::{
-    h2_error_name, h3_error_name, latency_histogram, per_second, Counts, FailureCounts,
-    FailureKind, FirstResponse, GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats,
-    SecondStats, TargetStats, Warning, MAX_CLOSE_CODES, MAX_RESET_CODES, OTHER_CLOSE_CODES,
-    OTHER_RESET_CODES,
+    h2_error_name, h3_error_name, latency_histogram, per_second, ArrivalCheck, Counts,
+    FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats, LatencySummary, RunResult,
+    Sample, ScheduleStats, SecondStats, TargetStats, Warning, MAX_CLOSE_CODES, MAX_RESET_CODES,
+    OTHER_CLOSE_CODES, OTHER_RESET_CODES,
 };
 pub use saved::{Outcome, SavedError, SavedRun};
 pub use shard::{Shard, ShardError};
@@ -39,8 +39,9 @@ pub use shootout::{
     StepStatus, UnknownStatus,
 };
 pub use spec::{
-    auto_busy_poll, Expectation, Hold, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme,
-    SpecBuilder, SpecError, Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
+    auto_busy_poll, Arrival, Expectation, Hold, LoadSpec, Pace, Protocol, Record, RequestSpec,
+    Scheme, SpecBuilder, SpecError, Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_MESSAGE,
+    MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

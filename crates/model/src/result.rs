@@ -506,6 +506,46 @@ pub struct ScheduleStats {
     /// each, so that sends leave on time), summed over its threads.
     #[serde(default, serialize_with = "ser_ms")]
     pub spun: Duration,
+    /// How the requests were spaced, and how well the gaps sent fit that.
+    #[serde(default)]
+    pub arrival: ArrivalCheck,
+}
+
+/// How a rate run's requests were spaced, and how well the gaps between the sends fit
+/// the process asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct ArrivalCheck {
+    /// Even intervals or Poisson gaps (`even` or `poisson`).
+    #[serde(serialize_with = "ser_arrival")]
+    pub process: crate::Arrival,
+    /// Poisson: the gaps between the first sends of each worker (their due times plus
+    /// their lags) tested against the exponential with the rate as its mean; `None` with
+    /// even arrivals or too few sends.
+    pub fit: Option<Fit>,
+}
+
+/// A goodness-of-fit test of a sample against a distribution given in full (no
+/// parameter estimated from the sample).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Fit {
+    /// The sample's size.
+    pub n: u64,
+    /// The Anderson–Darling statistic A².
+    pub statistic: f64,
+    /// The chance of an A² at least this large were the sample drawn from the
+    /// distribution (its asymptotic distribution, close for 20 values or more).
+    pub p: f64,
+}
+
+impl Fit {
+    /// The sample fits at the 1% level: the distribution is not rejected.
+    pub fn fits(&self) -> bool {
+        self.p >= 0.01
+    }
+}
+
+fn ser_arrival<S: serde::Serializer>(a: &crate::Arrival, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(a.name())
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -696,6 +696,7 @@ impl ResultV1 {
                 max_connections: s.max_connections,
                 capped: s.capped,
                 spun: Duration::from_nanos(s.spun_ns),
+                arrival: Default::default(),
             }),
             interrupted: self.interrupted,
             ..RunResult::empty(
@@ -1113,6 +1114,7 @@ mod tests {
             max_connections: 4096,
             capped: true,
             spun: Duration::from_nanos(5_000),
+            arrival: Default::default(),
         });
         r.histograms.setup.record(2_500).unwrap();
         SavedRun {

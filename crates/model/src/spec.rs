@@ -800,6 +800,51 @@ pub enum Pace {
     Rate(f64),
 }
 
+/// How a rate's requests are spaced in time (rate mode only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arrival {
+    /// At even intervals of `1 / rate` (wrk2's schedule): a deterministic arrival process.
+    #[default]
+    Even,
+    /// Exponential gaps with `1 / rate` as their mean, drawn from this seed: a Poisson
+    /// arrival process, as independent users send (Lancet's and Treadmill's schedule). Each
+    /// shard and each worker draws its own gaps from the seed mixed with its index.
+    Poisson {
+        /// The seed of the gaps (`--seed`).
+        seed: u64,
+    },
+}
+
+impl Arrival {
+    /// The process's name in reports: `even` or `poisson`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Even => "even",
+            Arrival::Poisson { .. } => "poisson",
+        }
+    }
+
+    /// The same process for part `index` of a load (a shard, a worker): Poisson gaps
+    /// drawn from a seed of its own, so the parts' gaps are independent.
+    pub fn part(self, index: u64) -> Arrival {
+        match self {
+            Arrival::Even => Arrival::Even,
+            Arrival::Poisson { seed } => Arrival::Poisson {
+                seed: crate::spec::mix(seed, index),
+            },
+        }
+    }
+}
+
+/// A seed for part `index` of a load, from the load's seed (SplitMix64's finaliser of
+/// their sum: nearby seeds and indices give unrelated results).
+pub fn mix(seed: u64, index: u64) -> u64 {
+    let mut z = seed.wrapping_add(index.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// What individual samples to keep besides the histograms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {
@@ -844,6 +889,8 @@ pub struct LoadSpec {
     pub duration: Option<Duration>,
     /// Closed loop or a fixed rate.
     pub pace: Pace,
+    /// Rate mode: how the requests are spaced (even, or Poisson from a seed).
+    pub arrival: Arrival,
     /// Per-request deadline from send to the last byte of the answer.
     pub timeout: Duration,
     /// Deadline for establishing a connection.
@@ -920,6 +967,7 @@ impl LoadSpec {
             requests: Some(1),
             duration: None,
             pace: Pace::Closed,
+            arrival: Arrival::Even,
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             record: Record::default(),
@@ -1249,6 +1297,12 @@ impl SpecBuilder {
     /// Connections asked for (lowered to the request count when that is fewer).
     pub fn connections(mut self, connections: usize) -> Self {
         self.spec.connections = connections;
+        self
+    }
+
+    /// Rate mode: how requests are spaced (see [`LoadSpec::arrival`]).
+    pub fn arrival(mut self, arrival: Arrival) -> Self {
+        self.spec.arrival = arrival;
         self
     }
 

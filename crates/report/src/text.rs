@@ -92,6 +92,49 @@ fn latency_cells(h: &Histogram<u64>) -> Vec<String> {
         .collect()
 }
 
+/// The 95% intervals of the (corrected) latency's percentiles, in ms: `  95% intervals:
+/// p50 0.412–0.420, p90 0.512–0.530, p99 0.431–0.460, p99.9 0.700–1.200`.
+fn intervals_line(r: &RunResult) -> String {
+    use shootout_analysis::certify::{percentile_intervals, PERCENTILES};
+    let cis = percentile_intervals(&r.histograms.latency, &r.series);
+    let parts: Vec<String> = PERCENTILES
+        .iter()
+        .zip(cis)
+        .filter_map(|((_, name), ci)| {
+            let (lo, hi) = ci?;
+            let name = if *name == "p999" { "p99.9" } else { name };
+            Some(format!("{name} {}–{}", ms3(lo as f64), ms3(hi as f64)))
+        })
+        .collect();
+    format!("  95% intervals: {}", parts.join(", "))
+}
+
+/// The level checks, when one is flagged: `  warm-up seen: the first 4 s differ from the
+/// rest; drifting: mean latency 1.0% more each second (Mann–Kendall p 0.0001)`.
+fn level_line(r: &RunResult) -> Option<String> {
+    let l = shootout_analysis::certify::level(&r.series)?;
+    let mut parts = Vec::new();
+    if let Some(k) = l.warm_up {
+        parts.push(format!(
+            "warm-up seen: the first {k} s differ from the rest"
+        ));
+    }
+    let alpha = shootout_analysis::certify::LEVEL_ALPHA;
+    for (name, t) in [
+        ("mean latency", l.latency),
+        ("answers per second", l.throughput),
+    ] {
+        if let Some(t) = t.filter(|t| t.p < alpha) {
+            parts.push(format!(
+                "drifting: {name} {:+.1}% each second (Mann–Kendall p {:.4})",
+                t.change * 100.0,
+                t.p
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| format!("  {}", parts.join("; ")))
+}
+
 /// The "served within" columns of one histogram, in ms.
 fn served_cells(h: &Histogram<u64>) -> Vec<String> {
     SERVED_PERCENTS
@@ -417,6 +460,10 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
                 &[("", latency_cells(&r.histograms.latency))],
             );
         }
+        emit!(o, "{}", intervals_line(r));
+        if let Some(line) = level_line(r) {
+            emit!(o, "{line}");
+        }
         emit!(o);
         // ab's table: Total is the latency above (corrected in rate mode) and Processing is
         // Total minus Connect, as the engine records them.
@@ -526,6 +573,9 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
         if let Some(c) = shootout_analysis::load_warnings::certificate(r) {
             kv(o, "Kept", kept_line(&c));
         }
+        if let Some(line) = arrivals_line(&s.arrival) {
+            kv(o, "Arrivals", line);
+        }
     }
     let g = &r.generator;
     let per_request = if c.completed > 0 {
@@ -569,6 +619,24 @@ fn kept_line(c: &shootout_analysis::load_warnings::Certificate) -> String {
         c.on_time * 100.0,
         c.achieved_share * 100.0
     )
+}
+
+/// Poisson arrivals and the test of the gaps sent: `Poisson; the 1999 gaps sent fit the
+/// exponential (Anderson–Darling A² 0.41, p 0.84)`; none for even arrivals.
+fn arrivals_line(a: &shootout_model::ArrivalCheck) -> Option<String> {
+    if a.process == shootout_model::Arrival::Even {
+        return None;
+    }
+    Some(match a.fit {
+        None => "Poisson; too few sends to test their gaps".to_string(),
+        Some(f) => format!(
+            "Poisson; the {} gaps sent {} the exponential (Anderson–Darling A² {:.2}, p {:.2})",
+            f.n,
+            if f.fits() { "fit" } else { "do not fit" },
+            f.statistic,
+            f.p
+        ),
+    })
 }
 
 /// How late the sends went out and the connections the schedule used: `p50 0.004 ms,

@@ -241,9 +241,16 @@ pub struct LoadArgs {
     #[arg(long, value_name = "ORDER", default_value_t, value_parser = choice::<Order>(), requires = "lists")]
     pub order: Order,
 
-    /// Seed of --order random and {rand:LO-HI} values (default: from the clock, printed).
-    #[arg(long, value_name = "N", requires = "lists")]
+    /// Seed of --order random, {rand:LO-HI} values and --arrival poisson's gaps (default:
+    /// from the clock, printed).
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+
+    /// With --rate: how requests are spaced: even (at 1/R intervals, as wrk2) or poisson
+    /// (exponential gaps of mean 1/R drawn from --seed, as independent users arrive; each
+    /// thread and shard draws its own).
+    #[arg(long, value_name = "ARRIVAL", default_value = "even", value_parser = ["even", "poisson"])]
+    pub arrival: String,
 
     /// Accept any TLS certificate (self-signed servers).
     #[arg(long)]

@@ -17,7 +17,8 @@ use shootout_model::messages::MessageList;
 use shootout_model::requests::{Order, RequestList, MAX_ENTRIES, MAX_LIST_BYTES};
 use shootout_model::spec::{check_header, check_method, Limit, SpecError, TargetError, MAX_BODY};
 use shootout_model::{
-    parse_duration, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet, Target,
+    parse_duration, Arrival, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet,
+    Target,
 };
 use shootout_report::{plain_secs, Format};
 use std::path::Path;
@@ -57,6 +58,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let busy_poll = busy_poll(a.busy_poll.as_deref(), protocol, cpus.is_some())?;
     check_outputs(a)?;
     let list = request_list(a, &target, &mut notes)?;
+    let arrival = arrival(a, &mut notes)?;
     let spec = LoadSpec::builder(target.clone())
         .pipeline(a.pipeline)
         .list(list)
@@ -72,6 +74,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
                 .or(a.find_max.find_max.then_some(a.find_max.from))
                 .map_or(Pace::Closed, Pace::Rate),
         )
+        .arrival(arrival)
         .protocol(protocol, a.streams.unwrap_or(1))
         .ws_text(a.ws_text.is_some())
         .ws_hold(ws_hold(a)?)
@@ -467,6 +470,29 @@ pub(crate) fn read_list(
     RequestList::parse(source, text, target, order, seed, |file| {
         read_body(&dir.join(file)).map_err(|e| e.to_string())
     })
+}
+
+/// `--arrival` (with its `--seed`): Poisson needs a rate; `--seed` seeds something. A
+/// note gives a seed drawn from the clock.
+fn arrival(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Arrival, Failure> {
+    let paced = a.rate.is_some() || a.find_max.find_max;
+    let lists = a.urls.is_some() || a.ws_messages.is_some();
+    if a.arrival != "poisson" {
+        if a.seed.is_some() && !lists {
+            return Err(Failure::usage(anyhow!("--seed seeds --order random, {{rand:LO-HI}} values and --arrival poisson: give it with --urls, --ws-messages or --arrival poisson, or leave it out")));
+        }
+        return Ok(Arrival::Even);
+    }
+    if !paced {
+        return Err(Failure::usage(anyhow!("--arrival poisson spaces the requests of a rate: give --rate R (or --find-max), or leave --arrival out for a closed loop")));
+    }
+    let seed = a.seed.unwrap_or_else(clock_seed);
+    if a.seed.is_none() {
+        notes.push(format!(
+            "Poisson arrivals drawn with --seed {seed} (give it to repeat them)"
+        ));
+    }
+    Ok(Arrival::Poisson { seed })
 }
 
 /// A seed from the clock, for runs not given one.

@@ -348,6 +348,7 @@ fn step_spec(
         .max_connections(max_connections)
         .protocol(wire.protocol, wire.streams)
         .pace(pace)
+        .arrival(w.arrival)
         .bound(requests, duration)
         .cpus(plan.defaults.load_cpus.clone())
         .available_cpus(shootout_engine::sys::allowed_cpus().len())

@@ -94,6 +94,8 @@ pub struct Assignment {
     /// Rate mode: when the worker's first request is due, from the start (the workers of
     /// a run, and the shards of a load, interleave their schedules).
     pub offset: Duration,
+    /// Rate mode: even or Poisson (with the worker's own seed).
+    pub arrival: shootout_model::Arrival,
     /// Rate mode: the most connections the worker may have open.
     pub max_connections: usize,
     /// Pin the thread to this CPU.
@@ -210,6 +212,8 @@ impl<'a> Core<'a> {
                 budget: a.budget,
                 duration: sh.duration,
                 offset: a.offset,
+                arrival: a.arrival,
+                memo: None,
             }),
             sched: Schedule::default(),
             deferred: Vec::new(),
@@ -478,6 +482,7 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
     let cpu1 = sys::thread_cpu();
     let schedule = core.pacer.map(|p| Schedule {
         due: p.due_by(ended.saturating_duration_since(start)),
+        gaps: core.sched.sent_gaps(&p),
         peak_connections: core.sched.peak_connections.max(a.connections),
         ..core.sched
     });
@@ -614,7 +619,13 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
             Turn::Sleep
         };
     }
-    match p.dispatch(now) {
+    let dispatched = p.dispatch(now);
+    // Poisson due times are walked from the last one sent (see `Pacer::advance`).
+    let c = p.core();
+    if let Some(pacer) = c.pacer.as_mut() {
+        pacer.advance(c.sched.sent);
+    }
+    match dispatched {
         Dispatch::At(due) => {
             let early = wake.early(p.core_ref().sched.spun, now);
             if due.saturating_duration_since(now) <= early {

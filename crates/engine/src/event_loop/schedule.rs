@@ -1,14 +1,21 @@
 //! How far a worker kept its open-loop schedule: requests due, sent, sent late, and of
 //! those how many waited for a connection rather than for the generator itself; how late
 //! every send was (a histogram of the lag); how many connections the schedule needed and
-//! whether it met the cap on them.
+//! whether it met the cap on them; and the gaps between its first sends, to check them
+//! against the arrival process asked for.
 
+use super::pacer::Pacer;
 use super::LATE;
 use hdrhistogram::Histogram;
 use std::time::Duration;
 
 /// The longest lag the histogram tells apart (one hour, in µs); longer ones count as it.
 const MAX_LAG_US: u64 = 3_600_000_000;
+
+/// Sends whose lag is kept for the arrival check, per worker: the first ones. Enough for
+/// a goodness-of-fit test to see a gap distribution off by a few percent, few enough to
+/// keep it a small fixed cost (16 KiB a worker).
+pub const ARRIVAL_SAMPLE: usize = 2000;
 
 /// A histogram of send lags, in µs, three significant figures.
 pub fn lag_histogram() -> Histogram<u64> {
@@ -40,6 +47,12 @@ pub struct Schedule {
     /// A request fell due with no connection free, and the schedule has not caught up
     /// since.
     pub(super) starved: bool,
+    /// How late each of the first [`ARRIVAL_SAMPLE`] sends was.
+    pub(super) lags: Vec<Duration>,
+    /// The gaps between those sends (each from its due time plus its lag) times the
+    /// worker's rate: for Poisson arrivals kept, exponential with mean 1 (see
+    /// [`Schedule::sent_gaps`]).
+    pub gaps: Vec<f64>,
 }
 
 impl Default for Schedule {
@@ -55,6 +68,8 @@ impl Default for Schedule {
             capped: false,
             spun: Duration::ZERO,
             starved: false,
+            lags: Vec::new(),
+            gaps: Vec::new(),
         }
     }
 }
@@ -91,8 +106,70 @@ impl Schedule {
                 self.late_no_connection += 1;
             }
         }
+        if self.lags.len() < ARRIVAL_SAMPLE {
+            self.lags.push(late);
+        }
         self.max_lag = self.max_lag.max(late);
         let us = u64::try_from(late.as_micros()).unwrap_or(MAX_LAG_US);
         self.lag.saturating_record(us.min(MAX_LAG_US));
+    }
+
+    /// The gaps between the first sends as they went out (request `k` at its due time
+    /// plus its lag), in units of the schedule's mean gap (times the rate).
+    pub fn sent_gaps(&self, pacer: &Pacer) -> Vec<f64> {
+        let mut walk = Pacer {
+            memo: None,
+            ..*pacer
+        };
+        let sent: Vec<f64> = (0..self.lags.len() as u64)
+            .zip(&self.lags)
+            .map(|(k, lag)| {
+                walk.advance(k);
+                (walk.due(k) + *lag).as_secs_f64()
+            })
+            .collect();
+        sent.windows(2)
+            .map(|w| (w[1] - w[0]) * pacer.rate)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_model::Arrival;
+
+    #[test]
+    fn sent_gaps_are_the_drawn_gaps_when_sent_on_time_and_shorter_after_a_delay() {
+        let pacer = Pacer {
+            arrival: Arrival::Poisson { seed: 5 },
+            ..Pacer::even(100.0, None, None)
+        };
+        let mut s = Schedule::default();
+        for _ in 0..4 {
+            s.sending(Duration::ZERO, false);
+        }
+        let drawn: Vec<f64> = (1..4)
+            .map(|k| (pacer.due(k) - pacer.due(k - 1)).as_secs_f64() * 100.0)
+            .collect();
+        let got = s.sent_gaps(&pacer);
+        assert_eq!(got.len(), 3);
+        for (g, d) in got.iter().zip(&drawn) {
+            assert!((g - d).abs() < 1e-6, "{got:?} {drawn:?}");
+        }
+        // Request 1 held 5 ms, 2 and 3 on time: the first gap grows by 0.5 mean gaps
+        // (5 ms at 100 req/s), the second shrinks by as much.
+        let mut late = Schedule::default();
+        for lag in [0, 5, 0, 0] {
+            late.sending(Duration::from_millis(lag), false);
+        }
+        let got = late.sent_gaps(&pacer);
+        assert!((got[0] - drawn[0] - 0.5).abs() < 1e-6);
+        assert!((got[1] - drawn[1] + 0.5).abs() < 1e-6);
+        // The sample is bounded.
+        for _ in 0..2 * ARRIVAL_SAMPLE {
+            late.sending(Duration::ZERO, false);
+        }
+        assert_eq!(late.sent_gaps(&pacer).len(), ARRIVAL_SAMPLE - 1);
     }
 }
