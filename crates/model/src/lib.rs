@@ -9,6 +9,7 @@ pub mod barrier;
 pub mod choice;
 pub mod hdr;
 pub mod histograms;
+pub mod journey;
 pub mod messages;
 pub mod plan;
 pub mod requests;
