@@ -606,6 +606,7 @@ fn join_lag_and_connections(acc: &mut ScheduleStats, s: &ScheduleStats) {
     acc.max_connections = acc.max_connections.saturating_add(s.max_connections);
     acc.capped |= s.capped;
     acc.spun = acc.spun.saturating_add(s.spun);
+    acc.overtaken = acc.overtaken.saturating_add(s.overtaken);
 }
 
 /// The length of the union of the runs' windows `[started, started + duration)`: the time

@@ -243,7 +243,9 @@ pub struct Counts {
     /// Connection attempts that failed.
     pub connections_failed: u64,
     /// Connections the server closed between requests that were re-opened without losing a
-    /// request (keep-alive limits, `Connection: close`, HTTP/1.0).
+    /// request (keep-alive limits, `Connection: close`, HTTP/1.0). In rate mode, only those
+    /// opened again at once for requests left on them: one the server closed while idle is
+    /// opened again when a request needs it, counted in `connections_opened` alone.
     pub reconnects: u64,
     /// Requests sent a second time, on a new connection, because the server closed a
     /// connection that had sat idle just as the request went out, before any byte of an answer
@@ -506,6 +508,13 @@ pub struct ScheduleStats {
     /// each, so that sends leave on time), summed over its threads.
     #[serde(default, serialize_with = "ser_ms")]
     pub spun: Duration,
+    /// HTTP/1.1: requests answered more than 10 ms after they were sent, and after the
+    /// answer to a request the same worker sent later on another connection. A server that
+    /// serves one connection at a time per worker, sitting on each it accepted until its
+    /// request comes (a sync worker), answers in the order it accepted the connections:
+    /// these waited while it was on another connection (or they took longer to process).
+    #[serde(default)]
+    pub overtaken: u64,
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

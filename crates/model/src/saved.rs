@@ -623,6 +623,7 @@ impl ResultV1 {
                 max_connections: s.max_connections,
                 capped: s.capped,
                 spun_ns: nanos(s.spun),
+                overtaken: s.overtaken,
             }),
             streams_allowed: r.streams_allowed(),
         }
@@ -696,6 +697,7 @@ impl ResultV1 {
                 max_connections: s.max_connections,
                 capped: s.capped,
                 spun: Duration::from_nanos(s.spun_ns),
+                overtaken: s.overtaken,
             }),
             interrupted: self.interrupted,
             ..RunResult::empty(
@@ -981,6 +983,9 @@ struct ScheduleV1 {
     capped: bool,
     #[serde(default)]
     spun_ns: u64,
+    /// Absent from files written before shootout recorded it.
+    #[serde(default)]
+    overtaken: u64,
 }
 
 /// A histogram as V2 + deflate, in base64.
@@ -1113,6 +1118,7 @@ mod tests {
             max_connections: 4096,
             capped: true,
             spun: Duration::from_nanos(5_000),
+            overtaken: 3,
         });
         r.histograms.setup.record(2_500).unwrap();
         SavedRun {

@@ -832,8 +832,9 @@ pub struct LoadSpec {
     pub connections: usize,
     /// Worker threads (one event loop each).
     pub threads: usize,
-    /// Rate mode: `connections` open at the start, and more open as the schedule needs
-    /// them, up to this many (split among threads); `None`: as many as the open-file limit
+    /// Rate mode: at most `connections` open ahead of need (at the start), and more open
+    /// as requests find no free connection, up to this many open at once (split among
+    /// threads); `None`: as many as the open-file limit
     /// allows. A request due while every connection is busy and the cap is reached waits,
     /// counted as late for want of a connection. Not kept in result files (the schedule's
     /// facts are: the connections opened and whether the cap was reached).

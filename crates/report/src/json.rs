@@ -112,6 +112,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "reconnects": c.reconnects,
             "dropped": c.dropped,
             "goaways": c.goaways,
+            "overtaken": r.schedule.map(|s| s.overtaken),
             "setup_ms": (!r.histograms.setup.is_empty()).then(|| summary(&r.histograms.setup)),
         },
         "generator": generator_json(r),

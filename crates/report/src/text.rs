@@ -506,6 +506,14 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
             c.reconnects
         );
     }
+    if let Some(n) = r.schedule.map(|s| s.overtaken).filter(|&n| n > 0) {
+        let _ = write!(
+            conns,
+            "; {n} requests took over 10 ms and were answered after requests sent later on \
+             other connections (a server serving one connection at a time per worker was on \
+             another, or they took longer to process)"
+        );
+    }
     kv(o, "Connections", conns);
     if let Some(s) = &r.schedule {
         kv(
@@ -681,6 +689,27 @@ mod tests {
             generator(&spec).ends_with("; busy polling up to 50 µs before each sleep"),
             "{}",
             generator(&spec)
+        );
+    }
+
+    #[test]
+    fn the_connections_line_says_when_requests_were_overtaken() {
+        let (spec, mut r) = fixtures::rate_mode();
+        let connections = |r: &RunResult| {
+            report(&spec, r)
+                .lines()
+                .find(|l| l.starts_with("Connections"))
+                .unwrap()
+                .to_string()
+        };
+        assert!(!connections(&r).contains("sent later"));
+        r.schedule.as_mut().unwrap().overtaken = 7;
+        assert!(
+            connections(&r).contains(
+                "; 7 requests took over 10 ms and were answered after requests sent later"
+            ),
+            "{}",
+            connections(&r)
         );
     }
 

@@ -676,6 +676,8 @@ impl Columns<'_> {
             max_connections: self.get("sched_max_connections")?,
             capped: self.get("sched_capped")?,
             spun: codec::span(self.get("sched_spun_ns")?),
+            // Not stored: a step read back reports none.
+            overtaken: 0,
         }))
     }
 

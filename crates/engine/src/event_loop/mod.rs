@@ -127,6 +127,12 @@ pub(crate) const LATE: Duration = Duration::from_millis(1);
 /// The longest pause before re-opening a connection the server keeps dropping.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
+/// Rate mode: a connection opened ahead of need that the server closes within this time
+/// of its opening, before any request, was turned away at accept (counted as dropped, and
+/// the schedule opens no more until the server answers); one closed later sat idle past
+/// the server's keep-alive timeout.
+pub(crate) const CLOSED_AT_ACCEPT: Duration = Duration::from_millis(100);
+
 /// The token of the pacing timer (connections use their index).
 pub(crate) const TIMER: Token = Token(usize::MAX);
 
@@ -235,11 +241,13 @@ impl<'a> Core<'a> {
     }
 
     /// Rate mode, a request due and no connection with room: whether one more may open
-    /// (`open` are open now). Not while the server turns connections away (see
-    /// [`Core::refusing`]) or a connection waits out its pause, nor past the cap; either
-    /// way the request waits for a connection, and the schedule says so.
-    pub fn may_grow(&mut self, open: usize) -> bool {
-        if self.refusing || !self.deferred.is_empty() {
+    /// (`open` are open now; `again`: it is one closed before, whose pause, if any, is
+    /// over). Not while a connection waits out its pause, nor while the server turns
+    /// connections away (see [`Core::refusing`]) unless it is one opened again (the next
+    /// try), nor past the cap; either way the request waits for a connection, and the
+    /// schedule says so.
+    pub fn may_grow(&mut self, open: usize, again: bool) -> bool {
+        if (self.refusing && !again) || !self.deferred.is_empty() {
             // The server turns connections away: more would only be turned away too.
             self.sched.waiting();
             return false;

@@ -87,6 +87,9 @@ struct Worker<'a> {
     scratch: Vec<u8>,
     /// Connections closed at the end of the run, until their servers close.
     closing: Closing,
+    /// Rate mode: closed connections, opened again only when a message finds no slot free
+    /// (see [`Worker::grow`]).
+    spare: Vec<usize>,
 }
 
 /// Runs one WebSocket worker to the end of its share; `stop` ends it early.
@@ -118,6 +121,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
         }),
         scratch: Vec::new(),
         closing: Closing::default(),
+        spare: Vec::new(),
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -125,6 +129,9 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
     }
     if w.core.paced() {
         w.connect_all()?;
+        // Those opened ahead of need are taken in the order they opened (the order a
+        // server accepts them); later, the most recently freed first.
+        w.room.sort_unstable_by(|a, b| b.cmp(a));
     }
     Ok(w)
 }
@@ -338,16 +345,31 @@ impl Worker<'_> {
         }
     }
 
-    /// Rate mode: every slot is taken. Opens one more connection unless one is opening
-    /// already or [`Core::may_grow`] says no.
+    /// Rate mode: every slot is taken. Opens a connection (one closed before, or a new
+    /// one) unless one is opening already or [`Core::may_grow`] says no.
     fn grow(&mut self, now: Instant) {
         let opening = |c: &Conn| matches!(c.phase, Phase::Connecting | Phase::Handshake);
-        if self.conns.iter().any(opening) || !self.core.may_grow(self.conns.len()) {
+        if self.conns.iter().any(opening) {
             return;
         }
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.connect(self.conns.len() - 1, now);
+        let conns = &self.conns;
+        while self
+            .spare
+            .last()
+            .is_some_and(|&i| conns[i].phase != Phase::Closed)
+        {
+            self.spare.pop();
+        }
+        let live = conns.iter().filter(|c| c.phase != Phase::Closed).count();
+        if !self.core.may_grow(live, !self.spare.is_empty()) {
+            return;
+        }
+        let i = self.spare.pop().unwrap_or_else(|| {
+            let c = self.new_conn(now);
+            self.conns.push(c);
+            self.conns.len() - 1
+        });
+        self.connect(i, now);
     }
 
     /// Rate mode: a connection with a free slot, kept listed while it has more.
@@ -425,6 +447,9 @@ impl Worker<'_> {
         }
         if pause {
             self.core.pause(i, &mut self.conns[i].life, now);
+        } else if self.core.paced() {
+            // Opened again when a message needs it, not before.
+            self.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -595,7 +620,7 @@ impl Worker<'_> {
         self.flush(i, now);
         let answered = self.conns[i].answered;
         self.close(i);
-        if answered && !self.core.spent(now) {
+        if answered && !self.core.spent(now) && !self.core.paced() {
             self.core.rec.counts.reconnects += 1;
         }
         self.replace(i, now, !answered);
@@ -646,10 +671,14 @@ impl Worker<'_> {
             self.charge(i, now, FailureKind::Reset, None);
             return self.replace(i, now, true);
         }
-        if answered {
+        if answered && !self.core.paced() {
             self.core.rec.counts.reconnects += 1;
         }
-        self.replace(i, now, !answered);
+        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
+        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
+        let rested = self.core.paced()
+            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
+        self.replace(i, now, !answered && !rested);
     }
 
     /// Deadlines and deferred reconnects. A reply later than the timeout leaves its
@@ -682,7 +711,9 @@ impl Worker<'_> {
             (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
         });
         for i in due {
-            if self.core.paced() || !self.core.spent(now) {
+            if self.core.paced() {
+                self.spare.push(i);
+            } else if !self.core.spent(now) {
                 self.connect(i, now);
             }
         }
