@@ -130,8 +130,8 @@ pub struct Recorder {
     pub other_lengths: u64,
     /// Per kind of request (when the run reports them): completed, ok, latency (µs).
     pub targets: Vec<(u64, u64, Histogram<u64>)>,
-    /// A sample of heads for `-v 2` (see [`crate::Heads`]); empty unless asked for.
-    pub heads: crate::Heads,
+    /// A sample of heads for `-v 2` (see [`crate::heads::Heads`]); empty unless asked for.
+    pub heads: crate::heads::Heads,
     /// Time spent busy polling (see `LoadSpec::busy_poll`): CPU the thread used
     /// waiting for events, left out of how busy it was.
     pub spun: std::time::Duration,
@@ -199,7 +199,7 @@ impl Recorder {
             lengths: Vec::with_capacity(LENGTHS),
             other_lengths: 0,
             targets: Vec::new(),
-            heads: crate::Heads::default(),
+            heads: crate::heads::Heads::default(),
             spun: std::time::Duration::ZERO,
             seconds_done: None,
         }

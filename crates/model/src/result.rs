@@ -746,11 +746,6 @@ impl LatencySummary {
     }
 }
 
-/// A new empty latency histogram: 1 µs to 1 hour, 3 significant figures.
-pub fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
-}
-
 /// What one entry of a request list measured.
 #[derive(Debug, Clone)]
 pub struct TargetStats {
@@ -906,6 +901,7 @@ mod tests {
         );
     }
     use super::*;
+    use crate::histograms::latency_histogram;
 
     #[test]
     fn warning_kinds_are_their_serde_tags() {

@@ -13,11 +13,11 @@
 //! the others from the numbers (`shootout_analysis::load_warnings`).
 
 use crate::barrier::BarrierFacts;
-use crate::histograms::Histograms;
+use crate::histograms::{latency_histogram, Histograms};
 use crate::requests::{ListEntry, Order, RequestList};
 use crate::result::{
-    latency_histogram, Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats,
-    RunResult, Sample, ScheduleStats, SecondStats,
+    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, RunResult, Sample,
+    ScheduleStats, SecondStats,
 };
 use crate::shard::Shard;
 use crate::spec::{Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Target};

@@ -37,8 +37,6 @@ pub struct Shared<'a> {
     pub endpoint: Endpoint,
     /// TLS client config and server name for https.
     pub tls: Option<TlsTarget>,
-    /// The kinds of request, prepared.
-    pub requests: crate::h1::request::Requests,
     /// Requests in flight per connection, at most.
     pub pipeline: usize,
     /// Worker threads of the run (`{seq}` values are unique across them).

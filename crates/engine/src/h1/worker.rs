@@ -25,6 +25,7 @@
 //! they arrived a moment later — so the counts do not depend on how TCP split the bytes.
 
 use super::conn::{Answered, Connection, Received, Slot, Then};
+use super::request::Prepared;
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
 use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
@@ -88,6 +89,8 @@ impl Conn {
 
 struct Worker<'a> {
     core: Core<'a>,
+    /// The run's requests, in their HTTP/1.1 wire form.
+    reqs: &'a Prepared,
     conns: Vec<Conn>,
     /// Rate mode: connections with room for a request (see [`Conn::pooled`]); an entry
     /// whose connection is no longer pooled is skipped when popped.
@@ -110,27 +113,34 @@ struct Worker<'a> {
 }
 
 /// Runs one worker to the end of its share; `stop` ends it early.
-pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Result<Output> {
-    host(sh, a, stop, live, set_up)
+pub fn run(
+    sh: &Shared,
+    reqs: &Prepared,
+    a: Assignment,
+    stop: &AtomicBool,
+    live: &Live,
+) -> io::Result<Output> {
+    host(sh, a, stop, live, |sh, a| set_up(sh, reqs, a))
 }
 
 /// Builds the worker; in rate mode also opens its connections, so the schedule starts
 /// with connections ready.
-fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
+fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Result<Worker<'a>> {
     let now = Instant::now();
     let mut core = Core::new(sh, a)?;
-    let kinds = sh.requests.kinds.len();
+    let kinds = reqs.kinds.len();
     if (2..=shootout_model::requests::MAX_REPORTED_ENTRIES).contains(&kinds) {
         core.rec.per_kind(kinds);
     }
     let mut w = Worker {
         core,
+        reqs,
         conns: Vec::with_capacity(a.connections),
         pool: Vec::with_capacity(a.connections),
         gen: Gen::new(
-            sh.requests.seed,
-            sh.requests.random,
-            sh.requests.kinds.len(),
+            reqs.seed,
+            reqs.random,
+            reqs.kinds.len(),
             a.index,
             sh.workers,
         ),
@@ -354,7 +364,7 @@ impl Worker<'_> {
     /// Adds a request that started at `start` to connection `i`'s queue (not rendered yet).
     fn enqueue(&mut self, i: usize, start: Instant, now: Instant) {
         let kind = self.gen.pick();
-        let k = &self.core.sh.requests.kinds[kind];
+        let k = &self.reqs.kinds[kind];
         let c = &mut self.conns[i];
         let mut s = Slot::new(start, now, kind, k.head, k.idempotent);
         if !c.busy() && c.phase == Phase::Idle {
@@ -613,12 +623,12 @@ impl Worker<'_> {
         if c.io.is_none() {
             return;
         }
-        let (sh, gen, scratch) = (self.core.sh, &mut self.gen, &mut self.scratch);
+        let (reqs, gen, scratch) = (self.reqs, &mut self.gen, &mut self.scratch);
         let (want_head, heads) = (&mut self.want_request_head, &mut self.core.rec.heads);
         let (sched, paced) = (&mut self.core.sched, self.core.pacer.is_some());
         c.h1.render(now, |s, out| {
             let before = out.len();
-            sh.requests.render(s.kind, gen, out, scratch);
+            reqs.render(s.kind, gen, out, scratch);
             if *want_head {
                 *want_head = false;
                 heads.request = Some(crate::live::head_of(&out[before..]).to_vec());

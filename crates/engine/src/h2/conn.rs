@@ -27,9 +27,9 @@ use super::frame::{
 };
 use super::hpack::{self, Fields};
 use super::request::{table_size_update, Prepared};
+use crate::codec::decimal::parse as parse_decimal;
 use crate::exchange::Exchange;
 use crate::fields;
-use crate::h1::parse::parse_decimal;
 use shootout_model::FailureKind;
 use std::time::{Duration, Instant};
 
