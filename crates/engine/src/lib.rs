@@ -11,6 +11,7 @@
 mod error;
 mod event_loop;
 mod exchange;
+pub mod fault;
 mod fields;
 mod h1;
 pub mod h2;
