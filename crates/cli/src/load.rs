@@ -98,6 +98,11 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     if result.interrupted {
         return Ok(INTERRUPTED);
     }
+    let faults = result.counts.failures[FailureKind::GeneratorFault];
+    if let Some(line) = crate::output::generator_fault(faults) {
+        say!("error: {line}");
+        return Ok(1);
+    }
     if let Some(line) = no_good_answer(&result.counts) {
         say!("error: {line}");
         return Ok(1);

@@ -12,6 +12,7 @@ mod codec;
 mod error;
 mod event_loop;
 mod exchange;
+pub mod fault;
 mod fields;
 mod h1;
 pub mod h2;

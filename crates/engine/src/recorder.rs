@@ -260,6 +260,33 @@ impl Recorder {
         server: impl FnOnce() -> Option<String>,
         expect: &Expectation,
     ) {
+        let failure = self.judge(t, a, server, expect);
+        self.answered(t, a.status, failure);
+    }
+
+    /// A WebSocket reply answered in full, judged as [`Recorder::credit`] judges an
+    /// answer; its status (the handshake's 101) is not counted again: that is counted
+    /// once per connection ([`Recorder::count_status`]).
+    pub fn credit_reply(&mut self, t: &Timing, a: Answer, expect: &Expectation) {
+        let failure = self.judge(t, a, || None, expect);
+        self.record(t, a.status, failure, false);
+    }
+
+    /// Counts a final response with `status` that is no request's answer (a WebSocket
+    /// handshake's 101).
+    pub fn count_status(&mut self, status: u16) {
+        self.status_codes[(status as usize).min(999)] += 1;
+    }
+
+    /// The failure class `a` earns against `expect`, if any; counts its length, and keeps
+    /// the worker's first answer.
+    fn judge(
+        &mut self,
+        t: &Timing,
+        a: Answer,
+        server: impl FnOnce() -> Option<String>,
+        expect: &Expectation,
+    ) -> Option<FailureKind> {
         self.counts.body_bytes += a.body_len;
         if self.first.is_none() {
             self.first_at = Some(t.end);
@@ -270,7 +297,7 @@ impl Recorder {
             });
         }
         self.count_length(a.body_len);
-        let failure = if !expect.status.contains(a.status) {
+        if !expect.status.contains(a.status) {
             Some(FailureKind::Status)
         } else if expect.length.is_some_and(|l| l != a.body_len)
             || (expect.body_contains.is_some() && !a.matched)
@@ -279,8 +306,7 @@ impl Recorder {
             Some(FailureKind::Body)
         } else {
             None
-        };
-        self.answered(t, a.status, failure);
+        }
     }
 
     /// A connection opened after `took` (TCP connect, and the TLS handshake over https):
@@ -292,6 +318,11 @@ impl Recorder {
 
     /// A request answered in full; `failure` is `Some` when the answer failed an expectation.
     pub fn answered(&mut self, t: &Timing, status: u16, failure: Option<FailureKind>) {
+        self.record(t, status, failure, true);
+    }
+
+    /// An answer's timings and outcome; its status counted when `count`.
+    fn record(&mut self, t: &Timing, status: u16, failure: Option<FailureKind>, count: bool) {
         let total = us(t.end.saturating_duration_since(t.start));
         let raw = us(t.end.saturating_duration_since(t.sent));
         let connect = us(t.connect);
@@ -303,7 +334,9 @@ impl Recorder {
         h.waiting.saturating_record(waiting);
         h.processing
             .saturating_record(total.saturating_sub(connect));
-        self.status_codes[(status as usize).min(999)] += 1;
+        if count {
+            self.count_status(status);
+        }
         self.roll(t.end);
         self.second_hist.saturating_record(total);
         if let Some(k) = self.targets.get_mut(t.kind) {

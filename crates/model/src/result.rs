@@ -56,6 +56,10 @@ pub enum FailureKind {
     /// start, a data frame inside a fragmented message, a text reply that is not UTF-8, a
     /// reply over the 16 MiB limit, a bad close code).
     Protocol,
+    /// A fault of shootout's own, not the server's: handling the request's connection
+    /// panicked (the panic was caught, the connection replaced). Any of these makes the
+    /// run exit non-zero with a request for a bug report.
+    GeneratorFault,
 }
 
 /// The most distinct RST_STREAM error codes counted one by one in
@@ -130,7 +134,7 @@ pub fn h3_error_name(code: u32) -> Option<&'static str> {
 
 impl FailureKind {
     /// Every class, in report order.
-    pub const ALL: [FailureKind; 12] = [
+    pub const ALL: [FailureKind; 13] = [
         FailureKind::Connect,
         FailureKind::Timeout,
         FailureKind::Reset,
@@ -143,6 +147,7 @@ impl FailureKind {
         FailureKind::Handshake,
         FailureKind::Closed,
         FailureKind::Protocol,
+        FailureKind::GeneratorFault,
     ];
 
     /// The lowercase name used in reports and JSON.
@@ -160,6 +165,7 @@ impl FailureKind {
             FailureKind::Handshake => "handshake",
             FailureKind::Closed => "closed",
             FailureKind::Protocol => "protocol",
+            FailureKind::GeneratorFault => "generator_fault",
         }
     }
 }
@@ -278,6 +284,13 @@ pub struct Counts {
     /// whether messages were outstanding or not; past [`MAX_CLOSE_CODES`] distinct codes
     /// the rest under [`OTHER_CLOSE_CODES`].
     pub close_codes: BTreeMap<u16, u64>,
+    /// WebSocket: pings from the server that got no pong: a later ping's pong replaced
+    /// theirs before it was written, or too many pongs were waiting (a server that pings
+    /// and does not read; RFC 6455 §5.5.3 allows answering only the latest ping).
+    pub pings_unanswered: u64,
+    /// Connections still being set up when the run ended (connecting, the TLS handshake,
+    /// HTTP/2's preface, WebSocket's upgrade): neither opened nor failed.
+    pub connections_opening: u64,
 }
 
 impl Counts {
@@ -379,6 +392,16 @@ impl Counts {
                 "close_codes",
             )?;
         }
+        field(
+            &mut self.pings_unanswered,
+            o.pings_unanswered,
+            "pings_unanswered",
+        )?;
+        field(
+            &mut self.connections_opening,
+            o.connections_opening,
+            "connections_opening",
+        )?;
         field(&mut self.goaways, o.goaways, "goaways")
     }
 }

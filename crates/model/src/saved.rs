@@ -890,6 +890,17 @@ struct CountsV1 {
     /// WebSocket close codes (absent: none).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     close_codes: BTreeMap<u16, u64>,
+    /// WebSocket pings left without a pong (absent: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pings_unanswered: u64,
+    /// Connections still opening at the end (absent: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    connections_opening: u64,
+}
+
+/// Whether a count is zero (such counts are left out of files, as they were before).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl CountsV1 {
@@ -912,6 +923,8 @@ impl CountsV1 {
             stream_resets: c.stream_resets.clone(),
             goaways: c.goaways,
             close_codes: c.close_codes.clone(),
+            pings_unanswered: c.pings_unanswered,
+            connections_opening: c.connections_opening,
         }
     }
 
@@ -938,6 +951,8 @@ impl CountsV1 {
             stream_resets: self.stream_resets,
             goaways: self.goaways,
             close_codes: self.close_codes,
+            pings_unanswered: self.pings_unanswered,
+            connections_opening: self.connections_opening,
         }
     }
 }

@@ -88,6 +88,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
                 .iter()
                 .map(|(code, n)| (code.to_string(), Value::from(*n)))
                 .collect::<Map<String, Value>>(),
+            "pings_unanswered": c.pings_unanswered,
         },
         "failures": failures,
         "length_mismatch": c.length_mismatch,
@@ -109,6 +110,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         "connections": {
             "opened": c.connections_opened,
             "failed": c.connections_failed,
+            "opening": c.connections_opening,
             "reconnects": c.reconnects,
             "dropped": c.dropped,
             "goaways": c.goaways,

@@ -22,6 +22,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V10_SEARCH,
     V11_WEBSOCKET,
     V12_SECOND_HISTOGRAMS,
+    V13_FAULTS,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -251,6 +252,15 @@ ALTER TABLE steps ADD COLUMN other_load_avg REAL;
 const V10_SEARCH: &str = "
 ALTER TABLE steps ADD COLUMN search_verdict TEXT;
 ALTER TABLE steps ADD COLUMN search_slo INTEGER;
+";
+
+/// Version 13: per step, requests failed by a fault of shootout's own (a caught panic,
+/// `generator_fault`), WebSocket pings left without a pong, and connections still being
+/// set up when the step ended. Zero in steps stored before.
+const V13_FAULTS: &str = "
+ALTER TABLE steps ADD COLUMN fail_generator_fault INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN pings_unanswered INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN connections_opening INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Version 12: each second's latency histogram (µs, HdrHistogram V2, as the engine

@@ -17,9 +17,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
-// The steps table has one column per failure class (fail_connect … fail_protocol).
+// The steps table has one column per failure class (fail_connect … fail_generator_fault).
 const _: () = assert!(
-    FailureKind::ALL.len() == 12,
+    FailureKind::ALL.len() == 13,
     "a new failure class needs a column in the store's steps table: add a migration"
 );
 
@@ -105,7 +105,8 @@ const STEP_COLUMNS: &str = "
     completed, ok, aborted,
     fail_connect, fail_timeout, fail_reset, fail_malformed, fail_status, fail_body,
     fail_stream_reset, fail_refused, fail_connection_error, fail_handshake, fail_closed,
-    fail_protocol, goaways, streams_asked,
+    fail_protocol, fail_generator_fault, pings_unanswered, connections_opening, goaways,
+    streams_asked,
     streams_allowed, length_mismatch, connections_opened, connections_failed, reconnects, retried, dropped,
     bytes_received, body_bytes, bytes_sent,
     samples,
@@ -284,6 +285,9 @@ impl Store {
                     ":fail_handshake": c.failures[FailureKind::Handshake],
                     ":fail_closed": c.failures[FailureKind::Closed],
                     ":fail_protocol": c.failures[FailureKind::Protocol],
+                    ":fail_generator_fault": c.failures[FailureKind::GeneratorFault],
+                    ":pings_unanswered": c.pings_unanswered,
+                    ":connections_opening": c.connections_opening,
                     ":goaways": c.goaways,
                     ":streams_asked": step.wire.streams,
                     ":protocol": step.wire.protocol.as_str(),
@@ -636,6 +640,7 @@ impl Columns<'_> {
         failures[FailureKind::Handshake] = self.get("fail_handshake")?;
         failures[FailureKind::Closed] = self.get("fail_closed")?;
         failures[FailureKind::Protocol] = self.get("fail_protocol")?;
+        failures[FailureKind::GeneratorFault] = self.get("fail_generator_fault")?;
         Ok(Counts {
             completed: self.get("completed")?,
             ok: self.get("ok")?,
@@ -654,6 +659,8 @@ impl Columns<'_> {
             stream_resets: BTreeMap::new(),
             goaways: self.get("goaways")?,
             close_codes: BTreeMap::new(),
+            pings_unanswered: self.get("pings_unanswered")?,
+            connections_opening: self.get("connections_opening")?,
         })
     }
 

@@ -81,8 +81,9 @@ fn synthetic_result(seed: u64) -> RunResult {
     failures[FailureKind::Handshake] = 7;
     failures[FailureKind::Closed] = 8;
     failures[FailureKind::Protocol] = 9;
+    failures[FailureKind::GeneratorFault] = 3;
     let counts = shootout_model::Counts {
-        completed: 5_036,
+        completed: 5_039,
         ok: 4_994,
         failures,
         aborted: 3,
@@ -99,6 +100,8 @@ fn synthetic_result(seed: u64) -> RunResult {
         stream_resets: BTreeMap::from([(2, 1), (7, 4)]),
         goaways: 2,
         close_codes: BTreeMap::from([(1001, 8), (4000, 1)]),
+        pings_unanswered: 11,
+        connections_opening: 12,
     };
     let mut r = RunResult {
         started: at(seed),

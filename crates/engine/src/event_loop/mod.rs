@@ -376,8 +376,13 @@ pub(crate) trait Protocol<'a>: Sized {
     fn open(&mut self, i: usize, now: Instant);
     /// How many connections the worker drives.
     fn connections(&self) -> usize;
+    /// How many connections are still being set up (connecting, TLS, HTTP/2's preface,
+    /// WebSocket's upgrade): counted when the run ends as neither opened nor failed.
+    fn opening(&self) -> usize;
     /// A connection is still being set up (rate mode waits for them before the start).
-    fn connecting(&self) -> bool;
+    fn connecting(&self) -> bool {
+        self.opening() > 0
+    }
 
     /// Closed loop: nothing in flight and nothing more to send.
     fn closed_done(&mut self, now: Instant) -> bool {
@@ -473,11 +478,13 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
         Some(end) if !interrupted => Instant::now().min(end),
         _ => Instant::now(),
     };
+    let opening = w.opening() as u64;
     w.wind_down(stop);
     let streams_allowed = w.streams_allowed();
     let mut core = w.into_core();
     // Requests still in flight when the run ends are aborted.
     core.rec.counts.aborted += core.in_flight as u64;
+    core.rec.counts.connections_opening += opening;
     // The last publication waits for the slot: a view's last look sees the final counts.
     live.publish(&core.rec, true, true);
     core.rec.finish();
@@ -642,9 +649,11 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
     }
 }
 
-/// Polls without sleeping until an event comes or `until` passes; how long it polled.
+/// Polls without sleeping until an event comes or `until` passes; the CPU time polling
+/// took (on a CPU shared with other threads that is less than the wall-clock time, and
+/// it is what is left out of how busy the worker was).
 fn poll_until(poll: &mut Poll, events: &mut Events, until: Instant) -> io::Result<Duration> {
-    let began = Instant::now();
+    let began = sys::thread_cpu_now();
     loop {
         match poll.poll(events, Some(Duration::ZERO)) {
             Ok(()) => {}
@@ -652,7 +661,7 @@ fn poll_until(poll: &mut Poll, events: &mut Events, until: Instant) -> io::Resul
             Err(e) => return Err(e),
         }
         if !events.is_empty() || Instant::now() >= until {
-            return Ok(began.elapsed());
+            return Ok(sys::thread_cpu_now().saturating_sub(began));
         }
         std::hint::spin_loop();
     }
@@ -831,8 +840,8 @@ mod tests {
         fn connections(&self) -> usize {
             5
         }
-        fn connecting(&self) -> bool {
-            false
+        fn opening(&self) -> usize {
+            0
         }
     }
 
@@ -861,6 +870,39 @@ mod tests {
         assert_eq!(w.margin, Wake::MOST);
         assert_eq!(w.early(us(249), t0 + us(1000)), Wake::MOST);
         assert_eq!(w.early(us(251), t0 + us(1000)), Duration::ZERO);
+    }
+
+    /// Busy polling on a CPU that another busy thread shares: what it cost is the CPU
+    /// time it had (about half), not the wall-clock time, or a worker that spun on a
+    /// shared CPU would look less busy than it was (down to 0 %).
+    #[test]
+    fn busy_polling_is_counted_in_cpu_time_not_wall_clock_time() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let cpu = crate::sys::allowed_cpus()[0];
+        let stop = Arc::new(AtomicBool::new(false));
+        let hog = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                crate::sys::pin_thread(cpu).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        crate::sys::pin_thread(cpu).unwrap();
+        let mut poll = mio::Poll::new().unwrap();
+        let mut events = mio::Events::with_capacity(8);
+        let began = Instant::now();
+        let spent = super::poll_until(&mut poll, &mut events, began + Duration::from_millis(300));
+        let wall = began.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        hog.join().unwrap();
+        let spent = spent.unwrap();
+        assert!(
+            spent < wall * 3 / 4,
+            "{spent:?} counted for {wall:?} shared with a busy thread"
+        );
     }
 
     /// Polls that find nothing may add up to 1/32 of the time since the start: past

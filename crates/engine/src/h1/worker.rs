@@ -210,7 +210,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.broke(i, now, FailureKind::Malformed);
+        self.broke(i, now, FailureKind::GeneratorFault);
     }
 
     fn open(&mut self, i: usize, now: Instant) {
@@ -221,8 +221,11 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
-        self.conns.iter().any(|c| c.phase == Phase::Connecting)
+    fn opening(&self) -> usize {
+        self.conns
+            .iter()
+            .filter(|c| c.phase == Phase::Connecting)
+            .count()
     }
 }
 

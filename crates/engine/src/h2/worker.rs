@@ -172,7 +172,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::Malformed);
+        self.fail_open(i, now, FailureKind::GeneratorFault);
         self.close(i);
         self.replace(i, now, true);
     }
@@ -185,15 +185,29 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
+    fn opening(&self) -> usize {
         self.conns
             .iter()
-            .any(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .filter(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .count()
     }
 
-    /// Connections ended by an error get the rest of their time to close, so their
-    /// servers read the GOAWAY rather than a reset.
+    /// Each connection still open (or waiting for the server's SETTINGS) says goodbye
+    /// with GOAWAY(NO_ERROR) and lingers, as those ended by an error do, until its server
+    /// closes: servers read a graceful close rather than a reset. What was in flight
+    /// stays aborted.
     fn wind_down(&mut self, stop: &AtomicBool) {
+        let now = Instant::now();
+        for c in &mut self.conns {
+            if !matches!(c.phase, Phase::Handshake | Phase::Open) {
+                continue;
+            }
+            let Some(mut io) = c.io.take() else { continue };
+            c.h2.goodbye();
+            let _ = io.write(&c.h2.out[c.written.min(c.h2.out.len())..]);
+            let _ = io.flush();
+            self.closing.add(io, self.core.poll.registry(), now);
+        }
         self.closing.finish(&mut self.core.buf, stop);
     }
 

@@ -227,7 +227,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::Malformed);
+        self.fail_open(i, now, FailureKind::GeneratorFault);
         self.close(i);
         self.replace(i, now, true);
     }
@@ -240,8 +240,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
-        self.opening > 0
+    fn opening(&self) -> usize {
+        self.opening
     }
 
     /// Every open connection is closed with H3_NO_ERROR, so servers read a

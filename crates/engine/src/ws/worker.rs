@@ -56,8 +56,6 @@ struct Conn {
     io: Option<Transport>,
     phase: Phase,
     ws: Connection,
-    /// Bytes of `ws.out` already written.
-    written: usize,
     /// Its opening, connect time and pause before re-opening.
     life: Life,
     /// No message sent yet on this connection: the first ones carry its connect time.
@@ -174,7 +172,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
             }
             let Some(mut io) = c.io.take() else { continue };
             c.ws.goodbye(&mut self.rng);
-            let _ = io.write(&c.ws.out[c.written.min(c.ws.out.len())..]);
+            let _ = io.write(&c.ws.out[c.ws.written.min(c.ws.out.len())..]);
             let _ = io.flush();
             c.phase = Phase::Closed;
             self.closing.add(io, self.core.poll.registry(), now);
@@ -203,7 +201,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_queue(i, now, FailureKind::Malformed);
+        self.fail_queue(i, now, FailureKind::GeneratorFault);
         self.close(i);
         self.replace(i, now, true);
     }
@@ -216,10 +214,11 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
+    fn opening(&self) -> usize {
         self.conns
             .iter()
-            .any(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .filter(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .count()
     }
 }
 
@@ -229,7 +228,6 @@ impl Worker<'_> {
             io: None,
             phase: Phase::Closed,
             ws: Connection::new(self.core.sh.expect.body_contains.as_deref()),
-            written: 0,
             life: Life::new(now),
             fresh: true,
             answered: false,
@@ -421,7 +419,6 @@ impl Worker<'_> {
         c.life.opening(now);
         c.answered = false;
         c.fresh = true;
-        c.written = 0;
         c.next_ping = now;
         c.ws.hold = self.hold.is_some();
         c.ws.start(&self.prep.request, &mut self.rng);
@@ -516,7 +513,10 @@ impl Worker<'_> {
         }
         let Some(io) = c.io.as_mut() else { return };
         let sent = &mut self.core.rec.counts.bytes_sent;
-        if io.write_out(&mut c.ws.out, &mut c.written, sent).is_err() {
+        if io
+            .write_out(&mut c.ws.out, &mut c.ws.written, sent)
+            .is_err()
+        {
             self.broken(i, now);
         }
     }
@@ -539,6 +539,7 @@ impl Worker<'_> {
                 list: self.prep.list.as_ref().map(|l| &l.templates[..]),
             };
             let fed = c.ws.feed(&self.core.buf[..n], sent, &mut self.rng, now);
+            self.core.rec.counts.pings_unanswered += std::mem::take(&mut c.ws.unanswered);
             self.on_events(i, now);
             if let Err(f) = fed {
                 return self.failed(i, now, f);
@@ -572,6 +573,8 @@ impl Worker<'_> {
                     c.phase = Phase::Open;
                     let took = c.life.opened(now);
                     self.core.rec.connected(took);
+                    // The handshake's 101 is counted once per connection, not per reply.
+                    self.core.rec.count_status(101);
                     self.core.served(&mut c.life);
                 }
                 Event::Replied {
@@ -599,7 +602,7 @@ impl Worker<'_> {
     /// The reply to `slot` on connection `i` came in full.
     fn credit(&mut self, i: usize, slot: Slot, now: Instant, a: Answer) {
         let t = timing(&slot, now);
-        self.core.rec.credit(&t, a, || None, &self.core.sh.expect);
+        self.core.rec.credit_reply(&t, a, &self.core.sh.expect);
         self.conns[i].answered = true;
         self.core.in_flight -= 1;
     }
