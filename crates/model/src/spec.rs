@@ -514,9 +514,9 @@ pub enum RequestError {
     /// A path that does not start with `/`.
     #[error("path '{0}' must start with / (e.g. /index.html?q=1)")]
     PathStart(String),
-    /// A path with CR, LF, NUL or another control character.
+    /// A path with CR, LF, a tab, NUL or another control character.
     #[error(
-        "path '{0}' has a control character (CR, LF, NUL, ...): percent-encode it (%0D, %0A, %00)"
+        "path '{0}' has a control character (CR, LF, a tab, NUL, ...): percent-encode it (%0D, %0A, %09, %00)"
     )]
     PathControl(String),
     /// A body over [`MAX_BODY`].
@@ -571,16 +571,27 @@ pub fn check_header(name: &str, value: &str) -> Result<(), RequestError> {
 }
 
 /// Checks a path as a user writes it (a plan's `path` or `ready.path`): it starts with
-/// `/` and has no control character. Other characters (spaces, non-ASCII) are
-/// percent-encoded when the URL is built.
+/// `/` and has no control character, the tab included (a URL parser drops tabs and line
+/// breaks without a word, so the request would not be the one written). Other characters
+/// (spaces, non-ASCII) are percent-encoded when the URL is built ([`path_target`]).
 pub fn check_path(path: &str) -> Result<(), RequestError> {
-    if path.chars().any(is_control) {
+    if path.chars().any(char::is_control) {
         return Err(RequestError::PathControl(shown(path)));
     }
     if !path.starts_with('/') {
         return Err(RequestError::PathStart(shown(path)));
     }
     Ok(())
+}
+
+/// The request-target of a path that [`check_path`] accepts, as a workload's URL is
+/// built: spaces and other characters a request-target cannot hold percent-encoded
+/// (`/a b` is `/a%20b`). The one rule for a plan's `path` and its `ready.path`.
+pub fn path_target(path: &str) -> Result<String, RequestError> {
+    check_path(path)?;
+    Target::parse(&format!("http://127.0.0.1{path}"))
+        .map(|t| t.path)
+        .map_err(|_| RequestError::PathControl(shown(path)))
 }
 
 impl RequestSpec {
@@ -1457,6 +1468,12 @@ mod tests {
     #[test]
     fn paths_start_with_a_slash_and_have_no_control_characters() {
         assert!(check_path("/a b?c=ä").is_ok());
+        // A URL parser drops a tab without a word: `/a\tb` was requested as `/ab`.
+        assert!(matches!(
+            check_path("/a\tb"),
+            Err(RequestError::PathControl(_))
+        ));
+        assert_eq!(path_target("/a b?c=ä").unwrap(), "/a%20b?c=%C3%A4");
         assert!(matches!(check_path("a"), Err(RequestError::PathStart(_))));
         let e = check_path("/a\r\nX-Injected: 1").unwrap_err();
         assert!(matches!(e, RequestError::PathControl(_)));
