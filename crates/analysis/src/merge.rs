@@ -638,6 +638,17 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
             join_lag_and_connections(acc, &s);
         }
         out.interrupted |= r.interrupted;
+        // Each shard's machine counted its own listeners: the counts add up.
+        if let Some(l) = r.listen {
+            let acc = out.listen.get_or_insert_with(Default::default);
+            add(
+                &mut acc.overflows,
+                l.overflows,
+                src,
+                "result.listen.overflows",
+            )?;
+            add(&mut acc.drops, l.drops, src, "result.listen.drops")?;
+        }
     }
     // The first response of the earliest run that had one.
     let mut by_start: Vec<&RunResult> = runs.iter().map(|(_, r)| *r).collect();

@@ -168,6 +168,8 @@ pub(crate) fn merge(
         },
         interrupted: t.interrupted,
         warnings: Vec::new(),
+        // Measured around the run by its caller, when the server is on this machine.
+        listen: None,
         targets: match &spec.list {
             Some(list) => list
                 .entries

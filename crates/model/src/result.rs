@@ -637,6 +637,14 @@ pub enum Warning {
         /// Connections dropped.
         count: u64,
     },
+    /// The kernel counted connections turned away by a full listen queue during the run
+    /// ([`ListenQueue`]): measured, where [`Warning::SlowConnects`] is inferred.
+    ListenOverflowed {
+        /// `ListenOverflows` during the run.
+        overflows: u64,
+        /// `ListenDrops` during the run.
+        drops: u64,
+    },
     /// HTTP/2: the server allowed fewer concurrent streams per connection
     /// (`SETTINGS_MAX_CONCURRENT_STREAMS`) than were asked for, so fewer were in flight.
     StreamsLimited {
@@ -662,6 +670,7 @@ impl Warning {
             Warning::Retried { .. } => "retried",
             Warning::Dropped { .. } => "dropped",
             Warning::StreamsLimited { .. } => "streams_limited",
+            Warning::ListenOverflowed { .. } => "listen_overflowed",
         }
     }
 }
@@ -715,6 +724,10 @@ impl fmt::Display for Warning {
             Warning::Dropped { count } => write!(
                 f,
                 "the server closed {count} connections before any answer, with no request on them: shootout re-opened each after a pause growing to 1 s, so fewer requests may have gone out than were due"
+            ),
+            Warning::ListenOverflowed { overflows, drops } => write!(
+                f,
+                "the server's listen queue overflowed {overflows} times ({drops} connection attempts dropped, as the kernel counts them for this machine's listeners): clients waited for SYN retries of a second or more (raise the server's backlog and net.core.somaxconn, or accept faster)"
             ),
             Warning::StreamsLimited { asked, allowed } => write!(
                 f,
@@ -821,6 +834,24 @@ pub struct RunResult {
     /// [`MAX_REPORTED_ENTRIES`](crate::requests::MAX_REPORTED_ENTRIES) entries, in list
     /// order; empty otherwise.
     pub targets: Vec<TargetStats>,
+    /// What the kernel counted of full listen queues during the run, when the server ran
+    /// on this machine (its network namespace); `None` when not measured (a remote
+    /// server, no `/proc/net/netstat`, or results from before it was measured).
+    pub listen: Option<ListenQueue>,
+}
+
+/// The kernel's count of connections a full listen queue turned away during a run, in the
+/// network namespace shootout ran in (`/proc/net/netstat`, `TcpExt`): every listener of
+/// that namespace is counted, the server's and any other. A client whose handshake is
+/// dropped retries its SYN after a second, which is why connect times of a second or more
+/// are the sign of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListenQueue {
+    /// `ListenOverflows`: handshakes that completed when the accept queue was full.
+    pub overflows: u64,
+    /// `ListenDrops`: connection attempts a listener dropped (the overflows among them,
+    /// and SYNs dropped for other reasons, such as memory).
+    pub drops: u64,
 }
 
 impl RunResult {
@@ -840,6 +871,7 @@ impl RunResult {
             interrupted: false,
             warnings: Vec::new(),
             targets: Vec::new(),
+            listen: None,
         }
     }
 
@@ -960,6 +992,10 @@ mod tests {
             Warning::StreamsLimited {
                 asked: 100,
                 allowed: 1,
+            },
+            Warning::ListenOverflowed {
+                overflows: 3,
+                drops: 3,
             },
         ];
         for w in all {

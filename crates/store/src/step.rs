@@ -9,8 +9,8 @@ use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::search::{SearchStep, Verdict};
 use shootout_model::{
-    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, LoadLevel,
-    Measure, OtherLoad, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats,
+    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, ListenQueue,
+    LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats,
     StepStatus, TargetStats, Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
@@ -115,7 +115,8 @@ const STEP_COLUMNS: &str = "
     sched_late_no_connection, sched_max_lag_ns, sched_lag_p50_us, sched_lag_p99_us,
     sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
-    other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo";
+    other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo,
+    other_contenders, listen_overflows, listen_drops";
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
@@ -330,6 +331,9 @@ impl Store {
                     ":other_busy": o.and_then(|o| o.others),
                     ":other_steal": o.map(|o| o.steal),
                     ":other_load_avg": o.map(|o| o.load_avg),
+                    ":other_contenders": o.map(|o| o.contenders),
+                    ":listen_overflows": r.listen.map(|l| l.overflows),
+                    ":listen_drops": r.listen.map(|l| l.drops),
                     ":search_verdict": search_verdict,
                     ":search_slo": search_slo,
                 };
@@ -587,6 +591,9 @@ impl Columns<'_> {
         Ok(Some(OtherLoad {
             cpus,
             others: self.get::<Option<f64>>("other_busy")?.map(finite),
+            contenders: self
+                .get::<Option<f64>>("other_contenders")?
+                .map_or(0.0, finite),
             steal: finite(self.real("other_steal")?).min(1.0),
             load_avg: finite(self.real("other_load_avg")?),
         }))
@@ -729,6 +736,13 @@ impl Columns<'_> {
             interrupted: self.get("interrupted")?,
             warnings: Vec::new(),
             targets: Vec::new(),
+            listen: match (
+                self.get::<Option<u64>>("listen_overflows")?,
+                self.get::<Option<u64>>("listen_drops")?,
+            ) {
+                (Some(overflows), Some(drops)) => Some(ListenQueue { overflows, drops }),
+                _ => None,
+            },
         })
     }
 }

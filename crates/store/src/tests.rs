@@ -192,6 +192,10 @@ fn synthetic_result(seed: u64) -> RunResult {
                 }
             })
             .collect(),
+        listen: Some(shootout_model::ListenQueue {
+            overflows: 3 + seed,
+            drops: 5 + seed,
+        }),
     };
     r.note_streams_limited(100, Some(8));
     r
@@ -242,6 +246,7 @@ fn step<'a>(
         other_load: Some(shootout_model::OtherLoad {
             cpus: 2,
             others: Some(0.75),
+            contenders: 0.4,
             steal: 0.03,
             load_avg: 2.5,
         }),
@@ -276,6 +281,7 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.schedule, want.schedule);
     assert_eq!(got.interrupted, want.interrupted);
     assert_eq!(got.warnings, want.warnings);
+    assert_eq!(got.listen, want.listen);
     assert_eq!(got.targets.len(), want.targets.len(), "targets");
     for (g, w) in got.targets.iter().zip(&want.targets) {
         assert_eq!((&g.label, g.completed, g.ok), (&w.label, w.completed, w.ok));
@@ -338,6 +344,7 @@ fn steps_without_a_watch_of_the_machine_read_without_one() {
     let steal_only = shootout_model::OtherLoad {
         cpus: 4,
         others: None,
+        contenders: 0.0,
         steal: 0.2,
         load_avg: 0.5,
     };
@@ -413,6 +420,7 @@ fn a_closed_loop_step_without_optional_facts_round_trips() {
     let c = store.add_contender(run, &contender("nginx")).unwrap();
     let mut result = synthetic_result(1);
     result.schedule = None;
+    result.listen = None;
     result.first_response = None;
     result.samples.clear();
     result.series[0].mean_us = f64::NAN; // SQLite keeps NaN as NULL: read back as NaN
