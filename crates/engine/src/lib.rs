@@ -15,6 +15,7 @@ mod fields;
 mod h1;
 pub mod h2;
 pub mod h3;
+pub mod journey;
 mod linger;
 mod live;
 mod merge;
