@@ -18,6 +18,7 @@ mod h1;
 pub mod h2;
 pub mod h3;
 mod heads;
+pub mod journey;
 mod linger;
 mod live;
 mod merge;

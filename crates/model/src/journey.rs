@@ -864,24 +864,25 @@ impl Reader<'_> {
                 ))
             }
         };
-        let body_contains =
-            match &e.body_contains {
-                None => None,
-                Some(b) if b.get_ref().is_empty() => return Err(self.err(
+        let body_contains = match &e.body_contains {
+            None => None,
+            Some(b) if b.get_ref().is_empty() => {
+                return Err(self.err(
                     b.span().start,
                     format!(
                         "{who}: expect.body_contains is empty: write the text the body must hold"
                     ),
-                )),
-                Some(b) => {
-                    let mut t = Template::parse(b.get_ref(), Encoding::Raw, &|l| l.to_string())
-                        .map_err(|m| {
-                            self.err(b.span().start, format!("{who}: expect.body_contains: {m}"))
-                        })?;
-                    self.resolve(&mut t, vars, scope, data, b.span().start, who)?;
-                    Some(t)
-                }
-            };
+                ))
+            }
+            Some(b) => {
+                let mut t = Template::parse(b.get_ref(), Encoding::Raw, &|l| l.to_string())
+                    .map_err(|m| {
+                        self.err(b.span().start, format!("{who}: expect.body_contains: {m}"))
+                    })?;
+                self.resolve(&mut t, vars, scope, data, b.span().start, who)?;
+                Some(t)
+            }
+        };
         let mut json = Vec::new();
         if let Some(j) = &e.json {
             for (pointer, value) in j.get_ref() {
