@@ -658,7 +658,7 @@ mod tests {
             job: JobArgs,
         }
         let words = [
-            "--shards", "2", "--image", "x", "--", "load", "-n", "1", "-H",
+            "--shards", "2", "--image", "x", "--", "load", "-n", "2", "-c", "2", "-H",
         ];
         let header = "x-a: $(SHOOTOUT_RUN_ID) $$(X) $ $(";
         let job = Job::try_parse_from(words.iter().copied().chain([header, "http://web:8080/"]))

@@ -62,7 +62,7 @@ fn h2_check(
         Protocol::Http2 => {
             // The run prepared the same request before: this cannot fail (were it to, the
             // run's own refusal would say why).
-            let Ok(req) = h2::request::prepare(&spec.target, &spec.request) else {
+            let Ok(req) = h2::request::prepare_one(&spec.target, &spec.request) else {
                 return Ok(());
             };
             h2::check(stream, spec.connect_timeout, &req)

@@ -16,8 +16,8 @@ use crate::barrier::BarrierFacts;
 use crate::histograms::{latency_histogram, Histograms};
 use crate::requests::{ListEntry, Order, RequestList};
 use crate::result::{
-    latency_histogram, Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats,
-    ListenQueue, RunResult, Sample, ScheduleStats, SecondStats,
+    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, ListenQueue, RunResult,
+    Sample, ScheduleStats, SecondStats,
 };
 use crate::shard::Shard;
 use crate::spec::{Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Target};

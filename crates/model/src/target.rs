@@ -173,9 +173,9 @@ pub enum RequestError {
     /// A path that does not start with `/`.
     #[error("path '{0}' must start with / (e.g. /index.html?q=1)")]
     PathStart(String),
-    /// A path with CR, LF, NUL or another control character.
+    /// A path with CR, LF, a tab, NUL or another control character.
     #[error(
-        "path '{0}' has a control character (CR, LF, NUL, ...): percent-encode it (%0D, %0A, %00)"
+        "path '{0}' has a control character (CR, LF, a tab, NUL, ...): percent-encode it (%0D, %0A, %09, %00)"
     )]
     PathControl(String),
     /// A body over [`MAX_BODY`].
@@ -230,10 +230,12 @@ pub fn check_header(name: &str, value: &str) -> Result<(), RequestError> {
 }
 
 /// Checks a path as a user writes it (a plan's `path` or `ready.path`): it starts with
-/// `/` and has no control character. Other characters (spaces, non-ASCII) are
-/// percent-encoded when the URL is built.
+/// `/` and has no control character, the tab included (a URL parser drops tabs and line
+/// breaks without a word, so the request would not be the one written). Other characters
+/// (spaces, non-ASCII) are percent-encoded when the URL is built
+/// ([`crate::spec::path_target`]).
 pub fn check_path(path: &str) -> Result<(), RequestError> {
-    if path.chars().any(is_control) {
+    if path.chars().any(char::is_control) {
         return Err(RequestError::PathControl(shown(path)));
     }
     if !path.starts_with('/') {
