@@ -101,7 +101,9 @@ fn scanned(bytes: &[u8]) {
         s.finish()
     };
     let whole = scan(&[bytes]);
-    let cut = bytes.first().map_or(0, |&b| usize::from(b) % (bytes.len() + 1));
+    let cut = bytes
+        .first()
+        .map_or(0, |&b| usize::from(b) % (bytes.len() + 1));
     let (a, b) = bytes.split_at(cut);
     assert_eq!(scan(&[a, b]), whole, "cut at {cut}");
     if let Ok(text) = std::str::from_utf8(bytes) {
