@@ -15,9 +15,11 @@
 mod life;
 pub mod pacer;
 mod schedule;
+mod spare;
 
 pub(crate) use life::Life;
 pub use schedule::Schedule;
+pub(crate) use spare::Spare;
 
 use crate::exchange::Exchange;
 use crate::recorder::Recorder;

@@ -28,7 +28,7 @@ use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
 use crate::recorder::Timing;
 use crate::template::Gen;
 use crate::transport::{Got, Transport};
@@ -107,7 +107,7 @@ struct Worker<'a> {
     live: usize,
     /// Rate mode: closed connections with nothing queued, opened again only when a request
     /// finds no free connection (see [`Core::may_grow`]).
-    spare: Vec<usize>,
+    spare: Spare,
     /// Rate mode: the latest send of a request answered so far.
     last_sent_answered: Option<Instant>,
 }
@@ -148,7 +148,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
         want_request_head: false,
         opening: 0,
         live: 0,
-        spare: Vec::new(),
+        spare: Spare::default(),
         last_sent_answered: None,
     };
     for _ in 0..a.connections {
@@ -315,14 +315,10 @@ impl Worker<'_> {
         }
         // Entries of connections opened since are dropped.
         let conns = &self.conns;
-        while self
+        let spare = self
             .spare
-            .last()
-            .is_some_and(|&i| conns[i].phase != Phase::Closed || conns[i].busy())
-        {
-            self.spare.pop();
-        }
-        if !self.core.may_grow(self.live, !self.spare.is_empty()) {
+            .ready(|i| conns[i].phase == Phase::Closed && !conns[i].busy());
+        if !self.core.may_grow(self.live, spare) {
             return None;
         }
         let i = match self.spare.pop() {

@@ -22,7 +22,7 @@ use super::conn::{Connection, Event};
 use super::request::Prepared;
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
 use crate::exchange::Resend;
 use crate::linger::Closing;
 use crate::recorder::Timing;
@@ -82,7 +82,7 @@ struct Worker<'a> {
     live: usize,
     /// Rate mode: closed connections, opened again only when a request finds no stream
     /// free (see [`Worker::grow`]).
-    spare: Vec<usize>,
+    spare: Spare,
 }
 
 /// Runs one HTTP/2 worker to the end of its share; `stop` ends it early.
@@ -116,7 +116,7 @@ fn set_up<'a>(
         closing: Closing::default(),
         opening: 0,
         live: 0,
-        spare: Vec::new(),
+        spare: Spare::default(),
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -273,14 +273,8 @@ impl Worker<'_> {
             return;
         }
         let conns = &self.conns;
-        while self
-            .spare
-            .last()
-            .is_some_and(|&i| conns[i].phase != Phase::Closed)
-        {
-            self.spare.pop();
-        }
-        if !self.core.may_grow(self.live, !self.spare.is_empty()) {
+        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
+        if !self.core.may_grow(self.live, spare) {
             return;
         }
         let i = self.spare.pop().unwrap_or_else(|| {

@@ -23,7 +23,7 @@ use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
 use crate::event_loop::pacer::Pacing;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
 use crate::exchange::Resend;
 use crate::recorder::Timing;
 use crate::transport::Endpoint;
@@ -107,7 +107,7 @@ struct Worker<'a> {
     live: usize,
     /// Rate mode: closed connections, opened again only when a request finds no stream
     /// free (see [`Worker::grow`]).
-    spare: Vec<usize>,
+    spare: Spare,
     rx: BytesMut,
     /// The earliest QUIC timer of any connection, or one that was moved later since.
     wake: Option<Instant>,
@@ -160,7 +160,7 @@ fn set_up<'a>(
         scratch: Vec::with_capacity(streams),
         opening: 0,
         live: 0,
-        spare: Vec::new(),
+        spare: Spare::default(),
         rx: BytesMut::with_capacity(RX_BUFFER),
         wake: None,
         offload,
@@ -329,14 +329,8 @@ impl Worker<'_> {
             return;
         }
         let conns = &self.conns;
-        while self
-            .spare
-            .last()
-            .is_some_and(|&i| conns[i].phase != Phase::Closed)
-        {
-            self.spare.pop();
-        }
-        if !self.core.may_grow(self.live, !self.spare.is_empty()) {
+        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
+        if !self.core.may_grow(self.live, spare) {
             return;
         }
         let i = self.spare.pop().unwrap_or_else(|| {

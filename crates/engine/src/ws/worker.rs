@@ -28,7 +28,7 @@ use super::handshake::HandshakeError;
 use super::Prepared;
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
@@ -87,7 +87,7 @@ struct Worker<'a> {
     closing: Closing,
     /// Rate mode: closed connections, opened again only when a message finds no slot free
     /// (see [`Worker::grow`]).
-    spare: Vec<usize>,
+    spare: Spare,
 }
 
 /// Runs one WebSocket worker to the end of its share; `stop` ends it early.
@@ -119,7 +119,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
         }),
         scratch: Vec::new(),
         closing: Closing::default(),
-        spare: Vec::new(),
+        spare: Spare::default(),
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -351,15 +351,9 @@ impl Worker<'_> {
             return;
         }
         let conns = &self.conns;
-        while self
-            .spare
-            .last()
-            .is_some_and(|&i| conns[i].phase != Phase::Closed)
-        {
-            self.spare.pop();
-        }
+        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
         let live = conns.iter().filter(|c| c.phase != Phase::Closed).count();
-        if !self.core.may_grow(live, !self.spare.is_empty()) {
+        if !self.core.may_grow(live, spare) {
             return;
         }
         let i = self.spare.pop().unwrap_or_else(|| {
