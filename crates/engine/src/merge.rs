@@ -97,6 +97,7 @@ impl Totals {
             acc.capped |= s.capped;
             acc.spun += s.spun;
             acc.gaps.extend(s.gaps);
+            acc.overtaken += s.overtaken;
         }
     }
 
@@ -163,11 +164,14 @@ pub(crate) fn merge(
                 capped: s.capped,
                 spun: s.spun,
                 arrival: shootout_analysis::certify::arrival_check(spec.arrival, &s.gaps),
+                overtaken: s.overtaken,
             }),
             _ => None,
         },
         interrupted: t.interrupted,
         warnings: Vec::new(),
+        // Measured around the run by its caller, when the server is on this machine.
+        listen: None,
         targets: match &spec.list {
             Some(list) => list
                 .entries

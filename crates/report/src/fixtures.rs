@@ -284,6 +284,7 @@ pub fn rate_mode() -> (LoadSpec, RunResult) {
         capped: false,
         spun: Duration::from_millis(48),
         arrival: Default::default(),
+        overtaken: 0,
     });
     r.generator = GeneratorStats {
         threads: 1,
