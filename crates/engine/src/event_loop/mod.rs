@@ -16,10 +16,12 @@ mod life;
 pub mod pacer;
 mod schedule;
 mod spare;
+mod turns;
 
 pub(crate) use life::Life;
 pub use schedule::Schedule;
 pub(crate) use spare::Spare;
+pub use turns::Turns;
 
 use crate::exchange::Exchange;
 use crate::recorder::Recorder;
@@ -70,6 +72,8 @@ pub struct Shared<'a> {
     pub busy_poll: Duration,
     /// HTTP/3 may use UDP segmentation offload ([`crate::Control::udp_offload`]).
     pub udp_offload: bool,
+    /// Rate mode: the order the workers open their connections opened ahead of need in.
+    pub turns: Turns,
 }
 
 impl Shared<'_> {
@@ -414,11 +418,16 @@ pub(crate) trait Protocol<'a>: Sized {
     /// until they are up, so the schedule starts with connections ready; those still
     /// connecting are left to the deadline sweep.
     fn connect_all(&mut self) -> io::Result<()> {
-        let now = Instant::now();
+        let (sh, worker) = (self.core_ref().sh, self.core_ref().index);
+        // Each opens in its turn among the workers' (see `turns`), at most a second waited.
+        let turns_end = Instant::now() + sh.connect_timeout.min(Duration::from_secs(1));
         for i in 0..self.connections() {
-            self.open(i, now);
+            sh.turns.wait(worker, i, turns_end);
+            self.open(i, Instant::now());
+            sh.turns.taken();
         }
-        let deadline = now + self.core_ref().sh.connect_timeout;
+        let now = Instant::now();
+        let deadline = now + sh.connect_timeout;
         let mut events = Events::with_capacity(1024);
         let mut again = Vec::new();
         while self.connecting() {

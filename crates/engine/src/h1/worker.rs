@@ -168,8 +168,10 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
         // Those opened ahead of need are used in the order their connects completed, as
         // near as the client can see to the order a server accepts them: a server that
         // gives each accepted connection a worker until its request comes is given
-        // requests on those it accepted first. (The kernel may still accept them in
-        // another order, e.g. when the thread moved between CPUs as it connected.)
+        // requests on those it accepted first. The workers opened theirs in turns (see
+        // `event_loop::Turns`), so across workers too they are accepted in the order the
+        // schedule uses them. (The kernel may still accept them in another order, e.g. when
+        // a thread moved between CPUs as it connected.)
         let conns = &w.conns;
         w.pool.retain(|&i| conns[i].pooled);
         w.pool.reverse();
