@@ -125,6 +125,10 @@ pub struct Output {
     pub streams_allowed: Option<u64>,
 }
 
+/// Rate mode: how many more connections may be opening than are open when requests wait
+/// on the connections opening (see [`Protocol::grow`]).
+const OPENING_AHEAD: usize = 8;
+
 /// Requests sent later than this after their due time count as late.
 pub(crate) const LATE: Duration = Duration::from_millis(1);
 
@@ -193,6 +197,9 @@ pub(crate) struct Core<'a> {
     pub sched: Schedule,
     /// Closed connections waiting to be opened again (see [`Life`]).
     pub deferred: Vec<usize>,
+    /// Rate mode: closed connections with nothing queued, opened again only when a request
+    /// finds no free connection ([`Protocol::grow`]).
+    pub spare: Spare,
     /// Rate mode: the most connections the worker may have open (it opens more as the
     /// schedule needs them); a closed loop keeps the ones it was given.
     pub max_conns: usize,
@@ -234,6 +241,7 @@ impl<'a> Core<'a> {
             }),
             sched: Schedule::default(),
             deferred: Vec::new(),
+            spare: Spare::default(),
             max_conns: a.max_connections.max(a.connections),
             refusing: false,
             index: a.index,
@@ -380,11 +388,63 @@ pub(crate) trait Protocol<'a>: Sized {
     fn resend(&mut self, _now: Instant) -> bool {
         true
     }
+    /// Rate mode: a request may wait on a connection still opening, written as soon as it
+    /// is up (HTTP/1.1); otherwise a request waits for a connection open with room.
+    const WAITS_ON_OPENING: bool = false;
+    /// Rate mode: a connection with room for one more request now, if any (most recently
+    /// freed first).
+    fn with_room(&mut self) -> Option<usize>;
+    /// Connection `i` is closed with nothing waiting on it: it may be opened again for a
+    /// request.
+    fn spare(&self, i: usize) -> bool;
+    /// Connections with a socket (open or opening), and of those the ones opening.
+    fn live(&self) -> (usize, usize);
+    /// Adds a connection, not opened yet; its index.
+    fn add(&mut self, now: Instant) -> usize;
+    /// Connection `i` is opening (it did not fail at once).
+    fn is_opening(&self, i: usize) -> bool;
     /// Rate mode: a connection with room for one more request now. When there is none it
-    /// opens one if [`Core::may_grow`] allows (the request waits for it: `None`), unless
-    /// the protocol lets a request wait on a connection still opening (HTTP/1.1: then that
-    /// connection, and [`Protocol::begin`] says [`Taken::Queued`]).
-    fn room(&mut self, now: Instant) -> Option<usize>;
+    /// opens one ([`Protocol::grow`]); the request waits for it (`None`), or on it when
+    /// the protocol [`Protocol::WAITS_ON_OPENING`] (then [`Protocol::begin`] says
+    /// [`Taken::Queued`]).
+    fn room(&mut self, now: Instant) -> Option<usize> {
+        if let Some(i) = self.with_room() {
+            return Some(i);
+        }
+        let i = self.grow(now)?;
+        Self::WAITS_ON_OPENING.then_some(i)
+    }
+    /// Rate mode: a request is due and no connection has room. Opens one — a closed one
+    /// again, most recently closed first, or a new one — and says which, unless too many
+    /// are opening already or [`Core::may_grow`] says no. One at a time when a request
+    /// waits for a connection to open with room (its room will do for the next ones);
+    /// when requests wait on the connections opening, one each, at most
+    /// [`OPENING_AHEAD`] more than are open (a burst opens that many more per round trip).
+    fn grow(&mut self, now: Instant) -> Option<usize> {
+        let (live, opening) = self.live();
+        let most = if Self::WAITS_ON_OPENING {
+            live - opening + OPENING_AHEAD
+        } else {
+            1
+        };
+        if opening >= most {
+            self.core().sched.waiting();
+            return None;
+        }
+        // Entries of connections opened since are dropped.
+        let mut spare = std::mem::take(&mut self.core().spare);
+        let again = spare.ready(|i| self.spare(i));
+        self.core().spare = spare;
+        if !self.core().may_grow(live, again) {
+            return None;
+        }
+        let i = match self.core().spare.pop() {
+            Some(i) => i,
+            None => self.add(now),
+        };
+        self.open(i, now);
+        self.is_opening(i).then_some(i)
+    }
     /// Rate mode: starts the request due at `due` on connection `i`, given by
     /// [`Protocol::room`].
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken;
@@ -900,8 +960,20 @@ mod tests {
             unreachable!()
         }
         fn start(&mut self, _: Instant) {}
-        fn room(&mut self, _: Instant) -> Option<usize> {
+        fn with_room(&mut self) -> Option<usize> {
             None
+        }
+        fn spare(&self, _: usize) -> bool {
+            false
+        }
+        fn live(&self) -> (usize, usize) {
+            (5, 0)
+        }
+        fn add(&mut self, _: Instant) -> usize {
+            unreachable!()
+        }
+        fn is_opening(&self, _: usize) -> bool {
+            false
         }
         fn begin(&mut self, _: usize, _: Instant, _: Instant) -> Taken {
             Taken::Refused

@@ -27,7 +27,7 @@
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Spare, Taken};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
 use crate::transport::{Got, Transport};
@@ -36,10 +36,6 @@ use shootout_model::FailureKind;
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
-
-/// Rate mode: how many more connections may be opening than are open (see
-/// [`Worker::grow`]).
-const OPENING_AHEAD: usize = 8;
 
 /// Rate mode: an answer that took longer than this after its send, and came after the
 /// answer to a request sent later, is counted in
@@ -104,9 +100,6 @@ struct Worker<'a> {
     opening: usize,
     /// Connections with a socket (not [`Phase::Closed`]).
     live: usize,
-    /// Rate mode: closed connections with nothing queued, opened again only when a request
-    /// finds no free connection (see [`Core::may_grow`]).
-    spare: Spare,
     /// Rate mode: the latest send of a request answered so far.
     last_sent_answered: Option<Instant>,
 }
@@ -147,7 +140,6 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
         want_request_head: false,
         opening: 0,
         live: 0,
-        spare: Spare::default(),
         last_sent_answered: None,
     };
     for _ in 0..a.connections {
@@ -197,10 +189,34 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    /// A free connection, most recently freed first, else one opened for the request
-    /// (it waits on it while it opens).
-    fn room(&mut self, now: Instant) -> Option<usize> {
-        self.pop_pooled().or_else(|| self.grow(now))
+    const WAITS_ON_OPENING: bool = true;
+
+    /// The last pooled connection, taken off the pool (it stays marked pooled).
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(i) = self.pool.pop() {
+            if self.conns[i].pooled {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed && !self.conns[i].busy()
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (self.live, self.opening)
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Connecting
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -213,7 +229,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
             self.core
                 .rec
                 .failed(&Timing::unsent(due, now, kind), FailureKind::Malformed);
-            self.spare.push(i);
+            self.core.spare.push(i);
             return Taken::Sent;
         }
         // A connection still opening sends its queue once it is up, and counts the send
@@ -283,48 +299,6 @@ impl Worker<'_> {
         }
     }
 
-    /// Rate mode: a request is due and no connection has room. Opens one (a closed one
-    /// again, or a new one) when the cap allows (the request goes out once it is up);
-    /// `None` when it does not, or the connection failed at once. Not while the server
-    /// turns connections away ([`Core::may_grow`]), nor while [`OPENING_AHEAD`] more are
-    /// opening than are open (a burst of due requests opens at most that many more than
-    /// are open per round trip).
-    fn grow(&mut self, now: Instant) -> Option<usize> {
-        let open = self.live - self.opening;
-        if self.opening >= open + OPENING_AHEAD {
-            self.core.sched.waiting();
-            return None;
-        }
-        // Entries of connections opened since are dropped.
-        let conns = &self.conns;
-        let spare = self
-            .spare
-            .ready(|i| conns[i].phase == Phase::Closed && !conns[i].busy());
-        if !self.core.may_grow(self.live, spare) {
-            return None;
-        }
-        let i = match self.spare.pop() {
-            Some(i) => i,
-            None => {
-                let c = self.new_conn(now);
-                self.conns.push(c);
-                self.conns.len() - 1
-            }
-        };
-        self.connect(i, now);
-        (self.conns[i].phase == Phase::Connecting).then_some(i)
-    }
-
-    /// Takes the last pooled connection off the pool (it stays marked pooled).
-    fn pop_pooled(&mut self) -> Option<usize> {
-        while let Some(i) = self.pool.pop() {
-            if self.conns[i].pooled {
-                return Some(i);
-            }
-        }
-        None
-    }
-
     /// Puts connection `i` in the pool, unless it is there.
     fn pool_add(&mut self, i: usize) {
         if self.conns[i].pooled {
@@ -369,7 +343,7 @@ impl Worker<'_> {
                 // Requests wait on it (not written yet): they need it now.
                 Phase::Closed if self.conns[i].busy() => self.connect(i, now),
                 // Opened again when a request needs it, not before.
-                Phase::Closed => self.spare.push(i),
+                Phase::Closed => self.core.spare.push(i),
                 Phase::Connecting => {}
                 _ => self.park(i, now),
             }
@@ -568,7 +542,7 @@ impl Worker<'_> {
             self.core.pause(i, &mut self.conns[i].life, now);
         } else if self.core.pacer.is_some() {
             // Closed after serving, while idle: opened again when a request needs it.
-            self.spare.push(i);
+            self.core.spare.push(i);
         } else {
             self.core.rec.counts.reconnects += 1;
             self.connect(i, now);

@@ -22,7 +22,7 @@ use super::conn::{ConnError, Connection, Event};
 use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Spare, Taken};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::exchange::Resend;
 use crate::recorder::Timing;
 use crate::transport::Endpoint;
@@ -104,9 +104,6 @@ struct Worker<'a> {
     opening: usize,
     /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
     live: usize,
-    /// Rate mode: closed connections, opened again only when a request finds no stream
-    /// free (see [`Worker::grow`]).
-    spare: Spare,
     rx: BytesMut,
     /// The earliest QUIC timer of any connection, or one that was moved later since.
     wake: Option<Instant>,
@@ -159,7 +156,6 @@ fn set_up<'a>(
         scratch: Vec::with_capacity(streams),
         opening: 0,
         live: 0,
-        spare: Spare::default(),
         rx: BytesMut::with_capacity(RX_BUFFER),
         wake: None,
         offload,
@@ -216,13 +212,34 @@ impl<'a> Protocol<'a> for Worker<'a> {
         true
     }
 
-    /// A connection with a free stream, else one more opened (unless one is opening).
-    fn room(&mut self, now: Instant) -> Option<usize> {
-        let room = self.with_room();
-        if room.is_none() {
-            self.grow(now);
+    /// Rate mode: a connection with room for a request, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(&i) = self.room.last() {
+            if self.conns[i].room() > 0 {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
         }
-        room
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (self.live, self.opening)
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Connecting
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -304,36 +321,6 @@ impl Worker<'_> {
     /// Closed loop: whether requests remain to be sent.
     fn more(&self, now: Instant) -> bool {
         !self.resend.is_empty() || !self.core.spent(now)
-    }
-
-    /// Rate mode: every stream is taken; one more connection unless one is opening.
-    fn grow(&mut self, now: Instant) {
-        if self.opening > 0 {
-            return;
-        }
-        let conns = &self.conns;
-        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
-        if !self.core.may_grow(self.live, spare) {
-            return;
-        }
-        let i = self.spare.pop().unwrap_or_else(|| {
-            let c = self.new_conn(now);
-            self.conns.push(c);
-            self.conns.len() - 1
-        });
-        self.connect(i, now);
-    }
-
-    /// Rate mode: a connection with room for a request, kept listed while it has more.
-    fn with_room(&mut self) -> Option<usize> {
-        while let Some(&i) = self.room.last() {
-            if self.conns[i].room() > 0 {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
     }
 
     /// Opens a request stream on connection `i` and writes the request; false when QUIC
@@ -514,7 +501,7 @@ impl Worker<'_> {
             self.core.pause(i, &mut self.conns[i].life, now);
         } else if self.core.paced() {
             // Opened again when a request needs it, not before.
-            self.spare.push(i);
+            self.core.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -900,7 +887,7 @@ impl Worker<'_> {
         });
         for i in due {
             if self.core.paced() {
-                self.spare.push(i);
+                self.core.spare.push(i);
             } else if self.more(now) {
                 self.connect(i, now);
             }

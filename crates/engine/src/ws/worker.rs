@@ -27,7 +27,7 @@ use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Spare, Taken};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
@@ -84,9 +84,6 @@ struct Worker<'a> {
     scratch: Vec<u8>,
     /// Connections closed at the end of the run, until their servers close.
     closing: Closing,
-    /// Rate mode: closed connections, opened again only when a message finds no slot free
-    /// (see [`Worker::grow`]).
-    spare: Spare,
 }
 
 /// Runs one WebSocket worker to the end of its share; `stop` ends it early.
@@ -118,7 +115,6 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
         }),
         scratch: Vec::new(),
         closing: Closing::default(),
-        spare: Spare::default(),
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -156,13 +152,42 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    /// A connection free for a message, else one more opened if allowed.
-    fn room(&mut self, now: Instant) -> Option<usize> {
-        let room = self.with_room();
-        if room.is_none() {
-            self.grow(now);
+    /// Rate mode: a connection with a free slot, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        let pipeline = self.core.sh.pipeline;
+        while let Some(&i) = self.room.last() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Open && c.ws.queue.len() < pipeline {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
         }
-        room
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (
+            self.conns
+                .iter()
+                .filter(|c| c.phase != Phase::Closed)
+                .count(),
+            self.opening(),
+        )
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshake)
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -322,41 +347,6 @@ impl Worker<'_> {
         }
     }
 
-    /// Rate mode: every slot is taken. Opens a connection (one closed before, or a new
-    /// one) unless one is opening already or [`Core::may_grow`] says no.
-    fn grow(&mut self, now: Instant) {
-        let opening = |c: &Conn| matches!(c.phase, Phase::Connecting | Phase::Handshake);
-        if self.conns.iter().any(opening) {
-            return;
-        }
-        let conns = &self.conns;
-        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
-        let live = conns.iter().filter(|c| c.phase != Phase::Closed).count();
-        if !self.core.may_grow(live, spare) {
-            return;
-        }
-        let i = self.spare.pop().unwrap_or_else(|| {
-            let c = self.new_conn(now);
-            self.conns.push(c);
-            self.conns.len() - 1
-        });
-        self.connect(i, now);
-    }
-
-    /// Rate mode: a connection with a free slot, kept listed while it has more.
-    fn with_room(&mut self) -> Option<usize> {
-        let pipeline = self.core.sh.pipeline;
-        while let Some(&i) = self.room.last() {
-            let c = &self.conns[i];
-            if c.phase == Phase::Open && c.ws.queue.len() < pipeline {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
-    }
-
     /// Notes that connection `i` has room (rate mode) or fills it (closed loop); in hold
     /// mode, pings it when due.
     fn refill(&mut self, i: usize, now: Instant) {
@@ -419,7 +409,7 @@ impl Worker<'_> {
             self.core.pause(i, &mut self.conns[i].life, now);
         } else if self.core.paced() {
             // Opened again when a message needs it, not before.
-            self.spare.push(i);
+            self.core.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -688,7 +678,7 @@ impl Worker<'_> {
         });
         for i in due {
             if self.core.paced() {
-                self.spare.push(i);
+                self.core.spare.push(i);
             } else if !self.core.spent(now) {
                 self.connect(i, now);
             }
