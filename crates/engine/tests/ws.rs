@@ -405,9 +405,17 @@ fn every_open_connection_is_closed_with_a_close_frame_at_the_end() {
         let r = go(&load(&server));
         assert!(server.wait_idle(Duration::from_secs(10)), "{name}");
         assert_eq!(r.counts.failed(), 0, "{name}");
+        // A connection still in its handshake when the run ends (on a busy machine the
+        // others may finish the count first) was never open: it gets no close frame.
+        let c = &r.counts;
         assert_eq!(
-            (r.counts.connections_opened, server.client_closes()),
-            (open, open),
+            c.connections_opened + c.connections_opening,
+            open,
+            "{name}: {c:?}"
+        );
+        assert_eq!(
+            server.client_closes(),
+            c.connections_opened,
             "{name}: one close frame per connection open at the end"
         );
     }

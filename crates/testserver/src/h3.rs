@@ -46,6 +46,9 @@ pub enum H3Behavior {
     /// The server allows no request stream at all (QUIC's initial limit on
     /// bidirectional streams is 0).
     NoStreams,
+    /// The answer written by hand, each one this long after its request was read; a
+    /// connection's streams are answered one after another.
+    Slow(std::time::Duration),
 }
 
 /// What a server did, counted as it did it.
@@ -263,6 +266,9 @@ async fn serve_raw(conn: quinn::Connection, b: H3Behavior, st: Arc<Stats>) {
             continue;
         }
         let n = st.requests.fetch_add(1, Ordering::SeqCst);
+        if let H3Behavior::Slow(d) = b {
+            tokio::time::sleep(d).await;
+        }
         let answer: &[u8] = match b {
             H3Behavior::ResetOdd(code) if n % 2 == 1 => {
                 let _ = send.reset(quinn::VarInt::from_u64(code).unwrap_or(0u32.into()));

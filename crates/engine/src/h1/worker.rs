@@ -26,9 +26,8 @@
 
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
-use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
 use crate::transport::{Got, Transport};
@@ -37,10 +36,6 @@ use shootout_model::FailureKind;
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
-
-/// Rate mode: how many more connections may be opening than are open (see
-/// [`Worker::grow`]).
-const OPENING_AHEAD: usize = 8;
 
 /// Rate mode: an answer that took longer than this after its send, and came after the
 /// answer to a request sent later, is counted in
@@ -105,9 +100,6 @@ struct Worker<'a> {
     opening: usize,
     /// Connections with a socket (not [`Phase::Closed`]).
     live: usize,
-    /// Rate mode: closed connections with nothing queued, opened again only when a request
-    /// finds no free connection (see [`Core::may_grow`]).
-    spare: Spare,
     /// Rate mode: the latest send of a request answered so far.
     last_sent_answered: Option<Instant>,
 }
@@ -148,7 +140,6 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
         want_request_head: false,
         opening: 0,
         live: 0,
-        spare: Spare::default(),
         last_sent_answered: None,
     };
     for _ in 0..a.connections {
@@ -168,8 +159,10 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
         // Those opened ahead of need are used in the order their connects completed, as
         // near as the client can see to the order a server accepts them: a server that
         // gives each accepted connection a worker until its request comes is given
-        // requests on those it accepted first. (The kernel may still accept them in
-        // another order, e.g. when the thread moved between CPUs as it connected.)
+        // requests on those it accepted first. The workers opened theirs in turns (see
+        // `event_loop::Turns`), so across workers too they are accepted in the order the
+        // schedule uses them. (The kernel may still accept them in another order, e.g. when
+        // a thread moved between CPUs as it connected.)
         let conns = &w.conns;
         w.pool.retain(|&i| conns[i].pooled);
         w.pool.reverse();
@@ -196,8 +189,66 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    const WAITS_ON_OPENING: bool = true;
+
+    /// The last pooled connection, taken off the pool (it stays marked pooled).
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(i) = self.pool.pop() {
+            if self.conns[i].pooled {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed && !self.conns[i].busy()
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (self.live, self.opening)
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Connecting
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        if self.conns[i].owes {
+            // This request's answer is what the connection received unasked: malformed. The
+            // connection is replaced at the schedule's pace.
+            self.conns[i].owes = false;
+            self.conns[i].pooled = false;
+            let kind = self.gen.pick();
+            self.core
+                .rec
+                .failed(&Timing::unsent(due, now, kind), FailureKind::Malformed);
+            self.core.spare.push(i);
+            return Taken::Sent;
+        }
+        // A connection still opening sends its queue once it is up, and counts the send
+        // then.
+        let queued = self.conns[i].phase == Phase::Connecting;
+        self.enqueue(i, due, now, !queued);
+        if !queued {
+            self.flush(i, now);
+        }
+        self.conns[i].pooled = false;
+        let c = &self.conns[i];
+        if c.h1.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
+            self.pool_add(i);
+        }
+        if queued {
+            Taken::Queued
+        } else {
+            Taken::Sent
+        }
     }
 
     fn tick(&mut self, now: Instant) {
@@ -248,101 +299,6 @@ impl Worker<'_> {
         }
     }
 
-    /// Sends every request that is due and has a connection with room for it.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.pop_pooled().or_else(|| self.grow(now)) else {
-                        // Every connection is busy and no more may open (the cap): the
-                        // request waits, and its latency with it.
-                        return Dispatch::Blocked;
-                    };
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    self.core.sched.sent += 1;
-                    if self.conns[i].owes {
-                        // This request's answer is what the connection received unasked:
-                        // malformed. The connection is replaced at the schedule's pace.
-                        self.core.sched.sending(late, false);
-                        self.conns[i].owes = false;
-                        self.conns[i].pooled = false;
-                        let kind = self.gen.pick();
-                        self.core
-                            .rec
-                            .failed(&Timing::unsent(due, now, kind), FailureKind::Malformed);
-                        self.spare.push(i);
-                        continue;
-                    }
-                    self.enqueue(i, due, now);
-                    // A connection still opening sends its queue once it is up.
-                    if self.conns[i].phase != Phase::Connecting {
-                        self.flush(i, now);
-                    }
-                    let c = &self.conns[i];
-                    if c.h1.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
-                        self.conns[i].pooled = false;
-                        self.pool_add(i);
-                    } else {
-                        self.conns[i].pooled = false;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Rate mode: a request is due and no connection has room. Opens one (a closed one
-    /// again, or a new one) when the cap allows (the request goes out once it is up);
-    /// `None` when it does not, or the connection failed at once. Not while the server
-    /// turns connections away ([`Core::may_grow`]), nor while [`OPENING_AHEAD`] more are
-    /// opening than are open (a burst of due requests opens at most that many more than
-    /// are open per round trip).
-    fn grow(&mut self, now: Instant) -> Option<usize> {
-        let open = self.live - self.opening;
-        if self.opening >= open + OPENING_AHEAD {
-            self.core.sched.waiting();
-            return None;
-        }
-        // Entries of connections opened since are dropped.
-        let conns = &self.conns;
-        let spare = self
-            .spare
-            .ready(|i| conns[i].phase == Phase::Closed && !conns[i].busy());
-        if !self.core.may_grow(self.live, spare) {
-            return None;
-        }
-        let i = match self.spare.pop() {
-            Some(i) => i,
-            None => {
-                let c = self.new_conn(now);
-                self.conns.push(c);
-                self.conns.len() - 1
-            }
-        };
-        self.connect(i, now);
-        (self.conns[i].phase == Phase::Connecting).then_some(i)
-    }
-
-    /// Takes the last pooled connection off the pool (it stays marked pooled).
-    fn pop_pooled(&mut self) -> Option<usize> {
-        while let Some(i) = self.pool.pop() {
-            if self.conns[i].pooled {
-                return Some(i);
-            }
-        }
-        None
-    }
-
     /// Puts connection `i` in the pool, unless it is there.
     fn pool_add(&mut self, i: usize) {
         if self.conns[i].pooled {
@@ -360,8 +316,10 @@ impl Worker<'_> {
         }
     }
 
-    /// Adds a request that started at `start` to connection `i`'s queue (not rendered yet).
-    fn enqueue(&mut self, i: usize, start: Instant, now: Instant) {
+    /// Adds a request that started at `start` to connection `i`'s queue (not rendered yet);
+    /// rate mode: `counted` when the schedule counted its send (else it is counted as its
+    /// bytes go out).
+    fn enqueue(&mut self, i: usize, start: Instant, now: Instant, counted: bool) {
         let kind = self.gen.pick();
         let k = &self.reqs.kinds[kind];
         let c = &mut self.conns[i];
@@ -370,6 +328,7 @@ impl Worker<'_> {
             s.rested = now.saturating_duration_since(c.idle_at);
         }
         s.waited = c.phase == Phase::Connecting;
+        s.scheduled = counted;
         c.h1.push(s);
         self.core.in_flight += 1;
     }
@@ -384,7 +343,7 @@ impl Worker<'_> {
                 // Requests wait on it (not written yet): they need it now.
                 Phase::Closed if self.conns[i].busy() => self.connect(i, now),
                 // Opened again when a request needs it, not before.
-                Phase::Closed => self.spare.push(i),
+                Phase::Closed => self.core.spare.push(i),
                 Phase::Connecting => {}
                 _ => self.park(i, now),
             }
@@ -395,7 +354,7 @@ impl Worker<'_> {
             return;
         }
         while self.conns[i].h1.len() < self.core.sh.pipeline && self.core.claim(now) {
-            self.enqueue(i, now, now);
+            self.enqueue(i, now, now, false);
         }
         match self.conns[i].phase {
             _ if !self.conns[i].busy() => self.close(i),
@@ -583,7 +542,7 @@ impl Worker<'_> {
             self.core.pause(i, &mut self.conns[i].life, now);
         } else if self.core.pacer.is_some() {
             // Closed after serving, while idle: opened again when a request needs it.
-            self.spare.push(i);
+            self.core.spare.push(i);
         } else {
             self.core.rec.counts.reconnects += 1;
             self.connect(i, now);

@@ -20,9 +20,8 @@
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
-use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::exchange::Resend;
 use crate::linger::Closing;
 use crate::recorder::Timing;
@@ -80,9 +79,6 @@ struct Worker<'a> {
     opening: usize,
     /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
     live: usize,
-    /// Rate mode: closed connections, opened again only when a request finds no stream
-    /// free (see [`Worker::grow`]).
-    spare: Spare,
 }
 
 /// Runs one HTTP/2 worker to the end of its share; `stop` ends it early.
@@ -116,7 +112,6 @@ fn set_up<'a>(
         closing: Closing::default(),
         opening: 0,
         live: 0,
-        spare: Spare::default(),
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -158,8 +153,55 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    fn resend(&mut self, now: Instant) -> bool {
+        while !self.resend.is_empty() {
+            let Some(i) = self.room(now) else {
+                return false;
+            };
+            self.resend_on(i, now);
+            self.flush(i, now);
+        }
+        true
+    }
+
+    /// Rate mode: a connection with room for a stream, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(&i) = self.room.last() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Open && c.h2.room() > 0 {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
+        }
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (self.live, self.opening)
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshake)
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        self.core.in_flight += 1;
+        self.conns[i]
+            .h2
+            .open(self.req, due, now, Duration::ZERO, false);
+        self.flush(i, now);
+        Taken::Sent
     }
 
     fn tick(&mut self, now: Instant) {
@@ -223,68 +265,6 @@ impl Worker<'_> {
         !self.resend.is_empty() || !self.core.spent(now)
     }
 
-    /// Rate mode: sends every request that is due and has a stream free.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        while !self.resend.is_empty() {
-            let Some(i) = self.with_room() else {
-                self.grow(now);
-                return Dispatch::Blocked;
-            };
-            self.resend_on(i, now);
-            self.flush(i, now);
-        }
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.with_room() else {
-                        // No free stream: the request waits, and its latency with it,
-                        // until a connection opened now (if the cap allows) is ready.
-                        self.grow(now);
-                        return Dispatch::Blocked;
-                    };
-                    self.core.sched.sending(late, false);
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    self.core.sched.sent += 1;
-                    self.core.in_flight += 1;
-                    let c = &mut self.conns[i];
-                    c.h2.open(self.req, due, now, Duration::ZERO, false);
-                    self.flush(i, now);
-                }
-            }
-        }
-    }
-
-    /// Rate mode: every stream is taken. Opens a connection (one closed before, or a new
-    /// one) unless one is opening already (its streams will do) or [`Core::may_grow`]
-    /// says no.
-    fn grow(&mut self, now: Instant) {
-        if self.opening > 0 {
-            return;
-        }
-        let conns = &self.conns;
-        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
-        if !self.core.may_grow(self.live, spare) {
-            return;
-        }
-        let i = self.spare.pop().unwrap_or_else(|| {
-            let c = self.new_conn(now);
-            self.conns.push(c);
-            self.conns.len() - 1
-        });
-        self.connect(i, now);
-    }
-
     /// A connection not yet opened.
     fn new_conn(&self, now: Instant) -> Conn {
         Conn {
@@ -297,19 +277,6 @@ impl Worker<'_> {
             answered: false,
             listed: false,
         }
-    }
-
-    /// Rate mode: a connection with room for a stream, kept listed while it has more.
-    fn with_room(&mut self) -> Option<usize> {
-        while let Some(&i) = self.room.last() {
-            let c = &self.conns[i];
-            if c.phase == Phase::Open && c.h2.room() > 0 {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
     }
 
     /// Notes that connection `i` may have room (rate mode) or fills it (closed loop).
@@ -397,7 +364,7 @@ impl Worker<'_> {
         if pause {
             self.core.pause(i, &mut self.conns[i].life, now);
         } else if self.core.paced() {
-            self.spare.push(i);
+            self.core.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -704,7 +671,7 @@ impl Worker<'_> {
         });
         for i in due {
             if self.core.paced() {
-                self.spare.push(i);
+                self.core.spare.push(i);
             } else if self.more(now) {
                 self.connect(i, now);
             }

@@ -22,8 +22,7 @@ use super::conn::{ConnError, Connection, Event};
 use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
-use crate::event_loop::pacer::Pacing;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::exchange::Resend;
 use crate::recorder::Timing;
 use crate::transport::Endpoint;
@@ -105,9 +104,6 @@ struct Worker<'a> {
     opening: usize,
     /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
     live: usize,
-    /// Rate mode: closed connections, opened again only when a request finds no stream
-    /// free (see [`Worker::grow`]).
-    spare: Spare,
     rx: BytesMut,
     /// The earliest QUIC timer of any connection, or one that was moved later since.
     wake: Option<Instant>,
@@ -160,7 +156,6 @@ fn set_up<'a>(
         scratch: Vec::with_capacity(streams),
         opening: 0,
         live: 0,
-        spare: Spare::default(),
         rx: BytesMut::with_capacity(RX_BUFFER),
         wake: None,
         offload,
@@ -203,8 +198,57 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    fn resend(&mut self, now: Instant) -> bool {
+        while let Some(r) = self.resend.front() {
+            let (start, sent, connect) = (r.start, r.sent, r.connect);
+            let Some(i) = self.room(now) else {
+                return false;
+            };
+            if self.send_request(i, start, sent, connect, true) {
+                self.resend.pop_front();
+            }
+            self.flush(i, now);
+        }
+        true
+    }
+
+    /// Rate mode: a connection with room for a request, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(&i) = self.room.last() {
+            if self.conns[i].room() > 0 {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
+        }
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (self.live, self.opening)
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Connecting
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        if !self.send_request(i, due, now, Duration::ZERO, false) {
+            return Taken::Refused;
+        }
+        self.core.in_flight += 1;
+        self.flush(i, now);
+        Taken::Sent
     }
 
     fn tick(&mut self, now: Instant) {
@@ -277,80 +321,6 @@ impl Worker<'_> {
     /// Closed loop: whether requests remain to be sent.
     fn more(&self, now: Instant) -> bool {
         !self.resend.is_empty() || !self.core.spent(now)
-    }
-
-    /// Rate mode: sends every request that is due and has a stream free.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        while let Some(r) = self.resend.front() {
-            let (start, sent, connect) = (r.start, r.sent, r.connect);
-            let Some(i) = self.with_room() else {
-                self.grow(now);
-                return Dispatch::Blocked;
-            };
-            if self.send_request(i, start, sent, connect, true) {
-                self.resend.pop_front();
-            }
-            self.flush(i, now);
-        }
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.with_room() else {
-                        self.grow(now);
-                        return Dispatch::Blocked;
-                    };
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    if !self.send_request(i, due, now, Duration::ZERO, false) {
-                        continue;
-                    }
-                    self.core.sched.sending(late, false);
-                    self.core.sched.sent += 1;
-                    self.core.in_flight += 1;
-                    self.flush(i, now);
-                }
-            }
-        }
-    }
-
-    /// Rate mode: every stream is taken; one more connection unless one is opening.
-    fn grow(&mut self, now: Instant) {
-        if self.opening > 0 {
-            return;
-        }
-        let conns = &self.conns;
-        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
-        if !self.core.may_grow(self.live, spare) {
-            return;
-        }
-        let i = self.spare.pop().unwrap_or_else(|| {
-            let c = self.new_conn(now);
-            self.conns.push(c);
-            self.conns.len() - 1
-        });
-        self.connect(i, now);
-    }
-
-    /// Rate mode: a connection with room for a request, kept listed while it has more.
-    fn with_room(&mut self) -> Option<usize> {
-        while let Some(&i) = self.room.last() {
-            if self.conns[i].room() > 0 {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
     }
 
     /// Opens a request stream on connection `i` and writes the request; false when QUIC
@@ -531,7 +501,7 @@ impl Worker<'_> {
             self.core.pause(i, &mut self.conns[i].life, now);
         } else if self.core.paced() {
             // Opened again when a request needs it, not before.
-            self.spare.push(i);
+            self.core.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -917,7 +887,7 @@ impl Worker<'_> {
         });
         for i in due {
             if self.core.paced() {
-                self.spare.push(i);
+                self.core.spare.push(i);
             } else if self.more(now) {
                 self.connect(i, now);
             }

@@ -26,9 +26,8 @@
 use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
-use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
@@ -85,9 +84,6 @@ struct Worker<'a> {
     scratch: Vec<u8>,
     /// Connections closed at the end of the run, until their servers close.
     closing: Closing,
-    /// Rate mode: closed connections, opened again only when a message finds no slot free
-    /// (see [`Worker::grow`]).
-    spare: Spare,
 }
 
 /// Runs one WebSocket worker to the end of its share; `stop` ends it early.
@@ -119,7 +115,6 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
         }),
         scratch: Vec::new(),
         closing: Closing::default(),
-        spare: Spare::default(),
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -157,8 +152,48 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    /// Rate mode: a connection with a free slot, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        let pipeline = self.core.sh.pipeline;
+        while let Some(&i) = self.room.last() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Open && c.ws.queue.len() < pipeline {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
+        }
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (
+            self.conns
+                .iter()
+                .filter(|c| c.phase != Phase::Closed)
+                .count(),
+            self.opening(),
+        )
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshake)
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        self.send(i, due, now, Duration::ZERO);
+        self.flush(i, now);
+        Taken::Sent
     }
 
     fn wind_down(&mut self, stop: &AtomicBool) {
@@ -279,37 +314,6 @@ impl Worker<'_> {
         c.ws.ping(&mut self.rng, slot);
     }
 
-    /// Rate mode: sends every message that is due and has a free slot.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.with_room() else {
-                        // No free slot: the message waits, and its latency with it.
-                        self.grow(now);
-                        return Dispatch::Blocked;
-                    };
-                    self.core.sched.sending(late, false);
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    self.core.sched.sent += 1;
-                    self.send(i, due, now, Duration::ZERO);
-                    self.flush(i, now);
-                }
-            }
-        }
-    }
-
     /// Starts one message on connection `i` (it has room).
     fn send(&mut self, i: usize, start: Instant, now: Instant, connect: Duration) {
         self.core.in_flight += 1;
@@ -341,41 +345,6 @@ impl Worker<'_> {
                 c.ws.send(frame::TEXT, &self.scratch, &mut self.rng, slot);
             }
         }
-    }
-
-    /// Rate mode: every slot is taken. Opens a connection (one closed before, or a new
-    /// one) unless one is opening already or [`Core::may_grow`] says no.
-    fn grow(&mut self, now: Instant) {
-        let opening = |c: &Conn| matches!(c.phase, Phase::Connecting | Phase::Handshake);
-        if self.conns.iter().any(opening) {
-            return;
-        }
-        let conns = &self.conns;
-        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
-        let live = conns.iter().filter(|c| c.phase != Phase::Closed).count();
-        if !self.core.may_grow(live, spare) {
-            return;
-        }
-        let i = self.spare.pop().unwrap_or_else(|| {
-            let c = self.new_conn(now);
-            self.conns.push(c);
-            self.conns.len() - 1
-        });
-        self.connect(i, now);
-    }
-
-    /// Rate mode: a connection with a free slot, kept listed while it has more.
-    fn with_room(&mut self) -> Option<usize> {
-        let pipeline = self.core.sh.pipeline;
-        while let Some(&i) = self.room.last() {
-            let c = &self.conns[i];
-            if c.phase == Phase::Open && c.ws.queue.len() < pipeline {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
     }
 
     /// Notes that connection `i` has room (rate mode) or fills it (closed loop); in hold
@@ -440,7 +409,7 @@ impl Worker<'_> {
             self.core.pause(i, &mut self.conns[i].life, now);
         } else if self.core.paced() {
             // Opened again when a message needs it, not before.
-            self.spare.push(i);
+            self.core.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -709,7 +678,7 @@ impl Worker<'_> {
         });
         for i in due {
             if self.core.paced() {
-                self.spare.push(i);
+                self.core.spare.push(i);
             } else if !self.core.spent(now) {
                 self.connect(i, now);
             }
