@@ -667,8 +667,16 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
 /// percentiles of the whole are not known from the shards' percentiles: the largest of
 /// each is kept, an upper bound (the fleet's p99 is at most the worst shard's). The
 /// connections and their caps add up; the time spent waiting adds up; one capped shard
-/// caps the whole.
+/// caps the whole. The fleet's gaps are not kept, only each shard's test of its own: the
+/// shards' process (Poisson when one drew Poisson gaps) and the test that fits worst.
 fn join_lag_and_connections(acc: &mut ScheduleStats, s: &ScheduleStats) {
+    if acc.arrival.process == shootout_model::Arrival::Even {
+        acc.arrival.process = s.arrival.process;
+    }
+    acc.arrival.fit = match (acc.arrival.fit, s.arrival.fit) {
+        (Some(a), Some(b)) => Some(if b.p < a.p { b } else { a }),
+        (a, b) => a.or(b),
+    };
     acc.lag_p50_us = acc.lag_p50_us.max(s.lag_p50_us);
     acc.lag_p99_us = acc.lag_p99_us.max(s.lag_p99_us);
     acc.lag_p999_us = acc.lag_p999_us.max(s.lag_p999_us);
@@ -1085,6 +1093,30 @@ mod tests {
             matches!(e, MergeError::Overflow { ref field, .. } if field == "spec.threads"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn poisson_shards_merge_as_poisson_with_the_worst_fit() {
+        let fit = |p| shootout_model::Fit {
+            n: 500,
+            statistic: 1.0,
+            p,
+        };
+        let mut s = two();
+        for (i, src) in s.iter_mut().enumerate() {
+            src.run.result.as_mut().unwrap().schedule = Some(ScheduleStats {
+                arrival: shootout_model::ArrivalCheck {
+                    process: shootout_model::Arrival::Poisson {
+                        seed: 10 + i as u64,
+                    },
+                    fit: Some(fit([0.4, 0.02][i])),
+                },
+                ..Default::default()
+            });
+        }
+        let a = merge(&s, false).unwrap().result.schedule.unwrap().arrival;
+        assert_eq!(a.process, shootout_model::Arrival::Poisson { seed: 10 });
+        assert_eq!(a.fit, Some(fit(0.02)));
     }
 
     #[test]

@@ -57,6 +57,19 @@ fn poisson_arrivals_queue_as_m_d_1_and_even_ones_do_not() {
         assert_eq!(r.counts.ok, N, "{:?}", r.counts);
     }
     let ms = |us: u64| us as f64 / 1e3;
+    // Sends the generator itself made late (a connection was free) spread the even run's
+    // answers too: said in every failure, since a machine too busy to keep the schedule
+    // measures itself here, not the queue.
+    let own_lag = |r: &shootout_model::RunResult| {
+        r.schedule.as_ref().map_or(String::new(), |s| {
+            format!(
+                "{} sent late with a connection free, lag p99 {} µs",
+                s.late - s.late_no_connection,
+                s.lag_p99_us
+            )
+        })
+    };
+    let why = format!("even: {}; Poisson: {}", own_lag(&even), own_lag(&poisson));
     let even_p99 = ms(even.histograms.latency.value_at_quantile(0.99));
     let poisson_p99 = ms(poisson.histograms.latency.value_at_quantile(0.99));
 
@@ -77,20 +90,22 @@ fn poisson_arrivals_queue_as_m_d_1_and_even_ones_do_not() {
     assert!(
         poisson_p99 >= 0.95 * predicted && poisson_p99 <= 1.25 * predicted + overhead,
         "Poisson p99 {poisson_p99:.2} ms, the desk's on these arrivals {predicted:.2} ms \
-         (even p99 {even_p99:.2} ms)"
+         (even p99 {even_p99:.2} ms; {why})"
     );
     // Above even's by at least half the queue's own p99 (the desk's p99 less the service):
     // a busy machine's late wake-ups lift both runs' p99, the queue only Poisson's.
     assert!(
         poisson_p99 - even_p99 >= 0.5 * (predicted - s),
         "Poisson p99 {poisson_p99:.2} ms against even {even_p99:.2} ms, the desk's \
-         {predicted:.2} ms (theory: 21.7 ms against 5 ms)"
+         {predicted:.2} ms (theory: 21.7 ms against 5 ms; {why})"
     );
 
     // The schedule says which, and the Poisson gaps sent fit the exponential.
     let (es, ps) = (even.schedule.unwrap(), poisson.schedule.unwrap());
     assert_eq!((es.arrival.process, es.arrival.fit), (Arrival::Even, None));
     let fit = ps.arrival.fit.expect("a Poisson run's gaps are tested");
-    assert_eq!(fit.n, N - 1);
+    // The gaps between requests sent straight away: those beside a request queued on a
+    // connection still opening (a burst that found every connection busy) are left out.
+    assert!(fit.n < N && fit.n >= (N - 1) / 2, "{fit:?}");
     assert!(fit.fits(), "{fit:?}");
 }

@@ -1195,8 +1195,6 @@ impl Reader<'_> {
         })
     }
 
-    /// A workload's request list keys: `requests` instead of method, path and body, and
-    /// the list's `order` (`seq` when not given).
     /// A workload's `arrival`: `"even"` (the default) or `"poisson"`, drawn from `seed`.
     fn arrival(&self, name: &str, w: &FileWorkload) -> Result<crate::Arrival, PlanError> {
         let Some(a) = &w.arrival else {
@@ -1216,6 +1214,8 @@ impl Reader<'_> {
         }
     }
 
+    /// A workload's request list keys: `requests` instead of method, path and body, and
+    /// the list's `order` (`seq` when not given).
     fn list_order(&self, name: &str, w: &FileWorkload) -> Result<Order, PlanError> {
         if let Some(r) = &w.requests {
             if w.method.is_some() || w.path.is_some() || w.body.is_some() || w.body_file.is_some() {

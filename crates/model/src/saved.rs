@@ -843,6 +843,7 @@ impl ResultV1 {
                 capped: s.capped,
                 spun_ns: nanos(s.spun),
                 overtaken: s.overtaken,
+                arrival: ArrivalV1::of(s.arrival),
             }),
             streams_allowed: r.streams_allowed(),
             listen: r.listen,
@@ -917,7 +918,7 @@ impl ResultV1 {
                 max_connections: s.max_connections,
                 capped: s.capped,
                 spun: Duration::from_nanos(s.spun_ns),
-                arrival: Default::default(),
+                arrival: s.arrival.check(),
                 overtaken: s.overtaken,
             }),
             interrupted: self.interrupted,
@@ -1031,6 +1032,32 @@ fn check_schedule(r: &RunResult) -> Result<(), SavedError> {
                 r.duration.as_nanos()
             ),
         ));
+    }
+    if let Some(f) = s.arrival.fit {
+        if !(f.statistic.is_finite() && f.statistic >= 0.0) {
+            return Err(inconsistent(
+                &field("arrival.fit.statistic"),
+                format!(
+                    "is {}, not an Anderson–Darling A² (a number from 0 up)",
+                    f.statistic
+                ),
+            ));
+        }
+        if !(0.0..=1.0).contains(&f.p) {
+            return Err(inconsistent(
+                &field("arrival.fit.p"),
+                format!("is {}, not a p-value (0 to 1)", f.p),
+            ));
+        }
+        if f.n > s.sent {
+            return Err(inconsistent(
+                &field("arrival.fit.n"),
+                format!(
+                    "is {}, more gaps than result.schedule.sent ({})",
+                    f.n, s.sent
+                ),
+            ));
+        }
     }
     let run_us = u64::try_from(r.duration.as_micros()).unwrap_or(u64::MAX);
     let most = run_us.saturating_add(run_us / 1024).saturating_add(1);
@@ -1273,6 +1300,70 @@ struct ScheduleV1 {
     /// Absent from files written before shootout recorded it.
     #[serde(default)]
     overtaken: u64,
+    /// How the requests were spaced and the test of the gaps sent; absent from files
+    /// written before shootout recorded it (even, untested).
+    #[serde(default)]
+    arrival: ArrivalV1,
+}
+
+/// A rate run's arrival process (`process`: `even` or `poisson`, with its `seed`) and the
+/// Anderson–Darling test of the gaps sent (`fit`: `n`, `statistic`, `p`).
+#[derive(Serialize, Deserialize, Default)]
+struct ArrivalV1 {
+    process: ProcessV1,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    fit: Option<FitV1>,
+}
+
+#[derive(Serialize, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum ProcessV1 {
+    #[default]
+    Even,
+    Poisson,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy)]
+struct FitV1 {
+    n: u64,
+    statistic: f64,
+    p: f64,
+}
+
+impl ArrivalV1 {
+    fn of(a: crate::ArrivalCheck) -> ArrivalV1 {
+        let (process, seed) = match a.process {
+            crate::Arrival::Even => (ProcessV1::Even, None),
+            crate::Arrival::Poisson { seed } => (ProcessV1::Poisson, Some(seed)),
+        };
+        ArrivalV1 {
+            process,
+            seed,
+            fit: a.fit.map(|f| FitV1 {
+                n: f.n,
+                statistic: f.statistic,
+                p: f.p,
+            }),
+        }
+    }
+
+    fn check(&self) -> crate::ArrivalCheck {
+        crate::ArrivalCheck {
+            process: match self.process {
+                ProcessV1::Even => crate::Arrival::Even,
+                ProcessV1::Poisson => crate::Arrival::Poisson {
+                    seed: self.seed.unwrap_or(0),
+                },
+            },
+            fit: self.fit.map(|f| crate::Fit {
+                n: f.n,
+                statistic: f.statistic,
+                p: f.p,
+            }),
+        }
+    }
 }
 
 /// A histogram as V2 + deflate, in base64.
@@ -1405,7 +1496,14 @@ mod tests {
             max_connections: 4096,
             capped: true,
             spun: Duration::from_nanos(5_000),
-            arrival: Default::default(),
+            arrival: crate::ArrivalCheck {
+                process: crate::Arrival::Poisson { seed: u64::MAX },
+                fit: Some(crate::Fit {
+                    n: 5,
+                    statistic: 0.25,
+                    p: 0.97,
+                }),
+            },
             overtaken: 3,
         });
         r.histograms.setup.record(2_500).unwrap();
@@ -1863,6 +1961,18 @@ mod tests {
             (
                 |v| set(v, "lag_p999_us", 2_502_443),
                 "result.schedule.lag_p999_us is 2502443 µs, longer than the run",
+            ),
+            (
+                |v| v["result"]["schedule"]["arrival"]["fit"]["p"] = 1.5.into(),
+                "result.schedule.arrival.fit.p is 1.5, not a p-value (0 to 1)",
+            ),
+            (
+                |v| v["result"]["schedule"]["arrival"]["fit"]["statistic"] = (-1.0).into(),
+                "result.schedule.arrival.fit.statistic is -1, not an Anderson–Darling A²",
+            ),
+            (
+                |v| v["result"]["schedule"]["arrival"]["fit"]["n"] = 7.into(),
+                "result.schedule.arrival.fit.n is 7, more gaps than result.schedule.sent (6)",
             ),
         ] {
             let e = edited(edit).unwrap_err().to_string();

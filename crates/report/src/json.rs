@@ -201,7 +201,10 @@ fn load_json(spec: &LoadSpec) -> Value {
         "requests_file": spec.list.as_ref().map(|l| l.source.as_str()),
         "messages_file": spec.ws_messages.as_ref().map(|m| m.source.as_str()),
         "order": spec.list.as_ref().map(|l| l.order).or(spec.ws_messages.as_ref().map(|m| m.order)).map(|o| o.name()),
-        "seed": spec.list.as_ref().map(|l| l.seed).or(spec.ws_messages.as_ref().map(|m| m.seed)),
+        "seed": spec.list.as_ref().map(|l| l.seed).or(spec.ws_messages.as_ref().map(|m| m.seed)).or(match spec.arrival {
+            shootout_model::Arrival::Poisson { seed } => Some(seed),
+            shootout_model::Arrival::Even => None,
+        }),
         "busy_poll_us": spec.busy_poll.as_micros() as u64,
     })
 }

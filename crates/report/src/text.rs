@@ -126,13 +126,22 @@ fn level_line(r: &RunResult) -> Option<String> {
     ] {
         if let Some(t) = t.filter(|t| t.p < alpha) {
             parts.push(format!(
-                "drifting: {name} {:+.1}% each second (Mann–Kendall p {:.4})",
+                "drifting: {name} {:+.1}% each second (Mann–Kendall {})",
                 t.change * 100.0,
-                t.p
+                p_value(t.p)
             ));
         }
     }
     (!parts.is_empty()).then(|| format!("  {}", parts.join("; ")))
+}
+
+/// A p-value as `p 0.0123`, or `p < 0.0001` below what four decimals show.
+fn p_value(p: f64) -> String {
+    if p < 1e-4 {
+        "p < 0.0001".to_string()
+    } else {
+        format!("p {p:.4}")
+    }
 }
 
 /// The "served within" columns of one histogram, in ms.

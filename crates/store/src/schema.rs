@@ -25,6 +25,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V13_FAULTS,
     V14_IDLE_CONTENDERS,
     V15_LISTEN_QUEUE,
+    V16_ARRIVALS,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -287,6 +288,18 @@ ALTER TABLE steps ADD COLUMN other_contenders REAL;
 const V15_LISTEN_QUEUE: &str = "
 ALTER TABLE steps ADD COLUMN listen_overflows INTEGER;
 ALTER TABLE steps ADD COLUMN listen_drops INTEGER;
+";
+
+/// Version 16: per rate step, how the requests were spaced (`even` or `poisson`, and the
+/// seed of Poisson gaps as its 64 bits) and, for Poisson arrivals, the Anderson–Darling
+/// test of the gaps sent (gaps tested, A², p-value). NULL in steps stored before (read as
+/// even, untested) and in closed-loop steps.
+const V16_ARRIVALS: &str = "
+ALTER TABLE steps ADD COLUMN sched_arrival TEXT;
+ALTER TABLE steps ADD COLUMN sched_arrival_seed INTEGER;
+ALTER TABLE steps ADD COLUMN sched_fit_n INTEGER;
+ALTER TABLE steps ADD COLUMN sched_fit_a2 REAL;
+ALTER TABLE steps ADD COLUMN sched_fit_p REAL;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

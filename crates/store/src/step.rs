@@ -9,9 +9,9 @@ use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::search::{SearchStep, Verdict};
 use shootout_model::{
-    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, ListenQueue,
-    LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats,
-    StepStatus, TargetStats, Warning, Wire,
+    Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats,
+    Histograms, ListenQueue, LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult,
+    ScheduleStats, SecondStats, StepStatus, TargetStats, Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
@@ -116,7 +116,8 @@ const STEP_COLUMNS: &str = "
     sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
     other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo,
-    other_contenders, listen_overflows, listen_drops";
+    other_contenders, listen_overflows, listen_drops, sched_arrival, sched_arrival_seed,
+    sched_fit_n, sched_fit_a2, sched_fit_p";
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
@@ -236,6 +237,7 @@ impl Store {
         let (level_kind, level_connections, level_rps) = level_columns(step.level);
         let c = &r.counts;
         let s = r.schedule.as_ref();
+        let fit = s.and_then(|s| s.arrival.fit);
         let first = r.first_response.as_ref();
         let o = step.other_load.as_ref();
         let (search_verdict, search_slo) = search_columns(step.search);
@@ -322,6 +324,15 @@ impl Store {
                     ":sched_max_connections": s.map_or(0, |s| s.max_connections),
                     ":sched_capped": s.is_some_and(|s| s.capped),
                     ":sched_spun_ns": s.map_or(0, |s| codec::ns(s.spun)),
+                    ":sched_arrival": s.map(|s| s.arrival.process.name()),
+                    ":sched_arrival_seed": s.and_then(|s| match s.arrival.process {
+                        // The seed's 64 bits as SQLite's signed integer.
+                        Arrival::Poisson { seed } => Some(seed as i64),
+                        Arrival::Even => None,
+                    }),
+                    ":sched_fit_n": fit.map(|f| f.n),
+                    ":sched_fit_a2": fit.map(|f| f.statistic),
+                    ":sched_fit_p": fit.map(|f| f.p),
                     ":first_status": first.map(|f| f.status),
                     ":first_server": first.and_then(|f| f.server.as_deref()),
                     ":first_body_len": first.map(|f| f.body_len),
@@ -671,7 +682,7 @@ impl Columns<'_> {
         })
     }
 
-    fn schedule(&self) -> Result<Option<ScheduleStats>, StoreError> {
+    fn schedule(&self, id: i64) -> Result<Option<ScheduleStats>, StoreError> {
         let Some(due) = self.get::<Option<u64>>("sched_due")? else {
             return Ok(None);
         };
@@ -690,10 +701,41 @@ impl Columns<'_> {
             max_connections: self.get("sched_max_connections")?,
             capped: self.get("sched_capped")?,
             spun: codec::span(self.get("sched_spun_ns")?),
-            arrival: Default::default(),
+            arrival: self.arrival(id)?,
             // Not stored: a step read back reports none.
             overtaken: 0,
         }))
+    }
+
+    /// How a rate step's requests were spaced and the test of the gaps sent; even and
+    /// untested in steps stored before schema 16. A fit read back from a damaged file is
+    /// kept within its bounds (A² at least 0, p in 0..1).
+    fn arrival(&self, id: i64) -> Result<ArrivalCheck, StoreError> {
+        let process = match self.get::<Option<String>>("sched_arrival")?.as_deref() {
+            None | Some("even") => Arrival::Even,
+            Some("poisson") => Arrival::Poisson {
+                // The seed's 64 bits, as written.
+                seed: self.get::<Option<i64>>("sched_arrival_seed")?.unwrap_or(0) as u64,
+            },
+            Some(other) => {
+                return Err(self
+                    .store
+                    .corrupt(format!("arrival of step {id}"), format!("'{other}'")))
+            }
+        };
+        let Some(n) = self.get::<Option<u64>>("sched_fit_n")? else {
+            return Ok(ArrivalCheck { process, fit: None });
+        };
+        let finite = |v: f64| if v.is_finite() { v.max(0.0) } else { 0.0 };
+        let fit = Fit {
+            n,
+            statistic: finite(self.real("sched_fit_a2")?),
+            p: finite(self.real("sched_fit_p")?).min(1.0),
+        };
+        Ok(ArrivalCheck {
+            process,
+            fit: Some(fit),
+        })
     }
 
     fn first_response(&self) -> Result<Option<FirstResponse>, StoreError> {
@@ -733,7 +775,7 @@ impl Columns<'_> {
                 cpu_sys: codec::span(self.get("gen_cpu_sys_ns")?),
                 busiest_thread: self.real("gen_busiest_thread")?,
             },
-            schedule: self.schedule()?,
+            schedule: self.schedule(id)?,
             interrupted: self.get("interrupted")?,
             warnings: Vec::new(),
             targets: Vec::new(),

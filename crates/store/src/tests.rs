@@ -174,7 +174,17 @@ fn synthetic_result(seed: u64) -> RunResult {
             max_connections: 20,
             capped: true,
             spun: Duration::from_micros(31_500),
-            arrival: Default::default(),
+            // A seed past i64's range: its 64 bits come back as written.
+            arrival: shootout_model::ArrivalCheck {
+                process: shootout_model::Arrival::Poisson {
+                    seed: u64::MAX - seed,
+                },
+                fit: Some(shootout_model::Fit {
+                    n: 1_999,
+                    statistic: 0.412_5,
+                    p: 0.837,
+                }),
+            },
             overtaken: 0,
         }),
         interrupted: false,
@@ -398,6 +408,36 @@ fn second_histograms_are_checked_and_old_seconds_read_back_without_one() {
         .unwrap();
     let e = store.steps(run).unwrap_err().to_string();
     assert!(e.contains("latency histogram of second 4 of step"), "{e}");
+}
+
+/// Steps stored before the arrival process was recorded (schema 16) read back as even and
+/// untested; a forged arrival word is refused with the step named, and a forged fit is
+/// kept within its bounds.
+#[test]
+fn arrivals_stored_before_read_as_even_and_forged_ones_are_refused_or_bounded() {
+    let (store, run) = one_step();
+    let sql = |q: &str| store.conn.execute_batch(q).unwrap();
+    sql("UPDATE steps SET sched_fit_a2 = -3.0, sched_fit_p = 7.5");
+    let fit = store.steps(run).unwrap()[0]
+        .result
+        .schedule
+        .unwrap()
+        .arrival
+        .fit;
+    assert_eq!(fit.map(|f| (f.statistic, f.p)), Some((0.0, 1.0)));
+    sql("UPDATE steps SET sched_arrival = NULL, sched_arrival_seed = NULL, sched_fit_n = NULL");
+    let a = store.steps(run).unwrap()[0]
+        .result
+        .schedule
+        .unwrap()
+        .arrival;
+    assert_eq!(a, shootout_model::ArrivalCheck::default());
+    sql("UPDATE steps SET sched_arrival = 'bursty'");
+    let e = store.steps(run).unwrap_err().to_string();
+    assert!(
+        e.contains("arrival of step") && e.contains("'bursty'"),
+        "{e}"
+    );
 }
 
 /// Steps stored before shootout recorded how it spoke (schema 5) have no protocol nor

@@ -794,6 +794,37 @@ mod tests {
         assert!(plan_of(&["--cpus", "a", "http://127.0.0.1/"]).is_err());
     }
 
+    #[test]
+    fn arrival_poisson_needs_a_rate_and_draws_from_the_seed() {
+        let url = "http://127.0.0.1/";
+        let rate = ["--rate", "100", "-d", "5s", "--arrival", "poisson"];
+        let p = plan_of(&[&rate[..], &["--seed", "4", url]].concat()).unwrap();
+        assert_eq!(p.spec.arrival, Arrival::Poisson { seed: 4 });
+        assert!(
+            p.notes.is_empty(),
+            "a seed given is not noted: {:?}",
+            p.notes
+        );
+        let p = plan_of(&[&rate[..], &[url]].concat()).unwrap();
+        assert!(matches!(p.spec.arrival, Arrival::Poisson { .. }));
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("Poisson arrivals drawn with --seed")),
+            "{:?}",
+            p.notes
+        );
+        let p = plan_of(&["--rate", "100", "-d", "5s", url]).unwrap();
+        assert_eq!(p.spec.arrival, Arrival::Even, "the default");
+        let e = error_of(&["--arrival", "poisson", "-c", "4", url]);
+        assert!(
+            e.contains("--arrival poisson spaces the requests of a rate"),
+            "{e}"
+        );
+        let e = error_of(&["--seed", "3", url]);
+        assert!(e.starts_with("--seed seeds"), "{e}");
+    }
+
     fn error_of(args: &[&str]) -> String {
         let f = plan_of(args).err().expect("an error");
         assert_eq!(f.code, 2, "{args:?}: {}", f.error);

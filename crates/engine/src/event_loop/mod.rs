@@ -783,11 +783,7 @@ fn pace<'a, P: Protocol<'a>>(p: &mut P, now: Instant) -> Dispatch {
                 };
                 let due = p.core_ref().start + pacer.due(p.core_ref().sched.sent);
                 match p.begin(i, due, now) {
-                    Taken::Sent => {
-                        let sched = &mut p.core().sched;
-                        sched.sending(late, false);
-                        sched.sent += 1;
-                    }
+                    Taken::Sent => p.core().sched.sent_now(late),
                     Taken::Queued => p.core().sched.sent += 1,
                     Taken::Refused => {}
                 }

@@ -54,11 +54,13 @@ pub struct Schedule {
     /// A request fell due with no connection free, and the schedule has not caught up
     /// since.
     pub(super) starved: bool,
-    /// How late each of the first [`ARRIVAL_SAMPLE`] sends was.
-    pub(super) lags: Vec<Duration>,
-    /// The gaps between those sends (each from its due time plus its lag) times the
-    /// worker's rate: for Poisson arrivals kept, exponential with mean 1 (see
-    /// [`Schedule::sent_gaps`]).
+    /// Of the first [`ARRIVAL_SAMPLE`] requests sent the moment they fell due to a
+    /// connection able to carry them (see [`Schedule::sent_now`]): each one's index in the
+    /// schedule and how late it went out.
+    pub(super) lags: Vec<(u64, Duration)>,
+    /// The gaps between consecutive requests of that sample (each sent at its due time
+    /// plus its lag) times the worker's rate: for Poisson arrivals kept, exponential with
+    /// mean 1 (see [`Schedule::sent_gaps`]).
     pub gaps: Vec<f64>,
 }
 
@@ -114,31 +116,48 @@ impl Schedule {
                 self.late_no_connection += 1;
             }
         }
-        if self.lags.len() < ARRIVAL_SAMPLE {
-            self.lags.push(late);
-        }
         self.max_lag = self.max_lag.max(late);
         let us = u64::try_from(late.as_micros()).unwrap_or(MAX_LAG_US);
         self.lag.saturating_record(us.min(MAX_LAG_US));
     }
 
-    /// The gaps between the first sends as they went out (request `k` at its due time
-    /// plus its lag), in units of the schedule's mean gap (times the rate).
+    /// Request number `sent` goes out now, `late` after its due time, on a connection
+    /// that carries it at once: counted as [`Schedule::sending`] says, sent, and kept in the
+    /// arrival check's sample while it has room. A request queued on a connection still
+    /// opening goes out later, out of turn, and is left out of the sample.
+    pub fn sent_now(&mut self, late: Duration) {
+        self.sending(late, false);
+        if self.lags.len() < ARRIVAL_SAMPLE {
+            self.lags.push((self.sent, late));
+        }
+        self.sent += 1;
+    }
+
+    /// The gaps between the sample's consecutive requests as they went out (request `k`
+    /// at its due time plus its lag), in units of the schedule's mean gap (times the
+    /// rate). Where a request between two of the sample is missing (queued on an opening
+    /// connection), the gap across it is left out: it spans two draws.
     pub fn sent_gaps(&self, pacer: &Pacer) -> Vec<f64> {
         let mut walk = Pacer {
             memo: None,
             ..*pacer
         };
-        let sent: Vec<f64> = (0..self.lags.len() as u64)
-            .zip(&self.lags)
-            .map(|(k, lag)| {
-                walk.advance(k);
-                (walk.due(k) + *lag).as_secs_f64()
-            })
-            .collect();
-        sent.windows(2)
-            .map(|w| (w[1] - w[0]) * pacer.rate)
-            .collect()
+        let mut at = |k: u64, lag: Duration| {
+            walk.advance(k);
+            (walk.due(k) + lag).as_secs_f64()
+        };
+        let mut gaps = Vec::with_capacity(self.lags.len());
+        let mut last: Option<(u64, f64)> = None;
+        for &(k, lag) in &self.lags {
+            let t = at(k, lag);
+            if let Some((j, before)) = last {
+                if k == j + 1 {
+                    gaps.push((t - before) * pacer.rate);
+                }
+            }
+            last = Some((k, t));
+        }
+        gaps
     }
 }
 
@@ -155,7 +174,7 @@ mod tests {
         };
         let mut s = Schedule::default();
         for _ in 0..4 {
-            s.sending(Duration::ZERO, false);
+            s.sent_now(Duration::ZERO);
         }
         let drawn: Vec<f64> = (1..4)
             .map(|k| (pacer.due(k) - pacer.due(k - 1)).as_secs_f64() * 100.0)
@@ -169,15 +188,26 @@ mod tests {
         // (5 ms at 100 req/s), the second shrinks by as much.
         let mut late = Schedule::default();
         for lag in [0, 5, 0, 0] {
-            late.sending(Duration::from_millis(lag), false);
+            late.sent_now(Duration::from_millis(lag));
         }
         let got = late.sent_gaps(&pacer);
         assert!((got[0] - drawn[0] - 0.5).abs() < 1e-6);
         assert!((got[1] - drawn[1] + 0.5).abs() < 1e-6);
         // The sample is bounded.
         for _ in 0..2 * ARRIVAL_SAMPLE {
-            late.sending(Duration::ZERO, false);
+            late.sent_now(Duration::ZERO);
         }
         assert_eq!(late.sent_gaps(&pacer).len(), ARRIVAL_SAMPLE - 1);
+        // Request 1 queued on an opening connection (sent later, out of turn): the gaps
+        // across it are left out, the one from 2 to 3 kept.
+        let mut queued = Schedule::default();
+        queued.sent_now(Duration::ZERO);
+        queued.sent += 1;
+        queued.sent_now(Duration::ZERO);
+        queued.sent_now(Duration::ZERO);
+        queued.sending(Duration::from_millis(40), true);
+        let got = queued.sent_gaps(&pacer);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!((got[0] - drawn[2]).abs() < 1e-6, "{got:?} {drawn:?}");
     }
 }
