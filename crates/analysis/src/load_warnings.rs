@@ -66,6 +66,12 @@ pub fn derive_for(
     );
     w.extend(slow_connects(result, protocol == Protocol::WebSocket));
     w.extend(schedule_not_kept(result));
+    w.extend(
+        result
+            .schedule
+            .filter(|s| s.overtaken > 0)
+            .map(|s| Warning::Overtaken { count: s.overtaken }),
+    );
     if saturated(&result.generator) {
         w.push(Warning::GeneratorSaturated {
             busiest_thread: result.generator.busiest_thread,
@@ -298,6 +304,41 @@ mod tests {
         assert!(w[0]
             .to_string()
             .starts_with("the server's listen queue overflowed 4 times"));
+    }
+
+    /// Requests answered after later ones sent on other connections are said, with who
+    /// holds them; none, nothing is said.
+    #[test]
+    fn requests_overtaken_are_said() {
+        let mut r = RunResult::empty(std::time::SystemTime::UNIX_EPOCH, Duration::from_secs(1));
+        r.counts.completed = 1;
+        r.counts.ok = 1;
+        let mut s = ScheduleStats {
+            target_rps: 1.0,
+            achieved_rps: 1.0,
+            due: 1,
+            sent: 1,
+            late: 0,
+            late_no_connection: 0,
+            max_lag: Duration::ZERO,
+            lag_p50_us: 0,
+            lag_p99_us: 0,
+            lag_p999_us: 0,
+            connections: 1,
+            max_connections: 1,
+            capped: false,
+            spun: Duration::ZERO,
+            overtaken: 0,
+        };
+        r.schedule = Some(s);
+        assert!(derive(&r, None).is_empty());
+        s.overtaken = 3;
+        r.schedule = Some(s);
+        let w = derive(&r, None);
+        assert_eq!(w, [Warning::Overtaken { count: 3 }]);
+        assert!(w[0]
+            .to_string()
+            .contains("one connection at a time per worker"));
     }
 
     #[test]

@@ -645,6 +645,12 @@ pub enum Warning {
         /// `ListenDrops` during the run.
         drops: u64,
     },
+    /// Rate mode, HTTP/1.1: requests answered more than 10 ms after they were sent and after
+    /// requests sent later on other connections ([`ScheduleStats::overtaken`]).
+    Overtaken {
+        /// Requests overtaken.
+        count: u64,
+    },
     /// HTTP/2: the server allowed fewer concurrent streams per connection
     /// (`SETTINGS_MAX_CONCURRENT_STREAMS`) than were asked for, so fewer were in flight.
     StreamsLimited {
@@ -671,6 +677,7 @@ impl Warning {
             Warning::Dropped { .. } => "dropped",
             Warning::StreamsLimited { .. } => "streams_limited",
             Warning::ListenOverflowed { .. } => "listen_overflowed",
+            Warning::Overtaken { .. } => "overtaken",
         }
     }
 }
@@ -728,6 +735,10 @@ impl fmt::Display for Warning {
             Warning::ListenOverflowed { overflows, drops } => write!(
                 f,
                 "the server's listen queue overflowed {overflows} times ({drops} connection attempts dropped, as the kernel counts them for this machine's listeners): clients waited for SYN retries of a second or more (raise the server's backlog and net.core.somaxconn, or accept faster)"
+            ),
+            Warning::Overtaken { count } => write!(
+                f,
+                "{count} requests took over 10 ms and were answered after requests sent later on other connections: a server that serves one connection at a time per worker (gunicorn's sync workers, uWSGI, mod_wsgi) was held by another connection it had accepted, or these requests took longer to process"
             ),
             Warning::StreamsLimited { asked, allowed } => write!(
                 f,

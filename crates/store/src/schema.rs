@@ -25,6 +25,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V13_FAULTS,
     V14_IDLE_CONTENDERS,
     V15_LISTEN_QUEUE,
+    V16_OVERTAKEN,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -287,6 +288,14 @@ ALTER TABLE steps ADD COLUMN other_contenders REAL;
 const V15_LISTEN_QUEUE: &str = "
 ALTER TABLE steps ADD COLUMN listen_overflows INTEGER;
 ALTER TABLE steps ADD COLUMN listen_drops INTEGER;
+";
+
+/// Version 16: per step of a rate, requests answered more than 10 ms after they were sent
+/// and after requests sent later on other connections (HTTP/1.1; the schedule's
+/// `overtaken`): a server serving one connection at a time per worker was on another. 0 in
+/// steps stored before.
+const V16_OVERTAKEN: &str = "
+ALTER TABLE steps ADD COLUMN sched_overtaken INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

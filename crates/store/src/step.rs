@@ -116,7 +116,7 @@ const STEP_COLUMNS: &str = "
     sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
     other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo,
-    other_contenders, listen_overflows, listen_drops";
+    other_contenders, listen_overflows, listen_drops, sched_overtaken";
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
@@ -322,6 +322,7 @@ impl Store {
                     ":sched_max_connections": s.map_or(0, |s| s.max_connections),
                     ":sched_capped": s.is_some_and(|s| s.capped),
                     ":sched_spun_ns": s.map_or(0, |s| codec::ns(s.spun)),
+                    ":sched_overtaken": s.map_or(0, |s| s.overtaken),
                     ":first_status": first.map(|f| f.status),
                     ":first_server": first.and_then(|f| f.server.as_deref()),
                     ":first_body_len": first.map(|f| f.body_len),
@@ -690,8 +691,7 @@ impl Columns<'_> {
             max_connections: self.get("sched_max_connections")?,
             capped: self.get("sched_capped")?,
             spun: codec::span(self.get("sched_spun_ns")?),
-            // Not stored: a step read back reports none.
-            overtaken: 0,
+            overtaken: self.get("sched_overtaken")?,
         }))
     }
 

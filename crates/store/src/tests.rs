@@ -174,7 +174,7 @@ fn synthetic_result(seed: u64) -> RunResult {
             max_connections: 20,
             capped: true,
             spun: Duration::from_micros(31_500),
-            overtaken: 0,
+            overtaken: 9,
         }),
         interrupted: false,
         warnings: vec![],
