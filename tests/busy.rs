@@ -105,3 +105,54 @@ fn a_load_pinned_to_a_cpu_another_process_keeps_busy_is_warned_of() {
     // The report itself (stdout) is as it always was.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("not quiet"));
 }
+
+/// A capacity search pinned to a CPU another process keeps busy says so before its first
+/// step (the CPUs watched while nothing of the search ran), after each step the watch
+/// found not quiet, and in its answer.
+#[test]
+fn a_search_on_a_busy_cpu_says_so_before_it_starts_and_in_its_answer() {
+    let cpu = first_allowed_cpu();
+    let s = TestServer::start(Behavior::Hello).unwrap();
+    let _busy = Busy::on(cpu);
+    let out = Command::cargo_bin("shootout")
+        .unwrap()
+        .args([
+            "load",
+            "--find-max",
+            "--slo",
+            "p50<1s",
+            "--from",
+            "50",
+            "--to",
+            "50",
+            "-d",
+            "0.2s",
+            "--cpus",
+            &cpu.to_string(),
+        ])
+        .arg(s.url("/"))
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let before = stderr
+        .find("note: before the search, the machine was not quiet (other processes used ")
+        .expect(&stderr);
+    let first = stderr.find("step 1: ").expect(&stderr);
+    assert!(before < first, "{stderr}");
+    assert!(
+        stderr.contains("  ⚠ the machine was not quiet (other processes used "),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Machine: before the search, the machine was not quiet"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.lines().any(|l| l.starts_with("Machine: ")
+            && l.contains(" steps: the machine was not quiet (other processes used ")),
+        "{stdout}"
+    );
+}

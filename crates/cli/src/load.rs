@@ -8,7 +8,7 @@
 
 pub(crate) mod barrier;
 pub(crate) mod dist;
-mod find_max;
+pub(crate) mod find_max;
 mod flags;
 mod habits;
 mod resolve;
@@ -37,8 +37,8 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
             say!("note: {n}");
         }
     }
-    if a.find_max.find_max {
-        return find_max::run(&a, &plan.spec, plan.format);
+    if let Some(f) = &plan.search {
+        return find_max::run(&a, f, &plan.spec, plan.format);
     }
     start_time(&plan)?;
     // Shard 0 listens from now on, so that shards quicker than its warm-up can join.

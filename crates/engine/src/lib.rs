@@ -8,6 +8,7 @@
 //! terminals or storage: callers watch progress through [`Live`] and stop a run through
 //! an `AtomicBool`.
 
+mod body_search;
 mod error;
 mod event_loop;
 mod exchange;
@@ -20,7 +21,6 @@ mod live;
 mod merge;
 mod preflight;
 mod recorder;
-mod search;
 pub mod sys;
 mod template;
 mod tls;

@@ -7,6 +7,7 @@
 
 pub mod barrier;
 pub mod choice;
+pub mod find_max;
 pub mod hdr;
 pub mod histograms;
 pub mod messages;
@@ -15,7 +16,6 @@ pub mod requests;
 pub mod resolved;
 pub mod result;
 pub mod saved;
-pub mod search;
 pub mod shard;
 pub mod shootout;
 pub mod spec;

@@ -16,7 +16,7 @@
 //! "peer closed early" and "the bytes contradict the framing" — the distinctions the
 //! failure classes rest on. Interim 1xx responses are skipped, never reported.
 
-use crate::search::BodySearch;
+use crate::body_search::BodySearch;
 
 /// How a response ended, or why it cannot be one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
