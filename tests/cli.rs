@@ -1282,7 +1282,6 @@ fn a_search_says_it_shares_the_cpus_and_words_its_steps_one_way() {
         "{text}"
     );
     // Pinned apart (--cpus), the note is not said.
-    let cpus = shootout_engine::sys::allowed_cpus();
     let out = shootout()
         .args([
             "load",
@@ -1297,7 +1296,7 @@ fn a_search_says_it_shares_the_cpus_and_words_its_steps_one_way() {
             "0.2s",
             "--cpus",
         ])
-        .arg(cpus[0].to_string())
+        .arg(common::first_allowed_cpu().to_string())
         .arg(server.url("/"))
         .timeout(Duration::from_secs(120))
         .output()

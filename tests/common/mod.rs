@@ -12,3 +12,14 @@ pub fn assert_ok(out: &Output) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The first CPU this process may run on (from `/proc/self/status`).
+pub fn first_allowed_cpu() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    list.split([',', '-']).next().unwrap().parse().unwrap()
+}

@@ -223,7 +223,7 @@ impl Machine {
         let watch = shootout_harness::CpuWatch::start(&cpus, true);
         std::thread::sleep(LOOK_BEFORE);
         if let Some(o) = watch
-            .stop(Duration::ZERO)
+            .stop(Duration::ZERO, Duration::ZERO)
             .filter(shootout_analysis::quiet::not_quiet)
         {
             said.push(format!(
@@ -305,7 +305,7 @@ fn step(
         .unwrap_or_else(shootout_engine::sys::allowed_cpus);
     let watch = shootout_harness::CpuWatch::start(&cpus, judge_others);
     let mut result = shootout_engine::run(&spec, &control).map_err(Failure::run)?;
-    let other = watch.stop(Duration::ZERO);
+    let other = watch.stop(Duration::ZERO, Duration::ZERO);
     if stop.load(Ordering::Relaxed) {
         return Ok(None);
     }
