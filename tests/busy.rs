@@ -105,20 +105,8 @@ fn a_search_on_a_busy_cpu_says_so_before_it_starts_and_in_its_answer() {
     let _busy = Busy::on(cpu);
     let out = Command::cargo_bin("shootout")
         .unwrap()
-        .args([
-            "load",
-            "--find-max",
-            "--slo",
-            "p50<1s",
-            "--from",
-            "50",
-            "--to",
-            "50",
-            "-d",
-            "0.2s",
-            "--cpus",
-            &cpu.to_string(),
-        ])
+        .args(common::ONE_STEP_SEARCH)
+        .args(["--cpus", &cpu.to_string()])
         .arg(s.url("/"))
         .timeout(std::time::Duration::from_secs(120))
         .output()

@@ -1239,24 +1239,18 @@ fn the_capacity_flags_are_checked_by_one_rule() {
 #[test]
 fn a_search_says_it_shares_the_cpus_and_words_its_steps_one_way() {
     let server = slow_hello();
-    let out = shootout()
-        .args([
-            "load",
-            "--find-max",
-            "--slo",
-            "p50<1s",
-            "--from",
-            "50",
-            "--to",
-            "50",
-            "-d",
-            "0.2s",
-        ])
-        .arg(server.url("/"))
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    common::assert_ok(&out);
+    let search = |extra: &[String]| {
+        let out = shootout()
+            .args(common::ONE_STEP_SEARCH)
+            .args(extra)
+            .arg(server.url("/"))
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        common::assert_ok(&out);
+        out
+    };
+    let out = search(&[]);
     let err = String::from_utf8_lossy(&out.stderr);
     let text = String::from_utf8_lossy(&out.stdout);
     let shared = "the server runs on this machine and shootout is not pinned apart from it";
@@ -1282,26 +1276,7 @@ fn a_search_says_it_shares_the_cpus_and_words_its_steps_one_way() {
         "{text}"
     );
     // Pinned apart (--cpus), the note is not said.
-    let out = shootout()
-        .args([
-            "load",
-            "--find-max",
-            "--slo",
-            "p50<1s",
-            "--from",
-            "50",
-            "--to",
-            "50",
-            "-d",
-            "0.2s",
-            "--cpus",
-        ])
-        .arg(common::first_allowed_cpu().to_string())
-        .arg(server.url("/"))
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    common::assert_ok(&out);
+    let out = search(&["--cpus".into(), common::first_allowed_cpu().to_string()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains(shared), "{err}");
 }

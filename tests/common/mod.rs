@@ -23,3 +23,18 @@ pub fn first_allowed_cpu() -> usize {
         .trim();
     list.split([',', '-']).next().unwrap().parse().unwrap()
 }
+
+/// The arguments of the smallest capacity search: `load --find-max`, one step of 0.2 s at
+/// 50 req/s within `p50<1s` (the URL and any other flag follow).
+pub const ONE_STEP_SEARCH: [&str; 10] = [
+    "load",
+    "--find-max",
+    "--slo",
+    "p50<1s",
+    "--from",
+    "50",
+    "--to",
+    "50",
+    "-d",
+    "0.2s",
+];

@@ -432,4 +432,49 @@ mod tests {
         assert_eq!(v["capacity"]["limited_by"]["kind"], "connection_cap");
         assert_eq!(v["capacity"]["limited_by"]["slo"], "p99<50ms");
     }
+
+    /// A search stopped by a schedule its generator did not keep blames its own loop only
+    /// when the loop was busy: at 14 % busy it says the threads waited for a CPU, in the
+    /// answer and in the step's `sends` word, with the legend under the table.
+    #[test]
+    fn a_generator_kept_off_its_cpu_is_not_blamed_for_its_loop() {
+        let slos = vec!["p99<50ms".to_string()];
+        let found = Capacity {
+            max_rps: Some(1000.0),
+            first_failing_rps: Some(2000.0),
+            limited_by: Limit::Generator,
+        };
+        let text = |late: NotKept, busiest_thread: f64| {
+            let mut not_kept = step(2000.0, 80.0, Verdict::NotKept);
+            not_kept.late = Some(late);
+            not_kept.busiest_thread = busiest_thread;
+            let steps = [step(1000.0, 3.0, Verdict::Met), not_kept];
+            capacity_text(&CapacityReport {
+                url: "http://127.0.0.1:8080/",
+                slos: &slos,
+                steps: &steps,
+                capacity: &found,
+                boundary: &[],
+                interrupted: false,
+                machine: &[],
+            })
+        };
+        let starved = text(NotKept::Starved, 0.14);
+        assert!(
+            starved.contains("though its busiest thread was busy only 14% of the time: its threads waited for a CPU")
+                && !starved.contains("add --threads"),
+            "{starved}"
+        );
+        let row = starved.lines().find(|l| l.contains("not judged")).unwrap();
+        assert!(row.contains("late (no CPU)"), "{row}");
+        assert!(starved.contains("\nsends: on time ("), "{starved}");
+        let busy = text(NotKept::Generator, 0.95);
+        assert!(
+            busy.contains("the generator could not keep the schedule (add --threads")
+                && !busy.contains("waited for a CPU that"),
+            "{busy}"
+        );
+        let row = busy.lines().find(|l| l.contains("not judged")).unwrap();
+        assert!(row.contains("late (shootout)"), "{row}");
+    }
 }

@@ -263,16 +263,7 @@ impl Machine {
 /// Whether the server of `spec` runs on this machine: a Unix socket, a loopback address,
 /// or `localhost`.
 fn local_server(spec: &LoadSpec) -> bool {
-    let host = spec
-        .target
-        .host
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    spec.target.unix_socket.is_some()
-        || host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    spec.target.unix_socket.is_some() || super::loopback_host(spec)
 }
 
 /// One step: a settle period at `ask.rate` (not judged), then `ask.length` measured, its

@@ -354,3 +354,29 @@ fn step_status(died: bool, result: &RunResult, stopped: bool) -> StepStatus {
         StepStatus::Complete
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::warm_up_words;
+    use shootout_model::{FailureKind, RunResult};
+    use std::time::{Duration, SystemTime};
+
+    /// A warm-up that got no good answer says the server was not warmed up, rather than
+    /// a bare `0 requests` that reads as a figure.
+    #[test]
+    fn a_warm_up_without_a_good_answer_says_so() {
+        let mut r = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_millis(500));
+        r.counts.completed = 50;
+        r.counts.ok = 50;
+        assert_eq!(warm_up_words(&r), "50 requests in 0.5 s");
+        r.counts.ok = 0;
+        r.counts.failures[FailureKind::Timeout] = 50;
+        r.counts.aborted = 3;
+        assert_eq!(
+            warm_up_words(&r),
+            "50 requests in 0.5 s, 50 failed, 3 in flight at its end: ⚠ not one good answer, so the server was not warmed up (a longer warm-up, or a look at the server, before trusting the steps)"
+        );
+        let nothing = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_millis(500));
+        assert!(warm_up_words(&nothing).starts_with("0 requests in 0.5 s: ⚠ not one good answer"));
+    }
+}
