@@ -25,6 +25,10 @@ pub const DEFAULT_FROM: f64 = 100.0;
 /// The highest rate a search tries when the user does not say (`to`), req/s.
 pub const DEFAULT_TO: f64 = 1_000_000.0;
 
+/// Each step's least length when the user does not say (`shootout load -d`, a plan's
+/// `defaults.duration`; a plan that counts requests is refused with `find_max`).
+pub const DEFAULT_STEP: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A capacity search: the most requests per second that meets every SLO, between `from`
 /// and `to`.
 #[derive(Debug, Clone, PartialEq)]

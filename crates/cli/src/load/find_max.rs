@@ -50,9 +50,6 @@ pub struct FindMaxArgs {
     pub to: Option<f64>,
 }
 
-/// Each step's least length when `-d` is not given.
-const DEFAULT_STEP: Duration = Duration::from_secs(5);
-
 /// How long the CPUs are watched before the first step, while nothing of the search runs.
 const LOOK_BEFORE: Duration = Duration::from_millis(500);
 
@@ -114,7 +111,7 @@ pub(super) fn run(
     let floor = base
         .duration
         .filter(|_| a.duration.is_some())
-        .unwrap_or(DEFAULT_STEP);
+        .unwrap_or(shootout_model::find_max::DEFAULT_STEP);
     let stop = crate::stop::stop_flag();
     let mut machine = Machine::before(base);
     if !a.quiet {

@@ -18,11 +18,6 @@ use shootout_model::find_max::FindMax;
 use shootout_model::plan::{Level, Span};
 use shootout_model::LoadLevel;
 use std::collections::HashMap;
-use std::time::Duration;
-
-/// A step's least length when the plan counts requests (the plan refuses that with
-/// `find_max`; kept so a search never runs a zero-length step).
-const FLOOR: Duration = Duration::from_secs(5);
 
 impl<E: Executor> Runner<'_, E> {
     /// Searches each contender's capacity on workload `wi`, `repeat` times; returns true
@@ -36,7 +31,9 @@ impl<E: Executor> Runner<'_, E> {
         let plan = self.plan;
         let floor = match plan.defaults.measure {
             Span::Time(d) => d,
-            Span::Requests(_) => FLOOR,
+            // Refused by the plan with `find_max`; kept so a search never runs a
+            // zero-length step.
+            Span::Requests(_) => shootout_model::find_max::DEFAULT_STEP,
         };
         for rep in 1..=plan.defaults.repeat {
             let mut searches: HashMap<usize, Searcher> = HashMap::new();
