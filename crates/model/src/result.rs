@@ -588,6 +588,12 @@ pub enum Warning {
         /// The cap on connections was reached: no more could open for the waiting ones.
         #[serde(default)]
         capped: bool,
+        /// Sends late with a connection free came while the generator's busiest thread
+        /// was busy only this share of the time (0..1): its threads waited for a CPU that
+        /// others held, and its own loop was not the cause. `None` when the loop was busy
+        /// enough to be (the analysis' rule).
+        #[serde(default)]
+        starved: Option<f64>,
     },
     /// Connections could not be opened.
     ConnectFailed {
@@ -693,13 +699,19 @@ impl fmt::Display for Warning {
             // Who was late decides the advice: connections all waiting on the server mean
             // the server (at this many connections) could not keep up; a free connection
             // and a late send mean shootout's own loop fell behind.
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped: true } if *waited * 2 >= *late => write!(
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped: true, .. } if *waited * 2 >= *late => write!(
                 f,
                 "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up with this rate at this many connections (raise --max-connections only if it can take more requests at once; else lower --rate)"
             ),
             Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } if *waited * 2 >= *late => write!(
                 f,
                 "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server while it turned new ones away or was slow to accept them: the server could not keep up with this rate (lower --rate)"
+            ),
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, starved: Some(busy), .. } => write!(
+                f,
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {} of them while a connection was free, though shootout's busiest thread was busy only {:.0}% of the time: its threads were ready but waited for a CPU that the server or other processes held (pin server and generator to different CPUs: taskset for the server, --cpus for shootout)",
+                late - waited,
+                busy * 100.0
             ),
             Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } => write!(
                 f,
@@ -981,6 +993,7 @@ mod tests {
                 late: 2,
                 waited: 1,
                 capped: true,
+                starved: None,
             },
             Warning::ConnectFailed { count: 1 },
             Warning::Failures {
@@ -1100,6 +1113,7 @@ mod tests {
                 late,
                 waited,
                 capped,
+                starved: None,
             }
             .to_string()
         };
@@ -1125,6 +1139,23 @@ mod tests {
             generator.contains("90 of them while a connection was free: shootout's own loop fell behind (add --threads")
                 && !generator.contains("waiting on the server"),
             "{generator}"
+        );
+        // The same, with the loop idle most of the time: its threads waited for a CPU,
+        // and the loop is not blamed.
+        let starved = Warning::ScheduleNotKept {
+            target_rps: 1000.0,
+            achieved_rps: 800.0,
+            late: 100,
+            waited: 10,
+            capped: false,
+            starved: Some(0.14),
+        }
+        .to_string();
+        assert!(
+            starved.contains("90 of them while a connection was free, though shootout's busiest thread was busy only 14% of the time: its threads were ready but waited for a CPU")
+                && !starved.contains("own loop fell behind")
+                && !starved.contains("--threads"),
+            "{starved}"
         );
     }
 }

@@ -596,6 +596,7 @@ fn kept_line(c: &shootout_analysis::load_warnings::Certificate) -> String {
     let verdict = match c.reason {
         None => "yes",
         Some(NotKept::Generator) => "no, the generator fell behind",
+        Some(NotKept::Starved) => "no, the generator's threads waited for a CPU others held",
         Some(NotKept::ConnectionCap) => "no, the connection cap held sends back",
         Some(NotKept::Server) => "no, the server was slow to take connections",
     };

@@ -7,7 +7,7 @@ use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
-use shootout_model::search::{SearchStep, Verdict};
+use shootout_model::find_max::{SearchStep, Verdict};
 use shootout_model::{
     Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, ListenQueue,
     LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats,

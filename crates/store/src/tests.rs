@@ -1072,7 +1072,7 @@ fn a_v1_file_gets_the_owner_columns() {
 /// unjudged step stays unjudged, and a sweep's step has none.
 #[test]
 fn search_steps_keep_their_verdicts() {
-    use shootout_model::search::{SearchStep, Verdict};
+    use shootout_model::find_max::{SearchStep, Verdict};
     let mut store = Store::open_in_memory().unwrap();
     let run = store
         .begin_run(&new_run("demo", &machine(), at(0)))
