@@ -8,17 +8,6 @@ mod common;
 use assert_cmd::Command;
 use shootout_testserver::{Behavior, TestServer};
 
-/// The first CPU this process may run on (from `/proc/self/status`).
-fn first_allowed_cpu() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim();
-    list.split([',', '-']).next().unwrap().parse().unwrap()
-}
-
 /// A loop spinning on `cpu`, killed however the test ends.
 struct Busy(std::process::Child);
 
@@ -42,7 +31,7 @@ impl Drop for Busy {
 
 #[test]
 fn a_busy_loop_on_the_steps_cpu_is_stored_and_warned_of_in_the_step_and_the_report() {
-    let cpu = first_allowed_cpu();
+    let cpu = common::first_allowed_cpu();
     let dir = tempfile::tempdir().unwrap();
     let plan = format!(
         "name = \"busy\"\n[defaults]\nwarmup = 0\nduration = \"1s\"\nrepeat = 1\ncooldown = \"0s\"\n\
@@ -87,7 +76,7 @@ fn a_busy_loop_on_the_steps_cpu_is_stored_and_warned_of_in_the_step_and_the_repo
 
 #[test]
 fn a_load_pinned_to_a_cpu_another_process_keeps_busy_is_warned_of() {
-    let cpu = first_allowed_cpu();
+    let cpu = common::first_allowed_cpu();
     let s = TestServer::start(Behavior::Hello).unwrap();
     let _busy = Busy::on(cpu);
     let out = Command::cargo_bin("shootout")
@@ -104,6 +93,45 @@ fn a_load_pinned_to_a_cpu_another_process_keeps_busy_is_warned_of() {
     );
     // The report itself (stdout) is as it always was.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("not quiet"));
+}
+
+/// A capacity search pinned to a CPU another process keeps busy says so before its first
+/// step (the CPUs watched while nothing of the search ran), after each step the watch
+/// found not quiet, and in its answer.
+#[test]
+fn a_search_on_a_busy_cpu_says_so_before_it_starts_and_in_its_answer() {
+    let cpu = common::first_allowed_cpu();
+    let s = TestServer::start(Behavior::Hello).unwrap();
+    let _busy = Busy::on(cpu);
+    let out = Command::cargo_bin("shootout")
+        .unwrap()
+        .args(common::ONE_STEP_SEARCH)
+        .args(["--cpus", &cpu.to_string()])
+        .arg(s.url("/"))
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let before = stderr
+        .find("note: before the search, the machine was not quiet (other processes used ")
+        .expect(&stderr);
+    let first = stderr.find("step 1: ").expect(&stderr);
+    assert!(before < first, "{stderr}");
+    assert!(
+        stderr.contains("  ⚠ the machine was not quiet (other processes used "),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Machine: before the search, the machine was not quiet"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.lines().any(|l| l.starts_with("Machine: ")
+            && l.contains(" steps: the machine was not quiet (other processes used ")),
+        "{stdout}"
+    );
 }
 
 /// The run's other contenders, idle while one is measured, were counted as other processes

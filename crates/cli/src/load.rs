@@ -8,7 +8,7 @@
 
 pub(crate) mod barrier;
 pub(crate) mod dist;
-mod find_max;
+pub(crate) mod find_max;
 mod flags;
 mod habits;
 mod resolve;
@@ -37,8 +37,8 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
             say!("note: {n}");
         }
     }
-    if a.find_max.find_max {
-        return find_max::run(&a, &plan.spec, plan.format);
+    if let Some(f) = &plan.search {
+        return find_max::run(&a, f, &plan.spec, plan.format);
     }
     start_time(&plan)?;
     // Shard 0 listens from now on, so that shards quicker than its warm-up can join.
@@ -156,25 +156,29 @@ fn print_report(
     printed
 }
 
-/// Watches what else runs on the load's CPUs while it runs: with `--cpus`, other
-/// processes' CPU time there (the server's too, which should not run there) and steal;
-/// without, where the server may run anywhere and is not ours to count, steal only.
 /// The server listens in this machine's network namespace, where the kernel's listen-queue
 /// counters are read: a loopback address over TCP. (A server elsewhere is counted by its
 /// own kernel; a Unix socket's queue is not in these counters.)
 fn on_this_machine(spec: &LoadSpec) -> bool {
+    spec.target.unix_socket.is_none() && loopback_host(spec)
+}
+
+/// Whether the URL of `spec` names this machine: `localhost` or a loopback address.
+fn loopback_host(spec: &LoadSpec) -> bool {
     let host = spec
         .target
         .host
         .trim_start_matches('[')
         .trim_end_matches(']');
-    spec.target.unix_socket.is_none()
-        && (host.eq_ignore_ascii_case("localhost")
-            || host
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|a| a.is_loopback()))
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|a| a.is_loopback())
 }
 
+/// Watches what else runs on the load's CPUs while it runs: with `--cpus`, other
+/// processes' CPU time there (the server's too, which should not run there) and steal;
+/// without, where the server may run anywhere and is not ours to count, steal only.
 fn watch_cpus(spec: &LoadSpec) -> shootout_harness::CpuWatch {
     match &spec.cpus {
         Some(cpus) => shootout_harness::CpuWatch::start(cpus, true),

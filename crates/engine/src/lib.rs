@@ -8,6 +8,7 @@
 //! terminals or storage: callers watch progress through [`Live`] and stop a run through
 //! an `AtomicBool`.
 
+mod body_search;
 mod codec;
 mod error;
 mod event_loop;
@@ -25,7 +26,6 @@ mod merge;
 mod preflight;
 mod recorder;
 mod request;
-mod search;
 pub mod sys;
 mod template;
 mod tls;

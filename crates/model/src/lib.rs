@@ -7,6 +7,7 @@
 
 pub mod barrier;
 pub mod choice;
+pub mod find_max;
 pub mod hdr;
 pub mod histograms;
 pub mod journey;
@@ -16,7 +17,6 @@ pub mod requests;
 pub mod resolved;
 pub mod result;
 pub mod saved;
-pub mod search;
 pub mod shard;
 pub mod shootout;
 pub mod spec;

@@ -5,8 +5,8 @@
 //! error names the file, the line, the key and the fix. Placeholders such as `{port}` stay
 //! in the strings; the CLI substitutes them when it runs the plan.
 
+use crate::find_max::{FileFindMax, FindMax};
 use crate::requests::{Order, RequestList};
-use crate::search::{FileFindMax, FindMax};
 use crate::shootout::LoadLevel;
 use crate::spec::{
     check_header, check_method, check_path, rules, Expectation, Hold, Limit, Protocol,

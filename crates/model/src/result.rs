@@ -628,6 +628,12 @@ pub enum Warning {
         /// The cap on connections was reached: no more could open for the waiting ones.
         #[serde(default)]
         capped: bool,
+        /// Sends late with a connection free came while the generator's busiest thread
+        /// was busy only this share of the time (0..1): its threads waited for a CPU that
+        /// others held, and its own loop was not the cause. `None` when the loop was busy
+        /// enough to be (the analysis' rule).
+        #[serde(default)]
+        starved: Option<f64>,
     },
     /// Connections could not be opened.
     ConnectFailed {
@@ -685,6 +691,12 @@ pub enum Warning {
         /// `ListenDrops` during the run.
         drops: u64,
     },
+    /// Rate mode, HTTP/1.1: requests answered more than 10 ms after they were sent and after
+    /// requests sent later on other connections ([`ScheduleStats::overtaken`]).
+    Overtaken {
+        /// Requests overtaken.
+        count: u64,
+    },
     /// HTTP/2: the server allowed fewer concurrent streams per connection
     /// (`SETTINGS_MAX_CONCURRENT_STREAMS`) than were asked for, so fewer were in flight.
     StreamsLimited {
@@ -711,6 +723,7 @@ impl Warning {
             Warning::Dropped { .. } => "dropped",
             Warning::StreamsLimited { .. } => "streams_limited",
             Warning::ListenOverflowed { .. } => "listen_overflowed",
+            Warning::Overtaken { .. } => "overtaken",
         }
     }
 }
@@ -726,13 +739,19 @@ impl fmt::Display for Warning {
             // Who was late decides the advice: connections all waiting on the server mean
             // the server (at this many connections) could not keep up; a free connection
             // and a late send mean shootout's own loop fell behind.
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped: true } if *waited * 2 >= *late => write!(
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped: true, .. } if *waited * 2 >= *late => write!(
                 f,
                 "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up with this rate at this many connections (raise --max-connections only if it can take more requests at once; else lower --rate)"
             ),
             Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } if *waited * 2 >= *late => write!(
                 f,
                 "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server while it turned new ones away or was slow to accept them: the server could not keep up with this rate (lower --rate)"
+            ),
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, starved: Some(busy), .. } => write!(
+                f,
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {} of them while a connection was free, though shootout's busiest thread was busy only {:.0}% of the time: its threads were ready but waited for a CPU that the server or other processes held (pin server and generator to different CPUs: taskset for the server, --cpus for shootout)",
+                late - waited,
+                busy * 100.0
             ),
             Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } => write!(
                 f,
@@ -768,6 +787,10 @@ impl fmt::Display for Warning {
             Warning::ListenOverflowed { overflows, drops } => write!(
                 f,
                 "the server's listen queue overflowed {overflows} times ({drops} connection attempts dropped, as the kernel counts them for this machine's listeners): clients waited for SYN retries of a second or more (raise the server's backlog and net.core.somaxconn, or accept faster)"
+            ),
+            Warning::Overtaken { count } => write!(
+                f,
+                "{count} requests took over 10 ms and were answered after requests sent later on other connections: a server that serves one connection at a time per worker (gunicorn's sync workers, uWSGI, mod_wsgi) was held by another connection it had accepted, or these requests took longer to process"
             ),
             Warning::StreamsLimited { asked, allowed } => write!(
                 f,
@@ -1010,6 +1033,7 @@ mod tests {
                 late: 2,
                 waited: 1,
                 capped: true,
+                starved: None,
             },
             Warning::ConnectFailed { count: 1 },
             Warning::Failures {
@@ -1129,6 +1153,7 @@ mod tests {
                 late,
                 waited,
                 capped,
+                starved: None,
             }
             .to_string()
         };
@@ -1154,6 +1179,23 @@ mod tests {
             generator.contains("90 of them while a connection was free: shootout's own loop fell behind (add --threads")
                 && !generator.contains("waiting on the server"),
             "{generator}"
+        );
+        // The same, with the loop idle most of the time: its threads waited for a CPU,
+        // and the loop is not blamed.
+        let starved = Warning::ScheduleNotKept {
+            target_rps: 1000.0,
+            achieved_rps: 800.0,
+            late: 100,
+            waited: 10,
+            capped: false,
+            starved: Some(0.14),
+        }
+        .to_string();
+        assert!(
+            starved.contains("90 of them while a connection was free, though shootout's busiest thread was busy only 14% of the time: its threads were ready but waited for a CPU")
+                && !starved.contains("own loop fell behind")
+                && !starved.contains("--threads"),
+            "{starved}"
         );
     }
 }

@@ -25,7 +25,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V13_FAULTS,
     V14_IDLE_CONTENDERS,
     V15_LISTEN_QUEUE,
-    V16_ARRIVALS,
+    V16_OVERTAKEN,
+    V17_ARRIVALS,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -290,11 +291,19 @@ ALTER TABLE steps ADD COLUMN listen_overflows INTEGER;
 ALTER TABLE steps ADD COLUMN listen_drops INTEGER;
 ";
 
-/// Version 16: per rate step, how the requests were spaced (`even` or `poisson`, and the
+/// Version 16: per step of a rate, requests answered more than 10 ms after they were sent
+/// and after requests sent later on other connections (HTTP/1.1; the schedule's
+/// `overtaken`): a server serving one connection at a time per worker was on another. 0 in
+/// steps stored before.
+const V16_OVERTAKEN: &str = "
+ALTER TABLE steps ADD COLUMN sched_overtaken INTEGER NOT NULL DEFAULT 0;
+";
+
+/// Version 17: per rate step, how the requests were spaced (`even` or `poisson`, and the
 /// seed of Poisson gaps as its 64 bits) and, for Poisson arrivals, the Anderson–Darling
 /// test of the gaps sent (gaps tested, A², p-value). NULL in steps stored before (read as
 /// even, untested) and in closed-loop steps.
-const V16_ARRIVALS: &str = "
+const V17_ARRIVALS: &str = "
 ALTER TABLE steps ADD COLUMN sched_arrival TEXT;
 ALTER TABLE steps ADD COLUMN sched_arrival_seed INTEGER;
 ALTER TABLE steps ADD COLUMN sched_fit_n INTEGER;

@@ -7,7 +7,7 @@ use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
-use shootout_model::search::{SearchStep, Verdict};
+use shootout_model::find_max::{SearchStep, Verdict};
 use shootout_model::{
     Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats,
     Histograms, ListenQueue, LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult,
@@ -116,8 +116,8 @@ const STEP_COLUMNS: &str = "
     sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
     other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo,
-    other_contenders, listen_overflows, listen_drops, sched_arrival, sched_arrival_seed,
-    sched_fit_n, sched_fit_a2, sched_fit_p";
+    other_contenders, listen_overflows, listen_drops, sched_overtaken, sched_arrival,
+    sched_arrival_seed, sched_fit_n, sched_fit_a2, sched_fit_p";
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
@@ -324,6 +324,7 @@ impl Store {
                     ":sched_max_connections": s.map_or(0, |s| s.max_connections),
                     ":sched_capped": s.is_some_and(|s| s.capped),
                     ":sched_spun_ns": s.map_or(0, |s| codec::ns(s.spun)),
+                    ":sched_overtaken": s.map_or(0, |s| s.overtaken),
                     ":sched_arrival": s.map(|s| s.arrival.process.name()),
                     ":sched_arrival_seed": s.and_then(|s| match s.arrival.process {
                         // The seed's 64 bits as SQLite's signed integer.
@@ -702,13 +703,12 @@ impl Columns<'_> {
             capped: self.get("sched_capped")?,
             spun: codec::span(self.get("sched_spun_ns")?),
             arrival: self.arrival(id)?,
-            // Not stored: a step read back reports none.
-            overtaken: 0,
+            overtaken: self.get("sched_overtaken")?,
         }))
     }
 
     /// How a rate step's requests were spaced and the test of the gaps sent; even and
-    /// untested in steps stored before schema 16. A fit read back from a damaged file is
+    /// untested in steps stored before schema 17. A fit read back from a damaged file is
     /// kept within its bounds (A² at least 0, p in 0..1).
     fn arrival(&self, id: i64) -> Result<ArrivalCheck, StoreError> {
         let process = match self.get::<Option<String>>("sched_arrival")?.as_deref() {

@@ -185,7 +185,7 @@ fn synthetic_result(seed: u64) -> RunResult {
                     p: 0.837,
                 }),
             },
-            overtaken: 0,
+            overtaken: 9,
         }),
         interrupted: false,
         warnings: vec![],
@@ -410,7 +410,7 @@ fn second_histograms_are_checked_and_old_seconds_read_back_without_one() {
     assert!(e.contains("latency histogram of second 4 of step"), "{e}");
 }
 
-/// Steps stored before the arrival process was recorded (schema 16) read back as even and
+/// Steps stored before the arrival process was recorded (schema 17) read back as even and
 /// untested; a forged arrival word is refused with the step named, and a forged fit is
 /// kept within its bounds.
 #[test]
@@ -1113,7 +1113,7 @@ fn a_v1_file_gets_the_owner_columns() {
 /// unjudged step stays unjudged, and a sweep's step has none.
 #[test]
 fn search_steps_keep_their_verdicts() {
-    use shootout_model::search::{SearchStep, Verdict};
+    use shootout_model::find_max::{SearchStep, Verdict};
     let mut store = Store::open_in_memory().unwrap();
     let run = store
         .begin_run(&new_run("demo", &machine(), at(0)))

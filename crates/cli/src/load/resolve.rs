@@ -40,6 +40,8 @@ pub(super) struct Plan {
     pub ab: shootout_report::AbOptions,
     /// Answer heads to sample and print (`-v 2`); 0: none.
     pub sample_heads: usize,
+    /// The capacity search asked for (`--find-max`), checked; `None` for one load.
+    pub search: Option<shootout_model::find_max::FindMax>,
 }
 
 /// Resolves the flags into the plan of the run.
@@ -47,6 +49,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     if let Some(refused) = habits::refusal(a) {
         return Err(refused);
     }
+    let search = super::find_max::asked(a)?;
     let mut notes = Vec::new();
     let mut target = Target::parse(&a.url).map_err(|e: TargetError| Failure::usage(e))?;
     target.unix_socket = a.unix_socket.clone();
@@ -71,7 +74,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         // A capacity search's steps are paced: its base spec is, at the first rate.
         .pace(
             a.rate
-                .or(a.find_max.find_max.then_some(a.find_max.from))
+                .or(search.as_ref().map(|f| f.from))
                 .map_or(Pace::Closed, Pace::Rate),
         )
         .arrival(arrival)
@@ -117,6 +120,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             no_spread: a.no_spread,
         },
         sample_heads: habits::sample_heads(a),
+        search,
     })
 }
 

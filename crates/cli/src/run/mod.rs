@@ -23,10 +23,10 @@
 mod bring_up;
 mod dry_run;
 mod executor;
+mod find_max;
 mod measure;
 mod plan_load;
 mod runner;
-mod search;
 #[cfg(test)]
 mod tests;
 mod verify;

@@ -16,8 +16,8 @@
 //! "peer closed early" and "the bytes contradict the framing" — the distinctions the
 //! failure classes rest on. Interim 1xx responses are skipped, never reported.
 
+use crate::body_search::BodySearch;
 use crate::codec::decimal;
-use crate::search::BodySearch;
 
 /// How a response ended, or why it cannot be one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

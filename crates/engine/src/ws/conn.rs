@@ -17,7 +17,7 @@
 
 use super::frame::{self, Decoder, Item, ProtocolError, Rng};
 use super::handshake::{self, Answer, HandshakeError, Request};
-use crate::search::BodySearch;
+use crate::body_search::BodySearch;
 use crate::template::{self, Gen};
 use shootout_model::requests::Template;
 use std::collections::VecDeque;

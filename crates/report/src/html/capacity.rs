@@ -42,6 +42,9 @@ pub(super) fn sections(o: &mut String, a: &Analysis, who: &[Who]) {
         }
         o.push_str("<details><summary>Every step</summary>\n");
         words::steps_table(a, w).html(o);
+        for l in crate::capacity::STEP_LEGEND {
+            let _ = writeln!(o, "<p class=\"note\">{}</p>", html_text(l));
+        }
         o.push_str("</details>\n");
     }
 }

@@ -935,6 +935,7 @@ fn schedule_facts(o: &mut String, r: &RunResult) {
     let verdict = match c.reason {
         None => "kept",
         Some(NotKept::Generator) => "not kept: the generator fell behind",
+        Some(NotKept::Starved) => "not kept: the generator's threads waited for a CPU others held",
         Some(NotKept::ConnectionCap) => "not kept: the connection cap held sends back",
         Some(NotKept::Server) => "not kept: the server was slow to take connections",
     };
