@@ -108,6 +108,50 @@ pub enum Refusal {
     /// The QUIC handshake failed.
     #[error("the QUIC handshake failed: {0}")]
     Handshake(String),
+    /// The server ended the handshake with a TLS alert (QUIC's crypto error, RFC 9001
+    /// §4.8) that a server choosing its certificate by name sends when the client named
+    /// none, to a URL whose host is an IP address (no SNI is sent for one, RFC 6066 §3).
+    #[error("the server ended the QUIC handshake with TLS alert {alert} ({}). The URL's host is an IP address, so no SNI was sent, and a server that chooses its certificate by name (caddy listening on every address, say) had none to choose: give the URL the host name its certificate is for (https://localhost:PORT/), or bind the server to the address (caddy: `bind 127.0.0.1` in the site's block)", alert_name(*alert))]
+    NoServerName {
+        /// The TLS alert (RFC 8446 §6): 40, 49, 80 or 112.
+        alert: u8,
+    },
+}
+
+/// The TLS alerts a server sends when it has no certificate for a handshake that named
+/// no server: handshake_failure, access_denied (rustls), internal_error (Go's crypto/tls,
+/// so caddy), unrecognized_name.
+const NO_NAME_ALERTS: [u8; 4] = [40, 49, 80, 112];
+
+/// A TLS alert's name (RFC 8446 §6), for the alerts of [`NO_NAME_ALERTS`].
+fn alert_name(alert: u8) -> &'static str {
+    match alert {
+        40 => "handshake_failure",
+        49 => "access_denied",
+        80 => "internal_error",
+        112 => "unrecognized_name",
+        _ => "an alert",
+    }
+}
+
+/// How a lost handshake is told: a TLS alert of [`NO_NAME_ALERTS`] when the server name is
+/// an IP address is [`Refusal::NoServerName`]; anything else is said as quinn says it.
+fn lost(reason: quinn_proto::ConnectionError, server_name: &str) -> Refusal {
+    if let quinn_proto::ConnectionError::ConnectionClosed(close) = &reason {
+        let code = u64::from(close.error_code);
+        let ip = server_name
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok();
+        if ip && (0x100..0x200).contains(&code) {
+            let alert = (code & 0xff) as u8;
+            if NO_NAME_ALERTS.contains(&alert) {
+                return Refusal::NoServerName { alert };
+            }
+        }
+    }
+    Refusal::Handshake(reason.to_string())
 }
 
 /// Whether a handshake failure is the certificate's (the caller then reports it as a TLS
@@ -153,7 +197,7 @@ pub fn check(
             }
             _ => {}
         }
-        if let Some(outcome) = handshake_outcome(&mut link, now, &mut send, &silent) {
+        if let Some(outcome) = handshake_outcome(&mut link, now, &mut send, &silent, server_name) {
             return outcome;
         }
         let deadline = began + timeout;
@@ -188,6 +232,7 @@ fn handshake_outcome(
     now: Instant,
     send: &mut impl FnMut(&[u8], Option<usize>) -> std::io::Result<usize>,
     silent: &Refusal,
+    server_name: &str,
 ) -> Option<Result<(), Refusal>> {
     while let Some(ev) = link.conn.poll() {
         match ev {
@@ -205,7 +250,7 @@ fn handshake_outcome(
             quinn_proto::Event::ConnectionLost { reason } => {
                 return Some(Err(match reason {
                     quinn_proto::ConnectionError::TimedOut => silent.clone(),
-                    r => Refusal::Handshake(r.to_string()),
+                    r => lost(r, server_name),
                 }))
             }
             _ => {}
