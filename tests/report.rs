@@ -221,6 +221,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
                 }
             })
             .collect(),
+        listen: None,
     };
     r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     let cpu_total = s.cpu_us * completed as f64;
@@ -1261,6 +1262,7 @@ fn seed_capacity_run(store: &mut Store, day: u64, nginx: f64, caddy: f64) {
                             shootout_model::OtherLoad {
                                 cpus: 2,
                                 others: Some(0.9),
+                                contenders: 0.0,
                                 steal: 0.0,
                                 load_avg: 3.0,
                             },

@@ -54,6 +54,16 @@ pub fn derive_for(
     protocol: Protocol,
 ) -> Vec<Warning> {
     let mut w = counted(result);
+    // Measured by the kernel, before what the connect times suggest.
+    w.extend(
+        result
+            .listen
+            .filter(|l| l.overflows > 0 || l.drops > 0)
+            .map(|l| Warning::ListenOverflowed {
+                overflows: l.overflows,
+                drops: l.drops,
+            }),
+    );
     w.extend(slow_connects(result, protocol == Protocol::WebSocket));
     w.extend(schedule_not_kept(result));
     if saturated(&result.generator) {
@@ -259,6 +269,35 @@ mod tests {
 
     fn empty() -> RunResult {
         RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1))
+    }
+
+    /// A full listen queue was guessed from connect times; the kernel's count is said.
+    #[test]
+    fn a_listen_queue_the_kernel_saw_overflow_is_said() {
+        let mut r = RunResult::empty(std::time::SystemTime::UNIX_EPOCH, Duration::from_secs(1));
+        r.counts.completed = 1;
+        r.counts.ok = 1;
+        assert!(derive(&r, None).is_empty());
+        r.listen = Some(shootout_model::ListenQueue {
+            overflows: 0,
+            drops: 0,
+        });
+        assert!(derive(&r, None).is_empty());
+        r.listen = Some(shootout_model::ListenQueue {
+            overflows: 4,
+            drops: 5,
+        });
+        let w = derive(&r, None);
+        assert_eq!(
+            w,
+            [Warning::ListenOverflowed {
+                overflows: 4,
+                drops: 5
+            }]
+        );
+        assert!(w[0]
+            .to_string()
+            .starts_with("the server's listen queue overflowed 4 times"));
     }
 
     #[test]

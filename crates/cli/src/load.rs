@@ -82,12 +82,15 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     let progress = Progress::start(control, Bound::of(spec), "load", title, display);
     board.begin(metrics::Labels::new(), progress.control.clone());
     let watch = watch_cpus(spec);
+    let listen = on_this_machine(spec).then(shootout_harness::ListenWatch::start);
     let result = shootout_engine::run(spec, &progress.control);
-    let other_load = watch.stop(std::time::Duration::ZERO);
+    let other_load = watch.stop(std::time::Duration::ZERO, std::time::Duration::ZERO);
+    let listen = listen.and_then(shootout_harness::ListenWatch::stop);
     board.end(result.as_ref().ok());
     let heads = progress.control.heads();
     progress.finish();
     let mut result = result.or_else(|e| engine_failure(&plan, e))?;
+    result.listen = listen;
     shootout_analysis::load_warnings::refresh(&mut result, spec);
 
     if plan.sample_heads > 0 {
@@ -101,6 +104,11 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     let breached = judge(&plan.dist.thresholds, &result);
     if result.interrupted {
         return Ok(INTERRUPTED);
+    }
+    let faults = result.counts.failures[FailureKind::GeneratorFault];
+    if let Some(line) = crate::output::generator_fault(faults) {
+        say!("error: {line}");
+        return Ok(1);
     }
     if let Some(line) = no_good_answer(&result.counts) {
         say!("error: {line}");
@@ -155,6 +163,22 @@ fn print_report(
 /// Watches what else runs on the load's CPUs while it runs: with `--cpus`, other
 /// processes' CPU time there (the server's too, which should not run there) and steal;
 /// without, where the server may run anywhere and is not ours to count, steal only.
+/// The server listens in this machine's network namespace, where the kernel's listen-queue
+/// counters are read: a loopback address over TCP. (A server elsewhere is counted by its
+/// own kernel; a Unix socket's queue is not in these counters.)
+fn on_this_machine(spec: &LoadSpec) -> bool {
+    let host = spec
+        .target
+        .host
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    spec.target.unix_socket.is_none()
+        && (host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|a| a.is_loopback()))
+}
+
 fn watch_cpus(spec: &LoadSpec) -> shootout_harness::CpuWatch {
     match &spec.cpus {
         Some(cpus) => shootout_harness::CpuWatch::start(cpus, true),

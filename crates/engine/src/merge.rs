@@ -96,6 +96,7 @@ impl Totals {
             acc.peak_connections += s.peak_connections;
             acc.capped |= s.capped;
             acc.spun += s.spun;
+            acc.overtaken += s.overtaken;
         }
     }
 
@@ -161,11 +162,14 @@ pub(crate) fn merge(
                 max_connections: max_connections as u64,
                 capped: s.capped,
                 spun: s.spun,
+                overtaken: s.overtaken,
             }),
             _ => None,
         },
         interrupted: t.interrupted,
         warnings: Vec::new(),
+        // Measured around the run by its caller, when the server is on this machine.
+        listen: None,
         targets: match &spec.list {
             Some(list) => list
                 .entries

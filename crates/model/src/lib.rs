@@ -9,6 +9,7 @@ pub mod barrier;
 pub mod choice;
 pub mod hdr;
 pub mod histograms;
+pub mod journey;
 pub mod messages;
 pub mod plan;
 pub mod requests;
@@ -21,16 +22,16 @@ pub mod shootout;
 pub mod spec;
 pub mod status;
 pub mod stored;
+pub mod target;
 pub mod threshold;
 pub mod units;
 
 pub use choice::Choice;
-pub use histograms::{Histograms, Measure};
+pub use histograms::{latency_histogram, Histograms, Measure};
 pub use result::{
-    h2_error_name, h3_error_name, latency_histogram, per_second, Counts, FailureCounts,
-    FailureKind, FirstResponse, GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats,
-    SecondStats, TargetStats, Warning, MAX_CLOSE_CODES, MAX_RESET_CODES, OTHER_CLOSE_CODES,
-    OTHER_RESET_CODES,
+    h2_error_name, h3_error_name, per_second, Counts, FailureCounts, FailureKind, FirstResponse,
+    GeneratorStats, LatencySummary, ListenQueue, RunResult, Sample, ScheduleStats, SecondStats,
+    TargetStats, Warning, MAX_CLOSE_CODES, MAX_RESET_CODES, OTHER_CLOSE_CODES, OTHER_RESET_CODES,
 };
 pub use saved::{Outcome, SavedError, SavedRun};
 pub use shard::{Shard, ShardError};

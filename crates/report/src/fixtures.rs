@@ -283,6 +283,7 @@ pub fn rate_mode() -> (LoadSpec, RunResult) {
         max_connections: 65_000,
         capped: false,
         spun: Duration::from_millis(48),
+        overtaken: 0,
     });
     r.generator = GeneratorStats {
         threads: 1,

@@ -88,6 +88,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
                 .iter()
                 .map(|(code, n)| (code.to_string(), Value::from(*n)))
                 .collect::<Map<String, Value>>(),
+            "pings_unanswered": c.pings_unanswered,
         },
         "failures": failures,
         "length_mismatch": c.length_mismatch,
@@ -109,9 +110,11 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         "connections": {
             "opened": c.connections_opened,
             "failed": c.connections_failed,
+            "opening": c.connections_opening,
             "reconnects": c.reconnects,
             "dropped": c.dropped,
             "goaways": c.goaways,
+            "overtaken": r.schedule.map(|s| s.overtaken),
             "setup_ms": (!r.histograms.setup.is_empty()).then(|| summary(&r.histograms.setup)),
         },
         "generator": generator_json(r),

@@ -12,7 +12,7 @@ use crate::units::{bytes_iec, human_duration, ms3, ratio, secs, trim_float};
 use crate::Exporter;
 use hdrhistogram::Histogram;
 use shootout_model::requests::Order;
-use shootout_model::{LatencySummary, LoadSpec, Pace, Protocol, RunResult};
+use shootout_model::{FailureKind, LatencySummary, LoadSpec, Pace, Protocol, RunResult};
 use std::fmt::Write;
 
 /// Appends one formatted line to a `String` (writing to a `String` cannot fail).
@@ -295,6 +295,17 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
     if c.failed() > 0 {
         kv(o, "Failures", c.failures.to_string());
     }
+    let faults = c.failures[FailureKind::GeneratorFault];
+    if faults > 0 {
+        kv(
+            o,
+            "Bug",
+            format!(
+                "{} failed by a fault of shootout's own (generator_fault), not the server's: please report it",
+                plural(faults, "request", "requests")
+            ),
+        );
+    }
     if c.length_mismatch > 0 {
         kv(
             o,
@@ -332,17 +343,28 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
             ),
         );
     }
-    if !c.close_codes.is_empty() {
+    if !c.close_codes.is_empty() || c.pings_unanswered > 0 {
         let closes: Vec<String> = c
             .close_codes
             .iter()
             .map(|(code, n)| format!("{n} × {}", close_name(*code)))
             .collect();
-        kv(
-            o,
-            "WebSocket",
-            format!("close frames received: {}", closes.join(", ")),
+        let mut line = format!(
+            "close frames received: {}",
+            if closes.is_empty() {
+                "none".to_string()
+            } else {
+                closes.join(", ")
+            }
         );
+        if c.pings_unanswered > 0 {
+            let _ = write!(
+                line,
+                "; {} from the server unanswered (it pinged faster than it read our pongs: only the latest is answered)",
+                plural(c.pings_unanswered, "ping", "pings")
+            );
+        }
+        kv(o, "WebSocket", line);
     }
     let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
     kv(
@@ -514,11 +536,26 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
         "{} opened, {} failed",
         c.connections_opened, c.connections_failed
     );
+    if c.connections_opening > 0 {
+        let _ = write!(
+            conns,
+            ", {} still opening at the end (never connected or upgraded)",
+            c.connections_opening
+        );
+    }
     if c.reconnects > 0 {
         let _ = write!(
             conns,
             ", {} reopened after the server closed them between requests",
             c.reconnects
+        );
+    }
+    if let Some(n) = r.schedule.map(|s| s.overtaken).filter(|&n| n > 0) {
+        let _ = write!(
+            conns,
+            "; {n} requests took over 10 ms and were answered after requests sent later on \
+             other connections (a server serving one connection at a time per worker was on \
+             another, or they took longer to process)"
         );
     }
     kv(o, "Connections", conns);
@@ -667,6 +704,30 @@ mod tests {
         );
     }
 
+    /// Shootout's own faults, pings left unanswered and connections still opening at
+    /// the end each get their words; none shows when there is none.
+    #[test]
+    fn generator_faults_unanswered_pings_and_opening_connections_are_said() {
+        let (spec, mut r) = fixtures::closed_with_failures();
+        let plain = report(&spec, &r);
+        for absent in ["Bug", "unanswered", "still opening"] {
+            assert!(!plain.contains(absent), "{plain}");
+        }
+        r.counts.failures[FailureKind::GeneratorFault] = 2;
+        r.counts.completed += 2;
+        r.counts.pings_unanswered = 5;
+        r.counts.connections_opening = 3;
+        let out = report(&spec, &r);
+        for said in [
+            "2 generator_fault",
+            "Bug           2 requests failed by a fault of shootout's own (generator_fault), not the server's: please report it",
+            "close frames received: none; 5 pings from the server unanswered",
+            "12 opened, 2 failed, 3 still opening at the end (never connected or upgraded)",
+        ] {
+            assert!(out.contains(said), "{said}\n{out}");
+        }
+    }
+
     #[test]
     fn warnings_block_mentions_the_interruption_for_other_formats() {
         let (_, r) = fixtures::interrupted();
@@ -696,6 +757,27 @@ mod tests {
             generator(&spec).ends_with("; busy polling up to 50 µs before each sleep"),
             "{}",
             generator(&spec)
+        );
+    }
+
+    #[test]
+    fn the_connections_line_says_when_requests_were_overtaken() {
+        let (spec, mut r) = fixtures::rate_mode();
+        let connections = |r: &RunResult| {
+            report(&spec, r)
+                .lines()
+                .find(|l| l.starts_with("Connections"))
+                .unwrap()
+                .to_string()
+        };
+        assert!(!connections(&r).contains("sent later"));
+        r.schedule.as_mut().unwrap().overtaken = 7;
+        assert!(
+            connections(&r).contains(
+                "; 7 requests took over 10 ms and were answered after requests sent later"
+            ),
+            "{}",
+            connections(&r)
         );
     }
 

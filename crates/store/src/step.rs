@@ -9,17 +9,17 @@ use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::search::{SearchStep, Verdict};
 use shootout_model::{
-    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, LoadLevel,
-    Measure, OtherLoad, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats,
+    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, ListenQueue,
+    LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats,
     StepStatus, TargetStats, Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
-// The steps table has one column per failure class (fail_connect … fail_protocol).
+// The steps table has one column per failure class (fail_connect … fail_generator_fault).
 const _: () = assert!(
-    FailureKind::ALL.len() == 12,
+    FailureKind::ALL.len() == 13,
     "a new failure class needs a column in the store's steps table: add a migration"
 );
 
@@ -105,7 +105,8 @@ const STEP_COLUMNS: &str = "
     completed, ok, aborted,
     fail_connect, fail_timeout, fail_reset, fail_malformed, fail_status, fail_body,
     fail_stream_reset, fail_refused, fail_connection_error, fail_handshake, fail_closed,
-    fail_protocol, goaways, streams_asked,
+    fail_protocol, fail_generator_fault, pings_unanswered, connections_opening, goaways,
+    streams_asked,
     streams_allowed, length_mismatch, connections_opened, connections_failed, reconnects, retried, dropped,
     bytes_received, body_bytes, bytes_sent,
     samples,
@@ -114,7 +115,8 @@ const STEP_COLUMNS: &str = "
     sched_late_no_connection, sched_max_lag_ns, sched_lag_p50_us, sched_lag_p99_us,
     sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
-    other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo";
+    other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo,
+    other_contenders, listen_overflows, listen_drops";
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
@@ -284,6 +286,9 @@ impl Store {
                     ":fail_handshake": c.failures[FailureKind::Handshake],
                     ":fail_closed": c.failures[FailureKind::Closed],
                     ":fail_protocol": c.failures[FailureKind::Protocol],
+                    ":fail_generator_fault": c.failures[FailureKind::GeneratorFault],
+                    ":pings_unanswered": c.pings_unanswered,
+                    ":connections_opening": c.connections_opening,
                     ":goaways": c.goaways,
                     ":streams_asked": step.wire.streams,
                     ":protocol": step.wire.protocol.as_str(),
@@ -326,6 +331,9 @@ impl Store {
                     ":other_busy": o.and_then(|o| o.others),
                     ":other_steal": o.map(|o| o.steal),
                     ":other_load_avg": o.map(|o| o.load_avg),
+                    ":other_contenders": o.map(|o| o.contenders),
+                    ":listen_overflows": r.listen.map(|l| l.overflows),
+                    ":listen_drops": r.listen.map(|l| l.drops),
                     ":search_verdict": search_verdict,
                     ":search_slo": search_slo,
                 };
@@ -583,6 +591,9 @@ impl Columns<'_> {
         Ok(Some(OtherLoad {
             cpus,
             others: self.get::<Option<f64>>("other_busy")?.map(finite),
+            contenders: self
+                .get::<Option<f64>>("other_contenders")?
+                .map_or(0.0, finite),
             steal: finite(self.real("other_steal")?).min(1.0),
             load_avg: finite(self.real("other_load_avg")?),
         }))
@@ -636,6 +647,7 @@ impl Columns<'_> {
         failures[FailureKind::Handshake] = self.get("fail_handshake")?;
         failures[FailureKind::Closed] = self.get("fail_closed")?;
         failures[FailureKind::Protocol] = self.get("fail_protocol")?;
+        failures[FailureKind::GeneratorFault] = self.get("fail_generator_fault")?;
         Ok(Counts {
             completed: self.get("completed")?,
             ok: self.get("ok")?,
@@ -654,6 +666,8 @@ impl Columns<'_> {
             stream_resets: BTreeMap::new(),
             goaways: self.get("goaways")?,
             close_codes: BTreeMap::new(),
+            pings_unanswered: self.get("pings_unanswered")?,
+            connections_opening: self.get("connections_opening")?,
         })
     }
 
@@ -676,6 +690,8 @@ impl Columns<'_> {
             max_connections: self.get("sched_max_connections")?,
             capped: self.get("sched_capped")?,
             spun: codec::span(self.get("sched_spun_ns")?),
+            // Not stored: a step read back reports none.
+            overtaken: 0,
         }))
     }
 
@@ -720,6 +736,13 @@ impl Columns<'_> {
             interrupted: self.get("interrupted")?,
             warnings: Vec::new(),
             targets: Vec::new(),
+            listen: match (
+                self.get::<Option<u64>>("listen_overflows")?,
+                self.get::<Option<u64>>("listen_drops")?,
+            ) {
+                (Some(overflows), Some(drops)) => Some(ListenQueue { overflows, drops }),
+                _ => None,
+            },
         })
     }
 }

@@ -81,8 +81,9 @@ fn synthetic_result(seed: u64) -> RunResult {
     failures[FailureKind::Handshake] = 7;
     failures[FailureKind::Closed] = 8;
     failures[FailureKind::Protocol] = 9;
+    failures[FailureKind::GeneratorFault] = 3;
     let counts = shootout_model::Counts {
-        completed: 5_036,
+        completed: 5_039,
         ok: 4_994,
         failures,
         aborted: 3,
@@ -99,6 +100,8 @@ fn synthetic_result(seed: u64) -> RunResult {
         stream_resets: BTreeMap::from([(2, 1), (7, 4)]),
         goaways: 2,
         close_codes: BTreeMap::from([(1001, 8), (4000, 1)]),
+        pings_unanswered: 11,
+        connections_opening: 12,
     };
     let mut r = RunResult {
         started: at(seed),
@@ -171,6 +174,7 @@ fn synthetic_result(seed: u64) -> RunResult {
             max_connections: 20,
             capped: true,
             spun: Duration::from_micros(31_500),
+            overtaken: 0,
         }),
         interrupted: false,
         warnings: vec![],
@@ -188,6 +192,10 @@ fn synthetic_result(seed: u64) -> RunResult {
                 }
             })
             .collect(),
+        listen: Some(shootout_model::ListenQueue {
+            overflows: 3 + seed,
+            drops: 5 + seed,
+        }),
     };
     r.note_streams_limited(100, Some(8));
     r
@@ -238,6 +246,7 @@ fn step<'a>(
         other_load: Some(shootout_model::OtherLoad {
             cpus: 2,
             others: Some(0.75),
+            contenders: 0.4,
             steal: 0.03,
             load_avg: 2.5,
         }),
@@ -272,6 +281,7 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.schedule, want.schedule);
     assert_eq!(got.interrupted, want.interrupted);
     assert_eq!(got.warnings, want.warnings);
+    assert_eq!(got.listen, want.listen);
     assert_eq!(got.targets.len(), want.targets.len(), "targets");
     for (g, w) in got.targets.iter().zip(&want.targets) {
         assert_eq!((&g.label, g.completed, g.ok), (&w.label, w.completed, w.ok));
@@ -334,6 +344,7 @@ fn steps_without_a_watch_of_the_machine_read_without_one() {
     let steal_only = shootout_model::OtherLoad {
         cpus: 4,
         others: None,
+        contenders: 0.0,
         steal: 0.2,
         load_avg: 0.5,
     };
@@ -409,6 +420,7 @@ fn a_closed_loop_step_without_optional_facts_round_trips() {
     let c = store.add_contender(run, &contender("nginx")).unwrap();
     let mut result = synthetic_result(1);
     result.schedule = None;
+    result.listen = None;
     result.first_response = None;
     result.samples.clear();
     result.series[0].mean_us = f64::NAN; // SQLite keeps NaN as NULL: read back as NaN

@@ -40,7 +40,8 @@ pub struct LoadArgs {
     #[arg(short = 'n', long = "requests", value_name = "N")]
     pub requests: Option<u64>,
 
-    /// Concurrent connections.
+    /// Concurrent connections. With --rate or --find-max: the most opened ahead of need
+    /// (before the start); the rest open as requests find no free connection.
     #[arg(
         short = 'c',
         long = "concurrency",
@@ -73,10 +74,11 @@ pub struct LoadArgs {
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
 
-    /// With --rate: the most connections to open. -c connections open at the start and
-    /// more as the schedule needs them, so a request never waits for a connection below
-    /// this cap (default: as many as the open-file limit allows; the report says how many
-    /// were used and whether the cap was reached).
+    /// With --rate or --find-max: the most connections open at once. A request that finds
+    /// no free connection opens one, so none waits for a connection below this cap; one
+    /// the server closed opens again only when a request needs it (default: as many as the
+    /// open-file limit allows; the report says how many were used and whether the cap
+    /// was reached).
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
 

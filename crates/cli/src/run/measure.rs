@@ -140,7 +140,7 @@ impl<E: Executor> Runner<'_, E> {
         let plan = self.plan;
         let (d, w) = (&plan.defaults, &plan.workloads[wi]);
         let (level, rep) = (at.level, at.rep);
-        let u = &mut up[i];
+        let u = &up[i];
         let name = &plan.contenders[u.index].name;
         let span = level.measure.unwrap_or(d.measure);
         let spec = self.spec_of(u, wi, level.level, span)?;
@@ -153,6 +153,12 @@ impl<E: Executor> Runner<'_, E> {
             level.level,
             d.repeat
         );
+        let idle: Vec<&E::Process> = up
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .filter_map(|(_, o)| o.process.as_ref())
+            .collect();
         let StepRun {
             result,
             died,
@@ -161,9 +167,11 @@ impl<E: Executor> Runner<'_, E> {
         } = self.exec.step(
             &spec,
             u.process.as_ref(),
+            &idle,
             title,
             labels(name, &w.name, level.level),
         );
+        let u = &mut up[i];
         let mut result = match result {
             Ok(r) => r,
             Err(e) => return Ok((self.stopped_answering(up, i, &e)?, None)),

@@ -242,9 +242,19 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     let (table, stored) = crate::stored::run_table(&store, run_id).map_err(Failure::run)?;
     crate::output::emit(&table)?;
     let breached = judge(&plan, &stored);
+    let faults = stored
+        .steps
+        .iter()
+        .map(|s| s.result.counts.failures[shootout_model::FailureKind::GeneratorFault])
+        .sum();
+    let fault = crate::output::generator_fault(faults);
+    if let Some(line) = &fault {
+        say!("error: {line}");
+    }
     Ok(match status {
         RunStatus::Interrupted => INTERRUPTED,
         RunStatus::Failed => 1,
+        _ if fault.is_some() => 1,
         _ if breached => crate::output::THRESHOLD_FAILED,
         _ => 0,
     })

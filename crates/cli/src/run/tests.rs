@@ -208,9 +208,12 @@ impl Executor for Mock {
         &mut self,
         spec: &LoadSpec,
         p: Option<&Proc>,
+        idle: &[&Proc],
         title: String,
         labels: crate::metrics::Labels,
     ) -> StepRun {
+        // The others up, never the one measured.
+        assert!(idle.iter().all(|o| Some(&o.name) != p.map(|p| &p.name)));
         self.titles.push(title);
         self.labels.push(labels);
         assert_eq!(p.map(|p| &p.name), Some(&self.names[&spec.target.port]));
@@ -546,6 +549,7 @@ fn what_else_ran_on_the_cpus_is_stored_with_each_step() {
     let busy = shootout_model::OtherLoad {
         cpus: 2,
         others: Some(0.9),
+        contenders: 0.0,
         steal: 0.0,
         load_avg: 2.0,
     };

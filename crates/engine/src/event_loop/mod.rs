@@ -15,9 +15,11 @@
 mod life;
 pub mod pacer;
 mod schedule;
+mod spare;
 
 pub(crate) use life::Life;
 pub use schedule::Schedule;
+pub(crate) use spare::Spare;
 
 use crate::exchange::Exchange;
 use crate::recorder::Recorder;
@@ -37,8 +39,6 @@ pub struct Shared<'a> {
     pub endpoint: Endpoint,
     /// TLS client config and server name for https.
     pub tls: Option<TlsTarget>,
-    /// The kinds of request, prepared.
-    pub requests: crate::h1::request::Requests,
     /// Requests in flight per connection, at most.
     pub pipeline: usize,
     /// Worker threads of the run (`{seq}` values are unique across them).
@@ -126,6 +126,12 @@ pub(crate) const LATE: Duration = Duration::from_millis(1);
 
 /// The longest pause before re-opening a connection the server keeps dropping.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Rate mode: a connection opened ahead of need that the server closes within this time
+/// of its opening, before any request, was turned away at accept (counted as dropped, and
+/// the schedule opens no more until the server answers); one closed later sat idle past
+/// the server's keep-alive timeout.
+pub(crate) const CLOSED_AT_ACCEPT: Duration = Duration::from_millis(100);
 
 /// The token of the pacing timer (connections use their index).
 pub(crate) const TIMER: Token = Token(usize::MAX);
@@ -235,11 +241,13 @@ impl<'a> Core<'a> {
     }
 
     /// Rate mode, a request due and no connection with room: whether one more may open
-    /// (`open` are open now). Not while the server turns connections away (see
-    /// [`Core::refusing`]) or a connection waits out its pause, nor past the cap; either
-    /// way the request waits for a connection, and the schedule says so.
-    pub fn may_grow(&mut self, open: usize) -> bool {
-        if self.refusing || !self.deferred.is_empty() {
+    /// (`open` are open now; `again`: it is one closed before, whose pause, if any, is
+    /// over). Not while a connection waits out its pause, nor while the server turns
+    /// connections away (see [`Core::refusing`]) unless it is one opened again (the next
+    /// try), nor past the cap; either way the request waits for a connection, and the
+    /// schedule says so.
+    pub fn may_grow(&mut self, open: usize, again: bool) -> bool {
+        if (self.refusing && !again) || !self.deferred.is_empty() {
             // The server turns connections away: more would only be turned away too.
             self.sched.waiting();
             return false;
@@ -370,8 +378,13 @@ pub(crate) trait Protocol<'a>: Sized {
     fn open(&mut self, i: usize, now: Instant);
     /// How many connections the worker drives.
     fn connections(&self) -> usize;
+    /// How many connections are still being set up (connecting, TLS, HTTP/2's preface,
+    /// WebSocket's upgrade): counted when the run ends as neither opened nor failed.
+    fn opening(&self) -> usize;
     /// A connection is still being set up (rate mode waits for them before the start).
-    fn connecting(&self) -> bool;
+    fn connecting(&self) -> bool {
+        self.opening() > 0
+    }
 
     /// Closed loop: nothing in flight and nothing more to send.
     fn closed_done(&mut self, now: Instant) -> bool {
@@ -467,11 +480,13 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
         Some(end) if !interrupted => Instant::now().min(end),
         _ => Instant::now(),
     };
+    let opening = w.opening() as u64;
     w.wind_down(stop);
     let streams_allowed = w.streams_allowed();
     let mut core = w.into_core();
     // Requests still in flight when the run ends are aborted.
     core.rec.counts.aborted += core.in_flight as u64;
+    core.rec.counts.connections_opening += opening;
     // The last publication waits for the slot: a view's last look sees the final counts.
     live.publish(&core.rec, true, true);
     core.rec.finish();
@@ -636,9 +651,11 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
     }
 }
 
-/// Polls without sleeping until an event comes or `until` passes; how long it polled.
+/// Polls without sleeping until an event comes or `until` passes; the CPU time polling
+/// took (on a CPU shared with other threads that is less than the wall-clock time, and
+/// it is what is left out of how busy the worker was).
 fn poll_until(poll: &mut Poll, events: &mut Events, until: Instant) -> io::Result<Duration> {
-    let began = Instant::now();
+    let began = sys::thread_cpu_now();
     loop {
         match poll.poll(events, Some(Duration::ZERO)) {
             Ok(()) => {}
@@ -646,7 +663,7 @@ fn poll_until(poll: &mut Poll, events: &mut Events, until: Instant) -> io::Resul
             Err(e) => return Err(e),
         }
         if !events.is_empty() || Instant::now() >= until {
-            return Ok(began.elapsed());
+            return Ok(sys::thread_cpu_now().saturating_sub(began));
         }
         std::hint::spin_loop();
     }
@@ -825,8 +842,8 @@ mod tests {
         fn connections(&self) -> usize {
             5
         }
-        fn connecting(&self) -> bool {
-            false
+        fn opening(&self) -> usize {
+            0
         }
     }
 
@@ -855,6 +872,39 @@ mod tests {
         assert_eq!(w.margin, Wake::MOST);
         assert_eq!(w.early(us(249), t0 + us(1000)), Wake::MOST);
         assert_eq!(w.early(us(251), t0 + us(1000)), Duration::ZERO);
+    }
+
+    /// Busy polling on a CPU that another busy thread shares: what it cost is the CPU
+    /// time it had (about half), not the wall-clock time, or a worker that spun on a
+    /// shared CPU would look less busy than it was (down to 0 %).
+    #[test]
+    fn busy_polling_is_counted_in_cpu_time_not_wall_clock_time() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let cpu = crate::sys::allowed_cpus()[0];
+        let stop = Arc::new(AtomicBool::new(false));
+        let hog = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                crate::sys::pin_thread(cpu).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        crate::sys::pin_thread(cpu).unwrap();
+        let mut poll = mio::Poll::new().unwrap();
+        let mut events = mio::Events::with_capacity(8);
+        let began = Instant::now();
+        let spent = super::poll_until(&mut poll, &mut events, began + Duration::from_millis(300));
+        let wall = began.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        hog.join().unwrap();
+        let spent = spent.unwrap();
+        assert!(
+            spent < wall * 3 / 4,
+            "{spent:?} counted for {wall:?} shared with a busy thread"
+        );
     }
 
     /// Polls that find nothing may add up to 1/32 of the time since the start: past

@@ -37,6 +37,13 @@ pub struct Schedule {
     /// Time spent waiting for due times without sleeping (the last stretch before each;
     /// see the event loop's wake-up margin).
     pub spun: Duration,
+    /// Requests answered more than 10 ms after they were sent, and after the answer to a
+    /// request the worker sent later on another connection (HTTP/1.1). A server that serves
+    /// one connection at a time per worker and sits on each it accepted until its request
+    /// comes serves requests in the order it accepted their connections, not the order
+    /// they were sent: these waited while it was on another connection (or they took
+    /// longer to process).
+    pub overtaken: u64,
     /// A request fell due with no connection free, and the schedule has not caught up
     /// since.
     pub(super) starved: bool,
@@ -54,6 +61,7 @@ impl Default for Schedule {
             peak_connections: 0,
             capped: false,
             spun: Duration::ZERO,
+            overtaken: 0,
             starved: false,
         }
     }

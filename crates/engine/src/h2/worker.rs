@@ -22,7 +22,7 @@ use super::conn::{Connection, Event};
 use super::request::Prepared;
 use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
 use crate::exchange::Resend;
 use crate::linger::Closing;
 use crate::recorder::Timing;
@@ -78,6 +78,11 @@ struct Worker<'a> {
     /// Connections connecting or in their handshake (kept by [`Worker::set_phase`]), so
     /// that rate mode's growth does not scan every connection for one.
     opening: usize,
+    /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
+    live: usize,
+    /// Rate mode: closed connections, opened again only when a request finds no stream
+    /// free (see [`Worker::grow`]).
+    spare: Spare,
 }
 
 /// Runs one HTTP/2 worker to the end of its share; `stop` ends it early.
@@ -110,6 +115,8 @@ fn set_up<'a>(
         scratch: Vec::with_capacity(streams),
         closing: Closing::default(),
         opening: 0,
+        live: 0,
+        spare: Spare::default(),
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -125,6 +132,9 @@ fn set_up<'a>(
     }
     if w.core.paced() {
         w.connect_all()?;
+        // Those opened ahead of need are taken in the order they opened (the order a
+        // server accepts them); later, the most recently freed first.
+        w.room.sort_unstable_by(|a, b| b.cmp(a));
     }
     Ok(w)
 }
@@ -162,7 +172,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::Malformed);
+        self.fail_open(i, now, FailureKind::GeneratorFault);
         self.close(i);
         self.replace(i, now, true);
     }
@@ -175,15 +185,29 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
+    fn opening(&self) -> usize {
         self.conns
             .iter()
-            .any(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .filter(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .count()
     }
 
-    /// Connections ended by an error get the rest of their time to close, so their
-    /// servers read the GOAWAY rather than a reset.
+    /// Each connection still open (or waiting for the server's SETTINGS) says goodbye
+    /// with GOAWAY(NO_ERROR) and lingers, as those ended by an error do, until its server
+    /// closes: servers read a graceful close rather than a reset. What was in flight
+    /// stays aborted.
     fn wind_down(&mut self, stop: &AtomicBool) {
+        let now = Instant::now();
+        for c in &mut self.conns {
+            if !matches!(c.phase, Phase::Handshake | Phase::Open) {
+                continue;
+            }
+            let Some(mut io) = c.io.take() else { continue };
+            c.h2.goodbye();
+            let _ = io.write(&c.h2.out[c.written.min(c.h2.out.len())..]);
+            let _ = io.flush();
+            self.closing.add(io, self.core.poll.registry(), now);
+        }
         self.closing.finish(&mut self.core.buf, stop);
     }
 
@@ -241,18 +265,24 @@ impl Worker<'_> {
         }
     }
 
-    /// Rate mode: every stream is taken. Opens one more connection unless one is opening
-    /// already (its streams will do) or [`Core::may_grow`] says no.
+    /// Rate mode: every stream is taken. Opens a connection (one closed before, or a new
+    /// one) unless one is opening already (its streams will do) or [`Core::may_grow`]
+    /// says no.
     fn grow(&mut self, now: Instant) {
         if self.opening > 0 {
             return;
         }
-        if !self.core.may_grow(self.conns.len()) {
+        let conns = &self.conns;
+        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
+        if !self.core.may_grow(self.live, spare) {
             return;
         }
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.connect(self.conns.len() - 1, now);
+        let i = self.spare.pop().unwrap_or_else(|| {
+            let c = self.new_conn(now);
+            self.conns.push(c);
+            self.conns.len() - 1
+        });
+        self.connect(i, now);
     }
 
     /// A connection not yet opened.
@@ -352,16 +382,22 @@ impl Worker<'_> {
         let opening = |p: Phase| matches!(p, Phase::Connecting | Phase::Handshake);
         let c = &mut self.conns[i];
         self.opening = self.opening + usize::from(opening(phase)) - usize::from(opening(c.phase));
+        let live = |p: Phase| p != Phase::Closed;
+        self.live = self.live + usize::from(live(phase)) - usize::from(live(c.phase));
         c.phase = phase;
     }
 
-    /// After connection `i` closed: a new one, now or after a pause, when work remains.
+    /// After connection `i` closed: a new one, now or after a pause, when work remains
+    /// (closed loop); in rate mode it is opened again when a request needs it (after its
+    /// pause, if any).
     fn replace(&mut self, i: usize, now: Instant, pause: bool) {
         if self.core.pacer.is_none() && !self.more(now) {
             return;
         }
         if pause {
             self.core.pause(i, &mut self.conns[i].life, now);
+        } else if self.core.paced() {
+            self.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -463,7 +499,9 @@ impl Worker<'_> {
         if c.phase == Phase::Open && c.h2.spent() && c.h2.active() == 0 {
             self.flush(i, now);
             self.close(i);
-            self.core.rec.counts.reconnects += 1;
+            if !self.core.paced() {
+                self.core.rec.counts.reconnects += 1;
+            }
             return self.replace(i, now, false);
         }
         self.flush(i, now);
@@ -616,10 +654,14 @@ impl Worker<'_> {
             }
             return self.replace(i, now, true);
         }
-        if answered || spent {
+        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
+        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
+        let rested = self.core.paced()
+            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
+        if (answered || spent) && !self.core.paced() {
             self.core.rec.counts.reconnects += 1;
         }
-        self.replace(i, now, !answered);
+        self.replace(i, now, !answered && !rested);
     }
 
     /// Deadlines, lingering sockets, and deferred reconnects.
@@ -661,7 +703,9 @@ impl Worker<'_> {
             (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
         });
         for i in due {
-            if self.core.paced() || self.more(now) {
+            if self.core.paced() {
+                self.spare.push(i);
+            } else if self.more(now) {
                 self.connect(i, now);
             }
         }

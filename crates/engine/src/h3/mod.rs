@@ -31,67 +31,16 @@ pub mod conn;
 pub mod frame;
 pub mod qpack;
 pub mod quic;
+pub mod request;
 pub mod udp;
 pub mod worker;
 
-use crate::h1::request::HeaderError;
-use crate::h2;
+pub use request::Prepared;
+
 use bytes::BytesMut;
-use shootout_model::{RequestSpec, Target};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The request as every stream sends it: its HEADERS frame (and DATA frame for a body),
-/// encoded once.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    /// The stream's bytes: HEADERS, then DATA when there is a body.
-    pub bytes: Vec<u8>,
-    /// The request is a HEAD: answers have no body whatever their content-length says.
-    pub head_request: bool,
-    /// The request as text for `-v 2`: `GET /path HTTP/3`, then `name: value` lines.
-    pub text: Vec<u8>,
-    /// The TLS server name (the target's host).
-    pub server_name: String,
-    /// Our control stream's bytes: its type and our SETTINGS.
-    pub control: Vec<u8>,
-}
-
-/// Prepares the request of `req` to `target`: the same header list and checks as
-/// HTTP/2's (read back from the HTTP/2 preparation's literal block, so the two protocols
-/// send the same fields), QPACK-encoded without a dynamic table.
-pub fn prepare(target: &Target, req: &RequestSpec) -> Result<Prepared, HeaderError> {
-    let h2 = h2::request::prepare(target, req)?;
-    let mut fields = h2::hpack::Fields::new(usize::MAX);
-    h2::hpack::Decoder::default()
-        .decode(&h2.plain, &mut fields)
-        .map_err(|e| HeaderError(format!("the request's header list: {e}")))?;
-    let mut block = Vec::new();
-    qpack::encode(fields.iter(), &mut block);
-    let mut bytes = Vec::with_capacity(block.len() + h2.body.len() + 16);
-    frame::put_head(&mut bytes, frame::HEADERS, block.len());
-    bytes.extend_from_slice(&block);
-    if !h2.body.is_empty() {
-        frame::put_head(&mut bytes, frame::DATA, h2.body.len());
-        bytes.extend_from_slice(&h2.body);
-    }
-    let mut text = h2.text;
-    if let Some(end) = text.windows(2).position(|w| w == b"\r\n") {
-        if text[..end].ends_with(b"HTTP/2") {
-            text[end - 1] = b'3';
-        }
-    }
-    let mut control = Vec::new();
-    frame::control_stream(&mut control, conn::MAX_FIELD_SECTION as u64);
-    Ok(Prepared {
-        bytes,
-        head_request: h2.head_request,
-        text,
-        server_name: target.host.clone(),
-        control,
-    })
-}
 
 /// Why a server is not taken for an HTTP/3 server.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

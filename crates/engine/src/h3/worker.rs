@@ -23,7 +23,7 @@ use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
 use crate::event_loop::pacer::Pacing;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
 use crate::exchange::Resend;
 use crate::recorder::Timing;
 use crate::transport::Endpoint;
@@ -103,6 +103,11 @@ struct Worker<'a> {
     scratch: Vec<usize>,
     /// Connections connecting (kept by [`Worker::set_phase`]).
     opening: usize,
+    /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
+    live: usize,
+    /// Rate mode: closed connections, opened again only when a request finds no stream
+    /// free (see [`Worker::grow`]).
+    spare: Spare,
     rx: BytesMut,
     /// The earliest QUIC timer of any connection, or one that was moved later since.
     wake: Option<Instant>,
@@ -154,6 +159,8 @@ fn set_up<'a>(
         resend: VecDeque::new(),
         scratch: Vec::with_capacity(streams),
         opening: 0,
+        live: 0,
+        spare: Spare::default(),
         rx: BytesMut::with_capacity(RX_BUFFER),
         wake: None,
         offload,
@@ -170,6 +177,9 @@ fn set_up<'a>(
     }
     if w.core.paced() {
         w.connect_all()?;
+        // Those opened ahead of need are taken in the order they opened; later, the most
+        // recently freed first.
+        w.room.sort_unstable_by(|a, b| b.cmp(a));
     }
     Ok(w)
 }
@@ -217,7 +227,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::Malformed);
+        self.fail_open(i, now, FailureKind::GeneratorFault);
         self.close(i);
         self.replace(i, now, true);
     }
@@ -230,8 +240,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
-        self.opening > 0
+    fn opening(&self) -> usize {
+        self.opening
     }
 
     /// Every open connection is closed with H3_NO_ERROR, so servers read a
@@ -315,12 +325,20 @@ impl Worker<'_> {
 
     /// Rate mode: every stream is taken; one more connection unless one is opening.
     fn grow(&mut self, now: Instant) {
-        if self.opening > 0 || !self.core.may_grow(self.conns.len()) {
+        if self.opening > 0 {
             return;
         }
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.connect(self.conns.len() - 1, now);
+        let conns = &self.conns;
+        let spare = self.spare.ready(|i| conns[i].phase == Phase::Closed);
+        if !self.core.may_grow(self.live, spare) {
+            return;
+        }
+        let i = self.spare.pop().unwrap_or_else(|| {
+            let c = self.new_conn(now);
+            self.conns.push(c);
+            self.conns.len() - 1
+        });
+        self.connect(i, now);
     }
 
     /// Rate mode: a connection with room for a request, kept listed while it has more.
@@ -499,6 +517,8 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         self.opening = self.opening + usize::from(phase == Phase::Connecting)
             - usize::from(c.phase == Phase::Connecting);
+        self.live =
+            self.live + usize::from(phase != Phase::Closed) - usize::from(c.phase != Phase::Closed);
         c.phase = phase;
     }
 
@@ -509,6 +529,9 @@ impl Worker<'_> {
         }
         if pause {
             self.core.pause(i, &mut self.conns[i].life, now);
+        } else if self.core.paced() {
+            // Opened again when a request needs it, not before.
+            self.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -751,7 +774,9 @@ impl Worker<'_> {
             }
             self.flush(i, now);
             self.close(i);
-            self.core.rec.counts.reconnects += 1;
+            if !self.core.paced() {
+                self.core.rec.counts.reconnects += 1;
+            }
             return self.replace(i, now, false);
         }
         self.flush(i, now);
@@ -864,10 +889,14 @@ impl Worker<'_> {
         let (answered, spent) = (c.answered, c.h3.spent());
         self.fail_open(i, now, kind);
         self.close(i);
-        if answered || spent {
+        if (answered || spent) && !self.core.paced() {
             self.core.rec.counts.reconnects += 1;
         }
-        self.replace(i, now, !answered);
+        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
+        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
+        let rested = self.core.paced()
+            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
+        self.replace(i, now, !answered && !rested);
     }
 
     /// Deadlines and deferred reconnects.
@@ -887,7 +916,9 @@ impl Worker<'_> {
             (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
         });
         for i in due {
-            if self.core.paced() || self.more(now) {
+            if self.core.paced() {
+                self.spare.push(i);
+            } else if self.more(now) {
                 self.connect(i, now);
             }
         }
