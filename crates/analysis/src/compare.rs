@@ -598,12 +598,14 @@ mod tests {
             fail_if_p99_above_ms: None,
         };
         // Two quick runs: like steps, a verdict from their tenths.
-        let c = Comparison::of(&with(sampled(1000, 1)), &with(sampled(800, 1)), gates);
+        let (a, b) = (with(sampled(1000, 1)), with(sampled(800, 1)));
+        let c = Comparison::of(&a, &b, gates);
         assert_eq!(c.pairs[0].rps.verdict, Verdict::Slower);
         assert_eq!(c.pairs[0].rps.method, Some(Method::Tenths));
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         // A quick run against one of 10 s: unlike, said, and no verdict to fail a gate on.
-        let c = Comparison::of(&with(sampled(1000, 1)), &with(sampled(800, 10)), gates);
+        let (a, b) = (with(sampled(1000, 1)), with(sampled(800, 10)));
+        let c = Comparison::of(&a, &b, gates);
         assert_eq!(c.pairs[0].rps.verdict, Verdict::TooFew);
         assert!(
             c.warnings.contains(&CompareWarning::UnlikeSteps {
