@@ -122,6 +122,9 @@ pub const EARLY_ERRORS: &[(&str, &[u8], u32)] = &[
 pub enum H2Behavior {
     /// The plain answer.
     Hello,
+    /// The plain answer, each one written this long after its request was read; a
+    /// connection's streams are answered one after another.
+    Slow(Duration),
     /// Every feature a client must handle, on every stream: a PING first (the client must
     /// acknowledge it), an interim `103` HEADERS with padding, the final HEADERS split
     /// into HEADERS + CONTINUATION, the body in two DATA frames (the first padded), and
@@ -774,6 +777,7 @@ impl<'a> Conn<'a> {
                 return Ok(true);
             }
             H2Behavior::MaxStreams { .. } => thread::sleep(Duration::from_millis(2)),
+            H2Behavior::Slow(d) => thread::sleep(d),
             _ => {}
         }
         Ok(false)

@@ -51,6 +51,9 @@ pub enum H3Behavior {
     /// certificate by name refuses a client that connects to an IP address (caddy on a
     /// wildcard UDP socket sends internal_error; rustls sends access_denied).
     NeedsServerName,
+    /// The answer written by hand, each one this long after its request was read; a
+    /// connection's streams are answered one after another.
+    Slow(std::time::Duration),
 }
 
 /// A certificate resolver that answers only a handshake naming a server.
@@ -287,6 +290,9 @@ async fn serve_raw(conn: quinn::Connection, b: H3Behavior, st: Arc<Stats>) {
             continue;
         }
         let n = st.requests.fetch_add(1, Ordering::SeqCst);
+        if let H3Behavior::Slow(d) = b {
+            tokio::time::sleep(d).await;
+        }
         let answer: &[u8] = match b {
             H3Behavior::ResetOdd(code) if n % 2 == 1 => {
                 let _ = send.reset(quinn::VarInt::from_u64(code).unwrap_or(0u32.into()));

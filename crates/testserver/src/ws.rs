@@ -62,6 +62,8 @@ pub const BREACHES: [Breach; 6] = [
 pub enum WsBehavior {
     /// The echo.
     Echo,
+    /// The echo, each one written this long after its message was read.
+    Slow(Duration),
     /// Every answer is split into three frames (a text or binary frame and two
     /// continuations, one of them empty) with a ping of 4 bytes before the first; the
     /// client must reassemble the answer and send the pongs ([`WsServer::pongs`]).
@@ -517,6 +519,10 @@ impl Conn<'_> {
                 }
                 frame(&mut self.out, 0x80 | opcode, &self.last);
                 self.last = body.to_vec();
+            }
+            WsBehavior::Slow(d) => {
+                thread::sleep(d);
+                frame(&mut self.out, 0x80 | opcode, body);
             }
             WsBehavior::Goodbye { after } if self.answered + 1 >= after => {
                 frame(&mut self.out, 0x80 | opcode, body);

@@ -16,10 +16,12 @@ mod life;
 pub mod pacer;
 mod schedule;
 mod spare;
+mod turns;
 
 pub(crate) use life::Life;
 pub use schedule::Schedule;
 pub(crate) use spare::Spare;
+pub use turns::Turns;
 
 use crate::exchange::Exchange;
 use crate::recorder::Recorder;
@@ -27,7 +29,7 @@ use crate::sys;
 use crate::transport::{Endpoint, TlsTarget, Transport};
 use crate::Live;
 use mio::{Events, Interest, Poll, Token};
-use pacer::Pacer;
+use pacer::{Pacer, Pacing};
 use shootout_model::{Expectation, FailureKind, Record};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,6 +72,8 @@ pub struct Shared<'a> {
     pub busy_poll: Duration,
     /// HTTP/3 may use UDP segmentation offload ([`crate::Control::udp_offload`]).
     pub udp_offload: bool,
+    /// Rate mode: the order the workers open their connections opened ahead of need in.
+    pub turns: Turns,
 }
 
 impl Shared<'_> {
@@ -144,6 +148,17 @@ pub(crate) const READS_PER_EVENT: usize = 16;
 
 /// How often a worker copies its details for a watching view (its counters: every tick).
 const DETAIL_EVERY: Duration = Duration::from_millis(100);
+
+/// What became of a due request handed to a connection ([`Protocol::begin`]).
+pub(crate) enum Taken {
+    /// It goes out now (or failed unsent, counted): its send is now.
+    Sent,
+    /// It waits on its connection, still opening; its send is counted when its bytes go
+    /// out, as waiting for a connection.
+    Queued,
+    /// The connection could not take it after all (it is marked so): another is tried.
+    Refused,
+}
 
 /// What the schedule allows next.
 pub(crate) enum Dispatch {
@@ -359,8 +374,20 @@ pub(crate) trait Protocol<'a>: Sized {
     fn into_core(self) -> Core<'a>;
     /// Closed loop, at the start: puts every connection to work.
     fn start(&mut self, now: Instant);
-    /// Rate mode: sends every request that is due and has room.
-    fn dispatch(&mut self, now: Instant) -> Dispatch;
+    /// Rate mode: requests put back (their connection lost them unanswered, or a GOAWAY
+    /// left them unprocessed) go out again before any new one ([`pace`]); false while one
+    /// of them still waits for room. None by default.
+    fn resend(&mut self, _now: Instant) -> bool {
+        true
+    }
+    /// Rate mode: a connection with room for one more request now. When there is none it
+    /// opens one if [`Core::may_grow`] allows (the request waits for it: `None`), unless
+    /// the protocol lets a request wait on a connection still opening (HTTP/1.1: then that
+    /// connection, and [`Protocol::begin`] says [`Taken::Queued`]).
+    fn room(&mut self, now: Instant) -> Option<usize>;
+    /// Rate mode: starts the request due at `due` on connection `i`, given by
+    /// [`Protocol::room`].
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken;
     /// Deadlines, re-opens and whatever else is swept at each tick.
     fn tick(&mut self, now: Instant);
     /// The shortest interval [`Protocol::tick`] keeps besides the deadlines (WebSocket's
@@ -414,11 +441,16 @@ pub(crate) trait Protocol<'a>: Sized {
     /// until they are up, so the schedule starts with connections ready; those still
     /// connecting are left to the deadline sweep.
     fn connect_all(&mut self) -> io::Result<()> {
-        let now = Instant::now();
+        let (sh, worker) = (self.core_ref().sh, self.core_ref().index);
+        // Each opens in its turn among the workers' (see `turns`), at most a second waited.
+        let turns_end = Instant::now() + sh.connect_timeout.min(Duration::from_secs(1));
         for i in 0..self.connections() {
-            self.open(i, now);
+            sh.turns.wait(worker, i, turns_end);
+            self.open(i, Instant::now());
+            sh.turns.taken();
         }
-        let deadline = now + self.core_ref().sh.connect_timeout;
+        let now = Instant::now();
+        let deadline = now + sh.connect_timeout;
         let mut events = Events::with_capacity(1024);
         let mut again = Vec::new();
         while self.connecting() {
@@ -629,7 +661,7 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
             Turn::Sleep
         };
     }
-    match p.dispatch(now) {
+    match pace(p, now) {
         Dispatch::At(due) => {
             let early = wake.early(p.core_ref().sched.spun, now);
             if due.saturating_duration_since(now) <= early {
@@ -647,6 +679,48 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
             // Sends that go out late from here on waited for a connection.
             p.core().sched.waiting();
             Turn::Sleep
+        }
+    }
+}
+
+/// Rate mode: sends every request that is due to a connection with room, in schedule
+/// order, after those put back. This is where a send's lag is taken, the same way for
+/// every protocol: from its due time to the moment it is handed to a connection able to
+/// carry it (one still opening counts it when its bytes go out). Past [`LATE`] it is
+/// late, and it waited for a connection if a request fell due with no connection free
+/// since the schedule was last kept ([`Schedule::waiting`], set when this returns
+/// [`Dispatch::Blocked`]).
+fn pace<'a, P: Protocol<'a>>(p: &mut P, now: Instant) -> Dispatch {
+    let Some(pacer) = p.core_ref().pacer else {
+        return Dispatch::Finished;
+    };
+    if !p.resend(now) {
+        return Dispatch::Blocked;
+    }
+    loop {
+        let core = p.core_ref();
+        match pacer.next(now.saturating_duration_since(core.start), core.sched.sent) {
+            Pacing::Stop => return Dispatch::Finished,
+            Pacing::Wait(w) => {
+                p.core().sched.caught_up();
+                return Dispatch::At(now + w);
+            }
+            Pacing::Due { late } => {
+                // No connection with room: the request waits, and its latency with it.
+                let Some(i) = p.room(now) else {
+                    return Dispatch::Blocked;
+                };
+                let due = p.core_ref().start + pacer.due(p.core_ref().sched.sent);
+                match p.begin(i, due, now) {
+                    Taken::Sent => {
+                        let sched = &mut p.core().sched;
+                        sched.sending(late, false);
+                        sched.sent += 1;
+                    }
+                    Taken::Queued => p.core().sched.sent += 1,
+                    Taken::Refused => {}
+                }
+            }
         }
     }
 }
@@ -804,7 +878,7 @@ fn handle<'a, P: Protocol<'a>>(
 
 #[cfg(test)]
 mod tests {
-    use super::{resume, Core, Dispatch, Protocol, Spin, Wake};
+    use super::{resume, Core, Protocol, Spin, Taken, Wake};
     use std::time::{Duration, Instant};
 
     /// A worker whose connection 2 panics when handled and whose connection 3 always has
@@ -826,8 +900,11 @@ mod tests {
             unreachable!()
         }
         fn start(&mut self, _: Instant) {}
-        fn dispatch(&mut self, _: Instant) -> Dispatch {
-            Dispatch::Finished
+        fn room(&mut self, _: Instant) -> Option<usize> {
+            None
+        }
+        fn begin(&mut self, _: usize, _: Instant, _: Instant) -> Taken {
+            Taken::Refused
         }
         fn tick(&mut self, _: Instant) {}
         fn event(&mut self, i: usize, _: bool, _: bool, _: bool) -> bool {

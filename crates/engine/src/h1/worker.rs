@@ -26,9 +26,8 @@
 
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
-use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Spare, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
 use crate::transport::{Got, Transport};
@@ -168,8 +167,10 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
         // Those opened ahead of need are used in the order their connects completed, as
         // near as the client can see to the order a server accepts them: a server that
         // gives each accepted connection a worker until its request comes is given
-        // requests on those it accepted first. (The kernel may still accept them in
-        // another order, e.g. when the thread moved between CPUs as it connected.)
+        // requests on those it accepted first. The workers opened theirs in turns (see
+        // `event_loop::Turns`), so across workers too they are accepted in the order the
+        // schedule uses them. (The kernel may still accept them in another order, e.g. when
+        // a thread moved between CPUs as it connected.)
         let conns = &w.conns;
         w.pool.retain(|&i| conns[i].pooled);
         w.pool.reverse();
@@ -196,8 +197,42 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    /// A free connection, most recently freed first, else one opened for the request
+    /// (it waits on it while it opens).
+    fn room(&mut self, now: Instant) -> Option<usize> {
+        self.pop_pooled().or_else(|| self.grow(now))
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        if self.conns[i].owes {
+            // This request's answer is what the connection received unasked: malformed. The
+            // connection is replaced at the schedule's pace.
+            self.conns[i].owes = false;
+            self.conns[i].pooled = false;
+            let kind = self.gen.pick();
+            self.core
+                .rec
+                .failed(&Timing::unsent(due, now, kind), FailureKind::Malformed);
+            self.spare.push(i);
+            return Taken::Sent;
+        }
+        // A connection still opening sends its queue once it is up, and counts the send
+        // then.
+        let queued = self.conns[i].phase == Phase::Connecting;
+        self.enqueue(i, due, now, !queued);
+        if !queued {
+            self.flush(i, now);
+        }
+        self.conns[i].pooled = false;
+        let c = &self.conns[i];
+        if c.h1.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
+            self.pool_add(i);
+        }
+        if queued {
+            Taken::Queued
+        } else {
+            Taken::Sent
+        }
     }
 
     fn tick(&mut self, now: Instant) {
@@ -245,59 +280,6 @@ impl Worker<'_> {
             idle_at: now,
             owes: false,
             pooled: false,
-        }
-    }
-
-    /// Sends every request that is due and has a connection with room for it.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.pop_pooled().or_else(|| self.grow(now)) else {
-                        // Every connection is busy and no more may open (the cap): the
-                        // request waits, and its latency with it.
-                        return Dispatch::Blocked;
-                    };
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    self.core.sched.sent += 1;
-                    if self.conns[i].owes {
-                        // This request's answer is what the connection received unasked:
-                        // malformed. The connection is replaced at the schedule's pace.
-                        self.core.sched.sending(late, false);
-                        self.conns[i].owes = false;
-                        self.conns[i].pooled = false;
-                        let kind = self.gen.pick();
-                        self.core
-                            .rec
-                            .failed(&Timing::unsent(due, now, kind), FailureKind::Malformed);
-                        self.spare.push(i);
-                        continue;
-                    }
-                    self.enqueue(i, due, now);
-                    // A connection still opening sends its queue once it is up.
-                    if self.conns[i].phase != Phase::Connecting {
-                        self.flush(i, now);
-                    }
-                    let c = &self.conns[i];
-                    if c.h1.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
-                        self.conns[i].pooled = false;
-                        self.pool_add(i);
-                    } else {
-                        self.conns[i].pooled = false;
-                    }
-                }
-            }
         }
     }
 
@@ -360,8 +342,10 @@ impl Worker<'_> {
         }
     }
 
-    /// Adds a request that started at `start` to connection `i`'s queue (not rendered yet).
-    fn enqueue(&mut self, i: usize, start: Instant, now: Instant) {
+    /// Adds a request that started at `start` to connection `i`'s queue (not rendered yet);
+    /// rate mode: `counted` when the schedule counted its send (else it is counted as its
+    /// bytes go out).
+    fn enqueue(&mut self, i: usize, start: Instant, now: Instant, counted: bool) {
         let kind = self.gen.pick();
         let k = &self.reqs.kinds[kind];
         let c = &mut self.conns[i];
@@ -370,6 +354,7 @@ impl Worker<'_> {
             s.rested = now.saturating_duration_since(c.idle_at);
         }
         s.waited = c.phase == Phase::Connecting;
+        s.scheduled = counted;
         c.h1.push(s);
         self.core.in_flight += 1;
     }
@@ -395,7 +380,7 @@ impl Worker<'_> {
             return;
         }
         while self.conns[i].h1.len() < self.core.sh.pipeline && self.core.claim(now) {
-            self.enqueue(i, now, now);
+            self.enqueue(i, now, now, false);
         }
         match self.conns[i].phase {
             _ if !self.conns[i].busy() => self.close(i),

@@ -20,9 +20,8 @@
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
-use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Spare, Taken};
 use crate::exchange::Resend;
 use crate::linger::Closing;
 use crate::recorder::Timing;
@@ -158,8 +157,33 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    fn resend(&mut self, now: Instant) -> bool {
+        while !self.resend.is_empty() {
+            let Some(i) = self.room(now) else {
+                return false;
+            };
+            self.resend_on(i, now);
+            self.flush(i, now);
+        }
+        true
+    }
+
+    /// A connection with a free stream, else one more opened (unless one is opening).
+    fn room(&mut self, now: Instant) -> Option<usize> {
+        let room = self.with_room();
+        if room.is_none() {
+            self.grow(now);
+        }
+        room
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        self.core.in_flight += 1;
+        self.conns[i]
+            .h2
+            .open(self.req, due, now, Duration::ZERO, false);
+        self.flush(i, now);
+        Taken::Sent
     }
 
     fn tick(&mut self, now: Instant) {
@@ -221,48 +245,6 @@ impl Worker<'_> {
     /// send again).
     fn more(&self, now: Instant) -> bool {
         !self.resend.is_empty() || !self.core.spent(now)
-    }
-
-    /// Rate mode: sends every request that is due and has a stream free.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        while !self.resend.is_empty() {
-            let Some(i) = self.with_room() else {
-                self.grow(now);
-                return Dispatch::Blocked;
-            };
-            self.resend_on(i, now);
-            self.flush(i, now);
-        }
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.with_room() else {
-                        // No free stream: the request waits, and its latency with it,
-                        // until a connection opened now (if the cap allows) is ready.
-                        self.grow(now);
-                        return Dispatch::Blocked;
-                    };
-                    self.core.sched.sending(late, false);
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    self.core.sched.sent += 1;
-                    self.core.in_flight += 1;
-                    let c = &mut self.conns[i];
-                    c.h2.open(self.req, due, now, Duration::ZERO, false);
-                    self.flush(i, now);
-                }
-            }
-        }
     }
 
     /// Rate mode: every stream is taken. Opens a connection (one closed before, or a new

@@ -22,8 +22,7 @@ use super::conn::{ConnError, Connection, Event};
 use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
-use crate::event_loop::pacer::Pacing;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Spare, Taken};
 use crate::exchange::Resend;
 use crate::recorder::Timing;
 use crate::transport::Endpoint;
@@ -203,8 +202,36 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    fn resend(&mut self, now: Instant) -> bool {
+        while let Some(r) = self.resend.front() {
+            let (start, sent, connect) = (r.start, r.sent, r.connect);
+            let Some(i) = self.room(now) else {
+                return false;
+            };
+            if self.send_request(i, start, sent, connect, true) {
+                self.resend.pop_front();
+            }
+            self.flush(i, now);
+        }
+        true
+    }
+
+    /// A connection with a free stream, else one more opened (unless one is opening).
+    fn room(&mut self, now: Instant) -> Option<usize> {
+        let room = self.with_room();
+        if room.is_none() {
+            self.grow(now);
+        }
+        room
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        if !self.send_request(i, due, now, Duration::ZERO, false) {
+            return Taken::Refused;
+        }
+        self.core.in_flight += 1;
+        self.flush(i, now);
+        Taken::Sent
     }
 
     fn tick(&mut self, now: Instant) {
@@ -277,50 +304,6 @@ impl Worker<'_> {
     /// Closed loop: whether requests remain to be sent.
     fn more(&self, now: Instant) -> bool {
         !self.resend.is_empty() || !self.core.spent(now)
-    }
-
-    /// Rate mode: sends every request that is due and has a stream free.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        while let Some(r) = self.resend.front() {
-            let (start, sent, connect) = (r.start, r.sent, r.connect);
-            let Some(i) = self.with_room() else {
-                self.grow(now);
-                return Dispatch::Blocked;
-            };
-            if self.send_request(i, start, sent, connect, true) {
-                self.resend.pop_front();
-            }
-            self.flush(i, now);
-        }
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.with_room() else {
-                        self.grow(now);
-                        return Dispatch::Blocked;
-                    };
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    if !self.send_request(i, due, now, Duration::ZERO, false) {
-                        continue;
-                    }
-                    self.core.sched.sending(late, false);
-                    self.core.sched.sent += 1;
-                    self.core.in_flight += 1;
-                    self.flush(i, now);
-                }
-            }
-        }
     }
 
     /// Rate mode: every stream is taken; one more connection unless one is opening.

@@ -26,9 +26,8 @@
 use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
-use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared, Spare};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Spare, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
@@ -157,8 +156,19 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    /// A connection free for a message, else one more opened if allowed.
+    fn room(&mut self, now: Instant) -> Option<usize> {
+        let room = self.with_room();
+        if room.is_none() {
+            self.grow(now);
+        }
+        room
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        self.send(i, due, now, Duration::ZERO);
+        self.flush(i, now);
+        Taken::Sent
     }
 
     fn wind_down(&mut self, stop: &AtomicBool) {
@@ -277,37 +287,6 @@ impl Worker<'_> {
             drawn: None,
         };
         c.ws.ping(&mut self.rng, slot);
-    }
-
-    /// Rate mode: sends every message that is due and has a free slot.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.with_room() else {
-                        // No free slot: the message waits, and its latency with it.
-                        self.grow(now);
-                        return Dispatch::Blocked;
-                    };
-                    self.core.sched.sending(late, false);
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    self.core.sched.sent += 1;
-                    self.send(i, due, now, Duration::ZERO);
-                    self.flush(i, now);
-                }
-            }
-        }
     }
 
     /// Starts one message on connection `i` (it has room).
