@@ -92,7 +92,9 @@ fn h3_check(
         match h3::check(*addr, bind, config, &spec.target.host, spec.connect_timeout) {
             Ok(()) => return Ok(Endpoint::Tcp(*addr)),
             // The server speaks HTTP/3 but could not choose a certificate: a TLS error.
-            Err(reason @ h3::Refusal::NoServerName { .. }) => {
+            Err(
+                reason @ (h3::Refusal::NoServerName { .. } | h3::Refusal::NoCertificateFor { .. }),
+            ) => {
                 return Err(EngineError::Tls {
                     target: addr.to_string(),
                     reason: reason.to_string(),

@@ -136,15 +136,23 @@ impl Write for Heard {
 
 /// Why a handshake that failed with `e`, the server having sent `first`, looks like an
 /// `https://` URL given to a plain-HTTP server: it answered in HTTP (`HTTP/` where a TLS
-/// record was due), or sent nothing at all within `timeout` or before closing (a plain
+/// record was due) or with other bytes that open no TLS record, or sent nothing at all within `timeout` or before closing (a plain
 /// server waits for a request line that the TLS hello never ends). `None` otherwise.
 fn plain_http(first: &[u8], e: &std::io::Error, timeout: Duration) -> Option<String> {
     use std::io::ErrorKind;
     if first.starts_with(b"HTTP/") {
         return Some("the server answered in plain HTTP, not TLS: give the URL as http:// in place of https://".into());
     }
-    if !first.is_empty() {
-        return None;
+    // A TLS record opens with its content type, 20 to 24 (RFC 8446 §5.1); anything else
+    // (Python's http.server answers a hello it cannot read with a bare HTML page) is not TLS.
+    if let Some(&b) = first.first() {
+        if (20..=24).contains(&b) {
+            return None;
+        }
+        return Some(format!(
+            "the server answered with bytes that are not TLS (\"{}\"): it may speak plain HTTP on this port (try http:// in place of https://)",
+            first.escape_ascii()
+        ));
     }
     match e.kind() {
         ErrorKind::WouldBlock | ErrorKind::TimedOut => Some(format!(
@@ -201,5 +209,29 @@ impl ServerCertVerifier for AcceptAny {
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Python's http.server answers a TLS hello with a bare HTML page (no status line):
+    /// the error was rustls' "received corrupt message of type InvalidContentType".
+    #[test]
+    fn bytes_that_open_no_tls_record_are_said_to_be_plain() {
+        let e = std::io::Error::new(std::io::ErrorKind::InvalidData, "corrupt message");
+        let t = Duration::from_secs(1);
+        let html = plain_http(b"<!DOC", &e, t).unwrap();
+        assert!(
+            html.starts_with("the server answered with bytes that are not TLS (\"<!DOC\")")
+                && html.contains("try http://"),
+            "{html}"
+        );
+        assert!(plain_http(b"HTTP/", &e, t)
+            .unwrap()
+            .contains("plain HTTP, not TLS"));
+        // A TLS alert record (21) is TLS: its own error stands.
+        assert_eq!(plain_http(&[21, 3, 3, 0, 2], &e, t), None);
     }
 }

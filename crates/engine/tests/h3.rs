@@ -247,7 +247,7 @@ fn a_server_that_needs_a_name_refuses_an_ip_literal_url_and_the_error_says_why()
     let text = e.to_string();
     for says in [
         "TLS alert 49 (access_denied)",
-        "the URL's host is an IP address, so no SNI was sent",
+        "The URL's host is an IP address, so no SNI was sent",
         "https://localhost:PORT/",
         "`bind 127.0.0.1`",
     ] {

@@ -65,6 +65,15 @@ pub enum Refusal {
         /// The TLS alert (RFC 8446 §6): 40, 49, 80 or 112.
         alert: u8,
     },
+    /// As [`Refusal::NoServerName`] for a URL whose host is a name, sent as SNI: the server
+    /// speaks QUIC but had no certificate for that name (caddy's site address must name it).
+    #[error("the server ended the QUIC handshake with TLS alert {alert} ({}) for the name {name}, sent as SNI: it speaks QUIC, and may have no certificate for that name: give the URL the name its certificate is for (caddy: the site's address)", alert_name(*alert))]
+    NoCertificateFor {
+        /// The TLS alert (RFC 8446 §6): 40, 49, 80 or 112.
+        alert: u8,
+        /// The URL's host, sent as SNI.
+        name: String,
+    },
 }
 
 /// The TLS alerts a server sends when it has no certificate for a handshake that named
@@ -83,8 +92,9 @@ fn alert_name(alert: u8) -> &'static str {
     }
 }
 
-/// How a lost handshake is told: a TLS alert of [`NO_NAME_ALERTS`] when the server name is
-/// an IP address is [`Refusal::NoServerName`]; anything else is said as quinn says it.
+/// How a lost handshake is told: a TLS alert of [`NO_NAME_ALERTS`] is
+/// [`Refusal::NoServerName`] when the server name is an IP address, else
+/// [`Refusal::NoCertificateFor`] the name; anything else is said as quinn says it.
 fn lost(reason: quinn_proto::ConnectionError, server_name: &str) -> Refusal {
     if let quinn_proto::ConnectionError::ConnectionClosed(close) = &reason {
         let code = u64::from(close.error_code);
@@ -93,11 +103,16 @@ fn lost(reason: quinn_proto::ConnectionError, server_name: &str) -> Refusal {
             .trim_end_matches(']')
             .parse::<std::net::IpAddr>()
             .is_ok();
-        if ip && (0x100..0x200).contains(&code) {
-            let alert = (code & 0xff) as u8;
-            if NO_NAME_ALERTS.contains(&alert) {
-                return Refusal::NoServerName { alert };
-            }
+        let alert = (code & 0xff) as u8;
+        if (0x100..0x200).contains(&code) && NO_NAME_ALERTS.contains(&alert) {
+            return if ip {
+                Refusal::NoServerName { alert }
+            } else {
+                Refusal::NoCertificateFor {
+                    alert,
+                    name: server_name.to_owned(),
+                }
+            };
         }
     }
     Refusal::Handshake(reason.to_string())
@@ -217,4 +232,49 @@ pub fn alpn(conn: &quinn_proto::Connection) -> Option<Vec<u8>> {
                 .ok()
         })
         .and_then(|d| d.protocol)
+}
+
+#[cfg(test)]
+mod lost_tests {
+    use super::*;
+
+    /// The server's close of a handshake with TLS alert `alert` (QUIC's CRYPTO_ERROR).
+    fn alert(alert: u8) -> quinn_proto::ConnectionError {
+        quinn_proto::ConnectionError::ConnectionClosed(quinn_proto::ConnectionClose {
+            error_code: quinn_proto::TransportErrorCode::crypto(alert),
+            frame_type: None,
+            reason: bytes::Bytes::new(),
+        })
+    }
+
+    /// caddy on every address ends a handshake with alert 80 for a name it has no site
+    /// for: an IP-literal URL (no SNI) and a host name it does not serve were both "does
+    /// not speak HTTP/3"; each now says which it was.
+    #[test]
+    fn an_alert_for_a_missing_name_says_whether_a_name_was_sent() {
+        assert_eq!(
+            lost(alert(80), "127.0.0.1"),
+            Refusal::NoServerName { alert: 80 }
+        );
+        assert_eq!(
+            lost(alert(112), "[::1]"),
+            Refusal::NoServerName { alert: 112 }
+        );
+        let named = lost(alert(80), "localhost");
+        assert_eq!(
+            named,
+            Refusal::NoCertificateFor {
+                alert: 80,
+                name: "localhost".into()
+            }
+        );
+        assert!(named
+            .to_string()
+            .contains("TLS alert 80 (internal_error) for the name localhost"));
+        // Another alert (42, bad_certificate) is said as quinn says it.
+        assert!(matches!(
+            lost(alert(42), "127.0.0.1"),
+            Refusal::Handshake(_)
+        ));
+    }
 }
