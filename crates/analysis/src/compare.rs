@@ -571,23 +571,8 @@ mod tests {
     /// differ. Like steps keep that verdict; unlike ones say so and withdraw it.
     #[test]
     fn a_quick_run_against_a_full_one_is_said_unlike_and_its_verdict_from_tenths_withdrawn() {
-        use crate::evidence::tests::step;
+        use crate::evidence::tests::sampled;
         use shootout_model::stored::StoredStep;
-        // One step of `secs` seconds at `rps`, every request sampled, evenly spread.
-        let sampled = |rps: u64, secs: usize| {
-            let mut s = step(0, 1, &vec![rps; secs]);
-            s.result.samples = (0..rps * secs as u64)
-                .map(|i| shootout_model::Sample {
-                    start_us: i * 1_000_000 / rps,
-                    connect_us: 0,
-                    waiting_us: 0,
-                    total_us: 0,
-                    status: 200,
-                    failure: None,
-                })
-                .collect();
-            s
-        };
         let with = |s: StoredStep| {
             let mut r = run(&[("a", 1000, 0)], 1);
             r.steps = vec![s];
@@ -598,13 +583,13 @@ mod tests {
             fail_if_p99_above_ms: None,
         };
         // Two quick runs: like steps, a verdict from their tenths.
-        let (a, b) = (with(sampled(1000, 1)), with(sampled(800, 1)));
+        let (a, b) = (with(sampled(0, 1000, 1, 1)), with(sampled(0, 800, 1, 1)));
         let c = Comparison::of(&a, &b, gates);
         assert_eq!(c.pairs[0].rps.verdict, Verdict::Slower);
         assert_eq!(c.pairs[0].rps.method, Some(Method::Tenths));
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         // A quick run against one of 10 s: unlike, said, and no verdict to fail a gate on.
-        let (a, b) = (with(sampled(1000, 1)), with(sampled(800, 10)));
+        let (a, b) = (with(sampled(0, 1000, 1, 1)), with(sampled(0, 800, 10, 1)));
         let c = Comparison::of(&a, &b, gates);
         assert_eq!(c.pairs[0].rps.verdict, Verdict::TooFew);
         assert!(

@@ -427,8 +427,14 @@ pub(crate) mod tests {
     /// One repetition of one second (`--quick`): its tenths, counted from the sampled
     /// requests (`rps` answers, every `every`-th of them sampled, spread over the second).
     fn quick(contender: i64, rps: u64, every: u64) -> StoredStep {
-        let mut s = step(contender, 1, &[rps]);
-        s.result.samples = (0..rps)
+        sampled(contender, rps, 1, every)
+    }
+
+    /// One repetition of `secs` seconds at `rps` answers a second, every `every`-th of
+    /// them sampled, spread evenly over its seconds.
+    pub(crate) fn sampled(contender: i64, rps: u64, secs: usize, every: u64) -> StoredStep {
+        let mut s = step(contender, 1, &vec![rps; secs]);
+        s.result.samples = (0..rps * secs as u64)
             .step_by(every as usize)
             .map(|i| shootout_model::Sample {
                 start_us: i * 1_000_000 / rps,

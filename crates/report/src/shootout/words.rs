@@ -194,30 +194,28 @@ pub(crate) fn ratio_phrase(r: &Ratio, d: Option<&Difference>) -> (String, String
 
 /// `("1.04 times slower", "1.02–1.06")`: B over A's `ratio` and its 95% interval
 /// `low`–`high`, both said in the verdict's own orientation (a slower B's interval is of
-/// A over B), rounded outward with as many decimals as it takes for an interval that
-/// excludes 1 never to print 1.00 at its near end. An interval that crosses 1 names each
-/// end's direction: `1.14 times faster to 1.38 times slower`.
+/// A over B), with as many decimals as it takes for an interval that excludes 1 never to
+/// print 1.00 at its near end. An interval that crosses 1 names each end's direction:
+/// `1.14 times faster to 1.38 times slower`.
 pub(crate) fn oriented_ratio(ratio: f64, low: f64, high: f64) -> (String, String) {
     let (times, lo, hi, word, other) = if ratio >= 1.0 {
         (ratio, low, high, "faster", "slower")
     } else {
         (1.0 / ratio, 1.0 / high, 1.0 / low, "slower", "faster")
     };
-    let scale = |d: usize| 10f64.powi(d as i32);
-    let down = |x: f64, d: usize| (x * scale(d) + 1e-9).floor() / scale(d);
-    let up = |x: f64, d: usize| (x * scale(d) - 1e-9).ceil() / scale(d);
-    // The fewest decimals (2 to 6) at which `near`, an interval's end nearest 1, rounded
-    // down, stays above 1 when it is above 1.
+    let round = |x: f64, d: usize| (x * 10f64.powi(d as i32)).round() / 10f64.powi(d as i32);
+    // The fewest decimals (2 to 6) at which `near`, an interval's end nearest 1, still
+    // reads above 1 when it is above 1.
     let decimals = |near: f64| {
         (2..=6)
-            .find(|&d| near == 1.0 || down(near, d) > 1.0)
+            .find(|&d| near == 1.0 || round(near, d) > 1.0)
             .unwrap_or(6)
     };
     if lo >= 1.0 {
         let d = decimals(lo);
         (
             format!("{times:.d$} times {word}"),
-            format!("{:.d$}–{:.d$}", down(lo, d), up(hi, d)),
+            format!("{lo:.d$}–{hi:.d$}"),
         )
     } else if hi <= 1.0 {
         // The whole interval on the other side of 1 (the estimate is not in it).
@@ -225,16 +223,12 @@ pub(crate) fn oriented_ratio(ratio: f64, low: f64, high: f64) -> (String, String
         let d = decimals(near);
         (
             format!("{times:.d$} times {word}"),
-            format!("{:.d$}–{:.d$} times {other}", down(near, d), up(far, d)),
+            format!("{near:.d$}–{far:.d$} times {other}"),
         )
     } else {
         (
             format!("{times:.2} times {word}"),
-            format!(
-                "{:.2} times {other} to {:.2} times {word}",
-                up(1.0 / lo, 2),
-                up(hi, 2)
-            ),
+            format!("{:.2} times {other} to {hi:.2} times {word}", 1.0 / lo),
         )
     }
 }
@@ -390,7 +384,7 @@ mod tests {
         assert!(say(Answer::Tie { levels: 2 }).contains("any of the 2 levels tested"));
     }
 
-    /// Each verdict's interval in its own orientation, rounded so that it cannot
+    /// Each verdict's interval in its own orientation, said so that it cannot
     /// contradict it: `1.06 times slower (95% interval 0.88–1.38)` was of the other
     /// orientation's ends, and `1.04 times faster (1.00–1.09)` was called significant.
     #[test]
@@ -401,7 +395,7 @@ mod tests {
         };
         // Faster, clear of 1: two decimals.
         assert_eq!(o(1.25, 1.21, 1.30), "1.25 times faster (1.21–1.30)");
-        // Slower: the interval of A over B, ends swapped, rounded outward.
+        // Slower: the interval of A over B, ends swapped.
         assert_eq!(
             o(0.8, 1.0 / 1.3, 1.0 / 1.21),
             "1.25 times slower (1.21–1.30)"
