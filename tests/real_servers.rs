@@ -569,11 +569,46 @@ https://127.0.0.1:PORT {
 /// Starts caddy on `port` with [`CADDYFILE`], its CA and state in `dir`; returns it and
 /// the PEM file of its root CA, once the port accepts and the CA exists.
 fn caddy(caddy: &Path, dir: &Path, port: u16) -> (Server, PathBuf) {
-    let conf = dir.join("Caddyfile");
     let access = dir.join("access.log");
     let text = CADDYFILE
         .replace("PORT", &port.to_string())
         .replace("ACCESS_LOG", &access.display().to_string());
+    let server = caddy_with(caddy, dir, &text);
+    until_caddy_answers(port);
+    // It has issued the site's certificate, so its CA exists.
+    let ca = dir.join("data/caddy/pki/authorities/local/root.crt");
+    assert!(ca.exists(), "{}", ca.display());
+    (server, ca)
+}
+
+/// Waits (20 s at most) until caddy on `port` answers over TLS, asking for `/ready` (left
+/// out of the access log's counts): it listens before its internal CA has issued the
+/// site's certificate, and a handshake until then ends with TLS alert internal_error.
+fn until_caddy_answers(port: u16) {
+    let url = format!("https://127.0.0.1:{port}/ready");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let answered = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            && Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+                .args(["load", "-n", "1", "--insecure", &url])
+                .output()
+                .unwrap()
+                .status
+                .success();
+        if answered {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "caddy did not answer over TLS in 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts caddy with the Caddyfile `text` in `dir` (its state there too).
+fn caddy_with(caddy: &Path, dir: &Path, text: &str) -> Server {
+    let conf = dir.join("Caddyfile");
     std::fs::write(&conf, text).unwrap();
     let child = Command::new(caddy)
         .args(["run", "--adapter", "caddyfile", "--config"])
@@ -586,14 +621,74 @@ fn caddy(caddy: &Path, dir: &Path, port: u16) -> (Server, PathBuf) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let server = Server(child);
-    let ca = dir.join("data/caddy/pki/authorities/local/root.crt");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() || !ca.exists() {
-        assert!(Instant::now() < deadline, "caddy did not listen in 20 s");
-        std::thread::sleep(Duration::from_millis(20));
+    Server(child)
+}
+
+/// The README's caddy recipe for HTTP/3 (the block after `<!-- caddy-h3-recipe -->`).
+fn readme_caddy_recipe() -> String {
+    let readme = include_str!("../README.md");
+    let after = readme
+        .split("<!-- caddy-h3-recipe -->\n```\n")
+        .nth(1)
+        .expect("the README's caddy recipe");
+    after[..after.find("```").unwrap()].to_string()
+}
+
+/// The README's HTTP/3 recipe for caddy works as written (on a free port), and without its
+/// `bind` line an IP-literal URL fails the QUIC handshake with TLS alert 80, which
+/// shootout explains (no SNI for an IP address; bind it, or use the host name).
+#[test]
+fn the_readme_caddy_recipe_serves_http3_and_without_bind_the_error_says_why() {
+    let Some(bin) = installed("caddy", &["/usr/bin/caddy"]) else {
+        return;
+    };
+    let recipe = readme_caddy_recipe();
+    assert!(
+        recipe.contains("https://127.0.0.1:8443 {\n\tbind 127.0.0.1\n"),
+        "{recipe}"
+    );
+    let start = |text: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let server = caddy_with(&bin, dir.path(), &text.replace("8443", &port.to_string()));
+        until_caddy_answers(port);
+        (server, dir, format!("https://127.0.0.1:{port}/"))
+    };
+    let (server, _dir, url) = start(&recipe);
+    let r = load_json(&[
+        "--http3",
+        "-n",
+        "50",
+        "-c",
+        "2",
+        "--insecure",
+        "--expect-length",
+        "11",
+        &url,
+    ]);
+    assert_eq!(
+        (count(&r, "requests.ok"), count(&r, "requests.failed")),
+        (50, 0),
+        "{r}"
+    );
+    assert_eq!(r["load"]["protocol"], "h3", "{r}");
+    drop(server);
+    // Listening on every address: the handshake of an IP-literal URL names no server.
+    let (server, _dir, url) = start(&recipe.replace("\tbind 127.0.0.1\n", ""));
+    let out = Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+        .args(["load", "--http3", "-n", "1", "--insecure", &url])
+        .output()
+        .unwrap();
+    drop(server);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    for says in [
+        "TLS alert 80 (internal_error)",
+        "no SNI was sent",
+        "`bind 127.0.0.1`",
+    ] {
+        assert!(err.contains(says), "{says}: {err}");
     }
-    (server, ca)
 }
 
 /// Debian's caddy serves HTTP/1.1, HTTP/2 and HTTP/3 on one port: each protocol's
@@ -630,6 +725,7 @@ fn caddy_answers_every_request_over_http1_http2_and_http3_on_one_port() {
     let over = |proto: &str| {
         log.lines()
             .filter(|l| l.contains(&format!("\"proto\":\"{proto}\"")))
+            .filter(|l| l.contains("\"uri\":\"/hello\""))
             .count()
     };
     assert_eq!(

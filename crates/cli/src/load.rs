@@ -30,8 +30,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// Runs `shootout load`; returns the exit code.
-pub fn run(a: LoadArgs) -> Result<i32, Failure> {
+pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     let mut plan = resolve::plan(&a)?;
+    // hey's and oha's -z is -d for whatever reads the duration given (once its note is made).
+    if a.duration.is_none() {
+        a.duration.clone_from(&a.z);
+    }
     if !a.quiet {
         for n in &plan.notes {
             say!("note: {n}");

@@ -91,6 +91,15 @@ fn h3_check(
         let bind = spec.bind.first().copied();
         match h3::check(*addr, bind, config, &spec.target.host, spec.connect_timeout) {
             Ok(()) => return Ok(Endpoint::Tcp(*addr)),
+            // The server speaks HTTP/3 but could not choose a certificate: a TLS error.
+            Err(
+                reason @ (h3::Refusal::NoServerName { .. } | h3::Refusal::NoCertificateFor { .. }),
+            ) => {
+                return Err(EngineError::Tls {
+                    target: addr.to_string(),
+                    reason: reason.to_string(),
+                })
+            }
             Err(reason) if h3::certificate_problem(&reason) => {
                 return Err(EngineError::Tls {
                     target: addr.to_string(),

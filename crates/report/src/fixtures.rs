@@ -595,6 +595,18 @@ pub fn websocket_messages() -> (LoadSpec, RunResult) {
     (spec, r)
 }
 
+/// `shootout load URL` with no bound: one request (as ab), answered in 0.462 ms.
+pub fn one_request() -> (LoadSpec, RunResult) {
+    let spec = LoadSpec::new(Target::parse("http://127.0.0.1:8000/").unwrap());
+    let mut b = Builder::new(Duration::from_micros(470));
+    b.answered(0, 120, 300, 462, 462, 200, None, true);
+    let mut r = b.finish();
+    r.counts.connections_opened = 1;
+    r.counts.bytes_received = 180;
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
+    (spec, r)
+}
+
 /// Every fixture with its name (used in snapshot names).
 pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
     let named = |name, (spec, result)| (name, spec, result);

@@ -429,15 +429,30 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
         },
     );
     let run_s = r.duration.as_secs_f64();
-    kv(
-        o,
-        "Throughput",
-        format!(
-            "{}, {}/s received",
-            crate::common::throughput(r),
-            bytes_iec(ratio(c.bytes_received as f64, run_s))
-        ),
-    );
+    if c.completed == 1 && !r.histograms.latency.is_empty() {
+        // One request has a time, not a rate: a "req/s" of one request is its time upside
+        // down, and reads as the server's throughput.
+        let l = shootout_model::LatencySummary::of(&r.histograms.latency);
+        kv(
+            o,
+            "Request time",
+            format!(
+                "{:.3} ms for the one request, {} received (a rate needs more: -n 1000, or -d 10s)",
+                l.max,
+                bytes_iec(c.bytes_received as f64)
+            ),
+        );
+    } else {
+        kv(
+            o,
+            "Throughput",
+            format!(
+                "{}, {}/s received",
+                crate::common::throughput(r),
+                bytes_iec(ratio(c.bytes_received as f64, run_s))
+            ),
+        );
+    }
     emit!(o);
 }
 

@@ -55,13 +55,18 @@ pub struct LoadArgs {
     pub t: Option<String>,
 
     /// How long to run: 30s, 1m, 250ms, or seconds (-z, as oha and hey write it, too).
-    #[arg(
-        short = 'd',
-        long = "duration",
-        value_name = "DURATION",
-        short_alias = 'z'
-    )]
+    #[arg(short = 'd', long = "duration", value_name = "DURATION")]
     pub duration: Option<String>,
+
+    /// hey's and oha's -z DURATION: -d, with a note when it runs on shootout's one
+    /// connection where they open 50.
+    #[arg(
+        short = 'z',
+        value_name = "DURATION",
+        hide = true,
+        conflicts_with = "duration"
+    )]
+    pub z: Option<String>,
 
     /// Requests per second on a fixed schedule (open loop, latency measured from each
     /// request's due time: the coordinated-omission correction that oha's

@@ -228,11 +228,20 @@ struct Bounds {
 
 /// Reads the bounds and threads from the flags (see [`Bounds`]).
 fn bounds(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Bounds, Failure> {
-    let mut duration = a
-        .duration
-        .as_deref()
-        .map(|d| run_length("-d", d))
-        .transpose()?;
+    // -z is hey's and oha's -d (clap refuses both at once).
+    let (flag, given) = match &a.z {
+        Some(z) => ("-z", Some(z)),
+        None => ("-d", a.duration.as_ref()),
+    };
+    let mut duration = given.map(|d| run_length(flag, d)).transpose()?;
+    if let Some(z) = &a.z {
+        // hey and oha run -z on 50 connections unless told; here -c is 1 unless told.
+        if a.concurrency == 1 && a.rate.is_none() && !a.find_max.find_max {
+            notes.push(format!(
+                "-z {z} read as -d {z} on 1 connection (shootout's -c default; hey and oha open 50): add -c 50 to load as they do"
+            ));
+        }
+    }
     let mut threads = a.threads;
     if let Some(t) = &a.t {
         match read_t(t, duration.is_some(), threads.is_some())? {
