@@ -163,7 +163,7 @@ pub(crate) fn merge(
                 max_connections: max_connections as u64,
                 capped: s.capped,
                 spun: s.spun,
-                arrival: shootout_analysis::certify::arrival_check(spec.arrival, &s.gaps),
+                arrival: shootout_model::arrival_fit::arrival_check(spec.arrival, &s.gaps),
                 overtaken: s.overtaken,
             }),
             _ => None,

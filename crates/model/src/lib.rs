@@ -5,6 +5,7 @@
 //! reports and the store read `RunResult`s. Units live in the types: `Duration` in memory,
 //! latency histograms in microseconds (named in every doc comment).
 
+pub mod arrival_fit;
 pub mod barrier;
 pub mod choice;
 pub mod find_max;
