@@ -33,6 +33,7 @@ mod compare;
 mod docs;
 mod gates;
 mod init;
+mod journey;
 mod k8s;
 mod live;
 mod load;

@@ -101,6 +101,22 @@ pub struct ResponseParser {
     pub head: Option<Vec<u8>>,
     /// Bytes of this response seen so far (0: nothing arrived yet).
     pub seen: u64,
+    /// Journeys: each final answer's head and its body's first bytes, kept for the
+    /// user's captures and checks ([`ResponseParser::keep`]); `None` otherwise.
+    pub kept: Option<Box<Kept>>,
+}
+
+/// What a parser keeps of each answer for a journey's user: the final head as it came
+/// (at most [`MAX_HEAD`] bytes) and the first `body_max` bytes of the decoded body. The
+/// buffers are reused from answer to answer.
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// The final response's head, status line to blank line.
+    pub head: Vec<u8>,
+    /// The decoded body's first bytes.
+    pub body: Vec<u8>,
+    /// How many body bytes to keep.
+    pub body_max: usize,
 }
 
 impl ResponseParser {
@@ -122,7 +138,16 @@ impl ResponseParser {
             server: None,
             head: None,
             seen: 0,
+            kept: None,
         }
+    }
+
+    /// Journeys: keep the next answers' heads and their bodies' first `body_max` bytes
+    /// ([`ResponseParser::kept`]), and search their bodies for `needle` (the step's
+    /// `body_contains`, rendered for its user) instead of the run's.
+    pub fn keep(&mut self, body_max: usize, needle: Option<&[u8]>) {
+        self.kept.get_or_insert_with(Box::default).body_max = body_max;
+        self.search = BodySearch::new(needle);
     }
 
     /// Keep the `Server` header of the next response.
@@ -153,6 +178,10 @@ impl ResponseParser {
         self.search.reset();
         self.matched = false;
         self.seen = 0;
+        if let Some(k) = self.kept.as_deref_mut() {
+            k.head.clear();
+            k.body.clear();
+        }
     }
 
     /// Feeds bytes that arrived; call again with the rest when `Done` consumed less than
@@ -213,6 +242,10 @@ impl ResponseParser {
         self.body_len += b.len() as u64;
         self.search.feed(b);
         self.matched = self.search.matched;
+        if let Some(k) = self.kept.as_deref_mut() {
+            let room = k.body_max.saturating_sub(k.body.len()).min(b.len());
+            k.body.extend_from_slice(&b[..room]);
+        }
     }
 
     /// Parses the head from `pending` + `data`; returns the bytes of `data` used.
@@ -236,6 +269,12 @@ impl ResponseParser {
                 if self.want_head && !(100..200).contains(&facts.code) {
                     self.want_head = false;
                     self.head = Some(buf[..len].to_vec());
+                }
+                if let Some(k) = self.kept.as_deref_mut() {
+                    if !(100..200).contains(&facts.code) {
+                        k.head.clear();
+                        k.head.extend_from_slice(&buf[..len]);
+                    }
                 }
                 self.head_parsed(facts, len, from_pending)
             }
