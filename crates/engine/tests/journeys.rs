@@ -157,3 +157,121 @@ get = "/form"
         second.latency.max()
     );
 }
+
+/// Two steps of `GET /` with `think` between them.
+fn two_steps(think: &str) -> String {
+    format!(
+        r#"
+[[journey]]
+name = "pages"
+think = "{think}"
+[[journey.step]]
+name = "one"
+get = "/"
+[[journey.step]]
+name = "two"
+get = "/"
+"#
+    )
+}
+
+/// A server whose keep-alive timeout is shorter than the users' think time closes each
+/// connection while its user thinks: the user's next step opens another, as a browser
+/// does, and nothing fails.
+#[test]
+fn a_connection_closed_while_its_user_thinks_is_opened_again_for_the_next_step() {
+    let behavior = Behavior::CloseIdle {
+        after: Duration::from_millis(40),
+    };
+    let (r, server) = both_ways(behavior, |s| spec(s, &two_steps("120ms"), 2, 4));
+    assert_eq!(
+        (r.counts.completed, r.counts.ok),
+        (8, 8),
+        "{:?}",
+        r.counts.failures
+    );
+    assert_eq!(server.requests(), 8);
+    assert_eq!(r.counts.connections_opened, 8, "one connection per step");
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (4, 4));
+}
+
+/// Answers that close their connection (`Connection: close`): each step opens its own.
+#[test]
+fn answers_that_close_their_connection_leave_the_next_step_a_new_one() {
+    let behavior = Behavior::CloseAfter {
+        requests: 1,
+        header: true,
+    };
+    let (r, _) = both_ways(behavior, |s| spec(s, &two_steps("0s"), 3, 6));
+    assert_eq!((r.counts.completed, r.counts.ok), (12, 12));
+    assert_eq!(r.counts.connections_opened, 12);
+}
+
+/// A step the server never answers fails as a timeout and ends its journey: the next
+/// step is not sent.
+#[test]
+fn a_step_that_times_out_ends_its_journey() {
+    let (r, server) = both_ways(Behavior::NeverAnswer, |s| {
+        let mut s = spec(s, &two_steps("0s"), 1, 2);
+        s.timeout = Duration::from_millis(200);
+        s
+    });
+    assert_eq!(server.requests(), 2, "the second steps were never sent");
+    assert_eq!(
+        common::failures(&r),
+        [(shootout_model::FailureKind::Timeout, 2)]
+    );
+    let steps: Vec<_> = r.targets.iter().map(|t| (t.completed, t.ok)).collect();
+    assert_eq!(steps, [(2, 0), (0, 0)]);
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (2, 0));
+}
+
+/// Bytes that are not HTTP fail their step as malformed.
+#[test]
+fn a_malformed_answer_fails_its_step() {
+    let (r, _) = both_ways(Behavior::Garbage, |s| spec(s, &two_steps("0s"), 1, 3));
+    assert_eq!(
+        common::failures(&r),
+        [(shootout_model::FailureKind::Malformed, 3)]
+    );
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (3, 0));
+}
+
+/// A server that closes every connection at accept: every step fails, and a user waits
+/// a pause that doubles after each drop before it opens another connection, so the
+/// server is not hammered: in 300 ms two users make a handful of attempts each (pauses of
+/// 1, 2, 4, … ms), not thousands.
+#[test]
+fn users_of_a_server_that_drops_every_connection_back_off() {
+    let server = TestServer::start(Behavior::CloseOnAccept).unwrap();
+    let mut s = spec(&server, &two_steps("0s"), 2, 1);
+    s.requests = None;
+    s.duration = Some(Duration::from_millis(300));
+    let r = go(&s);
+    let failed = r.counts.failed();
+    assert!(failed > 0);
+    assert_eq!(r.counts.ok, 0);
+    assert!(failed <= 2 * 12, "{failed} attempts in 300 ms");
+    assert_eq!(r.journeys[0].ok, 0);
+}
+
+/// A capture reads at most its `within` bytes of a body of 200,000: it finds what the first
+/// bytes hold, and the whole body is still read and counted.
+#[test]
+fn a_capture_reads_only_its_prefix_of_a_long_body() {
+    let text = r#"
+[[journey]]
+name = "big"
+[[journey.step]]
+name = "page"
+get = "/"
+capture = { first = { regex = "x+", within = 16 } }
+[[journey.step]]
+name = "next"
+get = "/{first}"
+"#;
+    let len = 200_000;
+    let (r, _) = both_ways(Behavior::Big { len }, |s| spec(s, text, 1, 1));
+    assert_eq!((r.counts.completed, r.counts.ok), (2, 2));
+    assert_eq!(r.counts.body_bytes, 2 * len as u64);
+}

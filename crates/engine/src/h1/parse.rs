@@ -610,6 +610,39 @@ fn has_token(v: &[u8], token: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// A journey's parser keeps the final head and at most `body_max` bytes of the
+    /// decoded body, however long the body and however it is framed, and forgets both
+    /// for the next answer.
+    #[test]
+    fn kept_answers_hold_the_head_and_only_a_prefix_of_the_body() {
+        let mut p = ResponseParser::new(false, None);
+        p.keep(16, None);
+        let body = vec![b'y'; 1 << 20];
+        let head = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nContent-Length: 1048576\r\n\r\n";
+        let mut input = head.to_vec();
+        input.extend_from_slice(&body);
+        for chunk in input.chunks(1000) {
+            let _ = p.feed(chunk).unwrap();
+        }
+        let k = p.kept.as_deref().unwrap();
+        assert!(k
+            .head
+            .starts_with(b"HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\n"));
+        assert_eq!(k.body, vec![b'y'; 16]);
+        assert_eq!(p.body_len, 1 << 20);
+        p.reset();
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n20\r\nfghijklmnopqrstuvwxyzABCDEFGHIJK\r\n0\r\n\r\n";
+        assert_eq!(
+            p.feed(chunked).unwrap(),
+            Progress::Done {
+                consumed: chunked.len()
+            }
+        );
+        let k = p.kept.as_deref().unwrap();
+        assert_eq!(k.body, b"abcdefghijklmnop");
+        assert!(k.head.starts_with(b"HTTP/1.1 200 OK\r\nTransfer-Encoding"));
+    }
+
     /// Feeds `input` in pieces of `step` bytes; returns the parser and total consumed.
     fn feed_in_pieces(
         p: &mut ResponseParser,

@@ -39,10 +39,6 @@ use std::time::{Duration, Instant};
 /// The token of the think-time timer (the pacing timer's is `usize::MAX`).
 const THINK: usize = usize::MAX - 1;
 
-/// After a connect failure, a user's next request waits this long before its connection
-/// is opened again, so a dead server is not hammered in a tight loop.
-const CONNECT_RETRY: Duration = Duration::from_millis(10);
-
 /// What the run prepared for its users: the journeys, and the header lines every request
 /// carries before its step's own (`Host`, `User-Agent`, `Accept`, `-H`).
 pub struct Prepared {
@@ -506,11 +502,13 @@ impl<'a> Worker<'a> {
     }
 
     /// The connection could not be opened: the request waiting on it fails, and the
-    /// user's next request waits [`CONNECT_RETRY`] before opening another.
+    /// user's next connection waits a pause that doubles with each failure (see
+    /// [`Life::pause`]), so a server that is down or turns connections away is not
+    /// hammered in a tight loop.
     fn connect_failed(&mut self, i: usize, now: Instant) {
         self.close(i);
         self.core.rec.counts.connections_failed += 1;
-        self.conns[i].life.reopen_at = now + CONNECT_RETRY;
+        self.conns[i].life.pause(now);
         self.fail_step(i, now, FailureKind::Connect);
     }
 
@@ -541,7 +539,16 @@ impl<'a> Worker<'a> {
         let Some(c) = self.conns.get(i) else { return };
         match c.phase {
             Phase::Closed => {}
-            Phase::Connecting => self.on_connecting(i),
+            Phase::Connecting => {
+                self.on_connecting(i);
+                // Edge-triggered: bytes or a close that came with the connect have no
+                // other notice.
+                match self.conns[i].phase {
+                    Phase::Writing | Phase::Reading if readable => self.read(i, closed),
+                    Phase::Idle if readable => self.on_idle_readable(i),
+                    _ => {}
+                }
+            }
             Phase::Idle if readable => self.on_idle_readable(i),
             Phase::Idle => {}
             Phase::Writing | Phase::Reading => {
@@ -692,6 +699,12 @@ impl<'a> Worker<'a> {
             self.core.rec.counts.reconnects += 1;
             self.core.rec.counts.retried += 1;
             return self.connect(i, now);
+        }
+        if !c.h1.reused {
+            // Dropped before any answer on it: the next connection waits a pause that
+            // doubles each time, as after a failed connect.
+            self.core.rec.counts.dropped += 1;
+            c.life.pause(now);
         }
         let kind = if handshaking {
             self.core.rec.counts.connections_failed += 1;
