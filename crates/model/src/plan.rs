@@ -209,6 +209,11 @@ pub struct Workload {
     pub messages: Option<PathBuf>,
     /// The list read from `messages`: filled by whoever loads the plan's files.
     pub message_list: Option<crate::messages::MessageList>,
+    /// A journey file (`journey`), relative to the plan's directory: its users' journeys
+    /// instead of one request (`seed` seeds their choices); HTTP/1.1.
+    pub journey: Option<PathBuf>,
+    /// The journeys read from `journey`: filled by whoever loads the plan's files.
+    pub journeys: Option<crate::spec::Journeys>,
 }
 
 /// One level of the load, with its own length when staged.
@@ -378,6 +383,7 @@ struct FileWorkload {
     message: Option<Spanned<String>>,
     messages: Option<Spanned<String>>,
     hold: Option<Spanned<websocket::FileHold>>,
+    journey: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -1091,6 +1097,7 @@ impl Reader<'_> {
         };
         self.wire_agrees(&name, at, w, load, wire)?;
         let find_max = self.find_max(&name, w, load)?;
+        self.journey_agrees(&name, w, protocol)?;
         Ok(Workload {
             name,
             method,
@@ -1112,7 +1119,44 @@ impl Reader<'_> {
             hold,
             messages: w.messages.as_ref().map(|m| PathBuf::from(m.get_ref())),
             message_list: None,
+            journey: w.journey.as_ref().map(|j| PathBuf::from(j.get_ref())),
+            journeys: None,
         })
+    }
+
+    /// A journey workload's keys: its steps say what to send, over HTTP/1.1.
+    fn journey_agrees(
+        &self,
+        name: &str,
+        w: &FileWorkload,
+        protocol: Protocol,
+    ) -> Result<(), PlanError> {
+        let Some(j) = &w.journey else {
+            return Ok(());
+        };
+        let clash = [
+            ("requests", w.requests.is_some()),
+            ("messages", w.messages.is_some()),
+            ("method", w.method.is_some()),
+            ("body", w.body.is_some()),
+            ("body_file", w.body_file.is_some()),
+            ("message", w.message.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given);
+        if let Some((key, _)) = clash {
+            return Err(self.err(
+                j.span().start,
+                format!("workload '{name}': a journey says what each step sends: remove {key}, or the journey"),
+            ));
+        }
+        if protocol != Protocol::Http1 {
+            return Err(self.err(
+                j.span().start,
+                format!("workload '{name}': journeys run over HTTP/1.1 for now: give protocol = \"http/1.1\" (or none)"),
+            ));
+        }
+        Ok(())
     }
 
     /// A workload's capacity search: its own `find_max`, else `[load]`'s, each SLO and
@@ -2099,6 +2143,33 @@ concurrency = [1, 10]
             );
             assert!(e.contains(want) && e.contains("use streams"), "{e}");
         }
+    }
+
+    /// A journey workload names its file (read by the caller), and refuses the keys its
+    /// steps hold and the protocols it does not speak yet, naming the key to remove.
+    #[test]
+    fn a_journey_workload_names_its_file_and_refuses_the_keys_its_steps_hold() {
+        let text = GOOD.replace(
+            "name = \"get\"\npath = \"/content/a\"",
+            "name = \"get\"\njourney = \"users.toml\"\nseed = 3",
+        );
+        let p = parse(&text, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.workloads[0].journey, Some(PathBuf::from("users.toml")));
+        assert_eq!(p.workloads[0].seed, 3);
+        assert_eq!(p.workloads[1].journey, None);
+        let e = error_of(&GOOD.replace(
+            "method = \"post\"",
+            "journey = \"j.toml\"\nmethod = \"post\"",
+        ));
+        assert!(
+            e.contains("workload 'post': a journey says what each step sends: remove method"),
+            "{e}"
+        );
+        let e = error_of(&GOOD.replace(
+            "name = \"get\"\npath = \"/content/a\"",
+            "name = \"get\"\njourney = \"j.toml\"\nprotocol = \"h2\"",
+        ));
+        assert!(e.contains("journeys run over HTTP/1.1"), "{e}");
     }
 
     #[test]

@@ -54,6 +54,18 @@ fn workload_line(w: &Workload) -> String {
         return websocket_line(w);
     }
     let what = match &w.list {
+        None if w.journeys.is_some() => {
+            let j = w
+                .journeys
+                .as_ref()
+                .map_or((0, ""), |j| (j.file.journeys.len(), j.source.as_str()));
+            format!(
+                "{} from {} (seed {})",
+                plural(j.0, "journey", "journeys"),
+                j.1,
+                w.seed
+            )
+        }
         Some(l) => format!(
             "{} requests from {}{}",
             l.entries.len(),

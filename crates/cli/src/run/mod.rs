@@ -367,6 +367,7 @@ fn step_spec(
         .ws_text(w.message.is_some())
         .ws_hold(w.hold)
         .ws_messages(w.message_list.clone())
+        .journey(w.journeys.clone())
         .build()
         .map_err(|e| anyhow!("{e}"))
 }

@@ -128,6 +128,16 @@ fn read_lists(plan: &mut Plan, dir: &Path) -> Result<(), Failure> {
                 .map_err(|e| Failure::usage(anyhow!("workload '{}': messages {e}", w.name)))?;
             w.message_list = Some(list);
         }
+        if let Some(f) = &w.journey {
+            let path = plan::resolve(dir, f);
+            // Its errors name the journey file and the line.
+            let file = crate::journey::load(&path)?;
+            w.journeys = Some(shootout_model::spec::Journeys {
+                source: path.display().to_string(),
+                seed: w.seed,
+                file: std::sync::Arc::new(file),
+            });
+        }
     }
     Ok(())
 }

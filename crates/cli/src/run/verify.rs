@@ -35,7 +35,7 @@ pub(super) fn verify<E: Executor>(
                 Ok(r) => r,
                 Err(e) => return Err(format!("workload '{}': {e}", w.name)),
             };
-            if r.counts.failed() > 0 || r.counts.ok != n {
+            if !passed(w, &r, n) {
                 let wire = spec.wire();
                 let spoken = if wire == Wire::default() {
                     String::new()
@@ -45,6 +45,8 @@ pub(super) fn verify<E: Executor>(
                 // A WebSocket reply is not an HTTP answer: the counts say what went wrong.
                 let answer = match w.protocol {
                     Protocol::WebSocket => String::new(),
+                    // A journey's requests are its steps': which failed says more.
+                    _ if w.journeys.is_some() => failed_steps(&r),
                     _ => format!(
                         "\n    one answer: {}",
                         exec.sample_answer(&spec, &bodies[wi])
@@ -78,8 +80,40 @@ fn passes(w: &Workload) -> [(&'static str, u64, usize); 2] {
     [("sequential", VERIFY_SEQUENTIAL, 1), ("concurrent", n, c)]
 }
 
-/// What a pass of workload `w` counts: requests, or WebSocket messages or pings.
+/// Whether a pass of `n` requests (journeys) of workload `w` went as it must: every
+/// request answered as expected (every journey ended, and each of its steps was ok).
+fn passed(w: &Workload, r: &RunResult, n: u64) -> bool {
+    if r.counts.failed() > 0 {
+        return false;
+    }
+    if w.journeys.is_some() {
+        let ended: u64 = r.journeys.iter().map(|j| j.completed).sum();
+        let ok: u64 = r.journeys.iter().map(|j| j.ok).sum();
+        return ended == n && ok == n;
+    }
+    r.counts.ok == n
+}
+
+/// `\n    steps: writer › post 2 of 3 failed`: the steps of a journey pass that failed
+/// (a step never sent for want of a value counts as failed).
+fn failed_steps(r: &RunResult) -> String {
+    let failed: Vec<String> = r
+        .targets
+        .iter()
+        .filter(|t| t.failed() > 0)
+        .map(|t| format!("{} {} of {} failed", t.label, t.failed(), t.completed))
+        .collect();
+    if failed.is_empty() {
+        return String::new();
+    }
+    format!("\n    steps: {}", failed.join("; "))
+}
+
+/// What a pass of workload `w` counts: requests, journeys, or WebSocket messages or pings.
 fn unit(w: &Workload) -> &'static str {
+    if w.journeys.is_some() {
+        return "journeys";
+    }
     match (w.protocol, w.hold) {
         (Protocol::WebSocket, Some(_)) => "pings",
         (Protocol::WebSocket, None) => "messages",
