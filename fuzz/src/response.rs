@@ -5,7 +5,8 @@
 //!   header; bit 3: expand runs in the stream (`0xFF hi lo` repeats the byte before it
 //!   `hi * 256 + lo` times, so heads and lines past 64 KiB are reachable from small
 //!   inputs); bit 4: piece sizes count in units of 64 bytes.
-//! - `n % 9` piece sizes follow, used in a cycle (0: an empty read).
+//! - `n % 9` piece sizes follow, used in a cycle (0: an empty read); `n >= 128`: keep each
+//!   answer's head and the first `n % 64` bytes of its body, as a journey's step does.
 //!
 //! Invariants, for each way of feeding (whole, in the given pieces, byte by byte):
 //! no panic; `consumed` never exceeds what was fed and is never 0 for a non-empty read;
@@ -13,8 +14,9 @@
 //! consumed (`seen == consumed == head_len + body_len`);
 //! after `Done`, `reset()` and the leftover parse on; the heap grows by at most a bound
 //! set by the longest head and the largest read, whatever the body; and the
-//! sequence of outcomes (status, body length, close, head length, Server, needle found, error kind)
-//! is the same whatever the split.
+//! sequence of outcomes (status, body length, close, head length, Server, needle found, error kind,
+//! the kept head and body prefix) is the same whatever the split; a kept body is never longer
+//! than asked nor than the body, and a kept head is the head's first bytes.
 
 use shootout_engine::{ParseError, Progress, ResponseParser};
 
@@ -50,6 +52,8 @@ pub struct Mode {
     /// What the body is searched for, if anything.
     pub needle: Option<&'static [u8]>,
     pub want_server: bool,
+    /// Keep each answer's head and this many bytes of its body.
+    pub keep: Option<usize>,
 }
 
 /// What one response (or the end of the stream) came to.
@@ -66,6 +70,8 @@ pub enum Event {
         /// A hash of the `Server` value (a copy per event would weigh on the heap bound).
         server: Option<u64>,
         matched: bool,
+        /// A hash of the kept head and body prefix, in keep mode.
+        kept: Option<u64>,
     },
     /// A close-delimited response completed by the end of the stream.
     Eof {
@@ -88,6 +94,10 @@ pub fn decode(data: &[u8]) -> (Mode, Vec<usize>, Vec<u8>) {
         head_request: flags & 1 != 0,
         needle: (flags & 2 != 0).then(|| NEEDLES[usize::from(flags >> 5)]),
         want_server: flags & 4 != 0,
+        keep: data
+            .get(1)
+            .filter(|&&n| n >= 128)
+            .map(|&n| usize::from(n % 64)),
     };
     let n = data.get(1).map_or(0, |&n| usize::from(n % 9));
     let sizes_end = (2 + n).min(data.len());
@@ -140,6 +150,9 @@ pub fn run(mode: Mode, stream: &[u8], pieces: &[usize]) -> Vec<Event> {
     let mut p = ResponseParser::new(mode.head_request, mode.needle);
     if mode.want_server {
         p.want_server();
+    }
+    if let Some(body_max) = mode.keep {
+        p.keep(body_max, mode.needle);
     }
     let mut events = Vec::new();
     let mut off = 0;
@@ -240,6 +253,16 @@ fn done(p: &ResponseParser, mode: Mode, consumed: u64) -> Event {
     if mode.head_request {
         assert_eq!(p.body_len, 0, "a body in the answer to HEAD");
     }
+    let kept = mode.keep.map(|body_max| {
+        let k = p.kept.as_deref().expect("keep mode keeps");
+        let want = (body_max as u64).min(p.body_len);
+        assert_eq!(k.body.len() as u64, want, "the kept prefix of the body");
+        assert!(
+            k.head.len() as u64 <= p.head_len,
+            "a kept head longer than the heads read"
+        );
+        hash_bytes(k.head.iter().chain(&[0]).chain(&k.body))
+    });
     Event::Done {
         status: p.status,
         body_len: p.body_len,
@@ -248,6 +271,7 @@ fn done(p: &ResponseParser, mode: Mode, consumed: u64) -> Event {
         consumed,
         server: p.server.as_deref().map(hash),
         matched: p.matched,
+        kept,
     }
 }
 
@@ -259,8 +283,9 @@ pub fn check(data: &[u8]) {
     let (split, grew) = alloc::peak_growth(|| run(mode, &stream, &pieces));
     let largest = pieces.iter().max().copied().unwrap_or(1).min(stream.len());
     // The line buffer: a head or chunk line plus one read, doubled by Vec growth; the
-    // events.
-    let bound = 2 * (MAX_HEAD + largest) + 64 * 1024;
+    // events; in keep mode the kept head (at most a head, doubled by growth) and prefix.
+    let kept = mode.keep.map_or(0, |_| 2 * MAX_HEAD + 128);
+    let bound = 2 * (MAX_HEAD + largest) + 64 * 1024 + kept;
     assert!(
         grew <= bound,
         "heap grew by {grew} bytes (bound {bound}) parsing {} bytes in reads of up to {largest}",
@@ -286,7 +311,11 @@ fn same(stream: &[u8], a_name: &str, a: &[Event], b_name: &str, b: &[Event]) {
 }
 
 fn hash(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+    hash_bytes(s.as_bytes())
+}
+
+fn hash_bytes<'a>(bytes: impl IntoIterator<Item = &'a u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     })
 }

@@ -78,8 +78,9 @@ pub struct LoadArgs {
     /// no free connection opens one, so none waits for a connection below this cap; one
     /// the server closed opens again only when a request needs it (default: as many as the
     /// open-file limit allows; the report says how many were used and whether the cap
-    /// was reached).
-    #[arg(long, value_name = "N")]
+    /// was reached). With --journey: the most users at once, each on its own connection
+    /// (also spelled --max-users).
+    #[arg(long, value_name = "N", visible_alias = "max-users")]
     pub max_connections: Option<usize>,
 
     /// Worker threads, 1 to 1024 (default: the CPUs this process may run on, at most -c).
