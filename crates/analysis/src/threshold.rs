@@ -22,6 +22,13 @@ pub struct Breach {
 impl fmt::Display for Breach {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let m = self.threshold.metric;
+        if let (Some(step), true) = (&self.threshold.step, self.value.is_nan()) {
+            return write!(
+                f,
+                "threshold failed: {} (no step named '{step}' in this run)",
+                self.threshold.text
+            );
+        }
         write!(
             f,
             "threshold failed: {} ({} was {})",
@@ -32,12 +39,18 @@ impl fmt::Display for Breach {
     }
 }
 
-/// The thresholds `r` breached, in the order given.
+/// The thresholds `r` breached, in the order given (one naming a step `r` does not have
+/// is breached, its value NaN).
 pub fn judge(thresholds: &[Threshold], r: &RunResult) -> Vec<Breach> {
     thresholds
         .iter()
         .filter_map(|t| {
-            let value = t.metric.of(r);
+            let Some(value) = t.value(r) else {
+                return Some(Breach {
+                    threshold: t.clone(),
+                    value: f64::NAN,
+                });
+            };
             t.op.holds(value, t.limit).then(|| Breach {
                 threshold: t.clone(),
                 value,
@@ -148,6 +161,47 @@ mod tests {
         r.counts.ok = 999;
         r.counts.failures[FailureKind::Timeout] = 1;
         r
+    }
+
+    /// `step:NAME:` judges one journey step's counts and latency alone, by its name or
+    /// `journey › step`; a name the run lacks is a breach that says so.
+    #[test]
+    fn a_step_threshold_judges_that_step_alone() {
+        let mut r = result();
+        let step = |label: &str, ms: u64, completed: u64, ok: u64| {
+            let mut latency = shootout_model::latency_histogram();
+            latency.record_n(ms * 1000, ok).unwrap();
+            shootout_model::TargetStats {
+                label: label.into(),
+                completed,
+                ok,
+                latency,
+            }
+        };
+        r.journeys = vec![step("writer", 30, 10, 9)];
+        r.targets = vec![
+            step("writer › login", 20, 10, 10),
+            step("writer › post", 5, 10, 9),
+        ];
+        let all: Vec<Threshold> = [
+            "step:login:p99>10ms",
+            "step:writer › post:p99>10ms",
+            "step:post:failed>0",
+            "step:login:failed>0",
+            "step:nope:p99>1ms",
+        ]
+        .iter()
+        .map(|e| t(e))
+        .collect();
+        let got: Vec<String> = judge(&all, &r).iter().map(|b| b.to_string()).collect();
+        assert_eq!(
+            got,
+            [
+                "threshold failed: step:login:p99>10ms (p99 was 20.015 ms)",
+                "threshold failed: step:post:failed>0 (failed was 1)",
+                "threshold failed: step:nope:p99>1ms (no step named 'nope' in this run)",
+            ]
+        );
     }
 
     #[test]

@@ -128,7 +128,15 @@ impl Asked<'_> {
 pub fn parse_slos(exprs: &[String]) -> Result<Vec<Threshold>, String> {
     exprs
         .iter()
-        .map(|s| s.parse::<Threshold>().map_err(|e| e.to_string()))
+        .map(|s| {
+            let t = s.parse::<Threshold>().map_err(|e| e.to_string())?;
+            match t.step {
+                Some(_) => Err(format!(
+                    "'{s}': the capacity search judges the whole run's answers; a journey's step is judged alone by --fail-if (load)"
+                )),
+                None => Ok(t),
+            }
+        })
         .collect()
 }
 

@@ -653,9 +653,17 @@ impl Reader<'_> {
     fn thresholds(&self, v: &[Spanned<String>], key: &str) -> Result<Vec<Threshold>, PlanError> {
         v.iter()
             .map(|e| {
-                e.get_ref()
+                let t = e
+                    .get_ref()
                     .parse::<Threshold>()
-                    .map_err(|why| self.err(e.span().start, format!("{key}: {why}")))
+                    .map_err(|why| self.err(e.span().start, format!("{key}: {why}")))?;
+                match t.step {
+                    Some(_) => Err(self.err(
+                        e.span().start,
+                        format!("{key}: '{}': a plan judges each cell's whole answers; a journey's step is judged alone by --fail-if on load", t.text),
+                    )),
+                    None => Ok(t),
+                }
             })
             .collect()
     }

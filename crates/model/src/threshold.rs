@@ -8,7 +8,9 @@
 //! from the coordinated-omission-corrected histogram, with a unit: `us`, `ms` or `s`),
 //! `errors` (failed requests as a share of the completed ones, with `%`), `failed` (a
 //! count of failed requests) and `rps` (good answers per second over the run). Operators:
-//! `>`, `>=`, `<`, `<=`. Every parse error names the expression and says how to write it.
+//! `>`, `>=`, `<`, `<=`. A journey's step is judged alone with `step:NAME:` before the
+//! metric (`step:login:p99>200ms`; NAME is the step's name, or `journey › step`). Every
+//! parse error names the expression and says how to write it.
 
 use crate::RunResult;
 use std::str::FromStr;
@@ -149,6 +151,46 @@ pub struct Threshold {
     pub limit: f64,
     /// The expression as the user wrote it.
     pub text: String,
+    /// `step:NAME:`: the journey step it judges alone (its name, or `journey › step`);
+    /// `None`: the whole run.
+    pub step: Option<String>,
+}
+
+impl Threshold {
+    /// The measured value for `r` ([`Metric::of`]'s unit), of its step when it names
+    /// one; `None` when `r` has no step of that name.
+    pub fn value(&self, r: &RunResult) -> Option<f64> {
+        let Some(name) = &self.step else {
+            return Some(self.metric.of(r));
+        };
+        let t = step_of(r, name)?;
+        let h = &t.latency;
+        let latency = |v: f64| if h.is_empty() { 0.0 } else { v };
+        Some(match self.metric {
+            Metric::Quantile(q) => latency(h.value_at_quantile(f64::from(q) / 1000.0) as f64),
+            Metric::Mean => latency(h.mean()),
+            Metric::Max => latency(h.max() as f64),
+            Metric::Errors => t.failed() as f64 * 100.0 / t.completed.max(1) as f64,
+            Metric::Failed => t.failed() as f64,
+            Metric::Rps => crate::result::per_second(t.ok, r.duration),
+        })
+    }
+}
+
+/// The step of `r` named `name` (`journey › step`, or the step's name alone when one step
+/// has it).
+pub fn step_of<'r>(r: &'r RunResult, name: &str) -> Option<&'r crate::TargetStats> {
+    if r.journeys.is_empty() {
+        return None;
+    }
+    r.targets.iter().find(|t| t.label == name).or_else(|| {
+        let mut alone = r
+            .targets
+            .iter()
+            .filter(|t| t.label.rsplit_once(" › ").is_some_and(|(_, s)| s == name));
+        let first = alone.next()?;
+        alone.next().is_none().then_some(first)
+    })
 }
 
 /// An expression that is not a threshold; the message says how to write it.
@@ -159,6 +201,11 @@ pub enum ThresholdError {
         "'{0}' has no comparison: write METRIC OP VALUE, e.g. p99>50ms, errors>0.1% or rps<20000"
     )]
     NoOperator(String),
+    /// `step:` without a step name and a `:` before the metric.
+    #[error(
+        "'{0}': write a step's threshold as step:NAME:METRIC OP VALUE, e.g. step:login:p99>200ms"
+    )]
+    Step(String),
     /// An unknown metric.
     #[error("'{expr}': '{metric}' is not a metric: use one of p50, p90, p99, p999, mean, max (latency), errors (%), failed (count), rps (good answers per second)")]
     Metric {
@@ -192,8 +239,36 @@ pub enum ThresholdError {
 impl FromStr for Threshold {
     type Err = ThresholdError;
 
-    /// Parses `METRIC OP VALUE` (blanks allowed around each part; metric names in any case).
-    fn from_str(expr: &str) -> Result<Threshold, ThresholdError> {
+    /// Parses `METRIC OP VALUE` (blanks allowed around each part; metric names in any case),
+    /// after `step:NAME:` for a journey's step.
+    fn from_str(whole: &str) -> Result<Threshold, ThresholdError> {
+        let (step, expr) = match whole.trim_start().strip_prefix("step:") {
+            Some(rest) => {
+                let op_at = Op::ALL
+                    .iter()
+                    .filter_map(|(t, _)| rest.find(t))
+                    .min()
+                    .unwrap_or(rest.len());
+                let Some((name, _)) = rest[..op_at].rsplit_once(':') else {
+                    return Err(ThresholdError::Step(whole.into()));
+                };
+                if name.trim().is_empty() {
+                    return Err(ThresholdError::Step(whole.into()));
+                }
+                (Some(name.trim().to_string()), &rest[name.len() + 1..])
+            }
+            None => (None, whole),
+        };
+        let mut t = Threshold::parse(expr)?;
+        t.step = step;
+        t.text = whole.trim().to_string();
+        Ok(t)
+    }
+}
+
+impl Threshold {
+    /// `METRIC OP VALUE`, for the whole run.
+    fn parse(expr: &str) -> Result<Threshold, ThresholdError> {
         let (at, token, op) = Op::ALL
             .iter()
             .filter_map(|(t, op)| expr.find(t).map(|at| (at, *t, *op)))
@@ -251,6 +326,7 @@ impl FromStr for Threshold {
             op,
             limit,
             text: expr.trim().to_string(),
+            step: None,
         })
     }
 }
@@ -258,6 +334,23 @@ impl FromStr for Threshold {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `step:NAME:` scopes a threshold to a journey's step; the name may hold blanks and
+    /// colons; without a name, or without the `:` before the metric, it says how to write it.
+    #[test]
+    fn a_step_scope_is_read_before_the_metric() {
+        let got: Threshold = "step:read back:p99>50ms".parse().unwrap();
+        assert_eq!(got.step.as_deref(), Some("read back"));
+        assert_eq!((got.metric, got.limit), (Metric::Quantile(990), 50_000.0));
+        assert_eq!(got.text, "step:read back:p99>50ms");
+        let got: Threshold = "step:a:b:errors>1%".parse().unwrap();
+        assert_eq!(got.step.as_deref(), Some("a:b"));
+        for bad in ["step:p99>1ms", "step::p99>1ms"] {
+            let e = bad.parse::<Threshold>().unwrap_err().to_string();
+            assert!(e.contains("step:NAME:METRIC OP VALUE"), "{e}");
+        }
+        assert_eq!("p99>1ms".parse::<Threshold>().unwrap().step, None);
+    }
 
     fn t(expr: &str) -> Threshold {
         expr.parse().unwrap_or_else(|e| panic!("{expr}: {e}"))

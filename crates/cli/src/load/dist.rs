@@ -124,6 +124,7 @@ pub fn resolve(
         .map(|t| parse_wall_clock(t).map_err(|e| usage(anyhow!("--start-at: {e}"))))
         .transpose()?;
     let thresholds = parse_thresholds(&a.fail_if)?;
+    crate::gates::check_steps(&thresholds, &spec)?;
     for path in a
         .save
         .iter()
