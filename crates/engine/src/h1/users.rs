@@ -593,10 +593,9 @@ impl<'a> Worker<'a> {
         match io.read(&mut self.core.buf) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
             Ok(n) if n > 0 => {
+                // Bytes nobody asked for: the connection is not trusted further (no
+                // request of the user's is charged with them).
                 self.core.rec.counts.bytes_received += n as u64;
-                // Bytes nobody asked for: a protocol violation, counted as the server
-                // dropping the connection.
-                self.core.rec.counts.dropped += 1;
             }
             _ => {}
         }
@@ -701,9 +700,8 @@ impl<'a> Worker<'a> {
             return self.connect(i, now);
         }
         if !c.h1.reused {
-            // Dropped before any answer on it: the next connection waits a pause that
-            // doubles each time, as after a failed connect.
-            self.core.rec.counts.dropped += 1;
+            // Closed before any answer on it (its request fails, as reset): the next
+            // connection waits a pause that doubles each time, as after a failed connect.
             c.life.pause(now);
         }
         let kind = if handshaking {
@@ -747,12 +745,8 @@ impl<'a> Worker<'a> {
                 c.phase = Phase::Idle;
                 c.idle_at = now;
             }
-            Then::Close { .. } | Then::PeerClosed | Then::Extra | Then::Next => {
-                if then == Then::Extra {
-                    self.core.rec.counts.dropped += 1;
-                }
-                self.close(i);
-            }
+            // Bytes after the answer (`Extra`) are nobody's: the connection is closed.
+            Then::Close { .. } | Then::PeerClosed | Then::Extra | Then::Next => self.close(i),
         }
         self.after(i, next, now);
     }
