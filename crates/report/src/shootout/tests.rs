@@ -389,14 +389,6 @@ fn every_format_gives_the_cells_percentile_intervals() {
     assert!(one.open_above && !cis[0][1].unwrap().open_above, "{one:?}");
     let three = cis[1][0].unwrap();
     assert!((three.basis.coverage() - 0.75).abs() < 1e-12);
-    let row = |c: usize| {
-        format!(
-            "{}  {}  {}",
-            crate::ci::cell_range(cis[c][0]),
-            crate::ci::cell_range(cis[c][1]),
-            crate::ci::cell_range(cis[c][2])
-        )
-    };
     let t = text(&r);
     assert!(
         t.contains("95% intervals of the latency percentiles (ms):"),
