@@ -1114,7 +1114,11 @@ fn escape_sequences_and_newlines_in_names_and_stderr_reach_no_terminal() {
     }
     let text = report("text");
     let rows: Vec<&str> = text.lines().filter(|l| l.contains(" c=1 ")).collect();
-    assert_eq!(rows.len(), 3, "one row per contender:\n{text}");
+    assert_eq!(
+        rows.len(),
+        6,
+        "one row per contender, in the main table and the intervals':\n{text}"
+    );
     insta::assert_snapshot!("hostile_names_text", text);
 }
 

@@ -22,6 +22,7 @@ pub mod combine;
 pub mod compare;
 pub mod evidence;
 pub mod headline;
+pub mod intervals;
 pub mod load_warnings;
 pub mod mann_whitney;
 pub mod merge;

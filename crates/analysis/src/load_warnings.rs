@@ -78,6 +78,7 @@ pub fn derive_for(
         });
     }
     w.extend(closed_loop.and_then(|c| unserved(result, c)));
+    w.extend(level_warnings(result));
     w.extend(
         result
             .warnings
@@ -105,6 +106,51 @@ pub fn refresh_stored(run: &mut StoredRun) {
         let protocol = step.wire.map_or(Protocol::Http1, |w| w.protocol);
         step.result.warnings = derive_for(&step.result, closed, protocol);
     }
+}
+
+/// The level checks of the per-second series ([`certify::level`](crate::certify::level)),
+/// as warnings: [`Warning::WarmUp`] when the first seconds differed from the rest, with
+/// each series' mean before and after; [`Warning::Drifting`] when a series has a trend
+/// after them, with its change per second and p-value. Nothing under
+/// [`MIN_LEVEL_SECONDS`](crate::certify::MIN_LEVEL_SECONDS) whole seconds.
+pub fn level_warnings(result: &RunResult) -> Vec<Warning> {
+    use crate::certify::{level, LEVEL_ALPHA};
+    let Some(l) = level(&result.series) else {
+        return Vec::new();
+    };
+    let whole = &result.series[..l.seconds];
+    let mut w = Vec::new();
+    if let Some(k) = l.warm_up {
+        let latency: Vec<f64> = whole.iter().map(|s| s.mean_us).collect();
+        let answers: Vec<f64> = whole.iter().map(|s| s.completed as f64).collect();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let p = [&latency, &answers]
+            .iter()
+            .filter_map(|x| crate::mann_whitney::test(&x[..k], &x[k..]))
+            .map(|m| m.p)
+            .fold(1.0, f64::min);
+        w.push(Warning::WarmUp {
+            seconds: k as u64,
+            of: l.seconds as u64,
+            latency_before_ms: mean(&latency[..k]) / 1e3,
+            latency_after_ms: mean(&latency[k..]) / 1e3,
+            rps_before: mean(&answers[..k]),
+            rps_after: mean(&answers[k..]),
+            p,
+        });
+    }
+    if l.drifting() {
+        let seen = |t: Option<crate::certify::Trend>| t.filter(|t| t.p < LEVEL_ALPHA);
+        let (lat, thr) = (seen(l.latency), seen(l.throughput));
+        w.push(Warning::Drifting {
+            seconds: (l.seconds - l.warm_up.unwrap_or(0)) as u64,
+            latency_change: lat.map(|t| t.change),
+            latency_p: lat.map(|t| t.p),
+            throughput_change: thr.map(|t| t.change),
+            throughput_p: thr.map(|t| t.p),
+        });
+    }
+    w
 }
 
 /// The warnings any non-zero count raises: nothing completed, failures, failed connects,
@@ -557,6 +603,97 @@ mod tests {
         r.histograms.latency.reset();
         r.histograms.latency.record_n(10_000, 1000).unwrap();
         assert_eq!(derive(&r, Some(10)), vec![]);
+    }
+
+    /// A run of `n` whole seconds (and a last partial one), second `s` holding
+    /// `answers(s)` answers around `latency_us(s)` (± 10% in a fixed pattern), with its
+    /// counts.
+    fn run_of(n: u32, latency_us: impl Fn(u32) -> f64, answers: impl Fn(u32) -> u64) -> RunResult {
+        let mut r = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(n.into()));
+        let wobble = [0.0, 0.1, -0.1, 0.05, -0.05];
+        r.series = (0..=n)
+            .map(|s| {
+                let mut h = shootout_model::result::second_histogram();
+                let count = answers(s);
+                for i in 0..count {
+                    let v = latency_us(s) * (1.0 + wobble[i as usize % wobble.len()]);
+                    h.record(v as u64).unwrap();
+                    r.histograms.latency.record(v as u64).unwrap();
+                }
+                shootout_model::SecondStats::of(s, count, 0, &h)
+            })
+            .collect();
+        r.counts.completed = r.histograms.latency.len();
+        r.counts.ok = r.counts.completed;
+        r
+    }
+
+    /// A latency growing 1% a second through 30 s is a `drifting` warning that says by
+    /// how much and how sure; level seconds that wobble are not; a warm-up of 6 s at
+    /// three times the latency and half the answers is a `warm_up` warning with both
+    /// means and the fix, and no drift after it.
+    #[test]
+    fn drift_and_warm_up_are_warnings_with_the_series_facts() {
+        // Second-to-second noise that does not trend: a fixed pattern of ±3%.
+        let noise = |s: u32| 1.0 + [0.0, 0.03, -0.02, 0.01, -0.03, 0.02, -0.01][s as usize % 7];
+        let rising = run_of(30, |s| 1_000.0 * 1.01f64.powi(s as i32) * noise(s), |_| 200);
+        let w = level_warnings(&rising);
+        let [Warning::Drifting {
+            seconds,
+            latency_change: Some(change),
+            latency_p: Some(p),
+            throughput_change: None,
+            ..
+        }] = w.as_slice()
+        else {
+            panic!("{w:?}");
+        };
+        assert_eq!(*seconds, 30);
+        assert!((change - 0.01).abs() < 0.002, "{change}");
+        assert!(*p < 1e-4, "{p}");
+        let text = w[0].to_string();
+        assert!(
+            text.starts_with("the run drifted through its 30 s: latency rose 1.0% a second (Mann–Kendall p < 0.0001)"),
+            "{text}"
+        );
+        // Through derive, as every caller gets it.
+        assert!(derive(&rising, None).iter().any(|w| w.kind() == "drifting"));
+
+        let level = run_of(30, |s| 1_000.0 * noise(s), |_| 200);
+        assert_eq!(level_warnings(&level), vec![]);
+        // Under 8 whole seconds nothing is judged.
+        assert_eq!(
+            level_warnings(&run_of(7, |s| 1_000.0 * 1.1f64.powi(s as i32), |_| 200)),
+            vec![]
+        );
+
+        let warm = run_of(
+            30,
+            |s| (if s < 6 { 3_000.0 } else { 1_000.0 }) * noise(s),
+            |s| if s < 6 { 100 } else { 200 },
+        );
+        let w = level_warnings(&warm);
+        let [Warning::WarmUp {
+            seconds: 6,
+            of: 30,
+            latency_before_ms,
+            latency_after_ms,
+            rps_before,
+            rps_after,
+            p,
+        }] = w.as_slice()
+        else {
+            panic!("{w:?}");
+        };
+        assert!((latency_before_ms - 3.0).abs() < 0.1 && (latency_after_ms - 1.0).abs() < 0.05);
+        assert_eq!((*rps_before, *rps_after), (100.0, 200.0));
+        assert!(*p < crate::certify::LEVEL_ALPHA, "{p}");
+        let text = w[0].to_string();
+        assert!(
+            text.starts_with("the first 6 s of 30 differed from the rest"),
+            "{text}"
+        );
+        assert!(text.contains("--warmup 6s or more"), "{text}");
     }
 
     #[test]

@@ -867,6 +867,64 @@ mod tests {
         ]
     }
 
+    /// The fleet's percentile intervals come from the merged answers, not from the
+    /// shards' intervals: one shard's answers are 1–2 ms, the other's 3–5 ms, so the
+    /// fleet's median lies between them, where the average of the shards' intervals puts
+    /// an interval that holds no answer at all.
+    #[test]
+    fn the_merged_intervals_are_those_of_the_merged_answers() {
+        use crate::certify::{percentile_intervals, Interval};
+        let fast: Vec<u64> = (0..1000).map(|i| 1_000 + i).collect();
+        let slow: Vec<u64> = (0..1000).map(|i| 3_000 + 2 * i).collect();
+        // Read back from result files, as `merge` reads them.
+        let sources: Vec<Source> = [
+            shard(0, 2, 0, [&fast, &fast]),
+            shard(1, 2, 0, [&slow, &slow]),
+        ]
+        .into_iter()
+        .map(|mut s| {
+            let r = s.run.result.as_mut().unwrap();
+            r.counts.status.insert(200, r.counts.ok);
+            // A file holds each answer in every per-answer histogram.
+            for m in shootout_model::Measure::ALL
+                .into_iter()
+                .filter(|m| m.per_answer())
+            {
+                *r.histograms.get_mut(m) = r.histograms.latency.clone();
+            }
+            Source {
+                run: SavedRun::parse(&s.run.to_json()).unwrap(),
+                ..s
+            }
+        })
+        .collect();
+        let m = merge(&sources, false).unwrap();
+        let merged = percentile_intervals(&m.result.histograms.latency, &m.result.series);
+        // One recorder fed every answer, second by second.
+        let mut one = shootout_model::latency_histogram();
+        let series: Vec<SecondStats> = (0..2)
+            .map(|s| {
+                let mut h = second_histogram();
+                for &v in fast.iter().chain(&slow) {
+                    one.record(v).unwrap();
+                    h.record(v).unwrap();
+                }
+                SecondStats::of(s, 2000, 0, &h)
+            })
+            .collect();
+        assert_eq!(merged, percentile_intervals(&one, &series));
+        let p50 = merged[0].unwrap();
+        assert!(p50.lo < 2_000 && p50.hi >= 3_000, "{p50:?}");
+        // The shards' own intervals, averaged, would lie in the gap between them.
+        let own = |s: &Source| {
+            let r = s.run.result.as_ref().unwrap();
+            percentile_intervals(&r.histograms.latency, &r.series)[0].unwrap()
+        };
+        let (a, b): (Interval, Interval) = (own(&sources[0]), own(&sources[1]));
+        let averaged = ((a.lo + b.lo) / 2, (a.hi + b.hi) / 2);
+        assert!(averaged.0 > 2_000 && averaged.1 < 3_000, "{averaged:?}");
+    }
+
     #[test]
     fn shards_add_up_exactly_on_one_timeline() {
         let m = merge(&two(), false).unwrap();

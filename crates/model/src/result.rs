@@ -697,6 +697,41 @@ pub enum Warning {
         /// Requests overtaken.
         count: u64,
     },
+    /// The first seconds of the run differed from the rest, in mean latency or answers
+    /// per second (the analysis' warm-up test of the per-second series): a server or its
+    /// caches warming up, in every figure of the run.
+    WarmUp {
+        /// The first seconds that differed.
+        seconds: u64,
+        /// Whole seconds looked at.
+        of: u64,
+        /// Mean latency over the first seconds, then over the rest (ms).
+        latency_before_ms: f64,
+        /// Mean latency over the rest (ms).
+        latency_after_ms: f64,
+        /// Answers per second over the first seconds.
+        rps_before: f64,
+        /// Answers per second over the rest.
+        rps_after: f64,
+        /// The test's p-value (two-sided Mann–Whitney U; the smaller of the two series').
+        p: f64,
+    },
+    /// The per-second series has a trend through the run (after any warm-up): a leak, a
+    /// cache filling, a server throttling; its figures mix its start with its end.
+    Drifting {
+        /// Whole seconds tested.
+        seconds: u64,
+        /// The mean latency's change per second (a share of its mean: 0.01 is 1% a second),
+        /// when its trend is significant.
+        latency_change: Option<f64>,
+        /// Its Mann–Kendall p-value.
+        latency_p: Option<f64>,
+        /// The answers per second's change per second (share of the mean), when its trend
+        /// is significant.
+        throughput_change: Option<f64>,
+        /// Its Mann–Kendall p-value.
+        throughput_p: Option<f64>,
+    },
     /// HTTP/2: the server allowed fewer concurrent streams per connection
     /// (`SETTINGS_MAX_CONCURRENT_STREAMS`) than were asked for, so fewer were in flight.
     StreamsLimited {
@@ -724,6 +759,8 @@ impl Warning {
             Warning::StreamsLimited { .. } => "streams_limited",
             Warning::ListenOverflowed { .. } => "listen_overflowed",
             Warning::Overtaken { .. } => "overtaken",
+            Warning::WarmUp { .. } => "warm_up",
+            Warning::Drifting { .. } => "drifting",
         }
     }
 }
@@ -796,11 +833,44 @@ impl fmt::Display for Warning {
                 f,
                 "the server allows {allowed} concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS), fewer than the {asked} asked for: at most {allowed} were in flight on each connection (raise the server's limit, or add connections)"
             ),
+            Warning::WarmUp { seconds, of, latency_before_ms, latency_after_ms, rps_before, rps_after, p } => write!(
+                f,
+                "the first {seconds} s of {of} differed from the rest (mean latency {latency_before_ms:.3} ms, then {latency_after_ms:.3} ms; {rps_before:.0} answers a second, then {rps_after:.0}; Mann–Whitney {}): the server or its caches were warming up, and those seconds are in every figure (warm up before measuring: --warmup {}s or more, or a plan's warmup)",
+                p_value(*p),
+                seconds
+            ),
+            Warning::Drifting { seconds, latency_change, latency_p, throughput_change, throughput_p } => {
+                let mut parts = Vec::new();
+                for (what, change, p) in [("latency", latency_change, latency_p), ("answers per second", throughput_change, throughput_p)] {
+                    if let (Some(c), Some(p)) = (change, p) {
+                        parts.push(format!(
+                            "{what} {} {:.1}% a second (Mann–Kendall {})",
+                            if *c >= 0.0 { "rose" } else { "fell" },
+                            c.abs() * 100.0,
+                            p_value(*p)
+                        ));
+                    }
+                }
+                write!(
+                    f,
+                    "the run drifted through its {seconds} s: {}; its figures mix its start with its end (a leak, a cache filling, a server throttling: a longer run shows whether it levels off)",
+                    parts.join(", ")
+                )
+            }
             Warning::Unserved { connections, served, rps, mean_ms } => write!(
                 f,
                 "only about {served:.0} of {connections} connections were being answered at a time ({rps:.0} req/s × {mean_ms:.3} ms mean latency, by Little's law): the others waited without an answer, so the latency shown is that of the served ones only (the server's worker or connection limit is below the concurrency; a shorter timeout turns the waits into counted failures)"
             ),
         }
+    }
+}
+
+/// A p-value as `p 0.0123`, or `p < 0.0001` below what four decimals show.
+fn p_value(p: f64) -> String {
+    if p < 1e-4 {
+        "p < 0.0001".to_string()
+    } else {
+        format!("p {p:.4}")
     }
 }
 

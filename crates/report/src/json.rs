@@ -46,8 +46,10 @@ fn summary(h: &Histogram<u64>) -> Value {
     })
 }
 
-/// The document's `latency_ms`: the summary of the (corrected) latency, and `ci`: each
-/// percentile's 95% interval `[lo, hi]` (see `shootout_analysis::certify`).
+/// The document's `latency_ms`: the summary of the (corrected) latency, `ci`: each
+/// percentile's 95% interval `[lo, hi]` (see `shootout_analysis::certify`), and
+/// `ci_open_above`: the percentiles whose upper end is only the slowest answer recorded
+/// (too few answers above them to bound it).
 fn latency_json(r: &RunResult) -> Value {
     use shootout_analysis::certify::{percentile_intervals, PERCENTILES};
     let mut v = summary(&r.histograms.latency);
@@ -56,11 +58,17 @@ fn latency_json(r: &RunResult) -> Value {
         .iter()
         .zip(cis)
         .map(|((_, name), ci)| {
-            let pair = ci.map(|(lo, hi)| json!([ms(lo as f64 / 1e3), ms(hi as f64 / 1e3)]));
+            let pair = ci.map(|c| json!([ms(c.lo as f64 / 1e3), ms(c.hi as f64 / 1e3)]));
             (name.to_string(), pair.unwrap_or(Value::Null))
         })
         .collect();
     v["ci"] = Value::Object(ci);
+    v["ci_open_above"] = PERCENTILES
+        .iter()
+        .zip(cis)
+        .filter(|(_, ci)| ci.is_some_and(|c| c.open_above))
+        .map(|((_, name), _)| Value::from(*name))
+        .collect();
     v
 }
 

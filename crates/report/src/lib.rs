@@ -16,6 +16,7 @@
 
 mod ab;
 pub mod capacity;
+mod ci;
 mod common;
 pub mod compare;
 mod grid;

@@ -93,55 +93,30 @@ fn latency_cells(h: &Histogram<u64>) -> Vec<String> {
 }
 
 /// The 95% intervals of the (corrected) latency's percentiles, in ms: `  95% intervals:
-/// p50 2.990–3.085, p90 4.872–5.191, p99 6.032–6.159, p99.9 6.200–6.243`.
+/// p50 2.990–3.085, p90 4.872–5.191, p99 6.032–6.159, p99.9 6.200–6.243`; an upper end
+/// that is only the slowest answer is marked `≥`, and the mark explained after the list.
 fn intervals_line(r: &RunResult) -> String {
     use shootout_analysis::certify::{percentile_intervals, PERCENTILES};
     let cis = percentile_intervals(&r.histograms.latency, &r.series);
+    let open = cis.iter().flatten().any(|ci| ci.open_above);
     let parts: Vec<String> = PERCENTILES
         .iter()
         .zip(cis)
         .filter_map(|((_, name), ci)| {
-            let (lo, hi) = ci?;
+            let ci = ci?;
             let name = if *name == "p999" { "p99.9" } else { name };
-            Some(format!("{name} {}–{}", ms3(lo as f64), ms3(hi as f64)))
+            Some(format!(
+                "{name} {}",
+                crate::ci::range_ms(ci.lo as f64 / 1e3, ci.hi as f64 / 1e3, ci.open_above)
+            ))
         })
         .collect();
-    format!("  95% intervals: {}", parts.join(", "))
-}
-
-/// The level checks, when one is flagged: `  warm-up seen: the first 4 s differ from the
-/// rest; drifting: mean latency 1.0% more each second (Mann–Kendall p 0.0001)`.
-fn level_line(r: &RunResult) -> Option<String> {
-    let l = shootout_analysis::certify::level(&r.series)?;
-    let mut parts = Vec::new();
-    if let Some(k) = l.warm_up {
-        parts.push(format!(
-            "warm-up seen: the first {k} s differ from the rest"
-        ));
-    }
-    let alpha = shootout_analysis::certify::LEVEL_ALPHA;
-    for (name, t) in [
-        ("mean latency", l.latency),
-        ("answers per second", l.throughput),
-    ] {
-        if let Some(t) = t.filter(|t| t.p < alpha) {
-            parts.push(format!(
-                "drifting: {name} {:+.1}% each second (Mann–Kendall {})",
-                t.change * 100.0,
-                p_value(t.p)
-            ));
-        }
-    }
-    (!parts.is_empty()).then(|| format!("  {}", parts.join("; ")))
-}
-
-/// A p-value as `p 0.0123`, or `p < 0.0001` below what four decimals show.
-fn p_value(p: f64) -> String {
-    if p < 1e-4 {
-        "p < 0.0001".to_string()
+    let note = if open {
+        format!(" ({})", crate::ci::OPEN_NOTE)
     } else {
-        format!("p {p:.4}")
-    }
+        String::new()
+    };
+    format!("  95% intervals: {}{note}", parts.join(", "))
 }
 
 /// The "served within" columns of one histogram, in ms.
@@ -540,9 +515,6 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
             );
         }
         emit!(o, "{}", intervals_line(r));
-        if let Some(line) = level_line(r) {
-            emit!(o, "{line}");
-        }
         emit!(o);
         // ab's table: Total is the latency above (corrected in rate mode) and Processing is
         // Total minus Connect, as the engine records them.

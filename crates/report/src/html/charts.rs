@@ -8,8 +8,9 @@
 //! samples hold µs), seconds since the measurement started, % of the CPUs the server was allowed, MiB.
 
 use super::data::{is_rate, level_value, Workload};
-use super::svg::{Axis, Chart, Mark, Series, Shape, Stroke};
+use super::svg::{Axis, Chart, Mark, Series, Shape, Stroke, Whisker};
 use hdrhistogram::Histogram;
+use shootout_analysis::certify::Interval;
 use shootout_model::{LoadLevel, ResourceSample, RunResult, Sample};
 
 /// Size of a main chart (px).
@@ -274,6 +275,9 @@ pub struct Spectrum<'a> {
     pub stroke: Stroke,
     /// The histogram (µs).
     pub hist: &'a Histogram<u64>,
+    /// The 95% intervals (µs) of [`PERCENTILES`](shootout_analysis::certify::PERCENTILES),
+    /// drawn as error bars (none for a line without them: a raw one).
+    pub intervals: [Option<Interval>; 4],
 }
 
 /// Chart 3: latency at each percentile, HdrHistogram style: the horizontal axis is
@@ -325,6 +329,7 @@ pub fn spectrum(title: &str, lines: &[Spectrum]) -> Chart {
                 y: max,
                 tip: format!("{} · max: {} ms ({} requests)", l.name, val(max), n),
             });
+            s.whiskers = interval_whiskers(l, end);
         }
         series.push(s);
     }
@@ -337,6 +342,37 @@ pub fn spectrum(title: &str, lines: &[Spectrum]) -> Chart {
         .map(|(v, l)| (*v, l.to_string()))
         .collect();
     latency_chart(title, x, series)
+}
+
+/// The error bars of a spectrum line: each percentile's 95% interval at its place on the
+/// axis, up to `end` (where the line stops).
+fn interval_whiskers(l: &Spectrum, end: f64) -> Vec<Whisker> {
+    shootout_analysis::certify::PERCENTILES
+        .iter()
+        .zip(l.intervals)
+        .filter_map(|((p, name), ci)| {
+            let ci = ci?;
+            let x = -(1.0 - p).log10();
+            let (lo, hi) = (ci.lo as f64 / 1e3, ci.hi as f64 / 1e3);
+            let name = if *name == "p999" { "p99.9" } else { name };
+            (x <= end + 1e-9).then(|| Whisker {
+                x,
+                lo,
+                hi,
+                open: ci.open_above,
+                tip: format!(
+                    "{} · {name} 95% interval: {} ms{}",
+                    l.name,
+                    crate::ci::range_ms(lo, hi, ci.open_above),
+                    if ci.open_above {
+                        format!(" ({})", crate::ci::OPEN_NOTE)
+                    } else {
+                        String::new()
+                    }
+                ),
+            })
+        })
+        .collect()
 }
 
 /// Rounds in which the scatter's contenders take turns to draw their dots.

@@ -36,6 +36,7 @@ use crate::units::{html_span, mib_or_gib};
 use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
 use data::{workloads, Workload};
 use shootout_analysis::cells::{LevelBlock, WorkloadBlock};
+use shootout_analysis::certify::percentile_intervals;
 use shootout_analysis::Analysis;
 use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{
@@ -380,6 +381,14 @@ fn workload_section(
         o.push_str("</ul>\n");
     }
     workload_table(o, w, who, base);
+    let (intervals, note) = crate::shootout::tables::intervals_table(a, b);
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">{}:</p>",
+        html_text(crate::shootout::tables::INTERVALS_TITLE)
+    );
+    intervals.html(o);
+    let _ = writeln!(o, "<p class=\"note\">{}</p>", html_text(&note));
     // The analysis's level blocks, in the page's level order.
     let blocks: Vec<&LevelBlock> = w
         .levels
@@ -490,10 +499,14 @@ fn spectrum_at(w: &Workload, who: &[Who], level: LoadLevel, title: &str) -> svg:
         .contenders()
         .into_iter()
         .filter_map(|c| w.cell(c, level).map(|cell| (c, cell)))
-        .map(|(c, cell)| (c, cell.merged_latency(), cell.merged_raw_latency()))
+        .map(|(c, cell)| {
+            let corrected = cell.merged_latency();
+            let intervals = shootout_analysis::intervals::merged_intervals(cell, &corrected);
+            (c, corrected, cell.merged_raw_latency(), intervals)
+        })
         .collect();
     let mut lines = Vec::new();
-    for (c, corrected, raw) in &merged {
+    for (c, corrected, raw, intervals) in &merged {
         lines.push(Spectrum {
             name: if rate {
                 format!("{} corrected", who[*c].name)
@@ -503,6 +516,7 @@ fn spectrum_at(w: &Workload, who: &[Who], level: LoadLevel, title: &str) -> svg:
             color: who[*c].color,
             stroke: Stroke::Solid,
             hist: corrected,
+            intervals: *intervals,
         });
         if rate {
             lines.push(Spectrum {
@@ -510,6 +524,7 @@ fn spectrum_at(w: &Workload, who: &[Who], level: LoadLevel, title: &str) -> svg:
                 color: who[*c].color,
                 stroke: Stroke::Dashed,
                 hist: raw,
+                intervals: [None; 4],
             });
         }
     }
@@ -988,14 +1003,49 @@ fn load_latency_table(o: &mut String, r: &RunResult, rate: bool) {
     o.push_str("<h2>Latency (ms)</h2>\n<div class=\"tw\"><table><tr><th class=\"l\"></th><th>min</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
     if rate {
         latency_row(o, "corrected", &r.histograms.latency);
+        interval_row(o, r);
         latency_row(o, "raw", &r.histograms.latency_raw);
     } else {
         latency_row(o, "latency", &r.histograms.latency);
+        interval_row(o, r);
     }
     o.push_str("</table></div>\n");
+    if percentile_intervals(&r.histograms.latency, &r.series)
+        .iter()
+        .flatten()
+        .any(|ci| ci.open_above)
+    {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">{}</p>",
+            html_text(crate::ci::OPEN_NOTE)
+        );
+    }
     if rate {
         o.push_str("<p class=\"note\">corrected: from each request's due time; raw: from its actual send (the gap is time queued before sending).</p>\n");
     }
+}
+
+/// The row under a load page's (corrected) latency: each percentile's 95% interval,
+/// blank under min, mean and max.
+fn interval_row(o: &mut String, r: &RunResult) {
+    let cells: Vec<String> = percentile_intervals(&r.histograms.latency, &r.series)
+        .iter()
+        .map(|ci| {
+            ci.map_or("–".into(), |c| {
+                html_text(&crate::ci::range_ms(
+                    c.lo as f64 / 1e3,
+                    c.hi as f64 / 1e3,
+                    c.open_above,
+                ))
+            })
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "<tr class=\"ci\"><td class=\"l\">95% interval</td><td></td><td></td><td>{}</td><td></td></tr>",
+        cells.join("</td><td>")
+    );
 }
 
 /// A load page's charts: the latency spectrum, the sampled requests and the timelines
@@ -1011,6 +1061,7 @@ fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
         color: svg::color(0),
         stroke: Stroke::Solid,
         hist: &r.histograms.latency,
+        intervals: percentile_intervals(&r.histograms.latency, &r.series),
     }];
     if rate {
         lines.push(Spectrum {
@@ -1018,13 +1069,14 @@ fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
             color: svg::color(1),
             stroke: Stroke::Dashed,
             hist: &r.histograms.latency_raw,
+            intervals: [None; 4],
         });
     }
     o.push_str("<div class=\"charts\">\n");
     let title = if rate {
-        "Latency percentiles, corrected (solid) vs raw (dashed)"
+        "Latency percentiles, corrected (solid) vs raw (dashed), with 95% intervals"
     } else {
-        "Latency percentiles"
+        "Latency percentiles, with 95% intervals"
     };
     o.push_str(&charts::spectrum(title, &lines).svg());
     o.push('\n');
@@ -1103,6 +1155,41 @@ mod tests {
         assert_eq!((shown[0], shown[MAX_LEVEL_SPECTRA - 1]), (1, 20));
         assert!(shown.windows(2).all(|w| w[0] < w[1]), "{shown:?}");
         assert_eq!(pick_evenly(&levels[..3], MAX_LEVEL_SPECTRA), [1, 2, 3]);
+    }
+
+    /// A load page gives each percentile's interval under the latency, marks an upper end
+    /// past the answers `≥` with its note, and draws the intervals as error bars on the
+    /// percentile chart (an open one with an arrowhead).
+    #[test]
+    fn a_load_page_gives_the_intervals_as_a_row_and_error_bars() {
+        let (spec, r) = crate::fixtures::closed_with_failures();
+        let cis = percentile_intervals(&r.histograms.latency, &r.series);
+        assert!(cis[3].unwrap().open_above && !cis[0].unwrap().open_above);
+        let page = render_load(&spec, &r);
+        let p999 = cis[3].unwrap();
+        let cell = html_text(&crate::ci::range_ms(
+            p999.lo as f64 / 1e3,
+            p999.hi as f64 / 1e3,
+            true,
+        ));
+        assert!(page.contains("<td class=\"l\">95% interval</td>"), "{page}");
+        assert!(page.contains(&format!("<td>{cell}</td>")), "{page}");
+        assert!(page.contains(&html_text(crate::ci::OPEN_NOTE)));
+        assert_eq!(
+            page.matches("<g class=\"whiskers\"").count(),
+            1,
+            "one line has bars"
+        );
+        // The line stops at the percentile its count resolves: p99's bar is drawn.
+        let p99 = cis[2].unwrap();
+        let p99 = crate::ci::range_ms(p99.lo as f64 / 1e3, p99.hi as f64 / 1e3, false);
+        assert!(
+            page.contains(&format!(
+                "latency · p99 95% interval: {} ms",
+                html_text(&p99)
+            )),
+            "{page}"
+        );
     }
 
     /// A rate run's page certifies its schedule and gives the send lag and connections.

@@ -230,6 +230,23 @@ pub struct Mark {
     pub tip: String,
 }
 
+/// An error bar: a value's interval at one horizontal place, drawn as a vertical line
+/// with caps; an upper end that is not a bound ([`Whisker::open`]) gets an arrowhead
+/// pointing up instead of a cap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Whisker {
+    /// Horizontal value.
+    pub x: f64,
+    /// Lower end.
+    pub lo: f64,
+    /// Upper end.
+    pub hi: f64,
+    /// The upper end is only the largest value seen: the truth may lie above.
+    pub open: bool,
+    /// The tooltip (plain text; escaped when drawn).
+    pub tip: String,
+}
+
 /// How a series' line is stroked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Stroke {
@@ -357,6 +374,8 @@ pub struct Series {
     pub band: Vec<(f64, f64, f64)>,
     /// Points drawn as dots, each with a tooltip.
     pub marks: Vec<Mark>,
+    /// Error bars, each with a tooltip.
+    pub whiskers: Vec<Whisker>,
     /// Dot radius in pixels.
     pub radius: f64,
     /// Dot opacity (scatter plots of many points want less than 1).
@@ -396,6 +415,7 @@ impl Series {
             .map(|p| p.1)
             .chain(self.band.iter().flat_map(|b| [b.1, b.2]))
             .chain(self.marks.iter().map(|m| m.y))
+            .chain(self.whiskers.iter().flat_map(|w| [w.lo, w.hi]))
     }
 
     /// Every horizontal value drawn.
@@ -405,6 +425,7 @@ impl Series {
             .map(|p| p.0)
             .chain(self.band.iter().map(|b| b.0))
             .chain(self.marks.iter().map(|m| m.x))
+            .chain(self.whiskers.iter().map(|w| w.x))
     }
 }
 
@@ -533,6 +554,7 @@ impl Chart {
             );
             band_path(&mut o, s, &f);
             line_path(&mut o, s, &f);
+            whiskers(&mut o, s, &f);
             if s.rounds <= 1 {
                 points(&mut o, s, &f, 0, 1);
             }
@@ -739,6 +761,43 @@ fn band_path(o: &mut String, s: &Series, f: &Frame) {
             s.color
         );
     }
+}
+
+/// A series's error bars: a vertical line from the lower to the upper end, a cap at
+/// each, an arrowhead pointing up for an open upper end; the tooltip on each.
+fn whiskers(o: &mut String, s: &Series, f: &Frame) {
+    if s.whiskers.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        "<g class=\"whiskers\" stroke=\"{}\" stroke-width=\"1.5\" fill=\"none\">",
+        s.color
+    );
+    for w in &s.whiskers {
+        let (Some(x), Some(lo), Some(hi)) = (f.px(w.x), f.py(w.lo), f.py(w.hi)) else {
+            continue;
+        };
+        let top = if w.open {
+            format!(
+                " M{:.1} {:.1} L{x:.1} {hi:.1} L{:.1} {:.1}",
+                x - 4.0,
+                hi + 5.0,
+                x + 4.0,
+                hi + 5.0
+            )
+        } else {
+            format!(" M{:.1} {hi:.1} L{:.1} {hi:.1}", x - 4.0, x + 4.0)
+        };
+        let _ = write!(
+            o,
+            "<path d=\"M{x:.1} {lo:.1} L{x:.1} {hi:.1} M{:.1} {lo:.1} L{:.1} {lo:.1}{top}\"><title>{}</title></path>",
+            x - 4.0,
+            x + 4.0,
+            html_text(&w.tip)
+        );
+    }
+    o.push_str("</g>");
 }
 
 /// A series's line as a path, if at least two points are on the chart.

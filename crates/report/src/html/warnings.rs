@@ -100,6 +100,8 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         ),
         Warning::ScheduleNotKept { .. } => (5, "The open-loop schedule was not kept"),
         Warning::StreamsLimited { .. } => (5, "The server allowed fewer HTTP/2 streams than asked"),
+        Warning::WarmUp { .. } => (6, "The first seconds differed from the rest (a warm-up)"),
+        Warning::Drifting { .. } => (7, "The figures drifted through the step"),
     }
 }
 

@@ -202,6 +202,7 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
             "p90": ms(l.p90),
             "p99": ms(l.p99),
             "max": ms(l.max),
+            "ci": step_ci_json(s),
         },
         "server": {
             "cpu_us_per_request": step_cpu_us(s).map(|v| round(v, 3)),
@@ -277,6 +278,7 @@ fn result_json(
             "p90": ms(c.p90),
             "p99": ms(c.p99),
             "max": ms(c.max),
+            "ci": cell_ci_json(c),
         },
         "served_within_ms": served,
         "requests": {
@@ -294,6 +296,68 @@ fn result_json(
             "peak_processes": peak(c.steps.iter().copied(), |r| r.processes),
         },
     })
+}
+
+/// A cell's `latency_ms.ci`: `[lo, hi]` (ms) of each percentile the tables print,
+/// `method` (`answers`: one repetition's order statistics; `repetitions`: the
+/// order-statistic interval of the median over them), `coverage` (0..1) and `open_above`
+/// (the percentiles whose upper end is only the slowest answer).
+fn cell_ci_json(c: &Cell) -> Value {
+    use super::tables::TABLE_PERCENTILES;
+    let cis = shootout_analysis::intervals::cell_intervals(c);
+    let mut v = Map::new();
+    for (i, name) in TABLE_PERCENTILES {
+        v.insert(
+            name.into(),
+            cis[i].map_or(Value::Null, |ci| json!([ms(ci.lo), ms(ci.hi)])),
+        );
+    }
+    let basis = TABLE_PERCENTILES
+        .iter()
+        .find_map(|(i, _)| cis[*i])
+        .map(|ci| ci.basis);
+    v.insert("method".into(), basis.map(|b| b.key()).into());
+    v.insert(
+        "coverage".into(),
+        basis.map(|b| round(b.coverage(), 6)).into(),
+    );
+    v.insert(
+        "open_above".into(),
+        TABLE_PERCENTILES
+            .iter()
+            .filter(|(i, _)| cis[*i].is_some_and(|ci| ci.open_above))
+            .map(|(_, n)| Value::from(*n))
+            .collect(),
+    );
+    Value::Object(v)
+}
+
+/// A step's `latency_ms.ci`: `[lo, hi]` (ms) of each percentile from its answers' order
+/// statistics (95%), and `open_above` as a cell's.
+fn step_ci_json(s: &StoredStep) -> Value {
+    use super::tables::TABLE_PERCENTILES;
+    let cis = shootout_analysis::certify::percentile_intervals(
+        &s.result.histograms.latency,
+        &s.result.series,
+    );
+    let mut v = Map::new();
+    for (i, name) in TABLE_PERCENTILES {
+        v.insert(
+            name.into(),
+            cis[i].map_or(Value::Null, |ci| {
+                json!([ms(ci.lo as f64 / 1e3), ms(ci.hi as f64 / 1e3)])
+            }),
+        );
+    }
+    v.insert(
+        "open_above".into(),
+        TABLE_PERCENTILES
+            .iter()
+            .filter(|(i, _)| cis[*i].is_some_and(|ci| ci.open_above))
+            .map(|(_, n)| Value::from(*n))
+            .collect(),
+    );
+    Value::Object(v)
 }
 
 /// The largest value of one resource sampled in `steps` (whole process tree); `None`

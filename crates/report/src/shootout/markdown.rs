@@ -4,7 +4,7 @@
 //! and verification details in fenced code blocks. Same numbers as the text rendering.
 
 use super::capacity;
-use super::tables::{cells_table, ratio_lines, served};
+use super::tables::{cells_table, intervals_table, ratio_lines, served, INTERVALS_TITLE};
 use super::words::{
     ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
 };
@@ -180,6 +180,13 @@ fn workload(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
         }
     }
     table.markdown(o);
+    let (intervals, note) = intervals_table(a, w);
+    line!(o);
+    line!(o, "{INTERVALS_TITLE}:");
+    line!(o);
+    intervals.markdown(o);
+    line!(o);
+    line!(o, "_{}_", md_escape(&note));
     let ranking = ranking_lines(a, w);
     if !ranking.is_empty() {
         line!(o);

@@ -89,6 +89,54 @@ fn row(a: &Analysis, w: &WorkloadBlock, l: &LevelBlock, c: &Cell) -> Vec<String>
     ]
 }
 
+/// The percentiles the main table prints, by their index in
+/// [`PERCENTILES`](shootout_analysis::certify::PERCENTILES), with their column labels.
+pub(crate) const TABLE_PERCENTILES: [(usize, &str); 3] = [(0, "p50"), (1, "p90"), (2, "p99")];
+
+/// A workload's interval table: one row per cell, the interval of each percentile the
+/// main table prints (`0.431–0.460`, its coverage in brackets when under 95%, `≥` before
+/// an upper end that is only the slowest answer), and the note that says how they were
+/// found (to print under it).
+pub(crate) fn intervals_table(a: &Analysis, w: &WorkloadBlock) -> (Table, String) {
+    use shootout_analysis::intervals::cell_intervals;
+    let mut header = vec!["contender".to_string(), "level".to_string()];
+    header.extend(TABLE_PERCENTILES.iter().map(|(_, n)| format!("{n} ms")));
+    let mut align = vec![Align::Right; header.len()];
+    align[0] = Align::Left;
+    align[1] = Align::Left;
+    let (mut bases, mut open) = (Vec::new(), false);
+    let rows = w
+        .levels
+        .iter()
+        .flat_map(|l| l.cells.iter().map(move |c| (l, c)))
+        .map(|(l, c)| {
+            let cis = cell_intervals(c);
+            let mut row = vec![contender_label(a, w, c), l.level.to_string()];
+            for (i, _) in TABLE_PERCENTILES {
+                bases.extend(cis[i].map(|ci| ci.basis));
+                open |= cis[i].is_some_and(|ci| ci.open_above);
+                row.push(crate::ci::cell_range(cis[i]));
+            }
+            row
+        })
+        .collect();
+    let mut note = crate::ci::basis_note(bases);
+    if open {
+        note = format!("{note}; {}", crate::ci::OPEN_NOTE);
+    }
+    (
+        Table {
+            header,
+            align,
+            rows,
+        },
+        note,
+    )
+}
+
+/// The title over a workload's interval table.
+pub(crate) const INTERVALS_TITLE: &str = "95% intervals of the latency percentiles (ms)";
+
 /// `97%` of the baseline's median req/s, or `–` without a baseline at this level.
 pub(crate) fn percent_of_base(c: &Cell, base: Option<&Cell>) -> String {
     base.filter(|b| b.rps > 0.0)

@@ -269,7 +269,10 @@ fn markdown_keeps_pipes_inside_their_cells() {
     for line in md.lines().filter(|l| l.starts_with('|')) {
         // Every row of a table has as many unescaped pipes as its header.
         let cells = line.replace("\\|", "").matches('|').count();
-        assert!(cells == 15 || cells == 5 || cells == 4, "{cells}: {line}");
+        assert!(
+            cells == 15 || cells == 6 || cells == 5 || cells == 4,
+            "{cells}: {line}"
+        );
     }
     assert!(md.contains("| x \\| y (baseline) | c=4 |"), "{md}");
 }
@@ -355,4 +358,65 @@ fn the_report_says_when_the_load_busy_polled() {
         machine.contains("the load busy-polled up to 50 µs before each sleep"),
         "{machine}"
     );
+}
+
+/// Each cell's percentiles come with their interval in text, Markdown and JSON: one
+/// repetition's from its answers (95%), several as the median's order-statistic interval
+/// at the coverage their number allows; an upper end past the answers is marked `≥`.
+#[test]
+fn every_format_gives_the_cells_percentile_intervals() {
+    let r = run(
+        vec![
+            contender(1, "a", true, ContenderStatus::Measured),
+            contender(2, "b", false, ContenderStatus::Measured),
+        ],
+        vec![
+            step(1, 1, 1, 300, 500),
+            step(2, 2, 1, 900, 600),
+            step(3, 2, 2, 900, 700),
+            step(4, 2, 3, 900, 800),
+        ],
+    );
+    let a = Analysis::of(&r);
+    let cells: Vec<_> = a.workloads[0].levels[0].cells.iter().collect();
+    let cis: Vec<_> = cells
+        .iter()
+        .map(|c| shootout_analysis::intervals::cell_intervals(c))
+        .collect();
+    let one = cis[0][2].unwrap();
+    assert_eq!(one.basis, shootout_analysis::intervals::Basis::Answers);
+    // p99 of 300 answers: its upper rank (302) is past them; p90's (281) is not.
+    assert!(one.open_above && !cis[0][1].unwrap().open_above, "{one:?}");
+    let three = cis[1][0].unwrap();
+    assert!((three.basis.coverage() - 0.75).abs() < 1e-12);
+    let t = text(&r);
+    assert!(
+        t.contains("95% intervals of the latency percentiles (ms):"),
+        "{t}"
+    );
+    for cell in cis.iter().flat_map(|c| &c[..3]) {
+        assert!(t.contains(&crate::ci::cell_range(*cell)), "{t}");
+    }
+    assert!(t.contains("–≥") && t.contains("(75%)"), "{t}");
+    assert!(
+        t.contains("one repetition: 95% from the order statistics")
+            && t.contains("several: the order-statistic interval of the median"),
+        "{t}"
+    );
+    assert!(t.contains(crate::ci::OPEN_NOTE), "{t}");
+    let md = markdown(&r);
+    assert!(
+        md.contains(&format!("| {} |", crate::ci::cell_range(cis[1][2]))),
+        "{md}"
+    );
+    let doc = json(&r);
+    let ci = &doc["results"][1]["latency_ms"]["ci"];
+    assert_eq!(ci["method"], "repetitions");
+    assert_eq!(ci["coverage"], 0.75);
+    assert_eq!(ci["p50"][0].as_f64(), Some((three.lo * 1e3).round() / 1e3));
+    assert_eq!(
+        doc["results"][0]["latency_ms"]["ci"]["open_above"],
+        serde_json::json!(["p99"])
+    );
+    assert_eq!(doc["results"][0]["latency_ms"]["ci"]["method"], "answers");
 }

@@ -7,7 +7,7 @@
 //! contender's stderr is not run by the terminal and a newline in a name breaks no row.
 
 use super::capacity;
-use super::tables::{cells_table, ratio_lines, served};
+use super::tables::{cells_table, intervals_table, ratio_lines, served, INTERVALS_TITLE};
 use super::words::{
     ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
 };
@@ -72,6 +72,11 @@ pub fn text(run: &StoredRun) -> String {
             super::words::websocket_note(&a, w)
         );
         cells_table(&a, w).text(&mut o, "  ");
+        let (intervals, note) = intervals_table(&a, w);
+        line!(o);
+        line!(o, "  {INTERVALS_TITLE}:");
+        intervals.text(&mut o, "    ");
+        line!(o, "    {}", terminal_line(&note));
         let ranking = ranking_lines(&a, w);
         if !ranking.is_empty() {
             line!(o);
