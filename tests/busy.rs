@@ -8,17 +8,6 @@ mod common;
 use assert_cmd::Command;
 use shootout_testserver::{Behavior, TestServer};
 
-/// The first CPU this process may run on (from `/proc/self/status`).
-fn first_allowed_cpu() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim();
-    list.split([',', '-']).next().unwrap().parse().unwrap()
-}
-
 /// A loop spinning on `cpu`, killed however the test ends.
 struct Busy(std::process::Child);
 
@@ -42,7 +31,7 @@ impl Drop for Busy {
 
 #[test]
 fn a_busy_loop_on_the_steps_cpu_is_stored_and_warned_of_in_the_step_and_the_report() {
-    let cpu = first_allowed_cpu();
+    let cpu = common::first_allowed_cpu();
     let dir = tempfile::tempdir().unwrap();
     let plan = format!(
         "name = \"busy\"\n[defaults]\nwarmup = 0\nduration = \"1s\"\nrepeat = 1\ncooldown = \"0s\"\n\
@@ -87,7 +76,7 @@ fn a_busy_loop_on_the_steps_cpu_is_stored_and_warned_of_in_the_step_and_the_repo
 
 #[test]
 fn a_load_pinned_to_a_cpu_another_process_keeps_busy_is_warned_of() {
-    let cpu = first_allowed_cpu();
+    let cpu = common::first_allowed_cpu();
     let s = TestServer::start(Behavior::Hello).unwrap();
     let _busy = Busy::on(cpu);
     let out = Command::cargo_bin("shootout")
@@ -104,4 +93,137 @@ fn a_load_pinned_to_a_cpu_another_process_keeps_busy_is_warned_of() {
     );
     // The report itself (stdout) is as it always was.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("not quiet"));
+}
+
+/// A capacity search pinned to a CPU another process keeps busy says so before its first
+/// step (the CPUs watched while nothing of the search ran), after each step the watch
+/// found not quiet, and in its answer.
+#[test]
+fn a_search_on_a_busy_cpu_says_so_before_it_starts_and_in_its_answer() {
+    let cpu = common::first_allowed_cpu();
+    let s = TestServer::start(Behavior::Hello).unwrap();
+    let _busy = Busy::on(cpu);
+    let out = Command::cargo_bin("shootout")
+        .unwrap()
+        .args(common::ONE_STEP_SEARCH)
+        .args(["--cpus", &cpu.to_string()])
+        .arg(s.url("/"))
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let before = stderr
+        .find("note: before the search, the machine was not quiet (other processes used ")
+        .expect(&stderr);
+    let first = stderr.find("step 1: ").expect(&stderr);
+    assert!(before < first, "{stderr}");
+    assert!(
+        stderr.contains("  ⚠ the machine was not quiet (other processes used "),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Machine: before the search, the machine was not quiet"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.lines().any(|l| l.starts_with("Machine: ")
+            && l.contains(" steps: the machine was not quiet (other processes used ")),
+        "{stdout}"
+    );
+}
+
+/// The run's other contenders, idle while one is measured, were counted as other processes
+/// (0.3 to 0.6 CPU in nearly every step of a 12-server plan). A contender whose tree keeps
+/// a loop spinning while it waits: its time in the other contender's steps is counted as
+/// the run's own (`contenders`), apart from strangers'.
+#[test]
+fn an_idle_contenders_cpu_is_counted_apart_from_other_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = "python3 -m http.server {port} --bind 127.0.0.1 --directory {tmp}";
+    let plan = format!(
+        "name = \"idle\"\n[defaults]\nwarmup = 0\nduration = \"1s\"\nrepeat = 1\ncooldown = \"0s\"\n\n\
+         [[contender]]\nname = \"quiet\"\ncommand = \"{py}\"\nsetup = \"echo hello > {{tmp}}/index.html\"\n\n\
+         [[contender]]\nname = \"spinner\"\n\
+         command = \"sh -c 'while :; do :; done & exec {py}'\"\nsetup = \"echo hello > {{tmp}}/index.html\"\n\n\
+         [[workload]]\nname = \"index\"\npath = \"/index.html\"\nexpect = {{ status = 200 }}\n\n\
+         [load]\nconcurrency = [1]\n"
+    );
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let db = dir.path().join("shootout.db");
+    let out = Command::cargo_bin("shootout")
+        .unwrap()
+        .arg("run")
+        .arg(dir.path().join("plan.toml"))
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let store = shootout_store::Store::open_existing(&db).unwrap();
+    let run = store.latest_run().unwrap().unwrap();
+    let contenders = store.contenders(run.id).unwrap();
+    let quiet = contenders.iter().find(|c| c.name == "quiet").unwrap().id;
+    let steps = store.steps(run.id).unwrap();
+    let step = steps.iter().find(|s| s.contender == quiet).unwrap();
+    let o = step.other_load.expect("the step's CPUs were watched");
+    // The spinning loop gets a good part of a CPU on any machine (0.1 is the threshold).
+    assert!(o.contenders > 0.2, "{o:?}");
+}
+
+/// A full listen queue was guessed from connect times of a second: the kernel's count
+/// (`ListenOverflows`, `ListenDrops`) is read around the load and said in every format.
+/// A server with a backlog of one that accepts a connection every 100 ms, met by eight
+/// connections at once, whole and one byte per write. (The counters are the network
+/// namespace's: other listeners' overflows would add to them, never take away, so the
+/// count is asserted as at least one.)
+#[test]
+fn a_listen_queue_that_overflowed_is_counted_by_the_kernel_and_said() {
+    use shootout_testserver::Delivery;
+    for delivery in [Delivery::Whole, Delivery::Bytewise] {
+        let s = TestServer::start_with(
+            Behavior::SlowAccept {
+                every: std::time::Duration::from_millis(100),
+                delay: std::time::Duration::ZERO,
+            },
+            delivery,
+        )
+        .unwrap();
+        let out = Command::cargo_bin("shootout")
+            .unwrap()
+            .args(["load", "-c", "8", "-n", "16", "--json"])
+            .arg(s.url("/"))
+            .output()
+            .unwrap();
+        common::assert_ok(&out);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let w = json["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == "listen_overflowed")
+            .unwrap_or_else(|| panic!("{}", json["warnings"]));
+        let times: u64 = w["message"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("the server's listen queue overflowed ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{w}"));
+        assert!(times >= 1, "{w}");
+        // And in the text report.
+        let out = Command::cargo_bin("shootout")
+            .unwrap()
+            .args(["load", "-c", "8", "-n", "16"])
+            .arg(s.url("/"))
+            .output()
+            .unwrap();
+        common::assert_ok(&out);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("the server's listen queue overflowed "),
+            "{text}"
+        );
+    }
 }

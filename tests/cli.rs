@@ -1190,3 +1190,93 @@ fn find_max_finds_a_known_capacity() {
         }
     }
 }
+
+/// The flags only a capacity search reads are refused without `--find-max`, naming it
+/// and `--fail-if` (which judges a single load); the two ends of a search's range follow
+/// the rule of a plan's `find_max` key, a rate from 0.001 to 10⁹.
+#[test]
+fn the_capacity_flags_are_checked_by_one_rule() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    for (args, said) in [
+        (
+            &["--slo", "p99<1us", "-n", "5"][..],
+            "--slo p99<1us is the condition a capacity search keeps: add --find-max",
+        ),
+        (&["--slo", "p99<1us", "-n", "5"], "(--fail-if 'p99>=1us')"),
+        (
+            &["--to", "5000", "-n", "5"],
+            "--from and --to bound a capacity search",
+        ),
+        (
+            &["--find-max", "--slo", "p99<50ms", "--to", "1e300"],
+            "--to must be from 0.001 to 1e9 requests per second, not 1e300",
+        ),
+        (
+            &["--find-max", "--slo", "p99<50ms", "--from", "0.0001"],
+            "--from must be from 0.001 to 1e9 requests per second, not 0.0001",
+        ),
+    ] {
+        let out = shootout()
+            .arg("load")
+            .args(args)
+            .arg(server.url("/"))
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing was run");
+    }
+    // Nothing reached the server.
+    assert_eq!(server.requests(), 0);
+}
+
+/// A search of a server on this machine, shootout not pinned apart from it, says before
+/// its first step and in its answer that the two share the CPUs; its steps read in one
+/// vocabulary on stderr and in the table (`met`, never `not met` beside `kept no`), with
+/// a legend.
+#[test]
+fn a_search_says_it_shares_the_cpus_and_words_its_steps_one_way() {
+    let server = slow_hello();
+    let search = |extra: &[String]| {
+        let out = shootout()
+            .args(common::ONE_STEP_SEARCH)
+            .args(extra)
+            .arg(server.url("/"))
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        common::assert_ok(&out);
+        out
+    };
+    let out = search(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let shared = "the server runs on this machine and shootout is not pinned apart from it";
+    let note = err.find(&format!("note: {shared}")).expect(&err);
+    let first = err.find("step 1: 50 req/s offered").expect(&err);
+    assert!(note < first, "said before the first step: {err}");
+    assert!(err.contains("errors 0.000%: met\n"), "{err}");
+    assert!(!err.contains("not met"), "{err}");
+    assert!(text.contains(&format!("Machine: {shared}")), "{text}");
+    let header = text.lines().find(|l| l.contains("offered")).expect(&text);
+    assert!(
+        header.contains(" sends ") && header.ends_with("verdict") && !header.contains("kept"),
+        "{header}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains(" on time ") && l.trim_end().ends_with(" met")),
+        "{text}"
+    );
+    assert!(text.contains("\nsends: on time ("), "{text}");
+    assert!(
+        text.contains("\nverdict: met (every SLO held), broke SLO"),
+        "{text}"
+    );
+    // Pinned apart (--cpus), the note is not said.
+    let out = search(&["--cpus".into(), common::first_allowed_cpu().to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains(shared), "{err}");
+}

@@ -467,7 +467,7 @@ fn four_pods_of_the_manifest_merge_into_the_exact_fleet_result() {
         .map(|log| {
             let blocks = blocks_in_log(log);
             assert_eq!(blocks.len(), 1, "one result per pod:\n{log}");
-            SavedRun::parse(blocks[0].1).unwrap()
+            SavedRun::parse(&blocks[0].1).unwrap()
         })
         .collect();
     let dir = tempfile::tempdir().unwrap();
@@ -947,7 +947,8 @@ fn the_files_shootout_writes_pass_every_check_of_the_reader() {
     }
 }
 
-/// `merge /dev/zero` read until memory ran out.
+/// `merge /dev/zero` read until memory ran out, then read 1 GiB (1,028 MB at its peak)
+/// before it refused: a NUL byte is refused where it is, in the first piece read.
 #[test]
 fn merge_of_dev_zero_or_a_file_past_the_limit_is_refused_quickly() {
     let started = std::time::Instant::now();
@@ -955,32 +956,31 @@ fn merge_of_dev_zero_or_a_file_past_the_limit_is_refused_quickly() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: /dev/zero: it holds more than 1 GiB, the most a result file or a log of results may hold: give the files written by shootout load --save, or the log lines between their marks\n"
+        "error: /dev/zero: it holds a NUL byte at byte 0, so it is neither a result file nor a log of results: give the files written by shootout load --save, or logs holding their lines between the marks\n"
     );
     assert!(
-        started.elapsed() < Duration::from_secs(20),
+        started.elapsed() < Duration::from_secs(5),
         "{:?}",
         started.elapsed()
     );
-    // A regular file is refused by its size, before a byte is read.
+    // A sparse file that opens as a result file is refused at its first zero, not by its
+    // size (a log of results may be any size).
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.json");
-    std::fs::File::create(&big)
-        .unwrap()
-        .set_len(shootout_model::saved::MAX_RESULT_BYTES + 1)
+    let mut f = std::fs::File::create(&big).unwrap();
+    std::io::Write::write_all(&mut f, b"{").unwrap();
+    f.set_len(shootout_model::saved::MAX_RESULT_BYTES + 1)
         .unwrap();
-    let started = std::time::Instant::now();
     let out = merge_of(&[&big], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr).starts_with(&format!(
-            "error: {}: it holds more than 1 GiB",
+            "error: {}: it holds a NUL byte at byte 1",
             big.display()
         )),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
 }
 
 /// A forged histogram in a real file is refused by `merge`, naming the file, the field
@@ -1313,5 +1313,111 @@ fn ctrl_c_at_the_barrier_ends_the_wait_and_says_so_in_the_result() {
             "start barrier: interrupted (Ctrl-C or SIGTERM)"
         );
     }
+    assert_eq!(server.requests(), 0);
+}
+
+/// 20 connections that said nothing to shard 0's barrier made the real shard 1 fail at
+/// once ("too many connections"): strangers crowded it out. Now 100 silent connections,
+/// then 100 that send bytes of garbage slowly while the real shard comes, are let go of
+/// to make room, and the shards meet.
+#[test]
+fn strangers_that_crowd_the_barrier_do_not_keep_a_shard_out() {
+    use std::io::Write;
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |i: u32| dir.path().join(format!("shard-{i}.json"));
+    let url = server.url("/");
+    let (mut s0, at) = coordinator(2, &url, &file(0), &["--barrier-wait", "30s"]);
+    s0.wait_for("barrier: 1 of 2 shards here");
+    let silent: Vec<std::net::TcpStream> = (0..100)
+        .map(|_| std::net::TcpStream::connect(&at).unwrap())
+        .collect();
+    // 100 more, each sending one printable byte of a line that never ends every 50 ms
+    // (a line is cut off at 256 bytes: these would take 12 s), for at most 8 s.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let slow = {
+        let (at, done) = (at.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut peers: Vec<std::net::TcpStream> = (0..100)
+                .map(|_| std::net::TcpStream::connect(&at).unwrap())
+                .collect();
+            let until = std::time::Instant::now() + Duration::from_secs(8);
+            while std::time::Instant::now() < until
+                && !done.load(std::sync::atomic::Ordering::Relaxed)
+            {
+                for p in &mut peers {
+                    let _ = p.write_all(b"x");
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            peers.len()
+        })
+    };
+    let s1 = ShardProcess::spawn(&shard_args(1, 2, &url, &file(1), &["--barrier", &at]), &[]);
+    for s in [s0, s1] {
+        let (code, err, _) = s.finish();
+        assert_eq!(code, Some(0), "{err}");
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(slow.join().unwrap(), 100);
+    assert!(saved(&file(1)).barrier.is_some());
+    // Every silent one was told to try again, or closed, none admitted.
+    for mut s in silent {
+        use std::io::Read;
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut got = String::new();
+        let _ = s.read_to_string(&mut got);
+        assert!(got.is_empty() || got == "BUSY\n", "{got:?}");
+    }
+}
+
+/// A false shard 0 that answered `WAIT 2 2`, `GO`, then a start 50 minutes ahead kept
+/// shard 1 (`--barrier-wait 3s`) waiting until it was killed: a start further ahead than
+/// a barrier announces is refused, saying why.
+#[test]
+fn a_start_announced_too_far_ahead_is_refused() {
+    use std::io::{BufRead, Write};
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fake = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = fake.local_addr().unwrap().to_string();
+    let faking = std::thread::spawn(move || {
+        let (stream, _) = fake.accept().unwrap();
+        let mut lines = std::io::BufReader::new(stream.try_clone().unwrap()).lines();
+        let mut w = &stream;
+        assert!(lines.next().unwrap().unwrap().starts_with("HELLO "));
+        w.write_all(b"WAIT 2 2\nGO\n").unwrap();
+        let mut asked = 0;
+        while let Some(Ok(line)) = lines.next() {
+            assert_eq!(line, "WHEN");
+            asked += 1;
+            let _ = w.write_all(b"START 3000000000000 1764000000000000000\n");
+        }
+        asked
+    });
+    let file = dir.path().join("shard-1.json");
+    let mut s1 = ShardProcess::spawn(
+        &shard_args(
+            1,
+            2,
+            &server.url("/"),
+            &file,
+            &["--barrier", &at, "--barrier-wait", "3s"],
+        ),
+        &[],
+    );
+    let began = std::time::Instant::now();
+    let line = s1.wait_for("error: start barrier:");
+    let (code, err, _) = s1.finish();
+    assert!(began.elapsed() < Duration::from_secs(10), "{err}");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        line.contains(
+            "a start more than 10 s ahead (a barrier's start is 2 s after the last shard comes)"
+        ),
+        "{line}"
+    );
+    assert!(failure(&saved(&file)).contains("a start more than 10 s ahead"));
+    assert_eq!(faking.join().unwrap(), 1);
     assert_eq!(server.requests(), 0);
 }

@@ -205,6 +205,15 @@ fn z_is_a_duration_and_timeout_takes_units() {
     assert_eq!(v["load"]["duration_s"].as_f64(), Some(0.3), "{v}");
     let secs = v["duration_s"].as_f64().unwrap();
     assert!((0.3..1.0).contains(&secs), "ran for the -z given: {secs}");
+    // hey and oha open 50 connections for -z: the one used here is said, as -t's reading is.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("-z 300ms read as -d 300ms on 1 connection (shootout's -c default; hey and oha open 50): add -c 50"),
+        "{err}"
+    );
+    let out = load(&["-z", "300ms", "-c", "2", "--json"], &server.url("/"));
+    ok(&out);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("-z 300ms"));
 }
 
 /// Flags whose meaning cannot be kept: exit 2, one line naming the flag and the way here.

@@ -136,6 +136,27 @@ fn init_refuses_a_url_off_loopback() {
 }
 
 #[test]
+fn init_slo_goes_with_find_max_and_is_checked_before_anything_runs() {
+    shootout()
+        .args(["init", "--url", "http://127.0.0.1:1/", "--slo", "p99<50ms"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--find-max"));
+    shootout()
+        .args([
+            "init",
+            "--url",
+            "http://127.0.0.1:1/",
+            "--find-max",
+            "--slo",
+            "p99<<5",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--slo p99<<5: "));
+}
+
+#[test]
 fn init_wants_one_template() {
     shootout().args(["init"]).assert().code(2);
 }

@@ -221,6 +221,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
                 }
             })
             .collect(),
+        listen: None,
     };
     r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     let cpu_total = s.cpu_us * completed as f64;
@@ -1152,15 +1153,20 @@ fn csv_cells_a_spreadsheet_would_run_are_neutralised() {
 /// nginx holds `nginx` req/s and caddy `caddy` in every search; each step follows the
 /// search's own next rate, as `shootout run` stores it, two searches each, interleaved.
 fn seed_capacity_run(store: &mut Store, day: u64, nginx: f64, caddy: f64) {
+    seed_capacity_run_storing(store, day, nginx, caddy, &["p99<20ms", "errors<1%"]);
+}
+
+/// As [`seed_capacity_run`], the plan stored with the run giving the SLOs as `stored`.
+fn seed_capacity_run_storing(store: &mut Store, day: u64, nginx: f64, caddy: f64, stored: &[&str]) {
     use shootout_analysis::capacity::{next, Next, Search, Step as Tried, Verdict};
-    use shootout_model::search::SearchStep;
+    use shootout_model::find_max::SearchStep;
     let resolved = serde_json::json!({
         "name": "capacity",
         "contenders": [
             {"name": "nginx", "launch": "nginx -p {tmp} -c nginx.conf", "baseline": true},
             {"name": CADDY, "launch": "caddy run --config Caddyfile", "baseline": false},
         ],
-        "workloads": [{"name": "hello", "find_max": {"slo": ["p99<20ms", "errors<1%"], "from": 1000.0, "to": 100000.0}}],
+        "workloads": [{"name": "hello", "find_max": {"slo": stored, "from": 1000.0, "to": 100000.0}}],
         "levels": [],
         "repeat": 2,
     })
@@ -1261,6 +1267,7 @@ fn seed_capacity_run(store: &mut Store, day: u64, nginx: f64, caddy: f64) {
                             shootout_model::OtherLoad {
                                 cpus: 2,
                                 others: Some(0.9),
+                                contenders: 0.0,
                                 steal: 0.0,
                                 load_avg: 3.0,
                             },
@@ -1288,6 +1295,38 @@ fn capacity_store() -> Seeded {
     seed_capacity_run(&mut store, 1, 24_000.0, 9_000.0);
     seed_capacity_run(&mut store, 2, 24_000.0, 15_000.0);
     Seeded { dir }
+}
+
+/// A search whose SLOs stored with the run this shootout cannot read is refused by every
+/// command that reads the run, naming the run and the search's first step: never a
+/// report whose capacities were replayed without them.
+#[test]
+fn a_stored_slo_that_cannot_be_read_is_an_error_naming_the_run_and_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("shootout.db")).unwrap();
+    seed_capacity_run(&mut store, 1, 24_000.0, 9_000.0);
+    seed_capacity_run_storing(
+        &mut store,
+        2,
+        24_000.0,
+        9_000.0,
+        &["p99 ~ 20ms", "errors<1%"],
+    );
+    let first = store.steps(shootout_store::RunId(2)).unwrap()[0].id.0;
+    drop(store);
+    let s = Seeded { dir };
+    s.ok(&["report", "1"]);
+    let want = format!("run 2, step {first} (workload 'hello'): the capacity search's SLOs stored with the run cannot be read (");
+    for args in [
+        &["report", "2"][..],
+        &["report", "2", "-f", "json"],
+        &["report", "--runs", "1,2"],
+        &["compare", "1", "2"],
+    ] {
+        let (code, out, err) = s.run(args);
+        assert_eq!((code, out.as_str()), (1, ""), "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: {err}");
+    }
 }
 
 #[test]

@@ -48,8 +48,63 @@ fn a_text_echo_run_is_counted_like_requests() {
     assert_eq!(v["load"]["pipeline"], 2);
     assert_eq!(v["requests"]["ok"], 60);
     assert_eq!(v["requests"]["failed"], 0);
-    assert_eq!(v["status_codes"]["101"], 60);
+    // One 101 per handshake, not one per reply.
+    assert_eq!(v["status_codes"]["101"], v["connections"]["opened"]);
+    assert!((1..=3).contains(&v["connections"]["opened"].as_u64().unwrap()));
     assert_eq!(server.answers(), 60);
+}
+
+/// Connections whose upgrade is still under way when the run ends show on the
+/// Connections line and in the JSON document.
+#[test]
+fn connections_still_upgrading_at_the_end_are_reported() {
+    let server = WsServer::start(WsBehavior::NoUpgrade).unwrap();
+    for (format, shows) in [
+        ("text", "0 opened, 0 failed, 2 still opening at the end"),
+        ("json", "\"opening\": 2"),
+    ] {
+        let out = shootout()
+            .args(["load", "-q", "--format", format, "-d", "300ms", "-c", "2"])
+            .args(["--ws-text", "hi"])
+            .arg(server.url("/echo"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(shows), "{format}: {stdout}");
+    }
+}
+
+/// A panic in a worker (injected in this debug build) is shootout's fault: counted as
+/// `generator_fault` in the report, not as the server's, and the command exits 1 asking
+/// for a bug report.
+#[test]
+fn a_generator_fault_is_reported_apart_and_exits_non_zero() {
+    let server = WsServer::start(WsBehavior::Echo).unwrap();
+    for (format, shows) in [
+        ("json", "\"generator_fault\": 1"),
+        ("ab", "Failed requests:        1"),
+        ("wrk", "Generator faults (shootout's own bug): 1"),
+        ("text", "1 generator_fault"),
+    ] {
+        let out = shootout()
+            .env("SHOOTOUT_DEBUG_PANIC_AT", "3")
+            .args(["load", "-q", "--format", format, "-n", "10", "-c", "1"])
+            .args(["--ws-text", "hi"])
+            .arg(server.url("/echo"))
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{format}: {stderr}");
+        assert!(stdout.contains(shows), "{format}: {stdout}");
+        assert!(
+            stderr.contains("error: 1 request failed by a fault of shootout's own")
+                && stderr.contains("please report it"),
+            "{format}: {stderr}"
+        );
+    }
 }
 
 #[test]

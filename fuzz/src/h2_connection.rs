@@ -14,13 +14,13 @@
 //! can make the client write.
 
 use shootout_engine::h2::conn::{ConnError, Connection, Event};
-use shootout_engine::h2::request::{prepare, Prepared};
+use shootout_engine::h2::request::{prepare_one, Prepared};
 use shootout_model::{RequestSpec, Target};
 use std::time::{Duration, Instant};
 
 fn request() -> Prepared {
     let target = Target::parse("http://127.0.0.1:8080/fuzz").expect("a URL");
-    prepare(&target, &RequestSpec::default()).expect("a request")
+    prepare_one(&target, &RequestSpec::default()).expect("a request")
 }
 
 /// What a feed led to: every event, and the error if the connection ended.

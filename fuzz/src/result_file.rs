@@ -3,7 +3,8 @@
 //! lengths, deflate bombs and counts that overflow.
 //!
 //! Input layout: a mode byte, then (by `mode % 3`):
-//! - 0: a result file's text (bytes read as UTF-8, lossily);
+//! - 0: a result file's text (bytes read as UTF-8, lossily), and those bytes through
+//!   `merge`'s stream reader (`ResultScanner`), whole and in two pieces;
 //! - 1: the bytes of one histogram (HdrHistogram V2, deflated or not): decoded directly,
 //!   and as the `latency` histogram of a valid result file;
 //! - 2: two result files, split at the first NUL byte, merged when both are read.
@@ -17,6 +18,7 @@ use crate::alloc;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use shootout_analysis::merge::{merge, Source};
+use shootout_model::saved::{Found, ResultScanner, BEGIN_MARK, MARK_WINDOW};
 use shootout_model::{LoadSpec, Outcome, RunResult, SavedRun, Target};
 use std::sync::OnceLock;
 use std::time::{Duration, UNIX_EPOCH};
@@ -70,7 +72,10 @@ pub fn check(data: &[u8]) {
 }
 
 /// Reads a file; one that is read must write back to a text that reads back the same.
+/// The bytes also go through `merge`'s stream reader, whole and in two pieces: the same
+/// answer both ways, and a text that opens with `{` and holds no mark is one file.
 fn one(bytes: &[u8]) {
+    scanned(bytes);
     let text = String::from_utf8_lossy(bytes);
     let Ok(run) = SavedRun::parse(&text) else {
         return;
@@ -83,6 +88,33 @@ fn one(bytes: &[u8]) {
         written,
         "a second round trip changed the file"
     );
+}
+
+/// `bytes` through [`ResultScanner`], whole and cut in two where its first byte says.
+fn scanned(bytes: &[u8]) {
+    let scan = |pieces: &[&[u8]]| {
+        let mut s = ResultScanner::new();
+        for p in pieces {
+            s.feed(p)?;
+            assert!(s.kept() <= bytes.len() + MARK_WINDOW);
+        }
+        s.finish()
+    };
+    let whole = scan(&[bytes]);
+    let cut = bytes
+        .first()
+        .map_or(0, |&b| usize::from(b) % (bytes.len() + 1));
+    let (a, b) = bytes.split_at(cut);
+    assert_eq!(scan(&[a, b]), whole, "cut at {cut}");
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        let marks = text.contains(BEGIN_MARK);
+        if text.trim_start().starts_with('{') && !marks && !text.contains('\0') {
+            assert_eq!(whole, Ok(Found::File(text.trim().to_string())));
+        }
+        if let Ok(Found::Blocks(blocks)) = &whole {
+            assert!(blocks.iter().all(|(_, b)| text.contains(b.as_str())));
+        }
+    }
 }
 
 /// Decodes a histogram's bytes directly and as a field of a valid file.

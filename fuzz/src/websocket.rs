@@ -7,12 +7,16 @@
 //! every `{ACCEPT}` is replaced by the `Sec-WebSocket-Accept` our key asks for (a fuzzer
 //! cannot find a SHA-1), so inputs reach the frames. Invariants: no panic; the events
 //! and the verdict are the same whatever the split; a handshake's head is at most its
-//! limit; no more replies than messages; after a close nothing more is read; and the heap
-//! stays within the connection's stated limits (the answer head, one control frame) plus
-//! what the input makes the client write (pongs, one close) — never a reply's size,
-//! since replies are checked as they stream and never held.
+//! limit; no more replies than messages; after a close nothing more is read; the pongs
+//! waiting to be written stay within [`MAX_PONGS`] (here, where nothing is written, a
+//! ping's pong replaces the one before it); and the heap stays within the connection's
+//! stated limits (the answer head, one control frame) plus what the input makes the
+//! client write (pongs, one close) — never a reply's size, since replies are checked as
+//! they stream and never held.
 
-use shootout_engine::ws::conn::{Connection, Event, Failure, Message, Phase, Sent, Slot};
+use shootout_engine::ws::conn::{
+    Connection, Event, Failure, Message, Phase, Sent, Slot, MAX_PONGS,
+};
 use shootout_engine::ws::frame::{Rng, TEXT};
 use shootout_engine::ws::handshake::{self, Request};
 use shootout_model::Target;
@@ -69,6 +73,12 @@ fn run(data: &[u8], reads: &[usize]) -> (Outcome, usize) {
             };
             let r = c.feed(&input[at..at + n], sent, &mut rng, now);
             at += n;
+            // Pongs of at most 131 bytes, and one close frame.
+            assert!(
+                c.out.len() <= (MAX_PONGS + 1) * 131,
+                "{} bytes waiting to be written",
+                c.out.len()
+            );
             seen.extend(c.events.drain(..).map(|e| match e {
                 Event::Open => Seen::Open,
                 Event::Replied {

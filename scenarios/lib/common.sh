@@ -2,7 +2,11 @@
 #
 #   need_apt PKG...        install the Debian packages that are missing (one apt-get call)
 #   need_venv DIR PKG...   a venv on Debian's python3 (--system-site-packages, so the
-#                          python3-* packages stay visible) with these PyPI packages
+#                          python3-* packages stay visible) with these PyPI packages;
+#                          DIR (a scenario's .venv, which its plans name) is a link to
+#                          the venv, kept with the others in one folder out of the
+#                          sources: $SHOOTOUT_VENVS, else .venvs/ at the checkout's top
+#                          (ignored by git; delete it to reclaim the space)
 #
 # Both are idempotent and return at once when everything is there. While apt installs,
 # a temporary policy-rc.d keeps Debian from starting the packages' system services
@@ -53,12 +57,21 @@ need_venv() {
     local dir=$1
     shift
     local want="$*"
-    if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.requirements" 2>/dev/null)" = "$want" ]; then
+    local real=$dir
+    # A venv made in place by an older setup is used where it is; otherwise DIR links
+    # to the scenario's venv in the venvs' folder.
+    if [ -L "$dir" ] || [ ! -e "$dir" ]; then
+        local root=${SHOOTOUT_VENVS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.venvs}
+        real=$root/$(basename "$(dirname "$dir")")
+        mkdir -p "$root"
+        ln -sfn "$real" "$dir"
+    fi
+    if [ -x "$real/bin/python" ] && [ "$(cat "$real/.requirements" 2>/dev/null)" = "$want" ]; then
         return 0
     fi
     need_apt python3-venv python3-pip
-    say "making $dir (Debian's python3 + $want)"
-    /usr/bin/python3 -m venv --system-site-packages "$dir"
-    "$dir/bin/pip" install -q --disable-pip-version-check "$@"
-    echo "$want" > "$dir/.requirements"
+    say "making $real (Debian's python3 + $want)"
+    /usr/bin/python3 -m venv --system-site-packages "$real"
+    "$real/bin/pip" install -q --disable-pip-version-check "$@"
+    echo "$want" > "$real/.requirements"
 }

@@ -33,7 +33,7 @@
 use crate::evidence::{interval, resample_blocks, RESAMPLES, SEED};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use shootout_model::search::Verdict;
+use shootout_model::find_max::Verdict;
 use shootout_model::threshold::{Metric, Op, Threshold};
 use shootout_model::RunResult;
 

@@ -2,9 +2,11 @@
 //! contender's most requests per second within the SLOs, over its repetitions, the order
 //! of the contenders with how sure each place is, and each against the baseline.
 //!
-//! Every figure is replayed from the stored steps and their verdicts with the search's own
-//! pure function ([`capacity::next`], [`capacity::so_far`] for a search that stopped), so
-//! `shootout report` after the fact says exactly what the run found.
+//! Every figure is replayed from the stored steps and their verdicts through the search's
+//! own [`Searcher`], so `shootout report` after the fact says exactly what the run found.
+//! The SLOs stored with the run are read back with the grammar that checked them
+//! ([`parse_slos`]); one this shootout cannot read is an error naming the run and the step
+//! ([`UnreadableSlo`]), never a search replayed without it.
 //!
 //! How sure: a search brackets a capacity between the highest rate met and the lowest
 //! that broke an SLO, each confirmed by the evidence of two steps or more
@@ -20,15 +22,70 @@
 //! Seams: reads the stored run and its resolved plan ([`ResolvedFindMax`]); the renderers
 //! lay out [`WorkloadCapacity`].
 
-use crate::capacity::{self, Capacity, Decision, Limit, Measured, Search, Step};
+use crate::capacity::{Capacity, Decision, Limit, Measured, Searcher};
 use crate::cells::{contender_of, median};
 use crate::evidence::ALPHA;
 use crate::mann_whitney;
 use crate::ranking::{Relation, MUCH};
+use shootout_model::find_max::{parse_slos, FindMax};
 use shootout_model::resolved::{ResolvedFindMax, ResolvedPlan};
 use shootout_model::stored::{StoredRun, StoredStep};
-use shootout_model::threshold::Threshold;
 use shootout_model::LoadLevel;
+use std::time::Duration;
+
+/// A stored search whose SLOs this shootout cannot read (stored by a shootout of another
+/// grammar, or edited since): its steps' verdicts name SLOs by index and their evidence is
+/// judged against them, so a report without them would change its answer silently.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("run {run}, step {step} (workload '{workload}'): the capacity search's SLOs stored with the run cannot be read ({why}): report the run with the shootout that stored it, or run the plan again")]
+pub struct UnreadableSlo {
+    /// The run the step belongs to.
+    pub run: i64,
+    /// The first stored step of the search.
+    pub step: i64,
+    /// The workload searched.
+    pub workload: String,
+    /// What the grammar said.
+    pub why: String,
+}
+
+/// Every search of `run` whose SLOs cannot be read, the first of them as the error; the
+/// commands that read a stored run refuse it with this before any report.
+pub fn check(run: &StoredRun) -> Result<(), UnreadableSlo> {
+    let Some(plan) = ResolvedPlan::parse(&run.run.plan_resolved) else {
+        return Ok(());
+    };
+    for w in &plan.workloads {
+        if let Some(f) = &w.find_max {
+            search_of(run, &w.name, f)?;
+        }
+    }
+    Ok(())
+}
+
+/// The search of workload `name` as stored (`f`), its SLOs read back; the error names the
+/// run and the first of the search's stored steps.
+fn search_of(run: &StoredRun, name: &str, f: &ResolvedFindMax) -> Result<FindMax, UnreadableSlo> {
+    let slos = parse_slos(&f.slo).map_err(|why| {
+        let first = run
+            .steps
+            .iter()
+            .find(|s| s.workload == name && s.search.is_some());
+        UnreadableSlo {
+            run: first.map_or(run.run.id.0, |s| s.run.0),
+            step: first.map_or(0, |s| s.id.0),
+            workload: name.to_string(),
+            why,
+        }
+    })?;
+    Ok(FindMax {
+        slo: f.slo.clone(),
+        slos,
+        from: f.from,
+        to: f.to,
+        connections: 0,
+    })
+}
 
 /// One search: a contender × workload × repetition.
 #[derive(Debug, Clone)]
@@ -132,13 +189,14 @@ impl WorkloadCapacity<'_> {
 }
 
 /// The workloads a run searched, in plan order, each with its contenders' capacities.
-/// Empty for a run without searches (or whose stored plan cannot be read).
+/// Empty for a run without searches (or whose stored plan cannot be read); an error when
+/// a search's SLOs cannot be read ([`UnreadableSlo`]).
 pub fn capacities<'a>(
     run: &'a StoredRun,
     plan: Option<&ResolvedPlan>,
-) -> Vec<WorkloadCapacity<'a>> {
+) -> Result<Vec<WorkloadCapacity<'a>>, UnreadableSlo> {
     let Some(plan) = plan else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     plan.workloads
         .iter()
@@ -155,27 +213,23 @@ pub fn capacities<'a>(
 }
 
 /// The capacities of workload `name`, searched as `f` says.
-fn workload<'a>(run: &'a StoredRun, name: &'a str, f: &ResolvedFindMax) -> WorkloadCapacity<'a> {
-    let search = Search::new(f.from, f.to);
-    // SLOs the plan's check accepted; one that no longer parses leaves the steps to their
-    // verdicts (no evidence).
-    let slos: Vec<Threshold> = f
-        .slo
-        .iter()
-        .map(|s| s.parse())
-        .collect::<Result<_, _>>()
-        .unwrap_or_default();
+fn workload<'a>(
+    run: &'a StoredRun,
+    name: &'a str,
+    f: &ResolvedFindMax,
+) -> Result<WorkloadCapacity<'a>, UnreadableSlo> {
+    let search = search_of(run, name, f)?;
     let contenders: Vec<ContenderCapacity> = (0..run.contenders.len())
-        .filter_map(|ci| contender(run, name, ci, &search, &slos))
+        .filter_map(|ci| contender(run, name, ci, &search))
         .collect();
     let (order, places) = rank(&contenders);
-    WorkloadCapacity {
+    Ok(WorkloadCapacity {
         workload: name,
         find_max: f.clone(),
         contenders,
         order,
         places,
-    }
+    })
 }
 
 /// Contender `ci`'s searches of workload `name`; `None` when it has none.
@@ -183,8 +237,7 @@ fn contender<'a>(
     run: &'a StoredRun,
     name: &str,
     ci: usize,
-    search: &Search,
-    slos: &[Threshold],
+    search: &FindMax,
 ) -> Option<ContenderCapacity<'a>> {
     let mine: Vec<&StoredStep> = run
         .steps
@@ -205,46 +258,33 @@ fn contender<'a>(
                 .copied()
                 .filter(|s| s.repetition == rep)
                 .collect();
-            replay(rep, steps, search, slos)
+            replay(rep, steps, search)
         })
         .collect();
     Some(summary(ci, searches))
 }
 
-/// One search replayed from its stored steps.
-fn replay<'a>(
-    repetition: u32,
-    mut steps: Vec<&'a StoredStep>,
-    search: &Search,
-    slos: &[Threshold],
-) -> SearchRun<'a> {
+/// One search replayed from its stored steps through the [`Searcher`], each with its
+/// stored verdict (the step length plays no part in the answer).
+fn replay<'a>(repetition: u32, mut steps: Vec<&'a StoredStep>, search: &FindMax) -> SearchRun<'a> {
     steps.sort_by_key(|s| s.id);
-    let mut judged: Vec<Step> = Vec::new();
-    let mut measured = Vec::new();
+    let mut searcher = Searcher::new(search, Duration::ZERO);
     for s in &steps {
         let (Some(verdict), LoadLevel::Rate { rps, .. }) =
             (s.search.as_ref().and_then(|m| m.verdict.clone()), s.level)
         else {
             continue;
         };
-        let kept = capacity::kept(&s.result);
-        measured.push(Measured::of(rps, &s.result, kept, verdict.clone()));
-        judged.push(Step::of(rps, slos, &s.result, verdict));
+        searcher.took(rps, &s.result, verdict);
     }
-    let complete = matches!(capacity::next(search, &judged), capacity::Next::Done(_));
-    let found = capacity::at_cap(capacity::so_far(search, &judged), &measured);
-    let boundary = [found.max_rps, found.first_failing_rps]
-        .into_iter()
-        .flatten()
-        .filter_map(|rate| capacity::decision(rate, &judged))
-        .collect();
+    let answer = searcher.answer();
     SearchRun {
         repetition,
         steps,
-        measured,
-        capacity: found,
-        boundary,
-        complete,
+        measured: searcher.measured().to_vec(),
+        capacity: answer.capacity,
+        boundary: answer.boundary,
+        complete: answer.complete,
     }
 }
 
@@ -393,7 +433,7 @@ pub fn compare(a: &crate::Analysis, b: &crate::Analysis) -> Vec<CapacityChange> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capacity::Verdict;
+    use crate::capacity::{self, Search, Step, Verdict};
 
     /// A finished search that met `lo` and broke `hi` (or met up to the end).
     fn found(rep: u32, lo: f64, hi: Option<f64>) -> SearchRun<'static> {
@@ -498,7 +538,7 @@ mod tests {
     #[test]
     fn searches_replay_from_the_stored_verdicts() {
         use crate::evidence::tests::run;
-        use shootout_model::search::SearchStep;
+        use shootout_model::find_max::SearchStep;
         use shootout_model::stored::StepId;
         let mut r = run(&[("fast", 10, 0), ("cut", 10, 0)], 2);
         let template = r.steps[0].clone();
@@ -549,7 +589,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let all = capacities(&r, Some(&plan));
+        let all = capacities(&r, Some(&plan)).unwrap();
         assert_eq!(all.len(), 1);
         let w = &all[0];
         let fast = w.of(0).unwrap();
@@ -565,6 +605,21 @@ mod tests {
         assert_eq!(w.order, [0, 1]);
         assert_eq!(w.places[0].relation, Relation::Untested);
         // Without the plan's search, nothing is replayed.
-        assert!(capacities(&r, None).is_empty());
+        assert!(capacities(&r, None).unwrap().is_empty());
+        // A stored SLO this shootout cannot read is an error naming the run and the
+        // search's first step, not a search replayed without it.
+        let mut unreadable = plan.clone();
+        unreadable.workloads[0].find_max.as_mut().unwrap().slo = vec!["p99 ~ 50ms".into()];
+        let e = capacities(&r, Some(&unreadable)).unwrap_err();
+        assert_eq!((e.run, e.step, e.workload.as_str()), (r.run.id.0, 100, "w"));
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!("run {}, step 100 (workload 'w'): the capacity search's SLOs stored with the run cannot be read (", r.run.id.0)),
+            "{text}"
+        );
+        r.run.plan_resolved = unreadable.to_json();
+        assert_eq!(check(&r), Err(e));
+        r.run.plan_resolved = plan.to_json();
+        assert_eq!(check(&r), Ok(()));
     }
 }

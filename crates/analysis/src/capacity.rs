@@ -18,8 +18,11 @@
 //! above a rate whose schedule the generator did not keep.
 
 use crate::boundary::{self, Call, Evidence};
+use crate::load_warnings::NotKept;
+use shootout_model::find_max::FindMax;
 use shootout_model::threshold::Threshold;
 use shootout_model::RunResult;
+use std::time::Duration;
 
 /// What the search covers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,7 +50,7 @@ impl Search {
     }
 }
 
-pub use shootout_model::search::Verdict;
+pub use shootout_model::find_max::Verdict;
 
 /// One step measured: the rate offered, its verdict and its evidence.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,9 +133,10 @@ pub fn kept(result: &RunResult) -> bool {
 /// send). Sends that waited for a connection with the cap reached are the server's doing
 /// at that many connections: they are judged.
 pub fn judge(slos: &[Threshold], result: &RunResult) -> Verdict {
-    use crate::load_warnings::{certificate, NotKept};
-    let cert = certificate(result);
-    let generator = cert.is_some_and(|c| c.reason == Some(NotKept::Generator));
+    let cert = crate::load_warnings::certificate(result);
+    // Late through the generator, whether its own loop was busy or its threads waited for
+    // a CPU: either way the lag is not the server's.
+    let generator = cert.is_some_and(|c| matches!(c.reason, Some(r) if r.generator()));
     let short = cert.is_some_and(|c| c.achieved_share < 0.99);
     if generator && short {
         return Verdict::NotKept;
@@ -229,6 +233,10 @@ pub struct Measured {
     pub errors_pct: f64,
     /// The generator kept the schedule.
     pub kept: bool,
+    /// Why the schedule was not kept (`None` when it was).
+    pub late: Option<NotKept>,
+    /// The busy share of the generator's busiest thread (0..1).
+    pub busiest_thread: f64,
     /// Every connection allowed was open and busy when a request fell due (the cap).
     pub capped: bool,
     /// The step's verdict.
@@ -237,7 +245,7 @@ pub struct Measured {
 
 impl Measured {
     /// The step at `rate` that gave `result`, judged `verdict`.
-    pub fn of(rate: f64, result: &RunResult, kept: bool, verdict: Verdict) -> Measured {
+    pub fn of(rate: f64, result: &RunResult, verdict: Verdict) -> Measured {
         let h = &result.histograms.latency;
         let q = |q: f64| {
             if h.is_empty() {
@@ -246,6 +254,7 @@ impl Measured {
                 h.value_at_quantile(q) as f64 / 1e3
             }
         };
+        let cert = crate::load_warnings::certificate(result);
         Measured {
             rate,
             achieved: result.schedule.map_or(0.0, |s| s.achieved_rps),
@@ -253,7 +262,9 @@ impl Measured {
             p99_ms: q(0.99),
             p999_ms: q(0.999),
             errors_pct: shootout_model::threshold::Metric::Errors.of(result),
-            kept,
+            kept: kept(result),
+            late: cert.and_then(|c| c.reason),
+            busiest_thread: result.generator.busiest_thread,
             capped: result.schedule.is_some_and(|s| s.capped),
             verdict,
         }
@@ -507,6 +518,145 @@ pub fn so_far(search: &Search, steps: &[Step]) -> Capacity {
         max_rps: lo,
         first_failing_rps: hi,
         limited_by,
+    }
+}
+
+/// The most steps one search makes: [`next`] ends well before (about 30 steps from 100
+/// req/s to a million, and at most [`boundary::MOST_STEPS`] at each boundary rate); this
+/// bounds a search whose steps go unjudged (a contender that dies during each).
+pub const MAX_STEPS: usize = 100;
+
+/// What a search asks to measure next: a step at `rate` for `length` (after a settle
+/// period at the rate, [`SETTLE`], not judged).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ask {
+    /// Offered rate, req/s.
+    pub rate: f64,
+    /// How long the step measures ([`step_length`]).
+    pub length: Duration,
+}
+
+/// What a search found: its answer, what limited it and how its boundary was decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The capacity, with a cap on connections told apart ([`at_cap`]).
+    pub capacity: Capacity,
+    /// How its boundary rates were decided (the highest met, the lowest broken), those
+    /// that were.
+    pub boundary: Vec<Decision>,
+    /// The search ran to its end (else it was stopped and `capacity` is what it had).
+    pub complete: bool,
+}
+
+/// One capacity search as it runs, with no I/O: it says what to measure next
+/// ([`Searcher::next`], and [`Searcher::rest`] before it) and what each step said
+/// ([`Searcher::judge`], [`Searcher::took`]). `shootout load --find-max` and the `find_max`
+/// of `shootout run` drive it, each with its own way to run a step, so both take the same
+/// steps for the same evidence; a report replays a stored search through it.
+#[derive(Debug, Clone)]
+pub struct Searcher {
+    search: Search,
+    /// Each SLO as written, in order (a [`Verdict::Broke`] index points here).
+    slo: Vec<String>,
+    slos: Vec<Threshold>,
+    /// Each step's least length.
+    floor: Duration,
+    /// The judged steps, in the order taken.
+    steps: Vec<Step>,
+    /// The same, as the tables show them.
+    measured: Vec<Measured>,
+    /// Steps asked for, judged or not.
+    tries: usize,
+    /// The wait before the next step.
+    rest: Duration,
+}
+
+impl Searcher {
+    /// The search `f` asks for, each step measuring at least `floor`.
+    pub fn new(f: &FindMax, floor: Duration) -> Searcher {
+        Searcher {
+            search: Search::new(f.from, f.to),
+            slo: f.slo.clone(),
+            slos: f.slos.clone(),
+            floor,
+            steps: Vec::new(),
+            measured: Vec::new(),
+            tries: 0,
+            rest: Duration::ZERO,
+        }
+    }
+
+    /// The step to measure next; `None` when the search is over (its answer found, or
+    /// [`MAX_STEPS`] asked for).
+    pub fn next(&self) -> Option<Ask> {
+        if self.tries >= MAX_STEPS {
+            return None;
+        }
+        match next(&self.search, &self.steps) {
+            Next::Try(rate) => Some(Ask {
+                rate,
+                length: step_length(rate, &self.slos, self.floor),
+            }),
+            Next::Done(_) => None,
+        }
+    }
+
+    /// How long to wait before the next step: after one that did not meet its SLOs, the
+    /// backlog it may have left ([`cooldown_after`]); else nothing.
+    pub fn rest(&self) -> Duration {
+        self.rest
+    }
+
+    /// What a step that gave `result` says against the SLOs ([`judge`]).
+    pub fn judge(&self, result: &RunResult) -> Verdict {
+        judge(&self.slos, result)
+    }
+
+    /// Takes the step asked for at `rate` that gave `result`, judged `verdict` (by
+    /// [`Searcher::judge`], or as stored); returns it as the tables show it.
+    pub fn took(&mut self, rate: f64, result: &RunResult, verdict: Verdict) -> &Measured {
+        self.tries += 1;
+        self.rest = cooldown_after(&verdict, step_length(rate, &self.slos, self.floor));
+        self.steps
+            .push(Step::of(rate, &self.slos, result, verdict.clone()));
+        self.measured.push(Measured::of(rate, result, verdict));
+        &self.measured[self.measured.len() - 1]
+    }
+
+    /// A step asked for that gave nothing to judge (stopped, or its contender died): it
+    /// counts against [`MAX_STEPS`].
+    pub fn missed(&mut self) {
+        self.tries += 1;
+    }
+
+    /// Steps asked for so far, judged or not.
+    pub fn tries(&self) -> usize {
+        self.tries
+    }
+
+    /// Each SLO as written, in order.
+    pub fn slo(&self) -> &[String] {
+        &self.slo
+    }
+
+    /// The judged steps as the tables show them, in the order taken.
+    pub fn measured(&self) -> &[Measured] {
+        &self.measured
+    }
+
+    /// What the search found: its answer when it is over, else what it had ([`so_far`]).
+    pub fn answer(&self) -> Answer {
+        let capacity = at_cap(so_far(&self.search, &self.steps), &self.measured);
+        let boundary = [capacity.max_rps, capacity.first_failing_rps]
+            .into_iter()
+            .flatten()
+            .filter_map(|rate| decision(rate, &self.steps))
+            .collect();
+        Answer {
+            capacity,
+            boundary,
+            complete: matches!(next(&self.search, &self.steps), Next::Done(_)),
+        }
     }
 }
 

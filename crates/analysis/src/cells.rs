@@ -290,8 +290,13 @@ pub struct Analysis<'a> {
     pub plan: Option<ResolvedPlan>,
     /// The warnings, most important first.
     pub warnings: Vec<RunWarning>,
-    /// The capacities of the workloads searched (`find_max`), in plan order.
+    /// The capacities of the workloads searched (`find_max`), in plan order; empty when
+    /// a search's stored SLOs cannot be read (`unreadable`).
     pub capacities: Vec<crate::capacities::WorkloadCapacity<'a>>,
+    /// A search whose stored SLOs cannot be read: the commands refuse such a run before
+    /// they render it ([`crate::capacities::check`]), so no report shows capacities
+    /// replayed without them.
+    pub unreadable: Option<crate::capacities::UnreadableSlo>,
 }
 
 impl<'a> Analysis<'a> {
@@ -299,11 +304,16 @@ impl<'a> Analysis<'a> {
     pub fn of(run: &'a StoredRun) -> Analysis<'a> {
         let marked = run.contenders.iter().position(|c| c.baseline);
         let plan = ResolvedPlan::parse(&run.run.plan_resolved);
+        let (capacities, unreadable) = match crate::capacities::capacities(run, plan.as_ref()) {
+            Ok(c) => (c, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
         let mut a = Analysis {
             run,
             baseline: baseline(run, marked),
             workloads: group(run),
-            capacities: crate::capacities::capacities(run, plan.as_ref()),
+            capacities,
+            unreadable,
             plan,
             warnings: Vec::new(),
         };

@@ -27,6 +27,10 @@ use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, Wire}
 /// The significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
 
+/// Steps whose measured lengths differ by more than this factor are unlike (a `--quick`
+/// run's 1 s steps against a full run's 10 s): a step's start weighs more in a short one.
+pub const UNLIKE_STEPS: f64 = 1.5;
+
 /// What makes `shootout compare` fail (exit 1); `None` turns a gate off.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Gates {
@@ -219,6 +223,20 @@ pub enum CompareWarning {
         /// How run B spoke to it.
         b: Wire,
     },
+    /// A pair's steps were of unlike lengths in A and in B (more than [`UNLIKE_STEPS`]
+    /// times apart): the comparison weighs how each step began as much as the server, and
+    /// a verdict that rests on tenths of a second (steps too short for the per-second
+    /// test) is withdrawn ([`Verdict::TooFew`]).
+    UnlikeSteps {
+        /// Index of the pair in [`Comparison::pairs`].
+        pair: usize,
+        /// The median measured length of A's steps, in seconds.
+        a_secs: f64,
+        /// The same of B's.
+        b_secs: f64,
+        /// True when the pair's req/s verdict was withdrawn.
+        withdrawn: bool,
+    },
     /// A pair failed more requests in B than in A.
     MoreFailures {
         /// The cell.
@@ -333,7 +351,23 @@ impl<'a> Comparison<'a> {
                             a_total: ca.failures.total(),
                         });
                     }
-                    pairs.push(pair(name, w, l, ca, cb));
+                    let (a_secs, b_secs) = (step_secs(ca), step_secs(cb));
+                    let mut p = pair(name, w, l, ca, cb);
+                    if a_secs.max(b_secs) > UNLIKE_STEPS * a_secs.min(b_secs) {
+                        // Tenths stand in for seconds between like steps only.
+                        let withdrawn = p.rps.method == Some(Method::Tenths)
+                            && matches!(p.rps.verdict, Verdict::Faster | Verdict::Slower);
+                        if withdrawn {
+                            p.rps.verdict = Verdict::TooFew;
+                        }
+                        cell_warnings.push(CompareWarning::UnlikeSteps {
+                            pair: pairs.len(),
+                            a_secs,
+                            b_secs,
+                            withdrawn,
+                        });
+                    }
+                    pairs.push(p);
                 }
                 None => only_in_a.push(unpaired(name, w, l, b)),
             }
@@ -449,6 +483,16 @@ fn cell_at(name: &str, w: &str, l: LoadLevel) -> CellAt {
     }
 }
 
+/// The median measured length of a cell's steps, in seconds.
+fn step_secs(c: &Cell) -> f64 {
+    let secs: Vec<f64> = c
+        .steps
+        .iter()
+        .map(|s| s.result.duration.as_secs_f64())
+        .collect();
+    median(&secs)
+}
+
 fn pair(name: &str, w: &str, l: LoadLevel, a: &Cell, b: &Cell) -> Pair {
     Pair {
         workload: w.to_string(),
@@ -520,6 +564,45 @@ mod tests {
         assert_eq!(c.pairs[1].rps.verdict, Verdict::TooFew);
         assert!(c.violations.is_empty());
         assert_eq!(c.warnings, vec![CompareWarning::Untested { pair: 1 }]);
+    }
+
+    /// `compare` of a `--quick` run (one step of 1 s) with a full one said "1.21 times
+    /// slower (1.18–1.24, p=5.0e-4)" from tenths of a second, with no word that the steps
+    /// differ. Like steps keep that verdict; unlike ones say so and withdraw it.
+    #[test]
+    fn a_quick_run_against_a_full_one_is_said_unlike_and_its_verdict_from_tenths_withdrawn() {
+        use crate::evidence::tests::sampled;
+        use shootout_model::stored::StoredStep;
+        let with = |s: StoredStep| {
+            let mut r = run(&[("a", 1000, 0)], 1);
+            r.steps = vec![s];
+            r
+        };
+        let gates = Gates {
+            fail_if_slower_percent: Some(5.0),
+            fail_if_p99_above_ms: None,
+        };
+        // Two quick runs: like steps, a verdict from their tenths.
+        let (a, b) = (with(sampled(0, 1000, 1, 1)), with(sampled(0, 800, 1, 1)));
+        let c = Comparison::of(&a, &b, gates);
+        assert_eq!(c.pairs[0].rps.verdict, Verdict::Slower);
+        assert_eq!(c.pairs[0].rps.method, Some(Method::Tenths));
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        // A quick run against one of 10 s: unlike, said, and no verdict to fail a gate on.
+        let (a, b) = (with(sampled(0, 1000, 1, 1)), with(sampled(0, 800, 10, 1)));
+        let c = Comparison::of(&a, &b, gates);
+        assert_eq!(c.pairs[0].rps.verdict, Verdict::TooFew);
+        assert!(
+            c.warnings.contains(&CompareWarning::UnlikeSteps {
+                pair: 0,
+                a_secs: 1.0,
+                b_secs: 10.0,
+                withdrawn: true
+            }),
+            "{:?}",
+            c.warnings
+        );
+        assert!(c.violations.is_empty(), "{:?}", c.violations);
     }
 
     /// A contender spoken to over HTTP/1.1 in A and over HTTP/2 in B: its change may be

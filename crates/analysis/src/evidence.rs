@@ -81,11 +81,14 @@ pub struct Difference {
 }
 
 impl Difference {
-    /// True when the difference is significant at [`ALPHA`].
+    /// True when the difference is significant at [`ALPHA`]: the interval excludes 1 (an
+    /// interval that touches 1 is no evidence of a difference), and with repetitions the
+    /// rank test agrees, so that no verdict contradicts the interval printed with it.
     pub fn significant(&self) -> bool {
+        let excludes_one = self.low > 1.0 || self.high < 1.0;
         match self.method {
-            Method::Repetitions => self.p < ALPHA,
-            Method::Seconds | Method::Tenths => self.low > 1.0 || self.high < 1.0,
+            Method::Repetitions => self.p < ALPHA && excludes_one,
+            Method::Seconds | Method::Tenths => excludes_one,
         }
     }
 
@@ -424,8 +427,14 @@ pub(crate) mod tests {
     /// One repetition of one second (`--quick`): its tenths, counted from the sampled
     /// requests (`rps` answers, every `every`-th of them sampled, spread over the second).
     fn quick(contender: i64, rps: u64, every: u64) -> StoredStep {
-        let mut s = step(contender, 1, &[rps]);
-        s.result.samples = (0..rps)
+        sampled(contender, rps, 1, every)
+    }
+
+    /// One repetition of `secs` seconds at `rps` answers a second, every `every`-th of
+    /// them sampled, spread evenly over its seconds.
+    pub(crate) fn sampled(contender: i64, rps: u64, secs: usize, every: u64) -> StoredStep {
+        let mut s = step(contender, 1, &vec![rps; secs]);
+        s.result.samples = (0..rps * secs as u64)
             .step_by(every as usize)
             .map(|i| shootout_model::Sample {
                 start_us: i * 1_000_000 / rps,
@@ -506,6 +515,27 @@ pub(crate) mod tests {
         assert!((d.ratio - 1.5).abs() < 0.01);
         let d = diff(&reps(0, 1000), &reps(1, 1000)).expect("five repetitions");
         assert!(!d.significant());
+    }
+
+    /// `1.04 times faster (95% interval 1.00–1.09; significantly faster)`: the rank test's
+    /// p under 0.05 with a bootstrap interval whose low end is 1 was called significant.
+    #[test]
+    fn an_interval_that_touches_one_is_not_significant_whatever_the_rank_test_says() {
+        let d = |low: f64, high: f64| Difference {
+            ratio: 1.04,
+            low,
+            high,
+            p: 0.008,
+            method: Method::Repetitions,
+        };
+        assert!(!d(1.0, 1.09).significant());
+        assert!(!d(0.97, 1.09).significant());
+        assert!(d(1.001, 1.09).significant());
+        let seconds = Difference {
+            method: Method::Seconds,
+            ..d(1.0, 1.09)
+        };
+        assert!(!seconds.significant());
     }
 
     #[test]

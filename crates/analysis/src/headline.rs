@@ -40,10 +40,23 @@ pub enum Answer {
         levels: usize,
     },
     /// The first, where significantly ahead, differs between levels: each such level's
-    /// first, in level order (level label, contender).
-    Depends(Vec<(String, usize)>),
+    /// lead, in level order.
+    Depends(Vec<Lead>),
     /// No level could be tested (too few repetitions and seconds).
     Untested,
+}
+
+/// Who was first at one level, over whom, by how much.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lead {
+    /// The level's label (`c=4`).
+    pub level: String,
+    /// The first (index into the run's contenders).
+    pub first: usize,
+    /// The second.
+    pub second: usize,
+    /// The first's req/s over the second's, as the test estimates it (`None` untested).
+    pub ratio: Option<f64>,
 }
 
 /// The answer of each workload with two contenders or more, in the analysis' order.
@@ -86,7 +99,16 @@ fn answer(levels: &[&Ranking]) -> Option<Answer> {
     if sure.iter().any(|r| r.order[0] != first.order[0]) {
         return Some(Answer::Depends(
             sure.iter()
-                .map(|r| (r.level.to_string(), r.order[0]))
+                .map(|r| Lead {
+                    level: r.level.to_string(),
+                    first: r.order[0],
+                    second: r.order[1],
+                    ratio: r.steps[0]
+                        .difference
+                        .as_ref()
+                        .map(|d| 1.0 / d.ratio)
+                        .filter(|x| x.is_finite()),
+                })
                 .collect(),
         ));
     }
@@ -168,7 +190,20 @@ mod tests {
         let b = level(16, [1, 0], Some(0.5), Relation::Faster);
         assert_eq!(
             answer(&[&a, &b]),
-            Some(Answer::Depends(vec![("c=1".into(), 0), ("c=16".into(), 1)]))
+            Some(Answer::Depends(vec![
+                Lead {
+                    level: "c=1".into(),
+                    first: 0,
+                    second: 1,
+                    ratio: Some(2.0)
+                },
+                Lead {
+                    level: "c=16".into(),
+                    first: 1,
+                    second: 0,
+                    ratio: Some(2.0)
+                }
+            ]))
         );
         // A level where another is first but not significantly names no winner.
         let tied = level(4, [1, 0], Some(0.99), Relation::Tie);

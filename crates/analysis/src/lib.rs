@@ -17,6 +17,7 @@ pub mod boundary;
 pub mod capacities;
 pub mod capacity;
 pub mod cells;
+pub mod certify;
 pub mod combine;
 pub mod compare;
 pub mod evidence;

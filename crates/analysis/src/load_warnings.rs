@@ -54,8 +54,24 @@ pub fn derive_for(
     protocol: Protocol,
 ) -> Vec<Warning> {
     let mut w = counted(result);
+    // Measured by the kernel, before what the connect times suggest.
+    w.extend(
+        result
+            .listen
+            .filter(|l| l.overflows > 0 || l.drops > 0)
+            .map(|l| Warning::ListenOverflowed {
+                overflows: l.overflows,
+                drops: l.drops,
+            }),
+    );
     w.extend(slow_connects(result, protocol == Protocol::WebSocket));
     w.extend(schedule_not_kept(result));
+    w.extend(
+        result
+            .schedule
+            .filter(|s| s.overtaken > 0)
+            .map(|s| Warning::Overtaken { count: s.overtaken }),
+    );
     if saturated(&result.generator) {
         w.push(Warning::GeneratorSaturated {
             busiest_thread: result.generator.busiest_thread,
@@ -150,6 +166,8 @@ fn schedule_not_kept(result: &RunResult) -> Option<Warning> {
         late: s.late,
         waited: s.late_no_connection.min(s.late),
         capped: held_by_cap(s),
+        starved: (late_reason(result, s) == NotKept::Starved)
+            .then_some(result.generator.busiest_thread),
     })
 }
 
@@ -160,12 +178,24 @@ fn held_by_cap(s: &shootout_model::ScheduleStats) -> bool {
     s.capped || s.max_connections == 0
 }
 
+/// The busy share of the generator's busiest thread at or above which sends late with a
+/// connection free are its own loop's doing (its work kept it from sending on time):
+/// half its time. Below, the loop had time to spare, so a late send means its thread was
+/// ready but did not run: the CPU was taken by the server or other processes sharing it
+/// ([`NotKept::Starved`]).
+pub const OWN_LOOP: f64 = 0.5;
+
 /// Why a schedule was not kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotKept {
-    /// Sends were late with a connection free, or the rate was not sent, or the generator
-    /// was saturated: the generator fell behind.
+    /// Sends were late with a connection free, or the rate was not sent, while the
+    /// generator's busiest thread was busy at least [`OWN_LOOP`] of the time (or
+    /// saturated): its own loop fell behind.
     Generator,
+    /// Sends were late with a connection free while the generator's busiest thread was
+    /// busy less than [`OWN_LOOP`] of the time: its threads waited for a CPU that the
+    /// server or other processes held.
+    Starved,
     /// Sends waited for a connection with the cap on connections reached.
     ConnectionCap,
     /// Sends waited for a connection below the cap: the server turned new connections
@@ -178,9 +208,16 @@ impl NotKept {
     pub fn key(self) -> &'static str {
         match self {
             NotKept::Generator => "generator",
+            NotKept::Starved => "starved",
             NotKept::ConnectionCap => "connection_cap",
             NotKept::Server => "server",
         }
+    }
+
+    /// True when the lateness was the generator's (its loop, or its threads kept off a
+    /// CPU), not the server's: the lag says nothing of the server.
+    pub fn generator(self) -> bool {
+        matches!(self, NotKept::Generator | NotKept::Starved)
     }
 }
 
@@ -199,20 +236,29 @@ pub struct Certificate {
     pub achieved_share: f64,
 }
 
-/// The schedule's certificate of a rate run; `None` in a closed loop.
-pub fn certificate(result: &RunResult) -> Option<Certificate> {
-    let s = result.schedule.as_ref()?;
-    let kept = schedule_kept(result);
+/// Why the schedule of `result` (its stats `s`) was not kept, were it not: see
+/// [`NotKept`].
+fn late_reason(result: &RunResult, s: &shootout_model::ScheduleStats) -> NotKept {
     // Most late sends waited for a connection: the server's doing, unless the generator
     // was saturated (then answers it had not read yet kept its connections busy too).
     let waited = s.late_no_connection.min(s.late) * 2 >= s.late
         && s.late > 0
         && !saturated(&result.generator);
-    let reason = (!kept).then_some(match (waited, held_by_cap(s)) {
+    let g = &result.generator;
+    match (waited, held_by_cap(s)) {
         (true, true) => NotKept::ConnectionCap,
         (true, false) => NotKept::Server,
+        // Threads measured and idle at least half the time: late for want of a CPU.
+        (false, _) if g.threads > 0 && g.busiest_thread < OWN_LOOP => NotKept::Starved,
         (false, _) => NotKept::Generator,
-    });
+    }
+}
+
+/// The schedule's certificate of a rate run; `None` in a closed loop.
+pub fn certificate(result: &RunResult) -> Option<Certificate> {
+    let s = result.schedule.as_ref()?;
+    let kept = schedule_kept(result);
+    let reason = (!kept).then(|| late_reason(result, s));
     Some(Certificate {
         kept,
         reason,
@@ -259,6 +305,118 @@ mod tests {
 
     fn empty() -> RunResult {
         RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1))
+    }
+
+    /// Sends late with a connection free are the generator's own loop only when its
+    /// busiest thread was busy at least half the time; at 14 % its threads waited for a
+    /// CPU, and neither the certificate nor the warning blames the loop.
+    #[test]
+    fn late_sends_blame_the_loop_only_when_it_was_busy() {
+        let late = |busiest_thread: f64| RunResult {
+            generator: GeneratorStats {
+                threads: 1,
+                busiest_thread,
+                ..Default::default()
+            },
+            schedule: Some(ScheduleStats {
+                target_rps: 1000.0,
+                achieved_rps: 1000.0,
+                due: 1000,
+                sent: 1000,
+                late: 100,
+                late_no_connection: 5,
+                max_connections: 100,
+                ..Default::default()
+            }),
+            ..empty()
+        };
+        for (busy, reason, blamed) in [
+            (0.14, NotKept::Starved, false),
+            (0.49, NotKept::Starved, false),
+            (0.5, NotKept::Generator, true),
+            (0.95, NotKept::Generator, true),
+        ] {
+            let r = late(busy);
+            assert_eq!(certificate(&r).unwrap().reason, Some(reason), "{busy}");
+            assert!(reason.generator());
+            let w = derive(&r, None)
+                .into_iter()
+                .find(|w| matches!(w, Warning::ScheduleNotKept { .. }))
+                .unwrap()
+                .to_string();
+            assert_eq!(w.contains("own loop fell behind"), blamed, "{busy}: {w}");
+            assert_eq!(w.contains("waited for a CPU"), !blamed, "{busy}: {w}");
+        }
+        // No threads measured (a result without the generator's figures): the loop, as
+        // before.
+        let mut r = late(0.0);
+        r.generator.threads = 0;
+        assert_eq!(certificate(&r).unwrap().reason, Some(NotKept::Generator));
+    }
+
+    /// A full listen queue was guessed from connect times; the kernel's count is said.
+    #[test]
+    fn a_listen_queue_the_kernel_saw_overflow_is_said() {
+        let mut r = RunResult::empty(std::time::SystemTime::UNIX_EPOCH, Duration::from_secs(1));
+        r.counts.completed = 1;
+        r.counts.ok = 1;
+        assert!(derive(&r, None).is_empty());
+        r.listen = Some(shootout_model::ListenQueue {
+            overflows: 0,
+            drops: 0,
+        });
+        assert!(derive(&r, None).is_empty());
+        r.listen = Some(shootout_model::ListenQueue {
+            overflows: 4,
+            drops: 5,
+        });
+        let w = derive(&r, None);
+        assert_eq!(
+            w,
+            [Warning::ListenOverflowed {
+                overflows: 4,
+                drops: 5
+            }]
+        );
+        assert!(w[0]
+            .to_string()
+            .starts_with("the server's listen queue overflowed 4 times"));
+    }
+
+    /// Requests answered after later ones sent on other connections are said, with who
+    /// holds them; none, nothing is said.
+    #[test]
+    fn requests_overtaken_are_said() {
+        let mut r = RunResult::empty(std::time::SystemTime::UNIX_EPOCH, Duration::from_secs(1));
+        r.counts.completed = 1;
+        r.counts.ok = 1;
+        let mut s = ScheduleStats {
+            target_rps: 1.0,
+            achieved_rps: 1.0,
+            due: 1,
+            sent: 1,
+            late: 0,
+            late_no_connection: 0,
+            max_lag: Duration::ZERO,
+            lag_p50_us: 0,
+            lag_p99_us: 0,
+            lag_p999_us: 0,
+            connections: 1,
+            max_connections: 1,
+            capped: false,
+            spun: Duration::ZERO,
+            overtaken: 0,
+            arrival: Default::default(),
+        };
+        r.schedule = Some(s);
+        assert!(derive(&r, None).is_empty());
+        s.overtaken = 3;
+        r.schedule = Some(s);
+        let w = derive(&r, None);
+        assert_eq!(w, [Warning::Overtaken { count: 3 }]);
+        assert!(w[0]
+            .to_string()
+            .contains("one connection at a time per worker"));
     }
 
     #[test]

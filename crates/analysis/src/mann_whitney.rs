@@ -151,7 +151,7 @@ fn exact_counts(m: usize, n: usize) -> Vec<f64> {
 
 /// The complementary error function, with fractional error below 1.2e-7 everywhere
 /// (Chebyshev fit of Press et al., *Numerical Recipes*, 2nd ed., §6.2, `erfcc`).
-fn erfc(x: f64) -> f64 {
+pub(crate) fn erfc(x: f64) -> f64 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
     let poly = -z * z - 1.265_512_23

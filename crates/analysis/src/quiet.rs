@@ -41,6 +41,7 @@ mod tests {
         OtherLoad {
             cpus: 2,
             others,
+            contenders: 0.0,
             steal,
             load_avg: 1.0,
         }

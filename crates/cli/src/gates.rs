@@ -9,25 +9,15 @@ use shootout_analysis::threshold::Threshold;
 use shootout_model::stored::StoredRun;
 use shootout_model::RunResult;
 
-/// `--fail-if` expressions, each checked (the same grammar on `load` and `merge`).
+/// `--fail-if` expressions, each checked (the same grammar on `load` and `merge`; `--slo`
+/// is read by the same grammar, as the condition that must hold, where the search is
+/// checked: [`shootout_model::find_max::FindMax::new`]); an error names the flag.
 pub(crate) fn parse_thresholds(exprs: &[String]) -> Result<Vec<Threshold>, Failure> {
-    parse_exprs(exprs, "--fail-if")
-}
-
-/// `--slo` expressions (`--find-max`): the same grammar, read as the condition that must
-/// hold.
-pub(crate) fn parse_slos(exprs: &[String]) -> Result<Vec<Threshold>, Failure> {
-    parse_exprs(exprs, "--slo")
-}
-
-/// Expressions of the threshold grammar given with `flag`, each checked; an error names
-/// the flag.
-fn parse_exprs(exprs: &[String], flag: &str) -> Result<Vec<Threshold>, Failure> {
     exprs
         .iter()
         .map(|e| {
             e.parse::<Threshold>()
-                .map_err(|err| Failure::usage(anyhow!("{flag} {err}")))
+                .map_err(|err| Failure::usage(anyhow!("--fail-if {err}")))
         })
         .collect()
 }

@@ -46,6 +46,14 @@ pub struct InitArgs {
     /// Write the plan here instead of stdout (an existing file is not overwritten).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Plan a capacity search (the most requests per second that meets every --slo) in
+    /// place of the concurrency sweep, as `shootout load --find-max` searches.
+    #[arg(long, requires = "slo")]
+    pub find_max: bool,
+    /// With --find-max: a condition every step must meet (p99<50ms, errors<0.1%); repeat
+    /// for more.
+    #[arg(long, value_name = "EXPR", requires = "find_max")]
+    pub slo: Vec<String>,
 }
 
 /// What the plan compares.
@@ -201,6 +209,33 @@ pub struct Found {
     /// The CPUs shootout may use (its affinity), which the plan splits between the
     /// servers and the load.
     pub cpus: Vec<usize>,
+    /// Where each server of `present` was found (a server missing here runs `python3`).
+    pub places: Vec<(&'static str, Place)>,
+    /// The Python interpreters asked for modules, in the order asked.
+    pub pythons: Vec<String>,
+}
+
+impl Found {
+    /// Where server `name` was found.
+    fn place(&self, name: &str) -> Option<&Place> {
+        self.places.iter().find(|(n, _)| *n == name).map(|(_, p)| p)
+    }
+
+    /// The interpreter that runs server `name`'s Python (`python3` unless found elsewhere).
+    fn python(&self, name: &str) -> &str {
+        self.place(name)
+            .and_then(|p| p.python.as_deref())
+            .unwrap_or(PY)
+    }
+}
+
+/// What the user asked of the plan besides its template.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Choices {
+    /// The file the plan is written to (`--out`), named in its "run it with" line.
+    pub out: Option<String>,
+    /// A capacity search's SLOs (`--find-max --slo`); empty: the concurrency sweep.
+    pub slo: Vec<String>,
 }
 
 /// The first server's answer to the workload's GET: the workload's expectations.
@@ -233,15 +268,36 @@ fn q(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
 }
 
-/// The start command of `s` for template `t`.
-fn command_of(s: &Server, t: &Template) -> String {
+/// `word` as one shell word: as it is when it has only characters the shell leaves alone,
+/// else in single quotes.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+@,=:%".contains(c))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The start command of `s` for template `t`, its Python `python` (`python3` on PATH
+/// unless discovery found the server's module under another interpreter).
+fn command_of(s: &Server, t: &Template, python: &str) -> String {
     let (app, dir) = match t {
         Template::Wsgi(a) | Template::Asgi(a) => (a.as_str(), ""),
         Template::Static(d) => ("", d.as_str()),
         Template::Url(_) => ("", ""),
     };
     let (module, callable) = app.split_once(':').unwrap_or((app, "app"));
-    s.command
+    let command = if python == PY {
+        s.command.to_owned()
+    } else {
+        s.command
+            .replacen("exec python3 ", &format!("exec {} ", shell_word(python)), 1)
+    };
+    command
         .replace("{app}", app)
         .replace("{module}", module)
         .replace("{callable}", callable)
@@ -250,18 +306,24 @@ fn command_of(s: &Server, t: &Template) -> String {
 
 /// The plan: one contender per server found (or per URL), the others listed with what
 /// installs them, one GET workload whose expectations are `answers`.
-pub fn plan_text(t: &Template, found: &Found, path: &str, answers: &Answers) -> String {
+pub fn plan_text(
+    t: &Template,
+    found: &Found,
+    path: &str,
+    answers: &Answers,
+    choices: &Choices,
+) -> String {
     let what = match t {
         Template::Wsgi(a) => format!("the WSGI app {a}"),
         Template::Asgi(a) => format!("the ASGI app {a}"),
         Template::Static(d) => format!("the static files of {d}"),
         Template::Url(u) => format!("{} server(s) you run", u.len()),
     };
-    let mut o = plan_header(t, found, &what);
+    let mut o = plan_header(t, found, &what, choices);
     o.push_str(&format!("name = {}\n\n", q(&format!("init: {what}"))));
     o.push_str("[defaults]\nwarmup = \"2s\"\nduration = \"10s\"\nrepeat = 3\ncooldown = \"1s\"\n");
     if !matches!(t, Template::Url(_)) {
-        o.push_str(&pinning(&found.cpus));
+        o.push_str(&pinning(&found.cpus, !choices.slo.is_empty()));
     }
     o.push('\n');
     let contenders = match t {
@@ -279,7 +341,7 @@ pub fn plan_text(t: &Template, found: &Found, path: &str, answers: &Answers) -> 
         _ => servers(t)
             .iter()
             .filter(|s| found.present.contains(&s.name))
-            .map(|s| server_contender(s, t, path))
+            .map(|s| server_contender(s, t, path, found))
             .collect::<Vec<_>>(),
     };
     for (i, c) in contenders.iter().enumerate() {
@@ -290,24 +352,31 @@ pub fn plan_text(t: &Template, found: &Found, path: &str, answers: &Answers) -> 
         o.push('\n');
     }
     o.push_str(&workload_text(path, answers));
+    o.push_str(&load_text(&choices.slo));
     o
 }
 
 /// The plan's opening comments: what it measures, how to run it, and the servers of the
 /// template not found here with what installs them.
-fn plan_header(t: &Template, found: &Found, what: &str) -> String {
+fn plan_header(t: &Template, found: &Found, what: &str, choices: &Choices) -> String {
+    let file = shell_word(choices.out.as_deref().unwrap_or("plan.toml"));
     let mut o = format!(
         "# Written by `shootout init`: {what} under every server found here.\n\
-         # Run it with `shootout run plan.toml` (`--quick` for a first look, `--dry-run` to check it).\n"
+         # Run it with `shootout run {file}` (`--quick` for a first look, `--dry-run` to check it).\n"
     );
     let missing: Vec<&Server> = servers(t)
         .iter()
         .filter(|s| !found.present.contains(&s.name))
         .collect();
     if !missing.is_empty() {
-        o.push_str(
-            "#\n# Not found in this environment (install, then run `shootout init` again):\n",
-        );
+        let pythons = if found.pythons.is_empty() {
+            String::new()
+        } else {
+            format!(", and the modules of {}", found.pythons.join(", "))
+        };
+        o.push_str(&format!(
+            "#\n# Not found here (looked on PATH{pythons}; install, then run `shootout init` again):\n",
+        ));
         for s in &missing {
             o.push_str(&format!("#   {:<18} {}\n", s.name, s.install));
         }
@@ -316,14 +385,18 @@ fn plan_header(t: &Template, found: &Found, what: &str) -> String {
 }
 
 /// A server found here as a contender (without its `baseline` line and closing blank).
-fn server_contender(s: &Server, t: &Template, path: &str) -> String {
+fn server_contender(s: &Server, t: &Template, path: &str, found: &Found) -> String {
+    let whence = found
+        .place(s.name)
+        .map(|p| format!("# Found: {}.\n", p.how))
+        .unwrap_or_default();
     format!(
-        "# {}; listens on 127.0.0.1 only, on the port shootout picks.\n\
+        "# {}; listens on 127.0.0.1 only, on the port shootout picks.\n{whence}\
          [[contender]]\nname = {}\ncommand = {}\n\
          ready = {{ path = {}, timeout = \"20s\" }}\n",
         s.sizing,
         q(s.name),
-        q(&command_of(s, t)),
+        q(&command_of(s, t, found.python(s.name))),
         q(path)
     )
 }
@@ -349,36 +422,150 @@ fn workload_text(path: &str, answers: &Answers) -> String {
     }
     o.push_str(" }\n");
     o.push_str(&ws::workload_text(&answers.websocket));
-    o.push_str("\n[load]\nconcurrency = [1, 4, 16, 64]\n");
     o
+}
+
+/// The `[load]` table: the concurrency sweep, or with SLOs a capacity search that opens
+/// connections as its requests need them (one ahead of need: a server with one worker per
+/// connection blocks on idle ones held open for it).
+fn load_text(slo: &[String]) -> String {
+    if slo.is_empty() {
+        return "\n[load]\nconcurrency = [1, 4, 16, 64]\n".into();
+    }
+    let slos: Vec<String> = slo.iter().map(|s| q(s)).collect();
+    format!(
+        "\n# A capacity search: the most requests per second at which every SLO holds, each\n\
+         # step an open loop at one rate (`shootout run --quick` for a first look). One\n\
+         # connection is opened ahead of need and more as requests find every one busy:\n\
+         # connections held open idle would be measured with the server (a sync worker\n\
+         # blocks on one while requests queue behind it).\n\
+         [load]\nconnections = 1\nfind_max = {{ slo = [{}] }}\n",
+        slos.join(", ")
+    )
 }
 
 /// The `[defaults]` lines that keep the servers and shootout's load off each other's
 /// CPUs (as the quickstart does): the load on the first half of `cpus` (at least one),
 /// the servers on the rest; with one CPU they share it, and a comment says so either way.
-fn pinning(cpus: &[usize]) -> String {
+fn pinning(cpus: &[usize], search: bool) -> String {
     let mut cpus = cpus.to_vec();
     cpus.sort_unstable();
     cpus.dedup();
     if cpus.len() < 2 {
-        return "# One CPU here: the servers and shootout's load share it, so each slows the other.\n\
-                # On a machine with two or more, `shootout init` pins them apart.\n"
-            .into();
+        let search = if search {
+            "# A capacity found so is the pair's, not the server's alone.\n"
+        } else {
+            ""
+        };
+        return format!(
+            "# One CPU here: the servers and shootout's load share it, so each slows the other.\n\
+             {search}# On a machine with two or more, `shootout init` pins them apart.\n"
+        );
     }
     let (load, server) = cpus.split_at(cpus.len() / 2);
+    let n = server.len();
     let (load, server) = (cpu_ranges(load), cpu_ranges(server));
+    let workers = if n == 1 {
+        "1 worker process".to_string()
+    } else {
+        format!("{n} worker processes")
+    };
     format!(
         "# The servers' processes on CPU {server} and shootout's load on CPU {load}: on shared\n\
          # CPUs the load generator and the server slow each other down. {{cores}} counts the\n\
-         # servers' CPUs. Delete both lines to let them share every CPU.\n\
+         # servers' CPUs, here {n}: a server sized per core below starts {workers}\n\
+         # (--workers {{cores}} is --workers {n}). Delete both lines to let them share every CPU.\n\
          server_cpus = \"{server}\"\nload_cpus = \"{load}\"\n"
     )
 }
 
-/// Which servers of the template are here: one python3 call for the modules, PATH for
-/// programs.
+/// Where discovery looks: `PATH` and the active virtualenv (`VIRTUAL_ENV`), as the user's
+/// shell would start the servers.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// The `PATH` value.
+    pub path: Option<std::ffi::OsString>,
+    /// The active virtualenv's directory (`VIRTUAL_ENV`), if one is active.
+    pub virtual_env: Option<PathBuf>,
+}
+
+impl Env {
+    /// This process's environment.
+    pub fn current() -> Env {
+        Env {
+            path: std::env::var_os("PATH"),
+            virtual_env: std::env::var_os("VIRTUAL_ENV")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+        }
+    }
+}
+
+/// The program a Python server's package installs on PATH (its console script), whose
+/// interpreter has the module: `/usr/bin/gunicorn` is run by `/usr/bin/python3` though
+/// the first `python3` on PATH may be another.
+fn launcher(module: &str) -> Option<&'static str> {
+    Some(match module {
+        "gunicorn" => "gunicorn",
+        "waitress" => "waitress-serve",
+        "granian" => "granian",
+        "cheroot" => "cheroot",
+        "uvicorn" => "uvicorn",
+        "hypercorn" => "hypercorn",
+        "daphne" => "daphne",
+        _ => return None,
+    })
+}
+
+/// The first file named `name` in a directory of `path` (a PATH value).
+fn find_on_path(path: Option<&std::ffi::OsStr>, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path?)
+        .map(|d| d.join(name))
+        .find(|f| f.is_file())
+}
+
+/// The Python interpreter named by the `#!` line of the script `file` (`#!/usr/bin/python3`,
+/// `#! /venv/bin/python`, `#!/usr/bin/env python3` looked up on `path`); `None` for a
+/// file that is not a Python script.
+fn interpreter_of(file: &std::path::Path, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
+    let line = std::str::from_utf8(&head[..n]).ok()?.lines().next()?;
+    let mut words = line.strip_prefix("#!")?.split_whitespace();
+    let first = words.next()?;
+    let program = if first.ends_with("/env") {
+        let name = words.find(|w| !w.starts_with('-'))?;
+        find_on_path(path, name)?
+    } else {
+        PathBuf::from(first)
+    };
+    let name = program.file_name()?.to_string_lossy();
+    (name.starts_with("python") || name.starts_with("pypy")).then_some(program)
+}
+
+/// Where a server was found, for its contender's comment and command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The Python interpreter that has its module, when it is not the first `python3` on
+    /// PATH (its commands run this one in place of `python3`).
+    pub python: Option<String>,
+    /// Where it was found, as the plan says it: `/usr/bin/gunicorn, run by /usr/bin/python3`.
+    pub how: String,
+}
+
+/// Which servers of the template are here, looked for as the user would start them: a
+/// server's program on PATH and the Python that runs it, then the active virtualenv's
+/// Python, then the first `python3` on PATH (each Python asked once, for every module).
 pub fn discover(t: &Template) -> anyhow::Result<Found> {
+    let mut found = discover_in(t, &Env::current())?;
+    found.cpus = shootout_engine::sys::allowed_cpus();
+    Ok(found)
+}
+
+/// [`discover`] in the environment `env` (the CPUs left empty).
+pub fn discover_in(t: &Template, env: &Env) -> anyhow::Result<Found> {
     let list = servers(t);
+    let path = env.path.as_deref();
     let modules: Vec<&str> = list
         .iter()
         .filter_map(|s| match s.probe {
@@ -386,44 +573,118 @@ pub fn discover(t: &Template) -> anyhow::Result<Found> {
             _ => None,
         })
         .collect();
-    let mut importable = Vec::new();
-    if !modules.is_empty() {
-        let script = "import importlib.util, sys\nfor m in sys.argv[1:]:\n    if importlib.util.find_spec(m) is not None: print(m)\n";
-        let out = Command::new(PY)
-            .arg("-c")
-            .arg(script)
-            .args(&modules)
-            .stderr(Stdio::inherit())
-            .output()
-            .with_context(|| {
-                format!("could not run {PY} to find the Python servers (is python3 on PATH?)")
-            })?;
-        importable = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_owned)
-            .collect();
-    }
-    let path = std::env::var_os("PATH");
-    let present = list
-        .iter()
-        .filter(|s| match s.probe {
-            Probe::Module(m) => importable.iter().any(|i| i == m),
-            Probe::Program(names) => on_path(path.as_deref(), names),
-            Probe::Always => true,
+    let python3 = find_on_path(path, PY);
+    let venv_python = env.virtual_env.as_ref().and_then(|v| {
+        ["python", "python3"]
+            .iter()
+            .map(|n| v.join("bin").join(n))
+            .find(|f| f.is_file())
+    });
+    // Each Python asked once: the modules it can import.
+    let mut asked: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    let mut imports = |python: &PathBuf, module: &str| -> bool {
+        if !asked.iter().any(|(p, _)| p == python) {
+            let has = importable(python, &modules).unwrap_or_default();
+            asked.push((python.clone(), has));
+        }
+        asked
+            .iter()
+            .any(|(p, has)| p == python && has.iter().any(|m| m == module))
+    };
+    let same = |a: &PathBuf, b: &Option<PathBuf>| {
+        b.as_ref().is_some_and(|b| {
+            a == b
+                || a.canonicalize()
+                    .ok()
+                    .is_some_and(|a| b.canonicalize().ok() == Some(a))
         })
-        .map(|s| s.name)
-        .collect();
+    };
+    let shown = |p: &PathBuf| p.display().to_string();
+    let mut present = Vec::new();
+    let mut places = Vec::new();
+    for s in list {
+        let place = match s.probe {
+            Probe::Module(m) => {
+                let mut place = None;
+                // The server's program on PATH, run by the Python its `#!` line names.
+                if let Some(f) = launcher(m).and_then(|name| find_on_path(path, name)) {
+                    if let Some(py) = interpreter_of(&f, path).filter(|py| imports(py, m)) {
+                        place = Some(Place {
+                            python: (!same(&py, &python3)).then(|| shown(&py)),
+                            how: format!("{}, run by {}", f.display(), py.display()),
+                        });
+                    }
+                }
+                // The active virtualenv's Python.
+                if let Some(py) = venv_python.as_ref().filter(|_| place.is_none()) {
+                    if imports(py, m) {
+                        place = Some(Place {
+                            python: (!same(py, &python3)).then(|| shown(py)),
+                            how: format!("the active virtualenv's {}", py.display()),
+                        });
+                    }
+                }
+                // The first python3 on PATH.
+                if let Some(py) = python3.as_ref().filter(|_| place.is_none()) {
+                    if imports(py, m) {
+                        place = Some(Place {
+                            python: None,
+                            how: format!("{PY} ({}) imports {m}", py.display()),
+                        });
+                    }
+                }
+                place
+            }
+            Probe::Program(names) => {
+                names
+                    .iter()
+                    .find_map(|n| find_on_path(path, n))
+                    .map(|f| Place {
+                        python: None,
+                        how: f.display().to_string(),
+                    })
+            }
+            Probe::Always => Some(Place {
+                python: None,
+                how: "the standard library".into(),
+            }),
+        };
+        if let Some(place) = place {
+            present.push(s.name);
+            places.push((s.name, place));
+        }
+    }
+    if !modules.is_empty() && python3.is_none() && venv_python.is_none() {
+        return Err(anyhow!(
+            "found no {PY} on PATH to run the Python servers: install Python 3, or activate the virtualenv that has your servers"
+        ));
+    }
     Ok(Found {
         present,
-        cpus: shootout_engine::sys::allowed_cpus(),
+        cpus: Vec::new(),
+        places,
+        pythons: asked.into_iter().map(|(p, _)| shown(&p)).collect(),
     })
 }
 
-/// Whether a file named one of `names` is in a directory of `path` (a PATH value).
-fn on_path(path: Option<&std::ffi::OsStr>, names: &[&str]) -> bool {
-    path.is_some_and(|path| {
-        std::env::split_paths(path).any(|d| names.iter().any(|p| d.join(p).is_file()))
-    })
+/// The modules of `modules` that `python` can import (one run of it); `None` when it
+/// could not be run.
+fn importable(python: &std::path::Path, modules: &[&str]) -> Option<Vec<String>> {
+    let script = "import importlib.util, sys\nfor m in sys.argv[1:]:\n    if importlib.util.find_spec(m) is not None: print(m)\n";
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(modules)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim().to_owned())
+            .collect(),
+    )
 }
 
 /// How long the probe waits for its answer, in all.
@@ -612,7 +873,7 @@ pub fn probe(t: &Template, found: &Found, path: &str) -> anyhow::Result<Answers>
     // (Debian's uWSGI without its Python plugin, say); `shootout run` will report it.
     let mut first_error = None;
     for s in present {
-        match ask(s, t, path) {
+        match ask(s, t, path, found) {
             Ok(a) => return Ok(a),
             Err(e) => {
                 say!("note: {e:#}\nnote: asking the next server");
@@ -626,12 +887,12 @@ pub fn probe(t: &Template, found: &Found, path: &str) -> anyhow::Result<Answers>
 /// Starts server `s` on a free port as `shootout run` starts a contender (its own process
 /// group and marker, the same ready wait: an answer below 500 to GET `path`), asks it once
 /// for `path`, and stops it (SIGTERM, then SIGKILL after a grace).
-fn ask(s: &Server, t: &Template, path: &str) -> anyhow::Result<Answers> {
+fn ask(s: &Server, t: &Template, path: &str, found: &Found) -> anyhow::Result<Answers> {
     let port = shootout_harness::free_port()?;
     let tmp = std::env::temp_dir().join(format!("shootout-init-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let cmd = command_of(s, t)
+    let cmd = command_of(s, t, found.python(s.name))
         .replace("{port}", &port.to_string())
         .replace("{cores}", &cores.to_string())
         .replace("{tmp}", &tmp.to_string_lossy());
@@ -683,15 +944,24 @@ pub fn init(a: InitArgs) -> Result<i32, Failure> {
     } else {
         Template::Url(a.url)
     };
+    for slo in &a.slo {
+        slo.parse::<shootout_model::threshold::Threshold>()
+            .map_err(|e| Failure::usage(anyhow!("--slo {slo}: {e}")))?;
+    }
+    let choices = Choices {
+        out: a.out.as_ref().map(|p| p.display().to_string()),
+        slo: a.slo,
+    };
     let found = discover(&t).map_err(Failure::run)?;
     let mut answers = probe(&t, &found, &path).map_err(Failure::run)?;
     if let Template::Asgi(app) = &t {
-        answers.websocket = ws::websocket_routes(PY, app, &path).unwrap_or_else(|e| {
+        let python = found.present.first().map_or(PY, |s| found.python(s));
+        answers.websocket = ws::websocket_routes(python, app, &path).unwrap_or_else(|e| {
             say!("note: could not ask {app} for WebSocket routes: {e:#}");
             Vec::new()
         });
     }
-    let text = plan_text(&t, &found, &path, &answers);
+    let text = plan_text(&t, &found, &path, &answers, &choices);
     match a.out {
         Some(p) => {
             let mut f = std::fs::OpenOptions::new()
@@ -752,6 +1022,7 @@ mod tests {
                 Found {
                     present: vec!["gunicorn-sync", "gunicorn-gthread", "bjoern", "wsgiref"],
                     cpus: vec![0, 1],
+                    ..Found::default()
                 },
             ),
             (
@@ -760,6 +1031,7 @@ mod tests {
                 Found {
                     present: vec!["uvicorn", "daphne"],
                     cpus: vec![0, 1],
+                    ..Found::default()
                 },
             ),
             (
@@ -768,6 +1040,7 @@ mod tests {
                 Found {
                     present: vec!["mod_wsgi-express", "wsgiref"],
                     cpus: vec![0, 1],
+                    ..Found::default()
                 },
             ),
             (
@@ -776,6 +1049,7 @@ mod tests {
                 Found {
                     present: vec!["nginx", "http.server"],
                     cpus: vec![0, 1],
+                    ..Found::default()
                 },
             ),
             (
@@ -784,6 +1058,7 @@ mod tests {
                 Found {
                     present: vec!["nginx", "apache", "http.server"],
                     cpus: vec![0, 1],
+                    ..Found::default()
                 },
             ),
             (
@@ -802,7 +1077,13 @@ mod tests {
         for (name, t, found) in cases() {
             insta::assert_snapshot!(
                 format!("plan_{name}"),
-                plan_text(&t, &found, "/", &answers("the first server"))
+                plan_text(
+                    &t,
+                    &found,
+                    "/",
+                    &answers("the first server"),
+                    &Choices::default()
+                )
             );
         }
     }
@@ -828,7 +1109,7 @@ mod tests {
                 websocket: routes.clone(),
                 ..answers("uvicorn")
             };
-            let text = plan_text(&t, &found, "/", &a);
+            let text = plan_text(&t, &found, "/", &a, &Choices::default());
             insta::assert_snapshot!(format!("plan_{name}"), text);
             let plain = shootout_model::plan::parse(&text, "plan.toml", &[0, 1]).unwrap();
             assert_eq!(plain.workloads.len(), 1, "commented out: {text}");
@@ -853,7 +1134,7 @@ mod tests {
     #[test]
     fn every_init_plan_passes_the_plan_parser() {
         for (name, t, found) in cases() {
-            let text = plan_text(&t, &found, "/hello?x=1", &answers("x"));
+            let text = plan_text(&t, &found, "/hello?x=1", &answers("x"), &Choices::default());
             let plan = shootout_model::plan::parse(&text, "plan.toml", &[0, 1])
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
             let want = if let Template::Url(u) = &t {
@@ -872,8 +1153,9 @@ mod tests {
             let found = Found {
                 present: vec!["nginx", "http.server"],
                 cpus: cpus.clone(),
+                ..Found::default()
             };
-            let text = plan_text(&t, &found, "/", &answers("nginx"));
+            let text = plan_text(&t, &found, "/", &answers("nginx"), &Choices::default());
             let plan = shootout_model::plan::parse(&text, "plan.toml", &cpus)
                 .unwrap_or_else(|e| panic!("{cpus:?}: {e}\n{text}"));
             (text, plan.defaults.server_cpus, plan.defaults.load_cpus)
@@ -910,6 +1192,7 @@ mod tests {
             },
             "/",
             &answers("url-1"),
+            &Choices::default(),
         );
         assert!(!url.contains("cpus"), "{url}");
     }
@@ -925,6 +1208,7 @@ mod tests {
             let found = Found {
                 present: servers(&t).iter().map(|s| s.name).collect(),
                 cpus: vec![0, 1],
+                ..Found::default()
             };
             let text = plan_text(
                 &t,
@@ -934,6 +1218,7 @@ mod tests {
                     snippet: None,
                     ..answers("x")
                 },
+                &Choices::default(),
             );
             shootout_model::plan::parse(&text, "plan.toml", &[0, 1])
                 .unwrap_or_else(|e| panic!("{e}\n{text}"));
@@ -948,9 +1233,11 @@ mod tests {
             &Found {
                 present: vec!["wsgiref"],
                 cpus: vec![0, 1],
+                ..Found::default()
             },
             "/",
             &answers("wsgiref"),
+            &Choices::default(),
         );
         assert!(
             text.contains("#   waitress           pip install waitress"),
@@ -966,9 +1253,11 @@ mod tests {
             &Found {
                 present: vec!["http.server"],
                 cpus: vec![0, 1],
+                ..Found::default()
             },
             "/",
             &answers("http.server"),
+            &Choices::default(),
         );
         assert!(
             text.contains("#   apache             apt-get install apache2"),
@@ -992,9 +1281,10 @@ mod tests {
         std::fs::write(neither.path().join("nginx"), "").unwrap();
         for (dir, want) in [(&debian, true), (&other, true), (&neither, false)] {
             let path = std::env::join_paths([neither.path(), dir.path()]).unwrap();
-            assert_eq!(on_path(Some(&path), names), want, "{:?}", dir.path());
+            let found = names.iter().any(|n| find_on_path(Some(&path), n).is_some());
+            assert_eq!(found, want, "{:?}", dir.path());
         }
-        assert!(!on_path(None, names));
+        assert!(names.iter().all(|n| find_on_path(None, n).is_none()));
     }
 
     #[test]
@@ -1021,6 +1311,64 @@ mod tests {
             let e = wire_path(bad).unwrap_err().error.to_string();
             assert!(e.starts_with("--path: path '"), "{bad:?}: {e}");
         }
+    }
+
+    /// `init --find-max --slo`: a capacity search in place of the sweep, pinned apart, that
+    /// opens one connection ahead of need (64 held open idle blocked sync workers), and the
+    /// "run it with" line names the file written; each server says where it was found, and
+    /// one found under another Python runs with that one.
+    #[test]
+    fn init_find_max_plans_a_search_with_one_connection_ahead_and_names_its_file() {
+        let t = Template::Wsgi("myapp:app".into());
+        let found = Found {
+            present: vec!["gunicorn-sync", "wsgiref"],
+            cpus: vec![0, 1],
+            places: vec![
+                (
+                    "gunicorn-sync",
+                    Place {
+                        python: Some("/opt/py 3/bin/python3".into()),
+                        how: "/usr/local/bin/gunicorn, run by /opt/py 3/bin/python3".into(),
+                    },
+                ),
+                (
+                    "wsgiref",
+                    Place {
+                        python: None,
+                        how: "the standard library".into(),
+                    },
+                ),
+            ],
+            pythons: vec!["/opt/py 3/bin/python3".into(), "/usr/bin/python3".into()],
+        };
+        let choices = Choices {
+            out: Some("capacity.toml".into()),
+            slo: vec!["p99<50ms".into(), "errors<0.1%".into()],
+        };
+        let text = plan_text(&t, &found, "/", &answers("gunicorn-sync"), &choices);
+        insta::assert_snapshot!("plan_wsgi_find_max", text);
+        assert!(
+            text.contains("Run it with `shootout run capacity.toml`"),
+            "{text}"
+        );
+        let plan = shootout_model::plan::parse(&text, "capacity.toml", &[0, 1])
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let search = plan.workloads[0].find_max.as_ref().expect("a search");
+        assert_eq!(search.slo, choices.slo);
+        assert_eq!(search.connections, 1);
+        assert_eq!(plan.defaults.server_cpus, Some(vec![1]));
+        let shootout_model::plan::Launch::Command { command, .. } = &plan.contenders[0].launch
+        else {
+            panic!("a started contender")
+        };
+        assert!(
+            command.starts_with("exec '/opt/py 3/bin/python3' -m gunicorn "),
+            "{command}"
+        );
+        assert!(
+            text.contains("(--workers {cores} is --workers 1)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -352,7 +352,21 @@ fn pod_yaml(o: &mut String, job: &JobArgs, args: &[String], start: &Start) {
     let _ = writeln!(o, "      containers:");
     let _ = writeln!(o, "        - name: shootout");
     let _ = writeln!(o, "          image: {}", q(&job.image));
-    let args: Vec<String> = args.iter().map(|a| q(a)).collect();
+    // The load's own arguments are the user's: every `$` in them is written `$$`, which
+    // Kubernetes turns back into `$` (it expands `$(NAME)` in a container's arguments).
+    // The job's arguments after them are ours, `$(SHOOTOUT_RUN_ID)` meant to expand.
+    let users = job.load.len();
+    let args: Vec<String> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if i < users {
+                q(&escape_dollars(a))
+            } else {
+                q(a)
+            }
+        })
+        .collect();
     let _ = writeln!(o, "          args: [{}]", args.join(", "));
     if barrier {
         barrier_yaml(o, job);
@@ -525,6 +539,13 @@ fn quote(s: &str) -> String {
     o
 }
 
+/// `s` with every `$` written `$$`: Kubernetes expands `$(NAME)` in a container's
+/// arguments to the variable's value and turns `$$` into `$`, so this reaches the pod as
+/// `s` whatever it holds.
+fn escape_dollars(s: &str) -> String {
+    s.replace('$', "$$")
+}
+
 /// A DNS-1123 label short enough for the pods' names: the rule for `--name`.
 fn check_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
@@ -597,6 +618,71 @@ mod tests {
         fn every_string_reads_back_exactly_from_the_manifest(a in any_text(), b in any_text()) {
             prop_assert_eq!(read_back(&[&a, &b]), vec![a, b]);
         }
+    }
+
+    /// A container argument as Kubernetes expands it (`$(NAME)` from `vars`, `$$` to `$`,
+    /// any other `$` as it is), as the kubelet does before the pod starts.
+    fn k8s_expand(s: &str, vars: &[(&str, &str)]) -> String {
+        let mut o = String::new();
+        let mut rest = s;
+        while let Some(at) = rest.find('$') {
+            o.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            if let Some(tail) = after.strip_prefix('$') {
+                o.push('$');
+                rest = tail;
+            } else if let Some((name, value)) = after
+                .strip_prefix('(')
+                .and_then(|inner| inner.find(')').map(|end| &inner[..end]))
+                .and_then(|name| vars.iter().find(|(n, _)| *n == name))
+            {
+                o.push_str(value);
+                rest = &after[name.len() + 2..];
+            } else {
+                o.push('$');
+                rest = after;
+            }
+        }
+        o.push_str(rest);
+        o
+    }
+
+    #[test]
+    fn a_users_dollar_reaches_the_pod_as_written() {
+        // `$(SHOOTOUT_RUN_ID)` in the user's load reached the pod as the Job's uid, and
+        // `$$(X)` as `$(X)`.
+        #[derive(Parser)]
+        #[command(no_binary_name = true)]
+        struct Job {
+            #[command(flatten)]
+            job: JobArgs,
+        }
+        let words = [
+            "--shards", "2", "--image", "x", "--", "load", "-n", "2", "-c", "2", "-H",
+        ];
+        let header = "x-a: $(SHOOTOUT_RUN_ID) $$(X) $ $(";
+        let job = Job::try_parse_from(words.iter().copied().chain([header, "http://web:8080/"]))
+            .unwrap()
+            .job;
+        let (manifest, _) = manifest(&job, None).unwrap();
+        let doc: serde_json::Value = manifest
+            .split("\n---\n")
+            .map(|d| serde_yaml_ng::from_str::<serde_json::Value>(d).unwrap())
+            .find(|d| d["kind"] == "Job")
+            .unwrap();
+        let args = &doc["spec"]["template"]["spec"]["containers"][0]["args"];
+        let vars = [(RUN_ID_VAR, "uid-1")];
+        let got: Vec<String> = args
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| k8s_expand(a.as_str().unwrap(), &vars))
+            .collect();
+        assert_eq!(got[..job.load.len()], job.load[..]);
+        assert_eq!(got[6], header);
+        // The job's own run id is still expanded.
+        let run_id = got.iter().position(|a| a == "--run-id").unwrap();
+        assert_eq!(got[run_id + 1], "uid-1");
     }
 
     #[test]

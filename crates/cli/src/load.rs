@@ -8,7 +8,7 @@
 
 pub(crate) mod barrier;
 pub(crate) mod dist;
-mod find_max;
+pub(crate) mod find_max;
 mod flags;
 mod habits;
 mod resolve;
@@ -30,15 +30,19 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// Runs `shootout load`; returns the exit code.
-pub fn run(a: LoadArgs) -> Result<i32, Failure> {
+pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     let mut plan = resolve::plan(&a)?;
+    // hey's and oha's -z is -d for whatever reads the duration given (once its note is made).
+    if a.duration.is_none() {
+        a.duration.clone_from(&a.z);
+    }
     if !a.quiet {
         for n in &plan.notes {
             say!("note: {n}");
         }
     }
-    if a.find_max.find_max {
-        return find_max::run(&a, &plan.spec, plan.format);
+    if let Some(f) = &plan.search {
+        return find_max::run(&a, f, &plan.spec, plan.format);
     }
     start_time(&plan)?;
     // Shard 0 listens from now on, so that shards quicker than its warm-up can join.
@@ -78,12 +82,15 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let progress = Progress::start(control, Bound::of(spec), "load", title, display);
     board.begin(metrics::Labels::new(), progress.control.clone());
     let watch = watch_cpus(spec);
+    let listen = on_this_machine(spec).then(shootout_harness::ListenWatch::start);
     let result = shootout_engine::run(spec, &progress.control);
-    let other_load = watch.stop(std::time::Duration::ZERO);
+    let other_load = watch.stop(std::time::Duration::ZERO, std::time::Duration::ZERO);
+    let listen = listen.and_then(shootout_harness::ListenWatch::stop);
     board.end(result.as_ref().ok());
     let heads = progress.control.heads();
     progress.finish();
     let mut result = result.or_else(|e| engine_failure(&plan, e))?;
+    result.listen = listen;
     shootout_analysis::load_warnings::refresh(&mut result, spec);
 
     if plan.sample_heads > 0 {
@@ -97,6 +104,11 @@ pub fn run(a: LoadArgs) -> Result<i32, Failure> {
     let breached = judge(&plan.dist.thresholds, &result);
     if result.interrupted {
         return Ok(INTERRUPTED);
+    }
+    let faults = result.counts.failures[FailureKind::GeneratorFault];
+    if let Some(line) = crate::output::generator_fault(faults) {
+        say!("error: {line}");
+        return Ok(1);
     }
     if let Some(line) = no_good_answer(&result.counts) {
         say!("error: {line}");
@@ -146,6 +158,26 @@ fn print_report(
         }
     }
     printed
+}
+
+/// The server listens in this machine's network namespace, where the kernel's listen-queue
+/// counters are read: a loopback address over TCP. (A server elsewhere is counted by its
+/// own kernel; a Unix socket's queue is not in these counters.)
+fn on_this_machine(spec: &LoadSpec) -> bool {
+    spec.target.unix_socket.is_none() && loopback_host(spec)
+}
+
+/// Whether the URL of `spec` names this machine: `localhost` or a loopback address.
+fn loopback_host(spec: &LoadSpec) -> bool {
+    let host = spec
+        .target
+        .host
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|a| a.is_loopback())
 }
 
 /// Watches what else runs on the load's CPUs while it runs: with `--cpus`, other

@@ -4,9 +4,10 @@
 //! ([`shootout_analysis::merge`]), says its notes on stderr, renders the merged run with
 //! the renderers of `load` (text, ab, wrk, json, `--html`), optionally saves it, and
 //! judges the `--fail-if` thresholds on the whole fleet (exit 3 when one fails). Each
-//! input is read up to [`MAX_RESULT_BYTES`] and no further.
+//! input is read as a stream: one result is at most
+//! [`MAX_RESULT_BYTES`](shootout_model::saved::MAX_RESULT_BYTES), a log of them any
+//! length, and an input that is not text is refused at its first byte.
 
-use crate::bounded::{self, Bounded};
 use crate::choices::choice;
 use crate::gates::{judge, parse_thresholds};
 use crate::load::dist::write_saved;
@@ -15,9 +16,10 @@ use crate::output::THRESHOLD_FAILED;
 use anyhow::Context;
 use clap::Args;
 use shootout_analysis::merge::{merge as merge_runs, Source};
-use shootout_model::saved::{blocks_in_log, MAX_RESULT_BYTES};
+use shootout_model::saved::{Found, ResultScanner, ScanError};
 use shootout_model::{Outcome, SavedRun};
 use shootout_report::{AbOptions, Format};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Flags of `shootout merge`.
@@ -122,8 +124,10 @@ pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
     })
 }
 
-/// The runs in `file`: one result file, or every result between markers in a log. At
-/// most [`MAX_RESULT_BYTES`] are read from it.
+/// The runs in `file`: one result file, or every result between markers in a log. The
+/// input is read as a stream ([`ResultScanner`]): a log of any length in bounded memory,
+/// one result up to [`MAX_RESULT_BYTES`](shootout_model::saved::MAX_RESULT_BYTES), and an
+/// input that is not text refused at its first byte that is not.
 fn read(file: &Path) -> Result<Vec<Source>, Failure> {
     let stdin = file.as_os_str() == "-";
     let name = if stdin {
@@ -131,43 +135,46 @@ fn read(file: &Path) -> Result<Vec<Source>, Failure> {
     } else {
         file.display().to_string()
     };
-    let read = if stdin {
-        bounded::read(std::io::stdin().lock(), MAX_RESULT_BYTES)
+    let found = if stdin {
+        scan(std::io::stdin().lock())
     } else {
-        bounded::read_file(file, MAX_RESULT_BYTES)
-    };
-    let text = match read {
-        Ok(Bounded::Read(bytes)) => String::from_utf8(bytes).map_err(|_| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "stream did not contain valid UTF-8",
-            )
-        }),
-        Ok(Bounded::TooLarge) => {
-            return Err(Failure::usage(anyhow::anyhow!(
-                "{name}: it holds more than {}, the most a result file or a log of results may hold: give the files written by shootout load --save, or the log lines between their marks",
-                bounded::size(MAX_RESULT_BYTES)
-            )))
-        }
-        Err(e) => Err(e),
+        std::fs::File::open(file).and_then(scan)
     }
     .with_context(|| format!("cannot read {}", file.display()))
-    .map_err(Failure::usage)?;
-    let blocks = blocks_in_log(&text);
-    if blocks.is_empty() {
-        let run = SavedRun::parse(text.trim())
+    .map_err(Failure::usage)?
+    .map_err(|e| {
+        Failure::usage(anyhow::anyhow!(
+            "{name}: {e}: give the files written by shootout load --save, or logs holding their lines between the marks"
+        ))
+    })?;
+    let parse = |name: String, text: &str| {
+        let run = SavedRun::parse(text)
             .with_context(|| name.clone())
             .map_err(Failure::usage)?;
-        return Ok(vec![Source { name, run }]);
+        Ok(Source { name, run })
+    };
+    match found {
+        Found::File(text) => Ok(vec![parse(name, &text)?]),
+        Found::Blocks(blocks) => blocks
+            .into_iter()
+            .map(|(line, json)| parse(format!("{name}:{line}"), &json))
+            .collect(),
     }
-    blocks
-        .into_iter()
-        .map(|(line, json)| {
-            let name = format!("{name}:{line}");
-            let run = SavedRun::parse(json)
-                .with_context(|| name.clone())
-                .map_err(Failure::usage)?;
-            Ok(Source { name, run })
-        })
-        .collect()
+}
+
+/// Reads `r` to its end through a [`ResultScanner`], stopping at the first byte it refuses.
+fn scan(mut r: impl Read) -> std::io::Result<Result<Found, ScanError>> {
+    let mut scanner = ResultScanner::new();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => return Ok(scanner.finish()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if let Err(e) = scanner.feed(&buf[..n]) {
+            return Ok(Err(e));
+        }
+    }
 }

@@ -97,6 +97,18 @@ pub(crate) const INTERRUPTED: i32 = 130;
 /// The exit code of a `--fail-if` threshold that failed (`load`, `merge`, `run`, `report`).
 pub(crate) const THRESHOLD_FAILED: i32 = 3;
 
+/// The error a command that measured ends with when `faults` requests failed by a fault
+/// of shootout's own (`generator_fault`: a panic caught in a worker), or `None`. Such a
+/// run exits 1 however its requests went: its figures are not the server's alone.
+pub(crate) fn generator_fault(faults: u64) -> Option<String> {
+    (faults > 0).then(|| {
+        format!(
+            "{faults} request{} failed by a fault of shootout's own (generator_fault: a panic in a worker thread), not by the server: this is a bug in shootout; please report it with the command line, this output and the panic message above",
+            if faults == 1 { "" } else { "s" }
+        )
+    })
+}
+
 /// A command's outcome as the process's exit code: a failure is one line on stderr, but
 /// a stdout its reader closed ends quietly with exit 0.
 pub(crate) fn exit_code(result: Result<i32, Failure>) -> i32 {

@@ -34,7 +34,9 @@ pub fn open_store(db: &Path) -> Result<Store, Failure> {
 }
 
 /// Loads run `id` (the latest when `None`) with its contenders and steps, each step's
-/// warnings judged from its numbers ([`shootout_analysis::load_warnings::refresh_stored`]).
+/// warnings judged from its numbers ([`shootout_analysis::load_warnings::refresh_stored`]);
+/// a run whose capacity searches' SLOs cannot be read is refused, naming the run and the
+/// step ([`shootout_analysis::capacities::check`]).
 pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, Failure> {
     let id = match id {
         Some(id) => RunId(id),
@@ -56,6 +58,7 @@ pub fn load_run(store: &Store, db: &Path, id: Option<i64>) -> Result<StoredRun, 
         ))
     })?;
     shootout_analysis::load_warnings::refresh_stored(&mut run);
+    shootout_analysis::capacities::check(&run).map_err(Failure::run)?;
     Ok(run)
 }
 
@@ -68,5 +71,6 @@ pub fn run_table(store: &Store, id: RunId) -> anyhow::Result<(String, StoredRun)
         .load_run(id)?
         .ok_or_else(|| anyhow!("run {} is not in the store", id.0))?;
     shootout_analysis::load_warnings::refresh_stored(&mut run);
+    shootout_analysis::capacities::check(&run)?;
     Ok((shootout_report::shootout::text(&run), run))
 }

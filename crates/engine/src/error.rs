@@ -1,7 +1,7 @@
 //! Why a run could not be done: one error type, each message naming the problem and what
 //! to do next.
 
-use crate::{h1::request, h2};
+use crate::{h2, request};
 use shootout_model::SpecError;
 
 /// Why a run could not be done. Each message names the problem and what to do.

@@ -7,8 +7,8 @@
 //! [`Exchange::timing`] and [`Exchange::answer`]. A slot's exchange is reused from request
 //! to request ([`Exchange::begin`]), its body search's buffer with it.
 
+use crate::body_search::BodySearch;
 use crate::recorder::{Answer, Timing};
-use crate::search::BodySearch;
 use std::time::{Duration, Instant};
 
 /// One request and what has come back of its answer.

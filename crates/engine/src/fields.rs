@@ -1,5 +1,82 @@
-//! What HTTP/2 and HTTP/3 share once a field section is decoded (HPACK or QPACK): the
-//! decoded list ([`Fields`]), the `:status` value, and the head as `-v 2` prints it.
+//! What HTTP/2 and HTTP/3 share on both sides of a field section: our request's section
+//! before HPACK or QPACK encodes it ([`section`], the same list for both), the fields both
+//! refuse ([`refuse_connection_fields`]) and the request as `-v 2` prints it; and once an
+//! answer's section is decoded, the list ([`Fields`]), the `:status` value, and the head as
+//! `-v 2` prints it.
+
+use crate::request::{HeaderError, Request};
+
+/// Header fields HTTP/2 and HTTP/3 forbid (RFC 9113 §8.2.2, RFC 9114 §4.2): the
+/// connection's own, which they frame.
+const CONNECTION_SPECIFIC: [&str; 5] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "upgrade",
+    "transfer-encoding",
+];
+
+/// Refuses a request with a field HTTP/1.1's connections use and `version` (`HTTP/2`,
+/// `HTTP/3`) forbids, as `rfc` says: `Connection` and its kin, and `TE` other than
+/// `trailers`.
+pub(crate) fn refuse_connection_fields(
+    r: &Request,
+    version: &str,
+    rfc: &str,
+) -> Result<(), HeaderError> {
+    for (n, v) in &r.theirs {
+        let lower = n.to_ascii_lowercase();
+        if CONNECTION_SPECIFIC.contains(&lower.as_str())
+            || (lower == "te" && !v.trim().eq_ignore_ascii_case("trailers"))
+        {
+            return Err(HeaderError(format!(
+                "header '{n}' belongs to HTTP/1.1 connections and {version} forbids it ({rfc}): remove it"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The field section of `r` as HTTP/2 and HTTP/3 send it, in order: the pseudo-header
+/// fields (`:authority` from the `Host` field), then every field but `Host` with its name
+/// in lower case (our `user-agent` and `accept` first, then the user's), and
+/// `content-length` for a body or a method that carries one.
+pub(crate) fn section(r: &Request) -> Vec<(String, String)> {
+    let mut fields: Vec<(String, String)> = vec![
+        (":method".into(), r.method.clone()),
+        (":scheme".into(), r.scheme.into()),
+        (":authority".into(), r.authority().to_string()),
+        (":path".into(), r.path.clone()),
+    ];
+    for (n, v) in r.fields().filter(|(n, _)| !n.eq_ignore_ascii_case("host")) {
+        fields.push((n.to_ascii_lowercase(), v.to_string()));
+    }
+    if r.length {
+        fields.push(("content-length".into(), r.body.len().to_string()));
+    }
+    fields
+}
+
+/// A request's section as text for `-v 2`, as curl shows one: `GET /path HTTP/2` (the
+/// `version` given), then the other fields as `name: value` lines (pseudo-headers first)
+/// and a blank line.
+pub(crate) fn request_text(section: &[(String, String)], version: &str) -> Vec<u8> {
+    let value = |name: &str| {
+        section
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or("", |(_, v)| v.as_str())
+    };
+    let mut text = format!("{} {} {version}\r\n", value(":method"), value(":path")).into_bytes();
+    for (n, v) in section
+        .iter()
+        .filter(|(n, _)| n != ":method" && n != ":path")
+    {
+        text.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+    }
+    text.extend_from_slice(b"\r\n");
+    text
+}
 
 /// A decoded header list, its buffers reused from block to block. Fields are kept while
 /// the list's size (name + value + 32 bytes per field: RFC 9113 §6.5.2, RFC 9114

@@ -8,20 +8,24 @@
 //! terminals or storage: callers watch progress through [`Live`] and stop a run through
 //! an `AtomicBool`.
 
+mod body_search;
+mod codec;
 mod error;
 mod event_loop;
 mod exchange;
+pub mod fault;
 mod fields;
 mod h1;
 pub mod h2;
 pub mod h3;
+mod heads;
 pub mod journey;
 mod linger;
 mod live;
 mod merge;
 mod preflight;
 mod recorder;
-mod search;
+mod request;
 pub mod sys;
 mod template;
 mod tls;
@@ -34,7 +38,8 @@ pub use event_loop::wait_until;
 /// One HTTP/1.1 connection's state without I/O (public for its fuzz target).
 pub use h1::conn as h1_connection;
 pub use h1::parse::{ParseError, Progress, ResponseParser};
-pub use live::{Control, Detail, Heads, Live, Snapshot};
+pub use heads::Heads;
+pub use live::{Control, Detail, Live, Snapshot};
 
 use event_loop::{Assignment, Output, Shared};
 use shootout_model::spec::threads_for;
@@ -48,24 +53,12 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     // durations, rates, connections and threads; request fields that cannot inject) the
     // workers rely on. A library caller may hand over a spec no builder made.
     spec.validate()?;
-    let requests = h1::request::Requests::prepare(spec)?;
+    let requests = request::Requests::prepare(spec)?;
     let connections = spec.open_connections();
     let threads = threads_for(spec.threads, connections).min(control.live.len());
     let max_connections = connection_cap(spec, connections, threads)?;
-    let h2 = match spec.protocol {
-        Protocol::Http2 => Some(h2::request::prepare(&spec.target, &spec.request)?),
-        Protocol::Http1 | Protocol::Http3 | Protocol::WebSocket => None,
-    };
-    let h3 = match spec.protocol {
-        Protocol::Http3 => Some(h3::prepare(&spec.target, &spec.request)?),
-        _ => None,
-    };
-    let ws = (spec.protocol == Protocol::WebSocket).then(|| ws::Prepared::new(spec));
-    let alpn: &[u8] = match spec.protocol {
-        Protocol::Http2 => b"h2",
-        Protocol::Http3 => b"h3",
-        Protocol::Http1 | Protocol::WebSocket => b"http/1.1",
-    };
+    let (prepared, alpn) = Prepared::new(spec, &requests)?;
+    drop(requests);
     let tls = if spec.target.scheme.tls() {
         Some(tls::client_config(&spec.target, alpn)?)
     } else {
@@ -76,7 +69,6 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
     let shared = Shared {
         endpoint,
         tls,
-        requests,
         pipeline: spec.pipeline,
         workers: shares.len(),
         keepalive: spec.request.keepalive,
@@ -92,19 +84,9 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         heads: control.sample_heads,
         busy_poll: spec.busy_poll,
         udp_offload: control.udp_offload,
+        turns: event_loop::Turns::new(shares.iter().map(|&(c, _)| c).collect()),
     };
-    let mut outputs = run_workers(
-        spec,
-        control,
-        &shared,
-        Prepared {
-            h2: h2.as_ref(),
-            h3: h3.as_ref(),
-            ws: ws.as_ref(),
-        },
-        &shares,
-        max_connections,
-    )?;
+    let mut outputs = run_workers(spec, control, &shared, &prepared, &shares, max_connections)?;
     // The lowest concurrency any worker's server allowed below `spec.streams`.
     let limit = outputs.iter().filter_map(|o| o.streams_allowed).min();
     if let (Some(first), Ok(mut heads)) = (outputs.first_mut(), control.heads.lock()) {
@@ -145,6 +127,8 @@ fn assignments(
                 Pace::Rate(r) => spec.offset + Duration::from_secs_f64(index as f64 / r),
                 Pace::Closed => Duration::ZERO,
             },
+            // Each worker draws its own Poisson gaps.
+            arrival: spec.arrival.part(index as u64),
             max_connections: cap,
             cpu: spec
                 .cpus
@@ -198,7 +182,7 @@ fn run_workers(
     spec: &LoadSpec,
     control: &Control,
     shared: &Shared,
-    prep: Prepared,
+    prep: &Prepared,
     shares: &[(usize, Option<u64>)],
     max_connections: usize,
 ) -> Result<Vec<Output>, EngineError> {
@@ -211,16 +195,7 @@ fn run_workers(
                 let (live, stop) = (&control.live[index], &*control.stop);
                 std::thread::Builder::new()
                     .name(format!("shootout-worker-{index}"))
-                    .spawn_scoped(s, move || match prep {
-                        Prepared { h2: Some(req), .. } => {
-                            h2::worker::run(shared, req, spec.streams, a, stop, live)
-                        }
-                        Prepared { h3: Some(req), .. } => {
-                            h3::worker::run(shared, req, spec.streams, a, stop, live)
-                        }
-                        Prepared { ws: Some(p), .. } => ws::worker::run(shared, p, a, stop, live),
-                        _ => h1::worker::run(shared, a, stop, live),
-                    })
+                    .spawn_scoped(s, move || prep.run(shared, spec.streams, a, stop, live))
             })
             .collect();
         handles
@@ -236,13 +211,58 @@ fn run_workers(
     .map_err(EngineError::Worker)
 }
 
-/// What a protocol other than HTTP/1.1 prepared once for the whole run (HTTP/1.1's
-/// requests are in [`Shared`]).
-#[derive(Clone, Copy)]
-struct Prepared<'p> {
-    h2: Option<&'p h2::request::Prepared>,
-    h3: Option<&'p h3::Prepared>,
-    ws: Option<&'p ws::Prepared>,
+/// What the run's protocol prepared once for the whole run, from the run's requests
+/// ([`request::Requests`]): its wire form of them (or, for WebSocket, the upgrade and the
+/// message). A protocol is a folder, a variant and an arm in each of the two `match`es
+/// below: the one that picks it by the spec's protocol, and the one that starts its
+/// workers.
+enum Prepared {
+    Http1(h1::request::Prepared),
+    Http2(h2::request::Prepared),
+    Http3(h3::Prepared),
+    WebSocket(ws::Prepared),
+}
+
+impl Prepared {
+    /// The protocol `spec` asks for, prepared from `requests`, and the protocol TLS
+    /// offers for it by ALPN (RFC 7301).
+    fn new(
+        spec: &LoadSpec,
+        requests: &request::Requests,
+    ) -> Result<(Prepared, &'static [u8]), EngineError> {
+        // Over HTTP/2 and HTTP/3 a run sends one request (the spec's rules refuse a list).
+        let only = &requests.kinds[0];
+        let chosen: (Prepared, &'static [u8]) = match spec.protocol {
+            Protocol::Http1 => (
+                Prepared::Http1(h1::request::Prepared::new(requests)?),
+                b"http/1.1",
+            ),
+            Protocol::Http2 => (Prepared::Http2(h2::request::prepare(only)?), b"h2"),
+            Protocol::Http3 => (
+                Prepared::Http3(h3::request::prepare(only, &spec.target.host)?),
+                b"h3",
+            ),
+            Protocol::WebSocket => (Prepared::WebSocket(ws::Prepared::new(spec)), b"http/1.1"),
+        };
+        Ok(chosen)
+    }
+
+    /// Runs one worker of the protocol to the end of its share `a`.
+    fn run(
+        &self,
+        shared: &Shared,
+        streams: usize,
+        a: Assignment,
+        stop: &std::sync::atomic::AtomicBool,
+        live: &Live,
+    ) -> std::io::Result<Output> {
+        match self {
+            Prepared::Http1(reqs) => h1::worker::run(shared, reqs, a, stop, live),
+            Prepared::Http2(req) => h2::worker::run(shared, req, streams, a, stop, live),
+            Prepared::Http3(req) => h3::worker::run(shared, req, streams, a, stop, live),
+            Prepared::WebSocket(p) => ws::worker::run(shared, p, a, stop, live),
+        }
+    }
 }
 
 /// Splits connections and the request budget among threads, as evenly as they go.

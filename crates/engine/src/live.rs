@@ -2,6 +2,7 @@
 //! heads sample), each worker's [`Live`] counters published at its ticks, and the
 //! [`Snapshot`] and [`Detail`] a progress view reads from them.
 
+use crate::heads::Heads;
 use crate::recorder;
 use hdrhistogram::Histogram;
 use shootout_model::FailureCounts;
@@ -9,19 +10,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
-
-/// A sample of what went over the wire, for `-v 2` (ab's verbosity): the first request's
-/// head as sent and the first answers' heads as they arrived, copied from the first
-/// worker's first connection only (over HTTP/2 as text: `HTTP/2 200`, then the fields),
-/// so the run pays a copy per sampled answer and one test per answer, nothing else. Asked
-/// for with [`Control::sample_heads`]; read with [`Control::heads`] once the run ended.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Heads {
-    /// The first request's line and header lines, up to and including the blank line.
-    pub request: Option<Vec<u8>>,
-    /// The first answers' heads, in the order they came (interim 1xx heads left out).
-    pub responses: Vec<Vec<u8>>,
-}
 
 /// The head of a rendered request: its bytes up to and including the blank line (all of
 /// them when there is none).

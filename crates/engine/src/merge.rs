@@ -96,6 +96,8 @@ impl Totals {
             acc.peak_connections += s.peak_connections;
             acc.capped |= s.capped;
             acc.spun += s.spun;
+            acc.gaps.extend(s.gaps);
+            acc.overtaken += s.overtaken;
         }
     }
 
@@ -161,11 +163,15 @@ pub(crate) fn merge(
                 max_connections: max_connections as u64,
                 capped: s.capped,
                 spun: s.spun,
+                arrival: shootout_model::arrival_fit::arrival_check(spec.arrival, &s.gaps),
+                overtaken: s.overtaken,
             }),
             _ => None,
         },
         interrupted: t.interrupted,
         warnings: Vec::new(),
+        // Measured around the run by its caller, when the server is on this machine.
+        listen: None,
         targets: match &spec.list {
             Some(list) => list
                 .entries

@@ -1,6 +1,8 @@
 //! Before any worker starts: the target resolved and one connection (and TLS handshake,
 //! and over HTTP/2 the server's SETTINGS) checked, so a wrong port or a dead server is one
-//! clear error rather than a run full of failures.
+//! clear error rather than a run full of failures. Over h2c the check's connection ends
+//! as any of the run's does: with GOAWAY (NO_ERROR, or the code of an error the server's
+//! first frames made), never with a reset ([`h2::check`]).
 
 use crate::transport::{Endpoint, TlsTarget};
 use crate::{h2, h3, tls, transport, EngineError};
@@ -53,12 +55,19 @@ pub(crate) fn preflight(spec: &LoadSpec, tls: Option<&TlsTarget>) -> Result<Endp
 /// Over HTTP/2 (prior knowledge, no TLS), the server's answer to our preface.
 fn h2_check(
     spec: &LoadSpec,
-    stream: &mut dyn ReadWrite,
+    stream: &mut dyn h2::Blocking,
     target: String,
 ) -> Result<(), EngineError> {
     match spec.protocol {
-        Protocol::Http2 => h2::check(stream, spec.connect_timeout)
-            .map_err(|reason| EngineError::NotHttp2 { target, reason }),
+        Protocol::Http2 => {
+            // The run prepared the same request before: this cannot fail (were it to, the
+            // run's own refusal would say why).
+            let Ok(req) = h2::request::prepare_one(&spec.target, &spec.request) else {
+                return Ok(());
+            };
+            h2::check(stream, spec.connect_timeout, &req)
+                .map_err(|reason| EngineError::NotHttp2 { target, reason })
+        }
         // A WebSocket handshake is each connection's: a refusal is counted per connection.
         // HTTP/3 never comes here (it needs TLS, checked over UDP).
         Protocol::Http1 | Protocol::Http3 | Protocol::WebSocket => Ok(()),
@@ -82,6 +91,15 @@ fn h3_check(
         let bind = spec.bind.first().copied();
         match h3::check(*addr, bind, config, &spec.target.host, spec.connect_timeout) {
             Ok(()) => return Ok(Endpoint::Tcp(*addr)),
+            // The server speaks HTTP/3 but could not choose a certificate: a TLS error.
+            Err(
+                reason @ (h3::Refusal::NoServerName { .. } | h3::Refusal::NoCertificateFor { .. }),
+            ) => {
+                return Err(EngineError::Tls {
+                    target: addr.to_string(),
+                    reason: reason.to_string(),
+                })
+            }
             Err(reason) if h3::certificate_problem(&reason) => {
                 return Err(EngineError::Tls {
                     target: addr.to_string(),
@@ -171,7 +189,3 @@ fn check_protocol(
     }
     Ok(())
 }
-
-/// A blocking stream the HTTP/2 pre-flight can talk over (TCP or a unix socket).
-trait ReadWrite: std::io::Read + std::io::Write {}
-impl<T: std::io::Read + std::io::Write> ReadWrite for T {}

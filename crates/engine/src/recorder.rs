@@ -130,8 +130,8 @@ pub struct Recorder {
     pub other_lengths: u64,
     /// Per kind of request (when the run reports them): completed, ok, latency (µs).
     pub targets: Vec<(u64, u64, Histogram<u64>)>,
-    /// A sample of heads for `-v 2` (see [`crate::Heads`]); empty unless asked for.
-    pub heads: crate::Heads,
+    /// A sample of heads for `-v 2` (see [`crate::heads::Heads`]); empty unless asked for.
+    pub heads: crate::heads::Heads,
     /// Time spent busy polling (see `LoadSpec::busy_poll`): CPU the thread used
     /// waiting for events, left out of how busy it was.
     pub spun: std::time::Duration,
@@ -199,7 +199,7 @@ impl Recorder {
             lengths: Vec::with_capacity(LENGTHS),
             other_lengths: 0,
             targets: Vec::new(),
-            heads: crate::Heads::default(),
+            heads: crate::heads::Heads::default(),
             spun: std::time::Duration::ZERO,
             seconds_done: None,
         }
@@ -260,6 +260,33 @@ impl Recorder {
         server: impl FnOnce() -> Option<String>,
         expect: &Expectation,
     ) {
+        let failure = self.judge(t, a, server, expect);
+        self.answered(t, a.status, failure);
+    }
+
+    /// A WebSocket reply answered in full, judged as [`Recorder::credit`] judges an
+    /// answer; its status (the handshake's 101) is not counted again: that is counted
+    /// once per connection ([`Recorder::count_status`]).
+    pub fn credit_reply(&mut self, t: &Timing, a: Answer, expect: &Expectation) {
+        let failure = self.judge(t, a, || None, expect);
+        self.record(t, a.status, failure, false);
+    }
+
+    /// Counts a final response with `status` that is no request's answer (a WebSocket
+    /// handshake's 101).
+    pub fn count_status(&mut self, status: u16) {
+        self.status_codes[(status as usize).min(999)] += 1;
+    }
+
+    /// The failure class `a` earns against `expect`, if any; counts its length, and keeps
+    /// the worker's first answer.
+    fn judge(
+        &mut self,
+        t: &Timing,
+        a: Answer,
+        server: impl FnOnce() -> Option<String>,
+        expect: &Expectation,
+    ) -> Option<FailureKind> {
         self.counts.body_bytes += a.body_len;
         if self.first.is_none() {
             self.first_at = Some(t.end);
@@ -270,7 +297,7 @@ impl Recorder {
             });
         }
         self.count_length(a.body_len);
-        let failure = if !expect.status.contains(a.status) {
+        if !expect.status.contains(a.status) {
             Some(FailureKind::Status)
         } else if expect.length.is_some_and(|l| l != a.body_len)
             || (expect.body_contains.is_some() && !a.matched)
@@ -279,8 +306,7 @@ impl Recorder {
             Some(FailureKind::Body)
         } else {
             None
-        };
-        self.answered(t, a.status, failure);
+        }
     }
 
     /// A connection opened after `took` (TCP connect, and the TLS handshake over https):
@@ -292,6 +318,11 @@ impl Recorder {
 
     /// A request answered in full; `failure` is `Some` when the answer failed an expectation.
     pub fn answered(&mut self, t: &Timing, status: u16, failure: Option<FailureKind>) {
+        self.record(t, status, failure, true);
+    }
+
+    /// An answer's timings and outcome; its status counted when `count`.
+    fn record(&mut self, t: &Timing, status: u16, failure: Option<FailureKind>, count: bool) {
         let total = us(t.end.saturating_duration_since(t.start));
         let raw = us(t.end.saturating_duration_since(t.sent));
         let connect = us(t.connect);
@@ -303,7 +334,9 @@ impl Recorder {
         h.waiting.saturating_record(waiting);
         h.processing
             .saturating_record(total.saturating_sub(connect));
-        self.status_codes[(status as usize).min(999)] += 1;
+        if count {
+            self.count_status(status);
+        }
         self.roll(t.end);
         self.second_hist.saturating_record(total);
         if let Some(k) = self.targets.get_mut(t.kind) {

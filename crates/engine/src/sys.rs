@@ -14,6 +14,19 @@ pub(crate) fn thread_cpu() -> (Duration, Duration) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
+/// CPU time this thread has used (user and system together, `CLOCK_THREAD_CPUTIME_ID`,
+/// nanosecond resolution): what a span of the thread's work cost, which on a shared CPU is
+/// less than its wall-clock time.
+pub(crate) fn thread_cpu_now() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes a plain struct we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// How many CPUs the machine has online (whatever this process may use).
 pub fn online_cpus() -> usize {
     // SAFETY: sysconf reads a system value and takes no pointer.

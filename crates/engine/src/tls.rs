@@ -7,7 +7,7 @@ use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvi
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use shootout_model::Target;
-use std::io::BufReader;
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,7 +61,7 @@ pub fn client_config(
 /// error before the run rather than a run of failed connections. Returns the protocol ALPN
 /// chose, if any.
 pub fn handshake(
-    mut stream: TcpStream,
+    stream: TcpStream,
     (config, name): &(Arc<ClientConfig>, ServerName<'static>),
     timeout: Duration,
     target: &str,
@@ -74,8 +74,15 @@ pub fn handshake(
     let _ = stream.set_write_timeout(Some(timeout));
     let mut conn = rustls::ClientConnection::new(config.clone(), name.clone())
         .map_err(|e| err(e.to_string()))?;
+    let mut stream = Heard {
+        stream,
+        first: Vec::new(),
+    };
     while conn.is_handshaking() {
         if let Err(e) = conn.complete_io(&mut stream) {
+            if let Some(why) = plain_http(&stream.first, &e, timeout) {
+                return Err(err(why));
+            }
             let no_alpn = e
                 .get_ref()
                 .and_then(|e| e.downcast_ref::<rustls::Error>())
@@ -100,6 +107,63 @@ pub fn handshake(
     conn.send_close_notify();
     let _ = conn.complete_io(&mut stream);
     Ok(alpn)
+}
+
+/// The stream of a handshake, keeping the first bytes the server sent: an answer in plain
+/// HTTP is told by them.
+struct Heard {
+    stream: TcpStream,
+    first: Vec<u8>,
+}
+
+impl Read for Heard {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.stream.read(buf)?;
+        let keep = n.min(5usize.saturating_sub(self.first.len()));
+        self.first.extend_from_slice(&buf[..keep]);
+        Ok(n)
+    }
+}
+
+impl Write for Heard {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.stream.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+/// Why a handshake that failed with `e`, the server having sent `first`, looks like an
+/// `https://` URL given to a plain-HTTP server: it answered in HTTP (`HTTP/` where a TLS
+/// record was due) or with other bytes that open no TLS record, or sent nothing at all within `timeout` or before closing (a plain
+/// server waits for a request line that the TLS hello never ends). `None` otherwise.
+fn plain_http(first: &[u8], e: &std::io::Error, timeout: Duration) -> Option<String> {
+    use std::io::ErrorKind;
+    if first.starts_with(b"HTTP/") {
+        return Some("the server answered in plain HTTP, not TLS: give the URL as http:// in place of https://".into());
+    }
+    // A TLS record opens with its content type, 20 to 24 (RFC 8446 §5.1); anything else
+    // (Python's http.server answers a hello it cannot read with a bare HTML page) is not TLS.
+    if let Some(&b) = first.first() {
+        if (20..=24).contains(&b) {
+            return None;
+        }
+        return Some(format!(
+            "the server answered with bytes that are not TLS (\"{}\"): it may speak plain HTTP on this port (try http:// in place of https://)",
+            first.escape_ascii()
+        ));
+    }
+    match e.kind() {
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => Some(format!(
+            "the server sent nothing in answer to TLS's first message within {:.1} s: a plain-HTTP server waits so for a request line, so try http:// in place of https:// (or raise --connect-timeout if the server is only slow)",
+            timeout.as_secs_f64()
+        )),
+        ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset => Some(
+            "the server closed the connection without a TLS answer: it may speak plain HTTP on this port (try http:// in place of https://)".into(),
+        ),
+        _ => None,
+    }
 }
 
 /// Accepts any certificate; signatures are still checked against the presented one.
@@ -145,5 +209,29 @@ impl ServerCertVerifier for AcceptAny {
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Python's http.server answers a TLS hello with a bare HTML page (no status line):
+    /// the error was rustls' "received corrupt message of type InvalidContentType".
+    #[test]
+    fn bytes_that_open_no_tls_record_are_said_to_be_plain() {
+        let e = std::io::Error::new(std::io::ErrorKind::InvalidData, "corrupt message");
+        let t = Duration::from_secs(1);
+        let html = plain_http(b"<!DOC", &e, t).unwrap();
+        assert!(
+            html.starts_with("the server answered with bytes that are not TLS (\"<!DOC\")")
+                && html.contains("try http://"),
+            "{html}"
+        );
+        assert!(plain_http(b"HTTP/", &e, t)
+            .unwrap()
+            .contains("plain HTTP, not TLS"));
+        // A TLS alert record (21) is TLS: its own error stands.
+        assert_eq!(plain_http(&[21, 3, 3, 0, 2], &e, t), None);
     }
 }

@@ -498,7 +498,10 @@ fn rate_mode_opens_connections_as_the_schedule_needs_them() {
     let r = go(&s);
     let sched = r.schedule.unwrap();
     assert_eq!((sched.sent, r.counts.ok, r.counts.failed()), (60, 60, 0));
-    assert_eq!(sched.late_no_connection, 0, "{sched:?}");
+    // No request waits for a busy connection: at most the one opened for it, whose
+    // connect may take over a millisecond on a busy machine (one connection at a time, 55
+    // would be late).
+    assert!(sched.late_no_connection < sched.connections, "{sched:?}");
     assert!(!sched.capped, "{sched:?}");
     // Five or six in flight; a stalled wake-up may need a few more, never one per request.
     assert!(

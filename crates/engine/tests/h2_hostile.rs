@@ -12,7 +12,8 @@ mod common;
 use common::{both_ways_with, closed, failures, go, h2c};
 use shootout_model::{FailureKind, LoadSpec, Protocol, RunResult};
 use shootout_testserver::{
-    Delivery, H2Behavior, H2Server, BOMB_ENTRY, COMPRESSION_ERROR, ENHANCE_YOUR_CALM, HPACK_FAULTS,
+    Delivery, H2Behavior, H2Server, BOMB_ENTRY, COMPRESSION_ERROR, EARLY_ERRORS, ENHANCE_YOUR_CALM,
+    HPACK_FAULTS,
 };
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -72,6 +73,45 @@ fn status_kib(field: &str) -> u64 {
         .trim_end_matches(" kB")
         .parse()
         .unwrap()
+}
+
+/// A connection error in the frames right after the server's preface, met by the
+/// pre-flight connection (which reads only the first frame's head to decide whether the
+/// server speaks HTTP/2): it is answered with GOAWAY and its code, then closed, never
+/// reset; the run then goes on, on connections without the fault, and ends each with
+/// GOAWAY(NO_ERROR).
+#[test]
+fn an_error_right_after_the_preface_gets_its_goaway_not_a_reset() {
+    for (title, frame, code) in EARLY_ERRORS {
+        let behavior = H2Behavior::AfterPreface {
+            frame: frame.to_vec(),
+            connections: 1,
+        };
+        for (r, server) in both_ways(behavior, |s| spec(s, 3, 1, 1)) {
+            assert_eq!((r.counts.ok, r.counts.failed()), (3, 0), "{title}");
+            assert_eq!(server.client_goaways(), vec![*code], "{title}");
+            assert_eq!(
+                (server.early_resets(), server.client_resets()),
+                (0, 0),
+                "{title}: closed, never reset"
+            );
+            assert_eq!(server.connections(), 2, "{title}");
+            assert_eq!(server.client_goodbyes(), 1, "{title}: the run's end");
+        }
+    }
+}
+
+/// The end of a run closes every HTTP/2 connection gracefully: GOAWAY(NO_ERROR) on each,
+/// the pre-flight's included, and no reset.
+#[test]
+fn a_run_ends_its_connections_with_goaway_no_error() {
+    for (r, server) in both_ways(H2Behavior::Hello, |s| spec(s, 40, 2, 4)) {
+        assert_eq!(r.counts.ok, 40);
+        assert!(server.client_goaways().is_empty());
+        assert_eq!(server.connections(), 3, "the pre-flight's and two");
+        assert_eq!(server.client_goodbyes(), 3);
+        assert_eq!((server.early_resets(), server.client_resets()), (0, 0));
+    }
 }
 
 #[test]

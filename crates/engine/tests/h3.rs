@@ -234,6 +234,34 @@ fn an_untrusted_certificate_is_a_tls_error_naming_the_fix() {
     assert!(e.to_string().contains("--insecure"), "{e}");
 }
 
+/// caddy's `https://127.0.0.1:8443 { tls internal }` on a wildcard UDP socket: an
+/// IP-literal URL sends no SNI, the server has no certificate to choose and ends the
+/// handshake with a TLS alert. The error was "does not speak HTTP/3: … error 80"; it says
+/// why and what to try, and the same server answers a URL with its host name.
+#[test]
+fn a_server_that_needs_a_name_refuses_an_ip_literal_url_and_the_error_says_why() {
+    let s = server(H3Behavior::NeedsServerName);
+    let sp = spec(&s, 2, 1, 1);
+    let e = run(&sp, &Control::new(1)).unwrap_err();
+    assert!(matches!(e, EngineError::Tls { .. }), "{e}");
+    let text = e.to_string();
+    for says in [
+        "TLS alert 49 (access_denied)",
+        "The URL's host is an IP address, so no SNI was sent",
+        "https://localhost:PORT/",
+        "`bind 127.0.0.1`",
+    ] {
+        assert!(text.contains(says), "{says}: {text}");
+    }
+    assert!(!text.contains("does not speak HTTP/3"), "{text}");
+    let mut by_name = spec(&s, 2, 1, 1);
+    by_name.target =
+        shootout_model::Target::parse(&format!("https://localhost:{}/", s.addr().port())).unwrap();
+    by_name.target.tls.insecure = true;
+    let r = go(&by_name);
+    assert_eq!((r.counts.completed, r.counts.ok), (2, 2));
+}
+
 #[test]
 fn http3_needs_an_https_url() {
     let mut sp = closed("http://127.0.0.1:1/", 1, 1);

@@ -74,22 +74,26 @@ fn a_body_after_a_204_or_a_head_answer_is_never_credited() {
 
 #[test]
 fn an_answer_before_any_request_is_never_credited() {
-    // Every new connection is greeted with an answer. In rate mode a connection waits for
-    // its turn, so the greeting arrives first and the request is charged with it, at the
-    // pace asked for (not in a reconnect loop). Only the run's very first request, due the
-    // instant the first connection opens, can go out before its greeting arrives: then the
-    // greeting is indistinguishable from its answer (for any HTTP/1.1 client), and the
-    // real answer is the unasked one.
+    // Every new connection is greeted with an answer. In rate mode a connection that
+    // waits for its turn gets the greeting first, and the request the schedule gives it is
+    // charged with it, at the pace asked for (not in a reconnect loop). A request that
+    // opens its connection goes out the moment it is up, before its greeting arrives: then
+    // the greeting is indistinguishable from its answer (for any HTTP/1.1 client), and the
+    // real answer is the unasked one, charged to the next request — so at most every
+    // other request is credited.
     for delivery in [Delivery::Whole, Delivery::Bytewise] {
         let server = TestServer::start_with(Behavior::AnswerFirst, delivery).unwrap();
-        // 250 ms between requests: a greeting late by less than that still comes first.
+        // 250 ms between requests: an answer late by less than that still comes first.
         let r = go(&paced(&server, "/", 6, 4.0));
-        assert!(r.counts.ok <= 1, "{delivery:?}: {:?}", r.counts);
+        assert!(r.counts.ok <= 3, "{delivery:?}: {:?}", r.counts);
         assert_eq!(
             failures(&r),
             vec![(FailureKind::Malformed, 6 - r.counts.ok)],
             "{delivery:?}"
         );
+        // The last request credited with a greeting may be read by the server as the
+        // run's connections close.
+        assert!(server.wait_idle(Duration::from_secs(10)));
         assert_eq!(server.requests(), r.counts.ok, "{delivery:?}");
         assert!(
             r.counts.connections_opened <= 7,
@@ -180,39 +184,43 @@ fn a_get_that_met_an_idle_close_is_sent_again_once_and_counted() {
     assert!(r.histograms.latency_raw.min() >= r.histograms.connect.min());
 }
 
+/// A connection the server closed while idle waits, closed, until a request needs it:
+/// each request after the first opens the one the server closed (no reconnect, no
+/// failure, none opened while no request was due).
 #[test]
 fn a_connection_closed_while_idle_is_replaced_without_a_failure() {
     let idle = Behavior::CloseIdle {
         after: Duration::from_millis(100),
     };
     // 400 ms between requests, the close after 100 ms idle: 300 ms of margin.
-    let (r, _server) = both_ways(idle, |s| paced(s, "/", 8, 2.5));
+    let (r, server) = both_ways(idle, |s| paced(s, "/", 8, 2.5));
     assert_eq!(
         (r.counts.ok, r.counts.failed(), r.counts.retried),
         (8, 0, 0)
     );
-    assert_eq!(r.counts.reconnects, 7);
+    assert_eq!((r.counts.connections_opened, r.counts.reconnects), (8, 0));
+    assert!(server.wait_idle(Duration::from_secs(10)));
+    assert_eq!(server.connections(), 8 + 1, "and the pre-flight's");
 }
 
 #[test]
 fn a_server_closing_every_connection_at_accept_is_not_flooded() {
-    // Rate mode, 100 requests due in 1 s: a connection closed while it waits is re-opened
-    // after a growing pause (without one, thousands of connections were opened); one
-    // closed under a request counts that request as failed and is replaced for the next.
+    // Rate mode, 100 requests due in 1 s: a connection is opened only for a request that
+    // finds none free (without that rule and the pause after a drop, thousands were
+    // opened); one closed under its request fails that request, and the next request opens
+    // the next connection.
     let server = TestServer::start(Behavior::CloseOnAccept).unwrap();
     let mut s = paced(&server, "/", 1_000_000, 100.0);
     s.requests = None;
     s.duration = Some(Duration::from_secs(1));
     let r = go(&s);
-    assert!(r.counts.dropped > 0, "{:?}", r.counts);
+    assert_eq!(r.counts.ok, 0, "{:?}", r.counts);
+    assert!(r.counts.failed() > 0, "{:?}", r.counts);
     assert!(
         server.connections() <= 100 + 12,
         "{} connections for 100 requests",
         server.connections()
     );
-    assert!(r.warnings.contains(&Warning::Dropped {
-        count: r.counts.dropped
-    }));
 }
 
 /// Its constant memory is pinned by the parser's own test

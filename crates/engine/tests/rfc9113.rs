@@ -23,7 +23,7 @@
 
 use shootout_engine::h2::conn::{ConnError, Connection, Event};
 use shootout_engine::h2::frame as f;
-use shootout_engine::h2::request::{prepare, Prepared};
+use shootout_engine::h2::request::{prepare_one, Prepared};
 use shootout_model::{RequestSpec, Target};
 use std::cell::Cell;
 use std::fmt;
@@ -464,7 +464,7 @@ fn prepared(body: usize) -> Prepared {
             ..Default::default()
         }
     };
-    prepare(&target, &req).unwrap()
+    prepare_one(&target, &req).unwrap()
 }
 
 /// One delivery of a case.

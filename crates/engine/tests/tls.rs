@@ -123,3 +123,36 @@ fn h2_over_tls_counts_a_goaway_and_a_bare_close_as_over_tcp() {
         assert!(runs[1] > 0, "{delivery:?}: some answers over TLS");
     }
 }
+
+/// `https://` given to a plain-HTTP server failed with "Resource temporarily unavailable
+/// (os error 11)" after the connect timeout: the error says the server answered in plain
+/// HTTP (or nothing) and suggests http://.
+#[test]
+fn https_to_a_plain_http_server_says_so_and_suggests_http() {
+    let https = |url: String| {
+        let mut s = closed(&url.replacen("http://", "https://", 1), 1, 1);
+        s.target.tls.insecure = true;
+        s.connect_timeout = Duration::from_millis(300);
+        s
+    };
+    // A server that answers anything with an HTTP/1.1 400.
+    let answers = H2Server::start(H2Behavior::Http1).unwrap();
+    let e = shootout_engine::run(&https(answers.url("/")), &shootout_engine::Control::new(1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the server answered in plain HTTP, not TLS: give the URL as http:// in place of https://"),
+        "{e}"
+    );
+    // A server that waits for the end of a request head, which TLS's hello never sends.
+    let waits = TestServer::start(Behavior::Hello).unwrap();
+    let e = shootout_engine::run(&https(waits.url("/")), &shootout_engine::Control::new(1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the server sent nothing in answer to TLS's first message within 0.3 s")
+            && e.contains("try http:// in place of https://"),
+        "{e}"
+    );
+    assert!(!e.contains("os error"), "{e}");
+}

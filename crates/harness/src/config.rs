@@ -128,20 +128,11 @@ impl ContenderConfig {
         Ok((addrs, host))
     }
 
-    /// The probe's request path: `ready_path`, with a leading `/` added if missing.
+    /// The probe's request-target: `ready_path` by the plan's rule for paths, percent-encoded
+    /// as a workload's path is (`/a b` is requested as `/a%20b`).
     pub(crate) fn probe_path(&self) -> Result<String, HarnessError> {
-        let path = self.ready_path.trim();
-        if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(self.invalid(format!(
-                "ready path {:?} contains spaces or control characters",
-                self.ready_path
-            )));
-        }
-        Ok(if path.starts_with('/') {
-            path.to_string()
-        } else {
-            format!("/{path}")
-        })
+        shootout_model::spec::path_target(&self.ready_path)
+            .map_err(|e| self.invalid(format!("ready.{e}")))
     }
 
     /// The CPU set to pin to, built before the fork (the child may not allocate).
@@ -212,16 +203,21 @@ mod tests {
         assert_eq!(file_name_safe(".."), "_..");
     }
 
+    /// A `ready.path` with a space passed the plan's reader and was refused here: one rule,
+    /// the plan's, and the space percent-encoded as in a workload's path.
     #[test]
-    fn probe_path_gets_a_leading_slash_and_refuses_spaces() {
+    fn probe_path_follows_the_plans_rule() {
         let mut cfg = ContenderConfig::new("a", "x", 1, "/logs");
-        cfg.ready_path = "health".into();
-        assert_eq!(cfg.probe_path().unwrap(), "/health");
         cfg.ready_path = "/a b".into();
-        assert!(matches!(
-            cfg.probe_path(),
-            Err(HarnessError::InvalidConfig { .. })
-        ));
+        assert_eq!(cfg.probe_path().unwrap(), "/a%20b");
+        for bad in ["health", "/a\tb", "/a\nb"] {
+            cfg.ready_path = bad.into();
+            assert!(
+                shootout_model::spec::check_path(bad).is_err()
+                    && matches!(cfg.probe_path(), Err(HarnessError::InvalidConfig { .. })),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

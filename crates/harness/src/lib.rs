@@ -57,7 +57,7 @@ pub use contender::{program_of, Contender, StopOutcome};
 pub use error::HarnessError;
 pub use facts::{machine_facts, version_of};
 pub use launch::kill_live_groups;
-pub use others::{other_load, parse_proc_stat, CpuTicks, CpuWatch};
+pub use others::{other_load, parse_netstat, parse_proc_stat, CpuTicks, CpuWatch, ListenWatch};
 pub use sampler::Sampler;
 pub use setup::{run_setup, INTERRUPT_GRACE};
 pub use tag::{current_owner, owner_prefix, owner_state, stop_marked, OwnerState, StoppedProcess};

@@ -1,7 +1,8 @@
 //! What else runs on the machine during a step: [`CpuWatch`] reads `/proc/stat` (each
 //! CPU's busy, steal and total time) when a step starts and when it ends, and turns the
 //! difference into an [`OtherLoad`]: the CPU time of the watched CPUs that neither shootout
-//! nor the contender used, the share the hypervisor stole, and the load average. The
+//! nor the contender used, the run's other (idle) contenders' counted apart from the
+//! strangers', the share the hypervisor stole, and the load average. The
 //! arithmetic ([`other_load`]) is a pure function of two readings, tested with tables; a
 //! CPU that appears in only one reading (taken offline meanwhile) is left out.
 //!
@@ -9,7 +10,7 @@
 //! CPU time (from its [`ResourceSample`](shootout_model::ResourceSample)s); the analysis
 //! judges whether the machine was quiet.
 
-use shootout_model::OtherLoad;
+use shootout_model::{ListenQueue, OtherLoad};
 use std::time::Duration;
 
 /// One CPU's times since boot, in clock ticks.
@@ -49,13 +50,14 @@ pub fn parse_proc_stat(text: &str) -> Vec<(usize, CpuTicks)> {
 }
 
 /// What else ran on `cpus` between two readings of `/proc/stat`, when shootout and the
-/// contender used `ours` of CPU time meanwhile (`hz` ticks a second). `others` is `None`
-/// when `judge_others` is false; a reading with none of `cpus` gives `None`.
+/// contender used `ours` of CPU time meanwhile and the run's idle contenders `idle`
+/// (`hz` ticks a second). `others` is `None` when `judge_others` is false; a reading with
+/// none of `cpus` gives `None`.
 pub fn other_load(
     before: &[(usize, CpuTicks)],
     after: &[(usize, CpuTicks)],
     cpus: &[usize],
-    (ours, hz): (Duration, u64),
+    (ours, idle, hz): (Duration, Duration, u64),
     judge_others: bool,
 ) -> Option<OtherLoad> {
     let (mut busy, mut steal, mut total, mut n) = (0u64, 0u64, 0u64, 0u32);
@@ -72,14 +74,18 @@ pub fn other_load(
     if n == 0 {
         return None;
     }
-    let ours_ticks = ours.as_secs_f64() * hz.max(1) as f64;
+    let ticks = |d: Duration| d.as_secs_f64() * hz.max(1) as f64;
     // Each watched CPU's ticks over the step: the step's length in ticks.
     let per_cpu = total as f64 / f64::from(n);
     let share = |x: f64| if per_cpu > 0.0 { x / per_cpu } else { 0.0 };
+    // Our threads may also run on CPUs not watched: never below nothing. The idle
+    // contenders' time comes off what is left, and is said apart.
+    let not_ours = (busy as f64 - ticks(ours)).max(0.0);
+    let contenders = ticks(idle).min(not_ours);
     Some(OtherLoad {
         cpus: n,
-        // Our threads may also run on CPUs not watched: never below nothing.
-        others: judge_others.then(|| share((busy as f64 - ours_ticks).max(0.0))),
+        others: judge_others.then(|| share(not_ours - contenders)),
+        contenders: share(contenders),
         steal: if total > 0 {
             steal as f64 / total as f64
         } else {
@@ -87,6 +93,65 @@ pub fn other_load(
         },
         load_avg: 0.0,
     })
+}
+
+/// `/proc/net/netstat`'s `TcpExt` counters `ListenOverflows` and `ListenDrops` (a line of
+/// names, then a line of values); `None` when they are not there.
+pub fn parse_netstat(text: &str) -> Option<ListenQueue> {
+    let mut lines = text.lines();
+    while let Some(names) = lines.next() {
+        let Some(names) = names.strip_prefix("TcpExt:") else {
+            continue;
+        };
+        let values = lines.next()?.strip_prefix("TcpExt:")?;
+        let mut found = (None, None);
+        for (name, value) in names
+            .split_ascii_whitespace()
+            .zip(values.split_ascii_whitespace())
+        {
+            match name {
+                "ListenOverflows" => found.0 = value.parse().ok(),
+                "ListenDrops" => found.1 = value.parse().ok(),
+                _ => {}
+            }
+        }
+        let (Some(overflows), Some(drops)) = found else {
+            return None;
+        };
+        return Some(ListenQueue { overflows, drops });
+    }
+    None
+}
+
+/// The listen-queue counters of this network namespace now.
+fn read_netstat() -> Option<ListenQueue> {
+    parse_netstat(&std::fs::read_to_string("/proc/net/netstat").ok()?)
+}
+
+/// A watch over the kernel's count of full listen queues during a run (this process's
+/// network namespace: the server's, when it runs on this machine).
+#[derive(Debug)]
+pub struct ListenWatch {
+    before: Option<ListenQueue>,
+}
+
+impl ListenWatch {
+    /// Reads the counters as a run starts.
+    pub fn start() -> ListenWatch {
+        ListenWatch {
+            before: read_netstat(),
+        }
+    }
+
+    /// What was counted since [`ListenWatch::start`]; `None` when the counters could not
+    /// be read.
+    pub fn stop(self) -> Option<ListenQueue> {
+        let (before, after) = (self.before?, read_netstat()?);
+        Some(ListenQueue {
+            overflows: after.overflows.saturating_sub(before.overflows),
+            drops: after.drops.saturating_sub(before.drops),
+        })
+    }
 }
 
 /// `/proc/loadavg`'s first figure: the load average over the last minute.
@@ -116,8 +181,9 @@ impl CpuWatch {
     }
 
     /// Ends the watch, with `contender` the CPU time the contender's processes used
-    /// meanwhile; `None` when `/proc/stat` could not be read.
-    pub fn stop(self, contender: Duration) -> Option<OtherLoad> {
+    /// meanwhile and `idle` the run's other contenders'; `None` when `/proc/stat` could
+    /// not be read.
+    pub fn stop(self, contender: Duration, idle: Duration) -> Option<OtherLoad> {
         let after = read_proc_stat();
         let ours = own_cpu().saturating_sub(self.own_before) + contender;
         let hz = crate::procfs::clock_ticks();
@@ -125,7 +191,7 @@ impl CpuWatch {
             &self.before,
             &after,
             &self.cpus,
-            (ours, hz),
+            (ours, idle, hz),
             self.judge_others,
         )?;
         o.load_avg = std::fs::read_to_string("/proc/loadavg")
@@ -163,6 +229,24 @@ cpu0 100 0 50 500 0 0 0 5 0 0
 cpu1 200 0 50 500 0 0 0 5 0 0
 intr 1 2 3
 ";
+
+    #[test]
+    fn reads_the_listen_counters_of_tcpext() {
+        let text = "TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPHPHits\nTcpExt: 0 17 19 5\nIpExt: InNoRoutes\nIpExt: 0\n";
+        assert_eq!(
+            parse_netstat(text),
+            Some(ListenQueue {
+                overflows: 17,
+                drops: 19
+            })
+        );
+        assert_eq!(parse_netstat("IpExt: A\nIpExt: 1\n"), None);
+        assert_eq!(parse_netstat("TcpExt: ListenOverflows\nTcpExt: 1\n"), None);
+        assert!(
+            ListenWatch::start().stop().is_some(),
+            "this kernel has them"
+        );
+    }
 
     #[test]
     fn reads_each_cpu_and_not_the_sum() {
@@ -214,34 +298,86 @@ intr 1 2 3
             &before,
             &after,
             &[0, 1],
-            (Duration::from_millis(1200), 100),
+            (Duration::from_millis(1200), Duration::ZERO, 100),
             true,
         )
         .unwrap();
         assert_eq!(o.cpus, 2);
         assert!((o.others.unwrap() - 0.4).abs() < 1e-9, "{o:?}");
+        assert_eq!(o.contenders, 0.0);
         assert!((o.steal - 0.05).abs() < 1e-9, "{o:?}");
         // Ours more than the watched CPUs' busy time (our threads ran elsewhere too): 0.
         let o = other_load(
             &before,
             &after,
             &[0, 1],
-            (Duration::from_secs(3), 100),
+            (Duration::from_secs(3), Duration::ZERO, 100),
             true,
         )
         .unwrap();
         assert_eq!(o.others, Some(0.0));
         // Not judged: steal only.
-        let o = other_load(&before, &after, &[1], (Duration::ZERO, 100), false).unwrap();
+        let o = other_load(
+            &before,
+            &after,
+            &[1],
+            (Duration::ZERO, Duration::ZERO, 100),
+            false,
+        )
+        .unwrap();
         assert_eq!(o.others, None);
         assert!((o.steal - 0.1).abs() < 1e-9);
         // CPUs missing from a reading are left out; none left: nothing to say.
-        let o = other_load(&before, &after[..1], &[0, 1], (Duration::ZERO, 100), true).unwrap();
+        let o = other_load(
+            &before,
+            &after[..1],
+            &[0, 1],
+            (Duration::ZERO, Duration::ZERO, 100),
+            true,
+        )
+        .unwrap();
         assert_eq!((o.cpus, o.others), (1, Some(1.0)));
         assert_eq!(
-            other_load(&before, &after, &[7], (Duration::ZERO, 100), true),
+            other_load(
+                &before,
+                &after,
+                &[7],
+                (Duration::ZERO, Duration::ZERO, 100),
+                true
+            ),
             None
         );
+    }
+
+    /// The run's idle contenders counted as other processes (0.3 to 0.6 CPU in nearly
+    /// every step of a 12-server plan), so the machine was called busy: they are counted
+    /// apart, and only the strangers' time is judged.
+    #[test]
+    fn idle_contenders_are_counted_apart_from_strangers() {
+        let before = [(0, t(0, 0, 0)), (1, t(0, 0, 0))];
+        let after = [(0, t(100, 0, 100)), (1, t(60, 0, 100))];
+        // 1.6 CPUs busy: ours 1.0, the idle contenders 0.5, strangers 0.1.
+        let o = other_load(
+            &before,
+            &after,
+            &[0, 1],
+            (Duration::from_secs(1), Duration::from_millis(500), 100),
+            true,
+        )
+        .unwrap();
+        assert!((o.others.unwrap() - 0.1).abs() < 1e-9, "{o:?}");
+        assert!((o.contenders - 0.5).abs() < 1e-9, "{o:?}");
+        // More idle time than is left (they ran on CPUs not watched too): at most that.
+        let o = other_load(
+            &before,
+            &after,
+            &[0, 1],
+            (Duration::from_secs(1), Duration::from_secs(2), 100),
+            true,
+        )
+        .unwrap();
+        assert_eq!(o.others, Some(0.0));
+        assert!((o.contenders - 0.6).abs() < 1e-9, "{o:?}");
     }
 
     /// A busy loop in another process, pinned to one CPU that the watch covers, shows as
@@ -264,10 +400,19 @@ intr 1 2 3
         let _ = child.kill();
         let _ = child.wait();
         let hz = crate::procfs::clock_ticks();
-        let o = other_load(&before, &after, &[cpu], (Duration::ZERO, hz), true).unwrap();
+        let o = other_load(
+            &before,
+            &after,
+            &[cpu],
+            (Duration::ZERO, Duration::ZERO, hz),
+            true,
+        )
+        .unwrap();
         assert!(o.others.unwrap() > 0.5, "a busy loop on CPU {cpu}: {o:?}");
         // The watch itself reads the same files and gives the load average.
-        let w = CpuWatch::start(&[cpu], true).stop(Duration::ZERO).unwrap();
+        let w = CpuWatch::start(&[cpu], true)
+            .stop(Duration::ZERO, Duration::ZERO)
+            .unwrap();
         assert!(w.cpus == 1 && w.load_avg >= 0.0, "{w:?}");
     }
 

@@ -6,7 +6,9 @@
 //! start, with shard 0's clock ([`Msg::Start`]). That exchange is a round trip the shard
 //! times, so it knows the start within half its round trip and how far its clock is from
 //! shard 0's.
-//! [`Msg::Fail`] refuses a shard or ends the barrier, with the reason.
+//! [`Msg::Fail`] refuses a shard or ends the barrier, with the reason; [`Msg::Busy`] closes a
+//! connection shard 0 had no room to hear out (strangers crowding the port), and the shard
+//! tries again.
 //!
 //! Every message is one line of printable ASCII ending in `\n`, at most [`MAX_LINE`] bytes:
 //! fields separated by one space, numbers in decimal. [`read_msg`] reads one, never more
@@ -30,8 +32,12 @@ pub const MAX_LINE: usize = 256;
 /// The longest run id, in bytes.
 pub const MAX_RUN_ID: usize = 64;
 
-/// The longest wait [`Msg::Start`] may announce: a start further ahead is refused.
-pub const MAX_START_IN: Duration = Duration::from_secs(3600);
+/// The longest wait [`Msg::Start`] may announce: a start further ahead is refused. Shard 0
+/// fixes the start two seconds after the last shard came (`START_LEAD` in the CLI), so
+/// no answer of a shard 0 is further ahead; ten seconds leaves room for a slower lead in a
+/// later version, and keeps a shard from being held past its own `--barrier-wait` by a
+/// peer that announces a start an hour ahead.
+pub const MAX_START_IN: Duration = Duration::from_secs(10);
 
 /// One message of the barrier (see the module for the exchange).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +71,10 @@ pub enum Msg {
         /// Shard 0's wall clock as it wrote the message, in nanoseconds since the Unix epoch.
         wall_ns: i64,
     },
+    /// Shard 0 → a connection not yet admitted: `BUSY`: shard 0 closes it to make room for
+    /// newer ones (the port was crowded by connections that said nothing); a shard tries
+    /// again.
+    Busy,
     /// Either way: `FAIL REASON`, then the connection is closed. The reason is printable
     /// ASCII, spaces included.
     Fail(String),
@@ -124,11 +134,15 @@ impl Msg {
                 count: number(count)?,
             }),
             ["GO"] => Ok(Msg::Go),
+            ["BUSY"] => Ok(Msg::Busy),
             ["WHEN"] => Ok(Msg::When),
             ["START", in_ns, wall_ns] => {
                 let in_ns: u64 = number(in_ns)?;
                 if in_ns > MAX_START_IN.as_nanos() as u64 {
-                    return Err(bad("a start more than an hour ahead"));
+                    return Err(bad(&format!(
+                        "a start more than {} s ahead (a barrier's start is 2 s after the last shard comes)",
+                        MAX_START_IN.as_secs()
+                    )));
                 }
                 Ok(Msg::Start {
                     in_ns,
@@ -146,6 +160,7 @@ impl Msg {
             Msg::Hello { run, index, count } => format!("HELLO {PROTOCOL} {run} {index} {count}"),
             Msg::Wait { joined, count } => format!("WAIT {joined} {count}"),
             Msg::Go => "GO".into(),
+            Msg::Busy => "BUSY".into(),
             Msg::When => "WHEN".into(),
             Msg::Start { in_ns, wall_ns } => format!("START {in_ns} {wall_ns}"),
             Msg::Fail(reason) => {
@@ -247,6 +262,7 @@ mod tests {
                 count: 10_000,
             },
             Msg::Go,
+            Msg::Busy,
             Msg::When,
             Msg::Start {
                 in_ns: 2_000_000_000,
@@ -255,6 +271,10 @@ mod tests {
             Msg::Start {
                 in_ns: 0,
                 wall_ns: i64::MAX,
+            },
+            Msg::Start {
+                in_ns: MAX_START_IN.as_nanos() as u64,
+                wall_ns: 1,
             },
             Msg::Fail("shard 2 never came".into()),
         ] {
@@ -284,6 +304,9 @@ mod tests {
             b"HELLO shootout-barrier/1 r 99999999999999999999 2",
             b"HELLO  shootout-barrier/1 r 0 2",
             b"START 3600000000001 0",
+            // 50 minutes ahead: it held a shard past its wait.
+            b"START 3000000000000 0",
+            b"START 10000000001 0",
             b"START 1 --1",
             b"START 1 -9223372036854775808",
             b"WAIT 1",

@@ -7,9 +7,13 @@
 //!
 //! Every histogram holds **microseconds**, in the bounds of [`latency_histogram`].
 
-use crate::result::latency_histogram;
 use hdrhistogram::errors::AdditionError;
 use hdrhistogram::Histogram;
+
+/// A new empty latency histogram: 1 µs to 1 hour, 3 significant figures.
+pub fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
+}
 
 /// What one of a run's histograms measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -5,8 +5,10 @@
 //! reports and the store read `RunResult`s. Units live in the types: `Duration` in memory,
 //! latency histograms in microseconds (named in every doc comment).
 
+pub mod arrival_fit;
 pub mod barrier;
 pub mod choice;
+pub mod find_max;
 pub mod hdr;
 pub mod histograms;
 pub mod journey;
@@ -16,22 +18,22 @@ pub mod requests;
 pub mod resolved;
 pub mod result;
 pub mod saved;
-pub mod search;
 pub mod shard;
 pub mod shootout;
 pub mod spec;
 pub mod status;
 pub mod stored;
+pub mod target;
 pub mod threshold;
 pub mod units;
 
 pub use choice::Choice;
-pub use histograms::{Histograms, Measure};
+pub use histograms::{latency_histogram, Histograms, Measure};
 pub use result::{
-    h2_error_name, h3_error_name, latency_histogram, per_second, Counts, FailureCounts,
-    FailureKind, FirstResponse, GeneratorStats, LatencySummary, RunResult, Sample, ScheduleStats,
-    SecondStats, TargetStats, Warning, MAX_CLOSE_CODES, MAX_RESET_CODES, OTHER_CLOSE_CODES,
-    OTHER_RESET_CODES,
+    h2_error_name, h3_error_name, per_second, ArrivalCheck, Counts, FailureCounts, FailureKind,
+    FirstResponse, Fit, GeneratorStats, LatencySummary, ListenQueue, RunResult, Sample,
+    ScheduleStats, SecondStats, TargetStats, Warning, MAX_CLOSE_CODES, MAX_RESET_CODES,
+    OTHER_CLOSE_CODES, OTHER_RESET_CODES,
 };
 pub use saved::{Outcome, SavedError, SavedRun};
 pub use shard::{Shard, ShardError};
@@ -40,8 +42,9 @@ pub use shootout::{
     StepStatus, UnknownStatus,
 };
 pub use spec::{
-    auto_busy_poll, Expectation, Hold, LoadSpec, Pace, Protocol, Record, RequestSpec, Scheme,
-    SpecBuilder, SpecError, Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
+    auto_busy_poll, Arrival, Expectation, Hold, LoadSpec, Pace, Protocol, Record, RequestSpec,
+    Scheme, SpecBuilder, SpecError, Target, TlsOptions, Wire, MAX_BUSY_POLL, MAX_MESSAGE,
+    MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

@@ -5,8 +5,8 @@
 //! error names the file, the line, the key and the fix. Placeholders such as `{port}` stay
 //! in the strings; the CLI substitutes them when it runs the plan.
 
+use crate::find_max::{FileFindMax, FindMax};
 use crate::requests::{Order, RequestList};
-use crate::search::{FileFindMax, FindMax};
 use crate::shootout::LoadLevel;
 use crate::spec::{
     check_header, check_method, check_path, rules, Expectation, Hold, Limit, Protocol,
@@ -190,6 +190,9 @@ pub struct Workload {
     /// Seeds a random order and `{rand:LO-HI}` values (`seed`, 0 by default), the same for
     /// every contender.
     pub seed: u64,
+    /// Rate levels: how requests are spaced (`arrival = "even"`, the default, or
+    /// `"poisson"`, its gaps drawn from `seed`).
+    pub arrival: crate::Arrival,
     /// The list read from `requests`: filled by whoever loads the plan's files (the model
     /// does no I/O); `None` until then.
     pub list: Option<RequestList>,
@@ -370,6 +373,7 @@ struct FileWorkload {
     requests: Option<Spanned<String>>,
     order: Option<Spanned<String>>,
     seed: Option<u64>,
+    arrival: Option<Spanned<String>>,
     find_max: Option<Spanned<FileFindMax>>,
     message: Option<Spanned<String>>,
     messages: Option<Spanned<String>>,
@@ -1079,6 +1083,7 @@ impl Reader<'_> {
             pipeline,
         )?;
         let order = self.list_order(&name, w)?;
+        let arrival = self.arrival(&name, w)?;
         let wire = Wire {
             protocol,
             streams,
@@ -1100,6 +1105,7 @@ impl Reader<'_> {
             requests: w.requests.as_ref().map(|r| PathBuf::from(r.get_ref())),
             order,
             seed: w.seed.unwrap_or(0),
+            arrival,
             list: None,
             find_max,
             message: w.message.as_ref().map(|m| m.get_ref().clone()),
@@ -1187,6 +1193,25 @@ impl Reader<'_> {
             path,
             headers,
         })
+    }
+
+    /// A workload's `arrival`: `"even"` (the default) or `"poisson"`, drawn from `seed`.
+    fn arrival(&self, name: &str, w: &FileWorkload) -> Result<crate::Arrival, PlanError> {
+        let Some(a) = &w.arrival else {
+            return Ok(crate::Arrival::Even);
+        };
+        match a.get_ref().as_str() {
+            "even" => Ok(crate::Arrival::Even),
+            "poisson" => Ok(crate::Arrival::Poisson {
+                seed: w.seed.unwrap_or(0),
+            }),
+            other => Err(self.err(
+                a.span().start,
+                format!(
+                    "workload '{name}': arrival must be \"even\" or \"poisson\", not {other:?}"
+                ),
+            )),
+        }
     }
 
     /// A workload's request list keys: `requests` instead of method, path and body, and
@@ -2074,6 +2099,22 @@ concurrency = [1, 10]
             );
             assert!(e.contains(want) && e.contains("use streams"), "{e}");
         }
+    }
+
+    #[test]
+    fn arrival_is_a_workload_key_seeded_by_seed() {
+        let text = GOOD.replace(
+            "name = \"post\"\nmethod = \"post\"",
+            "name = \"post\"\narrival = \"poisson\"\nseed = 9\nmethod = \"post\"",
+        );
+        let p = parse(&text, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.workloads[0].arrival, crate::Arrival::Even, "the default");
+        assert_eq!(p.workloads[1].arrival, crate::Arrival::Poisson { seed: 9 });
+        let e = error_of(&GOOD.replace("method = \"post\"", "arrival = \"bursty\""));
+        assert!(
+            e.contains("workload 'post': arrival must be \"even\" or \"poisson\", not \"bursty\""),
+            "{e}"
+        );
     }
 
     #[test]

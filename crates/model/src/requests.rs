@@ -8,7 +8,7 @@
 //! [`check_header`]); an error names the file and line and the fix. The engine turns each
 //! entry's [`Template`] pieces into bytes per request.
 
-use crate::spec::{check_header, check_method, RequestError, Target, MAX_BODY};
+use crate::target::{check_header, check_method, RequestError, Target, MAX_BODY};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -355,14 +355,16 @@ impl<F: FnMut(&str) -> Result<Vec<u8>, String>> ListReader<'_, F> {
 impl RequestList {
     /// True when the run draws random numbers: a random order or a `{rand:…}` value (the
     /// seed then decides what is sent).
+    /// A body shared by many entries is read once.
     pub fn draws(&self) -> bool {
         let rand = |t: &[u8]| {
             Template::parse(t).is_ok_and(|t| t.0.iter().any(|p| matches!(p, Piece::Rand { .. })))
         };
+        let mut bodies = std::collections::HashSet::new();
         self.order == Order::Random
             || self.entries.iter().any(|e| {
                 rand(e.path.as_bytes())
-                    || rand(&e.body)
+                    || (bodies.insert(Arc::as_ptr(&e.body).cast::<u8>()) && rand(&e.body))
                     || e.headers.iter().any(|(_, v)| rand(v.as_bytes()))
             })
     }

@@ -56,6 +56,10 @@ pub enum FailureKind {
     /// start, a data frame inside a fragmented message, a text reply that is not UTF-8, a
     /// reply over the 16 MiB limit, a bad close code).
     Protocol,
+    /// A fault of shootout's own, not the server's: handling the request's connection
+    /// panicked (the panic was caught, the connection replaced). Any of these makes the
+    /// run exit non-zero with a request for a bug report.
+    GeneratorFault,
 }
 
 /// The most distinct RST_STREAM error codes counted one by one in
@@ -130,7 +134,7 @@ pub fn h3_error_name(code: u32) -> Option<&'static str> {
 
 impl FailureKind {
     /// Every class, in report order.
-    pub const ALL: [FailureKind; 12] = [
+    pub const ALL: [FailureKind; 13] = [
         FailureKind::Connect,
         FailureKind::Timeout,
         FailureKind::Reset,
@@ -143,6 +147,7 @@ impl FailureKind {
         FailureKind::Handshake,
         FailureKind::Closed,
         FailureKind::Protocol,
+        FailureKind::GeneratorFault,
     ];
 
     /// The lowercase name used in reports and JSON.
@@ -160,6 +165,7 @@ impl FailureKind {
             FailureKind::Handshake => "handshake",
             FailureKind::Closed => "closed",
             FailureKind::Protocol => "protocol",
+            FailureKind::GeneratorFault => "generator_fault",
         }
     }
 }
@@ -243,7 +249,9 @@ pub struct Counts {
     /// Connection attempts that failed.
     pub connections_failed: u64,
     /// Connections the server closed between requests that were re-opened without losing a
-    /// request (keep-alive limits, `Connection: close`, HTTP/1.0).
+    /// request (keep-alive limits, `Connection: close`, HTTP/1.0). In rate mode, only those
+    /// opened again at once for requests left on them: one the server closed while idle is
+    /// opened again when a request needs it, counted in `connections_opened` alone.
     pub reconnects: u64,
     /// Requests sent a second time, on a new connection, because the server closed a
     /// connection that had sat idle just as the request went out, before any byte of an answer
@@ -276,6 +284,13 @@ pub struct Counts {
     /// whether messages were outstanding or not; past [`MAX_CLOSE_CODES`] distinct codes
     /// the rest under [`OTHER_CLOSE_CODES`].
     pub close_codes: BTreeMap<u16, u64>,
+    /// WebSocket: pings from the server that got no pong: a later ping's pong replaced
+    /// theirs before it was written, or too many pongs were waiting (a server that pings
+    /// and does not read; RFC 6455 §5.5.3 allows answering only the latest ping).
+    pub pings_unanswered: u64,
+    /// Connections still being set up when the run ended (connecting, the TLS handshake,
+    /// HTTP/2's preface, WebSocket's upgrade): neither opened nor failed.
+    pub connections_opening: u64,
 }
 
 impl Counts {
@@ -377,6 +392,16 @@ impl Counts {
                 "close_codes",
             )?;
         }
+        field(
+            &mut self.pings_unanswered,
+            o.pings_unanswered,
+            "pings_unanswered",
+        )?;
+        field(
+            &mut self.connections_opening,
+            o.connections_opening,
+            "connections_opening",
+        )?;
         field(&mut self.goaways, o.goaways, "goaways")
     }
 }
@@ -506,6 +531,53 @@ pub struct ScheduleStats {
     /// each, so that sends leave on time), summed over its threads.
     #[serde(default, serialize_with = "ser_ms")]
     pub spun: Duration,
+    /// HTTP/1.1: requests answered more than 10 ms after they were sent, and after the
+    /// answer to a request the same worker sent later on another connection. A server that
+    /// serves one connection at a time per worker, sitting on each it accepted until its
+    /// request comes (a sync worker), answers in the order it accepted the connections:
+    /// these waited while it was on another connection (or they took longer to process).
+    #[serde(default)]
+    pub overtaken: u64,
+    /// How the requests were spaced, and how well the gaps sent fit that.
+    #[serde(default)]
+    pub arrival: ArrivalCheck,
+}
+
+/// How a rate run's requests were spaced, and how well the gaps between the sends fit
+/// the process asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct ArrivalCheck {
+    /// Even intervals or Poisson gaps (`even` or `poisson`).
+    #[serde(serialize_with = "ser_arrival")]
+    pub process: crate::Arrival,
+    /// Poisson: the gaps between consecutive first sends of each worker (their due times
+    /// plus their lags) tested against the exponential with the rate as its mean; `None`
+    /// with even arrivals or too few sends.
+    pub fit: Option<Fit>,
+}
+
+/// A goodness-of-fit test of a sample against a distribution given in full (no
+/// parameter estimated from the sample).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Fit {
+    /// The sample's size.
+    pub n: u64,
+    /// The Anderson–Darling statistic A².
+    pub statistic: f64,
+    /// The chance of an A² at least this large were the sample drawn from the
+    /// distribution (its asymptotic distribution, close for 20 values or more).
+    pub p: f64,
+}
+
+impl Fit {
+    /// The sample fits at the 1% level: the distribution is not rejected.
+    pub fn fits(&self) -> bool {
+        self.p >= 0.01
+    }
+}
+
+fn ser_arrival<S: serde::Serializer>(a: &crate::Arrival, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(a.name())
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -556,6 +628,12 @@ pub enum Warning {
         /// The cap on connections was reached: no more could open for the waiting ones.
         #[serde(default)]
         capped: bool,
+        /// Sends late with a connection free came while the generator's busiest thread
+        /// was busy only this share of the time (0..1): its threads waited for a CPU that
+        /// others held, and its own loop was not the cause. `None` when the loop was busy
+        /// enough to be (the analysis' rule).
+        #[serde(default)]
+        starved: Option<f64>,
     },
     /// Connections could not be opened.
     ConnectFailed {
@@ -605,6 +683,20 @@ pub enum Warning {
         /// Connections dropped.
         count: u64,
     },
+    /// The kernel counted connections turned away by a full listen queue during the run
+    /// ([`ListenQueue`]): measured, where [`Warning::SlowConnects`] is inferred.
+    ListenOverflowed {
+        /// `ListenOverflows` during the run.
+        overflows: u64,
+        /// `ListenDrops` during the run.
+        drops: u64,
+    },
+    /// Rate mode, HTTP/1.1: requests answered more than 10 ms after they were sent and after
+    /// requests sent later on other connections ([`ScheduleStats::overtaken`]).
+    Overtaken {
+        /// Requests overtaken.
+        count: u64,
+    },
     /// HTTP/2: the server allowed fewer concurrent streams per connection
     /// (`SETTINGS_MAX_CONCURRENT_STREAMS`) than were asked for, so fewer were in flight.
     StreamsLimited {
@@ -630,6 +722,8 @@ impl Warning {
             Warning::Retried { .. } => "retried",
             Warning::Dropped { .. } => "dropped",
             Warning::StreamsLimited { .. } => "streams_limited",
+            Warning::ListenOverflowed { .. } => "listen_overflowed",
+            Warning::Overtaken { .. } => "overtaken",
         }
     }
 }
@@ -645,13 +739,19 @@ impl fmt::Display for Warning {
             // Who was late decides the advice: connections all waiting on the server mean
             // the server (at this many connections) could not keep up; a free connection
             // and a late send mean shootout's own loop fell behind.
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped: true } if *waited * 2 >= *late => write!(
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped: true, .. } if *waited * 2 >= *late => write!(
                 f,
                 "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up with this rate at this many connections (raise --max-connections only if it can take more requests at once; else lower --rate)"
             ),
             Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } if *waited * 2 >= *late => write!(
                 f,
                 "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server while it turned new ones away or was slow to accept them: the server could not keep up with this rate (lower --rate)"
+            ),
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, starved: Some(busy), .. } => write!(
+                f,
+                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {} of them while a connection was free, though shootout's busiest thread was busy only {:.0}% of the time: its threads were ready but waited for a CPU that the server or other processes held (pin server and generator to different CPUs: taskset for the server, --cpus for shootout)",
+                late - waited,
+                busy * 100.0
             ),
             Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } => write!(
                 f,
@@ -683,6 +783,14 @@ impl fmt::Display for Warning {
             Warning::Dropped { count } => write!(
                 f,
                 "the server closed {count} connections before any answer, with no request on them: shootout re-opened each after a pause growing to 1 s, so fewer requests may have gone out than were due"
+            ),
+            Warning::ListenOverflowed { overflows, drops } => write!(
+                f,
+                "the server's listen queue overflowed {overflows} times ({drops} connection attempts dropped, as the kernel counts them for this machine's listeners): clients waited for SYN retries of a second or more (raise the server's backlog and net.core.somaxconn, or accept faster)"
+            ),
+            Warning::Overtaken { count } => write!(
+                f,
+                "{count} requests took over 10 ms and were answered after requests sent later on other connections: a server that serves one connection at a time per worker (gunicorn's sync workers, uWSGI, mod_wsgi) was held by another connection it had accepted, or these requests took longer to process"
             ),
             Warning::StreamsLimited { asked, allowed } => write!(
                 f,
@@ -737,11 +845,6 @@ impl LatencySummary {
     }
 }
 
-/// A new empty latency histogram: 1 µs to 1 hour, 3 significant figures.
-pub fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
-}
-
 /// What one entry of a request list measured.
 #[derive(Debug, Clone)]
 pub struct TargetStats {
@@ -794,6 +897,24 @@ pub struct RunResult {
     /// [`MAX_REPORTED_ENTRIES`](crate::requests::MAX_REPORTED_ENTRIES) entries, in list
     /// order; empty otherwise.
     pub targets: Vec<TargetStats>,
+    /// What the kernel counted of full listen queues during the run, when the server ran
+    /// on this machine (its network namespace); `None` when not measured (a remote
+    /// server, no `/proc/net/netstat`, or results from before it was measured).
+    pub listen: Option<ListenQueue>,
+}
+
+/// The kernel's count of connections a full listen queue turned away during a run, in the
+/// network namespace shootout ran in (`/proc/net/netstat`, `TcpExt`): every listener of
+/// that namespace is counted, the server's and any other. A client whose handshake is
+/// dropped retries its SYN after a second, which is why connect times of a second or more
+/// are the sign of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListenQueue {
+    /// `ListenOverflows`: handshakes that completed when the accept queue was full.
+    pub overflows: u64,
+    /// `ListenDrops`: connection attempts a listener dropped (the overflows among them,
+    /// and SYNs dropped for other reasons, such as memory).
+    pub drops: u64,
 }
 
 impl RunResult {
@@ -813,6 +934,7 @@ impl RunResult {
             interrupted: false,
             warnings: Vec::new(),
             targets: Vec::new(),
+            listen: None,
         }
     }
 
@@ -897,6 +1019,7 @@ mod tests {
         );
     }
     use super::*;
+    use crate::histograms::latency_histogram;
 
     #[test]
     fn warning_kinds_are_their_serde_tags() {
@@ -910,6 +1033,7 @@ mod tests {
                 late: 2,
                 waited: 1,
                 capped: true,
+                starved: None,
             },
             Warning::ConnectFailed { count: 1 },
             Warning::Failures {
@@ -932,6 +1056,10 @@ mod tests {
             Warning::StreamsLimited {
                 asked: 100,
                 allowed: 1,
+            },
+            Warning::ListenOverflowed {
+                overflows: 3,
+                drops: 3,
             },
         ];
         for w in all {
@@ -1025,6 +1153,7 @@ mod tests {
                 late,
                 waited,
                 capped,
+                starved: None,
             }
             .to_string()
         };
@@ -1050,6 +1179,23 @@ mod tests {
             generator.contains("90 of them while a connection was free: shootout's own loop fell behind (add --threads")
                 && !generator.contains("waiting on the server"),
             "{generator}"
+        );
+        // The same, with the loop idle most of the time: its threads waited for a CPU,
+        // and the loop is not blamed.
+        let starved = Warning::ScheduleNotKept {
+            target_rps: 1000.0,
+            achieved_rps: 800.0,
+            late: 100,
+            waited: 10,
+            capped: false,
+            starved: Some(0.14),
+        }
+        .to_string();
+        assert!(
+            starved.contains("90 of them while a connection was free, though shootout's busiest thread was busy only 14% of the time: its threads were ready but waited for a CPU")
+                && !starved.contains("own loop fell behind")
+                && !starved.contains("--threads"),
+            "{starved}"
         );
     }
 }

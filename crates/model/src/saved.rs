@@ -13,11 +13,11 @@
 //! the others from the numbers (`shootout_analysis::load_warnings`).
 
 use crate::barrier::BarrierFacts;
-use crate::histograms::Histograms;
+use crate::histograms::{latency_histogram, Histograms};
 use crate::requests::{ListEntry, Order, RequestList};
 use crate::result::{
-    latency_histogram, Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats,
-    RunResult, Sample, ScheduleStats, SecondStats,
+    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, ListenQueue, RunResult,
+    Sample, ScheduleStats, SecondStats,
 };
 use crate::shard::Shard;
 use crate::spec::{Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Target};
@@ -123,23 +123,239 @@ pub const END_MARK: &str = "-----END SHOOTOUT RESULT-----";
 
 /// The results written into a log between [`BEGIN_MARK`] and [`END_MARK`], each with the
 /// 1-based number of its BEGIN line. Text before a mark on its line (a log prefix) is
-/// ignored; a block without its END mark (a log cut short) is left out.
-pub fn blocks_in_log(log: &str) -> Vec<(usize, &str)> {
-    let mut out = Vec::new();
-    let mut lines = log.lines().enumerate();
-    while let Some((n, line)) = lines.next() {
-        if !line.trim_end().ends_with(BEGIN_MARK) {
-            continue;
-        }
-        let (Some((_, body)), Some((_, end))) = (lines.next(), lines.next()) else {
-            break;
-        };
-        if end.trim_end().ends_with(END_MARK) {
-            let prefix = line.trim_end().len() - BEGIN_MARK.len();
-            out.push((n + 1, body.get(prefix..).unwrap_or(body).trim()));
+/// ignored; a block without its END mark (a log cut short) is left out. (The log as one
+/// text; [`ResultScanner`] reads it in pieces, by the same rules.)
+pub fn blocks_in_log(log: &str) -> Vec<(usize, String)> {
+    let mut scan = ResultScanner::new();
+    match scan.feed(log.as_bytes()).and_then(|()| scan.finish()) {
+        Ok(Found::Blocks(blocks)) => blocks,
+        _ => Vec::new(),
+    }
+}
+
+/// The most bytes of a line's end [`ResultScanner`] keeps to find a mark on a line it does
+/// not keep: a mark is found with at most this many blanks after it.
+pub const MARK_WINDOW: usize = 4096;
+
+/// What a result file or a log holds, as [`ResultScanner`] found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// One result file, its text trimmed (still to be [parsed](SavedRun::parse)).
+    File(String),
+    /// The results between marks in a log, each with the number of its BEGIN line.
+    Blocks(Vec<(usize, String)>),
+}
+
+/// Why a result file or a log was refused while it was read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScanError {
+    /// A NUL byte: no result file or log holds one (`/dev/zero`, a binary file).
+    #[error(
+        "it holds a NUL byte at byte {0}, so it is neither a result file nor a log of results"
+    )]
+    Nul(u64),
+    /// Bytes that are not UTF-8: a result file and a log are text.
+    #[error(
+        "it is not UTF-8 text (at byte {0}), so it is neither a result file nor a log of results"
+    )]
+    NotUtf8(u64),
+    /// One result (a file, or a line between marks from this line on) past
+    /// [`MAX_RESULT_BYTES`].
+    #[error("{} holds more than {} MiB, the most one result may hold", .0.map_or("it".to_string(), |l| format!("the result at line {l}")), MAX_RESULT_BYTES >> 20)]
+    TooLarge(Option<usize>),
+    /// Neither a result file (which starts with `{`) nor a log with a result between marks.
+    #[error("it is not a result file (which starts with '{{') and holds no result between the lines {BEGIN_MARK} and {END_MARK}")]
+    NoResult,
+}
+
+/// Where [`ResultScanner`] is in a log.
+#[derive(Debug)]
+enum Block {
+    /// Looking for a BEGIN mark.
+    Outside,
+    /// On the line after a BEGIN mark (its line, the length of its prefix): the result.
+    Body(usize, usize),
+    /// On the line after the result: the END mark, or the block is left out.
+    End(usize, String),
+}
+
+/// Reads a result file or a log of results (`merge`'s inputs) in pieces as they come,
+/// keeping only what a result needs: the input as a whole while it may be one result file
+/// (its first non-blank byte is `{`; at most [`MAX_RESULT_BYTES`]), the line between marks
+/// (at most as much), and the last [`MARK_WINDOW`] bytes of any other line, to find the
+/// marks. So a log of any length is read in bounded memory, and a NUL byte or bytes that
+/// are not UTF-8 (`/dev/zero`, a binary file) are refused at once, where they are. No I/O:
+/// the caller feeds the bytes.
+#[derive(Debug)]
+pub struct ResultScanner {
+    /// Bytes fed so far.
+    offset: u64,
+    /// 1-based number of the line being read.
+    line: usize,
+    /// The end of a UTF-8 character cut by the last piece.
+    carry: Vec<u8>,
+    /// Every byte, while the input may be one result file; `None` once it cannot be.
+    whole: Option<Vec<u8>>,
+    /// A non-blank byte was seen.
+    started: bool,
+    /// The current line: whole when it is a result's, else its last bytes.
+    current: Vec<u8>,
+    /// The current line's length in bytes.
+    current_len: usize,
+    block: Block,
+    blocks: Vec<(usize, String)>,
+}
+
+impl Default for ResultScanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ResultScanner {
+    /// A scanner at the start of an input.
+    pub fn new() -> ResultScanner {
+        ResultScanner {
+            offset: 0,
+            line: 1,
+            carry: Vec::new(),
+            whole: Some(Vec::new()),
+            started: false,
+            current: Vec::new(),
+            current_len: 0,
+            block: Block::Outside,
+            blocks: Vec::new(),
         }
     }
-    out
+
+    /// The bytes it keeps now (the measure of its memory, for tests).
+    pub fn kept(&self) -> usize {
+        self.whole.as_ref().map_or(0, Vec::len)
+            + self.current.len()
+            + self.blocks.iter().map(|(_, b)| b.len()).sum::<usize>()
+            + match &self.block {
+                Block::End(_, body) => body.len(),
+                _ => 0,
+            }
+    }
+
+    /// Reads the next piece of the input.
+    pub fn feed(&mut self, piece: &[u8]) -> Result<(), ScanError> {
+        // Whichever comes first: bytes not UTF-8 before a NUL, or the NUL.
+        let nul = piece.iter().position(|&b| b == 0);
+        self.check_utf8(&piece[..nul.unwrap_or(piece.len())])?;
+        if let Some(at) = nul {
+            return Err(ScanError::Nul(self.offset + at as u64));
+        }
+        if !self.started {
+            if let Some(first) = piece.iter().find(|b| !b.is_ascii_whitespace()) {
+                self.started = true;
+                if *first != b'{' {
+                    self.whole = None;
+                }
+            }
+        }
+        if let Some(whole) = &mut self.whole {
+            if (whole.len() + piece.len()) as u64 > MAX_RESULT_BYTES {
+                return Err(ScanError::TooLarge(None));
+            }
+            whole.extend_from_slice(piece);
+        }
+        for part in piece.split_inclusive(|&b| b == b'\n') {
+            let (text, ends) = match part.split_last() {
+                Some((b'\n', text)) => (text, true),
+                _ => (part, false),
+            };
+            self.current_len += text.len();
+            if matches!(self.block, Block::Body(..)) {
+                if self.current_len as u64 > MAX_RESULT_BYTES {
+                    let Block::Body(begin, _) = self.block else {
+                        unreachable!()
+                    };
+                    return Err(ScanError::TooLarge(Some(begin + 1)));
+                }
+                self.current.extend_from_slice(text);
+            } else {
+                // The line's last bytes, however the input was cut into pieces.
+                self.current.extend_from_slice(text);
+                if self.current.len() > MARK_WINDOW {
+                    self.current.drain(..self.current.len() - MARK_WINDOW);
+                }
+            }
+            if ends {
+                self.end_line();
+            }
+        }
+        self.offset += piece.len() as u64;
+        Ok(())
+    }
+
+    /// The end of the input: what it held.
+    pub fn finish(&mut self) -> Result<Found, ScanError> {
+        if !self.carry.is_empty() {
+            return Err(ScanError::NotUtf8(self.offset - self.carry.len() as u64));
+        }
+        if self.current_len > 0 {
+            self.end_line();
+        }
+        if !self.blocks.is_empty() {
+            return Ok(Found::Blocks(std::mem::take(&mut self.blocks)));
+        }
+        match self.whole.take().filter(|_| self.started) {
+            // UTF-8, checked piece by piece.
+            Some(whole) => Ok(Found::File(
+                String::from_utf8_lossy(&whole).trim().to_string(),
+            )),
+            None => Err(ScanError::NoResult),
+        }
+    }
+
+    /// Checks that the bytes so far are UTF-8, carrying a character cut at the end.
+    fn check_utf8(&mut self, piece: &[u8]) -> Result<(), ScanError> {
+        let carried = self.carry.len() as u64;
+        let mut bytes = std::mem::take(&mut self.carry);
+        bytes.extend_from_slice(piece);
+        match std::str::from_utf8(&bytes) {
+            Ok(_) => Ok(()),
+            Err(e) if e.error_len().is_none() => {
+                self.carry = bytes[e.valid_up_to()..].to_vec();
+                Ok(())
+            }
+            Err(e) => Err(ScanError::NotUtf8(
+                self.offset - carried + e.valid_up_to() as u64,
+            )),
+        }
+    }
+
+    /// The current line is complete: a mark, a result, or a line of the log.
+    fn end_line(&mut self) {
+        let line = std::mem::take(&mut self.current);
+        let len = std::mem::replace(&mut self.current_len, 0);
+        let n = self.line;
+        self.line += 1;
+        // The kept bytes are UTF-8 but for a character cut where the tail was cut.
+        let text = String::from_utf8_lossy(&line);
+        let trimmed = text.trim_end();
+        let trimmed_len = len - (text.len() - trimmed.len()).min(len);
+        self.block = match std::mem::replace(&mut self.block, Block::Outside) {
+            Block::Outside if trimmed.ends_with(BEGIN_MARK) => {
+                // A log, not one result file.
+                self.whole = None;
+                Block::Body(n, trimmed_len - BEGIN_MARK.len())
+            }
+            Block::Outside => Block::Outside,
+            Block::Body(begin, prefix) => {
+                let body = text.get(prefix..).unwrap_or(&text).trim().to_string();
+                Block::End(begin, body)
+            }
+            Block::End(begin, body) => {
+                if trimmed.ends_with(END_MARK) {
+                    self.blocks.push((begin, body));
+                }
+                Block::Outside
+            }
+        };
+    }
 }
 
 /// `json` (one line) between the marks, ready to be written into a log.
@@ -556,6 +772,9 @@ struct ResultV1 {
     /// (absent when none was lower).
     #[serde(default)]
     streams_allowed: Option<u64>,
+    /// The kernel's count of full listen queues during the run (absent: not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    listen: Option<ListenQueue>,
 }
 
 impl ResultV1 {
@@ -623,8 +842,11 @@ impl ResultV1 {
                 max_connections: s.max_connections,
                 capped: s.capped,
                 spun_ns: nanos(s.spun),
+                overtaken: s.overtaken,
+                arrival: ArrivalV1::of(s.arrival),
             }),
             streams_allowed: r.streams_allowed(),
+            listen: r.listen,
         }
     }
 
@@ -696,8 +918,11 @@ impl ResultV1 {
                 max_connections: s.max_connections,
                 capped: s.capped,
                 spun: Duration::from_nanos(s.spun_ns),
+                arrival: s.arrival.check(),
+                overtaken: s.overtaken,
             }),
             interrupted: self.interrupted,
+            listen: self.listen,
             ..RunResult::empty(
                 time_at(self.started_unix_ns),
                 Duration::from_nanos(self.duration_ns),
@@ -770,7 +995,83 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
         ));
     }
     check_histograms(r, answered)?;
-    check_series(r, failed)
+    check_series(r, failed)?;
+    check_schedule(r)
+}
+
+/// The schedule's counts as the engine keeps them: a request is sent only once due, and
+/// counted late only once sent (`late_no_connection <= late <= sent <= due`); the lag
+/// percentiles rise (`p50 <= p99 <= p99.9`) and no send was later than the run is long
+/// (`max_lag`, and the percentiles with the rounding of their histogram's three
+/// significant figures: at most 1/1024 above the value, and 1 µs).
+fn check_schedule(r: &RunResult) -> Result<(), SavedError> {
+    let Some(s) = &r.schedule else {
+        return Ok(());
+    };
+    let field = |f: &str| format!("result.schedule.{f}");
+    for (a, x, b, y) in [
+        ("late_no_connection", s.late_no_connection, "late", s.late),
+        ("late", s.late, "sent", s.sent),
+        ("sent", s.sent, "due", s.due),
+        ("lag_p50_us", s.lag_p50_us, "lag_p99_us", s.lag_p99_us),
+        ("lag_p99_us", s.lag_p99_us, "lag_p999_us", s.lag_p999_us),
+    ] {
+        if x > y {
+            return Err(inconsistent(
+                &field(a),
+                format!("is {x}, more than result.schedule.{b} ({y})"),
+            ));
+        }
+    }
+    if s.max_lag > r.duration {
+        return Err(inconsistent(
+            &field("max_lag_ns"),
+            format!(
+                "is {} ns, longer than the run (result.duration_ns {})",
+                s.max_lag.as_nanos(),
+                r.duration.as_nanos()
+            ),
+        ));
+    }
+    if let Some(f) = s.arrival.fit {
+        if !(f.statistic.is_finite() && f.statistic >= 0.0) {
+            return Err(inconsistent(
+                &field("arrival.fit.statistic"),
+                format!(
+                    "is {}, not an Anderson–Darling A² (a number from 0 up)",
+                    f.statistic
+                ),
+            ));
+        }
+        if !(0.0..=1.0).contains(&f.p) {
+            return Err(inconsistent(
+                &field("arrival.fit.p"),
+                format!("is {}, not a p-value (0 to 1)", f.p),
+            ));
+        }
+        if f.n > s.sent {
+            return Err(inconsistent(
+                &field("arrival.fit.n"),
+                format!(
+                    "is {}, more gaps than result.schedule.sent ({})",
+                    f.n, s.sent
+                ),
+            ));
+        }
+    }
+    let run_us = u64::try_from(r.duration.as_micros()).unwrap_or(u64::MAX);
+    let most = run_us.saturating_add(run_us / 1024).saturating_add(1);
+    if s.lag_p999_us > most {
+        return Err(inconsistent(
+            &field("lag_p999_us"),
+            format!(
+                "is {} µs, longer than the run (result.duration_ns {})",
+                s.lag_p999_us,
+                r.duration.as_nanos()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The histograms: one value per answer in each per-answer one, at most one per
@@ -888,6 +1189,17 @@ struct CountsV1 {
     /// WebSocket close codes (absent: none).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     close_codes: BTreeMap<u16, u64>,
+    /// WebSocket pings left without a pong (absent: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pings_unanswered: u64,
+    /// Connections still opening at the end (absent: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    connections_opening: u64,
+}
+
+/// Whether a count is zero (such counts are left out of files, as they were before).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl CountsV1 {
@@ -910,6 +1222,8 @@ impl CountsV1 {
             stream_resets: c.stream_resets.clone(),
             goaways: c.goaways,
             close_codes: c.close_codes.clone(),
+            pings_unanswered: c.pings_unanswered,
+            connections_opening: c.connections_opening,
         }
     }
 
@@ -936,6 +1250,8 @@ impl CountsV1 {
             stream_resets: self.stream_resets,
             goaways: self.goaways,
             close_codes: self.close_codes,
+            pings_unanswered: self.pings_unanswered,
+            connections_opening: self.connections_opening,
         }
     }
 }
@@ -981,6 +1297,73 @@ struct ScheduleV1 {
     capped: bool,
     #[serde(default)]
     spun_ns: u64,
+    /// Absent from files written before shootout recorded it.
+    #[serde(default)]
+    overtaken: u64,
+    /// How the requests were spaced and the test of the gaps sent; absent from files
+    /// written before shootout recorded it (even, untested).
+    #[serde(default)]
+    arrival: ArrivalV1,
+}
+
+/// A rate run's arrival process (`process`: `even` or `poisson`, with its `seed`) and the
+/// Anderson–Darling test of the gaps sent (`fit`: `n`, `statistic`, `p`).
+#[derive(Serialize, Deserialize, Default)]
+struct ArrivalV1 {
+    process: ProcessV1,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    fit: Option<FitV1>,
+}
+
+#[derive(Serialize, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum ProcessV1 {
+    #[default]
+    Even,
+    Poisson,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy)]
+struct FitV1 {
+    n: u64,
+    statistic: f64,
+    p: f64,
+}
+
+impl ArrivalV1 {
+    fn of(a: crate::ArrivalCheck) -> ArrivalV1 {
+        let (process, seed) = match a.process {
+            crate::Arrival::Even => (ProcessV1::Even, None),
+            crate::Arrival::Poisson { seed } => (ProcessV1::Poisson, Some(seed)),
+        };
+        ArrivalV1 {
+            process,
+            seed,
+            fit: a.fit.map(|f| FitV1 {
+                n: f.n,
+                statistic: f.statistic,
+                p: f.p,
+            }),
+        }
+    }
+
+    fn check(&self) -> crate::ArrivalCheck {
+        crate::ArrivalCheck {
+            process: match self.process {
+                ProcessV1::Even => crate::Arrival::Even,
+                ProcessV1::Poisson => crate::Arrival::Poisson {
+                    seed: self.seed.unwrap_or(0),
+                },
+            },
+            fit: self.fit.map(|f| crate::Fit {
+                n: f.n,
+                statistic: f.statistic,
+                p: f.p,
+            }),
+        }
+    }
 }
 
 /// A histogram as V2 + deflate, in base64.
@@ -1113,6 +1496,15 @@ mod tests {
             max_connections: 4096,
             capped: true,
             spun: Duration::from_nanos(5_000),
+            arrival: crate::ArrivalCheck {
+                process: crate::Arrival::Poisson { seed: u64::MAX },
+                fit: Some(crate::Fit {
+                    n: 5,
+                    statistic: 0.25,
+                    p: 0.97,
+                }),
+            },
+            overtaken: 3,
         });
         r.histograms.setup.record(2_500).unwrap();
         SavedRun {
@@ -1270,8 +1662,62 @@ mod tests {
             END_MARK
         );
         let blocks = blocks_in_log(&log);
-        assert_eq!(blocks, vec![(2, "{\"x\":1}"), (5, json.as_str())]);
-        assert!(SavedRun::parse(blocks[1].1).is_ok());
+        assert_eq!(
+            blocks,
+            vec![(2, "{\"x\":1}".to_string()), (5, json.clone())]
+        );
+        assert!(SavedRun::parse(&blocks[1].1).is_ok());
+        // Fed one byte at a time, the same.
+        let mut scan = ResultScanner::new();
+        for b in log.as_bytes() {
+            scan.feed(std::slice::from_ref(b)).unwrap();
+        }
+        assert_eq!(scan.finish(), Ok(Found::Blocks(blocks)));
+    }
+
+    /// `merge /dev/zero` read 1 GiB before it refused: a NUL byte is refused where it is.
+    #[test]
+    fn a_nul_byte_or_bytes_not_utf8_are_refused_at_once() {
+        let mut scan = ResultScanner::new();
+        scan.feed(b"{\"format\"").unwrap();
+        assert_eq!(scan.feed(&[b' ', 0, 0]), Err(ScanError::Nul(10)));
+        // A character cut between pieces is whole; one that is not UTF-8 is refused.
+        let mut scan = ResultScanner::new();
+        scan.feed(&"\u{e9}".as_bytes()[..1]).unwrap();
+        scan.feed(&"\u{e9}".as_bytes()[1..]).unwrap();
+        assert_eq!(scan.feed(b"ab\xff"), Err(ScanError::NotUtf8(4)));
+        let mut scan = ResultScanner::new();
+        scan.feed(&"\u{e9}".as_bytes()[..1]).unwrap();
+        assert_eq!(scan.finish(), Err(ScanError::NotUtf8(0)));
+    }
+
+    /// A log of any length is read in bounded memory: only a result is kept whole.
+    #[test]
+    fn a_long_log_is_read_keeping_a_bounded_tail() {
+        let json = run().to_json();
+        let mut scan = ResultScanner::new();
+        let noise = "x".repeat(64 << 10);
+        let mut most = 0;
+        for _ in 0..256 {
+            // 16 MiB of one line, then lines.
+            scan.feed(noise.as_bytes()).unwrap();
+            most = most.max(scan.kept());
+        }
+        for _ in 0..256 {
+            scan.feed(format!("{noise}\n").as_bytes()).unwrap();
+            most = most.max(scan.kept());
+        }
+        assert!(most <= MARK_WINDOW, "kept {most} bytes");
+        scan.feed(in_log_block(&json).as_bytes()).unwrap();
+        assert_eq!(scan.finish(), Ok(Found::Blocks(vec![(257, json)])));
+        // Neither a file nor a log with a result.
+        let mut scan = ResultScanner::new();
+        scan.feed(b"hello\n").unwrap();
+        assert_eq!(scan.finish(), Err(ScanError::NoResult));
+        // A result file, whole and trimmed.
+        let mut scan = ResultScanner::new();
+        scan.feed(b"  {\"a\":1}\n\n").unwrap();
+        assert_eq!(scan.finish(), Ok(Found::File("{\"a\":1}".into())));
     }
 
     /// A merge of 100 shards of 16 threads each could not be read back.
@@ -1478,6 +1924,62 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    /// A schedule that no run keeps (more late than sent, more sent than due, lag
+    /// percentiles falling or past the run's length) was read and reported.
+    #[test]
+    fn a_schedule_no_run_keeps_is_refused() {
+        fn set(v: &mut serde_json::Value, f: &str, n: u64) {
+            v["result"]["schedule"][f] = n.into();
+        }
+        for (edit, want) in [
+            (
+                (|v: &mut serde_json::Value| set(v, "late", 7)) as fn(&mut serde_json::Value),
+                "result.schedule.late is 7, more than result.schedule.sent (6)",
+            ),
+            (
+                |v| set(v, "sent", 8),
+                "result.schedule.sent is 8, more than result.schedule.due (7)",
+            ),
+            (
+                |v| set(v, "late_no_connection", 2),
+                "result.schedule.late_no_connection is 2, more than result.schedule.late (1)",
+            ),
+            (
+                |v| set(v, "lag_p50_us", 41),
+                "result.schedule.lag_p50_us is 41, more than result.schedule.lag_p99_us (40)",
+            ),
+            (
+                |v| set(v, "lag_p99_us", 71),
+                "result.schedule.lag_p99_us is 71, more than result.schedule.lag_p999_us (70)",
+            ),
+            (
+                |v| set(v, "max_lag_ns", 2_500_000_002),
+                "result.schedule.max_lag_ns is 2500000002 ns, longer than the run (result.duration_ns 2500000001)",
+            ),
+            (
+                |v| set(v, "lag_p999_us", 2_502_443),
+                "result.schedule.lag_p999_us is 2502443 µs, longer than the run",
+            ),
+            (
+                |v| v["result"]["schedule"]["arrival"]["fit"]["p"] = 1.5.into(),
+                "result.schedule.arrival.fit.p is 1.5, not a p-value (0 to 1)",
+            ),
+            (
+                |v| v["result"]["schedule"]["arrival"]["fit"]["statistic"] = (-1.0).into(),
+                "result.schedule.arrival.fit.statistic is -1, not an Anderson–Darling A²",
+            ),
+            (
+                |v| v["result"]["schedule"]["arrival"]["fit"]["n"] = 7.into(),
+                "result.schedule.arrival.fit.n is 7, more gaps than result.schedule.sent (6)",
+            ),
+        ] {
+            let e = edited(edit).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}");
+        }
+        // The histogram's rounding of a lag as long as the run is not refused.
+        edited(|v| set(v, "lag_p999_us", 2_502_442)).unwrap();
     }
 
     /// Counts that overflow when summed wrapped (2^64 − 10 + 100 read back as 90).

@@ -136,6 +136,8 @@ impl Shard {
             .pace(pace)
             .build()?;
         spec.offset = offset;
+        // Each shard draws its own Poisson gaps.
+        spec.arrival = fleet.arrival.part(u64::from(self.index));
         spec.validate()?;
         Ok(spec)
     }

@@ -114,7 +114,8 @@ pub struct ProcessOwner {
 /// What else ran on a step's CPUs (the load's and the contenders'): the machine was quiet
 /// when other processes used little of them and the hypervisor took little. Measured from
 /// `/proc/stat` at the step's start and end, less the CPU time of shootout itself and of
-/// the contender's processes.
+/// the contender's processes; the run's other contenders, up but not measured in the
+/// step, are counted apart (`contenders`): they are the run's own, not strangers.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OtherLoad {
     /// CPUs watched.
@@ -123,6 +124,10 @@ pub struct OtherLoad {
     /// step: 0.5 is half a CPU busy all along); `None` when it cannot be told apart from the
     /// server's (`shootout load` with no `--cpus`).
     pub others: Option<f64>,
+    /// CPU time the run's other contenders (up, idle in this step) used, in CPUs, apart
+    /// from `others`; 0 when there were none (and in steps stored before it was counted).
+    #[serde(default)]
+    pub contenders: f64,
     /// Share of the watched CPUs' time the hypervisor gave to other machines (steal), 0 to 1.
     pub steal: f64,
     /// The machine's load average over the last minute, at the step's end (our own threads

@@ -9,35 +9,14 @@
 
 use crate::requests::RequestList;
 use crate::status::StatusSet;
+pub use crate::target::{
+    check_header, check_method, check_path, RequestError, Scheme, Target, TargetError, TlsOptions,
+    MAX_BODY,
+};
+use crate::target::{is_control, shown};
 use crate::units::{MAX_CPU, MAX_DURATION};
 use std::net::IpAddr;
-use std::path::PathBuf;
 use std::time::Duration;
-
-/// `http`, `https`, `ws` or `wss`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scheme {
-    /// Plain HTTP/1.1.
-    Http,
-    /// HTTP/1.1 over TLS (rustls).
-    Https,
-    /// WebSocket over plain TCP (RFC 6455's `ws://`).
-    Ws,
-    /// WebSocket over TLS (`wss://`), with the same TLS settings as `https://`.
-    Wss,
-}
-
-impl Scheme {
-    /// Spoken over TLS: `https` and `wss`.
-    pub fn tls(self) -> bool {
-        matches!(self, Scheme::Https | Scheme::Wss)
-    }
-
-    /// A WebSocket URL: `ws` and `wss`.
-    pub fn websocket(self) -> bool {
-        matches!(self, Scheme::Ws | Scheme::Wss)
-    }
-}
 
 /// The HTTP version spoken to the target.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -185,124 +164,6 @@ pub fn auto_busy_poll(protocol: Protocol, own_cpus: bool) -> Duration {
 /// and 500 bytes per stream, flat over the run's length).
 pub const MAX_IN_FLIGHT: usize = 1_000_000;
 
-/// TLS settings for `https://` targets.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsOptions {
-    /// Accept any certificate (self-signed test servers).
-    pub insecure: bool,
-    /// Extra PEM file of trusted CA certificates.
-    pub ca_file: Option<PathBuf>,
-}
-
-/// Where requests go. Built from a URL by [`Target::parse`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// The URL as the user gave it.
-    pub url: String,
-    /// `http` or `https`.
-    pub scheme: Scheme,
-    /// Host name or address literal, without brackets (used for DNS, SNI).
-    pub host: String,
-    /// TCP port (the scheme's default when the URL has none).
-    pub port: u16,
-    /// Path and query, never empty (`/` when the URL had no path).
-    pub path: String,
-    /// Value of the `Host` header (host, plus `:port` when not the default).
-    pub host_header: String,
-    /// Connect to this unix socket instead of host:port (the URL still gives path and Host).
-    pub unix_socket: Option<PathBuf>,
-    /// TLS settings, used when `scheme` is https.
-    pub tls: TlsOptions,
-}
-
-/// A URL that cannot be a target.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum TargetError {
-    /// Not a URL at all.
-    #[error("'{url}' is not a URL ({reason}): write it as http://127.0.0.1:8080/path")]
-    Invalid {
-        /// The URL as given.
-        url: String,
-        /// What the parser said.
-        reason: String,
-    },
-    /// A scheme other than http or https.
-    #[error("'{url}' uses the scheme '{scheme}': shootout speaks http://, https://, ws:// and wss:// only")]
-    Scheme {
-        /// The URL as given.
-        url: String,
-        /// The scheme found.
-        scheme: String,
-    },
-    /// No host.
-    #[error("'{url}' names no host: write it as http://127.0.0.1:8080/path")]
-    NoHost {
-        /// The URL as given.
-        url: String,
-    },
-}
-
-impl Target {
-    /// Parses `http://host[:port][/path][?query]`; a missing scheme means `http://`, a
-    /// missing path means `/` (unlike ab, which insists on the trailing slash).
-    pub fn parse(input: &str) -> Result<Target, TargetError> {
-        let with_scheme = if input.contains("://") {
-            input.to_string()
-        } else {
-            format!("http://{input}")
-        };
-        let url = url::Url::parse(&with_scheme).map_err(|e| TargetError::Invalid {
-            url: input.to_string(),
-            reason: e.to_string(),
-        })?;
-        let scheme = match url.scheme() {
-            "http" => Scheme::Http,
-            "https" => Scheme::Https,
-            "ws" => Scheme::Ws,
-            "wss" => Scheme::Wss,
-            other => {
-                return Err(TargetError::Scheme {
-                    url: input.to_string(),
-                    scheme: other.to_string(),
-                })
-            }
-        };
-        let host = match url.host() {
-            Some(url::Host::Domain(d)) => d.to_string(),
-            Some(url::Host::Ipv4(a)) => a.to_string(),
-            Some(url::Host::Ipv6(a)) => a.to_string(),
-            None => {
-                return Err(TargetError::NoHost {
-                    url: input.to_string(),
-                })
-            }
-        };
-        let port = url.port_or_known_default().unwrap_or(80);
-        let mut path = url.path().to_string();
-        if path.is_empty() {
-            path.push('/');
-        }
-        if let Some(q) = url.query() {
-            path.push('?');
-            path.push_str(q);
-        }
-        let host_header = match url.port() {
-            Some(p) => format!("{}:{p}", url.host_str().unwrap_or(&host)),
-            None => url.host_str().unwrap_or(&host).to_string(),
-        };
-        Ok(Target {
-            url: input.to_string(),
-            scheme,
-            host,
-            port,
-            path,
-            host_header,
-            unix_socket: None,
-            tls: TlsOptions::default(),
-        })
-    }
-}
-
 /// The request sent, prepared once into bytes by the engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestSpec {
@@ -328,11 +189,6 @@ impl Default for RequestSpec {
         }
     }
 }
-
-/// The largest request body shootout sends: 64 MiB (`-p`, `-u`, a plan's `body` or
-/// `body_file`). Files are read with this limit, so `-p /dev/zero` is an error, not an
-/// exhausted memory.
-pub const MAX_BODY: usize = 64 << 20;
 
 /// The largest WebSocket message shootout sends or accepts as a reply: 16 MiB. A reply
 /// announced or grown past it is a protocol error (RFC 6455's close code 1009, "message
@@ -495,92 +351,14 @@ pub mod rules {
     }
 }
 
-/// A request field that cannot be sent as given. Checked when the flags or the plan are
-/// read, so nothing is sent that could carry an injected header.
-#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
-pub enum RequestError {
-    /// Not an RFC 9110 token.
-    #[error("method '{0}' is not an HTTP method (letters, digits and !#$%&'*+-.^_`|~ only): write e.g. GET or DELETE")]
-    Method(String),
-    /// A header name that is not an RFC 9110 token.
-    #[error("header name '{0}' is not a token (no spaces, colons or control characters): write e.g. X-Request-Id")]
-    HeaderName(String),
-    /// A header value with CR, LF, NUL or another control character.
-    #[error("header '{0}' has a control character (CR, LF, NUL, ...) in its value: give the value on one line")]
-    HeaderValue(String),
-    /// `Content-Length` or `Transfer-Encoding` given by the user.
-    #[error("header '{0}' is set by shootout from the body (Content-Length when there is one): remove it")]
-    Framing(String),
-    /// A path that does not start with `/`.
-    #[error("path '{0}' must start with / (e.g. /index.html?q=1)")]
-    PathStart(String),
-    /// A path with CR, LF, NUL or another control character.
-    #[error(
-        "path '{0}' has a control character (CR, LF, NUL, ...): percent-encode it (%0D, %0A, %00)"
-    )]
-    PathControl(String),
-    /// A body over [`MAX_BODY`].
-    #[error("the body is {0} bytes: the most shootout sends is {most}", most = Limit::Body.most())]
-    Body(usize),
-}
-
-/// `s` as it can be shown on one line (control characters escaped), cut to 80 chars.
-fn shown(s: &str) -> String {
-    let mut out: String = s.escape_debug().take(80).collect();
-    if s.escape_debug().nth(80).is_some() {
-        out.push('…');
-    }
-    out
-}
-
-/// An RFC 9110 token: one or more of `tchar`.
-fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// A control character as HTTP forbids it in a field value or a path (HTAB excepted).
-fn is_control(c: char) -> bool {
-    c.is_ascii_control() && c != '\t'
-}
-
-/// Checks a method: an RFC 9110 token (`GET`, `PURGE`, `M-SEARCH`).
-pub fn check_method(method: &str) -> Result<(), RequestError> {
-    if is_token(method) {
-        Ok(())
-    } else {
-        Err(RequestError::Method(shown(method)))
-    }
-}
-
-/// Checks one header: the name is a token other than `Content-Length` and
-/// `Transfer-Encoding` (shootout owns the framing), the value has no control character.
-pub fn check_header(name: &str, value: &str) -> Result<(), RequestError> {
-    if !is_token(name) {
-        return Err(RequestError::HeaderName(shown(name)));
-    }
-    if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding")
-    {
-        return Err(RequestError::Framing(name.to_string()));
-    }
-    if value.chars().any(is_control) {
-        return Err(RequestError::HeaderValue(name.to_string()));
-    }
-    Ok(())
-}
-
-/// Checks a path as a user writes it (a plan's `path` or `ready.path`): it starts with
-/// `/` and has no control character. Other characters (spaces, non-ASCII) are
-/// percent-encoded when the URL is built.
-pub fn check_path(path: &str) -> Result<(), RequestError> {
-    if path.chars().any(is_control) {
-        return Err(RequestError::PathControl(shown(path)));
-    }
-    if !path.starts_with('/') {
-        return Err(RequestError::PathStart(shown(path)));
-    }
-    Ok(())
+/// The request-target of a path that [`check_path`] accepts, as a workload's URL is
+/// built: spaces and other characters a request-target cannot hold percent-encoded
+/// (`/a b` is `/a%20b`). The one rule for a plan's `path` and its `ready.path`.
+pub fn path_target(path: &str) -> Result<String, RequestError> {
+    check_path(path)?;
+    Target::parse(&format!("http://127.0.0.1{path}"))
+        .map(|t| t.path)
+        .map_err(|_| RequestError::PathControl(shown(path)))
 }
 
 impl RequestSpec {
@@ -800,6 +578,51 @@ pub enum Pace {
     Rate(f64),
 }
 
+/// How a rate's requests are spaced in time (rate mode only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arrival {
+    /// At even intervals of `1 / rate` (wrk2's schedule): a deterministic arrival process.
+    #[default]
+    Even,
+    /// Exponential gaps with `1 / rate` as their mean, drawn from this seed: a Poisson
+    /// arrival process, as independent users send (Lancet's and Treadmill's schedule). Each
+    /// shard and each worker draws its own gaps from the seed mixed with its index.
+    Poisson {
+        /// The seed of the gaps (`--seed`).
+        seed: u64,
+    },
+}
+
+impl Arrival {
+    /// The process's name in reports: `even` or `poisson`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Even => "even",
+            Arrival::Poisson { .. } => "poisson",
+        }
+    }
+
+    /// The same process for part `index` of a load (a shard, a worker): Poisson gaps
+    /// drawn from a seed of its own, so the parts' gaps are independent.
+    pub fn part(self, index: u64) -> Arrival {
+        match self {
+            Arrival::Even => Arrival::Even,
+            Arrival::Poisson { seed } => Arrival::Poisson {
+                seed: crate::spec::mix(seed, index),
+            },
+        }
+    }
+}
+
+/// A seed for part `index` of a load, from the load's seed (SplitMix64's finaliser of
+/// their sum: nearby seeds and indices give unrelated results).
+pub fn mix(seed: u64, index: u64) -> u64 {
+    let mut z = seed.wrapping_add(index.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// What individual samples to keep besides the histograms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {
@@ -832,8 +655,9 @@ pub struct LoadSpec {
     pub connections: usize,
     /// Worker threads (one event loop each).
     pub threads: usize,
-    /// Rate mode: `connections` open at the start, and more open as the schedule needs
-    /// them, up to this many (split among threads); `None`: as many as the open-file limit
+    /// Rate mode: at most `connections` open ahead of need (at the start), and more open
+    /// as requests find no free connection, up to this many open at once (split among
+    /// threads); `None`: as many as the open-file limit
     /// allows. A request due while every connection is busy and the cap is reached waits,
     /// counted as late for want of a connection. Not kept in result files (the schedule's
     /// facts are: the connections opened and whether the cap was reached).
@@ -844,6 +668,8 @@ pub struct LoadSpec {
     pub duration: Option<Duration>,
     /// Closed loop or a fixed rate.
     pub pace: Pace,
+    /// Rate mode: how the requests are spaced (even, or Poisson from a seed).
+    pub arrival: Arrival,
     /// Per-request deadline from send to the last byte of the answer.
     pub timeout: Duration,
     /// Deadline for establishing a connection.
@@ -920,6 +746,7 @@ impl LoadSpec {
             requests: Some(1),
             duration: None,
             pace: Pace::Closed,
+            arrival: Arrival::Even,
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             record: Record::default(),
@@ -1252,6 +1079,12 @@ impl SpecBuilder {
         self
     }
 
+    /// Rate mode: how requests are spaced (see [`LoadSpec::arrival`]).
+    pub fn arrival(mut self, arrival: Arrival) -> Self {
+        self.spec.arrival = arrival;
+        self
+    }
+
     /// Rate mode: the most connections the run may open (see [`LoadSpec::max_connections`]).
     pub fn max_connections(mut self, max: Option<usize>) -> Self {
         self.spec.max_connections = max;
@@ -1457,6 +1290,12 @@ mod tests {
     #[test]
     fn paths_start_with_a_slash_and_have_no_control_characters() {
         assert!(check_path("/a b?c=ä").is_ok());
+        // A URL parser drops a tab without a word: `/a\tb` was requested as `/ab`.
+        assert!(matches!(
+            check_path("/a\tb"),
+            Err(RequestError::PathControl(_))
+        ));
+        assert_eq!(path_target("/a b?c=ä").unwrap(), "/a%20b?c=%C3%A4");
         assert!(matches!(check_path("a"), Err(RequestError::PathStart(_))));
         let e = check_path("/a\r\nX-Injected: 1").unwrap_err();
         assert!(matches!(e, RequestError::PathControl(_)));

@@ -151,7 +151,7 @@ pub struct StoredStep {
     pub other_load: Option<crate::OtherLoad>,
     /// The step was one of a capacity search's (its level is the rate tried), with its
     /// verdict; `None` for a step of a sweep of the plan's levels.
-    pub search: Option<crate::search::SearchStep>,
+    pub search: Option<crate::find_max::SearchStep>,
 }
 
 /// One run as the reports need it: the run, its contenders (in plan order) and its steps

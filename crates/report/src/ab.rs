@@ -60,7 +60,8 @@ pub struct AbFailures {
     /// Responses whose body length differed from the first response's.
     pub length: u64,
     /// Body-expectation failures (`--expect-body`/`--expect-length`): ab has no such check,
-    /// so they go under the catch-all "Exceptions" rather than vanish.
+    /// so they go under the catch-all "Exceptions" rather than vanish; so do requests
+    /// failed by a fault of shootout's own (`generator_fault`).
     pub exceptions: u64,
 }
 
@@ -82,7 +83,7 @@ impl AbFailures {
                 + f[FailureKind::Closed]
                 + f[FailureKind::Protocol],
             length: counts.length_mismatch,
-            exceptions: f[FailureKind::Body],
+            exceptions: f[FailureKind::Body] + f[FailureKind::GeneratorFault],
         }
     }
 

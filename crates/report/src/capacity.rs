@@ -1,14 +1,18 @@
 //! The capacity search's report (`shootout load --find-max`): the most the server
 //! sustained within its SLOs, with the interval the search narrowed it to and what
-//! limited it, then every step (offered and achieved rate, latency, errors, whether the
-//! schedule was kept, its verdict). Text for people, JSON for scripts (the `capacity`
-//! object of `docs/load-json.md`'s capacity section). The search and the verdicts are the
-//! analysis' ([`shootout_analysis::capacity`]); this lays them out.
+//! limited it, what was seen of the machine, then every step (offered and achieved rate,
+//! latency, errors, whether the sends left on time and why not, its verdict) with a
+//! legend. Text for people, JSON for scripts (the `capacity` object of
+//! `docs/load-json.md`'s capacity section). The search and the verdicts are the
+//! analysis' ([`shootout_analysis::capacity`]); this lays them out, in one vocabulary
+//! shared with stderr's step lines and the run's capacity tables ([`verdict_words`],
+//! [`sends_words`], [`STEP_LEGEND`]).
 
 use crate::grid::{Align, Table};
 use crate::units::{round, trim_float};
 use serde_json::{json, Value};
 use shootout_analysis::capacity::{Basis, Capacity, Decision, Limit, Measured, Verdict};
+use shootout_analysis::load_warnings::NotKept;
 use std::fmt::Write;
 
 /// What a capacity report shows: the URL, the SLOs as written, the steps in the order
@@ -26,11 +30,33 @@ pub struct CapacityReport<'a> {
     pub boundary: &'a [Decision],
     /// The search stopped before its end (Ctrl-C): the answer is what it had.
     pub interrupted: bool,
+    /// What was seen of the machine: the server sharing shootout's CPUs, other processes
+    /// before the search or during its steps (sentences; empty on a quiet machine).
+    pub machine: &'a [String],
 }
 
 /// A rate as people read it: `7300`, `0.5` (every capacity table and sentence).
 pub(crate) fn rate(r: f64) -> String {
     trim_float(round(r, 3))
+}
+
+/// Why the generator did not keep the schedule of the steps at `rate`, in words that
+/// follow the evidence: its own loop when it was busy, its threads kept off a CPU when
+/// they were idle most of the time.
+fn generator_words(steps: &[Measured], rate: f64) -> String {
+    let late: Vec<&Measured> = steps
+        .iter()
+        .filter(|m| m.rate == rate && m.verdict == Verdict::NotKept)
+        .collect();
+    let busiest = late.iter().map(|m| m.busiest_thread).fold(0.0, f64::max);
+    if !late.is_empty() && late.iter().all(|m| m.late == Some(NotKept::Starved)) {
+        format!(
+            "the generator could not keep the schedule, though its busiest thread was busy only {:.0}% of the time: its threads waited for a CPU that the server or other processes held (pin them apart: taskset -c for the server, --cpus for shootout)",
+            busiest * 100.0
+        )
+    } else {
+        "the generator could not keep the schedule (add --threads, pin generator and server to different CPUs, or shard the load)".into()
+    }
 }
 
 /// What limited the search, in words.
@@ -44,9 +70,10 @@ fn limit_words(r: &CapacityReport) -> String {
             "{} did not hold, every connection allowed busy (raise --max-connections if the server takes more requests at once)",
             r.slos.get(*i).map_or("an SLO", String::as_str)
         ),
-        Limit::Generator => {
-            "the generator could not keep the schedule (add --threads, pin generator and server to different CPUs, or shard the load)".into()
-        }
+        Limit::Generator => generator_words(
+            r.steps,
+            r.capacity.first_failing_rps.unwrap_or(f64::NAN),
+        ),
         Limit::Ceiling => "every rate up to --to held (raise --to to search further)".into(),
     }
 }
@@ -65,14 +92,33 @@ fn limit_at(r: &CapacityReport, hi: f64) -> String {
     }
 }
 
-/// A step's verdict in words, naming the SLO of `slos` that broke.
+/// A step's verdict in words, naming the SLO of `slos` that broke: `met`, `broke
+/// p99<50ms`, `not judged` (the words of stderr's step lines and of every table).
 pub fn verdict_words(slos: &[String], v: &Verdict) -> String {
     match v {
         Verdict::Met => "met".into(),
         Verdict::Broke(i) => format!("broke {}", slos.get(*i).map_or("an SLO", String::as_str)),
-        Verdict::NotKept => "schedule not kept".into(),
+        Verdict::NotKept => "not judged".into(),
     }
 }
+
+/// Whether a step's sends left on time, and if not why: `on time`, `late (server)`,
+/// `late (cap)`, `late (shootout)`, `late (no CPU)`.
+pub fn sends_words(m: &Measured) -> &'static str {
+    match m.late {
+        _ if m.kept => "on time",
+        Some(NotKept::Server) => "late (server)",
+        Some(NotKept::ConnectionCap) => "late (cap)",
+        Some(NotKept::Starved) => "late (no CPU)",
+        Some(NotKept::Generator) | None => "late (shootout)",
+    }
+}
+
+/// The legend under every table of steps: what the `sends` and `verdict` words mean.
+pub const STEP_LEGEND: [&str; 2] = [
+    "sends: on time (99% of the rate sent, at most 1% more than 1 ms late), else late and why: (server) every connection was waiting on the server, (cap) the same with the cap on connections reached, (shootout) shootout's own loop was busy, (no CPU) shootout's threads waited for a CPU the server or other processes held",
+    "verdict: met (every SLO held), broke SLO (the first that did not hold; when shootout sent late, latency counts from each send), not judged (shootout sent late and that alone broke an SLO: the step says nothing of the server)",
+];
 
 /// The headline: `Capacity: 7300 req/s within p99<50ms, errors<0.1% (between 7300 and
 /// 7650 req/s: p99<50ms did not hold at 7650)`.
@@ -139,7 +185,7 @@ pub(crate) fn decision_json(slos: &[String], d: &Decision) -> Value {
 /// The columns of a table of steps: offered and achieved rate, latency, errors, whether
 /// the schedule was kept, the verdict.
 pub(crate) const STEP_HEADER: [&str; 8] = [
-    "offered", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "errors", "kept", "verdict",
+    "offered", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "errors", "sends", "verdict",
 ];
 
 /// One step as a table row under [`STEP_HEADER`].
@@ -151,7 +197,7 @@ pub(crate) fn step_row(slos: &[String], s: &Measured) -> Vec<String> {
         format!("{:.3}", s.p99_ms),
         format!("{:.3}", s.p999_ms),
         format!("{:.3}%", s.errors_pct),
-        if s.kept { "yes" } else { "no" }.into(),
+        sends_words(s).into(),
         verdict_words(slos, &s.verdict),
     ]
 }
@@ -159,6 +205,8 @@ pub(crate) fn step_row(slos: &[String], s: &Measured) -> Vec<String> {
 /// The steps of a search as a table.
 fn steps_table(r: &CapacityReport) -> Table {
     let mut align = vec![Align::Right; STEP_HEADER.len()];
+    // The words: sends and verdict.
+    align[STEP_HEADER.len() - 2] = Align::Left;
     align[STEP_HEADER.len() - 1] = Align::Left;
     Table {
         header: STEP_HEADER.map(String::from).to_vec(),
@@ -180,6 +228,9 @@ pub fn capacity_text(r: &CapacityReport) -> String {
             .collect();
         let _ = writeln!(o, "Boundary: {}", words.join("; "));
     }
+    for m in r.machine {
+        let _ = writeln!(o, "Machine: {}", crate::terminal_line(m));
+    }
     if r.interrupted {
         let _ = writeln!(
             o,
@@ -188,6 +239,10 @@ pub fn capacity_text(r: &CapacityReport) -> String {
     }
     let _ = writeln!(o);
     steps_table(r).text(&mut o, "");
+    let _ = writeln!(o);
+    for l in STEP_LEGEND {
+        let _ = writeln!(o, "{l}");
+    }
     o
 }
 
@@ -203,6 +258,7 @@ pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
         },
         "errors_pct": round(s.errors_pct, 4),
         "schedule_kept": s.kept,
+        "late": s.late.map(NotKept::key),
         "verdict": match &s.verdict {
             Verdict::Met => "met",
             Verdict::Broke(_) => "broke",
@@ -234,6 +290,7 @@ pub fn capacity_json(r: &CapacityReport) -> String {
         "url": r.url,
         "slos": r.slos,
         "interrupted": r.interrupted,
+        "machine": r.machine,
         "capacity": {
             "max_rps": c.max_rps.map(|x| round(x, 3)),
             "first_failing_rps": c.first_failing_rps.map(|x| round(x, 3)),
@@ -261,6 +318,8 @@ mod tests {
             p999_ms: p99 * 2.0,
             errors_pct: 0.0,
             kept: verdict != Verdict::NotKept,
+            late: (verdict == Verdict::NotKept).then_some(NotKept::Generator),
+            busiest_thread: 0.3,
             capped: false,
             verdict,
         }
@@ -300,6 +359,7 @@ mod tests {
             capacity: &c,
             boundary: &boundary,
             interrupted: false,
+            machine: &[],
         };
         let text = capacity_text(&r);
         assert!(
@@ -360,6 +420,7 @@ mod tests {
             capacity: &c,
             boundary: &[],
             interrupted: false,
+            machine: &[],
         };
         let text = capacity_text(&r);
         assert!(!text.contains("Boundary:"), "{text}");
@@ -370,5 +431,50 @@ mod tests {
         let v: Value = serde_json::from_str(&capacity_json(&r)).unwrap();
         assert_eq!(v["capacity"]["limited_by"]["kind"], "connection_cap");
         assert_eq!(v["capacity"]["limited_by"]["slo"], "p99<50ms");
+    }
+
+    /// A search stopped by a schedule its generator did not keep blames its own loop only
+    /// when the loop was busy: at 14 % busy it says the threads waited for a CPU, in the
+    /// answer and in the step's `sends` word, with the legend under the table.
+    #[test]
+    fn a_generator_kept_off_its_cpu_is_not_blamed_for_its_loop() {
+        let slos = vec!["p99<50ms".to_string()];
+        let found = Capacity {
+            max_rps: Some(1000.0),
+            first_failing_rps: Some(2000.0),
+            limited_by: Limit::Generator,
+        };
+        let text = |late: NotKept, busiest_thread: f64| {
+            let mut not_kept = step(2000.0, 80.0, Verdict::NotKept);
+            not_kept.late = Some(late);
+            not_kept.busiest_thread = busiest_thread;
+            let steps = [step(1000.0, 3.0, Verdict::Met), not_kept];
+            capacity_text(&CapacityReport {
+                url: "http://127.0.0.1:8080/",
+                slos: &slos,
+                steps: &steps,
+                capacity: &found,
+                boundary: &[],
+                interrupted: false,
+                machine: &[],
+            })
+        };
+        let starved = text(NotKept::Starved, 0.14);
+        assert!(
+            starved.contains("though its busiest thread was busy only 14% of the time: its threads waited for a CPU")
+                && !starved.contains("add --threads"),
+            "{starved}"
+        );
+        let row = starved.lines().find(|l| l.contains("not judged")).unwrap();
+        assert!(row.contains("late (no CPU)"), "{row}");
+        assert!(starved.contains("\nsends: on time ("), "{starved}");
+        let busy = text(NotKept::Generator, 0.95);
+        assert!(
+            busy.contains("the generator could not keep the schedule (add --threads")
+                && !busy.contains("waited for a CPU that"),
+            "{busy}"
+        );
+        let row = busy.lines().find(|l| l.contains("not judged")).unwrap();
+        assert!(row.contains("late (shootout)"), "{row}");
     }
 }

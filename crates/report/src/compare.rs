@@ -32,8 +32,11 @@ pub fn verdict_text(c: &Change) -> String {
         Verdict::NoChange => return format!("no significant change (p={})", p_text(c.p)),
         Verdict::TooFew => return "too little evidence".into(),
     };
-    match c.times() {
-        Some((t, lo, hi)) => format!("{t:.2} times {word} ({lo:.2}–{hi:.2}, p={})", p_text(c.p)),
+    match c.interval.filter(|(r, lo, _)| *r > 0.0 && *lo > 0.0) {
+        Some((r, lo, hi)) => {
+            let (times, interval) = crate::shootout::words::oriented_ratio(r, lo, hi);
+            format!("{times} ({interval}, p={})", p_text(c.p))
+        }
         None => format!("{word} (p={})", p_text(c.p)),
     }
 }
@@ -117,6 +120,30 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
             a.id,
             b.id
         ),
+        CompareWarning::UnlikeSteps {
+            pair,
+            a_secs,
+            b_secs,
+            withdrawn,
+        } => {
+            let p = &c.pairs[*pair];
+            let secs = |s: &f64| crate::units::trim_float((s * 10.0).round() / 10.0);
+            format!(
+                "unlike steps: {}: {} s × {} in run {}, {} s × {} in run {}: a short step weighs its start as much as the server{} (measure both alike: drop --quick, or give both the same duration and repeat)",
+                pair_label(p),
+                secs(a_secs),
+                plural(p.reps_a, "repetition", "repetitions"),
+                a.id,
+                secs(b_secs),
+                plural(p.reps_b, "repetition", "repetitions"),
+                b.id,
+                if *withdrawn {
+                    ", so its req/s verdict, from tenths of a second, is withdrawn"
+                } else {
+                    ""
+                }
+            )
+        }
         CompareWarning::MoreFailures { at, b: fb, a_total } => format!(
             "failures: {}: {} failed requests in run {} ({fb}), {a_total} in run {}",
             at_label(at),

@@ -1,15 +1,15 @@
 //! Deterministic `RunResult`s for the tests and snapshots: a closed-loop run with failures
 //! of every class and several status codes, a rate-mode run whose schedule slipped (so
-//! corrected and raw latency differ), a run interrupted by Ctrl-C, and a run in which not
-//! one request completed.
+//! corrected and raw latency differ), a run interrupted by Ctrl-C, a run in which not
+//! one request completed, and a Poisson-paced run that warms up and then drifts.
 //!
 //! A small recorder ([`Builder`]) fills histograms, counts, series and samples the way the
 //! engine's recorder does (all times in µs), so the fixtures are internally consistent:
 //! `completed = ok + failed`, `processing = total − connect`, and so on.
 
 use shootout_model::{
-    latency_histogram, FailureKind, FirstResponse, GeneratorStats, LoadSpec, Pace, RunResult,
-    Sample, ScheduleStats, SecondStats, Target,
+    latency_histogram, Arrival, FailureKind, FirstResponse, GeneratorStats, LoadSpec, Pace,
+    RunResult, Sample, ScheduleStats, SecondStats, Target,
 };
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -283,12 +283,87 @@ pub fn rate_mode() -> (LoadSpec, RunResult) {
         max_connections: 65_000,
         capped: false,
         spun: Duration::from_millis(48),
+        arrival: Default::default(),
+        overtaken: 0,
     });
     r.generator = GeneratorStats {
         threads: 1,
         cpu_user: Duration::from_millis(1100),
         cpu_sys: Duration::from_millis(760),
         busiest_thread: 0.93,
+    };
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
+    (spec, r)
+}
+
+/// Open loop at 100 req/s for 20.5 s with Poisson arrivals (seed 7) on one kept-alive
+/// connection: the first 4 s answer 2.5 times slower (a warm-up), then latency grows 3% a
+/// second (a drift). The due times are the fixture's own exponential draws, and the
+/// arrival check is the Anderson–Darling test of their gaps.
+pub fn poisson_drifting() -> (LoadSpec, RunResult) {
+    let mut spec = LoadSpec::new(Target::parse("http://localhost:8080/").unwrap());
+    spec.connections = 1;
+    spec.threads = 1;
+    spec.requests = None;
+    spec.duration = Some(Duration::from_millis(20_500));
+    spec.pace = Pace::Rate(100.0);
+    spec.arrival = Arrival::Poisson { seed: 7 };
+
+    let mut b = Builder::new(spec.duration.unwrap());
+    let mut rng = Lcg(7);
+    let (mut due, mut gaps) = (0.0f64, Vec::new());
+    loop {
+        // An exponential gap of mean 10 ms, in units of the mean.
+        let gap = -(1.0 - rng.below(1 << 30) as f64 / (1u64 << 30) as f64).ln();
+        if due + gap * 10_000.0 >= 20_500_000.0 {
+            break;
+        }
+        due += gap * 10_000.0;
+        gaps.push(gap);
+        let second = (due / 1e6) as i32;
+        let scale = if second < 4 {
+            2.5
+        } else {
+            1.03f64.powi(second)
+        };
+        let raw = ((1_500 + rng.below(1_000)) as f64 * scale) as u64;
+        b.answered(due as u64, 0, raw - 20, raw, raw, 200, None, false);
+    }
+    let mut r = b.finish();
+    let n = r.counts.completed;
+    r.counts.connections_opened = 1;
+    r.histograms.setup.record(180).unwrap();
+    r.counts.bytes_received = n * 140;
+    r.counts.body_bytes = n * 12;
+    r.counts.bytes_sent = n * 40;
+    r.first_response = Some(FirstResponse {
+        status: 200,
+        server: None,
+        body_len: 12,
+    });
+    r.schedule = Some(ScheduleStats {
+        target_rps: 100.0,
+        achieved_rps: n as f64 / 20.5,
+        due: n,
+        sent: n,
+        late: 0,
+        late_no_connection: 0,
+        max_lag: Duration::from_micros(300),
+        lag_p50_us: 20,
+        lag_p99_us: 90,
+        lag_p999_us: 250,
+        connections: 1,
+        max_connections: 65_000,
+        capped: false,
+        spun: Duration::from_millis(150),
+        arrival: shootout_analysis::certify::arrival_check(spec.arrival, &gaps[1..]),
+        overtaken: 0,
+    });
+    r.generator = GeneratorStats {
+        threads: 1,
+        cpu_user: Duration::from_millis(200),
+        cpu_sys: Duration::from_millis(150),
+        busiest_thread: 0.02,
     };
     r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     (spec, r)
@@ -520,6 +595,18 @@ pub fn websocket_messages() -> (LoadSpec, RunResult) {
     (spec, r)
 }
 
+/// `shootout load URL` with no bound: one request (as ab), answered in 0.462 ms.
+pub fn one_request() -> (LoadSpec, RunResult) {
+    let spec = LoadSpec::new(Target::parse("http://127.0.0.1:8000/").unwrap());
+    let mut b = Builder::new(Duration::from_micros(470));
+    b.answered(0, 120, 300, 462, 462, 200, None, true);
+    let mut r = b.finish();
+    r.counts.connections_opened = 1;
+    r.counts.bytes_received = 180;
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
+    (spec, r)
+}
+
 /// Every fixture with its name (used in snapshot names).
 pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
     let named = |name, (spec, result)| (name, spec, result);
@@ -530,5 +617,6 @@ pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
         named("nothing", nothing_completed()),
         named("list", list_pipelined()),
         named("websocket", websocket_messages()),
+        named("poisson", poisson_drifting()),
     ]
 }

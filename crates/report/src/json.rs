@@ -46,6 +46,24 @@ fn summary(h: &Histogram<u64>) -> Value {
     })
 }
 
+/// The document's `latency_ms`: the summary of the (corrected) latency, and `ci`: each
+/// percentile's 95% interval `[lo, hi]` (see `shootout_analysis::certify`).
+fn latency_json(r: &RunResult) -> Value {
+    use shootout_analysis::certify::{percentile_intervals, PERCENTILES};
+    let mut v = summary(&r.histograms.latency);
+    let cis = percentile_intervals(&r.histograms.latency, &r.series);
+    let ci: Map<String, Value> = PERCENTILES
+        .iter()
+        .zip(cis)
+        .map(|((_, name), ci)| {
+            let pair = ci.map(|(lo, hi)| json!([ms(lo as f64 / 1e3), ms(hi as f64 / 1e3)]));
+            (name.to_string(), pair.unwrap_or(Value::Null))
+        })
+        .collect();
+    v["ci"] = Value::Object(ci);
+    v
+}
+
 /// What `result` measured of the run `spec`, as one JSON document (schema in
 /// `docs/load-json.md`).
 pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
@@ -88,6 +106,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
                 .iter()
                 .map(|(code, n)| (code.to_string(), Value::from(*n)))
                 .collect::<Map<String, Value>>(),
+            "pings_unanswered": c.pings_unanswered,
         },
         "failures": failures,
         "length_mismatch": c.length_mismatch,
@@ -98,7 +117,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
             "sent": c.bytes_sent,
             "received_per_s": round(ratio(c.bytes_received as f64, run_s), 3),
         },
-        "latency_ms": summary(&r.histograms.latency),
+        "latency_ms": latency_json(r),
         "latency_raw_ms": summary(&r.histograms.latency_raw),
         "connection_times_ms": {
             "connect": summary(&r.histograms.connect),
@@ -109,13 +128,16 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         "connections": {
             "opened": c.connections_opened,
             "failed": c.connections_failed,
+            "opening": c.connections_opening,
             "reconnects": c.reconnects,
             "dropped": c.dropped,
             "goaways": c.goaways,
+            "overtaken": r.schedule.map(|s| s.overtaken),
             "setup_ms": (!r.histograms.setup.is_empty()).then(|| summary(&r.histograms.setup)),
         },
         "generator": generator_json(r),
         "schedule": schedule_json(r),
+        "level": level_json(r),
         "first_response": r.first_response.as_ref().map(|f| json!({
             "status": f.status,
             "server": f.server,
@@ -179,7 +201,10 @@ fn load_json(spec: &LoadSpec) -> Value {
         "requests_file": spec.list.as_ref().map(|l| l.source.as_str()),
         "messages_file": spec.ws_messages.as_ref().map(|m| m.source.as_str()),
         "order": spec.list.as_ref().map(|l| l.order).or(spec.ws_messages.as_ref().map(|m| m.order)).map(|o| o.name()),
-        "seed": spec.list.as_ref().map(|l| l.seed).or(spec.ws_messages.as_ref().map(|m| m.seed)),
+        "seed": spec.list.as_ref().map(|l| l.seed).or(spec.ws_messages.as_ref().map(|m| m.seed)).or(match spec.arrival {
+            shootout_model::Arrival::Poisson { seed } => Some(seed),
+            shootout_model::Arrival::Even => None,
+        }),
         "busy_poll_us": spec.busy_poll.as_micros() as u64,
     })
 }
@@ -220,10 +245,41 @@ fn schedule_json(r: &RunResult) -> Value {
             "max_connections": sch.max_connections,
             "capped": sch.capped,
             "wait_spin_s": round(sch.spun.as_secs_f64(), 6),
+            "arrival": sch.arrival.process.name(),
+            "arrival_fit": sch.arrival.fit.map(|f| json!({
+                "n": f.n,
+                "statistic": round(f.statistic, 4),
+                "p": round(f.p, 6),
+                "fits": f.fits(),
+            })),
             "kept": cert.is_some_and(|c| c.kept),
             "not_kept_because": cert.and_then(|c| c.reason).map(|r| r.key()),
             "on_time": round(cert.map_or(0.0, |c| c.on_time), 6),
             "achieved_share": round(cert.map_or(0.0, |c| c.achieved_share), 6),
+        })
+    })
+}
+
+/// The document's `level`: the warm-up and drift checks of the per-second series (null
+/// under 8 whole seconds).
+fn level_json(r: &RunResult) -> Value {
+    let trend = |t: Option<shootout_analysis::certify::Trend>| {
+        t.map(|t| {
+            json!({
+                "z": round(t.z, 3),
+                "p": round(t.p, 6),
+                "change_per_s": round(t.change, 6),
+            })
+        })
+    };
+    shootout_analysis::certify::level(&r.series).map_or(Value::Null, |l| {
+        json!({
+            "seconds": l.seconds,
+            "warm_up_seen": l.warm_up.is_some(),
+            "warm_up_seconds": l.warm_up,
+            "drifting": l.drifting(),
+            "latency_trend": trend(l.latency),
+            "throughput_trend": trend(l.throughput),
         })
     })
 }

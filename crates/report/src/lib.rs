@@ -214,6 +214,19 @@ mod tests {
         );
     }
 
+    /// One request has a time, not a rate: its report said `Throughput 2163.99 req/s`.
+    #[test]
+    fn one_request_reports_its_time_not_a_rate() {
+        let (spec, r) = fixtures::one_request();
+        assert_eq!(r.counts.completed, 1);
+        let text = render(Format::Text, AbOptions::default(), &spec, &r);
+        assert_eq!(
+            line(&text, "Request time"),
+            "Request time  0.462 ms for the one request, 180 B received (a rate needs more: -n 1000, or -d 10s)"
+        );
+        assert!(!text.contains("req/s"), "{text}");
+    }
+
     #[test]
     fn the_good_answer_line_is_added_only_when_some_failed() {
         let (spec, r) = fixtures::interrupted();

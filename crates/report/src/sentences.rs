@@ -142,12 +142,18 @@ pub fn busy_text(o: &OtherLoad, found_in: usize, reps: usize) -> String {
     )
 }
 
-/// `other processes used 0.85 CPU of the 2 watched, steal 0.0% of 2 CPUs, load average
-/// 3.10`: what ran besides.
+/// `other processes used 0.85 CPU of the 2 watched (besides the run's idle contenders'
+/// 0.40), steal 0.0% of 2 CPUs, load average 3.10`: what ran besides.
 fn other_load_figures(o: &OtherLoad) -> String {
+    // The run's idle contenders are its own: said apart, never judged.
+    let contenders = if o.contenders >= 0.005 {
+        format!(" (besides the run's idle contenders' {:.2})", o.contenders)
+    } else {
+        String::new()
+    };
     let others = match o.others {
         Some(c) => format!(
-            "other processes used {c:.2} CPU of the {} watched, ",
+            "other processes used {c:.2} CPU of the {} watched{contenders}, ",
             o.cpus
         ),
         None => String::new(),

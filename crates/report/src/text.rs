@@ -12,7 +12,7 @@ use crate::units::{bytes_iec, human_duration, ms3, ratio, secs, trim_float};
 use crate::Exporter;
 use hdrhistogram::Histogram;
 use shootout_model::requests::Order;
-use shootout_model::{LatencySummary, LoadSpec, Pace, Protocol, RunResult};
+use shootout_model::{FailureKind, LatencySummary, LoadSpec, Pace, Protocol, RunResult};
 use std::fmt::Write;
 
 /// Appends one formatted line to a `String` (writing to a `String` cannot fail).
@@ -90,6 +90,58 @@ fn latency_cells(h: &Histogram<u64>) -> Vec<String> {
         .iter()
         .map(|ms| format!("{ms:.3}"))
         .collect()
+}
+
+/// The 95% intervals of the (corrected) latency's percentiles, in ms: `  95% intervals:
+/// p50 2.990–3.085, p90 4.872–5.191, p99 6.032–6.159, p99.9 6.200–6.243`.
+fn intervals_line(r: &RunResult) -> String {
+    use shootout_analysis::certify::{percentile_intervals, PERCENTILES};
+    let cis = percentile_intervals(&r.histograms.latency, &r.series);
+    let parts: Vec<String> = PERCENTILES
+        .iter()
+        .zip(cis)
+        .filter_map(|((_, name), ci)| {
+            let (lo, hi) = ci?;
+            let name = if *name == "p999" { "p99.9" } else { name };
+            Some(format!("{name} {}–{}", ms3(lo as f64), ms3(hi as f64)))
+        })
+        .collect();
+    format!("  95% intervals: {}", parts.join(", "))
+}
+
+/// The level checks, when one is flagged: `  warm-up seen: the first 4 s differ from the
+/// rest; drifting: mean latency 1.0% more each second (Mann–Kendall p 0.0001)`.
+fn level_line(r: &RunResult) -> Option<String> {
+    let l = shootout_analysis::certify::level(&r.series)?;
+    let mut parts = Vec::new();
+    if let Some(k) = l.warm_up {
+        parts.push(format!(
+            "warm-up seen: the first {k} s differ from the rest"
+        ));
+    }
+    let alpha = shootout_analysis::certify::LEVEL_ALPHA;
+    for (name, t) in [
+        ("mean latency", l.latency),
+        ("answers per second", l.throughput),
+    ] {
+        if let Some(t) = t.filter(|t| t.p < alpha) {
+            parts.push(format!(
+                "drifting: {name} {:+.1}% each second (Mann–Kendall {})",
+                t.change * 100.0,
+                p_value(t.p)
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| format!("  {}", parts.join("; ")))
+}
+
+/// A p-value as `p 0.0123`, or `p < 0.0001` below what four decimals show.
+fn p_value(p: f64) -> String {
+    if p < 1e-4 {
+        "p < 0.0001".to_string()
+    } else {
+        format!("p {p:.4}")
+    }
 }
 
 /// The "served within" columns of one histogram, in ms.
@@ -295,6 +347,17 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
     if c.failed() > 0 {
         kv(o, "Failures", c.failures.to_string());
     }
+    let faults = c.failures[FailureKind::GeneratorFault];
+    if faults > 0 {
+        kv(
+            o,
+            "Bug",
+            format!(
+                "{} failed by a fault of shootout's own (generator_fault), not the server's: please report it",
+                plural(faults, "request", "requests")
+            ),
+        );
+    }
     if c.length_mismatch > 0 {
         kv(
             o,
@@ -332,17 +395,28 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
             ),
         );
     }
-    if !c.close_codes.is_empty() {
+    if !c.close_codes.is_empty() || c.pings_unanswered > 0 {
         let closes: Vec<String> = c
             .close_codes
             .iter()
             .map(|(code, n)| format!("{n} × {}", close_name(*code)))
             .collect();
-        kv(
-            o,
-            "WebSocket",
-            format!("close frames received: {}", closes.join(", ")),
+        let mut line = format!(
+            "close frames received: {}",
+            if closes.is_empty() {
+                "none".to_string()
+            } else {
+                closes.join(", ")
+            }
         );
+        if c.pings_unanswered > 0 {
+            let _ = write!(
+                line,
+                "; {} from the server unanswered (it pinged faster than it read our pongs: only the latest is answered)",
+                plural(c.pings_unanswered, "ping", "pings")
+            );
+        }
+        kv(o, "WebSocket", line);
     }
     let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
     kv(
@@ -355,15 +429,30 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
         },
     );
     let run_s = r.duration.as_secs_f64();
-    kv(
-        o,
-        "Throughput",
-        format!(
-            "{}, {}/s received",
-            crate::common::throughput(r),
-            bytes_iec(ratio(c.bytes_received as f64, run_s))
-        ),
-    );
+    if c.completed == 1 && !r.histograms.latency.is_empty() {
+        // One request has a time, not a rate: a "req/s" of one request is its time upside
+        // down, and reads as the server's throughput.
+        let l = shootout_model::LatencySummary::of(&r.histograms.latency);
+        kv(
+            o,
+            "Request time",
+            format!(
+                "{:.3} ms for the one request, {} received (a rate needs more: -n 1000, or -d 10s)",
+                l.max,
+                bytes_iec(c.bytes_received as f64)
+            ),
+        );
+    } else {
+        kv(
+            o,
+            "Throughput",
+            format!(
+                "{}, {}/s received",
+                crate::common::throughput(r),
+                bytes_iec(ratio(c.bytes_received as f64, run_s))
+            ),
+        );
+    }
     emit!(o);
 }
 
@@ -416,6 +505,10 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
                 &heads,
                 &[("", latency_cells(&r.histograms.latency))],
             );
+        }
+        emit!(o, "{}", intervals_line(r));
+        if let Some(line) = level_line(r) {
+            emit!(o, "{line}");
         }
         emit!(o);
         // ab's table: Total is the latency above (corrected in rate mode) and Processing is
@@ -499,11 +592,24 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
         "{} opened, {} failed",
         c.connections_opened, c.connections_failed
     );
+    if c.connections_opening > 0 {
+        let _ = write!(
+            conns,
+            ", {} still opening at the end (never connected or upgraded)",
+            c.connections_opening
+        );
+    }
     if c.reconnects > 0 {
         let _ = write!(
             conns,
             ", {} reopened after the server closed them between requests",
             c.reconnects
+        );
+    }
+    if let Some(n) = r.schedule.map(|s| s.overtaken).filter(|&n| n > 0) {
+        let _ = write!(
+            conns,
+            "; {n} requests answered after requests sent later (see the warnings)"
         );
     }
     kv(o, "Connections", conns);
@@ -525,6 +631,9 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
         kv(o, "Send lag", send_lag(s));
         if let Some(c) = shootout_analysis::load_warnings::certificate(r) {
             kv(o, "Kept", kept_line(&c));
+        }
+        if let Some(line) = arrivals_line(&s.arrival) {
+            kv(o, "Arrivals", line);
         }
     }
     let g = &r.generator;
@@ -561,6 +670,7 @@ fn kept_line(c: &shootout_analysis::load_warnings::Certificate) -> String {
     let verdict = match c.reason {
         None => "yes",
         Some(NotKept::Generator) => "no, the generator fell behind",
+        Some(NotKept::Starved) => "no, the generator's threads waited for a CPU others held",
         Some(NotKept::ConnectionCap) => "no, the connection cap held sends back",
         Some(NotKept::Server) => "no, the server was slow to take connections",
     };
@@ -569,6 +679,24 @@ fn kept_line(c: &shootout_analysis::load_warnings::Certificate) -> String {
         c.on_time * 100.0,
         c.achieved_share * 100.0
     )
+}
+
+/// Poisson arrivals and the test of the gaps sent: `Poisson; the 1024 gaps sent fit the
+/// exponential (Anderson–Darling A² 0.82, p 0.47)`; none for even arrivals.
+fn arrivals_line(a: &shootout_model::ArrivalCheck) -> Option<String> {
+    if a.process == shootout_model::Arrival::Even {
+        return None;
+    }
+    Some(match a.fit {
+        None => "Poisson; too few sends to test their gaps".to_string(),
+        Some(f) => format!(
+            "Poisson; the {} gaps sent {} the exponential (Anderson–Darling A² {:.2}, p {:.2})",
+            f.n,
+            if f.fits() { "fit" } else { "do not fit" },
+            f.statistic,
+            f.p
+        ),
+    })
 }
 
 /// How late the sends went out and the connections the schedule used: `p50 0.004 ms,
@@ -652,6 +780,30 @@ mod tests {
         );
     }
 
+    /// Shootout's own faults, pings left unanswered and connections still opening at
+    /// the end each get their words; none shows when there is none.
+    #[test]
+    fn generator_faults_unanswered_pings_and_opening_connections_are_said() {
+        let (spec, mut r) = fixtures::closed_with_failures();
+        let plain = report(&spec, &r);
+        for absent in ["Bug", "unanswered", "still opening"] {
+            assert!(!plain.contains(absent), "{plain}");
+        }
+        r.counts.failures[FailureKind::GeneratorFault] = 2;
+        r.counts.completed += 2;
+        r.counts.pings_unanswered = 5;
+        r.counts.connections_opening = 3;
+        let out = report(&spec, &r);
+        for said in [
+            "2 generator_fault",
+            "Bug           2 requests failed by a fault of shootout's own (generator_fault), not the server's: please report it",
+            "close frames received: none; 5 pings from the server unanswered",
+            "12 opened, 2 failed, 3 still opening at the end (never connected or upgraded)",
+        ] {
+            assert!(out.contains(said), "{said}\n{out}");
+        }
+    }
+
     #[test]
     fn warnings_block_mentions_the_interruption_for_other_formats() {
         let (_, r) = fixtures::interrupted();
@@ -681,6 +833,31 @@ mod tests {
             generator(&spec).ends_with("; busy polling up to 50 µs before each sleep"),
             "{}",
             generator(&spec)
+        );
+    }
+
+    #[test]
+    fn the_connections_line_says_when_requests_were_overtaken() {
+        let (spec, mut r) = fixtures::rate_mode();
+        let connections = |r: &RunResult| {
+            report(&spec, r)
+                .lines()
+                .find(|l| l.starts_with("Connections"))
+                .unwrap()
+                .to_string()
+        };
+        assert!(!connections(&r).contains("sent later"));
+        r.schedule.as_mut().unwrap().overtaken = 7;
+        r.warnings = shootout_analysis::load_warnings::derive(&r, None);
+        let text = report(&spec, &r);
+        assert!(
+            text.contains("7 requests took over 10 ms and were answered after requests sent later on other connections: a server that serves one connection at a time per worker"),
+            "{text}"
+        );
+        assert!(
+            connections(&r).contains("; 7 requests answered after requests sent later"),
+            "{}",
+            connections(&r)
         );
     }
 

@@ -144,6 +144,11 @@ fn totals(o: &mut String, r: &RunResult) {
     if bad_status > 0 {
         emit!(o, "  Non-2xx or 3xx responses: {bad_status}");
     }
+    // Not wrk's: requests failed by a bug of shootout's own, apart from the server's errors.
+    let faults = f[FailureKind::GeneratorFault];
+    if faults > 0 {
+        emit!(o, "  Generator faults (shootout's own bug): {faults}");
+    }
     // Not wrk's (wrk does not time connects): the setup of every connection opened.
     if let Some(line) = crate::common::setup_line(r) {
         emit!(o, "  {line}");

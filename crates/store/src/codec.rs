@@ -55,6 +55,7 @@ fn failure_code(f: Option<FailureKind>) -> u8 {
         Some(FailureKind::Handshake) => 10,
         Some(FailureKind::Closed) => 11,
         Some(FailureKind::Protocol) => 12,
+        Some(FailureKind::GeneratorFault) => 13,
     }
 }
 
@@ -74,6 +75,7 @@ fn failure_of(code: u8) -> Result<Option<FailureKind>, String> {
         10 => FailureKind::Handshake,
         11 => FailureKind::Closed,
         12 => FailureKind::Protocol,
+        13 => FailureKind::GeneratorFault,
         other => return Err(format!("unknown failure code {other}")),
     }))
 }

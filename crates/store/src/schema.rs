@@ -22,6 +22,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V10_SEARCH,
     V11_WEBSOCKET,
     V12_SECOND_HISTOGRAMS,
+    V13_FAULTS,
+    V14_IDLE_CONTENDERS,
+    V15_LISTEN_QUEUE,
+    V16_OVERTAKEN,
+    V17_ARRIVALS,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -253,12 +258,57 @@ ALTER TABLE steps ADD COLUMN search_verdict TEXT;
 ALTER TABLE steps ADD COLUMN search_slo INTEGER;
 ";
 
+/// Version 13: per step, requests failed by a fault of shootout's own (a caught panic,
+/// `generator_fault`), WebSocket pings left without a pong, and connections still being
+/// set up when the step ended. Zero in steps stored before.
+const V13_FAULTS: &str = "
+ALTER TABLE steps ADD COLUMN fail_generator_fault INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN pings_unanswered INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN connections_opening INTEGER NOT NULL DEFAULT 0;
+";
+
 /// Version 12: each second's latency histogram (µs, HdrHistogram V2, as the engine
 /// serializes it), so that a capacity search replayed from the store decides its boundary
 /// rates with the per-second evidence the run had (`shootout_analysis::boundary`). NULL in
 /// seconds stored before; their searches are replayed from the steps' verdicts alone.
 const V12_SECOND_HISTOGRAMS: &str = "
 ALTER TABLE step_seconds ADD COLUMN histogram BLOB;
+";
+
+/// Version 14: per step, the CPU time the run's other contenders (up, idle in the step)
+/// used on the watched CPUs, in CPUs, counted apart from other processes' (`other_busy`,
+/// which no longer holds it). NULL in steps stored before, whose `other_busy` holds both.
+const V14_IDLE_CONTENDERS: &str = "
+ALTER TABLE steps ADD COLUMN other_contenders REAL;
+";
+
+/// Version 15: per step, the kernel's count of connections a full listen queue turned away
+/// during it (`/proc/net/netstat`, `TcpExt` `ListenOverflows` and `ListenDrops`, in the
+/// network namespace of shootout and its contenders). NULL in steps stored before, and
+/// when not measured (a contender given by URL, no `/proc/net/netstat`).
+const V15_LISTEN_QUEUE: &str = "
+ALTER TABLE steps ADD COLUMN listen_overflows INTEGER;
+ALTER TABLE steps ADD COLUMN listen_drops INTEGER;
+";
+
+/// Version 16: per step of a rate, requests answered more than 10 ms after they were sent
+/// and after requests sent later on other connections (HTTP/1.1; the schedule's
+/// `overtaken`): a server serving one connection at a time per worker was on another. 0 in
+/// steps stored before.
+const V16_OVERTAKEN: &str = "
+ALTER TABLE steps ADD COLUMN sched_overtaken INTEGER NOT NULL DEFAULT 0;
+";
+
+/// Version 17: per rate step, how the requests were spaced (`even` or `poisson`, and the
+/// seed of Poisson gaps as its 64 bits) and, for Poisson arrivals, the Anderson–Darling
+/// test of the gaps sent (gaps tested, A², p-value). NULL in steps stored before (read as
+/// even, untested) and in closed-loop steps.
+const V17_ARRIVALS: &str = "
+ALTER TABLE steps ADD COLUMN sched_arrival TEXT;
+ALTER TABLE steps ADD COLUMN sched_arrival_seed INTEGER;
+ALTER TABLE steps ADD COLUMN sched_fit_n INTEGER;
+ALTER TABLE steps ADD COLUMN sched_fit_a2 REAL;
+ALTER TABLE steps ADD COLUMN sched_fit_p REAL;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

@@ -7,19 +7,19 @@ use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
-use shootout_model::search::{SearchStep, Verdict};
+use shootout_model::find_max::{SearchStep, Verdict};
 use shootout_model::{
-    Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, Histograms, LoadLevel,
-    Measure, OtherLoad, Protocol, ResourceSample, RunResult, ScheduleStats, SecondStats,
-    StepStatus, TargetStats, Warning, Wire,
+    Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats,
+    Histograms, ListenQueue, LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult,
+    ScheduleStats, SecondStats, StepStatus, TargetStats, Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
-// The steps table has one column per failure class (fail_connect … fail_protocol).
+// The steps table has one column per failure class (fail_connect … fail_generator_fault).
 const _: () = assert!(
-    FailureKind::ALL.len() == 12,
+    FailureKind::ALL.len() == 13,
     "a new failure class needs a column in the store's steps table: add a migration"
 );
 
@@ -105,7 +105,8 @@ const STEP_COLUMNS: &str = "
     completed, ok, aborted,
     fail_connect, fail_timeout, fail_reset, fail_malformed, fail_status, fail_body,
     fail_stream_reset, fail_refused, fail_connection_error, fail_handshake, fail_closed,
-    fail_protocol, goaways, streams_asked,
+    fail_protocol, fail_generator_fault, pings_unanswered, connections_opening, goaways,
+    streams_asked,
     streams_allowed, length_mismatch, connections_opened, connections_failed, reconnects, retried, dropped,
     bytes_received, body_bytes, bytes_sent,
     samples,
@@ -114,7 +115,9 @@ const STEP_COLUMNS: &str = "
     sched_late_no_connection, sched_max_lag_ns, sched_lag_p50_us, sched_lag_p99_us,
     sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
-    other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo";
+    other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo,
+    other_contenders, listen_overflows, listen_drops, sched_overtaken, sched_arrival,
+    sched_arrival_seed, sched_fit_n, sched_fit_a2, sched_fit_p";
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
@@ -234,6 +237,7 @@ impl Store {
         let (level_kind, level_connections, level_rps) = level_columns(step.level);
         let c = &r.counts;
         let s = r.schedule.as_ref();
+        let fit = s.and_then(|s| s.arrival.fit);
         let first = r.first_response.as_ref();
         let o = step.other_load.as_ref();
         let (search_verdict, search_slo) = search_columns(step.search);
@@ -284,6 +288,9 @@ impl Store {
                     ":fail_handshake": c.failures[FailureKind::Handshake],
                     ":fail_closed": c.failures[FailureKind::Closed],
                     ":fail_protocol": c.failures[FailureKind::Protocol],
+                    ":fail_generator_fault": c.failures[FailureKind::GeneratorFault],
+                    ":pings_unanswered": c.pings_unanswered,
+                    ":connections_opening": c.connections_opening,
                     ":goaways": c.goaways,
                     ":streams_asked": step.wire.streams,
                     ":protocol": step.wire.protocol.as_str(),
@@ -317,6 +324,16 @@ impl Store {
                     ":sched_max_connections": s.map_or(0, |s| s.max_connections),
                     ":sched_capped": s.is_some_and(|s| s.capped),
                     ":sched_spun_ns": s.map_or(0, |s| codec::ns(s.spun)),
+                    ":sched_overtaken": s.map_or(0, |s| s.overtaken),
+                    ":sched_arrival": s.map(|s| s.arrival.process.name()),
+                    ":sched_arrival_seed": s.and_then(|s| match s.arrival.process {
+                        // The seed's 64 bits as SQLite's signed integer.
+                        Arrival::Poisson { seed } => Some(seed as i64),
+                        Arrival::Even => None,
+                    }),
+                    ":sched_fit_n": fit.map(|f| f.n),
+                    ":sched_fit_a2": fit.map(|f| f.statistic),
+                    ":sched_fit_p": fit.map(|f| f.p),
                     ":first_status": first.map(|f| f.status),
                     ":first_server": first.and_then(|f| f.server.as_deref()),
                     ":first_body_len": first.map(|f| f.body_len),
@@ -326,6 +343,9 @@ impl Store {
                     ":other_busy": o.and_then(|o| o.others),
                     ":other_steal": o.map(|o| o.steal),
                     ":other_load_avg": o.map(|o| o.load_avg),
+                    ":other_contenders": o.map(|o| o.contenders),
+                    ":listen_overflows": r.listen.map(|l| l.overflows),
+                    ":listen_drops": r.listen.map(|l| l.drops),
                     ":search_verdict": search_verdict,
                     ":search_slo": search_slo,
                 };
@@ -583,6 +603,9 @@ impl Columns<'_> {
         Ok(Some(OtherLoad {
             cpus,
             others: self.get::<Option<f64>>("other_busy")?.map(finite),
+            contenders: self
+                .get::<Option<f64>>("other_contenders")?
+                .map_or(0.0, finite),
             steal: finite(self.real("other_steal")?).min(1.0),
             load_avg: finite(self.real("other_load_avg")?),
         }))
@@ -636,6 +659,7 @@ impl Columns<'_> {
         failures[FailureKind::Handshake] = self.get("fail_handshake")?;
         failures[FailureKind::Closed] = self.get("fail_closed")?;
         failures[FailureKind::Protocol] = self.get("fail_protocol")?;
+        failures[FailureKind::GeneratorFault] = self.get("fail_generator_fault")?;
         Ok(Counts {
             completed: self.get("completed")?,
             ok: self.get("ok")?,
@@ -654,10 +678,12 @@ impl Columns<'_> {
             stream_resets: BTreeMap::new(),
             goaways: self.get("goaways")?,
             close_codes: BTreeMap::new(),
+            pings_unanswered: self.get("pings_unanswered")?,
+            connections_opening: self.get("connections_opening")?,
         })
     }
 
-    fn schedule(&self) -> Result<Option<ScheduleStats>, StoreError> {
+    fn schedule(&self, id: i64) -> Result<Option<ScheduleStats>, StoreError> {
         let Some(due) = self.get::<Option<u64>>("sched_due")? else {
             return Ok(None);
         };
@@ -676,7 +702,40 @@ impl Columns<'_> {
             max_connections: self.get("sched_max_connections")?,
             capped: self.get("sched_capped")?,
             spun: codec::span(self.get("sched_spun_ns")?),
+            arrival: self.arrival(id)?,
+            overtaken: self.get("sched_overtaken")?,
         }))
+    }
+
+    /// How a rate step's requests were spaced and the test of the gaps sent; even and
+    /// untested in steps stored before schema 17. A fit read back from a damaged file is
+    /// kept within its bounds (A² at least 0, p in 0..1).
+    fn arrival(&self, id: i64) -> Result<ArrivalCheck, StoreError> {
+        let process = match self.get::<Option<String>>("sched_arrival")?.as_deref() {
+            None | Some("even") => Arrival::Even,
+            Some("poisson") => Arrival::Poisson {
+                // The seed's 64 bits, as written.
+                seed: self.get::<Option<i64>>("sched_arrival_seed")?.unwrap_or(0) as u64,
+            },
+            Some(other) => {
+                return Err(self
+                    .store
+                    .corrupt(format!("arrival of step {id}"), format!("'{other}'")))
+            }
+        };
+        let Some(n) = self.get::<Option<u64>>("sched_fit_n")? else {
+            return Ok(ArrivalCheck { process, fit: None });
+        };
+        let finite = |v: f64| if v.is_finite() { v.max(0.0) } else { 0.0 };
+        let fit = Fit {
+            n,
+            statistic: finite(self.real("sched_fit_a2")?),
+            p: finite(self.real("sched_fit_p")?).min(1.0),
+        };
+        Ok(ArrivalCheck {
+            process,
+            fit: Some(fit),
+        })
     }
 
     fn first_response(&self) -> Result<Option<FirstResponse>, StoreError> {
@@ -716,10 +775,17 @@ impl Columns<'_> {
                 cpu_sys: codec::span(self.get("gen_cpu_sys_ns")?),
                 busiest_thread: self.real("gen_busiest_thread")?,
             },
-            schedule: self.schedule()?,
+            schedule: self.schedule(id)?,
             interrupted: self.get("interrupted")?,
             warnings: Vec::new(),
             targets: Vec::new(),
+            listen: match (
+                self.get::<Option<u64>>("listen_overflows")?,
+                self.get::<Option<u64>>("listen_drops")?,
+            ) {
+                (Some(overflows), Some(drops)) => Some(ListenQueue { overflows, drops }),
+                _ => None,
+            },
         })
     }
 }

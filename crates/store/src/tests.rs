@@ -81,8 +81,9 @@ fn synthetic_result(seed: u64) -> RunResult {
     failures[FailureKind::Handshake] = 7;
     failures[FailureKind::Closed] = 8;
     failures[FailureKind::Protocol] = 9;
+    failures[FailureKind::GeneratorFault] = 3;
     let counts = shootout_model::Counts {
-        completed: 5_036,
+        completed: 5_039,
         ok: 4_994,
         failures,
         aborted: 3,
@@ -99,6 +100,8 @@ fn synthetic_result(seed: u64) -> RunResult {
         stream_resets: BTreeMap::from([(2, 1), (7, 4)]),
         goaways: 2,
         close_codes: BTreeMap::from([(1001, 8), (4000, 1)]),
+        pings_unanswered: 11,
+        connections_opening: 12,
     };
     let mut r = RunResult {
         started: at(seed),
@@ -171,6 +174,18 @@ fn synthetic_result(seed: u64) -> RunResult {
             max_connections: 20,
             capped: true,
             spun: Duration::from_micros(31_500),
+            // A seed past i64's range: its 64 bits come back as written.
+            arrival: shootout_model::ArrivalCheck {
+                process: shootout_model::Arrival::Poisson {
+                    seed: u64::MAX - seed,
+                },
+                fit: Some(shootout_model::Fit {
+                    n: 1_999,
+                    statistic: 0.412_5,
+                    p: 0.837,
+                }),
+            },
+            overtaken: 9,
         }),
         interrupted: false,
         warnings: vec![],
@@ -188,6 +203,10 @@ fn synthetic_result(seed: u64) -> RunResult {
                 }
             })
             .collect(),
+        listen: Some(shootout_model::ListenQueue {
+            overflows: 3 + seed,
+            drops: 5 + seed,
+        }),
     };
     r.note_streams_limited(100, Some(8));
     r
@@ -238,6 +257,7 @@ fn step<'a>(
         other_load: Some(shootout_model::OtherLoad {
             cpus: 2,
             others: Some(0.75),
+            contenders: 0.4,
             steal: 0.03,
             load_avg: 2.5,
         }),
@@ -272,6 +292,7 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.schedule, want.schedule);
     assert_eq!(got.interrupted, want.interrupted);
     assert_eq!(got.warnings, want.warnings);
+    assert_eq!(got.listen, want.listen);
     assert_eq!(got.targets.len(), want.targets.len(), "targets");
     for (g, w) in got.targets.iter().zip(&want.targets) {
         assert_eq!((&g.label, g.completed, g.ok), (&w.label, w.completed, w.ok));
@@ -334,6 +355,7 @@ fn steps_without_a_watch_of_the_machine_read_without_one() {
     let steal_only = shootout_model::OtherLoad {
         cpus: 4,
         others: None,
+        contenders: 0.0,
         steal: 0.2,
         load_avg: 0.5,
     };
@@ -388,6 +410,36 @@ fn second_histograms_are_checked_and_old_seconds_read_back_without_one() {
     assert!(e.contains("latency histogram of second 4 of step"), "{e}");
 }
 
+/// Steps stored before the arrival process was recorded (schema 17) read back as even and
+/// untested; a forged arrival word is refused with the step named, and a forged fit is
+/// kept within its bounds.
+#[test]
+fn arrivals_stored_before_read_as_even_and_forged_ones_are_refused_or_bounded() {
+    let (store, run) = one_step();
+    let sql = |q: &str| store.conn.execute_batch(q).unwrap();
+    sql("UPDATE steps SET sched_fit_a2 = -3.0, sched_fit_p = 7.5");
+    let fit = store.steps(run).unwrap()[0]
+        .result
+        .schedule
+        .unwrap()
+        .arrival
+        .fit;
+    assert_eq!(fit.map(|f| (f.statistic, f.p)), Some((0.0, 1.0)));
+    sql("UPDATE steps SET sched_arrival = NULL, sched_arrival_seed = NULL, sched_fit_n = NULL");
+    let a = store.steps(run).unwrap()[0]
+        .result
+        .schedule
+        .unwrap()
+        .arrival;
+    assert_eq!(a, shootout_model::ArrivalCheck::default());
+    sql("UPDATE steps SET sched_arrival = 'bursty'");
+    let e = store.steps(run).unwrap_err().to_string();
+    assert!(
+        e.contains("arrival of step") && e.contains("'bursty'"),
+        "{e}"
+    );
+}
+
 /// Steps stored before shootout recorded how it spoke (schema 5) have no protocol nor
 /// pipeline: they read back without a wire, not as HTTP/1.1.
 #[test]
@@ -409,6 +461,7 @@ fn a_closed_loop_step_without_optional_facts_round_trips() {
     let c = store.add_contender(run, &contender("nginx")).unwrap();
     let mut result = synthetic_result(1);
     result.schedule = None;
+    result.listen = None;
     result.first_response = None;
     result.samples.clear();
     result.series[0].mean_us = f64::NAN; // SQLite keeps NaN as NULL: read back as NaN
@@ -1060,7 +1113,7 @@ fn a_v1_file_gets_the_owner_columns() {
 /// unjudged step stays unjudged, and a sweep's step has none.
 #[test]
 fn search_steps_keep_their_verdicts() {
-    use shootout_model::search::{SearchStep, Verdict};
+    use shootout_model::find_max::{SearchStep, Verdict};
     let mut store = Store::open_in_memory().unwrap();
     let run = store
         .begin_run(&new_run("demo", &machine(), at(0)))

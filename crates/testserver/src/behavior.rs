@@ -91,6 +91,12 @@ pub enum Behavior {
         /// Announce the close with `Connection: close` on the last answer.
         header: bool,
     },
+    /// A sync worker (gunicorn's `sync`, one uWSGI or mod_wsgi process): one connection
+    /// at a time. The server accepts a connection, waits for its request however long it
+    /// takes (an idle connection holds the server meanwhile), answers it with the `Hello`
+    /// answer carrying `Connection: close`, closes, and only then accepts the next;
+    /// connections meanwhile wait in the kernel's accept queue.
+    SyncWorker,
     /// Answers without body by path: `/204` gets `HTTP/1.1 204 No Content` with no
     /// further header; `/304` gets `HTTP/1.1 304 Not Modified` with
     /// `Content-Length: 100` and no body; any other path gets `Hello` (so `HEAD` gets
@@ -463,12 +469,16 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             reply.then = Then::Close;
             reply.close_delimited = !req.is_head();
         }
-        Behavior::CloseAfter { requests, header } => {
-            let last = n.connection >= u64::from((*requests).max(1));
+        Behavior::CloseAfter { .. } | Behavior::SyncWorker => {
+            let (requests, header) = match b {
+                Behavior::CloseAfter { requests, header } => (*requests, *header),
+                _ => (1, true),
+            };
+            let last = n.connection >= u64::from(requests.max(1));
             if last {
                 status_line(out, "HTTP/1.1", 200);
                 out.extend_from_slice(b"Content-Length: 12\r\n");
-                if *header || req.close {
+                if header || req.close {
                     out.extend_from_slice(b"Connection: close\r\n");
                 }
                 out.extend_from_slice(b"\r\n");

@@ -89,6 +89,31 @@ pub const HPACK_FAULTS: &[(&str, &[u8])] = &[
 pub const BOMB_ENTRY: usize = 4000;
 /// The stream was not processed: the client may send it again.
 pub const REFUSED_STREAM: u32 = 0x7;
+/// A frame of the wrong size (RFC 9113 §7).
+pub const FRAME_SIZE_ERROR: u32 = 0x6;
+/// A breach of the protocol (RFC 9113 §7).
+pub const PROTOCOL_ERROR: u32 = 0x1;
+
+/// Frames a client must answer with a connection error, sent right after a server's
+/// preface by [`H2Behavior::AfterPreface`]: a title, the frame, and the error code of the
+/// GOAWAY it calls for.
+pub const EARLY_ERRORS: &[(&str, &[u8], u32)] = &[
+    (
+        "a SETTINGS acknowledgement with a payload (RFC 9113 §6.5)",
+        &[0, 0, 6, SETTINGS, 1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100],
+        FRAME_SIZE_ERROR,
+    ),
+    (
+        "SETTINGS on stream 1 (RFC 9113 §6.5)",
+        &[0, 0, 0, SETTINGS, 0, 0, 0, 0, 1],
+        PROTOCOL_ERROR,
+    ),
+    (
+        "a CONTINUATION with no header block under way (RFC 9113 §6.10)",
+        &[0, 0, 0, CONTINUATION, END_HEADERS, 0, 0, 0, 1],
+        PROTOCOL_ERROR,
+    ),
+];
 
 /// How an [`H2Server`] answers. Unless said otherwise an answer is HEADERS
 /// (`:status 200`, `content-length 12`, `server shootout-testserver`) and one DATA frame
@@ -97,6 +122,9 @@ pub const REFUSED_STREAM: u32 = 0x7;
 pub enum H2Behavior {
     /// The plain answer.
     Hello,
+    /// The plain answer, each one written this long after its request was read; a
+    /// connection's streams are answered one after another.
+    Slow(Duration),
     /// Every feature a client must handle, on every stream: a PING first (the client must
     /// acknowledge it), an interim `103` HEADERS with padding, the final HEADERS split
     /// into HEADERS + CONTINUATION, the body in two DATA frames (the first padded), and
@@ -188,6 +216,16 @@ pub enum H2Behavior {
     /// Answers HEADERS with no content-length, then DATA frames of 16 KiB that never end
     /// the stream, until the client closes the connection.
     EndlessBody,
+    /// On each of the first `connections` connections (the engine's pre-flight is the
+    /// first), `frame` right after the server's SETTINGS, in the same write (one of
+    /// [`EARLY_ERRORS`]); then reads until the client closes. Later connections answer
+    /// as [`H2Behavior::Hello`].
+    AfterPreface {
+        /// The frame.
+        frame: Vec<u8>,
+        /// Connections that get it.
+        connections: u64,
+    },
 }
 
 /// The counters, the open sockets and the behaviour, shared by the server's threads.
@@ -209,6 +247,8 @@ struct State {
     ping_acks: AtomicU64,
     flooded: AtomicU64,
     client_resets: AtomicU64,
+    early_resets: AtomicU64,
+    client_goodbyes: AtomicU64,
     max_open: AtomicU64,
     client_goaways: Mutex<Vec<u32>>,
     stopped: Mutex<bool>,
@@ -261,6 +301,8 @@ impl H2Server {
             ping_acks: AtomicU64::new(0),
             flooded: AtomicU64::new(0),
             client_resets: AtomicU64::new(0),
+            early_resets: AtomicU64::new(0),
+            client_goodbyes: AtomicU64::new(0),
             max_open: AtomicU64::new(0),
             client_goaways: Mutex::new(Vec::new()),
             stopped: Mutex::new(false),
@@ -352,9 +394,18 @@ impl H2Server {
     pub fn max_open_streams(&self) -> u64 {
         Self::get(&self.state.max_open)
     }
-    /// The error codes of the GOAWAY frames the client sent.
+    /// The error codes of the GOAWAY frames with an error the client sent (its graceful
+    /// ones, NO_ERROR, are [`H2Server::client_goodbyes`]).
     pub fn client_goaways(&self) -> Vec<u32> {
         lock(&self.state.client_goaways).clone()
+    }
+    /// GOAWAY(NO_ERROR) frames the client sent: graceful closes.
+    pub fn client_goodbyes(&self) -> u64 {
+        Self::get(&self.state.client_goodbyes)
+    }
+    /// Connections that carried no request and that the client ended with a TCP reset.
+    pub fn early_resets(&self) -> u64 {
+        Self::get(&self.state.early_resets)
     }
     /// Control frames a [`H2Behavior::ControlFlood`] wrote in full.
     pub fn flooded(&self) -> u64 {
@@ -413,10 +464,16 @@ fn accept_loop(listener: &TcpListener, state: &Arc<State>, tls: Option<Arc<rustl
             .stack_size(256 * 1024)
             .spawn(move || {
                 let mut c = Conn::new(&mine, stream);
+                c.nth = id;
                 let served = c.serve();
                 if let Err(e) = served {
-                    if e.kind() == io::ErrorKind::ConnectionReset && c.highest > 0 {
-                        mine.client_resets.fetch_add(1, Ordering::SeqCst);
+                    if e.kind() == io::ErrorKind::ConnectionReset {
+                        let resets = if c.highest > 0 {
+                            &mine.client_resets
+                        } else {
+                            &mine.early_resets
+                        };
+                        resets.fetch_add(1, Ordering::SeqCst);
                     }
                 }
                 let _ = c.stream.tcp().shutdown(Shutdown::Both);
@@ -461,6 +518,8 @@ struct Conn<'a> {
     first_done: bool,
     /// The bomb's entry is in the client's table.
     bomb_sent: bool,
+    /// The connection's number, from 0 in the order accepted.
+    nth: u64,
 }
 
 impl<'a> Conn<'a> {
@@ -480,6 +539,7 @@ impl<'a> Conn<'a> {
             gone: false,
             first_done: false,
             bomb_sent: false,
+            nth: 0,
         }
     }
 
@@ -505,6 +565,12 @@ impl<'a> Conn<'a> {
         for (id, v) in settings {
             self.out.extend_from_slice(&id.to_be_bytes());
             self.out.extend_from_slice(&v.to_be_bytes());
+        }
+        if let H2Behavior::AfterPreface { frame, connections } = &behavior {
+            if self.nth < *connections {
+                self.out.extend_from_slice(frame);
+                self.gone = true;
+            }
         }
         self.send()?;
         let mut input: Vec<u8> = Vec::new();
@@ -594,10 +660,12 @@ impl<'a> Conn<'a> {
                 self.state.cancels.fetch_add(1, Ordering::SeqCst);
                 self.pending.retain(|r| r.id != id);
             }
-            GOAWAY if p.len() >= 8 => {
-                let code = u32::from_be_bytes([p[4], p[5], p[6], p[7]]);
-                lock(&self.state.client_goaways).push(code);
-            }
+            GOAWAY if p.len() >= 8 => match u32::from_be_bytes([p[4], p[5], p[6], p[7]]) {
+                0 => {
+                    self.state.client_goodbyes.fetch_add(1, Ordering::SeqCst);
+                }
+                code => lock(&self.state.client_goaways).push(code),
+            },
             _ => {}
         }
         Ok(())
@@ -709,6 +777,7 @@ impl<'a> Conn<'a> {
                 return Ok(true);
             }
             H2Behavior::MaxStreams { .. } => thread::sleep(Duration::from_millis(2)),
+            H2Behavior::Slow(d) => thread::sleep(d),
             _ => {}
         }
         Ok(false)

@@ -46,6 +46,28 @@ pub enum H3Behavior {
     /// The server allows no request stream at all (QUIC's initial limit on
     /// bidirectional streams is 0).
     NoStreams,
+    /// As [`H3Behavior::Hello`] for a handshake that names the server (SNI); one that names
+    /// none has no certificate and is refused with a TLS alert, as a server choosing its
+    /// certificate by name refuses a client that connects to an IP address (caddy on a
+    /// wildcard UDP socket sends internal_error; rustls sends access_denied).
+    NeedsServerName,
+    /// The answer written by hand, each one this long after its request was read; a
+    /// connection's streams are answered one after another.
+    Slow(std::time::Duration),
+}
+
+/// A certificate resolver that answers only a handshake naming a server.
+#[derive(Debug)]
+struct ByName(Arc<dyn rustls::server::ResolvesServerCert>);
+
+impl rustls::server::ResolvesServerCert for ByName {
+    fn resolve(
+        &self,
+        hello: rustls::server::ClientHello<'_>,
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        hello.server_name()?;
+        self.0.resolve(hello)
+    }
 }
 
 /// What a server did, counted as it did it.
@@ -88,6 +110,9 @@ impl H3Server {
         let identity = crate::tls::identity()?;
         let mut tls = (*identity.config).clone();
         tls.alpn_protocols = vec![b"h3".to_vec()];
+        if behavior == H3Behavior::NeedsServerName {
+            tls.cert_resolver = Arc::new(ByName(tls.cert_resolver.clone()));
+        }
         let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls)
             .map_err(|e| io::Error::other(e.to_string()))?;
         let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
@@ -134,7 +159,9 @@ impl H3Server {
                             if let Ok(conn) = incoming.await {
                                 st.connections.fetch_add(1, Ordering::SeqCst);
                                 match behavior {
-                                    H3Behavior::Hello => serve_h3(conn, st).await,
+                                    H3Behavior::Hello | H3Behavior::NeedsServerName => {
+                                        serve_h3(conn, st).await
+                                    }
                                     b => serve_raw(conn, b, st).await,
                                 }
                             }
@@ -263,6 +290,9 @@ async fn serve_raw(conn: quinn::Connection, b: H3Behavior, st: Arc<Stats>) {
             continue;
         }
         let n = st.requests.fetch_add(1, Ordering::SeqCst);
+        if let H3Behavior::Slow(d) = b {
+            tokio::time::sleep(d).await;
+        }
         let answer: &[u8] = match b {
             H3Behavior::ResetOdd(code) if n % 2 == 1 => {
                 let _ = send.reset(quinn::VarInt::from_u64(code).unwrap_or(0u32.into()));

@@ -48,8 +48,8 @@ mod ws;
 
 pub use behavior::{reason, Behavior, HELLO, SERVER_HEADER};
 pub use h2::{
-    H2Behavior, H2Server, BOMB_ENTRY, COMPRESSION_ERROR, ENHANCE_YOUR_CALM, H2_BODY, HPACK_FAULTS,
-    INTERNAL_ERROR, REFUSED_STREAM,
+    H2Behavior, H2Server, BOMB_ENTRY, COMPRESSION_ERROR, EARLY_ERRORS, ENHANCE_YOUR_CALM,
+    FRAME_SIZE_ERROR, H2_BODY, HPACK_FAULTS, INTERNAL_ERROR, PROTOCOL_ERROR, REFUSED_STREAM,
 };
 pub use h3::{H3Behavior, H3Server};
 pub use server::{TestServer, Transport};

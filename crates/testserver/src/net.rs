@@ -81,6 +81,12 @@ pub(crate) fn set_linger_zero(stream: &TcpStream) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes `stream`'s receive buffer as small as the kernel allows (`SO_RCVBUF`, a few
+/// KiB), so that a peer writing while it is not read backs up soon. Best effort.
+pub(crate) fn small_receive_buffer(stream: &TcpStream) {
+    let _ = set_int_option(stream.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, 1);
+}
+
 /// Bytes written to `stream` that the kernel has not sent yet (`SIOCOUTQNSD`); a reset
 /// discards them. Always 0 where the kernel cannot tell.
 pub(crate) fn unsent(stream: &TcpStream) -> usize {

@@ -260,6 +260,12 @@ impl Drop for TestServer {
         self.shared.stop.notify_all();
         // Wakes the accept thread: on Linux a blocked accept fails with EINVAL.
         net::shutdown_fd(self.listener.as_raw_fd());
+        if self.shared.behavior == Behavior::SyncWorker {
+            // The accept thread serves the connection it accepted: it ends with it.
+            for fd in lock(&self.shared.live).values() {
+                net::shutdown_fd(*fd);
+            }
+        }
         if let Some(accept) = self.accept.take() {
             let _ = accept.join();
         }
@@ -313,6 +319,11 @@ fn accept_loop(
             },
         };
         let conn = Conn::new(Arc::clone(shared), id, stream);
+        if shared.behavior == Behavior::SyncWorker {
+            // One connection at a time: the next is accepted once this one is done.
+            conn.serve();
+            continue;
+        }
         // If the thread cannot be made, the closure and the Conn in it are dropped,
         // which unregisters and closes the socket.
         let _ = thread::Builder::new()

@@ -62,6 +62,8 @@ pub const BREACHES: [Breach; 6] = [
 pub enum WsBehavior {
     /// The echo.
     Echo,
+    /// The echo, each one written this long after its message was read.
+    Slow(Duration),
     /// Every answer is split into three frames (a text or binary frame and two
     /// continuations, one of them empty) with a ping of 4 bytes before the first; the
     /// client must reassemble the answer and send the pongs ([`WsServer::pongs`]).
@@ -77,6 +79,22 @@ pub enum WsBehavior {
     },
     /// A 101 whose `Sec-WebSocket-Accept` is wrong.
     BadAccept,
+    /// The upgrade request is read and never answered: the connection stays open, its
+    /// handshake under way, until the client closes it.
+    NoUpgrade,
+    /// A 101 with two `Sec-WebSocket-Accept` fields, the right one and a wrong one
+    /// (RFC 6455 §11.3.3: the field must not appear twice), then echoes.
+    DoubleAccept,
+    /// Right after the 101, `pings` pings of 125 bytes (the first 4 their number, big
+    /// endian), written without reading anything meanwhile (the socket's receive buffer
+    /// is made small, so the client's pongs back up); then echoes, counting the pongs.
+    PingFlood {
+        /// Pings sent.
+        pings: u32,
+    },
+    /// Echoes, but answers each ping with an empty pong and a pong whose payload differs
+    /// from the ping's (its first byte inverted): pongs that answer no ping.
+    WrongPong,
     /// After `after` answers on a connection, the next message read is not answered: a
     /// close frame with [`WS_CLOSE_CODE`] goes instead, and the server closes when the
     /// client's close comes ([`WsServer::unanswered`] counts the message).
@@ -346,6 +364,11 @@ impl Conn<'_> {
         let Some(key) = self.read_handshake()? else {
             return Ok(());
         };
+        if self.state.behavior == WsBehavior::NoUpgrade {
+            let mut rest = [0u8; 1024];
+            while self.stream.read(&mut rest)? > 0 {}
+            return Ok(());
+        }
         let accept = match self.state.behavior {
             WsBehavior::Refuse { status } => {
                 let head = format!(
@@ -357,11 +380,28 @@ impl Conn<'_> {
             WsBehavior::BadAccept => accept_of("not the key"),
             _ => accept_of(&key),
         };
+        let second = match self.state.behavior {
+            WsBehavior::DoubleAccept => format!("Sec-WebSocket-Accept: {}\r\n", accept_of("other")),
+            _ => String::new(),
+        };
         let head = format!(
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n{second}\r\n"
         );
         self.out.extend_from_slice(head.as_bytes());
         self.state.n.upgrades.fetch_add(1, Ordering::SeqCst);
+        if let WsBehavior::PingFlood { pings } = self.state.behavior {
+            net::small_receive_buffer(self.stream.tcp());
+            self.send()?;
+            for i in 0..pings {
+                let mut payload = [0x5a; 125];
+                payload[..4].copy_from_slice(&i.to_be_bytes());
+                frame(&mut self.out, 0x89, &payload);
+                // Written in batches, so that a flood of pings takes few writes.
+                if self.out.len() >= 64 * 1024 {
+                    self.send()?;
+                }
+            }
+        }
         self.send()?;
         self.messages()
     }
@@ -408,6 +448,15 @@ impl Conn<'_> {
                         WsBehavior::CloseOnPing { .. } => {
                             self.answered += 1;
                             frame(&mut self.out, 0x8A, &f.payload);
+                        }
+                        WsBehavior::WrongPong => {
+                            let mut other = f.payload.clone();
+                            match other.first_mut() {
+                                Some(b) => *b = !*b,
+                                None => other.push(0),
+                            }
+                            frame(&mut self.out, 0x8A, &[]);
+                            frame(&mut self.out, 0x8A, &other);
                         }
                         _ => frame(&mut self.out, 0x8A, &f.payload),
                     }
@@ -470,6 +519,10 @@ impl Conn<'_> {
                 }
                 frame(&mut self.out, 0x80 | opcode, &self.last);
                 self.last = body.to_vec();
+            }
+            WsBehavior::Slow(d) => {
+                thread::sleep(d);
+                frame(&mut self.out, 0x80 | opcode, body);
             }
             WsBehavior::Goodbye { after } if self.answered + 1 >= after => {
                 frame(&mut self.out, 0x80 | opcode, body);

@@ -1,18 +1,26 @@
 //! `shootout load --find-max --slo 'p99<50ms' URL`: the most requests per second the
-//! server sustains within its SLOs. The search itself is the analysis' pure function
-//! ([`shootout_analysis::capacity::next`]); this runs what it asks for: each step an
-//! open-loop load at the named rate, after a settle period at that rate that is not
-//! judged, each step long enough to judge its SLOs (at least `-d`), then prints the
-//! report ([`shootout_report::capacity`]). Ctrl-C ends the search with what it found.
+//! server sustains within its SLOs. The flags become the model's [`FindMax`] through the
+//! one constructor the plan's `find_max` key uses too ([`FindMax::new`]); the search is
+//! the analysis' [`Searcher`], the one `shootout run` drives: it names each step (an
+//! open-loop load at a rate, after a settle period at that rate that is not judged, long
+//! enough to judge its SLOs and at least `-d`) and judges it; this runs what it asks for,
+//! watching what else runs on the machine, then prints the report
+//! ([`shootout_report::capacity`]). Ctrl-C ends the search with what it found.
+//!
+//! The machine: a search on CPUs the server or other processes share measures the pair,
+//! not the server. So before the first step it says when the server runs on this machine
+//! and shootout is not pinned apart from it (no `--cpus`), and what else ran on the CPUs
+//! shootout may use while nothing of the search ran; each step is watched as `run`'s
+//! steps are ([`shootout_harness::CpuWatch`]); and the answer repeats what was found.
 
 use super::flags::LoadArgs;
-use crate::gates::parse_slos;
 use crate::output::{Failure, INTERRUPTED};
 use anyhow::anyhow;
-use shootout_analysis::capacity::{self, Measured, Next, Search, Step, SETTLE};
+use shootout_analysis::capacity::{self, Ask, Measured, Searcher};
 use shootout_engine::Control;
-use shootout_model::{LoadSpec, Pace, RunResult};
-use shootout_report::capacity::{capacity_json, capacity_text, CapacityReport};
+use shootout_model::find_max::{Asked, FindMax};
+use shootout_model::{LoadSpec, OtherLoad, Pace, RunResult};
+use shootout_report::capacity::{capacity_json, capacity_text, verdict_words, CapacityReport};
 use shootout_report::Format;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -32,115 +40,111 @@ pub struct FindMaxArgs {
     #[arg(long, value_name = "EXPR")]
     pub slo: Vec<String>,
 
-    /// With --find-max: the first rate tried (req/s).
-    #[arg(long, value_name = "R", default_value_t = 100.0)]
-    pub from: f64,
+    /// With --find-max: the first rate tried (req/s) [default: 100].
+    #[arg(long, value_name = "R")]
+    pub from: Option<f64>,
 
-    /// With --find-max: the highest rate tried (req/s).
-    #[arg(long, value_name = "R", default_value_t = 1_000_000.0)]
-    pub to: f64,
+    /// With --find-max: the highest rate tried (req/s) [default: 1000000, or --from if
+    /// higher].
+    #[arg(long, value_name = "R")]
+    pub to: Option<f64>,
 }
 
-/// Each step's least length when `-d` is not given.
-const DEFAULT_STEP: Duration = Duration::from_secs(5);
+/// How long the CPUs are watched before the first step, while nothing of the search runs.
+const LOOK_BEFORE: Duration = Duration::from_millis(500);
 
-/// The flags a search refuses, with what to use instead; `None` when they agree.
-fn refusal(a: &LoadArgs) -> Option<String> {
+/// The search the flags ask for, checked by the rule the plan's key follows; `None`
+/// without `--find-max`. The flags only a search reads are refused without it, and the
+/// flags a search sets itself are refused with it.
+pub(super) fn asked(a: &LoadArgs) -> Result<Option<FindMax>, Failure> {
     let f = &a.find_max;
-    if f.slo.is_empty() {
-        return Some(
-            "--find-max needs at least one --slo, e.g. --slo 'p99<50ms' --slo 'errors<0.1%'".into(),
-        );
+    let refuse = |why: String| Err(Failure::usage(anyhow!(why)));
+    if !f.find_max {
+        if let Some(slo) = f.slo.first() {
+            return refuse(format!(
+                "--slo {slo} is the condition a capacity search keeps: add --find-max to search for the most requests per second that meets it, or, to judge this load, give --fail-if the condition that fails it{}",
+                fail_if_of(slo).map_or(String::new(), |t| format!(" (--fail-if '{t}')"))
+            ));
+        }
+        if f.from.is_some() || f.to.is_some() {
+            return refuse("--from and --to bound a capacity search: add --find-max and an --slo, or give this load's rate with --rate".into());
+        }
+        return Ok(None);
     }
     if a.rate.is_some() {
-        return Some("--find-max chooses the rates itself: drop --rate, and bound the search with --from and --to".into());
+        return refuse("--find-max chooses the rates itself: drop --rate, and bound the search with --from and --to".into());
     }
     if a.requests.is_some() {
-        return Some("--find-max runs each step for a time: drop -n, and give each step's least length with -d".into());
+        return refuse("--find-max runs each step for a time: drop -n, and give each step's least length with -d".into());
     }
-    if !(f.from > 0.0 && f.from <= f.to && f.to.is_finite()) {
-        return Some(format!(
-            "--from {} --to {}: the search needs 0 < --from <= --to",
-            f.from, f.to
-        ));
-    }
-    None
+    FindMax::new(Asked::Flags, &f.slo, f.from, f.to, a.concurrency)
+        .map(Some)
+        .map_err(|e| Failure::usage(anyhow!(e)))
 }
 
-/// Runs the search; returns the exit code.
-pub(super) fn run(a: &LoadArgs, base: &LoadSpec, format: Format) -> Result<i32, Failure> {
-    if let Some(why) = refusal(a) {
-        return Err(Failure::usage(anyhow!(why)));
-    }
+/// The `--fail-if` expression that fails a load where `slo` does not hold (`p99<50ms` →
+/// `p99>=50ms`); `None` when `slo` has no operator.
+fn fail_if_of(slo: &str) -> Option<String> {
+    let i = slo.find(['<', '>'])?;
+    let (metric, rest) = slo.split_at(i);
+    let (op, value) = match rest.as_bytes() {
+        [b'<', b'=', ..] => (">", &rest[2..]),
+        [b'>', b'=', ..] => ("<", &rest[2..]),
+        [b'<', ..] => (">=", &rest[1..]),
+        _ => ("<=", &rest[1..]),
+    };
+    Some(format!("{metric}{op}{value}"))
+}
+
+/// Runs the search `f` from the load `base`; returns the exit code.
+pub(super) fn run(
+    a: &LoadArgs,
+    f: &FindMax,
+    base: &LoadSpec,
+    format: Format,
+) -> Result<i32, Failure> {
     if !matches!(format, Format::Text | Format::Json) {
         return Err(Failure::usage(anyhow!(
             "--find-max reports as text or json: drop --format or give --format json"
         )));
     }
-    let slos = parse_slos(&a.find_max.slo)?;
-    let search = Search::new(a.find_max.from, a.find_max.to);
     let floor = base
         .duration
         .filter(|_| a.duration.is_some())
-        .unwrap_or(DEFAULT_STEP);
+        .unwrap_or(shootout_model::find_max::DEFAULT_STEP);
     let stop = crate::stop::stop_flag();
-    let mut measured: Vec<Measured> = Vec::new();
-    let mut steps: Vec<Step> = Vec::new();
-    let mut interrupted = false;
-    let capacity = loop {
-        let rate = match capacity::next(&search, &steps) {
-            Next::Done(c) => break c,
-            Next::Try(rate) => rate,
-        };
-        let length = capacity::step_length(rate, &slos, floor);
-        if let Some(last) = measured.last() {
-            let wait = capacity::cooldown_after(
-                &last.verdict,
-                capacity::step_length(last.rate, &slos, floor),
-            );
-            if crate::stop::sleep_unless_stopped(wait, &stop) {
-                interrupted = true;
-                break capacity::so_far(&search, &steps);
-            }
+    let mut machine = Machine::before(base);
+    if !a.quiet {
+        for line in &machine.said {
+            say!("note: {line}");
         }
-        let Some(result) = step(base, rate, length, &stop)? else {
-            interrupted = true;
-            break capacity::so_far(&search, &steps);
-        };
-        let kept = capacity::kept(&result);
-        let verdict = capacity::judge(&slos, &result);
-        let m = Measured::of(rate, &result, kept, verdict.clone());
-        steps.push(Step::of(rate, &slos, &result, verdict));
-        if !a.quiet {
-            say!(
-                "step {}: {} req/s offered, {:.1} sent, p99 {:.3} ms, errors {:.3}%: {}",
-                measured.len() + 1,
-                rate,
-                m.achieved,
-                m.p99_ms,
-                m.errors_pct,
-                if m.verdict == capacity::Verdict::Met {
-                    "met"
-                } else {
-                    "not met"
+    }
+    let mut searcher = Searcher::new(f, floor);
+    let judge_others = machine.judge_others;
+    let interrupted = drive(
+        &mut searcher,
+        |wait| crate::stop::sleep_unless_stopped(wait, &stop),
+        |ask| step(base, ask, &stop, judge_others),
+        |n, m, other: Option<OtherLoad>| {
+            machine.steps.push(other);
+            if !a.quiet {
+                say!("{}", step_line(n, f, m));
+                if let Some(o) = other.filter(shootout_analysis::quiet::not_quiet) {
+                    say!("  ⚠ {}", shootout_report::shootout::busy_text(&o, 1, 1));
                 }
-            );
-        }
-        measured.push(m);
-    };
-    let capacity = capacity::at_cap(capacity, &measured);
-    let boundary: Vec<_> = [capacity.max_rps, capacity.first_failing_rps]
-        .into_iter()
-        .flatten()
-        .filter_map(|rate| capacity::decision(rate, &steps))
-        .collect();
+            }
+        },
+    )?;
+    let answer = searcher.answer();
+    let said = machine.answer();
     let report = CapacityReport {
         url: &base.target.url,
-        slos: &a.find_max.slo,
-        steps: &measured,
-        capacity: &capacity,
-        boundary: &boundary,
+        slos: &f.slo,
+        steps: searcher.measured(),
+        capacity: &answer.capacity,
+        boundary: &answer.boundary,
         interrupted,
+        machine: &said,
     };
     let text = match format {
         Format::Json => capacity_json(&report),
@@ -150,14 +154,124 @@ pub(super) fn run(a: &LoadArgs, base: &LoadSpec, format: Format) -> Result<i32, 
     Ok(if interrupted { INTERRUPTED } else { 0 })
 }
 
-/// One step: a settle period at `rate` (not judged), then `length` measured. `None` when
-/// the user stopped it.
+/// Drives `searcher` to its end: before each step after the first, the wait it asks for
+/// (`rest`: true when stopped meanwhile); each step it asks for measured by `measure`
+/// (`None` when stopped; with what else it saw, `T`), judged by the searcher and said
+/// (`said`, with its number). True when the search was stopped before its end.
+pub(crate) fn drive<T>(
+    searcher: &mut Searcher,
+    mut rest: impl FnMut(Duration) -> bool,
+    mut measure: impl FnMut(Ask) -> Result<Option<(RunResult, T)>, Failure>,
+    mut said: impl FnMut(usize, &Measured, T),
+) -> Result<bool, Failure> {
+    while let Some(ask) = searcher.next() {
+        if searcher.tries() > 0 && rest(searcher.rest()) {
+            return Ok(true);
+        }
+        let Some((result, seen)) = measure(ask)? else {
+            return Ok(true);
+        };
+        let verdict = searcher.judge(&result);
+        let n = searcher.tries() + 1;
+        let m = searcher.took(ask.rate, &result, verdict);
+        said(n, m, seen);
+    }
+    Ok(false)
+}
+
+/// A step as stderr says it: `step 3: 400 req/s offered, 399.8 sent, p99 3.100 ms, errors
+/// 0.000%: broke p99<50ms`, the verdict in the words of the report's table.
+fn step_line(n: usize, f: &FindMax, m: &Measured) -> String {
+    format!(
+        "step {n}: {} req/s offered, {:.1} sent, p99 {:.3} ms, errors {:.3}%: {}",
+        m.rate,
+        m.achieved,
+        m.p99_ms,
+        m.errors_pct,
+        verdict_words(&f.slo, &m.verdict)
+    )
+}
+
+/// What the search knows of the machine it runs on: whether the server shares shootout's
+/// CPUs, what else ran before it began, and what each step's watch saw.
+struct Machine {
+    /// Sentences said before the first step (and repeated in the answer).
+    said: Vec<String>,
+    /// Whether a step's watch can tell others' CPU time: the server is not on the watched
+    /// CPUs by design (shootout pinned with `--cpus`, or the server elsewhere).
+    judge_others: bool,
+    /// Each judged step's watch, in order.
+    steps: Vec<Option<OtherLoad>>,
+}
+
+impl Machine {
+    /// Looks at the machine before the search of `base`: where the server runs, and what
+    /// ran on shootout's CPUs for [`LOOK_BEFORE`].
+    fn before(base: &LoadSpec) -> Machine {
+        let local = local_server(base);
+        let mut said = Vec::new();
+        if local && base.cpus.is_none() {
+            said.push("the server runs on this machine and shootout is not pinned apart from it: they share the CPUs, so the capacity found is the pair's, not the server's alone (pin the server with taskset -c and give shootout the other CPUs with --cpus)".to_string());
+        }
+        let cpus = base
+            .cpus
+            .clone()
+            .unwrap_or_else(shootout_engine::sys::allowed_cpus);
+        let watch = shootout_harness::CpuWatch::start(&cpus, true);
+        std::thread::sleep(LOOK_BEFORE);
+        if let Some(o) = watch
+            .stop(Duration::ZERO, Duration::ZERO)
+            .filter(shootout_analysis::quiet::not_quiet)
+        {
+            said.push(format!(
+                "before the search, {}",
+                shootout_report::shootout::busy_text(&o, 1, 1)
+            ));
+        }
+        Machine {
+            said,
+            judge_others: base.cpus.is_some() || !local,
+            steps: Vec::new(),
+        }
+    }
+
+    /// What the answer says of the machine: what was said before, and the steps whose
+    /// watch found it not quiet, with the busiest of them.
+    fn answer(&self) -> Vec<String> {
+        let mut out = self.said.clone();
+        let busy: Vec<&OtherLoad> = self
+            .steps
+            .iter()
+            .flatten()
+            .filter(|o| shootout_analysis::quiet::not_quiet(o))
+            .collect();
+        if let Some(o) = shootout_analysis::quiet::busiest(busy.iter().copied()) {
+            out.push(format!(
+                "{} of {} steps: {}",
+                busy.len(),
+                self.steps.len(),
+                shootout_report::shootout::busy_text(&o, 1, 1)
+            ));
+        }
+        out
+    }
+}
+
+/// Whether the server of `spec` runs on this machine: a Unix socket, a loopback address,
+/// or `localhost`.
+fn local_server(spec: &LoadSpec) -> bool {
+    spec.target.unix_socket.is_some() || super::loopback_host(spec)
+}
+
+/// One step: a settle period at `ask.rate` (not judged), then `ask.length` measured, its
+/// CPUs watched (others judged as `judge_others` says). `None` when the user stopped it.
 fn step(
     base: &LoadSpec,
-    rate: f64,
-    length: Duration,
+    ask: Ask,
     stop: &Arc<AtomicBool>,
-) -> Result<Option<RunResult>, Failure> {
+    judge_others: bool,
+) -> Result<Option<(RunResult, Option<OtherLoad>)>, Failure> {
+    let rate = ask.rate;
     let at = |d: Duration| {
         base.to_builder()
             .pace(Pace::Rate(rate))
@@ -165,17 +279,26 @@ fn step(
             .build()
             .map_err(|e| Failure::usage(anyhow!("--find-max at {rate} req/s: {e}")))
     };
-    for (spec, judged) in [(at(SETTLE)?, false), (at(length)?, true)] {
-        let control = Control::with_stop(spec.threads, stop.clone());
-        let result = shootout_engine::run(&spec, &control).map_err(Failure::run)?;
-        if stop.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        if judged {
-            return Ok(Some(result));
-        }
+    let settle = at(capacity::SETTLE)?;
+    let control = Control::with_stop(settle.threads, stop.clone());
+    shootout_engine::run(&settle, &control).map_err(Failure::run)?;
+    if stop.load(Ordering::Relaxed) {
+        return Ok(None);
     }
-    Ok(None)
+    let spec = at(ask.length)?;
+    let control = Control::with_stop(spec.threads, stop.clone());
+    let cpus = spec
+        .cpus
+        .clone()
+        .unwrap_or_else(shootout_engine::sys::allowed_cpus);
+    let watch = shootout_harness::CpuWatch::start(&cpus, judge_others);
+    let mut result = shootout_engine::run(&spec, &control).map_err(Failure::run)?;
+    let other = watch.stop(Duration::ZERO, Duration::ZERO);
+    if stop.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    shootout_analysis::load_warnings::refresh(&mut result, &spec);
+    Ok(Some((result, other)))
 }
 
 #[cfg(test)]
@@ -193,7 +316,9 @@ mod tests {
         let mut all = vec!["shootout"];
         all.extend_from_slice(args);
         all.push("http://127.0.0.1/");
-        refusal(&Cli::parse_from(all).load)
+        asked(&Cli::parse_from(all).load)
+            .err()
+            .map(|f| f.error.to_string())
     }
 
     #[test]
@@ -217,7 +342,66 @@ mod tests {
             "5"
         ])
         .unwrap()
-        .contains("0 < --from <= --to"));
+        .contains("--from 10 is above --to 5"));
         assert_eq!(refused(&["--find-max", "--slo", "p99<5ms"]), None);
+    }
+
+    /// The flags only a search reads are refused without --find-max, naming it (and
+    /// --fail-if, which may be what was meant, with the expression turned round).
+    #[test]
+    fn the_flags_of_a_search_are_refused_without_it() {
+        let e = refused(&["--slo", "p99<1us", "-n", "5"]).unwrap();
+        assert!(
+            e.contains("add --find-max") && e.contains("(--fail-if 'p99>=1us')"),
+            "{e}"
+        );
+        let e = refused(&["--from", "10"]).unwrap();
+        assert!(e.contains("add --find-max"), "{e}");
+        assert_eq!(refused(&["-n", "5"]), None);
+        for (slo, fail_if) in [
+            ("p99<50ms", "p99>=50ms"),
+            ("p99<=50ms", "p99>50ms"),
+            ("rps>100", "rps<=100"),
+            ("rps>=100", "rps<100"),
+        ] {
+            assert_eq!(fail_if_of(slo).as_deref(), Some(fail_if), "{slo}");
+        }
+        assert_eq!(fail_if_of("p99"), None);
+    }
+
+    /// The two ends of the range follow the plan key's rule: a rate the spec allows.
+    #[test]
+    fn the_bounds_follow_the_rule_of_a_rate() {
+        let e = refused(&["--find-max", "--slo", "p99<5ms", "--to", "1e300"]).unwrap();
+        assert_eq!(
+            e,
+            "--to must be from 0.001 to 1e9 requests per second, not 1e300"
+        );
+        let e = refused(&["--find-max", "--slo", "p99<5ms", "--from", "0.0001"]).unwrap();
+        assert!(e.starts_with("--from must be from 0.001"), "{e}");
+        // --from above the default highest rate raises it, as in a plan.
+        assert_eq!(
+            refused(&["--find-max", "--slo", "p99<5ms", "--from", "2e6"]),
+            None
+        );
+    }
+
+    #[test]
+    fn a_server_on_this_machine_is_told_apart() {
+        let spec = |url: &str| {
+            LoadSpec::builder(shootout_model::Target::parse(url).unwrap())
+                .build()
+                .unwrap()
+        };
+        for (url, local) in [
+            ("http://127.0.0.1:8000/", true),
+            ("http://127.1.2.3/", true),
+            ("http://[::1]:80/", true),
+            ("http://LOCALHOST/", true),
+            ("http://10.0.0.1/", false),
+            ("http://example.test/", false),
+        ] {
+            assert_eq!(local_server(&spec(url)), local, "{url}");
+        }
     }
 }

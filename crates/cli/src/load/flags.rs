@@ -40,7 +40,8 @@ pub struct LoadArgs {
     #[arg(short = 'n', long = "requests", value_name = "N")]
     pub requests: Option<u64>,
 
-    /// Concurrent connections.
+    /// Concurrent connections. With --rate or --find-max: the most opened ahead of need
+    /// (before the start); the rest open as requests find no free connection.
     #[arg(
         short = 'c',
         long = "concurrency",
@@ -54,13 +55,18 @@ pub struct LoadArgs {
     pub t: Option<String>,
 
     /// How long to run: 30s, 1m, 250ms, or seconds (-z, as oha and hey write it, too).
-    #[arg(
-        short = 'd',
-        long = "duration",
-        value_name = "DURATION",
-        short_alias = 'z'
-    )]
+    #[arg(short = 'd', long = "duration", value_name = "DURATION")]
     pub duration: Option<String>,
+
+    /// hey's and oha's -z DURATION: -d, with a note when it runs on shootout's one
+    /// connection where they open 50.
+    #[arg(
+        short = 'z',
+        value_name = "DURATION",
+        hide = true,
+        conflicts_with = "duration"
+    )]
+    pub z: Option<String>,
 
     /// Requests per second on a fixed schedule (open loop, latency measured from each
     /// request's due time: the coordinated-omission correction that oha's
@@ -68,10 +74,11 @@ pub struct LoadArgs {
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
 
-    /// With --rate: the most connections to open. -c connections open at the start and
-    /// more as the schedule needs them, so a request never waits for a connection below
-    /// this cap (default: as many as the open-file limit allows; the report says how many
-    /// were used and whether the cap was reached).
+    /// With --rate or --find-max: the most connections open at once. A request that finds
+    /// no free connection opens one, so none waits for a connection below this cap; one
+    /// the server closed opens again only when a request needs it (default: as many as the
+    /// open-file limit allows; the report says how many were used and whether the cap
+    /// was reached).
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
 
@@ -241,9 +248,16 @@ pub struct LoadArgs {
     #[arg(long, value_name = "ORDER", default_value_t, value_parser = choice::<Order>(), requires = "lists")]
     pub order: Order,
 
-    /// Seed of --order random and {rand:LO-HI} values (default: from the clock, printed).
-    #[arg(long, value_name = "N", requires = "lists")]
+    /// Seed of --order random, {rand:LO-HI} values and --arrival poisson's gaps (default:
+    /// from the clock, printed).
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+
+    /// With --rate: how requests are spaced: even (at 1/R intervals, as wrk2) or poisson
+    /// (exponential gaps of mean 1/R drawn from --seed, as independent users arrive; each
+    /// thread and shard draws its own).
+    #[arg(long, value_name = "ARRIVAL", default_value = "even", value_parser = ["even", "poisson"])]
+    pub arrival: String,
 
     /// Accept any TLS certificate (self-signed servers).
     #[arg(long)]

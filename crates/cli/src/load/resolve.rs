@@ -17,7 +17,8 @@ use shootout_model::messages::MessageList;
 use shootout_model::requests::{Order, RequestList, MAX_ENTRIES, MAX_LIST_BYTES};
 use shootout_model::spec::{check_header, check_method, Limit, SpecError, TargetError, MAX_BODY};
 use shootout_model::{
-    parse_duration, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet, Target,
+    parse_duration, Arrival, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet,
+    Target,
 };
 use shootout_report::{plain_secs, Format};
 use std::path::Path;
@@ -39,6 +40,8 @@ pub(super) struct Plan {
     pub ab: shootout_report::AbOptions,
     /// Answer heads to sample and print (`-v 2`); 0: none.
     pub sample_heads: usize,
+    /// The capacity search asked for (`--find-max`), checked; `None` for one load.
+    pub search: Option<shootout_model::find_max::FindMax>,
 }
 
 /// Resolves the flags into the plan of the run.
@@ -46,6 +49,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     if let Some(refused) = habits::refusal(a) {
         return Err(refused);
     }
+    let search = super::find_max::asked(a)?;
     let mut notes = Vec::new();
     let mut target = Target::parse(&a.url).map_err(|e: TargetError| Failure::usage(e))?;
     target.unix_socket = a.unix_socket.clone();
@@ -57,6 +61,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let busy_poll = busy_poll(a.busy_poll.as_deref(), protocol, cpus.is_some())?;
     check_outputs(a)?;
     let list = request_list(a, &target, &mut notes)?;
+    let arrival = arrival(a, &mut notes)?;
     let spec = LoadSpec::builder(target.clone())
         .pipeline(a.pipeline)
         .list(list)
@@ -69,9 +74,10 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         // A capacity search's steps are paced: its base spec is, at the first rate.
         .pace(
             a.rate
-                .or(a.find_max.find_max.then_some(a.find_max.from))
+                .or(search.as_ref().map(|f| f.from))
                 .map_or(Pace::Closed, Pace::Rate),
         )
+        .arrival(arrival)
         .protocol(protocol, a.streams.unwrap_or(1))
         .ws_text(a.ws_text.is_some())
         .ws_hold(ws_hold(a)?)
@@ -114,6 +120,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             no_spread: a.no_spread,
         },
         sample_heads: habits::sample_heads(a),
+        search,
     })
 }
 
@@ -221,11 +228,20 @@ struct Bounds {
 
 /// Reads the bounds and threads from the flags (see [`Bounds`]).
 fn bounds(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Bounds, Failure> {
-    let mut duration = a
-        .duration
-        .as_deref()
-        .map(|d| run_length("-d", d))
-        .transpose()?;
+    // -z is hey's and oha's -d (clap refuses both at once).
+    let (flag, given) = match &a.z {
+        Some(z) => ("-z", Some(z)),
+        None => ("-d", a.duration.as_ref()),
+    };
+    let mut duration = given.map(|d| run_length(flag, d)).transpose()?;
+    if let Some(z) = &a.z {
+        // hey and oha run -z on 50 connections unless told; here -c is 1 unless told.
+        if a.concurrency == 1 && a.rate.is_none() && !a.find_max.find_max {
+            notes.push(format!(
+                "-z {z} read as -d {z} on 1 connection (shootout's -c default; hey and oha open 50): add -c 50 to load as they do"
+            ));
+        }
+    }
     let mut threads = a.threads;
     if let Some(t) = &a.t {
         match read_t(t, duration.is_some(), threads.is_some())? {
@@ -467,6 +483,29 @@ pub(crate) fn read_list(
     RequestList::parse(source, text, target, order, seed, |file| {
         read_body(&dir.join(file)).map_err(|e| e.to_string())
     })
+}
+
+/// `--arrival` (with its `--seed`): Poisson needs a rate; `--seed` seeds something. A
+/// note gives a seed drawn from the clock.
+fn arrival(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Arrival, Failure> {
+    let paced = a.rate.is_some() || a.find_max.find_max;
+    let lists = a.urls.is_some() || a.ws_messages.is_some();
+    if a.arrival != "poisson" {
+        if a.seed.is_some() && !lists {
+            return Err(Failure::usage(anyhow!("--seed seeds --order random, {{rand:LO-HI}} values and --arrival poisson: give it with --urls, --ws-messages or --arrival poisson, or leave it out")));
+        }
+        return Ok(Arrival::Even);
+    }
+    if !paced {
+        return Err(Failure::usage(anyhow!("--arrival poisson spaces the requests of a rate: give --rate R (or --find-max), or leave --arrival out for a closed loop")));
+    }
+    let seed = a.seed.unwrap_or_else(clock_seed);
+    if a.seed.is_none() {
+        notes.push(format!(
+            "Poisson arrivals drawn with --seed {seed} (give it to repeat them)"
+        ));
+    }
+    Ok(Arrival::Poisson { seed })
 }
 
 /// A seed from the clock, for runs not given one.
@@ -766,6 +805,37 @@ mod tests {
         assert_eq!(p.warmup.unwrap().duration, Some(Duration::from_secs(2)));
         assert!(plan_of(&["--rate", "0", "http://127.0.0.1/"]).is_err());
         assert!(plan_of(&["--cpus", "a", "http://127.0.0.1/"]).is_err());
+    }
+
+    #[test]
+    fn arrival_poisson_needs_a_rate_and_draws_from_the_seed() {
+        let url = "http://127.0.0.1/";
+        let rate = ["--rate", "100", "-d", "5s", "--arrival", "poisson"];
+        let p = plan_of(&[&rate[..], &["--seed", "4", url]].concat()).unwrap();
+        assert_eq!(p.spec.arrival, Arrival::Poisson { seed: 4 });
+        assert!(
+            p.notes.is_empty(),
+            "a seed given is not noted: {:?}",
+            p.notes
+        );
+        let p = plan_of(&[&rate[..], &[url]].concat()).unwrap();
+        assert!(matches!(p.spec.arrival, Arrival::Poisson { .. }));
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("Poisson arrivals drawn with --seed")),
+            "{:?}",
+            p.notes
+        );
+        let p = plan_of(&["--rate", "100", "-d", "5s", url]).unwrap();
+        assert_eq!(p.spec.arrival, Arrival::Even, "the default");
+        let e = error_of(&["--arrival", "poisson", "-c", "4", url]);
+        assert!(
+            e.contains("--arrival poisson spaces the requests of a rate"),
+            "{e}"
+        );
+        let e = error_of(&["--seed", "3", url]);
+        assert!(e.starts_with("--seed seeds"), "{e}");
     }
 
     fn error_of(args: &[&str]) -> String {

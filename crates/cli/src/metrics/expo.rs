@@ -222,6 +222,20 @@ fn escape(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// docs/metrics.md names every failure class the endpoint exports (it left out
+    /// WebSocket's three).
+    #[test]
+    fn the_docs_name_every_failure_class() {
+        let docs = include_str!("../../../../docs/metrics.md");
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with("| `shootout_request_failures_total`"))
+            .expect("the failures row");
+        for k in shootout_model::FailureKind::ALL {
+            assert!(row.contains(&format!("`{}`", k.name())), "{k}: {row}");
+        }
+    }
     use shootout_model::result::second_histogram;
 
     fn totals(latencies_us: &[u64]) -> Totals {

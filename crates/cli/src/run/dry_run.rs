@@ -150,11 +150,16 @@ fn websocket_line(w: &Workload) -> String {
 fn search_line(w: &Workload) -> String {
     w.find_max.as_ref().map_or(String::new(), |f| {
         format!(
-            "    capacity search within {}, from {} to {} req/s, {} connections at the start\n",
+            "    capacity search within {}, from {} to {} req/s, {} {} at the start\n",
             f.slo.join(", "),
             f.from,
             f.to,
-            f.connections
+            f.connections,
+            if f.connections == 1 {
+                "connection"
+            } else {
+                "connections"
+            }
         )
     })
 }

@@ -11,7 +11,7 @@
 use crate::metrics::{Board, Labels};
 use crate::progress::{Bound, Display, Progress};
 use shootout_engine::{Control, EngineError};
-use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError};
+use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError, ListenWatch};
 use shootout_model::{LoadSpec, OtherLoad, ResourceSample, RunResult};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,11 +57,13 @@ pub(super) trait Executor {
     fn warm_up(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
     /// A measured step, sampling the contender's processes all along; ends early when
     /// the run is stopped or the contender exits. `title` names it in the live view,
-    /// `labels` in the metrics (contender, workload, level).
+    /// `labels` in the metrics (contender, workload, level). `idle` are the run's other
+    /// contenders up meanwhile: their CPU time is counted apart from strangers'.
     fn step(
         &mut self,
         spec: &LoadSpec,
         process: Option<&Self::Process>,
+        idle: &[&Self::Process],
         title: String,
         labels: Labels,
     ) -> StepRun;
@@ -132,6 +134,7 @@ impl Executor for Real {
         &mut self,
         spec: &LoadSpec,
         process: Option<&Contender>,
+        idle: &[&Contender],
         title: String,
         labels: Labels,
     ) -> StepRun {
@@ -139,15 +142,29 @@ impl Executor for Real {
         // A contender given by URL runs in processes that are not ours to count: its CPU
         // time cannot be told from the others'; steal still can.
         let watch = CpuWatch::start(&self.watched, process.is_some());
+        let began = Instant::now();
+        let idle_cpu =
+            |samples: &[ResourceSample]| -> Duration { samples.iter().map(sample_cpu).sum() };
+        let idle_before: Vec<ResourceSample> = idle.iter().map(|p| p.sample(began)).collect();
+        // The contender runs here: the kernel's listen-queue counters are its.
+        let listen = process.map(|_| ListenWatch::start());
         let display = if self.live {
             Display::Live
         } else {
             Display::Nothing
         };
         let metrics = self.metrics.as_deref().map(|b| (b, labels));
-        let (result, died) = run_step(spec, process, &self.stop, (title, display), metrics);
+        let (mut result, died) = run_step(spec, process, &self.stop, (title, display), metrics);
+        if let Ok(r) = &mut result {
+            r.listen = listen.and_then(ListenWatch::stop);
+        }
         let resources = sampler.map(|s| s.stop()).unwrap_or_default();
-        let other_load = watch.stop(tree_cpu(&resources));
+        let idle_after: Vec<ResourceSample> = idle.iter().map(|p| p.sample(began)).collect();
+        let idle_used: Duration = idle_cpu(&idle_after);
+        let other_load = watch.stop(
+            tree_cpu(&resources),
+            idle_used.saturating_sub(idle_cpu(&idle_before)),
+        );
         StepRun {
             result,
             died,
@@ -180,11 +197,15 @@ impl Executor for Real {
 /// The CPU time (user and system) the contender's processes used between the first and
 /// the last of `samples`.
 fn tree_cpu(samples: &[ResourceSample]) -> Duration {
-    let cpu = |s: &ResourceSample| s.cpu_user + s.cpu_sys;
     match (samples.first(), samples.last()) {
-        (Some(a), Some(b)) => cpu(b).saturating_sub(cpu(a)),
+        (Some(a), Some(b)) => sample_cpu(b).saturating_sub(sample_cpu(a)),
         _ => Duration::ZERO,
     }
+}
+
+/// A sample's CPU time so far, user and system.
+fn sample_cpu(s: &ResourceSample) -> Duration {
+    s.cpu_user + s.cpu_sys
 }
 
 /// Runs one step. The step stops early on Ctrl-C or as soon as the contender exits (a

@@ -8,9 +8,9 @@
 use super::executor::{Executor, StepRun};
 use super::runner::{Runner, Up};
 use super::step_spec;
-use shootout_analysis::capacity;
+use shootout_analysis::capacity::{Searcher, Verdict};
+use shootout_model::find_max::SearchStep;
 use shootout_model::plan::{Level, Span};
-use shootout_model::search::{FindMax, SearchStep};
 use shootout_model::{ContenderStatus, LoadLevel, LoadSpec, RunResult, StepStatus};
 use shootout_report::{terminal_line, terminal_text};
 use shootout_store::StepRecord;
@@ -98,10 +98,10 @@ impl<E: Executor> Runner<'_, E> {
             }
             if let Ok(r) = r {
                 say!(
-                    "  warm-up {} · {}: {} requests",
+                    "  warm-up {} · {}: {}",
                     plan.contenders[u.index].name,
                     plan.workloads[wi].name,
-                    r.counts.completed
+                    warm_up_words(&r)
                 );
             }
         }
@@ -127,20 +127,19 @@ impl<E: Executor> Runner<'_, E> {
         )
     }
 
-    /// Measures `up[i]` on workload `wi` as `at` says, and stores the step; with the
-    /// step as its search counts it (verdict and evidence) when it was one of a search's
-    /// and was judged.
+    /// Measures `up[i]` on workload `wi` as `at` says, and stores the step; with its
+    /// result and verdict when it was one of a search's and was judged (by the search).
     pub(super) fn step(
         &mut self,
         wi: usize,
         at: &At,
         up: &mut Vec<Up<E::Process>>,
         i: usize,
-    ) -> anyhow::Result<(Next, Option<capacity::Step>)> {
+    ) -> anyhow::Result<(Next, Option<(RunResult, Verdict)>)> {
         let plan = self.plan;
         let (d, w) = (&plan.defaults, &plan.workloads[wi]);
         let (level, rep) = (at.level, at.rep);
-        let u = &mut up[i];
+        let u = &up[i];
         let name = &plan.contenders[u.index].name;
         let span = level.measure.unwrap_or(d.measure);
         let spec = self.spec_of(u, wi, level.level, span)?;
@@ -153,6 +152,12 @@ impl<E: Executor> Runner<'_, E> {
             level.level,
             d.repeat
         );
+        let idle: Vec<&E::Process> = up
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .filter_map(|(_, o)| o.process.as_ref())
+            .collect();
         let StepRun {
             result,
             died,
@@ -161,9 +166,11 @@ impl<E: Executor> Runner<'_, E> {
         } = self.exec.step(
             &spec,
             u.process.as_ref(),
+            &idle,
             title,
             labels(name, &w.name, level.level),
         );
+        let u = &mut up[i];
         let mut result = match result {
             Ok(r) => r,
             Err(e) => return Ok((self.stopped_answering(up, i, &e)?, None)),
@@ -176,8 +183,7 @@ impl<E: Executor> Runner<'_, E> {
         }
         // A search's step is judged only when it ran its course.
         let search = at.search.map(|f| SearchStep {
-            verdict: (status == StepStatus::Complete)
-                .then(|| shootout_analysis::capacity::judge(&f.slos, &result)),
+            verdict: (status == StepStatus::Complete).then(|| f.judge(&result)),
         });
         self.store.record_step(&StepRecord {
             run: self.run_id,
@@ -200,7 +206,7 @@ impl<E: Executor> Runner<'_, E> {
         if let (Some(v), Some(f)) = (&verdict, at.search) {
             line.push_str(&format!(
                 ": {}",
-                shootout_report::capacity::verdict_words(&f.slo, v)
+                shootout_report::capacity::verdict_words(f.slo(), v)
             ));
         }
         say_step(line, other_load);
@@ -217,13 +223,7 @@ impl<E: Executor> Runner<'_, E> {
         } else {
             Next::Go
         };
-        let judged = match (verdict, at.search, level.level) {
-            (Some(v), Some(f), LoadLevel::Rate { rps, .. }) => {
-                Some(capacity::Step::of(rps, &f.slos, &result, v))
-            }
-            _ => None,
-        };
-        Ok((next, judged))
+        Ok((next, verdict.map(|v| (result, v))))
     }
 
     /// The contender `up[i]` stopped answering between steps: it is reported as crashed,
@@ -284,7 +284,29 @@ pub(super) struct At<'p> {
     pub(super) level: &'p Level,
     pub(super) rep: u32,
     pub(super) progress: String,
-    pub(super) search: Option<&'p FindMax>,
+    pub(super) search: Option<&'p Searcher>,
+}
+
+/// How a warm-up went: `1200 requests in 2.0 s`, with the failed and those still in
+/// flight at its end when there were any; a warm-up that got no answer says so, and why
+/// that matters.
+fn warm_up_words(r: &RunResult) -> String {
+    let c = &r.counts;
+    let mut words = format!(
+        "{} requests in {:.1} s",
+        c.completed,
+        r.duration.as_secs_f64()
+    );
+    if c.failed() > 0 {
+        words.push_str(&format!(", {} failed", c.failed()));
+    }
+    if c.aborted > 0 {
+        words.push_str(&format!(", {} in flight at its end", c.aborted));
+    }
+    if c.ok == 0 {
+        words.push_str(": ⚠ not one good answer, so the server was not warmed up (a longer warm-up, or a look at the server, before trusting the steps)");
+    }
+    words
 }
 
 /// A step's series in the metrics: its contender, workload and level.
@@ -330,5 +352,31 @@ fn step_status(died: bool, result: &RunResult, stopped: bool) -> StepStatus {
         StepStatus::Interrupted
     } else {
         StepStatus::Complete
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warm_up_words;
+    use shootout_model::{FailureKind, RunResult};
+    use std::time::{Duration, SystemTime};
+
+    /// A warm-up that got no good answer says the server was not warmed up, rather than
+    /// a bare `0 requests` that reads as a figure.
+    #[test]
+    fn a_warm_up_without_a_good_answer_says_so() {
+        let mut r = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_millis(500));
+        r.counts.completed = 50;
+        r.counts.ok = 50;
+        assert_eq!(warm_up_words(&r), "50 requests in 0.5 s");
+        r.counts.ok = 0;
+        r.counts.failures[FailureKind::Timeout] = 50;
+        r.counts.aborted = 3;
+        assert_eq!(
+            warm_up_words(&r),
+            "50 requests in 0.5 s, 50 failed, 3 in flight at its end: ⚠ not one good answer, so the server was not warmed up (a longer warm-up, or a look at the server, before trusting the steps)"
+        );
+        let nothing = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_millis(500));
+        assert!(warm_up_words(&nothing).starts_with("0 requests in 0.5 s: ⚠ not one good answer"));
     }
 }

@@ -23,10 +23,10 @@
 mod bring_up;
 mod dry_run;
 mod executor;
+mod find_max;
 mod measure;
 mod plan_load;
 mod runner;
-mod search;
 #[cfg(test)]
 mod tests;
 mod verify;
@@ -242,9 +242,19 @@ pub fn run(a: RunArgs) -> Result<i32, Failure> {
     let (table, stored) = crate::stored::run_table(&store, run_id).map_err(Failure::run)?;
     crate::output::emit(&table)?;
     let breached = judge(&plan, &stored);
+    let faults = stored
+        .steps
+        .iter()
+        .map(|s| s.result.counts.failures[shootout_model::FailureKind::GeneratorFault])
+        .sum();
+    let fault = crate::output::generator_fault(faults);
+    if let Some(line) = &fault {
+        say!("error: {line}");
+    }
     Ok(match status {
         RunStatus::Interrupted => INTERRUPTED,
         RunStatus::Failed => 1,
+        _ if fault.is_some() => 1,
         _ if breached => crate::output::THRESHOLD_FAILED,
         _ => 0,
     })
@@ -348,6 +358,7 @@ fn step_spec(
         .max_connections(max_connections)
         .protocol(wire.protocol, wire.streams)
         .pace(pace)
+        .arrival(w.arrival)
         .bound(requests, duration)
         .cpus(plan.defaults.load_cpus.clone())
         .available_cpus(shootout_engine::sys::allowed_cpus().len())

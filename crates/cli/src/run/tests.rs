@@ -208,9 +208,12 @@ impl Executor for Mock {
         &mut self,
         spec: &LoadSpec,
         p: Option<&Proc>,
+        idle: &[&Proc],
         title: String,
         labels: crate::metrics::Labels,
     ) -> StepRun {
+        // The others up, never the one measured.
+        assert!(idle.iter().all(|o| Some(&o.name) != p.map(|p| &p.name)));
         self.titles.push(title);
         self.labels.push(labels);
         assert_eq!(p.map(|p| &p.name), Some(&self.names[&spec.target.port]));
@@ -546,6 +549,7 @@ fn what_else_ran_on_the_cpus_is_stored_with_each_step() {
     let busy = shootout_model::OtherLoad {
         cpus: 2,
         others: Some(0.9),
+        contenders: 0.0,
         steal: 0.0,
         load_avg: 2.0,
     };
@@ -905,6 +909,47 @@ fn searches_interleave_settle_and_store_each_verdict() {
         };
         assert_eq!(out.calls[i + 1], want, "after {stored}");
     }
+}
+
+/// `shootout load --find-max` and a plan's `find_max` drive one searcher: for the same
+/// evidence (a server that holds 1,000 req/s, answering in 100 ms above it, as the mock
+/// does) both take the same steps in the same order, and find the same capacity.
+#[test]
+fn load_and_run_take_the_same_steps_for_the_same_evidence() {
+    use shootout_analysis::capacity::Searcher;
+    let held = 1_000.0;
+    let mut mock = Mock::default();
+    mock.capacity.insert("a", held);
+    mock.capacity.insert("b", held);
+    let plan = search_plan();
+    let out = run_plan(&plan, mock);
+    let run: Vec<(f64, String)> = out
+        .steps
+        .iter()
+        .filter(|s| s.starts_with("a one @"))
+        .map(|s| {
+            let f: Vec<&str> = s.split(' ').collect();
+            (f[2][1..].parse().unwrap(), f[5].to_string())
+        })
+        .collect();
+    let find_max = plan.workloads[0].find_max.clone().unwrap();
+    let mut searcher = Searcher::new(&find_max, Duration::from_secs(2));
+    let mut load = Vec::new();
+    let stopped = crate::load::find_max::drive(
+        &mut searcher,
+        |_| false,
+        |ask| {
+            let mut r = Mock::result(100, false);
+            let latency_us = if ask.rate > held { 100_000 } else { 1_000 };
+            r.histograms.latency.record_n(latency_us, 100).unwrap();
+            Ok(Some((r, ())))
+        },
+        |_, m, ()| load.push((m.rate, m.verdict.word().to_string())),
+    )
+    .unwrap_or_else(|f| panic!("{}", f.error));
+    assert!(!stopped);
+    assert!(run.len() > 5, "{run:?}");
+    assert_eq!(load, run);
 }
 
 /// Ctrl-C during a search's step keeps the steps before it, stores that step unjudged,

@@ -46,6 +46,11 @@ impl Life {
         now.saturating_duration_since(self.began) >= limit
     }
 
+    /// How long it has been open (since its connect completed).
+    pub fn open_for(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.began + self.connect)
+    }
+
     /// It was dropped before an answer: the pause before the next try doubles (at least
     /// 1 ms, at most [`MAX_BACKOFF`]).
     pub fn pause(&mut self, now: Instant) {

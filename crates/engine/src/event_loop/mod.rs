@@ -15,9 +15,13 @@
 mod life;
 pub mod pacer;
 mod schedule;
+mod spare;
+mod turns;
 
 pub(crate) use life::Life;
 pub use schedule::Schedule;
+pub(crate) use spare::Spare;
+pub use turns::Turns;
 
 use crate::exchange::Exchange;
 use crate::recorder::Recorder;
@@ -25,7 +29,7 @@ use crate::sys;
 use crate::transport::{Endpoint, TlsTarget, Transport};
 use crate::Live;
 use mio::{Events, Interest, Poll, Token};
-use pacer::Pacer;
+use pacer::{Pacer, Pacing};
 use shootout_model::{Expectation, FailureKind, Record};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,8 +41,6 @@ pub struct Shared<'a> {
     pub endpoint: Endpoint,
     /// TLS client config and server name for https.
     pub tls: Option<TlsTarget>,
-    /// The kinds of request, prepared.
-    pub requests: crate::h1::request::Requests,
     /// Requests in flight per connection, at most.
     pub pipeline: usize,
     /// Worker threads of the run (`{seq}` values are unique across them).
@@ -70,6 +72,8 @@ pub struct Shared<'a> {
     pub busy_poll: Duration,
     /// HTTP/3 may use UDP segmentation offload ([`crate::Control::udp_offload`]).
     pub udp_offload: bool,
+    /// Rate mode: the order the workers open their connections opened ahead of need in.
+    pub turns: Turns,
 }
 
 impl Shared<'_> {
@@ -94,6 +98,8 @@ pub struct Assignment {
     /// Rate mode: when the worker's first request is due, from the start (the workers of
     /// a run, and the shards of a load, interleave their schedules).
     pub offset: Duration,
+    /// Rate mode: even or Poisson (with the worker's own seed).
+    pub arrival: shootout_model::Arrival,
     /// Rate mode: the most connections the worker may have open.
     pub max_connections: usize,
     /// Pin the thread to this CPU.
@@ -121,11 +127,21 @@ pub struct Output {
     pub streams_allowed: Option<u64>,
 }
 
+/// Rate mode: how many more connections may be opening than are open when requests wait
+/// on the connections opening (see [`Protocol::grow`]).
+const OPENING_AHEAD: usize = 8;
+
 /// Requests sent later than this after their due time count as late.
 pub(crate) const LATE: Duration = Duration::from_millis(1);
 
 /// The longest pause before re-opening a connection the server keeps dropping.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Rate mode: a connection opened ahead of need that the server closes within this time
+/// of its opening, before any request, was turned away at accept (counted as dropped, and
+/// the schedule opens no more until the server answers); one closed later sat idle past
+/// the server's keep-alive timeout.
+pub(crate) const CLOSED_AT_ACCEPT: Duration = Duration::from_millis(100);
 
 /// The token of the pacing timer (connections use their index).
 pub(crate) const TIMER: Token = Token(usize::MAX);
@@ -138,6 +154,17 @@ pub(crate) const READS_PER_EVENT: usize = 16;
 
 /// How often a worker copies its details for a watching view (its counters: every tick).
 const DETAIL_EVERY: Duration = Duration::from_millis(100);
+
+/// What became of a due request handed to a connection ([`Protocol::begin`]).
+pub(crate) enum Taken {
+    /// It goes out now (or failed unsent, counted): its send is now.
+    Sent,
+    /// It waits on its connection, still opening; its send is counted when its bytes go
+    /// out, as waiting for a connection.
+    Queued,
+    /// The connection could not take it after all (it is marked so): another is tried.
+    Refused,
+}
 
 /// What the schedule allows next.
 pub(crate) enum Dispatch {
@@ -172,6 +199,9 @@ pub(crate) struct Core<'a> {
     pub sched: Schedule,
     /// Closed connections waiting to be opened again (see [`Life`]).
     pub deferred: Vec<usize>,
+    /// Rate mode: closed connections with nothing queued, opened again only when a request
+    /// finds no free connection ([`Protocol::grow`]).
+    pub spare: Spare,
     /// Rate mode: the most connections the worker may have open (it opens more as the
     /// schedule needs them); a closed loop keeps the ones it was given.
     pub max_conns: usize,
@@ -210,9 +240,12 @@ impl<'a> Core<'a> {
                 budget: a.budget,
                 duration: sh.duration,
                 offset: a.offset,
+                arrival: a.arrival,
+                memo: None,
             }),
             sched: Schedule::default(),
             deferred: Vec::new(),
+            spare: Spare::default(),
             max_conns: a.max_connections.max(a.connections),
             refusing: false,
             index: a.index,
@@ -235,11 +268,13 @@ impl<'a> Core<'a> {
     }
 
     /// Rate mode, a request due and no connection with room: whether one more may open
-    /// (`open` are open now). Not while the server turns connections away (see
-    /// [`Core::refusing`]) or a connection waits out its pause, nor past the cap; either
-    /// way the request waits for a connection, and the schedule says so.
-    pub fn may_grow(&mut self, open: usize) -> bool {
-        if self.refusing || !self.deferred.is_empty() {
+    /// (`open` are open now; `again`: it is one closed before, whose pause, if any, is
+    /// over). Not while a connection waits out its pause, nor while the server turns
+    /// connections away (see [`Core::refusing`]) unless it is one opened again (the next
+    /// try), nor past the cap; either way the request waits for a connection, and the
+    /// schedule says so.
+    pub fn may_grow(&mut self, open: usize, again: bool) -> bool {
+        if (self.refusing && !again) || !self.deferred.is_empty() {
             // The server turns connections away: more would only be turned away too.
             self.sched.waiting();
             return false;
@@ -351,8 +386,72 @@ pub(crate) trait Protocol<'a>: Sized {
     fn into_core(self) -> Core<'a>;
     /// Closed loop, at the start: puts every connection to work.
     fn start(&mut self, now: Instant);
-    /// Rate mode: sends every request that is due and has room.
-    fn dispatch(&mut self, now: Instant) -> Dispatch;
+    /// Rate mode: requests put back (their connection lost them unanswered, or a GOAWAY
+    /// left them unprocessed) go out again before any new one ([`pace`]); false while one
+    /// of them still waits for room. None by default.
+    fn resend(&mut self, _now: Instant) -> bool {
+        true
+    }
+    /// Rate mode: a request may wait on a connection still opening, written as soon as it
+    /// is up (HTTP/1.1); otherwise a request waits for a connection open with room.
+    const WAITS_ON_OPENING: bool = false;
+    /// Rate mode: a connection with room for one more request now, if any (most recently
+    /// freed first).
+    fn with_room(&mut self) -> Option<usize>;
+    /// Connection `i` is closed with nothing waiting on it: it may be opened again for a
+    /// request.
+    fn spare(&self, i: usize) -> bool;
+    /// Connections with a socket (open or opening), and of those the ones opening.
+    fn live(&self) -> (usize, usize);
+    /// Adds a connection, not opened yet; its index.
+    fn add(&mut self, now: Instant) -> usize;
+    /// Connection `i` is opening (it did not fail at once).
+    fn is_opening(&self, i: usize) -> bool;
+    /// Rate mode: a connection with room for one more request now. When there is none it
+    /// opens one ([`Protocol::grow`]); the request waits for it (`None`), or on it when
+    /// the protocol [`Protocol::WAITS_ON_OPENING`] (then [`Protocol::begin`] says
+    /// [`Taken::Queued`]).
+    fn room(&mut self, now: Instant) -> Option<usize> {
+        if let Some(i) = self.with_room() {
+            return Some(i);
+        }
+        let i = self.grow(now)?;
+        Self::WAITS_ON_OPENING.then_some(i)
+    }
+    /// Rate mode: a request is due and no connection has room. Opens one — a closed one
+    /// again, most recently closed first, or a new one — and says which, unless too many
+    /// are opening already or [`Core::may_grow`] says no. One at a time when a request
+    /// waits for a connection to open with room (its room will do for the next ones);
+    /// when requests wait on the connections opening, one each, at most
+    /// [`OPENING_AHEAD`] more than are open (a burst opens that many more per round trip).
+    fn grow(&mut self, now: Instant) -> Option<usize> {
+        let (live, opening) = self.live();
+        let most = if Self::WAITS_ON_OPENING {
+            live - opening + OPENING_AHEAD
+        } else {
+            1
+        };
+        if opening >= most {
+            self.core().sched.waiting();
+            return None;
+        }
+        // Entries of connections opened since are dropped.
+        let mut spare = std::mem::take(&mut self.core().spare);
+        let again = spare.ready(|i| self.spare(i));
+        self.core().spare = spare;
+        if !self.core().may_grow(live, again) {
+            return None;
+        }
+        let i = match self.core().spare.pop() {
+            Some(i) => i,
+            None => self.add(now),
+        };
+        self.open(i, now);
+        self.is_opening(i).then_some(i)
+    }
+    /// Rate mode: starts the request due at `due` on connection `i`, given by
+    /// [`Protocol::room`].
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken;
     /// Deadlines, re-opens and whatever else is swept at each tick.
     fn tick(&mut self, now: Instant);
     /// The shortest interval [`Protocol::tick`] keeps besides the deadlines (WebSocket's
@@ -370,8 +469,13 @@ pub(crate) trait Protocol<'a>: Sized {
     fn open(&mut self, i: usize, now: Instant);
     /// How many connections the worker drives.
     fn connections(&self) -> usize;
+    /// How many connections are still being set up (connecting, TLS, HTTP/2's preface,
+    /// WebSocket's upgrade): counted when the run ends as neither opened nor failed.
+    fn opening(&self) -> usize;
     /// A connection is still being set up (rate mode waits for them before the start).
-    fn connecting(&self) -> bool;
+    fn connecting(&self) -> bool {
+        self.opening() > 0
+    }
 
     /// Closed loop: nothing in flight and nothing more to send.
     fn closed_done(&mut self, now: Instant) -> bool {
@@ -401,11 +505,16 @@ pub(crate) trait Protocol<'a>: Sized {
     /// until they are up, so the schedule starts with connections ready; those still
     /// connecting are left to the deadline sweep.
     fn connect_all(&mut self) -> io::Result<()> {
-        let now = Instant::now();
+        let (sh, worker) = (self.core_ref().sh, self.core_ref().index);
+        // Each opens in its turn among the workers' (see `turns`), at most a second waited.
+        let turns_end = Instant::now() + sh.connect_timeout.min(Duration::from_secs(1));
         for i in 0..self.connections() {
-            self.open(i, now);
+            sh.turns.wait(worker, i, turns_end);
+            self.open(i, Instant::now());
+            sh.turns.taken();
         }
-        let deadline = now + self.core_ref().sh.connect_timeout;
+        let now = Instant::now();
+        let deadline = now + sh.connect_timeout;
         let mut events = Events::with_capacity(1024);
         let mut again = Vec::new();
         while self.connecting() {
@@ -467,17 +576,20 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
         Some(end) if !interrupted => Instant::now().min(end),
         _ => Instant::now(),
     };
+    let opening = w.opening() as u64;
     w.wind_down(stop);
     let streams_allowed = w.streams_allowed();
     let mut core = w.into_core();
     // Requests still in flight when the run ends are aborted.
     core.rec.counts.aborted += core.in_flight as u64;
+    core.rec.counts.connections_opening += opening;
     // The last publication waits for the slot: a view's last look sees the final counts.
     live.publish(&core.rec, true, true);
     core.rec.finish();
     let cpu1 = sys::thread_cpu();
     let schedule = core.pacer.map(|p| Schedule {
         due: p.due_by(ended.saturating_duration_since(start)),
+        gaps: core.sched.sent_gaps(&p),
         peak_connections: core.sched.peak_connections.max(a.connections),
         ..core.sched
     });
@@ -614,7 +726,13 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
             Turn::Sleep
         };
     }
-    match p.dispatch(now) {
+    let dispatched = pace(p, now);
+    // Poisson due times are walked from the last one sent (see `Pacer::advance`).
+    let c = p.core();
+    if let Some(pacer) = c.pacer.as_mut() {
+        pacer.advance(c.sched.sent);
+    }
+    match dispatched {
         Dispatch::At(due) => {
             let early = wake.early(p.core_ref().sched.spun, now);
             if due.saturating_duration_since(now) <= early {
@@ -636,9 +754,49 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
     }
 }
 
-/// Polls without sleeping until an event comes or `until` passes; how long it polled.
+/// Rate mode: sends every request that is due to a connection with room, in schedule
+/// order, after those put back. This is where a send's lag is taken, the same way for
+/// every protocol: from its due time to the moment it is handed to a connection able to
+/// carry it (one still opening counts it when its bytes go out). Past [`LATE`] it is
+/// late, and it waited for a connection if a request fell due with no connection free
+/// since the schedule was last kept ([`Schedule::waiting`], set when this returns
+/// [`Dispatch::Blocked`]).
+fn pace<'a, P: Protocol<'a>>(p: &mut P, now: Instant) -> Dispatch {
+    let Some(pacer) = p.core_ref().pacer else {
+        return Dispatch::Finished;
+    };
+    if !p.resend(now) {
+        return Dispatch::Blocked;
+    }
+    loop {
+        let core = p.core_ref();
+        match pacer.next(now.saturating_duration_since(core.start), core.sched.sent) {
+            Pacing::Stop => return Dispatch::Finished,
+            Pacing::Wait(w) => {
+                p.core().sched.caught_up();
+                return Dispatch::At(now + w);
+            }
+            Pacing::Due { late } => {
+                // No connection with room: the request waits, and its latency with it.
+                let Some(i) = p.room(now) else {
+                    return Dispatch::Blocked;
+                };
+                let due = p.core_ref().start + pacer.due(p.core_ref().sched.sent);
+                match p.begin(i, due, now) {
+                    Taken::Sent => p.core().sched.sent_now(late),
+                    Taken::Queued => p.core().sched.sent += 1,
+                    Taken::Refused => {}
+                }
+            }
+        }
+    }
+}
+
+/// Polls without sleeping until an event comes or `until` passes; the CPU time polling
+/// took (on a CPU shared with other threads that is less than the wall-clock time, and
+/// it is what is left out of how busy the worker was).
 fn poll_until(poll: &mut Poll, events: &mut Events, until: Instant) -> io::Result<Duration> {
-    let began = Instant::now();
+    let began = sys::thread_cpu_now();
     loop {
         match poll.poll(events, Some(Duration::ZERO)) {
             Ok(()) => {}
@@ -646,7 +804,7 @@ fn poll_until(poll: &mut Poll, events: &mut Events, until: Instant) -> io::Resul
             Err(e) => return Err(e),
         }
         if !events.is_empty() || Instant::now() >= until {
-            return Ok(began.elapsed());
+            return Ok(sys::thread_cpu_now().saturating_sub(began));
         }
         std::hint::spin_loop();
     }
@@ -787,7 +945,7 @@ fn handle<'a, P: Protocol<'a>>(
 
 #[cfg(test)]
 mod tests {
-    use super::{resume, Core, Dispatch, Protocol, Spin, Wake};
+    use super::{resume, Core, Protocol, Spin, Taken, Wake};
     use std::time::{Duration, Instant};
 
     /// A worker whose connection 2 panics when handled and whose connection 3 always has
@@ -809,8 +967,23 @@ mod tests {
             unreachable!()
         }
         fn start(&mut self, _: Instant) {}
-        fn dispatch(&mut self, _: Instant) -> Dispatch {
-            Dispatch::Finished
+        fn with_room(&mut self) -> Option<usize> {
+            None
+        }
+        fn spare(&self, _: usize) -> bool {
+            false
+        }
+        fn live(&self) -> (usize, usize) {
+            (5, 0)
+        }
+        fn add(&mut self, _: Instant) -> usize {
+            unreachable!()
+        }
+        fn is_opening(&self, _: usize) -> bool {
+            false
+        }
+        fn begin(&mut self, _: usize, _: Instant, _: Instant) -> Taken {
+            Taken::Refused
         }
         fn tick(&mut self, _: Instant) {}
         fn event(&mut self, i: usize, _: bool, _: bool, _: bool) -> bool {
@@ -825,8 +998,8 @@ mod tests {
         fn connections(&self) -> usize {
             5
         }
-        fn connecting(&self) -> bool {
-            false
+        fn opening(&self) -> usize {
+            0
         }
     }
 
@@ -855,6 +1028,39 @@ mod tests {
         assert_eq!(w.margin, Wake::MOST);
         assert_eq!(w.early(us(249), t0 + us(1000)), Wake::MOST);
         assert_eq!(w.early(us(251), t0 + us(1000)), Duration::ZERO);
+    }
+
+    /// Busy polling on a CPU that another busy thread shares: what it cost is the CPU
+    /// time it had (about half), not the wall-clock time, or a worker that spun on a
+    /// shared CPU would look less busy than it was (down to 0 %).
+    #[test]
+    fn busy_polling_is_counted_in_cpu_time_not_wall_clock_time() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let cpu = crate::sys::allowed_cpus()[0];
+        let stop = Arc::new(AtomicBool::new(false));
+        let hog = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                crate::sys::pin_thread(cpu).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        crate::sys::pin_thread(cpu).unwrap();
+        let mut poll = mio::Poll::new().unwrap();
+        let mut events = mio::Events::with_capacity(8);
+        let began = Instant::now();
+        let spent = super::poll_until(&mut poll, &mut events, began + Duration::from_millis(300));
+        let wall = began.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        hog.join().unwrap();
+        let spent = spent.unwrap();
+        assert!(
+            spent < wall * 3 / 4,
+            "{spent:?} counted for {wall:?} shared with a busy thread"
+        );
     }
 
     /// Polls that find nothing may add up to 1/32 of the time since the start: past

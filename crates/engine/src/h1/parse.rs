@@ -16,7 +16,8 @@
 //! "peer closed early" and "the bytes contradict the framing" — the distinctions the
 //! failure classes rest on. Interim 1xx responses are skipped, never reported.
 
-use crate::search::BodySearch;
+use crate::body_search::BodySearch;
+use crate::codec::decimal;
 
 /// How a response ended, or why it cannot be one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -424,7 +425,7 @@ impl HeadFacts {
         for h in resp.headers.iter() {
             let name = h.name.as_bytes();
             if name.eq_ignore_ascii_case(b"content-length") {
-                let v = parse_decimal(h.value).ok_or(ParseError::Malformed)?;
+                let v = decimal::parse(h.value).ok_or(ParseError::Malformed)?;
                 if length.is_some_and(|l| l != v) {
                     return Err(ParseError::Malformed);
                 }
@@ -464,15 +465,6 @@ impl HeadFacts {
 /// True when `b` holds a line feed followed by another, or by CR LF: the end of a head.
 fn may_end_head(b: &[u8]) -> bool {
     memchr::memchr_iter(b'\n', b).any(|i| matches!(&b[i + 1..], [b'\n', ..] | [b'\r', b'\n', ..]))
-}
-
-/// A decimal field value (a Content-Length), spaces around it allowed.
-pub(crate) fn parse_decimal(v: &[u8]) -> Option<u64> {
-    let v = v.trim_ascii();
-    if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(v.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
 }
 
 /// The size of a chunk from its size line without the CRLF, which RFC 9112 §7.1 spells

@@ -1,92 +1,65 @@
-//! The requests of a run, prepared once: a request (or each entry of a request list)
-//! without templated values becomes the bytes every connection of every worker sends; one
-//! with `{seq}` or `{rand:LO-HI}` keeps its pieces, and [`Requests::render`] appends a
-//! request's bytes to a connection's output buffer with fresh values, allocating nothing.
-//! [`Gen`](crate::template::Gen) picks each request's entry (in order or at random,
-//! seeded) per worker.
+//! HTTP/1.1's wire form of the run's requests ([`crate::request`]), rendered once: a
+//! request (or each entry of a request list) without templated values becomes the bytes
+//! every connection of every worker sends; one with `{seq}` or `{rand:LO-HI}` keeps its
+//! pieces, and [`Prepared::render`] appends a request's bytes to a connection's output
+//! buffer with fresh values, allocating nothing. [`Gen`](crate::template::Gen) picks each
+//! request's entry (in order or at random, seeded) per worker.
 
-use crate::template::{decimal, fill, Gen};
-use shootout_model::requests::{Order, Template};
-use shootout_model::spec::{check_header, check_method};
-use shootout_model::{LoadSpec, RequestSpec, Target};
+use crate::codec::decimal;
+use crate::request::{HeaderError, Request, Requests};
+use crate::template::{fill, Gen};
+use shootout_model::requests::Template;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A request that cannot be sent as given.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{0}")]
-pub struct HeaderError(pub String);
-
-/// Builds the bytes of an HTTP/1.1 request. Headers the user gave replace ours of the same
-/// name (Host, User-Agent, Accept); the framing (Content-Length) is always ours, from the
-/// body. The request is checked again here ([`RequestSpec::validate`]: method and header
-/// names are tokens, no CR/LF/NUL in a value, no user framing header), so nothing built
-/// here can carry an injected header.
+/// The bytes of an HTTP/1.1 request, for tests: the request of `req` to `target`.
 #[cfg(test)]
-pub fn build(target: &Target, req: &RequestSpec) -> Result<Vec<u8>, HeaderError> {
-    let (head, length) = head(target, &req.method, &target.path, &req.headers, req)?;
-    let mut out = head.into_bytes();
-    if length || !req.body.is_empty() {
-        out.extend_from_slice(format!("Content-Length: {}\r\n", req.body.len()).as_bytes());
-    }
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(&req.body);
+pub fn build(
+    target: &shootout_model::Target,
+    req: &shootout_model::RequestSpec,
+) -> Result<Vec<u8>, HeaderError> {
+    let requests = Requests {
+        kinds: vec![Request::single(target, req)?],
+        random: false,
+        seed: 0,
+    };
+    let p = Prepared::new(&requests)?;
+    let mut out = Vec::new();
+    p.render(
+        0,
+        &mut Gen::new(0, false, 1, 0, 1),
+        &mut out,
+        &mut Vec::new(),
+    );
     Ok(out)
 }
 
-/// The request line and headers of a request (each line ending in CRLF, without the
-/// Content-Length line and the blank line), and whether it carries a Content-Length.
-/// `headers` are `req`'s (the run's) followed by a list entry's, which replace the run's
-/// of the same name.
-fn head(
-    target: &Target,
-    method: &str,
-    path: &str,
-    extra: &[(String, String)],
-    req: &RequestSpec,
-) -> Result<(String, bool), HeaderError> {
-    req.validate().map_err(|e| HeaderError(e.to_string()))?;
-    for (n, v) in extra {
-        check_header(n, v).map_err(|e| HeaderError(e.to_string()))?;
-    }
-    check_method(method).map_err(|e| HeaderError(e.to_string()))?;
-    if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-        return Err(HeaderError(format!(
-            "the path {path:?} has a space or a control character"
-        )));
-    }
-    let headers: Vec<&(String, String)> = req
-        .headers
-        .iter()
-        .filter(|(n, _)| !extra.iter().any(|(e, _)| e.eq_ignore_ascii_case(n)))
-        .chain(extra)
-        .collect();
-    let user_has = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
-    let mut out = format!("{method} {path} HTTP/1.1\r\n");
+/// The request line and header lines of `r` (each ending in CRLF, without the
+/// Content-Length line and the blank line). Our fields come first, then `Connection:
+/// close` when the connection is not kept (and the user gave no `Connection`), then the
+/// user's.
+fn head(r: &Request) -> String {
+    let mut out = format!("{} {} HTTP/1.1\r\n", r.method, r.path);
     let mut line = |name: &str, value: &str| {
         for part in [name, ": ", value, "\r\n"] {
             out.push_str(part);
         }
     };
-    if !user_has("host") {
-        line("Host", &target.host_header);
-    }
-    if !user_has("user-agent") {
-        line(
-            "User-Agent",
-            concat!("shootout/", env!("CARGO_PKG_VERSION")),
-        );
-    }
-    if !user_has("accept") {
-        line("Accept", "*/*");
-    }
-    if !req.keepalive && !user_has("connection") {
-        line("Connection", "close");
-    }
-    for (n, v) in headers {
+    for (n, v) in &r.ours {
         line(n, v);
     }
-    Ok((out, matches!(method, "POST" | "PUT" | "PATCH")))
+    if !r.keepalive
+        && !r
+            .theirs
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("connection"))
+    {
+        line("Connection", "close");
+    }
+    for (n, v) in &r.theirs {
+        line(n, v);
+    }
+    out
 }
 
 /// One kind of request a run sends: the single request of a run, or one entry of a list.
@@ -101,8 +74,8 @@ pub struct Kind {
 }
 
 /// The bytes of a kind: built once, or rendered per request from templates. A body is
-/// shared by every kind whose list entries share it (one body file named by many
-/// entries is held once).
+/// the request's own, shared by every kind whose list entries share it (one body file
+/// named by many entries is held once).
 #[derive(Debug)]
 enum Wire {
     Fixed {
@@ -119,9 +92,9 @@ enum Wire {
     },
 }
 
-/// Every kind of request of a run, prepared once.
+/// Every kind of request of a run, in HTTP/1.1's wire form.
 #[derive(Debug)]
-pub struct Requests {
+pub struct Prepared {
     /// The kinds, in list order (one when the run has no list).
     pub kinds: Vec<Kind>,
     /// Entries are picked at random…
@@ -130,32 +103,24 @@ pub struct Requests {
     pub seed: u64,
 }
 
-impl Requests {
-    /// Prepares the request of `spec`, or each entry of its list. Kinds without a template
-    /// are built into their bytes here, once.
-    pub fn prepare(spec: &LoadSpec) -> Result<Requests, HeaderError> {
-        let req = &spec.request;
+impl Prepared {
+    /// Renders each of `requests`. Kinds without a template are built into their bytes
+    /// here, once; a templated body is parsed once however many kinds send it.
+    pub fn new(requests: &Requests) -> Result<Prepared, HeaderError> {
         // A body's template, parsed once per shared body (keyed by its address, which
         // the Arc keeps alive for as long as the map).
         let mut templates: HashMap<*const u8, (Arc<[u8]>, Arc<Template>)> = HashMap::new();
-        // Only a list's entries hold templates: the run's own request is sent as given.
-        let mut one = |method: &str,
-                       path: &str,
-                       extra: &[(String, String)],
-                       body: &Arc<[u8]>,
-                       templates_on: bool| {
-            let (head, length) = head(&spec.target, method, path, extra, req)?;
-            let length = length || !body.is_empty();
-            let t = |b: &[u8]| Template::parse(b).map_err(|e| HeaderError(e.to_string()));
-            let (head_t, body_t) = if templates_on {
-                let body_t = match templates.get(&Arc::as_ptr(body).cast::<u8>()) {
+        let t = |b: &[u8]| Template::parse(b).map_err(|e| HeaderError(e.to_string()));
+        let mut kinds = Vec::with_capacity(requests.kinds.len());
+        for r in &requests.kinds {
+            let head = head(r);
+            let (head_t, body_t) = if r.templated {
+                let key = Arc::as_ptr(&r.body).cast::<u8>();
+                let body_t = match templates.get(&key) {
                     Some((_, parsed)) => Arc::clone(parsed),
                     None => {
-                        let parsed = Arc::new(t(body)?);
-                        templates.insert(
-                            Arc::as_ptr(body).cast::<u8>(),
-                            (Arc::clone(body), Arc::clone(&parsed)),
-                        );
+                        let parsed = Arc::new(t(&r.body)?);
+                        templates.insert(key, (Arc::clone(&r.body), Arc::clone(&parsed)));
                         parsed
                     }
                 };
@@ -167,49 +132,32 @@ impl Requests {
                 Wire::Templated {
                     head: head_t,
                     body: body_t,
-                    length,
+                    length: r.length,
                 }
             } else {
                 let mut out = head.into_bytes();
-                if length {
-                    out.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+                if r.length {
+                    out.extend_from_slice(b"Content-Length: ");
+                    decimal::put(r.body.len() as u64, &mut out);
+                    out.extend_from_slice(b"\r\n");
                 }
                 out.extend_from_slice(b"\r\n");
                 Wire::Fixed {
                     head: out,
-                    body: Arc::clone(body),
+                    body: Arc::clone(&r.body),
                 }
             };
-            Ok(Kind {
-                head: method.eq_ignore_ascii_case("HEAD"),
-                idempotent: ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
-                    .iter()
-                    .any(|m| method.eq_ignore_ascii_case(m)),
+            kinds.push(Kind {
+                head: r.head(),
+                idempotent: r.idempotent(),
                 wire,
-            })
-        };
-        match &spec.list {
-            None => Ok(Requests {
-                kinds: vec![one(
-                    &req.method,
-                    &spec.target.path,
-                    &[],
-                    &Arc::from(&req.body[..]),
-                    false,
-                )?],
-                random: false,
-                seed: 0,
-            }),
-            Some(list) => Ok(Requests {
-                kinds: list
-                    .entries
-                    .iter()
-                    .map(|e| one(&e.method, &e.path, &e.headers, &e.body, true))
-                    .collect::<Result<_, _>>()?,
-                random: list.order == Order::Random,
-                seed: list.seed,
-            }),
+            });
         }
+        Ok(Prepared {
+            kinds,
+            random: requests.random,
+            seed: requests.seed,
+        })
     }
 
     /// Appends the bytes of one request of `kind` to `out`, drawing its templated values
@@ -227,7 +175,7 @@ impl Requests {
                     scratch.clear();
                     fill(body, gen, scratch);
                     out.extend_from_slice(b"Content-Length: ");
-                    decimal(scratch.len() as u64, out);
+                    decimal::put(scratch.len() as u64, out);
                     out.extend_from_slice(b"\r\n\r\n");
                     out.extend_from_slice(scratch);
                 } else {
@@ -242,6 +190,8 @@ impl Requests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shootout_model::requests::Order;
+    use shootout_model::{LoadSpec, RequestSpec, Target};
 
     fn target() -> Target {
         Target::parse("http://127.0.0.1:8080/a?b=1").unwrap()
@@ -340,7 +290,7 @@ mod tests {
             .unwrap();
             let mut spec = LoadSpec::new(target());
             spec.list = Some(list);
-            let r = Requests::prepare(&spec).unwrap();
+            let r = Prepared::new(&Requests::prepare(&spec).unwrap()).unwrap();
             assert_eq!(r.kinds.len(), 64);
             let shared = spec.list.as_ref().unwrap().entries[0].body.clone();
             for k in &r.kinds {

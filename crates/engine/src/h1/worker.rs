@@ -25,9 +25,9 @@
 //! they arrived a moment later — so the counts do not depend on how TCP split the bytes.
 
 use super::conn::{Answered, Connection, Received, Slot, Then};
-use crate::event_loop::pacer::Pacing;
+use super::request::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
 use crate::transport::{Got, Transport};
@@ -36,6 +36,11 @@ use shootout_model::FailureKind;
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
+
+/// Rate mode: an answer that took longer than this after its send, and came after the
+/// answer to a request sent later, is counted in
+/// [`crate::event_loop::Schedule::overtaken`].
+const OVERTAKEN_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Where a connection's socket is. `Writing` and `Reading` hold a non-empty queue; `Idle`
 /// an empty one.
@@ -79,6 +84,8 @@ impl Conn {
 
 struct Worker<'a> {
     core: Core<'a>,
+    /// The run's requests, in their HTTP/1.1 wire form.
+    reqs: &'a Prepared,
     conns: Vec<Conn>,
     /// Rate mode: connections with room for a request (see [`Conn::pooled`]); an entry
     /// whose connection is no longer pooled is skipped when popped.
@@ -91,36 +98,49 @@ struct Worker<'a> {
     want_request_head: bool,
     /// Connections being opened (in [`Phase::Connecting`]).
     opening: usize,
+    /// Connections with a socket (not [`Phase::Closed`]).
+    live: usize,
+    /// Rate mode: the latest send of a request answered so far.
+    last_sent_answered: Option<Instant>,
 }
 
 /// Runs one worker to the end of its share; `stop` ends it early.
-pub fn run(sh: &Shared, a: Assignment, stop: &AtomicBool, live: &Live) -> io::Result<Output> {
-    host(sh, a, stop, live, set_up)
+pub fn run(
+    sh: &Shared,
+    reqs: &Prepared,
+    a: Assignment,
+    stop: &AtomicBool,
+    live: &Live,
+) -> io::Result<Output> {
+    host(sh, a, stop, live, |sh, a| set_up(sh, reqs, a))
 }
 
 /// Builds the worker; in rate mode also opens its connections, so the schedule starts
 /// with connections ready.
-fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
+fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Result<Worker<'a>> {
     let now = Instant::now();
     let mut core = Core::new(sh, a)?;
-    let kinds = sh.requests.kinds.len();
+    let kinds = reqs.kinds.len();
     if (2..=shootout_model::requests::MAX_REPORTED_ENTRIES).contains(&kinds) {
         core.rec.per_kind(kinds);
     }
     let mut w = Worker {
         core,
+        reqs,
         conns: Vec::with_capacity(a.connections),
         pool: Vec::with_capacity(a.connections),
         gen: Gen::new(
-            sh.requests.seed,
-            sh.requests.random,
-            sh.requests.kinds.len(),
+            reqs.seed,
+            reqs.random,
+            reqs.kinds.len(),
             a.index,
             sh.workers,
         ),
         scratch: Vec::new(),
         want_request_head: false,
         opening: 0,
+        live: 0,
+        last_sent_answered: None,
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -136,6 +156,16 @@ fn set_up<'a>(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Worker<'a>> {
     }
     if w.core.paced() {
         w.connect_all()?;
+        // Those opened ahead of need are used in the order their connects completed, as
+        // near as the client can see to the order a server accepts them: a server that
+        // gives each accepted connection a worker until its request comes is given
+        // requests on those it accepted first. The workers opened theirs in turns (see
+        // `event_loop::Turns`), so across workers too they are accepted in the order the
+        // schedule uses them. (The kernel may still accept them in another order, e.g. when
+        // a thread moved between CPUs as it connected.)
+        let conns = &w.conns;
+        w.pool.retain(|&i| conns[i].pooled);
+        w.pool.reverse();
     }
     Ok(w)
 }
@@ -159,8 +189,66 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    const WAITS_ON_OPENING: bool = true;
+
+    /// The last pooled connection, taken off the pool (it stays marked pooled).
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(i) = self.pool.pop() {
+            if self.conns[i].pooled {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed && !self.conns[i].busy()
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (self.live, self.opening)
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Connecting
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        if self.conns[i].owes {
+            // This request's answer is what the connection received unasked: malformed. The
+            // connection is replaced at the schedule's pace.
+            self.conns[i].owes = false;
+            self.conns[i].pooled = false;
+            let kind = self.gen.pick();
+            self.core
+                .rec
+                .failed(&Timing::unsent(due, now, kind), FailureKind::Malformed);
+            self.core.spare.push(i);
+            return Taken::Sent;
+        }
+        // A connection still opening sends its queue once it is up, and counts the send
+        // then.
+        let queued = self.conns[i].phase == Phase::Connecting;
+        self.enqueue(i, due, now, !queued);
+        if !queued {
+            self.flush(i, now);
+        }
+        self.conns[i].pooled = false;
+        let c = &self.conns[i];
+        if c.h1.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
+            self.pool_add(i);
+        }
+        if queued {
+            Taken::Queued
+        } else {
+            Taken::Sent
+        }
     }
 
     fn tick(&mut self, now: Instant) {
@@ -173,7 +261,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.broke(i, now, FailureKind::Malformed);
+        self.broke(i, now, FailureKind::GeneratorFault);
     }
 
     fn open(&mut self, i: usize, now: Instant) {
@@ -184,8 +272,11 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
-        self.conns.iter().any(|c| c.phase == Phase::Connecting)
+    fn opening(&self) -> usize {
+        self.conns
+            .iter()
+            .filter(|c| c.phase == Phase::Connecting)
+            .count()
     }
 }
 
@@ -208,89 +299,6 @@ impl Worker<'_> {
         }
     }
 
-    /// Sends every request that is due and has a connection with room for it.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.pop_pooled().or_else(|| self.grow(now)) else {
-                        // Every connection is busy and no more may open (the cap): the
-                        // request waits, and its latency with it.
-                        return Dispatch::Blocked;
-                    };
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    self.core.sched.sent += 1;
-                    if self.conns[i].owes {
-                        // This request's answer is what the connection received unasked:
-                        // malformed. The connection is replaced at the schedule's pace.
-                        self.core.sched.sending(late, false);
-                        self.conns[i].owes = false;
-                        self.conns[i].pooled = false;
-                        let kind = self.gen.pick();
-                        self.core
-                            .rec
-                            .failed(&Timing::unsent(due, now, kind), FailureKind::Malformed);
-                        self.connect(i, now);
-                        continue;
-                    }
-                    self.enqueue(i, due, now);
-                    // A connection still opening sends its queue once it is up.
-                    if self.conns[i].phase != Phase::Connecting {
-                        self.flush(i, now);
-                    }
-                    let c = &self.conns[i];
-                    if c.h1.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
-                        self.conns[i].pooled = false;
-                        self.pool_add(i);
-                    } else {
-                        self.conns[i].pooled = false;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Rate mode: a request is due and no connection has room. Opens one more when the cap
-    /// allows (the request goes out once it is up); `None` when it does not, or the
-    /// connection failed at once. Not while the server turns connections away
-    /// ([`Core::may_grow`]), nor while more are opening than are open (a connect takes a round trip; a burst
-    /// of due requests doubles the connections at most once per round trip).
-    fn grow(&mut self, now: Instant) -> Option<usize> {
-        let open = self.conns.len() - self.opening;
-        if self.opening > open {
-            return None;
-        }
-        if !self.core.may_grow(self.conns.len()) {
-            return None;
-        }
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        let i = self.conns.len() - 1;
-        self.connect(i, now);
-        (self.conns[i].phase == Phase::Connecting).then_some(i)
-    }
-
-    /// Takes the last pooled connection off the pool (it stays marked pooled).
-    fn pop_pooled(&mut self) -> Option<usize> {
-        while let Some(i) = self.pool.pop() {
-            if self.conns[i].pooled {
-                return Some(i);
-            }
-        }
-        None
-    }
-
     /// Puts connection `i` in the pool, unless it is there.
     fn pool_add(&mut self, i: usize) {
         if self.conns[i].pooled {
@@ -308,16 +316,19 @@ impl Worker<'_> {
         }
     }
 
-    /// Adds a request that started at `start` to connection `i`'s queue (not rendered yet).
-    fn enqueue(&mut self, i: usize, start: Instant, now: Instant) {
+    /// Adds a request that started at `start` to connection `i`'s queue (not rendered yet);
+    /// rate mode: `counted` when the schedule counted its send (else it is counted as its
+    /// bytes go out).
+    fn enqueue(&mut self, i: usize, start: Instant, now: Instant, counted: bool) {
         let kind = self.gen.pick();
-        let k = &self.core.sh.requests.kinds[kind];
+        let k = &self.reqs.kinds[kind];
         let c = &mut self.conns[i];
         let mut s = Slot::new(start, now, kind, k.head, k.idempotent);
         if !c.busy() && c.phase == Phase::Idle {
             s.rested = now.saturating_duration_since(c.idle_at);
         }
         s.waited = c.phase == Phase::Connecting;
+        s.scheduled = counted;
         c.h1.push(s);
         self.core.in_flight += 1;
     }
@@ -329,7 +340,10 @@ impl Worker<'_> {
     fn next(&mut self, i: usize, now: Instant) {
         if self.core.pacer.is_some() {
             match self.conns[i].phase {
-                Phase::Closed => self.connect(i, now),
+                // Requests wait on it (not written yet): they need it now.
+                Phase::Closed if self.conns[i].busy() => self.connect(i, now),
+                // Opened again when a request needs it, not before.
+                Phase::Closed => self.core.spare.push(i),
                 Phase::Connecting => {}
                 _ => self.park(i, now),
             }
@@ -340,7 +354,7 @@ impl Worker<'_> {
             return;
         }
         while self.conns[i].h1.len() < self.core.sh.pipeline && self.core.claim(now) {
-            self.enqueue(i, now, now);
+            self.enqueue(i, now, now, false);
         }
         match self.conns[i].phase {
             _ if !self.conns[i].busy() => self.close(i),
@@ -360,6 +374,9 @@ impl Worker<'_> {
                 if c.phase != Phase::Connecting {
                     self.opening += 1;
                 }
+                if c.phase == Phase::Closed {
+                    self.live += 1;
+                }
                 c.phase = Phase::Connecting;
             }
             Err(_) => self.connect_failed(i, now),
@@ -370,6 +387,9 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         if c.phase == Phase::Connecting {
             self.opening -= 1;
+        }
+        if c.phase != Phase::Closed {
+            self.live -= 1;
         }
         // Closing the socket removes it from the epoll set; no deregister call needed.
         c.io = None;
@@ -507,13 +527,22 @@ impl Worker<'_> {
             return self.next(i, now);
         }
         // Closed by the server with nothing said.
-        let unused = !self.conns[i].h1.reused;
+        let c = &self.conns[i];
+        let unused = !c.h1.reused;
+        // Rate mode: one opened ahead of need and closed after sitting idle a while was
+        // not turned away at accept (a keep-alive timeout closed it, which is the server's
+        // right): it waits, closed, for a request that needs it.
+        let rested = self.core.pacer.is_some()
+            && now.saturating_duration_since(c.idle_at) >= crate::event_loop::CLOSED_AT_ACCEPT;
         self.close(i);
-        if unused {
+        if unused && !rested {
             // Dropped before it carried any answer: re-opened after a pause that grows each
             // time, so a server that closes every connection at accept is not flooded.
             self.core.rec.counts.dropped += 1;
             self.core.pause(i, &mut self.conns[i].life, now);
+        } else if self.core.pacer.is_some() {
+            // Closed after serving, while idle: opened again when a request needs it.
+            self.core.spare.push(i);
         } else {
             self.core.rec.counts.reconnects += 1;
             self.connect(i, now);
@@ -552,12 +581,12 @@ impl Worker<'_> {
         if c.io.is_none() {
             return;
         }
-        let (sh, gen, scratch) = (self.core.sh, &mut self.gen, &mut self.scratch);
+        let (reqs, gen, scratch) = (self.reqs, &mut self.gen, &mut self.scratch);
         let (want_head, heads) = (&mut self.want_request_head, &mut self.core.rec.heads);
         let (sched, paced) = (&mut self.core.sched, self.core.pacer.is_some());
         c.h1.render(now, |s, out| {
             let before = out.len();
-            sh.requests.render(s.kind, gen, out, scratch);
+            reqs.render(s.kind, gen, out, scratch);
             if *want_head {
                 *want_head = false;
                 heads.request = Some(crate::live::head_of(&out[before..]).to_vec());
@@ -737,6 +766,16 @@ impl Worker<'_> {
             return;
         };
         let t = s.timing(now);
+        if self.core.pacer.is_some() {
+            // Answers on one connection come in order: a request sent later and answered
+            // first went on another.
+            let overtaken = self.last_sent_answered.is_some_and(|l| l > s.sent);
+            if overtaken && now.saturating_duration_since(s.sent) > OVERTAKEN_AFTER {
+                self.core.sched.overtaken += 1;
+            }
+            self.last_sent_answered =
+                Some(self.last_sent_answered.map_or(s.sent, |l| l.max(s.sent)));
+        }
         let server = &mut c.h1.parser.server;
         self.core
             .rec

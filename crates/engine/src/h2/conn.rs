@@ -27,9 +27,9 @@ use super::frame::{
 };
 use super::hpack::{self, Fields};
 use super::request::{table_size_update, Prepared};
+use crate::codec::decimal::parse as parse_decimal;
 use crate::exchange::Exchange;
 use crate::fields;
-use crate::h1::parse::parse_decimal;
 use shootout_model::FailureKind;
 use std::time::{Duration, Instant};
 
@@ -208,6 +208,8 @@ pub struct Connection {
     next_id: u32,
     ready: bool,
     goaway: Option<(u32, ErrorCode)>,
+    /// The server acknowledged our SETTINGS.
+    pub acked: bool,
     max_concurrent: Option<u64>,
     peer_window: i64,
     send_window: i64,
@@ -264,6 +266,7 @@ impl Connection {
             next_id: 1,
             ready: false,
             goaway: None,
+            acked: false,
             max_concurrent: None,
             peer_window: frame::DEFAULT_WINDOW,
             send_window: frame::DEFAULT_WINDOW,
@@ -302,6 +305,7 @@ impl Connection {
         self.next_id = 1;
         self.ready = false;
         self.goaway = None;
+        self.acked = false;
         self.max_concurrent = None;
         self.peer_window = frame::DEFAULT_WINDOW;
         self.send_window = frame::DEFAULT_WINDOW;
@@ -340,6 +344,12 @@ impl Connection {
     /// its streams end it is closed and replaced.
     pub fn spent(&self) -> bool {
         self.goaway.is_some() || self.next_id > MAX_STREAM_ID
+    }
+
+    /// The run is over: GOAWAY with NO_ERROR is queued (RFC 9113 §6.8: the graceful
+    /// close; no stream of the server's was processed, so its last stream id is 0).
+    pub fn goodbye(&mut self) {
+        frame::goaway(&mut self.out, frame::NO_ERROR);
     }
 
     /// The code of the GOAWAY received, if any.
@@ -773,6 +783,7 @@ impl Connection {
     /// acknowledged.
     fn settings(&mut self, s: Settings, req: &Prepared) -> Result<(), ConnError> {
         if s == Settings::Ack {
+            self.acked = true;
             return Ok(());
         }
         for entry in s.entries() {

@@ -48,15 +48,62 @@ pub enum Refusal {
     Silent(Duration),
 }
 
-/// Sends the preface and our SETTINGS on a blocking stream and reads the server's first
-/// frame header: a server that does not speak HTTP/2 is refused here, never fallen back
-/// from.
-pub fn check<S: Read + Write + ?Sized>(stream: &mut S, timeout: Duration) -> Result<(), Refusal> {
+/// A blocking stream the pre-flight speaks over (TCP or a unix socket): its read timeout
+/// can be changed, and its sending side shut.
+pub trait Blocking: Read + Write {
+    /// Sets the read timeout (`None`: none).
+    fn read_timeout(&self, t: Option<Duration>) -> io::Result<()>;
+    /// Shuts the sending side (a FIN after what was written).
+    fn shut_write(&self) -> io::Result<()>;
+}
+
+impl Blocking for std::net::TcpStream {
+    fn read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(t)
+    }
+    fn shut_write(&self) -> io::Result<()> {
+        self.shutdown(std::net::Shutdown::Write)
+    }
+}
+
+impl Blocking for std::os::unix::net::UnixStream {
+    fn read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(t)
+    }
+    fn shut_write(&self) -> io::Result<()> {
+        self.shutdown(std::net::Shutdown::Write)
+    }
+}
+
+/// How long the pre-flight waits for more of the server's frames once the server has
+/// acknowledged our SETTINGS and is quiet: frames sent right after its preface (before its
+/// acknowledgement, or just after) are read, and a connection error in them answered with
+/// its GOAWAY, before the polite close.
+const QUIET: Duration = Duration::from_millis(20);
+
+/// The longest the pre-flight's close takes: reading the server's first frames, then,
+/// after our GOAWAY, waiting for the server to close.
+const CLOSING: Duration = Duration::from_secs(1);
+
+/// Sends the preface and our SETTINGS on a blocking stream (whose read timeout is
+/// `timeout`) and reads the server's first frame header: a server that does not speak
+/// HTTP/2 is refused here, never fallen back from. Then the connection is closed as a
+/// client should (RFC 9113 §6.8), so the server never sees a reset: what the server sends
+/// next goes through the connection's state machine ([`conn::Connection`], for `req`)
+/// until it has acknowledged our SETTINGS and is then quiet for [`QUIET`], GOAWAY goes
+/// with the code of a connection error found in it (else NO_ERROR), our side is shut and
+/// the rest is read until the server closes, all within [`CLOSING`].
+pub fn check<S: Blocking + ?Sized>(
+    stream: &mut S,
+    timeout: Duration,
+    req: &request::Prepared,
+) -> Result<(), Refusal> {
     let mut c = conn::Connection::new(1, None);
     c.start();
     if stream.write_all(&c.out).is_err() {
         return Err(Refusal::Closed);
     }
+    c.out.clear();
     let mut got = [0u8; 9];
     let mut n = 0;
     let began = Instant::now();
@@ -83,8 +130,66 @@ pub fn check<S: Read + Write + ?Sized>(stream: &mut S, timeout: Duration) -> Res
         return Err(Refusal::Closed);
     }
     let h = frame::Head::parse(&got);
-    if h.kind() != frame::Kind::Settings || h.stream != 0 || h.ack() {
-        return Err(Refusal::NotSettings);
+    let verdict = if h.kind() != frame::Kind::Settings || h.stream != 0 || h.ack() {
+        Err(Refusal::NotSettings)
+    } else {
+        Ok(())
+    };
+    close(stream, &mut c, &got, req);
+    verdict
+}
+
+/// Closes the pre-flight connection politely; see [`check`]. Errors of the socket end
+/// it quietly: the verdict is already made.
+fn close<S: Blocking + ?Sized>(
+    stream: &mut S,
+    c: &mut conn::Connection,
+    first: &[u8],
+    req: &request::Prepared,
+) {
+    let end = Instant::now() + CLOSING;
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut fed = c.feed(first, req, Instant::now());
+    while fed.is_ok() {
+        // Until the acknowledgement, as long as the close may take; then a short quiet.
+        let left = end.saturating_duration_since(Instant::now());
+        let wait = if c.acked { left.min(QUIET) } else { left };
+        if wait.is_zero() || stream.read_timeout(Some(wait)).is_err() {
+            break;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => fed = c.feed(&buf[..k], req, Instant::now()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+        // Acknowledgements (SETTINGS, PING) go as the server expects them; after an
+        // error, the GOAWAY goes below.
+        if fed.is_ok() {
+            if stream.write_all(&c.out).is_err() || stream.flush().is_err() {
+                return;
+            }
+            c.out.clear();
+        }
     }
-    Ok(())
+    if fed.is_ok() {
+        frame::goaway(&mut c.out, frame::NO_ERROR);
+    }
+    // On an error the connection wrote its GOAWAY with the error's code.
+    if stream.write_all(&c.out).is_err() || stream.flush().is_err() {
+        return;
+    }
+    let _ = stream.shut_write();
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
 }

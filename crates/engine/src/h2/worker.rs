@@ -20,9 +20,8 @@
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
-use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::exchange::Resend;
 use crate::linger::Closing;
 use crate::recorder::Timing;
@@ -78,6 +77,8 @@ struct Worker<'a> {
     /// Connections connecting or in their handshake (kept by [`Worker::set_phase`]), so
     /// that rate mode's growth does not scan every connection for one.
     opening: usize,
+    /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
+    live: usize,
 }
 
 /// Runs one HTTP/2 worker to the end of its share; `stop` ends it early.
@@ -110,6 +111,7 @@ fn set_up<'a>(
         scratch: Vec::with_capacity(streams),
         closing: Closing::default(),
         opening: 0,
+        live: 0,
     };
     for _ in 0..a.connections {
         let c = w.new_conn(now);
@@ -125,6 +127,9 @@ fn set_up<'a>(
     }
     if w.core.paced() {
         w.connect_all()?;
+        // Those opened ahead of need are taken in the order they opened (the order a
+        // server accepts them); later, the most recently freed first.
+        w.room.sort_unstable_by(|a, b| b.cmp(a));
     }
     Ok(w)
 }
@@ -148,8 +153,55 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    fn resend(&mut self, now: Instant) -> bool {
+        while !self.resend.is_empty() {
+            let Some(i) = self.room(now) else {
+                return false;
+            };
+            self.resend_on(i, now);
+            self.flush(i, now);
+        }
+        true
+    }
+
+    /// Rate mode: a connection with room for a stream, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(&i) = self.room.last() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Open && c.h2.room() > 0 {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
+        }
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (self.live, self.opening)
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshake)
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        self.core.in_flight += 1;
+        self.conns[i]
+            .h2
+            .open(self.req, due, now, Duration::ZERO, false);
+        self.flush(i, now);
+        Taken::Sent
     }
 
     fn tick(&mut self, now: Instant) {
@@ -162,7 +214,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::Malformed);
+        self.fail_open(i, now, FailureKind::GeneratorFault);
         self.close(i);
         self.replace(i, now, true);
     }
@@ -175,15 +227,29 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
+    fn opening(&self) -> usize {
         self.conns
             .iter()
-            .any(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .filter(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .count()
     }
 
-    /// Connections ended by an error get the rest of their time to close, so their
-    /// servers read the GOAWAY rather than a reset.
+    /// Each connection still open (or waiting for the server's SETTINGS) says goodbye
+    /// with GOAWAY(NO_ERROR) and lingers, as those ended by an error do, until its server
+    /// closes: servers read a graceful close rather than a reset. What was in flight
+    /// stays aborted.
     fn wind_down(&mut self, stop: &AtomicBool) {
+        let now = Instant::now();
+        for c in &mut self.conns {
+            if !matches!(c.phase, Phase::Handshake | Phase::Open) {
+                continue;
+            }
+            let Some(mut io) = c.io.take() else { continue };
+            c.h2.goodbye();
+            let _ = io.write(&c.h2.out[c.written.min(c.h2.out.len())..]);
+            let _ = io.flush();
+            self.closing.add(io, self.core.poll.registry(), now);
+        }
         self.closing.finish(&mut self.core.buf, stop);
     }
 
@@ -199,62 +265,6 @@ impl Worker<'_> {
         !self.resend.is_empty() || !self.core.spent(now)
     }
 
-    /// Rate mode: sends every request that is due and has a stream free.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        while !self.resend.is_empty() {
-            let Some(i) = self.with_room() else {
-                self.grow(now);
-                return Dispatch::Blocked;
-            };
-            self.resend_on(i, now);
-            self.flush(i, now);
-        }
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.with_room() else {
-                        // No free stream: the request waits, and its latency with it,
-                        // until a connection opened now (if the cap allows) is ready.
-                        self.grow(now);
-                        return Dispatch::Blocked;
-                    };
-                    self.core.sched.sending(late, false);
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    self.core.sched.sent += 1;
-                    self.core.in_flight += 1;
-                    let c = &mut self.conns[i];
-                    c.h2.open(self.req, due, now, Duration::ZERO, false);
-                    self.flush(i, now);
-                }
-            }
-        }
-    }
-
-    /// Rate mode: every stream is taken. Opens one more connection unless one is opening
-    /// already (its streams will do) or [`Core::may_grow`] says no.
-    fn grow(&mut self, now: Instant) {
-        if self.opening > 0 {
-            return;
-        }
-        if !self.core.may_grow(self.conns.len()) {
-            return;
-        }
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.connect(self.conns.len() - 1, now);
-    }
-
     /// A connection not yet opened.
     fn new_conn(&self, now: Instant) -> Conn {
         Conn {
@@ -267,19 +277,6 @@ impl Worker<'_> {
             answered: false,
             listed: false,
         }
-    }
-
-    /// Rate mode: a connection with room for a stream, kept listed while it has more.
-    fn with_room(&mut self) -> Option<usize> {
-        while let Some(&i) = self.room.last() {
-            let c = &self.conns[i];
-            if c.phase == Phase::Open && c.h2.room() > 0 {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
     }
 
     /// Notes that connection `i` may have room (rate mode) or fills it (closed loop).
@@ -352,16 +349,22 @@ impl Worker<'_> {
         let opening = |p: Phase| matches!(p, Phase::Connecting | Phase::Handshake);
         let c = &mut self.conns[i];
         self.opening = self.opening + usize::from(opening(phase)) - usize::from(opening(c.phase));
+        let live = |p: Phase| p != Phase::Closed;
+        self.live = self.live + usize::from(live(phase)) - usize::from(live(c.phase));
         c.phase = phase;
     }
 
-    /// After connection `i` closed: a new one, now or after a pause, when work remains.
+    /// After connection `i` closed: a new one, now or after a pause, when work remains
+    /// (closed loop); in rate mode it is opened again when a request needs it (after its
+    /// pause, if any).
     fn replace(&mut self, i: usize, now: Instant, pause: bool) {
         if self.core.pacer.is_none() && !self.more(now) {
             return;
         }
         if pause {
             self.core.pause(i, &mut self.conns[i].life, now);
+        } else if self.core.paced() {
+            self.core.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -463,7 +466,9 @@ impl Worker<'_> {
         if c.phase == Phase::Open && c.h2.spent() && c.h2.active() == 0 {
             self.flush(i, now);
             self.close(i);
-            self.core.rec.counts.reconnects += 1;
+            if !self.core.paced() {
+                self.core.rec.counts.reconnects += 1;
+            }
             return self.replace(i, now, false);
         }
         self.flush(i, now);
@@ -616,10 +621,14 @@ impl Worker<'_> {
             }
             return self.replace(i, now, true);
         }
-        if answered || spent {
+        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
+        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
+        let rested = self.core.paced()
+            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
+        if (answered || spent) && !self.core.paced() {
             self.core.rec.counts.reconnects += 1;
         }
-        self.replace(i, now, !answered);
+        self.replace(i, now, !answered && !rested);
     }
 
     /// Deadlines, lingering sockets, and deferred reconnects.
@@ -661,7 +670,9 @@ impl Worker<'_> {
             (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
         });
         for i in due {
-            if self.core.paced() || self.more(now) {
+            if self.core.paced() {
+                self.core.spare.push(i);
+            } else if self.more(now) {
                 self.connect(i, now);
             }
         }

@@ -22,9 +22,9 @@
 
 use super::frame::{self, FrameError, Piece, Reader};
 use super::qpack::{self, Fields, Scratch};
+use crate::codec::decimal::parse as parse_decimal;
 use crate::exchange::Exchange;
 use crate::fields;
-use crate::h1::parse::parse_decimal;
 use shootout_model::FailureKind;
 use std::time::{Duration, Instant};
 

@@ -31,67 +31,16 @@ pub mod conn;
 pub mod frame;
 pub mod qpack;
 pub mod quic;
+pub mod request;
 pub mod udp;
 pub mod worker;
 
-use crate::h1::request::HeaderError;
-use crate::h2;
+pub use request::Prepared;
+
 use bytes::BytesMut;
-use shootout_model::{RequestSpec, Target};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The request as every stream sends it: its HEADERS frame (and DATA frame for a body),
-/// encoded once.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    /// The stream's bytes: HEADERS, then DATA when there is a body.
-    pub bytes: Vec<u8>,
-    /// The request is a HEAD: answers have no body whatever their content-length says.
-    pub head_request: bool,
-    /// The request as text for `-v 2`: `GET /path HTTP/3`, then `name: value` lines.
-    pub text: Vec<u8>,
-    /// The TLS server name (the target's host).
-    pub server_name: String,
-    /// Our control stream's bytes: its type and our SETTINGS.
-    pub control: Vec<u8>,
-}
-
-/// Prepares the request of `req` to `target`: the same header list and checks as
-/// HTTP/2's (read back from the HTTP/2 preparation's literal block, so the two protocols
-/// send the same fields), QPACK-encoded without a dynamic table.
-pub fn prepare(target: &Target, req: &RequestSpec) -> Result<Prepared, HeaderError> {
-    let h2 = h2::request::prepare(target, req)?;
-    let mut fields = h2::hpack::Fields::new(usize::MAX);
-    h2::hpack::Decoder::default()
-        .decode(&h2.plain, &mut fields)
-        .map_err(|e| HeaderError(format!("the request's header list: {e}")))?;
-    let mut block = Vec::new();
-    qpack::encode(fields.iter(), &mut block);
-    let mut bytes = Vec::with_capacity(block.len() + h2.body.len() + 16);
-    frame::put_head(&mut bytes, frame::HEADERS, block.len());
-    bytes.extend_from_slice(&block);
-    if !h2.body.is_empty() {
-        frame::put_head(&mut bytes, frame::DATA, h2.body.len());
-        bytes.extend_from_slice(&h2.body);
-    }
-    let mut text = h2.text;
-    if let Some(end) = text.windows(2).position(|w| w == b"\r\n") {
-        if text[..end].ends_with(b"HTTP/2") {
-            text[end - 1] = b'3';
-        }
-    }
-    let mut control = Vec::new();
-    frame::control_stream(&mut control, conn::MAX_FIELD_SECTION as u64);
-    Ok(Prepared {
-        bytes,
-        head_request: h2.head_request,
-        text,
-        server_name: target.host.clone(),
-        control,
-    })
-}
 
 /// Why a server is not taken for an HTTP/3 server.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -108,6 +57,65 @@ pub enum Refusal {
     /// The QUIC handshake failed.
     #[error("the QUIC handshake failed: {0}")]
     Handshake(String),
+    /// The server ended the handshake with a TLS alert (QUIC's crypto error, RFC 9001
+    /// §4.8) that a server choosing its certificate by name sends when the client named
+    /// none, to a URL whose host is an IP address (no SNI is sent for one, RFC 6066 §3).
+    #[error("the server ended the QUIC handshake with TLS alert {alert} ({}). The URL's host is an IP address, so no SNI was sent, and a server that chooses its certificate by name (caddy listening on every address, say) had none to choose: give the URL the host name its certificate is for (https://localhost:PORT/), or bind the server to the address (caddy: `bind 127.0.0.1` in the site's block)", alert_name(*alert))]
+    NoServerName {
+        /// The TLS alert (RFC 8446 §6): 40, 49, 80 or 112.
+        alert: u8,
+    },
+    /// As [`Refusal::NoServerName`] for a URL whose host is a name, sent as SNI: the server
+    /// speaks QUIC but had no certificate for that name (caddy's site address must name it).
+    #[error("the server ended the QUIC handshake with TLS alert {alert} ({}) for the name {name}, sent as SNI: it speaks QUIC, and may have no certificate for that name: give the URL the name its certificate is for (caddy: the site's address)", alert_name(*alert))]
+    NoCertificateFor {
+        /// The TLS alert (RFC 8446 §6): 40, 49, 80 or 112.
+        alert: u8,
+        /// The URL's host, sent as SNI.
+        name: String,
+    },
+}
+
+/// The TLS alerts a server sends when it has no certificate for a handshake that named
+/// no server: handshake_failure, access_denied (rustls), internal_error (Go's crypto/tls,
+/// so caddy), unrecognized_name.
+const NO_NAME_ALERTS: [u8; 4] = [40, 49, 80, 112];
+
+/// A TLS alert's name (RFC 8446 §6), for the alerts of [`NO_NAME_ALERTS`].
+fn alert_name(alert: u8) -> &'static str {
+    match alert {
+        40 => "handshake_failure",
+        49 => "access_denied",
+        80 => "internal_error",
+        112 => "unrecognized_name",
+        _ => "an alert",
+    }
+}
+
+/// How a lost handshake is told: a TLS alert of [`NO_NAME_ALERTS`] is
+/// [`Refusal::NoServerName`] when the server name is an IP address, else
+/// [`Refusal::NoCertificateFor`] the name; anything else is said as quinn says it.
+fn lost(reason: quinn_proto::ConnectionError, server_name: &str) -> Refusal {
+    if let quinn_proto::ConnectionError::ConnectionClosed(close) = &reason {
+        let code = u64::from(close.error_code);
+        let ip = server_name
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok();
+        let alert = (code & 0xff) as u8;
+        if (0x100..0x200).contains(&code) && NO_NAME_ALERTS.contains(&alert) {
+            return if ip {
+                Refusal::NoServerName { alert }
+            } else {
+                Refusal::NoCertificateFor {
+                    alert,
+                    name: server_name.to_owned(),
+                }
+            };
+        }
+    }
+    Refusal::Handshake(reason.to_string())
 }
 
 /// Whether a handshake failure is the certificate's (the caller then reports it as a TLS
@@ -153,7 +161,7 @@ pub fn check(
             }
             _ => {}
         }
-        if let Some(outcome) = handshake_outcome(&mut link, now, &mut send, &silent) {
+        if let Some(outcome) = handshake_outcome(&mut link, now, &mut send, &silent, server_name) {
             return outcome;
         }
         let deadline = began + timeout;
@@ -188,6 +196,7 @@ fn handshake_outcome(
     now: Instant,
     send: &mut impl FnMut(&[u8], Option<usize>) -> std::io::Result<usize>,
     silent: &Refusal,
+    server_name: &str,
 ) -> Option<Result<(), Refusal>> {
     while let Some(ev) = link.conn.poll() {
         match ev {
@@ -205,7 +214,7 @@ fn handshake_outcome(
             quinn_proto::Event::ConnectionLost { reason } => {
                 return Some(Err(match reason {
                     quinn_proto::ConnectionError::TimedOut => silent.clone(),
-                    r => Refusal::Handshake(r.to_string()),
+                    r => lost(r, server_name),
                 }))
             }
             _ => {}
@@ -223,4 +232,49 @@ pub fn alpn(conn: &quinn_proto::Connection) -> Option<Vec<u8>> {
                 .ok()
         })
         .and_then(|d| d.protocol)
+}
+
+#[cfg(test)]
+mod lost_tests {
+    use super::*;
+
+    /// The server's close of a handshake with TLS alert `alert` (QUIC's CRYPTO_ERROR).
+    fn alert(alert: u8) -> quinn_proto::ConnectionError {
+        quinn_proto::ConnectionError::ConnectionClosed(quinn_proto::ConnectionClose {
+            error_code: quinn_proto::TransportErrorCode::crypto(alert),
+            frame_type: None,
+            reason: bytes::Bytes::new(),
+        })
+    }
+
+    /// caddy on every address ends a handshake with alert 80 for a name it has no site
+    /// for: an IP-literal URL (no SNI) and a host name it does not serve were both "does
+    /// not speak HTTP/3"; each now says which it was.
+    #[test]
+    fn an_alert_for_a_missing_name_says_whether_a_name_was_sent() {
+        assert_eq!(
+            lost(alert(80), "127.0.0.1"),
+            Refusal::NoServerName { alert: 80 }
+        );
+        assert_eq!(
+            lost(alert(112), "[::1]"),
+            Refusal::NoServerName { alert: 112 }
+        );
+        let named = lost(alert(80), "localhost");
+        assert_eq!(
+            named,
+            Refusal::NoCertificateFor {
+                alert: 80,
+                name: "localhost".into()
+            }
+        );
+        assert!(named
+            .to_string()
+            .contains("TLS alert 80 (internal_error) for the name localhost"));
+        // Another alert (42, bad_certificate) is said as quinn says it.
+        assert!(matches!(
+            lost(alert(42), "127.0.0.1"),
+            Refusal::Handshake(_)
+        ));
+    }
 }

@@ -3,8 +3,8 @@
 //! us is decodable on its own: a section that needs the dynamic table (a Required Insert
 //! Count other than 0, or any dynamic or post-base reference) is a
 //! [`QpackError::Dynamic`], as RFC 9204 §2.2.3 says of a reference past the table's
-//! capacity. Decoding is the five field-line representations of §4.5, Huffman strings
-//! through HPACK's decoder (the same code, RFC 7541 Appendix B). A malformed section is a
+//! capacity. Decoding is the five field-line representations of §4.5; integers, strings
+//! and their Huffman code are HPACK's ([`crate::codec`]). A malformed section is a
 //! typed error (the connection's QPACK_DECOMPRESSION_FAILED), never a panic, and the
 //! decoded list is held to a limit ([`Fields`]).
 //!
@@ -12,11 +12,8 @@
 //! table is one index byte, a name in it an index and a literal value, anything else
 //! literal; never Huffman (the request is encoded once, its size matters little).
 
-use crate::h2::hpack::huffman_decode;
-
-/// The largest integer accepted (2^28), as in HPACK: no length or index in a section we
-/// accept comes near it.
-const MAX_INT_BITS: u32 = 28;
+use crate::codec::prefix::{decode_int, decode_string, encode_int, encode_string};
+use crate::codec::CodecError;
 
 /// Why a field section cannot be decoded (each is QPACK_DECOMPRESSION_FAILED).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -38,6 +35,16 @@ pub enum QpackError {
     Huffman,
 }
 
+impl From<CodecError> for QpackError {
+    fn from(e: CodecError) -> QpackError {
+        match e {
+            CodecError::Truncated => QpackError::Truncated,
+            CodecError::Integer => QpackError::Integer,
+            CodecError::Huffman => QpackError::Huffman,
+        }
+    }
+}
+
 pub use crate::fields::Fields;
 
 /// Decodes one encoded field section into `out` (cleared first); `scratch` holds
@@ -46,10 +53,10 @@ pub fn decode(block: &[u8], out: &mut Fields, scratch: &mut Scratch) -> Result<(
     out.clear();
     let mut p = 0;
     // The prefix (§4.5.1): Required Insert Count, then the sign bit and Delta Base.
-    if integer(block, &mut p, 8)? != 0 {
+    if decode_int(block, &mut p, 8)? != 0 {
         return Err(QpackError::Dynamic);
     }
-    integer(block, &mut p, 7)?;
+    decode_int(block, &mut p, 7)?;
     while p < block.len() {
         let b = block[p];
         if b & 0x80 != 0 {
@@ -57,20 +64,20 @@ pub fn decode(block: &[u8], out: &mut Fields, scratch: &mut Scratch) -> Result<(
             if b & 0x40 == 0 {
                 return Err(QpackError::Dynamic);
             }
-            let (n, v) = entry(integer(block, &mut p, 6)?)?;
+            let (n, v) = entry(decode_int(block, &mut p, 6)?)?;
             out.push(n, v);
         } else if b & 0x40 != 0 {
             // Literal with name reference (§4.5.4): `0 1 N T index(4)`, then the value.
             if b & 0x10 == 0 {
                 return Err(QpackError::Dynamic);
             }
-            let (n, _) = entry(integer(block, &mut p, 4)?)?;
-            let v = string(block, &mut p, 7, &mut scratch.value)?;
+            let (n, _) = entry(decode_int(block, &mut p, 4)?)?;
+            let v = decode_string(block, &mut p, 7, &mut scratch.value)?;
             out.push(n, v);
         } else if b & 0x20 != 0 {
             // Literal with literal name (§4.5.6): `0 0 1 N H len(3)`, then the value.
-            let n = string(block, &mut p, 3, &mut scratch.name)?;
-            let v = string(block, &mut p, 7, &mut scratch.value)?;
+            let n = decode_string(block, &mut p, 3, &mut scratch.name)?;
+            let v = decode_string(block, &mut p, 7, &mut scratch.value)?;
             out.push(n, v);
         } else {
             // Indexed with post-base index (`0001`) or literal with post-base name
@@ -96,69 +103,6 @@ fn entry(i: usize) -> Result<(&'static [u8], &'static [u8]), QpackError> {
         .ok_or(QpackError::Index(i))
 }
 
-/// An integer with a `prefix`-bit prefix starting at `*p` (RFC 7541 §5.1, as QPACK uses
-/// it).
-fn integer(block: &[u8], p: &mut usize, prefix: u32) -> Result<usize, QpackError> {
-    let mask = ((1u16 << prefix) - 1) as u8;
-    let first = block.get(*p).ok_or(QpackError::Truncated)? & mask;
-    *p += 1;
-    if first < mask {
-        return Ok(usize::from(first));
-    }
-    let mut value = usize::from(mask);
-    let mut shift = 0;
-    loop {
-        let &b = block.get(*p).ok_or(QpackError::Truncated)?;
-        *p += 1;
-        if shift >= MAX_INT_BITS {
-            return Err(QpackError::Integer);
-        }
-        value += usize::from(b & 0x7f) << shift;
-        shift += 7;
-        if b & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-}
-
-/// A string literal at `*p` whose length has a `prefix`-bit prefix and whose Huffman flag
-/// is the bit above it: in place, or Huffman-decoded into `scratch`.
-fn string<'a>(
-    block: &'a [u8],
-    p: &mut usize,
-    prefix: u32,
-    scratch: &'a mut Vec<u8>,
-) -> Result<&'a [u8], QpackError> {
-    let huffman = block.get(*p).ok_or(QpackError::Truncated)? & (1 << prefix) != 0;
-    let len = integer(block, p, prefix)?;
-    let bytes = block
-        .get(*p..p.saturating_add(len))
-        .ok_or(QpackError::Truncated)?;
-    *p += len;
-    if !huffman {
-        return Ok(bytes);
-    }
-    scratch.clear();
-    huffman_decode(bytes, scratch).map_err(|_| QpackError::Huffman)?;
-    Ok(scratch)
-}
-
-/// Writes an integer with a `prefix`-bit prefix, the bits above it `flags`.
-fn put_int(out: &mut Vec<u8>, mut v: usize, prefix: u32, flags: u8) {
-    let mask = ((1u16 << prefix) - 1) as usize;
-    if v < mask {
-        out.push(flags | v as u8);
-        return;
-    }
-    out.push(flags | mask as u8);
-    v -= mask;
-    while v >= 0x80 {
-        out.push(0x80 | (v & 0x7f) as u8);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 /// Encodes a field list as one field section that needs no dynamic table: the prefix
 /// (Required Insert Count 0, Delta Base 0), then per field an index, a static name
 /// reference with a literal value, or a literal name and value.
@@ -169,18 +113,14 @@ pub fn encode<'f>(fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>, out: &
             .iter()
             .position(|&(sn, sv)| sn.as_bytes() == n && sv.as_bytes() == v)
         {
-            put_int(out, i, 6, 0xc0);
+            encode_int(out, i, 6, 0xc0);
             continue;
         }
         match STATIC.iter().position(|&(sn, _)| sn.as_bytes() == n) {
-            Some(i) => put_int(out, i, 4, 0x50),
-            None => {
-                put_int(out, n.len(), 3, 0x20);
-                out.extend_from_slice(n);
-            }
+            Some(i) => encode_int(out, i, 4, 0x50),
+            None => encode_string(out, n, 3, 0x20),
         }
-        put_int(out, v.len(), 7, 0x00);
-        out.extend_from_slice(v);
+        encode_string(out, v, 7, 0x00);
     }
 }
 

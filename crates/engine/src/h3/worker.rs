@@ -22,8 +22,7 @@ use super::conn::{ConnError, Connection, Event};
 use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
-use crate::event_loop::pacer::Pacing;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::exchange::Resend;
 use crate::recorder::Timing;
 use crate::transport::Endpoint;
@@ -103,6 +102,8 @@ struct Worker<'a> {
     scratch: Vec<usize>,
     /// Connections connecting (kept by [`Worker::set_phase`]).
     opening: usize,
+    /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
+    live: usize,
     rx: BytesMut,
     /// The earliest QUIC timer of any connection, or one that was moved later since.
     wake: Option<Instant>,
@@ -154,6 +155,7 @@ fn set_up<'a>(
         resend: VecDeque::new(),
         scratch: Vec::with_capacity(streams),
         opening: 0,
+        live: 0,
         rx: BytesMut::with_capacity(RX_BUFFER),
         wake: None,
         offload,
@@ -170,6 +172,9 @@ fn set_up<'a>(
     }
     if w.core.paced() {
         w.connect_all()?;
+        // Those opened ahead of need are taken in the order they opened; later, the most
+        // recently freed first.
+        w.room.sort_unstable_by(|a, b| b.cmp(a));
     }
     Ok(w)
 }
@@ -193,8 +198,57 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    fn resend(&mut self, now: Instant) -> bool {
+        while let Some(r) = self.resend.front() {
+            let (start, sent, connect) = (r.start, r.sent, r.connect);
+            let Some(i) = self.room(now) else {
+                return false;
+            };
+            if self.send_request(i, start, sent, connect, true) {
+                self.resend.pop_front();
+            }
+            self.flush(i, now);
+        }
+        true
+    }
+
+    /// Rate mode: a connection with room for a request, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        while let Some(&i) = self.room.last() {
+            if self.conns[i].room() > 0 {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
+        }
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (self.live, self.opening)
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Connecting
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        if !self.send_request(i, due, now, Duration::ZERO, false) {
+            return Taken::Refused;
+        }
+        self.core.in_flight += 1;
+        self.flush(i, now);
+        Taken::Sent
     }
 
     fn tick(&mut self, now: Instant) {
@@ -217,7 +271,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::Malformed);
+        self.fail_open(i, now, FailureKind::GeneratorFault);
         self.close(i);
         self.replace(i, now, true);
     }
@@ -230,8 +284,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
-        self.opening > 0
+    fn opening(&self) -> usize {
+        self.opening
     }
 
     /// Every open connection is closed with H3_NO_ERROR, so servers read a
@@ -267,72 +321,6 @@ impl Worker<'_> {
     /// Closed loop: whether requests remain to be sent.
     fn more(&self, now: Instant) -> bool {
         !self.resend.is_empty() || !self.core.spent(now)
-    }
-
-    /// Rate mode: sends every request that is due and has a stream free.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        while let Some(r) = self.resend.front() {
-            let (start, sent, connect) = (r.start, r.sent, r.connect);
-            let Some(i) = self.with_room() else {
-                self.grow(now);
-                return Dispatch::Blocked;
-            };
-            if self.send_request(i, start, sent, connect, true) {
-                self.resend.pop_front();
-            }
-            self.flush(i, now);
-        }
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.with_room() else {
-                        self.grow(now);
-                        return Dispatch::Blocked;
-                    };
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    if !self.send_request(i, due, now, Duration::ZERO, false) {
-                        continue;
-                    }
-                    self.core.sched.sending(late, false);
-                    self.core.sched.sent += 1;
-                    self.core.in_flight += 1;
-                    self.flush(i, now);
-                }
-            }
-        }
-    }
-
-    /// Rate mode: every stream is taken; one more connection unless one is opening.
-    fn grow(&mut self, now: Instant) {
-        if self.opening > 0 || !self.core.may_grow(self.conns.len()) {
-            return;
-        }
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.connect(self.conns.len() - 1, now);
-    }
-
-    /// Rate mode: a connection with room for a request, kept listed while it has more.
-    fn with_room(&mut self) -> Option<usize> {
-        while let Some(&i) = self.room.last() {
-            if self.conns[i].room() > 0 {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
     }
 
     /// Opens a request stream on connection `i` and writes the request; false when QUIC
@@ -499,6 +487,8 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         self.opening = self.opening + usize::from(phase == Phase::Connecting)
             - usize::from(c.phase == Phase::Connecting);
+        self.live =
+            self.live + usize::from(phase != Phase::Closed) - usize::from(c.phase != Phase::Closed);
         c.phase = phase;
     }
 
@@ -509,6 +499,9 @@ impl Worker<'_> {
         }
         if pause {
             self.core.pause(i, &mut self.conns[i].life, now);
+        } else if self.core.paced() {
+            // Opened again when a request needs it, not before.
+            self.core.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -751,7 +744,9 @@ impl Worker<'_> {
             }
             self.flush(i, now);
             self.close(i);
-            self.core.rec.counts.reconnects += 1;
+            if !self.core.paced() {
+                self.core.rec.counts.reconnects += 1;
+            }
             return self.replace(i, now, false);
         }
         self.flush(i, now);
@@ -864,10 +859,14 @@ impl Worker<'_> {
         let (answered, spent) = (c.answered, c.h3.spent());
         self.fail_open(i, now, kind);
         self.close(i);
-        if answered || spent {
+        if (answered || spent) && !self.core.paced() {
             self.core.rec.counts.reconnects += 1;
         }
-        self.replace(i, now, !answered);
+        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
+        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
+        let rested = self.core.paced()
+            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
+        self.replace(i, now, !answered && !rested);
     }
 
     /// Deadlines and deferred reconnects.
@@ -887,7 +886,9 @@ impl Worker<'_> {
             (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
         });
         for i in due {
-            if self.core.paced() || self.more(now) {
+            if self.core.paced() {
+                self.core.spare.push(i);
+            } else if self.more(now) {
                 self.connect(i, now);
             }
         }

@@ -6,12 +6,18 @@
 //! decoder's UTF-8 check) and never held. Pings are answered with pongs; a close frame is
 //! answered with a close and ends the connection.
 //!
+//! Pongs waiting to be written are bounded: a ping whose pong would follow a pong not yet
+//! begun replaces it (RFC 6455 §5.5.3 lets a client answer only the latest ping), and past
+//! [`MAX_PONGS`] waiting pongs a ping is left unanswered; either way the ping is counted
+//! in [`Connection::unanswered`]. So a server that pings and never reads cannot grow
+//! memory. In hold mode a pong answers our ping only if it carries that ping's payload.
+//!
 //! The worker writes [`Connection::out`] and acts on [`Connection::events`]; a failure of
 //! the protocol is returned by [`Connection::feed`] and ends the connection.
 
 use super::frame::{self, Decoder, Item, ProtocolError, Rng};
 use super::handshake::{self, Answer, HandshakeError, Request};
-use crate::search::BodySearch;
+use crate::body_search::BodySearch;
 use crate::template::{self, Gen};
 use shootout_model::requests::Template;
 use std::collections::VecDeque;
@@ -25,6 +31,9 @@ pub struct Message {
     /// The payload.
     pub payload: Vec<u8>,
 }
+
+/// The most pongs waiting in [`Connection::out`] (not begun to be written) at once.
+pub const MAX_PONGS: usize = 64;
 
 /// The close code the client sends when the run ends (RFC 6455 §7.4.1: going away).
 pub const GOING_AWAY: u16 = 1001;
@@ -154,8 +163,24 @@ pub struct Connection {
     /// How much of the message sent the reply has matched, and whether it still does.
     echo_at: usize,
     echoed: bool,
-    /// Hold mode: pings are what is sent, and each pong is the reply to the oldest.
+    /// Hold mode: pings are what is sent, and a pong carrying the payload of the ping
+    /// waiting is its reply.
     pub hold: bool,
+    /// Bytes of [`Connection::out`] already written (the worker writes from here on; the
+    /// transport empties `out` and sets it back to 0 once all is written).
+    pub written: usize,
+    /// Pings from the server that got no pong (replaced by a later ping's, or past
+    /// [`MAX_PONGS`]); the worker moves them to its counts.
+    pub unanswered: u64,
+    /// The last pong queued, where it starts in `out`, while nothing was queued after it.
+    pong_at: Option<usize>,
+    /// Pongs queued since `out` was last emptied.
+    pongs: usize,
+    /// The length of `out` after the last thing queued (longer than `out` now: the
+    /// transport emptied it since).
+    queued: usize,
+    /// Hold mode: the payload of our ping waiting for its pong.
+    ping: Option<[u8; 8]>,
 }
 
 impl Connection {
@@ -176,6 +201,12 @@ impl Connection {
             echo_at: 0,
             echoed: true,
             hold: false,
+            written: 0,
+            unanswered: 0,
+            pong_at: None,
+            pongs: 0,
+            queued: 0,
+            ping: None,
         }
     }
 
@@ -188,6 +219,11 @@ impl Connection {
         self.head.clear();
         self.decoder.reset();
         self.reply_done();
+        self.written = 0;
+        self.pong_at = None;
+        self.pongs = 0;
+        self.queued = 0;
+        self.ping = None;
         self.phase = Phase::Handshake;
         let key = handshake::key([rng.next_u64(), rng.next_u64()]);
         self.accept = handshake::accept(&key);
@@ -198,27 +234,34 @@ impl Connection {
     /// Frames a message (`opcode`, `payload`) with a fresh mask and queues `slot` for its
     /// reply.
     pub fn send(&mut self, opcode: u8, payload: &[u8], rng: &mut Rng, slot: Slot) {
+        self.tidy();
         frame::encode(&mut self.out, opcode, payload, rng.mask());
+        self.queued(None);
         self.queue.push_back(slot);
     }
 
-    /// Hold mode: sends a ping (8 bytes of payload) with a fresh mask and queues `slot`
-    /// for its pong.
+    /// Hold mode: sends a ping (8 random bytes of payload) with a fresh mask and queues
+    /// `slot` for the pong that carries them.
     pub fn ping(&mut self, rng: &mut Rng, slot: Slot) {
         let payload = rng.next_u64().to_ne_bytes();
+        self.tidy();
         frame::encode(&mut self.out, frame::PING, &payload, rng.mask());
+        self.queued(None);
+        self.ping = Some(payload);
         self.queue.push_back(slot);
     }
 
     /// The run is over: a close frame with 1001 (going away) is queued, and nothing more
     /// is read.
     pub fn goodbye(&mut self, rng: &mut Rng) {
+        self.tidy();
         frame::encode(
             &mut self.out,
             frame::CLOSE,
             &GOING_AWAY.to_be_bytes(),
             rng.mask(),
         );
+        self.queued(None);
         self.phase = Phase::Closed;
     }
 
@@ -232,6 +275,8 @@ impl Connection {
         rng: &mut Rng,
         now: Instant,
     ) -> Result<(), Failure> {
+        #[cfg(debug_assertions)]
+        crate::fault::reached();
         let mut at = 0;
         if self.phase == Phase::Handshake {
             match self.read_head(input)? {
@@ -308,9 +353,11 @@ impl Connection {
                     });
                 }
             }
-            Item::Ping(c) => frame::encode(&mut self.out, frame::PONG, c.payload(), rng.mask()),
-            // Outside hold mode a pong is allowed unasked (RFC 6455 §5.5.3) and ignored.
-            Item::Pong if self.hold => {
+            Item::Ping(c) => self.pong(c.payload(), rng),
+            // A pong answers our ping if it carries its payload (RFC 6455 §5.5.3); any
+            // other, unasked or not matching, is allowed and ignored.
+            Item::Pong(c) if self.hold && self.ping.is_some_and(|p| p == c.payload()) => {
+                self.ping = None;
                 if let Some(mut slot) = self.queue.pop_front() {
                     slot.first_byte.get_or_insert(now);
                     self.events.push(Event::Replied {
@@ -321,18 +368,61 @@ impl Connection {
                     });
                 }
             }
-            Item::Pong => {}
+            Item::Pong(_) => {}
             Item::Close(code) => {
                 let payload = if code == 1005 {
                     Vec::new()
                 } else {
                     code.to_be_bytes().to_vec()
                 };
+                self.tidy();
                 frame::encode(&mut self.out, frame::CLOSE, &payload, rng.mask());
+                self.queued(None);
                 self.phase = Phase::Closed;
                 self.events.push(Event::Close(code));
             }
         }
+    }
+
+    /// Answers a ping with `payload`: in place of the last pong queued if nothing follows
+    /// it and none of it is written yet, else after what is queued, unless
+    /// [`MAX_PONGS`] are waiting already. A ping whose pong is replaced or not queued is
+    /// counted unanswered.
+    fn pong(&mut self, payload: &[u8], rng: &mut Rng) {
+        self.tidy();
+        let at = match self.pong_at {
+            Some(at) if self.written <= at => {
+                self.out.truncate(at);
+                self.unanswered += 1;
+                at
+            }
+            _ if self.pongs >= MAX_PONGS => {
+                self.unanswered += 1;
+                return;
+            }
+            _ => {
+                self.pongs += 1;
+                self.out.len()
+            }
+        };
+        frame::encode(&mut self.out, frame::PONG, payload, rng.mask());
+        self.queued(Some(at));
+    }
+
+    /// Before something is queued: if the transport emptied `out` since the last thing
+    /// queued, no pong waits in it any more.
+    fn tidy(&mut self) {
+        if self.out.len() < self.queued {
+            self.pong_at = None;
+            self.pongs = 0;
+        }
+    }
+
+    /// Something was queued: a pong starting at `pong` (else anything else, after which
+    /// no pong may be replaced).
+    fn queued(&mut self, pong: Option<usize>) {
+        self.pong_at = pong;
+        self.queued = self.out.len();
     }
 
     /// A reply's byte arrived: the first of a message notes its time, or that nobody

@@ -96,8 +96,9 @@ pub enum Item<'a> {
     },
     /// A ping: the client answers it with a pong carrying the same payload.
     Ping(Control),
-    /// A pong (unasked pongs are allowed, §5.5.3).
-    Pong,
+    /// A pong and its payload (unasked pongs are allowed, §5.5.3; one answers the ping
+    /// whose payload it carries).
+    Pong(Control),
     /// A close frame: its code (1005, "no status", when it had none).
     Close(u16),
 }
@@ -311,7 +312,7 @@ impl Decoder {
     fn control_item(&self, opcode: u8) -> Result<Item<'static>, ProtocolError> {
         match opcode {
             PING => Ok(Item::Ping(self.control)),
-            PONG => Ok(Item::Pong),
+            PONG => Ok(Item::Pong(self.control)),
             _ => close_code(self.control.payload()).map(Item::Close),
         }
     }

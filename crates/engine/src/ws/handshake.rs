@@ -112,8 +112,10 @@ pub enum HandshakeError {
     /// A 101 without `Upgrade: websocket` or `Connection: Upgrade`.
     #[error("a 101 without Upgrade: websocket and Connection: Upgrade")]
     NotUpgrade,
-    /// A 101 whose `Sec-WebSocket-Accept` is missing or does not match the key.
-    #[error("Sec-WebSocket-Accept does not match the key")]
+    /// A 101 whose `Sec-WebSocket-Accept` is missing, does not match the key, or comes
+    /// more than once (RFC 6455 §11.3.3: it must not appear twice, and joined its values
+    /// are not the one expected).
+    #[error("Sec-WebSocket-Accept is missing, repeated or does not match the key")]
     Accept,
     /// A 101 that agreed to an extension the client did not offer.
     #[error("an extension was agreed that the client did not offer")]
@@ -149,7 +151,9 @@ pub fn parse(
     if status != 101 {
         return Ok(Some(Answer::Refused { status }));
     }
-    let (mut upgrade, mut connection, mut accepted) = (false, false, false);
+    let (mut upgrade, mut connection) = (false, false);
+    // The accept fields seen, and whether the one seen matched: a second fails.
+    let (mut accepts, mut accepted) = (0u32, false);
     for h in r.headers.iter() {
         let v = h.value;
         if h.name.eq_ignore_ascii_case("upgrade") {
@@ -159,7 +163,8 @@ pub fn parse(
                 .split(|&b| b == b',')
                 .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"));
         } else if h.name.eq_ignore_ascii_case("sec-websocket-accept") {
-            accepted |= v.trim_ascii() == expected.as_bytes();
+            accepts += 1;
+            accepted = v.trim_ascii() == expected.as_bytes();
         } else if h.name.eq_ignore_ascii_case("sec-websocket-extensions") {
             return Err(HandshakeError::Extension);
         } else if h.name.eq_ignore_ascii_case("sec-websocket-protocol") {
@@ -173,7 +178,7 @@ pub fn parse(
     if !upgrade || !connection {
         return Err(HandshakeError::NotUpgrade);
     }
-    if !accepted {
+    if accepts != 1 || !accepted {
         return Err(HandshakeError::Accept);
     }
     Ok(Some(Answer::Upgraded { consumed }))
@@ -244,6 +249,22 @@ mod tests {
             parse(wrong_accept.as_bytes(), ACCEPT, &[]),
             Err(HandshakeError::Accept)
         );
+        // The field twice, one right and one wrong, in either order; or right twice.
+        for extra in ["AAAAAAAAAAAAAAAAAAAAAAAAAAA=", ACCEPT] {
+            let field = format!("Sec-WebSocket-Accept: {extra}\r\n");
+            let after = GOOD.replace("\r\n\r\n", &format!("\r\n{field}\r\n"));
+            let before = GOOD.replace(
+                "Upgrade: WebSocket\r\n",
+                &format!("Upgrade: WebSocket\r\n{field}"),
+            );
+            for twice in [after, before] {
+                assert_eq!(
+                    parse(twice.as_bytes(), ACCEPT, &[]),
+                    Err(HandshakeError::Accept),
+                    "{twice}"
+                );
+            }
+        }
         let no_upgrade = GOOD.replace("Upgrade: WebSocket\r\n", "");
         assert_eq!(
             parse(no_upgrade.as_bytes(), ACCEPT, &[]),

@@ -26,9 +26,8 @@
 use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
-use crate::event_loop::pacer::Pacing;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Dispatch, Life, Output, Protocol, Shared};
+use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
@@ -56,8 +55,6 @@ struct Conn {
     io: Option<Transport>,
     phase: Phase,
     ws: Connection,
-    /// Bytes of `ws.out` already written.
-    written: usize,
     /// Its opening, connect time and pause before re-opening.
     life: Life,
     /// No message sent yet on this connection: the first ones carry its connect time.
@@ -125,6 +122,9 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
     }
     if w.core.paced() {
         w.connect_all()?;
+        // Those opened ahead of need are taken in the order they opened (the order a
+        // server accepts them); later, the most recently freed first.
+        w.room.sort_unstable_by(|a, b| b.cmp(a));
     }
     Ok(w)
 }
@@ -152,8 +152,48 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
-    fn dispatch(&mut self, now: Instant) -> Dispatch {
-        self.due(now)
+    /// Rate mode: a connection with a free slot, kept listed while it has more.
+    fn with_room(&mut self) -> Option<usize> {
+        let pipeline = self.core.sh.pipeline;
+        while let Some(&i) = self.room.last() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Open && c.ws.queue.len() < pipeline {
+                return Some(i);
+            }
+            self.room.pop();
+            self.conns[i].listed = false;
+        }
+        None
+    }
+
+    fn spare(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Closed
+    }
+
+    fn live(&self) -> (usize, usize) {
+        (
+            self.conns
+                .iter()
+                .filter(|c| c.phase != Phase::Closed)
+                .count(),
+            self.opening(),
+        )
+    }
+
+    fn add(&mut self, now: Instant) -> usize {
+        let c = self.new_conn(now);
+        self.conns.push(c);
+        self.conns.len() - 1
+    }
+
+    fn is_opening(&self, i: usize) -> bool {
+        matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshake)
+    }
+
+    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
+        self.send(i, due, now, Duration::ZERO);
+        self.flush(i, now);
+        Taken::Sent
     }
 
     fn wind_down(&mut self, stop: &AtomicBool) {
@@ -167,7 +207,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
             }
             let Some(mut io) = c.io.take() else { continue };
             c.ws.goodbye(&mut self.rng);
-            let _ = io.write(&c.ws.out[c.written.min(c.ws.out.len())..]);
+            let _ = io.write(&c.ws.out[c.ws.written.min(c.ws.out.len())..]);
             let _ = io.flush();
             c.phase = Phase::Closed;
             self.closing.add(io, self.core.poll.registry(), now);
@@ -196,7 +236,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_queue(i, now, FailureKind::Malformed);
+        self.fail_queue(i, now, FailureKind::GeneratorFault);
         self.close(i);
         self.replace(i, now, true);
     }
@@ -209,10 +249,11 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.len()
     }
 
-    fn connecting(&self) -> bool {
+    fn opening(&self) -> usize {
         self.conns
             .iter()
-            .any(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .filter(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
+            .count()
     }
 }
 
@@ -222,7 +263,6 @@ impl Worker<'_> {
             io: None,
             phase: Phase::Closed,
             ws: Connection::new(self.core.sh.expect.body_contains.as_deref()),
-            written: 0,
             life: Life::new(now),
             fresh: true,
             answered: false,
@@ -274,37 +314,6 @@ impl Worker<'_> {
         c.ws.ping(&mut self.rng, slot);
     }
 
-    /// Rate mode: sends every message that is due and has a free slot.
-    fn due(&mut self, now: Instant) -> Dispatch {
-        let Some(pacer) = self.core.pacer else {
-            return Dispatch::Finished;
-        };
-        loop {
-            match pacer.next(
-                now.saturating_duration_since(self.core.start),
-                self.core.sched.sent,
-            ) {
-                Pacing::Stop => return Dispatch::Finished,
-                Pacing::Wait(w) => {
-                    self.core.sched.caught_up();
-                    return Dispatch::At(now + w);
-                }
-                Pacing::Due { late } => {
-                    let Some(i) = self.with_room() else {
-                        // No free slot: the message waits, and its latency with it.
-                        self.grow(now);
-                        return Dispatch::Blocked;
-                    };
-                    self.core.sched.sending(late, false);
-                    let due = self.core.start + pacer.due(self.core.sched.sent);
-                    self.core.sched.sent += 1;
-                    self.send(i, due, now, Duration::ZERO);
-                    self.flush(i, now);
-                }
-            }
-        }
-    }
-
     /// Starts one message on connection `i` (it has room).
     fn send(&mut self, i: usize, start: Instant, now: Instant, connect: Duration) {
         self.core.in_flight += 1;
@@ -336,32 +345,6 @@ impl Worker<'_> {
                 c.ws.send(frame::TEXT, &self.scratch, &mut self.rng, slot);
             }
         }
-    }
-
-    /// Rate mode: every slot is taken. Opens one more connection unless one is opening
-    /// already or [`Core::may_grow`] says no.
-    fn grow(&mut self, now: Instant) {
-        let opening = |c: &Conn| matches!(c.phase, Phase::Connecting | Phase::Handshake);
-        if self.conns.iter().any(opening) || !self.core.may_grow(self.conns.len()) {
-            return;
-        }
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.connect(self.conns.len() - 1, now);
-    }
-
-    /// Rate mode: a connection with a free slot, kept listed while it has more.
-    fn with_room(&mut self) -> Option<usize> {
-        let pipeline = self.core.sh.pipeline;
-        while let Some(&i) = self.room.last() {
-            let c = &self.conns[i];
-            if c.phase == Phase::Open && c.ws.queue.len() < pipeline {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
     }
 
     /// Notes that connection `i` has room (rate mode) or fills it (closed loop); in hold
@@ -399,7 +382,6 @@ impl Worker<'_> {
         c.life.opening(now);
         c.answered = false;
         c.fresh = true;
-        c.written = 0;
         c.next_ping = now;
         c.ws.hold = self.hold.is_some();
         c.ws.start(&self.prep.request, &mut self.rng);
@@ -425,6 +407,9 @@ impl Worker<'_> {
         }
         if pause {
             self.core.pause(i, &mut self.conns[i].life, now);
+        } else if self.core.paced() {
+            // Opened again when a message needs it, not before.
+            self.core.spare.push(i);
         } else {
             self.connect(i, now);
         }
@@ -491,7 +476,10 @@ impl Worker<'_> {
         }
         let Some(io) = c.io.as_mut() else { return };
         let sent = &mut self.core.rec.counts.bytes_sent;
-        if io.write_out(&mut c.ws.out, &mut c.written, sent).is_err() {
+        if io
+            .write_out(&mut c.ws.out, &mut c.ws.written, sent)
+            .is_err()
+        {
             self.broken(i, now);
         }
     }
@@ -514,6 +502,7 @@ impl Worker<'_> {
                 list: self.prep.list.as_ref().map(|l| &l.templates[..]),
             };
             let fed = c.ws.feed(&self.core.buf[..n], sent, &mut self.rng, now);
+            self.core.rec.counts.pings_unanswered += std::mem::take(&mut c.ws.unanswered);
             self.on_events(i, now);
             if let Err(f) = fed {
                 return self.failed(i, now, f);
@@ -547,6 +536,8 @@ impl Worker<'_> {
                     c.phase = Phase::Open;
                     let took = c.life.opened(now);
                     self.core.rec.connected(took);
+                    // The handshake's 101 is counted once per connection, not per reply.
+                    self.core.rec.count_status(101);
                     self.core.served(&mut c.life);
                 }
                 Event::Replied {
@@ -574,7 +565,7 @@ impl Worker<'_> {
     /// The reply to `slot` on connection `i` came in full.
     fn credit(&mut self, i: usize, slot: Slot, now: Instant, a: Answer) {
         let t = timing(&slot, now);
-        self.core.rec.credit(&t, a, || None, &self.core.sh.expect);
+        self.core.rec.credit_reply(&t, a, &self.core.sh.expect);
         self.conns[i].answered = true;
         self.core.in_flight -= 1;
     }
@@ -595,7 +586,7 @@ impl Worker<'_> {
         self.flush(i, now);
         let answered = self.conns[i].answered;
         self.close(i);
-        if answered && !self.core.spent(now) {
+        if answered && !self.core.spent(now) && !self.core.paced() {
             self.core.rec.counts.reconnects += 1;
         }
         self.replace(i, now, !answered);
@@ -646,10 +637,14 @@ impl Worker<'_> {
             self.charge(i, now, FailureKind::Reset, None);
             return self.replace(i, now, true);
         }
-        if answered {
+        if answered && !self.core.paced() {
             self.core.rec.counts.reconnects += 1;
         }
-        self.replace(i, now, !answered);
+        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
+        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
+        let rested = self.core.paced()
+            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
+        self.replace(i, now, !answered && !rested);
     }
 
     /// Deadlines and deferred reconnects. A reply later than the timeout leaves its
@@ -682,7 +677,9 @@ impl Worker<'_> {
             (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
         });
         for i in due {
-            if self.core.paced() || !self.core.spent(now) {
+            if self.core.paced() {
+                self.core.spare.push(i);
+            } else if !self.core.spent(now) {
                 self.connect(i, now);
             }
         }

@@ -34,7 +34,9 @@ pub(super) fn sections(o: &mut String, a: &Analysis, who: &[Who]) {
             "<p class=\"note\">The line runs through the median {} of each contender's steps at each rate; each dot is a step (hover for its verdict); the dotted horizontal line is the SLO, each dotted vertical line a contender's capacity.</p>",
             quantile_name(q)
         );
-        o.push_str(&chart(w, who).svg());
+        // One chart alone in its row, sized as the grid's charts are (its text at their
+        // size, not stretched to the page's width).
+        let _ = writeln!(o, "<div class=\"charts one\">{}</div>", chart(w, who).svg());
         let boundary = words::boundary_table(a, w);
         if !boundary.rows.is_empty() {
             o.push_str("<p class=\"note\">How each search decided its boundary:</p>\n");
@@ -42,6 +44,9 @@ pub(super) fn sections(o: &mut String, a: &Analysis, who: &[Who]) {
         }
         o.push_str("<details><summary>Every step</summary>\n");
         words::steps_table(a, w).html(o);
+        for l in crate::capacity::STEP_LEGEND {
+            let _ = writeln!(o, "<p class=\"note\">{}</p>", html_text(l));
+        }
         o.push_str("</details>\n");
     }
 }
@@ -78,18 +83,18 @@ fn chart(w: &WorkloadCapacity, who: &[Who]) -> Chart {
                 .map(|p| contender_series(c, p, q, &name))
         })
         .collect();
-    let top = series
+    let ys: Vec<f64> = series
         .iter()
         .flat_map(|s| s.ys().collect::<Vec<_>>())
-        .chain(limit)
-        .fold(0.0f64, f64::max);
+        .collect();
+    let y = latency_axis(&format!("{name} latency (ms)"), &ys, limit);
     for c in &w.contenders {
         let (Some(m), Some(p)) = (c.max_rps.filter(|m| *m > 0.0), who.get(c.contender)) else {
             continue;
         };
         let mut s = Series::new(format!("{} capacity {}", p.name, words::rate(m)), p.color);
         s.stroke = Stroke::Dotted;
-        s.line = vec![(m, 0.0), (m, top)];
+        s.line = vec![(m, y.lo), (m, y.hi)];
         series.push(s);
     }
     let xs: Vec<f64> = series
@@ -111,7 +116,6 @@ fn chart(w: &WorkloadCapacity, who: &[Who]) -> Chart {
     } else {
         Axis::linear("offered rate (req/s)", 0.0, 1.0)
     };
-    let y = Axis::fit(&format!("{name} latency (ms)"), [0.0, top], true);
     Chart {
         title: format!("{name} latency by offered rate"),
         note: String::new(),
@@ -120,6 +124,24 @@ fn chart(w: &WorkloadCapacity, who: &[Who]) -> Chart {
         series,
         width: MAIN.0,
         height: MAIN.1,
+    }
+}
+
+/// The latency axis of a search's chart, holding every latency `ys` and the SLO's
+/// `limit` (ms): a log axis when they span a decade or more, so that a 50 ms limit stays
+/// in sight beside steps that took seconds (on a linear 0–4,000 ms axis it lay on the
+/// floor); linear from zero otherwise.
+fn latency_axis(title: &str, ys: &[f64], limit: Option<f64>) -> Axis {
+    let (lo, hi) = ys
+        .iter()
+        .copied()
+        .chain(limit)
+        .filter(|y| y.is_finite() && *y > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(l, h), y| (l.min(y), h.max(y)));
+    if limit.is_some() && lo.is_finite() && hi / lo >= 10.0 {
+        Axis::log(title, lo, hi)
+    } else {
+        Axis::fit(title, [0.0, hi], true)
     }
 }
 
@@ -167,4 +189,25 @@ fn contender_series(c: &ContenderCapacity, who: &Who, q: u16, name: &str) -> Ser
     s.line = at.iter().map(|(r, v)| (*r, median(v))).collect();
     s.opacity = 0.6;
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::svg::Scale;
+    use super::*;
+
+    /// A 50 ms SLO beside steps of up to 4 s: on the linear 0–4,000 ms axis the SLO's line
+    /// lay on the floor, unseen; the log axis shows it well inside the frame.
+    #[test]
+    fn the_slo_line_shows_beside_steps_that_took_seconds() {
+        let ys = [0.4, 3.0, 12.0, 48.0, 900.0, 4000.0];
+        let y = latency_axis("p99 latency (ms)", &ys, Some(50.0));
+        assert_eq!(y.scale, Scale::Log);
+        let at = y.frac(50.0).unwrap();
+        assert!((0.2..0.8).contains(&at), "{at}");
+        assert!(y.frac(0.4).unwrap() >= 0.0 && y.frac(4000.0).unwrap() <= 1.0);
+        // Latencies close to the limit: linear, from zero.
+        let y = latency_axis("p99 latency (ms)", &[20.0, 40.0, 60.0], Some(50.0));
+        assert_eq!((y.scale, y.lo), (Scale::Linear, 0.0));
+    }
 }

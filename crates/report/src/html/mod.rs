@@ -80,6 +80,7 @@ td.bad{color:#b23c00;font-weight:600}
 .tag{font-size:12px;color:#555;border:1px solid #bbb;border-radius:8px;padding:0 6px;margin-left:6px}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:16px;margin:8px 0}
 .charts.small{grid-template-columns:repeat(auto-fit,minmax(270px,1fr))}
+.charts.one{grid-template-columns:minmax(0,720px)}
 .served{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:0 16px}
 svg.chart{background:#fff;border:1px solid #d6d6d6;border-radius:4px;width:100%;height:auto}
 ul.ratios,ul.ranking,ul.footnotes{margin:4px 0 12px;padding-left:20px}
@@ -935,6 +936,7 @@ fn schedule_facts(o: &mut String, r: &RunResult) {
     let verdict = match c.reason {
         None => "kept",
         Some(NotKept::Generator) => "not kept: the generator fell behind",
+        Some(NotKept::Starved) => "not kept: the generator's threads waited for a CPU others held",
         Some(NotKept::ConnectionCap) => "not kept: the connection cap held sends back",
         Some(NotKept::Server) => "not kept: the server was slow to take connections",
     };

@@ -92,7 +92,12 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::SlowConnects { upgrade: true, .. } => (4, "Connections were slow to open"),
         Warning::Unserved { .. } => (4, "Connections left without an answer"),
         Warning::Dropped { .. } => (4, "The server dropped connections before any answer"),
+        Warning::ListenOverflowed { .. } => (4, "The server's listen queue overflowed"),
         Warning::Retried { .. } => (5, "Requests sent again after an idle connection closed"),
+        Warning::Overtaken { .. } => (
+            5,
+            "Requests waited while the server was on other connections",
+        ),
         Warning::ScheduleNotKept { .. } => (5, "The open-loop schedule was not kept"),
         Warning::StreamsLimited { .. } => (5, "The server allowed fewer HTTP/2 streams than asked"),
     }

@@ -177,6 +177,8 @@ pub(crate) fn steps_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
         .collect();
     let mut align = vec![Align::Right; header.len()];
     align[0] = Align::Left;
+    // The words: sends and verdict.
+    align[header.len() - 2] = Align::Left;
     align[header.len() - 1] = Align::Left;
     let mut rows = Vec::new();
     for c in &w.contenders {

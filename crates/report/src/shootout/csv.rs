@@ -16,7 +16,7 @@ use shootout_model::stored::StoredRun;
 use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 40] = [
+pub const COLUMNS: [&str; 41] = [
     "run_id",
     "contender",
     "workload",
@@ -43,6 +43,7 @@ pub const COLUMNS: [&str; 40] = [
     "fail_handshake",
     "fail_closed",
     "fail_protocol",
+    "fail_generator_fault",
     "rps",
     "ok_rps",
     "mean_ms",

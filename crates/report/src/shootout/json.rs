@@ -215,7 +215,7 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
         "search": s.search.as_ref().map(|m| json!({
             "verdict": m.verdict.as_ref().map(|v| v.word()),
             "slo_index": match &m.verdict {
-                Some(shootout_model::search::Verdict::Broke(i)) => Some(*i),
+                Some(shootout_model::find_max::Verdict::Broke(i)) => Some(*i),
                 _ => None,
             },
         })),

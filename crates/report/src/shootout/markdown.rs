@@ -87,6 +87,10 @@ fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
     line!(o);
     capacity::steps_table(a, w).markdown(o);
     line!(o);
+    for l in crate::capacity::STEP_LEGEND {
+        line!(o, "_{}_", md_escape(l));
+        line!(o);
+    }
     line!(o, "</details>");
 }
 

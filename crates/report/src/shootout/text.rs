@@ -127,6 +127,9 @@ fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
     line!(o);
     line!(o, "  Every step:");
     capacity::steps_table(a, w).text(o, "    ");
+    for l in crate::capacity::STEP_LEGEND {
+        line!(o, "    {l}");
+    }
 }
 
 /// The "Warnings:" block, each detail line quoted under its warning.

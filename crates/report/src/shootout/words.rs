@@ -84,10 +84,21 @@ pub(crate) fn headline_sentence<'n>(
             "no significant difference between the first two at any of the {} tested",
             plural(*levels, "level", "levels")
         ),
-        Answer::Depends(firsts) => {
-            let each: Vec<String> = firsts
+        Answer::Depends(leads) => {
+            // Each level's first with its margin over the second: the answer says by how
+            // much, as a winner's does.
+            let each: Vec<String> = leads
                 .iter()
-                .map(|(level, c)| format!("{level} {}", name(*c)))
+                .map(|l| match l.ratio {
+                    Some(r) => format!(
+                        "{} {} ({}× {})",
+                        l.level,
+                        name(l.first),
+                        times(r),
+                        name(l.second)
+                    ),
+                    None => format!("{} {}", l.level, name(l.first)),
+                })
                 .collect();
             format!("the first depends on the level: {}", each.join(", "))
         }
@@ -169,20 +180,57 @@ pub(crate) fn ratio_phrase(r: &Ratio, d: Option<&Difference>) -> (String, String
             "too little evidence for a 95% interval: add repetitions or lengthen the steps".into(),
         );
     };
-    let (times, low, high, word) = if d.ratio >= 1.0 {
-        (d.ratio, d.low, d.high, "faster")
-    } else {
-        (1.0 / d.ratio, 1.0 / d.high, 1.0 / d.low, "slower")
-    };
+    let (times, interval) = oriented_ratio(d.ratio, d.low, d.high);
     let verdict = if d.significant() {
-        format!("significantly {word}")
+        format!(
+            "significantly {}",
+            if d.ratio >= 1.0 { "faster" } else { "slower" }
+        )
     } else {
         "no significant difference".to_string()
     };
-    (
-        format!("{times:.2} times {word}"),
-        format!("95% interval {low:.2}–{high:.2}; {verdict}"),
-    )
+    (times, format!("95% interval {interval}; {verdict}"))
+}
+
+/// `("1.04 times slower", "1.02–1.06")`: B over A's `ratio` and its 95% interval
+/// `low`–`high`, both said in the verdict's own orientation (a slower B's interval is of
+/// A over B), with as many decimals as it takes for an interval that excludes 1 never to
+/// print 1.00 at its near end. An interval that crosses 1 names each end's direction:
+/// `1.14 times faster to 1.38 times slower`.
+pub(crate) fn oriented_ratio(ratio: f64, low: f64, high: f64) -> (String, String) {
+    let (times, lo, hi, word, other) = if ratio >= 1.0 {
+        (ratio, low, high, "faster", "slower")
+    } else {
+        (1.0 / ratio, 1.0 / high, 1.0 / low, "slower", "faster")
+    };
+    let round = |x: f64, d: usize| (x * 10f64.powi(d as i32)).round() / 10f64.powi(d as i32);
+    // The fewest decimals (2 to 6) at which `near`, an interval's end nearest 1, still
+    // reads above 1 when it is above 1.
+    let decimals = |near: f64| {
+        (2..=6)
+            .find(|&d| near == 1.0 || round(near, d) > 1.0)
+            .unwrap_or(6)
+    };
+    if lo >= 1.0 {
+        let d = decimals(lo);
+        (
+            format!("{times:.d$} times {word}"),
+            format!("{lo:.d$}–{hi:.d$}"),
+        )
+    } else if hi <= 1.0 {
+        // The whole interval on the other side of 1 (the estimate is not in it).
+        let (near, far) = (1.0 / hi, 1.0 / lo);
+        let d = decimals(near);
+        (
+            format!("{times:.d$} times {word}"),
+            format!("{near:.d$}–{far:.d$} times {other}"),
+        )
+    } else {
+        (
+            format!("{times:.2} times {word}"),
+            format!("{:.2} times {other} to {hi:.2} times {word}", 1.0 / lo),
+        )
+    }
 }
 
 /// The value of the `steps` fact: `12 (2 contenders × 1 workload × 3 levels × 2
@@ -271,7 +319,7 @@ pub(crate) fn warning_message(w: &RunWarning) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shootout_analysis::headline::{Answer, Headline};
+    use shootout_analysis::headline::{Answer, Headline, Lead};
 
     #[test]
     fn a_headline_says_who_won_by_how_much_and_how_sure() {
@@ -316,10 +364,54 @@ mod tests {
             "nginx is ahead at 2 of 3 levels, 1.03–1.42× http.server there; no significant difference at the others"
         );
         assert_eq!(
-            say(Answer::Depends(vec![("c=1".into(), 0), ("c=64".into(), 1)])),
-            "the first depends on the level: c=1 nginx, c=64 http.server"
+            say(Answer::Depends(vec![
+                Lead {
+                    level: "c=1".into(),
+                    first: 0,
+                    second: 1,
+                    ratio: Some(1.234)
+                },
+                Lead {
+                    level: "c=64".into(),
+                    first: 1,
+                    second: 0,
+                    ratio: Some(31.0)
+                }
+            ])),
+            "the first depends on the level: c=1 nginx (1.23× http.server), c=64 http.server (31× nginx)"
         );
         assert!(say(Answer::Untested).contains("drop --quick"));
         assert!(say(Answer::Tie { levels: 2 }).contains("any of the 2 levels tested"));
+    }
+
+    /// Each verdict's interval in its own orientation, said so that it cannot
+    /// contradict it: `1.06 times slower (95% interval 0.88–1.38)` was of the other
+    /// orientation's ends, and `1.04 times faster (1.00–1.09)` was called significant.
+    #[test]
+    fn ratio_intervals_are_said_in_their_verdicts_orientation_and_never_touch_one_when_clear() {
+        let o = |r, lo, hi| {
+            let (t, i) = oriented_ratio(r, lo, hi);
+            format!("{t} ({i})")
+        };
+        // Faster, clear of 1: two decimals.
+        assert_eq!(o(1.25, 1.21, 1.30), "1.25 times faster (1.21–1.30)");
+        // Slower: the interval of A over B, ends swapped.
+        assert_eq!(
+            o(0.8, 1.0 / 1.3, 1.0 / 1.21),
+            "1.25 times slower (1.21–1.30)"
+        );
+        // A low end just over 1 keeps the decimals that show it over 1.
+        assert_eq!(o(1.04, 1.004, 1.09), "1.040 times faster (1.004–1.090)");
+        assert_eq!(
+            o(1.0 / 1.04, 1.0 / 1.09, 1.0 / 1.0004),
+            "1.0400 times slower (1.0004–1.0900)"
+        );
+        // An interval across 1: each end in its own direction.
+        assert_eq!(
+            o(1.0 / 1.06, 1.0 / 1.38, 1.0 / 0.88),
+            "1.06 times slower (1.14 times faster to 1.38 times slower)"
+        );
+        // Touching 1: printed as it is (and no verdict calls it significant).
+        assert_eq!(o(1.04, 1.0, 1.09), "1.04 times faster (1.00–1.09)");
     }
 }

@@ -1,25 +1,38 @@
 //! Shard 0's side of the start barrier: a listener whose thread admits each connection
-//! to a thread of its own (at most the shard count and [`SPARE`] more at once), which reads
-//! the shard's `HELLO` (within [`HELLO_WITHIN`]) and admits it or refuses it with the reason:
+//! to a thread of its own, which reads the shard's `HELLO` (all of it within
+//! [`HELLO_WITHIN`], else `BUSY` and closed) and admits it or refuses it with the reason:
 //! another run, another shard count, an index already here (after [`REJOIN_GRACE`], so a
 //! shard that restarted replaces its closed connection), or a start that has passed. A
 //! shard whose connection closes before the start leaves, and may come back. When all are
 //! here, [`Coordinator::meet`] fixes the start [`START_LEAD`] ahead and tells each shard
 //! to ask for it; each answer is written the moment it is asked, so the asking shard can
 //! time it. The listener keeps refusing shards until the process ends.
+//!
+//! The port is open to anything on the network, so strangers must not crowd the shards
+//! out: at most the shard count and [`SPARE`] more connections are open at once, and a
+//! connection that comes when that many are makes room by closing the one that has gone
+//! longest without saying who it is (a real shard says `HELLO` as it connects), which is
+//! told `BUSY`: a shard told so tries again. A shard admitted is never closed for a
+//! stranger.
 
 use super::{list, shown, stopped, BarrierPlan, Met, INTERRUPTED, START_LEAD, STOP_EVERY};
 use shootout_model::barrier::{read_msg, BarrierFacts, Msg, MAX_LINE};
 use shootout_model::saved::unix_ns;
 use std::collections::BTreeMap;
-use std::io::{BufReader, Write};
+use std::io::{BufReader, ErrorKind, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-/// How long a connection has to say who it is.
-const HELLO_WITHIN: Duration = Duration::from_secs(10);
+/// How long a connection has to say who it is, its whole `HELLO` line (a shard writes it
+/// as it connects; this leaves a TCP retransmission or two).
+const HELLO_WITHIN: Duration = Duration::from_secs(3);
+
+/// Connections that may be open at once, admitted or not, as a multiple of the most that
+/// may wait to be heard ([`SPARE`] and the shards): those closed to make room are let go
+/// of without waiting for their threads to end, so a flood of them is bounded too.
+const MOST_OPEN: usize = 4;
 
 /// The most `WHEN`s one connection is answered (a shard asks a few times and keeps the
 /// answer of the shortest round trip).
@@ -58,8 +71,11 @@ struct State {
     start: Option<Instant>,
     /// Why the barrier failed, once it did.
     failed: Option<String>,
-    /// Open connections.
+    /// Open connections (their threads).
     open: usize,
+    /// Connections not yet heard out (no `HELLO` read), by number: the oldest are closed
+    /// first to make room.
+    unheard: BTreeMap<u64, TcpStream>,
     /// The last connection's number.
     last: u64,
 }
@@ -178,9 +194,11 @@ impl Shared {
     }
 }
 
-/// Admits connections until the process ends: each to a thread of its own while there
-/// are fewer than the shard count and [`SPARE`] open, else refused at once.
+/// Admits connections until the process ends, each to a thread of its own; when the
+/// shard count and [`SPARE`] more are open, the one unheard for longest is closed (`BUSY`)
+/// to make room.
 fn accept(listener: &TcpListener, sh: &Arc<Shared>) {
+    let room = sh.count as usize + SPARE;
     for stream in listener.incoming() {
         let Ok(stream) = stream else {
             // Out of descriptors, or a connection reset before it was accepted: go on,
@@ -191,19 +209,24 @@ fn accept(listener: &TcpListener, sh: &Arc<Shared>) {
         let _ = stream.set_write_timeout(Some(WRITE_WITHIN));
         let conn = {
             let mut st = sh.lock();
-            if st.open >= sh.count as usize + SPARE {
-                None
-            } else {
-                st.open += 1;
-                st.last += 1;
-                Some(st.last)
+            if st.joined.len() + st.unheard.len() >= room {
+                if let Some((_, oldest)) = st.unheard.pop_first() {
+                    make_room(&oldest);
+                }
+            }
+            match stream.try_clone() {
+                Ok(handle) if st.open < MOST_OPEN * room => {
+                    st.open += 1;
+                    st.last += 1;
+                    let conn = st.last;
+                    st.unheard.insert(conn, handle);
+                    Some(conn)
+                }
+                _ => None,
             }
         };
         let Some(conn) = conn else {
-            send(
-                &stream,
-                &Msg::Fail("too many connections to the start barrier".into()),
-            );
+            make_room(&stream);
             continue;
         };
         let serving = sh.clone();
@@ -211,23 +234,66 @@ fn accept(listener: &TcpListener, sh: &Arc<Shared>) {
             .name("barrier-shard".into())
             .spawn(move || {
                 serve(&serving, stream, conn);
-                serving.lock().open -= 1;
+                let mut st = serving.lock();
+                st.open -= 1;
+                st.unheard.remove(&conn);
             });
         if spawned.is_err() {
-            sh.lock().open -= 1;
+            let mut st = sh.lock();
+            st.open -= 1;
+            if let Some(s) = st.unheard.remove(&conn) {
+                make_room(&s);
+            }
         }
+    }
+}
+
+/// Closes a connection that was not heard out, telling it `BUSY` (a shard tries again).
+/// Its thread, blocked reading, then sees the close and ends.
+fn make_room(stream: &TcpStream) {
+    let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+    send(stream, &Msg::Busy);
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+/// A connection read with a deadline for everything read, not for each read.
+struct Until {
+    stream: TcpStream,
+    until: Option<Instant>,
+}
+
+impl std::io::Read for Until {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(until) = self.until {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            self.stream.set_read_timeout(Some(left))?;
+        }
+        self.stream.read(buf)
     }
 }
 
 /// One connection: its `HELLO`, then its `WHEN` or its end.
 fn serve(sh: &Shared, stream: TcpStream, conn: u64) {
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(HELLO_WITHIN));
     let (Ok(from), Ok(read_half)) = (stream.peer_addr(), stream.try_clone()) else {
         return;
     };
-    let mut reader = BufReader::with_capacity(MAX_LINE, read_half);
-    let index = match read_msg(&mut reader) {
+    let mut reader = BufReader::with_capacity(
+        MAX_LINE,
+        Until {
+            stream: read_half,
+            until: Some(Instant::now() + HELLO_WITHIN),
+        },
+    );
+    let hello = read_msg(&mut reader);
+    if sh.lock().unheard.remove(&conn).is_none() {
+        // Closed to make room while it was being read.
+        return;
+    }
+    let index = match hello {
         Ok(Msg::Hello { run, index, count }) => {
             match sh.join(&run, index, count, conn, from, &stream) {
                 Ok(()) => index,
@@ -242,8 +308,13 @@ fn serve(sh: &Shared, stream: TcpStream, conn: u64) {
                 )),
             )
         }
+        // Nothing, or not all of a line, in time: a shard this slow may try again.
+        Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
+            return send(&stream, &Msg::Busy)
+        }
         Err(e) => return send(&stream, &Msg::Fail(format!("{e}"))),
     };
+    reader.get_mut().until = None;
     let _ = stream.set_read_timeout(None);
     for _ in 0..MAX_ASKS {
         match read_msg(&mut reader) {

@@ -1,10 +1,12 @@
 //! A shard other than 0 at the start barrier: it connects to shard 0 (again every
-//! [`RETRY`] while shard 0 is not up yet, or after losing it before the start), says who it
-//! is, and waits. When shard 0 says `GO` it asks `WHEN` ([`ASKS`] times) and times each
-//! answer: shard 0 wrote it within that round trip, so taking the middle of the shortest
-//! puts the start within half that round trip of shard 0's, and the clock shard 0 sent
-//! says how far this machine's clock is from its own (as NTP keeps the sample of the
-//! shortest round trip). Everything it waits for is bounded by the wait limit, and by
+//! [`RETRY`] while shard 0 is not up yet; after losing it before the start, or being told
+//! `BUSY` by a shard 0 crowded by strangers, again after a wait that doubles each time, up
+//! to [`MAX_BACKOFF`]), says who it is, and waits. When shard 0 says `GO` it asks `WHEN`
+//! ([`ASKS`] times) and times each answer: shard 0 wrote it within that round trip, so
+//! taking the middle of the shortest puts the start within half that round trip of shard
+//! 0's, and the clock shard 0 sent says how far this machine's clock is from its own (as
+//! NTP keeps the sample of the shortest round trip). Everything it waits for is bounded by
+//! the wait limit (a start announced more than `MAX_START_IN` ahead is refused), and by
 //! Ctrl-C.
 
 use super::{resolve_addr, shown, stopped, BarrierPlan, Met, Role, ASKS, INTERRUPTED, STOP_EVERY};
@@ -17,6 +19,17 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// How often to try shard 0 again while it cannot be reached.
 const RETRY: Duration = Duration::from_millis(200);
+
+/// The longest wait before joining again after losing shard 0 or being told `BUSY`
+/// several times in a row (the waits double from [`RETRY`]).
+const MAX_BACKOFF: Duration = Duration::from_millis(3200);
+
+/// The wait before joining again after `losses` sessions in a row ended without a start.
+fn backoff(losses: u32) -> Duration {
+    RETRY
+        .saturating_mul(1 << losses.saturating_sub(1).min(16))
+        .min(MAX_BACKOFF)
+}
 
 /// The longest a connection attempt may take.
 const CONNECT_WITHIN: Duration = Duration::from_secs(5);
@@ -52,9 +65,10 @@ pub fn meet(plan: &BarrierPlan, quiet: bool, stop: &AtomicBool) -> Result<Met, S
             shown(plan.wait)
         )
     };
+    let mut losses = 0u32;
     loop {
         let stream = connect(to, deadline, plan.wait, quiet, stop)?;
-        match session(plan, &stream, deadline, quiet, stop) {
+        match session(plan, &stream, deadline, quiet, stop, &mut losses) {
             Ok((start_at, skew_ns, rtt)) => {
                 let facts = BarrierFacts {
                     skew_ns,
@@ -75,13 +89,18 @@ pub fn meet(plan: &BarrierPlan, quiet: bool, stop: &AtomicBool) -> Result<Met, S
             Err(Ended::Timeout) => return Err(timeout()),
             Err(Ended::Stopped) => return Err(INTERRUPTED.into()),
             Err(Ended::Lost(e)) => {
-                if Instant::now() + RETRY >= deadline {
+                losses += 1;
+                let again = backoff(losses);
+                if Instant::now() + again >= deadline {
                     return Err(timeout());
                 }
                 if !quiet {
-                    say!("barrier: lost shard 0 at {to} before the start ({e}); joining again");
+                    say!(
+                        "barrier: lost shard 0 at {to} before the start ({e}); joining again in {}",
+                        shown(again)
+                    );
                 }
-                if crate::stop::sleep_unless_stopped(RETRY, stop) {
+                if crate::stop::sleep_unless_stopped(again, stop) {
                     return Err(INTERRUPTED.into());
                 }
             }
@@ -132,6 +151,7 @@ fn session(
     deadline: Instant,
     quiet: bool,
     stop: &AtomicBool,
+    losses: &mut u32,
 ) -> Result<(SystemTime, i64, Duration), Ended> {
     let lost = |e: std::io::Error| Ended::Lost(e.to_string());
     let _ = stream.set_nodelay(true);
@@ -145,7 +165,12 @@ fn session(
     send(stream, &hello).map_err(lost)?;
     loop {
         next_line(stream, &mut reader, deadline, stop)?;
-        match read_msg(&mut reader).map_err(read_error)? {
+        let msg = read_msg(&mut reader).map_err(read_error)?;
+        if let Msg::Wait { .. } = msg {
+            // Heard out: a loss from now on starts the waits afresh.
+            *losses = 0;
+        }
+        match msg {
             Msg::Wait { joined, count } if !quiet => say!(
                 "barrier: shard {} joined; {joined} of {count} shards here",
                 plan.shard.index
@@ -188,6 +213,9 @@ fn ask(
 fn unexpected(m: Msg) -> Ended {
     match m {
         Msg::Fail(why) => Ended::Refused(why),
+        Msg::Busy => {
+            Ended::Lost("it was busy: connections that said nothing crowded its port".into())
+        }
         other => Ended::Refused(format!("it sent {other}, not what a barrier answers")),
     }
 }
@@ -248,4 +276,18 @@ fn start(in_ns: u64, wall_ns: i64, rtt: Duration) -> (SystemTime, i64, Duration)
 /// Writes `m` on `stream`.
 fn send(mut stream: &TcpStream, m: &Msg) -> std::io::Result<()> {
     stream.write_all(m.to_line().as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joining_again_waits_longer_each_time_up_to_a_bound() {
+        let ms = |n| backoff(n).as_millis();
+        assert_eq!(
+            [ms(1), ms(2), ms(3), ms(4), ms(5), ms(6), ms(40)],
+            [200, 400, 800, 1600, 3200, 3200, 3200]
+        );
+    }
 }

@@ -26,6 +26,9 @@ use std::time::{Duration, SystemTime};
 /// reach them all and for each to connect to the server under test.
 pub const START_LEAD: Duration = Duration::from_secs(2);
 
+// A member refuses a start further ahead than the model's bound: shard 0's must be within it.
+const _: () = assert!(START_LEAD.as_nanos() <= shootout_model::barrier::MAX_START_IN.as_nanos());
+
 /// How many times a shard asks shard 0 for the start once all are there: it keeps the
 /// answer of the shortest round trip, the one least delayed on the way.
 pub const ASKS: usize = 4;

@@ -1,7 +1,7 @@
 use super::*;
 use crate::h2::frame::{ACK, CONTINUATION, DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS};
 use crate::h2::frame::{PING, RST_STREAM, SETTINGS, WINDOW_UPDATE};
-use crate::h2::request::prepare;
+use crate::h2::request::prepare_one;
 use shootout_model::{RequestSpec, Target};
 
 /// `:status: 200` (HPACK static table index 8).
@@ -50,7 +50,7 @@ fn request(body: usize) -> Prepared {
             ..Default::default()
         }
     };
-    prepare(&target, &spec).unwrap()
+    prepare_one(&target, &spec).unwrap()
 }
 
 /// What a connection did with the server's bytes: its events (each named stream freed

@@ -228,3 +228,121 @@ fn replies_echo_the_message_each_slot_drew_from_the_list() {
         assert_ne!(bodies[0], bodies[2], "each message draws new values");
     }
 }
+
+/// A ping of `payload`, as a server sends it (unmasked).
+fn ping_frame(payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0x80 | frame::PING, payload.len() as u8];
+    f.extend_from_slice(payload);
+    f
+}
+
+/// The payload of the pong at the start of `out` (masked: a key, then the payload).
+fn pong_payload(out: &[u8]) -> Vec<u8> {
+    assert_eq!(out[0], 0x80 | PONG);
+    let len = usize::from(out[1] & 0x7f);
+    let mut p = out[6..6 + len].to_vec();
+    apply_mask(&mut p, [out[2], out[3], out[4], out[5]]);
+    p
+}
+
+/// A server that pings and reads nothing: while no byte of the last pong is written, a
+/// new ping's pong takes its place (only the latest ping is answered, RFC 6455 §5.5.3),
+/// so `out` holds one pong however many pings came; each one replaced is counted.
+#[test]
+fn pings_never_written_leave_one_pong_the_latest() {
+    let mut rng = Rng::new(5);
+    let (mut c, head) = started(&mut rng);
+    let m = msg("x");
+    feed(&mut c, &head, &m, &mut rng, false).unwrap();
+    for i in 0..100_000u32 {
+        feed(
+            &mut c,
+            &ping_frame(&i.to_be_bytes()),
+            &m,
+            &mut rng,
+            i % 2 == 0,
+        )
+        .unwrap();
+    }
+    assert_eq!(c.unanswered, 99_999);
+    assert_eq!(c.out.len(), 2 + 4 + 4, "one pong");
+    assert_eq!(pong_payload(&c.out), 99_999u32.to_be_bytes());
+}
+
+/// A pong begun (a byte of it written) stays; the next ping's pong goes after it. Past
+/// [`MAX_PONGS`] pongs waiting, pings are left unanswered and counted; once the transport
+/// has emptied `out`, pongs go again.
+#[test]
+fn pongs_begun_stay_and_at_most_max_pongs_wait() {
+    let mut rng = Rng::new(6);
+    let (mut c, head) = started(&mut rng);
+    let m = msg("x");
+    feed(&mut c, &head, &m, &mut rng, false).unwrap();
+    for i in 0..(MAX_PONGS as u32 + 10) {
+        // Every pong so far has a byte written: none may be replaced.
+        c.written = c.out.len().saturating_sub(1);
+        feed(&mut c, &ping_frame(&i.to_be_bytes()), &m, &mut rng, false).unwrap();
+    }
+    assert_eq!(c.out.len(), MAX_PONGS * 10);
+    assert_eq!(c.unanswered, 10);
+    assert_eq!(pong_payload(&c.out), 0u32.to_be_bytes());
+    // The transport wrote everything and emptied `out`.
+    c.out.clear();
+    c.written = 0;
+    feed(&mut c, &ping_frame(b"next"), &m, &mut rng, false).unwrap();
+    assert_eq!(pong_payload(&c.out), b"next");
+    assert_eq!(c.unanswered, 10);
+}
+
+/// A message queued after a pong ends its replacing: the next pong goes after the
+/// message, which is never cut.
+#[test]
+fn a_pong_behind_a_message_is_not_replaced_across_it() {
+    let mut rng = Rng::new(8);
+    let (mut c, head) = started(&mut rng);
+    let m = msg("hello");
+    feed(&mut c, &head, &m, &mut rng, false).unwrap();
+    feed(&mut c, &ping_frame(b"a"), &m, &mut rng, false).unwrap();
+    c.send(m.opcode, &m.payload, &mut rng, slot(Instant::now()));
+    feed(&mut c, &ping_frame(b"b"), &m, &mut rng, false).unwrap();
+    feed(&mut c, &ping_frame(b"c"), &m, &mut rng, false).unwrap();
+    assert_eq!(c.unanswered, 1, "b's pong replaced by c's");
+    assert_eq!(pong_payload(&c.out), b"a");
+    assert_eq!(c.out.len(), 7 + (6 + 5) + 7);
+    assert_eq!(pong_payload(&c.out[18..]), b"c");
+}
+
+/// Hold mode: only a pong carrying our ping's payload answers it; an empty one or one
+/// of another payload is ignored.
+#[test]
+fn a_held_ping_is_answered_only_by_its_own_pong() {
+    let mut rng = Rng::new(9);
+    let (mut c, head) = started(&mut rng);
+    c.hold = true;
+    let m = msg("x");
+    feed(&mut c, &head, &m, &mut rng, false).unwrap();
+    c.events.clear();
+    c.ping(&mut rng, slot(Instant::now()));
+    // Our ping's payload, unmasked.
+    let ours = {
+        let mut p = c.out[6..14].to_vec();
+        apply_mask(&mut p, [c.out[2], c.out[3], c.out[4], c.out[5]]);
+        p
+    };
+    let pong = |p: &[u8]| {
+        let mut f = vec![0x80 | PONG, p.len() as u8];
+        f.extend_from_slice(p);
+        f
+    };
+    let mut other = ours.clone();
+    other[0] ^= 0xff;
+    for bytewise in [false, true] {
+        feed(&mut c, &pong(b""), &m, &mut rng, bytewise).unwrap();
+        feed(&mut c, &pong(&other), &m, &mut rng, bytewise).unwrap();
+    }
+    assert!(c.events.is_empty(), "{:?}", c.events);
+    assert_eq!(c.queue.len(), 1);
+    feed(&mut c, &pong(&ours), &m, &mut rng, true).unwrap();
+    assert!(matches!(c.events[..], [Event::Replied { len: 0, .. }]));
+    assert!(c.queue.is_empty());
+}

@@ -22,7 +22,7 @@ fn decode(
                     got.push(("msg".into(), std::mem::take(&mut data)));
                 }
                 Some(Item::Ping(c)) => got.push(("ping".into(), c.payload().to_vec())),
-                Some(Item::Pong) => got.push(("pong".into(), vec![])),
+                Some(Item::Pong(c)) => got.push(("pong".into(), c.payload().to_vec())),
                 Some(Item::Close(code)) => got.push(("close".into(), code.to_be_bytes().to_vec())),
                 None if at == piece.len() => break,
                 None => {}
@@ -80,7 +80,7 @@ fn a_fragmented_message_with_a_ping_between_its_frames() {
     input.extend(frame(0x89, b"are you there"));
     input.extend(frame(0x00, &[]));
     input.extend(frame(0x80, "wörld".as_bytes()));
-    input.extend(frame(0x8A, b""));
+    input.extend(frame(0x8A, b"beat"));
     input.extend(frame(0x88, &[0x03, 0xe8, b'b', b'y', b'e']));
     let got = both(&input).unwrap();
     assert_eq!(
@@ -88,7 +88,7 @@ fn a_fragmented_message_with_a_ping_between_its_frames() {
         vec![
             ("ping".into(), b"are you there".to_vec()),
             ("msg".into(), "héllo wörld".as_bytes().to_vec()),
-            ("pong".into(), vec![]),
+            ("pong".into(), b"beat".to_vec()),
             ("close".into(), 1000u16.to_be_bytes().to_vec()),
         ]
     );

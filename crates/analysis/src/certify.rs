@@ -1,0 +1,590 @@
+//! The statistics that certify a measurement, each in its own function: the schedule's
+//! arrival check (the Anderson–Darling test of the gaps sent against the exponential a
+//! Poisson schedule draws them from), and each latency percentile's 95% interval from the
+//! order statistics of the answers recorded, widened by the dependence between answers
+//! the per-second series shows.
+
+use hdrhistogram::Histogram;
+use shootout_model::SecondStats;
+
+pub use shootout_model::arrival_fit::{
+    anderson_darling_exponential, anderson_darling_p, arrival_check, MAX_FIT, MIN_FIT,
+};
+
+/// The percentiles given with an interval, and their names in reports.
+pub const PERCENTILES: [(f64, &str); 4] =
+    [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p999")];
+
+/// z of a two-sided 95% interval.
+const Z95: f64 = 1.96;
+
+/// The ranks (1-based, in increasing order) of the order statistics that bound the `p`
+/// quantile of `n` values with 95% confidence, as Lancet takes them: ⌊np − 1.96 √(np(1 −
+/// p)·deff)⌋ and ⌈np + 1.96 √(np(1 − p)·deff)⌉ + 1, the normal approximation of the
+/// binomial count of values below the quantile. `deff` (at least 1) widens it for
+/// answers that are not independent ([`design_effect`]). The ranks may fall outside 1..=n:
+/// too few values to bound that side.
+pub fn interval_ranks(n: u64, p: f64, deff: f64) -> (i64, i64) {
+    let np = n as f64 * p;
+    let half = Z95 * (np * (1.0 - p) * deff.max(1.0)).sqrt();
+    ((np - half).floor() as i64, (np + half).ceil() as i64 + 1)
+}
+
+/// The 95% interval (µs) of the `p` quantile of the values recorded in `h`: the order
+/// statistics at [`interval_ranks`], read from the histogram's bucket counts exactly. A
+/// bucket holds values within its width (under 0.1% of them at three significant
+/// figures), so the lower end is its lowest value and the upper end its highest: the
+/// interval is widened by at most one bucket on each side, never narrowed. A rank below 1
+/// is taken as the smallest value and one past `n` as the largest (the interval then
+/// covers less than 95% on that side); `None` for an empty histogram.
+pub fn percentile_interval(h: &Histogram<u64>, p: f64, deff: f64) -> Option<(u64, u64)> {
+    let n = h.len();
+    if n == 0 {
+        return None;
+    }
+    let (lo, hi) = interval_ranks(n, p, deff);
+    let clamp = |r: i64| r.clamp(1, n as i64) as u64;
+    let (lo, hi) = (clamp(lo), clamp(hi));
+    let mut seen = 0u64;
+    let mut low = None;
+    for v in h.iter_recorded() {
+        seen += v.count_at_value();
+        let at = v.value_iterated_to();
+        if low.is_none() && seen >= lo {
+            low = Some(h.lowest_equivalent(at));
+        }
+        if seen >= hi {
+            return Some((low.unwrap_or(0), h.highest_equivalent(at)));
+        }
+    }
+    // Counts add up to n and hi ≤ n: not reached.
+    Some((low.unwrap_or(0), h.highest_equivalent(h.max())))
+}
+
+/// How much more the count of answers below a quantile varies than independent answers
+/// would make it vary (the design effect, at least 1), from the per-second series: with
+/// `n_s` answers in second `s` of which `c_s` are at or below `q` (µs), and p̂ = Σ c_s / Σ
+/// n_s, Pearson's dispersion Σ (c_s − n_s p̂)² / (n_s p̂ (1 − p̂)) over its degrees of
+/// freedom (seconds − 1; the chi-square test of homogeneity of the seconds). p̂ is the
+/// share the seconds' own histograms put at or below `q`: they have two significant
+/// figures where the run's has three, so their bucket holding `q` may put more or fewer
+/// answers below it than the quantile's `p`, the same in every second; measured against
+/// `p` that offset would count as dispersion. Answers of one connection in a closed loop,
+/// or a server whose state drifts over seconds, raise it; independent answers give 1 on
+/// average. The quantile's interval is widened by its square root (batch means over
+/// seconds). 1 without at least 3 seconds with answers and histograms (runs stored
+/// before the seconds' histograms were kept have none), or with every answer on one side
+/// of `q`.
+pub fn design_effect(series: &[SecondStats], q: u64) -> f64 {
+    let counts: Vec<(f64, f64)> = series
+        .iter()
+        .filter_map(second_histogram)
+        .filter(|h| !h.is_empty())
+        .map(|h| (h.len() as f64, h.count_between(0, q) as f64))
+        .collect();
+    let (n, below) = counts
+        .iter()
+        .fold((0.0, 0.0), |(n, c), (ns, cs)| (n + ns, c + cs));
+    let p = below / n.max(1.0);
+    if counts.len() < 3 || p <= 0.0 || p >= 1.0 {
+        return 1.0;
+    }
+    let chi2: f64 = counts
+        .iter()
+        .map(|(ns, cs)| (cs - ns * p).powi(2) / (ns * p * (1.0 - p)))
+        .sum();
+    (chi2 / (counts.len() - 1) as f64).max(1.0)
+}
+
+/// A second's histogram, decoded (`None` when not kept).
+fn second_histogram(s: &SecondStats) -> Option<Histogram<u64>> {
+    use hdrhistogram::serialization::Deserializer;
+    if s.histogram.is_empty() {
+        return None;
+    }
+    Deserializer::new()
+        .deserialize(&mut s.histogram.as_slice())
+        .ok()
+}
+
+/// Each of [`PERCENTILES`] with its 95% interval (µs), widened by the design effect the
+/// per-second `series` shows at it; `None` each for an empty histogram.
+pub fn percentile_intervals(h: &Histogram<u64>, series: &[SecondStats]) -> [Option<(u64, u64)>; 4] {
+    PERCENTILES.map(|(p, _)| {
+        if h.is_empty() {
+            return None;
+        }
+        let deff = design_effect(series, h.value_at_quantile(p));
+        percentile_interval(h, p, deff)
+    })
+}
+
+/// The Mann–Kendall trend test of a series in time order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trend {
+    /// S: over every pair of points, +1 where the later is larger, −1 where smaller.
+    pub s: i64,
+    /// S over its standard deviation under no trend (ties accounted for).
+    pub z: f64,
+    /// Two-sided p-value, from the normal approximation.
+    pub p: f64,
+    /// The least-squares slope over the mean: the share the series changes each step
+    /// (0.01: 1% a second).
+    pub change: f64,
+}
+
+/// The Mann–Kendall test for a monotonic trend in `x` (in time order): S = Σ_{i<j}
+/// sign(x_j − x_i), Var(S) = [n(n − 1)(2n + 5) − Σ t(t − 1)(2t + 5)] / 18 over the groups of
+/// `t` tied values, z = S / √Var(S), p two-sided. The same as Kendall's τ between time and
+/// the series with scipy's asymptotic p-value (`scipy.stats.kendalltau`, no continuity
+/// correction). It assumes the points independent: noise that lingers over seconds raises
+/// its false alarms. `None` under 4 points or with every value tied.
+pub fn mann_kendall(x: &[f64]) -> Option<Trend> {
+    let n = x.len();
+    if n < 4 {
+        return None;
+    }
+    let mut s = 0i64;
+    for i in 0..n {
+        for j in i + 1..n {
+            s += match x[j].partial_cmp(&x[i]) {
+                Some(std::cmp::Ordering::Greater) => 1,
+                Some(std::cmp::Ordering::Less) => -1,
+                _ => 0,
+            };
+        }
+    }
+    let mut sorted = x.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let ties: f64 = sorted
+        .chunk_by(|a, b| a == b)
+        .map(|g| {
+            let t = g.len() as f64;
+            t * (t - 1.0) * (2.0 * t + 5.0)
+        })
+        .sum();
+    let nf = n as f64;
+    let var = (nf * (nf - 1.0) * (2.0 * nf + 5.0) - ties) / 18.0;
+    if var <= 0.0 {
+        return None;
+    }
+    let z = s as f64 / var.sqrt();
+    let p = crate::mann_whitney::erfc(z.abs() / std::f64::consts::SQRT_2).min(1.0);
+    let mean = x.iter().sum::<f64>() / nf;
+    let t_mean = (nf - 1.0) / 2.0;
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (i, v) in x.iter().enumerate() {
+        sxy += (i as f64 - t_mean) * (v - mean);
+        sxx += (i as f64 - t_mean).powi(2);
+    }
+    let change = if mean != 0.0 { sxy / sxx / mean } else { 0.0 };
+    Some(Trend { s, z, p, change })
+}
+
+/// The significance level of the level checks, per series tested: two series (latency and
+/// throughput) keep a level step's false alarms under 2% for independent seconds.
+pub const LEVEL_ALPHA: f64 = 0.01;
+
+/// The fewest whole seconds the level checks look at.
+pub const MIN_LEVEL_SECONDS: usize = 8;
+
+/// What the per-second series says of a step's steadiness.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    /// Whole seconds looked at (the last, partial second left out).
+    pub seconds: usize,
+    /// The first seconds differed from the rest (latency or throughput): how many.
+    pub warm_up: Option<usize>,
+    /// The trend of the mean latency per second, after any warm-up.
+    pub latency: Option<Trend>,
+    /// The trend of the answers per second, after any warm-up.
+    pub throughput: Option<Trend>,
+}
+
+impl Level {
+    /// A trend through the step (after any warm-up), in latency or throughput, at
+    /// [`LEVEL_ALPHA`].
+    pub fn drifting(&self) -> bool {
+        [self.latency, self.throughput]
+            .iter()
+            .flatten()
+            .any(|t| t.p < LEVEL_ALPHA)
+    }
+}
+
+/// How many of the first seconds a warm-up test compares with the rest: a fifth of them,
+/// from 3 to 10.
+pub fn warm_up_seconds(n: usize) -> usize {
+    n.div_ceil(5).clamp(3, 10)
+}
+
+/// Whether the first `k` points of `x` differ from the rest (two-sided Mann–Whitney U at
+/// [`LEVEL_ALPHA`]).
+pub fn warm_up_seen(x: &[f64], k: usize) -> bool {
+    if x.len() < k + 3 {
+        return false;
+    }
+    crate::mann_whitney::test(&x[..k], &x[k..]).is_some_and(|m| m.p < LEVEL_ALPHA)
+}
+
+/// The level checks of a step from its per-second series: the seconds with answers, the
+/// last (partial) one left out; a warm-up when the first [`warm_up_seconds`] differ from
+/// the rest in mean latency or answers per second, then the Mann–Kendall trend of each
+/// over the seconds after it. `None` under [`MIN_LEVEL_SECONDS`] seconds.
+pub fn level(series: &[SecondStats]) -> Option<Level> {
+    let whole = &series[..series.len().saturating_sub(1)];
+    if whole.len() < MIN_LEVEL_SECONDS {
+        return None;
+    }
+    let latency: Vec<f64> = whole.iter().map(|s| s.mean_us).collect();
+    let throughput: Vec<f64> = whole.iter().map(|s| s.completed as f64).collect();
+    let k = warm_up_seconds(whole.len());
+    let warm_up = (warm_up_seen(&latency, k) || warm_up_seen(&throughput, k)).then_some(k);
+    let from = warm_up.unwrap_or(0);
+    Some(Level {
+        seconds: whole.len(),
+        warm_up,
+        latency: mann_kendall(&latency[from..]),
+        throughput: mann_kendall(&throughput[from..]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_model::Arrival;
+
+    #[test]
+    fn anderson_darling_p_at_the_textbook_percentage_points() {
+        // A²'s asymptotic upper percentage points for a distribution given in full
+        // (Stephens, "EDF statistics for goodness of fit", JASA 69, 1974, table 1, case 0;
+        // D'Agostino & Stephens, Goodness-of-Fit Techniques, 1986, table 4.2).
+        #[rustfmt::skip]
+        let rows = [
+            (1.248, 0.25),
+            (1.933, 0.10),
+            (2.492, 0.05),
+            (3.070, 0.025),
+            (3.857, 0.01),
+        ];
+        for (z, p) in rows {
+            let got = anderson_darling_p(z);
+            assert!((got - p).abs() < 0.002, "A² {z}: {got}, table {p}");
+        }
+        assert_eq!(anderson_darling_p(0.0), 1.0);
+        assert!(anderson_darling_p(50.0) < 1e-12);
+    }
+
+    /// 20 values, and the same times 1.5.
+    const SAMPLE: [f64; 20] = [
+        0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 0.05, 0.3, 0.6, 0.9, 1.2, 0.4, 0.7, 2.5, 0.15,
+        0.35, 0.8, 1.1,
+    ];
+
+    #[test]
+    fn anderson_darling_statistic_as_scipy_computes_it() {
+        // scipy 1.17.1: stats.goodness_of_fit(stats.expon, x, known_params={'loc': 0,
+        // 'scale': 1}, statistic='ad'): statistic 0.18544014873523196 (p 0.994 by Monte
+        // Carlo); for x × 1.5: 1.4004594913100163 (p 0.201 ± 0.002).
+        let fit = anderson_darling_exponential(&SAMPLE).unwrap();
+        assert!(
+            (fit.statistic - 0.185_440_148_735_231_96).abs() < 1e-9,
+            "{fit:?}"
+        );
+        assert!(fit.p > 0.99 && fit.fits());
+        let wide: Vec<f64> = SAMPLE.iter().map(|x| x * 1.5).collect();
+        let fit = anderson_darling_exponential(&wide).unwrap();
+        assert!(
+            (fit.statistic - 1.400_459_491_310_016_3).abs() < 1e-9,
+            "{fit:?}"
+        );
+        assert!((fit.p - 0.201).abs() < 0.01, "{fit:?}");
+        // Too few, or a value not finite: no verdict.
+        assert_eq!(anderson_darling_exponential(&SAMPLE[..19]), None);
+        let mut bad = SAMPLE;
+        bad[3] = f64::NAN;
+        assert_eq!(anderson_darling_exponential(&bad), None);
+        // Two sends at once (a gap of 0): rejected, not infinite.
+        let mut burst = SAMPLE;
+        burst[0] = 0.0;
+        let fit = anderson_darling_exponential(&burst).unwrap();
+        assert!(fit.statistic.is_finite() && !fit.fits(), "{fit:?}");
+    }
+
+    #[test]
+    fn the_arrival_check_tests_poisson_gaps_only_and_thins_to_its_bound() {
+        assert_eq!(arrival_check(Arrival::Even, &SAMPLE).fit, None);
+        let poisson = Arrival::Poisson { seed: 1 };
+        let check = arrival_check(poisson, &SAMPLE);
+        assert_eq!(check.process, poisson);
+        assert_eq!(check.fit.unwrap().n, 20);
+        let many: Vec<f64> = SAMPLE.iter().cycle().take(5000).copied().collect();
+        assert_eq!(arrival_check(poisson, &many).fit.unwrap().n, 1667);
+    }
+
+    #[test]
+    fn interval_ranks_and_their_exact_coverage() {
+        // (n, p, lower rank, upper rank, the interval's exact coverage: P(lo ≤ K < hi)
+        // for K ~ Binomial(n, p), by scipy 1.17.1's stats.binom.cdf).
+        #[rustfmt::skip]
+        let rows = [
+            (1000,   0.5,   469,   532,   0.953_708_802_639_501_8),
+            (1000,   0.99,  983,   998,   0.983_487_986_276_199_8),
+            (10000,  0.99,  9880,  9921,  0.960_869_151_189_797_3),
+            (100000, 0.999, 99880, 99921, 0.959_978_592_142_083),
+            (200,    0.9,   171,   190,   0.975_602_184_113_130_9),
+        ];
+        for (n, p, lo, hi, coverage) in rows {
+            assert_eq!(interval_ranks(n, p, 1.0), (lo, hi), "n {n}, p {p}");
+            let got = binomial_between(n, p, lo as u64, hi as u64 - 1);
+            assert!((got - coverage).abs() < 1e-9, "n {n}, p {p}: {got}");
+        }
+        // A design effect of 4 doubles the half-width: 500 ± 62 around the median.
+        assert_eq!(interval_ranks(1000, 0.5, 4.0), (438, 563));
+    }
+
+    /// P(a ≤ K ≤ b) for K ~ Binomial(n, p), summed in logs.
+    fn binomial_between(n: u64, p: f64, a: u64, b: u64) -> f64 {
+        let ln_fact = |k: u64| (1..=k).map(|i| (i as f64).ln()).sum::<f64>();
+        let (ln_n, lp, lq) = (ln_fact(n), p.ln(), (1.0 - p).ln());
+        (a..=b)
+            .map(|k| {
+                (ln_n - ln_fact(k) - ln_fact(n - k) + k as f64 * lp + (n - k) as f64 * lq).exp()
+            })
+            .sum()
+    }
+
+    /// A run's latencies (µs) into the run's histogram and per-second ones, `per_second`
+    /// answers a second.
+    fn record(values: &[f64], per_second: usize) -> (Histogram<u64>, Vec<SecondStats>) {
+        let mut all = shootout_model::latency_histogram();
+        let series = values
+            .chunks(per_second)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let mut h = shootout_model::result::second_histogram();
+                for &v in chunk {
+                    let us = v.round().max(1.0) as u64;
+                    all.saturating_record(us);
+                    h.saturating_record(us);
+                }
+                SecondStats::of(i as u32, chunk.len() as u64, 0, &h)
+            })
+            .collect();
+        (all, series)
+    }
+
+    /// Of `runs` seeded runs drawn by `draw`, how many intervals of each percentile cover
+    /// the true percentile `truth`.
+    fn coverage(
+        runs: u64,
+        per_second: usize,
+        truth: [f64; 4],
+        draw: impl Fn(&mut SmallRng) -> Vec<f64>,
+    ) -> [u32; 4] {
+        let mut covered = [0; 4];
+        for seed in 0..runs {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let (h, series) = record(&draw(&mut rng), per_second);
+            for (i, ci) in percentile_intervals(&h, &series).iter().enumerate() {
+                let (lo, hi) = ci.unwrap();
+                covered[i] += u32::from(lo as f64 <= truth[i] && truth[i] <= hi as f64);
+            }
+        }
+        covered
+    }
+
+    /// Each percentile's interval covered the truth in at least `each` of 100 runs, and
+    /// in at least 93 on the average of the four.
+    fn assert_covered(covered: [u32; 4], each: u32) {
+        let mean = covered.iter().sum::<u32>() as f64 / 4.0;
+        assert!(
+            covered.iter().all(|&c| c >= each) && mean >= 93.0,
+            "{covered:?}"
+        );
+    }
+
+    use rand::rngs::SmallRng;
+    use rand::{RngExt, SeedableRng};
+
+    /// Latency of an answer: 200 µs plus an exponential of mean 1 ms (µs).
+    fn exponential(rng: &mut SmallRng) -> f64 {
+        200.0 - 1000.0 * (1.0 - rng.random::<f64>()).ln()
+    }
+
+    /// The `p` quantile of [`exponential`].
+    fn exponential_quantile(p: f64) -> f64 {
+        200.0 - 1000.0 * (1.0 - p).ln()
+    }
+
+    #[test]
+    fn intervals_cover_the_true_percentile_of_independent_answers() {
+        // 100 seeded runs of 20,000 answers (20 s of 1,000): each percentile's interval
+        // covers the true one in at least 93 (95 expected; 93 or fewer happens by chance
+        // about one time in four for one percentile, so the bound is 90 for each and 93 on
+        // the average of the four).
+        let truth = PERCENTILES.map(|(p, _)| exponential_quantile(p));
+        let covered = coverage(100, 1000, truth, |rng| {
+            (0..20_000).map(|_| exponential(rng)).collect()
+        });
+        assert_covered(covered, 90);
+    }
+
+    #[test]
+    fn intervals_cover_the_true_percentile_when_seconds_differ() {
+        // Answers that are not independent: each second the server runs at a speed of its
+        // own (latency × e^(0.15 N(0, 1)), as a closed loop's connections or a machine's
+        // neighbours make it), 60 s of 300 answers. The truth is the percentile of the
+        // mixture, taken from 4,000,000 draws. Intervals from the independent ranks cover
+        // it far less often than 95%; widened by the design effect the seconds show, in at
+        // least 93 of 100 runs on the average of the four percentiles.
+        let draw = |rng: &mut SmallRng, n: usize| -> Vec<f64> {
+            let mut out = Vec::with_capacity(n);
+            while out.len() < n {
+                // Box–Muller: one normal a second.
+                let (u, v) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
+                let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+                let speed = (0.15 * z).exp();
+                out.extend((0..300.min(n - out.len())).map(|_| speed * exponential(rng)));
+            }
+            out
+        };
+        let mut big = draw(&mut SmallRng::seed_from_u64(u64::MAX), 4_000_000);
+        big.sort_by(f64::total_cmp);
+        let truth = PERCENTILES.map(|(p, _)| big[(p * big.len() as f64) as usize]);
+        let covered = coverage(100, 300, truth, |rng| draw(rng, 18_000));
+        assert_covered(covered, 88);
+    }
+
+    #[test]
+    fn the_design_effect_of_independent_answers_ignores_the_seconds_bucket_width() {
+        // Independent answers spread evenly over 1,000–1,100 µs, 30 s of 1,000: the seconds'
+        // histograms (two significant figures) hold them in buckets of 10 µs, a tenth of
+        // the answers each, so a second's count at or below the run's median lies a few
+        // percent off half in every second alike. Measured against the seconds' pooled
+        // share that offset is no dispersion: about 1 (χ² over 29 degrees of freedom is
+        // under 1.6 with 99% chance); against p = 0.5 it would be about 40.
+        let mut rng = SmallRng::seed_from_u64(3);
+        let values: Vec<f64> = (0..30_000)
+            .map(|_| 1000.0 + 100.0 * rng.random::<f64>())
+            .collect();
+        let (h, series) = record(&values, 1000);
+        for p in [0.5, 0.9] {
+            let deff = design_effect(&series, h.value_at_quantile(p));
+            assert!(deff < 1.6, "p {p}: design effect {deff}");
+        }
+        // Seconds that differ: the share below the median swings from second to second.
+        let slow: Vec<f64> = values
+            .chunks(1000)
+            .enumerate()
+            .flat_map(|(i, c)| {
+                c.iter()
+                    .map(move |v| v + if i % 2 == 0 { 0.0 } else { 30.0 })
+            })
+            .collect();
+        let (h, series) = record(&slow, 1000);
+        assert!(design_effect(&series, h.value_at_quantile(0.5)) > 50.0);
+        // Too few seconds, or every answer below: 1.
+        assert_eq!(design_effect(&series[..2], h.value_at_quantile(0.5)), 1.0);
+        assert_eq!(design_effect(&series, 1_000_000), 1.0);
+    }
+
+    #[test]
+    fn mann_kendall_as_scipy_kendalltau_computes_it() {
+        // (series, S, p) — p by scipy 1.17.1: stats.kendalltau(range(n), x,
+        // method='asymptotic').pvalue; S counted pair by pair.
+        #[rustfmt::skip]
+        let rows: [(&[f64], i64, f64); 4] = [
+            (&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 45, 5.699_411_623_331_837e-5),
+            (&[10.2, 9.8, 10.5, 10.1, 9.7, 10.9, 10.4, 10.0, 11.2, 10.8, 10.6, 11.5], 28, 0.054_853_939_900_132_21),
+            // ties: groups of 4 threes and 3 fours
+            (&[3.0, 3.0, 4.0, 2.0, 3.0, 5.0, 4.0, 4.0, 6.0, 3.0], 14, 0.187_183_817_621_704_22),
+            (&[5.0, 4.0, 6.0, 5.0, 4.0, 6.0, 5.0, 4.0, 6.0, 5.0], 3, 0.773_845_960_494_430_8),
+        ];
+        for (x, s, p) in rows {
+            let t = mann_kendall(x).unwrap();
+            assert_eq!(t.s, s, "{x:?}");
+            assert!(
+                (t.p - p).abs() < 1e-6 * p.max(1e-3),
+                "{x:?}: {} against {p}",
+                t.p
+            );
+        }
+        assert_eq!(mann_kendall(&[1.0, 2.0, 3.0]), None, "too few");
+        assert_eq!(mann_kendall(&[2.0; 10]), None, "all tied");
+        // 1, 2, …, 10 over their mean 5.5: 18% a step.
+        let rising = mann_kendall(rows[0].0).unwrap();
+        assert!((rising.change - 1.0 / 5.5).abs() < 1e-12);
+    }
+
+    /// `seconds` seconds of `per_second` answers each: latency [`exponential`] times
+    /// `scale(second)`.
+    fn seconds(
+        rng: &mut SmallRng,
+        seconds: u32,
+        per_second: usize,
+        scale: impl Fn(u32) -> f64,
+    ) -> Vec<SecondStats> {
+        // One more, partial, second: the checks leave the last one out.
+        (0..=seconds)
+            .map(|s| {
+                let mut h = shootout_model::result::second_histogram();
+                let n = if s == seconds {
+                    per_second / 3
+                } else {
+                    per_second
+                };
+                for _ in 0..n {
+                    h.saturating_record((exponential(rng) * scale(s)).round() as u64);
+                }
+                let mut stats = SecondStats::of(s, n as u64, 0, &h);
+                stats.mean_us = h.mean();
+                stats
+            })
+            .collect()
+    }
+
+    #[test]
+    fn latency_growing_one_percent_a_second_is_drifting_and_a_level_one_is_not() {
+        // 100 seeded steps of 30 s at 1,000 answers a second (each second's mean latency
+        // scatters by 3.2%, the exponential's 1/√1000): growing 1% a second, at least 95
+        // are flagged (a growing start may pass for a warm-up, and the trend is then
+        // tested on the 24 s after it); level, at most 5 are (a warm-up or a trend, each
+        // at 1%: about 2 expected).
+        let (mut flagged, mut false_alarms) = (0, 0);
+        for seed in 0..100 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let growing = level(&seconds(&mut rng, 30, 1000, |s| 1.01f64.powi(s as i32))).unwrap();
+            flagged += u32::from(growing.drifting());
+            let flat = level(&seconds(&mut rng, 30, 1000, |_| 1.0)).unwrap();
+            false_alarms += u32::from(flat.drifting() || flat.warm_up.is_some());
+            if seed == 0 {
+                let change = growing.latency.unwrap().change;
+                assert!((0.005..0.015).contains(&change), "{change}");
+            }
+        }
+        assert!(flagged >= 95, "{flagged} of 100 growing steps flagged");
+        assert!(
+            false_alarms <= 5,
+            "{false_alarms} of 100 level steps flagged"
+        );
+    }
+
+    #[test]
+    fn a_slow_start_is_a_warm_up_and_not_a_drift() {
+        // The first 4 of 20 s answer 40% slower, the rest level: a warm-up of 4 s (a fifth)
+        // is seen, and the seconds after it show no trend.
+        let mut seen = 0;
+        for seed in 0..20 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let series = seconds(&mut rng, 20, 500, |s| if s < 4 { 1.4 } else { 1.0 });
+            let l = level(&series).unwrap();
+            assert_eq!(l.seconds, 20);
+            seen += u32::from(l.warm_up == Some(4) && !l.drifting());
+        }
+        assert!(seen >= 18, "{seen} of 20");
+        // Under 8 whole seconds: no verdict.
+        let mut rng = SmallRng::seed_from_u64(1);
+        assert_eq!(level(&seconds(&mut rng, 7, 100, |_| 1.0)), None);
+    }
+}

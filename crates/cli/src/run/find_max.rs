@@ -1,0 +1,107 @@
+//! The capacity search of a workload with `find_max`, in the measured phase of the
+//! [`Runner`]: for each repetition, every contender's search advances one step at a time,
+//! contenders interleaved (A B A B, as the sweep interleaves them) until each search is
+//! over. Each contender's search is the analysis' [`Searcher`] (the one `shootout load
+//! --find-max` drives too): it names the next rate and step length and judges each step;
+//! each step settles at its rate for [`capacity::SETTLE`] (not stored), then measures and
+//! is stored with its verdict, so that a report replays the search from the store. After
+//! each step comes the plan's cooldown, or after a step that did not meet its SLOs the
+//! wait the searcher asks for its backlog ([`Searcher::rest`]), so the next step (of any
+//! contender: they may share CPUs) does not inherit it.
+//! A contender that dies leaves its search where it was; Ctrl-C ends every search.
+
+use super::executor::Executor;
+use super::measure::{At, Next};
+use super::runner::{Runner, Up};
+use shootout_analysis::capacity::{self, Searcher};
+use shootout_model::find_max::FindMax;
+use shootout_model::plan::{Level, Span};
+use shootout_model::LoadLevel;
+use std::collections::HashMap;
+
+impl<E: Executor> Runner<'_, E> {
+    /// Searches each contender's capacity on workload `wi`, `repeat` times; returns true
+    /// when Ctrl-C ended it.
+    pub(super) fn search(
+        &mut self,
+        wi: usize,
+        find_max: &FindMax,
+        up: &mut Vec<Up<E::Process>>,
+    ) -> anyhow::Result<bool> {
+        let plan = self.plan;
+        let floor = match plan.defaults.measure {
+            Span::Time(d) => d,
+            // Refused by the plan with `find_max`; kept so a search never runs a
+            // zero-length step.
+            Span::Requests(_) => shootout_model::find_max::DEFAULT_STEP,
+        };
+        for rep in 1..=plan.defaults.repeat {
+            let mut searches: HashMap<usize, Searcher> = HashMap::new();
+            loop {
+                let mut stepped = false;
+                let mut i = 0;
+                while i < up.len() {
+                    let index = up[i].index;
+                    let searcher = searches
+                        .entry(index)
+                        .or_insert_with(|| Searcher::new(find_max, floor));
+                    let Some(ask) = searcher.next() else {
+                        i += 1;
+                        continue;
+                    };
+                    stepped = true;
+                    if self.exec.stopped() {
+                        return Ok(true);
+                    }
+                    let level = Level {
+                        level: LoadLevel::Rate {
+                            rps: ask.rate,
+                            connections: find_max.connections,
+                        },
+                        measure: Some(Span::Time(ask.length)),
+                    };
+                    if self.settle(wi, &up[i], level.level)? {
+                        return Ok(true);
+                    }
+                    let at = At {
+                        level: &level,
+                        rep,
+                        progress: format!("capacity search step {}", searcher.tries() + 1),
+                        search: Some(&*searcher),
+                    };
+                    let (next, judged) = self.step(wi, &at, up, i)?;
+                    let was_judged = judged.is_some();
+                    match judged {
+                        Some((result, verdict)) => {
+                            searcher.took(ask.rate, &result, verdict);
+                        }
+                        None => searcher.missed(),
+                    }
+                    match next {
+                        Next::Go if was_judged => {
+                            self.exec
+                                .cooldown(plan.defaults.cooldown.max(searcher.rest()));
+                            i += 1;
+                        }
+                        Next::Go => i += 1,
+                        Next::Left => {}
+                        Next::Stop => return Ok(true),
+                    }
+                }
+                if !stepped {
+                    break;
+                }
+            }
+        }
+        Ok(self.exec.stopped())
+    }
+
+    /// Runs contender `u` at `level` for [`capacity::SETTLE`] before a search step, not
+    /// stored; returns true when Ctrl-C came.
+    fn settle(&mut self, wi: usize, u: &Up<E::Process>, level: LoadLevel) -> anyhow::Result<bool> {
+        let spec = self.spec_of(u, wi, level, Span::Time(capacity::SETTLE))?;
+        // A contender that stopped answering is found by the step that follows.
+        let _ = self.exec.warm_up(&spec);
+        Ok(self.exec.stopped())
+    }
+}
