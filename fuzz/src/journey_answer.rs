@@ -51,7 +51,11 @@ pub fn check(data: &[u8]) {
     let ((), grew) = alloc::peak_growth(|| drive(file, data));
     // The regexes' lazy DFA caches grow once, up to about 2 MiB each (regex's default).
     let bound = (8 << 20) + 16 * data.len();
-    assert!(grew <= bound, "grew the heap by {grew} bytes for {} bytes of answers", data.len());
+    assert!(
+        grew <= bound,
+        "grew the heap by {grew} bytes for {} bytes of answers",
+        data.len()
+    );
 }
 
 fn drive(file: &JourneyFile, data: &[u8]) {
@@ -70,7 +74,7 @@ fn drive(file: &JourneyFile, data: &[u8]) {
     let mut sink = |_: Event| {};
     let mut next = user.start(Duration::ZERO, &mut sink);
     let mut now = Duration::ZERO;
-    let mut answers = data.split(|&b| b == 0).peekable();
+    let mut answers = answers(data);
     let mut fields: Vec<(&[u8], &[u8])> = Vec::new();
     for _ in 0..64 {
         now += Duration::from_millis(10);
@@ -106,9 +110,32 @@ fn drive(file: &JourneyFile, data: &[u8]) {
     }
 }
 
+/// The input's answers, split at each `\0\0`.
+fn answers(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = Some(data);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        match r.windows(2).position(|w| w == b"\0\0") {
+            Some(i) => {
+                rest = Some(&r[i + 2..]);
+                Some(&r[..i])
+            }
+            None => {
+                rest = None;
+                Some(r)
+            }
+        }
+    })
+}
+
 fn sent_safely(user: &User) {
     let r = user.request();
-    assert_eq!(r.target.first(), Some(&b'/'), "{:?}", String::from_utf8_lossy(r.target));
+    assert_eq!(
+        r.target.first(),
+        Some(&b'/'),
+        "{:?}",
+        String::from_utf8_lossy(r.target)
+    );
     assert!(
         r.target.iter().all(|&b| b > b' ' && b < 0x7f),
         "a control, space or non-ASCII byte in the target {:?}",

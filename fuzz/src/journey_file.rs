@@ -9,7 +9,9 @@
 //! length.
 
 use crate::alloc;
-use shootout_model::journey::{parse, Body, Journey, JourneyFile, Piece, Segment, Source, Template};
+use shootout_model::journey::{
+    parse, Body, Journey, JourneyFile, Piece, Segment, Source, Template,
+};
 
 /// As the plan's target: TOML tables and typed journeys per byte of text, plus the TOML
 /// reader's own error path and the regexes (each at most 1 MiB compiled; a text of n bytes
@@ -23,13 +25,15 @@ const USERS: &[u8] = b"user_name,password\nann,secret\nbob,\"a,\"\"b\"\nc\"\n";
 pub fn check(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let (parsed, grew) = alloc::peak_growth(|| {
-        parse(&text, "fuzz.toml", &mut |p| {
-            match p.file_name().and_then(|n| n.to_str()) {
+        parse(
+            &text,
+            "fuzz.toml",
+            &mut |p| match p.file_name().and_then(|n| n.to_str()) {
                 Some("users.csv") => Ok(USERS.to_vec()),
                 Some("body.bin") => Ok(b"\0\r\nbody".to_vec()),
                 _ => Err("No such file or directory".into()),
-            }
-        })
+            },
+        )
     });
     let bound = GROWTH_BASE + GROWTH_PER_BYTE * text.len();
     assert!(
@@ -42,7 +46,11 @@ pub fn check(data: &[u8]) {
         Err(e) => {
             let lines = text.matches('\n').count() + 1;
             assert_eq!(e.file, "fuzz.toml");
-            assert!((1..=lines).contains(&e.line), "line {} of {lines}: {e}", e.line);
+            assert!(
+                (1..=lines).contains(&e.line),
+                "line {} of {lines}: {e}",
+                e.line
+            );
             assert!(!e.message.is_empty());
         }
     }
@@ -64,7 +72,10 @@ fn well_formed(f: &JourneyFile) {
                 }
             }
         }
-        assert!(seen.iter().all(|&n| n == 1), "each step in one place: {seen:?}");
+        assert!(
+            seen.iter().all(|&n| n == 1),
+            "each step in one place: {seen:?}"
+        );
         for s in &j.steps {
             assert!(s.repeat >= 1 && s.weight != Some(0));
             slots(&s.target, j);

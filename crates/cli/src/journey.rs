@@ -18,6 +18,9 @@ use std::process::Command;
 /// The translator, run as `python3 -I -c SCRIPT LOCUSTFILE`.
 const FROM_LOCUST: &str = include_str!("journey/from_locust.py");
 
+/// The translator's exit status when it names constructs it cannot translate.
+const UNTRANSLATABLE: i32 = 3;
+
 /// The largest journey file read: 16 MiB.
 const MAX_FILE: u64 = 16 << 20;
 
@@ -103,10 +106,11 @@ pub fn describe(f: &JourneyFile, name: &str) -> String {
             think(j.think)
         ));
         if let Some(d) = &j.data {
+            let rows = d.table.rows.len();
             out.push_str(&format!(
-                "  data {}: {} rows ({}), {}\n",
+                "  data {}: {rows} row{} ({}), {}\n",
                 d.file,
-                d.table.rows.len(),
+                if rows == 1 { "" } else { "s" },
                 d.table.columns.join(", "),
                 match d.end {
                     DataEnd::Wrap => "user n takes row n mod rows",
@@ -233,6 +237,8 @@ fn show(t: &journey::Template, j: &Journey) -> String {
 
 fn from_locust(locustfile: &Path, output: Option<&Path>) -> Result<i32, Failure> {
     let shown = locustfile.display().to_string();
+    std::fs::File::open(locustfile)
+        .map_err(|e| Failure::usage(anyhow!("cannot read the Locustfile {shown}: {e}")))?;
     let ran = Command::new("python3")
         .arg("-I")
         .arg("-c")
@@ -245,7 +251,7 @@ fn from_locust(locustfile: &Path, output: Option<&Path>) -> Result<i32, Failure>
             ))
         })?;
     let stderr = String::from_utf8_lossy(&ran.stderr);
-    if !ran.status.success() {
+    if ran.status.code() == Some(UNTRANSLATABLE) {
         let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         for l in &lines {
             say!("{shown}:{l}");
@@ -254,6 +260,13 @@ fn from_locust(locustfile: &Path, output: Option<&Path>) -> Result<i32, Failure>
             "{shown}: {} construct{} cannot be translated (named above with their lines); nothing was written",
             lines.len(),
             if lines.len() == 1 { "" } else { "s" }
+        )));
+    }
+    if !ran.status.success() {
+        return Err(Failure::run(anyhow!(
+            "the translator failed on {shown} ({}): {}",
+            ran.status,
+            stderr.trim_end()
         )));
     }
     let text = String::from_utf8(ran.stdout)

@@ -3,7 +3,7 @@
 Run by `shootout journey from-locust` as `python3 -I -c <this> LOCUSTFILE`. The Python
 is read with its own `ast` module and never run. Every construct that cannot be
 translated is named with its line on stderr (`LINE: what`), and then nothing is printed
-and the exit status is 1.
+and the exit status is 3 (any other failure is the translator's own).
 
 Supported: HttpUser/FastHttpUser classes and their `weight`, `wait_time` (between,
 constant, constant_pacing, constant_throughput), `@task`/`@task(n)` methods, `tasks` lists
@@ -64,6 +64,9 @@ class Translator:
         self.filename = filename
         self.errors = []
         self.functions = {}
+        # What the translation leaves to shootout's flags or cannot keep exactly: comments
+        # at the top of the journey file, never an error.
+        self.notes = []
 
     def fail(self, node, what):
         seg = ast.get_source_segment(self.source, node) or ""
@@ -77,6 +80,9 @@ class Translator:
         for node in tree.body:
             if isinstance(node, ast.FunctionDef):
                 self.functions[node.name] = node
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and any(self.listener(d) for d in node.decorator_list):
+                self.notes.append((node.lineno, f"the event listener {node.name} is not part of a journey: left out"))
         classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
         user_names = set()
         for c in classes:
@@ -89,6 +95,8 @@ class Translator:
                 j = self.user(c)
                 if j is not None:
                     journeys.append(j)
+            elif "LoadTestShape" in bases:
+                self.notes.append((c.lineno, f"the load shape {c.name} is not part of a journey: give shootout load its users or rate (-c, --rate, --stages)"))
             elif any(b in user_names for b in bases):
                 self.fail(c, f"class {c.name} inherits from another user class: write its tasks in one HttpUser class")
             elif any(b in ("TaskSet", "SequentialTaskSet", "User") for b in bases):
@@ -96,6 +104,11 @@ class Translator:
         if not journeys and not self.errors:
             self.errors.append((1, "no HttpUser or FastHttpUser class with tasks: nothing to translate"))
         return journeys
+
+    @staticmethod
+    def listener(d):
+        """`@events.X.add_listener`: an event hook."""
+        return isinstance(d, ast.Attribute) and d.attr == "add_listener"
 
     @staticmethod
     def base_name(b):
@@ -106,6 +119,7 @@ class Translator:
         return ""
 
     def user(self, c):
+        errors_before = len(self.errors)
         weight = 1
         think = None
         tasks = []
@@ -121,7 +135,9 @@ class Translator:
                 if key == "weight" and isinstance(v, ast.Constant) and isinstance(v.value, int) and v.value >= 1:
                     weight = v.value
                 elif key == "host":
-                    continue  # given to shootout as the URL
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                        self.notes.append((node.lineno, f"{c.name}'s host {v.value} is not part of a journey: give it to shootout as the URL"))
+                    continue
                 elif key == "wait_time":
                     try:
                         think = self.wait_time(v)
@@ -150,7 +166,8 @@ class Translator:
                 continue
             self.fail(node, "this statement in a user class is not translated")
         if not tasks:
-            self.fail(c, f"class {c.name} has no task: give it @task methods")
+            if len(self.errors) == errors_before:
+                self.fail(c, f"class {c.name} has no task: give it @task methods")
             return None
         steps = []
         names = {}
@@ -158,12 +175,16 @@ class Translator:
             for s in self.body(on_start):
                 s["once"] = True
                 steps.append(s)
+            if steps and think:
+                self.notes.append((on_start.lineno, f"on_start: Locust runs the first task right after it, a journey thinks ({think}) after its steps too"))
         for fn, w in tasks:
             before = len(self.errors)
             body = self.body(fn)
             if not body and len(self.errors) == before:
                 self.fail(fn, f"task {fn.name} sends no request")
                 continue
+            if len(body) > 1 and think:
+                self.notes.append((fn.lineno, f"task {fn.name} sends {len(body)} requests: Locust waits between tasks only, a journey thinks ({think}) between any two steps"))
             for i, s in enumerate(body):
                 s["task"] = fn.name
                 if i == 0 and w != 1:
@@ -485,6 +506,8 @@ class Translator:
             code = self.status_test(node.test, resp, "==")
             if code is None:
                 raise Untranslatable(node, "an if that only calls success() is translated for a status_code == N test")
+            if "status" in step.get("expect", {}):
+                raise Untranslatable(node, "a second check of status_code on one request is not translated: write one")
             step.setdefault("expect", {})["status"] = f"100-399,{code}"
             return
         else:
@@ -493,10 +516,14 @@ class Translator:
         # failure when status != N  (or success when status == N, else failure)
         code = self.status_test(fails_when, resp, "==" if negated else "!=")
         if code is not None:
+            if "status" in expect:
+                raise Untranslatable(node, "a second check of status_code on one request is not translated: write one")
             expect["status"] = code
             return
         text = self.contains_test(fails_when, resp, negated)
         if text is not None:
+            if "body_contains" in expect:
+                raise Untranslatable(node, "a second check of the text on one request is not translated (a step expects one text)")
             expect["body_contains"] = text
             return
         jv = self.json_test(fails_when, resp, negated)
@@ -547,8 +574,11 @@ class Translator:
         return None
 
 
-def emit(journeys, filename):
-    out = [f"# Translated from {filename} by shootout journey from-locust: check it with", "# shootout journey check FILE.", ""]
+def emit(journeys, filename, notes):
+    out = [f"# Translated from {filename} by shootout journey from-locust: check it with", "# shootout journey check FILE."]
+    for line, what in sorted(set(notes)):
+        out.append(f"# line {line}: {what}")
+    out.append("")
     for j in journeys:
         out.append("[[journey]]")
         out.append(f"name = {toml_str(j['name'])}")
@@ -568,6 +598,8 @@ def emit(journeys, filename):
 
 
 def main():
+    sys.stdout.reconfigure(encoding="utf-8")
+    sys.stderr.reconfigure(encoding="utf-8", errors="backslashreplace")
     if len(sys.argv) != 2:
         print("usage: from_locust LOCUSTFILE", file=sys.stderr)
         return 2
@@ -577,19 +609,22 @@ def main():
             source = f.read()
     except OSError as e:
         print(f"0: cannot read it: {e.strerror}", file=sys.stderr)
-        return 1
+        return 3
+    except UnicodeDecodeError as e:
+        print(f"0: not UTF-8 text: {e.reason} at byte {e.start}", file=sys.stderr)
+        return 3
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError as e:
         print(f"{e.lineno or 0}: not Python: {e.msg}", file=sys.stderr)
-        return 1
+        return 3
     t = Translator(source, path)
     journeys = t.run(tree)
     if t.errors:
         for line, what in sorted(set(t.errors)):
             print(f"{line}: {what}", file=sys.stderr)
-        return 1
-    sys.stdout.write(emit(journeys, path.rsplit("/", 1)[-1]))
+        return 3
+    sys.stdout.write(emit(journeys, path.rsplit("/", 1)[-1], t.notes))
     return 0
 
 
