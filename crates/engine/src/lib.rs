@@ -218,6 +218,7 @@ fn run_workers(
 /// workers.
 enum Prepared {
     Http1(h1::request::Prepared),
+    Journeys(h1::users::Prepared),
     Http2(h2::request::Prepared),
     Http3(h3::Prepared),
     WebSocket(ws::Prepared),
@@ -232,6 +233,13 @@ impl Prepared {
     ) -> Result<(Prepared, &'static [u8]), EngineError> {
         // Over HTTP/2 and HTTP/3 a run sends one request (the spec's rules refuse a list).
         let only = &requests.kinds[0];
+        if let Some(j) = &spec.journey {
+            // The spec's rules keep journeys to HTTP/1.1.
+            return Ok((
+                Prepared::Journeys(journeys(j, only, spec.target.scheme.tls())),
+                b"http/1.1",
+            ));
+        }
         let chosen: (Prepared, &'static [u8]) = match spec.protocol {
             Protocol::Http1 => (
                 Prepared::Http1(h1::request::Prepared::new(requests)?),
@@ -258,10 +266,38 @@ impl Prepared {
     ) -> std::io::Result<Output> {
         match self {
             Prepared::Http1(reqs) => h1::worker::run(shared, reqs, a, stop, live),
+            Prepared::Journeys(p) => h1::users::run(shared, p, a, stop, live),
             Prepared::Http2(req) => h2::worker::run(shared, req, streams, a, stop, live),
             Prepared::Http3(req) => h3::worker::run(shared, req, streams, a, stop, live),
             Prepared::WebSocket(p) => ws::worker::run(shared, p, a, stop, live),
         }
+    }
+}
+
+/// What journeys' users share: the file, and the header lines every request carries
+/// before its step's own (the run's `Host`, `User-Agent`, `Accept` and `-H` fields).
+fn journeys(
+    j: &shootout_model::spec::Journeys,
+    base: &request::Request,
+    tls: bool,
+) -> h1::users::Prepared {
+    let mut prelude = Vec::new();
+    for (n, v) in base.fields() {
+        prelude.extend_from_slice(n.as_bytes());
+        prelude.extend_from_slice(b": ");
+        prelude.extend_from_slice(v.as_bytes());
+        prelude.extend_from_slice(b"\r\n");
+    }
+    let unix_start = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    h1::users::Prepared {
+        file: j.file.clone(),
+        prelude,
+        host: base.authority().to_string(),
+        tls,
+        seed: j.seed,
+        unix_start,
     }
 }
 

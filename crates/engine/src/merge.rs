@@ -28,6 +28,8 @@ struct Totals {
     lengths: Vec<(Vec<(u64, u64)>, u64)>,
     /// Per kind of request: completed, ok, latency (µs).
     targets: Vec<(u64, u64, Histogram<u64>)>,
+    /// Per journey: ended, ok, duration (µs).
+    journeys: Vec<(u64, u64, Histogram<u64>)>,
 }
 
 impl Totals {
@@ -47,6 +49,7 @@ impl Totals {
             schedule: None,
             lengths: Vec::new(),
             targets: Vec::new(),
+            journeys: Vec::new(),
         }
     }
 
@@ -65,16 +68,8 @@ impl Totals {
             }
         }
         self.lengths.push((r.lengths, r.other_lengths));
-        if self.targets.is_empty() {
-            self.targets = r.targets;
-        } else {
-            for (acc, t) in self.targets.iter_mut().zip(&r.targets) {
-                acc.0 += t.0;
-                acc.1 += t.1;
-                // Same bounds on both sides: adding cannot fail.
-                let _ = acc.2.add(&t.2);
-            }
-        }
+        add_kinds(&mut self.targets, r.targets);
+        add_kinds(&mut self.journeys, r.journeys);
         let g = &mut self.generator;
         g.cpu_user += o.cpu.0;
         g.cpu_sys += o.cpu.1;
@@ -118,6 +113,20 @@ impl Totals {
     }
 }
 
+/// Adds one worker's per-kind counts and histograms to the run's.
+fn add_kinds(acc: &mut Vec<(u64, u64, Histogram<u64>)>, worker: Vec<(u64, u64, Histogram<u64>)>) {
+    if acc.is_empty() {
+        *acc = worker;
+        return;
+    }
+    for (a, t) in acc.iter_mut().zip(&worker) {
+        a.0 += t.0;
+        a.1 += t.1;
+        // Same bounds on both sides: adding cannot fail.
+        let _ = a.2.add(&t.2);
+    }
+}
+
 /// The workers' outputs as one result (its warnings left to the analysis).
 pub(crate) fn merge(
     spec: &LoadSpec,
@@ -134,7 +143,7 @@ pub(crate) fn merge(
     t.samples.sort_by_key(|s| s.start_us);
     // ab's notion assumes one document: a list's entries (of requests or messages)
     // differ in length by design.
-    if spec.list.is_none() && spec.ws_messages.is_none() {
+    if spec.list.is_none() && spec.ws_messages.is_none() && spec.journey.is_none() {
         t.counts.length_mismatch = t.length_mismatch();
     }
     let duration = t.ended.saturating_duration_since(start);
@@ -172,21 +181,39 @@ pub(crate) fn merge(
         warnings: Vec::new(),
         // Measured around the run by its caller, when the server is on this machine.
         listen: None,
-        targets: match &spec.list {
-            Some(list) => list
-                .entries
-                .iter()
-                .zip(t.targets)
-                .map(|(e, (completed, ok, latency))| TargetStats {
-                    label: e.label(),
-                    completed,
-                    ok,
-                    latency,
-                })
-                .collect(),
+        targets: match (&spec.list, &spec.journey) {
+            (Some(list), _) => labelled(list.entries.iter().map(|e| e.label()), t.targets),
+            (None, Some(j)) => labelled(
+                j.file.journeys.iter().flat_map(|j| {
+                    j.steps
+                        .iter()
+                        .map(move |s| format!("{} › {}", j.name, s.name))
+                }),
+                t.targets,
+            ),
+            (None, None) => Vec::new(),
+        },
+        journeys: match &spec.journey {
+            Some(j) => labelled(j.file.journeys.iter().map(|j| j.name.clone()), t.journeys),
             None => Vec::new(),
         },
     }
+}
+
+/// Per-kind counts named by `labels`, in order.
+fn labelled(
+    labels: impl Iterator<Item = String>,
+    kinds: Vec<(u64, u64, Histogram<u64>)>,
+) -> Vec<TargetStats> {
+    labels
+        .zip(kinds)
+        .map(|(label, (completed, ok, latency))| TargetStats {
+            label,
+            completed,
+            ok,
+            latency,
+        })
+        .collect()
 }
 
 /// Joins the workers' seconds: one reusable histogram, one second at a time, so memory

@@ -130,6 +130,8 @@ pub struct Recorder {
     pub other_lengths: u64,
     /// Per kind of request (when the run reports them): completed, ok, latency (µs).
     pub targets: Vec<(u64, u64, Histogram<u64>)>,
+    /// Per journey (`--journey`): ended, ok, duration (µs).
+    pub journeys: Vec<(u64, u64, Histogram<u64>)>,
     /// A sample of heads for `-v 2` (see [`crate::heads::Heads`]); empty unless asked for.
     pub heads: crate::heads::Heads,
     /// Time spent busy polling (see `LoadSpec::busy_poll`): CPU the thread used
@@ -199,6 +201,7 @@ impl Recorder {
             lengths: Vec::with_capacity(LENGTHS),
             other_lengths: 0,
             targets: Vec::new(),
+            journeys: Vec::new(),
             heads: crate::heads::Heads::default(),
             spun: std::time::Duration::ZERO,
             seconds_done: None,
@@ -235,6 +238,20 @@ impl Recorder {
         self.targets = (0..kinds).map(|_| (0, 0, second_histogram())).collect();
     }
 
+    /// Counts each of `journeys` journeys apart.
+    pub fn per_journey(&mut self, journeys: usize) {
+        self.journeys = (0..journeys).map(|_| (0, 0, second_histogram())).collect();
+    }
+
+    /// Journey `j` ended, every step ok or not, `took` after its first step was due.
+    pub fn journey_ended(&mut self, j: usize, ok: bool, took: Duration) {
+        if let Some(e) = self.journeys.get_mut(j) {
+            e.0 += 1;
+            e.1 += u64::from(ok);
+            e.2.saturating_record(us(took));
+        }
+    }
+
     /// Measures from `run_start` on (set once the run's clock starts).
     pub fn restart(&mut self, run_start: Instant) {
         self.run_start = run_start;
@@ -264,6 +281,27 @@ impl Recorder {
         self.answered(t, a.status, failure);
     }
 
+    /// A request answered in full and judged by its caller (a journey's step, by its own
+    /// expectations): `failure` is its class, if it failed.
+    pub fn credit_judged(
+        &mut self,
+        t: &Timing,
+        a: Answer,
+        server: impl FnOnce() -> Option<String>,
+        failure: Option<FailureKind>,
+    ) {
+        self.note(t, a, server);
+        self.answered(t, a.status, failure);
+    }
+
+    /// A journey's step that could not be sent (a value it needs is unset, or unsafe in a
+    /// header): failed in its kind's count, never a request.
+    pub fn unsent_step(&mut self, kind: usize) {
+        if let Some(k) = self.targets.get_mut(kind) {
+            k.0 += 1;
+        }
+    }
+
     /// A WebSocket reply answered in full, judged as [`Recorder::credit`] judges an
     /// answer; its status (the handshake's 101) is not counted again: that is counted
     /// once per connection ([`Recorder::count_status`]).
@@ -287,16 +325,7 @@ impl Recorder {
         server: impl FnOnce() -> Option<String>,
         expect: &Expectation,
     ) -> Option<FailureKind> {
-        self.counts.body_bytes += a.body_len;
-        if self.first.is_none() {
-            self.first_at = Some(t.end);
-            self.first = Some(FirstResponse {
-                status: a.status,
-                server: server(),
-                body_len: a.body_len,
-            });
-        }
-        self.count_length(a.body_len);
+        self.note(t, a, server);
         if !expect.status.contains(a.status) {
             Some(FailureKind::Status)
         } else if expect.length.is_some_and(|l| l != a.body_len)
@@ -307,6 +336,20 @@ impl Recorder {
         } else {
             None
         }
+    }
+
+    /// Counts an answer's body, and keeps the worker's first answer.
+    fn note(&mut self, t: &Timing, a: Answer, server: impl FnOnce() -> Option<String>) {
+        self.counts.body_bytes += a.body_len;
+        if self.first.is_none() {
+            self.first_at = Some(t.end);
+            self.first = Some(FirstResponse {
+                status: a.status,
+                server: server(),
+                body_len: a.body_len,
+            });
+        }
+        self.count_length(a.body_len);
     }
 
     /// A connection opened after `took` (TCP connect, and the TLS handshake over https):

@@ -897,6 +897,11 @@ pub struct RunResult {
     /// [`MAX_REPORTED_ENTRIES`](crate::requests::MAX_REPORTED_ENTRIES) entries, in list
     /// order; empty otherwise.
     pub targets: Vec<TargetStats>,
+    /// Journeys (`--journey`): per journey of the file, in file order, those that ended
+    /// (`completed`), those whose every step was ok (`ok`), and how long they took from
+    /// their first step's due time to their last answer, think times included
+    /// (`latency`, µs). Their steps are [`RunResult::targets`]. Empty without journeys.
+    pub journeys: Vec<TargetStats>,
     /// What the kernel counted of full listen queues during the run, when the server ran
     /// on this machine (its network namespace); `None` when not measured (a remote
     /// server, no `/proc/net/netstat`, or results from before it was measured).
@@ -934,6 +939,7 @@ impl RunResult {
             interrupted: false,
             warnings: Vec::new(),
             targets: Vec::new(),
+            journeys: Vec::new(),
             listen: None,
         }
     }

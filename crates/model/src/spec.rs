@@ -381,6 +381,9 @@ pub enum SpecError {
     /// The request cannot be sent as given.
     #[error(transparent)]
     Request(#[from] RequestError),
+    /// A journey with a setting it cannot run with.
+    #[error("--journey: {0}")]
+    Journey(&'static str),
     /// The target's path is not a request-target (built by hand, not by [`Target::parse`]).
     #[error("the target path '{0}' has a space or a control character: percent-encode it")]
     TargetPath(String),
@@ -712,6 +715,33 @@ pub struct LoadSpec {
     /// WebSocket: text messages taken from a list (in turn or at random, their templated
     /// values drawn for each) instead of `request.body`.
     pub ws_messages: Option<crate::messages::MessageList>,
+    /// Journeys run instead of requests (`--journey FILE`): each connection is one user
+    /// running the file's journeys, its requests chosen from its last answers. Closed
+    /// loop: `connections` users, each starting its next journey when the last ends (and
+    /// `requests` counts journeys); rate mode: `Pace::Rate` journeys start a second, each
+    /// by a new user on its own connection, up to `max_connections` users at once.
+    pub journey: Option<Journeys>,
+}
+
+/// A journey file to run, read and checked, shared by the run's workers.
+#[derive(Debug, Clone)]
+pub struct Journeys {
+    /// The file as the user named it.
+    pub source: String,
+    /// Seeds the users' random choices, think times and drawn values.
+    pub seed: u64,
+    /// Its journeys.
+    pub file: std::sync::Arc<crate::journey::JourneyFile>,
+}
+
+/// The same file read once: two specs share it (a journey file has no equality of its
+/// own: its captures' regexes have none).
+impl PartialEq for Journeys {
+    fn eq(&self, other: &Journeys) -> bool {
+        self.source == other.source
+            && self.seed == other.seed
+            && std::sync::Arc::ptr_eq(&self.file, &other.file)
+    }
 }
 
 /// WebSocket's connection-hold mode: "how many idle connections does it keep?". The
@@ -761,6 +791,7 @@ impl LoadSpec {
             ws_text: false,
             ws_hold: None,
             ws_messages: None,
+            journey: None,
         }
     }
 
@@ -867,7 +898,30 @@ impl LoadSpec {
             return Err(e);
         }
         self.validate_websocket()?;
+        self.validate_journey()?;
         self.validate_bind()
+    }
+
+    /// The rules of a journey spec: HTTP/1.1 over kept-alive connections, one request in
+    /// flight per user, no request list.
+    fn validate_journey(&self) -> Result<(), SpecError> {
+        if self.journey.is_none() {
+            return Ok(());
+        }
+        let why = if self.protocol != Protocol::Http1 {
+            "journeys run over HTTP/1.1 for now: drop --http2, --http3 (or protocol in a plan) and load an http:// or https:// URL"
+        } else if self.list.is_some() {
+            "a journey chooses its own requests: drop --urls"
+        } else if self.pipeline > 1 {
+            "a user sends its next step after the last one's answer: drop --pipeline"
+        } else if !self.request.keepalive {
+            "each user keeps its connection open between its steps, as browsers do: drop --no-keepalive"
+        } else if !self.request.body.is_empty() || self.request.method != "GET" {
+            "each step says its method and body: drop -m, -p and -b"
+        } else {
+            return Ok(());
+        };
+        Err(SpecError::Journey(why))
     }
 
     /// The rules of a WebSocket spec: `ws://` and `wss://` go with the WebSocket
@@ -1167,6 +1221,12 @@ impl SpecBuilder {
     /// Requests in flight per connection (1: no pipelining).
     pub fn pipeline(mut self, depth: usize) -> Self {
         self.spec.pipeline = depth;
+        self
+    }
+
+    /// Journeys run instead of requests.
+    pub fn journey(mut self, journey: Option<Journeys>) -> Self {
+        self.spec.journey = journey;
         self
     }
 

@@ -80,7 +80,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         .map(|(code, n)| (code.to_string(), (*n).into()))
         .collect();
     let run_s = r.duration.as_secs_f64();
-    json!({
+    let mut doc = json!({
         "schema_version": SCHEMA_VERSION,
         "target": target_json(spec),
         "load": load_json(spec),
@@ -146,7 +146,30 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         "warnings": warnings_json(r),
         "series": series_json(r),
         "requests_by_target": by_target_json(r),
-    })
+    });
+    if !r.journeys.is_empty() {
+        doc["journeys"] = by_journey_json(r);
+    }
+    doc
+}
+
+/// The document's `journeys`: per journey of `--journey`'s file, those that ended, ok and
+/// failed, and their duration (think times included); empty without journeys.
+pub(crate) fn by_journey_json(r: &RunResult) -> Value {
+    Value::Array(
+        r.journeys
+            .iter()
+            .map(|t| {
+                json!({
+                    "journey": t.label,
+                    "ended": t.completed,
+                    "ok": t.ok,
+                    "failed": t.failed(),
+                    "duration_ms": summary(&t.latency),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// The document's `requests_by_target`: per entry of a request list, its counts and

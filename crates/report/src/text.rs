@@ -199,6 +199,9 @@ fn close_name(code: u16) -> String {
 
 /// `10 connections on 2 threads, closed loop, 1000 requests, timeout 30 s`.
 fn load_line(spec: &LoadSpec) -> String {
+    if let Some(j) = &spec.journey {
+        return journey_line(spec, &j.source);
+    }
     let conns = plural(spec.connections as u64, "connection", "connections");
     let keepalive = if spec.protocol == Protocol::Http2 {
         format!(
@@ -249,6 +252,35 @@ fn load_line(spec: &LoadSpec) -> String {
     )
 }
 
+/// `journeys of j.toml: 10 users on 2 threads, closed loop, 1000 journeys, timeout 30 s`.
+fn journey_line(spec: &LoadSpec, source: &str) -> String {
+    let threads = plural(spec.threads as u64, "thread", "threads");
+    let users = match spec.pace {
+        Pace::Closed => format!(
+            "{} on {threads}, closed loop (each runs journeys back to back)",
+            plural(spec.connections as u64, "user", "users")
+        ),
+        Pace::Rate(r) => format!(
+            "{} journeys/s on {threads}, each a new user on its own connection",
+            trim_float(r)
+        ),
+    };
+    let bound = match (spec.requests, spec.duration) {
+        (Some(n), None) => plural(n, "journey", "journeys"),
+        (None, Some(d)) => format!("for {}", human_duration(d)),
+        (Some(n), Some(d)) => format!(
+            "{} or {}, whichever comes first",
+            plural(n, "journey", "journeys"),
+            human_duration(d)
+        ),
+        (None, None) => "unbounded".to_string(),
+    };
+    format!(
+        "journeys of {source}: {users}, {bound}, timeout {}",
+        human_duration(spec.timeout)
+    )
+}
+
 /// The warning lines, with or without the interruption note.
 fn warning_lines(r: &RunResult, with_interrupted: bool) -> Vec<String> {
     let mut lines = Vec::new();
@@ -282,6 +314,7 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     what_ran(&mut o, spec, r);
     outcome(&mut o, r, spec.protocol);
     timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));
+    by_journey(&mut o, r);
     by_target(&mut o, r);
     costs(&mut o, r, spec.busy_poll);
     let lines = warning_lines(r, false);
@@ -568,9 +601,14 @@ fn by_target(o: &mut String, r: &RunResult) {
             (label.as_str(), cells)
         })
         .collect();
+    let title = if r.journeys.is_empty() {
+        "Requests by target"
+    } else {
+        "Requests by step"
+    };
     table(
         o,
-        "Requests by target",
+        title,
         &[
             "completed",
             "ok",
@@ -579,6 +617,47 @@ fn by_target(o: &mut String, r: &RunResult) {
             "p50 ms",
             "p99 ms",
             "max ms",
+        ],
+        &rows,
+    );
+    emit!(o);
+}
+
+/// Per journey: how many ended, ok (every step), and how long they took, think times
+/// included (ms).
+fn by_journey(o: &mut String, r: &RunResult) {
+    if r.journeys.is_empty() {
+        return;
+    }
+    let labels: Vec<String> = r
+        .journeys
+        .iter()
+        .map(|t| format!("  {}", t.label))
+        .collect();
+    let rows: Vec<(&str, Vec<String>)> = r
+        .journeys
+        .iter()
+        .zip(&labels)
+        .map(|(t, label)| {
+            let l = LatencySummary::of(&t.latency);
+            let mut cells = vec![
+                t.completed.to_string(),
+                t.ok.to_string(),
+                t.failed().to_string(),
+            ];
+            cells.extend(
+                [l.mean, l.p50, l.p99, l.max]
+                    .iter()
+                    .map(|ms| format!("{ms:.3}")),
+            );
+            (label.as_str(), cells)
+        })
+        .collect();
+    table(
+        o,
+        "Journeys (ms: first step due to last answer)",
+        &[
+            "ended", "ok", "failed", "mean ms", "p50 ms", "p99 ms", "max ms",
         ],
         &rows,
     );

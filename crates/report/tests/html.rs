@@ -237,6 +237,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         interrupted: false,
         warnings: Vec::new(),
         targets: Vec::new(),
+        journeys: Vec::new(),
         listen: None,
     };
     result.warnings = shootout_analysis::load_warnings::derive(&result, None);

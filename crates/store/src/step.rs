@@ -779,6 +779,7 @@ impl Columns<'_> {
             interrupted: self.get("interrupted")?,
             warnings: Vec::new(),
             targets: Vec::new(),
+            journeys: Vec::new(),
             listen: match (
                 self.get::<Option<u64>>("listen_overflows")?,
                 self.get::<Option<u64>>("listen_drops")?,

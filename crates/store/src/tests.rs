@@ -203,6 +203,7 @@ fn synthetic_result(seed: u64) -> RunResult {
                 }
             })
             .collect(),
+        journeys: Vec::new(),
         listen: Some(shootout_model::ListenQueue {
             overflows: 3 + seed,
             drops: 5 + seed,

@@ -198,6 +198,19 @@ pub enum Behavior {
     /// `cookie`, `x-test` that was sent (in that order; repeated headers joined by
     /// `, `). Keep-alive.
     Echo,
+    /// A small web application for journeys, with a session cookie and a CSRF token,
+    /// kept in the requests themselves so that it holds no state (bodies are not read:
+    /// values travel in query strings). Keep-alive. The session is the `sid` cookie's
+    /// value (the request's `Cookie` header, `sid=NAME`); its token is `t` followed by
+    /// NAME reversed.
+    /// - `POST /login?user=NAME`: 200, `Set-Cookie: sid=NAME; Path=/`, body `welcome`.
+    /// - `GET /form`: 200, body `<input name="csrf" value="TOKEN">` (`none` without a
+    ///   session).
+    /// - `POST /paste?csrf=TOKEN&text=TEXT`: 302 with `Location: /paste/TEXT` and no body
+    ///   when the session's token is TOKEN, else 403 `forbidden`.
+    /// - `GET /paste/TEXT`: 200 with body TEXT within a session, else 403 `forbidden`.
+    /// - anything else: 404 `none`.
+    App,
     /// The `Hello` answer to each request; then, `delay` after that answer was written,
     /// the canonical `Hello` answer (80 bytes) that no request asked for; then the
     /// server reads the next request (or closes, if the request asked to close). With
@@ -593,6 +606,7 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             }
             simple(out, req, 200, text.as_bytes());
         }
+        Behavior::App => app(out, req),
         Behavior::ExtraResponse { delay } => {
             simple(out, req, 200, HELLO);
             let before = out.len();
@@ -725,6 +739,56 @@ fn simple(out: &mut Vec<u8>, req: &Request, status: u16, content: &[u8]) {
     let _ = write!(out, "Content-Length: {}\r\n", content.len());
     end_head(out, req);
     body(out, req, content);
+}
+
+/// [`Behavior::App`]'s answer to `req`.
+fn app(out: &mut Vec<u8>, req: &Request) {
+    let sid = req.echoed[1].as_deref().and_then(|c| {
+        c.split(';')
+            .find_map(|kv| kv.trim().strip_prefix("sid="))
+            .map(str::to_string)
+    });
+    let token = sid
+        .as_ref()
+        .map(|s| format!("t{}", s.chars().rev().collect::<String>()));
+    let query = |key: &str| {
+        req.target.split_once('?').and_then(|(_, q)| {
+            q.split('&')
+                .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+                .map(str::to_string)
+        })
+    };
+    let path = req.path();
+    match (req.method.as_str(), path) {
+        ("POST", "/login") => {
+            let user = query("user").unwrap_or_default();
+            status_line(out, "HTTP/1.1", 200);
+            let _ = write!(
+                out,
+                "Set-Cookie: sid={user}; Path=/\r\nContent-Length: 7\r\n"
+            );
+            end_head(out, req);
+            body(out, req, b"welcome");
+        }
+        ("GET", "/form") => {
+            let t = token.unwrap_or_else(|| "none".into());
+            let page = format!("<input name=\"csrf\" value=\"{t}\">");
+            simple(out, req, 200, page.as_bytes());
+        }
+        ("POST", "/paste") if token.is_some() && query("csrf") == token => {
+            let text = query("text").unwrap_or_default();
+            status_line(out, "HTTP/1.1", 302);
+            let _ = write!(out, "Location: /paste/{text}\r\nContent-Length: 0\r\n");
+            end_head(out, req);
+        }
+        ("GET", p) if p.starts_with("/paste/") && sid.is_some() => {
+            simple(out, req, 200, &p.as_bytes()["/paste/".len()..]);
+        }
+        ("POST", "/paste") | ("GET", _) if path.starts_with("/paste") => {
+            simple(out, req, 403, b"forbidden");
+        }
+        _ => simple(out, req, 404, b"none"),
+    }
 }
 
 /// Writes the status line and the `Server` header line.

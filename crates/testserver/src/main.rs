@@ -236,6 +236,7 @@ fn behavior(o: Options) -> Result<Behavior, String> {
         },
         "slow-head" => Behavior::SlowHead,
         "echo" => Behavior::Echo,
+        "app" => Behavior::App,
         "extra-response" => Behavior::ExtraResponse { delay: ms(0) },
         "body-after-bodiless" => Behavior::BodyAfterBodiless,
         "answer-first" => Behavior::AnswerFirst,

@@ -243,6 +243,13 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["post_file", "put_file", "method", "head"])]
     pub urls: Option<PathBuf>,
 
+    /// Run the journeys of FILE (TOML: steps with captures, cookies, think times; see
+    /// docs/journeys.md) instead of one request: -c users each run journeys back to back
+    /// (-n counts journeys), or --rate R journeys start a second, each a new user on its own
+    /// connection. HTTP/1.1.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["urls", "post_file", "put_file", "method", "head", "ws_messages"])]
+    pub journey: Option<PathBuf>,
+
     /// Order of the --urls or --ws-messages list: seq (each thread walks it in order) or
     /// random.
     #[arg(long, value_name = "ORDER", default_value_t, value_parser = choice::<Order>(), requires = "lists")]

@@ -15,7 +15,9 @@ use anyhow::anyhow;
 use shootout_engine::sys;
 use shootout_model::messages::MessageList;
 use shootout_model::requests::{Order, RequestList, MAX_ENTRIES, MAX_LIST_BYTES};
-use shootout_model::spec::{check_header, check_method, Limit, SpecError, TargetError, MAX_BODY};
+use shootout_model::spec::{
+    check_header, check_method, Journeys, Limit, SpecError, TargetError, MAX_BODY,
+};
 use shootout_model::{
     parse_duration, Arrival, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet,
     Target,
@@ -65,6 +67,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     let spec = LoadSpec::builder(target.clone())
         .pipeline(a.pipeline)
         .list(list)
+        .journey(journey(a, &mut notes)?)
         .request(request(a, target.scheme.websocket())?)
         .expect(expectation(a)?)
         .connections(a.concurrency)
@@ -433,6 +436,26 @@ fn request_list(
     Ok(Some(list))
 }
 
+/// `--journey FILE`: the journeys, read and checked with the files they name, and the
+/// seed of their users' choices (a note gives it when drawn from the clock).
+fn journey(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Option<Journeys>, Failure> {
+    let Some(path) = &a.journey else {
+        return Ok(None);
+    };
+    let file = crate::journey::load(path)?;
+    let seed = a.seed.unwrap_or_else(clock_seed);
+    if a.seed.is_none() {
+        notes.push(format!(
+            "journeys seeded with --seed {seed} (give it to repeat their choices)"
+        ));
+    }
+    Ok(Some(Journeys {
+        source: path.display().to_string(),
+        seed,
+        file: std::sync::Arc::new(file),
+    }))
+}
+
 /// Why a list file's text could not be read.
 #[derive(Debug)]
 pub(crate) enum ListText {
@@ -489,7 +512,7 @@ pub(crate) fn read_list(
 /// note gives a seed drawn from the clock.
 fn arrival(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Arrival, Failure> {
     let paced = a.rate.is_some() || a.find_max.find_max;
-    let lists = a.urls.is_some() || a.ws_messages.is_some();
+    let lists = a.urls.is_some() || a.ws_messages.is_some() || a.journey.is_some();
     if a.arrival != "poisson" {
         if a.seed.is_some() && !lists {
             return Err(Failure::usage(anyhow!("--seed seeds --order random, {{rand:LO-HI}} values and --arrival poisson: give it with --urls, --ws-messages or --arrival poisson, or leave it out")));

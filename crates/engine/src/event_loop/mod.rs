@@ -477,10 +477,15 @@ pub(crate) trait Protocol<'a>: Sized {
         self.opening() > 0
     }
 
-    /// Closed loop: nothing in flight and nothing more to send.
+    /// Nothing under way that the run must wait for: no request in flight (a journey's
+    /// user also waits out its think time).
+    fn idle(&self) -> bool {
+        self.core_ref().in_flight == 0
+    }
+
+    /// Closed loop: nothing under way and nothing more to send.
     fn closed_done(&mut self, now: Instant) -> bool {
-        let c = self.core_ref();
-        c.in_flight == 0 && c.spent(now)
+        self.idle() && self.core_ref().spent(now)
     }
 
     /// The earliest instant a timer of the protocol's own is due (HTTP/3's QUIC timers:
@@ -744,7 +749,7 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
         }
         // Done when nothing is in flight, unless the run is bounded by time: then it
         // lasts its whole duration, so rates are per the time asked for.
-        Dispatch::Finished if paced_done(p.core_ref()) => Turn::Done,
+        Dispatch::Finished if p.idle() && paced_done(p.core_ref()) => Turn::Done,
         Dispatch::Finished => Turn::Sleep,
         Dispatch::Blocked => {
             // Sends that go out late from here on waited for a connection.
@@ -855,10 +860,10 @@ impl Wake {
     }
 }
 
-/// Rate mode: the schedule's budget is spent and nothing is in flight (a run bounded by
-/// time lasts its whole duration).
+/// Rate mode, nothing under way: whether the run is done — the schedule's budget is
+/// spent (a run bounded by time lasts its whole duration).
 fn paced_done(c: &Core) -> bool {
-    c.in_flight == 0 && (c.end.is_none() || c.budget.is_some_and(|b| c.sched.sent >= b))
+    c.end.is_none() || c.budget.is_some_and(|b| c.sched.sent >= b)
 }
 
 /// When a worker busy polls before sleeping (`LoadSpec::busy_poll`): while the

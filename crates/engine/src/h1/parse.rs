@@ -101,6 +101,22 @@ pub struct ResponseParser {
     pub head: Option<Vec<u8>>,
     /// Bytes of this response seen so far (0: nothing arrived yet).
     pub seen: u64,
+    /// Journeys: each final answer's head and its body's first bytes, kept for the
+    /// user's captures and checks ([`ResponseParser::keep`]); `None` otherwise.
+    pub kept: Option<Box<Kept>>,
+}
+
+/// What a parser keeps of each answer for a journey's user: the final head as it came
+/// (at most [`MAX_HEAD`] bytes) and the first `body_max` bytes of the decoded body. The
+/// buffers are reused from answer to answer.
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// The final response's head, status line to blank line.
+    pub head: Vec<u8>,
+    /// The decoded body's first bytes.
+    pub body: Vec<u8>,
+    /// How many body bytes to keep.
+    pub body_max: usize,
 }
 
 impl ResponseParser {
@@ -122,7 +138,16 @@ impl ResponseParser {
             server: None,
             head: None,
             seen: 0,
+            kept: None,
         }
+    }
+
+    /// Journeys: keep the next answers' heads and their bodies' first `body_max` bytes
+    /// ([`ResponseParser::kept`]), and search their bodies for `needle` (the step's
+    /// `body_contains`, rendered for its user) instead of the run's.
+    pub fn keep(&mut self, body_max: usize, needle: Option<&[u8]>) {
+        self.kept.get_or_insert_with(Box::default).body_max = body_max;
+        self.search = BodySearch::new(needle);
     }
 
     /// Keep the `Server` header of the next response.
@@ -153,6 +178,10 @@ impl ResponseParser {
         self.search.reset();
         self.matched = false;
         self.seen = 0;
+        if let Some(k) = self.kept.as_deref_mut() {
+            k.head.clear();
+            k.body.clear();
+        }
     }
 
     /// Feeds bytes that arrived; call again with the rest when `Done` consumed less than
@@ -213,6 +242,10 @@ impl ResponseParser {
         self.body_len += b.len() as u64;
         self.search.feed(b);
         self.matched = self.search.matched;
+        if let Some(k) = self.kept.as_deref_mut() {
+            let room = k.body_max.saturating_sub(k.body.len()).min(b.len());
+            k.body.extend_from_slice(&b[..room]);
+        }
     }
 
     /// Parses the head from `pending` + `data`; returns the bytes of `data` used.
@@ -236,6 +269,12 @@ impl ResponseParser {
                 if self.want_head && !(100..200).contains(&facts.code) {
                     self.want_head = false;
                     self.head = Some(buf[..len].to_vec());
+                }
+                if let Some(k) = self.kept.as_deref_mut() {
+                    if !(100..200).contains(&facts.code) {
+                        k.head.clear();
+                        k.head.extend_from_slice(&buf[..len]);
+                    }
                 }
                 self.head_parsed(facts, len, from_pending)
             }
@@ -570,6 +609,39 @@ fn has_token(v: &[u8], token: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A journey's parser keeps the final head and at most `body_max` bytes of the
+    /// decoded body, however long the body and however it is framed, and forgets both
+    /// for the next answer.
+    #[test]
+    fn kept_answers_hold_the_head_and_only_a_prefix_of_the_body() {
+        let mut p = ResponseParser::new(false, None);
+        p.keep(16, None);
+        let body = vec![b'y'; 1 << 20];
+        let head = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nContent-Length: 1048576\r\n\r\n";
+        let mut input = head.to_vec();
+        input.extend_from_slice(&body);
+        for chunk in input.chunks(1000) {
+            let _ = p.feed(chunk).unwrap();
+        }
+        let k = p.kept.as_deref().unwrap();
+        assert!(k
+            .head
+            .starts_with(b"HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\n"));
+        assert_eq!(k.body, vec![b'y'; 16]);
+        assert_eq!(p.body_len, 1 << 20);
+        p.reset();
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n20\r\nfghijklmnopqrstuvwxyzABCDEFGHIJK\r\n0\r\n\r\n";
+        assert_eq!(
+            p.feed(chunked).unwrap(),
+            Progress::Done {
+                consumed: chunked.len()
+            }
+        );
+        let k = p.kept.as_deref().unwrap();
+        assert_eq!(k.body, b"abcdefghijklmnop");
+        assert!(k.head.starts_with(b"HTTP/1.1 200 OK\r\nTransfer-Encoding"));
+    }
 
     /// Feeds `input` in pieces of `step` bytes; returns the parser and total consumed.
     fn feed_in_pieces(

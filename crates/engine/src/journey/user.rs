@@ -158,12 +158,20 @@ impl<'a> Request<'a> {
     /// Writes the request as HTTP/1.1 for `host` (the `Host` field's value) into `out`:
     /// `Content-Length` when there is a body or the method usually has one.
     pub fn write_h1(&self, host: &[u8], out: &mut Vec<u8>) {
+        let mut prelude = b"Host: ".to_vec();
+        prelude.extend_from_slice(host);
+        prelude.extend_from_slice(b"\r\n");
+        self.write_h1_with(&prelude, out);
+    }
+
+    /// Writes the request as HTTP/1.1 into `out`, with `prelude` (whole header lines,
+    /// each ending in CRLF: `Host` and the run's own fields) before the step's fields.
+    pub fn write_h1_with(&self, prelude: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(self.method.as_bytes());
         out.push(b' ');
         out.extend_from_slice(self.target);
-        out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-        out.extend_from_slice(host);
-        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(b" HTTP/1.1\r\n");
+        out.extend_from_slice(prelude);
         for (n, v) in self.headers() {
             out.extend_from_slice(n);
             out.extend_from_slice(b": ");

@@ -1,0 +1,277 @@
+//! Journeys on the event loop: users that log in, carry a cookie and a token from one
+//! answer to the next request, write and read back — against the test server's small
+//! application ([`Behavior::App`]), its bytes delivered whole and one per write, with
+//! exact counts; the closed model (users running journeys back to back), the open one (a
+//! new user per journey on its own connection), and think times kept out of latency.
+
+mod common;
+
+use common::{both_ways, go};
+use shootout_model::journey::{parse, JourneyFile};
+use shootout_model::spec::Journeys;
+use shootout_model::{LoadSpec, Pace, Target};
+use shootout_testserver::{Behavior, TestServer};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Log in, read the form's token (which depends on the session cookie), post with it,
+/// read the post back: every step needs what an earlier answer gave.
+const WRITER: &str = r#"
+[[journey]]
+name = "writer"
+[[journey.step]]
+name = "login"
+post = "/login?user=u{user}"
+[[journey.step]]
+name = "form"
+get = "/form"
+capture = { csrf = { regex = 'name="csrf" value="([^"]+)"' } }
+[[journey.step]]
+name = "post"
+post = "/paste?csrf={csrf}&text=x{seq}"
+expect = { status = 302 }
+capture = { paste = { header = "Location", regex = "/paste/(\\w+)" } }
+[[journey.step]]
+name = "read back"
+get = "/paste/{paste}"
+expect = { status = 200, body_contains = "x" }
+"#;
+
+fn journeys(text: &str) -> Journeys {
+    let file: JourneyFile = parse(text, "test.toml", &mut |_| Err("no files here".into()))
+        .expect("a valid journey file");
+    Journeys {
+        source: "test.toml".into(),
+        seed: 7,
+        file: Arc::new(file),
+    }
+}
+
+fn spec(server: &TestServer, text: &str, users: usize, n: u64) -> LoadSpec {
+    let mut s = LoadSpec::new(Target::parse(&server.url("/")).unwrap());
+    s.requests = Some(n);
+    s.connections = users;
+    s.threads = 1;
+    s.timeout = Duration::from_secs(10);
+    s.journey = Some(journeys(text));
+    s
+}
+
+/// The whole journey works only if the cookie set by the login is sent back and the
+/// token read from one answer goes into the next request: 12 journeys of 4 steps by 3
+/// users, all ok, the same counts however the server's bytes are split.
+#[test]
+fn users_carry_cookies_and_captured_values_from_step_to_step() {
+    let (r, server) = both_ways(Behavior::App, |s| spec(s, WRITER, 3, 12));
+    assert_eq!(r.counts.completed, 48, "4 steps × 12 journeys");
+    assert_eq!(r.counts.ok, 48, "{:?}", r.counts.failures);
+    assert_eq!(server.requests(), 48);
+    assert_eq!(r.counts.status.get(&302).copied(), Some(12));
+    let j = &r.journeys;
+    assert_eq!(j.len(), 1);
+    assert_eq!(
+        (j[0].label.as_str(), j[0].completed, j[0].ok),
+        ("writer", 12, 12)
+    );
+    let steps: Vec<_> = r
+        .targets
+        .iter()
+        .map(|t| (t.label.as_str(), t.completed, t.ok))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("writer › login", 12, 12),
+            ("writer › form", 12, 12),
+            ("writer › post", 12, 12),
+            ("writer › read back", 12, 12),
+        ]
+    );
+    // Each user keeps its connection between its steps.
+    assert_eq!(r.counts.connections_opened, 3);
+}
+
+/// Without the login, the session cookie is missing: the form's token is `none`, the
+/// post is refused (403, a failed step), the journey ends there and its last step is
+/// never sent.
+#[test]
+fn a_failed_step_ends_its_journey_and_is_counted_under_its_step() {
+    let no_login = WRITER.replacen(
+        "name = \"login\"\npost = \"/login?user=u{user}\"",
+        "name = \"login\"\npost = \"/nowhere\"\nexpect = { status = 404 }",
+        1,
+    );
+    assert_ne!(no_login, WRITER);
+    let (r, server) = both_ways(Behavior::App, |s| spec(s, &no_login, 2, 6));
+    assert_eq!(server.requests(), 18, "3 steps sent per journey");
+    assert_eq!(r.counts.completed, 18);
+    assert_eq!(r.counts.status.get(&403).copied(), Some(6));
+    let j = &r.journeys[0];
+    assert_eq!((j.completed, j.ok), (6, 0));
+    let steps: Vec<_> = r.targets.iter().map(|t| (t.completed, t.ok)).collect();
+    assert_eq!(steps, [(6, 6), (6, 6), (6, 0), (0, 0)]);
+}
+
+/// The open model: 40 journeys at 200 a second, each a new user on a connection of its
+/// own, kept for its four steps.
+#[test]
+fn the_open_model_starts_each_journey_as_a_new_user_on_schedule() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let mut s = spec(&server, WRITER, 1, 40);
+    s.pace = Pace::Rate(200.0);
+    let r = go(&s);
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (40, 40));
+    assert_eq!(r.counts.ok, 160);
+    assert_eq!(r.counts.connections_opened, 40, "one connection per user");
+    let sched = r.schedule.expect("a schedule");
+    assert_eq!(sched.sent, 40, "the schedule's sends are journey starts");
+}
+
+/// Think time is the user's, not the server's: a journey of two steps with 200 ms
+/// between them lasts at least that, while the second step's latency, counted from when
+/// it was due, leaves the wait out.
+#[test]
+fn think_time_is_in_the_journey_not_in_the_latency() {
+    let text = r#"
+[[journey]]
+name = "reader"
+think = "200ms"
+[[journey.step]]
+name = "first"
+get = "/form"
+[[journey.step]]
+name = "second"
+get = "/form"
+"#;
+    let server = TestServer::start(Behavior::App).unwrap();
+    let r = go(&spec(&server, text, 1, 2));
+    assert_eq!(r.counts.ok, 4);
+    let journey = &r.journeys[0];
+    // The histogram keeps two significant figures: the shortest journey's bucket.
+    let shortest = journey.latency.highest_equivalent(journey.latency.min());
+    assert!(shortest >= 200_000, "{shortest} µs");
+    let second = &r.targets[1];
+    assert!(
+        second.latency.max() < 200_000,
+        "{} µs: the think time was counted as latency",
+        second.latency.max()
+    );
+}
+
+/// Two steps of `GET /` with `think` between them.
+fn two_steps(think: &str) -> String {
+    format!(
+        r#"
+[[journey]]
+name = "pages"
+think = "{think}"
+[[journey.step]]
+name = "one"
+get = "/"
+[[journey.step]]
+name = "two"
+get = "/"
+"#
+    )
+}
+
+/// A server whose keep-alive timeout is shorter than the users' think time closes each
+/// connection while its user thinks: the user's next step opens another, as a browser
+/// does, and nothing fails.
+#[test]
+fn a_connection_closed_while_its_user_thinks_is_opened_again_for_the_next_step() {
+    let behavior = Behavior::CloseIdle {
+        after: Duration::from_millis(40),
+    };
+    let (r, server) = both_ways(behavior, |s| spec(s, &two_steps("120ms"), 2, 4));
+    assert_eq!(
+        (r.counts.completed, r.counts.ok),
+        (8, 8),
+        "{:?}",
+        r.counts.failures
+    );
+    assert_eq!(server.requests(), 8);
+    assert_eq!(r.counts.connections_opened, 8, "one connection per step");
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (4, 4));
+}
+
+/// Answers that close their connection (`Connection: close`): each step opens its own.
+#[test]
+fn answers_that_close_their_connection_leave_the_next_step_a_new_one() {
+    let behavior = Behavior::CloseAfter {
+        requests: 1,
+        header: true,
+    };
+    let (r, _) = both_ways(behavior, |s| spec(s, &two_steps("0s"), 3, 6));
+    assert_eq!((r.counts.completed, r.counts.ok), (12, 12));
+    assert_eq!(r.counts.connections_opened, 12);
+}
+
+/// A step the server never answers fails as a timeout and ends its journey: the next
+/// step is not sent.
+#[test]
+fn a_step_that_times_out_ends_its_journey() {
+    let (r, server) = both_ways(Behavior::NeverAnswer, |s| {
+        let mut s = spec(s, &two_steps("0s"), 1, 2);
+        s.timeout = Duration::from_millis(200);
+        s
+    });
+    assert_eq!(server.requests(), 2, "the second steps were never sent");
+    assert_eq!(
+        common::failures(&r),
+        [(shootout_model::FailureKind::Timeout, 2)]
+    );
+    let steps: Vec<_> = r.targets.iter().map(|t| (t.completed, t.ok)).collect();
+    assert_eq!(steps, [(2, 0), (0, 0)]);
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (2, 0));
+}
+
+/// Bytes that are not HTTP fail their step as malformed.
+#[test]
+fn a_malformed_answer_fails_its_step() {
+    let (r, _) = both_ways(Behavior::Garbage, |s| spec(s, &two_steps("0s"), 1, 3));
+    assert_eq!(
+        common::failures(&r),
+        [(shootout_model::FailureKind::Malformed, 3)]
+    );
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (3, 0));
+}
+
+/// A server that closes every connection at accept: every step fails, and a user waits
+/// a pause that doubles after each drop before it opens another connection, so the
+/// server is not hammered: in 300 ms two users make a handful of attempts each (pauses of
+/// 1, 2, 4, … ms), not thousands.
+#[test]
+fn users_of_a_server_that_drops_every_connection_back_off() {
+    let server = TestServer::start(Behavior::CloseOnAccept).unwrap();
+    let mut s = spec(&server, &two_steps("0s"), 2, 1);
+    s.requests = None;
+    s.duration = Some(Duration::from_millis(300));
+    let r = go(&s);
+    let failed = r.counts.failed();
+    assert!(failed > 0);
+    assert_eq!(r.counts.ok, 0);
+    assert!(failed <= 2 * 12, "{failed} attempts in 300 ms");
+    assert_eq!(r.journeys[0].ok, 0);
+}
+
+/// A capture reads at most its `within` bytes of a body of 200,000: it finds what the first
+/// bytes hold, and the whole body is still read and counted.
+#[test]
+fn a_capture_reads_only_its_prefix_of_a_long_body() {
+    let text = r#"
+[[journey]]
+name = "big"
+[[journey.step]]
+name = "page"
+get = "/"
+capture = { first = { regex = "x+", within = 16 } }
+[[journey.step]]
+name = "next"
+get = "/{first}"
+"#;
+    let len = 200_000;
+    let (r, _) = both_ways(Behavior::Big { len }, |s| spec(s, text, 1, 1));
+    assert_eq!((r.counts.completed, r.counts.ok), (2, 2));
+    assert_eq!(r.counts.body_bytes, 2 * len as u64);
+}
