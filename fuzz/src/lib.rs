@@ -5,7 +5,9 @@
 //! files a user is handed: the result-file reader (`shootout_model::SavedRun::parse`, with
 //! `merge`), the request-list reader (`shootout_model::requests::RequestList::parse`), the
 //! WebSocket message-list reader (`shootout_model::messages::MessageList::parse`) and
-//! the plan reader (`shootout_model::plan::parse`); and of what a peer on the start
+//! the plan reader (`shootout_model::plan::parse`), the journey file reader
+//! (`shootout_model::journey::parse`) and a journey's templates and captures fed a server's
+//! answers (`shootout_engine::journey::User`); and of what a peer on the start
 //! barrier's port sends (`shootout_model::barrier`).
 //!
 //! Each target is a plain function of the input bytes that panics when an invariant
@@ -21,6 +23,8 @@ pub mod h2_connection;
 pub mod h3;
 pub mod head_differential;
 pub mod hpack;
+pub mod journey_answer;
+pub mod journey_file;
 pub mod message_list;
 pub mod plan;
 pub mod request_list;

@@ -200,6 +200,16 @@ fn plan() {
 }
 
 #[test]
+fn journey_file() {
+    smoke("journey_file", shootout_fuzz::journey_file::check);
+}
+
+#[test]
+fn journey_answer() {
+    smoke("journey_answer", shootout_fuzz::journey_answer::check);
+}
+
+#[test]
 fn barrier() {
     smoke("barrier", shootout_fuzz::barrier::check);
 }

@@ -99,6 +99,8 @@ enum Command {
     Merge(merge::MergeArgs),
     /// Kubernetes: print an Indexed Job that runs a load as N shards.
     K8s(k8s::K8sArgs),
+    /// Journeys: check a journey file, or translate a Locustfile into one.
+    Journey(journey::JourneyArgs),
 }
 
 /// Runs the command line; returns the exit code.
@@ -122,6 +124,7 @@ pub fn main() -> i32 {
         Command::Man(args) => docs::man(args),
         Command::Merge(args) => merge::merge(args),
         Command::K8s(args) => k8s::k8s(args),
+        Command::Journey(args) => journey::journey(args),
     })
 }
 

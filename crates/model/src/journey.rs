@@ -552,7 +552,7 @@ impl Reader<'_> {
             self.err(
                 d.span().start,
                 format!(
-                    "{who}: data = \"{}\": {why} (a relative path is read from the journey file's folder: {})",
+                    "{who}: data = \"{}\": cannot read {}: {why}: fix the path (a relative one is read from the journey file's folder)",
                     d.get_ref(),
                     show_path(&path)
                 ),
@@ -609,12 +609,12 @@ impl Reader<'_> {
             .iter()
             .filter_map(|(m, v)| v.as_ref().map(|v| (m.to_string(), v)))
             .collect();
-        let (method, path) = match (given.as_slice(), &s.method, &s.path) {
-            ([(m, p)], None, None) => (m.clone(), *p),
+        let (method, path, path_key) = match (given.as_slice(), &s.method, &s.path) {
+            ([(m, p)], None, None) => (m.clone(), *p, m.to_ascii_lowercase()),
             ([], Some(m), Some(p)) => {
                 let upper = m.get_ref().to_ascii_uppercase();
                 check_method(&upper).map_err(|e| self.err(m.span().start, format!("{who}: method: {e}")))?;
-                (upper, p)
+                (upper, p, "path".to_string())
             }
             _ => {
                 return Err(self.err(
@@ -637,20 +637,20 @@ impl Reader<'_> {
         let path_at = path.span().start;
         let literal_path = |lit: &str| template::encoded(lit, Encoding::Path);
         let mut target = Template::parse(path.get_ref(), Encoding::Path, &literal_path)
-            .map_err(|e| self.err(path_at, format!("{who}: {e}")))?;
+            .map_err(|e| self.err(path_at, format!("{who}: {path_key}: {e}")))?;
         match target.pieces.first() {
             Some(Piece::Lit(l)) if !l.starts_with('/') => {
                 return Err(self.err(
                     path_at,
-                    format!("{who}: the path \"{}\" must start with / (the journey's host is given by load's URL or the plan)", path.get_ref()),
+                    format!("{who}: {path_key} = \"{}\": the path must start with / (the journey's host is given by load's URL or the plan)", path.get_ref()),
                 ))
             }
             None => {
-                return Err(self.err(path_at, format!("{who}: the path is empty: write \"/\" at least")))
+                return Err(self.err(path_at, format!("{who}: {path_key}: the path is empty: write \"/\" at least")))
             }
             _ => {}
         }
-        self.resolve(&mut target, vars, scope, data, path_at, &who)?;
+        self.resolve(&mut target, vars, scope, data, path_at, &who, &path_key)?;
         let mut headers = Vec::new();
         if let Some(h) = &s.headers {
             for (k, v) in h.get_ref() {
@@ -666,7 +666,15 @@ impl Reader<'_> {
                     .collect();
                 check_header(k, &lit)
                     .map_err(|e| self.err(h.span().start, format!("{who}: headers.{k}: {e}")))?;
-                self.resolve(&mut t, vars, scope, data, h.span().start, &who)?;
+                self.resolve(
+                    &mut t,
+                    vars,
+                    scope,
+                    data,
+                    h.span().start,
+                    &who,
+                    &format!("headers.{k}"),
+                )?;
                 headers.push((k.clone(), t));
             }
         }
@@ -689,7 +697,7 @@ impl Reader<'_> {
         let body = if let Some(b) = &s.body {
             let mut t = Template::parse(b.get_ref(), Encoding::Raw, &|l| l.to_string())
                 .map_err(|e| self.err(b.span().start, format!("{who}: body: {e}")))?;
-            self.resolve(&mut t, vars, scope, data, b.span().start, &who)?;
+            self.resolve(&mut t, vars, scope, data, b.span().start, &who, "body")?;
             Body::Template(t)
         } else if let Some(f) = &s.form {
             let mut t = Template::default();
@@ -703,14 +711,14 @@ impl Reader<'_> {
                     .map_err(|e| self.err(f.span().start, format!("{who}: form.{k}: {e}")))?;
                 t.extend(v);
             }
-            self.resolve(&mut t, vars, scope, data, f.span().start, &who)?;
+            self.resolve(&mut t, vars, scope, data, f.span().start, &who, "form")?;
             content_type = Some("application/x-www-form-urlencoded");
             Body::Template(t)
         } else if let Some(j) = &s.json {
             let mut t = Template::default();
             self.json_template(j.get_ref(), &mut t)
                 .map_err(|e| self.err(j.span().start, format!("{who}: json: {e}")))?;
-            self.resolve(&mut t, vars, scope, data, j.span().start, &who)?;
+            self.resolve(&mut t, vars, scope, data, j.span().start, &who, "json")?;
             content_type = Some("application/json");
             Body::Template(t)
         } else if let Some(f) = &s.body_file {
@@ -719,7 +727,7 @@ impl Reader<'_> {
                 self.err(
                     f.span().start,
                     format!(
-                        "{who}: body_file = \"{}\": {why} (read from {})",
+                        "{who}: body_file = \"{}\": cannot read {}: {why}: fix the path (a relative one is read from the journey file's folder)",
                         f.get_ref(),
                         show_path(&p)
                     ),
@@ -879,7 +887,15 @@ impl Reader<'_> {
                     .map_err(|m| {
                         self.err(b.span().start, format!("{who}: expect.body_contains: {m}"))
                     })?;
-                self.resolve(&mut t, vars, scope, data, b.span().start, who)?;
+                self.resolve(
+                    &mut t,
+                    vars,
+                    scope,
+                    data,
+                    b.span().start,
+                    who,
+                    "expect.body_contains",
+                )?;
                 Some(t)
             }
         };
@@ -990,7 +1006,7 @@ impl Reader<'_> {
                     .map_err(|e| {
                         let why = e.to_string();
                         let last = why.lines().last().unwrap_or("").trim().to_string();
-                        self.err(at, format!("{key}: regex '{r}' does not compile: {last}"))
+                        self.err(at, format!("{key}: regex '{r}' does not compile: {last}: fix it (the syntax is the regex crate's, https://docs.rs/regex/#syntax)"))
                     })?,
             ),
         };
@@ -1059,6 +1075,7 @@ impl Reader<'_> {
 
     /// Gives each named placeholder its slot; a name no column and no earlier capture
     /// defines, or a reuse of a value never drawn, is an error.
+    #[allow(clippy::too_many_arguments)]
     fn resolve(
         &self,
         t: &mut Template,
@@ -1067,6 +1084,7 @@ impl Reader<'_> {
         data: Option<&Data>,
         at: usize,
         who: &str,
+        key: &str,
     ) -> Result<(), JourneyError> {
         for p in &mut t.pieces {
             let Piece::Var(source, _, slot) = p else {
@@ -1078,7 +1096,7 @@ impl Reader<'_> {
                     _ if scope.captured.contains(n) => {
                         return Err(self.err(
                             at,
-                            format!("{who}: {{{n}}} is used before a step captures it (or by another alternative of its group): move the capture to an earlier step, or use it in a later one"),
+                            format!("{who}: {key}: {{{n}}} is used before a step captures it (or by another alternative of its group): move the capture to an earlier step, or use it in a later one"),
                         ))
                     }
                     _ => {
@@ -1088,17 +1106,17 @@ impl Reader<'_> {
                         };
                         return Err(self.err(
                             at,
-                            format!("{who}: unknown variable {{{n}}}: {columns}, and no earlier step captures it; add a capture of that name (or write {{{{{n}}}}} for literal braces)"),
+                            format!("{who}: {key}: unknown variable {{{n}}}: {columns}, and no earlier step captures it; add a capture of that name (or write {{{{{n}}}}} for literal braces)"),
                         ));
                     }
                 },
                 Source::Rand { .. } => scope.rand = true,
                 Source::RandText(_) => scope.text = true,
                 Source::RandLast if !scope.rand => {
-                    return Err(self.err(at, format!("{who}: {{rand}} reuses the last {{rand:LO-HI}}, and none is drawn before it: draw one first, e.g. {{rand:1-1000}}")))
+                    return Err(self.err(at, format!("{who}: {key}: {{rand}} reuses the last {{rand:LO-HI}}, and none is drawn before it: draw one first, e.g. {{rand:1-1000}}")))
                 }
                 Source::RandTextLast if !scope.text => {
-                    return Err(self.err(at, format!("{who}: {{rand_text}} reuses the last {{rand_text:N}}, and none is drawn before it: draw one first, e.g. {{rand_text:100}}")))
+                    return Err(self.err(at, format!("{who}: {key}: {{rand_text}} reuses the last {{rand_text:N}}, and none is drawn before it: draw one first, e.g. {{rand_text:100}}")))
                 }
                 _ => {}
             }

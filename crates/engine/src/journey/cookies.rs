@@ -82,6 +82,15 @@ impl Jar {
         if name.is_empty() {
             return;
         }
+        // RFC 6265bis §5.7: a name or value holding a control byte other than HTAB is
+        // ignored whole; kept, it would go back to the server inside the Cookie header.
+        if name
+            .iter()
+            .chain(value)
+            .any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f)
+        {
+            return;
+        }
         let mut expires: Option<i64> = None;
         let mut max_age: Option<i64> = None;
         let mut path: Option<&[u8]> = None;
@@ -500,6 +509,9 @@ mod tests {
         jar.set(b"noequals", b"/", NOW);
         jar.set(b"=novalue", b"/", NOW);
         jar.set(b" c = 3 ; Domain=.EXAMPLE.com", b"/", NOW);
+        jar.set(b"\0d=4", b"/", NOW);
+        jar.set(b"e=5\r", b"/", NOW);
+        jar.set(b"f=\x7f", b"/", NOW);
         assert_eq!(sent(&mut jar, "/", false), "c=3");
         let mut ip = Jar::new("127.0.0.1");
         ip.set(b"a=1; Domain=0.0.1", b"/", NOW);
