@@ -201,7 +201,7 @@ fn a_store_of_many_steps_is_read_without_decoding_every_histogram() {
          grew {} KiB ({} KiB per step; packed histograms {} KiB per step)",
         growth >> 10,
         per_step >> 10,
-        packed / steps >> 10
+        (packed / steps) >> 10
     );
     assert_eq!(loaded.steps.len(), steps);
     assert!(
