@@ -221,6 +221,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
                 }
             })
             .collect(),
+        journeys: Vec::new(),
         listen: None,
     };
     r.warnings = shootout_analysis::load_warnings::derive(&r, None);

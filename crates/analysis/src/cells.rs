@@ -12,7 +12,7 @@ use crate::warnings::{derive, RunWarning};
 use hdrhistogram::Histogram;
 use shootout_model::resolved::ResolvedPlan;
 use shootout_model::stored::{StoredRun, StoredStep};
-use shootout_model::{latency_histogram, FailureCounts, LatencySummary, LoadLevel, Wire};
+use shootout_model::{latency_histogram, FailureCounts, LatencySummary, LoadLevel, Measure, Wire};
 
 /// A range of req/s wider than this share of the median marks a cell as noisy.
 pub const NOISY: f64 = 0.10;
@@ -117,7 +117,7 @@ impl Cell<'_> {
         let mut h = latency_histogram();
         for s in &self.steps {
             // Same bounds on both sides: adding cannot fail.
-            let _ = h.add(&s.result.histograms.latency);
+            let _ = h.add(&*s.histogram(Measure::Latency));
         }
         h
     }
@@ -128,7 +128,7 @@ impl Cell<'_> {
         let mut h = latency_histogram();
         for s in &self.steps {
             // Same bounds on both sides: adding cannot fail.
-            let _ = h.add(&s.result.histograms.latency_raw);
+            let _ = h.add(&*s.histogram(Measure::LatencyRaw));
         }
         h
     }
@@ -157,10 +157,7 @@ pub fn step_peak_rss(s: &StoredStep) -> Option<u64> {
 
 /// The cell of `steps` (one contender × workload × level, in repetition order).
 pub(crate) fn cell<'a>(contender: usize, level: LoadLevel, steps: Vec<&'a StoredStep>) -> Cell<'a> {
-    let summaries: Vec<LatencySummary> = steps
-        .iter()
-        .map(|s| LatencySummary::of(&s.result.histograms.latency))
-        .collect();
+    let summaries: Vec<LatencySummary> = steps.iter().map(|s| s.latency_summary()).collect();
     let of = |f: fn(&LatencySummary) -> f64| median(&summaries.iter().map(f).collect::<Vec<_>>());
     let rps_values: Vec<f64> = steps.iter().map(|s| s.result.ok_rps()).collect();
     let cpu: Vec<f64> = steps.iter().filter_map(|s| step_cpu_us(s)).collect();

@@ -22,7 +22,7 @@ use crate::mann_whitney;
 use crate::ranking::{stability, Stability};
 use crate::warnings::CellAt;
 use shootout_model::stored::{RunId, StoredRun};
-use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, Wire};
+use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, Warning, Wire};
 
 /// The significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
@@ -246,6 +246,37 @@ pub enum CompareWarning {
         /// A's failed requests.
         a_total: u64,
     },
+    /// A pair's steps in one run counted what its figures leave out: requests failed by
+    /// shootout's own fault, pings left unanswered, connections never opened (the first
+    /// load run's warning of each such kind among the cell's repetitions; see
+    /// [`unseen`]).
+    Load {
+        /// The cell.
+        at: CellAt,
+        /// The run whose steps raised it.
+        run: RunId,
+        /// The warning.
+        warning: Warning,
+    },
+}
+
+/// The warnings of `cell`'s repetitions that say what its figures leave out — requests
+/// failed by shootout's own fault, pings left unanswered, connections never opened —
+/// the first of each kind.
+pub fn unseen(cell: &Cell) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Vec::new();
+    for w in cell.steps.iter().flat_map(|s| &s.result.warnings) {
+        let kind = matches!(
+            w,
+            Warning::GeneratorFault { .. }
+                | Warning::PingsUnanswered { .. }
+                | Warning::ConnectionsOpening { .. }
+        );
+        if kind && !out.iter().any(|o| o.kind() == w.kind()) {
+            out.push(w.clone());
+        }
+    }
+    out
 }
 
 /// A gate that did not pass.
@@ -350,6 +381,15 @@ impl<'a> Comparison<'a> {
                             b: cb.failures,
                             a_total: ca.failures.total(),
                         });
+                    }
+                    for (run, cell) in [(a.run.id, ca), (b.run.id, cb)] {
+                        for warning in unseen(cell) {
+                            cell_warnings.push(CompareWarning::Load {
+                                at: cell_at(name, w, l),
+                                run,
+                                warning,
+                            });
+                        }
                     }
                     let (a_secs, b_secs) = (step_secs(ca), step_secs(cb));
                     let mut p = pair(name, w, l, ca, cb);

@@ -143,7 +143,8 @@ pub fn tenths(cell: &Cell) -> Vec<Vec<f64>> {
         .iter()
         .map(|s| {
             let r = &s.result;
-            let sampled = r.samples.len();
+            let samples = s.samples();
+            let sampled = samples.len();
             // Tenths stand in only for steps of a few seconds; a step's duration comes from
             // the store (a file handed over), so the count is bounded, not allocated as read.
             let full = (r.duration.as_micros() / 100_000).min(MAX_TENTHS as u128) as usize;
@@ -152,7 +153,7 @@ pub fn tenths(cell: &Cell) -> Vec<Vec<f64>> {
             }
             let weight = r.counts.completed as f64 / sampled as f64;
             let mut counts = vec![0.0; full - 1];
-            for x in r.samples.iter().filter(|x| x.failure.is_none()) {
+            for x in samples.iter().filter(|x| x.failure.is_none()) {
                 if let Some(c) = counts.get_mut((x.start_us / 100_000) as usize) {
                     *c += weight * 10.0;
                 }
@@ -335,6 +336,7 @@ pub(crate) mod tests {
             wire: None,
             other_load: None,
             search: None,
+            packed: None,
         }
     }
 

@@ -12,7 +12,7 @@
 use crate::cells::Cell;
 use crate::certify::{median_interval, percentile_intervals, Interval, PERCENTILES};
 use hdrhistogram::Histogram;
-use shootout_model::SecondStats;
+use shootout_model::{Measure, SecondStats};
 
 /// How a cell's interval was found.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,7 +69,7 @@ pub fn cell_intervals(c: &Cell) -> [Option<CellInterval>; 4] {
     let per_rep: Vec<[Option<Interval>; 4]> = c
         .steps
         .iter()
-        .map(|s| percentile_intervals(&s.result.histograms.latency, &s.result.series))
+        .map(|s| percentile_intervals(&s.histogram(Measure::Latency), &s.result.series))
         .collect();
     let mut out = [None; 4];
     for (i, (p, _)) in PERCENTILES.iter().enumerate() {
@@ -85,7 +85,7 @@ pub fn cell_intervals(c: &Cell) -> [Option<CellInterval>; 4] {
                 let figures: Vec<f64> = c
                     .steps
                     .iter()
-                    .map(|s| &s.result.histograms.latency)
+                    .map(|s| s.histogram(Measure::Latency))
                     .filter(|h| !h.is_empty())
                     .map(|h| h.value_at_quantile(*p) as f64 / 1e3)
                     .collect();

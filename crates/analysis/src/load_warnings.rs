@@ -13,7 +13,9 @@
 //! histograms hold microseconds.
 
 use shootout_model::stored::StoredRun;
-use shootout_model::{GeneratorStats, LoadLevel, LoadSpec, Pace, Protocol, RunResult, Warning};
+use shootout_model::{
+    FailureKind, GeneratorStats, LoadLevel, LoadSpec, Pace, Protocol, RunResult, Warning,
+};
 
 /// The kernel's first SYN retransmission comes after 1 s (µs, with 1% slack): connect
 /// times at or past it mean a full listen backlog.
@@ -104,7 +106,8 @@ pub fn refresh_stored(run: &mut StoredRun) {
             _ => None,
         };
         let protocol = step.wire.map_or(Protocol::Http1, |w| w.protocol);
-        step.result.warnings = derive_for(&step.result, closed, protocol);
+        // A step read from the store keeps its histograms packed: decoded for this.
+        step.result.warnings = derive_for(&step.unpacked(), closed, protocol);
     }
 }
 
@@ -165,6 +168,20 @@ fn counted(result: &RunResult) -> Vec<Warning> {
         w.push(Warning::Failures {
             failed: c.failed(),
             completed: c.completed,
+        });
+    }
+    let faults = c.failures[FailureKind::GeneratorFault];
+    if faults > 0 {
+        w.push(Warning::GeneratorFault { count: faults });
+    }
+    if c.connections_opening > 0 {
+        w.push(Warning::ConnectionsOpening {
+            count: c.connections_opening,
+        });
+    }
+    if c.pings_unanswered > 0 {
+        w.push(Warning::PingsUnanswered {
+            count: c.pings_unanswered,
         });
     }
     if c.connections_failed > 0 {

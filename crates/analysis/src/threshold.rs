@@ -108,7 +108,7 @@ pub fn cell_value(metric: Metric, cell: &Cell) -> f64 {
             &cell
                 .steps
                 .iter()
-                .map(|s| m.of(&s.result))
+                .map(|s| m.of(&s.unpacked()))
                 .collect::<Vec<_>>(),
         ),
     }

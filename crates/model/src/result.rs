@@ -732,6 +732,23 @@ pub enum Warning {
         /// Its Mann–Kendall p-value.
         throughput_p: Option<f64>,
     },
+    /// Requests failed by a fault of shootout's own ([`FailureKind::GeneratorFault`]), not
+    /// the server's.
+    GeneratorFault {
+        /// Requests failed so.
+        count: u64,
+    },
+    /// WebSocket: pings from the server got no pong ([`Counts::pings_unanswered`]).
+    PingsUnanswered {
+        /// Pings left unanswered.
+        count: u64,
+    },
+    /// Connections were still being set up when the run ended
+    /// ([`Counts::connections_opening`]): they never carried a request.
+    ConnectionsOpening {
+        /// Connections still opening.
+        count: u64,
+    },
     /// HTTP/2: the server allowed fewer concurrent streams per connection
     /// (`SETTINGS_MAX_CONCURRENT_STREAMS`) than were asked for, so fewer were in flight.
     StreamsLimited {
@@ -761,6 +778,9 @@ impl Warning {
             Warning::Overtaken { .. } => "overtaken",
             Warning::WarmUp { .. } => "warm_up",
             Warning::Drifting { .. } => "drifting",
+            Warning::GeneratorFault { .. } => "generator_fault",
+            Warning::PingsUnanswered { .. } => "pings_unanswered",
+            Warning::ConnectionsOpening { .. } => "connections_opening",
         }
     }
 }
@@ -828,6 +848,18 @@ impl fmt::Display for Warning {
             Warning::Overtaken { count } => write!(
                 f,
                 "{count} requests took over 10 ms and were answered after requests sent later on other connections: a server that serves one connection at a time per worker (gunicorn's sync workers, uWSGI, mod_wsgi) was held by another connection it had accepted, or these requests took longer to process"
+            ),
+            Warning::GeneratorFault { count } => write!(
+                f,
+                "{count} requests failed by a fault of shootout's own (generator_fault), not the server's: please report it"
+            ),
+            Warning::PingsUnanswered { count } => write!(
+                f,
+                "{count} pings from the server went unanswered: it pinged faster than it read our pongs (only the latest is answered)"
+            ),
+            Warning::ConnectionsOpening { count } => write!(
+                f,
+                "{count} connections were still opening at the end (never connected or upgraded): fewer connections carried the load than asked"
             ),
             Warning::StreamsLimited { asked, allowed } => write!(
                 f,

@@ -34,8 +34,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The value of the file's `format` key.
 pub const RESULT_FORMAT: &str = "shootout-result";
 
-/// The version of the layout this shootout writes and reads.
-pub const RESULT_VERSION: u32 = 1;
+/// The version of the layout this shootout writes. Version 2 writes each distinct body of
+/// a request list once (`list.bodies`), its entries naming theirs by index; version 1
+/// wrote every entry's body with it, and is still read.
+pub const RESULT_VERSION: u32 = 2;
+
+/// The oldest version of the layout this shootout reads.
+pub const OLDEST_RESULT_VERSION: u32 = 1;
 
 /// How the run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,7 +96,7 @@ pub enum SavedError {
     #[error("not a shootout result file (its format is '{0}', not '{RESULT_FORMAT}'): give a file written by shootout load --save")]
     Format(String),
     /// Written in a layout this shootout does not know.
-    #[error("written by another shootout in layout version {0}; this one reads version {RESULT_VERSION}: use the same shootout version for the load and the merge")]
+    #[error("written by another shootout in layout version {0}; this one reads versions {OLDEST_RESULT_VERSION} to {RESULT_VERSION}: use the same shootout version for the load and the merge")]
     Version(u32),
     /// A histogram that does not decode, or claims more than a histogram may hold (see
     /// [`hdr`](crate::hdr)): the field (`result.histograms.latency`) and what is wrong.
@@ -400,7 +405,7 @@ impl SavedRun {
         if head.format != RESULT_FORMAT {
             return Err(SavedError::Format(head.format));
         }
-        if head.version != RESULT_VERSION {
+        if !(OLDEST_RESULT_VERSION..=RESULT_VERSION).contains(&head.version) {
             return Err(SavedError::Version(head.version));
         }
         let f: FileV1 = serde_json::from_str(text).map_err(|e| SavedError::Json(e.to_string()))?;
@@ -535,6 +540,10 @@ struct ListV1 {
     order: String,
     seed: u64,
     entries: Vec<EntryV1>,
+    /// Each distinct body once, base64, named by the entries' `body` (version 2; absent in
+    /// version 1, whose entries carry their bodies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    bodies: Vec<String>,
 }
 
 /// A [`ListEntry`] in the file.
@@ -543,12 +552,35 @@ struct EntryV1 {
     method: String,
     path: String,
     headers: Vec<(String, String)>,
-    body_base64: String,
+    /// The body itself (version 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    body_base64: Option<String>,
+    /// The body's index in the list's `bodies` (version 2): a body many entries name (one
+    /// file of 16 MiB named 64 times) is written once, and read back shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    body: Option<usize>,
     line: usize,
 }
 
 impl ListV1 {
     fn of(l: &RequestList) -> ListV1 {
+        // Each distinct body once: entries that share one (a body file named again) by
+        // its allocation, others by their bytes.
+        let mut distinct: Vec<&std::sync::Arc<[u8]>> = Vec::new();
+        let index: Vec<usize> = l
+            .entries
+            .iter()
+            .map(|e| {
+                let found = distinct
+                    .iter()
+                    .position(|b| std::sync::Arc::ptr_eq(b, &e.body))
+                    .or_else(|| distinct.iter().position(|b| **b == e.body));
+                found.unwrap_or_else(|| {
+                    distinct.push(&e.body);
+                    distinct.len() - 1
+                })
+            })
+            .collect();
         ListV1 {
             source: l.source.clone(),
             order: match l.order {
@@ -560,14 +592,17 @@ impl ListV1 {
             entries: l
                 .entries
                 .iter()
-                .map(|e| EntryV1 {
+                .zip(index)
+                .map(|(e, body)| EntryV1 {
                     method: e.method.clone(),
                     path: e.path.clone(),
                     headers: e.headers.clone(),
-                    body_base64: BASE64.encode(&e.body),
+                    body_base64: None,
+                    body: Some(body),
                     line: e.line,
                 })
                 .collect(),
+            bodies: distinct.iter().map(|b| BASE64.encode(b)).collect(),
         }
     }
 
@@ -581,22 +616,51 @@ impl ListV1 {
                 )))
             }
         };
-        // Entries that named one body file share it again, as when the list was read.
+        // Version 2: each body once, shared by the entries that name it.
+        let shared = self
+            .bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                BASE64
+                    .decode(b)
+                    .map(std::sync::Arc::<[u8]>::from)
+                    .map_err(|err| SavedError::Damaged(format!("list bodies[{i}]: {err}")))
+            })
+            .collect::<Result<Vec<_>, SavedError>>()?;
+        // Version 1: entries that named one body file share it again, as when the list
+        // was read.
         let mut bodies: std::collections::HashMap<String, std::sync::Arc<[u8]>> =
             Default::default();
         let entries = self
             .entries
             .into_iter()
-            .map(|e| {
-                let body = match bodies.get(&e.body_base64) {
-                    Some(b) => b.clone(),
-                    None => {
-                        let b: std::sync::Arc<[u8]> = BASE64
-                            .decode(&e.body_base64)
-                            .map_err(|err| SavedError::Damaged(format!("list body_base64: {err}")))?
-                            .into();
-                        bodies.insert(e.body_base64, b.clone());
-                        b
+            .enumerate()
+            .map(|(n, e)| {
+                let body = match (e.body, e.body_base64) {
+                    (Some(i), None) => shared.get(i).cloned().ok_or_else(|| {
+                        SavedError::Damaged(format!(
+                            "list entries[{n}].body: {i} names no body (the list has {})",
+                            shared.len()
+                        ))
+                    })?,
+                    (None, Some(text)) => match bodies.get(&text) {
+                        Some(b) => b.clone(),
+                        None => {
+                            let b: std::sync::Arc<[u8]> = BASE64
+                                .decode(&text)
+                                .map_err(|err| {
+                                    SavedError::Damaged(format!("list body_base64: {err}"))
+                                })?
+                                .into();
+                            bodies.insert(text, b.clone());
+                            b
+                        }
+                    },
+                    _ => {
+                        return Err(SavedError::Damaged(format!(
+                            "list entries[{n}]: one of body and body_base64 is needed"
+                        )))
                     }
                 };
                 Ok(ListEntry {
@@ -1649,6 +1713,114 @@ mod tests {
         assert!(entries
             .iter()
             .all(|e| std::sync::Arc::ptr_eq(&e.body, &entries[0].body)));
+    }
+
+    /// One body of 1 MiB named 64 times: the file holds it once per spec (the fleet's and
+    /// the shard's), not once per entry (the 128 copies, 179 MB, of version 1), and reads
+    /// back shared.
+    #[test]
+    fn a_body_many_entries_name_is_written_once() {
+        let mut saved = run();
+        let list = RequestList::parse(
+            "urls.txt",
+            &"POST /b\n@body\n\n".repeat(64),
+            None,
+            Order::Seq,
+            7,
+            |_| Ok(vec![b'x'; 1 << 20]),
+        )
+        .unwrap();
+        saved.fleet.list = Some(list.clone());
+        saved.spec.list = Some(list);
+        let json = saved.to_json();
+        let one = BASE64.encode(vec![b'x'; 1 << 20]).len();
+        assert!(
+            json.len() < 2 * one + 100_000,
+            "{} bytes for a body of {one} in base64",
+            json.len()
+        );
+        let back = SavedRun::parse(&json).unwrap();
+        assert_eq!(back.spec, saved.spec);
+        let entries = &back.spec.list.as_ref().unwrap().entries;
+        assert!(entries
+            .iter()
+            .all(|e| std::sync::Arc::ptr_eq(&e.body, &entries[0].body)));
+    }
+
+    /// Bodies equal byte for byte but read apart (typed inline twice) are written once
+    /// too; bodies that differ stay apart, each entry with its own.
+    #[test]
+    fn equal_bodies_are_written_once_and_different_ones_apart() {
+        let mut saved = run();
+        let mut list = RequestList::parse(
+            "urls.txt",
+            "POST /a\n@a\n\nPOST /b\n@b\n\nPOST /c\n@c\n",
+            None,
+            Order::Seq,
+            7,
+            |name| {
+                Ok(if name.ends_with('b') {
+                    b"two".to_vec()
+                } else {
+                    b"one".to_vec()
+                })
+            },
+        )
+        .unwrap();
+        list.entries[2].body = std::sync::Arc::from(&b"one"[..]);
+        saved.spec.list = Some(list);
+        let v: serde_json::Value = serde_json::from_str(&saved.to_json()).unwrap();
+        let l = &v["spec"]["list"];
+        assert_eq!(l["bodies"].as_array().unwrap().len(), 2, "{l}");
+        let named: Vec<u64> = l["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["body"].as_u64().unwrap())
+            .collect();
+        assert_eq!(named, [0, 1, 0]);
+        let back = SavedRun::parse(&v.to_string()).unwrap();
+        assert_eq!(back.spec, saved.spec);
+    }
+
+    /// A file of version 1 (each entry with its body) is still read; an entry naming a
+    /// body the list does not have, or none, is refused with the field.
+    #[test]
+    fn version_1_lists_are_read_and_forged_body_indexes_refused() {
+        let mut saved = run();
+        saved.spec.list = Some(
+            RequestList::parse(
+                "urls.txt",
+                "POST /a\n@a\n\nGET /b\n",
+                None,
+                Order::Seq,
+                7,
+                |_| Ok(b"hello".to_vec()),
+            )
+            .unwrap(),
+        );
+        let mut v: serde_json::Value = serde_json::from_str(&saved.to_json()).unwrap();
+        v["version"] = 1.into();
+        let l = &mut v["spec"]["list"];
+        let bodies = l["bodies"].take();
+        l.as_object_mut().unwrap().remove("bodies");
+        for e in l["entries"].as_array_mut().unwrap() {
+            let i = e["body"].as_u64().unwrap() as usize;
+            e["body_base64"] = bodies[i].clone();
+            e.as_object_mut().unwrap().remove("body");
+        }
+        let back = SavedRun::parse(&v.to_string()).unwrap();
+        assert_eq!(back.spec, saved.spec);
+
+        let forged = saved.to_json().replace("\"body\":1", "\"body\":9");
+        let e = SavedRun::parse(&forged).unwrap_err();
+        assert!(
+            e.to_string().contains("entries[1].body: 9 names no body"),
+            "{e}"
+        );
+        let none = saved.to_json().replace("\"body\":1,", "");
+        let e = SavedRun::parse(&none).unwrap_err();
+        assert!(e.to_string().contains("entries[1]: one of body"), "{e}");
     }
 
     #[test]

@@ -8,11 +8,15 @@
 //! instants are [`SystemTime`]; a step's histograms hold microseconds, as in
 //! [`RunResult`].
 
+use crate::{latency_histogram, LatencySummary, Measure, Sample, TargetStats};
 use crate::{ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample};
 use crate::{RunResult, RunStatus, StepStatus, Wire};
+use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// A run's id (its row id in the store's `runs` table).
@@ -139,7 +143,10 @@ pub struct StoredStep {
     pub status: StepStatus,
     /// What the load run measured. As the store reads it back, its warnings hold only the
     /// HTTP/2 streams limit, a fact; the reader derives the others from the numbers
-    /// (`shootout_analysis::load_warnings::refresh_stored`).
+    /// (`shootout_analysis::load_warnings::refresh_stored`). When [`StoredStep::packed`]
+    /// holds the step's bulky parts, its histograms, its request list entries' histograms
+    /// and its samples are left empty here: read them with [`StoredStep::histogram`],
+    /// [`StoredStep::samples`] or [`StoredStep::unpacked`].
     pub result: RunResult,
     /// The contender's process tree during the step, oldest first.
     pub resources: Vec<ResourceSample>,
@@ -152,6 +159,161 @@ pub struct StoredStep {
     /// The step was one of a capacity search's (its level is the rate tried), with its
     /// verdict; `None` for a step of a sweep of the plan's levels.
     pub search: Option<crate::find_max::SearchStep>,
+    /// The step's histograms and samples as the store keeps them, checked when read and
+    /// decoded again when asked (`None` for a step built in memory, whose `result` holds
+    /// them): a report of thousands of steps keeps a few KiB per step instead of six
+    /// decoded histograms of 184 KiB each.
+    pub packed: Option<Packed>,
+}
+
+/// Gives a step's reservoir of samples when asked: the store reads it again from its file
+/// (a full reservoir takes about 65 KB packed, so a store of 20,000 steps would hold 1.3 GB
+/// of them), or decodes bytes it kept (a store in memory). Given by the store, which
+/// checked the samples when it read the step.
+pub type SampleSource = Arc<dyn Fn() -> Vec<Sample> + Send + Sync>;
+
+/// A step's bulky parts as the store keeps them: each histogram (HdrHistogram V2 +
+/// deflate, empty for one a step stored before it was recorded) and each request list
+/// entry's latency histogram, with the step's latency summary worked out once, and where
+/// its reservoir of samples comes from. Every histogram was decoded once when packed, so
+/// decoding it again cannot fail; the bytes are shared, so a clone costs a few pointers.
+#[derive(Clone)]
+pub struct Packed {
+    histograms: [Arc<[u8]>; 6],
+    targets: Vec<Arc<[u8]>>,
+    samples: SampleSource,
+    latency: LatencySummary,
+}
+
+impl fmt::Debug for Packed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Packed")
+            .field("bytes", &self.bytes())
+            .field("latency", &self.latency)
+            .finish()
+    }
+}
+
+impl Packed {
+    /// Packs a step's parts: `histograms` in [`Measure::ALL`]'s order (empty bytes for an
+    /// empty histogram), `targets` in the list's order, and where its `samples` come from.
+    /// Each histogram is decoded here (checked, and the latency summarised): the error
+    /// names the measure (`None` for a request list entry's) and what is wrong.
+    pub fn new(
+        histograms: [Vec<u8>; 6],
+        targets: Vec<Vec<u8>>,
+        samples: SampleSource,
+    ) -> Result<Packed, (Option<Measure>, crate::hdr::HdrError)> {
+        let mut latency = LatencySummary::default();
+        for (m, bytes) in Measure::ALL.into_iter().zip(&histograms) {
+            let h = unpack(bytes).map_err(|e| (Some(m), e))?;
+            if m == Measure::Latency {
+                latency = LatencySummary::of(&h);
+            }
+        }
+        for bytes in &targets {
+            unpack(bytes).map_err(|e| (None, e))?;
+        }
+        Ok(Packed {
+            histograms: histograms.map(Arc::from),
+            targets: targets.into_iter().map(Arc::from).collect(),
+            samples,
+            latency,
+        })
+    }
+
+    /// The bytes of histograms held.
+    pub fn bytes(&self) -> usize {
+        self.histograms.iter().map(|h| h.len()).sum::<usize>()
+            + self.targets.iter().map(|h| h.len()).sum::<usize>()
+    }
+}
+
+/// A packed histogram decoded (empty bytes: an empty histogram). The bytes were checked
+/// when packed ([`Packed::new`]), so [`Packed`]'s readers never see the error.
+fn unpack(bytes: &[u8]) -> Result<Histogram<u64>, crate::hdr::HdrError> {
+    if bytes.is_empty() {
+        return Ok(latency_histogram());
+    }
+    crate::hdr::decode(bytes)
+}
+
+/// A histogram decoded again from bytes [`Packed::new`] checked.
+fn unpack_checked(bytes: &[u8]) -> Histogram<u64> {
+    // Checked when packed: an error cannot happen here, and would read as no values.
+    unpack(bytes).unwrap_or_else(|_| latency_histogram())
+}
+
+impl StoredStep {
+    /// Packs the step's histograms, request list entries' histograms and samples away
+    /// into `packed`, leaving `result` without them (what the store does with each step
+    /// it reads).
+    pub fn pack(&mut self, packed: Packed) {
+        self.result.histograms = crate::Histograms::stubs();
+        for t in &mut self.result.targets {
+            t.latency = crate::histograms::stub();
+        }
+        self.result.samples = Vec::new();
+        self.packed = Some(packed);
+    }
+
+    /// The histogram of `measure` (µs): borrowed from `result` when the step is not
+    /// packed, else decoded now.
+    pub fn histogram(&self, measure: Measure) -> Cow<'_, Histogram<u64>> {
+        match &self.packed {
+            None => Cow::Borrowed(self.result.histograms.get(measure)),
+            Some(p) => Cow::Owned(unpack_checked(&p.histograms[measure_index(measure)])),
+        }
+    }
+
+    /// The summary of the latency histogram (ms), worked out once for a packed step.
+    pub fn latency_summary(&self) -> LatencySummary {
+        match &self.packed {
+            None => LatencySummary::of(&self.result.histograms.latency),
+            Some(p) => p.latency,
+        }
+    }
+
+    /// The reservoir of samples: borrowed from `result` when the step is not packed, else
+    /// read now (empty if the store's file cannot be read again).
+    pub fn samples(&self) -> Cow<'_, [Sample]> {
+        match &self.packed {
+            None => Cow::Borrowed(&self.result.samples),
+            Some(p) => Cow::Owned((p.samples)()),
+        }
+    }
+
+    /// The result with its histograms and its request list entries' histograms (not its
+    /// samples: [`StoredStep::samples`]), for a reader that needs the whole of it:
+    /// borrowed when the step is not packed, else a copy with them decoded.
+    pub fn unpacked(&self) -> Cow<'_, RunResult> {
+        let Some(p) = &self.packed else {
+            return Cow::Borrowed(&self.result);
+        };
+        let mut r = self.result.clone();
+        for m in Measure::ALL {
+            *r.histograms.get_mut(m) = unpack_checked(&p.histograms[measure_index(m)]);
+        }
+        r.targets = self
+            .result
+            .targets
+            .iter()
+            .zip(&p.targets)
+            .map(|(t, bytes)| TargetStats {
+                latency: unpack_checked(bytes),
+                ..t.clone()
+            })
+            .collect();
+        Cow::Owned(r)
+    }
+}
+
+/// The position of `m` in [`Measure::ALL`].
+fn measure_index(m: Measure) -> usize {
+    Measure::ALL
+        .iter()
+        .position(|&x| x == m)
+        .expect("every measure is in Measure::ALL")
 }
 
 /// One run as the reports need it: the run, its contenders (in plan order) and its steps

@@ -151,6 +151,11 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
             b.id,
             a.id
         ),
+        CompareWarning::Load { at, run, warning } => format!(
+            "{}: {} in run {run}: {warning}",
+            warning.kind().replace('_', " "),
+            at_label(at)
+        ),
     }
 }
 

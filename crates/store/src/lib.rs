@@ -94,6 +94,8 @@ pub struct Store {
     conn: Connection,
     /// The file's path as shown in messages (`<memory>` for an in-memory store).
     path: String,
+    /// The file, which a step's samples are read from again when asked (`None` in memory).
+    file: Option<PathBuf>,
 }
 
 impl Store {
@@ -106,7 +108,7 @@ impl Store {
             path: shown.clone(),
             source,
         })?;
-        Store::init(conn, shown, true)
+        Store::init(conn, shown, Some(path))
     }
 
     /// Opens the store at `path`, which must exist, for writing.
@@ -198,6 +200,7 @@ impl Store {
         Ok(Store {
             conn,
             path: shown.to_string(),
+            file: Some(path.to_path_buf()),
         })
     }
 
@@ -207,12 +210,12 @@ impl Store {
             path: MEMORY.into(),
             source,
         })?;
-        Store::init(conn, MEMORY.into(), false)
+        Store::init(conn, MEMORY.into(), None)
     }
 
     /// Sets a writer's connection up: refuses someone else's database and a newer schema
     /// before touching the file, migrates, and marks the file as a shootout store.
-    fn init(mut conn: Connection, path: String, file: bool) -> Result<Store, StoreError> {
+    fn init(mut conn: Connection, path: String, file: Option<&Path>) -> Result<Store, StoreError> {
         let open = |source| StoreError::Open {
             path: path.clone(),
             source,
@@ -225,7 +228,7 @@ impl Store {
         }
         let found = schema::version(&conn).map_err(open)?;
         schema::check_version(found, &path)?;
-        if file {
+        if file.is_some() {
             conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
                 .map_err(open)?;
         }
@@ -243,7 +246,11 @@ impl Store {
                     source,
                 })?;
         }
-        Ok(Store { conn, path })
+        Ok(Store {
+            conn,
+            path,
+            file: file.map(Path::to_path_buf),
+        })
     }
 
     /// The store's path as shown in messages.

@@ -5,16 +5,17 @@
 
 use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
-use hdrhistogram::Histogram;
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::find_max::{SearchStep, Verdict};
+use shootout_model::stored::{Packed, SampleSource};
 use shootout_model::{
     Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats,
     Histograms, ListenQueue, LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult,
-    ScheduleStats, SecondStats, StepStatus, TargetStats, Warning, Wire,
+    Sample, ScheduleStats, SecondStats, StepStatus, TargetStats, Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
-use std::sync::OnceLock;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::SystemTime;
 
 // The steps table has one column per failure class (fail_connect … fail_generator_fault).
@@ -418,8 +419,14 @@ impl Store {
             .map_err(self.sql(read))?;
         let mut rows = stmt.query([run.0]).map_err(self.sql(read))?;
         let mut out = Vec::new();
+        // The samples are read again from the file when asked (the reports ask for a few
+        // steps' at most): a full reservoir takes about 65 KB even packed.
+        let reader = self
+            .file
+            .clone()
+            .map(|path| Arc::new(SampleReader::new(path)));
         while let Some(row) = rows.next().map_err(self.sql(read))? {
-            let (mut step, streams) = self.step_of(row)?;
+            let (mut step, streams, blobs) = self.step_of(row)?;
             let id = step.id.0;
             step.result.counts.status =
                 status.remove(&id).unwrap_or_default().into_iter().collect();
@@ -429,19 +436,39 @@ impl Store {
                 closes.remove(&id).unwrap_or_default().into_iter().collect();
             step.result.series = seconds.remove(&id).unwrap_or_default();
             step.resources = resources.remove(&id).unwrap_or_default();
+            let mut target_blobs = Vec::new();
             for (label, completed, ok, hist) in targets.remove(&id).unwrap_or_default() {
-                let latency = codec::decode_histogram(&hist).map_err(|e| {
-                    self.corrupt(format!("request list entry latency of step {id}"), e)
-                })?;
                 step.result.targets.push(TargetStats {
                     label,
                     completed,
                     ok,
-                    latency,
+                    latency: shootout_model::histograms::stub(),
                 });
+                target_blobs.push(hist);
             }
             // The one warning that is a fact; the reader judges the others.
             step.result.note_streams_limited(streams.0, streams.1);
+            // Every part is checked here, and kept as stored: decoded, a step's six
+            // histograms take 1.1 MB, and a report of 20,000 steps would need 22 GB.
+            let samples: SampleSource = match &reader {
+                Some(reader) => {
+                    let reader = reader.clone();
+                    Arc::new(move || reader.read(id))
+                }
+                None => {
+                    let bytes: Arc<[u8]> = blobs.samples.into();
+                    Arc::new(move || codec::decode_samples(&bytes).unwrap_or_default())
+                }
+            };
+            let packed =
+                Packed::new(blobs.histograms, target_blobs, samples).map_err(|(measure, e)| {
+                    let what = match measure {
+                        Some(m) => format!("{} histogram of step {id}", m.words()),
+                        None => format!("request list entry latency of step {id}"),
+                    };
+                    self.corrupt(what, format!("it {e}"))
+                })?;
+            step.pack(packed);
             out.push(step);
         }
         Ok(out)
@@ -525,10 +552,11 @@ impl Store {
         Ok(by_step)
     }
 
-    /// Rebuilds a step from its row in `steps` (children filled in by the caller).
-    /// One step, and its HTTP/2 streams per connection: asked, and allowed when lower.
+    /// Rebuilds a step from its row in `steps` (children filled in and parts packed by the
+    /// caller): the step, its HTTP/2 streams per connection (asked, and allowed when
+    /// lower), and its histograms and samples as stored (the samples checked).
     #[allow(clippy::type_complexity)]
-    fn step_of(&self, row: &Row) -> Result<(StoredStep, (u64, Option<u64>)), StoreError> {
+    fn step_of(&self, row: &Row) -> Result<(StoredStep, (u64, Option<u64>), Blobs), StoreError> {
         let c = Columns { row, store: self };
         let id: i64 = c.get("id")?;
         let level = c.level(id)?;
@@ -564,8 +592,52 @@ impl Store {
             wire,
             other_load: c.other_load()?,
             search: c.search(id)?,
+            packed: None,
         };
-        Ok((step, streams))
+        Ok((step, streams, c.blobs(id)?))
+    }
+}
+
+/// A step's histograms (in [`Measure::ALL`]'s order; empty for one a step stored before it
+/// was recorded) and samples, as stored.
+struct Blobs {
+    histograms: [Vec<u8>; 6],
+    samples: Vec<u8>,
+}
+
+/// Reads steps' samples again from a store's file, through a read-only connection of its
+/// own, opened when first asked. The samples were checked when their step was read
+/// ([`Columns::blobs`]); a file that cannot be read again (removed since) gives none.
+struct SampleReader {
+    path: PathBuf,
+    store: Mutex<Option<Store>>,
+}
+
+impl SampleReader {
+    fn new(path: PathBuf) -> SampleReader {
+        SampleReader {
+            path,
+            store: Mutex::new(None),
+        }
+    }
+
+    /// The samples of step `id`.
+    fn read(&self, id: i64) -> Vec<Sample> {
+        let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
+        if store.is_none() {
+            *store = Store::open_read_only(&self.path).ok();
+        }
+        let Some(store) = store.as_ref() else {
+            return Vec::new();
+        };
+        store
+            .conn
+            .query_row("SELECT samples FROM steps WHERE id = ?1", [id], |r| {
+                r.get::<_, Vec<u8>>(0)
+            })
+            .ok()
+            .and_then(|bytes| codec::decode_samples(&bytes).ok())
+            .unwrap_or_default()
     }
 }
 
@@ -585,11 +657,25 @@ impl Columns<'_> {
         Ok(self.get::<Option<f64>>(name)?.unwrap_or(f64::NAN))
     }
 
-    fn histogram(&self, column: &str, what: &str, id: i64) -> Result<Histogram<u64>, StoreError> {
-        let bytes: Vec<u8> = self.get(column)?;
-        codec::decode_histogram(&bytes).map_err(|e| {
-            self.store
-                .corrupt(format!("{what} histogram of step {id}"), e)
+    /// The step's histograms and samples as stored, the samples checked (the histograms
+    /// are checked as they are packed).
+    fn blobs(&self, id: i64) -> Result<Blobs, StoreError> {
+        let samples: Vec<u8> = self.get("samples")?;
+        codec::decode_samples(&samples)
+            .map_err(|e| self.store.corrupt(format!("samples of step {id}"), e))?;
+        let mut histograms: [Vec<u8>; 6] = Default::default();
+        for (m, bytes) in Measure::ALL.into_iter().zip(&mut histograms) {
+            let column = hist_column(m);
+            // NULL in steps stored before a histogram added later was recorded.
+            *bytes = if m.always_kept() {
+                self.get(&column)?
+            } else {
+                self.get::<Option<Vec<u8>>>(&column)?.unwrap_or_default()
+            };
+        }
+        Ok(Blobs {
+            histograms,
+            samples,
         })
     }
 
@@ -749,25 +835,16 @@ impl Columns<'_> {
         }))
     }
 
-    /// The load run's result (series and warnings filled in by the caller).
+    /// The load run's result (series and warnings filled in by the caller; histograms and
+    /// samples left out: the caller packs them, [`Columns::blobs`]).
     fn result(&self, id: i64) -> Result<RunResult, StoreError> {
-        let samples: Vec<u8> = self.get("samples")?;
-        let samples = codec::decode_samples(&samples)
-            .map_err(|e| self.store.corrupt(format!("samples of step {id}"), e))?;
         Ok(RunResult {
             started: codec::time_at(self.get("measured_started_ns")?),
             duration: codec::span(self.get("duration_ns")?),
             counts: self.counts()?,
-            histograms: Histograms::try_build(|m| {
-                let column = hist_column(m);
-                // NULL in steps stored before a histogram added later was recorded.
-                if !m.always_kept() && self.get::<Option<Vec<u8>>>(&column)?.is_none() {
-                    return Ok(shootout_model::latency_histogram());
-                }
-                self.histogram(&column, m.words(), id)
-            })?,
+            histograms: Histograms::stubs(),
             series: Vec::new(),
-            samples,
+            samples: Vec::new(),
             first_response: self.first_response()?,
             generator: GeneratorStats {
                 threads: self.get("gen_threads")?,

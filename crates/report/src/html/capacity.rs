@@ -162,7 +162,7 @@ fn contender_series(c: &ContenderCapacity, who: &Who, q: u16, name: &str) -> Ser
             let Some(verdict) = &mark.verdict else {
                 continue;
             };
-            let h = &step.result.histograms.latency;
+            let h = step.histogram(shootout_model::Measure::Latency);
             if h.is_empty() {
                 continue;
             }

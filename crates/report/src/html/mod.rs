@@ -590,10 +590,9 @@ fn top_level_charts(o: &mut String, w: &Workload, who: &[Who], top: LoadLevel) {
     o.push_str(&spectrum_at(w, who, top, &title).svg());
     o.push('\n');
     let tops = w.top_steps();
-    let sets: Vec<(Who, &[shootout_model::Sample])> = tops
-        .iter()
-        .map(|(c, s)| (who[*c], s.result.samples.as_slice()))
-        .collect();
+    let samples: Vec<_> = tops.iter().map(|(c, s)| (who[*c], s.samples())).collect();
+    let sets: Vec<(Who, &[shootout_model::Sample])> =
+        samples.iter().map(|(w, s)| (*w, &s[..])).collect();
     let longest = tops
         .iter()
         .map(|(_, s)| s.result.duration.as_secs_f64())

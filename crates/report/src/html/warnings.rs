@@ -28,7 +28,7 @@ pub(super) fn run_warnings(a: &Analysis) -> Vec<String> {
                     html_text(&label(at)),
                     html_text(&load_text(w))
                 );
-                match groups.iter_mut().find(|g| g.0 == order) {
+                match groups.iter_mut().find(|g| g.0 == order && g.1 == title) {
                     Some(g) => g.2.push(line),
                     None => groups.push((order, title, vec![line])),
                 }
@@ -85,6 +85,10 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
             0,
             "The load generator was saturated: these numbers may measure shootout, not the server",
         ),
+        Warning::GeneratorFault { .. } => (
+            0,
+            "Requests failed by a fault of shootout's own, not the server's: please report it",
+        ),
         Warning::NothingCompleted => (1, "Not one request completed"),
         Warning::Failures { .. } => (2, "Requests failed"),
         Warning::ConnectFailed { .. } => (3, "Connections could not be opened"),
@@ -92,6 +96,8 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::SlowConnects { upgrade: true, .. } => (4, "Connections were slow to open"),
         Warning::Unserved { .. } => (4, "Connections left without an answer"),
         Warning::Dropped { .. } => (4, "The server dropped connections before any answer"),
+        Warning::ConnectionsOpening { .. } => (4, "Connections never opened"),
+        Warning::PingsUnanswered { .. } => (5, "Pings from the server went unanswered"),
         Warning::ListenOverflowed { .. } => (4, "The server's listen queue overflowed"),
         Warning::Retried { .. } => (5, "Requests sent again after an idle connection closed"),
         Warning::Overtaken { .. } => (

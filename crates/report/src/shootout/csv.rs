@@ -13,7 +13,7 @@ use crate::units::rfc3339;
 use shootout_analysis::cells::{step_cpu_us, step_peak_rss};
 use shootout_analysis::Analysis;
 use shootout_model::stored::StoredRun;
-use shootout_model::{FailureKind, LatencySummary, LoadLevel};
+use shootout_model::{FailureKind, LoadLevel};
 
 /// The columns, in order.
 pub const COLUMNS: [&str; 41] = [
@@ -78,7 +78,7 @@ pub fn csv(run: &StoredRun) -> String {
             LoadLevel::Rate { rps, connections } => ("rate", connections, format!("{rps}")),
         };
         let counts = &s.result.counts;
-        let l = LatencySummary::of(&s.result.histograms.latency);
+        let l = s.latency_summary();
         let mut fields = vec![
             run.run.id.0.to_string(),
             csv_text(&c.name).into_owned(),

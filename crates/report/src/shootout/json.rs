@@ -14,7 +14,7 @@ use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio};
 use shootout_analysis::ranking::{rankings, Ranking};
 use shootout_analysis::Analysis;
 use shootout_model::stored::{StoredRun, StoredStep};
-use shootout_model::{FailureCounts, LatencySummary, LoadLevel, Warning, Wire};
+use shootout_model::{FailureCounts, LoadLevel, Warning, Wire};
 
 /// Version of this document's schema (and of `shootout compare`'s); raised when a field
 /// changes meaning or goes away, not when one is added.
@@ -174,7 +174,7 @@ fn run_warnings_json(a: &Analysis) -> Vec<Value> {
 /// One entry of the document's `steps` (`None` for a step of an unknown contender).
 fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
     let c = run.contenders.iter().find(|c| c.id == s.contender)?;
-    let l = LatencySummary::of(&s.result.histograms.latency);
+    let l = s.latency_summary();
     let counts = &s.result.counts;
     Some(json!({
         "id": s.id.0,
@@ -212,7 +212,11 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
             "peak_processes": peak([s], |r| r.processes),
         },
         "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
-        "requests_by_target": crate::json::by_target_json(&s.result),
+        "requests_by_target": if s.result.targets.is_empty() {
+            Value::Array(Vec::new())
+        } else {
+            crate::json::by_target_json(&s.unpacked())
+        },
         "search": s.search.as_ref().map(|m| json!({
             "verdict": m.verdict.as_ref().map(|v| v.word()),
             "slo_index": match &m.verdict {
@@ -337,7 +341,7 @@ fn cell_ci_json(c: &Cell) -> Value {
 fn step_ci_json(s: &StoredStep) -> Value {
     use super::tables::TABLE_PERCENTILES;
     let cis = shootout_analysis::certify::percentile_intervals(
-        &s.result.histograms.latency,
+        &s.histogram(shootout_model::Measure::Latency),
         &s.result.series,
     );
     let mut v = Map::new();

@@ -91,6 +91,7 @@ fn step(id: i64, contender: i64, rep: u32, completed: u64, latency_us: u64) -> S
         wire: None,
         other_load: None,
         search: None,
+        packed: None,
     }
 }
 
@@ -228,6 +229,100 @@ fn a_cell_measured_on_a_busy_machine_is_warned_of_in_every_format() {
         .warnings
         .iter()
         .all(|w| w.kind() != "busy_machine"));
+}
+
+/// A generator fault, pings left unanswered and connections that never opened are stored
+/// with each step; every rendering of the run says them, as `shootout load`'s report does.
+#[test]
+fn generator_faults_unanswered_pings_and_unopened_connections_are_said_in_every_format() {
+    let mut steps = vec![step(1, 1, 1, 1000, 500), step(2, 1, 2, 1000, 500)];
+    let c = &mut steps[1].result.counts;
+    c.failures[shootout_model::FailureKind::GeneratorFault] = 2;
+    c.completed += 2;
+    c.pings_unanswered = 5;
+    c.connections_opening = 3;
+    let mut r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        steps,
+    );
+    shootout_analysis::load_warnings::refresh_stored(&mut r);
+    let lines = [
+        "generator fault: a · hello · c=4: 2 requests failed by a fault of shootout's own (generator_fault), not the server's: please report it (in 1 of 2 repetitions)",
+        "pings unanswered: a · hello · c=4: 5 pings from the server went unanswered: it pinged faster than it read our pongs (only the latest is answered) (in 1 of 2 repetitions)",
+        "connections opening: a · hello · c=4: 3 connections were still opening at the end (never connected or upgraded): fewer connections carried the load than asked (in 1 of 2 repetitions)",
+    ];
+    let (t, md) = (text(&r), markdown(&r));
+    for line in lines {
+        assert!(t.contains(line), "{line}\n{t}");
+        assert!(md.contains(&crate::grid::md_escape(line)), "{line}\n{md}");
+    }
+    let j = json(&r);
+    let kinds: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["kind"].as_str())
+        .collect();
+    for kind in ["generator_fault", "pings_unanswered", "connections_opening"] {
+        assert!(kinds.contains(&kind), "{kind}: {kinds:?}");
+    }
+    let second = &j["steps"][1];
+    assert_eq!(second["failures"]["generator_fault"], 2, "{second}");
+    let kinds: Vec<&str> = second["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"pings_unanswered"), "{second}");
+    let page = crate::html::render_run(&r);
+    for title in [
+        "<strong>Requests failed by a fault of shootout's own, not the server's: please report it</strong>",
+        "<strong>Pings from the server went unanswered</strong>",
+        "<strong>Connections never opened</strong>",
+    ] {
+        assert!(page.contains(title), "{title}\n{page}");
+    }
+}
+
+/// `compare` says them too, naming the run whose steps counted them.
+#[test]
+fn compare_says_generator_faults_unanswered_pings_and_unopened_connections() {
+    let steps = || vec![step(1, 1, 1, 1000, 500), step(2, 1, 2, 1000, 500)];
+    let mut a = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        steps(),
+    );
+    let mut b = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        steps(),
+    );
+    b.run.id = RunId(2);
+    let c = &mut b.steps[0].result.counts;
+    c.failures[shootout_model::FailureKind::GeneratorFault] = 2;
+    c.completed += 2;
+    c.pings_unanswered = 5;
+    c.connections_opening = 3;
+    shootout_analysis::load_warnings::refresh_stored(&mut a);
+    shootout_analysis::load_warnings::refresh_stored(&mut b);
+    let c = crate::compare::Comparison::of(&a, &b, Default::default());
+    let lines = [
+        "generator fault: a · hello · c=4 in run 2: 2 requests failed by a fault of shootout's own (generator_fault), not the server's: please report it",
+        "pings unanswered: a · hello · c=4 in run 2: 5 pings from the server went unanswered",
+        "connections opening: a · hello · c=4 in run 2: 3 connections were still opening at the end",
+    ];
+    for f in [RunFormat::Text, RunFormat::Markdown, RunFormat::Json] {
+        let out = crate::compare::render(f, &c);
+        for line in lines {
+            let line = match f {
+                RunFormat::Markdown => crate::grid::md_escape(line),
+                _ => line.to_string(),
+            };
+            assert!(out.contains(&line), "{f}: {line}\n{out}");
+        }
+    }
+    // Run 1 counted none.
+    assert!(!crate::compare::render(RunFormat::Text, &c).contains("in run 1:"));
 }
 
 #[test]
