@@ -11,7 +11,7 @@
 //! function. Running a journey (drawing values, the cookie jar, captures, the choice of the
 //! next step) is the engine's `journey` module.
 
-use crate::spec::{check_header, check_method, rules};
+use crate::target::{check_body, check_header, check_method};
 use crate::status::StatusSet;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -752,7 +752,7 @@ impl Reader<'_> {
                 .sum(),
             Body::None => 0,
         };
-        rules::body(literal_len).map_err(|e| self.err(at, format!("{who}: {e}")))?;
+        check_body(literal_len).map_err(|e| self.err(at, format!("{who}: {e}")))?;
         let expect = match &s.expect {
             None => StepExpect {
                 status: StatusSet::default(),

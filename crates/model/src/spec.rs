@@ -323,7 +323,7 @@ pub mod rules {
 
     /// A request body of `len` bytes: at most [`MAX_BODY`].
     pub fn body(len: usize) -> Result<usize, RequestError> {
-        within(len, 0..=MAX_BODY, RequestError::Body)
+        crate::target::check_body(len)
     }
 
     /// Requests in flight over a run: `connections` × `streams` at most [`MAX_IN_FLIGHT`].

@@ -204,6 +204,15 @@ pub(crate) fn is_control(c: char) -> bool {
     c.is_ascii_control() && c != '\t'
 }
 
+/// A body's length: at most [`MAX_BODY`] (the rule [`crate::spec::rules::body`] gives).
+pub fn check_body(len: usize) -> Result<usize, RequestError> {
+    if len <= MAX_BODY {
+        Ok(len)
+    } else {
+        Err(RequestError::Body(len))
+    }
+}
+
 /// Checks a method: an RFC 9110 token (`GET`, `PURGE`, `M-SEARCH`).
 pub fn check_method(method: &str) -> Result<(), RequestError> {
     if is_token(method) {
