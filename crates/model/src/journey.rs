@@ -11,8 +11,8 @@
 //! function. Running a journey (drawing values, the cookie jar, captures, the choice of the
 //! next step) is the engine's `journey` module.
 
-use crate::target::{check_body, check_header, check_method};
 use crate::status::StatusSet;
+use crate::target::{check_body, check_header, check_method};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
