@@ -12,7 +12,9 @@ use crate::units::{bytes_iec, human_duration, ms3, ratio, secs, trim_float};
 use crate::Exporter;
 use hdrhistogram::Histogram;
 use shootout_model::requests::Order;
-use shootout_model::{FailureKind, LatencySummary, LoadSpec, Pace, Protocol, RunResult};
+use shootout_model::{
+    FailureKind, LatencySummary, LoadSpec, Pace, Protocol, RunResult, TargetStats,
+};
 use std::fmt::Write;
 
 /// Appends one formatted line to a `String` (writing to a `String` cannot fail).
@@ -548,66 +550,36 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
     }
 }
 
-/// Per entry of a request list: counts and latency (ms), when the run kept them.
+/// Per entry of a request list (or step of a journey): counts and latency (ms), when the
+/// run kept them.
 fn by_target(o: &mut String, r: &RunResult) {
-    if r.targets.is_empty() {
-        return;
-    }
-    let labels: Vec<String> = r.targets.iter().map(|t| format!("  {}", t.label)).collect();
-    let rows: Vec<(&str, Vec<String>)> = r
-        .targets
-        .iter()
-        .zip(&labels)
-        .map(|(t, label)| {
-            let l = LatencySummary::of(&t.latency);
-            let mut cells = vec![
-                t.completed.to_string(),
-                t.ok.to_string(),
-                t.failed().to_string(),
-            ];
-            cells.extend(
-                [l.mean, l.p50, l.p99, l.max]
-                    .iter()
-                    .map(|ms| format!("{ms:.3}")),
-            );
-            (label.as_str(), cells)
-        })
-        .collect();
     let title = if r.journeys.is_empty() {
         "Requests by target"
     } else {
         "Requests by step"
     };
-    table(
-        o,
-        title,
-        &[
-            "completed",
-            "ok",
-            "failed",
-            "mean ms",
-            "p50 ms",
-            "p99 ms",
-            "max ms",
-        ],
-        &rows,
-    );
-    emit!(o);
+    counted_table(o, title, "completed", &r.targets);
 }
 
 /// Per journey: how many ended, ok (every step), and how long they took, think times
 /// included (ms).
 fn by_journey(o: &mut String, r: &RunResult) {
-    if r.journeys.is_empty() {
+    counted_table(
+        o,
+        "Journeys (ms: first step due to last answer)",
+        "ended",
+        &r.journeys,
+    );
+}
+
+/// One row per labelled count (a request list's entry, a journey's step, a journey):
+/// `count` (its first column's name), ok, failed, and latency (ms); nothing when empty.
+fn counted_table(o: &mut String, title: &str, count: &str, kinds: &[TargetStats]) {
+    if kinds.is_empty() {
         return;
     }
-    let labels: Vec<String> = r
-        .journeys
-        .iter()
-        .map(|t| format!("  {}", t.label))
-        .collect();
-    let rows: Vec<(&str, Vec<String>)> = r
-        .journeys
+    let labels: Vec<String> = kinds.iter().map(|t| format!("  {}", t.label)).collect();
+    let rows: Vec<(&str, Vec<String>)> = kinds
         .iter()
         .zip(&labels)
         .map(|(t, label)| {
@@ -627,9 +599,9 @@ fn by_journey(o: &mut String, r: &RunResult) {
         .collect();
     table(
         o,
-        "Journeys (ms: first step due to last answer)",
+        title,
         &[
-            "ended", "ok", "failed", "mean ms", "p50 ms", "p99 ms", "max ms",
+            count, "ok", "failed", "mean ms", "p50 ms", "p99 ms", "max ms",
         ],
         &rows,
     );
