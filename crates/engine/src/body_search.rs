@@ -25,6 +25,16 @@ impl BodySearch {
         }
     }
 
+    /// Searches for `needle` from the next body on: the search already built is kept
+    /// when the needle is the same (a journey's step asks for its needle per request;
+    /// only a new one allocates).
+    pub fn set(&mut self, needle: Option<&[u8]>) {
+        if self.needle.as_ref().map(|f| f.needle()) != needle {
+            *self = BodySearch::new(needle);
+        }
+        self.reset();
+    }
+
     /// Gets ready for the next body; the buffer keeps its capacity.
     pub fn reset(&mut self) {
         self.tail.clear();

@@ -147,7 +147,7 @@ impl ResponseParser {
     /// `body_contains`, rendered for its user) instead of the run's.
     pub fn keep(&mut self, body_max: usize, needle: Option<&[u8]>) {
         self.kept.get_or_insert_with(Box::default).body_max = body_max;
-        self.search = BodySearch::new(needle);
+        self.search.set(needle);
     }
 
     /// Keep the `Server` header of the next response.
