@@ -550,9 +550,9 @@ pub struct ArrivalCheck {
     /// Even intervals or Poisson gaps (`even` or `poisson`).
     #[serde(serialize_with = "ser_arrival")]
     pub process: crate::Arrival,
-    /// Poisson: the gaps between consecutive first sends of each worker (their due times
-    /// plus their lags) tested against the exponential with the rate as its mean; `None`
-    /// with even arrivals or too few sends.
+    /// Poisson: the gaps between consecutive requests among each worker's first sent on
+    /// time (within 1 ms of their due times, taken at them) tested against the
+    /// exponential with the rate as its mean; `None` with even arrivals or too few sends.
     pub fit: Option<Fit>,
 }
 

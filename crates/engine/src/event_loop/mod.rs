@@ -594,7 +594,7 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
     let cpu1 = sys::thread_cpu();
     let schedule = core.pacer.map(|p| Schedule {
         due: p.due_by(ended.saturating_duration_since(start)),
-        gaps: core.sched.sent_gaps(&p),
+        gaps: core.sched.kept_gaps(&p),
         peak_connections: core.sched.peak_connections.max(a.connections),
         ..core.sched
     });
