@@ -2,7 +2,8 @@
 //! test server cannot stand for: a gunicorn whose worker processes die mid-request, an nginx
 //! that closes idle keep-alive connections, a WebSocket echo server on Python's
 //! `websockets` (another implementation of RFC 6455 than ours), and caddy serving HTTP/1.1,
-//! HTTP/2 and HTTP/3 on one port (another QUIC stack than ours). `scripts/test` installs
+//! HTTP/2 and HTTP/3 on one port, and hypercorn serving HTTP/3 on aioquic (two other QUIC
+//! stacks than ours). `scripts/test` installs
 //! them; run alone without them, each test says what is missing and passes only outside CI.
 
 use serde_json::Value;
@@ -733,4 +734,139 @@ fn caddy_answers_every_request_over_http1_http2_and_http3_on_one_port() {
         (400, 400, 400),
         "requests per protocol in caddy's access log"
     );
+}
+
+/// The hypercorn and aioquic of the README's HTTP/3 recipe, in a venv of scenarios' kind
+/// (`scenarios/lib/common.sh`'s `need_venv`: made once, kept in `.venvs/hypercorn-h3`).
+const HYPERCORN_H3: &str = "hypercorn==0.18.0 aioquic==1.7.2";
+
+/// The README's second HTTP/3 recipe (the block after `<!-- hypercorn-h3-recipe -->`), line
+/// by line.
+fn readme_hypercorn_recipe() -> Vec<String> {
+    let readme = include_str!("../README.md");
+    let after = readme
+        .split("<!-- hypercorn-h3-recipe -->\n```sh\n")
+        .nth(1)
+        .expect("the README's hypercorn recipe");
+    after[..after.find("```").unwrap()]
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The README's hypercorn recipe serves HTTP/3 as written (on a free port): its venv line
+/// pins what this test installs, its certificate lines make a CA and a certificate that
+/// `--cacert ca.pem` verifies, and every request of a load over HTTP/3 is answered with the
+/// app's 11 bytes and logged by hypercorn as HTTP/3 (its access log, exactly 200 lines of
+/// `GET / 3`; the readiness probes ask for another path).
+#[test]
+fn the_readme_hypercorn_recipe_serves_http3_on_aioquic() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lines = readme_hypercorn_recipe();
+    let (venv_line, rest) = lines.split_first().expect("a recipe");
+    assert_eq!(
+        venv_line,
+        &format!("python3 -m venv h3 && h3/bin/pip install {HYPERCORN_H3}"),
+        "the README's pins are the test's"
+    );
+    let (serve, make) = rest.split_last().expect("a server line");
+    let venv = root.join("target/hypercorn-h3/h3");
+    std::fs::create_dir_all(venv.parent().unwrap()).unwrap();
+    let made = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            ". scenarios/lib/common.sh && need_venv {} {HYPERCORN_H3}",
+            venv.display()
+        ))
+        .current_dir(root)
+        .status()
+        .unwrap();
+    if !made.success() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "could not make the venv of {HYPERCORN_H3}"
+        );
+        eprintln!("note: no venv of {HYPERCORN_H3} (no python3-venv or no index): test skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&venv, dir.path().join("h3")).unwrap();
+    let made = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &make.join("\n")])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let port = free_port();
+    let log = dir.path().join("access.log");
+    let child = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "exec {} --access-logfile {}",
+            serve.replace("8443", &port.to_string()),
+            log.display()
+        ))
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _server = Server(child);
+    let ca = dir.path().join("ca.pem");
+    let ca = ca.to_str().unwrap();
+    let url = format!("https://127.0.0.1:{port}/");
+    // Ready when a request over HTTP/3 is answered (20 s at most: the venv's Python starts).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let probe = Command::new(assert_cmd::cargo::cargo_bin("shootout"))
+            .args(["load", "--http3", "-n", "1", "-q", "--cacert", ca])
+            .arg(format!("{url}ready"))
+            .output()
+            .unwrap();
+        if probe.status.success() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "hypercorn did not answer over HTTP/3 in 20 s: {}",
+            String::from_utf8_lossy(&probe.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let r = load_json(&[
+        "--http3",
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--streams",
+        "4",
+        "--cacert",
+        ca,
+        "--expect-length",
+        "11",
+        &url,
+    ]);
+    assert_eq!(
+        (count(&r, "requests.ok"), count(&r, "requests.failed")),
+        (200, 0),
+        "{r}"
+    );
+    assert_eq!(r["load"]["protocol"], "h3", "{r}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let h3 = logged
+        .lines()
+        .filter(|l| l.contains("\"GET / 3\" 200"))
+        .count();
+    let other = logged
+        .lines()
+        .filter(|l| l.contains("\"GET / ") && !l.contains("\"GET / 3\""))
+        .count();
+    assert_eq!((h3, other), (200, 0), "{logged}");
 }
