@@ -183,8 +183,11 @@ fn step_line(j: &Journey, s: usize, mark: &str) -> String {
     if let Some(b) = &step.expect.body_contains {
         notes.push(format!("body holds \"{}\"", show(b, j)));
     }
-    for (p, v) in &step.expect.json {
-        notes.push(format!("json {p} = {v}"));
+    for (p, want) in &step.expect.json {
+        match want {
+            journey::JsonWant::Value(v) => notes.push(format!("json {p} = {v}")),
+            journey::JsonWant::Text(t) => notes.push(format!("json {p} = \"{}\"", show(t, j))),
+        }
     }
     for c in &step.captures {
         let from = match &c.from {

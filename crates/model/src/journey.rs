@@ -171,9 +171,19 @@ pub struct StepExpect {
     pub body_contains: Option<Template>,
     /// JSON pointers and the values they must hold, read from the body's first
     /// [`StepExpect::within`] bytes.
-    pub json: Vec<(String, serde_json::Value)>,
+    pub json: Vec<(String, JsonWant)>,
     /// Prefix of the body the JSON expectations parse.
     pub within: usize,
+}
+
+/// What an `expect.json` pointer must hold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonWant {
+    /// This value, as written (a string without placeholders among them).
+    Value(serde_json::Value),
+    /// A string that holds placeholders, drawn as the request is made (as
+    /// `body_contains` is): the pointer must hold exactly that string.
+    Text(Template),
 }
 
 /// A value taken from an answer into a variable.
@@ -908,13 +918,23 @@ impl Reader<'_> {
                         format!("{who}: expect.json: \"{pointer}\" is not a JSON pointer: write \"/{pointer}\" (RFC 6901)"),
                     ));
                 }
-                let value = serde_json::to_value(value).map_err(|m| {
-                    self.err(
-                        j.span().start,
-                        format!("{who}: expect.json.\"{pointer}\": {m}"),
-                    )
-                })?;
-                json.push((pointer.clone(), value));
+                let key = format!("expect.json.\"{pointer}\"");
+                let want = match value {
+                    toml::Value::String(s) => {
+                        let mut t = Template::parse(s, Encoding::Raw, &|l| l.to_string())
+                            .map_err(|m| self.err(j.span().start, format!("{who}: {key}: {m}")))?;
+                        self.resolve(&mut t, vars, scope, data, j.span().start, who, &key)?;
+                        match t.as_literal() {
+                            Some(text) => JsonWant::Value(serde_json::Value::String(text)),
+                            None => JsonWant::Text(t),
+                        }
+                    }
+                    value => JsonWant::Value(
+                        serde_json::to_value(value)
+                            .map_err(|m| self.err(j.span().start, format!("{who}: {key}: {m}")))?,
+                    ),
+                };
+                json.push((pointer.clone(), want));
             }
         }
         let within = match &e.within {

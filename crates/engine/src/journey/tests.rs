@@ -351,6 +351,68 @@ expect = { length = 2 }
     assert!(matches!(events[2], Event::Journey { ok: true, .. }));
 }
 
+/// A string expectation that holds placeholders is drawn as the request is made: the
+/// captured token must come back under "/token", the user's own name under "/user", and a
+/// literal string with escaped braces is compared as its text.
+#[test]
+fn json_expectations_with_placeholders_are_drawn() {
+    let text = r#"
+[[journey]]
+name = "j"
+[[journey.step]]
+name = "login"
+get = "/login"
+capture = { token = { json = "/token" } }
+[[journey.step]]
+name = "me"
+get = "/me"
+on_failure = "go on"
+expect = { json = { "/token" = "{token}", "/user" = "u{user}", "/lit" = "{{x}}" } }
+"#;
+    let f = file(text);
+    let outcome = |me: &[u8]| {
+        let mut u = User::new(&f, setup(7));
+        let mut events = Vec::new();
+        u.start(Duration::ZERO, &mut |e| events.push(e));
+        u.answer(&answer(200, &[], br#"{"token":"t-42"}"#), S, &mut |e| {
+            events.push(e)
+        });
+        u.answer(&answer(200, &[], me), S, &mut |e| events.push(e));
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Step {
+                    step: 1, outcome, ..
+                } => Some(*outcome),
+                _ => None,
+            })
+            .next()
+            .expect("step 'me' ran")
+    };
+    assert_eq!(
+        outcome(br#"{"lit":"{x}","token":"t-42","user":"u7"}"#),
+        Ok(())
+    );
+    // Pointers are read in key order: "/lit", "/token", "/user".
+    assert_eq!(
+        outcome(br#"{"lit":"{x}","token":"t-43","user":"u7"}"#),
+        Err(StepFailure::Json(1))
+    );
+    assert_eq!(
+        outcome(br#"{"lit":"{x}","token":"t-42","user":"u8"}"#),
+        Err(StepFailure::Json(2))
+    );
+    assert_eq!(
+        outcome(br#"{"lit":"{{x}}","token":"t-42","user":"u7"}"#),
+        Err(StepFailure::Json(0))
+    );
+    // A number where the drawn string is expected is not it.
+    assert_eq!(
+        outcome(br#"{"lit":"{x}","token":"t-42","user":7}"#),
+        Err(StepFailure::Json(2))
+    );
+}
+
 #[test]
 fn repeat_once_and_think_times() {
     let text = r#"

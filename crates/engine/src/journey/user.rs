@@ -12,7 +12,9 @@ use super::capture::{self, Answer, Fields};
 use super::cookies::Jar;
 use super::render::{decimal, Draws, Refused, Vars};
 use super::rng::Rng;
-use shootout_model::journey::{Body, DataEnd, Journey, JourneyFile, Segment, Step, Think};
+use shootout_model::journey::{
+    Body, DataEnd, Journey, JourneyFile, JsonWant, Segment, Step, Think,
+};
 use shootout_model::FailureKind;
 use std::ops::Range;
 use std::time::Duration;
@@ -130,6 +132,10 @@ struct Buffers {
     headers: Vec<(Range<usize>, Range<usize>)>,
     body: Vec<u8>,
     needle: Vec<u8>,
+    /// The drawn strings of the step's `expect.json` entries that hold placeholders, one
+    /// after the other, and where each ends.
+    wants: Vec<u8>,
+    want_ends: Vec<usize>,
     value: Vec<u8>,
 }
 
@@ -401,8 +407,21 @@ impl<'j> User<'j> {
             } else {
                 serde_json::from_slice::<serde_json::Value>(prefix).ok()
             };
+            let mut drawn = self.buf.want_ends.iter();
+            let mut from = 0;
             for (i, (pointer, want)) in e.json.iter().enumerate() {
-                if doc.as_ref().and_then(|d| d.pointer(pointer)) != Some(want) {
+                let got = doc.as_ref().and_then(|d| d.pointer(pointer));
+                let held = match want {
+                    JsonWant::Value(v) => got == Some(v),
+                    JsonWant::Text(_) => {
+                        let end = drawn.next().copied().unwrap_or(from);
+                        let text = &self.buf.wants[from..end];
+                        from = end;
+                        got.and_then(serde_json::Value::as_str)
+                            .is_some_and(|s| s.as_bytes() == text)
+                    }
+                };
+                if !held {
                     return Err(StepFailure::Json(i));
                 }
             }
@@ -645,6 +664,14 @@ impl<'j> User<'j> {
         b.needle.clear();
         if let Some(t) = &step.expect.body_contains {
             vars.render(t, &mut draws, &mut b.needle).map_err(refused)?;
+        }
+        b.wants.clear();
+        b.want_ends.clear();
+        for (_, want) in &step.expect.json {
+            if let JsonWant::Text(t) = want {
+                vars.render(t, &mut draws, &mut b.wants).map_err(refused)?;
+                b.want_ends.push(b.wants.len());
+            }
         }
         Ok(())
     }

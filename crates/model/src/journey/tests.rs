@@ -164,8 +164,28 @@ expect = { status = "2xx,304", length = 5, json = { "/ok" = true }, within = 10 
     let e = &j.steps[4].expect;
     assert!(e.status.contains(304) && e.status.contains(201) && !e.status.contains(302));
     assert_eq!(e.length, Some(5));
-    assert_eq!(e.json, [("/ok".to_string(), serde_json::Value::Bool(true))]);
+    assert_eq!(
+        e.json,
+        [(
+            "/ok".to_string(),
+            JsonWant::Value(serde_json::Value::Bool(true))
+        )]
+    );
     assert_eq!(j.prefix(4), 10);
+}
+
+/// A string expected under a JSON pointer is a template: with placeholders it is drawn
+/// per request; without them (escaped braces included) it is its text.
+#[test]
+fn json_expectations_hold_placeholders() {
+    let f = read("[[journey]]\nname = \"a\"\ndata = \"users.csv\"\n[[journey.step]]\nget = \"/\"\nexpect = { json = { \"/u\" = \"{user_name}\", \"/v\" = \"{{x}}\", \"/n\" = 3 } }\n").unwrap();
+    let e = &f.journeys[0].steps[0].expect;
+    assert_eq!(e.json[0], ("/n".into(), JsonWant::Value(3.into())));
+    let JsonWant::Text(t) = &e.json[1].1 else {
+        panic!("{:?}", e.json)
+    };
+    assert!(!t.is_literal());
+    assert_eq!(e.json[2], ("/v".into(), JsonWant::Value("{x}".into())));
 }
 
 /// Each mistake: the line it is on and words of its fix.
@@ -198,6 +218,7 @@ fn every_mistake_names_line_key_and_fix() {
         ("[[journey]]\nname = \"a\"\n[[journey.step]]\nget = \"/\"\nrepeat = 0\n", 5, "repeat = 0"),
         ("[[journey]]\nname = \"a\"\n[[journey.step]]\nget = \"/\"\nbody_file = \"nope.bin\"\n", 5, "body_file"),
         ("[[journey]]\nname = \"a\"\ndata_end = \"stop\"\n[[journey.step]]\nget = \"/\"\n", 3, "data_end without data"),
+        ("[[journey]]\nname = \"a\"\n[[journey.step]]\nget = \"/\"\nexpect = { json = { \"/u\" = \"{who}\" } }\n", 5, "expect.json.\"/u\": unknown variable {who}"),
     ];
     for (text, line, words) in cases {
         let e = error(text);
