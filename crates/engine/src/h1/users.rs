@@ -20,7 +20,7 @@
 
 use super::conn::{Connection, Received, Slot, Then};
 use crate::event_loop::{
-    host, Assignment, Core, Life, Output, Protocol, Shared, Taken, READS_PER_EVENT,
+    host, parts, Assignment, Core, Output, Protocol, Shared, Table, Taken, READS_PER_EVENT,
 };
 use crate::journey::{Answer, Event, Fields, Next, Setup, User};
 use crate::recorder;
@@ -67,6 +67,13 @@ enum Phase {
     Reading,
 }
 
+impl crate::event_loop::Phase for Phase {
+    const CLOSED: Phase = Phase::Closed;
+    fn opening(self) -> bool {
+        self == Phase::Connecting
+    }
+}
+
 /// What a timer of a user's fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Due {
@@ -81,9 +88,7 @@ enum Due {
 /// One user and its connection.
 struct Conn<'j> {
     io: Option<Transport>,
-    phase: Phase,
     h1: Connection,
-    life: Life,
     /// `None` in the open model between two users of the slot.
     user: Option<User<'j>>,
     /// In a journey (started, not ended).
@@ -97,7 +102,7 @@ struct Conn<'j> {
 struct Worker<'a> {
     core: Core<'a>,
     p: &'a Prepared,
-    conns: Vec<Conn<'a>>,
+    conns: Table<Phase, Conn<'a>>,
     /// Users' due steps and journeys: (when, connection, generation, what).
     timers: BinaryHeap<Reverse<(Instant, usize, u32, Due)>>,
     think: sys::Timer,
@@ -105,8 +110,6 @@ struct Worker<'a> {
     first_step: Vec<usize>,
     /// What a user reported during one call.
     events: Vec<Event>,
-    opening: usize,
-    live: usize,
     /// Users in a journey.
     active: usize,
     /// Users this worker made (their numbers: `index + made × workers`).
@@ -145,21 +148,19 @@ fn set_up<'a>(sh: &'a Shared<'a>, p: &'a Prepared, a: Assignment) -> io::Result<
     let mut w = Worker {
         core,
         p,
-        conns: Vec::new(),
+        conns: Table::with_capacity(a.connections),
         timers: BinaryHeap::new(),
         think,
         first_step,
         events: Vec::new(),
-        opening: 0,
-        live: 0,
         active: 0,
         made: 0,
     };
     if !w.core.paced() {
         for _ in 0..a.connections {
             let user = Some(w.new_user(false));
-            let c = w.new_conn(now, user);
-            w.conns.push(c);
+            let i = w.add(now);
+            w.conns[i].user = user;
         }
     }
     Ok(w)
@@ -194,16 +195,18 @@ impl Fields for Head<'_> {
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    fn core(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
+    parts!('a, Phase, Conn<'a>, core, conns);
 
-    fn core_ref(&self) -> &Core<'a> {
-        &self.core
-    }
-
-    fn into_core(self) -> Core<'a> {
-        self.core
+    /// A slot with no user yet.
+    fn new_conn(&self, now: Instant) -> Conn<'a> {
+        Conn {
+            io: None,
+            h1: Connection::new(1, true, None),
+            user: None,
+            active: false,
+            gen: 0,
+            idle_at: now,
+        }
     }
 
     /// Closed model: every user begins its first journey.
@@ -221,21 +224,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn spare(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Closed && self.conns[i].user.is_none()
-    }
-
-    fn live(&self) -> (usize, usize) {
-        (self.live, self.opening)
-    }
-
-    fn add(&mut self, now: Instant) -> usize {
-        let c = self.new_conn(now, None);
-        self.conns.push(c);
-        self.conns.len() - 1
-    }
-
-    fn is_opening(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Connecting
+        self.conns.closed(i) && self.conns[i].user.is_none()
     }
 
     /// Open model: the journey due at `due` starts now as a new user on connection `i`
@@ -247,10 +236,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns[i].user = Some(user);
         self.begin_journey(i, due, now);
         Taken::Sent
-    }
-
-    fn tick(&mut self, now: Instant) {
-        self.sweep(now);
     }
 
     fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
@@ -270,15 +255,45 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        self.connect(i, now);
+        let c = &mut self.conns[i];
+        c.life.opening(now);
+        c.h1.reopen();
+        match self.core.dial(i) {
+            Ok(io) => {
+                c.io = Some(io);
+                self.conns.set_phase(i, Phase::Connecting);
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
     }
 
-    fn connections(&self) -> usize {
-        self.conns.len()
+    fn close(&mut self, i: usize) {
+        self.conns[i].io = None;
+        self.conns.set_phase(i, Phase::Closed);
     }
 
-    fn opening(&self) -> usize {
-        self.opening
+    /// The request past its deadline fails, and its connection with it.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let c = &self.conns[i];
+        let timeout = self.core.sh.timeout;
+        if matches!(c.phase(), Phase::Writing | Phase::Reading)
+            && c.h1
+                .front()
+                .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout)
+        {
+            self.broke(i, now, FailureKind::Timeout)
+        }
+    }
+
+    /// The connection could not be opened: the request waiting on it fails, and the
+    /// user's next connection waits a pause that doubles with each failure (see
+    /// [`crate::event_loop::Life::pause`]), so a server that is down or turns
+    /// connections away is not hammered in a tight loop.
+    fn connect_failed(&mut self, i: usize, now: Instant) {
+        self.close(i);
+        self.core.rec.counts.connections_failed += 1;
+        self.conns[i].life.pause(now);
+        self.fail_step(i, now, FailureKind::Connect);
     }
 
     /// Users thinking are under way too: the run waits for their journeys.
@@ -304,8 +319,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
                 Due::Step => self.send(i, at, now),
                 Due::Journey => self.begin_journey(i, at, now),
                 Due::Open => {
-                    if self.conns[i].phase == Phase::Closed && self.conns[i].h1.busy() {
-                        self.connect(i, now);
+                    if self.conns[i].phase() == Phase::Closed && self.conns[i].h1.busy() {
+                        self.open(i, now);
                     }
                 }
             }
@@ -314,19 +329,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new_conn(&self, now: Instant, user: Option<User<'a>>) -> Conn<'a> {
-        Conn {
-            io: None,
-            phase: Phase::Closed,
-            h1: Connection::new(1, true, None),
-            life: Life::new(now),
-            user,
-            active: false,
-            gen: 0,
-            idle_at: now,
-        }
-    }
-
     /// A new user; `single`: it runs one journey (the open model's).
     fn new_user(&mut self, single: bool) -> User<'a> {
         let sh = self.core.sh;
@@ -368,7 +370,7 @@ impl<'a> Worker<'a> {
             return self.done(i);
         }
         let at = self.since(due);
-        let c = &mut self.conns[i];
+        let c = &mut self.conns[i].c;
         let Some(user) = c.user.as_mut() else { return };
         c.active = true;
         self.active += 1;
@@ -441,7 +443,8 @@ impl<'a> Worker<'a> {
     /// User `i`'s request, due at `due`, goes out (on its connection, opened first if
     /// need be).
     fn send(&mut self, i: usize, due: Instant, now: Instant) {
-        let c = &mut self.conns[i];
+        let (phase, reopen_at) = (self.conns[i].phase(), self.conns[i].life.reopen_at);
+        let c = &mut self.conns[i].c;
         let Some(user) = c.user.as_ref() else { return };
         let Some((journey, step)) = user.pending() else {
             return;
@@ -450,66 +453,21 @@ impl<'a> Worker<'a> {
         let kind = self.first_step[journey] + step;
         let idempotent = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(&method);
         let mut s = Slot::new(due, now, kind, method == "HEAD", idempotent);
-        if c.phase == Phase::Idle {
+        if phase == Phase::Idle {
             s.rested = now.saturating_duration_since(c.idle_at);
         }
-        s.waited = c.phase != Phase::Idle;
+        s.waited = phase != Phase::Idle;
         // The schedule's send is a journey's start (see `begin`), never a step's.
         s.scheduled = true;
         c.h1.push(s);
         c.h1.parser.keep(user.prefix(), user.needle());
         self.core.in_flight += 1;
-        match c.phase {
-            Phase::Closed if now >= c.life.reopen_at => self.connect(i, now),
-            Phase::Closed => {
-                let at = c.life.reopen_at;
-                self.later(i, at, Due::Open);
-            }
+        match phase {
+            Phase::Closed if now >= reopen_at => self.open(i, now),
+            Phase::Closed => self.later(i, reopen_at, Due::Open),
             Phase::Connecting => {}
             _ => self.flush(i, now),
         }
-    }
-
-    fn connect(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.h1.reopen();
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                if c.phase == Phase::Closed {
-                    self.live += 1;
-                }
-                if c.phase != Phase::Connecting {
-                    self.opening += 1;
-                }
-                c.phase = Phase::Connecting;
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if c.phase == Phase::Connecting {
-            self.opening -= 1;
-        }
-        if c.phase != Phase::Closed {
-            self.live -= 1;
-        }
-        c.io = None;
-        c.phase = Phase::Closed;
-    }
-
-    /// The connection could not be opened: the request waiting on it fails, and the
-    /// user's next connection waits a pause that doubles with each failure (see
-    /// [`Life::pause`]), so a server that is down or turns connections away is not
-    /// hammered in a tight loop.
-    fn connect_failed(&mut self, i: usize, now: Instant) {
-        self.close(i);
-        self.core.rec.counts.connections_failed += 1;
-        self.conns[i].life.pause(now);
-        self.fail_step(i, now, FailureKind::Connect);
     }
 
     /// The connection broke with `kind`: its request fails, and the user goes on.
@@ -537,13 +495,13 @@ impl<'a> Worker<'a> {
 
     fn ready(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
-        match c.phase {
+        match c.phase() {
             Phase::Closed => {}
             Phase::Connecting => {
                 self.on_connecting(i);
                 // Edge-triggered: bytes or a close that came with the connect have no
                 // other notice.
-                match self.conns[i].phase {
+                match self.conns[i].phase() {
                     Phase::Writing | Phase::Reading if readable => self.read(i, closed),
                     Phase::Idle if readable => self.on_idle_readable(i),
                     _ => {}
@@ -555,7 +513,7 @@ impl<'a> Worker<'a> {
                 if writable {
                     self.write(i);
                 }
-                if readable && matches!(self.conns[i].phase, Phase::Writing | Phase::Reading) {
+                if readable && matches!(self.conns[i].phase(), Phase::Writing | Phase::Reading) {
                     self.read(i, closed);
                 }
             }
@@ -572,10 +530,9 @@ impl<'a> Worker<'a> {
                 let connect = c.life.opened(now);
                 self.core.rec.connected(connect);
                 c.h1.opened(connect);
-                c.phase = Phase::Idle;
                 c.idle_at = now;
-                self.opening -= 1;
-                if c.h1.busy() {
+                self.conns.set_phase(i, Phase::Idle);
+                if self.conns[i].h1.busy() {
                     self.flush(i, now);
                 }
             }
@@ -603,7 +560,7 @@ impl<'a> Worker<'a> {
     }
 
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
+        let c = &mut self.conns[i].c;
         if c.io.is_none() {
             return;
         }
@@ -612,15 +569,16 @@ impl<'a> Worker<'a> {
         };
         c.h1.render(now, |_, out| user.request().write_h1_with(prelude, out));
         if !c.h1.unwritten().is_empty() {
-            c.phase = Phase::Writing;
+            self.conns.set_phase(i, Phase::Writing);
             self.write(i);
         }
     }
 
     fn write(&mut self, i: usize) {
-        let c = &mut self.conns[i];
+        let reading = self.conns[i].phase() == Phase::Reading;
+        let c = &mut self.conns[i].c;
         let Some(io) = c.io.as_mut() else { return };
-        if c.phase == Phase::Reading {
+        if reading {
             if io.flush().is_err() {
                 self.lost(i, Instant::now());
             }
@@ -637,16 +595,17 @@ impl<'a> Worker<'a> {
                 Err(_) => return self.lost(i, Instant::now()),
             }
         }
-        c.phase = if c.h1.busy() {
+        let phase = if c.h1.busy() {
             Phase::Reading
         } else {
             Phase::Idle
         };
+        self.conns.set_phase(i, phase);
     }
 
     fn read(&mut self, i: usize, closed: bool) {
         for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i];
+            let c = &mut self.conns[i].c;
             let Some(io) = c.io.as_mut() else { return };
             c.h1.peer_closed |= closed;
             let received = &mut self.core.rec.counts.bytes_received;
@@ -697,7 +656,7 @@ impl<'a> Worker<'a> {
             self.close(i);
             self.core.rec.counts.reconnects += 1;
             self.core.rec.counts.retried += 1;
-            return self.connect(i, now);
+            return self.open(i, now);
         }
         if !c.h1.reused {
             // Closed before any answer on it (its request fails, as reset): the next
@@ -721,6 +680,7 @@ impl<'a> Worker<'a> {
         let Some(s) = c.h1.pop_front() else { return };
         self.core.in_flight -= 1;
         self.core.served(&mut c.life);
+        let c = &mut c.c;
         let Some(user) = c.user.as_mut() else { return };
         let kept = c.h1.parser.kept.as_deref();
         let (head, body) = kept.map_or((&[][..], &[][..]), |k| (&k.head[..], &k.body[..]));
@@ -741,34 +701,12 @@ impl<'a> Worker<'a> {
             .credit_judged(&s.timing(now), a, || server.take(), failure);
         match then {
             Then::Idle => {
-                let c = &mut self.conns[i];
-                c.phase = Phase::Idle;
-                c.idle_at = now;
+                self.conns.set_phase(i, Phase::Idle);
+                self.conns[i].idle_at = now;
             }
             // Bytes after the answer (`Extra`) are nobody's: the connection is closed.
             Then::Close { .. } | Then::PeerClosed | Then::Extra | Then::Next => self.close(i),
         }
         self.after(i, next, now);
-    }
-
-    /// Deadlines: connects and requests past theirs fail.
-    fn sweep(&mut self, now: Instant) {
-        let sh = self.core.sh;
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            match c.phase {
-                Phase::Connecting if c.life.overdue(now, sh.connect_timeout) => {
-                    self.connect_failed(i, now)
-                }
-                Phase::Writing | Phase::Reading
-                    if c.h1
-                        .front()
-                        .is_some_and(|s| now.saturating_duration_since(s.sent) >= sh.timeout) =>
-                {
-                    self.broke(i, now, FailureKind::Timeout)
-                }
-                _ => {}
-            }
-        }
     }
 }

@@ -27,7 +27,7 @@
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
+use crate::event_loop::{host, parts, Assignment, Core, Output, Protocol, Shared, Table, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
 use crate::transport::{Got, Transport};
@@ -58,14 +58,18 @@ enum Phase {
     Reading,
 }
 
+impl crate::event_loop::Phase for Phase {
+    const CLOSED: Phase = Phase::Closed;
+    fn opening(self) -> bool {
+        self == Phase::Connecting
+    }
+}
+
 /// One connection: its socket and the event loop's view of it, around its protocol state.
 struct Conn {
     io: Option<Transport>,
-    phase: Phase,
     /// The requests in flight, the bytes for them and their answers.
     h1: Connection,
-    /// Its opening, connect time and pause before re-opening.
-    life: Life,
     /// When the connection last became idle (rate mode).
     idle_at: Instant,
     /// Rate mode: bytes nobody asked for arrived on this connection while it was idle; the
@@ -86,7 +90,7 @@ struct Worker<'a> {
     core: Core<'a>,
     /// The run's requests, in their HTTP/1.1 wire form.
     reqs: &'a Prepared,
-    conns: Vec<Conn>,
+    conns: Table<Phase, Conn>,
     /// Rate mode: connections with room for a request (see [`Conn::pooled`]); an entry
     /// whose connection is no longer pooled is skipped when popped.
     pool: Vec<usize>,
@@ -96,10 +100,6 @@ struct Worker<'a> {
     scratch: Vec<u8>,
     /// Copy the next request rendered into the heads sample (`-v 2`).
     want_request_head: bool,
-    /// Connections being opened (in [`Phase::Connecting`]).
-    opening: usize,
-    /// Connections with a socket (not [`Phase::Closed`]).
-    live: usize,
     /// Rate mode: the latest send of a request answered so far.
     last_sent_answered: Option<Instant>,
 }
@@ -127,7 +127,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
     let mut w = Worker {
         core,
         reqs,
-        conns: Vec::with_capacity(a.connections),
+        conns: Table::with_capacity(a.connections),
         pool: Vec::with_capacity(a.connections),
         gen: Gen::new(
             reqs.seed,
@@ -138,21 +138,16 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
         ),
         scratch: Vec::new(),
         want_request_head: false,
-        opening: 0,
-        live: 0,
         last_sent_answered: None,
     };
     for _ in 0..a.connections {
-        let c = w.new_conn(now);
-        w.conns.push(c);
+        w.add(now);
     }
     // The heads sample comes from the first worker's first connection: its first request
     // and its first answers, then nothing more is copied.
-    if a.index == 0 && sh.heads > 0 {
-        if let Some(c) = w.conns.first_mut() {
-            c.h1.parser.want_head();
-            w.want_request_head = true;
-        }
+    if a.index == 0 && sh.heads > 0 && a.connections > 0 {
+        w.conns[0].h1.parser.want_head();
+        w.want_request_head = true;
     }
     if w.core.paced() {
         w.connect_all()?;
@@ -171,16 +166,21 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    fn core(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
+    parts!('a, Phase, Conn, core, conns);
 
-    fn core_ref(&self) -> &Core<'a> {
-        &self.core
-    }
-
-    fn into_core(self) -> Core<'a> {
-        self.core
+    fn new_conn(&self, now: Instant) -> Conn {
+        let sh = self.core.sh;
+        Conn {
+            io: None,
+            h1: Connection::new(
+                sh.pipeline,
+                sh.keepalive,
+                sh.expect.body_contains.as_deref(),
+            ),
+            idle_at: now,
+            owes: false,
+            pooled: false,
+        }
     }
 
     fn start(&mut self, now: Instant) {
@@ -202,21 +202,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn spare(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Closed && !self.conns[i].busy()
-    }
-
-    fn live(&self) -> (usize, usize) {
-        (self.live, self.opening)
-    }
-
-    fn add(&mut self, now: Instant) -> usize {
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.conns.len() - 1
-    }
-
-    fn is_opening(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Connecting
+        self.conns.closed(i) && !self.conns[i].busy()
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -234,14 +220,14 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
         // A connection still opening sends its queue once it is up, and counts the send
         // then.
-        let queued = self.conns[i].phase == Phase::Connecting;
+        let queued = self.conns[i].phase() == Phase::Connecting;
         self.enqueue(i, due, now, !queued);
         if !queued {
             self.flush(i, now);
         }
         self.conns[i].pooled = false;
         let c = &self.conns[i];
-        if c.h1.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
+        if c.h1.len() < self.core.sh.pipeline && c.phase() != Phase::Closed {
             self.pool_add(i);
         }
         if queued {
@@ -249,10 +235,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
         } else {
             Taken::Sent
         }
-    }
-
-    fn tick(&mut self, now: Instant) {
-        self.sweep(now);
     }
 
     fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
@@ -265,40 +247,50 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        self.connect(i, now);
+        let c = &mut self.conns[i];
+        c.life.opening(now);
+        c.h1.reopen();
+        match self.core.dial(i) {
+            Ok(io) => {
+                c.io = Some(io);
+                self.conns.set_phase(i, Phase::Connecting);
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
     }
 
-    fn connections(&self) -> usize {
-        self.conns.len()
+    fn close(&mut self, i: usize) {
+        // Closing the socket removes it from the epoll set; no deregister call needed.
+        self.conns[i].io = None;
+        self.conns[i].pooled = false;
+        self.conns.set_phase(i, Phase::Closed);
     }
 
-    fn opening(&self) -> usize {
-        self.conns
-            .iter()
-            .filter(|c| c.phase == Phase::Connecting)
-            .count()
+    /// Answers come in order: the front request's deadline is the first to pass, and the
+    /// connection fails with it.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let c = &self.conns[i];
+        let timeout = self.core.sh.timeout;
+        if matches!(c.phase(), Phase::Writing | Phase::Reading)
+            && c.h1
+                .front()
+                .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout)
+        {
+            self.broke(i, now, FailureKind::Timeout);
+        }
+    }
+
+    /// Its queue fails (its requests were claimed when queued).
+    fn charge(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        self.fail_all(i, now, kind);
+    }
+
+    fn reopen(&mut self, i: usize, now: Instant) {
+        self.next(i, now);
     }
 }
 
 impl Worker<'_> {
-    /// A connection not yet opened.
-    fn new_conn(&self, now: Instant) -> Conn {
-        let sh = self.core.sh;
-        Conn {
-            io: None,
-            phase: Phase::Closed,
-            h1: Connection::new(
-                sh.pipeline,
-                sh.keepalive,
-                sh.expect.body_contains.as_deref(),
-            ),
-            life: Life::new(now),
-            idle_at: now,
-            owes: false,
-            pooled: false,
-        }
-    }
-
     /// Puts connection `i` in the pool, unless it is there.
     fn pool_add(&mut self, i: usize) {
         if self.conns[i].pooled {
@@ -324,10 +316,10 @@ impl Worker<'_> {
         let k = &self.reqs.kinds[kind];
         let c = &mut self.conns[i];
         let mut s = Slot::new(start, now, kind, k.head, k.idempotent);
-        if !c.busy() && c.phase == Phase::Idle {
+        if !c.busy() && c.phase() == Phase::Idle {
             s.rested = now.saturating_duration_since(c.idle_at);
         }
-        s.waited = c.phase == Phase::Connecting;
+        s.waited = c.phase() == Phase::Connecting;
         s.scheduled = counted;
         c.h1.push(s);
         self.core.in_flight += 1;
@@ -339,9 +331,9 @@ impl Worker<'_> {
     /// spent.
     fn next(&mut self, i: usize, now: Instant) {
         if self.core.pacer.is_some() {
-            match self.conns[i].phase {
+            match self.conns[i].phase() {
                 // Requests wait on it (not written yet): they need it now.
-                Phase::Closed if self.conns[i].busy() => self.connect(i, now),
+                Phase::Closed if self.conns[i].busy() => self.open(i, now),
                 // Opened again when a request needs it, not before.
                 Phase::Closed => self.core.spare.push(i),
                 Phase::Connecting => {}
@@ -350,61 +342,27 @@ impl Worker<'_> {
             return;
         }
         let c = &self.conns[i];
-        if c.phase != Phase::Closed && c.busy() {
+        if c.phase() != Phase::Closed && c.busy() {
             return;
         }
         while self.conns[i].h1.len() < self.core.sh.pipeline && self.core.claim(now) {
             self.enqueue(i, now, now, false);
         }
-        match self.conns[i].phase {
+        match self.conns[i].phase() {
             _ if !self.conns[i].busy() => self.close(i),
-            Phase::Closed => self.connect(i, now),
+            Phase::Closed => self.open(i, now),
             Phase::Connecting => {}
             _ => self.flush(i, now),
         }
     }
 
-    fn connect(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.h1.reopen();
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                if c.phase != Phase::Connecting {
-                    self.opening += 1;
-                }
-                if c.phase == Phase::Closed {
-                    self.live += 1;
-                }
-                c.phase = Phase::Connecting;
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if c.phase == Phase::Connecting {
-            self.opening -= 1;
-        }
-        if c.phase != Phase::Closed {
-            self.live -= 1;
-        }
-        // Closing the socket removes it from the epoll set; no deregister call needed.
-        c.io = None;
-        c.phase = Phase::Closed;
-        c.pooled = false;
-    }
-
     /// Rate mode: open connection `i` may take a request; idle when its queue is empty.
     fn park(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        if !c.busy() {
-            c.phase = Phase::Idle;
-            c.idle_at = now;
+        if !self.conns[i].busy() {
+            self.conns.set_phase(i, Phase::Idle);
+            self.conns[i].idle_at = now;
         }
-        if c.h1.len() < self.core.sh.pipeline {
+        if self.conns[i].h1.len() < self.core.sh.pipeline {
             self.pool_add(i);
         }
     }
@@ -434,16 +392,10 @@ impl Worker<'_> {
         }
     }
 
-    fn connect_failed(&mut self, i: usize, now: Instant) {
-        self.close(i);
-        self.core.connect_failed(i, &mut self.conns[i].life, now);
-        self.fail_all(i, now, FailureKind::Connect);
-    }
-
     /// `closed`: the peer closed or reset the stream, so reads go on until they say so.
     fn ready(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
-        match c.phase {
+        match c.phase() {
             Phase::Closed => {}
             Phase::Connecting => self.on_connecting(i, readable),
             Phase::Idle => {
@@ -455,7 +407,7 @@ impl Worker<'_> {
                 if writable {
                     self.write(i);
                 }
-                if readable && matches!(self.conns[i].phase, Phase::Writing | Phase::Reading) {
+                if readable && matches!(self.conns[i].phase(), Phase::Writing | Phase::Reading) {
                     self.read(i, closed);
                 }
             }
@@ -474,14 +426,13 @@ impl Worker<'_> {
                 let connect = c.life.opened(now);
                 self.core.rec.connected(connect);
                 c.h1.opened(connect);
-                c.phase = Phase::Idle;
-                self.opening -= 1;
                 c.idle_at = now;
+                self.conns.set_phase(i, Phase::Idle);
                 if readable {
                     // Edge-triggered: this edge is the only notice of those bytes.
                     return self.before_request(i, now);
                 }
-                if c.busy() {
+                if self.conns[i].busy() {
                     self.flush(i, now);
                 } else {
                     self.park(i, now);
@@ -545,7 +496,7 @@ impl Worker<'_> {
             self.core.spare.push(i);
         } else {
             self.core.rec.counts.reconnects += 1;
-            self.connect(i, now);
+            self.open(i, now);
         }
     }
 
@@ -577,7 +528,7 @@ impl Worker<'_> {
 
     /// Renders the queue's requests not yet in the output and writes.
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
+        let c = &mut self.conns[i].c;
         if c.io.is_none() {
             return;
         }
@@ -599,15 +550,16 @@ impl Worker<'_> {
             }
         });
         if !c.h1.unwritten().is_empty() {
-            c.phase = Phase::Writing;
+            self.conns.set_phase(i, Phase::Writing);
             self.write(i);
         }
     }
 
     fn write(&mut self, i: usize) {
-        let c = &mut self.conns[i];
+        let reading = self.conns[i].phase() == Phase::Reading;
+        let c = &mut self.conns[i].c;
         let Some(io) = c.io.as_mut() else { return };
-        if c.phase == Phase::Reading {
+        if reading {
             // TLS: send records still buffered.
             if io.flush().is_err() {
                 self.lost(i, Instant::now());
@@ -625,11 +577,12 @@ impl Worker<'_> {
                 Err(_) => return self.lost(i, Instant::now()),
             }
         }
-        c.phase = if c.busy() {
+        let phase = if c.busy() {
             Phase::Reading
         } else {
             Phase::Idle
         };
+        self.conns.set_phase(i, phase);
     }
 
     /// Reads until the queue's answers are complete or the socket is drained. With
@@ -639,7 +592,7 @@ impl Worker<'_> {
     /// the queue's front request in turn.
     fn read(&mut self, i: usize, closed: bool) {
         for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i];
+            let c = &mut self.conns[i].c;
             let Some(io) = c.io.as_mut() else { return };
             c.h1.peer_closed |= closed;
             let received = &mut self.core.rec.counts.bytes_received;
@@ -699,7 +652,7 @@ impl Worker<'_> {
             self.close(i);
             self.core.rec.counts.reconnects += 1;
             self.core.rec.counts.retried += 1;
-            return self.connect(i, now);
+            return self.open(i, now);
         }
         let kind = if handshaking {
             self.core.rec.counts.connections_failed += 1;
@@ -734,7 +687,8 @@ impl Worker<'_> {
                 self.core.rec.counts.retried += retried;
                 self.next(i, now);
                 // A keep-alive connection the server closed, replaced to go on: a reconnect.
-                if announced && self.core.sh.keepalive && self.conns[i].phase == Phase::Connecting {
+                if announced && self.core.sh.keepalive && self.conns[i].phase() == Phase::Connecting
+                {
                     self.core.rec.counts.reconnects += 1;
                 }
                 false
@@ -747,7 +701,7 @@ impl Worker<'_> {
                 // A keep-alive connection the server closed, replaced to go on: a reconnect.
                 self.close(i);
                 self.next(i, now);
-                if self.conns[i].phase == Phase::Connecting {
+                if self.conns[i].phase() == Phase::Connecting {
                     self.core.rec.counts.reconnects += 1;
                 }
                 false
@@ -788,33 +742,5 @@ impl Worker<'_> {
         }
         self.core.served(&mut c.life);
         self.core.in_flight -= 1;
-    }
-
-    /// Deadlines and deferred reconnects.
-    fn sweep(&mut self, now: Instant) {
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            match c.phase {
-                Phase::Connecting if c.life.overdue(now, self.core.sh.connect_timeout) => {
-                    self.connect_failed(i, now)
-                }
-                // Answers come in order: the front request's deadline is the first to pass.
-                Phase::Writing | Phase::Reading
-                    if c.h1.front().is_some_and(|s| {
-                        now.saturating_duration_since(s.sent) >= self.core.sh.timeout
-                    }) =>
-                {
-                    self.broke(i, now, FailureKind::Timeout);
-                }
-                _ => {}
-            }
-        }
-        let conns = &self.conns;
-        let due = self.core.reopen_due(now, |i| {
-            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
-        });
-        for i in due {
-            self.next(i, now);
-        }
     }
 }

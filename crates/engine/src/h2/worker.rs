@@ -21,10 +21,9 @@
 use super::conn::{Connection, Event};
 use super::request::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
+use crate::event_loop::{host, parts, Assignment, Core, Output, Protocol, Shared, Table, Taken};
 use crate::exchange::Resend;
 use crate::linger::Closing;
-use crate::recorder::Timing;
 use crate::transport::{Got, Transport};
 use crate::Live;
 use shootout_model::FailureKind;
@@ -44,29 +43,29 @@ enum Phase {
     Open,
 }
 
+impl crate::event_loop::Phase for Phase {
+    const CLOSED: Phase = Phase::Closed;
+    fn opening(self) -> bool {
+        matches!(self, Phase::Connecting | Phase::Handshake)
+    }
+}
+
 struct Conn {
     io: Option<Transport>,
-    phase: Phase,
     h2: Connection,
     /// Bytes of `h2.out` already written.
     written: usize,
-    /// Its opening, connect time and pause before re-opening.
-    life: Life,
     /// No stream opened yet on this connection: the first ones carry its connect time.
     fresh: bool,
     /// The connection carried an answer.
     answered: bool,
-    /// In the worker's list of connections with room (rate mode).
-    listed: bool,
 }
 
 struct Worker<'a> {
     core: Core<'a>,
     req: &'a Prepared,
     streams: usize,
-    conns: Vec<Conn>,
-    /// Rate mode: connections that may have room for a stream.
-    room: Vec<usize>,
+    conns: Table<Phase, Conn>,
     /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
     resend: VecDeque<Resend>,
     /// The lowest `SETTINGS_MAX_CONCURRENT_STREAMS` below `streams` a server announced.
@@ -74,11 +73,6 @@ struct Worker<'a> {
     scratch: Vec<usize>,
     /// Connections closed after a connection error, until the server closes its side.
     closing: Closing,
-    /// Connections connecting or in their handshake (kept by [`Worker::set_phase`]), so
-    /// that rate mode's growth does not scan every connection for one.
-    opening: usize,
-    /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
-    live: usize,
 }
 
 /// Runs one HTTP/2 worker to the end of its share; `stop` ends it early.
@@ -104,52 +98,38 @@ fn set_up<'a>(
         core: Core::new(sh, a)?,
         req,
         streams,
-        conns: Vec::with_capacity(a.connections),
-        room: Vec::with_capacity(a.connections),
+        conns: Table::with_capacity(a.connections),
         resend: VecDeque::new(),
         limit: None,
         scratch: Vec::with_capacity(streams),
         closing: Closing::default(),
-        opening: 0,
-        live: 0,
     };
     for _ in 0..a.connections {
-        let c = w.new_conn(now);
-        w.conns.push(c);
+        w.add(now);
     }
     // The heads sample (`-v 2`) comes from the first worker's first connection, as over
     // HTTP/1.1: the request as prepared, and the first answers' heads as decoded.
-    if a.index == 0 && sh.heads > 0 {
-        if let Some(c) = w.conns.first_mut() {
-            c.h2.sample = sh.heads;
-            w.core.rec.heads.request = Some(req.text.clone());
-        }
+    if a.index == 0 && sh.heads > 0 && a.connections > 0 {
+        w.conns[0].h2.sample = sh.heads;
+        w.core.rec.heads.request = Some(req.text.clone());
     }
     if w.core.paced() {
         w.connect_all()?;
-        // Those opened ahead of need are taken in the order they opened (the order a
-        // server accepts them); later, the most recently freed first.
-        w.room.sort_unstable_by(|a, b| b.cmp(a));
+        w.conns.first_opened_first();
     }
     Ok(w)
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    fn core(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
+    parts!('a, Phase, Conn, core, conns);
 
-    fn core_ref(&self) -> &Core<'a> {
-        &self.core
-    }
-
-    fn into_core(self) -> Core<'a> {
-        self.core
-    }
-
-    fn start(&mut self, now: Instant) {
-        for i in 0..self.conns.len() {
-            self.connect(i, now);
+    fn new_conn(&self, _: Instant) -> Conn {
+        Conn {
+            io: None,
+            h2: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
+            written: 0,
+            fresh: true,
+            answered: false,
         }
     }
 
@@ -166,33 +146,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     /// Rate mode: a connection with room for a stream, kept listed while it has more.
     fn with_room(&mut self) -> Option<usize> {
-        while let Some(&i) = self.room.last() {
-            let c = &self.conns[i];
-            if c.phase == Phase::Open && c.h2.room() > 0 {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
-    }
-
-    fn spare(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Closed
-    }
-
-    fn live(&self) -> (usize, usize) {
-        (self.live, self.opening)
-    }
-
-    fn add(&mut self, now: Instant) -> usize {
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.conns.len() - 1
-    }
-
-    fn is_opening(&self, i: usize) -> bool {
-        matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshake)
+        self.conns
+            .with_room(|c| c.phase() == Phase::Open && c.h2.room() > 0)
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -204,7 +159,9 @@ impl<'a> Protocol<'a> for Worker<'a> {
         Taken::Sent
     }
 
+    /// Lingering sockets, then the loop's sweep.
     fn tick(&mut self, now: Instant) {
+        self.closing.sweep(now, &mut self.core.buf);
         self.sweep(now);
     }
 
@@ -220,18 +177,51 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        self.connect(i, now);
+        let c = &mut self.conns[i];
+        c.life.opening(now);
+        c.answered = false;
+        c.fresh = true;
+        c.written = 0;
+        c.h2.start();
+        match self.core.dial(i) {
+            Ok(io) => {
+                c.io = Some(io);
+                self.conns.set_phase(i, Phase::Connecting);
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
     }
 
-    fn connections(&self) -> usize {
-        self.conns.len()
+    fn close(&mut self, i: usize) {
+        self.conns[i].io = None;
+        self.conns.set_phase(i, Phase::Closed);
     }
 
-    fn opening(&self) -> usize {
-        self.conns
-            .iter()
-            .filter(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
-            .count()
+    /// Streams past their deadline are cancelled (RST_STREAM); the connection is kept.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let mut late = std::mem::take(&mut self.scratch);
+        let h2 = &self.conns[i].h2;
+        let timeout = self.core.sh.timeout;
+        late.extend(
+            h2.open_slots()
+                .filter(|&s| h2.stream(s).exchange.overdue(now, timeout)),
+        );
+        for &slot in &late {
+            let ex = &self.conns[i].h2.stream(slot).exchange;
+            self.core.fail(ex, now, FailureKind::Timeout);
+            self.conns[i].h2.cancel(slot);
+        }
+        let any = !late.is_empty();
+        late.clear();
+        self.scratch = late;
+        if any {
+            self.after(i, now);
+        }
+    }
+
+    /// Requests to send again count too.
+    fn more(&self, now: Instant) -> bool {
+        !self.resend.is_empty() || !self.core.spent(now)
     }
 
     /// Each connection still open (or waiting for the server's SETTINGS) says goodbye
@@ -240,10 +230,11 @@ impl<'a> Protocol<'a> for Worker<'a> {
     /// stays aborted.
     fn wind_down(&mut self, stop: &AtomicBool) {
         let now = Instant::now();
-        for c in &mut self.conns {
-            if !matches!(c.phase, Phase::Handshake | Phase::Open) {
+        for i in 0..self.conns.len() {
+            if !matches!(self.conns[i].phase(), Phase::Handshake | Phase::Open) {
                 continue;
             }
+            let c = &mut self.conns[i].c;
             let Some(mut io) = c.io.take() else { continue };
             c.h2.goodbye();
             let _ = io.write(&c.h2.out[c.written.min(c.h2.out.len())..]);
@@ -259,38 +250,14 @@ impl<'a> Protocol<'a> for Worker<'a> {
 }
 
 impl Worker<'_> {
-    /// Closed loop: whether requests remain to be sent (budget and time left, or one to
-    /// send again).
-    fn more(&self, now: Instant) -> bool {
-        !self.resend.is_empty() || !self.core.spent(now)
-    }
-
-    /// A connection not yet opened.
-    fn new_conn(&self, now: Instant) -> Conn {
-        Conn {
-            io: None,
-            phase: Phase::Closed,
-            h2: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
-            written: 0,
-            life: Life::new(now),
-            fresh: true,
-            answered: false,
-            listed: false,
-        }
-    }
-
     /// Notes that connection `i` may have room (rate mode) or fills it (closed loop).
     fn refill(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        if c.phase != Phase::Open || c.h2.room() == 0 {
+        let c = &self.conns[i];
+        if c.phase() != Phase::Open || c.h2.room() == 0 {
             return;
         }
         if self.core.pacer.is_some() {
-            if !c.listed {
-                c.listed = true;
-                self.room.push(i);
-            }
-            return;
+            return self.conns.list(i);
         }
         while self.conns[i].h2.room() > 0 {
             if !self.resend.is_empty() {
@@ -323,71 +290,10 @@ impl Worker<'_> {
             .open(self.req, r.start, r.sent, r.connect, true);
     }
 
-    fn connect(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.answered = false;
-        c.fresh = true;
-        c.written = 0;
-        c.h2.start();
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                self.set_phase(i, Phase::Connecting);
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        self.conns[i].io = None;
-        self.set_phase(i, Phase::Closed);
-    }
-
-    /// Connection `i` enters `phase`; [`Worker::opening`] follows.
-    fn set_phase(&mut self, i: usize, phase: Phase) {
-        let opening = |p: Phase| matches!(p, Phase::Connecting | Phase::Handshake);
-        let c = &mut self.conns[i];
-        self.opening = self.opening + usize::from(opening(phase)) - usize::from(opening(c.phase));
-        let live = |p: Phase| p != Phase::Closed;
-        self.live = self.live + usize::from(live(phase)) - usize::from(live(c.phase));
-        c.phase = phase;
-    }
-
-    /// After connection `i` closed: a new one, now or after a pause, when work remains
-    /// (closed loop); in rate mode it is opened again when a request needs it (after its
-    /// pause, if any).
-    fn replace(&mut self, i: usize, now: Instant, pause: bool) {
-        if self.core.pacer.is_none() && !self.more(now) {
-            return;
-        }
-        if pause {
-            self.core.pause(i, &mut self.conns[i].life, now);
-        } else if self.core.paced() {
-            self.core.spare.push(i);
-        } else {
-            self.connect(i, now);
-        }
-    }
-
-    /// A connection could not be set up (refused, TLS failed, no h2 by ALPN, timed out).
-    /// In a closed loop the attempt consumes a request, failed as a connect failure, as an
-    /// HTTP/1.1 connection's would.
-    fn connect_failed(&mut self, i: usize, now: Instant) {
-        self.close(i);
-        self.core.connect_failed(i, &mut self.conns[i].life, now);
-        if self.core.pacer.is_none() && self.core.claim(now) {
-            self.core.rec.failed(
-                &Timing::unsent(self.conns[i].life.began, now, 0),
-                FailureKind::Connect,
-            );
-        }
-    }
-
     fn ready_to(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
         let now = Instant::now();
-        match c.phase {
+        match c.phase() {
             Phase::Closed => {}
             Phase::Connecting => {
                 let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
@@ -395,7 +301,7 @@ impl Worker<'_> {
                     Ok(false) => {}
                     Ok(true) => {
                         self.conns[i].life.opened(now);
-                        self.set_phase(i, Phase::Handshake);
+                        self.conns.set_phase(i, Phase::Handshake);
                         self.flush(i, now);
                         if readable {
                             self.read(i, now, closed);
@@ -408,7 +314,7 @@ impl Worker<'_> {
                 if writable {
                     self.flush(i, now);
                 }
-                if readable && self.conns[i].phase != Phase::Closed {
+                if readable && self.conns[i].phase() != Phase::Closed {
                     self.read(i, now, closed);
                 }
             }
@@ -417,7 +323,7 @@ impl Worker<'_> {
 
     /// Writes what connection `i` has to send, as far as the socket takes it.
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
+        let c = &mut self.conns[i].c;
         let Some(io) = c.io.as_mut() else { return };
         let sent = &mut self.core.rec.counts.bytes_sent;
         if io.write_out(&mut c.h2.out, &mut c.written, sent).is_err() {
@@ -429,7 +335,8 @@ impl Worker<'_> {
     /// read's frames as they come.
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
         for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i];
+            let handshake = self.conns[i].phase() == Phase::Handshake;
+            let c = &mut self.conns[i].c;
             let Some(io) = c.io.as_mut() else { return };
             let received = &mut self.core.rec.counts.bytes_received;
             let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
@@ -437,7 +344,7 @@ impl Worker<'_> {
                 Got::Empty => return self.after(i, now),
                 Got::Closed | Got::Failed => return self.broken(i, now),
             };
-            if c.phase == Phase::Handshake && !alpn_h2(io) {
+            if handshake && !alpn_h2(io) {
                 self.core.rec.counts.connections_failed += 1;
                 return self.connect_failed(i, now);
             }
@@ -447,7 +354,7 @@ impl Worker<'_> {
             if fed.is_err() {
                 return self.protocol_error(i, now);
             }
-            if self.conns[i].phase == Phase::Closed {
+            if self.conns[i].phase() == Phase::Closed {
                 return;
             }
             if drained {
@@ -463,7 +370,7 @@ impl Worker<'_> {
     fn after(&mut self, i: usize, now: Instant) {
         self.refill(i, now);
         let c = &self.conns[i];
-        if c.phase == Phase::Open && c.h2.spent() && c.h2.active() == 0 {
+        if c.phase() == Phase::Open && c.h2.spent() && c.h2.active() == 0 {
             self.flush(i, now);
             self.close(i);
             if !self.core.paced() {
@@ -505,7 +412,7 @@ impl Worker<'_> {
         // Requests a GOAWAY returned go out on connections with room.
         if !self.resend.is_empty() && self.core.pacer.is_none() {
             for j in 0..self.conns.len() {
-                if j != i && self.conns[j].phase == Phase::Open && self.conns[j].h2.room() > 0 {
+                if j != i && self.conns[j].phase() == Phase::Open && self.conns[j].h2.room() > 0 {
                     self.refill(j, now);
                     self.flush(j, now);
                 }
@@ -518,20 +425,15 @@ impl Worker<'_> {
     /// closed loop that is one refused request per connection, which is then replaced
     /// after a growing pause, so the run still ends by its count.
     fn ready(&mut self, i: usize, now: Instant) {
-        self.set_phase(i, Phase::Open);
+        self.conns.set_phase(i, Phase::Open);
         let c = &mut self.conns[i];
         self.core.rec.connected(c.life.connect);
         if let Some(m) = c.h2.max_concurrent().filter(|&m| m < self.streams as u64) {
             self.limit = Some(self.limit.map_or(m, |l| l.min(m)));
         }
         if c.h2.max_concurrent() == Some(0) {
-            let began = c.life.began;
             self.close(i);
-            if self.core.pacer.is_none() && self.core.claim(now) {
-                self.core
-                    .rec
-                    .failed(&Timing::unsent(began, now, 0), FailureKind::Refused);
-            }
+            self.charge(i, now, FailureKind::Refused);
             return self.replace(i, now, true);
         }
         self.core.served(&mut c.life);
@@ -571,17 +473,14 @@ impl Worker<'_> {
     fn protocol_error(&mut self, i: usize, now: Instant) {
         self.flush(i, now);
         let c = &self.conns[i];
-        let (handshake, answered) = (c.phase == Phase::Handshake, c.answered);
+        let (handshake, answered) = (c.phase() == Phase::Handshake, c.answered);
         self.fail_open(i, now, FailureKind::Malformed);
         if let Some(io) = self.conns[i].io.take() {
             self.closing.add(io, self.core.poll.registry(), now);
         }
         self.close(i);
-        if handshake && self.core.pacer.is_none() && self.core.claim(now) {
-            self.core.rec.failed(
-                &Timing::unsent(self.conns[i].life.began, now, 0),
-                FailureKind::Malformed,
-            );
+        if handshake {
+            self.charge(i, now, FailureKind::Malformed);
         }
         self.replace(i, now, !answered);
     }
@@ -591,34 +490,29 @@ impl Worker<'_> {
     /// is a dropped connection (rate mode) or one failed request (closed loop).
     fn broken(&mut self, i: usize, now: Instant) {
         let c = &self.conns[i];
-        if c.phase == Phase::Closed {
+        if c.phase() == Phase::Closed {
             return;
         }
         let handshaking =
             c.io.as_ref()
                 .and_then(|io| io.tls.as_ref())
                 .is_some_and(|t| t.is_handshaking());
-        if handshaking || c.phase == Phase::Connecting {
+        if handshaking || c.phase() == Phase::Connecting {
             return self.connect_failed(i, now);
         }
         let kind = match c.h2.goaway_code() {
             Some(code) if code != super::frame::NO_ERROR => FailureKind::ConnectionError,
             _ => FailureKind::Reset,
         };
-        let (handshake, answered, spent) = (c.phase == Phase::Handshake, c.answered, c.h2.spent());
+        let (handshake, answered, spent) =
+            (c.phase() == Phase::Handshake, c.answered, c.h2.spent());
         self.fail_open(i, now, kind);
         self.close(i);
         if handshake {
-            if self.core.pacer.is_none() {
-                if self.core.claim(now) {
-                    self.core.rec.failed(
-                        &Timing::unsent(self.conns[i].life.began, now, 0),
-                        FailureKind::Reset,
-                    );
-                }
-            } else {
+            if self.core.paced() {
                 self.core.rec.counts.dropped += 1;
             }
+            self.charge(i, now, FailureKind::Reset);
             return self.replace(i, now, true);
         }
         // Rate mode: one opened ahead of need and closed after sitting idle was not turned
@@ -629,53 +523,6 @@ impl Worker<'_> {
             self.core.rec.counts.reconnects += 1;
         }
         self.replace(i, now, !answered && !rested);
-    }
-
-    /// Deadlines, lingering sockets, and deferred reconnects.
-    fn sweep(&mut self, now: Instant) {
-        self.closing.sweep(now, &mut self.core.buf);
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            match c.phase {
-                Phase::Connecting | Phase::Handshake
-                    if c.life.overdue(now, self.core.sh.connect_timeout) =>
-                {
-                    self.connect_failed(i, now)
-                }
-                Phase::Open => {
-                    let mut late = std::mem::take(&mut self.scratch);
-                    let h2 = &self.conns[i].h2;
-                    let timeout = self.core.sh.timeout;
-                    late.extend(
-                        h2.open_slots()
-                            .filter(|&s| h2.stream(s).exchange.overdue(now, timeout)),
-                    );
-                    for &slot in &late {
-                        let ex = &self.conns[i].h2.stream(slot).exchange;
-                        self.core.fail(ex, now, FailureKind::Timeout);
-                        self.conns[i].h2.cancel(slot);
-                    }
-                    let any = !late.is_empty();
-                    late.clear();
-                    self.scratch = late;
-                    if any {
-                        self.after(i, now);
-                    }
-                }
-                _ => {}
-            }
-        }
-        let conns = &self.conns;
-        let due = self.core.reopen_due(now, |i| {
-            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
-        });
-        for i in due {
-            if self.core.paced() {
-                self.core.spare.push(i);
-            } else if self.more(now) {
-                self.connect(i, now);
-            }
-        }
     }
 }
 

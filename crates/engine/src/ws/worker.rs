@@ -27,7 +27,7 @@ use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
+use crate::event_loop::{host, parts, Assignment, Core, Output, Protocol, Shared, Table, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
@@ -51,18 +51,20 @@ enum Phase {
     Open,
 }
 
+impl crate::event_loop::Phase for Phase {
+    const CLOSED: Phase = Phase::Closed;
+    fn opening(self) -> bool {
+        matches!(self, Phase::Connecting | Phase::Handshake)
+    }
+}
+
 struct Conn {
     io: Option<Transport>,
-    phase: Phase,
     ws: Connection,
-    /// Its opening, connect time and pause before re-opening.
-    life: Life,
     /// No message sent yet on this connection: the first ones carry its connect time.
     fresh: bool,
     /// The connection carried a reply.
     answered: bool,
-    /// In the worker's list of connections with room (rate mode).
-    listed: bool,
     /// Hold mode: when its next ping is due.
     next_ping: Instant,
 }
@@ -70,9 +72,7 @@ struct Conn {
 struct Worker<'a> {
     core: Core<'a>,
     prep: &'a Prepared,
-    conns: Vec<Conn>,
-    /// Rate mode: connections that may have room for a message.
-    room: Vec<usize>,
+    conns: Table<Phase, Conn>,
     /// Mask keys and handshake nonces (see [`Rng`]).
     rng: Rng,
     /// Hold mode, and how many connections it has opened so far.
@@ -105,8 +105,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
     let mut w = Worker {
         core: Core::new(sh, a)?,
         prep,
-        conns: Vec::with_capacity(a.connections),
-        room: Vec::with_capacity(a.connections),
+        conns: Table::with_capacity(a.connections),
         rng: Rng::new(seed ^ (a.index as u64).rotate_left(32)),
         hold: prep.hold,
         held: 0,
@@ -117,29 +116,26 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
         closing: Closing::default(),
     };
     for _ in 0..a.connections {
-        let c = w.new_conn(now);
-        w.conns.push(c);
+        w.add(now);
     }
     if w.core.paced() {
         w.connect_all()?;
-        // Those opened ahead of need are taken in the order they opened (the order a
-        // server accepts them); later, the most recently freed first.
-        w.room.sort_unstable_by(|a, b| b.cmp(a));
+        w.conns.first_opened_first();
     }
     Ok(w)
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    fn core(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
+    parts!('a, Phase, Conn, core, conns);
 
-    fn core_ref(&self) -> &Core<'a> {
-        &self.core
-    }
-
-    fn into_core(self) -> Core<'a> {
-        self.core
+    fn new_conn(&self, now: Instant) -> Conn {
+        Conn {
+            io: None,
+            ws: Connection::new(self.core.sh.expect.body_contains.as_deref()),
+            fresh: true,
+            answered: false,
+            next_ping: now,
+        }
     }
 
     fn start(&mut self, now: Instant) {
@@ -148,46 +144,15 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
         self.held = self.conns.len();
         for i in 0..self.conns.len() {
-            self.connect(i, now);
+            self.open(i, now);
         }
     }
 
     /// Rate mode: a connection with a free slot, kept listed while it has more.
     fn with_room(&mut self) -> Option<usize> {
         let pipeline = self.core.sh.pipeline;
-        while let Some(&i) = self.room.last() {
-            let c = &self.conns[i];
-            if c.phase == Phase::Open && c.ws.queue.len() < pipeline {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
-    }
-
-    fn spare(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Closed
-    }
-
-    fn live(&self) -> (usize, usize) {
-        (
-            self.conns
-                .iter()
-                .filter(|c| c.phase != Phase::Closed)
-                .count(),
-            self.opening(),
-        )
-    }
-
-    fn add(&mut self, now: Instant) -> usize {
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.conns.len() - 1
-    }
-
-    fn is_opening(&self, i: usize) -> bool {
-        matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshake)
+        self.conns
+            .with_room(|c| c.phase() == Phase::Open && c.ws.queue.len() < pipeline)
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -201,15 +166,16 @@ impl<'a> Protocol<'a> for Worker<'a> {
         // until its server closes, so servers see a close, not a broken connection. What
         // was in flight stays aborted; nothing here is counted.
         let now = Instant::now();
-        for c in &mut self.conns {
-            if c.phase != Phase::Open {
+        for i in 0..self.conns.len() {
+            if self.conns[i].phase() != Phase::Open {
                 continue;
             }
+            let c = &mut self.conns[i].c;
             let Some(mut io) = c.io.take() else { continue };
             c.ws.goodbye(&mut self.rng);
             let _ = io.write(&c.ws.out[c.ws.written.min(c.ws.out.len())..]);
             let _ = io.flush();
-            c.phase = Phase::Closed;
+            self.conns.set_phase(i, Phase::Closed);
             self.closing.add(io, self.core.poll.registry(), now);
         }
         self.closing.finish(&mut self.core.buf, stop);
@@ -242,35 +208,45 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        self.connect(i, now);
+        let c = &mut self.conns[i];
+        c.life.opening(now);
+        c.answered = false;
+        c.fresh = true;
+        c.next_ping = now;
+        c.ws.hold = self.hold.is_some();
+        c.ws.start(&self.prep.request, &mut self.rng);
+        match self.core.dial(i) {
+            Ok(io) => {
+                c.io = Some(io);
+                self.conns.set_phase(i, Phase::Connecting);
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
     }
 
-    fn connections(&self) -> usize {
-        self.conns.len()
+    fn close(&mut self, i: usize) {
+        self.conns[i].io = None;
+        self.conns.set_phase(i, Phase::Closed);
     }
 
-    fn opening(&self) -> usize {
-        self.conns
-            .iter()
-            .filter(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
-            .count()
+    /// A reply later than the timeout leaves its connection stuck: the connection is
+    /// replaced and its messages fail as timeouts.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let timeout = self.core.sh.timeout;
+        let late = self.conns[i]
+            .ws
+            .queue
+            .front()
+            .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout);
+        if late {
+            self.fail_queue(i, now, FailureKind::Timeout);
+            self.close(i);
+            self.replace(i, now, false);
+        }
     }
 }
 
 impl Worker<'_> {
-    fn new_conn(&self, now: Instant) -> Conn {
-        Conn {
-            io: None,
-            phase: Phase::Closed,
-            ws: Connection::new(self.core.sh.expect.body_contains.as_deref()),
-            life: Life::new(now),
-            fresh: true,
-            answered: false,
-            listed: false,
-            next_ping: now,
-        }
-    }
-
     /// Hold mode at a rate of opening: opens the connections due by now.
     fn open_held(&mut self, now: Instant) {
         let Some(rate) = self.hold.and_then(|h| h.open_rate) else {
@@ -281,7 +257,7 @@ impl Worker<'_> {
             .saturating_add(1)
             .min(self.conns.len());
         while self.held < due {
-            self.connect(self.held, now);
+            self.open(self.held, now);
             self.held += 1;
         }
     }
@@ -289,7 +265,7 @@ impl Worker<'_> {
     /// Hold mode: connection `i` pings when its interval is over and nothing is in flight.
     fn ping(&mut self, i: usize, now: Instant, every: std::time::Duration) {
         let c = &self.conns[i];
-        if c.phase != Phase::Open || !c.ws.queue.is_empty() || now < c.next_ping {
+        if c.phase() != Phase::Open || !c.ws.queue.is_empty() || now < c.next_ping {
             return;
         }
         if !self.core.claim(now) {
@@ -354,16 +330,12 @@ impl Worker<'_> {
             return self.ping(i, now, h.every);
         }
         let pipeline = self.core.sh.pipeline;
-        let c = &mut self.conns[i];
-        if c.phase != Phase::Open || c.ws.queue.len() >= pipeline {
+        let c = &self.conns[i];
+        if c.phase() != Phase::Open || c.ws.queue.len() >= pipeline {
             return;
         }
         if self.core.pacer.is_some() {
-            if !c.listed {
-                c.listed = true;
-                self.room.push(i);
-            }
-            return;
+            return self.conns.list(i);
         }
         while self.conns[i].ws.queue.len() < pipeline && self.core.claim(now) {
             let c = &self.conns[i];
@@ -377,78 +349,31 @@ impl Worker<'_> {
         self.conns[i].fresh = false;
     }
 
-    fn connect(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.answered = false;
-        c.fresh = true;
-        c.next_ping = now;
-        c.ws.hold = self.hold.is_some();
-        c.ws.start(&self.prep.request, &mut self.rng);
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                c.phase = Phase::Connecting;
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        c.io = None;
-        c.phase = Phase::Closed;
-    }
-
-    /// After connection `i` closed: a new one, now or after a pause, when work remains.
-    fn replace(&mut self, i: usize, now: Instant, pause: bool) {
-        if self.core.pacer.is_none() && self.core.spent(now) {
-            return;
-        }
-        if pause {
-            self.core.pause(i, &mut self.conns[i].life, now);
-        } else if self.core.paced() {
-            // Opened again when a message needs it, not before.
-            self.core.spare.push(i);
-        } else {
-            self.connect(i, now);
-        }
-    }
-
-    /// Closed loop: one message fails as `kind` for a connection that could not be set
-    /// up (so a run against a server that never opens one still ends by its count);
-    /// `status`: the refusal's, counted as an answer.
-    fn charge(&mut self, i: usize, now: Instant, kind: FailureKind, status: Option<u16>) {
+    /// Closed loop: the server refused the upgrade with `status`: one message fails as a
+    /// handshake failure, the refusal counted as its answer (see [`Protocol::charge`]).
+    fn refused(&mut self, i: usize, now: Instant, status: u16) {
         if self.core.pacer.is_some() || !self.core.claim(now) {
             return;
         }
         let t = Timing::unsent(self.conns[i].life.began, now, 0);
-        match status {
-            Some(s) => self.core.rec.answered(&t, s, Some(kind)),
-            None => self.core.rec.failed(&t, kind),
-        }
-    }
-
-    /// A connection could not be set up (refused, TLS failed, timed out).
-    fn connect_failed(&mut self, i: usize, now: Instant) {
-        self.close(i);
-        self.core.connect_failed(i, &mut self.conns[i].life, now);
-        self.charge(i, now, FailureKind::Connect, None);
+        self.core
+            .rec
+            .answered(&t, status, Some(FailureKind::Handshake));
     }
 
     fn ready(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
         let now = Instant::now();
-        match c.phase {
+        match c.phase() {
             Phase::Closed => {}
             Phase::Connecting => {
                 let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
                 match state {
                     Ok(false) => {}
                     Ok(true) => {
-                        self.conns[i].phase = Phase::Handshake;
+                        self.conns.set_phase(i, Phase::Handshake);
                         self.flush(i, now);
-                        if readable && self.conns[i].phase == Phase::Handshake {
+                        if readable && self.conns[i].phase() == Phase::Handshake {
                             self.read(i, now, closed);
                         }
                     }
@@ -459,7 +384,7 @@ impl Worker<'_> {
                 if writable {
                     self.flush(i, now);
                 }
-                if readable && matches!(self.conns[i].phase, Phase::Handshake | Phase::Open) {
+                if readable && matches!(self.conns[i].phase(), Phase::Handshake | Phase::Open) {
                     self.read(i, now, closed);
                 }
             }
@@ -470,10 +395,10 @@ impl Worker<'_> {
     /// connected (a connection replaced while its old one was handled is left to its own
     /// events).
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        if !matches!(c.phase, Phase::Handshake | Phase::Open) {
+        if !matches!(self.conns[i].phase(), Phase::Handshake | Phase::Open) {
             return;
         }
+        let c = &mut self.conns[i].c;
         let Some(io) = c.io.as_mut() else { return };
         let sent = &mut self.core.rec.counts.bytes_sent;
         if io
@@ -507,7 +432,7 @@ impl Worker<'_> {
             if let Err(f) = fed {
                 return self.failed(i, now, f);
             }
-            if !matches!(self.conns[i].phase, Phase::Handshake | Phase::Open) {
+            if !matches!(self.conns[i].phase(), Phase::Handshake | Phase::Open) {
                 // Closed, or replaced by a new connection still connecting.
                 return;
             }
@@ -532,8 +457,8 @@ impl Worker<'_> {
         for e in events.drain(..) {
             match e {
                 Event::Open => {
+                    self.conns.set_phase(i, Phase::Open);
                     let c = &mut self.conns[i];
-                    c.phase = Phase::Open;
                     let took = c.life.opened(now);
                     self.core.rec.connected(took);
                     // The handshake's 101 is counted once per connection, not per reply.
@@ -598,13 +523,13 @@ impl Worker<'_> {
     fn failed(&mut self, i: usize, now: Instant, f: Failure) {
         let answered = self.conns[i].answered;
         match f {
-            Failure::Refused(status) => self.charge(i, now, FailureKind::Handshake, Some(status)),
+            Failure::Refused(status) => self.refused(i, now, status),
             Failure::Handshake(HandshakeError::Malformed) => {
-                self.charge(i, now, FailureKind::Malformed, None)
+                self.charge(i, now, FailureKind::Malformed)
             }
-            Failure::Handshake(_) => self.charge(i, now, FailureKind::Handshake, None),
+            Failure::Handshake(_) => self.charge(i, now, FailureKind::Handshake),
             Failure::Protocol(_) if self.conns[i].ws.queue.is_empty() => {
-                self.charge(i, now, FailureKind::Protocol, None)
+                self.charge(i, now, FailureKind::Protocol)
             }
             Failure::Protocol(_) => self.fail_queue(i, now, FailureKind::Protocol),
         }
@@ -617,24 +542,24 @@ impl Worker<'_> {
     /// as dropped (rate mode).
     fn broken(&mut self, i: usize, now: Instant) {
         let c = &self.conns[i];
-        if c.phase == Phase::Closed {
+        if c.phase() == Phase::Closed {
             return;
         }
         let handshaking =
             c.io.as_ref()
                 .and_then(|io| io.tls.as_ref())
                 .is_some_and(|t| t.is_handshaking());
-        if handshaking || c.phase == Phase::Connecting {
+        if handshaking || c.phase() == Phase::Connecting {
             return self.connect_failed(i, now);
         }
-        let (handshake, answered) = (c.phase == Phase::Handshake, c.answered);
+        let (handshake, answered) = (c.phase() == Phase::Handshake, c.answered);
         self.fail_queue(i, now, FailureKind::Reset);
         self.close(i);
         if handshake {
             if self.core.pacer.is_some() {
                 self.core.rec.counts.dropped += 1;
             }
-            self.charge(i, now, FailureKind::Reset, None);
+            self.charge(i, now, FailureKind::Reset);
             return self.replace(i, now, true);
         }
         if answered && !self.core.paced() {
@@ -645,44 +570,6 @@ impl Worker<'_> {
         let rested = self.core.paced()
             && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
         self.replace(i, now, !answered && !rested);
-    }
-
-    /// Deadlines and deferred reconnects. A reply later than the timeout leaves its
-    /// connection stuck: the connection is replaced and its messages fail as timeouts.
-    fn sweep(&mut self, now: Instant) {
-        let timeout = self.core.sh.timeout;
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            match c.phase {
-                Phase::Connecting | Phase::Handshake
-                    if c.life.overdue(now, self.core.sh.connect_timeout) =>
-                {
-                    self.connect_failed(i, now)
-                }
-                Phase::Open
-                    if c.ws
-                        .queue
-                        .front()
-                        .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout) =>
-                {
-                    self.fail_queue(i, now, FailureKind::Timeout);
-                    self.close(i);
-                    self.replace(i, now, false);
-                }
-                _ => {}
-            }
-        }
-        let conns = &self.conns;
-        let due = self.core.reopen_due(now, |i| {
-            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
-        });
-        for i in due {
-            if self.core.paced() {
-                self.core.spare.push(i);
-            } else if !self.core.spent(now) {
-                self.connect(i, now);
-            }
-        }
     }
 }
 
