@@ -264,12 +264,19 @@ impl Prepared {
         stop: &std::sync::atomic::AtomicBool,
         live: &Live,
     ) -> std::io::Result<Output> {
+        use event_loop::host;
         match self {
-            Prepared::Http1(reqs) => h1::worker::run(shared, reqs, a, stop, live),
-            Prepared::Journeys(p) => h1::users::run(shared, p, a, stop, live),
-            Prepared::Http2(req) => h2::worker::run(shared, req, streams, a, stop, live),
-            Prepared::Http3(req) => h3::worker::run(shared, req, streams, a, stop, live),
-            Prepared::WebSocket(p) => ws::worker::run(shared, p, a, stop, live),
+            Prepared::Http1(r) => host(shared, a, stop, live, |c, a| h1::worker::set_up(c, a, r)),
+            Prepared::Journeys(p) => host(shared, a, stop, live, |c, a| h1::users::set_up(c, a, p)),
+            Prepared::Http2(r) => host(shared, a, stop, live, |c, a| {
+                h2::worker::set_up(c, a, r, streams)
+            }),
+            Prepared::Http3(r) => host(shared, a, stop, live, |c, a| {
+                h3::worker::set_up(c, a, r, streams)
+            }),
+            Prepared::WebSocket(p) => {
+                host(shared, a, stop, live, |c, a| ws::worker::set_up(c, a, p))
+            }
         }
     }
 }

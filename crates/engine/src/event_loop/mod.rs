@@ -26,7 +26,7 @@ pub(crate) use life::Life;
 pub(crate) use protocol::{parts, Protocol, Taken};
 pub use schedule::Schedule;
 pub(crate) use spare::Spare;
-pub(crate) use table::{Entry, Phase, Table};
+pub(crate) use table::{Entry, Phase, Stage, Table};
 pub use turns::Turns;
 
 use crate::exchange::Exchange;
@@ -371,13 +371,14 @@ impl<'a> Core<'a> {
 
 /// Runs a worker thread's life around its event loop: pinning, the barrier where the run's
 /// clock starts, the loop, the thread's CPU time, and its output. `set_up` builds the
-/// protocol's worker (in rate mode with its connections open).
+/// protocol's worker around its [`Core`] for share `a`; in rate mode its connections are
+/// opened here, before the barrier, so the schedule starts with connections ready.
 pub(crate) fn host<'a, P: Protocol<'a>>(
     sh: &'a Shared<'a>,
     a: Assignment,
     stop: &AtomicBool,
     live: &Live,
-    set_up: impl FnOnce(&'a Shared<'a>, Assignment) -> io::Result<P>,
+    set_up: impl FnOnce(Core<'a>, Assignment) -> io::Result<P>,
 ) -> io::Result<Output> {
     if let Some(cpu) = a.cpu {
         // Pinning is best effort: a CPU outside the allowed set is reported by the caller.
@@ -385,7 +386,14 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
     }
     let began = Instant::now();
     let cpu0 = sys::thread_cpu();
-    let w = set_up(sh, a);
+    let w = Core::new(sh, a)
+        .and_then(|core| set_up(core, a))
+        .and_then(|mut w| {
+            if w.core_ref().paced() {
+                w.connect_all()?;
+            }
+            Ok(w)
+        });
     // Every worker reaches the barrier, even one whose set-up failed, or the others wait forever.
     if sh.barrier.wait().is_leader() {
         if let Some(at) = sh.start_at {

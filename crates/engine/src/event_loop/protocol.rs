@@ -303,7 +303,15 @@ pub(crate) trait Protocol<'a>: Sized {
             self.core().poll.poll(&mut events, Some(wait))?;
             deliver(self, &events, &mut again, None);
         }
+        self.opened_ahead();
         Ok(())
+    }
+
+    /// Rate mode, at set-up, once the connections opened ahead of need are up: the order
+    /// the schedule takes them in (by default, the order they began to open: the order a
+    /// server accepts them; later, the most recently freed first).
+    fn opened_ahead(&mut self) {
+        self.parts().1.first_opened_first();
     }
 }
 

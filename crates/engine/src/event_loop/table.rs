@@ -18,6 +18,29 @@ pub(crate) trait Phase: Copy + Eq {
     fn opening(self) -> bool;
 }
 
+/// The phases of a connection that is set up in steps before it carries requests, with no
+/// phase of its own while it does: HTTP/2 (TCP, TLS, then the preface and the server's
+/// SETTINGS), WebSocket (then the upgrade) and HTTP/3 (its QUIC handshake is its
+/// connecting; it has no handshake phase of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// No socket.
+    Closed,
+    /// TCP (and TLS), or QUIC's handshake, being set up.
+    Connecting,
+    /// The protocol's own handshake: waiting for the server's answer to it.
+    Handshake,
+    /// Requests may go.
+    Open,
+}
+
+impl Phase for Stage {
+    const CLOSED: Stage = Stage::Closed;
+    fn opening(self) -> bool {
+        matches!(self, Stage::Connecting | Stage::Handshake)
+    }
+}
+
 /// One connection: the loop's part (its phase, its [`Life`]) and the protocol's (`C`, which
 /// the entry derefs to).
 pub(crate) struct Entry<P, C> {

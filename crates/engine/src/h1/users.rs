@@ -19,21 +19,17 @@
 //! captures and checks read ([`super::parse::Kept`]), however long the body.
 
 use super::conn::{Connection, Received, Slot, Then};
-use crate::event_loop::{
-    host, parts, Assignment, Core, Output, Protocol, Shared, Table, Taken, READS_PER_EVENT,
-};
+use crate::event_loop::{parts, Assignment, Core, Protocol, Table, Taken, READS_PER_EVENT};
 use crate::journey::{Answer, Event, Fields, Next, Setup, User};
 use crate::recorder;
 use crate::sys;
 use crate::transport::{Got, Transport};
-use crate::Live;
 use mio::{Interest, Token};
 use shootout_model::journey::JourneyFile;
 use shootout_model::FailureKind;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// The token of the think-time timer (the pacing timer's is `usize::MAX`).
@@ -116,20 +112,13 @@ struct Worker<'a> {
     made: u64,
 }
 
-/// Runs one worker's users to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    p: &Prepared,
+/// Builds the users of share `a` around their `core`.
+pub(crate) fn set_up<'a>(
+    mut core: Core<'a>,
     a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, p, a))
-}
-
-fn set_up<'a>(sh: &'a Shared<'a>, p: &'a Prepared, a: Assignment) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
-    let mut core = Core::new(sh, a)?;
+    p: &'a Prepared,
+) -> io::Result<impl Protocol<'a>> {
+    let now = core.start;
     let mut first_step = Vec::with_capacity(p.file.journeys.len());
     let mut steps = 0;
     for j in &p.file.journeys {

@@ -27,14 +27,12 @@
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, parts, Assignment, Core, Output, Protocol, Shared, Table, Taken};
+use crate::event_loop::{parts, Assignment, Core, Protocol, Table, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
 use crate::transport::{Got, Transport};
-use crate::Live;
 use shootout_model::FailureKind;
 use std::io;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// Rate mode: an answer that took longer than this after its send, and came after the
@@ -104,22 +102,14 @@ struct Worker<'a> {
     last_sent_answered: Option<Instant>,
 }
 
-/// Runs one worker to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    reqs: &Prepared,
+/// Builds the worker of share `a` around its `core` (the loop's [`host`] opens its
+/// connections in rate mode).
+pub(crate) fn set_up<'a>(
+    mut core: Core<'a>,
     a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, reqs, a))
-}
-
-/// Builds the worker; in rate mode also opens its connections, so the schedule starts
-/// with connections ready.
-fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
-    let mut core = Core::new(sh, a)?;
+    reqs: &'a Prepared,
+) -> io::Result<impl Protocol<'a>> {
+    let (sh, now) = (core.sh, core.start);
     let kinds = reqs.kinds.len();
     if (2..=shootout_model::requests::MAX_REPORTED_ENTRIES).contains(&kinds) {
         core.rec.per_kind(kinds);
@@ -148,19 +138,6 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
     if a.index == 0 && sh.heads > 0 && a.connections > 0 {
         w.conns[0].h1.parser.want_head();
         w.want_request_head = true;
-    }
-    if w.core.paced() {
-        w.connect_all()?;
-        // Those opened ahead of need are used in the order their connects completed, as
-        // near as the client can see to the order a server accepts them: a server that
-        // gives each accepted connection a worker until its request comes is given
-        // requests on those it accepted first. The workers opened theirs in turns (see
-        // `event_loop::Turns`), so across workers too they are accepted in the order the
-        // schedule uses them. (The kernel may still accept them in another order, e.g. when
-        // a thread moved between CPUs as it connected.)
-        let conns = &w.conns;
-        w.pool.retain(|&i| conns[i].pooled);
-        w.pool.reverse();
     }
     Ok(w)
 }
@@ -287,6 +264,19 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn reopen(&mut self, i: usize, now: Instant) {
         self.next(i, now);
+    }
+
+    /// Those opened ahead of need are used in the order their connects completed, as
+    /// near as the client can see to the order a server accepts them: a server that gives
+    /// each accepted connection a worker until its request comes is given requests on
+    /// those it accepted first. The workers opened theirs in turns (see
+    /// `event_loop::Turns`), so across workers too they are accepted in the order the
+    /// schedule uses them. (The kernel may still accept them in another order, e.g. when a
+    /// thread moved between CPUs as it connected.)
+    fn opened_ahead(&mut self) {
+        let conns = &self.conns;
+        self.pool.retain(|&i| conns[i].pooled);
+        self.pool.reverse();
     }
 }
 

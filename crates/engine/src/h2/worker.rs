@@ -21,34 +21,15 @@
 use super::conn::{Connection, Event};
 use super::request::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, parts, Assignment, Core, Output, Protocol, Shared, Table, Taken};
+use crate::event_loop::{parts, Assignment, Core, Protocol, Stage, Table, Taken};
 use crate::exchange::Resend;
 use crate::linger::Closing;
 use crate::transport::{Got, Transport};
-use crate::Live;
 use shootout_model::FailureKind;
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Closed,
-    /// TCP (and TLS) being set up.
-    Connecting,
-    /// Preface sent; waiting for the server's SETTINGS.
-    Handshake,
-    /// Streams may open.
-    Open,
-}
-
-impl crate::event_loop::Phase for Phase {
-    const CLOSED: Phase = Phase::Closed;
-    fn opening(self) -> bool {
-        matches!(self, Phase::Connecting | Phase::Handshake)
-    }
-}
 
 struct Conn {
     io: Option<Transport>,
@@ -65,7 +46,7 @@ struct Worker<'a> {
     core: Core<'a>,
     req: &'a Prepared,
     streams: usize,
-    conns: Table<Phase, Conn>,
+    conns: Table<Stage, Conn>,
     /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
     resend: VecDeque<Resend>,
     /// The lowest `SETTINGS_MAX_CONCURRENT_STREAMS` below `streams` a server announced.
@@ -75,27 +56,17 @@ struct Worker<'a> {
     closing: Closing,
 }
 
-/// Runs one HTTP/2 worker to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    req: &Prepared,
-    streams: usize,
+/// Builds the worker of share `a` around its `core`: `streams` requests at once per
+/// connection.
+pub(crate) fn set_up<'a>(
+    core: Core<'a>,
     a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, req, streams, a))
-}
-
-fn set_up<'a>(
-    sh: &'a Shared<'a>,
     req: &'a Prepared,
     streams: usize,
-    a: Assignment,
-) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
+) -> io::Result<impl Protocol<'a>> {
+    let (sh, now) = (core.sh, core.start);
     let mut w = Worker {
-        core: Core::new(sh, a)?,
+        core,
         req,
         streams,
         conns: Table::with_capacity(a.connections),
@@ -113,15 +84,11 @@ fn set_up<'a>(
         w.conns[0].h2.sample = sh.heads;
         w.core.rec.heads.request = Some(req.text.clone());
     }
-    if w.core.paced() {
-        w.connect_all()?;
-        w.conns.first_opened_first();
-    }
     Ok(w)
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    parts!('a, Phase, Conn, core, conns);
+    parts!('a, Stage, Conn, core, conns);
 
     fn new_conn(&self, _: Instant) -> Conn {
         Conn {
@@ -147,7 +114,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     /// Rate mode: a connection with room for a stream, kept listed while it has more.
     fn with_room(&mut self) -> Option<usize> {
         self.conns
-            .with_room(|c| c.phase() == Phase::Open && c.h2.room() > 0)
+            .with_room(|c| c.phase() == Stage::Open && c.h2.room() > 0)
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -186,7 +153,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
         match self.core.dial(i) {
             Ok(io) => {
                 c.io = Some(io);
-                self.conns.set_phase(i, Phase::Connecting);
+                self.conns.set_phase(i, Stage::Connecting);
             }
             Err(_) => self.connect_failed(i, now),
         }
@@ -194,7 +161,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn close(&mut self, i: usize) {
         self.conns[i].io = None;
-        self.conns.set_phase(i, Phase::Closed);
+        self.conns.set_phase(i, Stage::Closed);
     }
 
     /// Streams past their deadline are cancelled (RST_STREAM); the connection is kept.
@@ -231,7 +198,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     fn wind_down(&mut self, stop: &AtomicBool) {
         let now = Instant::now();
         for i in 0..self.conns.len() {
-            if !matches!(self.conns[i].phase(), Phase::Handshake | Phase::Open) {
+            if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
                 continue;
             }
             let c = &mut self.conns[i].c;
@@ -253,7 +220,7 @@ impl Worker<'_> {
     /// Notes that connection `i` may have room (rate mode) or fills it (closed loop).
     fn refill(&mut self, i: usize, now: Instant) {
         let c = &self.conns[i];
-        if c.phase() != Phase::Open || c.h2.room() == 0 {
+        if c.phase() != Stage::Open || c.h2.room() == 0 {
             return;
         }
         if self.core.pacer.is_some() {
@@ -294,14 +261,14 @@ impl Worker<'_> {
         let Some(c) = self.conns.get(i) else { return };
         let now = Instant::now();
         match c.phase() {
-            Phase::Closed => {}
-            Phase::Connecting => {
+            Stage::Closed => {}
+            Stage::Connecting => {
                 let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
                 match state {
                     Ok(false) => {}
                     Ok(true) => {
                         self.conns[i].life.opened(now);
-                        self.conns.set_phase(i, Phase::Handshake);
+                        self.conns.set_phase(i, Stage::Handshake);
                         self.flush(i, now);
                         if readable {
                             self.read(i, now, closed);
@@ -310,11 +277,11 @@ impl Worker<'_> {
                     Err(_) => self.connect_failed(i, now),
                 }
             }
-            Phase::Handshake | Phase::Open => {
+            Stage::Handshake | Stage::Open => {
                 if writable {
                     self.flush(i, now);
                 }
-                if readable && self.conns[i].phase() != Phase::Closed {
+                if readable && self.conns[i].phase() != Stage::Closed {
                     self.read(i, now, closed);
                 }
             }
@@ -335,7 +302,7 @@ impl Worker<'_> {
     /// read's frames as they come.
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
         for _ in 0..READS_PER_EVENT {
-            let handshake = self.conns[i].phase() == Phase::Handshake;
+            let handshake = self.conns[i].phase() == Stage::Handshake;
             let c = &mut self.conns[i].c;
             let Some(io) = c.io.as_mut() else { return };
             let received = &mut self.core.rec.counts.bytes_received;
@@ -354,7 +321,7 @@ impl Worker<'_> {
             if fed.is_err() {
                 return self.protocol_error(i, now);
             }
-            if self.conns[i].phase() == Phase::Closed {
+            if self.conns[i].phase() == Stage::Closed {
                 return;
             }
             if drained {
@@ -370,7 +337,7 @@ impl Worker<'_> {
     fn after(&mut self, i: usize, now: Instant) {
         self.refill(i, now);
         let c = &self.conns[i];
-        if c.phase() == Phase::Open && c.h2.spent() && c.h2.active() == 0 {
+        if c.phase() == Stage::Open && c.h2.spent() && c.h2.active() == 0 {
             self.flush(i, now);
             self.close(i);
             if !self.core.paced() {
@@ -412,7 +379,7 @@ impl Worker<'_> {
         // Requests a GOAWAY returned go out on connections with room.
         if !self.resend.is_empty() && self.core.pacer.is_none() {
             for j in 0..self.conns.len() {
-                if j != i && self.conns[j].phase() == Phase::Open && self.conns[j].h2.room() > 0 {
+                if j != i && self.conns[j].phase() == Stage::Open && self.conns[j].h2.room() > 0 {
                     self.refill(j, now);
                     self.flush(j, now);
                 }
@@ -425,7 +392,7 @@ impl Worker<'_> {
     /// closed loop that is one refused request per connection, which is then replaced
     /// after a growing pause, so the run still ends by its count.
     fn ready(&mut self, i: usize, now: Instant) {
-        self.conns.set_phase(i, Phase::Open);
+        self.conns.set_phase(i, Stage::Open);
         let c = &mut self.conns[i];
         self.core.rec.connected(c.life.connect);
         if let Some(m) = c.h2.max_concurrent().filter(|&m| m < self.streams as u64) {
@@ -473,7 +440,7 @@ impl Worker<'_> {
     fn protocol_error(&mut self, i: usize, now: Instant) {
         self.flush(i, now);
         let c = &self.conns[i];
-        let (handshake, answered) = (c.phase() == Phase::Handshake, c.answered);
+        let (handshake, answered) = (c.phase() == Stage::Handshake, c.answered);
         self.fail_open(i, now, FailureKind::Malformed);
         if let Some(io) = self.conns[i].io.take() {
             self.closing.add(io, self.core.poll.registry(), now);
@@ -490,14 +457,14 @@ impl Worker<'_> {
     /// is a dropped connection (rate mode) or one failed request (closed loop).
     fn broken(&mut self, i: usize, now: Instant) {
         let c = &self.conns[i];
-        if c.phase() == Phase::Closed {
+        if c.phase() == Stage::Closed {
             return;
         }
         let handshaking =
             c.io.as_ref()
                 .and_then(|io| io.tls.as_ref())
                 .is_some_and(|t| t.is_handshaking());
-        if handshaking || c.phase() == Phase::Connecting {
+        if handshaking || c.phase() == Stage::Connecting {
             return self.connect_failed(i, now);
         }
         let kind = match c.h2.goaway_code() {
@@ -505,7 +472,7 @@ impl Worker<'_> {
             _ => FailureKind::Reset,
         };
         let (handshake, answered, spent) =
-            (c.phase() == Phase::Handshake, c.answered, c.h2.spent());
+            (c.phase() == Stage::Handshake, c.answered, c.h2.spent());
         self.fail_open(i, now, kind);
         self.close(i);
         if handshake {

@@ -22,12 +22,9 @@ use super::conn::{ConnError, Connection, Event};
 use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
-use crate::event_loop::{
-    host, parts, Assignment, Core, Entry, Output, Protocol, Shared, Table, Taken,
-};
+use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Stage, Table, Taken};
 use crate::exchange::Resend;
 use crate::transport::Endpoint;
-use crate::Live;
 use bytes::BytesMut;
 use mio::net::UdpSocket;
 use mio::{Interest, Token};
@@ -51,22 +48,6 @@ const DATAGRAMS_PER_EVENT: usize = 64;
 /// datagrams in it are dropped.
 const RX_BUFFER: usize = 256 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Closed,
-    /// QUIC handshake under way.
-    Connecting,
-    /// Requests may open.
-    Open,
-}
-
-impl crate::event_loop::Phase for Phase {
-    const CLOSED: Phase = Phase::Closed;
-    fn opening(self) -> bool {
-        self == Phase::Connecting
-    }
-}
-
 struct Conn {
     sock: Option<UdpSocket>,
     link: Option<Link>,
@@ -82,8 +63,8 @@ struct Conn {
 }
 
 /// Room for requests on connection `c`: none unless it is open and has stream credit.
-fn room(c: &Entry<Phase, Conn>) -> usize {
-    if c.phase() != Phase::Open || c.starved {
+fn room(c: &Entry<Stage, Conn>) -> usize {
+    if c.phase() != Stage::Open || c.starved {
         0
     } else {
         c.h3.room()
@@ -97,7 +78,7 @@ struct Worker<'a> {
     remote: SocketAddr,
     client: ClientConfig,
     endpoint: Arc<EndpointConfig>,
-    conns: Table<Phase, Conn>,
+    conns: Table<Stage, Conn>,
     /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
     resend: VecDeque<Resend>,
     scratch: Vec<usize>,
@@ -108,25 +89,15 @@ struct Worker<'a> {
     offload: bool,
 }
 
-/// Runs one HTTP/3 worker to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    req: &Prepared,
-    streams: usize,
+/// Builds the worker of share `a` around its `core`: `streams` requests at once per
+/// connection.
+pub(crate) fn set_up<'a>(
+    core: Core<'a>,
     a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, req, streams, a))
-}
-
-fn set_up<'a>(
-    sh: &'a Shared<'a>,
     req: &'a Prepared,
     streams: usize,
-    a: Assignment,
-) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
+) -> io::Result<impl Protocol<'a>> {
+    let (sh, now) = (core.sh, core.start);
     let Endpoint::Tcp(remote) = sh.endpoint else {
         return Err(io::Error::other(
             "HTTP/3 needs a host and port, not a unix socket",
@@ -141,7 +112,7 @@ fn set_up<'a>(
     let offload = sh.udp_offload;
     let client = quic::client_config(tls, idle, offload).map_err(io::Error::other)?;
     let mut w = Worker {
-        core: Core::new(sh, a)?,
+        core,
         req,
         streams,
         remote,
@@ -161,15 +132,11 @@ fn set_up<'a>(
         w.conns[0].h3.sample = sh.heads;
         w.core.rec.heads.request = Some(req.text.clone());
     }
-    if w.core.paced() {
-        w.connect_all()?;
-        w.conns.first_opened_first();
-    }
     Ok(w)
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    parts!('a, Phase, Conn, core, conns);
+    parts!('a, Stage, Conn, core, conns);
 
     fn new_conn(&self, _: Instant) -> Conn {
         Conn {
@@ -220,7 +187,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn event(&mut self, i: usize, readable: bool, _writable: bool, _closed: bool) -> bool {
-        if readable && i < self.conns.len() && self.conns[i].phase() != Phase::Closed {
+        if readable && i < self.conns.len() && self.conns[i].phase() != Stage::Closed {
             self.receive(i, Instant::now());
         }
         std::mem::take(&mut self.core.unfinished)
@@ -271,7 +238,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
             Ok((sock, link)) => {
                 c.sock = Some(sock);
                 c.link = Some(link);
-                self.conns.set_phase(i, Phase::Connecting);
+                self.conns.set_phase(i, Stage::Connecting);
                 self.flush(i, now);
             }
             Err(_) => self.connect_failed(i, now),
@@ -284,7 +251,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
         c.link = None;
         c.sock = None;
         c.timer = None;
-        self.conns.set_phase(i, Phase::Closed);
+        self.conns.set_phase(i, Stage::Closed);
     }
 
     /// Requests of connection `i` past their deadline fail as timeouts; their streams are
@@ -460,9 +427,9 @@ impl Worker<'_> {
     /// connection is lost.
     fn unreachable(&mut self, i: usize, now: Instant) {
         match self.conns[i].phase() {
-            Phase::Connecting => self.connect_failed(i, now),
-            Phase::Open => self.lost(i, now, ConnectionError::Reset),
-            Phase::Closed => {}
+            Stage::Connecting | Stage::Handshake => self.connect_failed(i, now),
+            Stage::Open => self.lost(i, now, ConnectionError::Reset),
+            Stage::Closed => {}
         }
     }
 
@@ -547,7 +514,7 @@ impl Worker<'_> {
                 }
                 _ => {}
             }
-            if self.conns[i].phase() == Phase::Closed {
+            if self.conns[i].phase() == Stage::Closed {
                 return;
             }
         }
@@ -570,7 +537,7 @@ impl Worker<'_> {
             let _ = link.conn.send_stream(id).write(&self.req.control);
         }
         c.life.opened(now);
-        self.conns.set_phase(i, Phase::Open);
+        self.conns.set_phase(i, Stage::Open);
         let c = &mut self.conns[i];
         self.core.rec.connected(c.life.connect);
         self.core.served(&mut c.life);
@@ -648,7 +615,7 @@ impl Worker<'_> {
     fn after(&mut self, i: usize, now: Instant) {
         self.refill(i, now);
         let c = &mut self.conns[i];
-        if c.phase() == Phase::Open && c.h3.spent() && c.h3.active() == 0 {
+        if c.phase() == Stage::Open && c.h3.spent() && c.h3.active() == 0 {
             if let Some(link) = c.link.as_mut() {
                 link.close(now, frame::H3_NO_ERROR);
             }
@@ -748,7 +715,7 @@ impl Worker<'_> {
     /// QUIC lost connection `i`. Before its handshake completed that is a failed
     /// connection; after, its open requests fail by the reason.
     fn lost(&mut self, i: usize, now: Instant, reason: ConnectionError) {
-        if self.conns[i].phase() == Phase::Connecting {
+        if self.conns[i].phase() == Stage::Connecting {
             return self.connect_failed(i, now);
         }
         self.on_events(i, now);

@@ -27,37 +27,18 @@ use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, parts, Assignment, Core, Output, Protocol, Shared, Table, Taken};
+use crate::event_loop::{parts, Assignment, Core, Protocol, Stage, Table, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
 use crate::transport::{Got, Transport};
 use crate::ws::frame::{self, Rng};
-use crate::Live;
 use shootout_model::{FailureKind, Hold};
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Where a connection is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Closed,
-    /// TCP (and TLS) being set up.
-    Connecting,
-    /// The upgrade request sent; waiting for the 101.
-    Handshake,
-    /// Messages may go.
-    Open,
-}
-
-impl crate::event_loop::Phase for Phase {
-    const CLOSED: Phase = Phase::Closed;
-    fn opening(self) -> bool {
-        matches!(self, Phase::Connecting | Phase::Handshake)
-    }
-}
-
 struct Conn {
     io: Option<Transport>,
     ws: Connection,
@@ -72,7 +53,7 @@ struct Conn {
 struct Worker<'a> {
     core: Core<'a>,
     prep: &'a Prepared,
-    conns: Table<Phase, Conn>,
+    conns: Table<Stage, Conn>,
     /// Mask keys and handshake nonces (see [`Rng`]).
     rng: Rng,
     /// Hold mode, and how many connections it has opened so far.
@@ -86,24 +67,18 @@ struct Worker<'a> {
     closing: Closing,
 }
 
-/// Runs one WebSocket worker to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    prep: &Prepared,
+/// Builds the worker of share `a` around its `core`.
+pub(crate) fn set_up<'a>(
+    core: Core<'a>,
     a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, prep, a))
-}
-
-fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
+    prep: &'a Prepared,
+) -> io::Result<impl Protocol<'a>> {
+    let (sh, now) = (core.sh, core.start);
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     let mut w = Worker {
-        core: Core::new(sh, a)?,
+        core,
         prep,
         conns: Table::with_capacity(a.connections),
         rng: Rng::new(seed ^ (a.index as u64).rotate_left(32)),
@@ -118,15 +93,11 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
     for _ in 0..a.connections {
         w.add(now);
     }
-    if w.core.paced() {
-        w.connect_all()?;
-        w.conns.first_opened_first();
-    }
     Ok(w)
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    parts!('a, Phase, Conn, core, conns);
+    parts!('a, Stage, Conn, core, conns);
 
     fn new_conn(&self, now: Instant) -> Conn {
         Conn {
@@ -152,7 +123,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     fn with_room(&mut self) -> Option<usize> {
         let pipeline = self.core.sh.pipeline;
         self.conns
-            .with_room(|c| c.phase() == Phase::Open && c.ws.queue.len() < pipeline)
+            .with_room(|c| c.phase() == Stage::Open && c.ws.queue.len() < pipeline)
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -167,7 +138,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
         // was in flight stays aborted; nothing here is counted.
         let now = Instant::now();
         for i in 0..self.conns.len() {
-            if self.conns[i].phase() != Phase::Open {
+            if self.conns[i].phase() != Stage::Open {
                 continue;
             }
             let c = &mut self.conns[i].c;
@@ -175,7 +146,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
             c.ws.goodbye(&mut self.rng);
             let _ = io.write(&c.ws.out[c.ws.written.min(c.ws.out.len())..]);
             let _ = io.flush();
-            self.conns.set_phase(i, Phase::Closed);
+            self.conns.set_phase(i, Stage::Closed);
             self.closing.add(io, self.core.poll.registry(), now);
         }
         self.closing.finish(&mut self.core.buf, stop);
@@ -218,7 +189,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
         match self.core.dial(i) {
             Ok(io) => {
                 c.io = Some(io);
-                self.conns.set_phase(i, Phase::Connecting);
+                self.conns.set_phase(i, Stage::Connecting);
             }
             Err(_) => self.connect_failed(i, now),
         }
@@ -226,7 +197,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn close(&mut self, i: usize) {
         self.conns[i].io = None;
-        self.conns.set_phase(i, Phase::Closed);
+        self.conns.set_phase(i, Stage::Closed);
     }
 
     /// A reply later than the timeout leaves its connection stuck: the connection is
@@ -265,7 +236,7 @@ impl Worker<'_> {
     /// Hold mode: connection `i` pings when its interval is over and nothing is in flight.
     fn ping(&mut self, i: usize, now: Instant, every: std::time::Duration) {
         let c = &self.conns[i];
-        if c.phase() != Phase::Open || !c.ws.queue.is_empty() || now < c.next_ping {
+        if c.phase() != Stage::Open || !c.ws.queue.is_empty() || now < c.next_ping {
             return;
         }
         if !self.core.claim(now) {
@@ -331,7 +302,7 @@ impl Worker<'_> {
         }
         let pipeline = self.core.sh.pipeline;
         let c = &self.conns[i];
-        if c.phase() != Phase::Open || c.ws.queue.len() >= pipeline {
+        if c.phase() != Stage::Open || c.ws.queue.len() >= pipeline {
             return;
         }
         if self.core.pacer.is_some() {
@@ -365,26 +336,26 @@ impl Worker<'_> {
         let Some(c) = self.conns.get(i) else { return };
         let now = Instant::now();
         match c.phase() {
-            Phase::Closed => {}
-            Phase::Connecting => {
+            Stage::Closed => {}
+            Stage::Connecting => {
                 let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
                 match state {
                     Ok(false) => {}
                     Ok(true) => {
-                        self.conns.set_phase(i, Phase::Handshake);
+                        self.conns.set_phase(i, Stage::Handshake);
                         self.flush(i, now);
-                        if readable && self.conns[i].phase() == Phase::Handshake {
+                        if readable && self.conns[i].phase() == Stage::Handshake {
                             self.read(i, now, closed);
                         }
                     }
                     Err(_) => self.connect_failed(i, now),
                 }
             }
-            Phase::Handshake | Phase::Open => {
+            Stage::Handshake | Stage::Open => {
                 if writable {
                     self.flush(i, now);
                 }
-                if readable && matches!(self.conns[i].phase(), Phase::Handshake | Phase::Open) {
+                if readable && matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
                     self.read(i, now, closed);
                 }
             }
@@ -395,7 +366,7 @@ impl Worker<'_> {
     /// connected (a connection replaced while its old one was handled is left to its own
     /// events).
     fn flush(&mut self, i: usize, now: Instant) {
-        if !matches!(self.conns[i].phase(), Phase::Handshake | Phase::Open) {
+        if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
             return;
         }
         let c = &mut self.conns[i].c;
@@ -432,7 +403,7 @@ impl Worker<'_> {
             if let Err(f) = fed {
                 return self.failed(i, now, f);
             }
-            if !matches!(self.conns[i].phase(), Phase::Handshake | Phase::Open) {
+            if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
                 // Closed, or replaced by a new connection still connecting.
                 return;
             }
@@ -457,7 +428,7 @@ impl Worker<'_> {
         for e in events.drain(..) {
             match e {
                 Event::Open => {
-                    self.conns.set_phase(i, Phase::Open);
+                    self.conns.set_phase(i, Stage::Open);
                     let c = &mut self.conns[i];
                     let took = c.life.opened(now);
                     self.core.rec.connected(took);
@@ -542,17 +513,17 @@ impl Worker<'_> {
     /// as dropped (rate mode).
     fn broken(&mut self, i: usize, now: Instant) {
         let c = &self.conns[i];
-        if c.phase() == Phase::Closed {
+        if c.phase() == Stage::Closed {
             return;
         }
         let handshaking =
             c.io.as_ref()
                 .and_then(|io| io.tls.as_ref())
                 .is_some_and(|t| t.is_handshaking());
-        if handshaking || c.phase() == Phase::Connecting {
+        if handshaking || c.phase() == Stage::Connecting {
             return self.connect_failed(i, now);
         }
-        let (handshake, answered) = (c.phase() == Phase::Handshake, c.answered);
+        let (handshake, answered) = (c.phase() == Stage::Handshake, c.answered);
         self.fail_queue(i, now, FailureKind::Reset);
         self.close(i);
         if handshake {
