@@ -797,6 +797,7 @@ mod tests {
     impl<'a> Protocol<'a> for Panicky {
         type Phase = Stage;
         type Conn = ();
+        type Socket = ();
         fn core(&mut self) -> &mut Core<'a> {
             unreachable!()
         }
@@ -806,10 +807,10 @@ mod tests {
         fn into_core(self) -> Core<'a> {
             unreachable!()
         }
-        fn table(&self) -> &Table<Stage, ()> {
+        fn table(&self) -> &Table<Stage, (), ()> {
             unreachable!()
         }
-        fn parts(&mut self) -> (&mut Core<'a>, &mut Table<Stage, ()>) {
+        fn parts(&mut self) -> (&mut Core<'a>, &mut Table<Stage, (), ()>) {
             unreachable!()
         }
         fn new_conn(&self, _: Instant) {}
@@ -828,7 +829,6 @@ mod tests {
             self.panicked.push(i);
         }
         fn open(&mut self, _: usize, _: Instant) {}
-        fn close(&mut self, _: usize) {}
         fn deadlines(&mut self, _: usize, _: Instant) {}
     }
 
@@ -837,6 +837,7 @@ mod tests {
 
     impl super::Phase for Stage {
         const CLOSED: Stage = Stage;
+        const CONNECTING: Stage = Stage;
         fn opening(self) -> bool {
             false
         }

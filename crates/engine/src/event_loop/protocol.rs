@@ -6,8 +6,9 @@
 //! [`Table`] of connections.
 
 use super::table::{Phase, Table};
-use super::{deliver, resume, Core, OPENING_AHEAD};
+use super::{deliver, resume, Core, CLOSED_AT_ACCEPT, OPENING_AHEAD};
 use crate::recorder::Timing;
+use crate::transport::Transport;
 use mio::Events;
 use shootout_model::FailureKind;
 use std::io;
@@ -25,6 +26,10 @@ pub(crate) enum Taken {
     Refused,
 }
 
+/// A protocol's table of connections.
+pub(crate) type TableOf<'a, P> =
+    Table<<P as Protocol<'a>>::Phase, <P as Protocol<'a>>::Conn, <P as Protocol<'a>>::Socket>;
+
 /// A protocol's connections, as the event loop drives them. Each protocol keeps its own
 /// connections (and their state machines) and a [`Core`]; the loop, the worker's life and
 /// the decisions shared by every protocol are the provided methods and [`super::host`].
@@ -34,6 +39,8 @@ pub(crate) trait Protocol<'a>: Sized {
     /// The protocol's own state of one connection (the loop's is beside it, in the
     /// [`Table`]).
     type Conn;
+    /// A connection's socket.
+    type Socket;
     /// The worker's shared state.
     fn core(&mut self) -> &mut Core<'a>;
     /// The same, to read.
@@ -41,9 +48,9 @@ pub(crate) trait Protocol<'a>: Sized {
     /// Gives up the shared state when the run ends.
     fn into_core(self) -> Core<'a>;
     /// The worker's connections.
-    fn table(&self) -> &Table<Self::Phase, Self::Conn>;
+    fn table(&self) -> &TableOf<'a, Self>;
     /// The shared state and the connections, both to change.
-    fn parts(&mut self) -> (&mut Core<'a>, &mut Table<Self::Phase, Self::Conn>);
+    fn parts(&mut self) -> (&mut Core<'a>, &mut TableOf<'a, Self>);
     /// A connection not opened yet (its protocol state).
     fn new_conn(&self, now: Instant) -> Self::Conn;
     /// Closed loop, at the start: puts every connection to work (by default, opens it).
@@ -146,7 +153,22 @@ pub(crate) trait Protocol<'a>: Sized {
     /// Opens connection `i` (its phase then is an opening one, or it failed at once).
     fn open(&mut self, i: usize, now: Instant);
     /// Drops connection `i`'s socket; its phase is then [`Phase::CLOSED`].
-    fn close(&mut self, i: usize);
+    fn close(&mut self, i: usize) {
+        self.parts().1.close(i);
+    }
+    /// Starts connecting connection `i` over TCP (and TLS), after the protocol made its
+    /// state ready for a new connection: the usual body of [`Protocol::open`].
+    fn dial(&mut self, i: usize, now: Instant)
+    where
+        Self: Protocol<'a, Socket = Transport>,
+    {
+        let (core, t) = self.parts();
+        t[i].life.opening(now);
+        match core.dial(i) {
+            Ok(io) => t.connecting(i, io),
+            Err(_) => self.connect_failed(i, now),
+        }
+    }
     /// Open connection `i`'s requests whose deadline passed fail as timeouts (swept at
     /// every tick).
     fn deadlines(&mut self, i: usize, now: Instant);
@@ -202,6 +224,41 @@ pub(crate) trait Protocol<'a>: Sized {
         } else {
             self.open(i, now);
         }
+    }
+
+    /// Connection `i` is spent (a GOAWAY said so and its requests all ended): closed and
+    /// replaced at once, counted as a reconnect in a closed loop.
+    fn retire(&mut self, i: usize, now: Instant) {
+        self.close(i);
+        if !self.core_ref().paced() {
+            self.core().rec.counts.reconnects += 1;
+        }
+        self.replace(i, now, false);
+    }
+
+    /// Connection `i` (its requests failed, its socket closed) was closed by the server
+    /// during the protocol's own handshake: a dropped connection in rate mode, one failed
+    /// request in a closed loop; opened again after a pause.
+    fn dropped_in_handshake(&mut self, i: usize, now: Instant) {
+        if self.core_ref().paced() {
+            self.core().rec.counts.dropped += 1;
+        }
+        self.charge(i, now, FailureKind::Reset);
+        self.replace(i, now, true);
+    }
+
+    /// Open connection `i` (its requests failed, its socket closed) was closed by the
+    /// server or broke. In a closed loop one that served (it `answered`, or a GOAWAY
+    /// `spent` it) counts as a reconnect. It is replaced after a pause unless it answered,
+    /// or it was opened ahead of need and sat idle past [`CLOSED_AT_ACCEPT`] (rate mode: a
+    /// server's idle timeout closed it; it was not turned away).
+    fn lost_open(&mut self, i: usize, now: Instant, answered: bool, spent: bool) {
+        let paced = self.core_ref().paced();
+        if (answered || spent) && !paced {
+            self.core().rec.counts.reconnects += 1;
+        }
+        let rested = paced && self.table()[i].life.open_for(now) >= CLOSED_AT_ACCEPT;
+        self.replace(i, now, !answered && !rested);
     }
 
     /// Closed connection `i`'s pause is over: in rate mode it waits for a request that
@@ -319,8 +376,19 @@ pub(crate) trait Protocol<'a>: Sized {
 /// [`Table`] of `$phase`s and `$conn`s is its field `$table`.
 macro_rules! parts {
     ($l:lifetime, $phase:ty, $conn:ty, $core:ident, $table:ident) => {
+        $crate::event_loop::parts!(
+            $l,
+            $phase,
+            $conn,
+            $crate::transport::Transport,
+            $core,
+            $table
+        );
+    };
+    ($l:lifetime, $phase:ty, $conn:ty, $socket:ty, $core:ident, $table:ident) => {
         type Phase = $phase;
         type Conn = $conn;
+        type Socket = $socket;
         fn core(&mut self) -> &mut $crate::event_loop::Core<$l> {
             &mut self.$core
         }
@@ -330,14 +398,14 @@ macro_rules! parts {
         fn into_core(self) -> $crate::event_loop::Core<$l> {
             self.$core
         }
-        fn table(&self) -> &$crate::event_loop::Table<$phase, $conn> {
+        fn table(&self) -> &$crate::event_loop::Table<$phase, $conn, $socket> {
             &self.$table
         }
         fn parts(
             &mut self,
         ) -> (
             &mut $crate::event_loop::Core<$l>,
-            &mut $crate::event_loop::Table<$phase, $conn>,
+            &mut $crate::event_loop::Table<$phase, $conn, $socket>,
         ) {
             (&mut self.$core, &mut self.$table)
         }

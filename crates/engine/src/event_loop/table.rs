@@ -6,6 +6,8 @@
 //! request, most recently freed on top.
 
 use super::Life;
+use crate::transport::Transport;
+use std::io;
 use std::ops::{Deref, DerefMut, Index, IndexMut};
 use std::time::Instant;
 
@@ -13,6 +15,8 @@ use std::time::Instant;
 pub(crate) trait Phase: Copy + Eq {
     /// No socket.
     const CLOSED: Self;
+    /// Its socket is connecting.
+    const CONNECTING: Self;
     /// Being set up: connecting, TLS, or the protocol's own handshake (HTTP/2's preface,
     /// WebSocket's upgrade); such a connection is failed past the connect timeout.
     fn opening(self) -> bool;
@@ -36,47 +40,51 @@ pub(crate) enum Stage {
 
 impl Phase for Stage {
     const CLOSED: Stage = Stage::Closed;
+    const CONNECTING: Stage = Stage::Connecting;
     fn opening(self) -> bool {
         matches!(self, Stage::Connecting | Stage::Handshake)
     }
 }
 
-/// One connection: the loop's part (its phase, its [`Life`]) and the protocol's (`C`, which
-/// the entry derefs to).
-pub(crate) struct Entry<P, C> {
+/// One connection: the loop's part (its phase, its [`Life`], its socket `S`: TCP, with TLS
+/// over it when the target is https, unless the protocol says otherwise) and the
+/// protocol's (`C`, which the entry derefs to).
+pub(crate) struct Entry<P, C, S = Transport> {
     /// Changed only through [`Table::set_phase`], which keeps the counts.
     phase: P,
     /// Its opening, connect time and pause before re-opening.
     pub life: Life,
     /// In the table's list of connections with room (rate mode).
     listed: bool,
+    /// Its socket, while it has one.
+    pub io: Option<S>,
     /// The protocol's own state of the connection.
     pub c: C,
 }
 
-impl<P: Copy, C> Entry<P, C> {
+impl<P: Copy, C, S> Entry<P, C, S> {
     /// Where the connection is.
     pub fn phase(&self) -> P {
         self.phase
     }
 }
 
-impl<P, C> Deref for Entry<P, C> {
+impl<P, C, S> Deref for Entry<P, C, S> {
     type Target = C;
     fn deref(&self) -> &C {
         &self.c
     }
 }
 
-impl<P, C> DerefMut for Entry<P, C> {
+impl<P, C, S> DerefMut for Entry<P, C, S> {
     fn deref_mut(&mut self) -> &mut C {
         &mut self.c
     }
 }
 
 /// A worker's connections, indexed by the token they are registered under.
-pub(crate) struct Table<P, C> {
-    conns: Vec<Entry<P, C>>,
+pub(crate) struct Table<P, C, S = Transport> {
+    conns: Vec<Entry<P, C, S>>,
     /// Connections whose phase is [`Phase::opening`].
     opening: usize,
     /// Connections not [`Phase::CLOSED`].
@@ -85,9 +93,9 @@ pub(crate) struct Table<P, C> {
     room: Vec<usize>,
 }
 
-impl<P: Phase, C> Table<P, C> {
+impl<P: Phase, C, S> Table<P, C, S> {
     /// A table with room for `n` connections before it grows.
-    pub fn with_capacity(n: usize) -> Table<P, C> {
+    pub fn with_capacity(n: usize) -> Table<P, C, S> {
         Table {
             conns: Vec::with_capacity(n),
             opening: 0,
@@ -102,6 +110,7 @@ impl<P: Phase, C> Table<P, C> {
             phase: P::CLOSED,
             life: Life::new(now),
             listed: false,
+            io: None,
             c,
         });
         self.conns.len() - 1
@@ -113,7 +122,7 @@ impl<P: Phase, C> Table<P, C> {
     }
 
     /// Connection `i`, if there is one (a token the worker did not give is none).
-    pub fn get(&self, i: usize) -> Option<&Entry<P, C>> {
+    pub fn get(&self, i: usize) -> Option<&Entry<P, C, S>> {
         self.conns.get(i)
     }
 
@@ -124,6 +133,18 @@ impl<P: Phase, C> Table<P, C> {
         let live = |p: P| p != P::CLOSED;
         self.live = self.live + usize::from(live(phase)) - usize::from(live(c.phase));
         c.phase = phase;
+    }
+
+    /// Connection `i` has its socket `io` (connecting).
+    pub fn connecting(&mut self, i: usize, io: S) {
+        self.conns[i].io = Some(io);
+        self.set_phase(i, P::CONNECTING);
+    }
+
+    /// Connection `i`'s socket is dropped (closing it; that takes it out of the poll).
+    pub fn close(&mut self, i: usize) {
+        self.conns[i].io = None;
+        self.set_phase(i, P::CLOSED);
     }
 
     /// Connection `i` has no socket.
@@ -165,7 +186,7 @@ impl<P: Phase, C> Table<P, C> {
     /// Rate mode: the most recently listed connection that `has_room` says has room for a
     /// request now, kept listed (it may have more); those on top without room are taken
     /// off the list.
-    pub fn with_room(&mut self, has_room: impl Fn(&Entry<P, C>) -> bool) -> Option<usize> {
+    pub fn with_room(&mut self, has_room: impl Fn(&Entry<P, C, S>) -> bool) -> Option<usize> {
         while let Some(&i) = self.room.last() {
             if has_room(&self.conns[i]) {
                 return Some(i);
@@ -184,15 +205,31 @@ impl<P: Phase, C> Table<P, C> {
     }
 }
 
-impl<P, C> Index<usize> for Table<P, C> {
-    type Output = Entry<P, C>;
-    fn index(&self, i: usize) -> &Entry<P, C> {
+impl<P: Phase, C> Table<P, C, Transport> {
+    /// Connection `i`'s TCP connect completed (`Ok(false)`: not yet, or no socket).
+    pub fn connected(&self, i: usize) -> io::Result<bool> {
+        let io = self.conns[i].io.as_ref();
+        io.map_or(Ok(false), |io| io.socket.connected())
+    }
+
+    /// Connection `i` is still connecting, or its TLS handshake is not done: it broke
+    /// before it was set up.
+    pub fn still_connecting(&self, i: usize) -> bool {
+        let c = &self.conns[i];
+        let tls = c.io.as_ref().and_then(|io| io.tls.as_ref());
+        c.phase == P::CONNECTING || tls.is_some_and(|t| t.is_handshaking())
+    }
+}
+
+impl<P, C, S> Index<usize> for Table<P, C, S> {
+    type Output = Entry<P, C, S>;
+    fn index(&self, i: usize) -> &Entry<P, C, S> {
         &self.conns[i]
     }
 }
 
-impl<P, C> IndexMut<usize> for Table<P, C> {
-    fn index_mut(&mut self, i: usize) -> &mut Entry<P, C> {
+impl<P, C, S> IndexMut<usize> for Table<P, C, S> {
+    fn index_mut(&mut self, i: usize) -> &mut Entry<P, C, S> {
         &mut self.conns[i]
     }
 }
@@ -211,6 +248,7 @@ mod tests {
 
     impl Phase for P {
         const CLOSED: P = P::Closed;
+        const CONNECTING: P = P::Connecting;
         fn opening(self) -> bool {
             matches!(self, P::Connecting | P::Handshake)
         }
@@ -219,7 +257,7 @@ mod tests {
     #[test]
     fn the_counts_follow_every_change_of_phase() {
         let now = Instant::now();
-        let mut t: Table<P, ()> = Table::with_capacity(2);
+        let mut t: Table<P, (), ()> = Table::with_capacity(2);
         let (a, b) = (t.push((), now), t.push((), now));
         assert_eq!(t.live(), (0, 0));
         t.set_phase(a, P::Connecting);
@@ -238,7 +276,7 @@ mod tests {
     #[test]
     fn a_connection_is_listed_once_and_dropped_when_it_has_no_room() {
         let now = Instant::now();
-        let mut t: Table<P, u32> = Table::with_capacity(3);
+        let mut t: Table<P, u32, ()> = Table::with_capacity(3);
         for room in [1, 0, 2] {
             let i = t.push(room, now);
             t.list(i);

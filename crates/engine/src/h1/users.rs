@@ -19,11 +19,11 @@
 //! captures and checks read ([`super::parse::Kept`]), however long the body.
 
 use super::conn::{Connection, Received, Slot, Then};
-use crate::event_loop::{parts, Assignment, Core, Protocol, Table, Taken, READS_PER_EVENT};
+use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Table, Taken, READS_PER_EVENT};
 use crate::journey::{Answer, Event, Fields, Next, Setup, User};
 use crate::recorder;
 use crate::sys;
-use crate::transport::{Got, Transport};
+use crate::transport::Got;
 use mio::{Interest, Token};
 use shootout_model::journey::JourneyFile;
 use shootout_model::FailureKind;
@@ -65,6 +65,7 @@ enum Phase {
 
 impl crate::event_loop::Phase for Phase {
     const CLOSED: Phase = Phase::Closed;
+    const CONNECTING: Phase = Phase::Connecting;
     fn opening(self) -> bool {
         self == Phase::Connecting
     }
@@ -83,7 +84,6 @@ enum Due {
 
 /// One user and its connection.
 struct Conn<'j> {
-    io: Option<Transport>,
     h1: Connection,
     /// `None` in the open model between two users of the slot.
     user: Option<User<'j>>,
@@ -189,7 +189,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
     /// A slot with no user yet.
     fn new_conn(&self, now: Instant) -> Conn<'a> {
         Conn {
-            io: None,
             h1: Connection::new(1, true, None),
             user: None,
             active: false,
@@ -244,21 +243,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.h1.reopen();
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                self.conns.set_phase(i, Phase::Connecting);
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        self.conns[i].io = None;
-        self.conns.set_phase(i, Phase::Closed);
+        self.conns[i].h1.reopen();
+        self.dial(i, now);
     }
 
     /// The request past its deadline fails, and its connection with it.
@@ -511,8 +497,8 @@ impl<'a> Worker<'a> {
 
     fn on_connecting(&mut self, i: usize) {
         let now = Instant::now();
+        let state = self.conns.connected(i);
         let c = &mut self.conns[i];
-        let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
         match state {
             Ok(false) => {}
             Ok(true) => {
@@ -549,8 +535,8 @@ impl<'a> Worker<'a> {
     }
 
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i].c;
-        if c.io.is_none() {
+        let Entry { io, c, .. } = &mut self.conns[i];
+        if io.is_none() {
             return;
         }
         let (Some(user), prelude) = (c.user.as_ref(), &self.p.prelude) else {
@@ -565,8 +551,8 @@ impl<'a> Worker<'a> {
 
     fn write(&mut self, i: usize) {
         let reading = self.conns[i].phase() == Phase::Reading;
-        let c = &mut self.conns[i].c;
-        let Some(io) = c.io.as_mut() else { return };
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_mut() else { return };
         if reading {
             if io.flush().is_err() {
                 self.lost(i, Instant::now());
@@ -594,8 +580,8 @@ impl<'a> Worker<'a> {
 
     fn read(&mut self, i: usize, closed: bool) {
         for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i].c;
-            let Some(io) = c.io.as_mut() else { return };
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let Some(io) = io.as_mut() else { return };
             c.h1.peer_closed |= closed;
             let received = &mut self.core.rec.counts.bytes_received;
             let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
@@ -636,8 +622,8 @@ impl<'a> Worker<'a> {
 
     /// The connection broke while the request was out.
     fn lost(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        let Some(io) = c.io.as_ref() else { return };
+        let Entry { io, life, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_ref() else { return };
         let handshaking = io.tls.as_ref().is_some_and(|t| t.is_handshaking());
         if c.h1.raced(now) {
             // The server's keep-alive timer closed the connection as the request went
@@ -650,7 +636,7 @@ impl<'a> Worker<'a> {
         if !c.h1.reused {
             // Closed before any answer on it (its request fails, as reset): the next
             // connection waits a pause that doubles each time, as after a failed connect.
-            c.life.pause(now);
+            life.pause(now);
         }
         let kind = if handshaking {
             self.core.rec.counts.connections_failed += 1;

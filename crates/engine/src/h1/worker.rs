@@ -27,10 +27,10 @@
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{parts, Assignment, Core, Protocol, Table, Taken};
+use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Table, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
-use crate::transport::{Got, Transport};
+use crate::transport::Got;
 use shootout_model::FailureKind;
 use std::io;
 use std::time::Instant;
@@ -58,6 +58,7 @@ enum Phase {
 
 impl crate::event_loop::Phase for Phase {
     const CLOSED: Phase = Phase::Closed;
+    const CONNECTING: Phase = Phase::Connecting;
     fn opening(self) -> bool {
         self == Phase::Connecting
     }
@@ -65,7 +66,6 @@ impl crate::event_loop::Phase for Phase {
 
 /// One connection: its socket and the event loop's view of it, around its protocol state.
 struct Conn {
-    io: Option<Transport>,
     /// The requests in flight, the bytes for them and their answers.
     h1: Connection,
     /// When the connection last became idle (rate mode).
@@ -148,7 +148,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
     fn new_conn(&self, now: Instant) -> Conn {
         let sh = self.core.sh;
         Conn {
-            io: None,
             h1: Connection::new(
                 sh.pipeline,
                 sh.keepalive,
@@ -224,23 +223,14 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.h1.reopen();
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                self.conns.set_phase(i, Phase::Connecting);
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
+        self.conns[i].h1.reopen();
+        self.dial(i, now);
     }
 
     fn close(&mut self, i: usize) {
         // Closing the socket removes it from the epoll set; no deregister call needed.
-        self.conns[i].io = None;
         self.conns[i].pooled = false;
-        self.conns.set_phase(i, Phase::Closed);
+        self.conns.close(i);
     }
 
     /// Answers come in order: the front request's deadline is the first to pass, and the
@@ -408,8 +398,8 @@ impl Worker<'_> {
     /// before any request was sent.
     fn on_connecting(&mut self, i: usize, readable: bool) {
         let now = Instant::now();
+        let state = self.conns.connected(i);
         let c = &mut self.conns[i];
-        let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
         match state {
             Ok(false) => {}
             Ok(true) => {
@@ -518,8 +508,8 @@ impl Worker<'_> {
 
     /// Renders the queue's requests not yet in the output and writes.
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i].c;
-        if c.io.is_none() {
+        let Entry { io, c, .. } = &mut self.conns[i];
+        if io.is_none() {
             return;
         }
         let (reqs, gen, scratch) = (self.reqs, &mut self.gen, &mut self.scratch);
@@ -547,8 +537,8 @@ impl Worker<'_> {
 
     fn write(&mut self, i: usize) {
         let reading = self.conns[i].phase() == Phase::Reading;
-        let c = &mut self.conns[i].c;
-        let Some(io) = c.io.as_mut() else { return };
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_mut() else { return };
         if reading {
             // TLS: send records still buffered.
             if io.flush().is_err() {
@@ -582,8 +572,8 @@ impl Worker<'_> {
     /// the queue's front request in turn.
     fn read(&mut self, i: usize, closed: bool) {
         for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i].c;
-            let Some(io) = c.io.as_mut() else { return };
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let Some(io) = io.as_mut() else { return };
             c.h1.peer_closed |= closed;
             let received = &mut self.core.rec.counts.bytes_received;
             let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
@@ -631,10 +621,8 @@ impl Worker<'_> {
 
     /// The connection broke (closed, reset, write error) while requests were in flight.
     fn lost(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        let Some(io) = c.io.as_ref() else {
-            return;
-        };
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_ref() else { return };
         let handshaking = io.tls.as_ref().is_some_and(|t| t.is_handshaking());
         if c.h1.raced(now) {
             // The server's keep-alive timer closed the connection as the request went out:

@@ -21,7 +21,7 @@
 use super::conn::{Connection, Event};
 use super::request::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{parts, Assignment, Core, Protocol, Stage, Table, Taken};
+use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Stage, Table, Taken};
 use crate::exchange::Resend;
 use crate::linger::Closing;
 use crate::transport::{Got, Transport};
@@ -32,7 +32,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 struct Conn {
-    io: Option<Transport>,
     h2: Connection,
     /// Bytes of `h2.out` already written.
     written: usize,
@@ -92,7 +91,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn new_conn(&self, _: Instant) -> Conn {
         Conn {
-            io: None,
             h2: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
             written: 0,
             fresh: true,
@@ -145,23 +143,11 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn open(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
-        c.life.opening(now);
         c.answered = false;
         c.fresh = true;
         c.written = 0;
         c.h2.start();
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                self.conns.set_phase(i, Stage::Connecting);
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        self.conns[i].io = None;
-        self.conns.set_phase(i, Stage::Closed);
+        self.dial(i, now);
     }
 
     /// Streams past their deadline are cancelled (RST_STREAM); the connection is kept.
@@ -201,8 +187,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
             if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
                 continue;
             }
-            let c = &mut self.conns[i].c;
-            let Some(mut io) = c.io.take() else { continue };
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let Some(mut io) = io.take() else { continue };
             c.h2.goodbye();
             let _ = io.write(&c.h2.out[c.written.min(c.h2.out.len())..]);
             let _ = io.flush();
@@ -262,21 +248,18 @@ impl Worker<'_> {
         let now = Instant::now();
         match c.phase() {
             Stage::Closed => {}
-            Stage::Connecting => {
-                let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
-                match state {
-                    Ok(false) => {}
-                    Ok(true) => {
-                        self.conns[i].life.opened(now);
-                        self.conns.set_phase(i, Stage::Handshake);
-                        self.flush(i, now);
-                        if readable {
-                            self.read(i, now, closed);
-                        }
+            Stage::Connecting => match self.conns.connected(i) {
+                Ok(false) => {}
+                Ok(true) => {
+                    self.conns[i].life.opened(now);
+                    self.conns.set_phase(i, Stage::Handshake);
+                    self.flush(i, now);
+                    if readable {
+                        self.read(i, now, closed);
                     }
-                    Err(_) => self.connect_failed(i, now),
                 }
-            }
+                Err(_) => self.connect_failed(i, now),
+            },
             Stage::Handshake | Stage::Open => {
                 if writable {
                     self.flush(i, now);
@@ -290,8 +273,8 @@ impl Worker<'_> {
 
     /// Writes what connection `i` has to send, as far as the socket takes it.
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i].c;
-        let Some(io) = c.io.as_mut() else { return };
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_mut() else { return };
         let sent = &mut self.core.rec.counts.bytes_sent;
         if io.write_out(&mut c.h2.out, &mut c.written, sent).is_err() {
             self.broken(i, now);
@@ -303,8 +286,8 @@ impl Worker<'_> {
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
         for _ in 0..READS_PER_EVENT {
             let handshake = self.conns[i].phase() == Stage::Handshake;
-            let c = &mut self.conns[i].c;
-            let Some(io) = c.io.as_mut() else { return };
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let Some(io) = io.as_mut() else { return };
             let received = &mut self.core.rec.counts.bytes_received;
             let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
                 Got::Bytes { n, drained } => (n, drained),
@@ -339,11 +322,7 @@ impl Worker<'_> {
         let c = &self.conns[i];
         if c.phase() == Stage::Open && c.h2.spent() && c.h2.active() == 0 {
             self.flush(i, now);
-            self.close(i);
-            if !self.core.paced() {
-                self.core.rec.counts.reconnects += 1;
-            }
-            return self.replace(i, now, false);
+            return self.retire(i, now);
         }
         self.flush(i, now);
     }
@@ -456,17 +435,13 @@ impl Worker<'_> {
     /// a GOAWAY with an error code, else as reset. Closed before the server's SETTINGS, it
     /// is a dropped connection (rate mode) or one failed request (closed loop).
     fn broken(&mut self, i: usize, now: Instant) {
-        let c = &self.conns[i];
-        if c.phase() == Stage::Closed {
+        if self.conns.closed(i) {
             return;
         }
-        let handshaking =
-            c.io.as_ref()
-                .and_then(|io| io.tls.as_ref())
-                .is_some_and(|t| t.is_handshaking());
-        if handshaking || c.phase() == Stage::Connecting {
+        if self.conns.still_connecting(i) {
             return self.connect_failed(i, now);
         }
+        let c = &self.conns[i];
         let kind = match c.h2.goaway_code() {
             Some(code) if code != super::frame::NO_ERROR => FailureKind::ConnectionError,
             _ => FailureKind::Reset,
@@ -476,20 +451,9 @@ impl Worker<'_> {
         self.fail_open(i, now, kind);
         self.close(i);
         if handshake {
-            if self.core.paced() {
-                self.core.rec.counts.dropped += 1;
-            }
-            self.charge(i, now, FailureKind::Reset);
-            return self.replace(i, now, true);
+            return self.dropped_in_handshake(i, now);
         }
-        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
-        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
-        let rested = self.core.paced()
-            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
-        if (answered || spent) && !self.core.paced() {
-            self.core.rec.counts.reconnects += 1;
-        }
-        self.replace(i, now, !answered && !rested);
+        self.lost_open(i, now, answered, spent);
     }
 }
 

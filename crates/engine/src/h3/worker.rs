@@ -49,7 +49,6 @@ const DATAGRAMS_PER_EVENT: usize = 64;
 const RX_BUFFER: usize = 256 * 1024;
 
 struct Conn {
-    sock: Option<UdpSocket>,
     link: Option<Link>,
     h3: Connection,
     /// No request opened yet on this connection: the first ones carry its connect time.
@@ -63,7 +62,7 @@ struct Conn {
 }
 
 /// Room for requests on connection `c`: none unless it is open and has stream credit.
-fn room(c: &Entry<Stage, Conn>) -> usize {
+fn room(c: &Entry<Stage, Conn, UdpSocket>) -> usize {
     if c.phase() != Stage::Open || c.starved {
         0
     } else {
@@ -78,7 +77,7 @@ struct Worker<'a> {
     remote: SocketAddr,
     client: ClientConfig,
     endpoint: Arc<EndpointConfig>,
-    conns: Table<Stage, Conn>,
+    conns: Table<Stage, Conn, UdpSocket>,
     /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
     resend: VecDeque<Resend>,
     scratch: Vec<usize>,
@@ -136,11 +135,10 @@ pub(crate) fn set_up<'a>(
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    parts!('a, Stage, Conn, core, conns);
+    parts!('a, Stage, Conn, UdpSocket, core, conns);
 
     fn new_conn(&self, _: Instant) -> Conn {
         Conn {
-            sock: None,
             link: None,
             h3: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
             fresh: true,
@@ -236,9 +234,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
         c.starved = false;
         match opened {
             Ok((sock, link)) => {
-                c.sock = Some(sock);
                 c.link = Some(link);
-                self.conns.set_phase(i, Stage::Connecting);
+                self.conns.connecting(i, sock);
                 self.flush(i, now);
             }
             Err(_) => self.connect_failed(i, now),
@@ -249,9 +246,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
     fn close(&mut self, i: usize) {
         let c = &mut self.conns[i];
         c.link = None;
-        c.sock = None;
         c.timer = None;
-        self.conns.set_phase(i, Stage::Closed);
+        self.conns.close(i);
     }
 
     /// Requests of connection `i` past their deadline fail as timeouts; their streams are
@@ -407,8 +403,8 @@ impl Worker<'_> {
         } else {
             1
         };
-        let c = &mut self.conns[i].c;
-        let (Some(link), Some(sock)) = (c.link.as_mut(), c.sock.as_ref()) else {
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let (Some(link), Some(sock)) = (c.link.as_mut(), io.as_ref()) else {
             return;
         };
         let sent = link.flush(now, batch, &mut |b, seg| udp::send(sock, b, seg, offload));
@@ -459,8 +455,8 @@ impl Worker<'_> {
                 self.core.unfinished = true;
                 break;
             }
-            let c = &mut self.conns[i].c;
-            let (Some(sock), Some(link)) = (c.sock.as_ref(), c.link.as_mut()) else {
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let (Some(sock), Some(link)) = (io.as_ref(), c.link.as_mut()) else {
                 return;
             };
             let (len, stride) = match udp::recv(sock, &mut self.core.buf) {
@@ -620,11 +616,7 @@ impl Worker<'_> {
                 link.close(now, frame::H3_NO_ERROR);
             }
             self.flush(i, now);
-            self.close(i);
-            if !self.core.paced() {
-                self.core.rec.counts.reconnects += 1;
-            }
-            return self.replace(i, now, false);
+            return self.retire(i, now);
         }
         self.flush(i, now);
     }
@@ -736,14 +728,7 @@ impl Worker<'_> {
         let (answered, spent) = (c.answered, c.h3.spent());
         self.fail_open(i, now, kind);
         self.close(i);
-        if (answered || spent) && !self.core.paced() {
-            self.core.rec.counts.reconnects += 1;
-        }
-        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
-        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
-        let rested = self.core.paced()
-            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
-        self.replace(i, now, !answered && !rested);
+        self.lost_open(i, now, answered, spent);
     }
 }
 

@@ -27,11 +27,11 @@ use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
 use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{parts, Assignment, Core, Protocol, Stage, Table, Taken};
+use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Stage, Table, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
-use crate::transport::{Got, Transport};
+use crate::transport::Got;
 use crate::ws::frame::{self, Rng};
 use shootout_model::{FailureKind, Hold};
 use std::io;
@@ -40,7 +40,6 @@ use std::time::{Duration, Instant};
 
 /// Where a connection is.
 struct Conn {
-    io: Option<Transport>,
     ws: Connection,
     /// No message sent yet on this connection: the first ones carry its connect time.
     fresh: bool,
@@ -101,7 +100,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn new_conn(&self, now: Instant) -> Conn {
         Conn {
-            io: None,
             ws: Connection::new(self.core.sh.expect.body_contains.as_deref()),
             fresh: true,
             answered: false,
@@ -141,8 +139,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
             if self.conns[i].phase() != Stage::Open {
                 continue;
             }
-            let c = &mut self.conns[i].c;
-            let Some(mut io) = c.io.take() else { continue };
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let Some(mut io) = io.take() else { continue };
             c.ws.goodbye(&mut self.rng);
             let _ = io.write(&c.ws.out[c.ws.written.min(c.ws.out.len())..]);
             let _ = io.flush();
@@ -180,24 +178,12 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn open(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
-        c.life.opening(now);
         c.answered = false;
         c.fresh = true;
         c.next_ping = now;
         c.ws.hold = self.hold.is_some();
         c.ws.start(&self.prep.request, &mut self.rng);
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                self.conns.set_phase(i, Stage::Connecting);
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        self.conns[i].io = None;
-        self.conns.set_phase(i, Stage::Closed);
+        self.dial(i, now);
     }
 
     /// A reply later than the timeout leaves its connection stuck: the connection is
@@ -337,20 +323,17 @@ impl Worker<'_> {
         let now = Instant::now();
         match c.phase() {
             Stage::Closed => {}
-            Stage::Connecting => {
-                let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
-                match state {
-                    Ok(false) => {}
-                    Ok(true) => {
-                        self.conns.set_phase(i, Stage::Handshake);
-                        self.flush(i, now);
-                        if readable && self.conns[i].phase() == Stage::Handshake {
-                            self.read(i, now, closed);
-                        }
+            Stage::Connecting => match self.conns.connected(i) {
+                Ok(false) => {}
+                Ok(true) => {
+                    self.conns.set_phase(i, Stage::Handshake);
+                    self.flush(i, now);
+                    if readable && self.conns[i].phase() == Stage::Handshake {
+                        self.read(i, now, closed);
                     }
-                    Err(_) => self.connect_failed(i, now),
                 }
-            }
+                Err(_) => self.connect_failed(i, now),
+            },
             Stage::Handshake | Stage::Open => {
                 if writable {
                     self.flush(i, now);
@@ -369,8 +352,8 @@ impl Worker<'_> {
         if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
             return;
         }
-        let c = &mut self.conns[i].c;
-        let Some(io) = c.io.as_mut() else { return };
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_mut() else { return };
         let sent = &mut self.core.rec.counts.bytes_sent;
         if io
             .write_out(&mut c.ws.out, &mut c.ws.written, sent)
@@ -384,8 +367,8 @@ impl Worker<'_> {
     /// read's bytes as they come.
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
         for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i];
-            let Some(io) = c.io.as_mut() else { return };
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let Some(io) = io.as_mut() else { return };
             let received = &mut self.core.rec.counts.bytes_received;
             let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
                 Got::Bytes { n, drained } => (n, drained),
@@ -512,35 +495,20 @@ impl Worker<'_> {
     /// closed before its handshake's answer, it fails one message (closed loop) or counts
     /// as dropped (rate mode).
     fn broken(&mut self, i: usize, now: Instant) {
-        let c = &self.conns[i];
-        if c.phase() == Stage::Closed {
+        if self.conns.closed(i) {
             return;
         }
-        let handshaking =
-            c.io.as_ref()
-                .and_then(|io| io.tls.as_ref())
-                .is_some_and(|t| t.is_handshaking());
-        if handshaking || c.phase() == Stage::Connecting {
+        if self.conns.still_connecting(i) {
             return self.connect_failed(i, now);
         }
+        let c = &self.conns[i];
         let (handshake, answered) = (c.phase() == Stage::Handshake, c.answered);
         self.fail_queue(i, now, FailureKind::Reset);
         self.close(i);
         if handshake {
-            if self.core.pacer.is_some() {
-                self.core.rec.counts.dropped += 1;
-            }
-            self.charge(i, now, FailureKind::Reset);
-            return self.replace(i, now, true);
+            return self.dropped_in_handshake(i, now);
         }
-        if answered && !self.core.paced() {
-            self.core.rec.counts.reconnects += 1;
-        }
-        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
-        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
-        let rested = self.core.paced()
-            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
-        self.replace(i, now, !answered && !rested);
+        self.lost_open(i, now, answered, false);
     }
 }
 
