@@ -23,13 +23,13 @@ mod table;
 mod turns;
 
 pub(crate) use life::Life;
-pub(crate) use protocol::{parts, Protocol, Taken};
+pub(crate) use protocol::{parts, Protocol, Reads, Taken};
 pub use schedule::Schedule;
 pub(crate) use spare::Spare;
 pub(crate) use table::{Entry, Phase, Stage, Table};
 pub use turns::Turns;
 
-use crate::exchange::Exchange;
+use crate::exchange::{Exchange, Resend};
 use crate::recorder::Recorder;
 use crate::sys;
 use crate::transport::{Endpoint, TlsTarget, Transport};
@@ -37,6 +37,7 @@ use crate::Live;
 use mio::{Events, Interest, Poll, Token};
 use pacer::{Pacer, Pacing};
 use shootout_model::{Expectation, FailureKind, Record};
+use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -189,6 +190,9 @@ pub(crate) struct Core<'a> {
     pub claimed: u64,
     /// Requests started and not ended.
     pub in_flight: usize,
+    /// Requests a server left unprocessed (a GOAWAY), to send again on another connection
+    /// (counted in [`Core::in_flight`]).
+    pub resend: VecDeque<Resend>,
     /// Rate mode: the schedule, and how far it was kept.
     pub pacer: Option<Pacer>,
     pub sched: Schedule,
@@ -230,6 +234,7 @@ impl<'a> Core<'a> {
             budget: a.budget,
             claimed: 0,
             in_flight: 0,
+            resend: VecDeque::new(),
             pacer: a.rate.map(|rate| Pacer {
                 rate,
                 budget: a.budget,
@@ -312,6 +317,18 @@ impl<'a> Core<'a> {
     pub fn fail(&mut self, ex: &Exchange, end: Instant, kind: FailureKind) {
         self.rec.failed(&ex.timing(end), kind);
         self.in_flight -= 1;
+    }
+
+    /// A request the server did not process (it was above a GOAWAY's last stream): sent
+    /// again once, on another connection, and counted as retried; one already sent again
+    /// fails as refused. The caller frees its slot.
+    pub fn unprocessed(&mut self, ex: &Exchange, now: Instant) {
+        if ex.retried {
+            self.fail(ex, now, FailureKind::Refused);
+        } else {
+            self.resend.push_back(ex.resend());
+            self.rec.counts.retried += 1;
+        }
     }
 
     /// Starts connecting connection `i` (from its local address), registered under its
@@ -828,6 +845,7 @@ mod tests {
         fn on_panic(&mut self, i: usize, _: Instant) {
             self.panicked.push(i);
         }
+        fn fail_all(&mut self, _: usize, _: Instant, _: shootout_model::FailureKind) {}
         fn open(&mut self, _: usize, _: Instant) {}
         fn deadlines(&mut self, _: usize, _: Instant) {}
     }

@@ -8,7 +8,7 @@
 use super::table::{Phase, Table};
 use super::{deliver, resume, Core, CLOSED_AT_ACCEPT, OPENING_AHEAD};
 use crate::recorder::Timing;
-use crate::transport::Transport;
+use crate::transport::{Got, Transport};
 use mio::Events;
 use shootout_model::FailureKind;
 use std::io;
@@ -24,6 +24,21 @@ pub(crate) enum Taken {
     Queued,
     /// The connection could not take it after all (it is marked so): another is tried.
     Refused,
+}
+
+/// How [`Protocol::read_each`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reads {
+    /// The socket is drained.
+    Drained,
+    /// The read budget is spent; there may be more.
+    More,
+    /// The peer closed the stream.
+    Closed,
+    /// The read failed (reset).
+    Failed,
+    /// The handler stopped the reads (or the connection has no socket).
+    Stopped,
 }
 
 /// A protocol's table of connections.
@@ -148,8 +163,15 @@ pub(crate) trait Protocol<'a>: Sized {
     /// [`super::READS_PER_EVENT`] with bytes perhaps left: the loop reads it again after its
     /// deadlines.
     fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool;
-    /// Handling connection `i` panicked: whatever it carried fails, and it is replaced.
-    fn on_panic(&mut self, i: usize, now: Instant);
+    /// Handling connection `i` panicked: whatever it carried fails, and it is replaced
+    /// after a pause.
+    fn on_panic(&mut self, i: usize, now: Instant) {
+        self.fail_all(i, now, FailureKind::GeneratorFault);
+        self.close(i);
+        self.replace(i, now, true);
+    }
+    /// Every request connection `i` carries fails as `kind`.
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind);
     /// Opens connection `i` (its phase then is an opening one, or it failed at once).
     fn open(&mut self, i: usize, now: Instant);
     /// Drops connection `i`'s socket; its phase is then [`Phase::CLOSED`].
@@ -182,10 +204,11 @@ pub(crate) trait Protocol<'a>: Sized {
         self.table().opening()
     }
 
-    /// Closed loop: whether requests remain to be sent (by default, while the budget and
-    /// the time last; a protocol with requests to send again has those too).
+    /// Closed loop: whether requests remain to be sent: the budget and the time last, or
+    /// requests wait to be sent again ([`Core::resend`]).
     fn more(&self, now: Instant) -> bool {
-        !self.core_ref().spent(now)
+        let core = self.core_ref();
+        !core.resend.is_empty() || !core.spent(now)
     }
 
     /// Connection `i` could not carry its work (it could not be set up): in a closed loop
@@ -224,6 +247,77 @@ pub(crate) trait Protocol<'a>: Sized {
         } else {
             self.open(i, now);
         }
+    }
+
+    /// Connection `i` broke: true when that is handled here — it was closed already, or
+    /// it broke before it was set up (still connecting, or in its TLS handshake), which
+    /// is a failed connect.
+    fn broke_unopened(&mut self, i: usize, now: Instant) -> bool
+    where
+        Self: Protocol<'a, Socket = Transport>,
+    {
+        let t = self.table();
+        if t.closed(i) {
+            return true;
+        }
+        if t.still_connecting(i) {
+            self.connect_failed(i, now);
+            return true;
+        }
+        false
+    }
+
+    /// Connection `i` is connecting: whether its TCP connect completed (then the caller
+    /// goes on with it); a failed one is a failed connect.
+    fn tcp_connected(&mut self, i: usize, now: Instant) -> bool
+    where
+        Self: Protocol<'a, Socket = Transport>,
+    {
+        match self.table().connected(i) {
+            Ok(done) => done,
+            Err(_) => {
+                self.connect_failed(i, now);
+                false
+            }
+        }
+    }
+
+    /// Reads connection `i` until its socket is drained, or for at most
+    /// [`super::READS_PER_EVENT`] reads (then [`Core::unfinished`] is set and the loop reads
+    /// it again after the other connections' events), handing each read's bytes
+    /// (`core.buf[..n]`) to `handle`, which says whether to go on reading (false: the
+    /// connection closed, failed or was replaced). `closed`: the peer closed or reset the
+    /// stream, so reads go on until they say so.
+    fn read_each(
+        &mut self,
+        i: usize,
+        closed: bool,
+        mut handle: impl FnMut(&mut Self, usize) -> bool,
+    ) -> Reads
+    where
+        Self: Protocol<'a, Socket = Transport>,
+    {
+        for _ in 0..super::READS_PER_EVENT {
+            let (core, t) = self.parts();
+            let Some(io) = t[i].io.as_mut() else {
+                return Reads::Stopped;
+            };
+            let received = &mut core.rec.counts.bytes_received;
+            let (n, drained) = match io.read_some(&mut core.buf, closed, received) {
+                Got::Bytes { n, drained } => (n, drained),
+                Got::Empty => return Reads::Drained,
+                Got::Closed => return Reads::Closed,
+                Got::Failed => return Reads::Failed,
+            };
+            if !handle(self, n) {
+                return Reads::Stopped;
+            }
+            if drained {
+                return Reads::Drained;
+            }
+        }
+        self.core().unfinished = true;
+        Reads::More
     }
 
     /// Connection `i` is spent (a GOAWAY said so and its requests all ended): closed and

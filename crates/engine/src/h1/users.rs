@@ -19,11 +19,10 @@
 //! captures and checks read ([`super::parse::Kept`]), however long the body.
 
 use super::conn::{Connection, Received, Slot, Then};
-use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Table, Taken, READS_PER_EVENT};
+use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Reads, Table, Taken};
 use crate::journey::{Answer, Event, Fields, Next, Setup, User};
 use crate::recorder;
 use crate::sys;
-use crate::transport::Got;
 use mio::{Interest, Token};
 use shootout_model::journey::JourneyFile;
 use shootout_model::FailureKind;
@@ -240,6 +239,10 @@ impl<'a> Protocol<'a> for Worker<'a> {
         if i < self.conns.len() {
             self.broke(i, now, FailureKind::GeneratorFault);
         }
+    }
+
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        self.fail_step(i, now, kind);
     }
 
     fn open(&mut self, i: usize, now: Instant) {
@@ -497,21 +500,17 @@ impl<'a> Worker<'a> {
 
     fn on_connecting(&mut self, i: usize) {
         let now = Instant::now();
-        let state = self.conns.connected(i);
+        if !self.tcp_connected(i, now) {
+            return;
+        }
         let c = &mut self.conns[i];
-        match state {
-            Ok(false) => {}
-            Ok(true) => {
-                let connect = c.life.opened(now);
-                self.core.rec.connected(connect);
-                c.h1.opened(connect);
-                c.idle_at = now;
-                self.conns.set_phase(i, Phase::Idle);
-                if self.conns[i].h1.busy() {
-                    self.flush(i, now);
-                }
-            }
-            Err(_) => self.connect_failed(i, now),
+        let connect = c.life.opened(now);
+        self.core.rec.connected(connect);
+        c.h1.opened(connect);
+        c.idle_at = now;
+        self.conns.set_phase(i, Phase::Idle);
+        if self.conns[i].h1.busy() {
+            self.flush(i, now);
         }
     }
 
@@ -579,37 +578,38 @@ impl<'a> Worker<'a> {
     }
 
     fn read(&mut self, i: usize, closed: bool) {
-        for _ in 0..READS_PER_EVENT {
-            let Entry { io, c, .. } = &mut self.conns[i];
-            let Some(io) = io.as_mut() else { return };
-            c.h1.peer_closed |= closed;
-            let received = &mut self.core.rec.counts.bytes_received;
-            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
-                Got::Bytes { n, drained } => (n, drained),
-                Got::Empty => return,
-                Got::Closed => return self.eof(i),
-                Got::Failed => return self.lost(i, Instant::now()),
-            };
-            let now = Instant::now();
-            let mut at = 0;
-            while at < n {
-                match self.conns[i].h1.received(&self.core.buf[at..n], now) {
-                    Received::NeedMore => at = n,
-                    Received::Answered(a) => {
-                        // One request in flight: bytes after its answer are nobody's.
-                        self.answered(i, now, a.answer, a.then);
-                        return;
-                    }
-                    Received::Unsolicited => return self.broke(i, now, FailureKind::Malformed),
-                    Received::Malformed => return self.broke(i, now, FailureKind::Malformed),
-                    Received::Lost => return self.lost(i, now),
+        self.conns[i].h1.peer_closed |= closed;
+        match self.read_each(i, closed, |w, n| w.answer_from(i, n)) {
+            Reads::Closed => self.eof(i),
+            Reads::Failed => self.lost(i, Instant::now()),
+            Reads::Drained | Reads::More | Reads::Stopped => {}
+        }
+    }
+
+    /// Hands the `n` bytes read for user `i` to its answer; false once the answer is whole
+    /// or the connection failed.
+    fn answer_from(&mut self, i: usize, n: usize) -> bool {
+        let now = Instant::now();
+        let mut at = 0;
+        while at < n {
+            match self.conns[i].h1.received(&self.core.buf[at..n], now) {
+                Received::NeedMore => at = n,
+                Received::Answered(a) => {
+                    // One request in flight: bytes after its answer are nobody's.
+                    self.answered(i, now, a.answer, a.then);
+                    return false;
+                }
+                Received::Unsolicited | Received::Malformed => {
+                    self.broke(i, now, FailureKind::Malformed);
+                    return false;
+                }
+                Received::Lost => {
+                    self.lost(i, now);
+                    return false;
                 }
             }
-            if drained {
-                return;
-            }
         }
-        self.core.unfinished = true;
+        true
     }
 
     fn eof(&mut self, i: usize) {

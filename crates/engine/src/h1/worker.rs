@@ -26,11 +26,9 @@
 
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
-use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Table, Taken};
+use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Reads, Table, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
-use crate::transport::Got;
 use shootout_model::FailureKind;
 use std::io;
 use std::time::Instant;
@@ -222,6 +220,13 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.broke(i, now, FailureKind::GeneratorFault);
     }
 
+    /// Every request queued on `i` fails with `kind` (its connection never carried them).
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        while let Some(s) = self.conns[i].h1.pop_front() {
+            Self::failed(&mut self.core, s, now, kind);
+        }
+    }
+
     fn open(&mut self, i: usize, now: Instant) {
         self.conns[i].h1.reopen();
         self.dial(i, now);
@@ -365,13 +370,6 @@ impl Worker<'_> {
         self.next(i, now);
     }
 
-    /// Every request queued on `i` fails with `kind` (its connection never carried them).
-    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        while let Some(s) = self.conns[i].h1.pop_front() {
-            Self::failed(&mut self.core, s, now, kind);
-        }
-    }
-
     /// `closed`: the peer closed or reset the stream, so reads go on until they say so.
     fn ready(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
@@ -398,27 +396,23 @@ impl Worker<'_> {
     /// before any request was sent.
     fn on_connecting(&mut self, i: usize, readable: bool) {
         let now = Instant::now();
-        let state = self.conns.connected(i);
+        if !self.tcp_connected(i, now) {
+            return;
+        }
         let c = &mut self.conns[i];
-        match state {
-            Ok(false) => {}
-            Ok(true) => {
-                let connect = c.life.opened(now);
-                self.core.rec.connected(connect);
-                c.h1.opened(connect);
-                c.idle_at = now;
-                self.conns.set_phase(i, Phase::Idle);
-                if readable {
-                    // Edge-triggered: this edge is the only notice of those bytes.
-                    return self.before_request(i, now);
-                }
-                if self.conns[i].busy() {
-                    self.flush(i, now);
-                } else {
-                    self.park(i, now);
-                }
-            }
-            Err(_) => self.connect_failed(i, now),
+        let connect = c.life.opened(now);
+        self.core.rec.connected(connect);
+        c.h1.opened(connect);
+        c.idle_at = now;
+        self.conns.set_phase(i, Phase::Idle);
+        if readable {
+            // Edge-triggered: this edge is the only notice of those bytes.
+            return self.before_request(i, now);
+        }
+        if self.conns[i].busy() {
+            self.flush(i, now);
+        } else {
+            self.park(i, now);
         }
     }
 
@@ -571,38 +565,43 @@ impl Worker<'_> {
     /// an error. One read may complete several answers (pipelining): each is matched to
     /// the queue's front request in turn.
     fn read(&mut self, i: usize, closed: bool) {
-        for _ in 0..READS_PER_EVENT {
-            let Entry { io, c, .. } = &mut self.conns[i];
-            let Some(io) = io.as_mut() else { return };
-            c.h1.peer_closed |= closed;
-            let received = &mut self.core.rec.counts.bytes_received;
-            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
-                Got::Bytes { n, drained } => (n, drained),
-                Got::Empty => return,
-                Got::Closed => return self.eof(i),
-                Got::Failed => return self.lost(i, Instant::now()),
-            };
-            let now = Instant::now();
-            let mut at = 0;
-            while at < n {
-                match self.conns[i].h1.received(&self.core.buf[at..n], now) {
-                    Received::NeedMore => at = n,
-                    Received::Answered(a) => {
-                        at += a.consumed;
-                        if !self.answered(i, now, &a) {
-                            return;
-                        }
+        self.conns[i].h1.peer_closed |= closed;
+        match self.read_each(i, closed, |w, n| w.answers_in(i, n)) {
+            Reads::Closed => self.eof(i),
+            Reads::Failed => self.lost(i, Instant::now()),
+            Reads::Drained | Reads::More | Reads::Stopped => {}
+        }
+    }
+
+    /// Matches the `n` bytes read for connection `i` to its queue's answers; false once
+    /// the connection is closed or replaced.
+    fn answers_in(&mut self, i: usize, n: usize) -> bool {
+        let now = Instant::now();
+        let mut at = 0;
+        while at < n {
+            match self.conns[i].h1.received(&self.core.buf[at..n], now) {
+                Received::NeedMore => at = n,
+                Received::Answered(a) => {
+                    at += a.consumed;
+                    if !self.answered(i, now, &a) {
+                        return false;
                     }
-                    Received::Unsolicited => return self.unsolicited(i, now),
-                    Received::Malformed => return self.broke(i, now, FailureKind::Malformed),
-                    Received::Lost => return self.lost(i, now),
+                }
+                Received::Unsolicited => {
+                    self.unsolicited(i, now);
+                    return false;
+                }
+                Received::Malformed => {
+                    self.broke(i, now, FailureKind::Malformed);
+                    return false;
+                }
+                Received::Lost => {
+                    self.lost(i, now);
+                    return false;
                 }
             }
-            if drained {
-                return;
-            }
         }
-        self.core.unfinished = true;
+        true
     }
 
     /// The peer closed the stream while requests were in flight.

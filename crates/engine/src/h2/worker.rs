@@ -20,13 +20,10 @@
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
-use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Stage, Table, Taken};
-use crate::exchange::Resend;
+use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Reads, Stage, Table, Taken};
 use crate::linger::Closing;
-use crate::transport::{Got, Transport};
+use crate::transport::Transport;
 use shootout_model::FailureKind;
-use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -35,8 +32,6 @@ struct Conn {
     h2: Connection,
     /// Bytes of `h2.out` already written.
     written: usize,
-    /// No stream opened yet on this connection: the first ones carry its connect time.
-    fresh: bool,
     /// The connection carried an answer.
     answered: bool,
 }
@@ -46,8 +41,6 @@ struct Worker<'a> {
     req: &'a Prepared,
     streams: usize,
     conns: Table<Stage, Conn>,
-    /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
-    resend: VecDeque<Resend>,
     /// The lowest `SETTINGS_MAX_CONCURRENT_STREAMS` below `streams` a server announced.
     limit: Option<u64>,
     scratch: Vec<usize>,
@@ -69,7 +62,6 @@ pub(crate) fn set_up<'a>(
         req,
         streams,
         conns: Table::with_capacity(a.connections),
-        resend: VecDeque::new(),
         limit: None,
         scratch: Vec::with_capacity(streams),
         closing: Closing::default(),
@@ -93,13 +85,12 @@ impl<'a> Protocol<'a> for Worker<'a> {
         Conn {
             h2: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
             written: 0,
-            fresh: true,
             answered: false,
         }
     }
 
     fn resend(&mut self, now: Instant) -> bool {
-        while !self.resend.is_empty() {
+        while !self.core.resend.is_empty() {
             let Some(i) = self.room(now) else {
                 return false;
             };
@@ -135,16 +126,20 @@ impl<'a> Protocol<'a> for Worker<'a> {
         std::mem::take(&mut self.core.unfinished)
     }
 
-    fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::GeneratorFault);
-        self.close(i);
-        self.replace(i, now, true);
+    /// Every stream still open on connection `i` fails as `kind`.
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let mut open = std::mem::take(&mut self.scratch);
+        open.extend(self.conns[i].h2.open_slots());
+        for &slot in &open {
+            self.fail(i, slot, now, kind);
+        }
+        open.clear();
+        self.scratch = open;
     }
 
     fn open(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         c.answered = false;
-        c.fresh = true;
         c.written = 0;
         c.h2.start();
         self.dial(i, now);
@@ -170,11 +165,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
         if any {
             self.after(i, now);
         }
-    }
-
-    /// Requests to send again count too.
-    fn more(&self, now: Instant) -> bool {
-        !self.resend.is_empty() || !self.core.spent(now)
     }
 
     /// Each connection still open (or waiting for the server's SETTINGS) says goodbye
@@ -213,7 +203,7 @@ impl Worker<'_> {
             return self.conns.list(i);
         }
         while self.conns[i].h2.room() > 0 {
-            if !self.resend.is_empty() {
+            if !self.core.resend.is_empty() {
                 self.resend_on(i, now);
                 continue;
             }
@@ -221,20 +211,16 @@ impl Worker<'_> {
                 break;
             }
             self.core.in_flight += 1;
+            let (start, connect) = self.conns[i].life.carried(now);
             let c = &mut self.conns[i];
-            let (start, connect) = if c.fresh {
-                (c.life.began, c.life.connect)
-            } else {
-                (now, Duration::ZERO)
-            };
             c.h2.open(self.req, start, now, connect, false);
         }
-        self.conns[i].fresh = false;
+        self.conns[i].life.used();
     }
 
     /// Sends the oldest request a GOAWAY left unprocessed on connection `i` (it has room).
     fn resend_on(&mut self, i: usize, now: Instant) {
-        let r = self.resend.pop_front().expect("a request waits");
+        let r = self.core.resend.pop_front().expect("a request waits");
         // Its latency and deadline count from its first send, as a retried HTTP/1.1
         // request's do.
         let _ = now;
@@ -248,9 +234,8 @@ impl Worker<'_> {
         let now = Instant::now();
         match c.phase() {
             Stage::Closed => {}
-            Stage::Connecting => match self.conns.connected(i) {
-                Ok(false) => {}
-                Ok(true) => {
+            Stage::Connecting => {
+                if self.tcp_connected(i, now) {
                     self.conns[i].life.opened(now);
                     self.conns.set_phase(i, Stage::Handshake);
                     self.flush(i, now);
@@ -258,8 +243,7 @@ impl Worker<'_> {
                         self.read(i, now, closed);
                     }
                 }
-                Err(_) => self.connect_failed(i, now),
-            },
+            }
             Stage::Handshake | Stage::Open => {
                 if writable {
                     self.flush(i, now);
@@ -281,38 +265,34 @@ impl Worker<'_> {
         }
     }
 
-    /// Reads until the socket is drained (or [`READS_PER_EVENT`] reads), handling each
-    /// read's frames as they come.
+    /// Reads until the socket is drained (or the loop's read budget is spent), handling
+    /// each read's frames as they come.
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
-        for _ in 0..READS_PER_EVENT {
-            let handshake = self.conns[i].phase() == Stage::Handshake;
-            let Entry { io, c, .. } = &mut self.conns[i];
-            let Some(io) = io.as_mut() else { return };
-            let received = &mut self.core.rec.counts.bytes_received;
-            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
-                Got::Bytes { n, drained } => (n, drained),
-                Got::Empty => return self.after(i, now),
-                Got::Closed | Got::Failed => return self.broken(i, now),
-            };
-            if handshake && !alpn_h2(io) {
-                self.core.rec.counts.connections_failed += 1;
-                return self.connect_failed(i, now);
-            }
-            c.h2.want_server = self.core.rec.first.is_none();
-            let fed = c.h2.feed(&self.core.buf[..n], self.req, now);
-            self.on_events(i, now);
-            if fed.is_err() {
-                return self.protocol_error(i, now);
-            }
-            if self.conns[i].phase() == Stage::Closed {
-                return;
-            }
-            if drained {
-                return self.after(i, now);
-            }
+        match self.read_each(i, closed, |w, n| w.frames(i, n, now)) {
+            Reads::Drained | Reads::More => self.after(i, now),
+            Reads::Closed | Reads::Failed => self.broken(i, now),
+            Reads::Stopped => {}
         }
-        self.core.unfinished = true;
-        self.after(i, now);
+    }
+
+    /// Handles the `n` bytes read into the buffer for connection `i`; false when the
+    /// connection is gone.
+    fn frames(&mut self, i: usize, n: usize, now: Instant) -> bool {
+        let handshake = self.conns[i].phase() == Stage::Handshake;
+        if handshake && !self.conns[i].io.as_ref().is_some_and(alpn_h2) {
+            self.core.rec.counts.connections_failed += 1;
+            self.connect_failed(i, now);
+            return false;
+        }
+        let c = &mut self.conns[i];
+        c.h2.want_server = self.core.rec.first.is_none();
+        let fed = c.h2.feed(&self.core.buf[..n], self.req, now);
+        self.on_events(i, now);
+        if fed.is_err() {
+            self.protocol_error(i, now);
+            return false;
+        }
+        self.conns[i].phase() != Stage::Closed
     }
 
     /// After connection `i` handled its frames: new streams on the freed slots, a spent
@@ -337,13 +317,8 @@ impl Worker<'_> {
                 Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
                 Event::Unprocessed(slot) => {
                     let ex = &self.conns[i].h2.stream(slot).exchange;
-                    if ex.retried {
-                        self.fail(i, slot, now, FailureKind::Refused);
-                    } else {
-                        self.resend.push_back(ex.resend());
-                        self.core.rec.counts.retried += 1;
-                        self.conns[i].h2.free(slot);
-                    }
+                    self.core.unprocessed(ex, now);
+                    self.conns[i].h2.free(slot);
                 }
                 Event::Reset(code) => self.core.rec.counts.count_reset(code.0),
                 Event::Goaway => self.core.rec.counts.goaways += 1,
@@ -356,7 +331,7 @@ impl Worker<'_> {
             self.core.rec.heads.responses.append(heads);
         }
         // Requests a GOAWAY returned go out on connections with room.
-        if !self.resend.is_empty() && self.core.pacer.is_none() {
+        if !self.core.resend.is_empty() && self.core.pacer.is_none() {
             for j in 0..self.conns.len() {
                 if j != i && self.conns[j].phase() == Stage::Open && self.conns[j].h2.room() > 0 {
                     self.refill(j, now);
@@ -401,17 +376,6 @@ impl Worker<'_> {
         self.conns[i].h2.free(slot);
     }
 
-    /// Every stream still open on connection `i` fails as `kind`.
-    fn fail_open(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        let mut open = std::mem::take(&mut self.scratch);
-        open.extend(self.conns[i].h2.open_slots());
-        for &slot in &open {
-            self.fail(i, slot, now, kind);
-        }
-        open.clear();
-        self.scratch = open;
-    }
-
     /// The server broke the protocol on connection `i` (GOAWAY is written): its open
     /// streams fail as malformed and the connection is replaced; the old socket lingers
     /// so that the server reads the GOAWAY rather than a reset. Before its SETTINGS, in a
@@ -420,7 +384,7 @@ impl Worker<'_> {
         self.flush(i, now);
         let c = &self.conns[i];
         let (handshake, answered) = (c.phase() == Stage::Handshake, c.answered);
-        self.fail_open(i, now, FailureKind::Malformed);
+        self.fail_all(i, now, FailureKind::Malformed);
         if let Some(io) = self.conns[i].io.take() {
             self.closing.add(io, self.core.poll.registry(), now);
         }
@@ -435,11 +399,8 @@ impl Worker<'_> {
     /// a GOAWAY with an error code, else as reset. Closed before the server's SETTINGS, it
     /// is a dropped connection (rate mode) or one failed request (closed loop).
     fn broken(&mut self, i: usize, now: Instant) {
-        if self.conns.closed(i) {
+        if self.broke_unopened(i, now) {
             return;
-        }
-        if self.conns.still_connecting(i) {
-            return self.connect_failed(i, now);
         }
         let c = &self.conns[i];
         let kind = match c.h2.goaway_code() {
@@ -448,7 +409,7 @@ impl Worker<'_> {
         };
         let (handshake, answered, spent) =
             (c.phase() == Stage::Handshake, c.answered, c.h2.spent());
-        self.fail_open(i, now, kind);
+        self.fail_all(i, now, kind);
         self.close(i);
         if handshake {
             return self.dropped_in_handshake(i, now);

@@ -23,7 +23,6 @@ use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
 use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Stage, Table, Taken};
-use crate::exchange::Resend;
 use crate::transport::Endpoint;
 use bytes::BytesMut;
 use mio::net::UdpSocket;
@@ -32,7 +31,6 @@ use quinn_proto::{
     ClientConfig, ConnectionError, Dir, EndpointConfig, ReadError, StreamEvent, StreamId, VarInt,
 };
 use shootout_model::FailureKind;
-use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -51,8 +49,6 @@ const RX_BUFFER: usize = 256 * 1024;
 struct Conn {
     link: Option<Link>,
     h3: Connection,
-    /// No request opened yet on this connection: the first ones carry its connect time.
-    fresh: bool,
     /// The connection carried an answer.
     answered: bool,
     /// QUIC gave no stream credit at the last try; cleared when the server gives more.
@@ -78,8 +74,6 @@ struct Worker<'a> {
     client: ClientConfig,
     endpoint: Arc<EndpointConfig>,
     conns: Table<Stage, Conn, UdpSocket>,
-    /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
-    resend: VecDeque<Resend>,
     scratch: Vec<usize>,
     rx: BytesMut,
     /// The earliest QUIC timer of any connection, or one that was moved later since.
@@ -118,7 +112,6 @@ pub(crate) fn set_up<'a>(
         client,
         endpoint: Arc::new(EndpointConfig::default()),
         conns: Table::with_capacity(a.connections),
-        resend: VecDeque::new(),
         scratch: Vec::with_capacity(streams),
         rx: BytesMut::with_capacity(RX_BUFFER),
         wake: None,
@@ -141,7 +134,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
         Conn {
             link: None,
             h3: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
-            fresh: true,
             answered: false,
             starved: false,
             timer: None,
@@ -149,13 +141,13 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn resend(&mut self, now: Instant) -> bool {
-        while let Some(r) = self.resend.front() {
+        while let Some(r) = self.core.resend.front() {
             let (start, sent, connect) = (r.start, r.sent, r.connect);
             let Some(i) = self.room(now) else {
                 return false;
             };
             if self.send_request(i, start, sent, connect, true) {
-                self.resend.pop_front();
+                self.core.resend.pop_front();
             }
             self.flush(i, now);
         }
@@ -191,10 +183,15 @@ impl<'a> Protocol<'a> for Worker<'a> {
         std::mem::take(&mut self.core.unfinished)
     }
 
-    fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::GeneratorFault);
-        self.close(i);
-        self.replace(i, now, true);
+    /// Every request still open on connection `i` fails as `kind`.
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let mut open = std::mem::take(&mut self.scratch);
+        open.extend(self.conns[i].h3.open_slots());
+        for &slot in &open {
+            self.fail(i, slot, now, kind);
+        }
+        open.clear();
+        self.scratch = open;
     }
 
     /// Opens connection `i`: a UDP socket connected to the server (from its local
@@ -229,7 +226,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
         let c = &mut self.conns[i];
         c.life.opening(now);
         c.h3.start();
-        c.fresh = true;
         c.answered = false;
         c.starved = false;
         match opened {
@@ -277,11 +273,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
         if any {
             self.after(i, now);
         }
-    }
-
-    /// Requests to send again count too.
-    fn more(&self, now: Instant) -> bool {
-        !self.resend.is_empty() || !self.core.spent(now)
     }
 
     /// Every open connection is closed with H3_NO_ERROR, so servers read a
@@ -350,23 +341,18 @@ impl Worker<'_> {
             return self.conns.list(i);
         }
         while room(&self.conns[i]) > 0 {
-            if let Some(r) = self.resend.front() {
+            if let Some(r) = self.core.resend.front() {
                 let (start, sent, connect) = (r.start, r.sent, r.connect);
                 if !self.send_request(i, start, sent, connect, true) {
                     break;
                 }
-                self.resend.pop_front();
+                self.core.resend.pop_front();
                 continue;
             }
             if !self.core.claim(now) {
                 break;
             }
-            let c = &self.conns[i];
-            let (start, connect) = if c.fresh {
-                (c.life.began, c.life.connect)
-            } else {
-                (now, Duration::ZERO)
-            };
+            let (start, connect) = self.conns[i].life.carried(now);
             if !self.send_request(i, start, now, connect, false) {
                 // No stream credit: the request is not taken after all.
                 self.core.claimed -= 1;
@@ -377,7 +363,7 @@ impl Worker<'_> {
             }
             self.core.in_flight += 1;
         }
-        self.conns[i].fresh = false;
+        self.conns[i].life.used();
     }
 
     /// Connection `i` may open no request stream at all (the server's QUIC limit on
@@ -630,13 +616,8 @@ impl Worker<'_> {
                 Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
                 Event::Unprocessed(slot) => {
                     let ex = &self.conns[i].h3.stream(slot).exchange;
-                    if ex.retried {
-                        self.fail(i, slot, now, FailureKind::Refused);
-                    } else {
-                        self.resend.push_back(ex.resend());
-                        self.core.rec.counts.retried += 1;
-                        self.conns[i].h3.free(slot);
-                    }
+                    self.core.unprocessed(ex, now);
+                    self.conns[i].h3.free(slot);
                 }
                 Event::Reset(code) => {
                     let code = u32::try_from(code).unwrap_or(shootout_model::OTHER_RESET_CODES);
@@ -652,7 +633,7 @@ impl Worker<'_> {
             self.core.rec.heads.responses.append(heads);
         }
         // Requests a GOAWAY returned go out on connections with room.
-        if !self.resend.is_empty() && self.core.pacer.is_none() {
+        if !self.core.resend.is_empty() && self.core.pacer.is_none() {
             for j in 0..self.conns.len() {
                 if j != i && room(&self.conns[j]) > 0 {
                     self.refill(j, now);
@@ -678,17 +659,6 @@ impl Worker<'_> {
         self.conns[i].h3.free(slot);
     }
 
-    /// Every request still open on connection `i` fails as `kind`.
-    fn fail_open(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        let mut open = std::mem::take(&mut self.scratch);
-        open.extend(self.conns[i].h3.open_slots());
-        for &slot in &open {
-            self.fail(i, slot, now, kind);
-        }
-        open.clear();
-        self.scratch = open;
-    }
-
     /// The server broke HTTP/3 on connection `i`: the connection is closed with the
     /// error's code, its open requests fail as malformed, and it is replaced.
     fn h3_error(&mut self, i: usize, now: Instant, e: ConnError) {
@@ -699,7 +669,7 @@ impl Worker<'_> {
         }
         self.flush(i, now);
         let answered = self.conns[i].answered;
-        self.fail_open(i, now, FailureKind::Malformed);
+        self.fail_all(i, now, FailureKind::Malformed);
         self.close(i);
         self.replace(i, now, !answered);
     }
@@ -726,7 +696,7 @@ impl Worker<'_> {
         };
         let c = &self.conns[i];
         let (answered, spent) = (c.answered, c.h3.spent());
-        self.fail_open(i, now, kind);
+        self.fail_all(i, now, kind);
         self.close(i);
         self.lost_open(i, now, answered, spent);
     }

@@ -26,12 +26,10 @@
 use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
-use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Stage, Table, Taken};
+use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Reads, Stage, Table, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
-use crate::transport::Got;
 use crate::ws::frame::{self, Rng};
 use shootout_model::{FailureKind, Hold};
 use std::io;
@@ -41,8 +39,6 @@ use std::time::{Duration, Instant};
 /// Where a connection is.
 struct Conn {
     ws: Connection,
-    /// No message sent yet on this connection: the first ones carry its connect time.
-    fresh: bool,
     /// The connection carried a reply.
     answered: bool,
     /// Hold mode: when its next ping is due.
@@ -101,7 +97,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
     fn new_conn(&self, now: Instant) -> Conn {
         Conn {
             ws: Connection::new(self.core.sh.expect.body_contains.as_deref()),
-            fresh: true,
             answered: false,
             next_ping: now,
         }
@@ -170,16 +165,17 @@ impl<'a> Protocol<'a> for Worker<'a> {
         std::mem::take(&mut self.core.unfinished)
     }
 
-    fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_queue(i, now, FailureKind::GeneratorFault);
-        self.close(i);
-        self.replace(i, now, true);
+    /// Every message outstanding on connection `i` fails as `kind`.
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        while let Some(slot) = self.conns[i].ws.queue.pop_front() {
+            self.core.rec.failed(&timing(&slot, now), kind);
+            self.core.in_flight -= 1;
+        }
     }
 
     fn open(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         c.answered = false;
-        c.fresh = true;
         c.next_ping = now;
         c.ws.hold = self.hold.is_some();
         c.ws.start(&self.prep.request, &mut self.rng);
@@ -196,7 +192,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
             .front()
             .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout);
         if late {
-            self.fail_queue(i, now, FailureKind::Timeout);
+            self.fail_all(i, now, FailureKind::Timeout);
             self.close(i);
             self.replace(i, now, false);
         }
@@ -230,12 +226,8 @@ impl Worker<'_> {
         }
         self.core.in_flight += 1;
         let c = &mut self.conns[i];
-        let (start, connect) = if c.fresh {
-            (c.life.began, c.life.connect)
-        } else {
-            (now, Duration::ZERO)
-        };
-        c.fresh = false;
+        let (start, connect) = c.life.carried(now);
+        c.life.used();
         c.next_ping = now + every;
         let slot = Slot {
             start,
@@ -295,15 +287,10 @@ impl Worker<'_> {
             return self.conns.list(i);
         }
         while self.conns[i].ws.queue.len() < pipeline && self.core.claim(now) {
-            let c = &self.conns[i];
-            let (start, connect) = if c.fresh {
-                (c.life.began, c.life.connect)
-            } else {
-                (now, Duration::ZERO)
-            };
+            let (start, connect) = self.conns[i].life.carried(now);
             self.send(i, start, now, connect);
         }
-        self.conns[i].fresh = false;
+        self.conns[i].life.used();
     }
 
     /// Closed loop: the server refused the upgrade with `status`: one message fails as a
@@ -323,17 +310,15 @@ impl Worker<'_> {
         let now = Instant::now();
         match c.phase() {
             Stage::Closed => {}
-            Stage::Connecting => match self.conns.connected(i) {
-                Ok(false) => {}
-                Ok(true) => {
+            Stage::Connecting => {
+                if self.tcp_connected(i, now) {
                     self.conns.set_phase(i, Stage::Handshake);
                     self.flush(i, now);
                     if readable && self.conns[i].phase() == Stage::Handshake {
                         self.read(i, now, closed);
                     }
                 }
-                Err(_) => self.connect_failed(i, now),
-            },
+            }
             Stage::Handshake | Stage::Open => {
                 if writable {
                     self.flush(i, now);
@@ -363,39 +348,36 @@ impl Worker<'_> {
         }
     }
 
-    /// Reads until the socket is drained (or [`READS_PER_EVENT`] reads), handling each
-    /// read's bytes as they come.
+    /// Reads until the socket is drained (or the loop's read budget is spent), handling
+    /// each read's bytes as they come.
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
-        for _ in 0..READS_PER_EVENT {
-            let Entry { io, c, .. } = &mut self.conns[i];
-            let Some(io) = io.as_mut() else { return };
-            let received = &mut self.core.rec.counts.bytes_received;
-            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
-                Got::Bytes { n, drained } => (n, drained),
-                Got::Empty => return self.after(i, now),
-                Got::Closed | Got::Failed => return self.broken(i, now),
-            };
-            let now = Instant::now();
-            let sent = Sent {
-                message: &self.prep.message,
-                list: self.prep.list.as_ref().map(|l| &l.templates[..]),
-            };
-            let fed = c.ws.feed(&self.core.buf[..n], sent, &mut self.rng, now);
-            self.core.rec.counts.pings_unanswered += std::mem::take(&mut c.ws.unanswered);
-            self.on_events(i, now);
-            if let Err(f) = fed {
-                return self.failed(i, now, f);
-            }
-            if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
-                // Closed, or replaced by a new connection still connecting.
-                return;
-            }
-            if drained {
-                return self.after(i, now);
-            }
+        match self.read_each(i, closed, |w, n| w.frames(i, n)) {
+            // Messages that refill a drained connection start after its last read.
+            Reads::Drained => self.after(i, Instant::now()),
+            Reads::More => self.after(i, now),
+            Reads::Closed | Reads::Failed => self.broken(i, now),
+            Reads::Stopped => {}
         }
-        self.core.unfinished = true;
-        self.after(i, now);
+    }
+
+    /// Handles the `n` bytes read into the buffer for connection `i`; false when the
+    /// connection is gone.
+    fn frames(&mut self, i: usize, n: usize) -> bool {
+        let now = Instant::now();
+        let sent = Sent {
+            message: &self.prep.message,
+            list: self.prep.list.as_ref().map(|l| &l.templates[..]),
+        };
+        let c = &mut self.conns[i];
+        let fed = c.ws.feed(&self.core.buf[..n], sent, &mut self.rng, now);
+        self.core.rec.counts.pings_unanswered += std::mem::take(&mut c.ws.unanswered);
+        self.on_events(i, now);
+        if let Err(f) = fed {
+            self.failed(i, now, f);
+            return false;
+        }
+        // Closed, or replaced by a new connection still connecting.
+        matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open)
     }
 
     /// After connection `i` handled its bytes: new messages in the freed slots, and
@@ -449,19 +431,11 @@ impl Worker<'_> {
         self.core.in_flight -= 1;
     }
 
-    /// Every message outstanding on connection `i` fails as `kind`.
-    fn fail_queue(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        while let Some(slot) = self.conns[i].ws.queue.pop_front() {
-            self.core.rec.failed(&timing(&slot, now), kind);
-            self.core.in_flight -= 1;
-        }
-    }
-
     /// The server sent a close frame (ours is queued in answer): messages outstanding fail
     /// as closed; the connection is replaced.
     fn server_closed(&mut self, i: usize, now: Instant, code: u16) {
         self.core.rec.counts.count_close(code);
-        self.fail_queue(i, now, FailureKind::Closed);
+        self.fail_all(i, now, FailureKind::Closed);
         self.flush(i, now);
         let answered = self.conns[i].answered;
         self.close(i);
@@ -485,7 +459,7 @@ impl Worker<'_> {
             Failure::Protocol(_) if self.conns[i].ws.queue.is_empty() => {
                 self.charge(i, now, FailureKind::Protocol)
             }
-            Failure::Protocol(_) => self.fail_queue(i, now, FailureKind::Protocol),
+            Failure::Protocol(_) => self.fail_all(i, now, FailureKind::Protocol),
         }
         self.close(i);
         self.replace(i, now, !answered);
@@ -495,15 +469,12 @@ impl Worker<'_> {
     /// closed before its handshake's answer, it fails one message (closed loop) or counts
     /// as dropped (rate mode).
     fn broken(&mut self, i: usize, now: Instant) {
-        if self.conns.closed(i) {
+        if self.broke_unopened(i, now) {
             return;
-        }
-        if self.conns.still_connecting(i) {
-            return self.connect_failed(i, now);
         }
         let c = &self.conns[i];
         let (handshake, answered) = (c.phase() == Stage::Handshake, c.answered);
-        self.fail_queue(i, now, FailureKind::Reset);
+        self.fail_all(i, now, FailureKind::Reset);
         self.close(i);
         if handshake {
             return self.dropped_in_handshake(i, now);
