@@ -50,6 +50,8 @@ pub struct Shared<'a> {
     pub tls: Option<TlsTarget>,
     /// Requests in flight per connection, at most.
     pub pipeline: usize,
+    /// HTTP/2 and HTTP/3: requests at once per connection, as streams.
+    pub streams: usize,
     /// Worker threads of the run (`{seq}` values are unique across them).
     pub workers: usize,
     /// Keep connections open between requests.
@@ -209,6 +211,8 @@ pub(crate) struct Core<'a> {
     pub refusing: bool,
     /// Worker number (which local address each connection binds).
     pub index: usize,
+    /// The worker's share of the run.
+    pub share: Assignment,
     /// The last event's reads stopped at [`READS_PER_EVENT`] (taken by the protocol's
     /// [`Protocol::event`]).
     pub unfinished: bool,
@@ -249,6 +253,7 @@ impl<'a> Core<'a> {
             max_conns: a.max_connections.max(a.connections),
             refusing: false,
             index: a.index,
+            share: a,
             unfinished: false,
         };
         if core.pacer.is_some() {
@@ -388,14 +393,14 @@ impl<'a> Core<'a> {
 
 /// Runs a worker thread's life around its event loop: pinning, the barrier where the run's
 /// clock starts, the loop, the thread's CPU time, and its output. `set_up` builds the
-/// protocol's worker around its [`Core`] for share `a`; in rate mode its connections are
+/// protocol's worker around its [`Core`] (which holds its share `a`); in rate mode its connections are
 /// opened here, before the barrier, so the schedule starts with connections ready.
 pub(crate) fn host<'a, P: Protocol<'a>>(
     sh: &'a Shared<'a>,
     a: Assignment,
     stop: &AtomicBool,
     live: &Live,
-    set_up: impl FnOnce(Core<'a>, Assignment) -> io::Result<P>,
+    set_up: impl FnOnce(Core<'a>) -> io::Result<P>,
 ) -> io::Result<Output> {
     if let Some(cpu) = a.cpu {
         // Pinning is best effort: a CPU outside the allowed set is reported by the caller.
@@ -403,14 +408,12 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
     }
     let began = Instant::now();
     let cpu0 = sys::thread_cpu();
-    let w = Core::new(sh, a)
-        .and_then(|core| set_up(core, a))
-        .and_then(|mut w| {
-            if w.core_ref().paced() {
-                w.connect_all()?;
-            }
-            Ok(w)
-        });
+    let w = Core::new(sh, a).and_then(set_up).and_then(|mut w| {
+        if w.core_ref().paced() {
+            w.connect_all()?;
+        }
+        Ok(w)
+    });
     // Every worker reaches the barrier, even one whose set-up failed, or the others wait forever.
     if sh.barrier.wait().is_leader() {
         if let Some(at) = sh.start_at {

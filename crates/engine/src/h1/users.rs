@@ -19,7 +19,7 @@
 //! captures and checks read ([`super::parse::Kept`]), however long the body.
 
 use super::conn::{Connection, Received, Slot, Then};
-use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Reads, Table, Taken};
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Table, Taken};
 use crate::journey::{Answer, Event, Fields, Next, Setup, User};
 use crate::recorder;
 use crate::sys;
@@ -111,12 +111,9 @@ struct Worker<'a> {
     made: u64,
 }
 
-/// Builds the users of share `a` around their `core`.
-pub(crate) fn set_up<'a>(
-    mut core: Core<'a>,
-    a: Assignment,
-    p: &'a Prepared,
-) -> io::Result<impl Protocol<'a>> {
+/// Builds the users around their `core`.
+pub(crate) fn set_up<'a>(mut core: Core<'a>, p: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
     let now = core.start;
     let mut first_step = Vec::with_capacity(p.file.journeys.len());
     let mut steps = 0;

@@ -26,7 +26,7 @@
 
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
-use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Reads, Table, Taken};
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Table, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
 use shootout_model::FailureKind;
@@ -100,13 +100,10 @@ struct Worker<'a> {
     last_sent_answered: Option<Instant>,
 }
 
-/// Builds the worker of share `a` around its `core` (the loop's [`host`] opens its
-/// connections in rate mode).
-pub(crate) fn set_up<'a>(
-    mut core: Core<'a>,
-    a: Assignment,
-    reqs: &'a Prepared,
-) -> io::Result<impl Protocol<'a>> {
+/// Builds the worker around its `core` (the loop's `host` opens its connections in
+/// rate mode).
+pub(crate) fn set_up<'a>(mut core: Core<'a>, reqs: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
     let (sh, now) = (core.sh, core.start);
     let kinds = reqs.kinds.len();
     if (2..=shootout_model::requests::MAX_REPORTED_ENTRIES).contains(&kinds) {

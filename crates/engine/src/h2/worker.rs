@@ -20,7 +20,7 @@
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
-use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Reads, Stage, Table, Taken};
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Table, Taken};
 use crate::linger::Closing;
 use crate::transport::Transport;
 use shootout_model::FailureKind;
@@ -48,15 +48,11 @@ struct Worker<'a> {
     closing: Closing,
 }
 
-/// Builds the worker of share `a` around its `core`: `streams` requests at once per
-/// connection.
-pub(crate) fn set_up<'a>(
-    core: Core<'a>,
-    a: Assignment,
-    req: &'a Prepared,
-    streams: usize,
-) -> io::Result<impl Protocol<'a>> {
+/// Builds the worker around its `core`.
+pub(crate) fn set_up<'a>(core: Core<'a>, req: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
     let (sh, now) = (core.sh, core.start);
+    let streams = sh.streams;
     let mut w = Worker {
         core,
         req,

@@ -22,7 +22,7 @@ use super::conn::{ConnError, Connection, Event};
 use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
-use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Stage, Table, Taken};
+use crate::event_loop::{parts, Core, Entry, Protocol, Stage, Table, Taken};
 use crate::transport::Endpoint;
 use bytes::BytesMut;
 use mio::net::UdpSocket;
@@ -82,15 +82,11 @@ struct Worker<'a> {
     offload: bool,
 }
 
-/// Builds the worker of share `a` around its `core`: `streams` requests at once per
-/// connection.
-pub(crate) fn set_up<'a>(
-    core: Core<'a>,
-    a: Assignment,
-    req: &'a Prepared,
-    streams: usize,
-) -> io::Result<impl Protocol<'a>> {
+/// Builds the worker around its `core`.
+pub(crate) fn set_up<'a>(core: Core<'a>, req: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
     let (sh, now) = (core.sh, core.start);
+    let streams = sh.streams;
     let Endpoint::Tcp(remote) = sh.endpoint else {
         return Err(io::Error::other(
             "HTTP/3 needs a host and port, not a unix socket",

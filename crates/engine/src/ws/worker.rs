@@ -26,7 +26,7 @@
 use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
-use crate::event_loop::{parts, Assignment, Core, Entry, Protocol, Reads, Stage, Table, Taken};
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Table, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
@@ -62,12 +62,9 @@ struct Worker<'a> {
     closing: Closing,
 }
 
-/// Builds the worker of share `a` around its `core`.
-pub(crate) fn set_up<'a>(
-    core: Core<'a>,
-    a: Assignment,
-    prep: &'a Prepared,
-) -> io::Result<impl Protocol<'a>> {
+/// Builds the worker around its `core`.
+pub(crate) fn set_up<'a>(core: Core<'a>, prep: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
     let (sh, now) = (core.sh, core.start);
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
