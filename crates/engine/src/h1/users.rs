@@ -19,6 +19,7 @@
 //! captures and checks read ([`super::parse::Kept`]), however long the body.
 
 use super::conn::{Connection, Received, Slot, Then};
+use super::wire::{self, Phase};
 use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Table, Taken};
 use crate::journey::{Answer, Event, Fields, Next, Setup, User};
 use crate::recorder;
@@ -51,25 +52,6 @@ pub struct Prepared {
     pub unix_start: i64,
 }
 
-/// Where a connection's socket is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Closed,
-    Connecting,
-    /// Open, nothing in flight: the user thinks.
-    Idle,
-    Writing,
-    Reading,
-}
-
-impl crate::event_loop::Phase for Phase {
-    const CLOSED: Phase = Phase::Closed;
-    const CONNECTING: Phase = Phase::Connecting;
-    fn opening(self) -> bool {
-        self == Phase::Connecting
-    }
-}
-
 /// What a timer of a user's fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Due {
@@ -92,6 +74,12 @@ struct Conn<'j> {
     gen: u32,
     /// When the connection last became idle.
     idle_at: Instant,
+}
+
+impl<'j> AsMut<Connection> for Conn<'j> {
+    fn as_mut(&mut self) -> &mut Connection {
+        &mut self.h1
+    }
 }
 
 struct Worker<'a> {
@@ -546,32 +534,9 @@ impl<'a> Worker<'a> {
     }
 
     fn write(&mut self, i: usize) {
-        let reading = self.conns[i].phase() == Phase::Reading;
-        let Entry { io, c, .. } = &mut self.conns[i];
-        let Some(io) = io.as_mut() else { return };
-        if reading {
-            if io.flush().is_err() {
-                self.lost(i, Instant::now());
-            }
-            return;
+        if wire::write(&mut self.conns, i, &mut self.core.rec.counts.bytes_sent).is_err() {
+            self.lost(i, Instant::now());
         }
-        while !c.h1.unwritten().is_empty() {
-            match io.write(c.h1.unwritten()) {
-                Ok(n) => {
-                    c.h1.wrote(n);
-                    self.core.rec.counts.bytes_sent += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return self.lost(i, Instant::now()),
-            }
-        }
-        let phase = if c.h1.busy() {
-            Phase::Reading
-        } else {
-            Phase::Idle
-        };
-        self.conns.set_phase(i, phase);
     }
 
     fn read(&mut self, i: usize, closed: bool) {

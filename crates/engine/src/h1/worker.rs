@@ -26,6 +26,7 @@
 
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
+use super::wire::{self, Phase};
 use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Table, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
@@ -38,30 +39,6 @@ use std::time::Instant;
 /// [`crate::event_loop::Schedule::overtaken`].
 const OVERTAKEN_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// Where a connection's socket is. `Writing` and `Reading` hold a non-empty queue; `Idle`
-/// an empty one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// No socket.
-    Closed,
-    /// The socket is connecting (or its TLS handshake has not begun).
-    Connecting,
-    /// Open, nothing in flight (rate mode: waiting for the schedule).
-    Idle,
-    /// Rendered bytes are still to be written.
-    Writing,
-    /// Everything written; answers awaited.
-    Reading,
-}
-
-impl crate::event_loop::Phase for Phase {
-    const CLOSED: Phase = Phase::Closed;
-    const CONNECTING: Phase = Phase::Connecting;
-    fn opening(self) -> bool {
-        self == Phase::Connecting
-    }
-}
-
 /// One connection: its socket and the event loop's view of it, around its protocol state.
 struct Conn {
     /// The requests in flight, the bytes for them and their answers.
@@ -73,6 +50,12 @@ struct Conn {
     owes: bool,
     /// Rate mode: in the pool of connections with room for a request.
     pooled: bool,
+}
+
+impl AsMut<Connection> for Conn {
+    fn as_mut(&mut self) -> &mut Connection {
+        &mut self.h1
+    }
 }
 
 impl Conn {
@@ -527,33 +510,9 @@ impl Worker<'_> {
     }
 
     fn write(&mut self, i: usize) {
-        let reading = self.conns[i].phase() == Phase::Reading;
-        let Entry { io, c, .. } = &mut self.conns[i];
-        let Some(io) = io.as_mut() else { return };
-        if reading {
-            // TLS: send records still buffered.
-            if io.flush().is_err() {
-                self.lost(i, Instant::now());
-            }
-            return;
+        if wire::write(&mut self.conns, i, &mut self.core.rec.counts.bytes_sent).is_err() {
+            self.lost(i, Instant::now());
         }
-        while !c.h1.unwritten().is_empty() {
-            match io.write(c.h1.unwritten()) {
-                Ok(n) => {
-                    c.h1.wrote(n);
-                    self.core.rec.counts.bytes_sent += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return self.lost(i, Instant::now()),
-            }
-        }
-        let phase = if c.busy() {
-            Phase::Reading
-        } else {
-            Phase::Idle
-        };
-        self.conns.set_phase(i, phase);
     }
 
     /// Reads until the queue's answers are complete or the socket is drained. With
