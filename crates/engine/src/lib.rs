@@ -70,6 +70,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         endpoint,
         tls,
         pipeline: spec.pipeline,
+        streams: spec.streams,
         workers: shares.len(),
         keepalive: spec.request.keepalive,
         expect: spec.expect.clone(),
@@ -195,7 +196,7 @@ fn run_workers(
                 let (live, stop) = (&control.live[index], &*control.stop);
                 std::thread::Builder::new()
                     .name(format!("shootout-worker-{index}"))
-                    .spawn_scoped(s, move || prep.run(shared, spec.streams, a, stop, live))
+                    .spawn_scoped(s, move || prep.run(shared, a, stop, live))
             })
             .collect();
         handles
@@ -259,17 +260,17 @@ impl Prepared {
     fn run(
         &self,
         shared: &Shared,
-        streams: usize,
         a: Assignment,
         stop: &std::sync::atomic::AtomicBool,
         live: &Live,
     ) -> std::io::Result<Output> {
+        use event_loop::host;
         match self {
-            Prepared::Http1(reqs) => h1::worker::run(shared, reqs, a, stop, live),
-            Prepared::Journeys(p) => h1::users::run(shared, p, a, stop, live),
-            Prepared::Http2(req) => h2::worker::run(shared, req, streams, a, stop, live),
-            Prepared::Http3(req) => h3::worker::run(shared, req, streams, a, stop, live),
-            Prepared::WebSocket(p) => ws::worker::run(shared, p, a, stop, live),
+            Prepared::Http1(r) => host(shared, a, stop, live, |c| h1::worker::set_up(c, r)),
+            Prepared::Journeys(p) => host(shared, a, stop, live, |c| h1::users::set_up(c, p)),
+            Prepared::Http2(r) => host(shared, a, stop, live, |c| h2::worker::set_up(c, r)),
+            Prepared::Http3(r) => host(shared, a, stop, live, |c| h3::worker::set_up(c, r)),
+            Prepared::WebSocket(p) => host(shared, a, stop, live, |c| ws::worker::set_up(c, p)),
         }
     }
 }

@@ -18,6 +18,8 @@ pub(crate) struct Life {
     pub backoff: Duration,
     /// Not re-opened before this instant.
     pub reopen_at: Instant,
+    /// No request went on the current connection yet.
+    fresh: bool,
 }
 
 impl Life {
@@ -27,12 +29,30 @@ impl Life {
             connect: Duration::ZERO,
             backoff: Duration::ZERO,
             reopen_at: now,
+            fresh: true,
         }
     }
 
     /// A connection begins to open.
     pub fn opening(&mut self, now: Instant) {
         self.began = now;
+        self.fresh = true;
+    }
+
+    /// When a closed loop's request sent on it `now` started, and the connect time it
+    /// carries: the first ones on a new connection waited for it, so they start at its
+    /// opening and carry its connect time; later ones start now, with none.
+    pub fn carried(&self, now: Instant) -> (Instant, Duration) {
+        if self.fresh {
+            (self.began, self.connect)
+        } else {
+            (now, Duration::ZERO)
+        }
+    }
+
+    /// Requests went on it: later ones carry no connect time.
+    pub fn used(&mut self) {
+        self.fresh = false;
     }
 
     /// It is open (TCP connected): its connect time is now known.

@@ -1,10 +1,12 @@
 //! The one event loop every protocol runs on: a worker thread's life (pinning, the barrier
 //! where the run's clock starts, its CPU time), the loop itself (mio, epoll edge-triggered:
 //! ticks, deadlines, the pacer's timer, busy polling, a read budget per event), and the
-//! parts of a connection's life every protocol shares ([`Life`]: connect timing, backoff,
-//! re-opening). A protocol plugs in through [`Protocol`]: it owns its connections and says
-//! what an event, a tick or a due request does to them; everything else is decided here,
-//! once.
+//! a connection's life every protocol shares: its [`Table`] of connections (phase counts,
+//! the list of those with room), their [`Life`] (connect timing, backoff, re-opening), and
+//! growing, re-opening, failing a connect and sweeping deadlines (the provided methods of
+//! [`Protocol`]). A protocol plugs in through [`Protocol`]: it says what opening or closing
+//! a socket, an event, a due request or a passed deadline does to its connection; everything
+//! else is decided here, once.
 //!
 //! Per request the hot path is one `write`, one `read` (a short read proves the socket
 //! drained, so no second read waits for `EAGAIN`) and a share of one `epoll_wait`; no
@@ -14,16 +16,20 @@
 
 mod life;
 pub mod pacer;
+mod protocol;
 mod schedule;
 mod spare;
+mod table;
 mod turns;
 
 pub(crate) use life::Life;
+pub(crate) use protocol::{parts, Protocol, Reads, Taken};
 pub use schedule::Schedule;
 pub(crate) use spare::Spare;
+pub(crate) use table::{Entry, Phase, Stage, Table};
 pub use turns::Turns;
 
-use crate::exchange::Exchange;
+use crate::exchange::{Exchange, Resend};
 use crate::recorder::Recorder;
 use crate::sys;
 use crate::transport::{Endpoint, TlsTarget, Transport};
@@ -31,6 +37,7 @@ use crate::Live;
 use mio::{Events, Interest, Poll, Token};
 use pacer::{Pacer, Pacing};
 use shootout_model::{Expectation, FailureKind, Record};
+use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -43,6 +50,8 @@ pub struct Shared<'a> {
     pub tls: Option<TlsTarget>,
     /// Requests in flight per connection, at most.
     pub pipeline: usize,
+    /// HTTP/2 and HTTP/3: requests at once per connection, as streams.
+    pub streams: usize,
     /// Worker threads of the run (`{seq}` values are unique across them).
     pub workers: usize,
     /// Keep connections open between requests.
@@ -155,17 +164,6 @@ pub(crate) const READS_PER_EVENT: usize = 16;
 /// How often a worker copies its details for a watching view (its counters: every tick).
 const DETAIL_EVERY: Duration = Duration::from_millis(100);
 
-/// What became of a due request handed to a connection ([`Protocol::begin`]).
-pub(crate) enum Taken {
-    /// It goes out now (or failed unsent, counted): its send is now.
-    Sent,
-    /// It waits on its connection, still opening; its send is counted when its bytes go
-    /// out, as waiting for a connection.
-    Queued,
-    /// The connection could not take it after all (it is marked so): another is tried.
-    Refused,
-}
-
 /// What the schedule allows next.
 pub(crate) enum Dispatch {
     /// The next request is due at this instant.
@@ -194,6 +192,9 @@ pub(crate) struct Core<'a> {
     pub claimed: u64,
     /// Requests started and not ended.
     pub in_flight: usize,
+    /// Requests a server left unprocessed (a GOAWAY), to send again on another connection
+    /// (counted in [`Core::in_flight`]).
+    pub resend: VecDeque<Resend>,
     /// Rate mode: the schedule, and how far it was kept.
     pub pacer: Option<Pacer>,
     pub sched: Schedule,
@@ -210,6 +211,8 @@ pub(crate) struct Core<'a> {
     pub refusing: bool,
     /// Worker number (which local address each connection binds).
     pub index: usize,
+    /// The worker's share of the run.
+    pub share: Assignment,
     /// The last event's reads stopped at [`READS_PER_EVENT`] (taken by the protocol's
     /// [`Protocol::event`]).
     pub unfinished: bool,
@@ -235,6 +238,7 @@ impl<'a> Core<'a> {
             budget: a.budget,
             claimed: 0,
             in_flight: 0,
+            resend: VecDeque::new(),
             pacer: a.rate.map(|rate| Pacer {
                 rate,
                 budget: a.budget,
@@ -249,6 +253,7 @@ impl<'a> Core<'a> {
             max_conns: a.max_connections.max(a.connections),
             refusing: false,
             index: a.index,
+            share: a,
             unfinished: false,
         };
         if core.pacer.is_some() {
@@ -319,6 +324,18 @@ impl<'a> Core<'a> {
         self.in_flight -= 1;
     }
 
+    /// A request the server did not process (it was above a GOAWAY's last stream): sent
+    /// again once, on another connection, and counted as retried; one already sent again
+    /// fails as refused. The caller frees its slot.
+    pub fn unprocessed(&mut self, ex: &Exchange, now: Instant) {
+        if ex.retried {
+            self.fail(ex, now, FailureKind::Refused);
+        } else {
+            self.resend.push_back(ex.resend());
+            self.rec.counts.retried += 1;
+        }
+    }
+
     /// Starts connecting connection `i` (from its local address), registered under its
     /// index, with a TLS session when the target is https.
     pub fn dial(&self, i: usize) -> io::Result<Transport> {
@@ -374,185 +391,16 @@ impl<'a> Core<'a> {
     }
 }
 
-/// A protocol's connections, as the event loop drives them. Each protocol keeps its own
-/// connections (and their state machines) and a [`Core`]; the loop, the worker's life and
-/// the decisions shared by every protocol are the provided methods and [`host`].
-pub(crate) trait Protocol<'a>: Sized {
-    /// The worker's shared state.
-    fn core(&mut self) -> &mut Core<'a>;
-    /// The same, to read.
-    fn core_ref(&self) -> &Core<'a>;
-    /// Gives up the shared state when the run ends.
-    fn into_core(self) -> Core<'a>;
-    /// Closed loop, at the start: puts every connection to work.
-    fn start(&mut self, now: Instant);
-    /// Rate mode: requests put back (their connection lost them unanswered, or a GOAWAY
-    /// left them unprocessed) go out again before any new one ([`pace`]); false while one
-    /// of them still waits for room. None by default.
-    fn resend(&mut self, _now: Instant) -> bool {
-        true
-    }
-    /// Rate mode: a request may wait on a connection still opening, written as soon as it
-    /// is up (HTTP/1.1); otherwise a request waits for a connection open with room.
-    const WAITS_ON_OPENING: bool = false;
-    /// Rate mode: a connection with room for one more request now, if any (most recently
-    /// freed first).
-    fn with_room(&mut self) -> Option<usize>;
-    /// Connection `i` is closed with nothing waiting on it: it may be opened again for a
-    /// request.
-    fn spare(&self, i: usize) -> bool;
-    /// Connections with a socket (open or opening), and of those the ones opening.
-    fn live(&self) -> (usize, usize);
-    /// Adds a connection, not opened yet; its index.
-    fn add(&mut self, now: Instant) -> usize;
-    /// Connection `i` is opening (it did not fail at once).
-    fn is_opening(&self, i: usize) -> bool;
-    /// Rate mode: a connection with room for one more request now. When there is none it
-    /// opens one ([`Protocol::grow`]); the request waits for it (`None`), or on it when
-    /// the protocol [`Protocol::WAITS_ON_OPENING`] (then [`Protocol::begin`] says
-    /// [`Taken::Queued`]).
-    fn room(&mut self, now: Instant) -> Option<usize> {
-        if let Some(i) = self.with_room() {
-            return Some(i);
-        }
-        let i = self.grow(now)?;
-        Self::WAITS_ON_OPENING.then_some(i)
-    }
-    /// Rate mode: a request is due and no connection has room. Opens one — a closed one
-    /// again, most recently closed first, or a new one — and says which, unless too many
-    /// are opening already or [`Core::may_grow`] says no. One at a time when a request
-    /// waits for a connection to open with room (its room will do for the next ones);
-    /// when requests wait on the connections opening, one each, at most
-    /// [`OPENING_AHEAD`] more than are open (a burst opens that many more per round trip).
-    fn grow(&mut self, now: Instant) -> Option<usize> {
-        let (live, opening) = self.live();
-        let most = if Self::WAITS_ON_OPENING {
-            live - opening + OPENING_AHEAD
-        } else {
-            1
-        };
-        if opening >= most {
-            self.core().sched.waiting();
-            return None;
-        }
-        // Entries of connections opened since are dropped.
-        let mut spare = std::mem::take(&mut self.core().spare);
-        let again = spare.ready(|i| self.spare(i));
-        self.core().spare = spare;
-        if !self.core().may_grow(live, again) {
-            return None;
-        }
-        let i = match self.core().spare.pop() {
-            Some(i) => i,
-            None => self.add(now),
-        };
-        self.open(i, now);
-        self.is_opening(i).then_some(i)
-    }
-    /// Rate mode: starts the request due at `due` on connection `i`, given by
-    /// [`Protocol::room`].
-    fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken;
-    /// Deadlines, re-opens and whatever else is swept at each tick.
-    fn tick(&mut self, now: Instant);
-    /// The shortest interval [`Protocol::tick`] keeps besides the deadlines (WebSocket's
-    /// hold mode: its pings), so ticks come at a tenth of it; none by default.
-    fn ticks_for(&self) -> Option<Duration> {
-        None
-    }
-    /// Readiness of connection `i`. Returns true when its reads stopped at
-    /// [`READS_PER_EVENT`] with bytes perhaps left: the loop reads it again after its
-    /// deadlines.
-    fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool;
-    /// Handling connection `i` panicked: whatever it carried fails, and it is replaced.
-    fn on_panic(&mut self, i: usize, now: Instant);
-    /// Opens connection `i`.
-    fn open(&mut self, i: usize, now: Instant);
-    /// How many connections the worker drives.
-    fn connections(&self) -> usize;
-    /// How many connections are still being set up (connecting, TLS, HTTP/2's preface,
-    /// WebSocket's upgrade): counted when the run ends as neither opened nor failed.
-    fn opening(&self) -> usize;
-    /// A connection is still being set up (rate mode waits for them before the start).
-    fn connecting(&self) -> bool {
-        self.opening() > 0
-    }
-
-    /// Nothing under way that the run must wait for: no request in flight (a journey's
-    /// user also waits out its think time).
-    fn idle(&self) -> bool {
-        self.core_ref().in_flight == 0
-    }
-
-    /// Closed loop: nothing under way and nothing more to send.
-    fn closed_done(&mut self, now: Instant) -> bool {
-        self.idle() && self.core_ref().spent(now)
-    }
-
-    /// The earliest instant a timer of the protocol's own is due (HTTP/3's QUIC timers:
-    /// acknowledgement delay, loss detection, idle timeout); the loop waits no longer, and
-    /// calls [`Protocol::wake`] once it has passed. The protocol keeps it (no scan here).
-    fn next_wake(&self) -> Option<Instant> {
-        None
-    }
-
-    /// [`Protocol::next_wake`] has passed: fire what is due.
-    fn wake(&mut self, _now: Instant) {}
-
-    /// After the loop, before the counts are final (a protocol closing gracefully uses it).
-    fn wind_down(&mut self, _stop: &AtomicBool) {}
-
-    /// See [`Output::streams_allowed`].
-    fn streams_allowed(&self) -> Option<u64> {
-        None
-    }
-
-    /// Rate mode, at set-up: opens every connection and waits (up to the connect timeout)
-    /// until they are up, so the schedule starts with connections ready; those still
-    /// connecting are left to the deadline sweep.
-    fn connect_all(&mut self) -> io::Result<()> {
-        let (sh, worker) = (self.core_ref().sh, self.core_ref().index);
-        // Each opens in its turn among the workers' (see `turns`), at most a second waited.
-        let turns_end = Instant::now() + sh.connect_timeout.min(Duration::from_secs(1));
-        for i in 0..self.connections() {
-            sh.turns.wait(worker, i, turns_end);
-            self.open(i, Instant::now());
-            sh.turns.taken();
-        }
-        let now = Instant::now();
-        let deadline = now + sh.connect_timeout;
-        let mut events = Events::with_capacity(1024);
-        let mut again = Vec::new();
-        while self.connecting() {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            resume(self, &mut again);
-            if self.next_wake().is_some_and(|w| now >= w) {
-                self.wake(now);
-            }
-            let wait = if again.is_empty() {
-                let until = self.next_wake().map_or(deadline, |w| w.min(deadline));
-                until.saturating_duration_since(now)
-            } else {
-                Duration::ZERO
-            };
-            self.core().poll.poll(&mut events, Some(wait))?;
-            deliver(self, &events, &mut again, None);
-        }
-        Ok(())
-    }
-}
-
 /// Runs a worker thread's life around its event loop: pinning, the barrier where the run's
 /// clock starts, the loop, the thread's CPU time, and its output. `set_up` builds the
-/// protocol's worker (in rate mode with its connections open).
+/// protocol's worker around its [`Core`] (which holds its share `a`); in rate mode its connections are
+/// opened here, before the barrier, so the schedule starts with connections ready.
 pub(crate) fn host<'a, P: Protocol<'a>>(
     sh: &'a Shared<'a>,
     a: Assignment,
     stop: &AtomicBool,
     live: &Live,
-    set_up: impl FnOnce(&'a Shared<'a>, Assignment) -> io::Result<P>,
+    set_up: impl FnOnce(Core<'a>) -> io::Result<P>,
 ) -> io::Result<Output> {
     if let Some(cpu) = a.cpu {
         // Pinning is best effort: a CPU outside the allowed set is reported by the caller.
@@ -560,7 +408,12 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
     }
     let began = Instant::now();
     let cpu0 = sys::thread_cpu();
-    let w = set_up(sh, a);
+    let w = Core::new(sh, a).and_then(set_up).and_then(|mut w| {
+        if w.core_ref().paced() {
+            w.connect_all()?;
+        }
+        Ok(w)
+    });
     // Every worker reaches the barrier, even one whose set-up failed, or the others wait forever.
     if sh.barrier.wait().is_leader() {
         if let Some(at) = sh.start_at {
@@ -950,7 +803,7 @@ fn handle<'a, P: Protocol<'a>>(
 
 #[cfg(test)]
 mod tests {
-    use super::{resume, Core, Protocol, Spin, Taken, Wake};
+    use super::{resume, Core, Protocol, Spin, Table, Taken, Wake};
     use std::time::{Duration, Instant};
 
     /// A worker whose connection 2 panics when handled and whose connection 3 always has
@@ -962,6 +815,9 @@ mod tests {
     }
 
     impl<'a> Protocol<'a> for Panicky {
+        type Phase = Stage;
+        type Conn = ();
+        type Socket = ();
         fn core(&mut self) -> &mut Core<'a> {
             unreachable!()
         }
@@ -971,26 +827,19 @@ mod tests {
         fn into_core(self) -> Core<'a> {
             unreachable!()
         }
-        fn start(&mut self, _: Instant) {}
-        fn with_room(&mut self) -> Option<usize> {
-            None
-        }
-        fn spare(&self, _: usize) -> bool {
-            false
-        }
-        fn live(&self) -> (usize, usize) {
-            (5, 0)
-        }
-        fn add(&mut self, _: Instant) -> usize {
+        fn table(&self) -> &Table<Stage, (), ()> {
             unreachable!()
         }
-        fn is_opening(&self, _: usize) -> bool {
-            false
+        fn parts(&mut self) -> (&mut Core<'a>, &mut Table<Stage, (), ()>) {
+            unreachable!()
+        }
+        fn new_conn(&self, _: Instant) {}
+        fn with_room(&mut self) -> Option<usize> {
+            None
         }
         fn begin(&mut self, _: usize, _: Instant, _: Instant) -> Taken {
             Taken::Refused
         }
-        fn tick(&mut self, _: Instant) {}
         fn event(&mut self, i: usize, _: bool, _: bool, _: bool) -> bool {
             assert_ne!(i, 2, "a bug reached by a server's bytes");
             self.handled.push(i);
@@ -999,12 +848,19 @@ mod tests {
         fn on_panic(&mut self, i: usize, _: Instant) {
             self.panicked.push(i);
         }
+        fn fail_all(&mut self, _: usize, _: Instant, _: shootout_model::FailureKind) {}
         fn open(&mut self, _: usize, _: Instant) {}
-        fn connections(&self) -> usize {
-            5
-        }
-        fn opening(&self) -> usize {
-            0
+        fn deadlines(&mut self, _: usize, _: Instant) {}
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct Stage;
+
+    impl super::Phase for Stage {
+        const CLOSED: Stage = Stage;
+        const CONNECTING: Stage = Stage;
+        fn opening(self) -> bool {
+            false
         }
     }
 

@@ -264,6 +264,28 @@ impl Connection {
         }
     }
 
+    /// Hands what is rendered and not yet written to `write` (the socket's), as far as it
+    /// takes it, adding the bytes to `sent`: true once all is written, false when the
+    /// socket would block; an error of `write` is the connection's.
+    pub fn write_with(
+        &mut self,
+        mut write: impl FnMut(&[u8]) -> std::io::Result<usize>,
+        sent: &mut u64,
+    ) -> std::io::Result<bool> {
+        while !self.unwritten().is_empty() {
+            match write(self.unwritten()) {
+                Ok(n) => {
+                    self.wrote(n);
+                    *sent += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
     /// Takes bytes that arrived, up to the end of the answer under way: call again with
     /// the rest when an answer comes back with bytes left over.
     #[inline]

@@ -19,21 +19,17 @@
 //! captures and checks read ([`super::parse::Kept`]), however long the body.
 
 use super::conn::{Connection, Received, Slot, Then};
-use crate::event_loop::{
-    host, Assignment, Core, Life, Output, Protocol, Shared, Taken, READS_PER_EVENT,
-};
+use super::wire::{self, Phase};
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Table, Taken};
 use crate::journey::{Answer, Event, Fields, Next, Setup, User};
 use crate::recorder;
 use crate::sys;
-use crate::transport::{Got, Transport};
-use crate::Live;
 use mio::{Interest, Token};
 use shootout_model::journey::JourneyFile;
 use shootout_model::FailureKind;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// The token of the think-time timer (the pacing timer's is `usize::MAX`).
@@ -56,17 +52,6 @@ pub struct Prepared {
     pub unix_start: i64,
 }
 
-/// Where a connection's socket is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Closed,
-    Connecting,
-    /// Open, nothing in flight: the user thinks.
-    Idle,
-    Writing,
-    Reading,
-}
-
 /// What a timer of a user's fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Due {
@@ -80,10 +65,7 @@ enum Due {
 
 /// One user and its connection.
 struct Conn<'j> {
-    io: Option<Transport>,
-    phase: Phase,
     h1: Connection,
-    life: Life,
     /// `None` in the open model between two users of the slot.
     user: Option<User<'j>>,
     /// In a journey (started, not ended).
@@ -94,10 +76,16 @@ struct Conn<'j> {
     idle_at: Instant,
 }
 
+impl<'j> AsMut<Connection> for Conn<'j> {
+    fn as_mut(&mut self) -> &mut Connection {
+        &mut self.h1
+    }
+}
+
 struct Worker<'a> {
     core: Core<'a>,
     p: &'a Prepared,
-    conns: Vec<Conn<'a>>,
+    conns: Table<Phase, Conn<'a>>,
     /// Users' due steps and journeys: (when, connection, generation, what).
     timers: BinaryHeap<Reverse<(Instant, usize, u32, Due)>>,
     think: sys::Timer,
@@ -105,28 +93,16 @@ struct Worker<'a> {
     first_step: Vec<usize>,
     /// What a user reported during one call.
     events: Vec<Event>,
-    opening: usize,
-    live: usize,
     /// Users in a journey.
     active: usize,
     /// Users this worker made (their numbers: `index + made × workers`).
     made: u64,
 }
 
-/// Runs one worker's users to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    p: &Prepared,
-    a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, p, a))
-}
-
-fn set_up<'a>(sh: &'a Shared<'a>, p: &'a Prepared, a: Assignment) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
-    let mut core = Core::new(sh, a)?;
+/// Builds the users around their `core`.
+pub(crate) fn set_up<'a>(mut core: Core<'a>, p: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
+    let now = core.start;
     let mut first_step = Vec::with_capacity(p.file.journeys.len());
     let mut steps = 0;
     for j in &p.file.journeys {
@@ -145,21 +121,19 @@ fn set_up<'a>(sh: &'a Shared<'a>, p: &'a Prepared, a: Assignment) -> io::Result<
     let mut w = Worker {
         core,
         p,
-        conns: Vec::new(),
+        conns: Table::with_capacity(a.connections),
         timers: BinaryHeap::new(),
         think,
         first_step,
         events: Vec::new(),
-        opening: 0,
-        live: 0,
         active: 0,
         made: 0,
     };
     if !w.core.paced() {
         for _ in 0..a.connections {
             let user = Some(w.new_user(false));
-            let c = w.new_conn(now, user);
-            w.conns.push(c);
+            let i = w.add(now);
+            w.conns[i].user = user;
         }
     }
     Ok(w)
@@ -194,16 +168,17 @@ impl Fields for Head<'_> {
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    fn core(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
+    parts!('a, Phase, Conn<'a>, core, conns);
 
-    fn core_ref(&self) -> &Core<'a> {
-        &self.core
-    }
-
-    fn into_core(self) -> Core<'a> {
-        self.core
+    /// A slot with no user yet.
+    fn new_conn(&self, now: Instant) -> Conn<'a> {
+        Conn {
+            h1: Connection::new(1, true, None),
+            user: None,
+            active: false,
+            gen: 0,
+            idle_at: now,
+        }
     }
 
     /// Closed model: every user begins its first journey.
@@ -221,21 +196,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn spare(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Closed && self.conns[i].user.is_none()
-    }
-
-    fn live(&self) -> (usize, usize) {
-        (self.live, self.opening)
-    }
-
-    fn add(&mut self, now: Instant) -> usize {
-        let c = self.new_conn(now, None);
-        self.conns.push(c);
-        self.conns.len() - 1
-    }
-
-    fn is_opening(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Connecting
+        self.conns.closed(i) && self.conns[i].user.is_none()
     }
 
     /// Open model: the journey due at `due` starts now as a new user on connection `i`
@@ -247,10 +208,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns[i].user = Some(user);
         self.begin_journey(i, due, now);
         Taken::Sent
-    }
-
-    fn tick(&mut self, now: Instant) {
-        self.sweep(now);
     }
 
     fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
@@ -269,16 +226,37 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        self.fail_step(i, now, kind);
+    }
+
     fn open(&mut self, i: usize, now: Instant) {
-        self.connect(i, now);
+        self.conns[i].h1.reopen();
+        self.dial(i, now);
     }
 
-    fn connections(&self) -> usize {
-        self.conns.len()
+    /// The request past its deadline fails, and its connection with it.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let c = &self.conns[i];
+        let timeout = self.core.sh.timeout;
+        if matches!(c.phase(), Phase::Writing | Phase::Reading)
+            && c.h1
+                .front()
+                .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout)
+        {
+            self.broke(i, now, FailureKind::Timeout)
+        }
     }
 
-    fn opening(&self) -> usize {
-        self.opening
+    /// The connection could not be opened: the request waiting on it fails, and the
+    /// user's next connection waits a pause that doubles with each failure (see
+    /// [`crate::event_loop::Life::pause`]), so a server that is down or turns
+    /// connections away is not hammered in a tight loop.
+    fn connect_failed(&mut self, i: usize, now: Instant) {
+        self.close(i);
+        self.core.rec.counts.connections_failed += 1;
+        self.conns[i].life.pause(now);
+        self.fail_step(i, now, FailureKind::Connect);
     }
 
     /// Users thinking are under way too: the run waits for their journeys.
@@ -304,8 +282,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
                 Due::Step => self.send(i, at, now),
                 Due::Journey => self.begin_journey(i, at, now),
                 Due::Open => {
-                    if self.conns[i].phase == Phase::Closed && self.conns[i].h1.busy() {
-                        self.connect(i, now);
+                    if self.conns[i].phase() == Phase::Closed && self.conns[i].h1.busy() {
+                        self.open(i, now);
                     }
                 }
             }
@@ -314,19 +292,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new_conn(&self, now: Instant, user: Option<User<'a>>) -> Conn<'a> {
-        Conn {
-            io: None,
-            phase: Phase::Closed,
-            h1: Connection::new(1, true, None),
-            life: Life::new(now),
-            user,
-            active: false,
-            gen: 0,
-            idle_at: now,
-        }
-    }
-
     /// A new user; `single`: it runs one journey (the open model's).
     fn new_user(&mut self, single: bool) -> User<'a> {
         let sh = self.core.sh;
@@ -368,7 +333,7 @@ impl<'a> Worker<'a> {
             return self.done(i);
         }
         let at = self.since(due);
-        let c = &mut self.conns[i];
+        let c = &mut self.conns[i].c;
         let Some(user) = c.user.as_mut() else { return };
         c.active = true;
         self.active += 1;
@@ -441,7 +406,8 @@ impl<'a> Worker<'a> {
     /// User `i`'s request, due at `due`, goes out (on its connection, opened first if
     /// need be).
     fn send(&mut self, i: usize, due: Instant, now: Instant) {
-        let c = &mut self.conns[i];
+        let (phase, reopen_at) = (self.conns[i].phase(), self.conns[i].life.reopen_at);
+        let c = &mut self.conns[i].c;
         let Some(user) = c.user.as_ref() else { return };
         let Some((journey, step)) = user.pending() else {
             return;
@@ -450,66 +416,21 @@ impl<'a> Worker<'a> {
         let kind = self.first_step[journey] + step;
         let idempotent = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(&method);
         let mut s = Slot::new(due, now, kind, method == "HEAD", idempotent);
-        if c.phase == Phase::Idle {
+        if phase == Phase::Idle {
             s.rested = now.saturating_duration_since(c.idle_at);
         }
-        s.waited = c.phase != Phase::Idle;
+        s.waited = phase != Phase::Idle;
         // The schedule's send is a journey's start (see `begin`), never a step's.
         s.scheduled = true;
         c.h1.push(s);
         c.h1.parser.keep(user.prefix(), user.needle());
         self.core.in_flight += 1;
-        match c.phase {
-            Phase::Closed if now >= c.life.reopen_at => self.connect(i, now),
-            Phase::Closed => {
-                let at = c.life.reopen_at;
-                self.later(i, at, Due::Open);
-            }
+        match phase {
+            Phase::Closed if now >= reopen_at => self.open(i, now),
+            Phase::Closed => self.later(i, reopen_at, Due::Open),
             Phase::Connecting => {}
             _ => self.flush(i, now),
         }
-    }
-
-    fn connect(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.h1.reopen();
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                if c.phase == Phase::Closed {
-                    self.live += 1;
-                }
-                if c.phase != Phase::Connecting {
-                    self.opening += 1;
-                }
-                c.phase = Phase::Connecting;
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if c.phase == Phase::Connecting {
-            self.opening -= 1;
-        }
-        if c.phase != Phase::Closed {
-            self.live -= 1;
-        }
-        c.io = None;
-        c.phase = Phase::Closed;
-    }
-
-    /// The connection could not be opened: the request waiting on it fails, and the
-    /// user's next connection waits a pause that doubles with each failure (see
-    /// [`Life::pause`]), so a server that is down or turns connections away is not
-    /// hammered in a tight loop.
-    fn connect_failed(&mut self, i: usize, now: Instant) {
-        self.close(i);
-        self.core.rec.counts.connections_failed += 1;
-        self.conns[i].life.pause(now);
-        self.fail_step(i, now, FailureKind::Connect);
     }
 
     /// The connection broke with `kind`: its request fails, and the user goes on.
@@ -537,13 +458,13 @@ impl<'a> Worker<'a> {
 
     fn ready(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
-        match c.phase {
+        match c.phase() {
             Phase::Closed => {}
             Phase::Connecting => {
                 self.on_connecting(i);
                 // Edge-triggered: bytes or a close that came with the connect have no
                 // other notice.
-                match self.conns[i].phase {
+                match self.conns[i].phase() {
                     Phase::Writing | Phase::Reading if readable => self.read(i, closed),
                     Phase::Idle if readable => self.on_idle_readable(i),
                     _ => {}
@@ -555,7 +476,7 @@ impl<'a> Worker<'a> {
                 if writable {
                     self.write(i);
                 }
-                if readable && matches!(self.conns[i].phase, Phase::Writing | Phase::Reading) {
+                if readable && matches!(self.conns[i].phase(), Phase::Writing | Phase::Reading) {
                     self.read(i, closed);
                 }
             }
@@ -564,22 +485,17 @@ impl<'a> Worker<'a> {
 
     fn on_connecting(&mut self, i: usize) {
         let now = Instant::now();
+        if !self.tcp_connected(i, now) {
+            return;
+        }
         let c = &mut self.conns[i];
-        let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
-        match state {
-            Ok(false) => {}
-            Ok(true) => {
-                let connect = c.life.opened(now);
-                self.core.rec.connected(connect);
-                c.h1.opened(connect);
-                c.phase = Phase::Idle;
-                c.idle_at = now;
-                self.opening -= 1;
-                if c.h1.busy() {
-                    self.flush(i, now);
-                }
-            }
-            Err(_) => self.connect_failed(i, now),
+        let connect = c.life.opened(now);
+        self.core.rec.connected(connect);
+        c.h1.opened(connect);
+        c.idle_at = now;
+        self.conns.set_phase(i, Phase::Idle);
+        if self.conns[i].h1.busy() {
+            self.flush(i, now);
         }
     }
 
@@ -603,8 +519,8 @@ impl<'a> Worker<'a> {
     }
 
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        if c.io.is_none() {
+        let Entry { io, c, .. } = &mut self.conns[i];
+        if io.is_none() {
             return;
         }
         let (Some(user), prelude) = (c.user.as_ref(), &self.p.prelude) else {
@@ -612,70 +528,50 @@ impl<'a> Worker<'a> {
         };
         c.h1.render(now, |_, out| user.request().write_h1_with(prelude, out));
         if !c.h1.unwritten().is_empty() {
-            c.phase = Phase::Writing;
+            self.conns.set_phase(i, Phase::Writing);
             self.write(i);
         }
     }
 
     fn write(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        let Some(io) = c.io.as_mut() else { return };
-        if c.phase == Phase::Reading {
-            if io.flush().is_err() {
-                self.lost(i, Instant::now());
-            }
-            return;
+        if wire::write(&mut self.conns, i, &mut self.core.rec.counts.bytes_sent).is_err() {
+            self.lost(i, Instant::now());
         }
-        while !c.h1.unwritten().is_empty() {
-            match io.write(c.h1.unwritten()) {
-                Ok(n) => {
-                    c.h1.wrote(n);
-                    self.core.rec.counts.bytes_sent += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return self.lost(i, Instant::now()),
-            }
-        }
-        c.phase = if c.h1.busy() {
-            Phase::Reading
-        } else {
-            Phase::Idle
-        };
     }
 
     fn read(&mut self, i: usize, closed: bool) {
-        for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i];
-            let Some(io) = c.io.as_mut() else { return };
-            c.h1.peer_closed |= closed;
-            let received = &mut self.core.rec.counts.bytes_received;
-            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
-                Got::Bytes { n, drained } => (n, drained),
-                Got::Empty => return,
-                Got::Closed => return self.eof(i),
-                Got::Failed => return self.lost(i, Instant::now()),
-            };
-            let now = Instant::now();
-            let mut at = 0;
-            while at < n {
-                match self.conns[i].h1.received(&self.core.buf[at..n], now) {
-                    Received::NeedMore => at = n,
-                    Received::Answered(a) => {
-                        // One request in flight: bytes after its answer are nobody's.
-                        self.answered(i, now, a.answer, a.then);
-                        return;
-                    }
-                    Received::Unsolicited => return self.broke(i, now, FailureKind::Malformed),
-                    Received::Malformed => return self.broke(i, now, FailureKind::Malformed),
-                    Received::Lost => return self.lost(i, now),
+        self.conns[i].h1.peer_closed |= closed;
+        match self.read_each(i, closed, |w, n| w.answer_from(i, n)) {
+            Reads::Closed => self.eof(i),
+            Reads::Failed => self.lost(i, Instant::now()),
+            Reads::Drained | Reads::More | Reads::Stopped => {}
+        }
+    }
+
+    /// Hands the `n` bytes read for user `i` to its answer; false once the answer is whole
+    /// or the connection failed.
+    fn answer_from(&mut self, i: usize, n: usize) -> bool {
+        let now = Instant::now();
+        let mut at = 0;
+        while at < n {
+            match self.conns[i].h1.received(&self.core.buf[at..n], now) {
+                Received::NeedMore => at = n,
+                Received::Answered(a) => {
+                    // One request in flight: bytes after its answer are nobody's.
+                    self.answered(i, now, a.answer, a.then);
+                    return false;
+                }
+                Received::Unsolicited | Received::Malformed => {
+                    self.broke(i, now, FailureKind::Malformed);
+                    return false;
+                }
+                Received::Lost => {
+                    self.lost(i, now);
+                    return false;
                 }
             }
-            if drained {
-                return;
-            }
         }
-        self.core.unfinished = true;
+        true
     }
 
     fn eof(&mut self, i: usize) {
@@ -688,8 +584,8 @@ impl<'a> Worker<'a> {
 
     /// The connection broke while the request was out.
     fn lost(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        let Some(io) = c.io.as_ref() else { return };
+        let Entry { io, life, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_ref() else { return };
         let handshaking = io.tls.as_ref().is_some_and(|t| t.is_handshaking());
         if c.h1.raced(now) {
             // The server's keep-alive timer closed the connection as the request went
@@ -697,12 +593,12 @@ impl<'a> Worker<'a> {
             self.close(i);
             self.core.rec.counts.reconnects += 1;
             self.core.rec.counts.retried += 1;
-            return self.connect(i, now);
+            return self.open(i, now);
         }
         if !c.h1.reused {
             // Closed before any answer on it (its request fails, as reset): the next
             // connection waits a pause that doubles each time, as after a failed connect.
-            c.life.pause(now);
+            life.pause(now);
         }
         let kind = if handshaking {
             self.core.rec.counts.connections_failed += 1;
@@ -721,6 +617,7 @@ impl<'a> Worker<'a> {
         let Some(s) = c.h1.pop_front() else { return };
         self.core.in_flight -= 1;
         self.core.served(&mut c.life);
+        let c = &mut c.c;
         let Some(user) = c.user.as_mut() else { return };
         let kept = c.h1.parser.kept.as_deref();
         let (head, body) = kept.map_or((&[][..], &[][..]), |k| (&k.head[..], &k.body[..]));
@@ -741,34 +638,12 @@ impl<'a> Worker<'a> {
             .credit_judged(&s.timing(now), a, || server.take(), failure);
         match then {
             Then::Idle => {
-                let c = &mut self.conns[i];
-                c.phase = Phase::Idle;
-                c.idle_at = now;
+                self.conns.set_phase(i, Phase::Idle);
+                self.conns[i].idle_at = now;
             }
             // Bytes after the answer (`Extra`) are nobody's: the connection is closed.
             Then::Close { .. } | Then::PeerClosed | Then::Extra | Then::Next => self.close(i),
         }
         self.after(i, next, now);
-    }
-
-    /// Deadlines: connects and requests past theirs fail.
-    fn sweep(&mut self, now: Instant) {
-        let sh = self.core.sh;
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            match c.phase {
-                Phase::Connecting if c.life.overdue(now, sh.connect_timeout) => {
-                    self.connect_failed(i, now)
-                }
-                Phase::Writing | Phase::Reading
-                    if c.h1
-                        .front()
-                        .is_some_and(|s| now.saturating_duration_since(s.sent) >= sh.timeout) =>
-                {
-                    self.broke(i, now, FailureKind::Timeout)
-                }
-                _ => {}
-            }
-        }
     }
 }

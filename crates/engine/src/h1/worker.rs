@@ -26,15 +26,12 @@
 
 use super::conn::{Answered, Connection, Received, Slot, Then};
 use super::request::Prepared;
-use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
+use super::wire::{self, Phase};
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Table, Taken};
 use crate::recorder::Timing;
 use crate::template::Gen;
-use crate::transport::{Got, Transport};
-use crate::Live;
 use shootout_model::FailureKind;
 use std::io;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// Rate mode: an answer that took longer than this after its send, and came after the
@@ -42,30 +39,10 @@ use std::time::Instant;
 /// [`crate::event_loop::Schedule::overtaken`].
 const OVERTAKEN_AFTER: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// Where a connection's socket is. `Writing` and `Reading` hold a non-empty queue; `Idle`
-/// an empty one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// No socket.
-    Closed,
-    /// The socket is connecting (or its TLS handshake has not begun).
-    Connecting,
-    /// Open, nothing in flight (rate mode: waiting for the schedule).
-    Idle,
-    /// Rendered bytes are still to be written.
-    Writing,
-    /// Everything written; answers awaited.
-    Reading,
-}
-
 /// One connection: its socket and the event loop's view of it, around its protocol state.
 struct Conn {
-    io: Option<Transport>,
-    phase: Phase,
     /// The requests in flight, the bytes for them and their answers.
     h1: Connection,
-    /// Its opening, connect time and pause before re-opening.
-    life: Life,
     /// When the connection last became idle (rate mode).
     idle_at: Instant,
     /// Rate mode: bytes nobody asked for arrived on this connection while it was idle; the
@@ -73,6 +50,12 @@ struct Conn {
     owes: bool,
     /// Rate mode: in the pool of connections with room for a request.
     pooled: bool,
+}
+
+impl AsMut<Connection> for Conn {
+    fn as_mut(&mut self) -> &mut Connection {
+        &mut self.h1
+    }
 }
 
 impl Conn {
@@ -86,7 +69,7 @@ struct Worker<'a> {
     core: Core<'a>,
     /// The run's requests, in their HTTP/1.1 wire form.
     reqs: &'a Prepared,
-    conns: Vec<Conn>,
+    conns: Table<Phase, Conn>,
     /// Rate mode: connections with room for a request (see [`Conn::pooled`]); an entry
     /// whose connection is no longer pooled is skipped when popped.
     pool: Vec<usize>,
@@ -96,30 +79,15 @@ struct Worker<'a> {
     scratch: Vec<u8>,
     /// Copy the next request rendered into the heads sample (`-v 2`).
     want_request_head: bool,
-    /// Connections being opened (in [`Phase::Connecting`]).
-    opening: usize,
-    /// Connections with a socket (not [`Phase::Closed`]).
-    live: usize,
     /// Rate mode: the latest send of a request answered so far.
     last_sent_answered: Option<Instant>,
 }
 
-/// Runs one worker to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    reqs: &Prepared,
-    a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, reqs, a))
-}
-
-/// Builds the worker; in rate mode also opens its connections, so the schedule starts
-/// with connections ready.
-fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
-    let mut core = Core::new(sh, a)?;
+/// Builds the worker around its `core` (the loop's `host` opens its connections in
+/// rate mode).
+pub(crate) fn set_up<'a>(mut core: Core<'a>, reqs: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
+    let (sh, now) = (core.sh, core.start);
     let kinds = reqs.kinds.len();
     if (2..=shootout_model::requests::MAX_REPORTED_ENTRIES).contains(&kinds) {
         core.rec.per_kind(kinds);
@@ -127,7 +95,7 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
     let mut w = Worker {
         core,
         reqs,
-        conns: Vec::with_capacity(a.connections),
+        conns: Table::with_capacity(a.connections),
         pool: Vec::with_capacity(a.connections),
         gen: Gen::new(
             reqs.seed,
@@ -138,49 +106,35 @@ fn set_up<'a>(sh: &'a Shared<'a>, reqs: &'a Prepared, a: Assignment) -> io::Resu
         ),
         scratch: Vec::new(),
         want_request_head: false,
-        opening: 0,
-        live: 0,
         last_sent_answered: None,
     };
     for _ in 0..a.connections {
-        let c = w.new_conn(now);
-        w.conns.push(c);
+        w.add(now);
     }
     // The heads sample comes from the first worker's first connection: its first request
     // and its first answers, then nothing more is copied.
-    if a.index == 0 && sh.heads > 0 {
-        if let Some(c) = w.conns.first_mut() {
-            c.h1.parser.want_head();
-            w.want_request_head = true;
-        }
-    }
-    if w.core.paced() {
-        w.connect_all()?;
-        // Those opened ahead of need are used in the order their connects completed, as
-        // near as the client can see to the order a server accepts them: a server that
-        // gives each accepted connection a worker until its request comes is given
-        // requests on those it accepted first. The workers opened theirs in turns (see
-        // `event_loop::Turns`), so across workers too they are accepted in the order the
-        // schedule uses them. (The kernel may still accept them in another order, e.g. when
-        // a thread moved between CPUs as it connected.)
-        let conns = &w.conns;
-        w.pool.retain(|&i| conns[i].pooled);
-        w.pool.reverse();
+    if a.index == 0 && sh.heads > 0 && a.connections > 0 {
+        w.conns[0].h1.parser.want_head();
+        w.want_request_head = true;
     }
     Ok(w)
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    fn core(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
+    parts!('a, Phase, Conn, core, conns);
 
-    fn core_ref(&self) -> &Core<'a> {
-        &self.core
-    }
-
-    fn into_core(self) -> Core<'a> {
-        self.core
+    fn new_conn(&self, now: Instant) -> Conn {
+        let sh = self.core.sh;
+        Conn {
+            h1: Connection::new(
+                sh.pipeline,
+                sh.keepalive,
+                sh.expect.body_contains.as_deref(),
+            ),
+            idle_at: now,
+            owes: false,
+            pooled: false,
+        }
     }
 
     fn start(&mut self, now: Instant) {
@@ -202,21 +156,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn spare(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Closed && !self.conns[i].busy()
-    }
-
-    fn live(&self) -> (usize, usize) {
-        (self.live, self.opening)
-    }
-
-    fn add(&mut self, now: Instant) -> usize {
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.conns.len() - 1
-    }
-
-    fn is_opening(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Connecting
+        self.conns.closed(i) && !self.conns[i].busy()
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -234,14 +174,14 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
         // A connection still opening sends its queue once it is up, and counts the send
         // then.
-        let queued = self.conns[i].phase == Phase::Connecting;
+        let queued = self.conns[i].phase() == Phase::Connecting;
         self.enqueue(i, due, now, !queued);
         if !queued {
             self.flush(i, now);
         }
         self.conns[i].pooled = false;
         let c = &self.conns[i];
-        if c.h1.len() < self.core.sh.pipeline && c.phase != Phase::Closed {
+        if c.h1.len() < self.core.sh.pipeline && c.phase() != Phase::Closed {
             self.pool_add(i);
         }
         if queued {
@@ -249,10 +189,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
         } else {
             Taken::Sent
         }
-    }
-
-    fn tick(&mut self, now: Instant) {
-        self.sweep(now);
     }
 
     fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
@@ -264,41 +200,62 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.broke(i, now, FailureKind::GeneratorFault);
     }
 
+    /// Every request queued on `i` fails with `kind` (its connection never carried them).
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        while let Some(s) = self.conns[i].h1.pop_front() {
+            Self::failed(&mut self.core, s, now, kind);
+        }
+    }
+
     fn open(&mut self, i: usize, now: Instant) {
-        self.connect(i, now);
+        self.conns[i].h1.reopen();
+        self.dial(i, now);
     }
 
-    fn connections(&self) -> usize {
-        self.conns.len()
+    fn close(&mut self, i: usize) {
+        // Closing the socket removes it from the epoll set; no deregister call needed.
+        self.conns[i].pooled = false;
+        self.conns.close(i);
     }
 
-    fn opening(&self) -> usize {
-        self.conns
-            .iter()
-            .filter(|c| c.phase == Phase::Connecting)
-            .count()
+    /// Answers come in order: the front request's deadline is the first to pass, and the
+    /// connection fails with it.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let c = &self.conns[i];
+        let timeout = self.core.sh.timeout;
+        if matches!(c.phase(), Phase::Writing | Phase::Reading)
+            && c.h1
+                .front()
+                .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout)
+        {
+            self.broke(i, now, FailureKind::Timeout);
+        }
+    }
+
+    /// Its queue fails (its requests were claimed when queued).
+    fn charge(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        self.fail_all(i, now, kind);
+    }
+
+    fn reopen(&mut self, i: usize, now: Instant) {
+        self.next(i, now);
+    }
+
+    /// Those opened ahead of need are used in the order their connects completed, as
+    /// near as the client can see to the order a server accepts them: a server that gives
+    /// each accepted connection a worker until its request comes is given requests on
+    /// those it accepted first. The workers opened theirs in turns (see
+    /// `event_loop::Turns`), so across workers too they are accepted in the order the
+    /// schedule uses them. (The kernel may still accept them in another order, e.g. when a
+    /// thread moved between CPUs as it connected.)
+    fn opened_ahead(&mut self) {
+        let conns = &self.conns;
+        self.pool.retain(|&i| conns[i].pooled);
+        self.pool.reverse();
     }
 }
 
 impl Worker<'_> {
-    /// A connection not yet opened.
-    fn new_conn(&self, now: Instant) -> Conn {
-        let sh = self.core.sh;
-        Conn {
-            io: None,
-            phase: Phase::Closed,
-            h1: Connection::new(
-                sh.pipeline,
-                sh.keepalive,
-                sh.expect.body_contains.as_deref(),
-            ),
-            life: Life::new(now),
-            idle_at: now,
-            owes: false,
-            pooled: false,
-        }
-    }
-
     /// Puts connection `i` in the pool, unless it is there.
     fn pool_add(&mut self, i: usize) {
         if self.conns[i].pooled {
@@ -324,10 +281,10 @@ impl Worker<'_> {
         let k = &self.reqs.kinds[kind];
         let c = &mut self.conns[i];
         let mut s = Slot::new(start, now, kind, k.head, k.idempotent);
-        if !c.busy() && c.phase == Phase::Idle {
+        if !c.busy() && c.phase() == Phase::Idle {
             s.rested = now.saturating_duration_since(c.idle_at);
         }
-        s.waited = c.phase == Phase::Connecting;
+        s.waited = c.phase() == Phase::Connecting;
         s.scheduled = counted;
         c.h1.push(s);
         self.core.in_flight += 1;
@@ -339,9 +296,9 @@ impl Worker<'_> {
     /// spent.
     fn next(&mut self, i: usize, now: Instant) {
         if self.core.pacer.is_some() {
-            match self.conns[i].phase {
+            match self.conns[i].phase() {
                 // Requests wait on it (not written yet): they need it now.
-                Phase::Closed if self.conns[i].busy() => self.connect(i, now),
+                Phase::Closed if self.conns[i].busy() => self.open(i, now),
                 // Opened again when a request needs it, not before.
                 Phase::Closed => self.core.spare.push(i),
                 Phase::Connecting => {}
@@ -350,61 +307,27 @@ impl Worker<'_> {
             return;
         }
         let c = &self.conns[i];
-        if c.phase != Phase::Closed && c.busy() {
+        if c.phase() != Phase::Closed && c.busy() {
             return;
         }
         while self.conns[i].h1.len() < self.core.sh.pipeline && self.core.claim(now) {
             self.enqueue(i, now, now, false);
         }
-        match self.conns[i].phase {
+        match self.conns[i].phase() {
             _ if !self.conns[i].busy() => self.close(i),
-            Phase::Closed => self.connect(i, now),
+            Phase::Closed => self.open(i, now),
             Phase::Connecting => {}
             _ => self.flush(i, now),
         }
     }
 
-    fn connect(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.h1.reopen();
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                if c.phase != Phase::Connecting {
-                    self.opening += 1;
-                }
-                if c.phase == Phase::Closed {
-                    self.live += 1;
-                }
-                c.phase = Phase::Connecting;
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if c.phase == Phase::Connecting {
-            self.opening -= 1;
-        }
-        if c.phase != Phase::Closed {
-            self.live -= 1;
-        }
-        // Closing the socket removes it from the epoll set; no deregister call needed.
-        c.io = None;
-        c.phase = Phase::Closed;
-        c.pooled = false;
-    }
-
     /// Rate mode: open connection `i` may take a request; idle when its queue is empty.
     fn park(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        if !c.busy() {
-            c.phase = Phase::Idle;
-            c.idle_at = now;
+        if !self.conns[i].busy() {
+            self.conns.set_phase(i, Phase::Idle);
+            self.conns[i].idle_at = now;
         }
-        if c.h1.len() < self.core.sh.pipeline {
+        if self.conns[i].h1.len() < self.core.sh.pipeline {
             self.pool_add(i);
         }
     }
@@ -427,23 +350,10 @@ impl Worker<'_> {
         self.next(i, now);
     }
 
-    /// Every request queued on `i` fails with `kind` (its connection never carried them).
-    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        while let Some(s) = self.conns[i].h1.pop_front() {
-            Self::failed(&mut self.core, s, now, kind);
-        }
-    }
-
-    fn connect_failed(&mut self, i: usize, now: Instant) {
-        self.close(i);
-        self.core.connect_failed(i, &mut self.conns[i].life, now);
-        self.fail_all(i, now, FailureKind::Connect);
-    }
-
     /// `closed`: the peer closed or reset the stream, so reads go on until they say so.
     fn ready(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
-        match c.phase {
+        match c.phase() {
             Phase::Closed => {}
             Phase::Connecting => self.on_connecting(i, readable),
             Phase::Idle => {
@@ -455,7 +365,7 @@ impl Worker<'_> {
                 if writable {
                     self.write(i);
                 }
-                if readable && matches!(self.conns[i].phase, Phase::Writing | Phase::Reading) {
+                if readable && matches!(self.conns[i].phase(), Phase::Writing | Phase::Reading) {
                     self.read(i, closed);
                 }
             }
@@ -466,28 +376,23 @@ impl Worker<'_> {
     /// before any request was sent.
     fn on_connecting(&mut self, i: usize, readable: bool) {
         let now = Instant::now();
+        if !self.tcp_connected(i, now) {
+            return;
+        }
         let c = &mut self.conns[i];
-        let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
-        match state {
-            Ok(false) => {}
-            Ok(true) => {
-                let connect = c.life.opened(now);
-                self.core.rec.connected(connect);
-                c.h1.opened(connect);
-                c.phase = Phase::Idle;
-                self.opening -= 1;
-                c.idle_at = now;
-                if readable {
-                    // Edge-triggered: this edge is the only notice of those bytes.
-                    return self.before_request(i, now);
-                }
-                if c.busy() {
-                    self.flush(i, now);
-                } else {
-                    self.park(i, now);
-                }
-            }
-            Err(_) => self.connect_failed(i, now),
+        let connect = c.life.opened(now);
+        self.core.rec.connected(connect);
+        c.h1.opened(connect);
+        c.idle_at = now;
+        self.conns.set_phase(i, Phase::Idle);
+        if readable {
+            // Edge-triggered: this edge is the only notice of those bytes.
+            return self.before_request(i, now);
+        }
+        if self.conns[i].busy() {
+            self.flush(i, now);
+        } else {
+            self.park(i, now);
         }
     }
 
@@ -545,7 +450,7 @@ impl Worker<'_> {
             self.core.spare.push(i);
         } else {
             self.core.rec.counts.reconnects += 1;
-            self.connect(i, now);
+            self.open(i, now);
         }
     }
 
@@ -577,8 +482,8 @@ impl Worker<'_> {
 
     /// Renders the queue's requests not yet in the output and writes.
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        if c.io.is_none() {
+        let Entry { io, c, .. } = &mut self.conns[i];
+        if io.is_none() {
             return;
         }
         let (reqs, gen, scratch) = (self.reqs, &mut self.gen, &mut self.scratch);
@@ -599,37 +504,15 @@ impl Worker<'_> {
             }
         });
         if !c.h1.unwritten().is_empty() {
-            c.phase = Phase::Writing;
+            self.conns.set_phase(i, Phase::Writing);
             self.write(i);
         }
     }
 
     fn write(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        let Some(io) = c.io.as_mut() else { return };
-        if c.phase == Phase::Reading {
-            // TLS: send records still buffered.
-            if io.flush().is_err() {
-                self.lost(i, Instant::now());
-            }
-            return;
+        if wire::write(&mut self.conns, i, &mut self.core.rec.counts.bytes_sent).is_err() {
+            self.lost(i, Instant::now());
         }
-        while !c.h1.unwritten().is_empty() {
-            match io.write(c.h1.unwritten()) {
-                Ok(n) => {
-                    c.h1.wrote(n);
-                    self.core.rec.counts.bytes_sent += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return self.lost(i, Instant::now()),
-            }
-        }
-        c.phase = if c.busy() {
-            Phase::Reading
-        } else {
-            Phase::Idle
-        };
     }
 
     /// Reads until the queue's answers are complete or the socket is drained. With
@@ -638,38 +521,43 @@ impl Worker<'_> {
     /// an error. One read may complete several answers (pipelining): each is matched to
     /// the queue's front request in turn.
     fn read(&mut self, i: usize, closed: bool) {
-        for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i];
-            let Some(io) = c.io.as_mut() else { return };
-            c.h1.peer_closed |= closed;
-            let received = &mut self.core.rec.counts.bytes_received;
-            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
-                Got::Bytes { n, drained } => (n, drained),
-                Got::Empty => return,
-                Got::Closed => return self.eof(i),
-                Got::Failed => return self.lost(i, Instant::now()),
-            };
-            let now = Instant::now();
-            let mut at = 0;
-            while at < n {
-                match self.conns[i].h1.received(&self.core.buf[at..n], now) {
-                    Received::NeedMore => at = n,
-                    Received::Answered(a) => {
-                        at += a.consumed;
-                        if !self.answered(i, now, &a) {
-                            return;
-                        }
+        self.conns[i].h1.peer_closed |= closed;
+        match self.read_each(i, closed, |w, n| w.answers_in(i, n)) {
+            Reads::Closed => self.eof(i),
+            Reads::Failed => self.lost(i, Instant::now()),
+            Reads::Drained | Reads::More | Reads::Stopped => {}
+        }
+    }
+
+    /// Matches the `n` bytes read for connection `i` to its queue's answers; false once
+    /// the connection is closed or replaced.
+    fn answers_in(&mut self, i: usize, n: usize) -> bool {
+        let now = Instant::now();
+        let mut at = 0;
+        while at < n {
+            match self.conns[i].h1.received(&self.core.buf[at..n], now) {
+                Received::NeedMore => at = n,
+                Received::Answered(a) => {
+                    at += a.consumed;
+                    if !self.answered(i, now, &a) {
+                        return false;
                     }
-                    Received::Unsolicited => return self.unsolicited(i, now),
-                    Received::Malformed => return self.broke(i, now, FailureKind::Malformed),
-                    Received::Lost => return self.lost(i, now),
+                }
+                Received::Unsolicited => {
+                    self.unsolicited(i, now);
+                    return false;
+                }
+                Received::Malformed => {
+                    self.broke(i, now, FailureKind::Malformed);
+                    return false;
+                }
+                Received::Lost => {
+                    self.lost(i, now);
+                    return false;
                 }
             }
-            if drained {
-                return;
-            }
         }
-        self.core.unfinished = true;
+        true
     }
 
     /// The peer closed the stream while requests were in flight.
@@ -688,10 +576,8 @@ impl Worker<'_> {
 
     /// The connection broke (closed, reset, write error) while requests were in flight.
     fn lost(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        let Some(io) = c.io.as_ref() else {
-            return;
-        };
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_ref() else { return };
         let handshaking = io.tls.as_ref().is_some_and(|t| t.is_handshaking());
         if c.h1.raced(now) {
             // The server's keep-alive timer closed the connection as the request went out:
@@ -699,7 +585,7 @@ impl Worker<'_> {
             self.close(i);
             self.core.rec.counts.reconnects += 1;
             self.core.rec.counts.retried += 1;
-            return self.connect(i, now);
+            return self.open(i, now);
         }
         let kind = if handshaking {
             self.core.rec.counts.connections_failed += 1;
@@ -734,7 +620,8 @@ impl Worker<'_> {
                 self.core.rec.counts.retried += retried;
                 self.next(i, now);
                 // A keep-alive connection the server closed, replaced to go on: a reconnect.
-                if announced && self.core.sh.keepalive && self.conns[i].phase == Phase::Connecting {
+                if announced && self.core.sh.keepalive && self.conns[i].phase() == Phase::Connecting
+                {
                     self.core.rec.counts.reconnects += 1;
                 }
                 false
@@ -747,7 +634,7 @@ impl Worker<'_> {
                 // A keep-alive connection the server closed, replaced to go on: a reconnect.
                 self.close(i);
                 self.next(i, now);
-                if self.conns[i].phase == Phase::Connecting {
+                if self.conns[i].phase() == Phase::Connecting {
                     self.core.rec.counts.reconnects += 1;
                 }
                 false
@@ -788,33 +675,5 @@ impl Worker<'_> {
         }
         self.core.served(&mut c.life);
         self.core.in_flight -= 1;
-    }
-
-    /// Deadlines and deferred reconnects.
-    fn sweep(&mut self, now: Instant) {
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            match c.phase {
-                Phase::Connecting if c.life.overdue(now, self.core.sh.connect_timeout) => {
-                    self.connect_failed(i, now)
-                }
-                // Answers come in order: the front request's deadline is the first to pass.
-                Phase::Writing | Phase::Reading
-                    if c.h1.front().is_some_and(|s| {
-                        now.saturating_duration_since(s.sent) >= self.core.sh.timeout
-                    }) =>
-                {
-                    self.broke(i, now, FailureKind::Timeout);
-                }
-                _ => {}
-            }
-        }
-        let conns = &self.conns;
-        let due = self.core.reopen_due(now, |i| {
-            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
-        });
-        for i in due {
-            self.next(i, now);
-        }
     }
 }

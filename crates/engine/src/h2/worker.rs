@@ -20,141 +20,73 @@
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
-use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
-use crate::exchange::Resend;
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Table, Taken};
 use crate::linger::Closing;
-use crate::recorder::Timing;
-use crate::transport::{Got, Transport};
-use crate::Live;
+use crate::transport::Transport;
 use shootout_model::FailureKind;
-use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Closed,
-    /// TCP (and TLS) being set up.
-    Connecting,
-    /// Preface sent; waiting for the server's SETTINGS.
-    Handshake,
-    /// Streams may open.
-    Open,
-}
-
 struct Conn {
-    io: Option<Transport>,
-    phase: Phase,
     h2: Connection,
     /// Bytes of `h2.out` already written.
     written: usize,
-    /// Its opening, connect time and pause before re-opening.
-    life: Life,
-    /// No stream opened yet on this connection: the first ones carry its connect time.
-    fresh: bool,
     /// The connection carried an answer.
     answered: bool,
-    /// In the worker's list of connections with room (rate mode).
-    listed: bool,
 }
 
 struct Worker<'a> {
     core: Core<'a>,
     req: &'a Prepared,
     streams: usize,
-    conns: Vec<Conn>,
-    /// Rate mode: connections that may have room for a stream.
-    room: Vec<usize>,
-    /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
-    resend: VecDeque<Resend>,
+    conns: Table<Stage, Conn>,
     /// The lowest `SETTINGS_MAX_CONCURRENT_STREAMS` below `streams` a server announced.
     limit: Option<u64>,
     scratch: Vec<usize>,
     /// Connections closed after a connection error, until the server closes its side.
     closing: Closing,
-    /// Connections connecting or in their handshake (kept by [`Worker::set_phase`]), so
-    /// that rate mode's growth does not scan every connection for one.
-    opening: usize,
-    /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
-    live: usize,
 }
 
-/// Runs one HTTP/2 worker to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    req: &Prepared,
-    streams: usize,
-    a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, req, streams, a))
-}
-
-fn set_up<'a>(
-    sh: &'a Shared<'a>,
-    req: &'a Prepared,
-    streams: usize,
-    a: Assignment,
-) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
+/// Builds the worker around its `core`.
+pub(crate) fn set_up<'a>(core: Core<'a>, req: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
+    let (sh, now) = (core.sh, core.start);
+    let streams = sh.streams;
     let mut w = Worker {
-        core: Core::new(sh, a)?,
+        core,
         req,
         streams,
-        conns: Vec::with_capacity(a.connections),
-        room: Vec::with_capacity(a.connections),
-        resend: VecDeque::new(),
+        conns: Table::with_capacity(a.connections),
         limit: None,
         scratch: Vec::with_capacity(streams),
         closing: Closing::default(),
-        opening: 0,
-        live: 0,
     };
     for _ in 0..a.connections {
-        let c = w.new_conn(now);
-        w.conns.push(c);
+        w.add(now);
     }
     // The heads sample (`-v 2`) comes from the first worker's first connection, as over
     // HTTP/1.1: the request as prepared, and the first answers' heads as decoded.
-    if a.index == 0 && sh.heads > 0 {
-        if let Some(c) = w.conns.first_mut() {
-            c.h2.sample = sh.heads;
-            w.core.rec.heads.request = Some(req.text.clone());
-        }
-    }
-    if w.core.paced() {
-        w.connect_all()?;
-        // Those opened ahead of need are taken in the order they opened (the order a
-        // server accepts them); later, the most recently freed first.
-        w.room.sort_unstable_by(|a, b| b.cmp(a));
+    if a.index == 0 && sh.heads > 0 && a.connections > 0 {
+        w.conns[0].h2.sample = sh.heads;
+        w.core.rec.heads.request = Some(req.text.clone());
     }
     Ok(w)
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    fn core(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
+    parts!('a, Stage, Conn, core, conns);
 
-    fn core_ref(&self) -> &Core<'a> {
-        &self.core
-    }
-
-    fn into_core(self) -> Core<'a> {
-        self.core
-    }
-
-    fn start(&mut self, now: Instant) {
-        for i in 0..self.conns.len() {
-            self.connect(i, now);
+    fn new_conn(&self, _: Instant) -> Conn {
+        Conn {
+            h2: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
+            written: 0,
+            answered: false,
         }
     }
 
     fn resend(&mut self, now: Instant) -> bool {
-        while !self.resend.is_empty() {
+        while !self.core.resend.is_empty() {
             let Some(i) = self.room(now) else {
                 return false;
             };
@@ -166,33 +98,8 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     /// Rate mode: a connection with room for a stream, kept listed while it has more.
     fn with_room(&mut self) -> Option<usize> {
-        while let Some(&i) = self.room.last() {
-            let c = &self.conns[i];
-            if c.phase == Phase::Open && c.h2.room() > 0 {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
-    }
-
-    fn spare(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Closed
-    }
-
-    fn live(&self) -> (usize, usize) {
-        (self.live, self.opening)
-    }
-
-    fn add(&mut self, now: Instant) -> usize {
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.conns.len() - 1
-    }
-
-    fn is_opening(&self, i: usize) -> bool {
-        matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshake)
+        self.conns
+            .with_room(|c| c.phase() == Stage::Open && c.h2.room() > 0)
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -204,7 +111,9 @@ impl<'a> Protocol<'a> for Worker<'a> {
         Taken::Sent
     }
 
+    /// Lingering sockets, then the loop's sweep.
     fn tick(&mut self, now: Instant) {
+        self.closing.sweep(now, &mut self.core.buf);
         self.sweep(now);
     }
 
@@ -213,25 +122,45 @@ impl<'a> Protocol<'a> for Worker<'a> {
         std::mem::take(&mut self.core.unfinished)
     }
 
-    fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::GeneratorFault);
-        self.close(i);
-        self.replace(i, now, true);
+    /// Every stream still open on connection `i` fails as `kind`.
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let mut open = std::mem::take(&mut self.scratch);
+        open.extend(self.conns[i].h2.open_slots());
+        for &slot in &open {
+            self.fail(i, slot, now, kind);
+        }
+        open.clear();
+        self.scratch = open;
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        self.connect(i, now);
+        let c = &mut self.conns[i];
+        c.answered = false;
+        c.written = 0;
+        c.h2.start();
+        self.dial(i, now);
     }
 
-    fn connections(&self) -> usize {
-        self.conns.len()
-    }
-
-    fn opening(&self) -> usize {
-        self.conns
-            .iter()
-            .filter(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
-            .count()
+    /// Streams past their deadline are cancelled (RST_STREAM); the connection is kept.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let mut late = std::mem::take(&mut self.scratch);
+        let h2 = &self.conns[i].h2;
+        let timeout = self.core.sh.timeout;
+        late.extend(
+            h2.open_slots()
+                .filter(|&s| h2.stream(s).exchange.overdue(now, timeout)),
+        );
+        for &slot in &late {
+            let ex = &self.conns[i].h2.stream(slot).exchange;
+            self.core.fail(ex, now, FailureKind::Timeout);
+            self.conns[i].h2.cancel(slot);
+        }
+        let any = !late.is_empty();
+        late.clear();
+        self.scratch = late;
+        if any {
+            self.after(i, now);
+        }
     }
 
     /// Each connection still open (or waiting for the server's SETTINGS) says goodbye
@@ -240,11 +169,12 @@ impl<'a> Protocol<'a> for Worker<'a> {
     /// stays aborted.
     fn wind_down(&mut self, stop: &AtomicBool) {
         let now = Instant::now();
-        for c in &mut self.conns {
-            if !matches!(c.phase, Phase::Handshake | Phase::Open) {
+        for i in 0..self.conns.len() {
+            if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
                 continue;
             }
-            let Some(mut io) = c.io.take() else { continue };
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let Some(mut io) = io.take() else { continue };
             c.h2.goodbye();
             let _ = io.write(&c.h2.out[c.written.min(c.h2.out.len())..]);
             let _ = io.flush();
@@ -259,41 +189,17 @@ impl<'a> Protocol<'a> for Worker<'a> {
 }
 
 impl Worker<'_> {
-    /// Closed loop: whether requests remain to be sent (budget and time left, or one to
-    /// send again).
-    fn more(&self, now: Instant) -> bool {
-        !self.resend.is_empty() || !self.core.spent(now)
-    }
-
-    /// A connection not yet opened.
-    fn new_conn(&self, now: Instant) -> Conn {
-        Conn {
-            io: None,
-            phase: Phase::Closed,
-            h2: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
-            written: 0,
-            life: Life::new(now),
-            fresh: true,
-            answered: false,
-            listed: false,
-        }
-    }
-
     /// Notes that connection `i` may have room (rate mode) or fills it (closed loop).
     fn refill(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        if c.phase != Phase::Open || c.h2.room() == 0 {
+        let c = &self.conns[i];
+        if c.phase() != Stage::Open || c.h2.room() == 0 {
             return;
         }
         if self.core.pacer.is_some() {
-            if !c.listed {
-                c.listed = true;
-                self.room.push(i);
-            }
-            return;
+            return self.conns.list(i);
         }
         while self.conns[i].h2.room() > 0 {
-            if !self.resend.is_empty() {
+            if !self.core.resend.is_empty() {
                 self.resend_on(i, now);
                 continue;
             }
@@ -301,20 +207,16 @@ impl Worker<'_> {
                 break;
             }
             self.core.in_flight += 1;
+            let (start, connect) = self.conns[i].life.carried(now);
             let c = &mut self.conns[i];
-            let (start, connect) = if c.fresh {
-                (c.life.began, c.life.connect)
-            } else {
-                (now, Duration::ZERO)
-            };
             c.h2.open(self.req, start, now, connect, false);
         }
-        self.conns[i].fresh = false;
+        self.conns[i].life.used();
     }
 
     /// Sends the oldest request a GOAWAY left unprocessed on connection `i` (it has room).
     fn resend_on(&mut self, i: usize, now: Instant) {
-        let r = self.resend.pop_front().expect("a request waits");
+        let r = self.core.resend.pop_front().expect("a request waits");
         // Its latency and deadline count from its first send, as a retried HTTP/1.1
         // request's do.
         let _ = now;
@@ -323,92 +225,26 @@ impl Worker<'_> {
             .open(self.req, r.start, r.sent, r.connect, true);
     }
 
-    fn connect(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.answered = false;
-        c.fresh = true;
-        c.written = 0;
-        c.h2.start();
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                self.set_phase(i, Phase::Connecting);
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        self.conns[i].io = None;
-        self.set_phase(i, Phase::Closed);
-    }
-
-    /// Connection `i` enters `phase`; [`Worker::opening`] follows.
-    fn set_phase(&mut self, i: usize, phase: Phase) {
-        let opening = |p: Phase| matches!(p, Phase::Connecting | Phase::Handshake);
-        let c = &mut self.conns[i];
-        self.opening = self.opening + usize::from(opening(phase)) - usize::from(opening(c.phase));
-        let live = |p: Phase| p != Phase::Closed;
-        self.live = self.live + usize::from(live(phase)) - usize::from(live(c.phase));
-        c.phase = phase;
-    }
-
-    /// After connection `i` closed: a new one, now or after a pause, when work remains
-    /// (closed loop); in rate mode it is opened again when a request needs it (after its
-    /// pause, if any).
-    fn replace(&mut self, i: usize, now: Instant, pause: bool) {
-        if self.core.pacer.is_none() && !self.more(now) {
-            return;
-        }
-        if pause {
-            self.core.pause(i, &mut self.conns[i].life, now);
-        } else if self.core.paced() {
-            self.core.spare.push(i);
-        } else {
-            self.connect(i, now);
-        }
-    }
-
-    /// A connection could not be set up (refused, TLS failed, no h2 by ALPN, timed out).
-    /// In a closed loop the attempt consumes a request, failed as a connect failure, as an
-    /// HTTP/1.1 connection's would.
-    fn connect_failed(&mut self, i: usize, now: Instant) {
-        self.close(i);
-        self.core.connect_failed(i, &mut self.conns[i].life, now);
-        if self.core.pacer.is_none() && self.core.claim(now) {
-            self.core.rec.failed(
-                &Timing::unsent(self.conns[i].life.began, now, 0),
-                FailureKind::Connect,
-            );
-        }
-    }
-
     fn ready_to(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
         let now = Instant::now();
-        match c.phase {
-            Phase::Closed => {}
-            Phase::Connecting => {
-                let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
-                match state {
-                    Ok(false) => {}
-                    Ok(true) => {
-                        self.conns[i].life.opened(now);
-                        self.set_phase(i, Phase::Handshake);
-                        self.flush(i, now);
-                        if readable {
-                            self.read(i, now, closed);
-                        }
+        match c.phase() {
+            Stage::Closed => {}
+            Stage::Connecting => {
+                if self.tcp_connected(i, now) {
+                    self.conns[i].life.opened(now);
+                    self.conns.set_phase(i, Stage::Handshake);
+                    self.flush(i, now);
+                    if readable {
+                        self.read(i, now, closed);
                     }
-                    Err(_) => self.connect_failed(i, now),
                 }
             }
-            Phase::Handshake | Phase::Open => {
+            Stage::Handshake | Stage::Open => {
                 if writable {
                     self.flush(i, now);
                 }
-                if readable && self.conns[i].phase != Phase::Closed {
+                if readable && self.conns[i].phase() != Stage::Closed {
                     self.read(i, now, closed);
                 }
             }
@@ -417,45 +253,42 @@ impl Worker<'_> {
 
     /// Writes what connection `i` has to send, as far as the socket takes it.
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        let Some(io) = c.io.as_mut() else { return };
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_mut() else { return };
         let sent = &mut self.core.rec.counts.bytes_sent;
         if io.write_out(&mut c.h2.out, &mut c.written, sent).is_err() {
             self.broken(i, now);
         }
     }
 
-    /// Reads until the socket is drained (or [`READS_PER_EVENT`] reads), handling each
-    /// read's frames as they come.
+    /// Reads until the socket is drained (or the loop's read budget is spent), handling
+    /// each read's frames as they come.
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
-        for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i];
-            let Some(io) = c.io.as_mut() else { return };
-            let received = &mut self.core.rec.counts.bytes_received;
-            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
-                Got::Bytes { n, drained } => (n, drained),
-                Got::Empty => return self.after(i, now),
-                Got::Closed | Got::Failed => return self.broken(i, now),
-            };
-            if c.phase == Phase::Handshake && !alpn_h2(io) {
-                self.core.rec.counts.connections_failed += 1;
-                return self.connect_failed(i, now);
-            }
-            c.h2.want_server = self.core.rec.first.is_none();
-            let fed = c.h2.feed(&self.core.buf[..n], self.req, now);
-            self.on_events(i, now);
-            if fed.is_err() {
-                return self.protocol_error(i, now);
-            }
-            if self.conns[i].phase == Phase::Closed {
-                return;
-            }
-            if drained {
-                return self.after(i, now);
-            }
+        match self.read_each(i, closed, |w, n| w.frames(i, n, now)) {
+            Reads::Drained | Reads::More => self.after(i, now),
+            Reads::Closed | Reads::Failed => self.broken(i, now),
+            Reads::Stopped => {}
         }
-        self.core.unfinished = true;
-        self.after(i, now);
+    }
+
+    /// Handles the `n` bytes read into the buffer for connection `i`; false when the
+    /// connection is gone.
+    fn frames(&mut self, i: usize, n: usize, now: Instant) -> bool {
+        let handshake = self.conns[i].phase() == Stage::Handshake;
+        if handshake && !self.conns[i].io.as_ref().is_some_and(alpn_h2) {
+            self.core.rec.counts.connections_failed += 1;
+            self.connect_failed(i, now);
+            return false;
+        }
+        let c = &mut self.conns[i];
+        c.h2.want_server = self.core.rec.first.is_none();
+        let fed = c.h2.feed(&self.core.buf[..n], self.req, now);
+        self.on_events(i, now);
+        if fed.is_err() {
+            self.protocol_error(i, now);
+            return false;
+        }
+        self.conns[i].phase() != Stage::Closed
     }
 
     /// After connection `i` handled its frames: new streams on the freed slots, a spent
@@ -463,13 +296,9 @@ impl Worker<'_> {
     fn after(&mut self, i: usize, now: Instant) {
         self.refill(i, now);
         let c = &self.conns[i];
-        if c.phase == Phase::Open && c.h2.spent() && c.h2.active() == 0 {
+        if c.phase() == Stage::Open && c.h2.spent() && c.h2.active() == 0 {
             self.flush(i, now);
-            self.close(i);
-            if !self.core.paced() {
-                self.core.rec.counts.reconnects += 1;
-            }
-            return self.replace(i, now, false);
+            return self.retire(i, now);
         }
         self.flush(i, now);
     }
@@ -484,13 +313,8 @@ impl Worker<'_> {
                 Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
                 Event::Unprocessed(slot) => {
                     let ex = &self.conns[i].h2.stream(slot).exchange;
-                    if ex.retried {
-                        self.fail(i, slot, now, FailureKind::Refused);
-                    } else {
-                        self.resend.push_back(ex.resend());
-                        self.core.rec.counts.retried += 1;
-                        self.conns[i].h2.free(slot);
-                    }
+                    self.core.unprocessed(ex, now);
+                    self.conns[i].h2.free(slot);
                 }
                 Event::Reset(code) => self.core.rec.counts.count_reset(code.0),
                 Event::Goaway => self.core.rec.counts.goaways += 1,
@@ -503,9 +327,9 @@ impl Worker<'_> {
             self.core.rec.heads.responses.append(heads);
         }
         // Requests a GOAWAY returned go out on connections with room.
-        if !self.resend.is_empty() && self.core.pacer.is_none() {
+        if !self.core.resend.is_empty() && self.core.pacer.is_none() {
             for j in 0..self.conns.len() {
-                if j != i && self.conns[j].phase == Phase::Open && self.conns[j].h2.room() > 0 {
+                if j != i && self.conns[j].phase() == Stage::Open && self.conns[j].h2.room() > 0 {
                     self.refill(j, now);
                     self.flush(j, now);
                 }
@@ -518,20 +342,15 @@ impl Worker<'_> {
     /// closed loop that is one refused request per connection, which is then replaced
     /// after a growing pause, so the run still ends by its count.
     fn ready(&mut self, i: usize, now: Instant) {
-        self.set_phase(i, Phase::Open);
+        self.conns.set_phase(i, Stage::Open);
         let c = &mut self.conns[i];
         self.core.rec.connected(c.life.connect);
         if let Some(m) = c.h2.max_concurrent().filter(|&m| m < self.streams as u64) {
             self.limit = Some(self.limit.map_or(m, |l| l.min(m)));
         }
         if c.h2.max_concurrent() == Some(0) {
-            let began = c.life.began;
             self.close(i);
-            if self.core.pacer.is_none() && self.core.claim(now) {
-                self.core
-                    .rec
-                    .failed(&Timing::unsent(began, now, 0), FailureKind::Refused);
-            }
+            self.charge(i, now, FailureKind::Refused);
             return self.replace(i, now, true);
         }
         self.core.served(&mut c.life);
@@ -553,17 +372,6 @@ impl Worker<'_> {
         self.conns[i].h2.free(slot);
     }
 
-    /// Every stream still open on connection `i` fails as `kind`.
-    fn fail_open(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        let mut open = std::mem::take(&mut self.scratch);
-        open.extend(self.conns[i].h2.open_slots());
-        for &slot in &open {
-            self.fail(i, slot, now, kind);
-        }
-        open.clear();
-        self.scratch = open;
-    }
-
     /// The server broke the protocol on connection `i` (GOAWAY is written): its open
     /// streams fail as malformed and the connection is replaced; the old socket lingers
     /// so that the server reads the GOAWAY rather than a reset. Before its SETTINGS, in a
@@ -571,17 +379,14 @@ impl Worker<'_> {
     fn protocol_error(&mut self, i: usize, now: Instant) {
         self.flush(i, now);
         let c = &self.conns[i];
-        let (handshake, answered) = (c.phase == Phase::Handshake, c.answered);
-        self.fail_open(i, now, FailureKind::Malformed);
+        let (handshake, answered) = (c.phase() == Stage::Handshake, c.answered);
+        self.fail_all(i, now, FailureKind::Malformed);
         if let Some(io) = self.conns[i].io.take() {
             self.closing.add(io, self.core.poll.registry(), now);
         }
         self.close(i);
-        if handshake && self.core.pacer.is_none() && self.core.claim(now) {
-            self.core.rec.failed(
-                &Timing::unsent(self.conns[i].life.began, now, 0),
-                FailureKind::Malformed,
-            );
+        if handshake {
+            self.charge(i, now, FailureKind::Malformed);
         }
         self.replace(i, now, !answered);
     }
@@ -590,92 +395,22 @@ impl Worker<'_> {
     /// a GOAWAY with an error code, else as reset. Closed before the server's SETTINGS, it
     /// is a dropped connection (rate mode) or one failed request (closed loop).
     fn broken(&mut self, i: usize, now: Instant) {
-        let c = &self.conns[i];
-        if c.phase == Phase::Closed {
+        if self.broke_unopened(i, now) {
             return;
         }
-        let handshaking =
-            c.io.as_ref()
-                .and_then(|io| io.tls.as_ref())
-                .is_some_and(|t| t.is_handshaking());
-        if handshaking || c.phase == Phase::Connecting {
-            return self.connect_failed(i, now);
-        }
+        let c = &self.conns[i];
         let kind = match c.h2.goaway_code() {
             Some(code) if code != super::frame::NO_ERROR => FailureKind::ConnectionError,
             _ => FailureKind::Reset,
         };
-        let (handshake, answered, spent) = (c.phase == Phase::Handshake, c.answered, c.h2.spent());
-        self.fail_open(i, now, kind);
+        let (handshake, answered, spent) =
+            (c.phase() == Stage::Handshake, c.answered, c.h2.spent());
+        self.fail_all(i, now, kind);
         self.close(i);
         if handshake {
-            if self.core.pacer.is_none() {
-                if self.core.claim(now) {
-                    self.core.rec.failed(
-                        &Timing::unsent(self.conns[i].life.began, now, 0),
-                        FailureKind::Reset,
-                    );
-                }
-            } else {
-                self.core.rec.counts.dropped += 1;
-            }
-            return self.replace(i, now, true);
+            return self.dropped_in_handshake(i, now);
         }
-        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
-        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
-        let rested = self.core.paced()
-            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
-        if (answered || spent) && !self.core.paced() {
-            self.core.rec.counts.reconnects += 1;
-        }
-        self.replace(i, now, !answered && !rested);
-    }
-
-    /// Deadlines, lingering sockets, and deferred reconnects.
-    fn sweep(&mut self, now: Instant) {
-        self.closing.sweep(now, &mut self.core.buf);
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            match c.phase {
-                Phase::Connecting | Phase::Handshake
-                    if c.life.overdue(now, self.core.sh.connect_timeout) =>
-                {
-                    self.connect_failed(i, now)
-                }
-                Phase::Open => {
-                    let mut late = std::mem::take(&mut self.scratch);
-                    let h2 = &self.conns[i].h2;
-                    let timeout = self.core.sh.timeout;
-                    late.extend(
-                        h2.open_slots()
-                            .filter(|&s| h2.stream(s).exchange.overdue(now, timeout)),
-                    );
-                    for &slot in &late {
-                        let ex = &self.conns[i].h2.stream(slot).exchange;
-                        self.core.fail(ex, now, FailureKind::Timeout);
-                        self.conns[i].h2.cancel(slot);
-                    }
-                    let any = !late.is_empty();
-                    late.clear();
-                    self.scratch = late;
-                    if any {
-                        self.after(i, now);
-                    }
-                }
-                _ => {}
-            }
-        }
-        let conns = &self.conns;
-        let due = self.core.reopen_due(now, |i| {
-            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
-        });
-        for i in due {
-            if self.core.paced() {
-                self.core.spare.push(i);
-            } else if self.more(now) {
-                self.connect(i, now);
-            }
-        }
+        self.lost_open(i, now, answered, spent);
     }
 }
 

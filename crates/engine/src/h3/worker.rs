@@ -22,11 +22,8 @@ use super::conn::{ConnError, Connection, Event};
 use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
-use crate::exchange::Resend;
-use crate::recorder::Timing;
+use crate::event_loop::{parts, Core, Entry, Protocol, Stage, Table, Taken};
 use crate::transport::Endpoint;
-use crate::Live;
 use bytes::BytesMut;
 use mio::net::UdpSocket;
 use mio::{Interest, Token};
@@ -34,7 +31,6 @@ use quinn_proto::{
     ClientConfig, ConnectionError, Dir, EndpointConfig, ReadError, StreamEvent, StreamId, VarInt,
 };
 use shootout_model::FailureKind;
-use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -50,40 +46,23 @@ const DATAGRAMS_PER_EVENT: usize = 64;
 /// datagrams in it are dropped.
 const RX_BUFFER: usize = 256 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Closed,
-    /// QUIC handshake under way.
-    Connecting,
-    /// Requests may open.
-    Open,
-}
-
 struct Conn {
-    sock: Option<UdpSocket>,
     link: Option<Link>,
-    phase: Phase,
     h3: Connection,
-    life: Life,
-    /// No request opened yet on this connection: the first ones carry its connect time.
-    fresh: bool,
     /// The connection carried an answer.
     answered: bool,
-    /// In the worker's list of connections with room (rate mode).
-    listed: bool,
     /// QUIC gave no stream credit at the last try; cleared when the server gives more.
     starved: bool,
     /// When its QUIC timer fires.
     timer: Option<Instant>,
 }
 
-impl Conn {
-    fn room(&self) -> usize {
-        if self.phase != Phase::Open || self.starved {
-            0
-        } else {
-            self.h3.room()
-        }
+/// Room for requests on connection `c`: none unless it is open and has stream credit.
+fn room(c: &Entry<Stage, Conn, UdpSocket>) -> usize {
+    if c.phase() != Stage::Open || c.starved {
+        0
+    } else {
+        c.h3.room()
     }
 }
 
@@ -94,16 +73,8 @@ struct Worker<'a> {
     remote: SocketAddr,
     client: ClientConfig,
     endpoint: Arc<EndpointConfig>,
-    conns: Vec<Conn>,
-    /// Rate mode: connections that may have room for a request.
-    room: Vec<usize>,
-    /// Requests a GOAWAY left unprocessed (counted in [`Core::in_flight`]).
-    resend: VecDeque<Resend>,
+    conns: Table<Stage, Conn, UdpSocket>,
     scratch: Vec<usize>,
-    /// Connections connecting (kept by [`Worker::set_phase`]).
-    opening: usize,
-    /// Connections not [`Phase::Closed`] (kept by [`Worker::set_phase`]).
-    live: usize,
     rx: BytesMut,
     /// The earliest QUIC timer of any connection, or one that was moved later since.
     wake: Option<Instant>,
@@ -111,25 +82,11 @@ struct Worker<'a> {
     offload: bool,
 }
 
-/// Runs one HTTP/3 worker to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    req: &Prepared,
-    streams: usize,
-    a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, req, streams, a))
-}
-
-fn set_up<'a>(
-    sh: &'a Shared<'a>,
-    req: &'a Prepared,
-    streams: usize,
-    a: Assignment,
-) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
+/// Builds the worker around its `core`.
+pub(crate) fn set_up<'a>(core: Core<'a>, req: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
+    let (sh, now) = (core.sh, core.start);
+    let streams = sh.streams;
     let Endpoint::Tcp(remote) = sh.endpoint else {
         return Err(io::Error::other(
             "HTTP/3 needs a host and port, not a unix socket",
@@ -144,68 +101,49 @@ fn set_up<'a>(
     let offload = sh.udp_offload;
     let client = quic::client_config(tls, idle, offload).map_err(io::Error::other)?;
     let mut w = Worker {
-        core: Core::new(sh, a)?,
+        core,
         req,
         streams,
         remote,
         client,
         endpoint: Arc::new(EndpointConfig::default()),
-        conns: Vec::with_capacity(a.connections),
-        room: Vec::with_capacity(a.connections),
-        resend: VecDeque::new(),
+        conns: Table::with_capacity(a.connections),
         scratch: Vec::with_capacity(streams),
-        opening: 0,
-        live: 0,
         rx: BytesMut::with_capacity(RX_BUFFER),
         wake: None,
         offload,
     };
     for _ in 0..a.connections {
-        let c = w.new_conn(now);
-        w.conns.push(c);
+        w.add(now);
     }
-    if a.index == 0 && sh.heads > 0 {
-        if let Some(c) = w.conns.first_mut() {
-            c.h3.sample = sh.heads;
-            w.core.rec.heads.request = Some(req.text.clone());
-        }
-    }
-    if w.core.paced() {
-        w.connect_all()?;
-        // Those opened ahead of need are taken in the order they opened; later, the most
-        // recently freed first.
-        w.room.sort_unstable_by(|a, b| b.cmp(a));
+    if a.index == 0 && sh.heads > 0 && a.connections > 0 {
+        w.conns[0].h3.sample = sh.heads;
+        w.core.rec.heads.request = Some(req.text.clone());
     }
     Ok(w)
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    fn core(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
+    parts!('a, Stage, Conn, UdpSocket, core, conns);
 
-    fn core_ref(&self) -> &Core<'a> {
-        &self.core
-    }
-
-    fn into_core(self) -> Core<'a> {
-        self.core
-    }
-
-    fn start(&mut self, now: Instant) {
-        for i in 0..self.conns.len() {
-            self.connect(i, now);
+    fn new_conn(&self, _: Instant) -> Conn {
+        Conn {
+            link: None,
+            h3: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
+            answered: false,
+            starved: false,
+            timer: None,
         }
     }
 
     fn resend(&mut self, now: Instant) -> bool {
-        while let Some(r) = self.resend.front() {
+        while let Some(r) = self.core.resend.front() {
             let (start, sent, connect) = (r.start, r.sent, r.connect);
             let Some(i) = self.room(now) else {
                 return false;
             };
             if self.send_request(i, start, sent, connect, true) {
-                self.resend.pop_front();
+                self.core.resend.pop_front();
             }
             self.flush(i, now);
         }
@@ -214,32 +152,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     /// Rate mode: a connection with room for a request, kept listed while it has more.
     fn with_room(&mut self) -> Option<usize> {
-        while let Some(&i) = self.room.last() {
-            if self.conns[i].room() > 0 {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
-    }
-
-    fn spare(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Closed
-    }
-
-    fn live(&self) -> (usize, usize) {
-        (self.live, self.opening)
-    }
-
-    fn add(&mut self, now: Instant) -> usize {
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.conns.len() - 1
-    }
-
-    fn is_opening(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Connecting
+        self.conns.with_room(|c| room(c) > 0)
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -251,10 +164,6 @@ impl<'a> Protocol<'a> for Worker<'a> {
         Taken::Sent
     }
 
-    fn tick(&mut self, now: Instant) {
-        self.sweep(now);
-    }
-
     fn next_wake(&self) -> Option<Instant> {
         self.wake
     }
@@ -264,173 +173,26 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn event(&mut self, i: usize, readable: bool, _writable: bool, _closed: bool) -> bool {
-        if readable && i < self.conns.len() && self.conns[i].phase != Phase::Closed {
+        if readable && i < self.conns.len() && self.conns[i].phase() != Stage::Closed {
             self.receive(i, Instant::now());
         }
         std::mem::take(&mut self.core.unfinished)
     }
 
-    fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_open(i, now, FailureKind::GeneratorFault);
-        self.close(i);
-        self.replace(i, now, true);
-    }
-
-    fn open(&mut self, i: usize, now: Instant) {
-        self.connect(i, now);
-    }
-
-    fn connections(&self) -> usize {
-        self.conns.len()
-    }
-
-    fn opening(&self) -> usize {
-        self.opening
-    }
-
-    /// Every open connection is closed with H3_NO_ERROR, so servers read a
-    /// CONNECTION_CLOSE rather than wait out their idle timeout.
-    fn wind_down(&mut self, _stop: &AtomicBool) {
-        let now = Instant::now();
-        for i in 0..self.conns.len() {
-            if let Some(link) = self.conns[i].link.as_mut() {
-                link.close(now, frame::H3_NO_ERROR);
-                self.flush(i, now);
-            }
-            self.close(i);
+    /// Every request still open on connection `i` fails as `kind`.
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let mut open = std::mem::take(&mut self.scratch);
+        open.extend(self.conns[i].h3.open_slots());
+        for &slot in &open {
+            self.fail(i, slot, now, kind);
         }
-    }
-}
-
-impl Worker<'_> {
-    fn new_conn(&self, now: Instant) -> Conn {
-        Conn {
-            sock: None,
-            link: None,
-            phase: Phase::Closed,
-            h3: Connection::new(self.streams, self.core.sh.expect.body_contains.as_deref()),
-            life: Life::new(now),
-            fresh: true,
-            answered: false,
-            listed: false,
-            starved: false,
-            timer: None,
-        }
-    }
-
-    /// Closed loop: whether requests remain to be sent.
-    fn more(&self, now: Instant) -> bool {
-        !self.resend.is_empty() || !self.core.spent(now)
-    }
-
-    /// Opens a request stream on connection `i` and writes the request; false when QUIC
-    /// has no stream credit (the connection is starved until the server gives more).
-    fn send_request(
-        &mut self,
-        i: usize,
-        start: Instant,
-        now: Instant,
-        connect: Duration,
-        retried: bool,
-    ) -> bool {
-        let c = &mut self.conns[i];
-        let Some(link) = c.link.as_mut() else {
-            return false;
-        };
-        let Some(id) = link.conn.streams().open(Dir::Bi) else {
-            c.starved = true;
-            return false;
-        };
-        let slot = c.h3.open(id.into(), start, now, connect, retried);
-        self.write_request(i, slot);
-        true
-    }
-
-    /// Writes what QUIC's flow control takes of the request in `slot` of connection `i`,
-    /// ending the stream once it is all written.
-    fn write_request(&mut self, i: usize, slot: usize) {
-        let c = &mut self.conns[i];
-        let Some(link) = c.link.as_mut() else { return };
-        let s = c.h3.stream_mut(slot);
-        let Some(id) = stream_id(s.id) else { return };
-        let bytes = &self.req.bytes;
-        let mut send = link.conn.send_stream(id);
-        if s.written < bytes.len() {
-            if let Ok(n) = send.write(&bytes[s.written..]) {
-                s.written += n;
-            }
-            if s.written == bytes.len() {
-                let _ = send.finish();
-            }
-        }
-    }
-
-    /// Notes that connection `i` may have room (rate mode) or fills it (closed loop).
-    fn refill(&mut self, i: usize, now: Instant) {
-        if self.conns[i].room() == 0 {
-            return;
-        }
-        if self.core.pacer.is_some() {
-            let c = &mut self.conns[i];
-            if !c.listed {
-                c.listed = true;
-                self.room.push(i);
-            }
-            return;
-        }
-        while self.conns[i].room() > 0 {
-            if let Some(r) = self.resend.front() {
-                let (start, sent, connect) = (r.start, r.sent, r.connect);
-                if !self.send_request(i, start, sent, connect, true) {
-                    break;
-                }
-                self.resend.pop_front();
-                continue;
-            }
-            if !self.core.claim(now) {
-                break;
-            }
-            let c = &self.conns[i];
-            let (start, connect) = if c.fresh {
-                (c.life.began, c.life.connect)
-            } else {
-                (now, Duration::ZERO)
-            };
-            if !self.send_request(i, start, now, connect, false) {
-                // No stream credit: the request is not taken after all.
-                self.core.claimed -= 1;
-                if self.conns[i].h3.active() == 0 {
-                    self.no_streams(i, now);
-                }
-                break;
-            }
-            self.core.in_flight += 1;
-        }
-        self.conns[i].fresh = false;
-    }
-
-    /// Connection `i` may open no request stream at all (the server's QUIC limit on
-    /// bidirectional streams is 0): in a closed loop that is one refused request per
-    /// connection, which is then replaced after a growing pause (as an HTTP/2 server's
-    /// `SETTINGS_MAX_CONCURRENT_STREAMS` = 0), so the run still ends by its count.
-    fn no_streams(&mut self, i: usize, now: Instant) {
-        let began = self.conns[i].life.began;
-        if let Some(link) = self.conns[i].link.as_mut() {
-            link.close(now, frame::H3_NO_ERROR);
-        }
-        self.flush(i, now);
-        self.close(i);
-        if self.core.claim(now) {
-            self.core
-                .rec
-                .failed(&Timing::unsent(began, now, 0), FailureKind::Refused);
-        }
-        self.replace(i, now, true);
+        open.clear();
+        self.scratch = open;
     }
 
     /// Opens connection `i`: a UDP socket connected to the server (from its local
     /// address), registered under `i`, and the QUIC handshake's first datagram.
-    fn connect(&mut self, i: usize, now: Instant) {
+    fn open(&mut self, i: usize, now: Instant) {
         let from = self.core.sh.bind_for(self.core.index, i);
         let local: SocketAddr = match (from, self.remote) {
             (Some(ip), _) => (ip, 0).into(),
@@ -460,14 +222,12 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         c.life.opening(now);
         c.h3.start();
-        c.fresh = true;
         c.answered = false;
         c.starved = false;
         match opened {
             Ok((sock, link)) => {
-                c.sock = Some(sock);
                 c.link = Some(link);
-                self.set_phase(i, Phase::Connecting);
+                self.conns.connecting(i, sock);
                 self.flush(i, now);
             }
             Err(_) => self.connect_failed(i, now),
@@ -478,47 +238,142 @@ impl Worker<'_> {
     fn close(&mut self, i: usize) {
         let c = &mut self.conns[i];
         c.link = None;
-        c.sock = None;
         c.timer = None;
-        self.set_phase(i, Phase::Closed);
+        self.conns.close(i);
     }
 
-    fn set_phase(&mut self, i: usize, phase: Phase) {
+    /// Requests of connection `i` past their deadline fail as timeouts; their streams are
+    /// stopped and reset (H3_REQUEST_CANCELLED) and the connection kept.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let mut late = std::mem::take(&mut self.scratch);
+        let h3 = &self.conns[i].h3;
+        let timeout = self.core.sh.timeout;
+        late.extend(
+            h3.open_slots()
+                .filter(|&s| h3.stream(s).exchange.overdue(now, timeout)),
+        );
+        for &slot in &late {
+            let ex = &self.conns[i].h3.stream(slot).exchange;
+            self.core.fail(ex, now, FailureKind::Timeout);
+            let c = &mut self.conns[i].c;
+            if let (Some(link), Some(id)) = (c.link.as_mut(), stream_id(c.h3.stream(slot).id)) {
+                let code = VarInt::from_u32(frame::H3_REQUEST_CANCELLED as u32);
+                let _ = link.conn.recv_stream(id).stop(code);
+                let _ = link.conn.send_stream(id).reset(code);
+            }
+            c.h3.cancel(slot);
+        }
+        let any = !late.is_empty();
+        late.clear();
+        self.scratch = late;
+        if any {
+            self.after(i, now);
+        }
+    }
+
+    /// Every open connection is closed with H3_NO_ERROR, so servers read a
+    /// CONNECTION_CLOSE rather than wait out their idle timeout.
+    fn wind_down(&mut self, _stop: &AtomicBool) {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if let Some(link) = self.conns[i].link.as_mut() {
+                link.close(now, frame::H3_NO_ERROR);
+                self.flush(i, now);
+            }
+            self.close(i);
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// Opens a request stream on connection `i` and writes the request; false when QUIC
+    /// has no stream credit (the connection is starved until the server gives more).
+    fn send_request(
+        &mut self,
+        i: usize,
+        start: Instant,
+        now: Instant,
+        connect: Duration,
+        retried: bool,
+    ) -> bool {
         let c = &mut self.conns[i];
-        self.opening = self.opening + usize::from(phase == Phase::Connecting)
-            - usize::from(c.phase == Phase::Connecting);
-        self.live =
-            self.live + usize::from(phase != Phase::Closed) - usize::from(c.phase != Phase::Closed);
-        c.phase = phase;
+        let Some(link) = c.link.as_mut() else {
+            return false;
+        };
+        let Some(id) = link.conn.streams().open(Dir::Bi) else {
+            c.starved = true;
+            return false;
+        };
+        let slot = c.h3.open(id.into(), start, now, connect, retried);
+        self.write_request(i, slot);
+        true
     }
 
-    /// After connection `i` closed: a new one, now or after a pause, when work remains.
-    fn replace(&mut self, i: usize, now: Instant, pause: bool) {
-        if self.core.pacer.is_none() && !self.more(now) {
+    /// Writes what QUIC's flow control takes of the request in `slot` of connection `i`,
+    /// ending the stream once it is all written.
+    fn write_request(&mut self, i: usize, slot: usize) {
+        let c = &mut self.conns[i].c;
+        let Some(link) = c.link.as_mut() else { return };
+        let s = c.h3.stream_mut(slot);
+        let Some(id) = stream_id(s.id) else { return };
+        let bytes = &self.req.bytes;
+        let mut send = link.conn.send_stream(id);
+        if s.written < bytes.len() {
+            if let Ok(n) = send.write(&bytes[s.written..]) {
+                s.written += n;
+            }
+            if s.written == bytes.len() {
+                let _ = send.finish();
+            }
+        }
+    }
+
+    /// Notes that connection `i` may have room (rate mode) or fills it (closed loop).
+    fn refill(&mut self, i: usize, now: Instant) {
+        if room(&self.conns[i]) == 0 {
             return;
         }
-        if pause {
-            self.core.pause(i, &mut self.conns[i].life, now);
-        } else if self.core.paced() {
-            // Opened again when a request needs it, not before.
-            self.core.spare.push(i);
-        } else {
-            self.connect(i, now);
+        if self.core.pacer.is_some() {
+            return self.conns.list(i);
         }
+        while room(&self.conns[i]) > 0 {
+            if let Some(r) = self.core.resend.front() {
+                let (start, sent, connect) = (r.start, r.sent, r.connect);
+                if !self.send_request(i, start, sent, connect, true) {
+                    break;
+                }
+                self.core.resend.pop_front();
+                continue;
+            }
+            if !self.core.claim(now) {
+                break;
+            }
+            let (start, connect) = self.conns[i].life.carried(now);
+            if !self.send_request(i, start, now, connect, false) {
+                // No stream credit: the request is not taken after all.
+                self.core.claimed -= 1;
+                if self.conns[i].h3.active() == 0 {
+                    self.no_streams(i, now);
+                }
+                break;
+            }
+            self.core.in_flight += 1;
+        }
+        self.conns[i].life.used();
     }
 
-    /// A connection could not be set up (socket, handshake failed or timed out, no `h3`
-    /// by ALPN). In a closed loop the attempt consumes a request, failed as a connect
-    /// failure, as an HTTP/2 connection's does.
-    fn connect_failed(&mut self, i: usize, now: Instant) {
-        self.close(i);
-        self.core.connect_failed(i, &mut self.conns[i].life, now);
-        if self.core.pacer.is_none() && self.core.claim(now) {
-            self.core.rec.failed(
-                &Timing::unsent(self.conns[i].life.began, now, 0),
-                FailureKind::Connect,
-            );
+    /// Connection `i` may open no request stream at all (the server's QUIC limit on
+    /// bidirectional streams is 0): in a closed loop that is one refused request per
+    /// connection, which is then replaced after a growing pause (as an HTTP/2 server's
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` = 0), so the run still ends by its count.
+    fn no_streams(&mut self, i: usize, now: Instant) {
+        if let Some(link) = self.conns[i].link.as_mut() {
+            link.close(now, frame::H3_NO_ERROR);
         }
+        self.flush(i, now);
+        self.close(i);
+        self.charge(i, now, FailureKind::Refused);
+        self.replace(i, now, true);
     }
 
     /// Sends what connection `i` has to send (in GSO batches where allowed and the kernel
@@ -530,8 +385,8 @@ impl Worker<'_> {
         } else {
             1
         };
-        let c = &mut self.conns[i];
-        let (Some(link), Some(sock)) = (c.link.as_mut(), c.sock.as_ref()) else {
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let (Some(link), Some(sock)) = (c.link.as_mut(), io.as_ref()) else {
             return;
         };
         let sent = link.flush(now, batch, &mut |b, seg| udp::send(sock, b, seg, offload));
@@ -549,10 +404,10 @@ impl Worker<'_> {
     /// The socket of connection `i` failed: a connect failure while connecting, else the
     /// connection is lost.
     fn unreachable(&mut self, i: usize, now: Instant) {
-        match self.conns[i].phase {
-            Phase::Connecting => self.connect_failed(i, now),
-            Phase::Open => self.lost(i, now, ConnectionError::Reset),
-            Phase::Closed => {}
+        match self.conns[i].phase() {
+            Stage::Connecting | Stage::Handshake => self.connect_failed(i, now),
+            Stage::Open => self.lost(i, now, ConnectionError::Reset),
+            Stage::Closed => {}
         }
     }
 
@@ -582,8 +437,8 @@ impl Worker<'_> {
                 self.core.unfinished = true;
                 break;
             }
-            let c = &mut self.conns[i];
-            let (Some(sock), Some(link)) = (c.sock.as_ref(), c.link.as_mut()) else {
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let (Some(sock), Some(link)) = (io.as_ref(), c.link.as_mut()) else {
                 return;
             };
             let (len, stride) = match udp::recv(sock, &mut self.core.buf) {
@@ -637,7 +492,7 @@ impl Worker<'_> {
                 }
                 _ => {}
             }
-            if self.conns[i].phase == Phase::Closed {
+            if self.conns[i].phase() == Stage::Closed {
                 return;
             }
         }
@@ -660,7 +515,7 @@ impl Worker<'_> {
             let _ = link.conn.send_stream(id).write(&self.req.control);
         }
         c.life.opened(now);
-        self.set_phase(i, Phase::Open);
+        self.conns.set_phase(i, Stage::Open);
         let c = &mut self.conns[i];
         self.core.rec.connected(c.life.connect);
         self.core.served(&mut c.life);
@@ -669,7 +524,7 @@ impl Worker<'_> {
     /// Hands stream `id`'s bytes (and its end or reset) to the HTTP/3 state.
     fn read_stream(&mut self, i: usize, id: StreamId, now: Instant) {
         let head = self.req.head_request;
-        let Conn { link, h3, .. } = &mut self.conns[i];
+        let Conn { link, h3, .. } = &mut self.conns[i].c;
         let Some(link) = link.as_mut() else { return };
         let (sid, uni) = (u64::from(id), id.dir() == Dir::Uni);
         let mut recv = link.conn.recv_stream(id);
@@ -720,7 +575,7 @@ impl Worker<'_> {
 
     /// Streams the HTTP/3 state gave up reading are stopped (STOP_SENDING).
     fn stops(&mut self, i: usize) {
-        let Conn { link, h3, .. } = &mut self.conns[i];
+        let Conn { link, h3, .. } = &mut self.conns[i].c;
         let Some(link) = link.as_mut() else {
             h3.stops.clear();
             return;
@@ -738,16 +593,12 @@ impl Worker<'_> {
     fn after(&mut self, i: usize, now: Instant) {
         self.refill(i, now);
         let c = &mut self.conns[i];
-        if c.phase == Phase::Open && c.h3.spent() && c.h3.active() == 0 {
+        if c.phase() == Stage::Open && c.h3.spent() && c.h3.active() == 0 {
             if let Some(link) = c.link.as_mut() {
                 link.close(now, frame::H3_NO_ERROR);
             }
             self.flush(i, now);
-            self.close(i);
-            if !self.core.paced() {
-                self.core.rec.counts.reconnects += 1;
-            }
-            return self.replace(i, now, false);
+            return self.retire(i, now);
         }
         self.flush(i, now);
     }
@@ -761,13 +612,8 @@ impl Worker<'_> {
                 Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
                 Event::Unprocessed(slot) => {
                     let ex = &self.conns[i].h3.stream(slot).exchange;
-                    if ex.retried {
-                        self.fail(i, slot, now, FailureKind::Refused);
-                    } else {
-                        self.resend.push_back(ex.resend());
-                        self.core.rec.counts.retried += 1;
-                        self.conns[i].h3.free(slot);
-                    }
+                    self.core.unprocessed(ex, now);
+                    self.conns[i].h3.free(slot);
                 }
                 Event::Reset(code) => {
                     let code = u32::try_from(code).unwrap_or(shootout_model::OTHER_RESET_CODES);
@@ -783,9 +629,9 @@ impl Worker<'_> {
             self.core.rec.heads.responses.append(heads);
         }
         // Requests a GOAWAY returned go out on connections with room.
-        if !self.resend.is_empty() && self.core.pacer.is_none() {
+        if !self.core.resend.is_empty() && self.core.pacer.is_none() {
             for j in 0..self.conns.len() {
-                if j != i && self.conns[j].room() > 0 {
+                if j != i && room(&self.conns[j]) > 0 {
                     self.refill(j, now);
                     self.flush(j, now);
                 }
@@ -809,17 +655,6 @@ impl Worker<'_> {
         self.conns[i].h3.free(slot);
     }
 
-    /// Every request still open on connection `i` fails as `kind`.
-    fn fail_open(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        let mut open = std::mem::take(&mut self.scratch);
-        open.extend(self.conns[i].h3.open_slots());
-        for &slot in &open {
-            self.fail(i, slot, now, kind);
-        }
-        open.clear();
-        self.scratch = open;
-    }
-
     /// The server broke HTTP/3 on connection `i`: the connection is closed with the
     /// error's code, its open requests fail as malformed, and it is replaced.
     fn h3_error(&mut self, i: usize, now: Instant, e: ConnError) {
@@ -830,7 +665,7 @@ impl Worker<'_> {
         }
         self.flush(i, now);
         let answered = self.conns[i].answered;
-        self.fail_open(i, now, FailureKind::Malformed);
+        self.fail_all(i, now, FailureKind::Malformed);
         self.close(i);
         self.replace(i, now, !answered);
     }
@@ -838,7 +673,7 @@ impl Worker<'_> {
     /// QUIC lost connection `i`. Before its handshake completed that is a failed
     /// connection; after, its open requests fail by the reason.
     fn lost(&mut self, i: usize, now: Instant, reason: ConnectionError) {
-        if self.conns[i].phase == Phase::Connecting {
+        if self.conns[i].phase() == Stage::Connecting {
             return self.connect_failed(i, now);
         }
         self.on_events(i, now);
@@ -857,70 +692,9 @@ impl Worker<'_> {
         };
         let c = &self.conns[i];
         let (answered, spent) = (c.answered, c.h3.spent());
-        self.fail_open(i, now, kind);
+        self.fail_all(i, now, kind);
         self.close(i);
-        if (answered || spent) && !self.core.paced() {
-            self.core.rec.counts.reconnects += 1;
-        }
-        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
-        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
-        let rested = self.core.paced()
-            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
-        self.replace(i, now, !answered && !rested);
-    }
-
-    /// Deadlines and deferred reconnects.
-    fn sweep(&mut self, now: Instant) {
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            match c.phase {
-                Phase::Connecting if c.life.overdue(now, self.core.sh.connect_timeout) => {
-                    self.connect_failed(i, now)
-                }
-                Phase::Open => self.deadlines(i, now),
-                _ => {}
-            }
-        }
-        let conns = &self.conns;
-        let due = self.core.reopen_due(now, |i| {
-            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
-        });
-        for i in due {
-            if self.core.paced() {
-                self.core.spare.push(i);
-            } else if self.more(now) {
-                self.connect(i, now);
-            }
-        }
-    }
-
-    /// Requests of connection `i` past their deadline fail as timeouts; their streams are
-    /// stopped and reset (H3_REQUEST_CANCELLED) and the connection kept.
-    fn deadlines(&mut self, i: usize, now: Instant) {
-        let mut late = std::mem::take(&mut self.scratch);
-        let h3 = &self.conns[i].h3;
-        let timeout = self.core.sh.timeout;
-        late.extend(
-            h3.open_slots()
-                .filter(|&s| h3.stream(s).exchange.overdue(now, timeout)),
-        );
-        for &slot in &late {
-            let ex = &self.conns[i].h3.stream(slot).exchange;
-            self.core.fail(ex, now, FailureKind::Timeout);
-            let c = &mut self.conns[i];
-            if let (Some(link), Some(id)) = (c.link.as_mut(), stream_id(c.h3.stream(slot).id)) {
-                let code = VarInt::from_u32(frame::H3_REQUEST_CANCELLED as u32);
-                let _ = link.conn.recv_stream(id).stop(code);
-                let _ = link.conn.send_stream(id).reset(code);
-            }
-            c.h3.cancel(slot);
-        }
-        let any = !late.is_empty();
-        late.clear();
-        self.scratch = late;
-        if any {
-            self.after(i, now);
-        }
+        self.lost_open(i, now, answered, spent);
     }
 }
 

@@ -26,43 +26,21 @@
 use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
-use crate::event_loop::READS_PER_EVENT;
-use crate::event_loop::{host, Assignment, Core, Life, Output, Protocol, Shared, Taken};
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Table, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
-use crate::transport::{Got, Transport};
 use crate::ws::frame::{self, Rng};
-use crate::Live;
 use shootout_model::{FailureKind, Hold};
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Where a connection is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Closed,
-    /// TCP (and TLS) being set up.
-    Connecting,
-    /// The upgrade request sent; waiting for the 101.
-    Handshake,
-    /// Messages may go.
-    Open,
-}
-
 struct Conn {
-    io: Option<Transport>,
-    phase: Phase,
     ws: Connection,
-    /// Its opening, connect time and pause before re-opening.
-    life: Life,
-    /// No message sent yet on this connection: the first ones carry its connect time.
-    fresh: bool,
     /// The connection carried a reply.
     answered: bool,
-    /// In the worker's list of connections with room (rate mode).
-    listed: bool,
     /// Hold mode: when its next ping is due.
     next_ping: Instant,
 }
@@ -70,9 +48,7 @@ struct Conn {
 struct Worker<'a> {
     core: Core<'a>,
     prep: &'a Prepared,
-    conns: Vec<Conn>,
-    /// Rate mode: connections that may have room for a message.
-    room: Vec<usize>,
+    conns: Table<Stage, Conn>,
     /// Mask keys and handshake nonces (see [`Rng`]).
     rng: Rng,
     /// Hold mode, and how many connections it has opened so far.
@@ -86,27 +62,17 @@ struct Worker<'a> {
     closing: Closing,
 }
 
-/// Runs one WebSocket worker to the end of its share; `stop` ends it early.
-pub fn run(
-    sh: &Shared,
-    prep: &Prepared,
-    a: Assignment,
-    stop: &AtomicBool,
-    live: &Live,
-) -> io::Result<Output> {
-    host(sh, a, stop, live, |sh, a| set_up(sh, prep, a))
-}
-
-fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Result<Worker<'a>> {
-    let now = Instant::now();
+/// Builds the worker around its `core`.
+pub(crate) fn set_up<'a>(core: Core<'a>, prep: &'a Prepared) -> io::Result<impl Protocol<'a>> {
+    let a = core.share;
+    let (sh, now) = (core.sh, core.start);
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     let mut w = Worker {
-        core: Core::new(sh, a)?,
+        core,
         prep,
-        conns: Vec::with_capacity(a.connections),
-        room: Vec::with_capacity(a.connections),
+        conns: Table::with_capacity(a.connections),
         rng: Rng::new(seed ^ (a.index as u64).rotate_left(32)),
         hold: prep.hold,
         held: 0,
@@ -117,29 +83,20 @@ fn set_up<'a>(sh: &'a Shared<'a>, prep: &'a Prepared, a: Assignment) -> io::Resu
         closing: Closing::default(),
     };
     for _ in 0..a.connections {
-        let c = w.new_conn(now);
-        w.conns.push(c);
-    }
-    if w.core.paced() {
-        w.connect_all()?;
-        // Those opened ahead of need are taken in the order they opened (the order a
-        // server accepts them); later, the most recently freed first.
-        w.room.sort_unstable_by(|a, b| b.cmp(a));
+        w.add(now);
     }
     Ok(w)
 }
 
 impl<'a> Protocol<'a> for Worker<'a> {
-    fn core(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
+    parts!('a, Stage, Conn, core, conns);
 
-    fn core_ref(&self) -> &Core<'a> {
-        &self.core
-    }
-
-    fn into_core(self) -> Core<'a> {
-        self.core
+    fn new_conn(&self, now: Instant) -> Conn {
+        Conn {
+            ws: Connection::new(self.core.sh.expect.body_contains.as_deref()),
+            answered: false,
+            next_ping: now,
+        }
     }
 
     fn start(&mut self, now: Instant) {
@@ -148,46 +105,15 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
         self.held = self.conns.len();
         for i in 0..self.conns.len() {
-            self.connect(i, now);
+            self.open(i, now);
         }
     }
 
     /// Rate mode: a connection with a free slot, kept listed while it has more.
     fn with_room(&mut self) -> Option<usize> {
         let pipeline = self.core.sh.pipeline;
-        while let Some(&i) = self.room.last() {
-            let c = &self.conns[i];
-            if c.phase == Phase::Open && c.ws.queue.len() < pipeline {
-                return Some(i);
-            }
-            self.room.pop();
-            self.conns[i].listed = false;
-        }
-        None
-    }
-
-    fn spare(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Closed
-    }
-
-    fn live(&self) -> (usize, usize) {
-        (
-            self.conns
-                .iter()
-                .filter(|c| c.phase != Phase::Closed)
-                .count(),
-            self.opening(),
-        )
-    }
-
-    fn add(&mut self, now: Instant) -> usize {
-        let c = self.new_conn(now);
-        self.conns.push(c);
-        self.conns.len() - 1
-    }
-
-    fn is_opening(&self, i: usize) -> bool {
-        matches!(self.conns[i].phase, Phase::Connecting | Phase::Handshake)
+        self.conns
+            .with_room(|c| c.phase() == Stage::Open && c.ws.queue.len() < pipeline)
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
@@ -201,15 +127,16 @@ impl<'a> Protocol<'a> for Worker<'a> {
         // until its server closes, so servers see a close, not a broken connection. What
         // was in flight stays aborted; nothing here is counted.
         let now = Instant::now();
-        for c in &mut self.conns {
-            if c.phase != Phase::Open {
+        for i in 0..self.conns.len() {
+            if self.conns[i].phase() != Stage::Open {
                 continue;
             }
-            let Some(mut io) = c.io.take() else { continue };
+            let Entry { io, c, .. } = &mut self.conns[i];
+            let Some(mut io) = io.take() else { continue };
             c.ws.goodbye(&mut self.rng);
             let _ = io.write(&c.ws.out[c.ws.written.min(c.ws.out.len())..]);
             let _ = io.flush();
-            c.phase = Phase::Closed;
+            self.conns.set_phase(i, Stage::Closed);
             self.closing.add(io, self.core.poll.registry(), now);
         }
         self.closing.finish(&mut self.core.buf, stop);
@@ -235,42 +162,41 @@ impl<'a> Protocol<'a> for Worker<'a> {
         std::mem::take(&mut self.core.unfinished)
     }
 
-    fn on_panic(&mut self, i: usize, now: Instant) {
-        self.fail_queue(i, now, FailureKind::GeneratorFault);
-        self.close(i);
-        self.replace(i, now, true);
+    /// Every message outstanding on connection `i` fails as `kind`.
+    fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        while let Some(slot) = self.conns[i].ws.queue.pop_front() {
+            self.core.rec.failed(&timing(&slot, now), kind);
+            self.core.in_flight -= 1;
+        }
     }
 
     fn open(&mut self, i: usize, now: Instant) {
-        self.connect(i, now);
+        let c = &mut self.conns[i];
+        c.answered = false;
+        c.next_ping = now;
+        c.ws.hold = self.hold.is_some();
+        c.ws.start(&self.prep.request, &mut self.rng);
+        self.dial(i, now);
     }
 
-    fn connections(&self) -> usize {
-        self.conns.len()
-    }
-
-    fn opening(&self) -> usize {
-        self.conns
-            .iter()
-            .filter(|c| matches!(c.phase, Phase::Connecting | Phase::Handshake))
-            .count()
+    /// A reply later than the timeout leaves its connection stuck: the connection is
+    /// replaced and its messages fail as timeouts.
+    fn deadlines(&mut self, i: usize, now: Instant) {
+        let timeout = self.core.sh.timeout;
+        let late = self.conns[i]
+            .ws
+            .queue
+            .front()
+            .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout);
+        if late {
+            self.fail_all(i, now, FailureKind::Timeout);
+            self.close(i);
+            self.replace(i, now, false);
+        }
     }
 }
 
 impl Worker<'_> {
-    fn new_conn(&self, now: Instant) -> Conn {
-        Conn {
-            io: None,
-            phase: Phase::Closed,
-            ws: Connection::new(self.core.sh.expect.body_contains.as_deref()),
-            life: Life::new(now),
-            fresh: true,
-            answered: false,
-            listed: false,
-            next_ping: now,
-        }
-    }
-
     /// Hold mode at a rate of opening: opens the connections due by now.
     fn open_held(&mut self, now: Instant) {
         let Some(rate) = self.hold.and_then(|h| h.open_rate) else {
@@ -281,7 +207,7 @@ impl Worker<'_> {
             .saturating_add(1)
             .min(self.conns.len());
         while self.held < due {
-            self.connect(self.held, now);
+            self.open(self.held, now);
             self.held += 1;
         }
     }
@@ -289,7 +215,7 @@ impl Worker<'_> {
     /// Hold mode: connection `i` pings when its interval is over and nothing is in flight.
     fn ping(&mut self, i: usize, now: Instant, every: std::time::Duration) {
         let c = &self.conns[i];
-        if c.phase != Phase::Open || !c.ws.queue.is_empty() || now < c.next_ping {
+        if c.phase() != Stage::Open || !c.ws.queue.is_empty() || now < c.next_ping {
             return;
         }
         if !self.core.claim(now) {
@@ -297,12 +223,8 @@ impl Worker<'_> {
         }
         self.core.in_flight += 1;
         let c = &mut self.conns[i];
-        let (start, connect) = if c.fresh {
-            (c.life.began, c.life.connect)
-        } else {
-            (now, Duration::ZERO)
-        };
-        c.fresh = false;
+        let (start, connect) = c.life.carried(now);
+        c.life.used();
         c.next_ping = now + every;
         let slot = Slot {
             start,
@@ -354,112 +276,51 @@ impl Worker<'_> {
             return self.ping(i, now, h.every);
         }
         let pipeline = self.core.sh.pipeline;
-        let c = &mut self.conns[i];
-        if c.phase != Phase::Open || c.ws.queue.len() >= pipeline {
+        let c = &self.conns[i];
+        if c.phase() != Stage::Open || c.ws.queue.len() >= pipeline {
             return;
         }
         if self.core.pacer.is_some() {
-            if !c.listed {
-                c.listed = true;
-                self.room.push(i);
-            }
-            return;
+            return self.conns.list(i);
         }
         while self.conns[i].ws.queue.len() < pipeline && self.core.claim(now) {
-            let c = &self.conns[i];
-            let (start, connect) = if c.fresh {
-                (c.life.began, c.life.connect)
-            } else {
-                (now, Duration::ZERO)
-            };
+            let (start, connect) = self.conns[i].life.carried(now);
             self.send(i, start, now, connect);
         }
-        self.conns[i].fresh = false;
+        self.conns[i].life.used();
     }
 
-    fn connect(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.life.opening(now);
-        c.answered = false;
-        c.fresh = true;
-        c.next_ping = now;
-        c.ws.hold = self.hold.is_some();
-        c.ws.start(&self.prep.request, &mut self.rng);
-        match self.core.dial(i) {
-            Ok(io) => {
-                c.io = Some(io);
-                c.phase = Phase::Connecting;
-            }
-            Err(_) => self.connect_failed(i, now),
-        }
-    }
-
-    fn close(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        c.io = None;
-        c.phase = Phase::Closed;
-    }
-
-    /// After connection `i` closed: a new one, now or after a pause, when work remains.
-    fn replace(&mut self, i: usize, now: Instant, pause: bool) {
-        if self.core.pacer.is_none() && self.core.spent(now) {
-            return;
-        }
-        if pause {
-            self.core.pause(i, &mut self.conns[i].life, now);
-        } else if self.core.paced() {
-            // Opened again when a message needs it, not before.
-            self.core.spare.push(i);
-        } else {
-            self.connect(i, now);
-        }
-    }
-
-    /// Closed loop: one message fails as `kind` for a connection that could not be set
-    /// up (so a run against a server that never opens one still ends by its count);
-    /// `status`: the refusal's, counted as an answer.
-    fn charge(&mut self, i: usize, now: Instant, kind: FailureKind, status: Option<u16>) {
+    /// Closed loop: the server refused the upgrade with `status`: one message fails as a
+    /// handshake failure, the refusal counted as its answer (see [`Protocol::charge`]).
+    fn refused(&mut self, i: usize, now: Instant, status: u16) {
         if self.core.pacer.is_some() || !self.core.claim(now) {
             return;
         }
         let t = Timing::unsent(self.conns[i].life.began, now, 0);
-        match status {
-            Some(s) => self.core.rec.answered(&t, s, Some(kind)),
-            None => self.core.rec.failed(&t, kind),
-        }
-    }
-
-    /// A connection could not be set up (refused, TLS failed, timed out).
-    fn connect_failed(&mut self, i: usize, now: Instant) {
-        self.close(i);
-        self.core.connect_failed(i, &mut self.conns[i].life, now);
-        self.charge(i, now, FailureKind::Connect, None);
+        self.core
+            .rec
+            .answered(&t, status, Some(FailureKind::Handshake));
     }
 
     fn ready(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
         let Some(c) = self.conns.get(i) else { return };
         let now = Instant::now();
-        match c.phase {
-            Phase::Closed => {}
-            Phase::Connecting => {
-                let state = c.io.as_ref().map_or(Ok(false), |io| io.socket.connected());
-                match state {
-                    Ok(false) => {}
-                    Ok(true) => {
-                        self.conns[i].phase = Phase::Handshake;
-                        self.flush(i, now);
-                        if readable && self.conns[i].phase == Phase::Handshake {
-                            self.read(i, now, closed);
-                        }
+        match c.phase() {
+            Stage::Closed => {}
+            Stage::Connecting => {
+                if self.tcp_connected(i, now) {
+                    self.conns.set_phase(i, Stage::Handshake);
+                    self.flush(i, now);
+                    if readable && self.conns[i].phase() == Stage::Handshake {
+                        self.read(i, now, closed);
                     }
-                    Err(_) => self.connect_failed(i, now),
                 }
             }
-            Phase::Handshake | Phase::Open => {
+            Stage::Handshake | Stage::Open => {
                 if writable {
                     self.flush(i, now);
                 }
-                if readable && matches!(self.conns[i].phase, Phase::Handshake | Phase::Open) {
+                if readable && matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
                     self.read(i, now, closed);
                 }
             }
@@ -470,11 +331,11 @@ impl Worker<'_> {
     /// connected (a connection replaced while its old one was handled is left to its own
     /// events).
     fn flush(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        if !matches!(c.phase, Phase::Handshake | Phase::Open) {
+        if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
             return;
         }
-        let Some(io) = c.io.as_mut() else { return };
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_mut() else { return };
         let sent = &mut self.core.rec.counts.bytes_sent;
         if io
             .write_out(&mut c.ws.out, &mut c.ws.written, sent)
@@ -484,39 +345,36 @@ impl Worker<'_> {
         }
     }
 
-    /// Reads until the socket is drained (or [`READS_PER_EVENT`] reads), handling each
-    /// read's bytes as they come.
+    /// Reads until the socket is drained (or the loop's read budget is spent), handling
+    /// each read's bytes as they come.
     fn read(&mut self, i: usize, now: Instant, closed: bool) {
-        for _ in 0..READS_PER_EVENT {
-            let c = &mut self.conns[i];
-            let Some(io) = c.io.as_mut() else { return };
-            let received = &mut self.core.rec.counts.bytes_received;
-            let (n, drained) = match io.read_some(&mut self.core.buf, closed, received) {
-                Got::Bytes { n, drained } => (n, drained),
-                Got::Empty => return self.after(i, now),
-                Got::Closed | Got::Failed => return self.broken(i, now),
-            };
-            let now = Instant::now();
-            let sent = Sent {
-                message: &self.prep.message,
-                list: self.prep.list.as_ref().map(|l| &l.templates[..]),
-            };
-            let fed = c.ws.feed(&self.core.buf[..n], sent, &mut self.rng, now);
-            self.core.rec.counts.pings_unanswered += std::mem::take(&mut c.ws.unanswered);
-            self.on_events(i, now);
-            if let Err(f) = fed {
-                return self.failed(i, now, f);
-            }
-            if !matches!(self.conns[i].phase, Phase::Handshake | Phase::Open) {
-                // Closed, or replaced by a new connection still connecting.
-                return;
-            }
-            if drained {
-                return self.after(i, now);
-            }
+        match self.read_each(i, closed, |w, n| w.frames(i, n)) {
+            // Messages that refill a drained connection start after its last read.
+            Reads::Drained => self.after(i, Instant::now()),
+            Reads::More => self.after(i, now),
+            Reads::Closed | Reads::Failed => self.broken(i, now),
+            Reads::Stopped => {}
         }
-        self.core.unfinished = true;
-        self.after(i, now);
+    }
+
+    /// Handles the `n` bytes read into the buffer for connection `i`; false when the
+    /// connection is gone.
+    fn frames(&mut self, i: usize, n: usize) -> bool {
+        let now = Instant::now();
+        let sent = Sent {
+            message: &self.prep.message,
+            list: self.prep.list.as_ref().map(|l| &l.templates[..]),
+        };
+        let c = &mut self.conns[i];
+        let fed = c.ws.feed(&self.core.buf[..n], sent, &mut self.rng, now);
+        self.core.rec.counts.pings_unanswered += std::mem::take(&mut c.ws.unanswered);
+        self.on_events(i, now);
+        if let Err(f) = fed {
+            self.failed(i, now, f);
+            return false;
+        }
+        // Closed, or replaced by a new connection still connecting.
+        matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open)
     }
 
     /// After connection `i` handled its bytes: new messages in the freed slots, and
@@ -532,8 +390,8 @@ impl Worker<'_> {
         for e in events.drain(..) {
             match e {
                 Event::Open => {
+                    self.conns.set_phase(i, Stage::Open);
                     let c = &mut self.conns[i];
-                    c.phase = Phase::Open;
                     let took = c.life.opened(now);
                     self.core.rec.connected(took);
                     // The handshake's 101 is counted once per connection, not per reply.
@@ -570,19 +428,11 @@ impl Worker<'_> {
         self.core.in_flight -= 1;
     }
 
-    /// Every message outstanding on connection `i` fails as `kind`.
-    fn fail_queue(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        while let Some(slot) = self.conns[i].ws.queue.pop_front() {
-            self.core.rec.failed(&timing(&slot, now), kind);
-            self.core.in_flight -= 1;
-        }
-    }
-
     /// The server sent a close frame (ours is queued in answer): messages outstanding fail
     /// as closed; the connection is replaced.
     fn server_closed(&mut self, i: usize, now: Instant, code: u16) {
         self.core.rec.counts.count_close(code);
-        self.fail_queue(i, now, FailureKind::Closed);
+        self.fail_all(i, now, FailureKind::Closed);
         self.flush(i, now);
         let answered = self.conns[i].answered;
         self.close(i);
@@ -598,15 +448,15 @@ impl Worker<'_> {
     fn failed(&mut self, i: usize, now: Instant, f: Failure) {
         let answered = self.conns[i].answered;
         match f {
-            Failure::Refused(status) => self.charge(i, now, FailureKind::Handshake, Some(status)),
+            Failure::Refused(status) => self.refused(i, now, status),
             Failure::Handshake(HandshakeError::Malformed) => {
-                self.charge(i, now, FailureKind::Malformed, None)
+                self.charge(i, now, FailureKind::Malformed)
             }
-            Failure::Handshake(_) => self.charge(i, now, FailureKind::Handshake, None),
+            Failure::Handshake(_) => self.charge(i, now, FailureKind::Handshake),
             Failure::Protocol(_) if self.conns[i].ws.queue.is_empty() => {
-                self.charge(i, now, FailureKind::Protocol, None)
+                self.charge(i, now, FailureKind::Protocol)
             }
-            Failure::Protocol(_) => self.fail_queue(i, now, FailureKind::Protocol),
+            Failure::Protocol(_) => self.fail_all(i, now, FailureKind::Protocol),
         }
         self.close(i);
         self.replace(i, now, !answered);
@@ -616,73 +466,17 @@ impl Worker<'_> {
     /// closed before its handshake's answer, it fails one message (closed loop) or counts
     /// as dropped (rate mode).
     fn broken(&mut self, i: usize, now: Instant) {
-        let c = &self.conns[i];
-        if c.phase == Phase::Closed {
+        if self.broke_unopened(i, now) {
             return;
         }
-        let handshaking =
-            c.io.as_ref()
-                .and_then(|io| io.tls.as_ref())
-                .is_some_and(|t| t.is_handshaking());
-        if handshaking || c.phase == Phase::Connecting {
-            return self.connect_failed(i, now);
-        }
-        let (handshake, answered) = (c.phase == Phase::Handshake, c.answered);
-        self.fail_queue(i, now, FailureKind::Reset);
+        let c = &self.conns[i];
+        let (handshake, answered) = (c.phase() == Stage::Handshake, c.answered);
+        self.fail_all(i, now, FailureKind::Reset);
         self.close(i);
         if handshake {
-            if self.core.pacer.is_some() {
-                self.core.rec.counts.dropped += 1;
-            }
-            self.charge(i, now, FailureKind::Reset, None);
-            return self.replace(i, now, true);
+            return self.dropped_in_handshake(i, now);
         }
-        if answered && !self.core.paced() {
-            self.core.rec.counts.reconnects += 1;
-        }
-        // Rate mode: one opened ahead of need and closed after sitting idle was not turned
-        // away (see [`crate::event_loop::CLOSED_AT_ACCEPT`]).
-        let rested = self.core.paced()
-            && self.conns[i].life.open_for(now) >= crate::event_loop::CLOSED_AT_ACCEPT;
-        self.replace(i, now, !answered && !rested);
-    }
-
-    /// Deadlines and deferred reconnects. A reply later than the timeout leaves its
-    /// connection stuck: the connection is replaced and its messages fail as timeouts.
-    fn sweep(&mut self, now: Instant) {
-        let timeout = self.core.sh.timeout;
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            match c.phase {
-                Phase::Connecting | Phase::Handshake
-                    if c.life.overdue(now, self.core.sh.connect_timeout) =>
-                {
-                    self.connect_failed(i, now)
-                }
-                Phase::Open
-                    if c.ws
-                        .queue
-                        .front()
-                        .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout) =>
-                {
-                    self.fail_queue(i, now, FailureKind::Timeout);
-                    self.close(i);
-                    self.replace(i, now, false);
-                }
-                _ => {}
-            }
-        }
-        let conns = &self.conns;
-        let due = self.core.reopen_due(now, |i| {
-            (conns[i].phase == Phase::Closed).then_some(conns[i].life.reopen_at)
-        });
-        for i in due {
-            if self.core.paced() {
-                self.core.spare.push(i);
-            } else if !self.core.spent(now) {
-                self.connect(i, now);
-            }
-        }
+        self.lost_open(i, now, answered, false);
     }
 }
 

@@ -1,6 +1,6 @@
 use super::*;
+use crate::h2::frame::{Head, PING, RST_STREAM, SETTINGS, WINDOW_UPDATE};
 use crate::h2::frame::{ACK, CONTINUATION, DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS};
-use crate::h2::frame::{PING, RST_STREAM, SETTINGS, WINDOW_UPDATE};
 use crate::h2::request::prepare_one;
 use shootout_model::{RequestSpec, Target};
 

@@ -1,0 +1,452 @@
+//! What a connection does with the server's bytes ([`Connection::feed`]): each frame
+//! checked against the protocol and acted on — SETTINGS, flow control, header blocks and
+//! their CONTINUATION, DATA against the content-length, RST_STREAM, GOAWAY, PING — with
+//! the events and the frames to write that follow.
+
+use super::{ConnError, Connection, Event, Fed, Hpack, MAX_BLOCK_FRAMES, MAX_HEADER_BLOCK};
+use super::{MAX_QUEUED_CONTROL, MAX_SERVER, RECV_WINDOW};
+use crate::codec::decimal::parse as parse_decimal;
+use crate::fields;
+use crate::h2::frame::{self, ErrorCode, Frame, Head, Kind, Setting, Settings};
+use crate::h2::request::Prepared;
+use shootout_model::FailureKind;
+use std::time::Instant;
+
+impl Connection {
+    /// Takes bytes from the server. Events go to [`Connection::events`]; on a connection
+    /// error GOAWAY is written and the error returned (the connection is finished).
+    pub fn feed(&mut self, data: &[u8], req: &Prepared, now: Instant) -> Result<(), ConnError> {
+        let mut reader = std::mem::take(&mut self.reader);
+        let r = reader
+            .feed(data, frame::DEFAULT_MAX_FRAME, |h, p| {
+                self.frame(h, p, req, now).map_err(Fed::Conn)
+            })
+            .map_err(|e| match e {
+                Fed::Conn(e) => e,
+                // Before the server's SETTINGS, bytes that are not a frame are not its
+                // preface (RFC 9113 §3.4).
+                Fed::Oversized if !self.ready => ConnError(frame::PROTOCOL_ERROR),
+                Fed::Oversized => ConnError(frame::FRAME_SIZE_ERROR),
+            });
+        self.reader = reader;
+        if let Err(ConnError(code)) = r {
+            frame::goaway(&mut self.out, code);
+        }
+        r
+    }
+
+    #[inline]
+    fn frame(&mut self, h: Head, p: &[u8], req: &Prepared, now: Instant) -> Result<(), ConnError> {
+        let kind = h.kind();
+        if !self.ready && (kind != Kind::Settings || h.ack()) {
+            // The server's preface is a SETTINGS frame (RFC 9113 §3.4).
+            return Err(ConnError(frame::PROTOCOL_ERROR));
+        }
+        if let Some((stream, _)) = self.block_of {
+            if kind != Kind::Continuation || h.stream != stream {
+                return Err(ConnError(frame::PROTOCOL_ERROR));
+            }
+        }
+        match frame::decode(&h, p)? {
+            Frame::Data {
+                stream,
+                end_stream,
+                data,
+                flow,
+            } => self.data(stream, end_stream, data, flow, req, now),
+            Frame::Headers {
+                stream,
+                end_stream,
+                end_headers,
+                fragment,
+            } => self.headers(stream, end_stream, end_headers, fragment, req, now),
+            Frame::Continuation {
+                end_headers,
+                fragment,
+                ..
+            } => self.continuation(end_headers, fragment, req, now),
+            // A stream that is not open has nothing to reset.
+            Frame::Priority {
+                stream,
+                well_formed: false,
+            } => match self.find_known(stream) {
+                Some(slot) => self.stream_error(slot, frame::FRAME_SIZE_ERROR),
+                None => Ok(()),
+            },
+            Frame::Priority { .. } => Ok(()),
+            Frame::RstStream { stream, code } => self.rst_stream(stream, code),
+            Frame::Settings(s) => self.settings(s, req),
+            // Push is disabled by our SETTINGS.
+            Frame::PushPromise => Err(ConnError(frame::PROTOCOL_ERROR)),
+            Frame::Ping { ack, payload } => {
+                if !ack {
+                    self.control()?;
+                    frame::ping_ack(&mut self.out, payload);
+                }
+                Ok(())
+            }
+            Frame::Goaway { last, code } => self.goaway(last, code),
+            Frame::WindowUpdate { stream, increment } => self.window_update(stream, increment, req),
+            // Unknown frame types are ignored (RFC 9113 §4.1).
+            Frame::Unknown => Ok(()),
+        }
+    }
+
+    /// HEADERS: the first fragment of a header block, decoded when it is whole.
+    // Called from one place per frame kind: inlined there, as before the frames
+    // were typed, so that decoding costs no call.
+    #[inline(always)]
+    fn headers(
+        &mut self,
+        stream: u32,
+        end_stream: bool,
+        end_headers: bool,
+        fragment: &[u8],
+        req: &Prepared,
+        now: Instant,
+    ) -> Result<(), ConnError> {
+        // A block for a stream the server ended is an error; one for a stream we reset is
+        // still decoded, to keep the table in step (RFC 9113 §4.3).
+        self.find(stream)?;
+        self.block.clear();
+        self.block.extend_from_slice(fragment);
+        self.block_of = Some((stream, end_stream));
+        self.block_frames = 1;
+        if end_headers {
+            return self.header_block(req, now);
+        }
+        Ok(())
+    }
+
+    /// CONTINUATION: the next fragment of the header block under way (bounded in frames
+    /// and bytes).
+    fn continuation(
+        &mut self,
+        end_headers: bool,
+        fragment: &[u8],
+        req: &Prepared,
+        now: Instant,
+    ) -> Result<(), ConnError> {
+        if self.block_of.is_none() {
+            return Err(ConnError(frame::PROTOCOL_ERROR));
+        }
+        self.block_frames += 1;
+        if self.block_frames > MAX_BLOCK_FRAMES {
+            return Err(ConnError(frame::ENHANCE_YOUR_CALM));
+        }
+        if self.block.len() + fragment.len() > MAX_HEADER_BLOCK {
+            return Err(ConnError(frame::COMPRESSION_ERROR));
+        }
+        self.block.extend_from_slice(fragment);
+        if end_headers {
+            return self.header_block(req, now);
+        }
+        Ok(())
+    }
+
+    /// RST_STREAM: the stream fails, as refused when the server says so.
+    fn rst_stream(&mut self, stream: u32, code: ErrorCode) -> Result<(), ConnError> {
+        self.events.push(Event::Reset(code));
+        if let Some(slot) = self.find_any(stream)? {
+            let kind = if code == frame::REFUSED_STREAM {
+                FailureKind::Refused
+            } else {
+                FailureKind::StreamReset
+            };
+            self.end(slot, Event::Failed(slot, kind));
+        }
+        Ok(())
+    }
+
+    /// GOAWAY: streams above its last stream id were not processed.
+    fn goaway(&mut self, last: u32, code: ErrorCode) -> Result<(), ConnError> {
+        // A second GOAWAY may only lower last-stream-id.
+        let last = self.goaway.map_or(last, |(l, _)| l.min(last));
+        self.goaway = Some((last, code));
+        self.events.push(Event::Goaway);
+        for slot in 0..self.streams.len() {
+            let s = &self.streams[slot];
+            if s.id > last && !s.done {
+                self.given_up.mark(s.id);
+                self.end(slot, Event::Unprocessed(slot));
+            }
+        }
+        Ok(())
+    }
+
+    /// WINDOW_UPDATE: more room to send request bodies. On the connection a zero increment
+    /// or an overflow is a connection error, on a stream the stream's (RFC 9113 §6.9,
+    /// §6.9.1).
+    fn window_update(
+        &mut self,
+        stream: u32,
+        increment: u32,
+        req: &Prepared,
+    ) -> Result<(), ConnError> {
+        let inc = i64::from(increment);
+        if stream == 0 {
+            if inc == 0 {
+                return Err(ConnError(frame::PROTOCOL_ERROR));
+            }
+            self.send_window += inc;
+            if self.send_window > frame::MAX_WINDOW {
+                return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+            }
+        } else if let Some(slot) = self.find_any(stream)? {
+            let s = &mut self.streams[slot];
+            s.send_window += inc;
+            if inc == 0 {
+                self.stream_error(slot, frame::PROTOCOL_ERROR)?;
+            } else if s.send_window > frame::MAX_WINDOW {
+                self.stream_error(slot, frame::FLOW_CONTROL_ERROR)?;
+            }
+        }
+        self.push_bodies(req);
+        Ok(())
+    }
+
+    /// For a frame that may only come on an open stream (DATA, HEADERS): the slot of the
+    /// stream, `None` for one we gave up on (its frames are ignored: RFC 9113 §5.1), a
+    /// STREAM_CLOSED for one the server ended or that failed without our reset, and a
+    /// PROTOCOL_ERROR for a stream we never opened.
+    #[inline]
+    fn find(&self, id: u32) -> Result<Option<usize>, ConnError> {
+        let slot = self.find_any(id)?;
+        if slot.is_none() && !self.given_up.has(id) {
+            return Err(ConnError(frame::STREAM_CLOSED));
+        }
+        Ok(slot)
+    }
+
+    /// For a frame a closed stream may still get (WINDOW_UPDATE, RST_STREAM): the slot of
+    /// an open stream, `None` for a closed one, a PROTOCOL_ERROR for one never opened.
+    #[inline]
+    fn find_any(&self, id: u32) -> Result<Option<usize>, ConnError> {
+        if id.is_multiple_of(2) || id >= self.next_id {
+            return Err(ConnError(frame::PROTOCOL_ERROR));
+        }
+        Ok(self.streams.iter().position(|s| s.id == id && !s.done))
+    }
+
+    /// Ends the stream in `slot` with `event`.
+    fn end(&mut self, slot: usize, event: Event) {
+        self.streams[slot].done = true;
+        self.events.push(event);
+    }
+
+    /// The slot of an open stream, if `id` names one (no error for any other id).
+    fn find_known(&self, id: u32) -> Option<usize> {
+        self.streams
+            .iter()
+            .position(|s| s.id == id && id != 0 && !s.done)
+    }
+
+    /// A stream's answer broke the protocol: RST_STREAM with `code` is written and the
+    /// stream fails as malformed.
+    fn stream_error(&mut self, slot: usize, code: ErrorCode) -> Result<(), ConnError> {
+        self.control()?;
+        let id = self.streams[slot].id;
+        frame::rst_stream(&mut self.out, id, code);
+        self.given_up.mark(id);
+        self.end(slot, Event::Failed(slot, FailureKind::Malformed));
+        Ok(())
+    }
+
+    /// Counts a control frame about to be written; too many waiting for a server that
+    /// does not read them is a flood.
+    fn control(&mut self) -> Result<(), ConnError> {
+        if self.out.is_empty() {
+            self.control = 0;
+        }
+        self.control += 1;
+        if self.control > MAX_QUEUED_CONTROL {
+            return Err(ConnError(frame::ENHANCE_YOUR_CALM));
+        }
+        Ok(())
+    }
+
+    /// SETTINGS: each entry applied in turn (the first fault ends the connection), then
+    /// acknowledged.
+    fn settings(&mut self, s: Settings, req: &Prepared) -> Result<(), ConnError> {
+        if s == Settings::Ack {
+            self.acked = true;
+            return Ok(());
+        }
+        for entry in s.entries() {
+            match entry? {
+                Setting::HeaderTableSize(v) => {
+                    let v = v as usize;
+                    if v < self.encoder_table {
+                        self.encoder_table = v;
+                        self.size_update = Some(v);
+                        if self.hpack == Hpack::Indexed && v < req.table_size {
+                            self.hpack = Hpack::Plain;
+                        }
+                    }
+                }
+                Setting::MaxConcurrentStreams(v) => self.max_concurrent = Some(v.into()),
+                Setting::InitialWindowSize(v) => {
+                    let v = i64::from(v);
+                    let delta = v - self.peer_window;
+                    self.peer_window = v;
+                    // Streams that ended (their slots not yet freed) have no window left to change.
+                    for s in self.streams.iter_mut().filter(|s| s.id != 0 && !s.done) {
+                        s.send_window += delta;
+                        if s.send_window > frame::MAX_WINDOW {
+                            return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+                        }
+                    }
+                }
+                Setting::MaxFrameSize(v) => self.peer_max_frame = v as usize,
+                Setting::EnablePush(_) | Setting::MaxHeaderListSize(_) | Setting::Unknown(_) => {}
+            }
+        }
+        self.control()?;
+        frame::settings_ack(&mut self.out);
+        if !self.ready {
+            self.ready = true;
+            self.events.push(Event::Ready);
+        }
+        self.push_bodies(req);
+        Ok(())
+    }
+
+    /// DATA: body bytes for a stream (`flow`: what flow control counts of the frame).
+    // Called from one place per frame kind: inlined there, as before the frames
+    // were typed, so that decoding costs no call.
+    #[inline(always)]
+    fn data(
+        &mut self,
+        stream: u32,
+        end: bool,
+        body: &[u8],
+        flow: usize,
+        req: &Prepared,
+        now: Instant,
+    ) -> Result<(), ConnError> {
+        // Flow control counts the whole payload, padding included (RFC 9113 §6.9.1).
+        let len = flow as i64;
+        self.recv_window -= len;
+        if self.recv_window < 0 {
+            return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+        }
+        if self.recv_window < RECV_WINDOW / 2 {
+            frame::window_update(&mut self.out, 0, (RECV_WINDOW - self.recv_window) as u32);
+            self.recv_window = RECV_WINDOW;
+        }
+        let Some(slot) = self.find(stream)? else {
+            return Ok(());
+        };
+        let s = &mut self.streams[slot];
+        s.exchange.arrived(now);
+        s.recv_window -= len;
+        if s.recv_window < 0 {
+            return Err(ConnError(frame::FLOW_CONTROL_ERROR));
+        }
+        if !s.final_head {
+            return self.stream_error(slot, frame::PROTOCOL_ERROR);
+        }
+        let s = &mut self.streams[slot];
+        s.exchange.body(body);
+        if !end && s.recv_window < RECV_WINDOW / 2 {
+            let inc = (RECV_WINDOW - s.recv_window) as u32;
+            s.recv_window = RECV_WINDOW;
+            frame::window_update(&mut self.out, stream, inc);
+        }
+        if end {
+            self.finish(slot, req);
+        }
+        Ok(())
+    }
+
+    /// A header block is complete: decode it (always, to keep the HPACK table in step),
+    /// then apply it to its stream.
+    fn header_block(&mut self, req: &Prepared, now: Instant) -> Result<(), ConnError> {
+        let (id, end_stream) = self.block_of.take().expect("a block is being read");
+        let mut status: Option<u16> = None;
+        let mut length: Option<u64> = None;
+        let mut bad = false;
+        let mut server = None;
+        let want_server = self.want_server;
+        let decoded = self.decoder.decode(&self.block, &mut self.fields);
+        if self.block.capacity() > 16 * 1024 {
+            // A large block is rare: its buffer is not kept for every later one.
+            self.block = Vec::new();
+        }
+        if decoded.is_err() {
+            return Err(ConnError(frame::COMPRESSION_ERROR));
+        }
+        // A list over the limit was not kept whole: its stream fails below.
+        bad |= self.fields.over();
+        for (name, value) in self.fields.iter() {
+            if name == b":status" {
+                bad |= status.is_some();
+                status = fields::parse_status(value);
+                bad |= status.is_none();
+            } else if name.first() == Some(&b':') {
+                // A response has no other pseudo-header (RFC 9113 §8.3.2).
+                bad = true;
+            } else if name == b"content-length" {
+                let v = parse_decimal(value);
+                bad |= v.is_none() || length.is_some_and(|l| Some(l) != v);
+                length = v;
+            } else if want_server && name == b"server" {
+                let kept = &value[..value.len().min(MAX_SERVER)];
+                server = Some(String::from_utf8_lossy(kept).into_owned());
+            }
+        }
+        let Some(slot) = self.find(id)? else {
+            return Ok(());
+        };
+        let s = &mut self.streams[slot];
+        s.exchange.arrived(now);
+        let final_head = s.final_head;
+        if final_head {
+            // Trailers: they end the stream, and say nothing we check.
+            if !end_stream || status.is_some() || bad {
+                return self.stream_error(slot, frame::PROTOCOL_ERROR);
+            }
+            self.finish(slot, req);
+            return Ok(());
+        }
+        match status {
+            Some(code) if !bad && (100..200).contains(&code) && code != 101 => {
+                // An interim answer: the final one follows.
+                if end_stream {
+                    return self.stream_error(slot, frame::PROTOCOL_ERROR);
+                }
+            }
+            Some(code) if !bad && code >= 200 => {
+                if self.sample > 0 {
+                    self.sample -= 1;
+                    let head = fields::head_text("HTTP/2", code, &self.fields);
+                    self.heads.push(head);
+                }
+                let s = &mut self.streams[slot];
+                s.exchange.status = code;
+                s.length = length;
+                s.final_head = true;
+                if server.is_some() {
+                    self.server = server;
+                }
+                if end_stream {
+                    self.finish(slot, req);
+                }
+            }
+            _ => return self.stream_error(slot, frame::PROTOCOL_ERROR),
+        }
+        Ok(())
+    }
+
+    /// The stream in `slot` ended: answered, unless its body contradicts its content-length.
+    fn finish(&mut self, slot: usize, req: &Prepared) {
+        let s = &self.streams[slot];
+        let status = s.exchange.status;
+        let bodiless = req.head_request || status == 204 || status == 304;
+        if !bodiless && s.length.is_some_and(|l| l != s.exchange.body_len) {
+            self.end(slot, Event::Failed(slot, FailureKind::Malformed));
+        } else {
+            self.end(slot, Event::Answered(slot));
+        }
+    }
+}
