@@ -231,6 +231,8 @@ fn schedule_not_kept(result: &RunResult) -> Option<Warning> {
         capped: held_by_cap(s),
         starved: (late_reason(result, s) == NotKept::Starved)
             .then_some(result.generator.busiest_thread),
+        // A journey run's schedule starts journeys (each a new user).
+        journeys: !result.journeys.is_empty(),
     })
 }
 

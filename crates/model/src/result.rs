@@ -634,6 +634,10 @@ pub enum Warning {
         /// enough to be (the analysis' rule).
         #[serde(default)]
         starved: Option<f64>,
+        /// The schedule was of journeys (each starts a new user), not of requests: the
+        /// rates are journeys a second and the late ones journeys started late.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        journeys: bool,
     },
     /// Connections could not be opened.
     ConnectFailed {
@@ -796,25 +800,35 @@ impl fmt::Display for Warning {
             // Who was late decides the advice: connections all waiting on the server mean
             // the server (at this many connections) could not keep up; a free connection
             // and a late send mean shootout's own loop fell behind.
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped: true, .. } if *waited * 2 >= *late => write!(
-                f,
-                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up with this rate at this many connections (raise --max-connections only if it can take more requests at once; else lower --rate)"
-            ),
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } if *waited * 2 >= *late => write!(
-                f,
-                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {waited} of them because every connection was waiting on the server while it turned new ones away or was slow to accept them: the server could not keep up with this rate (lower --rate)"
-            ),
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, starved: Some(busy), .. } => write!(
-                f,
-                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {} of them while a connection was free, though shootout's busiest thread was busy only {:.0}% of the time: its threads were ready but waited for a CPU that the server or other processes held (pin server and generator to different CPUs: taskset for the server, --cpus for shootout)",
-                late - waited,
-                busy * 100.0
-            ),
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, .. } => write!(
-                f,
-                "the schedule of {target_rps:.0} req/s was not kept: {achieved_rps:.0} req/s sent, {late} requests sent late, {} of them while a connection was free: shootout's own loop fell behind (add --threads, pin server and generator to different CPUs, or lower --rate)",
-                late - waited
-            ),
+            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped, starved, journeys } => {
+                let (rate, sent) = if *journeys {
+                    ("journeys/s", "journeys started")
+                } else {
+                    ("req/s", "requests sent")
+                };
+                write!(f, "the schedule of {target_rps:.0} {rate} was not kept: {achieved_rps:.0} {rate} {}, {late} {sent} late, ", if *journeys { "started" } else { "sent" })?;
+                match (capped, starved) {
+                    (true, _) if *waited * 2 >= *late => write!(
+                        f,
+                        "{waited} of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up with this rate at this many connections (raise --max-connections only if it can take more requests at once; else lower --rate)"
+                    ),
+                    _ if *waited * 2 >= *late => write!(
+                        f,
+                        "{waited} of them because every connection was waiting on the server while it turned new ones away or was slow to accept them: the server could not keep up with this rate (lower --rate)"
+                    ),
+                    (_, Some(busy)) => write!(
+                        f,
+                        "{} of them while a connection was free, though shootout's busiest thread was busy only {:.0}% of the time: its threads were ready but waited for a CPU that the server or other processes held (pin server and generator to different CPUs: taskset for the server, --cpus for shootout)",
+                        late - waited,
+                        busy * 100.0
+                    ),
+                    (_, None) => write!(
+                        f,
+                        "{} of them while a connection was free: shootout's own loop fell behind (add --threads, pin server and generator to different CPUs, or lower --rate)",
+                        late - waited
+                    ),
+                }
+            }
             Warning::ConnectFailed { count } => write!(
                 f,
                 "{count} connection attempts failed (server down, listen backlog full, or out of file descriptors/ports)"
@@ -1142,6 +1156,7 @@ mod tests {
                 waited: 1,
                 capped: true,
                 starved: None,
+                journeys: false,
             },
             Warning::ConnectFailed { count: 1 },
             Warning::Failures {
@@ -1262,6 +1277,7 @@ mod tests {
                 waited,
                 capped,
                 starved: None,
+                journeys: false,
             }
             .to_string()
         };
@@ -1297,6 +1313,7 @@ mod tests {
             waited: 10,
             capped: false,
             starved: Some(0.14),
+            journeys: false,
         }
         .to_string();
         assert!(
@@ -1304,6 +1321,22 @@ mod tests {
                 && !starved.contains("own loop fell behind")
                 && !starved.contains("--threads"),
             "{starved}"
+        );
+        // A journey run's schedule starts journeys: its rates and late ones say so.
+        let journeys = Warning::ScheduleNotKept {
+            target_rps: 80.0,
+            achieved_rps: 79.0,
+            late: 17,
+            waited: 0,
+            capped: false,
+            starved: None,
+            journeys: true,
+        }
+        .to_string();
+        assert!(
+            journeys.starts_with("the schedule of 80 journeys/s was not kept: 79 journeys/s started, 17 journeys started late, 17 of them while a connection was free")
+                && !journeys.contains("req/s"),
+            "{journeys}"
         );
     }
 }
