@@ -1732,3 +1732,61 @@ fn a_websocket_workload_is_searched_for_capacity() {
     let answered: u64 = steps.iter().map(|s| s.result.counts.ok).sum();
     assert!(server.answers() >= 20 + 48 + answered);
 }
+
+/// A journey workload searched for capacity on a step's SLO: three requests answered at
+/// once, then one served in turn server-wide, 10 ms each (at most 100 journeys a
+/// second). The search is bounded by the step: the report replays a capacity of at most
+/// 100 journeys a second (5 % over, the resolution), and every stored step that broke,
+/// broke the step's SLO, never the one on all requests.
+#[test]
+fn a_plan_searches_a_journeys_capacity_on_a_steps_slo() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let journey = "[[journey]]\nname = \"visit\"\n[[journey.step]]\nname = \"home\"\nget = \"/form\"\nrepeat = 3\n[[journey.step]]\nname = \"desk\"\nget = \"/desk?us=10000\"\n";
+    let plan = |slo: &str| {
+        format!(
+            "name = \"journeys\"\n[defaults]\nwarmup = 0\nduration = \"0.5s\"\nrepeat = 1\ncooldown = \"0s\"\n\n[[contender]]\nname = \"app\"\nurl = \"{}\"\n\n[[workload]]\nname = \"visit\"\njourney = \"desk.toml\"\nfind_max = {{ slo = [\"p50<40ms\", \"{slo}\"], from = 40, to = 1000 }}\n\n[load]\nconcurrency = [1]\n",
+            server.url("/").trim_end_matches('/')
+        )
+    };
+    // A step the file does not have: refused before anything runs, naming the steps.
+    let c = Case::new(&plan("step:login:p50<40ms"));
+    std::fs::write(c.dir.path().join("desk.toml"), journey).unwrap();
+    let out = c.run_cmd().output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("workload 'visit': find_max slo step:login:p50<40ms: ")
+            && err.contains(
+                "desk.toml: no step is named 'login' (the steps: visit › home, visit › desk)"
+            ),
+        "{err}"
+    );
+    assert_eq!(server.requests(), 0);
+
+    let c = Case::new(&plan("step:desk:p50<40ms"));
+    std::fs::write(c.dir.path().join("desk.toml"), journey).unwrap();
+    c.run_ok();
+    let out = shootout()
+        .args(["report", "--format", "json", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &v["capacities"][0];
+    let a = &w["contenders"][0];
+    let (lo, hi) = (
+        a["interval"][0].as_f64().unwrap_or_else(|| panic!("{a}")),
+        a["interval"][1].as_f64().unwrap_or_else(|| panic!("{a}")),
+    );
+    assert!(
+        (40.0..=100.0 * 1.05).contains(&lo) && hi <= 200.0,
+        "[{lo}, {hi}): {a}"
+    );
+    let steps = a["searches"][0]["steps"].as_array().unwrap();
+    let broke: Vec<&serde_json::Value> = steps.iter().filter(|s| s["verdict"] == "broke").collect();
+    assert!(!broke.is_empty(), "{a}");
+    for s in broke {
+        assert_eq!(s["broke"], "step:desk:p50<40ms", "{s}");
+    }
+}

@@ -109,6 +109,9 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             a.concurrency
         ));
     }
+    if let Some(f) = &search {
+        crate::gates::steps_named(&f.slos, spec.journey.as_ref(), "--slo")?;
+    }
     let (spec, dist) = super::dist::resolve(&a.dist, spec, |k| std::env::var(k).ok())?;
     let warmup = warmup(a, &spec)?;
     let format = if a.json { Format::Json } else { a.format };

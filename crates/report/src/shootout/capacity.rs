@@ -208,7 +208,7 @@ pub(crate) fn boundary_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
                 rows.push(vec![
                     a.name(c.contender).to_string(),
                     s.repetition.to_string(),
-                    decision_words(&w.find_max.slo, d),
+                    decision_words(&w.find_max.slo, d, "req/s"),
                 ]);
             }
         }
