@@ -608,3 +608,52 @@ fn a_step_slo_names_a_step_of_the_journeys_or_nothing_runs() {
     );
     assert_eq!(server.requests(), 0);
 }
+
+/// `load --journey FILE --stages USERS:DURATION,…` ramps the users of the closed model
+/// (the engine's tests count what each stage ran); the report says the stages, and
+/// `--stages` is refused, saying what to drop, without journeys or on a shard.
+#[test]
+fn load_stages_ramp_the_users_and_are_refused_where_they_cannot_run() {
+    use shootout_testserver::{Behavior, TestServer};
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("desk.toml");
+    std::fs::write(&file, DESK).unwrap();
+    let load = |args: &[&str]| {
+        shootout()
+            .arg("load")
+            .args(args)
+            .arg(server.url("/"))
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap()
+    };
+    let path = file.display().to_string();
+    let out = load(&["--journey", &path, "--stages", "1:300ms,2:300ms"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(": 1 user for 300 ms, then 2 users for 300 ms on ")
+            && text.contains("for 600 ms, timeout"),
+        "{text}"
+    );
+    for (args, said) in [
+        (
+            &["--stages", "1:1s"][..],
+            "--stages: stages ramp a journey's users: give --journey FILE",
+        ),
+        (
+            &["--journey", &path, "--stages", "2:1s", "--shard", "0/2"],
+            "--stages ramps the users of one process",
+        ),
+        (
+            &["--journey", &path, "--stages", "1:1s", "--rate", "5"],
+            "cannot be used with",
+        ),
+    ] {
+        let out = load(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+}

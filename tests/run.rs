@@ -5,7 +5,7 @@
 mod common;
 
 use assert_cmd::Command;
-use shootout_model::{ContenderStatus, Protocol, RunStatus, StepStatus};
+use shootout_model::{ContenderStatus, LoadLevel, Protocol, RunStatus, StepStatus};
 use shootout_store::Store;
 use shootout_testserver::{Behavior, TestServer, WsBehavior, WsServer};
 use std::path::PathBuf;
@@ -1788,5 +1788,45 @@ fn a_plan_searches_a_journeys_capacity_on_a_steps_slo() {
     assert!(!broke.is_empty(), "{a}");
     for s in broke {
         assert_eq!(s["broke"], "step:desk:p50<40ms", "{s}");
+    }
+}
+
+/// A plan's `stages` step a journey workload's users as they step connections: each
+/// stage is a step of its own length with its `concurrency` users, each user on its own
+/// kept-alive connection running journeys back to back.
+#[test]
+fn a_plans_stages_step_a_journey_workloads_users() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let journey = "[[journey]]\nname = \"visit\"\nthink = \"pacing(100ms)\"\n[[journey.step]]\nname = \"home\"\nget = \"/form\"\n";
+    let plan = format!(
+        "name = \"staged\"\n[defaults]\nwarmup = 0\nrepeat = 1\ncooldown = \"0s\"\n\n[[contender]]\nname = \"app\"\nurl = \"{}\"\n\n[[workload]]\nname = \"visit\"\njourney = \"j.toml\"\n\n[load]\nstages = [ {{concurrency = 1, duration = \"500ms\"}}, {{concurrency = 3, duration = \"1s\"}} ]\n",
+        server.url("/").trim_end_matches('/')
+    );
+    let c = Case::new(&plan);
+    std::fs::write(c.dir.path().join("j.toml"), journey).unwrap();
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    let got: Vec<(LoadLevel, u64)> = steps
+        .iter()
+        .map(|s| (s.level, s.result.counts.connections_opened))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (LoadLevel::Concurrency { connections: 1 }, 1),
+            (LoadLevel::Concurrency { connections: 3 }, 3)
+        ]
+    );
+    for (s, secs) in steps.iter().zip([0.5, 1.0]) {
+        let d = s.result.duration.as_secs_f64();
+        assert!((d - secs).abs() < 0.2, "{d} s for a stage of {secs} s");
+        // Every request was the journey's one step (stored per step).
+        let t = &s.result.targets;
+        assert_eq!(t.len(), 1);
+        assert_eq!(
+            (t[0].label.as_str(), t[0].completed),
+            ("visit › home", s.result.counts.completed)
+        );
     }
 }
