@@ -1774,6 +1774,7 @@ fn a_plan_searches_a_journeys_capacity_on_a_steps_slo() {
     common::assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let w = &v["capacities"][0];
+    assert_eq!(w["unit"], "journeys/s", "{w}");
     let a = &w["contenders"][0];
     let (lo, hi) = (
         a["interval"][0].as_f64().unwrap_or_else(|| panic!("{a}")),
@@ -1789,6 +1790,14 @@ fn a_plan_searches_a_journeys_capacity_on_a_steps_slo() {
     for s in broke {
         assert_eq!(s["broke"], "step:desk:p50<40ms", "{s}");
     }
+    let text = shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("capacity journeys/s"), "{text}");
+    assert!(!text.contains("capacity req/s"), "{text}");
 }
 
 /// A plan's `stages` step a journey workload's users as they step connections: each
