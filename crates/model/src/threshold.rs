@@ -364,6 +364,25 @@ impl Threshold {
 mod tests {
     use super::*;
 
+    /// A step's name is one step of the file: `journey › step`, or the step's name
+    /// alone when one journey has it; else the reason names the steps and the fix.
+    #[test]
+    fn a_step_is_named_alone_or_with_its_journey() {
+        let text = "[[journey]]\nname = \"a\"\n[[journey.step]]\nname = \"login\"\nget = \"/\"\n[[journey.step]]\nname = \"read\"\nget = \"/\"\n[[journey]]\nname = \"b\"\n[[journey.step]]\nname = \"read\"\nget = \"/\"\n";
+        let file = crate::journey::parse(text, "j.toml", &mut |_| Err("no files".into())).unwrap();
+        for ok in ["login", "a › login", "a › read", "b › read"] {
+            assert_eq!(missing_step(&file, ok), None, "{ok}");
+        }
+        assert_eq!(
+            missing_step(&file, "read").as_deref(),
+            Some("2 journeys have a step 'read': write step:JOURNEY › read:")
+        );
+        assert_eq!(
+            missing_step(&file, "logout").as_deref(),
+            Some("no step is named 'logout' (the steps: a › login, a › read, b › read): write one of them, or its name alone, after step:")
+        );
+    }
+
     /// `step:NAME:` scopes a threshold to a journey's step; the name may hold blanks and
     /// colons; without a name, or without the `:` before the metric, it says how to write it.
     #[test]
