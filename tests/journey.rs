@@ -1,6 +1,7 @@
 //! `shootout journey`: `check` reads a journey file and says what it holds or where it is
 //! wrong; `from-locust` translates Locustfiles (hand-written ones here; Locust's own
-//! examples, from its sdist on PyPI, in the ignored test at the end).
+//! examples, from its sdist on PyPI, in the ignored test); and the capacity search of
+//! `shootout load --journey` judged on a step.
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
@@ -485,5 +486,174 @@ task = "stats"
             )),
             "{name}:\n{err}"
         );
+    }
+}
+
+/// A journey of four requests: three answered at once (`home`), then one served in turn
+/// server-wide, 10 ms each (`desk`: at most 100 a second, however they arrive).
+const DESK: &str = r#"
+[[journey]]
+name = "visit"
+[[journey.step]]
+name = "home"
+get = "/form"
+repeat = 3
+[[journey.step]]
+name = "desk"
+get = "/desk?us=10000"
+"#;
+
+/// The capacity search on journeys: with an SLO on all requests and the same SLO on one
+/// step, the step binds. Three of each journey's four requests are answered at once, so
+/// the median of all requests holds at every rate; the `desk` step is served one at a
+/// time, 10 ms each, so above 100 journeys a second its queue grows and its median
+/// breaks. The capacity found is in journeys a second and at most the desk's 100 (5 %
+/// over, the search's resolution), and every step that broke, broke the step's SLO.
+#[test]
+fn find_max_on_journeys_is_bounded_by_a_step_slo() {
+    use shootout_testserver::{Behavior, TestServer};
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("desk.toml");
+    std::fs::write(&file, DESK).unwrap();
+    let out = shootout()
+        .args(["load", "-q", "--journey"])
+        .arg(&file)
+        .args([
+            "--find-max",
+            "--slo",
+            "p50<40ms",
+            "--slo",
+            "step:desk:p50<40ms",
+            "--from",
+            "40",
+            "--to",
+            "1000",
+            "-d",
+            "0.5s",
+            "--format",
+            "json",
+        ])
+        .arg(server.url("/"))
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["unit"], "journeys/s", "{v}");
+    let c = &v["capacity"];
+    let lo = c["max_rps"].as_f64().unwrap_or_else(|| panic!("{c}"));
+    let hi = c["first_failing_rps"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{c}"));
+    assert!(
+        (40.0..=100.0 * 1.05).contains(&lo) && hi <= 200.0,
+        "[{lo}, {hi}): {c}"
+    );
+    // The step's SLO binds; on a busy machine the last word at the boundary may be the
+    // generator's (a step's latency broken while shootout sent late is not judged).
+    let limit = &c["limited_by"];
+    assert!(
+        limit["slo"] == "step:desk:p50<40ms" || limit["kind"] == "generator",
+        "{c}"
+    );
+    let steps = c["steps"].as_array().unwrap();
+    let broke: Vec<&serde_json::Value> = steps.iter().filter(|s| s["verdict"] == "broke").collect();
+    assert!(!broke.is_empty(), "{c}");
+    // The SLO on all requests is first: a step that broke only the step's held it.
+    for s in broke {
+        assert_eq!(s["broke"], "step:desk:p50<40ms", "{s}");
+    }
+}
+
+/// A search's SLO on a step names one of the journeys' steps, or the search does not
+/// start: the error names the SLO, the file, the steps there are and the fix, and the
+/// server is sent nothing.
+#[test]
+fn a_step_slo_names_a_step_of_the_journeys_or_nothing_runs() {
+    use shootout_testserver::{Behavior, TestServer};
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("desk.toml");
+    std::fs::write(&file, DESK).unwrap();
+    let out = shootout()
+        .args(["load", "-q", "--journey"])
+        .arg(&file)
+        .args(["--find-max", "--slo", "step:login:p99<200ms"])
+        .arg(server.url("/"))
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "--slo step:login:p99<200ms: {}: no step is named 'login' (the steps: visit › home, visit › desk): write one of them, or its name alone, after step:",
+            file.display()
+        )),
+        "{err}"
+    );
+    // Without journeys, a step's SLO has no step to judge.
+    let out = shootout()
+        .args(["load", "-q", "--find-max", "--slo", "step:desk:p99<200ms"])
+        .arg(server.url("/"))
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--slo step:desk:p99<200ms: a step is a journey's: give --journey FILE"),
+        "{err}"
+    );
+    assert_eq!(server.requests(), 0);
+}
+
+/// `load --journey FILE --stages USERS:DURATION,…` ramps the users of the closed model
+/// (the engine's tests count what each stage ran); the report says the stages, and
+/// `--stages` is refused, saying what to drop, without journeys or on a shard.
+#[test]
+fn load_stages_ramp_the_users_and_are_refused_where_they_cannot_run() {
+    use shootout_testserver::{Behavior, TestServer};
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("desk.toml");
+    std::fs::write(&file, DESK).unwrap();
+    let load = |args: &[&str]| {
+        shootout()
+            .arg("load")
+            .args(args)
+            .arg(server.url("/"))
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap()
+    };
+    let path = file.display().to_string();
+    let out = load(&["--journey", &path, "--stages", "1:300ms,2:300ms"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(": 1 user for 300 ms, then 2 users for 300 ms on ")
+            && text.contains("for 600 ms, timeout"),
+        "{text}"
+    );
+    for (args, said) in [
+        (
+            &["--stages", "1:1s"][..],
+            "--stages: stages ramp a journey's users: give --journey FILE",
+        ),
+        (
+            &["--journey", &path, "--stages", "2:1s", "--shard", "0/2"],
+            "--stages ramps the users of one process",
+        ),
+        (
+            &["--journey", &path, "--stages", "1:1s", "--rate", "5"],
+            "cannot be used with",
+        ),
+    ] {
+        let out = load(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{args:?}: {err}");
     }
 }

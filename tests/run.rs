@@ -5,7 +5,7 @@
 mod common;
 
 use assert_cmd::Command;
-use shootout_model::{ContenderStatus, Protocol, RunStatus, StepStatus};
+use shootout_model::{ContenderStatus, LoadLevel, Protocol, RunStatus, StepStatus};
 use shootout_store::Store;
 use shootout_testserver::{Behavior, TestServer, WsBehavior, WsServer};
 use std::path::PathBuf;
@@ -1731,4 +1731,111 @@ fn a_websocket_workload_is_searched_for_capacity() {
     }
     let answered: u64 = steps.iter().map(|s| s.result.counts.ok).sum();
     assert!(server.answers() >= 20 + 48 + answered);
+}
+
+/// A journey workload searched for capacity on a step's SLO: three requests answered at
+/// once, then one served in turn server-wide, 10 ms each (at most 100 journeys a
+/// second). The search is bounded by the step: the report replays a capacity of at most
+/// 100 journeys a second (5 % over, the resolution), and every stored step that broke,
+/// broke the step's SLO, never the one on all requests.
+#[test]
+fn a_plan_searches_a_journeys_capacity_on_a_steps_slo() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let journey = "[[journey]]\nname = \"visit\"\n[[journey.step]]\nname = \"home\"\nget = \"/form\"\nrepeat = 3\n[[journey.step]]\nname = \"desk\"\nget = \"/desk?us=10000\"\n";
+    let plan = |slo: &str| {
+        format!(
+            "name = \"journeys\"\n[defaults]\nwarmup = 0\nduration = \"0.5s\"\nrepeat = 1\ncooldown = \"0s\"\n\n[[contender]]\nname = \"app\"\nurl = \"{}\"\n\n[[workload]]\nname = \"visit\"\njourney = \"desk.toml\"\nfind_max = {{ slo = [\"p50<40ms\", \"{slo}\"], from = 40, to = 1000 }}\n\n[load]\nconcurrency = [1]\n",
+            server.url("/").trim_end_matches('/')
+        )
+    };
+    // A step the file does not have: refused before anything runs, naming the steps.
+    let c = Case::new(&plan("step:login:p50<40ms"));
+    std::fs::write(c.dir.path().join("desk.toml"), journey).unwrap();
+    let out = c.run_cmd().output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("workload 'visit': find_max slo step:login:p50<40ms: ")
+            && err.contains(
+                "desk.toml: no step is named 'login' (the steps: visit › home, visit › desk)"
+            ),
+        "{err}"
+    );
+    assert_eq!(server.requests(), 0);
+
+    let c = Case::new(&plan("step:desk:p50<40ms"));
+    std::fs::write(c.dir.path().join("desk.toml"), journey).unwrap();
+    c.run_ok();
+    let out = shootout()
+        .args(["report", "--format", "json", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &v["capacities"][0];
+    assert_eq!(w["unit"], "journeys/s", "{w}");
+    let a = &w["contenders"][0];
+    let (lo, hi) = (
+        a["interval"][0].as_f64().unwrap_or_else(|| panic!("{a}")),
+        a["interval"][1].as_f64().unwrap_or_else(|| panic!("{a}")),
+    );
+    assert!(
+        (40.0..=100.0 * 1.05).contains(&lo) && hi <= 200.0,
+        "[{lo}, {hi}): {a}"
+    );
+    let steps = a["searches"][0]["steps"].as_array().unwrap();
+    let broke: Vec<&serde_json::Value> = steps.iter().filter(|s| s["verdict"] == "broke").collect();
+    assert!(!broke.is_empty(), "{a}");
+    for s in broke {
+        assert_eq!(s["broke"], "step:desk:p50<40ms", "{s}");
+    }
+    let text = shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("capacity journeys/s"), "{text}");
+    assert!(!text.contains("capacity req/s"), "{text}");
+}
+
+/// A plan's `stages` step a journey workload's users as they step connections: each
+/// stage is a step of its own length with its `concurrency` users, each user on its own
+/// kept-alive connection running journeys back to back.
+#[test]
+fn a_plans_stages_step_a_journey_workloads_users() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let journey = "[[journey]]\nname = \"visit\"\nthink = \"pacing(100ms)\"\n[[journey.step]]\nname = \"home\"\nget = \"/form\"\n";
+    let plan = format!(
+        "name = \"staged\"\n[defaults]\nwarmup = 0\nrepeat = 1\ncooldown = \"0s\"\n\n[[contender]]\nname = \"app\"\nurl = \"{}\"\n\n[[workload]]\nname = \"visit\"\njourney = \"j.toml\"\n\n[load]\nstages = [ {{concurrency = 1, duration = \"500ms\"}}, {{concurrency = 3, duration = \"1s\"}} ]\n",
+        server.url("/").trim_end_matches('/')
+    );
+    let c = Case::new(&plan);
+    std::fs::write(c.dir.path().join("j.toml"), journey).unwrap();
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    let got: Vec<(LoadLevel, u64)> = steps
+        .iter()
+        .map(|s| (s.level, s.result.counts.connections_opened))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (LoadLevel::Concurrency { connections: 1 }, 1),
+            (LoadLevel::Concurrency { connections: 3 }, 3)
+        ]
+    );
+    for (s, secs) in steps.iter().zip([0.5, 1.0]) {
+        let d = s.result.duration.as_secs_f64();
+        assert!((d - secs).abs() < 0.2, "{d} s for a stage of {secs} s");
+        // Every request was the journey's one step (stored per step).
+        let t = &s.result.targets;
+        assert_eq!(t.len(), 1);
+        assert_eq!(
+            (t[0].label.as_str(), t[0].completed),
+            ("visit › home", s.result.counts.completed)
+        );
+    }
 }

@@ -55,8 +55,12 @@ struct Bound {
 }
 
 impl Bound {
-    /// The bound of `slo`; `None` for an SLO with no per-second form.
+    /// The bound of `slo`; `None` for an SLO with no per-second form (the per-second
+    /// counts are the whole run's, so an SLO on a journey's step has none).
     fn of(slo: &Threshold) -> Option<Bound> {
+        if slo.step.is_some() {
+            return None;
+        }
         let below = match slo.op {
             Op::Below => true,
             Op::AtMost => false,

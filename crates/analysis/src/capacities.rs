@@ -584,6 +584,7 @@ mod tests {
                     slo: vec!["p99<50ms".into()],
                     from: 100.0,
                     to: 1e6,
+                    journeys: false,
                 }),
                 ..Default::default()
             }],

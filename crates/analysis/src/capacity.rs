@@ -141,23 +141,41 @@ pub fn judge(slos: &[Threshold], result: &RunResult) -> Verdict {
     if generator && short {
         return Verdict::NotKept;
     }
-    match slos
-        .iter()
-        .position(|s| !s.op.holds(s.metric.of(result), s.limit))
-    {
+    match slos.iter().position(|s| !holds(s, result)) {
         None => Verdict::Met,
         Some(i) if generator && !broke_without_lag(&slos[i], result) => Verdict::NotKept,
         Some(i) => Verdict::Broke(i),
     }
 }
 
+/// Whether `slo` holds for `result`. An SLO on a journey's step judges that step's
+/// answers alone, and holds only when the step was answered at all: a step whose every
+/// request was still queued at the server when the run ended (or never sent, an earlier
+/// step failing) has no latency to judge, and has not met a limit on it. A step the run
+/// does not have (checked before the search, so never in practice) breaks it.
+fn holds(slo: &Threshold, result: &RunResult) -> bool {
+    if let Some(name) = &slo.step {
+        let answered =
+            shootout_model::threshold::step_of(result, name).is_some_and(|t| t.completed > 0);
+        if !answered {
+            return false;
+        }
+    }
+    slo.value(result)
+        .is_some_and(|v| slo.op.holds(v, slo.limit))
+}
+
 /// Whether `slo`, broken in a step whose generator sent late, would have broken had every
 /// send been on time: failures are the server's however late their requests went; a
 /// latency SLO is judged again on latency from each send (the lag taken out), which can
 /// only be lower; a rate of good answers depends on what was sent, so it says nothing.
+/// A journey step's latency is kept from its due time only, so a step's latency SLO
+/// broken while the generator was late says nothing either.
 fn broke_without_lag(slo: &Threshold, result: &RunResult) -> bool {
     use shootout_model::threshold::Metric;
     match slo.metric {
+        Metric::Errors | Metric::Failed if slo.step.is_some() => true,
+        _ if slo.step.is_some() => false,
         Metric::Errors | Metric::Failed => true,
         Metric::Quantile(_) | Metric::Mean | Metric::Max => {
             !result.histograms.latency_raw.is_empty()
@@ -818,6 +836,63 @@ mod tests {
         let mut on_time = step(80, 5, 0);
         on_time.schedule.as_mut().unwrap().late = 0;
         assert_eq!(judge(&p99, &on_time), Verdict::Broke(0));
+    }
+
+    /// An SLO on a journey's step judges that step's answers alone: the whole run's p99
+    /// holds (1 slow answer in 100) while the slow step's breaks, and the step's SLO
+    /// has no per-second evidence (the seconds count every request), so its rate is
+    /// decided by the verdicts.
+    #[test]
+    fn a_step_slo_judges_the_step_alone() {
+        use shootout_model::TargetStats;
+        let slo = |t: &str| t.parse::<Threshold>().unwrap();
+        let mut r = RunResult::empty(
+            std::time::SystemTime::UNIX_EPOCH,
+            std::time::Duration::from_secs(1),
+        );
+        let histogram = || hdrhistogram::Histogram::<u64>::new(2).unwrap();
+        let mut fast = TargetStats {
+            label: "j › home".into(),
+            completed: 990,
+            ok: 990,
+            latency: histogram(),
+        };
+        let mut slow = TargetStats {
+            label: "j › slow".into(),
+            completed: 10,
+            ok: 10,
+            latency: histogram(),
+        };
+        for _ in 0..990 {
+            fast.latency.record(1_000).unwrap();
+            r.histograms.latency.record(1_000).unwrap();
+        }
+        for _ in 0..10 {
+            slow.latency.record(80_000).unwrap();
+            r.histograms.latency.record(80_000).unwrap();
+        }
+        r.counts.completed = 1000;
+        r.counts.ok = 1000;
+        r.targets = vec![fast, slow];
+        r.journeys = vec![TargetStats {
+            label: "j".into(),
+            completed: 10,
+            ok: 10,
+            latency: histogram(),
+        }];
+        let slos = [slo("p99<50ms"), slo("step:slow:p99<50ms")];
+        assert_eq!(judge(&slos[..1], &r), Verdict::Met);
+        assert_eq!(judge(&slos, &r), Verdict::Broke(1));
+        assert_eq!(judge(&[slo("step:home:p99<50ms")], &r), Verdict::Met);
+        // A step the run does not have cannot be said to hold, nor one with no answer
+        // (every request of it still queued when the run ended).
+        assert_eq!(judge(&[slo("step:gone:p99<50ms")], &r), Verdict::Broke(0));
+        let mut unanswered = r.clone();
+        unanswered.targets[1].completed = 0;
+        unanswered.targets[1].ok = 0;
+        unanswered.targets[1].latency.reset();
+        assert_eq!(judge(&slos, &unanswered), Verdict::Broke(1));
+        assert!(Evidence::of(&slos, &r, &Verdict::Broke(1)).is_empty());
     }
 
     #[test]

@@ -28,39 +28,32 @@ pub(crate) fn check_steps(
     thresholds: &[Threshold],
     spec: &shootout_model::LoadSpec,
 ) -> Result<(), Failure> {
+    steps_named(thresholds, spec.journey.as_ref(), "--fail-if")
+}
+
+/// Each threshold of `thresholds` (given by `flag`: `--fail-if`, `--slo`) that names a
+/// journey's step names one of `journeys`' steps; an error names the threshold, the
+/// steps there are and the fix, before anything runs.
+pub(crate) fn steps_named(
+    thresholds: &[Threshold],
+    journeys: Option<&shootout_model::spec::Journeys>,
+    flag: &str,
+) -> Result<(), Failure> {
     for t in thresholds {
         let Some(name) = &t.step else { continue };
-        let Some(j) = &spec.journey else {
+        let Some(j) = journeys else {
             return Err(Failure::usage(anyhow!(
-                "--fail-if {}: a step is a journey's: give --journey FILE, or drop step:{name}:",
+                "{flag} {}: a step is a journey's: give --journey FILE, or drop step:{name}:",
                 t.text
             )));
         };
-        let labels: Vec<(String, &str)> = j
-            .file
-            .journeys
-            .iter()
-            .flat_map(|j| {
-                j.steps
-                    .iter()
-                    .map(move |s| (format!("{} › {}", j.name, s.name), s.name.as_str()))
-            })
-            .collect();
-        let alone = labels.iter().filter(|(_, s)| s == name).count();
-        if labels.iter().any(|(l, _)| l == name) || alone == 1 {
-            continue;
+        if let Some(why) = shootout_model::threshold::missing_step(&j.file, name) {
+            return Err(Failure::usage(anyhow!(
+                "{flag} {}: {}: {why}",
+                t.text,
+                j.source
+            )));
         }
-        let why = if alone > 1 {
-            format!("{alone} journeys have a step '{name}': write step:JOURNEY › {name}:")
-        } else {
-            let names: Vec<&str> = labels.iter().map(|(l, _)| l.as_str()).collect();
-            format!(
-                "{} has no step '{name}' (its steps: {})",
-                j.source,
-                names.join(", ")
-            )
-        };
-        return Err(Failure::usage(anyhow!("--fail-if {}: {why}", t.text)));
     }
     Ok(())
 }

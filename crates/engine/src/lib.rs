@@ -237,7 +237,7 @@ impl Prepared {
         if let Some(j) = &spec.journey {
             // The spec's rules keep journeys to HTTP/1.1.
             return Ok((
-                Prepared::Journeys(journeys(j, only, spec.target.scheme.tls())),
+                Prepared::Journeys(journeys(j, &spec.stages, only, spec.target.scheme.tls())),
                 b"http/1.1",
             ));
         }
@@ -276,9 +276,11 @@ impl Prepared {
 }
 
 /// What journeys' users share: the file, and the header lines every request carries
-/// before its step's own (the run's `Host`, `User-Agent`, `Accept` and `-H` fields).
+/// before its step's own (the run's `Host`, `User-Agent`, `Accept` and `-H` fields), and the
+/// closed model's stages.
 fn journeys(
     j: &shootout_model::spec::Journeys,
+    stages: &[shootout_model::Stage],
     base: &request::Request,
     tls: bool,
 ) -> h1::users::Prepared {
@@ -299,6 +301,7 @@ fn journeys(
         tls,
         seed: j.seed,
         unix_start,
+        stages: h1::users::stage_ends(stages),
     }
 }
 

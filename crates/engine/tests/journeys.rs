@@ -275,3 +275,38 @@ get = "/{first}"
     assert_eq!((r.counts.completed, r.counts.ok), (2, 2));
     assert_eq!(r.counts.body_bytes, 2 * len as u64);
 }
+
+/// Stages ramp the closed model's users: a stage's new users begin their first journey at
+/// its start, and users a stage drops end the journey they are in and begin no other. A
+/// journey of one step paced at 300 ms (each next journey due 300 ms after the last was):
+/// 1 user for the first second (journeys due at 0, 0.3, 0.6, 0.9 s), 3 in the second
+/// (user 0 at 1.2, 1.5, 1.8; users 1 and 2 from 1.0: 1.0, 1.3, 1.6, 1.9), 2 in the third
+/// (users 0 and 1: 2.1, 2.4, 2.7 and 2.2, 2.5, 2.8; user 2's next, due at 2.2, is not
+/// begun). Users are dealt to the two threads in turn.
+#[test]
+fn stages_ramp_the_users_up_and_down() {
+    let text = "[[journey]]\nname = \"pages\"\nthink = \"pacing(300ms)\"\n[[journey.step]]\nname = \"one\"\nget = \"/form\"\n";
+    let server = TestServer::start(Behavior::App).unwrap();
+    let stage = |users, ms| shootout_model::Stage {
+        users,
+        duration: Duration::from_millis(ms),
+    };
+    let s = spec(&server, text, 1, 1)
+        .to_builder()
+        .threads(Some(2))
+        .bound(None, None)
+        .stages(vec![stage(1, 1000), stage(3, 1000), stage(2, 1000)])
+        .build()
+        .unwrap();
+    assert_eq!(
+        (s.connections, s.duration, s.requests),
+        (3, Some(Duration::from_secs(3)), None)
+    );
+    let r = go(&s);
+    let per_second: Vec<u64> = r.series.iter().map(|x| x.completed).collect();
+    assert_eq!(per_second[..3], [4, 11, 6], "{per_second:?}");
+    assert_eq!((r.counts.completed, r.counts.ok), (21, 21));
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (21, 21));
+    assert_eq!(server.requests(), 21);
+    assert_eq!(r.counts.connections_opened, 3);
+}

@@ -1184,10 +1184,24 @@ impl Reader<'_> {
             .connections
             .as_ref()
             .map_or(RATE_CONNECTIONS, |c| *c.get_ref());
-        f.get_ref()
+        let search = f
+            .get_ref()
             .check(&key, connections)
-            .map(Some)
-            .map_err(|m| self.err(f.span().start, m))
+            .map_err(|m| self.err(f.span().start, m))?;
+        // A step's SLO judges a journey's step: the workload must run journeys (whether
+        // the step is one of its file's is checked when the file is read).
+        if let (Some(t), None) = (search.slos.iter().find(|t| t.step.is_some()), &w.journey) {
+            let fix = if w.find_max.is_some() {
+                "give the workload a journey file (journey = \"FILE\"), or drop the step: prefix"
+            } else {
+                "move the search into the journey workloads' own find_max, or drop the step: prefix"
+            };
+            return Err(self.err(
+                f.span().start,
+                format!("{key}.slo: '{}' judges a journey's step, and workload '{name}' runs no journey: {fix}", t.text),
+            ));
+        }
+        Ok(Some(search))
     }
 
     /// A search's steps run for a time (each as long as its SLOs need, and at least the
@@ -2178,6 +2192,37 @@ concurrency = [1, 10]
             "name = \"get\"\njourney = \"j.toml\"\nprotocol = \"h2\"",
         ));
         assert!(e.contains("journeys run over HTTP/1.1"), "{e}");
+    }
+
+    /// A search's SLO on a journey's step belongs to a journey workload: in `[load]`'s
+    /// search (every workload's) or a plain workload's, it is refused, naming the SLO, the
+    /// workload and the fix; in a journey workload's own search it is read.
+    #[test]
+    fn a_step_slo_searches_journey_workloads_only() {
+        let journey = GOOD.replace(
+            "name = \"get\"\npath = \"/content/a\"",
+            "name = \"get\"\njourney = \"users.toml\"\nfind_max = { slo = [\"step:login:p99<200ms\", \"p99<100ms\"] }",
+        );
+        let p = parse(&journey, "plan.toml", CPUS).unwrap();
+        let f = p.workloads[0].find_max.as_ref().unwrap();
+        assert_eq!(f.slos[0].step.as_deref(), Some("login"));
+        assert_eq!(f.slos[1].step, None);
+        let e = error_of(&GOOD.replace(
+            "expect = { status = [200, 302] }",
+            "expect = { status = [200, 302] }\nfind_max = { slo = [\"step:login:p99<1s\"] }",
+        ));
+        assert!(
+            e.contains("workload 'post': find_max.slo: 'step:login:p99<1s' judges a journey's step, and workload 'post' runs no journey: give the workload a journey file"),
+            "{e}"
+        );
+        let e = error_of(&journey.replace(
+            "concurrency = [1, 10]",
+            "find_max = { slo = [\"step:login:p99<1s\"] }",
+        ));
+        assert!(
+            e.contains("load.find_max.slo: 'step:login:p99<1s' judges a journey's step, and workload 'post' runs no journey: move the search into the journey workloads' own find_max"),
+            "{e}"
+        );
     }
 
     #[test]

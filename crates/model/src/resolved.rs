@@ -105,10 +105,25 @@ pub struct ResolvedWorkload {
 pub struct ResolvedFindMax {
     /// Each SLO as written, in order (a step's `broke` verdict names one by index).
     pub slo: Vec<String>,
-    /// The first rate tried, req/s.
+    /// The first rate tried, req/s (journeys/s for journeys).
     pub from: f64,
-    /// The highest rate tried, req/s.
+    /// The highest rate tried, req/s (journeys/s for journeys).
     pub to: f64,
+    /// The workload runs journeys: its rates are journeys started a second (absent, and
+    /// false in runs stored before journeys were searched: requests a second).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub journeys: bool,
+}
+
+impl ResolvedFindMax {
+    /// What the search's rates count a second: `req/s`, or `journeys/s`.
+    pub fn unit(&self) -> &'static str {
+        if self.journeys {
+            "journeys/s"
+        } else {
+            "req/s"
+        }
+    }
 }
 
 impl ResolvedPlan {
@@ -164,6 +179,7 @@ impl ResolvedPlan {
                         slo: f.slo.clone(),
                         from: f.from,
                         to: f.to,
+                        journeys: w.journey.is_some(),
                     }),
                     message: message_kind(w).map(str::to_string),
                 })

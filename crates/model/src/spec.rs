@@ -384,6 +384,9 @@ pub enum SpecError {
     /// A journey with a setting it cannot run with.
     #[error("--journey: {0}")]
     Journey(&'static str),
+    /// Stages with a setting they cannot run with.
+    #[error("--stages: {0}")]
+    Stages(&'static str),
     /// The target's path is not a request-target (built by hand, not by [`Target::parse`]).
     #[error("the target path '{0}' has a space or a control character: percent-encode it")]
     TargetPath(String),
@@ -721,6 +724,49 @@ pub struct LoadSpec {
     /// `requests` counts journeys); rate mode: `Pace::Rate` journeys start a second, each
     /// by a new user on its own connection, up to `max_connections` users at once.
     pub journey: Option<Journeys>,
+    /// Closed-model journeys in stages (`--stages`): each stage's users for its time, in
+    /// order, the run as long as they are together and `connections` their most (see
+    /// [`SpecBuilder::stages`]). Empty: `connections` users for the whole run.
+    pub stages: Vec<Stage>,
+}
+
+/// One stage of a closed-model journey load: `users` run journeys for `duration`. Users
+/// a stage adds begin their first journey at its start; those it drops end the journey
+/// they are in and begin no other until a stage has them again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stage {
+    /// Users running journeys in the stage (1 to [`MAX_CONNECTIONS`]).
+    pub users: usize,
+    /// How long the stage lasts (more than 0).
+    pub duration: Duration,
+}
+
+/// `--stages` as written: `USERS:DURATION` entries, comma-separated (`10:30s,50:1m`),
+/// each stage's users from 1 to [`MAX_CONNECTIONS`] and its time more than 0; an error
+/// says how to write it.
+pub fn parse_stages(text: &str) -> Result<Vec<Stage>, String> {
+    let example = "write USERS:DURATION stages, comma-separated, e.g. --stages 10:30s,50:1m,10:30s";
+    let mut stages = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let Some((users, duration)) = part.split_once(':') else {
+            return Err(format!("--stages '{part}' has no ':': {example}"));
+        };
+        let users = users
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_CONNECTIONS).contains(n))
+            .ok_or_else(|| {
+                format!("--stages '{part}': the users must be a whole number from 1 to {MAX_CONNECTIONS}: {example}")
+            })?;
+        let duration = crate::units::parse_duration(duration.trim())
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| format!("--stages '{part}': the duration must be more than 0, as 30s, 1m or 250ms: {example}"))?;
+        stages.push(Stage { users, duration });
+    }
+    Ok(stages)
 }
 
 /// A journey file to run, read and checked, shared by the run's workers.
@@ -792,6 +838,7 @@ impl LoadSpec {
             ws_hold: None,
             ws_messages: None,
             journey: None,
+            stages: Vec::new(),
         }
     }
 
@@ -906,7 +953,24 @@ impl LoadSpec {
     /// flight per user, no request list.
     fn validate_journey(&self) -> Result<(), SpecError> {
         if self.journey.is_none() {
-            return Ok(());
+            return match self.stages.is_empty() {
+                true => Ok(()),
+                false => Err(SpecError::Stages(
+                    "stages ramp a journey's users: give --journey FILE (a plan steps connections with stages = [..])",
+                )),
+            };
+        }
+        if !self.stages.is_empty() {
+            let why = if self.pace != Pace::Closed {
+                Some("stages ramp the users of the closed model: drop --rate (or --find-max)")
+            } else if self.requests.is_some() {
+                Some("stages run for their times: drop -n")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(SpecError::Stages(why));
+            }
         }
         let why = if self.protocol != Protocol::Http1 {
             "journeys run over HTTP/1.1 for now: drop --http2, --http3 (or protocol in a plan) and load an http:// or https:// URL"
@@ -1230,6 +1294,18 @@ impl SpecBuilder {
         self
     }
 
+    /// Closed-model journeys in `stages` (none: unchanged): the run lasts their times
+    /// together, with as many users as the largest stage has (set here, over any
+    /// `bound` or `connections` given).
+    pub fn stages(mut self, stages: Vec<Stage>) -> Self {
+        if !stages.is_empty() {
+            self.spec.duration = Some(stages.iter().map(|s| s.duration).sum());
+            self.spec.connections = stages.iter().map(|s| s.users).max().unwrap_or(1);
+        }
+        self.spec.stages = stages;
+        self
+    }
+
     /// Requests taken from a list.
     pub fn list(mut self, list: Option<RequestList>) -> Self {
         self.spec.list = list;
@@ -1271,6 +1347,73 @@ impl SpecBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--stages` reads `USERS:DURATION` entries; the builder makes the run as long as
+    /// they are together, with as many users as the largest; they go with closed-model
+    /// journeys only, and each refusal says what to drop.
+    #[test]
+    fn stages_read_and_go_with_closed_model_journeys() {
+        let stages = parse_stages("10:30s, 50:1m,1:250ms").unwrap();
+        let secs = |s| Duration::from_millis(s);
+        assert_eq!(
+            stages,
+            [
+                Stage {
+                    users: 10,
+                    duration: secs(30_000)
+                },
+                Stage {
+                    users: 50,
+                    duration: secs(60_000)
+                },
+                Stage {
+                    users: 1,
+                    duration: secs(250)
+                },
+            ]
+        );
+        for (bad, said) in [
+            ("10", "'10' has no ':'"),
+            ("0:1s", "'0:1s': the users must be a whole number from 1"),
+            ("x:1s", "'x:1s': the users must be"),
+            ("5:0s", "'5:0s': the duration must be more than 0"),
+            ("5:", "'5:': the duration must be more than 0"),
+        ] {
+            let e = parse_stages(bad).unwrap_err();
+            assert!(
+                e.contains(said) && e.contains("e.g. --stages 10:30s"),
+                "{bad}: {e}"
+            );
+        }
+        let file = crate::journey::parse(
+            "[[journey]]\nname = \"j\"\n[[journey.step]]\nget = \"/\"\n",
+            "j.toml",
+            &mut |_| Err("no files".into()),
+        )
+        .unwrap();
+        let journeys = Journeys {
+            source: "j.toml".into(),
+            seed: 1,
+            file: std::sync::Arc::new(file),
+        };
+        let base = || {
+            LoadSpec::builder(Target::parse("http://127.0.0.1/").unwrap())
+                .journey(Some(journeys.clone()))
+                .bound(None, None)
+        };
+        let s = base().stages(stages.clone()).build().unwrap();
+        assert_eq!((s.connections, s.duration), (50, Some(secs(90_250))));
+        let refused = |b: SpecBuilder| b.build().unwrap_err().to_string();
+        assert!(
+            refused(base().pace(Pace::Rate(5.0)).stages(stages.clone())).contains("drop --rate")
+        );
+        assert!(
+            refused(base().stages(stages.clone()).bound(Some(5), Some(secs(1))))
+                .contains("drop -n")
+        );
+        let plain = LoadSpec::builder(Target::parse("http://127.0.0.1/").unwrap()).stages(stages);
+        assert!(refused(plain).contains("give --journey FILE"));
+    }
 
     #[test]
     fn url_without_trailing_slash_gets_root_path() {

@@ -193,6 +193,35 @@ pub fn step_of<'r>(r: &'r RunResult, name: &str) -> Option<&'r crate::TargetStat
     })
 }
 
+/// Why the step `name` of a `step:NAME:` threshold is not one step of `file`, in words
+/// that name the steps it has and the way to write it; `None` when it is (a step's
+/// `journey › step`, or its name alone when only one journey has a step of that name).
+/// Checked before anything runs, for `--fail-if` and for a search's SLOs alike.
+pub fn missing_step(file: &crate::journey::JourneyFile, name: &str) -> Option<String> {
+    let labels: Vec<(String, &str)> = file
+        .journeys
+        .iter()
+        .flat_map(|j| {
+            j.steps
+                .iter()
+                .map(move |s| (format!("{} › {}", j.name, s.name), s.name.as_str()))
+        })
+        .collect();
+    let alone = labels.iter().filter(|(_, s)| *s == name).count();
+    if labels.iter().any(|(l, _)| l == name) || alone == 1 {
+        return None;
+    }
+    Some(if alone > 1 {
+        format!("{alone} journeys have a step '{name}': write step:JOURNEY › {name}:")
+    } else {
+        let names: Vec<&str> = labels.iter().map(|(l, _)| l.as_str()).collect();
+        format!(
+            "no step is named '{name}' (the steps: {}): write one of them, or its name alone, after step:",
+            names.join(", ")
+        )
+    })
+}
+
 /// An expression that is not a threshold; the message says how to write it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThresholdError {
@@ -334,6 +363,25 @@ impl Threshold {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A step's name is one step of the file: `journey › step`, or the step's name
+    /// alone when one journey has it; else the reason names the steps and the fix.
+    #[test]
+    fn a_step_is_named_alone_or_with_its_journey() {
+        let text = "[[journey]]\nname = \"a\"\n[[journey.step]]\nname = \"login\"\nget = \"/\"\n[[journey.step]]\nname = \"read\"\nget = \"/\"\n[[journey]]\nname = \"b\"\n[[journey.step]]\nname = \"read\"\nget = \"/\"\n";
+        let file = crate::journey::parse(text, "j.toml", &mut |_| Err("no files".into())).unwrap();
+        for ok in ["login", "a › login", "a › read", "b › read"] {
+            assert_eq!(missing_step(&file, ok), None, "{ok}");
+        }
+        assert_eq!(
+            missing_step(&file, "read").as_deref(),
+            Some("2 journeys have a step 'read': write step:JOURNEY › read:")
+        );
+        assert_eq!(
+            missing_step(&file, "logout").as_deref(),
+            Some("no step is named 'logout' (the steps: a › login, a › read, b › read): write one of them, or its name alone, after step:")
+        );
+    }
 
     /// `step:NAME:` scopes a threshold to a journey's step; the name may hold blanks and
     /// colons; without a name, or without the `:` before the metric, it says how to write it.

@@ -20,6 +20,9 @@ use std::fmt::Write;
 pub struct CapacityReport<'a> {
     /// The URL searched.
     pub url: &'a str,
+    /// What a rate counts a second: `req/s`, or `journeys/s` for a search of journeys
+    /// (each rate is journeys started a second).
+    pub unit: &'a str,
     /// Each SLO as the user wrote it (the condition that must hold).
     pub slos: &'a [String],
     /// Every step, in the order run.
@@ -125,21 +128,22 @@ pub const STEP_LEGEND: [&str; 2] = [
 fn headline(r: &CapacityReport) -> String {
     let c = r.capacity;
     let slos = r.slos.join(", ");
+    let unit = r.unit;
     match (c.max_rps, c.first_failing_rps) {
         (Some(lo), Some(hi)) => format!(
-            "{} req/s within {slos} (between {} and {} req/s: {})",
+            "{} {unit} within {slos} (between {} and {} {unit}: {})",
             rate(lo),
             rate(lo),
             rate(hi),
             limit_at(r, hi)
         ),
         (Some(lo), None) => format!(
-            "at least {} req/s within {slos}: {}",
+            "at least {} {unit} within {slos}: {}",
             rate(lo),
             limit_words(r)
         ),
         (None, Some(hi)) => format!(
-            "below {} req/s, the lowest rate tried: {} there",
+            "below {} {unit}, the lowest rate tried: {} there",
             rate(hi),
             limit_words(r)
         ),
@@ -148,8 +152,8 @@ fn headline(r: &CapacityReport) -> String {
 }
 
 /// How one boundary rate was decided, in words: `5130 req/s broke p99<50ms in 2 steps
-/// (its 95% interval lay beyond the limit)`.
-pub(crate) fn decision_words(slos: &[String], d: &Decision) -> String {
+/// (its 95% interval lay beyond the limit)`, the rate in `unit` (`req/s`, `journeys/s`).
+pub(crate) fn decision_words(slos: &[String], d: &Decision, unit: &str) -> String {
     let why = match (d.basis, &d.verdict) {
         (Basis::Interval, Verdict::Met) => "every SLO's 95% interval held".to_string(),
         (Basis::Interval, _) => "its 95% interval lay beyond the limit".to_string(),
@@ -160,7 +164,7 @@ pub(crate) fn decision_words(slos: &[String], d: &Decision) -> String {
         (Basis::Verdicts, _) => "the steps' verdicts".to_string(),
     };
     format!(
-        "{} req/s {} in {} steps ({why})",
+        "{} {unit} {} in {} steps ({why})",
         rate(d.rate),
         verdict_words(slos, &d.verdict),
         d.steps
@@ -224,7 +228,7 @@ pub fn capacity_text(r: &CapacityReport) -> String {
         let words: Vec<String> = r
             .boundary
             .iter()
-            .map(|d| decision_words(r.slos, d))
+            .map(|d| decision_words(r.slos, d, r.unit))
             .collect();
         let _ = writeln!(o, "Boundary: {}", words.join("; "));
     }
@@ -288,6 +292,7 @@ pub fn capacity_json(r: &CapacityReport) -> String {
     let limited_by = limit_json(r.slos, &c.limited_by);
     let doc = json!({
         "url": r.url,
+        "unit": r.unit,
         "slos": r.slos,
         "interrupted": r.interrupted,
         "machine": r.machine,
@@ -353,6 +358,7 @@ mod tests {
             },
         ];
         let r = CapacityReport {
+            unit: "req/s",
             url: "http://127.0.0.1:8080/",
             slos: &slos,
             steps: &steps,
@@ -414,6 +420,7 @@ mod tests {
         let same = shootout_analysis::capacity::at_cap(found, &uncapped);
         assert_eq!(same.limited_by, Limit::Slo(0));
         let r = CapacityReport {
+            unit: "req/s",
             url: "http://127.0.0.1:8080/",
             slos: &slos,
             steps: &steps,
@@ -450,6 +457,7 @@ mod tests {
             not_kept.busiest_thread = busiest_thread;
             let steps = [step(1000.0, 3.0, Verdict::Met), not_kept];
             capacity_text(&CapacityReport {
+                unit: "req/s",
                 url: "http://127.0.0.1:8080/",
                 slos: &slos,
                 steps: &steps,

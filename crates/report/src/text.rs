@@ -233,6 +233,19 @@ fn load_line(spec: &LoadSpec) -> String {
 fn journey_line(spec: &LoadSpec, source: &str) -> String {
     let threads = plural(spec.threads as u64, "thread", "threads");
     let users = match spec.pace {
+        // `1 user for 30 s, then 10 users for 1 min on 2 threads, …`
+        Pace::Closed if !spec.stages.is_empty() => format!(
+            "{} on {threads}, closed loop (each runs journeys back to back)",
+            spec.stages
+                .iter()
+                .map(|s| format!(
+                    "{} for {}",
+                    plural(s.users as u64, "user", "users"),
+                    human_duration(s.duration)
+                ))
+                .collect::<Vec<_>>()
+                .join(", then ")
+        ),
         Pace::Closed => format!(
             "{} on {threads}, closed loop (each runs journeys back to back)",
             plural(spec.connections as u64, "user", "users")

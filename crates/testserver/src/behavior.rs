@@ -209,6 +209,9 @@ pub enum Behavior {
     /// - `POST /paste?csrf=TOKEN&text=TEXT`: 302 with `Location: /paste/TEXT` and no body
     ///   when the session's token is TOKEN, else 403 `forbidden`.
     /// - `GET /paste/TEXT`: 200 with body TEXT within a session, else 403 `forbidden`.
+    /// - `GET /desk?us=N`: 200 `served`, served in turn server-wide (every `/desk` request
+    ///   of every connection waits for the one before it), each taking N µs, as
+    ///   [`Behavior::Capacity`] serves: a step of known capacity, `1e6 / N` a second.
     /// - anything else: 404 `none`.
     App,
     /// The `Hello` answer to each request; then, `delay` after that answer was written,
@@ -606,7 +609,7 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             }
             simple(out, req, 200, text.as_bytes());
         }
-        Behavior::App => app(out, req),
+        Behavior::App => reply.queued = app(out, req),
         Behavior::ExtraResponse { delay } => {
             simple(out, req, 200, HELLO);
             let before = out.len();
@@ -741,8 +744,9 @@ fn simple(out: &mut Vec<u8>, req: &Request, status: u16, content: &[u8]) {
     body(out, req, content);
 }
 
-/// [`Behavior::App`]'s answer to `req`.
-fn app(out: &mut Vec<u8>, req: &Request) {
+/// [`Behavior::App`]'s answer to `req`, and how long it takes at the server-wide desk
+/// when it is served in turn (`/desk`).
+fn app(out: &mut Vec<u8>, req: &Request) -> Option<Duration> {
     let sid = req.echoed[1].as_deref().and_then(|c| {
         c.split(';')
             .find_map(|kv| kv.trim().strip_prefix("sid="))
@@ -787,8 +791,14 @@ fn app(out: &mut Vec<u8>, req: &Request) {
         ("POST", "/paste") | ("GET", _) if path.starts_with("/paste") => {
             simple(out, req, 403, b"forbidden");
         }
+        ("GET", "/desk") => {
+            simple(out, req, 200, b"served");
+            let us = query("us").and_then(|v| v.parse().ok()).unwrap_or(0);
+            return Some(Duration::from_micros(us));
+        }
         _ => simple(out, req, 404, b"none"),
     }
+    None
 }
 
 /// Writes the status line and the `Server` header line.

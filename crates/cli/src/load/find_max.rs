@@ -119,6 +119,12 @@ pub(super) fn run(
             say!("note: {line}");
         }
     }
+    // A journey search's rates are journeys started a second.
+    let unit = if base.journey.is_some() {
+        "journeys/s"
+    } else {
+        "req/s"
+    };
     let mut searcher = Searcher::new(f, floor);
     let judge_others = machine.judge_others;
     let interrupted = drive(
@@ -128,7 +134,7 @@ pub(super) fn run(
         |n, m, other: Option<OtherLoad>| {
             machine.steps.push(other);
             if !a.quiet {
-                say!("{}", step_line(n, f, m));
+                say!("{}", step_line(n, f, m, unit));
                 if let Some(o) = other.filter(shootout_analysis::quiet::not_quiet) {
                     say!("  ⚠ {}", shootout_report::shootout::busy_text(&o, 1, 1));
                 }
@@ -139,6 +145,7 @@ pub(super) fn run(
     let said = machine.answer();
     let report = CapacityReport {
         url: &base.target.url,
+        unit,
         slos: &f.slo,
         steps: searcher.measured(),
         capacity: &answer.capacity,
@@ -180,10 +187,11 @@ pub(crate) fn drive<T>(
 }
 
 /// A step as stderr says it: `step 3: 400 req/s offered, 399.8 sent, p99 3.100 ms, errors
-/// 0.000%: broke p99<50ms`, the verdict in the words of the report's table.
-fn step_line(n: usize, f: &FindMax, m: &Measured) -> String {
+/// 0.000%: broke p99<50ms`, the verdict in the words of the report's table; the rates in
+/// `unit` (`journeys/s` for journeys, whose latency and errors are every request's).
+fn step_line(n: usize, f: &FindMax, m: &Measured, unit: &str) -> String {
     format!(
-        "step {n}: {} req/s offered, {:.1} sent, p99 {:.3} ms, errors {:.3}%: {}",
+        "step {n}: {} {unit} offered, {:.1} sent, p99 {:.3} ms, errors {:.3}%: {}",
         m.rate,
         m.achieved,
         m.p99_ms,

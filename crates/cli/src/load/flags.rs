@@ -251,6 +251,13 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["urls", "post_file", "put_file", "method", "head", "ws_messages"])]
     pub journey: Option<PathBuf>,
 
+    /// With --journey, closed model: users in stages, USERS:DURATION comma-separated
+    /// (10:30s,50:1m,10:30s), as a plan's stages step connections: a stage's new users
+    /// begin their first journey at its start, and users a stage drops end the journey
+    /// they are in. The run lasts the stages together; the report counts them as one.
+    #[arg(long, value_name = "STAGES", conflicts_with_all = ["duration", "z", "t", "requests", "concurrency", "rate"])]
+    pub stages: Option<String>,
+
     /// Order of the --urls or --ws-messages list: seq (each thread walks it in order) or
     /// random.
     #[arg(long, value_name = "ORDER", default_value_t, value_parser = choice::<Order>(), requires = "lists")]

@@ -74,6 +74,8 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .max_connections(max_connections(a)?)
         .threads(bounds.threads)
         .bound(bounds.requests, bounds.duration)
+        // After the bounds and -c: the stages set the run's length and its users.
+        .stages(stages(a)?)
         // A capacity search's steps are paced: its base spec is, at the first rate.
         .pace(
             a.rate
@@ -109,7 +111,15 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             a.concurrency
         ));
     }
+    if let Some(f) = &search {
+        crate::gates::steps_named(&f.slos, spec.journey.as_ref(), "--slo")?;
+    }
     let (spec, dist) = super::dist::resolve(&a.dist, spec, |k| std::env::var(k).ok())?;
+    if !spec.stages.is_empty() && dist.shard.is_some() {
+        return Err(Failure::usage(anyhow!(
+            "--stages ramps the users of one process (a shard would run every stage's users): drop --shard or --shards"
+        )));
+    }
     let warmup = warmup(a, &spec)?;
     let format = if a.json { Format::Json } else { a.format };
     Ok(Plan {
@@ -264,6 +274,8 @@ fn bounds(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Bounds, Failure> {
         }
     }
     let requests = match (a.requests, duration) {
+        // Stages give the run its length.
+        (None, None) if a.stages.is_some() => None,
         (None, None) => Some(1),
         (n, _) => n,
     };
@@ -434,6 +446,14 @@ fn request_list(
         ));
     }
     Ok(Some(list))
+}
+
+/// `--stages`: the stages of the users (none without it).
+fn stages(a: &LoadArgs) -> Result<Vec<shootout_model::Stage>, Failure> {
+    a.stages
+        .as_deref()
+        .map_or(Ok(Vec::new()), shootout_model::parse_stages)
+        .map_err(|e| Failure::usage(anyhow!(e)))
 }
 
 /// `--journey FILE`: the journeys, read and checked with the files they name, and the

@@ -137,6 +137,11 @@ fn read_lists(plan: &mut Plan, dir: &Path) -> Result<(), Failure> {
                 seed: w.seed,
                 file: std::sync::Arc::new(file),
             });
+            // A search's SLO on a step names one of the file's steps.
+            if let (Some(f), Some(j)) = (&w.find_max, &w.journeys) {
+                crate::gates::steps_named(&f.slos, Some(j), "find_max slo")
+                    .map_err(|e| Failure::usage(anyhow!("workload '{}': {}", w.name, e.error)))?;
+            }
         }
     }
     Ok(())

@@ -7,6 +7,10 @@
 //!
 //! - **Closed model** (no rate): the worker's connections are its users, each running
 //!   journeys back to back; the budget (`-n`) counts journeys started.
+//!   With stages (`--stages`), user `n` (of the run) runs journeys in the stages that
+//!   have more than `n` users: it begins its first at the start of the first such stage,
+//!   and one that ends in a stage without it is its last (its connection closed) until a
+//!   stage has it again.
 //! - **Open model** (`--rate`): the schedule starts journeys; each is a new user on a
 //!   connection of its own, opened when the journey starts and closed when it ends, up to
 //!   the connection cap at once. The schedule's lag is that of journey starts; each step's
@@ -50,6 +54,21 @@ pub struct Prepared {
     pub seed: u64,
     /// Unix seconds at the run's start (cookie dates).
     pub unix_start: i64,
+    /// Closed model in stages: each stage's users and when it ends (from the run's
+    /// start), in order ([`stage_ends`]); empty: every user for the whole run.
+    pub stages: Vec<(usize, Duration)>,
+}
+
+/// `stages` as [`Prepared::stages`] holds them: each stage's users and its end.
+pub fn stage_ends(stages: &[shootout_model::Stage]) -> Vec<(usize, Duration)> {
+    let mut end = Duration::ZERO;
+    stages
+        .iter()
+        .map(|s| {
+            end += s.duration;
+            (s.users, end)
+        })
+        .collect()
 }
 
 /// What a timer of a user's fires.
@@ -326,11 +345,23 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Closed model: user `i` begins its next journey at `due`, if the budget allows;
-    /// else it is done. Open model: the journey of the user just put on `i`.
+    /// Closed model: user `i` begins its next journey at `due`, if the budget allows and
+    /// its stage has it (else it waits for the next stage that does); else it is done.
+    /// Open model: the journey of the user just put on `i`.
     fn begin_journey(&mut self, i: usize, due: Instant, now: Instant) {
-        if !self.core.paced() && !self.core.claim(now) {
-            return self.done(i);
+        if !self.core.paced() {
+            match self.staged(i, self.since(due)) {
+                None => return self.done(i),
+                Some(at) if at > self.since(due) => {
+                    // Away until then: its connection is not held open meanwhile.
+                    self.close(i);
+                    return self.later(i, self.core.start + at, Due::Journey);
+                }
+                Some(_) => {}
+            }
+            if !self.core.claim(now) {
+                return self.done(i);
+            }
         }
         let at = self.since(due);
         let c = &mut self.conns[i].c;
@@ -340,6 +371,27 @@ impl<'a> Worker<'a> {
         let events = &mut self.events;
         let next = user.start(at, &mut |e| events.push(e));
         self.after(i, next, now);
+    }
+
+    /// Closed model: the run time at or after `at` when user `i` (of this worker) may
+    /// begin a journey: `at` itself when its stage has it, else the start of the next
+    /// stage that does; `None` when no stage from `at` on has it. User `i` is the run's
+    /// user `index + i × workers` (users are dealt to workers in turn), and a stage of
+    /// N users has users 0 to N − 1.
+    fn staged(&self, i: usize, at: Duration) -> Option<Duration> {
+        let stages = &self.p.stages;
+        if stages.is_empty() {
+            return Some(at);
+        }
+        let number = self.core.index + i * self.core.sh.workers;
+        let mut start = Duration::ZERO;
+        for &(users, end) in stages {
+            if at < end && number < users {
+                return Some(at.max(start));
+            }
+            start = end;
+        }
+        None
     }
 
     /// Records what user `i` reported (its answered step's outcome is recorded by the

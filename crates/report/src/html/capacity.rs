@@ -80,7 +80,7 @@ fn chart(w: &WorkloadCapacity, who: &[Who]) -> Chart {
         .iter()
         .filter_map(|c| {
             who.get(c.contender)
-                .map(|p| contender_series(c, p, q, &name))
+                .map(|p| contender_series(c, p, q, &name, w.find_max.unit()))
         })
         .collect();
     let ys: Vec<f64> = series
@@ -111,10 +111,11 @@ fn chart(w: &WorkloadCapacity, who: &[Who]) -> Chart {
         s.line = vec![(lo, limit), (hi, limit)];
         series.push(s);
     }
+    let title = format!("offered rate ({})", w.find_max.unit());
     let x = if hi > 0.0 {
-        Axis::log("offered rate (req/s)", lo, hi)
+        Axis::log(&title, lo, hi)
     } else {
-        Axis::linear("offered rate (req/s)", 0.0, 1.0)
+        Axis::linear(&title, 0.0, 1.0)
     };
     Chart {
         title: format!("{name} latency by offered rate"),
@@ -150,8 +151,8 @@ fn trim(v: f64) -> String {
     crate::units::trim_float(crate::units::round(v, 3))
 }
 
-/// One contender's line (the median at each rate) and dots (every step).
-fn contender_series(c: &ContenderCapacity, who: &Who, q: u16, name: &str) -> Series {
+/// One contender's line (the median at each rate) and dots (every step), rates in `unit`.
+fn contender_series(c: &ContenderCapacity, who: &Who, q: u16, name: &str, unit: &str) -> Series {
     let mut s = Series::new(who.name.to_string(), who.color);
     let mut at: Vec<(f64, Vec<f64>)> = Vec::new();
     for search in &c.searches {
@@ -171,7 +172,7 @@ fn contender_series(c: &ContenderCapacity, who: &Who, q: u16, name: &str) -> Ser
                 x: rps,
                 y: ms,
                 tip: format!(
-                    "{} · {} req/s · search {}: {name} {} ms, {}",
+                    "{} · {} {unit} · search {}: {name} {} ms, {}",
                     who.name,
                     words::rate(rps),
                     search.repetition,

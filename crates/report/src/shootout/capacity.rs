@@ -80,9 +80,10 @@ fn searches_cell(c: &ContenderCapacity) -> String {
 
 /// The capacity table: one row per contender, in plan order.
 pub(crate) fn table(a: &Analysis, w: &WorkloadCapacity) -> Table {
+    let capacity = format!("capacity {}", w.find_max.unit());
     let header = [
         "contender",
-        "capacity req/s",
+        capacity.as_str(),
         "met–broke",
         "vs base",
         "limited by",
@@ -152,8 +153,9 @@ pub(crate) fn headline(a: &Analysis, w: &WorkloadCapacity) -> Option<String> {
     let m = c1.max_rps?;
     if m <= 0.0 {
         return Some(format!(
-            "no contender met {slo} at the first rate tried, {} req/s",
-            rate(w.find_max.from)
+            "no contender met {slo} at the first rate tried, {} {}",
+            rate(w.find_max.from),
+            w.find_max.unit()
         ));
     }
     let times = if place.ratio.is_finite() {
@@ -162,8 +164,9 @@ pub(crate) fn headline(a: &Analysis, w: &WorkloadCapacity) -> Option<String> {
         format!("{n2} met no rate")
     };
     Some(format!(
-        "{n1} sustains the most, {} req/s within {slo}: {times} ({how})",
-        rate(m)
+        "{n1} sustains the most, {} {} within {slo}: {times} ({how})",
+        rate(m),
+        w.find_max.unit()
     ))
 }
 
@@ -208,7 +211,7 @@ pub(crate) fn boundary_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
                 rows.push(vec![
                     a.name(c.contender).to_string(),
                     s.repetition.to_string(),
-                    decision_words(&w.find_max.slo, d),
+                    decision_words(&w.find_max.slo, d, w.find_max.unit()),
                 ]);
             }
         }
@@ -242,6 +245,7 @@ pub(crate) fn json(a: &Analysis) -> Value {
                 "slo": w.find_max.slo,
                 "from": w.find_max.from,
                 "to": w.find_max.to,
+                "unit": w.find_max.unit(),
                 "ranking": ranking(a, w),
                 "contenders": contenders,
             })
