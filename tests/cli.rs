@@ -137,6 +137,86 @@ fn format_json_has_the_documented_fields() {
     stable().bind(|| insta::assert_snapshot!(pretty));
 }
 
+/// A journey run through the real binary, held to the whole schema document: its steps in
+/// `requests_by_target`, its journeys in `journeys`, with exact counts.
+#[test]
+fn format_json_of_a_journey_run_has_the_documented_fields() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("writer.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[journey]]
+name = "writer"
+[[journey.step]]
+name = "login"
+post = "/login?user=u{user}"
+[[journey.step]]
+name = "form"
+get = "/form"
+capture = { csrf = { regex = 'name="csrf" value="([^"]+)"' } }
+[[journey.step]]
+name = "post"
+post = "/paste?csrf={csrf}&text=x{seq}"
+expect = { status = 302 }
+"#,
+    )
+    .unwrap();
+    let out = shootout()
+        .args([
+            "load",
+            "-n",
+            "6",
+            "-c",
+            "2",
+            "--threads",
+            "1",
+            "--format",
+            "json",
+        ])
+        .arg("--journey")
+        .arg(&file)
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema =
+        shootout_report::schema::Schema::from_markdown(include_str!("../docs/load-json.md"), None)
+            .unwrap();
+    if let Err(problems) = schema.check(&v) {
+        panic!("the output disagrees with docs/load-json.md: {problems:#?}\n{v:#}");
+    }
+    assert_eq!(server.requests(), 18, "3 steps × 6 journeys");
+    let steps: Vec<(&str, u64, u64)> = v["requests_by_target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["target"].as_str().unwrap(),
+                t["completed"].as_u64().unwrap(),
+                t["ok"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("writer › login", 6, 6),
+            ("writer › form", 6, 6),
+            ("writer › post", 6, 6)
+        ]
+    );
+    let j = &v["journeys"][0];
+    assert_eq!(
+        (j["journey"].as_str(), j["ended"].as_u64(), j["ok"].as_u64()),
+        (Some("writer"), Some(6), Some(6))
+    );
+    assert!(j["duration_ms"]["max"].as_f64().unwrap() > 0.0);
+}
+
 #[test]
 fn json_flag_equals_format_json() {
     let server = TestServer::start(Behavior::Hello).unwrap();
