@@ -145,9 +145,9 @@ pub struct StoredStep {
     /// HTTP/2 streams limit, a fact; the reader derives the others from the numbers
     /// (`shootout_analysis::load_warnings::refresh_stored`). When [`StoredStep::packed`]
     /// holds the step's bulky parts, its histograms, its request list entries' (or journey
-    /// steps') and its journeys' histograms
-    /// and its samples are left empty here: read them with [`StoredStep::histogram`],
-    /// [`StoredStep::samples`] or [`StoredStep::unpacked`].
+    /// steps') and its journeys' histograms and its samples are left empty here: read
+    /// them with [`StoredStep::histogram`], [`StoredStep::samples`] or
+    /// [`StoredStep::unpacked`].
     pub result: RunResult,
     /// The contender's process tree during the step, oldest first.
     pub resources: Vec<ResourceSample>,
