@@ -137,6 +137,146 @@ fn format_json_has_the_documented_fields() {
     stable().bind(|| insta::assert_snapshot!(pretty));
 }
 
+/// A journey file in `dir` for the test server's App: log in, read the form's token
+/// (which needs the session cookie), post with it.
+fn writer_journey(dir: &std::path::Path) -> std::path::PathBuf {
+    let file = dir.join("writer.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[journey]]
+name = "writer"
+[[journey.step]]
+name = "login"
+post = "/login?user=u{user}"
+[[journey.step]]
+name = "form"
+get = "/form"
+capture = { csrf = { regex = 'name="csrf" value="([^"]+)"' } }
+[[journey.step]]
+name = "post"
+post = "/paste?csrf={csrf}&text=x{seq}"
+expect = { status = 302 }
+"#,
+    )
+    .unwrap();
+    file
+}
+
+/// A journey run as CSV (a record per step and per journey, exact counts) and, in the
+/// same run, as an HTML page with a table and a chart per step.
+#[test]
+fn a_journey_run_as_csv_and_html() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = writer_journey(dir.path());
+    let html = dir.path().join("j.html");
+    let out = shootout()
+        .args([
+            "load",
+            "-n",
+            "6",
+            "-c",
+            "2",
+            "--threads",
+            "1",
+            "--format",
+            "csv",
+        ])
+        .arg("--journey")
+        .arg(&file)
+        .arg("--html")
+        .arg(&html)
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let heads: Vec<String> = csv
+        .split_terminator("\r\n")
+        .map(|l| l.split(',').take(5).collect::<Vec<_>>().join(","))
+        .collect();
+    assert_eq!(
+        heads[2..],
+        [
+            "step,writer › login,6,6,0",
+            "step,writer › form,6,6,0",
+            "step,writer › post,6,6,0",
+            "journey,writer,6,6,0",
+        ]
+    );
+    assert!(heads[1].ends_with(",18,18,0"), "{}", heads[1]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>Requests by step</h2>"), "{page}");
+    for step in ["login", "form", "post"] {
+        assert!(
+            page.contains(&format!("<title>Step writer › {step}: latency percentiles")),
+            "{step}"
+        );
+    }
+}
+
+/// A journey run through the real binary, held to the whole schema document: its steps in
+/// `requests_by_target`, its journeys in `journeys`, with exact counts.
+#[test]
+fn format_json_of_a_journey_run_has_the_documented_fields() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = writer_journey(dir.path());
+    let out = shootout()
+        .args([
+            "load",
+            "-n",
+            "6",
+            "-c",
+            "2",
+            "--threads",
+            "1",
+            "--format",
+            "json",
+        ])
+        .arg("--journey")
+        .arg(&file)
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema =
+        shootout_report::schema::Schema::from_markdown(include_str!("../docs/load-json.md"), None)
+            .unwrap();
+    if let Err(problems) = schema.check(&v) {
+        panic!("the output disagrees with docs/load-json.md: {problems:#?}\n{v:#}");
+    }
+    assert_eq!(server.requests(), 18, "3 steps × 6 journeys");
+    let steps: Vec<(&str, u64, u64)> = v["requests_by_target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["target"].as_str().unwrap(),
+                t["completed"].as_u64().unwrap(),
+                t["ok"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("writer › login", 6, 6),
+            ("writer › form", 6, 6),
+            ("writer › post", 6, 6)
+        ]
+    );
+    let j = &v["journeys"][0];
+    assert_eq!(
+        (j["journey"].as_str(), j["ended"].as_u64(), j["ok"].as_u64()),
+        (Some("writer"), Some(6), Some(6))
+    );
+    assert!(j["duration_ms"]["max"].as_f64().unwrap() > 0.0);
+}
+
 #[test]
 fn json_flag_equals_format_json() {
     let server = TestServer::start(Behavior::Hello).unwrap();

@@ -1421,3 +1421,73 @@ fn a_start_announced_too_far_ahead_is_refused() {
     assert_eq!(faking.join().unwrap(), 1);
     assert_eq!(server.requests(), 0);
 }
+
+/// Two shards of a journey load, saved and merged: the fleet's steps and journeys are the
+/// sums of the shards' (each shard's file holds them), in the merged JSON with exact
+/// counts.
+#[test]
+fn journey_shards_merge_into_the_fleet_s_steps_and_journeys() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let journey = dir.path().join("j.toml");
+    std::fs::write(
+        &journey,
+        "[[journey]]\nname = \"w\"\n[[journey.step]]\nname = \"login\"\npost = \"/login?user=u{user}\"\n\
+         [[journey.step]]\nname = \"form\"\nget = \"/form\"\n\
+         capture = { csrf = { regex = 'name=\"csrf\" value=\"([^\"]+)\"' } }\n",
+    )
+    .unwrap();
+    let files = [0, 1].map(|i| {
+        let file = dir.path().join(format!("shard-{i}.json"));
+        let shard = format!("{i}/2");
+        let args = ["-n", "6", "-c", "2", "--shard", &shard, "-q", "--journey"];
+        let mut args = args.to_vec();
+        args.push(journey.to_str().unwrap());
+        load_saved(&args, &server.url("/"), &file);
+        file
+    });
+    assert_eq!(
+        server.requests(),
+        12,
+        "2 steps × 6 journeys, shared by the shards"
+    );
+    let steps = |v: &serde_json::Value| -> Vec<(String, u64, u64)> {
+        v["requests_by_target"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let n = |k: &str| t[k].as_u64().unwrap();
+                (
+                    t["target"].as_str().unwrap().to_string(),
+                    n("completed"),
+                    n("ok"),
+                )
+            })
+            .collect()
+    };
+    let mut per_shard = Vec::new();
+    for f in &files {
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        let t = &saved["result"]["targets"];
+        assert_eq!(t.as_array().map(Vec::len), Some(2), "{saved}");
+        per_shard.push(t[0]["completed"].as_u64().unwrap());
+    }
+    assert_eq!(per_shard.iter().sum::<u64>(), 6, "{per_shard:?}");
+    let out = merge_of(&[&files[0], &files[1]], &["--format", "json"]);
+    common::assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        steps(&v),
+        [
+            ("w › login".to_string(), 6, 6),
+            ("w › form".to_string(), 6, 6)
+        ]
+    );
+    let j = &v["journeys"][0];
+    assert_eq!(
+        (j["journey"].as_str(), j["ended"].as_u64(), j["ok"].as_u64()),
+        (Some("w"), Some(6), Some(6))
+    );
+}

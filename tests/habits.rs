@@ -288,3 +288,53 @@ fn busy_poll_is_recorded_in_the_json() {
     assert_eq!(field(&polled), (50, 300));
     assert_eq!(field(&plain), (0, 300));
 }
+
+/// `-v 2` on a journey load: one user's first journey on stderr, each step's request and
+/// answer heads and the values it captured.
+#[test]
+fn v_2_on_a_journey_prints_one_user_s_first_journey() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("j.toml");
+    std::fs::write(
+        &file,
+        "[[journey]]\nname = \"w\"\n[[journey.step]]\nname = \"login\"\npost = \"/login?user=u{user}\"\n\
+         [[journey.step]]\nname = \"form\"\nget = \"/form\"\n\
+         capture = { csrf = { regex = 'name=\"csrf\" value=\"([^\"]+)\"' } }\n",
+    )
+    .unwrap();
+    let out = load(
+        &[
+            "-n",
+            "4",
+            "-c",
+            "2",
+            "-v",
+            "2",
+            "--journey",
+            file.to_str().unwrap(),
+        ],
+        &server.url("/"),
+    );
+    ok(&out);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("INFO: one user's first journey, step by step:\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("INFO: step w › login: POST header == \n---\nPOST /login?user=u"),
+        "{err}"
+    );
+    assert!(
+        err.contains("INFO: step w › form: GET header == \n---\nGET /form HTTP/1.1\n"),
+        "{err}"
+    );
+    assert_eq!(err.matches("INFO: step ").count(), 2, "one journey: {err}");
+    assert_eq!(
+        err.matches("LOG: header received:\nHTTP/1.1 ").count(),
+        2,
+        "{err}"
+    );
+    assert_eq!(err.matches("LOG: captured {csrf} = ").count(), 1, "{err}");
+}

@@ -1839,3 +1839,85 @@ fn a_plans_stages_step_a_journey_workloads_users() {
         );
     }
 }
+
+/// A plan's journey workload on two contenders: each step stores every journey step's and
+/// every journey's counts and histograms, `run`'s report shows them and ranks the
+/// contenders per journey, and `report` and `compare` show them from the store.
+#[test]
+fn a_journey_workload_is_stored_reported_ranked_and_compared_per_step() {
+    let one = TestServer::start(Behavior::App).unwrap();
+    let two = TestServer::start(Behavior::App).unwrap();
+    let contenders = format!(
+        "[[contender]]\nname = \"one\"\nurl = \"{}\"\n\n[[contender]]\nname = \"two\"\nurl = \"{}\"\n",
+        one.url("/").trim_end_matches('/'),
+        two.url("/").trim_end_matches('/'),
+    );
+    let workload = "[[workload]]\nname = \"writers\"\njourney = \"j.toml\"\n";
+    let plan = plan_with(&contenders, workload).replace("requests = 200", "requests = 20");
+    let c = Case::new(&plan);
+    std::fs::write(
+        c.dir.path().join("j.toml"),
+        "[[journey]]\nname = \"writer\"\n[[journey.step]]\nname = \"login\"\npost = \"/login?user=u{user}\"\n\
+         [[journey.step]]\nname = \"form\"\nget = \"/form\"\n\
+         capture = { csrf = { regex = 'name=\"csrf\" value=\"([^\"]+)\"' } }\n",
+    )
+    .unwrap();
+    let out = c.run_cmd().output().unwrap();
+    common::assert_ok(&out);
+    let printed = String::from_utf8_lossy(&out.stdout).to_string();
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 2);
+    for s in &steps {
+        let r = s.unpacked();
+        let kinds: Vec<(&str, u64, u64, u64)> = r
+            .targets
+            .iter()
+            .chain(&r.journeys)
+            .map(|t| (t.label.as_str(), t.completed, t.ok, t.latency.len()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("writer › login", 20, 20, 20),
+                ("writer › form", 20, 20, 20),
+                ("writer", 20, 20, 20)
+            ]
+        );
+    }
+    let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let report = shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    common::assert_ok(&report);
+    let report = String::from_utf8_lossy(&report.stdout).to_string();
+    assert_eq!(report, printed, "run's report is report's");
+    let flat = squeeze(&report);
+    for want in [
+        "Journeys and steps at c=2 (every repetition merged):",
+        "one journey writer 20 20 0",
+        "two step writer › form 20 20 0",
+        "Ranked by good journeys per second (median over repetitions):",
+        "writer: ",
+    ] {
+        assert!(flat.contains(want), "{want}\n{report}");
+    }
+    // The run again, compared with the first: a row per step and journey.
+    common::assert_ok(&c.run_cmd().output().unwrap());
+    let out = shootout()
+        .args(["compare", "1", "2", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let text = squeeze(&String::from_utf8_lossy(&out.stdout));
+    for want in [
+        "writers c=2 one step writer › login",
+        "writers c=2 two journey writer",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+}

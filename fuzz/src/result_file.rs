@@ -6,7 +6,7 @@
 //! - 0: a result file's text (bytes read as UTF-8, lossily), and those bytes through
 //!   `merge`'s stream reader (`ResultScanner`), whole and in two pieces;
 //! - 1: the bytes of one histogram (HdrHistogram V2, deflated or not): decoded directly,
-//!   and as the `latency` histogram of a valid result file;
+//!   and as the `latency` histogram of a valid result file and as its journey's;
 //! - 2: two result files, split at the first NUL byte, merged when both are read.
 //!
 //! Invariants: no panic (debug assertions on, so an overflow panics); the heap grows by
@@ -19,19 +19,38 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use shootout_analysis::merge::{merge, Source};
 use shootout_model::saved::{Found, ResultScanner, BEGIN_MARK, MARK_WINDOW};
-use shootout_model::{LoadSpec, Outcome, RunResult, SavedRun, Target};
+use shootout_model::{LoadSpec, Outcome, RunResult, SavedRun, Target, TargetStats};
 use std::sync::OnceLock;
 use std::time::{Duration, UNIX_EPOCH};
 
 /// The most the heap may grow while one input is read: 64 bytes per input byte (the
 /// parsed structures, the base64 decoded, the text written back, each with a Vec's
 /// doubling) plus 16 MiB for the histograms (each decoded one is at most 184 KiB of
-/// counters, the bytes it came from at most 1 MiB, an inflated payload at most 1 MiB).
-pub fn heap_bound(input: usize) -> usize {
-    64 * input + (16 << 20)
+/// counters, the bytes it came from at most 1 MiB, an inflated payload at most 1 MiB),
+/// plus [`KIND_HEAP`] per `"label"` in the input (each request list entry, journey step
+/// or journey is read into a histogram of its own, whatever its text's length).
+pub fn heap_bound(input: &[u8]) -> usize {
+    let labels = input.windows(7).filter(|w| w == b"\"label\"").count();
+    64 * input.len() + (16 << 20) + labels * KIND_HEAP
 }
 
-/// A valid result file with no request in it, into which mode 1 puts its histogram.
+/// What one entry of `result.targets` or `result.journeys` may cost: its histogram of 2
+/// significant figures (3,328 counters of 8 bytes, 26 KiB) held at most four times at once
+/// (read, written back and read again; or two files' and their merge's), with room.
+pub const KIND_HEAP: usize = 4 * (32 << 10);
+
+/// A journey step's or a journey's counts with nothing in them.
+fn kind(label: &str) -> TargetStats {
+    TargetStats {
+        label: label.into(),
+        completed: 0,
+        ok: 0,
+        latency: shootout_model::result::second_histogram(),
+    }
+}
+
+/// A valid result file with no request in it, one journey step and one journey, into
+/// whose histograms mode 1 puts its own (the run's latency, and the journey's).
 fn template() -> &'static str {
     static T: OnceLock<String> = OnceLock::new();
     T.get_or_init(|| {
@@ -44,10 +63,14 @@ fn template() -> &'static str {
             fleet: spec.clone(),
             spec,
             outcome: Outcome::Complete,
-            result: Some(RunResult::empty(
-                UNIX_EPOCH + Duration::from_secs(1_764_000_000),
-                Duration::from_secs(1),
-            )),
+            result: Some(RunResult {
+                targets: vec![kind("writer › post")],
+                journeys: vec![kind("writer")],
+                ..RunResult::empty(
+                    UNIX_EPOCH + Duration::from_secs(1_764_000_000),
+                    Duration::from_secs(1),
+                )
+            }),
         }
         .to_json()
     })
@@ -63,7 +86,7 @@ pub fn check(data: &[u8]) {
         1 => histogram(rest),
         _ => two(rest),
     });
-    let bound = heap_bound(data.len());
+    let bound = heap_bound(data);
     assert!(
         grew <= bound,
         "heap grew by {grew} bytes (bound {bound}) reading {} bytes",
@@ -124,14 +147,17 @@ fn histogram(bytes: &[u8]) {
     }
     let field = format!("\"latency\":\"{}\"", BASE64.encode(bytes));
     let text = template();
-    let Some(at) = text.find("\"latency\":\"") else {
-        panic!("the template has a latency histogram");
-    };
-    let end = text[at + 11..]
-        .find('"')
-        .map_or(text.len(), |e| at + 11 + e + 1);
-    let forged = format!("{}{field}{}", &text[..at], &text[end..]);
-    let _ = SavedRun::parse(&forged);
+    // The run's latency histogram (the first), and the last journey's (the last).
+    for at in [text.find("\"latency\":\""), text.rfind("\"latency\":\"")] {
+        let Some(at) = at else {
+            panic!("the template has latency histograms");
+        };
+        let end = text[at + 11..]
+            .find('"')
+            .map_or(text.len(), |e| at + 11 + e + 1);
+        let forged = format!("{}{field}{}", &text[..at], &text[end..]);
+        let _ = SavedRun::parse(&forged);
+    }
 }
 
 /// Reads two files and merges them when both are read; the merge must read back.

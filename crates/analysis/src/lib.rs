@@ -23,6 +23,7 @@ pub mod compare;
 pub mod evidence;
 pub mod headline;
 pub mod intervals;
+pub mod journeys;
 pub mod load_warnings;
 pub mod mann_whitney;
 pub mod merge;

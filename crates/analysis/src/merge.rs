@@ -18,7 +18,7 @@ use shootout_model::result::second_histogram;
 use shootout_model::saved::unix_ns;
 use shootout_model::{
     per_second, LoadSpec, Outcome, Pace, Record, RunResult, SavedRun, ScheduleStats, SecondStats,
-    Target, TlsOptions,
+    Target, TargetStats, TlsOptions,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -477,12 +477,19 @@ fn check(sources: &[Source]) -> Result<(), MergeError> {
             return Err(MergeError::NotSharded(whole.name.clone()));
         }
     }
+    // The runs that measured something have the same request list entries or journey
+    // steps, and the same journeys, as the first of them: they add up one by one.
+    let measured = sources.iter().find(|s| s.run.result.is_some());
     let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
     for s in sources {
         let mut fields = differences(&first.run.fleet, &s.run.fleet);
         let count = |s: &Source| s.run.shard.map_or(1, |sh| sh.count);
         if count(first) != count(s) {
             fields.push(format!("shards: {} vs {}", count(first), count(s)));
+        }
+        if let (Some(a), Some(b)) = (measured.and_then(|m| m.run.result.as_ref()), &s.run.result) {
+            fields.extend(kinds_differ("entry or step", &a.targets, &b.targets));
+            fields.extend(kinds_differ("journey", &a.journeys, &b.journeys));
         }
         if !fields.is_empty() {
             return Err(MergeError::Differ {
@@ -500,6 +507,51 @@ fn check(sources: &[Source]) -> Result<(), MergeError> {
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// Where two runs' request list entries, journey steps or journeys (`what`) differ: the
+/// first place their labels do, `journey 2: writer vs none`; `None` when they are the same.
+fn kinds_differ(what: &str, a: &[TargetStats], b: &[TargetStats]) -> Option<String> {
+    fn label(k: &[TargetStats], i: usize) -> &str {
+        k.get(i).map_or("none", |t| t.label.as_str())
+    }
+    (0..a.len().max(b.len()))
+        .find(|&i| label(a, i) != label(b, i))
+        .map(|i| format!("{what} {}: {} vs {}", i + 1, label(a, i), label(b, i)))
+}
+
+/// Adds `from`'s request list entries, journey steps or journeys (`field`, as the file
+/// names it) to `to`'s, one by one (the runs were checked to have the same labels): counts
+/// summed, histograms merged (both in [`second_histogram`]'s bounds, as the reader puts
+/// them), so the whole is exact.
+fn add_kinds(
+    to: &mut Vec<TargetStats>,
+    from: &[TargetStats],
+    src: &Source,
+    field: &str,
+) -> Result<(), MergeError> {
+    if to.is_empty() {
+        to.extend(from.iter().map(|t| TargetStats {
+            latency: {
+                let mut h = second_histogram();
+                let _ = h.add(&t.latency);
+                h
+            },
+            ..t.clone()
+        }));
+        return Ok(());
+    }
+    for (i, (acc, t)) in to.iter_mut().zip(from).enumerate() {
+        add(
+            &mut acc.completed,
+            t.completed,
+            src,
+            &format!("{field}[{i}].completed"),
+        )?;
+        add(&mut acc.ok, t.ok, src, &format!("{field}[{i}].ok"))?;
+        let _ = acc.latency.add(&t.latency);
     }
     Ok(())
 }
@@ -637,6 +689,8 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
             acc.max_lag = acc.max_lag.max(s.max_lag);
             join_lag_and_connections(acc, &s);
         }
+        add_kinds(&mut out.targets, &r.targets, src, "result.targets")?;
+        add_kinds(&mut out.journeys, &r.journeys, src, "result.journeys")?;
         out.interrupted |= r.interrupted;
         // Each shard's machine counted its own listeners: the counts add up.
         if let Some(l) = r.listen {
@@ -865,6 +919,90 @@ mod tests {
             shard(0, 2, 0, [&[100, 200, 300], &[1000]]),
             shard(1, 2, 300, [&[150, 250_000], &[7, 8, 9]]),
         ]
+    }
+
+    /// Each shard's journey steps and journeys, the step latencies as given (µs).
+    fn with_steps(mut s: Source, login: &[u64], post: &[u64], post_ok: u64) -> Source {
+        let kind = |label: &str, ok: u64, values: &[u64]| {
+            let mut latency = second_histogram();
+            for &v in values {
+                latency.record(v).unwrap();
+            }
+            TargetStats {
+                label: label.into(),
+                completed: values.len() as u64,
+                ok,
+                latency,
+            }
+        };
+        let r = s.run.result.as_mut().unwrap();
+        r.targets = vec![
+            kind("writer › login", login.len() as u64, login),
+            kind("writer › post", post_ok, post),
+        ];
+        let durations: Vec<u64> = login.iter().map(|v| v * 10).collect();
+        r.journeys = vec![kind("writer", post_ok, &durations)];
+        s
+    }
+
+    /// Steps and journeys once were lost by a merge (the files did not hold them): now
+    /// their counts add up and their histograms are the ones a single recorder fed every
+    /// value would hold.
+    #[test]
+    fn shards_steps_and_journeys_add_up_exactly() {
+        let [a, b]: [Source; 2] = two().try_into().ok().unwrap();
+        let s = [
+            with_steps(a, &[100, 200], &[300, 1000], 1),
+            with_steps(b, &[150, 7, 8], &[250_000, 9], 2),
+        ];
+        let m = merge(&s, false).unwrap();
+        let r = &m.result;
+        let counts = |k: &[TargetStats]| -> Vec<(String, u64, u64)> {
+            k.iter()
+                .map(|t| (t.label.clone(), t.completed, t.ok))
+                .collect()
+        };
+        let row = |l: &str, c, o| (l.to_string(), c, o);
+        assert_eq!(
+            counts(&r.targets),
+            [row("writer › login", 5, 5), row("writer › post", 4, 3)]
+        );
+        assert_eq!(counts(&r.journeys), [row("writer", 5, 3)]);
+        let values = |h: &Histogram<u64>| -> Vec<(u64, u64)> {
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect()
+        };
+        let mut one = second_histogram();
+        for v in [300, 1000, 250_000, 9] {
+            one.record(v).unwrap();
+        }
+        assert_eq!(values(&r.targets[1].latency), values(&one));
+        let mut one = second_histogram();
+        for v in [1000, 2000, 1500, 70, 80] {
+            one.record(v).unwrap();
+        }
+        assert_eq!(values(&r.journeys[0].latency), values(&one));
+    }
+
+    /// Shards whose steps or journeys differ are not shards of one load.
+    #[test]
+    fn shards_of_other_steps_or_journeys_are_refused() {
+        let [a, b]: [Source; 2] = two().try_into().ok().unwrap();
+        let mut b = with_steps(b, &[1], &[2], 1);
+        b.run.result.as_mut().unwrap().targets[1].label = "writer › read".into();
+        let s = [with_steps(a, &[1], &[2], 1), b];
+        let e = merge(&s, true).unwrap_err().to_string();
+        assert!(
+            e.contains("entry or step 2: writer › post vs writer › read"),
+            "{e}"
+        );
+        let [a, b]: [Source; 2] = two().try_into().ok().unwrap();
+        let e = merge(&[with_steps(a, &[1], &[2], 1), b], true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("entry or step 1: writer › login vs none"), "{e}");
+        assert!(e.contains("journey 1: writer vs none"), "{e}");
     }
 
     /// The fleet's percentile intervals come from the merged answers, not from the

@@ -38,7 +38,7 @@ pub use event_loop::wait_until;
 /// One HTTP/1.1 connection's state without I/O (public for its fuzz target).
 pub use h1::conn as h1_connection;
 pub use h1::parse::{ParseError, Progress, ResponseParser};
-pub use heads::Heads;
+pub use heads::{Exchange, Heads};
 pub use live::{Control, Detail, Live, Snapshot};
 
 use event_loop::{Assignment, Output, Shared};

@@ -310,3 +310,60 @@ fn stages_ramp_the_users_up_and_down() {
     assert_eq!(server.requests(), 21);
     assert_eq!(r.counts.connections_opened, 3);
 }
+
+/// `-v 2` on a journey run: the first user's first journey, step by step — each request's
+/// head as sent, each answer's head, and the values each step captured — and nothing of
+/// the others' journeys, whether the server's bytes come whole or one per write.
+#[test]
+fn the_heads_sample_follows_one_user_s_first_journey() {
+    for d in [
+        shootout_testserver::Delivery::Whole,
+        shootout_testserver::Delivery::Bytewise,
+    ] {
+        let server = TestServer::start_with(Behavior::App, d).unwrap();
+        let s = spec(&server, WRITER, 2, 6);
+        let mut control = shootout_engine::Control::new(1);
+        control.sample_heads = 3;
+        let r = shootout_engine::run(&s, &control).unwrap();
+        assert_eq!(
+            r.counts.ok, 24,
+            "{d:?}: the sample changes nothing measured"
+        );
+        let heads = control.heads();
+        let steps: Vec<&str> = heads.journey.iter().map(|x| x.step.as_str()).collect();
+        assert_eq!(
+            steps,
+            [
+                "writer › login",
+                "writer › form",
+                "writer › post",
+                "writer › read back"
+            ],
+            "{d:?}"
+        );
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let x = &heads.journey;
+        assert!(
+            text(&x[0].request).starts_with("POST /login?user=u"),
+            "{}",
+            text(&x[0].request)
+        );
+        assert!(text(&x[0].request).ends_with("\r\n\r\n"));
+        assert!(
+            text(&x[1].request).contains("\r\nCookie: "),
+            "the session cookie is sent"
+        );
+        let status = |i: usize| text(x[i].answer.as_deref().unwrap_or_default());
+        assert!(status(2).starts_with("HTTP/1.1 302"), "{}", status(2));
+        assert!(status(3).starts_with("HTTP/1.1 200"), "{}", status(3));
+        // What the form step captured is what the post sent; the post's capture is the
+        // id the read back asked for.
+        let (name, csrf) = &x[1].captured[0];
+        assert_eq!(name, "csrf");
+        assert!(text(&x[2].request).contains(&format!("csrf={}", text(csrf))));
+        let (name, paste) = &x[2].captured[0];
+        assert_eq!(name, "paste");
+        assert!(text(&x[3].request).starts_with(&format!("GET /paste/{} ", text(paste))));
+        assert!(x[0].captured.is_empty() && x[3].captured.is_empty());
+    }
+}

@@ -17,7 +17,7 @@ use crate::histograms::{latency_histogram, Histograms};
 use crate::requests::{ListEntry, Order, RequestList};
 use crate::result::{
     Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, ListenQueue, RunResult,
-    Sample, ScheduleStats, SecondStats,
+    Sample, ScheduleStats, SecondStats, TargetStats,
 };
 use crate::shard::Shard;
 use crate::spec::{Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Target};
@@ -839,6 +839,91 @@ struct ResultV1 {
     /// The kernel's count of full listen queues during the run (absent: not measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     listen: Option<ListenQueue>,
+    /// Per request list entry or journey step, in order (absent when the run kept none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    targets: Vec<KindV1>,
+    /// Per journey, in the file's order (absent without journeys).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    journeys: Vec<KindV1>,
+}
+
+/// The most entries `result.targets` (request list entries or journey steps) and
+/// `result.journeys` may each hold in a file: each is read into a histogram of 2
+/// significant figures (about 26 KiB), so a file holds at most 2 × 4,096 of them (about
+/// 210 MiB), whatever it claims. A run reports at most 256 entries of a list; a journey
+/// file of more steps than this cannot be saved.
+pub const MAX_SAVED_KINDS: usize = 4096;
+
+/// A request list entry's, a journey step's or a journey's counts in the file: its label,
+/// how many completed (journeys: ended), how many were ok, and its latency (journeys:
+/// duration) histogram (µs, 2 significant figures) as the other histograms are written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KindV1 {
+    label: String,
+    completed: u64,
+    ok: u64,
+    latency: String,
+}
+
+impl KindV1 {
+    fn of(t: &TargetStats) -> KindV1 {
+        KindV1 {
+            label: t.label.clone(),
+            completed: t.completed,
+            ok: t.ok,
+            latency: encode(&t.latency),
+        }
+    }
+
+    /// The kinds of `field` (`result.targets`) read back: at most [`MAX_SAVED_KINDS`],
+    /// each ok at most completed, each histogram holding at most its completed.
+    fn read(field: &str, kinds: Vec<KindV1>) -> Result<Vec<TargetStats>, SavedError> {
+        if kinds.len() > MAX_SAVED_KINDS {
+            return Err(inconsistent(
+                field,
+                format!(
+                    "holds {} entries, more than the {MAX_SAVED_KINDS} a result may hold",
+                    kinds.len()
+                ),
+            ));
+        }
+        kinds
+            .into_iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let at = format!("{field}[{i}]");
+                let (read, _) = histogram_bytes(&format!("{at}.latency"), &k.latency)?;
+                let mut latency = crate::result::second_histogram();
+                latency.add(&read).map_err(|e| {
+                    SavedError::Histogram(format!("{at}.latency"), format!("does not fit ({e:?})"))
+                })?;
+                if k.ok > k.completed {
+                    return Err(inconsistent(
+                        &format!("{at}.ok"),
+                        format!("is {}, more than {at}.completed ({})", k.ok, k.completed),
+                    ));
+                }
+                // Its total was checked for overflow when it was decoded.
+                let held = crate::hdr::total(&latency).unwrap_or(u64::MAX);
+                if held > k.completed {
+                    return Err(inconsistent(
+                        &format!("{at}.latency"),
+                        format!(
+                            "holds {held} values, more than {at}.completed ({})",
+                            k.completed
+                        ),
+                    ));
+                }
+                Ok(TargetStats {
+                    label: k.label,
+                    completed: k.completed,
+                    ok: k.ok,
+                    latency,
+                })
+            })
+            .collect()
+    }
 }
 
 impl ResultV1 {
@@ -911,6 +996,8 @@ impl ResultV1 {
             }),
             streams_allowed: r.streams_allowed(),
             listen: r.listen,
+            targets: r.targets.iter().map(KindV1::of).collect(),
+            journeys: r.journeys.iter().map(KindV1::of).collect(),
         }
     }
 
@@ -987,6 +1074,8 @@ impl ResultV1 {
             }),
             interrupted: self.interrupted,
             listen: self.listen,
+            targets: KindV1::read("result.targets", self.targets)?,
+            journeys: KindV1::read("result.journeys", self.journeys)?,
             ..RunResult::empty(
                 time_at(self.started_unix_ns),
                 Duration::from_nanos(self.duration_ns),
@@ -1059,8 +1148,34 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
         ));
     }
     check_histograms(r, answered)?;
+    check_targets(r)?;
     check_series(r, failed)?;
     check_schedule(r)
+}
+
+/// The request list entries' or journey steps' requests are the run's: together at most
+/// its completed requests (each request is one entry's or one step's).
+fn check_targets(r: &RunResult) -> Result<(), SavedError> {
+    let sum = r
+        .targets
+        .iter()
+        .try_fold(0u64, |sum, t| sum.checked_add(t.completed))
+        .ok_or_else(|| {
+            inconsistent(
+                "result.targets",
+                format!("complete more than {} requests", u64::MAX),
+            )
+        })?;
+    if sum > r.counts.completed {
+        return Err(inconsistent(
+            "result.targets",
+            format!(
+                "complete {sum} requests, more than result.counts.completed ({})",
+                r.counts.completed
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The schedule's counts as the engine keeps them: a request is sent only once due, and
@@ -1606,6 +1721,120 @@ mod tests {
         assert_eq!(a.schedule, b.schedule);
         assert_eq!(a.interrupted, b.interrupted);
         assert_eq!(a.warnings, b.warnings);
+        for (x, y) in [(&a.targets, &b.targets), (&a.journeys, &b.journeys)] {
+            let kinds = |k: &[TargetStats]| {
+                k.iter()
+                    .map(|t| {
+                        let values: Vec<(u64, u64)> = t
+                            .latency
+                            .iter_recorded()
+                            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                            .collect();
+                        (t.label.clone(), t.completed, t.ok, values)
+                    })
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(kinds(x), kinds(y));
+        }
+    }
+
+    /// A journey run's steps (`targets`) and journeys, as the engine labels them, with
+    /// latencies (µs) in histograms of 2 significant figures.
+    fn with_journeys(mut saved: SavedRun) -> SavedRun {
+        let kind = |label: &str, completed, ok, values: &[u64]| {
+            let mut latency = crate::result::second_histogram();
+            for &v in values {
+                latency.record(v).unwrap();
+            }
+            TargetStats {
+                label: label.into(),
+                completed,
+                ok,
+                latency,
+            }
+        };
+        let r = saved.result.as_mut().unwrap();
+        r.targets = vec![
+            kind("writer › login", 3, 3, &[90, 1234, 3_000_000]),
+            kind("writer › post", 3, 1, &[1, 99_999]),
+        ];
+        r.journeys = vec![kind("writer", 3, 1, &[5_000, 7_000_000])];
+        saved
+    }
+
+    /// Steps and journeys once were not saved: a merge of journey shards lost them.
+    #[test]
+    fn steps_and_journeys_read_back_exactly() {
+        let saved = with_journeys(run());
+        let text = saved.to_json();
+        assert!(
+            text.contains(
+                r#""targets":[{"label":"writer › login","completed":3,"ok":3,"latency":""#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#""journeys":[{"label":"writer","completed":3,"ok":1,"latency":""#),
+            "{text}"
+        );
+        let back = SavedRun::parse(&text).unwrap();
+        assert_same(
+            back.result.as_ref().unwrap(),
+            saved.result.as_ref().unwrap(),
+        );
+        assert_eq!(back.to_json(), text, "a second round trip changes nothing");
+        // A run without them writes neither key.
+        assert!(!run().to_json().contains("\"targets\""));
+        assert!(!run().to_json().contains("\"journeys\""));
+    }
+
+    /// Steps and journeys no run can have written are refused, naming the field.
+    #[test]
+    fn forged_steps_and_journeys_are_refused() {
+        let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&with_journeys(run()).to_json()).unwrap();
+            f(&mut v);
+            SavedRun::parse(&v.to_string()).map(|_| ())
+        };
+        assert!(edit(&|_| {}).is_ok());
+        for (f, want) in [
+            (
+                &(|v: &mut serde_json::Value| v["result"]["targets"][1]["ok"] = 4.into())
+                    as &dyn Fn(&mut serde_json::Value),
+                "result.targets[1].ok is 4, more than result.targets[1].completed (3)",
+            ),
+            (
+                &|v| v["result"]["journeys"][0]["completed"] = 1.into(),
+                "result.journeys[0].latency holds 2 values, more than result.journeys[0].completed (1)",
+            ),
+            (
+                &|v| v["result"]["targets"][0]["completed"] = 5.into(),
+                "result.targets complete 8 requests, more than result.counts.completed (6)",
+            ),
+            (
+                &|v| v["result"]["targets"][0]["completed"] = u64::MAX.into(),
+                "result.targets complete more than",
+            ),
+            (
+                &|v| v["result"]["targets"][0]["latency"] = "!!".into(),
+                "result.targets[0].latency is not base64",
+            ),
+            (
+                &|v| v["result"]["journeys"][0]["extra"] = 1.into(),
+                "unknown field `extra`",
+            ),
+            (
+                &|v| {
+                    let one = v["result"]["targets"][0].clone();
+                    v["result"]["targets"] = vec![one; MAX_SAVED_KINDS + 1].into();
+                },
+                "result.targets holds 4097 entries, more than the 4096 a result may hold",
+            ),
+        ] {
+            let e = edit(f).unwrap_err().to_string();
+            assert!(e.contains(want), "want {want:?}, got {e}");
+        }
     }
 
     #[test]

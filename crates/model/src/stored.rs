@@ -144,9 +144,10 @@ pub struct StoredStep {
     /// What the load run measured. As the store reads it back, its warnings hold only the
     /// HTTP/2 streams limit, a fact; the reader derives the others from the numbers
     /// (`shootout_analysis::load_warnings::refresh_stored`). When [`StoredStep::packed`]
-    /// holds the step's bulky parts, its histograms, its request list entries' histograms
-    /// and its samples are left empty here: read them with [`StoredStep::histogram`],
-    /// [`StoredStep::samples`] or [`StoredStep::unpacked`].
+    /// holds the step's bulky parts, its histograms, its request list entries' (or journey
+    /// steps') and its journeys' histograms and its samples are left empty here: read
+    /// them with [`StoredStep::histogram`], [`StoredStep::samples`] or
+    /// [`StoredStep::unpacked`].
     pub result: RunResult,
     /// The contender's process tree during the step, oldest first.
     pub resources: Vec<ResourceSample>,
@@ -173,14 +174,15 @@ pub struct StoredStep {
 pub type SampleSource = Arc<dyn Fn() -> Vec<Sample> + Send + Sync>;
 
 /// A step's bulky parts as the store keeps them: each histogram (HdrHistogram V2 +
-/// deflate, empty for one a step stored before it was recorded) and each request list
-/// entry's latency histogram, with the step's latency summary worked out once, and where
+/// deflate, empty for one a step stored before it was recorded), each request list
+/// entry's or journey step's latency histogram and each journey's duration histogram, with the step's latency summary worked out once, and where
 /// its reservoir of samples comes from. Every histogram was decoded once when packed, so
 /// decoding it again cannot fail; the bytes are shared, so a clone costs a few pointers.
 #[derive(Clone)]
 pub struct Packed {
     histograms: [Arc<[u8]>; 6],
     targets: Vec<Arc<[u8]>>,
+    journeys: Vec<Arc<[u8]>>,
     samples: SampleSource,
     latency: LatencySummary,
 }
@@ -194,29 +196,46 @@ impl fmt::Debug for Packed {
     }
 }
 
+/// Which of a step's packed histograms did not decode ([`Packed::new`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// One of the step's six.
+    Measure(Measure),
+    /// A request list entry's or a journey step's latency.
+    Target,
+    /// A journey's duration.
+    Journey,
+}
+
 impl Packed {
     /// Packs a step's parts: `histograms` in [`Measure::ALL`]'s order (empty bytes for an
-    /// empty histogram), `targets` in the list's order, and where its `samples` come from.
-    /// Each histogram is decoded here (checked, and the latency summarised): the error
-    /// names the measure (`None` for a request list entry's) and what is wrong.
+    /// empty histogram), `targets` in the list's (or the journey steps') order, `journeys`
+    /// in the journey file's, and where its `samples` come from. Each histogram is decoded
+    /// here (checked, and the latency summarised): the error names the part and what is
+    /// wrong.
     pub fn new(
         histograms: [Vec<u8>; 6],
         targets: Vec<Vec<u8>>,
+        journeys: Vec<Vec<u8>>,
         samples: SampleSource,
-    ) -> Result<Packed, (Option<Measure>, crate::hdr::HdrError)> {
+    ) -> Result<Packed, (Part, crate::hdr::HdrError)> {
         let mut latency = LatencySummary::default();
         for (m, bytes) in Measure::ALL.into_iter().zip(&histograms) {
-            let h = unpack(bytes).map_err(|e| (Some(m), e))?;
+            let h = unpack(bytes).map_err(|e| (Part::Measure(m), e))?;
             if m == Measure::Latency {
                 latency = LatencySummary::of(&h);
             }
         }
         for bytes in &targets {
-            unpack(bytes).map_err(|e| (None, e))?;
+            unpack(bytes).map_err(|e| (Part::Target, e))?;
+        }
+        for bytes in &journeys {
+            unpack(bytes).map_err(|e| (Part::Journey, e))?;
         }
         Ok(Packed {
             histograms: histograms.map(Arc::from),
             targets: targets.into_iter().map(Arc::from).collect(),
+            journeys: journeys.into_iter().map(Arc::from).collect(),
             samples,
             latency,
         })
@@ -226,6 +245,7 @@ impl Packed {
     pub fn bytes(&self) -> usize {
         self.histograms.iter().map(|h| h.len()).sum::<usize>()
             + self.targets.iter().map(|h| h.len()).sum::<usize>()
+            + self.journeys.iter().map(|h| h.len()).sum::<usize>()
     }
 }
 
@@ -250,7 +270,12 @@ impl StoredStep {
     /// it reads).
     pub fn pack(&mut self, packed: Packed) {
         self.result.histograms = crate::Histograms::stubs();
-        for t in &mut self.result.targets {
+        for t in self
+            .result
+            .targets
+            .iter_mut()
+            .chain(&mut self.result.journeys)
+        {
             t.latency = crate::histograms::stub();
         }
         self.result.samples = Vec::new();
@@ -283,8 +308,8 @@ impl StoredStep {
         }
     }
 
-    /// The result with its histograms and its request list entries' histograms (not its
-    /// samples: [`StoredStep::samples`]), for a reader that needs the whole of it:
+    /// The result with its histograms, its request list entries' (or journey steps')
+    /// histograms and its journeys' (not its samples: [`StoredStep::samples`]), for a reader that needs the whole of it:
     /// borrowed when the step is not packed, else a copy with them decoded.
     pub fn unpacked(&self) -> Cow<'_, RunResult> {
         let Some(p) = &self.packed else {
@@ -294,16 +319,18 @@ impl StoredStep {
         for m in Measure::ALL {
             *r.histograms.get_mut(m) = unpack_checked(&p.histograms[measure_index(m)]);
         }
-        r.targets = self
-            .result
-            .targets
-            .iter()
-            .zip(&p.targets)
-            .map(|(t, bytes)| TargetStats {
-                latency: unpack_checked(bytes),
-                ..t.clone()
-            })
-            .collect();
+        let unpacked = |kinds: &[TargetStats], packed: &[Arc<[u8]>]| {
+            kinds
+                .iter()
+                .zip(packed)
+                .map(|(t, bytes)| TargetStats {
+                    latency: unpack_checked(bytes),
+                    ..t.clone()
+                })
+                .collect()
+        };
+        r.targets = unpacked(&self.result.targets, &p.targets);
+        r.journeys = unpacked(&self.result.journeys, &p.journeys);
         Cow::Owned(r)
     }
 }

@@ -401,6 +401,62 @@ fn capacity_table(c: &Comparison) -> crate::grid::Table {
     }
 }
 
+/// The title of the journey steps' table.
+const STEPS_TITLE: &str = "Journeys and steps (good ones per second and p99 ms: medians over repetitions, each tested as a contender's p99 is, Mann–Whitney on the repetitions)";
+
+/// Every journey and step measured in both runs for the same contender × workload ×
+/// level: good ones per second and p99 in A and B, the change and its verdict; `None` when
+/// neither run ran journeys.
+fn steps_table(c: &Comparison) -> Option<crate::grid::Table> {
+    let changes = shootout_analysis::journeys::changes(c.a, c.b);
+    if changes.is_empty() {
+        return None;
+    }
+    let header = [
+        "workload",
+        "level",
+        "contender",
+        "",
+        "name",
+        "ok/s A",
+        "ok/s B",
+        "Δ",
+        "verdict",
+        "p99 A",
+        "p99 B",
+        "Δ",
+        "verdict",
+    ];
+    let mut align = vec![Align::Left; 5];
+    align.extend([Align::Right, Align::Right, Align::Right, Align::Left]);
+    align.extend([Align::Right, Align::Right, Align::Right, Align::Left]);
+    let rows = changes
+        .iter()
+        .map(|k| {
+            vec![
+                k.workload.clone(),
+                k.level.to_string(),
+                k.contender.clone(),
+                if k.journey { "journey" } else { "step" }.to_string(),
+                k.label.clone(),
+                format!("{:.2}", k.ok_rate.a),
+                format!("{:.2}", k.ok_rate.b),
+                percent_cell(k.ok_rate.percent),
+                verdict_text(&k.ok_rate),
+                format!("{:.3}", k.p99.a),
+                format!("{:.3}", k.p99.b),
+                percent_cell(k.p99.percent),
+                verdict_text(&k.p99),
+            ]
+        })
+        .collect();
+    Some(crate::grid::Table {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        align,
+        rows,
+    })
+}
+
 fn text(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(
@@ -420,6 +476,10 @@ fn text(c: &Comparison) -> String {
         let _ = writeln!(o, "\n{}", terminal_line(w));
         let rows: Vec<Vec<String>> = pairs.iter().map(|p| row(p)).collect();
         text_table(&mut o, "  ", &HEADER, &ALIGN, &rows);
+    }
+    if let Some(t) = steps_table(c) {
+        let _ = writeln!(o, "\n{STEPS_TITLE}");
+        t.text(&mut o, "  ");
     }
     if !c.capacities.is_empty() {
         let _ = writeln!(o, "\n{CAPACITY_TITLE}");
@@ -473,6 +533,10 @@ fn markdown(c: &Comparison) -> String {
         let _ = writeln!(o, "\n## {}\n", md_escape(w));
         let rows: Vec<Vec<String>> = pairs.iter().map(|p| row(p)).collect();
         markdown_table(&mut o, &HEADER, &ALIGN, &rows);
+    }
+    if let Some(t) = steps_table(c) {
+        let _ = writeln!(o, "\n## {}\n", md_escape(STEPS_TITLE));
+        t.markdown(&mut o);
     }
     if !c.capacities.is_empty() {
         let _ = writeln!(o, "\n## {}\n", md_escape(CAPACITY_TITLE));

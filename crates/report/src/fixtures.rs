@@ -607,6 +607,133 @@ pub fn one_request() -> (LoadSpec, RunResult) {
     (spec, r)
 }
 
+/// The journey file of [`journeys`]: readers and writers, 3 to 1.
+pub const JOURNEY_FILE: &str = r#"
+[[journey]]
+name = "reader"
+weight = 3
+[[journey.step]]
+name = "home"
+get = "/"
+[[journey.step]]
+name = "read"
+get = "/paste/{rand:1-100}"
+[[journey]]
+name = "writer"
+weight = 1
+[[journey.step]]
+name = "login"
+post = "/login"
+[[journey.step]]
+name = "post"
+post = "/paste"
+expect = { status = 302 }
+"#;
+
+/// `--journey j.toml`, closed loop: 8 users ran 400 journeys (300 readers, 100 writers),
+/// 800 steps; 4 posts were answered 503, which ended their writers' journeys as failed.
+/// Steps take 0.3 to 1.3 ms (a post 2 ms more); a journey lasts from its first step's
+/// due time to its last answer.
+pub fn journeys() -> (LoadSpec, RunResult) {
+    use shootout_model::journey::parse;
+    use shootout_model::spec::Journeys;
+    use shootout_model::TargetStats;
+    let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:8000/").unwrap());
+    spec.connections = 8;
+    spec.threads = 2;
+    spec.requests = Some(400);
+    let file = parse(JOURNEY_FILE, "j.toml", &mut |_| Err("no files here".into()))
+        .expect("a valid journey file");
+    spec.journey = Some(Journeys {
+        source: "j.toml".into(),
+        seed: 7,
+        file: std::sync::Arc::new(file),
+    });
+    let labels = [
+        "reader › home",
+        "reader › read",
+        "writer › login",
+        "writer › post",
+    ];
+    let mut steps: Vec<TargetStats> = labels
+        .iter()
+        .map(|l| TargetStats {
+            label: l.to_string(),
+            completed: 0,
+            ok: 0,
+            latency: shootout_model::latency_histogram(),
+        })
+        .collect();
+    let mut journeys: Vec<TargetStats> = ["reader", "writer"]
+        .iter()
+        .map(|l| TargetStats {
+            label: l.to_string(),
+            completed: 0,
+            ok: 0,
+            latency: shootout_model::latency_histogram(),
+        })
+        .collect();
+    let mut b = Builder::new(Duration::from_millis(800));
+    let mut rng = Lcg(11);
+    let mut start = 0u64;
+    for i in 0..400u64 {
+        let writer = i % 4 == 3;
+        let first = if writer { 2 } else { 0 };
+        let mut at = start;
+        let mut ok = true;
+        for (step, s) in steps.iter_mut().enumerate().skip(first).take(2) {
+            let total = 300 + rng.below(1000) + if step == 3 { 2_000 } else { 0 };
+            let failed = step == 3 && i % 100 == 3;
+            let (status, failure) = match (step, failed) {
+                (3, true) => (503, Some(FailureKind::Status)),
+                (3, false) => (302, None),
+                _ => (200, None),
+            };
+            b.answered(
+                at,
+                0,
+                total - 40,
+                total,
+                total,
+                status,
+                failure,
+                i % 10 == 0,
+            );
+            s.completed += 1;
+            s.ok += u64::from(!failed);
+            s.latency.record(total).unwrap();
+            ok &= !failed;
+            at += total;
+        }
+        let j = &mut journeys[usize::from(writer)];
+        j.completed += 1;
+        j.ok += u64::from(ok);
+        j.latency.record(at - start).unwrap();
+        start += 16_000 * u64::from(i % 8 == 7);
+    }
+    let mut r = b.finish();
+    let c = &mut r.counts;
+    c.connections_opened = 8;
+    c.bytes_received = 800 * 150;
+    c.body_bytes = 800 * 40;
+    c.bytes_sent = 800 * 80;
+    r.first_response = Some(FirstResponse {
+        status: 200,
+        server: None,
+        body_len: 40,
+    });
+    r.generator = GeneratorStats {
+        threads: 2,
+        cpu_user: Duration::from_millis(20),
+        cpu_sys: Duration::from_millis(30),
+        busiest_thread: 0.3,
+    };
+    r.targets = steps;
+    r.journeys = journeys;
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
+    (spec, r)
+}
+
 /// Every fixture with its name (used in snapshot names).
 pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
     let named = |name, (spec, result)| (name, spec, result);
@@ -618,5 +745,6 @@ pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
         named("list", list_pipelined()),
         named("websocket", websocket_messages()),
         named("poisson", poisson_drifting()),
+        named("journeys", journeys()),
     ]
 }

@@ -1,6 +1,7 @@
 //! Renderings of one load run (`shootout load`'s output): a compact human report
 //! ([`Format::Text`]), ab 2.3's report label for label ([`Format::Ab`]), wrk 4's layout
-//! ([`Format::Wrk`]) and a JSON document ([`Format::Json`], schema in `docs/load-json.md`),
+//! ([`Format::Wrk`]), a JSON document ([`Format::Json`], schema in `docs/load-json.md`),
+//! CSV records ([`Format::Csv`]) and a Markdown page ([`Format::Markdown`]),
 //! plus ab's `-e` percentile CSV and `-g` gnuplot TSV files. Renderings of stored shootout
 //! runs are in [`shootout`] (text, Markdown, JSON, CSV: `shootout report`, and the closing
 //! table of `shootout run`), [`compare`] (`shootout compare`) and [`html`] (the
@@ -19,9 +20,12 @@ pub mod capacity;
 mod ci;
 mod common;
 pub mod compare;
+mod csv;
 mod grid;
 pub mod html;
 mod json;
+mod kinds;
+mod markdown;
 mod safe;
 pub mod schema;
 mod sentences;
@@ -57,10 +61,22 @@ pub enum Format {
     Wrk,
     /// One JSON document; the schema is in `docs/load-json.md`.
     Json,
+    /// CSV: a record for the run, then one per request list entry, journey step and
+    /// journey.
+    Csv,
+    /// Markdown: the run's facts, latency and per-kind tables (entries, steps, journeys).
+    Markdown,
 }
 
 impl Choice for Format {
-    const ALL: &'static [Format] = &[Format::Text, Format::Ab, Format::Wrk, Format::Json];
+    const ALL: &'static [Format] = &[
+        Format::Text,
+        Format::Ab,
+        Format::Wrk,
+        Format::Json,
+        Format::Csv,
+        Format::Markdown,
+    ];
 
     fn names(self) -> &'static [&'static str] {
         match self {
@@ -68,6 +84,8 @@ impl Choice for Format {
             Format::Ab => &["ab"],
             Format::Wrk => &["wrk"],
             Format::Json => &["json"],
+            Format::Csv => &["csv"],
+            Format::Markdown => &["markdown", "md"],
         }
     }
 }
@@ -80,13 +98,15 @@ impl Format {
             Format::Ab => Box::new(ab::Ab(ab)),
             Format::Wrk => Box::new(wrk::Wrk),
             Format::Json => Box::new(json::Json),
+            Format::Csv => Box::new(csv::Csv),
+            Format::Markdown => Box::new(markdown::Markdown),
         }
     }
 
-    /// True for another tool's layout (ab's, wrk's), which stays parseable: the run's
-    /// warnings are not in it and go to stderr instead ([`warnings`]).
+    /// True for another tool's layout (ab's, wrk's) and for CSV, which stay parseable:
+    /// the run's warnings are not in them and go to stderr instead ([`warnings`]).
     pub fn warnings_apart(self) -> bool {
-        matches!(self, Format::Ab | Format::Wrk)
+        matches!(self, Format::Ab | Format::Wrk | Format::Csv)
     }
 }
 
@@ -137,7 +157,7 @@ mod tests {
         let e = "xml".parse::<Format>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "'xml' is not a report format: choose one of text, ab, wrk, json"
+            "'xml' is not a report format: choose one of text, ab, wrk, json, csv, markdown"
         );
         assert_eq!(Format::default(), Format::Text);
     }

@@ -6,7 +6,8 @@
 //! Paths use `.` for nesting, `[]` for each element of an array and `{a,b}` for several
 //! fields of one type. Types: `integer`, `number`, `string`, `boolean`, `object`, `array`,
 //! `array of T`, `map of T` (T a scalar type; arrays and maps so typed are leaves), each
-//! optionally followed by `or null`.
+//! optionally followed by `or null`, or by `or absent` for a field left out of documents
+//! that have nothing to put in it (and then everything under it is too).
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -93,6 +94,13 @@ impl Schema {
             .is_some_and(|t| t.ends_with("or null"))
     }
 
+    /// Whether `path` is documented as left out of some documents (`or absent`).
+    fn absent_allowed(&self, path: &str) -> bool {
+        self.fields
+            .get(path)
+            .is_some_and(|t| t.ends_with(" or absent"))
+    }
+
     /// A typed array or map is one leaf, not walked into.
     fn typed_leaf(&self, path: &str) -> bool {
         self.fields
@@ -125,7 +133,12 @@ impl Schema {
         } else {
             format!("{so_far}.{key}")
         };
-        let child = v.get(key).ok_or_else(|| format!("{path} is missing"))?;
+        let Some(child) = v.get(key) else {
+            if self.absent_allowed(&path) {
+                return Ok(());
+            }
+            return Err(format!("{path} is missing"));
+        };
         let children: Vec<&Value> = if each {
             path.push_str("[]");
             let a = child
@@ -188,6 +201,9 @@ fn expand(path: &str) -> Vec<String> {
 
 /// Whether `v` has type `ty`; `None` for a type this module does not know.
 fn has_type(v: &Value, ty: &str) -> Option<bool> {
+    if let Some(base) = ty.strip_suffix(" or absent") {
+        return has_type(v, base);
+    }
     if let Some(base) = ty.strip_suffix(" or null") {
         return if v.is_null() {
             Some(true)
@@ -274,5 +290,25 @@ mod tests {
                 "{want}: {problems:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_field_documented_or_absent_may_be_left_out_with_everything_under_it() {
+        let doc = "| `j` | array or absent | — | |\n| `j[].n` | integer | — | |\n| `k` | integer | — | |\n";
+        let s = Schema::from_markdown(doc, None).unwrap();
+        assert!(s.check(&json!({"k": 1})).is_ok());
+        let seen = s.check(&json!({"k": 1, "j": [{"n": 2}]})).unwrap();
+        assert!(seen.contains("j[].n"), "{seen:?}");
+        let problems = s.check(&json!({"j": [{"n": "x"}]})).unwrap_err();
+        assert!(
+            problems.iter().any(|p| p.contains("k is missing")),
+            "{problems:?}"
+        );
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("j[].n should be integer")),
+            "{problems:?}"
+        );
     }
 }

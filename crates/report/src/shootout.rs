@@ -14,6 +14,7 @@
 
 pub(crate) mod capacity;
 mod csv;
+pub(crate) mod journeys;
 pub(crate) mod json;
 mod markdown;
 pub(crate) mod tables;

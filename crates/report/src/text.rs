@@ -175,7 +175,7 @@ fn close_name(code: u16) -> String {
 }
 
 /// `10 connections on 2 threads, closed loop, 1000 requests, timeout 30 s`.
-fn load_line(spec: &LoadSpec) -> String {
+pub(crate) fn load_line(spec: &LoadSpec) -> String {
     if let Some(j) = &spec.journey {
         return journey_line(spec, &j.source);
     }
@@ -272,7 +272,7 @@ fn journey_line(spec: &LoadSpec, source: &str) -> String {
 }
 
 /// The warning lines, with or without the interruption note.
-fn warning_lines(r: &RunResult, with_interrupted: bool) -> Vec<String> {
+pub(crate) fn warning_lines(r: &RunResult, with_interrupted: bool) -> Vec<String> {
     let mut lines = Vec::new();
     if with_interrupted && r.interrupted {
         lines.push(crate::sentences::interrupted(&secs(r.duration)).to_string());

@@ -27,6 +27,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V15_LISTEN_QUEUE,
     V16_OVERTAKEN,
     V17_ARRIVALS,
+    V18_JOURNEYS,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -309,6 +310,21 @@ ALTER TABLE steps ADD COLUMN sched_arrival_seed INTEGER;
 ALTER TABLE steps ADD COLUMN sched_fit_n INTEGER;
 ALTER TABLE steps ADD COLUMN sched_fit_a2 REAL;
 ALTER TABLE steps ADD COLUMN sched_fit_p REAL;
+";
+
+/// Version 18: per step of a journey workload, each journey's counts (ended, ok) and
+/// duration histogram; its steps' rows are in `step_targets`. No rows in steps stored
+/// before, or without journeys.
+const V18_JOURNEYS: &str = "
+CREATE TABLE step_journeys (
+    step_id      INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    label        TEXT NOT NULL,
+    completed    INTEGER NOT NULL,
+    ok           INTEGER NOT NULL,
+    hist_latency BLOB NOT NULL,
+    PRIMARY KEY (step_id, seq)
+);
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

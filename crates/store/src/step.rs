@@ -7,7 +7,7 @@ use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::find_max::{SearchStep, Verdict};
-use shootout_model::stored::{Packed, SampleSource};
+use shootout_model::stored::{Packed, Part, SampleSource};
 use shootout_model::{
     Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats,
     Histograms, ListenQueue, LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult,
@@ -234,6 +234,11 @@ impl Store {
             .iter()
             .map(|t| Ok((t, encode("request list entry latency", &t.latency)?)))
             .collect::<Result<Vec<_>, StoreError>>()?;
+        let journeys = r
+            .journeys
+            .iter()
+            .map(|t| Ok((t, encode("journey duration", &t.latency)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
         let warnings = warnings_json(&r.warnings);
         let (level_kind, level_connections, level_rps) = level_columns(step.level);
         let c = &r.counts;
@@ -372,6 +377,17 @@ impl Store {
             Ok(())
         })
         .map_err(failed)?;
+        tx.prepare_cached(
+            "INSERT INTO step_journeys (step_id, seq, label, completed, ok, hist_latency)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .and_then(|mut stmt| {
+            for (seq, (t, hist)) in journeys.iter().enumerate() {
+                stmt.execute(params![id, seq, t.label, t.completed, t.ok, hist])?;
+            }
+            Ok(())
+        })
+        .map_err(failed)?;
         tx.commit().map_err(failed)?;
         Ok(StepId(id))
     }
@@ -401,6 +417,19 @@ impl Store {
         let mut seconds = self.step_seconds(run)?;
         let mut targets = self.children(
             "SELECT step_id, label, completed, ok, hist_latency FROM step_targets
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
+            run,
+            |r| {
+                Ok((
+                    r.get::<_, String>(1)?,
+                    r.get::<_, u64>(2)?,
+                    r.get::<_, u64>(3)?,
+                    r.get::<_, Vec<u8>>(4)?,
+                ))
+            },
+        )?;
+        let mut journeys = self.children(
+            "SELECT step_id, label, completed, ok, hist_latency FROM step_journeys
              WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
             run,
             |r| {
@@ -446,6 +475,16 @@ impl Store {
                 });
                 target_blobs.push(hist);
             }
+            let mut journey_blobs = Vec::new();
+            for (label, completed, ok, hist) in journeys.remove(&id).unwrap_or_default() {
+                step.result.journeys.push(TargetStats {
+                    label,
+                    completed,
+                    ok,
+                    latency: shootout_model::histograms::stub(),
+                });
+                journey_blobs.push(hist);
+            }
             // The one warning that is a fact; the reader judges the others.
             step.result.note_streams_limited(streams.0, streams.1);
             // Every part is checked here, and kept as stored: decoded, a step's six
@@ -460,11 +499,12 @@ impl Store {
                     Arc::new(move || codec::decode_samples(&bytes).unwrap_or_default())
                 }
             };
-            let packed =
-                Packed::new(blobs.histograms, target_blobs, samples).map_err(|(measure, e)| {
-                    let what = match measure {
-                        Some(m) => format!("{} histogram of step {id}", m.words()),
-                        None => format!("request list entry latency of step {id}"),
+            let packed = Packed::new(blobs.histograms, target_blobs, journey_blobs, samples)
+                .map_err(|(part, e)| {
+                    let what = match part {
+                        Part::Measure(m) => format!("{} histogram of step {id}", m.words()),
+                        Part::Target => format!("request list entry latency of step {id}"),
+                        Part::Journey => format!("journey duration of step {id}"),
                     };
                     self.corrupt(what, format!("it {e}"))
                 })?;

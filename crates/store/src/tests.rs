@@ -203,7 +203,22 @@ fn synthetic_result(seed: u64) -> RunResult {
                 }
             })
             .collect(),
-        journeys: Vec::new(),
+        // A journey's duration; its steps would be the targets above.
+        journeys: ["writer", "reader"]
+            .iter()
+            .enumerate()
+            .map(|(i, label)| {
+                let mut latency = shootout_model::result::second_histogram();
+                latency.record(40_000 * (i as u64 + 1) + seed).unwrap();
+                latency.record(90_000 + seed).unwrap();
+                shootout_model::TargetStats {
+                    label: label.to_string(),
+                    completed: 4 + i as u64,
+                    ok: 3,
+                    latency,
+                }
+            })
+            .collect(),
         listen: Some(shootout_model::ListenQueue {
             overflows: 3 + seed,
             drops: 5 + seed,
@@ -307,6 +322,11 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.listen, want.listen);
     assert_eq!(got.targets.len(), want.targets.len(), "targets");
     for (g, w) in got.targets.iter().zip(&want.targets) {
+        assert_eq!((&g.label, g.completed, g.ok), (&w.label, w.completed, w.ok));
+        assert_hist_eq(&g.label, &g.latency, &w.latency);
+    }
+    assert_eq!(got.journeys.len(), want.journeys.len(), "journeys");
+    for (g, w) in got.journeys.iter().zip(&want.journeys) {
         assert_eq!((&g.label, g.completed, g.ok), (&w.label, w.completed, w.ok));
         assert_hist_eq(&g.label, &g.latency, &w.latency);
     }

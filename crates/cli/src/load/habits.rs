@@ -246,6 +246,28 @@ pub(super) fn print_heads(heads: &shootout_engine::Heads) {
     for h in &heads.responses {
         say!("LOG: header received:\n{}", lines(h));
     }
+    if !heads.journey.is_empty() {
+        say!("INFO: one user's first journey, step by step:");
+    }
+    for x in &heads.journey {
+        let text = lines(&x.request);
+        let method = text.split(' ').next().unwrap_or_default();
+        say!(
+            "INFO: step {}: {method} header == \n---\n{text}\n---",
+            shootout_report::terminal_line(&x.step)
+        );
+        match &x.answer {
+            Some(h) => say!("LOG: header received:\n{}", lines(h)),
+            None => say!("LOG: no answer"),
+        }
+        for (name, value) in &x.captured {
+            say!(
+                "LOG: captured {{{}}} = {}",
+                shootout_report::terminal_line(name),
+                shootout_report::terminal_line(&String::from_utf8_lossy(value))
+            );
+        }
+    }
 }
 
 #[cfg(test)]

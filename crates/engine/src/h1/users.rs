@@ -21,6 +21,11 @@
 //! than a user's think time) is opened again when the user's next step is due, as a
 //! browser would. A step's answer keeps its head and the body's first bytes the step's
 //! captures and checks read ([`super::parse::Kept`]), however long the body.
+//!
+//! `-v 2` (a heads sample asked for): the first worker follows its first user through its
+//! first journey, copying each request's head, each answer's head and the values the step
+//! captured into the recorder's sample ([`crate::heads::Exchange`]); a test of a flag per
+//! request, nothing else, once that journey ended.
 
 use super::conn::{Connection, Received, Slot, Then};
 use super::wire::{self, Phase};
@@ -116,12 +121,16 @@ struct Worker<'a> {
     active: usize,
     /// Users this worker made (their numbers: `index + made × workers`).
     made: u64,
+    /// `-v 2`: the first worker follows its first user (connection 0) through its first
+    /// journey, into the recorder's heads sample; false once that journey ended.
+    trace: bool,
 }
 
 /// Builds the users around their `core`.
 pub(crate) fn set_up<'a>(mut core: Core<'a>, p: &'a Prepared) -> io::Result<impl Protocol<'a>> {
     let a = core.share;
     let now = core.start;
+    let trace = a.index == 0 && core.sh.heads > 0;
     let mut first_step = Vec::with_capacity(p.file.journeys.len());
     let mut steps = 0;
     for j in &p.file.journeys {
@@ -147,6 +156,7 @@ pub(crate) fn set_up<'a>(mut core: Core<'a>, p: &'a Prepared) -> io::Result<impl
         events: Vec::new(),
         active: 0,
         made: 0,
+        trace,
     };
     if !w.core.paced() {
         for _ in 0..a.connections {
@@ -416,6 +426,8 @@ impl<'a> Worker<'a> {
                     if std::mem::replace(&mut self.conns[i].active, false) {
                         self.active -= 1;
                     }
+                    // `-v 2` follows one journey.
+                    self.trace &= i != 0;
                 }
             }
         }
@@ -579,6 +591,17 @@ impl<'a> Worker<'a> {
             return;
         };
         c.h1.render(now, |_, out| user.request().write_h1_with(prelude, out));
+        if self.trace && i == 0 {
+            if let Some((j, step)) = user.pending() {
+                let j = &self.p.file.journeys[j];
+                self.core.rec.heads.journey.push(crate::heads::Exchange {
+                    step: format!("{} › {}", j.name, j.steps[step].name),
+                    request: crate::live::head_of(c.h1.unwritten()).to_vec(),
+                    ..Default::default()
+                });
+                c.h1.parser.want_head();
+            }
+        }
         if !c.h1.unwritten().is_empty() {
             self.conns.set_phase(i, Phase::Writing);
             self.write(i);
@@ -681,8 +704,20 @@ impl<'a> Worker<'a> {
             body_len: a.body_len,
             contains: needle.then_some(a.matched),
         };
+        let pending = user.pending();
         let events = &mut self.events;
         let next = user.answer(&answer, at, &mut |e| events.push(e));
+        if self.trace && i == 0 {
+            // The answer's head, and what the step captured from it.
+            if let (Some(x), Some((j, step))) = (self.core.rec.heads.journey.last_mut(), pending) {
+                x.answer = c.h1.parser.head.take();
+                x.captured = self.p.file.journeys[j].steps[step]
+                    .captures
+                    .iter()
+                    .filter_map(|cap| Some((cap.name.clone(), user.var(j, cap.slot)?.to_vec())))
+                    .collect();
+            }
+        }
         let failure = outcome(&mut self.events);
         let server = &mut c.h1.parser.server;
         self.core

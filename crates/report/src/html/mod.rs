@@ -52,7 +52,7 @@ const STYLE: &str = "
 :root{color-scheme:light}
 body{margin:0;background:#f4f4f1;color:#1d1d1d;font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}
 main{max-width:1240px;margin:0 auto;padding:20px}
-h1{font-size:26px;margin:4px 0 2px}
+h1{font-size:26px;margin:4px 0 2px;overflow-wrap:anywhere}
 h2{font-size:20px;margin:28px 0 10px;border-bottom:2px solid #d9d9d4;padding-bottom:4px}
 h3{font-size:16px;margin:18px 0 8px}
 .sub{color:#555;margin:0 0 12px}
@@ -841,9 +841,44 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     o.push_str("</dl>\n");
     load_warnings(&mut o, r);
     load_latency_table(&mut o, r, rate);
+    load_kinds(&mut o, r);
     load_charts(&mut o, spec, r, rate);
     close_page(&mut o, "load");
     o
+}
+
+/// A load page's per-kind tables (a request list's entries, or a journey's steps and its
+/// journeys: count, ok, failed, rate, latency percentiles) and, for a journey run, a
+/// percentile chart per step and one of the journeys' durations.
+fn load_kinds(o: &mut String, r: &RunResult) {
+    use crate::kinds::{table, Kind};
+    for (kind, stats) in Kind::of(r) {
+        let _ = writeln!(o, "<h2>{}</h2>", html_text(kind.title()));
+        table(kind, r, stats).html(o);
+        if kind == Kind::Target {
+            continue;
+        }
+        o.push_str("<div class=\"charts\">\n");
+        for (i, t) in stats.iter().enumerate() {
+            let (title, what) = match kind {
+                Kind::Journey => (
+                    format!("Journey {}: duration percentiles", t.label),
+                    "duration",
+                ),
+                _ => (format!("Step {}: latency percentiles", t.label), "latency"),
+            };
+            let line = Spectrum {
+                name: what.into(),
+                color: svg::color(i),
+                stroke: Stroke::Solid,
+                hist: &t.latency,
+                intervals: [None; 4],
+            };
+            o.push_str(&charts::spectrum(&title, &[line]).svg());
+            o.push('\n');
+        }
+        o.push_str("</div>\n");
+    }
 }
 
 /// The facts of a load page that say what was asked (load, request bound, timeout) and
@@ -856,10 +891,11 @@ fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
             num(rps, 0)
         ),
     };
-    fact(
-        o,
-        "Load",
-        &format!(
+    let load = if spec.journey.is_some() {
+        // Users and journeys, as the text report says them.
+        html_text(&crate::text::load_line(spec))
+    } else {
+        format!(
             "{} connection{} on {} thread{}{}, {pace}{}; timeout {} per request",
             spec.connections,
             if spec.connections == 1 { "" } else { "s" },
@@ -873,8 +909,9 @@ fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
             spec.requests
                 .map_or(String::new(), |n| format!(", up to {n} requests")),
             html_span(spec.timeout)
-        ),
-    );
+        )
+    };
+    fact(o, "Load", &load);
     fact(
         o,
         "Ran",

@@ -46,6 +46,20 @@ pub fn markdown(run: &StoredRun) -> String {
     }
     for w in &a.workloads {
         workload(&mut o, &a, w);
+        for section in super::journeys::sections(run, w.name) {
+            line!(o);
+            line!(o, "### {}", md_escape(&section.title));
+            line!(o);
+            section.table.markdown(&mut o);
+            if !section.rankings.is_empty() {
+                line!(o);
+                line!(o, "{}:", md_escape(super::journeys::RANKING_TITLE));
+                line!(o);
+                for r in section.rankings {
+                    line!(o, "- {}", md_escape(&r));
+                }
+            }
+        }
     }
     for w in &a.capacities {
         capacity_section(&mut o, &a, w);

@@ -515,3 +515,121 @@ fn every_format_gives_the_cells_percentile_intervals() {
     );
     assert_eq!(doc["results"][0]["latency_ms"]["ci"]["method"], "answers");
 }
+
+/// A step of a journey workload: `journeys` writers in 1 s, `ok` of them ok, each with a
+/// login and a post (`post_us` each) and a duration of `post_us` + 1 ms.
+fn journey_step(
+    id: i64,
+    contender: i64,
+    rep: u32,
+    journeys: u64,
+    ok: u64,
+    post_us: u64,
+) -> StoredStep {
+    let mut s = step(id, contender, rep, 2 * journeys, 500);
+    let kind = |label: &str, ok: u64, us: u64| {
+        let mut latency = shootout_model::result::second_histogram();
+        for i in 0..journeys {
+            latency.record(us + i).unwrap();
+        }
+        shootout_model::TargetStats {
+            label: label.into(),
+            completed: journeys,
+            ok,
+            latency,
+        }
+    };
+    s.result.targets = vec![
+        kind("writer › login", journeys, 500),
+        kind("writer › post", ok, post_us),
+    ];
+    s.result.journeys = vec![kind("writer", ok, post_us + 1_000)];
+    s
+}
+
+/// `shootout report` of a journey workload: each contender's journeys and steps, counts
+/// summed over the repetitions and latencies merged, and the contenders ranked per journey
+/// by good journeys per second, in text and Markdown.
+#[test]
+fn a_journey_workload_reports_steps_and_ranks_contenders_per_journey() {
+    let r = run(
+        vec![
+            contender(1, "nginx", true, ContenderStatus::Measured),
+            contender(2, "gunicorn", false, ContenderStatus::Measured),
+        ],
+        vec![
+            journey_step(1, 1, 1, 10, 10, 2_000),
+            journey_step(2, 2, 1, 10, 5, 4_000),
+            journey_step(3, 1, 2, 10, 10, 2_000),
+            journey_step(4, 2, 2, 10, 5, 4_000),
+        ],
+    );
+    let text = text::text(&r);
+    let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = squeeze(&text);
+    for want in [
+        "Journeys and steps at c=4 (every repetition merged):",
+        "nginx journey writer 20 20 0 10.00",
+        "gunicorn journey writer 20 10 10 5.00",
+        "nginx step writer › login 20 20 0 10.00",
+        "gunicorn step writer › post 20 10 10 5.00",
+        "Ranked by good journeys per second (median over repetitions):",
+        "writer: nginx 10.00/s, gunicorn 5.00/s (2.00× fewer)",
+    ] {
+        assert!(flat.contains(want), "{want}\n{text}");
+    }
+    let md = markdown::markdown(&r);
+    assert!(
+        md.contains("### Journeys and steps at c=4 (every repetition merged)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| gunicorn | step | writer › post | 20 | 10 | 10 | 5.00 |"),
+        "{md}"
+    );
+    // A run without journeys has no such section.
+    let plain = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        vec![step(1, 1, 1, 100, 500)],
+    );
+    assert!(!text::text(&plain).contains("Journeys and steps"));
+}
+
+/// `shootout compare` of two journey runs: per step and journey, the good ones per second
+/// and the p99 of A and B, each with the Mann–Whitney verdict on the repetitions (five
+/// each: a post twice as slow in every repetition of B is significantly slower).
+#[test]
+fn compare_tests_each_step_and_journey() {
+    let runs = |post_us: u64| {
+        run(
+            vec![contender(1, "nginx", true, ContenderStatus::Measured)],
+            (1..=5)
+                .map(|rep| journey_step(rep, 1, rep as u32, 10, 10, post_us + rep as u64 * 10))
+                .collect(),
+        )
+    };
+    let a = runs(2_000);
+    let mut b = runs(4_000);
+    b.run.id = RunId(2);
+    let c = crate::compare::Comparison::of(&a, &b, Default::default());
+    let out = crate::compare::render(RunFormat::Text, &c);
+    let flat: String = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("Journeys and steps (good ones per second and p99 ms"),
+        "{out}"
+    );
+    assert!(
+        flat.contains(
+            "hello c=4 nginx step writer › login 10.00 10.00 +0.0% no significant change"
+        ),
+        "{out}"
+    );
+    assert!(
+        flat.contains("hello c=4 nginx step writer › post 10.00 10.00 +0.0% no significant change"),
+        "{out}"
+    );
+    let post = out.lines().find(|l| l.contains("writer › post")).unwrap();
+    assert!(post.contains("slower (p="), "{post}");
+    let md = crate::compare::render(RunFormat::Markdown, &c);
+    assert!(md.contains("## Journeys and steps"), "{md}");
+}

@@ -98,6 +98,17 @@ pub fn text(run: &StoredRun) -> String {
                 served_table(&mut o, &a, l);
             }
         }
+        for section in super::journeys::sections(run, w.name) {
+            line!(o);
+            line!(o, "  {}:", section.title);
+            section.table.text(&mut o, "    ");
+            if !section.rankings.is_empty() {
+                line!(o, "  {}:", super::journeys::RANKING_TITLE);
+                for r in section.rankings {
+                    line!(o, "    {}", terminal_line(&r));
+                }
+            }
+        }
     }
     for w in &a.capacities {
         capacity_section(&mut o, &a, w);

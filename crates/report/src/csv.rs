@@ -1,0 +1,147 @@
+//! The CSV rendering of one load run (`--format csv`), for spreadsheets and scripts: a
+//! header, a `run` record for the whole run, then one record per request list entry
+//! (`target`), per journey step (`step`, named `journey › step`) and per journey
+//! (`journey`: journeys that ended, their duration from the first step's due time to the
+//! last answer, think times included). RFC 4180, as `shootout report --format csv`:
+//! CRLF line ends, fields quoted only when they must be; names a spreadsheet would run as
+//! a formula start with `'`.
+//!
+//! Failures are counted by class for the run only; a `target`, `step` or `journey` record
+//! leaves the `fail_*` fields empty (not counted per kind) and says how many failed.
+//! Latencies are in ms with three decimals (µs resolution), from HDR histograms.
+
+use crate::grid::csv_record;
+use crate::kinds::{rows, Kind};
+use crate::safe::csv_text;
+use crate::Exporter;
+use shootout_model::{FailureKind, LatencySummary, LoadSpec, RunResult};
+
+/// The CSV rendering.
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn render(&self, spec: &LoadSpec, result: &RunResult) -> String {
+        csv(spec, result)
+    }
+}
+
+/// The columns before the failure classes.
+const HEAD: [&str; 5] = ["kind", "name", "count", "ok", "failed"];
+
+/// The columns after the failure classes.
+const TAIL: [&str; 10] = [
+    "per_s", "ok_per_s", "min_ms", "mean_ms", "sd_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms",
+    "max_ms",
+];
+
+/// The header: [`HEAD`], a `fail_NAME` column per failure class, [`TAIL`].
+pub fn columns() -> Vec<String> {
+    HEAD.iter()
+        .map(|c| c.to_string())
+        .chain(
+            FailureKind::ALL
+                .iter()
+                .map(|k| format!("fail_{}", k.name())),
+        )
+        .chain(TAIL.iter().map(|c| c.to_string()))
+        .collect()
+}
+
+fn numbers(per_s: f64, ok_per_s: f64, l: LatencySummary) -> impl Iterator<Item = String> {
+    [per_s, ok_per_s]
+        .into_iter()
+        .map(|v| format!("{v:.3}"))
+        .chain(
+            [l.min, l.mean, l.stdev, l.p50, l.p90, l.p99, l.p999, l.max]
+                .into_iter()
+                .map(|ms| format!("{ms:.3}")),
+        )
+}
+
+fn csv(spec: &LoadSpec, r: &RunResult) -> String {
+    let mut out = String::new();
+    csv_record(&mut out, &columns());
+    let c = &r.counts;
+    let name = match &spec.journey {
+        Some(j) => j.source.clone(),
+        None => spec.target.url.clone(),
+    };
+    let mut run = vec![
+        "run".to_string(),
+        csv_text(&name).into_owned(),
+        c.completed.to_string(),
+        c.ok.to_string(),
+        c.failed().to_string(),
+    ];
+    run.extend(FailureKind::ALL.iter().map(|k| c.failures[*k].to_string()));
+    run.extend(numbers(
+        r.rps(),
+        r.ok_rps(),
+        LatencySummary::of(&r.histograms.latency),
+    ));
+    csv_record(&mut out, &run);
+    for (kind, stats) in Kind::of(r) {
+        for row in rows(r, stats) {
+            let mut fields = vec![
+                kind.word().to_string(),
+                csv_text(row.label).into_owned(),
+                row.count.to_string(),
+                row.ok.to_string(),
+                row.failed.to_string(),
+            ];
+            fields.extend(FailureKind::ALL.iter().map(|_| String::new()));
+            let ok_per_s = shootout_model::per_second(row.ok, r.duration);
+            fields.extend(numbers(row.rate, ok_per_s, row.latency));
+            csv_record(&mut out, &fields);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+
+    /// Every record has as many fields as the header (no field of the fixtures needs
+    /// quoting but the labels with `›`, which need none either).
+    #[test]
+    fn every_record_has_the_header_s_fields() {
+        for (name, spec, r) in fixtures::all() {
+            let out = csv(&spec, &r);
+            let n = columns().len();
+            for line in out.split_terminator("\r\n") {
+                assert_eq!(line.split(',').count(), n, "{name}: {line}");
+            }
+        }
+    }
+
+    /// A journey run: its steps and journeys, with their exact counts and the run's
+    /// failures by class.
+    #[test]
+    fn a_journey_run_has_a_record_per_step_and_per_journey() {
+        let (spec, r) = fixtures::journeys();
+        let out = csv(&spec, &r);
+        let lines: Vec<&str> = out.split_terminator("\r\n").collect();
+        let heads: Vec<String> = lines
+            .iter()
+            .map(|l| l.split(',').take(5).collect::<Vec<_>>().join(","))
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                "kind,name,count,ok,failed",
+                "run,j.toml,800,796,4",
+                "step,reader › home,300,300,0",
+                "step,reader › read,300,300,0",
+                "step,writer › login,100,100,0",
+                "step,writer › post,100,96,4",
+                "journey,reader,300,300,0",
+                "journey,writer,100,96,4",
+            ]
+        );
+        let status = columns().iter().position(|c| c == "fail_status").unwrap();
+        assert_eq!(lines[1].split(',').nth(status), Some("4"));
+        assert_eq!(lines[5].split(',').nth(status), Some(""));
+    }
+}

@@ -1,0 +1,151 @@
+//! The per-kind tables of one load run, built once for the Markdown, HTML and CSV
+//! renderings: one row per request list entry or journey step (requests), and one per
+//! journey (journeys that ended and their duration, think times included). Each row has
+//! its count, ok, failed, its rate over the run and its latency percentiles (ms, from the
+//! kind's HDR histogram: µs resolution, 2 significant figures).
+//!
+//! Failure classes are counted for the run as a whole, not per kind: a row says how many
+//! failed, the run's table says why.
+
+use crate::grid::{Align, Table};
+use shootout_model::{per_second, LatencySummary, RunResult, TargetStats};
+
+/// Which per-kind rows of a run a table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A request list's entries (`--urls`).
+    Target,
+    /// A journey's steps (`--journey`).
+    Step,
+    /// The journeys (`--journey`).
+    Journey,
+}
+
+impl Kind {
+    /// The kinds `r` holds rows of, with those rows, in the order reports show them.
+    pub fn of(r: &RunResult) -> Vec<(Kind, &[TargetStats])> {
+        let mut kinds = Vec::new();
+        if r.journeys.is_empty() {
+            if !r.targets.is_empty() {
+                kinds.push((Kind::Target, r.targets.as_slice()));
+            }
+        } else {
+            kinds.push((Kind::Step, r.targets.as_slice()));
+            kinds.push((Kind::Journey, r.journeys.as_slice()));
+        }
+        kinds
+    }
+
+    /// The word a CSV record's `kind` field holds.
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Target => "target",
+            Kind::Step => "step",
+            Kind::Journey => "journey",
+        }
+    }
+
+    /// The table's title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Kind::Target => "Requests by target",
+            Kind::Step => "Requests by step",
+            Kind::Journey => "Journeys (ms: first step due to last answer, think times included)",
+        }
+    }
+
+    /// The name of the count column: requests completed, or journeys ended.
+    pub fn count(self) -> &'static str {
+        match self {
+            Kind::Target | Kind::Step => "completed",
+            Kind::Journey => "ended",
+        }
+    }
+
+    /// The name of the rate column.
+    pub fn rate(self) -> &'static str {
+        match self {
+            Kind::Target | Kind::Step => "req/s",
+            Kind::Journey => "journeys/s",
+        }
+    }
+}
+
+/// One row's numbers: count, ok, failed, rate over `r`'s duration, latency summary.
+pub struct Row<'a> {
+    /// The kind's label (`journey › step` for a step).
+    pub label: &'a str,
+    /// Completed requests (ended journeys).
+    pub count: u64,
+    /// Of which ok.
+    pub ok: u64,
+    /// Of which failed.
+    pub failed: u64,
+    /// `count` per second of the run.
+    pub rate: f64,
+    /// Latency (a journey: its duration), ms.
+    pub latency: LatencySummary,
+}
+
+/// The rows of `kinds`, their rates over `r`'s duration.
+pub fn rows<'a>(r: &RunResult, kinds: &'a [TargetStats]) -> Vec<Row<'a>> {
+    kinds
+        .iter()
+        .map(|t| Row {
+            label: &t.label,
+            count: t.completed,
+            ok: t.ok,
+            failed: t.failed(),
+            rate: per_second(t.completed, r.duration),
+            latency: LatencySummary::of(&t.latency),
+        })
+        .collect()
+}
+
+/// The table of one kind: label, count, ok, failed, rate, then min, mean, p50, p90, p99,
+/// p99.9 and max (ms, three decimals).
+pub fn table(kind: Kind, r: &RunResult, kinds: &[TargetStats]) -> Table {
+    let header = [
+        match kind {
+            Kind::Target => "target",
+            Kind::Step => "step",
+            Kind::Journey => "journey",
+        },
+        kind.count(),
+        "ok",
+        "failed",
+        kind.rate(),
+        "min ms",
+        "mean ms",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+    ];
+    let mut align = vec![Align::Left];
+    align.resize(header.len(), Align::Right);
+    Table {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        align,
+        rows: rows(r, kinds)
+            .into_iter()
+            .map(|row| {
+                let l = row.latency;
+                let mut cells = vec![
+                    row.label.to_string(),
+                    row.count.to_string(),
+                    row.ok.to_string(),
+                    row.failed.to_string(),
+                    format!("{:.2}", row.rate),
+                ];
+                cells.extend(
+                    [l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max]
+                        .iter()
+                        .map(|ms| format!("{ms:.3}")),
+                );
+                cells
+            })
+            .collect(),
+    }
+}

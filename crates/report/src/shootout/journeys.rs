@@ -1,0 +1,117 @@
+//! The journeys part of a stored run's report, built once for text and Markdown: per
+//! workload and load level that ran journeys, one table of every contender's journeys and
+//! steps (counts of all repetitions, good ones per second as the median over repetitions,
+//! latency percentiles of the repetitions' merged histograms, in ms) and one ranking line
+//! per journey, contenders ordered by good journeys per second.
+
+use crate::grid::{Align, Table};
+use shootout_analysis::journeys::{blocks, rankings, Block, Kind};
+use shootout_model::stored::StoredRun;
+use shootout_model::LoadLevel;
+
+/// One workload × level's journeys.
+pub(crate) struct Section {
+    /// `Journeys and steps at c=8 (every repetition merged)`.
+    pub title: String,
+    /// Contender, journey or step, counts, rate, latency.
+    pub table: Table,
+    /// `writer: nginx 120.3/s, gunicorn 80.1/s (1.50× fewer)`, one per journey run by two
+    /// contenders or more.
+    pub rankings: Vec<String>,
+}
+
+/// The sections of `workload`, in the order its levels were measured; none when it ran no
+/// journeys.
+pub(crate) fn sections(run: &StoredRun, workload: &str) -> Vec<Section> {
+    let all: Vec<Block> = blocks(run)
+        .into_iter()
+        .filter(|b| b.workload == workload)
+        .collect();
+    let mut levels: Vec<LoadLevel> = Vec::new();
+    for b in &all {
+        if !levels.contains(&b.level) {
+            levels.push(b.level);
+        }
+    }
+    let ranked = rankings(&all);
+    let name = |i: usize| run.contenders[i].name.as_str();
+    levels
+        .into_iter()
+        .map(|level| {
+            let mut rows = Vec::new();
+            for b in all.iter().filter(|b| b.level == level) {
+                for (what, kinds) in [("journey", &b.journeys), ("step", &b.steps)] {
+                    for k in kinds {
+                        rows.push(row(name(b.contender), what, k));
+                    }
+                }
+            }
+            let header = [
+                "contender",
+                "",
+                "name",
+                "count",
+                "ok",
+                "failed",
+                "ok/s",
+                "p50 ms",
+                "p90 ms",
+                "p99 ms",
+                "max ms",
+            ];
+            let mut align = vec![Align::Left; 3];
+            align.resize(header.len(), Align::Right);
+            Section {
+                title: format!("Journeys and steps at {level} (every repetition merged)"),
+                table: Table {
+                    header: header.iter().map(|h| h.to_string()).collect(),
+                    align,
+                    rows,
+                },
+                rankings: ranked
+                    .iter()
+                    .filter(|r| r.level == level)
+                    .map(|r| {
+                        let best = r.order.first().map_or(0.0, |(_, v)| *v);
+                        let parts: Vec<String> = r
+                            .order
+                            .iter()
+                            .enumerate()
+                            .map(|(i, (c, v))| {
+                                if i == 0 || *v <= 0.0 {
+                                    format!("{} {v:.2}/s", name(*c))
+                                } else {
+                                    format!("{} {v:.2}/s ({:.2}× fewer)", name(*c), best / v)
+                                }
+                            })
+                            .collect();
+                        format!("{}: {}", r.journey, parts.join(", "))
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn row(contender: &str, what: &str, k: &Kind) -> Vec<String> {
+    let l = k.summary();
+    let mut cells = vec![
+        contender.to_string(),
+        what.to_string(),
+        k.label.clone(),
+        k.completed.to_string(),
+        k.ok.to_string(),
+        k.failed().to_string(),
+        format!("{:.2}", k.ok_rate()),
+    ];
+    cells.extend(
+        [l.p50, l.p90, l.p99, l.max]
+            .iter()
+            .map(|ms| format!("{ms:.3}")),
+    );
+    cells
+}
+
+/// The legend under the rankings.
+pub(crate) const RANKING_TITLE: &str =
+    "Ranked by good journeys per second (median over repetitions)";
