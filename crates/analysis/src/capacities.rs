@@ -377,7 +377,9 @@ pub struct CapacityChange {
     pub workload: String,
     /// The contender's name.
     pub contender: String,
-    /// Run A's capacity (median of its finished searches), req/s.
+    /// What its rates count a second: `req/s`, or `journeys/s` for a journey workload.
+    pub unit: &'static str,
+    /// Run A's capacity (median of its finished searches), in `unit`.
     pub a: Option<f64>,
     /// Run B's.
     pub b: Option<f64>,
@@ -420,6 +422,7 @@ pub fn compare(a: &crate::Analysis, b: &crate::Analysis) -> Vec<CapacityChange> 
             out.push(CapacityChange {
                 workload: wa.workload.to_string(),
                 contender: name.to_string(),
+                unit: wa.find_max.unit(),
                 a: ca.max_rps,
                 b: cb.max_rps,
                 percent,

@@ -17,6 +17,7 @@ use shootout_model::stored::StoredRun;
 use shootout_model::LoadLevel;
 use std::fmt::Write;
 
+use shootout_analysis::capacities::CapacityChange;
 use shootout_analysis::ranking::{Stability, Swap};
 
 pub use shootout_analysis::compare::{
@@ -354,8 +355,27 @@ fn swap_words(w: &Swap) -> &'static str {
     }
 }
 
-/// The title of the capacities' table.
-const CAPACITY_TITLE: &str = "Capacity within the SLOs (req/s, median of each run's searches; more or less when every search of one met a rate the other's broke)";
+/// The title of the capacities' table, in the unit of its rows' rates (`req/s`,
+/// `journeys/s`, or both: then a journey workload's rows say so beside its name).
+fn capacity_title(rows: &[CapacityChange]) -> String {
+    let journeys = rows.iter().filter(|k| k.unit != "req/s").count();
+    let unit = match journeys {
+        0 => "req/s",
+        n if n == rows.len() => "journeys/s",
+        _ => "req/s, journeys/s where the workload says (journeys)",
+    };
+    format!("Capacity within the SLOs ({unit}, median of each run's searches; more or less when every search of one met a rate the other's broke)")
+}
+
+/// A capacity row's workload: its name, marked `(journeys)` when the table mixes units.
+fn capacity_workload(rows: &[CapacityChange], k: &CapacityChange) -> String {
+    let mixed = rows.iter().any(|o| o.unit != k.unit);
+    if mixed && k.unit != "req/s" {
+        format!("{} (journeys)", k.workload)
+    } else {
+        k.workload.clone()
+    }
+}
 
 /// A capacity change's verdict: `more`, `less`, `no_change` (the searches overlap) or
 /// `unfinished` (a side has no finished search).
@@ -376,7 +396,7 @@ fn capacity_table(c: &Comparison) -> crate::grid::Table {
         .iter()
         .map(|k| {
             vec![
-                k.workload.clone(),
+                capacity_workload(&c.capacities, k),
                 k.contender.clone(),
                 rate(k.a),
                 rate(k.b),
@@ -482,7 +502,7 @@ fn text(c: &Comparison) -> String {
         t.text(&mut o, "  ");
     }
     if !c.capacities.is_empty() {
-        let _ = writeln!(o, "\n{CAPACITY_TITLE}");
+        let _ = writeln!(o, "\n{}", capacity_title(&c.capacities));
         capacity_table(c).text(&mut o, "  ");
     }
     if c.pairs.is_empty() && c.capacities.is_empty() {
@@ -539,7 +559,7 @@ fn markdown(c: &Comparison) -> String {
         t.markdown(&mut o);
     }
     if !c.capacities.is_empty() {
-        let _ = writeln!(o, "\n## {}\n", md_escape(CAPACITY_TITLE));
+        let _ = writeln!(o, "\n## {}\n", md_escape(&capacity_title(&c.capacities)));
         capacity_table(c).markdown(&mut o);
     }
     if c.pairs.is_empty() && c.capacities.is_empty() {
@@ -738,6 +758,34 @@ fn csv(c: &Comparison) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The capacities' title gives its rows' unit: requests, journeys, or both with the
+    /// journey workloads marked.
+    #[test]
+    fn the_capacity_table_says_journeys_a_second_for_journey_workloads() {
+        use super::{capacity_title, capacity_workload, CapacityChange};
+        let row = |workload: &str, unit| CapacityChange {
+            workload: workload.into(),
+            contender: "gunicorn".into(),
+            unit,
+            a: Some(90.0),
+            b: Some(99.0),
+            percent: Some(10.0),
+            verdict: shootout_analysis::compare::Verdict::NoChange,
+        };
+        let plain = [row("hello", "req/s")];
+        assert!(capacity_title(&plain).starts_with("Capacity within the SLOs (req/s, "));
+        assert_eq!(capacity_workload(&plain, &plain[0]), "hello");
+        let journeys = [row("users", "journeys/s")];
+        assert!(capacity_title(&journeys).starts_with("Capacity within the SLOs (journeys/s, "));
+        assert_eq!(capacity_workload(&journeys, &journeys[0]), "users");
+        let mixed = [row("hello", "req/s"), row("users", "journeys/s")];
+        assert!(capacity_title(&mixed).starts_with(
+            "Capacity within the SLOs (req/s, journeys/s where the workload says (journeys), "
+        ));
+        assert_eq!(capacity_workload(&mixed, &mixed[0]), "hello");
+        assert_eq!(capacity_workload(&mixed, &mixed[1]), "users (journeys)");
+    }
+
     use super::*;
 
     #[test]
