@@ -366,28 +366,8 @@ impl Store {
             .map_err(failed)?;
         let id = tx.last_insert_rowid();
         insert_children(&tx, id, step).map_err(failed)?;
-        tx.prepare_cached(
-            "INSERT INTO step_targets (step_id, seq, label, completed, ok, hist_latency)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )
-        .and_then(|mut stmt| {
-            for (seq, (t, hist)) in targets.iter().enumerate() {
-                stmt.execute(params![id, seq, t.label, t.completed, t.ok, hist])?;
-            }
-            Ok(())
-        })
-        .map_err(failed)?;
-        tx.prepare_cached(
-            "INSERT INTO step_journeys (step_id, seq, label, completed, ok, hist_latency)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )
-        .and_then(|mut stmt| {
-            for (seq, (t, hist)) in journeys.iter().enumerate() {
-                stmt.execute(params![id, seq, t.label, t.completed, t.ok, hist])?;
-            }
-            Ok(())
-        })
-        .map_err(failed)?;
+        insert_counted(&tx, "step_targets", id, &targets).map_err(failed)?;
+        insert_counted(&tx, "step_journeys", id, &journeys).map_err(failed)?;
         tx.commit().map_err(failed)?;
         Ok(StepId(id))
     }
@@ -415,32 +395,8 @@ impl Store {
             |r| Ok((r.get::<_, u16>(1)?, r.get::<_, u64>(2)?)),
         )?;
         let mut seconds = self.step_seconds(run)?;
-        let mut targets = self.children(
-            "SELECT step_id, label, completed, ok, hist_latency FROM step_targets
-             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
-            run,
-            |r| {
-                Ok((
-                    r.get::<_, String>(1)?,
-                    r.get::<_, u64>(2)?,
-                    r.get::<_, u64>(3)?,
-                    r.get::<_, Vec<u8>>(4)?,
-                ))
-            },
-        )?;
-        let mut journeys = self.children(
-            "SELECT step_id, label, completed, ok, hist_latency FROM step_journeys
-             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
-            run,
-            |r| {
-                Ok((
-                    r.get::<_, String>(1)?,
-                    r.get::<_, u64>(2)?,
-                    r.get::<_, u64>(3)?,
-                    r.get::<_, Vec<u8>>(4)?,
-                ))
-            },
-        )?;
+        let mut targets = self.counted(run, "step_targets")?;
+        let mut journeys = self.counted(run, "step_journeys")?;
         let mut resources = self.step_resources(run)?;
         let mut stmt = self
             .conn
@@ -465,26 +421,10 @@ impl Store {
                 closes.remove(&id).unwrap_or_default().into_iter().collect();
             step.result.series = seconds.remove(&id).unwrap_or_default();
             step.resources = resources.remove(&id).unwrap_or_default();
-            let mut target_blobs = Vec::new();
-            for (label, completed, ok, hist) in targets.remove(&id).unwrap_or_default() {
-                step.result.targets.push(TargetStats {
-                    label,
-                    completed,
-                    ok,
-                    latency: shootout_model::histograms::stub(),
-                });
-                target_blobs.push(hist);
-            }
-            let mut journey_blobs = Vec::new();
-            for (label, completed, ok, hist) in journeys.remove(&id).unwrap_or_default() {
-                step.result.journeys.push(TargetStats {
-                    label,
-                    completed,
-                    ok,
-                    latency: shootout_model::histograms::stub(),
-                });
-                journey_blobs.push(hist);
-            }
+            let (kinds, target_blobs) = unzip_counted(targets.remove(&id));
+            step.result.targets = kinds;
+            let (kinds, journey_blobs) = unzip_counted(journeys.remove(&id));
+            step.result.journeys = kinds;
             // The one warning that is a fact; the reader judges the others.
             step.result.note_streams_limited(streams.0, streams.1);
             // Every part is checked here, and kept as stored: decoded, a step's six
@@ -574,6 +514,23 @@ impl Store {
     }
 
     /// Reads a child table of a run's steps, grouped by step id (column 0), in query order.
+    /// The rows of a table of counted kinds (`step_targets`, `step_journeys`) of `run`'s
+    /// steps, by step, in order: label, completed, ok and the packed latency histogram.
+    fn counted(
+        &self,
+        run: RunId,
+        table: &str,
+    ) -> Result<HashMap<i64, Vec<CountedRow>>, StoreError> {
+        self.children(
+            &format!(
+                "SELECT step_id, label, completed, ok, hist_latency FROM {table}
+                 WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq"
+            ),
+            run,
+            |r| Ok((r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+    }
+
     fn children<T>(
         &self,
         sql: &str,
@@ -906,6 +863,44 @@ impl Columns<'_> {
             },
         })
     }
+}
+
+/// A stored row of a counted kind: label, completed, ok, packed latency histogram.
+type CountedRow = (String, u64, u64, Vec<u8>);
+
+/// Writes a step's counted kinds (its request-list entries or journey steps, or its
+/// journeys) into `table`, in order, with their packed histograms.
+fn insert_counted(
+    tx: &rusqlite::Transaction<'_>,
+    table: &str,
+    id: i64,
+    kinds: &[(&TargetStats, Vec<u8>)],
+) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached(&format!(
+        "INSERT INTO {table} (step_id, seq, label, completed, ok, hist_latency)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+    ))?;
+    for (seq, (t, hist)) in kinds.iter().enumerate() {
+        stmt.execute(params![id, seq, t.label, t.completed, t.ok, hist])?;
+    }
+    Ok(())
+}
+
+/// A step's stored counted kinds, their histograms left packed (a stub in each) and
+/// returned apart, in the same order.
+fn unzip_counted(rows: Option<Vec<CountedRow>>) -> (Vec<TargetStats>, Vec<Vec<u8>>) {
+    rows.unwrap_or_default()
+        .into_iter()
+        .map(|(label, completed, ok, hist)| {
+            let stats = TargetStats {
+                label,
+                completed,
+                ok,
+                latency: shootout_model::histograms::stub(),
+            };
+            (stats, hist)
+        })
+        .unzip()
 }
 
 #[cfg(test)]
