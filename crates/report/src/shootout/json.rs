@@ -327,11 +327,7 @@ fn cell_ci_json(c: &Cell) -> Value {
     );
     v.insert(
         "open_above".into(),
-        TABLE_PERCENTILES
-            .iter()
-            .filter(|(i, _)| cis[*i].is_some_and(|ci| ci.open_above))
-            .map(|(_, n)| Value::from(*n))
-            .collect(),
+        open_above(|i| cis[i].is_some_and(|ci| ci.open_above)),
     );
     Value::Object(v)
 }
@@ -355,13 +351,19 @@ fn step_ci_json(s: &StoredStep) -> Value {
     }
     v.insert(
         "open_above".into(),
-        TABLE_PERCENTILES
-            .iter()
-            .filter(|(i, _)| cis[*i].is_some_and(|ci| ci.open_above))
-            .map(|(_, n)| Value::from(*n))
-            .collect(),
+        open_above(|i| cis[i].is_some_and(|ci| ci.open_above)),
     );
     Value::Object(v)
+}
+
+/// `open_above`: the names of the table's percentiles whose interval is open above (too
+/// few answers above them to bound it), as `open(i)` says of percentile `i`.
+fn open_above(open: impl Fn(usize) -> bool) -> Value {
+    super::tables::TABLE_PERCENTILES
+        .iter()
+        .filter(|(i, _)| open(*i))
+        .map(|(_, n)| Value::from(*n))
+        .collect()
 }
 
 /// The largest value of one resource sampled in `steps` (whole process tree); `None`
