@@ -252,3 +252,101 @@ fn init_measures_a_chunked_answer_by_its_decoded_body() {
         "{plan}"
     );
 }
+
+/// A Flask app (Debian's python3-flask): two pages, a form, a page that needs a login (a
+/// redirect), and one with a parameter.
+const FLASK_APP: &str = r#"
+from flask import Flask, redirect, request
+app = Flask(__name__)
+
+@app.get("/")
+def index():
+    return "Welcome to the notes"
+
+@app.get("/about")
+def about():
+    return "About the notes"
+
+@app.route("/login", methods=["GET", "POST"])
+def login():
+    if request.method == "POST":
+        return redirect("/")
+    return '<form method="post"><input name="user"></form>'
+
+@app.get("/mine")
+def mine():
+    return redirect("/login")
+
+@app.get("/notes/<int:note_id>")
+def note(note_id):
+    return f"note {note_id}"
+"#;
+
+/// `init --wsgi --out` reads a Flask app's routes and writes a journey beside the plan:
+/// the four pages without a parameter, each expected to answer as it did (the redirect
+/// too), the form's POST and the page with a parameter commented. Uncommented, the
+/// plan's journey workload runs every step on every contender.
+#[test]
+fn init_wsgi_writes_a_journey_over_a_flask_apps_routes_that_a_run_measures() {
+    let flask = std::process::Command::new("python3")
+        .args(["-c", "import flask"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !flask {
+        eprintln!("skipped: python3 has no Flask (scripts/test installs python3-flask)");
+        return;
+    }
+    let dir = readable_tempdir();
+    std::fs::write(dir.path().join("notes.py"), FLASK_APP).unwrap();
+    let out = shootout()
+        .current_dir(dir.path())
+        .args(["init", "--wsgi", "notes:app", "--out", "plan.toml"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("wrote plan.journey.toml (a journey of 4 step(s) over the app's routes)"),
+        "{said}"
+    );
+    let journey = std::fs::read_to_string(dir.path().join("plan.journey.toml")).unwrap();
+    for step in [
+        "get = \"/\"\nexpect = { status = 200 }",
+        "get = \"/about\"\nexpect = { status = 200 }",
+        "get = \"/login\"\nexpect = { status = 200 }",
+        "get = \"/mine\"\nexpect = { status = 302 }",
+        "# POST /login: give it the body the app takes.",
+        "# GET /notes/{note_id}: {note_id} needs a value.",
+    ] {
+        assert!(journey.contains(step), "{step}:\n{journey}");
+    }
+    let plan = std::fs::read_to_string(dir.path().join("plan.toml")).unwrap();
+    assert!(
+        plan.contains("# [[workload]]\n# name = \"journey\"\n# journey = \"plan.journey.toml\"\n"),
+        "{plan}"
+    );
+    let uncommented = plan
+        .replace(
+            "# [[workload]]\n# name = \"journey\"\n# journey =",
+            "[[workload]]\nname = \"journey\"\njourney =",
+        )
+        .replace("concurrency = [1, 4, 16, 64]", "concurrency = [2]");
+    std::fs::write(dir.path().join("plan.toml"), &uncommented).unwrap();
+    let db = dir.path().join("s.db");
+    shootout()
+        .current_dir(dir.path())
+        .args(["run", "plan.toml", "--quick", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    let out = shootout()
+        .args(["report", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    for step in ["GET /about", "GET /mine"] {
+        assert!(report.contains(step), "{step}:\n{report}");
+    }
+}

@@ -21,6 +21,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+mod python;
+mod routes;
 mod ws;
 pub use ws::WsRoute;
 
@@ -251,6 +253,20 @@ pub struct Answers {
     pub from: String,
     /// An ASGI app's WebSocket routes that accepted a connection (empty otherwise).
     pub websocket: Vec<WsRoute>,
+    /// The journey written beside the plan over the app's HTTP routes, if any.
+    pub journey: Option<JourneyOffer>,
+}
+
+/// The journey file `init` writes beside the plan, as the plan's comment tells of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JourneyOffer {
+    /// Its file name (in the plan's directory).
+    pub file: String,
+    /// The routes the app lists, and where they were read.
+    pub listed: usize,
+    pub source: String,
+    /// Its steps that run (GETs of the pages that answered).
+    pub running: usize,
 }
 
 /// The servers a template draws from.
@@ -422,7 +438,26 @@ fn workload_text(path: &str, answers: &Answers) -> String {
     }
     o.push_str(" }\n");
     o.push_str(&ws::workload_text(&answers.websocket));
+    if let Some(j) = &answers.journey {
+        o.push_str(&journey_workload_text(j));
+    }
     o
+}
+
+/// The plan's commented journey workload over the journey file `j`.
+fn journey_workload_text(j: &JourneyOffer) -> String {
+    format!(
+        "\n# The app lists {} route(s) ({}): {} is a journey over them that GETs the {}\n\
+         # page(s) that answered, one after the other, with the routes that need a value or\n\
+         # a body as commented steps. To measure the app as its users use it, edit the\n\
+         # journey (docs/journeys.md), then uncomment this workload:\n\
+         # [[workload]]\n# name = \"journey\"\n# journey = {}\n",
+        j.listed,
+        j.source,
+        j.file,
+        j.running,
+        q(&j.file)
+    )
 }
 
 /// The `[load]` table: the concurrency sweep, or with SLOs a capacity search that opens
@@ -772,6 +807,7 @@ fn get_once(
         snippet: snippet(&body),
         from: from.to_owned(),
         websocket: Vec::new(),
+        journey: None,
     })
 }
 
@@ -961,6 +997,10 @@ pub fn init(a: InitArgs) -> Result<i32, Failure> {
             Vec::new()
         });
     }
+    let journey = journey_beside(&t, &found, a.out.as_deref());
+    if let Some((offer, _, _)) = &journey {
+        answers.journey = Some(offer.clone());
+    }
     let text = plan_text(&t, &found, &path, &answers, &choices);
     match a.out {
         Some(p) => {
@@ -980,10 +1020,72 @@ pub fn init(a: InitArgs) -> Result<i32, Failure> {
                 p.display(),
                 text.matches("[[contender]]").count()
             ))?;
+            if let Some((offer, file, journey)) = journey {
+                std::fs::write(&file, journey)
+                    .map_err(|e| Failure::run(anyhow!("{}: {e}", file.display())))?;
+                crate::output::emit(&format!(
+                    "wrote {} (a journey of {} step(s) over the app's routes)\n",
+                    file.display(),
+                    offer.running
+                ))?;
+            }
         }
         None => crate::output::emit(&text)?,
     }
     Ok(0)
+}
+
+/// The journey over the HTTP routes of the app `t` names (WSGI or ASGI), to be written
+/// beside the plan `out` as `STEM.journey.toml`: what the plan says of it, its file and
+/// its text. None for other templates, an app whose routes cannot be read or that answers
+/// none of them (said in a note), or a plan printed on stdout (a note says how to have it).
+fn journey_beside(
+    t: &Template,
+    found: &Found,
+    out: Option<&std::path::Path>,
+) -> Option<(JourneyOffer, PathBuf, String)> {
+    let (Template::Wsgi(app) | Template::Asgi(app)) = t else {
+        return None;
+    };
+    let python = found.present.first().map_or(PY, |s| found.python(s));
+    let routes = routes::http_routes(python, app, matches!(t, Template::Asgi(_)))
+        .map_err(|e| say!("note: could not ask {app} for its routes: {e:#}"))
+        .ok()?;
+    if routes.listed == 0 {
+        return None;
+    }
+    let Some(text) = routes::journey_text(app, &routes) else {
+        say!(
+            "note: {app} lists {} route(s), and none answered a GET without a parameter: no journey written",
+            routes.listed
+        );
+        return None;
+    };
+    let Some(out) = out else {
+        say!(
+            "note: {app} lists {} route(s): give --out FILE, and init writes a journey over them beside the plan",
+            routes.listed
+        );
+        return None;
+    };
+    let stem = out
+        .file_stem()
+        .map_or("plan".into(), |s| s.to_string_lossy());
+    let file = out.with_file_name(format!("{stem}.journey.toml"));
+    if file.exists() {
+        say!(
+            "note: {} exists: no journey written (remove it, or choose another --out)",
+            file.display()
+        );
+        return None;
+    }
+    let offer = JourneyOffer {
+        file: file.file_name()?.to_string_lossy().into_owned(),
+        listed: routes.listed,
+        source: routes.source.clone(),
+        running: routes::steps_that_run(&routes),
+    };
+    Some((offer, file, text))
 }
 
 /// Checks a MODULE:APP argument: a dotted module name and an identifier.
@@ -1010,6 +1112,7 @@ mod tests {
             snippet: Some("Hello, \"World\"".into()),
             from: from.into(),
             websocket: Vec::new(),
+            journey: None,
         }
     }
 

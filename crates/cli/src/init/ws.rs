@@ -4,18 +4,9 @@
 //! (or, for a bare ASGI callable, each of a few likely paths) is probed with a `websocket`
 //! scope whose `receive` yields `websocket.connect` then one text message: the app accepts
 //! (`websocket.accept`) or not, and sends the message back (an echo) or not. Each call is
-//! bounded (a few seconds), and so is the whole run (it is killed past [`INSPECT_TIMEOUT`]).
+//! bounded (a few seconds), and so is the whole run (it is killed past [`super::python::INSPECT_TIMEOUT`]).
 
-use anyhow::{anyhow, Context};
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// The longest the inspection may take, app import included.
-pub const INSPECT_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// The most of the inspection's output read (an app may print while imported).
-const OUTPUT_MAX: u64 = 1 << 20;
+use std::process::Command;
 
 /// The text message the probe sends, and the generated workload sends.
 pub const PROBE_MESSAGE: &str = "0123456789abcdef0123456789abcdef";
@@ -91,48 +82,9 @@ pub fn websocket_routes(python: &str, app: &str, path: &str) -> anyhow::Result<V
 }
 
 /// [`websocket_routes`] with `python`, a command that runs python3 (where it runs).
-fn inspect(mut python: Command, app: &str, path: &str) -> anyhow::Result<Vec<WsRoute>> {
-    let name = python.get_program().to_string_lossy().into_owned();
-    let mut child = python
-        .arg("-c")
-        .arg(SCRIPT)
-        .args([app, PROBE_MESSAGE, "/ws", "/echo", path])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("could not run {name}"))?;
-    let stdout = child.stdout.take().context("no pipe from python3")?;
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let mut stdout = stdout;
-        let _ = (&mut stdout).take(OUTPUT_MAX).read_to_end(&mut out);
-        let _ = std::io::copy(&mut stdout, &mut std::io::sink());
-        out
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if start.elapsed() > INSPECT_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = reader.join();
-            return Err(anyhow!("it took more than {} s", INSPECT_TIMEOUT.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = reader
-        .join()
-        .map_err(|_| anyhow!("could not read its output"))?;
-    if !status.success() {
-        return Err(anyhow!(
-            "importing it with {name} failed ({status}): try `{name} -c 'import {}'`",
-            app.split(':').next().unwrap_or(app)
-        ));
-    }
-    Ok(parse_routes(&String::from_utf8_lossy(&out)))
+fn inspect(python: Command, app: &str, path: &str) -> anyhow::Result<Vec<WsRoute>> {
+    let out = super::python::run(python, SCRIPT, app, &[PROBE_MESSAGE, "/ws", "/echo", path])?;
+    Ok(parse_routes(&out))
 }
 
 /// The routes the inspection printed (its marked lines; the app's own output is skipped).
