@@ -35,7 +35,6 @@ mod gates;
 mod init;
 mod journey;
 mod k8s;
-mod live;
 mod load;
 mod ls;
 mod merge;

@@ -20,7 +20,7 @@ pub(crate) use resolve::{read_body, read_list, read_list_text, ListText};
 use crate::gates::judge;
 use crate::metrics;
 use crate::output::{Failure, INTERRUPTED, THRESHOLD_FAILED};
-use crate::progress::{Bound, Display, Progress};
+use crate::progress::{Display, Progress};
 use crate::stop::stop_flag;
 use anyhow::Context;
 use shootout_engine::Control;
@@ -79,8 +79,12 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     }
     until_start(&plan, &mut control)?;
     let title = format!("load {}", terminal_line(&spec.target.url));
-    let progress = Progress::start(control, Bound::of(spec), "load", title, display);
-    board.begin(metrics::Labels::new(), progress.control.clone());
+    let progress = Progress::start(control, spec, "load", title, display);
+    board.begin(
+        metrics::Labels::new(),
+        progress.control.clone(),
+        crate::progress::live::Names::of(spec),
+    );
     let watch = watch_cpus(spec);
     let listen = on_this_machine(spec).then(shootout_harness::ListenWatch::start);
     let result = shootout_engine::run(spec, &progress.control);
@@ -277,7 +281,7 @@ fn warm_up(
 ) -> Result<bool, Failure> {
     let control = Control::with_stop(ws.threads, stop);
     let title = format!("warm-up {} (not measured)", terminal_line(&ws.target.url));
-    let progress = Progress::start(control, Bound::of(ws), "warm-up", title, display);
+    let progress = Progress::start(control, ws, "warm-up", title, display);
     let r = shootout_engine::run(ws, &progress.control).context("warm-up");
     progress.finish();
     let r = r.map_err(Failure::run)?;

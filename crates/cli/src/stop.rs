@@ -15,7 +15,7 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
         let f = flag.clone();
         let _ = ctrlc::set_handler(move || {
             if f.swap(true, Ordering::SeqCst) {
-                crate::live::restore();
+                crate::progress::live::restore();
                 shootout_harness::kill_live_groups();
                 std::process::exit(INTERRUPTED);
             }

@@ -39,7 +39,8 @@ pub use event_loop::wait_until;
 pub use h1::conn as h1_connection;
 pub use h1::parse::{ParseError, Progress, ResponseParser};
 pub use heads::{Exchange, Heads};
-pub use live::{Control, Detail, Live, Snapshot};
+pub use live::{Control, Detail, Live, Snapshot, Tally};
+pub use merge::{journey_labels, kind_labels};
 
 use event_loop::{Assignment, Output, Shared};
 use shootout_model::spec::threads_for;

@@ -77,6 +77,56 @@ pub struct Detail {
     /// Latency (µs, two significant figures) of the answered requests, as the run's
     /// latency counts it (from the intended send time in rate mode).
     pub latency: Histogram<u64>,
+    /// Per kind of request, in the run's order (a journey's steps, a list's entries): empty
+    /// without kinds, or with more than [`crate::recorder::LIVE_KINDS`].
+    pub kinds: Vec<Tally>,
+    /// Per journey, in the file's order: journeys ended and ok (`latency` left empty).
+    pub journeys: Vec<Tally>,
+}
+
+/// What one kind of request (or one journey) counted so far.
+#[derive(Debug, Clone)]
+pub struct Tally {
+    /// Completed (answered or failed).
+    pub completed: u64,
+    /// Of which ok.
+    pub ok: u64,
+    /// Latency of the answered (µs, two significant figures).
+    pub latency: Histogram<u64>,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            completed: 0,
+            ok: 0,
+            latency: recorder::second_histogram(),
+        }
+    }
+
+    fn add(&mut self, completed: u64, ok: u64, latency: Option<&Histogram<u64>>) {
+        self.completed += completed;
+        self.ok += ok;
+        if let Some(h) = latency {
+            // Same bounds on both sides: adding cannot fail.
+            let _ = self.latency.add(h);
+        }
+    }
+}
+
+/// Adds `from` (one worker's) into `sums`, grown to its length.
+fn add_up<T>(
+    sums: &mut Vec<Tally>,
+    from: &[T],
+    each: impl Fn(&T) -> (u64, u64, Option<&Histogram<u64>>),
+) {
+    if sums.len() < from.len() {
+        sums.resize_with(from.len(), Tally::new);
+    }
+    for (sum, f) in sums.iter_mut().zip(from) {
+        let (completed, ok, latency) = each(f);
+        sum.add(completed, ok, latency);
+    }
 }
 
 /// Progress of a running load.
@@ -129,6 +179,8 @@ impl Control {
             failures: FailureCounts::default(),
             status: BTreeMap::new(),
             latency: recorder::second_histogram(),
+            kinds: Vec::new(),
+            journeys: Vec::new(),
         };
         let mut status = [0u64; 1000];
         for l in &self.live {
@@ -139,6 +191,8 @@ impl Control {
             }
             // Same bounds on both sides: adding cannot fail.
             let _ = d.latency.add(&p.latency);
+            add_up(&mut d.kinds, &p.kinds, |(c, ok, h)| (*c, *ok, Some(h)));
+            add_up(&mut d.journeys, &p.journeys, |(c, ok)| (*c, *ok, None));
         }
         d.status = (0u16..).zip(status).filter(|(_, n)| *n > 0).collect();
         Some(d)

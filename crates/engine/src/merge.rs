@@ -181,23 +181,36 @@ pub(crate) fn merge(
         warnings: Vec::new(),
         // Measured around the run by its caller, when the server is on this machine.
         listen: None,
-        targets: match (&spec.list, &spec.journey) {
-            (Some(list), _) => labelled(list.entries.iter().map(|e| e.label()), t.targets),
-            (None, Some(j)) => labelled(
-                j.file.journeys.iter().flat_map(|j| {
-                    j.steps
-                        .iter()
-                        .map(move |s| format!("{} › {}", j.name, s.name))
-                }),
-                t.targets,
-            ),
-            (None, None) => Vec::new(),
-        },
-        journeys: match &spec.journey {
-            Some(j) => labelled(j.file.journeys.iter().map(|j| j.name.clone()), t.journeys),
-            None => Vec::new(),
-        },
+        targets: labelled(kind_labels(spec).into_iter(), t.targets),
+        journeys: labelled(journey_labels(spec).into_iter(), t.journeys),
     }
+}
+
+/// The names of the kinds of request `spec`'s run counts apart, in the workers' order:
+/// a list's entries (`METHOD PATH`), or each journey's steps (`JOURNEY › STEP`); none
+/// otherwise.
+pub fn kind_labels(spec: &LoadSpec) -> Vec<String> {
+    match (&spec.list, &spec.journey) {
+        (Some(list), _) => list.entries.iter().map(|e| e.label()).collect(),
+        (None, Some(j)) => j
+            .file
+            .journeys
+            .iter()
+            .flat_map(|j| {
+                j.steps
+                    .iter()
+                    .map(move |s| format!("{} › {}", j.name, s.name))
+            })
+            .collect(),
+        (None, None) => Vec::new(),
+    }
+}
+
+/// The names of `spec`'s journeys, in the file's order (none without journeys).
+pub fn journey_labels(spec: &LoadSpec) -> Vec<String> {
+    spec.journey.as_ref().map_or_else(Vec::new, |j| {
+        j.file.journeys.iter().map(|j| j.name.clone()).collect()
+    })
 }
 
 /// Per-kind counts named by `labels`, in order.

@@ -152,7 +152,17 @@ pub struct Published {
     pub status: Box<[u64; 1000]>,
     /// Latency (µs, two significant figures) of the answered requests.
     pub latency: Histogram<u64>,
+    /// Per kind of request (a journey's steps, a list's entries), when there are at most
+    /// [`LIVE_KINDS`]: completed, ok, latency (µs) so far.
+    pub kinds: Vec<(u64, u64, Histogram<u64>)>,
+    /// Per journey: ended, ok.
+    pub journeys: Vec<(u64, u64)>,
 }
+
+/// The most kinds of request a live view is told apart: a journey's steps, a short list;
+/// a longer list is watched as a whole (copying thousands of histograms ten times a second
+/// would cost the worker more than the view is worth).
+pub const LIVE_KINDS: usize = 64;
 
 impl Default for Published {
     fn default() -> Self {
@@ -160,6 +170,8 @@ impl Default for Published {
             failures: FailureCounts::default(),
             status: Box::new([0; 1000]),
             latency: second_histogram(),
+            kinds: Vec::new(),
+            journeys: Vec::new(),
         }
     }
 }
@@ -231,6 +243,19 @@ impl Recorder {
             None => p.latency.reset(),
         }
         let _ = p.latency.add(&self.second_hist);
+        if self.targets.len() <= LIVE_KINDS {
+            // Allocated at the first publication only.
+            p.kinds
+                .resize_with(self.targets.len(), || (0, 0, second_histogram()));
+            for (to, from) in p.kinds.iter_mut().zip(&self.targets) {
+                to.0 = from.0;
+                to.1 = from.1;
+                let _ = to.2.set_to(&from.2);
+            }
+        }
+        p.journeys.clear();
+        p.journeys
+            .extend(self.journeys.iter().map(|(ended, ok, _)| (*ended, *ok)));
     }
 
     /// Counts each of `kinds` kinds of request apart (none when `kinds` is 0).

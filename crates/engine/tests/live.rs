@@ -1,10 +1,13 @@
 //! The details a live view reads ([`Control::detail`]): after a run, what the workers
-//! last published equals the run's result, class by class and code by code.
+//! last published equals the run's result, class by class and code by code, and a
+//! journey's step by step.
 
 mod common;
 
 use common::closed;
 use shootout_engine::{run, Control};
+use shootout_model::journey::parse;
+use shootout_model::spec::Journeys;
 use shootout_model::FailureKind;
 use shootout_testserver::{Behavior, TestServer};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,4 +77,61 @@ fn details_are_published_only_when_watched() {
     let r = run(&s, &control).expect("run");
     assert_eq!(r.counts.ok, 100);
     assert!(control.detail().is_none());
+}
+
+/// Two journeys, one of two good steps and one whose only step asks for a page the test
+/// application does not serve (a 404: failed), watched: what the workers last published
+/// is the result's, step by step and journey by journey, counts and latencies.
+#[test]
+fn live_detail_tells_a_journeys_steps_apart() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let text = r#"
+[[journey]]
+name = "reader"
+[[journey.step]]
+name = "login"
+post = "/login?user=u{user}"
+[[journey.step]]
+name = "form"
+get = "/form"
+[[journey]]
+name = "lost"
+[[journey.step]]
+name = "missing"
+get = "/no/such/page"
+"#;
+    let file = parse(text, "live.toml", &mut |_| Err("no files".into())).unwrap();
+    let mut s = closed(&server.url("/"), 40, 4);
+    s.threads = 2;
+    s.journey = Some(Journeys {
+        source: "live.toml".into(),
+        seed: 3,
+        file: std::sync::Arc::new(file),
+    });
+    let mut control = Control::new(s.threads);
+    control.watch();
+    let r = run(&s, &control).expect("run");
+    let d = control.detail().expect("watched");
+    assert_eq!(d.kinds.len(), 3);
+    assert_eq!(d.kinds.len(), r.targets.len());
+    for (live, end) in d.kinds.iter().zip(&r.targets) {
+        assert_eq!(
+            (live.completed, live.ok),
+            (end.completed, end.ok),
+            "{}",
+            end.label
+        );
+        assert_eq!(live.latency.len(), end.latency.len(), "{}", end.label);
+    }
+    let missing = &d.kinds[2];
+    assert!(missing.completed > 0 && missing.ok == 0, "{missing:?}");
+    assert_eq!(d.journeys.len(), 2);
+    for (live, end) in d.journeys.iter().zip(&r.journeys) {
+        assert_eq!(
+            (live.completed, live.ok),
+            (end.completed, end.ok),
+            "{}",
+            end.label
+        );
+    }
 }

@@ -51,6 +51,20 @@ pub(crate) struct Totals {
     pub schedule: Option<[u64; 3]>,
     /// True while this series' step runs.
     pub active: bool,
+    /// A journey run's steps (`JOURNEY › STEP`), in the run's order: ok, failed, latency.
+    pub steps: Vec<Named>,
+    /// A journey run's journeys: ended ok, ended failed (latency left empty).
+    pub journeys: Vec<Named>,
+}
+
+/// What one journey step, or one journey, counted so far.
+#[derive(Debug, Clone)]
+pub(crate) struct Named {
+    pub name: String,
+    pub ok: u64,
+    pub failed: u64,
+    /// Latency of the step's answered requests (µs), as the series' latency.
+    pub latency: Histogram<u64>,
 }
 
 /// One series of the page: its labels and its totals.
@@ -114,6 +128,7 @@ pub(crate) fn render(series: &[Series], cpu_seconds: f64) -> String {
             u64::from(s.totals.active),
         );
     }
+    journeys(&mut out, series);
     head(
         &mut out,
         "process_cpu_seconds_total",
@@ -134,31 +149,84 @@ fn latency(out: &mut String, series: &[Series]) {
         "Latency of answered requests in seconds (in rate mode from each request's due time).",
     );
     for s in series {
-        let h = &s.totals.latency;
-        let bucket = format!("{NAME}_bucket");
-        for (le, bound_us) in BUCKETS {
-            let n = if h.is_empty() {
-                0
-            } else {
-                h.count_between(0, bound_us)
-            };
-            sample(out, &bucket, s.labels, Some(("le", le)), n);
+        histogram(out, NAME, s.labels, &s.totals.latency);
+    }
+}
+
+/// One series of the histogram `name`: its cumulative buckets, `+Inf`, sum and count.
+fn histogram(out: &mut String, name: &str, l: &Labels, h: &Histogram<u64>) {
+    let bucket = format!("{name}_bucket");
+    for (le, bound_us) in BUCKETS {
+        let n = if h.is_empty() {
+            0
+        } else {
+            h.count_between(0, bound_us)
+        };
+        sample(out, &bucket, l, Some(("le", le)), n);
+    }
+    sample(out, &bucket, l, Some(("le", "+Inf")), h.len());
+    let sum_us: u128 = h
+        .iter_recorded()
+        .map(|v| {
+            u128::from(h.median_equivalent(v.value_iterated_to())) * u128::from(v.count_at_value())
+        })
+        .sum();
+    let _ = writeln!(out, "{name}_sum{} {}", labels(l, None), sum_us as f64 / 1e6);
+    sample(out, &format!("{name}_count"), l, None, h.len());
+}
+
+/// A journey run's series, step by step and journey by journey (declared always, with
+/// samples only for journey runs).
+fn journeys(out: &mut String, series: &[Series]) {
+    const STEPS: &str = "shootout_journey_step_requests_total";
+    const STEP_LATENCY: &str = "shootout_journey_step_duration_seconds";
+    const JOURNEYS: &str = "shootout_journeys_total";
+    let with = |l: &Labels, key: &'static str, name: &str| {
+        let mut l = l.clone();
+        l.push((key, name.to_string()));
+        l
+    };
+    head(
+        out,
+        STEPS,
+        "counter",
+        "A journey's requests that ended, by step (JOURNEY › STEP) and outcome.",
+    );
+    for s in series {
+        for st in &s.totals.steps {
+            let l = with(s.labels, "step", &st.name);
+            sample(out, STEPS, &l, Some(("outcome", "ok")), st.ok);
+            sample(out, STEPS, &l, Some(("outcome", "failed")), st.failed);
         }
-        sample(out, &bucket, s.labels, Some(("le", "+Inf")), h.len());
-        let sum_us: u128 = h
-            .iter_recorded()
-            .map(|v| {
-                u128::from(h.median_equivalent(v.value_iterated_to()))
-                    * u128::from(v.count_at_value())
-            })
-            .sum();
-        let _ = writeln!(
-            out,
-            "{NAME}_sum{} {}",
-            labels(s.labels, None),
-            sum_us as f64 / 1e6
-        );
-        sample(out, &format!("{NAME}_count"), s.labels, None, h.len());
+    }
+    head(
+        out,
+        STEP_LATENCY,
+        "histogram",
+        "Latency of a journey step's answered requests in seconds (in the open model from each step's due time).",
+    );
+    for s in series {
+        for st in &s.totals.steps {
+            histogram(
+                out,
+                STEP_LATENCY,
+                &with(s.labels, "step", &st.name),
+                &st.latency,
+            );
+        }
+    }
+    head(
+        out,
+        JOURNEYS,
+        "counter",
+        "Journeys that ended, by journey and outcome (ok: every step was ok).",
+    );
+    for s in series {
+        for j in &s.totals.journeys {
+            let l = with(s.labels, "journey", &j.name);
+            sample(out, JOURNEYS, &l, Some(("outcome", "ok")), j.ok);
+            sample(out, JOURNEYS, &l, Some(("outcome", "failed")), j.failed);
+        }
     }
 }
 
@@ -252,6 +320,8 @@ mod tests {
             latency,
             schedule: None,
             active: true,
+            steps: Vec::new(),
+            journeys: Vec::new(),
         }
     }
 
@@ -349,6 +419,56 @@ mod tests {
         assert!(page.contains("shootout_schedule_requests_total{state=\"due\"} 100\n"));
         assert!(page.contains("shootout_schedule_requests_total{state=\"sent\"} 99\n"));
         assert!(page.contains("shootout_schedule_requests_total{state=\"late\"} 7\n"));
+    }
+
+    #[test]
+    fn a_journey_runs_steps_and_journeys_have_their_own_series() {
+        let mut t = totals(&[]);
+        let mut latency = second_histogram();
+        latency.record_n(2_000, 3).unwrap();
+        t.steps = vec![Named {
+            name: "writer › log \"in\"".into(),
+            ok: 3,
+            failed: 1,
+            latency,
+        }];
+        t.journeys = vec![Named {
+            name: "writer".into(),
+            ok: 2,
+            failed: 1,
+            latency: second_histogram(),
+        }];
+        let labels: Labels = vec![("contender", "a".into())];
+        let page = render(
+            &[Series {
+                labels: &labels,
+                totals: &t,
+            }],
+            0.0,
+        );
+        let step = "contender=\"a\",step=\"writer › log \\\"in\\\"\"";
+        for want in [
+            format!("shootout_journey_step_requests_total{{{step},outcome=\"ok\"}} 3\n"),
+            format!("shootout_journey_step_requests_total{{{step},outcome=\"failed\"}} 1\n"),
+            format!("shootout_journey_step_duration_seconds_bucket{{{step},le=\"0.001\"}} 0\n"),
+            format!("shootout_journey_step_duration_seconds_bucket{{{step},le=\"0.0025\"}} 3\n"),
+            format!("shootout_journey_step_duration_seconds_count{{{step}}} 3\n"),
+            "shootout_journeys_total{contender=\"a\",journey=\"writer\",outcome=\"ok\"} 2\n".into(),
+            "shootout_journeys_total{contender=\"a\",journey=\"writer\",outcome=\"failed\"} 1\n"
+                .into(),
+        ] {
+            assert!(page.contains(&want), "{want} missing from\n{page}");
+        }
+        // A run without journeys declares them and has no sample.
+        let plain = render(
+            &[Series {
+                labels: &labels,
+                totals: &totals(&[]),
+            }],
+            0.0,
+        );
+        assert!(plain.contains("# TYPE shootout_journeys_total counter\n"));
+        assert!(!plain.contains("shootout_journeys_total{"));
     }
 
     #[test]

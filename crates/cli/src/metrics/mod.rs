@@ -18,7 +18,8 @@ mod serve;
 pub(crate) use expo::Labels;
 pub(crate) use serve::Server;
 
-use expo::{Series, Totals};
+use crate::progress::live::Names;
+use expo::{Named, Series, Totals};
 use shootout_engine::Control;
 use shootout_model::result::second_histogram;
 use shootout_model::{FailureCounts, RunResult};
@@ -67,6 +68,8 @@ struct State {
 struct Current {
     series: usize,
     control: Arc<Control>,
+    /// The names of the journey run's steps and journeys (empty for other runs).
+    names: Names,
     /// The highest ok and failed counts shown so far (the engine's counters are read one
     /// at a time: a later read never shows less than an earlier one).
     shown: (u64, u64),
@@ -81,14 +84,17 @@ impl Totals {
             latency: second_histogram(),
             schedule: None,
             active: false,
+            steps: Vec::new(),
+            journeys: Vec::new(),
         }
     }
 }
 
 impl Board {
     /// A load of the series `labels` begins, watched through `control` (on which
-    /// [`Control::watch`] was called, or the live page has no latency or classes).
-    pub(crate) fn begin(&self, labels: Labels, control: Arc<Control>) {
+    /// [`Control::watch`] was called, or the live page has no latency or classes); a
+    /// journey run's steps and journeys are counted apart by their `names`.
+    pub(crate) fn begin(&self, labels: Labels, control: Arc<Control>, names: Names) {
         let mut s = self.lock();
         let series = match s.series.iter().position(|(l, _)| *l == labels) {
             Some(i) => i,
@@ -97,9 +103,15 @@ impl Board {
                 s.series.len() - 1
             }
         };
+        let names = if names.journeys.is_empty() {
+            Names::default()
+        } else {
+            names
+        };
         s.current = Some(Current {
             series,
             control,
+            names,
             shown: (0, 0),
         });
     }
@@ -152,9 +164,30 @@ fn live_totals(cur: &Current) -> Totals {
     t.failed = snap.failed;
     if let Some(d) = cur.control.detail() {
         t.failures = d.failures;
+        if d.kinds.len() == cur.names.kinds.len() && d.journeys.len() == cur.names.journeys.len() {
+            t.steps = named(&cur.names.kinds, &d.kinds);
+            t.journeys = named(&cur.names.journeys, &d.journeys);
+            for j in &mut t.journeys {
+                j.latency.reset();
+            }
+        }
         t.latency = d.latency;
     }
     t
+}
+
+/// `tallies` named by `names`, in order.
+fn named(names: &[String], tallies: &[shootout_engine::Tally]) -> Vec<Named> {
+    names
+        .iter()
+        .zip(tallies)
+        .map(|(name, t)| Named {
+            name: name.clone(),
+            ok: t.ok,
+            failed: t.completed - t.ok,
+            latency: t.latency.clone(),
+        })
+        .collect()
 }
 
 /// What a load that ended counted: its result (latency at the live page's precision,
@@ -167,7 +200,38 @@ fn final_totals(r: &RunResult) -> Totals {
     // Same bounds, coarser buckets holding the finer ones: adding cannot fail.
     let _ = t.latency.add(&r.histograms.latency);
     t.schedule = r.schedule.map(|s| [s.due, s.sent, s.late]);
+    if !r.journeys.is_empty() {
+        let of = |s: &shootout_model::TargetStats, latency: bool| {
+            let mut n = Named {
+                name: s.label.clone(),
+                ok: s.ok,
+                failed: s.failed(),
+                latency: second_histogram(),
+            };
+            if latency {
+                // Coarser buckets holding the finer ones: adding cannot fail.
+                let _ = n.latency.add(&s.latency);
+            }
+            n
+        };
+        t.steps = r.targets.iter().map(|s| of(s, true)).collect();
+        t.journeys = r.journeys.iter().map(|j| of(j, false)).collect();
+    }
     t
+}
+
+/// Adds `from` into `to`, name by name (a name first met is appended).
+fn add_named(to: &mut Vec<Named>, from: &[Named]) {
+    for f in from {
+        match to.iter_mut().find(|t| t.name == f.name) {
+            Some(t) => {
+                t.ok += f.ok;
+                t.failed += f.failed;
+                let _ = t.latency.add(&f.latency);
+            }
+            None => to.push(f.clone()),
+        }
+    }
 }
 
 /// Adds `b` to `a` (the schedule only where `b` has one).
@@ -183,6 +247,8 @@ fn add(a: &mut Totals, b: &Totals) {
         }
     }
     a.active |= b.active;
+    add_named(&mut a.steps, &b.steps);
+    add_named(&mut a.journeys, &b.journeys);
 }
 
 /// The CPU time (user and system, seconds) this process has used so far.
@@ -253,7 +319,7 @@ mod tests {
         let a: Labels = vec![("contender", "a".into())];
         let b: Labels = vec![("contender", "b".into())];
         for (labels, r) in [(&a, result(10, 1)), (&b, result(7, 0)), (&a, result(5, 2))] {
-            board.begin(labels.clone(), Arc::new(Control::new(1)));
+            board.begin(labels.clone(), Arc::new(Control::new(1)), Names::default());
             let page = board.render();
             assert!(page.contains(&format!(
                 "shootout_step_active{{contender=\"{}\"}} 1",
@@ -327,7 +393,7 @@ mod tests {
         );
         assert_eq!(value(&page, "shootout_step_active{contender=\"a\"}"), 0);
         // A load that failed keeps what its live counters showed (here nothing).
-        board.begin(b.clone(), Arc::new(Control::new(1)));
+        board.begin(b.clone(), Arc::new(Control::new(1)), Names::default());
         board.end(None);
         assert_eq!(
             value(
@@ -336,5 +402,72 @@ mod tests {
             ),
             7
         );
+    }
+
+    /// A journey run's steps and journeys are series of their own, added up by name over
+    /// the repetitions; a run that is not a journey run has none.
+    #[test]
+    fn a_journey_runs_steps_add_up_by_name_across_repetitions() {
+        let board = Board::default();
+        let names = Names {
+            kinds: vec!["w › login".into()],
+            journeys: vec!["w".into()],
+        };
+        let stats = |label: &str| {
+            let mut latency = second_histogram();
+            latency.record_n(3_000, 4).unwrap();
+            shootout_model::TargetStats {
+                label: label.into(),
+                completed: 5,
+                ok: 4,
+                latency,
+            }
+        };
+        for _ in 0..2 {
+            board.begin(Labels::new(), Arc::new(Control::new(1)), names.clone());
+            let mut r = result(4, 1);
+            r.targets = vec![stats("w › login")];
+            r.journeys = vec![stats("w")];
+            board.end(Some(&r));
+        }
+        let page = board.render();
+        let step = "step=\"w › login\"";
+        assert_eq!(
+            value(
+                &page,
+                &format!("shootout_journey_step_requests_total{{{step},outcome=\"ok\"}}")
+            ),
+            8
+        );
+        assert_eq!(
+            value(
+                &page,
+                &format!("shootout_journey_step_requests_total{{{step},outcome=\"failed\"}}")
+            ),
+            2
+        );
+        assert_eq!(
+            value(
+                &page,
+                &format!("shootout_journey_step_duration_seconds_count{{{step}}}")
+            ),
+            8
+        );
+        assert_eq!(
+            value(
+                &page,
+                "shootout_journeys_total{journey=\"w\",outcome=\"ok\"}"
+            ),
+            8
+        );
+        // A list's entries are not journey steps.
+        let other = Board::default();
+        other.begin(Labels::new(), Arc::new(Control::new(1)), Names::default());
+        let mut r = result(4, 1);
+        r.targets = vec![stats("GET /a")];
+        other.end(Some(&r));
+        assert!(!other
+            .render()
+            .contains("shootout_journey_step_requests_total{"));
     }
 }

@@ -9,7 +9,7 @@
 //! too: [`Executor::stopped`].
 
 use crate::metrics::{Board, Labels};
-use crate::progress::{Bound, Display, Progress};
+use crate::progress::{Display, Progress};
 use shootout_engine::{Control, EngineError};
 use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError, ListenWatch};
 use shootout_model::{LoadSpec, OtherLoad, ResourceSample, RunResult};
@@ -224,9 +224,13 @@ fn run_step(
     if metrics.is_some() {
         control.watch();
     }
-    let progress = Progress::start(control, Bound::of(spec), "step", title, display);
+    let progress = Progress::start(control, spec, "step", title, display);
     let board = metrics.map(|(board, labels)| {
-        board.begin(labels, progress.control.clone());
+        board.begin(
+            labels,
+            progress.control.clone(),
+            crate::progress::live::Names::of(spec),
+        );
         board
     });
     std::thread::scope(|s| {

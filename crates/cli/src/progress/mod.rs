@@ -1,7 +1,9 @@
 //! What shows while a load runs: nothing (`-q`), the live view on stdout (stdout a
-//! terminal, see [`crate::live`]) or, as before it, one progress line on stderr (stderr a
+//! terminal, see [`live`]) or, as before it, one progress line on stderr (stderr a
 //! terminal; `--no-live`). Either observes the engine's live counters from its own thread;
 //! neither owns results, and both are gone before the report prints.
+
+pub(crate) mod live;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use shootout_engine::{Control, Snapshot};
@@ -88,7 +90,7 @@ impl Progress {
     /// `label`, the live view's title is `title`.
     pub fn start(
         mut control: Control,
-        bound: Bound,
+        spec: &LoadSpec,
         label: &'static str,
         title: String,
         display: Display,
@@ -111,8 +113,9 @@ impl Progress {
             };
         }
         let (c, d) = (control.clone(), done.clone());
+        let (bound, names) = (Bound::of(spec), live::Names::of(spec));
         let thread = std::thread::spawn(move || match display {
-            Display::Live => crate::live::show(&c, bound, &title, &d),
+            Display::Live => live::show(&c, bound, names, &title, &d),
             _ => line(&c, bound, label, &d),
         });
         Progress {

@@ -14,7 +14,7 @@
 //! reaches the process's handler and stops the run as it does without the view; a second
 //! Ctrl-C, which exits at once, restores the screen first ([`restore`]).
 
-use crate::progress::Bound;
+use super::Bound;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::{cursor, execute, terminal};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -48,9 +48,32 @@ pub struct Figures {
     pub rps_now: f64,
     /// Requests completed per second since the start.
     pub rps_overall: f64,
-    /// Failures by class, status codes and latencies so far.
+    /// Failures by class, status codes and latencies so far, and per kind of request.
     pub detail: Detail,
+    /// The names of the kinds of request and of the journeys `detail` counts apart.
+    pub names: Names,
 }
+
+/// The names of what a run counts apart, in the order the engine counts them: a journey's
+/// steps (`JOURNEY › STEP`) and its journeys, or a list's entries.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    pub kinds: Vec<String>,
+    pub journeys: Vec<String>,
+}
+
+impl Names {
+    /// The names of `spec`'s kinds and journeys.
+    pub fn of(spec: &shootout_model::LoadSpec) -> Names {
+        Names {
+            kinds: shootout_engine::kind_labels(spec),
+            journeys: shootout_engine::journey_labels(spec),
+        }
+    }
+}
+
+/// Rows of the steps box, at most (a longer journey shows its first steps).
+const STEP_ROWS: usize = 12;
 
 /// How often the view is redrawn.
 const EVERY: Duration = Duration::from_millis(100);
@@ -83,7 +106,7 @@ impl Drop for Screen {
 
 /// Shows `control`'s load on the alternate screen until `done` is set. A terminal that
 /// cannot be drawn on leaves the load running without a view.
-pub fn show(control: &Control, bound: Bound, title: &str, done: &AtomicBool) {
+pub fn show(control: &Control, bound: Bound, names: Names, title: &str, done: &AtomicBool) {
     let mut out = std::io::stdout();
     if execute!(out, terminal::EnterAlternateScreen, cursor::Hide).is_err() {
         return;
@@ -111,6 +134,7 @@ pub fn show(control: &Control, bound: Bound, title: &str, done: &AtomicBool) {
             rps_now: window.rate(),
             rps_overall: s.completed as f64 / s.elapsed.as_secs_f64().max(1e-3),
             detail,
+            names: names.clone(),
         };
         if term.draw(|f| render(f, &figures)).is_err() {
             return;
@@ -146,14 +170,29 @@ impl Window {
 /// Draws `f` into `frame`: title and progress, requests and latency side by side, status
 /// codes and failures side by side, then the latency histogram.
 pub fn render(frame: &mut Frame, f: &Figures) {
-    let [top, figures, counts, histogram, foot] = Layout::vertical([
+    let steps = step_rows(f);
+    let steps_height = if steps.is_empty() {
+        0
+    } else {
+        steps.len() as u16 + 2
+    };
+    let [top, figures, counts, by_step, histogram, foot] = Layout::vertical([
         Constraint::Length(3),
         Constraint::Length(6),
         Constraint::Length(counts_height(f)),
+        Constraint::Length(steps_height),
         Constraint::Max(BINS as u16 + 2),
         Constraint::Length(1),
     ])
     .areas(frame.area());
+    if !steps.is_empty() {
+        let title = if f.names.journeys.is_empty() {
+            "By entry so far"
+        } else {
+            "By step so far"
+        };
+        frame.render_widget(rows(title, steps), by_step);
+    }
     let eta = f.eta.map_or("?".into(), human_span);
     let gauge = Gauge::default()
         .block(Block::bordered().title(format!(" {} ", f.title)))
@@ -222,6 +261,50 @@ pub fn render(frame: &mut Frame, f: &Figures) {
     );
 }
 
+/// The rows of the steps box: per kind of request (when the engine told them apart and
+/// their names are known) its count, failures and p99 so far; then per journey, those that
+/// ended and were ok. At most [`STEP_ROWS`], the last saying how many more there are.
+fn step_rows(f: &Figures) -> Vec<(String, String)> {
+    let d = &f.detail;
+    if d.kinds.is_empty() || d.kinds.len() != f.names.kinds.len() {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, String)> = f
+        .names
+        .kinds
+        .iter()
+        .zip(&d.kinds)
+        .map(|(name, t)| {
+            let p99 = match t.latency.is_empty() {
+                true => "–".to_string(),
+                false => format!("{} ms", ms3(LatencySummary::of(&t.latency).p99 * 1e3)),
+            };
+            (
+                name.clone(),
+                format!(
+                    "{} done · {} failed · p99 {p99}",
+                    t.completed,
+                    t.completed - t.ok
+                ),
+            )
+        })
+        .collect();
+    if d.journeys.len() == f.names.journeys.len() {
+        out.extend(f.names.journeys.iter().zip(&d.journeys).map(|(name, t)| {
+            (
+                format!("journey {name}"),
+                format!("{} ended · {} ok", t.completed, t.ok),
+            )
+        }));
+    }
+    if out.len() > STEP_ROWS {
+        let more = out.len() - (STEP_ROWS - 1);
+        out.truncate(STEP_ROWS - 1);
+        out.push(("…".into(), format!("{more} more")));
+    }
+    out
+}
+
 /// Rows for the status and failure boxes: the longer list, at least one, plus borders.
 fn counts_height(f: &Figures) -> u16 {
     let failures = f.detail.failures.iter().filter(|(_, n)| *n > 0).count();
@@ -244,7 +327,7 @@ fn or_none(list: Vec<(String, String)>) -> Vec<(String, String)> {
 fn rows<K: AsRef<str>>(title: &str, rows: Vec<(K, String)>) -> Paragraph<'static> {
     let width = rows
         .iter()
-        .map(|(k, _)| k.as_ref().len())
+        .map(|(k, _)| k.as_ref().chars().count())
         .max()
         .unwrap_or(0);
     let lines: Vec<Line> = rows
@@ -300,6 +383,7 @@ fn bars(d: &Detail, area: Rect) -> Paragraph<'static> {
 mod tests {
     use super::*;
     use ratatui::backend::TestBackend;
+    use shootout_engine::Tally;
     use shootout_model::{FailureCounts, FailureKind};
 
     /// A snapshot with latencies from 0.1 ms to 40 ms, two status codes and two classes.
@@ -324,8 +408,35 @@ mod tests {
                 failures,
                 status: [(200, 1_633), (502, 20)].into_iter().collect(),
                 latency,
+                kinds: Vec::new(),
+                journeys: Vec::new(),
             },
+            names: Names::default(),
         }
+    }
+
+    /// [`figures`] of a journey run: two steps (the second failing 20 times) and a
+    /// journey, with their names.
+    fn journey_figures() -> Figures {
+        let mut f = figures();
+        let tally = |completed, ok, us: &[u64]| {
+            let mut latency = shootout_model::result::second_histogram();
+            for v in us {
+                latency.record(*v).unwrap();
+            }
+            Tally {
+                completed,
+                ok,
+                latency,
+            }
+        };
+        f.detail.kinds = vec![tally(828, 828, &[800; 100]), tally(828, 808, &[2_000; 100])];
+        f.detail.journeys = vec![tally(828, 808, &[])];
+        f.names = Names {
+            kinds: vec!["writer › login".into(), "writer › post".into()],
+            journeys: vec!["writer".into()],
+        };
+        f
     }
 
     /// The frame's text, one line per row, trailing blanks cut.
@@ -389,6 +500,47 @@ mod tests {
             })
             .sum();
         assert_eq!(drawn, total, "every answer in some row");
+    }
+
+    #[test]
+    fn a_journey_run_shows_each_step_and_journey_so_far() {
+        let f = journey_figures();
+        let text = draw(&f, 100, 32);
+        let p99 = |i: usize| ms3(LatencySummary::of(&f.detail.kinds[i].latency).p99 * 1e3);
+        for want in [
+            "By step so far".to_string(),
+            format!("writer › login  828 done · 0 failed · p99 {} ms", p99(0)),
+            format!("writer › post   828 done · 20 failed · p99 {} ms", p99(1)),
+            "journey writer  828 ended · 808 ok".to_string(),
+        ] {
+            assert!(text.contains(&want), "{want} missing from\n{text}");
+        }
+        // Names that do not match what the engine counted (a different run's) show nothing.
+        let mut other = f.clone();
+        other.names.kinds.pop();
+        assert!(!draw(&other, 100, 32).contains("By step"));
+        // A plain run has no such box.
+        let plain = draw(&figures(), 100, 32);
+        assert!(
+            !plain.contains("By step") && !plain.contains("By entry"),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn a_long_journey_shows_its_first_steps_and_how_many_more() {
+        let mut f = journey_figures();
+        let one = f.detail.kinds[0].clone();
+        f.detail.kinds = vec![one; 20];
+        f.names.kinds = (1..=20).map(|i| format!("j › step {i}")).collect();
+        let rows = step_rows(&f);
+        assert_eq!(rows.len(), STEP_ROWS);
+        assert_eq!(rows[STEP_ROWS - 2].0, format!("j › step {}", STEP_ROWS - 1));
+        // 20 steps and a journey, of which STEP_ROWS - 1 are shown.
+        assert_eq!(
+            rows[STEP_ROWS - 1].1,
+            format!("{} more", 21 - (STEP_ROWS - 1))
+        );
     }
 
     #[test]
