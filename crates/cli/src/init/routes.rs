@@ -422,6 +422,43 @@ app = App()
         assert_eq!(steps_that_run(&routes), 2);
     }
 
+    /// Bottle's table: each route with its `rule` (`<name>` or `<name:filter>`) and its
+    /// one `method`.
+    const BOTTLELIKE: &str = r#"
+class Route:
+    def __init__(self, rule, method):
+        self.rule, self.method = rule, method
+class App:
+    routes = [Route("/", "GET"), Route("/hello/<name>", "GET"), Route("/item/<id:int>", "DELETE"),
+              Route("/submit", "POST")]
+    def __call__(self, environ, start_response):
+        start_response("200 OK", [])
+        return [b"hi"]
+app = App()
+"#;
+
+    #[test]
+    fn a_bottle_like_app_is_read_rule_by_rule() {
+        let routes = inspect_in(BOTTLELIKE, "bot:app", false).unwrap();
+        assert_eq!(routes.source, "Bottle's routes");
+        let got: Vec<(String, Option<u16>)> = routes
+            .routes
+            .iter()
+            .map(|r| (format!("{} {}", r.methods.join(","), r.path), r.status))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("GET /".to_string(), Some(200)),
+                ("GET /hello/{name}".to_string(), None),
+                ("DELETE /item/{id}".to_string(), None),
+                ("POST /submit".to_string(), None),
+            ]
+        );
+        let text = journey_text("bot:app", &routes).unwrap();
+        assert!(text.contains("# DELETE /item/{id}: {id} needs a value.\n# [[journey.step]]\n# delete = \"/item/{id}\"\n"), "{text}");
+    }
+
     #[test]
     fn an_app_without_a_table_has_no_journey_and_one_that_fails_to_import_is_an_error() {
         let bare = "def app(environ, start_response):\n    start_response('200 OK', [])\n    return [b'']\n";
