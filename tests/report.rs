@@ -223,6 +223,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
             .collect(),
         journeys: Vec::new(),
         listen: None,
+        until: None,
     };
     r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     let cpu_total = s.cpu_us * completed as f64;

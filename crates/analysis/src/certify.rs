@@ -107,18 +107,7 @@ pub fn design_effect(series: &[SecondStats], q: u64) -> f64 {
         .filter(|h| !h.is_empty())
         .map(|h| (h.len() as f64, h.count_between(0, q) as f64))
         .collect();
-    let (n, below) = counts
-        .iter()
-        .fold((0.0, 0.0), |(n, c), (ns, cs)| (n + ns, c + cs));
-    let p = below / n.max(1.0);
-    if counts.len() < 3 || p <= 0.0 || p >= 1.0 {
-        return 1.0;
-    }
-    let chi2: f64 = counts
-        .iter()
-        .map(|(ns, cs)| (cs - ns * p).powi(2) / (ns * p * (1.0 - p)))
-        .sum();
-    (chi2 / (counts.len() - 1) as f64).max(1.0)
+    dispersion(&counts)
 }
 
 /// A second's histogram, decoded (`None` when not kept).
@@ -327,6 +316,57 @@ pub fn level(series: &[SecondStats]) -> Option<Level> {
         latency: mann_kendall(&latency[from..]),
         throughput: mann_kendall(&throughput[from..]),
     })
+}
+
+/// Pearson's dispersion of per-second `counts` — (answers, of which at or below the
+/// quantile) in each second — over its degrees of freedom: the design effect of
+/// [`design_effect`], from counts however they were taken (a live watch takes them from
+/// the running totals). 1 under 3 seconds, or with every answer on one side.
+pub fn dispersion(counts: &[(f64, f64)]) -> f64 {
+    let (n, below) = counts
+        .iter()
+        .fold((0.0, 0.0), |(n, c), (ns, cs)| (n + ns, c + cs));
+    let p = below / n.max(1.0);
+    if counts.len() < 3 || p <= 0.0 || p >= 1.0 {
+        return 1.0;
+    }
+    let chi2: f64 = counts
+        .iter()
+        .map(|(ns, cs)| (cs - ns * p).powi(2) / (ns * p * (1.0 - p)))
+        .sum();
+    (chi2 / (counts.len() - 1) as f64).max(1.0)
+}
+
+/// The two-sided 95% quantile of Student's t with `df` degrees of freedom (at least 1):
+/// from a table up to 30, then the Cornish–Fisher expansion around the normal's 1.96
+/// (within 0.001 of the exact value from 31 on).
+pub fn t95(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        _ => {
+            let (z, v) = (Z95, df as f64);
+            z + (z.powi(3) + z) / (4.0 * v)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * v * v)
+        }
+    }
+}
+
+/// The mean of `values` and the half-width of its 95% interval (Student's t over the
+/// values as independent draws); `None` under 3 values.
+pub fn mean_interval(values: &[f64]) -> Option<(f64, f64)> {
+    let n = values.len();
+    if n < 3 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some((mean, t95(n - 1) * (var / n as f64).sqrt()))
 }
 
 #[cfg(test)]
@@ -753,5 +793,50 @@ mod tests {
         // Under 8 whole seconds: no verdict.
         let mut rng = SmallRng::seed_from_u64(1);
         assert_eq!(level(&seconds(&mut rng, 7, 100, |_| 1.0)), None);
+    }
+
+    /// Student's t quantiles against R's `qt(0.975, df)`, the expansion within 0.001 past
+    /// the table.
+    #[test]
+    fn t95_follows_students_t() {
+        for (df, want) in [
+            (1, 12.706),
+            (4, 2.776),
+            (30, 2.042),
+            (31, 2.0395),
+            (40, 2.0211),
+            (60, 2.0003),
+            (100, 1.9840),
+            (1000, 1.9623),
+        ] {
+            assert!(
+                (t95(df) - want).abs() < 1e-3,
+                "df {df}: {} vs {want}",
+                t95(df)
+            );
+        }
+        assert!(t95(0).is_infinite());
+    }
+
+    /// 1..=5: mean 3, standard deviation √2.5, half-width t(4)·√(2.5/5) = 1.963.
+    #[test]
+    fn the_mean_interval_is_students() {
+        let (mean, half) = mean_interval(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        assert!((mean - 3.0).abs() < 1e-12);
+        assert!((half - 2.776 * (0.5f64).sqrt()).abs() < 1e-9, "{half}");
+        assert_eq!(mean_interval(&[1.0, 2.0]), None);
+        let (_, flat) = mean_interval(&[7.0; 10]).unwrap();
+        assert_eq!(flat, 0.0);
+    }
+
+    /// The dispersion of seconds that agree is 1 (at least); of seconds that disagree,
+    /// Pearson's statistic over its degrees of freedom.
+    #[test]
+    fn dispersion_is_pearsons_over_its_degrees_of_freedom() {
+        assert_eq!(dispersion(&[(100.0, 50.0); 5]), 1.0);
+        // p = 0.5 over 3 seconds of 100: (20² + 0 + 20²) / 25 / 2 = 16.
+        let d = dispersion(&[(100.0, 70.0), (100.0, 50.0), (100.0, 30.0)]);
+        assert!((d - 16.0).abs() < 1e-12, "{d}");
+        assert_eq!(dispersion(&[(100.0, 70.0), (100.0, 30.0)]), 1.0);
     }
 }

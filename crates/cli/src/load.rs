@@ -12,6 +12,7 @@ pub(crate) mod find_max;
 mod flags;
 mod habits;
 mod resolve;
+mod until;
 
 pub use flags::LoadArgs;
 pub(crate) use habits::refused_before_parse;
@@ -26,7 +27,7 @@ use anyhow::Context;
 use shootout_engine::Control;
 use shootout_model::{FailureKind, LoadSpec, RunResult};
 use shootout_report::terminal_line;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Runs `shootout load`; returns the exit code.
@@ -74,7 +75,7 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
     control.sample_heads = plan.sample_heads;
-    if served.is_some() {
+    if served.is_some() || !plan.until.is_empty() {
         control.watch();
     }
     until_start(&plan, &mut control)?;
@@ -87,7 +88,14 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     );
     let watch = watch_cpus(spec);
     let listen = on_this_machine(spec).then(shootout_harness::ListenWatch::start);
-    let result = shootout_engine::run(spec, &progress.control);
+    let ran = AtomicBool::new(false);
+    let (result, until) = std::thread::scope(|s| {
+        let watcher = (!plan.until.is_empty())
+            .then(|| s.spawn(|| until::watch(&progress.control, &plan.until, &ran)));
+        let result = shootout_engine::run(spec, &progress.control);
+        ran.store(true, Ordering::Relaxed);
+        (result, watcher.and_then(|w| w.join().ok()))
+    });
     let other_load = watch.stop(std::time::Duration::ZERO, std::time::Duration::ZERO);
     let listen = listen.and_then(shootout_harness::ListenWatch::stop);
     board.end(result.as_ref().ok());
@@ -95,6 +103,7 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     progress.finish();
     let mut result = result.or_else(|e| engine_failure(&plan, e))?;
     result.listen = listen;
+    result.until = until;
     shootout_analysis::load_warnings::refresh(&mut result, spec);
 
     if plan.sample_heads > 0 {

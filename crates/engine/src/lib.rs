@@ -82,6 +82,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         start_at: control.start_at,
         barrier: std::sync::Barrier::new(shares.len()),
         started: &control.started,
+        finish: &control.finish,
         bind: spec.bind.clone(),
         heads: control.sample_heads,
         busy_poll: spec.busy_poll,

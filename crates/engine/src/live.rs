@@ -53,6 +53,8 @@ pub struct Control {
     pub stop: Arc<AtomicBool>,
     pub(crate) live: Vec<Live>,
     pub(crate) started: std::sync::OnceLock<Instant>,
+    /// Set by [`Control::finish`].
+    pub(crate) finish: AtomicBool,
     /// Start the measured run's clock at this wall-clock time, once every worker is set up
     /// (and, in rate mode, connected): shards of one load on several machines start
     /// together. Past or unset: at once. The caller bounds how far ahead it is.
@@ -152,11 +154,19 @@ impl Control {
             stop,
             live: (0..threads.max(1)).map(|_| Live::default()).collect(),
             started: std::sync::OnceLock::new(),
+            finish: AtomicBool::new(false),
             start_at: None,
             sample_heads: 0,
             udp_offload: true,
             heads: std::sync::Mutex::default(),
         }
+    }
+
+    /// Ends the run now as if its time were up (not as a stop: the run is not
+    /// interrupted): each worker ends at its next tick (within 100 ms), aborting what is
+    /// in flight, and the run's time and rates are those of its shorter length.
+    pub fn finish(&self) {
+        self.finish.store(true, Ordering::Relaxed);
     }
 
     /// The heads sampled by the last run (see [`Control::sample_heads`]).

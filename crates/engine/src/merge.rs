@@ -183,6 +183,8 @@ pub(crate) fn merge(
         listen: None,
         targets: labelled(kind_labels(spec).into_iter(), t.targets),
         journeys: labelled(journey_labels(spec).into_iter(), t.journeys),
+        // Given by the caller that watched the run against its conditions.
+        until: None,
     }
 }
 

@@ -135,3 +135,33 @@ get = "/no/such/page"
         );
     }
 }
+
+/// [`Control::finish`] ends a timed run at once, as if its time were up: not interrupted,
+/// its time the shorter one, what was in flight aborted.
+#[test]
+fn finish_ends_a_timed_run_as_if_its_time_were_up() {
+    let server = TestServer::start(Behavior::Hello).unwrap();
+    let mut s = closed(&server.url("/"), 1, 2);
+    s.requests = None;
+    s.duration = Some(Duration::from_secs(30));
+    let control = Control::new(s.threads);
+    let began = std::time::Instant::now();
+    let r = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            while control.snapshot().completed < 200 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            control.finish();
+        });
+        run(&s, &control).expect("run")
+    });
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(r.duration < Duration::from_secs(10), "{:?}", r.duration);
+    assert!(!r.interrupted);
+    assert!(r.counts.completed >= 200);
+    assert!(r.counts.aborted <= 2, "{:?}", r.counts);
+}

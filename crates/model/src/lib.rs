@@ -26,6 +26,7 @@ pub mod stored;
 pub mod target;
 pub mod threshold;
 pub mod units;
+pub mod until;
 
 pub use choice::Choice;
 pub use histograms::{latency_histogram, Histograms, Measure};

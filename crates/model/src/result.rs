@@ -1022,6 +1022,9 @@ pub struct RunResult {
     /// on this machine (its network namespace); `None` when not measured (a remote
     /// server, no `/proc/net/netstat`, or results from before it was measured).
     pub listen: Option<ListenQueue>,
+    /// `--until`: the conditions the run was to meet, whether it met them (and ended
+    /// there) and what it read last; `None` without conditions.
+    pub until: Option<crate::until::UntilOutcome>,
 }
 
 /// The kernel's count of connections a full listen queue turned away during a run, in the
@@ -1057,6 +1060,7 @@ impl RunResult {
             targets: Vec::new(),
             journeys: Vec::new(),
             listen: None,
+            until: None,
         }
     }
 

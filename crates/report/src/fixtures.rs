@@ -746,5 +746,34 @@ pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
         named("websocket", websocket_messages()),
         named("poisson", poisson_drifting()),
         named("journeys", journeys()),
+        named("until", converged()),
     ]
+}
+
+/// A closed load with `--until p99±5%,rps±2%` that converged after 6.4 s: its p99 held, its
+/// rate held; and the same with a condition never read (the readings' nulls).
+pub fn converged() -> (LoadSpec, RunResult) {
+    use shootout_model::until::{Reading, UntilOutcome};
+    let (spec, mut r) = closed_with_failures();
+    let conditions = shootout_model::until::parse_all(&["p99±5%,rps±2%,p50±1%".into()]).unwrap();
+    r.until = Some(UntilOutcome {
+        conditions,
+        converged: Some(Duration::from_millis(6_400)),
+        last: vec![
+            Some(Reading {
+                value: 2.5,
+                lo: 2.45,
+                hi: 2.6,
+                open_above: false,
+            }),
+            Some(Reading {
+                value: 1_000.0,
+                lo: 990.0,
+                hi: 1_010.0,
+                open_above: false,
+            }),
+            None,
+        ],
+    });
+    (spec, r)
 }

@@ -145,6 +145,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         },
         "generator": generator_json(r),
         "schedule": schedule_json(r),
+        "until": until_json(r),
         "level": level_json(r),
         "first_response": r.first_response.as_ref().map(|f| json!({
             "status": f.status,
@@ -255,6 +256,39 @@ fn generator_json(r: &RunResult) -> Value {
 }
 
 /// The document's `schedule`: how the open loop kept its rate (null in a closed loop).
+/// `--until`'s conditions, whether they held (and when), and each one's last reading;
+/// null without conditions.
+fn until_json(r: &RunResult) -> Value {
+    use shootout_model::until::Figure;
+    let Some(u) = &r.until else {
+        return Value::Null;
+    };
+    let readings: Vec<Value> = u
+        .conditions
+        .iter()
+        .zip(&u.last)
+        .map(|(c, r)| {
+            let unit = match c.figure {
+                Figure::Percentile(_) => "ms",
+                Figure::Rps => "req/s",
+            };
+            json!({
+                "condition": c.to_string(),
+                "unit": unit,
+                "value": r.map(|r| round(r.value, 6)),
+                "ci95": r.map(|r| [round(r.lo, 6), round(r.hi, 6)]),
+                "open_above": r.is_some_and(|r| r.open_above),
+                "held": r.is_some_and(|r| r.holds(c)),
+            })
+        })
+        .collect();
+    json!({
+        "converged": u.converged.is_some(),
+        "after_s": u.converged.map(|d| round(d.as_secs_f64(), 3)),
+        "readings": readings,
+    })
+}
+
 fn schedule_json(r: &RunResult) -> Value {
     let cert = shootout_analysis::load_warnings::certificate(r);
     r.schedule.map_or(Value::Null, |sch| {

@@ -672,6 +672,9 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
             kv(o, "Arrivals", line);
         }
     }
+    if let Some(u) = &r.until {
+        kv(o, "Until", until_line(u, r.duration));
+    }
     let g = &r.generator;
     let per_request = if c.completed > 0 {
         format!("{:.2} µs per request", r.cpu_us_per_request())
@@ -697,6 +700,55 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
             g.busiest_thread * 100.0
         ),
     );
+}
+
+/// `--until`'s outcome in one line: `converged after 7.2 s: p99 0.444 ms (95% 0.431–0.460,
+/// ±2.9% ≤ 5%)`, or `did not converge in 30 s: …` with each condition's last reading.
+fn until_line(u: &shootout_model::until::UntilOutcome, ran: std::time::Duration) -> String {
+    use shootout_model::until::Figure;
+    let head = match u.converged {
+        Some(at) => format!("converged after {:.1} s", at.as_secs_f64()),
+        None => format!("did not converge in {:.1} s", ran.as_secs_f64()),
+    };
+    let readings: Vec<String> = u
+        .conditions
+        .iter()
+        .zip(&u.last)
+        .map(|(c, r)| {
+            let asked = trim_float(c.within * 100.0);
+            let Some(r) = r else {
+                return format!("{}: nothing to read (±{asked}% asked)", c.name());
+            };
+            let (value, lo, hi) = match c.figure {
+                // Readings are in ms; `ms3` takes µs.
+                Figure::Percentile(_) => (
+                    format!("{} ms", ms3(r.value * 1e3)),
+                    ms3(r.lo * 1e3),
+                    if r.open_above {
+                        format!("≥{}", ms3(r.hi * 1e3))
+                    } else {
+                        ms3(r.hi * 1e3)
+                    },
+                ),
+                Figure::Rps => (
+                    format!("{:.1} req/s", r.value),
+                    format!("{:.1}", r.lo),
+                    format!("{:.1}", r.hi),
+                ),
+            };
+            let held = if r.holds(c) { "≤" } else { ">" };
+            let width = if r.width().is_finite() && !r.open_above {
+                format!("±{:.1}%", r.width() * 100.0)
+            } else {
+                "open".to_string()
+            };
+            format!(
+                "{} {value} (95% {lo}–{hi}, {width} {held} {asked}%)",
+                c.name()
+            )
+        })
+        .collect();
+    format!("{head}: {}", readings.join(", "))
 }
 
 /// The schedule's certificate in one line: `yes: 99.95% of sends within 1 ms of their due
@@ -755,6 +807,30 @@ fn send_lag(s: &shootout_model::ScheduleStats) -> String {
 mod tests {
     use super::*;
     use crate::fixtures;
+
+    /// `--until`'s line says whether the load converged and each condition's last reading,
+    /// held or not; a condition with nothing read says so.
+    #[test]
+    fn the_until_line_says_when_it_converged_and_what_it_read() {
+        let (_, r) = fixtures::converged();
+        let u = r.until.clone().unwrap();
+        let line = until_line(&u, r.duration);
+        assert_eq!(
+            line,
+            "converged after 6.4 s: p99 2.500 ms (95% 2.450–2.600, ±4.0% ≤ 5%), \
+             rps 1000.0 req/s (95% 990.0–1010.0, ±1.0% ≤ 2%), p50: nothing to read (±1% asked)"
+        );
+        let mut open = u.clone();
+        open.converged = None;
+        open.last[0].as_mut().unwrap().open_above = true;
+        let line = until_line(&open, std::time::Duration::from_secs(30));
+        assert!(
+            line.starts_with(
+                "did not converge in 30.0 s: p99 2.500 ms (95% 2.450–≥2.600, open > 5%)"
+            ),
+            "{line}"
+        );
+    }
 
     #[test]
     fn load_line_names_mode_and_bound() {

@@ -239,6 +239,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         targets: Vec::new(),
         journeys: Vec::new(),
         listen: None,
+        until: None,
     };
     result.warnings = shootout_analysis::load_warnings::derive(&result, None);
     let mut cpu = 0.0;

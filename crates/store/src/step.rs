@@ -861,6 +861,8 @@ impl Columns<'_> {
                 (Some(overflows), Some(drops)) => Some(ListenQueue { overflows, drops }),
                 _ => None,
             },
+            // `--until` is `load`'s only: a plan's steps have no conditions to store.
+            until: None,
         })
     }
 }

@@ -223,6 +223,7 @@ fn synthetic_result(seed: u64) -> RunResult {
             overflows: 3 + seed,
             drops: 5 + seed,
         }),
+        until: None,
     };
     r.note_streams_limited(100, Some(8));
     r

@@ -109,6 +109,7 @@ fn result() -> RunResult {
         targets: Vec::new(),
         journeys: Vec::new(),
         listen: None,
+        until: None,
     }
 }
 

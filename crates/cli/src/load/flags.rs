@@ -58,6 +58,12 @@ pub struct LoadArgs {
     #[arg(short = 'd', long = "duration", value_name = "DURATION")]
     pub duration: Option<String>,
 
+    /// End the load once it has converged: FIGURE±WIDTH%, the figure's 95% interval within
+    /// WIDTH% of it on each side (p99±5%, p50±2%, rps±2%; +- for ±); repeat or
+    /// comma-separate for more, all must hold. -d is then the most it may last (at least 3 s).
+    #[arg(long = "until", value_name = "FIGURE±WIDTH%")]
+    pub until: Vec<String>,
+
     /// hey's and oha's -z DURATION: -d, with a note when it runs on shootout's one
     /// connection where they open 50.
     #[arg(

@@ -44,6 +44,31 @@ pub(super) struct Plan {
     pub sample_heads: usize,
     /// The capacity search asked for (`--find-max`), checked; `None` for one load.
     pub search: Option<shootout_model::find_max::FindMax>,
+    /// `--until`: the conditions that end the load early, checked (empty: none).
+    pub until: Vec<shootout_model::until::Condition>,
+}
+
+/// `--until`'s conditions, checked against the run's bounds: a load that ends when it has
+/// converged is bounded by time (`-d`, the most it may last), not by a count.
+fn until(a: &LoadArgs, spec: &LoadSpec) -> Result<Vec<shootout_model::until::Condition>, Failure> {
+    let conditions = shootout_model::until::parse_all(&a.until)
+        .map_err(|e| Failure::usage(anyhow!("--until {e}")))?;
+    if conditions.is_empty() {
+        return Ok(conditions);
+    }
+    let least = super::until::LEAST;
+    match (spec.requests, spec.duration) {
+        (Some(_), _) => Err(Failure::usage(anyhow!(
+            "--until ends a load bounded by time: give -d (the most it may last) and drop -n"
+        ))),
+        (None, Some(d)) if d < least => Err(Failure::usage(anyhow!(
+            "--until: -d {} is shorter than the {} s a load with conditions lasts at least: give -d {}s or more",
+            plain_secs(d),
+            least.as_secs(),
+            least.as_secs()
+        ))),
+        _ => Ok(conditions),
+    }
 }
 
 /// Resolves the flags into the plan of the run.
@@ -122,6 +147,12 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     }
     let warmup = warmup(a, &spec)?;
     let format = if a.json { Format::Json } else { a.format };
+    let until = until(a, &spec)?;
+    if search.is_some() && !until.is_empty() {
+        return Err(Failure::usage(anyhow!(
+            "--until ends one load; a capacity search's steps last as long as each needs: drop --until or --find-max"
+        )));
+    }
     Ok(Plan {
         spec,
         warmup,
@@ -134,6 +165,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         },
         sample_heads: habits::sample_heads(a),
         search,
+        until,
     })
 }
 

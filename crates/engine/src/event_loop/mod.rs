@@ -73,6 +73,9 @@ pub struct Shared<'a> {
     pub barrier: std::sync::Barrier,
     /// When the run started: set by the last worker to reach the barrier.
     pub started: &'a std::sync::OnceLock<Instant>,
+    /// Set by the caller to end a timed run now, as if its time were up (`--until`):
+    /// read at each tick.
+    pub finish: &'a AtomicBool,
     /// Local addresses to connect from (see [`Shared::bind_for`]); empty: the kernel's.
     pub bind: Vec<std::net::IpAddr>,
     /// Answer heads to keep as a sample ([`crate::Heads`]); 0: none.
@@ -507,6 +510,12 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             return Ok(false);
         }
         if now >= next_tick {
+            if sh.finish.load(Ordering::Relaxed) {
+                // The caller ends the run here: what is in flight is aborted, as when
+                // its time is up.
+                p.core().end = Some(now);
+                return Ok(false);
+            }
             p.tick(now);
             let detail = now >= next_detail;
             live.publish(&p.core_ref().rec, detail, false);
