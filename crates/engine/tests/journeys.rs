@@ -2,15 +2,17 @@
 //! answer to the next request, write and read back — against the test server's small
 //! application ([`Behavior::App`]), its bytes delivered whole and one per write, with
 //! exact counts; the closed model (users running journeys back to back), the open one (a
-//! new user per journey on its own connection), and think times kept out of latency.
+//! new user per journey on its own connection), and think times kept out of latency; and
+//! the same over HTTP/2, each user on a connection of its own, with reset streams and
+//! GOAWAYs mid-journey.
 
 mod common;
 
-use common::{both_ways, go};
+use common::{both_ways, both_ways_with, failures, go, h2c};
 use shootout_model::journey::{parse, JourneyFile};
 use shootout_model::spec::Journeys;
-use shootout_model::{LoadSpec, Pace, Target};
-use shootout_testserver::{Behavior, TestServer};
+use shootout_model::{FailureKind, LoadSpec, Pace, Protocol, RunResult, Target};
+use shootout_testserver::{AppFault, Behavior, H2Behavior, H2Server, TestServer, INTERNAL_ERROR};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -365,5 +367,123 @@ fn the_heads_sample_follows_one_user_s_first_journey() {
         assert_eq!(name, "paste");
         assert!(text(&x[3].request).starts_with(&format!("GET /paste/{} ", text(paste))));
         assert!(x[0].captured.is_empty() && x[3].captured.is_empty());
+    }
+}
+
+/// Over HTTP/2 (h2c with prior knowledge): `users` users of `text` running `n` journeys,
+/// each on its own connection, its steps as streams one at a time.
+fn h2_spec(server: &H2Server, text: &str, users: usize, n: u64) -> LoadSpec {
+    let mut s = LoadSpec::new(Target::parse(&server.url("/")).unwrap());
+    s.requests = Some(n);
+    s.connections = users;
+    s.threads = 1;
+    s.timeout = Duration::from_secs(10);
+    s.protocol = Protocol::Http2;
+    s.journey = Some(journeys(text));
+    s
+}
+
+/// The test server's application over HTTP/2, every `nth` stream of a connection given
+/// `fault` (0: none), run whole and one byte per write with the same outcome.
+fn h2_both_ways(
+    nth: u32,
+    fault: AppFault,
+    load: impl Fn(&H2Server) -> LoadSpec,
+) -> [(RunResult, H2Server); 2] {
+    both_ways_with(
+        h2c(&H2Behavior::App { nth, fault }),
+        H2Server::wait_idle,
+        load,
+    )
+}
+
+/// (completed, ok) of each step, in order.
+fn step_counts(r: &RunResult) -> Vec<(u64, u64)> {
+    r.targets.iter().map(|t| (t.completed, t.ok)).collect()
+}
+
+/// Over HTTP/2 as over HTTP/1.1, the whole journey works only if the login's cookie goes
+/// back and the form's token goes into the post: 12 journeys of 4 steps by 3 users, each
+/// user on one connection of its own for all its journeys.
+#[test]
+fn http2_users_carry_cookies_and_captured_values_on_their_own_connections() {
+    for (r, server) in h2_both_ways(0, AppFault::Goaway, |s| h2_spec(s, WRITER, 3, 12)) {
+        assert_eq!((r.counts.completed, r.counts.ok), (48, 48), "{:?}", failures(&r));
+        assert_eq!((server.requests(), server.answers()), (48, 48));
+        assert_eq!(r.counts.status.get(&302).copied(), Some(12));
+        assert_eq!(step_counts(&r), [(12, 12); 4]);
+        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (12, 12));
+        assert_eq!(r.counts.connections_opened, 3, "one connection per user");
+        assert_eq!(server.connections(), 4, "and the pre-flight's");
+    }
+}
+
+/// The open model over HTTP/2: 40 journeys at 200 a second, each a new user on a
+/// connection of its own, its four steps as four streams on it.
+#[test]
+fn http2_open_model_starts_each_journey_as_a_new_user_with_its_own_connection() {
+    for (r, server) in h2_both_ways(0, AppFault::Goaway, |s| {
+        let mut s = h2_spec(s, WRITER, 1, 40);
+        s.pace = Pace::Rate(200.0);
+        s
+    }) {
+        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (40, 40));
+        assert_eq!(step_counts(&r), [(40, 40); 4]);
+        assert_eq!(server.answers(), 160);
+        assert_eq!(r.counts.connections_opened, 40, "one connection per user");
+        assert_eq!(server.connections(), 41, "and the pre-flight's");
+        let sched = r.schedule.expect("a schedule");
+        assert_eq!(sched.sent, 40, "the schedule's sends are journey starts");
+    }
+}
+
+/// A RST_STREAM in place of every third answer on a connection: each journey's post is
+/// reset, counted as a reset stream under the post, the journey ends there (its read back
+/// never sent), and the connection goes on to carry the user's next journey.
+#[test]
+fn http2_a_reset_stream_fails_its_step_and_keeps_the_connection() {
+    let fault = AppFault::Reset(INTERNAL_ERROR);
+    for (r, server) in h2_both_ways(3, fault, |s| h2_spec(s, WRITER, 2, 6)) {
+        assert_eq!(step_counts(&r), [(6, 6), (6, 6), (6, 0), (0, 0)]);
+        assert_eq!(failures(&r), [(FailureKind::StreamReset, 6)]);
+        assert_eq!(r.counts.stream_resets.get(&INTERNAL_ERROR), Some(&6));
+        assert_eq!(server.resets(), 6);
+        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (6, 0));
+        assert_eq!(r.counts.connections_opened, 2);
+    }
+}
+
+/// A GOAWAY with an error code in place of every fourth answer on a connection, the
+/// server closing its side: each journey's read back fails as a connection error under
+/// its step, and the user's next journey opens a new connection (open model: each
+/// journey has its own anyway).
+#[test]
+fn http2_a_goaway_with_an_error_fails_the_step_it_cut_off() {
+    for (r, server) in h2_both_ways(4, AppFault::GoawayError, |s| {
+        let mut s = h2_spec(s, WRITER, 1, 8);
+        s.pace = Pace::Rate(100.0);
+        s
+    }) {
+        assert_eq!(step_counts(&r), [(8, 8), (8, 8), (8, 8), (8, 0)]);
+        assert_eq!(failures(&r), [(FailureKind::ConnectionError, 8)]);
+        assert_eq!((r.counts.goaways, server.goaways()), (8, 8));
+        assert_eq!(server.abandoned(), 8);
+        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (8, 0));
+    }
+}
+
+/// A GOAWAY that leaves a step unprocessed (every third stream of a connection): the
+/// server says it never acted on it, so the user sends it once more on a new
+/// connection, counted as retried, and every journey still ends well.
+#[test]
+fn http2_a_step_a_goaway_left_unprocessed_goes_again_on_a_new_connection() {
+    for (r, server) in h2_both_ways(3, AppFault::Goaway, |s| h2_spec(s, WRITER, 1, 2)) {
+        // Connection 1: login, form, post (unprocessed); 2: post, read back, login
+        // (unprocessed); 3: login, form, post (unprocessed); 4: post, read back.
+        assert_eq!(step_counts(&r), [(2, 2); 4], "{:?}", failures(&r));
+        assert_eq!((r.counts.retried, server.unprocessed()), (3, 3));
+        assert_eq!((r.counts.goaways, server.goaways()), (3, 3));
+        assert_eq!(r.counts.connections_opened, 4);
+        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (2, 2));
     }
 }

@@ -384,6 +384,9 @@ pub enum SpecError {
     /// A journey with a setting it cannot run with.
     #[error("--journey: {0}")]
     Journey(&'static str),
+    /// A journey step with a header the protocol forbids.
+    #[error("--journey: {0}")]
+    JourneyHeader(String),
     /// Stages with a setting they cannot run with.
     #[error("--stages: {0}")]
     Stages(&'static str),
@@ -972,12 +975,33 @@ impl LoadSpec {
                 return Err(SpecError::Stages(why));
             }
         }
-        let why = if self.protocol != Protocol::Http1 {
-            "journeys run over HTTP/1.1 for now: drop --http2, --http3 (or protocol in a plan) and load an http:// or https:// URL"
+        let forbidden = |n: &str| {
+            ["connection", "keep-alive", "proxy-connection", "upgrade", "transfer-encoding"]
+                .iter()
+                .any(|f| n.eq_ignore_ascii_case(f))
+        };
+        let h2_header = self.journey.as_ref().and_then(|j| {
+            j.file.journeys.iter().find_map(|jj| {
+                jj.steps.iter().find_map(|s| {
+                    let (n, _) = s.headers.iter().find(|(n, _)| forbidden(n))?;
+                    Some(format!(
+                        "step '{}' of journey '{}' sets '{n}', a field of HTTP/1.1 connections that HTTP/2 forbids (RFC 9113 §8.2.2): remove it from the step, or drop --http2",
+                        s.name, jj.name
+                    ))
+                })
+            })
+        });
+        if let (Protocol::Http2, Some(why)) = (self.protocol, h2_header) {
+            return Err(SpecError::JourneyHeader(why));
+        }
+        let why = if !matches!(self.protocol, Protocol::Http1 | Protocol::Http2) {
+            "journeys run over HTTP/1.1 and HTTP/2 for now: drop --http3 (or protocol = \"h3\" in a plan)"
         } else if self.list.is_some() {
             "a journey chooses its own requests: drop --urls"
         } else if self.pipeline > 1 {
             "a user sends its next step after the last one's answer: drop --pipeline"
+        } else if self.streams > 1 {
+            "each user sends its steps one at a time, as streams on its own HTTP/2 connection: drop --streams"
         } else if !self.request.keepalive {
             "each user keeps its connection open between its steps, as browsers do: drop --no-keepalive"
         } else if !self.request.body.is_empty() || self.request.method != "GET" {
