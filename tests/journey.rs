@@ -657,3 +657,68 @@ fn load_stages_ramp_the_users_and_are_refused_where_they_cannot_run() {
         assert!(err.contains(said), "{args:?}: {err}");
     }
 }
+
+/// Sign in, take the form's token, post with it, read the post back: each step needs the
+/// cookie or a value an earlier answer gave.
+const SIGN_IN_AND_POST: &str = r#"[[journey]]
+name = "poster"
+[[journey.step]]
+name = "sign in"
+post = "/login?user=p{user}"
+[[journey.step]]
+name = "token"
+get = "/form"
+capture = { csrf = { regex = 'value="([^"]+)"' } }
+[[journey.step]]
+name = "send"
+post = "/paste?csrf={csrf}&text=t{seq}"
+expect = { status = 302 }
+capture = { id = { header = "Location", regex = "/paste/(\\w+)" } }
+[[journey.step]]
+name = "check"
+get = "/paste/{id}"
+expect = { status = 200, body_contains = "t" }
+"#;
+
+/// `load --journey FILE --http2` runs the users over HTTP/2 (h2c with prior knowledge),
+/// each on a connection of its own: against the test server's application served over
+/// HTTP/2 every step of the 6 journeys is answered and ok, the server sees 2 connections
+/// besides the pre-flight's, and the JSON says `h2` with every step's counts.
+#[test]
+fn load_runs_journeys_over_http2() {
+    use shootout_testserver::{AppFault, H2Behavior, H2Server};
+    let app = H2Behavior::App {
+        nth: 0,
+        fault: AppFault::Goaway,
+    };
+    let server = H2Server::start(app).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("poster.toml");
+    std::fs::write(&file, SIGN_IN_AND_POST).unwrap();
+    let out = shootout()
+        .args(["load", "-q", "--http2", "-n", "6", "-c", "2", "--format", "json"])
+        .arg("--journey")
+        .arg(&file)
+        .arg(server.url("/"))
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["load"]["protocol"], "h2", "{}", v["load"]);
+    let r = &v["requests"];
+    assert_eq!((&r["completed"], &r["ok"]), (&24.into(), &24.into()), "{v}");
+    let steps: Vec<(String, u64)> = v["requests_by_target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["target"].as_str().unwrap().to_string(), t["ok"].as_u64().unwrap()))
+        .collect();
+    let want: Vec<(String, u64)> = ["sign in", "token", "send", "check"]
+        .iter()
+        .map(|s| (format!("poster › {s}"), 6))
+        .collect();
+    assert_eq!(steps, want);
+    assert_eq!(v["journeys"][0]["ok"], 6);
+    assert_eq!((server.answers(), server.connections()), (24, 3));
+}

@@ -1439,6 +1439,45 @@ mod tests {
         assert!(refused(plain).contains("give --journey FILE"));
     }
 
+    /// Journeys go over HTTP/1.1 and HTTP/2, one step at a time per user: over HTTP/2 a
+    /// step with a field of HTTP/1.1's connections is refused naming the step, as are
+    /// `--streams` and HTTP/3.
+    #[test]
+    fn journeys_go_over_http2_one_stream_at_a_time_without_connection_fields() {
+        let journeys = |text: &str| Journeys {
+            source: "j.toml".into(),
+            seed: 1,
+            file: std::sync::Arc::new(
+                crate::journey::parse(text, "j.toml", &mut |_| Err("no files".into())).unwrap(),
+            ),
+        };
+        let plain = "[[journey]]\nname = \"j\"\n[[journey.step]]\nname = \"s\"\nget = \"/\"\n";
+        let upgrade = format!("{plain}headers = {{ Upgrade = \"websocket\" }}\n");
+        let spec = |text: &str, protocol, streams| {
+            let url = match protocol {
+                Protocol::Http3 => "https://127.0.0.1/",
+                _ => "http://127.0.0.1/",
+            };
+            LoadSpec::builder(Target::parse(url).unwrap())
+                .journey(Some(journeys(text)))
+                .protocol(protocol, streams)
+                .build()
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(spec(plain, Protocol::Http2, 1), Ok(()));
+        assert_eq!(spec(&upgrade, Protocol::Http1, 1), Ok(()));
+        let e = spec(&upgrade, Protocol::Http2, 1).unwrap_err();
+        assert!(
+            e.contains("step 's' of journey 'j' sets 'Upgrade'") && e.contains("drop --http2"),
+            "{e}"
+        );
+        let e = spec(plain, Protocol::Http2, 4).unwrap_err();
+        assert!(e.contains("drop --streams"), "{e}");
+        let e = spec(plain, Protocol::Http3, 1).unwrap_err();
+        assert!(e.contains("drop --http3"), "{e}");
+    }
+
     #[test]
     fn url_without_trailing_slash_gets_root_path() {
         let t = Target::parse("http://localhost:8080").unwrap();
