@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{both_ways, both_ways_with, failures, go, h2c};
+use common::{both_ways, both_ways_with, each_way_with, failures, go, h2c};
 use shootout_model::journey::{parse, JourneyFile};
 use shootout_model::spec::Journeys;
 use shootout_model::{FailureKind, LoadSpec, Pace, Protocol, RunResult, Target};
@@ -383,13 +383,19 @@ fn h2_spec(server: &H2Server, text: &str, users: usize, n: u64) -> LoadSpec {
     s
 }
 
-/// The test server's application over HTTP/2, every `nth` stream of a connection given
-/// `fault` (0: none), run whole and one byte per write with the same outcome.
+/// [`WRITER`]'s `users` running `n` journeys (as `tweak` sets the load) against the test
+/// server's application over HTTP/2, every `nth` stream of a connection given `fault`
+/// (0: none), run whole and one byte per write with the same outcome.
 fn h2_both_ways(
-    nth: u32,
-    fault: AppFault,
-    load: impl Fn(&H2Server) -> LoadSpec,
+    (nth, fault): (u32, AppFault),
+    (users, n): (usize, u64),
+    tweak: impl Fn(&mut LoadSpec),
 ) -> [(RunResult, H2Server); 2] {
+    let load = |server: &H2Server| {
+        let mut s = h2_spec(server, WRITER, users, n);
+        tweak(&mut s);
+        s
+    };
     both_ways_with(
         h2c(&H2Behavior::App { nth, fault }),
         H2Server::wait_idle,
@@ -407,7 +413,7 @@ fn step_counts(r: &RunResult) -> Vec<(u64, u64)> {
 /// user on one connection of its own for all its journeys.
 #[test]
 fn http2_users_carry_cookies_and_captured_values_on_their_own_connections() {
-    for (r, server) in h2_both_ways(0, AppFault::Goaway, |s| h2_spec(s, WRITER, 3, 12)) {
+    for (r, server) in h2_both_ways((0, AppFault::Goaway), (3, 12), |_| {}) {
         assert_eq!((r.counts.completed, r.counts.ok), (48, 48), "{:?}", failures(&r));
         assert_eq!((server.requests(), server.answers()), (48, 48));
         assert_eq!(r.counts.status.get(&302).copied(), Some(12));
@@ -422,11 +428,8 @@ fn http2_users_carry_cookies_and_captured_values_on_their_own_connections() {
 /// connection of its own, its four steps as four streams on it.
 #[test]
 fn http2_open_model_starts_each_journey_as_a_new_user_with_its_own_connection() {
-    for (r, server) in h2_both_ways(0, AppFault::Goaway, |s| {
-        let mut s = h2_spec(s, WRITER, 1, 40);
-        s.pace = Pace::Rate(200.0);
-        s
-    }) {
+    let rate = |s: &mut LoadSpec| s.pace = Pace::Rate(200.0);
+    for (r, server) in h2_both_ways((0, AppFault::Goaway), (1, 40), rate) {
         assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (40, 40));
         assert_eq!(step_counts(&r), [(40, 40); 4]);
         assert_eq!(server.answers(), 160);
@@ -443,7 +446,7 @@ fn http2_open_model_starts_each_journey_as_a_new_user_with_its_own_connection() 
 #[test]
 fn http2_a_reset_stream_fails_its_step_and_keeps_the_connection() {
     let fault = AppFault::Reset(INTERNAL_ERROR);
-    for (r, server) in h2_both_ways(3, fault, |s| h2_spec(s, WRITER, 2, 6)) {
+    for (r, server) in h2_both_ways((3, fault), (2, 6), |_| {}) {
         assert_eq!(step_counts(&r), [(6, 6), (6, 6), (6, 0), (0, 0)]);
         assert_eq!(failures(&r), [(FailureKind::StreamReset, 6)]);
         assert_eq!(r.counts.stream_resets.get(&INTERNAL_ERROR), Some(&6));
@@ -459,11 +462,8 @@ fn http2_a_reset_stream_fails_its_step_and_keeps_the_connection() {
 /// journey has its own anyway).
 #[test]
 fn http2_a_goaway_with_an_error_fails_the_step_it_cut_off() {
-    for (r, server) in h2_both_ways(4, AppFault::GoawayError, |s| {
-        let mut s = h2_spec(s, WRITER, 1, 8);
-        s.pace = Pace::Rate(100.0);
-        s
-    }) {
+    let rate = |s: &mut LoadSpec| s.pace = Pace::Rate(100.0);
+    for (r, server) in h2_both_ways((4, AppFault::GoawayError), (1, 8), rate) {
         assert_eq!(step_counts(&r), [(8, 8), (8, 8), (8, 8), (8, 0)]);
         assert_eq!(failures(&r), [(FailureKind::ConnectionError, 8)]);
         assert_eq!((r.counts.goaways, server.goaways()), (8, 8));
@@ -477,7 +477,7 @@ fn http2_a_goaway_with_an_error_fails_the_step_it_cut_off() {
 /// connection, counted as retried, and every journey still ends well.
 #[test]
 fn http2_a_step_a_goaway_left_unprocessed_goes_again_on_a_new_connection() {
-    for (r, server) in h2_both_ways(3, AppFault::Goaway, |s| h2_spec(s, WRITER, 1, 2)) {
+    for (r, server) in h2_both_ways((3, AppFault::Goaway), (1, 2), |_| {}) {
         // Connection 1: login, form, post (unprocessed); 2: post, read back, login
         // (unprocessed); 3: login, form, post (unprocessed); 4: post, read back.
         assert_eq!(step_counts(&r), [(2, 2); 4], "{:?}", failures(&r));
@@ -485,5 +485,39 @@ fn http2_a_step_a_goaway_left_unprocessed_goes_again_on_a_new_connection() {
         assert_eq!((r.counts.goaways, server.goaways()), (3, 3));
         assert_eq!(r.counts.connections_opened, 4);
         assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (2, 2));
+    }
+}
+
+/// A step never answered (every second stream of a connection) is cancelled at its
+/// deadline with a RST_STREAM and fails as a timeout under its step; the user's
+/// connection is kept for its next journey.
+#[test]
+fn http2_a_step_past_its_deadline_is_cancelled_and_the_connection_kept() {
+    let deadline = |s: &mut LoadSpec| s.timeout = Duration::from_millis(300);
+    for (r, server) in h2_both_ways((2, AppFault::Silent), (2, 4), deadline) {
+        assert_eq!(step_counts(&r), [(4, 4), (4, 0), (0, 0), (0, 0)]);
+        assert_eq!(failures(&r), [(FailureKind::Timeout, 4)]);
+        assert_eq!((server.unanswered(), server.cancels()), (4, 4));
+        assert_eq!(r.counts.connections_opened, 2, "each user's connection kept");
+        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (4, 0));
+    }
+}
+
+/// A GOAWAY after every answer (a server retiring each connection): each next step goes
+/// on a new connection, whether the GOAWAY came before it was sent or after it (then it
+/// was left unprocessed and goes again), and every step is ok.
+#[test]
+fn http2_a_goaway_between_steps_leaves_the_next_step_a_new_connection() {
+    let goaway = H2Behavior::Goaway { after: 1 };
+    for (r, server) in each_way_with(h2c(&goaway), H2Server::wait_idle, |s| {
+        h2_spec(s, &two_steps("0s"), 2, 4)
+    }) {
+        assert_eq!((r.counts.completed, r.counts.ok), (8, 8), "{:?}", failures(&r));
+        assert_eq!((server.answers(), server.goaways()), (8, 8));
+        assert_eq!(step_counts(&r), [(4, 4); 2]);
+        // One answer per connection; a step sent before its connection's GOAWAY came
+        // went again on the next.
+        assert_eq!(r.counts.connections_opened, 8);
+        assert_eq!(r.counts.retried, server.unprocessed());
     }
 }

@@ -247,6 +247,9 @@ pub enum AppFault {
     /// GOAWAY(INTERNAL_ERROR) naming the stream, which is never answered
     /// ([`H2Server::abandoned`]); then the server closes its side.
     GoawayError,
+    /// Nothing: the stream is never answered ([`H2Server::unanswered`]); the connection
+    /// goes on.
+    Silent,
     /// GOAWAY(NO_ERROR) naming the stream before it: it was not processed
     /// ([`H2Server::unprocessed`], as are streams read after); the connection stays open
     /// until the client closes it.
@@ -933,6 +936,9 @@ impl<'a> Conn<'a> {
                 self.state.resets.fetch_add(1, Ordering::SeqCst);
                 frame(&mut self.out, 4, RST_STREAM, 0, id);
                 self.out.extend_from_slice(&code.to_be_bytes());
+            }
+            AppFault::Silent => {
+                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
             }
             AppFault::GoawayError => {
                 self.goaway(id, INTERNAL_ERROR);

@@ -345,17 +345,8 @@ impl<'a, W: Wire<'a>> Protocol<'a> for Users<'a, W> {
                 break;
             }
             self.timers.pop();
-            if self.conns[i].gen != gen {
-                continue;
-            }
-            match due {
-                Due::Step => self.send(i, at, now),
-                Due::Journey => self.begin_journey(i, at, now),
-                Due::Open => {
-                    if self.conns.closed(i) && self.conns[i].wire.waiting() {
-                        self.open(i, now);
-                    }
-                }
+            if self.conns[i].gen == gen {
+                self.fire(i, at, now, due);
             }
         }
     }
@@ -474,24 +465,29 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
         }
         self.events = events;
         self.conns[i].gen = self.conns[i].gen.wrapping_add(1);
-        match next {
-            Next::Send { due } => {
-                let at = self.core.start + due;
-                if at <= now {
-                    self.send(i, at, now);
-                } else {
-                    self.later(i, at, Due::Step);
+        let (due, what) = match next {
+            Next::Send { due } => (due, Due::Step),
+            Next::Start { due } => (due, Due::Journey),
+            Next::Done => return self.done(i),
+        };
+        let at = self.core.start + due;
+        if at <= now {
+            self.fire(i, at, now, what);
+        } else {
+            self.later(i, at, what);
+        }
+    }
+
+    /// Does `what`, due at `at`, for user `i`.
+    fn fire(&mut self, i: usize, at: Instant, now: Instant, what: Due) {
+        match what {
+            Due::Step => self.send(i, at, now),
+            Due::Journey => self.begin_journey(i, at, now),
+            Due::Open => {
+                if self.conns.closed(i) && self.conns[i].wire.waiting() {
+                    self.open(i, now);
                 }
             }
-            Next::Start { due } => {
-                let at = self.core.start + due;
-                if at <= now {
-                    self.begin_journey(i, at, now);
-                } else {
-                    self.later(i, at, Due::Journey);
-                }
-            }
-            Next::Done => self.done(i),
         }
     }
 

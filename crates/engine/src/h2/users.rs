@@ -93,28 +93,30 @@ impl<'a> Wire<'a> for H2 {
     }
 
     fn ready(w: &mut Users<'a, Self>, i: usize, readable: bool, writable: bool, closed: bool) {
-        let Some(c) = w.conns.get(i) else { return };
         let now = Instant::now();
-        match c.phase() {
-            Stage::Closed => {}
-            Stage::Connecting => {
-                if w.tcp_connected(i, now) {
-                    w.conns[i].life.opened(now);
-                    w.conns.set_phase(i, Stage::Handshake);
-                    w.write_out(i, now);
-                    if readable && w.conns[i].phase() != Stage::Closed {
-                        w.read(i, now, closed);
-                    }
-                }
+        let Some(phase) = w.conns.get(i).map(|c| c.phase()) else {
+            return;
+        };
+        let connected = phase == Stage::Connecting;
+        if connected {
+            if !w.tcp_connected(i, now) {
+                return;
             }
-            Stage::Handshake | Stage::Open => {
-                if writable {
-                    w.write_out(i, now);
-                }
-                if readable && w.conns[i].phase() != Stage::Closed {
-                    w.read(i, now, closed);
-                }
-            }
+            w.conns[i].life.opened(now);
+            w.conns.set_phase(i, Stage::Handshake);
+        } else if phase == Stage::Closed {
+            return;
+        }
+        if writable || connected {
+            w.write_out(i, now);
+        }
+        if !readable || w.conns.closed(i) {
+            return;
+        }
+        match w.read_each(i, closed, |w, n| w.frames(i, n, now)) {
+            Reads::Drained | Reads::More => w.settle(i, now),
+            Reads::Closed | Reads::Failed => w.broken(i, now),
+            Reads::Stopped => {}
         }
     }
 
@@ -133,6 +135,14 @@ impl<'a> Wire<'a> for H2 {
         let tracing = w.tracing(i);
         let Entry { c, .. } = &mut w.conns[i];
         if c.wire.h2.room() == 0 {
+            if c.wire.h2.spent() {
+                // A GOAWAY came with the last answer: the step goes on a new connection.
+                w.close(i);
+                w.open(i, now);
+            } else if c.wire.h2.max_concurrent() == Some(0) {
+                // The server allows no stream at all.
+                w.broke(i, now, FailureKind::Refused);
+            }
             return;
         }
         let (Some(user), Some(q)) = (c.user.as_ref(), c.wire.queued.take()) else {
@@ -162,12 +172,8 @@ impl<'a> Wire<'a> for H2 {
             kind,
             ..c.h2.stream(slot).exchange.timing(now)
         };
-        if c.h2.open_slots().any(|s| s == slot) {
-            // Given up while the connection lives on (its deadline): RST_STREAM.
-            c.h2.cancel(slot);
-        } else {
-            c.h2.free(slot);
-        }
+        // Freed (a stream cancelled past its deadline is already).
+        c.h2.free(slot);
         Some(t)
     }
 
@@ -180,10 +186,15 @@ impl<'a> Wire<'a> for H2 {
         self.queued.is_some() || self.stream.is_some()
     }
 
-    /// The step is cancelled (RST_STREAM) and fails; the connection is kept.
+    /// The step is cancelled (RST_STREAM, written before the user moves on: it may be
+    /// done, its connection closed) and fails; the connection is kept.
     fn overdue(w: &mut Users<'a, Self>, i: usize, now: Instant) {
-        w.fail_step(i, now, FailureKind::Timeout);
+        let c = &mut w.conns[i].wire;
+        if let Some((slot, _)) = c.stream {
+            c.h2.cancel(slot);
+        }
         w.write_out(i, now);
+        w.fail_step(i, now, FailureKind::Timeout);
     }
 
     fn kept(&mut self) -> Kept<'_> {
@@ -275,23 +286,12 @@ fn request_text(p: &Prepared, r: &Request) -> Vec<u8> {
 impl<'a> Users<'a, H2> {
     /// Writes what user `i`'s connection has to send, as far as the socket takes it.
     fn write_out(&mut self, i: usize, now: Instant) {
-        let Entry { io, c, .. } = &mut self.conns[i];
-        let Some(io) = io.as_mut() else { return };
-        let sent = &mut self.core.rec.counts.bytes_sent;
-        if io
-            .write_out(&mut c.wire.h2.out, &mut c.wire.written, sent)
-            .is_err()
-        {
+        let Entry { io: Some(io), c, .. } = &mut self.conns[i] else {
+            return;
+        };
+        let (c, sent) = (&mut c.wire, &mut self.core.rec.counts.bytes_sent);
+        if io.write_out(&mut c.h2.out, &mut c.written, sent).is_err() {
             self.broken(i, now);
-        }
-    }
-
-    /// Reads until the socket is drained (or the loop's read budget is spent).
-    fn read(&mut self, i: usize, now: Instant, closed: bool) {
-        match self.read_each(i, closed, |w, n| w.frames(i, n, now)) {
-            Reads::Drained | Reads::More => self.settle(i, now),
-            Reads::Closed | Reads::Failed => self.broken(i, now),
-            Reads::Stopped => {}
         }
     }
 
