@@ -50,7 +50,12 @@ fn journeys(text: &str) -> Journeys {
 }
 
 fn spec(server: &TestServer, text: &str, users: usize, n: u64) -> LoadSpec {
-    let mut s = LoadSpec::new(Target::parse(&server.url("/")).unwrap());
+    spec_at(&server.url("/"), text, users, n)
+}
+
+/// `users` users of `text` running `n` journeys against `url`, closed model, one thread.
+fn spec_at(url: &str, text: &str, users: usize, n: u64) -> LoadSpec {
+    let mut s = LoadSpec::new(Target::parse(url).unwrap());
     s.requests = Some(n);
     s.connections = users;
     s.threads = 1;
@@ -373,13 +378,8 @@ fn the_heads_sample_follows_one_user_s_first_journey() {
 /// Over HTTP/2 (h2c with prior knowledge): `users` users of `text` running `n` journeys,
 /// each on its own connection, its steps as streams one at a time.
 fn h2_spec(server: &H2Server, text: &str, users: usize, n: u64) -> LoadSpec {
-    let mut s = LoadSpec::new(Target::parse(&server.url("/")).unwrap());
-    s.requests = Some(n);
-    s.connections = users;
-    s.threads = 1;
-    s.timeout = Duration::from_secs(10);
+    let mut s = spec_at(&server.url("/"), text, users, n);
     s.protocol = Protocol::Http2;
-    s.journey = Some(journeys(text));
     s
 }
 
@@ -403,6 +403,17 @@ fn h2_both_ways(
     )
 }
 
+/// Asserts that `n` requests completed, all ok.
+fn all_ok(r: &RunResult, n: u64) {
+    let c = &r.counts;
+    assert_eq!((c.completed, c.ok), (n, n), "{:?}", failures(r));
+}
+
+/// (ended, ok) of the only journey.
+fn journey_counts(r: &RunResult) -> (u64, u64) {
+    (r.journeys[0].completed, r.journeys[0].ok)
+}
+
 /// (completed, ok) of each step, in order.
 fn step_counts(r: &RunResult) -> Vec<(u64, u64)> {
     r.targets.iter().map(|t| (t.completed, t.ok)).collect()
@@ -414,11 +425,11 @@ fn step_counts(r: &RunResult) -> Vec<(u64, u64)> {
 #[test]
 fn http2_users_carry_cookies_and_captured_values_on_their_own_connections() {
     for (r, server) in h2_both_ways((0, AppFault::Goaway), (3, 12), |_| {}) {
-        assert_eq!((r.counts.completed, r.counts.ok), (48, 48), "{:?}", failures(&r));
+        all_ok(&r, 48);
         assert_eq!((server.requests(), server.answers()), (48, 48));
         assert_eq!(r.counts.status.get(&302).copied(), Some(12));
         assert_eq!(step_counts(&r), [(12, 12); 4]);
-        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (12, 12));
+        assert_eq!(journey_counts(&r), (12, 12));
         assert_eq!(r.counts.connections_opened, 3, "one connection per user");
         assert_eq!(server.connections(), 4, "and the pre-flight's");
     }
@@ -430,7 +441,7 @@ fn http2_users_carry_cookies_and_captured_values_on_their_own_connections() {
 fn http2_open_model_starts_each_journey_as_a_new_user_with_its_own_connection() {
     let rate = |s: &mut LoadSpec| s.pace = Pace::Rate(200.0);
     for (r, server) in h2_both_ways((0, AppFault::Goaway), (1, 40), rate) {
-        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (40, 40));
+        assert_eq!(journey_counts(&r), (40, 40));
         assert_eq!(step_counts(&r), [(40, 40); 4]);
         assert_eq!(server.answers(), 160);
         assert_eq!(r.counts.connections_opened, 40, "one connection per user");
@@ -451,7 +462,7 @@ fn http2_a_reset_stream_fails_its_step_and_keeps_the_connection() {
         assert_eq!(failures(&r), [(FailureKind::StreamReset, 6)]);
         assert_eq!(r.counts.stream_resets.get(&INTERNAL_ERROR), Some(&6));
         assert_eq!(server.resets(), 6);
-        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (6, 0));
+        assert_eq!(journey_counts(&r), (6, 0));
         assert_eq!(r.counts.connections_opened, 2);
     }
 }
@@ -464,11 +475,13 @@ fn http2_a_reset_stream_fails_its_step_and_keeps_the_connection() {
 fn http2_a_goaway_with_an_error_fails_the_step_it_cut_off() {
     let rate = |s: &mut LoadSpec| s.pace = Pace::Rate(100.0);
     for (r, server) in h2_both_ways((4, AppFault::GoawayError), (1, 8), rate) {
+        assert_eq!(journey_counts(&r), (8, 0));
         assert_eq!(step_counts(&r), [(8, 8), (8, 8), (8, 8), (8, 0)]);
         assert_eq!(failures(&r), [(FailureKind::ConnectionError, 8)]);
-        assert_eq!((r.counts.goaways, server.goaways()), (8, 8));
-        assert_eq!(server.abandoned(), 8);
-        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (8, 0));
+        assert_eq!(
+            (r.counts.goaways, server.goaways(), server.abandoned()),
+            (8, 8, 8)
+        );
     }
 }
 
@@ -484,7 +497,7 @@ fn http2_a_step_a_goaway_left_unprocessed_goes_again_on_a_new_connection() {
         assert_eq!((r.counts.retried, server.unprocessed()), (3, 3));
         assert_eq!((r.counts.goaways, server.goaways()), (3, 3));
         assert_eq!(r.counts.connections_opened, 4);
-        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (2, 2));
+        assert_eq!(journey_counts(&r), (2, 2));
     }
 }
 
@@ -498,8 +511,11 @@ fn http2_a_step_past_its_deadline_is_cancelled_and_the_connection_kept() {
         assert_eq!(step_counts(&r), [(4, 4), (4, 0), (0, 0), (0, 0)]);
         assert_eq!(failures(&r), [(FailureKind::Timeout, 4)]);
         assert_eq!((server.unanswered(), server.cancels()), (4, 4));
-        assert_eq!(r.counts.connections_opened, 2, "each user's connection kept");
-        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (4, 0));
+        assert_eq!(
+            r.counts.connections_opened, 2,
+            "each user's connection kept"
+        );
+        assert_eq!(journey_counts(&r), (4, 0));
     }
 }
 
@@ -512,7 +528,7 @@ fn http2_a_goaway_between_steps_leaves_the_next_step_a_new_connection() {
     for (r, server) in each_way_with(h2c(&goaway), H2Server::wait_idle, |s| {
         h2_spec(s, &two_steps("0s"), 2, 4)
     }) {
-        assert_eq!((r.counts.completed, r.counts.ok), (8, 8), "{:?}", failures(&r));
+        all_ok(&r, 8);
         assert_eq!((server.answers(), server.goaways()), (8, 8));
         assert_eq!(step_counts(&r), [(4, 4); 2]);
         // One answer per connection; a step sent before its connection's GOAWAY came

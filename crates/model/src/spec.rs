@@ -976,9 +976,15 @@ impl LoadSpec {
             }
         }
         let forbidden = |n: &str| {
-            ["connection", "keep-alive", "proxy-connection", "upgrade", "transfer-encoding"]
-                .iter()
-                .any(|f| n.eq_ignore_ascii_case(f))
+            [
+                "connection",
+                "keep-alive",
+                "proxy-connection",
+                "upgrade",
+                "transfer-encoding",
+            ]
+            .iter()
+            .any(|f| n.eq_ignore_ascii_case(f))
         };
         let h2_header = self.journey.as_ref().and_then(|j| {
             j.file.journeys.iter().find_map(|jj| {

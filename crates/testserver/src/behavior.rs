@@ -803,7 +803,10 @@ pub(crate) fn app_answer(method: &str, target: &str, cookie: Option<&str>) -> Ap
         }
         ("GET", "/form") => {
             let t = token.unwrap_or_else(|| "none".into());
-            plain(200, format!("<input name=\"csrf\" value=\"{t}\">").as_bytes())
+            plain(
+                200,
+                format!("<input name=\"csrf\" value=\"{t}\">").as_bytes(),
+            )
         }
         ("POST", "/paste") if token.is_some() && query("csrf") == token => {
             let text = query("text").unwrap_or_default();

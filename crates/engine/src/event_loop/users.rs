@@ -621,9 +621,7 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
         }
         let failure = outcome(&mut self.events);
         let server = c.wire.kept().server;
-        self.core
-            .rec
-            .credit_judged(t, a, || server.take(), failure);
+        self.core.rec.credit_judged(t, a, || server.take(), failure);
         next
     }
 }

@@ -199,8 +199,7 @@ impl<'a> Wire<'a> for H2 {
 
     fn kept(&mut self) -> Kept<'_> {
         /// The head of no answer.
-        static NONE: crate::event_loop::users::Head<'static> =
-            crate::event_loop::users::Head(&[]);
+        static NONE: crate::event_loop::users::Head<'static> = crate::event_loop::users::Head(&[]);
         let (head, body): (&dyn Fields, &[u8]) = match self.h2.kept.as_deref() {
             Some(k) => (&k.head, &k.body),
             None => (&NONE, &[]),
@@ -271,7 +270,10 @@ fn request_text(p: &Prepared, r: &Request) -> Vec<u8> {
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut section = vec![
         (":method".to_string(), r.method.to_string()),
-        (":scheme".into(), if p.tls { "https" } else { "http" }.into()),
+        (
+            ":scheme".into(),
+            if p.tls { "https" } else { "http" }.into(),
+        ),
         (":authority".into(), p.host.clone()),
         (":path".into(), text(r.target)),
     ];
@@ -286,7 +288,10 @@ fn request_text(p: &Prepared, r: &Request) -> Vec<u8> {
 impl<'a> Users<'a, H2> {
     /// Writes what user `i`'s connection has to send, as far as the socket takes it.
     fn write_out(&mut self, i: usize, now: Instant) {
-        let Entry { io: Some(io), c, .. } = &mut self.conns[i] else {
+        let Entry {
+            io: Some(io), c, ..
+        } = &mut self.conns[i]
+        else {
             return;
         };
         let (c, sent) = (&mut c.wire, &mut self.core.rec.counts.bytes_sent);
@@ -299,7 +304,10 @@ impl<'a> Users<'a, H2> {
     /// is gone (or another socket took its place).
     fn frames(&mut self, i: usize, n: usize, now: Instant) -> bool {
         if self.conns[i].phase() == Stage::Handshake
-            && !self.conns[i].io.as_ref().is_some_and(super::worker::alpn_h2)
+            && !self.conns[i]
+                .io
+                .as_ref()
+                .is_some_and(super::worker::alpn_h2)
         {
             self.connect_failed(i, now);
             return false;
@@ -354,7 +362,13 @@ impl<'a> Users<'a, H2> {
             return;
         };
         let ex = &c.h2.stream(slot).exchange;
-        let (t, a) = (Timing { kind, ..ex.timing(now) }, ex.answer());
+        let (t, a) = (
+            Timing {
+                kind,
+                ..ex.timing(now)
+            },
+            ex.answer(),
+        );
         c.h2.free(slot);
         let next = self.judged(i, now, &t, a);
         self.after(i, next, now);
