@@ -537,3 +537,42 @@ fn http2_a_goaway_between_steps_leaves_the_next_step_a_new_connection() {
         assert_eq!(r.counts.retried, server.unprocessed());
     }
 }
+
+/// `-v 2` over HTTP/2: the first user's first journey with its requests and answers as
+/// curl shows HTTP/2 (`POST /login?… HTTP/2`, the fields in lower case, `HTTP/2 302`) and
+/// the values each step captured.
+#[test]
+fn http2_the_heads_sample_follows_one_user_s_first_journey() {
+    let server = H2Server::start(H2Behavior::App {
+        nth: 0,
+        fault: AppFault::Silent,
+    })
+    .unwrap();
+    let mut control = shootout_engine::Control::new(1);
+    control.sample_heads = 3;
+    let r = shootout_engine::run(&h2_spec(&server, WRITER, 2, 4), &control).unwrap();
+    all_ok(&r, 16);
+    let heads = control.heads();
+    let x = &heads.journey;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let shown: Vec<(String, String)> = x
+        .iter()
+        .map(|e| {
+            let answer = text(e.answer.as_deref().unwrap_or_default());
+            let first = |t: &str| t.lines().next().unwrap_or_default().to_string();
+            (first(&text(&e.request)), first(&answer))
+        })
+        .collect();
+    assert_eq!(shown.len(), 4, "{shown:?}");
+    assert!(shown[0].0.starts_with("POST /login?user=u") && shown[0].0.ends_with(" HTTP/2"));
+    assert_eq!(shown[2].1, "HTTP/2 302");
+    assert!(
+        text(&x[1].request).contains("\r\ncookie: sid=u"),
+        "{}",
+        text(&x[1].request)
+    );
+    assert!(text(&x[2].answer.clone().unwrap_or_default()).contains("\r\nlocation: /paste/"));
+    let (name, csrf) = &x[1].captured[0];
+    assert_eq!(name, "csrf");
+    assert!(text(&x[2].request).contains(&format!("csrf={}", text(csrf))));
+}
