@@ -674,7 +674,8 @@ step = [
 /// `load --journey FILE --http2` runs the users over HTTP/2 (h2c with prior knowledge),
 /// each on a connection of its own: against the test server's application served over
 /// HTTP/2 every step of the 6 journeys is answered and ok, the server sees 2 connections
-/// besides the pre-flight's, and the JSON says `h2` with every step's counts.
+/// besides the pre-flight's per run, the text's Load line says HTTP/2 and the JSON `h2`
+/// with every step's counts.
 #[test]
 fn load_runs_journeys_over_http2() {
     use shootout_testserver::{AppFault, H2Behavior, H2Server};
@@ -686,15 +687,22 @@ fn load_runs_journeys_over_http2() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("h2.toml");
     std::fs::write(&file, H2_WRITER).unwrap();
-    let mut load = shootout();
-    load.args(["load", "-q", "--http2", "--format", "json"]);
-    load.args(["-n", "6", "-c", "2", "--journey"]).arg(&file);
-    let out = load
-        .arg(server.url("/"))
-        .timeout(std::time::Duration::from_secs(60));
-    let out = out.output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = |format: &str| {
+        let mut load = shootout();
+        load.args(["load", "-q", "--http2", "--format", format]);
+        load.args(["-n", "6", "-c", "2", "--journey"]).arg(&file);
+        let out = load.arg(server.url("/"));
+        let out = out.timeout(std::time::Duration::from_secs(60)).output();
+        let out = out.unwrap();
+        assert!(out.status.success(), "{out:?}");
+        out.stdout
+    };
+    let text = String::from_utf8(run("text")).unwrap();
+    assert!(
+        text.contains("h2.toml over HTTP/2 (each user on a connection of its own): 2 users"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&run("json")).unwrap();
     assert_eq!(v["load"]["protocol"], "h2", "{}", v["load"]);
     let r = &v["requests"];
     assert_eq!((&r["completed"], &r["ok"]), (&18.into(), &18.into()), "{v}");
@@ -712,5 +720,5 @@ fn load_runs_journeys_over_http2() {
         ]
     );
     assert_eq!(v["journeys"][0]["ok"], 6);
-    assert_eq!((server.answers(), server.connections()), (18, 3));
+    assert_eq!((server.answers(), server.connections()), (36, 6));
 }
