@@ -3,6 +3,8 @@
 //! examples, from its sdist on PyPI, in the ignored test); and the capacity search of
 //! `shootout load --journey` judged on a step.
 
+mod common;
+
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -656,4 +658,67 @@ fn load_stages_ramp_the_users_and_are_refused_where_they_cannot_run() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(said), "{args:?}: {err}");
     }
+}
+
+/// Log in, read the form's token (which needs the session cookie), post with it; the
+/// steps as one inline array.
+const H2_WRITER: &str = r#"[[journey]]
+name = "writer"
+step = [
+  { name = "login", post = "/login?user=h{user}" },
+  { name = "form", get = "/form", capture = { csrf = { regex = 'value="([^"]+)"' } } },
+  { name = "post", post = "/paste?csrf={csrf}&text=h{seq}", expect = { status = 302 } },
+]
+"#;
+
+/// `load --journey FILE --http2` runs the users over HTTP/2 (h2c with prior knowledge),
+/// each on a connection of its own: against the test server's application served over
+/// HTTP/2 every step of the 6 journeys is answered and ok, the server sees 2 connections
+/// besides the pre-flight's per run, the text's Load line says HTTP/2 and the JSON `h2`
+/// with every step's counts.
+#[test]
+fn load_runs_journeys_over_http2() {
+    use shootout_testserver::{AppFault, H2Behavior, H2Server};
+    let app = H2Behavior::App {
+        nth: 0,
+        fault: AppFault::Goaway,
+    };
+    let server = H2Server::start(app).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("h2.toml");
+    std::fs::write(&file, H2_WRITER).unwrap();
+    let run = |format: &str| {
+        let mut load = shootout();
+        load.args(["load", "-q", "--http2", "--format", format]);
+        load.args(["-n", "6", "-c", "2", "--journey"]).arg(&file);
+        let out = load.arg(server.url("/"));
+        let out = out.timeout(std::time::Duration::from_secs(60)).output();
+        let out = out.unwrap();
+        assert!(out.status.success(), "{out:?}");
+        out.stdout
+    };
+    let text = String::from_utf8(run("text")).unwrap();
+    assert!(
+        text.contains("h2.toml over HTTP/2 (each user on a connection of its own): 2 users"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&run("json")).unwrap();
+    assert_eq!(v["load"]["protocol"], "h2", "{}", v["load"]);
+    let r = &v["requests"];
+    assert_eq!((&r["completed"], &r["ok"]), (&18.into(), &18.into()), "{v}");
+    let steps = v["requests_by_target"].as_array().unwrap();
+    let steps: Vec<String> = steps
+        .iter()
+        .map(|t| format!("{} {}", t["target"], t["ok"]))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            r#""writer › login" 6"#,
+            r#""writer › form" 6"#,
+            r#""writer › post" 6"#
+        ]
+    );
+    assert_eq!(v["journeys"][0]["ok"], 6);
+    assert_eq!((server.answers(), server.connections()), (36, 6));
 }

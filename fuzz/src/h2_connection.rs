@@ -2,7 +2,10 @@
 //! (`shootout_engine::h2::conn::Connection`) fed whatever a server could send after our
 //! preface, with streams open.
 //!
-//! The first input byte chooses the streams per connection (1–8) and the read sizes.
+//! The first input byte chooses the streams per connection (1–8), the read sizes, and
+//! whether the connection keeps each answer's head and body prefix (a journey's user,
+//! [`Connection::keep`]): what it keeps stays within the prefix asked for, and keeping
+//! changes no event.
 //! The server's SETTINGS come first (not from the input), then that many streams open
 //! (ids 1, 3, 5 …), then the rest of the input is the server's bytes, fed whole and in
 //! those reads; no stream opens after (when it would depends on the reads). Invariants:
@@ -26,10 +29,21 @@ fn request() -> Prepared {
 /// What a feed led to: every event, and the error if the connection ended.
 type Outcome = (Vec<Event>, Option<ConnError>);
 
-fn run(req: &Prepared, streams: usize, data: &[u8], reads: &[usize]) -> (Outcome, usize) {
+/// The body prefix a keeping connection keeps.
+const KEPT: usize = 100;
+
+fn run(
+    req: &Prepared,
+    (streams, keep): (usize, bool),
+    data: &[u8],
+    reads: &[usize],
+) -> (Outcome, usize) {
     let now = Instant::now();
     let mut c = Connection::new(streams, None);
     c.start();
+    if keep {
+        c.keep(KEPT, Some(b"needle"));
+    }
     // The server's preface: an empty SETTINGS.
     let ready = c.feed(&[0, 0, 0, 4, 0, 0, 0, 0, 0], req, now);
     assert_eq!(
@@ -63,6 +77,9 @@ fn run(req: &Prepared, streams: usize, data: &[u8], reads: &[usize]) -> (Outcome
             }
         }
     });
+    if let Some(k) = c.kept.as_deref() {
+        assert!(k.body.len() <= KEPT, "kept {} body bytes", k.body.len());
+    }
     if let Some(ConnError(code)) = error {
         let out = &c.out;
         assert!(out.len() >= 17, "no GOAWAY written");
@@ -88,13 +105,18 @@ pub fn check(data: &[u8]) {
         2 => &[9],
         _ => &[4096, 3],
     };
+    let keep = first & 0x20 != 0;
     let req = request();
-    let (whole, grew_whole) = run(&req, streams, rest, &[rest.len().max(1)]);
-    let (split, grew_split) = run(&req, streams, rest, reads);
+    let (whole, grew_whole) = run(&req, (streams, keep), rest, &[rest.len().max(1)]);
+    let (split, grew_split) = run(&req, (streams, keep), rest, reads);
     assert_eq!(
         whole, split,
         "the outcome depends on how the bytes were split"
     );
+    if keep {
+        let (plain, _) = run(&req, (streams, false), rest, reads);
+        assert_eq!(plain, split, "keeping the answers changed what happened");
+    }
     // 64 KiB block + 16 KiB frame + 64 KiB list + 170 KB control frames + the table,
     // buffers, and what the input makes the client write (window updates, resets).
     let bound = (1 << 20) + 4 * rest.len();

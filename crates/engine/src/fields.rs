@@ -149,6 +149,15 @@ impl Fields {
     }
 }
 
+/// A journey's checks and captures read a decoded head's fields, pseudo-headers left out.
+impl crate::journey::Fields for Fields {
+    fn each(&self, f: &mut dyn FnMut(&[u8], &[u8])) {
+        for (name, value) in self.iter().filter(|(n, _)| n.first() != Some(&b':')) {
+            f(name, value);
+        }
+    }
+}
+
 /// An answer's head as text for `-v 2`: `HTTP/2 200` (or `HTTP/3`, as `version` says),
 /// then each field but `:status` as `name: value`, and a blank line (curl's way).
 pub(crate) fn head_text(version: &str, status: u16, fields: &Fields) -> Vec<u8> {

@@ -221,7 +221,8 @@ fn run_workers(
 /// workers.
 enum Prepared {
     Http1(h1::request::Prepared),
-    Journeys(h1::users::Prepared),
+    Journeys(event_loop::users::Prepared),
+    Journeys2(event_loop::users::Prepared),
     Http2(h2::request::Prepared),
     Http3(h3::Prepared),
     WebSocket(ws::Prepared),
@@ -237,11 +238,12 @@ impl Prepared {
         // Over HTTP/2 and HTTP/3 a run sends one request (the spec's rules refuse a list).
         let only = &requests.kinds[0];
         if let Some(j) = &spec.journey {
-            // The spec's rules keep journeys to HTTP/1.1.
-            return Ok((
-                Prepared::Journeys(journeys(j, &spec.stages, only, spec.target.scheme.tls())),
-                b"http/1.1",
-            ));
+            // The spec's rules keep journeys to HTTP/1.1 and HTTP/2.
+            let p = journeys(j, &spec.stages, only, spec.target.scheme.tls());
+            return Ok(match spec.protocol {
+                Protocol::Http2 => (Prepared::Journeys2(p), b"h2"),
+                _ => (Prepared::Journeys(p), b"http/1.1"),
+            });
         }
         let chosen: (Prepared, &'static [u8]) = match spec.protocol {
             Protocol::Http1 => (
@@ -270,6 +272,7 @@ impl Prepared {
         match self {
             Prepared::Http1(r) => host(shared, a, stop, live, |c| h1::worker::set_up(c, r)),
             Prepared::Journeys(p) => host(shared, a, stop, live, |c| h1::users::set_up(c, p)),
+            Prepared::Journeys2(p) => host(shared, a, stop, live, |c| h2::users::set_up(c, p)),
             Prepared::Http2(r) => host(shared, a, stop, live, |c| h2::worker::set_up(c, r)),
             Prepared::Http3(r) => host(shared, a, stop, live, |c| h3::worker::set_up(c, r)),
             Prepared::WebSocket(p) => host(shared, a, stop, live, |c| ws::worker::set_up(c, p)),
@@ -285,25 +288,30 @@ fn journeys(
     stages: &[shootout_model::Stage],
     base: &request::Request,
     tls: bool,
-) -> h1::users::Prepared {
+) -> event_loop::users::Prepared {
     let mut prelude = Vec::new();
+    let mut fields = Vec::new();
     for (n, v) in base.fields() {
         prelude.extend_from_slice(n.as_bytes());
         prelude.extend_from_slice(b": ");
         prelude.extend_from_slice(v.as_bytes());
         prelude.extend_from_slice(b"\r\n");
+        if !n.eq_ignore_ascii_case("host") {
+            fields.push((n.to_ascii_lowercase(), v.to_string()));
+        }
     }
     let unix_start = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    h1::users::Prepared {
+    event_loop::users::Prepared {
         file: j.file.clone(),
         prelude,
+        fields,
         host: base.authority().to_string(),
         tls,
         seed: j.seed,
         unix_start,
-        stages: h1::users::stage_ends(stages),
+        stages: event_loop::users::stage_ends(stages),
     }
 }
 

@@ -2,15 +2,17 @@
 //! answer to the next request, write and read back — against the test server's small
 //! application ([`Behavior::App`]), its bytes delivered whole and one per write, with
 //! exact counts; the closed model (users running journeys back to back), the open one (a
-//! new user per journey on its own connection), and think times kept out of latency.
+//! new user per journey on its own connection), and think times kept out of latency; and
+//! the same over HTTP/2, each user on a connection of its own, with reset streams and
+//! GOAWAYs mid-journey.
 
 mod common;
 
-use common::{both_ways, go};
+use common::{both_ways, both_ways_with, each_way_with, failures, go, h2c};
 use shootout_model::journey::{parse, JourneyFile};
 use shootout_model::spec::Journeys;
-use shootout_model::{LoadSpec, Pace, Target};
-use shootout_testserver::{Behavior, TestServer};
+use shootout_model::{FailureKind, LoadSpec, Pace, Protocol, RunResult, Target};
+use shootout_testserver::{AppFault, Behavior, H2Behavior, H2Server, TestServer, INTERNAL_ERROR};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,7 +50,12 @@ fn journeys(text: &str) -> Journeys {
 }
 
 fn spec(server: &TestServer, text: &str, users: usize, n: u64) -> LoadSpec {
-    let mut s = LoadSpec::new(Target::parse(&server.url("/")).unwrap());
+    spec_at(&server.url("/"), text, users, n)
+}
+
+/// `users` users of `text` running `n` journeys against `url`, closed model, one thread.
+fn spec_at(url: &str, text: &str, users: usize, n: u64) -> LoadSpec {
+    let mut s = LoadSpec::new(Target::parse(url).unwrap());
     s.requests = Some(n);
     s.connections = users;
     s.threads = 1;
@@ -366,4 +373,206 @@ fn the_heads_sample_follows_one_user_s_first_journey() {
         assert!(text(&x[3].request).starts_with(&format!("GET /paste/{} ", text(paste))));
         assert!(x[0].captured.is_empty() && x[3].captured.is_empty());
     }
+}
+
+/// Over HTTP/2 (h2c with prior knowledge): `users` users of `text` running `n` journeys,
+/// each on its own connection, its steps as streams one at a time.
+fn h2_spec(server: &H2Server, text: &str, users: usize, n: u64) -> LoadSpec {
+    let mut s = spec_at(&server.url("/"), text, users, n);
+    s.protocol = Protocol::Http2;
+    s
+}
+
+/// [`WRITER`]'s `users` running `n` journeys (as `tweak` sets the load) against the test
+/// server's application over HTTP/2, every `nth` stream of a connection given `fault`
+/// (0: none), run whole and one byte per write with the same outcome.
+fn h2_both_ways(
+    (nth, fault): (u32, AppFault),
+    (users, n): (usize, u64),
+    tweak: impl Fn(&mut LoadSpec),
+) -> [(RunResult, H2Server); 2] {
+    let load = |server: &H2Server| {
+        let mut s = h2_spec(server, WRITER, users, n);
+        tweak(&mut s);
+        s
+    };
+    both_ways_with(
+        h2c(&H2Behavior::App { nth, fault }),
+        H2Server::wait_idle,
+        load,
+    )
+}
+
+/// Asserts that `n` requests completed, all ok.
+fn all_ok(r: &RunResult, n: u64) {
+    let c = &r.counts;
+    assert_eq!((c.completed, c.ok), (n, n), "{:?}", failures(r));
+}
+
+/// (ended, ok) of the only journey.
+fn journey_counts(r: &RunResult) -> (u64, u64) {
+    (r.journeys[0].completed, r.journeys[0].ok)
+}
+
+/// (completed, ok) of each step, in order.
+fn step_counts(r: &RunResult) -> Vec<(u64, u64)> {
+    r.targets.iter().map(|t| (t.completed, t.ok)).collect()
+}
+
+/// Over HTTP/2 as over HTTP/1.1, the whole journey works only if the login's cookie goes
+/// back and the form's token goes into the post: 12 journeys of 4 steps by 3 users, each
+/// user on one connection of its own for all its journeys.
+#[test]
+fn http2_users_carry_cookies_and_captured_values_on_their_own_connections() {
+    for (r, server) in h2_both_ways((0, AppFault::Goaway), (3, 12), |_| {}) {
+        all_ok(&r, 48);
+        assert_eq!((server.requests(), server.answers()), (48, 48));
+        assert_eq!(r.counts.status.get(&302).copied(), Some(12));
+        assert_eq!(step_counts(&r), [(12, 12); 4]);
+        assert_eq!(journey_counts(&r), (12, 12));
+        assert_eq!(r.counts.connections_opened, 3, "one connection per user");
+        assert_eq!(server.connections(), 4, "and the pre-flight's");
+    }
+}
+
+/// The open model over HTTP/2: 40 journeys at 200 a second, each a new user on a
+/// connection of its own, its four steps as four streams on it.
+#[test]
+fn http2_open_model_starts_each_journey_as_a_new_user_with_its_own_connection() {
+    let rate = |s: &mut LoadSpec| s.pace = Pace::Rate(200.0);
+    for (r, server) in h2_both_ways((0, AppFault::Goaway), (1, 40), rate) {
+        assert_eq!(journey_counts(&r), (40, 40));
+        assert_eq!(step_counts(&r), [(40, 40); 4]);
+        assert_eq!(server.answers(), 160);
+        assert_eq!(r.counts.connections_opened, 40, "one connection per user");
+        assert_eq!(server.connections(), 41, "and the pre-flight's");
+        let sched = r.schedule.expect("a schedule");
+        assert_eq!(sched.sent, 40, "the schedule's sends are journey starts");
+    }
+}
+
+/// A RST_STREAM in place of every third answer on a connection: each journey's post is
+/// reset, counted as a reset stream under the post, the journey ends there (its read back
+/// never sent), and the connection goes on to carry the user's next journey.
+#[test]
+fn http2_a_reset_stream_fails_its_step_and_keeps_the_connection() {
+    let fault = AppFault::Reset(INTERNAL_ERROR);
+    for (r, server) in h2_both_ways((3, fault), (2, 6), |_| {}) {
+        assert_eq!(step_counts(&r), [(6, 6), (6, 6), (6, 0), (0, 0)]);
+        assert_eq!(failures(&r), [(FailureKind::StreamReset, 6)]);
+        assert_eq!(r.counts.stream_resets.get(&INTERNAL_ERROR), Some(&6));
+        assert_eq!(server.resets(), 6);
+        assert_eq!(journey_counts(&r), (6, 0));
+        assert_eq!(r.counts.connections_opened, 2);
+    }
+}
+
+/// A GOAWAY with an error code in place of every fourth answer on a connection, the
+/// server closing its side: each journey's read back fails as a connection error under
+/// its step, and the user's next journey opens a new connection (open model: each
+/// journey has its own anyway).
+#[test]
+fn http2_a_goaway_with_an_error_fails_the_step_it_cut_off() {
+    let rate = |s: &mut LoadSpec| s.pace = Pace::Rate(100.0);
+    for (r, server) in h2_both_ways((4, AppFault::GoawayError), (1, 8), rate) {
+        assert_eq!(journey_counts(&r), (8, 0));
+        assert_eq!(step_counts(&r), [(8, 8), (8, 8), (8, 8), (8, 0)]);
+        assert_eq!(failures(&r), [(FailureKind::ConnectionError, 8)]);
+        assert_eq!(
+            (r.counts.goaways, server.goaways(), server.abandoned()),
+            (8, 8, 8)
+        );
+    }
+}
+
+/// A GOAWAY that leaves a step unprocessed (every third stream of a connection): the
+/// server says it never acted on it, so the user sends it once more on a new
+/// connection, counted as retried, and every journey still ends well.
+#[test]
+fn http2_a_step_a_goaway_left_unprocessed_goes_again_on_a_new_connection() {
+    for (r, server) in h2_both_ways((3, AppFault::Goaway), (1, 2), |_| {}) {
+        // Connection 1: login, form, post (unprocessed); 2: post, read back, login
+        // (unprocessed); 3: login, form, post (unprocessed); 4: post, read back.
+        assert_eq!(step_counts(&r), [(2, 2); 4], "{:?}", failures(&r));
+        assert_eq!((r.counts.retried, server.unprocessed()), (3, 3));
+        assert_eq!((r.counts.goaways, server.goaways()), (3, 3));
+        assert_eq!(r.counts.connections_opened, 4);
+        assert_eq!(journey_counts(&r), (2, 2));
+    }
+}
+
+/// A step never answered (every second stream of a connection) is cancelled at its
+/// deadline with a RST_STREAM and fails as a timeout under its step; the user's
+/// connection is kept for its next journey.
+#[test]
+fn http2_a_step_past_its_deadline_is_cancelled_and_the_connection_kept() {
+    let deadline = |s: &mut LoadSpec| s.timeout = Duration::from_millis(300);
+    for (r, server) in h2_both_ways((2, AppFault::Silent), (2, 4), deadline) {
+        assert_eq!(step_counts(&r), [(4, 4), (4, 0), (0, 0), (0, 0)]);
+        assert_eq!(failures(&r), [(FailureKind::Timeout, 4)]);
+        assert_eq!((server.unanswered(), server.cancels()), (4, 4));
+        assert_eq!(
+            r.counts.connections_opened, 2,
+            "each user's connection kept"
+        );
+        assert_eq!(journey_counts(&r), (4, 0));
+    }
+}
+
+/// A GOAWAY after every answer (a server retiring each connection): each next step goes
+/// on a new connection, whether the GOAWAY came before it was sent or after it (then it
+/// was left unprocessed and goes again), and every step is ok.
+#[test]
+fn http2_a_goaway_between_steps_leaves_the_next_step_a_new_connection() {
+    let goaway = H2Behavior::Goaway { after: 1 };
+    for (r, server) in each_way_with(h2c(&goaway), H2Server::wait_idle, |s| {
+        h2_spec(s, &two_steps("0s"), 2, 4)
+    }) {
+        all_ok(&r, 8);
+        assert_eq!((server.answers(), server.goaways()), (8, 8));
+        assert_eq!(step_counts(&r), [(4, 4); 2]);
+        // One answer per connection; a step sent before its connection's GOAWAY came
+        // went again on the next.
+        assert_eq!(r.counts.connections_opened, 8);
+        assert_eq!(r.counts.retried, server.unprocessed());
+    }
+}
+
+/// `-v 2` over HTTP/2: the first user's first journey with its requests and answers as
+/// curl shows HTTP/2 (`POST /login?… HTTP/2`, the fields in lower case, `HTTP/2 302`) and
+/// the values each step captured.
+#[test]
+fn http2_the_heads_sample_follows_one_user_s_first_journey() {
+    let server = H2Server::start(H2Behavior::App {
+        nth: 0,
+        fault: AppFault::Silent,
+    })
+    .unwrap();
+    let mut control = shootout_engine::Control::new(1);
+    control.sample_heads = 3;
+    let r = shootout_engine::run(&h2_spec(&server, WRITER, 2, 4), &control).unwrap();
+    all_ok(&r, 16);
+    let heads = control.heads();
+    let x = &heads.journey;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let shown: Vec<(String, String)> = x
+        .iter()
+        .map(|e| {
+            let answer = text(e.answer.as_deref().unwrap_or_default());
+            let first = |t: &str| t.lines().next().unwrap_or_default().to_string();
+            (first(&text(&e.request)), first(&answer))
+        })
+        .collect();
+    assert_eq!(shown.len(), 4, "{shown:?}");
+    assert!(shown[0].0.starts_with("POST /login?user=u") && shown[0].0.ends_with(" HTTP/2"));
+    assert_eq!(shown[2].1, "HTTP/2 302");
+    assert!(
+        text(&x[1].request).contains("\r\ncookie: sid=u"),
+        "{}",
+        text(&x[1].request)
+    );
+    assert!(text(&x[2].answer.clone().unwrap_or_default()).contains("\r\nlocation: /paste/"));
+    let (name, csrf) = &x[1].captured[0];
+    assert_eq!(name, "csrf");
+    assert!(text(&x[2].request).contains(&format!("csrf={}", text(csrf))));
 }

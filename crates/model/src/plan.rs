@@ -1158,10 +1158,10 @@ impl Reader<'_> {
                 format!("workload '{name}': a journey says what each step sends: remove {key}, or the journey"),
             ));
         }
-        if protocol != Protocol::Http1 {
+        if !matches!(protocol, Protocol::Http1 | Protocol::Http2) {
             return Err(self.err(
                 j.span().start,
-                format!("workload '{name}': journeys run over HTTP/1.1 for now: give protocol = \"http/1.1\" (or none)"),
+                format!("workload '{name}': journeys run over HTTP/1.1 and HTTP/2 for now: give protocol = \"http/1.1\" or \"h2\" (or none)"),
             ));
         }
         Ok(())
@@ -2189,9 +2189,9 @@ concurrency = [1, 10]
         );
         let e = error_of(&GOOD.replace(
             "name = \"get\"\npath = \"/content/a\"",
-            "name = \"get\"\njourney = \"j.toml\"\nprotocol = \"h2\"",
+            "name = \"get\"\njourney = \"j.toml\"\nprotocol = \"h3\"",
         ));
-        assert!(e.contains("journeys run over HTTP/1.1"), "{e}");
+        assert!(e.contains("journeys run over HTTP/1.1 and HTTP/2"), "{e}");
     }
 
     /// A search's SLO on a journey's step belongs to a journey workload: in `[load]`'s

@@ -384,6 +384,9 @@ pub enum SpecError {
     /// A journey with a setting it cannot run with.
     #[error("--journey: {0}")]
     Journey(&'static str),
+    /// A journey step with a header the protocol forbids.
+    #[error("--journey: {0}")]
+    JourneyHeader(String),
     /// Stages with a setting they cannot run with.
     #[error("--stages: {0}")]
     Stages(&'static str),
@@ -972,12 +975,39 @@ impl LoadSpec {
                 return Err(SpecError::Stages(why));
             }
         }
-        let why = if self.protocol != Protocol::Http1 {
-            "journeys run over HTTP/1.1 for now: drop --http2, --http3 (or protocol in a plan) and load an http:// or https:// URL"
+        let forbidden = |n: &str| {
+            [
+                "connection",
+                "keep-alive",
+                "proxy-connection",
+                "upgrade",
+                "transfer-encoding",
+            ]
+            .iter()
+            .any(|f| n.eq_ignore_ascii_case(f))
+        };
+        let h2_header = self.journey.as_ref().and_then(|j| {
+            j.file.journeys.iter().find_map(|jj| {
+                jj.steps.iter().find_map(|s| {
+                    let (n, _) = s.headers.iter().find(|(n, _)| forbidden(n))?;
+                    Some(format!(
+                        "step '{}' of journey '{}' sets '{n}', a field of HTTP/1.1 connections that HTTP/2 forbids (RFC 9113 §8.2.2): remove it from the step, or drop --http2",
+                        s.name, jj.name
+                    ))
+                })
+            })
+        });
+        if let (Protocol::Http2, Some(why)) = (self.protocol, h2_header) {
+            return Err(SpecError::JourneyHeader(why));
+        }
+        let why = if !matches!(self.protocol, Protocol::Http1 | Protocol::Http2) {
+            "journeys run over HTTP/1.1 and HTTP/2 for now: drop --http3 (or protocol = \"h3\" in a plan)"
         } else if self.list.is_some() {
             "a journey chooses its own requests: drop --urls"
         } else if self.pipeline > 1 {
             "a user sends its next step after the last one's answer: drop --pipeline"
+        } else if self.streams > 1 {
+            "each user sends its steps one at a time, as streams on its own HTTP/2 connection: drop --streams"
         } else if !self.request.keepalive {
             "each user keeps its connection open between its steps, as browsers do: drop --no-keepalive"
         } else if !self.request.body.is_empty() || self.request.method != "GET" {
@@ -1413,6 +1443,45 @@ mod tests {
         );
         let plain = LoadSpec::builder(Target::parse("http://127.0.0.1/").unwrap()).stages(stages);
         assert!(refused(plain).contains("give --journey FILE"));
+    }
+
+    /// Journeys go over HTTP/1.1 and HTTP/2, one step at a time per user: over HTTP/2 a
+    /// step with a field of HTTP/1.1's connections is refused naming the step, as are
+    /// `--streams` and HTTP/3.
+    #[test]
+    fn journeys_go_over_http2_one_stream_at_a_time_without_connection_fields() {
+        let journeys = |text: &str| Journeys {
+            source: "j.toml".into(),
+            seed: 1,
+            file: std::sync::Arc::new(
+                crate::journey::parse(text, "j.toml", &mut |_| Err("no files".into())).unwrap(),
+            ),
+        };
+        let plain = "[[journey]]\nname = \"j\"\n[[journey.step]]\nname = \"s\"\nget = \"/\"\n";
+        let upgrade = format!("{plain}headers = {{ Upgrade = \"websocket\" }}\n");
+        let spec = |text: &str, protocol, streams| {
+            let url = match protocol {
+                Protocol::Http3 => "https://127.0.0.1/",
+                _ => "http://127.0.0.1/",
+            };
+            LoadSpec::builder(Target::parse(url).unwrap())
+                .journey(Some(journeys(text)))
+                .protocol(protocol, streams)
+                .build()
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(spec(plain, Protocol::Http2, 1), Ok(()));
+        assert_eq!(spec(&upgrade, Protocol::Http1, 1), Ok(()));
+        let e = spec(&upgrade, Protocol::Http2, 1).unwrap_err();
+        assert!(
+            e.contains("step 's' of journey 'j' sets 'Upgrade'") && e.contains("drop --http2"),
+            "{e}"
+        );
+        let e = spec(plain, Protocol::Http2, 4).unwrap_err();
+        assert!(e.contains("drop --streams"), "{e}");
+        let e = spec(plain, Protocol::Http3, 1).unwrap_err();
+        assert!(e.contains("drop --http3"), "{e}");
     }
 
     #[test]

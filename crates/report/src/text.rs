@@ -229,7 +229,8 @@ pub(crate) fn load_line(spec: &LoadSpec) -> String {
     )
 }
 
-/// `journeys of j.toml: 10 users on 2 threads, closed loop, 1000 journeys, timeout 30 s`.
+/// `journeys of j.toml: 10 users on 2 threads, closed loop, 1000 journeys, timeout 30 s`;
+/// over HTTP/2, `journeys of j.toml over HTTP/2 (each user on a connection of its own): …`.
 fn journey_line(spec: &LoadSpec, source: &str) -> String {
     let threads = plural(spec.threads as u64, "thread", "threads");
     let users = match spec.pace {
@@ -265,8 +266,12 @@ fn journey_line(spec: &LoadSpec, source: &str) -> String {
         ),
         (None, None) => "unbounded".to_string(),
     };
+    let over = match spec.protocol {
+        Protocol::Http2 => " over HTTP/2 (each user on a connection of its own)",
+        _ => "",
+    };
     format!(
-        "journeys of {source}: {users}, {bound}, timeout {}",
+        "journeys of {source}{over}: {users}, {bound}, timeout {}",
         human_duration(spec.timeout)
     )
 }

@@ -747,7 +747,31 @@ fn simple(out: &mut Vec<u8>, req: &Request, status: u16, content: &[u8]) {
 /// [`Behavior::App`]'s answer to `req`, and how long it takes at the server-wide desk
 /// when it is served in turn (`/desk`).
 fn app(out: &mut Vec<u8>, req: &Request) -> Option<Duration> {
-    let sid = req.echoed[1].as_deref().and_then(|c| {
+    let a = app_answer(&req.method, &req.target, req.echoed[1].as_deref());
+    status_line(out, "HTTP/1.1", a.status);
+    for (n, v) in &a.fields {
+        let _ = write!(out, "{n}: {v}\r\n");
+    }
+    let _ = write!(out, "Content-Length: {}\r\n", a.body.len());
+    end_head(out, req);
+    body(out, req, &a.body);
+    a.desk
+}
+
+/// What [`Behavior::App`] answers, whatever the protocol carries it.
+pub(crate) struct AppAnswer {
+    pub status: u16,
+    /// Fields besides `Server` and `Content-Length`, names as HTTP/1.1 writes them.
+    pub fields: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+    /// `/desk`: how long it takes at the server-wide desk.
+    pub desk: Option<Duration>,
+}
+
+/// [`Behavior::App`]'s answer to a request with `method`, `target` and `cookie` (the
+/// `Cookie` field's value, if sent).
+pub(crate) fn app_answer(method: &str, target: &str, cookie: Option<&str>) -> AppAnswer {
+    let sid = cookie.and_then(|c| {
         c.split(';')
             .find_map(|kv| kv.trim().strip_prefix("sid="))
             .map(str::to_string)
@@ -756,49 +780,54 @@ fn app(out: &mut Vec<u8>, req: &Request) -> Option<Duration> {
         .as_ref()
         .map(|s| format!("t{}", s.chars().rev().collect::<String>()));
     let query = |key: &str| {
-        req.target.split_once('?').and_then(|(_, q)| {
+        target.split_once('?').and_then(|(_, q)| {
             q.split('&')
                 .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
                 .map(str::to_string)
         })
     };
-    let path = req.path();
-    match (req.method.as_str(), path) {
+    let path = target.split_once('?').map_or(target, |(p, _)| p);
+    let plain = |status: u16, body: &[u8]| AppAnswer {
+        status,
+        fields: Vec::new(),
+        body: body.to_vec(),
+        desk: None,
+    };
+    match (method, path) {
         ("POST", "/login") => {
             let user = query("user").unwrap_or_default();
-            status_line(out, "HTTP/1.1", 200);
-            let _ = write!(
-                out,
-                "Set-Cookie: sid={user}; Path=/\r\nContent-Length: 7\r\n"
-            );
-            end_head(out, req);
-            body(out, req, b"welcome");
+            AppAnswer {
+                fields: vec![("Set-Cookie", format!("sid={user}; Path=/"))],
+                ..plain(200, b"welcome")
+            }
         }
         ("GET", "/form") => {
             let t = token.unwrap_or_else(|| "none".into());
-            let page = format!("<input name=\"csrf\" value=\"{t}\">");
-            simple(out, req, 200, page.as_bytes());
+            plain(
+                200,
+                format!("<input name=\"csrf\" value=\"{t}\">").as_bytes(),
+            )
         }
         ("POST", "/paste") if token.is_some() && query("csrf") == token => {
             let text = query("text").unwrap_or_default();
-            status_line(out, "HTTP/1.1", 302);
-            let _ = write!(out, "Location: /paste/{text}\r\nContent-Length: 0\r\n");
-            end_head(out, req);
+            AppAnswer {
+                fields: vec![("Location", format!("/paste/{text}"))],
+                ..plain(302, b"")
+            }
         }
         ("GET", p) if p.starts_with("/paste/") && sid.is_some() => {
-            simple(out, req, 200, &p.as_bytes()["/paste/".len()..]);
+            plain(200, &p.as_bytes()["/paste/".len()..])
         }
-        ("POST", "/paste") | ("GET", _) if path.starts_with("/paste") => {
-            simple(out, req, 403, b"forbidden");
-        }
+        ("POST", "/paste") | ("GET", _) if path.starts_with("/paste") => plain(403, b"forbidden"),
         ("GET", "/desk") => {
-            simple(out, req, 200, b"served");
             let us = query("us").and_then(|v| v.parse().ok()).unwrap_or(0);
-            return Some(Duration::from_micros(us));
+            AppAnswer {
+                desk: Some(Duration::from_micros(us)),
+                ..plain(200, b"served")
+            }
         }
-        _ => simple(out, req, 404, b"none"),
+        _ => plain(404, b"none"),
     }
-    None
 }
 
 /// Writes the status line and the `Server` header line.

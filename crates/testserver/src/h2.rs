@@ -216,6 +216,17 @@ pub enum H2Behavior {
     /// Answers HEADERS with no content-length, then DATA frames of 16 KiB that never end
     /// the stream, until the client closes the connection.
     EndlessBody,
+    /// [`crate::Behavior::App`], the small web application of journeys, over HTTP/2: its
+    /// answers' statuses, fields (`set-cookie`, `location`) and bodies, with
+    /// `content-length` and `server`; a `HEAD` gets no body; `/desk` answers at once.
+    /// Every `nth` stream of each connection (0: none), counted in the order its requests
+    /// complete, gets `fault` instead of its answer.
+    App {
+        /// Period, per connection (0: no fault).
+        nth: u32,
+        /// What the `nth` stream gets.
+        fault: AppFault,
+    },
     /// On each of the first `connections` connections (the engine's pre-flight is the
     /// first), `frame` right after the server's SETTINGS, in the same write (one of
     /// [`EARLY_ERRORS`]); then reads until the client closes. Later connections answer
@@ -226,6 +237,23 @@ pub enum H2Behavior {
         /// Connections that get it.
         connections: u64,
     },
+}
+
+/// What [`H2Behavior::App`] does to the stream it picks instead of answering it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppFault {
+    /// RST_STREAM with this code ([`H2Server::resets`]); the connection goes on.
+    Reset(u32),
+    /// GOAWAY(INTERNAL_ERROR) naming the stream, which is never answered
+    /// ([`H2Server::abandoned`]); then the server closes its side.
+    GoawayError,
+    /// Nothing: the stream is never answered ([`H2Server::unanswered`]); the connection
+    /// goes on.
+    Silent,
+    /// GOAWAY(NO_ERROR) naming the stream before it: it was not processed
+    /// ([`H2Server::unprocessed`], as are streams read after); the connection stays open
+    /// until the client closes it.
+    Goaway,
 }
 
 /// The counters, the open sockets and the behaviour, shared by the server's threads.
@@ -494,10 +522,15 @@ fn leave(state: &State, id: u64) {
     }
 }
 
+/// What [`H2Behavior::App`] reads of a request: its method, path and cookie.
+type AppHead = (String, String, Option<String>);
+
 /// A request being read, or read and waiting for its answer.
 struct Pending {
     id: u32,
     complete: bool,
+    /// What [`H2Behavior::App`] reads of the request: method, path, cookie.
+    head: AppHead,
 }
 
 struct Conn<'a> {
@@ -520,6 +553,8 @@ struct Conn<'a> {
     bomb_sent: bool,
     /// The connection's number, from 0 in the order accepted.
     nth: u64,
+    /// Requests taken up for an answer on this connection.
+    handled_here: u32,
 }
 
 impl<'a> Conn<'a> {
@@ -540,6 +575,7 @@ impl<'a> Conn<'a> {
             first_done: false,
             bomb_sent: false,
             nth: 0,
+            handled_here: 0,
         }
     }
 
@@ -628,14 +664,36 @@ impl<'a> Conn<'a> {
                 }
                 if flags & END_HEADERS != 0 {
                     let (id, end) = self.block_of.take().unwrap_or((id, false));
-                    self.decoder
+                    let fields = self
+                        .decoder
                         .decode(&self.block)
                         .map_err(|e| io::Error::other(format!("{e:?}")))?;
+                    let mut head: AppHead = (String::new(), String::new(), None);
+                    for (n, v) in fields {
+                        let v = String::from_utf8_lossy(&v).into_owned();
+                        match &n[..] {
+                            b":method" => head.0 = v,
+                            b":path" => head.1 = v,
+                            // Crumbs of a split cookie are joined again (RFC 9113 §8.2.3).
+                            b"cookie" => match &mut head.2 {
+                                Some(c) => {
+                                    c.push_str("; ");
+                                    c.push_str(&v);
+                                }
+                                None => head.2 = Some(v),
+                            },
+                            _ => {}
+                        }
+                    }
                     self.highest = self.highest.max(id);
                     if self.gone {
                         self.state.unprocessed.fetch_add(1, Ordering::SeqCst);
                     } else {
-                        self.pending.push(Pending { id, complete: end });
+                        self.pending.push(Pending {
+                            id,
+                            complete: end,
+                            head,
+                        });
                         if end {
                             self.state.requests.fetch_add(1, Ordering::SeqCst);
                         }
@@ -675,23 +733,32 @@ impl<'a> Conn<'a> {
     fn answer_ready(&mut self, behavior: &H2Behavior) -> io::Result<()> {
         let open = self.pending.iter().filter(|r| r.complete).count() as u64;
         self.state.max_open.fetch_max(open, Ordering::SeqCst);
-        let ready: Vec<u32> = self
+        let ready: Vec<(u32, AppHead)> = self
             .pending
             .iter()
             .filter(|r| r.complete)
-            .map(|r| r.id)
+            .map(|r| (r.id, r.head.clone()))
             .collect();
-        for id in ready {
+        for (id, head) in ready {
             if self.gone {
                 break;
             }
             self.pending.retain(|r| r.id != id);
             let k = self.state.handled.fetch_add(1, Ordering::SeqCst) + 1;
+            self.handled_here += 1;
             let first = !std::mem::replace(&mut self.first_done, true);
             if self.before_answer(behavior, id, k, first)? {
                 continue;
             }
-            self.answer(id, behavior);
+            if let H2Behavior::App { nth, fault } = *behavior {
+                if nth > 0 && self.handled_here.is_multiple_of(nth) {
+                    self.app_fault(id, fault)?;
+                    continue;
+                }
+                self.app(id, &head);
+            } else {
+                self.answer(id, behavior);
+            }
             self.answered += 1;
             self.last_answered = id;
             self.after_answer(behavior)?;
@@ -831,6 +898,62 @@ impl<'a> Conn<'a> {
             self.stream.flush()?;
             self.state.flooded.fetch_add(n, Ordering::SeqCst);
             left -= n;
+        }
+        Ok(())
+    }
+
+    /// [`H2Behavior::App`]'s answer on stream `id` to the request `head` (method, path,
+    /// cookie); counted before it is sent.
+    fn app(&mut self, id: u32, head: &AppHead) {
+        let a = crate::behavior::app_answer(&head.0, &head.1, head.2.as_deref());
+        let (status, len) = (a.status.to_string(), a.body.len().to_string());
+        let mut fields: Vec<(Vec<u8>, Vec<u8>)> = vec![
+            (b":status".to_vec(), status.into_bytes()),
+            (b"content-length".to_vec(), len.into_bytes()),
+            (b"server".to_vec(), b"shootout-testserver".to_vec()),
+        ];
+        for (n, v) in &a.fields {
+            fields.push((n.to_ascii_lowercase().into_bytes(), v.clone().into_bytes()));
+        }
+        let block = self
+            .encoder
+            .encode(fields.iter().map(|(n, v)| (&n[..], &v[..])));
+        self.state.answers.fetch_add(1, Ordering::SeqCst);
+        let bodiless = a.body.is_empty() || head.0 == "HEAD";
+        let flags = if bodiless { END_STREAM } else { 0 };
+        frame(&mut self.out, block.len(), HEADERS, END_HEADERS | flags, id);
+        self.out.extend_from_slice(&block);
+        if !bodiless {
+            frame(&mut self.out, a.body.len(), DATA, END_STREAM, id);
+            self.out.extend_from_slice(&a.body);
+        }
+    }
+
+    /// [`H2Behavior::App`]'s `fault` on stream `id`, instead of its answer.
+    fn app_fault(&mut self, id: u32, fault: AppFault) -> io::Result<()> {
+        match fault {
+            AppFault::Reset(code) => {
+                self.state.resets.fetch_add(1, Ordering::SeqCst);
+                frame(&mut self.out, 4, RST_STREAM, 0, id);
+                self.out.extend_from_slice(&code.to_be_bytes());
+            }
+            AppFault::Silent => {
+                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+            }
+            AppFault::GoawayError => {
+                self.goaway(id, INTERNAL_ERROR);
+                let left = 1 + self.pending.len() as u64;
+                self.state.abandoned.fetch_add(left, Ordering::SeqCst);
+                self.pending.clear();
+                self.send()?;
+                self.stream.tcp().shutdown(Shutdown::Write)?;
+            }
+            AppFault::Goaway => {
+                self.goaway(id.saturating_sub(2), 0);
+                let left = 1 + self.pending.len() as u64;
+                self.state.unprocessed.fetch_add(left, Ordering::SeqCst);
+                self.pending.clear();
+            }
         }
         Ok(())
     }

@@ -253,7 +253,8 @@ pub struct LoadArgs {
     /// Run the journeys of FILE (TOML: steps with captures, cookies, think times; see
     /// docs/journeys.md) instead of one request: -c users each run journeys back to back
     /// (-n counts journeys), or --rate R journeys start a second, each a new user on its own
-    /// connection. HTTP/1.1.
+    /// connection. HTTP/1.1, or HTTP/2 with --http2 (each user on an HTTP/2 connection of
+    /// its own, its steps as streams one at a time).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["urls", "post_file", "put_file", "method", "head", "ws_messages"])]
     pub journey: Option<PathBuf>,
 

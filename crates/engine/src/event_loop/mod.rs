@@ -21,6 +21,7 @@ mod schedule;
 mod spare;
 mod table;
 mod turns;
+pub(crate) mod users;
 
 pub(crate) use life::Life;
 pub(crate) use protocol::{parts, Protocol, Reads, Taken};

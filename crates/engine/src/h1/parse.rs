@@ -119,6 +119,12 @@ pub struct Kept {
     pub body_max: usize,
 }
 
+impl crate::journey::Fields for Kept {
+    fn each(&self, f: &mut dyn FnMut(&[u8], &[u8])) {
+        crate::event_loop::users::Head(&self.head).each(f)
+    }
+}
+
 impl ResponseParser {
     /// A parser for answers to `HEAD` (no body) or other requests; with a `needle`, each
     /// body is searched for it as it streams by ([`ResponseParser::matched`]).

@@ -9,7 +9,7 @@ use std::io;
 /// Where a connection's socket is. `Writing` and `Reading` hold a non-empty queue; `Idle`
 /// an empty one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Phase {
+pub(crate) enum Phase {
     /// No socket.
     Closed,
     /// The socket is connecting (or its TLS handshake has not begun).

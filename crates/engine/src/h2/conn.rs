@@ -232,6 +232,23 @@ pub struct Connection {
     pub heads: Vec<Vec<u8>>,
     /// The `server` field kept, if asked for.
     pub server: Option<String>,
+    /// Journeys: what the connection keeps of each answer ([`Connection::keep`]).
+    pub kept: Option<Box<Kept>>,
+}
+
+/// What a connection keeps of each answer for a journey's user, which sends one request
+/// at a time: the final head's fields and the body's first `body_max` bytes. The buffers
+/// are reused from answer to answer (the head's is swapped with the decoder's list).
+#[derive(Debug)]
+pub struct Kept {
+    /// The final answer's status.
+    pub status: u16,
+    /// The final answer's fields, as decoded (at most [`MAX_HEADER_LIST`]).
+    pub head: Fields,
+    /// The body's first bytes.
+    pub body: Vec<u8>,
+    /// How many body bytes to keep.
+    pub body_max: usize,
 }
 
 impl Connection {
@@ -280,6 +297,26 @@ impl Connection {
             server: None,
             sample: 0,
             heads: Vec::new(),
+            kept: None,
+        }
+    }
+
+    /// Journeys: keep the next answers' final heads and their bodies' first `body_max`
+    /// bytes ([`Connection::kept`]), and search their bodies for `needle` (the step's
+    /// `body_contains`, rendered for its user) instead of the run's.
+    pub fn keep(&mut self, body_max: usize, needle: Option<&[u8]>) {
+        self.kept
+            .get_or_insert_with(|| {
+                Box::new(Kept {
+                    status: 0,
+                    head: Fields::new(MAX_HEADER_LIST),
+                    body: Vec::new(),
+                    body_max: 0,
+                })
+            })
+            .body_max = body_max;
+        for s in &mut self.streams {
+            s.exchange.search.set(needle);
         }
     }
 

@@ -23,6 +23,7 @@ pub mod conn;
 pub mod frame;
 pub mod hpack;
 pub mod request;
+pub(crate) mod users;
 pub(crate) mod worker;
 
 use std::io::{self, Read, Write};

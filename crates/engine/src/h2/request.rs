@@ -15,7 +15,6 @@ use crate::codec::prefix::{encode_int, encode_string};
 use crate::fields;
 use crate::request::{HeaderError, Request};
 use shootout_model::{RequestSpec, Target};
-use std::sync::Arc;
 
 /// The request as every stream sends it.
 #[derive(Debug, Clone)]
@@ -30,8 +29,8 @@ pub struct Prepared {
     /// Bytes of dynamic table the `first` block fills (RFC 7541 §4.1: name + value + 32
     /// per field).
     pub table_size: usize,
-    /// The body (empty: the HEADERS frame ends the stream), the request's own bytes.
-    pub body: Arc<[u8]>,
+    /// The body (empty: the HEADERS frame ends the stream).
+    pub body: Vec<u8>,
     /// The request is a HEAD: answers have no body whatever their content-length says.
     pub head_request: bool,
     /// The header list as text, for `-v 2`: `GET /path HTTP/2`, then `name: value` lines
@@ -47,8 +46,8 @@ pub fn prepare(r: &Request) -> Result<Prepared, HeaderError> {
     let (mut first, mut indexed, mut plain) = (Vec::new(), Vec::new(), Vec::new());
     let mut table_size = 0;
     for (i, (n, v)) in section.iter().enumerate() {
-        literal(&mut first, 0x40, 6, n, v);
-        literal(&mut plain, 0x00, 4, n, v);
+        literal(&mut first, 0x40, 6, n.as_bytes(), v.as_bytes());
+        literal(&mut plain, 0x00, 4, n.as_bytes(), v.as_bytes());
         // The dynamic table's newest entry has index 62; the first field is the oldest.
         encode_int(&mut indexed, 62 + section.len() - 1 - i, 7, 0x80);
         table_size += n.len() + v.len() + 32;
@@ -58,7 +57,7 @@ pub fn prepare(r: &Request) -> Result<Prepared, HeaderError> {
         indexed,
         plain,
         table_size,
-        body: Arc::clone(&r.body),
+        body: r.body.to_vec(),
         head_request: r.head(),
         text: fields::request_text(&section, "HTTP/2"),
     })
@@ -72,10 +71,10 @@ pub fn prepare_one(target: &Target, req: &RequestSpec) -> Result<Prepared, Heade
 
 /// A literal field with a literal name (RFC 7541 §6.2): the representation's pattern and
 /// prefix, then name and value as plain (not Huffman-coded) strings.
-fn literal(out: &mut Vec<u8>, pattern: u8, prefix: u32, name: &str, value: &str) {
+pub(crate) fn literal(out: &mut Vec<u8>, pattern: u8, prefix: u32, name: &[u8], value: &[u8]) {
     encode_int(out, 0, prefix, pattern);
     for s in [name, value] {
-        encode_string(out, s.as_bytes(), 7, 0);
+        encode_string(out, s, 7, 0);
     }
 }
 

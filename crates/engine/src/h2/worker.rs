@@ -415,7 +415,7 @@ impl Worker<'_> {
 }
 
 /// Over TLS, true once the handshake chose `h2` (a plain socket always passes).
-fn alpn_h2(io: &Transport) -> bool {
+pub(crate) fn alpn_h2(io: &Transport) -> bool {
     io.tls
         .as_ref()
         .is_none_or(|t| t.is_handshaking() || t.alpn_protocol() == Some(b"h2"))

@@ -348,6 +348,10 @@ impl Connection {
         }
         let s = &mut self.streams[slot];
         s.exchange.body(body);
+        if let Some(k) = self.kept.as_deref_mut() {
+            let room = k.body_max.saturating_sub(k.body.len());
+            k.body.extend_from_slice(&body[..body.len().min(room)]);
+        }
         if !end && s.recv_window < RECV_WINDOW / 2 {
             let inc = (RECV_WINDOW - s.recv_window) as u32;
             s.recv_window = RECV_WINDOW;
@@ -421,6 +425,12 @@ impl Connection {
                     self.sample -= 1;
                     let head = fields::head_text("HTTP/2", code, &self.fields);
                     self.heads.push(head);
+                }
+                if let Some(k) = self.kept.as_deref_mut() {
+                    // The decoder's list becomes the kept head; the old one, its buffer.
+                    std::mem::swap(&mut k.head, &mut self.fields);
+                    k.status = code;
+                    k.body.clear();
                 }
                 let s = &mut self.streams[slot];
                 s.exchange.status = code;
