@@ -226,6 +226,9 @@ pub enum H2Behavior {
         /// Connections that get it.
         connections: u64,
     },
+    /// Every stream is a gRPC call to `helloworld.Greeter/SayHello`, answered as the
+    /// [`crate::GrpcBehavior`] says ([`crate::grpc`]).
+    Grpc(crate::GrpcBehavior),
 }
 
 /// The counters, the open sockets and the behaviour, shared by the server's threads.
@@ -498,6 +501,8 @@ fn leave(state: &State, id: u64) {
 struct Pending {
     id: u32,
     complete: bool,
+    /// Its body so far (kept for gRPC calls only).
+    body: Vec<u8>,
 }
 
 struct Conn<'a> {
@@ -635,7 +640,11 @@ impl<'a> Conn<'a> {
                     if self.gone {
                         self.state.unprocessed.fetch_add(1, Ordering::SeqCst);
                     } else {
-                        self.pending.push(Pending { id, complete: end });
+                        self.pending.push(Pending {
+                            id,
+                            complete: end,
+                            body: Vec::new(),
+                        });
                         if end {
                             self.state.requests.fetch_add(1, Ordering::SeqCst);
                         }
@@ -647,6 +656,11 @@ impl<'a> Conn<'a> {
                     for stream in [0, id] {
                         frame(&mut self.out, 4, WINDOW_UPDATE, 0, stream);
                         self.out.extend_from_slice(&(p.len() as u32).to_be_bytes());
+                    }
+                }
+                if matches!(self.state.behavior, H2Behavior::Grpc(_)) {
+                    if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
+                        r.body.extend_from_slice(p);
                     }
                 }
                 if flags & END_STREAM != 0 {
@@ -685,13 +699,14 @@ impl<'a> Conn<'a> {
             if self.gone {
                 break;
             }
-            self.pending.retain(|r| r.id != id);
+            let at = self.pending.iter().position(|r| r.id == id);
+            let body = at.map(|i| self.pending.remove(i).body).unwrap_or_default();
             let k = self.state.handled.fetch_add(1, Ordering::SeqCst) + 1;
             let first = !std::mem::replace(&mut self.first_done, true);
             if self.before_answer(behavior, id, k, first)? {
                 continue;
             }
-            self.answer(id, behavior);
+            self.answer(id, behavior, &body);
             self.answered += 1;
             self.last_answered = id;
             self.after_answer(behavior)?;
@@ -844,9 +859,13 @@ impl<'a> Conn<'a> {
     }
 
     /// Writes a whole answer on stream `id`; counted before it is sent.
-    fn answer(&mut self, id: u32, behavior: &H2Behavior) {
+    fn answer(&mut self, id: u32, behavior: &H2Behavior, body: &[u8]) {
         if let H2Behavior::HpackBomb { refs } = behavior {
             return self.bomb(id, *refs);
+        }
+        if let H2Behavior::Grpc(g) = behavior {
+            self.state.answers.fetch_add(1, Ordering::SeqCst);
+            return crate::grpc::answer(&mut self.out, &mut self.encoder, id, *g, body);
         }
         let body_len = match behavior {
             H2Behavior::Big { len } => *len,
@@ -963,7 +982,7 @@ impl<'a> Conn<'a> {
 }
 
 /// Appends a frame header.
-fn frame(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
+pub(crate) fn frame(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
     let l = (len as u32).to_be_bytes();
     out.extend_from_slice(&[l[1], l[2], l[3], kind, flags]);
     out.extend_from_slice(&stream.to_be_bytes());

@@ -19,8 +19,8 @@ use shootout_model::spec::{
     check_header, check_method, Journeys, Limit, SpecError, TargetError, MAX_BODY,
 };
 use shootout_model::{
-    parse_duration, Arrival, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet,
-    Target,
+    parse_duration, Arrival, Expectation, GrpcReply, LoadSpec, Pace, Protocol, Record, RequestSpec,
+    StatusSet, Target,
 };
 use shootout_report::{plain_secs, Format};
 use std::path::Path;
@@ -53,13 +53,32 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     }
     let search = super::find_max::asked(a)?;
     let mut notes = Vec::new();
-    let mut target = Target::parse(&a.url).map_err(|e: TargetError| Failure::usage(e))?;
+    // A gRPC call goes to its http:// or https:// URL over HTTP/2.
+    let grpc_url = super::grpc::http_url(&a.url);
+    let url = grpc_url.as_deref().unwrap_or(&a.url);
+    let mut target = Target::parse(url).map_err(|e: TargetError| Failure::usage(e))?;
+    target.url = a.url.clone();
     target.unix_socket = a.unix_socket.clone();
     target.tls.insecure = a.insecure;
     target.tls.ca_file = a.cacert.clone();
+    let grpc = match grpc_url {
+        Some(_) => Some(super::grpc::call(
+            a,
+            &target.path,
+            headers(a)?,
+            timeout("-s", &a.timeout)?,
+        )?),
+        None => {
+            super::grpc::refuse_without_url(a)?;
+            None
+        }
+    };
     let bounds = bounds(a, &mut notes)?;
     let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
-    let protocol = protocol(a, &target);
+    let protocol = match grpc {
+        Some(_) => Protocol::Http2,
+        None => protocol(a, &target),
+    };
     let busy_poll = busy_poll(a.busy_poll.as_deref(), protocol, cpus.is_some())?;
     check_outputs(a)?;
     let list = request_list(a, &target, &mut notes)?;
@@ -68,8 +87,11 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .pipeline(a.pipeline)
         .list(list)
         .journey(journey(a, &mut notes)?)
-        .request(request(a, target.scheme.websocket())?)
-        .expect(expectation(a)?)
+        .request(match &grpc {
+            Some(g) => g.request.clone(),
+            None => request(a, target.scheme.websocket())?,
+        })
+        .expect(expectation(a, grpc.map(|g| g.reply))?)
         .connections(a.concurrency)
         .max_connections(max_connections(a)?)
         .threads(bounds.threads)
@@ -559,8 +581,13 @@ fn clock_seed() -> u64 {
 }
 
 /// What a good answer is: `--expect-status`, `--expect-body-contains`, `--expect-length`.
-fn expectation(a: &LoadArgs) -> Result<Expectation, Failure> {
+fn expectation(a: &LoadArgs, grpc: Option<GrpcReply>) -> Result<Expectation, Failure> {
     let mut expect = Expectation::default();
+    if grpc.is_some() {
+        // A gRPC answer is 200 whatever the call's outcome (that is grpc-status's).
+        expect.status = StatusSet::parse("200").map_err(|e| Failure::usage(anyhow!(e)))?;
+    }
+    expect.grpc = grpc;
     if let Some(list) = &a.expect_status {
         expect.status =
             StatusSet::parse(list).map_err(|e| Failure::usage(anyhow!("--expect-status: {e}")))?;
