@@ -33,7 +33,7 @@ Examples:
   shootout load --urls requests.txt --order random -d 30s -c 50 http://127.0.0.1:8080/
   shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/
   shootout load --ws-messages chat.txt --expect-echo -c 64 -d 10s ws://127.0.0.1:8765/echo
-  shootout load --proto hello.proto --message '{\"name\":\"x\"}' -c 4 --streams 10 -d 10s grpc://127.0.0.1:50051/helloworld.Greeter/SayHello")]
+  shootout load --proto hello.proto -d 10s grpc://127.0.0.1:50051/hello.Greeter/SayHello")]
 #[command(group(clap::ArgGroup::new("lists").args(["urls", "ws_messages"])))]
 pub struct LoadArgs {
     /// The URL to load (http:// or https://; a missing path means /; grpc:// or grpcs://
