@@ -167,13 +167,20 @@ pub(crate) fn answer(
 }
 
 fn block_frame(out: &mut Vec<u8>, block: &[u8], end: u8, id: u32) {
-    crate::h2::frame(out, block.len(), HEADERS, END_HEADERS | end, id);
+    head(out, block.len(), HEADERS, END_HEADERS | end, id);
     out.extend_from_slice(block);
 }
 
 fn data_frame(out: &mut Vec<u8>, data: &[u8], end: u8, id: u32) {
-    crate::h2::frame(out, data.len(), DATA, end, id);
+    head(out, data.len(), DATA, end, id);
     out.extend_from_slice(data);
+}
+
+/// An HTTP/2 frame's 9-byte head.
+fn head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
+    out.extend_from_slice(&(len as u32).to_be_bytes()[1..]);
+    out.extend_from_slice(&[kind, flags]);
+    out.extend_from_slice(&stream.to_be_bytes());
 }
 
 #[cfg(test)]

@@ -982,7 +982,7 @@ impl<'a> Conn<'a> {
 }
 
 /// Appends a frame header.
-pub(crate) fn frame(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
+fn frame(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
     let l = (len as u32).to_be_bytes();
     out.extend_from_slice(&[l[1], l[2], l[3], kind, flags]);
     out.extend_from_slice(&stream.to_be_bytes());

@@ -8,14 +8,13 @@
 //! answers are checked as gRPC replies by the engine ([`GrpcReply`]). Each mistake is a
 //! usage error naming the flag, the field and the fix.
 
-use super::flags::LoadArgs;
 use crate::bounded::{self, Bounded};
 use crate::output::Failure;
 use anyhow::anyhow;
 use prost::Message as _;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor};
 use shootout_model::{GrpcReply, RequestSpec, GRPC_MAX_MESSAGE};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +32,22 @@ pub(super) fn http_url(url: &str) -> Option<String> {
     }
 }
 
+/// The gRPC flags as typed.
+pub(super) struct Flags<'a> {
+    /// `--proto`.
+    pub proto: Option<&'a Path>,
+    /// `--import-path`.
+    pub import_path: &'a [PathBuf],
+    /// `--protoset`.
+    pub protoset: Option<&'a Path>,
+    /// `--message`.
+    pub message: Option<&'a str>,
+    /// `-p`: the message's file.
+    pub file: Option<&'a Path>,
+    /// `--max-message`.
+    pub max_message: Option<usize>,
+}
+
 /// A resolved call: the request to send and the reply to expect.
 pub(super) struct Call {
     /// POST of the framed message to the method's path, with gRPC's headers and `-H`'s.
@@ -44,12 +59,11 @@ pub(super) struct Call {
 /// The call of a `grpc://` URL whose path is `path`, with `headers` (`-H`, `-A`, …) and
 /// the deadline `timeout` (`-s`).
 pub(super) fn call(
-    a: &LoadArgs,
+    a: &Flags,
     path: &str,
     headers: Vec<(String, String)>,
     timeout: Duration,
 ) -> Result<Call, Failure> {
-    refuse_http_flags(a)?;
     let (pool, schema) = schema(a)?;
     let method = method(&pool, path)?;
     let message = message(a, &method.input())?;
@@ -82,40 +96,11 @@ pub(super) fn call(
     })
 }
 
-/// The gRPC flags given without a `grpc://` URL, refused.
-pub(super) fn refuse_without_url(a: &LoadArgs) -> Result<(), Failure> {
-    let given = [
-        ("--proto", a.proto.is_some()),
-        ("--protoset", a.protoset.is_some()),
-        ("--message", a.message.is_some()),
-        ("--max-message", a.max_message.is_some()),
-    ];
-    refuse_first(&given, |flag| {
-        format!("{flag} is for gRPC calls: give the method's URL, grpc://HOST:PORT/package.Service/Method (grpcs:// over TLS)")
-    })
-}
-
-/// HTTP's flags that a gRPC call cannot honour, refused.
-fn refuse_http_flags(a: &LoadArgs) -> Result<(), Failure> {
-    let given = [
-        ("--http3", a.http3),
-        ("-m", a.method.is_some()),
-        ("-i", a.head),
-        ("-u", a.put_file.is_some()),
-        ("-T", a.content_type.is_some()),
-        ("--urls", a.urls.is_some()),
-        ("--journey", a.journey.is_some()),
-        ("--ws-text", a.ws_text.is_some()),
-        ("--ws-messages", a.ws_messages.is_some()),
-        ("--expect-status", a.expect_status.is_some()),
-    ];
-    refuse_first(&given, |flag| {
-        format!("{flag}: a gRPC call is a POST of its message over HTTP/2, answered 200 with the outcome in grpc-status: drop {flag}")
-    })
-}
-
 /// The first of the flags `given` (name, given or not) refused with `why`'s line.
-fn refuse_first(given: &[(&str, bool)], why: impl Fn(&str) -> String) -> Result<(), Failure> {
+pub(super) fn refuse_first(
+    given: &[(&str, bool)],
+    why: impl Fn(&str) -> String,
+) -> Result<(), Failure> {
     match given.iter().find(|(_, on)| *on) {
         Some((flag, _)) => Err(usage(why(flag))),
         None => Ok(()),
@@ -124,13 +109,13 @@ fn refuse_first(given: &[(&str, bool)], why: impl Fn(&str) -> String) -> Result<
 
 /// The schema: `--proto` compiled with its import paths, or `--protoset` read; and its
 /// descriptors encoded for the engine.
-fn schema(a: &LoadArgs) -> Result<(DescriptorPool, Arc<[u8]>), Failure> {
-    if let Some(file) = &a.proto {
-        let pool = compile(file, &a.import_path)?;
+fn schema(a: &Flags) -> Result<(DescriptorPool, Arc<[u8]>), Failure> {
+    if let Some(file) = a.proto {
+        let pool = compile(file, a.import_path)?;
         let bytes = pool.encode_to_vec();
         return Ok((pool, bytes.into()));
     }
-    let Some(file) = &a.protoset else {
+    let Some(file) = a.protoset else {
         return Err(usage(
             "a gRPC call needs its schema: give --proto FILE (with --import-path DIR for its imports) or --protoset FILE".into(),
         ));
@@ -146,7 +131,7 @@ fn schema(a: &LoadArgs) -> Result<(DescriptorPool, Arc<[u8]>), Failure> {
 }
 
 /// Compiles `file`, its imports found in its own directory and then in `imports`.
-fn compile(file: &Path, imports: &[std::path::PathBuf]) -> Result<DescriptorPool, Failure> {
+fn compile(file: &Path, imports: &[PathBuf]) -> Result<DescriptorPool, Failure> {
     if !file.is_file() {
         return Err(usage(format!(
             "--proto {}: no such file (check the path)",
@@ -221,9 +206,9 @@ fn method(pool: &DescriptorPool, path: &str) -> Result<MethodDescriptor, Failure
 }
 
 /// The request message: `--message JSON`, or `-p FILE` holding it, encoded as `input`.
-fn message(a: &LoadArgs, input: &MessageDescriptor) -> Result<Vec<u8>, Failure> {
-    let (flag, json) = match (&a.message, &a.post_file) {
-        (Some(m), _) => ("--message".to_string(), m.clone()),
+fn message(a: &Flags, input: &MessageDescriptor) -> Result<Vec<u8>, Failure> {
+    let (flag, json) = match (a.message, a.file) {
+        (Some(m), _) => ("--message".to_string(), m.to_string()),
         (None, Some(f)) => {
             let bytes = read(f, "-p")?;
             let text = String::from_utf8(bytes).map_err(|_| {

@@ -62,14 +62,11 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     target.tls.insecure = a.insecure;
     target.tls.ca_file = a.cacert.clone();
     let grpc = match grpc_url {
-        Some(_) => Some(super::grpc::call(
-            a,
-            &target.path,
-            headers(a)?,
-            timeout("-s", &a.timeout)?,
-        )?),
+        Some(_) => Some(grpc_call(a, &target.path)?),
         None => {
-            super::grpc::refuse_without_url(a)?;
+            super::grpc::refuse_first(&grpc_flags(a), |flag| {
+                format!("{flag} is for gRPC calls: give the method's URL, grpc://HOST:PORT/package.Service/Method (grpcs:// over TLS)")
+            })?;
             None
         }
     };
@@ -157,6 +154,45 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         sample_heads: habits::sample_heads(a),
         search,
     })
+}
+
+/// The gRPC call of a `grpc://` URL whose path is `path` ([`super::grpc`]), HTTP's flags
+/// it cannot honour refused.
+fn grpc_call(a: &LoadArgs, path: &str) -> Result<super::grpc::Call, Failure> {
+    let http_only = [
+        ("--http3", a.http3),
+        ("-m", a.method.is_some()),
+        ("-i", a.head),
+        ("-u", a.put_file.is_some()),
+        ("-T", a.content_type.is_some()),
+        ("--urls", a.urls.is_some()),
+        ("--journey", a.journey.is_some()),
+        ("--ws-text", a.ws_text.is_some()),
+        ("--ws-messages", a.ws_messages.is_some()),
+        ("--expect-status", a.expect_status.is_some()),
+    ];
+    super::grpc::refuse_first(&http_only, |flag| {
+        format!("{flag}: a gRPC call is a POST of its message over HTTP/2, answered 200 with the outcome in grpc-status: drop {flag}")
+    })?;
+    let flags = super::grpc::Flags {
+        proto: a.proto.as_deref(),
+        import_path: &a.import_path,
+        protoset: a.protoset.as_deref(),
+        message: a.message.as_deref(),
+        file: a.post_file.as_deref(),
+        max_message: a.max_message,
+    };
+    super::grpc::call(&flags, path, headers(a)?, timeout("-s", &a.timeout)?)
+}
+
+/// The gRPC flags, each given or not.
+fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 4] {
+    [
+        ("--proto", a.proto.is_some()),
+        ("--protoset", a.protoset.is_some()),
+        ("--message", a.message.is_some()),
+        ("--max-message", a.max_message.is_some()),
+    ]
 }
 
 /// `--busy-poll DURATION` as a duration (its limit is the spec's rule); when not given,
