@@ -211,25 +211,9 @@ impl FailureKind {
         FailureKind::GrpcTrailers,
     ];
 
-    /// The gRPC status codes 1 to 16, each with its class, in code order.
-    pub const GRPC_STATUS: [FailureKind; 16] = [
-        FailureKind::GrpcCancelled,
-        FailureKind::GrpcUnknown,
-        FailureKind::GrpcInvalidArgument,
-        FailureKind::GrpcDeadlineExceeded,
-        FailureKind::GrpcNotFound,
-        FailureKind::GrpcAlreadyExists,
-        FailureKind::GrpcPermissionDenied,
-        FailureKind::GrpcResourceExhausted,
-        FailureKind::GrpcFailedPrecondition,
-        FailureKind::GrpcAborted,
-        FailureKind::GrpcOutOfRange,
-        FailureKind::GrpcUnimplemented,
-        FailureKind::GrpcInternal,
-        FailureKind::GrpcUnavailable,
-        FailureKind::GrpcDataLoss,
-        FailureKind::GrpcUnauthenticated,
-    ];
+    /// Where gRPC's status codes start in [`FailureKind::ALL`]: code 1 (CANCELLED) is
+    /// there, code 16 (UNAUTHENTICATED) 15 places on.
+    const GRPC_STATUS_AT: usize = 13;
 
     /// One of gRPC's classes (a status code, framing, decoding, trailers).
     pub fn is_grpc(self) -> bool {
@@ -241,7 +225,7 @@ impl FailureKind {
     /// read one.
     pub fn grpc_status(code: u32) -> FailureKind {
         match code {
-            1..=16 => Self::GRPC_STATUS[code as usize - 1],
+            1..=16 => Self::ALL[Self::GRPC_STATUS_AT + code as usize - 1],
             _ => FailureKind::GrpcUnknown,
         }
     }
@@ -284,6 +268,13 @@ impl FailureKind {
         }
     }
 }
+
+const _: () = assert!(
+    FailureKind::ALL[FailureKind::GRPC_STATUS_AT] as u8 == FailureKind::GrpcCancelled as u8
+        && FailureKind::ALL[FailureKind::GRPC_STATUS_AT + 15] as u8
+            == FailureKind::GrpcUnauthenticated as u8,
+    "gRPC's status codes lie in ALL in code order"
+);
 
 impl fmt::Display for FailureKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
