@@ -1,7 +1,8 @@
 //! Fuzz targets of the parsers of what a server sends (the HTTP/1.1 response parser
 //! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection, the HTTP/3
 //! connection (frames and QPACK), the
-//! WebSocket connection's handshake and frame decoder) and of the
+//! WebSocket connection's handshake and frame decoder, a gRPC reply's framing and its
+//! messages' decoder) and of the
 //! files a user is handed: the result-file reader (`shootout_model::SavedRun::parse`, with
 //! `merge`), the request-list reader (`shootout_model::requests::RequestList::parse`), the
 //! WebSocket message-list reader (`shootout_model::messages::MessageList::parse`) and
@@ -18,6 +19,7 @@
 pub mod alloc;
 pub mod barrier;
 pub mod chunked;
+pub mod grpc_reply;
 pub mod h1_connection;
 pub mod h2_connection;
 pub mod h3;

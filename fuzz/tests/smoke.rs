@@ -180,6 +180,11 @@ fn result_file() {
 }
 
 #[test]
+fn grpc_reply() {
+    smoke("grpc_reply", shootout_fuzz::grpc_reply::check);
+}
+
+#[test]
 fn websocket() {
     smoke("websocket", shootout_fuzz::websocket::check);
 }

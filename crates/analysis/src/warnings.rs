@@ -28,6 +28,9 @@ pub struct CellAt {
 }
 
 /// Something the reader must know before reading the tables, most important first.
+// `Load` carries a cell's failures per class (32 counters); a run has a few warnings, so
+// the size is not worth a box at every use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunWarning {
     /// The run did not end complete (`status` is never [`RunStatus::Complete`]).

@@ -10,6 +10,7 @@ pub(crate) mod barrier;
 pub(crate) mod dist;
 pub(crate) mod find_max;
 mod flags;
+mod grpc;
 mod habits;
 mod resolve;
 mod until;

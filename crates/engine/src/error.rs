@@ -10,6 +10,9 @@ pub enum EngineError {
     /// The spec breaks a rule of [`LoadSpec::validate`].
     #[error(transparent)]
     Invalid(#[from] SpecError),
+    /// The gRPC schema does not hold the method called.
+    #[error(transparent)]
+    Grpc(#[from] crate::grpc::SchemaError),
     /// A header cannot be sent.
     #[error(transparent)]
     Header(#[from] request::HeaderError),

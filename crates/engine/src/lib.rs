@@ -15,6 +15,7 @@ mod event_loop;
 mod exchange;
 pub mod fault;
 mod fields;
+pub mod grpc;
 mod h1;
 pub mod h2;
 pub mod h3;
@@ -250,7 +251,16 @@ impl Prepared {
                 Prepared::Http1(h1::request::Prepared::new(requests)?),
                 b"http/1.1",
             ),
-            Protocol::Http2 => (Prepared::Http2(h2::request::prepare(only)?), b"h2"),
+            Protocol::Http2 => {
+                let mut p = h2::request::prepare(only)?;
+                p.grpc = spec
+                    .expect
+                    .grpc
+                    .as_ref()
+                    .map(grpc::Reply::new)
+                    .transpose()?;
+                (Prepared::Http2(p), b"h2")
+            }
             Protocol::Http3 => (
                 Prepared::Http3(h3::request::prepare(only, &spec.target.host)?),
                 b"h3",

@@ -43,9 +43,9 @@ pub use shootout::{
     StepStatus, UnknownStatus,
 };
 pub use spec::{
-    auto_busy_poll, parse_stages, Arrival, Expectation, Hold, LoadSpec, Pace, Protocol, Record,
-    RequestSpec, Scheme, SpecBuilder, SpecError, Stage, Target, TlsOptions, Wire, MAX_BUSY_POLL,
-    MAX_MESSAGE, MAX_STREAMS,
+    auto_busy_poll, parse_stages, Arrival, Expectation, GrpcReply, Hold, LoadSpec, Pace, Protocol,
+    Record, RequestSpec, Scheme, SpecBuilder, SpecError, Stage, Target, TlsOptions, Wire,
+    GRPC_MAX_MESSAGE, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

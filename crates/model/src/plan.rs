@@ -1487,6 +1487,7 @@ impl Reader<'_> {
             body_contains: e.body_contains.as_ref().map(|s| s.as_bytes().to_vec()),
             length: e.length,
             echo: e.echo.unwrap_or(false),
+            grpc: None,
         })
     }
 

@@ -60,6 +60,48 @@ pub enum FailureKind {
     /// panicked (the panic was caught, the connection replaced). Any of these makes the
     /// run exit non-zero with a request for a bug report.
     GeneratorFault,
+    /// gRPC: the call ended with status 1, CANCELLED: the call was cancelled (by the server: shootout cancels only at its deadline, counted as a timeout).
+    GrpcCancelled,
+    /// gRPC: the call ended with status 2, UNKNOWN: an unknown error, or a status code gRPC does not define (17 and up).
+    GrpcUnknown,
+    /// gRPC: the call ended with status 3, INVALID_ARGUMENT: the server found the request's message invalid.
+    GrpcInvalidArgument,
+    /// gRPC: the call ended with status 4, DEADLINE_EXCEEDED: the deadline (`grpc-timeout`, from `-s`) passed at the server.
+    GrpcDeadlineExceeded,
+    /// gRPC: the call ended with status 5, NOT_FOUND: what the call asked for was not found.
+    GrpcNotFound,
+    /// gRPC: the call ended with status 6, ALREADY_EXISTS: what the call would create exists already.
+    GrpcAlreadyExists,
+    /// gRPC: the call ended with status 7, PERMISSION_DENIED: the caller may not make the call.
+    GrpcPermissionDenied,
+    /// gRPC: the call ended with status 8, RESOURCE_EXHAUSTED: a quota or a limit of the server's ran out (a full queue, a rate limit, a message too large for it).
+    GrpcResourceExhausted,
+    /// gRPC: the call ended with status 9, FAILED_PRECONDITION: the system is not in a state the call needs.
+    GrpcFailedPrecondition,
+    /// gRPC: the call ended with status 10, ABORTED: the call was aborted (a conflict).
+    GrpcAborted,
+    /// gRPC: the call ended with status 11, OUT_OF_RANGE: the call asked for something past a valid range.
+    GrpcOutOfRange,
+    /// gRPC: the call ended with status 12, UNIMPLEMENTED: the server does not implement the method.
+    GrpcUnimplemented,
+    /// gRPC: the call ended with status 13, INTERNAL: an internal error of the server's.
+    GrpcInternal,
+    /// gRPC: the call ended with status 14, UNAVAILABLE: the service is unavailable (overloaded, shutting down, a proxy with no backend).
+    GrpcUnavailable,
+    /// gRPC: the call ended with status 15, DATA_LOSS: data was lost or corrupted.
+    GrpcDataLoss,
+    /// gRPC: the call ended with status 16, UNAUTHENTICATED: the call carried no valid credentials.
+    GrpcUnauthenticated,
+    /// gRPC: the reply's messages are not framed as gRPC frames them: a length prefix past
+    /// the DATA the stream carried or past `--max-message`, or the compressed flag set
+    /// when no `grpc-encoding` was agreed (or set to a value other than 0 and 1).
+    GrpcFraming,
+    /// gRPC: a reply message does not decode as the method's output type.
+    GrpcDecode,
+    /// gRPC: the call's outcome cannot be read: the stream ended without `grpc-status`
+    /// (trailers missing), its value is not a number, or the headers and the trailers
+    /// disagree on it; or the answer's `content-type` is not `application/grpc…`.
+    GrpcTrailers,
 }
 
 /// The most distinct RST_STREAM error codes counted one by one in
@@ -134,7 +176,7 @@ pub fn h3_error_name(code: u32) -> Option<&'static str> {
 
 impl FailureKind {
     /// Every class, in report order.
-    pub const ALL: [FailureKind; 13] = [
+    pub const ALL: [FailureKind; 32] = [
         FailureKind::Connect,
         FailureKind::Timeout,
         FailureKind::Reset,
@@ -148,7 +190,45 @@ impl FailureKind {
         FailureKind::Closed,
         FailureKind::Protocol,
         FailureKind::GeneratorFault,
+        FailureKind::GrpcCancelled,
+        FailureKind::GrpcUnknown,
+        FailureKind::GrpcInvalidArgument,
+        FailureKind::GrpcDeadlineExceeded,
+        FailureKind::GrpcNotFound,
+        FailureKind::GrpcAlreadyExists,
+        FailureKind::GrpcPermissionDenied,
+        FailureKind::GrpcResourceExhausted,
+        FailureKind::GrpcFailedPrecondition,
+        FailureKind::GrpcAborted,
+        FailureKind::GrpcOutOfRange,
+        FailureKind::GrpcUnimplemented,
+        FailureKind::GrpcInternal,
+        FailureKind::GrpcUnavailable,
+        FailureKind::GrpcDataLoss,
+        FailureKind::GrpcUnauthenticated,
+        FailureKind::GrpcFraming,
+        FailureKind::GrpcDecode,
+        FailureKind::GrpcTrailers,
     ];
+
+    /// Where gRPC's status codes start in [`FailureKind::ALL`]: code 1 (CANCELLED) is
+    /// there, code 16 (UNAUTHENTICATED) 15 places on.
+    const GRPC_STATUS_AT: usize = 13;
+
+    /// One of gRPC's classes (a status code, framing, decoding, trailers).
+    pub fn is_grpc(self) -> bool {
+        self >= FailureKind::GrpcCancelled
+    }
+
+    /// The class of gRPC status `code` (not 0, which is success): its own for 1 to 16,
+    /// [`FailureKind::GrpcUnknown`] for a code gRPC does not define, as gRPC's clients
+    /// read one.
+    pub fn grpc_status(code: u32) -> FailureKind {
+        match code {
+            1..=16 => Self::ALL[Self::GRPC_STATUS_AT + code as usize - 1],
+            _ => FailureKind::GrpcUnknown,
+        }
+    }
 
     /// The lowercase name used in reports and JSON.
     pub fn name(self) -> &'static str {
@@ -166,9 +246,35 @@ impl FailureKind {
             FailureKind::Closed => "closed",
             FailureKind::Protocol => "protocol",
             FailureKind::GeneratorFault => "generator_fault",
+            FailureKind::GrpcCancelled => "grpc_cancelled",
+            FailureKind::GrpcUnknown => "grpc_unknown",
+            FailureKind::GrpcInvalidArgument => "grpc_invalid_argument",
+            FailureKind::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
+            FailureKind::GrpcNotFound => "grpc_not_found",
+            FailureKind::GrpcAlreadyExists => "grpc_already_exists",
+            FailureKind::GrpcPermissionDenied => "grpc_permission_denied",
+            FailureKind::GrpcResourceExhausted => "grpc_resource_exhausted",
+            FailureKind::GrpcFailedPrecondition => "grpc_failed_precondition",
+            FailureKind::GrpcAborted => "grpc_aborted",
+            FailureKind::GrpcOutOfRange => "grpc_out_of_range",
+            FailureKind::GrpcUnimplemented => "grpc_unimplemented",
+            FailureKind::GrpcInternal => "grpc_internal",
+            FailureKind::GrpcUnavailable => "grpc_unavailable",
+            FailureKind::GrpcDataLoss => "grpc_data_loss",
+            FailureKind::GrpcUnauthenticated => "grpc_unauthenticated",
+            FailureKind::GrpcFraming => "grpc_framing",
+            FailureKind::GrpcDecode => "grpc_decode",
+            FailureKind::GrpcTrailers => "grpc_trailers",
         }
     }
 }
+
+const _: () = assert!(
+    FailureKind::ALL[FailureKind::GRPC_STATUS_AT] as u8 == FailureKind::GrpcCancelled as u8
+        && FailureKind::ALL[FailureKind::GRPC_STATUS_AT + 15] as u8
+            == FailureKind::GrpcUnauthenticated as u8,
+    "gRPC's status codes lie in ALL in code order"
+);
 
 impl fmt::Display for FailureKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -184,6 +290,10 @@ impl FailureCounts {
     /// All failures.
     pub fn total(&self) -> u64 {
         self.0.iter().sum()
+    }
+    /// gRPC's failures: `(class, count)` pairs of the classes that occurred.
+    pub fn grpc(&self) -> impl Iterator<Item = (FailureKind, u64)> + '_ {
+        self.iter().filter(|(k, n)| k.is_grpc() && *n > 0)
     }
     /// `(class, count)` pairs, in report order.
     pub fn iter(&self) -> impl Iterator<Item = (FailureKind, u64)> + '_ {

@@ -782,6 +782,8 @@ impl SpecV1 {
                 .map_err(|e| damaged("expect_body_contains_base64", &e))?,
             length: self.expect_length,
             echo: self.expect_echo,
+            // Not kept in result files: a merged or replayed result does not send.
+            grpc: None,
         };
         spec.ws_text = self.ws_text;
         spec.ws_hold = self.ws_hold_every_ns.map(|ns| crate::spec::Hold {

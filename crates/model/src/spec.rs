@@ -568,7 +568,28 @@ pub struct Expectation {
     pub length: Option<u64>,
     /// WebSocket: the reply must equal the message sent (an echo server's answer).
     pub echo: bool,
+    /// gRPC: the answer is a unary call's reply, checked as gRPC's (see [`GrpcReply`]).
+    pub grpc: Option<GrpcReply>,
 }
+
+/// What a gRPC call's good reply is: HTTP status 200, a `content-type` of
+/// `application/grpc…`, messages framed with gRPC's 5-byte prefix (compressed flag 0, a
+/// big-endian length within the DATA received and within `max_message`), each decoding
+/// as the method's output type, and `grpc-status` 0 in the trailers (or in the headers of
+/// a trailers-only answer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrpcReply {
+    /// The schema: an encoded `google.protobuf.FileDescriptorSet` holding the method's
+    /// file and every file it imports.
+    pub schema: std::sync::Arc<[u8]>,
+    /// The method's full name: `package.Service.Method`.
+    pub method: String,
+    /// The most bytes one reply message may have (its prefix excluded): `--max-message`.
+    pub max_message: usize,
+}
+
+/// gRPC's default limit on a received message (grpc-go's and grpc-java's): 4 MiB.
+pub const GRPC_MAX_MESSAGE: usize = 4 << 20;
 
 impl Expectation {
     /// True when checking needs the body bytes kept, not just counted.

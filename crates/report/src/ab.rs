@@ -83,7 +83,11 @@ impl AbFailures {
                 + f[FailureKind::Closed]
                 + f[FailureKind::Protocol],
             length: counts.length_mismatch,
-            exceptions: f[FailureKind::Body] + f[FailureKind::GeneratorFault],
+            // A gRPC call that failed (its status, its framing, its message, its
+            // trailers) is an exception too: its HTTP answer was received whole.
+            exceptions: f[FailureKind::Body]
+                + f[FailureKind::GeneratorFault]
+                + f.grpc().map(|(_, n)| n).sum::<u64>(),
         }
     }
 

@@ -36,14 +36,19 @@ const TAIL: [&str; 10] = [
 
 /// The header: [`HEAD`], a `fail_NAME` column per failure class, [`TAIL`].
 pub fn columns() -> Vec<String> {
-    HEAD.iter()
+    around_failures(&HEAD, &TAIL)
+}
+
+/// `head`, a `fail_NAME` column per failure class, `tail`: a header of CSV.
+pub(crate) fn around_failures(head: &[&str], tail: &[&str]) -> Vec<String> {
+    head.iter()
         .map(|c| c.to_string())
         .chain(
             FailureKind::ALL
                 .iter()
                 .map(|k| format!("fail_{}", k.name())),
         )
-        .chain(TAIL.iter().map(|c| c.to_string()))
+        .chain(tail.iter().map(|c| c.to_string()))
         .collect()
 }
 

@@ -144,6 +144,11 @@ fn totals(o: &mut String, r: &RunResult) {
     if bad_status > 0 {
         emit!(o, "  Non-2xx or 3xx responses: {bad_status}");
     }
+    // Not wrk's: gRPC calls that failed, by class.
+    let grpc: Vec<String> = f.grpc().map(|(k, n)| format!("{n} {k}")).collect();
+    if !grpc.is_empty() {
+        emit!(o, "  gRPC failures: {}", grpc.join(", "));
+    }
     // Not wrk's: requests failed by a bug of shootout's own, apart from the server's errors.
     let faults = f[FailureKind::GeneratorFault];
     if faults > 0 {

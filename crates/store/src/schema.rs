@@ -28,6 +28,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V16_OVERTAKEN,
     V17_ARRIVALS,
     V18_JOURNEYS,
+    V19_GRPC,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -325,6 +326,31 @@ CREATE TABLE step_journeys (
     hist_latency BLOB NOT NULL,
     PRIMARY KEY (step_id, seq)
 );
+";
+
+/// Version 19: gRPC's failure classes per step: one per status code (1 to 16, by name),
+/// and a reply badly framed, one that does not decode as the method's output type, and
+/// an outcome that cannot be read (trailers missing). 0 in steps stored before.
+const V19_GRPC: &str = "
+ALTER TABLE steps ADD COLUMN fail_grpc_cancelled INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_unknown INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_invalid_argument INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_deadline_exceeded INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_not_found INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_already_exists INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_permission_denied INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_resource_exhausted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_failed_precondition INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_aborted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_out_of_range INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_unimplemented INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_internal INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_unavailable INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_data_loss INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_unauthenticated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_framing INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_decode INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_trailers INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

@@ -18,11 +18,27 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::SystemTime;
 
-// The steps table has one column per failure class (fail_connect … fail_generator_fault).
+// The steps table has one column per failure class: fail_connect … fail_generator_fault
+// named below, then gRPC's (`fail_` and the class's name, [`GRPC_CLASSES`]).
 const _: () = assert!(
-    FailureKind::ALL.len() == 13,
+    FailureKind::ALL.len() == 13 + GRPC_CLASSES,
     "a new failure class needs a column in the store's steps table: add a migration"
 );
+
+/// gRPC's failure classes: the last of [`FailureKind::ALL`], each in the column
+/// `fail_<name>` (schema version 19).
+const GRPC_CLASSES: usize = 19;
+
+/// gRPC's failure classes and their columns.
+fn grpc_columns() -> &'static [(FailureKind, String)] {
+    static COLUMNS: OnceLock<Vec<(FailureKind, String)>> = OnceLock::new();
+    COLUMNS.get_or_init(|| {
+        FailureKind::ALL[FailureKind::ALL.len() - GRPC_CLASSES..]
+            .iter()
+            .map(|&k| (k, format!("fail_{}", k.name())))
+            .collect()
+    })
+}
 
 /// A measured step, as the orchestration hands it to the store.
 #[derive(Debug, Clone, Copy)]
@@ -125,14 +141,15 @@ fn hist_column(measure: Measure) -> String {
     format!("hist_{}", measure.key())
 }
 
-/// The INSERT of a step: [`STEP_COLUMNS`] and the histograms' columns, each from the
-/// parameter named after it (`:run_id`, `:hist_latency`, …).
+/// The INSERT of a step: [`STEP_COLUMNS`], gRPC's failure columns and the histograms'
+/// columns, each from the parameter named after it (`:run_id`, `:hist_latency`, …).
 fn insert_step() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
     SQL.get_or_init(|| {
         let columns: Vec<String> = STEP_COLUMNS
             .split(',')
             .map(|c| c.trim().to_string())
+            .chain(grpc_columns().iter().map(|(_, c)| c.clone()))
             .chain(Measure::ALL.into_iter().map(hist_column))
             .collect();
         let values: Vec<String> = columns.iter().map(|c| format!(":{c}")).collect();
@@ -355,7 +372,15 @@ impl Store {
                     ":search_verdict": search_verdict,
                     ":search_slo": search_slo,
                 };
+                let grpc: Vec<(String, u64)> = grpc_columns()
+                    .iter()
+                    .map(|(k, col)| (format!(":{col}"), c.failures[*k]))
+                    .collect();
                 let mut all = columns.to_vec();
+                all.extend(
+                    grpc.iter()
+                        .map(|(n, v)| (n.as_str(), v as &dyn rusqlite::ToSql)),
+                );
                 all.extend(
                     histograms
                         .iter()
@@ -743,6 +768,9 @@ impl Columns<'_> {
         failures[FailureKind::Closed] = self.get("fail_closed")?;
         failures[FailureKind::Protocol] = self.get("fail_protocol")?;
         failures[FailureKind::GeneratorFault] = self.get("fail_generator_fault")?;
+        for (k, col) in grpc_columns() {
+            failures[*k] = self.get(col)?;
+        }
         Ok(Counts {
             completed: self.get("completed")?,
             ok: self.get("ok")?,

@@ -237,6 +237,9 @@ pub enum H2Behavior {
         /// Connections that get it.
         connections: u64,
     },
+    /// Every stream is a gRPC call to `helloworld.Greeter/SayHello`, answered as the
+    /// [`crate::GrpcBehavior`] says ([`crate::grpc`]).
+    Grpc(crate::GrpcBehavior),
 }
 
 /// What [`H2Behavior::App`] does to the stream it picks instead of answering it.
@@ -531,6 +534,8 @@ struct Pending {
     complete: bool,
     /// What [`H2Behavior::App`] reads of the request: method, path, cookie.
     head: AppHead,
+    /// Its body so far (kept for gRPC calls only).
+    body: Vec<u8>,
 }
 
 struct Conn<'a> {
@@ -693,6 +698,7 @@ impl<'a> Conn<'a> {
                             id,
                             complete: end,
                             head,
+                            body: Vec::new(),
                         });
                         if end {
                             self.state.requests.fetch_add(1, Ordering::SeqCst);
@@ -705,6 +711,11 @@ impl<'a> Conn<'a> {
                     for stream in [0, id] {
                         frame(&mut self.out, 4, WINDOW_UPDATE, 0, stream);
                         self.out.extend_from_slice(&(p.len() as u32).to_be_bytes());
+                    }
+                }
+                if matches!(self.state.behavior, H2Behavior::Grpc(_)) {
+                    if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
+                        r.body.extend_from_slice(p);
                     }
                 }
                 if flags & END_STREAM != 0 {
@@ -743,7 +754,8 @@ impl<'a> Conn<'a> {
             if self.gone {
                 break;
             }
-            self.pending.retain(|r| r.id != id);
+            let at = self.pending.iter().position(|r| r.id == id);
+            let body = at.map(|i| self.pending.remove(i).body).unwrap_or_default();
             let k = self.state.handled.fetch_add(1, Ordering::SeqCst) + 1;
             self.handled_here += 1;
             let first = !std::mem::replace(&mut self.first_done, true);
@@ -757,7 +769,7 @@ impl<'a> Conn<'a> {
                 }
                 self.app(id, &head);
             } else {
-                self.answer(id, behavior);
+                self.answer(id, behavior, &body);
             }
             self.answered += 1;
             self.last_answered = id;
@@ -967,9 +979,13 @@ impl<'a> Conn<'a> {
     }
 
     /// Writes a whole answer on stream `id`; counted before it is sent.
-    fn answer(&mut self, id: u32, behavior: &H2Behavior) {
+    fn answer(&mut self, id: u32, behavior: &H2Behavior, body: &[u8]) {
         if let H2Behavior::HpackBomb { refs } = behavior {
             return self.bomb(id, *refs);
+        }
+        if let H2Behavior::Grpc(g) = behavior {
+            self.state.answers.fetch_add(1, Ordering::SeqCst);
+            return crate::grpc::answer(&mut self.out, &mut self.encoder, id, *g, body);
         }
         let body_len = match behavior {
             H2Behavior::Big { len } => *len,

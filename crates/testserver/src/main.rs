@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use shootout_testserver::{
-    Behavior, Delivery, H2Behavior, H2Server, H3Behavior, H3Server, TestServer, Transport,
+    Behavior, Delivery, GrpcBehavior, H2Behavior, H2Server, H3Behavior, H3Server, TestServer,
+    Transport,
 };
 
 const USAGE: &str = "\
@@ -54,6 +55,7 @@ behaviours (default: hello):
   endless-chunked         a chunked body that never ends
   keeps-open              answers, never closes, even when the request asks to
   h2-hello                HTTP/2 over TLS (ALPN h2): 200 \"Hello World!\" (any free port)
+  grpc-greeter            gRPC over h2c: helloworld.Greeter/SayHello answers \"hello NAME\" (any free port)
   h3-hello                HTTP/3 over QUIC (the h3 crate): 200 \"Hello World!\" (any free
                           UDP port)
 
@@ -98,12 +100,22 @@ fn main() -> ExitCode {
     }
 }
 
-/// The HTTP/2 and HTTP/3 servers (`h2-hello`, `h3-hello`), on any free port: served
+/// The HTTP/2, gRPC and HTTP/3 servers (`h2-hello`, `grpc-greeter`, `h3-hello`), on any free port: served
 /// until killed. `None` for any other behaviour.
 fn other_protocol(args: &[String]) -> Option<ExitCode> {
     let started = match args.first().map(String::as_str) {
         Some("h2-hello") => H2Server::start_with(H2Behavior::Hello, Delivery::Whole, true)
             .map(|s| (s.url("/"), Box::new(s) as Box<dyn std::any::Any>)),
+        // h2c: its URL is grpc://127.0.0.1:PORT (its method /helloworld.Greeter/SayHello).
+        Some("grpc-greeter") => H2Server::start_with(
+            H2Behavior::Grpc(GrpcBehavior::Greeter),
+            Delivery::Whole,
+            false,
+        )
+        .map(|s| {
+            let url = s.url("/").replacen("http://", "grpc://", 1);
+            (url, Box::new(s) as Box<dyn std::any::Any>)
+        }),
         Some("h3-hello") => H3Server::start(H3Behavior::Hello)
             .map(|s| (s.url("/"), Box::new(s) as Box<dyn std::any::Any>)),
         _ => return None,

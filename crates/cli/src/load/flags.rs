@@ -20,6 +20,8 @@ use std::path::PathBuf;
        --disable-keepalive refused: --no-keepalive; -d BODY and -D FILE refused: -p FILE
        (-d is the duration here); hey's -o csv refused: -g FILE
   wrk2 -R N refused: --rate N
+  ghz  --proto, --import-path, --protoset as in ghz; -d DATA refused: --message JSON
+       (-d is the duration here); -c and --rps are -c and --rate
 
 Examples:
   shootout load -n 100000 -c 100 http://localhost:8080/hello
@@ -30,10 +32,12 @@ Examples:
   shootout load --pipeline 16 -d 10s -c 100 http://127.0.0.1:8080/plaintext
   shootout load --urls requests.txt --order random -d 30s -c 50 http://127.0.0.1:8080/
   shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/
-  shootout load --ws-messages chat.txt --expect-echo -c 64 -d 10s ws://127.0.0.1:8765/echo")]
+  shootout load --ws-messages chat.txt --expect-echo -c 64 -d 10s ws://127.0.0.1:8765/echo
+  shootout load --proto hello.proto -d 10s grpc://127.0.0.1:50051/hello.Greeter/SayHello")]
 #[command(group(clap::ArgGroup::new("lists").args(["urls", "ws_messages"])))]
 pub struct LoadArgs {
-    /// The URL to load (http:// or https://; a missing path means /).
+    /// The URL to load (http:// or https://; a missing path means /; grpc:// or grpcs://
+    /// and /package.Service/Method for a gRPC call).
     pub url: String,
 
     /// Requests to send in all (with no -n, -d or -t: one request, as ab).
@@ -212,6 +216,30 @@ pub struct LoadArgs {
     /// default 1).
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
+
+    /// gRPC (grpc:// and grpcs:// URLs): the schema, a .proto file (compiled by shootout
+    /// itself: no protoc needed), its imports found beside it and in each --import-path.
+    #[arg(long, value_name = "FILE", conflicts_with = "protoset")]
+    pub proto: Option<PathBuf>,
+
+    /// gRPC: a directory the --proto file's imports are looked for in (repeatable).
+    #[arg(long, value_name = "DIR", requires = "proto")]
+    pub import_path: Vec<PathBuf>,
+
+    /// gRPC: the schema as a protoset (protoc --include_imports --descriptor_set_out=FILE).
+    #[arg(long, value_name = "FILE")]
+    pub protoset: Option<PathBuf>,
+
+    /// gRPC: the request message as JSON (protobuf's JSON mapping), e.g. '{"name":"x"}'
+    /// (-p FILE reads it from a file; default {}). Encoded once, checked against the
+    /// method's input type before the run.
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["post_file", "put_file", "urls"])]
+    pub message: Option<String>,
+
+    /// gRPC: the most bytes one reply message may have (default 4194304, 4 MiB, as gRPC's
+    /// own clients); a longer one fails as grpc_framing before a byte of it is kept.
+    #[arg(long, value_name = "BYTES")]
+    pub max_message: Option<usize>,
     /// WebSocket (ws:// and wss:// URLs): send this text as a text message (-p FILE
     /// sends the file as a binary message instead). At most 16 MiB, UTF-8.
     #[arg(long, value_name = "TEXT", conflicts_with_all = ["post_file", "put_file", "urls"])]

@@ -219,6 +219,9 @@ fn foreign_flag(args: &[&str], i: usize) -> Option<String> {
             if !body || shootout_model::parse_duration(v).is_ok() {
                 return None;
             }
+            if args.iter().any(|a| super::grpc::http_url(a).is_some()) {
+                return Some(format!("-d {v:?}: -d is the duration here (e.g. -d 30s); ghz's -d DATA is --message JSON here (or -p FILE holding it)"));
+            }
             format!("-d {v:?}: -d is the duration here (e.g. -d 30s); for hey's and oha's request body write it to a file and give -p FILE (POST, with -T for its type) or -u FILE (PUT)")
         }
         _ => return None,

@@ -19,8 +19,8 @@ use shootout_model::spec::{
     check_header, check_method, Journeys, Limit, SpecError, TargetError, MAX_BODY,
 };
 use shootout_model::{
-    parse_duration, Arrival, Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, StatusSet,
-    Target,
+    parse_duration, Arrival, Expectation, GrpcReply, LoadSpec, Pace, Protocol, Record, RequestSpec,
+    StatusSet, Target,
 };
 use shootout_report::{plain_secs, Format};
 use std::path::Path;
@@ -78,13 +78,29 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     }
     let search = super::find_max::asked(a)?;
     let mut notes = Vec::new();
-    let mut target = Target::parse(&a.url).map_err(|e: TargetError| Failure::usage(e))?;
+    // A gRPC call goes to its http:// or https:// URL over HTTP/2.
+    let grpc_url = super::grpc::http_url(&a.url);
+    let url = grpc_url.as_deref().unwrap_or(&a.url);
+    let mut target = Target::parse(url).map_err(|e: TargetError| Failure::usage(e))?;
+    target.url = a.url.clone();
     target.unix_socket = a.unix_socket.clone();
     target.tls.insecure = a.insecure;
     target.tls.ca_file = a.cacert.clone();
+    let grpc = match grpc_url {
+        Some(_) => Some(grpc_call(a, &target.path)?),
+        None => {
+            super::grpc::refuse_first(&grpc_flags(a), |flag| {
+                format!("{flag} is for gRPC calls: give the method's URL, grpc://HOST:PORT/package.Service/Method (grpcs:// over TLS)")
+            })?;
+            None
+        }
+    };
     let bounds = bounds(a, &mut notes)?;
     let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
-    let protocol = protocol(a, &target);
+    let protocol = match grpc {
+        Some(_) => Protocol::Http2,
+        None => protocol(a, &target),
+    };
     let busy_poll = busy_poll(a.busy_poll.as_deref(), protocol, cpus.is_some())?;
     check_outputs(a)?;
     let list = request_list(a, &target, &mut notes)?;
@@ -93,8 +109,11 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .pipeline(a.pipeline)
         .list(list)
         .journey(journey(a, &mut notes)?)
-        .request(request(a, target.scheme.websocket())?)
-        .expect(expectation(a)?)
+        .request(match &grpc {
+            Some(g) => g.request.clone(),
+            None => request(a, target.scheme.websocket())?,
+        })
+        .expect(expectation(a, grpc.map(|g| g.reply))?)
         .connections(a.concurrency)
         .max_connections(max_connections(a)?)
         .threads(bounds.threads)
@@ -167,6 +186,45 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         search,
         until,
     })
+}
+
+/// The gRPC call of a `grpc://` URL whose path is `path` ([`super::grpc`]), HTTP's flags
+/// it cannot honour refused.
+fn grpc_call(a: &LoadArgs, path: &str) -> Result<super::grpc::Call, Failure> {
+    let http_only = [
+        ("--http3", a.http3),
+        ("-m", a.method.is_some()),
+        ("-i", a.head),
+        ("-u", a.put_file.is_some()),
+        ("-T", a.content_type.is_some()),
+        ("--urls", a.urls.is_some()),
+        ("--journey", a.journey.is_some()),
+        ("--ws-text", a.ws_text.is_some()),
+        ("--ws-messages", a.ws_messages.is_some()),
+        ("--expect-status", a.expect_status.is_some()),
+    ];
+    super::grpc::refuse_first(&http_only, |flag| {
+        format!("{flag}: a gRPC call is a POST of its message over HTTP/2, answered 200 with the outcome in grpc-status: drop {flag}")
+    })?;
+    let flags = super::grpc::Flags {
+        proto: a.proto.as_deref(),
+        import_path: &a.import_path,
+        protoset: a.protoset.as_deref(),
+        message: a.message.as_deref(),
+        file: a.post_file.as_deref(),
+        max_message: a.max_message,
+    };
+    super::grpc::call(&flags, path, headers(a)?, timeout("-s", &a.timeout)?)
+}
+
+/// The gRPC flags, each given or not.
+fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 4] {
+    [
+        ("--proto", a.proto.is_some()),
+        ("--protoset", a.protoset.is_some()),
+        ("--message", a.message.is_some()),
+        ("--max-message", a.max_message.is_some()),
+    ]
 }
 
 /// `--busy-poll DURATION` as a duration (its limit is the spec's rule); when not given,
@@ -591,8 +649,13 @@ fn clock_seed() -> u64 {
 }
 
 /// What a good answer is: `--expect-status`, `--expect-body-contains`, `--expect-length`.
-fn expectation(a: &LoadArgs) -> Result<Expectation, Failure> {
+fn expectation(a: &LoadArgs, grpc: Option<GrpcReply>) -> Result<Expectation, Failure> {
     let mut expect = Expectation::default();
+    if grpc.is_some() {
+        // A gRPC answer is 200 whatever the call's outcome (that is grpc-status's).
+        expect.status = StatusSet::parse("200").map_err(|e| Failure::usage(anyhow!(e)))?;
+    }
+    expect.grpc = grpc;
     if let Some(list) = &a.expect_status {
         expect.status =
             StatusSet::parse(list).map_err(|e| Failure::usage(anyhow!("--expect-status: {e}")))?;

@@ -176,6 +176,8 @@ pub struct Stream {
     send_window: i64,
     body_sent: usize,
     recv_window: i64,
+    /// A gRPC call's answer so far (unused for other requests).
+    grpc: crate::grpc::Call,
 }
 
 /// How the next header block is encoded.
@@ -273,6 +275,7 @@ impl Connection {
                     send_window: 0,
                     body_sent: 0,
                     recv_window: 0,
+                    grpc: crate::grpc::Call::default(),
                 })
                 .collect(),
             active: 0,
@@ -468,6 +471,9 @@ impl Connection {
         s.send_window = self.peer_window;
         s.body_sent = 0;
         s.recv_window = RECV_WINDOW;
+        if req.grpc.is_some() {
+            s.grpc.begin();
+        }
         self.write_headers(req, id);
         if !req.body.is_empty() {
             self.push_body(req, slot);

@@ -36,6 +36,8 @@ pub struct Prepared {
     /// The header list as text, for `-v 2`: `GET /path HTTP/2`, then `name: value` lines
     /// (the other pseudo-headers first) and a blank line, as curl shows an HTTP/2 request.
     pub text: Vec<u8>,
+    /// The request is a gRPC call: its answers are checked as gRPC replies.
+    pub grpc: Option<crate::grpc::Reply>,
 }
 
 /// The field section of `r` ([`fields::section`]), HPACK-encoded three ways. Refuses the
@@ -60,6 +62,7 @@ pub fn prepare(r: &Request) -> Result<Prepared, HeaderError> {
         body: r.body.to_vec(),
         head_request: r.head(),
         text: fields::request_text(&section, "HTTP/2"),
+        grpc: None,
     })
 }
 

@@ -76,6 +76,8 @@ impl<'a> Wire<'a> for H2 {
                 body: Vec::new(),
                 head_request: false,
                 text: Vec::new(),
+                // A journey's steps are HTTP; a gRPC call is `load`'s alone.
+                grpc: None,
             },
             written: 0,
             queued: None,

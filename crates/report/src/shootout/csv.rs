@@ -15,8 +15,8 @@ use shootout_analysis::Analysis;
 use shootout_model::stored::StoredRun;
 use shootout_model::{FailureKind, LoadLevel};
 
-/// The columns, in order.
-pub const COLUMNS: [&str; 41] = [
+/// The columns before the failure classes.
+const HEAD: [&str; 14] = [
     "run_id",
     "contender",
     "workload",
@@ -31,19 +31,10 @@ pub const COLUMNS: [&str; 41] = [
     "ok",
     "failed",
     "aborted",
-    "fail_connect",
-    "fail_timeout",
-    "fail_reset",
-    "fail_malformed",
-    "fail_status",
-    "fail_body",
-    "fail_stream_reset",
-    "fail_refused",
-    "fail_connection_error",
-    "fail_handshake",
-    "fail_closed",
-    "fail_protocol",
-    "fail_generator_fault",
+];
+
+/// The columns after them.
+const TAIL: [&str; 14] = [
     "rps",
     "ok_rps",
     "mean_ms",
@@ -60,14 +51,16 @@ pub const COLUMNS: [&str; 41] = [
     "pipeline",
 ];
 
+/// The columns, in order: [`HEAD`], a `fail_NAME` column per failure class, [`TAIL`].
+pub fn columns() -> Vec<String> {
+    crate::csv::around_failures(&HEAD, &TAIL)
+}
+
 /// The run's steps as CSV (header included).
 pub fn csv(run: &StoredRun) -> String {
     let baseline = Analysis::of(run).baseline;
     let mut out = String::new();
-    csv_record(
-        &mut out,
-        &COLUMNS.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-    );
+    csv_record(&mut out, &columns());
     for s in &run.steps {
         let Some(ci) = run.contenders.iter().position(|c| c.id == s.contender) else {
             continue;

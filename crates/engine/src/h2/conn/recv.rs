@@ -348,6 +348,9 @@ impl Connection {
         }
         let s = &mut self.streams[slot];
         s.exchange.body(body);
+        if let Some(reply) = &req.grpc {
+            s.grpc.frames.feed(body, reply);
+        }
         if let Some(k) = self.kept.as_deref_mut() {
             let room = k.body_max.saturating_sub(k.body.len());
             k.body.extend_from_slice(&body[..body.len().min(room)]);
@@ -372,6 +375,9 @@ impl Connection {
         let mut bad = false;
         let mut server = None;
         let want_server = self.want_server;
+        // gRPC's fields: the content type and the outcome.
+        let (mut grpc_typed, mut grpc_status) = (false, None);
+        let grpc = req.grpc.is_some();
         let decoded = self.decoder.decode(&self.block, &mut self.fields);
         if self.block.capacity() > 16 * 1024 {
             // A large block is rare: its buffer is not kept for every later one.
@@ -394,6 +400,10 @@ impl Connection {
                 let v = parse_decimal(value);
                 bad |= v.is_none() || length.is_some_and(|l| Some(l) != v);
                 length = v;
+            } else if grpc && name == b"content-type" {
+                grpc_typed = crate::grpc::is_grpc_type(value);
+            } else if grpc && name == b"grpc-status" {
+                grpc_status = Some(crate::grpc::Status::parse(value));
             } else if want_server && name == b"server" {
                 let kept = &value[..value.len().min(MAX_SERVER)];
                 server = Some(String::from_utf8_lossy(kept).into_owned());
@@ -406,9 +416,13 @@ impl Connection {
         s.exchange.arrived(now);
         let final_head = s.final_head;
         if final_head {
-            // Trailers: they end the stream, and say nothing we check.
+            // Trailers: they end the stream, and say nothing we check but a gRPC call's
+            // outcome.
             if !end_stream || status.is_some() || bad {
                 return self.stream_error(slot, frame::PROTOCOL_ERROR);
+            }
+            if grpc {
+                self.streams[slot].grpc.trailers(grpc_status);
             }
             self.finish(slot, req);
             return Ok(());
@@ -436,6 +450,9 @@ impl Connection {
                 s.exchange.status = code;
                 s.length = length;
                 s.final_head = true;
+                if grpc {
+                    s.grpc.head(grpc_typed, grpc_status, end_stream);
+                }
                 if server.is_some() {
                     self.server = server;
                 }
@@ -448,13 +465,16 @@ impl Connection {
         Ok(())
     }
 
-    /// The stream in `slot` ended: answered, unless its body contradicts its content-length.
+    /// The stream in `slot` ended: answered, unless its body contradicts its
+    /// content-length, or it is a gRPC call that failed ([`crate::grpc::Call::verdict`]).
     fn finish(&mut self, slot: usize, req: &Prepared) {
-        let s = &self.streams[slot];
+        let s = &mut self.streams[slot];
         let status = s.exchange.status;
         let bodiless = req.head_request || status == 204 || status == 304;
         if !bodiless && s.length.is_some_and(|l| l != s.exchange.body_len) {
             self.end(slot, Event::Failed(slot, FailureKind::Malformed));
+        } else if let Some(kind) = req.grpc.as_ref().and_then(|_| s.grpc.verdict(status)) {
+            self.end(slot, Event::Failed(slot, kind));
         } else {
             self.end(slot, Event::Answered(slot));
         }

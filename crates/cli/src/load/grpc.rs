@@ -1,0 +1,307 @@
+//! `shootout load grpc://HOST:PORT/package.Service/Method`: a unary gRPC call, resolved
+//! before anything runs. The schema comes from `--proto FILE` (compiled here, in Rust, by
+//! protox: no protoc needed) or `--protoset FILE` (protoc's `--descriptor_set_out`); the
+//! method from the URL's path; the request from `--message JSON` or `-p FILE` (protobuf's
+//! JSON mapping), encoded once with prost-reflect. The call is then an HTTP/2 request like
+//! any other — a POST of the message behind gRPC's 5-byte prefix, with
+//! `content-type: application/grpc`, `te: trailers` and `grpc-timeout` from `-s` — and its
+//! answers are checked as gRPC replies by the engine ([`GrpcReply`]). Each mistake is a
+//! usage error naming the flag, the field and the fix.
+
+use crate::bounded::{self, Bounded};
+use crate::output::Failure;
+use anyhow::anyhow;
+use prost::Message as _;
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor};
+use shootout_model::{GrpcReply, RequestSpec, GRPC_MAX_MESSAGE};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most bytes of a protoset or a JSON message file read (as a body's limit).
+const MAX_FILE: u64 = shootout_model::spec::MAX_BODY as u64;
+
+/// `grpc://` and `grpcs://` URLs as the `http://` and `https://` URLs the call goes to
+/// (HTTP/2 with prior knowledge, or TLS with ALPN h2); `None` for any other URL.
+pub(super) fn http_url(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    match scheme.to_ascii_lowercase().as_str() {
+        "grpc" => Some(format!("http://{rest}")),
+        "grpcs" => Some(format!("https://{rest}")),
+        _ => None,
+    }
+}
+
+/// The gRPC flags as typed.
+pub(super) struct Flags<'a> {
+    /// `--proto`.
+    pub proto: Option<&'a Path>,
+    /// `--import-path`.
+    pub import_path: &'a [PathBuf],
+    /// `--protoset`.
+    pub protoset: Option<&'a Path>,
+    /// `--message`.
+    pub message: Option<&'a str>,
+    /// `-p`: the message's file.
+    pub file: Option<&'a Path>,
+    /// `--max-message`.
+    pub max_message: Option<usize>,
+}
+
+/// A resolved call: the request to send and the reply to expect.
+pub(super) struct Call {
+    /// POST of the framed message to the method's path, with gRPC's headers and `-H`'s.
+    pub request: RequestSpec,
+    /// What a good reply is.
+    pub reply: GrpcReply,
+}
+
+/// The call of a `grpc://` URL whose path is `path`, with `headers` (`-H`, `-A`, …) and
+/// the deadline `timeout` (`-s`).
+pub(super) fn call(
+    a: &Flags,
+    path: &str,
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+) -> Result<Call, Failure> {
+    let (pool, schema) = schema(a)?;
+    let method = method(&pool, path)?;
+    let message = message(a, &method.input())?;
+    let max_message = a.max_message.unwrap_or(GRPC_MAX_MESSAGE);
+    if max_message == 0 {
+        return Err(usage("--max-message 0: a reply needs room for its message: give a size in bytes, e.g. 4194304 (4 MiB, the default)".into()));
+    }
+    let mut body = Vec::with_capacity(5 + message.len());
+    body.push(0);
+    body.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    body.extend_from_slice(&message);
+    let mut fields = vec![
+        ("content-type".to_string(), "application/grpc".to_string()),
+        ("te".to_string(), "trailers".to_string()),
+        ("grpc-timeout".to_string(), grpc_timeout(timeout)),
+    ];
+    fields.extend(headers);
+    Ok(Call {
+        request: RequestSpec {
+            method: "POST".into(),
+            headers: fields,
+            body,
+            keepalive: true,
+        },
+        reply: GrpcReply {
+            schema,
+            method: method.full_name().to_string(),
+            max_message,
+        },
+    })
+}
+
+/// The first of the flags `given` (name, given or not) refused with `why`'s line.
+pub(super) fn refuse_first(
+    given: &[(&str, bool)],
+    why: impl Fn(&str) -> String,
+) -> Result<(), Failure> {
+    match given.iter().find(|(_, on)| *on) {
+        Some((flag, _)) => Err(usage(why(flag))),
+        None => Ok(()),
+    }
+}
+
+/// The schema: `--proto` compiled with its import paths, or `--protoset` read; and its
+/// descriptors encoded for the engine.
+fn schema(a: &Flags) -> Result<(DescriptorPool, Arc<[u8]>), Failure> {
+    if let Some(file) = a.proto {
+        let pool = compile(file, a.import_path)?;
+        let bytes = pool.encode_to_vec();
+        return Ok((pool, bytes.into()));
+    }
+    let Some(file) = a.protoset else {
+        return Err(usage(
+            "a gRPC call needs its schema: give --proto FILE (with --import-path DIR for its imports) or --protoset FILE".into(),
+        ));
+    };
+    let bytes = read(file, "--protoset")?;
+    let pool = DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
+        usage(format!(
+            "--protoset {}: not a FileDescriptorSet ({e}): write one with protoc --include_imports --descriptor_set_out=FILE, or give the .proto with --proto",
+            file.display()
+        ))
+    })?;
+    Ok((pool, bytes.into()))
+}
+
+/// Compiles `file`, its imports found in its own directory and then in `imports`.
+fn compile(file: &Path, imports: &[PathBuf]) -> Result<DescriptorPool, Failure> {
+    if !file.is_file() {
+        return Err(usage(format!(
+            "--proto {}: no such file (check the path)",
+            file.display()
+        )));
+    }
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut includes = vec![dir.to_path_buf()];
+    includes.extend(imports.iter().cloned());
+    let name = file.file_name().map(Path::new).unwrap_or(file);
+    let failed = |e: protox::Error| {
+        usage(format!(
+            "--proto {}: {e} (imports are looked for beside it and in each --import-path DIR)",
+            file.display()
+        ))
+    };
+    let mut compiler = protox::Compiler::new(&includes).map_err(failed)?;
+    compiler
+        .include_imports(true)
+        .include_source_info(false)
+        .open_file(name)
+        .map_err(failed)?;
+    Ok(compiler.descriptor_pool())
+}
+
+/// The method the URL's path names (`/package.Service/Method`): found in the schema, and
+/// unary.
+fn method(pool: &DescriptorPool, path: &str) -> Result<MethodDescriptor, Failure> {
+    let services = || {
+        let names: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
+        if names.is_empty() {
+            "it has none".to_string()
+        } else {
+            format!("it has {}", names.join(", "))
+        }
+    };
+    let Some((service, name)) = path
+        .strip_prefix('/')
+        .and_then(|p| p.split_once('/'))
+        .filter(|(s, m)| !s.is_empty() && !m.is_empty() && !m.contains('/'))
+    else {
+        return Err(usage(format!(
+            "the URL's path {path:?} names no method: write grpc://HOST:PORT/package.Service/Method (the schema's services: {})",
+            services()
+        )));
+    };
+    let Some(svc) = pool.get_service_by_name(service) else {
+        return Err(usage(format!(
+            "the schema has no service {service:?} ({}): check the URL's package.Service",
+            services()
+        )));
+    };
+    let Some(m) = svc.methods().find(|m| m.name() == name) else {
+        let names: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
+        return Err(usage(format!(
+            "{service} has no method {name:?} (it has {}): check the URL's /Method",
+            names.join(", ")
+        )));
+    };
+    let shape = match (m.is_client_streaming(), m.is_server_streaming()) {
+        (false, false) => return Ok(m),
+        (true, false) => "client-streaming",
+        (false, true) => "server-streaming",
+        (true, true) => "bidirectional streaming",
+    };
+    Err(usage(format!(
+        "{service}/{name} is a {shape} method: shootout loads unary gRPC calls only so far: choose a unary method"
+    )))
+}
+
+/// The request message: `--message JSON`, or `-p FILE` holding it, encoded as `input`.
+fn message(a: &Flags, input: &MessageDescriptor) -> Result<Vec<u8>, Failure> {
+    let (flag, json) = match (a.message, a.file) {
+        (Some(m), _) => ("--message".to_string(), m.to_string()),
+        (None, Some(f)) => {
+            let bytes = read(f, "-p")?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                usage(format!(
+                    "-p {}: not UTF-8 text: a gRPC call's -p FILE holds its message as JSON",
+                    f.display()
+                ))
+            })?;
+            (format!("-p {}", f.display()), text)
+        }
+        (None, None) => ("--message".to_string(), "{}".to_string()),
+    };
+    let mut de = serde_json::Deserializer::from_str(&json);
+    let msg = DynamicMessage::deserialize(input.clone(), &mut de)
+        .and_then(|m| de.end().map(|()| m))
+        .map_err(|e| {
+            usage(format!(
+                "{flag}: not a {} in JSON: {e}: write the message in protobuf's JSON mapping with its fields: {}",
+                input.full_name(),
+                fields(input)
+            ))
+        })?;
+    Ok(msg.encode_to_vec())
+}
+
+/// A message type's fields, each with its type: `name (string), id (int32)`.
+fn fields(m: &MessageDescriptor) -> String {
+    let all: Vec<String> = m
+        .fields()
+        .map(|f| {
+            let list = if f.is_list() { "repeated " } else { "" };
+            format!("{} ({list}{:?})", f.json_name(), f.kind())
+        })
+        .collect();
+    if all.is_empty() {
+        "none ({})".to_string()
+    } else {
+        all.join(", ")
+    }
+}
+
+/// `-s` as gRPC's `grpc-timeout` (at most 8 digits and a unit): milliseconds, or seconds
+/// when that is too many digits.
+fn grpc_timeout(t: Duration) -> String {
+    let ms = t.as_millis().max(1);
+    if ms <= 99_999_999 {
+        format!("{ms}m")
+    } else {
+        format!("{}S", t.as_secs().min(99_999_999))
+    }
+}
+
+/// A file of at most [`MAX_FILE`] bytes, for `flag`.
+fn read(file: &Path, flag: &str) -> Result<Vec<u8>, Failure> {
+    match bounded::read_file(file, MAX_FILE) {
+        Ok(Bounded::Read(b)) => Ok(b),
+        Ok(Bounded::TooLarge) => Err(usage(format!(
+            "{flag} {}: larger than {MAX_FILE} bytes",
+            file.display()
+        ))),
+        Err(e) => Err(usage(format!(
+            "{flag} {}: cannot read it: {e} (check the path)",
+            file.display()
+        ))),
+    }
+}
+
+fn usage(line: String) -> Failure {
+    Failure::usage(anyhow!(line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_urls_become_http2_urls() {
+        assert_eq!(
+            http_url("grpc://127.0.0.1:50051/a.B/C").as_deref(),
+            Some("http://127.0.0.1:50051/a.B/C")
+        );
+        assert_eq!(
+            http_url("GRPCS://h:1/a.B/C").as_deref(),
+            Some("https://h:1/a.B/C")
+        );
+        assert_eq!(http_url("http://h/"), None);
+        assert_eq!(http_url("h:1/a"), None);
+    }
+
+    #[test]
+    fn timeouts_fit_grpc_s_eight_digits() {
+        assert_eq!(grpc_timeout(Duration::from_secs(30)), "30000m");
+        assert_eq!(grpc_timeout(Duration::from_micros(10)), "1m");
+        assert_eq!(grpc_timeout(Duration::from_secs(200_000)), "200000S");
+    }
+}

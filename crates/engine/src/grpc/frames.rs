@@ -1,0 +1,125 @@
+//! A reply's messages as gRPC frames them on a stream (its "Length-Prefixed-Message"s): a
+//! compressed flag (1 byte), a big-endian length (4 bytes), then that many bytes of
+//! message, repeated, cut anywhere by the DATA frames that carry them. [`Frames::feed`]
+//! takes the DATA as it arrives and checks each whole message against the method's output
+//! type ([`super::wire::check`]) where it lies when it came in one piece, else in a buffer
+//! kept for the slot; [`Frames::end`] says, at the end of the stream, whether what came
+//! was well framed and decoded.
+//!
+//! A parser of a server's bytes: a length over the reply limit is refused before a byte of
+//! it is kept (a prefix of 4 GiB costs nothing), and the buffer never holds more than the
+//! limit. After the first fault the rest of the stream is ignored.
+
+use super::{wire, Reply};
+use shootout_model::FailureKind;
+
+/// Buffers grown past this are dropped after their message (a large reply is rare: its
+/// bytes are not kept for every later call on the slot).
+const KEPT: usize = 64 * 1024;
+
+/// The messages of one reply so far.
+#[derive(Debug, Default)]
+pub struct Frames {
+    /// The prefix being read, and how much of it has come.
+    prefix: [u8; 5],
+    have: usize,
+    /// The message being read (its prefix read): its length, and its bytes so far when it
+    /// did not come in one piece.
+    len: Option<usize>,
+    pub(super) buf: Vec<u8>,
+    /// Whole messages read.
+    messages: u32,
+    /// The first fault found.
+    fault: Option<FailureKind>,
+}
+
+impl Frames {
+    /// A new reply (the buffer's capacity kept, unless it grew large).
+    pub fn begin(&mut self) {
+        self.have = 0;
+        self.len = None;
+        self.buf.clear();
+        if self.buf.capacity() > KEPT {
+            self.buf = Vec::new();
+        }
+        self.messages = 0;
+        self.fault = None;
+    }
+
+    /// Whole messages read so far.
+    pub fn messages(&self) -> u32 {
+        self.messages
+    }
+
+    /// The first fault found so far.
+    pub fn fault(&self) -> Option<FailureKind> {
+        self.fault
+    }
+
+    /// Takes a piece of the reply's DATA.
+    pub fn feed(&mut self, mut data: &[u8], reply: &Reply) {
+        while !data.is_empty() && self.fault.is_none() {
+            let Some(len) = self.len else {
+                let n = (5 - self.have).min(data.len());
+                self.prefix[self.have..self.have + n].copy_from_slice(&data[..n]);
+                self.have += n;
+                data = &data[n..];
+                if self.have == 5 {
+                    self.have = 0;
+                    self.started(reply);
+                }
+                continue;
+            };
+            if self.buf.is_empty() && data.len() >= len {
+                // The whole message in this piece: checked where it lies.
+                self.message(&data[..len], reply);
+                data = &data[len..];
+                self.len = None;
+                continue;
+            }
+            let n = (len - self.buf.len()).min(data.len());
+            self.buf.extend_from_slice(&data[..n]);
+            data = &data[n..];
+            if self.buf.len() == len {
+                let buf = std::mem::take(&mut self.buf);
+                self.message(&buf, reply);
+                self.buf = buf;
+                self.buf.clear();
+                self.len = None;
+            }
+        }
+    }
+
+    /// A prefix was read: its flag must be 0 (no `grpc-encoding` is ever agreed: shootout
+    /// sends no `grpc-accept-encoding`), its length within the limit.
+    fn started(&mut self, reply: &Reply) {
+        let [flag, a, b, c, d] = self.prefix;
+        let len = u32::from_be_bytes([a, b, c, d]) as usize;
+        if flag != 0 || len > reply.max_message {
+            self.fault = Some(FailureKind::GrpcFraming);
+            return;
+        }
+        self.len = Some(len);
+        if len == 0 {
+            self.message(&[], reply);
+            self.len = None;
+        }
+    }
+
+    /// A whole message: it must decode as the output type.
+    fn message(&mut self, bytes: &[u8], reply: &Reply) {
+        self.messages += 1;
+        if !wire::check(&reply.output, bytes) {
+            self.fault = Some(FailureKind::GrpcDecode);
+        }
+    }
+
+    /// The stream ended: the first fault, or a message (or prefix) left unfinished, which
+    /// is a length past the DATA received.
+    pub fn end(&mut self) -> Option<FailureKind> {
+        if self.fault.is_none() && (self.have > 0 || self.len.is_some()) {
+            self.fault = Some(FailureKind::GrpcFraming);
+        }
+        self.fault
+    }
+}

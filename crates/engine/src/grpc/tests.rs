@@ -1,0 +1,418 @@
+use super::*;
+use prost::Message as _;
+use prost_reflect::DynamicMessage;
+use std::sync::Arc;
+
+/// The test schema (tests/fixtures/grpc/helloworld.proto), compiled.
+fn pool() -> DescriptorPool {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/grpc");
+    protox::Compiler::new([dir])
+        .unwrap()
+        .include_imports(true)
+        .open_file("helloworld.proto")
+        .unwrap()
+        .descriptor_pool()
+}
+
+fn reply(max_message: usize) -> Reply {
+    Reply::new(&GrpcReply {
+        schema: Arc::from(pool().encode_to_vec()),
+        method: "helloworld.Greeter.SayHello".into(),
+        max_message,
+    })
+    .unwrap()
+}
+
+/// A HelloReply from JSON, encoded.
+fn hello(json: &str) -> Vec<u8> {
+    let desc = pool().get_message_by_name("helloworld.HelloReply").unwrap();
+    let mut de = serde_json::Deserializer::from_str(json);
+    DynamicMessage::deserialize(desc, &mut de)
+        .unwrap()
+        .encode_to_vec()
+}
+
+fn framed(flag: u8, msg: &[u8]) -> Vec<u8> {
+    let mut out = vec![flag];
+    out.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+    out.extend_from_slice(msg);
+    out
+}
+
+#[test]
+fn the_schema_must_hold_the_method() {
+    let schema: Arc<[u8]> = Arc::from(pool().encode_to_vec());
+    let r = |method: &str| {
+        Reply::new(&GrpcReply {
+            schema: Arc::clone(&schema),
+            method: method.into(),
+            max_message: 10,
+        })
+    };
+    assert_eq!(
+        r("helloworld.Greeter.SayHello").unwrap().output.full_name(),
+        "helloworld.HelloReply"
+    );
+    for bad in [
+        "helloworld.Greeter.Nope",
+        "helloworld.Nope.SayHello",
+        "SayHello",
+    ] {
+        assert_eq!(r(bad).unwrap_err(), SchemaError::Method(bad.into()));
+    }
+    let garbage = Reply::new(&GrpcReply {
+        schema: Arc::from(&b"\xff\xff"[..]),
+        method: "a.B.C".into(),
+        max_message: 1,
+    });
+    assert!(matches!(garbage, Err(SchemaError::Descriptors(_))));
+}
+
+#[test]
+fn statuses_are_decimal_codes() {
+    // (value, read as)
+    let rows: &[(&[u8], Status)] = &[
+        (b"0", Status::Code(0)),
+        (b"14", Status::Code(14)),
+        (b"0014", Status::Code(14)),
+        (b"4294967295", Status::Code(u32::MAX)),
+        // Past u32, or past 10 digits.
+        (b"4294967296", Status::Unreadable),
+        (b"00000000000", Status::Unreadable),
+        (b"", Status::Unreadable),
+        (b"ok", Status::Unreadable),
+        (b" 0", Status::Unreadable),
+        (b"-1", Status::Unreadable),
+        (b"1.0", Status::Unreadable),
+    ];
+    for (v, want) in rows {
+        assert_eq!(Status::parse(v), *want, "{:?}", String::from_utf8_lossy(v));
+    }
+}
+
+#[test]
+fn content_types_of_grpc() {
+    for ok in [
+        &b"application/grpc"[..],
+        b"application/grpc+proto",
+        b"application/grpc;charset=x",
+    ] {
+        assert!(is_grpc_type(ok));
+    }
+    for bad in [
+        &b"application/grpcx"[..],
+        b"application/json",
+        b"text/plain",
+        b"",
+        b"application/grp",
+    ] {
+        assert!(!is_grpc_type(bad));
+    }
+}
+
+/// The decoder agrees with prost-reflect's DynamicMessage on well-formed messages and on
+/// each kind of fault.
+#[test]
+fn the_wire_check_agrees_with_prost_reflect() {
+    let out = pool().get_message_by_name("helloworld.HelloReply").unwrap();
+    let good = hello(
+        r#"{"message":"hello x","inner":{"data":"AAE=","ratio":0.5,"counts":{"a":1}},"codes":[1,2,3]}"#,
+    );
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("a full message", good.clone()),
+        ("empty", vec![]),
+        // An unknown field of each wire type: skipped.
+        ("unknown varint", vec![0x50, 0x96, 0x01]),
+        ("unknown fixed64", vec![0x51, 1, 2, 3, 4, 5, 6, 7, 8]),
+        ("unknown length", vec![0x52, 2, b'a', b'b']),
+        ("unknown fixed32", vec![0x55, 1, 2, 3, 4]),
+        ("unknown group", vec![0x53, 0x08, 0x01, 0x54]),
+        // repeated fixed32 unpacked.
+        ("codes unpacked", vec![0x1d, 1, 0, 0, 0, 0x1d, 2, 0, 0, 0]),
+        // Faults.
+        ("message as a varint", vec![0x08, 0x01]),
+        ("string not UTF-8", vec![0x0a, 0x02, 0xff, 0xfe]),
+        ("length past the end", vec![0x0a, 0x05, b'a']),
+        ("a key cut short", vec![0x8a]),
+        ("field number 0", vec![0x02, 0x00]),
+        ("wire type 6", vec![0x0e]),
+        ("wire type 7", vec![0x0f]),
+        ("an end group alone", vec![0x0c]),
+        ("a group never ended", vec![0x53, 0x08, 0x01]),
+        ("a group ended by another number", vec![0x53, 0x5c]),
+        ("inner not a message", vec![0x12, 0x02, 0x08]),
+        ("packed codes cut", vec![0x1a, 0x03, 1, 2, 3]),
+        ("fixed32 cut", vec![0x1d, 1, 2]),
+        ("an 11-byte varint", {
+            let mut v = vec![0x50];
+            v.extend([0xff; 10]);
+            v.push(0x01);
+            v
+        }),
+        ("a varint over 64 bits", {
+            let mut v = vec![0x50];
+            v.extend([0xff; 9]);
+            v.push(0x02);
+            v
+        }),
+    ];
+    for cut in 0..good.len() {
+        cases.push(("a prefix", good[..cut].to_vec()));
+    }
+    for (what, bytes) in &cases {
+        let theirs = DynamicMessage::decode(out.clone(), bytes.as_slice()).is_ok();
+        assert_eq!(
+            wire::check(&out, bytes),
+            theirs,
+            "{what}: {bytes:02x?} (prost-reflect: {theirs})"
+        );
+    }
+}
+
+#[test]
+fn nesting_is_bounded() {
+    let out = pool().get_message_by_name("helloworld.Inner").unwrap();
+    // Unknown groups nested deeper than prost allows.
+    let mut deep = vec![0x53; 200];
+    deep.extend(vec![0x54; 200]);
+    assert!(!wire::check(&out, &deep));
+    let mut shallow = vec![0x53; 50];
+    shallow.extend(vec![0x54; 50]);
+    assert!(wire::check(&out, &shallow));
+}
+
+/// Feeds `bytes` to a new reply in pieces of `piece` bytes.
+fn frames(bytes: &[u8], piece: usize, r: &Reply) -> Frames {
+    let mut f = Frames::default();
+    f.begin();
+    for p in bytes.chunks(piece.max(1)) {
+        f.feed(p, r);
+    }
+    f
+}
+
+#[test]
+fn messages_are_read_whole_and_cut_at_every_byte() {
+    let r = reply(1 << 20);
+    let one = framed(0, &hello(r#"{"message":"hello you"}"#));
+    let mut two = one.clone();
+    two.extend_from_slice(&framed(0, &[]));
+    for piece in [usize::MAX, 1, 2, 3, 7] {
+        let mut f = frames(&one, piece, &r);
+        assert_eq!((f.end(), f.messages()), (None, 1), "pieces of {piece}");
+        let mut f = frames(&two, piece, &r);
+        assert_eq!((f.end(), f.messages()), (None, 2), "pieces of {piece}");
+    }
+}
+
+#[test]
+fn framing_faults() {
+    let r = reply(100);
+    let msg = hello(r#"{"message":"hi"}"#);
+    let mut huge = vec![0, 0xff, 0xff, 0xff, 0xff];
+    huge.extend_from_slice(b"abc");
+    let mut over = framed(0, &[b'x'; 101]);
+    over.truncate(20);
+    let cases: Vec<(&str, Vec<u8>, Option<FailureKind>)> = vec![
+        ("a 4 GiB length", huge, Some(FailureKind::GrpcFraming)),
+        ("over --max-message", over, Some(FailureKind::GrpcFraming)),
+        (
+            "at --max-message",
+            framed(0, &{
+                let mut m = vec![0x0a, 98];
+                m.extend([b'x'; 98]);
+                m
+            }),
+            None,
+        ),
+        (
+            "compressed",
+            framed(1, &msg),
+            Some(FailureKind::GrpcFraming),
+        ),
+        ("flag 2", framed(2, &msg), Some(FailureKind::GrpcFraming)),
+        (
+            "a message cut short",
+            framed(0, &msg)[..6].to_vec(),
+            Some(FailureKind::GrpcFraming),
+        ),
+        (
+            "a prefix cut short",
+            vec![0, 0, 0],
+            Some(FailureKind::GrpcFraming),
+        ),
+        (
+            "not the output type",
+            framed(0, &[0x08, 0x01]),
+            Some(FailureKind::GrpcDecode),
+        ),
+    ];
+    for (what, bytes, want) in cases {
+        for piece in [usize::MAX, 1] {
+            let mut f = frames(&bytes, piece, &r);
+            assert_eq!(f.end(), want, "{what}, pieces of {piece}");
+        }
+    }
+}
+
+#[test]
+fn a_large_buffer_is_not_kept_for_the_next_call() {
+    let r = reply(1 << 20);
+    let big = framed(0, &{
+        let mut m = vec![0x0a, 0x80, 0x80, 0x04];
+        m.extend(vec![b'x'; 65_536]);
+        m
+    });
+    let mut f = frames(&big, 1000, &r);
+    assert_eq!((f.end(), f.messages()), (None, 1));
+    f.begin();
+    assert_eq!(f.buf.capacity(), 0);
+    assert_eq!((f.end(), f.messages()), (None, 0));
+}
+
+/// A call's verdict from what its stream carried.
+#[test]
+fn verdicts() {
+    let r = reply(100);
+    let msg = framed(0, &hello(r#"{"message":"hi"}"#));
+    let ok = Some(Status::Code(0));
+    struct Row {
+        what: &'static str,
+        http: u16,
+        typed: bool,
+        head: Option<Status>,
+        trailers_only: bool,
+        tail: Option<Option<Status>>,
+        body: Vec<u8>,
+        want: Option<FailureKind>,
+    }
+    let row = |what, head, trailers_only, tail, body: &[u8], want| Row {
+        what,
+        http: 200,
+        typed: true,
+        head,
+        trailers_only,
+        tail,
+        body: body.to_vec(),
+        want,
+    };
+    let rows = vec![
+        row("ok", None, false, Some(ok), &msg, None),
+        row(
+            "trailers-only ok carries no message",
+            ok,
+            true,
+            None,
+            &[],
+            Some(FailureKind::GrpcFraming),
+        ),
+        row(
+            "trailers-only 14",
+            Some(Status::Code(14)),
+            true,
+            None,
+            &[],
+            Some(FailureKind::GrpcUnavailable),
+        ),
+        row(
+            "trailers 8",
+            None,
+            false,
+            Some(Some(Status::Code(8))),
+            &[],
+            Some(FailureKind::GrpcResourceExhausted),
+        ),
+        row(
+            "trailers 4 with a message",
+            None,
+            false,
+            Some(Some(Status::Code(4))),
+            &msg,
+            Some(FailureKind::GrpcDeadlineExceeded),
+        ),
+        row(
+            "a code gRPC does not define",
+            None,
+            false,
+            Some(Some(Status::Code(99))),
+            &msg,
+            Some(FailureKind::GrpcUnknown),
+        ),
+        row(
+            "no trailers",
+            None,
+            false,
+            None,
+            &msg,
+            Some(FailureKind::GrpcTrailers),
+        ),
+        row(
+            "trailers without grpc-status",
+            None,
+            false,
+            Some(None),
+            &msg,
+            Some(FailureKind::GrpcTrailers),
+        ),
+        row(
+            "head and trailers disagree",
+            ok,
+            false,
+            Some(Some(Status::Code(13))),
+            &msg,
+            Some(FailureKind::GrpcTrailers),
+        ),
+        row("head and trailers agree", ok, false, Some(ok), &msg, None),
+        row(
+            "not a number",
+            None,
+            false,
+            Some(Some(Status::Unreadable)),
+            &msg,
+            Some(FailureKind::GrpcTrailers),
+        ),
+        row(
+            "two messages",
+            None,
+            false,
+            Some(ok),
+            &[msg.clone(), msg.clone()].concat(),
+            Some(FailureKind::GrpcFraming),
+        ),
+        row(
+            "a framing fault before a status",
+            None,
+            false,
+            Some(Some(Status::Code(14))),
+            &msg[..3],
+            Some(FailureKind::GrpcFraming),
+        ),
+        Row {
+            typed: false,
+            ..row(
+                "not application/grpc",
+                None,
+                false,
+                Some(ok),
+                &msg,
+                Some(FailureKind::Malformed),
+            )
+        },
+        // The run's status expectation (200) judges and counts the others.
+        Row {
+            http: 503,
+            typed: false,
+            ..row("HTTP 503", None, false, None, &[], None)
+        },
+    ];
+    for r0 in rows {
+        let mut c = Call::default();
+        c.begin();
+        c.head(r0.typed, r0.head, r0.trailers_only);
+        c.frames.feed(&r0.body, &r);
+        if let Some(t) = r0.tail {
+            c.trailers(t);
+        }
+        assert_eq!(c.verdict(r0.http), r0.want, "{}", r0.what);
+    }
+}

@@ -1,0 +1,154 @@
+//! gRPC unary calls on the engine's HTTP/2: a good Greeter is counted ok call by call,
+//! and each hostile answer of the test server's gRPC side is counted once, under the
+//! class that names it, whatever the way its bytes were split (whole, one per write), in
+//! a closed loop with several streams and in the open loop.
+
+mod common;
+
+use common::{both_ways_with, closed, failures, go, h2c};
+use shootout_model::{FailureKind, GrpcReply, LoadSpec, Pace, Protocol, StatusSet};
+use shootout_testserver::{hello_reply, GrpcBehavior, H2Behavior, H2Server, GREETER_PROTO};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The test schema's descriptors, encoded.
+fn schema() -> Arc<[u8]> {
+    let p = Path::new(GREETER_PROTO);
+    protox::Compiler::new([p.parent().unwrap()])
+        .unwrap()
+        .include_imports(true)
+        .open_file(p.file_name().unwrap())
+        .unwrap()
+        .descriptor_pool()
+        .encode_to_vec()
+        .into()
+}
+
+/// `n` calls of SayHello with name `bob` on `c` connections of `streams` streams.
+fn call(server: &H2Server, n: u64, c: usize, streams: usize) -> LoadSpec {
+    let mut s = closed(&server.url("/helloworld.Greeter/SayHello"), n, c);
+    s.protocol = Protocol::Http2;
+    s.streams = streams;
+    // HelloRequest { name: "bob" } behind its prefix.
+    let msg = [0x0a, 3, b'b', b'o', b'b'];
+    s.request.method = "POST".into();
+    s.request.body = [&[0, 0, 0, 0, 5][..], &msg].concat();
+    s.request.headers = vec![
+        ("content-type".into(), "application/grpc".into()),
+        ("te".into(), "trailers".into()),
+    ];
+    s.expect.status = StatusSet::parse("200").unwrap();
+    s.expect.grpc = Some(GrpcReply {
+        schema: schema(),
+        method: "helloworld.Greeter.SayHello".into(),
+        max_message: 1 << 20,
+    });
+    s
+}
+
+fn greeter(g: GrpcBehavior) -> H2Behavior {
+    H2Behavior::Grpc(g)
+}
+
+#[test]
+fn a_good_greeter_is_ok_call_by_call() {
+    for g in [GrpcBehavior::Greeter, GrpcBehavior::SplitEveryByte] {
+        let runs = both_ways_with(h2c(&greeter(g)), H2Server::wait_idle, |s| call(s, 40, 2, 4));
+        for (r, server) in &runs {
+            assert_eq!((r.counts.ok, r.counts.completed), (40, 40), "{g:?}");
+            assert_eq!(failures(r), vec![], "{g:?}");
+            assert_eq!(server.answers(), 40, "{g:?}");
+            let reply = hello_reply(b"bob");
+            // Each answer's DATA: the prefix and the reply.
+            assert_eq!(r.counts.body_bytes, 40 * (5 + reply.len() as u64), "{g:?}");
+        }
+    }
+}
+
+#[test]
+fn each_hostile_answer_is_counted_once_under_its_class() {
+    let rows = [
+        (GrpcBehavior::HugePrefix, FailureKind::GrpcFraming),
+        (GrpcBehavior::Compressed, FailureKind::GrpcFraming),
+        (GrpcBehavior::WrongType, FailureKind::GrpcDecode),
+        (GrpcBehavior::TrailersOnly(14), FailureKind::GrpcUnavailable),
+        (
+            GrpcBehavior::TrailersOnly(8),
+            FailureKind::GrpcResourceExhausted,
+        ),
+        (GrpcBehavior::TrailersOnly(99), FailureKind::GrpcUnknown),
+        (GrpcBehavior::Disagree, FailureKind::GrpcTrailers),
+        (GrpcBehavior::NotANumber, FailureKind::GrpcTrailers),
+        (GrpcBehavior::EndsAfterMessage, FailureKind::GrpcTrailers),
+        (GrpcBehavior::EndsAfterHeaders, FailureKind::GrpcTrailers),
+    ];
+    for (g, kind) in rows {
+        let runs = both_ways_with(h2c(&greeter(g)), H2Server::wait_idle, |s| call(s, 12, 2, 3));
+        for (r, server) in &runs {
+            assert_eq!(failures(r), vec![(kind, 12)], "{g:?}");
+            assert_eq!((r.counts.ok, r.counts.completed), (0, 12), "{g:?}");
+            assert_eq!(server.answers(), 12, "{g:?}");
+            // The connections were kept: a failed call is the call's, not the connection's
+            // (the second may still be opening when the first has made every call).
+            assert!(r.counts.connections_opened <= 2, "{g:?}");
+            assert_eq!(
+                (r.counts.reconnects, r.counts.connections_failed),
+                (0, 0),
+                "{g:?}"
+            );
+            assert_eq!(server.connections(), 3, "{g:?}: the pre-flight's and two");
+        }
+    }
+}
+
+#[test]
+fn a_reply_over_max_message_fails_as_framing() {
+    let server = H2Server::start(greeter(GrpcBehavior::Greeter)).unwrap();
+    let mut s = call(&server, 5, 1, 1);
+    let reply = hello_reply(b"bob").len();
+    s.expect.grpc.as_mut().unwrap().max_message = reply - 1;
+    let r = go(&s);
+    assert_eq!(failures(&r), vec![(FailureKind::GrpcFraming, 5)]);
+    s.expect.grpc.as_mut().unwrap().max_message = reply;
+    assert_eq!(go(&s).counts.ok, 5);
+}
+
+#[test]
+fn a_plain_http2_answer_is_not_a_grpc_reply() {
+    let server = H2Server::start(H2Behavior::Hello).unwrap();
+    let r = go(&call(&server, 6, 1, 2));
+    // 200 with a text body: not application/grpc.
+    assert_eq!(failures(&r), vec![(FailureKind::Malformed, 6)]);
+}
+
+#[test]
+fn the_open_loop_calls_on_schedule() {
+    let server = H2Server::start(greeter(GrpcBehavior::Greeter)).unwrap();
+    let mut s = call(&server, 200, 2, 4);
+    s.requests = None;
+    s.duration = Some(Duration::from_millis(500));
+    s.pace = Pace::Rate(400.0);
+    let r = go(&s);
+    assert_eq!(failures(&r), vec![]);
+    let sched = r.schedule.as_ref().expect("a rate run keeps its schedule");
+    assert_eq!(r.counts.ok + r.counts.aborted, sched.sent);
+    assert!(
+        r.counts.ok >= 150,
+        "{} calls at 400/s for 0.5 s",
+        r.counts.ok
+    );
+}
+
+#[test]
+fn a_schema_without_the_method_is_refused_before_the_run() {
+    let server = H2Server::start(greeter(GrpcBehavior::Greeter)).unwrap();
+    let mut s = call(&server, 1, 1, 1);
+    s.expect.grpc.as_mut().unwrap().method = "helloworld.Greeter.Nope".into();
+    let e = shootout_engine::run(&s, &shootout_engine::Control::new(1)).unwrap_err();
+    assert!(
+        e.to_string().contains("no method helloworld.Greeter.Nope"),
+        "{e}"
+    );
+    assert_eq!(server.requests(), 0);
+}

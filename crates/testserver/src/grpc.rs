@@ -1,0 +1,201 @@
+//! The gRPC side of the HTTP/2 test server ([`crate::H2Server`] with
+//! [`crate::H2Behavior::Grpc`]): `helloworld.Greeter/SayHello` of
+//! [`GREETER_PROTO`], its messages encoded by hand (a `HelloRequest`'s `name`, field 1,
+//! read; a `HelloReply` whose `message`, field 1, is `hello NAME`), answered as gRPC
+//! answers (grpc/grpc's `doc/PROTOCOL-HTTP2.md`): HEADERS `:status 200`,
+//! `content-type: application/grpc`; DATA, the message behind its 5-byte prefix; trailers
+//! `grpc-status: 0`. Each [`GrpcBehavior`] but [`GrpcBehavior::Greeter`] breaks one rule,
+//! and says the class a client must count it under.
+
+/// The schema the server answers (tests/fixtures/grpc/helloworld.proto).
+pub const GREETER_PROTO: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/grpc/helloworld.proto"
+);
+
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const END_STREAM: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+
+/// How a gRPC call is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrpcBehavior {
+    /// `hello NAME`, status 0: a good call.
+    Greeter,
+    /// The good answer with the message cut into DATA frames of one byte each (prefix
+    /// included): still a good call.
+    SplitEveryByte,
+    /// A length prefix of 4 GiB − 1 followed by 3 bytes, then status 0: `grpc_framing`.
+    HugePrefix,
+    /// The good message with the compressed flag set and no `grpc-encoding`:
+    /// `grpc_framing`.
+    Compressed,
+    /// A message whose field 1 is a number where `HelloReply` has a string:
+    /// `grpc_decode`.
+    WrongType,
+    /// A trailers-only answer (HEADERS ending the stream) with this `grpc-status`: 14 is
+    /// `grpc_unavailable`.
+    TrailersOnly(u32),
+    /// `grpc-status: 0` in the headers and `13` in the trailers: `grpc_trailers`.
+    Disagree,
+    /// `grpc-status: ok` in the trailers: `grpc_trailers`.
+    NotANumber,
+    /// The headers, the message, and an empty DATA frame ending the stream, no trailers:
+    /// `grpc_trailers`.
+    EndsAfterMessage,
+    /// The headers, then an empty DATA frame ending the stream: no message, no trailers:
+    /// `grpc_trailers`.
+    EndsAfterHeaders,
+}
+
+/// The `name` (field 1) of a `HelloRequest`'s bytes; empty when it has none. Other
+/// fields are skipped; a malformed message reads as far as it goes.
+pub fn request_name(msg: &[u8]) -> Vec<u8> {
+    let mut b = msg;
+    let mut name = Vec::new();
+    while let Some(key) = varint(&mut b) {
+        let len = match key & 7 {
+            0 => {
+                if varint(&mut b).is_none() {
+                    break;
+                }
+                continue;
+            }
+            1 => 8,
+            5 => 4,
+            2 => match varint(&mut b) {
+                Some(n) => n as usize,
+                None => break,
+            },
+            _ => break,
+        };
+        if b.len() < len {
+            break;
+        }
+        if key == 0x0a {
+            name = b[..len].to_vec();
+        }
+        b = &b[len..];
+    }
+    name
+}
+
+fn varint(b: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for i in 0..10 {
+        let (&byte, rest) = b.split_first()?;
+        *b = rest;
+        v |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// A `HelloReply` whose message is `hello NAME`.
+pub fn hello_reply(name: &[u8]) -> Vec<u8> {
+    let text = [&b"hello "[..], name].concat();
+    let mut out = vec![0x0a];
+    let mut n = text.len();
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+    out.extend_from_slice(&text);
+    out
+}
+
+/// `msg` behind gRPC's prefix, with compressed flag `flag`.
+fn prefixed(flag: u8, msg: &[u8]) -> Vec<u8> {
+    let mut out = vec![flag];
+    out.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+    out.extend_from_slice(msg);
+    out
+}
+
+/// Writes the answer to the call on stream `id` whose request body (prefix included) is
+/// `body`, header blocks encoded by `encoder`.
+pub(crate) fn answer(
+    out: &mut Vec<u8>,
+    encoder: &mut loona_hpack::Encoder<'static>,
+    id: u32,
+    g: GrpcBehavior,
+    body: &[u8],
+) {
+    let name = request_name(body.get(5..).unwrap_or_default());
+    let reply = hello_reply(&name);
+    let mut head: Vec<(&[u8], &[u8])> =
+        vec![(b":status", b"200"), (b"content-type", b"application/grpc")];
+    if let GrpcBehavior::TrailersOnly(code) = g {
+        let code = code.to_string();
+        head.push((b"grpc-status", code.as_bytes()));
+        let block = encoder.encode(head);
+        return block_frame(out, &block, END_STREAM, id);
+    }
+    if g == GrpcBehavior::Disagree {
+        head.push((b"grpc-status", b"0"));
+    }
+    let block = encoder.encode(head);
+    block_frame(out, &block, 0, id);
+    let data = match g {
+        GrpcBehavior::HugePrefix => vec![0, 0xff, 0xff, 0xff, 0xff, b'a', b'b', b'c'],
+        GrpcBehavior::Compressed => prefixed(1, &reply),
+        GrpcBehavior::WrongType => prefixed(0, &[0x08, 0x01]),
+        GrpcBehavior::EndsAfterHeaders => vec![],
+        _ => prefixed(0, &reply),
+    };
+    if g == GrpcBehavior::SplitEveryByte {
+        for b in &data {
+            data_frame(out, std::slice::from_ref(b), 0, id);
+        }
+    } else if !data.is_empty() {
+        data_frame(out, &data, 0, id);
+    }
+    let status: &[u8] = match g {
+        GrpcBehavior::EndsAfterHeaders | GrpcBehavior::EndsAfterMessage => {
+            return data_frame(out, &[], END_STREAM, id);
+        }
+        GrpcBehavior::Disagree => b"13",
+        GrpcBehavior::NotANumber => b"ok",
+        _ => b"0",
+    };
+    let trailers = encoder.encode([(&b"grpc-status"[..], status)]);
+    block_frame(out, &trailers, END_STREAM, id);
+}
+
+fn block_frame(out: &mut Vec<u8>, block: &[u8], end: u8, id: u32) {
+    head(out, block.len(), HEADERS, END_HEADERS | end, id);
+    out.extend_from_slice(block);
+}
+
+fn data_frame(out: &mut Vec<u8>, data: &[u8], end: u8, id: u32) {
+    head(out, data.len(), DATA, end, id);
+    out.extend_from_slice(data);
+}
+
+/// An HTTP/2 frame's 9-byte head.
+fn head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
+    out.extend_from_slice(&(len as u32).to_be_bytes()[1..]);
+    out.extend_from_slice(&[kind, flags]);
+    out.extend_from_slice(&stream.to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_read_and_greeted() {
+        // name "x", times 7, then name "bob" (the last one wins, as protobuf's).
+        let req = [0x0a, 1, b'x', 0x10, 7, 0x0a, 3, b'b', b'o', b'b'];
+        assert_eq!(request_name(&req), b"bob");
+        assert_eq!(request_name(&[]), b"");
+        assert_eq!(request_name(&[0x0a, 9, b'x']), b"");
+        assert_eq!(hello_reply(b"bob"), b"\x0a\x09hello bob");
+        let long = vec![b'n'; 200];
+        assert_eq!(&hello_reply(&long)[..3], &[0x0a, 0xce, 0x01]);
+    }
+}

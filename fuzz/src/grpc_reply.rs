@@ -1,0 +1,63 @@
+//! Target `grpc_reply`: a gRPC reply's DATA as a server could send it
+//! (`shootout_engine::grpc::Frames`: 5-byte prefixes, messages checked against the
+//! method's output type), for `helloworld.Greeter/SayHello` of the test schema
+//! (tests/fixtures/grpc/helloworld.proto), with a reply limit of 64 bytes.
+//!
+//! The first input byte chooses the size of the pieces the DATA arrives in; the rest is
+//! the DATA. Invariants: no panic; the verdict and the messages counted are the same
+//! whole and in pieces; the buffer never holds more than the limit; and the message
+//! decoder (`grpc::wire::check`) agrees with prost-reflect's `DynamicMessage::decode` on
+//! the whole input taken as one message.
+
+use prost_reflect::DynamicMessage;
+use shootout_engine::grpc::{wire, Frames, Reply};
+use shootout_model::GrpcReply;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The reply limit, in bytes.
+const LIMIT: usize = 64;
+
+fn reply() -> &'static Reply {
+    static REPLY: OnceLock<Reply> = OnceLock::new();
+    REPLY.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/grpc");
+        let pool = protox::Compiler::new([dir])
+            .expect("the test schema's directory")
+            .include_imports(true)
+            .open_file("helloworld.proto")
+            .expect("the test schema compiles")
+            .descriptor_pool();
+        Reply::new(&GrpcReply {
+            schema: pool.encode_to_vec().into(),
+            method: "helloworld.Greeter.SayHello".into(),
+            max_message: LIMIT,
+        })
+        .expect("the test schema has SayHello")
+    })
+}
+
+fn feed(bytes: &[u8], piece: usize, r: &Reply) -> (Option<shootout_model::FailureKind>, u32) {
+    let mut f = Frames::default();
+    f.begin();
+    for p in bytes.chunks(piece) {
+        f.feed(p, r);
+    }
+    (f.end(), f.messages())
+}
+
+pub fn check(data: &[u8]) {
+    let Some((&split, bytes)) = data.split_first() else {
+        return;
+    };
+    let r = reply();
+    let whole = feed(bytes, usize::MAX, r);
+    let piece = usize::from(split % 16) + 1;
+    assert_eq!(whole, feed(bytes, piece, r), "pieces of {piece}");
+    let theirs = DynamicMessage::decode(r.output.clone(), bytes).is_ok();
+    assert_eq!(
+        wire::check(&r.output, bytes),
+        theirs,
+        "the decoder and prost-reflect disagree on {bytes:02x?}"
+    );
+}

@@ -1,0 +1,169 @@
+//! End-to-end tests of `shootout load grpc://…` against the test server's Greeter: a run's
+//! JSON document, a hostile answer's class in every format, and each mistake refused
+//! before the run with the flag and the fix named.
+
+use assert_cmd::Command;
+use shootout_testserver::{GrpcBehavior, H2Behavior, H2Server, GREETER_PROTO};
+
+fn shootout() -> Command {
+    Command::cargo_bin("shootout").unwrap()
+}
+
+fn greeter(g: GrpcBehavior) -> (H2Server, String) {
+    let server = H2Server::start(H2Behavior::Grpc(g)).unwrap();
+    let url = server
+        .url("/helloworld.Greeter/SayHello")
+        .replacen("http://", "grpc://", 1);
+    (server, url)
+}
+
+#[test]
+fn unary_calls_are_loaded_and_reported() {
+    let (server, url) = greeter(GrpcBehavior::Greeter);
+    let out = shootout()
+        .args([
+            "load",
+            "-q",
+            "--json",
+            "-n",
+            "50",
+            "-c",
+            "2",
+            "--streams",
+            "4",
+        ])
+        .args(["--proto", GREETER_PROTO, "--message", r#"{"name":"bob"}"#])
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["load"]["protocol"], "h2");
+    assert_eq!(v["target"]["url"], url);
+    assert_eq!(v["target"]["method"], "POST");
+    assert_eq!(v["target"]["path"], "/helloworld.Greeter/SayHello");
+    assert_eq!(v["requests"]["ok"], 50);
+    assert_eq!(v["requests"]["failed"], 0);
+    assert_eq!(v["failures"]["grpc_unavailable"], 0);
+    assert_eq!(v["status_codes"]["200"], 50);
+    assert_eq!(server.answers(), 50);
+    // Each answer: the prefix and HelloReply { message: "hello bob" }.
+    assert_eq!(v["bytes"]["body"], 50 * (5 + 11));
+}
+
+#[test]
+fn a_failed_call_is_counted_under_its_status_in_every_format() {
+    let (_server, url) = greeter(GrpcBehavior::TrailersOnly(14));
+    for (format, shows) in [
+        ("json", "\"grpc_unavailable\": 8"),
+        ("text", "8 grpc_unavailable"),
+    ] {
+        let out = shootout()
+            .args(["load", "-q", "--format", format, "-n", "8"])
+            .args(["--proto", GREETER_PROTO])
+            .arg(&url)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(shows), "{format}: {stdout}");
+    }
+}
+
+/// Each mistake: the flags, and what the error must say. Nothing is sent.
+#[test]
+fn mistakes_are_refused_before_the_run() {
+    let (server, url) = greeter(GrpcBehavior::Greeter);
+    let base = url
+        .trim_end_matches("/helloworld.Greeter/SayHello")
+        .to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![url.clone()], "needs its schema: give --proto FILE"),
+        (
+            vec!["--proto".into(), "/nonexistent/x.proto".into(), url.clone()],
+            "--proto /nonexistent/x.proto: no such file",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                format!("{base}/helloworld.Greeter/Nope"),
+            ],
+            "helloworld.Greeter has no method \"Nope\" (it has SayHello, SayHellos)",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                format!("{base}/helloworld.Nope/SayHello"),
+            ],
+            "the schema has no service \"helloworld.Nope\" (it has helloworld.Greeter)",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                format!("{base}/helloworld.Greeter/SayHellos"),
+            ],
+            "is a server-streaming method",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "--message".into(),
+                r#"{"nme":"x"}"#.into(),
+                url.clone(),
+            ],
+            "--message: not a helloworld.HelloRequest in JSON",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "--message".into(),
+                r#"{"times":"many"}"#.into(),
+                url.clone(),
+            ],
+            "times (int32)",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "-m".into(),
+                "GET".into(),
+                url.clone(),
+            ],
+            "-m: a gRPC call is a POST",
+        ),
+        (
+            vec!["--proto".into(), GREETER_PROTO.into(), server.url("/")],
+            "--proto is for gRPC calls",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "-d".into(),
+                r#"{"name":"x"}"#.into(),
+                url.clone(),
+            ],
+            "ghz's -d DATA is --message",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = shootout()
+            .args(["load", "-q", "-n", "1"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert_eq!(server.requests(), 0);
+}
