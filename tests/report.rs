@@ -217,6 +217,8 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
                     label: label.to_string(),
                     completed: completed / 2,
                     ok: completed / 2,
+                    failures: Default::default(),
+                    unsent: 0,
                     latency: h,
                 }
             })

@@ -45,6 +45,8 @@ fn kind(label: &str) -> TargetStats {
         label: label.into(),
         completed: 0,
         ok: 0,
+        failures: Default::default(),
+        unsent: 0,
         latency: shootout_model::result::second_histogram(),
     }
 }

@@ -544,14 +544,9 @@ fn add_kinds(
         return Ok(());
     }
     for (i, (acc, t)) in to.iter_mut().zip(from).enumerate() {
-        add(
-            &mut acc.completed,
-            t.completed,
-            src,
-            &format!("{field}[{i}].completed"),
-        )?;
-        add(&mut acc.ok, t.ok, src, &format!("{field}[{i}].ok"))?;
-        let _ = acc.latency.add(&t.latency);
+        // Counts past u64::MAX are the only way adding fails (same histogram bounds).
+        acc.add(t)
+            .ok_or_else(|| overflow(src, &format!("{field}[{i}]")))?;
     }
     Ok(())
 }
@@ -928,12 +923,12 @@ mod tests {
             for &v in values {
                 latency.record(v).unwrap();
             }
-            TargetStats {
-                label: label.into(),
-                completed: values.len() as u64,
-                ok,
-                latency,
-            }
+            let mut t = TargetStats::new(label);
+            t.completed = values.len() as u64;
+            t.ok = ok;
+            t.failures[shootout_model::FailureKind::Body] = t.completed - ok;
+            t.latency = latency;
+            t
         };
         let r = s.run.result.as_mut().unwrap();
         r.targets = vec![
@@ -968,6 +963,16 @@ mod tests {
             [row("writer › login", 5, 5), row("writer › post", 4, 3)]
         );
         assert_eq!(counts(&r.journeys), [row("writer", 5, 3)]);
+        // Failures keep their class: 1 + 0 of the post steps failed on their body.
+        let body = |t: &TargetStats| t.failures[shootout_model::FailureKind::Body];
+        assert_eq!(
+            (
+                body(&r.targets[0]),
+                body(&r.targets[1]),
+                body(&r.journeys[0])
+            ),
+            (0, 1, 2)
+        );
         let values = |h: &Histogram<u64>| -> Vec<(u64, u64)> {
             h.iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))

@@ -855,14 +855,22 @@ struct ResultV1 {
 pub const MAX_SAVED_KINDS: usize = 4096;
 
 /// A request list entry's, a journey step's or a journey's counts in the file: its label,
-/// how many completed (journeys: ended), how many were ok, and its latency (journeys:
-/// duration) histogram (µs, 2 significant figures) as the other histograms are written.
+/// how many completed (journeys: ended), how many were ok, how many failed per class and
+/// unsent (version 3), and its latency (journeys: duration) histogram (µs, 2 significant
+/// figures) as the other histograms are written.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct KindV1 {
     label: String,
     completed: u64,
     ok: u64,
+    /// Failed per class (absent when none failed, and in files of version 2 and before,
+    /// which did not count them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    failures: BTreeMap<FailureKind, u64>,
+    /// Journey steps that failed unsent (absent: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    unsent: u64,
     latency: String,
 }
 
@@ -872,6 +880,8 @@ impl KindV1 {
             label: t.label.clone(),
             completed: t.completed,
             ok: t.ok,
+            failures: t.failures.iter().filter(|(_, n)| *n > 0).collect(),
+            unsent: t.unsent,
             latency: encode(&t.latency),
         }
     }
@@ -915,10 +925,30 @@ impl KindV1 {
                         ),
                     ));
                 }
+                // Classified failures, when the file has any, are every failure once.
+                let classified = k
+                    .failures
+                    .values()
+                    .try_fold(k.unsent, |sum, &n| sum.checked_add(n));
+                let failed = k.completed - k.ok;
+                if classified.is_none_or(|c| c != failed && c != 0) {
+                    return Err(inconsistent(
+                        &format!("{at}.failures"),
+                        format!(
+                            "and {at}.unsent do not add up to its failed ({failed} = completed − ok)"
+                        ),
+                    ));
+                }
+                let mut failures = FailureCounts::default();
+                for (kind, n) in k.failures {
+                    failures[kind] = n;
+                }
                 Ok(TargetStats {
                     label: k.label,
                     completed: k.completed,
                     ok: k.ok,
+                    failures,
+                    unsent: k.unsent,
                     latency,
                 })
             })
@@ -1730,7 +1760,14 @@ mod tests {
                             .iter_recorded()
                             .map(|v| (v.value_iterated_to(), v.count_at_value()))
                             .collect();
-                        (t.label.clone(), t.completed, t.ok, values)
+                        (
+                            t.label.clone(),
+                            t.completed,
+                            t.ok,
+                            t.failures,
+                            t.unsent,
+                            values,
+                        )
                     })
                     .collect::<Vec<_>>()
             };
@@ -1742,23 +1779,24 @@ mod tests {
     /// latencies (µs) in histograms of 2 significant figures.
     fn with_journeys(mut saved: SavedRun) -> SavedRun {
         let kind = |label: &str, completed, ok, values: &[u64]| {
-            let mut latency = crate::result::second_histogram();
+            let mut t = TargetStats::new(label);
             for &v in values {
-                latency.record(v).unwrap();
+                t.latency.record(v).unwrap();
             }
-            TargetStats {
-                label: label.into(),
-                completed,
-                ok,
-                latency,
-            }
+            t.completed = completed;
+            t.ok = ok;
+            t
         };
         let r = saved.result.as_mut().unwrap();
-        r.targets = vec![
-            kind("writer › login", 3, 3, &[90, 1234, 3_000_000]),
-            kind("writer › post", 3, 1, &[1, 99_999]),
-        ];
-        r.journeys = vec![kind("writer", 3, 1, &[5_000, 7_000_000])];
+        let mut post = kind("writer › post", 3, 1, &[1, 99_999]);
+        // One answered with a bad status, one not sent (a value it needed was unset).
+        post.failures[FailureKind::Status] = 1;
+        post.unsent = 1;
+        r.targets = vec![kind("writer › login", 3, 3, &[90, 1234, 3_000_000]), post];
+        let mut writer = kind("writer", 3, 1, &[5_000, 7_000_000]);
+        writer.failures[FailureKind::Status] = 1;
+        writer.unsent = 1;
+        r.journeys = vec![writer];
         saved
     }
 
@@ -1774,7 +1812,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(r#""journeys":[{"label":"writer","completed":3,"ok":1,"latency":""#),
+            text.contains(r#""journeys":[{"label":"writer","completed":3,"ok":1,"failures":{"status":1},"unsent":1,"latency":""#),
             "{text}"
         );
         let back = SavedRun::parse(&text).unwrap();
@@ -1823,6 +1861,18 @@ mod tests {
             (
                 &|v| v["result"]["journeys"][0]["extra"] = 1.into(),
                 "unknown field `extra`",
+            ),
+            (
+                &|v| v["result"]["targets"][1]["failures"]["timeout"] = 1.into(),
+                "result.targets[1].failures and result.targets[1].unsent do not add up to its failed (2 = completed − ok)",
+            ),
+            (
+                &|v| v["result"]["journeys"][0]["unsent"] = u64::MAX.into(),
+                "result.journeys[0].failures and result.journeys[0].unsent do not add up",
+            ),
+            (
+                &|v| v["result"]["targets"][1]["failures"]["nope"] = 1.into(),
+                "unknown variant `nope`",
             ),
             (
                 &|v| {

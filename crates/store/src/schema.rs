@@ -28,6 +28,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V16_OVERTAKEN,
     V17_ARRIVALS,
     V18_JOURNEYS,
+    V19_KIND_FAILURES,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -325,6 +326,41 @@ CREATE TABLE step_journeys (
     hist_latency BLOB NOT NULL,
     PRIMARY KEY (step_id, seq)
 );
+";
+
+/// Version 19: per request-list entry or journey step (`step_targets`) and per journey
+/// (`step_journeys`), the failed requests per class (`fail_*`, as `steps` names them; a
+/// journey under its first failed step's class) and the journey steps that failed unsent
+/// (`unsent`). Zero in rows stored before, which counted failures in total only.
+const V19_KIND_FAILURES: &str = "
+ALTER TABLE step_targets ADD COLUMN fail_connect INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_timeout INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_reset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_malformed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_status INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_body INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_stream_reset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_refused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_connection_error INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_handshake INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_closed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_protocol INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_generator_fault INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN unsent INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_connect INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_timeout INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_reset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_malformed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_status INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_body INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_stream_reset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_refused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_connection_error INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_handshake INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_closed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_protocol INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_generator_fault INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN unsent INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close
