@@ -322,6 +322,14 @@ mod cell_tests {
         run
     }
 
+    /// The lines of the thresholds `a`'s cells breached.
+    fn breached<'t>(a: &Analysis, thresholds: impl Fn(&str) -> &'t [Threshold]) -> Vec<String> {
+        judge_cells(a, thresholds)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
     /// A `fail_if` on a journey step (a plan's, `run`'s or `report`'s) judges each cell on
     /// that step alone: its median latency over the repetitions, and its failures in all
     /// of them; a step no cell has judges nothing (the plan was checked before it ran).
@@ -355,10 +363,7 @@ mod cell_tests {
             t("step:j › read:p99>20ms"),
             t("step:nope:p99>1ms"),
         ];
-        let lines: Vec<String> = judge_cells(&a, |_| &all)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let lines = breached(&a, |_| &all);
         // The whole run's p99 (1 ms at the median) would pass; the login step's does not.
         assert_eq!(
             lines,
@@ -380,10 +385,7 @@ mod cell_tests {
             t("errors>0.1%"),
             t("rps<1000"),
         ];
-        let lines: Vec<String> = judge_cells(&a, |name| if name == "b" { &b_own } else { &all })
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let lines = breached(&a, |name| if name == "b" { &b_own } else { &all });
         // a's slow repetition is outvoted for p99 (median 1 ms), not for its timeout:
         // 1 of 306 requests failed. b has its own rps threshold (median 102 req/s).
         assert_eq!(
