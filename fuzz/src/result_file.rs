@@ -64,8 +64,7 @@ fn kind(label: &str) -> TargetStats {
 fn template() -> &'static str {
     static T: OnceLock<String> = OnceLock::new();
     T.get_or_init(|| {
-        let mut spec =
-            LoadSpec::new(Target::parse("http://127.0.0.1:8080/").expect("a valid URL"));
+        let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:8080/").expect("a valid URL"));
         // The journeys its steps and journey are of, as a journey run's file keeps them.
         let file = shootout_model::journey::parse(
             "[[journey]]\nname = \"writer\"\n[[journey.step]]\nname = \"post\"\nget = \"/\"\n",
