@@ -1490,4 +1490,26 @@ fn journey_shards_merge_into_the_fleet_s_steps_and_journeys() {
         (j["journey"].as_str(), j["ended"].as_u64(), j["ok"].as_u64()),
         (Some("w"), Some(6), Some(6))
     );
+    // The fleet is described by its journeys, as each shard's load was, not as
+    // connections; and a run in stages by its stages, not its largest stage's users.
+    let users = format!("journeys of {}: 2 users on ", journey.display());
+    let out = merge_of(&[&files[0], &files[1]], &[]);
+    common::assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&users), "{text}");
+    let staged = dir.path().join("staged.json");
+    let args = ["-q", "--stages", "1:200ms,2:200ms", "--journey"];
+    let mut args = args.to_vec();
+    args.push(journey.to_str().unwrap());
+    load_saved(&args, &server.url("/"), &staged);
+    let out = merge_of(&[&staged], &[]);
+    common::assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "journeys of {}: 1 user for 200 ms, then 2 users for 200 ms on ",
+            journey.display()
+        )),
+        "{text}"
+    );
 }

@@ -722,3 +722,81 @@ fn load_runs_journeys_over_http2() {
     assert_eq!(v["journeys"][0]["ok"], 6);
     assert_eq!((server.answers(), server.connections()), (36, 6));
 }
+
+/// `load --fail-if 'step:NAME:EXPR'` judges that step alone: the step whose every answer
+/// failed breaches `failed>0` (exit 3, one line), the good step beside it does not, though
+/// the run as a whole failed requests; the JSON keeps the failed step's failures by class.
+/// A step the journeys lack is refused before anything is sent, naming the flag, the file,
+/// the steps there are and the fix.
+#[test]
+fn load_fail_if_on_a_step_judges_that_step_alone() {
+    use shootout_testserver::{Behavior, TestServer};
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("j.toml");
+    std::fs::write(
+        &file,
+        "[[journey]]\nname = \"visit\"\n[[journey.step]]\nname = \"home\"\nget = \"/form\"\n\
+         [[journey.step]]\nname = \"bad\"\nget = \"/form\"\nexpect = { status = 201 }\n",
+    )
+    .unwrap();
+    let load = |fail_if: &[&str]| {
+        let mut cmd = shootout();
+        cmd.args([
+            "load",
+            "-q",
+            "-n",
+            "10",
+            "-c",
+            "1",
+            "--format",
+            "json",
+            "--journey",
+        ])
+        .arg(&file);
+        for f in fail_if {
+            cmd.args(["--fail-if", f]);
+        }
+        cmd.arg(server.url("/"))
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap()
+    };
+    let out = load(&["step:home:failed>0", "step:visit › home:errors>0%"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bad = &v["requests_by_target"][1];
+    assert_eq!(bad["target"], "visit › bad", "{v}");
+    assert_eq!(bad["failed"], 10, "{bad}");
+    assert_eq!(bad["failures"]["status"], 10, "{bad}");
+    assert_eq!(bad["failures"]["timeout"], 0, "{bad}");
+    assert_eq!(v["journeys"][0]["failures"]["status"], 10, "{v}");
+    assert_eq!(
+        v["requests"]["failed"], 10,
+        "the run as a whole failed requests: {v}"
+    );
+    let out = load(&["step:home:failed>0", "step:bad:failed>0"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let failed: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("threshold failed"))
+        .collect();
+    assert_eq!(
+        failed,
+        ["threshold failed: step:bad:failed>0 (failed was 10)"],
+        "{err}"
+    );
+    let before = server.requests();
+    let out = load(&["step:logout:p99>1ms"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "--fail-if step:logout:p99>1ms: {}: no step is named 'logout' (the steps: visit › home, visit › bad): write one of them, or its name alone, after step:",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(server.requests(), before, "nothing was sent");
+}

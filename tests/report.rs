@@ -217,6 +217,8 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
                     label: label.to_string(),
                     completed: completed / 2,
                     ok: completed / 2,
+                    failures: Default::default(),
+                    unsent: 0,
                     latency: h,
                 }
             })
@@ -788,6 +790,13 @@ fn the_json_documents_match_docs_report_json() {
         "capacity report 1".into(),
         searched_json(&["report", "1", "-f", "json"]),
     ));
+    let journeys = journey_store();
+    let journeys_json =
+        |args: &[&str]| -> serde_json::Value { serde_json::from_str(&journeys.ok(args)).unwrap() };
+    reports.push((
+        "journey report 1".into(),
+        journeys_json(&["report", "1", "-f", "json"]),
+    ));
     check_against_doc("shootout report", &reports);
     let compares: Vec<(String, serde_json::Value)> = [
         &["compare", "1", "3", "-f", "json", "--fail-if-slower", "5"][..],
@@ -811,12 +820,55 @@ fn the_json_documents_match_docs_report_json() {
     ]
     .iter()
     .map(|a| (a.join(" "), json(a)))
-    .chain([(
-        "capacity compare 1 2".into(),
-        searched_json(&["compare", "1", "2", "-f", "json"]),
-    )])
+    .chain([
+        (
+            "capacity compare 1 2".into(),
+            searched_json(&["compare", "1", "2", "-f", "json"]),
+        ),
+        (
+            "journey compare 1 2".into(),
+            journeys_json(&["compare", "1", "2", "-f", "json"]),
+        ),
+    ])
     .collect();
     check_against_doc("shootout compare", &compares);
+}
+
+/// A store of two runs of a journey workload (a step served at once, one served in turn,
+/// 2 ms each) on two contenders (one test server) at a rate: the report's and compare's
+/// journey fields from a real run.
+fn journey_store() -> Seeded {
+    let server =
+        shootout_testserver::TestServer::start(shootout_testserver::Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("/");
+    let url = url.trim_end_matches('/');
+    std::fs::write(
+        dir.path().join("j.toml"),
+        "[[journey]]\nname = \"visit\"\n[[journey.step]]\nname = \"home\"\nget = \"/form\"\n\
+         [[journey.step]]\nname = \"desk\"\nget = \"/desk?us=2000\"\n",
+    )
+    .unwrap();
+    let plan = format!(
+        "name = \"journeys\"\n[defaults]\nwarmup = 0\nduration = \"0.5s\"\nrepeat = 2\ncooldown = \"0s\"\n\
+         [[contender]]\nname = \"theirs\"\nurl = \"{url}\"\n\
+         [[contender]]\nname = \"again\"\nurl = \"{url}\"\n\
+         [[workload]]\nname = \"visit\"\njourney = \"j.toml\"\n\
+         [load]\nrate = [40]\nconnections = 4\n"
+    );
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    for _ in 0..2 {
+        let out = shootout()
+            .arg("run")
+            .arg(dir.path().join("plan.toml"))
+            .arg("--db")
+            .arg(dir.path().join("shootout.db"))
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    Seeded { dir }
 }
 
 // ---- `shootout run` prints what `shootout report` prints ----

@@ -1920,4 +1920,170 @@ fn a_journey_workload_is_stored_reported_ranked_and_compared_per_step() {
     ] {
         assert!(text.contains(want), "{want}\n{text}");
     }
+    // Steps and journeys in report's and compare's JSON, CSV and HTML.
+    let format = |cmd: &[&str], format: &str| {
+        let out = shootout()
+            .args(cmd)
+            .args(["--format", format, "--db"])
+            .arg(c.db())
+            .output()
+            .unwrap();
+        common::assert_ok(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v: serde_json::Value = serde_json::from_str(&format(&["report", "1"], "json")).unwrap();
+    let blocks = v["journeys"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "a block per contender: {v}");
+    for (b, who) in blocks.iter().zip(["one", "two"]) {
+        assert_eq!(b["contender"], who, "{b}");
+        assert_eq!(b["workload"], "writers", "{b}");
+        let rows: Vec<(&str, u64, u64, u64)> = b["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(b["journeys"].as_array().unwrap())
+            .map(|k| {
+                (
+                    k["name"].as_str().unwrap(),
+                    k["count"].as_u64().unwrap(),
+                    k["ok"].as_u64().unwrap(),
+                    k["failures"]["status"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("writer › login", 20, 20, 0),
+                ("writer › form", 20, 20, 0),
+                ("writer", 20, 20, 0)
+            ]
+        );
+    }
+    assert_eq!(v["journey_rankings"][0]["journey"], "writer", "{v}");
+    assert_eq!(v["steps"][0]["journeys"][0]["ended"], 20, "{v}");
+    let csv = format(&["report", "1"], "csv");
+    let rows: Vec<&str> = csv.lines().filter(|l| l.contains(",journey")).collect();
+    assert_eq!(
+        rows.len(),
+        6,
+        "a row per contender × step and journey:\n{csv}"
+    );
+    assert!(
+        rows.iter()
+            .any(|l| l.starts_with("1,two,writers,concurrency,2,,")
+                && l.ends_with(",journey_step,writer › form,0")),
+        "{csv}"
+    );
+    let out = shootout()
+        .args(["report", "1", "--html", "-", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let html = String::from_utf8(out.stdout).unwrap();
+    for want in [
+        "<h3>Journeys and steps at c=2 (every repetition merged)</h3>",
+        "Step writer › login: latency percentiles",
+        "Journey writer: duration percentiles",
+    ] {
+        assert!(html.contains(want), "{want}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&format(&["compare", "1", "2"], "json")).unwrap();
+    let changes: Vec<(&str, &str, &str)> = v["journeys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["contender"].as_str().unwrap(),
+                k["kind"].as_str().unwrap(),
+                k["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(changes.contains(&("two", "step", "writer › form")), "{v}");
+    assert!(changes.contains(&("one", "journey", "writer")), "{v}");
+    let csv = format(&["compare", "1", "2"], "csv");
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",journey")).count(),
+        6,
+        "{csv}"
+    );
+}
+
+/// A plan's `fail_if` on a journey step judges that step alone in each cell: the slow step
+/// (served one at a time, 20 ms each) breaches `p50>10ms`, the fast step beside it does not,
+/// though the run's p99 as a whole is over 10 ms. A step no workload's journeys have is
+/// refused before anything runs, naming the field, the steps there are and the fix.
+#[test]
+fn a_plans_fail_if_on_a_journey_step_judges_that_step_alone() {
+    let server = TestServer::start(Behavior::App).unwrap();
+    let contenders = format!(
+        "[[contender]]\nname = \"app\"\nurl = \"{}\"\n",
+        server.url("/").trim_end_matches('/'),
+    );
+    let workload = "[[workload]]\nname = \"writers\"\njourney = \"j.toml\"\n";
+    let plan = |fail_if: &str| {
+        plan_with(&contenders, workload).replace(
+            "requests = 200",
+            &format!("requests = 10\nfail_if = [{fail_if}]"),
+        )
+    };
+    let journey = "[[journey]]\nname = \"writer\"\n[[journey.step]]\nname = \"login\"\npost = \"/login?user=u{user}\"\n\
+         [[journey.step]]\nname = \"slow\"\nget = \"/desk?us=20000\"\n";
+    let c = Case::new(&plan(
+        "\"step:login:p99>10ms\", \"step:writer › slow:p50>10ms\", \"step:login:failed>0\"",
+    ));
+    std::fs::write(c.dir.path().join("j.toml"), journey).unwrap();
+    let out = c.run_cmd().output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let failed: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("threshold failed"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{err}");
+    assert!(
+        failed[0].starts_with(
+            "threshold failed: app, writers, c=2: step:writer › slow:p50>10ms (p50 was "
+        ),
+        "{err}"
+    );
+    // The run as a whole is over the login step's limit: judged alone, the step is not.
+    let store = c.store();
+    let run = store.latest_run().unwrap().unwrap();
+    let r = store.steps(run.id).unwrap()[0].unpacked().into_owned();
+    assert!(
+        r.histograms.latency.value_at_quantile(0.99) > 10_000,
+        "the run's p99 is the slow step's"
+    );
+    assert_eq!(r.targets[0].label, "writer › login");
+
+    let before = server.requests();
+    for (fail_if, extra, said) in [
+        (
+            "\"step:logout:p99>1ms\"",
+            &[][..],
+            "defaults.fail_if step:logout:p99>1ms: workload 'writers' (",
+        ),
+        (
+            "",
+            &["--fail-if", "step:nope:failed>0"][..],
+            "--fail-if step:nope:failed>0: workload 'writers' (",
+        ),
+    ] {
+        let c = Case::new(&plan(fail_if));
+        std::fs::write(c.dir.path().join("j.toml"), journey).unwrap();
+        let out = c.run_cmd().args(extra).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(said), "{said}\n{err}");
+        assert!(
+            err.contains("(the steps: writer › login, writer › slow): write one of them, or its name alone, after step:"),
+            "{err}"
+        );
+    }
+    assert_eq!(server.requests(), before, "nothing ran");
 }

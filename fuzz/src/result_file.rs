@@ -28,11 +28,19 @@ use std::time::{Duration, UNIX_EPOCH};
 /// doubling) plus 16 MiB for the histograms (each decoded one is at most 184 KiB of
 /// counters, the bytes it came from at most 1 MiB, an inflated payload at most 1 MiB),
 /// plus [`KIND_HEAP`] per `"label"` in the input (each request list entry, journey step
-/// or journey is read into a histogram of its own, whatever its text's length).
+/// or journey is read into a histogram of its own, whatever its text's length), plus
+/// [`JOURNEYS_HEAP`] per `"journeys":{` (a spec's journeys, read back as a journey file).
 pub fn heap_bound(input: &[u8]) -> usize {
     let labels = input.windows(7).filter(|w| w == b"\"label\"").count();
-    64 * input.len() + (16 << 20) + labels * KIND_HEAP
+    let specs = input.windows(12).filter(|w| w == b"\"journeys\":{").count();
+    64 * input.len() + (16 << 20) + labels * KIND_HEAP + specs * JOURNEYS_HEAP
 }
+
+/// What a spec's journeys may cost read back: at most `MAX_SAVED_KINDS` (4,096) steps,
+/// each a journey file's step (its name, a `GET /` template, its expectations: under
+/// 1 KiB) and its TOML text, written and parsed once, held twice (read and written back),
+/// with room.
+pub const JOURNEYS_HEAP: usize = 4096 * 4 * 1024;
 
 /// What one entry of `result.targets` or `result.journeys` may cost: its histogram of 2
 /// significant figures (3,328 counters of 8 bytes, 26 KiB) held at most four times at once
@@ -45,6 +53,8 @@ fn kind(label: &str) -> TargetStats {
         label: label.into(),
         completed: 0,
         ok: 0,
+        failures: Default::default(),
+        unsent: 0,
         latency: shootout_model::result::second_histogram(),
     }
 }
@@ -54,7 +64,19 @@ fn kind(label: &str) -> TargetStats {
 fn template() -> &'static str {
     static T: OnceLock<String> = OnceLock::new();
     T.get_or_init(|| {
-        let spec = LoadSpec::new(Target::parse("http://127.0.0.1:8080/").expect("a valid URL"));
+        let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:8080/").expect("a valid URL"));
+        // The journeys its steps and journey are of, as a journey run's file keeps them.
+        let file = shootout_model::journey::parse(
+            "[[journey]]\nname = \"writer\"\n[[journey.step]]\nname = \"post\"\nget = \"/\"\n",
+            "j.toml",
+            &mut |_| Err("no files".into()),
+        )
+        .expect("a valid journey file");
+        spec.journey = Some(shootout_model::spec::Journeys {
+            source: "j.toml".into(),
+            seed: 1,
+            file: std::sync::Arc::new(file),
+        });
         SavedRun {
             shootout: "0.1.0".into(),
             shard: None,

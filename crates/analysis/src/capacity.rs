@@ -855,12 +855,16 @@ mod tests {
             label: "j › home".into(),
             completed: 990,
             ok: 990,
+            failures: Default::default(),
+            unsent: 0,
             latency: histogram(),
         };
         let mut slow = TargetStats {
             label: "j › slow".into(),
             completed: 10,
             ok: 10,
+            failures: Default::default(),
+            unsent: 0,
             latency: histogram(),
         };
         for _ in 0..990 {
@@ -878,6 +882,8 @@ mod tests {
             label: "j".into(),
             completed: 10,
             ok: 10,
+            failures: Default::default(),
+            unsent: 0,
             latency: histogram(),
         }];
         let slos = [slo("p99<50ms"), slo("step:slow:p99<50ms")];

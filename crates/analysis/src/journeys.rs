@@ -15,7 +15,7 @@ use crate::compare::Change;
 use hdrhistogram::Histogram;
 use shootout_model::result::second_histogram;
 use shootout_model::stored::{StoredRun, StoredStep};
-use shootout_model::{per_second, LatencySummary, LoadLevel, TargetStats};
+use shootout_model::{per_second, FailureCounts, LatencySummary, LoadLevel, TargetStats};
 
 /// A journey step or a journey over a cell's repetitions.
 #[derive(Debug, Clone)]
@@ -26,6 +26,10 @@ pub struct Kind {
     pub completed: u64,
     /// Of which ok.
     pub ok: u64,
+    /// Failed per class, all repetitions (journeys: under their first failed step's).
+    pub failures: FailureCounts,
+    /// Steps failed unsent (journeys: whose first failed step was), all repetitions.
+    pub unsent: u64,
     /// Latency (journeys: duration), µs, every repetition's merged.
     pub latency: Histogram<u64>,
     /// Good answers (journeys: good journeys) per second, one per repetition.
@@ -55,6 +59,8 @@ impl Kind {
             label: t.label.clone(),
             completed: 0,
             ok: 0,
+            failures: FailureCounts::default(),
+            unsent: 0,
             latency: second_histogram(),
             ok_per_s: Vec::new(),
             p99_ms: Vec::new(),
@@ -65,6 +71,10 @@ impl Kind {
     fn add(&mut self, t: &TargetStats, duration: std::time::Duration) {
         self.completed = self.completed.saturating_add(t.completed);
         self.ok = self.ok.saturating_add(t.ok);
+        for (a, b) in self.failures.0.iter_mut().zip(t.failures.0) {
+            *a = a.saturating_add(b);
+        }
+        self.unsent = self.unsent.saturating_add(t.unsent);
         // Both of a step's recorder's bounds (the store checked them when read).
         let _ = self.latency.add(&t.latency);
         self.ok_per_s.push(per_second(t.ok, duration));

@@ -212,10 +212,12 @@ fn list(indexes: &[u32]) -> String {
 /// The load a spec puts on the server: the spec with what each machine of a fleet sets its
 /// own way made equal (threads, CPU pinning, the samples kept, local addresses, busy
 /// polling, the schedule's offset, and how it trusts the server's certificate). Two runs are
-/// shards of one load when theirs are equal: a field added to [`LoadSpec`] is part of the
-/// load until it is named here.
+/// shards of one load when theirs are equal and so are their [`journeys`] (a journey file,
+/// read once per file, is compared by what describes it): a field added to [`LoadSpec`] is
+/// part of the load until it is named here.
 fn the_load(s: &LoadSpec) -> LoadSpec {
     LoadSpec {
+        journey: None,
         threads: 0,
         record: Record {
             reservoir: 0,
@@ -233,11 +235,29 @@ fn the_load(s: &LoadSpec) -> LoadSpec {
     }
 }
 
+/// A load's journeys as a result file keeps them: the file's name and each journey's name,
+/// weight and steps; `none` without journeys. Not the seed: each shard draws its own
+/// users' choices (as each sets its own threads).
+fn journeys(s: &LoadSpec) -> String {
+    s.journey.as_ref().map_or("none".into(), |j| {
+        let each: Vec<String> = j
+            .file
+            .journeys
+            .iter()
+            .map(|j| {
+                let steps: Vec<&str> = j.steps.iter().map(|s| s.name.as_str()).collect();
+                format!("{} (weight {}: {})", j.name, j.weight, steps.join(", "))
+            })
+            .collect();
+        format!("{}: {}", j.source, each.join("; "))
+    })
+}
+
 /// A part of the load as messages name it, and its value as they show it.
 type Shown = (&'static str, fn(&LoadSpec) -> String);
 
 /// The parts of the load a difference is named by, in the order messages list them.
-const PARTS: [Shown; 18] = [
+const PARTS: [Shown; 20] = [
     ("url", |s| s.target.url.clone()),
     ("unix socket", |s| format!("{:?}", s.target.unix_socket)),
     ("method", |s| s.request.method.clone()),
@@ -262,6 +282,8 @@ const PARTS: [Shown; 18] = [
     ("protocol", |s| s.protocol.as_str().into()),
     ("streams", |s| s.streams.to_string()),
     ("pipeline", |s| s.pipeline.to_string()),
+    ("journeys", journeys),
+    ("stages", |s| format!("{:?}", s.stages)),
 ];
 
 /// `10 s`, or `none`.
@@ -294,7 +316,7 @@ fn request_list(l: Option<&RequestList>) -> String {
 /// The parts in which two loads differ, each as `part: a vs b`; empty when they are one
 /// load ([`the_load`] decides; [`PARTS`] and the request list name the difference).
 pub fn differences(a: &LoadSpec, b: &LoadSpec) -> Vec<String> {
-    if the_load(a) == the_load(b) {
+    if the_load(a) == the_load(b) && journeys(a) == journeys(b) {
         return Vec::new();
     }
     let shown = PARTS
@@ -329,7 +351,7 @@ pub fn load_fingerprint(s: &LoadSpec) -> u64 {
     let list = load.list.take();
     let body = std::mem::take(&mut load.request.body);
     let mut h = Fnv::default();
-    let _ = write!(h, "{load:?}");
+    let _ = write!(h, "{load:?}{}", journeys(s));
     h.bytes(&body);
     if let Some(l) = list {
         let _ = write!(h, "{:?}{:?}{}", l.source, l.order, l.seed);
@@ -544,14 +566,9 @@ fn add_kinds(
         return Ok(());
     }
     for (i, (acc, t)) in to.iter_mut().zip(from).enumerate() {
-        add(
-            &mut acc.completed,
-            t.completed,
-            src,
-            &format!("{field}[{i}].completed"),
-        )?;
-        add(&mut acc.ok, t.ok, src, &format!("{field}[{i}].ok"))?;
-        let _ = acc.latency.add(&t.latency);
+        // Counts past u64::MAX are the only way adding fails (same histogram bounds).
+        acc.add(t)
+            .ok_or_else(|| overflow(src, &format!("{field}[{i}]")))?;
     }
     Ok(())
 }
@@ -928,12 +945,12 @@ mod tests {
             for &v in values {
                 latency.record(v).unwrap();
             }
-            TargetStats {
-                label: label.into(),
-                completed: values.len() as u64,
-                ok,
-                latency,
-            }
+            let mut t = TargetStats::new(label);
+            t.completed = values.len() as u64;
+            t.ok = ok;
+            t.failures[shootout_model::FailureKind::Body] = t.completed - ok;
+            t.latency = latency;
+            t
         };
         let r = s.run.result.as_mut().unwrap();
         r.targets = vec![
@@ -968,6 +985,16 @@ mod tests {
             [row("writer › login", 5, 5), row("writer › post", 4, 3)]
         );
         assert_eq!(counts(&r.journeys), [row("writer", 5, 3)]);
+        // Failures keep their class: 1 + 0 of the post steps failed on their body.
+        let body = |t: &TargetStats| t.failures[shootout_model::FailureKind::Body];
+        assert_eq!(
+            (
+                body(&r.targets[0]),
+                body(&r.targets[1]),
+                body(&r.journeys[0])
+            ),
+            (0, 1, 2)
+        );
         let values = |h: &Histogram<u64>| -> Vec<(u64, u64)> {
             h.iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
@@ -983,6 +1010,48 @@ mod tests {
             one.record(v).unwrap();
         }
         assert_eq!(values(&r.journeys[0].latency), values(&one));
+    }
+
+    /// Shards of one journey load, each read from its own file (its journeys read apart),
+    /// merge into a fleet that keeps the journeys; a shard of other journeys is refused,
+    /// naming them.
+    #[test]
+    fn shards_of_one_journey_file_merge_and_of_another_are_refused() {
+        let journeys = |step: &str| {
+            let text = format!(
+                "[[journey]]\nname = \"writer\"\n[[journey.step]]\nname = \"login\"\nget = \"/\"\n[[journey.step]]\nname = \"{step}\"\nget = \"/\"\n"
+            );
+            let file = shootout_model::journey::parse(&text, "j.toml", &mut |_| Err("none".into()))
+                .unwrap();
+            Some(shootout_model::spec::Journeys {
+                source: "j.toml".into(),
+                seed: 1,
+                file: std::sync::Arc::new(file),
+            })
+        };
+        let with = |mut s: Source, step: &str| {
+            for spec in [&mut s.run.fleet, &mut s.run.spec] {
+                spec.journey = journeys(step);
+            }
+            s
+        };
+        let [a, b]: [Source; 2] = two().try_into().ok().unwrap();
+        let s = [
+            with(with_steps(a.clone(), &[1], &[2], 1), "post"),
+            with(with_steps(b.clone(), &[1], &[2], 1), "post"),
+        ];
+        let m = merge(&s, false).unwrap();
+        let j = m.spec.journey.expect("the fleet keeps its journeys");
+        assert_eq!(j.file.journeys[0].steps[1].name, "post");
+        let s = [
+            with(with_steps(a, &[1], &[2], 1), "post"),
+            with(with_steps(b, &[1], &[2], 1), "read"),
+        ];
+        let e = merge(&s, true).unwrap_err().to_string();
+        assert!(
+            e.contains("journeys: j.toml: writer (weight 1: login, post) vs j.toml: writer (weight 1: login, read)"),
+            "{e}"
+        );
     }
 
     /// Shards whose steps or journeys differ are not shards of one load.

@@ -114,8 +114,34 @@ pub fn cell_value(metric: Metric, cell: &Cell) -> f64 {
     }
 }
 
+/// `t`'s value for a cell: [`cell_value`] for the whole run; for a journey step
+/// (`step:NAME:`), the same rules over that step's counts and latency in each repetition.
+/// `None` when the cell's workload has no such step (another workload's journeys, or
+/// none).
+pub fn threshold_value(t: &Threshold, cell: &Cell) -> Option<f64> {
+    let Some(name) = &t.step else {
+        return Some(cell_value(t.metric, cell));
+    };
+    let runs: Vec<_> = cell.steps.iter().map(|s| s.unpacked()).collect();
+    let steps: Vec<_> = runs
+        .iter()
+        .filter_map(|r| shootout_model::threshold::step_of(r, name))
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let failed: u64 = steps.iter().map(|s| s.failed()).sum();
+    let completed: u64 = steps.iter().map(|s| s.completed).sum();
+    Some(match t.metric {
+        Metric::Failed => failed as f64,
+        Metric::Errors => failed as f64 * 100.0 / completed.max(1) as f64,
+        _ => median(&runs.iter().filter_map(|r| t.value(r)).collect::<Vec<_>>()),
+    })
+}
+
 /// The thresholds each cell of `a` breached, in the report's order (workload, level,
-/// contender); `thresholds` gives those that apply to a contender, by name.
+/// contender); `thresholds` gives those that apply to a contender, by name. A threshold
+/// on a journey step judges the cells whose workload has that step.
 pub fn judge_cells<'t>(
     a: &Analysis,
     thresholds: impl Fn(&str) -> &'t [Threshold],
@@ -124,7 +150,9 @@ pub fn judge_cells<'t>(
     for (workload, level, cell) in a.cells() {
         let contender = a.name(cell.contender);
         for t in thresholds(contender) {
-            let value = cell_value(t.metric, cell);
+            let Some(value) = threshold_value(t, cell) else {
+                continue;
+            };
             if t.op.holds(value, t.limit) {
                 out.push(CellBreach {
                     contender: contender.to_string(),
@@ -175,6 +203,8 @@ mod tests {
                 label: label.into(),
                 completed,
                 ok,
+                failures: Default::default(),
+                unsent: 0,
                 latency,
             }
         };
@@ -292,6 +322,58 @@ mod cell_tests {
         run
     }
 
+    /// The lines of the thresholds `a`'s cells breached.
+    fn breached<'t>(a: &Analysis, thresholds: impl Fn(&str) -> &'t [Threshold]) -> Vec<String> {
+        judge_cells(a, thresholds)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// A `fail_if` on a journey step (a plan's, `run`'s or `report`'s) judges each cell on
+    /// that step alone: its median latency over the repetitions, and its failures in all
+    /// of them; a step no cell has judges nothing (the plan was checked before it ran).
+    #[test]
+    fn a_cell_is_judged_on_a_journey_step_alone() {
+        use shootout_model::TargetStats;
+        let mut run = run();
+        for s in &mut run.steps {
+            let a = s.contender.0 == 0;
+            let third = a && s.repetition == 3;
+            let step = |label: &str, ms: u64| {
+                let mut t = TargetStats::new(label);
+                t.latency = shootout_model::latency_histogram();
+                t.latency.record_n(ms * 1000, 10).unwrap();
+                t.completed = 10;
+                t.ok = 10;
+                t
+            };
+            let mut login = step("j › login", if a { 30 } else { 1 });
+            if third {
+                login.completed += 1;
+                login.failures[FailureKind::Status] = 1;
+            }
+            s.result.targets = vec![login, step("j › read", 1)];
+            s.result.journeys = vec![TargetStats::new("j")];
+        }
+        let a = Analysis::of(&run);
+        let all = vec![
+            t("step:login:p99>20ms"),
+            t("step:login:failed>0"),
+            t("step:j › read:p99>20ms"),
+            t("step:nope:p99>1ms"),
+        ];
+        let lines = breached(&a, |_| &all);
+        // The whole run's p99 (1 ms at the median) would pass; the login step's does not.
+        assert_eq!(
+            lines,
+            vec![
+                "threshold failed: a, w, c=10: step:login:p99>20ms (p99 was 30.015 ms, median of 3 repetitions)",
+                "threshold failed: a, w, c=10: step:login:failed>0 (failed was 1, over 3 repetitions)",
+            ]
+        );
+    }
+
     #[test]
     fn a_cell_is_judged_on_its_median_latency_and_on_every_failure() {
         let run = run();
@@ -303,10 +385,7 @@ mod cell_tests {
             t("errors>0.1%"),
             t("rps<1000"),
         ];
-        let lines: Vec<String> = judge_cells(&a, |name| if name == "b" { &b_own } else { &all })
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let lines = breached(&a, |name| if name == "b" { &b_own } else { &all });
         // a's slow repetition is outvoted for p99 (median 1 ms), not for its timeout:
         // 1 of 306 requests failed. b has its own rps threshold (median 102 req/s).
         assert_eq!(

@@ -5,7 +5,6 @@
 use crate::event_loop::{Output, Schedule};
 use crate::recorder;
 use hdrhistogram::serialization::Deserializer;
-use hdrhistogram::Histogram;
 use shootout_model::{
     Counts, FirstResponse, GeneratorStats, Histograms, LoadSpec, Pace, RunResult, Sample,
     ScheduleStats, SecondStats, TargetStats,
@@ -26,10 +25,10 @@ struct Totals {
     schedule: Option<Schedule>,
     /// Each worker's table of body lengths, and its count of further lengths.
     lengths: Vec<(Vec<(u64, u64)>, u64)>,
-    /// Per kind of request: completed, ok, latency (µs).
-    targets: Vec<(u64, u64, Histogram<u64>)>,
-    /// Per journey: ended, ok, duration (µs).
-    journeys: Vec<(u64, u64, Histogram<u64>)>,
+    /// Per kind of request: completed, ok, failures, latency (µs).
+    targets: Vec<TargetStats>,
+    /// Per journey: ended, ok, failures, duration (µs).
+    journeys: Vec<TargetStats>,
 }
 
 impl Totals {
@@ -114,16 +113,15 @@ impl Totals {
 }
 
 /// Adds one worker's per-kind counts and histograms to the run's.
-fn add_kinds(acc: &mut Vec<(u64, u64, Histogram<u64>)>, worker: Vec<(u64, u64, Histogram<u64>)>) {
+fn add_kinds(acc: &mut Vec<TargetStats>, worker: Vec<TargetStats>) {
     if acc.is_empty() {
         *acc = worker;
         return;
     }
     for (a, t) in acc.iter_mut().zip(&worker) {
-        a.0 += t.0;
-        a.1 += t.1;
-        // Same bounds on both sides: adding cannot fail.
-        let _ = a.2.add(&t.2);
+        // Same bounds on both sides, and a worker's counts far below u64::MAX: adding
+        // cannot fail.
+        let _ = a.add(t);
     }
 }
 
@@ -216,18 +214,10 @@ pub fn journey_labels(spec: &LoadSpec) -> Vec<String> {
 }
 
 /// Per-kind counts named by `labels`, in order.
-fn labelled(
-    labels: impl Iterator<Item = String>,
-    kinds: Vec<(u64, u64, Histogram<u64>)>,
-) -> Vec<TargetStats> {
+fn labelled(labels: impl Iterator<Item = String>, kinds: Vec<TargetStats>) -> Vec<TargetStats> {
     labels
         .zip(kinds)
-        .map(|(label, (completed, ok, latency))| TargetStats {
-            label,
-            completed,
-            ok,
-            latency,
-        })
+        .map(|(label, kind)| TargetStats { label, ..kind })
         .collect()
 }
 

@@ -12,7 +12,8 @@
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use shootout_model::{
-    Counts, Expectation, FailureCounts, FailureKind, FirstResponse, Histograms, Sample,
+    Counts, Ended, Expectation, FailureCounts, FailureKind, FirstResponse, Histograms, Sample,
+    TargetStats,
 };
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -128,10 +129,12 @@ pub struct Recorder {
     pub lengths: Vec<(u64, u64)>,
     /// Answers whose length did not fit in `lengths`.
     pub other_lengths: u64,
-    /// Per kind of request (when the run reports them): completed, ok, latency (µs).
-    pub targets: Vec<(u64, u64, Histogram<u64>)>,
-    /// Per journey (`--journey`): ended, ok, duration (µs).
-    pub journeys: Vec<(u64, u64, Histogram<u64>)>,
+    /// Per kind of request (when the run reports them): completed, ok, failed per class,
+    /// latency (µs); unlabelled (the merge names them).
+    pub targets: Vec<TargetStats>,
+    /// Per journey (`--journey`): ended, ok, failed per class of its first failed step,
+    /// duration (µs); unlabelled.
+    pub journeys: Vec<TargetStats>,
     /// A sample of heads for `-v 2` (see [`crate::heads::Heads`]); empty unless asked for.
     pub heads: crate::heads::Heads,
     /// Time spent busy polling (see `LoadSpec::busy_poll`): CPU the thread used
@@ -248,32 +251,32 @@ impl Recorder {
             p.kinds
                 .resize_with(self.targets.len(), || (0, 0, second_histogram()));
             for (to, from) in p.kinds.iter_mut().zip(&self.targets) {
-                to.0 = from.0;
-                to.1 = from.1;
-                let _ = to.2.set_to(&from.2);
+                to.0 = from.completed;
+                to.1 = from.ok;
+                let _ = to.2.set_to(&from.latency);
             }
         }
         p.journeys.clear();
         p.journeys
-            .extend(self.journeys.iter().map(|(ended, ok, _)| (*ended, *ok)));
+            .extend(self.journeys.iter().map(|j| (j.completed, j.ok)));
     }
 
     /// Counts each of `kinds` kinds of request apart (none when `kinds` is 0).
     pub fn per_kind(&mut self, kinds: usize) {
-        self.targets = (0..kinds).map(|_| (0, 0, second_histogram())).collect();
+        self.targets = (0..kinds).map(|_| TargetStats::new("")).collect();
     }
 
     /// Counts each of `journeys` journeys apart.
     pub fn per_journey(&mut self, journeys: usize) {
-        self.journeys = (0..journeys).map(|_| (0, 0, second_histogram())).collect();
+        self.journeys = (0..journeys).map(|_| TargetStats::new("")).collect();
     }
 
-    /// Journey `j` ended, every step ok or not, `took` after its first step was due.
-    pub fn journey_ended(&mut self, j: usize, ok: bool, took: Duration) {
+    /// Journey `j` ended as `how` (ok, or as its first failed step), `took` after its
+    /// first step was due.
+    pub fn journey_ended(&mut self, j: usize, how: Ended, took: Duration) {
         if let Some(e) = self.journeys.get_mut(j) {
-            e.0 += 1;
-            e.1 += u64::from(ok);
-            e.2.saturating_record(us(took));
+            e.count(how);
+            e.latency.saturating_record(us(took));
         }
     }
 
@@ -323,7 +326,7 @@ impl Recorder {
     /// header): failed in its kind's count, never a request.
     pub fn unsent_step(&mut self, kind: usize) {
         if let Some(k) = self.targets.get_mut(kind) {
-            k.0 += 1;
+            k.count(Ended::Unsent);
         }
     }
 
@@ -408,7 +411,7 @@ impl Recorder {
         self.roll(t.end);
         self.second_hist.saturating_record(total);
         if let Some(k) = self.targets.get_mut(t.kind) {
-            k.2.saturating_record(total);
+            k.latency.saturating_record(total);
         }
         self.end(t, total, status, failure);
     }
@@ -424,8 +427,7 @@ impl Recorder {
         self.counts.completed += 1;
         self.second_completed += 1;
         if let Some(k) = self.targets.get_mut(t.kind) {
-            k.0 += 1;
-            k.1 += u64::from(failure.is_none());
+            k.count(failure.map_or(Ended::Ok, Ended::Failed));
         }
         match failure {
             None => self.counts.ok += 1,

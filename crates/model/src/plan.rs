@@ -649,21 +649,14 @@ impl Reader<'_> {
         })
     }
 
-    /// A `fail_if` list: each expression in `--fail-if`'s grammar.
+    /// A `fail_if` list: each expression in `--fail-if`'s grammar (one on a journey step,
+    /// `step:NAME:`, is checked against the workloads' journeys once they are read).
     fn thresholds(&self, v: &[Spanned<String>], key: &str) -> Result<Vec<Threshold>, PlanError> {
         v.iter()
             .map(|e| {
-                let t = e
-                    .get_ref()
+                e.get_ref()
                     .parse::<Threshold>()
-                    .map_err(|why| self.err(e.span().start, format!("{key}: {why}")))?;
-                match t.step {
-                    Some(_) => Err(self.err(
-                        e.span().start,
-                        format!("{key}: '{}': a plan judges each cell's whole answers; a journey's step is judged alone by --fail-if on load", t.text),
-                    )),
-                    None => Ok(t),
-                }
+                    .map_err(|why| self.err(e.span().start, format!("{key}: {why}")))
             })
             .collect()
     }

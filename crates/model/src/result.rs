@@ -1071,24 +1071,82 @@ impl LatencySummary {
     }
 }
 
-/// What one entry of a request list measured.
+/// How a request of a counted kind (a list entry, a journey step), or a journey, ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// A good answer (a journey: every step good).
+    Ok,
+    /// Failed under this class (a journey: its first failed step's).
+    Failed(FailureKind),
+    /// A journey step not sent: a value it needs was unset, or unsafe in a header (a
+    /// journey: its first failed step was one).
+    Unsent,
+}
+
+/// What one entry of a request list, one journey step or one journey measured.
 #[derive(Debug, Clone)]
 pub struct TargetStats {
-    /// The entry as reports name it: `METHOD PATH`, templates as written.
+    /// The entry as reports name it: `METHOD PATH`, templates as written; a step as
+    /// `journey › step`; a journey by its name.
     pub label: String,
-    /// Requests of this entry that completed (answered or failed).
+    /// Requests of this entry that completed (answered or failed); a step's unsent ones
+    /// too; journeys that ended.
     pub completed: u64,
     /// Of which got a good answer.
     pub ok: u64,
+    /// Failed requests of this entry or step per class (for a journey, each failed journey
+    /// under its first failed step's class, when one was sent). With
+    /// [`TargetStats::unsent`] they add up to [`TargetStats::failed`], except in results
+    /// stored or saved before they were counted (all zero).
+    pub failures: FailureCounts,
+    /// A journey step's sends that failed unsent (a value it needs was unset, or unsafe in
+    /// a header): no request, so no class; journeys: those that ended on one.
+    pub unsent: u64,
     /// Latency of its answered requests (µs), as [`Histograms::latency`]; 2 significant
     /// figures.
     pub latency: Histogram<u64>,
 }
 
 impl TargetStats {
+    /// Nothing counted yet, labelled `label`, with an empty latency histogram.
+    pub fn new(label: impl Into<String>) -> TargetStats {
+        TargetStats {
+            label: label.into(),
+            completed: 0,
+            ok: 0,
+            failures: FailureCounts::default(),
+            unsent: 0,
+            latency: second_histogram(),
+        }
+    }
+
     /// Requests of this entry that failed.
     pub fn failed(&self) -> u64 {
         self.completed - self.ok
+    }
+
+    /// One request, step or journey ended as `e`. No allocation: the classes are a fixed
+    /// array.
+    #[inline]
+    pub fn count(&mut self, e: Ended) {
+        self.completed += 1;
+        match e {
+            Ended::Ok => self.ok += 1,
+            Ended::Failed(k) => self.failures[k] += 1,
+            Ended::Unsent => self.unsent += 1,
+        }
+    }
+
+    /// Adds `o`'s counts and latency (same label, another worker or shard); `None` when a
+    /// count would pass `u64::MAX`.
+    pub fn add(&mut self, o: &TargetStats) -> Option<()> {
+        self.completed = self.completed.checked_add(o.completed)?;
+        self.ok = self.ok.checked_add(o.ok)?;
+        self.unsent = self.unsent.checked_add(o.unsent)?;
+        for (a, b) in self.failures.0.iter_mut().zip(o.failures.0) {
+            *a = a.checked_add(b)?;
+        }
+        self.latency.add(&o.latency).ok()
     }
 }
 

@@ -34,10 +34,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The value of the file's `format` key.
 pub const RESULT_FORMAT: &str = "shootout-result";
 
-/// The version of the layout this shootout writes. Version 2 writes each distinct body of
-/// a request list once (`list.bodies`), its entries naming theirs by index; version 1
-/// wrote every entry's body with it, and is still read.
-pub const RESULT_VERSION: u32 = 2;
+/// The version of the layout this shootout writes. Version 3 adds a journey run's spec
+/// (`spec.journeys`: names, weights, step names), its stages (`spec.stages`) and each
+/// step's and journey's failures by class (`failures`, `unsent`). Version 2 writes each
+/// distinct body of a request list once (`list.bodies`), its entries naming theirs by
+/// index; version 1 wrote every entry's body with it. Both are still read.
+pub const RESULT_VERSION: u32 = 3;
 
 /// The oldest version of the layout this shootout reads.
 pub const OLDEST_RESULT_VERSION: u32 = 1;
@@ -422,6 +424,9 @@ impl SavedRun {
             .map_err(|e| SavedError::Damaged(e.to_string()))?;
         let spec = f.spec.spec()?;
         let result = f.result.map(|r| r.result(&spec)).transpose()?;
+        if let (Some(r), Some(j)) = (&result, &spec.journey) {
+            journeys_match(r, j)?;
+        }
         if result.is_none() && !matches!(outcome, Outcome::Failed(_)) {
             return Err(SavedError::Damaged(
                 "a run that did not fail has no result".into(),
@@ -522,6 +527,110 @@ struct SpecV1 {
     /// WebSocket: the list of messages sent instead of one (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ws_messages: Option<MessagesV1>,
+    /// The journeys run (`--journey`): the file's name, the seed and each journey's name,
+    /// weight and steps' names, not its requests nor its data file's rows (absent: none;
+    /// version 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    journeys: Option<JourneysV1>,
+    /// The closed model's stages (`--stages`): each stage's users and time, in order
+    /// (absent: none; version 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    stages: Vec<StageV1>,
+}
+
+/// The journeys of a run in the file: what describes them, not what sends them.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JourneysV1 {
+    source: String,
+    seed: u64,
+    journeys: Vec<JourneyV1>,
+}
+
+/// One journey in the file: its name, weight and steps' names, in the file's order.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JourneyV1 {
+    name: String,
+    weight: u32,
+    steps: Vec<String>,
+}
+
+/// One stage of `--stages` in the file.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StageV1 {
+    users: usize,
+    duration_ns: u64,
+}
+
+impl JourneysV1 {
+    fn of(j: &crate::spec::Journeys) -> JourneysV1 {
+        JourneysV1 {
+            source: j.source.clone(),
+            seed: j.seed,
+            journeys: j
+                .file
+                .journeys
+                .iter()
+                .map(|j| JourneyV1 {
+                    name: j.name.clone(),
+                    weight: j.weight,
+                    steps: j.steps.iter().map(|s| s.name.clone()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The journeys read back: at most [`MAX_SAVED_KINDS`] steps in all, and a journey
+    /// file of them (each step a `GET /`) that the journey file's own reader accepts:
+    /// names unique, weights at least 1. What it describes is all a result needs; what
+    /// each step sent is not kept.
+    fn journeys(self) -> Result<crate::spec::Journeys, SavedError> {
+        #[derive(Serialize)]
+        struct File<'a> {
+            journey: Vec<Journey<'a>>,
+        }
+        #[derive(Serialize)]
+        struct Journey<'a> {
+            name: &'a str,
+            weight: u32,
+            step: Vec<Step<'a>>,
+        }
+        #[derive(Serialize)]
+        struct Step<'a> {
+            name: &'a str,
+            get: &'a str,
+        }
+        let steps: usize = self.journeys.iter().map(|j| j.steps.len()).sum();
+        if steps > MAX_SAVED_KINDS {
+            return Err(SavedError::Damaged(format!(
+                "spec.journeys: {steps} steps, more than the {MAX_SAVED_KINDS} a result may hold"
+            )));
+        }
+        let file = File {
+            journey: self
+                .journeys
+                .iter()
+                .map(|j| Journey {
+                    name: &j.name,
+                    weight: j.weight,
+                    step: j.steps.iter().map(|name| Step { name, get: "/" }).collect(),
+                })
+                .collect(),
+        };
+        let text = toml::to_string(&file)
+            .map_err(|e| SavedError::Damaged(format!("spec.journeys: {e}")))?;
+        let file = crate::journey::parse(&text, &self.source, &mut |_| {
+            Err("a result file names no file".into())
+        })
+        .map_err(|e| SavedError::Damaged(format!("spec.journeys: {e}")))?;
+        Ok(crate::spec::Journeys {
+            source: self.source,
+            seed: self.seed,
+            file: std::sync::Arc::new(file),
+        })
+    }
 }
 
 fn http1() -> String {
@@ -750,6 +859,15 @@ impl SpecV1 {
                 seed: m.seed,
                 lines: m.lines.clone(),
             }),
+            journeys: s.journey.as_ref().map(JourneysV1::of),
+            stages: s
+                .stages
+                .iter()
+                .map(|st| StageV1 {
+                    users: st.users,
+                    duration_ns: nanos(st.duration),
+                })
+                .collect(),
         }
     }
 
@@ -809,6 +927,32 @@ impl SpecV1 {
         spec.pipeline = self.pipeline;
         spec.list = self.list.map(ListV1::list).transpose()?;
         spec.ws_messages = self.ws_messages.map(MessagesV1::list).transpose()?;
+        spec.journey = self.journeys.map(JourneysV1::journeys).transpose()?;
+        if self.stages.len() > MAX_SAVED_KINDS {
+            return Err(SavedError::Damaged(format!(
+                "spec.stages: {} stages, more than the {MAX_SAVED_KINDS} a result may hold",
+                self.stages.len()
+            )));
+        }
+        spec.stages = self
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(i, st)| {
+                if !(1..=crate::spec::MAX_CONNECTIONS).contains(&st.users) || st.duration_ns == 0 {
+                    return Err(SavedError::Damaged(format!(
+                        "spec.stages[{i}]: {} users for {} ns: a stage has 1 to {} users for more than 0 ns",
+                        st.users,
+                        st.duration_ns,
+                        crate::spec::MAX_CONNECTIONS
+                    )));
+                }
+                Ok(crate::spec::Stage {
+                    users: st.users,
+                    duration: Duration::from_nanos(st.duration_ns),
+                })
+            })
+            .collect::<Result<_, _>>()?;
         // A merged fleet's threads are the sum of its shards' and may pass the limit of one
         // process: the rest of the spec is held to every rule.
         let mut check = spec.clone();
@@ -857,14 +1001,22 @@ struct ResultV1 {
 pub const MAX_SAVED_KINDS: usize = 4096;
 
 /// A request list entry's, a journey step's or a journey's counts in the file: its label,
-/// how many completed (journeys: ended), how many were ok, and its latency (journeys:
-/// duration) histogram (µs, 2 significant figures) as the other histograms are written.
+/// how many completed (journeys: ended), how many were ok, how many failed per class and
+/// unsent (version 3), and its latency (journeys: duration) histogram (µs, 2 significant
+/// figures) as the other histograms are written.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct KindV1 {
     label: String,
     completed: u64,
     ok: u64,
+    /// Failed per class (absent when none failed, and in files of version 2 and before,
+    /// which did not count them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    failures: BTreeMap<FailureKind, u64>,
+    /// Journey steps that failed unsent (absent: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    unsent: u64,
     latency: String,
 }
 
@@ -874,6 +1026,8 @@ impl KindV1 {
             label: t.label.clone(),
             completed: t.completed,
             ok: t.ok,
+            failures: t.failures.iter().filter(|(_, n)| *n > 0).collect(),
+            unsent: t.unsent,
             latency: encode(&t.latency),
         }
     }
@@ -917,10 +1071,30 @@ impl KindV1 {
                         ),
                     ));
                 }
+                // Classified failures, when the file has any, are every failure once.
+                let classified = k
+                    .failures
+                    .values()
+                    .try_fold(k.unsent, |sum, &n| sum.checked_add(n));
+                let failed = k.completed - k.ok;
+                if classified.is_none_or(|c| c != failed && c != 0) {
+                    return Err(inconsistent(
+                        &format!("{at}.failures"),
+                        format!(
+                            "and {at}.unsent do not add up to its failed ({failed} = completed − ok)"
+                        ),
+                    ));
+                }
+                let mut failures = FailureCounts::default();
+                for (kind, n) in k.failures {
+                    failures[kind] = n;
+                }
                 Ok(TargetStats {
                     label: k.label,
                     completed: k.completed,
                     ok: k.ok,
+                    failures,
+                    unsent: k.unsent,
                     latency,
                 })
             })
@@ -1090,6 +1264,30 @@ impl ResultV1 {
     }
 }
 
+/// A journey run's steps and journeys are those of its spec's journeys, in order (or it
+/// kept none): a file whose rows name other steps is not one run's.
+fn journeys_match(r: &RunResult, j: &crate::spec::Journeys) -> Result<(), SavedError> {
+    let steps = j.file.journeys.iter().flat_map(|j| {
+        j.steps
+            .iter()
+            .map(move |s| format!("{} › {}", j.name, s.name))
+    });
+    let names = j.file.journeys.iter().map(|j| j.name.clone());
+    for (field, kept, want) in [
+        ("result.targets", &r.targets, steps.collect::<Vec<_>>()),
+        ("result.journeys", &r.journeys, names.collect()),
+    ] {
+        let got: Vec<&str> = kept.iter().map(|t| t.label.as_str()).collect();
+        if !got.is_empty() && got != want {
+            return Err(inconsistent(
+                field,
+                format!("names {got:?}, not the steps of spec.journeys ({want:?})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `field` (a `result.counts` field or a histogram) with what is wrong with it.
 fn inconsistent(field: &str, problem: String) -> SavedError {
     SavedError::Inconsistent(field.into(), problem)
@@ -1161,7 +1359,8 @@ fn check_targets(r: &RunResult) -> Result<(), SavedError> {
     let sum = r
         .targets
         .iter()
-        .try_fold(0u64, |sum, t| sum.checked_add(t.completed))
+        // A step's unsent sends are no request (read: at most its failed).
+        .try_fold(0u64, |sum, t| sum.checked_add(t.completed - t.unsent))
         .ok_or_else(|| {
             inconsistent(
                 "result.targets",
@@ -1732,7 +1931,14 @@ mod tests {
                             .iter_recorded()
                             .map(|v| (v.value_iterated_to(), v.count_at_value()))
                             .collect();
-                        (t.label.clone(), t.completed, t.ok, values)
+                        (
+                            t.label.clone(),
+                            t.completed,
+                            t.ok,
+                            t.failures,
+                            t.unsent,
+                            values,
+                        )
                     })
                     .collect::<Vec<_>>()
             };
@@ -1744,23 +1950,24 @@ mod tests {
     /// latencies (µs) in histograms of 2 significant figures.
     fn with_journeys(mut saved: SavedRun) -> SavedRun {
         let kind = |label: &str, completed, ok, values: &[u64]| {
-            let mut latency = crate::result::second_histogram();
+            let mut t = TargetStats::new(label);
             for &v in values {
-                latency.record(v).unwrap();
+                t.latency.record(v).unwrap();
             }
-            TargetStats {
-                label: label.into(),
-                completed,
-                ok,
-                latency,
-            }
+            t.completed = completed;
+            t.ok = ok;
+            t
         };
         let r = saved.result.as_mut().unwrap();
-        r.targets = vec![
-            kind("writer › login", 3, 3, &[90, 1234, 3_000_000]),
-            kind("writer › post", 3, 1, &[1, 99_999]),
-        ];
-        r.journeys = vec![kind("writer", 3, 1, &[5_000, 7_000_000])];
+        let mut post = kind("writer › post", 3, 1, &[1, 99_999]);
+        // One answered with a bad status, one not sent (a value it needed was unset).
+        post.failures[FailureKind::Status] = 1;
+        post.unsent = 1;
+        r.targets = vec![kind("writer › login", 3, 3, &[90, 1234, 3_000_000]), post];
+        let mut writer = kind("writer", 3, 1, &[5_000, 7_000_000]);
+        writer.failures[FailureKind::Status] = 1;
+        writer.unsent = 1;
+        r.journeys = vec![writer];
         saved
     }
 
@@ -1776,7 +1983,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(r#""journeys":[{"label":"writer","completed":3,"ok":1,"latency":""#),
+            text.contains(r#""journeys":[{"label":"writer","completed":3,"ok":1,"failures":{"status":1},"unsent":1,"latency":""#),
             "{text}"
         );
         let back = SavedRun::parse(&text).unwrap();
@@ -1788,6 +1995,113 @@ mod tests {
         // A run without them writes neither key.
         assert!(!run().to_json().contains("\"targets\""));
         assert!(!run().to_json().contains("\"journeys\""));
+    }
+
+    /// A journey run's spec as `load --journey FILE --stages …` makes it: GET, no body,
+    /// closed model, the stages' users and time.
+    fn with_journey_spec(saved: SavedRun) -> SavedRun {
+        let mut saved = with_journeys(saved);
+        let file = crate::journey::parse(
+            "[[journey]]\nname = \"writer\"\nweight = 3\n[[journey.step]]\nname = \"login\"\npost = \"/login\"\n\
+             capture = { x = { header = \"Location\" } }\n[[journey.step]]\nname = \"post\"\nget = \"/{x}\"\n",
+            "j.toml",
+            &mut |_| Err("none".into()),
+        )
+        .unwrap();
+        for spec in [&mut saved.spec, &mut saved.fleet] {
+            spec.request.method = "GET".into();
+            spec.request.body.clear();
+            spec.pace = Pace::Closed;
+            spec.stages = vec![
+                crate::spec::Stage {
+                    users: 2,
+                    duration: Duration::from_millis(1500),
+                },
+                crate::spec::Stage {
+                    users: 8,
+                    duration: Duration::from_secs(1),
+                },
+            ];
+            spec.connections = 8;
+            spec.journey = Some(crate::spec::Journeys {
+                source: "j.toml".into(),
+                seed: 7,
+                file: std::sync::Arc::new(file.clone()),
+            });
+        }
+        saved
+    }
+
+    /// A journey run's file keeps its journeys (names, weights, steps' names) and its
+    /// stages: a merged journey run says journeys and stages, not connections. Forged ones
+    /// are refused, naming the field.
+    #[test]
+    fn a_journey_runs_spec_and_stages_read_back() {
+        let saved = with_journey_spec(run());
+        let text = saved.to_json();
+        assert!(
+            text.contains(r#""journeys":{"source":"j.toml","seed":7,"journeys":[{"name":"writer","weight":3,"steps":["login","post"]}]},"stages":[{"users":2,"duration_ns":1500000000},{"users":8,"duration_ns":1000000000}]"#),
+            "{text}"
+        );
+        let back = SavedRun::parse(&text).unwrap();
+        for spec in [&back.spec, &back.fleet] {
+            let j = spec.journey.as_ref().unwrap();
+            assert_eq!((j.source.as_str(), j.seed), ("j.toml", 7));
+            let described: Vec<(&str, u32, Vec<&str>)> = j
+                .file
+                .journeys
+                .iter()
+                .map(|j| {
+                    (
+                        j.name.as_str(),
+                        j.weight,
+                        j.steps.iter().map(|s| s.name.as_str()).collect(),
+                    )
+                })
+                .collect();
+            assert_eq!(described, [("writer", 3, vec!["login", "post"])]);
+            assert_eq!(spec.stages, saved.spec.stages);
+        }
+        assert_eq!(back.to_json(), text, "a second round trip changes nothing");
+        let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            f(&mut v);
+            SavedRun::parse(&v.to_string()).map(|_| ())
+        };
+        for (f, want) in [
+            (
+                &(|v: &mut serde_json::Value| {
+                    v["spec"]["journeys"]["journeys"][0]["weight"] = 0.into()
+                }) as &dyn Fn(&mut serde_json::Value),
+                "spec.journeys: ",
+            ),
+            (
+                &|v| v["spec"]["journeys"]["journeys"][0]["steps"][1] = "login".into(),
+                "spec.journeys: ",
+            ),
+            (
+                &|v| {
+                    v["spec"]["journeys"]["journeys"][0]["steps"] =
+                        vec!["s"; MAX_SAVED_KINDS + 1].into()
+                },
+                "spec.journeys: 4097 steps, more than the 4096 a result may hold",
+            ),
+            (
+                &|v| v["spec"]["journeys"]["journeys"][0]["steps"][1] = "read".into(),
+                "result.targets names [\"writer › login\", \"writer › post\"], not the steps of spec.journeys",
+            ),
+            (
+                &|v| v["spec"]["stages"][0]["users"] = 0.into(),
+                "spec.stages[0]: 0 users for 1500000000 ns",
+            ),
+            (
+                &|v| v["spec"]["journeys"]["extra"] = 1.into(),
+                "unknown field `extra`",
+            ),
+        ] {
+            let e = edit(f).unwrap_err().to_string();
+            assert!(e.contains(want), "want {want:?}, got {e}");
+        }
     }
 
     /// Steps and journeys no run can have written are refused, naming the field.
@@ -1812,7 +2126,8 @@ mod tests {
             ),
             (
                 &|v| v["result"]["targets"][0]["completed"] = 5.into(),
-                "result.targets complete 8 requests, more than result.counts.completed (6)",
+                // 5 + 3 completed, of which post's 1 unsent is no request.
+                "result.targets complete 7 requests, more than result.counts.completed (6)",
             ),
             (
                 &|v| v["result"]["targets"][0]["completed"] = u64::MAX.into(),
@@ -1825,6 +2140,18 @@ mod tests {
             (
                 &|v| v["result"]["journeys"][0]["extra"] = 1.into(),
                 "unknown field `extra`",
+            ),
+            (
+                &|v| v["result"]["targets"][1]["failures"]["timeout"] = 1.into(),
+                "result.targets[1].failures and result.targets[1].unsent do not add up to its failed (2 = completed − ok)",
+            ),
+            (
+                &|v| v["result"]["journeys"][0]["unsent"] = u64::MAX.into(),
+                "result.journeys[0].failures and result.journeys[0].unsent do not add up",
+            ),
+            (
+                &|v| v["result"]["targets"][1]["failures"]["nope"] = 1.into(),
+                "unknown variant `nope`",
             ),
             (
                 &|v| {

@@ -679,6 +679,15 @@ pub fn json(c: &Comparison) -> Value {
             "change_percent": k.percent.map(|p| round(p, 3)),
             "verdict": capacity_verdict(k.verdict),
         })).collect::<Vec<_>>(),
+        "journeys": shootout_analysis::journeys::changes(c.a, c.b).iter().map(|k| json!({
+            "workload": k.workload,
+            "contender": k.contender,
+            "level": crate::shootout::json::level_json(k.level),
+            "kind": if k.journey { "journey" } else { "step" },
+            "name": k.label,
+            "ok_per_s": change_json(&k.ok_rate, 3),
+            "p99_ms": change_json(&k.p99, 3),
+        })).collect::<Vec<_>>(),
         "only_in_a": c.only_in_a.iter().map(unpaired_json).collect::<Vec<_>>(),
         "only_in_b": c.only_in_b.iter().map(unpaired_json).collect::<Vec<_>>(),
         "warnings": c.warnings.iter().map(|w| warning_text(c, w)).collect::<Vec<_>>(),
@@ -695,7 +704,7 @@ pub fn json(c: &Comparison) -> Value {
 }
 
 /// The columns of the comparison's CSV.
-pub const CSV_COLUMNS: [&str; 17] = [
+pub const CSV_COLUMNS: [&str; 19] = [
     "workload",
     "contender",
     "level_kind",
@@ -713,6 +722,8 @@ pub const CSV_COLUMNS: [&str; 17] = [
     "p99_change_percent",
     "p99_p_value",
     "p99_verdict",
+    "record",
+    "name",
 ];
 
 fn csv(c: &Comparison) -> String {
@@ -725,33 +736,48 @@ fn csv(c: &Comparison) -> String {
             .collect::<Vec<_>>(),
     );
     let opt = |p: Option<f64>| p.map_or(String::new(), |v| format!("{v:.3}"));
-    for p in &c.pairs {
-        let (kind, conns, rate) = match p.level {
+    // A pair's, step's or journey's two changes (req/s or good ones per second, and p99).
+    let changes = |rate: &Change, p99: &Change| {
+        [
+            format!("{:.3}", rate.a),
+            format!("{:.3}", rate.b),
+            opt(rate.percent),
+            format!("{:.6}", rate.p),
+            rate.verdict.word().into(),
+            format!("{:.3}", p99.a),
+            format!("{:.3}", p99.b),
+            opt(p99.percent),
+            format!("{:.6}", p99.p),
+            p99.verdict.word().into(),
+        ]
+    };
+    let head = |workload: &str, contender: &str, level: LoadLevel| {
+        let (kind, conns, rate) = match level {
             LoadLevel::Concurrency { connections } => ("concurrency", connections, String::new()),
             LoadLevel::Rate { rps, connections } => ("rate", connections, format!("{rps}")),
         };
-        csv_record(
-            &mut o,
-            &[
-                csv_text(&p.workload).into_owned(),
-                csv_text(&p.contender).into_owned(),
-                kind.into(),
-                conns.to_string(),
-                rate,
-                p.reps_a.to_string(),
-                p.reps_b.to_string(),
-                format!("{:.3}", p.rps.a),
-                format!("{:.3}", p.rps.b),
-                opt(p.rps.percent),
-                format!("{:.6}", p.rps.p),
-                p.rps.verdict.word().into(),
-                format!("{:.3}", p.p99.a),
-                format!("{:.3}", p.p99.b),
-                opt(p.p99.percent),
-                format!("{:.6}", p.p99.p),
-                p.p99.verdict.word().into(),
-            ],
-        );
+        vec![
+            csv_text(workload).into_owned(),
+            csv_text(contender).into_owned(),
+            kind.into(),
+            conns.to_string(),
+            rate,
+        ]
+    };
+    for p in &c.pairs {
+        let mut fields = head(&p.workload, &p.contender, p.level);
+        fields.extend([p.reps_a.to_string(), p.reps_b.to_string()]);
+        fields.extend(changes(&p.rps, &p.p99));
+        fields.extend(["pair".to_string(), String::new()]);
+        csv_record(&mut o, &fields);
+    }
+    for k in shootout_analysis::journeys::changes(c.a, c.b) {
+        let mut fields = head(&k.workload, &k.contender, k.level);
+        fields.extend([String::new(), String::new()]);
+        fields.extend(changes(&k.ok_rate, &k.p99));
+        let record = if k.journey { "journey" } else { "journey_step" };
+        fields.extend([record.to_string(), csv_text(&k.label).into_owned()]);
+        csv_record(&mut o, &fields);
     }
     o
 }

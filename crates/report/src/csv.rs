@@ -6,9 +6,11 @@
 //! CRLF line ends, fields quoted only when they must be; names a spreadsheet would run as
 //! a formula start with `'`.
 //!
-//! Failures are counted by class for the run only; a `target`, `step` or `journey` record
-//! leaves the `fail_*` fields empty (not counted per kind) and says how many failed.
-//! Latencies are in ms with three decimals (µs resolution), from HDR histograms.
+//! Failures are counted by class for the run and for each record: a `journey` record's
+//! failed journeys are each under their first failed step's class. `unsent` is a journey
+//! step's sends (a journey's first failed steps) that failed before a request went out (a
+//! value it needs unset, or unsafe in a header); empty in the `run` record, whose counts
+//! are requests. Latencies are in ms with three decimals (µs resolution), from HDR histograms.
 
 use crate::grid::csv_record;
 use crate::kinds::{rows, Kind};
@@ -29,12 +31,12 @@ impl Exporter for Csv {
 const HEAD: [&str; 5] = ["kind", "name", "count", "ok", "failed"];
 
 /// The columns after the failure classes.
-const TAIL: [&str; 10] = [
-    "per_s", "ok_per_s", "min_ms", "mean_ms", "sd_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms",
-    "max_ms",
+const TAIL: [&str; 11] = [
+    "unsent", "per_s", "ok_per_s", "min_ms", "mean_ms", "sd_ms", "p50_ms", "p90_ms", "p99_ms",
+    "p999_ms", "max_ms",
 ];
 
-/// The header: [`HEAD`], a `fail_NAME` column per failure class, [`TAIL`].
+/// The header: [`HEAD`], a `fail_NAME` column per failure class, [`TAIL`] (from `unsent`).
 pub fn columns() -> Vec<String> {
     around_failures(&HEAD, &TAIL)
 }
@@ -79,6 +81,7 @@ fn csv(spec: &LoadSpec, r: &RunResult) -> String {
         c.failed().to_string(),
     ];
     run.extend(FailureKind::ALL.iter().map(|k| c.failures[*k].to_string()));
+    run.push(String::new());
     run.extend(numbers(
         r.rps(),
         r.ok_rps(),
@@ -94,7 +97,8 @@ fn csv(spec: &LoadSpec, r: &RunResult) -> String {
                 row.ok.to_string(),
                 row.failed.to_string(),
             ];
-            fields.extend(FailureKind::ALL.iter().map(|_| String::new()));
+            fields.extend(row.failures.iter().map(|(_, n)| n.to_string()));
+            fields.push(row.unsent.to_string());
             let ok_per_s = shootout_model::per_second(row.ok, r.duration);
             fields.extend(numbers(row.rate, ok_per_s, row.latency));
             csv_record(&mut out, &fields);
@@ -145,8 +149,18 @@ mod tests {
                 "journey,writer,100,96,4",
             ]
         );
-        let status = columns().iter().position(|c| c == "fail_status").unwrap();
-        assert_eq!(lines[1].split(',').nth(status), Some("4"));
-        assert_eq!(lines[5].split(',').nth(status), Some(""));
+        let field = |line: usize, column: &str| {
+            let at = columns().iter().position(|c| c == column).unwrap();
+            lines[line].split(',').nth(at).unwrap().to_string()
+        };
+        // The run's failures by class, and each step's and journey's own.
+        assert_eq!(field(1, "fail_status"), "4");
+        assert_eq!(field(5, "fail_status"), "4");
+        assert_eq!(field(4, "fail_status"), "0");
+        assert_eq!(field(7, "fail_status"), "4");
+        assert_eq!(
+            (field(1, "unsent"), field(5, "unsent")),
+            ("".into(), "0".into())
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! `completed = ok + failed`, `processing = total − connect`, and so on.
 
 use shootout_model::{
-    latency_histogram, Arrival, FailureKind, FirstResponse, GeneratorStats, LoadSpec, Pace,
+    latency_histogram, Arrival, Ended, FailureKind, FirstResponse, GeneratorStats, LoadSpec, Pace,
     RunResult, Sample, ScheduleStats, SecondStats, Target,
 };
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -475,8 +475,20 @@ pub fn list_pipelined() -> (LoadSpec, RunResult) {
     });
     let mut b = Builder::new(Duration::from_millis(1500));
     let mut rng = Lcg(5);
-    let mut targets: Vec<(u64, u64, hdrhistogram::Histogram<u64>)> = (0..3)
-        .map(|_| (0, 0, shootout_model::latency_histogram()))
+    let mut targets: Vec<(
+        u64,
+        u64,
+        hdrhistogram::Histogram<u64>,
+        shootout_model::FailureCounts,
+    )> = (0..3)
+        .map(|_| {
+            (
+                0,
+                0,
+                shootout_model::latency_histogram(),
+                Default::default(),
+            )
+        })
         .collect();
     for i in 0..3000u64 {
         let kind = match i % 6 {
@@ -505,6 +517,9 @@ pub fn list_pipelined() -> (LoadSpec, RunResult) {
         t.0 += 1;
         t.1 += u64::from(!failed);
         t.2.record(total).unwrap();
+        if let Some(f) = failure {
+            t.3[f] += 1;
+        }
     }
     let mut r = b.finish();
     let c = &mut r.counts;
@@ -532,10 +547,12 @@ pub fn list_pipelined() -> (LoadSpec, RunResult) {
         .map(|e| e.label());
     r.targets = labels
         .zip(targets)
-        .map(|(label, (completed, ok, latency))| TargetStats {
+        .map(|(label, (completed, ok, latency, failures))| TargetStats {
             label,
             completed,
             ok,
+            failures,
+            unsent: 0,
             latency,
         })
         .collect();
@@ -658,19 +675,15 @@ pub fn journeys() -> (LoadSpec, RunResult) {
     let mut steps: Vec<TargetStats> = labels
         .iter()
         .map(|l| TargetStats {
-            label: l.to_string(),
-            completed: 0,
-            ok: 0,
             latency: shootout_model::latency_histogram(),
+            ..TargetStats::new(*l)
         })
         .collect();
     let mut journeys: Vec<TargetStats> = ["reader", "writer"]
         .iter()
         .map(|l| TargetStats {
-            label: l.to_string(),
-            completed: 0,
-            ok: 0,
             latency: shootout_model::latency_histogram(),
+            ..TargetStats::new(*l)
         })
         .collect();
     let mut b = Builder::new(Duration::from_millis(800));
@@ -699,15 +712,17 @@ pub fn journeys() -> (LoadSpec, RunResult) {
                 failure,
                 i % 10 == 0,
             );
-            s.completed += 1;
-            s.ok += u64::from(!failed);
+            s.count(failure.map_or(Ended::Ok, Ended::Failed));
             s.latency.record(total).unwrap();
             ok &= !failed;
             at += total;
         }
         let j = &mut journeys[usize::from(writer)];
-        j.completed += 1;
-        j.ok += u64::from(ok);
+        j.count(if ok {
+            Ended::Ok
+        } else {
+            Ended::Failed(FailureKind::Status)
+        });
         j.latency.record(at - start).unwrap();
         start += 16_000 * u64::from(i % 8 == 7);
     }

@@ -7,6 +7,7 @@
 //! `_rps`); the µs histograms become milliseconds. Individual samples are not included
 //! (see ab's `-g` file for those).
 
+use crate::shootout::json::failures_json;
 use crate::units::{json_ms as ms, json_secs as s, ratio, rfc3339, round, unix_s};
 use crate::Exporter;
 use hdrhistogram::Histogram;
@@ -77,11 +78,7 @@ fn latency_json(r: &RunResult) -> Value {
 pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
     let r = result;
     let c = &r.counts;
-    let failures: Map<String, Value> = c
-        .failures
-        .iter()
-        .map(|(k, n)| (k.name().to_string(), n.into()))
-        .collect();
+    let failures = failures_json(&c.failures);
     let status: Map<String, Value> = c
         .status
         .iter()
@@ -174,6 +171,8 @@ pub(crate) fn by_journey_json(r: &RunResult) -> Value {
                     "ended": t.completed,
                     "ok": t.ok,
                     "failed": t.failed(),
+                    "failures": failures_json(&t.failures),
+                    "unsent": t.unsent,
                     "duration_ms": summary(&t.latency),
                 })
             })
@@ -193,6 +192,8 @@ pub(crate) fn by_target_json(r: &RunResult) -> Value {
                     "completed": t.completed,
                     "ok": t.ok,
                     "failed": t.failed(),
+                    "failures": failures_json(&t.failures),
+                    "unsent": t.unsent,
                     "latency_ms": summary(&t.latency),
                 })
             })

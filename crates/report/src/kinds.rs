@@ -4,11 +4,12 @@
 //! its count, ok, failed, its rate over the run and its latency percentiles (ms, from the
 //! kind's HDR histogram: µs resolution, 2 significant figures).
 //!
-//! Failure classes are counted for the run as a whole, not per kind: a row says how many
-//! failed, the run's table says why.
+//! Each row also has its failures by class (a journey's under its first failed step's
+//! class) and its unsent steps: the tables show them in a `why` column, CSV in its
+//! `fail_*` fields.
 
 use crate::grid::{Align, Table};
-use shootout_model::{per_second, LatencySummary, RunResult, TargetStats};
+use shootout_model::{per_second, FailureCounts, LatencySummary, RunResult, TargetStats};
 
 /// Which per-kind rows of a run a table holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +82,10 @@ pub struct Row<'a> {
     pub ok: u64,
     /// Of which failed.
     pub failed: u64,
+    /// Failed per class.
+    pub failures: FailureCounts,
+    /// Failed unsent (journey steps).
+    pub unsent: u64,
     /// `count` per second of the run.
     pub rate: f64,
     /// Latency (a journey: its duration), ms.
@@ -96,14 +101,33 @@ pub fn rows<'a>(r: &RunResult, kinds: &'a [TargetStats]) -> Vec<Row<'a>> {
             count: t.completed,
             ok: t.ok,
             failed: t.failed(),
+            failures: t.failures,
+            unsent: t.unsent,
             rate: per_second(t.completed, r.duration),
             latency: LatencySummary::of(&t.latency),
         })
         .collect()
 }
 
-/// The table of one kind: label, count, ok, failed, rate, then min, mean, p50, p90, p99,
-/// p99.9 and max (ms, three decimals).
+/// Why a kind's requests (steps, journeys) failed, in words: `2 status, 1 unsent`; empty
+/// when none of its `failed` failed, `unclassified` where the classes were not counted
+/// (results stored or saved before they were).
+pub fn why(failed: u64, failures: &FailureCounts, unsent: u64) -> String {
+    let mut parts = Vec::new();
+    if failures.total() > 0 {
+        parts.push(failures.to_string());
+    }
+    if unsent > 0 {
+        parts.push(format!("{unsent} unsent"));
+    }
+    if parts.is_empty() && failed > 0 {
+        parts.push("unclassified".into());
+    }
+    parts.join(", ")
+}
+
+/// The table of one kind: label, count, ok, failed, why, rate, then min, mean, p50, p90,
+/// p99, p99.9 and max (ms, three decimals).
 pub fn table(kind: Kind, r: &RunResult, kinds: &[TargetStats]) -> Table {
     let header = [
         match kind {
@@ -114,6 +138,7 @@ pub fn table(kind: Kind, r: &RunResult, kinds: &[TargetStats]) -> Table {
         kind.count(),
         "ok",
         "failed",
+        "why",
         kind.rate(),
         "min ms",
         "mean ms",
@@ -125,6 +150,7 @@ pub fn table(kind: Kind, r: &RunResult, kinds: &[TargetStats]) -> Table {
     ];
     let mut align = vec![Align::Left];
     align.resize(header.len(), Align::Right);
+    align[4] = Align::Left;
     Table {
         header: header.iter().map(|h| h.to_string()).collect(),
         align,
@@ -137,6 +163,7 @@ pub fn table(kind: Kind, r: &RunResult, kinds: &[TargetStats]) -> Table {
                     row.count.to_string(),
                     row.ok.to_string(),
                     row.failed.to_string(),
+                    why(row.failed, &row.failures, row.unsent),
                     format!("{:.2}", row.rate),
                 ];
                 cells.extend(

@@ -113,22 +113,22 @@ mod tests {
     use crate::fixtures;
 
     /// A journey run: a table of its steps and one of its journeys, each with exact
-    /// counts, rates and percentiles; the run's failures by class.
+    /// counts, their failures by class, rates and percentiles; the run's failures by class.
     #[test]
     fn a_journey_run_has_its_step_and_journey_tables() {
         let (spec, r) = fixtures::journeys();
         let out = markdown(&spec, &r);
         assert!(out.contains("## Requests by step\n"), "{out}");
         assert!(
-            out.contains("\n| reader › home | 300 | 300 | 0 | 375.00 |"),
+            out.contains("\n| reader › home | 300 | 300 | 0 |  | 375.00 |"),
             "{out}"
         );
         assert!(
-            out.contains("\n| writer › post | 100 | 96 | 4 | 125.00 |"),
+            out.contains("\n| writer › post | 100 | 96 | 4 | 4 status | 125.00 |"),
             "{out}"
         );
         assert!(
-            out.contains("\n| writer | 100 | 96 | 4 | 125.00 |"),
+            out.contains("\n| writer | 100 | 96 | 4 | 4 status | 125.00 |"),
             "{out}"
         );
         assert!(out.contains("- **Failures:** 4 status"), "{out}");

@@ -606,6 +606,7 @@ fn counted_table(o: &mut String, title: &str, count: &str, kinds: &[TargetStats]
                 t.completed.to_string(),
                 t.ok.to_string(),
                 t.failed().to_string(),
+                crate::kinds::why(t.failed(), &t.failures, t.unsent),
             ];
             cells.extend(
                 [l.mean, l.p50, l.p99, l.max]
@@ -619,7 +620,7 @@ fn counted_table(o: &mut String, title: &str, count: &str, kinds: &[TargetStats]
         o,
         title,
         &[
-            count, "ok", "failed", "mean ms", "p50 ms", "p99 ms", "max ms",
+            count, "ok", "failed", "why", "mean ms", "p50 ms", "p99 ms", "max ms",
         ],
         &rows,
     );

@@ -565,6 +565,8 @@ fn journey_fixture() -> (LoadSpec, RunResult) {
             label: label.into(),
             completed: n,
             ok: n - failed,
+            failures: Default::default(),
+            unsent: 0,
             latency,
         }
     };

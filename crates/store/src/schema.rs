@@ -29,6 +29,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V17_ARRIVALS,
     V18_JOURNEYS,
     V19_GRPC,
+    V20_KIND_FAILURES,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -351,6 +352,80 @@ ALTER TABLE steps ADD COLUMN fail_grpc_unauthenticated INTEGER NOT NULL DEFAULT 
 ALTER TABLE steps ADD COLUMN fail_grpc_framing INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE steps ADD COLUMN fail_grpc_decode INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE steps ADD COLUMN fail_grpc_trailers INTEGER NOT NULL DEFAULT 0;
+";
+
+/// Version 20: per request-list entry or journey step (`step_targets`) and per journey
+/// (`step_journeys`), the failed requests per class (`fail_*`, as `steps` names them, gRPC's
+/// included; a journey under its first failed step's class) and the journey steps that
+/// failed unsent (`unsent`). Zero in rows stored before, which counted failures in total
+/// only.
+const V20_KIND_FAILURES: &str = "
+ALTER TABLE step_targets ADD COLUMN fail_connect INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_timeout INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_reset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_malformed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_status INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_body INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_stream_reset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_refused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_connection_error INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_handshake INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_closed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_protocol INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_generator_fault INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_cancelled INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_unknown INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_invalid_argument INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_deadline_exceeded INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_not_found INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_already_exists INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_permission_denied INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_resource_exhausted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_failed_precondition INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_aborted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_out_of_range INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_unimplemented INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_internal INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_unavailable INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_data_loss INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_unauthenticated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_framing INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_decode INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_trailers INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN unsent INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_connect INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_timeout INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_reset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_malformed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_status INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_body INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_stream_reset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_refused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_connection_error INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_handshake INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_closed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_protocol INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_generator_fault INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_cancelled INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_unknown INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_invalid_argument INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_deadline_exceeded INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_not_found INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_already_exists INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_permission_denied INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_resource_exhausted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_failed_precondition INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_aborted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_out_of_range INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_unimplemented INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_internal INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_unavailable INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_data_loss INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_unauthenticated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_framing INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_decode INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_trailers INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN unsent INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

@@ -548,11 +548,25 @@ impl Store {
     ) -> Result<HashMap<i64, Vec<CountedRow>>, StoreError> {
         self.children(
             &format!(
-                "SELECT step_id, label, completed, ok, hist_latency FROM {table}
-                 WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq"
+                "SELECT step_id, label, completed, ok, hist_latency, unsent, {} FROM {table}
+                 WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
+                failure_columns().join(", ")
             ),
             run,
-            |r| Ok((r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            |r| {
+                let mut t = TargetStats {
+                    label: r.get(1)?,
+                    completed: r.get(2)?,
+                    ok: r.get(3)?,
+                    unsent: r.get(5)?,
+                    latency: shootout_model::histograms::stub(),
+                    failures: Default::default(),
+                };
+                for (i, n) in t.failures.0.iter_mut().enumerate() {
+                    *n = r.get(6 + i)?;
+                }
+                Ok((t, r.get(4)?))
+            },
         )
     }
 
@@ -895,8 +909,18 @@ impl Columns<'_> {
     }
 }
 
-/// A stored row of a counted kind: label, completed, ok, packed latency histogram.
-type CountedRow = (String, u64, u64, Vec<u8>);
+/// A stored row of a counted kind: its counts (the latency a stub) and its packed latency
+/// histogram.
+type CountedRow = (TargetStats, Vec<u8>);
+
+/// The columns of a counted kind's failures per class (`fail_connect`, …, as `steps`
+/// names them), in [`FailureKind::ALL`]'s order.
+fn failure_columns() -> Vec<String> {
+    FailureKind::ALL
+        .iter()
+        .map(|k| format!("fail_{}", k.name()))
+        .collect()
+}
 
 /// Writes a step's counted kinds (its request-list entries or journey steps, or its
 /// journeys) into `table`, in order, with their packed histograms.
@@ -906,12 +930,19 @@ fn insert_counted(
     id: i64,
     kinds: &[(&TargetStats, Vec<u8>)],
 ) -> rusqlite::Result<()> {
+    let fail = failure_columns();
+    let marks: Vec<String> = (8..8 + fail.len()).map(|i| format!("?{i}")).collect();
     let mut stmt = tx.prepare_cached(&format!(
-        "INSERT INTO {table} (step_id, seq, label, completed, ok, hist_latency)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        "INSERT INTO {table} (step_id, seq, label, completed, ok, hist_latency, unsent, {})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {})",
+        fail.join(", "),
+        marks.join(", "),
     ))?;
     for (seq, (t, hist)) in kinds.iter().enumerate() {
-        stmt.execute(params![id, seq, t.label, t.completed, t.ok, hist])?;
+        let mut values: Vec<&dyn rusqlite::ToSql> =
+            vec![&id, &seq, &t.label, &t.completed, &t.ok, hist, &t.unsent];
+        values.extend(t.failures.0.iter().map(|n| n as &dyn rusqlite::ToSql));
+        stmt.execute(values.as_slice())?;
     }
     Ok(())
 }
@@ -919,18 +950,7 @@ fn insert_counted(
 /// A step's stored counted kinds, their histograms left packed (a stub in each) and
 /// returned apart, in the same order.
 fn unzip_counted(rows: Option<Vec<CountedRow>>) -> (Vec<TargetStats>, Vec<Vec<u8>>) {
-    rows.unwrap_or_default()
-        .into_iter()
-        .map(|(label, completed, ok, hist)| {
-            let stats = TargetStats {
-                label,
-                completed,
-                ok,
-                latency: shootout_model::histograms::stub(),
-            };
-            (stats, hist)
-        })
-        .unzip()
+    rows.unwrap_or_default().into_iter().unzip()
 }
 
 #[cfg(test)]

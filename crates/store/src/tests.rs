@@ -195,12 +195,17 @@ fn synthetic_result(seed: u64) -> RunResult {
             .map(|(i, label)| {
                 let mut latency = shootout_model::latency_histogram();
                 latency.record(1_000 * (i as u64 + 1) + seed).unwrap();
-                shootout_model::TargetStats {
-                    label: label.to_string(),
-                    completed: 10 + i as u64,
-                    ok: 9,
-                    latency,
+                // Every class in its own column: each entry fails once per class, and
+                // its unsent steps, set apart by the seed and the entry.
+                let mut t = shootout_model::TargetStats::new(*label);
+                for (c, n) in t.failures.0.iter_mut().enumerate() {
+                    *n = 1 + c as u64 + seed;
                 }
+                t.unsent = 7 + i as u64;
+                t.ok = 9;
+                t.completed = 9 + t.failures.total() + t.unsent;
+                t.latency = latency;
+                t
             })
             .collect(),
         // A journey's duration; its steps would be the targets above.
@@ -211,12 +216,13 @@ fn synthetic_result(seed: u64) -> RunResult {
                 let mut latency = shootout_model::result::second_histogram();
                 latency.record(40_000 * (i as u64 + 1) + seed).unwrap();
                 latency.record(90_000 + seed).unwrap();
-                shootout_model::TargetStats {
-                    label: label.to_string(),
-                    completed: 4 + i as u64,
-                    ok: 3,
-                    latency,
-                }
+                let mut t = shootout_model::TargetStats::new(*label);
+                t.completed = 4 + i as u64;
+                t.ok = 3;
+                t.failures[FailureKind::Timeout] = i as u64;
+                t.unsent = 1;
+                t.latency = latency;
+                t
             })
             .collect(),
         listen: Some(shootout_model::ListenQueue {
@@ -322,13 +328,17 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.warnings, want.warnings);
     assert_eq!(got.listen, want.listen);
     assert_eq!(got.targets.len(), want.targets.len(), "targets");
-    for (g, w) in got.targets.iter().zip(&want.targets) {
-        assert_eq!((&g.label, g.completed, g.ok), (&w.label, w.completed, w.ok));
-        assert_hist_eq(&g.label, &g.latency, &w.latency);
-    }
     assert_eq!(got.journeys.len(), want.journeys.len(), "journeys");
-    for (g, w) in got.journeys.iter().zip(&want.journeys) {
-        assert_eq!((&g.label, g.completed, g.ok), (&w.label, w.completed, w.ok));
+    for (g, w) in got
+        .targets
+        .iter()
+        .zip(&want.targets)
+        .chain(got.journeys.iter().zip(&want.journeys))
+    {
+        assert_eq!(
+            (&g.label, g.completed, g.ok, g.failures, g.unsent),
+            (&w.label, w.completed, w.ok, w.failures, w.unsent)
+        );
         assert_hist_eq(&g.label, &g.latency, &w.latency);
     }
 }

@@ -421,6 +421,7 @@ mod tests {
                 completed: 5,
                 ok: 4,
                 latency,
+                ..shootout_model::TargetStats::new(label)
             }
         };
         for _ in 0..2 {

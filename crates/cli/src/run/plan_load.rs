@@ -36,9 +36,7 @@ pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
         &shootout_engine::sys::allowed_cpus(),
     )
     .map_err(Failure::usage)?;
-    plan.defaults
-        .fail_if
-        .extend(crate::gates::parse_thresholds(&a.fail_if)?);
+    let fail_if = crate::gates::parse_thresholds(&a.fail_if)?;
     // Each connection is an open file: a level beyond the limit is refused now, not
     // found out after the contenders started.
     let most = plan.levels.iter().map(|l| match l.level {
@@ -63,6 +61,8 @@ pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
     narrow(&mut plan, a)?;
     let bodies = read_bodies(&plan, &dir)?;
     read_lists(&mut plan, &dir)?;
+    check_fail_if_steps(&plan, &fail_if, &a.plan)?;
+    plan.defaults.fail_if.extend(fail_if);
     Ok(Loaded {
         plan,
         text,
@@ -99,6 +99,60 @@ fn narrow(plan: &mut Plan, a: &RunArgs) -> Result<(), Failure> {
         plan.defaults.measure = Span::Time(length);
         for l in &mut plan.levels {
             l.measure = None;
+        }
+    }
+    Ok(())
+}
+
+/// Each `fail_if` threshold on a journey step (`step:NAME:`: the plan's, a contender's,
+/// `--fail-if`'s) names a step of some workload's journeys (it judges the cells of those
+/// workloads): checked before anything runs, the error naming the field, the steps there
+/// are and the fix.
+fn check_fail_if_steps(
+    plan: &Plan,
+    extra: &[shootout_model::threshold::Threshold],
+    path: &Path,
+) -> Result<(), Failure> {
+    let journeys: Vec<_> = plan
+        .workloads
+        .iter()
+        .filter_map(|w| Some((w.name.as_str(), w.journeys.as_ref()?)))
+        .collect();
+    let lists = [
+        ("defaults.fail_if".to_string(), &plan.defaults.fail_if[..]),
+        ("--fail-if".to_string(), extra),
+    ]
+    .into_iter()
+    .chain(
+        plan.contenders
+            .iter()
+            .map(|c| (format!("contender '{}': fail_if", c.name), &c.fail_if[..])),
+    );
+    for (field, thresholds) in lists {
+        for t in thresholds {
+            let Some(name) = &t.step else { continue };
+            let missing: Vec<String> = journeys
+                .iter()
+                .filter_map(|(w, j)| {
+                    let why = shootout_model::threshold::missing_step(&j.file, name)?;
+                    Some(format!("workload '{w}' ({}): {why}", j.source))
+                })
+                .collect();
+            if journeys.is_empty() {
+                return Err(Failure::usage(anyhow!(
+                    "{}: {field} {}: a step is a journey's, and no workload has journeys: give a workload journey = \"FILE\", or drop step:{name}:",
+                    path.display(),
+                    t.text
+                )));
+            }
+            if missing.len() == journeys.len() {
+                return Err(Failure::usage(anyhow!(
+                    "{}: {field} {}: {}",
+                    path.display(),
+                    t.text,
+                    missing.join("; ")
+                )));
+            }
         }
     }
     Ok(())

@@ -448,13 +448,15 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
                 }
                 Event::Journey {
                     journey,
-                    ok,
+                    failure,
                     started,
                     ended,
+                    ..
                 } => {
+                    let how = failure.map_or(shootout_model::Ended::Ok, |f| f.ended());
                     self.core
                         .rec
-                        .journey_ended(journey, ok, ended.saturating_sub(started));
+                        .journey_ended(journey, how, ended.saturating_sub(started));
                     if std::mem::replace(&mut self.conns[i].active, false) {
                         self.active -= 1;
                     }

@@ -125,6 +125,7 @@ fn a_writer_logs_in_posts_and_reads_back_with_cookie_and_captures() {
             Event::Journey {
                 journey: 0,
                 ok: true,
+                failure: None,
                 started: Duration::ZERO,
                 ended: S * 4
             }
@@ -152,7 +153,14 @@ fn a_failed_step_ends_the_journey_unless_it_goes_on() {
             outcome: Err(StepFailure::Capture(0))
         }
     );
-    assert!(matches!(events[1], Event::Journey { ok: false, .. }));
+    assert!(matches!(
+        events[1],
+        Event::Journey {
+            ok: false,
+            failure: Some(StepFailure::Capture(0)),
+            ..
+        }
+    ));
     assert_eq!(events.len(), 2);
 
     let text = WRITER.replace(
@@ -182,7 +190,15 @@ fn a_failed_step_ends_the_journey_unless_it_goes_on() {
             outcome: Err(StepFailure::Unset(2))
         }
     );
-    assert!(matches!(events[2], Event::Journey { ok: false, .. }));
+    // The journey is counted under its first failed step's failure, not a later one's.
+    assert!(matches!(
+        events[2],
+        Event::Journey {
+            ok: false,
+            failure: Some(StepFailure::Status(500)),
+            ..
+        }
+    ));
 }
 
 #[test]

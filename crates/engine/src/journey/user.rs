@@ -15,7 +15,7 @@ use super::rng::Rng;
 use shootout_model::journey::{
     Body, DataEnd, Journey, JourneyFile, JsonWant, Segment, Step, Think,
 };
-use shootout_model::FailureKind;
+use shootout_model::{Ended, FailureKind};
 use std::ops::Range;
 use std::time::Duration;
 
@@ -47,6 +47,11 @@ pub enum StepFailure {
 }
 
 impl StepFailure {
+    /// How the step ended, as its counts keep it: failed under its class, or unsent.
+    pub fn ended(&self) -> Ended {
+        self.kind().map_or(Ended::Unsent, Ended::Failed)
+    }
+
     /// The engine's failure class for those it counts today; `None` for a step never
     /// sent (a journey's own classes).
     pub fn kind(&self) -> Option<FailureKind> {
@@ -80,6 +85,8 @@ pub enum Event {
         journey: usize,
         /// Every step it ran was ok.
         ok: bool,
+        /// Its first failed step's failure, if one failed.
+        failure: Option<StepFailure>,
         /// When its first step was due.
         started: Duration,
         /// When its last answer came (or its failure).
@@ -208,6 +215,8 @@ struct Position {
     /// Within a choice: its segment, the alternative chosen and its next step's place.
     alt: Option<(usize, usize, usize)>,
     ok: bool,
+    /// The first failure of a step in this journey.
+    failure: Option<StepFailure>,
     started: Duration,
 }
 
@@ -336,6 +345,7 @@ impl<'j> User<'j> {
             left: 0,
             alt: None,
             ok: true,
+            failure: None,
             started: now,
         });
         self.advance(now, now, sink)
@@ -453,8 +463,9 @@ impl<'j> User<'j> {
             outcome,
         });
         let due = self.think(j.think, now);
-        if outcome.is_err() {
+        if let Err(f) = outcome {
             p.ok = false;
+            p.failure.get_or_insert(f);
             self.at = Some(p);
             if !go_on {
                 return self.end(now, due, sink);
@@ -494,6 +505,7 @@ impl<'j> User<'j> {
             outcome: Err(failure),
         });
         p.ok = false;
+        p.failure.get_or_insert(failure);
         p.left = 0;
         self.at = Some(p);
         if self.file.journeys[p.journey].steps[p.step].go_on {
@@ -563,6 +575,7 @@ impl<'j> User<'j> {
         sink(Event::Journey {
             journey: p.journey,
             ok: p.ok,
+            failure: p.failure,
             started: p.started,
             ended: now,
         });

@@ -240,6 +240,7 @@ pub fn render_run(run: &StoredRun) -> String {
         if let Some(b) = a.workloads.iter().find(|b| b.name == w.name) {
             workload_section(&mut o, &a, b, w, &who, base);
         }
+        journey_sections(&mut o, run, w.name, &who);
     }
     capacity::sections(&mut o, &a, &who);
     if !ws.is_empty() {
@@ -860,22 +861,77 @@ fn load_kinds(o: &mut String, r: &RunResult) {
         }
         o.push_str("<div class=\"charts\">\n");
         for (i, t) in stats.iter().enumerate() {
-            let (title, what) = match kind {
-                Kind::Journey => (
-                    format!("Journey {}: duration percentiles", t.label),
-                    "duration",
-                ),
-                _ => (format!("Step {}: latency percentiles", t.label), "latency"),
-            };
+            let journey = kind == Kind::Journey;
             let line = Spectrum {
-                name: what.into(),
+                name: if journey { "duration" } else { "latency" }.into(),
                 color: svg::color(i),
                 stroke: Stroke::Solid,
                 hist: &t.latency,
                 intervals: [None; 4],
             };
-            o.push_str(&charts::spectrum(&title, &[line]).svg());
-            o.push('\n');
+            kind_chart(o, journey, &t.label, &[line]);
+        }
+        o.push_str("</div>\n");
+    }
+}
+
+/// The percentile chart of one journey step's latency (or one journey's duration), a
+/// line each in `lines` (a load's one; a stored run's, one per contender).
+fn kind_chart(o: &mut String, journey: bool, label: &str, lines: &[Spectrum]) {
+    let title = if journey {
+        format!("Journey {label}: duration percentiles")
+    } else {
+        format!("Step {label}: latency percentiles")
+    };
+    o.push_str(&charts::spectrum(&title, lines).svg());
+    o.push('\n');
+}
+
+/// A stored run's journeys in `workload`: per level, the table of every contender's
+/// journeys and steps (the text and Markdown reports' table), the rankings, and a
+/// percentile chart per journey and per step, a line per contender (its repetitions'
+/// histograms merged).
+fn journey_sections(o: &mut String, run: &StoredRun, workload: &str, who: &[Who]) {
+    let blocks: Vec<_> = shootout_analysis::journeys::blocks(run)
+        .into_iter()
+        .filter(|b| b.workload == workload)
+        .collect();
+    for section in crate::shootout::journeys::sections(run, workload) {
+        let _ = writeln!(o, "<h3>{}</h3>", html_text(&section.title));
+        section.table.html(o);
+        if !section.rankings.is_empty() {
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">{}:</p>\n<ul class=\"ranking\">",
+                html_text(crate::shootout::journeys::RANKING_TITLE)
+            );
+            for r in &section.rankings {
+                let _ = writeln!(o, "<li>{}</li>", html_text(r));
+            }
+            o.push_str("</ul>\n");
+        }
+        let at: Vec<_> = blocks.iter().filter(|b| section.level == b.level).collect();
+        let Some(first) = at.first() else { continue };
+        o.push_str("<div class=\"charts\">\n");
+        for (journey, kinds) in [(true, &first.journeys), (false, &first.steps)] {
+            for k in kinds.iter() {
+                let lines: Vec<Spectrum> = at
+                    .iter()
+                    .filter_map(|b| {
+                        let mine = if journey { &b.journeys } else { &b.steps };
+                        let h = &mine.iter().find(|x| x.label == k.label)?.latency;
+                        let w = who.get(b.contender)?;
+                        Some(Spectrum {
+                            name: w.name.to_string(),
+                            color: w.color,
+                            stroke: Stroke::Solid,
+                            hist: h,
+                            intervals: [None; 4],
+                        })
+                    })
+                    .collect();
+                kind_chart(o, journey, &k.label, &lines);
+            }
         }
         o.push_str("</div>\n");
     }

@@ -6,6 +6,15 @@
 //! `baseline` is true on the steps of the contender the reports compare the others with;
 //! `protocol`, `streams` and `pipeline` say how the client spoke to it (empty for steps
 //! stored before shootout recorded it).
+//!
+//! After the steps, a workload of journeys has one record per contender × level × journey
+//! step (`record` = `journey_step`, `name` = `journey › step`) and per journey
+//! (`journey`): every repetition's counts and failures by class added up, `unsent` the
+//! step's sends that failed unsent (a journey's first failed step's), `ok_rps` the median
+//! over repetitions of good ones per second (good journeys for a journey), and the
+//! latency of the repetitions' merged histograms (a journey's duration, think times
+//! included); the fields of one measurement (repetition, status, times, server) empty.
+//! A step's own record has `record` = `step` and empty `name` and `unsent`.
 
 use crate::grid::csv_record;
 use crate::safe::csv_text;
@@ -34,7 +43,7 @@ const HEAD: [&str; 14] = [
 ];
 
 /// The columns after them.
-const TAIL: [&str; 14] = [
+const TAIL: [&str; 17] = [
     "rps",
     "ok_rps",
     "mean_ms",
@@ -49,6 +58,9 @@ const TAIL: [&str; 14] = [
     "protocol",
     "streams",
     "pipeline",
+    "record",
+    "name",
+    "unsent",
 ];
 
 /// The columns, in order: [`HEAD`], a `fail_NAME` column per failure class, [`TAIL`].
@@ -66,10 +78,7 @@ pub fn csv(run: &StoredRun) -> String {
             continue;
         };
         let c = &run.contenders[ci];
-        let (kind, connections, rate) = match s.level {
-            LoadLevel::Concurrency { connections } => ("concurrency", connections, String::new()),
-            LoadLevel::Rate { rps, connections } => ("rate", connections, format!("{rps}")),
-        };
+        let (kind, connections, rate) = level_fields(s.level);
         let counts = &s.result.counts;
         let l = s.latency_summary();
         let mut fields = vec![
@@ -114,7 +123,58 @@ pub fn csv(run: &StoredRun) -> String {
             ]),
             None => fields.extend([String::new(), String::new(), String::new()]),
         }
+        fields.extend(["step".to_string(), String::new(), String::new()]);
         csv_record(&mut out, &fields);
     }
+    for b in shootout_analysis::journeys::blocks(run) {
+        let rows = b
+            .steps
+            .iter()
+            .map(|k| ("journey_step", k))
+            .chain(b.journeys.iter().map(|k| ("journey", k)));
+        for (record, k) in rows {
+            let l = k.summary();
+            let (kind, connections, rate) = level_fields(b.level);
+            let mut fields = vec![
+                run.run.id.0.to_string(),
+                csv_text(&run.contenders[b.contender].name).into_owned(),
+                csv_text(&b.workload).into_owned(),
+                kind.to_string(),
+                connections.to_string(),
+                rate,
+            ];
+            fields.extend(std::iter::repeat_n(String::new(), 4));
+            fields.extend([
+                k.completed.to_string(),
+                k.ok.to_string(),
+                k.failed().to_string(),
+                String::new(),
+            ]);
+            fields.extend(k.failures.iter().map(|(_, n)| n.to_string()));
+            fields.extend([String::new(), format!("{:.3}", k.ok_rate())]);
+            fields.extend(
+                [l.mean, l.stdev, l.p50, l.p90, l.p99, l.max]
+                    .iter()
+                    .map(|ms| format!("{ms:.3}")),
+            );
+            fields.extend(std::iter::repeat_n(String::new(), 2));
+            fields.push((baseline == Some(b.contender)).to_string());
+            fields.extend(std::iter::repeat_n(String::new(), 3));
+            fields.extend([
+                record.to_string(),
+                csv_text(&k.label).into_owned(),
+                k.unsent.to_string(),
+            ]);
+            csv_record(&mut out, &fields);
+        }
+    }
     out
+}
+
+/// A level's `level_kind`, `connections` and `rate_rps` fields.
+fn level_fields(level: LoadLevel) -> (&'static str, usize, String) {
+    match level {
+        LoadLevel::Concurrency { connections } => ("concurrency", connections, String::new()),
+        LoadLevel::Rate { rps, connections } => ("rate", connections, format!("{rps}")),
+    }
 }

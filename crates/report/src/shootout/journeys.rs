@@ -5,6 +5,8 @@
 //! per journey, contenders ordered by good journeys per second.
 
 use crate::grid::{Align, Table};
+use crate::units::{json_ms as ms, round};
+use serde_json::{json, Value};
 use shootout_analysis::journeys::{blocks, rankings, Block, Kind};
 use shootout_model::stored::StoredRun;
 use shootout_model::LoadLevel;
@@ -13,6 +15,8 @@ use shootout_model::LoadLevel;
 pub(crate) struct Section {
     /// `Journeys and steps at c=8 (every repetition merged)`.
     pub title: String,
+    /// Its load level.
+    pub level: LoadLevel,
     /// Contender, journey or step, counts, rate, latency.
     pub table: Table,
     /// `writer: nginx 120.3/s, gunicorn 80.1/s (1.50× fewer)`, one per journey run by two
@@ -53,6 +57,7 @@ pub(crate) fn sections(run: &StoredRun, workload: &str) -> Vec<Section> {
                 "count",
                 "ok",
                 "failed",
+                "why",
                 "ok/s",
                 "p50 ms",
                 "p90 ms",
@@ -61,7 +66,9 @@ pub(crate) fn sections(run: &StoredRun, workload: &str) -> Vec<Section> {
             ];
             let mut align = vec![Align::Left; 3];
             align.resize(header.len(), Align::Right);
+            align[6] = Align::Left;
             Section {
+                level,
                 title: format!("Journeys and steps at {level} (every repetition merged)"),
                 table: Table {
                     header: header.iter().map(|h| h.to_string()).collect(),
@@ -102,6 +109,7 @@ fn row(contender: &str, what: &str, k: &Kind) -> Vec<String> {
         k.completed.to_string(),
         k.ok.to_string(),
         k.failed().to_string(),
+        crate::kinds::why(k.failed(), &k.failures, k.unsent),
         format!("{:.2}", k.ok_rate()),
     ];
     cells.extend(
@@ -115,3 +123,62 @@ fn row(contender: &str, what: &str, k: &Kind) -> Vec<String> {
 /// The legend under the rankings.
 pub(crate) const RANKING_TITLE: &str =
     "Ranked by good journeys per second (median over repetitions)";
+
+/// The report's `journeys` (JSON): per workload × level × contender that ran journeys,
+/// every journey step's and journey's counts of all repetitions, failures by class, good
+/// ones per second (median over repetitions) and latency of the merged histograms (ms);
+/// and `journey_rankings`: per journey run by two contenders or more, the contenders by
+/// good journeys per second.
+pub(crate) fn json(run: &StoredRun) -> (Value, Value) {
+    let all = blocks(run);
+    let name = |i: usize| run.contenders[i].name.as_str();
+    let kinds = |kinds: &[Kind]| -> Vec<Value> { kinds.iter().map(kind_json).collect() };
+    let blocks: Vec<Value> = all
+        .iter()
+        .map(|b| {
+            json!({
+                "workload": b.workload,
+                "level": super::json::level_json(b.level),
+                "contender": name(b.contender),
+                "repetitions": b.repetitions,
+                "steps": kinds(&b.steps),
+                "journeys": kinds(&b.journeys),
+            })
+        })
+        .collect();
+    let ranked: Vec<Value> = rankings(&all)
+        .iter()
+        .map(|r| {
+            json!({
+                "workload": r.workload,
+                "level": super::json::level_json(r.level),
+                "journey": r.journey,
+                "order": r.order.iter().map(|(c, v)| json!({
+                    "contender": name(*c),
+                    "ok_per_s": round(*v, 3),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    (Value::Array(blocks), Value::Array(ranked))
+}
+
+/// One step's or journey's counts and latency over a cell's repetitions.
+fn kind_json(k: &Kind) -> Value {
+    let l = k.summary();
+    json!({
+        "name": k.label,
+        "count": k.completed,
+        "ok": k.ok,
+        "failed": k.failed(),
+        "failures": super::json::failures_json(&k.failures),
+        "unsent": k.unsent,
+        "ok_per_s": round(k.ok_rate(), 3),
+        "latency_ms": {
+            "p50": ms(l.p50),
+            "p90": ms(l.p90),
+            "p99": ms(l.p99),
+            "max": ms(l.max),
+        },
+    })
+}

@@ -67,6 +67,7 @@ pub fn json(run: &StoredRun) -> Value {
         }
     }
     let steps: Vec<Value> = run.steps.iter().filter_map(|s| step_json(run, s)).collect();
+    let (journeys, journey_rankings) = super::journeys::json(run);
     json!({
         "schema_version": SCHEMA_VERSION,
         "run": {
@@ -92,6 +93,8 @@ pub fn json(run: &StoredRun) -> Value {
         "results": results,
         "rankings": rankings(&a).iter().map(|r| ranking_json(&a, r)).collect::<Vec<_>>(),
         "capacities": super::capacity::json(&a),
+        "journeys": journeys,
+        "journey_rankings": journey_rankings,
         "steps": steps,
     })
 }
@@ -216,6 +219,11 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
             Value::Array(Vec::new())
         } else {
             crate::json::by_target_json(&s.unpacked())
+        },
+        "journeys": if s.result.journeys.is_empty() {
+            Value::Array(Vec::new())
+        } else {
+            crate::json::by_journey_json(&s.unpacked())
         },
         "search": s.search.as_ref().map(|m| json!({
             "verdict": m.verdict.as_ref().map(|v| v.word()),

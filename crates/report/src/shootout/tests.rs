@@ -528,16 +528,14 @@ fn journey_step(
 ) -> StoredStep {
     let mut s = step(id, contender, rep, 2 * journeys, 500);
     let kind = |label: &str, ok: u64, us: u64| {
-        let mut latency = shootout_model::result::second_histogram();
+        let mut t = shootout_model::TargetStats::new(label);
         for i in 0..journeys {
-            latency.record(us + i).unwrap();
+            t.latency.record(us + i).unwrap();
         }
-        shootout_model::TargetStats {
-            label: label.into(),
-            completed: journeys,
-            ok,
-            latency,
-        }
+        t.completed = journeys;
+        t.ok = ok;
+        t.failures[shootout_model::FailureKind::Status] = journeys - ok;
+        t
     };
     s.result.targets = vec![
         kind("writer › login", journeys, 500),
@@ -570,9 +568,9 @@ fn a_journey_workload_reports_steps_and_ranks_contenders_per_journey() {
     for want in [
         "Journeys and steps at c=4 (every repetition merged):",
         "nginx journey writer 20 20 0 10.00",
-        "gunicorn journey writer 20 10 10 5.00",
+        "gunicorn journey writer 20 10 10 10 status 5.00",
         "nginx step writer › login 20 20 0 10.00",
-        "gunicorn step writer › post 20 10 10 5.00",
+        "gunicorn step writer › post 20 10 10 10 status 5.00",
         "Ranked by good journeys per second (median over repetitions):",
         "writer: nginx 10.00/s, gunicorn 5.00/s (2.00× fewer)",
     ] {
@@ -584,7 +582,7 @@ fn a_journey_workload_reports_steps_and_ranks_contenders_per_journey() {
         "{md}"
     );
     assert!(
-        md.contains("| gunicorn | step | writer › post | 20 | 10 | 10 | 5.00 |"),
+        md.contains("| gunicorn | step | writer › post | 20 | 10 | 10 | 10 status | 5.00 |"),
         "{md}"
     );
     // A run without journeys has no such section.
