@@ -637,7 +637,7 @@ fn unpaired_json(u: &Unpaired) -> Value {
     json!({
         "workload": u.workload,
         "contender": u.contender,
-        "level": crate::shootout::json::level_json(u.level),
+        "level": crate::json::load_level_json(u.level),
         "failed_in_other_run": u.failed_in_other.as_ref().map(failed_in_text),
     })
 }
@@ -653,14 +653,14 @@ pub fn json(c: &Comparison) -> Value {
         "pairs": c.pairs.iter().map(|p| json!({
             "workload": p.workload,
             "contender": p.contender,
-            "level": crate::shootout::json::level_json(p.level),
+            "level": crate::json::load_level_json(p.level),
             "repetitions": { "a": p.reps_a, "b": p.reps_b },
             "rps": rps_change_json(&p.rps),
             "p99_ms": change_json(&p.p99, 3),
         })).collect::<Vec<_>>(),
         "rankings": c.stability.iter().map(|s| json!({
             "workload": s.workload,
-            "level": crate::shootout::json::level_json(s.level),
+            "level": crate::json::load_level_json(s.level),
             "a": s.a,
             "b": s.b,
             "same": s.same(),
@@ -682,7 +682,7 @@ pub fn json(c: &Comparison) -> Value {
         "journeys": shootout_analysis::journeys::changes(c.a, c.b).iter().map(|k| json!({
             "workload": k.workload,
             "contender": k.contender,
-            "level": crate::shootout::json::level_json(k.level),
+            "level": crate::json::load_level_json(k.level),
             "kind": if k.journey { "journey" } else { "step" },
             "name": k.label,
             "ok_per_s": change_json(&k.ok_rate, 3),

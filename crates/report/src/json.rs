@@ -7,7 +7,6 @@
 //! `_rps`); the µs histograms become milliseconds. Individual samples are not included
 //! (see ab's `-g` file for those).
 
-use crate::shootout::json::failures_json;
 use crate::units::{json_ms as ms, json_secs as s, ratio, rfc3339, round, unix_s};
 use crate::Exporter;
 use hdrhistogram::Histogram;
@@ -384,6 +383,32 @@ fn series_json(r: &RunResult) -> Value {
                 })
             })
             .collect(),
+    )
+}
+
+/// `{kind, connections, rate_rps}` of a load level.
+pub(crate) fn load_level_json(level: shootout_model::LoadLevel) -> Value {
+    use shootout_model::LoadLevel;
+    match level {
+        LoadLevel::Concurrency { connections } => json!({
+            "kind": "concurrency",
+            "connections": connections,
+            "rate_rps": Value::Null,
+        }),
+        LoadLevel::Rate { rps, connections } => json!({
+            "kind": "rate",
+            "connections": connections,
+            "rate_rps": round(rps, 3),
+        }),
+    }
+}
+
+/// `{connect, timeout, …}`: failed requests per class.
+pub(crate) fn failures_json(f: &shootout_model::FailureCounts) -> Value {
+    Value::Object(
+        f.iter()
+            .map(|(k, n)| (k.name().to_string(), n.into()))
+            .collect::<Map<String, Value>>(),
     )
 }
 

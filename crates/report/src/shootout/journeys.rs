@@ -138,7 +138,7 @@ pub(crate) fn json(run: &StoredRun) -> (Value, Value) {
         .map(|b| {
             json!({
                 "workload": b.workload,
-                "level": super::json::level_json(b.level),
+                "level": crate::json::load_level_json(b.level),
                 "contender": name(b.contender),
                 "repetitions": b.repetitions,
                 "steps": kinds(&b.steps),
@@ -151,7 +151,7 @@ pub(crate) fn json(run: &StoredRun) -> (Value, Value) {
         .map(|r| {
             json!({
                 "workload": r.workload,
-                "level": super::json::level_json(r.level),
+                "level": crate::json::load_level_json(r.level),
                 "journey": r.journey,
                 "order": r.order.iter().map(|(c, v)| json!({
                     "contender": name(*c),
@@ -171,7 +171,7 @@ fn kind_json(k: &Kind) -> Value {
         "count": k.completed,
         "ok": k.ok,
         "failed": k.failed(),
-        "failures": super::json::failures_json(&k.failures),
+        "failures": crate::json::failures_json(&k.failures),
         "unsent": k.unsent,
         "ok_per_s": round(k.ok_rate(), 3),
         "latency_ms": {

@@ -8,42 +8,18 @@
 //! resolution (3 decimals in ms, 6 in s), rates 3 decimals. Nothing is ever NaN.
 
 use super::words::{warning_message, SERVED_PERCENTS};
+use crate::json::{failures_json, load_level_json as level_json};
 use crate::units::{json_ms as ms, json_secs, rfc3339, round, unix_s};
 use serde_json::{json, Map, Value};
 use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio};
 use shootout_analysis::ranking::{rankings, Ranking};
 use shootout_analysis::Analysis;
 use shootout_model::stored::{StoredRun, StoredStep};
-use shootout_model::{FailureCounts, LoadLevel, Warning, Wire};
+use shootout_model::{LoadLevel, Warning, Wire};
 
 /// Version of this document's schema (and of `shootout compare`'s); raised when a field
 /// changes meaning or goes away, not when one is added.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// `{kind, connections, rate_rps}` of a load level.
-pub(crate) fn level_json(level: LoadLevel) -> Value {
-    match level {
-        LoadLevel::Concurrency { connections } => json!({
-            "kind": "concurrency",
-            "connections": connections,
-            "rate_rps": Value::Null,
-        }),
-        LoadLevel::Rate { rps, connections } => json!({
-            "kind": "rate",
-            "connections": connections,
-            "rate_rps": round(rps, 3),
-        }),
-    }
-}
-
-/// `{connect, timeout, …}`: failed requests per class.
-pub(crate) fn failures_json(f: &FailureCounts) -> Value {
-    Value::Object(
-        f.iter()
-            .map(|(k, n)| (k.name().to_string(), n.into()))
-            .collect::<Map<String, Value>>(),
-    )
-}
 
 /// The run as one JSON document (schema in `docs/report-json.md`).
 pub fn json(run: &StoredRun) -> Value {
