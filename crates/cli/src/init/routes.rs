@@ -402,14 +402,19 @@ class App:
 app = App()
 "#;
 
-    #[test]
-    fn a_starlette_like_app_is_read_through_its_mounts_and_asked_as_asgi() {
-        let routes = inspect_in(STARLETTELIKE, "star:app", true).unwrap();
-        let got: Vec<(String, Option<u16>)> = routes
+    /// Each route as `METHODS PATH` with the status it answered.
+    fn listed(routes: &Routes) -> Vec<(String, Option<u16>)> {
+        routes
             .routes
             .iter()
             .map(|r| (format!("{} {}", r.methods.join(","), r.path), r.status))
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_starlette_like_app_is_read_through_its_mounts_and_asked_as_asgi() {
+        let routes = inspect_in(STARLETTELIKE, "star:app", true).unwrap();
+        let got = listed(&routes);
         assert_eq!(
             got,
             [
@@ -441,11 +446,7 @@ app = App()
     fn a_bottle_like_app_is_read_rule_by_rule() {
         let routes = inspect_in(BOTTLELIKE, "bot:app", false).unwrap();
         assert_eq!(routes.source, "Bottle's routes");
-        let got: Vec<(String, Option<u16>)> = routes
-            .routes
-            .iter()
-            .map(|r| (format!("{} {}", r.methods.join(","), r.path), r.status))
-            .collect();
+        let got = listed(&routes);
         assert_eq!(
             got,
             [
