@@ -73,6 +73,76 @@ fn a_failed_call_is_counted_under_its_status_in_every_format() {
     }
 }
 
+/// A run's JSON document (a run whose every call failed exits 1, and still writes it).
+fn run_json(args: &[&str], url: &str) -> serde_json::Value {
+    let out = shootout()
+        .args(["load", "-q", "--json", "--proto", GREETER_PROTO])
+        .args(args)
+        .arg(url)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{args:?}: {stderr}"
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stderr}"))
+}
+
+#[test]
+fn replies_are_checked_against_expect_json_and_expect_echo() {
+    let (_greeter, url) = greeter(GrpcBehavior::Greeter);
+    let m = ["-n", "20", "--message", r#"{"name":"bob"}"#];
+    // (flags, ok, failed as body)
+    let rows: &[(&[&str], u64, u64)] = &[
+        (&["--expect-json", r#"{"message":"hello bob"}"#], 20, 0),
+        (&["--expect-json", r#"{"message":"hello x"}"#], 0, 20),
+        (&["--expect-echo"], 0, 20),
+    ];
+    for &(flags, ok, body) in rows {
+        let v = run_json(&[&m[..], flags].concat(), &url);
+        assert_eq!(v["requests"]["ok"], ok, "{flags:?}");
+        assert_eq!(v["failures"]["body"], body, "{flags:?}");
+    }
+    let (_echo, url) = greeter(GrpcBehavior::Echo);
+    let v = run_json(&[&m[..], &["--expect-echo"]].concat(), &url);
+    assert_eq!(v["requests"]["ok"], 20);
+}
+
+#[test]
+fn a_message_list_draws_each_call_s_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("names.jsonl");
+    std::fs::write(&list, "# one name a line\n{\"name\":\"{seq}\"}\n").unwrap();
+    let list = list.to_str().unwrap();
+    let (_greeter, url) = greeter(GrpcBehavior::Greeter);
+    let v = run_json(
+        &["-n", "12", "-c", "1", "--threads", "1", "--messages", list],
+        &url,
+    );
+    assert_eq!(v["requests"]["ok"], 12);
+    // Names 0 to 11: ten replies "hello N" of 7 bytes and two of 8, each behind its
+    // field's 2 bytes and the 5-byte prefix.
+    assert_eq!(v["bytes"]["body"], 10 * (5 + 2 + 7) + 2 * (5 + 2 + 8));
+    // Each reply is checked against the message its own call sent.
+    let (_echo, url) = greeter(GrpcBehavior::Echo);
+    let v = run_json(
+        &[
+            "-n",
+            "40",
+            "-c",
+            "2",
+            "--streams",
+            "4",
+            "--expect-echo",
+            "--messages",
+            list,
+        ],
+        &url,
+    );
+    assert_eq!(v["requests"]["ok"], 40);
+}
+
 /// Each mistake: the flags, and what the error must say. Nothing is sent.
 #[test]
 fn mistakes_are_refused_before_the_run() {
@@ -155,6 +225,44 @@ fn mistakes_are_refused_before_the_run() {
             "ghz's -d DATA is --message",
         ),
     ];
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("m.jsonl");
+    std::fs::write(&list, "{\"name\":\"a\"}\n{\"name\":{rand:1-9}}\n").unwrap();
+    let list = list.to_str().unwrap().to_string();
+    let proto = |more: &[&str]| -> Vec<String> {
+        ["--proto", GREETER_PROTO]
+            .iter()
+            .chain(more)
+            .map(|s| s.to_string())
+            .chain([url.clone()])
+            .collect()
+    };
+    let cases = cases.into_iter().chain([
+        (
+            proto(&["--expect-json", r#"{"mesage":"x"}"#]),
+            "--expect-json: not fields of a helloworld.HelloReply in JSON",
+        ),
+        (
+            proto(&["--expect-json", r#"{"message":1}"#]),
+            "message (string)",
+        ),
+        (
+            proto(&["--messages", list.as_str()]),
+            "m.jsonl: message 2: ",
+        ),
+        (
+            proto(&["--messages", list.as_str(), "--message", "{}"]),
+            "cannot be used with",
+        ),
+        (
+            vec!["--expect-json".into(), "{}".into(), server.url("/")],
+            "--expect-json is for gRPC calls",
+        ),
+        (
+            vec!["--messages".into(), list.clone(), server.url("/")],
+            "--messages is for gRPC calls",
+        ),
+    ]);
     for (args, says) in cases {
         let out = shootout()
             .args(["load", "-q", "-n", "1"])

@@ -110,6 +110,32 @@ struct Step<'a> {
     busiest_thread: f64,
 }
 
+/// A rate step's `until = "p99±10%"` outcome, converged after 1.6 s unless `late` (then
+/// ±20% at its end), and its automatic warm-up, level after 10.2 s.
+fn converging(
+    late: bool,
+) -> (
+    Option<shootout_model::until::UntilOutcome>,
+    Option<shootout_model::WarmedUp>,
+) {
+    use shootout_model::until::{parse_all, Reading, UntilOutcome};
+    let until = UntilOutcome {
+        conditions: parse_all(&["p99±10%".into()]).unwrap(),
+        converged: (!late).then_some(Duration::from_millis(1_600)),
+        last: vec![Some(Reading {
+            value: 1.0,
+            lo: 0.95,
+            hi: if late { 1.2 } else { 1.05 },
+            open_above: false,
+        })],
+    };
+    let warm_up = shootout_model::WarmedUp {
+        took: Duration::from_millis(10_200),
+        level: true,
+    };
+    (Some(until), Some(warm_up))
+}
+
 /// A synthetic step: `rps` and latency jittered by `jitter` (a share), `failures` added.
 fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
     let Step {
@@ -226,6 +252,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
         journeys: Vec::new(),
         listen: None,
         until: None,
+        warm_up: None,
     };
     r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     let cpu_total = s.cpu_us * completed as f64;
@@ -401,6 +428,12 @@ fn seed_run(store: &mut Store, s: &Seed) {
                         },
                     );
                     result.interrupted = interrupted;
+                    if level_is_rate(*level) {
+                        // The rate sweep's steps lasted `until` their p99 converged, after
+                        // an automatic warm-up; caddy's second at the first rate did not.
+                        let late = ci == 1 && li == 0 && rep == 2;
+                        (result.until, result.warm_up) = converging(late);
+                    }
                     clock += 3;
                     store
                         .record_step(&StepRecord {

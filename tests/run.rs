@@ -324,6 +324,50 @@ fn an_h2_workload_is_verified_and_measured_over_http2() {
     assert!(resolved.contains(r#""protocol":"h2""#), "{resolved}");
 }
 
+/// A gRPC workload (`protocol = "grpc"`): its schema compiled, its message encoded and
+/// its reply checked (`expect.json`) as `load`'s are, over HTTP/2; a contender whose
+/// replies miss the expected fields fails verification and is not measured.
+#[test]
+fn a_grpc_workload_is_verified_and_measured_as_calls() {
+    let greeter = shootout_testserver::H2Server::start(shootout_testserver::H2Behavior::Grpc(
+        shootout_testserver::GrpcBehavior::Greeter,
+    ))
+    .unwrap();
+    let workload = |json: &str| {
+        format!(
+            "[[workload]]\nname = \"hello\"\nprotocol = \"grpc\"\nmethod = \"helloworld.Greeter/SayHello\"\n\
+             proto = \"{}\"\nmessage = '{{\"name\":\"bob\"}}'\nstreams = 4\nexpect = {{ json = {{ message = \"{json}\" }} }}\n",
+            shootout_testserver::GREETER_PROTO
+        )
+    };
+    let (run, ok) = one_step_at(&greeter.url("/"), &workload("hello bob"));
+    assert_eq!(ok, 200);
+    assert_eq!(
+        greeter.answers(),
+        20 + 48 + 200,
+        "verification, then the step"
+    );
+    assert!(
+        run.plan_resolved.contains(r#""protocol":"h2""#),
+        "{}",
+        run.plan_resolved
+    );
+
+    let c = Case::new(&plan_with(
+        &format!(
+            "[[contender]]\nname = \"theirs\"\nurl = \"{}\"\n",
+            greeter.url("").trim_end_matches('/')
+        ),
+        &workload("hello x"),
+    ));
+    let out = c.run_cmd().output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("failed verification") && said.contains("body"),
+        "{said}"
+    );
+}
+
 /// A contender over TLS with a certificate of its own: trusted through the plan's
 /// `tls.cacert` (the server's self-signed certificate, written beside the plan), every
 /// request answered over https; without `tls` the same server fails verification on its
@@ -1972,7 +2016,7 @@ fn a_journey_workload_is_stored_reported_ranked_and_compared_per_step() {
     assert!(
         rows.iter()
             .any(|l| l.starts_with("1,two,writers,concurrency,2,,")
-                && l.ends_with(",journey_step,writer › form,0")),
+                && l.ends_with(",journey_step,writer › form,0,,,")),
         "{csv}"
     );
     let out = shootout()

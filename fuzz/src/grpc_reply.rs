@@ -4,10 +4,12 @@
 //! (tests/fixtures/grpc/helloworld.proto), with a reply limit of 64 bytes.
 //!
 //! The first input byte chooses the size of the pieces the DATA arrives in; the rest is
-//! the DATA. Invariants: no panic; the verdict and the messages counted are the same
-//! whole and in pieces; the buffer never holds more than the limit; and the message
-//! decoder (`grpc::wire::check`) agrees with prost-reflect's `DynamicMessage::decode` on
-//! the whole input taken as one message.
+//! the DATA. Each reply must hold `{"message":"hello x"}` and echo the request (so well
+//! formed ones are decoded and compared). Invariants: no panic; the verdict, the messages
+//! counted and whether one was unexpected are the same whole and in pieces; the buffer
+//! never holds more than the limit; and the message decoder (`grpc::wire::check`)
+//! agrees with prost-reflect's `DynamicMessage::decode` on the whole input taken as one
+//! message.
 
 use prost_reflect::DynamicMessage;
 use shootout_engine::grpc::{wire, Frames, Reply};
@@ -28,22 +30,31 @@ fn reply() -> &'static Reply {
             .open_file("helloworld.proto")
             .expect("the test schema compiles")
             .descriptor_pool();
-        Reply::new(&GrpcReply {
-            schema: pool.encode_to_vec().into(),
-            method: "helloworld.Greeter.SayHello".into(),
-            max_message: LIMIT,
-        })
+        // The reply must hold a message and echo the request: a well-formed reply is
+        // decoded and compared too.
+        Reply::new(
+            &GrpcReply {
+                schema: pool.encode_to_vec().into(),
+                method: "helloworld.Greeter.SayHello".into(),
+                max_message: LIMIT,
+                json: Some(r#"{"message":"hello x"}"#.into()),
+            },
+            true,
+        )
         .expect("the test schema has SayHello")
     })
 }
 
-fn feed(bytes: &[u8], piece: usize, r: &Reply) -> (Option<shootout_model::FailureKind>, u32) {
+/// The request the replies answer: `HelloRequest { name: "hello x" }`.
+const SENT: &[u8] = b"\x0a\x07hello x";
+
+fn feed(bytes: &[u8], piece: usize, r: &Reply) -> (Option<shootout_model::FailureKind>, u32, bool) {
     let mut f = Frames::default();
     f.begin();
     for p in bytes.chunks(piece) {
-        f.feed(p, r);
+        f.feed(p, r, SENT);
     }
-    (f.end(), f.messages())
+    (f.end(), f.messages(), f.unexpected())
 }
 
 pub fn check(data: &[u8]) {

@@ -275,7 +275,7 @@ fn replay<'a>(repetition: u32, mut steps: Vec<&'a StoredStep>, search: &FindMax)
         else {
             continue;
         };
-        searcher.took(rps, &s.unpacked(), verdict);
+        searcher.took(rps, &s.unpacked(), verdict, None);
     }
     let answer = searcher.answer();
     SearchRun {

@@ -18,6 +18,8 @@
 //! above a rate whose schedule the generator did not keep.
 
 use crate::boundary::{self, Call, Evidence};
+pub use crate::decided::Ended;
+use crate::decided::{Decided, SoFar};
 use crate::load_warnings::NotKept;
 use shootout_model::find_max::FindMax;
 use shootout_model::threshold::Threshold;
@@ -185,9 +187,10 @@ fn broke_without_lag(slo: &Threshold, result: &RunResult) -> bool {
     }
 }
 
-/// The answers a step needs before its SLOs can be judged: ten beyond each latency
-/// quantile's (p99: 1,000; p99.9: 10,000), and for an error share ten errors' worth at
-/// the limit (errors<0.1%: 10,000); at least 100.
+/// The answers a step waits for at most, before its deadline ([`step_length`]): ten
+/// beyond each latency quantile's (p99: 1,000; p99.9: 10,000), and for an error share ten
+/// errors' worth at the limit (errors<0.1%: 10,000); at least 100. A step whose SLOs are
+/// decided sooner ends sooner ([`crate::decided`]).
 pub fn min_answers(slos: &[Threshold]) -> u64 {
     use shootout_model::threshold::Metric;
     slos.iter()
@@ -201,7 +204,7 @@ pub fn min_answers(slos: &[Threshold]) -> u64 {
         .max(100)
 }
 
-/// How long a step at `rate` must measure to hold [`min_answers`], and at least `floor`.
+/// A step's deadline at `rate`: long enough to hold [`min_answers`], and at least `floor`.
 pub fn step_length(
     rate: f64,
     slos: &[Threshold],
@@ -216,9 +219,15 @@ pub fn step_length(
 /// open and the server's queues fill to the rate's level.
 pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// The least a step measures before its SLOs may decide it (and at least
+/// [`crate::decided::least_answers`]): a second after [`SETTLE`], so that every step's
+/// evidence has a whole second.
+pub const LEAST: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// After a step that did not meet its SLOs, the server may still be working through the
 /// requests that step left queued: the next step waits at least this long, or as long as
-/// that step lasted if longer ([`cooldown_after`]), so it does not inherit the backlog.
+/// that step ran (its settle period and what it measured) if longer ([`cooldown_after`]),
+/// so it does not inherit the backlog.
 pub const COOLDOWN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The wait before the next step after `last` (see [`COOLDOWN`]): none after a step that
@@ -259,6 +268,13 @@ pub struct Measured {
     pub capped: bool,
     /// The step's verdict.
     pub verdict: Verdict,
+    /// How it ended: its SLOs decided, or its deadline; `None` where not known (a step
+    /// stored by `run`).
+    pub ended: Option<Ended>,
+    /// How long it measured (after its settle period).
+    pub measured: Duration,
+    /// Requests it completed (answered or failed).
+    pub answers: u64,
 }
 
 impl Measured {
@@ -285,6 +301,9 @@ impl Measured {
             busiest_thread: result.generator.busiest_thread,
             capped: result.schedule.is_some_and(|s| s.capped),
             verdict,
+            ended: None,
+            measured: result.duration,
+            answers: result.counts.completed,
         }
     }
 }
@@ -544,14 +563,18 @@ pub fn so_far(search: &Search, steps: &[Step]) -> Capacity {
 /// bounds a search whose steps go unjudged (a contender that dies during each).
 pub const MAX_STEPS: usize = 100;
 
-/// What a search asks to measure next: a step at `rate` for `length` (after a settle
-/// period at the rate, [`SETTLE`], not judged).
+/// What a search asks to measure next: a step at `rate` for `length` at most (after a
+/// settle period at the rate, [`SETTLE`], not judged), ending sooner when its SLOs are
+/// decided ([`Searcher::decide`]) after `least`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ask {
     /// Offered rate, req/s.
     pub rate: f64,
-    /// How long the step measures ([`step_length`]).
+    /// The step's deadline: how long it measures when its SLOs stay open
+    /// ([`step_length`]).
     pub length: Duration,
+    /// The least it measures, decided or not.
+    pub least: Duration,
 }
 
 /// What a search found: its answer, what limited it and how its boundary was decided.
@@ -577,8 +600,10 @@ pub struct Searcher {
     /// Each SLO as written, in order (a [`Verdict::Broke`] index points here).
     slo: Vec<String>,
     slos: Vec<Threshold>,
-    /// Each step's least length.
+    /// Each step's deadline is at least this.
     floor: Duration,
+    /// Each step's least length ([`LEAST`], or longer when asked).
+    least: Duration,
     /// The judged steps, in the order taken.
     steps: Vec<Step>,
     /// The same, as the tables show them.
@@ -590,13 +615,15 @@ pub struct Searcher {
 }
 
 impl Searcher {
-    /// The search `f` asks for, each step measuring at least `floor`.
+    /// The search `f` asks for, each step's deadline at least `floor` and each step
+    /// measuring at least [`LEAST`].
     pub fn new(f: &FindMax, floor: Duration) -> Searcher {
         Searcher {
             search: Search::new(f.from, f.to),
             slo: f.slo.clone(),
             slos: f.slos.clone(),
             floor,
+            least: LEAST,
             steps: Vec::new(),
             measured: Vec::new(),
             tries: 0,
@@ -611,10 +638,14 @@ impl Searcher {
             return None;
         }
         match next(&self.search, &self.steps) {
-            Next::Try(rate) => Some(Ask {
-                rate,
-                length: step_length(rate, &self.slos, self.floor),
-            }),
+            Next::Try(rate) => {
+                let length = step_length(rate, &self.slos, self.floor);
+                Some(Ask {
+                    rate,
+                    length,
+                    least: self.least.min(length),
+                })
+            }
             Next::Done(_) => None,
         }
     }
@@ -625,19 +656,45 @@ impl Searcher {
         self.rest
     }
 
+    /// The same search with each step measuring at least `least` (a user's `-d`).
+    pub fn least(mut self, least: Duration) -> Searcher {
+        self.least = least.max(LEAST);
+        self
+    }
+
+    /// Whether a running step that measured `so_far` is decided against the SLOs
+    /// ([`crate::decided::decide`]; `deff(v)`: the design effect of the answers at or below
+    /// `v` µs over its seconds so far). The caller ends the step when it is, after
+    /// [`Ask::least`].
+    pub fn decide(&self, so_far: &SoFar, deff: impl Fn(u64) -> f64) -> Option<Decided> {
+        crate::decided::decide(&self.slos, so_far, deff)
+    }
+
     /// What a step that gave `result` says against the SLOs ([`judge`]).
     pub fn judge(&self, result: &RunResult) -> Verdict {
         judge(&self.slos, result)
     }
 
     /// Takes the step asked for at `rate` that gave `result`, judged `verdict` (by
-    /// [`Searcher::judge`], or as stored); returns it as the tables show it.
-    pub fn took(&mut self, rate: f64, result: &RunResult, verdict: Verdict) -> &Measured {
+    /// [`Searcher::judge`], or as stored), and how it `ended` where known; returns it as
+    /// the tables show it.
+    pub fn took(
+        &mut self,
+        rate: f64,
+        result: &RunResult,
+        verdict: Verdict,
+        ended: Option<Ended>,
+    ) -> &Measured {
         self.tries += 1;
-        self.rest = cooldown_after(&verdict, step_length(rate, &self.slos, self.floor));
+        // The backlog a broken step leaves grew over its settle period and what it
+        // measured (not its deadline: a step decided early is short): at a rate up to
+        // twice the capacity, the server drains it in as long again.
+        self.rest = cooldown_after(&verdict, SETTLE + result.duration);
         self.steps
             .push(Step::of(rate, &self.slos, result, verdict.clone()));
-        self.measured.push(Measured::of(rate, result, verdict));
+        let mut m = Measured::of(rate, result, verdict);
+        m.ended = ended;
+        self.measured.push(m);
         &self.measured[self.measured.len() - 1]
     }
 
@@ -1063,6 +1120,32 @@ mod tests {
         assert_eq!(c.first_failing_rps, Some(1_600.0), "{c:?}");
         let d = decision(1_600.0, &steps).unwrap();
         assert_eq!((d.verdict, d.basis), (Verdict::Broke(0), Basis::Pooled));
+    }
+
+    /// Each step asks its deadline (the fixed rule's answers, at least the floor) and its
+    /// least (a second, or the user's `-d`); the wait after a broken step is as long as
+    /// the step ran (settle and measure), not its deadline.
+    #[test]
+    fn a_step_asks_its_least_and_its_deadline() {
+        use shootout_model::find_max::{Asked, FindMax};
+        let f = FindMax::new(Asked::Flags, &["errors<0.1%".into()], Some(100.0), None, 1).unwrap();
+        let floor = Duration::from_secs(5);
+        let s = Searcher::new(&f, floor);
+        let ask = s.next().unwrap();
+        assert_eq!(
+            (ask.rate, ask.length, ask.least),
+            (100.0, Duration::from_secs(100), LEAST)
+        );
+        let s = Searcher::new(&f, floor).least(Duration::from_secs(3));
+        assert_eq!(s.next().unwrap().least, Duration::from_secs(3));
+        let mut s = Searcher::new(&f, floor);
+        let r = RunResult::empty(
+            std::time::SystemTime::UNIX_EPOCH,
+            Duration::from_millis(2_500),
+        );
+        s.took(100.0, &r, Verdict::Broke(0), Some(Ended::Deadline));
+        assert_eq!(s.rest(), SETTLE + Duration::from_millis(2_500));
+        assert_eq!(s.measured()[0].ended, Some(Ended::Deadline));
     }
 
     #[test]

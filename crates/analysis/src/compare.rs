@@ -3,7 +3,7 @@
 //! run A and run B, the change, and a verdict: faster, slower, no significant change
 //! (noise), or too little evidence to tell. The req/s verdict is the rankings' test
 //! ([`crate::evidence::difference`]: Mann–Whitney on the repetitions when there are enough,
-//! else a block bootstrap of the per-second good answers, with a 95% interval of the ratio
+//! else Student's t over the per-second good answers, with a 95% interval of the ratio
 //! either way); the p99 verdict is a two-sided Mann–Whitney U test of the per-repetition
 //! p99s ([`crate::mann_whitney`], α = [`ALPHA`]).
 //!

@@ -20,6 +20,7 @@ pub mod cells;
 pub mod certify;
 pub mod combine;
 pub mod compare;
+pub mod decided;
 pub mod evidence;
 pub mod headline;
 pub mod intervals;
@@ -29,7 +30,9 @@ pub mod mann_whitney;
 pub mod merge;
 pub mod quiet;
 pub mod ranking;
+pub mod special;
 pub mod stats;
+pub mod student;
 pub mod threshold;
 pub mod warnings;
 

@@ -81,6 +81,15 @@ pub fn derive_for(
     }
     w.extend(closed_loop.and_then(|c| unserved(result, c)));
     w.extend(level_warnings(result));
+    w.extend(not_converged(result));
+    w.extend(
+        result
+            .warm_up
+            .filter(|u| !u.level)
+            .map(|u| Warning::WarmUpNotLevel {
+                seconds: u.took.as_secs_f64(),
+            }),
+    );
     w.extend(
         result
             .warnings
@@ -154,6 +163,29 @@ pub fn level_warnings(result: &RunResult) -> Vec<Warning> {
         });
     }
     w
+}
+
+/// [`Warning::NotConverged`] when the run had conditions (`until`) that did not all hold
+/// before its time ran out; nothing for a run stopped by Ctrl-C (its end says so).
+pub fn not_converged(result: &RunResult) -> Option<Warning> {
+    let u = result.until.as_ref()?;
+    if u.converged.is_some() || result.interrupted {
+        return None;
+    }
+    let unmet = u
+        .conditions
+        .iter()
+        .zip(&u.last)
+        .filter(|(c, r)| !r.is_some_and(|r| r.holds(c)))
+        .map(|(c, r)| {
+            let width = r.filter(|r| !r.open_above).map(|r| r.width());
+            (c.to_string(), width.filter(|w| w.is_finite()))
+        })
+        .collect();
+    Some(Warning::NotConverged {
+        seconds: result.duration.as_secs_f64(),
+        unmet,
+    })
 }
 
 /// The warnings any non-zero count raises: nothing completed, failures, failed connects,

@@ -608,68 +608,22 @@ pub fn discover_in(t: &Template, env: &Env) -> anyhow::Result<Found> {
             _ => None,
         })
         .collect();
-    let python3 = find_on_path(path, PY);
-    let venv_python = env.virtual_env.as_ref().and_then(|v| {
-        ["python", "python3"]
-            .iter()
-            .map(|n| v.join("bin").join(n))
-            .find(|f| f.is_file())
-    });
-    // Each Python asked once: the modules it can import.
-    let mut asked: Vec<(PathBuf, Vec<String>)> = Vec::new();
-    let mut imports = |python: &PathBuf, module: &str| -> bool {
-        if !asked.iter().any(|(p, _)| p == python) {
-            let has = importable(python, &modules).unwrap_or_default();
-            asked.push((python.clone(), has));
-        }
-        asked
-            .iter()
-            .any(|(p, has)| p == python && has.iter().any(|m| m == module))
+    let mut pythons = Pythons {
+        python3: find_on_path(path, PY),
+        venv: env.virtual_env.as_ref().and_then(|v| {
+            ["python", "python3"]
+                .iter()
+                .map(|n| v.join("bin").join(n))
+                .find(|f| f.is_file())
+        }),
+        modules: &modules,
+        asked: Vec::new(),
     };
-    let same = |a: &PathBuf, b: &Option<PathBuf>| {
-        b.as_ref().is_some_and(|b| {
-            a == b
-                || a.canonicalize()
-                    .ok()
-                    .is_some_and(|a| b.canonicalize().ok() == Some(a))
-        })
-    };
-    let shown = |p: &PathBuf| p.display().to_string();
     let mut present = Vec::new();
     let mut places = Vec::new();
     for s in list {
         let place = match s.probe {
-            Probe::Module(m) => {
-                let mut place = None;
-                // The server's program on PATH, run by the Python its `#!` line names.
-                if let Some(f) = launcher(m).and_then(|name| find_on_path(path, name)) {
-                    if let Some(py) = interpreter_of(&f, path).filter(|py| imports(py, m)) {
-                        place = Some(Place {
-                            python: (!same(&py, &python3)).then(|| shown(&py)),
-                            how: format!("{}, run by {}", f.display(), py.display()),
-                        });
-                    }
-                }
-                // The active virtualenv's Python.
-                if let Some(py) = venv_python.as_ref().filter(|_| place.is_none()) {
-                    if imports(py, m) {
-                        place = Some(Place {
-                            python: (!same(py, &python3)).then(|| shown(py)),
-                            how: format!("the active virtualenv's {}", py.display()),
-                        });
-                    }
-                }
-                // The first python3 on PATH.
-                if let Some(py) = python3.as_ref().filter(|_| place.is_none()) {
-                    if imports(py, m) {
-                        place = Some(Place {
-                            python: None,
-                            how: format!("{PY} ({}) imports {m}", py.display()),
-                        });
-                    }
-                }
-                place
-            }
+            Probe::Module(m) => pythons.place(m, path),
             Probe::Program(names) => {
                 names
                     .iter()
@@ -689,7 +643,7 @@ pub fn discover_in(t: &Template, env: &Env) -> anyhow::Result<Found> {
             places.push((s.name, place));
         }
     }
-    if !modules.is_empty() && python3.is_none() && venv_python.is_none() {
+    if !modules.is_empty() && pythons.python3.is_none() && pythons.venv.is_none() {
         return Err(anyhow!(
             "found no {PY} on PATH to run the Python servers: install Python 3, or activate the virtualenv that has your servers"
         ));
@@ -698,8 +652,76 @@ pub fn discover_in(t: &Template, env: &Env) -> anyhow::Result<Found> {
         present,
         cpus: Vec::new(),
         places,
-        pythons: asked.into_iter().map(|(p, _)| shown(&p)).collect(),
+        pythons: pythons.asked.into_iter().map(|(p, _)| shown(&p)).collect(),
     })
+}
+
+/// The Pythons a server module may run under, each asked once which of the template's
+/// modules it imports.
+struct Pythons<'a> {
+    /// The first `python3` on PATH.
+    python3: Option<PathBuf>,
+    /// The active virtualenv's Python.
+    venv: Option<PathBuf>,
+    /// Every module the template's servers need.
+    modules: &'a [&'a str],
+    /// Each Python asked, with the modules it can import.
+    asked: Vec<(PathBuf, Vec<String>)>,
+}
+
+impl Pythons<'_> {
+    /// Where `module` is found, looked for as the user would start its server: its program
+    /// on PATH, run by the Python its `#!` line names; then the active virtualenv's
+    /// Python; then the first python3 on PATH.
+    fn place(&mut self, module: &str, path: Option<&std::ffi::OsStr>) -> Option<Place> {
+        if let Some(f) = launcher(module).and_then(|name| find_on_path(path, name)) {
+            if let Some(py) = interpreter_of(&f, path).filter(|py| self.imports(py, module)) {
+                return Some(Place {
+                    python: self.not_python3(&py),
+                    how: format!("{}, run by {}", f.display(), py.display()),
+                });
+            }
+        }
+        if let Some(py) = self.venv.clone().filter(|py| self.imports(py, module)) {
+            return Some(Place {
+                python: self.not_python3(&py),
+                how: format!("the active virtualenv's {}", py.display()),
+            });
+        }
+        let py = self.python3.clone()?;
+        self.imports(&py, module).then(|| Place {
+            python: None,
+            how: format!("{PY} ({}) imports {module}", py.display()),
+        })
+    }
+
+    /// Whether `python` can import `module` (each Python run once for every module).
+    fn imports(&mut self, python: &PathBuf, module: &str) -> bool {
+        if !self.asked.iter().any(|(p, _)| p == python) {
+            let has = importable(python, self.modules).unwrap_or_default();
+            self.asked.push((python.clone(), has));
+        }
+        self.asked
+            .iter()
+            .any(|(p, has)| p == python && has.iter().any(|m| m == module))
+    }
+
+    /// `python`'s path to write in the plan, unless it is the first python3 on PATH.
+    fn not_python3(&self, python: &PathBuf) -> Option<String> {
+        let same = self.python3.as_ref().is_some_and(|b| {
+            python == b
+                || python
+                    .canonicalize()
+                    .ok()
+                    .is_some_and(|a| b.canonicalize().ok() == Some(a))
+        });
+        (!same).then(|| shown(python))
+    }
+}
+
+/// A path as the plan and the summary write it.
+fn shown(p: &std::path::Path) -> String {
+    p.display().to_string()
 }
 
 /// The modules of `modules` that `python` can import (one run of it); `None` when it

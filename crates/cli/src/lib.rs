@@ -44,6 +44,7 @@ mod report;
 mod run;
 mod stop;
 mod stored;
+mod until;
 
 use clap::{Parser, Subcommand};
 use output::{clap_line, exit_code, Failure};

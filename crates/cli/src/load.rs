@@ -10,10 +10,9 @@ pub(crate) mod barrier;
 pub(crate) mod dist;
 pub(crate) mod find_max;
 mod flags;
-mod grpc;
+pub(crate) mod grpc;
 mod habits;
 mod resolve;
-mod until;
 
 pub use flags::LoadArgs;
 pub(crate) use habits::refused_before_parse;
@@ -57,15 +56,18 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
         .transpose()
         .map_err(Failure::run)?;
     let stop = stop_flag();
+    let mut warmed = None;
     if let Some(ws) = &plan.warmup {
-        if warm_up(
-            ws,
+        let (interrupted, auto) = warm_up(
+            (ws, plan.warmup_auto),
             stop.clone(),
             a.quiet,
             Display::choose(a.quiet, a.no_live),
-        )? {
+        )?;
+        if interrupted {
             return Ok(INTERRUPTED);
         }
+        warmed = auto;
     }
     if let Some(opened) = opened {
         if meet_barrier(&mut plan, opened, a.quiet, &stop)? {
@@ -92,7 +94,7 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     let ran = AtomicBool::new(false);
     let (result, until) = std::thread::scope(|s| {
         let watcher = (!plan.until.is_empty())
-            .then(|| s.spawn(|| until::watch(&progress.control, &plan.until, &ran)));
+            .then(|| s.spawn(|| crate::until::watch(&progress.control, &plan.until, &ran)));
         let result = shootout_engine::run(spec, &progress.control);
         ran.store(true, Ordering::Relaxed);
         (result, watcher.and_then(|w| w.join().ok()))
@@ -105,6 +107,7 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     let mut result = result.or_else(|e| engine_failure(&plan, e))?;
     result.listen = listen;
     result.until = until;
+    result.warm_up = warmed;
     shootout_analysis::load_warnings::refresh(&mut result, spec);
 
     if plan.sample_heads > 0 {
@@ -284,26 +287,31 @@ pub(crate) fn check(a: &LoadArgs) -> Result<LoadSpec, Failure> {
 
 /// Runs the warm-up (not measured) and says how it went; true when Ctrl-C ended it.
 fn warm_up(
-    ws: &LoadSpec,
+    (ws, auto): (&LoadSpec, bool),
     stop: Arc<AtomicBool>,
     quiet: bool,
     display: Display,
-) -> Result<bool, Failure> {
-    let control = Control::with_stop(ws.threads, stop);
+) -> Result<(bool, Option<shootout_model::WarmedUp>), Failure> {
+    let mut control = Control::with_stop(ws.threads, stop);
+    if auto {
+        control.watch();
+    }
     let title = format!("warm-up {} (not measured)", terminal_line(&ws.target.url));
     let progress = Progress::start(control, ws, "warm-up", title, display);
-    let r = shootout_engine::run(ws, &progress.control).context("warm-up");
+    let r = crate::until::warm_up(ws, &progress.control, auto);
     progress.finish();
-    let r = r.map_err(Failure::run)?;
+    let r = r.context("warm-up").map_err(Failure::run)?;
+    let warmed = r.warm_up;
     if !quiet {
         say!(
-            "warm-up: {} requests in {:.1} s, {} failed (not measured)",
+            "warm-up: {} requests in {:.1} s, {} failed (not measured){}",
             r.counts.completed,
             r.duration.as_secs_f64(),
-            r.counts.failed()
+            r.counts.failed(),
+            warmed.map_or(String::new(), |w| crate::until::warm_up_words(&w))
         );
     }
-    Ok(r.interrupted)
+    Ok((r.interrupted, warmed))
 }
 
 /// Writes the files asked for: `-e` (ab's percentile CSV), `--html`, `-g` (ab's TSV).

@@ -28,7 +28,7 @@ mod preflight;
 mod recorder;
 mod request;
 pub mod sys;
-mod template;
+pub mod template;
 mod tls;
 mod transport;
 pub mod ws;
@@ -40,7 +40,7 @@ pub use event_loop::wait_until;
 pub use h1::conn as h1_connection;
 pub use h1::parse::{ParseError, Progress, ResponseParser};
 pub use heads::{Exchange, Heads};
-pub use live::{Control, Detail, Live, Snapshot, Tally};
+pub use live::{Control, Detail, Live, Snapshot};
 pub use merge::{journey_labels, kind_labels};
 
 use event_loop::{Assignment, Output, Shared};
@@ -257,8 +257,16 @@ impl Prepared {
                     .expect
                     .grpc
                     .as_ref()
-                    .map(grpc::Reply::new)
+                    .map(|g| grpc::Reply::new(g, spec.expect.echo))
                     .transpose()?;
+                // A gRPC call's list of messages (the spec's rules keep lists to gRPC
+                // over HTTP/2).
+                p.messages = match (&p.grpc, &spec.ws_messages) {
+                    (Some(r), Some(list)) => Some(
+                        grpc::Messages::new(&r.input, list).map_err(grpc::SchemaError::Messages)?,
+                    ),
+                    _ => None,
+                };
                 (Prepared::Http2(p), b"h2")
             }
             Protocol::Http3 => (

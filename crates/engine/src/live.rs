@@ -5,7 +5,7 @@
 use crate::heads::Heads;
 use crate::recorder;
 use hdrhistogram::Histogram;
-use shootout_model::FailureCounts;
+use shootout_model::{FailureCounts, TargetStats};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -80,54 +80,23 @@ pub struct Detail {
     /// latency counts it (from the intended send time in rate mode).
     pub latency: Histogram<u64>,
     /// Per kind of request, in the run's order (a journey's steps, a list's entries): empty
-    /// without kinds, or with more than [`crate::recorder::LIVE_KINDS`].
-    pub kinds: Vec<Tally>,
-    /// Per journey, in the file's order: journeys ended and ok (`latency` left empty).
-    pub journeys: Vec<Tally>,
-}
-
-/// What one kind of request (or one journey) counted so far.
-#[derive(Debug, Clone)]
-pub struct Tally {
-    /// Completed (answered or failed).
-    pub completed: u64,
-    /// Of which ok.
-    pub ok: u64,
-    /// Latency of the answered (µs, two significant figures).
-    pub latency: Histogram<u64>,
-}
-
-impl Tally {
-    fn new() -> Tally {
-        Tally {
-            completed: 0,
-            ok: 0,
-            latency: recorder::second_histogram(),
-        }
-    }
-
-    fn add(&mut self, completed: u64, ok: u64, latency: Option<&Histogram<u64>>) {
-        self.completed += completed;
-        self.ok += ok;
-        if let Some(h) = latency {
-            // Same bounds on both sides: adding cannot fail.
-            let _ = self.latency.add(h);
-        }
-    }
+    /// without kinds, or with more than [`crate::recorder::LIVE_KINDS`]. Labels are left
+    /// empty: the caller knows the names.
+    pub kinds: Vec<TargetStats>,
+    /// Per journey, in the file's order (as `kinds`): journeys ended, ok, failed by class,
+    /// and their durations.
+    pub journeys: Vec<TargetStats>,
 }
 
 /// Adds `from` (one worker's) into `sums`, grown to its length.
-fn add_up<T>(
-    sums: &mut Vec<Tally>,
-    from: &[T],
-    each: impl Fn(&T) -> (u64, u64, Option<&Histogram<u64>>),
-) {
+fn add_up(sums: &mut Vec<TargetStats>, from: &[TargetStats]) {
     if sums.len() < from.len() {
-        sums.resize_with(from.len(), Tally::new);
+        sums.resize_with(from.len(), || TargetStats::new(""));
     }
     for (sum, f) in sums.iter_mut().zip(from) {
-        let (completed, ok, latency) = each(f);
-        sum.add(completed, ok, latency);
+        // A live view's counts stay far below u64::MAX; a sum that would not is left as
+        // it was.
+        let _ = sum.add(f);
     }
 }
 
@@ -201,8 +170,8 @@ impl Control {
             }
             // Same bounds on both sides: adding cannot fail.
             let _ = d.latency.add(&p.latency);
-            add_up(&mut d.kinds, &p.kinds, |(c, ok, h)| (*c, *ok, Some(h)));
-            add_up(&mut d.journeys, &p.journeys, |(c, ok)| (*c, *ok, None));
+            add_up(&mut d.kinds, &p.kinds);
+            add_up(&mut d.journeys, &p.journeys);
         }
         d.status = (0u16..).zip(status).filter(|(_, n)| *n > 0).collect();
         Some(d)

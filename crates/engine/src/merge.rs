@@ -183,6 +183,7 @@ pub(crate) fn merge(
         journeys: labelled(journey_labels(spec).into_iter(), t.journeys),
         // Given by the caller that watched the run against its conditions.
         until: None,
+        warm_up: None,
     }
 }
 

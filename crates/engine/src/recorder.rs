@@ -156,10 +156,11 @@ pub struct Published {
     /// Latency (µs, two significant figures) of the answered requests.
     pub latency: Histogram<u64>,
     /// Per kind of request (a journey's steps, a list's entries), when there are at most
-    /// [`LIVE_KINDS`]: completed, ok, latency (µs) so far.
-    pub kinds: Vec<(u64, u64, Histogram<u64>)>,
-    /// Per journey: ended, ok.
-    pub journeys: Vec<(u64, u64)>,
+    /// [`LIVE_KINDS`]: what each counted so far (labels left empty).
+    pub kinds: Vec<TargetStats>,
+    /// Per journey, when there are at most [`LIVE_KINDS`]: what each counted so far
+    /// (labels left empty).
+    pub journeys: Vec<TargetStats>,
 }
 
 /// The most kinds of request a live view is told apart: a journey's steps, a short list;
@@ -176,6 +177,18 @@ impl Default for Published {
             kinds: Vec::new(),
             journeys: Vec::new(),
         }
+    }
+}
+
+/// Copies `from` into `to` when there are at most [`LIVE_KINDS`] of them (allocated at the
+/// first publication only); leaves `to` empty otherwise.
+fn copy_live(to: &mut Vec<TargetStats>, from: &[TargetStats]) {
+    if from.len() > LIVE_KINDS {
+        return;
+    }
+    to.resize_with(from.len(), || TargetStats::new(""));
+    for (t, f) in to.iter_mut().zip(from) {
+        t.set_to(f);
     }
 }
 
@@ -246,19 +259,8 @@ impl Recorder {
             None => p.latency.reset(),
         }
         let _ = p.latency.add(&self.second_hist);
-        if self.targets.len() <= LIVE_KINDS {
-            // Allocated at the first publication only.
-            p.kinds
-                .resize_with(self.targets.len(), || (0, 0, second_histogram()));
-            for (to, from) in p.kinds.iter_mut().zip(&self.targets) {
-                to.0 = from.completed;
-                to.1 = from.ok;
-                let _ = to.2.set_to(&from.latency);
-            }
-        }
-        p.journeys.clear();
-        p.journeys
-            .extend(self.journeys.iter().map(|j| (j.completed, j.ok)));
+        copy_live(&mut p.kinds, &self.targets);
+        copy_live(&mut p.journeys, &self.journeys);
     }
 
     /// Counts each of `kinds` kinds of request apart (none when `kinds` is 0).

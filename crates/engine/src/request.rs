@@ -163,17 +163,22 @@ fn one(
         .cloned()
         .collect();
     let given = |name: &str| theirs.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    // A gRPC call carries what gRPC clients send (grpc/grpc's `doc/PROTOCOL-HTTP2.md`): a
+    // `grpc-…` user agent, no `Accept` and no `content-length` (its messages frame
+    // themselves); its `content-type` and `te` are the caller's fields.
+    let grpc = spec.expect.grpc.is_some();
     let mut ours = Vec::new();
     if !given("host") {
         ours.push(("Host", spec.target.host_header.clone()));
     }
     if !given("user-agent") {
-        ours.push((
-            "User-Agent",
-            concat!("shootout/", env!("CARGO_PKG_VERSION")).to_string(),
-        ));
+        let agent = match grpc {
+            true => concat!("grpc-shootout/", env!("CARGO_PKG_VERSION")),
+            false => concat!("shootout/", env!("CARGO_PKG_VERSION")),
+        };
+        ours.push(("User-Agent", agent.to_string()));
     }
-    if !given("accept") {
+    if !given("accept") && !grpc {
         ours.push(("Accept", "*/*".to_string()));
     }
     Ok(Request {
@@ -185,7 +190,7 @@ fn one(
             "http"
         },
         ours,
-        length: !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH"),
+        length: !grpc && (!body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH")),
         theirs,
         body,
         keepalive: req.keepalive,

@@ -92,6 +92,21 @@ pub fn fill(t: &Template, gen: &mut Gen, out: &mut Vec<u8>) {
     gen.each(t, |b| out.extend_from_slice(b));
 }
 
+/// Appends `t` with every value at an end of its range: `{seq}` as 0, `{rand:LO-HI}` as
+/// LO, or as HI with `high` (to check once what any draw could make of a template).
+pub fn fill_bound(t: &Template, high: bool, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    for p in &t.0 {
+        match *p {
+            Piece::Text(ref b) => out.extend_from_slice(b),
+            Piece::Seq => out.push(b'0'),
+            Piece::Rand { lo, hi } => {
+                out.extend_from_slice(decimal::digits(if high { hi } else { lo }, &mut digits));
+            }
+        }
+    }
+}
+
 /// How long `t` is with the values `gen` (a copy taken before it was rendered) draws.
 pub fn len(t: &Template, mut gen: Gen) -> usize {
     let mut n = 0;

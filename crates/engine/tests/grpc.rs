@@ -43,6 +43,7 @@ fn call(server: &H2Server, n: u64, c: usize, streams: usize) -> LoadSpec {
         schema: schema(),
         method: "helloworld.Greeter.SayHello".into(),
         max_message: 1 << 20,
+        json: None,
     });
     s
 }
@@ -151,4 +152,60 @@ fn a_schema_without_the_method_is_refused_before_the_run() {
         "{e}"
     );
     assert_eq!(server.requests(), 0);
+}
+
+/// `--expect-json` and `--expect-echo`: a reply that holds the fields (or echoes the
+/// request) is ok; one that does not is counted once as `body`, whole and one byte per
+/// write; a server that echoes fails the JSON check and passes the echo, the greeter the
+/// reverse.
+#[test]
+fn replies_are_checked_against_the_expected_fields_and_the_echo() {
+    // (server, --expect-json, --expect-echo, failed as body)
+    let rows: &[(GrpcBehavior, Option<&str>, bool, bool)] = &[
+        (
+            GrpcBehavior::Greeter,
+            Some(r#"{"message":"hello bob"}"#),
+            false,
+            false,
+        ),
+        (
+            GrpcBehavior::Greeter,
+            Some(r#"{"message":"hello x"}"#),
+            false,
+            true,
+        ),
+        (GrpcBehavior::Greeter, None, true, true),
+        (GrpcBehavior::Echo, None, true, false),
+        (
+            GrpcBehavior::Echo,
+            Some(r#"{"message":"bob"}"#),
+            true,
+            false,
+        ),
+        (
+            GrpcBehavior::Echo,
+            Some(r#"{"message":"hello bob"}"#),
+            false,
+            true,
+        ),
+    ];
+    for &(g, json, echo, fails) in rows {
+        let runs = both_ways_with(h2c(&greeter(g)), H2Server::wait_idle, |s| {
+            let mut spec = call(s, 24, 2, 4);
+            spec.expect.echo = echo;
+            spec.expect.grpc.as_mut().unwrap().json = json.map(str::to_string);
+            spec
+        });
+        let what = format!("{g:?}, {json:?}, echo {echo}");
+        for (r, server) in &runs {
+            assert_eq!(r.counts.completed, 24, "{what}");
+            assert_eq!(server.answers(), 24, "{what}");
+            let want = match fails {
+                true => vec![(FailureKind::Body, 24)],
+                false => vec![],
+            };
+            assert_eq!(failures(r), want, "{what}");
+            assert_eq!(r.counts.ok, if fails { 0 } else { 24 }, "{what}");
+        }
+    }
 }

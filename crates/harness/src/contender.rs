@@ -13,12 +13,11 @@
 
 use crate::config::ContenderConfig;
 use crate::error::{names_port_taken, HarnessError};
+use crate::family::{self, Family};
 use crate::launch::{self, Guard, Launch};
 use crate::logs;
 use crate::probe;
-use crate::procfs::{self, Family};
 use crate::sampler::Sampler;
-use crate::tag;
 use shootout_model::ResourceSample;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -277,7 +276,7 @@ impl Contender {
     /// One sample of all its processes (group members, marked processes and their
     /// descendants), stamped with the time elapsed since `since`.
     pub fn sample(&self, since: Instant) -> ResourceSample {
-        procfs::sample(&self.family, since.elapsed())
+        family::sample(&self.family, since.elapsed())
     }
 
     /// The version of what serves it: the program of its processes that listens on its
@@ -323,7 +322,7 @@ impl Contender {
             with_sub_tags: true,
             ..self.family.clone()
         };
-        outcome.exited_after_term = tag::stop_family(&everything, grace);
+        outcome.exited_after_term = family::stop_family(&everything, grace);
         outcome.killed = !outcome.exited_after_term;
         self.guard = None;
         if launch::leader_exit(self.pid).is_some() {
@@ -375,6 +374,7 @@ fn shell_script(command: &str) -> String {
 mod tests {
     use super::*;
     use crate::free_port;
+    use crate::procfs;
     use crate::testing::{assert_gone, assert_group_empty, live_in_group};
     use std::os::unix::process::ExitStatusExt;
 

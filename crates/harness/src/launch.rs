@@ -8,7 +8,7 @@
 //!   "parent" is the *thread* that forked, so every spawn happens on one dedicated thread
 //!   that lives as long as the process ([`spawner`]): a caller may start contenders from
 //!   any short-lived thread. The signal reaches the leader only; its children see their
-//!   parent die, see [`Guard`]; [`kill_live_groups`] covers a Ctrl-C.
+//!   parent die, see [`Guard`]; `family::kill_live_groups` covers a Ctrl-C.
 //! - the CPU affinity and RLIMIT_NOFILE asked for, inherited by every descendant.
 //!
 //! - the marker `SHOOTOUT_TAG` in its environment (see the `tag` module), inherited by
@@ -32,7 +32,7 @@
 //! unrelated process. [`leader_exit`] therefore observes exits with `WNOWAIT`.
 //!
 //! Seams: [`crate::Contender`] and [`crate::run_setup`] use this module; the CLI calls
-//! [`kill_live_groups`] from its Ctrl-C handler.
+//! `family::kill_live_groups` from its Ctrl-C handler.
 
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -58,24 +58,15 @@ static SUBREAPER: AtomicBool = AtomicBool::new(false);
 /// The longest a caller waits for the spawner thread to answer.
 const SPAWN_WAIT: Duration = Duration::from_secs(30);
 
-/// Sends SIGKILL to every process group the harness started and has not reaped yet
-/// (contenders and running setups); returns how many groups were signalled.
-///
-/// Meant for a Ctrl-C handler thread (the `ctrlc` crate runs handlers on an ordinary
-/// thread): it takes a lock, so it must not be called from an async signal handler. The
-/// [`crate::Contender`]s stay valid: stopping or dropping them afterwards reaps them.
-///
-/// Processes that left their group (daemons) are found by their marker and killed too.
-pub fn kill_live_groups() -> usize {
-    let n = {
-        let live = lock_live();
-        for &pgid in live.iter() {
-            signal_group(pgid, libc::SIGKILL);
-        }
-        live.len()
-    };
-    crate::tag::kill_all_marked();
-    n
+/// Sends `signal` to every process group the harness started and has not reaped yet
+/// (contenders and running setups); returns how many groups were signalled. Takes a
+/// lock: not for an async signal handler.
+pub(crate) fn signal_live_groups(signal: i32) -> usize {
+    let live = lock_live();
+    for &pgid in live.iter() {
+        signal_group(pgid, signal);
+    }
+    live.len()
 }
 
 /// Whether this process is a child subreaper (set at the first spawn).

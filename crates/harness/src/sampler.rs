@@ -5,7 +5,7 @@
 //! costs about 10 µs of one core per process on the machine (see the `procfs` module):
 //! intervals of a few hundred milliseconds keep it out of the measurement's way.
 
-use crate::procfs::{self, Family};
+use crate::family::{self, Family};
 use shootout_model::ResourceSample;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -34,7 +34,7 @@ impl Sampler {
                 let mut samples = Vec::new();
                 let mut next = start;
                 loop {
-                    samples.push(procfs::sample(&family, start.elapsed()));
+                    samples.push(family::sample(&family, start.elapsed()));
                     // Ticks stay on the grid start + k × every, skipping missed ones.
                     let now = Instant::now();
                     while next <= now {
@@ -46,7 +46,7 @@ impl Sampler {
                         Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
                     }
                 }
-                samples.push(procfs::sample(&family, start.elapsed()));
+                samples.push(family::sample(&family, start.elapsed()));
                 samples
             });
         match thread {

@@ -16,7 +16,8 @@
 //! never the version of another program. Seams: [`crate::Contender::serving_version`]
 //! calls [`serving_version`] once the contender is ready.
 
-use crate::procfs::{self, Family, Search};
+use crate::family::{self, Family, Search};
+use crate::procfs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -66,7 +67,7 @@ pub(crate) fn server_on(family: &Family, port: u16) -> Result<Server, String> {
         return Err(format!("nothing listens on port {port}"));
     }
     let all = procfs::all_stats();
-    let members = procfs::members(&all, family, Search::Orphans);
+    let members = family::members(&all, family, Search::Orphans);
     let holders: Vec<procfs::Stat> = members
         .iter()
         .filter(|s| !s.is_dead() && holds_any(s.pid, &inodes))

@@ -13,10 +13,9 @@
 
 use crate::config::ContenderConfig;
 use crate::error::{names_port_taken, HarnessError};
+use crate::family::{self, Family};
 use crate::launch::{self, Guard, Launch};
 use crate::logs;
-use crate::procfs::Family;
-use crate::tag;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -89,7 +88,7 @@ pub fn run_setup(cfg: &ContenderConfig, stop: &AtomicBool) -> Result<(), Harness
     let guard = match Guard::arm(pgid, &marker) {
         Ok(guard) => guard,
         Err(source) => {
-            tag::stop_family(&family, None);
+            family::stop_family(&family, None);
             reap(&mut child);
             return Err(HarnessError::Spawn {
                 name: cfg.name.clone(),
@@ -104,10 +103,10 @@ pub fn run_setup(cfg: &ContenderConfig, stop: &AtomicBool) -> Result<(), Harness
         End::Exited(status) if status.success() => {}
         // Background processes of a failed setup are of no use to anyone.
         End::Exited(_) | End::TimedOut => {
-            tag::stop_family(&family, None);
+            family::stop_family(&family, None);
         }
         End::Interrupted => {
-            tag::stop_family(&family, Some(INTERRUPT_GRACE));
+            family::stop_family(&family, Some(INTERRUPT_GRACE));
         }
     }
     reap(&mut child);

@@ -18,19 +18,20 @@
 //!
 //! Seams: the CLI records [`current_owner`] and each contender's [`crate::ContenderConfig::tag`]
 //! in the store; on a later start it asks [`owner_state`] about runs left `running`
-//! and stops what [`stop_marked`] finds of a dead owner.
+//! and stops what `family::stop_marked` finds of a dead owner.
 
-use crate::launch;
-use crate::procfs::{self, Family, Search};
+use crate::procfs;
 use shootout_model::ProcessOwner;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 /// The environment variable that marks every process the harness starts.
 pub const VAR: &str = "SHOOTOUT_TAG";
 
-/// How often stopping looks whether the marked processes are gone.
-const POLL: Duration = Duration::from_millis(10);
+/// The marker in the environment `pid` was started with, if it has one (and its
+/// environment can be read: a zombie's cannot).
+pub(crate) fn of_pid(pid: i32) -> Option<String> {
+    procfs::environ_var(pid, VAR)
+}
 
 /// Whether the marker `value` belongs to `tag`: equal, or (with `sub_tags`) `tag/…`.
 pub(crate) fn matches(value: &str, tag: &str, sub_tags: bool) -> bool {
@@ -117,118 +118,6 @@ pub fn owner_state(owner: &ProcessOwner) -> OwnerState {
     }
 }
 
-/// A process stopped by [`stop_marked`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoppedProcess {
-    /// Its pid.
-    pub pid: u32,
-    /// Its marker (`None` for a descendant whose environment could not be read).
-    pub tag: Option<String>,
-    /// Its command line.
-    pub command: String,
-}
-
-/// Stops every process marked `prefix` or `prefix/…` (e.g. [`owner_prefix`] of a dead
-/// shootout) and their descendants: SIGTERM, up to `grace` for them to exit, then
-/// SIGKILL. Returns what it found alive, in pid order.
-pub fn stop_marked(prefix: &str, grace: Duration) -> Vec<StoppedProcess> {
-    let family = Family {
-        leader: 0,
-        pgid: 0,
-        tag: Some(prefix.to_string()),
-        with_sub_tags: true,
-    };
-    let all = procfs::all_stats();
-    let mut found: Vec<StoppedProcess> = procfs::members(&all, &family, Search::Everywhere)
-        .into_iter()
-        .filter(|s| !s.is_dead())
-        .map(|s| StoppedProcess {
-            pid: u32::try_from(s.pid).unwrap_or(0),
-            tag: procfs::environ_tag(s.pid),
-            command: procfs::cmdline(s.pid),
-        })
-        .collect();
-    found.sort_by_key(|p| p.pid);
-    stop_family(&family, Some(grace));
-    found
-}
-
-/// Ends `family` with SIGTERM, up to `grace` for it to go, then SIGKILL (at once without
-/// a grace); returns whether it was gone after SIGTERM. Members that appear meanwhile
-/// (a daemon forking) are found again before each signal. Waits at most `grace` plus a
-/// few seconds; adopted members are reaped.
-pub(crate) fn stop_family(family: &Family, grace: Option<Duration>) -> bool {
-    if let Some(grace) = grace {
-        signal_family(family, libc::SIGTERM);
-        if wait_family_gone(family, grace) {
-            return true;
-        }
-    }
-    for _ in 0..3 {
-        signal_family(family, libc::SIGKILL);
-        if wait_family_gone(family, Duration::from_secs(2)) {
-            break;
-        }
-    }
-    false
-}
-
-/// Sends `signal` to the family's group and to every live member.
-pub(crate) fn signal_family(family: &Family, signal: i32) {
-    if family.pgid > 1 {
-        launch::signal_group(family.pgid, signal);
-    }
-    for s in procfs::members(&procfs::all_stats(), family, Search::Everywhere) {
-        if !s.is_dead() && s.pid > 1 && s.pid != procfs::own_pid() {
-            // SAFETY: kill has no memory arguments. The pid was seen alive a moment ago;
-            // an adopted zombie keeps its pid until shootout reaps it.
-            unsafe { libc::kill(s.pid, signal) };
-        }
-    }
-}
-
-/// Waits up to `bound` until no member of `family` is alive (zombies do not count);
-/// reaps adopted members meanwhile. The leader is the caller's to observe.
-fn wait_family_gone(family: &Family, bound: Duration) -> bool {
-    let deadline = Instant::now() + bound;
-    loop {
-        let all = procfs::all_stats();
-        let alive = procfs::members(&all, family, Search::Everywhere)
-            .iter()
-            .any(|s| !s.is_dead());
-        launch::reap_adopted(&all);
-        if !alive {
-            return true;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return false;
-        }
-        std::thread::sleep((deadline - now).min(POLL));
-    }
-}
-
-/// SIGKILLs every process marked by this shootout process, without waiting (a second
-/// Ctrl-C). Returns how many were signalled.
-pub(crate) fn kill_all_marked() -> usize {
-    let family = Family {
-        leader: 0,
-        pgid: 0,
-        tag: Some(owner_prefix(current_owner())),
-        with_sub_tags: true,
-    };
-    let members = procfs::members(&procfs::all_stats(), &family, Search::Everywhere);
-    let mut n = 0;
-    for s in members {
-        if !s.is_dead() && s.pid > 1 && s.pid != procfs::own_pid() {
-            // SAFETY: kill has no memory arguments.
-            unsafe { libc::kill(s.pid, libc::SIGKILL) };
-            n += 1;
-        }
-    }
-    n
-}
-
 /// The extended regular expression (for `grep -z`) that matches the environment entry of
 /// `tag` and of its sub-tags: what a watchdog looks for when shootout is gone.
 pub(crate) fn grep_pattern(tag: &str) -> String {
@@ -262,9 +151,12 @@ mod tests {
     #[test]
     fn the_marker_is_read_from_an_environment_block() {
         let env = b"PATH=/bin\0SHOOTOUT_TAG=12.34/1-a\0HOME=/root\0";
-        assert_eq!(procfs::parse_environ_tag(env).as_deref(), Some("12.34/1-a"));
-        assert_eq!(procfs::parse_environ_tag(b"PATH=/bin\0"), None);
-        assert_eq!(procfs::parse_environ_tag(b""), None);
+        assert_eq!(
+            procfs::parse_environ_var(env, VAR).as_deref(),
+            Some("12.34/1-a")
+        );
+        assert_eq!(procfs::parse_environ_var(b"PATH=/bin\0", VAR), None);
+        assert_eq!(procfs::parse_environ_var(b"", VAR), None);
     }
 
     #[test]

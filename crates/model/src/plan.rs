@@ -21,7 +21,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
 
+mod grpc;
 mod websocket;
+
+pub use grpc::GrpcWorkload;
 
 /// A plan that cannot be run, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,6 +52,9 @@ pub enum Span {
 pub struct Defaults {
     /// Warm-up before each contender × workload (not measured); `None`: none.
     pub warmup: Option<Span>,
+    /// `warmup = "auto"`: the warm-up (then [`crate::WarmedUp::MAX`] long at most) ends
+    /// once its per-second series are level.
+    pub warmup_auto: bool,
     /// Length of each measured step.
     pub measure: Span,
     /// Repetitions per step, interleaved across contenders.
@@ -214,6 +220,14 @@ pub struct Workload {
     pub journey: Option<PathBuf>,
     /// The journeys read from `journey`: filled by whoever loads the plan's files.
     pub journeys: Option<crate::spec::Journeys>,
+    /// gRPC (`protocol = "grpc"`): the unary call, over HTTP/2 (`protocol` is `h2`, the
+    /// method `POST`, the path the call's); whoever loads the plan's files reads its
+    /// schema and sets `expect.grpc`, the headers and the body.
+    pub grpc: Option<GrpcWorkload>,
+    /// Each measured step lasts until these conditions hold (`until` here, else
+    /// `[load]`'s), at least [`crate::until::LEAST`] and at most its duration; empty: each
+    /// step lasts its duration.
+    pub until: Vec<crate::until::Condition>,
 }
 
 /// One level of the load, with its own length when staged.
@@ -384,6 +398,9 @@ struct FileWorkload {
     messages: Option<Spanned<String>>,
     hold: Option<Spanned<websocket::FileHold>>,
     journey: Option<Spanned<String>>,
+    proto: Option<Spanned<String>>,
+    protoset: Option<Spanned<String>>,
+    until: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -393,6 +410,7 @@ struct FileExpect {
     body_contains: Option<String>,
     length: Option<u64>,
     echo: Option<bool>,
+    json: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -407,6 +425,7 @@ struct FileLoad {
     protocol: Option<Spanned<String>>,
     streams: Option<Spanned<usize>>,
     pipeline: Option<Spanned<usize>>,
+    until: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -569,6 +588,12 @@ pub fn parse(text: &str, file: &str, available_cpus: &[usize]) -> Result<Plan, P
     if searched > 0 {
         r.search_span(&raw_defaults, &defaults)?;
     }
+    r.until_span(
+        &raw.workload,
+        &raw.load,
+        &raw_defaults,
+        (&defaults, &workloads, &levels),
+    )?;
     r.in_flight(raw.load.get_ref(), &levels, &contenders, &workloads)?;
     r.held_levels(&raw.workload, &workloads, raw.load.get_ref())?;
     let max_connections = r.max_connections(raw.load.get_ref(), searched > 0)?;
@@ -628,6 +653,10 @@ impl Reader<'_> {
         let server_cpus = self.cpus(&d.server_cpus, "server_cpus")?;
         let load_cpus = self.cpus(&d.load_cpus, "load_cpus")?;
         Ok(Defaults {
+            warmup_auto: d
+                .warmup
+                .as_ref()
+                .is_some_and(|v| v.get_ref().as_str() == Some("auto")),
             warmup,
             measure,
             repeat,
@@ -743,6 +772,7 @@ impl Reader<'_> {
             return Ok(Some(Span::Time(Duration::from_secs(2))));
         };
         match v.get_ref() {
+            toml::Value::String(s) if s == "auto" => Ok(Some(Span::Time(crate::WarmedUp::MAX))),
             toml::Value::Integer(0) => Ok(None),
             toml::Value::Integer(n) if *n > 0 => Ok(Some(Span::Requests(*n as u64))),
             toml::Value::String(s) => match parse_duration(s) {
@@ -750,12 +780,13 @@ impl Reader<'_> {
                 Ok(d) => Ok(Some(Span::Time(d))),
                 Err(e) => Err(self.err(
                     v.span().start,
-                    format!("defaults.warmup: {e} (or a request count)"),
+                    format!("defaults.warmup: {e} (or a request count, or \"auto\")"),
                 )),
             },
             _ => Err(self.err(
                 v.span().start,
-                "defaults.warmup: write a duration (\"5s\") or a request count (1000)".into(),
+                "defaults.warmup: write a duration (\"5s\"), a request count (1000) or \"auto\""
+                    .into(),
             )),
         }
     }
@@ -1076,14 +1107,28 @@ impl Reader<'_> {
         load: &FileLoad,
         pipeline: usize,
     ) -> Result<Workload, PlanError> {
+        let call = match grpc::asked(w, load.protocol.as_ref()) {
+            true => Some(self.grpc(&name, at, w)?),
+            false => {
+                self.no_grpc_keys(&name, w)?;
+                None
+            }
+        };
         let Request {
             method,
             path,
             headers,
-        } = self.request(&name, at, w)?;
-        let expect = self.expectation(&name, at, w)?;
+        } = self.request(&name, at, w, call.as_ref())?;
+        let mut expect = self.expectation(&name, at, w)?;
         let (protocol, streams) = self.protocol(&name, w, load)?;
-        let hold = self.websocket(&name, at, w, load, protocol)?;
+        let hold = match call {
+            // A call is answered 200, whatever its outcome (that is grpc-status's).
+            Some(_) => {
+                expect.status = StatusSet::parse("200").unwrap_or_default();
+                None
+            }
+            None => self.websocket(&name, at, w, load, protocol)?,
+        };
         let pipeline = self.pipeline(
             w.pipeline.as_ref(),
             &format!("workload '{name}': pipeline"),
@@ -1098,6 +1143,7 @@ impl Reader<'_> {
         };
         self.wire_agrees(&name, at, w, load, wire)?;
         let find_max = self.find_max(&name, w, load)?;
+        let until = self.until(&name, w, load, find_max.is_some())?;
         self.journey_agrees(&name, w, protocol)?;
         Ok(Workload {
             name,
@@ -1116,13 +1162,87 @@ impl Reader<'_> {
             arrival,
             list: None,
             find_max,
-            message: w.message.as_ref().map(|m| m.get_ref().clone()),
+            // A gRPC call's message is its own (JSON, encoded as its input type).
+            message: match call {
+                Some(_) => None,
+                None => w.message.as_ref().map(|m| m.get_ref().clone()),
+            },
             hold,
             messages: w.messages.as_ref().map(|m| PathBuf::from(m.get_ref())),
             message_list: None,
             journey: w.journey.as_ref().map(|j| PathBuf::from(j.get_ref())),
             journeys: None,
+            grpc: call,
+            until,
         })
+    }
+
+    /// A workload's `until`, else `[load]`'s: conditions in `--until`'s grammar, on a
+    /// workload whose levels are swept (a capacity search's steps last as each needs).
+    fn until(
+        &self,
+        name: &str,
+        w: &FileWorkload,
+        load: &FileLoad,
+        searched: bool,
+    ) -> Result<Vec<crate::until::Condition>, PlanError> {
+        let (u, key) = match (&w.until, &load.until) {
+            (Some(u), _) => (u, format!("workload '{name}': until")),
+            (None, Some(u)) => (u, "load.until".to_string()),
+            (None, None) => return Ok(Vec::new()),
+        };
+        let at = u.span().start;
+        if searched {
+            return Err(self.err(at, format!("{key}: workload '{name}' searches its capacity (find_max), whose steps last as long as each needs: drop until, or find_max")));
+        }
+        crate::until::parse_all(std::slice::from_ref(u.get_ref()))
+            .map_err(|e| self.err(at, format!("{key} = {:?}: {e}", u.get_ref())))
+    }
+
+    /// Steps with conditions (`until`) run for a time, the most each may last, no
+    /// shorter than [`crate::until::LEAST`]: not a count of requests (`defaults.requests`),
+    /// nor a `duration` or stage under it.
+    fn until_span(
+        &self,
+        raw_workloads: &[Spanned<FileWorkload>],
+        load: &Spanned<FileLoad>,
+        raw_defaults: &FileDefaults,
+        (d, workloads, levels): (&Defaults, &[Workload], &[Level]),
+    ) -> Result<(), PlanError> {
+        let Some(wi) = workloads.iter().position(|w| !w.until.is_empty()) else {
+            return Ok(());
+        };
+        let at = raw_workloads[wi]
+            .get_ref()
+            .until
+            .as_ref()
+            .or(load.get_ref().until.as_ref())
+            .map_or(0, |u| u.span().start);
+        let least = crate::until::LEAST;
+        if let Span::Requests(_) = d.measure {
+            let at = raw_defaults
+                .requests
+                .as_ref()
+                .map_or(at, |r| r.span().start);
+            return Err(self.err(at, "until ends a step once its figures are sure enough, so a step runs for a time: give defaults.duration (the most a step may last) instead of defaults.requests".into()));
+        }
+        let short = |s: Span| matches!(s, Span::Time(t) if t < least);
+        if short(d.measure) {
+            let at = raw_defaults
+                .duration
+                .as_ref()
+                .map_or(at, |r| r.span().start);
+            return Err(self.err(at, format!("defaults.duration is the most a step with until may last, and such a step lasts at least {} s: give duration = \"{}s\" or more", least.as_secs(), least.as_secs())));
+        }
+        if levels.iter().any(|l| l.measure.is_some_and(short)) {
+            let at = load
+                .get_ref()
+                .stages
+                .as_ref()
+                .map_or(at, |s| s.span().start);
+            return Err(self.err(at, format!("load.stages: a stage is the most a step with until may last, and such a step lasts at least {} s: give each stage a duration of \"{}s\" or more", least.as_secs(), least.as_secs())));
+        }
+        Ok(())
     }
 
     /// A journey workload's keys: its steps say what to send, over HTTP/1.1.
@@ -1209,17 +1329,30 @@ impl Reader<'_> {
 
     /// A workload's method (upper case), path and headers, each checked as the spec checks
     /// them, and its body: `body` or `body_file`, an inline body within the spec's limit.
-    fn request(&self, name: &str, at: usize, w: &FileWorkload) -> Result<Request, PlanError> {
+    fn request(
+        &self,
+        name: &str,
+        at: usize,
+        w: &FileWorkload,
+        call: Option<&GrpcWorkload>,
+    ) -> Result<Request, PlanError> {
         let key_at = |v: Option<std::ops::Range<usize>>| v.map_or(at, |s| s.start);
         let in_workload = |offset: usize| {
             move |e: RequestError| self.err(offset, format!("workload '{name}': {e}"))
         };
-        let method = w.method.as_ref().map_or("GET", |m| m.get_ref().as_str());
+        // A gRPC call is a POST to its method's path (`method` names the call).
+        let method = match call {
+            Some(_) => "POST",
+            None => w.method.as_ref().map_or("GET", |m| m.get_ref().as_str()),
+        };
         check_method(method).map_err(in_workload(key_at(w.method.as_ref().map(Spanned::span))))?;
-        let path = w
-            .path
-            .as_ref()
-            .map_or_else(|| "/".to_string(), |p| p.get_ref().clone());
+        let path = match call {
+            Some(c) => format!("/{}", c.method),
+            None => w
+                .path
+                .as_ref()
+                .map_or_else(|| "/".to_string(), |p| p.get_ref().clone()),
+        };
         check_path(&path).map_err(in_workload(key_at(w.path.as_ref().map(Spanned::span))))?;
         let headers: Vec<(String, String)> = w
             .headers
@@ -1336,11 +1469,13 @@ impl Reader<'_> {
     ) -> Result<(Protocol, usize), PlanError> {
         let protocol = match w.protocol.as_ref().or(load.protocol.as_ref()) {
             None => Protocol::Http1,
+            // gRPC's calls are HTTP/2 streams.
+            Some(p) if p.get_ref().eq_ignore_ascii_case("grpc") => Protocol::Http2,
             Some(p) => Protocol::parse(p.get_ref()).ok_or_else(|| {
                 self.err(
                     p.span().start,
                     format!(
-                        "workload '{name}': protocol = \"{}\" is not one shootout speaks: write \"http/1.1\", \"h2\", \"h3\" or \"websocket\"",
+                        "workload '{name}': protocol = \"{}\" is not one shootout speaks: write \"http/1.1\", \"h2\", \"h3\", \"websocket\" or \"grpc\"",
                         p.get_ref()
                     ),
                 )
@@ -1771,6 +1906,86 @@ concurrency = [1, 10]
         parse(text, "plan.toml", CPUS).unwrap_err().to_string()
     }
 
+    /// `warmup = "auto"`: a warm-up bounded by its most, ended by the level test; a
+    /// word other than auto names the three forms.
+    #[test]
+    fn an_automatic_warm_up_is_bounded_by_its_most() {
+        let p = parse(
+            &GOOD.replace("warmup = \"1s\"", "warmup = \"auto\""),
+            "plan.toml",
+            CPUS,
+        )
+        .unwrap();
+        assert!(p.defaults.warmup_auto);
+        assert_eq!(p.defaults.warmup, Some(Span::Time(crate::WarmedUp::MAX)));
+        let p = parse(GOOD, "plan.toml", CPUS).unwrap();
+        assert!(!p.defaults.warmup_auto);
+        let e = error_of(&GOOD.replace("warmup = \"1s\"", "warmup = \"automatic\""));
+        assert!(
+            e.contains("defaults.warmup:") && e.contains("or \"auto\""),
+            "{e}"
+        );
+    }
+
+    /// `until` on a workload, else `[load]`'s for every swept workload; each mistake names
+    /// the key and the fix: bad syntax, a step counted in requests, a duration or stage
+    /// under the least a step with conditions lasts, a capacity search.
+    #[test]
+    fn until_is_a_workload_or_load_key_for_steps_bounded_by_time() {
+        let timed = GOOD.replace("duration = \"2s\"", "duration = \"30s\"");
+        let own = timed.replace(
+            "name = \"post\"\nmethod",
+            "name = \"post\"\nuntil = \"p99±5%,rps±2%\"\nmethod",
+        );
+        let p = parse(&own, "plan.toml", CPUS).unwrap();
+        assert!(p.workloads[0].until.is_empty(), "get has none");
+        let names: Vec<String> = p.workloads[1].until.iter().map(|c| c.to_string()).collect();
+        assert_eq!(names, ["p99±5%", "rps±2%"]);
+        // [load]'s for every workload without its own.
+        let both = own.replace("[load]\n", "[load]\nuntil = \"p50±1%\"\n");
+        let p = parse(&both, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.workloads[0].until[0].to_string(), "p50±1%");
+        assert_eq!(p.workloads[1].until.len(), 2, "its own wins");
+
+        let e = error_of(&timed.replace("[load]\n", "[load]\nuntil = \"p99\"\n"));
+        assert!(e.contains("load.until = \"p99\": 'p99' has no ±"), "{e}");
+        assert!(e.contains("e.g. p99±5%"), "{e}");
+        // Under the least: the duration is the most a step may last.
+        let e = error_of(&GOOD.replace("[load]\n", "[load]\nuntil = \"p99±5%\"\n"));
+        assert!(
+            e.contains("defaults.duration is the most a step with until may last")
+                && e.contains("give duration = \"3s\" or more"),
+            "{e}"
+        );
+        let counted = GOOD
+            .replace("duration = \"2s\"", "requests = 1000")
+            .replace("name = \"get\"", "name = \"get\"\nuntil = \"p99±5%\"");
+        let e = error_of(&counted);
+        assert!(e.contains("instead of defaults.requests"), "{e}");
+        let staged = timed
+            .replace(
+                "concurrency = [1, 10]",
+                "stages = [{ concurrency = 1, duration = \"2s\" }]",
+            )
+            .replace("[load]\n", "[load]\nuntil = \"p99±5%\"\n");
+        assert!(error_of(&staged).contains("load.stages: a stage is the most"));
+        let searched = timed
+            .replace("concurrency = [1, 10]", "")
+            .replace(
+                "name = \"get\"",
+                "name = \"get\"\nuntil = \"p99±5%\"\nfind_max = { slo = [\"p99<5ms\"] }",
+            )
+            .replace(
+                "name = \"post\"",
+                "name = \"post\"\nfind_max = { slo = [\"p99<5ms\"] }",
+            );
+        let e = error_of(&searched);
+        assert!(
+            e.contains("workload 'get': until: workload 'get' searches its capacity (find_max)"),
+            "{e}"
+        );
+    }
+
     /// A contender's `tls`: a CA file (placeholders left for the start) or `insecure`,
     /// one of them, for a launched contender or an https:// URL; each mistake is named.
     #[test]
@@ -2139,7 +2354,7 @@ concurrency = [1, 10]
             "concurrency = [1]\nprotocol = \"spdy\"",
         ));
         assert!(
-            e.contains("write \"http/1.1\", \"h2\", \"h3\" or \"websocket\""),
+            e.contains("write \"http/1.1\", \"h2\", \"h3\", \"websocket\" or \"grpc\""),
             "{e}"
         );
         for (key, want) in [
@@ -2354,6 +2569,49 @@ concurrency = [1, 10]
         let bad = one.replace("\"errors<1%\"", "\"errors<<1%\"");
         let e = parse(&bad, "plan.toml", CPUS).unwrap_err().to_string();
         assert!(e.contains("workload 'post': find_max.slo:"), "{e}");
+    }
+
+    /// A gRPC workload: a POST to its method's path over HTTP/2, answered 200; each key it
+    /// cannot take, or lacks, is refused with the fix, and the gRPC keys on an HTTP
+    /// workload too.
+    #[test]
+    fn a_grpc_workload_is_a_call_over_http2() {
+        let plan = |w: &str| {
+            format!("name = \"g\"\n[[contender]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[workload]]\nname = \"w\"\n{w}\n[load]\nconcurrency = [1]\n")
+        };
+        let good = "protocol = \"grpc\"\nmethod = \"helloworld.Greeter/SayHello\"\nproto = \"hello.proto\"\nmessage = '{\"name\":\"x\"}'\nexpect = { echo = true, json = { message = \"hello x\" } }";
+        let p = parse(&plan(good), "p.toml", &[0, 1]).unwrap();
+        let w = &p.workloads[0];
+        assert_eq!(
+            (w.method.as_str(), w.path.as_str()),
+            ("POST", "/helloworld.Greeter/SayHello")
+        );
+        assert_eq!(w.protocol, Protocol::Http2);
+        assert_eq!(w.expect.status, StatusSet::parse("200").unwrap());
+        assert!(w.expect.echo);
+        assert_eq!(w.message, None, "a call's message is its own");
+        let g = w.grpc.as_ref().unwrap();
+        assert_eq!(g.method, "helloworld.Greeter/SayHello");
+        assert_eq!(g.proto.as_deref(), Some(Path::new("hello.proto")));
+        assert_eq!(g.message.as_deref(), Some(r#"{"name":"x"}"#));
+        assert_eq!(g.expect_json.as_deref(), Some(r#"{"message":"hello x"}"#));
+        // (workload, what the error says)
+        let rows = [
+            ("protocol = \"grpc\"\nproto = \"a.proto\"", "add method = \"package.Service/Method\""),
+            ("protocol = \"grpc\"\nmethod = \"SayHello\"\nproto = \"a.proto\"", "names no gRPC method"),
+            ("protocol = \"grpc\"\nmethod = \"a.B/C\"", "needs its schema: add proto"),
+            ("protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\nprotoset = \"b\"", "give proto or protoset, not both"),
+            ("protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\npath = \"/x\"", "path does not apply to protocol = \"grpc\""),
+            ("protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\nexpect = { status = 200 }", "expect.status does not apply"),
+            ("protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\nmessage = \"{}\"\nmessages = \"m\"", "give message or messages, not both"),
+            ("protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\nexpect = { json = 3 }", "expect.json is the fields the reply must hold"),
+            ("path = \"/\"\nproto = \"a.proto\"", "proto is a gRPC call's: add protocol = \"grpc\""),
+            ("path = \"/\"\nexpect = { json = \"{}\" }", "expect.json is a gRPC call's"),
+        ];
+        for (w, says) in rows {
+            let e = parse(&plan(w), "p.toml", &[0, 1]).unwrap_err().to_string();
+            assert!(e.contains("workload 'w': ") && e.contains(says), "{w}: {e}");
+        }
     }
 
     #[test]

@@ -846,6 +846,22 @@ pub enum Warning {
         /// Its Mann–Kendall p-value.
         throughput_p: Option<f64>,
     },
+    /// The run was to last until its conditions (`--until`, a plan's `until`) held, and
+    /// its time ran out first: its figures are not as sure as asked.
+    NotConverged {
+        /// How long it ran (s).
+        seconds: f64,
+        /// Each condition that did not hold, as written (`p99±5%`), with its last
+        /// interval's relative half-width (0.08 for ±8%; `None`: nothing to read, or an
+        /// interval open above).
+        unmet: Vec<(String, Option<f64>)>,
+    },
+    /// An automatic warm-up (`--warmup auto`) reached its bound ([`WarmedUp::MAX`])
+    /// before the per-second series were level: the run was measured anyway.
+    WarmUpNotLevel {
+        /// How long the warm-up lasted (s).
+        seconds: f64,
+    },
     /// Requests failed by a fault of shootout's own ([`FailureKind::GeneratorFault`]), not
     /// the server's.
     GeneratorFault {
@@ -892,6 +908,8 @@ impl Warning {
             Warning::Overtaken { .. } => "overtaken",
             Warning::WarmUp { .. } => "warm_up",
             Warning::Drifting { .. } => "drifting",
+            Warning::NotConverged { .. } => "not_converged",
+            Warning::WarmUpNotLevel { .. } => "warm_up_not_level",
             Warning::GeneratorFault { .. } => "generator_fault",
             Warning::PingsUnanswered { .. } => "pings_unanswered",
             Warning::ConnectionsOpening { .. } => "connections_opening",
@@ -1010,6 +1028,24 @@ impl fmt::Display for Warning {
                 write!(
                     f,
                     "the run drifted through its {seconds} s: {}; its figures mix its start with its end (a leak, a cache filling, a server throttling: a longer run shows whether it levels off)",
+                    parts.join(", ")
+                )
+            }
+            Warning::WarmUpNotLevel { seconds } => write!(
+                f,
+                "the automatic warm-up was not level after {seconds:.0} s (answers a second or p99 still had a trend): the run was measured anyway, and may still hold a warm-up (a server that never levels drifts; a longer fixed --warmup shows whether it settles)"
+            ),
+            Warning::NotConverged { seconds, unmet } => {
+                let parts: Vec<String> = unmet
+                    .iter()
+                    .map(|(c, w)| match w {
+                        Some(w) => format!("{c} was ±{:.1}%", w * 100.0),
+                        None => format!("{c} had no closed interval"),
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "did not converge in {seconds:.1} s: {}; its figures are less sure than asked (a longer duration, the most a step may last, lets it converge)",
                     parts.join(", ")
                 )
             }
@@ -1137,6 +1173,18 @@ impl TargetStats {
         }
     }
 
+    /// Becomes a copy of `o`'s counts and latency, keeping its own label, without
+    /// allocating (a live view's copy, ten times a second).
+    pub fn set_to(&mut self, o: &TargetStats) {
+        self.completed = o.completed;
+        self.ok = o.ok;
+        self.failures = o.failures;
+        self.unsent = o.unsent;
+        // Same bounds on both sides (every TargetStats' histogram is a second
+        // histogram): copying cannot fail.
+        let _ = self.latency.set_to(&o.latency);
+    }
+
     /// Adds `o`'s counts and latency (same label, another worker or shard); `None` when a
     /// count would pass `u64::MAX`.
     pub fn add(&mut self, o: &TargetStats) -> Option<()> {
@@ -1193,6 +1241,25 @@ pub struct RunResult {
     /// `--until`: the conditions the run was to meet, whether it met them (and ended
     /// there) and what it read last; `None` without conditions.
     pub until: Option<crate::until::UntilOutcome>,
+    /// `--warmup auto` (a plan's `warmup = "auto"`): how long the warm-up before the run
+    /// lasted and whether it ended level; `None` for a fixed warm-up, or none.
+    pub warm_up: Option<WarmedUp>,
+}
+
+/// How an automatic warm-up went: it lasted until the per-second series (answers a second
+/// and p99) were level, at most [`WarmedUp::MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WarmedUp {
+    /// How long it lasted.
+    pub took: Duration,
+    /// It ended because the series were level; false: it reached [`WarmedUp::MAX`] (or
+    /// was stopped) first, and the measured run went on anyway.
+    pub level: bool,
+}
+
+impl WarmedUp {
+    /// The most an automatic warm-up lasts: at it, the measured run begins, flagged.
+    pub const MAX: Duration = Duration::from_secs(60);
 }
 
 /// The kernel's count of connections a full listen queue turned away during a run, in the
@@ -1229,6 +1296,7 @@ impl RunResult {
             journeys: Vec::new(),
             listen: None,
             until: None,
+            warm_up: None,
         }
     }
 

@@ -536,6 +536,21 @@ struct SpecV1 {
     /// (absent: none; version 3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     stages: Vec<StageV1>,
+    /// gRPC: the reply check of a unary call (absent: not a gRPC load; version 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    grpc: Option<GrpcV1>,
+}
+
+/// A gRPC reply check ([`crate::GrpcReply`]) in the file: the schema's descriptors, the
+/// method, the reply limit and the `--expect-json` fields.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GrpcV1 {
+    schema_base64: String,
+    method: String,
+    max_message: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expect_json: Option<String>,
 }
 
 /// The journeys of a run in the file: what describes them, not what sends them.
@@ -868,13 +883,19 @@ impl SpecV1 {
                     duration_ns: nanos(st.duration),
                 })
                 .collect(),
+            grpc: s.expect.grpc.as_ref().map(|g| GrpcV1 {
+                schema_base64: BASE64.encode(&g.schema),
+                method: g.method.clone(),
+                max_message: g.max_message,
+                expect_json: g.json.clone(),
+            }),
         }
     }
 
     fn spec(self) -> Result<LoadSpec, SavedError> {
         let damaged =
             |what: &str, e: &dyn std::fmt::Display| SavedError::Damaged(format!("{what}: {e}"));
-        let mut target = Target::parse(&self.url).map_err(|e| damaged("url", &e))?;
+        let mut target = Target::parse_grpc(&self.url).map_err(|e| damaged("url", &e))?;
         target.unix_socket = self.unix_socket;
         target.tls.insecure = self.insecure;
         target.tls.ca_file = self.cacert;
@@ -900,8 +921,20 @@ impl SpecV1 {
                 .map_err(|e| damaged("expect_body_contains_base64", &e))?,
             length: self.expect_length,
             echo: self.expect_echo,
-            // Not kept in result files: a merged or replayed result does not send.
-            grpc: None,
+            grpc: self
+                .grpc
+                .map(|g| {
+                    Ok::<_, SavedError>(crate::GrpcReply {
+                        schema: BASE64
+                            .decode(&g.schema_base64)
+                            .map_err(|e| damaged("grpc.schema_base64", &e))?
+                            .into(),
+                        method: g.method,
+                        max_message: g.max_message,
+                        json: g.expect_json,
+                    })
+                })
+                .transpose()?,
         };
         spec.ws_text = self.ws_text;
         spec.ws_hold = self.ws_hold_every_ns.map(|ns| crate::spec::Hold {
@@ -2216,6 +2249,37 @@ mod tests {
         assert_ne!(forged, json);
         let e = SavedRun::parse(&forged).unwrap_err().to_string();
         assert!(e.contains("ws_messages message 1"), "{e}");
+    }
+
+    /// Regression: the file dropped a gRPC load's reply check, so a saved gRPC load read
+    /// back as a plain HTTP/2 POST (and a merge of gRPC shards as one).
+    #[test]
+    fn a_grpc_reply_check_reads_back() {
+        let mut saved = run();
+        for s in [&mut saved.fleet, &mut saved.spec] {
+            s.target = Target::parse("http://127.0.0.1:50051/helloworld.Greeter/SayHello").unwrap();
+            s.target.url = "grpc://127.0.0.1:50051/helloworld.Greeter/SayHello".into();
+            s.protocol = Protocol::Http2;
+            s.request.body.clear();
+            s.expect.echo = true;
+            s.expect.grpc = Some(crate::GrpcReply {
+                schema: std::sync::Arc::from(&b"\x0a\x02ab"[..]),
+                method: "helloworld.Greeter.SayHello".into(),
+                max_message: 1024,
+                json: Some(r#"{"message":"hello x"}"#.into()),
+            });
+        }
+        let json = saved.to_json();
+        assert!(
+            json.contains(r#""grpc":{"schema_base64":"CgJhYg==","method":"helloworld.Greeter.SayHello","max_message":1024,"expect_json":"{\"message\":\"hello x\"}"}"#),
+            "{json}"
+        );
+        let back = SavedRun::parse(&json).unwrap();
+        assert_eq!(back.spec, saved.spec);
+        assert_eq!(back.fleet, saved.fleet);
+        let forged = json.replacen("CgJhYg==", "!", 1);
+        let e = SavedRun::parse(&forged).unwrap_err().to_string();
+        assert!(e.contains("grpc.schema_base64"), "{e}");
     }
 
     #[test]

@@ -506,9 +506,16 @@ pub enum SpecError {
     /// `http://` or `https://` URL.
     #[error("'{0}': WebSocket is spoken to ws:// and wss:// URLs and HTTP to http:// and https:// ones (write the URL with the scheme of the protocol, and drop --http2 for a WebSocket)")]
     WebSocketScheme(String),
-    /// An echo check, a text message or the hold mode asked of HTTP.
-    #[error("--expect-echo, --ws-text, --ws-messages and --ws-hold are WebSocket's: load a ws:// or wss:// URL")]
+    /// An echo check, a text message or the hold mode asked of HTTP (an echo check and a
+    /// message list are gRPC's too).
+    #[error("--expect-echo, --ws-text, --ws-messages and --ws-hold are WebSocket's: load a ws:// or wss:// URL (or a grpc:// URL for --expect-echo and --messages)")]
     WebSocketOnly,
+    /// A gRPC reply check over a protocol other than HTTP/2, which gRPC calls are streams of.
+    #[error("a gRPC call is an HTTP/2 stream, not {0}: load its grpc:// or grpcs:// URL (protocol = \"grpc\" in a plan) and drop --http3")]
+    GrpcNeedsHttp2(&'static str),
+    /// A gRPC spec with a setting a unary call cannot run with.
+    #[error("gRPC: {0}")]
+    Grpc(&'static str),
     /// A hold mode that cannot be run.
     #[error("--ws-hold: {0}")]
     Hold(&'static str),
@@ -586,6 +593,11 @@ pub struct GrpcReply {
     pub method: String,
     /// The most bytes one reply message may have (its prefix excluded): `--max-message`.
     pub max_message: usize,
+    /// `--expect-json`: fields the reply must hold with these values, in protobuf's JSON
+    /// mapping (a subset of the reply: fields not named are not checked; a named message
+    /// field is matched the same way, a list or a map whole). A mismatch fails the call as
+    /// [`FailureKind::Body`](crate::FailureKind::Body).
+    pub json: Option<String>,
 }
 
 /// gRPC's default limit on a received message (grpc-go's and grpc-java's): 4 MiB.
@@ -969,6 +981,7 @@ impl LoadSpec {
             return Err(e);
         }
         self.validate_websocket()?;
+        self.validate_grpc()?;
         self.validate_journey()?;
         self.validate_bind()
     }
@@ -1039,6 +1052,28 @@ impl LoadSpec {
         Err(SpecError::Journey(why))
     }
 
+    /// The rules of a gRPC spec: its calls are HTTP/2 streams; a reply has room for a
+    /// message; a list of messages replaces the one message; a call is one request, not a
+    /// journey's step.
+    fn validate_grpc(&self) -> Result<(), SpecError> {
+        let Some(g) = &self.expect.grpc else {
+            return Ok(());
+        };
+        if self.protocol != Protocol::Http2 {
+            return Err(SpecError::GrpcNeedsHttp2(self.protocol.as_str()));
+        }
+        let why = if g.max_message == 0 {
+            "a reply needs room for its message: give --max-message a size in bytes, e.g. 4194304 (4 MiB, the default)"
+        } else if self.ws_messages.is_some() && !self.request.body.is_empty() {
+            "--messages sends its list's messages: drop --message and -p"
+        } else if self.journey.is_some() {
+            "a journey's steps are HTTP requests: drop --journey"
+        } else {
+            return Ok(());
+        };
+        Err(SpecError::Grpc(why))
+    }
+
     /// The rules of a WebSocket spec: `ws://` and `wss://` go with the WebSocket
     /// protocol and nothing else does; the message is at most [`MAX_MESSAGE`] bytes and,
     /// as text, UTF-8; connections stay open; an echo check needs WebSocket.
@@ -1048,13 +1083,15 @@ impl LoadSpec {
             return Err(SpecError::WebSocketScheme(self.target.url.clone()));
         }
         if !ws {
+            // A gRPC call checks echoes and sends lists of messages too.
+            let grpc = self.expect.grpc.is_some();
             return match (
-                self.expect.echo,
+                self.expect.echo && !grpc,
                 self.ws_text,
                 self.ws_hold,
-                &self.ws_messages,
+                self.ws_messages.is_some() && !grpc,
             ) {
-                (false, false, None, None) => Ok(()),
+                (false, false, None, false) => Ok(()),
                 _ => Err(SpecError::WebSocketOnly),
             };
         }
@@ -1934,6 +1971,50 @@ mod tests {
         h.ws_hold = hold;
         assert_eq!(h.validate(), Err(SpecError::WebSocketOnly));
         assert_eq!(Protocol::WebSocket.as_str(), "websocket");
+    }
+
+    /// Regression: a gRPC reply check passed the rules over HTTP/1.1 and HTTP/3, whose
+    /// engines never read it, so every answer would have been judged as plain HTTP.
+    #[test]
+    fn a_grpc_check_needs_http2() {
+        // Over TLS (grpcs://), which HTTP/3 needs too.
+        let t = Target::parse("https://127.0.0.1:50051/helloworld.Greeter/SayHello").unwrap();
+        let mut s = LoadSpec::new(t);
+        s.protocol = Protocol::Http2;
+        s.expect.grpc = Some(GrpcReply {
+            schema: std::sync::Arc::from(&b""[..]),
+            method: "helloworld.Greeter.SayHello".into(),
+            max_message: GRPC_MAX_MESSAGE,
+            json: None,
+        });
+        s.expect.echo = true;
+        assert_eq!(s.validate(), Ok(()), "gRPC checks echoes over HTTP/2");
+        for p in [Protocol::Http1, Protocol::Http3] {
+            let mut other = s.clone();
+            other.protocol = p;
+            let e = other.validate().unwrap_err();
+            assert_eq!(e, SpecError::GrpcNeedsHttp2(p.as_str()));
+            assert!(e.to_string().contains("is an HTTP/2 stream"), "{e}");
+        }
+        let mut list = s.clone();
+        list.ws_messages = Some(
+            crate::messages::MessageList::of_lines(
+                "m.jsonl",
+                vec![r#"{"name":"{seq}"}"#.into()],
+                crate::requests::Order::Seq,
+                1,
+            )
+            .unwrap(),
+        );
+        assert_eq!(list.validate(), Ok(()));
+        list.request.body = vec![0, 0, 0, 0, 0];
+        assert!(matches!(list.validate(), Err(SpecError::Grpc(_))));
+        let mut none = s.clone();
+        none.expect.grpc.as_mut().unwrap().max_message = 0;
+        assert!(matches!(none.validate(), Err(SpecError::Grpc(_))));
+        // Without the gRPC check, an echo over HTTP/2 is WebSocket's alone.
+        s.expect.grpc = None;
+        assert_eq!(s.validate(), Err(SpecError::WebSocketOnly));
     }
 
     #[test]

@@ -88,7 +88,26 @@ pub enum TargetError {
     },
 }
 
+/// `grpc://` and `grpcs://` URLs as the `http://` and `https://` URLs their calls go to
+/// (HTTP/2 with prior knowledge, or TLS with ALPN h2); `None` for any other URL.
+pub fn grpc_as_http(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    match scheme.to_ascii_lowercase().as_str() {
+        "grpc" => Some(format!("http://{rest}")),
+        "grpcs" => Some(format!("https://{rest}")),
+        _ => None,
+    }
+}
+
 impl Target {
+    /// A target of `url`, which may be a gRPC method's (`grpc://`, `grpcs://`: see
+    /// [`grpc_as_http`]); `url` stays the URL as given.
+    pub fn parse_grpc(url: &str) -> Result<Target, TargetError> {
+        let mut t = Target::parse(grpc_as_http(url).as_deref().unwrap_or(url))?;
+        t.url = url.to_string();
+        Ok(t)
+    }
+
     /// Parses `http://host[:port][/path][?query]`; a missing scheme means `http://`, a
     /// missing path means `/` (unlike ab, which insists on the trailing slash).
     pub fn parse(input: &str) -> Result<Target, TargetError> {

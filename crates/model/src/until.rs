@@ -1,11 +1,14 @@
 //! `--until`: conditions under which a measured load has converged and may end before its
 //! time: `p99±5%` holds when the 95% interval of the run's p99 lies within 5% of it on
 //! each side; `rps±2%` when the 95% interval of the mean answers a second (over the
-//! run's whole seconds) lies within 2% of it. One parser for the flag (and, in time, the
-//! plan's key); what is measured against the conditions is the caller's.
+//! run's whole seconds) lies within 2% of it. One parser for the flag and the plan's
+//! `until` key; what is measured against the conditions is the caller's.
 
 use std::fmt;
 use std::str::FromStr;
+
+/// The least a load (or a plan's step) with conditions lasts, whatever its figures say.
+pub const LEAST: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The most conditions one load may give.
 pub const MAX_CONDITIONS: usize = 8;

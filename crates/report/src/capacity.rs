@@ -11,8 +11,10 @@
 use crate::grid::{Align, Table};
 use crate::units::{round, trim_float};
 use serde_json::{json, Value};
-use shootout_analysis::capacity::{Basis, Capacity, Decision, Limit, Measured, Verdict};
+use shootout_analysis::capacity::{Basis, Capacity, Decision, Ended, Limit, Measured, Verdict};
+use shootout_analysis::decided::Bound;
 use shootout_analysis::load_warnings::NotKept;
+use shootout_model::threshold::{Metric, Op, Threshold};
 use std::fmt::Write;
 
 /// What a capacity report shows: the URL, the SLOs as written, the steps in the order
@@ -103,6 +105,78 @@ pub fn verdict_words(slos: &[String], v: &Verdict) -> String {
         Verdict::Broke(i) => format!("broke {}", slos.get(*i).map_or("an SLO", String::as_str)),
         Verdict::NotKept => "not judged".into(),
     }
+}
+
+/// How a step ended, in words: `decided: met — errors ≤ 0.0999% (95% upper bound) <
+/// 0.1%` (every SLO's bound that decided it, rounded away from the limit's side so the
+/// words never claim more than the bound), `decided: broken — p99 ≥ 80.000 ms (95% lower
+/// bound) > 50ms` (the SLO that broke), `deadline: undecided` (some SLO stayed open until
+/// the step's deadline: judged on its figures as they were).
+pub fn ended_words(slos: &[String], e: &Ended) -> String {
+    let Ended::Decided(d) = e else {
+        return "deadline: undecided".into();
+    };
+    let bounds: Vec<String> = d.bounds.iter().map(|b| bound_words(slos, b)).collect();
+    let call = if d.met { "met" } else { "broken" };
+    format!("decided: {call} — {}", bounds.join(", "))
+}
+
+/// `errors ≤ 0.0999% (95% upper bound) < 0.1%`: the metric, its bound and the SLO's
+/// limit as written.
+fn bound_words(slos: &[String], b: &Bound) -> String {
+    let Some(slo) = slos.get(b.slo).and_then(|t| t.parse::<Threshold>().ok()) else {
+        return "an SLO".into();
+    };
+    let (sign, side) = if b.upper {
+        ("≤", "upper")
+    } else {
+        ("≥", "lower")
+    };
+    // A met SLO's bound holds; a broken one's does not.
+    let met = slo.op.holds(b.value, slo.limit);
+    let value = match slo.metric {
+        // Three significant figures, or as many more as keep the bound on its side of
+        // the limit (0.099807 → 0.0999, 0.0999981 → 0.099999), rounded outwards.
+        Metric::Errors => {
+            let shown = (3..=9)
+                .map(|figures| outwards(b.value, b.upper, figures))
+                .find(|v| slo.op.holds(*v, slo.limit) == met)
+                .unwrap_or(b.value);
+            format!("{shown}%")
+        }
+        m => m.show(b.value),
+    };
+    let text = slo.text.trim();
+    let at = text.find(['<', '>']).unwrap_or(text.len());
+    let limit = text[at..].trim_start_matches(['<', '>', '=']).trim();
+    // The SLO's own comparison when it held, its opposite when it broke.
+    let op = match (slo.op, met) {
+        (Op::Below, true) | (Op::AtLeast, false) => "<",
+        (Op::AtMost, true) | (Op::Above, false) => "≤",
+        (Op::Above, true) | (Op::AtMost, false) => ">",
+        (Op::AtLeast, true) | (Op::Below, false) => "≥",
+    };
+    let level = (shootout_analysis::decided::LEVEL * 100.0).round();
+    format!(
+        "{} {sign} {value} ({level}% {side} bound) {op} {limit}",
+        slo.metric.name(),
+    )
+}
+
+/// `v` to `figures` significant figures, rounded up (`up`) or down.
+fn outwards(v: f64, up: bool, figures: i32) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return v;
+    }
+    let scale = 10f64.powi(figures - 1 - v.log10().floor() as i32);
+    let scaled = v * scale;
+    // A bound already on those figures stays (1e-9: the float's own error).
+    let r = if up {
+        (scaled - 1e-9).ceil()
+    } else {
+        (scaled + 1e-9).floor()
+    };
+    r / scale
 }
 
 /// Whether a step's sends left on time, and if not why: `on time`, `late (server)`,
@@ -206,16 +280,33 @@ pub(crate) fn step_row(slos: &[String], s: &Measured) -> Vec<String> {
     ]
 }
 
-/// The steps of a search as a table.
+/// The steps of a search as a table, with how long each measured and how it ended
+/// (`decided: met`, `decided: broken`, `deadline: undecided`; the bounds are on stderr's
+/// step lines and in the JSON).
 fn steps_table(r: &CapacityReport) -> Table {
     let mut align = vec![Align::Right; STEP_HEADER.len()];
     // The words: sends and verdict.
     align[STEP_HEADER.len() - 2] = Align::Left;
     align[STEP_HEADER.len() - 1] = Align::Left;
+    let mut header = STEP_HEADER.map(String::from).to_vec();
+    header.extend(["s".to_string(), "ended".to_string()]);
+    align.extend([Align::Right, Align::Left]);
     Table {
-        header: STEP_HEADER.map(String::from).to_vec(),
+        header,
         align,
-        rows: r.steps.iter().map(|s| step_row(r.slos, s)).collect(),
+        rows: r
+            .steps
+            .iter()
+            .map(|s| {
+                let mut row = step_row(r.slos, s);
+                row.push(format!("{:.1}", s.measured.as_secs_f64()));
+                row.push(s.ended.as_ref().map_or("-".into(), |e| {
+                    let words = ended_words(r.slos, e);
+                    words.split(" — ").next().unwrap_or_default().to_string()
+                }));
+                row
+            })
+            .collect(),
     }
 }
 
@@ -247,8 +338,14 @@ pub fn capacity_text(r: &CapacityReport) -> String {
     for l in STEP_LEGEND {
         let _ = writeln!(o, "{l}");
     }
+    if r.steps.iter().any(|s| s.ended.is_some()) {
+        let _ = writeln!(o, "{ENDED_LEGEND}");
+    }
     o
 }
+
+/// What the `s` and `ended` columns of `load --find-max`'s table say.
+const ENDED_LEGEND: &str = "s: seconds measured after the 1 s settle; ended: decided (every SLO clearly met, its one-sided 95% bound under the limit: the exact Clopper–Pearson bound of an error share, the order-statistic bound of a percentile; or one clearly broken, its bound beyond the limit: met or broken) or deadline (some SLO still open when the step had waited the answers of the fixed rule: undecided, judged on its figures)";
 
 /// One step as the JSON reports give it (`capacity.steps[]`).
 pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
@@ -285,10 +382,51 @@ pub(crate) fn limit_json(slos: &[String], l: &Limit) -> Value {
     }
 }
 
+/// How a step ended, as `shootout load --find-max`'s JSON gives it (`steps[].ended`):
+/// `{by: "decided", met, bounds: [{slo, side, value}], words}` or `{by: "deadline",
+/// words}`; a bound's value in the SLO's unit (ms for latency, % for errors, a count).
+fn ended_json(slos: &[String], e: &Ended) -> Value {
+    let words = ended_words(slos, e);
+    match e {
+        Ended::Deadline => json!({"by": "deadline", "words": words}),
+        Ended::Decided(d) => {
+            let bounds: Vec<Value> = d
+                .bounds
+                .iter()
+                .map(|b| {
+                    let ms = slos
+                        .get(b.slo)
+                        .and_then(|t| t.parse::<Threshold>().ok())
+                        .is_some_and(|t| t.metric.is_latency());
+                    json!({
+                        "slo": slos.get(b.slo),
+                        "side": if b.upper { "upper" } else { "lower" },
+                        "value": if ms { round(b.value / 1e3, 3) } else { round(b.value, 6) },
+                    })
+                })
+                .collect();
+            json!({"by": "decided", "met": d.met, "bounds": bounds, "words": words})
+        }
+    }
+}
+
 /// The JSON document.
 pub fn capacity_json(r: &CapacityReport) -> String {
     let c = r.capacity;
-    let steps: Vec<Value> = r.steps.iter().map(|s| step_json(r.slos, s)).collect();
+    let steps: Vec<Value> = r
+        .steps
+        .iter()
+        .map(|s| {
+            let mut v = step_json(r.slos, s);
+            v["measured_s"] = json!(round(s.measured.as_secs_f64(), 3));
+            v["answers"] = json!(s.answers);
+            v["ended"] = s
+                .ended
+                .as_ref()
+                .map_or(Value::Null, |e| ended_json(r.slos, e));
+            v
+        })
+        .collect();
     let limited_by = limit_json(r.slos, &c.limited_by);
     let doc = json!({
         "url": r.url,
@@ -327,6 +465,9 @@ mod tests {
             busiest_thread: 0.3,
             capped: false,
             verdict,
+            ended: None,
+            measured: std::time::Duration::from_secs(5),
+            answers: 5 * rate as u64,
         }
     }
 
@@ -484,5 +625,40 @@ mod tests {
         );
         let row = busy.lines().find(|l| l.contains("not judged")).unwrap();
         assert!(row.contains("late (shootout)"), "{row}");
+    }
+
+    /// How a step ended, in words: each deciding bound with its side and the SLO's limit,
+    /// the bound shown with as many figures as keep it on its side of the limit.
+    #[test]
+    fn a_step_says_how_it_ended() {
+        use shootout_analysis::decided::{Bound, Decided};
+        let slos = vec!["p99<50ms".to_string(), "errors<0.1%".to_string()];
+        let decided = |met, bounds: &[(usize, f64, bool)]| {
+            Ended::Decided(Decided {
+                met,
+                bounds: bounds
+                    .iter()
+                    .map(|&(slo, value, upper)| Bound { slo, value, upper })
+                    .collect(),
+            })
+        };
+        assert_eq!(
+            ended_words(&slos, &decided(true, &[(0, 1_203.0, true), (1, 0.099_807_9, true)])),
+            "decided: met — p99 ≤ 1.203 ms (95% upper bound) < 50ms, errors ≤ 0.0999% (95% upper bound) < 0.1%"
+        );
+        // Close under the limit: more figures, never rounded onto it.
+        assert_eq!(
+            ended_words(&slos, &decided(true, &[(1, 0.099_998_1, true)])),
+            "decided: met — errors ≤ 0.099999% (95% upper bound) < 0.1%"
+        );
+        assert_eq!(
+            ended_words(&slos, &decided(false, &[(0, 80_000.0, false)])),
+            "decided: broken — p99 ≥ 80.000 ms (95% lower bound) ≥ 50ms"
+        );
+        assert_eq!(
+            ended_words(&slos, &decided(false, &[(1, 0.663_687_9, false)])),
+            "decided: broken — errors ≥ 0.663% (95% lower bound) ≥ 0.1%"
+        );
+        assert_eq!(ended_words(&slos, &Ended::Deadline), "deadline: undecided");
     }
 }

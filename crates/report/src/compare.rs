@@ -5,11 +5,11 @@
 //! ([`Gates`]) — is computed in `shootout-analysis` ([`Comparison::of`], re-exported here)
 //! from two [`StoredRun`]s only; this module lays it out.
 
+use crate::grid::{at_label, cell_label};
 use crate::grid::{
     csv_record, markdown_table, md_escape, plural, signed_percent, text_table, utc_seconds, Align,
 };
 use crate::safe::{csv_text, terminal_line};
-use crate::shootout::words::{at_label, cell_label};
 use crate::shootout::RunFormat;
 use crate::units::round;
 use serde_json::{json, Value};
@@ -207,8 +207,8 @@ fn pair_label(p: &Pair) -> String {
 /// The explanation printed under every comparison.
 const FOOTNOTE: [&str; 4] = [
     "A and B are medians over the repetitions. Verdicts are two-sided at α = 0.05. req/s: with 4 or more repetitions on each side (or 3 and 5, 2 and 8)",
-    "a Mann–Whitney U test of the repetitions; with fewer, a block bootstrap of the per-second good answers that also resamples the repetitions",
-    "(6 full seconds per side at least); \"1.25 times slower (1.21–1.30, …)\" gives the 95% interval of the ratio. p99: a Mann–Whitney U test of the",
+    "a Mann–Whitney U test of the repetitions; with fewer, Student's t over the per-second good answers, counting their correlation and the repetitions' spread",
+    "(6 full seconds per side at least); \"1.25 times slower (1.21–1.30, …)\" gives the 95% interval of the ratio of these two runs' steps. p99: a Mann–Whitney U test of the",
     "repetitions' p99s, lower is faster. \"too little evidence\": no outcome could be significant; --fail-if-slower reports such a drop and does not fail.",
 ];
 

@@ -766,7 +766,8 @@ pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
 }
 
 /// A closed load with `--until p99±5%,rps±2%` that converged after 6.4 s: its p99 held, its
-/// rate held; and the same with a condition never read (the readings' nulls).
+/// rate held; and the same with a condition never read (the readings' nulls). Its
+/// warm-up was automatic, level after 10.2 s.
 pub fn converged() -> (LoadSpec, RunResult) {
     use shootout_model::until::{Reading, UntilOutcome};
     let (spec, mut r) = closed_with_failures();
@@ -789,6 +790,10 @@ pub fn converged() -> (LoadSpec, RunResult) {
             }),
             None,
         ],
+    });
+    r.warm_up = Some(shootout_model::WarmedUp {
+        took: Duration::from_millis(10_200),
+        level: true,
     });
     (spec, r)
 }

@@ -1,7 +1,7 @@
 //! Tables and cell formatting shared by the shootout reports and comparisons: aligned
 //! plain-text tables for terminals, GitHub pipe tables for Markdown (with the escaping that
-//! keeps a `|` in a contender's name from breaking a row), RFC 4180 CSV records, and a few
-//! number and date formats.
+//! keeps a `|` in a contender's name from breaking a row), RFC 4180 CSV records, a cell's
+//! name, and a few number and date formats.
 //!
 //! Everything here is a pure function of its arguments; callers decide the columns.
 
@@ -205,6 +205,16 @@ pub fn signed_percent(x: f64) -> String {
 /// `n thing` or `n things`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `nginx · hello · c=8`.
+pub fn cell_label(contender: &str, workload: &str, level: shootout_model::LoadLevel) -> String {
+    format!("{contender} · {workload} · {level}")
+}
+
+/// [`cell_label`] of a warning's cell.
+pub(crate) fn at_label(at: &shootout_analysis::CellAt) -> String {
+    cell_label(&at.contender, &at.workload, at.level)
 }
 
 #[cfg(test)]

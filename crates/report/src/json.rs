@@ -142,6 +142,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         "generator": generator_json(r),
         "schedule": schedule_json(r),
         "until": until_json(r),
+        "warm_up": warm_up_json(r),
         "level": level_json(r),
         "first_response": r.first_response.as_ref().map(|f| json!({
             "status": f.status,
@@ -256,9 +257,21 @@ fn generator_json(r: &RunResult) -> Value {
 }
 
 /// The document's `schedule`: how the open loop kept its rate (null in a closed loop).
-/// `--until`'s conditions, whether they held (and when), and each one's last reading;
-/// null without conditions.
-fn until_json(r: &RunResult) -> Value {
+/// An automatic warm-up's length and whether it ended level; null for a fixed warm-up
+/// or none.
+pub(crate) fn warm_up_json(r: &RunResult) -> Value {
+    r.warm_up.map_or(Value::Null, |w| {
+        json!({
+            "auto": true,
+            "took_s": round(w.took.as_secs_f64(), 3),
+            "level": w.level,
+        })
+    })
+}
+
+/// `--until`'s conditions (or a plan step's `until`), whether they held (and when), and
+/// each one's last reading; null without conditions.
+pub(crate) fn until_json(r: &RunResult) -> Value {
     use shootout_model::until::Figure;
     let Some(u) = &r.until else {
         return Value::Null;
@@ -278,6 +291,11 @@ fn until_json(r: &RunResult) -> Value {
                 "value": r.map(|r| round(r.value, 6)),
                 "ci95": r.map(|r| [round(r.lo, 6), round(r.hi, 6)]),
                 "open_above": r.is_some_and(|r| r.open_above),
+                "half_width": r
+                    .filter(|r| !r.open_above)
+                    .map(|r| r.width())
+                    .filter(|w| w.is_finite())
+                    .map(|w| round(w, 6)),
                 "held": r.is_some_and(|r| r.holds(c)),
             })
         })

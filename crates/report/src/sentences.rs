@@ -8,9 +8,9 @@
 //! Seams: reads the analysis's [`RunWarning`]s and nothing decides here; the layout
 //! (lists, groups, folding) is each renderer's.
 
+use crate::grid::at_label;
 use crate::grid::plural;
 use crate::safe::html_text;
-use crate::shootout::words::at_label;
 use shootout_analysis::RunWarning;
 use shootout_model::{ContenderStatus, OtherLoad, RunStatus, StepStatus, Warning};
 use std::fmt;

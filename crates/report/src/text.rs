@@ -655,6 +655,13 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
         );
     }
     kv(o, "Connections", conns);
+    schedule(o, r);
+    generator(o, r, busy_poll);
+}
+
+/// The open loop's schedule (and the certificate of it), `--until`'s and the automatic
+/// warm-up's lines.
+fn schedule(o: &mut String, r: &RunResult) {
     if let Some(s) = &r.schedule {
         kv(
             o,
@@ -681,8 +688,21 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
     if let Some(u) = &r.until {
         kv(o, "Until", until_line(u, r.duration));
     }
+    if let Some(w) = &r.warm_up {
+        let took = w.took.as_secs_f64();
+        let line = if w.level {
+            format!("auto, level after {took:.1} s (p99 and answers a second without a trend over their last 10 s)")
+        } else {
+            format!("auto, not level after {took:.1} s: measured anyway")
+        };
+        kv(o, "Warm-up", line);
+    }
+}
+
+/// What the generator cost: its CPU, per request, and its busiest thread.
+fn generator(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
     let g = &r.generator;
-    let per_request = if c.completed > 0 {
+    let per_request = if r.counts.completed > 0 {
         format!("{:.2} µs per request", r.cpu_us_per_request())
     } else {
         "no request to share it".to_string()

@@ -240,6 +240,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         journeys: Vec::new(),
         listen: None,
         until: None,
+        warm_up: None,
     };
     result.warnings = shootout_analysis::load_warnings::derive(&result, None);
     let mut cpu = 0.0;

@@ -30,6 +30,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V18_JOURNEYS,
     V19_GRPC,
     V20_KIND_FAILURES,
+    V21_UNTIL,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -426,6 +427,32 @@ ALTER TABLE step_journeys ADD COLUMN fail_grpc_framing INTEGER NOT NULL DEFAULT 
 ALTER TABLE step_journeys ADD COLUMN fail_grpc_decode INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE step_journeys ADD COLUMN fail_grpc_trailers INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE step_journeys ADD COLUMN unsent INTEGER NOT NULL DEFAULT 0;
+";
+
+/// Version 21: a step of a plan with `until`: when its conditions all held and it ended
+/// (`until_converged_ns`, from its start; NULL when they did not hold before its time ran
+/// out, or it had none) and each condition's last reading (`step_conditions`: as written,
+/// the figure and its 95% interval — ms for a percentile, answers a second for rps —, the
+/// interval open above, its largest distance from the figure relative to it, and whether
+/// it held). No rows for a step without conditions, or stored before. With `warmup =
+/// "auto"`, how long the warm-up before the step's contender × workload lasted
+/// (`warmup_auto_ns`) and whether it ended level (`warmup_level`); NULL otherwise.
+const V21_UNTIL: &str = "
+ALTER TABLE steps ADD COLUMN until_converged_ns INTEGER;
+ALTER TABLE steps ADD COLUMN warmup_auto_ns INTEGER;
+ALTER TABLE steps ADD COLUMN warmup_level INTEGER;
+CREATE TABLE step_conditions (
+    step_id    INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    condition  TEXT NOT NULL,
+    value      REAL,
+    lo         REAL,
+    hi         REAL,
+    open_above INTEGER NOT NULL DEFAULT 0,
+    half_width REAL,
+    held       INTEGER NOT NULL,
+    PRIMARY KEY (step_id, seq)
+);
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

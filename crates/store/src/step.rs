@@ -8,6 +8,7 @@ use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
 use shootout_model::find_max::{SearchStep, Verdict};
 use shootout_model::stored::{Packed, Part, SampleSource};
+use shootout_model::until::{Condition, Reading, UntilOutcome};
 use shootout_model::{
     Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats,
     Histograms, ListenQueue, LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult,
@@ -134,7 +135,8 @@ const STEP_COLUMNS: &str = "
     first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
     other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo,
     other_contenders, listen_overflows, listen_drops, sched_overtaken, sched_arrival,
-    sched_arrival_seed, sched_fit_n, sched_fit_a2, sched_fit_p";
+    sched_arrival_seed, sched_fit_n, sched_fit_a2, sched_fit_p, until_converged_ns,
+    warmup_auto_ns, warmup_level";
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
@@ -221,6 +223,34 @@ fn insert_children(tx: &Transaction, id: i64, step: &StepRecord) -> rusqlite::Re
             s.threads,
             s.ctx_switches,
             s.fds
+        ])?;
+    }
+    insert_conditions(tx, id, r.until.as_ref())
+}
+
+/// Writes a step's `until` conditions with their last readings (none without conditions).
+fn insert_conditions(
+    tx: &Transaction,
+    id: i64,
+    until: Option<&UntilOutcome>,
+) -> rusqlite::Result<()> {
+    let Some(u) = until else { return Ok(()) };
+    let mut rows = tx.prepare_cached(
+        "INSERT INTO step_conditions
+                   (step_id, seq, condition, value, lo, hi, open_above, half_width, held)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for (seq, (c, r)) in u.conditions.iter().zip(&u.last).enumerate() {
+        rows.execute(params![
+            id,
+            seq,
+            c.to_string(),
+            r.map(|r| r.value),
+            r.map(|r| r.lo),
+            r.map(|r| r.hi),
+            r.is_some_and(|r| r.open_above),
+            r.map(|r| r.width()).filter(|w| w.is_finite()),
+            r.is_some_and(|r| r.holds(c))
         ])?;
     }
     Ok(())
@@ -371,6 +401,9 @@ impl Store {
                     ":listen_drops": r.listen.map(|l| l.drops),
                     ":search_verdict": search_verdict,
                     ":search_slo": search_slo,
+                    ":until_converged_ns": r.until.as_ref().and_then(|u| u.converged).map(codec::ns),
+                    ":warmup_auto_ns": r.warm_up.map(|w| codec::ns(w.took)),
+                    ":warmup_level": r.warm_up.map(|w| w.level),
                 };
                 let grpc: Vec<(String, u64)> = grpc_columns()
                     .iter()
@@ -419,6 +452,23 @@ impl Store {
             run,
             |r| Ok((r.get::<_, u16>(1)?, r.get::<_, u64>(2)?)),
         )?;
+        let mut conditions = self.children(
+            "SELECT step_id, condition, value, lo, hi, open_above FROM step_conditions
+             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
+            run,
+            |r| {
+                let reading = match (r.get(2)?, r.get(3)?, r.get(4)?) {
+                    (Some(value), Some(lo), Some(hi)) => Some(Reading {
+                        value,
+                        lo,
+                        hi,
+                        open_above: r.get(5)?,
+                    }),
+                    _ => None,
+                };
+                Ok((r.get::<_, String>(1)?, reading))
+            },
+        )?;
         let mut seconds = self.step_seconds(run)?;
         let mut targets = self.counted(run, "step_targets")?;
         let mut journeys = self.counted(run, "step_journeys")?;
@@ -437,6 +487,7 @@ impl Store {
             .map(|path| Arc::new(SampleReader::new(path)));
         while let Some(row) = rows.next().map_err(self.sql(read))? {
             let (mut step, streams, blobs) = self.step_of(row)?;
+            let converged: Option<i64> = row.get("until_converged_ns").map_err(self.sql(read))?;
             let id = step.id.0;
             step.result.counts.status =
                 status.remove(&id).unwrap_or_default().into_iter().collect();
@@ -445,6 +496,9 @@ impl Store {
             step.result.counts.close_codes =
                 closes.remove(&id).unwrap_or_default().into_iter().collect();
             step.result.series = seconds.remove(&id).unwrap_or_default();
+            if let Some(rows) = conditions.remove(&id) {
+                step.result.until = Some(self.until_of(id, converged, rows)?);
+            }
             step.resources = resources.remove(&id).unwrap_or_default();
             let (kinds, target_blobs) = unzip_counted(targets.remove(&id));
             step.result.targets = kinds;
@@ -568,6 +622,30 @@ impl Store {
                 Ok((t, r.get(4)?))
             },
         )
+    }
+
+    /// A step's `until` outcome from its `step_conditions` rows (condition as written,
+    /// last reading) and its `until_converged_ns`.
+    fn until_of(
+        &self,
+        id: i64,
+        converged: Option<i64>,
+        rows: Vec<(String, Option<Reading>)>,
+    ) -> Result<UntilOutcome, StoreError> {
+        let mut conditions = Vec::with_capacity(rows.len());
+        let mut last = Vec::with_capacity(rows.len());
+        for (text, reading) in rows {
+            let c = text.parse::<Condition>().map_err(|e| {
+                self.corrupt(format!("until condition of step {id}"), e.to_string())
+            })?;
+            conditions.push(c);
+            last.push(reading);
+        }
+        Ok(UntilOutcome {
+            conditions,
+            converged: converged.map(codec::span),
+            last,
+        })
     }
 
     fn children<T>(
@@ -903,8 +981,18 @@ impl Columns<'_> {
                 (Some(overflows), Some(drops)) => Some(ListenQueue { overflows, drops }),
                 _ => None,
             },
-            // `--until` is `load`'s only: a plan's steps have no conditions to store.
+            // Filled from `step_conditions` by the caller.
             until: None,
+            warm_up: match (
+                self.get::<Option<i64>>("warmup_auto_ns")?,
+                self.get::<Option<bool>>("warmup_level")?,
+            ) {
+                (Some(took), Some(level)) => Some(shootout_model::WarmedUp {
+                    took: codec::span(took),
+                    level,
+                }),
+                _ => None,
+            },
         })
     }
 }

@@ -52,6 +52,33 @@ fn contender(name: &str) -> ContenderRecord<'_> {
 }
 
 /// A result with every field set to something recognisable.
+/// A plan step's `until` that did not converge: a p99 read with an interval open above,
+/// answers a second that held, a p50 with nothing read.
+fn until_outcome(seed: u64) -> shootout_model::until::UntilOutcome {
+    use shootout_model::until::{parse_all, Reading, UntilOutcome};
+    UntilOutcome {
+        conditions: parse_all(&["p99.9±5%,rps±2%,p50±1%".into()]).unwrap(),
+        converged: seed
+            .is_multiple_of(2)
+            .then(|| std::time::Duration::from_millis(6_400 + seed)),
+        last: vec![
+            Some(Reading {
+                value: 1.25,
+                lo: 1.1,
+                hi: 2.5 + seed as f64,
+                open_above: true,
+            }),
+            Some(Reading {
+                value: 998.5,
+                lo: 990.25,
+                hi: 1006.75,
+                open_above: false,
+            }),
+            None,
+        ],
+    }
+}
+
 fn synthetic_result(seed: u64) -> RunResult {
     let mut latency = latency_histogram();
     let mut latency_raw = latency_histogram();
@@ -229,7 +256,11 @@ fn synthetic_result(seed: u64) -> RunResult {
             overflows: 3 + seed,
             drops: 5 + seed,
         }),
-        until: None,
+        until: Some(until_outcome(seed)),
+        warm_up: Some(shootout_model::WarmedUp {
+            took: std::time::Duration::from_millis(12_300 + seed),
+            level: seed.is_multiple_of(2),
+        }),
     };
     r.note_streams_limited(100, Some(8));
     r
@@ -327,6 +358,8 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.interrupted, want.interrupted);
     assert_eq!(got.warnings, want.warnings);
     assert_eq!(got.listen, want.listen);
+    assert_eq!(got.until, want.until);
+    assert_eq!(got.warm_up, want.warm_up);
     assert_eq!(got.targets.len(), want.targets.len(), "targets");
     assert_eq!(got.journeys.len(), want.journeys.len(), "journeys");
     for (g, w) in got
@@ -510,6 +543,8 @@ fn a_closed_loop_step_without_optional_facts_round_trips() {
     result.series[0].mean_us = f64::NAN; // SQLite keeps NaN as NULL: read back as NaN
     result.interrupted = true;
     result.counts.status.clear();
+    result.until = None;
+    result.warm_up = None;
     let level = LoadLevel::Concurrency { connections: 8 };
     let record = StepRecord {
         level,

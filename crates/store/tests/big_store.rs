@@ -110,6 +110,7 @@ fn result() -> RunResult {
         journeys: Vec::new(),
         listen: None,
         until: None,
+        warm_up: None,
     }
 }
 

@@ -179,6 +179,16 @@ pub enum Behavior {
         /// How long each request takes.
         service: Duration,
     },
+    /// A server whose cache starts cold: request `k` (server-wide, 1-based) gets the
+    /// `Hello` answer after `cold × (1 − k / requests)`, none from `requests` on, so its
+    /// latency falls (and, in a closed loop, its throughput rises) through its first
+    /// requests and then stays level. Keep-alive.
+    ColdCache {
+        /// The first request's delay.
+        cold: Duration,
+        /// The requests it takes to warm.
+        requests: u64,
+    },
     /// A server slow to accept: its listen backlog holds one connection, and it accepts
     /// one connection per `every`; further connects wait in the kernel (SYNs dropped
     /// while the queue is full are sent again after 1 s). Each accepted connection gets
@@ -593,6 +603,11 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             reply.queued = Some(*service);
             simple(out, req, 200, HELLO);
         }
+        Behavior::ColdCache { cold, requests } => {
+            let left = requests.saturating_sub(n.server) as f64 / (*requests).max(1) as f64;
+            reply.delay = cold.mul_f64(left);
+            simple(out, req, 200, HELLO);
+        }
         Behavior::SlowHead => {
             simple(out, req, 200, HELLO);
             reply.trickle = out.len() - if req.is_head() { 0 } else { HELLO.len() };
@@ -913,6 +928,28 @@ mod tests {
         let (text, reply) = answer(&b, GET, 8, 2);
         assert!(!text.contains("Connection"));
         assert_eq!(reply.then, Then::Close);
+    }
+
+    /// A cold cache's delay falls with the server-wide request number, to none.
+    #[test]
+    fn a_cold_cache_warms_with_the_requests_served() {
+        let b = Behavior::ColdCache {
+            cold: Duration::from_millis(4),
+            requests: 1000,
+        };
+        // (request, delay): 4 ms × (1000 − k) / 1000.
+        for (k, us) in [
+            (1, 3996),
+            (250, 3000),
+            (500, 2000),
+            (999, 4),
+            (1000, 0),
+            (5000, 0),
+        ] {
+            let (text, reply) = answer(&b, GET, k, 1);
+            assert!(text.starts_with("HTTP/1.1 200 OK"));
+            assert_eq!(reply.delay, Duration::from_micros(us), "request {k}");
+        }
     }
 
     #[test]

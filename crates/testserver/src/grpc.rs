@@ -4,8 +4,9 @@
 //! read; a `HelloReply` whose `message`, field 1, is `hello NAME`), answered as gRPC
 //! answers (grpc/grpc's `doc/PROTOCOL-HTTP2.md`): HEADERS `:status 200`,
 //! `content-type: application/grpc`; DATA, the message behind its 5-byte prefix; trailers
-//! `grpc-status: 0`. Each [`GrpcBehavior`] but [`GrpcBehavior::Greeter`] breaks one rule,
-//! and says the class a client must count it under.
+//! `grpc-status: 0`. Each [`GrpcBehavior`] but [`GrpcBehavior::Greeter`],
+//! [`GrpcBehavior::SplitEveryByte`] and [`GrpcBehavior::Echo`] breaks one rule, and says
+//! the class a client must count it under.
 
 /// The schema the server answers (tests/fixtures/grpc/helloworld.proto).
 pub const GREETER_PROTO: &str = concat!(
@@ -26,6 +27,9 @@ pub enum GrpcBehavior {
     /// The good answer with the message cut into DATA frames of one byte each (prefix
     /// included): still a good call.
     SplitEveryByte,
+    /// The request's message sent back as the reply, status 0: a good call, whose reply
+    /// echoes its request (a `HelloRequest` of a `name` alone reads as a `HelloReply`).
+    Echo,
     /// A length prefix of 4 GiB − 1 followed by 3 bytes, then status 0: `grpc_framing`.
     HugePrefix,
     /// The good message with the compressed flag set and no `grpc-encoding`:
@@ -145,6 +149,7 @@ pub(crate) fn answer(
         GrpcBehavior::Compressed => prefixed(1, &reply),
         GrpcBehavior::WrongType => prefixed(0, &[0x08, 0x01]),
         GrpcBehavior::EndsAfterHeaders => vec![],
+        GrpcBehavior::Echo => prefixed(0, body.get(5..).unwrap_or_default()),
         _ => prefixed(0, &reply),
     };
     if g == GrpcBehavior::SplitEveryByte {

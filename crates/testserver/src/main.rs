@@ -39,6 +39,7 @@ behaviours (default: hello):
   big                     a body of --len (10000000) bytes
   stall-every             every --every (10)th request waits --stall-ms (1000)
   capacity                one request at a time server-wide, 1 ms each (1,000 req/s at most)
+  cold-cache              answers slowed by a cold cache: 20 ms at first, falling to none over 3,000 requests
   sync-worker             one connection at a time (a sync worker): waits for its request, answers, closes
   slow-accept             accepts one connection per 100 ms from a backlog of one; answers after 20 ms
   slow-head               head written 3 bytes at a time
@@ -241,6 +242,10 @@ fn behavior(o: Options) -> Result<Behavior, String> {
             stall: ms(1000),
         },
         "capacity" => Behavior::Capacity { service: ms(1) },
+        "cold-cache" => Behavior::ColdCache {
+            cold: ms(20),
+            requests: 3_000,
+        },
         "sync-worker" => Behavior::SyncWorker,
         "slow-accept" => Behavior::SlowAccept {
             every: ms(100),

@@ -16,11 +16,14 @@
 use super::flags::LoadArgs;
 use crate::output::{Failure, INTERRUPTED};
 use anyhow::anyhow;
-use shootout_analysis::capacity::{self, Ask, Measured, Searcher};
+use shootout_analysis::capacity::{self, Ask, Ended, Measured, Searcher};
+use shootout_analysis::decided::SoFar;
 use shootout_engine::Control;
 use shootout_model::find_max::{Asked, FindMax};
 use shootout_model::{LoadSpec, OtherLoad, Pace, RunResult};
-use shootout_report::capacity::{capacity_json, capacity_text, verdict_words, CapacityReport};
+use shootout_report::capacity::{
+    capacity_json, capacity_text, ended_words, verdict_words, CapacityReport,
+};
 use shootout_report::Format;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -126,11 +129,14 @@ pub(super) fn run(
         "req/s"
     };
     let mut searcher = Searcher::new(f, floor);
+    if a.duration.is_some() {
+        searcher = searcher.least(floor);
+    }
     let judge_others = machine.judge_others;
     let interrupted = drive(
         &mut searcher,
         |wait| crate::stop::sleep_unless_stopped(wait, &stop),
-        |ask| step(base, ask, &stop, judge_others),
+        |searcher, ask| step(base, searcher, ask, &stop, judge_others),
         |n, m, other: Option<OtherLoad>| {
             machine.steps.push(other);
             if !a.quiet {
@@ -163,39 +169,47 @@ pub(super) fn run(
 
 /// Drives `searcher` to its end: before each step after the first, the wait it asks for
 /// (`rest`: true when stopped meanwhile); each step it asks for measured by `measure`
-/// (`None` when stopped; with what else it saw, `T`), judged by the searcher and said
+/// (`None` when stopped; with how it ended and what else it saw, `T`), judged by the
+/// searcher and said
 /// (`said`, with its number). True when the search was stopped before its end.
 pub(crate) fn drive<T>(
     searcher: &mut Searcher,
     mut rest: impl FnMut(Duration) -> bool,
-    mut measure: impl FnMut(Ask) -> Result<Option<(RunResult, T)>, Failure>,
+    mut measure: impl FnMut(&Searcher, Ask) -> Result<Option<(RunResult, Option<Ended>, T)>, Failure>,
     mut said: impl FnMut(usize, &Measured, T),
 ) -> Result<bool, Failure> {
     while let Some(ask) = searcher.next() {
         if searcher.tries() > 0 && rest(searcher.rest()) {
             return Ok(true);
         }
-        let Some((result, seen)) = measure(ask)? else {
+        let Some((result, ended, seen)) = measure(searcher, ask)? else {
             return Ok(true);
         };
         let verdict = searcher.judge(&result);
         let n = searcher.tries() + 1;
-        let m = searcher.took(ask.rate, &result, verdict);
+        let m = searcher.took(ask.rate, &result, verdict, ended);
         said(n, m, seen);
     }
     Ok(false)
 }
 
 /// A step as stderr says it: `step 3: 400 req/s offered, 399.8 sent, p99 3.100 ms, errors
-/// 0.000%: broke p99<50ms`, the verdict in the words of the report's table; the rates in
-/// `unit` (`journeys/s` for journeys, whose latency and errors are every request's).
+/// 0.000% in 2.4 s: broke p99<50ms (decided: broken — p99 ≥ 80.0 ms (95% lower bound) >
+/// 50ms)`, the verdict in the words of the report's table and how the step ended; the
+/// rates in `unit` (`journeys/s` for journeys, whose latency and errors are every
+/// request's).
 fn step_line(n: usize, f: &FindMax, m: &Measured, unit: &str) -> String {
+    let ended = m
+        .ended
+        .as_ref()
+        .map_or(String::new(), |e| format!(" ({})", ended_words(&f.slo, e)));
     format!(
-        "step {n}: {} {unit} offered, {:.1} sent, p99 {:.3} ms, errors {:.3}%: {}",
+        "step {n}: {} {unit} offered, {:.1} sent, p99 {:.3} ms, errors {:.3}% in {:.1} s: {}{ended}",
         m.rate,
         m.achieved,
         m.p99_ms,
         m.errors_pct,
+        m.measured.as_secs_f64(),
         verdict_words(&f.slo, &m.verdict)
     )
 }
@@ -271,14 +285,17 @@ fn local_server(spec: &LoadSpec) -> bool {
     spec.target.unix_socket.is_some() || super::loopback_host(spec)
 }
 
-/// One step: a settle period at `ask.rate` (not judged), then `ask.length` measured, its
-/// CPUs watched (others judged as `judge_others` says). `None` when the user stopped it.
+/// One step: a settle period at `ask.rate` (not judged), then at most `ask.length`
+/// measured, ending as soon as `searcher` finds its SLOs decided after `ask.least` (a
+/// watch of the live counters, the one `--until` uses), its CPUs watched (others judged
+/// as `judge_others` says). `None` when the user stopped it.
 fn step(
     base: &LoadSpec,
+    searcher: &Searcher,
     ask: Ask,
     stop: &Arc<AtomicBool>,
     judge_others: bool,
-) -> Result<Option<(RunResult, Option<OtherLoad>)>, Failure> {
+) -> Result<Option<Stepped>, Failure> {
     let rate = ask.rate;
     let at = |d: Duration| {
         base.to_builder()
@@ -294,20 +311,45 @@ fn step(
         return Ok(None);
     }
     let spec = at(ask.length)?;
-    let control = Control::with_stop(spec.threads, stop.clone());
+    let mut control = Control::with_stop(spec.threads, stop.clone());
+    control.watch();
     let cpus = spec
         .cpus
         .clone()
         .unwrap_or_else(shootout_engine::sys::allowed_cpus);
     let watch = shootout_harness::CpuWatch::start(&cpus, judge_others);
-    let mut result = shootout_engine::run(&spec, &control).map_err(Failure::run)?;
+    let ran = AtomicBool::new(false);
+    let (result, decided) = std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            crate::until::watch_until(&control, &ran, |w, now, d| {
+                w.mark(now.elapsed, now.completed - now.failed, d);
+                if now.elapsed < ask.least {
+                    return None;
+                }
+                let so_far = SoFar {
+                    completed: now.completed,
+                    failed: now.failed,
+                    latency: &d.latency,
+                };
+                searcher.decide(&so_far, |v| w.design_effect(v))
+            })
+        });
+        let result = shootout_engine::run(&spec, &control);
+        ran.store(true, Ordering::Relaxed);
+        (result, watcher.join().ok().flatten())
+    });
+    let mut result = result.map_err(Failure::run)?;
     let other = watch.stop(Duration::ZERO, Duration::ZERO);
     if stop.load(Ordering::Relaxed) {
         return Ok(None);
     }
     shootout_analysis::load_warnings::refresh(&mut result, &spec);
-    Ok(Some((result, other)))
+    let ended = decided.map_or(Ended::Deadline, Ended::Decided);
+    Ok(Some((result, Some(ended), other)))
 }
+
+/// A step measured: its result, how it ended and what the CPU watch saw.
+type Stepped = (RunResult, Option<Ended>, Option<OtherLoad>);
 
 #[cfg(test)]
 mod tests {

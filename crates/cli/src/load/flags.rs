@@ -34,7 +34,7 @@ Examples:
   shootout load --http2 --streams 10 -c 10 -d 10s http://127.0.0.1:8080/
   shootout load --ws-messages chat.txt --expect-echo -c 64 -d 10s ws://127.0.0.1:8765/echo
   shootout load --proto hello.proto -d 10s grpc://127.0.0.1:50051/hello.Greeter/SayHello")]
-#[command(group(clap::ArgGroup::new("lists").args(["urls", "ws_messages"])))]
+#[command(group(clap::ArgGroup::new("lists").args(["urls", "ws_messages", "messages"])))]
 pub struct LoadArgs {
     /// The URL to load (http:// or https://; a missing path means /; grpc:// or grpcs://
     /// and /package.Service/Method for a gRPC call).
@@ -97,8 +97,9 @@ pub struct LoadArgs {
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 
-    /// Warm up first for this long or this many requests (not measured): 5s or 1000.
-    #[arg(long, value_name = "DURATION|N")]
+    /// Warm up first for this long or this many requests (not measured): 5s or 1000; auto:
+    /// until the per-second p99 and throughput are level (at most 60 s).
+    #[arg(long, value_name = "DURATION|N|auto")]
     pub warmup: Option<String>,
 
     /// Accepted for ab's habit: keep-alive is the default.
@@ -240,6 +241,19 @@ pub struct LoadArgs {
     /// own clients); a longer one fails as grpc_framing before a byte of it is kept.
     #[arg(long, value_name = "BYTES")]
     pub max_message: Option<usize>,
+
+    /// gRPC: send the JSON messages listed in FILE, one a line (`#` starts a comment), in
+    /// turn or at random (--order); `{seq}` and `{rand:LO-HI}` in a line are drawn afresh
+    /// for each call, as --ws-messages draws them. Each line is checked against the
+    /// method's input type before the run.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["post_file", "put_file", "urls", "message", "ws_messages"])]
+    pub messages: Option<PathBuf>,
+
+    /// gRPC: every reply must hold these fields with these values (protobuf's JSON
+    /// mapping; fields not named are not checked), e.g. '{"message":"hello x"}'; a reply
+    /// that does not fails as body.
+    #[arg(long, value_name = "JSON")]
+    pub expect_json: Option<String>,
     /// WebSocket (ws:// and wss:// URLs): send this text as a text message (-p FILE
     /// sends the file as a binary message instead). At most 16 MiB, UTF-8.
     #[arg(long, value_name = "TEXT", conflicts_with_all = ["post_file", "put_file", "urls"])]
@@ -252,7 +266,8 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["post_file", "put_file", "urls", "ws_text", "ws_hold"])]
     pub ws_messages: Option<PathBuf>,
 
-    /// WebSocket: every reply must equal the message sent (an echo server's).
+    /// WebSocket and gRPC: every reply must equal the message sent (an echo server's); a
+    /// gRPC reply is compared as a message of the reply's type.
     #[arg(long)]
     pub expect_echo: bool,
 
@@ -293,7 +308,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "STAGES", conflicts_with_all = ["duration", "z", "t", "requests", "concurrency", "rate"])]
     pub stages: Option<String>,
 
-    /// Order of the --urls or --ws-messages list: seq (each thread walks it in order) or
+    /// Order of the --urls, --ws-messages or --messages list: seq (each thread walks it in order) or
     /// random.
     #[arg(long, value_name = "ORDER", default_value_t, value_parser = choice::<Order>(), requires = "lists")]
     pub order: Order,

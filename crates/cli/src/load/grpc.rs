@@ -11,8 +11,9 @@
 use crate::bounded::{self, Bounded};
 use crate::output::Failure;
 use anyhow::anyhow;
-use prost::Message as _;
-use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor};
+use prost_reflect::{DescriptorPool, MessageDescriptor, MethodDescriptor};
+use shootout_engine::grpc::{self, expect::Fields};
+use shootout_model::messages::MessageList;
 use shootout_model::{GrpcReply, RequestSpec, GRPC_MAX_MESSAGE};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,16 +25,58 @@ const MAX_FILE: u64 = shootout_model::spec::MAX_BODY as u64;
 /// `grpc://` and `grpcs://` URLs as the `http://` and `https://` URLs the call goes to
 /// (HTTP/2 with prior knowledge, or TLS with ALPN h2); `None` for any other URL.
 pub(super) fn http_url(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    match scheme.to_ascii_lowercase().as_str() {
-        "grpc" => Some(format!("http://{rest}")),
-        "grpcs" => Some(format!("https://{rest}")),
-        _ => None,
-    }
+    shootout_model::target::grpc_as_http(url)
 }
 
-/// The gRPC flags as typed.
-pub(super) struct Flags<'a> {
+/// What the user calls each setting of a call, for its errors: `load`'s flags, or a
+/// plan workload's keys.
+pub(crate) struct Names {
+    /// The `.proto` file's.
+    pub proto: &'static str,
+    /// The protoset's.
+    pub protoset: &'static str,
+    /// The message's.
+    pub message: &'static str,
+    /// The list of messages'.
+    pub messages: &'static str,
+    /// The expected fields'.
+    pub expect_json: &'static str,
+    /// What names the method: the URL, or the plan's `method`.
+    pub method: &'static str,
+    /// Where a `.proto`'s imports are looked for.
+    pub imports: &'static str,
+    /// How the schema is given.
+    pub schema: &'static str,
+}
+
+/// `load`'s flags.
+pub(crate) const FLAGS: Names = Names {
+    proto: "--proto",
+    protoset: "--protoset",
+    message: "--message",
+    messages: "--messages",
+    expect_json: "--expect-json",
+    method: "the URL's path",
+    imports: "beside it and in each --import-path DIR",
+    schema: "give --proto FILE (with --import-path DIR for its imports) or --protoset FILE",
+};
+
+/// A plan workload's keys.
+pub(crate) const PLAN_KEYS: Names = Names {
+    proto: "proto",
+    protoset: "protoset",
+    message: "message",
+    messages: "messages",
+    expect_json: "expect.json",
+    method: "method",
+    imports: "beside it",
+    schema: "give proto = \"FILE.proto\" or protoset = \"FILE\"",
+};
+
+/// The gRPC flags as typed (or a plan workload's keys).
+pub(crate) struct Flags<'a> {
+    /// What they are called.
+    pub names: &'a Names,
     /// `--proto`.
     pub proto: Option<&'a Path>,
     /// `--import-path`.
@@ -44,12 +87,16 @@ pub(super) struct Flags<'a> {
     pub message: Option<&'a str>,
     /// `-p`: the message's file.
     pub file: Option<&'a Path>,
+    /// `--messages`: the list of messages, read.
+    pub messages: Option<&'a MessageList>,
     /// `--max-message`.
     pub max_message: Option<usize>,
+    /// `--expect-json`.
+    pub expect_json: Option<&'a str>,
 }
 
 /// A resolved call: the request to send and the reply to expect.
-pub(super) struct Call {
+pub(crate) struct Call {
     /// POST of the framed message to the method's path, with gRPC's headers and `-H`'s.
     pub request: RequestSpec,
     /// What a good reply is.
@@ -58,23 +105,38 @@ pub(super) struct Call {
 
 /// The call of a `grpc://` URL whose path is `path`, with `headers` (`-H`, `-A`, …) and
 /// the deadline `timeout` (`-s`).
-pub(super) fn call(
+pub(crate) fn call(
     a: &Flags,
     path: &str,
     headers: Vec<(String, String)>,
     timeout: Duration,
 ) -> Result<Call, Failure> {
     let (pool, schema) = schema(a)?;
-    let method = method(&pool, path)?;
-    let message = message(a, &method.input())?;
+    let method = method(&pool, path, a.names)?;
     let max_message = a.max_message.unwrap_or(GRPC_MAX_MESSAGE);
     if max_message == 0 {
         return Err(usage("--max-message 0: a reply needs room for its message: give a size in bytes, e.g. 4194304 (4 MiB, the default)".into()));
     }
-    let mut body = Vec::with_capacity(5 + message.len());
-    body.push(0);
-    body.extend_from_slice(&(message.len() as u32).to_be_bytes());
-    body.extend_from_slice(&message);
+    let output = method.output();
+    if let Some(json) = a.expect_json {
+        Fields::new(&output, json).map_err(|e| {
+            usage(format!(
+                "{}: not fields of a {} in JSON: {e}: name the fields the reply must hold, in protobuf's JSON mapping: {}",
+                a.names.expect_json,
+                output.full_name(),
+                fields(&output)
+            ))
+        })?;
+    }
+    // A list's messages are encoded as each call is sent (the engine's); each line is
+    // checked here.
+    let body = match a.messages {
+        Some(list) => {
+            check_list(list, &method.input(), a.names)?;
+            Vec::new()
+        }
+        None => grpc::frame(&message(a, &method.input())?),
+    };
     let mut fields = vec![
         ("content-type".to_string(), "application/grpc".to_string()),
         ("te".to_string(), "trailers".to_string()),
@@ -92,6 +154,7 @@ pub(super) fn call(
             schema,
             method: method.full_name().to_string(),
             max_message,
+            json: a.expect_json.map(str::to_string),
         },
     })
 }
@@ -111,30 +174,34 @@ pub(super) fn refuse_first(
 /// descriptors encoded for the engine.
 fn schema(a: &Flags) -> Result<(DescriptorPool, Arc<[u8]>), Failure> {
     if let Some(file) = a.proto {
-        let pool = compile(file, a.import_path)?;
+        let pool = compile(file, a.import_path, a.names)?;
         let bytes = pool.encode_to_vec();
         return Ok((pool, bytes.into()));
     }
     let Some(file) = a.protoset else {
-        return Err(usage(
-            "a gRPC call needs its schema: give --proto FILE (with --import-path DIR for its imports) or --protoset FILE".into(),
-        ));
+        return Err(usage(format!(
+            "a gRPC call needs its schema: {}",
+            a.names.schema
+        )));
     };
-    let bytes = read(file, "--protoset")?;
+    let bytes = read(file, a.names.protoset)?;
     let pool = DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
         usage(format!(
-            "--protoset {}: not a FileDescriptorSet ({e}): write one with protoc --include_imports --descriptor_set_out=FILE, or give the .proto with --proto",
-            file.display()
+            "{} {}: not a FileDescriptorSet ({e}): write one with protoc --include_imports --descriptor_set_out=FILE, or give the .proto with {}",
+            a.names.protoset,
+            file.display(),
+            a.names.proto
         ))
     })?;
     Ok((pool, bytes.into()))
 }
 
 /// Compiles `file`, its imports found in its own directory and then in `imports`.
-fn compile(file: &Path, imports: &[PathBuf]) -> Result<DescriptorPool, Failure> {
+fn compile(file: &Path, imports: &[PathBuf], names: &Names) -> Result<DescriptorPool, Failure> {
     if !file.is_file() {
         return Err(usage(format!(
-            "--proto {}: no such file (check the path)",
+            "{} {}: no such file (check the path)",
+            names.proto,
             file.display()
         )));
     }
@@ -147,8 +214,10 @@ fn compile(file: &Path, imports: &[PathBuf]) -> Result<DescriptorPool, Failure> 
     let name = file.file_name().map(Path::new).unwrap_or(file);
     let failed = |e: protox::Error| {
         usage(format!(
-            "--proto {}: {e} (imports are looked for beside it and in each --import-path DIR)",
-            file.display()
+            "{} {}: {e} (imports are looked for {})",
+            names.proto,
+            file.display(),
+            names.imports
         ))
     };
     let mut compiler = protox::Compiler::new(&includes).map_err(failed)?;
@@ -162,7 +231,7 @@ fn compile(file: &Path, imports: &[PathBuf]) -> Result<DescriptorPool, Failure> 
 
 /// The method the URL's path names (`/package.Service/Method`): found in the schema, and
 /// unary.
-fn method(pool: &DescriptorPool, path: &str) -> Result<MethodDescriptor, Failure> {
+fn method(pool: &DescriptorPool, path: &str, names: &Names) -> Result<MethodDescriptor, Failure> {
     let services = || {
         let names: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
         if names.is_empty() {
@@ -177,21 +246,24 @@ fn method(pool: &DescriptorPool, path: &str) -> Result<MethodDescriptor, Failure
         .filter(|(s, m)| !s.is_empty() && !m.is_empty() && !m.contains('/'))
     else {
         return Err(usage(format!(
-            "the URL's path {path:?} names no method: write grpc://HOST:PORT/package.Service/Method (the schema's services: {})",
+            "{} {path:?} names no method: write grpc://HOST:PORT/package.Service/Method (the schema's services: {})",
+            names.method,
             services()
         )));
     };
     let Some(svc) = pool.get_service_by_name(service) else {
         return Err(usage(format!(
-            "the schema has no service {service:?} ({}): check the URL's package.Service",
-            services()
+            "the schema has no service {service:?} ({}): check {}'s package.Service",
+            services(),
+            names.method
         )));
     };
     let Some(m) = svc.methods().find(|m| m.name() == name) else {
-        let names: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
+        let methods: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
         return Err(usage(format!(
-            "{service} has no method {name:?} (it has {}): check the URL's /Method",
-            names.join(", ")
+            "{service} has no method {name:?} (it has {}): check {}'s /Method",
+            methods.join(", "),
+            names.method
         )));
     };
     let shape = match (m.is_client_streaming(), m.is_server_streaming()) {
@@ -208,7 +280,7 @@ fn method(pool: &DescriptorPool, path: &str) -> Result<MethodDescriptor, Failure
 /// The request message: `--message JSON`, or `-p FILE` holding it, encoded as `input`.
 fn message(a: &Flags, input: &MessageDescriptor) -> Result<Vec<u8>, Failure> {
     let (flag, json) = match (a.message, a.file) {
-        (Some(m), _) => ("--message".to_string(), m.to_string()),
+        (Some(m), _) => (a.names.message.to_string(), m.to_string()),
         (None, Some(f)) => {
             let bytes = read(f, "-p")?;
             let text = String::from_utf8(bytes).map_err(|_| {
@@ -219,19 +291,29 @@ fn message(a: &Flags, input: &MessageDescriptor) -> Result<Vec<u8>, Failure> {
             })?;
             (format!("-p {}", f.display()), text)
         }
-        (None, None) => ("--message".to_string(), "{}".to_string()),
+        (None, None) => (a.names.message.to_string(), "{}".to_string()),
     };
-    let mut de = serde_json::Deserializer::from_str(&json);
-    let msg = DynamicMessage::deserialize(input.clone(), &mut de)
-        .and_then(|m| de.end().map(|()| m))
-        .map_err(|e| {
-            usage(format!(
-                "{flag}: not a {} in JSON: {e}: write the message in protobuf's JSON mapping with its fields: {}",
-                input.full_name(),
-                fields(input)
-            ))
-        })?;
-    Ok(msg.encode_to_vec())
+    grpc::encode(input, json.as_bytes()).map_err(|e| {
+        usage(format!(
+            "{flag}: not a {} in JSON: {e}: write the message in protobuf's JSON mapping with its fields: {}",
+            input.full_name(),
+            fields(input)
+        ))
+    })
+}
+
+/// Checks each message of `list` as `input` in JSON (a templated value at both ends of
+/// its range: a `{seq}` or `{rand:LO-HI}` is a number, written bare or in a string).
+fn check_list(list: &MessageList, input: &MessageDescriptor, names: &Names) -> Result<(), Failure> {
+    grpc::Messages::new(input, list).map(drop).map_err(|e| {
+        usage(format!(
+            "{} {}: {e}: write one {} a line in protobuf's JSON mapping with its fields: {}",
+            names.messages,
+            list.source,
+            input.full_name(),
+            fields(input)
+        ))
+    })
 }
 
 /// A message type's fields, each with its type: `name (string), id (int32)`.
@@ -252,7 +334,7 @@ fn fields(m: &MessageDescriptor) -> String {
 
 /// `-s` as gRPC's `grpc-timeout` (at most 8 digits and a unit): milliseconds, or seconds
 /// when that is too many digits.
-fn grpc_timeout(t: Duration) -> String {
+pub(crate) fn grpc_timeout(t: Duration) -> String {
     let ms = t.as_millis().max(1);
     if ms <= 99_999_999 {
         format!("{ms}m")

@@ -32,6 +32,9 @@ pub(super) struct Plan {
     pub spec: LoadSpec,
     /// The warm-up run before it, if any (not measured).
     pub warmup: Option<LoadSpec>,
+    /// `--warmup auto`: the warm-up (bounded by [`WarmedUp::MAX`](shootout_model::WarmedUp::MAX))
+    /// ends once its per-second series are level.
+    pub warmup_auto: bool,
     /// How to report it.
     pub format: Format,
     /// How flags were read or adjusted, for stderr (`-t` read as threads, `-c` lowered).
@@ -56,7 +59,7 @@ fn until(a: &LoadArgs, spec: &LoadSpec) -> Result<Vec<shootout_model::until::Con
     if conditions.is_empty() {
         return Ok(conditions);
     }
-    let least = super::until::LEAST;
+    let least = shootout_model::until::LEAST;
     match (spec.requests, spec.duration) {
         (Some(_), _) => Err(Failure::usage(anyhow!(
             "--until ends a load bounded by time: give -d (the most it may last) and drop -n"
@@ -86,8 +89,9 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     target.unix_socket = a.unix_socket.clone();
     target.tls.insecure = a.insecure;
     target.tls.ca_file = a.cacert.clone();
+    let messages = message_list(a, &mut notes)?;
     let grpc = match grpc_url {
-        Some(_) => Some(grpc_call(a, &target.path)?),
+        Some(_) => Some(grpc_call(a, &target.path, messages.as_ref())?),
         None => {
             super::grpc::refuse_first(&grpc_flags(a), |flag| {
                 format!("{flag} is for gRPC calls: give the method's URL, grpc://HOST:PORT/package.Service/Method (grpcs:// over TLS)")
@@ -130,7 +134,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         .protocol(protocol, a.streams.unwrap_or(1))
         .ws_text(a.ws_text.is_some())
         .ws_hold(ws_hold(a)?)
-        .ws_messages(message_list(a, &mut notes)?)
+        .ws_messages(messages)
         .timeout(timeout("-s", &a.timeout)?)
         .connect_timeout(timeout("--connect-timeout", &a.connect_timeout)?)
         .record(Record {
@@ -174,6 +178,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     }
     Ok(Plan {
         spec,
+        warmup_auto: warmup.is_some() && a.warmup.as_deref() == Some("auto"),
         warmup,
         format,
         notes,
@@ -190,7 +195,11 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
 
 /// The gRPC call of a `grpc://` URL whose path is `path` ([`super::grpc`]), HTTP's flags
 /// it cannot honour refused.
-fn grpc_call(a: &LoadArgs, path: &str) -> Result<super::grpc::Call, Failure> {
+fn grpc_call(
+    a: &LoadArgs,
+    path: &str,
+    messages: Option<&MessageList>,
+) -> Result<super::grpc::Call, Failure> {
     let http_only = [
         ("--http3", a.http3),
         ("-m", a.method.is_some()),
@@ -207,23 +216,28 @@ fn grpc_call(a: &LoadArgs, path: &str) -> Result<super::grpc::Call, Failure> {
         format!("{flag}: a gRPC call is a POST of its message over HTTP/2, answered 200 with the outcome in grpc-status: drop {flag}")
     })?;
     let flags = super::grpc::Flags {
+        names: &super::grpc::FLAGS,
         proto: a.proto.as_deref(),
         import_path: &a.import_path,
         protoset: a.protoset.as_deref(),
         message: a.message.as_deref(),
         file: a.post_file.as_deref(),
+        messages,
         max_message: a.max_message,
+        expect_json: a.expect_json.as_deref(),
     };
     super::grpc::call(&flags, path, headers(a)?, timeout("-s", &a.timeout)?)
 }
 
 /// The gRPC flags, each given or not.
-fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 4] {
+fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 6] {
     [
         ("--proto", a.proto.is_some()),
         ("--protoset", a.protoset.is_some()),
         ("--message", a.message.is_some()),
+        ("--messages", a.messages.is_some()),
         ("--max-message", a.max_message.is_some()),
+        ("--expect-json", a.expect_json.is_some()),
     ]
 }
 
@@ -470,26 +484,30 @@ fn headers(a: &LoadArgs) -> Result<Vec<(String, String)>, Failure> {
     Ok(headers)
 }
 
-/// `--ws-messages FILE`: the list of messages, read and checked, with `--order` and
-/// `--seed`; a note gives the seed when it matters.
+/// `--ws-messages FILE` (WebSocket's text messages) or `--messages FILE` (gRPC's JSON
+/// ones): the list of messages, read and checked, with `--order` and `--seed`; a note
+/// gives the seed when it matters.
 fn message_list(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Option<MessageList>, Failure> {
-    let Some(path) = &a.ws_messages else {
-        return Ok(None);
+    let (flag, path, each) = match (&a.ws_messages, &a.messages) {
+        (Some(p), _) => (
+            "--ws-messages",
+            p,
+            "one text message a line (send binary with -p FILE)",
+        ),
+        (None, Some(p)) => ("--messages", p, "one JSON message a line"),
+        (None, None) => return Ok(None),
     };
     let text = read_list_text(path).map_err(|e| {
         let why = match e {
             ListText::Unreadable(e) => format!("cannot read it: {e} (check the path)"),
-            ListText::NotUtf8 => {
-                "it is not UTF-8 text: write one text message a line (send binary with -p FILE)"
-                    .into()
-            }
+            ListText::NotUtf8 => format!("it is not UTF-8 text: write {each}"),
             too_large => too_large.to_string(),
         };
-        Failure::usage(anyhow!("--ws-messages {}: {why}", path.display()))
+        Failure::usage(anyhow!("{flag} {}: {why}", path.display()))
     })?;
     let seed = a.seed.unwrap_or_else(clock_seed);
     let list = MessageList::parse(&path.display().to_string(), &text, a.order, seed)
-        .map_err(|e| Failure::usage(anyhow!("--ws-messages {e}")))?;
+        .map_err(|e| Failure::usage(anyhow!("{flag} {e}")))?;
     let draws = list.templates.iter().any(|t| t.is_templated());
     if a.seed.is_none() && (draws || a.order == Order::Random) {
         notes.push(format!(
@@ -622,10 +640,11 @@ pub(crate) fn read_list(
 /// note gives a seed drawn from the clock.
 fn arrival(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Arrival, Failure> {
     let paced = a.rate.is_some() || a.find_max.find_max;
-    let lists = a.urls.is_some() || a.ws_messages.is_some() || a.journey.is_some();
+    let lists =
+        a.urls.is_some() || a.ws_messages.is_some() || a.messages.is_some() || a.journey.is_some();
     if a.arrival != "poisson" {
         if a.seed.is_some() && !lists {
-            return Err(Failure::usage(anyhow!("--seed seeds --order random, {{rand:LO-HI}} values and --arrival poisson: give it with --urls, --ws-messages or --arrival poisson, or leave it out")));
+            return Err(Failure::usage(anyhow!("--seed seeds --order random, {{rand:LO-HI}} values and --arrival poisson: give it with --urls, --ws-messages, --messages or --arrival poisson, or leave it out")));
         }
         return Ok(Arrival::Even);
     }
@@ -670,7 +689,8 @@ fn expectation(a: &LoadArgs, grpc: Option<GrpcReply>) -> Result<Expectation, Fai
 }
 
 /// The warm-up: the measured run's spec, bounded by `--warmup` (a request count or a
-/// duration; 0 of either is no warm-up), keeping no samples.
+/// duration; 0 of either is no warm-up; `auto`, [`WarmedUp::MAX`](shootout_model::WarmedUp::MAX)
+/// at most), keeping no samples.
 fn warmup(a: &LoadArgs, spec: &LoadSpec) -> Result<Option<LoadSpec>, Failure> {
     let Some(w) = &a.warmup else {
         return Ok(None);
@@ -679,14 +699,16 @@ fn warmup(a: &LoadArgs, spec: &LoadSpec) -> Result<Option<LoadSpec>, Failure> {
         reservoir: 0,
         all: false,
     });
-    let builder = if let Ok(n) = w.parse::<u64>() {
+    let builder = if w == "auto" {
+        builder.bound(None, Some(shootout_model::WarmedUp::MAX))
+    } else if let Ok(n) = w.parse::<u64>() {
         if n == 0 {
             return Ok(None);
         }
         builder.bound(Some(n), None)
     } else {
         let d = parse_duration(w)
-            .map_err(|e| Failure::usage(anyhow!("--warmup: {e} (or a request count)")))?;
+            .map_err(|e| Failure::usage(anyhow!("--warmup: {e} (or a request count, or auto)")))?;
         if d.is_zero() {
             return Ok(None);
         }

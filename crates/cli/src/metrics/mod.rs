@@ -177,14 +177,14 @@ fn live_totals(cur: &Current) -> Totals {
 }
 
 /// `tallies` named by `names`, in order.
-fn named(names: &[String], tallies: &[shootout_engine::Tally]) -> Vec<Named> {
+fn named(names: &[String], tallies: &[shootout_model::TargetStats]) -> Vec<Named> {
     names
         .iter()
         .zip(tallies)
         .map(|(name, t)| Named {
             name: name.clone(),
             ok: t.ok,
-            failed: t.completed - t.ok,
+            failed: t.failed(),
             latency: t.latency.clone(),
         })
         .collect()

@@ -261,8 +261,19 @@ pub fn render(frame: &mut Frame, f: &Figures) {
     );
 }
 
+/// ` (status)`: the class most of a step's failures fell under, when it failed (a sent
+/// request that never went out counts as `unsent`); empty when it did not fail.
+fn most_failed(t: &shootout_model::TargetStats) -> String {
+    let top = t.failures.iter().max_by_key(|(_, n)| *n);
+    match top {
+        Some((kind, n)) if n > 0 && n >= t.unsent => format!(" ({kind})"),
+        _ if t.unsent > 0 => " (unsent)".to_string(),
+        _ => String::new(),
+    }
+}
+
 /// The rows of the steps box: per kind of request (when the engine told them apart and
-/// their names are known) its count, failures and p99 so far; then per journey, those that
+/// their names are known) its count, failures (and their commonest class) and p99 so far; then per journey, those that
 /// ended and were ok. At most [`STEP_ROWS`], the last saying how many more there are.
 fn step_rows(f: &Figures) -> Vec<(String, String)> {
     let d = &f.detail;
@@ -282,9 +293,10 @@ fn step_rows(f: &Figures) -> Vec<(String, String)> {
             (
                 name.clone(),
                 format!(
-                    "{} done · {} failed · p99 {p99}",
+                    "{} done · {} failed{} · p99 {p99}",
                     t.completed,
-                    t.completed - t.ok
+                    t.failed(),
+                    most_failed(t)
                 ),
             )
         })
@@ -383,7 +395,6 @@ fn bars(d: &Detail, area: Rect) -> Paragraph<'static> {
 mod tests {
     use super::*;
     use ratatui::backend::TestBackend;
-    use shootout_engine::Tally;
     use shootout_model::{FailureCounts, FailureKind};
 
     /// A snapshot with latencies from 0.1 ms to 40 ms, two status codes and two classes.
@@ -424,11 +435,12 @@ mod tests {
             for v in us {
                 latency.record(*v).unwrap();
             }
-            Tally {
-                completed,
-                ok,
-                latency,
-            }
+            let mut t = shootout_model::TargetStats::new("");
+            t.completed = completed;
+            t.ok = ok;
+            t.failures[FailureKind::Status] = completed - ok;
+            t.latency = latency;
+            t
         };
         f.detail.kinds = vec![tally(828, 828, &[800; 100]), tally(828, 808, &[2_000; 100])];
         f.detail.journeys = vec![tally(828, 808, &[])];
@@ -510,7 +522,10 @@ mod tests {
         for want in [
             "By step so far".to_string(),
             format!("writer › login  828 done · 0 failed · p99 {} ms", p99(0)),
-            format!("writer › post   828 done · 20 failed · p99 {} ms", p99(1)),
+            format!(
+                "writer › post   828 done · 20 failed (status) · p99 {} ms",
+                p99(1)
+            ),
             "journey writer  828 ended · 808 ok".to_string(),
         ] {
             assert!(text.contains(&want), "{want} missing from\n{text}");

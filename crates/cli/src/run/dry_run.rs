@@ -231,7 +231,13 @@ fn load_lines(plan: &Plan) -> String {
         } else {
             span(d.measure)
         },
-        d.warmup.map_or("none".into(), span),
+        match d.warmup {
+            Some(_) if d.warmup_auto => format!(
+                "auto (until level, at most {} s)",
+                shootout_model::WarmedUp::MAX.as_secs()
+            ),
+            w => w.map_or("none".into(), span),
+        },
         tenths_secs(d.cooldown)
     );
     let timed: Option<f64> = plan

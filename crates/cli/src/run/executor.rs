@@ -12,6 +12,7 @@ use crate::metrics::{Board, Labels};
 use crate::progress::{Display, Progress};
 use shootout_engine::{Control, EngineError};
 use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError, ListenWatch};
+use shootout_model::until::Condition;
 use shootout_model::{LoadSpec, OtherLoad, ResourceSample, RunResult};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,17 +56,22 @@ pub(super) trait Executor {
     fn sample_answer(&mut self, spec: &LoadSpec, body: &[u8]) -> String;
     /// A warm-up (ends early when the run is stopped).
     fn warm_up(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
+    /// An automatic warm-up (`warmup = "auto"`): [`Executor::warm_up`] that ends once its
+    /// per-second series are level, its result's `warm_up` saying when.
+    fn warm_up_level(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
     /// A measured step, sampling the contender's processes all along; ends early when
     /// the run is stopped or the contender exits. `title` names it in the live view,
     /// `labels` in the metrics (contender, workload, level). `idle` are the run's other
-    /// contenders up meanwhile: their CPU time is counted apart from strangers'.
+    /// contenders up meanwhile: their CPU time is counted apart from strangers'. With
+    /// `until`'s conditions, the step ends once they all hold (after at least
+    /// [`LEAST`](shootout_model::until::LEAST)), its result saying how they went.
     fn step(
         &mut self,
         spec: &LoadSpec,
         process: Option<&Self::Process>,
         idle: &[&Self::Process],
-        title: String,
-        labels: Labels,
+        named: (String, Labels),
+        until: &[Condition],
     ) -> StepRun;
     /// The last lines the contender wrote to stderr.
     fn stderr_tail(&self, process: &Self::Process) -> String;
@@ -130,13 +136,19 @@ impl Executor for Real {
         shootout_engine::run(spec, &Control::with_stop(spec.threads, self.stop.clone()))
     }
 
+    fn warm_up_level(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError> {
+        let mut control = Control::with_stop(spec.threads, self.stop.clone());
+        control.watch();
+        crate::until::warm_up(spec, &control, true)
+    }
+
     fn step(
         &mut self,
         spec: &LoadSpec,
         process: Option<&Contender>,
         idle: &[&Contender],
-        title: String,
-        labels: Labels,
+        (title, labels): (String, Labels),
+        until: &[Condition],
     ) -> StepRun {
         let sampler = process.map(|p| p.sampler(Duration::from_millis(100)));
         // A contender given by URL runs in processes that are not ours to count: its CPU
@@ -154,7 +166,13 @@ impl Executor for Real {
             Display::Nothing
         };
         let metrics = self.metrics.as_deref().map(|b| (b, labels));
-        let (mut result, died) = run_step(spec, process, &self.stop, (title, display), metrics);
+        let (mut result, died) = run_step(
+            spec,
+            (process, &self.stop),
+            (title, display),
+            metrics,
+            until,
+        );
         if let Ok(r) = &mut result {
             r.listen = listen.and_then(ListenWatch::stop);
         }
@@ -210,18 +228,19 @@ fn sample_cpu(s: &ResourceSample) -> Duration {
 
 /// Runs one step. The step stops early on Ctrl-C or as soon as the contender exits (a
 /// watcher polls it every 50 ms), so a dead server does not turn the rest of the step into
-/// connection failures. Returns the result and the contender's exit, if it exited.
+/// connection failures; with `until`'s conditions, once they hold ([`crate::until::watch`]).
+/// Returns the result and the contender's exit, if it exited.
 fn run_step(
     spec: &LoadSpec,
-    process: Option<&Contender>,
-    stop: &AtomicBool,
+    (process, stop): (Option<&Contender>, &AtomicBool),
     (title, display): (String, Display),
     metrics: Option<(&Board, Labels)>,
+    until: &[Condition],
 ) -> (Result<RunResult, EngineError>, Option<ExitStatus>) {
     let step_stop = Arc::new(AtomicBool::new(false));
     let done = AtomicBool::new(false);
     let mut control = Control::with_stop(spec.threads, step_stop.clone());
-    if metrics.is_some() {
+    if metrics.is_some() || !until.is_empty() {
         control.watch();
     }
     let progress = Progress::start(control, spec, "step", title, display);
@@ -233,7 +252,7 @@ fn run_step(
         );
         board
     });
-    std::thread::scope(|s| {
+    let (result, died) = std::thread::scope(|s| {
         let watcher = s.spawn(|| loop {
             if let Some(exit) = process.and_then(|p| p.exit_status()) {
                 step_stop.store(true, Ordering::Relaxed);
@@ -247,13 +266,20 @@ fn run_step(
             }
             std::thread::sleep(Duration::from_millis(50));
         });
-        let result = shootout_engine::run(spec, &progress.control);
+        let converging = (!until.is_empty())
+            .then(|| s.spawn(|| crate::until::watch(&progress.control, until, &done)));
+        let mut result = shootout_engine::run(spec, &progress.control);
         if let Some(b) = board {
             b.end(result.as_ref().ok());
         }
         done.store(true, Ordering::Relaxed);
         let died = watcher.join().unwrap_or(None);
-        progress.finish();
+        let outcome = converging.and_then(|w| w.join().ok());
+        if let Ok(r) = &mut result {
+            r.until = outcome;
+        }
         (result, died)
-    })
+    });
+    progress.finish();
+    (result, died)
 }

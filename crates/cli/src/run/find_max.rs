@@ -73,7 +73,7 @@ impl<E: Executor> Runner<'_, E> {
                     let was_judged = judged.is_some();
                     match judged {
                         Some((result, verdict)) => {
-                            searcher.took(ask.rate, &result, verdict);
+                            searcher.took(ask.rate, &result, verdict, None);
                         }
                         None => searcher.missed(),
                     }

@@ -78,7 +78,7 @@ impl<E: Executor> Runner<'_, E> {
 
     /// Warms up every contender up on workload `wi` (at the first level), if the plan
     /// says so; returns true when Ctrl-C came.
-    fn warm_up(&mut self, wi: usize, up: &[Up<E::Process>]) -> anyhow::Result<bool> {
+    fn warm_up(&mut self, wi: usize, up: &mut [Up<E::Process>]) -> anyhow::Result<bool> {
         let plan = self.plan;
         let Some(warm) = plan.defaults.warmup else {
             return Ok(false);
@@ -92,10 +92,15 @@ impl<E: Executor> Runner<'_, E> {
                 None => plan.levels[0].level,
             };
             let spec = self.spec_of(u, wi, level, warm)?;
-            let r = self.exec.warm_up(&spec);
+            let r = if plan.defaults.warmup_auto {
+                self.exec.warm_up_level(&spec)
+            } else {
+                self.exec.warm_up(&spec)
+            };
             if self.exec.stopped() {
                 return Ok(true);
             }
+            u.warmed = r.as_ref().ok().and_then(|r| r.warm_up);
             if let Ok(r) = r {
                 say!(
                     "  warm-up {} · {}: {}",
@@ -167,14 +172,15 @@ impl<E: Executor> Runner<'_, E> {
             &spec,
             u.process.as_ref(),
             &idle,
-            title,
-            labels(name, &w.name, level.level),
+            (title, labels(name, &w.name, level.level)),
+            &w.until,
         );
         let u = &mut up[i];
         let mut result = match result {
             Ok(r) => r,
             Err(e) => return Ok((self.stopped_answering(up, i, &e)?, None)),
         };
+        result.warm_up = u.warmed;
         shootout_analysis::load_warnings::refresh(&mut result, &spec);
         let status = step_status(died.is_some(), &result, self.exec.stopped());
         if status == StepStatus::Interrupted && result.counts.completed == 0 {
@@ -303,6 +309,9 @@ fn warm_up_words(r: &RunResult) -> String {
     if c.aborted > 0 {
         words.push_str(&format!(", {} in flight at its end", c.aborted));
     }
+    if let Some(w) = &r.warm_up {
+        words.push_str(&crate::until::warm_up_words(w));
+    }
     if c.ok == 0 {
         words.push_str(": ⚠ not one good answer, so the server was not warmed up (a longer warm-up, or a look at the server, before trusting the steps)");
     }
@@ -335,8 +344,14 @@ fn step_line(
     r: &RunResult,
 ) -> String {
     let p99 = shootout_model::LatencySummary::of(&r.histograms.latency).p99;
+    let until = match r.until.as_ref().map(|u| u.converged) {
+        None => String::new(),
+        Some(Some(at)) => format!(", converged after {:.1} s", at.as_secs_f64()),
+        Some(None) if r.interrupted => String::new(),
+        Some(None) => format!(", ⚠ did not converge in {:.1} s", r.duration.as_secs_f64()),
+    };
     format!(
-        "{contender} · {workload} · {level} · rep {rep}/{of}: {:.0} req/s, p99 {p99:.3} ms, {} failed{}",
+        "{contender} · {workload} · {level} · rep {rep}/{of}: {:.0} req/s, p99 {p99:.3} ms, {} failed{until}{}",
         r.rps(),
         r.counts.failed(),
         if r.interrupted { " (interrupted)" } else { "" }

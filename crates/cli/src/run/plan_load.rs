@@ -59,8 +59,9 @@ pub(super) fn load_plan(a: &RunArgs) -> Result<Loaded, Failure> {
         dir
     };
     narrow(&mut plan, a)?;
-    let bodies = read_bodies(&plan, &dir)?;
+    let mut bodies = read_bodies(&plan, &dir)?;
     read_lists(&mut plan, &dir)?;
+    read_grpc(&mut plan, &dir, &mut bodies)?;
     check_fail_if_steps(&plan, &fail_if, &a.plan)?;
     plan.defaults.fail_if.extend(fail_if);
     Ok(Loaded {
@@ -89,6 +90,11 @@ fn narrow(plan: &mut Plan, a: &RunArgs) -> Result<(), Failure> {
         let d = &mut plan.defaults;
         d.measure = Span::Time(Duration::from_secs(1));
         d.warmup = d.warmup.map(|_| Span::Time(Duration::from_millis(500)));
+        // A quick look has no time to wait for level series or converged figures.
+        d.warmup_auto = false;
+        for w in &mut plan.workloads {
+            w.until.clear();
+        }
         d.repeat = 1;
         d.cooldown = Duration::ZERO;
         for l in &mut plan.levels {
@@ -217,6 +223,40 @@ fn list_text(name: &str, key: &str, dir: &Path, f: &Path) -> Result<(PathBuf, St
         })
     })?;
     Ok((path, text))
+}
+
+/// Each gRPC workload's call (`protocol = "grpc"`), resolved as `load`'s is: its schema
+/// read (`proto` or `protoset`, relative to the plan's directory), its method found, its
+/// `message` (or each of its list's) checked against the input type, `expect.json`
+/// against the output type; then the call's fields (gRPC's, then the workload's
+/// `headers`; its `grpc-timeout` the plan's `timeout`), its body and its reply check.
+fn read_grpc(plan: &mut Plan, dir: &Path, bodies: &mut [Vec<u8>]) -> Result<(), Failure> {
+    use crate::load::grpc::{call, Flags, PLAN_KEYS};
+    let timeout = plan.defaults.timeout;
+    for (w, body) in plan.workloads.iter_mut().zip(bodies) {
+        let Some(g) = &w.grpc else { continue };
+        let proto = g.proto.as_ref().map(|p| plan::resolve(dir, p));
+        let protoset = g.protoset.as_ref().map(|p| plan::resolve(dir, p));
+        let flags = Flags {
+            names: &PLAN_KEYS,
+            proto: proto.as_deref(),
+            import_path: &[],
+            protoset: protoset.as_deref(),
+            message: g.message.as_deref(),
+            file: None,
+            messages: w.message_list.as_ref(),
+            max_message: None,
+            expect_json: g.expect_json.as_deref(),
+        };
+        let c = call(&flags, &w.path, w.headers.clone(), timeout).map_err(|f| Failure {
+            code: f.code,
+            error: anyhow!("workload '{}': {:#}", w.name, f.error),
+        })?;
+        w.headers = c.request.headers;
+        *body = c.request.body;
+        w.expect.grpc = Some(c.reply);
+    }
+    Ok(())
 }
 
 /// Each workload's body: its `body_file` (relative to the plan's directory `dir`), its

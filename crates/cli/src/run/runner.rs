@@ -34,6 +34,9 @@ pub(super) struct Up<P> {
     pub process: Option<P>,
     /// Steps stored so far.
     pub steps: usize,
+    /// How the automatic warm-up on the workload being measured went (`warmup =
+    /// "auto"`), stored with each of its steps; `None`: a fixed warm-up, or none.
+    pub warmed: Option<shootout_model::WarmedUp>,
 }
 
 /// One shootout: a plan, what it runs on and where it is stored.
@@ -155,6 +158,7 @@ impl<E: Executor> Runner<'_, E> {
                     origin,
                     process,
                     steps: 0,
+                    warmed: None,
                 }))
             }
             Err(detail) => {

@@ -204,13 +204,23 @@ impl Executor for Mock {
         Ok(Mock::result(if now { 3 } else { 50 }, now))
     }
 
+    /// As [`Mock::warm_up`], level after 12 s.
+    fn warm_up_level(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError> {
+        let mut r = self.warm_up(spec)?;
+        r.warm_up = Some(shootout_model::WarmedUp {
+            took: std::time::Duration::from_secs(12),
+            level: true,
+        });
+        Ok(r)
+    }
+
     fn step(
         &mut self,
         spec: &LoadSpec,
         p: Option<&Proc>,
         idle: &[&Proc],
-        title: String,
-        labels: crate::metrics::Labels,
+        (title, labels): (String, crate::metrics::Labels),
+        _until: &[shootout_model::until::Condition],
     ) -> StepRun {
         // The others up, never the one measured.
         assert!(idle.iter().all(|o| Some(&o.name) != p.map(|p| &p.name)));
@@ -280,6 +290,8 @@ struct Outcome {
     labels: Vec<crate::metrics::Labels>,
     /// What else ran on the CPUs, as stored with each step.
     other_loads: Vec<Option<shootout_model::OtherLoad>>,
+    /// The automatic warm-up stored with each step.
+    warm_ups: Vec<Option<shootout_model::WarmedUp>>,
     /// Each contender's stored version.
     versions: Vec<Option<String>>,
     /// The config files each setup found (see [`Mock::configs`]).
@@ -376,6 +388,12 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
         .iter()
         .map(|s| s.other_load)
         .collect();
+    let warm_ups = store
+        .steps(run_id)
+        .unwrap()
+        .iter()
+        .map(|s| s.result.warm_up)
+        .collect();
     let steps = store
         .steps(run_id)
         .unwrap()
@@ -404,6 +422,7 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
         titles,
         labels,
         other_loads,
+        warm_ups,
         versions: contenders.iter().map(|c| c.version.clone()).collect(),
         configs,
     }
@@ -542,6 +561,31 @@ fn the_live_view_titles_each_step_with_its_place_in_the_sweep() {
     assert_eq!(out.titles[0], "step 1 of 16 · a · one · c=1 · rep 1/2");
     assert_eq!(out.titles[3], "step 4 of 16 · b · one · c=1 · rep 2/2");
     assert_eq!(out.titles[15], "step 16 of 16 · b · two · c=2 · rep 2/2");
+}
+
+/// `warmup = "auto"`: each contender's warm-up on a workload is the automatic one, and
+/// how it went (the mock's: level after 12 s) is stored with each of its steps; a fixed
+/// warm-up stores none.
+#[test]
+fn an_automatic_warm_up_is_stored_with_each_step_after_it() {
+    let auto = plan::parse(
+        &PLAN.replace("warmup = \"1s\"", "warmup = \"auto\""),
+        "plan.toml",
+        &[0, 1],
+    )
+    .unwrap();
+    let out = run_plan(&auto, Mock::default());
+    let twelve = shootout_model::WarmedUp {
+        took: Duration::from_secs(12),
+        level: true,
+    };
+    assert_eq!(out.warm_ups.len(), 16);
+    assert!(
+        out.warm_ups.iter().all(|w| *w == Some(twelve)),
+        "{:?}",
+        out.warm_ups
+    );
+    assert!(run(Mock::default()).warm_ups.iter().all(Option::is_none));
 }
 
 #[test]
@@ -938,11 +982,11 @@ fn load_and_run_take_the_same_steps_for_the_same_evidence() {
     let stopped = crate::load::find_max::drive(
         &mut searcher,
         |_| false,
-        |ask| {
+        |_, ask| {
             let mut r = Mock::result(100, false);
             let latency_us = if ask.rate > held { 100_000 } else { 1_000 };
             r.histograms.latency.record_n(latency_us, 100).unwrap();
-            Ok(Some((r, ())))
+            Ok(Some((r, None, ())))
         },
         |_, m, ()| load.push((m.rate, m.verdict.word().to_string())),
     )

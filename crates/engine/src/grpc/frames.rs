@@ -31,6 +31,8 @@ pub struct Frames {
     messages: u32,
     /// The first fault found.
     fault: Option<FailureKind>,
+    /// A message was not what the call expected ([`super::expect`]).
+    unexpected: bool,
 }
 
 impl Frames {
@@ -44,6 +46,12 @@ impl Frames {
         }
         self.messages = 0;
         self.fault = None;
+        self.unexpected = false;
+    }
+
+    /// A message was well formed but not what the call expected.
+    pub fn unexpected(&self) -> bool {
+        self.unexpected
     }
 
     /// Whole messages read so far.
@@ -56,8 +64,9 @@ impl Frames {
         self.fault
     }
 
-    /// Takes a piece of the reply's DATA.
-    pub fn feed(&mut self, mut data: &[u8], reply: &Reply) {
+    /// Takes a piece of the reply's DATA to the call that sent `sent` (its message, the
+    /// prefix excluded).
+    pub fn feed(&mut self, mut data: &[u8], reply: &Reply, sent: &[u8]) {
         while !data.is_empty() && self.fault.is_none() {
             let Some(len) = self.len else {
                 let n = (5 - self.have).min(data.len());
@@ -66,13 +75,13 @@ impl Frames {
                 data = &data[n..];
                 if self.have == 5 {
                     self.have = 0;
-                    self.started(reply);
+                    self.started(reply, sent);
                 }
                 continue;
             };
             if self.buf.is_empty() && data.len() >= len {
                 // The whole message in this piece: checked where it lies.
-                self.message(&data[..len], reply);
+                self.message(&data[..len], reply, sent);
                 data = &data[len..];
                 self.len = None;
                 continue;
@@ -82,7 +91,7 @@ impl Frames {
             data = &data[n..];
             if self.buf.len() == len {
                 let buf = std::mem::take(&mut self.buf);
-                self.message(&buf, reply);
+                self.message(&buf, reply, sent);
                 self.buf = buf;
                 self.buf.clear();
                 self.len = None;
@@ -92,7 +101,7 @@ impl Frames {
 
     /// A prefix was read: its flag must be 0 (no `grpc-encoding` is ever agreed: shootout
     /// sends no `grpc-accept-encoding`), its length within the limit.
-    fn started(&mut self, reply: &Reply) {
+    fn started(&mut self, reply: &Reply, sent: &[u8]) {
         let [flag, a, b, c, d] = self.prefix;
         let len = u32::from_be_bytes([a, b, c, d]) as usize;
         if flag != 0 || len > reply.max_message {
@@ -101,16 +110,19 @@ impl Frames {
         }
         self.len = Some(len);
         if len == 0 {
-            self.message(&[], reply);
+            self.message(&[], reply, sent);
             self.len = None;
         }
     }
 
-    /// A whole message: it must decode as the output type.
-    fn message(&mut self, bytes: &[u8], reply: &Reply) {
+    /// A whole message: it must decode as the output type, and hold what the call
+    /// expects of it.
+    fn message(&mut self, bytes: &[u8], reply: &Reply, sent: &[u8]) {
         self.messages += 1;
         if !wire::check(&reply.output, bytes) {
             self.fault = Some(FailureKind::GrpcDecode);
+        } else if !reply.expect.met(&reply.output, bytes, sent) {
+            self.unexpected = true;
         }
     }
 

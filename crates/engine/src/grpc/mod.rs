@@ -12,10 +12,14 @@
 //! [`Call`] per stream slot and feeds it the fields and the DATA of its answer. Nothing
 //! here does I/O or allocates per call once a slot's buffer has grown.
 
+pub mod expect;
 pub mod frames;
 pub mod wire;
 
-use prost_reflect::{DescriptorPool, MessageDescriptor};
+use crate::template::{self, Gen};
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
+use shootout_model::messages::MessageList;
+use shootout_model::requests::{Order, Template};
 use shootout_model::{FailureKind, GrpcReply};
 
 pub use frames::Frames;
@@ -29,20 +33,30 @@ pub enum SchemaError {
     /// No such method in them.
     #[error("the gRPC schema has no method {0}: name it as package.Service/Method")]
     Method(String),
+    /// `--expect-json` does not fit the method's output type.
+    #[error("--expect-json: {0}")]
+    Expect(String),
+    /// A list's message does not fit the method's input type.
+    #[error("--messages: {0}")]
+    Messages(MessageError),
 }
 
 /// What a good reply of the run's method is, prepared once.
 #[derive(Debug, Clone)]
 pub struct Reply {
+    /// The method's input type.
+    pub input: MessageDescriptor,
     /// The method's output type.
     pub output: MessageDescriptor,
     /// The most bytes one reply message may have (its prefix excluded).
     pub max_message: usize,
+    /// What its message must hold besides (`--expect-json`, `--expect-echo`).
+    pub expect: expect::Expect,
 }
 
 impl Reply {
-    /// The reply of `g`'s method, its schema decoded.
-    pub fn new(g: &GrpcReply) -> Result<Reply, SchemaError> {
+    /// The reply of `g`'s method, its schema decoded; `echo`: it must be the request.
+    pub fn new(g: &GrpcReply, echo: bool) -> Result<Reply, SchemaError> {
         let pool = DescriptorPool::decode(&*g.schema)
             .map_err(|e| SchemaError::Descriptors(e.to_string()))?;
         let (service, method) = g
@@ -53,11 +67,149 @@ impl Reply {
             .get_service_by_name(service)
             .and_then(|s| s.methods().find(|m| m.name() == method))
             .ok_or_else(|| SchemaError::Method(g.method.clone()))?;
+        let output = method.output();
+        let json = g
+            .json
+            .as_deref()
+            .map(|j| expect::Fields::new(&output, j))
+            .transpose()
+            .map_err(SchemaError::Expect)?;
         Ok(Reply {
-            output: method.output(),
+            input: method.input(),
+            output,
             max_message: g.max_message,
+            expect: expect::Expect { json, echo },
         })
     }
+}
+
+/// The message `json` (protobuf's JSON mapping, the whole of it) encoded as a message of
+/// type `input`; the error is the JSON's or the type's complaint.
+pub fn encode(input: &MessageDescriptor, json: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    encode_framed(input, json, &mut out)?;
+    out.drain(..5);
+    Ok(out)
+}
+
+/// Appends the message `json` encoded as `input` behind gRPC's 5-byte prefix (not
+/// compressed) to `out`.
+pub fn encode_framed(
+    input: &MessageDescriptor,
+    json: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    use prost::Message as _;
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let msg = DynamicMessage::deserialize(input.clone(), &mut de)
+        .and_then(|m| de.end().map(|()| m))
+        .map_err(|e| e.to_string())?;
+    let len = msg.encoded_len();
+    out.reserve(5 + len);
+    out.push(0);
+    out.extend_from_slice(&(len as u32).to_be_bytes());
+    msg.encode(out).map_err(|e| e.to_string())
+}
+
+/// A list's messages (`--messages`), prepared for the method's input type: a line that
+/// draws no value is encoded once, here; a line with `{seq}` or `{rand:LO-HI}` is
+/// rendered and encoded for each call ([`Messages::render`]), which costs a JSON parse
+/// and an encoding per call.
+#[derive(Debug, Clone)]
+pub struct Messages {
+    input: MessageDescriptor,
+    each: Vec<Entry>,
+    /// Picked at random (else in turn)…
+    pub random: bool,
+    /// …seeded by this (and `{rand:…}` values too).
+    pub seed: u64,
+}
+
+/// One message of a list.
+#[derive(Debug, Clone)]
+struct Entry {
+    /// Its template, when it draws values.
+    template: Option<Template>,
+    /// The message behind its prefix; for a template, with its lowest values (sent should
+    /// a draw not encode: only a `{seq}` past its field's range, after 2³¹ calls for an
+    /// int32, could).
+    framed: Vec<u8>,
+}
+
+/// A list's message that does not encode as the method's input type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("message {line}: {why}")]
+pub struct MessageError {
+    /// Its number in the list (1-based, comments and blank lines not counted).
+    pub line: usize,
+    /// The JSON's or the type's complaint.
+    pub why: String,
+}
+
+impl Messages {
+    /// The messages of `list` as `input`, each checked: a template with its values at
+    /// both ends of their ranges.
+    pub fn new(input: &MessageDescriptor, list: &MessageList) -> Result<Messages, MessageError> {
+        let mut each = Vec::with_capacity(list.templates.len());
+        let mut text = Vec::new();
+        for (i, t) in list.templates.iter().enumerate() {
+            let err = |why| MessageError { line: i + 1, why };
+            let mut framed = Vec::new();
+            text.clear();
+            template::fill_bound(t, false, &mut text);
+            encode_framed(input, &text, &mut framed).map_err(err)?;
+            if t.is_templated() {
+                text.clear();
+                template::fill_bound(t, true, &mut text);
+                encode_framed(input, &text, &mut Vec::new()).map_err(err)?;
+            }
+            each.push(Entry {
+                template: t.is_templated().then(|| t.clone()),
+                framed,
+            });
+        }
+        Ok(Messages {
+            input: input.clone(),
+            each,
+            random: list.order == Order::Random,
+            seed: list.seed,
+        })
+    }
+
+    /// How many messages the list holds.
+    pub fn len(&self) -> usize {
+        self.each.len()
+    }
+
+    /// Whether it holds none (never, once made: a list has at least one).
+    pub fn is_empty(&self) -> bool {
+        self.each.is_empty()
+    }
+
+    /// Writes the next message, its values drawn from `gen`, behind its prefix into `out`
+    /// (`json`: a buffer for its text).
+    pub fn render(&self, gen: &mut Gen, json: &mut Vec<u8>, out: &mut Vec<u8>) {
+        let e = &self.each[gen.pick()];
+        out.clear();
+        let Some(t) = &e.template else {
+            return out.extend_from_slice(&e.framed);
+        };
+        json.clear();
+        template::fill(t, gen, json);
+        if encode_framed(&self.input, json, out).is_err() {
+            out.clear();
+            out.extend_from_slice(&e.framed);
+        }
+    }
+}
+
+/// `msg` behind gRPC's 5-byte prefix (not compressed).
+pub fn frame(msg: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(5 + msg.len());
+    body.push(0);
+    body.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+    body.extend_from_slice(msg);
+    body
 }
 
 /// A `grpc-status` field as read: a code, or a value that is not one.
@@ -138,7 +290,7 @@ impl Call {
     /// HTTP status is not 200, which the run's status expectation judges and counts under
     /// its code), else the class it failed under. Checked in this order: the content
     /// type, the messages' framing and decoding, a readable outcome, the outcome, and a
-    /// unary call's one message.
+    /// unary call's one message, and what it holds (`--expect-json`, `--expect-echo`).
     pub fn verdict(&mut self, http: u16) -> Option<FailureKind> {
         if http != 200 {
             return None;
@@ -159,6 +311,7 @@ impl Call {
         match status {
             Status::Unreadable => Some(FailureKind::GrpcTrailers),
             Status::Code(0) if self.frames.messages() != 1 => Some(FailureKind::GrpcFraming),
+            Status::Code(0) if self.frames.unexpected() => Some(FailureKind::Body),
             Status::Code(0) => None,
             Status::Code(c) => Some(FailureKind::grpc_status(c)),
         }

@@ -15,12 +15,20 @@ fn pool() -> DescriptorPool {
 }
 
 fn reply(max_message: usize) -> Reply {
-    Reply::new(&GrpcReply {
-        schema: Arc::from(pool().encode_to_vec()),
-        method: "helloworld.Greeter.SayHello".into(),
-        max_message,
-    })
-    .unwrap()
+    expecting(max_message, None, false).unwrap()
+}
+
+/// A reply of SayHello that must hold `json`'s fields and, with `echo`, be the request.
+fn expecting(max_message: usize, json: Option<&str>, echo: bool) -> Result<Reply, SchemaError> {
+    Reply::new(
+        &GrpcReply {
+            schema: Arc::from(pool().encode_to_vec()),
+            method: "helloworld.Greeter.SayHello".into(),
+            max_message,
+            json: json.map(str::to_string),
+        },
+        echo,
+    )
 }
 
 /// A HelloReply from JSON, encoded.
@@ -43,11 +51,15 @@ fn framed(flag: u8, msg: &[u8]) -> Vec<u8> {
 fn the_schema_must_hold_the_method() {
     let schema: Arc<[u8]> = Arc::from(pool().encode_to_vec());
     let r = |method: &str| {
-        Reply::new(&GrpcReply {
-            schema: Arc::clone(&schema),
-            method: method.into(),
-            max_message: 10,
-        })
+        Reply::new(
+            &GrpcReply {
+                schema: Arc::clone(&schema),
+                method: method.into(),
+                max_message: 10,
+                json: None,
+            },
+            false,
+        )
     };
     assert_eq!(
         r("helloworld.Greeter.SayHello").unwrap().output.full_name(),
@@ -60,11 +72,15 @@ fn the_schema_must_hold_the_method() {
     ] {
         assert_eq!(r(bad).unwrap_err(), SchemaError::Method(bad.into()));
     }
-    let garbage = Reply::new(&GrpcReply {
-        schema: Arc::from(&b"\xff\xff"[..]),
-        method: "a.B.C".into(),
-        max_message: 1,
-    });
+    let garbage = Reply::new(
+        &GrpcReply {
+            schema: Arc::from(&b"\xff\xff"[..]),
+            method: "a.B.C".into(),
+            max_message: 1,
+            json: None,
+        },
+        false,
+    );
     assert!(matches!(garbage, Err(SchemaError::Descriptors(_))));
 }
 
@@ -186,7 +202,7 @@ fn frames(bytes: &[u8], piece: usize, r: &Reply) -> Frames {
     let mut f = Frames::default();
     f.begin();
     for p in bytes.chunks(piece.max(1)) {
-        f.feed(p, r);
+        f.feed(p, r, &[]);
     }
     f
 }
@@ -409,10 +425,188 @@ fn verdicts() {
         let mut c = Call::default();
         c.begin();
         c.head(r0.typed, r0.head, r0.trailers_only);
-        c.frames.feed(&r0.body, &r);
+        c.frames.feed(&r0.body, &r, &[]);
         if let Some(t) = r0.tail {
             c.trailers(t);
         }
         assert_eq!(c.verdict(r0.http), r0.want, "{}", r0.what);
+    }
+}
+
+/// The verdict of a good call (status 0) whose one reply is `msg`, to the request `sent`,
+/// its DATA cut in pieces of `piece` bytes.
+fn verdict_of(r: &Reply, msg: &[u8], sent: &[u8], piece: usize) -> Option<FailureKind> {
+    let mut c = Call::default();
+    c.begin();
+    c.head(true, None, false);
+    for p in framed(0, msg).chunks(piece) {
+        c.frames.feed(p, r, sent);
+    }
+    c.trailers(Some(Status::Code(0)));
+    c.verdict(200)
+}
+
+#[test]
+fn expected_fields_are_a_subset_of_the_reply_compared_as_values() {
+    let r = expecting(
+        1 << 20,
+        Some(r#"{"message":"hello x","inner":{"ratio":0.5}}"#),
+        false,
+    )
+    .unwrap();
+    // (reply as JSON, verdict)
+    let rows: &[(&str, Option<FailureKind>)] = &[
+        // Every named field, and more that are not named.
+        (
+            r#"{"message":"hello x","inner":{"ratio":0.5,"data":"AAE="},"codes":[1]}"#,
+            None,
+        ),
+        (
+            r#"{"message":"hello y","inner":{"ratio":0.5}}"#,
+            Some(FailureKind::Body),
+        ),
+        (
+            r#"{"message":"hello x","inner":{"ratio":0.25}}"#,
+            Some(FailureKind::Body),
+        ),
+        // A field left at its default is its default, as protobuf reads it.
+        (r#"{"message":"hello x"}"#, Some(FailureKind::Body)),
+    ];
+    for &(json, want) in rows {
+        for piece in [usize::MAX, 1] {
+            assert_eq!(
+                verdict_of(&r, &hello(json), &[], piece),
+                want,
+                "{json} in pieces of {piece}"
+            );
+        }
+    }
+    // A default named in the JSON must be a default in the reply.
+    let empty = expecting(64, Some(r#"{"message":""}"#), false).unwrap();
+    assert_eq!(verdict_of(&empty, &hello("{}"), &[], 64), None);
+    assert_eq!(
+        verdict_of(&empty, &hello(r#"{"message":"x"}"#), &[], 64),
+        Some(FailureKind::Body)
+    );
+    // Lists and maps are compared whole; a number as JSON's string or number.
+    let list = expecting(
+        64,
+        Some(r#"{"codes":[1,"2"],"inner":{"counts":{"a":1}}}"#),
+        false,
+    )
+    .unwrap();
+    let good = hello(r#"{"codes":[1,2],"inner":{"counts":{"a":1}}}"#);
+    assert_eq!(verdict_of(&list, &good, &[], 64), None);
+    for bad in [
+        r#"{"codes":[1,2,3],"inner":{"counts":{"a":1}}}"#,
+        r#"{"codes":[1,2],"inner":{"counts":{"a":1,"b":2}}}"#,
+    ] {
+        assert_eq!(
+            verdict_of(&list, &hello(bad), &[], 64),
+            Some(FailureKind::Body),
+            "{bad}"
+        );
+    }
+    // A failed call is counted under its status, not as an unexpected reply.
+    let mut c = Call::default();
+    c.begin();
+    c.head(true, None, false);
+    c.frames
+        .feed(&framed(0, &hello(r#"{"message":"no"}"#)), &r, &[]);
+    c.trailers(Some(Status::Code(14)));
+    assert_eq!(c.verdict(200), Some(FailureKind::GrpcUnavailable));
+}
+
+#[test]
+fn expected_json_that_does_not_fit_the_output_type_is_refused() {
+    for (json, says) in [
+        (r#"{"mesage":"x"}"#, "mesage"),
+        (r#"{"message":1}"#, "string"),
+        (r#"["x"]"#, "not a JSON object"),
+        ("{", "EOF"),
+    ] {
+        let e = expecting(64, Some(json), false).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--expect-json: ") && e.contains(says),
+            "{json}: {e}"
+        );
+    }
+}
+
+#[test]
+fn an_echo_is_the_request_however_it_is_encoded() {
+    let r = expecting(64, None, true).unwrap();
+    let sent = hello(r#"{"message":"hi","codes":[1,2]}"#);
+    assert_eq!(verdict_of(&r, &sent, &sent, 1), None);
+    // The same message, its fields in another order and its list unpacked.
+    let mut reordered = vec![0x1d, 1, 0, 0, 0, 0x1d, 2, 0, 0, 0];
+    reordered.extend_from_slice(b"\x0a\x02hi");
+    assert_ne!(reordered, sent);
+    assert_eq!(verdict_of(&r, &reordered, &sent, 3), None);
+    for other in [r#"{"message":"ho","codes":[1,2]}"#, r#"{"message":"hi"}"#] {
+        assert_eq!(
+            verdict_of(&r, &hello(other), &sent, 64),
+            Some(FailureKind::Body),
+            "{other}"
+        );
+    }
+    // A request that is not a reply cannot be echoed.
+    assert_eq!(
+        verdict_of(&r, &hello("{}"), &[0xff], 64),
+        Some(FailureKind::Body)
+    );
+}
+
+#[test]
+fn a_list_s_messages_are_encoded_with_their_values_drawn() {
+    use shootout_model::messages::MessageList;
+    use shootout_model::requests::Order;
+    let input = pool()
+        .get_message_by_name("helloworld.HelloRequest")
+        .unwrap();
+    let request = |json: &str| {
+        let mut de = serde_json::Deserializer::from_str(json);
+        framed(
+            0,
+            &DynamicMessage::deserialize(input.clone(), &mut de)
+                .unwrap()
+                .encode_to_vec(),
+        )
+    };
+    let list = MessageList::parse(
+        "m.jsonl",
+        "{\"name\":\"fixed\"}\n{\"name\":\"u{seq}\",\"times\":{rand:5-5}}\n",
+        Order::Seq,
+        1,
+    )
+    .unwrap();
+    let m = Messages::new(&input, &list).unwrap();
+    let mut gen = crate::template::Gen::new(1, false, m.len(), 0, 1);
+    let (mut json, mut out) = (Vec::new(), Vec::new());
+    let mut sent = Vec::new();
+    for _ in 0..4 {
+        m.render(&mut gen, &mut json, &mut out);
+        sent.push(out.clone());
+    }
+    assert_eq!(
+        sent,
+        [
+            request(r#"{"name":"fixed"}"#),
+            request(r#"{"name":"u0","times":5}"#),
+            request(r#"{"name":"fixed"}"#),
+            request(r#"{"name":"u1","times":5}"#),
+        ]
+    );
+    // Each line is checked with its values at both ends of their ranges: a number bare
+    // where a string goes, or past int32, is refused with the message's number.
+    for (text, line, says) in [
+        ("{\"name\":\"a\"}\n{\"name\":{seq}}\n", 2, "string"),
+        ("{\"times\":{rand:1-3000000000}}\n", 1, "out of range"),
+        ("{\"nme\":\"a\"}\n", 1, "nme"),
+    ] {
+        let list = MessageList::parse("m.jsonl", text, Order::Seq, 1).unwrap();
+        let e = Messages::new(&input, &list).unwrap_err();
+        assert_eq!(e.line, line, "{text}");
+        assert!(e.why.contains(says), "{text}: {e}");
     }
 }

@@ -178,6 +178,19 @@ pub struct Stream {
     recv_window: i64,
     /// A gRPC call's answer so far (unused for other requests).
     grpc: crate::grpc::Call,
+    /// The stream's own body, when the run's bodies vary (a gRPC list's messages; see
+    /// [`Connection::staged`]); the run's body otherwise.
+    own: Vec<u8>,
+}
+
+impl Stream {
+    /// The body the stream sends: its own, or the run's.
+    fn body<'a>(own: &'a [u8], req: &'a Prepared) -> &'a [u8] {
+        match req.messages {
+            Some(_) => own,
+            None => &req.body,
+        }
+    }
 }
 
 /// How the next header block is encoded.
@@ -236,6 +249,10 @@ pub struct Connection {
     pub server: Option<String>,
     /// Journeys: what the connection keeps of each answer ([`Connection::keep`]).
     pub kept: Option<Box<Kept>>,
+    /// When the run's bodies vary (a gRPC list's messages): the body of the next stream
+    /// opened, written by the worker before [`Connection::open`], which takes it (the
+    /// stream's old buffer left in its place).
+    pub staged: Vec<u8>,
 }
 
 /// What a connection keeps of each answer for a journey's user, which sends one request
@@ -276,6 +293,7 @@ impl Connection {
                     body_sent: 0,
                     recv_window: 0,
                     grpc: crate::grpc::Call::default(),
+                    own: Vec::new(),
                 })
                 .collect(),
             active: 0,
@@ -301,6 +319,7 @@ impl Connection {
             sample: 0,
             heads: Vec::new(),
             kept: None,
+            staged: Vec::new(),
         }
     }
 
@@ -474,15 +493,19 @@ impl Connection {
         if req.grpc.is_some() {
             s.grpc.begin();
         }
-        self.write_headers(req, id);
-        if !req.body.is_empty() {
+        if req.messages.is_some() {
+            std::mem::swap(&mut s.own, &mut self.staged);
+        }
+        let bodiless = Stream::body(&self.streams[slot].own, req).is_empty();
+        self.write_headers(req, id, bodiless);
+        if !bodiless {
             self.push_body(req, slot);
         }
         slot
     }
 
     /// Writes the HEADERS (and CONTINUATION) frames of a new stream.
-    fn write_headers(&mut self, req: &Prepared, id: u32) {
+    fn write_headers(&mut self, req: &Prepared, id: u32, end_stream: bool) {
         let mut prefix = [0u8; 8];
         let mut prefix_len = 0;
         if let Some(size) = self.size_update.take() {
@@ -502,7 +525,6 @@ impl Connection {
                 &req.plain
             }
         };
-        let end_stream = req.body.is_empty();
         let total = prefix_len + block.len();
         let max = self.peer_max_frame;
         if total <= max {
@@ -535,18 +557,19 @@ impl Connection {
     /// Writes as much of the body of the stream in `slot` as both windows allow.
     fn push_body(&mut self, req: &Prepared, slot: usize) {
         let s = &mut self.streams[slot];
-        while s.body_sent < req.body.len() {
+        let body = Stream::body(&s.own, req);
+        while s.body_sent < body.len() {
             let window = s.send_window.min(self.send_window);
             if window <= 0 {
                 return;
             }
-            let n = (req.body.len() - s.body_sent)
+            let n = (body.len() - s.body_sent)
                 .min(window as usize)
                 .min(self.peer_max_frame);
-            let end = s.body_sent + n == req.body.len();
+            let end = s.body_sent + n == body.len();
             frame::head(&mut self.out, n, Kind::Data, Flags::data(end), s.id);
             self.out
-                .extend_from_slice(&req.body[s.body_sent..s.body_sent + n]);
+                .extend_from_slice(&body[s.body_sent..s.body_sent + n]);
             s.body_sent += n;
             s.send_window -= n as i64;
             self.send_window -= n as i64;
@@ -555,12 +578,12 @@ impl Connection {
 
     /// Sends what the windows now allow of every body still waiting.
     fn push_bodies(&mut self, req: &Prepared) {
-        if req.body.is_empty() {
+        if req.body.is_empty() && req.messages.is_none() {
             return;
         }
         for slot in 0..self.streams.len() {
             let s = &self.streams[slot];
-            if s.id != 0 && !s.done && s.body_sent < req.body.len() {
+            if s.id != 0 && !s.done && s.body_sent < Stream::body(&s.own, req).len() {
                 self.push_body(req, slot);
             }
         }

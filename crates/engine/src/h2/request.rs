@@ -38,6 +38,9 @@ pub struct Prepared {
     pub text: Vec<u8>,
     /// The request is a gRPC call: its answers are checked as gRPC replies.
     pub grpc: Option<crate::grpc::Reply>,
+    /// A gRPC call's messages from a list: each stream sends its own
+    /// ([`super::conn::Connection::staged`]) instead of `body`.
+    pub messages: Option<crate::grpc::Messages>,
 }
 
 /// The field section of `r` ([`fields::section`]), HPACK-encoded three ways. Refuses the
@@ -63,6 +66,7 @@ pub fn prepare(r: &Request) -> Result<Prepared, HeaderError> {
         head_request: r.head(),
         text: fields::request_text(&section, "HTTP/2"),
         grpc: None,
+        messages: None,
     })
 }
 
@@ -143,6 +147,61 @@ mod tests {
         assert_eq!(p.indexed.len(), want.len(), "one byte per field");
         let size: usize = want.iter().map(|(n, v)| n.len() + v.len() + 32).sum();
         assert_eq!(p.table_size, size);
+    }
+
+    /// Regression: a gRPC call went out with `user-agent: shootout/…`, `accept: */*` and a
+    /// `content-length`, which no gRPC client sends.
+    #[test]
+    fn a_grpc_call_carries_grpc_s_fields_and_nothing_else() {
+        let t = Target::parse("http://127.0.0.1:50051/helloworld.Greeter/SayHello").unwrap();
+        let mut spec = shootout_model::LoadSpec::new(t);
+        spec.request = RequestSpec {
+            method: "POST".into(),
+            headers: vec![
+                ("content-type".into(), "application/grpc".into()),
+                ("te".into(), "trailers".into()),
+                ("grpc-timeout".into(), "30000m".into()),
+            ],
+            body: vec![0, 0, 0, 0, 0],
+            keepalive: true,
+        };
+        spec.expect.grpc = Some(shootout_model::GrpcReply {
+            schema: std::sync::Arc::from(&b""[..]),
+            method: "helloworld.Greeter.SayHello".into(),
+            max_message: 1024,
+            json: None,
+        });
+        let reqs = crate::request::Requests::prepare(&spec).unwrap();
+        let p = prepare(&reqs.kinds[0]).unwrap();
+        let want: Vec<(String, String)> = [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":authority", "127.0.0.1:50051"),
+            (":path", "/helloworld.Greeter/SayHello"),
+            (
+                "user-agent",
+                concat!("grpc-shootout/", env!("CARGO_PKG_VERSION")),
+            ),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+            ("grpc-timeout", "30000m"),
+        ]
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(decode(&[&p.first])[0], want);
+        // A user's own agent replaces ours, as over HTTP.
+        spec.request
+            .headers
+            .push(("User-Agent".into(), "grpc-go/1.60".into()));
+        let reqs = crate::request::Requests::prepare(&spec).unwrap();
+        let list = decode(&[&prepare(&reqs.kinds[0]).unwrap().first]).remove(0);
+        let agents: Vec<&str> = list
+            .iter()
+            .filter(|(n, _)| n == "user-agent")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(agents, ["grpc-go/1.60"]);
     }
 
     #[test]

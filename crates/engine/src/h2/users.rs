@@ -78,6 +78,7 @@ impl<'a> Wire<'a> for H2 {
                 text: Vec::new(),
                 // A journey's steps are HTTP; a gRPC call is `load`'s alone.
                 grpc: None,
+                messages: None,
             },
             written: 0,
             queued: None,

@@ -22,6 +22,7 @@ use super::conn::{Connection, Event};
 use super::request::Prepared;
 use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Table, Taken};
 use crate::linger::Closing;
+use crate::template::Gen;
 use crate::transport::Transport;
 use shootout_model::FailureKind;
 use std::io;
@@ -46,6 +47,10 @@ struct Worker<'a> {
     scratch: Vec<usize>,
     /// Connections closed after a connection error, until the server closes its side.
     closing: Closing,
+    /// A gRPC list's next message and its drawn values (unused otherwise).
+    gen: Gen,
+    /// A templated message's text, rendered before it is encoded.
+    json: Vec<u8>,
 }
 
 /// Builds the worker around its `core`.
@@ -61,6 +66,11 @@ pub(crate) fn set_up<'a>(core: Core<'a>, req: &'a Prepared) -> io::Result<impl P
         limit: None,
         scratch: Vec::with_capacity(streams),
         closing: Closing::default(),
+        gen: match &req.messages {
+            Some(m) => Gen::new(m.seed, m.random, m.len(), a.index, sh.workers),
+            None => Gen::new(0, false, 1, a.index, sh.workers),
+        },
+        json: Vec::new(),
     };
     for _ in 0..a.connections {
         w.add(now);
@@ -104,6 +114,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
         self.core.in_flight += 1;
+        self.stage(i);
         self.conns[i]
             .h2
             .open(self.req, due, now, Duration::ZERO, false);
@@ -207,11 +218,20 @@ impl Worker<'_> {
                 break;
             }
             self.core.in_flight += 1;
+            self.stage(i);
             let (start, connect) = self.conns[i].life.carried(now);
             let c = &mut self.conns[i];
             c.h2.open(self.req, start, now, connect, false);
         }
         self.conns[i].life.used();
+    }
+
+    /// Writes the next message of a gRPC list as connection `i`'s next body (nothing to do
+    /// when the run sends one body).
+    fn stage(&mut self, i: usize) {
+        if let Some(m) = &self.req.messages {
+            m.render(&mut self.gen, &mut self.json, &mut self.conns[i].h2.staged);
+        }
     }
 
     /// Sends the oldest request a GOAWAY left unprocessed on connection `i` (it has room).
@@ -220,6 +240,7 @@ impl Worker<'_> {
         // Its latency and deadline count from its first send, as a retried HTTP/1.1
         // request's do.
         let _ = now;
+        self.stage(i);
         self.conns[i]
             .h2
             .open(self.req, r.start, r.sent, r.connect, true);

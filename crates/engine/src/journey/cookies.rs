@@ -24,6 +24,16 @@ struct Cookie {
     created: u64,
 }
 
+/// The attributes of one `Set-Cookie` field that the jar keeps.
+struct Attributes<'f> {
+    /// When it expires (Unix seconds; Max-Age over Expires), if it does.
+    expires: Option<i64>,
+    /// Its Path, when it gave one that starts with `/`.
+    path: Option<&'f [u8]>,
+    /// Whether it goes only over TLS.
+    secure: bool,
+}
+
 /// The cookies of one user for one host.
 #[derive(Debug, Clone, Default)]
 pub struct Jar {
@@ -91,10 +101,30 @@ impl Jar {
         {
             return;
         }
+        let Some(attrs) = self.attributes(parts, now) else {
+            return; // §5.3 step 6: not for this host.
+        };
+        let path = match attrs.path {
+            Some(p) => p.to_vec(),
+            None => default_path(target).to_vec(),
+        };
+        self.store(name, value, path, attrs, now);
+    }
+
+    /// A `Set-Cookie` field's attributes (those after its name and value), read at `now`;
+    /// `None` when its Domain is not this host's. RFC 6265 §5.2.
+    fn attributes<'f>(
+        &self,
+        parts: impl Iterator<Item = &'f [u8]>,
+        now: i64,
+    ) -> Option<Attributes<'f>> {
         let mut expires: Option<i64> = None;
         let mut max_age: Option<i64> = None;
-        let mut path: Option<&[u8]> = None;
-        let mut secure = false;
+        let mut attrs = Attributes {
+            expires: None,
+            path: None,
+            secure: false,
+        };
         for attr in parts {
             let (key, val) = match attr.iter().position(|&b| b == b'=') {
                 Some(i) => (trim(&attr[..i]), trim(&attr[i + 1..])),
@@ -116,19 +146,22 @@ impl Jar {
             } else if key.eq_ignore_ascii_case(b"domain") {
                 let d = val.strip_prefix(b".").unwrap_or(val);
                 if !d.is_empty() && !self.domain_matches(d) {
-                    return; // §5.3 step 6: not for this host.
+                    return None;
                 }
             } else if key.eq_ignore_ascii_case(b"path") {
-                path = (val.first() == Some(&b'/')).then_some(val);
+                attrs.path = (val.first() == Some(&b'/')).then_some(val);
             } else if key.eq_ignore_ascii_case(b"secure") {
-                secure = true;
+                attrs.secure = true;
             }
         }
-        let expires = max_age.or(expires);
-        let path = match path {
-            Some(p) => p.to_vec(),
-            None => default_path(target).to_vec(),
-        };
+        attrs.expires = max_age.or(expires);
+        Some(attrs)
+    }
+
+    /// Stores a cookie (replacing the one of the same name and path, keeping its creation
+    /// order), or deletes it when it expired on arrival; the jar holds at most
+    /// [`MAX_COOKIES`], the oldest going first. RFC 6265 §5.3 steps 11–12.
+    fn store(&mut self, name: &[u8], value: &[u8], path: Vec<u8>, attrs: Attributes, now: i64) {
         let old = self
             .cookies
             .iter()
@@ -140,7 +173,7 @@ impl Jar {
                 self.created
             }
         };
-        if expires.is_some_and(|e| e <= now) {
+        if attrs.expires.is_some_and(|e| e <= now) {
             return; // Deleted, or expired on arrival.
         }
         self.cookies.retain(|c| c.expires.is_none_or(|e| e > now));
@@ -153,8 +186,8 @@ impl Jar {
             name: name.to_vec(),
             value: value.to_vec(),
             path,
-            expires,
-            secure,
+            expires: attrs.expires,
+            secure: attrs.secure,
             created,
         });
     }

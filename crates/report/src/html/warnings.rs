@@ -108,6 +108,8 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::StreamsLimited { .. } => (5, "The server allowed fewer HTTP/2 streams than asked"),
         Warning::WarmUp { .. } => (6, "The first seconds differed from the rest (a warm-up)"),
         Warning::Drifting { .. } => (7, "The figures drifted through the step"),
+        Warning::NotConverged { .. } => (7, "The step did not converge in its time"),
+        Warning::WarmUpNotLevel { .. } => (6, "The automatic warm-up was not level at its bound"),
     }
 }
 

@@ -15,6 +15,12 @@
 //! latency of the repetitions' merged histograms (a journey's duration, think times
 //! included); the fields of one measurement (repetition, status, times, server) empty.
 //! A step's own record has `record` = `step` and empty `name` and `unsent`.
+//!
+//! A step of a plan with `until` says how its conditions went: `until` is `converged` or
+//! `not_converged` (empty without conditions), `until_after_s` when they all held (s
+//! from the step's start), `until_half_widths` each condition's last interval's
+//! relative half-width, space-separated as `p99±5%=0.0312` (`open` when its interval
+//! was open above or nothing was read).
 
 use crate::grid::csv_record;
 use crate::safe::csv_text;
@@ -43,7 +49,7 @@ const HEAD: [&str; 14] = [
 ];
 
 /// The columns after them.
-const TAIL: [&str; 17] = [
+const TAIL: [&str; 20] = [
     "rps",
     "ok_rps",
     "mean_ms",
@@ -61,6 +67,9 @@ const TAIL: [&str; 17] = [
     "record",
     "name",
     "unsent",
+    "until",
+    "until_after_s",
+    "until_half_widths",
 ];
 
 /// The columns, in order: [`HEAD`], a `fail_NAME` column per failure class, [`TAIL`].
@@ -124,6 +133,7 @@ pub fn csv(run: &StoredRun) -> String {
             None => fields.extend([String::new(), String::new(), String::new()]),
         }
         fields.extend(["step".to_string(), String::new(), String::new()]);
+        fields.extend(until_fields(&s.result));
         csv_record(&mut out, &fields);
     }
     for b in shootout_analysis::journeys::blocks(run) {
@@ -165,10 +175,42 @@ pub fn csv(run: &StoredRun) -> String {
                 csv_text(&k.label).into_owned(),
                 k.unsent.to_string(),
             ]);
+            fields.extend(std::iter::repeat_n(String::new(), 3));
             csv_record(&mut out, &fields);
         }
     }
     out
+}
+
+/// A step's `until`, `until_after_s` and `until_half_widths` fields (empty without
+/// conditions).
+fn until_fields(r: &shootout_model::RunResult) -> [String; 3] {
+    let Some(u) = &r.until else {
+        return [String::new(), String::new(), String::new()];
+    };
+    let widths: Vec<String> = u
+        .conditions
+        .iter()
+        .zip(&u.last)
+        .map(|(c, r)| {
+            let w = r.filter(|r| !r.open_above).map(|r| r.width());
+            match w.filter(|w| w.is_finite()) {
+                Some(w) => format!("{c}={w:.4}"),
+                None => format!("{c}=open"),
+            }
+        })
+        .collect();
+    [
+        if u.converged.is_some() {
+            "converged"
+        } else {
+            "not_converged"
+        }
+        .to_string(),
+        u.converged
+            .map_or(String::new(), |d| format!("{:.3}", d.as_secs_f64())),
+        widths.join(" "),
+    ]
 }
 
 /// A level's `level_kind`, `connections` and `rate_rps` fields.

@@ -191,6 +191,8 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
             "peak_processes": peak([s], |r| r.processes),
         },
         "warnings": s.result.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+        "until": crate::json::until_json(&s.result),
+        "warm_up": crate::json::warm_up_json(&s.result),
         "requests_by_target": if s.result.targets.is_empty() {
             Value::Array(Vec::new())
         } else {

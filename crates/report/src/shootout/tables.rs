@@ -143,7 +143,7 @@ pub(crate) fn percent_of_base(c: &Cell, base: Option<&Cell>) -> String {
         .map_or("–".into(), |b| format!("{:.0}%", c.rps * 100.0 / b.rps))
 }
 
-/// `c=1: wsgiref is 1.04 times slower than http.server (95% interval 1.02–1.06;
+/// `c=1: wsgiref is 1.04 times slower than http.server (this run's 95% interval 1.02–1.06;
 /// significantly slower)` for each non-baseline cell (see [`ratio_phrase`]).
 pub(crate) fn ratio_lines(a: &Analysis, l: &LevelBlock) -> Vec<String> {
     let Some(b) = a.baseline else {

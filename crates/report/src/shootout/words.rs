@@ -4,12 +4,13 @@
 //! too). Nothing is decided here: the numbers and the conditions come from
 //! `shootout-analysis`.
 
+use crate::grid::at_label;
 use crate::grid::plural;
 use crate::sentences::{load_text, noise_advice, noisy_text, sentence};
 use shootout_analysis::cells::{Ratio, WorkloadBlock};
 use shootout_analysis::evidence::Difference;
 use shootout_analysis::ranking::Ranking;
-use shootout_analysis::{Analysis, CellAt, RunWarning};
+use shootout_analysis::{Analysis, RunWarning};
 use shootout_model::{LoadLevel, Protocol};
 
 /// What a WebSocket workload's requests are, beside its name in the run's reports, in
@@ -111,16 +112,6 @@ pub(crate) fn served_title(level: LoadLevel) -> String {
     format!("Percentage of the requests served within a certain time (ms), {level}")
 }
 
-/// `nginx · hello · c=8`.
-pub fn cell_label(contender: &str, workload: &str, level: LoadLevel) -> String {
-    format!("{contender} · {workload} · {level}")
-}
-
-/// [`cell_label`] of a warning's cell.
-pub(crate) fn at_label(at: &CellAt) -> String {
-    cell_label(&at.contender, &at.workload, at.level)
-}
-
 /// `run 3`, or `runs 3, 5` for runs read as one (`shootout report --runs`).
 pub(crate) fn runs_label(run: &shootout_model::stored::StoredRun) -> String {
     if run.also.is_empty() {
@@ -134,7 +125,7 @@ pub(crate) fn runs_label(run: &shootout_model::stored::StoredRun) -> String {
 }
 
 /// What the signs of a ranking line mean, printed once above the lines.
-pub const RANKING_LEGEND: &str = "Ranking by good-answer req/s (≫ significantly faster by 2× or more, > significantly faster, ≈ no significant difference, ? too little evidence; 95% confidence, neighbours only)";
+pub const RANKING_LEGEND: &str = "Ranking by good-answer req/s (≫ significantly faster by 2× or more, > significantly faster, ≈ no significant difference, ? too little evidence; 95% confidence for this run, neighbours only)";
 
 /// `c=120: nginx ≫ httpd ≈ handler > uwsgi` for each level of workload `w` with two or
 /// more contenders.
@@ -168,7 +159,7 @@ pub(crate) fn ranking_lines(a: &Analysis, w: &WorkloadBlock) -> Vec<String> {
         .collect()
 }
 
-/// `("1.04 times slower", "95% interval 1.02–1.06; significantly slower")`: the ratio and
+/// `("1.04 times slower", "this run's 95% interval 1.02–1.06; significantly slower")`: the ratio and
 /// the interval of the test behind the rankings (`d`, the contender over the baseline),
 /// beside its verdict, so that one figure is given for both; with too little evidence to
 /// test, the ratio of the medians (`r`) and what to do.
@@ -189,7 +180,10 @@ pub(crate) fn ratio_phrase(r: &Ratio, d: Option<&Difference>) -> (String, String
     } else {
         "no significant difference".to_string()
     };
-    (times, format!("95% interval {interval}; {verdict}"))
+    (
+        times,
+        format!("this run's 95% interval {interval}; {verdict}"),
+    )
 }
 
 /// `("1.04 times slower", "1.02–1.06")`: B over A's `ratio` and its 95% interval

@@ -3,7 +3,7 @@
 //! their CONTINUATION, DATA against the content-length, RST_STREAM, GOAWAY, PING — with
 //! the events and the frames to write that follow.
 
-use super::{ConnError, Connection, Event, Fed, Hpack, MAX_BLOCK_FRAMES, MAX_HEADER_BLOCK};
+use super::{ConnError, Connection, Event, Fed, Hpack, Stream, MAX_BLOCK_FRAMES, MAX_HEADER_BLOCK};
 use super::{MAX_QUEUED_CONTROL, MAX_SERVER, RECV_WINDOW};
 use crate::codec::decimal::parse as parse_decimal;
 use crate::fields;
@@ -349,7 +349,8 @@ impl Connection {
         let s = &mut self.streams[slot];
         s.exchange.body(body);
         if let Some(reply) = &req.grpc {
-            s.grpc.frames.feed(body, reply);
+            let sent = Stream::body(&s.own, req).get(5..).unwrap_or_default();
+            s.grpc.frames.feed(body, reply, sent);
         }
         if let Some(k) = self.kept.as_deref_mut() {
             let room = k.body_max.saturating_sub(k.body.len());

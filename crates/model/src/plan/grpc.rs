@@ -1,0 +1,170 @@
+//! A plan's gRPC workloads (`protocol = "grpc"`): a unary call of `method`
+//! (`package.Service/Method`) with the schema from `proto` or `protoset` (relative to the
+//! plan's directory), the request from `message` (JSON) or a list of them (`messages`),
+//! and what a good reply holds (`expect.json`, `expect.echo`). The call is an HTTP/2
+//! stream (`streams` as for `h2`); the files are read and the messages checked against
+//! the schema by whoever loads the plan's files (the model does no I/O). Each refusal
+//! names the workload, the key and the fix, at the key's line.
+
+use super::{FileWorkload, PlanError, Reader};
+use std::path::PathBuf;
+use toml::Spanned;
+
+/// What a gRPC workload calls, before its files are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrpcWorkload {
+    /// `method`: `package.Service/Method`.
+    pub method: String,
+    /// `proto`: a `.proto` file (its imports beside it).
+    pub proto: Option<PathBuf>,
+    /// `protoset`: protoc's `--descriptor_set_out` file.
+    pub protoset: Option<PathBuf>,
+    /// `message`: the request in protobuf's JSON mapping (none with `messages`; `{}`
+    /// without either).
+    pub message: Option<String>,
+    /// `expect.json`: fields the reply must hold, as JSON.
+    pub expect_json: Option<String>,
+}
+
+/// Where a key was given, if it was.
+fn span<T>(key: &Option<Spanned<T>>) -> Option<std::ops::Range<usize>> {
+    key.as_ref().map(Spanned::span)
+}
+
+/// Whether the workload (or `[load]`, `load_protocol`) says `protocol = "grpc"`.
+pub(super) fn asked(w: &FileWorkload, load_protocol: Option<&Spanned<String>>) -> bool {
+    w.protocol
+        .as_ref()
+        .or(load_protocol)
+        .is_some_and(|p| p.get_ref().eq_ignore_ascii_case("grpc"))
+}
+
+impl Reader<'_> {
+    /// The gRPC keys of a workload that is not gRPC's are refused.
+    pub(super) fn no_grpc_keys(&self, name: &str, w: &FileWorkload) -> Result<(), PlanError> {
+        let given = [
+            ("proto", w.proto.as_ref().map(Spanned::span)),
+            ("protoset", w.protoset.as_ref().map(Spanned::span)),
+            (
+                "expect.json",
+                w.expect
+                    .as_ref()
+                    .filter(|e| e.get_ref().json.is_some())
+                    .map(Spanned::span),
+            ),
+        ];
+        match given.into_iter().find_map(|(k, s)| Some((k, s?))) {
+            Some((key, span)) => Err(self.err(
+                span.start,
+                format!("workload '{name}': {key} is a gRPC call's: add protocol = \"grpc\" (and method = \"package.Service/Method\"), or remove {key}"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// A gRPC workload's call: its method, schema and message, the HTTP keys it cannot
+    /// take refused.
+    pub(super) fn grpc(
+        &self,
+        name: &str,
+        at: usize,
+        w: &FileWorkload,
+    ) -> Result<GrpcWorkload, PlanError> {
+        let err = |span: Option<std::ops::Range<usize>>, why: String| {
+            self.err(
+                span.map_or(at, |s| s.start),
+                format!("workload '{name}': {why}"),
+            )
+        };
+        let Some(m) = &w.method else {
+            return Err(err(None, "protocol = \"grpc\" calls a method: add method = \"package.Service/Method\", e.g. method = \"helloworld.Greeter/SayHello\"".into()));
+        };
+        let method = m.get_ref().trim_start_matches('/').to_string();
+        let well_formed = method
+            .split_once('/')
+            .is_some_and(|(s, f)| !s.is_empty() && !f.is_empty() && !f.contains('/'))
+            && !method.bytes().any(|b| b <= b' ' || b == 0x7f);
+        if !well_formed {
+            return Err(err(Some(m.span()), format!("method = \"{}\" names no gRPC method: write it as \"package.Service/Method\", e.g. \"helloworld.Greeter/SayHello\"", m.get_ref())));
+        }
+        let http_keys = [
+            ("path", span(&w.path), "the path is the method's"),
+            (
+                "body",
+                span(&w.body),
+                "the request is message = '{…}' (JSON)",
+            ),
+            (
+                "requests",
+                span(&w.requests),
+                "a list is messages = \"FILE\"",
+            ),
+            (
+                "journey",
+                span(&w.journey),
+                "a journey's steps are HTTP requests",
+            ),
+            ("hold", span(&w.hold), "hold is WebSocket's"),
+        ];
+        if let Some((key, span, why)) = http_keys.into_iter().find_map(|(k, s, y)| Some((k, s?, y)))
+        {
+            return Err(err(
+                Some(span),
+                format!("{key} does not apply to protocol = \"grpc\" ({why}): remove {key}"),
+            ));
+        }
+        if w.body_file.is_some() {
+            return Err(err(None, "body_file does not apply to protocol = \"grpc\" (the request is message = '{…}', JSON): remove body_file".into()));
+        }
+        if let Some(e) = &w.expect {
+            let x = e.get_ref();
+            let http = [
+                ("status", x.status.is_some()),
+                ("body_contains", x.body_contains.is_some()),
+                ("length", x.length.is_some()),
+            ];
+            if let Some((key, _)) = http.into_iter().find(|(_, g)| *g) {
+                return Err(err(Some(e.span()), format!("expect.{key} does not apply to protocol = \"grpc\" (a call is answered 200 and judged by its grpc-status): check the reply with expect.json or expect.echo")));
+            }
+        }
+        let (proto, protoset) = match (&w.proto, &w.protoset) {
+            (Some(p), None) => (Some(PathBuf::from(p.get_ref())), None),
+            (None, Some(p)) => (None, Some(PathBuf::from(p.get_ref()))),
+            (Some(_), Some(p)) => {
+                return Err(err(
+                    Some(p.span()),
+                    "give proto or protoset, not both".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(err(None, "a gRPC call needs its schema: add proto = \"FILE.proto\" (imports beside it) or protoset = \"FILE\" (protoc --include_imports --descriptor_set_out), relative to the plan's directory".into()));
+            }
+        };
+        if let (Some(m), Some(_)) = (&w.message, &w.messages) {
+            return Err(err(
+                Some(m.span()),
+                "give message or messages, not both".into(),
+            ));
+        }
+        let expect_json = match w.expect.as_ref().and_then(|e| e.get_ref().json.as_ref()) {
+            None => None,
+            Some(toml::Value::String(s)) => Some(s.clone()),
+            Some(v @ toml::Value::Table(_)) => Some(serde_json::to_string(v).map_err(|e| {
+                err(
+                    w.expect.as_ref().map(Spanned::span),
+                    format!("expect.json: {e}"),
+                )
+            })?),
+            Some(_) => {
+                return Err(err(w.expect.as_ref().map(Spanned::span), "expect.json is the fields the reply must hold: write a table, expect = { json = { message = \"hello x\" } }, or a JSON string".into()));
+            }
+        };
+        Ok(GrpcWorkload {
+            method,
+            proto,
+            protoset,
+            message: w.message.as_ref().map(|m| m.get_ref().clone()),
+            expect_json,
+        })
+    }
+}
