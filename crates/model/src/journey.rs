@@ -360,6 +360,105 @@ struct Scope {
     captured: Vec<String>,
 }
 
+/// What a step's templates are resolved against while it is read: the journey's
+/// variables so far (captures add theirs), those defined before the step, its data file.
+struct Names<'a> {
+    vars: &'a mut Vec<String>,
+    scope: &'a mut Scope,
+    data: Option<&'a Data>,
+}
+
+/// How a journey's steps follow each other, built as they are read in order, with the scope
+/// each step is read in. The alternatives of a group see the scope before the group (and
+/// their own earlier steps); after it each alternative's captures count as defined (a value
+/// a step not chosen would have captured is a failure of the step that needs it, when it
+/// runs).
+struct Layout {
+    segments: Vec<Segment>,
+    /// The group being read: its alternatives, each the indexes of its steps.
+    group: Vec<Vec<usize>>,
+    /// The task of the last step read in a group.
+    task: Option<String>,
+    /// The scope outside groups, or before the group being read.
+    scope: Scope,
+    /// The scope after the group being read: the union of its alternatives'.
+    after_group: Scope,
+    /// The scope of the alternative being read.
+    alternative: Scope,
+    /// Whether the step being read is in a group, and continues the last step's task.
+    in_group: bool,
+    continues: bool,
+}
+
+impl Layout {
+    fn new(scope: Scope) -> Layout {
+        Layout {
+            segments: Vec::new(),
+            group: Vec::new(),
+            task: None,
+            after_group: scope.clone(),
+            alternative: scope.clone(),
+            scope,
+            in_group: false,
+            continues: false,
+        }
+    }
+
+    /// The scope the next step is read in; a weight on a task's later step is an error
+    /// (where it is, and the task's name).
+    fn enter(&mut self, raw: &FileStep) -> Result<Scope, (usize, String)> {
+        let in_group = raw.weight.is_some() || raw.task.is_some();
+        let this_task = raw.task.as_ref().map(|t| t.get_ref().clone());
+        let continues = in_group && this_task.is_some() && this_task == self.task;
+        if !in_group && !self.group.is_empty() {
+            self.segments
+                .push(Segment::Choice(std::mem::take(&mut self.group)));
+            self.scope = self.after_group.clone();
+        }
+        if in_group && self.group.is_empty() {
+            self.after_group = self.scope.clone();
+        }
+        if in_group && !continues {
+            self.alternative = self.scope.clone();
+        }
+        if let (true, Some(w)) = (continues, &raw.weight) {
+            return Err((w.span().start, self.task.clone().unwrap_or_default()));
+        }
+        self.task = if in_group { this_task } else { None };
+        self.in_group = in_group;
+        self.continues = continues;
+        Ok(if in_group {
+            self.alternative.clone()
+        } else {
+            self.scope.clone()
+        })
+    }
+
+    /// The step just read, at `index`, with the scope it left (`vars` variables in all).
+    fn leave(&mut self, mut own: Scope, index: usize, vars: usize) {
+        if self.in_group {
+            match (self.continues, self.group.last_mut()) {
+                (true, Some(alt)) => alt.push(index),
+                _ => self.group.push(vec![index]),
+            }
+            own.defined.resize(vars, false);
+            self.after_group.defined.resize(vars, false);
+            self.after_group.union(&own);
+            self.alternative = own;
+        } else {
+            self.segments.push(Segment::One(index));
+            self.scope = own;
+        }
+    }
+
+    fn end(mut self) -> Vec<Segment> {
+        if !self.group.is_empty() {
+            self.segments.push(Segment::Choice(self.group));
+        }
+        self.segments
+    }
+}
+
 impl Scope {
     fn union(&mut self, other: &Scope) {
         for (a, b) in self.defined.iter_mut().zip(&other.defined) {
@@ -434,92 +533,7 @@ impl Reader<'_> {
             }
             Some(d) => Some(self.data(j, d, base, read, &who, &mut vars)?),
         };
-        if j.step.is_empty() {
-            return Err(self.err(
-                at,
-                format!("{who} has no step: add [[journey.step]] tables after it"),
-            ));
-        }
-        if j.step.len() > MAX_ITEMS {
-            return Err(self.err(at, format!("{who}: more than {MAX_ITEMS} steps")));
-        }
-        let mut scope = Scope {
-            defined: vec![true; vars.len()],
-            captured: j
-                .step
-                .iter()
-                .filter_map(|s| s.get_ref().capture.as_ref())
-                .flat_map(|c| c.get_ref().keys().cloned())
-                .collect(),
-            ..Scope::default()
-        };
-        // Steps are read in order. The alternatives of a group see the scope before the
-        // group (and their own earlier steps); after it each alternative's captures count
-        // as defined (a value a step not chosen would have captured is a failure of the
-        // step that needs it, when it runs).
-        let mut steps: Vec<Step> = Vec::new();
-        let mut segments = Vec::new();
-        let mut group: Vec<Vec<usize>> = Vec::new();
-        let mut task: Option<String> = None;
-        let mut before_group = scope.clone();
-        let mut after_group = scope.clone();
-        let mut alt_scope = scope.clone();
-        for s in &j.step {
-            let raw = s.get_ref();
-            let in_group = raw.weight.is_some() || raw.task.is_some();
-            let this_task = raw.task.as_ref().map(|t| t.get_ref().clone());
-            let continues = in_group && this_task.is_some() && this_task == task;
-            if !in_group && !group.is_empty() {
-                segments.push(Segment::Choice(std::mem::take(&mut group)));
-                scope = after_group.clone();
-            }
-            if in_group && group.is_empty() {
-                before_group = scope.clone();
-                after_group = scope.clone();
-            }
-            if in_group && !continues {
-                alt_scope = before_group.clone();
-            }
-            if let (true, Some(w)) = (continues, &raw.weight) {
-                return Err(self.err(
-                    w.span().start,
-                    format!("{who}: weight is given on a task's first step only (task \"{}\" has one already): remove this one", task.as_deref().unwrap_or("")),
-                ));
-            }
-            task = if in_group { this_task } else { None };
-            let mut own = if in_group {
-                alt_scope.clone()
-            } else {
-                scope.clone()
-            };
-            let step = self.step(s, &who, &mut vars, &mut own, data.as_ref(), base, read)?;
-            if steps.iter().any(|k| k.name == step.name) {
-                return Err(self.err(
-                    s.span().start,
-                    format!(
-                        "{who}: two steps are named \"{}\": give each step its own name (reports count by it)",
-                        step.name
-                    ),
-                ));
-            }
-            if in_group {
-                match (continues, group.last_mut()) {
-                    (true, Some(alt)) => alt.push(steps.len()),
-                    _ => group.push(vec![steps.len()]),
-                }
-                own.defined.resize(vars.len(), false);
-                after_group.defined.resize(vars.len(), false);
-                after_group.union(&own);
-                alt_scope = own;
-            } else {
-                segments.push(Segment::One(steps.len()));
-                scope = own;
-            }
-            steps.push(step);
-        }
-        if !group.is_empty() {
-            segments.push(Segment::Choice(group));
-        }
+        let (steps, segments) = self.steps(j, at, &who, &mut vars, data.as_ref(), base, read)?;
         if steps.iter().all(|s| s.once) {
             return Err(self.err(
                 at,
@@ -536,6 +550,70 @@ impl Reader<'_> {
             vars,
             line: self.line(at),
         })
+    }
+
+    /// The journey's steps in order, and how they follow each other: one after another, or
+    /// a group of weighted alternatives (tasks) of which each journey runs one.
+    #[allow(clippy::too_many_arguments)]
+    fn steps(
+        &self,
+        j: &FileJourney,
+        at: usize,
+        who: &str,
+        vars: &mut Vec<String>,
+        data: Option<&Data>,
+        base: &Path,
+        read: ReadFile,
+    ) -> Result<(Vec<Step>, Vec<Segment>), JourneyError> {
+        if j.step.is_empty() {
+            return Err(self.err(
+                at,
+                format!("{who} has no step: add [[journey.step]] tables after it"),
+            ));
+        }
+        if j.step.len() > MAX_ITEMS {
+            return Err(self.err(at, format!("{who}: more than {MAX_ITEMS} steps")));
+        }
+        let scope = Scope {
+            defined: vec![true; vars.len()],
+            captured: j
+                .step
+                .iter()
+                .filter_map(|s| s.get_ref().capture.as_ref())
+                .flat_map(|c| c.get_ref().keys().cloned())
+                .collect(),
+            ..Scope::default()
+        };
+        let mut layout = Layout::new(scope);
+        let mut steps: Vec<Step> = Vec::new();
+        for s in &j.step {
+            let raw = s.get_ref();
+            let mut own = layout.enter(raw).map_err(|(at, task)| {
+                self.err(
+                    at,
+                    format!("{who}: weight is given on a task's first step only (task \"{task}\" has one already): remove this one"),
+                )
+            })?;
+            let mut names = Names {
+                vars: &mut *vars,
+                scope: &mut own,
+                data,
+            };
+            let step = self.step(s, who, &mut names, base, read)?;
+            if steps.iter().any(|k| k.name == step.name) {
+                return Err(self.err(
+                    s.span().start,
+                    format!(
+                        "{who}: two steps are named \"{}\": give each step its own name (reports count by it)",
+                        step.name
+                    ),
+                ));
+            }
+            layout.leave(own, steps.len(), vars.len());
+            steps.push(step);
+        }
+        let segments = layout.end();
+        Ok((steps, segments))
     }
 
     fn data(
@@ -593,19 +671,74 @@ impl Reader<'_> {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn step(
         &self,
         s: &Spanned<FileStep>,
         who: &str,
-        vars: &mut Vec<String>,
-        scope: &mut Scope,
-        data: Option<&Data>,
+        names: &mut Names,
         base: &Path,
         read: ReadFile,
     ) -> Result<Step, JourneyError> {
         let at = s.span().start;
         let s = s.get_ref();
+        let (method, path, path_key) = self.request_line(s, at, who)?;
+        let name = match &s.name {
+            Some(n) if n.get_ref().trim().is_empty() => {
+                return Err(self.err(
+                    n.span().start,
+                    format!("{who}: a step's name is empty: name it or remove name (the default is the method and path)"),
+                ))
+            }
+            Some(n) => n.get_ref().trim().to_string(),
+            None => format!("{method} {}", path.get_ref()),
+        };
+        let who = format!("{who}, step \"{name}\"");
+        let target = self.target(path, &path_key, names, &who)?;
+        let mut headers = self.headers(s, names, &who)?;
+        let (body, content_type) = self.body(s, names, &who, base, read)?;
+        let has_type = headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+        if let (Some(ct), false) = (content_type, has_type) {
+            headers.push(("Content-Type".into(), Template::literal(ct)));
+        }
+        check_body(literal_len(&body)).map_err(|e| self.err(at, format!("{who}: {e}")))?;
+        let expect = match &s.expect {
+            None => StepExpect {
+                status: StatusSet::default(),
+                length: None,
+                body_contains: None,
+                json: Vec::new(),
+                within: DEFAULT_WITHIN,
+            },
+            Some(e) => self.expect(e, &who, names)?,
+        };
+        let captures = self.captures(s, names, &who)?;
+        let (repeat, weight) = self.repeat_and_weight(s, &who)?;
+        Ok(Step {
+            name,
+            method,
+            target,
+            headers,
+            body,
+            expect,
+            captures,
+            repeat,
+            weight,
+            task: s.task.as_ref().map(|t| t.get_ref().clone()),
+            go_on: self.goes_on(s, &who)?,
+            once: s.once.unwrap_or(false),
+            line: self.line(at),
+        })
+    }
+
+    /// The step's method, its path as written, and the key that gave the path (for errors).
+    fn request_line<'s>(
+        &self,
+        s: &'s FileStep,
+        at: usize,
+        who: &str,
+    ) -> Result<(String, &'s Spanned<String>, String), JourneyError> {
         let methods = [
             ("GET", &s.get),
             ("POST", &s.post),
@@ -619,31 +752,28 @@ impl Reader<'_> {
             .iter()
             .filter_map(|(m, v)| v.as_ref().map(|v| (m.to_string(), v)))
             .collect();
-        let (method, path, path_key) = match (given.as_slice(), &s.method, &s.path) {
-            ([(m, p)], None, None) => (m.clone(), *p, m.to_ascii_lowercase()),
+        match (given.as_slice(), &s.method, &s.path) {
+            ([(m, p)], None, None) => Ok((m.clone(), *p, m.to_ascii_lowercase())),
             ([], Some(m), Some(p)) => {
                 let upper = m.get_ref().to_ascii_uppercase();
                 check_method(&upper).map_err(|e| self.err(m.span().start, format!("{who}: method: {e}")))?;
-                (upper, p, "path".to_string())
+                Ok((upper, p, "path".to_string()))
             }
-            _ => {
-                return Err(self.err(
-                    at,
-                    format!("{who}: a step says its request once: get = \"/path\" (or post, put, delete, patch, head, options), or method = \"NAME\" with path = \"/path\""),
-                ))
-            }
-        };
-        let name = match &s.name {
-            Some(n) if n.get_ref().trim().is_empty() => {
-                return Err(self.err(
-                    n.span().start,
-                    format!("{who}: a step's name is empty: name it or remove name (the default is the method and path)"),
-                ))
-            }
-            Some(n) => n.get_ref().trim().to_string(),
-            None => format!("{method} {}", path.get_ref()),
-        };
-        let who = format!("{who}, step \"{name}\"");
+            _ => Err(self.err(
+                at,
+                format!("{who}: a step says its request once: get = \"/path\" (or post, put, delete, patch, head, options), or method = \"NAME\" with path = \"/path\""),
+            )),
+        }
+    }
+
+    /// The request target: a path template that starts with `/`.
+    fn target(
+        &self,
+        path: &Spanned<String>,
+        path_key: &str,
+        names: &mut Names,
+        who: &str,
+    ) -> Result<Template, JourneyError> {
         let path_at = path.span().start;
         let literal_path = |lit: &str| template::encoded(lit, Encoding::Path);
         let mut target = Template::parse(path.get_ref(), Encoding::Path, &literal_path)
@@ -660,34 +790,49 @@ impl Reader<'_> {
             }
             _ => {}
         }
-        self.resolve(&mut target, vars, scope, data, path_at, &who, &path_key)?;
+        self.resolve(&mut target, names, path_at, who, path_key)?;
+        Ok(target)
+    }
+
+    /// The step's own headers, each a template checked as a header may be sent.
+    fn headers(
+        &self,
+        s: &FileStep,
+        names: &mut Names,
+        who: &str,
+    ) -> Result<Vec<(String, Template)>, JourneyError> {
         let mut headers = Vec::new();
-        if let Some(h) = &s.headers {
-            for (k, v) in h.get_ref() {
-                let mut t = Template::parse(v, Encoding::Header, &|l| l.to_string())
-                    .map_err(|e| self.err(h.span().start, format!("{who}: headers.{k}: {e}")))?;
-                let lit: String = t
-                    .pieces
-                    .iter()
-                    .filter_map(|p| match p {
-                        Piece::Lit(l) => Some(l.as_str()),
-                        Piece::Var(..) => None,
-                    })
-                    .collect();
-                check_header(k, &lit)
-                    .map_err(|e| self.err(h.span().start, format!("{who}: headers.{k}: {e}")))?;
-                self.resolve(
-                    &mut t,
-                    vars,
-                    scope,
-                    data,
-                    h.span().start,
-                    &who,
-                    &format!("headers.{k}"),
-                )?;
-                headers.push((k.clone(), t));
-            }
+        let Some(h) = &s.headers else {
+            return Ok(headers);
+        };
+        for (k, v) in h.get_ref() {
+            let mut t = Template::parse(v, Encoding::Header, &|l| l.to_string())
+                .map_err(|e| self.err(h.span().start, format!("{who}: headers.{k}: {e}")))?;
+            let lit: String = t
+                .pieces
+                .iter()
+                .filter_map(|p| match p {
+                    Piece::Lit(l) => Some(l.as_str()),
+                    Piece::Var(..) => None,
+                })
+                .collect();
+            check_header(k, &lit)
+                .map_err(|e| self.err(h.span().start, format!("{who}: headers.{k}: {e}")))?;
+            self.resolve(&mut t, names, h.span().start, who, &format!("headers.{k}"))?;
+            headers.push((k.clone(), t));
         }
+        Ok(headers)
+    }
+
+    /// The step's body (one of body, form, json, body_file) and the content type it implies.
+    fn body(
+        &self,
+        s: &FileStep,
+        names: &mut Names,
+        who: &str,
+        base: &Path,
+        read: ReadFile,
+    ) -> Result<(Body, Option<&'static str>), JourneyError> {
         let bodies = [
             s.body.as_ref().map(|b| b.span().start),
             s.form.as_ref().map(|b| b.span().start),
@@ -700,15 +845,11 @@ impl Reader<'_> {
                 format!("{who}: give one of body, form, json and body_file"),
             ));
         }
-        let has_type = headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
-        let mut content_type = None;
-        let body = if let Some(b) = &s.body {
+        if let Some(b) = &s.body {
             let mut t = Template::parse(b.get_ref(), Encoding::Raw, &|l| l.to_string())
                 .map_err(|e| self.err(b.span().start, format!("{who}: body: {e}")))?;
-            self.resolve(&mut t, vars, scope, data, b.span().start, &who, "body")?;
-            Body::Template(t)
+            self.resolve(&mut t, names, b.span().start, who, "body")?;
+            Ok((Body::Template(t), None))
         } else if let Some(f) = &s.form {
             let mut t = Template::default();
             for (i, (k, v)) in f.get_ref().iter().enumerate() {
@@ -721,16 +862,14 @@ impl Reader<'_> {
                     .map_err(|e| self.err(f.span().start, format!("{who}: form.{k}: {e}")))?;
                 t.extend(v);
             }
-            self.resolve(&mut t, vars, scope, data, f.span().start, &who, "form")?;
-            content_type = Some("application/x-www-form-urlencoded");
-            Body::Template(t)
+            self.resolve(&mut t, names, f.span().start, who, "form")?;
+            Ok((Body::Template(t), Some("application/x-www-form-urlencoded")))
         } else if let Some(j) = &s.json {
             let mut t = Template::default();
             self.json_template(j.get_ref(), &mut t)
                 .map_err(|e| self.err(j.span().start, format!("{who}: json: {e}")))?;
-            self.resolve(&mut t, vars, scope, data, j.span().start, &who, "json")?;
-            content_type = Some("application/json");
-            Body::Template(t)
+            self.resolve(&mut t, names, j.span().start, who, "json")?;
+            Ok((Body::Template(t), Some("application/json")))
         } else if let Some(f) = &s.body_file {
             let p = base.join(f.get_ref());
             let bytes = read(&p).map_err(|why| {
@@ -743,36 +882,18 @@ impl Reader<'_> {
                     ),
                 )
             })?;
-            Body::Bytes(bytes)
+            Ok((Body::Bytes(bytes), None))
         } else {
-            Body::None
-        };
-        if let (Some(ct), false) = (content_type, has_type) {
-            headers.push(("Content-Type".into(), Template::literal(ct)));
+            Ok((Body::None, None))
         }
-        let literal_len = match &body {
-            Body::Bytes(b) => b.len(),
-            Body::Template(t) => t
-                .pieces
-                .iter()
-                .map(|p| match p {
-                    Piece::Lit(l) => l.len(),
-                    Piece::Var(..) => 0,
-                })
-                .sum(),
-            Body::None => 0,
-        };
-        check_body(literal_len).map_err(|e| self.err(at, format!("{who}: {e}")))?;
-        let expect = match &s.expect {
-            None => StepExpect {
-                status: StatusSet::default(),
-                length: None,
-                body_contains: None,
-                json: Vec::new(),
-                within: DEFAULT_WITHIN,
-            },
-            Some(e) => self.expect(e, &who, vars, scope, data)?,
-        };
+    }
+
+    fn captures(
+        &self,
+        s: &FileStep,
+        names: &mut Names,
+        who: &str,
+    ) -> Result<Vec<Capture>, JourneyError> {
         let mut captures = Vec::new();
         if let Some(c) = &s.capture {
             if c.get_ref().len() > MAX_ITEMS {
@@ -782,9 +903,18 @@ impl Reader<'_> {
                 ));
             }
             for (name, cap) in c.get_ref() {
-                captures.push(self.capture(name, cap, &who, vars, scope, data)?);
+                captures.push(self.capture(name, cap, who, names)?);
             }
         }
+        Ok(captures)
+    }
+
+    /// How many times in a row the step is sent (1 when not said) and its weight in a group.
+    fn repeat_and_weight(
+        &self,
+        s: &FileStep,
+        who: &str,
+    ) -> Result<(u32, Option<u32>), JourneyError> {
         let count = |v: &Option<Spanned<i64>>, key: &str, max: u32, why: &str| match v {
             None => Ok(None),
             Some(n) => match positive(*n.get_ref()) {
@@ -811,63 +941,32 @@ impl Reader<'_> {
             u32::MAX,
             "a step of weight 0 is never chosen: remove it instead",
         )?;
-        let go_on = match s.on_failure.as_ref().map(|o| (o.span().start, o.get_ref().as_str())) {
-            None | Some((_, "stop")) => false,
-            Some((_, "go on")) => true,
-            Some((at, other)) => {
-                return Err(self.err(
-                    at,
-                    format!("{who}: on_failure = \"{other}\": write \"stop\" (the journey ends there, the default) or \"go on\""),
-                ))
-            }
-        };
-        Ok(Step {
-            name,
-            method,
-            target,
-            headers,
-            body,
-            expect,
-            captures,
-            repeat,
-            weight,
-            task: s.task.as_ref().map(|t| t.get_ref().clone()),
-            go_on,
-            once: s.once.unwrap_or(false),
-            line: self.line(at),
-        })
+        Ok((repeat, weight))
+    }
+
+    /// Whether the journey goes on after this step fails (`on_failure = "go on"`).
+    fn goes_on(&self, s: &FileStep, who: &str) -> Result<bool, JourneyError> {
+        match s.on_failure.as_ref().map(|o| (o.span().start, o.get_ref().as_str())) {
+            None | Some((_, "stop")) => Ok(false),
+            Some((_, "go on")) => Ok(true),
+            Some((at, other)) => Err(self.err(
+                at,
+                format!("{who}: on_failure = \"{other}\": write \"stop\" (the journey ends there, the default) or \"go on\""),
+            )),
+        }
     }
 
     fn expect(
         &self,
         e: &Spanned<FileExpect>,
         who: &str,
-        vars: &mut [String],
-        scope: &mut Scope,
-        data: Option<&Data>,
+        names: &mut Names,
     ) -> Result<StepExpect, JourneyError> {
         let at = e.span().start;
         let e = e.get_ref();
         let status = match &e.status {
             None => StatusSet::default(),
-            Some(s) => {
-                let text = match s.get_ref() {
-                    toml::Value::Integer(i) => i.to_string(),
-                    toml::Value::String(t) => t.clone(),
-                    toml::Value::Array(a) => a
-                        .iter()
-                        .map(|v| match v {
-                            toml::Value::Integer(i) => i.to_string(),
-                            toml::Value::String(t) => t.clone(),
-                            other => other.to_string(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    other => other.to_string(),
-                };
-                StatusSet::parse(&text)
-                    .map_err(|m| self.err(s.span().start, format!("{who}: expect.status: {m}")))?
-            }
+            Some(s) => self.status(s, who)?,
         };
         let length = match &e.length {
             None => None,
@@ -897,46 +996,14 @@ impl Reader<'_> {
                     .map_err(|m| {
                         self.err(b.span().start, format!("{who}: expect.body_contains: {m}"))
                     })?;
-                self.resolve(
-                    &mut t,
-                    vars,
-                    scope,
-                    data,
-                    b.span().start,
-                    who,
-                    "expect.body_contains",
-                )?;
+                self.resolve(&mut t, names, b.span().start, who, "expect.body_contains")?;
                 Some(t)
             }
         };
-        let mut json = Vec::new();
-        if let Some(j) = &e.json {
-            for (pointer, value) in j.get_ref() {
-                if !(pointer.is_empty() || pointer.starts_with('/')) {
-                    return Err(self.err(
-                        j.span().start,
-                        format!("{who}: expect.json: \"{pointer}\" is not a JSON pointer: write \"/{pointer}\" (RFC 6901)"),
-                    ));
-                }
-                let key = format!("expect.json.\"{pointer}\"");
-                let want = match value {
-                    toml::Value::String(s) => {
-                        let mut t = Template::parse(s, Encoding::Raw, &|l| l.to_string())
-                            .map_err(|m| self.err(j.span().start, format!("{who}: {key}: {m}")))?;
-                        self.resolve(&mut t, vars, scope, data, j.span().start, who, &key)?;
-                        match t.as_literal() {
-                            Some(text) => JsonWant::Value(serde_json::Value::String(text)),
-                            None => JsonWant::Text(t),
-                        }
-                    }
-                    value => JsonWant::Value(
-                        serde_json::to_value(value)
-                            .map_err(|m| self.err(j.span().start, format!("{who}: {key}: {m}")))?,
-                    ),
-                };
-                json.push((pointer.clone(), want));
-            }
-        }
+        let json = match &e.json {
+            None => Vec::new(),
+            Some(j) => self.expect_json(j, who, names)?,
+        };
         let within = match &e.within {
             None => DEFAULT_WITHIN,
             Some(w) => self.within(
@@ -955,6 +1022,62 @@ impl Reader<'_> {
         })
     }
 
+    /// `expect.status`: a code, a range or list as text, or an array of them.
+    fn status(&self, s: &Spanned<toml::Value>, who: &str) -> Result<StatusSet, JourneyError> {
+        let text = match s.get_ref() {
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::String(t) => t.clone(),
+            toml::Value::Array(a) => a
+                .iter()
+                .map(|v| match v {
+                    toml::Value::Integer(i) => i.to_string(),
+                    toml::Value::String(t) => t.clone(),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            other => other.to_string(),
+        };
+        StatusSet::parse(&text)
+            .map_err(|m| self.err(s.span().start, format!("{who}: expect.status: {m}")))
+    }
+
+    /// `expect.json`: JSON pointers and the value each must point at.
+    fn expect_json(
+        &self,
+        j: &Spanned<BTreeMap<String, toml::Value>>,
+        who: &str,
+        names: &mut Names,
+    ) -> Result<Vec<(String, JsonWant)>, JourneyError> {
+        let mut json = Vec::new();
+        for (pointer, value) in j.get_ref() {
+            if !(pointer.is_empty() || pointer.starts_with('/')) {
+                return Err(self.err(
+                    j.span().start,
+                    format!("{who}: expect.json: \"{pointer}\" is not a JSON pointer: write \"/{pointer}\" (RFC 6901)"),
+                ));
+            }
+            let key = format!("expect.json.\"{pointer}\"");
+            let want = match value {
+                toml::Value::String(s) => {
+                    let mut t = Template::parse(s, Encoding::Raw, &|l| l.to_string())
+                        .map_err(|m| self.err(j.span().start, format!("{who}: {key}: {m}")))?;
+                    self.resolve(&mut t, names, j.span().start, who, &key)?;
+                    match t.as_literal() {
+                        Some(text) => JsonWant::Value(serde_json::Value::String(text)),
+                        None => JsonWant::Text(t),
+                    }
+                }
+                value => JsonWant::Value(
+                    serde_json::to_value(value)
+                        .map_err(|m| self.err(j.span().start, format!("{who}: {key}: {m}")))?,
+                ),
+            };
+            json.push((pointer.clone(), want));
+        }
+        Ok(json)
+    }
+
     fn within(&self, w: Option<i64>, at: usize, key: &str) -> Result<usize, JourneyError> {
         match w {
             None => Ok(DEFAULT_WITHIN),
@@ -971,34 +1094,12 @@ impl Reader<'_> {
         name: &str,
         c: &Spanned<FileCapture>,
         who: &str,
-        vars: &mut Vec<String>,
-        scope: &mut Scope,
-        data: Option<&Data>,
+        names: &mut Names,
     ) -> Result<Capture, JourneyError> {
         let at = c.span().start;
         let c = c.get_ref();
         let key = format!("{who}: capture.{name}");
-        let valid_name = name
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
-        if !valid_name {
-            return Err(self.err(at, format!("{key}: a variable's name is letters, digits, _ - and ., starting with a letter or _")));
-        }
-        if BUILTINS.contains(&name) {
-            return Err(self.err(
-                at,
-                format!("{key}: {{{name}}} is the templates' own: name the capture otherwise"),
-            ));
-        }
-        if let Some(d) = data {
-            if d.table.column(name).is_some() {
-                return Err(self.err(at, format!("{key}: the data file {} has a column of this name: name the capture otherwise", d.file)));
-            }
-        }
+        self.capture_name(name, at, &key, names.data)?;
         let from = match (&c.json, &c.header, &c.cookie) {
             (Some(p), None, None) => {
                 if !(p.is_empty() || p.starts_with('/')) {
@@ -1034,15 +1135,15 @@ impl Reader<'_> {
             return Err(self.err(at, format!("{key}: within bounds what is read of the body: a header or cookie capture takes none")));
         }
         let within = self.within(c.within, at, &format!("{key}.within"))?;
-        let slot = match vars.iter().position(|v| v == name) {
+        let slot = match names.vars.iter().position(|v| v == name) {
             Some(s) => s,
             None => {
-                vars.push(name.to_string());
-                vars.len() - 1
+                names.vars.push(name.to_string());
+                names.vars.len() - 1
             }
         };
-        scope.defined.resize(vars.len(), false);
-        scope.defined[slot] = true;
+        names.scope.defined.resize(names.vars.len(), false);
+        names.scope.defined[slot] = true;
         Ok(Capture {
             name: name.to_string(),
             slot,
@@ -1050,6 +1151,38 @@ impl Reader<'_> {
             regex,
             within,
         })
+    }
+
+    /// A capture's name: a variable name, not a template's own nor a data file's column.
+    fn capture_name(
+        &self,
+        name: &str,
+        at: usize,
+        key: &str,
+        data: Option<&Data>,
+    ) -> Result<(), JourneyError> {
+        let valid_name = name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+        if !valid_name {
+            return Err(self.err(at, format!("{key}: a variable's name is letters, digits, _ - and ., starting with a letter or _")));
+        }
+        if BUILTINS.contains(&name) {
+            return Err(self.err(
+                at,
+                format!("{key}: {{{name}}} is the templates' own: name the capture otherwise"),
+            ));
+        }
+        if let Some(d) = data {
+            if d.table.column(name).is_some() {
+                return Err(self.err(at, format!("{key}: the data file {} has a column of this name: name the capture otherwise", d.file)));
+            }
+        }
+        Ok(())
     }
 
     /// A TOML value as a JSON body template: strings are templates whose drawn values are
@@ -1095,17 +1228,15 @@ impl Reader<'_> {
 
     /// Gives each named placeholder its slot; a name no column and no earlier capture
     /// defines, or a reuse of a value never drawn, is an error.
-    #[allow(clippy::too_many_arguments)]
     fn resolve(
         &self,
         t: &mut Template,
-        vars: &[String],
-        scope: &mut Scope,
-        data: Option<&Data>,
+        names: &mut Names,
         at: usize,
         who: &str,
         key: &str,
     ) -> Result<(), JourneyError> {
+        let Names { vars, scope, data } = names;
         for p in &mut t.pieces {
             let Piece::Var(source, _, slot) = p else {
                 continue;
@@ -1148,6 +1279,22 @@ impl Reader<'_> {
 /// A whole number from 1, as `u32`.
 fn positive(n: i64) -> Option<u32> {
     u32::try_from(n).ok().filter(|&n| n > 0)
+}
+
+/// The bytes of a body known before any value is drawn into it.
+fn literal_len(body: &Body) -> usize {
+    match body {
+        Body::Bytes(b) => b.len(),
+        Body::Template(t) => t
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Lit(l) => l.len(),
+                Piece::Var(..) => 0,
+            })
+            .sum(),
+        Body::None => 0,
+    }
 }
 
 fn form_lit(l: &str) -> String {

@@ -925,38 +925,7 @@ impl fmt::Display for Warning {
                 "the generator was busy {:.0}% of the run on its busiest thread: the limit may be shootout's, not the server's (add --threads, or pin server and generator to different CPUs)",
                 busiest_thread * 100.0
             ),
-            // Who was late decides the advice: connections all waiting on the server mean
-            // the server (at this many connections) could not keep up; a free connection
-            // and a late send mean shootout's own loop fell behind.
-            Warning::ScheduleNotKept { target_rps, achieved_rps, late, waited, capped, starved, journeys } => {
-                let (rate, sent) = if *journeys {
-                    ("journeys/s", "journeys started")
-                } else {
-                    ("req/s", "requests sent")
-                };
-                write!(f, "the schedule of {target_rps:.0} {rate} was not kept: {achieved_rps:.0} {rate} {}, {late} {sent} late, ", if *journeys { "started" } else { "sent" })?;
-                match (capped, starved) {
-                    (true, _) if *waited * 2 >= *late => write!(
-                        f,
-                        "{waited} of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up with this rate at this many connections (raise --max-connections only if it can take more requests at once; else lower --rate)"
-                    ),
-                    _ if *waited * 2 >= *late => write!(
-                        f,
-                        "{waited} of them because every connection was waiting on the server while it turned new ones away or was slow to accept them: the server could not keep up with this rate (lower --rate)"
-                    ),
-                    (_, Some(busy)) => write!(
-                        f,
-                        "{} of them while a connection was free, though shootout's busiest thread was busy only {:.0}% of the time: its threads were ready but waited for a CPU that the server or other processes held (pin server and generator to different CPUs: taskset for the server, --cpus for shootout)",
-                        late - waited,
-                        busy * 100.0
-                    ),
-                    (_, None) => write!(
-                        f,
-                        "{} of them while a connection was free: shootout's own loop fell behind (add --threads, pin server and generator to different CPUs, or lower --rate)",
-                        late - waited
-                    ),
-                }
-            }
+            Warning::ScheduleNotKept { .. } => schedule_not_kept(f, self),
             Warning::ConnectFailed { count } => write!(
                 f,
                 "{count} connection attempts failed (server down, listen backlog full, or out of file descriptors/ports)"
@@ -1013,48 +982,116 @@ impl fmt::Display for Warning {
                 p_value(*p),
                 seconds
             ),
-            Warning::Drifting { seconds, latency_change, latency_p, throughput_change, throughput_p } => {
-                let mut parts = Vec::new();
-                for (what, change, p) in [("latency", latency_change, latency_p), ("answers per second", throughput_change, throughput_p)] {
-                    if let (Some(c), Some(p)) = (change, p) {
-                        parts.push(format!(
-                            "{what} {} {:.1}% a second (Mann–Kendall {})",
-                            if *c >= 0.0 { "rose" } else { "fell" },
-                            c.abs() * 100.0,
-                            p_value(*p)
-                        ));
-                    }
-                }
-                write!(
-                    f,
-                    "the run drifted through its {seconds} s: {}; its figures mix its start with its end (a leak, a cache filling, a server throttling: a longer run shows whether it levels off)",
-                    parts.join(", ")
-                )
-            }
+            Warning::Drifting { .. } => drifting(f, self),
             Warning::WarmUpNotLevel { seconds } => write!(
                 f,
                 "the automatic warm-up was not level after {seconds:.0} s (answers a second or p99 still had a trend): the run was measured anyway, and may still hold a warm-up (a server that never levels drifts; a longer fixed --warmup shows whether it settles)"
             ),
-            Warning::NotConverged { seconds, unmet } => {
-                let parts: Vec<String> = unmet
-                    .iter()
-                    .map(|(c, w)| match w {
-                        Some(w) => format!("{c} was ±{:.1}%", w * 100.0),
-                        None => format!("{c} had no closed interval"),
-                    })
-                    .collect();
-                write!(
-                    f,
-                    "did not converge in {seconds:.1} s: {}; its figures are less sure than asked (a longer duration, the most a step may last, lets it converge)",
-                    parts.join(", ")
-                )
-            }
+            Warning::NotConverged { seconds, unmet } => not_converged(f, *seconds, unmet),
             Warning::Unserved { connections, served, rps, mean_ms } => write!(
                 f,
                 "only about {served:.0} of {connections} connections were being answered at a time ({rps:.0} req/s × {mean_ms:.3} ms mean latency, by Little's law): the others waited without an answer, so the latency shown is that of the served ones only (the server's worker or connection limit is below the concurrency; a shorter timeout turns the waits into counted failures)"
             ),
         }
     }
+}
+
+/// The schedule not kept, and why: who was late decides the advice. Connections all
+/// waiting on the server mean the server (at this many connections) could not keep up; a
+/// free connection and a late send mean shootout's own loop fell behind.
+fn schedule_not_kept(f: &mut fmt::Formatter<'_>, w: &Warning) -> fmt::Result {
+    let Warning::ScheduleNotKept {
+        target_rps,
+        achieved_rps,
+        late,
+        waited,
+        capped,
+        starved,
+        journeys,
+    } = w
+    else {
+        return Ok(());
+    };
+    let (rate, sent) = if *journeys {
+        ("journeys/s", "journeys started")
+    } else {
+        ("req/s", "requests sent")
+    };
+    write!(f, "the schedule of {target_rps:.0} {rate} was not kept: {achieved_rps:.0} {rate} {}, {late} {sent} late, ", if *journeys { "started" } else { "sent" })?;
+    match (capped, starved) {
+            (true, _) if *waited * 2 >= *late => write!(
+                f,
+                "{waited} of them because every connection was waiting on the server and the cap on connections was reached: the server could not keep up with this rate at this many connections (raise --max-connections only if it can take more requests at once; else lower --rate)"
+            ),
+            _ if *waited * 2 >= *late => write!(
+                f,
+                "{waited} of them because every connection was waiting on the server while it turned new ones away or was slow to accept them: the server could not keep up with this rate (lower --rate)"
+            ),
+            (_, Some(busy)) => write!(
+                f,
+                "{} of them while a connection was free, though shootout's busiest thread was busy only {:.0}% of the time: its threads were ready but waited for a CPU that the server or other processes held (pin server and generator to different CPUs: taskset for the server, --cpus for shootout)",
+                late - waited,
+                busy * 100.0
+            ),
+            (_, None) => write!(
+                f,
+                "{} of them while a connection was free: shootout's own loop fell behind (add --threads, pin server and generator to different CPUs, or lower --rate)",
+                late - waited
+            ),
+        }
+}
+
+/// A drift through the run: which of latency and throughput moved, by how much a second.
+fn drifting(f: &mut fmt::Formatter<'_>, w: &Warning) -> fmt::Result {
+    let Warning::Drifting {
+        seconds,
+        latency_change,
+        latency_p,
+        throughput_change,
+        throughput_p,
+    } = w
+    else {
+        return Ok(());
+    };
+    let mut parts = Vec::new();
+    for (what, change, p) in [
+        ("latency", latency_change, latency_p),
+        ("answers per second", throughput_change, throughput_p),
+    ] {
+        if let (Some(c), Some(p)) = (change, p) {
+            parts.push(format!(
+                "{what} {} {:.1}% a second (Mann–Kendall {})",
+                if *c >= 0.0 { "rose" } else { "fell" },
+                c.abs() * 100.0,
+                p_value(*p)
+            ));
+        }
+    }
+    write!(
+            f,
+            "the run drifted through its {seconds} s: {}; its figures mix its start with its end (a leak, a cache filling, a server throttling: a longer run shows whether it levels off)",
+            parts.join(", ")
+        )
+}
+
+/// A step that did not converge: each condition unmet and how wide its interval was.
+fn not_converged(
+    f: &mut fmt::Formatter<'_>,
+    seconds: f64,
+    unmet: &[(String, Option<f64>)],
+) -> fmt::Result {
+    let parts: Vec<String> = unmet
+        .iter()
+        .map(|(c, w)| match w {
+            Some(w) => format!("{c} was ±{:.1}%", w * 100.0),
+            None => format!("{c} had no closed interval"),
+        })
+        .collect();
+    write!(
+            f,
+            "did not converge in {seconds:.1} s: {}; its figures are less sure than asked (a longer duration, the most a step may last, lets it converge)",
+            parts.join(", ")
+        )
 }
 
 /// A p-value as `p 0.0123`, or `p < 0.0001` below what four decimals show.

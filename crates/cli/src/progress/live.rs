@@ -193,8 +193,20 @@ pub fn render(frame: &mut Frame, f: &Figures) {
         };
         frame.render_widget(rows(title, steps), by_step);
     }
+    frame.render_widget(gauge(f), top);
+    figures_box(frame, f, figures);
+    counts_box(frame, f, counts);
+    frame.render_widget(bars(&f.detail, histogram), histogram);
+    frame.render_widget(
+        Line::from("Ctrl-C stops the load; the report follows.").dim(),
+        foot,
+    );
+}
+
+/// The title and how far the load has come.
+fn gauge(f: &Figures) -> Gauge<'_> {
     let eta = f.eta.map_or("?".into(), human_span);
-    let gauge = Gauge::default()
+    Gauge::default()
         .block(Block::bordered().title(format!(" {} ", f.title)))
         .gauge_style(Style::new().fg(Color::Cyan))
         .ratio(f.done.clamp(0.0, 1.0))
@@ -202,10 +214,12 @@ pub fn render(frame: &mut Frame, f: &Figures) {
             "{:.0}% · {} elapsed · {eta} left",
             f.done * 100.0,
             human_span(f.elapsed)
-        ));
-    frame.render_widget(gauge, top);
+        ))
+}
 
-    let [left, right] = halves(figures);
+/// Requests (left) and latency so far (right).
+fn figures_box(frame: &mut Frame, f: &Figures, area: Rect) {
+    let [left, right] = halves(area);
     let failed_share = 100.0 * f.failed as f64 / f.completed.max(1) as f64;
     frame.render_widget(
         rows(
@@ -236,8 +250,11 @@ pub fn render(frame: &mut Frame, f: &Figures) {
         ),
         right,
     );
+}
 
-    let [left, right] = halves(counts);
+/// Status codes (left) and failures (right).
+fn counts_box(frame: &mut Frame, f: &Figures, area: Rect) {
+    let [left, right] = halves(area);
     let status: Vec<_> = f
         .detail
         .status
@@ -253,12 +270,6 @@ pub fn render(frame: &mut Frame, f: &Figures) {
         .map(|(k, n)| (k.name().to_string(), n.to_string()))
         .collect();
     frame.render_widget(rows("Failures", or_none(failures)), right);
-
-    frame.render_widget(bars(&f.detail, histogram), histogram);
-    frame.render_widget(
-        Line::from("Ctrl-C stops the load; the report follows.").dim(),
-        foot,
-    );
 }
 
 /// ` (status)`: the class most of a step's failures fell under, when it failed (a sent

@@ -149,32 +149,12 @@ impl<E: Executor> Runner<'_, E> {
         let span = level.measure.unwrap_or(d.measure);
         let spec = self.spec_of(u, wi, level.level, span)?;
         let started = SystemTime::now();
-        let title = format!(
-            "{} · {} · {} · {} · rep {rep}/{}",
-            at.progress,
-            terminal_line(name),
-            terminal_line(&w.name),
-            level.level,
-            d.repeat
-        );
-        let idle: Vec<&E::Process> = up
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .filter_map(|(_, o)| o.process.as_ref())
-            .collect();
         let StepRun {
             result,
             died,
             resources,
             other_load,
-        } = self.exec.step(
-            &spec,
-            u.process.as_ref(),
-            &idle,
-            (title, labels(name, &w.name, level.level)),
-            &w.until,
-        );
+        } = self.execute(&spec, at, wi, up, i);
         let u = &mut up[i];
         let mut result = match result {
             Ok(r) => r,
@@ -217,12 +197,7 @@ impl<E: Executor> Runner<'_, E> {
         }
         say_step(line, other_load);
         if let Some(exit) = died {
-            let detail = format!("exited during a step ({exit}){}", self.tail(u));
-            self.crashed(name, u, &detail)?;
-            if let Some(p) = up.remove(i).process {
-                self.exec.kill(p);
-            }
-            return Ok((Next::Left, None));
+            return Ok((self.died_during_step(up, i, &exit)?, None));
         }
         let next = if self.exec.stopped() {
             Next::Stop
@@ -230,6 +205,61 @@ impl<E: Executor> Runner<'_, E> {
             Next::Go
         };
         Ok((next, verdict.map(|v| (result, v))))
+    }
+
+    /// Runs the step `spec` of contender `up[i]` on workload `wi`, the other contenders
+    /// idle, under a title that says where the run is.
+    fn execute(
+        &mut self,
+        spec: &LoadSpec,
+        at: &At,
+        wi: usize,
+        up: &[Up<E::Process>],
+        i: usize,
+    ) -> StepRun {
+        let plan = self.plan;
+        let (d, w, level) = (&plan.defaults, &plan.workloads[wi], at.level);
+        let name = &plan.contenders[up[i].index].name;
+        let title = format!(
+            "{} · {} · {} · {} · rep {}/{}",
+            at.progress,
+            terminal_line(name),
+            terminal_line(&w.name),
+            level.level,
+            at.rep,
+            d.repeat
+        );
+        let idle: Vec<&E::Process> = up
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .filter_map(|(_, o)| o.process.as_ref())
+            .collect();
+        self.exec.step(
+            spec,
+            up[i].process.as_ref(),
+            &idle,
+            (title, labels(name, &w.name, level.level)),
+            &w.until,
+        )
+    }
+
+    /// The contender `up[i]` exited during a step: it is reported as crashed and left out
+    /// of the rest of the run.
+    fn died_during_step(
+        &mut self,
+        up: &mut Vec<Up<E::Process>>,
+        i: usize,
+        exit: &dyn std::fmt::Display,
+    ) -> anyhow::Result<Next> {
+        let u = &mut up[i];
+        let name = &self.plan.contenders[u.index].name;
+        let detail = format!("exited during a step ({exit}){}", self.tail(u));
+        self.crashed(name, u, &detail)?;
+        if let Some(p) = up.remove(i).process {
+            self.exec.kill(p);
+        }
+        Ok(Next::Left)
     }
 
     /// The contender `up[i]` stopped answering between steps: it is reported as crashed,

@@ -511,17 +511,8 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             return Ok(false);
         }
         if now >= next_tick {
-            if sh.finish.load(Ordering::Relaxed) {
-                // The caller ends the run here: what is in flight is aborted, as when
-                // its time is up.
-                p.core().end = Some(now);
+            if !on_tick(p, now, live, &mut next_detail) {
                 return Ok(false);
-            }
-            p.tick(now);
-            let detail = now >= next_detail;
-            live.publish(&p.core_ref().rec, detail, false);
-            if detail {
-                next_detail = now + DETAIL_EVERY;
             }
             next_tick = now + tick;
         }
@@ -571,6 +562,28 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
         }
         deliver(p, &events, &mut again, Some(&mut wake));
     }
+}
+
+/// A tick of the worker's loop: publishes progress (a watching view's details at most
+/// every [`DETAIL_EVERY`]) and lets the protocol do its timed work; false when the caller
+/// has ended the run (what is in flight is then aborted, as when its time is up).
+fn on_tick<'a, P: Protocol<'a>>(
+    p: &mut P,
+    now: Instant,
+    live: &Live,
+    next_detail: &mut Instant,
+) -> bool {
+    if p.core_ref().sh.finish.load(Ordering::Relaxed) {
+        p.core().end = Some(now);
+        return false;
+    }
+    p.tick(now);
+    let detail = now >= *next_detail;
+    live.publish(&p.core_ref().rec, detail, false);
+    if detail {
+        *next_detail = now + DETAIL_EVERY;
+    }
+    true
 }
 
 /// What the worker does before it waits for events.

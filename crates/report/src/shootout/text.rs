@@ -14,7 +14,7 @@ use super::words::{
 use super::{machine_line, started_line, versions_line, FOOTNOTE};
 use crate::safe::terminal_line;
 use shootout_analysis::capacities::WorkloadCapacity;
-use shootout_analysis::cells::LevelBlock;
+use shootout_analysis::cells::{LevelBlock, WorkloadBlock};
 use shootout_analysis::{Analysis, RunWarning};
 use shootout_model::stored::StoredRun;
 use std::fmt::Write;
@@ -64,51 +64,7 @@ pub fn text(run: &StoredRun) -> String {
         return o;
     }
     for w in &a.workloads {
-        line!(o);
-        line!(
-            o,
-            "{}{}",
-            terminal_line(w.name),
-            super::words::websocket_note(&a, w)
-        );
-        cells_table(&a, w).text(&mut o, "  ");
-        let (intervals, note) = intervals_table(&a, w);
-        line!(o);
-        line!(o, "  {INTERVALS_TITLE}:");
-        intervals.text(&mut o, "    ");
-        line!(o, "    {}", terminal_line(&note));
-        let ranking = ranking_lines(&a, w);
-        if !ranking.is_empty() {
-            line!(o);
-            line!(o, "  {RANKING_LEGEND}:");
-            for r in ranking {
-                line!(o, "    {}", terminal_line(&r));
-            }
-        }
-        let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(&a, l)).collect();
-        if !ratios.is_empty() {
-            line!(o);
-            for r in ratios {
-                line!(o, "  {}", terminal_line(&r));
-            }
-        }
-        for l in &w.levels {
-            if l.cells.len() >= 2 {
-                line!(o);
-                served_table(&mut o, &a, l);
-            }
-        }
-        for section in super::journeys::sections(run, w.name) {
-            line!(o);
-            line!(o, "  {}:", section.title);
-            section.table.text(&mut o, "    ");
-            if !section.rankings.is_empty() {
-                line!(o, "  {}:", super::journeys::RANKING_TITLE);
-                for r in section.rankings {
-                    line!(o, "    {}", terminal_line(&r));
-                }
-            }
-        }
+        workload_section(&mut o, run, &a, w);
     }
     for w in &a.capacities {
         capacity_section(&mut o, &a, w);
@@ -118,6 +74,56 @@ pub fn text(run: &StoredRun) -> String {
         line!(o, "{f}");
     }
     o
+}
+
+/// A workload swept over levels: the table of cells, the intervals, the rankings and
+/// ratios, what each level served, and the journeys' steps.
+fn workload_section(o: &mut String, run: &StoredRun, a: &Analysis, w: &WorkloadBlock) {
+    line!(o);
+    line!(
+        o,
+        "{}{}",
+        terminal_line(w.name),
+        super::words::websocket_note(a, w)
+    );
+    cells_table(a, w).text(o, "  ");
+    let (intervals, note) = intervals_table(a, w);
+    line!(o);
+    line!(o, "  {INTERVALS_TITLE}:");
+    intervals.text(o, "    ");
+    line!(o, "    {}", terminal_line(&note));
+    let ranking = ranking_lines(a, w);
+    if !ranking.is_empty() {
+        line!(o);
+        line!(o, "  {RANKING_LEGEND}:");
+        for r in ranking {
+            line!(o, "    {}", terminal_line(&r));
+        }
+    }
+    let ratios: Vec<String> = w.levels.iter().flat_map(|l| ratio_lines(a, l)).collect();
+    if !ratios.is_empty() {
+        line!(o);
+        for r in ratios {
+            line!(o, "  {}", terminal_line(&r));
+        }
+    }
+    for l in &w.levels {
+        if l.cells.len() >= 2 {
+            line!(o);
+            served_table(o, a, l);
+        }
+    }
+    for section in super::journeys::sections(run, w.name) {
+        line!(o);
+        line!(o, "  {}:", section.title);
+        section.table.text(o, "    ");
+        if !section.rankings.is_empty() {
+            line!(o, "  {}:", super::journeys::RANKING_TITLE);
+            for r in section.rankings {
+                line!(o, "    {}", terminal_line(&r));
+            }
+        }
+    }
 }
 
 /// A workload searched: the capacities, the order, and every step.
