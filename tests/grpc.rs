@@ -162,7 +162,7 @@ fn mistakes_are_refused_before_the_run() {
                 GREETER_PROTO.into(),
                 format!("{base}/helloworld.Greeter/Nope"),
             ],
-            "helloworld.Greeter has no method \"Nope\" (it has SayHello, SayHellos)",
+            "helloworld.Greeter has no method \"Nope\" (it has SayHello, SayHellos, SayHelloToAll, Chat)",
         ),
         (
             vec![
@@ -176,9 +176,69 @@ fn mistakes_are_refused_before_the_run() {
             vec![
                 "--proto".into(),
                 GREETER_PROTO.into(),
+                format!("{base}/helloworld.Greeter/Chat"),
+            ],
+            "helloworld.Greeter/Chat is a bidirectional streaming method: shootout loads unary, server-streaming and client-streaming methods so far",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "--save".into(),
+                "/tmp/never-written.json".into(),
                 format!("{base}/helloworld.Greeter/SayHellos"),
             ],
-            "is a server-streaming method",
+            "--save: helloworld.Greeter/SayHellos is a streaming method",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "--grpc-stream-messages".into(),
+                "3".into(),
+                url.clone(),
+            ],
+            "--grpc-stream-messages: helloworld.Greeter/SayHello is unary",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "--grpc-stream-messages".into(),
+                "10001".into(),
+                format!("{base}/helloworld.Greeter/SayHelloToAll"),
+            ],
+            "--grpc-stream-messages 10001: a client stream sends at most 10000 messages a call",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "--message".into(),
+                format!(r#"{{"name":"{}"}}"#, "x".repeat(10_000)),
+                "--grpc-stream-messages".into(),
+                "10000".into(),
+                format!("{base}/helloworld.Greeter/SayHelloToAll"),
+            ],
+            "past the 67108864 bytes (64 MiB) a client stream sends a call",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "--grpc-stream-duration".into(),
+                "30s".into(),
+                format!("{base}/helloworld.Greeter/SayHellos"),
+            ],
+            "not below -s",
+        ),
+        (
+            vec![
+                "--grpc-stream-messages".into(),
+                "2".into(),
+                server.url("/"),
+            ],
+            "--grpc-stream-messages is for gRPC calls",
         ),
         (
             vec![
@@ -274,4 +334,111 @@ fn mistakes_are_refused_before_the_run() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
     assert_eq!(server.requests(), 0);
+}
+
+fn stream_url(server: &H2Server, method: &str) -> String {
+    server
+        .url(&format!("/helloworld.Greeter/{method}"))
+        .replacen("http://", "grpc://", 1)
+}
+
+#[test]
+fn a_server_stream_counts_replies_and_says_so() {
+    let server = H2Server::start(H2Behavior::Grpc(GrpcBehavior::Stream(5))).unwrap();
+    let url = stream_url(&server, "SayHellos");
+    let v = run_json(
+        &["-n", "6", "-c", "1", "--message", r#"{"name":"bob"}"#],
+        &url,
+    );
+    assert_eq!(v["load"]["unit"], "reply");
+    assert_eq!(v["requests"]["ok"], 30);
+    assert_eq!(v["status_codes"]["200"], 6, "once a call");
+    assert_eq!(v["stream"]["shape"], "server");
+    assert_eq!(v["stream"]["calls_ok"], 6);
+    assert_eq!(v["stream"]["replies"], 30);
+    assert_eq!(v["stream"]["cancelled"], 0);
+    assert!(v["stream"]["first_reply_ms"]["p50"].is_number());
+    assert!(v["stream"]["gap_ms"]["max"].is_number());
+    // The limit cancels each call after 2 replies; the text shows the replies' table.
+    let out = shootout()
+        .args(["load", "-q", "-n", "4", "-c", "1", "--proto", GREETER_PROTO])
+        .args(["--grpc-stream-messages", "2"])
+        .arg(&url)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("Replies (ms)"), "{text}");
+    assert!(
+        text.contains("4 calls ended well (4 cancelled at the client's limit), 8 replies"),
+        "{text}"
+    );
+    assert_eq!(server.answers(), 10);
+}
+
+#[test]
+fn a_client_stream_sends_its_messages() {
+    let server = H2Server::start(H2Behavior::Grpc(GrpcBehavior::Greeter)).unwrap();
+    let url = stream_url(&server, "SayHelloToAll");
+    let v = run_json(
+        &[
+            "-n",
+            "5",
+            "--message",
+            r#"{"name":"bob"}"#,
+            "--grpc-stream-messages",
+            "3",
+            "--expect-json",
+            r#"{"message":"hello bob,bob,bob"}"#,
+        ],
+        &url,
+    );
+    assert_eq!(v["load"]["unit"], "call");
+    assert_eq!(v["requests"]["ok"], 5);
+    assert_eq!(v["stream"]["shape"], "client");
+    assert_eq!(v["stream"]["messages_per_call"], 3);
+    assert_eq!(server.messages(), 15);
+    // A list's messages, in turn: each call sends the next three.
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("names.jsonl");
+    std::fs::write(&list, "{\"name\":\"a\"}\n{\"name\":\"b\"}\n").unwrap();
+    let v = run_json(
+        &[
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "--threads",
+            "1",
+            "--messages",
+            list.to_str().unwrap(),
+            "--grpc-stream-messages",
+            "3",
+        ],
+        &url,
+    );
+    assert_eq!(v["requests"]["ok"], 2);
+    assert_eq!(server.messages(), 21);
+}
+
+/// A failed call's answer counts its status and its time, as a failed HTTP answer's does
+/// (the text once said "Status codes none" for calls that all failed).
+#[test]
+fn a_failed_call_counts_its_status_and_its_time() {
+    let (_server, url) = greeter(GrpcBehavior::TrailersOnly(14));
+    let v = run_json(&["-n", "7"], &url);
+    assert_eq!(v["failures"]["grpc_unavailable"], 7);
+    assert_eq!(v["status_codes"]["200"], 7);
+    assert!(v["latency_ms"]["max"].as_f64().unwrap() > 0.0);
+    let out = shootout()
+        .args(["load", "-q", "-n", "3", "--proto", GREETER_PROTO])
+        .arg(&url)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Status codes") && text.contains("200: 3"),
+        "{text}"
+    );
+    assert!(!text.contains("Status codes  none"), "{text}");
 }

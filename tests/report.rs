@@ -253,6 +253,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
         listen: None,
         until: None,
         warm_up: None,
+        stream: None,
     };
     r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     let cpu_total = s.cpu_us * completed as f64;

@@ -10,6 +10,11 @@
 //! never holds more than the limit; and the message decoder (`grpc::wire::check`)
 //! agrees with prost-reflect's `DynamicMessage::decode` on the whole input taken as one
 //! message.
+//!
+//! The same DATA is then read as a server stream's replies (`SayHellos`), capped at 1 to
+//! 4 replies by the first byte's high bits (`--grpc-stream-messages`): the fault, the
+//! messages read and the good ones are the same whole and in pieces, never more than the
+//! cap, and the good ones never more than those read.
 
 use prost_reflect::DynamicMessage;
 use shootout_engine::grpc::{wire, Frames, Reply};
@@ -22,27 +27,35 @@ const LIMIT: usize = 64;
 
 fn reply() -> &'static Reply {
     static REPLY: OnceLock<Reply> = OnceLock::new();
-    REPLY.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/grpc");
-        let pool = protox::Compiler::new([dir])
-            .expect("the test schema's directory")
-            .include_imports(true)
-            .open_file("helloworld.proto")
-            .expect("the test schema compiles")
-            .descriptor_pool();
-        // The reply must hold a message and echo the request: a well-formed reply is
-        // decoded and compared too.
-        Reply::new(
-            &GrpcReply {
-                schema: pool.encode_to_vec().into(),
-                method: "helloworld.Greeter.SayHello".into(),
-                max_message: LIMIT,
-                json: Some(r#"{"message":"hello x"}"#.into()),
-            },
-            true,
-        )
-        .expect("the test schema has SayHello")
-    })
+    REPLY.get_or_init(|| make("SayHello"))
+}
+
+fn stream_reply() -> &'static Reply {
+    static REPLY: OnceLock<Reply> = OnceLock::new();
+    REPLY.get_or_init(|| make("SayHellos"))
+}
+
+fn make(method: &str) -> Reply {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/grpc");
+    let pool = protox::Compiler::new([dir])
+        .expect("the test schema's directory")
+        .include_imports(true)
+        .open_file("helloworld.proto")
+        .expect("the test schema compiles")
+        .descriptor_pool();
+    // The reply must hold a message and echo the request: a well-formed reply is
+    // decoded and compared too.
+    Reply::new(
+        &GrpcReply {
+            schema: pool.encode_to_vec().into(),
+            method: format!("helloworld.Greeter.{method}"),
+            max_message: LIMIT,
+            json: Some(r#"{"message":"hello x"}"#.into()),
+            stream: Default::default(),
+        },
+        true,
+    )
+    .expect("the test schema has the method")
 }
 
 /// The request the replies answer: `HelloRequest { name: "hello x" }`.
@@ -57,6 +70,23 @@ fn feed(bytes: &[u8], piece: usize, r: &Reply) -> (Option<shootout_model::Failur
     (f.end(), f.messages(), f.unexpected())
 }
 
+/// The DATA read as a server stream's, capped at `cap` replies: the fault (at the end of
+/// the stream, unless the cap ended it first), messages read, good ones, capped.
+fn stream(
+    bytes: &[u8],
+    piece: usize,
+    r: &Reply,
+    cap: u32,
+) -> (Option<shootout_model::FailureKind>, u32, u32, bool) {
+    let mut f = Frames::default();
+    f.begin_with(cap);
+    for p in bytes.chunks(piece) {
+        f.feed(p, r, SENT);
+    }
+    let fault = if f.full() { f.fault() } else { f.end() };
+    (fault, f.messages(), f.good(), f.full())
+}
+
 pub fn check(data: &[u8]) {
     let Some((&split, bytes)) = data.split_first() else {
         return;
@@ -65,6 +95,18 @@ pub fn check(data: &[u8]) {
     let whole = feed(bytes, usize::MAX, r);
     let piece = usize::from(split % 16) + 1;
     assert_eq!(whole, feed(bytes, piece, r), "pieces of {piece}");
+    let cap = u32::from(split >> 4) % 4 + 1;
+    let s = stream_reply();
+    let streamed = stream(bytes, usize::MAX, s, cap);
+    assert_eq!(
+        streamed,
+        stream(bytes, piece, s, cap),
+        "a stream in pieces of {piece}"
+    );
+    assert!(
+        streamed.1 <= cap && streamed.2 <= streamed.1,
+        "{streamed:?}, cap {cap}"
+    );
     let theirs = DynamicMessage::decode(r.output.clone(), bytes).is_ok();
     assert_eq!(
         wire::check(&r.output, bytes),

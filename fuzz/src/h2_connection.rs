@@ -66,7 +66,11 @@ fn run(
             let fresh: Vec<Event> = c.events.drain(..).collect();
             for e in fresh {
                 events.push(e);
-                if let Event::Answered(slot) | Event::Failed(slot, _) | Event::Unprocessed(slot) = e
+                if let Event::Answered(slot)
+                | Event::Failed(slot, _)
+                | Event::Rejected(slot, _)
+                | Event::Stopped(slot)
+                | Event::Unprocessed(slot) = e
                 {
                     c.free(slot);
                 }

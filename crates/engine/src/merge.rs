@@ -7,7 +7,7 @@ use crate::recorder;
 use hdrhistogram::serialization::Deserializer;
 use shootout_model::{
     Counts, FirstResponse, GeneratorStats, Histograms, LoadSpec, Pace, RunResult, Sample,
-    ScheduleStats, SecondStats, TargetStats,
+    ScheduleStats, SecondStats, StreamStats, TargetStats,
 };
 use std::time::{Instant, SystemTime};
 
@@ -29,6 +29,8 @@ struct Totals {
     targets: Vec<TargetStats>,
     /// Per journey: ended, ok, failures, duration (µs).
     journeys: Vec<TargetStats>,
+    /// A streaming gRPC run's calls and replies.
+    stream: Option<Box<StreamStats>>,
 }
 
 impl Totals {
@@ -49,6 +51,7 @@ impl Totals {
             lengths: Vec::new(),
             targets: Vec::new(),
             journeys: Vec::new(),
+            stream: None,
         }
     }
 
@@ -69,6 +72,10 @@ impl Totals {
         self.lengths.push((r.lengths, r.other_lengths));
         add_kinds(&mut self.targets, r.targets);
         add_kinds(&mut self.journeys, r.journeys);
+        match (&mut self.stream, r.stream) {
+            (Some(acc), Some(s)) => acc.add(&s),
+            (acc, s) => *acc = acc.take().or(s),
+        }
         let g = &mut self.generator;
         g.cpu_user += o.cpu.0;
         g.cpu_sys += o.cpu.1;
@@ -184,6 +191,7 @@ pub(crate) fn merge(
         // Given by the caller that watched the run against its conditions.
         until: None,
         warm_up: None,
+        stream: t.stream,
     }
 }
 

@@ -143,6 +143,8 @@ pub struct Recorder {
     /// When a live view watches: the latencies (µs) of the finished seconds, added up at
     /// each second's end, so that a publication costs two small histogram copies.
     seconds_done: Option<Histogram<u64>>,
+    /// A streaming gRPC run's calls and the timing of their replies.
+    pub stream: Option<Box<shootout_model::StreamStats>>,
 }
 
 /// One worker's counts as of its last publication, for a live view (see
@@ -233,6 +235,7 @@ impl Recorder {
             heads: crate::heads::Heads::default(),
             spun: std::time::Duration::ZERO,
             seconds_done: None,
+            stream: None,
         }
     }
 
@@ -416,6 +419,28 @@ impl Recorder {
             k.latency.saturating_record(total);
         }
         self.end(t, total, status, failure);
+    }
+
+    /// A server stream's reply, the unit of its run: ok, its latency from `t.start` (the
+    /// call's start for its first reply, the previous reply for the next) to `t.end`.
+    pub fn reply(&mut self, t: &Timing) {
+        self.record(t, 200, None, false);
+    }
+
+    /// A streaming call ended well (`cancelled`: at the client's limit), answered with
+    /// `a`: its status and body counted once for the call; its units were its replies
+    /// (server streaming) or this one answer (client streaming, `unit`).
+    pub fn call_ended(&mut self, t: &Timing, a: Answer, cancelled: bool, unit: bool) {
+        if let Some(s) = self.stream.as_deref_mut() {
+            s.calls_ok += 1;
+            s.cancelled += u64::from(cancelled);
+        }
+        self.note(t, a, || None);
+        if unit {
+            self.answered(t, a.status, None);
+        } else {
+            self.count_status(a.status);
+        }
     }
 
     /// A request that got no complete answer.

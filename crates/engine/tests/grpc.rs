@@ -44,6 +44,7 @@ fn call(server: &H2Server, n: u64, c: usize, streams: usize) -> LoadSpec {
         method: "helloworld.Greeter.SayHello".into(),
         max_message: 1 << 20,
         json: None,
+        stream: Default::default(),
     });
     s
 }

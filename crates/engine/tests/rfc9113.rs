@@ -502,14 +502,14 @@ impl Drive {
     fn take_events(&mut self) {
         for e in std::mem::take(&mut self.c.events) {
             let (list, slot) = match e {
-                Event::Answered(s) => (&mut self.kept.answered, s),
-                Event::Failed(s, _) => (&mut self.kept.failed, s),
+                Event::Answered(s) | Event::Stopped(s) => (&mut self.kept.answered, s),
+                Event::Failed(s, _) | Event::Rejected(s, _) => (&mut self.kept.failed, s),
                 Event::Unprocessed(s) => (&mut self.kept.unprocessed, s),
                 Event::Ready => {
                     self.ready = true;
                     continue;
                 }
-                Event::Reset(_) | Event::Goaway => continue,
+                Event::Reset(_) | Event::Goaway | Event::Replies(..) => continue,
             };
             list.push(self.ids[slot]);
             self.c.free(slot);

@@ -33,8 +33,8 @@ pub use histograms::{latency_histogram, Histograms, Measure};
 pub use result::{
     h2_error_name, h3_error_name, per_second, ArrivalCheck, Counts, Ended, FailureCounts,
     FailureKind, FirstResponse, Fit, GeneratorStats, LatencySummary, ListenQueue, RunResult,
-    Sample, ScheduleStats, SecondStats, TargetStats, WarmedUp, Warning, MAX_CLOSE_CODES,
-    MAX_RESET_CODES, OTHER_CLOSE_CODES, OTHER_RESET_CODES,
+    Sample, ScheduleStats, SecondStats, StreamStats, TargetStats, WarmedUp, Warning,
+    MAX_CLOSE_CODES, MAX_RESET_CODES, OTHER_CLOSE_CODES, OTHER_RESET_CODES,
 };
 pub use saved::{Outcome, SavedError, SavedRun};
 pub use shard::{Shard, ShardError};
@@ -43,9 +43,10 @@ pub use shootout::{
     StepStatus, UnknownStatus,
 };
 pub use spec::{
-    auto_busy_poll, parse_stages, Arrival, Expectation, GrpcReply, Hold, LoadSpec, Pace, Protocol,
-    Record, RequestSpec, Scheme, SpecBuilder, SpecError, Stage, Target, TlsOptions, Wire,
-    GRPC_MAX_MESSAGE, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
+    auto_busy_poll, parse_stages, Arrival, Expectation, GrpcReply, GrpcStream, Hold, LoadSpec,
+    Pace, Protocol, Record, RequestSpec, Scheme, SpecBuilder, SpecError, Stage, Target, TlsOptions,
+    Wire, GRPC_MAX_MESSAGE, GRPC_STREAM_MAX_BYTES, GRPC_STREAM_MAX_MESSAGES, MAX_BUSY_POLL,
+    MAX_MESSAGE, MAX_STREAMS,
 };
 pub use status::StatusSet;
 pub use units::{

@@ -1281,6 +1281,56 @@ pub struct RunResult {
     /// `--warmup auto` (a plan's `warmup = "auto"`): how long the warm-up before the run
     /// lasted and whether it ended level; `None` for a fixed warm-up, or none.
     pub warm_up: Option<WarmedUp>,
+    /// A streaming gRPC run: its calls and the timing of their replies; `None` otherwise.
+    pub stream: Option<Box<StreamStats>>,
+}
+
+/// What a streaming gRPC run measured of its calls, beside the units the counts count
+/// (each reply of a server stream is a unit, as each message is over WebSocket).
+#[derive(Debug, Clone)]
+pub struct StreamStats {
+    /// The method's shape: `server` (one request, a stream of replies) or `client` (a
+    /// stream of messages, one reply).
+    pub shape: &'static str,
+    /// Calls that ended well (the server's OK, or cancelled by the client's limit).
+    pub calls_ok: u64,
+    /// Of those, calls the client cancelled (RST_STREAM CANCEL) at its limit
+    /// (`--grpc-stream-messages`, `--grpc-stream-duration`): its choice, not a failure.
+    pub cancelled: u64,
+    /// Replies read, whole and decoded, as expected.
+    pub replies: u64,
+    /// Client streaming: the messages each call sends (`--grpc-stream-messages`).
+    pub messages_per_call: u32,
+    /// From each call's start (its due time in rate mode) to its first reply (µs).
+    pub first_reply: Histogram<u64>,
+    /// Between consecutive replies of a call (µs); 0 for replies read at once.
+    pub gaps: Histogram<u64>,
+}
+
+impl StreamStats {
+    /// Nothing measured yet, for a method of `shape`.
+    pub fn new(shape: &'static str) -> StreamStats {
+        StreamStats {
+            shape,
+            calls_ok: 0,
+            cancelled: 0,
+            replies: 0,
+            messages_per_call: 0,
+            first_reply: crate::histograms::latency_histogram(),
+            gaps: crate::histograms::latency_histogram(),
+        }
+    }
+
+    /// Adds `o`'s counts and histograms (another worker's).
+    pub fn add(&mut self, o: &StreamStats) {
+        self.calls_ok += o.calls_ok;
+        self.cancelled += o.cancelled;
+        self.replies += o.replies;
+        self.messages_per_call = self.messages_per_call.max(o.messages_per_call);
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.first_reply.add(&o.first_reply);
+        let _ = self.gaps.add(&o.gaps);
+    }
 }
 
 /// How an automatic warm-up went: it lasted until the per-second series (answers a second
@@ -1334,6 +1384,7 @@ impl RunResult {
             listen: None,
             until: None,
             warm_up: None,
+            stream: None,
         }
     }
 

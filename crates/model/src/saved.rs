@@ -553,6 +553,21 @@ struct GrpcV1 {
     expect_json: Option<String>,
 }
 
+/// The reply check a file's gRPC record describes (a unary method's: streaming runs are
+/// not saved).
+fn grpc_reply(g: GrpcV1) -> Result<crate::GrpcReply, SavedError> {
+    Ok(crate::GrpcReply {
+        schema: BASE64
+            .decode(&g.schema_base64)
+            .map_err(|e| SavedError::Damaged(format!("grpc.schema_base64: {e}")))?
+            .into(),
+        method: g.method,
+        max_message: g.max_message,
+        json: g.expect_json,
+        stream: crate::GrpcStream::default(),
+    })
+}
+
 /// The journeys of a run in the file: what describes them, not what sends them.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -921,20 +936,7 @@ impl SpecV1 {
                 .map_err(|e| damaged("expect_body_contains_base64", &e))?,
             length: self.expect_length,
             echo: self.expect_echo,
-            grpc: self
-                .grpc
-                .map(|g| {
-                    Ok::<_, SavedError>(crate::GrpcReply {
-                        schema: BASE64
-                            .decode(&g.schema_base64)
-                            .map_err(|e| damaged("grpc.schema_base64", &e))?
-                            .into(),
-                        method: g.method,
-                        max_message: g.max_message,
-                        json: g.expect_json,
-                    })
-                })
-                .transpose()?,
+            grpc: self.grpc.map(grpc_reply).transpose()?,
         };
         spec.ws_text = self.ws_text;
         spec.ws_hold = self.ws_hold_every_ns.map(|ns| crate::spec::Hold {
@@ -2267,6 +2269,7 @@ mod tests {
                 method: "helloworld.Greeter.SayHello".into(),
                 max_message: 1024,
                 json: Some(r#"{"message":"hello x"}"#.into()),
+                stream: crate::GrpcStream::default(),
             });
         }
         let json = saved.to_json();

@@ -598,7 +598,28 @@ pub struct GrpcReply {
     /// field is matched the same way, a list or a map whole). A mismatch fails the call as
     /// [`FailureKind::Body`](crate::FailureKind::Body).
     pub json: Option<String>,
+    /// A streaming method's limits (`--grpc-stream-messages`, `--grpc-stream-duration`);
+    /// unused by a unary method.
+    pub stream: GrpcStream,
 }
+
+/// How a streaming gRPC call is bounded. A server-streaming call ends (cancelled with
+/// RST_STREAM CANCEL, the client's choice, not a failure) after `messages` replies or
+/// `duration` after its send, whichever comes first, or when the server ends it; a
+/// client-streaming call sends `messages` messages (1 when `None`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GrpcStream {
+    /// Replies to read (server streaming), or messages to send (client streaming).
+    pub messages: Option<u32>,
+    /// Server streaming: how long a call may last before it is cancelled.
+    pub duration: Option<std::time::Duration>,
+}
+
+/// The most messages a client-streaming call sends (`--grpc-stream-messages`).
+pub const GRPC_STREAM_MAX_MESSAGES: u32 = 10_000;
+
+/// The most bytes a client-streaming call sends, its messages' prefixes included.
+pub const GRPC_STREAM_MAX_BYTES: usize = 64 << 20;
 
 /// gRPC's default limit on a received message (grpc-go's and grpc-java's): 4 MiB.
 pub const GRPC_MAX_MESSAGE: usize = 4 << 20;
@@ -1986,6 +2007,7 @@ mod tests {
             method: "helloworld.Greeter.SayHello".into(),
             max_message: GRPC_MAX_MESSAGE,
             json: None,
+            stream: GrpcStream::default(),
         });
         s.expect.echo = true;
         assert_eq!(s.validate(), Ok(()), "gRPC checks echoes over HTTP/2");

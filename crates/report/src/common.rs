@@ -2,8 +2,21 @@
 //! and HTML) and the connection setup line (text, ab and wrk). Each is built here once;
 //! the renderings place it in their own layout.
 
-use shootout_model::RunResult;
+use shootout_model::{LoadSpec, RunResult};
 use std::fmt::Write;
+
+/// What the run's counts count: `request` (HTTP), `message` (WebSocket: a message and its
+/// reply), `ping` (WebSocket's `--ws-hold`), `call` (gRPC, unary or client streaming) or
+/// `reply` (gRPC server streaming: each reply of a stream).
+pub fn unit(spec: &LoadSpec, r: &RunResult) -> &'static str {
+    match r.stream.as_deref().map(|s| s.shape) {
+        Some("server") => "reply",
+        _ if spec.expect.grpc.is_some() => "call",
+        _ if spec.target.scheme.websocket() && spec.ws_hold.is_some() => "ping",
+        _ if spec.target.scheme.websocket() => "message",
+        _ => "request",
+    }
+}
 
 /// The headline throughput: good answers per second (as `shootout run` counts them, so a
 /// server answering errors fast does not look fast), saying so, with the rate counting

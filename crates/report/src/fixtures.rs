@@ -762,7 +762,36 @@ pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
         named("poisson", poisson_drifting()),
         named("journeys", journeys()),
         named("until", converged()),
+        named("server_stream", server_stream()),
+        named("client_stream", client_stream()),
     ]
+}
+
+/// A gRPC server-streaming run: 40 calls ended well, 10 of them cancelled at the client's
+/// limit, 400 replies, their first replies and the gaps between them timed.
+pub fn server_stream() -> (LoadSpec, RunResult) {
+    let (spec, mut r) = closed_with_failures();
+    let mut s = shootout_model::StreamStats::new("server");
+    s.calls_ok = 40;
+    s.cancelled = 10;
+    s.replies = 400;
+    for us in [900, 1_100, 1_400, 2_500] {
+        s.first_reply.record_n(us, 10).unwrap();
+    }
+    s.gaps.record_n(0, 200).unwrap();
+    s.gaps.record_n(150, 160).unwrap();
+    r.stream = Some(Box::new(s));
+    (spec, r)
+}
+
+/// A gRPC client-streaming run: 40 calls of 3 messages each.
+pub fn client_stream() -> (LoadSpec, RunResult) {
+    let (spec, mut r) = closed_with_failures();
+    let mut s = shootout_model::StreamStats::new("client");
+    s.calls_ok = 40;
+    s.messages_per_call = 3;
+    r.stream = Some(Box::new(s));
+    (spec, r)
 }
 
 /// A closed load with `--until p99±5%,rps±2%` that converged after 6.4 s: its p99 held, its

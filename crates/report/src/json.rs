@@ -87,7 +87,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
     let mut doc = json!({
         "schema_version": SCHEMA_VERSION,
         "target": target_json(spec),
-        "load": load_json(spec),
+        "load": load_json(spec, r),
         "interrupted": r.interrupted,
         "started_unix_s": round(unix_s(r.started), 3),
         "started_utc": rfc3339(r.started),
@@ -141,14 +141,11 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         },
         "generator": generator_json(r),
         "schedule": schedule_json(r),
+        "stream": stream_json(r),
         "until": until_json(r),
         "warm_up": warm_up_json(r),
         "level": level_json(r),
-        "first_response": r.first_response.as_ref().map(|f| json!({
-            "status": f.status,
-            "server": f.server,
-            "body_len": f.body_len,
-        })),
+        "first_response": first_response_json(r),
         "warnings": warnings_json(r),
         "series": series_json(r),
         "requests_by_target": by_target_json(r),
@@ -157,6 +154,15 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         doc["journeys"] = by_journey_json(r);
     }
     doc
+}
+
+/// The document's `first_response`: its status, `server` field and body length.
+fn first_response_json(r: &RunResult) -> Value {
+    json!(r.first_response.as_ref().map(|f| json!({
+        "status": f.status,
+        "server": f.server,
+        "body_len": f.body_len,
+    })))
 }
 
 /// The document's `journeys`: per journey of `--journey`'s file, those that ended, ok and
@@ -212,8 +218,9 @@ fn target_json(spec: &LoadSpec) -> Value {
     })
 }
 
-/// The document's `load`: what was asked (connections, threads, pace, bounds, timeout).
-fn load_json(spec: &LoadSpec) -> Value {
+/// The document's `load`: what was asked (connections, threads, pace, bounds, timeout),
+/// and the unit its counts count.
+fn load_json(spec: &LoadSpec, r: &RunResult) -> Value {
     let (mode, rate) = match spec.pace {
         Pace::Closed if spec.ws_hold.is_some() => ("hold", None),
         Pace::Closed => ("closed", None),
@@ -239,6 +246,26 @@ fn load_json(spec: &LoadSpec) -> Value {
             shootout_model::Arrival::Even => None,
         }),
         "busy_poll_us": spec.busy_poll.as_micros() as u64,
+        "unit": crate::common::unit(spec, r),
+    })
+}
+
+/// The document's `stream`: a streaming gRPC run's calls and the timing of their
+/// replies; null otherwise.
+fn stream_json(r: &RunResult) -> Value {
+    let Some(st) = r.stream.as_deref() else {
+        return Value::Null;
+    };
+    let timed = |h: &Histogram<u64>| (!h.is_empty()).then(|| summary(h));
+    json!({
+        "shape": st.shape,
+        "calls_ok": st.calls_ok,
+        "cancelled": st.cancelled,
+        "replies": st.replies,
+        "replies_per_s": round(ratio(st.replies as f64, r.duration.as_secs_f64()), 3),
+        "messages_per_call": (st.shape == "client").then_some(st.messages_per_call),
+        "first_reply_ms": timed(&st.first_reply),
+        "gap_ms": timed(&st.gaps),
     })
 }
 

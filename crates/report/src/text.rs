@@ -309,6 +309,7 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     what_ran(&mut o, spec, r);
     outcome(&mut o, r, spec.protocol);
     timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));
+    streams(&mut o, r);
     by_journey(&mut o, r);
     by_target(&mut o, r);
     costs(&mut o, r, spec.busy_poll);
@@ -566,6 +567,38 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
         table(o, "Served within (ms)", &heads, &rows);
         emit!(o);
     }
+}
+
+/// A streaming gRPC run: its calls, its replies, and (server streaming) the `Replies (ms)`
+/// table of each call's first reply and of the gaps between replies.
+fn streams(o: &mut String, r: &RunResult) {
+    let Some(st) = r.stream.as_deref() else {
+        return;
+    };
+    let rate = st.replies as f64 / r.duration.as_secs_f64().max(1e-9);
+    let line = match st.shape {
+        "client" => format!(
+            "client streaming: {} of {} messages ended well; each call is a unit of the counts above",
+            plural(st.calls_ok, "call", "calls"),
+            st.messages_per_call
+        ),
+        _ => format!(
+            "server streaming: {} ended well ({} cancelled at the client's limit), {} ({rate:.2} replies/s); each reply is a unit of the counts above, its latency from the call's start (the first) or the reply before",
+            plural(st.calls_ok, "call", "calls"),
+            st.cancelled,
+            plural(st.replies, "reply", "replies"),
+        ),
+    };
+    kv(o, "Streams", line);
+    if st.shape == "server" && !st.first_reply.is_empty() {
+        let heads = ["min", "mean", "stdev", "p50", "p90", "p99", "p99.9", "max"];
+        let mut rows = vec![("  first reply", latency_cells(&st.first_reply))];
+        if !st.gaps.is_empty() {
+            rows.push(("  between replies", latency_cells(&st.gaps)));
+        }
+        table(o, "Replies (ms)", &heads, &rows);
+    }
+    emit!(o);
 }
 
 /// Per entry of a request list (or step of a journey): counts and latency (ms), when the

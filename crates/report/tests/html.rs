@@ -241,6 +241,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         listen: None,
         until: None,
         warm_up: None,
+        stream: None,
     };
     result.warnings = shootout_analysis::load_warnings::derive(&result, None);
     let mut cpu = 0.0;

@@ -993,6 +993,8 @@ impl Columns<'_> {
                 }),
                 _ => None,
             },
+            // Streaming runs are not stored.
+            stream: None,
         })
     }
 }

@@ -261,6 +261,7 @@ fn synthetic_result(seed: u64) -> RunResult {
             took: std::time::Duration::from_millis(12_300 + seed),
             level: seed.is_multiple_of(2),
         }),
+        stream: None,
     };
     r.note_streams_limited(100, Some(8));
     r

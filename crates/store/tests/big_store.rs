@@ -111,6 +111,7 @@ fn result() -> RunResult {
         listen: None,
         until: None,
         warm_up: None,
+        stream: None,
     }
 }
 

@@ -16,6 +16,9 @@ pub const GREETER_PROTO: &str = concat!(
 
 const DATA: u8 = 0x0;
 const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+/// RST_STREAM's INTERNAL_ERROR.
+const INTERNAL_ERROR: u32 = 0x2;
 const END_STREAM: u8 = 0x1;
 const END_HEADERS: u8 = 0x4;
 
@@ -51,6 +54,19 @@ pub enum GrpcBehavior {
     /// The headers, then an empty DATA frame ending the stream: no message, no trailers:
     /// `grpc_trailers`.
     EndsAfterHeaders,
+    /// A server stream: this many `hello NAME` replies, each in its own DATA frame, then
+    /// status 0: a good call of that many replies.
+    Stream(u32),
+    /// A server stream that never ends: `hello NAME` replies, one per stream each
+    /// millisecond, until the client resets the stream (each such reset counted in
+    /// [`crate::H2Server::cancels`]).
+    Endless,
+    /// This many good replies, then half of the next one and RST_STREAM INTERNAL_ERROR:
+    /// that many replies and one `stream_reset`.
+    ResetMidMessage(u32),
+    /// This many good replies, then a length prefix of 4 GiB − 1 and status 0: that many
+    /// replies and one `grpc_framing`.
+    HugeAfter(u32),
 }
 
 /// The `name` (field 1) of a `HelloRequest`'s bytes; empty when it has none. Other
@@ -120,6 +136,74 @@ fn prefixed(flag: u8, msg: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The messages of a request's body (each behind its prefix); a message cut short ends
+/// the list.
+pub fn request_messages(mut body: &[u8]) -> Vec<&[u8]> {
+    let mut all = Vec::new();
+    while body.len() >= 5 {
+        let len = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+        let Some(msg) = body.get(5..5 + len) else {
+            break;
+        };
+        all.push(msg);
+        body = &body[5 + len..];
+    }
+    all
+}
+
+/// The name a call's request gives: its one message's, or the names of a stream of
+/// messages joined with commas.
+fn names(body: &[u8]) -> Vec<u8> {
+    let each: Vec<Vec<u8>> = request_messages(body)
+        .into_iter()
+        .map(request_name)
+        .collect();
+    match each.len() {
+        0 => request_name(body.get(5..).unwrap_or_default()),
+        _ => each.join(&b","[..]),
+    }
+}
+
+/// The DATA frame of a server stream's reply to `body` (the [`GrpcBehavior::Endless`]
+/// stream's, written again and again).
+pub(crate) fn reply_frame(id: u32, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    data_frame(&mut out, &prefixed(0, &hello_reply(&names(body))), 0, id);
+    out
+}
+
+/// Writes a server stream's replies to stream `id` for `g` ([`GrpcBehavior::Stream`] and
+/// the hostile streams), after its headers; true when the answer is whole.
+fn stream(out: &mut Vec<u8>, id: u32, g: GrpcBehavior, body: &[u8]) -> bool {
+    let k = match g {
+        GrpcBehavior::Stream(k) | GrpcBehavior::ResetMidMessage(k) | GrpcBehavior::HugeAfter(k) => {
+            k
+        }
+        GrpcBehavior::Endless => 1,
+        _ => return false,
+    };
+    let one = reply_frame(id, body);
+    for _ in 0..k {
+        out.extend_from_slice(&one);
+    }
+    match g {
+        GrpcBehavior::ResetMidMessage(_) => {
+            let framed = prefixed(0, &hello_reply(&names(body)));
+            data_frame(out, &framed[..framed.len() / 2], 0, id);
+            head(out, 4, RST_STREAM, 0, id);
+            out.extend_from_slice(&INTERNAL_ERROR.to_be_bytes());
+            true
+        }
+        GrpcBehavior::HugeAfter(_) => {
+            data_frame(out, &[0, 0xff, 0xff, 0xff, 0xff, b'a', b'b', b'c'], 0, id);
+            false
+        }
+        // The endless stream goes on (the connection writes its next replies).
+        GrpcBehavior::Endless => true,
+        _ => false,
+    }
+}
+
 /// Writes the answer to the call on stream `id` whose request body (prefix included) is
 /// `body`, header blocks encoded by `encoder`.
 pub(crate) fn answer(
@@ -129,8 +213,7 @@ pub(crate) fn answer(
     g: GrpcBehavior,
     body: &[u8],
 ) {
-    let name = request_name(body.get(5..).unwrap_or_default());
-    let reply = hello_reply(&name);
+    let reply = hello_reply(&names(body));
     let mut head: Vec<(&[u8], &[u8])> =
         vec![(b":status", b"200"), (b"content-type", b"application/grpc")];
     if let GrpcBehavior::TrailersOnly(code) = g {
@@ -144,7 +227,18 @@ pub(crate) fn answer(
     }
     let block = encoder.encode(head);
     block_frame(out, &block, 0, id);
+    let streamed = matches!(
+        g,
+        GrpcBehavior::Stream(_)
+            | GrpcBehavior::Endless
+            | GrpcBehavior::ResetMidMessage(_)
+            | GrpcBehavior::HugeAfter(_)
+    );
+    if streamed && stream(out, id, g, body) {
+        return;
+    }
     let data = match g {
+        _ if streamed => vec![],
         GrpcBehavior::HugePrefix => vec![0, 0xff, 0xff, 0xff, 0xff, b'a', b'b', b'c'],
         GrpcBehavior::Compressed => prefixed(1, &reply),
         GrpcBehavior::WrongType => prefixed(0, &[0x08, 0x01]),
@@ -202,5 +296,15 @@ mod tests {
         assert_eq!(hello_reply(b"bob"), b"\x0a\x09hello bob");
         let long = vec![b'n'; 200];
         assert_eq!(&hello_reply(&long)[..3], &[0x0a, 0xce, 0x01]);
+    }
+
+    #[test]
+    fn a_stream_of_names_is_greeted_at_once() {
+        let one = prefixed(0, &[0x0a, 3, b'b', b'o', b'b']);
+        let two = [&one[..], &prefixed(0, &[0x0a, 1, b'x'])].concat();
+        assert_eq!(names(&one), b"bob");
+        assert_eq!(names(&two), b"bob,x");
+        assert_eq!(request_messages(&two[..two.len() - 1]).len(), 1);
+        assert_eq!(names(&[]), b"");
     }
 }

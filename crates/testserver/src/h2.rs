@@ -271,6 +271,8 @@ struct State {
     resets: AtomicU64,
     unanswered: AtomicU64,
     cancels: AtomicU64,
+    /// gRPC: request messages read (a client stream's each).
+    messages: AtomicU64,
     goaways: AtomicU64,
     unprocessed: AtomicU64,
     abandoned: AtomicU64,
@@ -325,6 +327,7 @@ impl H2Server {
             resets: AtomicU64::new(0),
             unanswered: AtomicU64::new(0),
             cancels: AtomicU64::new(0),
+            messages: AtomicU64::new(0),
             goaways: AtomicU64::new(0),
             unprocessed: AtomicU64::new(0),
             abandoned: AtomicU64::new(0),
@@ -401,6 +404,10 @@ impl H2Server {
     /// RST_STREAM frames the client sent (cancelled streams).
     pub fn cancels(&self) -> u64 {
         Self::get(&self.state.cancels)
+    }
+    /// gRPC: the request messages read, each of a client stream counted.
+    pub fn messages(&self) -> u64 {
+        Self::get(&self.state.messages)
     }
     /// GOAWAY frames sent.
     pub fn goaways(&self) -> u64 {
@@ -560,6 +567,10 @@ struct Conn<'a> {
     nth: u64,
     /// Requests taken up for an answer on this connection.
     handled_here: u32,
+    /// gRPC's endless streams still open: each stream's id and its reply's DATA frame.
+    endless: Vec<(u32, Vec<u8>)>,
+    /// The socket's reads wait at most a millisecond (endless streams are open).
+    timed: bool,
 }
 
 impl<'a> Conn<'a> {
@@ -581,6 +592,8 @@ impl<'a> Conn<'a> {
             bomb_sent: false,
             nth: 0,
             handled_here: 0,
+            endless: Vec::new(),
+            timed: false,
         }
     }
 
@@ -617,7 +630,9 @@ impl<'a> Conn<'a> {
         let mut input: Vec<u8> = Vec::new();
         let mut chunk = vec![0u8; 16 * 1024];
         loop {
-            let n = self.stream.read(&mut chunk)?;
+            let Some(n) = self.read_or_feed(&mut chunk)? else {
+                continue;
+            };
             if n == 0 {
                 return Ok(());
             }
@@ -638,6 +653,42 @@ impl<'a> Conn<'a> {
             input.drain(..used);
             self.answer_ready(&behavior)?;
             self.send()?;
+        }
+    }
+
+    /// The client reset stream `id`: counted, and nothing more is written on it.
+    fn cancelled(&mut self, id: u32) {
+        self.state.cancels.fetch_add(1, Ordering::SeqCst);
+        self.pending.retain(|r| r.id != id);
+        self.endless.retain(|(e, _)| *e != id);
+    }
+
+    /// Reads the client's next bytes into `chunk`; while endless streams are open, a read
+    /// waits at most a millisecond, and each millisecond without bytes writes the next
+    /// reply of every endless stream (`None`).
+    fn read_or_feed(&mut self, chunk: &mut [u8]) -> io::Result<Option<usize>> {
+        let feeding = !self.endless.is_empty();
+        if feeding != self.timed {
+            let wait = feeding.then(|| Duration::from_millis(1));
+            self.stream.tcp().set_read_timeout(wait)?;
+            self.timed = feeding;
+        }
+        match self.stream.read(chunk) {
+            Ok(n) => Ok(Some(n)),
+            Err(e)
+                if feeding
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+            {
+                for (_, reply) in &self.endless {
+                    self.out.extend_from_slice(reply);
+                }
+                self.send()?;
+                Ok(None)
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -725,10 +776,7 @@ impl<'a> Conn<'a> {
                     }
                 }
             }
-            RST_STREAM => {
-                self.state.cancels.fetch_add(1, Ordering::SeqCst);
-                self.pending.retain(|r| r.id != id);
-            }
+            RST_STREAM => self.cancelled(id),
             GOAWAY if p.len() >= 8 => match u32::from_be_bytes([p[4], p[5], p[6], p[7]]) {
                 0 => {
                     self.state.client_goodbyes.fetch_add(1, Ordering::SeqCst);
@@ -985,6 +1033,11 @@ impl<'a> Conn<'a> {
         }
         if let H2Behavior::Grpc(g) = behavior {
             self.state.answers.fetch_add(1, Ordering::SeqCst);
+            let read = crate::grpc::request_messages(body).len() as u64;
+            self.state.messages.fetch_add(read, Ordering::SeqCst);
+            if *g == crate::GrpcBehavior::Endless {
+                self.endless.push((id, crate::grpc::reply_frame(id, body)));
+            }
             return crate::grpc::answer(&mut self.out, &mut self.encoder, id, *g, body);
         }
         let body_len = match behavior {

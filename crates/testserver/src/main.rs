@@ -57,6 +57,7 @@ behaviours (default: hello):
   keeps-open              answers, never closes, even when the request asks to
   h2-hello                HTTP/2 over TLS (ALPN h2): 200 \"Hello World!\" (any free port)
   grpc-greeter            gRPC over h2c: helloworld.Greeter/SayHello answers \"hello NAME\" (any free port)
+  grpc-stream             gRPC over h2c: helloworld.Greeter/SayHellos answers 10 \"hello NAME\" replies a call
   h3-hello                HTTP/3 over QUIC (the h3 crate): 200 \"Hello World!\" (any free
                           UDP port)
 
@@ -101,7 +102,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// The HTTP/2, gRPC and HTTP/3 servers (`h2-hello`, `grpc-greeter`, `h3-hello`), on any free port: served
+/// The HTTP/2, gRPC and HTTP/3 servers (`h2-hello`, `grpc-greeter`, `grpc-stream`, `h3-hello`), on any free port: served
 /// until killed. `None` for any other behaviour.
 fn other_protocol(args: &[String]) -> Option<ExitCode> {
     let started = match args.first().map(String::as_str) {
@@ -110,6 +111,17 @@ fn other_protocol(args: &[String]) -> Option<ExitCode> {
         // h2c: its URL is grpc://127.0.0.1:PORT (its method /helloworld.Greeter/SayHello).
         Some("grpc-greeter") => H2Server::start_with(
             H2Behavior::Grpc(GrpcBehavior::Greeter),
+            Delivery::Whole,
+            false,
+        )
+        .map(|s| {
+            let url = s.url("/").replacen("http://", "grpc://", 1);
+            (url, Box::new(s) as Box<dyn std::any::Any>)
+        }),
+        // The same greeter, each call of /helloworld.Greeter/SayHellos answered with 10
+        // replies.
+        Some("grpc-stream") => H2Server::start_with(
+            H2Behavior::Grpc(GrpcBehavior::Stream(10)),
             Delivery::Whole,
             false,
         )

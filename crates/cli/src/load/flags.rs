@@ -254,6 +254,19 @@ pub struct LoadArgs {
     /// that does not fails as body.
     #[arg(long, value_name = "JSON")]
     pub expect_json: Option<String>,
+
+    /// gRPC streaming: a server-streaming call is cancelled (RST_STREAM CANCEL, the
+    /// client's choice, not a failure) after N replies; a client-streaming call sends N
+    /// messages (the --message repeated, or the --messages list's in turn; at most 10,000
+    /// and 64 MiB a call).
+    #[arg(long, value_name = "N")]
+    pub grpc_stream_messages: Option<u32>,
+
+    /// gRPC server streaming: a call is cancelled (RST_STREAM CANCEL, the client's
+    /// choice, not a failure) this long after its send, e.g. 5s (below -s, the call's
+    /// deadline).
+    #[arg(long, value_name = "DURATION")]
+    pub grpc_stream_duration: Option<String>,
     /// WebSocket (ws:// and wss:// URLs): send this text as a text message (-p FILE
     /// sends the file as a binary message instead). At most 16 MiB, UTF-8.
     #[arg(long, value_name = "TEXT", conflicts_with_all = ["post_file", "put_file", "urls"])]

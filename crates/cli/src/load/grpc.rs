@@ -1,12 +1,13 @@
-//! `shootout load grpc://HOST:PORT/package.Service/Method`: a unary gRPC call, resolved
-//! before anything runs. The schema comes from `--proto FILE` (compiled here, in Rust, by
+//! `shootout load grpc://HOST:PORT/package.Service/Method`: a unary, server-streaming or
+//! client-streaming gRPC call, resolved before anything runs. The schema comes from `--proto FILE` (compiled here, in Rust, by
 //! protox: no protoc needed) or `--protoset FILE` (protoc's `--descriptor_set_out`); the
 //! method from the URL's path; the request from `--message JSON` or `-p FILE` (protobuf's
 //! JSON mapping), encoded once with prost-reflect. The call is then an HTTP/2 request like
 //! any other — a POST of the message behind gRPC's 5-byte prefix, with
 //! `content-type: application/grpc`, `te: trailers` and `grpc-timeout` from `-s` — and its
-//! answers are checked as gRPC replies by the engine ([`GrpcReply`]). Each mistake is a
-//! usage error naming the flag, the field and the fix.
+//! answers are checked as gRPC replies by the engine ([`GrpcReply`]). A client stream's
+//! body is its N messages back to back; a server stream's limits travel in
+//! [`GrpcStream`]. Each mistake is a usage error naming the flag, the field and the fix.
 
 use crate::bounded::{self, Bounded};
 use crate::output::Failure;
@@ -14,7 +15,10 @@ use anyhow::anyhow;
 use prost_reflect::{DescriptorPool, MessageDescriptor, MethodDescriptor};
 use shootout_engine::grpc::{self, expect::Fields};
 use shootout_model::messages::MessageList;
-use shootout_model::{GrpcReply, RequestSpec, GRPC_MAX_MESSAGE};
+use shootout_model::{
+    GrpcReply, GrpcStream, RequestSpec, GRPC_MAX_MESSAGE, GRPC_STREAM_MAX_BYTES,
+    GRPC_STREAM_MAX_MESSAGES,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,6 +97,22 @@ pub(crate) struct Flags<'a> {
     pub max_message: Option<usize>,
     /// `--expect-json`.
     pub expect_json: Option<&'a str>,
+    /// The streaming flags; `None` where streaming methods are not loaded yet (plans).
+    pub stream: Option<StreamFlags>,
+}
+
+/// `load`'s flags that bear on a streaming method.
+pub(crate) struct StreamFlags {
+    /// `--grpc-stream-messages`.
+    pub messages: Option<u32>,
+    /// `--grpc-stream-duration`.
+    pub duration: Option<Duration>,
+    /// `-s`: the call's deadline.
+    pub deadline: Duration,
+    /// `--expect-echo`.
+    pub echo: bool,
+    /// `--save`.
+    pub save: bool,
 }
 
 /// A resolved call: the request to send and the reply to expect.
@@ -113,6 +133,7 @@ pub(crate) fn call(
 ) -> Result<Call, Failure> {
     let (pool, schema) = schema(a)?;
     let method = method(&pool, path, a.names)?;
+    let stream = streaming(&method, a)?;
     let max_message = a.max_message.unwrap_or(GRPC_MAX_MESSAGE);
     if max_message == 0 {
         return Err(usage("--max-message 0: a reply needs room for its message: give a size in bytes, e.g. 4194304 (4 MiB, the default)".into()));
@@ -135,7 +156,7 @@ pub(crate) fn call(
             check_list(list, &method.input(), a.names)?;
             Vec::new()
         }
-        None => grpc::frame(&message(a, &method.input())?),
+        None => client_stream(&grpc::frame(&message(a, &method.input())?), &method, stream)?,
     };
     let mut fields = vec![
         ("content-type".to_string(), "application/grpc".to_string()),
@@ -155,8 +176,108 @@ pub(crate) fn call(
             method: method.full_name().to_string(),
             max_message,
             json: a.expect_json.map(str::to_string),
+            stream,
         },
     })
+}
+
+/// A streaming method's limits from the flags, each checked against the method's shape;
+/// a unary method takes none. Bidirectional methods, and streaming ones where they are
+/// not loaded yet (plans) or with `--save`, are refused.
+fn streaming(m: &MethodDescriptor, a: &Flags) -> Result<GrpcStream, Failure> {
+    let name = format!("{}/{}", m.parent_service().full_name(), m.name());
+    let (client, server) = (m.is_client_streaming(), m.is_server_streaming());
+    let Some(f) = &a.stream else {
+        if client || server {
+            return Err(usage(format!(
+                "{}: {name} is a streaming method: plans load unary methods only so far: load it with shootout load grpc://HOST:PORT/{name}, or choose a unary method",
+                a.names.method
+            )));
+        }
+        return Ok(GrpcStream::default());
+    };
+    let given = [
+        ("--grpc-stream-messages", f.messages.is_some()),
+        ("--grpc-stream-duration", f.duration.is_some()),
+    ];
+    if !client && !server {
+        refuse_first(&given, |flag| {
+            format!("{flag}: {name} is unary (one message, one reply): drop {flag}, or choose a streaming method")
+        })?;
+        return Ok(GrpcStream::default());
+    }
+    if client && server {
+        return Err(usage(format!(
+            "{name} is a bidirectional streaming method: shootout loads unary, server-streaming and client-streaming methods so far: choose one of those"
+        )));
+    }
+    if f.save {
+        return Err(usage(format!(
+            "--save: {name} is a streaming method, whose runs result files do not hold yet: drop --save (--format json prints the run)"
+        )));
+    }
+    if f.messages == Some(0) {
+        return Err(usage(
+            "--grpc-stream-messages 0: a stream needs at least one message: give 1 or more".into(),
+        ));
+    }
+    if client {
+        return client_limits(&name, f);
+    }
+    if let Some(d) = f.duration.filter(|d| *d >= f.deadline) {
+        return Err(usage(format!(
+            "--grpc-stream-duration {:?}: not below -s {:?}, the call's deadline, which would end it first as a timeout: raise -s above it (e.g. -s {}s)",
+            d,
+            f.deadline,
+            d.as_secs() + 1
+        )));
+    }
+    Ok(GrpcStream {
+        messages: f.messages,
+        duration: f.duration,
+    })
+}
+
+/// A client stream's limits: `--grpc-stream-messages` within
+/// [`GRPC_STREAM_MAX_MESSAGES`], no duration, no echo.
+fn client_limits(name: &str, f: &StreamFlags) -> Result<GrpcStream, Failure> {
+    if f.duration.is_some() {
+        return Err(usage(format!(
+            "--grpc-stream-duration: {name} is client-streaming (a stream of messages, one reply): its calls end when their messages are sent: drop it, and give --grpc-stream-messages N"
+        )));
+    }
+    if let Some(n) = f.messages.filter(|&n| n > GRPC_STREAM_MAX_MESSAGES) {
+        return Err(usage(format!(
+            "--grpc-stream-messages {n}: a client stream sends at most {GRPC_STREAM_MAX_MESSAGES} messages a call: give {GRPC_STREAM_MAX_MESSAGES} or fewer"
+        )));
+    }
+    if f.echo {
+        return Err(usage(format!(
+            "--expect-echo: {name}'s one reply answers a stream of messages, not one: drop --expect-echo (--expect-json checks the reply)"
+        )));
+    }
+    Ok(GrpcStream {
+        messages: f.messages,
+        duration: None,
+    })
+}
+
+/// The body of a call: the one message (`framed`), or a client stream's N of it, within
+/// [`GRPC_STREAM_MAX_BYTES`].
+fn client_stream(framed: &[u8], m: &MethodDescriptor, s: GrpcStream) -> Result<Vec<u8>, Failure> {
+    if !m.is_client_streaming() {
+        return Ok(framed.to_vec());
+    }
+    let n = s.messages.unwrap_or(1);
+    let total = framed.len().saturating_mul(n as usize);
+    if total > GRPC_STREAM_MAX_BYTES {
+        return Err(usage(format!(
+            "--grpc-stream-messages {n}: {n} messages of {} bytes are {total} bytes, past the {GRPC_STREAM_MAX_BYTES} bytes (64 MiB) a client stream sends a call: give {} or fewer",
+            framed.len(),
+            GRPC_STREAM_MAX_BYTES / framed.len().max(1)
+        )));
+    }
+    Ok(framed.repeat(n as usize))
 }
 
 /// The first of the flags `given` (name, given or not) refused with `why`'s line.
@@ -229,8 +350,7 @@ fn compile(file: &Path, imports: &[PathBuf], names: &Names) -> Result<Descriptor
     Ok(compiler.descriptor_pool())
 }
 
-/// The method the URL's path names (`/package.Service/Method`): found in the schema, and
-/// unary.
+/// The method the URL's path names (`/package.Service/Method`), found in the schema.
 fn method(pool: &DescriptorPool, path: &str, names: &Names) -> Result<MethodDescriptor, Failure> {
     let services = || {
         let names: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
@@ -266,15 +386,7 @@ fn method(pool: &DescriptorPool, path: &str, names: &Names) -> Result<MethodDesc
             names.method
         )));
     };
-    let shape = match (m.is_client_streaming(), m.is_server_streaming()) {
-        (false, false) => return Ok(m),
-        (true, false) => "client-streaming",
-        (false, true) => "server-streaming",
-        (true, true) => "bidirectional streaming",
-    };
-    Err(usage(format!(
-        "{service}/{name} is a {shape} method: shootout loads unary gRPC calls only so far: choose a unary method"
-    )))
+    Ok(m)
 }
 
 /// The request message: `--message JSON`, or `-p FILE` holding it, encoded as `input`.

@@ -215,6 +215,18 @@ fn grpc_call(
     super::grpc::refuse_first(&http_only, |flag| {
         format!("{flag}: a gRPC call is a POST of its message over HTTP/2, answered 200 with the outcome in grpc-status: drop {flag}")
     })?;
+    let deadline = timeout("-s", &a.timeout)?;
+    let stream = super::grpc::StreamFlags {
+        messages: a.grpc_stream_messages,
+        duration: a
+            .grpc_stream_duration
+            .as_deref()
+            .map(|d| timeout("--grpc-stream-duration", d))
+            .transpose()?,
+        deadline,
+        echo: a.expect_echo,
+        save: !a.dist.save.is_empty(),
+    };
     let flags = super::grpc::Flags {
         names: &super::grpc::FLAGS,
         proto: a.proto.as_deref(),
@@ -225,12 +237,13 @@ fn grpc_call(
         messages,
         max_message: a.max_message,
         expect_json: a.expect_json.as_deref(),
+        stream: Some(stream),
     };
-    super::grpc::call(&flags, path, headers(a)?, timeout("-s", &a.timeout)?)
+    super::grpc::call(&flags, path, headers(a)?, deadline)
 }
 
 /// The gRPC flags, each given or not.
-fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 6] {
+fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 8] {
     [
         ("--proto", a.proto.is_some()),
         ("--protoset", a.protoset.is_some()),
@@ -238,6 +251,8 @@ fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 6] {
         ("--messages", a.messages.is_some()),
         ("--max-message", a.max_message.is_some()),
         ("--expect-json", a.expect_json.is_some()),
+        ("--grpc-stream-messages", a.grpc_stream_messages.is_some()),
+        ("--grpc-stream-duration", a.grpc_stream_duration.is_some()),
     ]
 }
 

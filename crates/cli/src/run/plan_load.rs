@@ -247,6 +247,8 @@ fn read_grpc(plan: &mut Plan, dir: &Path, bodies: &mut [Vec<u8>]) -> Result<(), 
             messages: w.message_list.as_ref(),
             max_message: None,
             expect_json: g.expect_json.as_deref(),
+            // Plans load unary methods only so far.
+            stream: None,
         };
         let c = call(&flags, &w.path, w.headers.clone(), timeout).map_err(|f| Failure {
             code: f.code,

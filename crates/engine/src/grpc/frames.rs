@@ -18,7 +18,7 @@ use shootout_model::FailureKind;
 const KEPT: usize = 64 * 1024;
 
 /// The messages of one reply so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Frames {
     /// The prefix being read, and how much of it has come.
     prefix: [u8; 5],
@@ -29,15 +29,44 @@ pub struct Frames {
     pub(super) buf: Vec<u8>,
     /// Whole messages read.
     messages: u32,
+    /// Of which decoded, as expected.
+    good: u32,
+    /// The most messages read: what comes after is left unread (a server stream's limit).
+    cap: u32,
     /// The first fault found.
     fault: Option<FailureKind>,
     /// A message was not what the call expected ([`super::expect`]).
     unexpected: bool,
 }
 
+impl Default for Frames {
+    fn default() -> Frames {
+        Frames {
+            prefix: [0; 5],
+            have: 0,
+            len: None,
+            buf: Vec::new(),
+            messages: 0,
+            good: 0,
+            cap: u32::MAX,
+            fault: None,
+            unexpected: false,
+        }
+    }
+}
+
 impl Frames {
+    /// A new reply (the buffer's capacity kept, unless it grew large), read up to `cap`
+    /// messages.
+    pub fn begin_with(&mut self, cap: u32) {
+        self.begin();
+        self.cap = cap;
+    }
+
     /// A new reply (the buffer's capacity kept, unless it grew large).
     pub fn begin(&mut self) {
+        self.good = 0;
+        self.cap = u32::MAX;
         self.have = 0;
         self.len = None;
         self.buf.clear();
@@ -59,6 +88,16 @@ impl Frames {
         self.messages
     }
 
+    /// Whole messages read that decoded and held what the call expects.
+    pub fn good(&self) -> u32 {
+        self.good
+    }
+
+    /// The cap of messages was reached: the rest is left unread.
+    pub fn full(&self) -> bool {
+        self.messages >= self.cap
+    }
+
     /// The first fault found so far.
     pub fn fault(&self) -> Option<FailureKind> {
         self.fault
@@ -67,7 +106,7 @@ impl Frames {
     /// Takes a piece of the reply's DATA to the call that sent `sent` (its message, the
     /// prefix excluded).
     pub fn feed(&mut self, mut data: &[u8], reply: &Reply, sent: &[u8]) {
-        while !data.is_empty() && self.fault.is_none() {
+        while !data.is_empty() && self.fault.is_none() && !self.full() {
             let Some(len) = self.len else {
                 let n = (5 - self.have).min(data.len());
                 self.prefix[self.have..self.have + n].copy_from_slice(&data[..n]);
@@ -118,11 +157,13 @@ impl Frames {
     /// A whole message: it must decode as the output type, and hold what the call
     /// expects of it.
     fn message(&mut self, bytes: &[u8], reply: &Reply, sent: &[u8]) {
-        self.messages += 1;
+        self.messages = self.messages.saturating_add(1);
         if !wire::check(&reply.output, bytes) {
             self.fault = Some(FailureKind::GrpcDecode);
         } else if !reply.expect.met(&reply.output, bytes, sent) {
             self.unexpected = true;
+        } else {
+            self.good = self.good.saturating_add(1);
         }
     }
 

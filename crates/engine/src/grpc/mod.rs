@@ -52,6 +52,32 @@ pub struct Reply {
     pub max_message: usize,
     /// What its message must hold besides (`--expect-json`, `--expect-echo`).
     pub expect: expect::Expect,
+    /// The method answers with a stream of replies (each a unit of the run).
+    pub server_streaming: bool,
+    /// The method reads a stream of messages (its calls send several).
+    pub client_streaming: bool,
+    /// A streaming call's limits.
+    pub stream: shootout_model::GrpcStream,
+}
+
+impl Reply {
+    /// The most replies a call reads before it is cancelled (`u32::MAX`: no limit).
+    pub fn cap(&self) -> u32 {
+        match (self.server_streaming, self.stream.messages) {
+            (true, Some(n)) => n,
+            _ => u32::MAX,
+        }
+    }
+
+    /// The method's shape, as the report names it; `None` for a unary method.
+    pub fn shape(&self) -> Option<&'static str> {
+        match (self.client_streaming, self.server_streaming) {
+            (false, false) => None,
+            (false, true) => Some("server"),
+            (true, false) => Some("client"),
+            (true, true) => Some("bidi"),
+        }
+    }
 }
 
 impl Reply {
@@ -79,6 +105,9 @@ impl Reply {
             output,
             max_message: g.max_message,
             expect: expect::Expect { json, echo },
+            server_streaming: method.is_server_streaming(),
+            client_streaming: method.is_client_streaming(),
+            stream: g.stream,
         })
     }
 }
@@ -189,15 +218,42 @@ impl Messages {
     /// Writes the next message, its values drawn from `gen`, behind its prefix into `out`
     /// (`json`: a buffer for its text).
     pub fn render(&self, gen: &mut Gen, json: &mut Vec<u8>, out: &mut Vec<u8>) {
-        let e = &self.each[gen.pick()];
         out.clear();
+        self.append(gen, json, out);
+    }
+
+    /// Writes the next `n` messages, one after the other, into `out` (a client stream's),
+    /// stopping before one that would take `out` past `max` bytes (at least one written).
+    pub fn render_n(
+        &self,
+        n: u32,
+        max: usize,
+        gen: &mut Gen,
+        json: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) {
+        out.clear();
+        for _ in 0..n.max(1) {
+            let at = out.len();
+            self.append(gen, json, out);
+            if out.len() > max && at > 0 {
+                out.truncate(at);
+                return;
+            }
+        }
+    }
+
+    /// Appends the next message behind its prefix to `out`.
+    fn append(&self, gen: &mut Gen, json: &mut Vec<u8>, out: &mut Vec<u8>) {
+        let e = &self.each[gen.pick()];
         let Some(t) = &e.template else {
             return out.extend_from_slice(&e.framed);
         };
         json.clear();
         template::fill(t, gen, json);
+        let at = out.len();
         if encode_framed(&self.input, json, out).is_err() {
-            out.clear();
+            out.truncate(at);
             out.extend_from_slice(&e.framed);
         }
     }
@@ -259,6 +315,8 @@ pub struct Call {
     tail: Option<Status>,
     /// The reply's messages.
     pub frames: Frames,
+    /// When its last reply was read (server streaming).
+    pub last: Option<std::time::Instant>,
 }
 
 impl Call {
@@ -269,6 +327,7 @@ impl Call {
         self.trailers_only = false;
         self.trailers = false;
         self.tail = None;
+        self.last = None;
         self.frames.begin();
     }
 
@@ -290,8 +349,9 @@ impl Call {
     /// HTTP status is not 200, which the run's status expectation judges and counts under
     /// its code), else the class it failed under. Checked in this order: the content
     /// type, the messages' framing and decoding, a readable outcome, the outcome, and a
-    /// unary call's one message, and what it holds (`--expect-json`, `--expect-echo`).
-    pub fn verdict(&mut self, http: u16) -> Option<FailureKind> {
+    /// unary call's one message (a server stream's any number), and what they hold
+    /// (`--expect-json`, `--expect-echo`).
+    pub fn verdict(&mut self, http: u16, streaming: bool) -> Option<FailureKind> {
         if http != 200 {
             return None;
         }
@@ -310,7 +370,9 @@ impl Call {
         };
         match status {
             Status::Unreadable => Some(FailureKind::GrpcTrailers),
-            Status::Code(0) if self.frames.messages() != 1 => Some(FailureKind::GrpcFraming),
+            Status::Code(0) if !streaming && self.frames.messages() != 1 => {
+                Some(FailureKind::GrpcFraming)
+            }
             Status::Code(0) if self.frames.unexpected() => Some(FailureKind::Body),
             Status::Code(0) => None,
             Status::Code(c) => Some(FailureKind::grpc_status(c)),

@@ -26,6 +26,7 @@ fn expecting(max_message: usize, json: Option<&str>, echo: bool) -> Result<Reply
             method: "helloworld.Greeter.SayHello".into(),
             max_message,
             json: json.map(str::to_string),
+            stream: Default::default(),
         },
         echo,
     )
@@ -57,6 +58,7 @@ fn the_schema_must_hold_the_method() {
                 method: method.into(),
                 max_message: 10,
                 json: None,
+                stream: Default::default(),
             },
             false,
         )
@@ -78,6 +80,7 @@ fn the_schema_must_hold_the_method() {
             method: "a.B.C".into(),
             max_message: 1,
             json: None,
+            stream: Default::default(),
         },
         false,
     );
@@ -429,7 +432,7 @@ fn verdicts() {
         if let Some(t) = r0.tail {
             c.trailers(t);
         }
-        assert_eq!(c.verdict(r0.http), r0.want, "{}", r0.what);
+        assert_eq!(c.verdict(r0.http, false), r0.want, "{}", r0.what);
     }
 }
 
@@ -443,7 +446,7 @@ fn verdict_of(r: &Reply, msg: &[u8], sent: &[u8], piece: usize) -> Option<Failur
         c.frames.feed(p, r, sent);
     }
     c.trailers(Some(Status::Code(0)));
-    c.verdict(200)
+    c.verdict(200, false)
 }
 
 #[test]
@@ -514,7 +517,7 @@ fn expected_fields_are_a_subset_of_the_reply_compared_as_values() {
     c.frames
         .feed(&framed(0, &hello(r#"{"message":"no"}"#)), &r, &[]);
     c.trailers(Some(Status::Code(14)));
-    assert_eq!(c.verdict(200), Some(FailureKind::GrpcUnavailable));
+    assert_eq!(c.verdict(200, false), Some(FailureKind::GrpcUnavailable));
 }
 
 #[test]

@@ -71,6 +71,15 @@ pub enum Event {
     Answered(usize),
     /// The stream in this slot ended without a good answer.
     Failed(usize, FailureKind),
+    /// The stream in this slot got its whole answer, which failed a gRPC check (its
+    /// status and its time are the answer's).
+    Rejected(usize, FailureKind),
+    /// A server-streaming call in this slot read this many more replies, whole and as
+    /// expected.
+    Replies(usize, u32),
+    /// The server-streaming call in this slot was ended by the client at its limit
+    /// (RST_STREAM CANCEL written): it ended well.
+    Stopped(usize),
     /// A GOAWAY said the server did not process the stream in this slot: it may be sent
     /// again on another connection.
     Unprocessed(usize),
@@ -462,6 +471,32 @@ impl Connection {
         self.free(slot);
     }
 
+    /// Ends the server-streaming call in `slot` at the client's limit: RST_STREAM(CANCEL)
+    /// is written and [`Event::Stopped`] reported, or [`Event::Rejected`] when a reply
+    /// did not hold what was expected.
+    pub fn stop(&mut self, slot: usize) {
+        let id = self.streams[slot].id;
+        frame::rst_stream(&mut self.out, id, frame::CANCEL);
+        self.given_up.mark(id);
+        let event = match self.streams[slot].grpc.frames.unexpected() {
+            true => Event::Rejected(slot, FailureKind::Body),
+            false => Event::Stopped(slot),
+        };
+        self.streams[slot].done = true;
+        self.events.push(event);
+    }
+
+    /// A server-streaming call in `slot` read a reply at `now`: when it read the one
+    /// before (`None` for its first).
+    pub fn replied(&mut self, slot: usize, now: Instant) -> Option<Instant> {
+        self.streams[slot].grpc.last.replace(now)
+    }
+
+    /// When the call in `slot` read its last reply (`None`: none yet).
+    pub fn last_reply(&self, slot: usize) -> Option<Instant> {
+        self.streams[slot].grpc.last
+    }
+
     /// Opens a stream for `req` (there must be [`Connection::room`]): writes its HEADERS
     /// (and CONTINUATION when the block is over the server's frame size) and as much of the
     /// body as the windows allow. Returns its slot.
@@ -490,8 +525,9 @@ impl Connection {
         s.send_window = self.peer_window;
         s.body_sent = 0;
         s.recv_window = RECV_WINDOW;
-        if req.grpc.is_some() {
+        if let Some(reply) = &req.grpc {
             s.grpc.begin();
+            s.grpc.frames.begin_with(reply.cap());
         }
         if req.messages.is_some() {
             std::mem::swap(&mut s.own, &mut self.staged);

@@ -170,6 +170,7 @@ mod tests {
             method: "helloworld.Greeter.SayHello".into(),
             max_message: 1024,
             json: None,
+            stream: Default::default(),
         });
         let reqs = crate::request::Requests::prepare(&spec).unwrap();
         let p = prepare(&reqs.kinds[0]).unwrap();

@@ -348,7 +348,9 @@ impl<'a> Users<'a, H2> {
                     H2::flush(self, i, now);
                 }
                 Event::Answered(slot) => self.answered(i, slot, now),
-                Event::Failed(_, kind) => self.fail_step(i, now, kind),
+                Event::Failed(_, kind) | Event::Rejected(_, kind) => self.fail_step(i, now, kind),
+                // A journey's steps are no gRPC calls.
+                Event::Replies(..) | Event::Stopped(_) => {}
                 Event::Unprocessed(slot) => self.unprocessed(i, slot, now),
                 Event::Reset(code) => self.core.rec.counts.count_reset(code.0),
                 Event::Goaway => self.core.rec.counts.goaways += 1,

@@ -22,9 +22,10 @@ use super::conn::{Connection, Event};
 use super::request::Prepared;
 use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Table, Taken};
 use crate::linger::Closing;
+use crate::recorder::Timing;
 use crate::template::Gen;
 use crate::transport::Transport;
-use shootout_model::FailureKind;
+use shootout_model::{FailureKind, StreamStats, GRPC_STREAM_MAX_BYTES};
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -72,6 +73,15 @@ pub(crate) fn set_up<'a>(core: Core<'a>, req: &'a Prepared) -> io::Result<impl P
         },
         json: Vec::new(),
     };
+    if let Some(r) = &req.grpc {
+        w.core.rec.stream = r.shape().map(|shape| {
+            let mut s = StreamStats::new(shape);
+            if r.client_streaming {
+                s.messages_per_call = r.stream.messages.unwrap_or(1);
+            }
+            Box::new(s)
+        });
+    }
     for _ in 0..a.connections {
         w.add(now);
     }
@@ -152,8 +162,11 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.dial(i, now);
     }
 
-    /// Streams past their deadline are cancelled (RST_STREAM); the connection is kept.
+    /// Server streams past `--grpc-stream-duration` are ended (RST_STREAM CANCEL, no
+    /// failure); streams past their deadline are cancelled (RST_STREAM) and fail; the
+    /// connection is kept.
     fn deadlines(&mut self, i: usize, now: Instant) {
+        self.stream_ends(i, now);
         let mut late = std::mem::take(&mut self.scratch);
         let h2 = &self.conns[i].h2;
         let timeout = self.core.sh.timeout;
@@ -226,11 +239,47 @@ impl Worker<'_> {
         self.conns[i].life.used();
     }
 
+    /// Ends the server streams of connection `i` that have lasted
+    /// `--grpc-stream-duration` (at the client's limit: they ended well).
+    fn stream_ends(&mut self, i: usize, now: Instant) {
+        let Some(d) = self
+            .req
+            .grpc
+            .as_ref()
+            .filter(|r| r.server_streaming)
+            .and_then(|r| r.stream.duration)
+        else {
+            return;
+        };
+        let mut due = std::mem::take(&mut self.scratch);
+        let h2 = &self.conns[i].h2;
+        due.extend(
+            h2.open_slots()
+                .filter(|&s| h2.stream(s).exchange.overdue(now, d)),
+        );
+        for &slot in &due {
+            self.conns[i].h2.stop(slot);
+        }
+        let any = !due.is_empty();
+        due.clear();
+        self.scratch = due;
+        if any {
+            self.on_events(i, now);
+            self.after(i, now);
+        }
+    }
+
     /// Writes the next message of a gRPC list as connection `i`'s next body (nothing to do
     /// when the run sends one body).
     fn stage(&mut self, i: usize) {
-        if let Some(m) = &self.req.messages {
-            m.render(&mut self.gen, &mut self.json, &mut self.conns[i].h2.staged);
+        let Some(m) = &self.req.messages else { return };
+        let out = &mut self.conns[i].h2.staged;
+        match self.req.grpc.as_ref().filter(|r| r.client_streaming) {
+            Some(r) => {
+                let n = r.stream.messages.unwrap_or(1);
+                m.render_n(n, GRPC_STREAM_MAX_BYTES, &mut self.gen, &mut self.json, out);
+            }
+            None => m.render(&mut self.gen, &mut self.json, out),
         }
     }
 
@@ -330,8 +379,14 @@ impl Worker<'_> {
         for &e in &events {
             match e {
                 Event::Ready => self.ready(i, now),
+                Event::Answered(slot) if self.server_streaming() => {
+                    self.settle(i, slot, now, false)
+                }
                 Event::Answered(slot) => self.credit(i, slot, now),
                 Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
+                Event::Rejected(slot, kind) => self.reject(i, slot, now, kind),
+                Event::Replies(slot, n) => self.replies(i, slot, n, now),
+                Event::Stopped(slot) => self.settle(i, slot, now, true),
                 Event::Unprocessed(slot) => {
                     let ex = &self.conns[i].h2.stream(slot).exchange;
                     self.core.unprocessed(ex, now);
@@ -381,7 +436,73 @@ impl Worker<'_> {
     fn credit(&mut self, i: usize, slot: usize, now: Instant) {
         let c = &mut self.conns[i];
         let (ex, server) = c.h2.answered(slot);
+        let status = ex.status;
         self.core.credit(ex, now, || server.take());
+        // A client stream's call: its one answer is its unit.
+        if let Some(s) = self.core.rec.stream.as_deref_mut() {
+            s.calls_ok += u64::from(self.core.sh.expect.status.contains(status));
+        }
+        c.h2.free(slot);
+        c.answered = true;
+    }
+
+    /// The run calls a server-streaming method.
+    fn server_streaming(&self) -> bool {
+        self.req.grpc.as_ref().is_some_and(|r| r.server_streaming)
+    }
+
+    /// The call in `slot` of connection `i` read `n` more replies at `now`: each a unit of
+    /// the run, its latency from the call's start (its first reply) or from the reply
+    /// before; replies read at once are 0 apart.
+    fn replies(&mut self, i: usize, slot: usize, n: u32, now: Instant) {
+        let prev = self.conns[i].h2.replied(slot, now);
+        let ex = &self.conns[i].h2.stream(slot).exchange;
+        let first = match prev {
+            None => Timing::ended(ex.start, ex.sent, Some(now), now, ex.connect, 0),
+            Some(p) => Timing::ended(p, p, Some(now), now, Duration::ZERO, 0),
+        };
+        let rec = &mut self.core.rec;
+        if let Some(s) = rec.stream.as_deref_mut() {
+            let us = |d: Duration| d.as_micros().min(u128::from(u32::MAX)) as u64;
+            match prev {
+                None => s.first_reply.saturating_record(us(now - first.start)),
+                Some(p) => s.gaps.saturating_record(us(now - p)),
+            }
+            if n > 1 {
+                s.gaps.saturating_record_n(0, u64::from(n - 1));
+            }
+            s.replies += u64::from(n);
+        }
+        rec.reply(&first);
+        let at_once = Timing::ended(now, now, Some(now), now, Duration::ZERO, 0);
+        for _ in 1..n {
+            rec.reply(&at_once);
+        }
+    }
+
+    /// The server-streaming call in `slot` of connection `i` ended well at `now`: the
+    /// server's OK, or the client's limit (`cancelled`). Its replies were its units.
+    fn settle(&mut self, i: usize, slot: usize, now: Instant, cancelled: bool) {
+        let c = &mut self.conns[i];
+        let t = since_last(c, slot, now);
+        let ex = &c.h2.stream(slot).exchange;
+        self.core.rec.call_ended(&t, ex.answer(), cancelled, false);
+        self.core.in_flight -= 1;
+        c.h2.free(slot);
+        c.answered = true;
+    }
+
+    /// The stream in `slot` of connection `i` got its whole answer, which failed a gRPC
+    /// check as `kind`: counted once, with its status and its time (a server stream's
+    /// from its last reply).
+    fn reject(&mut self, i: usize, slot: usize, now: Instant, kind: FailureKind) {
+        let c = &mut self.conns[i];
+        let t = since_last(c, slot, now);
+        let (ex, server) = c.h2.answered(slot);
+        self.core
+            .rec
+            .credit_judged(&t, ex.answer(), || server.take(), Some(kind));
+        self.core.in_flight -= 1;
         c.h2.free(slot);
         c.answered = true;
     }
@@ -432,6 +553,16 @@ impl Worker<'_> {
             return self.dropped_in_handshake(i, now);
         }
         self.lost_open(i, now, answered, spent);
+    }
+}
+
+/// The timings of the call in `slot` of `c` ended at `now`: from its start, or from its
+/// last reply when it read one.
+fn since_last(c: &Conn, slot: usize, now: Instant) -> Timing {
+    let ex = &c.h2.stream(slot).exchange;
+    match c.h2.last_reply(slot) {
+        None => ex.timing(now),
+        Some(p) => Timing::ended(p, p, Some(now), now, Duration::ZERO, 0),
     }
 }
 

@@ -350,8 +350,22 @@ impl Connection {
         s.exchange.body(body);
         if let Some(reply) = &req.grpc {
             let sent = Stream::body(&s.own, req).get(5..).unwrap_or_default();
+            let before = s.grpc.frames.good();
             s.grpc.frames.feed(body, reply, sent);
+            if reply.server_streaming {
+                let n = s.grpc.frames.good() - before;
+                if n > 0 {
+                    self.events.push(Event::Replies(slot, n));
+                }
+                // At its limit, a stream the server has not ended is cancelled.
+                if !end && self.streams[slot].grpc.frames.full() {
+                    self.control()?;
+                    self.stop(slot);
+                    return Ok(());
+                }
+            }
         }
+        let s = &mut self.streams[slot];
         if let Some(k) = self.kept.as_deref_mut() {
             let room = k.body_max.saturating_sub(k.body.len());
             k.body.extend_from_slice(&body[..body.len().min(room)]);
@@ -474,8 +488,12 @@ impl Connection {
         let bodiless = req.head_request || status == 204 || status == 304;
         if !bodiless && s.length.is_some_and(|l| l != s.exchange.body_len) {
             self.end(slot, Event::Failed(slot, FailureKind::Malformed));
-        } else if let Some(kind) = req.grpc.as_ref().and_then(|_| s.grpc.verdict(status)) {
-            self.end(slot, Event::Failed(slot, kind));
+        } else if let Some(kind) = req
+            .grpc
+            .as_ref()
+            .and_then(|r| s.grpc.verdict(status, r.server_streaming))
+        {
+            self.end(slot, Event::Rejected(slot, kind));
         } else {
             self.end(slot, Event::Answered(slot));
         }
