@@ -203,6 +203,7 @@ fn a_journey_run_as_csv_and_html() {
             "step,writer › form,6,6,0",
             "step,writer › post,6,6,0",
             "journey,writer,6,6,0",
+            "journey_busy,writer,6,6,0",
         ]
     );
     assert!(heads[1].ends_with(",18,18,0"), "{}", heads[1]);
@@ -214,6 +215,14 @@ fn a_journey_run_as_csv_and_html() {
             "{step}"
         );
     }
+    // The journeys' busy time: a table, and a line beside each journey's duration.
+    assert!(
+        page.contains(
+            "<h2>Journeys less think time (ms: duration minus the think times between steps)</h2>"
+        ),
+        "{page}"
+    );
+    assert!(page.contains("less think time</text>"), "{page}");
 }
 
 /// A journey run through the real binary, held to the whole schema document: its steps in

@@ -246,6 +246,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
                     failures: Default::default(),
                     unsent: 0,
                     latency: h,
+                    busy: None,
                 }
             })
             .collect(),

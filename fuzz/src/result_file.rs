@@ -28,12 +28,14 @@ use std::time::{Duration, UNIX_EPOCH};
 /// doubling) plus 16 MiB for the histograms (each decoded one is at most 184 KiB of
 /// counters, the bytes it came from at most 1 MiB, an inflated payload at most 1 MiB),
 /// plus [`KIND_HEAP`] per `"label"` in the input (each request list entry, journey step
-/// or journey is read into a histogram of its own, whatever its text's length), plus
+/// or journey is read into a histogram of its own, whatever its text's length) and per
+/// `"busy"` (a journey's busy time, a second histogram), plus
 /// [`JOURNEYS_HEAP`] per `"journeys":{` (a spec's journeys, read back as a journey file).
 pub fn heap_bound(input: &[u8]) -> usize {
     let labels = input.windows(7).filter(|w| w == b"\"label\"").count();
+    let busy = input.windows(6).filter(|w| w == b"\"busy\"").count();
     let specs = input.windows(12).filter(|w| w == b"\"journeys\":{").count();
-    64 * input.len() + (16 << 20) + labels * KIND_HEAP + specs * JOURNEYS_HEAP
+    64 * input.len() + (16 << 20) + (labels + busy) * KIND_HEAP + specs * JOURNEYS_HEAP
 }
 
 /// What a spec's journeys may cost read back: at most `MAX_SAVED_KINDS` (4,096) steps,
@@ -56,11 +58,13 @@ fn kind(label: &str) -> TargetStats {
         failures: Default::default(),
         unsent: 0,
         latency: shootout_model::result::second_histogram(),
+        busy: None,
     }
 }
 
 /// A valid result file with no request in it, one journey step and one journey, into
-/// whose histograms mode 1 puts its own (the run's latency, and the journey's).
+/// whose histograms mode 1 puts its own (the run's latency, and the journey's duration
+/// and busy time).
 fn template() -> &'static str {
     static T: OnceLock<String> = OnceLock::new();
     T.get_or_init(|| {
@@ -87,7 +91,10 @@ fn template() -> &'static str {
             outcome: Outcome::Complete,
             result: Some(RunResult {
                 targets: vec![kind("writer › post")],
-                journeys: vec![kind("writer")],
+                journeys: vec![TargetStats {
+                    busy: Some(shootout_model::result::second_histogram()),
+                    ..kind("writer")
+                }],
                 ..RunResult::empty(
                     UNIX_EPOCH + Duration::from_secs(1_764_000_000),
                     Duration::from_secs(1),
@@ -167,17 +174,23 @@ fn histogram(bytes: &[u8]) {
     if let Ok(h) = shootout_model::hdr::decode(bytes) {
         assert!(shootout_model::hdr::total(&h).is_some());
     }
-    let field = format!("\"latency\":\"{}\"", BASE64.encode(bytes));
+    let encoded = BASE64.encode(bytes);
     let text = template();
-    // The run's latency histogram (the first), and the last journey's (the last).
-    for at in [text.find("\"latency\":\""), text.rfind("\"latency\":\"")] {
+    // The run's latency histogram (the first), the last journey's (the last), and that
+    // journey's busy time.
+    for (key, at) in [
+        ("latency", text.find("\"latency\":\"")),
+        ("latency", text.rfind("\"latency\":\"")),
+        ("busy", text.find("\"busy\":\"")),
+    ] {
         let Some(at) = at else {
-            panic!("the template has latency histograms");
+            panic!("the template has {key} histograms");
         };
-        let end = text[at + 11..]
+        let open = key.len() + 4;
+        let end = text[at + open..]
             .find('"')
-            .map_or(text.len(), |e| at + 11 + e + 1);
-        let forged = format!("{}{field}{}", &text[..at], &text[end..]);
+            .map_or(text.len(), |e| at + open + e + 1);
+        let forged = format!("{}\"{key}\":\"{encoded}\"{}", &text[..at], &text[end..]);
         let _ = SavedRun::parse(&forged);
     }
 }

@@ -915,6 +915,7 @@ mod tests {
             failures: Default::default(),
             unsent: 0,
             latency: histogram(),
+            busy: None,
         };
         let mut slow = TargetStats {
             label: "j › slow".into(),
@@ -923,6 +924,7 @@ mod tests {
             failures: Default::default(),
             unsent: 0,
             latency: histogram(),
+            busy: None,
         };
         for _ in 0..990 {
             fast.latency.record(1_000).unwrap();
@@ -942,6 +944,7 @@ mod tests {
             failures: Default::default(),
             unsent: 0,
             latency: histogram(),
+            busy: None,
         }];
         let slos = [slo("p99<50ms"), slo("step:slow:p99<50ms")];
         assert_eq!(judge(&slos[..1], &r), Verdict::Met);

@@ -1012,6 +1012,53 @@ mod tests {
         assert_eq!(values(&r.journeys[0].latency), values(&one));
     }
 
+    /// A shard's journeys with busy times of `values` (µs), or none (a file written
+    /// before they were saved).
+    fn with_busy(mut s: Source, values: Option<&[u64]>) -> Source {
+        let r = s.run.result.as_mut().unwrap();
+        r.journeys[0].busy = values.map(|values| {
+            let mut h = second_histogram();
+            for &v in values {
+                h.record(v).unwrap();
+            }
+            h
+        });
+        s
+    }
+
+    /// Journeys' busy times add up exactly when every shard has them; one shard without
+    /// them (whichever) leaves the merge without them: a part would pass for the whole.
+    #[test]
+    fn busy_times_merge_only_when_every_shard_has_them() {
+        let shards = |a: Option<&[u64]>, b: Option<&[u64]>| {
+            let [x, y]: [Source; 2] = two().try_into().ok().unwrap();
+            [
+                with_busy(with_steps(x, &[100, 200], &[300, 1000], 1), a),
+                with_busy(with_steps(y, &[150, 7, 8], &[250_000, 9], 2), b),
+            ]
+        };
+        let both = merge(&shards(Some(&[900, 1800]), Some(&[60, 70, 1400])), false).unwrap();
+        let busy = both.result.journeys[0].busy.as_ref().expect("both had it");
+        let mut one = second_histogram();
+        for v in [900, 1800, 60, 70, 1400] {
+            one.record(v).unwrap();
+        }
+        let values = |h: &Histogram<u64>| -> Vec<(u64, u64)> {
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect()
+        };
+        assert_eq!(values(busy), values(&one));
+        for (a, b) in [
+            (None, Some(&[60u64, 70, 1400][..])),
+            (Some(&[900, 1800][..]), None),
+        ] {
+            let m = merge(&shards(a, b), false).unwrap();
+            assert!(m.result.journeys[0].busy.is_none(), "{a:?} + {b:?}");
+            assert_eq!(m.result.journeys[0].completed, 5, "the counts still add up");
+        }
+    }
+
     /// Shards of one journey load, each read from its own file (its journeys read apart),
     /// merge into a fleet that keeps the journeys; a shard of other journeys is refused,
     /// naming them.

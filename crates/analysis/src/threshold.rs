@@ -206,6 +206,7 @@ mod tests {
                 failures: Default::default(),
                 unsent: 0,
                 latency,
+                busy: None,
             }
         };
         r.journeys = vec![step("writer", 30, 10, 9)];

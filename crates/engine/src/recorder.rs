@@ -273,15 +273,18 @@ impl Recorder {
 
     /// Counts each of `journeys` journeys apart.
     pub fn per_journey(&mut self, journeys: usize) {
-        self.journeys = (0..journeys).map(|_| TargetStats::new("")).collect();
+        self.journeys = (0..journeys).map(|_| TargetStats::journey("")).collect();
     }
 
     /// Journey `j` ended as `how` (ok, or as its first failed step), `took` after its
-    /// first step was due.
-    pub fn journey_ended(&mut self, j: usize, how: Ended, took: Duration) {
+    /// first step was due, of which it was `busy` (its think times left out).
+    pub fn journey_ended(&mut self, j: usize, how: Ended, took: Duration, busy: Duration) {
         if let Some(e) = self.journeys.get_mut(j) {
             e.count(how);
             e.latency.saturating_record(us(took));
+            if let Some(b) = e.busy.as_mut() {
+                b.saturating_record(us(busy));
+            }
         }
     }
 

@@ -165,6 +165,55 @@ get = "/form"
     );
 }
 
+/// A journey's busy time is its duration less the think times between its steps: three
+/// steps, each answered after a 30 ms stall, with a constant 100 ms between them. Every
+/// journey waits exactly 2 × 100 ms (each think time runs from an answer to the next
+/// step's due time), so its busy time is its duration less 200 ms, and at least the three
+/// stalls (90 ms); its duration is at least 290 ms. Four journeys, one user, whole and
+/// byte by byte.
+#[test]
+fn a_journey_s_busy_time_is_its_duration_less_its_think_times() {
+    let text = r#"
+[[journey]]
+name = "reader"
+think = "100ms"
+[[journey.step]]
+get = "/a"
+[[journey.step]]
+get = "/b"
+[[journey.step]]
+get = "/c"
+"#;
+    let stall = Duration::from_millis(30);
+    let (r, _) = both_ways(Behavior::StallEvery { n: 1, stall }, |s| {
+        spec(s, text, 1, 4)
+    });
+    assert_eq!(r.counts.ok, 12, "{:?}", r.counts.failures);
+    let j = &r.journeys[0];
+    let busy = j.busy.as_ref().expect("a journey's busy time");
+    assert_eq!(
+        (j.latency.len(), busy.len()),
+        (4, 4),
+        "one of each per journey"
+    );
+    // Two significant figures: each bound on the bucket that holds the value.
+    let low = |h: &hdrhistogram::Histogram<u64>| h.highest_equivalent(h.min());
+    assert!(low(busy) >= 90_000, "{} µs: three stalls", low(busy));
+    assert!(low(&j.latency) >= 290_000, "{} µs", low(&j.latency));
+    // Duration − busy = 200 ms, each side within its bucket (1 % of its value).
+    for q in [0.0, 0.5, 1.0] {
+        let (d, b) = (
+            j.latency.value_at_quantile(q) as f64,
+            busy.value_at_quantile(q) as f64,
+        );
+        let slack = 0.01 * (d + b);
+        assert!(
+            (d - b - 200_000.0).abs() <= slack,
+            "q {q}: duration {d} µs, busy {b} µs"
+        );
+    }
+}
+
 /// Two steps of `GET /` with `think` between them.
 fn two_steps(think: &str) -> String {
     format!(
@@ -200,6 +249,30 @@ fn a_connection_closed_while_its_user_thinks_is_opened_again_for_the_next_step()
     assert_eq!(server.requests(), 8);
     assert_eq!(r.counts.connections_opened, 8, "one connection per step");
     assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (4, 4));
+}
+
+/// A server that sends an unasked answer after each of its answers, at once (one write
+/// with the answer, when whole) or 20 ms later, while the user thinks (250 ms: 230 ms of
+/// margin for a busy machine's late bytes): the bytes count once each as a `malformed`
+/// failure charged to no step, their connection is closed, and the user's next step
+/// opens another and gets its own answer. One user, three journeys of two steps: six
+/// answers, every step ok; the bytes after the run's last answer come when no step is
+/// left to send and are not counted (as they would not be read a moment later): five
+/// malformed, six connections.
+#[test]
+fn bytes_sent_while_a_user_thinks_count_once_outside_any_step() {
+    for delay in [Duration::ZERO, Duration::from_millis(20)] {
+        let (r, server) = both_ways(Behavior::ExtraResponse { delay }, |s| {
+            spec(s, &two_steps("250ms"), 1, 3)
+        });
+        assert_eq!(server.requests(), 6, "{delay:?}");
+        let steps: Vec<_> = r.targets.iter().map(|t| (t.completed, t.ok)).collect();
+        assert_eq!(steps, [(3, 3), (3, 3)], "{delay:?}: no step charged");
+        assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (3, 3));
+        assert_eq!(failures(&r), [(FailureKind::Malformed, 5)], "{delay:?}");
+        assert_eq!((r.counts.completed, r.counts.ok), (11, 6), "{delay:?}");
+        assert_eq!(r.counts.connections_opened, 6, "{delay:?}");
+    }
 }
 
 /// Answers that close their connection (`Connection: close`): each step opens its own.

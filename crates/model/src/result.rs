@@ -1178,6 +1178,11 @@ pub struct TargetStats {
     /// Latency of its answered requests (µs), as [`Histograms::latency`]; 2 significant
     /// figures.
     pub latency: Histogram<u64>,
+    /// A journey's busy time (µs, 2 significant figures): each ended journey's duration
+    /// less the think times it waited between its steps. `None` for a request kind or a
+    /// step, and for journeys of results saved or stored before it was measured (and of a
+    /// merge of shards of which one lacks it).
+    pub busy: Option<Histogram<u64>>,
 }
 
 impl TargetStats {
@@ -1190,6 +1195,15 @@ impl TargetStats {
             failures: FailureCounts::default(),
             unsent: 0,
             latency: second_histogram(),
+            busy: None,
+        }
+    }
+
+    /// A journey's counts: as [`TargetStats::new`], with an empty busy-time histogram.
+    pub fn journey(label: impl Into<String>) -> TargetStats {
+        TargetStats {
+            busy: Some(second_histogram()),
+            ..TargetStats::new(label)
         }
     }
 
@@ -1220,16 +1234,27 @@ impl TargetStats {
         // Same bounds on both sides (every TargetStats' histogram is a second
         // histogram): copying cannot fail.
         let _ = self.latency.set_to(&o.latency);
+        match (&mut self.busy, &o.busy) {
+            (Some(a), Some(b)) => {
+                let _ = a.set_to(b);
+            }
+            (a, b) => a.clone_from(b),
+        }
     }
 
     /// Adds `o`'s counts and latency (same label, another worker or shard); `None` when a
-    /// count would pass `u64::MAX`.
+    /// count would pass `u64::MAX`. The busy time is kept only when both have it (a shard
+    /// without it leaves the sum without it: a part would pass for the whole).
     pub fn add(&mut self, o: &TargetStats) -> Option<()> {
         self.completed = self.completed.checked_add(o.completed)?;
         self.ok = self.ok.checked_add(o.ok)?;
         self.unsent = self.unsent.checked_add(o.unsent)?;
         for (a, b) in self.failures.0.iter_mut().zip(o.failures.0) {
             *a = a.checked_add(b)?;
+        }
+        match (&mut self.busy, &o.busy) {
+            (Some(a), Some(b)) => a.add(b).ok()?,
+            (a, _) => *a = None,
         }
         self.latency.add(&o.latency).ok()
     }

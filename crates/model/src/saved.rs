@@ -34,12 +34,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The value of the file's `format` key.
 pub const RESULT_FORMAT: &str = "shootout-result";
 
-/// The version of the layout this shootout writes. Version 3 adds a journey run's spec
+/// The version of the layout this shootout writes. Version 4 adds each journey's busy
+/// time (`result.journeys[].busy`: durations less think times). Version 3 adds a journey run's spec
 /// (`spec.journeys`: names, weights, step names), its stages (`spec.stages`) and each
 /// step's and journey's failures by class (`failures`, `unsent`). Version 2 writes each
 /// distinct body of a request list once (`list.bodies`), its entries naming theirs by
-/// index; version 1 wrote every entry's body with it. Both are still read.
-pub const RESULT_VERSION: u32 = 3;
+/// index; version 1 wrote every entry's body with it. All are still read.
+pub const RESULT_VERSION: u32 = 4;
 
 /// The oldest version of the layout this shootout reads.
 pub const OLDEST_RESULT_VERSION: u32 = 1;
@@ -1030,8 +1031,8 @@ struct ResultV1 {
 
 /// The most entries `result.targets` (request list entries or journey steps) and
 /// `result.journeys` may each hold in a file: each is read into a histogram of 2
-/// significant figures (about 26 KiB), so a file holds at most 2 × 4,096 of them (about
-/// 210 MiB), whatever it claims. A run reports at most 256 entries of a list; a journey
+/// significant figures (about 26 KiB), a journey into two (its duration and its busy
+/// time), so a file holds at most 3 × 4,096 of them (about 315 MiB), whatever it claims. A run reports at most 256 entries of a list; a journey
 /// file of more steps than this cannot be saved.
 pub const MAX_SAVED_KINDS: usize = 4096;
 
@@ -1053,6 +1054,11 @@ struct KindV1 {
     #[serde(default, skip_serializing_if = "is_zero")]
     unsent: u64,
     latency: String,
+    /// A journey's busy times (its durations less think times), as `latency` (version
+    /// 4; absent for steps and entries, in files before version 4, and in a merge of
+    /// shards one of which lacked it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    busy: Option<String>,
 }
 
 impl KindV1 {
@@ -1064,12 +1070,38 @@ impl KindV1 {
             failures: t.failures.iter().filter(|(_, n)| *n > 0).collect(),
             unsent: t.unsent,
             latency: encode(&t.latency),
+            busy: t.busy.as_ref().map(encode),
         }
     }
 
+    /// The histogram `part` of entry `at` (µs, read into 2 significant figures), holding
+    /// at most `completed` values.
+    fn histogram(
+        at: &str,
+        part: &str,
+        text: &str,
+        completed: u64,
+    ) -> Result<Histogram<u64>, SavedError> {
+        let field = format!("{at}.{part}");
+        let (read, _) = histogram_bytes(&field, text)?;
+        let mut h = crate::result::second_histogram();
+        h.add(&read)
+            .map_err(|e| SavedError::Histogram(field.clone(), format!("does not fit ({e:?})")))?;
+        // Its total was checked for overflow when it was decoded.
+        let held = crate::hdr::total(&h).unwrap_or(u64::MAX);
+        if held > completed {
+            return Err(inconsistent(
+                &field,
+                format!("holds {held} values, more than {at}.completed ({completed})"),
+            ));
+        }
+        Ok(h)
+    }
+
     /// The kinds of `field` (`result.targets`) read back: at most [`MAX_SAVED_KINDS`],
-    /// each ok at most completed, each histogram holding at most its completed.
-    fn read(field: &str, kinds: Vec<KindV1>) -> Result<Vec<TargetStats>, SavedError> {
+    /// each ok at most completed, each histogram holding at most its completed; a busy
+    /// time only where `busy` (`result.journeys`).
+    fn read(field: &str, kinds: Vec<KindV1>, busy: bool) -> Result<Vec<TargetStats>, SavedError> {
         if kinds.len() > MAX_SAVED_KINDS {
             return Err(inconsistent(
                 field,
@@ -1084,26 +1116,23 @@ impl KindV1 {
             .enumerate()
             .map(|(i, k)| {
                 let at = format!("{field}[{i}]");
-                let (read, _) = histogram_bytes(&format!("{at}.latency"), &k.latency)?;
-                let mut latency = crate::result::second_histogram();
-                latency.add(&read).map_err(|e| {
-                    SavedError::Histogram(format!("{at}.latency"), format!("does not fit ({e:?})"))
-                })?;
+                let latency = KindV1::histogram(&at, "latency", &k.latency, k.completed)?;
+                let busy = match (&k.busy, busy) {
+                    (None, _) => None,
+                    (Some(b), true) => {
+                        Some(KindV1::histogram(&at, "busy", b, k.completed)?)
+                    }
+                    (Some(_), false) => {
+                        return Err(inconsistent(
+                            &format!("{at}.busy"),
+                            "is a journey's: only result.journeys entries have one".into(),
+                        ))
+                    }
+                };
                 if k.ok > k.completed {
                     return Err(inconsistent(
                         &format!("{at}.ok"),
                         format!("is {}, more than {at}.completed ({})", k.ok, k.completed),
-                    ));
-                }
-                // Its total was checked for overflow when it was decoded.
-                let held = crate::hdr::total(&latency).unwrap_or(u64::MAX);
-                if held > k.completed {
-                    return Err(inconsistent(
-                        &format!("{at}.latency"),
-                        format!(
-                            "holds {held} values, more than {at}.completed ({})",
-                            k.completed
-                        ),
                     ));
                 }
                 // Classified failures, when the file has any, are every failure once.
@@ -1131,6 +1160,7 @@ impl KindV1 {
                     failures,
                     unsent: k.unsent,
                     latency,
+                    busy,
                 })
             })
             .collect()
@@ -1285,8 +1315,8 @@ impl ResultV1 {
             }),
             interrupted: self.interrupted,
             listen: self.listen,
-            targets: KindV1::read("result.targets", self.targets)?,
-            journeys: KindV1::read("result.journeys", self.journeys)?,
+            targets: KindV1::read("result.targets", self.targets, false)?,
+            journeys: KindV1::read("result.journeys", self.journeys, true)?,
             ..RunResult::empty(
                 time_at(self.started_unix_ns),
                 Duration::from_nanos(self.duration_ns),
@@ -1961,18 +1991,19 @@ mod tests {
             let kinds = |k: &[TargetStats]| {
                 k.iter()
                     .map(|t| {
-                        let values: Vec<(u64, u64)> = t
-                            .latency
-                            .iter_recorded()
-                            .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                            .collect();
+                        let values = |h: &Histogram<u64>| -> Vec<(u64, u64)> {
+                            h.iter_recorded()
+                                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                                .collect()
+                        };
                         (
                             t.label.clone(),
                             t.completed,
                             t.ok,
                             t.failures,
                             t.unsent,
-                            values,
+                            values(&t.latency),
+                            t.busy.as_ref().map(values),
                         )
                     })
                     .collect::<Vec<_>>()
@@ -2002,8 +2033,78 @@ mod tests {
         let mut writer = kind("writer", 3, 1, &[5_000, 7_000_000]);
         writer.failures[FailureKind::Status] = 1;
         writer.unsent = 1;
+        // Their durations less think times.
+        let mut busy = crate::result::second_histogram();
+        busy.record(3_000).unwrap();
+        busy.record(2_500_000).unwrap();
+        writer.busy = Some(busy);
         r.journeys = vec![writer];
         saved
+    }
+
+    /// Each journey's busy time reads back exactly (version 4); a file of version 3 (no
+    /// `busy`) is still read, its journeys without one; a step with one, or one holding
+    /// more values than journeys ended, is refused naming the field.
+    #[test]
+    fn a_journey_s_busy_time_reads_back_and_older_files_have_none() {
+        let saved = with_journeys(run());
+        let text = saved.to_json();
+        assert!(text.contains(r#""version":4"#), "{text}");
+        assert!(text.contains(r#""unsent":1,"latency":""#), "{text}");
+        assert_eq!(text.matches(r#""busy":""#).count(), 1, "the journey's only");
+        let back = SavedRun::parse(&text).unwrap();
+        let busy = back.result.as_ref().unwrap().journeys[0].busy.as_ref();
+        assert_eq!(
+            busy.map(|b| (b.len(), b.min(), b.max())),
+            busy.map(|b| (
+                2,
+                b.lowest_equivalent(3_000),
+                b.highest_equivalent(2_500_000)
+            ))
+        );
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["version"] = 3.into();
+        v["result"]["journeys"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("busy");
+        let old = SavedRun::parse(&v.to_string()).unwrap();
+        let r = old.result.as_ref().unwrap();
+        assert!(r.journeys[0].busy.is_none());
+        assert_eq!(r.journeys[0].completed, 3);
+        let forged = |f: &dyn Fn(&mut serde_json::Value)| {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            f(&mut v);
+            SavedRun::parse(&v.to_string()).unwrap_err().to_string()
+        };
+        let e = forged(&|v| v["result"]["journeys"][0]["completed"] = 1.into());
+        assert!(
+            e.contains("result.journeys[0].latency holds 2 values"),
+            "{e}"
+        );
+        let e = forged(&|v| {
+            let busy = v["result"]["journeys"][0]["busy"].clone();
+            v["result"]["targets"][0]["busy"] = busy;
+        });
+        assert!(
+            e.contains(
+                "result.targets[0].busy is a journey's: only result.journeys entries have one"
+            ),
+            "{e}"
+        );
+        let e = forged(&|v| {
+            let three = {
+                let mut h = crate::result::second_histogram();
+                h.record_n(1_000, 3).unwrap();
+                h.record(2_000).unwrap();
+                encode(&h)
+            };
+            v["result"]["journeys"][0]["busy"] = three.into();
+        });
+        assert!(
+            e.contains("result.journeys[0].busy holds 4 values, more than result.journeys[0].completed (3)"),
+            "{e}"
+        );
     }
 
     /// Steps and journeys once were not saved: a merge of journey shards lost them.

@@ -2,7 +2,9 @@
 //! header, a `run` record for the whole run, then one record per request list entry
 //! (`target`), per journey step (`step`, named `journey › step`) and per journey
 //! (`journey`: journeys that ended, their duration from the first step's due time to the
-//! last answer, think times included). RFC 4180, as `shootout report --format csv`:
+//! last answer, think times included), and per journey again (`journey_busy`: the same
+//! counts, the durations less the think times between steps; absent from results that
+//! did not measure them). RFC 4180, as `shootout report --format csv`:
 //! CRLF line ends, fields quoted only when they must be; names a spreadsheet would run as
 //! a formula start with `'`.
 //!
@@ -89,7 +91,7 @@ fn csv(spec: &LoadSpec, r: &RunResult) -> String {
     ));
     csv_record(&mut out, &run);
     for (kind, stats) in Kind::of(r) {
-        for row in rows(r, stats) {
+        for row in rows(r, kind, stats) {
             let mut fields = vec![
                 kind.word().to_string(),
                 csv_text(row.label).into_owned(),
@@ -147,6 +149,8 @@ mod tests {
                 "step,writer › post,100,96,4",
                 "journey,reader,300,300,0",
                 "journey,writer,100,96,4",
+                "journey_busy,reader,300,300,0",
+                "journey_busy,writer,100,96,4",
             ]
         );
         let field = |line: usize, column: &str| {
@@ -158,6 +162,12 @@ mod tests {
         assert_eq!(field(5, "fail_status"), "4");
         assert_eq!(field(4, "fail_status"), "0");
         assert_eq!(field(7, "fail_status"), "4");
+        // A journey's busy time is its duration less its 5 ms of think time.
+        let ms = |line, column| field(line, column).parse::<f64>().unwrap();
+        for (journey, busy) in [(6, 8), (7, 9)] {
+            let (d, b) = (ms(journey, "max_ms"), ms(busy, "max_ms"));
+            assert!((d - b - 5.0).abs() <= 0.01 * d, "{d} ms vs {b} ms");
+        }
         assert_eq!(
             (field(1, "unsent"), field(5, "unsent")),
             ("".into(), "0".into())

@@ -554,6 +554,7 @@ pub fn list_pipelined() -> (LoadSpec, RunResult) {
             failures,
             unsent: 0,
             latency,
+            busy: None,
         })
         .collect();
     r.warnings = shootout_analysis::load_warnings::derive(&r, None);
@@ -683,9 +684,12 @@ pub fn journeys() -> (LoadSpec, RunResult) {
         .iter()
         .map(|l| TargetStats {
             latency: shootout_model::latency_histogram(),
+            busy: Some(shootout_model::latency_histogram()),
             ..TargetStats::new(*l)
         })
         .collect();
+    // Each journey's users think 5 ms between its two steps.
+    const THINK: u64 = 5_000;
     let mut b = Builder::new(Duration::from_millis(800));
     let mut rng = Lcg(11);
     let mut start = 0u64;
@@ -716,6 +720,9 @@ pub fn journeys() -> (LoadSpec, RunResult) {
             s.latency.record(total).unwrap();
             ok &= !failed;
             at += total;
+            if step == first && !failed {
+                at += THINK;
+            }
         }
         let j = &mut journeys[usize::from(writer)];
         j.count(if ok {
@@ -724,6 +731,8 @@ pub fn journeys() -> (LoadSpec, RunResult) {
             Ended::Failed(FailureKind::Status)
         });
         j.latency.record(at - start).unwrap();
+        let busy = j.busy.as_mut().expect("a journey's busy time");
+        busy.record(at - start - THINK).unwrap();
         start += 16_000 * u64::from(i % 8 == 7);
     }
     let mut r = b.finish();

@@ -166,13 +166,15 @@ fn first_response_json(r: &RunResult) -> Value {
 }
 
 /// The document's `journeys`: per journey of `--journey`'s file, those that ended, ok and
-/// failed, and their duration (think times included); empty without journeys.
+/// failed, their duration (think times included) and their duration less think times
+/// (absent from results that did not measure it: older result files, stored runs);
+/// empty without journeys.
 pub(crate) fn by_journey_json(r: &RunResult) -> Value {
     Value::Array(
         r.journeys
             .iter()
             .map(|t| {
-                json!({
+                let mut j = json!({
                     "journey": t.label,
                     "ended": t.completed,
                     "ok": t.ok,
@@ -180,7 +182,11 @@ pub(crate) fn by_journey_json(r: &RunResult) -> Value {
                     "failures": failures_json(&t.failures),
                     "unsent": t.unsent,
                     "duration_ms": summary(&t.latency),
-                })
+                });
+                if let Some(busy) = &t.busy {
+                    j["duration_less_think_ms"] = summary(busy);
+                }
+                j
             })
             .collect(),
     )

@@ -1,6 +1,8 @@
 //! The per-kind tables of one load run, built once for the Markdown, HTML and CSV
-//! renderings: one row per request list entry or journey step (requests), and one per
-//! journey (journeys that ended and their duration, think times included). Each row has
+//! renderings: one row per request list entry or journey step (requests), one per
+//! journey (journeys that ended and their duration, think times included), and one per
+//! journey again for its busy time (the same journeys' durations less the think times
+//! between their steps; absent from results that did not measure it). Each row has
 //! its count, ok, failed, its rate over the run and its latency percentiles (ms, from the
 //! kind's HDR histogram: µs resolution, 2 significant figures).
 //!
@@ -20,6 +22,9 @@ pub enum Kind {
     Step,
     /// The journeys (`--journey`).
     Journey,
+    /// The journeys again, their durations less think times (`--journey`, when every
+    /// journey has them).
+    Busy,
 }
 
 impl Kind {
@@ -33,6 +38,9 @@ impl Kind {
         } else {
             kinds.push((Kind::Step, r.targets.as_slice()));
             kinds.push((Kind::Journey, r.journeys.as_slice()));
+            if r.journeys.iter().all(|j| j.busy.is_some()) {
+                kinds.push((Kind::Busy, r.journeys.as_slice()));
+            }
         }
         kinds
     }
@@ -43,6 +51,7 @@ impl Kind {
             Kind::Target => "target",
             Kind::Step => "step",
             Kind::Journey => "journey",
+            Kind::Busy => "journey_busy",
         }
     }
 
@@ -52,6 +61,9 @@ impl Kind {
             Kind::Target => "Requests by target",
             Kind::Step => "Requests by step",
             Kind::Journey => "Journeys (ms: first step due to last answer, think times included)",
+            Kind::Busy => {
+                "Journeys less think time (ms: duration minus the think times between steps)"
+            }
         }
     }
 
@@ -59,7 +71,7 @@ impl Kind {
     pub fn count(self) -> &'static str {
         match self {
             Kind::Target | Kind::Step => "completed",
-            Kind::Journey => "ended",
+            Kind::Journey | Kind::Busy => "ended",
         }
     }
 
@@ -67,7 +79,7 @@ impl Kind {
     pub fn rate(self) -> &'static str {
         match self {
             Kind::Target | Kind::Step => "req/s",
-            Kind::Journey => "journeys/s",
+            Kind::Journey | Kind::Busy => "journeys/s",
         }
     }
 }
@@ -88,12 +100,12 @@ pub struct Row<'a> {
     pub unsent: u64,
     /// `count` per second of the run.
     pub rate: f64,
-    /// Latency (a journey: its duration), ms.
+    /// Latency (a journey: its duration; [`Kind::Busy`]: its busy time), ms.
     pub latency: LatencySummary,
 }
 
-/// The rows of `kinds`, their rates over `r`'s duration.
-pub fn rows<'a>(r: &RunResult, kinds: &'a [TargetStats]) -> Vec<Row<'a>> {
+/// The rows of `kinds` as `kind` shows them, their rates over `r`'s duration.
+pub fn rows<'a>(r: &RunResult, kind: Kind, kinds: &'a [TargetStats]) -> Vec<Row<'a>> {
     kinds
         .iter()
         .map(|t| Row {
@@ -104,7 +116,10 @@ pub fn rows<'a>(r: &RunResult, kinds: &'a [TargetStats]) -> Vec<Row<'a>> {
             failures: t.failures,
             unsent: t.unsent,
             rate: per_second(t.completed, r.duration),
-            latency: LatencySummary::of(&t.latency),
+            latency: LatencySummary::of(match (kind, &t.busy) {
+                (Kind::Busy, Some(busy)) => busy,
+                _ => &t.latency,
+            }),
         })
         .collect()
 }
@@ -133,7 +148,7 @@ pub fn table(kind: Kind, r: &RunResult, kinds: &[TargetStats]) -> Table {
         match kind {
             Kind::Target => "target",
             Kind::Step => "step",
-            Kind::Journey => "journey",
+            Kind::Journey | Kind::Busy => "journey",
         },
         kind.count(),
         "ok",
@@ -154,7 +169,7 @@ pub fn table(kind: Kind, r: &RunResult, kinds: &[TargetStats]) -> Table {
     Table {
         header: header.iter().map(|h| h.to_string()).collect(),
         align,
-        rows: rows(r, kinds)
+        rows: rows(r, kind, kinds)
             .into_iter()
             .map(|row| {
                 let l = row.latency;

@@ -613,7 +613,7 @@ fn by_target(o: &mut String, r: &RunResult) {
 }
 
 /// Per journey: how many ended, ok (every step), and how long they took, think times
-/// included (ms).
+/// included (ms); then how long they were busy, think times left out, when measured.
 fn by_journey(o: &mut String, r: &RunResult) {
     counted_table(
         o,
@@ -621,6 +621,36 @@ fn by_journey(o: &mut String, r: &RunResult) {
         "ended",
         &r.journeys,
     );
+    busy_table(o, &r.journeys);
+}
+
+/// Per journey, its durations less the think times between its steps (ms); nothing when
+/// a journey lacks them (a result saved before they were measured).
+fn busy_table(o: &mut String, journeys: &[TargetStats]) {
+    let busy: Option<Vec<&Histogram<u64>>> = journeys.iter().map(|j| j.busy.as_ref()).collect();
+    let Some(busy) = busy.filter(|b| !b.is_empty()) else {
+        return;
+    };
+    let labels: Vec<String> = journeys.iter().map(|t| format!("  {}", t.label)).collect();
+    let rows: Vec<(&str, Vec<String>)> = busy
+        .iter()
+        .zip(&labels)
+        .map(|(h, label)| {
+            let l = LatencySummary::of(h);
+            let cells = [l.mean, l.p50, l.p99, l.max]
+                .iter()
+                .map(|ms| format!("{ms:.3}"))
+                .collect();
+            (label.as_str(), cells)
+        })
+        .collect();
+    table(
+        o,
+        "Journeys less think time (ms)",
+        &["mean ms", "p50 ms", "p99 ms", "max ms"],
+        &rows,
+    );
+    emit!(o);
 }
 
 /// One row per labelled count (a request list's entry, a journey's step, a journey):

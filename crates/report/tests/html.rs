@@ -570,6 +570,7 @@ fn journey_fixture() -> (LoadSpec, RunResult) {
             failures: Default::default(),
             unsent: 0,
             latency,
+            busy: None,
         }
     };
     result.targets = vec![

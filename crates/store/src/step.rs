@@ -615,6 +615,7 @@ impl Store {
                     unsent: r.get(5)?,
                     latency: shootout_model::histograms::stub(),
                     failures: Default::default(),
+                    busy: None,
                 };
                 for (i, n) in t.failures.0.iter_mut().enumerate() {
                     *n = r.get(6 + i)?;

@@ -451,12 +451,14 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
                     failure,
                     started,
                     ended,
+                    thought,
                     ..
                 } => {
                     let how = failure.map_or(shootout_model::Ended::Ok, |f| f.ended());
+                    let took = ended.saturating_sub(started);
                     self.core
                         .rec
-                        .journey_ended(journey, how, ended.saturating_sub(started));
+                        .journey_ended(journey, how, took, took.saturating_sub(thought));
                     if std::mem::replace(&mut self.conns[i].active, false) {
                         self.active -= 1;
                     }

@@ -158,7 +158,8 @@ impl<'a> Users<'a, Connection> {
 
     /// A connection whose user thinks became readable: the server closed it (its
     /// keep-alive timeout) or sent bytes nobody asked for. Either way it is closed; the
-    /// user's next step opens another.
+    /// user's next step opens another. Bytes count once as a malformed answer outside any
+    /// step ([`Users::unsolicited`]).
     fn on_idle_readable(&mut self, i: usize) {
         let Some(io) = self.conns[i].io.as_mut() else {
             return;
@@ -169,10 +170,30 @@ impl<'a> Users<'a, Connection> {
                 // Bytes nobody asked for: the connection is not trusted further (no
                 // request of the user's is charged with them).
                 self.core.rec.counts.bytes_received += n as u64;
+                self.unsolicited(i, Instant::now());
             }
             _ => {}
         }
         self.close(i);
+    }
+
+    /// Bytes came on user `i`'s connection after its answer, while no request of its
+    /// was out: they count once, as a failed request of class `malformed` charged to no
+    /// step (its next step goes out on a new connection, its own answer its own) — unless
+    /// the user has no step left to send in the run (its last journey ended and the run's
+    /// journeys are spent), as they would not have been read had they come a moment
+    /// later.
+    fn unsolicited(&mut self, i: usize, now: Instant) {
+        let pending = self.conns[i]
+            .user
+            .as_ref()
+            .is_some_and(|u| u.pending().is_some());
+        if pending || !self.core.spent(now) {
+            self.core.rec.failed(
+                &Timing::unsent(now, now, usize::MAX),
+                FailureKind::Malformed,
+            );
+        }
     }
 
     fn write(&mut self, i: usize) {
@@ -263,8 +284,12 @@ impl<'a> Users<'a, Connection> {
                 self.conns.set_phase(i, Phase::Idle);
                 self.conns[i].idle_at = now;
             }
-            // Bytes after the answer (`Extra`) are nobody's: the connection is closed.
-            Then::Close { .. } | Then::PeerClosed | Then::Extra | Then::Next => self.close(i),
+            // Bytes after the answer are nobody's: counted, and the connection closed.
+            Then::Extra => {
+                self.unsolicited(i, now);
+                self.close(i);
+            }
+            Then::Close { .. } | Then::PeerClosed | Then::Next => self.close(i),
         }
         self.after(i, next, now);
     }

@@ -127,7 +127,10 @@ fn a_writer_logs_in_posts_and_reads_back_with_cookie_and_captures() {
                 ok: true,
                 failure: None,
                 started: Duration::ZERO,
-                ended: S * 4
+                ended: S * 4,
+                // Two think times of 1 s, each from an answer to the next step's due
+                // time (0.5 s → 1.5 s, 2 s → 3 s): busy 2 s of the 4.
+                thought: S * 2,
             }
         ]
     );

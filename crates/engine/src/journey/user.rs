@@ -91,6 +91,9 @@ pub enum Event {
         started: Duration,
         /// When its last answer came (or its failure).
         ended: Duration,
+        /// The think times it waited between its steps (each from an answer to when the
+        /// next step was due): `ended - started - thought` is the time it was busy.
+        thought: Duration,
     },
 }
 
@@ -218,6 +221,8 @@ struct Position {
     /// The first failure of a step in this journey.
     failure: Option<StepFailure>,
     started: Duration,
+    /// The think times waited so far between its steps.
+    thought: Duration,
 }
 
 /// One user: its journeys' state, variables, cookies and random numbers.
@@ -347,6 +352,7 @@ impl<'j> User<'j> {
             ok: true,
             failure: None,
             started: now,
+            thought: Duration::ZERO,
         });
         self.advance(now, now, sink)
     }
@@ -475,7 +481,7 @@ impl<'j> User<'j> {
             p.left -= 1;
             self.at = Some(p);
             return match self.render(now) {
-                Ok(()) => self.send(due),
+                Ok(()) => self.send(due, now),
                 Err(failure) => self.unsent(failure, now, due, sink),
             };
         }
@@ -483,8 +489,13 @@ impl<'j> User<'j> {
         self.advance(due, now, sink)
     }
 
-    fn send(&mut self, due: Duration) -> Next {
+    /// The pending step goes out at `due`, decided at `now` (its last answer's time, or
+    /// the journey's start): the wait between them is think time.
+    fn send(&mut self, due: Duration, now: Duration) -> Next {
         self.last_due = due;
+        if let Some(p) = self.at.as_mut() {
+            p.thought += due.saturating_sub(now);
+        }
         Next::Send { due }
     }
 
@@ -561,7 +572,7 @@ impl<'j> User<'j> {
             p.left = j.steps[step].repeat;
             self.at = Some(p);
             return match self.render(now) {
-                Ok(()) => self.send(due),
+                Ok(()) => self.send(due, now),
                 Err(failure) => self.unsent(failure, now, due, sink),
             };
         }
@@ -578,6 +589,7 @@ impl<'j> User<'j> {
             failure: p.failure,
             started: p.started,
             ended: now,
+            thought: p.thought,
         });
         if self.setup.single {
             Next::Done

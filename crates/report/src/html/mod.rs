@@ -856,7 +856,7 @@ fn load_kinds(o: &mut String, r: &RunResult) {
     for (kind, stats) in Kind::of(r) {
         let _ = writeln!(o, "<h2>{}</h2>", html_text(kind.title()));
         table(kind, r, stats).html(o);
-        if kind == Kind::Target {
+        if matches!(kind, Kind::Target | Kind::Busy) {
             continue;
         }
         o.push_str("<div class=\"charts\">\n");
@@ -869,7 +869,19 @@ fn load_kinds(o: &mut String, r: &RunResult) {
                 hist: &t.latency,
                 intervals: [None; 4],
             };
-            kind_chart(o, journey, &t.label, &[line]);
+            match (journey, &t.busy) {
+                (true, Some(busy)) => {
+                    let less = Spectrum {
+                        name: "less think time".into(),
+                        color: line.color,
+                        stroke: Stroke::Dashed,
+                        hist: busy,
+                        intervals: [None; 4],
+                    };
+                    kind_chart(o, journey, &t.label, &[line, less]);
+                }
+                _ => kind_chart(o, journey, &t.label, &[line]),
+            }
         }
         o.push_str("</div>\n");
     }
