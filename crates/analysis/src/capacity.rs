@@ -11,7 +11,8 @@
 //! [`Search::resolution`] of each other. A rate's verdict near the boundary is not taken
 //! from one step: the highest passing and the lowest failing rate are each measured again,
 //! and their steps decide together with the evidence the run has ([`crate::boundary`]:
-//! the per-second counts behind each SLO, resampled as the rankings resample), measured
+//! the per-second counts behind each SLO, with a Student's t interval widened for the
+//! correlation of consecutive seconds), measured
 //! again while the evidence is unclear, up to [`boundary::MOST_STEPS`] steps. Where that
 //! evidence is missing (an SLO with no per-second form, a step judged not kept, a store
 //! from before it was kept), two agreeing verdicts of at most three decide. A capacity is never
@@ -63,6 +64,10 @@ pub struct Step {
     pub verdict: Verdict,
     /// Its per-second evidence, for a rate at the boundary (may be empty).
     pub evidence: Evidence,
+    /// A rung of the ramp that plainly passed ([`crate::decided::passes`]): the search
+    /// moves on from it but never counts it as evidence; a rate with only such steps is
+    /// measured again in full before it may bound the capacity.
+    pub passed: bool,
 }
 
 impl Step {
@@ -72,7 +77,14 @@ impl Step {
             rate,
             evidence: Evidence::of(slos, result, &verdict),
             verdict,
+            passed: false,
         }
+    }
+
+    /// The same step, plainly passed on the ramp (not evidence for the capacity).
+    pub fn passing(mut self) -> Step {
+        self.passed = true;
+        self
     }
 
     /// A step known by its verdict alone (no per-second evidence).
@@ -81,6 +93,7 @@ impl Step {
             rate,
             verdict,
             evidence: Evidence::default(),
+            passed: false,
         }
     }
 }
@@ -278,6 +291,12 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// The step plainly passed on the ramp ([`Ended::Passed`]) and met its SLOs as a whole:
+    /// `passed`, not `met`, in every report.
+    pub fn passed(&self) -> bool {
+        self.verdict.met() && self.ended == Some(Ended::Passed)
+    }
+
     /// The step at `rate` that gave `result`, judged `verdict`.
     pub fn of(rate: f64, result: &RunResult, verdict: Verdict) -> Measured {
         let h = &result.histograms.latency;
@@ -350,7 +369,7 @@ impl Basis {
 pub struct Decision {
     /// The rate, req/s.
     pub rate: f64,
-    /// Steps measured at it.
+    /// Steps measured at it in full (not those that plainly passed on the ramp).
     pub steps: usize,
     /// What was decided.
     pub verdict: Verdict,
@@ -368,7 +387,7 @@ pub fn decision(rate: f64, steps: &[Step]) -> Option<Decision> {
     };
     Some(Decision {
         rate,
-        steps: steps.iter().filter(|s| s.rate == rate).count(),
+        steps: steps.iter().filter(|s| s.rate == rate && !s.passed).count(),
         verdict,
         basis,
     })
@@ -380,9 +399,17 @@ fn standing(rate: f64, steps: &[Step]) -> Standing {
 }
 
 /// The standing of `rate` given every step, and its basis: the evidence of its steps when
-/// each has some ([`boundary::call`]), else their verdicts.
+/// each has some ([`boundary::call`]), else their verdicts. Steps that plainly passed on
+/// the ramp ([`Step::passed`]) are no evidence: a rate with only those leans to met and
+/// is measured again when it bounds the capacity.
 fn standing_on(rate: f64, steps: &[Step]) -> (Standing, Basis) {
-    let at: Vec<&Step> = steps.iter().filter(|s| s.rate == rate).collect();
+    let at: Vec<&Step> = steps
+        .iter()
+        .filter(|s| s.rate == rate && !s.passed)
+        .collect();
+    if at.is_empty() && steps.iter().any(|s| s.rate == rate) {
+        return (Standing::Tentative(Verdict::Met), Basis::Verdicts);
+    }
     let evidence: Vec<&Evidence> = at.iter().map(|s| &s.evidence).collect();
     match boundary::call(&evidence) {
         Some(Call::Met) => (Standing::Decided(Verdict::Met), Basis::Interval),
@@ -536,7 +563,7 @@ pub fn so_far(search: &Search, steps: &[Step]) -> Capacity {
     if let Next::Done(c) = next(search, steps) {
         return c;
     }
-    let met = |s: &&Step| s.verdict.met();
+    let met = |s: &&Step| s.verdict.met() && !s.passed;
     let lo = steps.iter().filter(met).map(|s| s.rate).reduce(f64::max);
     let hi = steps
         .iter()
@@ -563,13 +590,26 @@ pub fn so_far(search: &Search, steps: &[Step]) -> Capacity {
 /// bounds a search whose steps go unjudged (a contender that dies during each).
 pub const MAX_STEPS: usize = 100;
 
+/// What a search wants of a step: the question it asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Question {
+    /// A rung of the ramp looked at for the first time, below any failing rate: the step
+    /// may end as soon as it plainly passes ([`Searcher::passes`]) or is decided.
+    Ramp,
+    /// Any other step: it ends when its SLOs are decided ([`Searcher::decide`]) or at its
+    /// deadline.
+    Decide,
+}
+
 /// What a search asks to measure next: a step at `rate` for `length` at most (after a
 /// settle period at the rate, [`SETTLE`], not judged), ending sooner when its SLOs are
-/// decided ([`Searcher::decide`]) after `least`.
+/// decided ([`Searcher::decide`]), or on the ramp plainly pass, after `least`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ask {
     /// Offered rate, req/s.
     pub rate: f64,
+    /// What the step is to tell.
+    pub question: Question,
     /// The step's deadline: how long it measures when its SLOs stay open
     /// ([`step_length`]).
     pub length: Duration,
@@ -642,11 +682,27 @@ impl Searcher {
                 let length = step_length(rate, &self.slos, self.floor);
                 Some(Ask {
                     rate,
+                    question: self.question(rate),
                     length,
                     least: self.least.min(length),
                 })
             }
             Next::Done(_) => None,
+        }
+    }
+
+    /// The question a step at `rate` asks: [`Question::Ramp`] for a rung of the ramp not
+    /// measured yet with no failing step at or below it, else [`Question::Decide`].
+    fn question(&self, rate: f64) -> Question {
+        let ramp = ladder(&self.search).contains(&rate)
+            && !self
+                .steps
+                .iter()
+                .any(|s| s.rate == rate || (s.rate <= rate && !s.verdict.met()));
+        if ramp {
+            Question::Ramp
+        } else {
+            Question::Decide
         }
     }
 
@@ -670,6 +726,13 @@ impl Searcher {
         crate::decided::decide(&self.slos, so_far, deff)
     }
 
+    /// Whether a ramp step ([`Question::Ramp`]) that measured `so_far` plainly passes
+    /// ([`crate::decided::passes`]; `deff` as for [`Searcher::decide`]). The caller ends
+    /// the step when it does, after [`Ask::least`], and says so ([`Ended::Passed`]).
+    pub fn passes(&self, so_far: &SoFar, deff: impl Fn(u64) -> f64) -> bool {
+        crate::decided::passes(&self.slos, so_far, deff)
+    }
+
     /// What a step that gave `result` says against the SLOs ([`judge`]).
     pub fn judge(&self, result: &RunResult) -> Verdict {
         judge(&self.slos, result)
@@ -690,8 +753,10 @@ impl Searcher {
         // measured (not its deadline: a step decided early is short): at a rate up to
         // twice the capacity, the server drains it in as long again.
         self.rest = cooldown_after(&verdict, SETTLE + result.duration);
-        self.steps
-            .push(Step::of(rate, &self.slos, result, verdict.clone()));
+        let step = Step::of(rate, &self.slos, result, verdict.clone());
+        // A step that plainly passed but whose whole result broke an SLO counts as broken.
+        let passed = verdict.met() && ended == Some(Ended::Passed);
+        self.steps.push(if passed { step.passing() } else { step });
         let mut m = Measured::of(rate, result, verdict);
         m.ended = ended;
         self.measured.push(m);
@@ -1128,6 +1193,97 @@ mod tests {
     /// Each step asks its deadline (the fixed rule's answers, at least the floor) and its
     /// least (a second, or the user's `-d`); the wait after a broken step is as long as
     /// the step ran (settle and measure), not its deadline.
+    /// A search driven through its [`Searcher`] against a server that holds p99<50ms up to
+    /// `capacity` req/s (10 s steps at 1,000 answers a second: none slow below it, 5 % at
+    /// 80 ms above it); a ramp step below the capacity plainly passes, every other step
+    /// runs to its deadline. Also the questions asked, in order.
+    fn driven(to: f64, capacity: f64) -> (Searcher, Vec<Question>) {
+        use shootout_model::find_max::{Asked, FindMax};
+        let f = FindMax::new(Asked::Flags, &["p99<50ms".into()], Some(100.0), Some(to), 1).unwrap();
+        let mut s = Searcher::new(&f, Duration::from_secs(1));
+        let mut asked = Vec::new();
+        while let Some(ask) = s.next() {
+            asked.push(ask.question);
+            let slow = if ask.rate <= capacity { 0 } else { 50 };
+            let r = crate::boundary::tests::step(&[slow; 10], &[]);
+            let v = s.judge(&r);
+            let ended = if ask.question == Question::Ramp && v.met() {
+                Ended::Passed
+            } else {
+                Ended::Deadline
+            };
+            s.took(ask.rate, &r, v, Some(ended));
+        }
+        (s, asked)
+    }
+
+    /// The rungs of the ramp that plainly pass are left at once and never measured again,
+    /// unless one ends up bounding the capacity: then it is measured again in full, twice,
+    /// and only those steps decide it.
+    #[test]
+    fn a_rung_that_plainly_passed_is_measured_again_before_it_bounds_the_capacity() {
+        // 100, 200, 400, 800 pass; 1,600, 1,130, 951, 872 and 835 break: 800 bounds it.
+        let (s, asked) = driven(1e6, 820.0);
+        let m = s.measured();
+        let rates = |passed: bool| -> Vec<f64> {
+            m.iter()
+                .filter(|x| x.passed() == passed)
+                .map(|x| x.rate)
+                .collect()
+        };
+        assert_eq!(rates(true), [100.0, 200.0, 400.0, 800.0]);
+        assert_eq!(asked.iter().filter(|q| **q == Question::Ramp).count(), 5);
+        let a = s.answer();
+        assert_eq!(
+            (a.capacity.max_rps, a.capacity.first_failing_rps),
+            (Some(800.0), Some(835.0))
+        );
+        // 800 was measured again in full after its pass; its decision rests on those.
+        let at_800: Vec<bool> = m
+            .iter()
+            .filter(|x| x.rate == 800.0)
+            .map(|x| x.passed())
+            .collect();
+        assert_eq!(at_800, [true, false, false]);
+        assert_eq!((a.boundary[0].rate, a.boundary[0].steps), (800.0, 2));
+        assert_eq!(a.boundary[0].basis, Basis::Interval);
+        // Every rung below it, once.
+        for r in [100.0, 200.0, 400.0] {
+            assert_eq!(m.iter().filter(|x| x.rate == r).count(), 1, "{r}");
+        }
+        // Every rung up to the ceiling passes: the ceiling is measured again in full too.
+        let (s, _) = driven(800.0, 1_000.0);
+        let a = s.answer();
+        assert_eq!(a.capacity.limited_by, Limit::Ceiling);
+        assert_eq!(a.capacity.max_rps, Some(800.0));
+        assert_eq!(a.boundary[0].steps, 2);
+        assert_eq!(s.measured().len(), 6);
+        // A search stopped on the ramp has no capacity from the passes alone.
+        let mut steps = vec![Step::voted(100.0, Verdict::Met).passing()];
+        assert_eq!(so_far(&Search::new(100.0, 1e6), &steps).max_rps, None);
+        steps.push(Step::voted(100.0, Verdict::Met));
+        assert_eq!(
+            so_far(&Search::new(100.0, 1e6), &steps).max_rps,
+            Some(100.0)
+        );
+    }
+
+    /// Only a rung of the ramp not measured yet, with no failure at or below it, is asked
+    /// as [`Question::Ramp`]; bisection's rates and a rung asked again are decided.
+    #[test]
+    fn only_a_new_rung_below_every_failure_is_a_ramp_question() {
+        let (s, asked) = driven(1e6, 1_000.0);
+        let rates: Vec<f64> = s.measured().iter().map(|m| m.rate).collect();
+        let ramp: Vec<f64> = rates
+            .iter()
+            .zip(&asked)
+            .filter(|(_, q)| **q == Question::Ramp)
+            .map(|(r, _)| *r)
+            .collect();
+        assert_eq!(ramp, [100.0, 200.0, 400.0, 800.0, 1_600.0]);
+        assert!(rates.len() > ramp.len());
+    }
+
     #[test]
     fn a_step_asks_its_least_and_its_deadline() {
         use shootout_model::find_max::{Asked, FindMax};

@@ -185,6 +185,46 @@ pub fn decide(slos: &[Threshold], so_far: &SoFar, deff: impl Fn(u64) -> f64) -> 
     })
 }
 
+/// The point estimate of SLO `slo`'s metric from `so_far`, in the unit of its limit (µs
+/// for latency, % for errors, a count); `None` for a metric a running step does not
+/// estimate (`rps`, an SLO on a journey's step) or a percentile with no answers yet.
+fn point(slo: &Threshold, so_far: &SoFar) -> Option<f64> {
+    if slo.step.is_some() {
+        return None;
+    }
+    let h = so_far.latency;
+    match slo.metric {
+        Metric::Errors if so_far.completed > 0 => {
+            Some(100.0 * so_far.failed as f64 / so_far.completed as f64)
+        }
+        Metric::Errors => Some(0.0),
+        Metric::Failed => Some(so_far.failed as f64),
+        _ if h.is_empty() => None,
+        Metric::Quantile(q) => Some(h.value_at_quantile(f64::from(q) / 1000.0) as f64),
+        Metric::Mean => Some(h.mean()),
+        Metric::Max => Some(h.max() as f64),
+        Metric::Rps => None,
+    }
+}
+
+/// Whether a rung of the capacity search's ramp, looked at for the first time and below
+/// any failing rate, plainly passes on what it measured so far: at least
+/// [`least_answers`] (100), no SLO clearly broken ([`call`]), and every SLO's point
+/// estimate within half its limit (`p99<50ms`: p99 under 25 ms; `errors<0.1%`: under
+/// 0.05 %). It is not a decision: the search moves on from such a rung but never counts
+/// it as evidence for the capacity ([`Ended::Passed`]). An SLO that bounds from below
+/// (`rps>100`, `p50>1ms`), `rps` and an SLO on a journey's step never pass plainly.
+pub fn passes(slos: &[Threshold], so_far: &SoFar, deff: impl Fn(u64) -> f64) -> bool {
+    if slos.is_empty() || so_far.completed < least_answers(slos) {
+        return false;
+    }
+    slos.iter().enumerate().all(|(i, slo)| {
+        let below = matches!(slo.op, Op::Below | Op::AtMost);
+        let half = point(slo, so_far).is_some_and(|v| v < slo.limit / 2.0);
+        below && half && !matches!(call(i, slo, so_far, &deff), Call::Broken(_))
+    })
+}
+
 /// How a step ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ended {
@@ -192,6 +232,9 @@ pub enum Ended {
     Decided(Decided),
     /// Its deadline passed with some SLO open: judged on its point estimates.
     Deadline,
+    /// A rung of the ramp that plainly passed ([`passes`]): the search moved on, and
+    /// measures it again in full before it may bound the capacity.
+    Passed,
 }
 
 #[cfg(test)]
@@ -334,5 +377,65 @@ mod tests {
         assert_eq!(decided(&["failed<5"], &counts(1_000, 0, 4)), None);
         assert_eq!(decided(&["mean<50ms"], &counts(1_000, 0, 0)), None);
         assert_eq!(least_answers(&[slo("p999<1s"), slo("errors<1%")]), 1_000);
+    }
+
+    fn passed(slos: &[&str], (n, failed, h): &(u64, u64, Histogram<u64>)) -> bool {
+        let slos: Vec<Threshold> = slos.iter().map(|s| slo(s)).collect();
+        let so_far = SoFar {
+            completed: *n,
+            failed: *failed,
+            latency: h,
+        };
+        passes(&slos, &so_far, |_| 1.0)
+    }
+
+    /// A ramp rung passes plainly when every SLO's figure is within half its limit and
+    /// none is clearly broken, on 100 answers or more: far less than a decision needs
+    /// (`errors<0.1%`: 2,996 clean answers).
+    #[test]
+    fn a_rung_passes_plainly_within_half_of_every_limit() {
+        // (SLOs, answers, of which at 80 ms, failed, passes)
+        #[rustfmt::skip]
+        let rows: [(&[&str], u64, u64, u64, bool); 17] = [
+            // 100 clean answers at 1 ms: within half of both limits.
+            (&["p99<50ms", "errors<0.1%"], 100,   0, 0, true),
+            (&["p99<50ms", "errors<0.1%"], 99,    0, 0, false),
+            // 1 failure of 3,000 is 0.033 %, under 0.05 %; 2 of 3,000 (0.067 %) is not.
+            (&["errors<0.1%"],             3_000, 0, 1, true),
+            (&["errors<0.1%"],             3_000, 0, 2, false),
+            // p99 at 80 ms is over 25 ms (half of 50 ms); under 60 ms's half it is not.
+            (&["p99<50ms"],                1_000, 20, 0, false),
+            (&["p99<200ms"],               1_000, 20, 0, true),
+            (&["p99<=3ms"],                1_000, 0, 0, true),
+            (&["p99<1ms"],                 1_000, 0, 0, false),
+            // mean and max by their figures; max 80 ms against 100 ms is over half.
+            (&["mean<5ms"],                1_000, 0, 0, true),
+            (&["max<100ms"],               1_000, 1, 0, false),
+            (&["max<1s"],                  1_000, 1, 0, true),
+            (&["failed<10"],               1_000, 0, 4, true),
+            (&["failed<10"],               1_000, 0, 5, false),
+            // p99.9 needs 1,000 answers before it is looked at.
+            (&["p999<50ms"],               999,   0, 0, false),
+            // A lower bound, rps and a journey step's SLO never pass plainly.
+            (&["p50>0.1ms"],               1_000, 0, 0, false),
+            (&["rps>1"],                   1_000, 0, 0, false),
+            (&["step:login:p99<1s"],       1_000, 0, 0, false),
+        ];
+        for (slos, n, slow, failed, want) in rows {
+            assert_eq!(
+                passed(slos, &counts(n, slow, failed)),
+                want,
+                "{slos:?} {n} answers, {slow} slow, {failed} failed"
+            );
+        }
+        assert!(!passes(
+            &[],
+            &SoFar {
+                completed: 1_000,
+                failed: 0,
+                latency: &counts(1_000, 0, 0).2
+            },
+            |_| 1.0
+        ));
     }
 }

@@ -299,34 +299,6 @@ fn mean_of_all(reps: &[Vec<f64>]) -> f64 {
     reps.iter().flatten().sum::<f64>() / n.max(1) as f64
 }
 
-/// One hierarchical moving-block resample of repetitions of `lengths[r]` seconds each:
-/// as many repetitions as there are, drawn with replacement; from each, as many seconds
-/// as it has, in blocks of ⌈n^⅓⌉ consecutive seconds (a block may start at any second
-/// that leaves it whole). `take(repetition, second)` is called for each second drawn.
-pub(crate) fn resample_blocks(
-    lengths: &[usize],
-    rng: &mut SmallRng,
-    mut take: impl FnMut(usize, usize),
-) {
-    for _ in 0..lengths.len() {
-        let rep = rng.random_range(0..lengths.len());
-        let n = lengths[rep];
-        if n == 0 {
-            continue;
-        }
-        let len = (n as f64).cbrt().ceil() as usize;
-        let starts = n + 1 - len;
-        let mut taken = 0;
-        while taken < n {
-            let start = rng.random_range(0..starts);
-            for second in (start..start + len).take(n - taken) {
-                take(rep, second);
-                taken += 1;
-            }
-        }
-    }
-}
-
 /// `values` drawn with replacement, as many as there are.
 fn resample(values: &[f64], rng: &mut SmallRng) -> Vec<f64> {
     (0..values.len())

@@ -107,14 +107,29 @@ pub fn verdict_words(slos: &[String], v: &Verdict) -> String {
     }
 }
 
+/// A step's verdict in words as [`verdict_words`] says it, but `passed` for a rung of the
+/// ramp that plainly passed ([`Measured::passed`]): it is not evidence that it met.
+pub fn step_verdict_words(slos: &[String], m: &Measured) -> String {
+    if m.passed() {
+        "passed".into()
+    } else {
+        verdict_words(slos, &m.verdict)
+    }
+}
+
 /// How a step ended, in words: `decided: met — errors ≤ 0.0999% (95% upper bound) <
 /// 0.1%` (every SLO's bound that decided it, rounded away from the limit's side so the
 /// words never claim more than the bound), `decided: broken — p99 ≥ 80.000 ms (95% lower
 /// bound) > 50ms` (the SLO that broke), `deadline: undecided` (some SLO stayed open until
-/// the step's deadline: judged on its figures as they were).
+/// the step's deadline: judged on its figures as they were), `passed — every SLO under
+/// half its limit` (a rung of the ramp that plainly passed: not a decision).
 pub fn ended_words(slos: &[String], e: &Ended) -> String {
-    let Ended::Decided(d) = e else {
-        return "deadline: undecided".into();
+    let d = match e {
+        Ended::Decided(d) => d,
+        Ended::Deadline => return "deadline: undecided".into(),
+        Ended::Passed => {
+            return "passed — every SLO under half its limit, none clearly broken".into()
+        }
     };
     let bounds: Vec<String> = d.bounds.iter().map(|b| bound_words(slos, b)).collect();
     let call = if d.met { "met" } else { "broken" };
@@ -276,7 +291,7 @@ pub(crate) fn step_row(slos: &[String], s: &Measured) -> Vec<String> {
         format!("{:.3}", s.p999_ms),
         format!("{:.3}%", s.errors_pct),
         sends_words(s).into(),
-        verdict_words(slos, &s.verdict),
+        step_verdict_words(slos, s),
     ]
 }
 
@@ -345,7 +360,7 @@ pub fn capacity_text(r: &CapacityReport) -> String {
 }
 
 /// What the `s` and `ended` columns of `load --find-max`'s table say.
-const ENDED_LEGEND: &str = "s: seconds measured after the 1 s settle; ended: decided (every SLO clearly met, its one-sided 95% bound under the limit: the exact Clopper–Pearson bound of an error share, the order-statistic bound of a percentile; or one clearly broken, its bound beyond the limit: met or broken) or deadline (some SLO still open when the step had waited the answers of the fixed rule: undecided, judged on its figures)";
+const ENDED_LEGEND: &str = "s: seconds measured after the 1 s settle; ended: decided (every SLO clearly met, its one-sided 95% bound under the limit: the exact Clopper–Pearson bound of an error share, the order-statistic bound of a percentile; or one clearly broken, its bound beyond the limit: met or broken) or deadline (some SLO still open when the step had waited the answers of the fixed rule: undecided, judged on its figures) or passed (a rung of the ramp below any failing rate, left after 1 s and 100 answers with every SLO's figure under half its limit and none clearly broken: verdict passed, not met; never evidence for the capacity, and measured again in full before it may bound it)";
 
 /// One step as the JSON reports give it (`capacity.steps[]`).
 pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
@@ -361,6 +376,7 @@ pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
         "schedule_kept": s.kept,
         "late": s.late.map(NotKept::key),
         "verdict": match &s.verdict {
+            Verdict::Met if s.passed() => "passed",
             Verdict::Met => "met",
             Verdict::Broke(_) => "broke",
             Verdict::NotKept => "schedule_not_kept",
@@ -389,6 +405,7 @@ fn ended_json(slos: &[String], e: &Ended) -> Value {
     let words = ended_words(slos, e);
     match e {
         Ended::Deadline => json!({"by": "deadline", "words": words}),
+        Ended::Passed => json!({"by": "passed", "words": words}),
         Ended::Decided(d) => {
             let bounds: Vec<Value> = d
                 .bounds
@@ -660,5 +677,50 @@ mod tests {
             "decided: broken — errors ≥ 0.663% (95% lower bound) ≥ 0.1%"
         );
         assert_eq!(ended_words(&slos, &Ended::Deadline), "deadline: undecided");
+    }
+
+    /// A rung of the ramp that plainly passed says `passed`, not `met`, in its verdict
+    /// (table, stderr, JSON) and how it ended; a step that ended so but broke an SLO as a
+    /// whole keeps its verdict.
+    #[test]
+    fn a_rung_that_plainly_passed_says_passed_not_met() {
+        let slos = vec!["p99<50ms".to_string()];
+        let mut m = step(100.0, 2.0, Verdict::Met);
+        m.ended = Some(Ended::Passed);
+        assert_eq!(step_verdict_words(&slos, &m), "passed");
+        assert_eq!(step_row(&slos, &m)[7], "passed");
+        assert_eq!(step_json(&slos, &m)["verdict"], "passed");
+        let e = ended_json(&slos, &Ended::Passed);
+        assert_eq!(e["by"], "passed");
+        assert!(e["words"]
+            .as_str()
+            .unwrap()
+            .starts_with("passed — every SLO under half"));
+        m.ended = Some(Ended::Deadline);
+        assert_eq!(step_json(&slos, &m)["verdict"], "met");
+        let mut broke = step(100.0, 60.0, Verdict::Broke(0));
+        broke.ended = Some(Ended::Passed);
+        assert_eq!(step_verdict_words(&slos, &broke), "broke p99<50ms");
+        let report = CapacityReport {
+            url: "http://127.0.0.1/",
+            unit: "req/s",
+            slos: &slos,
+            steps: &[m.clone(), {
+                let mut p = m.clone();
+                p.ended = Some(Ended::Passed);
+                p
+            }],
+            capacity: &Capacity {
+                max_rps: Some(100.0),
+                first_failing_rps: None,
+                limited_by: Limit::Ceiling,
+            },
+            boundary: &[],
+            interrupted: false,
+            machine: &[],
+        };
+        let text = capacity_text(&report);
+        assert!(text.contains(" passed "), "{text}");
+        assert!(text.contains("or passed (a rung of the ramp"), "{text}");
     }
 }

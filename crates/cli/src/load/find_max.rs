@@ -16,13 +16,13 @@
 use super::flags::LoadArgs;
 use crate::output::{Failure, INTERRUPTED};
 use anyhow::anyhow;
-use shootout_analysis::capacity::{self, Ask, Ended, Measured, Searcher};
+use shootout_analysis::capacity::{self, Ask, Ended, Measured, Question, Searcher};
 use shootout_analysis::decided::SoFar;
 use shootout_engine::Control;
 use shootout_model::find_max::{Asked, FindMax};
 use shootout_model::{LoadSpec, OtherLoad, Pace, RunResult};
 use shootout_report::capacity::{
-    capacity_json, capacity_text, ended_words, verdict_words, CapacityReport,
+    capacity_json, capacity_text, ended_words, step_verdict_words, CapacityReport,
 };
 use shootout_report::Format;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -210,7 +210,7 @@ fn step_line(n: usize, f: &FindMax, m: &Measured, unit: &str) -> String {
         m.p99_ms,
         m.errors_pct,
         m.measured.as_secs_f64(),
-        verdict_words(&f.slo, &m.verdict)
+        step_verdict_words(&f.slo, m)
     )
 }
 
@@ -287,7 +287,8 @@ fn local_server(spec: &LoadSpec) -> bool {
 
 /// One step: a settle period at `ask.rate` (not judged), then at most `ask.length`
 /// measured, ending as soon as `searcher` finds its SLOs decided after `ask.least` (a
-/// watch of the live counters, the one `--until` uses), its CPUs watched (others judged
+/// watch of the live counters, the one `--until` uses), or on the ramp
+/// ([`Question::Ramp`]) as soon as it plainly passes, its CPUs watched (others judged
 /// as `judge_others` says). `None` when the user stopped it.
 fn step(
     base: &LoadSpec,
@@ -331,7 +332,12 @@ fn step(
                     failed: now.failed,
                     latency: &d.latency,
                 };
-                searcher.decide(&so_far, |v| w.design_effect(v))
+                let deff = |v| w.design_effect(v);
+                if let Some(decided) = searcher.decide(&so_far, deff) {
+                    return Some(Ended::Decided(decided));
+                }
+                let ramp = ask.question == Question::Ramp;
+                (ramp && searcher.passes(&so_far, deff)).then_some(Ended::Passed)
             })
         });
         let result = shootout_engine::run(&spec, &control);
@@ -344,7 +350,7 @@ fn step(
         return Ok(None);
     }
     shootout_analysis::load_warnings::refresh(&mut result, &spec);
-    let ended = decided.map_or(Ended::Deadline, Ended::Decided);
+    let ended = decided.unwrap_or(Ended::Deadline);
     Ok(Some((result, Some(ended), other)))
 }
 
