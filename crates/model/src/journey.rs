@@ -1161,14 +1161,7 @@ impl Reader<'_> {
         key: &str,
         data: Option<&Data>,
     ) -> Result<(), JourneyError> {
-        let valid_name = name
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
-        if !valid_name {
+        if !template::is_variable_name(name) {
             return Err(self.err(at, format!("{key}: a variable's name is letters, digits, _ - and ., starting with a letter or _")));
         }
         if BUILTINS.contains(&name) {

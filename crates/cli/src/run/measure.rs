@@ -158,7 +158,7 @@ impl<E: Executor> Runner<'_, E> {
         let u = &mut up[i];
         let mut result = match result {
             Ok(r) => r,
-            Err(e) => return Ok((self.stopped_answering(up, i, &e)?, None)),
+            Err(e) => return Ok((self.left_the_run(up, i, &e.to_string(), false)?, None)),
         };
         result.warm_up = u.warmed;
         shootout_analysis::load_warnings::refresh(&mut result, &spec);
@@ -197,7 +197,8 @@ impl<E: Executor> Runner<'_, E> {
         }
         say_step(line, other_load);
         if let Some(exit) = died {
-            return Ok((self.died_during_step(up, i, &exit)?, None));
+            let why = format!("exited during a step ({exit})");
+            return Ok((self.left_the_run(up, i, &why, true)?, None));
         }
         let next = if self.exec.stopped() {
             Next::Stop
@@ -244,38 +245,24 @@ impl<E: Executor> Runner<'_, E> {
         )
     }
 
-    /// The contender `up[i]` exited during a step: it is reported as crashed and left out
-    /// of the rest of the run.
-    fn died_during_step(
+    /// The contender `up[i]` exited during a step (`died`: killed, whatever is left of it)
+    /// or stopped answering between steps (stopped, with 5 s to go): it is reported as
+    /// crashed, with `why` and its log's tail, and left out of the rest of the run.
+    fn left_the_run(
         &mut self,
         up: &mut Vec<Up<E::Process>>,
         i: usize,
-        exit: &dyn std::fmt::Display,
+        why: &str,
+        died: bool,
     ) -> anyhow::Result<Next> {
         let u = &mut up[i];
         let name = &self.plan.contenders[u.index].name;
-        let detail = format!("exited during a step ({exit}){}", self.tail(u));
+        let detail = format!("{why}{}", self.tail(u));
         self.crashed(name, u, &detail)?;
-        if let Some(p) = up.remove(i).process {
-            self.exec.kill(p);
-        }
-        Ok(Next::Left)
-    }
-
-    /// The contender `up[i]` stopped answering between steps: it is reported as crashed,
-    /// stopped, and left out of the rest of the run.
-    fn stopped_answering(
-        &mut self,
-        up: &mut Vec<Up<E::Process>>,
-        i: usize,
-        e: &dyn std::fmt::Display,
-    ) -> anyhow::Result<Next> {
-        let u = &mut up[i];
-        let name = &self.plan.contenders[u.index].name;
-        let detail = format!("{e}{}", self.tail(u));
-        self.crashed(name, u, &detail)?;
-        if let Some(p) = up.remove(i).process {
-            self.exec.stop(p, Duration::from_secs(5));
+        match up.remove(i).process {
+            Some(p) if died => self.exec.kill(p),
+            Some(p) => self.exec.stop(p, Duration::from_secs(5)),
+            None => {}
         }
         Ok(Next::Left)
     }

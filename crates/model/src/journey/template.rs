@@ -171,6 +171,16 @@ impl Template {
 
 /// The placeholder at the start of `s` (which starts with `{`) and its length, or `None`
 /// when the brace opens no placeholder (it is then literal).
+/// A variable's name: letters, digits, `_`, `-` and `.`, starting with a letter or `_`.
+pub fn is_variable_name(name: &str) -> bool {
+    name.bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
 fn placeholder(s: &str) -> Result<Option<(Source, usize)>, TemplateError> {
     let Some(end) = s[1..].find(['}', '{', '\n']).map(|e| e + 1) else {
         return Ok(None);
@@ -183,14 +193,7 @@ fn placeholder(s: &str) -> Result<Option<(Source, usize)>, TemplateError> {
         Some((n, a)) => (n, Some(a)),
         None => (inner, None),
     };
-    let is_name = name
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
-    if !is_name {
+    if !is_variable_name(name) {
         return Ok(None);
     }
     let source = match (name, arg) {
