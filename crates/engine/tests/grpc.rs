@@ -5,25 +5,10 @@
 
 mod common;
 
-use common::{both_ways_with, closed, failures, go, h2c};
+use common::{both_ways_with, closed, failures, go, h2c, schema};
 use shootout_model::{FailureKind, GrpcReply, LoadSpec, Pace, Protocol, StatusSet};
-use shootout_testserver::{hello_reply, GrpcBehavior, H2Behavior, H2Server, GREETER_PROTO};
-use std::path::Path;
-use std::sync::Arc;
+use shootout_testserver::{hello_reply, GrpcBehavior, H2Behavior, H2Server};
 use std::time::Duration;
-
-/// The test schema's descriptors, encoded.
-fn schema() -> Arc<[u8]> {
-    let p = Path::new(GREETER_PROTO);
-    protox::Compiler::new([p.parent().unwrap()])
-        .unwrap()
-        .include_imports(true)
-        .open_file(p.file_name().unwrap())
-        .unwrap()
-        .descriptor_pool()
-        .encode_to_vec()
-        .into()
-}
 
 /// `n` calls of SayHello with name `bob` on `c` connections of `streams` streams.
 fn call(server: &H2Server, n: u64, c: usize, streams: usize) -> LoadSpec {

@@ -7,25 +7,10 @@
 
 mod common;
 
-use common::{both_ways_with, closed, each_way_with, failures, h2c};
+use common::{both_ways_with, closed, each_way_with, failures, h2c, schema};
 use shootout_model::{FailureKind, GrpcReply, GrpcStream, LoadSpec, Protocol, StatusSet};
-use shootout_testserver::{GrpcBehavior, H2Behavior, H2Server, GREETER_PROTO};
-use std::path::Path;
-use std::sync::Arc;
+use shootout_testserver::{GrpcBehavior, H2Behavior, H2Server};
 use std::time::Duration;
-
-/// The test schema's descriptors, encoded.
-fn schema() -> Arc<[u8]> {
-    let p = Path::new(GREETER_PROTO);
-    protox::Compiler::new([p.parent().unwrap()])
-        .unwrap()
-        .include_imports(true)
-        .open_file(p.file_name().unwrap())
-        .unwrap()
-        .descriptor_pool()
-        .encode_to_vec()
-        .into()
-}
 
 /// HelloRequest { name: "bob" } behind its prefix.
 const BOB: [u8; 10] = [0, 0, 0, 0, 5, 0x0a, 3, b'b', b'o', b'b'];

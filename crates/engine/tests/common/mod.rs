@@ -114,3 +114,16 @@ pub fn both_ways_with<S>(
 pub fn h2c(behavior: &shootout_testserver::H2Behavior) -> impl Fn(Delivery) -> H2Server + '_ {
     move |d| H2Server::start_with(behavior.clone(), d, false).unwrap()
 }
+
+/// The test server's gRPC schema (its Greeter), its descriptors encoded.
+pub fn schema() -> std::sync::Arc<[u8]> {
+    let p = std::path::Path::new(shootout_testserver::GREETER_PROTO);
+    protox::Compiler::new([p.parent().unwrap()])
+        .unwrap()
+        .include_imports(true)
+        .open_file(p.file_name().unwrap())
+        .unwrap()
+        .descriptor_pool()
+        .encode_to_vec()
+        .into()
+}
