@@ -1417,12 +1417,13 @@ fn find_max_ends_a_step_once_its_slos_are_decided() {
 /// and are not measured again; the highest (here the ceiling, 200 req/s, a rate the
 /// server of 250 req/s holds) bounds the answer, so it is measured again in full, twice,
 /// before it counts: the boundary rests on those two steps alone. Bytes whole and one
-/// byte per write.
+/// byte per write. The latency limit is wide (p90<2s, a hundred times what the server gives
+/// at 200 req/s) so that a busy machine's slower answers still sit under half of it.
 #[test]
 fn find_max_measures_a_rung_that_plainly_passed_again_before_it_bounds_the_answer() {
     use shootout_testserver::Delivery;
     for delivery in [Delivery::Whole, Delivery::Bytewise] {
-        let args = ["--slo", "p90<40ms", "--slo", "errors<1%"];
+        let args = ["--slo", "p90<2s", "--slo", "errors<1%"];
         let (c, lo, hi) = search_250_within(delivery, &args, "50", "200");
         assert_eq!((lo, hi), (200.0, f64::INFINITY), "{c}");
         let steps = c["steps"].as_array().unwrap();
