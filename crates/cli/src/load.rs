@@ -74,14 +74,36 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
             return Ok(INTERRUPTED);
         }
     }
+    let (result, heads, other_load) = measure(&a, &plan, &board, served.is_some(), stop, warmed)?;
+    conclude(&a, &plan, &result, &heads, other_load)
+}
+
+/// The measured load: the engine under the live view, feeding the metrics board (when
+/// `served`), watched by the CPU and listen-queue watches and `--until`'s watcher; its
+/// result with what they saw, the heads sampled, and what else ran on the CPUs.
+fn measure(
+    a: &LoadArgs,
+    plan: &resolve::Plan,
+    board: &metrics::Board,
+    served: bool,
+    stop: Arc<AtomicBool>,
+    warmed: Option<shootout_model::WarmedUp>,
+) -> Result<
+    (
+        RunResult,
+        shootout_engine::Heads,
+        Option<shootout_model::OtherLoad>,
+    ),
+    Failure,
+> {
     let display = Display::choose(a.quiet, a.no_live);
     let spec = &plan.spec;
     let mut control = Control::with_stop(spec.threads, stop);
     control.sample_heads = plan.sample_heads;
-    if served.is_some() || !plan.until.is_empty() {
+    if served || !plan.until.is_empty() {
         control.watch();
     }
-    until_start(&plan, &mut control)?;
+    until_start(plan, &mut control)?;
     let title = format!("load {}", terminal_line(&spec.target.url));
     let progress = Progress::start(control, spec, "load", title, display);
     board.begin(
@@ -104,21 +126,34 @@ pub fn run(mut a: LoadArgs) -> Result<i32, Failure> {
     board.end(result.as_ref().ok());
     let heads = progress.control.heads();
     progress.finish();
-    let mut result = result.or_else(|e| engine_failure(&plan, e))?;
+    let mut result = result.or_else(|e| engine_failure(plan, e))?;
     result.listen = listen;
     result.until = until;
     result.warm_up = warmed;
     shootout_analysis::load_warnings::refresh(&mut result, spec);
+    Ok((result, heads, other_load))
+}
 
+/// The end of a measured load: the heads sampled, the report, the files asked for, the
+/// result file; then the exit code: interrupted, the generator's fault, no good answer,
+/// a threshold breached, or 0.
+fn conclude(
+    a: &LoadArgs,
+    plan: &resolve::Plan,
+    result: &RunResult,
+    heads: &shootout_engine::Heads,
+    other_load: Option<shootout_model::OtherLoad>,
+) -> Result<i32, Failure> {
+    let spec = &plan.spec;
     if plan.sample_heads > 0 {
-        habits::print_heads(&heads);
+        habits::print_heads(heads);
     }
-    let printed = print_report(&a, &plan, &result, other_load);
+    let printed = print_report(a, plan, result, other_load);
     // A file that could not be written is an error even when stdout's reader went away.
-    write_files(&a, spec, &result)?;
-    dist::save(&plan.dist, spec, Ok(&result))?;
+    write_files(a, spec, result)?;
+    dist::save(&plan.dist, spec, Ok(result))?;
     printed?;
-    let breached = judge(&plan.dist.thresholds, &result);
+    let breached = judge(&plan.dist.thresholds, result);
     if result.interrupted {
         return Ok(INTERRUPTED);
     }

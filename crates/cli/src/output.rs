@@ -6,9 +6,11 @@
 //! A reader that closes the pipe (`shootout ls | head -2`) ends the command quietly with
 //! exit 0; any other write error (`> /dev/full`) is one line on stderr and exit 1.
 //! [`Failure::output`] is the one place that tells the two apart. Notes on a stderr that
-//! cannot be written never panic.
+//! cannot be written never panic. [`check_output`] checks, before a run, that a file it
+//! will write at its end can be written.
 
 use std::io::Write;
+use std::path::Path;
 
 /// Writes one line to stderr through [`to_stderr`]: every note, warning and error of
 /// every command goes this way, never `eprintln!` (which panics when stderr is a closed
@@ -151,4 +153,38 @@ pub(crate) fn clap_line(text: &str) -> String {
         }
     }
     out
+}
+
+/// Checks before the run that `flag`'s file can be written at its end: its directory
+/// exists and is writable, and the path is not a directory.
+pub(crate) fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let bad = |why: String| {
+        Err(Failure::usage(anyhow::anyhow!(
+            "{flag} {}: {why}",
+            path.display()
+        )))
+    };
+    if path.is_dir() {
+        return bad("is a directory: give a file name".into());
+    }
+    if !dir.is_dir() {
+        return bad(format!(
+            "the directory {} does not exist: create it first",
+            dir.display()
+        ));
+    }
+    let writable = |p: &Path| {
+        use std::os::unix::ffi::OsStrExt;
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            // SAFETY: access() reads a NUL-terminated path we own.
+            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
+    };
+    if !writable(dir) || (path.exists() && !writable(path)) {
+        return bad("cannot be written here (permission denied): choose another path".into());
+    }
+    Ok(())
 }

@@ -8,10 +8,10 @@
 //! [`Dist`] settings the run needs. [`save`] writes the result file; the merge reads it.
 
 use super::barrier::{self, BarrierPlan};
+pub use super::flags::DistArgs;
 use crate::gates::parse_thresholds;
 use crate::output::Failure;
 use anyhow::{anyhow, Context};
-use clap::Args;
 use shootout_analysis::threshold::Threshold;
 use shootout_model::barrier::BarrierFacts;
 use shootout_model::saved::in_log_block;
@@ -27,47 +27,6 @@ const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 
 /// How long past `--start-at` a shard may still start (its clock and its set-up).
 const LATE_START: Duration = Duration::from_secs(1);
-
-/// Flags of a distributed or judged load.
-#[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Distributed load and thresholds")]
-pub struct DistArgs {
-    /// Run shard I of N of the load (0-based): rate R/N, offset I/R, a share of -c and -n.
-    #[arg(long, value_name = "I/N", conflicts_with = "shards")]
-    pub shard: Option<String>,
-
-    /// Run one of N shards; which one comes from JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs).
-    #[arg(long, value_name = "N")]
-    pub shards: Option<u32>,
-
-    /// Start when every shard is there: shard 0 listens on PORT, the others connect to HOST:PORT and are told when to start.
-    #[arg(long, value_name = "HOST:PORT")]
-    pub barrier: Option<String>,
-
-    /// Where shard 0 listens for the barrier (default: every address, on --barrier's port); port 0 takes a free one and says which.
-    #[arg(long, value_name = "ADDR")]
-    pub barrier_listen: Option<String>,
-
-    /// How long a shard waits at the barrier for the others before failing, naming those that never came.
-    #[arg(long, value_name = "DURATION", default_value = "10m")]
-    pub barrier_wait: String,
-
-    /// The run the shards at the barrier belong to: shards of another run are refused (default: a fingerprint of the load).
-    #[arg(long, value_name = "ID")]
-    pub run_id: Option<String>,
-
-    /// Start the measured run at this time (RFC 3339 in UTC, or Unix seconds); --barrier needs no time agreed in advance.
-    #[arg(long, value_name = "TIME", conflicts_with_all = ["barrier", "barrier_listen"])]
-    pub start_at: Option<String>,
-
-    /// Write the whole result to FILE for shootout merge (repeatable): '-' prints it on stdout between markers; a directory gets shard-I-of-N.json.
-    #[arg(long, value_name = "FILE")]
-    pub save: Vec<PathBuf>,
-
-    /// Exit 3 when this holds, e.g. p99>50ms, errors>0.1%, rps<20000, failed>0 (repeatable).
-    #[arg(long = "fail-if", value_name = "EXPR")]
-    pub fail_if: Vec<String>,
-}
 
 /// What the distribution flags resolve to.
 #[derive(Debug, Clone, Default)]
@@ -130,7 +89,7 @@ pub fn resolve(
         .iter()
         .filter(|p| p.as_os_str() != "-" && !p.is_dir())
     {
-        super::resolve::check_output("--save", path)?;
+        crate::output::check_output("--save", path)?;
     }
     let flags = barrier::Flags {
         barrier: a.barrier.as_deref(),

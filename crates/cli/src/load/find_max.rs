@@ -29,30 +29,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The flags of a capacity search.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct FindMaxArgs {
-    /// Search for the most requests per second that meets every --slo (open-loop steps:
-    /// growing from --from until one breaks an SLO, then bisecting to 5 %); -d is each
-    /// step's least length.
-    #[arg(long)]
-    pub find_max: bool,
-
-    /// With --find-max: a condition every step must meet, in --fail-if's grammar read the
-    /// other way (p99<50ms, errors<0.1%); repeat for more.
-    #[arg(long, value_name = "EXPR")]
-    pub slo: Vec<String>,
-
-    /// With --find-max: the first rate tried (req/s) [default: 100].
-    #[arg(long, value_name = "R")]
-    pub from: Option<f64>,
-
-    /// With --find-max: the highest rate tried (req/s) [default: 1000000, or --from if
-    /// higher].
-    #[arg(long, value_name = "R")]
-    pub to: Option<f64>,
-}
-
 /// How long the CPUs are watched before the first step, while nothing of the search runs.
 const LOOK_BEFORE: Duration = Duration::from_millis(500);
 

@@ -1,4 +1,5 @@
-//! Stage 1 of `shootout load`: what was typed, as clap parsed it ([`LoadArgs`]), with no
+//! Stage 1 of `shootout load`: what was typed, as clap parsed it ([`LoadArgs`], with the
+//! distribution flags [`DistArgs`] and the capacity search's [`FindMaxArgs`]), with no
 //! logic of its own. [`super::resolve`] turns it into the spec; nothing else reads it.
 
 use crate::choices::choice;
@@ -416,9 +417,74 @@ pub struct LoadArgs {
 
     /// Sharding, start time, result files and thresholds.
     #[command(flatten)]
-    pub dist: super::dist::DistArgs,
+    pub dist: DistArgs,
 
     /// The capacity search.
     #[command(flatten)]
-    pub find_max: super::find_max::FindMaxArgs,
+    pub find_max: FindMaxArgs,
+}
+
+/// Flags of a distributed or judged load.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Distributed load and thresholds")]
+pub struct DistArgs {
+    /// Run shard I of N of the load (0-based): rate R/N, offset I/R, a share of -c and -n.
+    #[arg(long, value_name = "I/N", conflicts_with = "shards")]
+    pub shard: Option<String>,
+
+    /// Run one of N shards; which one comes from JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs).
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u32>,
+
+    /// Start when every shard is there: shard 0 listens on PORT, the others connect to HOST:PORT and are told when to start.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub barrier: Option<String>,
+
+    /// Where shard 0 listens for the barrier (default: every address, on --barrier's port); port 0 takes a free one and says which.
+    #[arg(long, value_name = "ADDR")]
+    pub barrier_listen: Option<String>,
+
+    /// How long a shard waits at the barrier for the others before failing, naming those that never came.
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub barrier_wait: String,
+
+    /// The run the shards at the barrier belong to: shards of another run are refused (default: a fingerprint of the load).
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+
+    /// Start the measured run at this time (RFC 3339 in UTC, or Unix seconds); --barrier needs no time agreed in advance.
+    #[arg(long, value_name = "TIME", conflicts_with_all = ["barrier", "barrier_listen"])]
+    pub start_at: Option<String>,
+
+    /// Write the whole result to FILE for shootout merge (repeatable): '-' prints it on stdout between markers; a directory gets shard-I-of-N.json.
+    #[arg(long, value_name = "FILE")]
+    pub save: Vec<PathBuf>,
+
+    /// Exit 3 when this holds, e.g. p99>50ms, errors>0.1%, rps<20000, failed>0 (repeatable).
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+}
+
+/// The flags of a capacity search.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FindMaxArgs {
+    /// Search for the most requests per second that meets every --slo (open-loop steps:
+    /// growing from --from until one breaks an SLO, then bisecting to 5 %); -d is each
+    /// step's least length.
+    #[arg(long)]
+    pub find_max: bool,
+
+    /// With --find-max: a condition every step must meet, in --fail-if's grammar read the
+    /// other way (p99<50ms, errors<0.1%); repeat for more.
+    #[arg(long, value_name = "EXPR")]
+    pub slo: Vec<String>,
+
+    /// With --find-max: the first rate tried (req/s) [default: 100].
+    #[arg(long, value_name = "R")]
+    pub from: Option<f64>,
+
+    /// With --find-max: the highest rate tried (req/s) [default: 1000000, or --from if
+    /// higher].
+    #[arg(long, value_name = "R")]
+    pub to: Option<f64>,
 }

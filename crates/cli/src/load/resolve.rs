@@ -81,78 +81,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
     }
     let search = super::find_max::asked(a)?;
     let mut notes = Vec::new();
-    // A gRPC call goes to its http:// or https:// URL over HTTP/2.
-    let grpc_url = super::grpc::http_url(&a.url);
-    let url = grpc_url.as_deref().unwrap_or(&a.url);
-    let mut target = Target::parse(url).map_err(|e: TargetError| Failure::usage(e))?;
-    target.url = a.url.clone();
-    target.unix_socket = a.unix_socket.clone();
-    target.tls.insecure = a.insecure;
-    target.tls.ca_file = a.cacert.clone();
-    let messages = message_list(a, &mut notes)?;
-    let grpc = match grpc_url {
-        Some(_) => Some(grpc_call(a, &target.path, messages.as_ref())?),
-        None => {
-            super::grpc::refuse_first(&grpc_flags(a), |flag| {
-                format!("{flag} is for gRPC calls: give the method's URL, grpc://HOST:PORT/package.Service/Method (grpcs:// over TLS)")
-            })?;
-            None
-        }
-    };
-    let bounds = bounds(a, &mut notes)?;
-    let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
-    let protocol = match grpc {
-        Some(_) => Protocol::Http2,
-        None => protocol(a, &target),
-    };
-    let busy_poll = busy_poll(a.busy_poll.as_deref(), protocol, cpus.is_some())?;
-    check_outputs(a)?;
-    let list = request_list(a, &target, &mut notes)?;
-    let arrival = arrival(a, &mut notes)?;
-    let spec = LoadSpec::builder(target.clone())
-        .pipeline(a.pipeline)
-        .list(list)
-        .journey(journey(a, &mut notes)?)
-        .request(match &grpc {
-            Some(g) => g.request.clone(),
-            None => request(a, target.scheme.websocket())?,
-        })
-        .expect(expectation(a, grpc.map(|g| g.reply))?)
-        .connections(a.concurrency)
-        .max_connections(max_connections(a)?)
-        .threads(bounds.threads)
-        .bound(bounds.requests, bounds.duration)
-        // After the bounds and -c: the stages set the run's length and its users.
-        .stages(stages(a)?)
-        // A capacity search's steps are paced: its base spec is, at the first rate.
-        .pace(
-            a.rate
-                .or(search.as_ref().map(|f| f.from))
-                .map_or(Pace::Closed, Pace::Rate),
-        )
-        .arrival(arrival)
-        .protocol(protocol, a.streams.unwrap_or(1))
-        .ws_text(a.ws_text.is_some())
-        .ws_hold(ws_hold(a)?)
-        .ws_messages(messages)
-        .timeout(timeout("-s", &a.timeout)?)
-        .connect_timeout(timeout("--connect-timeout", &a.connect_timeout)?)
-        .record(Record {
-            all: a.gnuplot.is_some(),
-            ..Record::default()
-        })
-        .cpus(cpus)
-        .busy_poll(busy_poll)
-        .bind(
-            a.bind
-                .as_deref()
-                .map(habits::bind_list)
-                .transpose()?
-                .unwrap_or_default(),
-        )
-        .available_cpus(sys::allowed_cpus().len())
-        .build()
-        .map_err(spec_error)?;
+    let spec = spec(a, search.as_ref(), &mut notes)?;
     if let Some(n) = spec.requests.filter(|&n| (a.concurrency as u64) > n) {
         notes.push(format!(
             "-c {} lowered to {n}: no more connections than requests (-n {n})",
@@ -191,6 +120,101 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
         search,
         until,
     })
+}
+
+/// The spec of the whole load the flags describe (before it is divided among shards);
+/// each flag is checked in the order a user reads them, so the first mistake is named.
+fn spec(
+    a: &LoadArgs,
+    search: Option<&shootout_model::find_max::FindMax>,
+    notes: &mut Vec<String>,
+) -> Result<LoadSpec, Failure> {
+    let (target, is_grpc) = target(a)?;
+    let messages = message_list(a, notes)?;
+    let grpc = grpc(a, &target, is_grpc, messages.as_ref())?;
+    let bounds = bounds(a, notes)?;
+    let cpus = a.cpus.as_deref().map(parse_cpus).transpose()?;
+    let protocol = match grpc {
+        Some(_) => Protocol::Http2,
+        None => protocol(a, &target),
+    };
+    let busy_poll = busy_poll(a.busy_poll.as_deref(), protocol, cpus.is_some())?;
+    check_outputs(a)?;
+    let list = request_list(a, &target, notes)?;
+    let arrival = arrival(a, notes)?;
+    LoadSpec::builder(target.clone())
+        .pipeline(a.pipeline)
+        .list(list)
+        .journey(journey(a, notes)?)
+        .request(match &grpc {
+            Some(g) => g.request.clone(),
+            None => request(a, target.scheme.websocket())?,
+        })
+        .expect(expectation(a, grpc.map(|g| g.reply))?)
+        .connections(a.concurrency)
+        .max_connections(max_connections(a)?)
+        .threads(bounds.threads)
+        .bound(bounds.requests, bounds.duration)
+        // After the bounds and -c: the stages set the run's length and its users.
+        .stages(stages(a)?)
+        // A capacity search's steps are paced: its base spec is, at the first rate.
+        .pace(
+            a.rate
+                .or(search.map(|f| f.from))
+                .map_or(Pace::Closed, Pace::Rate),
+        )
+        .arrival(arrival)
+        .protocol(protocol, a.streams.unwrap_or(1))
+        .ws_text(a.ws_text.is_some())
+        .ws_hold(ws_hold(a)?)
+        .ws_messages(messages)
+        .timeout(timeout("-s", &a.timeout)?)
+        .connect_timeout(timeout("--connect-timeout", &a.connect_timeout)?)
+        .record(Record {
+            all: a.gnuplot.is_some(),
+            ..Record::default()
+        })
+        .cpus(cpus)
+        .busy_poll(busy_poll)
+        .bind(
+            a.bind
+                .as_deref()
+                .map(habits::bind_list)
+                .transpose()?
+                .unwrap_or_default(),
+        )
+        .available_cpus(sys::allowed_cpus().len())
+        .build()
+        .map_err(spec_error)
+}
+
+/// The server the URL names, and whether it names a gRPC method: a `grpc://` (`grpcs://`)
+/// URL goes to its `http://` (`https://`) URL over HTTP/2, and keeps its own for reports.
+fn target(a: &LoadArgs) -> Result<(Target, bool), Failure> {
+    let grpc_url = super::grpc::http_url(&a.url);
+    let url = grpc_url.as_deref().unwrap_or(&a.url);
+    let mut target = Target::parse(url).map_err(|e: TargetError| Failure::usage(e))?;
+    target.url = a.url.clone();
+    target.unix_socket = a.unix_socket.clone();
+    target.tls.insecure = a.insecure;
+    target.tls.ca_file = a.cacert.clone();
+    Ok((target, grpc_url.is_some()))
+}
+
+/// The gRPC call a gRPC URL asks for; without one, the gRPC flags are refused.
+fn grpc(
+    a: &LoadArgs,
+    target: &Target,
+    is_grpc: bool,
+    messages: Option<&MessageList>,
+) -> Result<Option<super::grpc::Call>, Failure> {
+    if is_grpc {
+        return grpc_call(a, &target.path, messages).map(Some);
+    }
+    super::grpc::refuse_first(&grpc_flags(a), |flag| {
+        format!("{flag} is for gRPC calls: give the method's URL, grpc://HOST:PORT/package.Service/Method (grpcs:// over TLS)")
+    })?;
+    Ok(None)
 }
 
 /// The gRPC call of a `grpc://` URL whose path is `path` ([`super::grpc`]), HTTP's flags
@@ -732,11 +756,11 @@ fn warmup(a: &LoadArgs, spec: &LoadSpec) -> Result<Option<LoadSpec>, Failure> {
     builder.build().map(Some).map_err(spec_error)
 }
 
-/// Checks the files of `-e`, `-g` and `--html` before the run (see [`check_output`]).
+/// Checks the files of `-e`, `-g` and `--html` before the run (see [`crate::output::check_output`]).
 fn check_outputs(a: &LoadArgs) -> Result<(), Failure> {
     for (flag, path) in [("-e", &a.csv), ("-g", &a.gnuplot), ("--html", &a.html)] {
         if let Some(path) = path {
-            check_output(flag, path)?;
+            crate::output::check_output(flag, path)?;
         }
     }
     Ok(())
@@ -813,35 +837,6 @@ pub(crate) fn read_body(path: &Path) -> std::io::Result<Vec<u8>> {
             Limit::Body.most()
         ))),
     }
-}
-
-/// Checks before the run that `flag`'s file can be written at its end: its directory
-/// exists and is writable, and the path is not a directory.
-pub(super) fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let bad = |why: String| Err(Failure::usage(anyhow!("{flag} {}: {why}", path.display())));
-    if path.is_dir() {
-        return bad("is a directory: give a file name".into());
-    }
-    if !dir.is_dir() {
-        return bad(format!(
-            "the directory {} does not exist: create it first",
-            dir.display()
-        ));
-    }
-    let writable = |p: &Path| {
-        use std::os::unix::ffi::OsStrExt;
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            // SAFETY: access() reads a NUL-terminated path we own.
-            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
-    };
-    if !writable(dir) || (path.exists() && !writable(path)) {
-        return bad("cannot be written here (permission denied): choose another path".into());
-    }
-    Ok(())
 }
 
 #[cfg(test)]
