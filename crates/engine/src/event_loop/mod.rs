@@ -19,6 +19,7 @@ pub mod pacer;
 mod protocol;
 mod schedule;
 mod spare;
+mod staged;
 mod table;
 mod turns;
 pub(crate) mod users;
@@ -27,6 +28,7 @@ pub(crate) use life::Life;
 pub(crate) use protocol::{parts, Protocol, Reads, Taken};
 pub use schedule::Schedule;
 pub(crate) use spare::Spare;
+pub(crate) use staged::Staged;
 pub(crate) use table::{Entry, Phase, Stage, Table};
 pub use turns::Turns;
 

@@ -20,7 +20,7 @@
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
-use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Table, Taken};
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Staged, Table, Taken};
 use crate::linger::Closing;
 use crate::recorder::Timing;
 use crate::template::Gen;
@@ -139,7 +139,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
-        self.ready_to(i, readable, writable, closed);
+        self.staged_event(i, readable, writable, closed);
         std::mem::take(&mut self.core.unfinished)
     }
 
@@ -209,6 +209,33 @@ impl<'a> Protocol<'a> for Worker<'a> {
 
     fn streams_allowed(&self) -> Option<u64> {
         self.limit
+    }
+}
+
+impl<'a> Staged<'a> for Worker<'a> {
+    /// HTTP/2 measures a connection's connect time to here: the TCP connect.
+    fn connected(&mut self, i: usize, now: Instant) {
+        self.conns[i].life.opened(now);
+    }
+
+    /// Writes what connection `i` has to send, as far as the socket takes it.
+    fn flush(&mut self, i: usize, now: Instant) {
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_mut() else { return };
+        let sent = &mut self.core.rec.counts.bytes_sent;
+        if io.write_out(&mut c.h2.out, &mut c.written, sent).is_err() {
+            self.broken(i, now);
+        }
+    }
+
+    /// Reads until the socket is drained (or the loop's read budget is spent), handling
+    /// each read's frames as they come.
+    fn read(&mut self, i: usize, now: Instant, closed: bool) {
+        match self.read_each(i, closed, |w, n| w.frames(i, n, now)) {
+            Reads::Drained | Reads::More => self.after(i, now),
+            Reads::Closed | Reads::Failed => self.broken(i, now),
+            Reads::Stopped => {}
+        }
     }
 }
 
@@ -293,52 +320,6 @@ impl Worker<'_> {
         self.conns[i]
             .h2
             .open(self.req, r.start, r.sent, r.connect, true);
-    }
-
-    fn ready_to(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
-        let Some(c) = self.conns.get(i) else { return };
-        let now = Instant::now();
-        match c.phase() {
-            Stage::Closed => {}
-            Stage::Connecting => {
-                if self.tcp_connected(i, now) {
-                    self.conns[i].life.opened(now);
-                    self.conns.set_phase(i, Stage::Handshake);
-                    self.flush(i, now);
-                    if readable {
-                        self.read(i, now, closed);
-                    }
-                }
-            }
-            Stage::Handshake | Stage::Open => {
-                if writable {
-                    self.flush(i, now);
-                }
-                if readable && self.conns[i].phase() != Stage::Closed {
-                    self.read(i, now, closed);
-                }
-            }
-        }
-    }
-
-    /// Writes what connection `i` has to send, as far as the socket takes it.
-    fn flush(&mut self, i: usize, now: Instant) {
-        let Entry { io, c, .. } = &mut self.conns[i];
-        let Some(io) = io.as_mut() else { return };
-        let sent = &mut self.core.rec.counts.bytes_sent;
-        if io.write_out(&mut c.h2.out, &mut c.written, sent).is_err() {
-            self.broken(i, now);
-        }
-    }
-
-    /// Reads until the socket is drained (or the loop's read budget is spent), handling
-    /// each read's frames as they come.
-    fn read(&mut self, i: usize, now: Instant, closed: bool) {
-        match self.read_each(i, closed, |w, n| w.frames(i, n, now)) {
-            Reads::Drained | Reads::More => self.after(i, now),
-            Reads::Closed | Reads::Failed => self.broken(i, now),
-            Reads::Stopped => {}
-        }
     }
 
     /// Handles the `n` bytes read into the buffer for connection `i`; false when the

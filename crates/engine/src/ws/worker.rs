@@ -26,7 +26,7 @@
 use super::conn::{Connection, Drawn, Event, Failure, Sent, Slot};
 use super::handshake::HandshakeError;
 use super::Prepared;
-use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Table, Taken};
+use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Staged, Table, Taken};
 use crate::linger::Closing;
 use crate::recorder::{Answer, Timing};
 use crate::template::{fill, Gen};
@@ -158,7 +158,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn event(&mut self, i: usize, readable: bool, writable: bool, closed: bool) -> bool {
-        self.ready(i, readable, writable, closed);
+        self.staged_event(i, readable, writable, closed);
         std::mem::take(&mut self.core.unfinished)
     }
 
@@ -192,6 +192,38 @@ impl<'a> Protocol<'a> for Worker<'a> {
             self.fail_all(i, now, FailureKind::Timeout);
             self.close(i);
             self.replace(i, now, false);
+        }
+    }
+}
+
+impl<'a> Staged<'a> for Worker<'a> {
+    /// Writes what connection `i` has to send, as far as the socket takes it: once it is
+    /// connected (a connection replaced while its old one was handled is left to its own
+    /// events).
+    fn flush(&mut self, i: usize, now: Instant) {
+        if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
+            return;
+        }
+        let Entry { io, c, .. } = &mut self.conns[i];
+        let Some(io) = io.as_mut() else { return };
+        let sent = &mut self.core.rec.counts.bytes_sent;
+        if io
+            .write_out(&mut c.ws.out, &mut c.ws.written, sent)
+            .is_err()
+        {
+            self.broken(i, now);
+        }
+    }
+
+    /// Reads until the socket is drained (or the loop's read budget is spent), handling
+    /// each read's bytes as they come.
+    fn read(&mut self, i: usize, now: Instant, closed: bool) {
+        match self.read_each(i, closed, |w, n| w.frames(i, n)) {
+            // Messages that refill a drained connection start after its last read.
+            Reads::Drained => self.after(i, Instant::now()),
+            Reads::More => self.after(i, now),
+            Reads::Closed | Reads::Failed => self.broken(i, now),
+            Reads::Stopped => {}
         }
     }
 }
@@ -300,61 +332,6 @@ impl Worker<'_> {
         self.core
             .rec
             .answered(&t, status, Some(FailureKind::Handshake));
-    }
-
-    fn ready(&mut self, i: usize, readable: bool, writable: bool, closed: bool) {
-        let Some(c) = self.conns.get(i) else { return };
-        let now = Instant::now();
-        match c.phase() {
-            Stage::Closed => {}
-            Stage::Connecting => {
-                if self.tcp_connected(i, now) {
-                    self.conns.set_phase(i, Stage::Handshake);
-                    self.flush(i, now);
-                    if readable && self.conns[i].phase() == Stage::Handshake {
-                        self.read(i, now, closed);
-                    }
-                }
-            }
-            Stage::Handshake | Stage::Open => {
-                if writable {
-                    self.flush(i, now);
-                }
-                if readable && matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
-                    self.read(i, now, closed);
-                }
-            }
-        }
-    }
-
-    /// Writes what connection `i` has to send, as far as the socket takes it: once it is
-    /// connected (a connection replaced while its old one was handled is left to its own
-    /// events).
-    fn flush(&mut self, i: usize, now: Instant) {
-        if !matches!(self.conns[i].phase(), Stage::Handshake | Stage::Open) {
-            return;
-        }
-        let Entry { io, c, .. } = &mut self.conns[i];
-        let Some(io) = io.as_mut() else { return };
-        let sent = &mut self.core.rec.counts.bytes_sent;
-        if io
-            .write_out(&mut c.ws.out, &mut c.ws.written, sent)
-            .is_err()
-        {
-            self.broken(i, now);
-        }
-    }
-
-    /// Reads until the socket is drained (or the loop's read budget is spent), handling
-    /// each read's bytes as they come.
-    fn read(&mut self, i: usize, now: Instant, closed: bool) {
-        match self.read_each(i, closed, |w, n| w.frames(i, n)) {
-            // Messages that refill a drained connection start after its last read.
-            Reads::Drained => self.after(i, Instant::now()),
-            Reads::More => self.after(i, now),
-            Reads::Closed | Reads::Failed => self.broken(i, now),
-            Reads::Stopped => {}
-        }
     }
 
     /// Handles the `n` bytes read into the buffer for connection `i`; false when the
