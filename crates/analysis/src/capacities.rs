@@ -13,7 +13,7 @@
 //! ([`crate::boundary`]). Contender A holds more than B
 //! (`>`) when, in every repetition of both, A met a rate at or above the lowest that B
 //! broke: A's least `max_rps` is at or above B's greatest `first_failing_rps`. `≫` when
-//! that holds with twice the margin ([`crate::ranking::MUCH`]). With four repetitions or
+//! that holds with twice the margin ([`crate::evidence::MUCH`]). With four repetitions or
 //! more on both sides, the Mann–Whitney test of their capacities can also say `>` (the
 //! rankings' test). Otherwise the two brackets overlap: `≈`, a tie within the search's
 //! resolution and the repetitions' spread. A contender with no finished search is not
@@ -24,9 +24,8 @@
 
 use crate::capacity::{Capacity, Decision, Limit, Measured, Searcher};
 use crate::cells::{contender_of, median};
-use crate::evidence::ALPHA;
+use crate::evidence::{Relation, ALPHA, MUCH};
 use crate::mann_whitney;
-use crate::ranking::{Relation, MUCH};
 use shootout_model::find_max::{parse_slos, FindMax};
 use shootout_model::resolved::{ResolvedFindMax, ResolvedPlan};
 use shootout_model::stored::{StoredRun, StoredStep};
@@ -340,7 +339,7 @@ fn rank(contenders: &[ContenderCapacity]) -> (Vec<usize>, Vec<Place>) {
 }
 
 /// How `a` (ranked above) stands to `b`.
-fn place(a: &ContenderCapacity, b: &ContenderCapacity) -> Place {
+pub(crate) fn place(a: &ContenderCapacity, b: &ContenderCapacity) -> Place {
     let (Some(ma), Some(mb)) = (a.max_rps, b.max_rps) else {
         return Place {
             relation: Relation::Untested,
@@ -368,69 +367,6 @@ fn place(a: &ContenderCapacity, b: &ContenderCapacity) -> Place {
         Relation::Tie
     };
     Place { relation, ratio }
-}
-
-/// The same contender's capacity on the same workload in two runs (`shootout compare`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CapacityChange {
-    /// The workload's name.
-    pub workload: String,
-    /// The contender's name.
-    pub contender: String,
-    /// What its rates count a second: `req/s`, or `journeys/s` for a journey workload.
-    pub unit: &'static str,
-    /// Run A's capacity (median of its finished searches), in `unit`.
-    pub a: Option<f64>,
-    /// Run B's.
-    pub b: Option<f64>,
-    /// `(b − a) / a` in percent; `None` when either is missing or `a` is 0.
-    pub percent: Option<f64>,
-    /// What the searches say: `Faster` (more capacity in B) when every search of B met a
-    /// rate at or above the greatest any search of A broke, `Slower` the other way round,
-    /// `NoChange` when they overlap, `TooFew` when a side has no finished search. With
-    /// four searches or more on both sides, the Mann–Whitney test can also decide.
-    pub verdict: crate::compare::Verdict,
-}
-
-/// The capacities of `a` and `b` paired by workload and contender name, in A's order.
-pub fn compare(a: &crate::Analysis, b: &crate::Analysis) -> Vec<CapacityChange> {
-    use crate::compare::Verdict;
-    let mut out = Vec::new();
-    for wa in &a.capacities {
-        let Some(wb) = b.capacities.iter().find(|w| w.workload == wa.workload) else {
-            continue;
-        };
-        for ca in &wa.contenders {
-            let name = a.name(ca.contender);
-            let Some(cb) = wb.contenders.iter().find(|c| b.name(c.contender) == name) else {
-                continue;
-            };
-            let verdict = match (ca.max_rps, cb.max_rps) {
-                (Some(_), Some(_)) => match place(cb, ca).relation {
-                    Relation::MuchFaster | Relation::Faster => Verdict::Faster,
-                    _ => match place(ca, cb).relation {
-                        Relation::MuchFaster | Relation::Faster => Verdict::Slower,
-                        _ => Verdict::NoChange,
-                    },
-                },
-                _ => Verdict::TooFew,
-            };
-            let percent = match (ca.max_rps, cb.max_rps) {
-                (Some(x), Some(y)) if x > 0.0 => Some((y - x) / x * 100.0),
-                _ => None,
-            };
-            out.push(CapacityChange {
-                workload: wa.workload.to_string(),
-                contender: name.to_string(),
-                unit: wa.find_max.unit(),
-                a: ca.max_rps,
-                b: cb.max_rps,
-                percent,
-                verdict,
-            });
-        }
-    }
-    out
 }
 
 #[cfg(test)]

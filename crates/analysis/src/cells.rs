@@ -1,16 +1,14 @@
 //! The steps of a stored run grouped into workloads × load levels × contenders
-//! ([`Cell`]s of repetitions, with medians over repetitions), the baseline, hyperfine's
-//! "times faster" ratio, and the planned shape of the run. Every rendering of a run (text,
-//! Markdown, JSON, CSV, HTML) and `shootout compare` read these cells, so every statistic
-//! has one definition.
+//! ([`Cell`]s of repetitions, with medians over repetitions), the baseline, and hyperfine's
+//! "times faster" ratio. Every rendering of a run (text, Markdown, JSON, CSV, HTML) and
+//! `shootout compare` read these cells, so every statistic has one definition.
 //!
-//! Seams: reads a [`StoredRun`] only; the run's warnings are derived from the grouping in
-//! [`crate::warnings`]. Units: req/s, latencies in milliseconds (from the store's µs
+//! Seams: reads a [`StoredRun`] only; the whole analysis of a run (these cells, its
+//! capacities, its warnings and its planned shape) is assembled above them in
+//! [`crate::analysis`]. Units: req/s, latencies in milliseconds (from the store's µs
 //! histograms), server CPU in µs per completed request, memory in bytes.
 
-use crate::warnings::{derive, RunWarning};
 use hdrhistogram::Histogram;
-use shootout_model::resolved::ResolvedPlan;
 use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{latency_histogram, FailureCounts, LatencySummary, LoadLevel, Measure, Wire};
 
@@ -273,107 +271,6 @@ impl Ratio {
     }
 }
 
-/// A stored run, grouped for the reports.
-#[derive(Debug, Clone)]
-pub struct Analysis<'a> {
-    /// The run as stored.
-    pub run: &'a StoredRun,
-    /// The contender the others are compared with: the plan's baseline if it was measured,
-    /// else the first contender with steps.
-    pub baseline: Option<usize>,
-    /// The workloads in the order measured.
-    pub workloads: Vec<WorkloadBlock<'a>>,
-    /// The resolved plan stored with the run; `None` when it cannot be read.
-    pub plan: Option<ResolvedPlan>,
-    /// The warnings, most important first.
-    pub warnings: Vec<RunWarning>,
-    /// The capacities of the workloads searched (`find_max`), in plan order; empty when
-    /// a search's stored SLOs cannot be read (`unreadable`).
-    pub capacities: Vec<crate::capacities::WorkloadCapacity<'a>>,
-    /// A search whose stored SLOs cannot be read: the commands refuse such a run before
-    /// they render it ([`crate::capacities::check`]), so no report shows capacities
-    /// replayed without them.
-    pub unreadable: Option<crate::capacities::UnreadableSlo>,
-}
-
-impl<'a> Analysis<'a> {
-    /// Groups the run's steps, picks the baseline and derives the warnings.
-    pub fn of(run: &'a StoredRun) -> Analysis<'a> {
-        let marked = run.contenders.iter().position(|c| c.baseline);
-        let plan = ResolvedPlan::parse(&run.run.plan_resolved);
-        let (capacities, unreadable) = match crate::capacities::capacities(run, plan.as_ref()) {
-            Ok(c) => (c, None),
-            Err(e) => (Vec::new(), Some(e)),
-        };
-        let mut a = Analysis {
-            run,
-            baseline: baseline(run, marked),
-            workloads: group(run),
-            capacities,
-            unreadable,
-            plan,
-            warnings: Vec::new(),
-        };
-        a.warnings = derive(&a, marked);
-        a
-    }
-
-    /// The name of contender `i`.
-    pub fn name(&self, i: usize) -> &'a str {
-        &self.run.contenders[i].name
-    }
-
-    /// Contenders with at least one step.
-    pub fn measured_contenders(&self) -> usize {
-        let mut seen: Vec<usize> = self.cells().map(|(_, _, c)| c.contender).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        seen.len()
-    }
-
-    /// Distinct load levels over all workloads.
-    pub fn level_count(&self) -> usize {
-        let mut levels: Vec<LoadLevel> = Vec::new();
-        for l in self.workloads.iter().flat_map(|w| &w.levels) {
-            if !levels.contains(&l.level) {
-                levels.push(l.level);
-            }
-        }
-        levels.len()
-    }
-
-    /// The most repetitions of any cell.
-    pub fn max_reps(&self) -> usize {
-        self.cells().map(|(_, _, c)| c.reps()).max().unwrap_or(0)
-    }
-
-    /// Every cell with its workload and level.
-    pub fn cells(&self) -> impl Iterator<Item = (&str, LoadLevel, &Cell<'a>)> {
-        self.workloads.iter().flat_map(|w| {
-            w.levels
-                .iter()
-                .flat_map(move |l| l.cells.iter().map(move |c| (w.name, l.level, c)))
-        })
-    }
-
-    /// Contenders × workloads × levels × repetitions planned: the stored resolved plan's
-    /// shape, or, when it does not say, the shape of the steps stored.
-    pub fn planned_shape(&self) -> (usize, usize, usize, usize) {
-        self.plan.as_ref().and_then(ResolvedPlan::shape).unwrap_or((
-            self.measured_contenders(),
-            self.workloads.len(),
-            self.level_count(),
-            self.max_reps(),
-        ))
-    }
-
-    /// True when the plan pinned the contenders and the load to CPUs (so a noisy cell's
-    /// advice is not to pin them).
-    pub fn pinned(&self) -> bool {
-        self.plan.as_ref().is_some_and(ResolvedPlan::pinned)
-    }
-}
-
 /// Index of the step's contender among the run's contenders.
 pub(crate) fn contender_of(run: &StoredRun, step: &StoredStep) -> Option<usize> {
     run.contenders.iter().position(|c| c.id == step.contender)
@@ -381,7 +278,7 @@ pub(crate) fn contender_of(run: &StoredRun, step: &StoredStep) -> Option<usize> 
 
 /// The contender the others are compared with: the one `marked` if it has steps, else the
 /// first contender with steps.
-fn baseline(run: &StoredRun, marked: Option<usize>) -> Option<usize> {
+pub(crate) fn baseline(run: &StoredRun, marked: Option<usize>) -> Option<usize> {
     let has_steps = |ci: usize| run.steps.iter().any(|s| contender_of(run, s) == Some(ci));
     match marked {
         Some(m) if has_steps(m) => Some(m),
@@ -392,7 +289,7 @@ fn baseline(run: &StoredRun, marked: Option<usize>) -> Option<usize> {
 /// The run's steps by workload (in the order first measured), then load level (in the
 /// order first measured), then contender (plan order); steps of an unknown contender are
 /// left out.
-fn group(run: &StoredRun) -> Vec<WorkloadBlock<'_>> {
+pub(crate) fn group(run: &StoredRun) -> Vec<WorkloadBlock<'_>> {
     let mut workloads: Vec<WorkloadBlock> = Vec::new();
     // A capacity search's steps are its own (crate::capacities), not cells.
     let swept = |s: &&StoredStep| contender_of(run, s).is_some() && s.search.is_none();

@@ -100,7 +100,7 @@ fn add(out: &mut StoredRun, r: StoredRun) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cells::Analysis;
+    use crate::analysis::Analysis;
     use crate::evidence::tests::step;
     use shootout_model::stored::{ContenderRow, RunRow};
     use shootout_model::{ContenderStatus, MachineFacts};

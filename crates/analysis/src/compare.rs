@@ -13,11 +13,17 @@
 //! that failed in B (crashed, failed verification, …); `--fail-if-p99-above MS` flags every
 //! contender × workload × level of run B whose median p99 is above MS.
 //!
+//! Each contender's capacity on a workload searched in both runs is compared as well
+//! ([`CapacityChange`]), from how the searches of the two runs stand to each other
+//! ([`crate::capacities`]).
+//!
 //! Seams: computed from two [`StoredRun`]s only; the warnings and failed gates are typed
 //! ([`CompareWarning`], [`Violation`]) and worded by the renderers (`shootout-report`).
 
-use crate::cells::{median, Analysis, Cell};
-use crate::evidence::{difference, Method};
+use crate::analysis::Analysis;
+use crate::capacities::place;
+use crate::cells::{median, Cell};
+use crate::evidence::{difference, Method, Relation};
 use crate::mann_whitney;
 use crate::ranking::{stability, Stability};
 use crate::warnings::CellAt;
@@ -41,9 +47,10 @@ pub struct Gates {
     pub fail_if_p99_above_ms: Option<f64>,
 }
 
-/// The verdict on one measure of one pair.
+/// The verdict on a change from run A to run B: of one measure of one pair, or of a
+/// contender's capacity ([`CapacityChange`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum ChangeVerdict {
     /// Significantly better in B (more req/s, or a lower p99).
     Faster,
     /// Significantly worse in B.
@@ -55,14 +62,14 @@ pub enum Verdict {
     TooFew,
 }
 
-impl Verdict {
+impl ChangeVerdict {
     /// The word in JSON and CSV.
     pub fn word(self) -> &'static str {
         match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::NoChange => "no_significant_change",
-            Verdict::TooFew => "not_enough_repetitions",
+            ChangeVerdict::Faster => "faster",
+            ChangeVerdict::Slower => "slower",
+            ChangeVerdict::NoChange => "no_significant_change",
+            ChangeVerdict::TooFew => "not_enough_repetitions",
         }
     }
 }
@@ -79,7 +86,7 @@ pub struct Change {
     /// The test's two-sided p-value.
     pub p: f64,
     /// What the test says.
-    pub verdict: Verdict,
+    pub verdict: ChangeVerdict,
     /// B over A as the test estimates it, with its 95% interval (req/s only; `None` when
     /// untested): `(ratio, low, high)`.
     pub interval: Option<(f64, f64, f64)>,
@@ -94,15 +101,17 @@ impl Change {
         let test = mann_whitney::test(a, b);
         let p = test.map_or(1.0, |t| t.p);
         let verdict = match test {
-            _ if !mann_whitney::can_be_significant(a.len(), b.len(), ALPHA) => Verdict::TooFew,
+            _ if !mann_whitney::can_be_significant(a.len(), b.len(), ALPHA) => {
+                ChangeVerdict::TooFew
+            }
             Some(t) if t.p < ALPHA => {
                 if t.b_larger() == higher_is_better {
-                    Verdict::Faster
+                    ChangeVerdict::Faster
                 } else {
-                    Verdict::Slower
+                    ChangeVerdict::Slower
                 }
             }
-            _ => Verdict::NoChange,
+            _ => ChangeVerdict::NoChange,
         };
         Change {
             a: ma,
@@ -120,10 +129,10 @@ impl Change {
         let (ma, mb) = (a.rps, b.rps);
         let d = difference(a, b);
         let verdict = match d {
-            None => Verdict::TooFew,
-            Some(d) if !d.significant() => Verdict::NoChange,
-            Some(d) if d.ratio > 1.0 => Verdict::Faster,
-            Some(_) => Verdict::Slower,
+            None => ChangeVerdict::TooFew,
+            Some(d) if !d.significant() => ChangeVerdict::NoChange,
+            Some(d) if d.ratio > 1.0 => ChangeVerdict::Faster,
+            Some(_) => ChangeVerdict::Slower,
         };
         Change {
             a: ma,
@@ -226,7 +235,7 @@ pub enum CompareWarning {
     /// A pair's steps were of unlike lengths in A and in B (more than [`UNLIKE_STEPS`]
     /// times apart): the comparison weighs how each step began as much as the server, and
     /// a verdict that rests on tenths of a second (steps too short for the per-second
-    /// test) is withdrawn ([`Verdict::TooFew`]).
+    /// test) is withdrawn ([`ChangeVerdict::TooFew`]).
     UnlikeSteps {
         /// Index of the pair in [`Comparison::pairs`].
         pair: usize,
@@ -317,6 +326,28 @@ impl Violation {
     }
 }
 
+/// The same contender's capacity on the same workload in two runs (`shootout compare`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityChange {
+    /// The workload's name.
+    pub workload: String,
+    /// The contender's name.
+    pub contender: String,
+    /// What its rates count a second: `req/s`, or `journeys/s` for a journey workload.
+    pub unit: &'static str,
+    /// Run A's capacity (median of its finished searches), in `unit`.
+    pub a: Option<f64>,
+    /// Run B's.
+    pub b: Option<f64>,
+    /// `(b − a) / a` in percent; `None` when either is missing or `a` is 0.
+    pub percent: Option<f64>,
+    /// What the searches say: `Faster` (more capacity in B) when every search of B met a
+    /// rate at or above the greatest any search of A broke, `Slower` the other way round,
+    /// `NoChange` when they overlap, `TooFew` when a side has no finished search. With
+    /// four searches or more on both sides, the Mann–Whitney test can also decide.
+    pub verdict: ChangeVerdict,
+}
+
 /// Two runs compared.
 #[derive(Debug, Clone)]
 pub struct Comparison<'a> {
@@ -342,7 +373,7 @@ pub struct Comparison<'a> {
     /// swapped.
     pub stability: Vec<Stability>,
     /// Each contender's capacity on each workload searched in both runs.
-    pub capacities: Vec<crate::capacities::CapacityChange>,
+    pub capacities: Vec<CapacityChange>,
 }
 
 /// The most repetitions of any cell, or searches of any contender's capacity.
@@ -353,6 +384,57 @@ fn most_reps(a: &Analysis) -> usize {
         .flat_map(|w| &w.contenders)
         .map(|c| c.searches.len());
     searches.fold(a.max_reps(), usize::max)
+}
+
+/// The capacities of `a` and `b` paired by workload and contender name, in A's order.
+fn capacity_changes(a: &Analysis, b: &Analysis) -> Vec<CapacityChange> {
+    let mut out = Vec::new();
+    for wa in &a.capacities {
+        let Some(wb) = b.capacities.iter().find(|w| w.workload == wa.workload) else {
+            continue;
+        };
+        for ca in &wa.contenders {
+            let name = a.name(ca.contender);
+            let Some(cb) = wb.contenders.iter().find(|c| b.name(c.contender) == name) else {
+                continue;
+            };
+            let verdict = match (ca.max_rps, cb.max_rps) {
+                (Some(_), Some(_)) => match place(cb, ca).relation {
+                    Relation::MuchFaster | Relation::Faster => ChangeVerdict::Faster,
+                    _ => match place(ca, cb).relation {
+                        Relation::MuchFaster | Relation::Faster => ChangeVerdict::Slower,
+                        _ => ChangeVerdict::NoChange,
+                    },
+                },
+                _ => ChangeVerdict::TooFew,
+            };
+            let percent = match (ca.max_rps, cb.max_rps) {
+                (Some(x), Some(y)) if x > 0.0 => Some((y - x) / x * 100.0),
+                _ => None,
+            };
+            out.push(CapacityChange {
+                workload: wa.workload.to_string(),
+                contender: name.to_string(),
+                unit: wa.find_max.unit(),
+                a: ca.max_rps,
+                b: cb.max_rps,
+                percent,
+                verdict,
+            });
+        }
+    }
+    out
+}
+
+/// Withdraws a req/s verdict the tenths decided (tenths stand in for seconds between like
+/// steps only: call it for a pair of unlike steps); true when there was one.
+fn withdraw_tenths(p: &mut Pair) -> bool {
+    let withdrawn = p.rps.method == Some(Method::Tenths)
+        && matches!(p.rps.verdict, ChangeVerdict::Faster | ChangeVerdict::Slower);
+    if withdrawn {
+        p.rps.verdict = ChangeVerdict::TooFew;
+    }
+    withdrawn
 }
 
 impl<'a> Comparison<'a> {
@@ -394,12 +476,7 @@ impl<'a> Comparison<'a> {
                     let (a_secs, b_secs) = (step_secs(ca), step_secs(cb));
                     let mut p = pair(name, w, l, ca, cb);
                     if a_secs.max(b_secs) > UNLIKE_STEPS * a_secs.min(b_secs) {
-                        // Tenths stand in for seconds between like steps only.
-                        let withdrawn = p.rps.method == Some(Method::Tenths)
-                            && matches!(p.rps.verdict, Verdict::Faster | Verdict::Slower);
-                        if withdrawn {
-                            p.rps.verdict = Verdict::TooFew;
-                        }
+                        let withdrawn = withdraw_tenths(&mut p);
                         cell_warnings.push(CompareWarning::UnlikeSteps {
                             pair: pairs.len(),
                             a_secs,
@@ -431,7 +508,7 @@ impl<'a> Comparison<'a> {
             violations: Vec::new(),
             reps: (most_reps(&aa), most_reps(&ab)),
             stability: stability(&aa, &ab),
-            capacities: crate::capacities::compare(&aa, &ab),
+            capacities: capacity_changes(&aa, &ab),
         };
         c.violations = c.check(&ab);
         c.warnings.extend(c.untested_drops());
@@ -446,7 +523,7 @@ impl<'a> Comparison<'a> {
         self.pairs
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.rps.verdict == Verdict::TooFew)
+            .filter(|(_, p)| p.rps.verdict == ChangeVerdict::TooFew)
             .filter(|(_, p)| p.rps.percent.is_some_and(|change| -change > limit))
             .map(|(pair, _)| CompareWarning::Untested { pair })
             .collect()
@@ -462,7 +539,7 @@ impl<'a> Comparison<'a> {
         if let Some(limit) = self.gates.fail_if_slower_percent {
             for (i, p) in self.pairs.iter().enumerate() {
                 let dropped = p.rps.percent.is_some_and(|change| -change > limit);
-                if dropped && p.rps.verdict == Verdict::Slower {
+                if dropped && p.rps.verdict == ChangeVerdict::Slower {
                     out.push(Violation::Slower { pair: i });
                 }
             }
@@ -589,9 +666,9 @@ mod tests {
             fail_if_p99_above_ms: None,
         };
         let c = Comparison::of(&a, &b, gates);
-        assert_eq!(c.pairs[0].rps.verdict, Verdict::NoChange);
+        assert_eq!(c.pairs[0].rps.verdict, ChangeVerdict::NoChange);
         let slower = &c.pairs[1].rps;
-        assert_eq!(slower.verdict, Verdict::Slower);
+        assert_eq!(slower.verdict, ChangeVerdict::Slower);
         assert_eq!(slower.method, Some(Method::Seconds));
         let (t, lo, hi) = slower.times().unwrap();
         assert!((t - 1.25).abs() < 0.01 && lo < t && t < hi, "{t} {lo} {hi}");
@@ -601,7 +678,7 @@ mod tests {
         let a = run(&[("a", 1000, 10), ("b", 2000, 10)], 2);
         let b = run(&[("a", 1000, 10), ("b", 1600, 10)], 2);
         let c = Comparison::of(&a, &b, gates);
-        assert_eq!(c.pairs[1].rps.verdict, Verdict::TooFew);
+        assert_eq!(c.pairs[1].rps.verdict, ChangeVerdict::TooFew);
         assert!(c.violations.is_empty());
         assert_eq!(c.warnings, vec![CompareWarning::Untested { pair: 1 }]);
     }
@@ -625,13 +702,13 @@ mod tests {
         // Two quick runs: like steps, a verdict from their tenths.
         let (a, b) = (with(sampled(0, 1000, 1, 1)), with(sampled(0, 800, 1, 1)));
         let c = Comparison::of(&a, &b, gates);
-        assert_eq!(c.pairs[0].rps.verdict, Verdict::Slower);
+        assert_eq!(c.pairs[0].rps.verdict, ChangeVerdict::Slower);
         assert_eq!(c.pairs[0].rps.method, Some(Method::Tenths));
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         // A quick run against one of 10 s: unlike, said, and no verdict to fail a gate on.
         let (a, b) = (with(sampled(0, 1000, 1, 1)), with(sampled(0, 800, 10, 1)));
         let c = Comparison::of(&a, &b, gates);
-        assert_eq!(c.pairs[0].rps.verdict, Verdict::TooFew);
+        assert_eq!(c.pairs[0].rps.verdict, ChangeVerdict::TooFew);
         assert!(
             c.warnings.contains(&CompareWarning::UnlikeSteps {
                 pair: 0,
@@ -688,21 +765,30 @@ mod tests {
         let a = [1000.0, 1010.0, 990.0, 1005.0];
         let slower = [800.0, 810.0, 790.0, 805.0];
         let c = Change::of(&a, &slower, true);
-        assert_eq!(c.verdict, Verdict::Slower);
+        assert_eq!(c.verdict, ChangeVerdict::Slower);
         assert!((c.percent.unwrap() + 20.0).abs() < 0.5);
         // For latency, larger in B is slower.
-        assert_eq!(Change::of(&slower, &a, false).verdict, Verdict::Slower);
-        assert_eq!(Change::of(&a, &slower, false).verdict, Verdict::Faster);
-        assert_eq!(Change::of(&a, &a, true).verdict, Verdict::NoChange);
+        assert_eq!(
+            Change::of(&slower, &a, false).verdict,
+            ChangeVerdict::Slower
+        );
+        assert_eq!(
+            Change::of(&a, &slower, false).verdict,
+            ChangeVerdict::Faster
+        );
+        assert_eq!(Change::of(&a, &a, true).verdict, ChangeVerdict::NoChange);
         assert_eq!(
             Change::of(&a[..1], &slower[..1], true).verdict,
-            Verdict::TooFew
+            ChangeVerdict::TooFew
         );
         assert_eq!(
             Change::of(&a[..3], &slower[..3], true).verdict,
-            Verdict::TooFew
+            ChangeVerdict::TooFew
         );
         let mixed = [1001.0, 995.0, 1012.0, 998.0];
-        assert_eq!(Change::of(&a, &mixed, true).verdict, Verdict::NoChange);
+        assert_eq!(
+            Change::of(&a, &mixed, true).verdict,
+            ChangeVerdict::NoChange
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Whether one cell's good-answer throughput differs from another's, how sure we are, and
 //! by how much: the one test behind the rankings ([`crate::ranking`]) and the stability of
-//! a ranking across runs.
+//! a ranking across runs, and the words for how one contender stands to another
+//! ([`Relation`]) that the rankings and the capacities share.
 //!
 //! The evidence a run has is of two kinds. With enough repetitions per cell (four or more
 //! each, so that some arrangement can be significant at [`ALPHA`]), the test is the
@@ -104,6 +105,56 @@ impl Difference {
         } else {
             let (t, lo, hi) = (1.0 / self.ratio, 1.0 / self.high, 1.0 / self.low);
             (t, (hi - lo) / 2.0)
+        }
+    }
+}
+
+/// The lower end of the interval from which a difference is written `≫`.
+pub const MUCH: f64 = 2.0;
+
+/// How a contender stands to the next one down an order: the cells of a ranking
+/// ([`crate::ranking`]) or the capacities of a workload searched ([`crate::capacities`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    /// Significantly faster, by at least [`MUCH`] times.
+    MuchFaster,
+    /// Significantly faster.
+    Faster,
+    /// No significant difference.
+    Tie,
+    /// Too few repetitions and seconds to test.
+    Untested,
+}
+
+impl Relation {
+    /// The sign between two names: `≫`, `>`, `≈` or `?`.
+    pub fn sign(self) -> &'static str {
+        match self {
+            Relation::MuchFaster => "≫",
+            Relation::Faster => ">",
+            Relation::Tie => "≈",
+            Relation::Untested => "?",
+        }
+    }
+
+    /// `much_faster`, `faster`, `tie` or `untested`, as the JSON reports say it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Relation::MuchFaster => "much_faster",
+            Relation::Faster => "faster",
+            Relation::Tie => "tie",
+            Relation::Untested => "untested",
+        }
+    }
+
+    /// The relation a test result gives (the faster side first).
+    pub(crate) fn of(d: Option<&Difference>) -> Relation {
+        match d {
+            None => Relation::Untested,
+            Some(d) if !d.significant() => Relation::Tie,
+            Some(d) if d.ratio < 1.0 && 1.0 / d.high >= MUCH => Relation::MuchFaster,
+            Some(d) if d.ratio >= 1.0 && d.low >= MUCH => Relation::MuchFaster,
+            Some(_) => Relation::Faster,
         }
     }
 }

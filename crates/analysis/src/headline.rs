@@ -4,7 +4,7 @@
 //! run had too little evidence to say. Built from the rankings ([`crate::ranking`]); the
 //! renderers word it.
 
-use crate::cells::Analysis;
+use crate::analysis::Analysis;
 use crate::ranking::{rankings, Ranking, Relation};
 
 /// One workload's answer.

@@ -1,10 +1,15 @@
 //! What shootout's numbers say, apart from how they are printed: a stored run's steps
 //! grouped into cells of repetitions with their medians and spreads ([`cells`]), the
-//! warnings of one load run, judged from its numbers ([`load_warnings`]), the warnings a
-//! reader of a stored run must see, derived once as a typed list ([`warnings`]), the
+//! whole analysis of a stored run assembled from its cells and capacities ([`analysis`]),
+//! the warnings of one load run, judged from its numbers ([`load_warnings`]), the warnings
+//! a reader of a stored run must see, derived once as a typed list ([`warnings`]), the
 //! statistics of one load run ([`stats`]), the significance test ([`mann_whitney`]) and
 //! the changes, verdicts and gates of `shootout compare` ([`compare`]), the merge of a
 //! distributed load's shards ([`merge`]) and the `--fail-if` thresholds ([`threshold`]).
+//!
+//! Layers: the cells, the evidence test and the warnings' types sit lowest, the
+//! capacities above them, and [`Analysis`] above those; the rankings, the headlines, the
+//! thresholds and `compare` read an [`Analysis`], and nothing below it imports them.
 //!
 //! Seams: reads the model's read types ([`StoredRun`](shootout_model::stored::StoredRun),
 //! [`RunResult`](shootout_model::RunResult)) and nothing else — no store, no terminal, no
@@ -13,6 +18,7 @@
 //! measured" is taken here only. Units: req/s, latencies in milliseconds (from the
 //! model's µs histograms), server CPU in µs per completed request, memory in bytes.
 
+pub mod analysis;
 pub mod boundary;
 pub mod capacities;
 pub mod capacity;
@@ -36,5 +42,6 @@ pub mod student;
 pub mod threshold;
 pub mod warnings;
 
-pub use cells::{median, Analysis, Cell, LevelBlock, Ratio, WorkloadBlock, NOISY};
+pub use analysis::Analysis;
+pub use cells::{median, Cell, LevelBlock, Ratio, WorkloadBlock, NOISY};
 pub use warnings::{CellAt, RunWarning};

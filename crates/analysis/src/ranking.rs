@@ -11,58 +11,11 @@
 //! Seams: reads an [`Analysis`] only; the renderers print [`Ranking::line`] or lay out its
 //! parts.
 
-use crate::cells::{Analysis, LevelBlock};
+use crate::analysis::Analysis;
+use crate::cells::LevelBlock;
 use crate::evidence::{difference, Difference};
+pub use crate::evidence::{Relation, MUCH};
 use shootout_model::LoadLevel;
-
-/// The lower end of the interval from which a difference is written `≫`.
-pub const MUCH: f64 = 2.0;
-
-/// How a contender stands to the next one down the order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Relation {
-    /// Significantly faster, by at least [`MUCH`] times.
-    MuchFaster,
-    /// Significantly faster.
-    Faster,
-    /// No significant difference.
-    Tie,
-    /// Too few repetitions and seconds to test.
-    Untested,
-}
-
-impl Relation {
-    /// The sign between two names: `≫`, `>`, `≈` or `?`.
-    pub fn sign(self) -> &'static str {
-        match self {
-            Relation::MuchFaster => "≫",
-            Relation::Faster => ">",
-            Relation::Tie => "≈",
-            Relation::Untested => "?",
-        }
-    }
-
-    /// `much_faster`, `faster`, `tie` or `untested`, as the JSON reports say it.
-    pub fn word(self) -> &'static str {
-        match self {
-            Relation::MuchFaster => "much_faster",
-            Relation::Faster => "faster",
-            Relation::Tie => "tie",
-            Relation::Untested => "untested",
-        }
-    }
-
-    /// The relation a test result gives (the faster side first).
-    fn of(d: Option<&Difference>) -> Relation {
-        match d {
-            None => Relation::Untested,
-            Some(d) if !d.significant() => Relation::Tie,
-            Some(d) if d.ratio < 1.0 && 1.0 / d.high >= MUCH => Relation::MuchFaster,
-            Some(d) if d.ratio >= 1.0 && d.low >= MUCH => Relation::MuchFaster,
-            Some(_) => Relation::Faster,
-        }
-    }
-}
 
 /// One step down the order.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,7 +4,8 @@
 //! load breached, [`judge_cells`] those a stored shootout's cells breached, each with the
 //! measured value. The CLI turns any breach into exit code 3.
 
-use crate::cells::{median, Analysis, Cell};
+use crate::analysis::Analysis;
+use crate::cells::{median, Cell};
 pub use shootout_model::threshold::{Metric, Op, Threshold, ThresholdError};
 use shootout_model::{LoadLevel, RunResult};
 use std::fmt;

@@ -1,14 +1,14 @@
-//! The warnings of a stored run, derived once: what the reader must know before reading
-//! the tables — how the run ended, a baseline that was not measured, contenders not
-//! measured, steps that ended early, the load runs' own warnings (one per cell and kind)
-//! and noisy cells. Each is a [`RunWarning`] carrying the data its wording needs; the
-//! renderers (text, Markdown, JSON, HTML) word them, one function per format, and never
-//! re-derive a condition.
+//! The warnings of a stored run: what the reader must know before reading the tables —
+//! how the run ended, a baseline that was not measured, contenders not measured, steps
+//! that ended early, the load runs' own warnings (one per cell and kind) and noisy cells.
+//! Each is a [`RunWarning`] carrying the data its wording needs; they are derived once,
+//! with the rest of a run's analysis ([`crate::analysis`]), and the renderers (text,
+//! Markdown, JSON, HTML) word them, one function per format, and never re-derive a
+//! condition.
 //!
-//! Seams: [`derive`] reads an [`Analysis`] (its cells and the stored run behind them);
-//! [`RunWarning::kind`] is the stable word for machines (the JSON's `kind`).
+//! Seams: types only, over the model's; [`RunWarning::kind`] is the stable word for
+//! machines (the JSON's `kind`).
 
-use crate::cells::{Analysis, Cell};
 use shootout_model::{
     ContenderStatus, FailureCounts, LoadLevel, OtherLoad, RunStatus, StepStatus, Warning,
 };
@@ -178,172 +178,6 @@ impl RunWarning {
             RunWarning::NotMeasured { detail, .. } => detail_lines(detail),
             _ => Vec::new(),
         }
-    }
-}
-
-/// The warnings of an analysed run, in the order the reports print them.
-pub(crate) fn derive(a: &Analysis, marked: Option<usize>) -> Vec<RunWarning> {
-    let mut out = Vec::new();
-    if a.run.run.status != RunStatus::Complete {
-        out.push(RunWarning::RunEnded {
-            status: a.run.run.status,
-            steps: a.run.steps.len(),
-        });
-    }
-    if let (Some(m), Some(b)) = (marked, a.baseline) {
-        if m != b {
-            out.push(RunWarning::BaselineNotMeasured {
-                marked: a.name(m).to_string(),
-                used: a.name(b).to_string(),
-            });
-        }
-    }
-    out.extend(not_measured(a));
-    out.extend(steps_ended_early(a));
-    for (w, level, cell) in a.cells() {
-        out.extend(load_warnings(a, w, level, cell));
-    }
-    out.extend(noisy(a));
-    out.extend(busy_machine(a));
-    out.extend(busy_searches(a));
-    out
-}
-
-/// The contenders whose capacity search had a step on a machine that was not quiet.
-fn busy_searches<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
-    a.capacities.iter().flat_map(move |w| {
-        w.contenders.iter().filter_map(move |c| {
-            let steps: Vec<_> = c.searches.iter().flat_map(|s| &s.steps).collect();
-            let busy: Vec<&OtherLoad> = steps
-                .iter()
-                .filter_map(|s| s.other_load.as_ref())
-                .filter(|o| crate::quiet::not_quiet(o))
-                .collect();
-            Some(RunWarning::BusySearch {
-                contender: a.name(c.contender).to_string(),
-                workload: w.workload.to_string(),
-                busiest: crate::quiet::busiest(busy.iter().copied())?,
-                found_in: busy.len(),
-                steps: steps.len(),
-            })
-        })
-    })
-}
-
-/// The cells with a step that ran on a machine that was not quiet.
-fn busy_machine<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
-    a.cells().filter_map(move |(w, level, cell)| {
-        let busy: Vec<&OtherLoad> = cell
-            .steps
-            .iter()
-            .filter_map(|s| s.other_load.as_ref())
-            .filter(|o| crate::quiet::not_quiet(o))
-            .collect();
-        Some(RunWarning::BusyMachine {
-            at: at(a, w, level, cell),
-            busiest: crate::quiet::busiest(busy.iter().copied())?,
-            found_in: busy.len(),
-            reps: cell.reps(),
-        })
-    })
-}
-
-/// Contenders that were not measured (a skipped one with steps was being measured when
-/// the run stopped: nothing to say).
-fn not_measured<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
-    a.run.contenders.iter().filter_map(|c| {
-        let has_steps = a.run.steps.iter().any(|s| s.contender == c.id);
-        match c.status {
-            ContenderStatus::Measured => None,
-            ContenderStatus::Skipped if has_steps => None,
-            status => Some(RunWarning::NotMeasured {
-                contender: c.name.clone(),
-                status,
-                has_steps,
-                detail: if status == ContenderStatus::Skipped {
-                    String::new()
-                } else {
-                    c.detail.clone()
-                },
-            }),
-        }
-    })
-}
-
-/// The steps that did not complete, cell by cell.
-fn steps_ended_early<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
-    a.cells().flat_map(move |(w, level, cell)| {
-        cell.steps
-            .iter()
-            .filter(|s| s.status != StepStatus::Complete)
-            .map(move |s| RunWarning::StepEndedEarly {
-                at: at(a, w, level, cell),
-                repetition: s.repetition,
-                status: s.status,
-            })
-    })
-}
-
-/// The load runs' own warnings of one cell, one per kind, in the order first raised.
-fn load_warnings(a: &Analysis, w: &str, level: LoadLevel, cell: &Cell) -> Vec<RunWarning> {
-    let mut kinds: Vec<(std::mem::Discriminant<Warning>, Vec<&Warning>)> = Vec::new();
-    for warning in cell.steps.iter().flat_map(|s| &s.result.warnings) {
-        let k = std::mem::discriminant(warning);
-        match kinds.iter_mut().find(|(kk, _)| *kk == k) {
-            Some((_, v)) => v.push(warning),
-            None => kinds.push((k, vec![warning])),
-        }
-    }
-    kinds
-        .into_iter()
-        .map(|(_, found)| RunWarning::Load {
-            at: at(a, w, level, cell),
-            warning: strongest(&found),
-            found_in: found.len(),
-            reps: cell.reps(),
-            failures: cell.failures,
-            completed: cell.completed,
-        })
-        .collect()
-}
-
-/// The warning that speaks for `found` (all of one kind): the first, except that a
-/// saturated generator is reported at its busiest.
-fn strongest(found: &[&Warning]) -> Warning {
-    match found[0] {
-        Warning::GeneratorSaturated { .. } => Warning::GeneratorSaturated {
-            busiest_thread: found
-                .iter()
-                .filter_map(|w| match w {
-                    Warning::GeneratorSaturated { busiest_thread } => Some(*busiest_thread),
-                    _ => None,
-                })
-                .fold(0.0, f64::max),
-        },
-        first => first.clone(),
-    }
-}
-
-/// The noisy cells.
-fn noisy<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
-    a.cells()
-        .filter(|(_, _, cell)| cell.noisy())
-        .map(move |(w, level, cell)| RunWarning::Noisy {
-            at: at(a, w, level, cell),
-            rps_min: cell.rps_min,
-            rps_max: cell.rps_max,
-            rps: cell.rps,
-            range_share: cell.range_share(),
-            reps: cell.reps(),
-            pinned: a.pinned(),
-        })
-}
-
-fn at(a: &Analysis, workload: &str, level: LoadLevel, cell: &Cell) -> CellAt {
-    CellAt {
-        contender: a.name(cell.contender).to_string(),
-        workload: workload.to_string(),
-        level,
     }
 }
 

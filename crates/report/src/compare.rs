@@ -17,21 +17,22 @@ use shootout_model::stored::StoredRun;
 use shootout_model::LoadLevel;
 use std::fmt::Write;
 
-use shootout_analysis::capacities::CapacityChange;
+use shootout_analysis::compare::CapacityChange;
 use shootout_analysis::ranking::{Stability, Swap};
 
 pub use shootout_analysis::compare::{
-    Change, CompareWarning, Comparison, FailedIn, Gates, Pair, Unpaired, Verdict, Violation, ALPHA,
+    Change, ChangeVerdict, CompareWarning, Comparison, FailedIn, Gates, Pair, Unpaired, Violation,
+    ALPHA,
 };
 
 /// `slower (p=0.029)`, `1.25 times slower (1.21–1.30, p=0.029)` when the change has an
 /// interval (95%), `no significant change (p=0.69)`, `too little evidence`.
 pub fn verdict_text(c: &Change) -> String {
     let word = match c.verdict {
-        Verdict::Faster => "faster",
-        Verdict::Slower => "slower",
-        Verdict::NoChange => return format!("no significant change (p={})", p_text(c.p)),
-        Verdict::TooFew => return "too little evidence".into(),
+        ChangeVerdict::Faster => "faster",
+        ChangeVerdict::Slower => "slower",
+        ChangeVerdict::NoChange => return format!("no significant change (p={})", p_text(c.p)),
+        ChangeVerdict::TooFew => return "too little evidence".into(),
     };
     match c.interval.filter(|(r, lo, _)| *r > 0.0 && *lo > 0.0) {
         Some((r, lo, hi)) => {
@@ -379,12 +380,12 @@ fn capacity_workload(rows: &[CapacityChange], k: &CapacityChange) -> String {
 
 /// A capacity change's verdict: `more`, `less`, `no_change` (the searches overlap) or
 /// `unfinished` (a side has no finished search).
-fn capacity_verdict(v: Verdict) -> &'static str {
+fn capacity_verdict(v: ChangeVerdict) -> &'static str {
     match v {
-        Verdict::Faster => "more",
-        Verdict::Slower => "less",
-        Verdict::NoChange => "no_change",
-        Verdict::TooFew => "unfinished",
+        ChangeVerdict::Faster => "more",
+        ChangeVerdict::Slower => "less",
+        ChangeVerdict::NoChange => "no_change",
+        ChangeVerdict::TooFew => "unfinished",
     }
 }
 
@@ -796,7 +797,7 @@ mod tests {
             a: Some(90.0),
             b: Some(99.0),
             percent: Some(10.0),
-            verdict: shootout_analysis::compare::Verdict::NoChange,
+            verdict: shootout_analysis::compare::ChangeVerdict::NoChange,
         };
         let plain = [row("hello", "req/s")];
         assert!(capacity_title(&plain).starts_with("Capacity within the SLOs (req/s, "));
