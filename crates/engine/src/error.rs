@@ -12,7 +12,7 @@ pub enum EngineError {
     Invalid(#[from] SpecError),
     /// The gRPC schema does not hold the method called.
     #[error(transparent)]
-    Grpc(#[from] crate::grpc::SchemaError),
+    Grpc(#[from] crate::h2::grpc::SchemaError),
     /// A header cannot be sent.
     #[error(transparent)]
     Header(#[from] request::HeaderError),

@@ -11,6 +11,28 @@ use crate::body_search::BodySearch;
 use crate::recorder::{Answer, Timing};
 use std::time::{Duration, Instant};
 
+/// How a request begins on a stream: when it started (its due time in rate mode), when
+/// it is written, the connect time charged to it, and whether it was sent once already.
+#[derive(Debug, Clone, Copy)]
+pub struct Begin {
+    pub start: Instant,
+    pub sent: Instant,
+    pub connect: Duration,
+    pub retried: bool,
+}
+
+impl Begin {
+    /// A first send written at `sent`, started at `start`, charged no connect time.
+    pub fn at(start: Instant, sent: Instant) -> Begin {
+        Begin {
+            start,
+            sent,
+            connect: Duration::ZERO,
+            retried: false,
+        }
+    }
+}
+
 /// One request and what has come back of its answer.
 #[derive(Debug)]
 pub struct Exchange {
@@ -47,15 +69,14 @@ impl Exchange {
         }
     }
 
-    /// A new request in the slot: started at `start`, written at `sent`, charged `connect`;
-    /// nothing of an answer yet.
+    /// A new request in the slot, begun as `b` says; nothing of an answer yet.
     #[inline]
-    pub fn begin(&mut self, start: Instant, sent: Instant, connect: Duration, retried: bool) {
-        self.start = start;
-        self.sent = sent;
+    pub fn begin(&mut self, b: Begin) {
+        self.start = b.start;
+        self.sent = b.sent;
         self.first_byte = None;
-        self.connect = connect;
-        self.retried = retried;
+        self.connect = b.connect;
+        self.retried = b.retried;
         self.status = 0;
         self.body_len = 0;
         self.search.reset();
@@ -126,7 +147,12 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let mut ex = Exchange::new(None, t0);
-        ex.begin(t0, t0 + ms(1), ms(3), false);
+        ex.begin(Begin {
+            start: t0,
+            sent: t0 + ms(1),
+            connect: ms(3),
+            retried: false,
+        });
         let t = ex.timing(t0 + ms(9));
         assert_eq!(
             (t.start, t.sent, t.first_byte, t.end),
@@ -146,7 +172,12 @@ mod tests {
     fn answer_counts_and_searches_the_body_and_begin_clears_it() {
         let t0 = Instant::now();
         let mut ex = Exchange::new(Some(b"needle"), t0);
-        ex.begin(t0, t0, Duration::ZERO, false);
+        ex.begin(Begin {
+            start: t0,
+            sent: t0,
+            connect: Duration::ZERO,
+            retried: false,
+        });
         ex.status = 200;
         ex.body(b"hay nee");
         ex.body(b"dle hay");
@@ -156,7 +187,12 @@ mod tests {
             (200, 14, true, true)
         );
         ex.arrived(t0);
-        ex.begin(t0, t0, Duration::ZERO, true);
+        ex.begin(Begin {
+            start: t0,
+            sent: t0,
+            connect: Duration::ZERO,
+            retried: true,
+        });
         let a = ex.answer();
         assert_eq!((a.status, a.body_len, a.matched), (0, 0, false));
         assert_eq!((ex.first_byte, ex.retried), (None, true));
@@ -167,7 +203,12 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let mut ex = Exchange::new(None, t0);
-        ex.begin(t0, t0 + ms(10), Duration::ZERO, false);
+        ex.begin(Begin {
+            start: t0,
+            sent: t0 + ms(10),
+            connect: Duration::ZERO,
+            retried: false,
+        });
         assert!(!ex.overdue(t0 + ms(14), ms(5)), "4 ms after its send");
         assert!(ex.overdue(t0 + ms(15), ms(5)), "5 ms after its send");
         assert!(!ex.overdue(t0, ms(5)), "a clock before its send");
@@ -178,7 +219,12 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let mut ex = Exchange::new(None, t0);
-        ex.begin(t0 + ms(1), t0 + ms(2), ms(7), false);
+        ex.begin(Begin {
+            start: t0 + ms(1),
+            sent: t0 + ms(2),
+            connect: ms(7),
+            retried: false,
+        });
         let r = ex.resend();
         assert_eq!(
             (r.start, r.sent, r.connect),

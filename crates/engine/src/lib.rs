@@ -15,7 +15,7 @@ mod event_loop;
 mod exchange;
 pub mod fault;
 mod fields;
-pub mod grpc;
+pub use h2::grpc;
 mod h1;
 pub mod h2;
 pub mod h3;
@@ -36,6 +36,7 @@ pub mod ws;
 pub use error::EngineError;
 pub use event_loop::pacer::{Pacer, Pacing};
 pub use event_loop::wait_until;
+pub use exchange::Begin;
 /// One HTTP/1.1 connection's state without I/O (public for its fuzz target).
 pub use h1::conn as h1_connection;
 pub use h1::parse::{ParseError, Progress, ResponseParser};

@@ -24,12 +24,13 @@
 use shootout_engine::h2::conn::{ConnError, Connection, Event};
 use shootout_engine::h2::frame as f;
 use shootout_engine::h2::request::{prepare_one, Prepared};
+use shootout_engine::Begin;
 use shootout_model::{RequestSpec, Target};
 use std::cell::Cell;
 use std::fmt;
 use std::panic::{self, catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Error codes (RFC 9113 §7) beyond those the engine names.
 const INTERNAL_ERROR: u32 = 0x2;
@@ -565,7 +566,7 @@ fn drive(case: &Case, one_byte: bool) -> Outcome {
         if d.c.room() == 0 {
             return Outcome::Broken("no room to open the case's streams".into());
         }
-        let slot = d.c.open(&d.req, d.now, d.now, Duration::ZERO, false);
+        let slot = d.c.open(&d.req, Begin::at(d.now, d.now));
         d.ids[slot] = d.c.stream(slot).id;
     }
     d.c.out.clear();
@@ -1473,7 +1474,7 @@ fn the_client_sends_by_the_rules() {
         .unwrap();
     c.out.clear();
     for _ in 0..3 {
-        c.open(&req, now, now, Duration::ZERO, false);
+        c.open(&req, Begin::at(now, now));
     }
     let ids: Vec<u32> = parse_frames(&std::mem::take(&mut c.out))
         .iter()
@@ -1484,7 +1485,7 @@ fn the_client_sends_by_the_rules() {
     c.feed(&settings(&[(f::SETTINGS_HEADER_TABLE_SIZE, 0)]), &req, now)
         .unwrap();
     assert_eq!(parse_frames(&std::mem::take(&mut c.out)), [ack()]);
-    c.open(&req, now, now, Duration::ZERO, false);
+    c.open(&req, Begin::at(now, now));
     let next = parse_frames(&std::mem::take(&mut c.out));
     assert_eq!((next[0].kind, next[0].stream), (f::HEADERS, 7));
     assert_eq!(

@@ -25,9 +25,9 @@
 use super::frame::{self, ErrorCode, Flags, FrameError, Kind, Oversized, Reader};
 use super::hpack::{self, Fields};
 use super::request::{table_size_update, Prepared};
-use crate::exchange::Exchange;
+use crate::exchange::{Begin, Exchange};
 use shootout_model::FailureKind;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The receive window we announce for every stream and open for the connection: 2^30 − 1
 /// bytes, h2load's default, so a response is rarely held back by our flow control.
@@ -186,7 +186,7 @@ pub struct Stream {
     body_sent: usize,
     recv_window: i64,
     /// A gRPC call's answer so far (unused for other requests).
-    grpc: crate::grpc::Call,
+    grpc: crate::h2::grpc::Call,
     /// The stream's own body, when the run's bodies vary (a gRPC list's messages; see
     /// [`Connection::staged`]); the run's body otherwise.
     own: Vec<u8>,
@@ -301,7 +301,7 @@ impl Connection {
                     send_window: 0,
                     body_sent: 0,
                     recv_window: 0,
-                    grpc: crate::grpc::Call::default(),
+                    grpc: crate::h2::grpc::Call::default(),
                     own: Vec::new(),
                 })
                 .collect(),
@@ -500,14 +500,7 @@ impl Connection {
     /// Opens a stream for `req` (there must be [`Connection::room`]): writes its HEADERS
     /// (and CONTINUATION when the block is over the server's frame size) and as much of the
     /// body as the windows allow. Returns its slot.
-    pub fn open(
-        &mut self,
-        req: &Prepared,
-        start: Instant,
-        now: Instant,
-        connect: Duration,
-        retried: bool,
-    ) -> usize {
+    pub fn open(&mut self, req: &Prepared, b: Begin) -> usize {
         let slot = self
             .streams
             .iter()
@@ -518,7 +511,7 @@ impl Connection {
         self.active += 1;
         let s = &mut self.streams[slot];
         s.id = id;
-        s.exchange.begin(start, now, connect, retried);
+        s.exchange.begin(b);
         s.length = None;
         s.final_head = false;
         s.done = false;

@@ -7,7 +7,8 @@
 //! [`worker`] drives a worker's connections on the event loop every protocol shares
 //! ([`crate::event_loop`]: the same mio loop, pacer, recorder and transport as HTTP/1.1);
 //! [`check`] is the pre-flight that refuses a server that does not speak HTTP/2 before the
-//! run starts.
+//! run starts. [`grpc`] is gRPC on these streams: a call's messages and the status in its
+//! trailers, which a stream carries beside its exchange.
 //!
 //! Why our own framing on the existing event loop rather than the `h2` crate on a small
 //! async runtime per worker: the `h2` crate needs tokio (a runtime, a reactor and a task
@@ -21,6 +22,7 @@
 
 pub mod conn;
 pub mod frame;
+pub mod grpc;
 pub mod hpack;
 pub mod request;
 pub(crate) mod users;

@@ -37,10 +37,10 @@ pub struct Prepared {
     /// (the other pseudo-headers first) and a blank line, as curl shows an HTTP/2 request.
     pub text: Vec<u8>,
     /// The request is a gRPC call: its answers are checked as gRPC replies.
-    pub grpc: Option<crate::grpc::Reply>,
+    pub grpc: Option<crate::h2::grpc::Reply>,
     /// A gRPC call's messages from a list: each stream sends its own
     /// ([`super::conn::Connection::staged`]) instead of `body`.
-    pub messages: Option<crate::grpc::Messages>,
+    pub messages: Option<crate::h2::grpc::Messages>,
 }
 
 /// The field section of `r` ([`fields::section`]), HPACK-encoded three ways. Refuses the

@@ -20,6 +20,7 @@ use super::request::{literal, Prepared as Wired};
 use crate::codec::decimal::digits;
 use crate::event_loop::users::{Kept, Prepared, Users, Wire};
 use crate::event_loop::{Core, Entry, Protocol, Reads, Stage};
+use crate::exchange::Begin;
 use crate::journey::{Fields, Request};
 use crate::recorder::Timing;
 use shootout_model::FailureKind;
@@ -156,7 +157,13 @@ impl<'a> Wire<'a> for H2 {
         encode(w.p, &r, &mut wire.req);
         wire.req.head_request = head;
         wire.h2.keep(user.prefix(), user.needle());
-        let slot = wire.h2.open(&wire.req, q.due, now, q.connect, q.retried);
+        let begin = Begin {
+            start: q.due,
+            sent: now,
+            connect: q.connect,
+            retried: q.retried,
+        };
+        let slot = wire.h2.open(&wire.req, begin);
         wire.stream = Some((slot, q.kind));
         if tracing {
             let text = request_text(w.p, &r);

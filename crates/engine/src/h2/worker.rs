@@ -21,6 +21,7 @@
 use super::conn::{Connection, Event};
 use super::request::Prepared;
 use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Staged, Table, Taken};
+use crate::exchange::Begin;
 use crate::linger::Closing;
 use crate::recorder::Timing;
 use crate::template::Gen;
@@ -125,9 +126,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
         self.core.in_flight += 1;
         self.stage(i);
-        self.conns[i]
-            .h2
-            .open(self.req, due, now, Duration::ZERO, false);
+        self.conns[i].h2.open(self.req, Begin::at(due, now));
         self.flush(i, now);
         Taken::Sent
     }
@@ -261,7 +260,13 @@ impl Worker<'_> {
             self.stage(i);
             let (start, connect) = self.conns[i].life.carried(now);
             let c = &mut self.conns[i];
-            c.h2.open(self.req, start, now, connect, false);
+            c.h2.open(
+                self.req,
+                Begin {
+                    connect,
+                    ..Begin::at(start, now)
+                },
+            );
         }
         self.conns[i].life.used();
     }
@@ -317,9 +322,15 @@ impl Worker<'_> {
         // request's do.
         let _ = now;
         self.stage(i);
-        self.conns[i]
-            .h2
-            .open(self.req, r.start, r.sent, r.connect, true);
+        self.conns[i].h2.open(
+            self.req,
+            Begin {
+                start: r.start,
+                sent: r.sent,
+                connect: r.connect,
+                retried: true,
+            },
+        );
     }
 
     /// Handles the `n` bytes read into the buffer for connection `i`; false when the

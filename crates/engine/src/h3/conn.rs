@@ -23,10 +23,10 @@
 use super::frame::{self, FrameError, Piece, Reader};
 use super::qpack::{self, Fields, Scratch};
 use crate::codec::decimal::parse as parse_decimal;
-use crate::exchange::Exchange;
+use crate::exchange::{Begin, Exchange};
 use crate::fields;
 use shootout_model::FailureKind;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The largest field section (encoded) read, and the largest list decoded (RFC 9114
 /// §4.2.2 counts name + value + 32 per field), announced as
@@ -283,14 +283,7 @@ impl Connection {
 
     /// A request goes out on stream `id` (there must be [`Connection::room`]). Returns
     /// its slot.
-    pub fn open(
-        &mut self,
-        id: u64,
-        start: Instant,
-        now: Instant,
-        connect: Duration,
-        retried: bool,
-    ) -> usize {
+    pub fn open(&mut self, id: u64, b: Begin) -> usize {
         let slot = self
             .streams
             .iter()
@@ -300,7 +293,7 @@ impl Connection {
         let s = &mut self.streams[slot];
         s.id = id;
         s.open = true;
-        s.exchange.begin(start, now, connect, retried);
+        s.exchange.begin(b);
         s.written = 0;
         s.length = None;
         s.final_head = false;

@@ -23,6 +23,7 @@ use super::quic::{self, Link};
 use super::udp;
 use super::{frame, Prepared};
 use crate::event_loop::{parts, Core, Entry, Protocol, Stage, Table, Taken};
+use crate::exchange::Begin;
 use crate::transport::Endpoint;
 use bytes::BytesMut;
 use mio::net::UdpSocket;
@@ -304,7 +305,13 @@ impl Worker<'_> {
             c.starved = true;
             return false;
         };
-        let slot = c.h3.open(id.into(), start, now, connect, retried);
+        let begin = Begin {
+            start,
+            sent: now,
+            connect,
+            retried,
+        };
+        let slot = c.h3.open(id.into(), begin);
         self.write_request(i, slot);
         true
     }

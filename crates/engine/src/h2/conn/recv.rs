@@ -416,9 +416,9 @@ impl Connection {
                 bad |= v.is_none() || length.is_some_and(|l| Some(l) != v);
                 length = v;
             } else if grpc && name == b"content-type" {
-                grpc_typed = crate::grpc::is_grpc_type(value);
+                grpc_typed = crate::h2::grpc::is_grpc_type(value);
             } else if grpc && name == b"grpc-status" {
-                grpc_status = Some(crate::grpc::Status::parse(value));
+                grpc_status = Some(crate::h2::grpc::Status::parse(value));
             } else if want_server && name == b"server" {
                 let kept = &value[..value.len().min(MAX_SERVER)];
                 server = Some(String::from_utf8_lossy(kept).into_owned());
@@ -481,7 +481,7 @@ impl Connection {
     }
 
     /// The stream in `slot` ended: answered, unless its body contradicts its
-    /// content-length, or it is a gRPC call that failed ([`crate::grpc::Call::verdict`]).
+    /// content-length, or it is a gRPC call that failed ([`crate::h2::grpc::Call::verdict`]).
     fn finish(&mut self, slot: usize, req: &Prepared) {
         let s = &mut self.streams[slot];
         let status = s.exchange.status;

@@ -107,7 +107,7 @@ fn open(streams: usize, req: &Prepared) -> Connection {
     assert_eq!(seen.events, [Event::Ready]);
     let now = Instant::now();
     for _ in 0..streams {
-        c.open(req, now, now, Duration::ZERO, false);
+        c.open(req, Begin::at(now, now));
     }
     c.out.clear();
     c
@@ -232,7 +232,7 @@ fn a_request_body_waits_for_the_servers_window_update() {
         );
         assert_eq!(seen.events, [Event::Ready]);
         let now = Instant::now();
-        c.open(&req, now, now, Duration::ZERO, false);
+        c.open(&req, Begin::at(now, now));
         let wrote = frames_of(&mut c.out);
         let data: Vec<_> = wrote.iter().filter(|f| f.0 == DATA).collect();
         assert_eq!(data.len(), 1);

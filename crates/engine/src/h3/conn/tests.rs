@@ -31,7 +31,7 @@ fn data(out: &mut Vec<u8>, body: &[u8]) {
 fn feed(bytes: &[u8], step: usize, fin: bool) -> (Connection, Result<(), ConnError>) {
     let mut c = Connection::new(2, Some(b"World"));
     let now = Instant::now();
-    c.open(REQ, now, now, Duration::ZERO, false);
+    c.open(REQ, Begin::at(now, now));
     for part in bytes.chunks(step.max(1)) {
         if let Err(e) = c.request_data(REQ, part, false, now) {
             return (c, Err(e));
@@ -67,7 +67,7 @@ fn an_answer_with_a_body_is_answered_with_its_status_and_length() {
     for at in 0..b.len() {
         let mut c = Connection::new(1, None);
         let now = Instant::now();
-        c.open(REQ, now, now, Duration::ZERO, false);
+        c.open(REQ, Begin::at(now, now));
         c.request_data(REQ, &b[..at], false, now).unwrap();
         c.request_data(REQ, &b[at..], false, now).unwrap();
         c.request_fin(REQ).unwrap();
@@ -166,8 +166,8 @@ fn an_oversized_field_section_fails_its_request_unread() {
 fn a_reset_fails_its_request_and_counts_its_code() {
     let mut c = Connection::new(2, None);
     let now = Instant::now();
-    c.open(0, now, now, Duration::ZERO, false);
-    c.open(4, now, now, Duration::ZERO, false);
+    c.open(0, Begin::at(now, now));
+    c.open(4, Begin::at(now, now));
     c.request_reset(0, frame::H3_REQUEST_CANCELLED);
     c.request_reset(4, frame::H3_REQUEST_REJECTED);
     assert_eq!(
@@ -207,7 +207,7 @@ fn goaway_leaves_the_requests_at_and_above_its_id_unprocessed() {
         let mut c = Connection::new(3, None);
         let now = Instant::now();
         for id in [0, 4, 8] {
-            c.open(id, now, now, Duration::ZERO, false);
+            c.open(id, Begin::at(now, now));
         }
         for part in b.chunks(step) {
             c.uni_data(3, part).unwrap();
@@ -299,7 +299,7 @@ fn heads_are_sampled_as_curl_shows_http3() {
     c.sample = 1;
     c.want_server = true;
     let now = Instant::now();
-    c.open(REQ, now, now, Duration::ZERO, false);
+    c.open(REQ, Begin::at(now, now));
     c.request_data(REQ, &b, false, now).unwrap();
     c.request_fin(REQ).unwrap();
     assert_eq!(
