@@ -36,6 +36,45 @@ pub struct Timing {
     pub kind: usize,
 }
 
+/// A request's clock while it is out, kept alike by every protocol's request slot: when
+/// it started (its due time in rate mode, else when it was claimed), when its bytes were
+/// handed to the socket (the first time, if sent again), when the first byte of its
+/// answer arrived, and the connect time charged to it (it waited for its connection to
+/// open). [`Clock::timing`] ends it.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    pub start: Instant,
+    pub sent: Instant,
+    pub first_byte: Option<Instant>,
+    pub connect: Duration,
+}
+
+impl Clock {
+    /// Started at `start`, sent at `sent`, charged `connect`; nothing answered yet.
+    #[inline]
+    pub fn new(start: Instant, sent: Instant, connect: Duration) -> Clock {
+        Clock {
+            start,
+            sent,
+            first_byte: None,
+            connect,
+        }
+    }
+
+    /// Its timings, had it ended at `end`, as a request of `kind`.
+    #[inline]
+    pub fn timing(&self, end: Instant, kind: usize) -> Timing {
+        Timing::ended(
+            self.start,
+            self.sent,
+            self.first_byte,
+            end,
+            self.connect,
+            kind,
+        )
+    }
+}
+
 impl Timing {
     /// A request that ended at `end`: the one rule for its first byte (`end` when nothing
     /// of an answer arrived), for every protocol's request slot.

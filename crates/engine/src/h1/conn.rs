@@ -10,7 +10,7 @@
 //! sockets, and keeps the schedule. Nothing here allocates per request.
 
 use super::parse::{Progress, ResponseParser};
-use crate::recorder::{Answer, Timing};
+use crate::recorder::{Answer, Clock, Timing};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -31,14 +31,8 @@ pub(crate) const RACE_WINDOW: Duration = Duration::from_millis(50);
 /// One request in a connection's queue.
 #[derive(Debug, Clone, Copy)]
 pub struct Slot {
-    /// When it started: its due time in rate mode, else when it was claimed.
-    pub start: Instant,
-    /// When its bytes were handed to the socket (the first time, if sent again).
-    pub sent: Instant,
-    /// When the first byte of its answer arrived.
-    pub first_byte: Option<Instant>,
-    /// Connect time charged to it (it waited for its connection to open).
-    pub connect: Duration,
+    /// When it started, was sent and first answered; the connect time charged to it.
+    pub clock: Clock,
     /// Its kind (entry of the request list).
     pub kind: usize,
     /// Its method is HEAD: its answer has no body.
@@ -64,10 +58,7 @@ impl Slot {
     /// A request of `kind` that started at `start`, queued at `now`.
     pub fn new(start: Instant, now: Instant, kind: usize, head: bool, idempotent: bool) -> Slot {
         Slot {
-            start,
-            sent: now,
-            first_byte: None,
-            connect: Duration::ZERO,
+            clock: Clock::new(start, now, Duration::ZERO),
             kind,
             head,
             idempotent,
@@ -81,14 +72,7 @@ impl Slot {
 
     /// Its timings, had it ended at `end`.
     pub fn timing(&self, end: Instant) -> Timing {
-        Timing::ended(
-            self.start,
-            self.sent,
-            self.first_byte,
-            end,
-            self.connect,
-            self.kind,
-        )
+        self.clock.timing(end, self.kind)
     }
 }
 
@@ -225,7 +209,7 @@ impl Connection {
     /// The connection opened after `connect`: charged to every request waiting for it.
     pub fn opened(&mut self, connect: Duration) {
         for s in self.queue.iter_mut() {
-            s.connect = connect;
+            s.clock.connect = connect;
         }
     }
 
@@ -241,7 +225,7 @@ impl Connection {
             if !s.retried {
                 // A retried request keeps the time of its first send: its latency counts
                 // from it.
-                s.sent = now;
+                s.clock.sent = now;
             }
             self.queued += len;
             self.rendered += 1;
@@ -299,7 +283,7 @@ impl Connection {
             // these bytes are nobody's answer.
             return Received::Unsolicited;
         }
-        front.first_byte.get_or_insert(now);
+        front.clock.first_byte.get_or_insert(now);
         match self.parser.feed(bytes) {
             Ok(Progress::NeedMore) => Received::NeedMore,
             Ok(Progress::Done { consumed }) => self.complete(consumed, consumed < bytes.len()),
@@ -414,7 +398,7 @@ impl Connection {
                     && alone
                     && !s.retried
                     && s.rested >= IDLE_BEFORE_RETRY
-                    && now.saturating_duration_since(s.sent) <= RACE_WINDOW
+                    && now.saturating_duration_since(s.clock.sent) <= RACE_WINDOW
                     && s.idempotent =>
             {
                 s.retried = true;

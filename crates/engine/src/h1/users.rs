@@ -112,7 +112,7 @@ impl<'a> Wire<'a> for Connection {
     }
 
     fn sent(&self) -> Option<Instant> {
-        self.front().map(|s| s.sent)
+        self.front().map(|s| s.clock.sent)
     }
 
     fn waiting(&self) -> bool {

@@ -226,7 +226,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
         if matches!(c.phase(), Phase::Writing | Phase::Reading)
             && c.h1
                 .front()
-                .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout)
+                .is_some_and(|s| now.saturating_duration_since(s.clock.sent) >= timeout)
         {
             self.broke(i, now, FailureKind::Timeout);
         }
@@ -500,7 +500,7 @@ impl Worker<'_> {
                 // Its bytes go out now: how late that is after its due time, once (a
                 // request put back after its connection failed is rendered again).
                 s.scheduled = true;
-                sched.sending(now.saturating_duration_since(s.start), s.waited);
+                sched.sending(now.saturating_duration_since(s.clock.start), s.waited);
             }
         });
         if !c.h1.unwritten().is_empty() {
@@ -656,12 +656,14 @@ impl Worker<'_> {
         if self.core.pacer.is_some() {
             // Answers on one connection come in order: a request sent later and answered
             // first went on another.
-            let overtaken = self.last_sent_answered.is_some_and(|l| l > s.sent);
-            if overtaken && now.saturating_duration_since(s.sent) > OVERTAKEN_AFTER {
+            let overtaken = self.last_sent_answered.is_some_and(|l| l > s.clock.sent);
+            if overtaken && now.saturating_duration_since(s.clock.sent) > OVERTAKEN_AFTER {
                 self.core.sched.overtaken += 1;
             }
-            self.last_sent_answered =
-                Some(self.last_sent_answered.map_or(s.sent, |l| l.max(s.sent)));
+            self.last_sent_answered = Some(
+                self.last_sent_answered
+                    .map_or(s.clock.sent, |l| l.max(s.clock.sent)),
+            );
         }
         let server = &mut c.h1.parser.server;
         self.core

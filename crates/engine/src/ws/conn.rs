@@ -18,10 +18,11 @@
 use super::frame::{self, Decoder, Item, ProtocolError, Rng};
 use super::handshake::{self, Answer, HandshakeError, Request};
 use crate::body_search::BodySearch;
+use crate::recorder::Clock;
 use crate::template::{self, Gen};
 use shootout_model::requests::Template;
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The message a run sends: its opcode (text or binary) and payload.
 #[derive(Debug, Clone)]
@@ -83,14 +84,9 @@ impl Sent<'_> {
 /// A message sent and waiting for its reply.
 #[derive(Debug, Clone, Copy)]
 pub struct Slot {
-    /// When it started: its due time in rate mode, else when it was claimed.
-    pub start: Instant,
-    /// When its frame was written.
-    pub sent: Instant,
-    /// When the first byte of its reply arrived.
-    pub first_byte: Option<Instant>,
-    /// Connect (and handshake) time charged to it.
-    pub connect: Duration,
+    /// When it started, its frame was written and its reply first arrived; the connect
+    /// (and handshake) time charged to it.
+    pub clock: Clock,
     /// Drawn from a list (else the run's one message).
     pub drawn: Option<Drawn>,
 }
@@ -359,7 +355,7 @@ impl Connection {
             Item::Pong(c) if self.hold && self.ping.is_some_and(|p| p == c.payload()) => {
                 self.ping = None;
                 if let Some(mut slot) = self.queue.pop_front() {
-                    slot.first_byte.get_or_insert(now);
+                    slot.clock.first_byte.get_or_insert(now);
                     self.events.push(Event::Replied {
                         slot,
                         len: 0,
@@ -434,7 +430,7 @@ impl Connection {
         self.receiving = true;
         match self.queue.front_mut() {
             Some(s) => {
-                s.first_byte.get_or_insert(now);
+                s.clock.first_byte.get_or_insert(now);
             }
             None => self.pushed = true,
         }

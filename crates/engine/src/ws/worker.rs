@@ -28,7 +28,7 @@ use super::handshake::HandshakeError;
 use super::Prepared;
 use crate::event_loop::{parts, Core, Entry, Protocol, Reads, Stage, Staged, Table, Taken};
 use crate::linger::Closing;
-use crate::recorder::{Answer, Timing};
+use crate::recorder::{Answer, Clock, Timing};
 use crate::template::{fill, Gen};
 use crate::ws::frame::{self, Rng};
 use shootout_model::{FailureKind, Hold};
@@ -187,7 +187,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
             .ws
             .queue
             .front()
-            .is_some_and(|s| now.saturating_duration_since(s.sent) >= timeout);
+            .is_some_and(|s| now.saturating_duration_since(s.clock.sent) >= timeout);
         if late {
             self.fail_all(i, now, FailureKind::Timeout);
             self.close(i);
@@ -259,10 +259,7 @@ impl Worker<'_> {
         c.life.used();
         c.next_ping = now + every;
         let slot = Slot {
-            start,
-            sent: now,
-            first_byte: None,
-            connect,
+            clock: Clock::new(start, now, connect),
             drawn: None,
         };
         c.ws.ping(&mut self.rng, slot);
@@ -272,10 +269,7 @@ impl Worker<'_> {
     fn send(&mut self, i: usize, start: Instant, now: Instant, connect: Duration) {
         self.core.in_flight += 1;
         let slot = Slot {
-            start,
-            sent: now,
-            first_byte: None,
-            connect,
+            clock: Clock::new(start, now, connect),
             drawn: None,
         };
         let c = &mut self.conns[i];
@@ -459,5 +453,5 @@ impl Worker<'_> {
 
 /// A message's times, ending `end`.
 fn timing(s: &Slot, end: Instant) -> Timing {
-    Timing::ended(s.start, s.sent, s.first_byte, end, s.connect, 0)
+    s.clock.timing(end, 0)
 }

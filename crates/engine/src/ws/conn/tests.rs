@@ -29,10 +29,7 @@ fn msg(text: &str) -> Message {
 
 fn slot(now: Instant) -> Slot {
     Slot {
-        start: now,
-        sent: now,
-        first_byte: None,
-        connect: Duration::ZERO,
+        clock: Clock::new(now, now, std::time::Duration::ZERO),
         drawn: None,
     }
 }
