@@ -435,259 +435,375 @@ pub(crate) struct Numbers {
 }
 
 /// Writes the answer to `req` into `out` (which the caller has cleared) and says how to
-/// send it. (Longer than 80 lines: one arm per [`Behavior`], a few lines each, the
-/// catalogue of what the test server answers; split, a behaviour's answer would be looked
-/// for in several places.)
+/// send it. One arm per [`Behavior`], naming the function that writes its bytes; those
+/// functions follow, by family, in the order of the arms.
 pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -> Reply {
-    let mut reply = Reply {
-        delay: Duration::ZERO,
-        queued: None,
-        trickle: 0,
-        fill: 0,
-        outcome: Outcome::Answer,
-        unsolicited: 0,
-        pause: Duration::ZERO,
-        endless: false,
-        close_delimited: false,
-        then: if req.close {
-            Then::Close
-        } else {
-            Then::KeepAlive
-        },
-    };
-    let every = |period: u32| period > 0 && n.server.is_multiple_of(u64::from(period));
+    let mut reply = Reply::answer(req);
+    let r = &mut reply;
     match b {
-        Behavior::Hello => simple(out, req, 200, HELLO),
-        Behavior::Fixed { status, body } => {
-            simple(out, req, *status, body);
-            if matches!(status, 100..=199 | 204 | 304) && !req.is_head() {
-                reply.unsolicited = body.len();
-            }
-            if (100..=199).contains(status) && *status != 101 {
-                reply.outcome = Outcome::Unanswered;
-            }
-        }
-        Behavior::Chunked { trailers } => {
-            status_line(out, "HTTP/1.1", 200);
-            out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
-            if *trailers {
-                out.extend_from_slice(b"Trailer: X-Trailer\r\n");
-            }
-            end_head(out, req);
-            if !req.is_head() {
-                out.extend_from_slice(b"6\r\nHello \r\n5;ext=1\r\nWorld\r\n1\r\n\n\r\n0\r\n");
-                if *trailers {
-                    out.extend_from_slice(b"X-Trailer: yes\r\n");
-                }
-                out.extend_from_slice(b"\r\n");
-            }
-        }
-        Behavior::KeepsOpen => {
-            status_line(out, "HTTP/1.1", 200);
-            let _ = write!(out, "Content-Length: {}\r\n\r\n", HELLO.len());
-            body(out, req, HELLO);
-            reply.then = Then::KeepAlive;
-        }
-        Behavior::Http10CloseDelimited => {
-            status_line(out, "HTTP/1.0", 200);
-            out.extend_from_slice(b"\r\n");
-            body(out, req, HELLO);
-            reply.then = Then::Close;
-            reply.close_delimited = !req.is_head();
-        }
-        Behavior::CloseAfter { .. } | Behavior::SyncWorker => {
-            let (requests, header) = match b {
-                Behavior::CloseAfter { requests, header } => (*requests, *header),
-                _ => (1, true),
-            };
-            let last = n.connection >= u64::from(requests.max(1));
-            if last {
-                status_line(out, "HTTP/1.1", 200);
-                out.extend_from_slice(b"Content-Length: 12\r\n");
-                if header || req.close {
-                    out.extend_from_slice(b"Connection: close\r\n");
-                }
-                out.extend_from_slice(b"\r\n");
-                body(out, req, HELLO);
-                reply.then = Then::Close;
-            } else {
-                simple(out, req, 200, HELLO);
-            }
-        }
-        Behavior::NoBody => match req.path() {
-            "/204" => {
-                status_line(out, "HTTP/1.1", 204);
-                end_head(out, req);
-            }
-            "/304" => {
-                status_line(out, "HTTP/1.1", 304);
-                out.extend_from_slice(b"Content-Length: 100\r\n");
-                end_head(out, req);
-            }
-            _ => simple(out, req, 200, HELLO),
-        },
-        Behavior::Interim => {
-            out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-            out.extend_from_slice(
-                b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n",
-            );
-            simple(out, req, 200, HELLO);
-        }
-        Behavior::NeverAnswer => {
-            reply.then = Then::KeepAlive;
-            reply.outcome = Outcome::Unanswered;
-        }
-        Behavior::ServeFirst { connections, delay } => {
-            if n.accepted < *connections {
-                simple(out, req, 200, HELLO);
-                reply.delay = *delay;
-            } else {
-                reply.outcome = Outcome::Unanswered;
-            }
-        }
-        Behavior::ResetMidBody => {
-            status_line(out, "HTTP/1.1", 200);
-            out.extend_from_slice(b"Content-Length: 1000\r\n\r\n");
-            body(out, req, &[b'x'; 100]);
-            reply.then = Then::Reset;
-            reply.outcome = truncated(req);
-        }
-        Behavior::Garbage => {
-            out.extend_from_slice(b"this is not http\r\n\r\n");
-            reply.then = Then::Close;
-            reply.outcome = Outcome::Broken;
-        }
-        Behavior::ShortBody => {
-            status_line(out, "HTTP/1.1", 200);
-            out.extend_from_slice(b"Content-Length: 100\r\n\r\n");
-            body(out, req, &[b'x'; 50]);
-            reply.then = Then::Close;
-            reply.outcome = truncated(req);
-        }
-        Behavior::LongBody => {
-            status_line(out, "HTTP/1.1", 200);
-            out.extend_from_slice(b"Content-Length: 5\r\n");
-            end_head(out, req);
-            body(out, req, HELLO);
-            if !req.is_head() {
-                reply.unsolicited = HELLO.len() - 5;
-            }
-        }
-        Behavior::FailEvery { n: period, status } => {
-            if every(*period) {
-                let text = format!("{status} {}\n", reason(*status));
-                simple(out, req, *status, text.as_bytes());
-            } else {
-                simple(out, req, 200, HELLO);
-            }
-        }
-        Behavior::Big { len } => {
-            status_line(out, "HTTP/1.1", 200);
-            let _ = write!(out, "Content-Length: {len}\r\n");
-            end_head(out, req);
-            if !req.is_head() {
-                reply.fill = *len;
-            }
-        }
-        Behavior::StallEvery { n: period, stall } => {
-            if every(*period) {
-                reply.delay = *stall;
-            }
-            simple(out, req, 200, HELLO);
-        }
-        Behavior::SlowAccept { delay, .. } => {
-            reply.delay = *delay;
-            simple(out, req, 200, HELLO);
-        }
-        Behavior::Capacity { service } => {
-            reply.queued = Some(*service);
-            simple(out, req, 200, HELLO);
-        }
-        Behavior::ColdCache { cold, requests } => {
-            let left = requests.saturating_sub(n.server) as f64 / (*requests).max(1) as f64;
-            reply.delay = cold.mul_f64(left);
-            simple(out, req, 200, HELLO);
-        }
-        Behavior::SlowHead => {
-            simple(out, req, 200, HELLO);
-            reply.trickle = out.len() - if req.is_head() { 0 } else { HELLO.len() };
-        }
-        Behavior::Echo => {
-            let mut text = format!(
-                "method: {}\ntarget: {}\nbody-length: {}\n",
-                req.method, req.target, req.content_length
-            );
-            for (name, value) in ECHOED.iter().zip(&req.echoed) {
-                if let Some(value) = value {
-                    text.push_str(&format!("{name}: {value}\n"));
-                }
-            }
-            simple(out, req, 200, text.as_bytes());
-        }
-        Behavior::App => reply.queued = app(out, req),
-        Behavior::ExtraResponse { delay } => {
-            simple(out, req, 200, HELLO);
-            let before = out.len();
-            canonical_hello(out);
-            reply.unsolicited = out.len() - before;
-            reply.pause = *delay;
-        }
-        Behavior::BodyAfterBodiless => {
-            if req.is_head() {
-                simple(out, req, 200, HELLO);
-            } else if req.path() == "/204" {
-                status_line(out, "HTTP/1.1", 204);
-                end_head(out, req);
-            } else {
-                simple(out, req, 200, HELLO);
-                return reply;
-            }
-            out.extend_from_slice(HELLO);
-            reply.unsolicited = HELLO.len();
-        }
-        Behavior::AnswerFirst
+        // The `Hello` answer: these behaviours differ before a request (on accept, idle).
+        Behavior::Hello
+        | Behavior::AnswerFirst
         | Behavior::CloseIdle { .. }
         | Behavior::RaceIdle { .. }
-        | Behavior::CloseOnAccept => {
-            simple(out, req, 200, HELLO);
+        | Behavior::CloseOnAccept => hello(out, req),
+        // Well-formed answers of other shapes.
+        Behavior::Fixed { status, body } => fixed(out, req, *status, body, r),
+        Behavior::Chunked { trailers } => chunked(out, req, *trailers),
+        Behavior::NoBody => no_body(out, req),
+        Behavior::Interim => interim(out, req),
+        Behavior::FailEvery { n: period, status } => {
+            fail_every(out, req, every(n, *period), *status);
         }
-        Behavior::Upgrade => {
-            status_line(out, "HTTP/1.1", 101);
-            out.extend_from_slice(b"Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
-            reply.then = Then::Close;
+        Behavior::Big { len } => big(out, req, *len, r),
+        Behavior::Echo => echo(out, req),
+        Behavior::App => r.queued = app(out, req),
+        Behavior::ManyHeaders { count } => many_headers(out, req, *count),
+        // What becomes of the connection after the answer.
+        Behavior::KeepsOpen => keeps_open(out, req, r),
+        Behavior::Http10CloseDelimited => close_delimited(out, req, r),
+        Behavior::CloseAfter { requests, header } => {
+            close_after(out, req, n, (*requests, *header), r);
         }
-        Behavior::ManyHeaders { count } => {
-            status_line(out, "HTTP/1.1", 200);
-            for i in 1..=*count {
-                let _ = write!(out, "X-Extra-{i}: {i}\r\n");
-            }
-            out.extend_from_slice(b"Content-Length: 12\r\n");
-            end_head(out, req);
-            body(out, req, HELLO);
+        Behavior::SyncWorker => close_after(out, req, n, (1, true), r),
+        Behavior::Upgrade => upgrade(out, r),
+        // When, and whether, the answer goes out.
+        Behavior::NeverAnswer => never_answer(r),
+        Behavior::ServeFirst { connections, delay } => {
+            serve_first(out, req, n.accepted < *connections, *delay, r);
         }
+        Behavior::StallEvery { n: period, stall } => {
+            let stalled = every(n, *period);
+            delayed(out, req, if stalled { *stall } else { Duration::ZERO }, r);
+        }
+        Behavior::SlowAccept { delay, .. } => delayed(out, req, *delay, r),
+        Behavior::ColdCache { cold, requests } => {
+            delayed(out, req, cold_delay(*cold, *requests, n.server), r);
+        }
+        Behavior::Capacity { service } => queued(out, req, *service, r),
+        Behavior::SlowHead => slow_head(out, req, r),
         Behavior::DropAfterRead {
             every: period,
             work,
-        } => {
-            if every(*period) {
-                reply.delay = *work;
-                reply.outcome = Outcome::Unanswered;
-                reply.then = Then::Close;
-            } else {
-                simple(out, req, 200, HELLO);
-            }
-        }
-        Behavior::EndlessChunked => {
-            status_line(out, "HTTP/1.1", 200);
-            out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
-            end_head(out, req);
-            if !req.is_head() {
-                reply.endless = true;
-                reply.outcome = Outcome::Broken;
-            }
-        }
+        } => drop_after_read(out, req, every(n, *period), *work, r),
+        // Framing faults: bytes that break what the head announced, or that no request
+        // asked for.
+        Behavior::ResetMidBody => truncated_body(out, req, (1000, 100), Then::Reset, r),
+        Behavior::ShortBody => truncated_body(out, req, (100, 50), Then::Close, r),
+        Behavior::Garbage => garbage(out, r),
+        Behavior::LongBody => long_body(out, req, r),
+        Behavior::ExtraResponse { delay } => extra_response(out, req, *delay, r),
+        Behavior::BodyAfterBodiless => body_after_bodiless(out, req, r),
+        Behavior::EndlessChunked => endless_chunked(out, req, r),
     }
     reply
+}
+
+impl Reply {
+    /// A complete answer sent at once, then what the request asks of the connection.
+    fn answer(req: &Request) -> Reply {
+        Reply {
+            delay: Duration::ZERO,
+            queued: None,
+            trickle: 0,
+            fill: 0,
+            outcome: Outcome::Answer,
+            unsolicited: 0,
+            pause: Duration::ZERO,
+            endless: false,
+            close_delimited: false,
+            then: if req.close {
+                Then::Close
+            } else {
+                Then::KeepAlive
+            },
+        }
+    }
+}
+
+/// Whether the server-wide request `n.server` is one of `period`, `2 × period`, …
+/// (never for a period of 0).
+fn every(n: Numbers, period: u32) -> bool {
+    period > 0 && n.server.is_multiple_of(u64::from(period))
+}
+
+// Well-formed answers of other shapes.
+
+/// [`Behavior::Fixed`]: `status` and `body`, whatever the status allows.
+fn fixed(out: &mut Vec<u8>, req: &Request, status: u16, body: &[u8], reply: &mut Reply) {
+    simple(out, req, status, body);
+    if matches!(status, 100..=199 | 204 | 304) && !req.is_head() {
+        reply.unsolicited = body.len();
+    }
+    if (100..=199).contains(&status) && status != 101 {
+        reply.outcome = Outcome::Unanswered;
+    }
+}
+
+/// [`Behavior::Chunked`]: `Hello World\n` in three chunks, with a trailer if asked.
+fn chunked(out: &mut Vec<u8>, req: &Request, trailers: bool) {
+    status_line(out, "HTTP/1.1", 200);
+    out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+    if trailers {
+        out.extend_from_slice(b"Trailer: X-Trailer\r\n");
+    }
+    end_head(out, req);
+    if !req.is_head() {
+        out.extend_from_slice(b"6\r\nHello \r\n5;ext=1\r\nWorld\r\n1\r\n\n\r\n0\r\n");
+        if trailers {
+            out.extend_from_slice(b"X-Trailer: yes\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// [`Behavior::NoBody`]: 204 or 304 by path, else `Hello`.
+fn no_body(out: &mut Vec<u8>, req: &Request) {
+    match req.path() {
+        "/204" => {
+            status_line(out, "HTTP/1.1", 204);
+            end_head(out, req);
+        }
+        "/304" => {
+            status_line(out, "HTTP/1.1", 304);
+            out.extend_from_slice(b"Content-Length: 100\r\n");
+            end_head(out, req);
+        }
+        _ => hello(out, req),
+    }
+}
+
+/// [`Behavior::Interim`]: 100 and 103, then `Hello`.
+fn interim(out: &mut Vec<u8>, req: &Request) {
+    out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+    out.extend_from_slice(b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n");
+    hello(out, req);
+}
+
+/// [`Behavior::FailEvery`]: `{status} {reason}\n` when `failing`, else `Hello`.
+fn fail_every(out: &mut Vec<u8>, req: &Request, failing: bool, status: u16) {
+    if failing {
+        let text = format!("{status} {}\n", reason(status));
+        simple(out, req, status, text.as_bytes());
+    } else {
+        hello(out, req);
+    }
+}
+
+/// [`Behavior::Big`]: the head here, the `len` body bytes as filler.
+fn big(out: &mut Vec<u8>, req: &Request, len: usize, reply: &mut Reply) {
+    status_line(out, "HTTP/1.1", 200);
+    let _ = write!(out, "Content-Length: {len}\r\n");
+    end_head(out, req);
+    if !req.is_head() {
+        reply.fill = len;
+    }
+}
+
+/// [`Behavior::Echo`]: lines describing the request.
+fn echo(out: &mut Vec<u8>, req: &Request) {
+    let mut text = format!(
+        "method: {}\ntarget: {}\nbody-length: {}\n",
+        req.method, req.target, req.content_length
+    );
+    for (name, value) in ECHOED.iter().zip(&req.echoed) {
+        if let Some(value) = value {
+            text.push_str(&format!("{name}: {value}\n"));
+        }
+    }
+    simple(out, req, 200, text.as_bytes());
+}
+
+/// [`Behavior::ManyHeaders`]: `Hello` with `count` more header lines.
+fn many_headers(out: &mut Vec<u8>, req: &Request, count: usize) {
+    status_line(out, "HTTP/1.1", 200);
+    for i in 1..=count {
+        let _ = write!(out, "X-Extra-{i}: {i}\r\n");
+    }
+    out.extend_from_slice(b"Content-Length: 12\r\n");
+    end_head(out, req);
+    body(out, req, HELLO);
+}
+
+// What becomes of the connection after the answer.
+
+/// [`Behavior::KeepsOpen`]: `Hello` without a `Connection` header, kept open.
+fn keeps_open(out: &mut Vec<u8>, req: &Request, reply: &mut Reply) {
+    status_line(out, "HTTP/1.1", 200);
+    let _ = write!(out, "Content-Length: {}\r\n\r\n", HELLO.len());
+    body(out, req, HELLO);
+    reply.then = Then::KeepAlive;
+}
+
+/// [`Behavior::Http10CloseDelimited`]: an HTTP/1.0 body that the close ends.
+fn close_delimited(out: &mut Vec<u8>, req: &Request, reply: &mut Reply) {
+    status_line(out, "HTTP/1.0", 200);
+    out.extend_from_slice(b"\r\n");
+    body(out, req, HELLO);
+    reply.then = Then::Close;
+    reply.close_delimited = !req.is_head();
+}
+
+/// [`Behavior::CloseAfter`] (and [`Behavior::SyncWorker`], one request announced):
+/// `Hello`, the connection's `requests`-th one followed by a close, announced with
+/// `Connection: close` when `header`.
+fn close_after(
+    out: &mut Vec<u8>,
+    req: &Request,
+    n: Numbers,
+    (requests, header): (u32, bool),
+    reply: &mut Reply,
+) {
+    if n.connection < u64::from(requests.max(1)) {
+        return hello(out, req);
+    }
+    status_line(out, "HTTP/1.1", 200);
+    out.extend_from_slice(b"Content-Length: 12\r\n");
+    if header || req.close {
+        out.extend_from_slice(b"Connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    body(out, req, HELLO);
+    reply.then = Then::Close;
+}
+
+/// [`Behavior::Upgrade`]: 101 to websocket, then a close.
+fn upgrade(out: &mut Vec<u8>, reply: &mut Reply) {
+    status_line(out, "HTTP/1.1", 101);
+    out.extend_from_slice(b"Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+    reply.then = Then::Close;
+}
+
+// When, and whether, the answer goes out.
+
+/// [`Behavior::NeverAnswer`]: no bytes, the connection kept.
+fn never_answer(reply: &mut Reply) {
+    reply.then = Then::KeepAlive;
+    reply.outcome = Outcome::Unanswered;
+}
+
+/// [`Behavior::ServeFirst`]: `Hello` after `delay` on a connection `served`, else nothing.
+fn serve_first(out: &mut Vec<u8>, req: &Request, served: bool, delay: Duration, reply: &mut Reply) {
+    if served {
+        delayed(out, req, delay, reply);
+    } else {
+        reply.outcome = Outcome::Unanswered;
+    }
+}
+
+/// `Hello` after `delay` ([`Behavior::StallEvery`], [`Behavior::SlowAccept`],
+/// [`Behavior::ColdCache`]).
+fn delayed(out: &mut Vec<u8>, req: &Request, delay: Duration, reply: &mut Reply) {
+    reply.delay = delay;
+    hello(out, req);
+}
+
+/// [`Behavior::ColdCache`]'s delay for the server-wide request `k`: `cold × (1 − k /
+/// requests)`, none from `requests` on.
+fn cold_delay(cold: Duration, requests: u64, k: u64) -> Duration {
+    cold.mul_f64(requests.saturating_sub(k) as f64 / requests.max(1) as f64)
+}
+
+/// [`Behavior::Capacity`]: `Hello`, served in turn server-wide, each taking `service`.
+fn queued(out: &mut Vec<u8>, req: &Request, service: Duration, reply: &mut Reply) {
+    reply.queued = Some(service);
+    hello(out, req);
+}
+
+/// [`Behavior::SlowHead`]: `Hello`, its head trickled.
+fn slow_head(out: &mut Vec<u8>, req: &Request, reply: &mut Reply) {
+    hello(out, req);
+    reply.trickle = out.len() - if req.is_head() { 0 } else { HELLO.len() };
+}
+
+/// [`Behavior::DropAfterRead`]: when `dropped`, no answer but a close after `work`; else
+/// `Hello`.
+fn drop_after_read(
+    out: &mut Vec<u8>,
+    req: &Request,
+    dropped: bool,
+    work: Duration,
+    reply: &mut Reply,
+) {
+    if dropped {
+        reply.delay = work;
+        reply.outcome = Outcome::Unanswered;
+        reply.then = Then::Close;
+    } else {
+        hello(out, req);
+    }
+}
+
+// Framing faults.
+
+/// [`Behavior::ResetMidBody`], [`Behavior::ShortBody`]: a head announcing `announced`
+/// body bytes, only `sent` bytes `x`, then the connection ends as `then` says.
+fn truncated_body(
+    out: &mut Vec<u8>,
+    req: &Request,
+    (announced, sent): (usize, usize),
+    then: Then,
+    reply: &mut Reply,
+) {
+    status_line(out, "HTTP/1.1", 200);
+    let _ = write!(out, "Content-Length: {announced}\r\n\r\n");
+    if !req.is_head() {
+        out.resize(out.len() + sent, b'x');
+    }
+    reply.then = then;
+    reply.outcome = truncated(req);
+}
+
+/// [`Behavior::Garbage`]: no HTTP at all, then a close.
+fn garbage(out: &mut Vec<u8>, reply: &mut Reply) {
+    out.extend_from_slice(b"this is not http\r\n\r\n");
+    reply.then = Then::Close;
+    reply.outcome = Outcome::Broken;
+}
+
+/// [`Behavior::LongBody`]: 12 body bytes where the head announces 5.
+fn long_body(out: &mut Vec<u8>, req: &Request, reply: &mut Reply) {
+    status_line(out, "HTTP/1.1", 200);
+    out.extend_from_slice(b"Content-Length: 5\r\n");
+    end_head(out, req);
+    body(out, req, HELLO);
+    if !req.is_head() {
+        reply.unsolicited = HELLO.len() - 5;
+    }
+}
+
+/// [`Behavior::ExtraResponse`]: `Hello`, then the canonical `Hello` unasked after `delay`.
+fn extra_response(out: &mut Vec<u8>, req: &Request, delay: Duration, reply: &mut Reply) {
+    hello(out, req);
+    let before = out.len();
+    canonical_hello(out);
+    reply.unsolicited = out.len() - before;
+    reply.pause = delay;
+}
+
+/// [`Behavior::BodyAfterBodiless`]: a body after a head that forbids one.
+fn body_after_bodiless(out: &mut Vec<u8>, req: &Request, reply: &mut Reply) {
+    if req.is_head() {
+        hello(out, req);
+    } else if req.path() == "/204" {
+        status_line(out, "HTTP/1.1", 204);
+        end_head(out, req);
+    } else {
+        return hello(out, req);
+    }
+    out.extend_from_slice(HELLO);
+    reply.unsolicited = HELLO.len();
+}
+
+/// [`Behavior::EndlessChunked`]: a chunked head, then chunks until the client goes.
+fn endless_chunked(out: &mut Vec<u8>, req: &Request, reply: &mut Reply) {
+    status_line(out, "HTTP/1.1", 200);
+    out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+    end_head(out, req);
+    if !req.is_head() {
+        reply.endless = true;
+        reply.outcome = Outcome::Broken;
+    }
 }
 
 /// What a connection does once accepted, before reading anything: writes into `out`
@@ -757,6 +873,11 @@ fn simple(out: &mut Vec<u8>, req: &Request, status: u16, content: &[u8]) {
     let _ = write!(out, "Content-Length: {}\r\n", content.len());
     end_head(out, req);
     body(out, req, content);
+}
+
+/// The `Hello` answer: [`simple`] with status 200 and body `Hello World\n`.
+fn hello(out: &mut Vec<u8>, req: &Request) {
+    simple(out, req, 200, HELLO);
 }
 
 /// [`Behavior::App`]'s answer to `req`, and how long it takes at the server-wide desk

@@ -535,6 +535,28 @@ fn leave(state: &State, id: u64) {
 /// What [`H2Behavior::App`] reads of a request: its method, path and cookie.
 type AppHead = (String, String, Option<String>);
 
+/// What [`H2Behavior::App`] reads of a decoded header block: `:method`, `:path`, and the
+/// cookie, its crumbs joined again (RFC 9113 §8.2.3).
+fn app_head(fields: Vec<(Vec<u8>, Vec<u8>)>) -> AppHead {
+    let mut head: AppHead = (String::new(), String::new(), None);
+    for (n, v) in fields {
+        let v = String::from_utf8_lossy(&v).into_owned();
+        match &n[..] {
+            b":method" => head.0 = v,
+            b":path" => head.1 = v,
+            b"cookie" => match &mut head.2 {
+                Some(c) => {
+                    c.push_str("; ");
+                    c.push_str(&v);
+                }
+                None => head.2 = Some(v),
+            },
+            _ => {}
+        }
+    }
+    head
+}
+
 /// A request being read, or read and waiting for its answer.
 struct Pending {
     id: u32,
@@ -692,6 +714,8 @@ impl<'a> Conn<'a> {
         }
     }
 
+    /// Acts on one frame from the client: SETTINGS and PING acknowledged, header blocks
+    /// gathered into requests, DATA into bodies, RST_STREAM and GOAWAY counted.
     fn frame(&mut self, kind: u8, flags: u8, id: u32, p: &[u8]) -> io::Result<()> {
         match kind {
             SETTINGS if flags & 1 == 0 => frame(&mut self.out, 0, SETTINGS, 1, 0),
@@ -704,78 +728,15 @@ impl<'a> Conn<'a> {
             }
             HEADERS | CONTINUATION => {
                 if kind == HEADERS {
-                    let mut p = p;
-                    if flags & PADDED != 0 {
-                        let pad = usize::from(p[0]);
-                        p = &p[1..p.len() - pad];
-                    }
-                    if flags & 0x20 != 0 {
-                        p = &p[5..];
-                    }
-                    self.block.clear();
-                    self.block.extend_from_slice(p);
-                    self.block_of = Some((id, flags & END_STREAM != 0));
+                    self.block_start(flags, id, p);
                 } else {
                     self.block.extend_from_slice(p);
                 }
                 if flags & END_HEADERS != 0 {
-                    let (id, end) = self.block_of.take().unwrap_or((id, false));
-                    let fields = self
-                        .decoder
-                        .decode(&self.block)
-                        .map_err(|e| io::Error::other(format!("{e:?}")))?;
-                    let mut head: AppHead = (String::new(), String::new(), None);
-                    for (n, v) in fields {
-                        let v = String::from_utf8_lossy(&v).into_owned();
-                        match &n[..] {
-                            b":method" => head.0 = v,
-                            b":path" => head.1 = v,
-                            // Crumbs of a split cookie are joined again (RFC 9113 §8.2.3).
-                            b"cookie" => match &mut head.2 {
-                                Some(c) => {
-                                    c.push_str("; ");
-                                    c.push_str(&v);
-                                }
-                                None => head.2 = Some(v),
-                            },
-                            _ => {}
-                        }
-                    }
-                    self.highest = self.highest.max(id);
-                    if self.gone {
-                        self.state.unprocessed.fetch_add(1, Ordering::SeqCst);
-                    } else {
-                        self.pending.push(Pending {
-                            id,
-                            complete: end,
-                            head,
-                            body: Vec::new(),
-                        });
-                        if end {
-                            self.state.requests.fetch_add(1, Ordering::SeqCst);
-                        }
-                    }
+                    self.header_block(id)?;
                 }
             }
-            DATA => {
-                if self.state.behavior != H2Behavior::WindowNeverOpens && !p.is_empty() {
-                    for stream in [0, id] {
-                        frame(&mut self.out, 4, WINDOW_UPDATE, 0, stream);
-                        self.out.extend_from_slice(&(p.len() as u32).to_be_bytes());
-                    }
-                }
-                if matches!(self.state.behavior, H2Behavior::Grpc(_)) {
-                    if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
-                        r.body.extend_from_slice(p);
-                    }
-                }
-                if flags & END_STREAM != 0 {
-                    if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
-                        r.complete = true;
-                        self.state.requests.fetch_add(1, Ordering::SeqCst);
-                    }
-                }
-            }
+            DATA => self.data(flags, id, p),
             RST_STREAM => self.cancelled(id),
             GOAWAY if p.len() >= 8 => match u32::from_be_bytes([p[4], p[5], p[6], p[7]]) {
                 0 => {
@@ -786,6 +747,69 @@ impl<'a> Conn<'a> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// HEADERS: its fragment (padding and priority taken off) starts the block of stream
+    /// `id`.
+    fn block_start(&mut self, flags: u8, id: u32, mut p: &[u8]) {
+        if flags & PADDED != 0 {
+            let pad = usize::from(p[0]);
+            p = &p[1..p.len() - pad];
+        }
+        if flags & 0x20 != 0 {
+            p = &p[5..];
+        }
+        self.block.clear();
+        self.block.extend_from_slice(p);
+        self.block_of = Some((id, flags & END_STREAM != 0));
+    }
+
+    /// The header block is whole: decoded, its stream becomes a request (after a GOAWAY,
+    /// one counted as unprocessed), complete when the block ended the stream.
+    fn header_block(&mut self, id: u32) -> io::Result<()> {
+        let (id, end) = self.block_of.take().unwrap_or((id, false));
+        let fields = self
+            .decoder
+            .decode(&self.block)
+            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        let head = app_head(fields);
+        self.highest = self.highest.max(id);
+        if self.gone {
+            self.state.unprocessed.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.pending.push(Pending {
+                id,
+                complete: end,
+                head,
+                body: Vec::new(),
+            });
+            if end {
+                self.state.requests.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        Ok(())
+    }
+
+    /// DATA: both windows opened again by its length (unless the behaviour keeps them
+    /// shut), its bytes kept for gRPC, and its request complete at the stream's end.
+    fn data(&mut self, flags: u8, id: u32, p: &[u8]) {
+        if self.state.behavior != H2Behavior::WindowNeverOpens && !p.is_empty() {
+            for stream in [0, id] {
+                frame(&mut self.out, 4, WINDOW_UPDATE, 0, stream);
+                self.out.extend_from_slice(&(p.len() as u32).to_be_bytes());
+            }
+        }
+        if matches!(self.state.behavior, H2Behavior::Grpc(_)) {
+            if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
+                r.body.extend_from_slice(p);
+            }
+        }
+        if flags & END_STREAM != 0 {
+            if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
+                r.complete = true;
+                self.state.requests.fetch_add(1, Ordering::SeqCst);
+            }
+        }
     }
 
     /// Answers the requests read in full, as the behaviour says.

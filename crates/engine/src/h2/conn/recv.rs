@@ -385,99 +385,127 @@ impl Connection {
     /// then apply it to its stream.
     fn header_block(&mut self, req: &Prepared, now: Instant) -> Result<(), ConnError> {
         let (id, end_stream) = self.block_of.take().expect("a block is being read");
-        let mut status: Option<u16> = None;
-        let mut length: Option<u64> = None;
-        let mut bad = false;
-        let mut server = None;
-        let want_server = self.want_server;
-        // gRPC's fields: the content type and the outcome.
-        let (mut grpc_typed, mut grpc_status) = (false, None);
-        let grpc = req.grpc.is_some();
-        let decoded = self.decoder.decode(&self.block, &mut self.fields);
-        if self.block.capacity() > 16 * 1024 {
-            // A large block is rare: its buffer is not kept for every later one.
-            self.block = Vec::new();
-        }
-        if decoded.is_err() {
-            return Err(ConnError(frame::COMPRESSION_ERROR));
-        }
-        // A list over the limit was not kept whole: its stream fails below.
-        bad |= self.fields.over();
-        for (name, value) in self.fields.iter() {
-            if name == b":status" {
-                bad |= status.is_some();
-                status = fields::parse_status(value);
-                bad |= status.is_none();
-            } else if name.first() == Some(&b':') {
-                // A response has no other pseudo-header (RFC 9113 §8.3.2).
-                bad = true;
-            } else if name == b"content-length" {
-                let v = parse_decimal(value);
-                bad |= v.is_none() || length.is_some_and(|l| Some(l) != v);
-                length = v;
-            } else if grpc && name == b"content-type" {
-                grpc_typed = crate::h2::grpc::is_grpc_type(value);
-            } else if grpc && name == b"grpc-status" {
-                grpc_status = Some(crate::h2::grpc::Status::parse(value));
-            } else if want_server && name == b"server" {
-                let kept = &value[..value.len().min(MAX_SERVER)];
-                server = Some(String::from_utf8_lossy(kept).into_owned());
-            }
-        }
+        self.decode_block()?;
+        let block = self.read_fields(req.grpc.is_some());
         let Some(slot) = self.find(id)? else {
             return Ok(());
         };
         let s = &mut self.streams[slot];
         s.exchange.arrived(now);
-        let final_head = s.final_head;
-        if final_head {
-            // Trailers: they end the stream, and say nothing we check but a gRPC call's
-            // outcome.
-            if !end_stream || status.is_some() || bad {
-                return self.stream_error(slot, frame::PROTOCOL_ERROR);
-            }
-            if grpc {
-                self.streams[slot].grpc.trailers(grpc_status);
-            }
-            self.finish(slot, req);
-            return Ok(());
+        if s.final_head {
+            return self.trailers(slot, end_stream, &block, req);
         }
-        match status {
-            Some(code) if !bad && (100..200).contains(&code) && code != 101 => {
+        match block.status {
+            Some(code) if !block.bad && (100..200).contains(&code) && code != 101 => {
                 // An interim answer: the final one follows.
                 if end_stream {
                     return self.stream_error(slot, frame::PROTOCOL_ERROR);
                 }
             }
-            Some(code) if !bad && code >= 200 => {
-                if self.sample > 0 {
-                    self.sample -= 1;
-                    let head = fields::head_text("HTTP/2", code, &self.fields);
-                    self.heads.push(head);
-                }
-                if let Some(k) = self.kept.as_deref_mut() {
-                    // The decoder's list becomes the kept head; the old one, its buffer.
-                    std::mem::swap(&mut k.head, &mut self.fields);
-                    k.status = code;
-                    k.body.clear();
-                }
-                let s = &mut self.streams[slot];
-                s.exchange.status = code;
-                s.length = length;
-                s.final_head = true;
-                if grpc {
-                    s.grpc.head(grpc_typed, grpc_status, end_stream);
-                }
-                if server.is_some() {
-                    self.server = server;
-                }
-                if end_stream {
-                    self.finish(slot, req);
-                }
+            Some(code) if !block.bad && code >= 200 => {
+                self.final_head(slot, code, block, end_stream, req);
             }
             _ => return self.stream_error(slot, frame::PROTOCOL_ERROR),
         }
         Ok(())
+    }
+
+    /// Decodes the header block read into the connection's field list.
+    fn decode_block(&mut self) -> Result<(), ConnError> {
+        let decoded = self.decoder.decode(&self.block, &mut self.fields);
+        if self.block.capacity() > 16 * 1024 {
+            // A large block is rare: its buffer is not kept for every later one.
+            self.block = Vec::new();
+        }
+        decoded.map_err(|_| ConnError(frame::COMPRESSION_ERROR))
+    }
+
+    /// What the decoded block says of its stream (`grpc`: a gRPC call's fields are read).
+    #[inline]
+    fn read_fields(&self, grpc: bool) -> BlockFields {
+        // A list over the limit was not kept whole: its stream fails.
+        let mut b = BlockFields {
+            bad: self.fields.over(),
+            ..BlockFields::default()
+        };
+        for (name, value) in self.fields.iter() {
+            if name == b":status" {
+                b.bad |= b.status.is_some();
+                b.status = fields::parse_status(value);
+                b.bad |= b.status.is_none();
+            } else if name.first() == Some(&b':') {
+                // A response has no other pseudo-header (RFC 9113 §8.3.2).
+                b.bad = true;
+            } else if name == b"content-length" {
+                let v = parse_decimal(value);
+                b.bad |= v.is_none() || b.length.is_some_and(|l| Some(l) != v);
+                b.length = v;
+            } else if grpc && name == b"content-type" {
+                b.grpc_typed = crate::h2::grpc::is_grpc_type(value);
+            } else if grpc && name == b"grpc-status" {
+                b.grpc_status = Some(crate::h2::grpc::Status::parse(value));
+            } else if self.want_server && name == b"server" {
+                let kept = &value[..value.len().min(MAX_SERVER)];
+                b.server = Some(String::from_utf8_lossy(kept).into_owned());
+            }
+        }
+        b
+    }
+
+    /// Trailers: they end the stream, and say nothing we check but a gRPC call's outcome.
+    fn trailers(
+        &mut self,
+        slot: usize,
+        end_stream: bool,
+        block: &BlockFields,
+        req: &Prepared,
+    ) -> Result<(), ConnError> {
+        if !end_stream || block.status.is_some() || block.bad {
+            return self.stream_error(slot, frame::PROTOCOL_ERROR);
+        }
+        if req.grpc.is_some() {
+            self.streams[slot].grpc.trailers(block.grpc_status);
+        }
+        self.finish(slot, req);
+        Ok(())
+    }
+
+    /// The final answer's head, status `code`: copied where asked (`-v 2`, a journey),
+    /// then the stream's answer; the stream is finished when the block ends it.
+    // Called from one place: inlined there, as when it was part of header_block.
+    #[inline(always)]
+    fn final_head(
+        &mut self,
+        slot: usize,
+        code: u16,
+        block: BlockFields,
+        end_stream: bool,
+        req: &Prepared,
+    ) {
+        if self.sample > 0 {
+            self.sample -= 1;
+            let head = fields::head_text("HTTP/2", code, &self.fields);
+            self.heads.push(head);
+        }
+        if let Some(k) = self.kept.as_deref_mut() {
+            // The decoder's list becomes the kept head; the old one, its buffer.
+            std::mem::swap(&mut k.head, &mut self.fields);
+            k.status = code;
+            k.body.clear();
+        }
+        let s = &mut self.streams[slot];
+        s.exchange.status = code;
+        s.length = block.length;
+        s.final_head = true;
+        if req.grpc.is_some() {
+            s.grpc.head(block.grpc_typed, block.grpc_status, end_stream);
+        }
+        if block.server.is_some() {
+            self.server = block.server;
+        }
+        if end_stream {
+            self.finish(slot, req);
+        }
     }
 
     /// The stream in `slot` ended: answered, unless its body contradicts its
@@ -498,4 +526,22 @@ impl Connection {
             self.end(slot, Event::Answered(slot));
         }
     }
+}
+
+/// What a decoded header block says of its stream.
+#[derive(Default)]
+struct BlockFields {
+    /// `:status`, if one was readable.
+    status: Option<u16>,
+    /// `content-length`.
+    length: Option<u64>,
+    /// The block breaks the protocol (a second or unreadable `:status`, another
+    /// pseudo-header, conflicting lengths, a list over the limit): its stream fails.
+    bad: bool,
+    /// The `server` field, cut to [`MAX_SERVER`] bytes, when the connection wants it.
+    server: Option<String>,
+    /// A gRPC call's `content-type` is gRPC's.
+    grpc_typed: bool,
+    /// A gRPC call's `grpc-status`.
+    grpc_status: Option<crate::h2::grpc::Status>,
 }
