@@ -909,8 +909,6 @@ impl SpecV1 {
     }
 
     fn spec(self) -> Result<LoadSpec, SavedError> {
-        let damaged =
-            |what: &str, e: &dyn std::fmt::Display| SavedError::Damaged(format!("{what}: {e}"));
         let mut target = Target::parse_grpc(&self.url).map_err(|e| damaged("url", &e))?;
         target.unix_socket = self.unix_socket;
         target.tls.insecure = self.insecure;
@@ -919,22 +917,15 @@ impl SpecV1 {
         spec.request = RequestSpec {
             method: self.method,
             headers: self.headers,
-            body: BASE64
-                .decode(&self.body_base64)
-                .map_err(|e| damaged("body_base64", &e))?,
+            body: base64_field("body_base64", &self.body_base64)?,
             keepalive: self.keepalive,
         };
         spec.expect = Expectation {
-            status: if self.expect_status == StatusSet::default().describe() {
-                StatusSet::default()
-            } else {
-                StatusSet::parse(&self.expect_status).map_err(|e| damaged("expect_status", &e))?
-            },
+            status: status_set(&self.expect_status)?,
             body_contains: self
                 .expect_body_contains_base64
-                .map(|b| BASE64.decode(b))
-                .transpose()
-                .map_err(|e| damaged("expect_body_contains_base64", &e))?,
+                .map(|b| base64_field("expect_body_contains_base64", &b))
+                .transpose()?,
             length: self.expect_length,
             echo: self.expect_echo,
             grpc: self.grpc.map(grpc_reply).transpose()?,
@@ -964,38 +955,66 @@ impl SpecV1 {
         spec.list = self.list.map(ListV1::list).transpose()?;
         spec.ws_messages = self.ws_messages.map(MessagesV1::list).transpose()?;
         spec.journey = self.journeys.map(JourneysV1::journeys).transpose()?;
-        if self.stages.len() > MAX_SAVED_KINDS {
-            return Err(SavedError::Damaged(format!(
-                "spec.stages: {} stages, more than the {MAX_SAVED_KINDS} a result may hold",
-                self.stages.len()
-            )));
-        }
-        spec.stages = self
-            .stages
-            .iter()
-            .enumerate()
-            .map(|(i, st)| {
-                if !(1..=crate::spec::MAX_CONNECTIONS).contains(&st.users) || st.duration_ns == 0 {
-                    return Err(SavedError::Damaged(format!(
-                        "spec.stages[{i}]: {} users for {} ns: a stage has 1 to {} users for more than 0 ns",
-                        st.users,
-                        st.duration_ns,
-                        crate::spec::MAX_CONNECTIONS
-                    )));
-                }
-                Ok(crate::spec::Stage {
-                    users: st.users,
-                    duration: Duration::from_nanos(st.duration_ns),
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        // A merged fleet's threads are the sum of its shards' and may pass the limit of one
-        // process: the rest of the spec is held to every rule.
-        let mut check = spec.clone();
-        check.threads = check.threads.clamp(1, crate::spec::MAX_THREADS);
-        check.validate().map_err(|e| damaged("spec", &e))?;
-        Ok(spec)
+        spec.stages = stages(&self.stages)?;
+        checked(spec)
     }
+}
+
+/// A field of bytes in base64, decoded; an error names the field.
+fn base64_field(field: &str, text: &str) -> Result<Vec<u8>, SavedError> {
+    BASE64.decode(text).map_err(|e| damaged(field, &e))
+}
+
+/// A damaged field of the spec: its name and what is wrong with it.
+fn damaged(what: &str, e: &dyn std::fmt::Display) -> SavedError {
+    SavedError::Damaged(format!("{what}: {e}"))
+}
+
+/// `expect_status` as written: the default set's description, or a set to parse.
+fn status_set(text: &str) -> Result<StatusSet, SavedError> {
+    if text == StatusSet::default().describe() {
+        Ok(StatusSet::default())
+    } else {
+        StatusSet::parse(text).map_err(|e| damaged("expect_status", &e))
+    }
+}
+
+/// The spec's stages, at most [`MAX_SAVED_KINDS`] of them, each of 1 to
+/// [`MAX_CONNECTIONS`](crate::spec::MAX_CONNECTIONS) users for more than 0 ns.
+fn stages(stages: &[StageV1]) -> Result<Vec<crate::spec::Stage>, SavedError> {
+    if stages.len() > MAX_SAVED_KINDS {
+        return Err(SavedError::Damaged(format!(
+            "spec.stages: {} stages, more than the {MAX_SAVED_KINDS} a result may hold",
+            stages.len()
+        )));
+    }
+    stages
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            if !(1..=crate::spec::MAX_CONNECTIONS).contains(&st.users) || st.duration_ns == 0 {
+                return Err(SavedError::Damaged(format!(
+                    "spec.stages[{i}]: {} users for {} ns: a stage has 1 to {} users for more than 0 ns",
+                    st.users,
+                    st.duration_ns,
+                    crate::spec::MAX_CONNECTIONS
+                )));
+            }
+            Ok(crate::spec::Stage {
+                users: st.users,
+                duration: Duration::from_nanos(st.duration_ns),
+            })
+        })
+        .collect()
+}
+
+/// The spec, held to every rule of a spec but the limit of threads: a merged fleet's
+/// threads are the sum of its shards' and may pass the limit of one process.
+fn checked(spec: LoadSpec) -> Result<LoadSpec, SavedError> {
+    let mut check = spec.clone();
+    check.threads = check.threads.clamp(1, crate::spec::MAX_THREADS);
+    check.validate().map_err(|e| damaged("spec", &e))?;
+    Ok(spec)
 }
 
 /// A [`RunResult`] in the file.
@@ -1010,7 +1029,7 @@ struct ResultV1 {
     histograms: BTreeMap<String, String>,
     series: Vec<SecondV1>,
     /// `[start_us, connect_us, waiting_us, total_us, status, failure]` per sample.
-    samples: Vec<(u64, u32, u32, u32, u16, Option<FailureKind>)>,
+    samples: Vec<SampleV1>,
     first_response: Option<FirstResponseV1>,
     generator: GeneratorV1,
     schedule: Option<ScheduleV1>,
@@ -1028,6 +1047,9 @@ struct ResultV1 {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     journeys: Vec<KindV1>,
 }
+
+/// A sample in the file: `[start_us, connect_us, waiting_us, total_us, status, failure]`.
+type SampleV1 = (u64, u32, u32, u32, u16, Option<FailureKind>);
 
 /// The most entries `result.targets` (request list entries or journey steps) and
 /// `result.journeys` may each hold in a file: each is read into a histogram of 2
@@ -1243,76 +1265,16 @@ impl ResultV1 {
     }
 
     fn result(self, spec: &LoadSpec) -> Result<RunResult, SavedError> {
-        let histograms = Histograms::try_build(|m| {
-            let field = format!("result.histograms.{}", m.key());
-            match self.histograms.get(m.key()) {
-                Some(text) => decode(&field, text),
-                // Missing from files written before shootout recorded it: empty.
-                None if !m.always_kept() => Ok(latency_histogram()),
-                None => Err(SavedError::Histogram(field, "is missing".into())),
-            }
-        })?;
-        let series = self
-            .series
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let field = format!("result.series[{i}]");
-                let (h, bytes) = histogram_bytes(&format!("{field}.histogram"), &s.histogram)?;
-                check_second(&field, &s, &h)?;
-                let mut second = SecondStats::of(s.second, s.completed, s.failed, &h);
-                // The bytes as written, so that the file reads back to what was saved.
-                second.histogram = bytes;
-                Ok(second)
-            })
-            .collect::<Result<Vec<_>, SavedError>>()?;
+        let histograms = self.histograms()?;
+        let series = series(self.series)?;
         let mut r = RunResult {
             histograms,
             counts: self.counts.counts(),
             series,
-            samples: self
-                .samples
-                .into_iter()
-                .map(
-                    |(start_us, connect_us, waiting_us, total_us, status, failure)| Sample {
-                        start_us,
-                        connect_us,
-                        waiting_us,
-                        total_us,
-                        status,
-                        failure,
-                    },
-                )
-                .collect(),
-            first_response: self.first_response.map(|f| FirstResponse {
-                status: f.status,
-                server: f.server,
-                body_len: f.body_len,
-            }),
-            generator: GeneratorStats {
-                threads: self.generator.threads,
-                cpu_user: Duration::from_nanos(self.generator.cpu_user_ns),
-                cpu_sys: Duration::from_nanos(self.generator.cpu_sys_ns),
-                busiest_thread: self.generator.busiest_thread,
-            },
-            schedule: self.schedule.map(|s| ScheduleStats {
-                target_rps: s.target_rps,
-                achieved_rps: s.achieved_rps,
-                due: s.due,
-                sent: s.sent,
-                late: s.late,
-                late_no_connection: s.late_no_connection,
-                max_lag: Duration::from_nanos(s.max_lag_ns),
-                lag_p50_us: s.lag_p50_us,
-                lag_p99_us: s.lag_p99_us,
-                lag_p999_us: s.lag_p999_us,
-                connections: s.connections,
-                max_connections: s.max_connections,
-                capped: s.capped,
-                spun: Duration::from_nanos(s.spun_ns),
-                arrival: s.arrival.check(),
-                overtaken: s.overtaken,
-            }),
+            samples: self.samples.into_iter().map(sample).collect(),
+            first_response: self.first_response.map(FirstResponseV1::response),
+            generator: self.generator.stats(),
+            schedule: self.schedule.as_ref().map(ScheduleV1::stats),
             interrupted: self.interrupted,
             listen: self.listen,
             targets: KindV1::read("result.targets", self.targets, false)?,
@@ -1326,6 +1288,48 @@ impl ResultV1 {
         // The one warning that is a fact; the others are judged by whoever reads the file.
         r.note_streams_limited(spec.streams as u64, self.streams_allowed);
         Ok(r)
+    }
+
+    /// The histograms, each decoded from its base64 text.
+    fn histograms(&self) -> Result<Histograms, SavedError> {
+        Histograms::try_build(|m| {
+            let field = format!("result.histograms.{}", m.key());
+            match self.histograms.get(m.key()) {
+                Some(text) => decode(&field, text),
+                // Missing from files written before shootout recorded it: empty.
+                None if !m.always_kept() => Ok(latency_histogram()),
+                None => Err(SavedError::Histogram(field, "is missing".into())),
+            }
+        })
+    }
+}
+
+/// The per-second series, each second's histogram decoded and checked against its counts.
+fn series(series: Vec<SecondV1>) -> Result<Vec<SecondStats>, SavedError> {
+    series
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let field = format!("result.series[{i}]");
+            let (h, bytes) = histogram_bytes(&format!("{field}.histogram"), &s.histogram)?;
+            check_second(&field, &s, &h)?;
+            let mut second = SecondStats::of(s.second, s.completed, s.failed, &h);
+            // The bytes as written, so that the file reads back to what was saved.
+            second.histogram = bytes;
+            Ok(second)
+        })
+        .collect()
+}
+
+/// A sample from its `[start_us, connect_us, waiting_us, total_us, status, failure]`.
+fn sample((start_us, connect_us, waiting_us, total_us, status, failure): SampleV1) -> Sample {
+    Sample {
+        start_us,
+        connect_us,
+        waiting_us,
+        total_us,
+        status,
+        failure,
     }
 }
 
@@ -1708,12 +1712,33 @@ struct FirstResponseV1 {
     body_len: u64,
 }
 
+impl FirstResponseV1 {
+    fn response(self) -> FirstResponse {
+        FirstResponse {
+            status: self.status,
+            server: self.server,
+            body_len: self.body_len,
+        }
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct GeneratorV1 {
     threads: usize,
     cpu_user_ns: u64,
     cpu_sys_ns: u64,
     busiest_thread: f64,
+}
+
+impl GeneratorV1 {
+    fn stats(&self) -> GeneratorStats {
+        GeneratorStats {
+            threads: self.threads,
+            cpu_user: Duration::from_nanos(self.cpu_user_ns),
+            cpu_sys: Duration::from_nanos(self.cpu_sys_ns),
+            busiest_thread: self.busiest_thread,
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -1749,6 +1774,29 @@ struct ScheduleV1 {
     /// written before shootout recorded it (even, untested).
     #[serde(default)]
     arrival: ArrivalV1,
+}
+
+impl ScheduleV1 {
+    fn stats(&self) -> ScheduleStats {
+        ScheduleStats {
+            target_rps: self.target_rps,
+            achieved_rps: self.achieved_rps,
+            due: self.due,
+            sent: self.sent,
+            late: self.late,
+            late_no_connection: self.late_no_connection,
+            max_lag: Duration::from_nanos(self.max_lag_ns),
+            lag_p50_us: self.lag_p50_us,
+            lag_p99_us: self.lag_p99_us,
+            lag_p999_us: self.lag_p999_us,
+            connections: self.connections,
+            max_connections: self.max_connections,
+            capped: self.capped,
+            spun: Duration::from_nanos(self.spun_ns),
+            arrival: self.arrival.check(),
+            overtaken: self.overtaken,
+        }
+    }
 }
 
 /// A rate run's arrival process (`process`: `even` or `poisson`, with its `seed`) and the

@@ -12,7 +12,8 @@ use crate::Exporter;
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 use shootout_model::Choice;
-use shootout_model::{LatencySummary, LoadSpec, Pace, RunResult};
+use shootout_model::{Counts, LatencySummary, LoadSpec, Pace, RunResult};
+use std::collections::BTreeMap;
 
 /// Version of the JSON document's schema; raised when a field changes meaning or goes away
 /// (adding fields does not raise it). 2: `rps` counts good answers only (it counted every
@@ -77,13 +78,6 @@ fn latency_json(r: &RunResult) -> Value {
 pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
     let r = result;
     let c = &r.counts;
-    let failures = failures_json(&c.failures);
-    let status: Map<String, Value> = c
-        .status
-        .iter()
-        .map(|(code, n)| (code.to_string(), (*n).into()))
-        .collect();
-    let run_s = r.duration.as_secs_f64();
     let mut doc = json!({
         "schema_version": SCHEMA_VERSION,
         "target": target_json(spec),
@@ -94,51 +88,15 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         "duration_s": s(r.duration),
         "rps": round(r.ok_rps(), 3),
         "completed_rps": round(r.rps(), 3),
-        "requests": {
-            "completed": c.completed,
-            "ok": c.ok,
-            "failed": c.failed(),
-            "aborted": c.aborted,
-            "retried": c.retried,
-            "stream_resets": c
-                .stream_resets
-                .iter()
-                .map(|(code, n)| (code.to_string(), Value::from(*n)))
-                .collect::<Map<String, Value>>(),
-            "close_codes": c
-                .close_codes
-                .iter()
-                .map(|(code, n)| (code.to_string(), Value::from(*n)))
-                .collect::<Map<String, Value>>(),
-            "pings_unanswered": c.pings_unanswered,
-        },
-        "failures": failures,
+        "requests": requests_json(c),
+        "failures": failures_json(&c.failures),
         "length_mismatch": c.length_mismatch,
-        "status_codes": status,
-        "bytes": {
-            "received": c.bytes_received,
-            "body": c.body_bytes,
-            "sent": c.bytes_sent,
-            "received_per_s": round(ratio(c.bytes_received as f64, run_s), 3),
-        },
+        "status_codes": codes_json(&c.status),
+        "bytes": bytes_json(r),
         "latency_ms": latency_json(r),
         "latency_raw_ms": summary(&r.histograms.latency_raw),
-        "connection_times_ms": {
-            "connect": summary(&r.histograms.connect),
-            "processing": summary(&r.histograms.processing),
-            "waiting": summary(&r.histograms.waiting),
-            "total": summary(&r.histograms.latency),
-        },
-        "connections": {
-            "opened": c.connections_opened,
-            "failed": c.connections_failed,
-            "opening": c.connections_opening,
-            "reconnects": c.reconnects,
-            "dropped": c.dropped,
-            "goaways": c.goaways,
-            "overtaken": r.schedule.map(|s| s.overtaken),
-            "setup_ms": (!r.histograms.setup.is_empty()).then(|| summary(&r.histograms.setup)),
-        },
+        "connection_times_ms": connection_times_json(r),
+        "connections": connections_json(r),
         "generator": generator_json(r),
         "schedule": schedule_json(r),
         "stream": stream_json(r),
@@ -154,6 +112,67 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         doc["journeys"] = by_journey_json(r);
     }
     doc
+}
+
+/// The document's `requests`: the counts, with stream resets and close frames by code.
+fn requests_json(c: &Counts) -> Value {
+    json!({
+        "completed": c.completed,
+        "ok": c.ok,
+        "failed": c.failed(),
+        "aborted": c.aborted,
+        "retried": c.retried,
+        "stream_resets": codes_json(&c.stream_resets),
+        "close_codes": codes_json(&c.close_codes),
+        "pings_unanswered": c.pings_unanswered,
+    })
+}
+
+/// Counts by code (status, reset or close code) as an object keyed by the code.
+fn codes_json<K: ToString>(codes: &BTreeMap<K, u64>) -> Value {
+    let by_code: Map<String, Value> = codes
+        .iter()
+        .map(|(code, n)| (code.to_string(), Value::from(*n)))
+        .collect();
+    Value::Object(by_code)
+}
+
+/// The document's `bytes`: received, of it body, sent, and received per second.
+fn bytes_json(r: &RunResult) -> Value {
+    let c = &r.counts;
+    let run_s = r.duration.as_secs_f64();
+    json!({
+        "received": c.bytes_received,
+        "body": c.body_bytes,
+        "sent": c.bytes_sent,
+        "received_per_s": round(ratio(c.bytes_received as f64, run_s), 3),
+    })
+}
+
+/// The document's `connection_times_ms`: ab's connect, processing, waiting and total.
+fn connection_times_json(r: &RunResult) -> Value {
+    json!({
+        "connect": summary(&r.histograms.connect),
+        "processing": summary(&r.histograms.processing),
+        "waiting": summary(&r.histograms.waiting),
+        "total": summary(&r.histograms.latency),
+    })
+}
+
+/// The document's `connections`: opened, failed, still opening, replaced, and their
+/// setup time.
+fn connections_json(r: &RunResult) -> Value {
+    let c = &r.counts;
+    json!({
+        "opened": c.connections_opened,
+        "failed": c.connections_failed,
+        "opening": c.connections_opening,
+        "reconnects": c.reconnects,
+        "dropped": c.dropped,
+        "goaways": c.goaways,
+        "overtaken": r.schedule.map(|s| s.overtaken),
+        "setup_ms": (!r.histograms.setup.is_empty()).then(|| summary(&r.histograms.setup)),
+    })
 }
 
 /// The document's `first_response`: its status, `server` field and body length.

@@ -13,7 +13,7 @@ use crate::Exporter;
 use hdrhistogram::Histogram;
 use shootout_model::requests::Order;
 use shootout_model::{
-    FailureKind, LatencySummary, LoadSpec, Pace, Protocol, RunResult, TargetStats,
+    Counts, FailureKind, LatencySummary, LoadSpec, Pace, Protocol, RunResult, TargetStats,
 };
 use std::fmt::Write;
 
@@ -360,6 +360,23 @@ fn list_target(n: usize, what: &str, source: &str, order: Order, spec: &LoadSpec
 /// Counts, failures by class, status codes, throughput. Stream resets and GOAWAYs are
 /// named by `protocol`'s error codes (HTTP/2's or HTTP/3's).
 fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
+    request_counts(o, r);
+    let c = &r.counts;
+    if !c.stream_resets.is_empty() || c.goaways > 0 {
+        stream_codes(o, c, protocol);
+    }
+    if !c.close_codes.is_empty() || c.pings_unanswered > 0 {
+        websocket(o, c);
+    }
+    let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    kv(o, "Status codes", joined_or_none(&codes));
+    throughput_line(o, r);
+    emit!(o);
+}
+
+/// The requests' counts, their failures by class, shootout's own faults and the
+/// responses that differed in length.
+fn request_counts(o: &mut String, r: &RunResult) {
     let c = &r.counts;
     kv(
         o,
@@ -397,67 +414,54 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
             ),
         );
     }
-    if !c.stream_resets.is_empty() || c.goaways > 0 {
-        let resets: Vec<String> = c
-            .stream_resets
-            .iter()
-            .map(|(code, n)| match protocol {
-                Protocol::Http3 => format!("{n} × {}", h3_error_name(*code)),
-                _ => format!("{n} × {}", h2_error_name(*code)),
-            })
-            .collect();
-        let (name, resets_are) = match protocol {
-            Protocol::Http3 => ("HTTP/3", "stream resets received"),
-            _ => ("HTTP/2", "RST_STREAM received"),
-        };
-        kv(
-            o,
-            name,
-            format!(
-                "{resets_are}: {}; GOAWAY received: {}",
-                if resets.is_empty() {
-                    "none".to_string()
-                } else {
-                    resets.join(", ")
-                },
-                c.goaways
-            ),
-        );
-    }
-    if !c.close_codes.is_empty() || c.pings_unanswered > 0 {
-        let closes: Vec<String> = c
-            .close_codes
-            .iter()
-            .map(|(code, n)| format!("{n} × {}", close_name(*code)))
-            .collect();
-        let mut line = format!(
-            "close frames received: {}",
-            if closes.is_empty() {
-                "none".to_string()
-            } else {
-                closes.join(", ")
-            }
-        );
-        if c.pings_unanswered > 0 {
-            let _ = write!(
-                line,
-                "; {} from the server unanswered (it pinged faster than it read our pongs: only the latest is answered)",
-                plural(c.pings_unanswered, "ping", "pings")
-            );
-        }
-        kv(o, "WebSocket", line);
-    }
-    let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+}
+
+/// The HTTP/2 or HTTP/3 line: stream resets by `protocol`'s error codes, and GOAWAYs.
+fn stream_codes(o: &mut String, c: &Counts, protocol: Protocol) {
+    let resets: Vec<String> = c
+        .stream_resets
+        .iter()
+        .map(|(code, n)| match protocol {
+            Protocol::Http3 => format!("{n} × {}", h3_error_name(*code)),
+            _ => format!("{n} × {}", h2_error_name(*code)),
+        })
+        .collect();
+    let (name, resets_are) = match protocol {
+        Protocol::Http3 => ("HTTP/3", "stream resets received"),
+        _ => ("HTTP/2", "RST_STREAM received"),
+    };
     kv(
         o,
-        "Status codes",
-        if codes.is_empty() {
-            "none".to_string()
-        } else {
-            codes.join(", ")
-        },
+        name,
+        format!(
+            "{resets_are}: {}; GOAWAY received: {}",
+            joined_or_none(&resets),
+            c.goaways
+        ),
     );
-    let run_s = r.duration.as_secs_f64();
+}
+
+/// The WebSocket line: close frames by code, and the server's pings left unanswered.
+fn websocket(o: &mut String, c: &Counts) {
+    let closes: Vec<String> = c
+        .close_codes
+        .iter()
+        .map(|(code, n)| format!("{n} × {}", close_name(*code)))
+        .collect();
+    let mut line = format!("close frames received: {}", joined_or_none(&closes));
+    if c.pings_unanswered > 0 {
+        let _ = write!(
+            line,
+            "; {} from the server unanswered (it pinged faster than it read our pongs: only the latest is answered)",
+            plural(c.pings_unanswered, "ping", "pings")
+        );
+    }
+    kv(o, "WebSocket", line);
+}
+
+/// The throughput, or for a run of one request its time.
+fn throughput_line(o: &mut String, r: &RunResult) {
+    let c = &r.counts;
     if c.completed == 1 && !r.histograms.latency.is_empty() {
         // One request has a time, not a rate: a "req/s" of one request is its time upside
         // down, and reads as the server's throughput.
@@ -472,6 +476,7 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
             ),
         );
     } else {
+        let run_s = r.duration.as_secs_f64();
         kv(
             o,
             "Throughput",
@@ -482,7 +487,15 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
             ),
         );
     }
-    emit!(o);
+}
+
+/// The items joined by commas, or `none`.
+fn joined_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_string()
+    } else {
+        items.join(", ")
+    }
 }
 
 /// An HTTP/2 error code by its RFC 9113 §7 name (`INTERNAL_ERROR (2)`), or its number.

@@ -5,7 +5,8 @@
 
 use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
-use rusqlite::{named_params, params, Row, Transaction, TransactionBehavior};
+use rusqlite::types::{FromSql, ToSql};
+use rusqlite::{params, params_from_iter, Row, Transaction, TransactionBehavior};
 use shootout_model::find_max::{SearchStep, Verdict};
 use shootout_model::stored::{Packed, Part, SampleSource};
 use shootout_model::until::{Condition, Reading, UntilOutcome};
@@ -19,8 +20,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::SystemTime;
 
-// The steps table has one column per failure class: fail_connect … fail_generator_fault
-// named below, then gRPC's (`fail_` and the class's name, [`GRPC_CLASSES`]).
+// The steps table has one column per failure class: fail_connect … fail_generator_fault,
+// then gRPC's ([`GRPC_CLASSES`]), each `fail_` and the class's name ([`failure_columns`]).
 const _: () = assert!(
     FailureKind::ALL.len() == 13 + GRPC_CLASSES,
     "a new failure class needs a column in the store's steps table: add a migration"
@@ -30,15 +31,22 @@ const _: () = assert!(
 /// `fail_<name>` (schema version 19).
 const GRPC_CLASSES: usize = 19;
 
-/// gRPC's failure classes and their columns.
-fn grpc_columns() -> &'static [(FailureKind, String)] {
+/// Each failure class with its column (`fail_connect`, …), in [`FailureKind::ALL`]'s order:
+/// the names of `steps` and of the tables of counted kinds.
+fn failure_columns() -> &'static [(FailureKind, String)] {
     static COLUMNS: OnceLock<Vec<(FailureKind, String)>> = OnceLock::new();
     COLUMNS.get_or_init(|| {
-        FailureKind::ALL[FailureKind::ALL.len() - GRPC_CLASSES..]
+        FailureKind::ALL
             .iter()
             .map(|&k| (k, format!("fail_{}", k.name())))
             .collect()
     })
+}
+
+/// The failure columns, in order, as a list for SQL: `fail_connect, fail_timeout, …`.
+fn failure_column_list() -> String {
+    let names: Vec<&str> = failure_columns().iter().map(|(_, c)| c.as_str()).collect();
+    names.join(", ")
 }
 
 /// A measured step, as the orchestration hands it to the store.
@@ -115,52 +123,176 @@ fn warnings_json(warnings: &[Warning]) -> String {
     serde_json::Value::Array(all).to_string()
 }
 
-/// The columns of `steps` that [`Store::record_step`] writes, each from the parameter of its
-/// name, besides one `hist_<key>` column per histogram ([`Measure::ALL`]).
-const STEP_COLUMNS: &str = "
-    run_id, contender_id, workload, level_kind, level_connections, level_rps, repetition,
-    started_ns, ended_ns, status, measured_started_ns, duration_ns, rps,
-    completed, ok, aborted,
-    fail_connect, fail_timeout, fail_reset, fail_malformed, fail_status, fail_body,
-    fail_stream_reset, fail_refused, fail_connection_error, fail_handshake, fail_closed,
-    fail_protocol, fail_generator_fault, pings_unanswered, connections_opening, goaways,
-    streams_asked,
-    streams_allowed, length_mismatch, connections_opened, connections_failed, reconnects, retried, dropped,
-    bytes_received, body_bytes, bytes_sent,
-    samples,
-    gen_threads, gen_cpu_user_ns, gen_cpu_sys_ns, gen_busiest_thread,
-    sched_target_rps, sched_achieved_rps, sched_due, sched_sent, sched_late,
-    sched_late_no_connection, sched_max_lag_ns, sched_lag_p50_us, sched_lag_p99_us,
-    sched_lag_p999_us, sched_connections, sched_max_connections, sched_capped, sched_spun_ns,
-    first_status, first_server, first_body_len, interrupted, warnings, protocol, pipeline,
-    other_cpus, other_busy, other_steal, other_load_avg, search_verdict, search_slo,
-    other_contenders, listen_overflows, listen_drops, sched_overtaken, sched_arrival,
-    sched_arrival_seed, sched_fit_n, sched_fit_a2, sched_fit_p, until_converged_ns,
-    warmup_auto_ns, warmup_level";
+/// A step's row of `steps` as [`Store::record_step`] writes it: each column's name and its
+/// value, one [`StepRow::put`] per column.
+#[derive(Default)]
+struct StepRow<'a> {
+    columns: Vec<(&'a str, Box<dyn ToSql + 'a>)>,
+}
+
+impl<'a> StepRow<'a> {
+    fn put(&mut self, column: &'a str, value: impl ToSql + 'a) {
+        self.columns.push((column, Box::new(value)));
+    }
+
+    /// Inserts the row into `steps`; the new step's id.
+    fn insert(&self, tx: &Transaction) -> rusqlite::Result<i64> {
+        let names: Vec<&str> = self.columns.iter().map(|(c, _)| *c).collect();
+        let marks: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "INSERT INTO steps ({}) VALUES ({})",
+            names.join(", "),
+            marks.join(", ")
+        );
+        tx.prepare_cached(&sql)?
+            .execute(params_from_iter(self.columns.iter().map(|(_, v)| v)))?;
+        Ok(tx.last_insert_rowid())
+    }
+}
+
+/// A step's histograms packed for the store (each with its column) and its request-list
+/// entries' and journeys' with them: encoded before the step's transaction, so that the
+/// write lock is held for the inserts only.
+struct Encoded<'a> {
+    histograms: Vec<(String, Vec<u8>)>,
+    targets: Vec<(&'a TargetStats, Vec<u8>)>,
+    journeys: Vec<(&'a TargetStats, Vec<u8>)>,
+}
+
+/// The row of `steps` for `step`, its histograms as `encoded`.
+fn step_row<'a>(step: &'a StepRecord, encoded: &'a Encoded) -> StepRow<'a> {
+    let mut row = StepRow::default();
+    put_step(&mut row, step);
+    put_other_load(&mut row, step.other_load.as_ref());
+    put_counts(&mut row, &step.result.counts);
+    put_result(&mut row, step.result);
+    put_schedule(&mut row, step.result.schedule.as_ref());
+    for (column, bytes) in &encoded.histograms {
+        row.put(column, bytes);
+    }
+    row
+}
+
+/// The columns of what was measured, when, over which wire, and how the step ended.
+fn put_step<'a>(row: &mut StepRow<'a>, step: &'a StepRecord) {
+    let (level_kind, level_connections, level_rps) = level_columns(step.level);
+    let (search_verdict, search_slo) = search_columns(step.search);
+    row.put("run_id", step.run.0);
+    row.put("contender_id", step.contender.0);
+    row.put("workload", step.workload);
+    row.put("level_kind", level_kind);
+    row.put("level_connections", level_connections);
+    row.put("level_rps", level_rps);
+    row.put("repetition", step.repetition);
+    row.put("started_ns", codec::ns_since_epoch(step.started));
+    row.put("ended_ns", codec::ns_since_epoch(step.ended));
+    row.put("status", step.status.as_str());
+    row.put("streams_asked", step.wire.streams);
+    row.put("protocol", step.wire.protocol.as_str());
+    row.put("pipeline", step.wire.pipeline);
+    row.put("search_verdict", search_verdict);
+    row.put("search_slo", search_slo);
+}
+
+/// The columns of what else ran on the step's CPUs (NULL when it could not be read).
+fn put_other_load(row: &mut StepRow, o: Option<&OtherLoad>) {
+    row.put("other_cpus", o.map(|o| o.cpus));
+    row.put("other_busy", o.and_then(|o| o.others));
+    row.put("other_steal", o.map(|o| o.steal));
+    row.put("other_load_avg", o.map(|o| o.load_avg));
+    row.put("other_contenders", o.map(|o| o.contenders));
+}
+
+/// The columns of the step's counts: one per failure class, then the connections' and
+/// the bytes' (the status, reset and close codes are child rows).
+fn put_counts(row: &mut StepRow, c: &Counts) {
+    row.put("completed", c.completed);
+    row.put("ok", c.ok);
+    row.put("aborted", c.aborted);
+    for (kind, column) in failure_columns() {
+        row.put(column, c.failures[*kind]);
+    }
+    row.put("pings_unanswered", c.pings_unanswered);
+    row.put("connections_opening", c.connections_opening);
+    row.put("goaways", c.goaways);
+    row.put("length_mismatch", c.length_mismatch);
+    row.put("connections_opened", c.connections_opened);
+    row.put("connections_failed", c.connections_failed);
+    row.put("reconnects", c.reconnects);
+    row.put("retried", c.retried);
+    row.put("dropped", c.dropped);
+    row.put("bytes_received", c.bytes_received);
+    row.put("body_bytes", c.body_bytes);
+    row.put("bytes_sent", c.bytes_sent);
+}
+
+/// The columns of the load run's result besides its counts, schedule and histograms.
+fn put_result<'a>(row: &mut StepRow<'a>, r: &'a RunResult) {
+    // The HTTP/2 concurrency limit is kept as its warning says it, to be said again.
+    let limited = r.warnings.iter().find_map(|w| match w {
+        Warning::StreamsLimited { asked, allowed } => Some((*asked, *allowed)),
+        _ => None,
+    });
+    let first = r.first_response.as_ref();
+    row.put("measured_started_ns", codec::ns_since_epoch(r.started));
+    row.put("duration_ns", codec::ns(r.duration));
+    row.put("rps", r.rps());
+    row.put("streams_allowed", limited.map(|l| l.1));
+    row.put("samples", codec::encode_samples(&r.samples));
+    row.put("gen_threads", r.generator.threads);
+    row.put("gen_cpu_user_ns", codec::ns(r.generator.cpu_user));
+    row.put("gen_cpu_sys_ns", codec::ns(r.generator.cpu_sys));
+    row.put("gen_busiest_thread", r.generator.busiest_thread);
+    row.put("first_status", first.map(|f| f.status));
+    row.put("first_server", first.and_then(|f| f.server.as_deref()));
+    row.put("first_body_len", first.map(|f| f.body_len));
+    row.put("interrupted", r.interrupted);
+    row.put("warnings", warnings_json(&r.warnings));
+    row.put("listen_overflows", r.listen.map(|l| l.overflows));
+    row.put("listen_drops", r.listen.map(|l| l.drops));
+    let converged = r.until.as_ref().and_then(|u| u.converged);
+    row.put("until_converged_ns", converged.map(codec::ns));
+    row.put("warmup_auto_ns", r.warm_up.map(|w| codec::ns(w.took)));
+    row.put("warmup_level", r.warm_up.map(|w| w.level));
+}
+
+/// The columns of a rate step's schedule (NULL, or 0 where the column is NOT NULL, for a
+/// closed-loop step).
+fn put_schedule(row: &mut StepRow, s: Option<&ScheduleStats>) {
+    let fit = s.and_then(|s| s.arrival.fit);
+    row.put("sched_target_rps", s.map(|s| s.target_rps));
+    row.put("sched_achieved_rps", s.map(|s| s.achieved_rps));
+    row.put("sched_due", s.map(|s| s.due));
+    row.put("sched_sent", s.map(|s| s.sent));
+    row.put("sched_late", s.map(|s| s.late));
+    row.put(
+        "sched_late_no_connection",
+        s.map_or(0, |s| s.late_no_connection),
+    );
+    row.put("sched_max_lag_ns", s.map(|s| codec::ns(s.max_lag)));
+    row.put("sched_lag_p50_us", s.map_or(0, |s| s.lag_p50_us));
+    row.put("sched_lag_p99_us", s.map_or(0, |s| s.lag_p99_us));
+    row.put("sched_lag_p999_us", s.map_or(0, |s| s.lag_p999_us));
+    row.put("sched_connections", s.map_or(0, |s| s.connections));
+    row.put("sched_max_connections", s.map_or(0, |s| s.max_connections));
+    row.put("sched_capped", s.is_some_and(|s| s.capped));
+    row.put("sched_spun_ns", s.map_or(0, |s| codec::ns(s.spun)));
+    row.put("sched_overtaken", s.map_or(0, |s| s.overtaken));
+    row.put("sched_arrival", s.map(|s| s.arrival.process.name()));
+    let seed = s.and_then(|s| match s.arrival.process {
+        // The seed's 64 bits as SQLite's signed integer.
+        Arrival::Poisson { seed } => Some(seed as i64),
+        Arrival::Even => None,
+    });
+    row.put("sched_arrival_seed", seed);
+    row.put("sched_fit_n", fit.map(|f| f.n));
+    row.put("sched_fit_a2", fit.map(|f| f.statistic));
+    row.put("sched_fit_p", fit.map(|f| f.p));
+}
 
 /// The column of `steps` that holds the histogram of `measure`.
 fn hist_column(measure: Measure) -> String {
     format!("hist_{}", measure.key())
-}
-
-/// The INSERT of a step: [`STEP_COLUMNS`], gRPC's failure columns and the histograms'
-/// columns, each from the parameter named after it (`:run_id`, `:hist_latency`, …).
-fn insert_step() -> &'static str {
-    static SQL: OnceLock<String> = OnceLock::new();
-    SQL.get_or_init(|| {
-        let columns: Vec<String> = STEP_COLUMNS
-            .split(',')
-            .map(|c| c.trim().to_string())
-            .chain(grpc_columns().iter().map(|(_, c)| c.clone()))
-            .chain(Measure::ALL.into_iter().map(hist_column))
-            .collect();
-        let values: Vec<String> = columns.iter().map(|c| format!(":{c}")).collect();
-        format!(
-            "INSERT INTO steps ({}) VALUES ({})",
-            columns.join(", "),
-            values.join(", ")
-        )
-    })
 }
 
 /// Writes a step's child rows (status codes, per-second series, resource samples) in the
@@ -258,48 +390,10 @@ fn insert_conditions(
 
 impl Store {
     /// Records a step and its children in one transaction: after it returns, the step
-    /// survives a Ctrl-C or a crash of shootout. (Longer than 80 lines for its one list of
-    /// named parameters, a column of `steps` per line, which reads best whole.)
+    /// survives a Ctrl-C or a crash of shootout.
     pub fn record_step(&mut self, step: &StepRecord) -> Result<StepId, StoreError> {
-        let r = step.result;
-        // Encode before the transaction: the write lock is held for the inserts only.
-        let encode = |histogram: &'static str, h| {
-            codec::encode_histogram(h).map_err(|detail| StoreError::Encode {
-                path: self.path.clone(),
-                histogram,
-                detail,
-            })
-        };
-        let histograms = r
-            .histograms
-            .iter()
-            .map(|(m, h)| Ok((format!(":{}", hist_column(m)), encode(m.words(), h)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        let samples = codec::encode_samples(&r.samples);
-        let targets = r
-            .targets
-            .iter()
-            .map(|t| Ok((t, encode("request list entry latency", &t.latency)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        let journeys = r
-            .journeys
-            .iter()
-            .map(|t| Ok((t, encode("journey duration", &t.latency)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        let warnings = warnings_json(&r.warnings);
-        let (level_kind, level_connections, level_rps) = level_columns(step.level);
-        let c = &r.counts;
-        let s = r.schedule.as_ref();
-        let fit = s.and_then(|s| s.arrival.fit);
-        let first = r.first_response.as_ref();
-        let o = step.other_load.as_ref();
-        let (search_verdict, search_slo) = search_columns(step.search);
-        // The HTTP/2 concurrency limit is kept as its warning says it, to be said again.
-        let limited = r.warnings.iter().find_map(|w| match w {
-            Warning::StreamsLimited { asked, allowed } => Some((*asked, *allowed)),
-            _ => None,
-        });
-
+        let encoded = self.encode(step.result)?;
+        let row = step_row(step, &encoded);
         let path = &self.path;
         let failed = |source| StoreError::Sql {
             path: path.clone(),
@@ -310,149 +404,179 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(failed)?;
-        tx.prepare_cached(insert_step())
-            .and_then(|mut stmt| {
-                let columns = named_params! {
-                    ":run_id": step.run.0,
-                    ":contender_id": step.contender.0,
-                    ":workload": step.workload,
-                    ":level_kind": level_kind,
-                    ":level_connections": level_connections,
-                    ":level_rps": level_rps,
-                    ":repetition": step.repetition,
-                    ":started_ns": codec::ns_since_epoch(step.started),
-                    ":ended_ns": codec::ns_since_epoch(step.ended),
-                    ":status": step.status.as_str(),
-                    ":measured_started_ns": codec::ns_since_epoch(r.started),
-                    ":duration_ns": codec::ns(r.duration),
-                    ":rps": r.rps(),
-                    ":completed": c.completed,
-                    ":ok": c.ok,
-                    ":aborted": c.aborted,
-                    ":fail_connect": c.failures[FailureKind::Connect],
-                    ":fail_timeout": c.failures[FailureKind::Timeout],
-                    ":fail_reset": c.failures[FailureKind::Reset],
-                    ":fail_malformed": c.failures[FailureKind::Malformed],
-                    ":fail_status": c.failures[FailureKind::Status],
-                    ":fail_body": c.failures[FailureKind::Body],
-                    ":fail_stream_reset": c.failures[FailureKind::StreamReset],
-                    ":fail_refused": c.failures[FailureKind::Refused],
-                    ":fail_connection_error": c.failures[FailureKind::ConnectionError],
-                    ":fail_handshake": c.failures[FailureKind::Handshake],
-                    ":fail_closed": c.failures[FailureKind::Closed],
-                    ":fail_protocol": c.failures[FailureKind::Protocol],
-                    ":fail_generator_fault": c.failures[FailureKind::GeneratorFault],
-                    ":pings_unanswered": c.pings_unanswered,
-                    ":connections_opening": c.connections_opening,
-                    ":goaways": c.goaways,
-                    ":streams_asked": step.wire.streams,
-                    ":protocol": step.wire.protocol.as_str(),
-                    ":pipeline": step.wire.pipeline,
-                    ":streams_allowed": limited.map(|l| l.1),
-                    ":length_mismatch": c.length_mismatch,
-                    ":connections_opened": c.connections_opened,
-                    ":connections_failed": c.connections_failed,
-                    ":reconnects": c.reconnects,
-                    ":retried": c.retried,
-                    ":dropped": c.dropped,
-                    ":bytes_received": c.bytes_received,
-                    ":body_bytes": c.body_bytes,
-                    ":bytes_sent": c.bytes_sent,
-                    ":samples": samples,
-                    ":gen_threads": r.generator.threads,
-                    ":gen_cpu_user_ns": codec::ns(r.generator.cpu_user),
-                    ":gen_cpu_sys_ns": codec::ns(r.generator.cpu_sys),
-                    ":gen_busiest_thread": r.generator.busiest_thread,
-                    ":sched_target_rps": s.map(|s| s.target_rps),
-                    ":sched_achieved_rps": s.map(|s| s.achieved_rps),
-                    ":sched_due": s.map(|s| s.due),
-                    ":sched_sent": s.map(|s| s.sent),
-                    ":sched_late": s.map(|s| s.late),
-                    ":sched_late_no_connection": s.map_or(0, |s| s.late_no_connection),
-                    ":sched_max_lag_ns": s.map(|s| codec::ns(s.max_lag)),
-                    ":sched_lag_p50_us": s.map_or(0, |s| s.lag_p50_us),
-                    ":sched_lag_p99_us": s.map_or(0, |s| s.lag_p99_us),
-                    ":sched_lag_p999_us": s.map_or(0, |s| s.lag_p999_us),
-                    ":sched_connections": s.map_or(0, |s| s.connections),
-                    ":sched_max_connections": s.map_or(0, |s| s.max_connections),
-                    ":sched_capped": s.is_some_and(|s| s.capped),
-                    ":sched_spun_ns": s.map_or(0, |s| codec::ns(s.spun)),
-                    ":sched_overtaken": s.map_or(0, |s| s.overtaken),
-                    ":sched_arrival": s.map(|s| s.arrival.process.name()),
-                    ":sched_arrival_seed": s.and_then(|s| match s.arrival.process {
-                        // The seed's 64 bits as SQLite's signed integer.
-                        Arrival::Poisson { seed } => Some(seed as i64),
-                        Arrival::Even => None,
-                    }),
-                    ":sched_fit_n": fit.map(|f| f.n),
-                    ":sched_fit_a2": fit.map(|f| f.statistic),
-                    ":sched_fit_p": fit.map(|f| f.p),
-                    ":first_status": first.map(|f| f.status),
-                    ":first_server": first.and_then(|f| f.server.as_deref()),
-                    ":first_body_len": first.map(|f| f.body_len),
-                    ":interrupted": r.interrupted,
-                    ":warnings": warnings,
-                    ":other_cpus": o.map(|o| o.cpus),
-                    ":other_busy": o.and_then(|o| o.others),
-                    ":other_steal": o.map(|o| o.steal),
-                    ":other_load_avg": o.map(|o| o.load_avg),
-                    ":other_contenders": o.map(|o| o.contenders),
-                    ":listen_overflows": r.listen.map(|l| l.overflows),
-                    ":listen_drops": r.listen.map(|l| l.drops),
-                    ":search_verdict": search_verdict,
-                    ":search_slo": search_slo,
-                    ":until_converged_ns": r.until.as_ref().and_then(|u| u.converged).map(codec::ns),
-                    ":warmup_auto_ns": r.warm_up.map(|w| codec::ns(w.took)),
-                    ":warmup_level": r.warm_up.map(|w| w.level),
-                };
-                let grpc: Vec<(String, u64)> = grpc_columns()
-                    .iter()
-                    .map(|(k, col)| (format!(":{col}"), c.failures[*k]))
-                    .collect();
-                let mut all = columns.to_vec();
-                all.extend(
-                    grpc.iter()
-                        .map(|(n, v)| (n.as_str(), v as &dyn rusqlite::ToSql)),
-                );
-                all.extend(
-                    histograms
-                        .iter()
-                        .map(|(name, bytes)| (name.as_str(), bytes as &dyn rusqlite::ToSql)),
-                );
-                stmt.execute(all.as_slice())
-            })
-            .map_err(failed)?;
-        let id = tx.last_insert_rowid();
+        let id = row.insert(&tx).map_err(failed)?;
         insert_children(&tx, id, step).map_err(failed)?;
-        insert_counted(&tx, "step_targets", id, &targets).map_err(failed)?;
-        insert_counted(&tx, "step_journeys", id, &journeys).map_err(failed)?;
+        insert_counted(&tx, "step_targets", id, &encoded.targets).map_err(failed)?;
+        insert_counted(&tx, "step_journeys", id, &encoded.journeys).map_err(failed)?;
         tx.commit().map_err(failed)?;
         Ok(StepId(id))
+    }
+
+    /// Packs a result's histograms for the store; an error names the histogram.
+    fn encode<'a>(&self, r: &'a RunResult) -> Result<Encoded<'a>, StoreError> {
+        let encode = |histogram: &'static str, h| {
+            codec::encode_histogram(h).map_err(|detail| StoreError::Encode {
+                path: self.path.clone(),
+                histogram,
+                detail,
+            })
+        };
+        let histograms = r
+            .histograms
+            .iter()
+            .map(|(m, h)| Ok((hist_column(m), encode(m.words(), h)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let targets = r
+            .targets
+            .iter()
+            .map(|t| Ok((t, encode("request list entry latency", &t.latency)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let journeys = r
+            .journeys
+            .iter()
+            .map(|t| Ok((t, encode("journey duration", &t.latency)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Encoded {
+            histograms,
+            targets,
+            journeys,
+        })
     }
 
     /// The steps of a run in the order they were recorded, each with its rebuilt
     /// [`RunResult`] and its resource samples.
     pub fn steps(&self, run: RunId) -> Result<Vec<StoredStep>, StoreError> {
         let read = "read the steps";
-        let mut status = self.children(
-            "SELECT step_id, code, count FROM step_status_codes
-             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, code",
+        let mut children = self.step_children(run)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT * FROM steps WHERE run_id = ?1 ORDER BY id")
+            .map_err(self.sql(read))?;
+        let mut rows = stmt.query([run.0]).map_err(self.sql(read))?;
+        let mut out = Vec::new();
+        // The samples are read again from the file when asked (the reports ask for a few
+        // steps' at most): a full reservoir takes about 65 KB even packed.
+        let reader = self
+            .file
+            .clone()
+            .map(|path| Arc::new(SampleReader::new(path)));
+        while let Some(row) = rows.next().map_err(self.sql(read))? {
+            out.push(self.stored_step(row, &mut children, reader.as_ref())?);
+        }
+        Ok(out)
+    }
+
+    /// Rebuilds a step from its row in `steps` and its child rows (taken out of
+    /// `children`), its parts checked and packed.
+    fn stored_step(
+        &self,
+        row: &Row,
+        children: &mut StepChildren,
+        reader: Option<&Arc<SampleReader>>,
+    ) -> Result<StoredStep, StoreError> {
+        let (mut step, streams, mut blobs) = self.step_of(row)?;
+        let converged: Option<i64> = row
+            .get("until_converged_ns")
+            .map_err(self.sql("read the steps"))?;
+        self.fill_children(&mut step, children, converged, &mut blobs)?;
+        // The one warning that is a fact; the reader judges the others.
+        step.result.note_streams_limited(streams.0, streams.1);
+        let packed = self.packed(step.id.0, blobs, reader)?;
+        step.pack(packed);
+        Ok(step)
+    }
+
+    /// The child rows of a run's steps, each table read once for the whole run.
+    fn step_children(&self, run: RunId) -> Result<StepChildren, StoreError> {
+        Ok(StepChildren {
+            status: self.step_codes(run, "step_status_codes")?,
+            resets: self.step_codes(run, "step_stream_resets")?,
+            closes: self.step_codes(run, "step_close_codes")?,
+            conditions: self.step_conditions(run)?,
+            seconds: self.step_seconds(run)?,
+            targets: self.counted(run, "step_targets")?,
+            journeys: self.counted(run, "step_journeys")?,
+            resources: self.step_resources(run)?,
+        })
+    }
+
+    /// Gives `step` its child rows, taken out of `children`: its codes, series, `until`
+    /// outcome (with its `until_converged_ns`, `converged`), request list entries and
+    /// journeys (their packed histograms into `blobs`) and resource samples.
+    fn fill_children(
+        &self,
+        step: &mut StoredStep,
+        children: &mut StepChildren,
+        converged: Option<i64>,
+        blobs: &mut Blobs,
+    ) -> Result<(), StoreError> {
+        let id = step.id.0;
+        let result = &mut step.result;
+        result.counts.status = take(&mut children.status, id).into_iter().collect();
+        result.counts.stream_resets = take(&mut children.resets, id).into_iter().collect();
+        result.counts.close_codes = take(&mut children.closes, id).into_iter().collect();
+        result.series = take(&mut children.seconds, id);
+        if let Some(rows) = children.conditions.remove(&id) {
+            result.until = Some(self.until_of(id, converged, rows)?);
+        }
+        (result.targets, blobs.targets) = take(&mut children.targets, id).into_iter().unzip();
+        (result.journeys, blobs.journeys) = take(&mut children.journeys, id).into_iter().unzip();
+        step.resources = take(&mut children.resources, id);
+        Ok(())
+    }
+
+    /// Step `id`'s parts, checked and kept as stored: decoded, a step's six histograms
+    /// take 1.1 MB, and a report of 20,000 steps would need 22 GB. Its samples are read
+    /// again from the file by `reader`, or kept packed for a store in memory.
+    fn packed(
+        &self,
+        id: i64,
+        blobs: Blobs,
+        reader: Option<&Arc<SampleReader>>,
+    ) -> Result<Packed, StoreError> {
+        let samples: SampleSource = match reader {
+            Some(reader) => {
+                let reader = reader.clone();
+                Arc::new(move || reader.read(id))
+            }
+            None => {
+                let bytes: Arc<[u8]> = blobs.samples.into();
+                Arc::new(move || codec::decode_samples(&bytes).unwrap_or_default())
+            }
+        };
+        Packed::new(blobs.histograms, blobs.targets, blobs.journeys, samples).map_err(
+            |(part, e)| {
+                let what = match part {
+                    Part::Measure(m) => format!("{} histogram of step {id}", m.words()),
+                    Part::Target => format!("request list entry latency of step {id}"),
+                    Part::Journey => format!("journey duration of step {id}"),
+                };
+                self.corrupt(what, format!("it {e}"))
+            },
+        )
+    }
+
+    /// A table of codes counted per step (`step_status_codes`, `step_stream_resets`,
+    /// `step_close_codes`) of a run's steps, by step id, in code order.
+    fn step_codes<T: FromSql>(
+        &self,
+        run: RunId,
+        table: &str,
+    ) -> Result<HashMap<i64, Vec<(T, u64)>>, StoreError> {
+        self.children(
+            &format!(
+                "SELECT step_id, code, count FROM {table}
+                 WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, code"
+            ),
             run,
-            |r| Ok((r.get::<_, u16>(1)?, r.get::<_, u64>(2)?)),
-        )?;
-        let mut resets = self.children(
-            "SELECT step_id, code, count FROM step_stream_resets
-             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, code",
-            run,
-            |r| Ok((r.get::<_, u32>(1)?, r.get::<_, u64>(2)?)),
-        )?;
-        let mut closes = self.children(
-            "SELECT step_id, code, count FROM step_close_codes
-             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, code",
-            run,
-            |r| Ok((r.get::<_, u16>(1)?, r.get::<_, u64>(2)?)),
-        )?;
-        let mut conditions = self.children(
+            |r| Ok((r.get::<_, T>(1)?, r.get::<_, u64>(2)?)),
+        )
+    }
+
+    /// The `until` conditions of a run's steps with their last readings, by step id, in
+    /// order: each as written, and its reading (none where the condition was not read).
+    fn step_conditions(&self, run: RunId) -> Result<HashMap<i64, ConditionRows>, StoreError> {
+        self.children(
             "SELECT step_id, condition, value, lo, hi, open_above FROM step_conditions
              WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
             run,
@@ -468,69 +592,7 @@ impl Store {
                 };
                 Ok((r.get::<_, String>(1)?, reading))
             },
-        )?;
-        let mut seconds = self.step_seconds(run)?;
-        let mut targets = self.counted(run, "step_targets")?;
-        let mut journeys = self.counted(run, "step_journeys")?;
-        let mut resources = self.step_resources(run)?;
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT * FROM steps WHERE run_id = ?1 ORDER BY id")
-            .map_err(self.sql(read))?;
-        let mut rows = stmt.query([run.0]).map_err(self.sql(read))?;
-        let mut out = Vec::new();
-        // The samples are read again from the file when asked (the reports ask for a few
-        // steps' at most): a full reservoir takes about 65 KB even packed.
-        let reader = self
-            .file
-            .clone()
-            .map(|path| Arc::new(SampleReader::new(path)));
-        while let Some(row) = rows.next().map_err(self.sql(read))? {
-            let (mut step, streams, blobs) = self.step_of(row)?;
-            let converged: Option<i64> = row.get("until_converged_ns").map_err(self.sql(read))?;
-            let id = step.id.0;
-            step.result.counts.status =
-                status.remove(&id).unwrap_or_default().into_iter().collect();
-            step.result.counts.stream_resets =
-                resets.remove(&id).unwrap_or_default().into_iter().collect();
-            step.result.counts.close_codes =
-                closes.remove(&id).unwrap_or_default().into_iter().collect();
-            step.result.series = seconds.remove(&id).unwrap_or_default();
-            if let Some(rows) = conditions.remove(&id) {
-                step.result.until = Some(self.until_of(id, converged, rows)?);
-            }
-            step.resources = resources.remove(&id).unwrap_or_default();
-            let (kinds, target_blobs) = unzip_counted(targets.remove(&id));
-            step.result.targets = kinds;
-            let (kinds, journey_blobs) = unzip_counted(journeys.remove(&id));
-            step.result.journeys = kinds;
-            // The one warning that is a fact; the reader judges the others.
-            step.result.note_streams_limited(streams.0, streams.1);
-            // Every part is checked here, and kept as stored: decoded, a step's six
-            // histograms take 1.1 MB, and a report of 20,000 steps would need 22 GB.
-            let samples: SampleSource = match &reader {
-                Some(reader) => {
-                    let reader = reader.clone();
-                    Arc::new(move || reader.read(id))
-                }
-                None => {
-                    let bytes: Arc<[u8]> = blobs.samples.into();
-                    Arc::new(move || codec::decode_samples(&bytes).unwrap_or_default())
-                }
-            };
-            let packed = Packed::new(blobs.histograms, target_blobs, journey_blobs, samples)
-                .map_err(|(part, e)| {
-                    let what = match part {
-                        Part::Measure(m) => format!("{} histogram of step {id}", m.words()),
-                        Part::Target => format!("request list entry latency of step {id}"),
-                        Part::Journey => format!("journey duration of step {id}"),
-                    };
-                    self.corrupt(what, format!("it {e}"))
-                })?;
-            step.pack(packed);
-            out.push(step);
-        }
-        Ok(out)
+        )
     }
 
     /// The per-second series of a run's steps, by step id. Each second's histogram is
@@ -592,7 +654,6 @@ impl Store {
         )
     }
 
-    /// Reads a child table of a run's steps, grouped by step id (column 0), in query order.
     /// The rows of a table of counted kinds (`step_targets`, `step_journeys`) of `run`'s
     /// steps, by step, in order: label, completed, ok and the packed latency histogram.
     fn counted(
@@ -604,7 +665,7 @@ impl Store {
             &format!(
                 "SELECT step_id, label, completed, ok, hist_latency, unsent, {} FROM {table}
                  WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
-                failure_columns().join(", ")
+                failure_column_list()
             ),
             run,
             |r| {
@@ -631,7 +692,7 @@ impl Store {
         &self,
         id: i64,
         converged: Option<i64>,
-        rows: Vec<(String, Option<Reading>)>,
+        rows: ConditionRows,
     ) -> Result<UntilOutcome, StoreError> {
         let mut conditions = Vec::with_capacity(rows.len());
         let mut last = Vec::with_capacity(rows.len());
@@ -649,6 +710,7 @@ impl Store {
         })
     }
 
+    /// Reads a child table of a run's steps, grouped by step id (column 0), in query order.
     fn children<T>(
         &self,
         sql: &str,
@@ -713,11 +775,30 @@ impl Store {
     }
 }
 
+/// A step's `until` conditions as stored: each as written, with its last reading.
+type ConditionRows = Vec<(String, Option<Reading>)>;
+
+/// The child rows of a run's steps, by step id, read before the steps themselves; each
+/// step takes its own out ([`Store::fill_children`]).
+struct StepChildren {
+    status: HashMap<i64, Vec<(u16, u64)>>,
+    resets: HashMap<i64, Vec<(u32, u64)>>,
+    closes: HashMap<i64, Vec<(u16, u64)>>,
+    conditions: HashMap<i64, ConditionRows>,
+    seconds: HashMap<i64, Vec<SecondStats>>,
+    targets: HashMap<i64, Vec<CountedRow>>,
+    journeys: HashMap<i64, Vec<CountedRow>>,
+    resources: HashMap<i64, Vec<ResourceSample>>,
+}
+
 /// A step's histograms (in [`Measure::ALL`]'s order; empty for one a step stored before it
-/// was recorded) and samples, as stored.
+/// was recorded) and samples, as stored, and its request list entries' and journeys'
+/// latency histograms (filled in with the step's children, [`Store::fill_children`]).
 struct Blobs {
     histograms: [Vec<u8>; 6],
     samples: Vec<u8>,
+    targets: Vec<Vec<u8>>,
+    journeys: Vec<Vec<u8>>,
 }
 
 /// Reads steps' samples again from a store's file, through a read-only connection of its
@@ -791,6 +872,8 @@ impl Columns<'_> {
         Ok(Blobs {
             histograms,
             samples,
+            targets: Vec::new(),
+            journeys: Vec::new(),
         })
     }
 
@@ -848,21 +931,8 @@ impl Columns<'_> {
     /// The counts (status codes filled in by the caller).
     fn counts(&self) -> Result<Counts, StoreError> {
         let mut failures = FailureCounts::default();
-        failures[FailureKind::Connect] = self.get("fail_connect")?;
-        failures[FailureKind::Timeout] = self.get("fail_timeout")?;
-        failures[FailureKind::Reset] = self.get("fail_reset")?;
-        failures[FailureKind::Malformed] = self.get("fail_malformed")?;
-        failures[FailureKind::Status] = self.get("fail_status")?;
-        failures[FailureKind::Body] = self.get("fail_body")?;
-        failures[FailureKind::StreamReset] = self.get("fail_stream_reset")?;
-        failures[FailureKind::Refused] = self.get("fail_refused")?;
-        failures[FailureKind::ConnectionError] = self.get("fail_connection_error")?;
-        failures[FailureKind::Handshake] = self.get("fail_handshake")?;
-        failures[FailureKind::Closed] = self.get("fail_closed")?;
-        failures[FailureKind::Protocol] = self.get("fail_protocol")?;
-        failures[FailureKind::GeneratorFault] = self.get("fail_generator_fault")?;
-        for (k, col) in grpc_columns() {
-            failures[*k] = self.get(col)?;
+        for (k, column) in failure_columns() {
+            failures[*k] = self.get(column)?;
         }
         Ok(Counts {
             completed: self.get("completed")?,
@@ -1004,15 +1074,6 @@ impl Columns<'_> {
 /// histogram.
 type CountedRow = (TargetStats, Vec<u8>);
 
-/// The columns of a counted kind's failures per class (`fail_connect`, …, as `steps`
-/// names them), in [`FailureKind::ALL`]'s order.
-fn failure_columns() -> Vec<String> {
-    FailureKind::ALL
-        .iter()
-        .map(|k| format!("fail_{}", k.name()))
-        .collect()
-}
-
 /// Writes a step's counted kinds (its request-list entries or journey steps, or its
 /// journeys) into `table`, in order, with their packed histograms.
 fn insert_counted(
@@ -1021,12 +1082,13 @@ fn insert_counted(
     id: i64,
     kinds: &[(&TargetStats, Vec<u8>)],
 ) -> rusqlite::Result<()> {
-    let fail = failure_columns();
-    let marks: Vec<String> = (8..8 + fail.len()).map(|i| format!("?{i}")).collect();
+    let marks: Vec<String> = (8..8 + FailureKind::ALL.len())
+        .map(|i| format!("?{i}"))
+        .collect();
     let mut stmt = tx.prepare_cached(&format!(
         "INSERT INTO {table} (step_id, seq, label, completed, ok, hist_latency, unsent, {})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {})",
-        fail.join(", "),
+        failure_column_list(),
         marks.join(", "),
     ))?;
     for (seq, (t, hist)) in kinds.iter().enumerate() {
@@ -1038,10 +1100,9 @@ fn insert_counted(
     Ok(())
 }
 
-/// A step's stored counted kinds, their histograms left packed (a stub in each) and
-/// returned apart, in the same order.
-fn unzip_counted(rows: Option<Vec<CountedRow>>) -> (Vec<TargetStats>, Vec<Vec<u8>>) {
-    rows.unwrap_or_default().into_iter().unzip()
+/// Step `id`'s rows in `map`, taken out (none if it has none).
+fn take<T>(map: &mut HashMap<i64, Vec<T>>, id: i64) -> Vec<T> {
+    map.remove(&id).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub struct GrpcWorkload {
 }
 
 /// Where a key was given, if it was.
-fn span<T>(key: &Option<Spanned<T>>) -> Option<std::ops::Range<usize>> {
+fn span<T>(key: &Option<Spanned<T>>) -> Option<Span> {
     key.as_ref().map(Spanned::span)
 }
 
@@ -70,101 +70,126 @@ impl Reader<'_> {
         at: usize,
         w: &FileWorkload,
     ) -> Result<GrpcWorkload, PlanError> {
-        let err = |span: Option<std::ops::Range<usize>>, why: String| {
+        let err = |span: Option<Span>, why: String| {
             self.err(
                 span.map_or(at, |s| s.start),
                 format!("workload '{name}': {why}"),
             )
         };
-        let Some(m) = &w.method else {
-            return Err(err(None, "protocol = \"grpc\" calls a method: add method = \"package.Service/Method\", e.g. method = \"helloworld.Greeter/SayHello\"".into()));
-        };
-        let method = m.get_ref().trim_start_matches('/').to_string();
-        let well_formed = method
-            .split_once('/')
-            .is_some_and(|(s, f)| !s.is_empty() && !f.is_empty() && !f.contains('/'))
-            && !method.bytes().any(|b| b <= b' ' || b == 0x7f);
-        if !well_formed {
-            return Err(err(Some(m.span()), format!("method = \"{}\" names no gRPC method: write it as \"package.Service/Method\", e.g. \"helloworld.Greeter/SayHello\"", m.get_ref())));
-        }
-        let http_keys = [
-            ("path", span(&w.path), "the path is the method's"),
-            (
-                "body",
-                span(&w.body),
-                "the request is message = '{…}' (JSON)",
-            ),
-            (
-                "requests",
-                span(&w.requests),
-                "a list is messages = \"FILE\"",
-            ),
-            (
-                "journey",
-                span(&w.journey),
-                "a journey's steps are HTTP requests",
-            ),
-            ("hold", span(&w.hold), "hold is WebSocket's"),
-        ];
-        if let Some((key, span, why)) = http_keys.into_iter().find_map(|(k, s, y)| Some((k, s?, y)))
-        {
-            return Err(err(
-                Some(span),
-                format!("{key} does not apply to protocol = \"grpc\" ({why}): remove {key}"),
-            ));
-        }
-        if w.body_file.is_some() {
-            return Err(err(None, "body_file does not apply to protocol = \"grpc\" (the request is message = '{…}', JSON): remove body_file".into()));
-        }
-        if let Some(e) = &w.expect {
-            let x = e.get_ref();
-            let http = [
-                ("status", x.status.is_some()),
-                ("body_contains", x.body_contains.is_some()),
-                ("length", x.length.is_some()),
-            ];
-            if let Some((key, _)) = http.into_iter().find(|(_, g)| *g) {
-                return Err(err(Some(e.span()), format!("expect.{key} does not apply to protocol = \"grpc\" (a call is answered 200 and judged by its grpc-status): check the reply with expect.json or expect.echo")));
-            }
-        }
-        let (proto, protoset) = match (&w.proto, &w.protoset) {
-            (Some(p), None) => (Some(PathBuf::from(p.get_ref())), None),
-            (None, Some(p)) => (None, Some(PathBuf::from(p.get_ref()))),
-            (Some(_), Some(p)) => {
-                return Err(err(
-                    Some(p.span()),
-                    "give proto or protoset, not both".into(),
-                ));
-            }
-            (None, None) => {
-                return Err(err(None, "a gRPC call needs its schema: add proto = \"FILE.proto\" (imports beside it) or protoset = \"FILE\" (protoc --include_imports --descriptor_set_out), relative to the plan's directory".into()));
-            }
-        };
+        let method = grpc_method(w, &err)?;
+        refuse_http_keys(w, &err)?;
+        let (proto, protoset) = grpc_schema(w, &err)?;
         if let (Some(m), Some(_)) = (&w.message, &w.messages) {
             return Err(err(
                 Some(m.span()),
                 "give message or messages, not both".into(),
             ));
         }
-        let expect_json = match w.expect.as_ref().and_then(|e| e.get_ref().json.as_ref()) {
-            None => None,
-            Some(toml::Value::String(s)) => Some(s.clone()),
-            Some(v @ toml::Value::Table(_)) => Some(serde_json::to_string(v).map_err(|e| {
-                err(
-                    w.expect.as_ref().map(Spanned::span),
-                    format!("expect.json: {e}"),
-                )
-            })?),
-            Some(_) => {
-                return Err(err(w.expect.as_ref().map(Spanned::span), "expect.json is the fields the reply must hold: write a table, expect = { json = { message = \"hello x\" } }, or a JSON string".into()));
-            }
-        };
         Ok(GrpcWorkload {
             method,
             proto,
             protoset,
             message: w.message.as_ref().map(|m| m.get_ref().clone()),
-            expect_json,
+            expect_json: expect_json(w, &err)?,
         })
+    }
+}
+
+/// Where in the plan's text a key was given.
+type Span = std::ops::Range<usize>;
+
+/// The error of a workload's key: where it was given (the workload's line if `None`), and
+/// why it is refused with the fix.
+type KeyError<'a> = dyn Fn(Option<Span>, String) -> PlanError + 'a;
+
+/// The workload's `method`, checked as `package.Service/Method` (a leading `/` dropped).
+fn grpc_method(w: &FileWorkload, err: &KeyError) -> Result<String, PlanError> {
+    let Some(m) = &w.method else {
+        return Err(err(None, "protocol = \"grpc\" calls a method: add method = \"package.Service/Method\", e.g. method = \"helloworld.Greeter/SayHello\"".into()));
+    };
+    let method = m.get_ref().trim_start_matches('/').to_string();
+    let well_formed = method
+        .split_once('/')
+        .is_some_and(|(s, f)| !s.is_empty() && !f.is_empty() && !f.contains('/'))
+        && !method.bytes().any(|b| b <= b' ' || b == 0x7f);
+    if !well_formed {
+        return Err(err(Some(m.span()), format!("method = \"{}\" names no gRPC method: write it as \"package.Service/Method\", e.g. \"helloworld.Greeter/SayHello\"", m.get_ref())));
+    }
+    Ok(method)
+}
+
+/// Refuses the keys of an HTTP request a gRPC call does not take, each with what to write
+/// instead.
+fn refuse_http_keys(w: &FileWorkload, err: &KeyError) -> Result<(), PlanError> {
+    let http_keys = [
+        ("path", span(&w.path), "the path is the method's"),
+        (
+            "body",
+            span(&w.body),
+            "the request is message = '{…}' (JSON)",
+        ),
+        (
+            "requests",
+            span(&w.requests),
+            "a list is messages = \"FILE\"",
+        ),
+        (
+            "journey",
+            span(&w.journey),
+            "a journey's steps are HTTP requests",
+        ),
+        ("hold", span(&w.hold), "hold is WebSocket's"),
+    ];
+    if let Some((key, span, why)) = http_keys.into_iter().find_map(|(k, s, y)| Some((k, s?, y))) {
+        return Err(err(
+            Some(span),
+            format!("{key} does not apply to protocol = \"grpc\" ({why}): remove {key}"),
+        ));
+    }
+    if w.body_file.is_some() {
+        return Err(err(None, "body_file does not apply to protocol = \"grpc\" (the request is message = '{…}', JSON): remove body_file".into()));
+    }
+    if let Some(e) = &w.expect {
+        let x = e.get_ref();
+        let http = [
+            ("status", x.status.is_some()),
+            ("body_contains", x.body_contains.is_some()),
+            ("length", x.length.is_some()),
+        ];
+        if let Some((key, _)) = http.into_iter().find(|(_, g)| *g) {
+            return Err(err(Some(e.span()), format!("expect.{key} does not apply to protocol = \"grpc\" (a call is answered 200 and judged by its grpc-status): check the reply with expect.json or expect.echo")));
+        }
+    }
+    Ok(())
+}
+
+/// The call's schema: `proto` or `protoset`, exactly one of them.
+fn grpc_schema(
+    w: &FileWorkload,
+    err: &KeyError,
+) -> Result<(Option<PathBuf>, Option<PathBuf>), PlanError> {
+    match (&w.proto, &w.protoset) {
+        (Some(p), None) => Ok((Some(PathBuf::from(p.get_ref())), None)),
+        (None, Some(p)) => Ok((None, Some(PathBuf::from(p.get_ref())))),
+        (Some(_), Some(p)) => Err(err(
+            Some(p.span()),
+            "give proto or protoset, not both".into(),
+        )),
+        (None, None) => Err(err(None, "a gRPC call needs its schema: add proto = \"FILE.proto\" (imports beside it) or protoset = \"FILE\" (protoc --include_imports --descriptor_set_out), relative to the plan's directory".into())),
+    }
+}
+
+/// `expect.json` as JSON text: a table converted, a string as written.
+fn expect_json(w: &FileWorkload, err: &KeyError) -> Result<Option<String>, PlanError> {
+    match w.expect.as_ref().and_then(|e| e.get_ref().json.as_ref()) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+        Some(v @ toml::Value::Table(_)) => Ok(Some(serde_json::to_string(v).map_err(|e| {
+            err(
+                w.expect.as_ref().map(Spanned::span),
+                format!("expect.json: {e}"),
+            )
+        })?)),
+        Some(_) => Err(err(w.expect.as_ref().map(Spanned::span), "expect.json is the fields the reply must hold: write a table, expect = { json = { message = \"hello x\" } }, or a JSON string".into())),
     }
 }

@@ -26,9 +26,10 @@ use crate::grid::csv_record;
 use crate::safe::csv_text;
 use crate::units::rfc3339;
 use shootout_analysis::cells::{step_cpu_us, step_peak_rss};
+use shootout_analysis::journeys::{Block, Kind};
 use shootout_analysis::Analysis;
-use shootout_model::stored::StoredRun;
-use shootout_model::{FailureKind, LoadLevel};
+use shootout_model::stored::{StoredRun, StoredStep};
+use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 
 /// The columns before the failure classes.
 const HEAD: [&str; 14] = [
@@ -86,55 +87,8 @@ pub fn csv(run: &StoredRun) -> String {
         let Some(ci) = run.contenders.iter().position(|c| c.id == s.contender) else {
             continue;
         };
-        let c = &run.contenders[ci];
-        let (kind, connections, rate) = level_fields(s.level);
-        let counts = &s.result.counts;
-        let l = s.latency_summary();
-        let mut fields = vec![
-            run.run.id.0.to_string(),
-            csv_text(&c.name).into_owned(),
-            csv_text(&s.workload).into_owned(),
-            kind.to_string(),
-            connections.to_string(),
-            rate,
-            s.repetition.to_string(),
-            s.status.as_str().to_string(),
-            rfc3339(s.started),
-            format!("{:.6}", s.result.duration.as_secs_f64()),
-            counts.completed.to_string(),
-            counts.ok.to_string(),
-            counts.failed().to_string(),
-            counts.aborted.to_string(),
-        ];
-        fields.extend(
-            FailureKind::ALL
-                .iter()
-                .map(|k| counts.failures[*k].to_string()),
-        );
-        fields.extend([
-            format!("{:.3}", s.result.rps()),
-            format!("{:.3}", s.result.ok_rps()),
-            format!("{:.3}", l.mean),
-            format!("{:.3}", l.stdev),
-            format!("{:.3}", l.p50),
-            format!("{:.3}", l.p90),
-            format!("{:.3}", l.p99),
-            format!("{:.3}", l.max),
-            step_cpu_us(s).map_or(String::new(), |v| format!("{v:.3}")),
-            step_peak_rss(s).map_or(String::new(), |v| v.to_string()),
-            (baseline == Some(ci)).to_string(),
-        ]);
-        match s.wire {
-            Some(w) => fields.extend([
-                w.protocol.as_str().to_string(),
-                w.streams.to_string(),
-                w.pipeline.to_string(),
-            ]),
-            None => fields.extend([String::new(), String::new(), String::new()]),
-        }
-        fields.extend(["step".to_string(), String::new(), String::new()]);
-        fields.extend(until_fields(&s.result));
-        csv_record(&mut out, &fields);
+        let name = &run.contenders[ci].name;
+        csv_record(&mut out, &step_record(run, s, name, baseline == Some(ci)));
     }
     for b in shootout_analysis::journeys::blocks(run) {
         let rows = b
@@ -143,43 +97,104 @@ pub fn csv(run: &StoredRun) -> String {
             .map(|k| ("journey_step", k))
             .chain(b.journeys.iter().map(|k| ("journey", k)));
         for (record, k) in rows {
-            let l = k.summary();
-            let (kind, connections, rate) = level_fields(b.level);
-            let mut fields = vec![
-                run.run.id.0.to_string(),
-                csv_text(&run.contenders[b.contender].name).into_owned(),
-                csv_text(&b.workload).into_owned(),
-                kind.to_string(),
-                connections.to_string(),
-                rate,
-            ];
-            fields.extend(std::iter::repeat_n(String::new(), 4));
-            fields.extend([
-                k.completed.to_string(),
-                k.ok.to_string(),
-                k.failed().to_string(),
-                String::new(),
-            ]);
-            fields.extend(k.failures.iter().map(|(_, n)| n.to_string()));
-            fields.extend([String::new(), format!("{:.3}", k.ok_rate())]);
-            fields.extend(
-                [l.mean, l.stdev, l.p50, l.p90, l.p99, l.max]
-                    .iter()
-                    .map(|ms| format!("{ms:.3}")),
-            );
-            fields.extend(std::iter::repeat_n(String::new(), 2));
-            fields.push((baseline == Some(b.contender)).to_string());
-            fields.extend(std::iter::repeat_n(String::new(), 3));
-            fields.extend([
-                record.to_string(),
-                csv_text(&k.label).into_owned(),
-                k.unsent.to_string(),
-            ]);
-            fields.extend(std::iter::repeat_n(String::new(), 3));
+            let fields = journey_record(run, &b, record, k, baseline == Some(b.contender));
             csv_record(&mut out, &fields);
         }
     }
     out
+}
+
+/// The record of step `s`, of contender `contender` (the baseline or not).
+fn step_record(run: &StoredRun, s: &StoredStep, contender: &str, baseline: bool) -> Vec<String> {
+    let counts = &s.result.counts;
+    let mut fields = placement(run, contender, &s.workload, s.level);
+    fields.extend([
+        s.repetition.to_string(),
+        s.status.as_str().to_string(),
+        rfc3339(s.started),
+        format!("{:.6}", s.result.duration.as_secs_f64()),
+        counts.completed.to_string(),
+        counts.ok.to_string(),
+        counts.failed().to_string(),
+        counts.aborted.to_string(),
+    ]);
+    fields.extend(
+        FailureKind::ALL
+            .iter()
+            .map(|k| counts.failures[*k].to_string()),
+    );
+    fields.extend([
+        format!("{:.3}", s.result.rps()),
+        format!("{:.3}", s.result.ok_rps()),
+    ]);
+    fields.extend(latency_fields(&s.latency_summary()));
+    fields.extend([
+        step_cpu_us(s).map_or(String::new(), |v| format!("{v:.3}")),
+        step_peak_rss(s).map_or(String::new(), |v| v.to_string()),
+        baseline.to_string(),
+    ]);
+    match s.wire {
+        Some(w) => fields.extend([
+            w.protocol.as_str().to_string(),
+            w.streams.to_string(),
+            w.pipeline.to_string(),
+        ]),
+        None => fields.extend([String::new(), String::new(), String::new()]),
+    }
+    fields.extend(["step".to_string(), String::new(), String::new()]);
+    fields.extend(until_fields(&s.result));
+    fields
+}
+
+/// The record of a journey step or a journey (`record`) `k` of block `b`, its
+/// repetitions added up.
+fn journey_record(
+    run: &StoredRun,
+    b: &Block,
+    record: &str,
+    k: &Kind,
+    baseline: bool,
+) -> Vec<String> {
+    let contender = &run.contenders[b.contender].name;
+    let mut fields = placement(run, contender, &b.workload, b.level);
+    fields.extend(std::iter::repeat_n(String::new(), 4));
+    fields.extend([
+        k.completed.to_string(),
+        k.ok.to_string(),
+        k.failed().to_string(),
+        String::new(),
+    ]);
+    fields.extend(k.failures.iter().map(|(_, n)| n.to_string()));
+    fields.extend([String::new(), format!("{:.3}", k.ok_rate())]);
+    fields.extend(latency_fields(&k.summary()));
+    fields.extend(std::iter::repeat_n(String::new(), 2));
+    fields.push(baseline.to_string());
+    fields.extend(std::iter::repeat_n(String::new(), 3));
+    fields.extend([
+        record.to_string(),
+        csv_text(&k.label).into_owned(),
+        k.unsent.to_string(),
+    ]);
+    fields.extend(std::iter::repeat_n(String::new(), 3));
+    fields
+}
+
+/// A record's first fields: the run, the contender, the workload and the level.
+fn placement(run: &StoredRun, contender: &str, workload: &str, level: LoadLevel) -> Vec<String> {
+    let (kind, connections, rate) = level_fields(level);
+    vec![
+        run.run.id.0.to_string(),
+        csv_text(contender).into_owned(),
+        csv_text(workload).into_owned(),
+        kind.to_string(),
+        connections.to_string(),
+        rate,
+    ]
+}
+
+/// The latency fields in ms: mean, sd, p50, p90, p99, max.
+fn latency_fields(l: &LatencySummary) -> [String; 6] {
+    [l.mean, l.stdev, l.p50, l.p90, l.p99, l.max].map(|ms| format!("{ms:.3}"))
 }
 
 /// A step's `until`, `until_after_s` and `until_half_widths` fields (empty without

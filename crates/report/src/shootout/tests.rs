@@ -545,12 +545,10 @@ fn journey_step(
     s
 }
 
-/// `shootout report` of a journey workload: each contender's journeys and steps, counts
-/// summed over the repetitions and latencies merged, and the contenders ranked per journey
-/// by good journeys per second, in text and Markdown.
-#[test]
-fn a_journey_workload_reports_steps_and_ranks_contenders_per_journey() {
-    let r = run(
+/// A run of a journey workload: nginx (the baseline) and gunicorn, two repetitions each,
+/// gunicorn's posts twice as slow and half of them failed.
+fn journey_run() -> StoredRun {
+    run(
         vec![
             contender(1, "nginx", true, ContenderStatus::Measured),
             contender(2, "gunicorn", false, ContenderStatus::Measured),
@@ -561,7 +559,15 @@ fn a_journey_workload_reports_steps_and_ranks_contenders_per_journey() {
             journey_step(3, 1, 2, 10, 10, 2_000),
             journey_step(4, 2, 2, 10, 5, 4_000),
         ],
-    );
+    )
+}
+
+/// `shootout report` of a journey workload: each contender's journeys and steps, counts
+/// summed over the repetitions and latencies merged, and the contenders ranked per journey
+/// by good journeys per second, in text and Markdown.
+#[test]
+fn a_journey_workload_reports_steps_and_ranks_contenders_per_journey() {
+    let r = journey_run();
     let text = text::text(&r);
     let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let flat = squeeze(&text);
@@ -591,6 +597,69 @@ fn a_journey_workload_reports_steps_and_ranks_contenders_per_journey() {
         vec![step(1, 1, 1, 100, 500)],
     );
     assert!(!text::text(&plain).contains("Journeys and steps"));
+}
+
+/// The CSV of a journey workload: after each step's own record, one per contender ×
+/// level × journey step and per journey, every repetition's counts and failures added up,
+/// the fields of one measurement empty.
+#[test]
+fn csv_adds_a_record_per_journey_step_and_journey() {
+    let out = csv(&journey_run());
+    let records: Vec<&str> = out.split_terminator("\r\n").collect();
+    // Header, 4 steps, then per contender 2 journey steps and 1 journey.
+    assert_eq!(records.len(), 1 + 4 + 6, "{out}");
+    let header: Vec<&str> = records[0].split(',').collect();
+    let field = |record: &str, column: &str| -> String {
+        let at = header.iter().position(|c| *c == column).unwrap();
+        record.split(',').nth(at).unwrap().to_string()
+    };
+    for r in &records[1..] {
+        assert_eq!(r.split(',').count(), header.len(), "{r}");
+    }
+    let kinds: Vec<(String, String, String)> = records[5..]
+        .iter()
+        .map(|r| (field(r, "contender"), field(r, "record"), field(r, "name")))
+        .collect();
+    let want = |c: &str, record: &str, name: &str| (c.into(), record.into(), name.into());
+    assert_eq!(
+        kinds,
+        [
+            want("nginx", "journey_step", "writer › login"),
+            want("nginx", "journey_step", "writer › post"),
+            want("nginx", "journey", "writer"),
+            want("gunicorn", "journey_step", "writer › login"),
+            want("gunicorn", "journey_step", "writer › post"),
+            want("gunicorn", "journey", "writer"),
+        ]
+    );
+    // nginx's two repetitions added up; the fields of one measurement empty.
+    let nginx_post = records[6];
+    for (column, value) in [
+        ("completed", "20"),
+        ("ok", "20"),
+        ("failed", "0"),
+        ("ok_rps", "10.000"),
+        ("baseline", "true"),
+        ("unsent", "0"),
+        ("repetition", ""),
+        ("status", ""),
+        ("started_utc", ""),
+        ("duration_s", ""),
+        ("aborted", ""),
+        ("rps", ""),
+        ("server_cpu_us_per_request", ""),
+        ("protocol", ""),
+        ("until", ""),
+    ] {
+        assert_eq!(field(nginx_post, column), value, "{column} in {nginx_post}");
+    }
+    // Every field of gunicorn's post, its failures by class among them.
+    assert_eq!(
+        records[9],
+        "1,gunicorn,hello,concurrency,4,,,,,,20,10,10,,0,0,0,0,10,0,0,0,0,0,0,0,0,0,0,0,0,0,0,\
+         0,0,0,0,0,0,0,0,0,0,0,0,0,,5.000,4.008,0.000,4.015,4.015,4.015,4.015,,,false,,,,\
+         journey_step,writer › post,0,,,"
+    );
 }
 
 /// `shootout compare` of two journey runs: per step and journey, the good ones per second
