@@ -208,17 +208,24 @@ pub(crate) fn load_line(spec: &LoadSpec) -> String {
     } else {
         String::new()
     };
+    // A gRPC run's -n and --rate count calls (a streaming call's replies are counted
+    // apart, in its Streams lines).
+    let (one, many, per_s) = if spec.expect.grpc.is_some() {
+        ("call", "calls", "calls/s")
+    } else {
+        ("request", "requests", "req/s")
+    };
     let mode = match spec.pace {
         Pace::Closed if spec.ws_hold.is_some() => hold_mode(spec),
         Pace::Closed => "closed loop".to_string(),
-        Pace::Rate(rps) => format!("rate {} req/s", trim_float(rps)),
+        Pace::Rate(rps) => format!("rate {} {per_s}", trim_float(rps)),
     };
     let bound = match (spec.requests, spec.duration) {
-        (Some(n), None) => plural(n, "request", "requests"),
+        (Some(n), None) => plural(n, one, many),
         (None, Some(d)) => format!("for {}", human_duration(d)),
         (Some(n), Some(d)) => format!(
             "{} or {}, whichever comes first",
-            plural(n, "request", "requests"),
+            plural(n, one, many),
             human_duration(d)
         ),
         (None, None) => "unbounded".to_string(),
@@ -948,6 +955,20 @@ mod tests {
         );
         spec.requests = Some(1);
         assert!(load_line(&spec).contains("1 request or 2 s, whichever comes first"));
+        // A gRPC run counts calls: -n and --rate are calls, whatever a call streams.
+        spec.expect.grpc = Some(shootout_model::GrpcReply {
+            schema: std::sync::Arc::from(&[][..]),
+            method: "helloworld.Greeter.SayHello".into(),
+            max_message: 1 << 20,
+            json: None,
+            stream: Default::default(),
+        });
+        spec.requests = Some(50);
+        let line = load_line(&spec);
+        assert!(
+            line.contains("rate 500 calls/s, 50 calls or 2 s, whichever comes first"),
+            "{line}"
+        );
     }
 
     /// An HTTP/3 run says so in its load line, and its stream resets go by HTTP/3's
