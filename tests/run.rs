@@ -1885,8 +1885,9 @@ fn a_plans_stages_step_a_journey_workloads_users() {
 }
 
 /// A plan's journey workload on two contenders: each step stores every journey step's and
-/// every journey's counts and histograms, `run`'s report shows them and ranks the
-/// contenders per journey, and `report` and `compare` show them from the store.
+/// every journey's counts and histograms (a journey's busy time among them), `run`'s
+/// report shows them and ranks the contenders per journey, and `report` and `compare`
+/// show them from the store.
 #[test]
 fn a_journey_workload_is_stored_reported_ranked_and_compared_per_step() {
     let one = TestServer::start(Behavior::App).unwrap();
@@ -1915,18 +1916,21 @@ fn a_journey_workload_is_stored_reported_ranked_and_compared_per_step() {
     assert_eq!(steps.len(), 2);
     for s in &steps {
         let r = s.unpacked();
-        let kinds: Vec<(&str, u64, u64, u64)> = r
+        let kinds: Vec<(&str, u64, u64, u64, Option<u64>)> = r
             .targets
             .iter()
             .chain(&r.journeys)
-            .map(|t| (t.label.as_str(), t.completed, t.ok, t.latency.len()))
+            .map(|t| {
+                let busy = t.busy.as_ref().map(|b| b.len());
+                (t.label.as_str(), t.completed, t.ok, t.latency.len(), busy)
+            })
             .collect();
         assert_eq!(
             kinds,
             [
-                ("writer › login", 20, 20, 20),
-                ("writer › form", 20, 20, 20),
-                ("writer", 20, 20, 20)
+                ("writer › login", 20, 20, 20, None),
+                ("writer › form", 20, 20, 20, None),
+                ("writer", 20, 20, 20, Some(20))
             ]
         );
     }
@@ -1941,8 +1945,10 @@ fn a_journey_workload_is_stored_reported_ranked_and_compared_per_step() {
     assert_eq!(report, printed, "run's report is report's");
     let flat = squeeze(&report);
     for want in [
-        "Journeys and steps at c=2 (every repetition merged):",
+        "Journeys and steps at c=2 (every repetition merged; busy: a journey's duration less its think times):",
         "one journey writer 20 20 0",
+        "one busy writer 20 20 0",
+        "two busy writer 20 20 0",
         "two step writer › form 20 20 0",
         "Ranked by good journeys per second (median over repetitions):",
         "writer: ",
@@ -2006,12 +2012,28 @@ fn a_journey_workload_is_stored_reported_ranked_and_compared_per_step() {
     }
     assert_eq!(v["journey_rankings"][0]["journey"], "writer", "{v}");
     assert_eq!(v["steps"][0]["journeys"][0]["ended"], 20, "{v}");
+    for b in blocks {
+        let busy = &b["journeys"][0]["duration_less_think_ms"];
+        assert!(busy["p50"].as_f64().unwrap() > 0.0, "{b}");
+        assert!(b["steps"][0].get("duration_less_think_ms").is_none(), "{b}");
+    }
+    assert!(
+        v["steps"][1]["journeys"][0]["duration_less_think_ms"]["p99"].is_number(),
+        "{v}"
+    );
     let csv = format(&["report", "1"], "csv");
     let rows: Vec<&str> = csv.lines().filter(|l| l.contains(",journey")).collect();
     assert_eq!(
         rows.len(),
-        6,
-        "a row per contender × step and journey:\n{csv}"
+        8,
+        "a row per contender × step and journey, and per journey's busy time:\n{csv}"
+    );
+    assert_eq!(
+        rows.iter()
+            .filter(|l| l.contains(",journey_busy,writer,"))
+            .count(),
+        2,
+        "{csv}"
     );
     assert!(
         rows.iter()
@@ -2027,9 +2049,10 @@ fn a_journey_workload_is_stored_reported_ranked_and_compared_per_step() {
     common::assert_ok(&out);
     let html = String::from_utf8(out.stdout).unwrap();
     for want in [
-        "<h3>Journeys and steps at c=2 (every repetition merged)</h3>",
+        "<h3>Journeys and steps at c=2 (every repetition merged; busy: a journey&#39;s duration less its think times)</h3>",
         "Step writer › login: latency percentiles",
         "Journey writer: duration percentiles",
+        "two less think time",
     ] {
         assert!(html.contains(want), "{want}");
     }

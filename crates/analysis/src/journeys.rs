@@ -32,6 +32,11 @@ pub struct Kind {
     pub unsent: u64,
     /// Latency (journeys: duration), µs, every repetition's merged.
     pub latency: Histogram<u64>,
+    /// A journey's busy time (its duration less its think times), µs, every repetition's
+    /// merged; `None` for a step, and for a journey unless every journey of every
+    /// repetition has one (a step stored before it was measured leaves it out: a part
+    /// would pass for the whole).
+    pub busy: Option<Histogram<u64>>,
     /// Good answers (journeys: good journeys) per second, one per repetition.
     pub ok_per_s: Vec<f64>,
     /// p99 (ms), one per repetition that answered.
@@ -54,6 +59,11 @@ impl Kind {
         LatencySummary::of(&self.latency)
     }
 
+    /// The busy time's summary (ms), when kept.
+    pub fn busy_summary(&self) -> Option<LatencySummary> {
+        self.busy.as_ref().map(LatencySummary::of)
+    }
+
     fn new(t: &TargetStats) -> Kind {
         Kind {
             label: t.label.clone(),
@@ -62,6 +72,7 @@ impl Kind {
             failures: FailureCounts::default(),
             unsent: 0,
             latency: second_histogram(),
+            busy: t.busy.as_ref().map(|_| second_histogram()),
             ok_per_s: Vec::new(),
             p99_ms: Vec::new(),
         }
@@ -77,6 +88,10 @@ impl Kind {
         self.unsent = self.unsent.saturating_add(t.unsent);
         // Both of a step's recorder's bounds (the store checked them when read).
         let _ = self.latency.add(&t.latency);
+        self.busy = match (self.busy.take(), &t.busy) {
+            (Some(mut sum), Some(b)) => sum.add(b).is_ok().then_some(sum),
+            _ => None,
+        };
         self.ok_per_s.push(per_second(t.ok, duration));
         if !t.latency.is_empty() {
             self.p99_ms
@@ -152,6 +167,12 @@ fn add_step(out: &mut Vec<Block>, s: &StoredStep, contender: usize) {
     }
     for (k, t) in block.journeys.iter_mut().zip(&r.journeys) {
         k.add(t, r.duration);
+    }
+    // The busy time is shown for every journey or none (as `shootout load` does).
+    if block.journeys.iter().any(|k| k.busy.is_none()) {
+        for k in &mut block.journeys {
+            k.busy = None;
+        }
     }
 }
 

@@ -175,7 +175,9 @@ pub type SampleSource = Arc<dyn Fn() -> Vec<Sample> + Send + Sync>;
 
 /// A step's bulky parts as the store keeps them: each histogram (HdrHistogram V2 +
 /// deflate, empty for one a step stored before it was recorded), each request list
-/// entry's or journey step's latency histogram and each journey's duration histogram, with the step's latency summary worked out once, and where
+/// entry's or journey step's latency histogram and each journey's duration and busy-time
+/// histograms (no busy time for journeys stored before it was measured), with the step's
+/// latency summary worked out once, and where
 /// its reservoir of samples comes from. Every histogram was decoded once when packed, so
 /// decoding it again cannot fail; the bytes are shared, so a clone costs a few pointers.
 #[derive(Clone)]
@@ -183,6 +185,7 @@ pub struct Packed {
     histograms: [Arc<[u8]>; 6],
     targets: Vec<Arc<[u8]>>,
     journeys: Vec<Arc<[u8]>>,
+    busy: Vec<Option<Arc<[u8]>>>,
     samples: SampleSource,
     latency: LatencySummary,
 }
@@ -205,18 +208,22 @@ pub enum Part {
     Target,
     /// A journey's duration.
     Journey,
+    /// A journey's busy time (its duration less its think times).
+    Busy,
 }
 
 impl Packed {
     /// Packs a step's parts: `histograms` in [`Measure::ALL`]'s order (empty bytes for an
     /// empty histogram), `targets` in the list's (or the journey steps') order, `journeys`
-    /// in the journey file's, and where its `samples` come from. Each histogram is decoded
+    /// in the journey file's, `busy` the journeys' busy times in the same order (`None`
+    /// where not measured), and where its `samples` come from. Each histogram is decoded
     /// here (checked, and the latency summarised): the error names the part and what is
     /// wrong.
     pub fn new(
         histograms: [Vec<u8>; 6],
         targets: Vec<Vec<u8>>,
         journeys: Vec<Vec<u8>>,
+        busy: Vec<Option<Vec<u8>>>,
         samples: SampleSource,
     ) -> Result<Packed, (Part, crate::hdr::HdrError)> {
         let mut latency = LatencySummary::default();
@@ -232,10 +239,14 @@ impl Packed {
         for bytes in &journeys {
             unpack(bytes).map_err(|e| (Part::Journey, e))?;
         }
+        for bytes in busy.iter().flatten() {
+            unpack(bytes).map_err(|e| (Part::Busy, e))?;
+        }
         Ok(Packed {
             histograms: histograms.map(Arc::from),
             targets: targets.into_iter().map(Arc::from).collect(),
             journeys: journeys.into_iter().map(Arc::from).collect(),
+            busy: busy.into_iter().map(|b| b.map(Arc::from)).collect(),
             samples,
             latency,
         })
@@ -246,6 +257,7 @@ impl Packed {
         self.histograms.iter().map(|h| h.len()).sum::<usize>()
             + self.targets.iter().map(|h| h.len()).sum::<usize>()
             + self.journeys.iter().map(|h| h.len()).sum::<usize>()
+            + self.busy.iter().flatten().map(|h| h.len()).sum::<usize>()
     }
 }
 
@@ -267,7 +279,8 @@ fn unpack_checked(bytes: &[u8]) -> Histogram<u64> {
 impl StoredStep {
     /// Packs the step's histograms, request list entries' histograms and samples away
     /// into `packed`, leaving `result` without them (what the store does with each step
-    /// it reads).
+    /// it reads). A journey's busy time is left a stub where `packed` holds one, `None`
+    /// where it does not, so that `result` still says which journeys have it.
     pub fn pack(&mut self, packed: Packed) {
         self.result.histograms = crate::Histograms::stubs();
         for t in self
@@ -277,6 +290,10 @@ impl StoredStep {
             .chain(&mut self.result.journeys)
         {
             t.latency = crate::histograms::stub();
+        }
+        for (i, t) in self.result.journeys.iter_mut().enumerate() {
+            let kept = packed.busy.get(i).is_some_and(Option::is_some);
+            t.busy = kept.then(crate::histograms::stub);
         }
         self.result.samples = Vec::new();
         self.packed = Some(packed);
@@ -309,7 +326,8 @@ impl StoredStep {
     }
 
     /// The result with its histograms, its request list entries' (or journey steps')
-    /// histograms and its journeys' (not its samples: [`StoredStep::samples`]), for a reader that needs the whole of it:
+    /// histograms and its journeys' (their busy times included; not its samples:
+    /// [`StoredStep::samples`]), for a reader that needs the whole of it:
     /// borrowed when the step is not packed, else a copy with them decoded.
     pub fn unpacked(&self) -> Cow<'_, RunResult> {
         let Some(p) = &self.packed else {
@@ -331,6 +349,9 @@ impl StoredStep {
         };
         r.targets = unpacked(&self.result.targets, &p.targets);
         r.journeys = unpacked(&self.result.journeys, &p.journeys);
+        for (t, busy) in r.journeys.iter_mut().zip(&p.busy) {
+            t.busy = busy.as_deref().map(unpack_checked);
+        }
         Cow::Owned(r)
     }
 }

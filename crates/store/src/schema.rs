@@ -31,6 +31,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V19_GRPC,
     V20_KIND_FAILURES,
     V21_UNTIL,
+    V22_JOURNEY_BUSY,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -453,6 +454,14 @@ CREATE TABLE step_conditions (
     held       INTEGER NOT NULL,
     PRIMARY KEY (step_id, seq)
 );
+";
+
+/// Version 22: per journey (`step_journeys`), its busy time: the histogram of each ended
+/// journey's duration less the think times it waited between its steps (µs, HdrHistogram
+/// V2 + deflate, as `hist_latency`). NULL in journeys stored before it was measured;
+/// `step_targets` has no such column (a request kind or journey step has no think time).
+const V22_JOURNEY_BUSY: &str = "
+ALTER TABLE step_journeys ADD COLUMN hist_busy BLOB;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

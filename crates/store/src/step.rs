@@ -155,8 +155,42 @@ impl<'a> StepRow<'a> {
 /// write lock is held for the inserts only.
 struct Encoded<'a> {
     histograms: Vec<(String, Vec<u8>)>,
-    targets: Vec<(&'a TargetStats, Vec<u8>)>,
-    journeys: Vec<(&'a TargetStats, Vec<u8>)>,
+    targets: Vec<EncodedKind<'a>>,
+    journeys: Vec<EncodedKind<'a>>,
+}
+
+/// A counted kind (a request-list entry, a journey step or a journey) with its latency
+/// histogram packed, and a journey's busy time packed (`None` for the others, and for a
+/// journey that did not measure it).
+struct EncodedKind<'a> {
+    stats: &'a TargetStats,
+    latency: Vec<u8>,
+    busy: Option<Vec<u8>>,
+}
+
+/// The tables of counted kinds: a step's request-list entries or journey steps
+/// (`step_targets`), and its journeys (`step_journeys`, which alone has `hist_busy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CountedTable {
+    Targets,
+    Journeys,
+}
+
+impl CountedTable {
+    fn name(self) -> &'static str {
+        match self {
+            CountedTable::Targets => "step_targets",
+            CountedTable::Journeys => "step_journeys",
+        }
+    }
+
+    /// What a read of the table selects as the busy-time column: NULL where it has none.
+    fn busy_column(self) -> &'static str {
+        match self {
+            CountedTable::Targets => "NULL",
+            CountedTable::Journeys => "hist_busy",
+        }
+    }
 }
 
 /// The row of `steps` for `step`, its histograms as `encoded`.
@@ -406,8 +440,8 @@ impl Store {
             .map_err(failed)?;
         let id = row.insert(&tx).map_err(failed)?;
         insert_children(&tx, id, step).map_err(failed)?;
-        insert_counted(&tx, "step_targets", id, &encoded.targets).map_err(failed)?;
-        insert_counted(&tx, "step_journeys", id, &encoded.journeys).map_err(failed)?;
+        insert_counted(&tx, CountedTable::Targets, id, &encoded.targets).map_err(failed)?;
+        insert_counted(&tx, CountedTable::Journeys, id, &encoded.journeys).map_err(failed)?;
         tx.commit().map_err(failed)?;
         Ok(StepId(id))
     }
@@ -429,12 +463,28 @@ impl Store {
         let targets = r
             .targets
             .iter()
-            .map(|t| Ok((t, encode("request list entry latency", &t.latency)?)))
+            .map(|t| {
+                Ok(EncodedKind {
+                    stats: t,
+                    latency: encode("request list entry latency", &t.latency)?,
+                    busy: None,
+                })
+            })
             .collect::<Result<Vec<_>, StoreError>>()?;
         let journeys = r
             .journeys
             .iter()
-            .map(|t| Ok((t, encode("journey duration", &t.latency)?)))
+            .map(|t| {
+                Ok(EncodedKind {
+                    stats: t,
+                    latency: encode("journey duration", &t.latency)?,
+                    busy: t
+                        .busy
+                        .as_ref()
+                        .map(|b| encode("journey busy time", b))
+                        .transpose()?,
+                })
+            })
             .collect::<Result<Vec<_>, StoreError>>()?;
         Ok(Encoded {
             histograms,
@@ -494,8 +544,8 @@ impl Store {
             closes: self.step_codes(run, "step_close_codes")?,
             conditions: self.step_conditions(run)?,
             seconds: self.step_seconds(run)?,
-            targets: self.counted(run, "step_targets")?,
-            journeys: self.counted(run, "step_journeys")?,
+            targets: self.counted(run, CountedTable::Targets)?,
+            journeys: self.counted(run, CountedTable::Journeys)?,
             resources: self.step_resources(run)?,
         })
     }
@@ -519,8 +569,15 @@ impl Store {
         if let Some(rows) = children.conditions.remove(&id) {
             result.until = Some(self.until_of(id, converged, rows)?);
         }
-        (result.targets, blobs.targets) = take(&mut children.targets, id).into_iter().unzip();
-        (result.journeys, blobs.journeys) = take(&mut children.journeys, id).into_iter().unzip();
+        (result.targets, blobs.targets) = take(&mut children.targets, id)
+            .into_iter()
+            .map(|row| (row.stats, row.latency))
+            .unzip();
+        for row in take(&mut children.journeys, id) {
+            result.journeys.push(row.stats);
+            blobs.journeys.push(row.latency);
+            blobs.busy.push(row.busy);
+        }
         step.resources = take(&mut children.resources, id);
         Ok(())
     }
@@ -544,16 +601,22 @@ impl Store {
                 Arc::new(move || codec::decode_samples(&bytes).unwrap_or_default())
             }
         };
-        Packed::new(blobs.histograms, blobs.targets, blobs.journeys, samples).map_err(
-            |(part, e)| {
-                let what = match part {
-                    Part::Measure(m) => format!("{} histogram of step {id}", m.words()),
-                    Part::Target => format!("request list entry latency of step {id}"),
-                    Part::Journey => format!("journey duration of step {id}"),
-                };
-                self.corrupt(what, format!("it {e}"))
-            },
+        Packed::new(
+            blobs.histograms,
+            blobs.targets,
+            blobs.journeys,
+            blobs.busy,
+            samples,
         )
+        .map_err(|(part, e)| {
+            let what = match part {
+                Part::Measure(m) => format!("{} histogram of step {id}", m.words()),
+                Part::Target => format!("request list entry latency of step {id}"),
+                Part::Journey => format!("journey duration of step {id}"),
+                Part::Busy => format!("journey busy time of step {id}"),
+            };
+            self.corrupt(what, format!("it {e}"))
+        })
     }
 
     /// A table of codes counted per step (`step_status_codes`, `step_stream_resets`,
@@ -655,17 +718,21 @@ impl Store {
     }
 
     /// The rows of a table of counted kinds (`step_targets`, `step_journeys`) of `run`'s
-    /// steps, by step, in order: label, completed, ok and the packed latency histogram.
+    /// steps, by step, in order: label, counts, the packed latency histogram and a
+    /// journey's packed busy time (NULL before schema 22, and in `step_targets`).
     fn counted(
         &self,
         run: RunId,
-        table: &str,
+        table: CountedTable,
     ) -> Result<HashMap<i64, Vec<CountedRow>>, StoreError> {
+        let busy_at = 6 + FailureKind::ALL.len();
         self.children(
             &format!(
-                "SELECT step_id, label, completed, ok, hist_latency, unsent, {} FROM {table}
+                "SELECT step_id, label, completed, ok, hist_latency, unsent, {}, {} FROM {}
                  WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
-                failure_column_list()
+                failure_column_list(),
+                table.busy_column(),
+                table.name(),
             ),
             run,
             |r| {
@@ -681,7 +748,11 @@ impl Store {
                 for (i, n) in t.failures.0.iter_mut().enumerate() {
                     *n = r.get(6 + i)?;
                 }
-                Ok((t, r.get(4)?))
+                Ok(CountedRow {
+                    stats: t,
+                    latency: r.get(4)?,
+                    busy: r.get(busy_at)?,
+                })
             },
         )
     }
@@ -793,12 +864,14 @@ struct StepChildren {
 
 /// A step's histograms (in [`Measure::ALL`]'s order; empty for one a step stored before it
 /// was recorded) and samples, as stored, and its request list entries' and journeys'
-/// latency histograms (filled in with the step's children, [`Store::fill_children`]).
+/// latency histograms and its journeys' busy times (`None` where not stored) (filled in
+/// with the step's children, [`Store::fill_children`]).
 struct Blobs {
     histograms: [Vec<u8>; 6],
     samples: Vec<u8>,
     targets: Vec<Vec<u8>>,
     journeys: Vec<Vec<u8>>,
+    busy: Vec<Option<Vec<u8>>>,
 }
 
 /// Reads steps' samples again from a store's file, through a read-only connection of its
@@ -874,6 +947,7 @@ impl Columns<'_> {
             samples,
             targets: Vec::new(),
             journeys: Vec::new(),
+            busy: Vec::new(),
         })
     }
 
@@ -1070,31 +1144,49 @@ impl Columns<'_> {
     }
 }
 
-/// A stored row of a counted kind: its counts (the latency a stub) and its packed latency
-/// histogram.
-type CountedRow = (TargetStats, Vec<u8>);
+/// A stored row of a counted kind: its counts (the latency and busy time left out), its
+/// packed latency histogram and a journey's packed busy time (`None` where not stored).
+struct CountedRow {
+    stats: TargetStats,
+    latency: Vec<u8>,
+    busy: Option<Vec<u8>>,
+}
 
 /// Writes a step's counted kinds (its request-list entries or journey steps, or its
-/// journeys) into `table`, in order, with their packed histograms.
+/// journeys) into `table`, in order, with their packed histograms (a journey's busy time
+/// in `hist_busy`, NULL where not measured).
 fn insert_counted(
     tx: &rusqlite::Transaction<'_>,
-    table: &str,
+    table: CountedTable,
     id: i64,
-    kinds: &[(&TargetStats, Vec<u8>)],
+    kinds: &[EncodedKind],
 ) -> rusqlite::Result<()> {
-    let marks: Vec<String> = (8..8 + FailureKind::ALL.len())
-        .map(|i| format!("?{i}"))
-        .collect();
+    let journeys = table == CountedTable::Journeys;
+    let count = 7 + FailureKind::ALL.len() + usize::from(journeys);
+    let marks: Vec<String> = (1..=count).map(|i| format!("?{i}")).collect();
     let mut stmt = tx.prepare_cached(&format!(
-        "INSERT INTO {table} (step_id, seq, label, completed, ok, hist_latency, unsent, {})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {})",
+        "INSERT INTO {} (step_id, seq, label, completed, ok, hist_latency, unsent, {}{})
+         VALUES ({})",
+        table.name(),
         failure_column_list(),
+        if journeys { ", hist_busy" } else { "" },
         marks.join(", "),
     ))?;
-    for (seq, (t, hist)) in kinds.iter().enumerate() {
-        let mut values: Vec<&dyn rusqlite::ToSql> =
-            vec![&id, &seq, &t.label, &t.completed, &t.ok, hist, &t.unsent];
+    for (seq, k) in kinds.iter().enumerate() {
+        let t = k.stats;
+        let mut values: Vec<&dyn rusqlite::ToSql> = vec![
+            &id,
+            &seq,
+            &t.label,
+            &t.completed,
+            &t.ok,
+            &k.latency,
+            &t.unsent,
+        ];
         values.extend(t.failures.0.iter().map(|n| n as &dyn rusqlite::ToSql));
+        if journeys {
+            values.push(&k.busy);
+        }
         stmt.execute(values.as_slice())?;
     }
     Ok(())

@@ -243,12 +243,16 @@ fn synthetic_result(seed: u64) -> RunResult {
                 let mut latency = shootout_model::result::second_histogram();
                 latency.record(40_000 * (i as u64 + 1) + seed).unwrap();
                 latency.record(90_000 + seed).unwrap();
-                let mut t = shootout_model::TargetStats::new(*label);
+                let mut t = shootout_model::TargetStats::journey(*label);
                 t.completed = 4 + i as u64;
                 t.ok = 3;
                 t.failures[FailureKind::Timeout] = i as u64;
                 t.unsent = 1;
                 t.latency = latency;
+                // Its busy time: the duration less the think times, apart from it.
+                let busy = t.busy.as_mut().unwrap();
+                busy.record(7_000 * (i as u64 + 1) + seed).unwrap();
+                busy.record_n(21_000 + seed, 3).unwrap();
                 t
             })
             .collect(),
@@ -374,6 +378,11 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
             (&w.label, w.completed, w.ok, w.failures, w.unsent)
         );
         assert_hist_eq(&g.label, &g.latency, &w.latency);
+        let busy = format!("{} busy time", w.label);
+        match (&g.busy, &w.busy) {
+            (Some(got), Some(want)) => assert_hist_eq(&busy, got, want),
+            (got, want) => assert_eq!(got.is_some(), want.is_some(), "{busy}"),
+        }
     }
 }
 
@@ -451,13 +460,17 @@ fn steps_without_a_watch_of_the_machine_read_without_one() {
 /// A store in memory with one run of one contender ("nginx") and one step of
 /// [`synthetic_result`]`(3)`.
 fn one_step() -> (Store, RunId) {
+    one_step_of(&synthetic_result(3))
+}
+
+/// A store in memory with one run of one contender ("nginx") and one step of `result`.
+fn one_step_of(result: &RunResult) -> (Store, RunId) {
     let mut store = Store::open_in_memory().unwrap();
     let run = store
         .begin_run(&new_run("demo", &machine(), at(0)))
         .unwrap();
     let c = store.add_contender(run, &contender("nginx")).unwrap();
-    let result = synthetic_result(3);
-    store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+    store.record_step(&step(run, c, 1, result, &[])).unwrap();
     (store, run)
 }
 
@@ -515,6 +528,116 @@ fn arrivals_stored_before_read_as_even_and_forged_ones_are_refused_or_bounded() 
         e.contains("arrival of step") && e.contains("'bursty'"),
         "{e}"
     );
+}
+
+/// The one integer a query of the store's file gives.
+fn count(store: &Store, sql: &str) -> i64 {
+    store.conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// A journey's busy time comes back exactly (count, min, max, p99, every bucket), lazily:
+/// the step as read holds a stand-in, and only the unpacked result the histogram. A
+/// journey without one (not measured, or stored before schema 22: NULL) reads back
+/// without one, and then the step's other journeys keep theirs.
+#[test]
+fn journeys_busy_times_round_trip_and_null_reads_as_none() {
+    let (store, run) = one_step();
+    let written = synthetic_result(3);
+    let s = &store.steps(run).unwrap()[0];
+    let packed: Vec<bool> = s.result.journeys.iter().map(|j| j.busy.is_some()).collect();
+    assert_eq!(packed, [true, true], "the packed step says which have it");
+    let back = read_back(s);
+    for (got, want) in back.journeys.iter().zip(&written.journeys) {
+        let label = &want.label;
+        let (got, want) = (got.busy.as_ref().unwrap(), want.busy.as_ref().unwrap());
+        assert_eq!(got.len(), 4, "{label}");
+        assert_hist_eq(label, got, want);
+    }
+    let writer = back.journeys[0].busy.as_ref().unwrap();
+    // Recorded 7,003 µs once and 21,003 µs three times (seed 3), 2 significant figures.
+    assert!(writer.equivalent(writer.min(), 7_003), "{}", writer.min());
+    assert!(writer.equivalent(writer.max(), 21_003), "{}", writer.max());
+    assert_eq!(writer.count_at(21_003), 3);
+    assert!(writer.equivalent(writer.value_at_quantile(0.5), 21_003));
+    // Nothing of it in the request list's (or journey steps') table.
+    let columns = "SELECT COUNT(*) FROM pragma_table_info('step_targets') WHERE name = 'hist_busy'";
+    assert_eq!(count(&store, columns), 0);
+
+    store
+        .conn
+        .execute_batch("UPDATE step_journeys SET hist_busy = NULL WHERE seq = 1")
+        .unwrap();
+    let s = &store.steps(run).unwrap()[0];
+    let back = read_back(s);
+    assert!(back.journeys[0].busy.is_some());
+    assert!(back.journeys[1].busy.is_none());
+    assert!(s.result.journeys[1].busy.is_none());
+}
+
+/// A journey measured without a busy time (a result saved before it was measured) is
+/// stored with NULL, and reads back without one.
+#[test]
+fn a_journey_without_a_busy_time_is_stored_as_null() {
+    let mut result = synthetic_result(5);
+    for j in &mut result.journeys {
+        j.busy = None;
+    }
+    let (store, run) = one_step_of(&result);
+    let nulls = "SELECT COUNT(*) FROM step_journeys WHERE hist_busy IS NULL";
+    assert_eq!(count(&store, nulls), 2);
+    let steps = store.steps(run).unwrap();
+    assert_result_eq(&read_back(&steps[0]), &result);
+    assert!(steps[0].result.journeys.iter().all(|j| j.busy.is_none()));
+}
+
+/// A busy time that does not decode (a damaged or forged store) is refused, the step named.
+#[test]
+fn a_damaged_busy_time_is_refused_with_the_step_named() {
+    let (store, run) = one_step();
+    let id = store.steps(run).unwrap()[0].id.0;
+    store
+        .conn
+        .execute_batch("UPDATE step_journeys SET hist_busy = x'1c849313ffffffff' WHERE seq = 1")
+        .unwrap();
+    let e = store.steps(run).unwrap_err();
+    assert!(matches!(e, StoreError::Corrupt { .. }), "{e:?}");
+    let e = e.to_string();
+    assert!(
+        e.contains(&format!("journey busy time of step {id}")),
+        "{e}"
+    );
+}
+
+/// A store of schema 21 with a journey step gets `hist_busy`, NULL for the journeys it
+/// held, which read back without a busy time.
+#[test]
+fn a_v21_file_gets_the_journeys_busy_column_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v21.db");
+    let run = {
+        let mut store = Store::open(&path).unwrap();
+        let run = store
+            .begin_run(&new_run("demo", &machine(), at(0)))
+            .unwrap();
+        let c = store.add_contender(run, &contender("nginx")).unwrap();
+        let result = synthetic_result(2);
+        store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+        // Back to schema 21 as it was: the column gone, the version before.
+        store
+            .conn
+            .execute_batch(
+                "ALTER TABLE step_journeys DROP COLUMN hist_busy; PRAGMA user_version = 21;",
+            )
+            .unwrap();
+        run
+    };
+    let store = Store::open(&path).unwrap();
+    assert_eq!(schema::version(&store.conn).unwrap(), SCHEMA_VERSION);
+    let steps = store.steps(run).unwrap();
+    let back = read_back(&steps[0]);
+    assert_eq!(back.journeys.len(), 2);
+    assert!(back.journeys.iter().all(|j| j.busy.is_none()));
+    assert_eq!(back.journeys[0].latency.len(), 2, "the durations are kept");
 }
 
 /// Steps stored before shootout recorded how it spoke (schema 5) have no protocol nor

@@ -899,10 +899,31 @@ fn kind_chart(o: &mut String, journey: bool, label: &str, lines: &[Spectrum]) {
     o.push('\n');
 }
 
+/// A contender's line on a stored run's chart of a journey step's latency (or a journey's
+/// duration), and a dashed one of a journey's busy time when kept.
+fn contender_lines<'a>(
+    k: &'a shootout_analysis::journeys::Kind,
+    w: &Who,
+) -> impl Iterator<Item = Spectrum<'a>> {
+    let line = |name: String, stroke, hist| Spectrum {
+        name,
+        color: w.color,
+        stroke,
+        hist,
+        intervals: [None; 4],
+    };
+    let solid = line(w.name.to_string(), Stroke::Solid, &k.latency);
+    let busy = k.busy.as_ref().map(|b| {
+        let name = format!("{} less think time", w.name);
+        line(name, Stroke::Dashed, b)
+    });
+    std::iter::once(solid).chain(busy)
+}
+
 /// A stored run's journeys in `workload`: per level, the table of every contender's
 /// journeys and steps (the text and Markdown reports' table), the rankings, and a
 /// percentile chart per journey and per step, a line per contender (its repetitions'
-/// histograms merged).
+/// histograms merged; a dashed one of a journey's busy time, when kept).
 fn journey_sections(o: &mut String, run: &StoredRun, workload: &str, who: &[Who]) {
     let blocks: Vec<_> = shootout_analysis::journeys::blocks(run)
         .into_iter()
@@ -931,16 +952,12 @@ fn journey_sections(o: &mut String, run: &StoredRun, workload: &str, who: &[Who]
                     .iter()
                     .filter_map(|b| {
                         let mine = if journey { &b.journeys } else { &b.steps };
-                        let h = &mine.iter().find(|x| x.label == k.label)?.latency;
-                        let w = who.get(b.contender)?;
-                        Some(Spectrum {
-                            name: w.name.to_string(),
-                            color: w.color,
-                            stroke: Stroke::Solid,
-                            hist: h,
-                            intervals: [None; 4],
-                        })
+                        Some((
+                            mine.iter().find(|x| x.label == k.label)?,
+                            who.get(b.contender)?,
+                        ))
                     })
+                    .flat_map(|(mine, w)| contender_lines(mine, w))
                     .collect();
                 kind_chart(o, journey, &k.label, &lines);
             }

@@ -14,6 +14,9 @@
 //! over repetitions of good ones per second (good journeys for a journey), and the
 //! latency of the repetitions' merged histograms (a journey's duration, think times
 //! included); the fields of one measurement (repetition, status, times, server) empty.
+//! Where every journey of the contender's steps has its busy time, a `journey_busy`
+//! record per journey follows: the journey's counts, the busy time's percentiles (its
+//! duration less its think times).
 //! A step's own record has `record` = `step` and empty `name` and `unsent`.
 //!
 //! A step of a plan with `until` says how its conditions went: `until` is `converged` or
@@ -94,10 +97,16 @@ pub fn csv(run: &StoredRun) -> String {
         let rows = b
             .steps
             .iter()
-            .map(|k| ("journey_step", k))
-            .chain(b.journeys.iter().map(|k| ("journey", k)));
-        for (record, k) in rows {
-            let fields = journey_record(run, &b, record, k, baseline == Some(b.contender));
+            .map(|k| ("journey_step", k, k.summary()))
+            .chain(b.journeys.iter().map(|k| ("journey", k, k.summary())))
+            .chain(
+                b.journeys
+                    .iter()
+                    .filter_map(|k| Some(("journey_busy", k, k.busy_summary()?))),
+            );
+        for (record, k, latency) in rows {
+            let baseline = baseline == Some(b.contender);
+            let fields = journey_record(run, &b, (record, k), latency, baseline);
             csv_record(&mut out, &fields);
         }
     }
@@ -147,12 +156,13 @@ fn step_record(run: &StoredRun, s: &StoredStep, contender: &str, baseline: bool)
 }
 
 /// The record of a journey step or a journey (`record`) `k` of block `b`, its
-/// repetitions added up.
+/// repetitions added up, with the percentiles of `latency` (its latency, or a journey's
+/// busy time).
 fn journey_record(
     run: &StoredRun,
     b: &Block,
-    record: &str,
-    k: &Kind,
+    (record, k): (&str, &Kind),
+    latency: LatencySummary,
     baseline: bool,
 ) -> Vec<String> {
     let contender = &run.contenders[b.contender].name;
@@ -166,7 +176,7 @@ fn journey_record(
     ]);
     fields.extend(k.failures.iter().map(|(_, n)| n.to_string()));
     fields.extend([String::new(), format!("{:.3}", k.ok_rate())]);
-    fields.extend(latency_fields(&k.summary()));
+    fields.extend(latency_fields(&latency));
     fields.extend(std::iter::repeat_n(String::new(), 2));
     fields.push(baseline.to_string());
     fields.extend(std::iter::repeat_n(String::new(), 3));

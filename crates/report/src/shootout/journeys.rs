@@ -2,14 +2,16 @@
 //! workload and load level that ran journeys, one table of every contender's journeys and
 //! steps (counts of all repetitions, good ones per second as the median over repetitions,
 //! latency percentiles of the repetitions' merged histograms, in ms) and one ranking line
-//! per journey, contenders ordered by good journeys per second.
+//! per journey, contenders ordered by good journeys per second. Where every journey of a
+//! contender's steps has its busy time (its duration less its think times), a `busy` row
+//! per journey gives its percentiles (a run stored before it was measured has none).
 
 use crate::grid::{Align, Table};
 use crate::units::{json_ms as ms, round};
 use serde_json::{json, Value};
-use shootout_analysis::journeys::{blocks, rankings, Block, Kind};
+use shootout_analysis::journeys::{blocks, rankings, Block, JourneyRanking, Kind};
 use shootout_model::stored::StoredRun;
-use shootout_model::LoadLevel;
+use shootout_model::{LatencySummary, LoadLevel};
 
 /// One workload × level's journeys.
 pub(crate) struct Section {
@@ -42,66 +44,94 @@ pub(crate) fn sections(run: &StoredRun, workload: &str) -> Vec<Section> {
     levels
         .into_iter()
         .map(|level| {
-            let mut rows = Vec::new();
-            for b in all.iter().filter(|b| b.level == level) {
-                for (what, kinds) in [("journey", &b.journeys), ("step", &b.steps)] {
-                    for k in kinds {
-                        rows.push(row(name(b.contender), what, k));
-                    }
-                }
-            }
-            let header = [
-                "contender",
-                "",
-                "name",
-                "count",
-                "ok",
-                "failed",
-                "why",
-                "ok/s",
-                "p50 ms",
-                "p90 ms",
-                "p99 ms",
-                "max ms",
-            ];
-            let mut align = vec![Align::Left; 3];
-            align.resize(header.len(), Align::Right);
-            align[6] = Align::Left;
+            let at: Vec<&Block> = all.iter().filter(|b| b.level == level).collect();
+            let busy = at
+                .iter()
+                .any(|b| b.journeys.iter().any(|k| k.busy.is_some()));
             Section {
                 level,
-                title: format!("Journeys and steps at {level} (every repetition merged)"),
-                table: Table {
-                    header: header.iter().map(|h| h.to_string()).collect(),
-                    align,
-                    rows,
-                },
+                title: format!(
+                    "Journeys and steps at {level} (every repetition merged{})",
+                    if busy { BUSY_NOTE } else { "" }
+                ),
+                table: table(&at, name),
                 rankings: ranked
                     .iter()
                     .filter(|r| r.level == level)
-                    .map(|r| {
-                        let best = r.order.first().map_or(0.0, |(_, v)| *v);
-                        let parts: Vec<String> = r
-                            .order
-                            .iter()
-                            .enumerate()
-                            .map(|(i, (c, v))| {
-                                if i == 0 || *v <= 0.0 {
-                                    format!("{} {v:.2}/s", name(*c))
-                                } else {
-                                    format!("{} {v:.2}/s ({:.2}× fewer)", name(*c), best / v)
-                                }
-                            })
-                            .collect();
-                        format!("{}: {}", r.journey, parts.join(", "))
-                    })
+                    .map(|r| ranking_line(r, name))
                     .collect(),
             }
         })
         .collect()
 }
 
+/// The table of one level's blocks: per contender its journeys, their busy times when
+/// kept, then its journey steps.
+fn table<'a>(at: &[&Block], name: impl Fn(usize) -> &'a str) -> Table {
+    let mut rows = Vec::new();
+    for b in at {
+        let who = name(b.contender);
+        rows.extend(b.journeys.iter().map(|k| row(who, "journey", k)));
+        for k in &b.journeys {
+            if let Some(busy) = k.busy_summary() {
+                rows.push(row_of(who, BUSY, k, busy));
+            }
+        }
+        rows.extend(b.steps.iter().map(|k| row(who, "step", k)));
+    }
+    let header = [
+        "contender",
+        "",
+        "name",
+        "count",
+        "ok",
+        "failed",
+        "why",
+        "ok/s",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "max ms",
+    ];
+    let mut align = vec![Align::Left; 3];
+    align.resize(header.len(), Align::Right);
+    align[6] = Align::Left;
+    Table {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        align,
+        rows,
+    }
+}
+
+/// `writer: nginx 120.30/s, gunicorn 80.10/s (1.50× fewer)`.
+fn ranking_line<'a>(r: &JourneyRanking, name: impl Fn(usize) -> &'a str) -> String {
+    let best = r.order.first().map_or(0.0, |(_, v)| *v);
+    let parts: Vec<String> = r
+        .order
+        .iter()
+        .enumerate()
+        .map(|(i, (c, v))| {
+            if i == 0 || *v <= 0.0 {
+                format!("{} {v:.2}/s", name(*c))
+            } else {
+                format!("{} {v:.2}/s ({:.2}× fewer)", name(*c), best / v)
+            }
+        })
+        .collect();
+    format!("{}: {}", r.journey, parts.join(", "))
+}
+
+/// What a journey's busy-time row says it is, and what the title says of it.
+const BUSY: &str = "busy";
+const BUSY_NOTE: &str = "; busy: a journey's duration less its think times";
+
 fn row(contender: &str, what: &str, k: &Kind) -> Vec<String> {
-    let l = k.summary();
+    row_of(contender, what, k, k.summary())
+}
+
+/// A row of `k`'s counts with the percentiles of `l` (its latency, or a journey's busy
+/// time).
+fn row_of(contender: &str, what: &str, k: &Kind, l: LatencySummary) -> Vec<String> {
     let mut cells = vec![
         contender.to_string(),
         what.to_string(),
@@ -163,10 +193,11 @@ pub(crate) fn json(run: &StoredRun) -> (Value, Value) {
     (Value::Array(blocks), Value::Array(ranked))
 }
 
-/// One step's or journey's counts and latency over a cell's repetitions.
+/// One step's or journey's counts and latency over a cell's repetitions, and a journey's
+/// busy time when kept.
 fn kind_json(k: &Kind) -> Value {
     let l = k.summary();
-    json!({
+    let mut v = json!({
         "name": k.label,
         "count": k.completed,
         "ok": k.ok,
@@ -180,5 +211,14 @@ fn kind_json(k: &Kind) -> Value {
             "p99": ms(l.p99),
             "max": ms(l.max),
         },
-    })
+    });
+    if let Some(b) = k.busy_summary() {
+        v["duration_less_think_ms"] = json!({
+            "p50": ms(b.p50),
+            "p90": ms(b.p90),
+            "p99": ms(b.p99),
+            "max": ms(b.max),
+        });
+    }
+    v
 }

@@ -662,6 +662,107 @@ fn csv_adds_a_record_per_journey_step_and_journey() {
     );
 }
 
+/// [`journey_run`] with each writer journey's busy time (its duration less its think
+/// times) kept: `us` for every journey, nginx's and gunicorn's apart.
+fn journey_run_busy() -> StoredRun {
+    let mut r = journey_run();
+    for s in &mut r.steps {
+        let us = if s.contender.0 == 1 { 1_500 } else { 3_500 };
+        let mut busy = shootout_model::result::second_histogram();
+        busy.record_n(us, 10).unwrap();
+        s.result.journeys[0].busy = Some(busy);
+    }
+    r
+}
+
+/// The summary (ms) of `n` journeys busy `us` each, as the reports print it.
+fn busy_cells(us: u64) -> String {
+    let mut h = shootout_model::result::second_histogram();
+    h.record_n(us, 20).unwrap();
+    let l = shootout_model::LatencySummary::of(&h);
+    format!("{:.3} {:.3} {:.3} {:.3}", l.p50, l.p90, l.p99, l.max)
+}
+
+/// A journey workload whose journeys kept their busy time (a run stored since it is):
+/// every run report shows it per contender, the repetitions merged: text, Markdown and
+/// HTML a `busy` row (and a dashed line), JSON `duration_less_think_ms` (per block and
+/// per step), CSV a `journey_busy` record. A run whose steps lack it (stored before)
+/// shows none, nor does one where a repetition lacks it.
+#[test]
+fn a_journey_workloads_busy_time_is_reported_when_every_step_kept_it() {
+    let r = journey_run_busy();
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = text::text(&r);
+    for want in [
+        format!("nginx busy writer 20 20 0 10.00 {}", busy_cells(1_500)),
+        format!(
+            "gunicorn busy writer 20 10 10 10 status 5.00 {}",
+            busy_cells(3_500)
+        ),
+        "busy: a journey's duration less its think times".to_string(),
+    ] {
+        assert!(flat(&text).contains(&want), "{want}\n{text}");
+    }
+    let md = markdown::markdown(&r);
+    assert!(
+        md.contains("| nginx | busy | writer | 20 | 20 | 0 |"),
+        "{md}"
+    );
+    let doc = json(&r);
+    let block = &doc["journeys"][0]["journeys"][0];
+    assert_eq!(block["name"], "writer");
+    let want_p50 = shootout_model::LatencySummary::of(&{
+        let mut h = shootout_model::result::second_histogram();
+        h.record(1_500).unwrap();
+        h
+    })
+    .p50;
+    assert_eq!(
+        block["duration_less_think_ms"]["p50"].as_f64(),
+        Some((want_p50 * 1e3).round() / 1e3)
+    );
+    assert!(doc["journeys"][0]["steps"][0]
+        .get("duration_less_think_ms")
+        .is_none());
+    assert!(doc["steps"][0]["journeys"][0]["duration_less_think_ms"]["p50"].is_number());
+    let out = csv(&r);
+    let busy: Vec<&str> = out
+        .split_terminator("\r\n")
+        .filter(|l| l.contains(",journey_busy,"))
+        .collect();
+    assert_eq!(busy.len(), 2, "{out}");
+    assert!(
+        busy[0].contains(",nginx,") && busy[1].contains(",gunicorn,"),
+        "{out}"
+    );
+    let page = crate::html::render_run(&r);
+    assert!(
+        page.contains("nginx less think time"),
+        "no dashed busy line"
+    );
+
+    // Stored before it was measured: none anywhere.
+    let old = journey_run();
+    assert!(!flat(&text::text(&old)).contains("busy writer"));
+    assert!(!text::text(&old).contains("think times"));
+    assert!(!json(&old)["journeys"].to_string().contains("less_think"));
+    assert!(!csv(&old).contains("journey_busy"));
+    assert!(!crate::html::render_run(&old).contains("less think time"));
+    // One of nginx's repetitions without it: nginx's merged figures leave it out (a part
+    // would pass for the whole), gunicorn's keep it.
+    let mut partly = journey_run_busy();
+    partly.steps[2].result.journeys[0].busy = None;
+    let text = flat(&text::text(&partly));
+    assert!(!text.contains("nginx busy writer"), "{text}");
+    assert!(text.contains("gunicorn busy writer"), "{text}");
+    let doc = json(&partly);
+    assert!(doc["journeys"][0]["journeys"][0]
+        .get("duration_less_think_ms")
+        .is_none());
+    assert!(doc["journeys"][1]["journeys"][0]["duration_less_think_ms"].is_object());
+    assert_eq!(csv(&partly).matches(",journey_busy,").count(), 1);
+}
+
 /// `shootout compare` of two journey runs: per step and journey, the good ones per second
 /// and the p99 of A and B, each with the Mann–Whitney verdict on the repetitions (five
 /// each: a post twice as slow in every repetition of B is significantly slower).
