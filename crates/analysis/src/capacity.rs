@@ -9,8 +9,9 @@
 //! [`Search::to`] is reached; then bisect (geometric midpoints) between the highest rate
 //! that met every SLO and the lowest that did not, until they are within
 //! [`Search::resolution`] of each other. A rate's verdict near the boundary is not taken
-//! from one step: the highest passing and the lowest failing rate are each measured again,
-//! and their steps decide together with the evidence the run has ([`crate::boundary`]:
+//! from one step: the lowest failing rate is measured again before the search bisects below
+//! it, and the highest passing one once the search is about to rest on it (a met rate found
+//! above it leaves it behind), and their steps decide together with the evidence the run has ([`crate::boundary`]:
 //! the per-second counts behind each SLO, with a Student's t interval widened for the
 //! correlation of consecutive seconds), measured
 //! again while the evidence is unclear, up to [`boundary::MOST_STEPS`] steps. Where that
@@ -507,37 +508,37 @@ pub fn next(search: &Search, steps: &[Step]) -> Next {
             hi = Some(hi.map_or(rate, |h: f64| h.min(rate)));
         }
     }
-    // The boundary's two rates are decided by their evidence, or by two agreeing verdicts.
-    for rate in [hi, lo].into_iter().flatten() {
-        if let Standing::Tentative(_) = standing(rate, steps) {
-            return Next::Try(rate);
+    // The boundary's two rates are decided by their evidence, or by two agreeing verdicts:
+    // the failing one before the search bisects below it; the met one only once the search
+    // is about to rest on it, since a met rate above it, found by bisecting, leaves it
+    // behind unmeasured again (a ramp rung that only passed, most often). One that then
+    // fails moves the bisection down below it.
+    let tentative =
+        |rate: Option<f64>| rate.filter(|&r| matches!(standing(r, steps), Standing::Tentative(_)));
+    if let Some(h) = tentative(hi) {
+        return Next::Try(h);
+    }
+    if let (Some(l), Some(h)) = (lo, hi) {
+        let mid = round3((l * h).sqrt());
+        if h / l - 1.0 > search.resolution && mid > l && mid < h {
+            return Next::Try(mid);
         }
     }
-    let done = |limited_by| {
-        Next::Done(Capacity {
-            max_rps: lo,
-            first_failing_rps: hi,
-            limited_by,
-        })
-    };
-    let Some(h) = hi else {
-        return done(Limit::Ceiling);
-    };
-    let limit = match leaning(&standing(h, steps)) {
-        Some(Verdict::Broke(i)) => Limit::Slo(*i),
-        _ => Limit::Generator,
-    };
-    match lo {
-        Some(l) if h / l - 1.0 > search.resolution => {
-            let mid = round3((l * h).sqrt());
-            if mid > l && mid < h {
-                Next::Try(mid)
-            } else {
-                done(limit)
-            }
-        }
-        _ => done(limit),
+    if let Some(l) = tentative(lo) {
+        return Next::Try(l);
     }
+    let limited_by = match hi.map(|h| standing(h, steps)) {
+        None => Limit::Ceiling,
+        Some(h) => match leaning(&h) {
+            Some(Verdict::Broke(i)) => Limit::Slo(*i),
+            _ => Limit::Generator,
+        },
+    };
+    Next::Done(Capacity {
+        max_rps: lo,
+        first_failing_rps: hi,
+        limited_by,
+    })
 }
 
 /// `capacity` with what limited it told apart: an SLO that broke at a rate whose
@@ -1266,6 +1267,27 @@ mod tests {
             so_far(&Search::new(100.0, 1e6), &steps).max_rps,
             Some(100.0)
         );
+    }
+
+    /// A rung that only passed is not measured again while the search bisects above it:
+    /// a met rate found there leaves it behind. At a capacity of 1,000 req/s, 800 passes
+    /// once, 1,600 breaks, and the bisection between them finds a met rate above 800 that
+    /// bounds the answer on its own evidence.
+    #[test]
+    fn a_passed_rung_left_behind_by_a_met_rate_above_it_is_not_measured_again() {
+        let (s, _) = driven(1e6, 1_000.0);
+        let m = s.measured();
+        let at_800: Vec<bool> = m
+            .iter()
+            .filter(|x| x.rate == 800.0)
+            .map(|x| x.passed())
+            .collect();
+        assert_eq!(at_800, [true]);
+        let a = s.answer();
+        let lo = a.capacity.max_rps.unwrap();
+        assert!(lo > 800.0 && lo <= 1_000.0, "{lo}");
+        assert!(a.capacity.first_failing_rps.unwrap() / lo - 1.0 <= 0.05);
+        assert!(m.iter().any(|x| x.rate == lo && !x.passed()));
     }
 
     /// Only a rung of the ramp not measured yet, with no failure at or below it, is asked
