@@ -18,8 +18,9 @@
 
 use shootout_engine::h2::conn::{ConnError, Connection, Event};
 use shootout_engine::h2::request::{prepare_one, Prepared};
+use shootout_engine::Begin;
 use shootout_model::{RequestSpec, Target};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 fn request() -> Prepared {
     let target = Target::parse("http://127.0.0.1:8080/fuzz").expect("a URL");
@@ -51,7 +52,7 @@ fn run(
         (Ok(()), vec![Event::Ready])
     );
     while c.room() > 0 {
-        c.open(req, now, now, Duration::ZERO, false);
+        c.open(req, Begin::at(now, now));
     }
     let mut events = Vec::new();
     let mut error = None;

@@ -11,7 +11,8 @@
 //! a 4 KiB control frame) plus what the input itself makes the client note.
 
 use shootout_engine::h3::conn::{Connection, Event};
-use std::time::{Duration, Instant};
+use shootout_engine::Begin;
+use std::time::Instant;
 
 /// What a feed led to: every event, the streams stopped, and the error's code if the
 /// connection ended.
@@ -21,8 +22,8 @@ fn run(control: bool, data: &[u8], reads: &[usize]) -> (Outcome, usize) {
     let now = Instant::now();
     let mut c = Connection::new(2, Some(b"needle"));
     c.start();
-    c.open(0, now, now, Duration::ZERO, false);
-    c.open(4, now, now, Duration::ZERO, false);
+    c.open(0, Begin::at(now, now));
+    c.open(4, Begin::at(now, now));
     let mut error = None;
     let (_, grew) = crate::alloc::peak_growth(|| {
         let mut at = 0;

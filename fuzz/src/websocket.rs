@@ -19,6 +19,7 @@ use shootout_engine::ws::conn::{
 };
 use shootout_engine::ws::frame::{Rng, TEXT};
 use shootout_engine::ws::handshake::{self, Request};
+use shootout_engine::Clock;
 use shootout_model::Target;
 use std::time::{Duration, Instant};
 
@@ -51,10 +52,7 @@ fn run(data: &[u8], reads: &[usize]) -> (Outcome, usize) {
     let input = replace(data, b"{ACCEPT}", handshake::accept(key).as_bytes());
     for _ in 0..4 {
         let slot = Slot {
-            start: now,
-            sent: now,
-            first_byte: None,
-            connect: Duration::ZERO,
+            clock: Clock::new(now, now, Duration::ZERO),
             drawn: None,
         };
         c.send(msg.opcode, &msg.payload, &mut rng, slot);

@@ -43,6 +43,7 @@ pub use h1::parse::{ParseError, Progress, ResponseParser};
 pub use heads::{Exchange, Heads};
 pub use live::{Control, Detail, Live, Snapshot};
 pub use merge::{journey_labels, kind_labels};
+pub use recorder::Clock;
 
 use event_loop::{Assignment, Output, Shared};
 use shootout_model::spec::threads_for;
