@@ -160,7 +160,10 @@ fn scanned(bytes: &[u8]) {
     assert_eq!(scan(&[a, b]), whole, "cut at {cut}");
     if let Ok(text) = std::str::from_utf8(bytes) {
         let marks = text.contains(BEGIN_MARK);
-        if text.trim_start().starts_with('{') && !marks && !text.contains('\0') {
+        // The scanner's rule: the first byte that is not ASCII white space (a vertical tab
+        // is not, nor any other character) opens the file.
+        let opened = text.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        if opened.starts_with('{') && !marks && !text.contains('\0') {
             assert_eq!(whole, Ok(Found::File(text.trim().to_string())));
         }
         if let Ok(Found::Blocks(blocks)) = &whole {
