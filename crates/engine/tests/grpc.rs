@@ -5,33 +5,16 @@
 
 mod common;
 
-use common::{both_ways_with, closed, failures, go, h2c, schema};
-use shootout_model::{FailureKind, GrpcReply, LoadSpec, Pace, Protocol, StatusSet};
+use common::{both_ways_with, failures, go, grpc_call, h2c};
+use shootout_model::{FailureKind, LoadSpec, Pace};
 use shootout_testserver::{hello_reply, GrpcBehavior, H2Behavior, H2Server};
 use std::time::Duration;
 
 /// `n` calls of SayHello with name `bob` on `c` connections of `streams` streams.
 fn call(server: &H2Server, n: u64, c: usize, streams: usize) -> LoadSpec {
-    let mut s = closed(&server.url("/helloworld.Greeter/SayHello"), n, c);
-    s.protocol = Protocol::Http2;
-    s.streams = streams;
     // HelloRequest { name: "bob" } behind its prefix.
-    let msg = [0x0a, 3, b'b', b'o', b'b'];
-    s.request.method = "POST".into();
-    s.request.body = [&[0, 0, 0, 0, 5][..], &msg].concat();
-    s.request.headers = vec![
-        ("content-type".into(), "application/grpc".into()),
-        ("te".into(), "trailers".into()),
-    ];
-    s.expect.status = StatusSet::parse("200").unwrap();
-    s.expect.grpc = Some(GrpcReply {
-        schema: schema(),
-        method: "helloworld.Greeter.SayHello".into(),
-        max_message: 1 << 20,
-        json: None,
-        stream: Default::default(),
-    });
-    s
+    let bob = [0, 0, 0, 0, 5, 0x0a, 3, b'b', b'o', b'b'];
+    grpc_call(server, "SayHello", n, c, streams, Default::default(), &bob)
 }
 
 fn greeter(g: GrpcBehavior) -> H2Behavior {

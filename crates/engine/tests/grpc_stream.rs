@@ -7,44 +7,13 @@
 
 mod common;
 
-use common::{both_ways_with, closed, each_way_with, failures, h2c, schema};
-use shootout_model::{FailureKind, GrpcReply, GrpcStream, LoadSpec, Protocol, StatusSet};
+use common::{both_ways_with, each_way_with, failures, grpc_call as call, h2c};
+use shootout_model::{FailureKind, GrpcStream, LoadSpec};
 use shootout_testserver::{GrpcBehavior, H2Behavior, H2Server};
 use std::time::Duration;
 
 /// HelloRequest { name: "bob" } behind its prefix.
 const BOB: [u8; 10] = [0, 0, 0, 0, 5, 0x0a, 3, b'b', b'o', b'b'];
-
-/// `n` calls of `method` on `c` connections of `streams` streams, bounded by `stream`,
-/// each sending `body`.
-fn call(
-    server: &H2Server,
-    method: &str,
-    n: u64,
-    c: usize,
-    streams: usize,
-    stream: GrpcStream,
-    body: &[u8],
-) -> LoadSpec {
-    let mut s = closed(&server.url(&format!("/helloworld.Greeter/{method}")), n, c);
-    s.protocol = Protocol::Http2;
-    s.streams = streams;
-    s.request.method = "POST".into();
-    s.request.body = body.to_vec();
-    s.request.headers = vec![
-        ("content-type".into(), "application/grpc".into()),
-        ("te".into(), "trailers".into()),
-    ];
-    s.expect.status = StatusSet::parse("200").unwrap();
-    s.expect.grpc = Some(GrpcReply {
-        schema: schema(),
-        method: format!("helloworld.Greeter.{method}"),
-        max_message: 1 << 20,
-        json: None,
-        stream,
-    });
-    s
-}
 
 fn server_stream(server: &H2Server, n: u64, stream: GrpcStream) -> LoadSpec {
     call(server, "SayHellos", n, 2, 3, stream, &BOB)

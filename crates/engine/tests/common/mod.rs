@@ -5,7 +5,9 @@
 #![allow(dead_code)] // each test file uses its own part of this
 
 use shootout_engine::{run, Control};
-use shootout_model::{Counts, FailureKind, LoadSpec, RunResult, Target};
+use shootout_model::{
+    Counts, FailureKind, GrpcReply, GrpcStream, LoadSpec, Protocol, RunResult, StatusSet, Target,
+};
 use shootout_testserver::{Behavior, Delivery, H2Server, TestServer};
 use std::time::Duration;
 
@@ -126,4 +128,35 @@ pub fn schema() -> std::sync::Arc<[u8]> {
         .descriptor_pool()
         .encode_to_vec()
         .into()
+}
+
+/// A gRPC spec: `n` calls of the Greeter's `method` on `c` connections of `streams` streams, bounded by `stream`,
+/// each sending `body`.
+pub fn grpc_call(
+    server: &H2Server,
+    method: &str,
+    n: u64,
+    c: usize,
+    streams: usize,
+    stream: GrpcStream,
+    body: &[u8],
+) -> LoadSpec {
+    let mut s = closed(&server.url(&format!("/helloworld.Greeter/{method}")), n, c);
+    s.protocol = Protocol::Http2;
+    s.streams = streams;
+    s.request.method = "POST".into();
+    s.request.body = body.to_vec();
+    s.request.headers = vec![
+        ("content-type".into(), "application/grpc".into()),
+        ("te".into(), "trailers".into()),
+    ];
+    s.expect.status = StatusSet::parse("200").unwrap();
+    s.expect.grpc = Some(GrpcReply {
+        schema: schema(),
+        method: format!("helloworld.Greeter.{method}"),
+        max_message: 1 << 20,
+        json: None,
+        stream,
+    });
+    s
 }
