@@ -1561,3 +1561,70 @@ fn a_search_says_it_shares_the_cpus_and_words_its_steps_one_way() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains(shared), "{err}");
 }
+
+/// A server that keeps serving the one connection it holds (uWSGI's way with one process)
+/// leaves the others in its accept queue: the kernel's count of them is sampled through
+/// the run and said (`unaccepted`). Two workers, a connection each opened ahead: the
+/// first worker's is held and served; the second's waits, and so does every connection
+/// that worker opens for its next requests, each request on them unread to the end.
+#[test]
+fn connections_left_in_the_servers_accept_queue_are_said() {
+    let server = TestServer::start(Behavior::HeldWorker).unwrap();
+    let out = shootout()
+        .args([
+            "load",
+            "--json",
+            "--rate",
+            "50",
+            "-c",
+            "2",
+            "--threads",
+            "2",
+        ])
+        .args(["-d", "1s", "-s", "30s"])
+        .arg(server.url("/"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (ok, aborted) = (
+        v["requests"]["ok"].as_u64().unwrap(),
+        v["requests"]["aborted"].as_u64().unwrap(),
+    );
+    assert!(ok >= 20 && aborted >= 20, "{v}");
+    let w = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "unaccepted")
+        .unwrap_or_else(|| panic!("no unaccepted warning: {v}"));
+    // The queue grew with the second worker's connections, one for each of its requests:
+    // "… 100% of the samples … (up to 25 at once), 476.0 ms a connection on average …".
+    let m = w["message"].as_str().unwrap();
+    let number_before = |end: &str| -> f64 {
+        let head = &m[..m.find(end).unwrap_or_else(|| panic!("{end}: {m}"))];
+        let start = head.rfind([' ', '(']).unwrap() + 1;
+        head[start..].parse().unwrap()
+    };
+    assert!(number_before("% of the samples") >= 50.0, "{m}");
+    assert!(number_before(" at once") >= (aborted - 5) as f64, "{m}");
+    assert!(number_before(" ms a connection") >= 100.0, "{m}");
+    // A server that takes every connection at once leaves nothing to say.
+    let hello = TestServer::start(Behavior::Hello).unwrap();
+    let out = shootout()
+        .args([
+            "load",
+            "--json",
+            "--rate",
+            "50",
+            "-c",
+            "2",
+            "--threads",
+            "2",
+        ])
+        .args(["-d", "1s"])
+        .arg(hello.url("/"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!v["warnings"].to_string().contains("unaccepted"), "{v}");
+}

@@ -41,6 +41,27 @@ pub fn saturated(g: &GeneratorStats) -> bool {
     g.busiest_thread > SATURATED
 }
 
+/// Connections waited to be accepted long enough to matter: in at least
+/// [`UNACCEPTED_SHARE`] of the accept queue's samples, and [`UNACCEPTED_WAIT`] or more a
+/// connection on average. A server accepting as fast as connections come has an empty
+/// queue at nearly every sample; one that closes after every answer (gunicorn's sync
+/// workers) has the next connection wait about one answer's time, under the bound.
+fn unaccepted(result: &RunResult) -> Option<Warning> {
+    let a = result.listen?.accept?;
+    let wait = a.mean_wait(result.duration, result.counts.connections_opened)?;
+    let share = a.waited as f64 / a.samples as f64;
+    (share >= UNACCEPTED_SHARE && wait >= UNACCEPTED_WAIT).then_some(Warning::Unaccepted {
+        most: a.most,
+        share,
+        mean_wait_ms: wait.as_secs_f64() * 1e3,
+    })
+}
+
+/// See [`unaccepted`].
+const UNACCEPTED_SHARE: f64 = 0.05;
+/// See [`unaccepted`].
+const UNACCEPTED_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Every warning of `result`, most important first; `closed_loop` is the connections of a
 /// closed-loop run (`None` in rate mode, where Little's law says nothing of idle
 /// connections). The fact [`Warning::StreamsLimited`] already in `result` is kept, last.
@@ -66,6 +87,7 @@ pub fn derive_for(
                 drops: l.drops,
             }),
     );
+    w.extend(unaccepted(result));
     w.extend(slow_connects(result, protocol == Protocol::WebSocket));
     w.extend(schedule_not_kept(result));
     w.extend(
@@ -461,11 +483,13 @@ mod tests {
         r.listen = Some(shootout_model::ListenQueue {
             overflows: 0,
             drops: 0,
+            accept: None,
         });
         assert!(derive(&r, None).is_empty());
         r.listen = Some(shootout_model::ListenQueue {
             overflows: 4,
             drops: 5,
+            accept: None,
         });
         let w = derive(&r, None);
         assert_eq!(
@@ -478,6 +502,65 @@ mod tests {
         assert!(w[0]
             .to_string()
             .starts_with("the server's listen queue overflowed 4 times"));
+    }
+
+    /// Connections that waited to be accepted are said when they waited long enough, a
+    /// share of the time: by Little's law, 100 samples of 2 waiting over 10 s and 1,000
+    /// connections is 20 ms a connection.
+    #[test]
+    fn connections_left_in_the_accept_queue_are_said_when_they_waited() {
+        let mut r = RunResult::empty(std::time::SystemTime::UNIX_EPOCH, Duration::from_secs(10));
+        r.counts.completed = 1000;
+        r.counts.ok = 1000;
+        r.counts.connections_opened = 1000;
+        let with = |samples, waited, total, most| {
+            let mut r = r.clone();
+            r.listen = Some(shootout_model::ListenQueue {
+                overflows: 0,
+                drops: 0,
+                accept: Some(shootout_model::AcceptWaiting {
+                    samples,
+                    waited,
+                    total,
+                    most,
+                }),
+            });
+            derive(&r, None)
+        };
+        let w = with(100, 100, 200, 2);
+        assert_eq!(
+            w,
+            [Warning::Unaccepted {
+                most: 2,
+                share: 1.0,
+                mean_wait_ms: 20.0,
+            }]
+        );
+        assert!(w[0].to_string().contains("100% of the samples"), "{}", w[0]);
+        assert!(
+            w[0].to_string().contains("20.0 ms a connection"),
+            "{}",
+            w[0]
+        );
+        // An empty queue, a queue seldom held (4 of 100 samples), and a short wait
+        // (0.5 ms a connection: the next connection of a server that closes after each
+        // answer) are not.
+        assert!(with(100, 0, 0, 0).is_empty());
+        assert!(with(100, 4, 400, 100).is_empty());
+        assert!(with(100, 50, 5, 1).is_empty());
+        // Without connections there is no wait to tell.
+        r.counts.connections_opened = 0;
+        r.listen = Some(shootout_model::ListenQueue {
+            overflows: 0,
+            drops: 0,
+            accept: Some(shootout_model::AcceptWaiting {
+                samples: 10,
+                waited: 10,
+                total: 10,
+                most: 1,
+            }),
+        });
+        assert!(derive(&r, None).is_empty());
     }
 
     /// Requests answered after later ones sent on other connections are said, with who

@@ -719,6 +719,11 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
                 "result.listen.overflows",
             )?;
             add(&mut acc.drops, l.drops, src, "result.listen.drops")?;
+            // Each shard sampled the accept queue of its own server: samples add up, the
+            // most is the most of any.
+            if let Some(a) = l.accept {
+                acc.accept = Some(acc.accept.map_or(a, |b| b.merged(a)));
+            }
         }
     }
     // The first response of the earliest run that had one.

@@ -112,7 +112,8 @@ fn measure(
         crate::progress::live::Names::of(spec),
     );
     let watch = watch_cpus(spec);
-    let listen = on_this_machine(spec).then(shootout_harness::ListenWatch::start);
+    let listen =
+        on_this_machine(spec).then(|| shootout_harness::ListenWatch::start(tcp_port(spec)));
     let ran = AtomicBool::new(false);
     let (result, until) = std::thread::scope(|s| {
         let watcher = (!plan.until.is_empty())
@@ -217,6 +218,13 @@ fn print_report(
 /// own kernel; a Unix socket's queue is not in these counters.)
 fn on_this_machine(spec: &LoadSpec) -> bool {
     spec.target.unix_socket.is_none() && loopback_host(spec)
+}
+
+/// The TCP port whose accept queue the server's listeners hold: every protocol's but
+/// HTTP/3's (QUIC has no accept queue) and a Unix socket's.
+pub(crate) fn tcp_port(spec: &LoadSpec) -> Option<u16> {
+    (spec.target.unix_socket.is_none() && spec.protocol != shootout_model::Protocol::Http3)
+        .then_some(spec.target.port)
 }
 
 /// Whether the URL of `spec` names this machine: `localhost` or a loopback address.

@@ -34,6 +34,7 @@
 //!
 //! [`ResourceSample`]: shootout_model::ResourceSample
 
+mod accept_queue;
 mod answer;
 mod config;
 mod contender;
@@ -52,6 +53,7 @@ mod tag;
 #[cfg(test)]
 mod testing;
 
+pub use accept_queue::AcceptWatch;
 pub use answer::sample_answer;
 pub use config::{process_tag, ContenderConfig};
 pub use contender::{program_of, Contender, StopOutcome};

@@ -10,6 +10,7 @@
 //! CPU time (from its [`ResourceSample`](shootout_model::ResourceSample)s); the analysis
 //! judges whether the machine was quiet.
 
+use crate::accept_queue::AcceptWatch;
 use shootout_model::{ListenQueue, OtherLoad};
 use std::time::Duration;
 
@@ -118,7 +119,11 @@ pub fn parse_netstat(text: &str) -> Option<ListenQueue> {
         let (Some(overflows), Some(drops)) = found else {
             return None;
         };
-        return Some(ListenQueue { overflows, drops });
+        return Some(ListenQueue {
+            overflows,
+            drops,
+            accept: None,
+        });
     }
     None
 }
@@ -129,27 +134,33 @@ fn read_netstat() -> Option<ListenQueue> {
 }
 
 /// A watch over the kernel's count of full listen queues during a run (this process's
-/// network namespace: the server's, when it runs on this machine).
+/// network namespace: the server's, when it runs on this machine), and over the accept
+/// queue of the server's port when one is given ([`AcceptWatch`]).
 #[derive(Debug)]
 pub struct ListenWatch {
     before: Option<ListenQueue>,
+    accept: Option<AcceptWatch>,
 }
 
 impl ListenWatch {
-    /// Reads the counters as a run starts.
-    pub fn start() -> ListenWatch {
+    /// Reads the counters as a run starts, and samples `port`'s accept queue (a TCP port
+    /// of this machine) until the watch stops.
+    pub fn start(port: Option<u16>) -> ListenWatch {
         ListenWatch {
             before: read_netstat(),
+            accept: port.and_then(AcceptWatch::start),
         }
     }
 
     /// What was counted since [`ListenWatch::start`]; `None` when the counters could not
     /// be read.
     pub fn stop(self) -> Option<ListenQueue> {
+        let accept = self.accept.and_then(AcceptWatch::stop);
         let (before, after) = (self.before?, read_netstat()?);
         Some(ListenQueue {
             overflows: after.overflows.saturating_sub(before.overflows),
             drops: after.drops.saturating_sub(before.drops),
+            accept,
         })
     }
 }
@@ -237,13 +248,14 @@ intr 1 2 3
             parse_netstat(text),
             Some(ListenQueue {
                 overflows: 17,
-                drops: 19
+                drops: 19,
+                accept: None,
             })
         );
         assert_eq!(parse_netstat("IpExt: A\nIpExt: 1\n"), None);
         assert_eq!(parse_netstat("TcpExt: ListenOverflows\nTcpExt: 1\n"), None);
         assert!(
-            ListenWatch::start().stop().is_some(),
+            ListenWatch::start(None).stop().is_some(),
             "this kernel has them"
         );
     }

@@ -805,6 +805,17 @@ pub enum Warning {
         /// `ListenDrops` during the run.
         drops: u64,
     },
+    /// Connections waited in the server's accept queue, sampled by the kernel's count
+    /// ([`AcceptWaiting`]): requests written on them waited unread while the server served
+    /// the connections it held.
+    Unaccepted {
+        /// The most connections found waiting at once.
+        most: u64,
+        /// The share of samples that found one or more waiting (0 to 1).
+        share: f64,
+        /// How long a connection waited on average, in milliseconds (Little's law).
+        mean_wait_ms: f64,
+    },
     /// Rate mode, HTTP/1.1: requests answered more than 10 ms after they were sent and after
     /// requests sent later on other connections ([`ScheduleStats::overtaken`]).
     Overtaken {
@@ -905,6 +916,7 @@ impl Warning {
             Warning::Dropped { .. } => "dropped",
             Warning::StreamsLimited { .. } => "streams_limited",
             Warning::ListenOverflowed { .. } => "listen_overflowed",
+            Warning::Unaccepted { .. } => "unaccepted",
             Warning::Overtaken { .. } => "overtaken",
             Warning::WarmUp { .. } => "warm_up",
             Warning::Drifting { .. } => "drifting",
@@ -955,6 +967,15 @@ impl fmt::Display for Warning {
             Warning::ListenOverflowed { overflows, drops } => write!(
                 f,
                 "the server's listen queue overflowed {overflows} times ({drops} connection attempts dropped, as the kernel counts them for this machine's listeners): clients waited for SYN retries of a second or more (raise the server's backlog and net.core.somaxconn, or accept faster)"
+            ),
+            Warning::Unaccepted {
+                most,
+                share,
+                mean_wait_ms,
+            } => write!(
+                f,
+                "connections waited for the server to accept them: {:.0}% of the samples of its accept queue held one or more (up to {most} at once), {mean_wait_ms:.1} ms a connection on average, and requests written on them waited unread meanwhile: a server whose workers each hold one connection at a time (uWSGI, gunicorn's sync workers, mod_wsgi) serves the one it holds while new ones queue (fewer connections, --max-connections, or a server that multiplexes its connections)",
+                share * 100.0
             ),
             Warning::Overtaken { count } => write!(
                 f,
@@ -1386,6 +1407,65 @@ pub struct ListenQueue {
     /// `ListenDrops`: connection attempts a listener dropped (the overflows among them,
     /// and SYNs dropped for other reasons, such as memory).
     pub drops: u64,
+    /// The server's accept queue sampled through the run (its listening sockets on the
+    /// target's port only); absent where it was not sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<AcceptWaiting>,
+}
+
+/// Samples of a server's accept queue: connections whose handshake the kernel completed
+/// and that the server had not taken yet, read at even intervals through a run. Their
+/// mean is the time-average of the queue, so by Little's law the mean time a connection
+/// waited there is that mean times the run's length over the connections opened
+/// ([`AcceptWaiting::mean_wait`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AcceptWaiting {
+    /// Samples taken.
+    pub samples: u64,
+    /// Samples that found at least one connection waiting.
+    pub waited: u64,
+    /// The connections waiting, summed over the samples.
+    pub total: u64,
+    /// The most found waiting at once.
+    pub most: u64,
+}
+
+impl AcceptWaiting {
+    /// One sample: `waiting` connections in the queue.
+    pub fn add(&mut self, waiting: u64) {
+        self.samples += 1;
+        self.waited += u64::from(waiting > 0);
+        self.total = self.total.saturating_add(waiting);
+        self.most = self.most.max(waiting);
+    }
+
+    /// Two watches' samples together (shards of one run).
+    pub fn merged(self, o: AcceptWaiting) -> AcceptWaiting {
+        AcceptWaiting {
+            samples: self.samples + o.samples,
+            waited: self.waited + o.waited,
+            total: self.total.saturating_add(o.total),
+            most: self.most.max(o.most),
+        }
+    }
+
+    /// The mean number of connections waiting.
+    pub fn mean(&self) -> f64 {
+        if self.samples == 0 {
+            0.0
+        } else {
+            self.total as f64 / self.samples as f64
+        }
+    }
+
+    /// How long a connection waited to be accepted on average, over a run of `duration`
+    /// that opened `connections` (Little's law: the queue's mean length over the rate at
+    /// which connections arrived); `None` without connections.
+    pub fn mean_wait(&self, duration: Duration, connections: u64) -> Option<Duration> {
+        (connections > 0 && self.samples > 0).then(|| {
+            Duration::from_secs_f64(self.mean() * duration.as_secs_f64() / connections as f64)
+        })
+    }
 }
 
 impl RunResult {
@@ -1536,6 +1616,11 @@ mod tests {
             Warning::ListenOverflowed {
                 overflows: 3,
                 drops: 3,
+            },
+            Warning::Unaccepted {
+                most: 5,
+                share: 0.5,
+                mean_wait_ms: 12.0,
             },
         ];
         for w in all {

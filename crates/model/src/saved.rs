@@ -1419,7 +1419,33 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
     check_histograms(r, answered)?;
     check_targets(r)?;
     check_series(r, failed)?;
+    check_accept(r)?;
     check_schedule(r)
+}
+
+/// The accept queue's samples as a watch takes them: a sample that found connections
+/// waiting is one of those taken, and adds at least one to the sum, which holds the most.
+fn check_accept(r: &RunResult) -> Result<(), SavedError> {
+    let Some(a) = r.listen.and_then(|l| l.accept) else {
+        return Ok(());
+    };
+    let field = "result.listen.accept";
+    if a.waited > a.samples {
+        return Err(inconsistent(
+            field,
+            format!("waited in {} of {} samples", a.waited, a.samples),
+        ));
+    }
+    if a.waited > a.total || a.most > a.total || (a.most > 0) != (a.waited > 0) {
+        return Err(inconsistent(
+            field,
+            format!(
+                "sums {} waiting over {} samples that found any, the most {}: these cannot come from one watch",
+                a.total, a.waited, a.most
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The request list entries' or journey steps' requests are the run's: together at most
@@ -2376,6 +2402,44 @@ mod tests {
         };
         assert!(!plain.to_json().contains("barrier"));
         assert_eq!(SavedRun::parse(&plain.to_json()).unwrap().barrier, None);
+    }
+
+    /// The server's listen queue reads back with its accept-queue samples; a file written
+    /// before they were sampled has none; samples no watch could take are refused.
+    #[test]
+    fn the_accept_queue_samples_read_back_and_forged_ones_are_refused() {
+        let mut saved = run();
+        let a = crate::AcceptWaiting {
+            samples: 250,
+            waited: 40,
+            total: 95,
+            most: 6,
+        };
+        saved.result.as_mut().unwrap().listen = Some(ListenQueue {
+            overflows: 2,
+            drops: 3,
+            accept: Some(a),
+        });
+        let text = saved.to_json();
+        let back = SavedRun::parse(&text).unwrap();
+        assert_eq!(back.result.unwrap().listen.unwrap().accept, Some(a));
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["result"]["listen"]
+            .as_object_mut()
+            .unwrap()
+            .remove("accept");
+        let old = SavedRun::parse(&v.to_string()).unwrap();
+        let l = old.result.unwrap().listen.unwrap();
+        assert_eq!((l.overflows, l.drops, l.accept), (2, 3, None));
+        for (field, n) in [("waited", 251), ("most", 96), ("total", 39)] {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            v["result"]["listen"]["accept"][field] = n.into();
+            let e = SavedRun::parse(&v.to_string()).unwrap_err();
+            assert!(
+                e.to_string().starts_with("result.listen.accept "),
+                "{field}: {e}"
+            );
+        }
     }
 
     /// The file once lost these: a merge could not tell an HTTP/2 or pipelined shard, or

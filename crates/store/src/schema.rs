@@ -32,6 +32,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V20_KIND_FAILURES,
     V21_UNTIL,
     V22_JOURNEY_BUSY,
+    V23_ACCEPT_QUEUE,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -462,6 +463,17 @@ CREATE TABLE step_conditions (
 /// `step_targets` has no such column (a request kind or journey step has no think time).
 const V22_JOURNEY_BUSY: &str = "
 ALTER TABLE step_journeys ADD COLUMN hist_busy BLOB;
+";
+
+/// Version 23: per step, the server's accept queue sampled through it (the listening
+/// sockets on the target's port, by the kernel's count): samples taken, samples that found
+/// a connection waiting, the connections waiting summed over the samples, and the most at
+/// once. NULL where it was not sampled (steps stored before, a contender given by URL).
+const V23_ACCEPT_QUEUE: &str = "
+ALTER TABLE steps ADD COLUMN accept_samples INTEGER;
+ALTER TABLE steps ADD COLUMN accept_waited INTEGER;
+ALTER TABLE steps ADD COLUMN accept_total INTEGER;
+ALTER TABLE steps ADD COLUMN accept_most INTEGER;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

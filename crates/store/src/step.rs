@@ -11,9 +11,10 @@ use shootout_model::find_max::{SearchStep, Verdict};
 use shootout_model::stored::{Packed, Part, SampleSource};
 use shootout_model::until::{Condition, Reading, UntilOutcome};
 use shootout_model::{
-    Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats,
-    Histograms, ListenQueue, LoadLevel, Measure, OtherLoad, Protocol, ResourceSample, RunResult,
-    Sample, ScheduleStats, SecondStats, StepStatus, TargetStats, Warning, Wire,
+    AcceptWaiting, Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit,
+    GeneratorStats, Histograms, ListenQueue, LoadLevel, Measure, OtherLoad, Protocol,
+    ResourceSample, RunResult, Sample, ScheduleStats, SecondStats, StepStatus, TargetStats,
+    Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -284,6 +285,11 @@ fn put_result<'a>(row: &mut StepRow<'a>, r: &'a RunResult) {
     row.put("warnings", warnings_json(&r.warnings));
     row.put("listen_overflows", r.listen.map(|l| l.overflows));
     row.put("listen_drops", r.listen.map(|l| l.drops));
+    let accept = r.listen.and_then(|l| l.accept);
+    row.put("accept_samples", accept.map(|a| a.samples));
+    row.put("accept_waited", accept.map(|a| a.waited));
+    row.put("accept_total", accept.map(|a| a.total));
+    row.put("accept_most", accept.map(|a| a.most));
     let converged = r.until.as_ref().and_then(|u| u.converged);
     row.put("until_converged_ns", converged.map(codec::ns));
     row.put("warmup_auto_ns", r.warm_up.map(|w| codec::ns(w.took)));
@@ -1086,6 +1092,39 @@ impl Columns<'_> {
         })
     }
 
+    /// The kernel's listen-queue counters and the accept queue's samples; NULL columns
+    /// where they were not measured. A stored accept count that contradicts itself (more
+    /// samples that waited than were taken) is cut to the samples taken.
+    fn listen(&self) -> Result<Option<ListenQueue>, StoreError> {
+        let accept = match (
+            self.get::<Option<u64>>("accept_samples")?,
+            self.get::<Option<u64>>("accept_waited")?,
+            self.get::<Option<u64>>("accept_total")?,
+            self.get::<Option<u64>>("accept_most")?,
+        ) {
+            (Some(samples), Some(waited), Some(total), Some(most)) => Some(AcceptWaiting {
+                samples,
+                waited: waited.min(samples),
+                total,
+                most,
+            }),
+            _ => None,
+        };
+        Ok(
+            match (
+                self.get::<Option<u64>>("listen_overflows")?,
+                self.get::<Option<u64>>("listen_drops")?,
+            ) {
+                (Some(overflows), Some(drops)) => Some(ListenQueue {
+                    overflows,
+                    drops,
+                    accept,
+                }),
+                _ => None,
+            },
+        )
+    }
+
     fn first_response(&self) -> Result<Option<FirstResponse>, StoreError> {
         let Some(status) = self.get::<Option<u16>>("first_status")? else {
             return Ok(None);
@@ -1119,13 +1158,7 @@ impl Columns<'_> {
             warnings: Vec::new(),
             targets: Vec::new(),
             journeys: Vec::new(),
-            listen: match (
-                self.get::<Option<u64>>("listen_overflows")?,
-                self.get::<Option<u64>>("listen_drops")?,
-            ) {
-                (Some(overflows), Some(drops)) => Some(ListenQueue { overflows, drops }),
-                _ => None,
-            },
+            listen: self.listen()?,
             // Filled from `step_conditions` by the caller.
             until: None,
             warm_up: match (

@@ -259,6 +259,14 @@ fn synthetic_result(seed: u64) -> RunResult {
         listen: Some(shootout_model::ListenQueue {
             overflows: 3 + seed,
             drops: 5 + seed,
+            accept: seed
+                .is_multiple_of(2)
+                .then_some(shootout_model::AcceptWaiting {
+                    samples: 400 + seed,
+                    waited: 17 + seed,
+                    total: 60 + seed,
+                    most: 9 + seed,
+                }),
         }),
         until: Some(until_outcome(seed)),
         warm_up: Some(shootout_model::WarmedUp {
@@ -626,7 +634,11 @@ fn a_v21_file_gets_the_journeys_busy_column_null() {
         store
             .conn
             .execute_batch(
-                "ALTER TABLE step_journeys DROP COLUMN hist_busy; PRAGMA user_version = 21;",
+                "ALTER TABLE step_journeys DROP COLUMN hist_busy; \
+                 ALTER TABLE steps DROP COLUMN accept_samples; \
+                 ALTER TABLE steps DROP COLUMN accept_waited; \
+                 ALTER TABLE steps DROP COLUMN accept_total; \
+                 ALTER TABLE steps DROP COLUMN accept_most; PRAGMA user_version = 21;",
             )
             .unwrap();
         run

@@ -97,6 +97,11 @@ pub enum Behavior {
     /// answer carrying `Connection: close`, closes, and only then accepts the next;
     /// connections meanwhile wait in the kernel's accept queue.
     SyncWorker,
+    /// A sync worker that keeps its connection alive (uWSGI's `--http11-socket` with one
+    /// process): one connection at a time, every request on it answered with the `Hello`
+    /// answer, keep-alive, until the client closes it; only then is the next accepted.
+    /// Connections meanwhile wait in the kernel's accept queue, their requests unread.
+    HeldWorker,
     /// Answers without body by path: `/204` gets `HTTP/1.1 204 No Content` with no
     /// further header; `/304` gets `HTTP/1.1 304 Not Modified` with
     /// `Content-Length: 100` and no body; any other path gets `Hello` (so `HEAD` gets
@@ -323,6 +328,14 @@ pub enum Behavior {
     KeepsOpen,
 }
 
+impl Behavior {
+    /// Whether the server takes one connection at a time, accepting the next only when
+    /// the one it serves has ended (a sync worker's way).
+    pub fn one_at_a_time(&self) -> bool {
+        matches!(self, Behavior::SyncWorker | Behavior::HeldWorker)
+    }
+}
+
 /// Reason phrase sent after a status code; `Unknown` for codes not listed.
 pub fn reason(status: u16) -> &'static str {
     match status {
@@ -466,6 +479,7 @@ pub(crate) fn plan(b: &Behavior, req: &Request, n: Numbers, out: &mut Vec<u8>) -
             close_after(out, req, n, (*requests, *header), r);
         }
         Behavior::SyncWorker => close_after(out, req, n, (1, true), r),
+        Behavior::HeldWorker => hello(out, req),
         Behavior::Upgrade => upgrade(out, r),
         // When, and whether, the answer goes out.
         Behavior::NeverAnswer => never_answer(r),

@@ -41,6 +41,7 @@ behaviours (default: hello):
   capacity                one request at a time server-wide, 1 ms each (1,000 req/s at most)
   cold-cache              answers slowed by a cold cache: 20 ms at first, falling to none over 3,000 requests
   sync-worker             one connection at a time (a sync worker): waits for its request, answers, closes
+  held-worker             one connection at a time, kept alive until the client closes it; the rest wait unaccepted
   slow-accept             accepts one connection per 100 ms from a backlog of one; answers after 20 ms
   slow-head               head written 3 bytes at a time
   echo                    body describes the request
@@ -259,6 +260,7 @@ fn behavior(o: Options) -> Result<Behavior, String> {
             requests: 3_000,
         },
         "sync-worker" => Behavior::SyncWorker,
+        "held-worker" => Behavior::HeldWorker,
         "slow-accept" => Behavior::SlowAccept {
             every: ms(100),
             delay: ms(20),

@@ -260,7 +260,7 @@ impl Drop for TestServer {
         self.shared.stop.notify_all();
         // Wakes the accept thread: on Linux a blocked accept fails with EINVAL.
         net::shutdown_fd(self.listener.as_raw_fd());
-        if self.shared.behavior == Behavior::SyncWorker {
+        if self.shared.behavior.one_at_a_time() {
             // The accept thread serves the connection it accepted: it ends with it.
             for fd in lock(&self.shared.live).values() {
                 net::shutdown_fd(*fd);
@@ -319,7 +319,7 @@ fn accept_loop(
             },
         };
         let conn = Conn::new(Arc::clone(shared), id, stream);
-        if shared.behavior == Behavior::SyncWorker {
+        if shared.behavior.one_at_a_time() {
             // One connection at a time: the next is accepted once this one is done.
             conn.serve();
             continue;

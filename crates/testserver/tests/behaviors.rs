@@ -1006,3 +1006,26 @@ fn bytewise_puts_bytes_in_segments_of_their_own() {
         );
     }
 }
+
+/// A held worker serves the connection it accepted, kept alive, and accepts the next only
+/// when the client closes it: the second connection's request waits unread meanwhile.
+#[test]
+fn a_held_worker_serves_one_kept_connection_while_the_next_waits() {
+    for delivery in MODES {
+        let server = TestServer::start_with(Behavior::HeldWorker, delivery).unwrap();
+        let mut first = connect(&server);
+        for _ in 0..3 {
+            exchange(&mut first, GET, &hello());
+        }
+        let mut second = connect(&server);
+        second.write_all(GET).unwrap();
+        // The first is still served: its fourth request is answered, the second's is not.
+        exchange(&mut first, GET, &hello());
+        assert_eq!(server.connections(), 1, "{delivery:?}");
+        assert_eq!(counts(&server), (4, 4, 0, 0), "{delivery:?}");
+        drop(first);
+        assert_eq!(read_n(&mut second, hello().len()), hello(), "{delivery:?}");
+        assert_eq!(server.connections(), 2, "{delivery:?}");
+        assert_eq!(counts(&server), (5, 5, 0, 0), "{delivery:?}");
+    }
+}

@@ -158,8 +158,9 @@ impl Executor for Real {
         let idle_cpu =
             |samples: &[ResourceSample]| -> Duration { samples.iter().map(sample_cpu).sum() };
         let idle_before: Vec<ResourceSample> = idle.iter().map(|p| p.sample(began)).collect();
-        // The contender runs here: the kernel's listen-queue counters are its.
-        let listen = process.map(|_| ListenWatch::start());
+        // The contender runs here: the kernel's listen-queue counters are its, and so is
+        // the accept queue of its port.
+        let listen = process.map(|_| ListenWatch::start(crate::load::tcp_port(spec)));
         let display = if self.live {
             Display::Live
         } else {

@@ -99,6 +99,7 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::ConnectionsOpening { .. } => (4, "Connections never opened"),
         Warning::PingsUnanswered { .. } => (5, "Pings from the server went unanswered"),
         Warning::ListenOverflowed { .. } => (4, "The server's listen queue overflowed"),
+        Warning::Unaccepted { .. } => (4, "Connections waited for the server to accept them"),
         Warning::Retried { .. } => (5, "Requests sent again after an idle connection closed"),
         Warning::Overtaken { .. } => (
             5,
