@@ -17,8 +17,8 @@ use shootout_model::requests::RequestList;
 use shootout_model::result::second_histogram;
 use shootout_model::saved::unix_ns;
 use shootout_model::{
-    per_second, LoadSpec, Outcome, Pace, Record, RunResult, SavedRun, ScheduleStats, SecondStats,
-    Target, TargetStats, TlsOptions,
+    per_second, ListenQueue, LoadSpec, Outcome, Pace, Record, RunResult, SavedRun, ScheduleStats,
+    SecondStats, Target, TargetStats, TlsOptions,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -709,22 +709,7 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
         add_kinds(&mut out.targets, &r.targets, src, "result.targets")?;
         add_kinds(&mut out.journeys, &r.journeys, src, "result.journeys")?;
         out.interrupted |= r.interrupted;
-        // Each shard's machine counted its own listeners: the counts add up.
-        if let Some(l) = r.listen {
-            let acc = out.listen.get_or_insert_with(Default::default);
-            add(
-                &mut acc.overflows,
-                l.overflows,
-                src,
-                "result.listen.overflows",
-            )?;
-            add(&mut acc.drops, l.drops, src, "result.listen.drops")?;
-            // Each shard sampled the accept queue of its own server: samples add up, the
-            // most is the most of any.
-            if let Some(a) = l.accept {
-                acc.accept = Some(acc.accept.map_or(a, |b| b.merged(a)));
-            }
-        }
+        add_listen(&mut out.listen, r.listen, src)?;
     }
     // The first response of the earliest run that had one.
     let mut by_start: Vec<&RunResult> = runs.iter().map(|(_, r)| *r).collect();
@@ -737,6 +722,28 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
     });
     out.series = seconds(runs, t0);
     Ok(out)
+}
+
+/// Each shard's machine counted its own listeners: the counts add up; each shard sampled
+/// the accept queue of its own server: samples add up, the most is the most of any.
+fn add_listen(
+    out: &mut Option<ListenQueue>,
+    l: Option<ListenQueue>,
+    src: &Source,
+) -> Result<(), MergeError> {
+    let Some(l) = l else { return Ok(()) };
+    let acc = out.get_or_insert_with(Default::default);
+    add(
+        &mut acc.overflows,
+        l.overflows,
+        src,
+        "result.listen.overflows",
+    )?;
+    add(&mut acc.drops, l.drops, src, "result.listen.drops")?;
+    if let Some(a) = l.accept {
+        acc.accept = Some(acc.accept.map_or(a, |b| b.merged(a)));
+    }
+    Ok(())
 }
 
 /// A shard's schedule facts beyond the counts, joined into the fleet's. The lag

@@ -968,15 +968,7 @@ impl fmt::Display for Warning {
                 f,
                 "the server's listen queue overflowed {overflows} times ({drops} connection attempts dropped, as the kernel counts them for this machine's listeners): clients waited for SYN retries of a second or more (raise the server's backlog and net.core.somaxconn, or accept faster)"
             ),
-            Warning::Unaccepted {
-                most,
-                share,
-                mean_wait_ms,
-            } => write!(
-                f,
-                "connections waited for the server to accept them: {:.0}% of the samples of its accept queue held one or more (up to {most} at once), {mean_wait_ms:.1} ms a connection on average, and requests written on them waited unread meanwhile: a server whose workers each hold one connection at a time (uWSGI, gunicorn's sync workers, mod_wsgi) serves the one it holds while new ones queue (fewer connections, --max-connections, or a server that multiplexes its connections)",
-                share * 100.0
-            ),
+            Warning::Unaccepted { most, share, mean_wait_ms: w } => unaccepted(f, *most, *share, *w),
             Warning::Overtaken { count } => write!(
                 f,
                 "{count} requests took over 10 ms and were answered after requests sent later on other connections: a server that serves one connection at a time per worker (gunicorn's sync workers, uWSGI, mod_wsgi) was held by another connection it had accepted, or these requests took longer to process"
@@ -1015,6 +1007,15 @@ impl fmt::Display for Warning {
             ),
         }
     }
+}
+
+/// [`Warning::Unaccepted`]'s sentence.
+fn unaccepted(f: &mut fmt::Formatter<'_>, most: u64, share: f64, wait_ms: f64) -> fmt::Result {
+    write!(
+        f,
+        "connections waited for the server to accept them: {:.0}% of the samples of its accept queue held one or more (up to {most} at once), {wait_ms:.1} ms a connection on average, and requests written on them waited unread meanwhile: a server whose workers each hold one connection at a time (uWSGI, gunicorn's sync workers, mod_wsgi) serves the one it holds while new ones queue (fewer connections, --max-connections, or a server that multiplexes its connections)",
+        share * 100.0
+    )
 }
 
 /// The schedule not kept, and why: who was late decides the advice. Connections all
