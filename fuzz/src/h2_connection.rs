@@ -3,8 +3,8 @@
 //! preface, with streams open.
 //!
 //! The first input byte chooses the streams per connection (1–8), the read sizes, and
-//! whether the connection keeps each answer's head and body prefix (a journey's user,
-//! [`Connection::keep`]): what it keeps stays within the prefix asked for, and keeping
+//! whether each stream keeps its answer's head and body prefix (a journey's users,
+//! [`Connection::keep`]): what each keeps stays within the prefix asked for, and keeping
 //! changes no event.
 //! The server's SETTINGS come first (not from the input), then that many streams open
 //! (ids 1, 3, 5 …), then the rest of the input is the server's bytes, fed whole and in
@@ -42,17 +42,19 @@ fn run(
     let now = Instant::now();
     let mut c = Connection::new(streams, None);
     c.start();
-    if keep {
-        c.keep(KEPT, Some(b"needle"));
-    }
     // The server's preface: an empty SETTINGS.
     let ready = c.feed(&[0, 0, 0, 4, 0, 0, 0, 0, 0], req, now);
     assert_eq!(
         (ready, c.events.drain(..).collect::<Vec<_>>()),
         (Ok(()), vec![Event::Ready])
     );
+    let mut slots = Vec::new();
     while c.room() > 0 {
-        c.open(req, Begin::at(now, now));
+        let slot = c.open(req, Begin::at(now, now));
+        if keep {
+            c.keep(slot, KEPT, Some(b"needle"));
+        }
+        slots.push(slot);
     }
     let mut events = Vec::new();
     let mut error = None;
@@ -82,8 +84,10 @@ fn run(
             }
         }
     });
-    if let Some(k) = c.kept.as_deref() {
-        assert!(k.body.len() <= KEPT, "kept {} body bytes", k.body.len());
+    for slot in slots {
+        if let (Some(k), _) = c.kept(slot) {
+            assert!(k.body.len() <= KEPT, "kept {} body bytes", k.body.len());
+        }
     }
     if let Some(ConnError(code)) = error {
         let out = &c.out;

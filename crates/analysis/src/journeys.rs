@@ -41,6 +41,9 @@ pub struct Kind {
     pub ok_per_s: Vec<f64>,
     /// p99 (ms), one per repetition that answered.
     pub p99_ms: Vec<f64>,
+    /// A journey's busy time's p99 (ms), one per repetition that kept it and ended a
+    /// journey.
+    pub busy_p99_ms: Vec<f64>,
 }
 
 impl Kind {
@@ -75,6 +78,7 @@ impl Kind {
             busy: t.busy.as_ref().map(|_| second_histogram()),
             ok_per_s: Vec::new(),
             p99_ms: Vec::new(),
+            busy_p99_ms: Vec::new(),
         }
     }
 
@@ -92,6 +96,10 @@ impl Kind {
             (Some(mut sum), Some(b)) => sum.add(b).is_ok().then_some(sum),
             _ => None,
         };
+        if let Some(b) = t.busy.as_ref().filter(|b| !b.is_empty()) {
+            self.busy_p99_ms
+                .push(b.value_at_quantile(0.99) as f64 / 1e3);
+        }
         self.ok_per_s.push(per_second(t.ok, duration));
         if !t.latency.is_empty() {
             self.p99_ms
@@ -236,6 +244,10 @@ pub struct KindChange {
     pub ok_rate: Change,
     /// p99 (ms), A to B.
     pub p99: Change,
+    /// A journey's busy time's p99 (ms; its duration less its think times), A to B,
+    /// compared as `p99` is: `None` for a step, and for a journey unless both runs kept
+    /// it for every journey of every repetition.
+    pub busy_p99: Option<Change>,
 }
 
 /// Every step and journey measured in both runs for the same contender name × workload ×
@@ -267,6 +279,8 @@ pub fn changes(a: &StoredRun, b: &StoredRun) -> Vec<KindChange> {
                     journey,
                     ok_rate: Change::of(&ka.ok_per_s, &kb.ok_per_s, true),
                     p99: Change::of(&ka.p99_ms, &kb.p99_ms, false),
+                    busy_p99: (ka.busy.is_some() && kb.busy.is_some())
+                        .then(|| Change::of(&ka.busy_p99_ms, &kb.busy_p99_ms, false)),
                 });
             }
         }

@@ -242,7 +242,11 @@ impl Prepared {
         let only = &requests.kinds[0];
         if let Some(j) = &spec.journey {
             // The spec's rules keep journeys to HTTP/1.1 and HTTP/2.
-            let p = journeys(j, &spec.stages, only, spec.target.scheme.tls());
+            let mut p = journeys(j, &spec.stages, only, spec.target.scheme.tls());
+            if spec.protocol == Protocol::Http2 {
+                // `--streams N`: N users share each connection (closed model).
+                p.per_connection = spec.streams.max(1);
+            }
             return Ok(match spec.protocol {
                 Protocol::Http2 => (Prepared::Journeys2(p), b"h2"),
                 _ => (Prepared::Journeys(p), b"http/1.1"),
@@ -332,6 +336,7 @@ fn journeys(
         seed: j.seed,
         unix_start,
         stages: event_loop::users::stage_ends(stages),
+        per_connection: 1,
     }
 }
 

@@ -3,8 +3,8 @@
 //! application ([`Behavior::App`]), its bytes delivered whole and one per write, with
 //! exact counts; the closed model (users running journeys back to back), the open one (a
 //! new user per journey on its own connection), and think times kept out of latency; and
-//! the same over HTTP/2, each user on a connection of its own, with reset streams and
-//! GOAWAYs mid-journey.
+//! the same over HTTP/2, each user on a connection of its own or users sharing one (their
+//! steps streams side by side), with reset streams and GOAWAYs mid-journey.
 
 mod common;
 
@@ -648,4 +648,177 @@ fn http2_the_heads_sample_follows_one_user_s_first_journey() {
     let (name, csrf) = &x[1].captured[0];
     assert_eq!(name, "csrf");
     assert!(text(&x[2].request).contains(&format!("csrf={}", text(csrf))));
+}
+
+/// Log in, read the form's token, post a text that names the user, read it back and
+/// find the user's own text: a cookie, a token or a captured id of another user sharing
+/// the connection would fail the post (403) or the read back.
+const OWN: &str = r#"
+[[journey]]
+name = "writer"
+[[journey.step]]
+name = "login"
+post = "/login?user=u{user}"
+[[journey.step]]
+name = "form"
+get = "/form"
+capture = { csrf = { regex = 'name="csrf" value="([^"]+)"' } }
+[[journey.step]]
+name = "post"
+post = "/paste?csrf={csrf}&text=u{user}x{seq}"
+expect = { status = 302 }
+capture = { paste = { header = "Location", regex = "/paste/(\\w+)" } }
+[[journey.step]]
+name = "read back"
+get = "/paste/{paste}"
+expect = { status = 200, body_contains = "u{user}x" }
+"#;
+
+/// `users` users of `text` running `n` journeys over HTTP/2, `share` of them to each
+/// connection.
+fn shared_spec(server: &H2Server, text: &str, (users, share): (usize, usize), n: u64) -> LoadSpec {
+    let mut s = h2_spec(server, text, users, n);
+    s.streams = share;
+    s
+}
+
+/// Six users, three to a connection: each runs its journeys with its own cookie, token
+/// and captured id on a connection it shares with two others, their steps streams side
+/// by side; 18 journeys of 4 steps, all ok, on two connections.
+#[test]
+fn http2_users_sharing_a_connection_keep_their_own_cookies_and_captures() {
+    let app = H2Behavior::App {
+        nth: 0,
+        fault: AppFault::Silent,
+    };
+    for (r, server) in both_ways_with(h2c(&app), H2Server::wait_idle, |s| {
+        shared_spec(s, OWN, (6, 3), 18)
+    }) {
+        all_ok(&r, 72);
+        assert_eq!((server.requests(), server.answers()), (72, 72));
+        assert_eq!(step_counts(&r), [(18, 18); 4]);
+        assert_eq!(journey_counts(&r), (18, 18));
+        assert_eq!(
+            r.counts.connections_opened, 2,
+            "three users to a connection"
+        );
+        assert_eq!(server.connections(), 3, "and the pre-flight's");
+    }
+}
+
+/// Each user's read back finds its own text, not another's: three users on one
+/// connection, a journey each, all expecting user 0's text: only user 0's read back is
+/// ok, so the check above can fail.
+#[test]
+fn http2_users_sharing_a_connection_read_back_only_their_own_answers() {
+    let app = H2Behavior::App {
+        nth: 0,
+        fault: AppFault::Silent,
+    };
+    let server = H2Server::start(app).unwrap();
+    let first_only = OWN.replace("body_contains = \"u{user}x\"", "body_contains = \"u0x\"");
+    assert_ne!(first_only, OWN);
+    let r = go(&shared_spec(&server, &first_only, (3, 3), 3));
+    assert_eq!(step_counts(&r), [(3, 3), (3, 3), (3, 3), (3, 1)]);
+    assert_eq!(failures(&r), [(FailureKind::Body, 2)]);
+    assert_eq!(r.counts.connections_opened, 1);
+}
+
+/// A GOAWAY in place of every third answer on a connection two users share: the steps
+/// it left unprocessed (the third, and the other user's if it was sent after) wait for
+/// the steps the server did process to end, then go once more on a new connection, and
+/// every journey ends well. Each connection answers two steps: 16 steps take 8
+/// connections, 7 of them ended by a GOAWAY.
+#[test]
+fn http2_a_goaway_on_a_shared_connection_moves_its_users_to_a_new_one() {
+    let app = H2Behavior::App {
+        nth: 3,
+        fault: AppFault::Goaway,
+    };
+    // Which steps a GOAWAY leaves unprocessed depends on when the other user's step went
+    // out: the counts below do not.
+    for (r, server) in each_way_with(h2c(&app), H2Server::wait_idle, |s| {
+        shared_spec(s, OWN, (2, 2), 4)
+    }) {
+        all_ok(&r, 16);
+        assert_eq!(step_counts(&r), [(4, 4); 4], "{:?}", failures(&r));
+        assert_eq!(journey_counts(&r), (4, 4));
+        assert_eq!(server.answers(), 16);
+        assert_eq!((r.counts.goaways, server.goaways()), (7, 7));
+        assert_eq!(r.counts.connections_opened, 8);
+        assert_eq!(r.counts.retried, server.unprocessed());
+        assert!(r.counts.retried >= 7, "{}", r.counts.retried);
+    }
+}
+
+/// A server that allows two streams at once, four users on its connection: the steps
+/// beyond two wait for a stream to end and go out on it; every step is ok on the one
+/// connection, and the result warns that the server allowed 2 of the 4 asked.
+#[test]
+fn http2_users_beyond_the_server_s_streams_wait_for_one_to_end() {
+    let limited = H2Behavior::MaxStreams { limit: 2 };
+    for (r, server) in both_ways_with(h2c(&limited), H2Server::wait_idle, |s| {
+        shared_spec(s, &two_steps("0s"), (4, 4), 12)
+    }) {
+        all_ok(&r, 24);
+        assert_eq!(server.answers(), 24);
+        assert_eq!(step_counts(&r), [(12, 12); 2]);
+        assert_eq!(r.counts.connections_opened, 1);
+        let most = server.max_open_streams();
+        assert!((1..=2).contains(&most), "{most} streams open at once");
+        assert_eq!(r.streams_allowed(), Some(2), "the report says so");
+    }
+}
+
+/// A RST_STREAM in place of every third answer on a connection three users share: the
+/// step it resets fails under its own step and user, the others' streams go on, and the
+/// connection carries every user's next journey.
+#[test]
+fn http2_a_reset_stream_on_a_shared_connection_fails_one_user_s_step() {
+    let fault = AppFault::Reset(INTERNAL_ERROR);
+    let app = H2Behavior::App { nth: 3, fault };
+    for (r, server) in each_way_with(h2c(&app), H2Server::wait_idle, |s| {
+        shared_spec(s, OWN, (3, 3), 9)
+    }) {
+        let c = &r.counts;
+        assert_eq!(failures(&r), [(FailureKind::StreamReset, server.resets())]);
+        assert_eq!(c.completed, server.requests());
+        assert_eq!(c.ok + server.resets(), c.completed);
+        assert_eq!(journey_counts(&r).0, 9);
+        assert_eq!(journey_counts(&r).0 - journey_counts(&r).1, server.resets());
+        assert_eq!(c.connections_opened, 1, "the connection kept");
+    }
+}
+
+/// A connection two users share, lost under them: a GOAWAY with an error code in place
+/// of every third answer, the server closing its side. The step it cut off fails as a
+/// connection error under its own step (its journey ends), the other user's step it left
+/// unprocessed goes once more on a new connection, and every user's next steps go there.
+#[test]
+fn http2_a_shared_connection_lost_under_its_users_moves_them_to_a_new_one() {
+    let app = H2Behavior::App {
+        nth: 3,
+        fault: AppFault::GoawayError,
+    };
+    // Which steps were in flight when it came depends on timing: the relations below do
+    // not.
+    for (r, server) in each_way_with(h2c(&app), H2Server::wait_idle, |s| {
+        shared_spec(s, OWN, (2, 2), 6)
+    }) {
+        let c = &r.counts;
+        let cut = server.goaways();
+        assert!(cut > 0);
+        assert_eq!(failures(&r), [(FailureKind::ConnectionError, cut)]);
+        assert_eq!(c.goaways, cut);
+        assert_eq!(c.ok, server.answers());
+        assert_eq!(journey_counts(&r), (6, 6 - cut));
+        // Besides the step cut off, what the server read and dropped, and what it read
+        // after: each sent once more.
+        assert_eq!(c.retried, server.abandoned() - cut + server.unprocessed());
+        assert!(
+            (cut..=cut + 1).contains(&c.connections_opened),
+            "{} connections for {cut} lost",
+            c.connections_opened
+        );
+    }
 }

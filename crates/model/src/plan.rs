@@ -1145,6 +1145,7 @@ impl Reader<'_> {
         let find_max = self.find_max(&name, w, load)?;
         let until = self.until(&name, w, load, find_max.is_some())?;
         self.journey_agrees(&name, w, protocol)?;
+        self.shared_users_agree(&name, w, load, streams, find_max.is_some())?;
         Ok(Workload {
             name,
             method,
@@ -1278,6 +1279,29 @@ impl Reader<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// A journey workload's users share HTTP/2 connections (`streams` above 1) in the
+    /// closed model only: at levels of `rate` (or in a search) each journey is a new user
+    /// on a connection of its own.
+    fn shared_users_agree(
+        &self,
+        name: &str,
+        w: &FileWorkload,
+        load: &FileLoad,
+        streams: usize,
+        search: bool,
+    ) -> Result<(), PlanError> {
+        let (Some(j), true) = (&w.journey, streams > 1) else {
+            return Ok(());
+        };
+        if load.rate.is_none() && !search {
+            return Ok(());
+        }
+        Err(self.err(
+            j.span().start,
+            format!("workload '{name}': {streams} users share each HTTP/2 connection (streams = {streams}) in the closed model only; at levels of rate, or in a capacity search, each journey is a new user on a connection of its own: drop streams, or give [load] concurrency = [..]"),
+        ))
     }
 
     /// A workload's capacity search: its own `find_max`, else `[load]`'s, each SLO and
@@ -2401,6 +2425,25 @@ concurrency = [1, 10]
             "name = \"get\"\njourney = \"j.toml\"\nprotocol = \"h3\"",
         ));
         assert!(e.contains("journeys run over HTTP/1.1 and HTTP/2"), "{e}");
+    }
+
+    /// A journey workload's users may share HTTP/2 connections (`streams`) at levels of
+    /// concurrency; at levels of rate each journey is a new user on its own connection,
+    /// so `streams` there is refused, naming the workload and the fix.
+    #[test]
+    fn a_journey_workload_shares_connections_at_levels_of_concurrency_only() {
+        let shared = GOOD.replace(
+            "name = \"get\"\npath = \"/content/a\"",
+            "name = \"get\"\njourney = \"j.toml\"\nprotocol = \"h2\"\nstreams = 4",
+        );
+        let p = parse(&shared, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.workloads[0].journey, Some(PathBuf::from("j.toml")));
+        let e = error_of(&shared.replace("concurrency = [1, 10]", "rate = [10]"));
+        assert!(
+            e.contains("workload 'get': 4 users share each HTTP/2 connection")
+                && e.contains("drop streams"),
+            "{e}"
+        );
     }
 
     /// A search's SLO on a journey's step belongs to a journey workload: in `[load]`'s

@@ -979,7 +979,11 @@ impl LoadSpec {
         }
         rules::streams(self.streams)?;
         rules::busy_poll(self.busy_poll)?;
-        rules::in_flight(self.connections, self.streams)?;
+        if self.journey.is_none() {
+            // A journey's users share connections, `streams` to each: -c of them, a
+            // step each in flight.
+            rules::in_flight(self.connections, self.streams)?;
+        }
         if self.protocol == Protocol::Http2 && !self.request.keepalive {
             return Err(SpecError::Http2NoKeepalive);
         }
@@ -1061,8 +1065,8 @@ impl LoadSpec {
             "a journey chooses its own requests: drop --urls"
         } else if self.pipeline > 1 {
             "a user sends its next step after the last one's answer: drop --pipeline"
-        } else if self.streams > 1 {
-            "each user sends its steps one at a time, as streams on its own HTTP/2 connection: drop --streams"
+        } else if self.streams > 1 && self.pace != Pace::Closed {
+            "users share HTTP/2 connections in the closed model; in the open model each journey is a new user on a connection of its own: drop --streams (or --rate and --find-max)"
         } else if !self.request.keepalive {
             "each user keeps its connection open between its steps, as browsers do: drop --no-keepalive"
         } else if !self.request.body.is_empty() || self.request.method != "GET" {
@@ -1525,8 +1529,8 @@ mod tests {
     }
 
     /// Journeys go over HTTP/1.1 and HTTP/2, one step at a time per user: over HTTP/2 a
-    /// step with a field of HTTP/1.1's connections is refused naming the step, as are
-    /// `--streams` and HTTP/3.
+    /// step with a field of HTTP/1.1's connections is refused naming the step, as is
+    /// HTTP/3; `--streams` (users sharing a connection) goes with the closed model only.
     #[test]
     fn journeys_go_over_http2_one_stream_at_a_time_without_connection_fields() {
         let journeys = |text: &str| Journeys {
@@ -1538,7 +1542,7 @@ mod tests {
         };
         let plain = "[[journey]]\nname = \"j\"\n[[journey.step]]\nname = \"s\"\nget = \"/\"\n";
         let upgrade = format!("{plain}headers = {{ Upgrade = \"websocket\" }}\n");
-        let spec = |text: &str, protocol, streams| {
+        let paced = |text: &str, protocol, streams, pace| {
             let url = match protocol {
                 Protocol::Http3 => "https://127.0.0.1/",
                 _ => "http://127.0.0.1/",
@@ -1546,10 +1550,12 @@ mod tests {
             LoadSpec::builder(Target::parse(url).unwrap())
                 .journey(Some(journeys(text)))
                 .protocol(protocol, streams)
+                .pace(pace)
                 .build()
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         };
+        let spec = |text: &str, protocol, streams| paced(text, protocol, streams, Pace::Closed);
         assert_eq!(spec(plain, Protocol::Http2, 1), Ok(()));
         assert_eq!(spec(&upgrade, Protocol::Http1, 1), Ok(()));
         let e = spec(&upgrade, Protocol::Http2, 1).unwrap_err();
@@ -1557,8 +1563,18 @@ mod tests {
             e.contains("step 's' of journey 'j' sets 'Upgrade'") && e.contains("drop --http2"),
             "{e}"
         );
-        let e = spec(plain, Protocol::Http2, 4).unwrap_err();
-        assert!(e.contains("drop --streams"), "{e}");
+        assert_eq!(
+            spec(plain, Protocol::Http2, 4),
+            Ok(()),
+            "4 users to a connection"
+        );
+        let e = paced(plain, Protocol::Http2, 4, Pace::Rate(10.0)).unwrap_err();
+        assert!(
+            e.contains("closed model") && e.contains("drop --streams"),
+            "{e}"
+        );
+        let e = spec(plain, Protocol::Http1, 4).unwrap_err();
+        assert!(e.contains("--http2"), "{e}");
         let e = spec(plain, Protocol::Http3, 1).unwrap_err();
         assert!(e.contains("drop --http3"), "{e}");
     }

@@ -478,6 +478,50 @@ fn steps_table(c: &Comparison) -> Option<crate::grid::Table> {
     })
 }
 
+/// The title of the journeys' busy time table.
+const BUSY_TITLE: &str = "Journeys less think time (p99 ms of each journey's duration less its think times: medians over repetitions, tested as a contender's p99 is)";
+
+/// Every journey whose busy time both runs kept, for the same contender × workload ×
+/// level: its p99 in A and B, the change and its verdict; `None` when there is none.
+fn busy_table(c: &Comparison) -> Option<crate::grid::Table> {
+    let rows: Vec<Vec<String>> = shootout_analysis::journeys::changes(c.a, c.b)
+        .iter()
+        .filter_map(|k| {
+            let busy = k.busy_p99.as_ref()?;
+            Some(vec![
+                k.workload.clone(),
+                k.level.to_string(),
+                k.contender.clone(),
+                k.label.clone(),
+                format!("{:.3}", busy.a),
+                format!("{:.3}", busy.b),
+                percent_cell(busy.percent),
+                verdict_text(busy),
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let header = [
+        "workload",
+        "level",
+        "contender",
+        "journey",
+        "p99 A",
+        "p99 B",
+        "Δ",
+        "verdict",
+    ];
+    let mut align = vec![Align::Left; 4];
+    align.extend([Align::Right, Align::Right, Align::Right, Align::Left]);
+    Some(crate::grid::Table {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        align,
+        rows,
+    })
+}
+
 fn text(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(
@@ -500,6 +544,10 @@ fn text(c: &Comparison) -> String {
     }
     if let Some(t) = steps_table(c) {
         let _ = writeln!(o, "\n{STEPS_TITLE}");
+        t.text(&mut o, "  ");
+    }
+    if let Some(t) = busy_table(c) {
+        let _ = writeln!(o, "\n{BUSY_TITLE}");
         t.text(&mut o, "  ");
     }
     if !c.capacities.is_empty() {
@@ -557,6 +605,10 @@ fn markdown(c: &Comparison) -> String {
     }
     if let Some(t) = steps_table(c) {
         let _ = writeln!(o, "\n## {}\n", md_escape(STEPS_TITLE));
+        t.markdown(&mut o);
+    }
+    if let Some(t) = busy_table(c) {
+        let _ = writeln!(o, "\n## {}\n", md_escape(BUSY_TITLE));
         t.markdown(&mut o);
     }
     if !c.capacities.is_empty() {
@@ -688,6 +740,7 @@ pub fn json(c: &Comparison) -> Value {
             "name": k.label,
             "ok_per_s": change_json(&k.ok_rate, 3),
             "p99_ms": change_json(&k.p99, 3),
+            "duration_less_think_p99_ms": k.busy_p99.as_ref().map(|b| change_json(b, 3)),
         })).collect::<Vec<_>>(),
         "only_in_a": c.only_in_a.iter().map(unpaired_json).collect::<Vec<_>>(),
         "only_in_b": c.only_in_b.iter().map(unpaired_json).collect::<Vec<_>>(),
@@ -779,6 +832,14 @@ fn csv(c: &Comparison) -> String {
         let record = if k.journey { "journey" } else { "journey_step" };
         fields.extend([record.to_string(), csv_text(&k.label).into_owned()]);
         csv_record(&mut o, &fields);
+        if let Some(busy) = &k.busy_p99 {
+            // Its busy time's p99 in the p99 fields; no rate of its own.
+            let mut fields = head(&k.workload, &k.contender, k.level);
+            fields.extend(vec![String::new(); 7]);
+            fields.extend(changes(busy, busy)[5..].iter().cloned());
+            fields.extend(["journey_busy".to_string(), csv_text(&k.label).into_owned()]);
+            csv_record(&mut o, &fields);
+        }
     }
     o
 }

@@ -237,7 +237,8 @@ pub(crate) fn load_line(spec: &LoadSpec) -> String {
 }
 
 /// `journeys of j.toml: 10 users on 2 threads, closed loop, 1000 journeys, timeout 30 s`;
-/// over HTTP/2, `journeys of j.toml over HTTP/2 (each user on a connection of its own): …`.
+/// over HTTP/2, `journeys of j.toml over HTTP/2 (each user on a connection of its own): …`,
+/// or `(4 users share each connection, a stream each)`.
 fn journey_line(spec: &LoadSpec, source: &str) -> String {
     let threads = plural(spec.threads as u64, "thread", "threads");
     let users = match spec.pace {
@@ -274,8 +275,12 @@ fn journey_line(spec: &LoadSpec, source: &str) -> String {
         (None, None) => "unbounded".to_string(),
     };
     let over = match spec.protocol {
-        Protocol::Http2 => " over HTTP/2 (each user on a connection of its own)",
-        _ => "",
+        Protocol::Http2 if spec.streams > 1 => format!(
+            " over HTTP/2 ({} users share each connection, a stream each)",
+            spec.streams
+        ),
+        Protocol::Http2 => " over HTTP/2 (each user on a connection of its own)".to_string(),
+        _ => String::new(),
     };
     format!(
         "journeys of {source}{over}: {users}, {bound}, timeout {}",
@@ -967,6 +972,24 @@ mod tests {
         let line = load_line(&spec);
         assert!(
             line.contains("rate 500 calls/s, 50 calls or 2 s, whichever comes first"),
+            "{line}"
+        );
+    }
+
+    /// A journey run over HTTP/2 says how its users hold connections: each its own, or
+    /// `--streams` of them sharing each.
+    #[test]
+    fn a_journey_load_line_says_whether_users_share_http2_connections() {
+        let (mut spec, _) = fixtures::journeys();
+        assert!(load_line(&spec).starts_with("journeys of j.toml: 8 users on 2 threads"));
+        spec.protocol = Protocol::Http2;
+        assert!(load_line(&spec).starts_with(
+            "journeys of j.toml over HTTP/2 (each user on a connection of its own): 8 users"
+        ));
+        spec.streams = 4;
+        let line = load_line(&spec);
+        assert!(
+            line.starts_with("journeys of j.toml over HTTP/2 (4 users share each connection, a stream each): 8 users"),
             "{line}"
         );
     }

@@ -215,7 +215,8 @@ pub struct LoadArgs {
     pub http3: bool,
 
     /// HTTP/2 and HTTP/3: concurrent streams per connection, 1 to 10000 (h2load's -m;
-    /// default 1).
+    /// default 1). With --journey --http2 (closed model): N users share each connection,
+    /// each step a stream of its own.
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
 
@@ -311,7 +312,8 @@ pub struct LoadArgs {
     /// docs/journeys.md) instead of one request: -c users each run journeys back to back
     /// (-n counts journeys), or --rate R journeys start a second, each a new user on its own
     /// connection. HTTP/1.1, or HTTP/2 with --http2 (each user on an HTTP/2 connection of
-    /// its own, its steps as streams one at a time).
+    /// its own, its steps as streams one at a time; with --streams N, N users share each
+    /// connection).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["urls", "post_file", "put_file", "method", "head", "ws_messages"])]
     pub journey: Option<PathBuf>,
 

@@ -22,6 +22,14 @@
 //! than a user's think time, or an HTTP/2 GOAWAY) is opened again when the user's next
 //! step is due, as a browser would.
 //!
+//! Over HTTP/2 users may share connections ([`Prepared::per_connection`], closed model):
+//! the table still has a seat per user, and users `h` to `h + n − 1` (`h` a multiple of
+//! `n`) ride on the connection of seat `h`, their host ([`Users::host`]), each step a
+//! stream of its own on it. Only a host's seat has a socket, a phase and a token; what
+//! concerns a connection (opening, a failed connect, deadlines, a break) reaches every
+//! rider of its host ([`Users::riders`]); a user's step, its timers and its journey stay
+//! its own.
+//!
 //! `-v 2` (a heads sample asked for): the first worker follows its first user through its
 //! first journey, copying each request's head, each answer's head and the values the step
 //! captured into the recorder's sample ([`crate::heads::Exchange`]); a test of a flag per
@@ -62,6 +70,9 @@ pub struct Prepared {
     /// Closed model in stages: each stage's users and when it ends (from the run's
     /// start), in order ([`stage_ends`]); empty: every user for the whole run.
     pub stages: Vec<(usize, Duration)>,
+    /// HTTP/2: the users that share each connection, each step a stream (1: every user
+    /// on a connection of its own).
+    pub per_connection: usize,
 }
 
 /// `stages` as [`Prepared::stages`] holds them: each stage's users and its end.
@@ -110,13 +121,18 @@ pub(crate) struct Kept<'k> {
     pub server: &'k mut Option<String>,
 }
 
-/// What a protocol does for its users' connections: the I/O of one request at a time.
-/// Its functions take the whole table ([`Users`]), whose shared steps they call.
+/// The seats of a worker's users, over the protocol `W`.
+pub(crate) type Seats<'a, W> = Table<<W as Wire<'a>>::Phase, Seat<'a, W>>;
+
+/// What a protocol does for its users' connections: the I/O of one request at a time
+/// per user. Its functions take the whole table ([`Users`]), whose shared steps they
+/// call. `i` is a user's seat; the functions of a connection (opening, readiness) get
+/// its host's ([`Users::host`]).
 pub(crate) trait Wire<'a>: Sized + 'a {
     /// The protocol's phases of a connection.
     type Phase: Phase;
-    /// A user's connection, not opened.
-    fn new(p: &Prepared) -> Self;
+    /// Seat `i`'s state (its connection, not opened, when it is a host).
+    fn new(p: &Prepared, i: usize) -> Self;
     /// Opens user `i`'s connection: its state made ready for a new socket, then dialled.
     fn open(w: &mut Users<'a, Self>, i: usize, now: Instant);
     /// Readiness of user `i`'s connection (not the think timer's).
@@ -129,8 +145,8 @@ pub(crate) trait Wire<'a>: Sized + 'a {
     fn flush(w: &mut Users<'a, Self>, i: usize, now: Instant);
     /// Takes user `i`'s request (queued or sent): its timing, had it ended at `now`.
     fn take(w: &mut Users<'a, Self>, i: usize, now: Instant) -> Option<Timing>;
-    /// When the request in flight was written, if it was.
-    fn sent(&self) -> Option<Instant>;
+    /// When user `i`'s request in flight was written, if it was.
+    fn sent(w: &Users<'a, Self>, i: usize) -> Option<Instant>;
     /// A request waits on this connection.
     fn waiting(&self) -> bool;
     /// The request in flight on user `i`'s connection passed its deadline: it fails,
@@ -138,10 +154,10 @@ pub(crate) trait Wire<'a>: Sized + 'a {
     fn overdue(w: &mut Users<'a, Self>, i: usize, now: Instant) {
         w.broke(i, now, FailureKind::Timeout);
     }
-    /// What the last answer left for its user.
-    fn kept(&mut self) -> Kept<'_>;
-    /// `-v 2`: the last answer's head as text.
-    fn head_text(&mut self) -> Option<Vec<u8>>;
+    /// What user `i`'s last answer left for it.
+    fn kept<'k>(seats: &'k mut Seats<'a, Self>, i: usize) -> Kept<'k>;
+    /// `-v 2`: user `i`'s last answer's head as text.
+    fn head_text(seats: &mut Seats<'a, Self>, i: usize) -> Option<Vec<u8>>;
 }
 
 /// One worker's users, over the protocol `W`.
@@ -163,6 +179,9 @@ pub(crate) struct Users<'a, W: Wire<'a>> {
     /// `-v 2`: the first worker follows its first user (connection 0) through its first
     /// journey, into the recorder's heads sample; false once that journey ended.
     trace: bool,
+    /// Users sharing HTTP/2 connections: the fewest concurrent streams a server allowed
+    /// below the users per connection ([`Protocol::streams_allowed`]).
+    pub limit: Option<u64>,
 }
 
 /// Builds the users around their `core`.
@@ -199,6 +218,7 @@ pub(crate) fn set_up<'a, W: Wire<'a>>(
         active: 0,
         made: 0,
         trace,
+        limit: None,
     };
     if !w.core.paced() {
         for _ in 0..a.connections {
@@ -245,7 +265,8 @@ impl<'a, W: Wire<'a>> Protocol<'a> for Users<'a, W> {
     /// A slot with no user yet.
     fn new_conn(&self, now: Instant) -> Seat<'a, W> {
         Seat {
-            wire: W::new(self.p),
+            // It is pushed next (`Protocol::add`).
+            wire: W::new(self.p, self.conns.len()),
             user: None,
             active: false,
             gen: 0,
@@ -299,34 +320,37 @@ impl<'a, W: Wire<'a>> Protocol<'a> for Users<'a, W> {
     }
 
     fn fail_all(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        self.fail_step(i, now, kind);
+        for u in self.riders(i) {
+            self.fail_step(u, now, kind);
+        }
     }
 
     fn open(&mut self, i: usize, now: Instant) {
         W::open(self, i, now);
     }
 
-    /// The request past its deadline fails (see [`Wire::overdue`]).
+    /// The requests on host `i`'s connection past their deadline fail (see
+    /// [`Wire::overdue`]).
     fn deadlines(&mut self, i: usize, now: Instant) {
         let timeout = self.core.sh.timeout;
-        if self.conns[i]
-            .wire
-            .sent()
-            .is_some_and(|s| now.saturating_duration_since(s) >= timeout)
-        {
-            W::overdue(self, i, now);
+        for u in self.riders(i) {
+            if W::sent(self, u).is_some_and(|s| now.saturating_duration_since(s) >= timeout) {
+                W::overdue(self, u, now);
+            }
         }
     }
 
-    /// The connection could not be opened: the request waiting on it fails, and the
-    /// user's next connection waits a pause that doubles with each failure (see
+    /// The connection could not be opened: the requests waiting on it fail, and its
+    /// next opening waits a pause that doubles with each failure (see
     /// [`crate::event_loop::Life::pause`]), so a server that is down or turns
     /// connections away is not hammered in a tight loop.
     fn connect_failed(&mut self, i: usize, now: Instant) {
         self.close(i);
         self.core.rec.counts.connections_failed += 1;
         self.conns[i].life.pause(now);
-        self.fail_step(i, now, FailureKind::Connect);
+        for u in self.riders(i) {
+            self.fail_step(u, now, FailureKind::Connect);
+        }
     }
 
     /// Users thinking are under way too: the run waits for their journeys.
@@ -336,6 +360,10 @@ impl<'a, W: Wire<'a>> Protocol<'a> for Users<'a, W> {
 
     fn next_wake(&self) -> Option<Instant> {
         self.timers.peek().map(|Reverse(t)| t.0)
+    }
+
+    fn streams_allowed(&self) -> Option<u64> {
+        self.limit
     }
 
     fn wake(&mut self, now: Instant) {
@@ -353,6 +381,29 @@ impl<'a, W: Wire<'a>> Protocol<'a> for Users<'a, W> {
 }
 
 impl<'a, W: Wire<'a>> Users<'a, W> {
+    /// The seat whose connection user `i` rides on: the first of its group of
+    /// [`Prepared::per_connection`] (its own seat when every user has a connection).
+    pub(crate) fn host(&self, i: usize) -> usize {
+        match self.p.per_connection {
+            0 | 1 => i,
+            n => i - i % n,
+        }
+    }
+
+    /// The users riding on host `h`'s connection (`h` alone when every user has one).
+    pub(crate) fn riders(&self, h: usize) -> std::ops::Range<usize> {
+        h..(h + self.p.per_connection.max(1)).min(self.conns.len())
+    }
+
+    /// User `i` holds its connection no longer (its journeys are over, or its stage
+    /// dropped it): the connection is closed, unless a user sharing it is in a journey.
+    fn leave(&mut self, i: usize) {
+        let h = self.host(i);
+        if self.riders(h).all(|u| !self.conns[u].active) {
+            self.close(h);
+        }
+    }
+
     /// A new user; `single`: it runs one journey (the open model's).
     fn new_user(&mut self, single: bool) -> User<'a> {
         let sh = self.core.sh;
@@ -396,7 +447,7 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
                 None => return self.done(i),
                 Some(at) if at > self.since(due) => {
                     // Away until then: its connection is not held open meanwhile.
-                    self.close(i);
+                    self.leave(i);
                     return self.later(i, self.core.start + at, Due::Journey);
                 }
                 Some(_) => {}
@@ -488,8 +539,9 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
             Due::Step => self.send(i, at, now),
             Due::Journey => self.begin_journey(i, at, now),
             Due::Open => {
-                if self.conns.closed(i) && self.conns[i].wire.waiting() {
-                    self.open(i, now);
+                let h = self.host(i);
+                if self.conns.closed(h) && self.conns[i].wire.waiting() {
+                    self.open(h, now);
                 }
             }
         }
@@ -501,7 +553,7 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
         if std::mem::replace(&mut self.conns[i].active, false) {
             self.active -= 1;
         }
-        self.close(i);
+        self.leave(i);
         if self.core.paced() {
             self.conns[i].user = None;
             self.core.spare.push(i);
@@ -511,16 +563,16 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
     /// User `i`'s request, due at `due`, goes out (on its connection, opened first if
     /// need be).
     fn send(&mut self, i: usize, due: Instant, now: Instant) {
-        let c = &self.conns[i];
-        let Some((journey, step)) = c.user.as_ref().and_then(|u| u.pending()) else {
+        let Some((journey, step)) = self.conns[i].user.as_ref().and_then(|u| u.pending()) else {
             return;
         };
-        let (phase, reopen_at) = (c.phase(), c.life.reopen_at);
+        let h = self.host(i);
+        let (phase, reopen_at) = (self.conns[h].phase(), self.conns[h].life.reopen_at);
         W::queue(self, i, due, now, self.first_step[journey] + step);
         self.core.in_flight += 1;
         if phase == W::Phase::CLOSED {
             if now >= reopen_at {
-                self.open(i, now);
+                self.open(h, now);
             } else {
                 self.later(i, reopen_at, Due::Open);
             }
@@ -557,10 +609,14 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
         });
     }
 
-    /// The connection broke with `kind`: its request fails, and the user goes on.
+    /// User `i`'s connection broke with `kind`: it is closed, the requests of every user
+    /// riding on it fail, and the users go on.
     pub(crate) fn broke(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        self.close(i);
-        self.fail_step(i, now, kind);
+        let h = self.host(i);
+        self.close(h);
+        for u in self.riders(h) {
+            self.fail_step(u, now, kind);
+        }
     }
 
     /// User `i`'s request in flight (if any) fails with `kind`.
@@ -592,17 +648,17 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
     ) -> Next {
         let at = self.since(now);
         self.core.in_flight -= 1;
-        let c = &mut self.conns[i];
-        self.core.served(&mut c.life);
-        let c = &mut c.c;
-        let Some(user) = c.user.as_mut() else {
+        let h = self.host(i);
+        self.core.served(&mut self.conns[h].life);
+        // Out of its seat while it reads what its answer left (on its host's, perhaps).
+        let Some(mut user) = self.conns[i].user.take() else {
             return Next::Done;
         };
         let needle = user.needle().is_some();
         let pending = user.pending();
         let events = &mut self.events;
         let next = {
-            let k = c.wire.kept();
+            let k = W::kept(&mut self.conns, i);
             let answer = Answer {
                 status: a.status,
                 head: k.head,
@@ -615,7 +671,7 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
         if self.trace && i == 0 {
             // The answer's head, and what the step captured from it.
             if let (Some(x), Some((j, step))) = (self.core.rec.heads.journey.last_mut(), pending) {
-                x.answer = c.wire.head_text();
+                x.answer = W::head_text(&mut self.conns, i);
                 x.captured = self.p.file.journeys[j].steps[step]
                     .captures
                     .iter()
@@ -623,8 +679,9 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
                     .collect();
             }
         }
+        self.conns[i].user = Some(user);
         let failure = outcome(&mut self.events);
-        let server = c.wire.kept().server;
+        let server = W::kept(&mut self.conns, i).server;
         self.core.rec.credit_judged(t, a, || server.take(), failure);
         next
     }

@@ -6,7 +6,7 @@
 
 use super::conn::{Connection, Received, Slot, Then};
 use super::wire::{self, Phase};
-use crate::event_loop::users::{Head, Kept, Prepared, Seat, Users, Wire};
+use crate::event_loop::users::{Head, Kept, Prepared, Seat, Seats, Users, Wire};
 use crate::event_loop::{Entry, Protocol, Reads};
 use crate::journey::Fields;
 use crate::recorder;
@@ -32,7 +32,7 @@ impl AsMut<Connection> for Seat<'_, Connection> {
 impl<'a> Wire<'a> for Connection {
     type Phase = Phase;
 
-    fn new(_: &Prepared) -> Connection {
+    fn new(_: &Prepared, _: usize) -> Connection {
         Connection::new(1, true, None)
     }
 
@@ -111,18 +111,18 @@ impl<'a> Wire<'a> for Connection {
         w.conns[i].wire.pop_front().map(|s| s.timing(now))
     }
 
-    fn sent(&self) -> Option<Instant> {
-        self.front().map(|s| s.clock.sent)
+    fn sent(w: &Users<'a, Self>, i: usize) -> Option<Instant> {
+        w.conns[i].wire.front().map(|s| s.clock.sent)
     }
 
     fn waiting(&self) -> bool {
         self.busy()
     }
 
-    fn kept(&mut self) -> Kept<'_> {
+    fn kept<'k>(seats: &'k mut Seats<'a, Self>, i: usize) -> Kept<'k> {
         /// The head of no answer.
         static NONE: Head<'static> = Head(&[]);
-        let p = &mut self.parser;
+        let p = &mut seats[i].c.wire.parser;
         let (head, body): (&dyn Fields, &[u8]) = match p.kept.as_deref() {
             Some(k) => (k, &k.body),
             None => (&NONE, &[]),
@@ -134,8 +134,8 @@ impl<'a> Wire<'a> for Connection {
         }
     }
 
-    fn head_text(&mut self) -> Option<Vec<u8>> {
-        self.parser.head.take()
+    fn head_text(seats: &mut Seats<'a, Self>, i: usize) -> Option<Vec<u8>> {
+        seats[i].c.wire.parser.head.take()
     }
 }
 

@@ -187,17 +187,21 @@ pub struct Stream {
     recv_window: i64,
     /// A gRPC call's answer so far (unused for other requests).
     grpc: crate::h2::grpc::Call,
-    /// The stream's own body, when the run's bodies vary (a gRPC list's messages; see
-    /// [`Connection::staged`]); the run's body otherwise.
+    /// The stream's own body, when the run's bodies vary (a gRPC list's messages, a
+    /// journey's steps; see [`Connection::staged`]); the run's body otherwise.
     own: Vec<u8>,
+    /// Its request is a HEAD: its answer has no body whatever its content-length says.
+    head: bool,
+    /// Journeys: what the stream keeps of its answer ([`Connection::keep`]).
+    kept: Option<Box<Kept>>,
 }
 
 impl Stream {
     /// The body the stream sends: its own, or the run's.
     fn body<'a>(own: &'a [u8], req: &'a Prepared) -> &'a [u8] {
-        match req.messages {
-            Some(_) => own,
-            None => &req.body,
+        match req.varies() {
+            true => own,
+            false => &req.body,
         }
     }
 }
@@ -256,17 +260,15 @@ pub struct Connection {
     pub heads: Vec<Vec<u8>>,
     /// The `server` field kept, if asked for.
     pub server: Option<String>,
-    /// Journeys: what the connection keeps of each answer ([`Connection::keep`]).
-    pub kept: Option<Box<Kept>>,
     /// When the run's bodies vary (a gRPC list's messages): the body of the next stream
     /// opened, written by the worker before [`Connection::open`], which takes it (the
     /// stream's old buffer left in its place).
     pub staged: Vec<u8>,
 }
 
-/// What a connection keeps of each answer for a journey's user, which sends one request
-/// at a time: the final head's fields and the body's first `body_max` bytes. The buffers
-/// are reused from answer to answer (the head's is swapped with the decoder's list).
+/// What a stream keeps of its answer for a journey's user: the final head's fields and
+/// the body's first `body_max` bytes. The buffers are reused from answer to answer on the
+/// stream's slot (the head's is swapped with the decoder's list).
 #[derive(Debug)]
 pub struct Kept {
     /// The final answer's status.
@@ -303,6 +305,8 @@ impl Connection {
                     recv_window: 0,
                     grpc: crate::h2::grpc::Call::default(),
                     own: Vec::new(),
+                    head: false,
+                    kept: None,
                 })
                 .collect(),
             active: 0,
@@ -327,16 +331,17 @@ impl Connection {
             server: None,
             sample: 0,
             heads: Vec::new(),
-            kept: None,
             staged: Vec::new(),
         }
     }
 
-    /// Journeys: keep the next answers' final heads and their bodies' first `body_max`
-    /// bytes ([`Connection::kept`]), and search their bodies for `needle` (the step's
-    /// `body_contains`, rendered for its user) instead of the run's.
-    pub fn keep(&mut self, body_max: usize, needle: Option<&[u8]>) {
-        self.kept
+    /// Journeys: the stream in `slot` (just opened) keeps its answer's final head and
+    /// its body's first `body_max` bytes ([`Connection::kept`]), and searches its body for
+    /// `needle` (its step's `body_contains`, rendered for its user) instead of the run's.
+    /// The buffers are the slot's, allocated at its first journey's stream.
+    pub fn keep(&mut self, slot: usize, body_max: usize, needle: Option<&[u8]>) {
+        let s = &mut self.streams[slot];
+        s.kept
             .get_or_insert_with(|| {
                 Box::new(Kept {
                     status: 0,
@@ -346,9 +351,14 @@ impl Connection {
                 })
             })
             .body_max = body_max;
-        for s in &mut self.streams {
-            s.exchange.search.set(needle);
-        }
+        s.exchange.search.set(needle);
+    }
+
+    /// Journeys: what the stream in `slot` kept of its answer (its slot freed or not, until
+    /// another stream opens in it), and the `server` field kept.
+    pub fn kept(&mut self, slot: usize) -> (Option<&Kept>, &mut Option<String>) {
+        let kept = self.streams.get(slot).and_then(|s| s.kept.as_deref());
+        (kept, &mut self.server)
     }
 
     /// Starts over for a new socket: writes the preface, our SETTINGS (no push, a large
@@ -522,7 +532,8 @@ impl Connection {
             s.grpc.begin();
             s.grpc.frames.begin_with(reply.cap());
         }
-        if req.messages.is_some() {
+        s.head = req.head_request;
+        if req.varies() {
             std::mem::swap(&mut s.own, &mut self.staged);
         }
         let bodiless = Stream::body(&self.streams[slot].own, req).is_empty();
@@ -607,7 +618,7 @@ impl Connection {
 
     /// Sends what the windows now allow of every body still waiting.
     fn push_bodies(&mut self, req: &Prepared) {
-        if req.body.is_empty() && req.messages.is_none() {
+        if req.body.is_empty() && !req.varies() {
             return;
         }
         for slot in 0..self.streams.len() {

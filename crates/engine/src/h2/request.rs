@@ -41,6 +41,16 @@ pub struct Prepared {
     /// A gRPC call's messages from a list: each stream sends its own
     /// ([`super::conn::Connection::staged`]) instead of `body`.
     pub messages: Option<crate::h2::grpc::Messages>,
+    /// Each stream sends the body staged for it ([`super::conn::Connection::staged`]),
+    /// not `body`: a journey's steps, each with its own.
+    pub own_bodies: bool,
+}
+
+impl Prepared {
+    /// Each stream sends its own body (a gRPC list's messages, a journey's steps).
+    pub fn varies(&self) -> bool {
+        self.messages.is_some() || self.own_bodies
+    }
 }
 
 /// The field section of `r` ([`fields::section`]), HPACK-encoded three ways. Refuses the
@@ -67,6 +77,7 @@ pub fn prepare(r: &Request) -> Result<Prepared, HeaderError> {
         text: fields::request_text(&section, "HTTP/2"),
         grpc: None,
         messages: None,
+        own_bodies: false,
     })
 }
 

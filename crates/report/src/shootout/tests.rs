@@ -801,3 +801,83 @@ fn compare_tests_each_step_and_journey() {
     let md = crate::compare::render(RunFormat::Markdown, &c);
     assert!(md.contains("## Journeys and steps"), "{md}");
 }
+
+/// Two journey runs of five repetitions for `compare`, each writer journey's busy time
+/// `busy_us` (plus a little per repetition) and its post `post_us`.
+fn busy_runs(post_us: u64, busy_us: u64, id: i64) -> StoredRun {
+    let mut r = run(
+        vec![contender(1, "nginx", true, ContenderStatus::Measured)],
+        (1..=5)
+            .map(|rep| journey_step(rep, 1, rep as u32, 10, 10, post_us + rep as u64 * 10))
+            .collect(),
+    );
+    for (rep, s) in r.steps.iter_mut().enumerate() {
+        let mut busy = shootout_model::result::second_histogram();
+        busy.record_n(busy_us + rep as u64 * 10, 10).unwrap();
+        s.result.journeys[0].busy = Some(busy);
+    }
+    r.run.id = RunId(id);
+    r
+}
+
+/// `shootout compare` of two journey runs whose journeys kept their busy time: each
+/// journey's busy p99 in A and B, tested as a contender's p99 is (Mann–Whitney on the
+/// repetitions), in every format compare writes. B's journeys are as long (their posts
+/// as slow) but busy twice as long: the busy time is slower, significantly, where the
+/// journey's duration alone says nothing of it. Runs without it show no busy rows.
+#[test]
+fn compare_tests_each_journey_s_busy_time() {
+    let a = busy_runs(2_000, 1_500, 1);
+    let b = busy_runs(2_000, 3_000, 2);
+    let c = crate::compare::Comparison::of(&a, &b, Default::default());
+    let text = crate::compare::render(RunFormat::Text, &c);
+    let busy = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Journeys less think time"))
+        .find(|l| l.contains("writer"))
+        .unwrap_or_default();
+    assert!(
+        busy.contains("writer") && busy.contains("slower (p="),
+        "{text}"
+    );
+    let journey = text
+        .lines()
+        .find(|l| l.contains(" journey ") && l.contains("writer"))
+        .unwrap();
+    assert!(journey.contains("no significant change"), "{journey}");
+    let doc = crate::compare::json(&c);
+    let j = &doc["journeys"][2];
+    assert_eq!(
+        (j["kind"].as_str(), j["name"].as_str()),
+        (Some("journey"), Some("writer"))
+    );
+    assert_eq!(j["duration_less_think_p99_ms"]["verdict"], "slower");
+    assert!(doc["journeys"][0]["duration_less_think_p99_ms"].is_null());
+    let csv = crate::compare::render(RunFormat::Csv, &c);
+    assert_eq!(csv.matches(",journey_busy,writer").count(), 1, "{csv}");
+    for format in [
+        RunFormat::Text,
+        RunFormat::Markdown,
+        RunFormat::Json,
+        RunFormat::Csv,
+    ] {
+        insta::assert_snapshot!(
+            format!("compare_busy_{}", format.name()),
+            crate::compare::render(format, &c)
+        );
+    }
+    // Without busy times (runs stored before they were kept): no such rows.
+    let (mut a, mut b) = (a, b);
+    for s in a.steps.iter_mut().chain(b.steps.iter_mut()) {
+        s.result.journeys[0].busy = None;
+    }
+    let c = crate::compare::Comparison::of(&a, &b, Default::default());
+    for format in [RunFormat::Text, RunFormat::Markdown, RunFormat::Csv] {
+        let out = crate::compare::render(format, &c);
+        assert!(
+            !out.contains("less think time") && !out.contains("journey_busy"),
+            "{out}"
+        );
+    }
+    assert!(crate::compare::json(&c)["journeys"][2]["duration_less_think_p99_ms"].is_null());
+}

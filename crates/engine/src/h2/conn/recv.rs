@@ -366,7 +366,7 @@ impl Connection {
             }
         }
         let s = &mut self.streams[slot];
-        if let Some(k) = self.kept.as_deref_mut() {
+        if let Some(k) = s.kept.as_deref_mut() {
             let room = k.body_max.saturating_sub(k.body.len());
             k.body.extend_from_slice(&body[..body.len().min(room)]);
         }
@@ -487,7 +487,7 @@ impl Connection {
             let head = fields::head_text("HTTP/2", code, &self.fields);
             self.heads.push(head);
         }
-        if let Some(k) = self.kept.as_deref_mut() {
+        if let Some(k) = self.streams[slot].kept.as_deref_mut() {
             // The decoder's list becomes the kept head; the old one, its buffer.
             std::mem::swap(&mut k.head, &mut self.fields);
             k.status = code;
@@ -513,7 +513,7 @@ impl Connection {
     fn finish(&mut self, slot: usize, req: &Prepared) {
         let s = &mut self.streams[slot];
         let status = s.exchange.status;
-        let bodiless = req.head_request || status == 204 || status == 304;
+        let bodiless = s.head || status == 204 || status == 304;
         if !bodiless && s.length.is_some_and(|l| l != s.exchange.body_len) {
             self.end(slot, Event::Failed(slot, FailureKind::Malformed));
         } else if let Some(kind) = req

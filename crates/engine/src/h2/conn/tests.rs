@@ -363,3 +363,104 @@ fn a_frame_that_breaks_its_kinds_layout_ends_the_connection_with_its_code() {
         assert_eq!(seen.error, Some(code), "{input:?}");
     }
 }
+
+/// Journeys' users sharing a connection: two streams, each keeping its own answer's head
+/// and body prefix (interleaved, whichever split) and sending its own body, staged for it
+/// alone; a HEAD stream's answer has no body whatever its content-length.
+#[test]
+fn streams_keep_their_own_answers_and_send_their_own_bodies() {
+    let mut req = request(0);
+    req.own_bodies = true;
+    let make = || {
+        let mut c = Connection::new(4, None);
+        c.start();
+        c.out.clear();
+        let seen = feed(&mut c, &req, &[&settings(&[])]);
+        assert_eq!(seen.events, [Event::Ready]);
+        let now = Instant::now();
+        for (body, keep) in [(&b"first"[..], 3), (&b"second body"[..], 100)] {
+            c.staged.clear();
+            c.staged.extend_from_slice(body);
+            let slot = c.open(&req, Begin::at(now, now));
+            c.keep(slot, keep, None);
+        }
+        c
+    };
+    let mut c = make();
+    let sent: Vec<(u8, u32, Vec<u8>)> = frames_of(&mut c.out)
+        .into_iter()
+        .filter(|f| f.0 == DATA)
+        .map(|f| (f.0, f.2, f.3))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            (DATA, 1, b"first".to_vec()),
+            (DATA, 3, b"second body".to_vec())
+        ]
+    );
+    let input = cat(&[
+        &raw(
+            HEADERS,
+            END_HEADERS,
+            3,
+            &cat(&[&[S200], &lit("x-who", "three")]),
+        ),
+        &raw(
+            HEADERS,
+            END_HEADERS,
+            1,
+            &cat(&[&[S200], &lit("x-who", "one")]),
+        ),
+        &raw(DATA, 0, 1, b"abcdef"),
+        &raw(DATA, END_STREAM, 3, b"the third"),
+        &raw(DATA, END_STREAM, 1, b"ghi"),
+    ]);
+    let (seen, mut c) = every_split(
+        || {
+            let mut c = make();
+            c.out.clear();
+            c
+        },
+        &req,
+        &input,
+    );
+    assert_eq!(seen.events, [Event::Answered(1), Event::Answered(0)]);
+    let who = |c: &mut Connection, slot| {
+        let k = c.kept(slot).0.expect("kept");
+        let field = k
+            .head
+            .iter()
+            .find(|(n, _)| *n == b"x-who")
+            .map(|(_, v)| v.to_vec());
+        (k.status, field, k.body.clone())
+    };
+    assert_eq!(
+        who(&mut c, 0),
+        (200, Some(b"one".to_vec()), b"abc".to_vec())
+    );
+    assert_eq!(
+        who(&mut c, 1),
+        (200, Some(b"three".to_vec()), b"the third".to_vec())
+    );
+    // A HEAD stream: its content-length announces a body that never comes.
+    let mut head = req.clone();
+    head.head_request = true;
+    let mut c = Connection::new(4, None);
+    c.start();
+    c.out.clear();
+    feed(&mut c, &head, &[&settings(&[])]);
+    let now = Instant::now();
+    c.open(&head, Begin::at(now, now));
+    let seen = feed(
+        &mut c,
+        &head,
+        &[&raw(
+            HEADERS,
+            END_HEADERS | END_STREAM,
+            1,
+            &cat(&[&[S200], &lit("content-length", "9")]),
+        )],
+    );
+    assert_eq!(seen.events, [Event::Answered(0)]);
+}
