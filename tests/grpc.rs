@@ -151,7 +151,6 @@ fn mistakes_are_refused_before_the_run() {
         .trim_end_matches("/helloworld.Greeter/SayHello")
         .to_string();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec![url.clone()], "needs its schema: give --proto FILE"),
         (
             vec!["--proto".into(), "/nonexistent/x.proto".into(), url.clone()],
             "--proto /nonexistent/x.proto: no such file",

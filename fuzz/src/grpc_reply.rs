@@ -15,6 +15,11 @@
 //! 4 replies by the first byte's high bits (`--grpc-stream-messages`): the fault, the
 //! messages read and the good ones are the same whole and in pieces, never more than the
 //! cap, and the good ones never more than those read.
+//!
+//! And read once more as the reply of a call that asked for gzip, its head agreeing
+//! (`--grpc-compress gzip`, `grpc-encoding: gzip`): a message with flag 1 is inflated
+//! within the limit; the verdict is the same whole and in pieces, and a reply that has a
+//! message with flag 1 fails as `grpc_framing` where gzip was not agreed.
 
 use prost_reflect::DynamicMessage;
 use shootout_engine::grpc::{wire, Frames, Reply};
@@ -52,6 +57,7 @@ fn make(method: &str) -> Reply {
             max_message: LIMIT,
             json: Some(r#"{"message":"hello x"}"#.into()),
             stream: Default::default(),
+            compress: false,
         },
         true,
     )
@@ -61,9 +67,18 @@ fn make(method: &str) -> Reply {
 /// The request the replies answer: `HelloRequest { name: "hello x" }`.
 const SENT: &[u8] = b"\x0a\x07hello x";
 
+fn gzip_reply() -> &'static Reply {
+    static REPLY: OnceLock<Reply> = OnceLock::new();
+    REPLY.get_or_init(|| Reply {
+        compress: true,
+        ..make("SayHello")
+    })
+}
+
 fn feed(bytes: &[u8], piece: usize, r: &Reply) -> (Option<shootout_model::FailureKind>, u32, bool) {
     let mut f = Frames::default();
     f.begin();
+    f.agree(r.compress);
     for p in bytes.chunks(piece) {
         f.feed(p, r, SENT);
     }
@@ -107,6 +122,13 @@ pub fn check(data: &[u8]) {
         streamed.1 <= cap && streamed.2 <= streamed.1,
         "{streamed:?}, cap {cap}"
     );
+    let g = gzip_reply();
+    let gz = feed(bytes, usize::MAX, g);
+    assert_eq!(gz, feed(bytes, piece, g), "gzip agreed, pieces of {piece}");
+    // Without gzip agreed, a first message with flag 1 is a framing fault.
+    if bytes.len() >= 5 && bytes[0] == 1 {
+        assert_eq!(whole.0, Some(shootout_model::FailureKind::GrpcFraming));
+    }
     let theirs = DynamicMessage::decode(r.output.clone(), bytes).is_ok();
     assert_eq!(
         wire::check(&r.output, bytes),

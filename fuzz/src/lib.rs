@@ -2,7 +2,7 @@
 //! `shootout_engine::ResponseParser`, the HPACK decoder, the HTTP/2 connection, the HTTP/3
 //! connection (frames and QPACK), the
 //! WebSocket connection's handshake and frame decoder, a gRPC reply's framing and its
-//! messages' decoder) and of the
+//! messages' decoder, a gRPC server's reflection replies) and of the
 //! files a user is handed: the result-file reader (`shootout_model::SavedRun::parse`, with
 //! `merge`), the request-list reader (`shootout_model::requests::RequestList::parse`), the
 //! WebSocket message-list reader (`shootout_model::messages::MessageList::parse`) and
@@ -19,6 +19,7 @@
 pub mod alloc;
 pub mod barrier;
 pub mod chunked;
+pub mod grpc_reflection;
 pub mod grpc_reply;
 pub mod h1_connection;
 pub mod h2_connection;

@@ -185,6 +185,11 @@ fn grpc_reply() {
 }
 
 #[test]
+fn grpc_reflection() {
+    smoke("grpc_reflection", shootout_fuzz::grpc_reflection::check);
+}
+
+#[test]
 fn websocket() {
     smoke("websocket", shootout_fuzz::websocket::check);
 }

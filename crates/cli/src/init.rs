@@ -21,6 +21,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+mod grpc;
 mod python;
 mod routes;
 mod ws;
@@ -28,7 +29,7 @@ pub use ws::WsRoute;
 
 /// Flags of `shootout init`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("template").required(true).args(["wsgi", "asgi", "static_dir", "url"])))]
+#[command(group(clap::ArgGroup::new("template").required(true).args(["wsgi", "asgi", "static_dir", "url", "grpc"])))]
 pub struct InitArgs {
     /// A WSGI app, MODULE:APP (e.g. myapp:app), importable from the current directory.
     #[arg(long, value_name = "MODULE:APP")]
@@ -42,6 +43,15 @@ pub struct InitArgs {
     /// Servers you run yourself (repeatable, or several after one --url).
     #[arg(long, value_name = "URL", num_args = 1..)]
     pub url: Vec<String>,
+    /// A gRPC service, MODULE:SERVER: a grpcio grpc.Server that MODULE makes with its
+    /// services added (no port), or a function of no arguments that returns one. A
+    /// workload per unary method, from --proto or the service's own reflection.
+    #[arg(long, value_name = "MODULE:SERVER", conflicts_with = "find_max")]
+    pub grpc: Option<String>,
+    /// With --grpc: the service's schema (else init starts the service once and asks its
+    /// reflection, writing the schema beside the plan as a protoset).
+    #[arg(long, value_name = "FILE", requires = "grpc")]
+    pub proto: Option<PathBuf>,
     /// The path the workload GETs.
     #[arg(long, value_name = "PATH", default_value = "/")]
     pub path: String,
@@ -980,6 +990,9 @@ fn ask(s: &Server, t: &Template, path: &str, found: &Found) -> anyhow::Result<An
 
 /// `shootout init`: discovery, probe, plan; prints the plan or writes `--out`.
 pub fn init(a: InitArgs) -> Result<i32, Failure> {
+    if let Some(app) = a.grpc {
+        return grpc::init(app, a.proto, a.out.as_deref());
+    }
     // Checked before anything runs; the plan and the probe carry it as the run sends it.
     let path = wire_path(&a.path)?;
     let t = if let Some(app) = a.wsgi {

@@ -26,6 +26,7 @@ mod live;
 mod merge;
 mod preflight;
 mod recorder;
+pub mod reflection;
 mod request;
 pub mod sys;
 pub mod template;
@@ -269,7 +270,9 @@ impl Prepared {
                 // over HTTP/2).
                 p.messages = match (&p.grpc, &spec.ws_messages) {
                     (Some(r), Some(list)) => Some(
-                        grpc::Messages::new(&r.input, list).map_err(grpc::SchemaError::Messages)?,
+                        grpc::Messages::new(&r.input, list)
+                            .map_err(grpc::SchemaError::Messages)?
+                            .compressed(r.compress),
                     ),
                     _ => None,
                 };

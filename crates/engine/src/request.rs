@@ -60,6 +60,20 @@ impl Request {
         one(&spec, &req.method, &target.path, &[], body, false)
     }
 
+    /// The request of `spec` alone, as its run would send it (a gRPC call's fields when
+    /// its expectation has a gRPC reply).
+    pub fn of_spec(spec: &LoadSpec) -> Result<Request, HeaderError> {
+        let body = Arc::from(&spec.request.body[..]);
+        one(
+            spec,
+            &spec.request.method,
+            &spec.target.path,
+            &[],
+            body,
+            false,
+        )
+    }
+
     /// Every field in the order it is sent: ours, then the user's.
     pub fn fields(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
         self.ours

@@ -62,10 +62,27 @@ pub fn client_config(
 /// chose, if any.
 pub fn handshake(
     stream: TcpStream,
-    (config, name): &(Arc<ClientConfig>, ServerName<'static>),
+    tls: &(Arc<ClientConfig>, ServerName<'static>),
     timeout: Duration,
     target: &str,
 ) -> Result<Option<Vec<u8>>, EngineError> {
+    let Some((mut conn, mut stream)) = session(stream, tls, timeout, target)? else {
+        return Ok(None);
+    };
+    let alpn = conn.alpn_protocol().map(<[u8]>::to_vec);
+    conn.send_close_notify();
+    let _ = conn.complete_io(&mut stream);
+    Ok(alpn)
+}
+
+/// A TLS session on a blocking stream (whose read and write timeouts become `timeout`),
+/// its handshake complete; `None` when the server offers none of our ALPN protocols.
+pub fn session(
+    stream: TcpStream,
+    (config, name): &(Arc<ClientConfig>, ServerName<'static>),
+    timeout: Duration,
+    target: &str,
+) -> Result<Option<(rustls::ClientConnection, TcpStream)>, EngineError> {
     let err = |reason: String| EngineError::Tls {
         target: target.to_string(),
         reason,
@@ -103,10 +120,7 @@ pub fn handshake(
             return Err(err(format!("{e}{hint}")));
         }
     }
-    let alpn = conn.alpn_protocol().map(<[u8]>::to_vec);
-    conn.send_close_notify();
-    let _ = conn.complete_io(&mut stream);
-    Ok(alpn)
+    Ok(Some((conn, stream.stream)))
 }
 
 /// The stream of a handshake, keeping the first bytes the server sent: an answer in plain

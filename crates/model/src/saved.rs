@@ -543,7 +543,8 @@ struct SpecV1 {
 }
 
 /// A gRPC reply check ([`crate::GrpcReply`]) in the file: the schema's descriptors, the
-/// method, the reply limit and the `--expect-json` fields.
+/// method, the reply limit, the `--expect-json` fields and whether the messages went
+/// compressed.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GrpcV1 {
@@ -552,6 +553,9 @@ struct GrpcV1 {
     max_message: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     expect_json: Option<String>,
+    /// `--grpc-compress gzip` (absent: not compressed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    compress: bool,
 }
 
 /// The reply check a file's gRPC record describes (a unary method's: streaming runs are
@@ -566,6 +570,7 @@ fn grpc_reply(g: GrpcV1) -> Result<crate::GrpcReply, SavedError> {
         max_message: g.max_message,
         json: g.expect_json,
         stream: crate::GrpcStream::default(),
+        compress: g.compress,
     })
 }
 
@@ -904,6 +909,7 @@ impl SpecV1 {
                 method: g.method.clone(),
                 max_message: g.max_message,
                 expect_json: g.json.clone(),
+                compress: g.compress,
             }),
         }
     }
@@ -2483,6 +2489,7 @@ mod tests {
                 max_message: 1024,
                 json: Some(r#"{"message":"hello x"}"#.into()),
                 stream: crate::GrpcStream::default(),
+                compress: false,
             });
         }
         let json = saved.to_json();

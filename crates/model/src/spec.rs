@@ -601,6 +601,11 @@ pub struct GrpcReply {
     /// A streaming method's limits (`--grpc-stream-messages`, `--grpc-stream-duration`);
     /// unused by a unary method.
     pub stream: GrpcStream,
+    /// `--grpc-compress gzip`: the call's messages go compressed with gzip (with
+    /// `grpc-encoding: gzip` and `grpc-accept-encoding: gzip`, the caller's fields), and
+    /// replies compressed with it are read; without it a compressed reply fails as
+    /// `grpc_framing`.
+    pub compress: bool,
 }
 
 /// How a streaming gRPC call is bounded. A server-streaming call ends (cancelled with
@@ -2024,6 +2029,7 @@ mod tests {
             max_message: GRPC_MAX_MESSAGE,
             json: None,
             stream: GrpcStream::default(),
+            compress: false,
         });
         s.expect.echo = true;
         assert_eq!(s.validate(), Ok(()), "gRPC checks echoes over HTTP/2");

@@ -967,6 +967,7 @@ mod tests {
             max_message: 1 << 20,
             json: None,
             stream: Default::default(),
+            compress: false,
         });
         spec.requests = Some(50);
         let line = load_line(&spec);

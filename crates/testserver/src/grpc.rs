@@ -8,6 +8,10 @@
 //! [`GrpcBehavior::SplitEveryByte`] and [`GrpcBehavior::Echo`] breaks one rule, and says
 //! the class a client must count it under.
 
+mod reflection;
+
+pub use reflection::Reflect;
+
 /// The schema the server answers (tests/fixtures/grpc/helloworld.proto).
 pub const GREETER_PROTO: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -67,6 +71,20 @@ pub enum GrpcBehavior {
     /// This many good replies, then a length prefix of 4 GiB − 1 and status 0: that many
     /// replies and one `grpc_framing`.
     HugeAfter(u32),
+    /// Server reflection served as [`Reflect`] says ([`reflection`]); every other path
+    /// answered as [`GrpcBehavior::Greeter`].
+    Reflection(Reflect),
+    /// `grpc-encoding: gzip` and the good reply compressed with gzip (flag 1), whether
+    /// or not the client accepts gzip: a good call for one that asked for it, else
+    /// `grpc_framing`. (Each request message compressed with gzip is inflated, as by
+    /// every greeter here.)
+    Gzip,
+    /// `grpc-encoding: snappy`, an encoding no client here speaks, and a message with
+    /// flag 1: `grpc_framing`.
+    UnknownEncoding,
+    /// `grpc-encoding: gzip` and a message of 8 KiB that inflates to a `HelloReply` of
+    /// 8 MiB, past the default limit of 4 MiB: `grpc_framing`.
+    GzipBomb,
 }
 
 /// The `name` (field 1) of a `HelloRequest`'s bytes; empty when it has none. Other
@@ -101,7 +119,7 @@ pub fn request_name(msg: &[u8]) -> Vec<u8> {
     name
 }
 
-fn varint(b: &mut &[u8]) -> Option<u64> {
+pub(crate) fn varint(b: &mut &[u8]) -> Option<u64> {
     let mut v = 0u64;
     for i in 0..10 {
         let (&byte, rest) = b.split_first()?;
@@ -151,12 +169,53 @@ pub fn request_messages(mut body: &[u8]) -> Vec<&[u8]> {
     all
 }
 
+/// The messages of a request's body with their compressed flags.
+fn flagged_messages(mut body: &[u8]) -> Vec<(u8, &[u8])> {
+    let mut all = Vec::new();
+    while body.len() >= 5 {
+        let len = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+        let Some(msg) = body.get(5..5 + len) else {
+            break;
+        };
+        all.push((body[0], msg));
+        body = &body[5 + len..];
+    }
+    all
+}
+
+/// `msg` inflated (gzip), at most 1 MiB of it; what inflates, for data that is not gzip.
+fn inflate(msg: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let _ = flate2::read::GzDecoder::new(msg)
+        .take(1 << 20)
+        .read_to_end(&mut out);
+    out
+}
+
+/// `msg` compressed with gzip behind gRPC's prefix (flag 1).
+fn gzipped(msg: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let _ = e.write_all(msg);
+    prefixed(1, &e.finish().unwrap_or_default())
+}
+
+/// A `HelloReply` whose message is `hello ` and `len` bytes of `a`, compressed: about a
+/// thousandth of `len`.
+fn bomb(len: usize) -> Vec<u8> {
+    gzipped(&hello_reply(&vec![b'a'; len]))
+}
+
 /// The name a call's request gives: its one message's, or the names of a stream of
-/// messages joined with commas.
+/// messages joined with commas (a message compressed with gzip inflated first).
 fn names(body: &[u8]) -> Vec<u8> {
-    let each: Vec<Vec<u8>> = request_messages(body)
+    let each: Vec<Vec<u8>> = flagged_messages(body)
         .into_iter()
-        .map(request_name)
+        .map(|(flag, m)| match flag {
+            1 => request_name(&inflate(m)),
+            _ => request_name(m),
+        })
         .collect();
     match each.len() {
         0 => request_name(body.get(5..).unwrap_or_default()),
@@ -204,16 +263,35 @@ fn stream(out: &mut Vec<u8>, id: u32, g: GrpcBehavior, body: &[u8]) -> bool {
     }
 }
 
-/// Writes the answer to the call on stream `id` whose request body (prefix included) is
-/// `body`, header blocks encoded by `encoder`.
+/// What a call to `path` gets when the server serves reflection as `g` says: a
+/// behaviour to answer with (the Greeter's, or a version not served), or the message of
+/// a reflection reply.
+fn reflected(g: GrpcBehavior, path: &str, body: &[u8]) -> Result<GrpcBehavior, Vec<u8>> {
+    let GrpcBehavior::Reflection(r) = g else {
+        return Ok(g);
+    };
+    let msg = request_messages(body).first().copied().unwrap_or_default();
+    match reflection::answer(r, path, msg) {
+        Some(Ok(reply)) => Err(reply),
+        Some(Err(code)) => Ok(GrpcBehavior::TrailersOnly(code)),
+        None => Ok(GrpcBehavior::Greeter),
+    }
+}
+
+/// Writes the answer to the call to `path` on stream `id` whose request body (prefix
+/// included) is `body`, header blocks encoded by `encoder`.
 pub(crate) fn answer(
     out: &mut Vec<u8>,
     encoder: &mut loona_hpack::Encoder<'static>,
     id: u32,
     g: GrpcBehavior,
+    path: &str,
     body: &[u8],
 ) {
-    let reply = hello_reply(&names(body));
+    let (g, reply) = match reflected(g, path, body) {
+        Ok(g) => (g, hello_reply(&names(body))),
+        Err(reflection) => (GrpcBehavior::Greeter, reflection),
+    };
     let mut head: Vec<(&[u8], &[u8])> =
         vec![(b":status", b"200"), (b"content-type", b"application/grpc")];
     if let GrpcBehavior::TrailersOnly(code) = g {
@@ -224,6 +302,11 @@ pub(crate) fn answer(
     }
     if g == GrpcBehavior::Disagree {
         head.push((b"grpc-status", b"0"));
+    }
+    match g {
+        GrpcBehavior::Gzip | GrpcBehavior::GzipBomb => head.push((b"grpc-encoding", b"gzip")),
+        GrpcBehavior::UnknownEncoding => head.push((b"grpc-encoding", b"snappy")),
+        _ => {}
     }
     let block = encoder.encode(head);
     block_frame(out, &block, 0, id);
@@ -240,7 +323,12 @@ pub(crate) fn answer(
     let data = match g {
         _ if streamed => vec![],
         GrpcBehavior::HugePrefix => vec![0, 0xff, 0xff, 0xff, 0xff, b'a', b'b', b'c'],
-        GrpcBehavior::Compressed => prefixed(1, &reply),
+        GrpcBehavior::Compressed | GrpcBehavior::UnknownEncoding => prefixed(1, &reply),
+        GrpcBehavior::Gzip => gzipped(&reply),
+        GrpcBehavior::GzipBomb => {
+            static BOMB: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+            BOMB.get_or_init(|| bomb(8 << 20)).clone()
+        }
         GrpcBehavior::WrongType => prefixed(0, &[0x08, 0x01]),
         GrpcBehavior::EndsAfterHeaders => vec![],
         GrpcBehavior::Echo => prefixed(0, body.get(5..).unwrap_or_default()),

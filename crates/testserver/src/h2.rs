@@ -841,7 +841,7 @@ impl<'a> Conn<'a> {
                 }
                 self.app(id, &head);
             } else {
-                self.answer(id, behavior, &body);
+                self.answer(id, behavior, &head.1, &body);
             }
             self.answered += 1;
             self.last_answered = id;
@@ -1051,7 +1051,7 @@ impl<'a> Conn<'a> {
     }
 
     /// Writes a whole answer on stream `id`; counted before it is sent.
-    fn answer(&mut self, id: u32, behavior: &H2Behavior, body: &[u8]) {
+    fn answer(&mut self, id: u32, behavior: &H2Behavior, path: &str, body: &[u8]) {
         if let H2Behavior::HpackBomb { refs } = behavior {
             return self.bomb(id, *refs);
         }
@@ -1062,7 +1062,7 @@ impl<'a> Conn<'a> {
             if *g == crate::GrpcBehavior::Endless {
                 self.endless.push((id, crate::grpc::reply_frame(id, body)));
             }
-            return crate::grpc::answer(&mut self.out, &mut self.encoder, id, *g, body);
+            return crate::grpc::answer(&mut self.out, &mut self.encoder, id, *g, path, body);
         }
         let body_len = match behavior {
             H2Behavior::Big { len } => *len,

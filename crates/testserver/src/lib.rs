@@ -48,7 +48,7 @@ mod tls;
 mod ws;
 
 pub use behavior::{reason, Behavior, HELLO, SERVER_HEADER};
-pub use grpc::{hello_reply, request_messages, request_name, GrpcBehavior, GREETER_PROTO};
+pub use grpc::{hello_reply, request_messages, request_name, GrpcBehavior, Reflect, GREETER_PROTO};
 pub use h2::{
     AppFault, H2Behavior, H2Server, BOMB_ENTRY, COMPRESSION_ERROR, EARLY_ERRORS, ENHANCE_YOUR_CALM,
     FRAME_SIZE_ERROR, H2_BODY, HPACK_FAULTS, INTERNAL_ERROR, PROTOCOL_ERROR, REFUSED_STREAM,

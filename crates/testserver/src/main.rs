@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use shootout_testserver::{
-    Behavior, Delivery, GrpcBehavior, H2Behavior, H2Server, H3Behavior, H3Server, TestServer,
-    Transport,
+    Behavior, Delivery, GrpcBehavior, H2Behavior, H2Server, H3Behavior, H3Server, Reflect,
+    TestServer, Transport,
 };
 
 const USAGE: &str = "\
@@ -103,7 +103,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// The HTTP/2, gRPC and HTTP/3 servers (`h2-hello`, `grpc-greeter`, `grpc-stream`, `h3-hello`), on any free port: served
+/// The HTTP/2, gRPC and HTTP/3 servers (`h2-hello`, `grpc-greeter`, `grpc-stream`,
+/// `grpc-reflection`, `h3-hello`), on any free port: served
 /// until killed. `None` for any other behaviour.
 fn other_protocol(args: &[String]) -> Option<ExitCode> {
     let started = match args.first().map(String::as_str) {
@@ -123,6 +124,16 @@ fn other_protocol(args: &[String]) -> Option<ExitCode> {
         // replies.
         Some("grpc-stream") => H2Server::start_with(
             H2Behavior::Grpc(GrpcBehavior::Stream(10)),
+            Delivery::Whole,
+            false,
+        )
+        .map(|s| {
+            let url = s.url("/").replacen("http://", "grpc://", 1);
+            (url, Box::new(s) as Box<dyn std::any::Any>)
+        }),
+        // The greeter with server reflection (v1 and v1alpha): its schema asked of it.
+        Some("grpc-reflection") => H2Server::start_with(
+            H2Behavior::Grpc(GrpcBehavior::Reflection(Reflect::Serves)),
             Delivery::Whole,
             false,
         )

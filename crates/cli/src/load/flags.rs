@@ -222,6 +222,8 @@ pub struct LoadArgs {
 
     /// gRPC (grpc:// and grpcs:// URLs): the schema, a .proto file (compiled by shootout
     /// itself: no protoc needed), its imports found beside it and in each --import-path.
+    /// Without --proto or --protoset the schema is asked of the server's reflection
+    /// service (grpc.reflection.v1, or v1alpha) before the run.
     #[arg(long, value_name = "FILE", conflicts_with = "protoset")]
     pub proto: Option<PathBuf>,
 
@@ -269,6 +271,12 @@ pub struct LoadArgs {
     /// deadline).
     #[arg(long, value_name = "DURATION")]
     pub grpc_stream_duration: Option<String>,
+
+    /// gRPC: compress each message with gzip (grpc-encoding: gzip) and accept replies
+    /// compressed with it (grpc-accept-encoding: gzip); off by default. A compressed reply
+    /// without it fails as grpc_framing, and a reply is inflated within --max-message.
+    #[arg(long, value_name = "ENCODING")]
+    pub grpc_compress: Option<String>,
     /// WebSocket (ws:// and wss:// URLs): send this text as a text message (-p FILE
     /// sends the file as a binary message instead). At most 16 MiB, UTF-8.
     #[arg(long, value_name = "TEXT", conflicts_with_all = ["post_file", "put_file", "urls"])]

@@ -1,6 +1,7 @@
 //! `shootout load grpc://HOST:PORT/package.Service/Method`: a unary, server-streaming or
 //! client-streaming gRPC call, resolved before anything runs. The schema comes from `--proto FILE` (compiled here, in Rust, by
-//! protox: no protoc needed) or `--protoset FILE` (protoc's `--descriptor_set_out`); the
+//! protox: no protoc needed), `--protoset FILE` (protoc's `--descriptor_set_out`) or,
+//! without either, the server's own reflection service ([`shootout_engine::reflection`]); the
 //! method from the URL's path; the request from `--message JSON` or `-p FILE` (protobuf's
 //! JSON mapping), encoded once with prost-reflect. The call is then an HTTP/2 request like
 //! any other — a POST of the message behind gRPC's 5-byte prefix, with
@@ -99,6 +100,21 @@ pub(crate) struct Flags<'a> {
     pub expect_json: Option<&'a str>,
     /// The streaming flags; `None` where streaming methods are not loaded yet (plans).
     pub stream: Option<StreamFlags>,
+    /// The server to ask for the schema by reflection when neither `proto` nor
+    /// `protoset` is given; `None` where it cannot be asked (not running yet).
+    pub server: Option<Server<'a>>,
+    /// `--grpc-compress gzip`.
+    pub compress: bool,
+}
+
+/// A server whose reflection service gives the schema.
+pub(crate) struct Server<'a> {
+    /// Where it answers (its path unused).
+    pub target: &'a shootout_model::Target,
+    /// The call's metadata, sent with each question too (`-H`).
+    pub headers: &'a [(String, String)],
+    /// `--connect-timeout`.
+    pub connect_timeout: Duration,
 }
 
 /// `load`'s flags that bear on a streaming method.
@@ -131,7 +147,7 @@ pub(crate) fn call(
     headers: Vec<(String, String)>,
     timeout: Duration,
 ) -> Result<Call, Failure> {
-    let (pool, schema) = schema(a)?;
+    let (pool, schema) = schema(a, path)?;
     let method = method(&pool, path, a.names)?;
     let stream = streaming(&method, a)?;
     let max_message = a.max_message.unwrap_or(GRPC_MAX_MESSAGE);
@@ -156,13 +172,22 @@ pub(crate) fn call(
             check_list(list, &method.input(), a.names)?;
             Vec::new()
         }
-        None => client_stream(&grpc::frame(&message(a, &method.input())?), &method, stream)?,
+        None => client_stream(
+            &framed(&message(a, &method.input())?, a.compress),
+            &method,
+            stream,
+        )?,
     };
     let mut fields = vec![
         ("content-type".to_string(), "application/grpc".to_string()),
         ("te".to_string(), "trailers".to_string()),
         ("grpc-timeout".to_string(), grpc_timeout(timeout)),
     ];
+    if a.compress {
+        for name in ["grpc-encoding", "grpc-accept-encoding"] {
+            fields.push((name.to_string(), grpc::gzip::GZIP.to_string()));
+        }
+    }
     fields.extend(headers);
     Ok(Call {
         request: RequestSpec {
@@ -177,6 +202,7 @@ pub(crate) fn call(
             max_message,
             json: a.expect_json.map(str::to_string),
             stream,
+            compress: a.compress,
         },
     })
 }
@@ -280,6 +306,27 @@ fn client_stream(framed: &[u8], m: &MethodDescriptor, s: GrpcStream) -> Result<V
     Ok(framed.repeat(n as usize))
 }
 
+/// `msg` behind gRPC's prefix, compressed with gzip when `compress`.
+fn framed(msg: &[u8], compress: bool) -> Vec<u8> {
+    if !compress {
+        return grpc::frame(msg);
+    }
+    let mut out = Vec::new();
+    grpc::gzip::framed(msg, &mut out);
+    out
+}
+
+/// `--grpc-compress`'s encoding: gzip, the one gRPC's clients all speak, or none.
+pub(crate) fn compression(value: Option<&str>) -> Result<bool, Failure> {
+    match value {
+        None => Ok(false),
+        Some(v) if v.eq_ignore_ascii_case(grpc::gzip::GZIP) => Ok(true),
+        Some(v) => Err(usage(format!(
+            "--grpc-compress {v:?}: shootout compresses gRPC messages with gzip only: give --grpc-compress gzip, or drop it to send them uncompressed"
+        ))),
+    }
+}
+
 /// The first of the flags `given` (name, given or not) refused with `why`'s line.
 pub(super) fn refuse_first(
     given: &[(&str, bool)],
@@ -291,22 +338,26 @@ pub(super) fn refuse_first(
     }
 }
 
-/// The schema: `--proto` compiled with its import paths, or `--protoset` read; and its
-/// descriptors encoded for the engine.
-fn schema(a: &Flags) -> Result<(DescriptorPool, Arc<[u8]>), Failure> {
+/// The schema: `--proto` compiled with its import paths, `--protoset` read, or the
+/// server's reflection asked for the service of `path`; and its descriptors encoded for
+/// the engine.
+fn schema(a: &Flags, path: &str) -> Result<(DescriptorPool, Arc<[u8]>), Failure> {
     if let Some(file) = a.proto {
         let pool = compile(file, a.import_path, a.names)?;
         let bytes = pool.encode_to_vec();
         return Ok((pool, bytes.into()));
     }
     let Some(file) = a.protoset else {
-        return Err(usage(format!(
-            "a gRPC call needs its schema: {}",
-            a.names.schema
-        )));
+        return match &a.server {
+            Some(server) => reflect(server, path, a.names),
+            None => Err(usage(format!(
+                "a gRPC call needs its schema: {}",
+                a.names.schema
+            ))),
+        };
     };
     let bytes = read(file, a.names.protoset)?;
-    let pool = DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
+    let pool = grpc::decode_pool(&bytes).map_err(|e| {
         usage(format!(
             "{} {}: not a FileDescriptorSet ({e}): write one with protoc --include_imports --descriptor_set_out=FILE, or give the .proto with {}",
             a.names.protoset,
@@ -315,6 +366,46 @@ fn schema(a: &Flags) -> Result<(DescriptorPool, Arc<[u8]>), Failure> {
         ))
     })?;
     Ok((pool, bytes.into()))
+}
+
+/// The schema of the service `path` names, asked of the server's reflection
+/// ([`shootout_engine::reflection`]); each failure says how to give the schema instead.
+fn reflect(
+    server: &Server,
+    path: &str,
+    names: &Names,
+) -> Result<(DescriptorPool, Arc<[u8]>), Failure> {
+    use shootout_engine::reflection::{fetch, Ask, Limits};
+    let Some(service) = path
+        .strip_prefix('/')
+        .and_then(|p| p.split_once('/'))
+        .map(|(s, _)| s)
+        .filter(|s| !s.is_empty())
+    else {
+        return Err(usage(format!(
+            "{} {path:?} names no method: write grpc://HOST:PORT/package.Service/Method",
+            names.method
+        )));
+    };
+    let ask = Ask::Service(service.to_string());
+    let found = fetch(
+        server.target,
+        server.headers,
+        server.connect_timeout,
+        &ask,
+        Limits::default(),
+    )
+    .map_err(|e| {
+        Failure::run(anyhow!(
+            "no schema for {service}: without {} or {}, shootout asks the server's reflection, and {e}: {}",
+            names.proto,
+            names.protoset,
+            names.schema
+        ))
+    })?;
+    let pool = grpc::decode_pool(&found.set)
+        .map_err(|e| Failure::run(anyhow!("the schema from the server's reflection: {e}")))?;
+    Ok((pool, found.set.into()))
 }
 
 /// Compiles `file`, its imports found in its own directory and then in `imports`.

@@ -209,7 +209,7 @@ fn grpc(
     messages: Option<&MessageList>,
 ) -> Result<Option<super::grpc::Call>, Failure> {
     if is_grpc {
-        return grpc_call(a, &target.path, messages).map(Some);
+        return grpc_call(a, target, messages).map(Some);
     }
     super::grpc::refuse_first(&grpc_flags(a), |flag| {
         format!("{flag} is for gRPC calls: give the method's URL, grpc://HOST:PORT/package.Service/Method (grpcs:// over TLS)")
@@ -221,7 +221,7 @@ fn grpc(
 /// it cannot honour refused.
 fn grpc_call(
     a: &LoadArgs,
-    path: &str,
+    target: &Target,
     messages: Option<&MessageList>,
 ) -> Result<super::grpc::Call, Failure> {
     let http_only = [
@@ -251,6 +251,12 @@ fn grpc_call(
         echo: a.expect_echo,
         save: !a.dist.save.is_empty(),
     };
+    let headers = headers(a)?;
+    let server = super::grpc::Server {
+        target,
+        headers: &headers,
+        connect_timeout: timeout("--connect-timeout", &a.connect_timeout)?,
+    };
     let flags = super::grpc::Flags {
         names: &super::grpc::FLAGS,
         proto: a.proto.as_deref(),
@@ -262,12 +268,14 @@ fn grpc_call(
         max_message: a.max_message,
         expect_json: a.expect_json.as_deref(),
         stream: Some(stream),
+        server: Some(server),
+        compress: super::grpc::compression(a.grpc_compress.as_deref())?,
     };
-    super::grpc::call(&flags, path, headers(a)?, deadline)
+    super::grpc::call(&flags, &target.path, headers.clone(), deadline)
 }
 
 /// The gRPC flags, each given or not.
-fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 8] {
+fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 9] {
     [
         ("--proto", a.proto.is_some()),
         ("--protoset", a.protoset.is_some()),
@@ -277,6 +285,7 @@ fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 8] {
         ("--expect-json", a.expect_json.is_some()),
         ("--grpc-stream-messages", a.grpc_stream_messages.is_some()),
         ("--grpc-stream-duration", a.grpc_stream_duration.is_some()),
+        ("--grpc-compress", a.grpc_compress.is_some()),
     ]
 }
 

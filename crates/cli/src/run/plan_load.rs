@@ -249,6 +249,8 @@ fn read_grpc(plan: &mut Plan, dir: &Path, bodies: &mut [Vec<u8>]) -> Result<(), 
             expect_json: g.expect_json.as_deref(),
             // Plans load unary methods only so far.
             stream: None,
+            server: None,
+            compress: false,
         };
         let c = call(&flags, &w.path, w.headers.clone(), timeout).map_err(|f| Failure {
             code: f.code,

@@ -182,6 +182,7 @@ mod tests {
             max_message: 1024,
             json: None,
             stream: Default::default(),
+            compress: false,
         });
         let reqs = crate::request::Requests::prepare(&spec).unwrap();
         let p = prepare(&reqs.kinds[0]).unwrap();

@@ -157,6 +157,7 @@ pub fn grpc_call(
         max_message: 1 << 20,
         json: None,
         stream,
+        compress: false,
     });
     s
 }

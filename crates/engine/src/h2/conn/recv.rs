@@ -442,6 +442,8 @@ impl Connection {
                 b.length = v;
             } else if grpc && name == b"content-type" {
                 b.grpc_typed = crate::h2::grpc::is_grpc_type(value);
+            } else if grpc && name == b"grpc-encoding" {
+                b.grpc_gzip = value == crate::h2::grpc::gzip::GZIP.as_bytes();
             } else if grpc && name == b"grpc-status" {
                 b.grpc_status = Some(crate::h2::grpc::Status::parse(value));
             } else if self.want_server && name == b"server" {
@@ -497,8 +499,10 @@ impl Connection {
         s.exchange.status = code;
         s.length = block.length;
         s.final_head = true;
-        if req.grpc.is_some() {
-            s.grpc.head(block.grpc_typed, block.grpc_status, end_stream);
+        if let Some(r) = &req.grpc {
+            let gzip = r.compress && block.grpc_gzip;
+            s.grpc
+                .head(block.grpc_typed, block.grpc_status, end_stream, gzip);
         }
         if block.server.is_some() {
             self.server = block.server;
@@ -544,4 +548,6 @@ struct BlockFields {
     grpc_typed: bool,
     /// A gRPC call's `grpc-status`.
     grpc_status: Option<crate::h2::grpc::Status>,
+    /// A gRPC call's `grpc-encoding` is `gzip`.
+    grpc_gzip: bool,
 }

@@ -6,9 +6,15 @@
 //! kept for the slot; [`Frames::end`] says, at the end of the stream, whether what came
 //! was well framed and decoded.
 //!
+//! A message whose flag is 1 is compressed: read only when the call asked for gzip
+//! (`--grpc-compress gzip`) and the reply's `grpc-encoding` is `gzip` ([`Frames::agree`]),
+//! inflated within the limit ([`super::gzip`]); any other compressed message (none
+//! agreed, an unknown encoding) fails the call as `grpc_framing`.
+//!
 //! A parser of a server's bytes: a length over the reply limit is refused before a byte of
-//! it is kept (a prefix of 4 GiB costs nothing), and the buffer never holds more than the
-//! limit. After the first fault the rest of the stream is ignored.
+//! it is kept (a prefix of 4 GiB costs nothing), the buffer never holds more than the
+//! limit, and neither does an inflated message. After the first fault the rest of the
+//! stream is ignored.
 
 use super::{wire, Reply};
 use shootout_model::FailureKind;
@@ -27,6 +33,12 @@ pub struct Frames {
     /// did not come in one piece.
     len: Option<usize>,
     pub(super) buf: Vec<u8>,
+    /// The message being read is compressed.
+    compressed: bool,
+    /// Compressed messages may be read: gzip was asked for and the reply's encoding is it.
+    gzip: bool,
+    /// The message being read, inflated.
+    inflated: Vec<u8>,
     /// Whole messages read.
     messages: u32,
     /// Of which decoded, as expected.
@@ -46,6 +58,9 @@ impl Default for Frames {
             have: 0,
             len: None,
             buf: Vec::new(),
+            compressed: false,
+            gzip: false,
+            inflated: Vec::new(),
             messages: 0,
             good: 0,
             cap: u32::MAX,
@@ -73,9 +88,17 @@ impl Frames {
         if self.buf.capacity() > KEPT {
             self.buf = Vec::new();
         }
+        self.compressed = false;
+        self.gzip = false;
         self.messages = 0;
         self.fault = None;
         self.unexpected = false;
+    }
+
+    /// The reply's head said its messages may come compressed with gzip, and the call
+    /// asked for that (`gzip`): compressed messages are read from now on.
+    pub fn agree(&mut self, gzip: bool) {
+        self.gzip = gzip;
     }
 
     /// A message was well formed but not what the call expected.
@@ -138,12 +161,14 @@ impl Frames {
         }
     }
 
-    /// A prefix was read: its flag must be 0 (no `grpc-encoding` is ever agreed: shootout
-    /// sends no `grpc-accept-encoding`), its length within the limit.
+    /// A prefix was read: its flag must be 0, or 1 where gzip was agreed
+    /// ([`Frames::agree`]); its length within the limit.
     fn started(&mut self, reply: &Reply, sent: &[u8]) {
         let [flag, a, b, c, d] = self.prefix;
         let len = u32::from_be_bytes([a, b, c, d]) as usize;
-        if flag != 0 || len > reply.max_message {
+        self.compressed = flag == 1;
+        let agreed = flag == 0 || (flag == 1 && self.gzip);
+        if !agreed || len > reply.max_message {
             self.fault = Some(FailureKind::GrpcFraming);
             return;
         }
@@ -154,9 +179,29 @@ impl Frames {
         }
     }
 
-    /// A whole message: it must decode as the output type, and hold what the call
-    /// expects of it.
+    /// A whole message (inflated first when compressed): it must decode as the output
+    /// type, and hold what the call expects of it.
     fn message(&mut self, bytes: &[u8], reply: &Reply, sent: &[u8]) {
+        if self.compressed {
+            let mut inflated = std::mem::take(&mut self.inflated);
+            if super::gzip::inflate(bytes, reply.max_message, &mut inflated) {
+                self.checked(&inflated, reply, sent);
+            } else {
+                // Not gzip, or past the limit once inflated.
+                self.messages = self.messages.saturating_add(1);
+                self.fault = Some(FailureKind::GrpcFraming);
+            }
+            inflated.clear();
+            if inflated.capacity() <= KEPT {
+                self.inflated = inflated;
+            }
+            return;
+        }
+        self.checked(bytes, reply, sent);
+    }
+
+    /// A whole message, not compressed: checked.
+    fn checked(&mut self, bytes: &[u8], reply: &Reply, sent: &[u8]) {
         self.messages = self.messages.saturating_add(1);
         if !wire::check(&reply.output, bytes) {
             self.fault = Some(FailureKind::GrpcDecode);

@@ -14,6 +14,7 @@
 
 pub mod expect;
 pub mod frames;
+pub mod gzip;
 pub mod wire;
 
 use crate::template::{self, Gen};
@@ -58,6 +59,9 @@ pub struct Reply {
     pub client_streaming: bool,
     /// A streaming call's limits.
     pub stream: shootout_model::GrpcStream,
+    /// The call asked for gzip (`--grpc-compress gzip`): replies compressed with it are
+    /// read.
+    pub compress: bool,
 }
 
 impl Reply {
@@ -83,8 +87,7 @@ impl Reply {
 impl Reply {
     /// The reply of `g`'s method, its schema decoded; `echo`: it must be the request.
     pub fn new(g: &GrpcReply, echo: bool) -> Result<Reply, SchemaError> {
-        let pool = DescriptorPool::decode(&*g.schema)
-            .map_err(|e| SchemaError::Descriptors(e.to_string()))?;
+        let pool = decode_pool(&g.schema).map_err(SchemaError::Descriptors)?;
         let (service, method) = g
             .method
             .rsplit_once('.')
@@ -108,7 +111,28 @@ impl Reply {
             server_streaming: method.is_server_streaming(),
             client_streaming: method.is_client_streaming(),
             stream: g.stream,
+            compress: g.compress,
         })
+    }
+}
+
+/// Decodes an encoded `FileDescriptorSet` (a protoset, a reflection's files: bytes from a
+/// file or a server) as prost-reflect's `DescriptorPool::decode` does, with its panic
+/// caught: on some malformed sets it panics (an index out of range while it words the
+/// error of an invalid file, prost-reflect 0.16.5; found by the `grpc_reflection` fuzz
+/// target) where it should refuse them. The panic is an error here, its message kept off
+/// stderr (the panic hook is set aside while it decodes).
+pub fn decode_pool(bytes: &[u8]) -> Result<DescriptorPool, String> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let decoded = std::panic::catch_unwind(|| DescriptorPool::decode(bytes));
+    std::panic::set_hook(hook);
+    match decoded {
+        Ok(Ok(pool)) => Ok(pool),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("a file descriptor that prost-reflect cannot read (it failed on it)".into()),
     }
 }
 
@@ -148,6 +172,8 @@ pub fn encode_framed(
 pub struct Messages {
     input: MessageDescriptor,
     each: Vec<Entry>,
+    /// Each message compressed with gzip (`--grpc-compress gzip`).
+    gzip: bool,
     /// Picked at random (else in turn)…
     pub random: bool,
     /// …seeded by this (and `{rand:…}` values too).
@@ -199,10 +225,24 @@ impl Messages {
         }
         Ok(Messages {
             input: input.clone(),
+            gzip: false,
             each,
             random: list.order == Order::Random,
             seed: list.seed,
         })
+    }
+
+    /// The same list with each message compressed with gzip when `gzip` (those that draw
+    /// no value compressed once, here; the others as each call renders them).
+    pub fn compressed(mut self, on: bool) -> Messages {
+        self.gzip = on;
+        if on {
+            for e in &mut self.each {
+                let plain = std::mem::take(&mut e.framed);
+                gzip::framed(plain.get(5..).unwrap_or_default(), &mut e.framed);
+            }
+        }
+        self
     }
 
     /// How many messages the list holds.
@@ -255,6 +295,10 @@ impl Messages {
         if encode_framed(&self.input, json, out).is_err() {
             out.truncate(at);
             out.extend_from_slice(&e.framed);
+        } else if self.gzip {
+            let plain = out.split_off(at + 5);
+            out.truncate(at);
+            gzip::framed(&plain, out);
         }
     }
 }
@@ -331,9 +375,11 @@ impl Call {
         self.frames.begin();
     }
 
-    /// The final head's fields that gRPC reads: its `content-type`, its `grpc-status`, and
-    /// whether it ended the stream.
-    pub fn head(&mut self, typed: bool, status: Option<Status>, end_stream: bool) {
+    /// The final head's fields that gRPC reads: its `content-type`, its `grpc-status`,
+    /// whether it ended the stream, and whether its messages may come compressed with
+    /// gzip (the call asked for it and its `grpc-encoding` is `gzip`).
+    pub fn head(&mut self, typed: bool, status: Option<Status>, end_stream: bool, gzip: bool) {
+        self.frames.agree(gzip);
         self.typed = typed;
         self.head = status;
         self.trailers_only = end_stream;

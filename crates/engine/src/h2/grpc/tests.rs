@@ -27,6 +27,7 @@ fn expecting(max_message: usize, json: Option<&str>, echo: bool) -> Result<Reply
             max_message,
             json: json.map(str::to_string),
             stream: Default::default(),
+            compress: false,
         },
         echo,
     )
@@ -59,6 +60,7 @@ fn the_schema_must_hold_the_method() {
                 max_message: 10,
                 json: None,
                 stream: Default::default(),
+                compress: false,
             },
             false,
         )
@@ -81,6 +83,7 @@ fn the_schema_must_hold_the_method() {
             max_message: 1,
             json: None,
             stream: Default::default(),
+            compress: false,
         },
         false,
     );
@@ -427,7 +430,7 @@ fn verdicts() {
     for r0 in rows {
         let mut c = Call::default();
         c.begin();
-        c.head(r0.typed, r0.head, r0.trailers_only);
+        c.head(r0.typed, r0.head, r0.trailers_only, false);
         c.frames.feed(&r0.body, &r, &[]);
         if let Some(t) = r0.tail {
             c.trailers(t);
@@ -441,7 +444,7 @@ fn verdicts() {
 fn verdict_of(r: &Reply, msg: &[u8], sent: &[u8], piece: usize) -> Option<FailureKind> {
     let mut c = Call::default();
     c.begin();
-    c.head(true, None, false);
+    c.head(true, None, false, false);
     for p in framed(0, msg).chunks(piece) {
         c.frames.feed(p, r, sent);
     }
@@ -513,7 +516,7 @@ fn expected_fields_are_a_subset_of_the_reply_compared_as_values() {
     // A failed call is counted under its status, not as an unexpected reply.
     let mut c = Call::default();
     c.begin();
-    c.head(true, None, false);
+    c.head(true, None, false, false);
     c.frames
         .feed(&framed(0, &hello(r#"{"message":"no"}"#)), &r, &[]);
     c.trailers(Some(Status::Code(14)));
@@ -612,4 +615,113 @@ fn a_list_s_messages_are_encoded_with_their_values_drawn() {
         assert_eq!(e.line, line, "{text}");
         assert!(e.why.contains(says), "{text}: {e}");
     }
+}
+
+/// The verdict of a good call whose one reply is `body` (framed already), its head
+/// agreeing to gzip or not, its DATA cut in pieces of `piece` bytes.
+fn compressed_verdict(r: &Reply, body: &[u8], agreed: bool, piece: usize) -> Option<FailureKind> {
+    let mut c = Call::default();
+    c.begin();
+    c.head(true, None, false, agreed);
+    for p in body.chunks(piece) {
+        c.frames.feed(p, r, &[]);
+    }
+    c.trailers(Some(Status::Code(0)));
+    c.verdict(200, false)
+}
+
+#[test]
+fn compressed_replies_are_read_only_when_agreed() {
+    let mut r = reply(1 << 20);
+    r.compress = true;
+    let msg = hello(r#"{"message":"hello bob"}"#);
+    let mut gz = Vec::new();
+    gzip::framed(&msg, &mut gz);
+    assert_eq!(gz[0], 1);
+    for piece in [usize::MAX, 7, 1] {
+        assert_eq!(
+            compressed_verdict(&r, &gz, true, piece),
+            None,
+            "pieces of {piece}"
+        );
+        // A compressed message where none was agreed (no grpc-encoding: gzip, or the
+        // call did not ask for it).
+        assert_eq!(
+            compressed_verdict(&r, &gz, false, piece),
+            Some(FailureKind::GrpcFraming),
+            "pieces of {piece}"
+        );
+        // An uncompressed message is read either way.
+        assert_eq!(compressed_verdict(&r, &framed(0, &msg), true, piece), None);
+        // Flag 1 over bytes that are not gzip.
+        assert_eq!(
+            compressed_verdict(&r, &framed(1, &msg), true, piece),
+            Some(FailureKind::GrpcFraming)
+        );
+        // A flag that is neither 0 nor 1.
+        assert_eq!(
+            compressed_verdict(&r, &framed(2, &gz[5..]), true, piece),
+            Some(FailureKind::GrpcFraming)
+        );
+    }
+    // A compressed reply whose message is not a HelloReply once inflated.
+    let mut bad = Vec::new();
+    gzip::framed(&[0x0a, 0x09, b'x'], &mut bad);
+    assert_eq!(
+        compressed_verdict(&r, &bad, true, usize::MAX),
+        Some(FailureKind::GrpcDecode)
+    );
+}
+
+#[test]
+fn a_gzip_bomb_fails_within_the_reply_limit() {
+    // 32 MiB of one string field inflate from about 32 KiB: past a 1 MiB limit.
+    let limit = 1 << 20;
+    let mut r = reply(limit);
+    r.compress = true;
+    let mut huge = vec![0x0a, 0x80, 0x80, 0x80, 0x10];
+    huge.resize(5 + (32 << 20), b'a');
+    let mut bomb = Vec::new();
+    gzip::framed(&huge, &mut bomb);
+    drop(huge);
+    assert!(bomb.len() < limit, "the bomb itself is within the limit");
+    let mut c = Call::default();
+    c.begin();
+    c.head(true, None, false, true);
+    c.frames.feed(&bomb, &r, &[]);
+    assert_eq!(c.frames.fault(), Some(FailureKind::GrpcFraming));
+    assert_eq!(c.frames.messages(), 1);
+    // The same bytes within a limit they fit in read well (the class above is the
+    // limit's).
+    let mut roomy = reply(64 << 20);
+    roomy.compress = true;
+    let mut c = Call::default();
+    c.begin();
+    c.head(true, None, false, true);
+    c.frames.feed(&bomb, &roomy, &[]);
+    assert_eq!(c.frames.fault(), None);
+}
+
+#[test]
+fn a_set_prost_reflect_fails_on_is_refused_not_a_panic() {
+    use prost_reflect::prost_types::{FileDescriptorProto, FileDescriptorSet};
+    // An import whose syntax is not one protobuf knows: prost-reflect 0.16.5 panics on it
+    // while it words its error.
+    let file = |name: &str, deps: &[&str], syntax: &str| FileDescriptorProto {
+        name: Some(name.into()),
+        dependency: deps.iter().map(|d| d.to_string()).collect(),
+        syntax: Some(syntax.into()),
+        ..Default::default()
+    };
+    let set = FileDescriptorSet {
+        file: vec![
+            file("a.proto", &["b.proto"], "proto3"),
+            file("b.proto", &[], "protok3"),
+        ],
+    }
+    .encode_to_vec();
+    assert!(decode_pool(&set).is_err());
+    // A good set decodes.
+    assert!(decode_pool(&pool().encode_to_vec()).is_ok());
+    assert!(decode_pool(b"\xff").is_err());
 }

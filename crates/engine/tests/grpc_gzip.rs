@@ -1,0 +1,80 @@
+//! gRPC's gzip encoding (`--grpc-compress gzip`): a call that asks for it sends its
+//! message compressed and reads a compressed reply; a compressed reply where none was
+//! agreed, one in an encoding not spoken, and one that inflates past the reply limit are
+//! each counted once as `grpc_framing`, whole and one byte per write.
+
+mod common;
+
+use common::{both_ways_with, failures, grpc_call, h2c};
+use shootout_engine::grpc::gzip;
+use shootout_model::{FailureKind, LoadSpec};
+use shootout_testserver::{GrpcBehavior, H2Behavior, H2Server};
+
+/// `n` calls of SayHello with name `bob`, compressed with gzip and asking for gzip when
+/// `compress`, every reply checked to be `hello bob`.
+fn call(server: &H2Server, n: u64, compress: bool) -> LoadSpec {
+    let bob = [0x0a, 3, b'b', b'o', b'b'];
+    let mut body = Vec::new();
+    match compress {
+        true => gzip::framed(&bob, &mut body),
+        false => body = [&[0, 0, 0, 0, 5][..], &bob].concat(),
+    }
+    let mut s = grpc_call(server, "SayHello", n, 2, 3, Default::default(), &body);
+    let reply = s.expect.grpc.as_mut().unwrap();
+    reply.compress = compress;
+    reply.json = Some(r#"{"message":"hello bob"}"#.into());
+    if compress {
+        for name in ["grpc-encoding", "grpc-accept-encoding"] {
+            s.request.headers.push((name.into(), "gzip".into()));
+        }
+    }
+    s
+}
+
+#[test]
+fn a_compressed_call_reads_a_compressed_reply() {
+    let runs = both_ways_with(
+        h2c(&H2Behavior::Grpc(GrpcBehavior::Gzip)),
+        H2Server::wait_idle,
+        |s| call(s, 12, true),
+    );
+    for (r, server) in &runs {
+        assert_eq!(failures(r), vec![]);
+        // Every reply held "hello bob": the server inflated each request to read its name.
+        assert_eq!((r.counts.ok, r.counts.completed), (12, 12));
+        assert_eq!(server.answers(), 12);
+    }
+    // The greeter that does not compress answers a compressed call plainly: read too.
+    let runs = both_ways_with(
+        h2c(&H2Behavior::Grpc(GrpcBehavior::Greeter)),
+        H2Server::wait_idle,
+        |s| call(s, 12, true),
+    );
+    for (r, _) in &runs {
+        assert_eq!((r.counts.ok, failures(r)), (12, vec![]));
+    }
+}
+
+#[test]
+fn compressed_replies_not_agreed_or_not_readable_are_framing_faults() {
+    let rows = [
+        // The call did not ask for gzip.
+        (GrpcBehavior::Gzip, false),
+        // Flag 1 with no grpc-encoding at all.
+        (GrpcBehavior::Compressed, true),
+        // An encoding shootout does not speak.
+        (GrpcBehavior::UnknownEncoding, true),
+        // 8 MiB once inflated, past the 1 MiB limit.
+        (GrpcBehavior::GzipBomb, true),
+    ];
+    for (g, compress) in rows {
+        let runs = both_ways_with(h2c(&H2Behavior::Grpc(g)), H2Server::wait_idle, |s| {
+            call(s, 9, compress)
+        });
+        for (r, server) in &runs {
+            assert_eq!(failures(r), vec![(FailureKind::GrpcFraming, 9)], "{g:?}");
+            assert_eq!((r.counts.ok, r.counts.completed), (0, 9), "{g:?}");
+            assert_eq!(server.answers(), 9, "{g:?}");
+        }
+    }
+}
