@@ -160,14 +160,14 @@ impl Conversation {
         if let Some(reply) = self.req.grpc.as_mut() {
             reply.max_message = max;
         }
-        self.c.keep(max.saturating_add(5), None);
         let now = Instant::now();
         let slot = self.c.open(&self.req, Begin::at(now, now));
+        self.c.keep(slot, max.saturating_add(5), None);
         let event = self.wait(Some(slot))?;
         let status = self.c.stream(slot).exchange.status;
         let answer = match event {
             Event::Answered(_) if status == 200 => {
-                let kept = self.c.kept.as_deref().map(|k| &k.body[..]);
+                let kept = self.c.kept(slot).0.map(|k| &k.body[..]);
                 Ok(Answer::Message(
                     kept.and_then(|b| b.get(5..)).unwrap_or_default().to_vec(),
                 ))
