@@ -1628,3 +1628,126 @@ fn connections_left_in_the_servers_accept_queue_are_said() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!v["warnings"].to_string().contains("unaccepted"), "{v}");
 }
+
+/// The help of `compare` described the block bootstrap that Student's t replaced (and
+/// said nothing of unlike steps), and the URL of `load --help` named no WebSocket scheme:
+/// each now says what the command does.
+#[test]
+fn help_says_what_the_commands_do_now() {
+    let help = |args: &[&str]| {
+        let out = shootout().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        // Joined as one line: clap wraps the help at the terminal's width.
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let compare = help(&["compare", "--help"]);
+    assert!(!compare.contains("bootstrap"), "{compare}");
+    for said in [
+        "with fewer, Student's t on the ratio of the mean per-second good answers",
+        "which needs 6 full seconds per side; shorter steps are read by tenths of a second",
+        "are said to be 'unlike steps', and a verdict that rested on tenths is withdrawn",
+    ] {
+        assert!(compare.contains(said), "{said:?} not in {compare}");
+    }
+    let load = help(&["load", "--help"]);
+    let url = load.split("Options:").next().unwrap();
+    assert!(
+        url.contains("the scheme http:// when left out")
+            && url.contains("ws:// or wss:// for WebSocket"),
+        "{url}"
+    );
+}
+
+/// `wss://` to a plain WebSocket server was told to "try http://", which loads no
+/// WebSocket; `--db` naming a directory read "disk I/O error". Each says what to give.
+#[test]
+fn tls_and_store_mistakes_name_the_fix() {
+    let plain = TestServer::start(Behavior::Hello).unwrap();
+    let url = plain.url("/").replacen("http://", "wss://", 1);
+    let (code, err) = fails(&["load", "--connect-timeout", "300ms", &url]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("try ws:// in place of wss://"), "{err}");
+    assert!(!err.contains("http://"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().to_str().unwrap();
+    for cmd in ["ls", "report"] {
+        let (code, err) = fails(&[cmd, "--db", db]);
+        assert_eq!(code, Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains(&format!("{db} is a directory, not a store: give --db a file in it, e.g. --db {db}/shootout.db")),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+/// The README's lines that install the completions and a man page ran into "No such file
+/// or directory" in a home without those folders: run as written in a fresh home, they
+/// leave both files.
+#[test]
+fn the_readme_install_lines_work_in_a_fresh_home() {
+    let readme = include_str!("../README.md");
+    let block = readme
+        .split("```")
+        .find(|b| b.contains("shootout completions bash >"))
+        .expect("the README's install block");
+    let lines: Vec<&str> = block
+        .lines()
+        .map(|l| l.split(" #").next().unwrap().trim())
+        .filter(|l| l.starts_with("mkdir ") || l.starts_with("shootout "))
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let home = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("shootout");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for l in &lines {
+        let out = std::process::Command::new("bash")
+            .args(["-c", l])
+            .env("HOME", home.path())
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{l}: {out:?}");
+    }
+    let share = home.path().join(".local/share");
+    let completions =
+        std::fs::read_to_string(share.join("bash-completion/completions/shootout")).unwrap();
+    assert!(completions.contains("concurrency"), "{completions}");
+    let page = std::fs::read_to_string(share.join("man/man1/shootout-load.1")).unwrap();
+    assert!(page.contains(".TH shootout-load 1"), "{page}");
+}
+
+/// `load --find-max` read --html, -e, -g, --save, --fail-if and --warmup without a word
+/// and wrote or judged nothing: each is refused before anything runs, naming what to do.
+#[test]
+fn flags_a_capacity_search_would_leave_unread_are_refused() {
+    let nobody = "http://127.0.0.1:1/";
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--html", "x.html"],
+            "--html draws one load, and a search runs many",
+        ),
+        (&["-e", "x.csv"], "-e and -g write one load's ab files"),
+        (&["-g", "x.tsv"], "-e and -g write one load's ab files"),
+        (&["--save", "x.json"], "--save writes one load's result"),
+        (&["--fail-if", "p99>1ms"], "--fail-if judges one load"),
+        (&["--warmup", "2s"], "--warmup warms up one load"),
+        (&["--shard", "0/2"], "a capacity search runs on one machine"),
+    ];
+    for (flags, said) in cases {
+        let mut args = vec!["load", "--find-max", "--slo", "p99<50ms"];
+        args.extend_from_slice(flags);
+        args.push(nobody);
+        let (code, err) = fails(&args);
+        assert_eq!(code, Some(2), "{flags:?}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {said}")),
+            "{flags:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{flags:?}: {err}");
+    }
+}

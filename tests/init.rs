@@ -350,3 +350,26 @@ fn init_wsgi_writes_a_journey_over_a_flask_apps_routes_that_a_run_measures() {
         assert!(report.contains(step), "{step}:\n{report}");
     }
 }
+
+/// `init --wsgi --out` of an app that keeps no routing table init reads (a bare WSGI
+/// callable) wrote no journey and said nothing, though the docs promise one beside the
+/// plan: a note says why there is none.
+#[test]
+fn init_of_an_app_without_routes_says_why_no_journey_was_written() {
+    let dir = readable_tempdir();
+    std::fs::write(dir.path().join("tinyapp.py"), APP).unwrap();
+    let out = shootout()
+        .current_dir(dir.path())
+        .args(["init", "--wsgi", "tinyapp:app", "--out", "plan.toml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("note: tinyapp:app keeps no routing table that init reads")
+            && said.contains("no journey written beside plan.toml"),
+        "{said}"
+    );
+    assert!(dir.path().join("plan.toml").is_file());
+    assert!(!dir.path().join("plan.journey.toml").exists());
+}

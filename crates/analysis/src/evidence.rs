@@ -49,11 +49,11 @@ pub(crate) const SEED: u64 = 0x0005_1070;
 pub enum Method {
     /// The Mann–Whitney test of the repetitions' req/s (enough repetitions on both sides).
     Repetitions,
-    /// The block bootstrap of the per-second good answers (too few repetitions for a rank
+    /// Student's t over the per-second good answers (too few repetitions for a rank
     /// test).
     Seconds,
-    /// The same bootstrap over tenths of a second, counted from the requests sampled in
-    /// each step (too few full seconds: a `--quick` step of one second).
+    /// The same test over tenths of a second, counted from the requests sampled in each
+    /// step (too few full seconds: a `--quick` step of one second).
     Tenths,
 }
 

@@ -172,9 +172,15 @@ impl RunWarning {
     }
 
     /// The first non-empty lines of a contender's detail, at most four, with
-    /// their common indentation removed; empty for other warnings.
+    /// their common indentation removed; empty for other warnings, and for a detail that
+    /// only repeats what the warning's sentence says (interrupted before its first step).
     pub fn detail_lines(&self) -> Vec<String> {
         match self {
+            RunWarning::NotMeasured { detail, .. }
+                if detail.trim() == shootout_model::shootout::INTERRUPTED_BEFORE_FIRST =>
+            {
+                Vec::new()
+            }
             RunWarning::NotMeasured { detail, .. } => detail_lines(detail),
             _ => Vec::new(),
         }

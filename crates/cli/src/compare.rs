@@ -50,9 +50,13 @@ How the verdicts and gates work:
   the median req/s and median p99 of each run are compared, two-sided at alpha = 0.05:
   'faster', 'slower' or 'no significant change' (noise). req/s: with 4 or more
   repetitions on each side (3 and 5, or 2 and 8, also do), a Mann-Whitney U test of the
-  repetitions; with fewer, a block bootstrap of the per-second good answers inside the
-  steps (repetitions resampled too), which needs 6 full seconds per side. A significant
-  change reads '1.25 times slower (1.21–1.30, p=...)': the ratio and its 95% interval.
+  repetitions; with fewer, Student's t on the ratio of the mean per-second good answers
+  inside the steps (consecutive seconds' correlation counted, and the spread between
+  repetitions when it is larger), which needs 6 full seconds per side; shorter steps are
+  read by tenths of a second. Steps whose lengths differ more than 1.5 times between the
+  runs (a --quick run against a full one) are said to be 'unlike steps', and a verdict
+  that rested on tenths is withdrawn. A significant change reads '1.25 times slower
+  (1.21–1.30, p=...)': the ratio and its 95% interval.
   p99: a Mann-Whitney U test of the repetitions' p99s. Without enough evidence for any
   outcome to be significant, the verdict is 'too little evidence'.
 

@@ -343,7 +343,8 @@ pub fn plan_text(
         Template::Wsgi(a) => format!("the WSGI app {a}"),
         Template::Asgi(a) => format!("the ASGI app {a}"),
         Template::Static(d) => format!("the static files of {d}"),
-        Template::Url(u) => format!("{} server(s) you run", u.len()),
+        Template::Url(u) if u.len() == 1 => "1 server you run".to_string(),
+        Template::Url(u) => format!("{} servers you run", u.len()),
     };
     let mut o = plan_header(t, found, &what, choices);
     o.push_str(&format!("name = {}\n\n", q(&format!("init: {what}"))));
@@ -386,8 +387,14 @@ pub fn plan_text(
 /// template not found here with what installs them.
 fn plan_header(t: &Template, found: &Found, what: &str, choices: &Choices) -> String {
     let file = shell_word(choices.out.as_deref().unwrap_or("plan.toml"));
+    // Servers are found for an app or a directory; URLs name their own.
+    let under = if matches!(t, Template::Url(_)) {
+        ""
+    } else {
+        " under every server found here"
+    };
     let mut o = format!(
-        "# Written by `shootout init`: {what} under every server found here.\n\
+        "# Written by `shootout init`: {what}{under}.\n\
          # Run it with `shootout run {file}` (`--quick` for a first look, `--dry-run` to check it).\n"
     );
     let missing: Vec<&Server> = servers(t)
@@ -1087,6 +1094,12 @@ fn journey_beside(
         .map_err(|e| say!("note: could not ask {app} for its routes: {e:#}"))
         .ok()?;
     if routes.listed == 0 {
+        if let Some(out) = out {
+            say!(
+                "note: {app} keeps no routing table that init reads (Flask's, Starlette's, FastAPI's, Bottle's, Django's): no journey written beside {} (docs/journeys.md tells how to write one)",
+                out.display()
+            );
+        }
         return None;
     }
     let Some(text) = routes::journey_text(app, &routes) else {

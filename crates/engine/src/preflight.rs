@@ -177,7 +177,13 @@ fn check_protocol(
         let _ = stream.set_read_timeout(Some(spec.connect_timeout));
         return h2_check(spec, &mut stream, addr.to_string());
     };
-    let alpn = tls::handshake(stream, tls, spec.connect_timeout, &addr.to_string())?;
+    let alpn = tls::handshake(
+        stream,
+        tls,
+        spec.connect_timeout,
+        &addr.to_string(),
+        &spec.target.url,
+    )?;
     if spec.protocol == Protocol::Http2 && alpn.as_deref() != Some(b"h2") {
         let got = alpn.map_or("no protocol".into(), |a| {
             String::from_utf8_lossy(&a).into_owned()

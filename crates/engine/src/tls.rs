@@ -59,14 +59,16 @@ pub fn client_config(
 
 /// Completes one handshake on a blocking stream, so a certificate problem is one clear
 /// error before the run rather than a run of failed connections. Returns the protocol ALPN
-/// chose, if any.
+/// chose, if any. `url` is the URL as the user gave it (`https://`, `wss://`, `grpcs://`):
+/// an error that suggests dropping TLS names its plain scheme.
 pub fn handshake(
     stream: TcpStream,
     tls: &(Arc<ClientConfig>, ServerName<'static>),
     timeout: Duration,
     target: &str,
+    url: &str,
 ) -> Result<Option<Vec<u8>>, EngineError> {
-    let Some((mut conn, mut stream)) = session(stream, tls, timeout, target)? else {
+    let Some((mut conn, mut stream)) = session(stream, tls, timeout, (target, url))? else {
         return Ok(None);
     };
     let alpn = conn.alpn_protocol().map(<[u8]>::to_vec);
@@ -77,11 +79,12 @@ pub fn handshake(
 
 /// A TLS session on a blocking stream (whose read and write timeouts become `timeout`),
 /// its handshake complete; `None` when the server offers none of our ALPN protocols.
+/// `target` names the server in errors, `url` as [`handshake`] says.
 pub fn session(
     stream: TcpStream,
     (config, name): &(Arc<ClientConfig>, ServerName<'static>),
     timeout: Duration,
-    target: &str,
+    (target, url): (&str, &str),
 ) -> Result<Option<(rustls::ClientConnection, TcpStream)>, EngineError> {
     let err = |reason: String| EngineError::Tls {
         target: target.to_string(),
@@ -97,7 +100,7 @@ pub fn session(
     };
     while conn.is_handshaking() {
         if let Err(e) = conn.complete_io(&mut stream) {
-            if let Some(why) = plain_http(&stream.first, &e, timeout) {
+            if let Some(why) = plain_http(&stream.first, &e, timeout, url) {
                 return Err(err(why));
             }
             let no_alpn = e
@@ -151,11 +154,15 @@ impl Write for Heard {
 /// Why a handshake that failed with `e`, the server having sent `first`, looks like an
 /// `https://` URL given to a plain-HTTP server: it answered in HTTP (`HTTP/` where a TLS
 /// record was due) or with other bytes that open no TLS record, or sent nothing at all within `timeout` or before closing (a plain
-/// server waits for a request line that the TLS hello never ends). `None` otherwise.
-fn plain_http(first: &[u8], e: &std::io::Error, timeout: Duration) -> Option<String> {
+/// server waits for a request line that the TLS hello never ends). The advice names the
+/// plain scheme of `url`'s ([`plain_scheme`]). `None` otherwise.
+fn plain_http(first: &[u8], e: &std::io::Error, timeout: Duration, url: &str) -> Option<String> {
     use std::io::ErrorKind;
+    let (plain, tls) = plain_scheme(url);
     if first.starts_with(b"HTTP/") {
-        return Some("the server answered in plain HTTP, not TLS: give the URL as http:// in place of https://".into());
+        return Some(format!(
+            "the server answered in plain HTTP, not TLS: give the URL as {plain} in place of {tls}"
+        ));
     }
     // A TLS record opens with its content type, 20 to 24 (RFC 8446 §5.1); anything else
     // (Python's http.server answers a hello it cannot read with a bare HTML page) is not TLS.
@@ -164,19 +171,32 @@ fn plain_http(first: &[u8], e: &std::io::Error, timeout: Duration) -> Option<Str
             return None;
         }
         return Some(format!(
-            "the server answered with bytes that are not TLS (\"{}\"): it may speak plain HTTP on this port (try http:// in place of https://)",
+            "the server answered with bytes that are not TLS (\"{}\"): it may speak plain HTTP on this port (try {plain} in place of {tls})",
             first.escape_ascii()
         ));
     }
     match e.kind() {
         ErrorKind::WouldBlock | ErrorKind::TimedOut => Some(format!(
-            "the server sent nothing in answer to TLS's first message within {:.1} s: a plain-HTTP server waits so for a request line, so try http:// in place of https:// (or raise --connect-timeout if the server is only slow)",
+            "the server sent nothing in answer to TLS's first message within {:.1} s: a plain-HTTP server waits so for a request line, so try {plain} in place of {tls} (or raise --connect-timeout if the server is only slow)",
             timeout.as_secs_f64()
         )),
-        ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset => Some(
-            "the server closed the connection without a TLS answer: it may speak plain HTTP on this port (try http:// in place of https://)".into(),
-        ),
+        ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset => Some(format!(
+            "the server closed the connection without a TLS answer: it may speak plain HTTP on this port (try {plain} in place of {tls})"
+        )),
         _ => None,
+    }
+}
+
+/// The scheme of `url` without TLS and with it: `ws://` for a `wss://` URL, `grpc://` for
+/// a `grpcs://` one, else `http://` for `https://`.
+fn plain_scheme(url: &str) -> (&'static str, &'static str) {
+    let scheme = url.split_once("://").map_or("", |(s, _)| s);
+    if scheme.eq_ignore_ascii_case("wss") {
+        ("ws://", "wss://")
+    } else if scheme.eq_ignore_ascii_case("grpcs") {
+        ("grpc://", "grpcs://")
+    } else {
+        ("http://", "https://")
     }
 }
 
@@ -236,16 +256,51 @@ mod tests {
     fn bytes_that_open_no_tls_record_are_said_to_be_plain() {
         let e = std::io::Error::new(std::io::ErrorKind::InvalidData, "corrupt message");
         let t = Duration::from_secs(1);
-        let html = plain_http(b"<!DOC", &e, t).unwrap();
+        let html = plain_http(b"<!DOC", &e, t, "https://127.0.0.1/").unwrap();
         assert!(
             html.starts_with("the server answered with bytes that are not TLS (\"<!DOC\")")
                 && html.contains("try http://"),
             "{html}"
         );
-        assert!(plain_http(b"HTTP/", &e, t)
+        assert!(plain_http(b"HTTP/", &e, t, "https://127.0.0.1/")
             .unwrap()
             .contains("plain HTTP, not TLS"));
         // A TLS alert record (21) is TLS: its own error stands.
-        assert_eq!(plain_http(&[21, 3, 3, 0, 2], &e, t), None);
+        assert_eq!(
+            plain_http(&[21, 3, 3, 0, 2], &e, t, "https://127.0.0.1/"),
+            None
+        );
+    }
+
+    /// `wss://` given to a plain WebSocket server was told to try `http://`, a URL that
+    /// loads no WebSocket: the advice keeps the protocol and drops only TLS.
+    #[test]
+    fn the_advice_names_the_plain_scheme_of_the_url_given() {
+        let t = Duration::from_secs(1);
+        let quiet = std::io::Error::from(std::io::ErrorKind::WouldBlock);
+        let closed = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+        for (url, want) in [
+            ("wss://127.0.0.1:8765/echo", "try ws:// in place of wss://"),
+            ("WSS://127.0.0.1:8765/", "try ws:// in place of wss://"),
+            (
+                "grpcs://127.0.0.1:50051/a.B/C",
+                "try grpc:// in place of grpcs://",
+            ),
+            ("https://127.0.0.1/", "try http:// in place of https://"),
+        ] {
+            for (first, e) in [
+                (&b""[..], &quiet),
+                (&b""[..], &closed),
+                (&b"<!DOC"[..], &closed),
+            ] {
+                let why = plain_http(first, e, t, url).unwrap();
+                assert!(why.contains(want), "{url}: {why}");
+            }
+        }
+        let why = plain_http(b"HTTP/", &closed, t, "wss://127.0.0.1/").unwrap();
+        assert!(
+            why.ends_with("give the URL as ws:// in place of wss://"),
+            "{why}"
+        );
     }
 }

@@ -954,6 +954,8 @@ impl Reader<'_> {
         let uses = |s: Option<&Spanned<String>>, p: &str| {
             s.is_some_and(|s| braced_names(s.get_ref()).any(|(_, n)| n == p))
         };
+        // A misspelt placeholder first: `{prot}` is named as such, not as a missing {port}.
+        self.check_filled_strings(name, at, c, command)?;
         let config = c.config.as_ref();
         if !(uses(Some(command), "port") || uses(c.setup.as_ref(), "port") || uses(config, "port"))
         {
@@ -969,7 +971,6 @@ impl Reader<'_> {
                 return Err(self.err(at, format!("contender '{name}' uses {{config}} but has no config: give the file's text as config = \"\"\"…\"\"\" (written to {{tmp}}/config before its setup)")));
             }
         }
-        self.check_filled_strings(name, at, c, command)?;
         let ready = c.ready.as_ref();
         let ready_timeout = match ready.and_then(|r| r.get_ref().timeout.as_ref()) {
             None => Duration::from_secs(20),
@@ -2177,6 +2178,12 @@ concurrency = [1, 10]
         // A shell variable is not the placeholder.
         let e = error_of(&GOOD.replace("127.0.0.1:{port}", "127.0.0.1:${port}"));
         assert!(e.contains("the command must listen on {port}"), "{e}");
+        // A misspelt {port} is named as the unknown placeholder it is.
+        let e = error_of(&GOOD.replace("127.0.0.1:{port}", "127.0.0.1:{prot}"));
+        assert!(
+            e.contains("command uses the unknown placeholder {prot}: the placeholders are {port}"),
+            "{e}"
+        );
         // {config} needs a config; a URL contender takes none.
         let e = error_of(&GOOD.replace("app:app\"", "app:app -c {config}\""));
         assert!(

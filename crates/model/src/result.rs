@@ -981,6 +981,10 @@ impl fmt::Display for Warning {
                 f,
                 "{count} pings from the server went unanswered: it pinged faster than it read our pongs (only the latest is answered)"
             ),
+            Warning::ConnectionsOpening { count: 1 } => write!(
+                f,
+                "1 connection was still opening at the end (never connected or upgraded): fewer connections carried the load than asked"
+            ),
             Warning::ConnectionsOpening { count } => write!(
                 f,
                 "{count} connections were still opening at the end (never connected or upgraded): fewer connections carried the load than asked"
@@ -1576,6 +1580,21 @@ mod tests {
     }
     use super::*;
     use crate::histograms::latency_histogram;
+
+    /// "1 connections were still opening" read as a slip: one is said as one.
+    #[test]
+    fn one_connection_still_opening_is_said_in_the_singular() {
+        let one = Warning::ConnectionsOpening { count: 1 }.to_string();
+        assert!(
+            one.starts_with("1 connection was still opening at the end"),
+            "{one}"
+        );
+        let three = Warning::ConnectionsOpening { count: 3 }.to_string();
+        assert!(
+            three.starts_with("3 connections were still opening at the end"),
+            "{three}"
+        );
+    }
 
     #[test]
     fn warning_kinds_are_their_serde_tags() {

@@ -93,6 +93,11 @@ pub enum ContenderStatus {
     Interrupted,
 }
 
+/// The detail stored with a contender that was started but never measured because the
+/// run was interrupted before its first step: its status says as much, so a warning shows
+/// no detail lines under it.
+pub const INTERRUPTED_BEFORE_FIRST: &str = "the run was interrupted before its first step";
+
 /// The shootout process that owns a run, identified well enough that a later shootout
 /// can tell whether it is still alive: a pid alone may have been reused, so its start
 /// time comes with it, and the machine and pid namespace say whether the pid means

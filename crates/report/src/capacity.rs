@@ -232,7 +232,7 @@ fn headline(r: &CapacityReport) -> String {
             limit_words(r)
         ),
         (None, Some(hi)) => format!(
-            "below {} {unit}, the lowest rate tried: {} there",
+            "below {} {unit}, the lowest rate tried: {} there (start lower: --from, or find_max's from in a plan)",
             rate(hi),
             limit_words(r)
         ),
@@ -553,6 +553,34 @@ mod tests {
         assert_eq!(
             (b[1]["broke"].as_str(), b[1]["decided_by"].as_str()),
             (Some("p99<50ms"), Some("pooled"))
+        );
+    }
+
+    /// A search whose first rate already broke its SLO said only "below 100 req/s, the
+    /// lowest rate tried": it now says how to start lower.
+    #[test]
+    fn a_capacity_below_the_first_rate_says_how_to_start_lower() {
+        let slos = vec!["p99<50ms".to_string()];
+        let steps = vec![step(100.0, 280.0, Verdict::Broke(0))];
+        let c = Capacity {
+            max_rps: None,
+            first_failing_rps: Some(100.0),
+            limited_by: Limit::Slo(0),
+        };
+        let r = CapacityReport {
+            unit: "req/s",
+            url: "http://127.0.0.1:8000/",
+            slos: &slos,
+            steps: &steps,
+            capacity: &c,
+            boundary: &[],
+            interrupted: false,
+            machine: &[],
+        };
+        let text = capacity_text(&r);
+        assert!(
+            text.contains("Capacity: below 100 req/s, the lowest rate tried: p99<50ms did not hold there (start lower: --from, or find_max's from in a plan)\n"),
+            "{text}"
         );
     }
 

@@ -39,9 +39,13 @@ pub(crate) fn setup_line(r: &RunResult) -> Option<String> {
         return None;
     }
     let l = shootout_model::LatencySummary::of(&r.histograms.setup);
-    let opened = r.histograms.setup.len();
+    let opened = crate::grid::plural(
+        usize::try_from(r.histograms.setup.len()).unwrap_or(usize::MAX),
+        "connection",
+        "connections",
+    );
     let mut line = format!(
-        "Connection setup: {opened} connections, min {:.3}, mean {:.3}, max {:.3} ms",
+        "Connection setup: {opened}, min {:.3}, mean {:.3}, max {:.3} ms",
         l.min, l.mean, l.max
     );
     // Rate mode opens the connections before requests fall due: none is charged to one.
@@ -76,6 +80,15 @@ mod tests {
         assert_eq!(
             setup_line(&r).unwrap(),
             "Connection setup: 4 connections, min 0.100, mean 0.400, max 1.000 ms"
+        );
+        // One request on one connection (`shootout load URL`): one connection, not "1
+        // connections".
+        let mut one = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_secs(1));
+        one.histograms.setup.record(49).unwrap();
+        one.histograms.connect.record(49).unwrap();
+        assert_eq!(
+            setup_line(&one).unwrap(),
+            "Connection setup: 1 connection, min 0.049, mean 0.049, max 0.049 ms"
         );
     }
 }

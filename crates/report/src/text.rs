@@ -907,11 +907,11 @@ fn arrivals_line(a: &shootout_model::ArrivalCheck) -> Option<String> {
 fn send_lag(s: &shootout_model::ScheduleStats) -> String {
     let cap = if s.capped { "reached" } else { "not reached" };
     format!(
-        "p50 {} ms, p99 {} ms, p99.9 {} ms; {} connections (cap {}, {cap}); {:.3} s spent waiting for due times",
+        "p50 {} ms, p99 {} ms, p99.9 {} ms; {} (cap {}, {cap}); {:.3} s spent waiting for due times",
         ms3(s.lag_p50_us as f64),
         ms3(s.lag_p99_us as f64),
         ms3(s.lag_p999_us as f64),
-        s.connections,
+        plural(s.connections, "connection", "connections"),
         s.max_connections,
         s.spun.as_secs_f64()
     )

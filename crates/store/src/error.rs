@@ -15,6 +15,13 @@ pub enum StoreError {
         /// SQLite's reason.
         source: rusqlite::Error,
     },
+    /// `--db` named a directory (SQLite's words for it are "disk I/O error" or "unable to
+    /// open database file").
+    #[error("{path} is a directory, not a store: give --db a file in it, e.g. --db {}", std::path::Path::new(path).join("shootout.db").display())]
+    Directory {
+        /// The directory.
+        path: String,
+    },
     /// [`Store::open_existing`](crate::Store::open_existing) found no file.
     #[error(
         "there is no store at {path}: run `shootout run PLAN.toml` first, or give the right --db"

@@ -104,6 +104,9 @@ impl Store {
     /// is changed.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let shown = path.display().to_string();
+        if path.is_dir() {
+            return Err(StoreError::Directory { path: shown });
+        }
         let conn = Connection::open(path).map_err(|source| StoreError::Open {
             path: shown.clone(),
             source,
@@ -133,6 +136,9 @@ impl Store {
         let shown = path.display().to_string();
         if !path.exists() {
             return Err(StoreError::Missing { path: shown });
+        }
+        if path.is_dir() {
+            return Err(StoreError::Directory { path: shown });
         }
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");

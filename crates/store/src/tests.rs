@@ -1138,6 +1138,26 @@ fn a_file_that_is_not_sqlite_is_refused_with_the_fix() {
     assert!(msg.contains("plan.toml") && msg.contains("--db"), "{msg}");
 }
 
+/// `--db` given a directory read "disk I/O error" (or "unable to open database file"):
+/// the error says it is a directory and names a file in it.
+#[test]
+fn a_directory_is_refused_as_one_with_a_file_in_it_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let want = format!(
+        "{} is a directory, not a store: give --db a file in it, e.g. --db {}",
+        dir.path().display(),
+        dir.path().join("shootout.db").display()
+    );
+    for e in [
+        Store::open(dir.path()).err().unwrap(),
+        Store::open_existing(dir.path()).err().unwrap(),
+        Store::open_read_only(dir.path()).err().unwrap(),
+    ] {
+        assert!(matches!(e, StoreError::Directory { .. }), "{e:?}");
+        assert_eq!(e.to_string(), want);
+    }
+}
+
 #[test]
 fn a_missing_store_says_how_to_make_one() {
     let dir = tempfile::tempdir().unwrap();

@@ -56,9 +56,47 @@ pub(super) fn asked(a: &LoadArgs) -> Result<Option<FindMax>, Failure> {
     if a.requests.is_some() {
         return refuse("--find-max runs each step for a time: drop -n, and give each step's least length with -d".into());
     }
+    if let Some(why) = unread_by_a_search(a) {
+        return refuse(why);
+    }
     FindMax::new(Asked::Flags, &f.slo, f.from, f.to, a.concurrency)
         .map(Some)
         .map_err(|e| Failure::usage(anyhow!(e)))
+}
+
+/// The first flag given that writes or judges one load, which a search (many loads, one
+/// answer) would leave unread, with what to do instead; `None` when there is none.
+fn unread_by_a_search(a: &LoadArgs) -> Option<String> {
+    let d = &a.dist;
+    [
+        (
+            a.html.is_some(),
+            "--html draws one load, and a search runs many: drop --html (--format json gives every step), or search from a plan (find_max, docs/plan.md) and draw it with shootout report --html",
+        ),
+        (
+            a.csv.is_some() || a.gnuplot.is_some(),
+            "-e and -g write one load's ab files, and a search runs many: drop them (--format json gives every step)",
+        ),
+        (
+            !d.save.is_empty(),
+            "--save writes one load's result for shootout merge, and a search runs many: drop --save",
+        ),
+        (
+            !d.fail_if.is_empty(),
+            "--fail-if judges one load; a search keeps its --slo conditions and exits 0 with the rate found: drop --fail-if",
+        ),
+        (
+            a.warmup.is_some(),
+            "--warmup warms up one load; each step of a search settles 1 s at its rate before it is measured: drop --warmup",
+        ),
+        (
+            d.shard.is_some() || d.shards.is_some() || d.barrier.is_some() || d.start_at.is_some(),
+            "a capacity search runs on one machine: drop --shard, --shards, --barrier and --start-at",
+        ),
+    ]
+    .into_iter()
+    .find(|(given, _)| *given)
+    .map(|(_, why)| why.to_string())
 }
 
 /// The `--fail-if` expression that fails a load where `slo` does not hold (`p99<50ms` →

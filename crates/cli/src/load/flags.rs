@@ -37,8 +37,9 @@ Examples:
   shootout load --proto hello.proto -d 10s grpc://127.0.0.1:50051/hello.Greeter/SayHello")]
 #[command(group(clap::ArgGroup::new("lists").args(["urls", "ws_messages", "messages"])))]
 pub struct LoadArgs {
-    /// The URL to load (http:// or https://; a missing path means /; grpc:// or grpcs://
-    /// and /package.Service/Method for a gRPC call).
+    /// The URL to load (http:// or https://, the scheme http:// when left out; a missing
+    /// path means /; ws:// or wss:// for WebSocket; grpc:// or grpcs:// and
+    /// /package.Service/Method for a gRPC call).
     pub url: String,
 
     /// Requests to send in all (with no -n, -d or -t: one request, as ab).

@@ -255,7 +255,7 @@ impl<E: Executor> Runner<'_, E> {
             let (status, detail) = match (u.steps, interrupted) {
                 (0, true) => (
                     ContenderStatus::Interrupted,
-                    "the run was interrupted before its first step",
+                    shootout_model::shootout::INTERRUPTED_BEFORE_FIRST,
                 ),
                 (_, true) => (
                     ContenderStatus::Measured,

@@ -310,7 +310,7 @@ fn secure(s: TcpStream, target: &Target, timeout: Duration) -> Result<Io, Reflec
     }
     let fail = |e: EngineError| ReflectError::Connect(e.to_string());
     let config = tls::client_config(target, b"h2").map_err(fail)?;
-    match tls::session(s, &config, timeout, &target.url).map_err(fail)? {
+    match tls::session(s, &config, timeout, (&target.url, &target.url)).map_err(fail)? {
         Some((conn, sock)) if conn.alpn_protocol() == Some(b"h2") => {
             Ok(Io::Tls(Box::new(rustls::StreamOwned::new(conn, sock))))
         }

@@ -142,6 +142,45 @@ fn a_baseline_that_was_not_measured_gives_way_to_the_first_measured() {
     assert!(t.contains("  - b failed verification, not measured:\n      exit status 1\n"));
 }
 
+/// A contender that Ctrl-C left unmeasured was said twice: "b was not measured: the run
+/// was interrupted before its first step:" and the same words again as its detail.
+#[test]
+fn a_contender_interrupted_before_its_first_step_is_said_once() {
+    let mut b = contender(2, "b", false, ContenderStatus::Interrupted);
+    b.detail = shootout_model::shootout::INTERRUPTED_BEFORE_FIRST.into();
+    let r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured), b],
+        vec![step(1, 1, 1, 1000, 500)],
+    );
+    let a = Analysis::of(&r);
+    let w = a
+        .warnings
+        .iter()
+        .find(|w| w.kind() == "not_measured")
+        .unwrap();
+    assert!(w.detail_lines().is_empty(), "{:?}", w.detail_lines());
+    let t = text(&r);
+    assert_eq!(
+        t.matches("interrupted before its first step").count(),
+        1,
+        "{t}"
+    );
+    assert!(
+        t.contains("  - b was not measured: the run was interrupted before its first step\n"),
+        "{t}"
+    );
+    // Another detail of an interrupted contender is still quoted.
+    let mut c = contender(2, "b", false, ContenderStatus::Interrupted);
+    c.detail = "contender `b`: the run was interrupted while its setup ran".into();
+    let r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured), c],
+        vec![step(1, 1, 1, 1000, 500)],
+    );
+    assert!(
+        text(&r).contains("\n      contender `b`: the run was interrupted while its setup ran\n")
+    );
+}
+
 #[test]
 fn server_cpu_per_request_is_the_cpu_used_over_the_completed() {
     // 1.0 s of CPU (0.51 − 0.01 user + 0.5 sys) over 1000 requests = 1000 µs.
