@@ -1252,7 +1252,7 @@ fn seed_capacity_run(store: &mut Store, day: u64, nginx: f64, caddy: f64) {
 /// As [`seed_capacity_run`], the plan stored with the run giving the SLOs as `stored`.
 fn seed_capacity_run_storing(store: &mut Store, day: u64, nginx: f64, caddy: f64, stored: &[&str]) {
     use shootout_analysis::capacity::{next, Next, Search, Step as Tried, Verdict};
-    use shootout_model::find_max::SearchStep;
+    use shootout_model::find_max::{SearchStep, StepEnd};
     let resolved = serde_json::json!({
         "name": "capacity",
         "contenders": [
@@ -1338,8 +1338,16 @@ fn seed_capacity_run_storing(store: &mut Store, day: u64, nginx: f64, caddy: f64
                     },
                 );
                 clock += 3;
+                // The second search of each contender kept how its steps ended (decided,
+                // as a server far from its limits lets them); the first did not, as a run
+                // stored before the store kept it.
                 let mark = SearchStep {
                     verdict: Some(verdict.clone()),
+                    ended: (rep == 2).then_some(if verdict.met() {
+                        StepEnd::DecidedMet
+                    } else {
+                        StepEnd::DecidedBroke
+                    }),
                 };
                 store
                     .record_step(&StepRecord {

@@ -781,7 +781,7 @@ fn only_rate_and_stages_in_a_dry_run() {
         "{out}"
     );
     assert!(
-        out.contains("capacity searches: 2 contenders × 1 workload × 1 repetition, each step at least 2.0 s after 1.0 s settling"),
+        out.contains("capacity searches: 2 contenders × 1 workload × 1 repetition, each step after 1.0 s settling until its SLOs are decided (at least 1.0 s, its deadline at least 2.0 s)"),
         "{out}"
     );
     assert!(!out.contains("steps:"), "{out}");
@@ -1748,6 +1748,122 @@ fn a_launched_websocket_only_server_is_ready_on_its_426_and_measured() {
     assert_eq!(steps[0].result.counts.ok, 200);
     assert_eq!(steps[0].result.counts.failed(), 0);
     c.no_orphans();
+}
+
+/// A plan's search steps end as `load --find-max`'s do, and the store says how each
+/// ended: against a server of known capacity (one request at a time, 4 ms each: 250
+/// req/s), the ramp's rungs far below it plainly pass after 1 s and 100 answers, far fewer
+/// than the 1,000 the fixed rule waits for (`errors<1%`), and the steps far above it are
+/// decided broken early; the highest rate met, measured again in full, runs to its
+/// deadline (`max<2s` is never met before the step's end), the fixed rule's answers.
+/// The report shows how each step ended in every format and replays the same capacity.
+#[test]
+fn a_plans_search_steps_end_once_decided_and_the_store_says_how() {
+    use shootout_model::find_max::{StepEnd, Verdict};
+    let server = TestServer::start(Behavior::Capacity {
+        service: std::time::Duration::from_millis(4),
+    })
+    .unwrap();
+    let plan = format!(
+        "name = \"decided\"\n[defaults]\nwarmup = 0\nduration = \"0.5s\"\nrepeat = 1\ncooldown = \"0s\"\n\n[[contender]]\nname = \"one\"\nurl = \"{}\"\n\n[[workload]]\nname = \"hello\"\npath = \"/\"\n\n[load]\nmax_connections = 64\nfind_max = {{ slo = [\"p90<40ms\", \"errors<1%\", \"max<2s\"], from = 50, to = 400 }}\n",
+        server.url("/").trim_end_matches('/')
+    );
+    let c = Case::new(&plan);
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    // (rate, verdict, how it ended, answers) of every step, in order.
+    let taken: Vec<(f64, Verdict, StepEnd, u64)> = steps
+        .iter()
+        .map(|s| {
+            let LoadLevel::Rate { rps, .. } = s.level else {
+                panic!("{:?}", s.level)
+            };
+            let mark = s.search.clone().unwrap();
+            let ended = mark.ended.unwrap_or_else(|| panic!("{rps}: {mark:?}"));
+            (rps, mark.verdict.unwrap(), ended, s.result.counts.completed)
+        })
+        .collect();
+    let at = |rate: f64| taken.iter().filter(move |t| t.0 == rate);
+    // Far below: looked at once, passed on fewer than 300 answers (the fixed rule: 1,000).
+    for rate in [50.0, 100.0] {
+        let once: Vec<_> = at(rate).collect();
+        assert_eq!(once.len(), 1, "{rate}: {taken:?}");
+        let (_, verdict, ended, answers) = once[0];
+        assert_eq!(
+            (verdict, ended),
+            (&Verdict::Met, &StepEnd::Passed),
+            "{taken:?}"
+        );
+        assert!((100..300).contains(answers), "{rate}: {taken:?}");
+    }
+    // Far above (400 req/s, 1.6 times what it holds): decided broken, early.
+    let over: Vec<_> = at(400.0).collect();
+    assert!(!over.is_empty(), "{taken:?}");
+    for (_, verdict, ended, answers) in over {
+        assert!(!verdict.met(), "{taken:?}");
+        assert_eq!(ended, &StepEnd::DecidedBroke, "{taken:?}");
+        assert!(*answers < 1_000, "{taken:?}");
+    }
+    // The boundary's met rate: met in full at least twice after any first look, each
+    // step to its deadline, about the fixed rule's 1,000 answers.
+    let v = report_json(&c);
+    let search = &v["capacities"][0]["contenders"][0]["searches"][0];
+    let max_rps = search["max_rps"].as_f64().unwrap();
+    assert!((212.0..=288.0).contains(&max_rps), "{max_rps}: {taken:?}");
+    let full: Vec<_> = at(max_rps)
+        .filter(|t| t.2 != StepEnd::Passed && t.1.met())
+        .collect();
+    assert!(full.len() >= 2, "{max_rps}: {taken:?}");
+    for (_, _, ended, answers) in full {
+        assert_eq!(ended, &StepEnd::Deadline, "{max_rps}: {taken:?}");
+        assert!(*answers >= 900, "{max_rps}: {taken:?}");
+    }
+    // The report says how each step ended, and its replay takes every stored step.
+    let json_steps = search["steps"].as_array().unwrap();
+    assert_eq!(json_steps.len(), taken.len());
+    for (s, t) in json_steps.iter().zip(&taken) {
+        let by = match t.2 {
+            StepEnd::DecidedMet | StepEnd::DecidedBroke => "decided",
+            StepEnd::Passed => "passed",
+            StepEnd::Deadline => "deadline",
+        };
+        assert_eq!(s["ended"]["by"], by, "{s}");
+        assert_eq!(s["answers"].as_u64(), Some(t.3), "{s}");
+    }
+    let text = report(&c, &[]);
+    assert!(
+        text.contains("decided: broken") && text.contains("deadline: undecided"),
+        "{text}"
+    );
+    assert!(text.contains("ended: decided"), "{text}");
+    let markdown = report(&c, &["--format", "markdown"]);
+    assert!(markdown.contains("| s | ended |"), "{markdown}");
+    let page = c.dir.path().join("report.html");
+    report(&c, &["--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(">ended<") && html.contains(">decided: broken<"),
+        "{html}"
+    );
+    c.no_orphans();
+}
+
+/// `shootout report --format json` of the case's run.
+fn report_json(c: &Case) -> serde_json::Value {
+    serde_json::from_str(&report(c, &["--format", "json"])).unwrap()
+}
+
+/// `shootout report ARGS` of the case's run: its stdout.
+fn report(c: &Case, args: &[&str]) -> String {
+    let out = shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .args(args)
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// A WebSocket workload searched for capacity (`find_max`): every search step is spoken

@@ -22,7 +22,7 @@
 //! Seams: reads the stored run and its resolved plan ([`ResolvedFindMax`]); the renderers
 //! lay out [`WorkloadCapacity`].
 
-use crate::capacity::{Capacity, Decision, Limit, Measured, Searcher};
+use crate::capacity::{Capacity, Decision, Ended, Limit, Measured, Searcher};
 use crate::cells::{contender_of, median};
 use crate::evidence::{Relation, ALPHA, MUCH};
 use crate::mann_whitney;
@@ -269,12 +269,15 @@ fn replay<'a>(repetition: u32, mut steps: Vec<&'a StoredStep>, search: &FindMax)
     steps.sort_by_key(|s| s.id);
     let mut searcher = Searcher::new(search, Duration::ZERO);
     for s in &steps {
-        let (Some(verdict), LoadLevel::Rate { rps, .. }) =
-            (s.search.as_ref().and_then(|m| m.verdict.clone()), s.level)
-        else {
+        let (Some(mark), LoadLevel::Rate { rps, .. }) = (s.search.as_ref(), s.level) else {
             continue;
         };
-        searcher.took(rps, &s.unpacked(), verdict, None);
+        let Some(verdict) = mark.verdict.clone() else {
+            continue;
+        };
+        // A rung that plainly passed is no evidence, as in the run that took it.
+        let ended = mark.ended.map(Ended::from_stored);
+        searcher.took(rps, &s.unpacked(), verdict, ended);
     }
     let answer = searcher.answer();
     SearchRun {
@@ -501,7 +504,10 @@ mod tests {
                 rps: st.rate,
                 connections: 8,
             };
-            s.search = Some(SearchStep { verdict });
+            s.search = Some(SearchStep {
+                verdict,
+                ended: None,
+            });
             s
         };
         for (i, st) in judged.iter().enumerate() {
@@ -561,5 +567,84 @@ mod tests {
         assert_eq!(check(&r), Err(e));
         r.run.plan_resolved = plan.to_json();
         assert_eq!(check(&r), Ok(()));
+    }
+
+    /// A search whose ramp rungs plainly passed replays from the store as it ran: each
+    /// stored step says how it ended, so the rungs that passed stay out of the evidence
+    /// (and are still `passed` in the tables), and the replay finds the run's capacity on
+    /// the run's steps.
+    #[test]
+    fn a_search_with_passed_rungs_replays_as_it_ran() {
+        use crate::capacity::Question;
+        use crate::evidence::tests::run;
+        use shootout_model::find_max::SearchStep;
+        use shootout_model::stored::StepId;
+        let mut r = run(&[("fast", 10, 0)], 2);
+        let template = r.steps[0].clone();
+        r.steps.clear();
+        let slo = vec!["p99<50ms".to_string()];
+        let f = FindMax {
+            slos: parse_slos(&slo).unwrap(),
+            slo,
+            from: 100.0,
+            to: 1e6,
+            connections: 0,
+        };
+        // The run: a server holding 1,000 req/s; a first look at a rung it holds passes.
+        let mut searcher = Searcher::new(&f, Duration::ZERO);
+        while let Some(ask) = searcher.next() {
+            let verdict = if ask.rate <= 1000.0 {
+                Verdict::Met
+            } else {
+                Verdict::Broke(0)
+            };
+            let ended = if ask.question == Question::Ramp && verdict.met() {
+                Ended::Passed
+            } else {
+                Ended::Deadline
+            };
+            let mut s = template.clone();
+            s.id = StepId(100 + r.steps.len() as i64);
+            s.level = LoadLevel::Rate {
+                rps: ask.rate,
+                connections: 8,
+            };
+            s.search = Some(SearchStep {
+                verdict: Some(verdict.clone()),
+                ended: Some(ended.stored()),
+            });
+            searcher.took(ask.rate, &s.unpacked(), verdict, Some(ended));
+            r.steps.push(s);
+        }
+        let plan = ResolvedPlan {
+            workloads: vec![shootout_model::resolved::ResolvedWorkload {
+                name: "w".into(),
+                find_max: Some(ResolvedFindMax {
+                    slo: f.slo.clone(),
+                    from: f.from,
+                    to: f.to,
+                    journeys: false,
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let all = capacities(&r, Some(&plan)).unwrap();
+        let replayed = &all[0].of(0).unwrap().searches[0];
+        let ran = searcher.answer();
+        assert!(ran.complete && replayed.complete);
+        assert_eq!(replayed.capacity, ran.capacity);
+        assert_eq!(replayed.boundary, ran.boundary);
+        assert_eq!(replayed.measured, searcher.measured());
+        let passed: Vec<f64> = replayed
+            .measured
+            .iter()
+            .filter(|m| m.passed())
+            .map(|m| m.rate)
+            .collect();
+        assert!(
+            passed.len() >= 3 && passed.iter().all(|&r| r <= 1000.0),
+            "{passed:?}"
+        );
     }
 }

@@ -16,6 +16,7 @@
 use crate::certify;
 use crate::special::beta_quantile;
 use hdrhistogram::Histogram;
+use shootout_model::find_max::StepEnd;
 use shootout_model::threshold::{Metric, Op, Threshold};
 
 /// The confidence of each one-sided bound.
@@ -237,6 +238,35 @@ pub enum Ended {
     Passed,
 }
 
+impl Ended {
+    /// How the store keeps it: its kind, without a decision's bounds.
+    pub fn stored(&self) -> StepEnd {
+        match self {
+            Ended::Decided(d) if d.met => StepEnd::DecidedMet,
+            Ended::Decided(_) => StepEnd::DecidedBroke,
+            Ended::Deadline => StepEnd::Deadline,
+            Ended::Passed => StepEnd::Passed,
+        }
+    }
+
+    /// A step's end as the store kept it ([`Ended::stored`]): a decision comes back
+    /// without its bounds, which the store does not keep.
+    pub fn from_stored(e: StepEnd) -> Ended {
+        let decided = |met| {
+            Ended::Decided(Decided {
+                met,
+                bounds: Vec::new(),
+            })
+        };
+        match e {
+            StepEnd::DecidedMet => decided(true),
+            StepEnd::DecidedBroke => decided(false),
+            StepEnd::Deadline => Ended::Deadline,
+            StepEnd::Passed => Ended::Passed,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,6 +407,42 @@ mod tests {
         assert_eq!(decided(&["failed<5"], &counts(1_000, 0, 4)), None);
         assert_eq!(decided(&["mean<50ms"], &counts(1_000, 0, 0)), None);
         assert_eq!(least_answers(&[slo("p999<1s"), slo("errors<1%")]), 1_000);
+    }
+
+    /// The store keeps how a step ended by its kind; a decision comes back without the
+    /// bounds that made it, every other end as it was.
+    #[test]
+    fn a_steps_end_goes_to_the_store_and_back_by_its_kind() {
+        let bound = Bound {
+            slo: 0,
+            value: 1.0,
+            upper: true,
+        };
+        let met = Ended::Decided(Decided {
+            met: true,
+            bounds: vec![bound],
+        });
+        let broke = Ended::Decided(Decided {
+            met: false,
+            bounds: vec![bound],
+        });
+        let rows = [
+            (met, StepEnd::DecidedMet),
+            (broke, StepEnd::DecidedBroke),
+            (Ended::Passed, StepEnd::Passed),
+            (Ended::Deadline, StepEnd::Deadline),
+        ];
+        for (ended, kind) in rows {
+            assert_eq!(ended.stored(), kind, "{ended:?}");
+            let back = Ended::from_stored(kind);
+            assert_eq!(back.stored(), kind);
+            match (&back, &ended) {
+                (Ended::Decided(b), Ended::Decided(e)) => {
+                    assert_eq!((b.met, b.bounds.len()), (e.met, 0));
+                }
+                _ => assert_eq!(back, ended),
+            }
+        }
     }
 
     fn passed(slos: &[&str], (n, failed, h): &(u64, u64, Histogram<u64>)) -> bool {

@@ -87,12 +87,55 @@ impl Verdict {
     }
 }
 
+/// How a capacity search's step ended, as the store keeps it and the reports say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepEnd {
+    /// Its SLOs were decided before its deadline: every one clearly met.
+    DecidedMet,
+    /// Its SLOs were decided before its deadline: one clearly broken.
+    DecidedBroke,
+    /// A rung of the ramp that plainly passed: the search moved on from it, and measures
+    /// it again in full before it may bound the capacity.
+    Passed,
+    /// Its deadline passed with some SLO still open: judged on its figures.
+    Deadline,
+}
+
+impl StepEnd {
+    /// Every way a step ends, in the order the docs list them.
+    pub const ALL: [StepEnd; 4] = [
+        StepEnd::DecidedMet,
+        StepEnd::DecidedBroke,
+        StepEnd::Passed,
+        StepEnd::Deadline,
+    ];
+
+    /// The word the store and the JSON reports write: `decided_met`, `decided_broke`,
+    /// `passed`, `deadline`.
+    pub fn word(self) -> &'static str {
+        match self {
+            StepEnd::DecidedMet => "decided_met",
+            StepEnd::DecidedBroke => "decided_broke",
+            StepEnd::Passed => "passed",
+            StepEnd::Deadline => "deadline",
+        }
+    }
+
+    /// The end [`StepEnd::word`] wrote; `None` for a word this build does not know.
+    pub fn from_word(word: &str) -> Option<StepEnd> {
+        StepEnd::ALL.into_iter().find(|e| e.word() == word)
+    }
+}
+
 /// A stored step's part in a capacity search.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchStep {
     /// How it went; `None` when it was not judged (interrupted, or its contender died
     /// during it): the search does not count it.
     pub verdict: Option<Verdict>,
+    /// How it ended; `None` when it was not judged, or stored before the store kept it
+    /// (its steps then ran the fixed rule's length).
+    pub ended: Option<StepEnd>,
 }
 
 /// Where a search was asked for, so that an error names what the user wrote.

@@ -133,7 +133,21 @@ pub fn ended_words(slos: &[String], e: &Ended) -> String {
     };
     let bounds: Vec<String> = d.bounds.iter().map(|b| bound_words(slos, b)).collect();
     let call = if d.met { "met" } else { "broken" };
+    if bounds.is_empty() {
+        // A stored step: the store keeps how it ended, not the bounds.
+        return format!("decided: {call}");
+    }
     format!("decided: {call} — {}", bounds.join(", "))
+}
+
+/// How a step ended as a table cell: the words of [`ended_words`] before their bounds
+/// (`decided: met`, `decided: broken`, `deadline: undecided`, `passed`); `-` where not
+/// known (a step stored before the store kept it).
+pub(crate) fn ended_cell(slos: &[String], e: Option<&Ended>) -> String {
+    e.map_or("-".into(), |e| {
+        let words = ended_words(slos, e);
+        words.split(" — ").next().unwrap_or_default().to_string()
+    })
 }
 
 /// `errors ≤ 0.0999% (95% upper bound) < 0.1%`: the metric, its bound and the SLO's
@@ -315,10 +329,7 @@ fn steps_table(r: &CapacityReport) -> Table {
             .map(|s| {
                 let mut row = step_row(r.slos, s);
                 row.push(format!("{:.1}", s.measured.as_secs_f64()));
-                row.push(s.ended.as_ref().map_or("-".into(), |e| {
-                    let words = ended_words(r.slos, e);
-                    words.split(" — ").next().unwrap_or_default().to_string()
-                }));
+                row.push(ended_cell(r.slos, s.ended.as_ref()));
                 row
             })
             .collect(),
@@ -359,8 +370,9 @@ pub fn capacity_text(r: &CapacityReport) -> String {
     o
 }
 
-/// What the `s` and `ended` columns of `load --find-max`'s table say.
-const ENDED_LEGEND: &str = "s: seconds measured after the 1 s settle; ended: decided (every SLO clearly met, its one-sided 95% bound under the limit: the exact Clopper–Pearson bound of an error share, the order-statistic bound of a percentile; or one clearly broken, its bound beyond the limit: met or broken) or deadline (some SLO still open when the step had waited the answers of the fixed rule: undecided, judged on its figures) or passed (a rung of the ramp below any failing rate, left after 1 s and 100 answers with every SLO's figure under half its limit and none clearly broken: verdict passed, not met; never evidence for the capacity, and measured again in full before it may bound it)";
+/// What the `s` and `ended` columns of a table of steps say (`load --find-max`'s, and a
+/// stored run's that kept how its steps ended).
+pub(crate) const ENDED_LEGEND: &str = "s: seconds measured after the 1 s settle; ended: decided (every SLO clearly met, its one-sided 95% bound under the limit: the exact Clopper–Pearson bound of an error share, the order-statistic bound of a percentile; or one clearly broken, its bound beyond the limit: met or broken) or deadline (some SLO still open when the step had waited the answers of the fixed rule: undecided, judged on its figures) or passed (a rung of the ramp below any failing rate, left after 1 s and 100 answers with every SLO's figure under half its limit and none clearly broken: verdict passed, not met; never evidence for the capacity, and measured again in full before it may bound it)";
 
 /// One step as the JSON reports give it (`capacity.steps[]`).
 pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
@@ -398,8 +410,22 @@ pub(crate) fn limit_json(slos: &[String], l: &Limit) -> Value {
     }
 }
 
-/// How a step ended, as `shootout load --find-max`'s JSON gives it (`steps[].ended`):
-/// `{by: "decided", met, bounds: [{slo, side, value}], words}` or `{by: "deadline",
+/// One step as the JSON reports give it with how long it measured, its answers and how
+/// it ended (`null` where not known: a step stored before the store kept it).
+pub(crate) fn measured_step_json(slos: &[String], s: &Measured) -> Value {
+    let mut v = step_json(slos, s);
+    v["measured_s"] = json!(round(s.measured.as_secs_f64(), 3));
+    v["answers"] = json!(s.answers);
+    v["ended"] = s
+        .ended
+        .as_ref()
+        .map_or(Value::Null, |e| ended_json(slos, e));
+    v
+}
+
+/// How a step ended, as the JSON reports give it (`steps[].ended`): `{by: "decided",
+/// met, bounds: [{slo, side, value}], words}` (no bounds for a stored step: the store
+/// keeps how it ended, not its bounds) or `{by: "deadline", words}` or `{by: "passed",
 /// words}`; a bound's value in the SLO's unit (ms for latency, % for errors, a count).
 fn ended_json(slos: &[String], e: &Ended) -> Value {
     let words = ended_words(slos, e);
@@ -433,16 +459,7 @@ pub fn capacity_json(r: &CapacityReport) -> String {
     let steps: Vec<Value> = r
         .steps
         .iter()
-        .map(|s| {
-            let mut v = step_json(r.slos, s);
-            v["measured_s"] = json!(round(s.measured.as_secs_f64(), 3));
-            v["answers"] = json!(s.answers);
-            v["ended"] = s
-                .ended
-                .as_ref()
-                .map_or(Value::Null, |e| ended_json(r.slos, e));
-            v
-        })
+        .map(|s| measured_step_json(r.slos, s))
         .collect();
     let limited_by = limit_json(r.slos, &c.limited_by);
     let doc = json!({
@@ -705,6 +722,24 @@ mod tests {
             "decided: broken — errors ≥ 0.663% (95% lower bound) ≥ 0.1%"
         );
         assert_eq!(ended_words(&slos, &Ended::Deadline), "deadline: undecided");
+        // A stored step: the store keeps how it ended, not its bounds.
+        assert_eq!(ended_words(&slos, &decided(true, &[])), "decided: met");
+        assert_eq!(ended_words(&slos, &decided(false, &[])), "decided: broken");
+        // The table's cell: the words before the bounds; `-` where not known.
+        for (ended, cell) in [
+            (Some(decided(true, &[(0, 1_203.0, true)])), "decided: met"),
+            (Some(decided(false, &[])), "decided: broken"),
+            (Some(Ended::Deadline), "deadline: undecided"),
+            (Some(Ended::Passed), "passed"),
+            (None, "-"),
+        ] {
+            assert_eq!(ended_cell(&slos, ended.as_ref()), cell);
+        }
+        let stored = ended_json(&slos, &decided(true, &[]));
+        assert_eq!(
+            stored,
+            json!({"by": "decided", "met": true, "bounds": [], "words": "decided: met"})
+        );
     }
 
     /// A rung of the ramp that plainly passed says `passed`, not `met`, in its verdict

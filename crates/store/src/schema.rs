@@ -33,6 +33,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V21_UNTIL,
     V22_JOURNEY_BUSY,
     V23_ACCEPT_QUEUE,
+    V24_SEARCH_ENDED,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -474,6 +475,16 @@ ALTER TABLE steps ADD COLUMN accept_samples INTEGER;
 ALTER TABLE steps ADD COLUMN accept_waited INTEGER;
 ALTER TABLE steps ADD COLUMN accept_total INTEGER;
 ALTER TABLE steps ADD COLUMN accept_most INTEGER;
+";
+
+/// Version 24: per step of a capacity search, how it ended (`search_ended`):
+/// `decided_met` or `decided_broke` (its SLOs decided before its deadline: every one
+/// clearly met, or one clearly broken), `passed` (a rung of the ramp that plainly passed,
+/// measured again in full before it may bound the capacity) or `deadline` (some SLO still
+/// open at its deadline). NULL for a step not judged, a sweep's step, and every step
+/// stored before (those ran the fixed rule's length).
+const V24_SEARCH_ENDED: &str = "
+ALTER TABLE steps ADD COLUMN search_ended TEXT;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

@@ -7,7 +7,7 @@ use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
 use rusqlite::types::{FromSql, ToSql};
 use rusqlite::{params, params_from_iter, Row, Transaction, TransactionBehavior};
-use shootout_model::find_max::{SearchStep, Verdict};
+use shootout_model::find_max::{SearchStep, StepEnd, Verdict};
 use shootout_model::stored::{Packed, Part, SampleSource};
 use shootout_model::until::{Condition, Reading, UntilOutcome};
 use shootout_model::{
@@ -227,6 +227,10 @@ fn put_step<'a>(row: &mut StepRow<'a>, step: &'a StepRecord) {
     row.put("pipeline", step.wire.pipeline);
     row.put("search_verdict", search_verdict);
     row.put("search_slo", search_slo);
+    row.put(
+        "search_ended",
+        step.search.and_then(|s| s.ended).map(StepEnd::word),
+    );
 }
 
 /// The columns of what else ran on the step's CPUs (NULL when it could not be read).
@@ -980,8 +984,12 @@ impl Columns<'_> {
         let Some(word) = self.get::<Option<String>>("search_verdict")? else {
             return Ok(None);
         };
+        let ended = self.search_ended(id)?;
         if word == UNJUDGED {
-            return Ok(Some(SearchStep { verdict: None }));
+            return Ok(Some(SearchStep {
+                verdict: None,
+                ended,
+            }));
         }
         let slo: Option<usize> = self.get("search_slo")?;
         let verdict = Verdict::from_word(&word, slo).ok_or_else(|| {
@@ -990,7 +998,20 @@ impl Columns<'_> {
         })?;
         Ok(Some(SearchStep {
             verdict: Some(verdict),
+            ended,
         }))
+    }
+
+    /// How a search's step ended; `None` when not stored (not judged, or stored before
+    /// schema 23).
+    fn search_ended(&self, id: i64) -> Result<Option<StepEnd>, StoreError> {
+        let Some(word) = self.get::<Option<String>>("search_ended")? else {
+            return Ok(None);
+        };
+        StepEnd::from_word(&word).map(Some).ok_or_else(|| {
+            self.store
+                .corrupt(format!("search end of step {id}"), format!("'{word}'"))
+        })
     }
 
     fn level(&self, id: i64) -> Result<LoadLevel, StoreError> {

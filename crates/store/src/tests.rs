@@ -616,6 +616,57 @@ fn a_damaged_busy_time_is_refused_with_the_step_named() {
     );
 }
 
+/// A store of schema 23 with a capacity search's step gets `search_ended`, NULL for the
+/// step it held: its verdict reads back, how it ended unknown. A word this build does not
+/// know is an error naming the step, not a guess.
+#[test]
+fn a_v23_file_gets_the_search_end_column_null() {
+    use shootout_model::find_max::{SearchStep, StepEnd, Verdict};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v23.db");
+    let result = synthetic_result(1);
+    let run = {
+        let mut store = Store::open(&path).unwrap();
+        let run = store
+            .begin_run(&new_run("demo", &machine(), at(0)))
+            .unwrap();
+        let c = store.add_contender(run, &contender("nginx")).unwrap();
+        let mark = SearchStep {
+            verdict: Some(Verdict::Met),
+            ended: Some(StepEnd::DecidedMet),
+        };
+        let record = StepRecord {
+            search: Some(&mark),
+            ..step(run, c, 1, &result, &[])
+        };
+        store.record_step(&record).unwrap();
+        // Back to schema 22 as it was: the column gone, the version before.
+        store
+            .conn
+            .execute_batch("ALTER TABLE steps DROP COLUMN search_ended; PRAGMA user_version = 23;")
+            .unwrap();
+        run
+    };
+    let store = Store::open(&path).unwrap();
+    assert_eq!(schema::version(&store.conn).unwrap(), SCHEMA_VERSION);
+    let steps = store.steps(run).unwrap();
+    assert_eq!(
+        steps[0].search,
+        Some(SearchStep {
+            verdict: Some(Verdict::Met),
+            ended: None
+        })
+    );
+    store
+        .conn
+        .execute_batch("UPDATE steps SET search_ended = 'sideways'")
+        .unwrap();
+    let e = store.steps(run).unwrap_err().to_string();
+    let id = steps[0].id.0;
+    assert!(e.contains(&format!("search end of step {id}")), "{e}");
+    assert!(e.contains("'sideways'"), "{e}");
+}
+
 /// A store of schema 21 with a journey step gets `hist_busy`, NULL for the journeys it
 /// held, which read back without a busy time.
 #[test]
@@ -638,7 +689,8 @@ fn a_v21_file_gets_the_journeys_busy_column_null() {
                  ALTER TABLE steps DROP COLUMN accept_samples; \
                  ALTER TABLE steps DROP COLUMN accept_waited; \
                  ALTER TABLE steps DROP COLUMN accept_total; \
-                 ALTER TABLE steps DROP COLUMN accept_most; PRAGMA user_version = 21;",
+                 ALTER TABLE steps DROP COLUMN accept_most; \
+                 ALTER TABLE steps DROP COLUMN search_ended; PRAGMA user_version = 21;",
             )
             .unwrap();
         run
@@ -1343,28 +1395,26 @@ fn a_v1_file_gets_the_owner_columns() {
     );
 }
 
-/// A capacity search's steps keep their verdicts (the SLO that broke among them), an
-/// unjudged step stays unjudged, and a sweep's step has none.
+/// A capacity search's steps keep their verdicts (the SLO that broke among them) and how
+/// each ended (every way, and unknown), an unjudged step stays unjudged, and a sweep's
+/// step has none.
 #[test]
 fn search_steps_keep_their_verdicts() {
-    use shootout_model::find_max::{SearchStep, Verdict};
+    use shootout_model::find_max::{SearchStep, StepEnd, Verdict};
     let mut store = Store::open_in_memory().unwrap();
     let run = store
         .begin_run(&new_run("demo", &machine(), at(0)))
         .unwrap();
     let c = store.add_contender(run, &contender("nginx")).unwrap();
     let result = synthetic_result(1);
+    let mark = |verdict, ended| Some(SearchStep { verdict, ended });
     let marks = [
-        Some(SearchStep {
-            verdict: Some(Verdict::Met),
-        }),
-        Some(SearchStep {
-            verdict: Some(Verdict::Broke(1)),
-        }),
-        Some(SearchStep {
-            verdict: Some(Verdict::NotKept),
-        }),
-        Some(SearchStep { verdict: None }),
+        mark(Some(Verdict::Met), Some(StepEnd::DecidedMet)),
+        mark(Some(Verdict::Broke(1)), Some(StepEnd::DecidedBroke)),
+        mark(Some(Verdict::Met), Some(StepEnd::Passed)),
+        mark(Some(Verdict::Broke(0)), Some(StepEnd::Deadline)),
+        mark(Some(Verdict::NotKept), None),
+        mark(None, None),
         None,
     ];
     for (i, mark) in marks.iter().enumerate() {

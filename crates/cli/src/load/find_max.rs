@@ -16,8 +16,7 @@
 use super::flags::LoadArgs;
 use crate::output::{Failure, INTERRUPTED};
 use anyhow::anyhow;
-use shootout_analysis::capacity::{self, Ask, Ended, Measured, Question, Searcher};
-use shootout_analysis::decided::SoFar;
+use shootout_analysis::capacity::{self, Ask, Ended, Measured, Searcher};
 use shootout_engine::Control;
 use shootout_model::find_max::{Asked, FindMax};
 use shootout_model::{LoadSpec, OtherLoad, Pace, RunResult};
@@ -300,10 +299,10 @@ fn local_server(spec: &LoadSpec) -> bool {
 }
 
 /// One step: a settle period at `ask.rate` (not judged), then at most `ask.length`
-/// measured, ending as soon as `searcher` finds its SLOs decided after `ask.least` (a
-/// watch of the live counters, the one `--until` uses), or on the ramp
-/// ([`Question::Ramp`]) as soon as it plainly passes, its CPUs watched (others judged
-/// as `judge_others` says). `None` when the user stopped it.
+/// measured, ending as soon as `searcher` finds its SLOs decided after `ask.least`, or on
+/// the ramp as soon as it plainly passes ([`crate::until::search_watch`], the watch a
+/// plan's search steps end by too), its CPUs watched (others judged as `judge_others`
+/// says). `None` when the user stopped it.
 fn step(
     base: &LoadSpec,
     searcher: &Searcher,
@@ -335,25 +334,7 @@ fn step(
     let watch = shootout_harness::CpuWatch::start(&cpus, judge_others);
     let ran = AtomicBool::new(false);
     let (result, decided) = std::thread::scope(|s| {
-        let watcher = s.spawn(|| {
-            crate::until::watch_until(&control, &ran, |w, now, d| {
-                w.mark(now.elapsed, now.completed - now.failed, d);
-                if now.elapsed < ask.least {
-                    return None;
-                }
-                let so_far = SoFar {
-                    completed: now.completed,
-                    failed: now.failed,
-                    latency: &d.latency,
-                };
-                let deff = |v| w.design_effect(v);
-                if let Some(decided) = searcher.decide(&so_far, deff) {
-                    return Some(Ended::Decided(decided));
-                }
-                let ramp = ask.question == Question::Ramp;
-                (ramp && searcher.passes(&so_far, deff)).then_some(Ended::Passed)
-            })
-        });
+        let watcher = s.spawn(|| crate::until::search_watch(&control, &ran, searcher, &ask));
         let result = shootout_engine::run(&spec, &control);
         ran.store(true, Ordering::Relaxed);
         (result, watcher.join().ok().flatten())

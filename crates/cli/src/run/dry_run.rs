@@ -197,12 +197,13 @@ fn load_lines(plan: &Plan) -> String {
     let search = match searched {
         0 => String::new(),
         n => format!(
-            "capacity searches: {} × {} × {}, each step at least {} after {} settling, as many steps as each search needs\n",
+            "capacity searches: {} × {} × {}, each step after {} settling until its SLOs are decided (at least {}, its deadline at least {}), as many steps as each search needs\n",
             plural(plan.contenders.len(), "contender", "contenders"),
             plural(n, "workload", "workloads"),
             plural(d.repeat as usize, "repetition", "repetitions"),
+            tenths_secs(shootout_analysis::capacity::SETTLE),
+            tenths_secs(shootout_analysis::capacity::LEAST),
             span(d.measure),
-            tenths_secs(shootout_analysis::capacity::SETTLE)
         ),
     };
     if swept == 0 {

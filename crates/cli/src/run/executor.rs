@@ -10,6 +10,7 @@
 
 use crate::metrics::{Board, Labels};
 use crate::progress::{Display, Progress};
+use shootout_analysis::capacity::{Ask, Ended, Searcher};
 use shootout_engine::{Control, EngineError};
 use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError, ListenWatch};
 use shootout_model::until::Condition;
@@ -29,6 +30,20 @@ pub(super) struct StepRun {
     pub resources: Vec<ResourceSample>,
     /// What else ran on the step's CPUs, when `/proc/stat` could be read.
     pub other_load: Option<OtherLoad>,
+    /// How a capacity search's step ended: its SLOs decided, plainly passed on the ramp,
+    /// or its deadline; `None` for a sweep's step.
+    pub ended: Option<Ended>,
+}
+
+/// What may end a step before its length.
+#[derive(Clone, Copy)]
+pub(super) enum Ends<'a> {
+    /// A sweep's step: the plan's `until` conditions, once they all hold (after at least
+    /// [`LEAST`](shootout_model::until::LEAST)); none: the step runs its length.
+    Until(&'a [Condition]),
+    /// A capacity search's step, after its least length: its SLOs decided, or on the ramp
+    /// plainly passed ([`crate::until::search_watch`], as `load --find-max`'s steps).
+    Search(&'a Searcher, Ask),
 }
 
 /// Every action of a shootout on the world, in the order the Runner calls them for one
@@ -62,16 +77,16 @@ pub(super) trait Executor {
     /// A measured step, sampling the contender's processes all along; ends early when
     /// the run is stopped or the contender exits. `title` names it in the live view,
     /// `labels` in the metrics (contender, workload, level). `idle` are the run's other
-    /// contenders up meanwhile: their CPU time is counted apart from strangers'. With
-    /// `until`'s conditions, the step ends once they all hold (after at least
-    /// [`LEAST`](shootout_model::until::LEAST)), its result saying how they went.
+    /// contenders up meanwhile: their CPU time is counted apart from strangers'. The step
+    /// ends sooner as `ends` says: `until`'s conditions all hold (its result saying how
+    /// they went), or a search's SLOs are decided (its [`StepRun::ended`] saying how).
     fn step(
         &mut self,
         spec: &LoadSpec,
         process: Option<&Self::Process>,
         idle: &[&Self::Process],
         named: (String, Labels),
-        until: &[Condition],
+        ends: Ends,
     ) -> StepRun;
     /// The last lines the contender wrote to stderr.
     fn stderr_tail(&self, process: &Self::Process) -> String;
@@ -148,7 +163,7 @@ impl Executor for Real {
         process: Option<&Contender>,
         idle: &[&Contender],
         (title, labels): (String, Labels),
-        until: &[Condition],
+        ends: Ends,
     ) -> StepRun {
         let sampler = process.map(|p| p.sampler(Duration::from_millis(100)));
         // A contender given by URL runs in processes that are not ours to count: its CPU
@@ -167,13 +182,8 @@ impl Executor for Real {
             Display::Nothing
         };
         let metrics = self.metrics.as_deref().map(|b| (b, labels));
-        let (mut result, died) = run_step(
-            spec,
-            (process, &self.stop),
-            (title, display),
-            metrics,
-            until,
-        );
+        let (mut result, died, ended) =
+            run_step(spec, (process, &self.stop), (title, display), metrics, ends);
         if let Ok(r) = &mut result {
             r.listen = listen.and_then(ListenWatch::stop);
         }
@@ -189,6 +199,7 @@ impl Executor for Real {
             died,
             resources,
             other_load,
+            ended,
         }
     }
 
@@ -229,19 +240,28 @@ fn sample_cpu(s: &ResourceSample) -> Duration {
 
 /// Runs one step. The step stops early on Ctrl-C or as soon as the contender exits (a
 /// watcher polls it every 50 ms), so a dead server does not turn the rest of the step into
-/// connection failures; with `until`'s conditions, once they hold ([`crate::until::watch`]).
-/// Returns the result and the contender's exit, if it exited.
+/// connection failures; with `until`'s conditions, once they hold ([`crate::until::watch`]);
+/// a search's, once it is decided ([`crate::until::search_watch`]). Returns the result,
+/// the contender's exit, if it exited, and how a search's step ended.
 fn run_step(
     spec: &LoadSpec,
     (process, stop): (Option<&Contender>, &AtomicBool),
     (title, display): (String, Display),
     metrics: Option<(&Board, Labels)>,
-    until: &[Condition],
-) -> (Result<RunResult, EngineError>, Option<ExitStatus>) {
+    ends: Ends,
+) -> (
+    Result<RunResult, EngineError>,
+    Option<ExitStatus>,
+    Option<Ended>,
+) {
     let step_stop = Arc::new(AtomicBool::new(false));
     let done = AtomicBool::new(false);
     let mut control = Control::with_stop(spec.threads, step_stop.clone());
-    if metrics.is_some() || !until.is_empty() {
+    let until = match ends {
+        Ends::Until(until) => until,
+        Ends::Search(..) => &[],
+    };
+    if metrics.is_some() || !matches!(ends, Ends::Until([])) {
         control.watch();
     }
     let progress = Progress::start(control, spec, "step", title, display);
@@ -253,7 +273,7 @@ fn run_step(
         );
         board
     });
-    let (result, died) = std::thread::scope(|s| {
+    let (result, died, ended) = std::thread::scope(|s| {
         let watcher = s.spawn(|| loop {
             if let Some(exit) = process.and_then(|p| p.exit_status()) {
                 step_stop.store(true, Ordering::Relaxed);
@@ -269,6 +289,13 @@ fn run_step(
         });
         let converging = (!until.is_empty())
             .then(|| s.spawn(|| crate::until::watch(&progress.control, until, &done)));
+        let deciding = match ends {
+            Ends::Search(searcher, ask) => {
+                let (control, done) = (&progress.control, &done);
+                Some(s.spawn(move || crate::until::search_watch(control, done, searcher, &ask)))
+            }
+            Ends::Until(_) => None,
+        };
         let mut result = shootout_engine::run(spec, &progress.control);
         if let Some(b) = board {
             b.end(result.as_ref().ok());
@@ -279,8 +306,10 @@ fn run_step(
         if let Ok(r) = &mut result {
             r.until = outcome;
         }
-        (result, died)
+        // Not decided before the load ended: its deadline passed.
+        let ended = deciding.map(|w| w.join().ok().flatten().unwrap_or(Ended::Deadline));
+        (result, died, ended)
     });
     progress.finish();
-    (result, died)
+    (result, died, ended)
 }

@@ -3,8 +3,12 @@
 //! contenders interleaved (A B A B, as the sweep interleaves them) until each search is
 //! over. Each contender's search is the analysis' [`Searcher`] (the one `shootout load
 //! --find-max` drives too): it names the next rate and step length and judges each step;
-//! each step settles at its rate for [`capacity::SETTLE`] (not stored), then measures and
-//! is stored with its verdict, so that a report replays the search from the store. After
+//! each step settles at its rate for [`capacity::SETTLE`] (not stored), then measures
+//! until its SLOs are decided, or on the ramp it plainly passes, after at least
+//! [`capacity::LEAST`] — the watch `load --find-max`'s steps end by
+//! ([`crate::until::search_watch`]) — and at most the step's deadline (the fixed rule's
+//! length, at least `defaults.duration`); it is stored with its verdict and how it ended,
+//! so that a report replays the search from the store. After
 //! each step comes the plan's cooldown, or after a step that did not meet its SLOs the
 //! wait the searcher asks for its backlog ([`Searcher::rest`]), so the next step (of any
 //! contender: they may share CPUs) does not inherit it.
@@ -67,13 +71,13 @@ impl<E: Executor> Runner<'_, E> {
                         level: &level,
                         rep,
                         progress: format!("capacity search step {}", searcher.tries() + 1),
-                        search: Some(&*searcher),
+                        search: Some((&*searcher, ask)),
                     };
                     let (next, judged) = self.step(wi, &at, up, i)?;
                     let was_judged = judged.is_some();
                     match judged {
-                        Some((result, verdict)) => {
-                            searcher.took(ask.rate, &result, verdict, None);
+                        Some((result, verdict, ended)) => {
+                            searcher.took(ask.rate, &result, verdict, ended);
                         }
                         None => searcher.missed(),
                     }

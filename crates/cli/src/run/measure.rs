@@ -5,10 +5,10 @@
 //! sweep; the others go on. Ctrl-C ends the step in progress (stored as interrupted if it
 //! measured anything); nothing is stored after it.
 
-use super::executor::{Executor, StepRun};
+use super::executor::{Ends, Executor, StepRun};
 use super::runner::{Runner, Up};
 use super::step_spec;
-use shootout_analysis::capacity::{Searcher, Verdict};
+use shootout_analysis::capacity::{Ask, Ended, Searcher, Verdict};
 use shootout_model::find_max::SearchStep;
 use shootout_model::plan::{Level, Span};
 use shootout_model::{ContenderStatus, LoadLevel, LoadSpec, RunResult, StepStatus};
@@ -133,14 +133,15 @@ impl<E: Executor> Runner<'_, E> {
     }
 
     /// Measures `up[i]` on workload `wi` as `at` says, and stores the step; with its
-    /// result and verdict when it was one of a search's and was judged (by the search).
+    /// result, verdict and how it ended when it was one of a search's and was judged (by
+    /// the search).
     pub(super) fn step(
         &mut self,
         wi: usize,
         at: &At,
         up: &mut Vec<Up<E::Process>>,
         i: usize,
-    ) -> anyhow::Result<(Next, Option<(RunResult, Verdict)>)> {
+    ) -> anyhow::Result<(Next, Option<Judged>)> {
         let plan = self.plan;
         let (d, w) = (&plan.defaults, &plan.workloads[wi]);
         let (level, rep) = (at.level, at.rep);
@@ -154,6 +155,7 @@ impl<E: Executor> Runner<'_, E> {
             died,
             resources,
             other_load,
+            ended,
         } = self.execute(&spec, at, wi, up, i);
         let u = &mut up[i];
         let mut result = match result {
@@ -168,8 +170,11 @@ impl<E: Executor> Runner<'_, E> {
             return Ok((Next::Stop, None));
         }
         // A search's step is judged only when it ran its course.
-        let search = at.search.map(|f| SearchStep {
-            verdict: (status == StepStatus::Complete).then(|| f.judge(&result)),
+        let complete = status == StepStatus::Complete;
+        let ended = ended.filter(|_| complete);
+        let search = at.search.map(|(f, _)| SearchStep {
+            verdict: complete.then(|| f.judge(&result)),
+            ended: ended.as_ref().map(Ended::stored),
         });
         self.store.record_step(&StepRecord {
             run: self.run_id,
@@ -189,11 +194,8 @@ impl<E: Executor> Runner<'_, E> {
         self.count_step(u)?;
         let verdict = search.and_then(|s| s.verdict);
         let mut line = step_line(name, &w.name, level.level, rep, d.repeat, &result);
-        if let (Some(v), Some(f)) = (&verdict, at.search) {
-            line.push_str(&format!(
-                ": {}",
-                shootout_report::capacity::verdict_words(f.slo(), v)
-            ));
+        if let (Some(v), Some((f, _))) = (&verdict, at.search) {
+            line.push_str(&search_words(f.slo(), v, ended.as_ref()));
         }
         say_step(line, other_load);
         if let Some(exit) = died {
@@ -205,7 +207,7 @@ impl<E: Executor> Runner<'_, E> {
         } else {
             Next::Go
         };
-        Ok((next, verdict.map(|v| (result, v))))
+        Ok((next, verdict.map(|v| (result, v, ended))))
     }
 
     /// Runs the step `spec` of contender `up[i]` on workload `wi`, the other contenders
@@ -236,12 +238,16 @@ impl<E: Executor> Runner<'_, E> {
             .filter(|(j, _)| *j != i)
             .filter_map(|(_, o)| o.process.as_ref())
             .collect();
+        let ends = match at.search {
+            Some((searcher, ask)) => Ends::Search(searcher, ask),
+            None => Ends::Until(&w.until),
+        };
         self.exec.step(
             spec,
             up[i].process.as_ref(),
             &idle,
             (title, labels(name, &w.name, level.level)),
-            &w.until,
+            ends,
         )
     }
 
@@ -301,13 +307,34 @@ impl<E: Executor> Runner<'_, E> {
     }
 }
 
-/// Where a step stands: its level (and length), its repetition, its place in the run as
-/// the live view says it (`step 3 of 12`), and the search it belongs to, if any.
+/// Where a step stands: its level (and length: a search step's deadline), its
+/// repetition, its place in the run as the live view says it (`step 3 of 12`), and the
+/// search it belongs to with what the search asked of it, if any.
 pub(super) struct At<'p> {
     pub(super) level: &'p Level,
     pub(super) rep: u32,
     pub(super) progress: String,
-    pub(super) search: Option<&'p Searcher>,
+    pub(super) search: Option<(&'p Searcher, Ask)>,
+}
+
+/// A search's step judged: what it measured, its verdict and how it ended.
+pub(super) type Judged = (RunResult, Verdict, Option<Ended>);
+
+/// The end of a search step's line: its verdict and how it ended, `: met (decided:
+/// met — errors ≤ 0.0999% (95% upper bound) < 0.1%)`, in the words of `load
+/// --find-max`'s step lines; `passed` for a rung that plainly passed.
+fn search_words(slos: &[String], v: &Verdict, ended: Option<&Ended>) -> String {
+    use shootout_report::capacity::{ended_words, verdict_words};
+    let passed = v.met() && ended == Some(&Ended::Passed);
+    let verdict = if passed {
+        "passed".to_string()
+    } else {
+        verdict_words(slos, v)
+    };
+    match ended {
+        Some(e) => format!(": {verdict} ({})", ended_words(slos, e)),
+        None => format!(": {verdict}"),
+    }
 }
 
 /// How a warm-up went: `1200 requests in 2.0 s`, with the failed and those still in

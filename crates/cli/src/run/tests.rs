@@ -4,8 +4,10 @@
 //! memory, read back to see what a user would see.
 
 use super::bring_up::NotUp;
-use super::executor::{Executor, StepRun};
+use super::executor::{Ends, Executor, StepRun};
 use super::runner::Runner;
+use shootout_analysis::capacity::{Ask, Ended, Question, Searcher};
+use shootout_analysis::decided::SoFar;
 use shootout_engine::EngineError;
 use shootout_harness::{ContenderConfig, HarnessError};
 use shootout_model::plan::{self, Plan};
@@ -111,6 +113,23 @@ impl Mock {
         r.counts.ok = n;
         r.interrupted = interrupted;
         r
+    }
+}
+
+/// How a search's step that measured `r` ends, as the live watch would find it at the
+/// step's end: decided, or on the ramp plainly passed, or its deadline.
+fn end_of(searcher: &Searcher, ask: &Ask, r: &RunResult) -> Ended {
+    let so_far = SoFar {
+        completed: r.counts.completed,
+        failed: r.counts.failed(),
+        latency: &r.histograms.latency,
+    };
+    if let Some(d) = searcher.decide(&so_far, |_| 1.0) {
+        Ended::Decided(d)
+    } else if ask.question == Question::Ramp && searcher.passes(&so_far, |_| 1.0) {
+        Ended::Passed
+    } else {
+        Ended::Deadline
     }
 }
 
@@ -220,7 +239,7 @@ impl Executor for Mock {
         p: Option<&Proc>,
         idle: &[&Proc],
         (title, labels): (String, crate::metrics::Labels),
-        _until: &[shootout_model::until::Condition],
+        ends: Ends,
     ) -> StepRun {
         // The others up, never the one measured.
         assert!(idle.iter().all(|o| Some(&o.name) != p.map(|p| &p.name)));
@@ -246,11 +265,16 @@ impl Executor for Mock {
             }
             Ok(r)
         };
+        let ended = match (ends, &result) {
+            (Ends::Search(searcher, ask), Ok(r)) => Some(end_of(searcher, &ask, r)),
+            _ => None,
+        };
         StepRun {
             result,
             died: dies.then(|| ExitStatus::from_raw(9)),
             resources: Vec::new(),
             other_load: self.other_load,
+            ended,
         }
     }
 
@@ -406,7 +430,9 @@ fn run_versioned(plan: &Plan, mock: Mock, versions: &[Option<String>]) -> Outcom
             let status = format!("{:?}", s.status).to_lowercase();
             let (c, w, r) = (name_of(s.contender), &s.workload, s.repetition);
             let verdict = s.search.as_ref().map_or(String::new(), |m| {
-                format!(" {}", m.verdict.as_ref().map_or("unjudged", |v| v.word()))
+                let ended = m.ended.map_or(String::new(), |e| format!(" {}", e.word()));
+                let verdict = m.verdict.as_ref().map_or("unjudged", |v| v.word());
+                format!(" {verdict}{ended}")
             });
             format!("{c} {w} {level} r{r} {status}{verdict}")
         })
@@ -946,7 +972,7 @@ fn searches_interleave_settle_and_store_each_verdict() {
     for ((i, c), stored) in stepped.zip(&out.steps) {
         let target = c.trim_start_matches("step ").rsplit_once(' ').unwrap().0;
         assert_eq!(out.calls[i - 1], format!("warm-up {target}"), "before {c}");
-        let want = if stored.ends_with(" broke") {
+        let want = if stored.contains(" broke") {
             "cooldown 2s"
         } else {
             "cooldown"
@@ -957,7 +983,8 @@ fn searches_interleave_settle_and_store_each_verdict() {
 
 /// `shootout load --find-max` and a plan's `find_max` drive one searcher: for the same
 /// evidence (a server that holds 1,000 req/s, answering in 100 ms above it, as the mock
-/// does) both take the same steps in the same order, and find the same capacity.
+/// does) both take the same steps in the same order, each ending the same way (the
+/// store keeps how), and find the same capacity.
 #[test]
 fn load_and_run_take_the_same_steps_for_the_same_evidence() {
     use shootout_analysis::capacity::Searcher;
@@ -967,13 +994,17 @@ fn load_and_run_take_the_same_steps_for_the_same_evidence() {
     mock.capacity.insert("b", held);
     let plan = search_plan();
     let out = run_plan(&plan, mock);
-    let run: Vec<(f64, String)> = out
+    let run: Vec<(f64, String, String)> = out
         .steps
         .iter()
         .filter(|s| s.starts_with("a one @"))
         .map(|s| {
             let f: Vec<&str> = s.split(' ').collect();
-            (f[2][1..].parse().unwrap(), f[5].to_string())
+            (
+                f[2][1..].parse().unwrap(),
+                f[5].to_string(),
+                f[6].to_string(),
+            )
         })
         .collect();
     let find_max = plan.workloads[0].find_max.clone().unwrap();
@@ -982,18 +1013,30 @@ fn load_and_run_take_the_same_steps_for_the_same_evidence() {
     let stopped = crate::load::find_max::drive(
         &mut searcher,
         |_| false,
-        |_, ask| {
+        |searcher, ask| {
             let mut r = Mock::result(100, false);
             let latency_us = if ask.rate > held { 100_000 } else { 1_000 };
             r.histograms.latency.record_n(latency_us, 100).unwrap();
-            Ok(Some((r, None, ())))
+            let ended = end_of(searcher, &ask, &r);
+            Ok(Some((r, Some(ended), ())))
         },
-        |_, m, ()| load.push((m.rate, m.verdict.word().to_string())),
+        |_, m, ()| {
+            let ended = m.ended.as_ref().map_or("", |e| e.stored().word());
+            load.push((m.rate, m.verdict.word().to_string(), ended.to_string()));
+        },
     )
     .unwrap_or_else(|f| panic!("{}", f.error));
     assert!(!stopped);
     assert!(run.len() > 5, "{run:?}");
     assert_eq!(load, run);
+    // The ramp's rungs plainly passed, and were measured again in full where they bound
+    // the capacity; the steps above it were decided broken.
+    let ends = |word: &str| run.iter().filter(|s| s.2 == word).count();
+    assert!(ends("passed") >= 3 && ends("decided_broke") >= 2, "{run:?}");
+    assert!(
+        run.iter().all(|s| s.2 != "passed" || s.0 <= held),
+        "{run:?}"
+    );
 }
 
 /// Ctrl-C during a search's step keeps the steps before it, stores that step unjudged,
@@ -1012,7 +1055,7 @@ fn ctrl_c_during_a_search_keeps_its_steps_and_judges_none_it_cut() {
     assert_eq!(
         out.steps,
         [
-            "a one @100 r1 complete met",
+            "a one @100 r1 complete met passed",
             "b one @100 r1 interrupted unjudged"
         ]
     );

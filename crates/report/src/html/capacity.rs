@@ -44,7 +44,7 @@ pub(super) fn sections(o: &mut String, a: &Analysis, who: &[Who]) {
         }
         o.push_str("<details><summary>Every step</summary>\n");
         words::steps_table(a, w).html(o);
-        for l in crate::capacity::STEP_LEGEND {
+        for l in words::step_legend(w) {
             let _ = writeln!(o, "<p class=\"note\">{}</p>", html_text(l));
         }
         o.push_str("</details>\n");

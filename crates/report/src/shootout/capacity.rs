@@ -7,7 +7,8 @@
 
 pub(crate) use crate::capacity::rate;
 use crate::capacity::{
-    decision_json, decision_words, limit_json, step_json, step_row, STEP_HEADER,
+    decision_json, decision_words, ended_cell, limit_json, measured_step_json, step_row,
+    ENDED_LEGEND, STEP_HEADER, STEP_LEGEND,
 };
 use crate::grid::{Align, Table};
 use crate::units::round;
@@ -171,9 +172,12 @@ pub(crate) fn headline(a: &Analysis, w: &WorkloadCapacity) -> Option<String> {
 }
 
 /// Every step of every search: contender, repetition, offered and achieved rate, latency,
-/// errors, whether the schedule was kept, and the verdict.
+/// errors, whether the schedule was kept, and the verdict; where the store kept how the
+/// steps ended, how long each measured and how it ended too (as `load --find-max`'s
+/// table says them).
 pub(crate) fn steps_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
-    let header: Vec<String> = ["contender", "rep"]
+    let ended = ended_known(w);
+    let mut header: Vec<String> = ["contender", "rep"]
         .into_iter()
         .chain(STEP_HEADER)
         .map(String::from)
@@ -183,12 +187,20 @@ pub(crate) fn steps_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
     // The words: sends and verdict.
     align[header.len() - 2] = Align::Left;
     align[header.len() - 1] = Align::Left;
+    if ended {
+        header.extend(["s".to_string(), "ended".to_string()]);
+        align.extend([Align::Right, Align::Left]);
+    }
     let mut rows = Vec::new();
     for c in &w.contenders {
         for s in &c.searches {
             for m in &s.measured {
                 let mut row = vec![a.name(c.contender).to_string(), s.repetition.to_string()];
                 row.extend(step_row(&w.find_max.slo, m));
+                if ended {
+                    row.push(format!("{:.1}", m.measured.as_secs_f64()));
+                    row.push(ended_cell(&w.find_max.slo, m.ended.as_ref()));
+                }
                 rows.push(row);
             }
         }
@@ -198,6 +210,26 @@ pub(crate) fn steps_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
         align,
         rows,
     }
+}
+
+/// Whether the store kept how any step of `w`'s searches ended (not in runs stored
+/// before it did).
+fn ended_known(w: &WorkloadCapacity) -> bool {
+    w.contenders
+        .iter()
+        .flat_map(|c| &c.searches)
+        .flat_map(|s| &s.measured)
+        .any(|m| m.ended.is_some())
+}
+
+/// The legend under the table of every step ([`steps_table`]): what its words say, and
+/// its `s` and `ended` columns when it has them.
+pub(crate) fn step_legend(w: &WorkloadCapacity) -> Vec<&'static str> {
+    let mut lines = STEP_LEGEND.to_vec();
+    if ended_known(w) {
+        lines.push(ENDED_LEGEND);
+    }
+    lines
 }
 
 /// How each search's boundary rates were decided: contender, repetition, and in words
@@ -266,7 +298,11 @@ fn contender_json(a: &Analysis, w: &WorkloadCapacity, c: &ContenderCapacity) -> 
         .searches
         .iter()
         .map(|s| {
-            let steps: Vec<Value> = s.measured.iter().map(|m| step_json(slo, m)).collect();
+            let steps: Vec<Value> = s
+                .measured
+                .iter()
+                .map(|m| measured_step_json(slo, m))
+                .collect();
             json!({
                 "repetition": s.repetition,
                 "complete": s.complete,

@@ -209,6 +209,7 @@ fn step_json(run: &StoredRun, s: &StoredStep) -> Option<Value> {
                 Some(shootout_model::find_max::Verdict::Broke(i)) => Some(*i),
                 _ => None,
             },
+            "ended": m.ended.map(|e| e.word()),
         })),
     }))
 }

@@ -101,7 +101,7 @@ fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
     line!(o);
     capacity::steps_table(a, w).markdown(o);
     line!(o);
-    for l in crate::capacity::STEP_LEGEND {
+    for l in capacity::step_legend(w) {
         line!(o, "_{}_", md_escape(l));
         line!(o);
     }

@@ -149,7 +149,7 @@ fn capacity_section(o: &mut String, a: &Analysis, w: &WorkloadCapacity) {
     line!(o);
     line!(o, "  Every step:");
     capacity::steps_table(a, w).text(o, "    ");
-    for l in crate::capacity::STEP_LEGEND {
+    for l in capacity::step_legend(w) {
         line!(o, "    {l}");
     }
 }
