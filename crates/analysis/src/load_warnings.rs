@@ -42,23 +42,26 @@ pub fn saturated(g: &GeneratorStats) -> bool {
 }
 
 /// Connections waited to be accepted long enough to matter: in at least
-/// [`UNACCEPTED_SHARE`] of the accept queue's samples, and [`UNACCEPTED_WAIT`] or more a
-/// connection on average. A server accepting as fast as connections come has an empty
-/// queue at nearly every sample; one that closes after every answer (gunicorn's sync
-/// workers) has the next connection wait about one answer's time, under the bound.
+/// [`UNACCEPTED_SHARE`] of the accept queue's samples and in [`UNACCEPTED_SAMPLES`] or more
+/// (one sample that caught a connection between its handshake and its accept is chance),
+/// and [`UNACCEPTED_WAIT`] or more a connection on average. A server accepting as fast as connections come has an empty
+/// queue at nearly every sample.
 fn unaccepted(result: &RunResult) -> Option<Warning> {
     let a = result.listen?.accept?;
     let wait = a.mean_wait(result.duration, result.counts.connections_opened)?;
     let share = a.waited as f64 / a.samples as f64;
-    (share >= UNACCEPTED_SHARE && wait >= UNACCEPTED_WAIT).then_some(Warning::Unaccepted {
-        most: a.most,
-        share,
-        mean_wait_ms: wait.as_secs_f64() * 1e3,
-    })
+    (share >= UNACCEPTED_SHARE && a.waited >= UNACCEPTED_SAMPLES && wait >= UNACCEPTED_WAIT)
+        .then_some(Warning::Unaccepted {
+            most: a.most,
+            share,
+            mean_wait_ms: wait.as_secs_f64() * 1e3,
+        })
 }
 
 /// See [`unaccepted`].
 const UNACCEPTED_SHARE: f64 = 0.05;
+/// See [`unaccepted`].
+const UNACCEPTED_SAMPLES: u64 = 5;
 /// See [`unaccepted`].
 const UNACCEPTED_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
 
@@ -548,6 +551,9 @@ mod tests {
         assert!(with(100, 0, 0, 0).is_empty());
         assert!(with(100, 4, 400, 100).is_empty());
         assert!(with(100, 50, 5, 1).is_empty());
+        // Four samples of ten, however long they make the wait, are chance.
+        assert!(with(10, 4, 40, 10).is_empty());
+        assert!(!with(10, 5, 50, 10).is_empty());
         // Without connections there is no wait to tell.
         r.counts.connections_opened = 0;
         r.listen = Some(shootout_model::ListenQueue {
