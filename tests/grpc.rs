@@ -175,19 +175,31 @@ fn mistakes_are_refused_before_the_run() {
             vec![
                 "--proto".into(),
                 GREETER_PROTO.into(),
-                format!("{base}/helloworld.Greeter/Chat"),
+                "--grpc-stream-interval".into(),
+                "10ms".into(),
+                format!("{base}/helloworld.Greeter/SayHellos"),
             ],
-            "helloworld.Greeter/Chat is a bidirectional streaming method: shootout loads unary, server-streaming and client-streaming methods so far",
+            "--grpc-stream-interval: helloworld.Greeter/SayHellos is not bidirectional",
         ),
         (
             vec![
                 "--proto".into(),
                 GREETER_PROTO.into(),
-                "--save".into(),
-                "/tmp/never-written.json".into(),
-                format!("{base}/helloworld.Greeter/SayHellos"),
+                "--grpc-stream-interval".into(),
+                "0s".into(),
+                format!("{base}/helloworld.Greeter/Chat"),
             ],
-            "--save: helloworld.Greeter/SayHellos is a streaming method",
+            "--grpc-stream-interval 0s: an interval must be more than 0",
+        ),
+        (
+            vec![
+                "--proto".into(),
+                GREETER_PROTO.into(),
+                "--grpc-stream-duration".into(),
+                "30s".into(),
+                format!("{base}/helloworld.Greeter/Chat"),
+            ],
+            "--grpc-stream-duration 30s: not below -s 30s",
         ),
         (
             vec![
@@ -420,6 +432,105 @@ fn a_client_stream_sends_its_messages() {
     assert_eq!(server.messages(), 21);
 }
 
+#[test]
+fn a_bidi_stream_matches_its_messages_and_says_so() {
+    let server = H2Server::start(H2Behavior::Grpc(GrpcBehavior::Chat)).unwrap();
+    let url = stream_url(&server, "Chat");
+    let v = run_json(
+        &[
+            "-n",
+            "6",
+            "-c",
+            "1",
+            "--message",
+            r#"{"name":"bob"}"#,
+            "--grpc-stream-messages",
+            "4",
+            "--grpc-stream-interval",
+            "1ms",
+            "--expect-json",
+            r#"{"message":"hello bob"}"#,
+        ],
+        &url,
+    );
+    assert_eq!(v["load"]["unit"], "message");
+    assert_eq!(v["requests"]["ok"], 24);
+    assert_eq!(v["status_codes"]["200"], 6, "once a call");
+    let st = &v["stream"];
+    assert_eq!(st["shape"], "bidi");
+    assert_eq!(
+        [
+            &st["calls_ok"],
+            &st["sent"],
+            &st["replies"],
+            &st["unmatched"],
+            &st["unanswered"]
+        ],
+        [6, 24, 24, 0, 0]
+    );
+    assert_eq!(st["messages_per_call"], 4);
+    assert_eq!(server.messages(), 24);
+    // The text says what the counts count; a reply past the messages fails its call.
+    let (_extra, url) = {
+        let s = H2Server::start(H2Behavior::Grpc(GrpcBehavior::ChatExtra)).unwrap();
+        let u = stream_url(&s, "Chat");
+        (s, u)
+    };
+    let out = shootout()
+        .args(["load", "-n", "3", "-c", "1", "--proto", GREETER_PROTO])
+        .args(["--grpc-stream-messages", "2"])
+        .arg(&url)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "bidi streaming: 0 calls ended well; 6 messages sent, 6 replies matched in order"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("3 replies with no message outstanding"),
+        "{text}"
+    );
+    assert!(text.contains("3 grpc_unmatched"), "{text}");
+}
+
+/// Rate mode paces calls: the text's schedule says so, and that the counts count the
+/// calls' replies; the JSON's schedule names its unit.
+#[test]
+fn rate_mode_says_it_paces_calls() {
+    let server = H2Server::start(H2Behavior::Grpc(GrpcBehavior::Stream(3))).unwrap();
+    let url = stream_url(&server, "SayHellos");
+    let out = shootout()
+        .args([
+            "load",
+            "-n",
+            "20",
+            "--rate",
+            "200",
+            "--proto",
+            GREETER_PROTO,
+        ])
+        .arg(&url)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("rate 200 calls/s, 20 calls"), "{text}");
+    assert!(text.contains("target 200 calls/s, sent "), "{text}");
+    assert!(
+        text.contains(
+            "(the schedule paces calls; the counts above count replies); 20 of 20 calls due sent"
+        ),
+        "{text}"
+    );
+    let v = run_json(&["-n", "20", "--rate", "200"], &url);
+    assert_eq!(v["schedule"]["unit"], "call");
+    assert_eq!(v["schedule"]["sent"], 20);
+    assert_eq!(v["requests"]["ok"], 60);
+}
+
 /// A failed call's answer counts its status and its time, as a failed HTTP answer's does
 /// (the text once said "Status codes none" for calls that all failed).
 #[test]
@@ -440,4 +551,70 @@ fn a_failed_call_counts_its_status_and_its_time() {
         "{text}"
     );
     assert!(!text.contains("Status codes  none"), "{text}");
+}
+
+/// A streaming run saved with `--save` keeps its unit and its calls: `merge` of the one
+/// file prints the run's own JSON, and two shards' files add up to the fleet's calls.
+#[test]
+fn a_streaming_run_is_saved_and_merged_with_its_unit() {
+    let server = H2Server::start(H2Behavior::Grpc(GrpcBehavior::Chat)).unwrap();
+    let url = stream_url(&server, "Chat");
+    let dir = tempfile::tempdir().unwrap();
+    let load = |extra: &[&str], file: &std::path::Path| {
+        let out = shootout()
+            .args(["load", "-q", "--json", "--proto", GREETER_PROTO])
+            .args([
+                "--message",
+                r#"{"name":"bob"}"#,
+                "--grpc-stream-messages",
+                "3",
+            ])
+            .args(extra)
+            .arg("--save")
+            .arg(file)
+            .arg(&url)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let merged = |files: &[&std::path::Path]| {
+        let out = shootout()
+            .args(["merge", "--json"])
+            .args(files)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let one = dir.path().join("one.json");
+    let own = load(&["-n", "8", "-c", "2"], &one);
+    let back = merged(&[&one]);
+    assert_eq!(back["load"]["unit"], "message");
+    assert_eq!(back["stream"], own["stream"], "the calls, exactly");
+    assert_eq!(back["latency_ms"], own["latency_ms"]);
+    let shards: Vec<std::path::PathBuf> = (0..2)
+        .map(|i| {
+            let file = dir.path().join(format!("shard-{i}.json"));
+            load(
+                &["-n", "10", "-c", "2", "--shard", &format!("{i}/2")],
+                &file,
+            );
+            file
+        })
+        .collect();
+    let fleet = merged(&[&shards[0], &shards[1]]);
+    assert_eq!(fleet["load"]["unit"], "message");
+    assert_eq!(fleet["requests"]["ok"], 30);
+    assert_eq!(fleet["stream"]["calls_ok"], 10);
+    assert_eq!(fleet["stream"]["sent"], 30);
+    assert_eq!(fleet["stream"]["messages_per_call"], 3);
 }

@@ -368,6 +368,51 @@ fn a_grpc_workload_is_verified_and_measured_as_calls() {
     );
 }
 
+/// A streaming gRPC workload (`stream = { … }`): its calls go as `load`'s do, its units
+/// are its messages, and the store keeps its calls (their shape names the unit) for the
+/// reports.
+#[test]
+fn a_bidi_grpc_workload_is_measured_in_messages_and_stored_with_its_calls() {
+    let chat = shootout_testserver::H2Server::start(shootout_testserver::H2Behavior::Grpc(
+        shootout_testserver::GrpcBehavior::Chat,
+    ))
+    .unwrap();
+    let workload = format!(
+        "[[workload]]\nname = \"chat\"\nprotocol = \"grpc\"\nmethod = \"helloworld.Greeter/Chat\"\n\
+         proto = \"{}\"\nmessage = '{{\"name\":\"bob\"}}'\nstreams = 4\nstream = {{ messages = 3 }}\n\
+         expect = {{ json = {{ message = \"hello bob\" }} }}\n",
+        shootout_testserver::GREETER_PROTO
+    );
+    let contender = format!(
+        "[[contender]]\nname = \"theirs\"\nurl = \"{}\"\n",
+        chat.url("").trim_end_matches('/')
+    );
+    let c = Case::new(&plan_with(&contender, &workload));
+    let store = c.run_ok();
+    let run = store.latest_run().unwrap().unwrap();
+    let steps = store.steps(run.id).unwrap();
+    assert_eq!(steps.len(), 1);
+    let r = &steps[0].result;
+    assert_eq!(r.counts.ok, 600, "200 calls of 3 messages");
+    let st = r.stream.as_deref().expect("the store keeps the calls");
+    assert_eq!(
+        (st.shape, st.calls_ok, st.sent, st.replies),
+        ("bidi", 200, 600, 600)
+    );
+    assert_eq!(st.first_reply.len(), 200);
+    // The report says what the workload's requests are.
+    let out = shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("chat (gRPC bidi streaming: a request is a message and its reply)"),
+        "{text}"
+    );
+}
+
 /// A contender over TLS with a certificate of its own: trusted through the plan's
 /// `tls.cacert` (the server's self-signed certificate, written beside the plan), every
 /// request answered over https; without `tls` the same server fails verification on its

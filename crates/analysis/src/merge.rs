@@ -257,7 +257,7 @@ fn journeys(s: &LoadSpec) -> String {
 type Shown = (&'static str, fn(&LoadSpec) -> String);
 
 /// The parts of the load a difference is named by, in the order messages list them.
-const PARTS: [Shown; 20] = [
+const PARTS: [Shown; 21] = [
     ("url", |s| s.target.url.clone()),
     ("unix socket", |s| format!("{:?}", s.target.unix_socket)),
     ("method", |s| s.request.method.clone()),
@@ -284,6 +284,9 @@ const PARTS: [Shown; 20] = [
     ("pipeline", |s| s.pipeline.to_string()),
     ("journeys", journeys),
     ("stages", |s| format!("{:?}", s.stages)),
+    ("gRPC stream bounds", |s| {
+        format!("{:?}", s.expect.grpc.as_ref().map(|g| g.stream))
+    }),
 ];
 
 /// `10 s`, or `none`.
@@ -706,10 +709,8 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
             acc.max_lag = acc.max_lag.max(s.max_lag);
             join_lag_and_connections(acc, &s);
         }
-        add_kinds(&mut out.targets, &r.targets, src, "result.targets")?;
-        add_kinds(&mut out.journeys, &r.journeys, src, "result.journeys")?;
+        add_parts(&mut out, r, src)?;
         out.interrupted |= r.interrupted;
-        add_listen(&mut out.listen, r.listen, src)?;
     }
     // The first response of the earliest run that had one.
     let mut by_start: Vec<&RunResult> = runs.iter().map(|(_, r)| *r).collect();
@@ -722,6 +723,69 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
     });
     out.series = seconds(runs, t0);
     Ok(out)
+}
+
+/// Adds a shard's request list entries or journey steps, its journeys, its streaming
+/// calls and its listen queues' counts to the fleet's.
+fn add_parts(out: &mut RunResult, r: &RunResult, src: &Source) -> Result<(), MergeError> {
+    add_kinds(&mut out.targets, &r.targets, src, "result.targets")?;
+    add_kinds(&mut out.journeys, &r.journeys, src, "result.journeys")?;
+    if let Some(st) = r.stream.as_deref() {
+        add_stream(out, st, src)?;
+    }
+    add_listen(&mut out.listen, r.listen, src)?;
+    Ok(())
+}
+
+/// Adds a shard's streaming calls to the fleet's: counts summed, histograms merged (both
+/// in the latency histogram's bounds, as the reader puts them), so the whole is exact.
+fn add_stream(
+    out: &mut RunResult,
+    st: &shootout_model::StreamStats,
+    src: &Source,
+) -> Result<(), MergeError> {
+    let Some(acc) = out.stream.as_deref_mut() else {
+        out.stream = Some(Box::new(st.clone()));
+        return Ok(());
+    };
+    add(
+        &mut acc.calls_ok,
+        st.calls_ok,
+        src,
+        "result.stream.calls_ok",
+    )?;
+    add(
+        &mut acc.cancelled,
+        st.cancelled,
+        src,
+        "result.stream.cancelled",
+    )?;
+    add(&mut acc.replies, st.replies, src, "result.stream.replies")?;
+    add(&mut acc.sent, st.sent, src, "result.stream.sent")?;
+    add(
+        &mut acc.unmatched,
+        st.unmatched,
+        src,
+        "result.stream.unmatched",
+    )?;
+    add(
+        &mut acc.unanswered,
+        st.unanswered,
+        src,
+        "result.stream.unanswered",
+    )?;
+    acc.messages_per_call = acc.messages_per_call.max(st.messages_per_call);
+    for (to, from, field) in [
+        (
+            &mut acc.first_reply,
+            &st.first_reply,
+            "result.stream.first_reply",
+        ),
+        (&mut acc.gaps, &st.gaps, "result.stream.gaps"),
+    ] {
+        to.add(from).map_err(|_| overflow(src, field))?;
+    }
+    Ok(())
 }
 
 /// Each shard's machine counted its own listeners: the counts add up; each shard sampled
@@ -972,6 +1036,79 @@ mod tests {
         let durations: Vec<u64> = login.iter().map(|v| v * 10).collect();
         r.journeys = vec![kind("writer", post_ok, &durations)];
         s
+    }
+
+    /// A streaming run's calls add up over the shards exactly (counts summed, histograms
+    /// merged bucket for bucket); shards of other stream bounds are not one load, and
+    /// sums past `u64::MAX` are refused naming the field.
+    #[test]
+    fn shards_streams_add_up_exactly() {
+        let stream = |calls: u64, gaps: &[u64]| {
+            let mut st = shootout_model::StreamStats::new("bidi");
+            st.calls_ok = calls;
+            st.sent = 5 * calls;
+            st.replies = 5 * calls - 1;
+            st.unanswered = 1;
+            st.messages_per_call = 5;
+            st.first_reply.record_n(900, calls).unwrap();
+            for &g in gaps {
+                st.gaps.record(g).unwrap();
+            }
+            Box::new(st)
+        };
+        let mut shards = two();
+        shards[0].run.result.as_mut().unwrap().stream = Some(stream(3, &[10, 2_000]));
+        shards[1].run.result.as_mut().unwrap().stream = Some(stream(4, &[7]));
+        let m = merge(&shards, false).unwrap();
+        let st = m.result.stream.as_deref().expect("the shards' calls");
+        assert_eq!(
+            (st.shape, st.calls_ok, st.sent, st.replies, st.unanswered),
+            ("bidi", 7, 35, 33, 2)
+        );
+        assert_eq!(st.first_reply.len(), 7);
+        let gaps: Vec<u64> = st
+            .gaps
+            .iter_recorded()
+            .map(|v| v.value_iterated_to())
+            .collect();
+        assert_eq!(
+            gaps,
+            [7, 10, 2_000]
+                .map(|v| st.gaps.highest_equivalent(v))
+                .to_vec()
+        );
+        shards[1]
+            .run
+            .result
+            .as_mut()
+            .unwrap()
+            .stream
+            .as_mut()
+            .unwrap()
+            .sent = u64::MAX;
+        let e = merge(&shards, false).unwrap_err().to_string();
+        assert!(e.contains("result.stream.sent"), "{e}");
+        // Other bounds: another load.
+        let mut shards = two();
+        let bounds = |s: &mut Source, n| {
+            for spec in [&mut s.run.fleet, &mut s.run.spec] {
+                spec.expect.grpc = Some(shootout_model::GrpcReply {
+                    schema: std::sync::Arc::from(&[][..]),
+                    method: "helloworld.Greeter.Chat".into(),
+                    max_message: 1024,
+                    json: None,
+                    stream: shootout_model::GrpcStream {
+                        messages: Some(n),
+                        ..Default::default()
+                    },
+                    compress: false,
+                });
+            }
+        };
+        bounds(&mut shards[0], 5);
+        bounds(&mut shards[1], 6);
+        let e = merge(&shards, false).unwrap_err().to_string();
+        assert!(e.contains("gRPC stream bounds"), "{e}");
     }
 
     /// Steps and journeys once were lost by a merge (the files did not hold them): now

@@ -24,7 +24,11 @@ fn grpc(g: GrpcBehavior) -> H2Behavior {
 }
 
 fn limit(messages: Option<u32>, duration: Option<Duration>) -> GrpcStream {
-    GrpcStream { messages, duration }
+    GrpcStream {
+        messages,
+        duration,
+        interval: None,
+    }
 }
 
 #[test]

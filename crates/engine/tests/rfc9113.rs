@@ -510,7 +510,9 @@ impl Drive {
                     self.ready = true;
                     continue;
                 }
-                Event::Reset(_) | Event::Goaway | Event::Replies(..) => continue,
+                Event::Reset(_) | Event::Goaway | Event::Replies(..) | Event::Echoes(..) => {
+                    continue
+                }
             };
             list.push(self.ids[slot]);
             self.c.free(slot);

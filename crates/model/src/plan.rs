@@ -400,6 +400,7 @@ struct FileWorkload {
     journey: Option<Spanned<String>>,
     proto: Option<Spanned<String>>,
     protoset: Option<Spanned<String>>,
+    stream: Option<Spanned<grpc::FileStream>>,
     until: Option<Spanned<String>>,
 }
 
@@ -2645,8 +2646,22 @@ concurrency = [1, 10]
         assert_eq!(g.proto.as_deref(), Some(Path::new("hello.proto")));
         assert_eq!(g.message.as_deref(), Some(r#"{"name":"x"}"#));
         assert_eq!(g.expect_json.as_deref(), Some(r#"{"message":"hello x"}"#));
+        assert_eq!(g.stream, crate::GrpcStream::default());
+        // A streaming method's bounds.
+        let chat = "protocol = \"grpc\"\nmethod = \"helloworld.Greeter/Chat\"\nproto = \"hello.proto\"\nstream = { messages = 5, duration = \"2s\", interval = \"10ms\" }";
+        let p = parse(&plan(chat), "p.toml", &[0, 1]).unwrap();
+        assert_eq!(
+            p.workloads[0].grpc.as_ref().unwrap().stream,
+            crate::GrpcStream {
+                messages: Some(5),
+                duration: Some(Duration::from_secs(2)),
+                interval: Some(Duration::from_millis(10)),
+            }
+        );
         // (workload, what the error says)
         let rows = [
+            ("protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\nstream = { interval = \"0s\" }", "stream.interval = \"0s\" must be more than 0"),
+            ("path = \"/\"\nstream = { messages = 3 }", "stream is a gRPC call's: add protocol = \"grpc\""),
             ("protocol = \"grpc\"\nproto = \"a.proto\"", "add method = \"package.Service/Method\""),
             ("protocol = \"grpc\"\nmethod = \"SayHello\"\nproto = \"a.proto\"", "names no gRPC method"),
             ("protocol = \"grpc\"\nmethod = \"a.B/C\"", "needs its schema: add proto"),
@@ -2662,6 +2677,12 @@ concurrency = [1, 10]
             let e = parse(&plan(w), "p.toml", &[0, 1]).unwrap_err().to_string();
             assert!(e.contains("workload 'w': ") && e.contains(says), "{w}: {e}");
         }
+        let w = "protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\nstream = { count = 3 }";
+        let e = parse(&plan(w), "p.toml", &[0, 1]).unwrap_err().to_string();
+        assert!(
+            e.contains("unknown field `count`, expected one of `messages`, `duration`, `interval`"),
+            "{e}"
+        );
     }
 
     #[test]

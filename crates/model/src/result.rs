@@ -102,6 +102,13 @@ pub enum FailureKind {
     /// (trailers missing), its value is not a number, or the headers and the trailers
     /// disagree on it; or the answer's `content-type` is not `application/grpc…`.
     GrpcTrailers,
+    /// gRPC bidirectional streaming: a reply came with no message of the call's
+    /// outstanding (the server answered more than it was asked); replies are matched to
+    /// messages in order.
+    GrpcUnmatched,
+    /// gRPC bidirectional streaming: the call ended (the server's OK, or its deadline)
+    /// with messages it sent unanswered.
+    GrpcUnanswered,
 }
 
 /// The most distinct RST_STREAM error codes counted one by one in
@@ -176,7 +183,7 @@ pub fn h3_error_name(code: u32) -> Option<&'static str> {
 
 impl FailureKind {
     /// Every class, in report order.
-    pub const ALL: [FailureKind; 32] = [
+    pub const ALL: [FailureKind; 34] = [
         FailureKind::Connect,
         FailureKind::Timeout,
         FailureKind::Reset,
@@ -209,6 +216,8 @@ impl FailureKind {
         FailureKind::GrpcFraming,
         FailureKind::GrpcDecode,
         FailureKind::GrpcTrailers,
+        FailureKind::GrpcUnmatched,
+        FailureKind::GrpcUnanswered,
     ];
 
     /// Where gRPC's status codes start in [`FailureKind::ALL`]: code 1 (CANCELLED) is
@@ -265,6 +274,8 @@ impl FailureKind {
             FailureKind::GrpcFraming => "grpc_framing",
             FailureKind::GrpcDecode => "grpc_decode",
             FailureKind::GrpcTrailers => "grpc_trailers",
+            FailureKind::GrpcUnmatched => "grpc_unmatched",
+            FailureKind::GrpcUnanswered => "grpc_unanswered",
         }
     }
 }
@@ -283,8 +294,15 @@ impl fmt::Display for FailureKind {
 }
 
 /// Failed requests per class.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FailureCounts(pub [u64; FailureKind::ALL.len()]);
+
+// Arrays implement `Default` up to 32 elements only.
+impl Default for FailureCounts {
+    fn default() -> Self {
+        FailureCounts([0; FailureKind::ALL.len()])
+    }
+}
 
 impl FailureCounts {
     /// All failures.
@@ -981,14 +999,7 @@ impl fmt::Display for Warning {
                 f,
                 "{count} pings from the server went unanswered: it pinged faster than it read our pongs (only the latest is answered)"
             ),
-            Warning::ConnectionsOpening { count: 1 } => write!(
-                f,
-                "1 connection was still opening at the end (never connected or upgraded): fewer connections carried the load than asked"
-            ),
-            Warning::ConnectionsOpening { count } => write!(
-                f,
-                "{count} connections were still opening at the end (never connected or upgraded): fewer connections carried the load than asked"
-            ),
+            Warning::ConnectionsOpening { count } => connections_opening(f, *count),
             Warning::StreamsLimited { asked, allowed } => write!(
                 f,
                 "the server allows {allowed} concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS), fewer than the {asked} asked for: at most {allowed} were in flight on each connection (raise the server's limit, or add connections)"
@@ -1010,6 +1021,19 @@ impl fmt::Display for Warning {
                 "only about {served:.0} of {connections} connections were being answered at a time ({rps:.0} req/s × {mean_ms:.3} ms mean latency, by Little's law): the others waited without an answer, so the latency shown is that of the served ones only (the server's worker or connection limit is below the concurrency; a shorter timeout turns the waits into counted failures)"
             ),
         }
+    }
+}
+
+/// [`Warning::ConnectionsOpening`]'s sentence, in the singular for one.
+fn connections_opening(f: &mut fmt::Formatter<'_>, count: u64) -> fmt::Result {
+    match count {
+        1 => f.write_str(
+            "1 connection was still opening at the end (never connected or upgraded): fewer connections carried the load than asked",
+        ),
+        _ => write!(
+            f,
+            "{count} connections were still opening at the end (never connected or upgraded): fewer connections carried the load than asked"
+        ),
     }
 }
 
@@ -1337,25 +1361,36 @@ pub struct RunResult {
 }
 
 /// What a streaming gRPC run measured of its calls, beside the units the counts count
-/// (each reply of a server stream is a unit, as each message is over WebSocket).
+/// (each reply of a server stream is a unit, as each message is over WebSocket; each
+/// message of a bidirectional stream and its reply).
 #[derive(Debug, Clone)]
 pub struct StreamStats {
-    /// The method's shape: `server` (one request, a stream of replies) or `client` (a
-    /// stream of messages, one reply).
+    /// The method's shape: `server` (one request, a stream of replies), `client` (a
+    /// stream of messages, one reply) or `bidi` (a stream of messages, each answered in
+    /// order by a reply).
     pub shape: &'static str,
     /// Calls that ended well (the server's OK, or cancelled by the client's limit).
     pub calls_ok: u64,
     /// Of those, calls the client cancelled (RST_STREAM CANCEL) at its limit
     /// (`--grpc-stream-messages`, `--grpc-stream-duration`): its choice, not a failure.
     pub cancelled: u64,
-    /// Replies read, whole and decoded, as expected.
+    /// Replies read, whole and decoded, as expected (bidi: each matched to its message).
     pub replies: u64,
-    /// Client streaming: the messages each call sends (`--grpc-stream-messages`).
+    /// Client streaming: the messages each call sends (`--grpc-stream-messages`); bidi:
+    /// the messages each call sends when a count bounds it (0 when a duration does).
     pub messages_per_call: u32,
     /// From each call's start (its due time in rate mode) to its first reply (µs).
     pub first_reply: Histogram<u64>,
     /// Between consecutive replies of a call (µs); 0 for replies read at once.
     pub gaps: Histogram<u64>,
+    /// Bidi: messages sent.
+    pub sent: u64,
+    /// Bidi: replies that came with no message outstanding (each call that had one
+    /// fails once as `grpc_unmatched`).
+    pub unmatched: u64,
+    /// Bidi: messages sent that no reply answered before their call ended (each call
+    /// that left one fails once, as `grpc_unanswered` or its own fault).
+    pub unanswered: u64,
 }
 
 impl StreamStats {
@@ -1369,6 +1404,9 @@ impl StreamStats {
             messages_per_call: 0,
             first_reply: crate::histograms::latency_histogram(),
             gaps: crate::histograms::latency_histogram(),
+            sent: 0,
+            unmatched: 0,
+            unanswered: 0,
         }
     }
 
@@ -1378,6 +1416,9 @@ impl StreamStats {
         self.cancelled += o.cancelled;
         self.replies += o.replies;
         self.messages_per_call = self.messages_per_call.max(o.messages_per_call);
+        self.sent += o.sent;
+        self.unmatched += o.unmatched;
+        self.unanswered += o.unanswered;
         // Same bounds on both sides: adding cannot fail.
         let _ = self.first_reply.add(&o.first_reply);
         let _ = self.gaps.add(&o.gaps);

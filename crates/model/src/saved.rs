@@ -17,7 +17,7 @@ use crate::histograms::{latency_histogram, Histograms};
 use crate::requests::{ListEntry, Order, RequestList};
 use crate::result::{
     Counts, FailureCounts, FailureKind, FirstResponse, GeneratorStats, ListenQueue, RunResult,
-    Sample, ScheduleStats, SecondStats, TargetStats,
+    Sample, ScheduleStats, SecondStats, StreamStats, TargetStats,
 };
 use crate::shard::Shard;
 use crate::spec::{Expectation, LoadSpec, Pace, Protocol, Record, RequestSpec, Target};
@@ -34,13 +34,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The value of the file's `format` key.
 pub const RESULT_FORMAT: &str = "shootout-result";
 
-/// The version of the layout this shootout writes. Version 4 adds each journey's busy
+/// The version of the layout this shootout writes. Version 5 adds a streaming gRPC run's
+/// bounds (`spec.grpc.stream_*`) and what it measured of its calls (`result.stream`).
+/// Version 4 adds each journey's busy
 /// time (`result.journeys[].busy`: durations less think times). Version 3 adds a journey run's spec
 /// (`spec.journeys`: names, weights, step names), its stages (`spec.stages`) and each
 /// step's and journey's failures by class (`failures`, `unsent`). Version 2 writes each
 /// distinct body of a request list once (`list.bodies`), its entries naming theirs by
 /// index; version 1 wrote every entry's body with it. All are still read.
-pub const RESULT_VERSION: u32 = 4;
+pub const RESULT_VERSION: u32 = 5;
 
 /// The oldest version of the layout this shootout reads.
 pub const OLDEST_RESULT_VERSION: u32 = 1;
@@ -553,13 +555,20 @@ struct GrpcV1 {
     max_message: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     expect_json: Option<String>,
+    /// A streaming method's bounds (absent: none, or a file before version 5, whose
+    /// gRPC runs were unary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stream_messages: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stream_duration_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stream_interval_ns: Option<u64>,
     /// `--grpc-compress gzip` (absent: not compressed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     compress: bool,
 }
 
-/// The reply check a file's gRPC record describes (a unary method's: streaming runs are
-/// not saved).
+/// The reply check a file's gRPC record describes.
 fn grpc_reply(g: GrpcV1) -> Result<crate::GrpcReply, SavedError> {
     Ok(crate::GrpcReply {
         schema: BASE64
@@ -569,7 +578,11 @@ fn grpc_reply(g: GrpcV1) -> Result<crate::GrpcReply, SavedError> {
         method: g.method,
         max_message: g.max_message,
         json: g.expect_json,
-        stream: crate::GrpcStream::default(),
+        stream: crate::GrpcStream {
+            messages: g.stream_messages,
+            duration: g.stream_duration_ns.map(Duration::from_nanos),
+            interval: g.stream_interval_ns.map(Duration::from_nanos),
+        },
         compress: g.compress,
     })
 }
@@ -909,6 +922,9 @@ impl SpecV1 {
                 method: g.method.clone(),
                 max_message: g.max_message,
                 expect_json: g.json.clone(),
+                stream_messages: g.stream.messages,
+                stream_duration_ns: g.stream.duration.map(nanos),
+                stream_interval_ns: g.stream.interval.map(nanos),
                 compress: g.compress,
             }),
         }
@@ -1052,6 +1068,81 @@ struct ResultV1 {
     /// Per journey, in the file's order (absent without journeys).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     journeys: Vec<KindV1>,
+    /// A streaming gRPC run's calls and the timing of their replies (absent for any other
+    /// run, and before version 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stream: Option<StreamV1>,
+}
+
+/// A streaming gRPC run's [`StreamStats`] in the file (version 5): its counts, and its
+/// first-reply and gap histograms as the other histograms are written.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StreamV1 {
+    shape: String,
+    calls_ok: u64,
+    cancelled: u64,
+    replies: u64,
+    messages_per_call: u32,
+    first_reply: String,
+    gaps: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    sent: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    unmatched: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    unanswered: u64,
+}
+
+impl StreamV1 {
+    fn of(s: &StreamStats) -> StreamV1 {
+        StreamV1 {
+            shape: s.shape.into(),
+            calls_ok: s.calls_ok,
+            cancelled: s.cancelled,
+            replies: s.replies,
+            messages_per_call: s.messages_per_call,
+            first_reply: encode(&s.first_reply),
+            gaps: encode(&s.gaps),
+            sent: s.sent,
+            unmatched: s.unmatched,
+            unanswered: s.unanswered,
+        }
+    }
+
+    /// The stats read back: a shape shootout knows, histograms that decode, and no more
+    /// calls cancelled than ended well.
+    fn stats(self) -> Result<StreamStats, SavedError> {
+        let shape = ["server", "client", "bidi"]
+            .into_iter()
+            .find(|&k| k == self.shape)
+            .ok_or_else(|| {
+                SavedError::Damaged(format!(
+                    "result.stream.shape '{}' is none of server, client and bidi",
+                    self.shape
+                ))
+            })?;
+        if self.cancelled > self.calls_ok {
+            return Err(SavedError::Inconsistent(
+                "result.stream.cancelled".into(),
+                format!(
+                    "is {}, more than the {} calls that ended well",
+                    self.cancelled, self.calls_ok
+                ),
+            ));
+        }
+        let mut s = StreamStats::new(shape);
+        s.calls_ok = self.calls_ok;
+        s.cancelled = self.cancelled;
+        s.replies = self.replies;
+        s.messages_per_call = self.messages_per_call;
+        s.first_reply = decode("result.stream.first_reply", &self.first_reply)?;
+        s.gaps = decode("result.stream.gaps", &self.gaps)?;
+        s.sent = self.sent;
+        s.unmatched = self.unmatched;
+        s.unanswered = self.unanswered;
+        Ok(s)
+    }
 }
 
 /// A sample in the file: `[start_us, connect_us, waiting_us, total_us, status, failure]`.
@@ -1267,12 +1358,14 @@ impl ResultV1 {
             listen: r.listen,
             targets: r.targets.iter().map(KindV1::of).collect(),
             journeys: r.journeys.iter().map(KindV1::of).collect(),
+            stream: r.stream.as_deref().map(StreamV1::of),
         }
     }
 
     fn result(self, spec: &LoadSpec) -> Result<RunResult, SavedError> {
         let histograms = self.histograms()?;
         let series = series(self.series)?;
+        let stream = self.stream.map(StreamV1::stats).transpose()?;
         let mut r = RunResult {
             histograms,
             counts: self.counts.counts(),
@@ -1285,6 +1378,7 @@ impl ResultV1 {
             listen: self.listen,
             targets: KindV1::read("result.targets", self.targets, false)?,
             journeys: KindV1::read("result.journeys", self.journeys, true)?,
+            stream: stream.map(Box::new),
             ..RunResult::empty(
                 time_at(self.started_unix_ns),
                 Duration::from_nanos(self.duration_ns),
@@ -1413,20 +1507,51 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
         .ok_or_else(|| {
             inconsistent("result.counts.status", format!("adds up past {}", u64::MAX))
         })?;
-    if answered > c.completed {
-        return Err(inconsistent(
-            "result.counts.status",
-            format!(
-                "counts {answered} answers, more than result.counts.completed ({})",
-                c.completed
-            ),
-        ));
-    }
-    check_histograms(r, answered)?;
+    let timed = timed_answers(r, answered, failed)?;
+    check_histograms(r, timed)?;
     check_targets(r)?;
     check_series(r, failed)?;
     check_accept(r)?;
     check_schedule(r)
+}
+
+/// How many answers the per-answer histograms hold, from the `answered` statuses
+/// counted and the `failed` requests. A request's answer is timed and its status counted
+/// once; a streaming gRPC call's status is counted once a call while its units (replies,
+/// messages) are timed each: its histograms hold the units ok and the calls answered that
+/// failed (those answered less those that ended well).
+fn timed_answers(r: &RunResult, answered: u64, failed: u64) -> Result<u64, SavedError> {
+    let c = &r.counts;
+    let Some(st) = r.stream.as_deref() else {
+        if answered > c.completed {
+            return Err(inconsistent(
+                "result.counts.status",
+                format!(
+                    "counts {answered} answers, more than result.counts.completed ({})",
+                    c.completed
+                ),
+            ));
+        }
+        return Ok(answered);
+    };
+    let failed_answered = answered.checked_sub(st.calls_ok).ok_or_else(|| {
+        inconsistent(
+            "result.stream.calls_ok",
+            format!(
+                "is {}, more than the {answered} answers result.counts.status counts",
+                st.calls_ok
+            ),
+        )
+    })?;
+    if failed_answered > failed {
+        return Err(inconsistent(
+            "result.counts.status",
+            format!(
+                "counts {failed_answered} answers to calls that did not end well, more than the {failed} that failed"
+            ),
+        ));
+    }
+    Ok(c.ok + failed_answered)
 }
 
 /// The accept queue's samples as a watch takes them: a sample that found connections
@@ -2122,6 +2247,102 @@ mod tests {
         saved
     }
 
+    /// A streaming gRPC run's bounds and calls read back exactly (version 5): its shape,
+    /// its counts, its histograms bucket for bucket; a file of version 4 (a unary run: no
+    /// bounds, no `stream`) is still read; a shape shootout does not know, more calls
+    /// cancelled than ended well, or a histogram that does not decode is refused, naming
+    /// the field.
+    #[test]
+    fn a_streaming_run_reads_back_exactly_and_older_files_have_none() {
+        let mut saved = run();
+        saved.spec.protocol = Protocol::Http2;
+        saved.spec.expect.grpc = Some(crate::GrpcReply {
+            schema: std::sync::Arc::from(&b"\x0a\x00"[..]),
+            method: "helloworld.Greeter.Chat".into(),
+            max_message: 1024,
+            json: None,
+            stream: crate::GrpcStream {
+                messages: Some(5),
+                duration: Some(Duration::from_secs(2)),
+                interval: Some(Duration::from_millis(10)),
+            },
+            compress: false,
+        });
+        let r = saved.result.as_mut().unwrap();
+        // Four calls ended well (statuses 200), one failed answered (502): the five
+        // statuses; four messages ok and the failed call's answer: the five latencies.
+        let mut st = StreamStats::new("bidi");
+        st.calls_ok = 4;
+        st.replies = 4;
+        st.messages_per_call = 5;
+        st.sent = 5;
+        st.unanswered = 1;
+        st.first_reply.record_n(1_234, 4).unwrap();
+        st.gaps.record_n(10_001, 2).unwrap();
+        r.stream = Some(Box::new(st));
+        let text = saved.to_json();
+        assert!(text.contains(r#""version":5"#), "{text}");
+        assert!(text.contains(r#""stream_interval_ns":10000000"#), "{text}");
+        let back = SavedRun::parse(&text).unwrap();
+        assert_eq!(back.spec.expect.grpc, saved.spec.expect.grpc);
+        let (a, b) = (
+            saved.result.as_ref().unwrap().stream.as_deref().unwrap(),
+            back.result.as_ref().unwrap().stream.as_deref().unwrap(),
+        );
+        let counts = |s: &StreamStats| {
+            let c = (
+                s.shape,
+                s.calls_ok,
+                s.cancelled,
+                s.replies,
+                s.messages_per_call,
+            );
+            (c, s.sent, s.unmatched, s.unanswered)
+        };
+        assert_eq!(counts(a), counts(b));
+        assert_eq!(a.first_reply, b.first_reply);
+        assert_eq!(a.gaps, b.gaps);
+        // Version 4: no stream, no bounds.
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["version"] = 4.into();
+        v["result"].as_object_mut().unwrap().remove("stream");
+        for k in [
+            "stream_messages",
+            "stream_duration_ns",
+            "stream_interval_ns",
+        ] {
+            v["spec"]["grpc"].as_object_mut().unwrap().remove(k);
+        }
+        let old = SavedRun::parse(&v.to_string()).unwrap();
+        assert!(old.result.unwrap().stream.is_none());
+        assert_eq!(
+            old.spec.expect.grpc.unwrap().stream,
+            crate::GrpcStream::default()
+        );
+        let forged = |f: &dyn Fn(&mut serde_json::Value)| {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            f(&mut v);
+            SavedRun::parse(&v.to_string()).unwrap_err().to_string()
+        };
+        let e = forged(&|v| v["result"]["stream"]["shape"] = "both".into());
+        assert!(
+            e.contains("result.stream.shape 'both' is none of server, client and bidi"),
+            "{e}"
+        );
+        let e = forged(&|v| v["result"]["stream"]["cancelled"] = 5.into());
+        assert!(
+            e.contains("result.stream.cancelled is 5, more than the 4 calls that ended well"),
+            "{e}"
+        );
+        let e = forged(&|v| v["result"]["stream"]["gaps"] = "!!".into());
+        assert!(e.contains("result.stream.gaps is not base64"), "{e}");
+        let e = forged(&|v| v["result"]["stream"]["calls_ok"] = 9.into());
+        assert!(
+            e.contains("result.stream.calls_ok is 9, more than the 5 answers"),
+            "{e}"
+        );
+    }
+
     /// Each journey's busy time reads back exactly (version 4); a file of version 3 (no
     /// `busy`) is still read, its journeys without one; a step with one, or one holding
     /// more values than journeys ended, is refused naming the field.
@@ -2129,7 +2350,7 @@ mod tests {
     fn a_journey_s_busy_time_reads_back_and_older_files_have_none() {
         let saved = with_journeys(run());
         let text = saved.to_json();
-        assert!(text.contains(r#""version":4"#), "{text}");
+        assert!(text.contains(r#""version":5"#), "{text}");
         assert!(text.contains(r#""unsent":1,"latency":""#), "{text}");
         assert_eq!(text.matches(r#""busy":""#).count(), 1, "the journey's only");
         let back = SavedRun::parse(&text).unwrap();

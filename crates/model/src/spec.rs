@@ -611,13 +611,37 @@ pub struct GrpcReply {
 /// How a streaming gRPC call is bounded. A server-streaming call ends (cancelled with
 /// RST_STREAM CANCEL, the client's choice, not a failure) after `messages` replies or
 /// `duration` after its send, whichever comes first, or when the server ends it; a
-/// client-streaming call sends `messages` messages (1 when `None`).
+/// client-streaming call sends `messages` messages (1 when `None`). A bidirectional call
+/// sends `messages` messages (1 when neither bound is given), or sends for `duration`:
+/// each `interval` after the one before on the call's own schedule, or, without one,
+/// each as soon as the reply to the one before arrived; then it ends its side of the
+/// stream and reads the replies still to come.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GrpcStream {
-    /// Replies to read (server streaming), or messages to send (client streaming).
+    /// Replies to read (server streaming), or messages to send (client and bidi).
     pub messages: Option<u32>,
-    /// Server streaming: how long a call may last before it is cancelled.
+    /// Server streaming: how long a call may last before it is cancelled; bidi: how long
+    /// a call sends messages.
     pub duration: Option<std::time::Duration>,
+    /// Bidi: the time between two messages' due times (`None`: each message is sent when
+    /// the reply to the one before arrived).
+    pub interval: Option<std::time::Duration>,
+}
+
+impl GrpcStream {
+    /// Bidi: whether message `j` (0-based) of a call is its last: the count's last, or
+    /// the last the duration's schedule holds (with an interval), whichever comes first;
+    /// the first when neither bound is given. A duration without an interval ends the
+    /// call's sending as replies come (not known here).
+    pub fn is_last(&self, j: u32) -> bool {
+        let counted = self.messages.is_some_and(|n| j.saturating_add(1) >= n);
+        let timed = match (self.duration, self.interval) {
+            (Some(d), Some(every)) => every.saturating_mul(j.saturating_add(1)) >= d,
+            _ => false,
+        };
+        let unbounded = self.messages.is_none() && self.duration.is_none();
+        counted || timed || unbounded
+    }
 }
 
 /// The most messages a client-streaming call sends (`--grpc-stream-messages`).
@@ -1465,6 +1489,26 @@ impl SpecBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bidirectional call's last message: the count's, the schedule's within its
+    /// duration (whichever comes first), the first without either bound; unknown ahead
+    /// for a duration without a schedule.
+    #[test]
+    fn a_bidi_call_knows_its_last_message() {
+        let ms = Duration::from_millis;
+        let s = |messages, duration, interval| GrpcStream {
+            messages,
+            duration,
+            interval,
+        };
+        let lasts = |g: GrpcStream| (0..20).find(|&j| g.is_last(j));
+        assert_eq!(lasts(s(Some(5), None, None)), Some(4));
+        assert_eq!(lasts(s(None, Some(ms(40)), Some(ms(10)))), Some(3));
+        assert_eq!(lasts(s(None, Some(ms(45)), Some(ms(10)))), Some(4));
+        assert_eq!(lasts(s(Some(2), Some(ms(40)), Some(ms(10)))), Some(1));
+        assert_eq!(lasts(s(None, None, Some(ms(10)))), Some(0));
+        assert_eq!(lasts(s(None, Some(ms(40)), None)), None);
+    }
 
     /// `--stages` reads `USERS:DURATION` entries; the builder makes the run as long as
     /// they are together, with as many users as the largest; they go with closed-model

@@ -5,16 +5,28 @@
 use shootout_model::{LoadSpec, RunResult};
 use std::fmt::Write;
 
-/// What the run's counts count: `request` (HTTP), `message` (WebSocket: a message and its
-/// reply), `ping` (WebSocket's `--ws-hold`), `call` (gRPC, unary or client streaming) or
-/// `reply` (gRPC server streaming: each reply of a stream).
+/// What the run's counts count: `request` (HTTP), `message` (WebSocket, and gRPC
+/// bidirectional streaming: a message and its reply), `ping` (WebSocket's `--ws-hold`),
+/// `call` (gRPC, unary or client streaming) or `reply` (gRPC server streaming: each reply
+/// of a stream).
 pub fn unit(spec: &LoadSpec, r: &RunResult) -> &'static str {
     match r.stream.as_deref().map(|s| s.shape) {
         Some("server") => "reply",
+        Some("bidi") => "message",
         _ if spec.expect.grpc.is_some() => "call",
         _ if spec.target.scheme.websocket() && spec.ws_hold.is_some() => "ping",
         _ if spec.target.scheme.websocket() => "message",
         _ => "request",
+    }
+}
+
+/// What the open loop's schedule paces (`--rate`, `-n`): `call` for gRPC, whatever its
+/// counts count (a streaming call's replies or messages), else `request`.
+pub fn paced(spec: &LoadSpec) -> &'static str {
+    if spec.expect.grpc.is_some() {
+        "call"
+    } else {
+        "request"
     }
 }
 

@@ -773,6 +773,7 @@ pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
         named("until", converged()),
         named("server_stream", server_stream()),
         named("client_stream", client_stream()),
+        named("bidi_rate", bidi_rate()),
     ]
 }
 
@@ -799,6 +800,35 @@ pub fn client_stream() -> (LoadSpec, RunResult) {
     let mut s = shootout_model::StreamStats::new("client");
     s.calls_ok = 40;
     s.messages_per_call = 3;
+    r.stream = Some(Box::new(s));
+    (spec, r)
+}
+
+/// A gRPC bidirectional run in rate mode: the schedule paced 197 calls of 5 messages,
+/// and the counts count messages; one call ended with its last message unanswered.
+pub fn bidi_rate() -> (LoadSpec, RunResult) {
+    let (mut spec, mut r) = rate_mode();
+    spec.target = Target::parse("http://127.0.0.1:50051/helloworld.Greeter/Chat").unwrap();
+    spec.expect.grpc = Some(shootout_model::GrpcReply {
+        schema: std::sync::Arc::from(&[][..]),
+        method: "helloworld.Greeter.Chat".into(),
+        max_message: 4 << 20,
+        json: None,
+        stream: shootout_model::GrpcStream {
+            messages: Some(5),
+            duration: None,
+            interval: Some(Duration::from_millis(10)),
+        },
+        compress: false,
+    });
+    let mut s = shootout_model::StreamStats::new("bidi");
+    s.calls_ok = 196;
+    s.messages_per_call = 5;
+    s.sent = 985;
+    s.replies = 984;
+    s.unanswered = 1;
+    s.first_reply.record_n(1_200, 197).unwrap();
+    s.gaps.record_n(10_000, 787).unwrap();
     r.stream = Some(Box::new(s));
     (spec, r)
 }

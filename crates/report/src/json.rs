@@ -98,7 +98,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         "connection_times_ms": connection_times_json(r),
         "connections": connections_json(r),
         "generator": generator_json(r),
-        "schedule": schedule_json(r),
+        "schedule": schedule_json(spec, r),
         "stream": stream_json(r),
         "until": until_json(r),
         "warm_up": warm_up_json(r),
@@ -282,15 +282,19 @@ fn stream_json(r: &RunResult) -> Value {
         return Value::Null;
     };
     let timed = |h: &Histogram<u64>| (!h.is_empty()).then(|| summary(h));
+    let bidi = st.shape == "bidi";
     json!({
         "shape": st.shape,
         "calls_ok": st.calls_ok,
         "cancelled": st.cancelled,
         "replies": st.replies,
         "replies_per_s": round(ratio(st.replies as f64, r.duration.as_secs_f64()), 3),
-        "messages_per_call": (st.shape == "client").then_some(st.messages_per_call),
+        "messages_per_call": (st.shape != "server" && st.messages_per_call > 0).then_some(st.messages_per_call),
         "first_reply_ms": timed(&st.first_reply),
         "gap_ms": timed(&st.gaps),
+        "sent": bidi.then_some(st.sent),
+        "unmatched": bidi.then_some(st.unmatched),
+        "unanswered": bidi.then_some(st.unanswered),
     })
 }
 
@@ -359,10 +363,11 @@ pub(crate) fn until_json(r: &RunResult) -> Value {
     })
 }
 
-fn schedule_json(r: &RunResult) -> Value {
+fn schedule_json(spec: &LoadSpec, r: &RunResult) -> Value {
     let cert = shootout_analysis::load_warnings::certificate(r);
     r.schedule.map_or(Value::Null, |sch| {
         json!({
+            "unit": crate::common::paced(spec),
             "target_rps": round(sch.target_rps, 3),
             "achieved_rps": round(sch.achieved_rps, 3),
             "due": sch.due,

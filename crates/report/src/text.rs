@@ -324,7 +324,7 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     streams(&mut o, r);
     by_journey(&mut o, r);
     by_target(&mut o, r);
-    costs(&mut o, r, spec.busy_poll);
+    costs(&mut o, spec, r);
     let lines = warning_lines(r, false);
     if !lines.is_empty() {
         emit!(o);
@@ -594,8 +594,9 @@ fn timings(o: &mut String, r: &RunResult, rate_mode: bool) {
     }
 }
 
-/// A streaming gRPC run: its calls, its replies, and (server streaming) the `Replies (ms)`
-/// table of each call's first reply and of the gaps between replies.
+/// A streaming gRPC run: its calls, its replies (bidi: its messages, and how their replies
+/// matched), and (server and bidi streaming) the `Replies (ms)` table of each call's
+/// first reply and of the gaps between replies.
 fn streams(o: &mut String, r: &RunResult) {
     let Some(st) = r.stream.as_deref() else {
         return;
@@ -607,6 +608,14 @@ fn streams(o: &mut String, r: &RunResult) {
             plural(st.calls_ok, "call", "calls"),
             st.messages_per_call
         ),
+        "bidi" => format!(
+            "bidi streaming: {} ended well; {} sent, {} matched in order ({rate:.2}/s), {} with no message outstanding, {} unanswered; each message and its reply is a unit of the counts above, its latency from the message's due time",
+            plural(st.calls_ok, "call", "calls"),
+            plural(st.sent, "message", "messages"),
+            plural(st.replies, "reply", "replies"),
+            plural(st.unmatched, "reply", "replies"),
+            plural(st.unanswered, "message", "messages"),
+        ),
         _ => format!(
             "server streaming: {} ended well ({} cancelled at the client's limit), {} ({rate:.2} replies/s); each reply is a unit of the counts above, its latency from the call's start (the first) or the reply before",
             plural(st.calls_ok, "call", "calls"),
@@ -615,7 +624,7 @@ fn streams(o: &mut String, r: &RunResult) {
         ),
     };
     kv(o, "Streams", line);
-    if st.shape == "server" && !st.first_reply.is_empty() {
+    if st.shape != "client" && !st.first_reply.is_empty() {
         let heads = ["min", "mean", "stdev", "p50", "p90", "p99", "p99.9", "max"];
         let mut rows = vec![("  first reply", latency_cells(&st.first_reply))];
         if !st.gaps.is_empty() {
@@ -716,7 +725,7 @@ fn counted_table(o: &mut String, title: &str, count: &str, kinds: &[TargetStats]
 }
 
 /// Connections, the schedule's keeping and the generator's own cost.
-fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
+fn costs(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     let c = &r.counts;
     let mut conns = format!(
         "{} opened, {} failed",
@@ -743,19 +752,29 @@ fn costs(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
         );
     }
     kv(o, "Connections", conns);
-    schedule(o, r);
-    generator(o, r, busy_poll);
+    schedule(o, spec, r);
+    generator(o, r, spec.busy_poll);
 }
 
 /// The open loop's schedule (and the certificate of it), `--until`'s and the automatic
-/// warm-up's lines.
-fn schedule(o: &mut String, r: &RunResult) {
+/// warm-up's lines. A gRPC run's schedule paces calls: when its counts count something
+/// else (a stream's replies or messages), the line says so.
+fn schedule(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     if let Some(s) = &r.schedule {
+        let (per_s, what) = match crate::common::paced(spec) {
+            "call" => ("calls/s", " calls"),
+            _ => ("req/s", ""),
+        };
+        let counted = match crate::common::unit(spec, r) {
+            "reply" => " (the schedule paces calls; the counts above count replies)",
+            "message" => " (the schedule paces calls; the counts above count messages)",
+            _ => "",
+        };
         kv(
             o,
             "Schedule",
             format!(
-                "target {} req/s, sent {:.2} req/s; {} of {} due sent, {} late (> 1 ms; {} waiting for a free connection), max lag {} ms",
+                "target {} {per_s}, sent {:.2} {per_s}{counted}; {} of {}{what} due sent, {} late (> 1 ms; {} waiting for a free connection), max lag {} ms",
                 trim_float(s.target_rps),
                 s.achieved_rps,
                 s.sent,

@@ -55,7 +55,7 @@ fn failure_code(f: Option<FailureKind>) -> u8 {
         Some(FailureKind::Handshake) => 10,
         Some(FailureKind::Closed) => 11,
         Some(FailureKind::Protocol) => 12,
-        // gRPC's classes, 14 to 32, in their order in `FailureKind::ALL`.
+        // gRPC's classes, 14 to 34, in their order in `FailureKind::ALL`.
         Some(k) => {
             1 + FailureKind::ALL
                 .iter()
@@ -82,7 +82,7 @@ fn failure_of(code: u8) -> Result<Option<FailureKind>, String> {
         11 => FailureKind::Closed,
         12 => FailureKind::Protocol,
         13 => FailureKind::GeneratorFault,
-        14..=32 => FailureKind::ALL[usize::from(code) - 1],
+        14..=34 => FailureKind::ALL[usize::from(code) - 1],
         other => return Err(format!("unknown failure code {other}")),
     }))
 }

@@ -34,6 +34,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V22_JOURNEY_BUSY,
     V23_ACCEPT_QUEUE,
     V24_SEARCH_ENDED,
+    V25_GRPC_STREAMS,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -485,6 +486,32 @@ ALTER TABLE steps ADD COLUMN accept_most INTEGER;
 /// stored before (those ran the fixed rule's length).
 const V24_SEARCH_ENDED: &str = "
 ALTER TABLE steps ADD COLUMN search_ended TEXT;
+";
+
+/// Version 25: gRPC bidirectional streaming's failure classes, per step, per request-list
+/// entry or journey step and per journey: a reply with no message outstanding
+/// (`fail_grpc_unmatched`) and a call ended with messages unanswered
+/// (`fail_grpc_unanswered`), zero in rows stored before; and a streaming step's calls
+/// (`stream_*`, `hist_stream_*`: its shape, which names the unit its counts count, its
+/// counts and the histograms of its first replies and gaps), NULL for other steps and
+/// before.
+const V25_GRPC_STREAMS: &str = "
+ALTER TABLE steps ADD COLUMN stream_shape TEXT;
+ALTER TABLE steps ADD COLUMN stream_calls_ok INTEGER;
+ALTER TABLE steps ADD COLUMN stream_cancelled INTEGER;
+ALTER TABLE steps ADD COLUMN stream_replies INTEGER;
+ALTER TABLE steps ADD COLUMN stream_messages_per_call INTEGER;
+ALTER TABLE steps ADD COLUMN stream_sent INTEGER;
+ALTER TABLE steps ADD COLUMN stream_unmatched INTEGER;
+ALTER TABLE steps ADD COLUMN stream_unanswered INTEGER;
+ALTER TABLE steps ADD COLUMN hist_stream_first_reply BLOB;
+ALTER TABLE steps ADD COLUMN hist_stream_gaps BLOB;
+ALTER TABLE steps ADD COLUMN fail_grpc_unmatched INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN fail_grpc_unanswered INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_unmatched INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_targets ADD COLUMN fail_grpc_unanswered INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_unmatched INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE step_journeys ADD COLUMN fail_grpc_unanswered INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

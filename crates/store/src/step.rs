@@ -5,6 +5,7 @@
 
 use crate::codec;
 use crate::{ContenderId, RunId, StepId, Store, StoreError, StoredStep};
+use hdrhistogram::Histogram;
 use rusqlite::types::{FromSql, ToSql};
 use rusqlite::{params, params_from_iter, Row, Transaction, TransactionBehavior};
 use shootout_model::find_max::{SearchStep, StepEnd, Verdict};
@@ -13,8 +14,8 @@ use shootout_model::until::{Condition, Reading, UntilOutcome};
 use shootout_model::{
     AcceptWaiting, Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit,
     GeneratorStats, Histograms, ListenQueue, LoadLevel, Measure, OtherLoad, Protocol,
-    ResourceSample, RunResult, Sample, ScheduleStats, SecondStats, StepStatus, TargetStats,
-    Warning, Wire,
+    ResourceSample, RunResult, Sample, ScheduleStats, SecondStats, StepStatus, StreamStats,
+    TargetStats, Warning, Wire,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -29,8 +30,8 @@ const _: () = assert!(
 );
 
 /// gRPC's failure classes: the last of [`FailureKind::ALL`], each in the column
-/// `fail_<name>` (schema version 19).
-const GRPC_CLASSES: usize = 19;
+/// `fail_<name>` (schema version 19; bidirectional streaming's two, version 25).
+const GRPC_CLASSES: usize = 21;
 
 /// Each failure class with its column (`fail_connect`, …), in [`FailureKind::ALL`]'s order:
 /// the names of `steps` and of the tables of counted kinds.
@@ -202,6 +203,7 @@ fn step_row<'a>(step: &'a StepRecord, encoded: &'a Encoded) -> StepRow<'a> {
     put_counts(&mut row, &step.result.counts);
     put_result(&mut row, step.result);
     put_schedule(&mut row, step.result.schedule.as_ref());
+    put_stream(&mut row, step.result.stream.as_deref());
     for (column, bytes) in &encoded.histograms {
         row.put(column, bytes);
     }
@@ -332,6 +334,25 @@ fn put_schedule(row: &mut StepRow, s: Option<&ScheduleStats>) {
     row.put("sched_fit_n", fit.map(|f| f.n));
     row.put("sched_fit_a2", fit.map(|f| f.statistic));
     row.put("sched_fit_p", fit.map(|f| f.p));
+}
+
+/// The columns of a streaming gRPC step's calls: its shape (which names the unit its
+/// counts count), counts and histograms; NULL for any other step.
+fn put_stream(row: &mut StepRow, s: Option<&StreamStats>) {
+    let hist = |h: &Histogram<u64>| codec::encode_histogram(h).ok();
+    row.put("stream_shape", s.map(|s| s.shape));
+    row.put("stream_calls_ok", s.map(|s| s.calls_ok));
+    row.put("stream_cancelled", s.map(|s| s.cancelled));
+    row.put("stream_replies", s.map(|s| s.replies));
+    row.put("stream_messages_per_call", s.map(|s| s.messages_per_call));
+    row.put("stream_sent", s.map(|s| s.sent));
+    row.put("stream_unmatched", s.map(|s| s.unmatched));
+    row.put("stream_unanswered", s.map(|s| s.unanswered));
+    row.put(
+        "hist_stream_first_reply",
+        s.and_then(|s| hist(&s.first_reply)),
+    );
+    row.put("hist_stream_gaps", s.and_then(|s| hist(&s.gaps)));
 }
 
 /// The column of `steps` that holds the histogram of `measure`.
@@ -1192,9 +1213,45 @@ impl Columns<'_> {
                 }),
                 _ => None,
             },
-            // Streaming runs are not stored.
-            stream: None,
+            stream: self.stream(id)?,
         })
+    }
+
+    /// A streaming gRPC step's calls (schema 25); `None` for any other step, and for
+    /// steps stored before.
+    fn stream(&self, id: i64) -> Result<Option<Box<StreamStats>>, StoreError> {
+        let Some(word) = self.get::<Option<String>>("stream_shape")? else {
+            return Ok(None);
+        };
+        let shape = ["server", "client", "bidi"]
+            .into_iter()
+            .find(|&k| k == word)
+            .ok_or_else(|| {
+                self.store
+                    .corrupt(format!("stream_shape of step {id}"), format!("'{word}'"))
+            })?;
+        let hist = |column: &str| -> Result<Histogram<u64>, StoreError> {
+            let bytes: Vec<u8> = self.get(column)?;
+            let read = codec::decode_histogram(&bytes)
+                .map_err(|e| self.store.corrupt(format!("{column} of step {id}"), e))?;
+            let mut h = shootout_model::histograms::latency_histogram();
+            h.add(&read).map_err(|e| {
+                self.store
+                    .corrupt(format!("{column} of step {id}"), format!("{e:?}"))
+            })?;
+            Ok(h)
+        };
+        let mut s = StreamStats::new(shape);
+        s.calls_ok = self.get("stream_calls_ok")?;
+        s.cancelled = self.get("stream_cancelled")?;
+        s.replies = self.get("stream_replies")?;
+        s.messages_per_call = self.get("stream_messages_per_call")?;
+        s.sent = self.get("stream_sent")?;
+        s.unmatched = self.get("stream_unmatched")?;
+        s.unanswered = self.get("stream_unanswered")?;
+        s.first_reply = hist("hist_stream_first_reply")?;
+        s.gaps = hist("hist_stream_gaps")?;
+        Ok(Some(Box::new(s)))
     }
 }
 

@@ -640,10 +640,12 @@ fn a_v23_file_gets_the_search_end_column_null() {
             ..step(run, c, 1, &result, &[])
         };
         store.record_step(&record).unwrap();
-        // Back to schema 22 as it was: the column gone, the version before.
+        // Back to schema 23 as it was: the columns gone, the version before.
         store
             .conn
-            .execute_batch("ALTER TABLE steps DROP COLUMN search_ended; PRAGMA user_version = 23;")
+            .execute_batch(&format!(
+                "ALTER TABLE steps DROP COLUMN search_ended; {V25_UNDONE} PRAGMA user_version = 23;"
+            ))
             .unwrap();
         run
     };
@@ -685,12 +687,14 @@ fn a_v21_file_gets_the_journeys_busy_column_null() {
         store
             .conn
             .execute_batch(
-                "ALTER TABLE step_journeys DROP COLUMN hist_busy; \
-                 ALTER TABLE steps DROP COLUMN accept_samples; \
-                 ALTER TABLE steps DROP COLUMN accept_waited; \
-                 ALTER TABLE steps DROP COLUMN accept_total; \
-                 ALTER TABLE steps DROP COLUMN accept_most; \
-                 ALTER TABLE steps DROP COLUMN search_ended; PRAGMA user_version = 21;",
+                &format!(
+                    "ALTER TABLE step_journeys DROP COLUMN hist_busy; \
+                     ALTER TABLE steps DROP COLUMN accept_samples; \
+                     ALTER TABLE steps DROP COLUMN accept_waited; \
+                     ALTER TABLE steps DROP COLUMN accept_total; \
+                     ALTER TABLE steps DROP COLUMN accept_most; \
+                     ALTER TABLE steps DROP COLUMN search_ended; {V25_UNDONE} PRAGMA user_version = 21;"
+                ),
             )
             .unwrap();
         run
@@ -1432,3 +1436,24 @@ fn search_steps_keep_their_verdicts() {
         .collect();
     assert_eq!(back, marks);
 }
+
+/// Schema 25's columns dropped again, for the tests that take a store back to a version
+/// before it.
+const V25_UNDONE: &str = "
+ALTER TABLE steps DROP COLUMN fail_grpc_unmatched;
+ALTER TABLE steps DROP COLUMN fail_grpc_unanswered;
+ALTER TABLE step_targets DROP COLUMN fail_grpc_unmatched;
+ALTER TABLE step_targets DROP COLUMN fail_grpc_unanswered;
+ALTER TABLE step_journeys DROP COLUMN fail_grpc_unmatched;
+ALTER TABLE step_journeys DROP COLUMN fail_grpc_unanswered;
+ALTER TABLE steps DROP COLUMN stream_shape;
+ALTER TABLE steps DROP COLUMN stream_calls_ok;
+ALTER TABLE steps DROP COLUMN stream_cancelled;
+ALTER TABLE steps DROP COLUMN stream_replies;
+ALTER TABLE steps DROP COLUMN stream_messages_per_call;
+ALTER TABLE steps DROP COLUMN stream_sent;
+ALTER TABLE steps DROP COLUMN stream_unmatched;
+ALTER TABLE steps DROP COLUMN stream_unanswered;
+ALTER TABLE steps DROP COLUMN hist_stream_first_reply;
+ALTER TABLE steps DROP COLUMN hist_stream_gaps;
+";

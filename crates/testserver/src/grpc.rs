@@ -5,8 +5,10 @@
 //! answers (grpc/grpc's `doc/PROTOCOL-HTTP2.md`): HEADERS `:status 200`,
 //! `content-type: application/grpc`; DATA, the message behind its 5-byte prefix; trailers
 //! `grpc-status: 0`. Each [`GrpcBehavior`] but [`GrpcBehavior::Greeter`],
-//! [`GrpcBehavior::SplitEveryByte`] and [`GrpcBehavior::Echo`] breaks one rule, and says
-//! the class a client must count it under.
+//! [`GrpcBehavior::SplitEveryByte`], [`GrpcBehavior::Echo`], [`GrpcBehavior::Chat`] and
+//! [`GrpcBehavior::ChatWindow`] breaks one rule, and says the class a client must count
+//! it under. The `Chat` family answers a bidirectional stream message by message, as
+//! each arrives ([`chat`]), and ends it when the client ends its side ([`chat_end`]).
 
 mod reflection;
 
@@ -71,6 +73,25 @@ pub enum GrpcBehavior {
     /// This many good replies, then a length prefix of 4 GiB − 1 and status 0: that many
     /// replies and one `grpc_framing`.
     HugeAfter(u32),
+    /// A bidirectional stream: each request message answered with `hello NAME` as soon
+    /// as it is read whole (the headers go with the first), and `grpc-status: 0` once
+    /// the client ends its side: a good call, every message matched by its reply.
+    Chat,
+    /// [`GrpcBehavior::Chat`], with one reply more than asked before the trailers: one
+    /// `grpc_unmatched` a call, its messages' replies still units.
+    ChatExtra,
+    /// [`GrpcBehavior::Chat`] for the first `k` messages; the next one read ends the
+    /// stream (`grpc-status: 0`) unanswered: `k` units and one `grpc_unanswered` a call.
+    ChatEndsAfter(u32),
+    /// The headers at the first message, and never a reply; `grpc-status: 0` once the
+    /// client ends its side: every message unanswered (`grpc_unanswered`), or a
+    /// `timeout` when the client waits for a reply before it sends more.
+    ChatSilent,
+    /// [`GrpcBehavior::Chat`] on streams whose initial window is this many bytes
+    /// (SETTINGS_INITIAL_WINDOW_SIZE), each DATA frame's bytes given back by
+    /// WINDOW_UPDATE once read: a client must cut its messages to the window
+    /// ([`crate::H2Server::window_violations`] counts the frames that overran it).
+    ChatWindow(u32),
     /// Server reflection served as [`Reflect`] says ([`reflection`]); every other path
     /// answered as [`GrpcBehavior::Greeter`].
     Reflection(Reflect),
@@ -85,6 +106,106 @@ pub enum GrpcBehavior {
     /// `grpc-encoding: gzip` and a message of 8 KiB that inflates to a `HelloReply` of
     /// 8 MiB, past the default limit of 4 MiB: `grpc_framing`.
     GzipBomb,
+}
+
+impl GrpcBehavior {
+    /// One of the bidirectional family, answered message by message ([`chat`]).
+    pub fn is_chat(self) -> bool {
+        matches!(
+            self,
+            GrpcBehavior::Chat
+                | GrpcBehavior::ChatExtra
+                | GrpcBehavior::ChatEndsAfter(_)
+                | GrpcBehavior::ChatSilent
+                | GrpcBehavior::ChatWindow(_)
+        )
+    }
+}
+
+/// A bidirectional call's progress on the server.
+#[derive(Debug, Default)]
+pub(crate) struct Chat {
+    /// Request messages read.
+    read: u32,
+    /// The answer's headers were written.
+    head: bool,
+    /// The server ended the stream (before the client ended its side).
+    pub(crate) ended: bool,
+}
+
+/// Answers each whole message at the front of `body` (a bidirectional call's request
+/// bytes so far) as `g` says, taking them out of it; returns how many were read.
+pub(crate) fn chat(
+    out: &mut Vec<u8>,
+    encoder: &mut loona_hpack::Encoder<'static>,
+    id: u32,
+    g: GrpcBehavior,
+    body: &mut Vec<u8>,
+    c: &mut Chat,
+) -> u64 {
+    let (mut used, mut n) = (0, 0);
+    while !c.ended && body.len() - used >= 5 {
+        let p = &body[used..];
+        let len = u32::from_be_bytes([p[1], p[2], p[3], p[4]]) as usize;
+        let Some(msg) = p.get(5..5 + len) else { break };
+        used += 5 + len;
+        n += 1;
+        c.read += 1;
+        chat_head(out, encoder, id, c);
+        match g {
+            GrpcBehavior::ChatEndsAfter(k) if c.read > k => {
+                trailers(out, encoder, id, b"0");
+                c.ended = true;
+            }
+            GrpcBehavior::ChatSilent => {}
+            _ => data_frame(out, &prefixed(0, &hello_reply(&request_name(msg))), 0, id),
+        }
+    }
+    body.drain(..used);
+    n
+}
+
+/// The client ended its side of a bidirectional call: [`GrpcBehavior::ChatExtra`]'s
+/// reply more, then `grpc-status: 0`.
+pub(crate) fn chat_end(
+    out: &mut Vec<u8>,
+    encoder: &mut loona_hpack::Encoder<'static>,
+    id: u32,
+    g: GrpcBehavior,
+    c: &mut Chat,
+) {
+    chat_head(out, encoder, id, c);
+    if g == GrpcBehavior::ChatExtra {
+        data_frame(out, &prefixed(0, &hello_reply(b"again")), 0, id);
+    }
+    trailers(out, encoder, id, b"0");
+}
+
+/// A bidirectional answer's headers, once.
+fn chat_head(
+    out: &mut Vec<u8>,
+    encoder: &mut loona_hpack::Encoder<'static>,
+    id: u32,
+    c: &mut Chat,
+) {
+    if !std::mem::replace(&mut c.head, true) {
+        let block = encoder.encode([
+            (&b":status"[..], &b"200"[..]),
+            (b"content-type", b"application/grpc"),
+        ]);
+        block_frame(out, &block, 0, id);
+    }
+}
+
+/// Trailers with `grpc-status` `status`, ending stream `id`.
+fn trailers(
+    out: &mut Vec<u8>,
+    encoder: &mut loona_hpack::Encoder<'static>,
+    id: u32,
+    status: &[u8],
+) {
+    let block = encoder.encode([(&b"grpc-status"[..], status)]);
+    block_frame(out, &block, END_STREAM, id);
 }
 
 /// The `name` (field 1) of a `HelloRequest`'s bytes; empty when it has none. Other
@@ -349,8 +470,7 @@ pub(crate) fn answer(
         GrpcBehavior::NotANumber => b"ok",
         _ => b"0",
     };
-    let trailers = encoder.encode([(&b"grpc-status"[..], status)]);
-    block_frame(out, &trailers, END_STREAM, id);
+    trailers(out, encoder, id, status);
 }
 
 fn block_frame(out: &mut Vec<u8>, block: &[u8], end: u8, id: u32) {
@@ -384,6 +504,36 @@ mod tests {
         assert_eq!(hello_reply(b"bob"), b"\x0a\x09hello bob");
         let long = vec![b'n'; 200];
         assert_eq!(&hello_reply(&long)[..3], &[0x0a, 0xce, 0x01]);
+    }
+
+    #[test]
+    fn a_chat_answers_each_whole_message_as_it_comes() {
+        let bob = prefixed(0, &[0x0a, 3, b'b', b'o', b'b']);
+        let mut enc = loona_hpack::Encoder::new();
+        let (mut out, mut c) = (Vec::new(), Chat::default());
+        // One message and half of the next: one answered, the half kept.
+        let mut body = [&bob[..], &bob[..4]].concat();
+        assert_eq!(
+            chat(&mut out, &mut enc, 1, GrpcBehavior::Chat, &mut body, &mut c),
+            1
+        );
+        assert_eq!(body, &bob[..4]);
+        let reply = prefixed(0, &hello_reply(b"bob"));
+        assert!(out.ends_with(&reply), "the reply follows the headers");
+        out.clear();
+        body.extend_from_slice(&bob[4..]);
+        assert_eq!(
+            chat(&mut out, &mut enc, 1, GrpcBehavior::Chat, &mut body, &mut c),
+            1
+        );
+        assert_eq!(out.len(), 9 + reply.len(), "no second headers");
+        // Ends after one: the second message read ends the stream unanswered.
+        let (mut out, mut c) = (Vec::new(), Chat::default());
+        let mut body = bob.repeat(3);
+        let g = GrpcBehavior::ChatEndsAfter(1);
+        assert_eq!(chat(&mut out, &mut enc, 1, g, &mut body, &mut c), 2);
+        assert!(c.ended);
+        assert_eq!(body, bob, "nothing read past the end");
     }
 
     #[test]

@@ -273,6 +273,8 @@ struct State {
     cancels: AtomicU64,
     /// gRPC: request messages read (a client stream's each).
     messages: AtomicU64,
+    /// DATA frames from the client that overran a flow-control window.
+    window_violations: AtomicU64,
     goaways: AtomicU64,
     unprocessed: AtomicU64,
     abandoned: AtomicU64,
@@ -328,6 +330,7 @@ impl H2Server {
             unanswered: AtomicU64::new(0),
             cancels: AtomicU64::new(0),
             messages: AtomicU64::new(0),
+            window_violations: AtomicU64::new(0),
             goaways: AtomicU64::new(0),
             unprocessed: AtomicU64::new(0),
             abandoned: AtomicU64::new(0),
@@ -408,6 +411,11 @@ impl H2Server {
     /// gRPC: the request messages read, each of a client stream counted.
     pub fn messages(&self) -> u64 {
         Self::get(&self.state.messages)
+    }
+    /// DATA frames the client sent past a flow-control window the server announced (its
+    /// stream's or its connection's; each frame's bytes are given back once read).
+    pub fn window_violations(&self) -> u64 {
+        Self::get(&self.state.window_violations)
     }
     /// GOAWAY frames sent.
     pub fn goaways(&self) -> u64 {
@@ -563,8 +571,13 @@ struct Pending {
     complete: bool,
     /// What [`H2Behavior::App`] reads of the request: method, path, cookie.
     head: AppHead,
-    /// Its body so far (kept for gRPC calls only).
+    /// Its body so far (kept for gRPC calls only; a bidirectional call's, its messages
+    /// not yet read).
     body: Vec<u8>,
+    /// A bidirectional call's progress.
+    chat: crate::grpc::Chat,
+    /// What is left of its flow-control window.
+    window: i64,
 }
 
 struct Conn<'a> {
@@ -593,6 +606,10 @@ struct Conn<'a> {
     endless: Vec<(u32, Vec<u8>)>,
     /// The socket's reads wait at most a millisecond (endless streams are open).
     timed: bool,
+    /// What is left of the connection's flow-control window, and the window a new
+    /// stream starts with (SETTINGS_INITIAL_WINDOW_SIZE).
+    window: i64,
+    initial_window: i64,
 }
 
 impl<'a> Conn<'a> {
@@ -616,6 +633,8 @@ impl<'a> Conn<'a> {
             handled_here: 0,
             endless: Vec::new(),
             timed: false,
+            window: 65_535,
+            initial_window: 65_535,
         }
     }
 
@@ -635,8 +654,12 @@ impl<'a> Conn<'a> {
         let settings: Vec<(u16, u32)> = match behavior {
             H2Behavior::MaxStreams { limit } => vec![(0x3, limit)],
             H2Behavior::WindowNeverOpens => vec![(0x4, 0)],
+            H2Behavior::Grpc(crate::GrpcBehavior::ChatWindow(w)) => vec![(0x4, w)],
             _ => vec![],
         };
+        if let Some(&(_, w)) = settings.iter().find(|(id, _)| *id == 0x4) {
+            self.initial_window = i64::from(w);
+        }
         frame(&mut self.out, settings.len() * 6, SETTINGS, 0, 0);
         for (id, v) in settings {
             self.out.extend_from_slice(&id.to_be_bytes());
@@ -782,6 +805,8 @@ impl<'a> Conn<'a> {
                 complete: end,
                 head,
                 body: Vec::new(),
+                chat: crate::grpc::Chat::default(),
+                window: self.initial_window,
             });
             if end {
                 self.state.requests.fetch_add(1, Ordering::SeqCst);
@@ -793,15 +818,32 @@ impl<'a> Conn<'a> {
     /// DATA: both windows opened again by its length (unless the behaviour keeps them
     /// shut), its bytes kept for gRPC, and its request complete at the stream's end.
     fn data(&mut self, flags: u8, id: u32, p: &[u8]) {
+        let len = p.len() as i64;
+        self.window -= len;
+        let mut over = self.window < 0;
+        if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
+            r.window -= len;
+            over |= r.window < 0;
+        }
+        if over {
+            self.state.window_violations.fetch_add(1, Ordering::SeqCst);
+        }
         if self.state.behavior != H2Behavior::WindowNeverOpens && !p.is_empty() {
             for stream in [0, id] {
                 frame(&mut self.out, 4, WINDOW_UPDATE, 0, stream);
                 self.out.extend_from_slice(&(p.len() as u32).to_be_bytes());
             }
+            self.window += len;
+            if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
+                r.window += len;
+            }
         }
-        if matches!(self.state.behavior, H2Behavior::Grpc(_)) {
+        if let H2Behavior::Grpc(g) = self.state.behavior {
             if let Some(r) = self.pending.iter_mut().find(|r| r.id == id) {
                 r.body.extend_from_slice(p);
+            }
+            if g.is_chat() {
+                self.chat(id, g);
             }
         }
         if flags & END_STREAM != 0 {
@@ -809,6 +851,28 @@ impl<'a> Conn<'a> {
                 r.complete = true;
                 self.state.requests.fetch_add(1, Ordering::SeqCst);
             }
+        }
+    }
+
+    /// A bidirectional call's messages read whole so far are answered; a call the
+    /// behaviour ended is answered in full, and forgotten.
+    fn chat(&mut self, id: u32, g: crate::GrpcBehavior) {
+        let Some(i) = self.pending.iter().position(|r| r.id == id) else {
+            return;
+        };
+        let r = &mut self.pending[i];
+        let read = crate::grpc::chat(
+            &mut self.out,
+            &mut self.encoder,
+            id,
+            g,
+            &mut r.body,
+            &mut r.chat,
+        );
+        self.state.messages.fetch_add(read, Ordering::SeqCst);
+        if r.chat.ended {
+            self.pending.remove(i);
+            self.state.answers.fetch_add(1, Ordering::SeqCst);
         }
     }
 
@@ -827,7 +891,10 @@ impl<'a> Conn<'a> {
                 break;
             }
             let at = self.pending.iter().position(|r| r.id == id);
-            let body = at.map(|i| self.pending.remove(i).body).unwrap_or_default();
+            let (body, mut chat) = at
+                .map(|i| self.pending.remove(i))
+                .map(|r| (r.body, r.chat))
+                .unwrap_or_default();
             let k = self.state.handled.fetch_add(1, Ordering::SeqCst) + 1;
             self.handled_here += 1;
             let first = !std::mem::replace(&mut self.first_done, true);
@@ -841,7 +908,7 @@ impl<'a> Conn<'a> {
                 }
                 self.app(id, &head);
             } else {
-                self.answer(id, behavior, &head.1, &body);
+                self.answer(id, behavior, &head.1, &body, &mut chat);
             }
             self.answered += 1;
             self.last_answered = id;
@@ -1050,19 +1117,21 @@ impl<'a> Conn<'a> {
         self.gone = true;
     }
 
-    /// Writes a whole answer on stream `id`; counted before it is sent.
-    fn answer(&mut self, id: u32, behavior: &H2Behavior, path: &str, body: &[u8]) {
+    /// Writes a whole answer on stream `id` to the call to `path` (a bidirectional
+    /// call's end, its messages answered as they came: `chat`); counted before it is sent.
+    fn answer(
+        &mut self,
+        id: u32,
+        behavior: &H2Behavior,
+        path: &str,
+        body: &[u8],
+        chat: &mut crate::grpc::Chat,
+    ) {
         if let H2Behavior::HpackBomb { refs } = behavior {
             return self.bomb(id, *refs);
         }
         if let H2Behavior::Grpc(g) = behavior {
-            self.state.answers.fetch_add(1, Ordering::SeqCst);
-            let read = crate::grpc::request_messages(body).len() as u64;
-            self.state.messages.fetch_add(read, Ordering::SeqCst);
-            if *g == crate::GrpcBehavior::Endless {
-                self.endless.push((id, crate::grpc::reply_frame(id, body)));
-            }
-            return crate::grpc::answer(&mut self.out, &mut self.encoder, id, *g, path, body);
+            return self.grpc_answer(id, *g, path, body, chat);
         }
         let body_len = match behavior {
             H2Behavior::Big { len } => *len,
@@ -1127,6 +1196,28 @@ impl<'a> Conn<'a> {
                 out.extend_from_slice(H2_BODY);
             }
         }
+    }
+
+    /// A gRPC call's answer on stream `id` as `g` says (a bidirectional call's end, its
+    /// messages answered as they came: `chat`); counted before it is sent.
+    fn grpc_answer(
+        &mut self,
+        id: u32,
+        g: crate::GrpcBehavior,
+        path: &str,
+        body: &[u8],
+        chat: &mut crate::grpc::Chat,
+    ) {
+        self.state.answers.fetch_add(1, Ordering::SeqCst);
+        if g.is_chat() {
+            return crate::grpc::chat_end(&mut self.out, &mut self.encoder, id, g, chat);
+        }
+        let read = crate::grpc::request_messages(body).len() as u64;
+        self.state.messages.fetch_add(read, Ordering::SeqCst);
+        if g == crate::GrpcBehavior::Endless {
+            self.endless.push((id, crate::grpc::reply_frame(id, body)));
+        }
+        crate::grpc::answer(&mut self.out, &mut self.encoder, id, g, path, body);
     }
 
     /// An answer whose header block names a large table entry `refs` times (encoded by

@@ -59,6 +59,7 @@ behaviours (default: hello):
   h2-hello                HTTP/2 over TLS (ALPN h2): 200 \"Hello World!\" (any free port)
   grpc-greeter            gRPC over h2c: helloworld.Greeter/SayHello answers \"hello NAME\" (any free port)
   grpc-stream             gRPC over h2c: helloworld.Greeter/SayHellos answers 10 \"hello NAME\" replies a call
+  grpc-chat               gRPC over h2c: helloworld.Greeter/Chat answers each message \"hello NAME\" as it comes
   h3-hello                HTTP/3 over QUIC (the h3 crate): 200 \"Hello World!\" (any free
                           UDP port)
 
@@ -104,7 +105,7 @@ fn main() -> ExitCode {
 }
 
 /// The HTTP/2, gRPC and HTTP/3 servers (`h2-hello`, `grpc-greeter`, `grpc-stream`,
-/// `grpc-reflection`, `h3-hello`), on any free port: served
+/// `grpc-chat`, `grpc-reflection`, `h3-hello`), on any free port: served
 /// until killed. `None` for any other behaviour.
 fn other_protocol(args: &[String]) -> Option<ExitCode> {
     let started = match args.first().map(String::as_str) {
@@ -131,6 +132,16 @@ fn other_protocol(args: &[String]) -> Option<ExitCode> {
             let url = s.url("/").replacen("http://", "grpc://", 1);
             (url, Box::new(s) as Box<dyn std::any::Any>)
         }),
+        // The same greeter, each message of a /helloworld.Greeter/Chat stream answered
+        // as it comes.
+        Some("grpc-chat") => {
+            H2Server::start_with(H2Behavior::Grpc(GrpcBehavior::Chat), Delivery::Whole, false).map(
+                |s| {
+                    let url = s.url("/").replacen("http://", "grpc://", 1);
+                    (url, Box::new(s) as Box<dyn std::any::Any>)
+                },
+            )
+        }
         // The greeter with server reflection (v1 and v1alpha): its schema asked of it.
         Some("grpc-reflection") => H2Server::start_with(
             H2Behavior::Grpc(GrpcBehavior::Reflection(Reflect::Serves)),

@@ -263,16 +263,22 @@ pub struct LoadArgs {
     /// gRPC streaming: a server-streaming call is cancelled (RST_STREAM CANCEL, the
     /// client's choice, not a failure) after N replies; a client-streaming call sends N
     /// messages (the --message repeated, or the --messages list's in turn; at most 10,000
-    /// and 64 MiB a call).
+    /// and 64 MiB a call); a bidirectional call sends N messages, each matched in order
+    /// to its reply.
     #[arg(long, value_name = "N")]
     pub grpc_stream_messages: Option<u32>,
 
     /// gRPC server streaming: a call is cancelled (RST_STREAM CANCEL, the client's
-    /// choice, not a failure) this long after its send, e.g. 5s (below -s, the call's
-    /// deadline).
+    /// choice, not a failure) this long after its send, e.g. 5s; bidirectional: a call
+    /// sends messages this long, then ends its side (below -s, the call's deadline).
     #[arg(long, value_name = "DURATION")]
     pub grpc_stream_duration: Option<String>,
 
+    /// gRPC bidirectional streaming: a call sends its messages this far apart on its own
+    /// schedule, e.g. 10ms, each reply's latency counted from its message's due time
+    /// (default: each message as soon as the reply to the one before arrived).
+    #[arg(long, value_name = "DURATION")]
+    pub grpc_stream_interval: Option<String>,
     /// gRPC: compress each message with gzip (grpc-encoding: gzip) and accept replies
     /// compressed with it (grpc-accept-encoding: gzip); off by default. A compressed reply
     /// without it fails as grpc_framing, and a reply is inflated within --max-message.

@@ -1,5 +1,5 @@
-//! `shootout load grpc://HOST:PORT/package.Service/Method`: a unary, server-streaming or
-//! client-streaming gRPC call, resolved before anything runs. The schema comes from `--proto FILE` (compiled here, in Rust, by
+//! `shootout load grpc://HOST:PORT/package.Service/Method`: a unary, server-streaming,
+//! client-streaming or bidirectional gRPC call, resolved before anything runs. The schema comes from `--proto FILE` (compiled here, in Rust, by
 //! protox: no protoc needed), `--protoset FILE` (protoc's `--descriptor_set_out`) or,
 //! without either, the server's own reflection service ([`shootout_engine::reflection`]); the
 //! method from the URL's path; the request from `--message JSON` or `-p FILE` (protobuf's
@@ -7,8 +7,8 @@
 //! any other — a POST of the message behind gRPC's 5-byte prefix, with
 //! `content-type: application/grpc`, `te: trailers` and `grpc-timeout` from `-s` — and its
 //! answers are checked as gRPC replies by the engine ([`GrpcReply`]). A client stream's
-//! body is its N messages back to back; a server stream's limits travel in
-//! [`GrpcStream`]. Each mistake is a usage error naming the flag, the field and the fix.
+//! body is its N messages back to back; a bidirectional call's body is its one message,
+//! sent as each falls due; a stream's limits travel in [`GrpcStream`]. Each mistake is a usage error naming the flag, the field and the fix.
 
 use crate::bounded::{self, Bounded};
 use crate::output::Failure;
@@ -52,6 +52,12 @@ pub(crate) struct Names {
     pub imports: &'static str,
     /// How the schema is given.
     pub schema: &'static str,
+    /// A streaming call's bounds: its messages, its duration, its interval.
+    pub stream: [&'static str; 3],
+    /// The call's deadline.
+    pub deadline: &'static str,
+    /// The echo check.
+    pub echo: &'static str,
 }
 
 /// `load`'s flags.
@@ -64,6 +70,13 @@ pub(crate) const FLAGS: Names = Names {
     method: "the URL's path",
     imports: "beside it and in each --import-path DIR",
     schema: "give --proto FILE (with --import-path DIR for its imports) or --protoset FILE",
+    stream: [
+        "--grpc-stream-messages",
+        "--grpc-stream-duration",
+        "--grpc-stream-interval",
+    ],
+    deadline: "-s",
+    echo: "--expect-echo",
 };
 
 /// A plan workload's keys.
@@ -76,6 +89,9 @@ pub(crate) const PLAN_KEYS: Names = Names {
     method: "method",
     imports: "beside it",
     schema: "give proto = \"FILE.proto\" or protoset = \"FILE\"",
+    stream: ["stream.messages", "stream.duration", "stream.interval"],
+    deadline: "timeout",
+    echo: "expect.echo",
 };
 
 /// The gRPC flags as typed (or a plan workload's keys).
@@ -98,8 +114,8 @@ pub(crate) struct Flags<'a> {
     pub max_message: Option<usize>,
     /// `--expect-json`.
     pub expect_json: Option<&'a str>,
-    /// The streaming flags; `None` where streaming methods are not loaded yet (plans).
-    pub stream: Option<StreamFlags>,
+    /// The streaming flags (a plan workload's `stream` keys).
+    pub stream: StreamFlags,
     /// The server to ask for the schema by reflection when neither `proto` nor
     /// `protoset` is given; `None` where it cannot be asked (not running yet).
     pub server: Option<Server<'a>>,
@@ -117,18 +133,18 @@ pub(crate) struct Server<'a> {
     pub connect_timeout: Duration,
 }
 
-/// `load`'s flags that bear on a streaming method.
+/// `load`'s flags that bear on a streaming method (a plan workload's keys).
 pub(crate) struct StreamFlags {
     /// `--grpc-stream-messages`.
     pub messages: Option<u32>,
     /// `--grpc-stream-duration`.
     pub duration: Option<Duration>,
+    /// `--grpc-stream-interval`.
+    pub interval: Option<Duration>,
     /// `-s`: the call's deadline.
     pub deadline: Duration,
     /// `--expect-echo`.
     pub echo: bool,
-    /// `--save`.
-    pub save: bool,
 }
 
 /// A resolved call: the request to send and the reply to expect.
@@ -176,6 +192,7 @@ pub(crate) fn call(
             &framed(&message(a, &method.input())?, a.compress),
             &method,
             stream,
+            a.names,
         )?,
     };
     let mut fields = vec![
@@ -208,23 +225,16 @@ pub(crate) fn call(
 }
 
 /// A streaming method's limits from the flags, each checked against the method's shape;
-/// a unary method takes none. Bidirectional methods, and streaming ones where they are
-/// not loaded yet (plans) or with `--save`, are refused.
+/// a unary method takes none.
 fn streaming(m: &MethodDescriptor, a: &Flags) -> Result<GrpcStream, Failure> {
     let name = format!("{}/{}", m.parent_service().full_name(), m.name());
     let (client, server) = (m.is_client_streaming(), m.is_server_streaming());
-    let Some(f) = &a.stream else {
-        if client || server {
-            return Err(usage(format!(
-                "{}: {name} is a streaming method: plans load unary methods only so far: load it with shootout load grpc://HOST:PORT/{name}, or choose a unary method",
-                a.names.method
-            )));
-        }
-        return Ok(GrpcStream::default());
-    };
+    let (f, n) = (&a.stream, a.names);
+    let [messages, duration, interval] = n.stream;
     let given = [
-        ("--grpc-stream-messages", f.messages.is_some()),
-        ("--grpc-stream-duration", f.duration.is_some()),
+        (messages, f.messages.is_some()),
+        (duration, f.duration.is_some()),
+        (interval, f.interval.is_some()),
     ];
     if !client && !server {
         refuse_first(&given, |flag| {
@@ -232,73 +242,87 @@ fn streaming(m: &MethodDescriptor, a: &Flags) -> Result<GrpcStream, Failure> {
         })?;
         return Ok(GrpcStream::default());
     }
-    if client && server {
+    if !(client && server) && f.interval.is_some() {
         return Err(usage(format!(
-            "{name} is a bidirectional streaming method: shootout loads unary, server-streaming and client-streaming methods so far: choose one of those"
-        )));
-    }
-    if f.save {
-        return Err(usage(format!(
-            "--save: {name} is a streaming method, whose runs result files do not hold yet: drop --save (--format json prints the run)"
+            "{interval}: {name} is not bidirectional: its messages are not sent on a schedule: drop {interval}"
         )));
     }
     if f.messages == Some(0) {
-        return Err(usage(
-            "--grpc-stream-messages 0: a stream needs at least one message: give 1 or more".into(),
-        ));
+        return Err(usage(format!(
+            "{messages} 0: a stream needs at least one message: give 1 or more"
+        )));
     }
-    if client {
-        return client_limits(&name, f);
+    if client && !server {
+        return client_limits(&name, f, n);
+    }
+    if client && server && f.echo && a.messages.is_some() {
+        return Err(usage(format!(
+            "{}: {name}'s replies are checked against the one {}, not a list's: drop {} ({} checks each reply) or give {}",
+            n.echo, n.message, n.echo, n.expect_json, n.message
+        )));
     }
     if let Some(d) = f.duration.filter(|d| *d >= f.deadline) {
         return Err(usage(format!(
-            "--grpc-stream-duration {:?}: not below -s {:?}, the call's deadline, which would end it first as a timeout: raise -s above it (e.g. -s {}s)",
-            d,
+            "{duration} {d:?}: not below {} {:?}, the call's deadline, which would end it first as a timeout: raise {} above it (e.g. {} {}s)",
+            n.deadline,
             f.deadline,
+            n.deadline,
+            n.deadline,
             d.as_secs() + 1
         )));
     }
     Ok(GrpcStream {
         messages: f.messages,
         duration: f.duration,
+        interval: f.interval,
     })
 }
 
-/// A client stream's limits: `--grpc-stream-messages` within
-/// [`GRPC_STREAM_MAX_MESSAGES`], no duration, no echo.
-fn client_limits(name: &str, f: &StreamFlags) -> Result<GrpcStream, Failure> {
+/// A client stream's limits: its messages within [`GRPC_STREAM_MAX_MESSAGES`], no
+/// duration, no echo (`n`: what the user calls them).
+fn client_limits(name: &str, f: &StreamFlags, n: &Names) -> Result<GrpcStream, Failure> {
+    let [messages, duration, _] = n.stream;
     if f.duration.is_some() {
         return Err(usage(format!(
-            "--grpc-stream-duration: {name} is client-streaming (a stream of messages, one reply): its calls end when their messages are sent: drop it, and give --grpc-stream-messages N"
+            "{duration}: {name} is client-streaming (a stream of messages, one reply): its calls end when their messages are sent: drop it, and give {messages} N"
         )));
     }
-    if let Some(n) = f.messages.filter(|&n| n > GRPC_STREAM_MAX_MESSAGES) {
+    if let Some(k) = f.messages.filter(|&k| k > GRPC_STREAM_MAX_MESSAGES) {
         return Err(usage(format!(
-            "--grpc-stream-messages {n}: a client stream sends at most {GRPC_STREAM_MAX_MESSAGES} messages a call: give {GRPC_STREAM_MAX_MESSAGES} or fewer"
+            "{messages} {k}: a client stream sends at most {GRPC_STREAM_MAX_MESSAGES} messages a call: give {GRPC_STREAM_MAX_MESSAGES} or fewer"
         )));
     }
     if f.echo {
         return Err(usage(format!(
-            "--expect-echo: {name}'s one reply answers a stream of messages, not one: drop --expect-echo (--expect-json checks the reply)"
+            "{}: {name}'s one reply answers a stream of messages, not one: drop {} ({} checks the reply)",
+            n.echo, n.echo, n.expect_json
         )));
     }
     Ok(GrpcStream {
         messages: f.messages,
         duration: None,
+        interval: None,
     })
 }
 
 /// The body of a call: the one message (`framed`), or a client stream's N of it, within
 /// [`GRPC_STREAM_MAX_BYTES`].
-fn client_stream(framed: &[u8], m: &MethodDescriptor, s: GrpcStream) -> Result<Vec<u8>, Failure> {
-    if !m.is_client_streaming() {
+fn client_stream(
+    framed: &[u8],
+    m: &MethodDescriptor,
+    s: GrpcStream,
+    names: &Names,
+) -> Result<Vec<u8>, Failure> {
+    // A bidirectional call sends its message again and again, as each falls due.
+    if !m.is_client_streaming() || m.is_server_streaming() {
         return Ok(framed.to_vec());
     }
     let n = s.messages.unwrap_or(1);
     let total = framed.len().saturating_mul(n as usize);
     if total > GRPC_STREAM_MAX_BYTES {
         return Err(usage(format!(
-            "--grpc-stream-messages {n}: {n} messages of {} bytes are {total} bytes, past the {GRPC_STREAM_MAX_BYTES} bytes (64 MiB) a client stream sends a call: give {} or fewer",
+            "{} {n}: {n} messages of {} bytes are {total} bytes, past the {GRPC_STREAM_MAX_BYTES} bytes (64 MiB) a client stream sends a call: give {} or fewer",
+            names.stream[0],
             framed.len(),
             GRPC_STREAM_MAX_BYTES / framed.len().max(1)
         )));

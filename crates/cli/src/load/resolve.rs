@@ -247,9 +247,13 @@ fn grpc_call(
             .as_deref()
             .map(|d| timeout("--grpc-stream-duration", d))
             .transpose()?,
+        interval: a
+            .grpc_stream_interval
+            .as_deref()
+            .map(|d| interval("--grpc-stream-interval", d))
+            .transpose()?,
         deadline,
         echo: a.expect_echo,
-        save: !a.dist.save.is_empty(),
     };
     let headers = headers(a)?;
     let server = super::grpc::Server {
@@ -267,7 +271,7 @@ fn grpc_call(
         messages,
         max_message: a.max_message,
         expect_json: a.expect_json.as_deref(),
-        stream: Some(stream),
+        stream,
         server: Some(server),
         compress: super::grpc::compression(a.grpc_compress.as_deref())?,
     };
@@ -275,7 +279,7 @@ fn grpc_call(
 }
 
 /// The gRPC flags, each given or not.
-fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 9] {
+fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 10] {
     [
         ("--proto", a.proto.is_some()),
         ("--protoset", a.protoset.is_some()),
@@ -285,6 +289,7 @@ fn grpc_flags(a: &LoadArgs) -> [(&'static str, bool); 9] {
         ("--expect-json", a.expect_json.is_some()),
         ("--grpc-stream-messages", a.grpc_stream_messages.is_some()),
         ("--grpc-stream-duration", a.grpc_stream_duration.is_some()),
+        ("--grpc-stream-interval", a.grpc_stream_interval.is_some()),
         ("--grpc-compress", a.grpc_compress.is_some()),
     ]
 }
@@ -812,6 +817,17 @@ fn timeout(flag: &str, value: &str) -> Result<Duration, Failure> {
     match parse_duration(value) {
         Ok(d) if d.is_zero() => Err(Failure::usage(anyhow!(
             "{flag} {value}: a timeout must be more than 0 (e.g. {flag} 30)"
+        ))),
+        Ok(d) => Ok(d),
+        Err(e) => Err(Failure::usage(anyhow!("{flag}: {e}"))),
+    }
+}
+
+/// A time between two events (`--grpc-stream-interval`): more than 0.
+fn interval(flag: &str, value: &str) -> Result<Duration, Failure> {
+    match parse_duration(value) {
+        Ok(d) if d.is_zero() => Err(Failure::usage(anyhow!(
+            "{flag} {value}: an interval must be more than 0: give one (e.g. {flag} 10ms), or drop it to send each message as soon as the reply to the one before arrived"
         ))),
         Ok(d) => Ok(d),
         Err(e) => Err(Failure::usage(anyhow!("{flag}: {e}"))),

@@ -228,7 +228,7 @@ fn list_text(name: &str, key: &str, dir: &Path, f: &Path) -> Result<(PathBuf, St
 /// Each gRPC workload's call (`protocol = "grpc"`), resolved as `load`'s is: its schema
 /// read (`proto` or `protoset`, relative to the plan's directory), its method found, its
 /// `message` (or each of its list's) checked against the input type, `expect.json`
-/// against the output type; then the call's fields (gRPC's, then the workload's
+/// against the output type, its `stream` bounds against the method's shape; then the call's fields (gRPC's, then the workload's
 /// `headers`; its `grpc-timeout` the plan's `timeout`), its body and its reply check.
 fn read_grpc(plan: &mut Plan, dir: &Path, bodies: &mut [Vec<u8>]) -> Result<(), Failure> {
     use crate::load::grpc::{call, Flags, PLAN_KEYS};
@@ -247,8 +247,13 @@ fn read_grpc(plan: &mut Plan, dir: &Path, bodies: &mut [Vec<u8>]) -> Result<(), 
             messages: w.message_list.as_ref(),
             max_message: None,
             expect_json: g.expect_json.as_deref(),
-            // Plans load unary methods only so far.
-            stream: None,
+            stream: crate::load::grpc::StreamFlags {
+                messages: g.stream.messages,
+                duration: g.stream.duration,
+                interval: g.stream.interval,
+                deadline: timeout,
+                echo: w.expect.echo,
+            },
             server: None,
             compress: false,
         };

@@ -80,8 +80,9 @@ fn passes(w: &Workload) -> [(&'static str, u64, usize); 2] {
     [("sequential", VERIFY_SEQUENTIAL, 1), ("concurrent", n, c)]
 }
 
-/// Whether a pass of `n` requests (journeys) of workload `w` went as it must: every
-/// request answered as expected (every journey ended, and each of its steps was ok).
+/// Whether a pass of `n` requests (journeys, gRPC calls) of workload `w` went as it must:
+/// every request answered as expected (every journey ended, and each of its steps was ok;
+/// every streaming call ended well, nothing failed).
 fn passed(w: &Workload, r: &RunResult, n: u64) -> bool {
     if r.counts.failed() > 0 {
         return false;
@@ -90,6 +91,10 @@ fn passed(w: &Workload, r: &RunResult, n: u64) -> bool {
         let ended: u64 = r.journeys.iter().map(|j| j.completed).sum();
         let ok: u64 = r.journeys.iter().map(|j| j.ok).sum();
         return ended == n && ok == n;
+    }
+    // A streaming gRPC call's counts count its replies or messages: every call ended well.
+    if let Some(st) = r.stream.as_deref() {
+        return st.calls_ok == n;
     }
     r.counts.ok == n
 }
@@ -109,10 +114,14 @@ fn failed_steps(r: &RunResult) -> String {
     format!("\n    steps: {}", failed.join("; "))
 }
 
-/// What a pass of workload `w` counts: requests, journeys, or WebSocket messages or pings.
+/// What a pass of workload `w` counts: requests, journeys, gRPC calls, or WebSocket
+/// messages or pings.
 fn unit(w: &Workload) -> &'static str {
     if w.journeys.is_some() {
         return "journeys";
+    }
+    if w.grpc.is_some() {
+        return "calls";
     }
     match (w.protocol, w.hold) {
         (Protocol::WebSocket, Some(_)) => "pings",

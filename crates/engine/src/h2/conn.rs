@@ -26,7 +26,7 @@ use super::frame::{self, ErrorCode, Flags, FrameError, Kind, Oversized, Reader};
 use super::hpack::{self, Fields};
 use super::request::{table_size_update, Prepared};
 use crate::exchange::{Begin, Exchange};
-use shootout_model::FailureKind;
+use shootout_model::{FailureKind, GRPC_STREAM_MAX_BYTES};
 use std::time::Instant;
 
 /// The receive window we announce for every stream and open for the connection: 2^30 − 1
@@ -77,6 +77,9 @@ pub enum Event {
     /// A server-streaming call in this slot read this many more replies, whole and as
     /// expected.
     Replies(usize, u32),
+    /// A bidirectional call in this slot read replies that answer its messages from this
+    /// index (0-based, in the order sent) on: this many, whole and as expected.
+    Echoes(usize, u32, u32),
     /// The server-streaming call in this slot was ended by the client at its limit
     /// (RST_STREAM CANCEL written): it ended well.
     Stopped(usize),
@@ -188,8 +191,14 @@ pub struct Stream {
     /// A gRPC call's answer so far (unused for other requests).
     grpc: crate::h2::grpc::Call,
     /// The stream's own body, when the run's bodies vary (a gRPC list's messages, a
-    /// journey's steps; see [`Connection::staged`]); the run's body otherwise.
+    /// journey's steps; see [`Connection::staged`]; a bidirectional call's messages as
+    /// they fall due); the run's body otherwise.
     own: Vec<u8>,
+    /// More of the body is to come (a bidirectional call's side still open): its last
+    /// DATA frame does not end the stream.
+    sending: bool,
+    /// Our END_STREAM was written.
+    half_closed: bool,
     /// Its request is a HEAD: its answer has no body whatever its content-length says.
     head: bool,
     /// Journeys: what the stream keeps of its answer ([`Connection::keep`]).
@@ -199,9 +208,10 @@ pub struct Stream {
 impl Stream {
     /// The body the stream sends: its own, or the run's.
     fn body<'a>(own: &'a [u8], req: &'a Prepared) -> &'a [u8] {
-        match req.varies() {
-            true => own,
-            false => &req.body,
+        if req.varies() || req.grpc.as_ref().is_some_and(|r| r.bidi()) {
+            own
+        } else {
+            &req.body
         }
     }
 }
@@ -305,6 +315,8 @@ impl Connection {
                     recv_window: 0,
                     grpc: crate::h2::grpc::Call::default(),
                     own: Vec::new(),
+                    sending: false,
+                    half_closed: false,
                     head: false,
                     kept: None,
                 })
@@ -507,6 +519,57 @@ impl Connection {
         self.streams[slot].grpc.last
     }
 
+    /// The gRPC call in `slot` as it stands.
+    pub fn call(&self, slot: usize) -> &crate::h2::grpc::Call {
+        &self.streams[slot].grpc
+    }
+
+    /// Whether the bidirectional call in `slot` may still send: open, and its side not
+    /// ended.
+    pub fn may_send(&self, slot: usize) -> bool {
+        let s = &self.streams[slot];
+        s.id != 0 && !s.done && s.sending
+    }
+
+    /// Sends the bidirectional call in `slot` its next message, `framed` (behind its
+    /// prefix), due at `due`; `last`: its side ends with it. The message waits for the
+    /// windows as a body does. Refused (false, nothing sent) when the bytes still
+    /// waiting for the windows would pass [`GRPC_STREAM_MAX_BYTES`] with it.
+    pub fn send_message(
+        &mut self,
+        req: &Prepared,
+        slot: usize,
+        framed: &[u8],
+        due: Instant,
+        last: bool,
+    ) -> bool {
+        let s = &mut self.streams[slot];
+        if s.body_sent == s.own.len() {
+            s.own.clear();
+            s.body_sent = 0;
+        } else if s.body_sent > s.own.len() / 2 {
+            s.own.drain(..s.body_sent);
+            s.body_sent = 0;
+        }
+        if s.own.len() - s.body_sent + framed.len() > GRPC_STREAM_MAX_BYTES {
+            return false;
+        }
+        s.own.extend_from_slice(framed);
+        s.grpc.sent += 1;
+        s.grpc.due = Some(due);
+        s.sending = !last;
+        self.push_body(req, slot);
+        true
+    }
+
+    /// Ends the sending side of the bidirectional call in `slot`: END_STREAM goes with
+    /// its last bytes, or alone when they are all written.
+    pub fn close_send(&mut self, req: &Prepared, slot: usize) {
+        let s = &mut self.streams[slot];
+        s.sending = false;
+        self.push_body(req, slot);
+    }
+
     /// Opens a stream for `req` (there must be [`Connection::room`]): writes its HEADERS
     /// (and CONTINUATION when the block is over the server's frame size) and as much of the
     /// body as the windows allow. Returns its slot.
@@ -528,15 +591,24 @@ impl Connection {
         s.send_window = self.peer_window;
         s.body_sent = 0;
         s.recv_window = RECV_WINDOW;
+        s.half_closed = false;
+        s.sending = false;
         if let Some(reply) = &req.grpc {
             s.grpc.begin();
             s.grpc.frames.begin_with(reply.cap());
+            // A bidirectional call's messages follow as they fall due.
+            if reply.bidi() {
+                s.sending = true;
+                s.own.clear();
+            }
         }
         s.head = req.head_request;
-        if req.varies() {
+        if req.varies() && !s.sending {
             std::mem::swap(&mut s.own, &mut self.staged);
         }
-        let bodiless = Stream::body(&self.streams[slot].own, req).is_empty();
+        let s = &self.streams[slot];
+        let bodiless = Stream::body(&s.own, req).is_empty() && !s.sending;
+        self.streams[slot].half_closed = bodiless;
         self.write_headers(req, id, bodiless);
         if !bodiless {
             self.push_body(req, slot);
@@ -594,10 +666,17 @@ impl Connection {
         }
     }
 
-    /// Writes as much of the body of the stream in `slot` as both windows allow.
+    /// Writes as much of the body of the stream in `slot` as both windows allow; the
+    /// last of it ends the stream unless more is to come (and once nothing more is, an
+    /// empty DATA frame ends it when every byte is out).
     fn push_body(&mut self, req: &Prepared, slot: usize) {
         let s = &mut self.streams[slot];
         let body = Stream::body(&s.own, req);
+        if s.body_sent == body.len() && !s.sending && !s.half_closed {
+            frame::head(&mut self.out, 0, Kind::Data, Flags::data(true), s.id);
+            s.half_closed = true;
+            return;
+        }
         while s.body_sent < body.len() {
             let window = s.send_window.min(self.send_window);
             if window <= 0 {
@@ -606,7 +685,8 @@ impl Connection {
             let n = (body.len() - s.body_sent)
                 .min(window as usize)
                 .min(self.peer_max_frame);
-            let end = s.body_sent + n == body.len();
+            let end = s.body_sent + n == body.len() && !s.sending;
+            s.half_closed |= end;
             frame::head(&mut self.out, n, Kind::Data, Flags::data(end), s.id);
             self.out
                 .extend_from_slice(&body[s.body_sent..s.body_sent + n]);

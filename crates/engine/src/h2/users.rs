@@ -428,7 +428,7 @@ impl<'a> Users<'a, H2> {
                     }
                 }
                 // A journey's steps are no gRPC calls.
-                Event::Replies(..) | Event::Stopped(_) => {}
+                Event::Replies(..) | Event::Echoes(..) | Event::Stopped(_) => {}
                 Event::Unprocessed(slot) => self.unprocessed(i, slot, now),
                 Event::Reset(code) => self.core.rec.counts.count_reset(code.0),
                 Event::Goaway => self.core.rec.counts.goaways += 1,

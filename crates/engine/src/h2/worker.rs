@@ -26,7 +26,7 @@ use crate::linger::Closing;
 use crate::recorder::Timing;
 use crate::template::Gen;
 use crate::transport::Transport;
-use shootout_model::{FailureKind, StreamStats, GRPC_STREAM_MAX_BYTES};
+use shootout_model::{FailureKind, GrpcStream, StreamStats, GRPC_STREAM_MAX_BYTES};
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -53,7 +53,17 @@ struct Worker<'a> {
     gen: Gen,
     /// A templated message's text, rendered before it is encoded.
     json: Vec<u8>,
+    /// Bidi: the next message due of each call sent on a schedule (`--grpc-stream-interval`).
+    due: Schedule,
+    /// Bidi: the message being sent, rendered.
+    msg: Vec<u8>,
 }
+
+/// Bidi: the calls' next messages on their schedules, earliest first: when the message is
+/// due, the connection and the slot of its call, the call's stream id and start (to know
+/// a later call in the same slot), and the message's index.
+type Schedule =
+    std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize, usize, u32, Instant, u32)>>;
 
 /// Builds the worker around its `core`.
 pub(crate) fn set_up<'a>(core: Core<'a>, req: &'a Prepared) -> io::Result<impl Protocol<'a>> {
@@ -73,12 +83,15 @@ pub(crate) fn set_up<'a>(core: Core<'a>, req: &'a Prepared) -> io::Result<impl P
             None => Gen::new(0, false, 1, a.index, sh.workers),
         },
         json: Vec::new(),
+        due: Schedule::new(),
+        msg: Vec::new(),
     };
     if let Some(r) = &req.grpc {
         w.core.rec.stream = r.shape().map(|shape| {
             let mut s = StreamStats::new(shape);
             if r.client_streaming {
-                s.messages_per_call = r.stream.messages.unwrap_or(1);
+                let bounded = r.stream.duration.is_none();
+                s.messages_per_call = r.stream.messages.unwrap_or(u32::from(bounded));
             }
             Box::new(s)
         });
@@ -126,9 +139,42 @@ impl<'a> Protocol<'a> for Worker<'a> {
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
         self.core.in_flight += 1;
         self.stage(i);
-        self.conns[i].h2.open(self.req, Begin::at(due, now));
+        let slot = self.conns[i].h2.open(self.req, Begin::at(due, now));
+        self.chat(i, slot);
         self.flush(i, now);
         Taken::Sent
+    }
+
+    /// Bidi: the earliest message due on a schedule.
+    fn next_wake(&self) -> Option<Instant> {
+        self.due.peek().map(|e| e.0 .0)
+    }
+
+    /// Bidi: the messages due are sent, each call's next one scheduled.
+    fn wake(&mut self, now: Instant) {
+        let mut touched = std::mem::take(&mut self.scratch);
+        while let Some(&std::cmp::Reverse((due, i, slot, id, start, j))) = self.due.peek() {
+            if due > now {
+                break;
+            }
+            self.due.pop();
+            let h2 = &self.conns[i].h2;
+            let same = h2.may_send(slot)
+                && h2.stream(slot).id == id
+                && h2.stream(slot).exchange.start == start
+                && h2.call(slot).sent == j;
+            if same {
+                self.send_next(i, slot, due);
+                if !touched.contains(&i) {
+                    touched.push(i);
+                }
+            }
+        }
+        for &i in &touched {
+            self.flush(i, now);
+        }
+        touched.clear();
+        self.scratch = touched;
     }
 
     /// Lingering sockets, then the loop's sweep.
@@ -174,6 +220,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
                 .filter(|&s| h2.stream(s).exchange.overdue(now, timeout)),
         );
         for &slot in &late {
+            self.tally(i, slot);
             let ex = &self.conns[i].h2.stream(slot).exchange;
             self.core.fail(ex, now, FailureKind::Timeout);
             self.conns[i].h2.cancel(slot);
@@ -260,13 +307,14 @@ impl Worker<'_> {
             self.stage(i);
             let (start, connect) = self.conns[i].life.carried(now);
             let c = &mut self.conns[i];
-            c.h2.open(
+            let slot = c.h2.open(
                 self.req,
                 Begin {
                     connect,
                     ..Begin::at(start, now)
                 },
             );
+            self.chat(i, slot);
         }
         self.conns[i].life.used();
     }
@@ -278,7 +326,7 @@ impl Worker<'_> {
             .req
             .grpc
             .as_ref()
-            .filter(|r| r.server_streaming)
+            .filter(|r| r.server_only())
             .and_then(|r| r.stream.duration)
         else {
             return;
@@ -305,6 +353,10 @@ impl Worker<'_> {
     /// when the run sends one body).
     fn stage(&mut self, i: usize) {
         let Some(m) = &self.req.messages else { return };
+        if self.bidi().is_some() {
+            // Its messages are rendered as they fall due.
+            return;
+        }
         let out = &mut self.conns[i].h2.staged;
         match self.req.grpc.as_ref().filter(|r| r.client_streaming) {
             Some(r) => {
@@ -322,7 +374,7 @@ impl Worker<'_> {
         // request's do.
         let _ = now;
         self.stage(i);
-        self.conns[i].h2.open(
+        let slot = self.conns[i].h2.open(
             self.req,
             Begin {
                 start: r.start,
@@ -331,6 +383,7 @@ impl Worker<'_> {
                 retried: true,
             },
         );
+        self.chat(i, slot);
     }
 
     /// Handles the `n` bytes read into the buffer for connection `i`; false when the
@@ -378,6 +431,7 @@ impl Worker<'_> {
                 Event::Failed(slot, kind) => self.fail(i, slot, now, kind),
                 Event::Rejected(slot, kind) => self.reject(i, slot, now, kind),
                 Event::Replies(slot, n) => self.replies(i, slot, n, now),
+                Event::Echoes(slot, first, n) => self.echoes(i, slot, first, n, now),
                 Event::Stopped(slot) => self.settle(i, slot, now, true),
                 Event::Unprocessed(slot) => {
                     let ex = &self.conns[i].h2.stream(slot).exchange;
@@ -455,15 +509,7 @@ impl Worker<'_> {
         };
         let rec = &mut self.core.rec;
         if let Some(s) = rec.stream.as_deref_mut() {
-            let us = |d: Duration| d.as_micros().min(u128::from(u32::MAX)) as u64;
-            match prev {
-                None => s.first_reply.saturating_record(us(now - first.start)),
-                Some(p) => s.gaps.saturating_record(us(now - p)),
-            }
-            if n > 1 {
-                s.gaps.saturating_record_n(0, u64::from(n - 1));
-            }
-            s.replies += u64::from(n);
+            stream_timed(s, prev.ok_or(first.start), n, now);
         }
         rec.reply(&first);
         let at_once = Timing::ended(now, now, Some(now), now, Duration::ZERO, 0);
@@ -472,9 +518,117 @@ impl Worker<'_> {
         }
     }
 
+    /// The run's call streams both ways: its bounds.
+    fn bidi(&self) -> Option<GrpcStream> {
+        self.req
+            .grpc
+            .as_ref()
+            .filter(|r| r.bidi())
+            .map(|r| r.stream)
+    }
+
+    /// Bidi: the call just opened in `slot` of connection `i` sends its first message,
+    /// due at the call's start.
+    fn chat(&mut self, i: usize, slot: usize) {
+        if self.bidi().is_some() {
+            let due = self.conns[i].h2.stream(slot).exchange.start;
+            self.send_next(i, slot, due);
+        }
+    }
+
+    /// Bidi: the call in `slot` of connection `i` sends its next message, due at `due`
+    /// (its last when its bounds say so); on a schedule, the one after is scheduled. A
+    /// message the call cannot hold ([`Connection::send_message`]) ends its side instead.
+    fn send_next(&mut self, i: usize, slot: usize, due: Instant) {
+        let Some(st) = self.bidi() else { return };
+        let req = self.req;
+        let j = self.conns[i].h2.call(slot).sent;
+        let last = st.is_last(j);
+        if let Some(m) = &req.messages {
+            m.render(&mut self.gen, &mut self.json, &mut self.msg);
+        }
+        let msg = match req.messages {
+            Some(_) => &self.msg,
+            None => &req.body,
+        };
+        let h2 = &mut self.conns[i].h2;
+        if !h2.send_message(req, slot, msg, due, last) {
+            return h2.close_send(req, slot);
+        }
+        if let (false, Some(every)) = (last, st.interval) {
+            let s = h2.stream(slot);
+            let next = (due + every, i, slot, s.id, s.exchange.start, j + 1);
+            self.due.push(std::cmp::Reverse(next));
+        }
+    }
+
+    /// Bidi: the call in `slot` of connection `i` read `n` replies at `now`, matching its
+    /// messages from index `first` on: each a unit, its latency from its message's due
+    /// time (the first message's is the call's start, and its connect time is charged to
+    /// it). Without a schedule, the next message follows at once.
+    fn echoes(&mut self, i: usize, slot: usize, first: u32, n: u32, now: Instant) {
+        let Some(st) = self.bidi() else { return };
+        let prev = self.conns[i].h2.replied(slot, now);
+        let h2 = &self.conns[i].h2;
+        let ex = &h2.stream(slot).exchange;
+        let (start, sent, connect) = (ex.start, ex.sent, ex.connect);
+        let last_due = h2.call(slot).due.unwrap_or(start);
+        let rec = &mut self.core.rec;
+        if let Some(s) = rec.stream.as_deref_mut() {
+            stream_timed(s, prev.ok_or(start), n, now);
+        }
+        for j in first..first.saturating_add(n) {
+            let due = match st.interval {
+                _ if j == 0 => {
+                    rec.reply(&Timing::ended(start, sent, Some(now), now, connect, 0));
+                    continue;
+                }
+                Some(every) => start.checked_add(every.saturating_mul(j)).unwrap_or(now),
+                None => last_due,
+            };
+            rec.reply(&Timing::ended(due, due, Some(now), now, Duration::ZERO, 0));
+        }
+        if st.interval.is_none() {
+            self.pong(i, slot, now, st);
+        }
+    }
+
+    /// Bidi without a schedule: the call in `slot` of connection `i`, every message it
+    /// sent answered, sends its next one now, or ends its side once its duration passed.
+    fn pong(&mut self, i: usize, slot: usize, now: Instant, st: GrpcStream) {
+        let h2 = &self.conns[i].h2;
+        if !h2.may_send(slot) || h2.call(slot).unanswered() > 0 {
+            return;
+        }
+        let start = h2.stream(slot).exchange.start;
+        if st
+            .duration
+            .is_some_and(|d| now.saturating_duration_since(start) >= d)
+        {
+            self.conns[i].h2.close_send(self.req, slot);
+        } else {
+            self.send_next(i, slot, now);
+        }
+    }
+
+    /// Bidi: the call in `slot` of connection `i` ends: its messages sent, its replies
+    /// matched to none and its messages left unanswered are counted.
+    fn tally(&mut self, i: usize, slot: usize) {
+        if self.bidi().is_none() {
+            return;
+        }
+        let c = self.conns[i].h2.call(slot);
+        if let Some(s) = self.core.rec.stream.as_deref_mut() {
+            s.sent += u64::from(c.sent);
+            s.unmatched += u64::from(c.unmatched);
+            s.unanswered += u64::from(c.unanswered());
+        }
+    }
+
     /// The server-streaming call in `slot` of connection `i` ended well at `now`: the
     /// server's OK, or the client's limit (`cancelled`). Its replies were its units.
     fn settle(&mut self, i: usize, slot: usize, now: Instant, cancelled: bool) {
+        self.tally(i, slot);
         let c = &mut self.conns[i];
         let t = since_last(c, slot, now);
         let ex = &c.h2.stream(slot).exchange;
@@ -488,6 +642,7 @@ impl Worker<'_> {
     /// check as `kind`: counted once, with its status and its time (a server stream's
     /// from its last reply).
     fn reject(&mut self, i: usize, slot: usize, now: Instant, kind: FailureKind) {
+        self.tally(i, slot);
         let c = &mut self.conns[i];
         let t = since_last(c, slot, now);
         let (ex, server) = c.h2.answered(slot);
@@ -501,6 +656,7 @@ impl Worker<'_> {
 
     /// The stream in `slot` of connection `i` ended without a good answer.
     fn fail(&mut self, i: usize, slot: usize, now: Instant, kind: FailureKind) {
+        self.tally(i, slot);
         let ex = &self.conns[i].h2.stream(slot).exchange;
         self.core.fail(ex, now, kind);
         self.conns[i].h2.free(slot);
@@ -546,6 +702,21 @@ impl Worker<'_> {
         }
         self.lost_open(i, now, answered, spent);
     }
+}
+
+/// A streaming call read `n` replies at `now`: its first reply timed from its start
+/// (`Err(start)`) or its gap from the reply before (`Ok(that reply)`), and the replies
+/// read at once 0 apart.
+fn stream_timed(s: &mut StreamStats, since: Result<Instant, Instant>, n: u32, now: Instant) {
+    let us = |d: Duration| d.as_micros().min(u128::from(u32::MAX)) as u64;
+    match since {
+        Err(start) => s.first_reply.saturating_record(us(now - start)),
+        Ok(p) => s.gaps.saturating_record(us(now - p)),
+    }
+    if n > 1 {
+        s.gaps.saturating_record_n(0, u64::from(n - 1));
+    }
+    s.replies += u64::from(n);
 }
 
 /// The timings of the call in `slot` of `c` ended at `now`: from its start, or from its

@@ -1,7 +1,8 @@
-//! A plan's gRPC workloads (`protocol = "grpc"`): a unary call of `method`
+//! A plan's gRPC workloads (`protocol = "grpc"`): a call of `method`
 //! (`package.Service/Method`) with the schema from `proto` or `protoset` (relative to the
 //! plan's directory), the request from `message` (JSON) or a list of them (`messages`),
-//! and what a good reply holds (`expect.json`, `expect.echo`). The call is an HTTP/2
+//! a streaming method's bounds (`stream = { messages, duration, interval }`, as `load`'s
+//! `--grpc-stream-*` flags), and what a good reply holds (`expect.json`, `expect.echo`). The call is an HTTP/2
 //! stream (`streams` as for `h2`); the files are read and the messages checked against
 //! the schema by whoever loads the plan's files (the model does no I/O). Each refusal
 //! names the workload, the key and the fix, at the key's line.
@@ -24,6 +25,18 @@ pub struct GrpcWorkload {
     pub message: Option<String>,
     /// `expect.json`: fields the reply must hold, as JSON.
     pub expect_json: Option<String>,
+    /// `stream`: a streaming method's bounds (checked against the method's shape once
+    /// its schema is read).
+    pub stream: crate::GrpcStream,
+}
+
+/// A workload's `stream` table as written.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileStream {
+    messages: Option<u32>,
+    duration: Option<String>,
+    interval: Option<String>,
 }
 
 /// Where a key was given, if it was.
@@ -45,6 +58,7 @@ impl Reader<'_> {
         let given = [
             ("proto", w.proto.as_ref().map(Spanned::span)),
             ("protoset", w.protoset.as_ref().map(Spanned::span)),
+            ("stream", w.stream.as_ref().map(Spanned::span)),
             (
                 "expect.json",
                 w.expect
@@ -91,8 +105,29 @@ impl Reader<'_> {
             protoset,
             message: w.message.as_ref().map(|m| m.get_ref().clone()),
             expect_json: expect_json(w, &err)?,
+            stream: stream(w, &err)?,
         })
     }
+}
+
+/// The workload's `stream` bounds: its durations read (more than 0).
+fn stream(w: &FileWorkload, err: &KeyError) -> Result<crate::GrpcStream, PlanError> {
+    let Some(st) = &w.stream else {
+        return Ok(crate::GrpcStream::default());
+    };
+    let span = Some(st.span());
+    let f = st.get_ref();
+    let read = |v: &Option<String>, key: &str| {
+        v.as_deref()
+            .map(|d| super::duration_of(d, key, false))
+            .transpose()
+            .map_err(|e| err(span.clone(), e))
+    };
+    Ok(crate::GrpcStream {
+        messages: f.messages,
+        duration: read(&f.duration, "stream.duration")?,
+        interval: read(&f.interval, "stream.interval")?,
+    })
 }
 
 /// Where in the plan's text a key was given.

@@ -179,9 +179,10 @@ fn workload(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
     line!(o);
     line!(
         o,
-        "## {}{}",
+        "## {}{}{}",
         md_escape(w.name),
-        super::words::websocket_note(a, w)
+        super::words::websocket_note(a, w),
+        super::words::stream_note(w)
     );
     line!(o);
     let mut table = cells_table(a, w);

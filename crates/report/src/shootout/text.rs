@@ -82,9 +82,10 @@ fn workload_section(o: &mut String, run: &StoredRun, a: &Analysis, w: &WorkloadB
     line!(o);
     line!(
         o,
-        "{}{}",
+        "{}{}{}",
         terminal_line(w.name),
-        super::words::websocket_note(a, w)
+        super::words::websocket_note(a, w),
+        super::words::stream_note(w)
     );
     cells_table(a, w).text(o, "  ");
     let (intervals, note) = intervals_table(a, w);

@@ -38,6 +38,25 @@ pub(crate) fn websocket_note(a: &Analysis, w: &WorkloadBlock) -> &'static str {
     }
 }
 
+/// What a streaming gRPC workload's requests are, beside its name in the run's reports,
+/// in the words of `shootout load`'s unit (`load.unit`): ` (gRPC bidi streaming: a
+/// request is a message and its reply)`. Taken from the stored steps' calls (their shape,
+/// schema 23); empty for any other workload, and for steps stored before.
+pub(crate) fn stream_note(w: &WorkloadBlock) -> &'static str {
+    let shape = w
+        .levels
+        .iter()
+        .flat_map(|l| &l.cells)
+        .flat_map(|c| &c.steps)
+        .find_map(|s| s.result.stream.as_deref().map(|st| st.shape));
+    match shape {
+        Some("server") => " (gRPC server streaming: a request is one reply of a call)",
+        Some("bidi") => " (gRPC bidi streaming: a request is a message and its reply)",
+        Some("client") => " (gRPC client streaming: a request is a call of its messages)",
+        _ => "",
+    }
+}
+
 /// ab's percentile rows of the "served within" table (100 is the slowest request).
 pub const SERVED_PERCENTS: [u32; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
 

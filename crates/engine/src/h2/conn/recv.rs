@@ -349,20 +349,10 @@ impl Connection {
         let s = &mut self.streams[slot];
         s.exchange.body(body);
         if let Some(reply) = &req.grpc {
-            let sent = Stream::body(&s.own, req).get(5..).unwrap_or_default();
-            let before = s.grpc.frames.good();
-            s.grpc.frames.feed(body, reply, sent);
-            if reply.server_streaming {
-                let n = s.grpc.frames.good() - before;
-                if n > 0 {
-                    self.events.push(Event::Replies(slot, n));
-                }
-                // At its limit, a stream the server has not ended is cancelled.
-                if !end && self.streams[slot].grpc.frames.full() {
-                    self.control()?;
-                    self.stop(slot);
-                    return Ok(());
-                }
+            if reply.bidi() {
+                self.echoes(slot, body, req);
+            } else if self.replies(slot, body, req, end)? {
+                return Ok(());
             }
         }
         let s = &mut self.streams[slot];
@@ -379,6 +369,54 @@ impl Connection {
             self.finish(slot, req);
         }
         Ok(())
+    }
+
+    /// DATA of a unary, client- or server-streaming call's answer: its messages read; a
+    /// server stream's good ones reported, and the stream cancelled at its limit (true
+    /// then: nothing more to do with the frame).
+    fn replies(
+        &mut self,
+        slot: usize,
+        body: &[u8],
+        req: &Prepared,
+        end: bool,
+    ) -> Result<bool, ConnError> {
+        let Some(reply) = &req.grpc else {
+            return Ok(false);
+        };
+        let s = &mut self.streams[slot];
+        let sent = Stream::body(&s.own, req).get(5..).unwrap_or_default();
+        let before = s.grpc.frames.good();
+        s.grpc.frames.feed(body, reply, sent);
+        if !reply.server_streaming {
+            return Ok(false);
+        }
+        let n = s.grpc.frames.good() - before;
+        if n > 0 {
+            self.events.push(Event::Replies(slot, n));
+        }
+        // At its limit, a stream the server has not ended is cancelled.
+        if !end && self.streams[slot].grpc.frames.full() {
+            self.control()?;
+            self.stop(slot);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// DATA of a bidirectional call's answer: its replies read, matched in order to the
+    /// messages sent, the good matched ones reported ([`Event::Echoes`]). An echo is
+    /// checked against the run's one message.
+    fn echoes(&mut self, slot: usize, body: &[u8], req: &Prepared) {
+        let Some(reply) = &req.grpc else { return };
+        let c = &mut self.streams[slot].grpc;
+        let (read, good) = (c.frames.messages(), c.frames.good());
+        let sent = req.body.get(5..).unwrap_or_default();
+        c.frames.feed(body, reply, sent);
+        let (first, n) = c.matched_since(read, good);
+        if n > 0 {
+            self.events.push(Event::Echoes(slot, first, n));
+        }
     }
 
     /// A header block is complete: decode it (always, to keep the HPACK table in step),
@@ -520,15 +558,29 @@ impl Connection {
         let bodiless = s.head || status == 204 || status == 304;
         if !bodiless && s.length.is_some_and(|l| l != s.exchange.body_len) {
             self.end(slot, Event::Failed(slot, FailureKind::Malformed));
-        } else if let Some(kind) = req
-            .grpc
-            .as_ref()
-            .and_then(|r| s.grpc.verdict(status, r.server_streaming))
-        {
+        } else if let Some(kind) = req.grpc.as_ref().and_then(|r| {
+            let v = s.grpc.verdict(status, r.server_streaming);
+            v.or_else(|| r.bidi().then(|| s.grpc.bidi_verdict()).flatten())
+        }) {
             self.end(slot, Event::Rejected(slot, kind));
         } else {
             self.end(slot, Event::Answered(slot));
         }
+        self.abort_sending(slot);
+    }
+
+    /// The server ended the stream in `slot` before our side ended (a bidirectional call
+    /// with messages still to send): RST_STREAM NO_ERROR tells it no more is coming
+    /// (RFC 9113 §8.1), so it need not wait for our END_STREAM.
+    fn abort_sending(&mut self, slot: usize) {
+        let s = &mut self.streams[slot];
+        if s.half_closed || s.id == 0 {
+            return;
+        }
+        s.half_closed = true;
+        s.sending = false;
+        let id = s.id;
+        frame::rst_stream(&mut self.out, id, frame::NO_ERROR);
     }
 }
 

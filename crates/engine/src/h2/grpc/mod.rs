@@ -65,12 +65,24 @@ pub struct Reply {
 }
 
 impl Reply {
-    /// The most replies a call reads before it is cancelled (`u32::MAX`: no limit).
+    /// The most replies a call reads before it is cancelled (`u32::MAX`: no limit; a
+    /// bidirectional call reads every reply, those past its messages counted).
     pub fn cap(&self) -> u32 {
-        match (self.server_streaming, self.stream.messages) {
+        match (self.server_only(), self.stream.messages) {
             (true, Some(n)) => n,
             _ => u32::MAX,
         }
+    }
+
+    /// The method streams both ways: messages on the call's schedule, each answered in
+    /// order by a reply.
+    pub fn bidi(&self) -> bool {
+        self.client_streaming && self.server_streaming
+    }
+
+    /// The method streams replies to one request.
+    pub fn server_only(&self) -> bool {
+        self.server_streaming && !self.client_streaming
     }
 
     /// The method's shape, as the report names it; `None` for a unary method.
@@ -361,6 +373,12 @@ pub struct Call {
     pub frames: Frames,
     /// When its last reply was read (server streaming).
     pub last: Option<std::time::Instant>,
+    /// Bidi: the messages sent (queued on the stream), in order.
+    pub sent: u32,
+    /// Bidi: the replies read past the messages sent (matched to none).
+    pub unmatched: u32,
+    /// Bidi: the due time of the last message sent.
+    pub due: Option<std::time::Instant>,
 }
 
 impl Call {
@@ -372,7 +390,38 @@ impl Call {
         self.trailers = false;
         self.tail = None;
         self.last = None;
+        self.sent = 0;
+        self.unmatched = 0;
+        self.due = None;
         self.frames.begin();
+    }
+
+    /// Bidi: the replies read since `before` whole messages were, matched in order to the
+    /// messages sent: the first matched reply's index and how many of those were good
+    /// (as expected); those past the messages sent are counted unmatched.
+    pub fn matched_since(&mut self, before: u32, good_before: u32) -> (u32, u32) {
+        let read = self.frames.messages();
+        let matched_end = read.min(self.sent).max(before);
+        self.unmatched = self.unmatched.saturating_add(read - matched_end);
+        let good = self.frames.good() - good_before;
+        (before, good.min(matched_end - before))
+    }
+
+    /// Bidi: the messages sent that no reply matched (yet).
+    pub fn unanswered(&self) -> u32 {
+        self.sent.saturating_sub(self.frames.messages())
+    }
+
+    /// Bidi: after the stream's own [`Call::verdict`] found nothing, a reply past the
+    /// messages sent, or a message left unanswered, fails the call.
+    pub fn bidi_verdict(&self) -> Option<FailureKind> {
+        if self.unmatched > 0 {
+            Some(FailureKind::GrpcUnmatched)
+        } else if self.unanswered() > 0 {
+            Some(FailureKind::GrpcUnanswered)
+        } else {
+            None
+        }
     }
 
     /// The final head's fields that gRPC reads: its `content-type`, its `grpc-status`,

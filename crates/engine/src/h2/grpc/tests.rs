@@ -617,6 +617,38 @@ fn a_list_s_messages_are_encoded_with_their_values_drawn() {
     }
 }
 
+/// Bidi: replies are matched to the messages sent in order; those past them are matched
+/// to none, the messages past the replies are unanswered, and the verdict says which.
+#[test]
+fn replies_match_messages_in_order() {
+    let r = reply(1024);
+    let one = framed(0, &hello(r#"{"message":"hello bob"}"#));
+    let mut c = Call::default();
+    c.begin();
+    c.sent = 2;
+    // One reply of two messages: the first matched, the second unanswered.
+    c.frames.feed(&one, &r, &[]);
+    assert_eq!(c.matched_since(0, 0), (0, 1));
+    assert_eq!((c.unmatched, c.unanswered()), (0, 1));
+    assert_eq!(c.bidi_verdict(), Some(FailureKind::GrpcUnanswered));
+    // Two more in one piece: the second message's reply, and one matched to none.
+    c.frames.feed(&one.repeat(2), &r, &[]);
+    assert_eq!(c.matched_since(1, 1), (1, 1));
+    assert_eq!((c.unmatched, c.unanswered()), (1, 0));
+    assert_eq!(c.bidi_verdict(), Some(FailureKind::GrpcUnmatched));
+    // A third message sent later does not take a reply already counted as unmatched.
+    c.sent = 3;
+    c.frames.feed(&one, &r, &[]);
+    assert_eq!(c.matched_since(3, 3), (3, 0));
+    assert_eq!(c.unmatched, 2);
+    // Every message answered once: no fault.
+    c.begin();
+    c.sent = 2;
+    c.frames.feed(&one.repeat(2), &r, &[]);
+    assert_eq!(c.matched_since(0, 0), (0, 2));
+    assert_eq!(c.bidi_verdict(), None);
+}
+
 /// The verdict of a good call whose one reply is `body` (framed already), its head
 /// agreeing to gzip or not, its DATA cut in pieces of `piece` bytes.
 fn compressed_verdict(r: &Reply, body: &[u8], agreed: bool, piece: usize) -> Option<FailureKind> {
