@@ -33,7 +33,10 @@ pub fn check(data: &[u8]) {
     let mut questions = 0;
     while let Some((asked, _)) = w.question() {
         questions += 1;
-        assert!(questions <= 1 + 1000 + LIMITS.files, "the walk does not end");
+        assert!(
+            questions <= 1 + 1000 + LIMITS.files,
+            "the walk does not end"
+        );
         let Some((n, tail)) = rest.split_first_chunk::<2>() else {
             return;
         };
@@ -42,15 +45,22 @@ pub fn check(data: &[u8]) {
         rest = tail;
         let taken = w.take(&asked, reply);
         let (files, bytes) = w.kept();
-        assert!(files <= LIMITS.files && bytes <= LIMITS.bytes, "{files} files, {bytes} bytes");
+        assert!(
+            files <= LIMITS.files && bytes <= LIMITS.bytes,
+            "{files} files, {bytes} bytes"
+        );
         if taken.is_err() {
             return;
         }
     }
     if let Ok(found) = w.finish(Version::V1) {
-        let pool = shootout_engine::grpc::decode_pool(&found.set).expect("a finished schema decodes");
+        let pool =
+            shootout_engine::grpc::decode_pool(&found.set).expect("a finished schema decodes");
         for s in &found.services {
-            assert!(pool.get_service_by_name(s).is_some(), "{s} named but not defined");
+            assert!(
+                pool.get_service_by_name(s).is_some(),
+                "{s} named but not defined"
+            );
         }
     }
 }
