@@ -2235,8 +2235,16 @@ fn a_journey_workload_is_stored_reported_ranked_and_compared_per_step() {
     assert!(changes.contains(&("one", "journey", "writer")), "{v}");
     let csv = format(&["compare", "1", "2"], "csv");
     assert_eq!(
-        csv.lines().filter(|l| l.contains(",journey")).count(),
+        csv.lines()
+            .filter(|l| l.contains(",journey_step,") || l.contains(",journey,"))
+            .count(),
         6,
+        "{csv}"
+    );
+    // Each contender's journey's busy time, compared apart.
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",journey_busy,")).count(),
+        2,
         "{csv}"
     );
 }
