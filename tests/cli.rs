@@ -1569,23 +1569,27 @@ fn a_search_says_it_shares_the_cpus_and_words_its_steps_one_way() {
 /// that worker opens for its next requests, each request on them unread to the end.
 #[test]
 fn connections_left_in_the_servers_accept_queue_are_said() {
+    // 50 req/s for a second on two workers, each with one connection opened ahead.
+    let load = |server: &TestServer, timeout: &str| -> serde_json::Value {
+        let out = shootout()
+            .args([
+                "load",
+                "--json",
+                "--rate",
+                "50",
+                "-c",
+                "2",
+                "--threads",
+                "2",
+            ])
+            .args(["-d", "1s", "-s", timeout])
+            .arg(server.url("/"))
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
     let server = TestServer::start(Behavior::HeldWorker).unwrap();
-    let out = shootout()
-        .args([
-            "load",
-            "--json",
-            "--rate",
-            "50",
-            "-c",
-            "2",
-            "--threads",
-            "2",
-        ])
-        .args(["-d", "1s", "-s", "30s"])
-        .arg(server.url("/"))
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = load(&server, "30s");
     let (ok, aborted) = (
         v["requests"]["ok"].as_u64().unwrap(),
         v["requests"]["aborted"].as_u64().unwrap(),
@@ -1610,22 +1614,7 @@ fn connections_left_in_the_servers_accept_queue_are_said() {
     assert!(number_before(" ms a connection") >= 100.0, "{m}");
     // A server that takes every connection at once leaves nothing to say.
     let hello = TestServer::start(Behavior::Hello).unwrap();
-    let out = shootout()
-        .args([
-            "load",
-            "--json",
-            "--rate",
-            "50",
-            "-c",
-            "2",
-            "--threads",
-            "2",
-        ])
-        .args(["-d", "1s"])
-        .arg(hello.url("/"))
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = load(&hello, "5s");
     assert!(!v["warnings"].to_string().contains("unaccepted"), "{v}");
 }
 
