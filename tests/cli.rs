@@ -1545,7 +1545,8 @@ fn a_search_says_it_shares_the_cpus_and_words_its_steps_one_way() {
         "{header}"
     );
     assert!(
-        text.lines().any(|l| l.contains(" on time ")
+        // Sends on time, or late with the reason (a busy machine's CPUs are not ours).
+        text.lines().any(|l| (l.contains(" on time ") || l.contains(" late ("))
             && l.contains(" met ")
             && (l.trim_end().ends_with("decided: met")
                 || l.trim_end().ends_with("deadline: undecided"))),
