@@ -1546,10 +1546,11 @@ fn a_search_says_it_shares_the_cpus_and_words_its_steps_one_way() {
     );
     assert!(
         // Sends on time, or late with the reason (a busy machine's CPUs are not ours).
-        text.lines().any(|l| (l.contains(" on time ") || l.contains(" late ("))
-            && l.contains(" met ")
-            && (l.trim_end().ends_with("decided: met")
-                || l.trim_end().ends_with("deadline: undecided"))),
+        text.lines()
+            .any(|l| (l.contains(" on time ") || l.contains(" late ("))
+                && l.contains(" met ")
+                && (l.trim_end().ends_with("decided: met")
+                    || l.trim_end().ends_with("deadline: undecided"))),
         "{text}"
     );
     assert!(text.contains("\nsends: on time ("), "{text}");

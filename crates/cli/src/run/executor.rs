@@ -12,7 +12,7 @@ use crate::metrics::{Board, Labels};
 use crate::progress::{Display, Progress};
 use shootout_analysis::capacity::{Ask, Ended, Searcher};
 use shootout_engine::{Control, EngineError};
-use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError, ListenWatch};
+use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError, Idle, ListenWatch};
 use shootout_model::until::Condition;
 use shootout_model::{LoadSpec, OtherLoad, ResourceSample, RunResult};
 use std::process::ExitStatus;
@@ -94,8 +94,9 @@ pub(super) trait Executor {
     fn stop(&mut self, process: Self::Process, grace: Duration);
     /// Kills what is left of a contender that exited by itself (SIGKILL, no grace).
     fn kill(&mut self, process: Self::Process);
-    /// Waits `pause` between two steps, or less when the run is stopped.
-    fn cooldown(&mut self, pause: Duration);
+    /// Waits `pause` between two steps, then until `contenders` are idle (a bounded
+    /// time, [`shootout_harness::wait_idle`]), or less when the run is stopped.
+    fn cooldown(&mut self, pause: Duration, contenders: &[&Self::Process]) -> Idle;
 }
 
 /// The executor of `shootout run`: the harness starts and stops contenders, the engine
@@ -216,11 +217,8 @@ impl Executor for Real {
         drop(process);
     }
 
-    fn cooldown(&mut self, pause: Duration) {
-        let end = Instant::now() + pause;
-        while Instant::now() < end && !self.stopped() {
-            std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
-        }
+    fn cooldown(&mut self, pause: Duration, contenders: &[&Contender]) -> Idle {
+        shootout_harness::wait_idle(contenders, pause, &self.stop)
     }
 }
 

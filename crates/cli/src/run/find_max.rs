@@ -83,8 +83,8 @@ impl<E: Executor> Runner<'_, E> {
                     }
                     match next {
                         Next::Go if was_judged => {
-                            self.exec
-                                .cooldown(plan.defaults.cooldown.max(searcher.rest()));
+                            let pause = plan.defaults.cooldown.max(searcher.rest());
+                            self.rest(pause, up);
                             i += 1;
                         }
                         Next::Go => i += 1,

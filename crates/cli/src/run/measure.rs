@@ -64,7 +64,7 @@ impl<E: Executor> Runner<'_, E> {
                         match self.step(wi, &at, up, i)?.0 {
                             Next::Go => {
                                 i += 1;
-                                self.exec.cooldown(d.cooldown);
+                                self.rest(d.cooldown, up);
                             }
                             Next::Left => {}
                             Next::Stop => return Ok(true),
@@ -372,6 +372,31 @@ fn labels(contender: &str, workload: &str, level: LoadLevel) -> crate::metrics::
 }
 
 /// Says how a step went (`line`) and, below, that the machine was not quiet, when it was not.
+impl<E: Executor> Runner<'_, E> {
+    /// The pause after a step: at least `pause`, then until every contender up is idle
+    /// (the step's backlog must not run during the next contender's step, on CPUs they
+    /// may share); a wait of a second or more past `pause` is said.
+    pub(super) fn rest(&mut self, pause: Duration, up: &[Up<E::Process>]) {
+        let contenders: Vec<&E::Process> = up.iter().filter_map(|u| u.process.as_ref()).collect();
+        let idle = self.exec.cooldown(pause, &contenders);
+        if self.exec.stopped() {
+            return;
+        }
+        if idle.gave_up {
+            say!(
+                "  the contenders' processes still used {:.0}% of a CPU {:.1} s after the pause: the next step shares the CPUs with that work",
+                idle.busy * 100.0,
+                idle.more.as_secs_f64()
+            );
+        } else if idle.more >= Duration::from_secs(1) {
+            say!(
+                "  waited {:.1} s more for the contenders' processes to go idle (the last step's backlog)",
+                idle.more.as_secs_f64()
+            );
+        }
+    }
+}
+
 fn say_step(line: String, other_load: Option<shootout_model::OtherLoad>) {
     say!("  {line}");
     if let Some(o) = other_load.filter(shootout_analysis::quiet::not_quiet) {

@@ -9,7 +9,7 @@ use super::runner::Runner;
 use shootout_analysis::capacity::{Ask, Ended, Question, Searcher};
 use shootout_analysis::decided::SoFar;
 use shootout_engine::EngineError;
-use shootout_harness::{ContenderConfig, HarnessError};
+use shootout_harness::{ContenderConfig, HarnessError, Idle};
 use shootout_model::plan::{self, Plan};
 use shootout_model::{ContenderStatus, LoadLevel, LoadSpec, MachineFacts, RunResult, RunStatus};
 use shootout_store::{NewRun, RunId, Store};
@@ -293,12 +293,17 @@ impl Executor for Mock {
 
     /// The plan's 1 s is `cooldown`; a longer wait (after a search's failed step) says
     /// how long.
-    fn cooldown(&mut self, pause: Duration) {
+    fn cooldown(&mut self, pause: Duration, _contenders: &[&Self::Process]) -> Idle {
         assert!(pause >= Duration::from_secs(1), "{pause:?}");
         if pause == Duration::from_secs(1) {
             self.call("cooldown".into());
         } else {
             self.call(format!("cooldown {pause:?}"));
+        }
+        Idle {
+            more: Duration::ZERO,
+            busy: 0.0,
+            gave_up: false,
         }
     }
 }
