@@ -140,13 +140,19 @@ pub fn ended_words(slos: &[String], e: &Ended) -> String {
     format!("decided: {call} — {}", bounds.join(", "))
 }
 
-/// How a step ended as a table cell: the words of [`ended_words`] before their bounds
-/// (`decided: met`, `decided: broken`, `deadline: undecided`, `passed`); `-` where not
-/// known (a step stored before the store kept it).
-pub(crate) fn ended_cell(slos: &[String], e: Option<&Ended>) -> String {
-    e.map_or("-".into(), |e| {
+/// How step `m` ended as a table cell: the words of [`ended_words`] before their bounds
+/// (`decided: met`, `decided: broken`, `deadline: undecided`, `passed`), with
+/// `, overturned` where the step's verdict over all its answers is not what decided it
+/// (answers in flight when the decision ended it turned it); `-` where not known (a step
+/// stored before the store kept it).
+pub(crate) fn ended_cell(slos: &[String], m: &Measured) -> String {
+    m.ended.as_ref().map_or("-".into(), |e| {
         let words = ended_words(slos, e);
-        words.split(" — ").next().unwrap_or_default().to_string()
+        let cell = words.split(" — ").next().unwrap_or_default();
+        match e {
+            Ended::Decided(d) if d.met != m.verdict.met() => format!("{cell}, overturned"),
+            _ => cell.to_string(),
+        }
     })
 }
 
@@ -329,7 +335,7 @@ fn steps_table(r: &CapacityReport) -> Table {
             .map(|s| {
                 let mut row = step_row(r.slos, s);
                 row.push(format!("{:.1}", s.measured.as_secs_f64()));
-                row.push(ended_cell(r.slos, s.ended.as_ref()));
+                row.push(ended_cell(r.slos, s));
                 row
             })
             .collect(),
@@ -372,7 +378,7 @@ pub fn capacity_text(r: &CapacityReport) -> String {
 
 /// What the `s` and `ended` columns of a table of steps say (`load --find-max`'s, and a
 /// stored run's that kept how its steps ended).
-pub(crate) const ENDED_LEGEND: &str = "s: seconds measured after the 1 s settle; ended: decided (every SLO clearly met, its one-sided 95% bound under the limit: the exact Clopper–Pearson bound of an error share, the order-statistic bound of a percentile; or one clearly broken, its bound beyond the limit: met or broken) or deadline (some SLO still open when the step had waited the answers of the fixed rule: undecided, judged on its figures) or passed (a rung of the ramp below any failing rate, left after 1 s and 100 answers with every SLO's figure under half its limit and none clearly broken: verdict passed, not met; never evidence for the capacity, and measured again in full before it may bound it)";
+pub(crate) const ENDED_LEGEND: &str = "s: seconds measured after the 1 s settle; ended: decided (every SLO clearly met, its one-sided 95% bound under the limit: the exact Clopper–Pearson bound of an error share, the order-statistic bound of a percentile; or one clearly broken, its bound beyond the limit: met or broken) or deadline (some SLO still open when the step had waited the answers of the fixed rule: undecided, judged on its figures) or passed (a rung of the ramp below any failing rate, left after 1 s and 100 answers with every SLO's figure under half its limit and none clearly broken: verdict passed, not met; never evidence for the capacity, and measured again in full before it may bound it); overturned: decided one way, but the answers in flight when the decision ended the step turned its verdict the other way (the verdict stands)";
 
 /// One step as the JSON reports give it (`capacity.steps[]`).
 pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
@@ -726,14 +732,40 @@ mod tests {
         assert_eq!(ended_words(&slos, &decided(true, &[])), "decided: met");
         assert_eq!(ended_words(&slos, &decided(false, &[])), "decided: broken");
         // The table's cell: the words before the bounds; `-` where not known.
-        for (ended, cell) in [
-            (Some(decided(true, &[(0, 1_203.0, true)])), "decided: met"),
-            (Some(decided(false, &[])), "decided: broken"),
-            (Some(Ended::Deadline), "deadline: undecided"),
-            (Some(Ended::Passed), "passed"),
-            (None, "-"),
+        // A decision the step's whole verdict turned (answers in flight when it ended)
+        // says so.
+        for (ended, verdict, cell) in [
+            (
+                Some(decided(true, &[(0, 1_203.0, true)])),
+                Verdict::Met,
+                "decided: met",
+            ),
+            (
+                Some(decided(false, &[])),
+                Verdict::Broke(0),
+                "decided: broken",
+            ),
+            (
+                Some(decided(true, &[])),
+                Verdict::Broke(1),
+                "decided: met, overturned",
+            ),
+            (
+                Some(decided(false, &[])),
+                Verdict::Met,
+                "decided: broken, overturned",
+            ),
+            (
+                Some(Ended::Deadline),
+                Verdict::Broke(0),
+                "deadline: undecided",
+            ),
+            (Some(Ended::Passed), Verdict::Met, "passed"),
+            (None, Verdict::Met, "-"),
         ] {
-            assert_eq!(ended_cell(&slos, ended.as_ref()), cell);
+            let mut m = step(100.0, 2.0, verdict);
+            m.ended = ended;
+            assert_eq!(ended_cell(&slos, &m), cell);
         }
         let stored = ended_json(&slos, &decided(true, &[]));
         assert_eq!(

@@ -199,7 +199,7 @@ pub(crate) fn steps_table(a: &Analysis, w: &WorkloadCapacity) -> Table {
                 row.extend(step_row(&w.find_max.slo, m));
                 if ended {
                     row.push(format!("{:.1}", m.measured.as_secs_f64()));
-                    row.push(ended_cell(&w.find_max.slo, m.ended.as_ref()));
+                    row.push(ended_cell(&w.find_max.slo, m));
                 }
                 rows.push(row);
             }
