@@ -1041,7 +1041,7 @@ fn connections_opening(f: &mut fmt::Formatter<'_>, count: u64) -> fmt::Result {
 fn unaccepted(f: &mut fmt::Formatter<'_>, most: u64, share: f64, wait_ms: f64) -> fmt::Result {
     write!(
         f,
-        "connections waited for the server to accept them: {:.0}% of the samples of its accept queue held one or more (up to {most} at once), {wait_ms:.1} ms a connection on average, and requests written on them waited unread meanwhile: a server whose workers each hold one connection at a time (uWSGI, gunicorn's sync workers, mod_wsgi) serves the one it holds while new ones queue (fewer connections, --max-connections, or a server that multiplexes its connections)",
+        "connections waited for the server to accept them: {:.0}% of the samples of its accept queue held one or more (up to {most} at once), {wait_ms:.1} ms a connection on average, and requests written on them waited unread meanwhile: the server accepted slower than connections came, either because its workers each hold one connection at a time (uWSGI, gunicorn's sync workers, mod_wsgi serve the one they hold while new ones queue: fewer connections, --max-connections, or a server that multiplexes its connections) or because its CPU was busy serving (then the server is at its limit)",
         share * 100.0
     )
 }
