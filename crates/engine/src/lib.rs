@@ -165,7 +165,7 @@ fn connection_cap(
         Pace::Closed => connections,
         Pace::Rate(_) => spec.max_connections.unwrap_or(MAX_CONNECTIONS),
     };
-    let needed = wanted as u64 + OTHER_FILES + 2 * threads as u64;
+    let needed = sockets(spec, wanted, threads) as u64 + OTHER_FILES + 2 * threads as u64;
     let limit = sys::raise_fd_limit(needed);
     if limit >= needed {
         return Ok(wanted);
@@ -179,6 +179,20 @@ fn connection_cap(
         needed,
         limit,
     })
+}
+
+/// The sockets `wanted` connections open: one each, except journeys' users over HTTP/2
+/// in a closed loop, `streams` of whom share a connection (each of `threads` workers
+/// rounds its share up).
+fn sockets(spec: &LoadSpec, wanted: usize, threads: usize) -> usize {
+    let shared = spec.journey.is_some()
+        && spec.protocol == Protocol::Http2
+        && matches!(spec.pace, Pace::Closed);
+    if shared {
+        wanted.div_ceil(spec.streams.max(1)) + threads
+    } else {
+        wanted
+    }
 }
 
 /// Starts one worker thread per share (connections, request budget) and waits for all. In
@@ -380,6 +394,32 @@ mod tests {
         assert!(closed
             .iter()
             .all(|a| a.rate.is_none() && a.offset.is_zero()));
+    }
+
+    /// Journeys' users over HTTP/2 in a closed loop share connections, `streams` each:
+    /// 100,000 users at 100 streams on 4 workers need 1,004 sockets, not 100,000; every
+    /// other load opens a socket a connection.
+    #[test]
+    fn users_sharing_connections_need_a_socket_per_connection_not_per_user() {
+        let text = "[[journey]]\nname = \"j\"\n[[journey.step]]\nname = \"s\"\nget = \"/\"\n";
+        let file = shootout_model::journey::parse(text, "j.toml", &mut |_| Err("no".into()))
+            .expect("journey file");
+        let mut spec = LoadSpec::new(shootout_model::Target::parse("http://127.0.0.1:1/").unwrap());
+        assert_eq!(sockets(&spec, 100_000, 4), 100_000);
+        spec.journey = Some(shootout_model::spec::Journeys {
+            source: "j.toml".into(),
+            seed: 1,
+            file: std::sync::Arc::new(file),
+        });
+        spec.streams = 100;
+        // Over HTTP/1.1 each user holds a connection.
+        assert_eq!(sockets(&spec, 100_000, 4), 100_000);
+        spec.protocol = Protocol::Http2;
+        assert_eq!(sockets(&spec, 100_000, 4), 1_004);
+        assert_eq!(sockets(&spec, 150, 2), 4);
+        // The open model opens a connection a journey in flight.
+        spec.pace = Pace::Rate(1000.0);
+        assert_eq!(sockets(&spec, 5_000, 4), 5_000);
     }
 
     #[test]
