@@ -832,6 +832,11 @@ fn the_json_documents_match_docs_report_json() {
         "journey report 1".into(),
         journeys_json(&["report", "1", "-f", "json"]),
     ));
+    let streamed = grpc_store();
+    reports.push((
+        "bidi gRPC report 1".into(),
+        serde_json::from_str(&streamed.ok(&["report", "1", "-f", "json"])).unwrap(),
+    ));
     check_against_doc("shootout report", &reports);
     let compares: Vec<(String, serde_json::Value)> = [
         &["compare", "1", "3", "-f", "json", "--fail-if-slower", "5"][..],
@@ -903,6 +908,37 @@ fn journey_store() -> Seeded {
             .unwrap();
         assert!(out.status.success(), "{out:?}");
     }
+    Seeded { dir }
+}
+
+/// A store of one run of a bidirectional gRPC workload against the test server's chat:
+/// its results count messages (`stream_unit`).
+fn grpc_store() -> Seeded {
+    let server = shootout_testserver::H2Server::start(shootout_testserver::H2Behavior::Grpc(
+        shootout_testserver::GrpcBehavior::Chat,
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("");
+    let plan = format!(
+        "name = \"chat\"\n[defaults]\nwarmup = 0\nrequests = 50\nrepeat = 1\ncooldown = \"0s\"\n\
+         [[contender]]\nname = \"theirs\"\nurl = \"{}\"\n\
+         [[workload]]\nname = \"chat\"\nprotocol = \"grpc\"\nmethod = \"helloworld.Greeter/Chat\"\n\
+         proto = \"{}\"\nmessage = '{{\"name\":\"bob\"}}'\nstream = {{ messages = 3 }}\n\
+         [load]\nconcurrency = [2]\n",
+        url.trim_end_matches('/'),
+        shootout_testserver::GREETER_PROTO
+    );
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let out = shootout()
+        .arg("run")
+        .arg(dir.path().join("plan.toml"))
+        .arg("--db")
+        .arg(dir.path().join("shootout.db"))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
     Seeded { dir }
 }
 

@@ -368,6 +368,103 @@ fn a_grpc_workload_is_verified_and_measured_as_calls() {
     );
 }
 
+/// A gRPC workload without `proto` or `protoset` takes its schema from the contender's
+/// server reflection once the contender is up, before its verification: two questions
+/// (the service's file, then its import), then the calls as with a named schema. The dry
+/// run says so; a contender that serves no reflection fails its verification, saying how
+/// to give the schema instead.
+#[test]
+fn a_grpc_workload_without_a_schema_asks_the_contender_s_reflection() {
+    use shootout_testserver::{GrpcBehavior, H2Behavior, H2Server, Reflect};
+    let workload = "[[workload]]\nname = \"hello\"\nprotocol = \"grpc\"\nmethod = \"helloworld.Greeter/SayHello\"\n\
+         message = '{\"name\":\"bob\"}'\nstreams = 4\nexpect = { json = { message = \"hello bob\" } }\n";
+    let server =
+        H2Server::start(H2Behavior::Grpc(GrpcBehavior::Reflection(Reflect::Serves))).unwrap();
+    let (run, ok) = one_step_at(&server.url("/"), workload);
+    assert_eq!(ok, 200);
+    assert_eq!(
+        server.answers(),
+        2 + 20 + 48 + 200,
+        "two questions, verification, then the step"
+    );
+    assert!(
+        run.plan_resolved.contains(r#""schema":"reflection""#),
+        "{}",
+        run.plan_resolved
+    );
+
+    let contender = |s: &H2Server| {
+        format!(
+            "[[contender]]\nname = \"theirs\"\nurl = \"{}\"\n",
+            s.url("").trim_end_matches('/')
+        )
+    };
+    let c = Case::new(&plan_with(&contender(&server), workload));
+    let out = shootout()
+        .args(["run", "--dry-run"])
+        .arg(c.plan())
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(
+            "hello: POST /helloworld.Greeter/SayHello (gRPC, schema by reflection at start)"
+        ),
+        "{said}"
+    );
+
+    let bare =
+        H2Server::start(H2Behavior::Grpc(GrpcBehavior::Reflection(Reflect::Absent))).unwrap();
+    let c = Case::new(&plan_with(&contender(&bare), workload));
+    let out = c.run_cmd().output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("failed verification")
+            && said.contains("workload 'hello': no schema for helloworld.Greeter: without proto or protoset, shootout asks the server's reflection"),
+        "{said}"
+    );
+    assert_eq!(bare.answers(), 2, "v1, then v1alpha asked; no call sent");
+}
+
+/// `compress = "gzip"`: each message goes compressed with gzip and compressed replies
+/// are read, as `load --grpc-compress gzip` does; the stored plan and the dry run say so.
+#[test]
+fn a_grpc_workload_compresses_its_messages_with_gzip() {
+    use shootout_testserver::{GrpcBehavior, H2Behavior, H2Server, GREETER_PROTO};
+    let server = H2Server::start(H2Behavior::Grpc(GrpcBehavior::Gzip)).unwrap();
+    let workload = format!(
+        "[[workload]]\nname = \"hello\"\nprotocol = \"grpc\"\nmethod = \"helloworld.Greeter/SayHello\"\n\
+         proto = \"{GREETER_PROTO}\"\ncompress = \"gzip\"\nmessage = '{{\"name\":\"bob\"}}'\n\
+         expect = {{ json = {{ message = \"hello bob\" }} }}\n"
+    );
+    let (run, ok) = one_step_at(&server.url("/"), &workload);
+    assert_eq!(ok, 200, "every reply inflated and read as hello bob");
+    assert_eq!(server.compressed_messages(), 20 + 48 + 200);
+    assert!(
+        run.plan_resolved.contains(r#""compress":"gzip""#),
+        "{}",
+        run.plan_resolved
+    );
+    let c = Case::new(&plan_with(
+        "[[contender]]\nname = \"theirs\"\nurl = \"http://127.0.0.1:9\"\n",
+        &workload,
+    ));
+    let out = shootout()
+        .args(["run", "--dry-run"])
+        .arg(c.plan())
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!(
+            "(gRPC, schema from {GREETER_PROTO}, messages compressed with gzip)"
+        )),
+        "{said}"
+    );
+}
+
 /// A streaming gRPC workload (`stream = { … }`): its calls go as `load`'s do, its units
 /// are its messages, and the store keeps its calls (their shape names the unit) for the
 /// reports.
@@ -410,6 +507,29 @@ fn a_bidi_grpc_workload_is_measured_in_messages_and_stored_with_its_calls() {
     assert!(
         text.contains("chat (gRPC bidi streaming: a request is a message and its reply)"),
         "{text}"
+    );
+    // The JSON report names the unit of each result, the HTML report the workload's.
+    let out = shootout()
+        .args(["report", "--format", "json", "--db"])
+        .arg(c.db())
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["results"][0]["stream_unit"], "message", "{doc}");
+    let html = c.dir.path().join("r.html");
+    shootout()
+        .args(["report", "--db"])
+        .arg(c.db())
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains(
+            "<h2>Workload: chat (gRPC bidi streaming: a request is a message and its reply)</h2>"
+        ),
+        "{page}"
     );
 }
 

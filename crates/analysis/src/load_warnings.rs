@@ -400,14 +400,26 @@ pub fn certificate(result: &RunResult) -> Option<Certificate> {
 /// and the next request lowers the product, so the check is made only when the latency is
 /// over 4 times the generator's CPU per request (a turnaround that long would be a
 /// saturated generator, reported apart).
+///
+/// A streaming gRPC run counts replies or messages, several a call, each timed from the
+/// reply before or from its message's due time, not from its call's start: the law is
+/// applied to its calls ([`call_times`]), each busy from its start to its last reply.
 fn unserved(result: &RunResult, connections: u64) -> Option<Warning> {
     let latency = &result.histograms.latency;
     if connections < UNSERVED_MIN_CONNECTIONS || latency.is_empty() {
         return None;
     }
-    let rps = result.rps();
-    let mean_ms = latency.mean() / 1e3;
-    if mean_ms * 1e3 < UNSERVED_TURNAROUND * result.cpu_us_per_request() {
+    let (rps, mean_ms, done, calls) = match call_times(result) {
+        Some((per_s, mean_ms, calls)) => (per_s, mean_ms, calls, true),
+        None => (
+            result.rps(),
+            latency.mean() / 1e3,
+            result.counts.completed,
+            false,
+        ),
+    };
+    let cpu_us = result.generator.cpu().as_secs_f64() * 1e6 / done.max(1) as f64;
+    if mean_ms * 1e3 < UNSERVED_TURNAROUND * cpu_us {
         return None;
     }
     let served = rps * mean_ms / 1e3;
@@ -416,7 +428,23 @@ fn unserved(result: &RunResult, connections: u64) -> Option<Warning> {
         served,
         rps,
         mean_ms,
+        calls,
     })
+}
+
+/// A streaming gRPC run's calls that read a reply (server and bidirectional streaming,
+/// whose counts count replies or messages): calls a second, a call's mean time from its
+/// start to its last reply (ms: its first reply's time and the gaps after it), and how
+/// many; `None` for a run whose counts count its calls or requests.
+fn call_times(r: &RunResult) -> Option<(f64, f64, u64)> {
+    let st = r.stream.as_deref().filter(|s| s.shape != "client")?;
+    let calls = st.first_reply.len();
+    let run_s = r.duration.as_secs_f64();
+    if calls == 0 || run_s <= 0.0 {
+        return None;
+    }
+    let busy_us = st.first_reply.mean() * calls as f64 + st.gaps.mean() * st.gaps.len() as f64;
+    Some((calls as f64 / run_s, busy_us / calls as f64 / 1e3, calls))
 }
 
 #[cfg(test)]
@@ -743,6 +771,41 @@ mod tests {
         r.histograms.latency.reset();
         r.histograms.latency.record_n(10_000, 1000).unwrap();
         assert_eq!(derive(&r, Some(10)), vec![]);
+    }
+
+    /// A bidirectional run on a schedule counts its messages, each timed from its due
+    /// time to its reply: Little's law counts its calls, each busy from its start to its
+    /// last reply, not the messages' short waits.
+    #[test]
+    fn littles_law_counts_a_stream_s_calls() {
+        // 500 calls in 1 s, each of 10 messages 2 ms apart, each answered 0.1 ms after
+        // it was due: as units, 5000 × 0.1 ms keep 0.5 connections busy of 10…
+        let calls = |n: u64| {
+            let mut r = empty();
+            r.counts.completed = 10 * n;
+            r.counts.ok = 10 * n;
+            r.histograms.latency.record_n(100, 10 * n).unwrap();
+            let mut st = shootout_model::StreamStats::new("bidi");
+            st.first_reply.record_n(100, n).unwrap();
+            st.gaps.record_n(2000, 9 * n).unwrap();
+            r.stream = Some(Box::new(st));
+            r
+        };
+        // …but each call lasts 18.1 ms: 9.05 calls in flight of 10.
+        assert_eq!(
+            derive(&calls(500), Some(10)),
+            vec![],
+            "every connection busy"
+        );
+        // 100 such calls: 1.81 in flight of 10.
+        let w = derive(&calls(100), Some(10))
+            .into_iter()
+            .find(|w| matches!(w, Warning::Unserved { .. }))
+            .expect("8 of 10 connections left without a call answered");
+        assert_eq!(
+            w.to_string(),
+            "only about 2 of 10 connections were being answered at a time (100 calls/s × 18.100 ms a call, from its start to its last reply, by Little's law): the others waited without an answer, so the latency shown is that of the served ones only (the server's worker or connection limit is below the concurrency; a shorter timeout turns the waits into counted failures)"
+        );
     }
 
     /// A run of `n` whole seconds (and a last partial one), second `s` holding

@@ -272,3 +272,60 @@ fn rate_mode_paces_calls_and_counts_their_units() {
         assert_eq!(r.stream.as_deref().unwrap().calls_ok, 20, "{method}");
     }
 }
+
+/// A GOAWAY that leaves a call unprocessed: the call is sent again once on a new
+/// connection, and its messages count once, those of the send that ended it. The server
+/// here processes one call a connection: at the header block of each connection's second
+/// stream it sends GOAWAY naming the first, so every call but the first is left
+/// unprocessed once and then answered in full.
+#[test]
+fn a_call_a_goaway_left_unprocessed_counts_its_messages_once() {
+    let runs = both_ways_with(
+        h2c(&grpc(GrpcBehavior::ChatGoaway(2))),
+        H2Server::wait_idle,
+        |s| call(s, "Chat", 4, 1, 1, count(3, None), &BOB),
+    );
+    for (r, server) in &runs {
+        assert_eq!(failures(r), vec![]);
+        assert_eq!((r.counts.ok, r.counts.completed), (12, 12));
+        assert_eq!(r.counts.retried, 3, "every call but the first");
+        assert_eq!((server.goaways(), server.unprocessed()), (3, 3));
+        let st = stats(r);
+        assert_eq!(
+            (
+                st.calls_ok,
+                st.sent,
+                st.replies,
+                st.unmatched,
+                st.unanswered
+            ),
+            (4, 12, 12, 0, 0)
+        );
+        assert_eq!(server.messages(), 12, "each message read once");
+    }
+}
+
+/// A call a GOAWAY leaves unprocessed again after it was sent again fails as refused:
+/// the message it sent that time counts as sent and unanswered (before, it counted in
+/// neither). Here every connection's first stream is left unprocessed.
+#[test]
+fn a_call_refused_by_two_goaways_counts_its_message_unanswered() {
+    let runs = both_ways_with(
+        h2c(&grpc(GrpcBehavior::ChatGoaway(1))),
+        H2Server::wait_idle,
+        |s| call(s, "Chat", 4, 1, 1, count(3, None), &BOB),
+    );
+    for (r, server) in &runs {
+        assert_eq!(failures(r), vec![(FailureKind::Refused, 4)]);
+        assert_eq!(
+            (r.counts.ok, r.counts.completed, r.counts.retried),
+            (0, 4, 4)
+        );
+        assert_eq!((server.goaways(), server.unprocessed()), (8, 8));
+        assert_eq!(server.messages(), 0, "no message was read");
+        let st = stats(r);
+        // Each call's first message, the one of its second send; the next waits for its
+        // reply.
+        assert_eq!((st.calls_ok, st.sent, st.unanswered), (0, 4, 4));
+    }
+}

@@ -220,9 +220,10 @@ pub struct Workload {
     pub journey: Option<PathBuf>,
     /// The journeys read from `journey`: filled by whoever loads the plan's files.
     pub journeys: Option<crate::spec::Journeys>,
-    /// gRPC (`protocol = "grpc"`): the unary call, over HTTP/2 (`protocol` is `h2`, the
+    /// gRPC (`protocol = "grpc"`): the call, over HTTP/2 (`protocol` is `h2`, the
     /// method `POST`, the path the call's); whoever loads the plan's files reads its
-    /// schema and sets `expect.grpc`, the headers and the body.
+    /// schema and sets `expect.grpc`, the headers and the body (for a schema by
+    /// reflection, whoever starts each contender resolves them for it).
     pub grpc: Option<GrpcWorkload>,
     /// Each measured step lasts until these conditions hold (`until` here, else
     /// `[load]`'s), at least [`crate::until::LEAST`] and at most its duration; empty: each
@@ -401,6 +402,7 @@ struct FileWorkload {
     proto: Option<Spanned<String>>,
     protoset: Option<Spanned<String>>,
     stream: Option<Spanned<grpc::FileStream>>,
+    compress: Option<Spanned<String>>,
     until: Option<Spanned<String>>,
 }
 
@@ -2647,6 +2649,12 @@ concurrency = [1, 10]
         assert_eq!(g.message.as_deref(), Some(r#"{"name":"x"}"#));
         assert_eq!(g.expect_json.as_deref(), Some(r#"{"message":"hello x"}"#));
         assert_eq!(g.stream, crate::GrpcStream::default());
+        assert!(!g.compress && !g.by_reflection());
+        // Without proto or protoset, the schema comes by reflection; gzip in any case.
+        let reflected = "protocol = \"grpc\"\nmethod = \"a.B/C\"\ncompress = \"GZIP\"";
+        let p = parse(&plan(reflected), "p.toml", &[0, 1]).unwrap();
+        let g = p.workloads[0].grpc.as_ref().unwrap();
+        assert!(g.compress && g.by_reflection());
         // A streaming method's bounds.
         let chat = "protocol = \"grpc\"\nmethod = \"helloworld.Greeter/Chat\"\nproto = \"hello.proto\"\nstream = { messages = 5, duration = \"2s\", interval = \"10ms\" }";
         let p = parse(&plan(chat), "p.toml", &[0, 1]).unwrap();
@@ -2664,7 +2672,8 @@ concurrency = [1, 10]
             ("path = \"/\"\nstream = { messages = 3 }", "stream is a gRPC call's: add protocol = \"grpc\""),
             ("protocol = \"grpc\"\nproto = \"a.proto\"", "add method = \"package.Service/Method\""),
             ("protocol = \"grpc\"\nmethod = \"SayHello\"\nproto = \"a.proto\"", "names no gRPC method"),
-            ("protocol = \"grpc\"\nmethod = \"a.B/C\"", "needs its schema: add proto"),
+            ("protocol = \"grpc\"\nmethod = \"a.B/C\"\ncompress = \"br\"", "compress = \"br\": shootout compresses gRPC messages with gzip only: write compress = \"gzip\", or remove compress"),
+            ("path = \"/\"\ncompress = \"gzip\"", "compress is a gRPC call's: add protocol = \"grpc\""),
             ("protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\nprotoset = \"b\"", "give proto or protoset, not both"),
             ("protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\npath = \"/x\"", "path does not apply to protocol = \"grpc\""),
             ("protocol = \"grpc\"\nmethod = \"a.B/C\"\nproto = \"a\"\nexpect = { status = 200 }", "expect.status does not apply"),

@@ -96,6 +96,14 @@ pub struct ResolvedWorkload {
     /// pinged, no message); absent for HTTP workloads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// A gRPC workload's message encoding, `gzip` (`compress`); absent when its messages
+    /// went uncompressed, and for any other workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compress: Option<String>,
+    /// A gRPC workload whose schema each contender's server reflection gave (no `proto`
+    /// nor `protoset`): `reflection`; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
 }
 
 /// A workload's capacity search, as stored with the run: what a report needs to replay
@@ -182,6 +190,16 @@ impl ResolvedPlan {
                         journeys: w.journey.is_some(),
                     }),
                     message: message_kind(w).map(str::to_string),
+                    compress: w
+                        .grpc
+                        .as_ref()
+                        .filter(|g| g.compress)
+                        .map(|_| "gzip".to_string()),
+                    schema: w
+                        .grpc
+                        .as_ref()
+                        .filter(|g| g.by_reflection())
+                        .map(|_| "reflection".to_string()),
                 })
                 .collect(),
             levels: plan.levels.iter().map(|l| l.level).collect(),

@@ -802,6 +802,10 @@ pub enum Warning {
         rps: f64,
         /// Mean latency of the completed requests (ms).
         mean_ms: f64,
+        /// A streaming gRPC run: the law counted its calls, `rps` calls a second and
+        /// `mean_ms` a call's mean time from its start to its last reply.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        calls: bool,
     },
     /// Requests were sent a second time: the server closed an idle keep-alive connection
     /// just as they went out, or (pipelined) they were behind an answer that closed the
@@ -1016,12 +1020,33 @@ impl fmt::Display for Warning {
                 "the automatic warm-up was not level after {seconds:.0} s (answers a second or p99 still had a trend): the run was measured anyway, and may still hold a warm-up (a server that never levels drifts; a longer fixed --warmup shows whether it settles)"
             ),
             Warning::NotConverged { seconds, unmet } => not_converged(f, *seconds, unmet),
-            Warning::Unserved { connections, served, rps, mean_ms } => write!(
-                f,
-                "only about {served:.0} of {connections} connections were being answered at a time ({rps:.0} req/s × {mean_ms:.3} ms mean latency, by Little's law): the others waited without an answer, so the latency shown is that of the served ones only (the server's worker or connection limit is below the concurrency; a shorter timeout turns the waits into counted failures)"
-            ),
+            Warning::Unserved { .. } => unserved(f, self),
         }
     }
+}
+
+/// [`Warning::Unserved`]'s sentence: Little's law in requests, or in a streaming run's
+/// calls.
+fn unserved(f: &mut fmt::Formatter<'_>, w: &Warning) -> fmt::Result {
+    let Warning::Unserved {
+        connections,
+        served,
+        rps,
+        mean_ms,
+        calls,
+    } = w
+    else {
+        return Ok(());
+    };
+    let law = if *calls {
+        format!("{rps:.0} calls/s × {mean_ms:.3} ms a call, from its start to its last reply")
+    } else {
+        format!("{rps:.0} req/s × {mean_ms:.3} ms mean latency")
+    };
+    write!(
+        f,
+        "only about {served:.0} of {connections} connections were being answered at a time ({law}, by Little's law): the others waited without an answer, so the latency shown is that of the served ones only (the server's worker or connection limit is below the concurrency; a shorter timeout turns the waits into counted failures)"
+    )
 }
 
 /// [`Warning::ConnectionsOpening`]'s sentence, in the singular for one.
@@ -1667,6 +1692,7 @@ mod tests {
                 served: 2.0,
                 rps: 1.0,
                 mean_ms: 2.0,
+                calls: false,
             },
             Warning::Retried { count: 1 },
             Warning::Dropped { count: 1 },

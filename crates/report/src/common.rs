@@ -30,13 +30,29 @@ pub fn paced(spec: &LoadSpec) -> &'static str {
     }
 }
 
-/// The headline throughput: good answers per second (as `shootout run` counts them, so a
-/// server answering errors fast does not look fast), saying so, with the rate counting
-/// failed answers too (ab's and wrk's figure) when the two differ.
-pub fn throughput(r: &RunResult) -> String {
-    let mut s = format!("{:.2} req/s ok (good answers only", r.ok_rps());
+/// What a second of a run's counts is called in its throughput: `req/s`, or for gRPC
+/// its unit's ([`unit`]): `calls/s`, `replies/s` (server streaming) or `messages/s`
+/// (bidirectional streaming, a message and its reply).
+pub fn per_second(spec: &LoadSpec, r: &RunResult) -> &'static str {
+    if spec.expect.grpc.is_none() && r.stream.is_none() {
+        return "req/s";
+    }
+    match unit(spec, r) {
+        "call" => "calls/s",
+        "reply" => "replies/s",
+        "message" => "messages/s",
+        _ => "req/s",
+    }
+}
+
+/// The headline throughput, `per_s` its unit ([`per_second`]): good answers per second
+/// (as `shootout run` counts them, so a server answering errors fast does not look fast),
+/// saying so, with the rate counting failed answers too (ab's and wrk's figure) when the
+/// two differ.
+pub fn throughput(r: &RunResult, per_s: &str) -> String {
+    let mut s = format!("{:.2} {per_s} ok (good answers only", r.ok_rps());
     if r.counts.ok != r.counts.completed {
-        let _ = write!(s, "; {:.2} req/s counting failed ones", r.rps());
+        let _ = write!(s, "; {:.2} {per_s} counting failed ones", r.rps());
     }
     s.push(')');
     s

@@ -60,7 +60,11 @@ fn markdown(spec: &LoadSpec, r: &RunResult) -> String {
             codes.join(", ")
         },
     );
-    fact("Throughput", md_escape(&crate::common::throughput(r)));
+    let per_s = crate::common::per_second(spec, r);
+    fact(
+        "Throughput",
+        md_escape(&crate::common::throughput(r, per_s)),
+    );
     o.push_str("\n## Latency (ms)\n\n");
     latency_table(r, matches!(spec.pace, Pace::Rate(_))).markdown(&mut o);
     for (kind, stats) in Kind::of(r) {

@@ -319,7 +319,7 @@ fn block(lines: &[String]) -> String {
 fn report(spec: &LoadSpec, r: &RunResult) -> String {
     let mut o = String::new();
     what_ran(&mut o, spec, r);
-    outcome(&mut o, r, spec.protocol);
+    outcome(&mut o, r, spec.protocol, crate::common::per_second(spec, r));
     timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));
     streams(&mut o, r);
     by_journey(&mut o, r);
@@ -369,9 +369,9 @@ fn list_target(n: usize, what: &str, source: &str, order: Order, spec: &LoadSpec
     )
 }
 
-/// Counts, failures by class, status codes, throughput. Stream resets and GOAWAYs are
-/// named by `protocol`'s error codes (HTTP/2's or HTTP/3's).
-fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
+/// Counts, failures by class, status codes, throughput (`per_s`: its unit). Stream
+/// resets and GOAWAYs are named by `protocol`'s error codes (HTTP/2's or HTTP/3's).
+fn outcome(o: &mut String, r: &RunResult, protocol: Protocol, per_s: &str) {
     request_counts(o, r);
     let c = &r.counts;
     if !c.stream_resets.is_empty() || c.goaways > 0 {
@@ -382,7 +382,7 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol) {
     }
     let codes: Vec<String> = c.status.iter().map(|(k, n)| format!("{k}: {n}")).collect();
     kv(o, "Status codes", joined_or_none(&codes));
-    throughput_line(o, r);
+    throughput_line(o, r, per_s);
     emit!(o);
 }
 
@@ -471,8 +471,8 @@ fn websocket(o: &mut String, c: &Counts) {
     kv(o, "WebSocket", line);
 }
 
-/// The throughput, or for a run of one request its time.
-fn throughput_line(o: &mut String, r: &RunResult) {
+/// The throughput (`per_s`: its unit), or for a run of one request its time.
+fn throughput_line(o: &mut String, r: &RunResult, per_s: &str) {
     let c = &r.counts;
     if c.completed == 1 && !r.histograms.latency.is_empty() {
         // One request has a time, not a rate: a "req/s" of one request is its time upside
@@ -494,7 +494,7 @@ fn throughput_line(o: &mut String, r: &RunResult) {
             "Throughput",
             format!(
                 "{}, {}/s received",
-                crate::common::throughput(r),
+                crate::common::throughput(r, per_s),
                 bytes_iec(ratio(c.bytes_received as f64, run_s))
             ),
         );

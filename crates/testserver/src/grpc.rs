@@ -5,8 +5,9 @@
 //! answers (grpc/grpc's `doc/PROTOCOL-HTTP2.md`): HEADERS `:status 200`,
 //! `content-type: application/grpc`; DATA, the message behind its 5-byte prefix; trailers
 //! `grpc-status: 0`. Each [`GrpcBehavior`] but [`GrpcBehavior::Greeter`],
-//! [`GrpcBehavior::SplitEveryByte`], [`GrpcBehavior::Echo`], [`GrpcBehavior::Chat`] and
-//! [`GrpcBehavior::ChatWindow`] breaks one rule, and says the class a client must count
+//! [`GrpcBehavior::SplitEveryByte`], [`GrpcBehavior::Echo`], [`GrpcBehavior::Chat`],
+//! [`GrpcBehavior::ChatWindow`], [`GrpcBehavior::ChatGzip`] and
+//! [`GrpcBehavior::ChatGoaway`] breaks one rule, and says the class a client must count
 //! it under. The `Chat` family answers a bidirectional stream message by message, as
 //! each arrives ([`chat`]), and ends it when the client ends its side ([`chat_end`]).
 
@@ -106,6 +107,15 @@ pub enum GrpcBehavior {
     /// `grpc-encoding: gzip` and a message of 8 KiB that inflates to a `HelloReply` of
     /// 8 MiB, past the default limit of 4 MiB: `grpc_framing`.
     GzipBomb,
+    /// [`GrpcBehavior::Chat`] with `grpc-encoding: gzip` and each reply compressed with
+    /// gzip (flag 1), whether or not the client asked for it: a good call for one that
+    /// did, else `grpc_framing`.
+    ChatGzip,
+    /// [`GrpcBehavior::Chat`] until the header block of a connection's `k`th stream:
+    /// then GOAWAY(NO_ERROR) naming the stream before it, so that this stream and every
+    /// later one of the connection are not processed ([`crate::H2Server::unprocessed`],
+    /// their messages never read); the streams before it are served to their end.
+    ChatGoaway(u32),
 }
 
 impl GrpcBehavior {
@@ -118,6 +128,8 @@ impl GrpcBehavior {
                 | GrpcBehavior::ChatEndsAfter(_)
                 | GrpcBehavior::ChatSilent
                 | GrpcBehavior::ChatWindow(_)
+                | GrpcBehavior::ChatGzip
+                | GrpcBehavior::ChatGoaway(_)
         )
     }
 }
@@ -134,7 +146,9 @@ pub(crate) struct Chat {
 }
 
 /// Answers each whole message at the front of `body` (a bidirectional call's request
-/// bytes so far) as `g` says, taking them out of it; returns how many were read.
+/// bytes so far) as `g` says, taking them out of it (a message whose compressed flag is
+/// set inflated as gzip to read its name); returns how many were read, and how many of
+/// those had the flag set.
 pub(crate) fn chat(
     out: &mut Vec<u8>,
     encoder: &mut loona_hpack::Encoder<'static>,
@@ -142,27 +156,42 @@ pub(crate) fn chat(
     g: GrpcBehavior,
     body: &mut Vec<u8>,
     c: &mut Chat,
-) -> u64 {
-    let (mut used, mut n) = (0, 0);
+) -> (u64, u64) {
+    let (mut used, mut n, mut compressed) = (0, 0, 0);
     while !c.ended && body.len() - used >= 5 {
         let p = &body[used..];
+        let flag = p[0];
         let len = u32::from_be_bytes([p[1], p[2], p[3], p[4]]) as usize;
         let Some(msg) = p.get(5..5 + len) else { break };
         used += 5 + len;
         n += 1;
+        compressed += u64::from(flag == 1);
         c.read += 1;
-        chat_head(out, encoder, id, c);
+        chat_head(out, encoder, id, g, c);
+        let name = match flag {
+            1 => request_name(&inflate(msg)),
+            _ => request_name(msg),
+        };
         match g {
             GrpcBehavior::ChatEndsAfter(k) if c.read > k => {
                 trailers(out, encoder, id, b"0");
                 c.ended = true;
             }
             GrpcBehavior::ChatSilent => {}
-            _ => data_frame(out, &prefixed(0, &hello_reply(&request_name(msg))), 0, id),
+            GrpcBehavior::ChatGzip => data_frame(out, &gzipped(&hello_reply(&name)), 0, id),
+            _ => data_frame(out, &prefixed(0, &hello_reply(&name)), 0, id),
         }
     }
     body.drain(..used);
-    n
+    (n, compressed)
+}
+
+/// How many of the messages of a request's body have their compressed flag set.
+pub(crate) fn compressed(body: &[u8]) -> u64 {
+    flagged_messages(body)
+        .iter()
+        .filter(|(flag, _)| *flag == 1)
+        .count() as u64
 }
 
 /// The client ended its side of a bidirectional call: [`GrpcBehavior::ChatExtra`]'s
@@ -174,25 +203,29 @@ pub(crate) fn chat_end(
     g: GrpcBehavior,
     c: &mut Chat,
 ) {
-    chat_head(out, encoder, id, c);
+    chat_head(out, encoder, id, g, c);
     if g == GrpcBehavior::ChatExtra {
         data_frame(out, &prefixed(0, &hello_reply(b"again")), 0, id);
     }
     trailers(out, encoder, id, b"0");
 }
 
-/// A bidirectional answer's headers, once.
+/// A bidirectional answer's headers, once (with `grpc-encoding: gzip` for
+/// [`GrpcBehavior::ChatGzip`]).
 fn chat_head(
     out: &mut Vec<u8>,
     encoder: &mut loona_hpack::Encoder<'static>,
     id: u32,
+    g: GrpcBehavior,
     c: &mut Chat,
 ) {
     if !std::mem::replace(&mut c.head, true) {
-        let block = encoder.encode([
-            (&b":status"[..], &b"200"[..]),
-            (b"content-type", b"application/grpc"),
-        ]);
+        let mut head: Vec<(&[u8], &[u8])> =
+            vec![(b":status", b"200"), (b"content-type", b"application/grpc")];
+        if g == GrpcBehavior::ChatGzip {
+            head.push((b"grpc-encoding", b"gzip"));
+        }
+        let block = encoder.encode(head);
         block_frame(out, &block, 0, id);
     }
 }
@@ -515,7 +548,7 @@ mod tests {
         let mut body = [&bob[..], &bob[..4]].concat();
         assert_eq!(
             chat(&mut out, &mut enc, 1, GrpcBehavior::Chat, &mut body, &mut c),
-            1
+            (1, 0)
         );
         assert_eq!(body, &bob[..4]);
         let reply = prefixed(0, &hello_reply(b"bob"));
@@ -524,16 +557,25 @@ mod tests {
         body.extend_from_slice(&bob[4..]);
         assert_eq!(
             chat(&mut out, &mut enc, 1, GrpcBehavior::Chat, &mut body, &mut c),
-            1
+            (1, 0)
         );
         assert_eq!(out.len(), 9 + reply.len(), "no second headers");
         // Ends after one: the second message read ends the stream unanswered.
         let (mut out, mut c) = (Vec::new(), Chat::default());
         let mut body = bob.repeat(3);
         let g = GrpcBehavior::ChatEndsAfter(1);
-        assert_eq!(chat(&mut out, &mut enc, 1, g, &mut body, &mut c), 2);
+        assert_eq!(chat(&mut out, &mut enc, 1, g, &mut body, &mut c), (2, 0));
         assert!(c.ended);
         assert_eq!(body, bob, "nothing read past the end");
+        // A compressed message is counted and inflated to read its name.
+        let (mut out, mut c) = (Vec::new(), Chat::default());
+        let mut body = gzipped(&[0x0a, 3, b'b', b'o', b'b']);
+        let g = GrpcBehavior::ChatGzip;
+        assert_eq!(chat(&mut out, &mut enc, 1, g, &mut body, &mut c), (1, 1));
+        assert!(
+            out.ends_with(&gzipped(&hello_reply(b"bob"))),
+            "a gzipped hello bob"
+        );
     }
 
     #[test]

@@ -273,6 +273,8 @@ struct State {
     cancels: AtomicU64,
     /// gRPC: request messages read (a client stream's each).
     messages: AtomicU64,
+    /// gRPC: of those, messages whose compressed flag was set.
+    compressed: AtomicU64,
     /// DATA frames from the client that overran a flow-control window.
     window_violations: AtomicU64,
     goaways: AtomicU64,
@@ -330,6 +332,7 @@ impl H2Server {
             unanswered: AtomicU64::new(0),
             cancels: AtomicU64::new(0),
             messages: AtomicU64::new(0),
+            compressed: AtomicU64::new(0),
             window_violations: AtomicU64::new(0),
             goaways: AtomicU64::new(0),
             unprocessed: AtomicU64::new(0),
@@ -411,6 +414,11 @@ impl H2Server {
     /// gRPC: the request messages read, each of a client stream counted.
     pub fn messages(&self) -> u64 {
         Self::get(&self.state.messages)
+    }
+    /// gRPC: of [`H2Server::messages`], those whose compressed flag was set (each
+    /// inflated as gzip to read its name).
+    pub fn compressed_messages(&self) -> u64 {
+        Self::get(&self.state.compressed)
     }
     /// DATA frames the client sent past a flow-control window the server announced (its
     /// stream's or its connection's; each frame's bytes are given back once read).
@@ -610,6 +618,11 @@ struct Conn<'a> {
     /// stream starts with (SETTINGS_INITIAL_WINDOW_SIZE).
     window: i64,
     initial_window: i64,
+    /// Streams whose header block was read on this connection.
+    streams_read: u32,
+    /// A GOAWAY(NO_ERROR) was sent, the streams before it still served: new streams are
+    /// not processed.
+    draining: bool,
 }
 
 impl<'a> Conn<'a> {
@@ -635,6 +648,8 @@ impl<'a> Conn<'a> {
             timed: false,
             window: 65_535,
             initial_window: 65_535,
+            streams_read: 0,
+            draining: false,
         }
     }
 
@@ -797,7 +812,8 @@ impl<'a> Conn<'a> {
             .map_err(|e| io::Error::other(format!("{e:?}")))?;
         let head = app_head(fields);
         self.highest = self.highest.max(id);
-        if self.gone {
+        self.chat_goaway(id);
+        if self.gone || self.draining {
             self.state.unprocessed.fetch_add(1, Ordering::SeqCst);
         } else {
             self.pending.push(Pending {
@@ -813,6 +829,21 @@ impl<'a> Conn<'a> {
             }
         }
         Ok(())
+    }
+
+    /// [`crate::GrpcBehavior::ChatGoaway`]`(k)`: at the header block of the connection's
+    /// `k`th stream, GOAWAY(NO_ERROR) naming the stream before it; that stream and every
+    /// later one are not processed, those before it are served to their end.
+    fn chat_goaway(&mut self, id: u32) {
+        let H2Behavior::Grpc(crate::GrpcBehavior::ChatGoaway(k)) = self.state.behavior else {
+            return;
+        };
+        self.streams_read += 1;
+        if self.streams_read == k && !self.draining {
+            self.goaway(id.saturating_sub(2), 0);
+            self.gone = false;
+            self.draining = true;
+        }
     }
 
     /// DATA: both windows opened again by its length (unless the behaviour keeps them
@@ -861,7 +892,7 @@ impl<'a> Conn<'a> {
             return;
         };
         let r = &mut self.pending[i];
-        let read = crate::grpc::chat(
+        let (read, compressed) = crate::grpc::chat(
             &mut self.out,
             &mut self.encoder,
             id,
@@ -870,6 +901,9 @@ impl<'a> Conn<'a> {
             &mut r.chat,
         );
         self.state.messages.fetch_add(read, Ordering::SeqCst);
+        self.state
+            .compressed
+            .fetch_add(compressed, Ordering::SeqCst);
         if r.chat.ended {
             self.pending.remove(i);
             self.state.answers.fetch_add(1, Ordering::SeqCst);
@@ -1214,6 +1248,10 @@ impl<'a> Conn<'a> {
         }
         let read = crate::grpc::request_messages(body).len() as u64;
         self.state.messages.fetch_add(read, Ordering::SeqCst);
+        let compressed = crate::grpc::compressed(body);
+        self.state
+            .compressed
+            .fetch_add(compressed, Ordering::SeqCst);
         if g == crate::GrpcBehavior::Endless {
             self.endless.push((id, crate::grpc::reply_frame(id, body)));
         }

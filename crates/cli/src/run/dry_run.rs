@@ -76,7 +76,7 @@ fn workload_line(w: &Workload) -> String {
                 String::new()
             }
         ),
-        None => format!("{} {}", w.method, w.path),
+        None => format!("{} {}{}", w.method, w.path, grpc_note(w)),
     };
     let wire = w.wire();
     let spoken = if wire == Wire::default() {
@@ -100,6 +100,24 @@ fn workload_line(w: &Workload) -> String {
             )),
         search_line(w),
     )
+}
+
+/// ` (gRPC, schema by reflection at start, messages compressed with gzip)`: where a gRPC
+/// workload's schema comes from and how its messages go; empty for any other workload.
+fn grpc_note(w: &Workload) -> String {
+    let Some(g) = &w.grpc else {
+        return String::new();
+    };
+    let schema = match (&g.proto, &g.protoset) {
+        (Some(p), _) | (None, Some(p)) => format!("schema from {}", p.display()),
+        (None, None) => "schema by reflection at start".to_string(),
+    };
+    let gzip = if g.compress {
+        ", messages compressed with gzip"
+    } else {
+        ""
+    };
+    format!(" (gRPC, {schema}{gzip})")
 }
 
 /// `  name: /path over websocket × 4 in flight, a text message of 32 bytes (expect the

@@ -13,6 +13,7 @@ use crate::progress::{Display, Progress};
 use shootout_analysis::capacity::{Ask, Ended, Searcher};
 use shootout_engine::{Control, EngineError};
 use shootout_harness::{Contender, ContenderConfig, CpuWatch, HarnessError, Idle, ListenWatch};
+use shootout_model::plan::Plan;
 use shootout_model::until::Condition;
 use shootout_model::{LoadSpec, OtherLoad, ResourceSample, RunResult};
 use std::process::ExitStatus;
@@ -65,6 +66,17 @@ pub(super) trait Executor {
     /// The version of what serves the contender (the program listening on its port), or
     /// why it is unknown.
     fn serving_version(&mut self, process: &Self::Process) -> Result<String, String>;
+    /// Each workload's gRPC call resolved by the server reflection of the contender at
+    /// `origin` where the plan names no schema (`None` for the others; nothing is asked
+    /// when no workload needs it); the error says which workload and why.
+    fn reflect(
+        &mut self,
+        plan: &Plan,
+        origin: &super::Origin,
+    ) -> Result<Vec<Option<super::plan_load::Reflected>>, String> {
+        let url = super::origin_for(&origin.url, shootout_model::Protocol::Http2);
+        super::plan_load::reflected(plan, &url, &origin.tls)
+    }
     /// One verification pass (not ended by the stop flag: it is short).
     fn verify_pass(&mut self, spec: &LoadSpec) -> Result<RunResult, EngineError>;
     /// One answer to the spec's request, to show when verification failed.

@@ -332,6 +332,15 @@ fn step_spec(
     let w = &plan.workloads[wi];
     let wire = plan.wire(ci, wi);
     let base = origin_for(&origin.url, wire.protocol);
+    // A call the contender's reflection resolved (its schema not in the plan).
+    let (headers, body, expect) = match origin.reflected.get(wi).and_then(Option::as_ref) {
+        Some(r) => {
+            let mut expect = w.expect.clone();
+            expect.grpc = Some(r.reply.clone());
+            (r.headers.clone(), r.body.clone(), expect)
+        }
+        None => (w.headers.clone(), body.to_vec(), w.expect.clone()),
+    };
     let mut target = Target::parse(&format!("{base}{}", w.path)).map_err(|e| anyhow!("{e}"))?;
     target.tls = origin.tls.clone();
     let (connections, pace, max_connections) = match level {
@@ -347,11 +356,11 @@ fn step_spec(
     LoadSpec::builder(target)
         .request(shootout_model::RequestSpec {
             method: w.method.clone(),
-            headers: w.headers.clone(),
-            body: body.to_vec(),
+            headers,
+            body,
             keepalive: true,
         })
-        .expect(w.expect.clone())
+        .expect(expect)
         .pipeline(wire.pipeline)
         .list(w.list.clone())
         .connections(connections)
@@ -379,16 +388,25 @@ fn step_spec(
 pub(super) struct Origin {
     pub url: String,
     pub tls: shootout_model::TlsOptions,
+    /// Each workload's gRPC call as the contender's server reflection resolved it, once
+    /// it is up (`None`, or empty, where the plan names the schema).
+    pub reflected: Vec<Option<plan_load::Reflected>>,
 }
 
 impl Origin {
+    /// An origin at `url` checked as `tls` says, no call resolved yet.
+    pub(super) fn new(url: String, tls: shootout_model::TlsOptions) -> Origin {
+        Origin {
+            url,
+            tls,
+            reflected: Vec::new(),
+        }
+    }
+
     /// A cleartext origin, or one checked with the system's roots.
     #[cfg(test)]
     pub(super) fn plain(url: &str) -> Origin {
-        Origin {
-            url: url.to_string(),
-            tls: Default::default(),
-        }
+        Origin::new(url.to_string(), Default::default())
     }
 }
 

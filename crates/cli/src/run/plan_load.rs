@@ -5,7 +5,7 @@ use super::RunArgs;
 use crate::output::Failure;
 use anyhow::anyhow;
 use shootout_model::messages::MessageList;
-use shootout_model::plan::{self, Plan, Span};
+use shootout_model::plan::{self, GrpcWorkload, Plan, Span, Workload};
 use shootout_model::spec::MAX_MESSAGE;
 use shootout_model::{LoadLevel, Protocol};
 use std::path::{Path, PathBuf};
@@ -229,43 +229,116 @@ fn list_text(name: &str, key: &str, dir: &Path, f: &Path) -> Result<(PathBuf, St
 /// read (`proto` or `protoset`, relative to the plan's directory), its method found, its
 /// `message` (or each of its list's) checked against the input type, `expect.json`
 /// against the output type, its `stream` bounds against the method's shape; then the call's fields (gRPC's, then the workload's
-/// `headers`; its `grpc-timeout` the plan's `timeout`), its body and its reply check.
+/// `headers`; its `grpc-timeout` the plan's `timeout`), its body and its reply check. A
+/// workload without `proto` or `protoset` is resolved at each contender's start, by its
+/// server reflection ([`reflected`]).
 fn read_grpc(plan: &mut Plan, dir: &Path, bodies: &mut [Vec<u8>]) -> Result<(), Failure> {
-    use crate::load::grpc::{call, Flags, PLAN_KEYS};
     let timeout = plan.defaults.timeout;
     for (w, body) in plan.workloads.iter_mut().zip(bodies) {
         let Some(g) = &w.grpc else { continue };
-        let proto = g.proto.as_ref().map(|p| plan::resolve(dir, p));
-        let protoset = g.protoset.as_ref().map(|p| plan::resolve(dir, p));
-        let flags = Flags {
-            names: &PLAN_KEYS,
-            proto: proto.as_deref(),
-            import_path: &[],
-            protoset: protoset.as_deref(),
-            message: g.message.as_deref(),
-            file: None,
-            messages: w.message_list.as_ref(),
-            max_message: None,
-            expect_json: g.expect_json.as_deref(),
-            stream: crate::load::grpc::StreamFlags {
-                messages: g.stream.messages,
-                duration: g.stream.duration,
-                interval: g.stream.interval,
-                deadline: timeout,
-                echo: w.expect.echo,
-            },
-            server: None,
-            compress: false,
-        };
-        let c = call(&flags, &w.path, w.headers.clone(), timeout).map_err(|f| Failure {
-            code: f.code,
-            error: anyhow!("workload '{}': {:#}", w.name, f.error),
-        })?;
+        if g.by_reflection() {
+            continue;
+        }
+        let c = grpc_call(w, g, dir, timeout, None)?;
         w.headers = c.request.headers;
         *body = c.request.body;
         w.expect.grpc = Some(c.reply);
     }
     Ok(())
+}
+
+/// Workload `w`'s call `g`, resolved by `load`'s rules: its schema from `proto` or
+/// `protoset` (relative to `dir`), or asked of `server`'s reflection; each error names the
+/// workload and its key.
+fn grpc_call(
+    w: &Workload,
+    g: &GrpcWorkload,
+    dir: &Path,
+    timeout: Duration,
+    server: Option<crate::load::grpc::Server>,
+) -> Result<crate::load::grpc::Call, Failure> {
+    use crate::load::grpc::{call, Flags, PLAN_KEYS};
+    let proto = g.proto.as_ref().map(|p| plan::resolve(dir, p));
+    let protoset = g.protoset.as_ref().map(|p| plan::resolve(dir, p));
+    let flags = Flags {
+        names: &PLAN_KEYS,
+        proto: proto.as_deref(),
+        import_path: &[],
+        protoset: protoset.as_deref(),
+        message: g.message.as_deref(),
+        file: None,
+        messages: w.message_list.as_ref(),
+        max_message: None,
+        expect_json: g.expect_json.as_deref(),
+        stream: crate::load::grpc::StreamFlags {
+            messages: g.stream.messages,
+            duration: g.stream.duration,
+            interval: g.stream.interval,
+            deadline: timeout,
+            echo: w.expect.echo,
+        },
+        server,
+        compress: g.compress,
+    };
+    call(&flags, &w.path, w.headers.clone(), timeout).map_err(|f| Failure {
+        code: f.code,
+        error: anyhow!("workload '{}': {:#}", w.name, f.error),
+    })
+}
+
+/// A gRPC workload's call as a contender's server reflection resolved it: its fields,
+/// its body and its reply check (what [`read_grpc`] writes into the plan for a workload
+/// whose schema the plan names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Reflected {
+    /// gRPC's fields, then the workload's `headers`.
+    pub headers: Vec<(String, String)>,
+    /// The framed message (a client stream's messages).
+    pub body: Vec<u8>,
+    /// What a good reply is.
+    pub reply: shootout_model::GrpcReply,
+}
+
+/// How long connecting to a contender's reflection service may take (`load`'s
+/// `--connect-timeout` default).
+const REFLECTION_CONNECT: Duration = Duration::from_secs(10);
+
+/// Each workload's call resolved by the server reflection of the contender answering at
+/// `url` (its certificate checked as `tls` says): `None` for the workloads that do not
+/// ask for it. The error names the workload, what the reflection said, and how to give
+/// the schema instead.
+pub(super) fn reflected(
+    plan: &Plan,
+    url: &str,
+    tls: &shootout_model::TlsOptions,
+) -> Result<Vec<Option<Reflected>>, String> {
+    let asks = |w: &Workload| w.grpc.as_ref().is_some_and(GrpcWorkload::by_reflection);
+    if !plan.workloads.iter().any(asks) {
+        return Ok(vec![None; plan.workloads.len()]);
+    }
+    let mut target = shootout_model::Target::parse(url).map_err(|e| e.to_string())?;
+    target.tls = tls.clone();
+    let timeout = plan.defaults.timeout;
+    plan.workloads
+        .iter()
+        .map(|w| {
+            let Some(g) = w.grpc.as_ref().filter(|g| g.by_reflection()) else {
+                return Ok(None);
+            };
+            let server = crate::load::grpc::Server {
+                target: &target,
+                headers: &w.headers,
+                connect_timeout: REFLECTION_CONNECT,
+            };
+            let c = grpc_call(w, g, Path::new("."), timeout, Some(server))
+                .map_err(|f| format!("{:#}", f.error))?;
+            Ok(Some(Reflected {
+                headers: c.request.headers,
+                body: c.request.body,
+                reply: c.reply,
+            }))
+        })
+        .collect()
 }
 
 /// Each workload's body: its `body_file` (relative to the plan's directory `dir`), its

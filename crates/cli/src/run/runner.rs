@@ -139,17 +139,22 @@ impl<E: Executor> Runner<'_, E> {
         self.store.set_contender_version(id, &version)
     }
 
-    /// Verifies a contender that is up: returns it when it passed, else stores why and
-    /// stops it.
+    /// Verifies a contender that is up, its gRPC calls resolved first by its server
+    /// reflection where the plan names no schema: returns it when it passed, else stores
+    /// why and stops it.
     fn verified(
         &mut self,
         index: usize,
         id: ContenderId,
-        origin: Origin,
+        mut origin: Origin,
         mut process: Option<E::Process>,
     ) -> Result<Option<Up<E::Process>>, shootout_store::StoreError> {
         let name = &self.plan.contenders[index].name;
-        match verify(&mut self.exec, self.plan, index, &origin, self.bodies) {
+        let checked = self.exec.reflect(self.plan, &origin).and_then(|r| {
+            origin.reflected = r;
+            verify(&mut self.exec, self.plan, index, &origin, self.bodies)
+        });
+        match checked {
             Ok(()) => {
                 say!("✓ {name}: ready and verified at {}", origin.url);
                 Ok(Some(Up {
@@ -184,13 +189,7 @@ impl<E: Executor> Runner<'_, E> {
     pub(super) fn bring_up(&mut self, index: usize) -> Result<(Origin, Option<E::Process>), NotUp> {
         if let Launch::Url(url) = &self.plan.contenders[index].launch {
             let tls = contender_tls(self.plan, index, None, self.plan_dir, self.run_dir);
-            return Ok((
-                Origin {
-                    url: url.clone(),
-                    tls,
-                },
-                None,
-            ));
+            return Ok((Origin::new(url.clone(), tls), None));
         }
         let mut tries = 1;
         loop {
@@ -232,7 +231,7 @@ impl<E: Executor> Runner<'_, E> {
                 let scheme = if c.tls.is_some() { "https" } else { "http" };
                 let tls = contender_tls(self.plan, index, Some(port), self.plan_dir, self.run_dir);
                 let url = format!("{scheme}://127.0.0.1:{port}");
-                Ok((Origin { url, tls }, Some(process)))
+                Ok((Origin::new(url, tls), Some(process)))
             }
             Err(e) => {
                 self.exec.stop(process, Duration::from_secs(2));

@@ -49,7 +49,7 @@ pub(super) fn verify<E: Executor>(
                     _ if w.journeys.is_some() => failed_steps(&r),
                     _ => format!(
                         "\n    one answer: {}",
-                        exec.sample_answer(&spec, &bodies[wi])
+                        exec.sample_answer(&spec, &spec.request.body)
                     ),
                 };
                 problems.push(format!(

@@ -433,11 +433,7 @@ impl Worker<'_> {
                 Event::Replies(slot, n) => self.replies(i, slot, n, now),
                 Event::Echoes(slot, first, n) => self.echoes(i, slot, first, n, now),
                 Event::Stopped(slot) => self.settle(i, slot, now, true),
-                Event::Unprocessed(slot) => {
-                    let ex = &self.conns[i].h2.stream(slot).exchange;
-                    self.core.unprocessed(ex, now);
-                    self.conns[i].h2.free(slot);
-                }
+                Event::Unprocessed(slot) => self.unprocessed(i, slot, now),
                 Event::Reset(code) => self.core.rec.counts.count_reset(code.0),
                 Event::Goaway => self.core.rec.counts.goaways += 1,
             }
@@ -457,6 +453,19 @@ impl Worker<'_> {
                 }
             }
         }
+    }
+
+    /// A GOAWAY left the stream in `slot` of connection `i` unprocessed: it is sent again
+    /// once (a bidirectional call's messages then count from that send, as a retried
+    /// request counts once), or, already sent again, it fails as refused, a bidirectional
+    /// call's messages of that send counted as sent and unanswered.
+    fn unprocessed(&mut self, i: usize, slot: usize, now: Instant) {
+        if self.conns[i].h2.stream(slot).exchange.retried {
+            self.tally(i, slot);
+        }
+        let ex = &self.conns[i].h2.stream(slot).exchange;
+        self.core.unprocessed(ex, now);
+        self.conns[i].h2.free(slot);
     }
 
     /// The server's SETTINGS arrived on connection `i`. A server that allows no stream at

@@ -1,6 +1,7 @@
 //! A plan's gRPC workloads (`protocol = "grpc"`): a call of `method`
 //! (`package.Service/Method`) with the schema from `proto` or `protoset` (relative to the
-//! plan's directory), the request from `message` (JSON) or a list of them (`messages`),
+//! plan's directory) or, without either, from each contender's server reflection once it
+//! has started, its messages compressed with gzip or not (`compress`), the request from `message` (JSON) or a list of them (`messages`),
 //! a streaming method's bounds (`stream = { messages, duration, interval }`, as `load`'s
 //! `--grpc-stream-*` flags), and what a good reply holds (`expect.json`, `expect.echo`). The call is an HTTP/2
 //! stream (`streams` as for `h2`); the files are read and the messages checked against
@@ -28,6 +29,17 @@ pub struct GrpcWorkload {
     /// `stream`: a streaming method's bounds (checked against the method's shape once
     /// its schema is read).
     pub stream: crate::GrpcStream,
+    /// `compress = "gzip"`: each message compressed with gzip, replies compressed with it
+    /// read (`load`'s `--grpc-compress gzip`).
+    pub compress: bool,
+}
+
+impl GrpcWorkload {
+    /// Neither `proto` nor `protoset`: the schema is asked of each contender's server
+    /// reflection once it has started (a plan is read before its contenders start).
+    pub fn by_reflection(&self) -> bool {
+        self.proto.is_none() && self.protoset.is_none()
+    }
 }
 
 /// A workload's `stream` table as written.
@@ -59,6 +71,7 @@ impl Reader<'_> {
             ("proto", w.proto.as_ref().map(Spanned::span)),
             ("protoset", w.protoset.as_ref().map(Spanned::span)),
             ("stream", w.stream.as_ref().map(Spanned::span)),
+            ("compress", w.compress.as_ref().map(Spanned::span)),
             (
                 "expect.json",
                 w.expect
@@ -106,6 +119,7 @@ impl Reader<'_> {
             message: w.message.as_ref().map(|m| m.get_ref().clone()),
             expect_json: expect_json(w, &err)?,
             stream: stream(w, &err)?,
+            compress: compress(w, &err)?,
         })
     }
 }
@@ -128,6 +142,18 @@ fn stream(w: &FileWorkload, err: &KeyError) -> Result<crate::GrpcStream, PlanErr
         duration: read(&f.duration, "stream.duration")?,
         interval: read(&f.interval, "stream.interval")?,
     })
+}
+
+/// The workload's `compress`: `"gzip"` (any case), the one encoding shootout speaks.
+fn compress(w: &FileWorkload, err: &KeyError) -> Result<bool, PlanError> {
+    match &w.compress {
+        None => Ok(false),
+        Some(c) if c.get_ref().eq_ignore_ascii_case("gzip") => Ok(true),
+        Some(c) => Err(err(
+            Some(c.span()),
+            format!("compress = \"{}\": shootout compresses gRPC messages with gzip only: write compress = \"gzip\", or remove compress to send them uncompressed", c.get_ref()),
+        )),
+    }
 }
 
 /// Where in the plan's text a key was given.
@@ -198,7 +224,8 @@ fn refuse_http_keys(w: &FileWorkload, err: &KeyError) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// The call's schema: `proto` or `protoset`, exactly one of them.
+/// The call's schema: `proto` or `protoset`, not both; neither: each contender's server
+/// reflection, asked once it has started.
 fn grpc_schema(
     w: &FileWorkload,
     err: &KeyError,
@@ -210,7 +237,7 @@ fn grpc_schema(
             Some(p.span()),
             "give proto or protoset, not both".into(),
         )),
-        (None, None) => Err(err(None, "a gRPC call needs its schema: add proto = \"FILE.proto\" (imports beside it) or protoset = \"FILE\" (protoc --include_imports --descriptor_set_out), relative to the plan's directory".into())),
+        (None, None) => Ok((None, None)),
     }
 }
 

@@ -358,7 +358,13 @@ fn workload_section(
     who: &[Who],
     base: usize,
 ) {
-    let _ = writeln!(o, "<h2>Workload: {}</h2>", html_text(w.name));
+    let unit = words::stream_note(b);
+    let _ = writeln!(
+        o,
+        "<h2>Workload: {}{}</h2>",
+        html_text(w.name),
+        html_text(unit)
+    );
     let _ = writeln!(
         o,
         "<p class=\"note\">% of baseline compares medians with {}.{}</p>",
@@ -838,7 +844,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     );
     o.push_str("<dl class=\"facts\">\n");
     load_setting_facts(&mut o, spec, r);
-    load_outcome_facts(&mut o, r);
+    load_outcome_facts(&mut o, r, crate::common::per_second(spec, r));
     o.push_str("</dl>\n");
     load_warnings(&mut o, r);
     load_latency_table(&mut o, r, rate);
@@ -1006,7 +1012,7 @@ fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
 
 /// The facts of a load page that say what came back: requests, failures, status codes,
 /// server, throughput and the generator's own cost.
-fn load_outcome_facts(o: &mut String, r: &RunResult) {
+fn load_outcome_facts(o: &mut String, r: &RunResult, per_s: &str) {
     let c = &r.counts;
     fact(
         o,
@@ -1042,7 +1048,7 @@ fn load_outcome_facts(o: &mut String, r: &RunResult) {
         "Throughput",
         &format!(
             "{}, {}/s received",
-            crate::common::throughput(r),
+            crate::common::throughput(r, per_s),
             mib_or_gib(if r.duration.is_zero() {
                 0
             } else {
@@ -1050,6 +1056,9 @@ fn load_outcome_facts(o: &mut String, r: &RunResult) {
             })
         ),
     );
+    if let Some(st) = r.stream.as_deref() {
+        fact(o, "Unit", &html_text(words::stream_words(st.shape)));
+    }
     fact(
         o,
         "Generator",
@@ -1325,5 +1334,28 @@ mod tests {
         assert!(page.contains("p50 0.040 ms, p99 3.100 ms, p99.9 9.800 ms, max 12.000 ms; 6 connections (cap 65000, not reached)"));
         let (spec, r) = crate::fixtures::closed_with_failures();
         assert!(!render_load(&spec, &r).contains("Send lag"));
+    }
+
+    /// A streaming run's page says what its counts count, in their rate's unit too.
+    #[test]
+    fn a_streaming_page_names_its_unit() {
+        let (spec, r) = crate::fixtures::bidi_rate();
+        let page = render_load(&spec, &r);
+        assert!(
+            page.contains(
+                "<dt>Unit</dt><dd>gRPC bidi streaming: a request is a message and its reply</dd>"
+            ),
+            "{page}"
+        );
+        assert!(
+            page.contains("492.50 messages/s ok (good answers only)"),
+            "{page}"
+        );
+        let (spec, r) = crate::fixtures::closed_with_failures();
+        let page = render_load(&spec, &r);
+        assert!(
+            !page.contains("<dt>Unit</dt>") && page.contains(" req/s ok "),
+            "{page}"
+        );
     }
 }

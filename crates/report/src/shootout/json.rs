@@ -251,6 +251,11 @@ fn result_json(
         "contender": a.name(c.contender),
         "level": level_json(level),
         "wire": wire_json(c.wire),
+        "stream_unit": c
+            .steps
+            .iter()
+            .find_map(|s| s.result.stream.as_deref())
+            .and_then(|st| super::words::stream_unit(st.shape)),
         "repetitions": c.reps(),
         "rps": {
             "median": round(c.rps, 3),

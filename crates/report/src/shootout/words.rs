@@ -49,11 +49,38 @@ pub(crate) fn stream_note(w: &WorkloadBlock) -> &'static str {
         .flat_map(|l| &l.cells)
         .flat_map(|c| &c.steps)
         .find_map(|s| s.result.stream.as_deref().map(|st| st.shape));
+    stream_note_of(shape)
+}
+
+/// [`stream_note`] of a step's stream `shape`.
+fn stream_note_of(shape: Option<&str>) -> &'static str {
     match shape {
         Some("server") => " (gRPC server streaming: a request is one reply of a call)",
         Some("bidi") => " (gRPC bidi streaming: a request is a message and its reply)",
         Some("client") => " (gRPC client streaming: a request is a call of its messages)",
         _ => "",
+    }
+}
+
+/// What a streaming gRPC run's requests are, in the words of [`stream_note`] without
+/// its parentheses: `gRPC bidi streaming: a request is a message and its reply`; empty
+/// for any other shape.
+pub(crate) fn stream_words(shape: &str) -> &'static str {
+    let note = stream_note_of(Some(shape));
+    note.strip_prefix(" (")
+        .and_then(|n| n.strip_suffix(')'))
+        .unwrap_or("")
+}
+
+/// The unit a streaming gRPC step's counts count, in the words of `shootout load`'s
+/// `load.unit`: `reply` (server streaming), `message` (bidirectional: a message and its
+/// reply), `call` (client streaming); `None` for any other shape.
+pub(crate) fn stream_unit(shape: &str) -> Option<&'static str> {
+    match shape {
+        "server" => Some("reply"),
+        "bidi" => Some("message"),
+        "client" => Some("call"),
+        _ => None,
     }
 }
 
