@@ -227,3 +227,104 @@ fn a_listen_queue_that_overflowed_is_counted_by_the_kernel_and_said() {
         );
     }
 }
+
+/// A listener of this test's own, on another port than the server's, with a backlog of
+/// one and nothing accepting: filled, then met by connection attempts that do not wait
+/// for their handshake. The kernel drops their SYNs and counts each drop, then the
+/// retries it sends 1 s and 3 s later, for as long as the attempts are held.
+struct Overflowing {
+    _listener: std::net::TcpListener,
+    _held: Vec<std::net::TcpStream>,
+    _tries: Vec<std::os::fd::OwnedFd>,
+}
+
+impl Overflowing {
+    fn start() -> Overflowing {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let socket = |flags| {
+            // SAFETY: plain socket(2); the descriptor is owned at once.
+            let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | flags, 0) };
+            assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+            // SAFETY: fd is a fresh descriptor nothing else owns.
+            unsafe { OwnedFd::from_raw_fd(fd) }
+        };
+        let addr = |port: u16| {
+            // SAFETY: a zeroed sockaddr_in is valid; its family, address and port are set.
+            let mut a: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+            a.sin_family = libc::AF_INET as libc::sa_family_t;
+            a.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+            a.sin_port = port.to_be();
+            a
+        };
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let fd = socket(libc::SOCK_CLOEXEC);
+        let a = addr(0);
+        // SAFETY: bind and listen on our descriptor, with an address of the size given.
+        unsafe {
+            assert_eq!(
+                libc::bind(fd.as_raw_fd(), (&a as *const libc::sockaddr_in).cast(), len),
+                0
+            );
+            assert_eq!(libc::listen(fd.as_raw_fd(), 1), 0);
+        }
+        let listener = std::net::TcpListener::from(fd);
+        let port = listener.local_addr().unwrap().port();
+        // The backlog, and the one more the kernel takes past it.
+        let held = (0..2)
+            .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+            .collect();
+        let tries = (0..4)
+            .map(|_| {
+                let fd = socket(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK);
+                let a = addr(port);
+                // SAFETY: connect our descriptor to an address of the size given.
+                let r = unsafe {
+                    libc::connect(fd.as_raw_fd(), (&a as *const libc::sockaddr_in).cast(), len)
+                };
+                let e = std::io::Error::last_os_error();
+                assert!(r == 0 || e.raw_os_error() == Some(libc::EINPROGRESS), "{e}");
+                fd
+            })
+            .collect();
+        Overflowing {
+            _listener: listener,
+            _held: held,
+            _tries: tries,
+        }
+    }
+}
+
+/// The kernel's overflow count is the whole machine's: another listener overflowing
+/// during a load while the server's own accept queue stays empty is said to be other
+/// processes', and the server's listen queue is not said to have overflowed.
+#[test]
+fn a_listen_overflow_elsewhere_is_not_blamed_on_the_server() {
+    let s = TestServer::start(Behavior::Hello).unwrap();
+    // Its SYNs are retried 1 s and 3 s on: within the 3 s load.
+    let _other = Overflowing::start();
+    let out = Command::cargo_bin("shootout")
+        .unwrap()
+        .args(["load", "-c", "1", "-d", "3s", "--json"])
+        .arg(s.url("/"))
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "listen_overflowed")
+        .unwrap_or_else(|| panic!("{}", json["warnings"]));
+    let message = w["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("listen queues on this machine overflowed ")
+            && message.contains("never came near its backlog")
+            && message.contains("may be other processes'"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("the server's listen queue overflowed"),
+        "{message}"
+    );
+}

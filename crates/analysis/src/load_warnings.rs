@@ -88,6 +88,8 @@ pub fn derive_for(
             .map(|l| Warning::ListenOverflowed {
                 overflows: l.overflows,
                 drops: l.drops,
+                whose: l.blame(),
+                accept: l.accept,
             }),
     );
     w.extend(unaccepted(result));
@@ -527,12 +529,52 @@ mod tests {
             w,
             [Warning::ListenOverflowed {
                 overflows: 4,
-                drops: 5
+                drops: 5,
+                whose: shootout_model::ListenBlame::Unmeasured,
+                accept: None,
             }]
         );
+        // Not sampled, the server's queue cannot be told from others'.
         assert!(w[0]
             .to_string()
-            .starts_with("the server's listen queue overflowed 4 times"));
+            .starts_with("listen queues on this machine overflowed 4 times"));
+        // Its own queue seen at its backlog: the server's; never near it: others'.
+        let seen = |most, full| shootout_model::AcceptWaiting {
+            samples: 100,
+            waited: 100,
+            total: 100 * most,
+            most,
+            backlog: Some(1),
+            full,
+        };
+        for (accept, whose, words) in [
+            (
+                seen(2, 100),
+                shootout_model::ListenBlame::Server,
+                "the server's listen queue overflowed 4 times",
+            ),
+            (
+                shootout_model::AcceptWaiting {
+                    waited: 0,
+                    total: 0,
+                    ..seen(0, 0)
+                },
+                shootout_model::ListenBlame::Others,
+                "listen queues on this machine overflowed 4 times",
+            ),
+        ] {
+            r.listen = Some(shootout_model::ListenQueue {
+                overflows: 4,
+                drops: 5,
+                accept: Some(accept),
+            });
+            let w = derive(&r, None);
+            let Some(Warning::ListenOverflowed { whose: got, .. }) = w.first() else {
+                panic!("{w:?}");
+            };
+            assert_eq!(*got, whose);
+            assert!(w[0].to_string().starts_with(words), "{}", w[0]);
+        }
     }
 
     /// Connections that waited to be accepted are said when they waited long enough, a
@@ -554,6 +596,8 @@ mod tests {
                     waited,
                     total,
                     most,
+                    backlog: Some(128),
+                    full: 0,
                 }),
             });
             derive(&r, None)
@@ -592,6 +636,8 @@ mod tests {
                 waited: 10,
                 total: 10,
                 most: 1,
+                backlog: Some(128),
+                full: 0,
             }),
         });
         assert!(derive(&r, None).is_empty());

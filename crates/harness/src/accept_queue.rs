@@ -12,10 +12,15 @@
 //! the machine (each TIME_WAIT one too), megabytes a read under load; the dump asked for
 //! here holds the listening sockets only.
 //!
+//! Each socket's limit is read with its queue (`idiag_wqueue`: its backlog, `listen()`'s
+//! argument capped by `net.core.somaxconn`), so that a sample tells whether the server's
+//! queue was at its limit: the kernel's count of overflows (`/proc/net/netstat`) is every
+//! listener's of the machine, and only this says whether the server's were among them.
+//!
 //! Seams: the CLI starts a watch on the target's port around each run or step and puts its
-//! [`AcceptWaiting`] into the result's `ListenQueue`; the analysis turns it into a warning.
+//! [`AcceptWaiting`] into the result's `ListenQueue`; the analysis turns it into warnings.
 
-use shootout_model::AcceptWaiting;
+use shootout_model::{AcceptWaiting, QueueReading};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,6 +39,8 @@ const HEADER: usize = 16;
 const DIAG_MSG: usize = 72;
 /// Where `idiag_rqueue` (the accept queue of a listening socket) sits in it.
 const RQUEUE_AT: usize = 56;
+/// Where `idiag_wqueue` (a listening socket's backlog) sits in it.
+const WQUEUE_AT: usize = 60;
 /// The most bytes one dump may bring before it is given up on: listening sockets are a
 /// few dozen on a machine, 72 bytes each after their header.
 const MOST_BYTES: usize = 4 << 20;
@@ -87,9 +94,9 @@ impl Diag {
         })
     }
 
-    /// The connections waiting to be accepted on the listening TCP sockets of `port`,
-    /// summed over IPv4 and IPv6; `None` when nothing listens there.
-    pub fn waiting(&mut self, port: u16) -> io::Result<Option<u64>> {
+    /// The connections waiting to be accepted on the listening TCP sockets of `port` and
+    /// their backlogs, summed over IPv4 and IPv6; `None` when nothing listens there.
+    pub fn waiting(&mut self, port: u16) -> io::Result<Option<QueueReading>> {
         let mut found = None;
         for family in [libc::AF_INET as u8, libc::AF_INET6 as u8] {
             self.dump(family, port, &mut found)?;
@@ -97,7 +104,7 @@ impl Diag {
         Ok(found)
     }
 
-    fn dump(&mut self, family: u8, port: u16, found: &mut Option<u64>) -> io::Result<()> {
+    fn dump(&mut self, family: u8, port: u16, found: &mut Option<QueueReading>) -> io::Result<()> {
         self.seq = self.seq.wrapping_add(1);
         let req = request(family, self.seq);
         // SAFETY: a zeroed sockaddr_nl is valid; only its family is set (the kernel: pid 0).
@@ -169,10 +176,16 @@ enum Dump {
     Done,
 }
 
-/// Reads one datagram of a dump: adds the accept queue of each listening socket on `port`
-/// to `found`. Messages of another sequence number (a late answer to an earlier dump) are
-/// skipped; a message whose length does not fit is an error, never a panic.
-fn parse(mut buf: &[u8], seq: u32, port: u16, found: &mut Option<u64>) -> Result<Dump, String> {
+/// Reads one datagram of a dump: adds the accept queue and the backlog of each listening
+/// socket on `port` to `found`. Messages of another sequence number (a late answer to an
+/// earlier dump) are skipped; a message whose length does not fit is an error, never a
+/// panic.
+fn parse(
+    mut buf: &[u8],
+    seq: u32,
+    port: u16,
+    found: &mut Option<QueueReading>,
+) -> Result<Dump, String> {
     while buf.len() >= HEADER {
         let word = |at: usize| u32::from_ne_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
         let len = word(0) as usize;
@@ -200,9 +213,15 @@ fn parse(mut buf: &[u8], seq: u32, port: u16, found: &mut Option<u64>) -> Result
             SOCK_DIAG_BY_FAMILY if body.len() >= DIAG_MSG => {
                 let local = u16::from_be_bytes([body[4], body[5]]);
                 if body[1] == TCP_LISTEN && local == port {
-                    let q = &body[RQUEUE_AT..RQUEUE_AT + 4];
-                    let q = u32::from_ne_bytes([q[0], q[1], q[2], q[3]]);
-                    *found = Some(found.unwrap_or(0) + u64::from(q));
+                    let at = |i: usize| {
+                        u64::from(u32::from_ne_bytes([
+                            body[i],
+                            body[i + 1],
+                            body[i + 2],
+                            body[i + 3],
+                        ]))
+                    };
+                    add_listener(found, at(RQUEUE_AT), at(WQUEUE_AT));
                 }
             }
             _ => {}
@@ -212,6 +231,18 @@ fn parse(mut buf: &[u8], seq: u32, port: u16, found: &mut Option<u64>) -> Result
         buf = buf.get(next..).unwrap_or(&[]);
     }
     Ok(Dump::More)
+}
+
+/// One listening socket's queue, `waiting` of its `backlog`, added to the port's reading.
+/// At its backlog the socket is full: the kernel takes one more connection past it (its
+/// test is "more than the backlog"), then turns the next away, so a queue seen at its
+/// backlog was at the edge of overflowing or over it. An empty queue is never full (a
+/// backlog of 0 still holds one).
+fn add_listener(found: &mut Option<QueueReading>, waiting: u64, backlog: u64) {
+    let r = found.get_or_insert_with(QueueReading::default);
+    r.waiting += waiting;
+    r.backlog += backlog;
+    r.full |= waiting > 0 && waiting >= backlog;
 }
 
 /// Samples the accept queue of a port on a thread of its own until stopped.
@@ -263,13 +294,112 @@ impl AcceptWatch {
     }
 }
 
+/// Listeners whose backlog a test chooses, and connection attempts that do not wait for
+/// their handshake: what it takes to fill a listen queue past its limit on purpose.
+#[cfg(test)]
+pub(crate) mod small_backlog {
+    use super::Diag;
+    use std::io;
+    use std::net::{Ipv4Addr, TcpListener, TcpStream};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+    /// A TCP socket of 127.0.0.1's family, `flags` added to its type.
+    fn socket(flags: libc::c_int) -> OwnedFd {
+        // SAFETY: plain socket(2); the descriptor is owned at once.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | flags, 0) };
+        assert!(fd >= 0, "socket: {}", io::Error::last_os_error());
+        // SAFETY: fd is a fresh descriptor nothing else owns.
+        unsafe { OwnedFd::from_raw_fd(fd) }
+    }
+
+    /// 127.0.0.1 at `port`.
+    fn loopback(port: u16) -> libc::sockaddr_in {
+        // SAFETY: a zeroed sockaddr_in is valid; its family, address and port are set.
+        let mut a: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+        a.sin_family = libc::AF_INET as libc::sa_family_t;
+        a.sin_addr.s_addr = u32::from(Ipv4Addr::LOCALHOST).to_be();
+        a.sin_port = port.to_be();
+        a
+    }
+
+    const ADDR_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+
+    /// A listener on 127.0.0.1 (any free port) that was given `backlog` by `listen()`
+    /// and accepts nothing unless asked.
+    pub(crate) fn listener(backlog: i32) -> TcpListener {
+        let fd = socket(libc::SOCK_CLOEXEC);
+        let a = loopback(0);
+        // SAFETY: bind and listen on our descriptor, with an address of the size given.
+        let bound = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&a as *const libc::sockaddr_in).cast(),
+                ADDR_LEN,
+            )
+        };
+        assert_eq!(bound, 0, "bind: {}", io::Error::last_os_error());
+        // SAFETY: as above.
+        let listening = unsafe { libc::listen(fd.as_raw_fd(), backlog) };
+        assert_eq!(listening, 0, "listen: {}", io::Error::last_os_error());
+        TcpListener::from(fd)
+    }
+
+    /// Connects to `l` until its queue holds its backlog and the one more the kernel
+    /// takes past it (read back through `diag`): full, so the next SYN is dropped.
+    /// The connections, held open.
+    pub(crate) fn fill(l: &TcpListener, backlog: u64, diag: &mut Diag) -> Vec<TcpStream> {
+        let port = l.local_addr().unwrap().port();
+        let held = (0..=backlog)
+            .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+            .collect();
+        // The handshake's last ACK reaches the listener a moment after connect returns.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while diag.waiting(port).unwrap().map(|r| r.waiting) != Some(backlog + 1) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the queue never filled"
+            );
+            std::thread::yield_now();
+        }
+        held
+    }
+
+    /// A connection attempt to 127.0.0.1's `port` that does not wait for its handshake:
+    /// a full queue drops its SYN (counted by the kernel), and the kernel tries again
+    /// a second later, and later, for as long as the socket is held.
+    pub(crate) fn attempt(port: u16) -> OwnedFd {
+        let fd = socket(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK);
+        let a = loopback(port);
+        // SAFETY: connect our descriptor to an address of the size given.
+        let r = unsafe {
+            libc::connect(
+                fd.as_raw_fd(),
+                (&a as *const libc::sockaddr_in).cast(),
+                ADDR_LEN,
+            )
+        };
+        let e = io::Error::last_os_error();
+        assert!(
+            r == 0 || e.raw_os_error() == Some(libc::EINPROGRESS),
+            "connect: {e}"
+        );
+        fd
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::net::{TcpListener, TcpStream};
 
-    /// A datagram of the kernel's shape: one listening socket's message.
+    /// A datagram of the kernel's shape: one listening socket's message, `rqueue`
+    /// waiting of a backlog of 100.
     fn message(seq: u32, state: u8, port: u16, rqueue: u32) -> Vec<u8> {
+        message_of(seq, state, port, rqueue, 100)
+    }
+
+    /// [`message`] with its backlog (`wqueue`).
+    fn message_of(seq: u32, state: u8, port: u16, rqueue: u32, wqueue: u32) -> Vec<u8> {
         let len = HEADER + DIAG_MSG;
         let mut m = Vec::new();
         m.extend_from_slice(&(len as u32).to_ne_bytes());
@@ -282,6 +412,7 @@ mod tests {
         body[1] = state;
         body[4..6].copy_from_slice(&port.to_be_bytes());
         body[RQUEUE_AT..RQUEUE_AT + 4].copy_from_slice(&rqueue.to_ne_bytes());
+        body[WQUEUE_AT..WQUEUE_AT + 4].copy_from_slice(&wqueue.to_ne_bytes());
         m.extend_from_slice(&body);
         m
     }
@@ -306,11 +437,43 @@ mod tests {
         d.extend(message(6, TCP_LISTEN, 8080, 40)); // an earlier dump's late message
         let mut found = None;
         assert_eq!(parse(&d, 7, 8080, &mut found), Ok(Dump::More));
-        assert_eq!(found, Some(5));
+        assert_eq!(
+            found,
+            Some(QueueReading {
+                waiting: 5,
+                backlog: 200,
+                full: false,
+            })
+        );
         assert_eq!(parse(&done(7), 7, 8080, &mut found), Ok(Dump::Done));
         let mut none = None;
         assert_eq!(parse(&done(7), 7, 1, &mut none), Ok(Dump::Done));
         assert_eq!(none, None);
+    }
+
+    /// A port is full when one of its listening sockets holds its backlog or more, not
+    /// when the sums say so; an empty queue is never full, whatever its backlog.
+    #[test]
+    fn a_listening_socket_at_its_backlog_is_full() {
+        let reading = |sockets: &[(u32, u32)]| {
+            let mut d = Vec::new();
+            for &(rqueue, wqueue) in sockets {
+                d.extend(message_of(3, TCP_LISTEN, 80, rqueue, wqueue));
+            }
+            let mut found = None;
+            parse(&d, 3, 80, &mut found).unwrap();
+            found.unwrap()
+        };
+        let r = reading(&[(1, 1)]);
+        assert_eq!((r.waiting, r.backlog, r.full), (1, 1, true));
+        assert!(reading(&[(2, 1)]).full);
+        assert!(!reading(&[(0, 1)]).full);
+        assert!(!reading(&[(0, 0)]).full);
+        assert!(reading(&[(1, 0)]).full);
+        // SO_REUSEPORT: one socket full, the other empty, is full though 4 < 3 + 8.
+        let r = reading(&[(4, 3), (0, 8)]);
+        assert_eq!((r.waiting, r.backlog, r.full), (4, 11, true));
+        assert!(!reading(&[(2, 3), (2, 3)]).full);
     }
 
     #[test]
@@ -341,7 +504,8 @@ mod tests {
         };
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        assert_eq!(diag.waiting(port).unwrap(), Some(0));
+        let waiting = |diag: &mut Diag| diag.waiting(port).unwrap().map(|r| r.waiting);
+        assert_eq!(waiting(&mut diag), Some(0));
         let clients: Vec<TcpStream> = (0..3)
             .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
             .collect();
@@ -349,7 +513,7 @@ mod tests {
         // most a moment after connect returns: read until the queue holds all three.
         let mut got = None;
         for _ in 0..1000 {
-            got = diag.waiting(port).unwrap();
+            got = waiting(&mut diag);
             if got == Some(3) {
                 break;
             }
@@ -357,10 +521,34 @@ mod tests {
         }
         assert_eq!(got, Some(3));
         let (_taken, _) = listener.accept().unwrap();
-        assert_eq!(diag.waiting(port).unwrap(), Some(2));
+        assert_eq!(waiting(&mut diag), Some(2));
         drop(clients);
         drop(listener);
         assert_eq!(diag.waiting(port).unwrap(), None);
+    }
+
+    /// The backlog `listen()` was given is read with the queue, and a queue filled to it
+    /// and the one past it is seen full by every sample the watch takes.
+    #[test]
+    fn the_kernel_gives_the_backlog_and_a_queue_filled_to_it_is_full() {
+        let Ok(mut diag) = Diag::open() else {
+            eprintln!("skipped: netlink sock_diag is not available here");
+            return;
+        };
+        let l = small_backlog::listener(3);
+        let port = l.local_addr().unwrap().port();
+        assert_eq!(
+            diag.waiting(port).unwrap(),
+            Some(QueueReading {
+                waiting: 0,
+                backlog: 3,
+                full: false,
+            })
+        );
+        let _held = small_backlog::fill(&l, 3, &mut diag);
+        let seen = AcceptWatch::start(port).unwrap().stop().expect("a sample");
+        assert_eq!((seen.most, seen.backlog), (4, Some(3)));
+        assert_eq!(seen.full, seen.samples);
     }
 
     #[test]
@@ -374,7 +562,7 @@ mod tests {
             eprintln!("skipped: netlink sock_diag is not available here");
             return;
         };
-        while probe.waiting(port).unwrap() != Some(2) {
+        while probe.waiting(port).unwrap().map(|r| r.waiting) != Some(2) {
             std::thread::yield_now();
         }
         // Every sample the watch takes, its first included, finds both waiting.

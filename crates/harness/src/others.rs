@@ -260,6 +260,74 @@ intr 1 2 3
         );
     }
 
+    use shootout_model::ListenBlame;
+
+    /// Waits until the kernel has counted `n` more overflows than `since` (the counters
+    /// are the network namespace's: others may add to them, never take away).
+    fn overflowed(since: ListenQueue, n: u64) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while read_netstat().unwrap().overflows < since.overflows + n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the kernel did not count the overflows"
+            );
+            std::thread::yield_now();
+        }
+    }
+
+    /// A server that accepts nothing, its backlog of 1 filled past it: three SYNs its
+    /// full queue dropped are counted, and its own queue was seen at its backlog, so the
+    /// overflows are the server's.
+    #[test]
+    fn an_overflow_of_the_servers_own_queue_is_the_servers() {
+        use crate::accept_queue::{small_backlog, Diag};
+        let Ok(mut diag) = Diag::open() else {
+            eprintln!("skipped: netlink sock_diag is not available here");
+            return;
+        };
+        let server = small_backlog::listener(1);
+        let port = server.local_addr().unwrap().port();
+        let _held = small_backlog::fill(&server, 1, &mut diag);
+        // Started on a full queue: its first sample finds it so.
+        let watch = ListenWatch::start(Some(port));
+        let since = read_netstat().unwrap();
+        let _tries: Vec<_> = (0..3).map(|_| small_backlog::attempt(port)).collect();
+        overflowed(since, 3);
+        let l = watch.stop().expect("the counters");
+        assert!(l.overflows >= 3 && l.drops >= 3, "{l:?}");
+        let a = l.accept.expect("the server's queue sampled");
+        assert_eq!((a.most, a.backlog), (2, Some(1)), "{a:?}");
+        assert_eq!(a.full, a.samples);
+        assert_eq!(l.blame(), ListenBlame::Server);
+    }
+
+    /// Another listener of this machine, on another port, overflows while the server's
+    /// queue stays empty: the kernel counts the drops all the same, and they are said to
+    /// be other processes', not the server's.
+    #[test]
+    fn an_overflow_while_the_servers_queue_was_empty_is_not_the_servers() {
+        use crate::accept_queue::{small_backlog, Diag};
+        let Ok(mut diag) = Diag::open() else {
+            eprintln!("skipped: netlink sock_diag is not available here");
+            return;
+        };
+        let server = small_backlog::listener(64);
+        let port = server.local_addr().unwrap().port();
+        let other = small_backlog::listener(1);
+        let other_port = other.local_addr().unwrap().port();
+        let _held = small_backlog::fill(&other, 1, &mut diag);
+        let watch = ListenWatch::start(Some(port));
+        let since = read_netstat().unwrap();
+        let _tries: Vec<_> = (0..3).map(|_| small_backlog::attempt(other_port)).collect();
+        overflowed(since, 3);
+        let l = watch.stop().expect("the counters");
+        assert!(l.overflows >= 3 && l.drops >= 3, "{l:?}");
+        let a = l.accept.expect("the server's queue sampled");
+        assert_eq!((a.most, a.full, a.backlog), (0, 0, Some(64)), "{a:?}");
+        assert!(a.samples >= 1);
+        assert_eq!(l.blame(), ListenBlame::Others);
+    }
+
     #[test]
     fn reads_each_cpu_and_not_the_sum() {
         let r = parse_proc_stat(STAT);

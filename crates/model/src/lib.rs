@@ -32,9 +32,10 @@ pub use choice::Choice;
 pub use histograms::{latency_histogram, Histograms, Measure};
 pub use result::{
     h2_error_name, h3_error_name, per_second, AcceptWaiting, ArrivalCheck, Counts, Ended,
-    FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats, LatencySummary, ListenQueue,
-    RunResult, Sample, ScheduleStats, SecondStats, StreamStats, TargetStats, WarmedUp, Warning,
-    MAX_CLOSE_CODES, MAX_RESET_CODES, OTHER_CLOSE_CODES, OTHER_RESET_CODES,
+    FailureCounts, FailureKind, FirstResponse, Fit, GeneratorStats, LatencySummary, ListenBlame,
+    ListenQueue, QueueReading, RunResult, Sample, ScheduleStats, SecondStats, StreamStats,
+    TargetStats, WarmedUp, Warning, MAX_CLOSE_CODES, MAX_RESET_CODES, OTHER_CLOSE_CODES,
+    OTHER_RESET_CODES,
 };
 pub use saved::{Outcome, SavedError, SavedRun};
 pub use shard::{Shard, ShardError};

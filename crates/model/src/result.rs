@@ -826,6 +826,11 @@ pub enum Warning {
         overflows: u64,
         /// `ListenDrops` during the run.
         drops: u64,
+        /// Whose the overflows were, by the server's own accept queue.
+        whose: ListenBlame,
+        /// The server's accept queue sampled meanwhile, where it was.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        accept: Option<AcceptWaiting>,
     },
     /// Connections waited in the server's accept queue, sampled by the kernel's count
     /// ([`AcceptWaiting`]): requests written on them waited unread while the server served
@@ -986,10 +991,7 @@ impl fmt::Display for Warning {
                 f,
                 "the server closed {count} connections before any answer, with no request on them: shootout re-opened each after a pause growing to 1 s, so fewer requests may have gone out than were due"
             ),
-            Warning::ListenOverflowed { overflows, drops } => write!(
-                f,
-                "the server's listen queue overflowed {overflows} times ({drops} connection attempts dropped, as the kernel counts them for this machine's listeners): clients waited for SYN retries of a second or more (raise the server's backlog and net.core.somaxconn, or accept faster)"
-            ),
+            Warning::ListenOverflowed { .. } => listen_overflowed(f, self),
             Warning::Unaccepted { most, share, mean_wait_ms: w } => unaccepted(f, *most, *share, *w),
             Warning::Overtaken { count } => write!(
                 f,
@@ -1058,6 +1060,47 @@ fn connections_opening(f: &mut fmt::Formatter<'_>, count: u64) -> fmt::Result {
         _ => write!(
             f,
             "{count} connections were still opening at the end (never connected or upgraded): fewer connections carried the load than asked"
+        ),
+    }
+}
+
+/// [`Warning::ListenOverflowed`]'s sentence: the server's overflow only when its own
+/// queue was seen at its backlog; else the machine's count, with what the server's queue
+/// says of whose it was.
+fn listen_overflowed(f: &mut fmt::Formatter<'_>, w: &Warning) -> fmt::Result {
+    let &Warning::ListenOverflowed {
+        overflows,
+        drops,
+        whose,
+        accept,
+    } = w
+    else {
+        return Ok(());
+    };
+    const ADVICE: &str = "raise the server's backlog and net.core.somaxconn, or accept faster";
+    let counted = format!(
+        "{overflows} times ({drops} connection attempts dropped, as the kernel counts them for this machine's listeners)"
+    );
+    let a = accept.unwrap_or_default();
+    let (most, backlog) = (a.most, a.backlog.unwrap_or(0));
+    match whose {
+        ListenBlame::Server => write!(
+            f,
+            "the server's listen queue overflowed {counted}: its accept queue was seen at its backlog of {backlog} in {} of {} samples, and clients waited for SYN retries of a second or more ({ADVICE})",
+            a.full, a.samples
+        ),
+        ListenBlame::Uncertain => write!(
+            f,
+            "listen queues on this machine overflowed {counted}: the server's accept queue reached {most} of its backlog of {backlog} but was not seen at it (sampled every 10 ms), so these may be the server's or other processes'; if the server's, clients waited for SYN retries of a second or more ({ADVICE})"
+        ),
+        ListenBlame::Others => write!(
+            f,
+            "listen queues on this machine overflowed {counted}, but the server's accept queue never came near its backlog of {backlog} (at most {most} waiting in {} samples, every 10 ms): the drops may be other processes' listeners', not the server's",
+            a.samples
+        ),
+        ListenBlame::Unmeasured => write!(
+            f,
+            "listen queues on this machine overflowed {counted}, the server's or other processes' (its own accept queue was not sampled); if the server's, clients waited for SYN retries of a second or more ({ADVICE})"
         ),
     }
 }
@@ -1484,6 +1527,44 @@ pub struct ListenQueue {
     pub accept: Option<AcceptWaiting>,
 }
 
+/// Whose listen queue the kernel's counts ([`ListenQueue`]) were, told by the server's own
+/// accept queue sampled meanwhile: the counts are the network namespace's, every
+/// listener's together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListenBlame {
+    /// The server's queue was seen at its backlog: the overflows are (at least in part)
+    /// the server's.
+    Server,
+    /// The server's queue came past half its backlog but was not seen at it: a 10 ms
+    /// sample can miss a queue full for a moment, so the overflows may be the server's.
+    Uncertain,
+    /// The server's queue never came past half its backlog: the overflows were other
+    /// listeners' of this machine, not the server's.
+    Others,
+    /// The server's queue was not sampled (or its backlog not read): the counts cannot
+    /// be told apart.
+    Unmeasured,
+}
+
+impl ListenQueue {
+    /// Whose the counted overflows were ([`ListenBlame`]).
+    pub fn blame(&self) -> ListenBlame {
+        match self.accept {
+            Some(a) if a.full > 0 => ListenBlame::Server,
+            Some(AcceptWaiting {
+                backlog: Some(b),
+                most,
+                ..
+            }) if most.saturating_mul(2) > b => ListenBlame::Uncertain,
+            Some(AcceptWaiting {
+                backlog: Some(_), ..
+            }) => ListenBlame::Others,
+            _ => ListenBlame::Unmeasured,
+        }
+    }
+}
+
 /// Samples of a server's accept queue: connections whose handshake the kernel completed
 /// and that the server had not taken yet, read at even intervals through a run. Their
 /// mean is the time-average of the queue, so by Little's law the mean time a connection
@@ -1499,15 +1580,39 @@ pub struct AcceptWaiting {
     pub total: u64,
     /// The most found waiting at once.
     pub most: u64,
+    /// The queue's limit: the backlog of the port's listening sockets (`listen()`'s
+    /// argument, capped by `net.core.somaxconn`), summed as the queue is; the largest
+    /// seen. Absent in files and stores written before it was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog: Option<u64>,
+    /// Samples that found a listening socket of the port with its queue at its backlog
+    /// (or past it: the kernel takes one more before it turns connections away).
+    #[serde(default)]
+    pub full: u64,
+}
+
+/// One reading of a port's accept queue: the connections waiting, summed over its
+/// listening sockets, their backlogs summed, and whether any socket's queue was at its
+/// backlog.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueReading {
+    /// Connections waiting to be accepted.
+    pub waiting: u64,
+    /// The backlogs of the listening sockets.
+    pub backlog: u64,
+    /// A listening socket's queue was at its backlog.
+    pub full: bool,
 }
 
 impl AcceptWaiting {
-    /// One sample: `waiting` connections in the queue.
-    pub fn add(&mut self, waiting: u64) {
+    /// One sample of the queue.
+    pub fn add(&mut self, q: QueueReading) {
         self.samples += 1;
-        self.waited += u64::from(waiting > 0);
-        self.total = self.total.saturating_add(waiting);
-        self.most = self.most.max(waiting);
+        self.waited += u64::from(q.waiting > 0);
+        self.total = self.total.saturating_add(q.waiting);
+        self.most = self.most.max(q.waiting);
+        self.backlog = Some(self.backlog.map_or(q.backlog, |b| b.max(q.backlog)));
+        self.full += u64::from(q.full);
     }
 
     /// Two watches' samples together (shards of one run).
@@ -1517,6 +1622,11 @@ impl AcceptWaiting {
             waited: self.waited + o.waited,
             total: self.total.saturating_add(o.total),
             most: self.most.max(o.most),
+            backlog: match (self.backlog, o.backlog) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            },
+            full: self.full.saturating_add(o.full),
         }
     }
 
@@ -1626,6 +1736,92 @@ mod tests {
         assert_eq!(h3_error_name(8), None);
     }
 
+    /// The kernel's counts are the machine's: the server is blamed only when its own
+    /// queue was seen at its backlog; a queue that stayed at half of it or under clears
+    /// it, and one that was not sampled leaves it open.
+    #[test]
+    fn a_listen_overflow_is_the_servers_only_when_its_queue_was_seen_at_its_backlog() {
+        let q = |accept| ListenQueue {
+            overflows: 7,
+            drops: 9,
+            accept,
+        };
+        let seen = |most, backlog, full| {
+            Some(AcceptWaiting {
+                samples: 100,
+                waited: 50,
+                total: 200,
+                most,
+                backlog,
+                full,
+            })
+        };
+        assert_eq!(q(None).blame(), ListenBlame::Unmeasured);
+        // Sampled before the backlog was read (an older file): no telling.
+        assert_eq!(q(seen(3, None, 0)).blame(), ListenBlame::Unmeasured);
+        assert_eq!(q(seen(2, Some(1), 4)).blame(), ListenBlame::Server);
+        assert_eq!(q(seen(65, Some(128), 0)).blame(), ListenBlame::Uncertain);
+        assert_eq!(q(seen(64, Some(128), 0)).blame(), ListenBlame::Others);
+        assert_eq!(q(seen(0, Some(4096), 0)).blame(), ListenBlame::Others);
+        let text = |l: ListenQueue| {
+            Warning::ListenOverflowed {
+                overflows: l.overflows,
+                drops: l.drops,
+                whose: l.blame(),
+                accept: l.accept,
+            }
+            .to_string()
+        };
+        let ours = text(q(seen(2, Some(1), 4)));
+        assert!(
+            ours.starts_with("the server's listen queue overflowed 7 times"),
+            "{ours}"
+        );
+        assert!(
+            ours.contains("at its backlog of 1 in 4 of 100 samples"),
+            "{ours}"
+        );
+        for l in [
+            q(None),
+            q(seen(65, Some(128), 0)),
+            q(seen(0, Some(4096), 0)),
+        ] {
+            let t = text(l);
+            assert!(!t.contains("the server's listen queue overflowed"), "{t}");
+            assert!(
+                t.starts_with("listen queues on this machine overflowed 7 times"),
+                "{t}"
+            );
+        }
+        let others = text(q(seen(0, Some(4096), 0)));
+        assert!(
+            others.contains("never came near its backlog of 4096")
+                && others.contains("may be other processes'"),
+            "{others}"
+        );
+        // Shards: the samples at the backlog add up; the backlog is the largest.
+        let a = seen(2, Some(1), 4).unwrap();
+        let b = seen(9, Some(16), 0).unwrap();
+        let m = a.merged(b);
+        assert_eq!((m.full, m.backlog, m.most), (4, Some(16), 9));
+        assert_eq!(a.merged(AcceptWaiting::default()).backlog, Some(1));
+        let mut w = AcceptWaiting::default();
+        w.add(QueueReading {
+            waiting: 2,
+            backlog: 1,
+            full: true,
+        });
+        w.add(QueueReading {
+            waiting: 0,
+            backlog: 1,
+            full: false,
+        });
+        assert_eq!(
+            (w.samples, w.waited, w.most, w.backlog, w.full),
+            (2, 1, 2, Some(1), 1)
+        );
+    }
+
     #[test]
     fn reset_codes_past_the_limit_share_one_bucket() {
         let mut c = Counts::default();
@@ -1703,6 +1899,12 @@ mod tests {
             Warning::ListenOverflowed {
                 overflows: 3,
                 drops: 3,
+                whose: ListenBlame::Others,
+                accept: Some(AcceptWaiting {
+                    samples: 4,
+                    backlog: Some(8),
+                    ..AcceptWaiting::default()
+                }),
             },
             Warning::Unaccepted {
                 most: 5,

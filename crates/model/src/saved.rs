@@ -1555,7 +1555,9 @@ fn timed_answers(r: &RunResult, answered: u64, failed: u64) -> Result<u64, Saved
 }
 
 /// The accept queue's samples as a watch takes them: a sample that found connections
-/// waiting is one of those taken, and adds at least one to the sum, which holds the most.
+/// waiting is one of those taken, and adds at least one to the sum, which holds the most;
+/// a sample that found the queue at its backlog found connections waiting, and was taken
+/// with the backlog read.
 fn check_accept(r: &RunResult) -> Result<(), SavedError> {
     let Some(a) = r.listen.and_then(|l| l.accept) else {
         return Ok(());
@@ -1573,6 +1575,17 @@ fn check_accept(r: &RunResult) -> Result<(), SavedError> {
             format!(
                 "sums {} waiting over {} samples that found any, the most {}: these cannot come from one watch",
                 a.total, a.waited, a.most
+            ),
+        ));
+    }
+    if a.full > a.waited || (a.full > 0 && a.backlog.is_none()) {
+        return Err(inconsistent(
+            field,
+            format!(
+                "found the queue at its backlog ({}) in {} samples, {} of which found any waiting: these cannot come from one watch",
+                a.backlog.map_or_else(|| "not read".to_string(), |b| b.to_string()),
+                a.full,
+                a.waited
             ),
         ));
     }
@@ -2641,6 +2654,8 @@ mod tests {
             waited: 40,
             total: 95,
             most: 6,
+            backlog: Some(5),
+            full: 12,
         };
         saved.result.as_mut().unwrap().listen = Some(ListenQueue {
             overflows: 2,
@@ -2658,7 +2673,15 @@ mod tests {
         let old = SavedRun::parse(&v.to_string()).unwrap();
         let l = old.result.unwrap().listen.unwrap();
         assert_eq!((l.overflows, l.drops, l.accept), (2, 3, None));
-        for (field, n) in [("waited", 251), ("most", 96), ("total", 39)] {
+        // Written before the backlog was read: none, and no sample found the queue full.
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let accept = v["result"]["listen"]["accept"].as_object_mut().unwrap();
+        accept.remove("backlog");
+        accept.remove("full");
+        let older = SavedRun::parse(&v.to_string()).unwrap();
+        let got = older.result.unwrap().listen.unwrap().accept.unwrap();
+        assert_eq!((got.backlog, got.full, got.most), (None, 0, 6));
+        for (field, n) in [("waited", 251), ("most", 96), ("total", 39), ("full", 41)] {
             let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
             v["result"]["listen"]["accept"][field] = n.into();
             let e = SavedRun::parse(&v.to_string()).unwrap_err();
@@ -2667,6 +2690,14 @@ mod tests {
                 "{field}: {e}"
             );
         }
+        // Found full with no backlog read: forged.
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["result"]["listen"]["accept"]
+            .as_object_mut()
+            .unwrap()
+            .remove("backlog");
+        let e = SavedRun::parse(&v.to_string()).unwrap_err();
+        assert!(e.to_string().contains("not read"), "{e}");
     }
 
     /// The file once lost these: a merge could not tell an HTTP/2 or pipelined shard, or

@@ -35,6 +35,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V23_ACCEPT_QUEUE,
     V24_SEARCH_ENDED,
     V25_GRPC_STREAMS,
+    V26_ACCEPT_BACKLOG,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -512,6 +513,17 @@ ALTER TABLE step_targets ADD COLUMN fail_grpc_unmatched INTEGER NOT NULL DEFAULT
 ALTER TABLE step_targets ADD COLUMN fail_grpc_unanswered INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE step_journeys ADD COLUMN fail_grpc_unmatched INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE step_journeys ADD COLUMN fail_grpc_unanswered INTEGER NOT NULL DEFAULT 0;
+";
+
+/// Version 26: per step, the limit of the contender's accept queue (`accept_backlog`: the
+/// backlog of its listening sockets on the step's port, summed as the queue is; the
+/// largest read) and the samples that found one of them with its queue at its backlog
+/// (`accept_full`): whether the listen-queue overflows the kernel counted for the whole
+/// machine were the contender's. NULL where the queue was not sampled and in steps stored
+/// before (read: backlog unknown, never seen full).
+const V26_ACCEPT_BACKLOG: &str = "
+ALTER TABLE steps ADD COLUMN accept_backlog INTEGER;
+ALTER TABLE steps ADD COLUMN accept_full INTEGER;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

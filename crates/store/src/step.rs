@@ -296,6 +296,8 @@ fn put_result<'a>(row: &mut StepRow<'a>, r: &'a RunResult) {
     row.put("accept_waited", accept.map(|a| a.waited));
     row.put("accept_total", accept.map(|a| a.total));
     row.put("accept_most", accept.map(|a| a.most));
+    row.put("accept_backlog", accept.and_then(|a| a.backlog));
+    row.put("accept_full", accept.map(|a| a.full));
     let converged = r.until.as_ref().and_then(|u| u.converged);
     row.put("until_converged_ns", converged.map(codec::ns));
     row.put("warmup_auto_ns", r.warm_up.map(|w| codec::ns(w.took)));
@@ -1136,7 +1138,9 @@ impl Columns<'_> {
 
     /// The kernel's listen-queue counters and the accept queue's samples; NULL columns
     /// where they were not measured. A stored accept count that contradicts itself (more
-    /// samples that waited than were taken) is cut to the samples taken.
+    /// samples that waited than were taken, or found it full than found any waiting) is
+    /// cut to the samples taken (that found any); steps stored before the backlog was read
+    /// have none, and no sample found their queue full.
     fn listen(&self) -> Result<Option<ListenQueue>, StoreError> {
         let accept = match (
             self.get::<Option<u64>>("accept_samples")?,
@@ -1144,12 +1148,23 @@ impl Columns<'_> {
             self.get::<Option<u64>>("accept_total")?,
             self.get::<Option<u64>>("accept_most")?,
         ) {
-            (Some(samples), Some(waited), Some(total), Some(most)) => Some(AcceptWaiting {
-                samples,
-                waited: waited.min(samples),
-                total,
-                most,
-            }),
+            (Some(samples), Some(waited), Some(total), Some(most)) => {
+                let waited = waited.min(samples);
+                let backlog = self.get::<Option<u64>>("accept_backlog")?;
+                let full = self.get::<Option<u64>>("accept_full")?.unwrap_or(0);
+                Some(AcceptWaiting {
+                    samples,
+                    waited,
+                    total,
+                    most,
+                    full: if backlog.is_some() {
+                        full.min(waited)
+                    } else {
+                        0
+                    },
+                    backlog,
+                })
+            }
             _ => None,
         };
         Ok(

@@ -266,6 +266,8 @@ fn synthetic_result(seed: u64) -> RunResult {
                     waited: 17 + seed,
                     total: 60 + seed,
                     most: 9 + seed,
+                    backlog: Some(128 + seed),
+                    full: 3 + seed,
                 }),
         }),
         until: Some(until_outcome(seed)),
@@ -1399,6 +1401,51 @@ fn a_v1_file_gets_the_owner_columns() {
     );
 }
 
+/// A store of schema 25 with a sampled accept queue gets `accept_backlog` and
+/// `accept_full` NULL: its samples read back with no backlog and never full, so its
+/// listen-queue overflows are not blamed on its contender.
+#[test]
+fn a_v25_file_gets_the_accept_backlog_columns_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v25.db");
+    let result = synthetic_result(2);
+    let run = {
+        let mut store = Store::open(&path).unwrap();
+        let run = store
+            .begin_run(&new_run("demo", &machine(), at(0)))
+            .unwrap();
+        let c = store.add_contender(run, &contender("nginx")).unwrap();
+        store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+        store
+            .conn
+            .execute_batch(
+                "ALTER TABLE steps DROP COLUMN accept_backlog; \
+                 ALTER TABLE steps DROP COLUMN accept_full; PRAGMA user_version = 25;",
+            )
+            .unwrap();
+        run
+    };
+    let store = Store::open(&path).unwrap();
+    assert_eq!(schema::version(&store.conn).unwrap(), SCHEMA_VERSION);
+    let steps = store.steps(run).unwrap();
+    let listen = read_back(&steps[0]).listen.unwrap();
+    let was = result.listen.unwrap().accept.unwrap();
+    let a = listen.accept.unwrap();
+    assert_eq!(
+        (a.samples, a.most, a.backlog, a.full),
+        (was.samples, was.most, None, 0)
+    );
+    assert_eq!(listen.blame(), shootout_model::ListenBlame::Unmeasured);
+    // Written now, both read back.
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    let c = store.add_contender(run, &contender("caddy")).unwrap();
+    store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+    let steps = store.steps(run).unwrap();
+    let a = read_back(&steps[1]).listen.unwrap().accept.unwrap();
+    assert_eq!((a.backlog, a.full), (was.backlog, was.full));
+}
+
 /// A capacity search's steps keep their verdicts (the SLO that broke among them) and how
 /// each ended (every way, and unknown), an unjudged step stays unjudged, and a sweep's
 /// step has none.
@@ -1437,9 +1484,11 @@ fn search_steps_keep_their_verdicts() {
     assert_eq!(back, marks);
 }
 
-/// Schema 25's columns dropped again, for the tests that take a store back to a version
-/// before it.
+/// Schema 25's and 26's columns dropped again, for the tests that take a store back to a
+/// version before them.
 const V25_UNDONE: &str = "
+ALTER TABLE steps DROP COLUMN accept_backlog;
+ALTER TABLE steps DROP COLUMN accept_full;
 ALTER TABLE steps DROP COLUMN fail_grpc_unmatched;
 ALTER TABLE steps DROP COLUMN fail_grpc_unanswered;
 ALTER TABLE step_targets DROP COLUMN fail_grpc_unmatched;

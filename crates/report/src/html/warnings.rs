@@ -8,7 +8,7 @@
 use crate::safe::html_text;
 use crate::sentences::{load_text, noise_advice, noisy_text, sentence};
 use shootout_analysis::{Analysis, CellAt, RunWarning, NOISY};
-use shootout_model::Warning;
+use shootout_model::{ListenBlame, Warning};
 
 /// Lists of cell warnings longer than this are folded in a `<details>`.
 const FOLD: usize = 4;
@@ -98,7 +98,7 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::Dropped { .. } => (4, "The server dropped connections before any answer"),
         Warning::ConnectionsOpening { .. } => (4, "Connections never opened"),
         Warning::PingsUnanswered { .. } => (5, "Pings from the server went unanswered"),
-        Warning::ListenOverflowed { .. } => (4, "The server's listen queue overflowed"),
+        Warning::ListenOverflowed { whose, .. } => (4, listen_overflowed_title(*whose)),
         Warning::Unaccepted { .. } => (4, "Connections waited for the server to accept them"),
         Warning::Retried { .. } => (5, "Requests sent again after an idle connection closed"),
         Warning::Overtaken { .. } => (
@@ -111,6 +111,20 @@ fn warning_group(w: &Warning) -> (u8, &'static str) {
         Warning::Drifting { .. } => (7, "The figures drifted through the step"),
         Warning::NotConverged { .. } => (7, "The step did not converge in its time"),
         Warning::WarmUpNotLevel { .. } => (6, "The automatic warm-up was not level at its bound"),
+    }
+}
+
+/// [`Warning::ListenOverflowed`]'s title: the server's only when its own queue was seen
+/// at its backlog (the kernel's count is every listener's of the machine).
+fn listen_overflowed_title(whose: ListenBlame) -> &'static str {
+    match whose {
+        ListenBlame::Server => "The server's listen queue overflowed",
+        ListenBlame::Others => {
+            "Listen queues on this machine overflowed, not the server's by its own queue"
+        }
+        ListenBlame::Uncertain | ListenBlame::Unmeasured => {
+            "Listen queues on this machine overflowed (the server's or others')"
+        }
     }
 }
 
@@ -147,5 +161,35 @@ fn noisy_item(noisy: Vec<String>, pinned: bool) -> String {
         )
     } else {
         format!("<li>{title}:<ul>{}</ul></li>", noisy.concat())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The HTML title blames the server only when its own queue was seen at its backlog.
+    #[test]
+    fn a_listen_overflow_is_titled_the_servers_only_when_its_queue_was_full() {
+        let title = |whose| {
+            warning_group(&Warning::ListenOverflowed {
+                overflows: 1,
+                drops: 1,
+                whose,
+                accept: None,
+            })
+            .1
+        };
+        assert_eq!(
+            title(ListenBlame::Server),
+            "The server's listen queue overflowed"
+        );
+        for whose in [
+            ListenBlame::Others,
+            ListenBlame::Uncertain,
+            ListenBlame::Unmeasured,
+        ] {
+            assert!(!title(whose).contains("server's listen queue"), "{whose:?}");
+        }
     }
 }
