@@ -8,11 +8,11 @@
 //! (`shootout-report`) lay it out.
 
 use crate::capacities::{capacities, UnreadableSlo, WorkloadCapacity};
-use crate::cells::{baseline, group, Cell, WorkloadBlock};
+use crate::cells::{baseline, group, step_secs, unlike, Cell, WorkloadBlock};
 use crate::quiet;
 use crate::warnings::{CellAt, RunWarning};
 use shootout_model::resolved::ResolvedPlan;
-use shootout_model::stored::StoredRun;
+use shootout_model::stored::{RunId, StoredRun, StoredStep};
 use shootout_model::{ContenderStatus, LoadLevel, OtherLoad, RunStatus, StepStatus, Warning};
 
 /// A stored run, grouped for the reports.
@@ -134,6 +134,7 @@ fn derive(a: &Analysis, marked: Option<usize>) -> Vec<RunWarning> {
         }
     }
     out.extend(not_measured(a));
+    out.extend(unlike_runs(a));
     out.extend(steps_ended_early(a));
     for (w, level, cell) in a.cells() {
         out.extend(load_warnings(a, w, level, cell));
@@ -142,6 +143,44 @@ fn derive(a: &Analysis, marked: Option<usize>) -> Vec<RunWarning> {
     out.extend(busy_machine(a));
     out.extend(busy_searches(a));
     out
+}
+
+/// Runs read as one whose steps of a cell were of unlike lengths, judged as `compare`
+/// judges a pair ([`unlike`]): one warning, at the first such cell, counting the others.
+fn unlike_runs(a: &Analysis) -> Option<RunWarning> {
+    if a.run.also.is_empty() {
+        return None;
+    }
+    let mut found = a.cells().filter_map(|(w, level, cell)| {
+        let runs = per_run(cell);
+        let secs = || runs.iter().map(|r| r.1);
+        let (short, long) = (
+            secs().fold(f64::INFINITY, f64::min),
+            secs().fold(0.0, f64::max),
+        );
+        (runs.len() > 1 && unlike(short, long)).then(|| (at(a, w, level, cell), runs))
+    });
+    let (first, runs) = found.next()?;
+    Some(RunWarning::UnlikeSteps {
+        at: first,
+        runs,
+        cells: 1 + found.count(),
+    })
+}
+
+/// A cell's steps by run, in the order first met: the run, the median measured length of
+/// its steps (seconds) and how many.
+fn per_run(cell: &Cell) -> Vec<(RunId, f64, usize)> {
+    let mut runs: Vec<(RunId, Vec<&StoredStep>)> = Vec::new();
+    for &s in &cell.steps {
+        match runs.iter_mut().find(|(r, _)| *r == s.run) {
+            Some((_, steps)) => steps.push(s),
+            None => runs.push((s.run, vec![s])),
+        }
+    }
+    runs.into_iter()
+        .map(|(r, steps)| (r, step_secs(&steps), steps.len()))
+        .collect()
 }
 
 /// The contenders whose capacity search had a step on a machine that was not quiet.

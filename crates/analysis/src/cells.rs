@@ -15,6 +15,26 @@ use shootout_model::{latency_histogram, FailureCounts, LatencySummary, LoadLevel
 /// A range of req/s wider than this share of the median marks a cell as noisy.
 pub const NOISY: f64 = 0.10;
 
+/// Steps whose measured lengths differ by more than this factor are unlike (a `--quick`
+/// run's 1 s steps against a full run's 10 s): a step's start weighs more in a short one.
+/// `shootout compare` says so of its pairs, `shootout report --runs` of the runs it pools.
+pub const UNLIKE_STEPS: f64 = 1.5;
+
+/// The median measured length of `steps`, in seconds.
+pub fn step_secs(steps: &[&StoredStep]) -> f64 {
+    let secs: Vec<f64> = steps
+        .iter()
+        .map(|s| s.result.duration.as_secs_f64())
+        .collect();
+    median(&secs)
+}
+
+/// True when steps of median lengths `a` and `b` (seconds) are unlike: more than
+/// [`UNLIKE_STEPS`] times apart.
+pub fn unlike(a: f64, b: f64) -> bool {
+    a.max(b) > UNLIKE_STEPS * a.min(b)
+}
+
 /// The median of `v` (the mean of the two middle values for an even count; 0 when empty).
 pub fn median(v: &[f64]) -> f64 {
     if v.is_empty() {

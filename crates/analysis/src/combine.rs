@@ -3,7 +3,8 @@
 //! `±` spans them — the spread across runs, which a single run's repetitions cannot show.
 //!
 //! Seams: a function of [`StoredRun`]s to a [`StoredRun`], so every renderer works on the
-//! result unchanged. Contenders are matched by name; the first run's rows are kept, and a
+//! result unchanged; its steps keep their runs, so the analysis can warn of runs whose
+//! steps were of unlike lengths ([`crate::RunWarning::UnlikeSteps`]). Contenders are matched by name; the first run's rows are kept, and a
 //! contender only a later run has is added after them.
 
 use shootout_model::stored::{ContenderId, RunId, StoredRun};

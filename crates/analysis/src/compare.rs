@@ -22,7 +22,7 @@
 
 use crate::analysis::Analysis;
 use crate::capacities::place;
-use crate::cells::{median, Cell};
+use crate::cells::{median, step_secs, unlike, Cell};
 use crate::evidence::{difference, Method, Relation};
 use crate::mann_whitney;
 use crate::ranking::{stability, Stability};
@@ -32,10 +32,6 @@ use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, Warni
 
 /// The significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
-
-/// Steps whose measured lengths differ by more than this factor are unlike (a `--quick`
-/// run's 1 s steps against a full run's 10 s): a step's start weighs more in a short one.
-pub const UNLIKE_STEPS: f64 = 1.5;
 
 /// What makes `shootout compare` fail (exit 1); `None` turns a gate off.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -232,10 +228,11 @@ pub enum CompareWarning {
         /// How run B spoke to it.
         b: Wire,
     },
-    /// A pair's steps were of unlike lengths in A and in B (more than [`UNLIKE_STEPS`]
-    /// times apart): the comparison weighs how each step began as much as the server, and
-    /// a verdict that rests on tenths of a second (steps too short for the per-second
-    /// test) is withdrawn ([`ChangeVerdict::TooFew`]).
+    /// A pair's steps were of unlike lengths in A and in B (more than
+    /// [`UNLIKE_STEPS`](crate::cells::UNLIKE_STEPS) times apart): the comparison weighs how
+    /// each step began as much as the server, and a verdict that rests on tenths of a
+    /// second (steps too short for the per-second test) is withdrawn
+    /// ([`ChangeVerdict::TooFew`]).
     UnlikeSteps {
         /// Index of the pair in [`Comparison::pairs`].
         pair: usize,
@@ -473,9 +470,9 @@ impl<'a> Comparison<'a> {
                             });
                         }
                     }
-                    let (a_secs, b_secs) = (step_secs(ca), step_secs(cb));
+                    let (a_secs, b_secs) = (step_secs(&ca.steps), step_secs(&cb.steps));
                     let mut p = pair(name, w, l, ca, cb);
-                    if a_secs.max(b_secs) > UNLIKE_STEPS * a_secs.min(b_secs) {
+                    if unlike(a_secs, b_secs) {
                         let withdrawn = withdraw_tenths(&mut p);
                         cell_warnings.push(CompareWarning::UnlikeSteps {
                             pair: pairs.len(),
@@ -598,16 +595,6 @@ fn cell_at(name: &str, w: &str, l: LoadLevel) -> CellAt {
         workload: w.to_string(),
         level: l,
     }
-}
-
-/// The median measured length of a cell's steps, in seconds.
-fn step_secs(c: &Cell) -> f64 {
-    let secs: Vec<f64> = c
-        .steps
-        .iter()
-        .map(|s| s.result.duration.as_secs_f64())
-        .collect();
-    median(&secs)
 }
 
 fn pair(name: &str, w: &str, l: LoadLevel, a: &Cell, b: &Cell) -> Pair {

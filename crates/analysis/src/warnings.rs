@@ -9,6 +9,7 @@
 //! Seams: types only, over the model's; [`RunWarning::kind`] is the stable word for
 //! machines (the JSON's `kind`).
 
+use shootout_model::stored::RunId;
 use shootout_model::{
     ContenderStatus, FailureCounts, LoadLevel, OtherLoad, RunStatus, StepStatus, Warning,
 };
@@ -58,6 +59,19 @@ pub enum RunWarning {
         /// Why, as stored (exit status, stderr tail, verification report); empty when
         /// there is nothing to say (a skipped contender).
         detail: String,
+    },
+    /// Runs read as one (`shootout report --runs`) measured cells with steps of unlike
+    /// lengths (more than [`UNLIKE_STEPS`](crate::cells::UNLIKE_STEPS) times apart: a
+    /// `--quick` run with a full one), as `shootout compare` says of a pair: the cells'
+    /// medians and `±` pool unlike measurements.
+    UnlikeSteps {
+        /// The first such cell.
+        at: CellAt,
+        /// Its steps in each run, in the order the runs were given: the run, the median
+        /// measured length of its steps in seconds, and how many steps.
+        runs: Vec<(RunId, f64, usize)>,
+        /// Cells so measured, this one included.
+        cells: usize,
     },
     /// One repetition of a cell ended before its time.
     StepEndedEarly {
@@ -142,6 +156,7 @@ impl RunWarning {
             },
             RunWarning::BaselineNotMeasured { .. } => "baseline_not_measured",
             RunWarning::NotMeasured { .. } => "not_measured",
+            RunWarning::UnlikeSteps { .. } => "unlike_steps",
             RunWarning::StepEndedEarly { .. } => "step_ended_early",
             RunWarning::Load { warning, .. } => warning.kind(),
             RunWarning::Noisy { .. } => "noisy",

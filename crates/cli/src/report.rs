@@ -21,6 +21,8 @@ pub struct ReportArgs {
 
     /// Read several runs of one plan as one: every cell's median is over the repetitions
     /// of all of them and its ± spans them (e.g. --runs 3,5 for a run and its re-run).
+    /// Runs whose steps differ in length more than 1.5 times (a --quick run with a full
+    /// one) are warned of as 'unlike steps', as compare warns.
     #[arg(long, value_name = "RUN,RUN,…", value_delimiter = ',', num_args = 1,
           value_parser = clap::value_parser!(i64).range(1..), conflicts_with = "run")]
     pub runs: Vec<i64>,

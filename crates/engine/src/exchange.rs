@@ -1,7 +1,7 @@
 //! One request's exchange on a multiplexed connection, the part HTTP/2 streams
 //! ([`crate::h2::conn`]) and HTTP/3 request streams ([`crate::h3::conn`]) keep alike: when
-//! it started, was sent and first answered, the connect time charged to it, whether it was
-//! sent once already, and what has come back (status, body length, body search). The
+//! it started, was sent and first answered, the connect time charged to it, how often it
+//! was sent before, and what has come back (status, body length, body search). The
 //! connections fill it as the answer arrives; the workers record it when it ends, through
 //! [`crate::event_loop::Core::credit`] and [`crate::event_loop::Core::fail`], which read its
 //! [`Exchange::timing`] and [`Exchange::answer`]. A slot's exchange is reused from request
@@ -11,14 +11,21 @@ use crate::body_search::BodySearch;
 use crate::recorder::{Answer, Timing};
 use std::time::{Duration, Instant};
 
+/// The most times a request the server never processed (a stream above a GOAWAY's last
+/// stream id: RFC 9113 §6.8 says it may go again) is sent again, within its deadline: a
+/// server that leaves it unprocessed once more fails it as refused.
+pub const MAX_RESENDS: u8 = 4;
+
 /// How a request begins on a stream: when it started (its due time in rate mode), when
-/// it is written, the connect time charged to it, and whether it was sent once already.
+/// it is written, the connect time charged to it, and how many times it was sent before.
 #[derive(Debug, Clone, Copy)]
 pub struct Begin {
     pub start: Instant,
     pub sent: Instant,
     pub connect: Duration,
-    pub retried: bool,
+    /// Sends before this one, each on a connection whose GOAWAY left it unprocessed (0 for
+    /// a first send).
+    pub resent: u8,
 }
 
 impl Begin {
@@ -28,7 +35,7 @@ impl Begin {
             start,
             sent,
             connect: Duration::ZERO,
-            retried: false,
+            resent: 0,
         }
     }
 }
@@ -44,8 +51,8 @@ pub struct Exchange {
     pub first_byte: Option<Instant>,
     /// Connect time charged to it.
     pub connect: Duration,
-    /// Already sent once, on a connection whose GOAWAY left it unprocessed.
-    pub retried: bool,
+    /// Sends before this one, each on a connection whose GOAWAY left it unprocessed.
+    pub resent: u8,
     /// Status of the final answer (0 until its head).
     pub status: u16,
     /// Body bytes received (HTTP/2 padding excluded).
@@ -62,7 +69,7 @@ impl Exchange {
             sent: now,
             first_byte: None,
             connect: Duration::ZERO,
-            retried: false,
+            resent: 0,
             status: 0,
             body_len: 0,
             search: BodySearch::new(needle),
@@ -76,7 +83,7 @@ impl Exchange {
         self.sent = b.sent;
         self.first_byte = None;
         self.connect = b.connect;
-        self.retried = b.retried;
+        self.resent = b.resent;
         self.status = 0;
         self.body_len = 0;
         self.search.reset();
@@ -118,6 +125,14 @@ impl Exchange {
         }
     }
 
+    /// A GOAWAY left it unprocessed at `now`: true when it may go again, that is when it
+    /// was sent fewer than [`MAX_RESENDS`] times again and its deadline (`timeout` from
+    /// its first send) has not passed.
+    #[inline]
+    pub fn may_resend(&self, now: Instant, timeout: Duration) -> bool {
+        self.resent < MAX_RESENDS && !self.overdue(now, timeout)
+    }
+
     /// The request to send again on another connection, its timings kept.
     #[inline]
     pub fn resend(&self) -> Resend {
@@ -125,6 +140,7 @@ impl Exchange {
             start: self.start,
             sent: self.sent,
             connect: self.connect,
+            resent: self.resent.saturating_add(1),
         }
     }
 }
@@ -136,6 +152,8 @@ pub struct Resend {
     pub start: Instant,
     pub sent: Instant,
     pub connect: Duration,
+    /// Sends before the one to come.
+    pub resent: u8,
 }
 
 #[cfg(test)]
@@ -151,7 +169,7 @@ mod tests {
             start: t0,
             sent: t0 + ms(1),
             connect: ms(3),
-            retried: false,
+            resent: 0,
         });
         let t = ex.timing(t0 + ms(9));
         assert_eq!(
@@ -176,7 +194,7 @@ mod tests {
             start: t0,
             sent: t0,
             connect: Duration::ZERO,
-            retried: false,
+            resent: 0,
         });
         ex.status = 200;
         ex.body(b"hay nee");
@@ -191,11 +209,11 @@ mod tests {
             start: t0,
             sent: t0,
             connect: Duration::ZERO,
-            retried: true,
+            resent: 1,
         });
         let a = ex.answer();
         assert_eq!((a.status, a.body_len, a.matched), (0, 0, false));
-        assert_eq!((ex.first_byte, ex.retried), (None, true));
+        assert_eq!((ex.first_byte, ex.resent), (None, 1));
     }
 
     #[test]
@@ -207,7 +225,7 @@ mod tests {
             start: t0,
             sent: t0 + ms(10),
             connect: Duration::ZERO,
-            retried: false,
+            resent: 0,
         });
         assert!(!ex.overdue(t0 + ms(14), ms(5)), "4 ms after its send");
         assert!(ex.overdue(t0 + ms(15), ms(5)), "5 ms after its send");
@@ -223,12 +241,39 @@ mod tests {
             start: t0 + ms(1),
             sent: t0 + ms(2),
             connect: ms(7),
-            retried: false,
+            resent: 0,
         });
         let r = ex.resend();
         assert_eq!(
-            (r.start, r.sent, r.connect),
-            (t0 + ms(1), t0 + ms(2), ms(7))
+            (r.start, r.sent, r.connect, r.resent),
+            (t0 + ms(1), t0 + ms(2), ms(7), 1)
         );
+    }
+
+    /// A request a GOAWAY left unprocessed goes again up to [`MAX_RESENDS`] times, and
+    /// only while its deadline, counted from its first send, has not passed.
+    #[test]
+    fn may_resend_within_its_deadline_and_the_bound() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut ex = Exchange::new(None, t0);
+        let mut b = Begin::at(t0, t0);
+        for resent in 0..MAX_RESENDS {
+            b.resent = resent;
+            ex.begin(b);
+            assert!(
+                ex.may_resend(t0 + ms(99), ms(100)),
+                "sent again {resent} times"
+            );
+            b = Begin {
+                resent: ex.resend().resent,
+                ..b
+            };
+        }
+        assert_eq!(b.resent, MAX_RESENDS);
+        ex.begin(b);
+        assert!(!ex.may_resend(t0 + ms(1), ms(100)), "the bound");
+        ex.begin(Begin::at(t0, t0));
+        assert!(!ex.may_resend(t0 + ms(100), ms(100)), "its deadline passed");
     }
 }

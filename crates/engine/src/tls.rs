@@ -77,9 +77,23 @@ pub fn handshake(
     Ok(alpn)
 }
 
+/// The share of the connect timeout a handshake waits for the server's first answer: a
+/// TLS server answers a ClientHello at once (within a round trip and a key exchange), while
+/// a plain-HTTP server given an `https://` URL waits, silent, for a request line that the
+/// hello never ends. So that mistake is told in 2 s (of the default 10), not 10; a server
+/// that is only slow has the rest of the timeout once its first byte came, and a user
+/// who raises `--connect-timeout` raises this wait with it.
+pub const FIRST_ANSWER_SHARE: u32 = 5;
+
+/// How long a handshake waits for the server's first byte ([`FIRST_ANSWER_SHARE`]).
+pub fn first_answer(timeout: Duration) -> Duration {
+    timeout / FIRST_ANSWER_SHARE
+}
+
 /// A TLS session on a blocking stream (whose read and write timeouts become `timeout`),
-/// its handshake complete; `None` when the server offers none of our ALPN protocols.
-/// `target` names the server in errors, `url` as [`handshake`] says.
+/// its handshake complete; `None` when the server offers none of our ALPN protocols. The
+/// server's first answer is awaited [`first_answer`] of `timeout` at most. `target` names
+/// the server in errors, `url` as [`handshake`] says.
 pub fn session(
     stream: TcpStream,
     (config, name): &(Arc<ClientConfig>, ServerName<'static>),
@@ -90,17 +104,20 @@ pub fn session(
         target: target.to_string(),
         reason,
     };
-    let _ = stream.set_read_timeout(Some(timeout));
+    let wait = first_answer(timeout);
+    let _ = stream.set_read_timeout(Some(wait));
     let _ = stream.set_write_timeout(Some(timeout));
     let mut conn = rustls::ClientConnection::new(config.clone(), name.clone())
         .map_err(|e| err(e.to_string()))?;
     let mut stream = Heard {
         stream,
         first: Vec::new(),
+        rest: timeout,
     };
     while conn.is_handshaking() {
         if let Err(e) = conn.complete_io(&mut stream) {
-            if let Some(why) = plain_http(&stream.first, &e, timeout, url) {
+            stream.hear_out(wait);
+            if let Some(why) = plain_http(&stream.first, &e, wait, url) {
                 return Err(err(why));
             }
             let no_alpn = e
@@ -127,18 +144,45 @@ pub fn session(
 }
 
 /// The stream of a handshake, keeping the first bytes the server sent: an answer in plain
-/// HTTP is told by them.
+/// HTTP is told by them. Its read timeout becomes `rest` once the first byte came.
 struct Heard {
     stream: TcpStream,
     first: Vec<u8>,
+    rest: Duration,
 }
+
+/// How many of the server's first bytes [`Heard`] keeps: a TLS record's header, or
+/// `HTTP/`.
+const FIRST: usize = 5;
 
 impl Read for Heard {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.stream.read(buf)?;
-        let keep = n.min(5usize.saturating_sub(self.first.len()));
+        if self.first.is_empty() && n > 0 {
+            let _ = self.stream.set_read_timeout(Some(self.rest));
+        }
+        let keep = n.min(FIRST.saturating_sub(self.first.len()));
         self.first.extend_from_slice(&buf[..keep]);
         Ok(n)
+    }
+}
+
+impl Heard {
+    /// After a failed handshake whose first bytes open no TLS record: reads on until
+    /// [`FIRST`] are kept (or the server closes, or `wait` passes), so that an answer
+    /// written a byte at a time (TLS rejects its first byte alone) is told as the same
+    /// answer written whole.
+    fn hear_out(&mut self, wait: Duration) {
+        if self.first.first().is_none_or(|b| (20..=24).contains(b)) {
+            return;
+        }
+        let _ = self.stream.set_read_timeout(Some(wait));
+        let mut byte = [0u8; 1];
+        while self.first.len() < FIRST {
+            if !matches!(self.read(&mut byte), Ok(1)) {
+                break;
+            }
+        }
     }
 }
 
@@ -153,15 +197,17 @@ impl Write for Heard {
 
 /// Why a handshake that failed with `e`, the server having sent `first`, looks like an
 /// `https://` URL given to a plain-HTTP server: it answered in HTTP (`HTTP/` where a TLS
-/// record was due) or with other bytes that open no TLS record, or sent nothing at all within `timeout` or before closing (a plain
-/// server waits for a request line that the TLS hello never ends). The advice names the
-/// plain scheme of `url`'s ([`plain_scheme`]). `None` otherwise.
+/// record was due) or with other bytes that open no TLS record, or sent nothing at all
+/// within `timeout` (its [`first_answer`] wait) or before closing (a plain server waits
+/// for a request line that the TLS hello never ends). The advice names the plain scheme
+/// of `url`'s ([`plain_scheme`]). `None` otherwise.
 fn plain_http(first: &[u8], e: &std::io::Error, timeout: Duration, url: &str) -> Option<String> {
     use std::io::ErrorKind;
     let (plain, tls) = plain_scheme(url);
     if first.starts_with(b"HTTP/") {
+        let a = if tls.starts_with('h') { "an" } else { "a" };
         return Some(format!(
-            "the server answered in plain HTTP, not TLS: give the URL as {plain} in place of {tls}"
+            "the server answered plain HTTP on {a} {tls} URL: use {plain}"
         ));
     }
     // A TLS record opens with its content type, 20 to 24 (RFC 8446 §5.1); anything else
@@ -177,7 +223,7 @@ fn plain_http(first: &[u8], e: &std::io::Error, timeout: Duration, url: &str) ->
     }
     match e.kind() {
         ErrorKind::WouldBlock | ErrorKind::TimedOut => Some(format!(
-            "the server sent nothing in answer to TLS's first message within {:.1} s: a plain-HTTP server waits so for a request line, so try {plain} in place of {tls} (or raise --connect-timeout if the server is only slow)",
+            "the server sent nothing in answer to TLS's first message within {:.1} s: a plain-HTTP server waits so for a request line, so try {plain} in place of {tls} (or, if the server is only slow, raise --connect-timeout: a fifth of it is given to the first answer)",
             timeout.as_secs_f64()
         )),
         ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset => Some(format!(
@@ -262,9 +308,10 @@ mod tests {
                 && html.contains("try http://"),
             "{html}"
         );
-        assert!(plain_http(b"HTTP/", &e, t, "https://127.0.0.1/")
-            .unwrap()
-            .contains("plain HTTP, not TLS"));
+        assert_eq!(
+            plain_http(b"HTTP/", &e, t, "https://127.0.0.1/").unwrap(),
+            "the server answered plain HTTP on an https:// URL: use http://"
+        );
         // A TLS alert record (21) is TLS: its own error stands.
         assert_eq!(
             plain_http(&[21, 3, 3, 0, 2], &e, t, "https://127.0.0.1/"),
@@ -298,9 +345,22 @@ mod tests {
             }
         }
         let why = plain_http(b"HTTP/", &closed, t, "wss://127.0.0.1/").unwrap();
-        assert!(
-            why.ends_with("give the URL as ws:// in place of wss://"),
-            "{why}"
+        assert_eq!(
+            why,
+            "the server answered plain HTTP on a wss:// URL: use ws://"
+        );
+    }
+
+    /// The first answer is awaited a fifth of the connect timeout: 2 s of the default 10.
+    #[test]
+    fn the_first_answer_is_awaited_a_fifth_of_the_connect_timeout() {
+        assert_eq!(
+            first_answer(Duration::from_secs(10)),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            first_answer(Duration::from_millis(500)),
+            Duration::from_millis(100)
         );
     }
 }

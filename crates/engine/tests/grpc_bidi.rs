@@ -305,9 +305,10 @@ fn a_call_a_goaway_left_unprocessed_counts_its_messages_once() {
     }
 }
 
-/// A call a GOAWAY leaves unprocessed again after it was sent again fails as refused:
-/// the message it sent that time counts as sent and unanswered (before, it counted in
-/// neither). Here every connection's first stream is left unprocessed.
+/// A call a GOAWAY leaves unprocessed after it was sent again as often as it may (4 more
+/// times) fails as refused: the message it sent that last time counts as sent and
+/// unanswered (before, it counted in neither). Here every connection's first stream is
+/// left unprocessed.
 #[test]
 fn a_call_refused_by_two_goaways_counts_its_message_unanswered() {
     let runs = both_ways_with(
@@ -319,12 +320,12 @@ fn a_call_refused_by_two_goaways_counts_its_message_unanswered() {
         assert_eq!(failures(r), vec![(FailureKind::Refused, 4)]);
         assert_eq!(
             (r.counts.ok, r.counts.completed, r.counts.retried),
-            (0, 4, 4)
+            (0, 4, 16)
         );
-        assert_eq!((server.goaways(), server.unprocessed()), (8, 8));
+        assert_eq!((server.goaways(), server.unprocessed()), (20, 20));
         assert_eq!(server.messages(), 0, "no message was read");
         let st = stats(r);
-        // Each call's first message, the one of its second send; the next waits for its
+        // Each call's first message, the one of its last send; the next waits for its
         // reply.
         assert_eq!((st.calls_ok, st.sent, st.unanswered), (0, 4, 4));
     }

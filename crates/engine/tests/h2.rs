@@ -134,6 +134,47 @@ fn goaway_mid_run_sends_unprocessed_streams_again_once() {
     }
 }
 
+/// A server that ends every connection with GOAWAY(NO_ERROR) after N answers (nginx's
+/// `keepalive_requests`) cost a request whenever a stream it had sent back met a second
+/// GOAWAY on its new connection: that request failed as `refused` though the server never
+/// processed it. Now it goes again, within its deadline and up to `MAX_RESENDS` times,
+/// counted as retried each time.
+#[test]
+fn a_request_a_goaway_returns_twice_goes_again_and_is_never_refused() {
+    // One connection of 6 streams, 2 answers each: the 4 or more streams every GOAWAY
+    // returns lead the next connection, which answers 2 of them and returns the others a
+    // second time. 2 × 10 requests.
+    for (r, server) in each_way(H2Behavior::Goaway { after: 2 }, |s| spec(s, 20, 1, 6)) {
+        let c = &r.counts;
+        assert_eq!(
+            (c.completed, c.ok, c.failed()),
+            (20, 20, 0),
+            "{:?}",
+            c.failures
+        );
+        assert_eq!(c.failures[FailureKind::Refused], 0);
+        assert_eq!(server.answers(), 20);
+        assert_eq!(c.retried, server.unprocessed(), "each send again counted");
+        // 6 sent and 2 answered on each connection while 6 or more wait (8
+        // connections), then 4 sent and 2 returned, then the last 2 answered.
+        assert!(c.retried >= 8 * 4 + 2, "{}", c.retried);
+    }
+    // N × k requests over c connections: 5 answers a connection, 3 connections of 4
+    // streams, 5 × 12 requests.
+    for (r, server) in each_way(H2Behavior::Goaway { after: 5 }, |s| spec(s, 60, 3, 4)) {
+        let c = &r.counts;
+        assert_eq!(
+            (c.completed, c.ok, c.failed()),
+            (60, 60, 0),
+            "{:?}",
+            c.failures
+        );
+        assert_eq!(server.answers(), 60);
+        assert_eq!(c.retried, server.unprocessed());
+        assert!(c.retried > 0);
+    }
+}
+
 #[test]
 fn goaway_with_an_error_fails_the_streams_it_abandons() {
     for (r, server) in each_way(H2Behavior::GoawayError { after: 3 }, |s| spec(s, 30, 1, 4)) {

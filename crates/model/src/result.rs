@@ -37,7 +37,8 @@ pub enum FailureKind {
     /// REFUSED_STREAM) before its answer was complete.
     StreamReset,
     /// HTTP/2: the server refused the stream unprocessed (RST_STREAM REFUSED_STREAM), or a
-    /// GOAWAY left it unprocessed a second time after it had been sent again once.
+    /// GOAWAY left it unprocessed once its deadline had passed or after it had been sent
+    /// again 4 times.
     Refused,
     /// HTTP/2: the server ended the connection with an error (GOAWAY with an error code)
     /// while the stream was open, or closed it after such a GOAWAY.
@@ -384,7 +385,8 @@ pub struct Counts {
     /// Requests sent a second time, on a new connection, because the server closed a
     /// connection that had sat idle just as the request went out, before any byte of an answer
     /// (only idempotent methods; counted in `reconnects` too), or, over HTTP/2, because a
-    /// GOAWAY said the server had not processed their stream (any method, once each).
+    /// GOAWAY said the server had not processed their stream (any method; counted at each
+    /// send, within the request's deadline and up to 4 sends again).
     /// Latency counts from the first send.
     pub retried: u64,
     /// Connections the server closed before they carried any answer, while no request was on

@@ -129,16 +129,13 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
             withdrawn,
         } => {
             let p = &c.pairs[*pair];
-            let secs = |s: &f64| crate::units::trim_float((s * 10.0).round() / 10.0);
             format!(
-                "unlike steps: {}: {} s × {} in run {}, {} s × {} in run {}: a short step weighs its start as much as the server{} (measure both alike: drop --quick, or give both the same duration and repeat)",
+                "unlike steps: {}: {}: a short step weighs its start as much as the server{} (measure both alike: drop --quick, or give both the same duration and repeat)",
                 pair_label(p),
-                secs(a_secs),
-                plural(p.reps_a, "repetition", "repetitions"),
-                a.id,
-                secs(b_secs),
-                plural(p.reps_b, "repetition", "repetitions"),
-                b.id,
+                crate::sentences::steps_in_runs(&[
+                    (a.id, *a_secs, p.reps_a),
+                    (b.id, *b_secs, p.reps_b)
+                ]),
                 if *withdrawn {
                     ", so its req/s verdict, from tenths of a second, is withdrawn"
                 } else {

@@ -11,7 +11,8 @@
 use crate::grid::at_label;
 use crate::grid::plural;
 use crate::safe::html_text;
-use shootout_analysis::RunWarning;
+use shootout_analysis::{CellAt, RunWarning};
+use shootout_model::stored::RunId;
 use shootout_model::{ContenderStatus, OtherLoad, RunStatus, StepStatus, Warning};
 use std::fmt;
 
@@ -87,6 +88,7 @@ pub(crate) fn sentence(w: &RunWarning) -> Option<Sentence> {
             let (what, why) = not_measured(*status, *has_steps);
             Sentence::named(format!("{contender} {what}"), why)
         }
+        RunWarning::UnlikeSteps { at, runs, cells } => unlike_steps(at, runs, *cells),
         RunWarning::StepEndedEarly {
             at,
             repetition,
@@ -126,6 +128,42 @@ pub(crate) fn sentence(w: &RunWarning) -> Option<Sentence> {
         ),
         RunWarning::Load { .. } | RunWarning::Noisy { .. } => return None,
     })
+}
+
+/// Runs read as one measured `cells` cells, the first `at`, in steps of unlike lengths.
+fn unlike_steps(at: &CellAt, runs: &[(RunId, f64, usize)], cells: usize) -> Sentence {
+    let more = if cells > 1 {
+        let more = cells - 1;
+        format!(
+            " (and {more} more {})",
+            if more == 1 { "cell" } else { "cells" }
+        )
+    } else {
+        String::new()
+    };
+    Sentence::new(
+        format!("unlike steps: {}", at_label(at)),
+        format!(
+            "{more}: {}: a short step weighs its start as much as the server, and the runs' steps are pooled in each median and ± (measure the runs alike: drop --quick, or give them the same duration and repeat)",
+            steps_in_runs(runs)
+        ),
+    )
+}
+
+/// `1 s × 1 repetition in run 3, 10 s × 3 repetitions in run 5`: a cell's steps in each
+/// run by their median length (to a tenth of a second), as `compare` and `report --runs`
+/// say unlike steps.
+pub(crate) fn steps_in_runs(runs: &[(RunId, f64, usize)]) -> String {
+    runs.iter()
+        .map(|(run, secs, n)| {
+            format!(
+                "{} s × {} in run {run}",
+                crate::units::trim_float((secs * 10.0).round() / 10.0),
+                plural(*n, "repetition", "repetitions")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What ran besides a cell's steps (or a step, or a load), after its label: in how many
@@ -290,7 +328,6 @@ pub(crate) fn interrupted(span: &str) -> Sentence {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shootout_analysis::CellAt;
     use shootout_model::LoadLevel;
 
     #[test]

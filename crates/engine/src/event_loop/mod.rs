@@ -331,14 +331,21 @@ impl<'a> Core<'a> {
     }
 
     /// A request the server did not process (it was above a GOAWAY's last stream): sent
-    /// again once, on another connection, and counted as retried; one already sent again
-    /// fails as refused. The caller frees its slot.
+    /// again on another connection and counted as retried, each time it comes back so,
+    /// while its deadline has not passed, up to [`crate::exchange::MAX_RESENDS`] times
+    /// ([`Exchange::may_resend`]); after that it fails as refused. The caller frees its
+    /// slot.
     pub fn unprocessed(&mut self, ex: &Exchange, now: Instant) {
-        if ex.retried {
-            self.fail(ex, now, FailureKind::Refused);
-        } else {
-            self.resend.push_back(ex.resend());
+        if ex.may_resend(now, self.sh.timeout) {
+            // Oldest first, so that the requests sent again most often go out first and
+            // each waits for a few connections at most (a server that answers the first
+            // streams of each connection answers them).
+            let r = ex.resend();
+            let at = self.resend.partition_point(|q| q.start <= r.start);
+            self.resend.insert(at, r);
             self.rec.counts.retried += 1;
+        } else {
+            self.fail(ex, now, FailureKind::Refused);
         }
     }
 

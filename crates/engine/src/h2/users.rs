@@ -14,8 +14,9 @@
 //! What the connection meets is the step's: a RST_STREAM fails the step (as refused, or
 //! as a reset stream) and keeps the connection; a step past its deadline is cancelled
 //! (RST_STREAM) and the connection kept; a GOAWAY that left a step unprocessed sends it
-//! once more on a new connection (counted as retried; a second time it fails as refused)
-//! once the streams the server did process have ended; a connection that closes under
+//! again on a new connection (counted as retried, each time, within its deadline and at
+//! most [`crate::exchange::MAX_RESENDS`] times; after that it fails as refused) once the
+//! streams the server did process have ended; a connection that closes under
 //! steps fails those it carried as reset (or as a connection error after a GOAWAY with an
 //! error code), and steps still waiting to be sent go on a new one; one that closes before
 //! the server's SETTINGS fails every step waiting on it as a connect failure. A GOAWAY
@@ -50,8 +51,9 @@ struct Queued {
     kind: usize,
     /// Connect time charged to it (it waited for its connection to open).
     connect: Duration,
-    /// Sent once already, on a connection whose GOAWAY left it unprocessed.
-    retried: bool,
+    /// Sends before the one to come, each on a connection whose GOAWAY left it
+    /// unprocessed.
+    resent: u8,
 }
 
 /// A user's seat over HTTP/2: its step, and on a host's seat the connection its riders
@@ -154,7 +156,7 @@ impl<'a> Wire<'a> for H2 {
             at: now,
             kind,
             connect: Duration::ZERO,
-            retried: false,
+            resent: 0,
         });
     }
 
@@ -184,7 +186,7 @@ impl<'a> Wire<'a> for H2 {
                 start: q.due,
                 sent: now,
                 connect: q.connect,
-                retried: q.retried,
+                resent: q.resent,
             };
             let slot = wire.h2.open(&wire.req, begin);
             wire.h2.keep(slot, user.prefix(), user.needle());
@@ -488,19 +490,19 @@ impl<'a> Users<'a, H2> {
     }
 
     /// A GOAWAY left the stream in `slot` of host `h`'s connection unprocessed: its step
-    /// goes once more on a new connection (once the streams the server processed have
-    /// ended), its latency still counted from when it was due; a second time it fails as
-    /// refused.
+    /// goes again on a new connection (once the streams the server processed have ended),
+    /// its latency still counted from when it was due, while it may
+    /// ([`crate::exchange::Exchange::may_resend`]); else it fails as refused.
     fn unprocessed(&mut self, h: usize, slot: usize, now: Instant) {
         let Some(i) = self.rider(h, slot) else {
             return;
         };
         let h2 = &mut self.conns[h].wire.h2;
         let ex = &h2.stream(slot).exchange;
-        if ex.retried {
+        if !ex.may_resend(now, self.core.sh.timeout) {
             return self.fail_step(i, now, FailureKind::Refused);
         }
-        let (due, connect) = (ex.start, ex.connect);
+        let (due, connect, resent) = (ex.start, ex.connect, ex.resend().resent);
         h2.free(slot);
         let c = &mut self.conns[i].wire;
         let Some((_, kind)) = c.stream.take() else {
@@ -511,7 +513,7 @@ impl<'a> Users<'a, H2> {
             at: now,
             kind,
             connect,
-            retried: true,
+            resent,
         });
         self.core.rec.counts.retried += 1;
     }

@@ -13,10 +13,12 @@
 //! Every request ends exactly once, as over HTTP/1.1: answered, failed (timeout, reset
 //! stream, refused stream, connection error, malformed, …) or aborted at the end of the
 //! run. A stream whose deadline passes is cancelled (RST_STREAM) and the connection kept;
-//! a stream a GOAWAY left unprocessed is sent again once on another connection and counted
-//! as retried. A connection that fails before its SETTINGS arrive (refused, closed, not
-//! HTTP/2) consumes one request as a failure in a closed loop, so a run against a server
-//! that never speaks HTTP/2 still ends by its count.
+//! a stream a GOAWAY left unprocessed is sent again on another connection and counted as
+//! retried, each time a GOAWAY leaves it so, within its deadline and at most
+//! [`crate::exchange::MAX_RESENDS`] times (then it fails as refused). A connection that
+//! fails before its SETTINGS arrive (refused, closed, not HTTP/2) consumes one request as
+//! a failure in a closed loop, so a run against a server that never speaks HTTP/2 still
+//! ends by its count.
 
 use super::conn::{Connection, Event};
 use super::request::Prepared;
@@ -380,7 +382,7 @@ impl Worker<'_> {
                 start: r.start,
                 sent: r.sent,
                 connect: r.connect,
-                retried: true,
+                resent: r.resent,
             },
         );
         self.chat(i, slot);
@@ -456,11 +458,18 @@ impl Worker<'_> {
     }
 
     /// A GOAWAY left the stream in `slot` of connection `i` unprocessed: it is sent again
-    /// once (a bidirectional call's messages then count from that send, as a retried
-    /// request counts once), or, already sent again, it fails as refused, a bidirectional
-    /// call's messages of that send counted as sent and unanswered.
+    /// while it may be (`may_resend`; a bidirectional call's messages then
+    /// count from its last send, as a retried request counts once), or it fails as
+    /// refused, a bidirectional call's messages of that send counted as sent and
+    /// unanswered.
     fn unprocessed(&mut self, i: usize, slot: usize, now: Instant) {
-        if self.conns[i].h2.stream(slot).exchange.retried {
+        let timeout = self.core.sh.timeout;
+        if !self.conns[i]
+            .h2
+            .stream(slot)
+            .exchange
+            .may_resend(now, timeout)
+        {
             self.tally(i, slot);
         }
         let ex = &self.conns[i].h2.stream(slot).exchange;

@@ -15,8 +15,9 @@
 //! one (reset), a malformed answer (no final status, a QPACK or framing error: the
 //! connection is closed with the error's code), or a failed connection (the handshake
 //! failed or timed out: in a closed loop that consumes one request, as over HTTP/2).
-//! Requests a GOAWAY left unprocessed are sent again once on another connection and
-//! counted as retried. A lost datagram is no failure: QUIC sends it again.
+//! Requests a GOAWAY left unprocessed are sent again on another connection and counted
+//! as retried, within their deadline and at most [`crate::exchange::MAX_RESENDS`] times.
+//! A lost datagram is no failure: QUIC sends it again.
 
 use super::conn::{ConnError, Connection, Event};
 use super::quic::{self, Link};
@@ -138,12 +139,11 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn resend(&mut self, now: Instant) -> bool {
-        while let Some(r) = self.core.resend.front() {
-            let (start, sent, connect) = (r.start, r.sent, r.connect);
+        while let Some(&r) = self.core.resend.front() {
             let Some(i) = self.room(now) else {
                 return false;
             };
-            if self.send_request(i, start, sent, connect, true) {
+            if self.send_request(i, r.start, r.sent, r.connect, r.resent) {
                 self.core.resend.pop_front();
             }
             self.flush(i, now);
@@ -157,7 +157,7 @@ impl<'a> Protocol<'a> for Worker<'a> {
     }
 
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
-        if !self.send_request(i, due, now, Duration::ZERO, false) {
+        if !self.send_request(i, due, now, Duration::ZERO, 0) {
             return Taken::Refused;
         }
         self.core.in_flight += 1;
@@ -295,7 +295,7 @@ impl Worker<'_> {
         start: Instant,
         now: Instant,
         connect: Duration,
-        retried: bool,
+        resent: u8,
     ) -> bool {
         let c = &mut self.conns[i];
         let Some(link) = c.link.as_mut() else {
@@ -309,7 +309,7 @@ impl Worker<'_> {
             start,
             sent: now,
             connect,
-            retried,
+            resent,
         };
         let slot = c.h3.open(id.into(), begin);
         self.write_request(i, slot);
@@ -344,9 +344,8 @@ impl Worker<'_> {
             return self.conns.list(i);
         }
         while room(&self.conns[i]) > 0 {
-            if let Some(r) = self.core.resend.front() {
-                let (start, sent, connect) = (r.start, r.sent, r.connect);
-                if !self.send_request(i, start, sent, connect, true) {
+            if let Some(&r) = self.core.resend.front() {
+                if !self.send_request(i, r.start, r.sent, r.connect, r.resent) {
                     break;
                 }
                 self.core.resend.pop_front();
@@ -356,7 +355,7 @@ impl Worker<'_> {
                 break;
             }
             let (start, connect) = self.conns[i].life.carried(now);
-            if !self.send_request(i, start, now, connect, false) {
+            if !self.send_request(i, start, now, connect, 0) {
                 // No stream credit: the request is not taken after all.
                 self.core.claimed -= 1;
                 if self.conns[i].h3.active() == 0 {

@@ -358,35 +358,7 @@ fn workload_section(
     who: &[Who],
     base: usize,
 ) {
-    let unit = words::stream_note(b);
-    let _ = writeln!(
-        o,
-        "<h2>Workload: {}{}</h2>",
-        html_text(w.name),
-        html_text(unit)
-    );
-    let _ = writeln!(
-        o,
-        "<p class=\"note\">% of baseline compares medians with {}.{}</p>",
-        html_text(who.get(base).map_or("the first contender", |w| w.name)),
-        if w.levels.iter().any(|l| data::is_rate(*l)) {
-            " At fixed rates, latency is corrected for coordinated omission: it runs from each request's due time, so a server that falls behind shows the wait."
-        } else {
-            ""
-        }
-    );
-    let ranking = words::ranking_lines(a, b);
-    if !ranking.is_empty() {
-        let _ = writeln!(
-            o,
-            "<p class=\"note\">{}:</p>\n<ul class=\"ranking\">",
-            html_text(words::RANKING_LEGEND)
-        );
-        for r in ranking {
-            let _ = writeln!(o, "<li>{}</li>", html_text(&r));
-        }
-        o.push_str("</ul>\n");
-    }
+    workload_heading(o, a, b, w, who, base);
     workload_table(o, w, who, base);
     let (intervals, note) = crate::shootout::tables::intervals_table(a, b);
     let _ = writeln!(
@@ -433,6 +405,46 @@ fn workload_section(
         o.push_str("</div>\n");
     }
     timelines(o, a, w, who);
+}
+
+/// A workload's heading, what its % of baseline compares with, and its ranking.
+fn workload_heading(
+    o: &mut String,
+    a: &Analysis,
+    b: &WorkloadBlock,
+    w: &Workload,
+    who: &[Who],
+    base: usize,
+) {
+    let unit = words::stream_note(b);
+    let _ = writeln!(
+        o,
+        "<h2>Workload: {}{}</h2>",
+        html_text(w.name),
+        html_text(unit)
+    );
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">% of baseline compares medians with {}.{}</p>",
+        html_text(who.get(base).map_or("the first contender", |w| w.name)),
+        if w.levels.iter().any(|l| data::is_rate(*l)) {
+            " At fixed rates, latency is corrected for coordinated omission: it runs from each request's due time, so a server that falls behind shows the wait."
+        } else {
+            ""
+        }
+    );
+    let ranking = words::ranking_lines(a, b);
+    if !ranking.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">{}:</p>\n<ul class=\"ranking\">",
+            html_text(words::RANKING_LEGEND)
+        );
+        for r in ranking {
+            let _ = writeln!(o, "<li>{}</li>", html_text(&r));
+        }
+        o.push_str("</ul>\n");
+    }
 }
 
 /// What the workload table's latency columns are, and how they differ from the merged

@@ -270,6 +270,63 @@ fn a_cell_measured_on_a_busy_machine_is_warned_of_in_every_format() {
         .all(|w| w.kind() != "busy_machine"));
 }
 
+/// Run `id` with contenders `a` and `b`, each measured `reps` times in steps of `secs`.
+fn measured(id: i64, secs: u64, reps: u32) -> StoredRun {
+    let contenders = vec![
+        contender(1, "a", true, ContenderStatus::Measured),
+        contender(2, "b", false, ContenderStatus::Measured),
+    ];
+    let mut steps = Vec::new();
+    for c in 1..=2 {
+        for rep in 1..=reps {
+            let mut s = step(id * 100 + c * 10 + i64::from(rep), c, rep, 1000 * secs, 500);
+            s.run = RunId(id);
+            s.result.duration = Duration::from_secs(secs);
+            steps.push(s);
+        }
+    }
+    let mut r = run(contenders, steps);
+    r.run.id = RunId(id);
+    r
+}
+
+/// `report --runs` of a `--quick` run (steps of 1 s, one repetition) and a full one (10 s,
+/// three) pooled their steps without a word, where `compare` of the same two runs warns
+/// of unlike steps: every format says it, once, at the first such cell, counting the
+/// others.
+#[test]
+fn runs_of_unlike_steps_read_as_one_are_said_so_in_every_format() {
+    let pool = |runs| shootout_analysis::combine::combine(runs).unwrap();
+    let r = pool(vec![measured(3, 1, 1), measured(5, 10, 3)]);
+    let kinds: Vec<&str> = Analysis::of(&r).warnings.iter().map(|w| w.kind()).collect();
+    assert_eq!(kinds, ["unlike_steps"]);
+    let line = "unlike steps: a · hello · c=4 (and 1 more cell): 1 s × 1 repetition in run 3, 10 s × 3 repetitions in run 5: a short step weighs its start as much as the server, and the runs' steps are pooled in each median and ± (measure the runs alike: drop --quick, or give them the same duration and repeat)";
+    let (t, md) = (text(&r), markdown(&r));
+    assert!(t.contains(&format!("  - {line}\n")), "{t}");
+    assert!(md.contains(&crate::grid::md_escape(line)), "{md}");
+    let j = json(&r);
+    let w = &j["warnings"][0];
+    assert_eq!(
+        (w["kind"].as_str(), w["message"].as_str()),
+        (Some("unlike_steps"), Some(line))
+    );
+    let page = crate::html::render_run(&r);
+    assert!(
+        page.contains("<li><strong>Unlike steps: a · hello · c=4</strong> (and 1 more cell): 1 s × 1 repetition in run 3, 10 s × 3 repetitions in run 5: "),
+        "{page}"
+    );
+    // Steps alike (within 1.5 times), or one run alone: nothing to say.
+    for r in [
+        pool(vec![measured(3, 8, 1), measured(5, 10, 3)]),
+        measured(5, 10, 3),
+    ] {
+        assert!(Analysis::of(&r)
+            .warnings
+            .iter()
+            .all(|w| w.kind() != "unlike_steps"));
+    }
+}
+
 /// A generator fault, pings left unanswered and connections that never opened are stored
 /// with each step; every rendering of the run says them, as `shootout load`'s report does.
 #[test]
