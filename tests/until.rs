@@ -212,8 +212,10 @@ fn a_plan_step_ends_once_its_conditions_hold_and_the_store_keeps_it() {
     let doc: serde_json::Value = serde_json::from_str(&p.report("json")).unwrap();
     let step = &doc["steps"][0];
     assert_eq!(step["until"]["converged"], true, "{step}");
+    // A share of the figure, within the condition's ±50 %; 0 when the interval's two
+    // order statistics are one recorded value (a fast server's medians often are).
     let width = step["until"]["readings"][0]["half_width"].as_f64().unwrap();
-    assert!(width > 0.0 && width <= 0.5, "{width}");
+    assert!((0.0..=0.5).contains(&width), "{width}");
     assert!(!p.report("text").contains("did not converge"));
     let csv = p.report("csv");
     let (head, row) = (csv.lines().next().unwrap(), csv.lines().nth(1).unwrap());
