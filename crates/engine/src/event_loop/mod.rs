@@ -333,9 +333,9 @@ impl<'a> Core<'a> {
     /// A request the server did not process (it was above a GOAWAY's last stream): sent
     /// again on another connection and counted as retried, each time it comes back so,
     /// while its deadline has not passed, up to [`crate::exchange::MAX_RESENDS`] times
-    /// ([`Exchange::may_resend`]); after that it fails as refused. The caller frees its
-    /// slot.
-    pub fn unprocessed(&mut self, ex: &Exchange, now: Instant) {
+    /// ([`Exchange::may_resend`]); after that it fails as refused, and the answer is true.
+    /// The caller frees its slot.
+    pub fn unprocessed(&mut self, ex: &Exchange, now: Instant) -> bool {
         if ex.may_resend(now, self.sh.timeout) {
             // Oldest first, so that the requests sent again most often go out first and
             // each waits for a few connections at most (a server that answers the first
@@ -344,8 +344,10 @@ impl<'a> Core<'a> {
             let at = self.resend.partition_point(|q| q.start <= r.start);
             self.resend.insert(at, r);
             self.rec.counts.retried += 1;
+            false
         } else {
             self.fail(ex, now, FailureKind::Refused);
+            true
         }
     }
 

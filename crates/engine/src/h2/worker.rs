@@ -457,23 +457,15 @@ impl Worker<'_> {
         }
     }
 
-    /// A GOAWAY left the stream in `slot` of connection `i` unprocessed: it is sent again
-    /// while it may be (`may_resend`; a bidirectional call's messages then
-    /// count from its last send, as a retried request counts once), or it fails as
-    /// refused, a bidirectional call's messages of that send counted as sent and
-    /// unanswered.
+    /// A GOAWAY left the stream in `slot` of connection `i` unprocessed: the loop sends it
+    /// again while it may ([`Core::unprocessed`]; a bidirectional call's messages then count
+    /// from its last send, as a retried request counts once), or fails it as refused, a
+    /// bidirectional call's messages of that send then counted as sent and unanswered.
     fn unprocessed(&mut self, i: usize, slot: usize, now: Instant) {
-        let timeout = self.core.sh.timeout;
-        if !self.conns[i]
-            .h2
-            .stream(slot)
-            .exchange
-            .may_resend(now, timeout)
-        {
+        let ex = &self.conns[i].h2.stream(slot).exchange;
+        if self.core.unprocessed(ex, now) {
             self.tally(i, slot);
         }
-        let ex = &self.conns[i].h2.stream(slot).exchange;
-        self.core.unprocessed(ex, now);
         self.conns[i].h2.free(slot);
     }
 
