@@ -74,9 +74,16 @@ pub struct Step {
 impl Step {
     /// The step at `rate` that gave `result`, judged `verdict` against `slos`.
     pub fn of(rate: f64, slos: &[Threshold], result: &RunResult, verdict: Verdict) -> Step {
+        // The seconds' answers of a step broken by its requests still in flight
+        // ([`stuck_break`]) would meet the SLO it broke: it counts by its verdict alone.
+        let stuck = slos.iter().any(|s| stuck_break(s, result));
         Step {
             rate,
-            evidence: Evidence::of(slos, result, &verdict),
+            evidence: if stuck {
+                Evidence::default()
+            } else {
+                Evidence::of(slos, result, &verdict)
+            },
             verdict,
             passed: false,
         }
@@ -179,6 +186,51 @@ fn holds(slo: &Threshold, result: &RunResult) -> bool {
     }
     slo.value(result)
         .is_some_and(|v| slo.op.holds(v, slo.limit))
+        && !stuck_break(slo, result)
+}
+
+/// Whether the requests still in flight when an open-loop step ended break the latency
+/// SLO `slo` (an upper limit on the whole step's latency, `p99<10ms`) that its answers
+/// alone meet. Those requests have no latency, yet a server that left connections
+/// unaccepted or requests unread for the rest of the step holds many of them, old ones:
+/// the schedule sends at most `rate × limit` requests in the last `limit` seconds
+/// (doubled, and ten more, for drawn arrivals), so of the requests in flight at the end
+/// all but that many had waited at least `limit` from their due time. Counted as answers
+/// that slow, beside the answers themselves, they give a lower bound of the latency
+/// over every request sent; the SLO is broken when that bound breaks it.
+fn stuck_break(slo: &Threshold, result: &RunResult) -> bool {
+    use shootout_model::threshold::{Metric, Op};
+    let (Some(schedule), None) = (&result.schedule, &slo.step) else {
+        return false;
+    };
+    if !matches!(slo.op, Op::Below | Op::AtMost) || slo.limit <= 0.0 {
+        return false;
+    }
+    let aborted = result.counts.aborted;
+    let young = 2.0 * schedule.target_rps * slo.limit / 1e6 + 10.0;
+    let stuck = (aborted as f64 - young.ceil()).max(0.0);
+    if stuck == 0.0 {
+        return false;
+    }
+    let h = &result.histograms.latency;
+    let answered = h.len() as f64;
+    let all = answered + aborted as f64;
+    let limit = slo.limit as u64;
+    match slo.metric {
+        Metric::Quantile(q) => {
+            let below = if limit == 0 {
+                0
+            } else {
+                h.count_between(0, limit - 1)
+            };
+            let slow = answered - below as f64 + stuck;
+            slow > (1.0 - f64::from(q) / 1000.0) * all
+        }
+        Metric::Max => true,
+        // Answers whose mean meets the limit, averaged with waits known only to reach it,
+        // still meet it: the bound says nothing of a mean.
+        Metric::Mean | Metric::Errors | Metric::Failed | Metric::Rps => false,
+    }
 }
 
 /// Whether `slo`, broken in a step whose generator sent late, would have broken had every
@@ -239,19 +291,34 @@ pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
 pub const LEAST: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// After a step that did not meet its SLOs, the server may still be working through the
-/// requests that step left queued: the next step waits at least this long, or as long as
-/// that step ran (its settle period and what it measured) if longer ([`cooldown_after`]),
-/// so it does not inherit the backlog.
+/// requests that step left: the next step waits for them ([`cooldown_after`]), at least
+/// this long, so it does not inherit the backlog.
 pub const COOLDOWN: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The wait before the next step after `last` (see [`COOLDOWN`]): none after a step that
-/// met its SLOs, else the longer of [`COOLDOWN`] and the step's length.
-pub fn cooldown_after(last: &Verdict, length: std::time::Duration) -> std::time::Duration {
+/// The wait before the next step after a step judged `last` that gave `result`: none after
+/// a step that met its SLOs. Else the time the server needs to work through what the step
+/// left it (the requests in flight at its end and those that timed out, which the server may
+/// still hold) at the rate it answered during the step, doubled for margin; at least
+/// [`COOLDOWN`], and at most the step's own length (its settle period and what it
+/// measured): the search offers at most twice a rate that met, so a backlog grown over the
+/// step drains in as long again. A step that answered nothing waits that most.
+pub fn cooldown_after(last: &Verdict, result: &RunResult) -> std::time::Duration {
     if last.met() {
-        std::time::Duration::ZERO
-    } else {
-        COOLDOWN.max(length)
+        return std::time::Duration::ZERO;
     }
+    let most = COOLDOWN.max(SETTLE + result.duration);
+    let c = &result.counts;
+    let timeouts = c.failures[shootout_model::FailureKind::Timeout];
+    let answered = c.completed.saturating_sub(timeouts);
+    let measured = result.duration.as_secs_f64();
+    if answered == 0 || measured <= 0.0 {
+        return most;
+    }
+    let left = c.aborted.saturating_add(timeouts) as f64;
+    let drain = 2.0 * left * measured / answered as f64;
+    std::time::Duration::try_from_secs_f64(drain)
+        .unwrap_or(most)
+        .clamp(COOLDOWN, most)
 }
 
 /// The longest step of a search, an hour: an SLO such as `errors<1e-9%` asks for more
@@ -750,10 +817,7 @@ impl Searcher {
         ended: Option<Ended>,
     ) -> &Measured {
         self.tries += 1;
-        // The backlog a broken step leaves grew over its settle period and what it
-        // measured (not its deadline: a step decided early is short): at a rate up to
-        // twice the capacity, the server drains it in as long again.
-        self.rest = cooldown_after(&verdict, SETTLE + result.duration);
+        self.rest = cooldown_after(&verdict, result);
         let step = Step::of(rate, &self.slos, result, verdict.clone());
         // A step that plainly passed but whose whole result broke an SLO counts as broken.
         let passed = verdict.met() && ended == Some(Ended::Passed);
@@ -908,6 +972,95 @@ mod tests {
         let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
         assert!(lo <= 30_000.0 && hi > 30_000.0, "{c:?}");
         assert_eq!(c.limited_by, Limit::Generator);
+    }
+
+    /// An open-loop step whose answers were all fast, but which ended with requests still
+    /// in flight that had waited for longer than the limit (a server that left
+    /// connections unaccepted), breaks a latency SLO; as many as the rate sends within the
+    /// limit (doubled, and ten) may be young and do not; a closed loop's are not judged so.
+    #[test]
+    fn requests_still_waiting_at_the_end_break_a_latency_slo() {
+        use shootout_model::ScheduleStats;
+        let slo = |t: &str| t.parse::<Threshold>().unwrap();
+        let step = |aborted: u64, rate: Option<f64>| {
+            let mut r = RunResult::empty(
+                std::time::SystemTime::UNIX_EPOCH,
+                std::time::Duration::from_secs(1),
+            );
+            r.histograms.latency.record_n(250, 6_854).unwrap();
+            r.histograms.latency_raw.record_n(250, 6_854).unwrap();
+            r.counts.completed = 6_854;
+            r.counts.ok = 6_854;
+            r.counts.aborted = aborted;
+            r.schedule = rate.map(|rate| ScheduleStats {
+                target_rps: rate,
+                achieved_rps: rate,
+                due: 8_803,
+                sent: 8_803,
+                max_connections: 1_026,
+                ..Default::default()
+            });
+            r
+        };
+        let p99 = [slo("p99<10ms")];
+        // 8,000 req/s × 10 ms = 80, doubled and ten more: 170 may be young.
+        assert_eq!(judge(&p99, &step(1_949, Some(8_000.0))), Verdict::Broke(0));
+        assert_eq!(judge(&p99, &step(170, Some(8_000.0))), Verdict::Met);
+        // 70 stuck of 6,854 + 240 (1 %: 70.9): not yet; 80 is.
+        assert_eq!(judge(&p99, &step(240, Some(8_000.0))), Verdict::Met);
+        assert_eq!(judge(&p99, &step(250, Some(8_000.0))), Verdict::Broke(0));
+        assert_eq!(judge(&p99, &step(1_949, None)), Verdict::Met);
+        assert_eq!(
+            judge(&[slo("max<10ms")], &step(171, Some(8_000.0))),
+            Verdict::Broke(0)
+        );
+        assert_eq!(
+            judge(&[slo("errors<0.1%")], &step(1_949, Some(8_000.0))),
+            Verdict::Met
+        );
+        // A mean is not judged so (answers that meet it, with waits that reach it,
+        // meet it).
+        assert_eq!(
+            judge(&[slo("mean<1ms")], &step(8_000, Some(8_000.0))),
+            Verdict::Met
+        );
+    }
+
+    /// After a broken step the search waits for what the step left the server, worked
+    /// through at the rate the server answered, doubled; between one second and the
+    /// step's own length (its second of settling and what it measured); nothing after a
+    /// met step.
+    #[test]
+    fn a_broken_step_waits_for_the_backlog_it_left() {
+        use shootout_model::FailureKind;
+        let secs = Duration::from_secs;
+        let step = |measured: u64, completed: u64, aborted: u64, timeouts: u64| {
+            let mut r = RunResult::empty(std::time::SystemTime::UNIX_EPOCH, secs(measured));
+            r.counts.completed = completed;
+            r.counts.aborted = aborted;
+            r.counts.failures[FailureKind::Timeout] = timeouts;
+            r
+        };
+        let broke = Verdict::Broke(0);
+        let cases = [
+            // (measured s, completed, in flight at the end, timed out) -> wait
+            ((4, 8_000, 0, 0), secs(1)),     // nothing left: the least
+            ((4, 8_000, 3_000, 0), secs(3)), // 3,000 at 2,000/s, twice
+            ((4, 9_000, 2_000, 1_000), secs(3)), // 1,000 timed out: 3,000 left at 2,000/s
+            ((4, 8_000, 9_000, 0), secs(5)), // at most the step: 1 s + 4 s
+            ((2, 0, 500, 0), secs(3)),       // nothing answered: at most
+            ((2, 500, 500, 500), secs(3)),   // every answer a timeout
+        ];
+        for ((measured, completed, aborted, timeouts), want) in cases {
+            let r = step(measured, completed, aborted, timeouts);
+            let got = cooldown_after(&broke, &r);
+            let close = got.abs_diff(want) < Duration::from_millis(1);
+            assert!(close, "{measured} s, {completed} completed, {aborted} in flight, {timeouts} timed out: {got:?}, want {want:?}");
+        }
+        assert_eq!(
+            cooldown_after(&Verdict::Met, &step(4, 8_000, 9_000, 0)),
+            Duration::ZERO
+        );
     }
 
     /// A step whose generator sent late (5 % of sends, none waiting for a connection)

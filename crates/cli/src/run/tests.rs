@@ -262,6 +262,11 @@ impl Executor for Mock {
             if let (Some(&held), shootout_model::Pace::Rate(rate)) = (held, spec.pace) {
                 let latency_us = if rate > held { 100_000 } else { 1_000 };
                 r.histograms.latency.record_n(latency_us, 100).unwrap();
+                if rate > held {
+                    // Above its capacity the server is left with a backlog: 75 requests
+                    // in flight at 100 answered a second.
+                    r.counts.aborted = 75;
+                }
             }
             Ok(r)
         };
@@ -968,7 +973,7 @@ fn searches_interleave_settle_and_store_each_verdict() {
     );
     // Every step settles at its rate first: a warm-up of the same contender just before;
     // after it comes the plan's cooldown, or after a step that broke its SLO the wait for
-    // its backlog (at least that step's 2 s).
+    // its backlog (75 requests at the 100 a second it answered, doubled: 1.5 s).
     let stepped = out
         .calls
         .iter()
@@ -978,7 +983,7 @@ fn searches_interleave_settle_and_store_each_verdict() {
         let target = c.trim_start_matches("step ").rsplit_once(' ').unwrap().0;
         assert_eq!(out.calls[i - 1], format!("warm-up {target}"), "before {c}");
         let want = if stored.contains(" broke") {
-            "cooldown 2s"
+            "cooldown 1.5s"
         } else {
             "cooldown"
         };
