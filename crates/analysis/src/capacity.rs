@@ -76,7 +76,10 @@ impl Step {
     pub fn of(rate: f64, slos: &[Threshold], result: &RunResult, verdict: Verdict) -> Step {
         // The seconds' answers of a step broken by its requests still in flight
         // ([`stuck_break`]) would meet the SLO it broke: it counts by its verdict alone.
-        let stuck = slos.iter().any(|s| stuck_break(s, result));
+        // (A step stored met before that rule keeps its evidence: a report of an older
+        // store replays its search as it ran.)
+        let stuck = matches!(verdict, Verdict::Broke(i)
+            if slos.get(i).is_some_and(|s| broke_by_waiting_alone(s, result)));
         Step {
             rate,
             evidence: if stuck {
@@ -187,6 +190,14 @@ fn holds(slo: &Threshold, result: &RunResult) -> bool {
     slo.value(result)
         .is_some_and(|v| slo.op.holds(v, slo.limit))
         && !stuck_break(slo, result)
+}
+
+/// Whether `slo` holds on the step's answers and breaks only through its requests still
+/// in flight at the end ([`stuck_break`]).
+fn broke_by_waiting_alone(slo: &Threshold, result: &RunResult) -> bool {
+    slo.value(result)
+        .is_some_and(|v| slo.op.holds(v, slo.limit))
+        && stuck_break(slo, result)
 }
 
 /// Whether the requests still in flight when an open-loop step ended break the latency
