@@ -5,7 +5,9 @@
 //! not a reset), with exact counts, the server's bytes in one write and one per write.
 //!
 //! The memory bounds are measured on this test process's peak resident memory, reset
-//! before each such case (`/proc/self/clear_refs`); those cases run one at a time.
+//! before each such case (`/proc/self/clear_refs`); those cases run one at a time, and
+//! this file is a test binary of its own, apart from the engine's others (`engine/`),
+//! whose servers and runs would raise the peak beside them.
 
 mod common;
 

@@ -5,7 +5,7 @@
 //! runs with the server's bytes in one write and one byte per write (one TLS record per
 //! byte) and checks the counts against the server's own.
 
-mod common;
+use crate::common;
 
 use common::{both_ways_with, closed, failures, go};
 use shootout_model::{FailureKind, LoadSpec, Pace, Protocol, RunResult};

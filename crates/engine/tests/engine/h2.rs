@@ -3,7 +3,7 @@
 //! write and must give the same counts, and each checks its counts against the server's
 //! own truth counters: every stream ends once, as answered or as one failure class.
 
-mod common;
+use crate::common;
 
 use common::{both_ways_with, closed, each_way_with, failures, go, h2c};
 use shootout_engine::{run, Control, EngineError};

@@ -4,7 +4,7 @@
 //! each counted once as `grpc_framing`, whole and one byte per write. A bidirectional
 //! call compresses each of its messages as a unary call does.
 
-mod common;
+use crate::common;
 
 use common::{both_ways_with, failures, grpc_call, h2c};
 use shootout_engine::grpc::gzip;

@@ -5,7 +5,7 @@
 //! their own classes, counted exactly; the server's flow-control windows hold for long
 //! streams. Each whole and one byte per write.
 
-mod common;
+use crate::common;
 
 use common::{both_ways_with, each_way_with, failures, grpc_call as call, h2c};
 use shootout_model::{FailureKind, GrpcStream, LoadSpec, RunResult, StreamStats};

@@ -1,7 +1,7 @@
 //! The engine against test servers that misbehave on purpose: one test per behaviour,
 //! each asserting exact counts per outcome and that the run ended within its bound.
 
-mod common;
+use crate::common;
 
 use common::{failures, go};
 use shootout_analysis::load_warnings::{certificate, NotKept};

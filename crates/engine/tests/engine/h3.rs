@@ -2,7 +2,7 @@
 //! the protocol on purpose: every request ends once, as answered or as one failure
 //! class, and the counts are checked against the server's own.
 
-mod common;
+use crate::common;
 
 use common::{closed, failures, go};
 use shootout_engine::{run, Control, EngineError};

@@ -3,7 +3,7 @@
 //! a request the server may have read and did not answer is a failure, counted once;
 //! bytes nobody asked for are never credited.
 
-mod common;
+use crate::common;
 
 use common::{both_ways, closed, failures, go};
 use shootout_model::{FailureKind, LoadSpec, Pace, Warning};

@@ -4,7 +4,7 @@
 //! recently freed first, so spare ones sit idle and the server may close them; those
 //! opened ahead of need (`-c`) are used in the order they opened.
 
-mod common;
+use crate::common;
 
 use common::each_way_with;
 use shootout_model::{LoadSpec, Pace, RunResult, Target, Warning};

@@ -6,7 +6,7 @@
 //! WebSocket: the schedule certificate, the lag percentiles and the capacity search's
 //! "the generator could not keep the schedule" mean one thing whatever the protocol.
 
-mod common;
+use crate::common;
 
 use common::{closed, go};
 use shootout_model::{LoadSpec, Pace, Protocol, ScheduleStats};

@@ -3,7 +3,7 @@
 //! does and however its bytes are split (each case runs with the server's bytes whole and
 //! one per write, with the same outcome); the counts are checked against the server's own.
 
-mod common;
+use crate::common;
 
 use common::{both_ways_with, closed, each_way_with, failures, go};
 use shootout_model::{FailureKind, Hold, LoadSpec, Pace, Protocol};

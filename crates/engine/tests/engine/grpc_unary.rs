@@ -3,7 +3,7 @@
 //! class that names it, whatever the way its bytes were split (whole, one per write), in
 //! a closed loop with several streams and in the open loop.
 
-mod common;
+use crate::common;
 
 use common::{both_ways_with, failures, go, grpc_call, h2c};
 use shootout_model::{FailureKind, LoadSpec, Pace};

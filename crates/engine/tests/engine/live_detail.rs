@@ -2,7 +2,7 @@
 //! last published equals the run's result, class by class and code by code, and a
 //! journey's step by step.
 
-mod common;
+use crate::common;
 
 use common::closed;
 use shootout_engine::{run, Control};

@@ -2,7 +2,7 @@
 //! in arrival order, in a fixed time): the queue a Poisson schedule builds is the one
 //! queueing theory predicts (M/D/1), where an even schedule builds none (D/D/1).
 
-mod common;
+use crate::common;
 
 use common::{closed, go};
 use shootout_engine::Pacer;

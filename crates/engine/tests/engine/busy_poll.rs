@@ -1,7 +1,7 @@
 //! `LoadSpec::busy_poll`: workers poll before sleeping, and still count every request
 //! exactly, over HTTP/1.1 and HTTP/2; an idle run backs off instead of burning its CPU.
 
-mod common;
+use crate::common;
 
 use common::closed;
 use shootout_engine::{run, Control};

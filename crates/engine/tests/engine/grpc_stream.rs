@@ -5,7 +5,7 @@
 //! its fault counts once. A client stream sends its messages and reads one reply. Each
 //! whole and one byte per write, with exact counts.
 
-mod common;
+use crate::common;
 
 use common::{both_ways_with, each_way_with, failures, grpc_call as call, h2c};
 use shootout_model::{FailureKind, GrpcStream, LoadSpec};

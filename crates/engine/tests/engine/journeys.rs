@@ -6,7 +6,7 @@
 //! the same over HTTP/2, each user on a connection of its own or users sharing one (their
 //! steps streams side by side), with reset streams and GOAWAYs mid-journey.
 
-mod common;
+use crate::common;
 
 use common::{both_ways, both_ways_with, each_way_with, failures, go, h2c};
 use shootout_model::journey::{parse, JourneyFile};

@@ -3,7 +3,7 @@
 //! same counts: answers are matched to requests in order, and when a connection fails
 //! mid-pipeline each unanswered request counts once.
 
-mod common;
+use crate::common;
 
 use common::{both_ways, closed, failures, go};
 use shootout_engine::{run, Control};
