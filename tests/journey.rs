@@ -660,6 +660,91 @@ fn load_stages_ramp_the_users_and_are_refused_where_they_cannot_run() {
     }
 }
 
+/// `load --journey FILE --stages RATE/s:DURATION,…` starts the open model's journeys in
+/// stages (the engine's tests count what each stage started): the report names the
+/// stages and counts the schedule in journeys, 3 due in the first stage and 6 in the
+/// second; the stages of rates are refused, saying what to drop, where they cannot run.
+#[test]
+fn load_stages_of_rates_start_journeys_and_are_refused_where_they_cannot_run() {
+    use shootout_testserver::{Behavior, TestServer};
+    let server = TestServer::start(Behavior::App).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("desk.toml");
+    std::fs::write(&file, DESK).unwrap();
+    let load = |args: &[&str]| {
+        shootout()
+            .arg("load")
+            .args(args)
+            .arg(server.url("/"))
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap()
+    };
+    let path = file.display().to_string();
+    let staged = ["--journey", &path, "--stages", "10/s:300ms,20/s:300ms"];
+    let out = load(&staged);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(": 10 journeys/s for 300 ms, then 20 journeys/s for 300 ms on ")
+            && text.contains("for 600 ms, timeout")
+            && text.contains("Schedule      target 15 journeys/s, started "),
+        "{text}"
+    );
+    let out = load(&[&staged[..], &["--json"]].concat());
+    assert!(out.status.success(), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schedule"]["unit"], "journey", "{doc}");
+    assert_eq!(doc["schedule"]["due"], 9, "{doc}");
+    assert_eq!(doc["load"]["rate_rps"], 15.0, "{doc}");
+    for (args, said) in [
+        (
+            &["--stages", "10/s:1s"][..],
+            "--stages: stages of a rate (RATE/s) start journeys",
+        ),
+        (
+            &["--journey", &path, "--stages", "10/s:1s,2:1s"],
+            "'2:1s': give every stage as journeys a second (RATE/s), or every one as users",
+        ),
+        (
+            &["--journey", &path, "--stages", "10/s:1s", "--save", "-"],
+            "--stages: result files do not keep stages of journeys a second yet: drop --save",
+        ),
+        (
+            &["--journey", &path, "--stages", "10/s:1s", "--warmup", "1s"],
+            "drop --warmup",
+        ),
+        (
+            &[
+                "--journey",
+                &path,
+                "--stages",
+                "10/s:1s",
+                "--arrival",
+                "poisson",
+            ],
+            "drop --arrival poisson",
+        ),
+        (
+            &[
+                "--journey",
+                &path,
+                "--stages",
+                "10/s:1s",
+                "--find-max",
+                "--slo",
+                "p99<1s",
+            ],
+            "a capacity search chooses its own rates",
+        ),
+    ] {
+        let out = load(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+}
+
 /// Log in, read the form's token (which needs the session cookie), post with it; the
 /// steps as one inline array.
 const H2_WRITER: &str = r#"[[journey]]

@@ -92,6 +92,11 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<RunResult, EngineError>
         busy_poll: spec.busy_poll,
         udp_offload: control.udp_offload,
         turns: event_loop::Turns::new(shares.iter().map(|&(c, _)| c).collect()),
+        rate_stages: spec
+            .rate_stages
+            .iter()
+            .map(|s| (s.rate, s.duration))
+            .collect(),
     };
     let mut outputs = run_workers(spec, control, &shared, &prepared, &shares, max_connections)?;
     // The lowest concurrency any worker's server allowed below `spec.streams`.

@@ -814,6 +814,11 @@ pub struct LoadSpec {
     /// order, the run as long as they are together and `connections` their most (see
     /// [`SpecBuilder::stages`]). Empty: `connections` users for the whole run.
     pub stages: Vec<Stage>,
+    /// Open-model journeys in stages of their own rates (`--stages RATE/s:DURATION,…`):
+    /// each stage's journeys a second for its time, in order, the run as long as they are
+    /// together and `pace` their mean rate over it (see [`SpecBuilder::rate_stages`]).
+    /// Empty: `pace`'s one rate for the whole run.
+    pub rate_stages: Vec<RateStage>,
 }
 
 /// One stage of a closed-model journey load: `users` run journeys for `duration`. Users
@@ -825,6 +830,58 @@ pub struct Stage {
     pub users: usize,
     /// How long the stage lasts (more than 0).
     pub duration: Duration,
+}
+
+/// One stage of an open-model journey load: `rate` journeys start a second for
+/// `duration`, each by a new user, at even intervals from the stage's start; the next
+/// stage's rate takes over at its end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateStage {
+    /// Journeys started a second ([`MIN_RATE`] to [`MAX_RATE`]).
+    pub rate: f64,
+    /// How long the stage lasts (more than 0).
+    pub duration: Duration,
+}
+
+/// Whether `--stages` gives rates (`RATE/s:DURATION`, the open model's stages) rather
+/// than users (`USERS:DURATION`): an entry's first part ends in `/s`.
+pub fn stages_of_rates(text: &str) -> bool {
+    text.split(',').any(|part| {
+        part.split(':')
+            .next()
+            .is_some_and(|n| n.trim().ends_with("/s"))
+    })
+}
+
+/// `--stages` of rates as written: `RATE/s:DURATION` entries, comma-separated
+/// (`10/s:30s,50/s:1m`), each stage's journeys a second from [`MIN_RATE`] to
+/// [`MAX_RATE`] and its time more than 0; an error says how to write it.
+pub fn parse_rate_stages(text: &str) -> Result<Vec<RateStage>, String> {
+    let example = "write RATE/s:DURATION stages of journeys a second, comma-separated, e.g. --stages 10/s:30s,50/s:1m,10/s:30s";
+    let mut stages = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let Some((rate, duration)) = part.split_once(':') else {
+            return Err(format!("--stages '{part}' has no ':': {example}"));
+        };
+        let Some(rate) = rate.trim().strip_suffix("/s") else {
+            return Err(format!("--stages '{part}': give every stage as journeys a second (RATE/s), or every one as users (USERS), not both: {example}"));
+        };
+        let rate = rate
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|r| rules::rate(*r).is_ok())
+            .ok_or_else(|| {
+                format!("--stages '{part}': the rate must be a number of journeys a second from {MIN_RATE} to {MAX_RATE:e}: {example}")
+            })?;
+        let duration = crate::units::parse_duration(duration.trim())
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| format!("--stages '{part}': the duration must be more than 0, as 30s, 1m or 250ms: {example}"))?;
+        stages.push(RateStage { rate, duration });
+    }
+    Ok(stages)
 }
 
 /// `--stages` as written: `USERS:DURATION` entries, comma-separated (`10:30s,50:1m`),
@@ -925,6 +982,7 @@ impl LoadSpec {
             ws_messages: None,
             journey: None,
             stages: Vec::new(),
+            rate_stages: Vec::new(),
         }
     }
 
@@ -1044,13 +1102,17 @@ impl LoadSpec {
     /// flight per user, no request list.
     fn validate_journey(&self) -> Result<(), SpecError> {
         if self.journey.is_none() {
-            return match self.stages.is_empty() {
-                true => Ok(()),
-                false => Err(SpecError::Stages(
+            return match (self.stages.is_empty(), self.rate_stages.is_empty()) {
+                (true, true) => Ok(()),
+                (false, _) => Err(SpecError::Stages(
                     "stages ramp a journey's users: give --journey FILE (a plan steps connections with stages = [..])",
+                )),
+                (_, false) => Err(SpecError::Stages(
+                    "stages of a rate (RATE/s) start journeys, and a load of URLs has none: give --journey FILE, or run each rate as a load of its own (a plan's rate = [..] steps them)",
                 )),
             };
         }
+        self.validate_rate_stages()?;
         if !self.stages.is_empty() {
             let why = if self.pace != Pace::Closed {
                 Some("stages ramp the users of the closed model: drop --rate (or --find-max)")
@@ -1104,6 +1166,44 @@ impl LoadSpec {
             return Ok(());
         };
         Err(SpecError::Journey(why))
+    }
+
+    /// The rules of stages of journeys a second: each at a rate the schedule keeps, as
+    /// long as the run (and the run no longer), at even intervals, in the open model (the
+    /// pace their mean), not beside stages of users, and not counted in journeys.
+    fn validate_rate_stages(&self) -> Result<(), SpecError> {
+        if self.rate_stages.is_empty() {
+            return Ok(());
+        }
+        for s in &self.rate_stages {
+            rules::rate(s.rate)?;
+            if s.duration.is_zero() || s.duration > MAX_DURATION {
+                return Err(SpecError::Duration {
+                    what: "a stage's duration (--stages)",
+                    value: s.duration,
+                });
+            }
+        }
+        let total = self
+            .rate_stages
+            .iter()
+            .try_fold(Duration::ZERO, |t, s| t.checked_add(s.duration));
+        let why = if !self.stages.is_empty() {
+            "give every stage as journeys a second (RATE/s:DURATION) or every one as users (USERS:DURATION), not both"
+        } else if !matches!(self.pace, Pace::Rate(_)) {
+            "stages of journeys a second pace the open model: give them with --stages RATE/s:DURATION and no -c"
+        } else if self.requests.is_some() {
+            "stages run for their times: drop -n"
+        } else if total.is_none() || total != self.duration {
+            "the run lasts its stages together: drop -d"
+        } else if self.arrival != Arrival::Even {
+            "stages of journeys a second start them at even intervals for now: drop --arrival poisson"
+        } else if !self.offset.is_zero() {
+            "stages ramp the journeys of one process (a shard would start every stage's): drop --shard or --shards"
+        } else {
+            return Ok(());
+        };
+        Err(SpecError::Stages(why))
     }
 
     /// The rules of a gRPC spec: its calls are HTTP/2 streams; a reply has room for a
@@ -1448,6 +1548,26 @@ impl SpecBuilder {
         self
     }
 
+    /// Open-model journeys in stages of their own rates (none: unchanged): the run lasts
+    /// their times together, bounded by nothing else, paced at their mean rate over it
+    /// (each stage's rate weighted by its time; the engine keeps each stage's own), so
+    /// the schedule's target is the journeys due in all over the run's time. Set after
+    /// `pace` and `bound`, which it overrides.
+    pub fn rate_stages(mut self, stages: Vec<RateStage>) -> Self {
+        if !stages.is_empty() {
+            let total: Duration = stages.iter().map(|s| s.duration).sum();
+            let journeys: f64 = stages
+                .iter()
+                .map(|s| s.rate * s.duration.as_secs_f64())
+                .sum();
+            self.spec.duration = Some(total);
+            self.spec.requests = None;
+            self.spec.pace = Pace::Rate(journeys / total.as_secs_f64());
+        }
+        self.spec.rate_stages = stages;
+        self
+    }
+
     /// Requests taken from a list.
     pub fn list(mut self, list: Option<RequestList>) -> Self {
         self.spec.list = list;
@@ -1574,6 +1694,87 @@ mod tests {
                 .contains("drop -n")
         );
         let plain = LoadSpec::builder(Target::parse("http://127.0.0.1/").unwrap()).stages(stages);
+        assert!(refused(plain).contains("give --journey FILE"));
+    }
+
+    /// `--stages RATE/s:DURATION` reads stages of journeys a second; the builder makes
+    /// the run as long as they are together, paced at their mean rate; they go with
+    /// open-model journeys at even intervals only, and each refusal says what to drop.
+    #[test]
+    fn stages_of_rates_read_and_go_with_open_model_journeys() {
+        let ms = Duration::from_millis;
+        assert!(stages_of_rates("10/s:30s,50/s:1m") && !stages_of_rates("10:30s,50:1m"));
+        let stages = parse_rate_stages("4/s:1s, 10/s:1s,2/s:2s").unwrap();
+        let stage = |rate, duration| RateStage { rate, duration };
+        assert_eq!(
+            stages,
+            [
+                stage(4.0, ms(1000)),
+                stage(10.0, ms(1000)),
+                stage(2.0, ms(2000))
+            ]
+        );
+        for (bad, said) in [
+            ("10/s", "'10/s' has no ':'"),
+            (
+                "10/s:1s,20:1s",
+                "'20:1s': give every stage as journeys a second",
+            ),
+            (
+                "0/s:1s",
+                "'0/s:1s': the rate must be a number of journeys a second",
+            ),
+            ("x/s:1s", "'x/s:1s': the rate must be"),
+            ("5/s:0s", "'5/s:0s': the duration must be more than 0"),
+        ] {
+            let e = parse_rate_stages(bad).unwrap_err();
+            assert!(
+                e.contains(said) && e.contains("e.g. --stages 10/s:30s"),
+                "{bad}: {e}"
+            );
+        }
+        let file = crate::journey::parse(
+            "[[journey]]\nname = \"j\"\n[[journey.step]]\nget = \"/\"\n",
+            "j.toml",
+            &mut |_| Err("no files".into()),
+        )
+        .unwrap();
+        let journeys = Journeys {
+            source: "j.toml".into(),
+            seed: 1,
+            file: std::sync::Arc::new(file),
+        };
+        let base = || {
+            LoadSpec::builder(Target::parse("http://127.0.0.1/").unwrap())
+                .journey(Some(journeys.clone()))
+                .bound(None, None)
+        };
+        // 4 + 10 + 4 journeys over 4 s: 4.5 a second.
+        let s = base().rate_stages(stages.clone()).build().unwrap();
+        assert_eq!(
+            (s.pace, s.duration, s.requests),
+            (Pace::Rate(4.5), Some(ms(4000)), None)
+        );
+        let refused = |b: SpecBuilder| b.build().unwrap_err().to_string();
+        assert!(
+            refused(base().rate_stages(stages.clone()).bound(Some(5), None)).contains("drop -n")
+        );
+        assert!(refused(
+            base()
+                .rate_stages(stages.clone())
+                .bound(None, Some(ms(500)))
+        )
+        .contains("drop -d"));
+        assert!(refused(
+            base()
+                .rate_stages(stages.clone())
+                .arrival(Arrival::Poisson { seed: 1 })
+        )
+        .contains("drop --arrival poisson"));
+        let users = parse_stages("2:1s").unwrap();
+        assert!(refused(base().stages(users).rate_stages(stages.clone())).contains("not both"));
+        let plain =
+            LoadSpec::builder(Target::parse("http://127.0.0.1/").unwrap()).rate_stages(stages);
         assert!(refused(plain).contains("give --journey FILE"));
     }
 

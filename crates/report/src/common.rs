@@ -20,10 +20,13 @@ pub fn unit(spec: &LoadSpec, r: &RunResult) -> &'static str {
     }
 }
 
-/// What the open loop's schedule paces (`--rate`, `-n`): `call` for gRPC, whatever its
+/// What the open loop's schedule paces (`--rate`, `-n`): `journey` for journeys (each
+/// start a new user's, whose steps the counts count), `call` for gRPC, whatever its
 /// counts count (a streaming call's replies or messages), else `request`.
 pub fn paced(spec: &LoadSpec) -> &'static str {
-    if spec.expect.grpc.is_some() {
+    if spec.journey.is_some() {
+        "journey"
+    } else if spec.expect.grpc.is_some() {
         "call"
     } else {
         "request"

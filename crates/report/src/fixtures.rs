@@ -758,6 +758,36 @@ pub fn journeys() -> (LoadSpec, RunResult) {
     (spec, r)
 }
 
+/// [`journeys`] in the open model: `--rate 500 -n 400`, each journey a new user on a
+/// connection of its own; the schedule started 400 journeys of 400 due, 3 of them more
+/// than 1 ms late, with at most 9 users at once.
+pub fn journeys_rate() -> (LoadSpec, RunResult) {
+    let (mut spec, mut r) = journeys();
+    spec.pace = Pace::Rate(500.0);
+    spec.max_connections = Some(65_000);
+    r.counts.connections_opened = 400;
+    r.schedule = Some(ScheduleStats {
+        target_rps: 500.0,
+        achieved_rps: 500.0,
+        due: 400,
+        sent: 400,
+        late: 3,
+        late_no_connection: 0,
+        max_lag: Duration::from_micros(1_800),
+        lag_p50_us: 30,
+        lag_p99_us: 900,
+        lag_p999_us: 1_800,
+        connections: 9,
+        max_connections: 65_000,
+        capped: false,
+        spun: Duration::from_millis(12),
+        arrival: Default::default(),
+        overtaken: 0,
+    });
+    r.warnings = shootout_analysis::load_warnings::derive(&r, None);
+    (spec, r)
+}
+
 /// Every fixture with its name (used in snapshot names).
 pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
     let named = |name, (spec, result)| (name, spec, result);
@@ -770,6 +800,7 @@ pub fn all() -> Vec<(&'static str, LoadSpec, RunResult)> {
         named("websocket", websocket_messages()),
         named("poisson", poisson_drifting()),
         named("journeys", journeys()),
+        named("journeys_rate", journeys_rate()),
         named("until", converged()),
         named("server_stream", server_stream()),
         named("client_stream", client_stream()),

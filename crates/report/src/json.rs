@@ -569,6 +569,19 @@ mod tests {
         }
     }
 
+    /// A journey run's schedule starts journeys: its unit says so, while its counts
+    /// (`load.unit`) are still its steps' requests; other runs' schedules pace requests.
+    #[test]
+    fn a_journey_run_s_schedule_counts_journeys() {
+        let (spec, r) = fixtures::journeys_rate();
+        let doc = json(&spec, &r);
+        assert_eq!(doc["schedule"]["unit"], "journey");
+        assert_eq!(doc["schedule"]["sent"], 400);
+        assert_eq!(doc["load"]["unit"], "request");
+        let (spec, r) = fixtures::rate_mode();
+        assert_eq!(json(&spec, &r)["schedule"]["unit"], "request");
+    }
+
     #[test]
     fn warnings_carry_kind_and_message() {
         let (spec, r) = fixtures::rate_mode();

@@ -259,6 +259,19 @@ fn journey_line(spec: &LoadSpec, source: &str) -> String {
             "{} on {threads}, closed loop (each runs journeys back to back)",
             plural(spec.connections as u64, "user", "users")
         ),
+        // `4 journeys/s for 1 s, then 10 journeys/s for 2 s on 2 threads, …`
+        Pace::Rate(_) if !spec.rate_stages.is_empty() => format!(
+            "{} on {threads}, each a new user on its own connection",
+            spec.rate_stages
+                .iter()
+                .map(|s| format!(
+                    "{} journeys/s for {}",
+                    trim_float(s.rate),
+                    human_duration(s.duration)
+                ))
+                .collect::<Vec<_>>()
+                .join(", then ")
+        ),
         Pace::Rate(r) => format!(
             "{} journeys/s on {threads}, each a new user on its own connection",
             trim_float(r)
@@ -758,23 +771,26 @@ fn costs(o: &mut String, spec: &LoadSpec, r: &RunResult) {
 
 /// The open loop's schedule (and the certificate of it), `--until`'s and the automatic
 /// warm-up's lines. A gRPC run's schedule paces calls: when its counts count something
-/// else (a stream's replies or messages), the line says so.
+/// else (a stream's replies or messages), the line says so; a journey run's starts
+/// journeys, whose steps the counts count.
 fn schedule(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     if let Some(s) = &r.schedule {
-        let (per_s, what) = match crate::common::paced(spec) {
-            "call" => ("calls/s", " calls"),
-            _ => ("req/s", ""),
+        let (per_s, what, sent) = match crate::common::paced(spec) {
+            "journey" => ("journeys/s", " journeys", "started"),
+            "call" => ("calls/s", " calls", "sent"),
+            _ => ("req/s", "", "sent"),
         };
-        let counted = match crate::common::unit(spec, r) {
-            "reply" => " (the schedule paces calls; the counts above count replies)",
-            "message" => " (the schedule paces calls; the counts above count messages)",
+        let counted = match (crate::common::paced(spec), crate::common::unit(spec, r)) {
+            ("journey", _) => " (the counts above count their steps' requests)",
+            (_, "reply") => " (the schedule paces calls; the counts above count replies)",
+            (_, "message") => " (the schedule paces calls; the counts above count messages)",
             _ => "",
         };
         kv(
             o,
             "Schedule",
             format!(
-                "target {} {per_s}, sent {:.2} {per_s}{counted}; {} of {}{what} due sent, {} late (> 1 ms; {} waiting for a free connection), max lag {} ms",
+                "target {} {per_s}, {sent} {:.2} {per_s}{counted}; {} of {}{what} due {sent}, {} late (> 1 ms; {} waiting for a free connection), max lag {} ms",
                 trim_float(s.target_rps),
                 s.achieved_rps,
                 s.sent,
@@ -1010,6 +1026,32 @@ mod tests {
         let line = load_line(&spec);
         assert!(
             line.starts_with("journeys of j.toml over HTTP/2 (4 users share each connection, a stream each): 8 users"),
+            "{line}"
+        );
+    }
+
+    /// A journey run's schedule line speaks of journeys started, not requests sent.
+    #[test]
+    fn a_journey_run_s_schedule_line_counts_journeys() {
+        let (spec, r) = fixtures::journeys_rate();
+        let out = report(&spec, &r);
+        assert!(
+            out.contains("Schedule      target 500 journeys/s, started 500.00 journeys/s (the counts above count their steps' requests); 400 of 400 journeys due started, 3 late"),
+            "{out}"
+        );
+        assert!(!out.contains("req/s, sent"), "{out}");
+    }
+
+    /// A journey run in stages of rates names each stage's rate and time.
+    #[test]
+    fn a_journey_load_line_names_its_stages_of_rates() {
+        let (mut spec, _) = fixtures::journeys_rate();
+        spec.requests = None;
+        spec.duration = Some(std::time::Duration::from_secs(3));
+        spec.rate_stages = shootout_model::parse_rate_stages("4/s:1s,10/s:2s").unwrap();
+        let line = load_line(&spec);
+        assert!(
+            line.starts_with("journeys of j.toml: 4 journeys/s for 1 s, then 10 journeys/s for 2 s on 2 threads, each a new user on its own connection, for 3 s"),
             "{line}"
         );
     }

@@ -335,7 +335,9 @@ pub struct LoadArgs {
     /// With --journey, closed model: users in stages, USERS:DURATION comma-separated
     /// (10:30s,50:1m,10:30s), as a plan's stages step connections: a stage's new users
     /// begin their first journey at its start, and users a stage drops end the journey
-    /// they are in. The run lasts the stages together; the report counts them as one.
+    /// they are in. Open model: journeys started a second in stages, RATE/s:DURATION
+    /// (10/s:30s,50/s:1m), each stage's at even intervals from its start. The run lasts
+    /// the stages together; the report counts them as one.
     #[arg(long, value_name = "STAGES", conflicts_with_all = ["duration", "z", "t", "requests", "concurrency", "rate"])]
     pub stages: Option<String>,
 

@@ -97,6 +97,7 @@ pub(super) fn plan(a: &LoadArgs) -> Result<Plan, Failure> {
             "--stages ramps the users of one process (a shard would run every stage's users): drop --shard or --shards"
         )));
     }
+    rate_stages_alone(a, &spec, search.is_some(), dist.shard.is_some())?;
     let warmup = warmup(a, &spec)?;
     let format = if a.json { Format::Json } else { a.format };
     let until = until(a, &spec)?;
@@ -142,6 +143,7 @@ fn spec(
     check_outputs(a)?;
     let list = request_list(a, &target, notes)?;
     let arrival = arrival(a, notes)?;
+    let (users, rates) = stages(a)?;
     LoadSpec::builder(target.clone())
         .pipeline(a.pipeline)
         .list(list)
@@ -156,13 +158,15 @@ fn spec(
         .threads(bounds.threads)
         .bound(bounds.requests, bounds.duration)
         // After the bounds and -c: the stages set the run's length and its users.
-        .stages(stages(a)?)
+        .stages(users)
         // A capacity search's steps are paced: its base spec is, at the first rate.
         .pace(
             a.rate
                 .or(search.map(|f| f.from))
                 .map_or(Pace::Closed, Pace::Rate),
         )
+        // After the bounds and the pace: stages of rates set the run's length and pace.
+        .rate_stages(rates)
         .arrival(arrival)
         .protocol(protocol, a.streams.unwrap_or(1))
         .ws_text(a.ws_text.is_some())
@@ -609,12 +613,48 @@ fn request_list(
     Ok(Some(list))
 }
 
-/// `--stages`: the stages of the users (none without it).
-fn stages(a: &LoadArgs) -> Result<Vec<shootout_model::Stage>, Failure> {
-    a.stages
-        .as_deref()
-        .map_or(Ok(Vec::new()), shootout_model::parse_stages)
-        .map_err(|e| Failure::usage(anyhow!(e)))
+/// The stages of the users and those of the journeys started a second (one of the two
+/// empty).
+type Stages = (Vec<shootout_model::Stage>, Vec<shootout_model::RateStage>);
+
+/// `--stages`: the stages of the users (`USERS:DURATION`, the closed model), or of the
+/// journeys started a second (`RATE/s:DURATION`, the open model); none without it.
+fn stages(a: &LoadArgs) -> Result<Stages, Failure> {
+    let Some(text) = a.stages.as_deref() else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let stages = if shootout_model::stages_of_rates(text) {
+        shootout_model::parse_rate_stages(text).map(|r| (Vec::new(), r))
+    } else {
+        shootout_model::parse_stages(text).map(|u| (u, Vec::new()))
+    };
+    stages.map_err(|e| Failure::usage(anyhow!(e)))
+}
+
+/// Stages of journeys a second are the whole load's schedule: not with a capacity
+/// search (which chooses its rates), a warm-up (which would run them too), a result file
+/// (which does not keep them yet) or a shard (which would start every stage's journeys).
+fn rate_stages_alone(
+    a: &LoadArgs,
+    spec: &LoadSpec,
+    search: bool,
+    shard: bool,
+) -> Result<(), Failure> {
+    if spec.rate_stages.is_empty() {
+        return Ok(());
+    }
+    let why = if search {
+        "a capacity search chooses its own rates: drop --stages or --find-max"
+    } else if a.warmup.is_some() {
+        "the stages are the whole schedule (a first stage at a low rate warms the server up): drop --warmup"
+    } else if !a.dist.save.is_empty() {
+        "result files do not keep stages of journeys a second yet: drop --save (or run each rate as a load of its own, --rate R -d T --save)"
+    } else if shard {
+        "stages ramp the journeys of one process (a shard would start every stage's): drop --shard or --shards"
+    } else {
+        return Ok(());
+    };
+    Err(Failure::usage(anyhow!("--stages: {why}")))
 }
 
 /// `--journey FILE`: the journeys, read and checked with the files they name, and the
@@ -692,7 +732,11 @@ pub(crate) fn read_list(
 /// `--arrival` (with its `--seed`): Poisson needs a rate; `--seed` seeds something. A
 /// note gives a seed drawn from the clock.
 fn arrival(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Arrival, Failure> {
-    let paced = a.rate.is_some() || a.find_max.find_max;
+    let paced = a.rate.is_some()
+        || a.find_max.find_max
+        || a.stages
+            .as_deref()
+            .is_some_and(shootout_model::stages_of_rates);
     let lists =
         a.urls.is_some() || a.ws_messages.is_some() || a.messages.is_some() || a.journey.is_some();
     if a.arrival != "poisson" {

@@ -38,7 +38,7 @@ use crate::sys;
 use crate::transport::{Endpoint, TlsTarget, Transport};
 use crate::Live;
 use mio::{Events, Interest, Poll, Token};
-use pacer::{Pacer, Pacing};
+use pacer::{Pacer, Pacing, RateStages};
 use shootout_model::{Expectation, FailureKind, Record};
 use std::collections::VecDeque;
 use std::io;
@@ -89,6 +89,9 @@ pub struct Shared<'a> {
     pub udp_offload: bool,
     /// Rate mode: the order the workers open their connections opened ahead of need in.
     pub turns: Turns,
+    /// Rate mode in stages: each stage's rate (requests a second, the run's) and length,
+    /// in order (see [`RateStages`]); empty: the one rate of the worker's [`Assignment`].
+    pub rate_stages: Vec<(f64, Duration)>,
 }
 
 impl Shared<'_> {
@@ -201,9 +204,11 @@ pub(crate) struct Core<'a> {
     /// Requests a server left unprocessed (a GOAWAY), to send again on another connection
     /// (counted in [`Core::in_flight`]).
     pub resend: VecDeque<Resend>,
-    /// Rate mode: the schedule, and how far it was kept.
+    /// Rate mode: the schedule (in stages: the one in force), and how far it was kept.
     pub pacer: Option<Pacer>,
     pub sched: Schedule,
+    /// Rate mode in stages: each stage's schedule.
+    pub staged: Option<RateStages>,
     /// Closed connections waiting to be opened again (see [`Life`]).
     pub deferred: Vec<usize>,
     /// Rate mode: closed connections with nothing queued, opened again only when a request
@@ -228,6 +233,8 @@ impl<'a> Core<'a> {
     /// A worker's state for its share `a`; in rate mode the pacing timer is registered.
     pub fn new(sh: &'a Shared<'a>, a: Assignment) -> io::Result<Core<'a>> {
         let now = Instant::now();
+        let staged = (!sh.rate_stages.is_empty())
+            .then(|| RateStages::new(&sh.rate_stages, sh.workers, a.index, a.arrival));
         let core = Core {
             sh,
             start: now,
@@ -245,15 +252,19 @@ impl<'a> Core<'a> {
             claimed: 0,
             in_flight: 0,
             resend: VecDeque::new(),
-            pacer: a.rate.map(|rate| Pacer {
-                rate,
-                budget: a.budget,
-                duration: sh.duration,
-                offset: a.offset,
-                arrival: a.arrival,
-                memo: None,
+            pacer: staged.as_ref().and_then(RateStages::current).or_else(|| {
+                a.rate.map(|rate| Pacer {
+                    rate,
+                    budget: a.budget,
+                    duration: sh.duration,
+                    offset: a.offset,
+                    arrival: a.arrival,
+                    memo: None,
+                    first: 0,
+                })
             }),
             sched: Schedule::default(),
+            staged,
             deferred: Vec::new(),
             spare: Spare::default(),
             max_conns: a.max_connections.max(a.connections),
@@ -296,6 +307,15 @@ impl<'a> Core<'a> {
         }
         self.sched.capped();
         false
+    }
+
+    /// Rate mode in stages: the stage in force has no request left before its end, so
+    /// the next one's schedule takes over from the requests sent so far; `None` after the
+    /// last stage (or without stages).
+    pub fn next_stage(&mut self) -> Option<Pacer> {
+        let next = self.staged.as_mut()?.next_stage(self.sched.sent)?;
+        self.pacer = Some(next);
+        Some(next)
     }
 
     /// Closed loop: the time or the budget is spent, so no request starts any more.
@@ -460,9 +480,15 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
     live.publish(&core.rec, true, true);
     core.rec.finish();
     let cpu1 = sys::thread_cpu();
+    let elapsed = ended.saturating_duration_since(start);
+    // In stages: the due requests of every stage (the arrival check is of one rate's).
+    let staged = core.staged.as_ref().map(|s| s.due_by(elapsed));
     let schedule = core.pacer.map(|p| Schedule {
-        due: p.due_by(ended.saturating_duration_since(start)),
-        gaps: core.sched.kept_gaps(&p),
+        due: staged.unwrap_or_else(|| p.due_by(elapsed)),
+        gaps: match staged {
+            Some(_) => Vec::new(),
+            None => core.sched.kept_gaps(&p),
+        },
         peak_connections: core.sched.peak_connections.max(a.connections),
         ..core.sched
     });
@@ -654,7 +680,7 @@ fn turn<'a, P: Protocol<'a>>(p: &mut P, wake: &Wake, now: Instant) -> Turn {
 /// since the schedule was last kept ([`Schedule::waiting`], set when this returns
 /// [`Dispatch::Blocked`]).
 fn pace<'a, P: Protocol<'a>>(p: &mut P, now: Instant) -> Dispatch {
-    let Some(pacer) = p.core_ref().pacer else {
+    let Some(mut pacer) = p.core_ref().pacer else {
         return Dispatch::Finished;
     };
     if !p.resend(now) {
@@ -663,7 +689,11 @@ fn pace<'a, P: Protocol<'a>>(p: &mut P, now: Instant) -> Dispatch {
     loop {
         let core = p.core_ref();
         match pacer.next(now.saturating_duration_since(core.start), core.sched.sent) {
-            Pacing::Stop => return Dispatch::Finished,
+            // A stage ran out of requests: the next one's schedule goes on from here.
+            Pacing::Stop => match p.core().next_stage() {
+                Some(next) => pacer = next,
+                None => return Dispatch::Finished,
+            },
             Pacing::Wait(w) => {
                 p.core().sched.caught_up();
                 return Dispatch::At(now + w);

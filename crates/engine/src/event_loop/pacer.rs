@@ -11,6 +11,10 @@
 //! A Poisson due time is a sum over all gaps before it; [`Pacer::advance`] remembers the
 //! last one worked out, so that walking the schedule in order costs one gap per request.
 //! The memo is only a shortcut: every answer is the same with or without it.
+//!
+//! A schedule in stages (`--stages RATE/s:DURATION,…` of journeys) is a pacer per stage
+//! ([`RateStages`]): each stage's own rate from its start to its end, its first request the
+//! worker's next when the stage before it ran out of due requests.
 
 use shootout_model::spec::mix;
 use shootout_model::Arrival;
@@ -46,6 +50,10 @@ pub struct Pacer {
     pub arrival: Arrival,
     /// Poisson: request `.0` is due `.1` seconds after `offset` (see [`Pacer::advance`]).
     pub memo: Option<(u64, f64)>,
+    /// The worker's number of this schedule's first request: request `k` is the
+    /// schedule's `k - first` (a stage's schedule begins where the stage before it ended,
+    /// see [`RateStages`]); 0 for a schedule of the whole run.
+    pub first: u64,
 }
 
 /// Gap `i` of a Poisson schedule of `rate` drawn from `seed`, in seconds: `-ln(1 - u) /
@@ -66,11 +74,18 @@ impl Pacer {
             offset: Duration::ZERO,
             arrival: Arrival::Even,
             memo: None,
+            first: 0,
         }
     }
 
-    /// When request `k` is due, measured from the start.
+    /// When request `k` (the worker's number, [`Pacer::first`] or later) is due, measured
+    /// from the start.
     pub fn due(&self, k: u64) -> Duration {
+        self.due_within(k.saturating_sub(self.first))
+    }
+
+    /// When this schedule's request `k` (counted from its first) is due, from the start.
+    fn due_within(&self, k: u64) -> Duration {
         let after = match self.arrival {
             Arrival::Even => k as f64 / self.rate,
             Arrival::Poisson { seed } => self.poisson(seed, k),
@@ -97,6 +112,7 @@ impl Pacer {
     /// costs one gap each (Poisson; nothing to remember for even arrivals). Call it as
     /// requests go out.
     pub fn advance(&mut self, sent: u64) {
+        let sent = sent.saturating_sub(self.first);
         if let Arrival::Poisson { seed } = self.arrival {
             if self.memo.is_none_or(|(j, _)| j != sent) {
                 self.memo = Some((sent, self.poisson(seed, sent)));
@@ -119,7 +135,8 @@ impl Pacer {
         }
     }
 
-    /// Requests due by `elapsed` (capped by the budget): what a perfect sender had sent.
+    /// Requests of this schedule due by `elapsed` (capped by the budget): what a perfect
+    /// sender had sent of it.
     pub fn due_by(&self, elapsed: Duration) -> u64 {
         let end = self.duration.map_or(elapsed, |d| d.min(elapsed));
         if let Arrival::Poisson { seed } = self.arrival {
@@ -132,7 +149,7 @@ impl Pacer {
         // Due times are half-open at the end: request k due exactly at `duration` is not sent.
         if self
             .duration
-            .is_some_and(|d| end == d && self.due(n - 1) >= d)
+            .is_some_and(|d| end == d && self.due_within(n - 1) >= d)
         {
             n -= 1;
         }
@@ -177,6 +194,74 @@ impl Pacer {
     }
 }
 
+/// A worker's schedule in stages, each at its own rate: a [`Pacer`] per stage, from the
+/// stage's start to its end (exclusive), and the one in force. When the stage in force
+/// has no request left that falls before its end, the next one takes over, numbering its
+/// first request with the worker's count of requests sent so far: so a worker behind
+/// schedule sends the rest of a stage before the next stage's first, each counted late
+/// against its own due time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateStages {
+    /// Each stage's schedule, in order.
+    pacers: Vec<Pacer>,
+    /// The stage in force.
+    at: usize,
+}
+
+impl RateStages {
+    /// Worker `index` of `workers`' part of `stages` (each the run's rate, in requests a
+    /// second, and the stage's length, in order): in each stage an even part of the
+    /// stage's rate, its first request due `index / rate` after the stage's start, so
+    /// that the workers together send at the stage's intervals as one sender would (as
+    /// the workers of a run at one rate do).
+    pub fn new(
+        stages: &[(f64, Duration)],
+        workers: usize,
+        index: usize,
+        arrival: Arrival,
+    ) -> RateStages {
+        let mut start = Duration::ZERO;
+        let pacers = stages
+            .iter()
+            .map(|&(rate, length)| {
+                let p = Pacer {
+                    rate: rate / workers.max(1) as f64,
+                    budget: None,
+                    duration: Some(start + length),
+                    offset: start + Duration::from_secs_f64(index as f64 / rate),
+                    arrival,
+                    memo: None,
+                    first: 0,
+                };
+                start += length;
+                p
+            })
+            .collect();
+        RateStages { pacers, at: 0 }
+    }
+
+    /// The schedule of the stage in force (the first before any ended); `None` without
+    /// stages.
+    pub fn current(&self) -> Option<Pacer> {
+        self.pacers.get(self.at).copied()
+    }
+
+    /// The stage in force ran out of requests (its pacer said [`Pacing::Stop`]) after
+    /// `sent` of the worker's: the next stage's schedule, its first request numbered
+    /// `sent`, or `None` when it was the last.
+    pub fn next_stage(&mut self, sent: u64) -> Option<Pacer> {
+        let next = self.pacers.get_mut(self.at + 1)?;
+        next.first = sent;
+        self.at += 1;
+        Some(*next)
+    }
+
+    /// Requests due by `elapsed` in all the stages: what a perfect sender had sent.
+    pub fn due_by(&self, elapsed: Duration) -> u64 {
+        self.pacers.iter().map(|p| p.due_by(elapsed)).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +277,7 @@ mod tests {
             offset: Duration::ZERO,
             arrival: Arrival::Even,
             memo: None,
+            first: 0,
         };
         let long = Pacer {
             rate: 1000.0,
@@ -200,6 +286,7 @@ mod tests {
             offset: Duration::ZERO,
             arrival: Arrival::Even,
             memo: None,
+            first: 0,
         };
         // Shard 1 of 4 of a 4000 req/s load: 1000 req/s, due at 0.25 ms, 1.25 ms, …
         let shard = Pacer {
@@ -209,6 +296,7 @@ mod tests {
             offset: MS / 4,
             arrival: Arrival::Even,
             memo: None,
+            first: 0,
         };
         #[rustfmt::skip]
         let rows: &[(&str, Pacer, Duration, u64, Pacing)] = &[
@@ -247,6 +335,7 @@ mod tests {
             offset: Duration::ZERO,
             arrival: Arrival::Even,
             memo: None,
+            first: 0,
         };
         assert_eq!(p.due_by(Duration::ZERO), 1);
         assert_eq!(p.due_by(MS * 5 / 2), 3);
@@ -349,5 +438,87 @@ mod tests {
         };
         let due = p.due_by(Duration::from_secs(60)) as f64;
         assert!((due - 15_000.0).abs() < 4.0 * 122.0, "{due}");
+    }
+
+    /// Due times in ms, rounded (a rate's `k / rate` in floating point is within a
+    /// nanosecond of the decimal).
+    fn ms(d: Duration) -> u64 {
+        (d.as_secs_f64() * 1e3).round() as u64
+    }
+
+    /// The due times a perfect sender walks, `at` long after the start (every one of
+    /// them due by then), stage after stage.
+    fn walk(mut s: RateStages, at: Duration) -> Vec<u64> {
+        let mut pacer = s.current().unwrap();
+        let (mut sent, mut dues) = (0, Vec::new());
+        loop {
+            match pacer.next(at, sent) {
+                Pacing::Due { .. } => {
+                    dues.push(ms(pacer.due(sent)));
+                    sent += 1;
+                }
+                Pacing::Stop => match s.next_stage(sent) {
+                    Some(next) => pacer = next,
+                    None => return dues,
+                },
+                Pacing::Wait(w) => panic!("waits {w:?} at {at:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn stages_keep_each_its_own_rate_from_its_start_to_its_end() {
+        let s = Duration::from_secs(1);
+        // 4/s for 1 s, then 10/s for 1 s, then 2/s for 1 s.
+        let stages = [(4.0, s), (10.0, s), (2.0, s)];
+        let one = RateStages::new(&stages, 1, 0, Arrival::Even);
+        #[rustfmt::skip]
+        let all = [
+            0, 250, 500, 750,                                     // stage 1: every 250 ms
+            1000, 1100, 1200, 1300, 1400, 1500, 1600, 1700, 1800, 1900, // stage 2: every 100 ms
+            2000, 2500,                                           // stage 3: every 500 ms
+        ];
+        assert_eq!(walk(one.clone(), s * 10), all);
+        // A perfect sender had sent these by each time: 4 in the first second, 10 in
+        // the second (1.05 s: the first of them), 2 in the third.
+        for (at, due) in [
+            (0, 1),
+            (999, 4),
+            (1000, 5),
+            (1050, 5),
+            (1999, 14),
+            (2000, 15),
+            (3000, 16),
+            (9000, 16),
+        ] {
+            assert_eq!(one.due_by(Duration::from_millis(at)), due, "by {at} ms");
+        }
+        // Two workers: each half of each stage's rate, the second offset by one interval
+        // of the stage; together the one worker's due times.
+        let w0 = walk(RateStages::new(&stages, 2, 0, Arrival::Even), s * 10);
+        let w1 = walk(RateStages::new(&stages, 2, 1, Arrival::Even), s * 10);
+        assert_eq!(w0, [0, 500, 1000, 1200, 1400, 1600, 1800, 2000]);
+        assert_eq!(w1, [250, 750, 1100, 1300, 1500, 1700, 1900, 2500]);
+        // Walked as time passes: at 1.05 s the first stage is spent, the second's first
+        // request (the worker's fifth, number 4) is due, and its second waits 50 ms.
+        let mut at = RateStages::new(&stages, 1, 0, Arrival::Even);
+        let p = at.current().unwrap();
+        assert_eq!(p.next(Duration::from_millis(1050), 4), Pacing::Stop);
+        let next = at.next_stage(4).unwrap();
+        assert_eq!(
+            next.next(Duration::from_millis(1050), 4),
+            Pacing::Due { late: MS * 50 }
+        );
+        assert_eq!(
+            next.next(Duration::from_millis(1050), 5),
+            Pacing::Wait(MS * 50)
+        );
+        // A worker behind: the first stage's last request goes first, late, and the
+        // second stage's requests are numbered after it.
+        assert_eq!(
+            p.next(Duration::from_millis(1050), 3),
+            Pacing::Due { late: MS * 300 }
+        );
+        assert!(at.next_stage(16).is_some() && at.next_stage(17).is_none());
     }
 }

@@ -391,6 +391,50 @@ fn stages_ramp_the_users_up_and_down() {
     assert_eq!(r.counts.connections_opened, 3);
 }
 
+/// Stages of journeys a second in the open model: each stage starts its own rate's
+/// journeys at even intervals from its start, each by a new user on a connection of its
+/// own. 4 a second for the first second (due at 0, 0.25, 0.5, 0.75 s), 10 in the second
+/// (1.0, 1.1, …, 1.9 s), 2 in the third (2.0, 2.5 s): 16 journeys of one step, each
+/// answered in the second it started, the two threads' schedules interleaved.
+#[test]
+fn rate_stages_start_each_stage_s_journeys_at_its_own_rate() {
+    let text = "[[journey]]\nname = \"pages\"\n[[journey.step]]\nname = \"one\"\nget = \"/form\"\n";
+    let server = TestServer::start(Behavior::App).unwrap();
+    let stage = |rate, ms| shootout_model::RateStage {
+        rate,
+        duration: Duration::from_millis(ms),
+    };
+    let s = spec(&server, text, 2, 1)
+        .to_builder()
+        .threads(Some(2))
+        .bound(None, None)
+        .rate_stages(vec![stage(4.0, 1000), stage(10.0, 1000), stage(2.0, 1000)])
+        .build()
+        .unwrap();
+    assert_eq!(
+        (s.pace, s.duration, s.requests, s.threads),
+        (
+            Pace::Rate(16.0 / 3.0),
+            Some(Duration::from_secs(3)),
+            None,
+            2
+        )
+    );
+    let r = go(&s);
+    let per_second: Vec<u64> = r.series.iter().map(|x| x.completed).collect();
+    assert_eq!(per_second[..3], [4, 10, 2], "{per_second:?}");
+    assert_eq!((r.counts.completed, r.counts.ok), (16, 16));
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (16, 16));
+    let sched = r.schedule.expect("a schedule");
+    assert_eq!(
+        (sched.due, sched.sent),
+        (16, 16),
+        "journeys due and started"
+    );
+    assert_eq!(server.requests(), 16);
+    assert_eq!(r.counts.connections_opened, 16, "one connection per user");
+}
+
 /// `-v 2` on a journey run: the first user's first journey, step by step — each request's
 /// head as sent, each answer's head, and the values each step captured — and nothing of
 /// the others' journeys, whether the server's bytes come whole or one per write.
