@@ -5,8 +5,11 @@
 // protobuf one, so the server needs no generated code. A call compressed with gzip is
 // answered compressed. On SIGUSR1 it prints the calls and
 // replies it has answered, for the bench to check each tool's counts against.
+// scenarios/grpc-servers serves SayHello with it too, as the compiled reference beside
+// the Python servers; `--version` prints the grpc-go and Go it was built with.
 //
 //	grpc-server PORT REPLIES
+//	grpc-server --version
 package main
 
 import (
@@ -15,6 +18,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -145,9 +150,26 @@ var greeter = grpc.ServiceDesc{
 	Metadata: "greeter.proto",
 }
 
+// version is "grpc-go vX.Y.Z (goA.B.C)": the grpc-go module this binary was built with.
+func version() string {
+	v := "unknown"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if d.Path == "google.golang.org/grpc" {
+				v = d.Version
+			}
+		}
+	}
+	return fmt.Sprintf("grpc-go %s (%s)", v, runtime.Version())
+}
+
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--version" {
+		fmt.Println(version())
+		return
+	}
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: grpc-server PORT REPLIES")
+		fmt.Fprintln(os.Stderr, "usage: grpc-server PORT REPLIES (or --version)")
 		os.Exit(2)
 	}
 	n, err := strconv.Atoi(os.Args[2])

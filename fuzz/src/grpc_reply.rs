@@ -64,8 +64,9 @@ fn make(method: &str) -> Reply {
     .expect("the test schema has the method")
 }
 
-/// The request the replies answer: `HelloRequest { name: "hello x" }`.
-const SENT: &[u8] = b"\x0a\x07hello x";
+/// The request the replies answer, behind its prefix (not compressed):
+/// `HelloRequest { name: "hello x" }`.
+const SENT: &[u8] = b"\x00\x00\x00\x00\x09\x0a\x07hello x";
 
 fn gzip_reply() -> &'static Reply {
     static REPLY: OnceLock<Reply> = OnceLock::new();

@@ -127,10 +127,28 @@ pub fn derive_for(
     w
 }
 
-/// Replaces `result`'s warnings with those [`derive`] finds for a run of `spec`.
+/// Replaces `result`'s warnings with those [`derive`] finds for a run of `spec`; a gRPC
+/// run's rates are worded in calls ([`in_calls`]).
 pub fn refresh(result: &mut RunResult, spec: &LoadSpec) {
     let closed = (spec.pace == Pace::Closed).then_some(spec.connections as u64);
     result.warnings = derive_for(result, closed, spec.protocol);
+    if spec.expect.grpc.is_some() {
+        in_calls(&mut result.warnings);
+    }
+}
+
+/// A gRPC run's warnings with their rates in calls a second: its schedule paced calls
+/// (whatever a streaming call's counts count), and Little's law is applied to its calls
+/// (a unary or client-streaming call's latency is its time from its start to its reply).
+pub fn in_calls(warnings: &mut [Warning]) {
+    for w in warnings {
+        match w {
+            Warning::ScheduleNotKept { calls, .. } | Warning::Unserved { calls, .. } => {
+                *calls = true
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Replaces the warnings of every step of a run read back from the store with those
@@ -292,6 +310,8 @@ fn schedule_not_kept(result: &RunResult) -> Option<Warning> {
             .then_some(result.generator.busiest_thread),
         // A journey run's schedule starts journeys (each a new user).
         journeys: !result.journeys.is_empty(),
+        // A gRPC run's are calls: only its spec says so ([`refresh`]).
+        calls: false,
     })
 }
 
@@ -970,5 +990,64 @@ mod tests {
                 allowed: 3
             }]
         );
+    }
+
+    /// A gRPC run's schedule paces calls and its Little's law counts calls: the warnings
+    /// said req/s and requests; a spec with a gRPC reply words them in calls.
+    #[test]
+    fn a_grpc_run_s_warnings_say_calls() {
+        let mut r = empty();
+        r.counts.completed = 1000;
+        r.counts.ok = 1000;
+        r.histograms.latency.record_n(2000, 1000).unwrap();
+        r.schedule = Some(ScheduleStats {
+            target_rps: 1200.0,
+            achieved_rps: 1000.0,
+            due: 1200,
+            sent: 1000,
+            late: 200,
+            late_no_connection: 0,
+            ..Default::default()
+        });
+        let mut spec = LoadSpec::new(Target::parse("http://127.0.0.1:1/p.S/M").unwrap());
+        spec.connections = 10;
+        let said = |r: &RunResult| -> Vec<String> {
+            r.warnings
+                .iter()
+                .filter(|w| {
+                    matches!(
+                        w,
+                        Warning::ScheduleNotKept { .. } | Warning::Unserved { .. }
+                    )
+                })
+                .map(Warning::to_string)
+                .collect()
+        };
+        refresh(&mut r, &spec);
+        let http = said(&r);
+        assert_eq!(http.len(), 2, "{http:?}");
+        assert!(http.iter().all(|w| w.contains("req/s")), "{http:?}");
+        spec.expect.grpc = Some(shootout_model::GrpcReply {
+            schema: std::sync::Arc::from(&[][..]),
+            method: "p.S.M".into(),
+            max_message: 1 << 20,
+            json: None,
+            stream: Default::default(),
+            compress: false,
+        });
+        refresh(&mut r, &spec);
+        let grpc = said(&r);
+        assert_eq!(grpc.len(), 2, "{grpc:?}");
+        assert!(
+            grpc[0].starts_with(
+                "the schedule of 1200 calls/s was not kept: 1000 calls/s sent, 200 calls sent late"
+            ),
+            "{grpc:?}"
+        );
+        assert!(
+            grpc[1].contains("(1000 calls/s × 2.000 ms a call, from its start to its last reply"),
+            "{grpc:?}"
+        );
+        assert!(grpc.iter().all(|w| !w.contains("req/s")), "{grpc:?}");
     }
 }

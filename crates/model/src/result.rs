@@ -36,9 +36,8 @@ pub enum FailureKind {
     /// HTTP/2: the server reset the stream (RST_STREAM with a code other than
     /// REFUSED_STREAM) before its answer was complete.
     StreamReset,
-    /// HTTP/2: the server refused the stream unprocessed (RST_STREAM REFUSED_STREAM), or a
-    /// GOAWAY left it unprocessed once its deadline had passed or after it had been sent
-    /// again 4 times.
+    /// HTTP/2: the server left the stream unprocessed (RST_STREAM REFUSED_STREAM, or a
+    /// GOAWAY) once its deadline had passed or after it had been sent again 4 times.
     Refused,
     /// HTTP/2: the server ended the connection with an error (GOAWAY with an error code)
     /// while the stream was open, or closed it after such a GOAWAY.
@@ -385,8 +384,9 @@ pub struct Counts {
     /// Requests sent a second time, on a new connection, because the server closed a
     /// connection that had sat idle just as the request went out, before any byte of an answer
     /// (only idempotent methods; counted in `reconnects` too), or, over HTTP/2, because a
-    /// GOAWAY said the server had not processed their stream (any method; counted at each
-    /// send, within the request's deadline and up to 4 sends again).
+    /// GOAWAY or a RST_STREAM REFUSED_STREAM said the server had not processed their
+    /// stream (any method; counted at each send, within the request's deadline and up to 4
+    /// sends again).
     /// Latency counts from the first send.
     pub retried: u64,
     /// Connections the server closed before they carried any answer, while no request was on
@@ -768,6 +768,10 @@ pub enum Warning {
         /// rates are journeys a second and the late ones journeys started late.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         journeys: bool,
+        /// The schedule was of gRPC calls (`--rate` paces calls, whatever a streaming
+        /// call's counts count): the rates are calls a second and the late ones calls.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        calls: bool,
     },
     /// Connections could not be opened.
     ConnectFailed {
@@ -804,14 +808,15 @@ pub enum Warning {
         rps: f64,
         /// Mean latency of the completed requests (ms).
         mean_ms: f64,
-        /// A streaming gRPC run: the law counted its calls, `rps` calls a second and
-        /// `mean_ms` a call's mean time from its start to its last reply.
+        /// A gRPC run: the law counted its calls, `rps` calls a second and `mean_ms` a
+        /// call's mean time from its start to its last reply (a unary call's latency).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         calls: bool,
     },
     /// Requests were sent a second time: the server closed an idle keep-alive connection
     /// just as they went out, or (pipelined) they were behind an answer that closed the
-    /// connection, so the server did not process them.
+    /// connection, or (HTTP/2, HTTP/3) a GOAWAY or a REFUSED_STREAM said so: the server did
+    /// not process them.
     Retried {
         /// Requests sent again.
         count: u64,
@@ -987,7 +992,7 @@ impl fmt::Display for Warning {
             Warning::NothingCompleted => f.write_str("not one request completed"),
             Warning::Retried { count } => write!(
                 f,
-                "{count} requests were sent a second time on a new connection: the server closed an idle keep-alive connection just as each went out, before answering (only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again), or, pipelined, they were behind an answer with Connection: close, which the server does not process past; their latency counts from the first send"
+                "{count} requests were sent a second time: the server closed an idle keep-alive connection just as each went out, before answering (only GET, HEAD, OPTIONS, TRACE, PUT and DELETE are sent again), or, pipelined, they were behind an answer with Connection: close, which the server does not process past, or, over HTTP/2 and HTTP/3, the server said it had not processed them (a GOAWAY, or over HTTP/2 RST_STREAM REFUSED_STREAM); their latency counts from the first send"
             ),
             Warning::Dropped { count } => write!(
                 f,
@@ -1128,12 +1133,15 @@ fn schedule_not_kept(f: &mut fmt::Formatter<'_>, w: &Warning) -> fmt::Result {
         capped,
         starved,
         journeys,
+        calls,
     } = w
     else {
         return Ok(());
     };
     let (rate, sent) = if *journeys {
         ("journeys/s", "journeys started")
+    } else if *calls {
+        ("calls/s", "calls sent")
     } else {
         ("req/s", "requests sent")
     };
@@ -1874,6 +1882,7 @@ mod tests {
                 capped: true,
                 starved: None,
                 journeys: false,
+                calls: false,
             },
             Warning::ConnectFailed { count: 1 },
             Warning::Failures {
@@ -2007,6 +2016,7 @@ mod tests {
                 capped,
                 starved: None,
                 journeys: false,
+                calls: false,
             }
             .to_string()
         };
@@ -2043,6 +2053,7 @@ mod tests {
             capped: false,
             starved: Some(0.14),
             journeys: false,
+            calls: false,
         }
         .to_string();
         assert!(
@@ -2060,12 +2071,30 @@ mod tests {
             capped: false,
             starved: None,
             journeys: true,
+            calls: false,
         }
         .to_string();
         assert!(
             journeys.starts_with("the schedule of 80 journeys/s was not kept: 79 journeys/s started, 17 journeys started late, 17 of them while a connection was free")
                 && !journeys.contains("req/s"),
             "{journeys}"
+        );
+        // A gRPC run's schedule paces calls: its rates and late ones are calls.
+        let calls = Warning::ScheduleNotKept {
+            target_rps: 500.0,
+            achieved_rps: 495.0,
+            late: 60,
+            waited: 0,
+            capped: false,
+            starved: None,
+            journeys: false,
+            calls: true,
+        }
+        .to_string();
+        assert!(
+            calls.starts_with("the schedule of 500 calls/s was not kept: 495 calls/s sent, 60 calls sent late, 60 of them while a connection was free")
+                && !calls.contains("req/s"),
+            "{calls}"
         );
     }
 }

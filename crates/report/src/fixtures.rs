@@ -861,6 +861,8 @@ pub fn bidi_rate() -> (LoadSpec, RunResult) {
     s.first_reply.record_n(1_200, 197).unwrap();
     s.gaps.record_n(10_000, 787).unwrap();
     r.stream = Some(Box::new(s));
+    // As `shootout load` words a gRPC run's warnings: its schedule paced calls.
+    shootout_analysis::load_warnings::in_calls(&mut r.warnings);
     (spec, r)
 }
 

@@ -5,7 +5,8 @@
 //! answers (grpc/grpc's `doc/PROTOCOL-HTTP2.md`): HEADERS `:status 200`,
 //! `content-type: application/grpc`; DATA, the message behind its 5-byte prefix; trailers
 //! `grpc-status: 0`. Each [`GrpcBehavior`] but [`GrpcBehavior::Greeter`],
-//! [`GrpcBehavior::SplitEveryByte`], [`GrpcBehavior::Echo`], [`GrpcBehavior::Chat`],
+//! [`GrpcBehavior::SplitEveryByte`], [`GrpcBehavior::Echo`], [`GrpcBehavior::EchoGzip`],
+//! [`GrpcBehavior::Chat`],
 //! [`GrpcBehavior::ChatWindow`], [`GrpcBehavior::ChatGzip`] and
 //! [`GrpcBehavior::ChatGoaway`] breaks one rule, and says the class a client must count
 //! it under. The `Chat` family answers a bidirectional stream message by message, as
@@ -101,6 +102,11 @@ pub enum GrpcBehavior {
     /// `grpc_framing`. (Each request message compressed with gzip is inflated, as by
     /// every greeter here.)
     Gzip,
+    /// `grpc-encoding: gzip` and the request's message (inflated when it came compressed)
+    /// sent back compressed with gzip (flag 1), status 0, as an echo service answers a
+    /// client that asked for gzip: a good call for one that did, whose reply (inflated)
+    /// echoes its request.
+    EchoGzip,
     /// `grpc-encoding: snappy`, an encoding no client here speaks, and a message with
     /// flag 1: `grpc_framing`.
     UnknownEncoding,
@@ -458,7 +464,9 @@ pub(crate) fn answer(
         head.push((b"grpc-status", b"0"));
     }
     match g {
-        GrpcBehavior::Gzip | GrpcBehavior::GzipBomb => head.push((b"grpc-encoding", b"gzip")),
+        GrpcBehavior::Gzip | GrpcBehavior::GzipBomb | GrpcBehavior::EchoGzip => {
+            head.push((b"grpc-encoding", b"gzip"))
+        }
         GrpcBehavior::UnknownEncoding => head.push((b"grpc-encoding", b"snappy")),
         _ => {}
     }
@@ -486,6 +494,11 @@ pub(crate) fn answer(
         GrpcBehavior::WrongType => prefixed(0, &[0x08, 0x01]),
         GrpcBehavior::EndsAfterHeaders => vec![],
         GrpcBehavior::Echo => prefixed(0, body.get(5..).unwrap_or_default()),
+        GrpcBehavior::EchoGzip => match flagged_messages(body).first() {
+            Some(&(1, msg)) => gzipped(&inflate(msg)),
+            Some(&(_, msg)) => gzipped(msg),
+            None => gzipped(&[]),
+        },
         _ => prefixed(0, &reply),
     };
     if g == GrpcBehavior::SplitEveryByte {

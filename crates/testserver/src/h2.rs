@@ -158,6 +158,14 @@ pub enum H2Behavior {
         /// Error code of the RST_STREAM.
         code: u32,
     },
+    /// The first `n` streams, counted server-wide in the order requests complete, get
+    /// RST_STREAM(REFUSED_STREAM) instead of an answer ([`H2Server::resets`]): not
+    /// processed (RFC 9113 §8.7), so a client may send each again; the later ones are
+    /// answered.
+    RefuseFirst {
+        /// Streams refused.
+        n: u64,
+    },
     /// SETTINGS_MAX_CONCURRENT_STREAMS = `limit`; each answer waits 2 ms, so streams a
     /// client opens meanwhile pile up and show in [`H2Server::max_open_streams`].
     MaxStreams {
@@ -1008,6 +1016,12 @@ impl<'a> Conn<'a> {
                 self.state.resets.fetch_add(1, Ordering::SeqCst);
                 frame(&mut self.out, 4, RST_STREAM, 0, id);
                 self.out.extend_from_slice(&code.to_be_bytes());
+                return Ok(true);
+            }
+            H2Behavior::RefuseFirst { n } if k <= n => {
+                self.state.resets.fetch_add(1, Ordering::SeqCst);
+                frame(&mut self.out, 4, RST_STREAM, 0, id);
+                self.out.extend_from_slice(&REFUSED_STREAM.to_be_bytes());
                 return Ok(true);
             }
             H2Behavior::NeverAnswerEvery { n } if k.is_multiple_of(n) => {

@@ -135,9 +135,12 @@ pub(super) fn run(
             say!("note: {line}");
         }
     }
-    // A journey search's rates are journeys started a second.
+    // A journey search's rates are journeys started a second; a gRPC search's, calls
+    // (`--rate` paces calls, whatever a streaming call's counts count).
     let unit = if base.journey.is_some() {
         "journeys/s"
+    } else if base.expect.grpc.is_some() {
+        "calls/s"
     } else {
         "req/s"
     };

@@ -48,6 +48,9 @@ pub struct Figures {
     pub rps_now: f64,
     /// Requests completed per second since the start.
     pub rps_overall: f64,
+    /// What a second of them is called: `req/s`, or a gRPC run's unit
+    /// ([`super::per_second`]).
+    pub per_s: &'static str,
     /// Failures by class, status codes and latencies so far, and per kind of request.
     pub detail: Detail,
     /// The names of the kinds of request and of the journeys `detail` counts apart.
@@ -106,7 +109,13 @@ impl Drop for Screen {
 
 /// Shows `control`'s load on the alternate screen until `done` is set. A terminal that
 /// cannot be drawn on leaves the load running without a view.
-pub fn show(control: &Control, bound: Bound, names: Names, title: &str, done: &AtomicBool) {
+pub fn show(
+    control: &Control,
+    (bound, per_s): (Bound, &'static str),
+    names: Names,
+    title: &str,
+    done: &AtomicBool,
+) {
     let mut out = std::io::stdout();
     if execute!(out, terminal::EnterAlternateScreen, cursor::Hide).is_err() {
         return;
@@ -133,6 +142,7 @@ pub fn show(control: &Control, bound: Bound, names: Names, title: &str, done: &A
             failed: s.failed,
             rps_now: window.rate(),
             rps_overall: s.completed as f64 / s.elapsed.as_secs_f64().max(1e-3),
+            per_s,
             detail,
             names: names.clone(),
         };
@@ -225,8 +235,8 @@ fn figures_box(frame: &mut Frame, f: &Figures, area: Rect) {
         rows(
             "Requests",
             vec![
-                ("now", format!("{:.0} req/s", f.rps_now)),
-                ("overall", format!("{:.0} req/s", f.rps_overall)),
+                ("now", format!("{:.0} {}", f.rps_now, f.per_s)),
+                ("overall", format!("{:.0} {}", f.rps_overall, f.per_s)),
                 ("completed", f.completed.to_string()),
                 ("failed", format!("{} ({failed_share:.2}%)", f.failed)),
             ],
@@ -426,6 +436,7 @@ mod tests {
             failed: 23,
             rps_now: 401.0,
             rps_overall: 394.3,
+            per_s: "req/s",
             detail: Detail {
                 failures,
                 status: [(200, 1_633), (502, 20)].into_iter().collect(),

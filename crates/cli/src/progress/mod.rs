@@ -114,9 +114,10 @@ impl Progress {
         }
         let (c, d) = (control.clone(), done.clone());
         let (bound, names) = (Bound::of(spec), live::Names::of(spec));
+        let per_s = per_second(spec);
         let thread = std::thread::spawn(move || match display {
-            Display::Live => live::show(&c, bound, names, &title, &d),
-            _ => line(&c, bound, label, &d),
+            Display::Live => live::show(&c, (bound, per_s), names, &title, &d),
+            _ => line(&c, (bound, per_s), label, &d),
         });
         Progress {
             control,
@@ -134,8 +135,31 @@ impl Progress {
     }
 }
 
+/// What a second of a running load's counts is called, as its report will call it: `req/s`,
+/// or for gRPC `calls/s`, `replies/s` (server streaming: a reply is the unit) or
+/// `messages/s` (bidirectional: a message and its reply), the method's shape read from
+/// the spec's schema (`calls/s` when it cannot be).
+pub fn per_second(spec: &LoadSpec) -> &'static str {
+    let Some(g) = &spec.expect.grpc else {
+        return "req/s";
+    };
+    let shape = shootout_engine::grpc::Reply::new(g, false)
+        .ok()
+        .and_then(|r| r.shape());
+    match shape {
+        Some("server") => "replies/s",
+        Some("bidi") => "messages/s",
+        _ => "calls/s",
+    }
+}
+
 /// The progress line, redrawn ten times a second until `done`.
-fn line(control: &Control, bound: Bound, label: &'static str, done: &AtomicBool) {
+fn line(
+    control: &Control,
+    (bound, per_s): (Bound, &'static str),
+    label: &'static str,
+    done: &AtomicBool,
+) {
     const LEN: u64 = 10_000;
     let bar = ProgressBar::with_draw_target(Some(LEN), ProgressDrawTarget::stderr_with_hz(10));
     let style = ProgressStyle::with_template("{prefix} {bar:30} {msg}")
@@ -151,11 +175,53 @@ fn line(control: &Control, bound: Bound, label: &'static str, done: &AtomicBool)
         bar.set_position((part * LEN as f64) as u64);
         let eta = eta.map_or("?".into(), |e| format!("{:.0}s", e.as_secs_f64()));
         bar.set_message(format!(
-            "{} done, {:.0} req/s, {} failed, {secs:.1}s elapsed, ETA {eta}",
+            "{} done, {:.0} {per_s}, {} failed, {secs:.1}s elapsed, ETA {eta}",
             s.completed,
             s.completed as f64 / secs.max(1e-3),
             s.failed
         ));
     }
     bar.finish_and_clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shootout_model::{GrpcReply, Target};
+
+    /// The progress line and the live view said req/s for every run: a gRPC run's rate is
+    /// in its unit, the method's shape read from its schema.
+    #[test]
+    fn a_running_load_s_rate_is_in_its_unit() {
+        let spec = |method: Option<&str>| {
+            let mut s = LoadSpec::new(Target::parse("http://127.0.0.1:1/x").unwrap());
+            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/grpc");
+            let schema = protox::Compiler::new([dir])
+                .unwrap()
+                .include_imports(true)
+                .open_file("helloworld.proto")
+                .unwrap()
+                .descriptor_pool()
+                .encode_to_vec();
+            s.expect.grpc = method.map(|m| GrpcReply {
+                schema: schema.into(),
+                method: format!("helloworld.Greeter.{m}"),
+                max_message: 1 << 20,
+                json: None,
+                stream: Default::default(),
+                compress: false,
+            });
+            s
+        };
+        for (method, want) in [
+            (None, "req/s"),
+            (Some("SayHello"), "calls/s"),
+            (Some("SayHelloToAll"), "calls/s"),
+            (Some("SayHellos"), "replies/s"),
+            (Some("Chat"), "messages/s"),
+            (Some("NoSuchMethod"), "calls/s"),
+        ] {
+            assert_eq!(per_second(&spec(method)), want, "{method:?}");
+        }
+    }
 }

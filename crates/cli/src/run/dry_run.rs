@@ -177,10 +177,12 @@ fn websocket_line(w: &Workload) -> String {
 }
 
 /// A workload's capacity search, as a line under it; empty when its levels are swept.
+/// A gRPC workload's rates are calls a second.
 fn search_line(w: &Workload) -> String {
+    let unit = if w.grpc.is_some() { "calls/s" } else { "req/s" };
     w.find_max.as_ref().map_or(String::new(), |f| {
         format!(
-            "    capacity search within {}, from {} to {} req/s, {} {} at the start\n",
+            "    capacity search within {}, from {} to {} {unit}, {} {} at the start\n",
             f.slo.join(", "),
             f.from,
             f.to,

@@ -193,7 +193,8 @@ impl<E: Executor> Runner<'_, E> {
         })?;
         self.count_step(u)?;
         let verdict = search.and_then(|s| s.verdict);
-        let mut line = step_line(name, &w.name, level.level, rep, d.repeat, &result);
+        let per_s = shootout_report::per_second(&spec, &result);
+        let mut line = step_line(name, &w.name, (level.level, rep, d.repeat), &result, per_s);
         if let (Some(v), Some((f, _))) = (&verdict, at.search) {
             line.push_str(&search_words(f.slo(), v, ended.as_ref()));
         }
@@ -404,13 +405,13 @@ fn say_step(line: String, other_load: Option<shootout_model::OtherLoad>) {
     }
 }
 
+/// A step's line as it ends: its rate in `per_s` (`req/s`, or a gRPC workload's unit).
 fn step_line(
     contender: &str,
     workload: &str,
-    level: LoadLevel,
-    rep: u32,
-    of: u32,
+    (level, rep, of): (LoadLevel, u32, u32),
     r: &RunResult,
+    per_s: &str,
 ) -> String {
     let p99 = shootout_model::LatencySummary::of(&r.histograms.latency).p99;
     let until = match r.until.as_ref().map(|u| u.converged) {
@@ -420,7 +421,7 @@ fn step_line(
         Some(None) => format!(", ⚠ did not converge in {:.1} s", r.duration.as_secs_f64()),
     };
     format!(
-        "{contender} · {workload} · {level} · rep {rep}/{of}: {:.0} req/s, p99 {p99:.3} ms, {} failed{until}{}",
+        "{contender} · {workload} · {level} · rep {rep}/{of}: {:.0} {per_s}, p99 {p99:.3} ms, {} failed{until}{}",
         r.rps(),
         r.counts.failed(),
         if r.interrupted { " (interrupted)" } else { "" }

@@ -350,8 +350,8 @@ impl<'a> Core<'a> {
         self.in_flight -= 1;
     }
 
-    /// A request the server did not process (it was above a GOAWAY's last stream): sent
-    /// again on another connection and counted as retried, each time it comes back so,
+    /// A request the server did not process (it was above a GOAWAY's last stream, or
+    /// refused with REFUSED_STREAM): sent again and counted as retried, each time it comes back so,
     /// while its deadline has not passed, up to [`crate::exchange::MAX_RESENDS`] times
     /// ([`Exchange::may_resend`]); after that it fails as refused, and the answer is true.
     /// The caller frees its slot.

@@ -83,8 +83,9 @@ pub enum Event {
     /// The server-streaming call in this slot was ended by the client at its limit
     /// (RST_STREAM CANCEL written): it ended well.
     Stopped(usize),
-    /// A GOAWAY said the server did not process the stream in this slot: it may be sent
-    /// again on another connection.
+    /// The server did not process the stream in this slot (a GOAWAY's last stream id is
+    /// below it, or it was reset with REFUSED_STREAM: RFC 9113 §8.7): it may be sent
+    /// again, after a GOAWAY on another connection.
     Unprocessed(usize),
     /// A RST_STREAM with this error code arrived (counted whatever its stream was).
     Reset(ErrorCode),

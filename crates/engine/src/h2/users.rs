@@ -11,12 +11,13 @@
 //! captures and checks ([`super::conn::Kept`]), however long the body, so users sharing a
 //! connection never read each other's answers.
 //!
-//! What the connection meets is the step's: a RST_STREAM fails the step (as refused, or
-//! as a reset stream) and keeps the connection; a step past its deadline is cancelled
+//! What the connection meets is the step's: a RST_STREAM fails the step as a reset
+//! stream and keeps the connection, but REFUSED_STREAM (not processed, RFC 9113 §8.7)
+//! sends it again on the same connection; a step past its deadline is cancelled
 //! (RST_STREAM) and the connection kept; a GOAWAY that left a step unprocessed sends it
-//! again on a new connection (counted as retried, each time, within its deadline and at
-//! most [`crate::exchange::MAX_RESENDS`] times; after that it fails as refused) once the
-//! streams the server did process have ended; a connection that closes under
+//! again on a new connection once the streams the server did process have ended (each
+//! send again counted as retried, within the step's deadline and at most
+//! [`crate::exchange::MAX_RESENDS`] times; after that it fails as refused); a connection that closes under
 //! steps fails those it carried as reset (or as a connection error after a GOAWAY with an
 //! error code), and steps still waiting to be sent go on a new one; one that closes before
 //! the server's SETTINGS fails every step waiting on it as a connect failure. A GOAWAY
@@ -489,8 +490,9 @@ impl<'a> Users<'a, H2> {
         self.after(i, next, now);
     }
 
-    /// A GOAWAY left the stream in `slot` of host `h`'s connection unprocessed: its step
-    /// goes again on a new connection (once the streams the server processed have ended),
+    /// A GOAWAY or a REFUSED_STREAM left the stream in `slot` of host `h`'s connection
+    /// unprocessed: its step goes again (after a GOAWAY on a new connection, once the
+    /// streams the server processed have ended),
     /// its latency still counted from when it was due, while it may
     /// ([`crate::exchange::Exchange::may_resend`]); else it fails as refused.
     fn unprocessed(&mut self, h: usize, slot: usize, now: Instant) {

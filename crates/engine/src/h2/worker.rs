@@ -13,9 +13,10 @@
 //! Every request ends exactly once, as over HTTP/1.1: answered, failed (timeout, reset
 //! stream, refused stream, connection error, malformed, …) or aborted at the end of the
 //! run. A stream whose deadline passes is cancelled (RST_STREAM) and the connection kept;
-//! a stream a GOAWAY left unprocessed is sent again on another connection and counted as
-//! retried, each time a GOAWAY leaves it so, within its deadline and at most
-//! [`crate::exchange::MAX_RESENDS`] times (then it fails as refused). A connection that
+//! a stream a GOAWAY left unprocessed is sent again on another connection, and one the
+//! server refused (RST_STREAM REFUSED_STREAM) on the first with room, this one included,
+//! each counted as retried, each time the server leaves it so, within its deadline and
+//! at most [`crate::exchange::MAX_RESENDS`] times (then it fails as refused). A connection that
 //! fails before its SETTINGS arrive (refused, closed, not HTTP/2) consumes one request as
 //! a failure in a closed loop, so a run against a server that never speaks HTTP/2 still
 //! ends by its count.
@@ -369,7 +370,7 @@ impl Worker<'_> {
         }
     }
 
-    /// Sends the oldest request a GOAWAY left unprocessed on connection `i` (it has room).
+    /// Sends the oldest request the server left unprocessed on connection `i` (it has room).
     fn resend_on(&mut self, i: usize, now: Instant) {
         let r = self.core.resend.pop_front().expect("a request waits");
         // Its latency and deadline count from its first send, as a retried HTTP/1.1
@@ -446,7 +447,7 @@ impl Worker<'_> {
             let heads = &mut self.conns[i].h2.heads;
             self.core.rec.heads.responses.append(heads);
         }
-        // Requests a GOAWAY returned go out on connections with room.
+        // Requests a GOAWAY or a REFUSED_STREAM returned go out on connections with room.
         if !self.core.resend.is_empty() && self.core.pacer.is_none() {
             for j in 0..self.conns.len() {
                 if j != i && self.conns[j].phase() == Stage::Open && self.conns[j].h2.room() > 0 {
@@ -457,8 +458,8 @@ impl Worker<'_> {
         }
     }
 
-    /// A GOAWAY left the stream in `slot` of connection `i` unprocessed: the loop sends it
-    /// again while it may ([`Core::unprocessed`]; a bidirectional call's messages then count
+    /// A GOAWAY or a REFUSED_STREAM left the stream in `slot` of connection `i`
+    /// unprocessed: the loop sends it again while it may ([`Core::unprocessed`]; a bidirectional call's messages then count
     /// from its last send, as a retried request counts once), or fails it as refused, a
     /// bidirectional call's messages of that send then counted as sent and unanswered.
     fn unprocessed(&mut self, i: usize, slot: usize, now: Instant) {

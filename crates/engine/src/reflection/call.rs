@@ -180,7 +180,8 @@ impl Conversation {
                 format!("its answer failed as {}", kind.name()),
             )),
             _ => Err(ReflectError::Failed(
-                "the server closed the connection (GOAWAY) before it answered".into(),
+                "the server did not process the call (REFUSED_STREAM, or a GOAWAY before it)"
+                    .into(),
             )),
         };
         self.c.free(slot);

@@ -2,7 +2,8 @@
 //! message compressed and reads a compressed reply; a compressed reply where none was
 //! agreed, one in an encoding not spoken, and one that inflates past the reply limit are
 //! each counted once as `grpc_framing`, whole and one byte per write. A bidirectional
-//! call compresses each of its messages as a unary call does.
+//! call compresses each of its messages as a unary call does. An echo of a compressed
+//! call is compared with the message the server read (`--expect-echo`).
 
 use crate::common;
 
@@ -55,6 +56,40 @@ fn a_compressed_call_reads_a_compressed_reply() {
     );
     for (r, _) in &runs {
         assert_eq!((r.counts.ok, failures(r)), (12, vec![]));
+    }
+}
+
+/// `--expect-echo` with `--grpc-compress gzip` compared the reply with the request's
+/// compressed bytes, so an echo service's every answer failed as `body`: the reply is
+/// compared with the request's message as the server read it, inflated.
+#[test]
+fn an_echo_of_a_compressed_call_is_compared_with_its_message_inflated() {
+    let echoed = |s: &H2Server| {
+        let mut spec = call(s, 12, true);
+        spec.expect.echo = true;
+        spec.expect.grpc.as_mut().unwrap().json = None;
+        spec
+    };
+    let runs = both_ways_with(
+        h2c(&H2Behavior::Grpc(GrpcBehavior::EchoGzip)),
+        H2Server::wait_idle,
+        echoed,
+    );
+    for (r, server) in &runs {
+        assert_eq!(failures(r), vec![]);
+        assert_eq!((r.counts.ok, r.counts.completed), (12, 12));
+        assert_eq!(server.answers(), 12);
+    }
+    // A compressed answer that is not the request ("hello bob" to "bob") is no echo.
+    let runs = both_ways_with(
+        h2c(&H2Behavior::Grpc(GrpcBehavior::Gzip)),
+        H2Server::wait_idle,
+        echoed,
+    );
+    for (r, server) in &runs {
+        assert_eq!(failures(r), vec![(FailureKind::Body, 12)]);
+        assert_eq!((r.counts.ok, r.counts.completed), (0, 12));
+        assert_eq!(server.answers(), 12);
     }
 }
 

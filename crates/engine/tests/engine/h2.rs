@@ -199,13 +199,44 @@ fn rst_stream_on_every_fifth_stream_is_counted_by_code() {
         assert_eq!(r.counts.stream_resets.get(&INTERNAL_ERROR), Some(&20));
         assert_eq!(server.resets(), 20);
     }
+    // REFUSED_STREAM: not processed, so sent again. 40 answers take 53 streams, every
+    // 4th of them refused (no request twice in a row): 13 refused, each sent again.
     let refused = H2Behavior::ResetEvery {
         n: 4,
         code: REFUSED_STREAM,
     };
-    for (r, _) in both_ways(refused, |s| spec(s, 40, 1, 3)) {
-        assert_eq!(failures(&r), vec![(FailureKind::Refused, 10)]);
-        assert_eq!(r.counts.stream_resets.get(&REFUSED_STREAM), Some(&10));
+    for (r, server) in both_ways(refused, |s| spec(s, 40, 1, 3)) {
+        assert_eq!(failures(&r), vec![]);
+        assert_eq!((r.counts.completed, r.counts.ok), (40, 40));
+        assert_eq!(r.counts.stream_resets.get(&REFUSED_STREAM), Some(&13));
+        assert_eq!((server.resets(), r.counts.retried), (13, 13));
+        assert_eq!(server.answers(), 40);
+    }
+}
+
+/// A stream reset with REFUSED_STREAM was counted as refused and its request lost,
+/// though the server says it did not process it (RFC 9113 §8.7): it is sent again, as a
+/// GOAWAY's unprocessed streams are, counted as retried at each send, within its deadline
+/// and up to MAX_RESENDS (4) times; a fifth refusal fails it as `refused`.
+#[test]
+fn a_refused_stream_is_sent_again_and_counted_as_retried() {
+    for (r, server) in both_ways(H2Behavior::RefuseFirst { n: 7 }, |s| spec(s, 20, 1, 4)) {
+        let c = &r.counts;
+        assert_eq!((c.completed, c.ok, c.failed()), (20, 20, 0));
+        assert_eq!(c.failures[FailureKind::Refused], 0);
+        assert_eq!((c.retried, server.resets()), (7, 7));
+        assert_eq!(c.stream_resets.get(&REFUSED_STREAM), Some(&7));
+        assert_eq!(server.answers(), 20);
+    }
+    // One stream at a time: the first request is refused 5 times (sent again 4 times)
+    // and fails as refused, so is the second, and the third is answered.
+    for (r, server) in both_ways(H2Behavior::RefuseFirst { n: 10 }, |s| spec(s, 3, 1, 1)) {
+        let c = &r.counts;
+        assert_eq!(failures(&r), vec![(FailureKind::Refused, 2)]);
+        assert_eq!((c.completed, c.ok), (3, 1));
+        assert_eq!((c.retried, server.resets()), (8, 10));
+        assert_eq!(c.stream_resets.get(&REFUSED_STREAM), Some(&10));
+        assert_eq!(server.answers(), 1);
     }
 }
 

@@ -120,7 +120,7 @@ struct Kept {
     answered: Vec<u32>,
     /// Streams that ended without one.
     failed: Vec<u32>,
-    /// Streams a GOAWAY left unprocessed.
+    /// Streams a GOAWAY or a REFUSED_STREAM left unprocessed.
     unprocessed: Vec<u32>,
     /// The connection takes no new stream.
     spent: bool,
@@ -1142,9 +1142,9 @@ fn table() -> Vec<Case> {
         ),
         case(
             "RST_STREAM REFUSED_STREAM on an open stream",
-            "§6.4: the stream closes; §5.4.2: no RST_STREAM in reply",
+            "§6.4: the stream closes; §5.4.2: no RST_STREAM in reply; §8.7: it was not processed, so it may be sent again",
             rst(1, REFUSED_STREAM),
-            ignored().failed(&[1]),
+            ignored().unprocessed(&[1]),
         ),
         // §6.5 SETTINGS.
         case(

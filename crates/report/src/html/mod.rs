@@ -989,9 +989,14 @@ fn journey_sections(o: &mut String, run: &StoredRun, workload: &str, who: &[Who]
 fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     let pace = match spec.pace {
         Pace::Closed => "closed loop (each connection sends when answered)".to_string(),
+        // A gRPC run's schedule paces calls.
         Pace::Rate(rps) => format!(
-            "open loop at {} req/s (latency from each due time)",
-            num(rps, 0)
+            "open loop at {} {} (latency from each due time)",
+            num(rps, 0),
+            match crate::common::paced(spec) {
+                "call" => "calls/s",
+                _ => "req/s",
+            }
         ),
     };
     let load = if spec.journey.is_some() {

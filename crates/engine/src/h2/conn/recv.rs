@@ -144,16 +144,18 @@ impl Connection {
         Ok(())
     }
 
-    /// RST_STREAM: the stream fails, as refused when the server says so.
+    /// RST_STREAM: the stream fails as reset; one the server refused (REFUSED_STREAM) it
+    /// did not process (RFC 9113 §8.7), so it may be sent again, as a GOAWAY's unprocessed
+    /// streams are.
     fn rst_stream(&mut self, stream: u32, code: ErrorCode) -> Result<(), ConnError> {
         self.events.push(Event::Reset(code));
         if let Some(slot) = self.find_any(stream)? {
-            let kind = if code == frame::REFUSED_STREAM {
-                FailureKind::Refused
+            let event = if code == frame::REFUSED_STREAM {
+                Event::Unprocessed(slot)
             } else {
-                FailureKind::StreamReset
+                Event::Failed(slot, FailureKind::StreamReset)
             };
-            self.end(slot, Event::Failed(slot, kind));
+            self.end(slot, event);
         }
         Ok(())
     }
@@ -385,7 +387,7 @@ impl Connection {
             return Ok(false);
         };
         let s = &mut self.streams[slot];
-        let sent = Stream::body(&s.own, req).get(5..).unwrap_or_default();
+        let sent = Stream::body(&s.own, req);
         let before = s.grpc.frames.good();
         s.grpc.frames.feed(body, reply, sent);
         if !reply.server_streaming {
@@ -411,8 +413,7 @@ impl Connection {
         let Some(reply) = &req.grpc else { return };
         let c = &mut self.streams[slot].grpc;
         let (read, good) = (c.frames.messages(), c.frames.good());
-        let sent = req.body.get(5..).unwrap_or_default();
-        c.frames.feed(body, reply, sent);
+        c.frames.feed(body, reply, &req.body);
         let (first, n) = c.matched_since(read, good);
         if n > 0 {
             self.events.push(Event::Echoes(slot, first, n));

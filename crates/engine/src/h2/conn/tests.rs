@@ -290,7 +290,7 @@ fn rst_stream_fails_its_stream_and_is_counted_with_its_code() {
         seen.events,
         [
             Event::Reset(frame::REFUSED_STREAM),
-            Event::Failed(0, FailureKind::Refused),
+            Event::Unprocessed(0),
             Event::Reset(frame::CANCEL),
             Event::Failed(1, FailureKind::StreamReset),
         ]

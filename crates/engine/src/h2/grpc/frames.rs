@@ -11,6 +11,10 @@
 //! inflated within the limit ([`super::gzip`]); any other compressed message (none
 //! agreed, an unknown encoding) fails the call as `grpc_framing`.
 //!
+//! `--expect-echo` compares a reply with the request's message as the server read it:
+//! a request sent compressed is inflated for that, once a call ([`Frames::feed`]'s `sent`
+//! is the request behind its prefix, whose flag says whether it went compressed).
+//!
 //! A parser of a server's bytes: a length over the reply limit is refused before a byte of
 //! it is kept (a prefix of 4 GiB costs nothing), the buffer never holds more than the
 //! limit, and neither does an inflated message. After the first fault the rest of the
@@ -39,6 +43,10 @@ pub struct Frames {
     gzip: bool,
     /// The message being read, inflated.
     inflated: Vec<u8>,
+    /// `--expect-echo` of a request sent compressed: its message inflated, once a call…
+    request: Vec<u8>,
+    /// …and whether that was done (`Some(false)`: it did not inflate within the limit).
+    request_read: Option<bool>,
     /// Whole messages read.
     messages: u32,
     /// Of which decoded, as expected.
@@ -61,6 +69,8 @@ impl Default for Frames {
             compressed: false,
             gzip: false,
             inflated: Vec::new(),
+            request: Vec::new(),
+            request_read: None,
             messages: 0,
             good: 0,
             cap: u32::MAX,
@@ -90,6 +100,11 @@ impl Frames {
         }
         self.compressed = false;
         self.gzip = false;
+        self.request_read = None;
+        self.request.clear();
+        if self.request.capacity() > KEPT {
+            self.request = Vec::new();
+        }
         self.messages = 0;
         self.fault = None;
         self.unexpected = false;
@@ -126,8 +141,8 @@ impl Frames {
         self.fault
     }
 
-    /// Takes a piece of the reply's DATA to the call that sent `sent` (its message, the
-    /// prefix excluded).
+    /// Takes a piece of the reply's DATA to the call that sent `sent` (its message behind
+    /// its 5-byte prefix, compressed when the prefix's flag is 1).
     pub fn feed(&mut self, mut data: &[u8], reply: &Reply, sent: &[u8]) {
         while !data.is_empty() && self.fault.is_none() && !self.full() {
             let Some(len) = self.len else {
@@ -205,10 +220,36 @@ impl Frames {
         self.messages = self.messages.saturating_add(1);
         if !wire::check(&reply.output, bytes) {
             self.fault = Some(FailureKind::GrpcDecode);
-        } else if !reply.expect.met(&reply.output, bytes, sent) {
-            self.unexpected = true;
-        } else {
+            return;
+        }
+        let met = match self.request(sent, reply) {
+            Some(request) => reply.expect.met(&reply.output, bytes, request),
+            // A request that does not inflate within the limit: no reply echoes it.
+            None => false,
+        };
+        if met {
             self.good = self.good.saturating_add(1);
+        } else {
+            self.unexpected = true;
+        }
+    }
+
+    /// The request's message (`sent`: behind its prefix) as the server read it, for
+    /// `--expect-echo`: where it lies, or inflated (once a call) when its flag says it went
+    /// compressed; `None` when it does not inflate within the reply limit. Without
+    /// `--expect-echo` it is not read.
+    fn request<'s>(&'s mut self, sent: &'s [u8], reply: &Reply) -> Option<&'s [u8]> {
+        let msg = sent.get(5..).unwrap_or_default();
+        if !reply.expect.echo || sent.first() != Some(&1) {
+            return Some(msg);
+        }
+        if self.request_read.is_none() {
+            let ok = super::gzip::inflate(msg, reply.max_message, &mut self.request);
+            self.request_read = Some(ok);
+        }
+        match self.request_read {
+            Some(true) => Some(self.request.as_slice()),
+            _ => None,
         }
     }
 

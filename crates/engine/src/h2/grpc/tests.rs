@@ -439,9 +439,14 @@ fn verdicts() {
     }
 }
 
-/// The verdict of a good call (status 0) whose one reply is `msg`, to the request `sent`,
-/// its DATA cut in pieces of `piece` bytes.
+/// The verdict of a good call (status 0) whose one reply is `msg`, to the request `sent`
+/// (sent uncompressed), its DATA cut in pieces of `piece` bytes.
 fn verdict_of(r: &Reply, msg: &[u8], sent: &[u8], piece: usize) -> Option<FailureKind> {
+    verdict_to(r, msg, &framed(0, sent), piece)
+}
+
+/// [`verdict_of`] to a request given behind its prefix (`sent`: compressed or not).
+fn verdict_to(r: &Reply, msg: &[u8], sent: &[u8], piece: usize) -> Option<FailureKind> {
     let mut c = Call::default();
     c.begin();
     c.head(true, None, false, false);
@@ -561,6 +566,29 @@ fn an_echo_is_the_request_however_it_is_encoded() {
         verdict_of(&r, &hello("{}"), &[0xff], 64),
         Some(FailureKind::Body)
     );
+}
+
+/// `--expect-echo` with `--grpc-compress gzip` compared the reply with the request's
+/// compressed bytes, so no echo was ever one: the reply is compared with the message the
+/// server read, the request inflated.
+#[test]
+fn an_echo_of_a_compressed_request_is_compared_with_the_request_inflated() {
+    let r = expecting(64, None, true).unwrap();
+    let sent = hello(r#"{"message":"hi","codes":[1,2]}"#);
+    let mut compressed = Vec::new();
+    gzip::framed(&sent, &mut compressed);
+    assert_ne!(compressed[5..], sent[..]);
+    for piece in [1, 3, 64] {
+        assert_eq!(verdict_to(&r, &sent, &compressed, piece), None, "{piece}");
+    }
+    let other = hello(r#"{"message":"ho","codes":[1,2]}"#);
+    assert_eq!(
+        verdict_to(&r, &other, &compressed, 64),
+        Some(FailureKind::Body)
+    );
+    // A request whose flag says compressed but that does not inflate: no reply echoes it.
+    let bad = framed(1, &sent);
+    assert_eq!(verdict_to(&r, &sent, &bad, 64), Some(FailureKind::Body));
 }
 
 #[test]
