@@ -75,13 +75,18 @@ impl<'a> Analysis<'a> {
 
     /// Distinct load levels over all workloads.
     pub fn level_count(&self) -> usize {
-        let mut levels: Vec<LoadLevel> = Vec::new();
+        // A level equal to no other (a rate that is not a number) counts once for each.
+        let mut keys = std::collections::HashSet::new();
+        let mut unequal = 0;
         for l in self.workloads.iter().flat_map(|w| &w.levels) {
-            if !levels.contains(&l.level) {
-                levels.push(l.level);
+            match crate::cells::level_key(l.level) {
+                Some(key) => {
+                    keys.insert(key);
+                }
+                None => unequal += 1,
             }
         }
-        levels.len()
+        keys.len() + unequal
     }
 
     /// The most repetitions of any cell.

@@ -9,8 +9,9 @@
 //! histograms), server CPU in µs per completed request, memory in bytes.
 
 use hdrhistogram::Histogram;
-use shootout_model::stored::{StoredRun, StoredStep};
+use shootout_model::stored::{ContenderId, StoredRun, StoredStep};
 use shootout_model::{latency_histogram, FailureCounts, LatencySummary, LoadLevel, Measure, Wire};
+use std::collections::HashMap;
 
 /// A range of req/s wider than this share of the median marks a cell as noisy.
 pub const NOISY: f64 = 0.10;
@@ -132,29 +133,42 @@ impl Cell<'_> {
 
     /// Every repetition's latency histogram (µs) merged, for the percentile table.
     pub fn merged_latency(&self) -> Histogram<u64> {
-        let mut h = latency_histogram();
-        for s in &self.steps {
-            // Same bounds on both sides: adding cannot fail.
-            let _ = h.add(&*s.histogram(Measure::Latency));
-        }
-        h
+        merged(&self.steps, Measure::Latency)
     }
 
     /// The raw latency histogram (µs, from each actual send) of every repetition, merged;
     /// the same as [`Cell::merged_latency`] in a closed loop.
     pub fn merged_raw_latency(&self) -> Histogram<u64> {
-        let mut h = latency_histogram();
-        for s in &self.steps {
-            // Same bounds on both sides: adding cannot fail.
-            let _ = h.add(&*s.histogram(Measure::LatencyRaw));
-        }
-        h
+        merged(&self.steps, Measure::LatencyRaw)
     }
 
     /// `3 timeout, 1 reset`, or `0`.
     pub fn failures_text(&self) -> String {
         self.failures.to_string()
     }
+}
+
+/// The histograms of `measure` of `steps` merged into one of [`latency_histogram`]'s
+/// bounds. A lone step's is that one as it is when it has those bounds: adding it to an
+/// empty one would copy it, at the cost of a second histogram of 184 KiB.
+fn merged(steps: &[&StoredStep], measure: Measure) -> Histogram<u64> {
+    static BOUNDS: std::sync::OnceLock<(u64, u64, u8)> = std::sync::OnceLock::new();
+    let bounds = BOUNDS.get_or_init(|| {
+        let h = latency_histogram();
+        (h.low(), h.high(), h.sigfig())
+    });
+    if let [one] = steps {
+        let h = one.histogram(measure).into_owned();
+        if (h.low(), h.high(), h.sigfig()) == *bounds {
+            return h;
+        }
+    }
+    let mut h = latency_histogram();
+    for s in steps {
+        // Same bounds on both sides: adding cannot fail.
+        let _ = h.add(&*s.histogram(measure));
+    }
+    h
 }
 
 /// The server's CPU per completed request in one step (µs): (last − first CPU sample) /
@@ -234,6 +248,9 @@ pub struct WorkloadBlock<'a> {
     pub name: &'a str,
     /// Its levels.
     pub levels: Vec<LevelBlock<'a>>,
+    /// [`WorkloadBlock::wire_mixed`], found once when the levels were grouped: the tables
+    /// ask it for every row.
+    mixed: bool,
 }
 
 impl WorkloadBlock<'_> {
@@ -247,7 +264,12 @@ impl WorkloadBlock<'_> {
 
     /// True when the workload's contenders were not all spoken to alike.
     pub fn wire_mixed(&self) -> bool {
-        let mut cells = self.levels.iter().flat_map(|l| &l.cells);
+        self.mixed
+    }
+
+    /// [`WorkloadBlock::wire_mixed`] of the levels as they are.
+    fn mixed_of(levels: &[LevelBlock]) -> bool {
+        let mut cells = levels.iter().flat_map(|l| &l.cells);
         cells
             .next()
             .is_some_and(|first| cells.any(|c| c.wire != first.wire))
@@ -311,54 +333,90 @@ pub(crate) fn baseline(run: &StoredRun, marked: Option<usize>) -> Option<usize> 
 /// left out.
 pub(crate) fn group(run: &StoredRun) -> Vec<WorkloadBlock<'_>> {
     let mut workloads: Vec<WorkloadBlock> = Vec::new();
-    // A capacity search's steps are its own (crate::capacities), not cells.
-    let swept = |s: &&StoredStep| contender_of(run, s).is_some() && s.search.is_none();
-    for s in run.steps.iter().filter(swept) {
-        let w = match workloads.iter().position(|w| w.name == s.workload) {
-            Some(i) => i,
-            None => {
-                workloads.push(WorkloadBlock {
-                    name: &s.workload,
-                    levels: Vec::new(),
-                });
-                workloads.len() - 1
-            }
+    // Each level's steps with their contenders, `steps[w][l]`, gathered in one pass: a
+    // search of every step for each level grows as their product (20,000 levels).
+    let mut steps: Vec<Vec<Vec<(usize, &StoredStep)>>> = Vec::new();
+    let mut named: HashMap<&str, usize> = HashMap::new();
+    let mut at: HashMap<(usize, LevelKey), usize> = HashMap::new();
+    let contenders = contender_index(run);
+    for s in &run.steps {
+        // A capacity search's steps are its own (crate::capacities), not cells.
+        let Some(&ci) = contenders.get(&s.contender) else {
+            continue;
         };
+        if s.search.is_some() {
+            continue;
+        }
+        let w = *named.entry(&s.workload).or_insert_with(|| {
+            workloads.push(WorkloadBlock {
+                name: &s.workload,
+                levels: Vec::new(),
+                mixed: false,
+            });
+            steps.push(Vec::new());
+            workloads.len() - 1
+        });
         let levels = &mut workloads[w].levels;
-        if !levels.iter().any(|l| l.level == s.level) {
+        let mut new_level = || {
             levels.push(LevelBlock {
                 level: s.level,
                 cells: Vec::new(),
             });
-        }
+            steps[w].push(Vec::new());
+            levels.len() - 1
+        };
+        // A level equal to no other (a rate that is not a number) has a block and no cells.
+        let Some(key) = level_key(s.level) else {
+            new_level();
+            continue;
+        };
+        let l = *at.entry((w, key)).or_insert_with(new_level);
+        steps[w][l].push((ci, s));
     }
-    for w in &mut workloads {
-        for l in &mut w.levels {
-            l.cells = cells_of(run, w.name, l.level);
+    for (w, by_level) in workloads.iter_mut().zip(steps) {
+        for (l, mine) in w.levels.iter_mut().zip(by_level) {
+            l.cells = cells_of(l.level, mine);
         }
+        w.mixed = WorkloadBlock::mixed_of(&w.levels);
     }
     workloads
 }
 
-/// The cells of one workload × level, one per contender with steps there, in plan order;
-/// each cell's steps in repetition order.
-fn cells_of<'a>(run: &'a StoredRun, workload: &str, level: LoadLevel) -> Vec<Cell<'a>> {
+/// Each contender's id with its index among the run's contenders (the first, should two
+/// share an id).
+fn contender_index(run: &StoredRun) -> HashMap<ContenderId, usize> {
+    let mut index = HashMap::new();
+    for (i, c) in run.contenders.iter().enumerate() {
+        index.entry(c.id).or_insert(i);
+    }
+    index
+}
+
+/// A load level as a key equal for levels that are `==`: its kind, connections and rate's
+/// bits (-0 as 0); `None` for a rate that is not a number, equal to no level.
+pub type LevelKey = (bool, usize, u64);
+
+/// See [`LevelKey`].
+pub fn level_key(level: LoadLevel) -> Option<LevelKey> {
+    match level {
+        LoadLevel::Concurrency { connections } => Some((false, connections, 0)),
+        LoadLevel::Rate { rps, .. } if rps.is_nan() => None,
+        LoadLevel::Rate { rps, connections } => Some((true, connections, (rps + 0.0).to_bits())),
+    }
+}
+
+/// The cells of one workload × level from its steps with their contenders' indices, one
+/// per contender with steps there, in plan order; each cell's steps in repetition order.
+fn cells_of(level: LoadLevel, mut steps: Vec<(usize, &StoredStep)>) -> Vec<Cell<'_>> {
+    // Stable: steps of one contender, repetition and id keep the run's order.
+    steps.sort_by_key(|(ci, s)| (*ci, s.repetition, s.id));
     let mut cells = Vec::new();
-    for ci in 0..run.contenders.len() {
-        let mut mine: Vec<&StoredStep> = run
-            .steps
-            .iter()
-            .filter(|s| {
-                contender_of(run, s) == Some(ci)
-                    && s.workload == workload
-                    && s.level == level
-                    && s.search.is_none()
-            })
-            .collect();
-        mine.sort_by_key(|s| (s.repetition, s.id));
-        if !mine.is_empty() {
-            cells.push(cell(ci, level, mine));
-        }
+    let mut rest = steps.as_slice();
+    while let Some(&(ci, _)) = rest.first() {
+        let n = rest.iter().take_while(|(c, _)| *c == ci).count();
+        let mine = rest[..n].iter().map(|(_, s)| *s).collect();
+        cells.push(cell(ci, level, mine));
+        rest = &rest[n..];
     }
     cells
 }
@@ -373,6 +431,80 @@ mod tests {
         assert_eq!(median(&[3.0]), 3.0);
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    /// Steps are grouped as they come: workloads and levels in the order first measured
+    /// (a rate of -0 is the level of 0; one that is not a number is a level of its own,
+    /// without cells), a cell per contender in plan order, its steps by repetition; a
+    /// search's steps and a contender not in the run are left out.
+    #[test]
+    fn steps_group_into_workloads_levels_and_cells_in_order() {
+        use shootout_model::find_max::SearchStep;
+        use shootout_model::stored::StepId;
+        let rate = |rps| LoadLevel::Rate {
+            rps,
+            connections: 4,
+        };
+        let mut run = crate::evidence::tests::run(&[("a", 100, 0), ("b", 100, 0)], 3);
+        let base = run.steps[0].clone();
+        let step = |id: i64, contender: i64, workload: &str, level, rep| StoredStep {
+            id: StepId(id),
+            contender: ContenderId(contender),
+            workload: workload.into(),
+            level,
+            repetition: rep,
+            ..base.clone()
+        };
+        let mut search = step(9, 0, "w", rate(1.0), 1);
+        search.search = Some(SearchStep {
+            verdict: None,
+            ended: None,
+        });
+        run.steps = vec![
+            step(1, 1, "w", rate(2.0), 2),
+            step(2, 0, "w", rate(2.0), 1),
+            step(3, 1, "w", rate(2.0), 1),
+            step(4, 0, "v", rate(0.0), 1),
+            step(5, 0, "w", rate(f64::NAN), 1),
+            step(6, 7, "w", rate(3.0), 1),
+            step(7, 0, "v", rate(-0.0), 2),
+            step(8, 1, "w", LoadLevel::Concurrency { connections: 4 }, 1),
+            search,
+            step(10, 0, "w", rate(f64::NAN), 2),
+        ];
+        // Each workload's levels, each level's cells: contender and step ids.
+        type Levels = Vec<(String, Vec<(usize, Vec<i64>)>)>;
+        let shape: Vec<(&str, Levels)> = group(&run)
+            .iter()
+            .map(|w| {
+                let levels = w
+                    .levels
+                    .iter()
+                    .map(|l| {
+                        let cells = l
+                            .cells
+                            .iter()
+                            .map(|c| (c.contender, c.steps.iter().map(|s| s.id.0).collect()))
+                            .collect();
+                        (l.level.to_string(), cells)
+                    })
+                    .collect();
+                (w.name, levels)
+            })
+            .collect();
+        let want = vec![
+            (
+                "w",
+                vec![
+                    ("rate=2".to_string(), vec![(0, vec![2]), (1, vec![3, 1])]),
+                    ("rate=NaN".to_string(), vec![]),
+                    ("c=4".to_string(), vec![(1, vec![8])]),
+                    ("rate=NaN".to_string(), vec![]),
+                ],
+            ),
+            ("v", vec![("rate=0".to_string(), vec![(0, vec![4, 7])])]),
+        ];
+        assert_eq!(shape, want);
     }
 
     #[test]

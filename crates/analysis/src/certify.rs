@@ -123,10 +123,23 @@ fn percentile_interval_at(h: &Histogram<u64>, p: f64, deff: f64, z: f64) -> Opti
 /// before the seconds' histograms were kept have none), or with every answer on one side
 /// of `q`.
 pub fn design_effect(series: &[SecondStats], q: u64) -> f64 {
-    let counts: Vec<(f64, f64)> = series
+    design_effect_of(&seconds_answered(series), q)
+}
+
+/// The histograms of the seconds with answers, decoded once for every quantile asked of
+/// them ([`design_effect_of`]).
+fn seconds_answered(series: &[SecondStats]) -> Vec<Histogram<u64>> {
+    series
         .iter()
         .filter_map(second_histogram)
         .filter(|h| !h.is_empty())
+        .collect()
+}
+
+/// [`design_effect`] of the seconds' histograms with answers.
+fn design_effect_of(seconds: &[Histogram<u64>], q: u64) -> f64 {
+    let counts: Vec<(f64, f64)> = seconds
+        .iter()
         .map(|h| (h.len() as f64, h.count_between(0, q) as f64))
         .collect();
     dispersion(&counts)
@@ -146,11 +159,12 @@ fn second_histogram(s: &SecondStats) -> Option<Histogram<u64>> {
 /// Each of [`PERCENTILES`] with its 95% interval (µs), widened by the design effect the
 /// per-second `series` shows at it; `None` each for an empty histogram.
 pub fn percentile_intervals(h: &Histogram<u64>, series: &[SecondStats]) -> [Option<Interval>; 4] {
+    if h.is_empty() {
+        return [None; 4];
+    }
+    let seconds = seconds_answered(series);
     PERCENTILES.map(|(p, _)| {
-        if h.is_empty() {
-            return None;
-        }
-        let deff = design_effect(series, h.value_at_quantile(p));
+        let deff = design_effect_of(&seconds, h.value_at_quantile(p));
         percentile_interval(h, p, deff)
     })
 }

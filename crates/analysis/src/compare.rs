@@ -22,13 +22,14 @@
 
 use crate::analysis::Analysis;
 use crate::capacities::place;
-use crate::cells::{median, step_secs, unlike, Cell};
+use crate::cells::{level_key, median, step_secs, unlike, Cell, LevelKey};
 use crate::evidence::{difference, Method, Relation};
 use crate::mann_whitney;
 use crate::ranking::{stability, Stability};
 use crate::warnings::CellAt;
 use shootout_model::stored::{RunId, StoredRun};
 use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, Warning, Wire};
+use std::collections::HashMap;
 
 /// The significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
@@ -438,12 +439,13 @@ impl<'a> Comparison<'a> {
     /// Pairs the steps of `a` and `b`, tests every pair and checks the gates.
     pub fn of(a: &'a StoredRun, b: &'a StoredRun, gates: Gates) -> Comparison<'a> {
         let (aa, ab) = (Analysis::of(a), Analysis::of(b));
+        let (ia, ib) = (cell_index(&aa), cell_index(&ab));
         let mut pairs = Vec::new();
         let mut only_in_a = Vec::new();
         let mut cell_warnings = Vec::new();
         for (w, l, ca) in aa.cells() {
             let name = aa.name(ca.contender);
-            match find(&ab, name, w, l) {
+            match find(&ib, name, w, l) {
                 Some(cb) => {
                     if let (Some(wa), Some(wb)) = (ca.wire, cb.wire) {
                         if wa != wb {
@@ -488,7 +490,7 @@ impl<'a> Comparison<'a> {
         }
         let only_in_b: Vec<Unpaired> = ab
             .cells()
-            .filter(|(w, l, cb)| find(&aa, ab.name(cb.contender), w, *l).is_none())
+            .filter(|(w, l, cb)| find(&ia, ab.name(cb.contender), w, *l).is_none())
             .map(|(w, l, cb)| unpaired(ab.name(cb.contender), w, l, a))
             .collect();
         let mut c = Comparison {
@@ -582,11 +584,26 @@ fn run_warnings(a: &StoredRun, b: &StoredRun) -> Vec<CompareWarning> {
     out
 }
 
+/// An analysis's cells by contender name, workload and level ([`cell_index`]).
+type CellIndex<'x> = HashMap<(&'x str, &'x str, LevelKey), &'x Cell<'x>>;
+
+/// The cells of `an` by contender name, workload and level, the first of each in the
+/// order of its cells (a level equal to no other, a rate that is not a number, left out):
+/// runs of 20,000 levels are paired without a search over one run's cells for each of
+/// the other's.
+fn cell_index<'x>(an: &'x Analysis) -> CellIndex<'x> {
+    let mut index = CellIndex::new();
+    for (w, l, c) in an.cells() {
+        if let Some(key) = level_key(l) {
+            index.entry((an.name(c.contender), w, key)).or_insert(c);
+        }
+    }
+    index
+}
+
 /// The cell of contender `name` × workload `w` × level `l`, if measured.
-fn find<'x>(an: &'x Analysis, name: &str, w: &str, l: LoadLevel) -> Option<&'x Cell<'x>> {
-    an.cells()
-        .find(|(cw, cl, c)| *cw == w && *cl == l && an.name(c.contender) == name)
-        .map(|(_, _, c)| c)
+fn find<'x>(index: &CellIndex<'x>, name: &str, w: &str, l: LoadLevel) -> Option<&'x Cell<'x>> {
+    index.get(&(name, w, level_key(l)?)).copied()
 }
 
 fn cell_at(name: &str, w: &str, l: LoadLevel) -> CellAt {

@@ -69,7 +69,7 @@ pub fn cell_intervals(c: &Cell) -> [Option<CellInterval>; 4] {
     let per_rep: Vec<[Option<Interval>; 4]> = c
         .steps
         .iter()
-        .map(|s| percentile_intervals(&s.histogram(Measure::Latency), &s.result.series))
+        .map(|s| percentile_intervals(&s.histogram(Measure::Latency), &s.series()))
         .collect();
     let mut out = [None; 4];
     for (i, (p, _)) in PERCENTILES.iter().enumerate() {
@@ -112,7 +112,7 @@ pub fn merged_intervals(c: &Cell, merged: &Histogram<u64>) -> [Option<Interval>;
     let seconds: Vec<SecondStats> = c
         .steps
         .iter()
-        .flat_map(|s| s.result.series.iter().cloned())
+        .flat_map(|s| s.series().into_owned())
         .collect();
     percentile_intervals(merged, &seconds)
 }

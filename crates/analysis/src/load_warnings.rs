@@ -14,7 +14,7 @@
 
 use shootout_model::stored::StoredRun;
 use shootout_model::{
-    FailureKind, GeneratorStats, LoadLevel, LoadSpec, Pace, Protocol, RunResult, Warning,
+    FailureKind, GeneratorStats, LoadLevel, LoadSpec, Measure, Pace, Protocol, RunResult, Warning,
 };
 
 /// The kernel's first SYN retransmission comes after 1 s (µs, with 1% slack): connect
@@ -151,6 +151,10 @@ pub fn in_calls(warnings: &mut [Warning]) {
     }
 }
 
+/// The histograms [`derive_for`] reads: the connects' and setups' ([`slow_connects`]) and
+/// the latency ([`unserved`]).
+const WARNED_BY: &[Measure] = &[Measure::Connect, Measure::Setup, Measure::Latency];
+
 /// Replaces the warnings of every step of a run read back from the store with those
 /// [`derive`] finds, closed loop at a concurrency level's connections.
 pub fn refresh_stored(run: &mut StoredRun) {
@@ -160,8 +164,9 @@ pub fn refresh_stored(run: &mut StoredRun) {
             _ => None,
         };
         let protocol = step.wire.map_or(Protocol::Http1, |w| w.protocol);
-        // A step read from the store keeps its histograms packed: decoded for this.
-        step.result.warnings = derive_for(&step.unpacked(), closed, protocol);
+        // A step read from the store keeps its histograms packed: those the warnings read
+        // (slow connects, Little's law) are decoded for this, the others left packed.
+        step.result.warnings = step.with_histograms(WARNED_BY, |r| derive_for(r, closed, protocol));
     }
 }
 

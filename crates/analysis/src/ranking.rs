@@ -12,10 +12,11 @@
 //! parts.
 
 use crate::analysis::Analysis;
-use crate::cells::LevelBlock;
+use crate::cells::{level_key, LevelBlock, LevelKey};
 use crate::evidence::{difference, Difference};
 pub use crate::evidence::{Relation, MUCH};
 use shootout_model::LoadLevel;
+use std::collections::HashMap;
 
 /// One step down the order.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,12 +145,18 @@ impl Stability {
 /// The rankings of two runs side by side, for the workloads × levels both ranked.
 pub fn stability(a: &Analysis, b: &Analysis) -> Vec<Stability> {
     let rb = rankings(b);
+    // B's rankings by workload and level, the first of each (no search of them all for
+    // each of A's: runs of 20,000 levels); a level equal to no other is never found.
+    let mut in_b: HashMap<(&str, LevelKey), &Ranking> = HashMap::new();
+    for r in &rb {
+        if let Some(key) = level_key(r.level) {
+            in_b.entry((&r.workload, key)).or_insert(r);
+        }
+    }
     rankings(a)
         .into_iter()
         .filter_map(|ra| {
-            let other = rb
-                .iter()
-                .find(|r| r.workload == ra.workload && r.level == ra.level)?;
+            let other = *in_b.get(&(ra.workload.as_str(), level_key(ra.level)?))?;
             Some(Stability {
                 workload: ra.workload.clone(),
                 level: ra.level,

@@ -116,7 +116,7 @@ pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, HdrError> {
     })?;
     let claimed = be_u32(header, 4).unwrap_or(0);
     let payload = claimed_part(claimed, &v2[V2_HEADER..])?;
-    check_payload(payload)?;
+    let summed = check_payload(payload)?;
     let digits = be_u32(header, 12).unwrap_or(0);
     let low = be_u64(header, 16);
     let high = be_u64(header, 24);
@@ -126,15 +126,18 @@ pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, HdrError> {
     let h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut &v2[..])
         .map_err(|e| HdrError::Decode(e.to_string()))?;
-    total(&h).ok_or(HdrError::Overflow)?;
+    summed.ok_or(HdrError::Overflow)?;
     Ok(h)
 }
 
 /// Refuses the one number a V2 payload can hold that the crate's deserializer cannot
 /// take without a panic where overflow is checked (debug builds): a run of zeros of
 /// length `-i64::MIN`, which it negates (its encoding is the varint of `u64::MAX`). Any
-/// other malformed payload the crate refuses with an error.
-fn check_payload(mut payload: &[u8]) -> Result<(), HdrError> {
+/// other malformed payload the crate refuses with an error. Gives the sum of the counts
+/// the payload sets, `None` past `u64::MAX`: summed as the numbers are read, where a walk
+/// over the decoded histogram's counters would visit every one of them again.
+fn check_payload(mut payload: &[u8]) -> Result<Option<u64>, HdrError> {
+    let mut sum = Some(0u64);
     while !payload.is_empty() {
         // LEB128 of at most 9 bytes, the 9th taken whole, as the crate reads it.
         let mut value = 0u64;
@@ -156,9 +159,13 @@ fn check_payload(mut payload: &[u8]) -> Result<(), HdrError> {
                 i64::MIN
             )));
         }
+        // ZigZag: an even number is a count (a run of zeros is odd, negative).
+        if value & 1 == 0 {
+            sum = sum.and_then(|s| s.checked_add(value >> 1));
+        }
         payload = &payload[used..];
     }
-    Ok(())
+    Ok(sum)
 }
 
 /// The number of values `h` holds, or `None` when its counts add up past `u64::MAX` (the

@@ -77,10 +77,11 @@ impl Measure {
     }
 }
 
-/// The smallest empty histogram there is (one significant figure, growing as recorded
-/// into): a stand-in for one kept elsewhere (see [`Histograms::stubs`]).
+/// The smallest empty histogram there is (no significant figure: three counters, 24
+/// bytes, growing as recorded into): a stand-in for one kept elsewhere (see
+/// [`Histograms::stubs`]).
 pub fn stub() -> Histogram<u64> {
-    Histogram::new(1).expect("one significant figure is valid")
+    Histogram::new(0).expect("no significant figure is valid")
 }
 
 /// The histograms of a run (µs), one per [`Measure`].
@@ -122,7 +123,7 @@ impl Histograms {
         }
     }
 
-    /// Six of the smallest empty histograms (a few hundred bytes each, where an empty
+    /// Six of the smallest empty histograms (about a hundred bytes each, where an empty
     /// [`latency_histogram`] takes 184 KiB), standing where the real ones are kept
     /// elsewhere: in a step read from the store, packed ([`crate::stored::Packed`]).
     pub fn stubs() -> Self {

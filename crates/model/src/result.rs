@@ -583,7 +583,8 @@ pub struct SecondStats {
     pub max_us: u64,
     /// The second's latency histogram (µs, 2 significant figures, [`second_histogram`]),
     /// HdrHistogram V2 bytes, so the seconds of several runs can be merged exactly; empty
-    /// when not kept (a run read back from the store).
+    /// when not kept, and in a step read back from a store's file until asked for
+    /// (`StoredStep::series`).
     #[serde(skip)]
     pub histogram: Vec<u8>,
 }

@@ -8,7 +8,7 @@
 //! instants are [`SystemTime`]; a step's histograms hold microseconds, as in
 //! [`RunResult`].
 
-use crate::{latency_histogram, LatencySummary, Measure, Sample, TargetStats};
+use crate::{latency_histogram, LatencySummary, Measure, Sample, SecondStats, TargetStats};
 use crate::{ContenderStatus, LoadLevel, MachineFacts, ProcessOwner, ResourceSample};
 use crate::{RunResult, RunStatus, StepStatus, Wire};
 use hdrhistogram::Histogram;
@@ -145,8 +145,9 @@ pub struct StoredStep {
     /// HTTP/2 streams limit, a fact; the reader derives the others from the numbers
     /// (`shootout_analysis::load_warnings::refresh_stored`). When [`StoredStep::packed`]
     /// holds the step's bulky parts, its histograms, its request list entries' (or journey
-    /// steps') and its journeys' histograms and its samples are left empty here: read
-    /// them with [`StoredStep::histogram`], [`StoredStep::samples`] or
+    /// steps') and its journeys' histograms and its samples are left empty here, and so
+    /// are its seconds' histograms in a step read from a store's file: read them with
+    /// [`StoredStep::histogram`], [`StoredStep::samples`], [`StoredStep::series`] or
     /// [`StoredStep::unpacked`].
     pub result: RunResult,
     /// The contender's process tree during the step, oldest first.
@@ -173,12 +174,20 @@ pub struct StoredStep {
 /// checked the samples when it read the step.
 pub type SampleSource = Arc<dyn Fn() -> Vec<Sample> + Send + Sync>;
 
+/// Gives the histograms of a step's seconds when asked, in the order of its series (empty
+/// bytes for a second without one): the store reads them again from its file (571 bytes
+/// a second in the steps of the store's `big_store` test, so its 20,000 steps of 5 s
+/// would hold 57 MB of them). Given by the store, which checked them when it read the
+/// step.
+pub type SecondsSource = Arc<dyn Fn() -> Vec<Vec<u8>> + Send + Sync>;
+
 /// A step's bulky parts as the store keeps them: each histogram (HdrHistogram V2 +
 /// deflate, empty for one a step stored before it was recorded), each request list
 /// entry's or journey step's latency histogram and each journey's duration and busy-time
 /// histograms (no busy time for journeys stored before it was measured), with the step's
-/// latency summary worked out once, and where
-/// its reservoir of samples comes from. Every histogram was decoded once when packed, so
+/// latency summary worked out once, where
+/// its reservoir of samples comes from, and where its seconds' histograms do when the
+/// step's series is kept without them. Every histogram was decoded once when packed, so
 /// decoding it again cannot fail; the bytes are shared, so a clone costs a few pointers.
 #[derive(Clone)]
 pub struct Packed {
@@ -187,6 +196,7 @@ pub struct Packed {
     journeys: Vec<Arc<[u8]>>,
     busy: Vec<Option<Arc<[u8]>>>,
     samples: SampleSource,
+    seconds: Option<SecondsSource>,
     latency: LatencySummary,
 }
 
@@ -216,7 +226,8 @@ impl Packed {
     /// Packs a step's parts: `histograms` in [`Measure::ALL`]'s order (empty bytes for an
     /// empty histogram), `targets` in the list's (or the journey steps') order, `journeys`
     /// in the journey file's, `busy` the journeys' busy times in the same order (`None`
-    /// where not measured), and where its `samples` come from. Each histogram is decoded
+    /// where not measured), where its `samples` come from, and where its `seconds`'
+    /// histograms do (`None`: the step's series holds them). Each histogram is decoded
     /// here (checked, and the latency summarised): the error names the part and what is
     /// wrong.
     pub fn new(
@@ -225,6 +236,7 @@ impl Packed {
         journeys: Vec<Vec<u8>>,
         busy: Vec<Option<Vec<u8>>>,
         samples: SampleSource,
+        seconds: Option<SecondsSource>,
     ) -> Result<Packed, (Part, crate::hdr::HdrError)> {
         let mut latency = LatencySummary::default();
         for (m, bytes) in Measure::ALL.into_iter().zip(&histograms) {
@@ -248,6 +260,7 @@ impl Packed {
             journeys: journeys.into_iter().map(Arc::from).collect(),
             busy: busy.into_iter().map(|b| b.map(Arc::from)).collect(),
             samples,
+            seconds,
             latency,
         })
     }
@@ -325,15 +338,53 @@ impl StoredStep {
         }
     }
 
+    /// `read` of the result with the histograms of `measures` decoded in it, for a reader
+    /// that needs those and nothing else packed: no copy of the result is made, and the
+    /// stand-ins are put back after. A histogram not in `measures` reads as empty there.
+    pub fn with_histograms<R>(
+        &mut self,
+        measures: &[Measure],
+        read: impl FnOnce(&RunResult) -> R,
+    ) -> R {
+        let Some(p) = &self.packed else {
+            return read(&self.result);
+        };
+        for &m in measures {
+            *self.result.histograms.get_mut(m) = unpack_checked(&p.histograms[measure_index(m)]);
+        }
+        let out = read(&self.result);
+        for &m in measures {
+            *self.result.histograms.get_mut(m) = crate::histograms::stub();
+        }
+        out
+    }
+
+    /// The per-second series with each second's histogram: borrowed when the step holds
+    /// them, else a copy with them read now (none if the store's file cannot be read
+    /// again).
+    pub fn series(&self) -> Cow<'_, [SecondStats]> {
+        let Some(seconds) = self.packed.as_ref().and_then(|p| p.seconds.as_ref()) else {
+            return Cow::Borrowed(&self.result.series);
+        };
+        let mut series = self.result.series.clone();
+        for (s, histogram) in series.iter_mut().zip(seconds()) {
+            s.histogram = histogram;
+        }
+        Cow::Owned(series)
+    }
+
     /// The result with its histograms, its request list entries' (or journey steps')
-    /// histograms and its journeys' (their busy times included; not its samples:
-    /// [`StoredStep::samples`]), for a reader that needs the whole of it:
-    /// borrowed when the step is not packed, else a copy with them decoded.
+    /// histograms and its journeys' (their busy times included) and its seconds'
+    /// histograms (not its samples: [`StoredStep::samples`]), for a reader that needs the
+    /// whole of it: borrowed when the step is not packed, else a copy with them decoded.
     pub fn unpacked(&self) -> Cow<'_, RunResult> {
         let Some(p) = &self.packed else {
             return Cow::Borrowed(&self.result);
         };
         let mut r = self.result.clone();
+        if p.seconds.is_some() {
+            r.series = self.series().into_owned();
+        }
         for m in Measure::ALL {
             *r.histograms.get_mut(m) = unpack_checked(&p.histograms[measure_index(m)]);
         }

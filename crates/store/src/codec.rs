@@ -201,6 +201,57 @@ pub(crate) fn decode_samples(bytes: &[u8]) -> Result<Vec<Sample>, String> {
     Ok(out)
 }
 
+/// Checks a samples BLOB as [`decode_samples`] would read it, refusing what it refuses
+/// with the same words, without building the samples: the columns are inflated through
+/// one small buffer and only the failure codes looked at (a reader that checks every
+/// step's reservoir and keeps none).
+pub(crate) fn check_samples(bytes: &[u8]) -> Result<(), String> {
+    let (&format, packed) = bytes.split_first().ok_or("empty BLOB")?;
+    if format != SAMPLES_V1 {
+        return Err(format!("unknown format {format}"));
+    }
+    let mut inflate = ZlibDecoder::new(packed);
+    let mut head = [0u8; 4];
+    inflate
+        .read_exact(&mut head)
+        .map_err(|_| "no sample count")?;
+    let n = u32::from_le_bytes(head) as usize;
+    if n > MAX_STORED_SAMPLES {
+        return Err(format!(
+            "{n} samples, more than the {MAX_STORED_SAMPLES} a step may hold"
+        ));
+    }
+    // The failure codes are the last column: a byte each from here on.
+    let codes_at = n * (SAMPLE_BYTES - 1);
+    let mut columns = inflate.take((n * SAMPLE_BYTES) as u64 + 1);
+    let mut buf = vec![0u8; 16 << 10];
+    let (mut read, mut unknown) = (0usize, None);
+    loop {
+        let got = match columns.read(&mut buf) {
+            Ok(0) => break,
+            Ok(got) => got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        if unknown.is_none() && read + got > codes_at {
+            let codes = &buf[codes_at.saturating_sub(read)..got];
+            unknown = codes.iter().copied().find(|&c| failure_of(c).is_err());
+        }
+        read += got;
+    }
+    if read != n * SAMPLE_BYTES {
+        return Err(format!(
+            "{} bytes for {n} samples, expected {}",
+            4 + read,
+            4 + n * SAMPLE_BYTES
+        ));
+    }
+    match unknown {
+        Some(code) => failure_of(code).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
 /// The columns of a samples BLOB, read front to back (lengths checked by the caller).
 struct Columns<'a>(&'a [u8]);
 
@@ -254,7 +305,9 @@ mod tests {
             blob.len()
         );
         assert_eq!(decode_samples(&blob).unwrap(), samples);
+        assert_eq!(check_samples(&blob), Ok(()));
         assert_eq!(decode_samples(&encode_samples(&[])).unwrap(), vec![]);
+        assert_eq!(check_samples(&encode_samples(&[])), Ok(()));
     }
 
     #[test]
@@ -295,6 +348,53 @@ mod tests {
         let mut other = blob.clone();
         other[0] = 9;
         assert!(decode_samples(&other).unwrap_err().contains("format 9"));
+    }
+
+    /// The check refuses what the decoder refuses, with its words: a cut BLOB, a forged
+    /// count, a bomb, another format, and unknown failure codes anywhere in the column
+    /// (past the check's buffer too).
+    #[test]
+    fn the_check_refuses_what_decoding_refuses() {
+        let forged = |raw: &[u8]| {
+            let mut z = ZlibEncoder::new(vec![SAMPLES_V1], Compression::default());
+            z.write_all(raw).unwrap();
+            z.finish().unwrap()
+        };
+        let n = 40_000usize;
+        let with_code = |at: usize, code: u8| {
+            let mut raw = (n as u32).to_le_bytes().to_vec();
+            raw.resize(4 + n * SAMPLE_BYTES, 0);
+            raw[4 + n * (SAMPLE_BYTES - 1) + at] = code;
+            forged(&raw)
+        };
+        let good = with_code(7, 2);
+        let mut bomb = 1u32.to_le_bytes().to_vec();
+        bomb.resize(1 << 20, 0);
+        let mut other = good.clone();
+        other[0] = 9;
+        let cases = [
+            good[..good.len() - 3].to_vec(),
+            forged(&u32::MAX.to_le_bytes()),
+            forged(&bomb),
+            forged(&[1, 0]),
+            other,
+            Vec::new(),
+            vec![SAMPLES_V1],
+            with_code(0, 35),
+            with_code(n / 2, 200),
+            with_code(n - 1, 99),
+        ];
+        for blob in &cases {
+            let decoded = decode_samples(blob).map(|_| ());
+            assert!(decoded.is_err());
+            assert_eq!(check_samples(blob), decoded);
+        }
+        assert_eq!(decode_samples(&good).unwrap().len(), n);
+        assert_eq!(check_samples(&good), Ok(()));
+        assert_eq!(
+            check_samples(&with_code(n - 1, 99)).unwrap_err(),
+            "unknown failure code 99"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use rusqlite::types::{FromSql, ToSql};
 use rusqlite::{params, params_from_iter, Row, Transaction, TransactionBehavior};
 use shootout_model::find_max::{SearchStep, StepEnd, Verdict};
-use shootout_model::stored::{Packed, Part, SampleSource};
+use shootout_model::stored::{Packed, Part, SampleSource, SecondsSource};
 use shootout_model::until::{Condition, Reading, UntilOutcome};
 use shootout_model::{
     AcceptWaiting, Arrival, ArrivalCheck, Counts, FailureCounts, FailureKind, FirstResponse, Fit,
@@ -535,6 +535,7 @@ impl Store {
             .conn
             .prepare_cached("SELECT * FROM steps WHERE run_id = ?1 ORDER BY id")
             .map_err(self.sql(read))?;
+        let columns = column_index(&stmt);
         let mut rows = stmt.query([run.0]).map_err(self.sql(read))?;
         let mut out = Vec::new();
         // The samples are read again from the file when asked (the reports ask for a few
@@ -544,7 +545,12 @@ impl Store {
             .clone()
             .map(|path| Arc::new(SampleReader::new(path)));
         while let Some(row) = rows.next().map_err(self.sql(read))? {
-            out.push(self.stored_step(row, &mut children, reader.as_ref())?);
+            let row = Columns {
+                row,
+                store: self,
+                index: &columns,
+            };
+            out.push(self.stored_step(&row, &mut children, reader.as_ref())?);
         }
         Ok(out)
     }
@@ -553,14 +559,12 @@ impl Store {
     /// `children`), its parts checked and packed.
     fn stored_step(
         &self,
-        row: &Row,
+        row: &Columns,
         children: &mut StepChildren,
         reader: Option<&Arc<SampleReader>>,
     ) -> Result<StoredStep, StoreError> {
         let (mut step, streams, mut blobs) = self.step_of(row)?;
-        let converged: Option<i64> = row
-            .get("until_converged_ns")
-            .map_err(self.sql("read the steps"))?;
+        let converged: Option<i64> = row.get("until_converged_ns")?;
         self.fill_children(&mut step, children, converged, &mut blobs)?;
         // The one warning that is a fact; the reader judges the others.
         step.result.note_streams_limited(streams.0, streams.1);
@@ -616,8 +620,9 @@ impl Store {
     }
 
     /// Step `id`'s parts, checked and kept as stored: decoded, a step's six histograms
-    /// take 1.1 MB, and a report of 20,000 steps would need 22 GB. Its samples are read
-    /// again from the file by `reader`, or kept packed for a store in memory.
+    /// take 1.1 MB, and a report of 20,000 steps would need 22 GB. Its samples and its
+    /// seconds' histograms are read again from the file by `reader`, or kept (the samples
+    /// packed) for a store in memory.
     fn packed(
         &self,
         id: i64,
@@ -627,19 +632,24 @@ impl Store {
         let samples: SampleSource = match reader {
             Some(reader) => {
                 let reader = reader.clone();
-                Arc::new(move || reader.read(id))
+                Arc::new(move || reader.samples(id))
             }
             None => {
                 let bytes: Arc<[u8]> = blobs.samples.into();
                 Arc::new(move || codec::decode_samples(&bytes).unwrap_or_default())
             }
         };
+        let seconds: Option<SecondsSource> = reader.map(|reader| {
+            let reader = reader.clone();
+            Arc::new(move || reader.seconds(id)) as SecondsSource
+        });
         Packed::new(
             blobs.histograms,
             blobs.targets,
             blobs.journeys,
             blobs.busy,
             samples,
+            seconds,
         )
         .map_err(|(part, e)| {
             let what = match part {
@@ -692,39 +702,44 @@ impl Store {
     }
 
     /// The per-second series of a run's steps, by step id. Each second's histogram is
-    /// checked as it is read (a store is a file a user may be handed) and kept as stored
-    /// (empty in seconds stored before schema version 12).
+    /// checked as it is read (a store is a file a user may be handed; the first damaged
+    /// one in the order of the steps is named) and kept as stored by a store in memory
+    /// (empty in seconds stored before schema version 12); a store's file is asked for
+    /// them again when they are wanted ([`StoredStep::series`]), which keeps a run of
+    /// 20,000 steps of 5 s from holding 57 MB of them (the `big_store` test's).
     fn step_seconds(&self, run: RunId) -> Result<HashMap<i64, Vec<SecondStats>>, StoreError> {
-        let seconds = self.children(
-            "SELECT step_id, second, completed, failed, mean_us, p50_us, p99_us, max_us,
-                    histogram
-             FROM step_seconds
-             WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1) ORDER BY step_id, seq",
-            run,
-            |r| {
-                Ok(SecondStats {
-                    second: r.get(1)?,
-                    completed: r.get(2)?,
-                    failed: r.get(3)?,
-                    mean_us: r.get::<_, Option<f64>>(4)?.unwrap_or(f64::NAN),
-                    p50_us: r.get(5)?,
-                    p99_us: r.get(6)?,
-                    max_us: r.get(7)?,
-                    histogram: r.get::<_, Option<Vec<u8>>>(8)?.unwrap_or_default(),
-                })
-            },
-        )?;
-        for (id, series) in &seconds {
-            for s in series.iter().filter(|s| !s.histogram.is_empty()) {
-                codec::decode_histogram(&s.histogram).map_err(|e| {
+        let read = "read the steps";
+        let keep = self.file.is_none();
+        let mut by_step: HashMap<i64, Vec<SecondStats>> = HashMap::new();
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT step_id, second, completed, failed, mean_us, p50_us, p99_us, max_us,
+                        histogram
+                 FROM step_seconds
+                 WHERE step_id IN (SELECT id FROM steps WHERE run_id = ?1)
+                 ORDER BY step_id, seq",
+            )
+            .map_err(self.sql(read))?;
+        let mut rows = stmt.query([run.0]).map_err(self.sql(read))?;
+        while let Some(r) = rows.next().map_err(self.sql(read))? {
+            let (id, mut second) = second_of(r).map_err(self.sql(read))?;
+            let bytes: Option<Vec<u8>> = r.get(8).map_err(self.sql(read))?;
+            let bytes = bytes.unwrap_or_default();
+            if !bytes.is_empty() {
+                codec::decode_histogram(&bytes).map_err(|e| {
                     self.corrupt(
-                        format!("latency histogram of second {} of step {id}", s.second),
+                        format!("latency histogram of second {} of step {id}", second.second),
                         e,
                     )
                 })?;
+                if keep {
+                    second.histogram = bytes;
+                }
             }
+            by_step.entry(id).or_default().push(second);
         }
-        Ok(seconds)
+        Ok(by_step)
     }
 
     /// The resource samples of a run's steps, by step id.
@@ -837,8 +852,7 @@ impl Store {
     /// caller): the step, its HTTP/2 streams per connection (asked, and allowed when
     /// lower), and its histograms and samples as stored (the samples checked).
     #[allow(clippy::type_complexity)]
-    fn step_of(&self, row: &Row) -> Result<(StoredStep, (u64, Option<u64>), Blobs), StoreError> {
-        let c = Columns { row, store: self };
+    fn step_of(&self, c: &Columns) -> Result<(StoredStep, (u64, Option<u64>), Blobs), StoreError> {
         let id: i64 = c.get("id")?;
         let level = c.level(id)?;
         let status_word: String = c.get("status")?;
@@ -879,6 +893,24 @@ impl Store {
     }
 }
 
+/// A row of `step_seconds` as [`Store::step_seconds`] selects it: its step's id and the
+/// second, without its histogram.
+fn second_of(r: &Row) -> rusqlite::Result<(i64, SecondStats)> {
+    Ok((
+        r.get(0)?,
+        SecondStats {
+            second: r.get(1)?,
+            completed: r.get(2)?,
+            failed: r.get(3)?,
+            mean_us: r.get::<_, Option<f64>>(4)?.unwrap_or(f64::NAN),
+            p50_us: r.get(5)?,
+            p99_us: r.get(6)?,
+            max_us: r.get(7)?,
+            histogram: Vec::new(),
+        },
+    ))
+}
+
 /// A step's `until` conditions as stored: each as written, with its last reading.
 type ConditionRows = Vec<(String, Option<Reading>)>;
 
@@ -907,9 +939,10 @@ struct Blobs {
     busy: Vec<Option<Vec<u8>>>,
 }
 
-/// Reads steps' samples again from a store's file, through a read-only connection of its
-/// own, opened when first asked. The samples were checked when their step was read
-/// ([`Columns::blobs`]); a file that cannot be read again (removed since) gives none.
+/// Reads steps' samples and seconds' histograms again from a store's file, through a
+/// read-only connection of its own, opened when first asked. They were checked when their
+/// step was read ([`Columns::blobs`], [`Store::step_seconds`]); a file that cannot be
+/// read again (removed since) gives none.
 struct SampleReader {
     path: PathBuf,
     store: Mutex<Option<Store>>,
@@ -923,35 +956,76 @@ impl SampleReader {
         }
     }
 
-    /// The samples of step `id`.
-    fn read(&self, id: i64) -> Vec<Sample> {
+    /// `read` of the store's file, opened when first asked; `None` when it cannot be.
+    fn with<T>(&self, read: impl FnOnce(&Store) -> Option<T>) -> Option<T> {
         let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
         if store.is_none() {
             *store = Store::open_read_only(&self.path).ok();
         }
-        let Some(store) = store.as_ref() else {
-            return Vec::new();
-        };
-        store
-            .conn
-            .query_row("SELECT samples FROM steps WHERE id = ?1", [id], |r| {
-                r.get::<_, Vec<u8>>(0)
-            })
-            .ok()
-            .and_then(|bytes| codec::decode_samples(&bytes).ok())
-            .unwrap_or_default()
+        read(store.as_ref()?)
+    }
+
+    /// The samples of step `id`.
+    fn samples(&self, id: i64) -> Vec<Sample> {
+        self.with(|store| {
+            let bytes = store
+                .conn
+                .query_row("SELECT samples FROM steps WHERE id = ?1", [id], |r| {
+                    r.get::<_, Vec<u8>>(0)
+                })
+                .ok()?;
+            codec::decode_samples(&bytes).ok()
+        })
+        .unwrap_or_default()
+    }
+
+    /// The histograms of step `id`'s seconds, in order (empty bytes where a second has
+    /// none).
+    fn seconds(&self, id: i64) -> Vec<Vec<u8>> {
+        self.with(|store| {
+            let mut stmt = store
+                .conn
+                .prepare_cached(
+                    "SELECT histogram FROM step_seconds WHERE step_id = ?1 ORDER BY seq",
+                )
+                .ok()?;
+            let rows = stmt
+                .query_map([id], |r| {
+                    Ok(r.get::<_, Option<Vec<u8>>>(0)?.unwrap_or_default())
+                })
+                .ok()?;
+            rows.collect::<rusqlite::Result<Vec<_>>>().ok()
+        })
+        .unwrap_or_default()
     }
 }
 
-/// The columns of one row of `steps`, read by name; errors name the store and the step.
+/// Each column of a statement's rows by name, to its position: the driver finds a column
+/// by name by fetching the name of every column before it, and each of the hundred-odd
+/// columns of `steps` is read by name, for every step.
+fn column_index(stmt: &rusqlite::Statement) -> HashMap<String, usize> {
+    let mut index = HashMap::new();
+    for (i, name) in stmt.column_names().into_iter().enumerate() {
+        index.entry(name.to_string()).or_insert(i);
+    }
+    index
+}
+
+/// The columns of one row of `steps`, read by name (found in `index`, [`column_index`]);
+/// errors name the store and the step.
 struct Columns<'r> {
     row: &'r Row<'r>,
     store: &'r Store,
+    index: &'r HashMap<String, usize>,
 }
 
 impl Columns<'_> {
     fn get<T: rusqlite::types::FromSql>(&self, name: &str) -> Result<T, StoreError> {
-        self.row.get(name).map_err(self.store.sql("read the steps"))
+        match self.index.get(name) {
+            Some(&i) => self.row.get(i),
+            None => self.row.get(name),
+        }
+        .map_err(self.store.sql("read the steps"))
     }
 
     /// A REAL column; NaN where SQLite stored NULL for it.
@@ -963,7 +1037,7 @@ impl Columns<'_> {
     /// are checked as they are packed).
     fn blobs(&self, id: i64) -> Result<Blobs, StoreError> {
         let samples: Vec<u8> = self.get("samples")?;
-        codec::decode_samples(&samples)
+        codec::check_samples(&samples)
             .map_err(|e| self.store.corrupt(format!("samples of step {id}"), e))?;
         let mut histograms: [Vec<u8>; 6] = Default::default();
         for (m, bytes) in Measure::ALL.into_iter().zip(&mut histograms) {

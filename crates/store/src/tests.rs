@@ -671,6 +671,36 @@ fn a_v23_file_gets_the_search_end_column_null() {
     assert!(e.contains("'sideways'"), "{e}");
 }
 
+/// A step read from a store's file leaves its seconds' histograms there (they took as much
+/// memory as the rest of a step): its series holds the figures, and `series()` and
+/// `unpacked()` read the histograms again, as written. A store in memory keeps them.
+#[test]
+fn a_file_s_steps_read_their_seconds_histograms_again_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seconds.db");
+    let result = synthetic_result(3);
+    assert!(result.series[0].histogram.len() > 8);
+    assert!(result.series[10].histogram.is_empty());
+    let run = {
+        let mut store = Store::open(&path).unwrap();
+        let run = store
+            .begin_run(&new_run("demo", &machine(), at(0)))
+            .unwrap();
+        let c = store.add_contender(run, &contender("nginx")).unwrap();
+        store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+        run
+    };
+    let store = Store::open_read_only(&path).unwrap();
+    let steps = store.steps(run).unwrap();
+    let s = &steps[0];
+    assert!(s.result.series.iter().all(|x| x.histogram.is_empty()));
+    assert_eq!(s.result.series.len(), result.series.len());
+    assert_eq!(*s.series(), result.series[..]);
+    assert_eq!(s.unpacked().series, result.series);
+    let (mem, run) = one_step_of(&result);
+    assert_eq!(mem.steps(run).unwrap()[0].result.series, result.series);
+}
+
 /// A store of schema 21 with a journey step gets `hist_busy`, NULL for the journeys it
 /// held, which read back without a busy time.
 #[test]

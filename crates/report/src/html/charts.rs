@@ -120,7 +120,7 @@ pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
     for c in w.contenders() {
         let mut s = Series::new(who[c].name, who[c].color);
         for cell in w.of_contender(c) {
-            let i = w.levels.iter().position(|l| *l == cell.level).unwrap_or(0);
+            let i = w.level_index(cell.level).unwrap_or(0);
             s.line.push((xs[i], cell.rps));
             s.band.push((xs[i], cell.rps_min, cell.rps_max));
             s.marks.push(Mark {
@@ -195,7 +195,7 @@ pub fn latency(w: &Workload, who: &[Who]) -> Chart {
             s.stroke = stroke;
             set_apart(&mut s, k);
             for cell in w.of_contender(c) {
-                let i = w.levels.iter().position(|l| *l == cell.level).unwrap_or(0);
+                let i = w.level_index(cell.level).unwrap_or(0);
                 let y = if label == "p50" { cell.p50 } else { cell.p99 };
                 let range = if label == "p99" {
                     let (lo, hi) = min_max(&cell.p99_values);

@@ -6,9 +6,12 @@
 //! Seams: reads an [`Analysis`] only; `mod.rs` renders tables and `charts.rs` draws from
 //! what is arranged here. Latencies are milliseconds here (the histograms hold µs).
 
+use shootout_analysis::cells::{level_key, LevelKey};
 use shootout_analysis::Analysis;
 use shootout_model::stored::StoredStep;
 use shootout_model::LoadLevel;
+use std::collections::HashMap;
+use std::ops::Range;
 
 pub use shootout_analysis::Cell;
 
@@ -37,6 +40,10 @@ pub struct Workload<'a> {
     /// The contenders were not all spoken to alike (protocol, streams, pipelining): each
     /// row then says how its contender was (the analysis's rule, as in the other formats).
     pub mixed_wire: bool,
+    /// Each level's place in `levels` and its cells' in `cells`, by level (a level equal
+    /// to no other, a rate that is not a number, has neither): the tables and charts look
+    /// a level up for each cell, without a search of them all (20,000 levels).
+    at: HashMap<LevelKey, (usize, Range<usize>)>,
 }
 
 impl<'a> Workload<'a> {
@@ -47,9 +54,22 @@ impl<'a> Workload<'a> {
 
     /// The cell of `contender` at `level`.
     pub fn cell(&self, contender: usize, level: LoadLevel) -> Option<&Cell<'a>> {
-        self.cells
+        self.cells_at(level)
             .iter()
-            .find(|c| c.contender == contender && c.level == level)
+            .find(|c| c.contender == contender)
+    }
+
+    /// The cells at `level`, in plan order.
+    pub fn cells_at(&self, level: LoadLevel) -> &[Cell<'a>] {
+        match level_key(level).and_then(|k| self.at.get(&k)) {
+            Some((_, cells)) => &self.cells[cells.clone()],
+            None => &[],
+        }
+    }
+
+    /// The place of `level` in `levels`.
+    pub fn level_index(&self, level: LoadLevel) -> Option<usize> {
+        self.at.get(&level_key(level)?).map(|(i, _)| *i)
     }
 
     /// How the client spoke to this cell's contender, when the workload's contenders were
@@ -134,17 +154,27 @@ pub fn workloads<'a>(a: &Analysis<'a>) -> Vec<Workload<'a>> {
                     .cmp(&is_rate(*b))
                     .then(level_value(*a).total_cmp(&level_value(*b)))
             });
-            let cells = levels
-                .iter()
-                .filter_map(|level| w.levels.iter().find(|l| l.level == *level))
-                .flat_map(|l| l.cells.iter().cloned())
-                .collect();
+            let mut blocks = HashMap::new();
+            for l in &w.levels {
+                if let Some(key) = level_key(l.level) {
+                    blocks.entry(key).or_insert(l);
+                }
+            }
+            let (mut cells, mut at) = (Vec::new(), HashMap::new());
+            for (i, key) in levels.iter().enumerate() {
+                let Some(key) = level_key(*key) else { continue };
+                let Some(l) = blocks.get(&key) else { continue };
+                let from = cells.len();
+                cells.extend(l.cells.iter().cloned());
+                at.entry(key).or_insert((i, from..cells.len()));
+            }
             let mixed_wire = w.wire_mixed();
             Workload {
                 name: w.name,
                 levels,
                 cells,
                 mixed_wire,
+                at,
             }
         })
         .collect()

@@ -369,10 +369,20 @@ fn workload_section(
     intervals.html(o);
     let _ = writeln!(o, "<p class=\"note\">{}</p>", html_text(&note));
     // The analysis's level blocks, in the page's level order.
+    let mut by_level = std::collections::HashMap::new();
+    for l in &b.levels {
+        if let Some(key) = shootout_analysis::cells::level_key(l.level) {
+            by_level.entry(key).or_insert(l);
+        }
+    }
     let blocks: Vec<&LevelBlock> = w
         .levels
         .iter()
-        .filter_map(|level| b.levels.iter().find(|l| l.level == *level))
+        .filter_map(|level| {
+            by_level
+                .get(&shootout_analysis::cells::level_key(*level)?)
+                .copied()
+        })
         .collect();
     let ratios: Vec<String> = blocks.iter().flat_map(|l| ratio_lines(a, l)).collect();
     if !ratios.is_empty() {
@@ -472,7 +482,7 @@ fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
     for level in &w.levels {
         let base_cell = w.cell(base, *level);
         let mut first = true;
-        for cell in w.cells.iter().filter(|c| c.level == *level) {
+        for cell in w.cells_at(*level) {
             let c = cell.contender;
             let noisy = if cell.noisy() {
                 " <span class=\"noisy\" title=\"spread over 10% of the median\">⚠ noisy</span>"

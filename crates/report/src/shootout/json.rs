@@ -330,7 +330,7 @@ fn step_ci_json(s: &StoredStep) -> Value {
     use super::tables::TABLE_PERCENTILES;
     let cis = shootout_analysis::certify::percentile_intervals(
         &s.histogram(shootout_model::Measure::Latency),
-        &s.result.series,
+        &s.series(),
     );
     let mut v = Map::new();
     for (i, name) in TABLE_PERCENTILES {
