@@ -971,7 +971,6 @@ impl<'a> Conn<'a> {
     ) -> io::Result<bool> {
         match behavior {
             H2Behavior::HpackBlock { block } => {
-                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
                 frame(
                     &mut self.out,
                     block.len(),
@@ -980,18 +979,15 @@ impl<'a> Conn<'a> {
                     id,
                 );
                 self.out.extend_from_slice(block);
-                self.gone = true;
-                return Ok(true);
+                return Ok(self.give_up());
             }
             H2Behavior::ContinuationFlood { frames } => {
-                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
                 frame(&mut self.out, 1, HEADERS, END_STREAM, id);
                 self.out.push(0x88);
                 for _ in 0..*frames {
                     frame(&mut self.out, 0, CONTINUATION, 0, id);
                 }
-                self.gone = true;
-                return Ok(true);
+                return Ok(self.give_up());
             }
             H2Behavior::ControlFlood { kind, count } if first => {
                 self.send()?;
@@ -1013,15 +1009,11 @@ impl<'a> Conn<'a> {
         }
         match *behavior {
             H2Behavior::ResetEvery { n, code } if k.is_multiple_of(n) => {
-                self.state.resets.fetch_add(1, Ordering::SeqCst);
-                frame(&mut self.out, 4, RST_STREAM, 0, id);
-                self.out.extend_from_slice(&code.to_be_bytes());
+                self.reset(id, code);
                 return Ok(true);
             }
             H2Behavior::RefuseFirst { n } if k <= n => {
-                self.state.resets.fetch_add(1, Ordering::SeqCst);
-                frame(&mut self.out, 4, RST_STREAM, 0, id);
-                self.out.extend_from_slice(&REFUSED_STREAM.to_be_bytes());
+                self.reset(id, REFUSED_STREAM);
                 return Ok(true);
             }
             H2Behavior::NeverAnswerEvery { n } if k.is_multiple_of(n) => {
@@ -1029,24 +1021,35 @@ impl<'a> Conn<'a> {
                 return Ok(true);
             }
             H2Behavior::MalformedFrame => {
-                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
                 frame(&mut self.out, 7, PING, 0, 0);
                 self.out.extend_from_slice(&[0; 7]);
-                self.gone = true;
-                return Ok(true);
+                return Ok(self.give_up());
             }
             H2Behavior::HpackError => {
-                self.state.unanswered.fetch_add(1, Ordering::SeqCst);
                 frame(&mut self.out, 1, HEADERS, END_HEADERS | END_STREAM, id);
                 self.out.push(0x80 | 70);
-                self.gone = true;
-                return Ok(true);
+                return Ok(self.give_up());
             }
             H2Behavior::MaxStreams { .. } => thread::sleep(Duration::from_millis(2)),
             H2Behavior::Slow(d) => thread::sleep(d),
             _ => {}
         }
         Ok(false)
+    }
+
+    /// The stream goes unanswered and the connection ends (what the behaviour wrote
+    /// before is its last word): counted, and true for [`Self::before_answer`].
+    fn give_up(&mut self) -> bool {
+        self.state.unanswered.fetch_add(1, Ordering::SeqCst);
+        self.gone = true;
+        true
+    }
+
+    /// Resets stream `id` with `code` instead of answering it, counted.
+    fn reset(&mut self, id: u32, code: u32) {
+        self.state.resets.fetch_add(1, Ordering::SeqCst);
+        frame(&mut self.out, 4, RST_STREAM, 0, id);
+        self.out.extend_from_slice(&code.to_be_bytes());
     }
 
     /// What a behaviour does once an answer is sent: a GOAWAY after so many answers.
