@@ -187,17 +187,19 @@ fn holds(slo: &Threshold, result: &RunResult) -> bool {
             return false;
         }
     }
+    answers_hold(slo, result) && !stuck_break(slo, result)
+}
+
+/// Whether `slo` holds on the step's answers alone.
+fn answers_hold(slo: &Threshold, result: &RunResult) -> bool {
     slo.value(result)
         .is_some_and(|v| slo.op.holds(v, slo.limit))
-        && !stuck_break(slo, result)
 }
 
 /// Whether `slo` holds on the step's answers and breaks only through its requests still
 /// in flight at the end ([`stuck_break`]).
 fn broke_by_waiting_alone(slo: &Threshold, result: &RunResult) -> bool {
-    slo.value(result)
-        .is_some_and(|v| slo.op.holds(v, slo.limit))
-        && stuck_break(slo, result)
+    answers_hold(slo, result) && stuck_break(slo, result)
 }
 
 /// Whether the requests still in flight when an open-loop step ended break the latency

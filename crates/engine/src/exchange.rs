@@ -12,7 +12,7 @@ use crate::recorder::{Answer, Timing};
 use std::time::{Duration, Instant};
 
 /// The most times a request the server never processed (a stream above a GOAWAY's last
-/// stream id: RFC 9113 §6.8 says it may go again) is sent again, within its deadline: a
+/// stream id, RFC 9113 §6.8, or refused with REFUSED_STREAM, §8.7: either may go again) is sent again, within its deadline: a
 /// server that leaves it unprocessed once more fails it as refused.
 pub const MAX_RESENDS: u8 = 4;
 
@@ -23,8 +23,7 @@ pub struct Begin {
     pub start: Instant,
     pub sent: Instant,
     pub connect: Duration,
-    /// Sends before this one, each on a connection whose GOAWAY left it unprocessed (0 for
-    /// a first send).
+    /// Sends before this one, each left unprocessed by the server (0 for a first send).
     pub resent: u8,
 }
 
@@ -51,7 +50,7 @@ pub struct Exchange {
     pub first_byte: Option<Instant>,
     /// Connect time charged to it.
     pub connect: Duration,
-    /// Sends before this one, each on a connection whose GOAWAY left it unprocessed.
+    /// Sends before this one, each left unprocessed by the server.
     pub resent: u8,
     /// Status of the final answer (0 until its head).
     pub status: u16,
@@ -125,7 +124,7 @@ impl Exchange {
         }
     }
 
-    /// A GOAWAY left it unprocessed at `now`: true when it may go again, that is when it
+    /// The server left it unprocessed at `now` (a GOAWAY, a REFUSED_STREAM): true when it may go again, that is when it
     /// was sent fewer than [`MAX_RESENDS`] times again and its deadline (`timeout` from
     /// its first send) has not passed.
     #[inline]
