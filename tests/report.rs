@@ -255,6 +255,7 @@ fn synthetic(s: &Shape, step: &Step) -> (RunResult, Vec<ResourceSample>) {
         until: None,
         warm_up: None,
         stream: None,
+        in_flight_at_end: None,
     };
     r.warnings = shootout_analysis::load_warnings::derive(&r, None);
     let cpu_total = s.cpu_us * completed as f64;

@@ -6,8 +6,8 @@
 //! - 0: a result file's text (bytes read as UTF-8, lossily), and those bytes through
 //!   `merge`'s stream reader (`ResultScanner`), whole and in two pieces;
 //! - 1: the bytes of one histogram (HdrHistogram V2, deflated or not): decoded directly,
-//!   and as the `latency` histogram of a valid result file, as its journey's, and as its
-//!   streaming calls' first replies and gaps;
+//!   and as the `latency` histogram of a valid result file, as its journey's, as its
+//!   streaming calls' first replies and gaps, and as its ages in flight at the end;
 //! - 2: two result files, split at the first NUL byte, merged when both are read.
 //!
 //! Invariants: no panic (debug assertions on, so an overflow panics); the heap grows by
@@ -66,7 +66,7 @@ fn kind(label: &str) -> TargetStats {
 /// A valid result file with no request in it, one journey step, one journey and a
 /// bidirectional stream of no calls, into whose histograms mode 1 puts its own (the
 /// run's latency, the journey's duration and busy time, the stream's first replies and
-/// gaps).
+/// gaps, the ages of the requests in flight at the end).
 fn template() -> &'static str {
     static T: OnceLock<String> = OnceLock::new();
     T.get_or_init(|| {
@@ -98,6 +98,7 @@ fn template() -> &'static str {
                     ..kind("writer")
                 }],
                 stream: Some(Box::new(shootout_model::StreamStats::new("bidi"))),
+                in_flight_at_end: Some(shootout_model::latency_histogram()),
                 ..RunResult::empty(
                     UNIX_EPOCH + Duration::from_secs(1_764_000_000),
                     Duration::from_secs(1),
@@ -183,13 +184,15 @@ fn histogram(bytes: &[u8]) {
     let encoded = BASE64.encode(bytes);
     let text = template();
     // The run's latency histogram (the first), the last journey's (the last), that
-    // journey's busy time, and the streaming calls' first replies and gaps.
+    // journey's busy time, the streaming calls' first replies and gaps, and the ages of
+    // the requests in flight at the end.
     for (key, at) in [
         ("latency", text.find("\"latency\":\"")),
         ("latency", text.rfind("\"latency\":\"")),
         ("busy", text.find("\"busy\":\"")),
         ("first_reply", text.find("\"first_reply\":\"")),
         ("gaps", text.find("\"gaps\":\"")),
+        ("in_flight_at_end", text.find("\"in_flight_at_end\":\"")),
     ] {
         let Some(at) = at else {
             panic!("the template has {key} histograms");

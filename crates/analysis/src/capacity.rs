@@ -23,6 +23,7 @@ use crate::boundary::{self, Call, Evidence};
 pub use crate::decided::Ended;
 use crate::decided::{Decided, SoFar};
 use crate::load_warnings::NotKept;
+use hdrhistogram::Histogram;
 use shootout_model::find_max::FindMax;
 use shootout_model::threshold::Threshold;
 use shootout_model::RunResult;
@@ -202,23 +203,75 @@ fn broke_by_waiting_alone(slo: &Threshold, result: &RunResult) -> bool {
     answers_hold(slo, result) && stuck_break(slo, result)
 }
 
-/// Whether the requests still in flight when an open-loop step ended break the latency
-/// SLO `slo` (an upper limit on the whole step's latency, `p99<10ms`) that its answers
+/// Whether the requests still in flight when a step ended break the latency SLO `slo` (an
+/// upper limit on the whole step's latency, `p99<10ms`, `max<50ms`) that its answers
 /// alone meet. Those requests have no latency, yet a server that left connections
-/// unaccepted or requests unread for the rest of the step holds many of them, old ones:
-/// the schedule sends at most `rate × limit` requests in the last `limit` seconds
-/// (doubled, and ten more, for drawn arrivals), so of the requests in flight at the end
-/// all but that many had waited at least `limit` from their due time. Counted as answers
-/// that slow, beside the answers themselves, they give a lower bound of the latency
-/// over every request sent; the SLO is broken when that bound breaks it.
+/// unaccepted or requests unread for the rest of the step holds many of them, old ones,
+/// while its few answers are fast. A request in flight for `a` would have had a latency of
+/// at least `a`: with the ages the step kept ([`RunResult::in_flight_at_end`]) they count
+/// beside the answers as answers that slow ([`aged_break`]); a step stored without them
+/// (before shootout kept them) is judged by a bound on how many were young
+/// ([`bound_break`]). A mean is not judged so (answers whose mean meets the limit, with
+/// waits known only from below, may still meet it), nor an SLO on a journey's step (the
+/// ages are the run's).
 fn stuck_break(slo: &Threshold, result: &RunResult) -> bool {
     use shootout_model::threshold::{Metric, Op};
-    let (Some(schedule), None) = (&result.schedule, &slo.step) else {
-        return false;
-    };
-    if !matches!(slo.op, Op::Below | Op::AtMost) || slo.limit <= 0.0 {
+    let upper = matches!(slo.op, Op::Below | Op::AtMost) && slo.limit > 0.0;
+    let judged = matches!(slo.metric, Metric::Quantile(_) | Metric::Max);
+    if !upper || !judged || slo.step.is_some() {
         return false;
     }
+    match &result.in_flight_at_end {
+        Some(ages) => aged_break(slo, &result.histograms.latency, ages),
+        None => bound_break(slo, result),
+    }
+}
+
+/// How many values of `h` break the upper limit of `slo`: at or above it for `<`, above it
+/// for `<=` (µs, to the histogram's resolution).
+fn over(slo: &Threshold, h: &Histogram<u64>) -> u64 {
+    use shootout_model::threshold::Op;
+    let limit = slo.limit as u64;
+    let within = match slo.op {
+        Op::AtMost => h.count_between(0, limit),
+        _ if limit == 0 => 0,
+        _ => h.count_between(0, limit - 1),
+    };
+    h.len().saturating_sub(within)
+}
+
+/// The exact rule: the answers (`latency`) and the requests in flight at the end, each
+/// counted at its age (`ages`), together. `pX<limit` breaks when more than (1 − X) of them
+/// all break the limit; `max<limit` breaks with any in flight past it.
+fn aged_break(slo: &Threshold, latency: &Histogram<u64>, ages: &Histogram<u64>) -> bool {
+    use shootout_model::threshold::Metric;
+    let waited = over(slo, ages);
+    if waited == 0 {
+        return false;
+    }
+    match slo.metric {
+        Metric::Quantile(q) => {
+            let all = (latency.len() + ages.len()) as f64;
+            let slow = (over(slo, latency) + waited) as f64;
+            slow > (1.0 - f64::from(q) / 1000.0) * all
+        }
+        Metric::Max => true,
+        Metric::Mean | Metric::Errors | Metric::Failed | Metric::Rps => false,
+    }
+}
+
+/// The rule for a step stored without the ages of its requests in flight (an open-loop
+/// step of a store from before they were kept): the schedule sends at most `rate × limit`
+/// requests in the last `limit` seconds (doubled, and ten more, for drawn arrivals), so of
+/// the requests in flight at the end all but that many had waited at least `limit` from
+/// their due time. Counted as answers that slow, beside the answers themselves, they give
+/// a lower bound of the latency over every request sent; the SLO is broken when that bound
+/// breaks it. A closed loop's are not judged so.
+fn bound_break(slo: &Threshold, result: &RunResult) -> bool {
+    use shootout_model::threshold::Metric;
+    let Some(schedule) = &result.schedule else {
+        return false;
+    };
     let aborted = result.counts.aborted;
     let young = 2.0 * schedule.target_rps * slo.limit / 1e6 + 10.0;
     let stuck = (aborted as f64 - young.ceil()).max(0.0);
@@ -240,8 +293,6 @@ fn stuck_break(slo: &Threshold, result: &RunResult) -> bool {
             slow > (1.0 - f64::from(q) / 1000.0) * all
         }
         Metric::Max => true,
-        // Answers whose mean meets the limit, averaged with waits known only to reach it,
-        // still meet it: the bound says nothing of a mean.
         Metric::Mean | Metric::Errors | Metric::Failed | Metric::Rps => false,
     }
 }
@@ -987,10 +1038,12 @@ mod tests {
         assert_eq!(c.limited_by, Limit::Generator);
     }
 
-    /// An open-loop step whose answers were all fast, but which ended with requests still
-    /// in flight that had waited for longer than the limit (a server that left
-    /// connections unaccepted), breaks a latency SLO; as many as the rate sends within the
-    /// limit (doubled, and ten) may be young and do not; a closed loop's are not judged so.
+    /// A step stored without the ages of its requests in flight (a store from before
+    /// they were kept) falls back to the bound: an open-loop step whose answers were all
+    /// fast, but which ended with requests still in flight that had waited for longer
+    /// than the limit (a server that left connections unaccepted), breaks a latency SLO;
+    /// as many as the rate sends within the limit (doubled, and ten) may be young and do
+    /// not; a closed loop's are not judged so.
     #[test]
     fn requests_still_waiting_at_the_end_break_a_latency_slo() {
         use shootout_model::ScheduleStats;
@@ -1037,6 +1090,86 @@ mod tests {
             judge(&[slo("mean<1ms")], &step(8_000, Some(8_000.0))),
             Verdict::Met
         );
+    }
+
+    /// A step that kept the ages of its requests in flight is judged on them: its
+    /// answers (6,854 at 0.25 ms) together with each request in flight counted at its age.
+    /// `in_flight` is `(age in ms, how many)`.
+    fn aged(in_flight: &[(u64, u64)]) -> RunResult {
+        use shootout_model::ScheduleStats;
+        let mut r = RunResult::empty(
+            std::time::SystemTime::UNIX_EPOCH,
+            std::time::Duration::from_secs(1),
+        );
+        r.histograms.latency.record_n(250, 6_854).unwrap();
+        r.histograms.latency_raw.record_n(250, 6_854).unwrap();
+        r.counts.completed = 6_854;
+        r.counts.ok = 6_854;
+        let mut ages = shootout_model::latency_histogram();
+        for &(ms, n) in in_flight {
+            ages.record_n(ms * 1000, n).unwrap();
+        }
+        r.counts.aborted = ages.len();
+        r.in_flight_at_end = Some(ages);
+        r.schedule = Some(ScheduleStats {
+            target_rps: 8_000.0,
+            achieved_rps: 8_000.0,
+            due: 8_803,
+            sent: 8_803,
+            max_connections: 1_026,
+            ..Default::default()
+        });
+        r
+    }
+
+    /// The exact rule: requests in flight count at their ages beside the answers. Against
+    /// `p99<10ms`, 1 % of 6,854 answers and the requests in flight is about 70: 80 that
+    /// waited 40 ms break it, 60 do not, and 1,949 that all waited under the limit (2 ms)
+    /// do not either, however many; the bound would have said the opposite of both the
+    /// last (1,949 in flight at 8,000 req/s: all but 170 old) and of 170 old ones (all
+    /// might have been young). `max<10ms` breaks with one in flight past the limit.
+    #[test]
+    fn requests_in_flight_at_the_end_count_at_their_ages() {
+        let slo = |t: &str| t.parse::<Threshold>().unwrap();
+        let p99 = [slo("p99<10ms")];
+        assert_eq!(judge(&p99, &aged(&[(40, 80)])), Verdict::Broke(0));
+        assert_eq!(judge(&p99, &aged(&[(40, 60)])), Verdict::Met);
+        assert_eq!(judge(&p99, &aged(&[(40, 60), (2, 1_000)])), Verdict::Met);
+        // Young, however many: met, where the bound broke the same counts.
+        let young = aged(&[(2, 1_949)]);
+        assert_eq!(judge(&p99, &young), Verdict::Met);
+        let unknown = RunResult {
+            in_flight_at_end: None,
+            ..young.clone()
+        };
+        assert_eq!(judge(&p99, &unknown), Verdict::Broke(0));
+        // Old, as few as the bound let pass as young: broken, where the bound met it.
+        let old = aged(&[(40, 170)]);
+        assert_eq!(judge(&p99, &old), Verdict::Broke(0));
+        let unknown = RunResult {
+            in_flight_at_end: None,
+            ..old
+        };
+        assert_eq!(judge(&p99, &unknown), Verdict::Met);
+        // `max`: any in flight past the limit; `<=` lets the limit itself pass.
+        assert_eq!(
+            judge(&[slo("max<10ms")], &aged(&[(11, 1), (1, 500)])),
+            Verdict::Broke(0)
+        );
+        assert_eq!(judge(&[slo("max<10ms")], &aged(&[(9, 500)])), Verdict::Met);
+        assert_eq!(judge(&[slo("max<=10ms")], &aged(&[(10, 5)])), Verdict::Met);
+        assert_eq!(
+            judge(&[slo("max<10ms")], &aged(&[(10, 5)])),
+            Verdict::Broke(0)
+        );
+        // A mean and an error share are not judged so.
+        for t in ["mean<1ms", "errors<0.1%"] {
+            assert_eq!(judge(&[slo(t)], &aged(&[(40, 5_000)])), Verdict::Met, "{t}");
+        }
+        // Broken by waiting alone: its seconds' answers are no evidence.
+        let broke = aged(&[(40, 80)]);
+        let step = Step::of(8_000.0, &p99, &broke, judge(&p99, &broke));
+        assert!(step.evidence.is_empty());
     }
 
     /// After a broken step the search waits for what the step left the server, worked

@@ -722,7 +722,22 @@ fn add_up(runs: &[(&Source, &RunResult)]) -> Result<RunResult, MergeError> {
         ..s
     });
     out.series = seconds(runs, t0);
+    out.in_flight_at_end = in_flight(runs)?;
     Ok(out)
+}
+
+/// The ages of the fleet's requests in flight at the end: every shard's, or unknown when
+/// one did not keep them (a shard of an older shootout).
+fn in_flight(runs: &[(&Source, &RunResult)]) -> Result<Option<Histogram<u64>>, MergeError> {
+    let mut acc = shootout_model::latency_histogram();
+    for (src, r) in runs {
+        let Some(ages) = &r.in_flight_at_end else {
+            return Ok(None);
+        };
+        acc.add(ages)
+            .map_err(|_| overflow(src, "result.in_flight_at_end"))?;
+    }
+    Ok(Some(acc))
 }
 
 /// Adds a shard's request list entries or journey steps, its journeys, its streaming

@@ -31,6 +31,8 @@ struct Totals {
     journeys: Vec<TargetStats>,
     /// A streaming gRPC run's calls and replies.
     stream: Option<Box<StreamStats>>,
+    /// The ages of the requests in flight at the end (µs).
+    in_flight: hdrhistogram::Histogram<u64>,
 }
 
 impl Totals {
@@ -52,6 +54,7 @@ impl Totals {
             targets: Vec::new(),
             journeys: Vec::new(),
             stream: None,
+            in_flight: shootout_model::latency_histogram(),
         }
     }
 
@@ -62,6 +65,7 @@ impl Totals {
         self.counts.merge(&r.counts);
         // Same bounds everywhere: adding cannot fail.
         let _ = self.histograms.add(&r.histograms);
+        let _ = self.in_flight.add(&o.in_flight);
         self.seconds.extend(r.series);
         self.samples.extend(r.samples);
         if let (Some(at), Some(f)) = (r.first_at, r.first) {
@@ -192,6 +196,7 @@ pub(crate) fn merge(
         until: None,
         warm_up: None,
         stream: t.stream,
+        in_flight_at_end: Some(t.in_flight),
     }
 }
 

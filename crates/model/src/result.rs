@@ -1437,6 +1437,14 @@ pub struct RunResult {
     pub warm_up: Option<WarmedUp>,
     /// A streaming gRPC run: its calls and the timing of their replies; `None` otherwise.
     pub stream: Option<Box<StreamStats>>,
+    /// The age of every request still in flight when the run ended (µs, in
+    /// [`crate::latency_histogram`]'s bounds), from its start as its latency counts it
+    /// (its due time in rate mode, else its send) to the end: those written or queued on a
+    /// connection ([`Counts::aborted`]) and, in rate mode, those due that no connection had
+    /// taken yet (`schedule.due − schedule.sent`). Had it been answered, a request's
+    /// latency would have been at least its age. `None` where not known: results and
+    /// stores from before shootout measured it (never read as none in flight).
+    pub in_flight_at_end: Option<Histogram<u64>>,
 }
 
 /// What a streaming gRPC run measured of its calls, beside the units the counts count
@@ -1682,7 +1690,17 @@ impl RunResult {
             until: None,
             warm_up: None,
             stream: None,
+            in_flight_at_end: None,
         }
+    }
+
+    /// Requests in flight when the run ended that were not yet sent: rate mode's requests
+    /// due that no connection had taken ([`RunResult::in_flight_at_end`] holds them beside
+    /// [`Counts::aborted`]); 0 where the ages are not known.
+    pub fn unsent_at_end(&self) -> u64 {
+        self.in_flight_at_end
+            .as_ref()
+            .map_or(0, |h| h.len().saturating_sub(self.counts.aborted))
     }
 
     /// Completed requests per second of run time.

@@ -34,7 +34,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The value of the file's `format` key.
 pub const RESULT_FORMAT: &str = "shootout-result";
 
-/// The version of the layout this shootout writes. Version 5 adds a streaming gRPC run's
+/// The version of the layout this shootout writes. Version 6 adds the ages of the
+/// requests in flight at the end (`result.in_flight_at_end`). Version 5 adds a streaming gRPC run's
 /// bounds (`spec.grpc.stream_*`) and what it measured of its calls (`result.stream`).
 /// Version 4 adds each journey's busy
 /// time (`result.journeys[].busy`: durations less think times). Version 3 adds a journey run's spec
@@ -42,7 +43,7 @@ pub const RESULT_FORMAT: &str = "shootout-result";
 /// step's and journey's failures by class (`failures`, `unsent`). Version 2 writes each
 /// distinct body of a request list once (`list.bodies`), its entries naming theirs by
 /// index; version 1 wrote every entry's body with it. All are still read.
-pub const RESULT_VERSION: u32 = 5;
+pub const RESULT_VERSION: u32 = 6;
 
 /// The oldest version of the layout this shootout reads.
 pub const OLDEST_RESULT_VERSION: u32 = 1;
@@ -1072,6 +1073,10 @@ struct ResultV1 {
     /// run, and before version 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stream: Option<StreamV1>,
+    /// The ages of the requests in flight at the end, as the other histograms are written
+    /// (version 6; absent before, and in a merge of shards one of which lacked them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    in_flight_at_end: Option<String>,
 }
 
 /// A streaming gRPC run's [`StreamStats`] in the file (version 5): its counts, and its
@@ -1359,6 +1364,7 @@ impl ResultV1 {
             targets: r.targets.iter().map(KindV1::of).collect(),
             journeys: r.journeys.iter().map(KindV1::of).collect(),
             stream: r.stream.as_deref().map(StreamV1::of),
+            in_flight_at_end: r.in_flight_at_end.as_ref().map(encode),
         }
     }
 
@@ -1366,6 +1372,10 @@ impl ResultV1 {
         let histograms = self.histograms()?;
         let series = series(self.series)?;
         let stream = self.stream.map(StreamV1::stats).transpose()?;
+        let in_flight_at_end = self
+            .in_flight_at_end
+            .map(|text| decode("result.in_flight_at_end", &text))
+            .transpose()?;
         let mut r = RunResult {
             histograms,
             counts: self.counts.counts(),
@@ -1379,6 +1389,7 @@ impl ResultV1 {
             targets: KindV1::read("result.targets", self.targets, false)?,
             journeys: KindV1::read("result.journeys", self.journeys, true)?,
             stream: stream.map(Box::new),
+            in_flight_at_end,
             ..RunResult::empty(
                 time_at(self.started_unix_ns),
                 Duration::from_nanos(self.duration_ns),
@@ -1512,7 +1523,30 @@ fn check_counts(r: &RunResult) -> Result<(), SavedError> {
     check_targets(r)?;
     check_series(r, failed)?;
     check_accept(r)?;
+    check_in_flight(r)?;
     check_schedule(r)
+}
+
+/// The ages of the requests in flight at the end are one for each request the run
+/// counted as aborted, and at most one more for each request due and not sent.
+fn check_in_flight(r: &RunResult) -> Result<(), SavedError> {
+    let Some(h) = &r.in_flight_at_end else {
+        return Ok(());
+    };
+    let field = "result.in_flight_at_end";
+    let held = crate::hdr::total(h)
+        .ok_or_else(|| inconsistent(field, format!("holds more than {} ages", u64::MAX)))?;
+    let aborted = r.counts.aborted;
+    let unsent = r.schedule.map_or(0, |s| s.due.saturating_sub(s.sent));
+    if held < aborted || held - aborted > unsent {
+        return Err(inconsistent(
+            field,
+            format!(
+                "holds {held} ages, not one for each of the {aborted} requests of result.counts.aborted and at most {unsent} more (result.schedule.due − sent)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// How many answers the per-answer histograms hold, from the `answered` statuses
@@ -2230,6 +2264,51 @@ mod tests {
         }
     }
 
+    /// The ages of the requests in flight at the end read back bucket for bucket (version
+    /// 6); a file without them (version 5) reads as not known, never as none; fewer ages
+    /// than requests aborted, or more than those and the requests due and not sent (one
+    /// here: 7 due, 6 sent), are refused.
+    #[test]
+    fn in_flight_ages_read_back_and_a_count_that_disagrees_is_refused() {
+        let values = |h: &Histogram<u64>| -> Vec<(u64, u64)> {
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect()
+        };
+        let with = |aborted: u64| {
+            let mut saved = run();
+            let r = saved.result.as_mut().unwrap();
+            r.counts.aborted = aborted;
+            let mut ages = latency_histogram();
+            for v in [5, 12_000, 700_000] {
+                ages.record(v).unwrap();
+            }
+            r.in_flight_at_end = Some(ages);
+            saved.to_json()
+        };
+        let text = with(2);
+        let back = SavedRun::parse(&text).unwrap().result.unwrap();
+        let got = back.in_flight_at_end.as_ref().unwrap();
+        assert_eq!(values(got), [(5, 1), (12_007, 1), (700_415, 1)]);
+        assert_eq!(back.unsent_at_end(), 1);
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["version"] = 5.into();
+        v["result"]
+            .as_object_mut()
+            .unwrap()
+            .remove("in_flight_at_end");
+        let old = SavedRun::parse(&v.to_string()).unwrap().result.unwrap();
+        assert!(old.in_flight_at_end.is_none());
+        assert_eq!(old.unsent_at_end(), 0);
+        for (aborted, want) in [
+            (4, "result.in_flight_at_end holds 3 ages, not one for each of the 4 requests"),
+            (1, "result.in_flight_at_end holds 3 ages, not one for each of the 1 requests of result.counts.aborted and at most 1 more"),
+        ] {
+            let e = SavedRun::parse(&with(aborted)).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}");
+        }
+    }
+
     /// A journey run's steps (`targets`) and journeys, as the engine labels them, with
     /// latencies (µs) in histograms of 2 significant figures.
     fn with_journeys(mut saved: SavedRun) -> SavedRun {
@@ -2294,7 +2373,7 @@ mod tests {
         st.gaps.record_n(10_001, 2).unwrap();
         r.stream = Some(Box::new(st));
         let text = saved.to_json();
-        assert!(text.contains(r#""version":5"#), "{text}");
+        assert!(text.contains(r#""version":6"#), "{text}");
         assert!(text.contains(r#""stream_interval_ns":10000000"#), "{text}");
         let back = SavedRun::parse(&text).unwrap();
         assert_eq!(back.spec.expect.grpc, saved.spec.expect.grpc);
@@ -2363,7 +2442,7 @@ mod tests {
     fn a_journey_s_busy_time_reads_back_and_older_files_have_none() {
         let saved = with_journeys(run());
         let text = saved.to_json();
-        assert!(text.contains(r#""version":5"#), "{text}");
+        assert!(text.contains(r#""version":6"#), "{text}");
         assert!(text.contains(r#""unsent":1,"latency":""#), "{text}");
         assert_eq!(text.matches(r#""busy":""#).count(), 1, "the journey's only");
         let back = SavedRun::parse(&text).unwrap();

@@ -192,6 +192,8 @@ pub type SecondsSource = Arc<dyn Fn() -> Vec<Vec<u8>> + Send + Sync>;
 #[derive(Clone)]
 pub struct Packed {
     histograms: [Arc<[u8]>; 6],
+    /// The ages of the requests in flight at the end; `None` where not known.
+    in_flight: Option<Arc<[u8]>>,
     targets: Vec<Arc<[u8]>>,
     journeys: Vec<Arc<[u8]>>,
     busy: Vec<Option<Arc<[u8]>>>,
@@ -220,6 +222,8 @@ pub enum Part {
     Journey,
     /// A journey's busy time (its duration less its think times).
     Busy,
+    /// The ages of the requests in flight at the end.
+    InFlight,
 }
 
 impl Packed {
@@ -256,6 +260,7 @@ impl Packed {
         }
         Ok(Packed {
             histograms: histograms.map(Arc::from),
+            in_flight: None,
             targets: targets.into_iter().map(Arc::from).collect(),
             journeys: journeys.into_iter().map(Arc::from).collect(),
             busy: busy.into_iter().map(|b| b.map(Arc::from)).collect(),
@@ -265,9 +270,23 @@ impl Packed {
         })
     }
 
+    /// The same, with the ages of the step's requests in flight at its end (`None`: not
+    /// known), checked as the others are.
+    pub fn with_in_flight(
+        mut self,
+        bytes: Option<Vec<u8>>,
+    ) -> Result<Packed, (Part, crate::hdr::HdrError)> {
+        if let Some(b) = &bytes {
+            unpack(b).map_err(|e| (Part::InFlight, e))?;
+        }
+        self.in_flight = bytes.map(Arc::from);
+        Ok(self)
+    }
+
     /// The bytes of histograms held.
     pub fn bytes(&self) -> usize {
         self.histograms.iter().map(|h| h.len()).sum::<usize>()
+            + self.in_flight.as_ref().map_or(0, |h| h.len())
             + self.targets.iter().map(|h| h.len()).sum::<usize>()
             + self.journeys.iter().map(|h| h.len()).sum::<usize>()
             + self.busy.iter().flatten().map(|h| h.len()).sum::<usize>()
@@ -290,10 +309,11 @@ fn unpack_checked(bytes: &[u8]) -> Histogram<u64> {
 }
 
 impl StoredStep {
-    /// Packs the step's histograms, request list entries' histograms and samples away
-    /// into `packed`, leaving `result` without them (what the store does with each step
-    /// it reads). A journey's busy time is left a stub where `packed` holds one, `None`
-    /// where it does not, so that `result` still says which journeys have it.
+    /// Packs the step's histograms, request list entries' histograms, the ages of its
+    /// requests in flight at its end and samples away into `packed`, leaving `result`
+    /// without them (what the store does with each step it reads). A journey's busy time,
+    /// and the ages, are left a stub where `packed` holds them, `None` where it does not,
+    /// so that `result` still says which are known.
     pub fn pack(&mut self, packed: Packed) {
         self.result.histograms = crate::Histograms::stubs();
         for t in self
@@ -309,6 +329,8 @@ impl StoredStep {
             t.busy = kept.then(crate::histograms::stub);
         }
         self.result.samples = Vec::new();
+        // A stand-in where the ages are known, so that `result` still says they are.
+        self.result.in_flight_at_end = packed.in_flight.as_ref().map(|_| crate::histograms::stub());
         self.packed = Some(packed);
     }
 
@@ -373,10 +395,11 @@ impl StoredStep {
         Cow::Owned(series)
     }
 
-    /// The result with its histograms, its request list entries' (or journey steps')
-    /// histograms and its journeys' (their busy times included) and its seconds'
-    /// histograms (not its samples: [`StoredStep::samples`]), for a reader that needs the
-    /// whole of it: borrowed when the step is not packed, else a copy with them decoded.
+    /// The result with its histograms, the ages of its requests in flight at its end, its
+    /// request list entries' (or journey steps') histograms and its journeys' (their busy
+    /// times included) and its seconds' histograms (not its samples:
+    /// [`StoredStep::samples`]), for a reader that needs the whole of it: borrowed when the
+    /// step is not packed, else a copy with them decoded.
     pub fn unpacked(&self) -> Cow<'_, RunResult> {
         let Some(p) = &self.packed else {
             return Cow::Borrowed(&self.result);
@@ -388,6 +411,7 @@ impl StoredStep {
         for m in Measure::ALL {
             *r.histograms.get_mut(m) = unpack_checked(&p.histograms[measure_index(m)]);
         }
+        r.in_flight_at_end = p.in_flight.as_deref().map(unpack_checked);
         let unpacked = |kinds: &[TargetStats], packed: &[Arc<[u8]>]| {
             kinds
                 .iter()

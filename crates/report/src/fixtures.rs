@@ -224,7 +224,7 @@ pub fn closed_with_failures() -> (LoadSpec, RunResult) {
 
 /// Open loop at 500 req/s for 2 s over https without keep-alive, POSTing 64 bytes: the
 /// generator fell behind around request 400 (up to 12 ms late), so corrected latency exceeds
-/// raw there; 5 requests were in flight at the end.
+/// raw there; 15 requests were in flight at the end, 5 sent and 10 due and not sent.
 pub fn rate_mode() -> (LoadSpec, RunResult) {
     let mut spec = LoadSpec::new(Target::parse("https://example.test:8443/api/items?x=1").unwrap());
     spec.connections = 4;
@@ -257,6 +257,16 @@ pub fn rate_mode() -> (LoadSpec, RunResult) {
     // the five requests in flight at the end had theirs too.
     let _ = r.histograms.setup.add(&r.histograms.connect);
     r.histograms.setup.record_n(200, 5).unwrap();
+    // In flight at the end: the five sent, 21 to 29 ms old, and the ten due in the last
+    // 20 ms that no connection had taken yet.
+    let mut ages = shootout_model::latency_histogram();
+    for i in 0..5u64 {
+        ages.record(21_000 + 2_000 * i).unwrap();
+    }
+    for i in 0..10u64 {
+        ages.record(1_000 + 2_000 * i).unwrap();
+    }
+    r.in_flight_at_end = Some(ages);
     let c = &mut r.counts;
     c.aborted = 5;
     c.connections_opened = 990;

@@ -89,6 +89,7 @@ pub fn json(spec: &LoadSpec, result: &RunResult) -> Value {
         "rps": round(r.ok_rps(), 3),
         "completed_rps": round(r.rps(), 3),
         "requests": requests_json(c),
+        "in_flight_at_end": in_flight_json(r),
         "failures": failures_json(&c.failures),
         "length_mismatch": c.length_mismatch,
         "status_codes": codes_json(&c.status),
@@ -126,6 +127,17 @@ fn requests_json(c: &Counts) -> Value {
         "close_codes": codes_json(&c.close_codes),
         "pings_unanswered": c.pings_unanswered,
     })
+}
+
+/// The document's `in_flight_at_end`: the requests still in flight when the run ended,
+/// those of them due and not yet sent, and how long they had waited (`age_ms`); null
+/// where that is not known.
+fn in_flight_json(r: &RunResult) -> Value {
+    json!(r.in_flight_at_end.as_ref().map(|h| json!({
+        "count": h.len(),
+        "unsent": r.unsent_at_end(),
+        "age_ms": summary(h),
+    })))
 }
 
 /// Counts by code (status, reset or close code) as an object keyed by the code.

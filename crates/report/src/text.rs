@@ -415,6 +415,9 @@ fn request_counts(o: &mut String, r: &RunResult) {
             c.aborted
         ),
     );
+    if let Some(line) = in_flight_line(r) {
+        kv(o, "In flight", line);
+    }
     if c.failed() > 0 {
         kv(o, "Failures", c.failures.to_string());
     }
@@ -439,6 +442,24 @@ fn request_counts(o: &mut String, r: &RunResult) {
             ),
         );
     }
+}
+
+/// `15 (10 not yet sent) at the end: waited 15.007 ms median, 29.007 ms at most`: the
+/// requests still in flight when the run ended (those due and not yet sent among them,
+/// in rate mode) and how long they had waited, from their start as latency counts it;
+/// none when none were, or where that is not known.
+fn in_flight_line(r: &RunResult) -> Option<String> {
+    let h = r.in_flight_at_end.as_ref().filter(|h| !h.is_empty())?;
+    let unsent = match r.unsent_at_end() {
+        0 => String::new(),
+        n => format!(" ({n} not yet sent)"),
+    };
+    Some(format!(
+        "{}{unsent} at the end: waited {} ms median, {} ms at most",
+        h.len(),
+        ms3(h.value_at_quantile(0.5) as f64),
+        ms3(h.max() as f64)
+    ))
 }
 
 /// The HTTP/2 or HTTP/3 line: stream resets by `protocol`'s error codes, and GOAWAYs.

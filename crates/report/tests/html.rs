@@ -242,6 +242,7 @@ fn simulate(p: &StepPlan) -> (RunResult, Vec<ResourceSample>) {
         until: None,
         warm_up: None,
         stream: None,
+        in_flight_at_end: None,
     };
     result.warnings = shootout_analysis::load_warnings::derive(&result, None);
     let mut cpu = 0.0;

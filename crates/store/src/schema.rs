@@ -36,6 +36,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V24_SEARCH_ENDED,
     V25_GRPC_STREAMS,
     V26_ACCEPT_BACKLOG,
+    V27_IN_FLIGHT_AT_END,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -524,6 +525,14 @@ ALTER TABLE step_journeys ADD COLUMN fail_grpc_unanswered INTEGER NOT NULL DEFAU
 const V26_ACCEPT_BACKLOG: &str = "
 ALTER TABLE steps ADD COLUMN accept_backlog INTEGER;
 ALTER TABLE steps ADD COLUMN accept_full INTEGER;
+";
+
+/// Version 27: per step, the age of each request still in flight when it ended
+/// (`hist_in_flight_at_end`, a histogram as the others: from its due time in rate mode, or
+/// its send, to the step's end; the requests counted in `aborted` and those due and not
+/// sent). NULL in steps stored before: not known, never none.
+const V27_IN_FLIGHT_AT_END: &str = "
+ALTER TABLE steps ADD COLUMN hist_in_flight_at_end BLOB;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

@@ -157,6 +157,8 @@ impl<'a> StepRow<'a> {
 /// write lock is held for the inserts only.
 struct Encoded<'a> {
     histograms: Vec<(String, Vec<u8>)>,
+    /// The ages of the requests in flight at the end (`None`: not known).
+    in_flight: Option<Vec<u8>>,
     targets: Vec<EncodedKind<'a>>,
     journeys: Vec<EncodedKind<'a>>,
 }
@@ -207,6 +209,7 @@ fn step_row<'a>(step: &'a StepRecord, encoded: &'a Encoded) -> StepRow<'a> {
     for (column, bytes) in &encoded.histograms {
         row.put(column, bytes);
     }
+    row.put("hist_in_flight_at_end", &encoded.in_flight);
     row
 }
 
@@ -493,6 +496,11 @@ impl Store {
             .iter()
             .map(|(m, h)| Ok((hist_column(m), encode(m.words(), h)?)))
             .collect::<Result<Vec<_>, StoreError>>()?;
+        let in_flight = r
+            .in_flight_at_end
+            .as_ref()
+            .map(|h| encode("in-flight ages", h))
+            .transpose()?;
         let targets = r
             .targets
             .iter()
@@ -521,6 +529,7 @@ impl Store {
             .collect::<Result<Vec<_>, StoreError>>()?;
         Ok(Encoded {
             histograms,
+            in_flight,
             targets,
             journeys,
         })
@@ -651,12 +660,14 @@ impl Store {
             samples,
             seconds,
         )
+        .and_then(|p| p.with_in_flight(blobs.in_flight))
         .map_err(|(part, e)| {
             let what = match part {
                 Part::Measure(m) => format!("{} histogram of step {id}", m.words()),
                 Part::Target => format!("request list entry latency of step {id}"),
                 Part::Journey => format!("journey duration of step {id}"),
                 Part::Busy => format!("journey busy time of step {id}"),
+                Part::InFlight => format!("hist_in_flight_at_end of step {id}"),
             };
             self.corrupt(what, format!("it {e}"))
         })
@@ -933,6 +944,8 @@ struct StepChildren {
 /// with the step's children, [`Store::fill_children`]).
 struct Blobs {
     histograms: [Vec<u8>; 6],
+    /// The ages of the requests in flight at the end (NULL before schema 27: not known).
+    in_flight: Option<Vec<u8>>,
     samples: Vec<u8>,
     targets: Vec<Vec<u8>>,
     journeys: Vec<Vec<u8>>,
@@ -1051,6 +1064,7 @@ impl Columns<'_> {
         }
         Ok(Blobs {
             histograms,
+            in_flight: self.get("hist_in_flight_at_end")?,
             samples,
             targets: Vec::new(),
             journeys: Vec::new(),
@@ -1303,6 +1317,8 @@ impl Columns<'_> {
                 _ => None,
             },
             stream: self.stream(id)?,
+            // Packed with the other histograms (see `Columns::blobs`).
+            in_flight_at_end: None,
         })
     }
 

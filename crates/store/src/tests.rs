@@ -276,9 +276,20 @@ fn synthetic_result(seed: u64) -> RunResult {
             level: seed.is_multiple_of(2),
         }),
         stream: None,
+        in_flight_at_end: Some(in_flight_ages(seed)),
     };
     r.note_streams_limited(100, Some(8));
     r
+}
+
+/// The ages (µs) of a synthetic step's requests in flight at its end: its 3 aborted and
+/// 4 of those due and not sent.
+fn in_flight_ages(seed: u64) -> Histogram<u64> {
+    let mut h = latency_histogram();
+    for age in [12_000, 250_000, 1_500_000, 3, 40, 900, 77_777] {
+        h.record(age + seed).unwrap();
+    }
+    h
 }
 
 fn resources() -> Vec<ResourceSample> {
@@ -373,6 +384,10 @@ fn assert_result_eq(got: &RunResult, want: &RunResult) {
     assert_eq!(got.interrupted, want.interrupted);
     assert_eq!(got.warnings, want.warnings);
     assert_eq!(got.listen, want.listen);
+    match (&got.in_flight_at_end, &want.in_flight_at_end) {
+        (Some(got), Some(want)) => assert_hist_eq("in flight at the end", got, want),
+        (got, want) => assert_eq!(got.is_some(), want.is_some(), "in flight at the end"),
+    }
     assert_eq!(got.until, want.until);
     assert_eq!(got.warm_up, want.warm_up);
     assert_eq!(got.targets.len(), want.targets.len(), "targets");
@@ -582,6 +597,48 @@ fn journeys_busy_times_round_trip_and_null_reads_as_none() {
     assert!(back.journeys[0].busy.is_some());
     assert!(back.journeys[1].busy.is_none());
     assert!(s.result.journeys[1].busy.is_none());
+}
+
+/// The ages of a step's requests in flight at its end come back exactly, lazily (the
+/// step as read holds a stand-in that says they are known); a step stored before them
+/// (NULL) reads back as not known, never as none in flight; one known to have none keeps
+/// that; forged bytes are refused with the step named.
+#[test]
+fn in_flight_ages_round_trip_and_null_reads_as_unknown() {
+    let (store, run) = one_step();
+    let s = &store.steps(run).unwrap()[0];
+    assert!(
+        s.result.in_flight_at_end.is_some(),
+        "the packed step says so"
+    );
+    let ages = read_back(s).in_flight_at_end.unwrap();
+    assert_eq!(ages.len(), 7);
+    assert_hist_eq("in flight", &ages, &in_flight_ages(3));
+    let id = s.id.0;
+    store
+        .conn
+        .execute_batch("UPDATE steps SET hist_in_flight_at_end = NULL")
+        .unwrap();
+    let s = &store.steps(run).unwrap()[0];
+    assert!(s.result.in_flight_at_end.is_none());
+    assert!(read_back(s).in_flight_at_end.is_none());
+
+    let mut none = synthetic_result(4);
+    none.in_flight_at_end = Some(latency_histogram());
+    let (store, run) = one_step_of(&none);
+    let back = read_back(&store.steps(run).unwrap()[0]);
+    assert_eq!(back.in_flight_at_end.map(|h| h.len()), Some(0));
+
+    let (store, run) = one_step();
+    store
+        .conn
+        .execute_batch("UPDATE steps SET hist_in_flight_at_end = x'1c849313ffffffff'")
+        .unwrap();
+    let e = store.steps(run).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("hist_in_flight_at_end of step {id}")),
+        "{e}"
+    );
 }
 
 /// A journey measured without a busy time (a result saved before it was measured) is
@@ -1433,7 +1490,8 @@ fn a_v1_file_gets_the_owner_columns() {
 
 /// A store of schema 25 with a sampled accept queue gets `accept_backlog` and
 /// `accept_full` NULL: its samples read back with no backlog and never full, so its
-/// listen-queue overflows are not blamed on its contender.
+/// listen-queue overflows are not blamed on its contender; and schema 27's
+/// `hist_in_flight_at_end` NULL: its ages in flight read back as not known.
 #[test]
 fn a_v25_file_gets_the_accept_backlog_columns_null() {
     let dir = tempfile::tempdir().unwrap();
@@ -1450,7 +1508,8 @@ fn a_v25_file_gets_the_accept_backlog_columns_null() {
             .conn
             .execute_batch(
                 "ALTER TABLE steps DROP COLUMN accept_backlog; \
-                 ALTER TABLE steps DROP COLUMN accept_full; PRAGMA user_version = 25;",
+                 ALTER TABLE steps DROP COLUMN accept_full; \
+                 ALTER TABLE steps DROP COLUMN hist_in_flight_at_end; PRAGMA user_version = 25;",
             )
             .unwrap();
         run
@@ -1458,6 +1517,8 @@ fn a_v25_file_gets_the_accept_backlog_columns_null() {
     let store = Store::open(&path).unwrap();
     assert_eq!(schema::version(&store.conn).unwrap(), SCHEMA_VERSION);
     let steps = store.steps(run).unwrap();
+    // Schema 27's ages of the requests in flight: not known, never none.
+    assert!(read_back(&steps[0]).in_flight_at_end.is_none());
     let listen = read_back(&steps[0]).listen.unwrap();
     let was = result.listen.unwrap().accept.unwrap();
     let a = listen.accept.unwrap();
@@ -1514,9 +1575,10 @@ fn search_steps_keep_their_verdicts() {
     assert_eq!(back, marks);
 }
 
-/// Schema 25's and 26's columns dropped again, for the tests that take a store back to a
-/// version before them.
+/// Schema 25's, 26's and 27's columns dropped again, for the tests that take a store back
+/// to a version before them.
 const V25_UNDONE: &str = "
+ALTER TABLE steps DROP COLUMN hist_in_flight_at_end;
 ALTER TABLE steps DROP COLUMN accept_backlog;
 ALTER TABLE steps DROP COLUMN accept_full;
 ALTER TABLE steps DROP COLUMN fail_grpc_unmatched;

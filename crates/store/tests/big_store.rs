@@ -113,6 +113,7 @@ fn result() -> RunResult {
         until: None,
         warm_up: None,
         stream: None,
+        in_flight_at_end: None,
     }
 }
 

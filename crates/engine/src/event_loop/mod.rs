@@ -14,6 +14,7 @@
 //! tenth of the shortest timeout, between 1 and 100 ms), which also publishes the worker's
 //! live counters for progress displays.
 
+mod left;
 mod life;
 pub mod pacer;
 mod protocol;
@@ -143,6 +144,9 @@ pub struct Output {
     /// The lowest number of concurrent requests per connection a server allowed below the
     /// number asked for (HTTP/2's `SETTINGS_MAX_CONCURRENT_STREAMS`), if any.
     pub streams_allowed: Option<u64>,
+    /// The age of each request it had in flight when the run ended (µs; see
+    /// [`shootout_model::RunResult::in_flight_at_end`]).
+    pub in_flight: hdrhistogram::Histogram<u64>,
 }
 
 /// Rate mode: how many more connections may be opening than are open when requests wait
@@ -469,6 +473,8 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
         Some(end) if !interrupted => Instant::now().min(end),
         _ => Instant::now(),
     };
+    // What is still in flight, aged at the run's end (before winding down closes it).
+    let in_flight = left::ages(&w, ended);
     let opening = w.opening() as u64;
     w.wind_down(stop);
     let streams_allowed = w.streams_allowed();
@@ -500,6 +506,7 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
         schedule,
         interrupted,
         streams_allowed,
+        in_flight,
     })
 }
 
@@ -915,6 +922,7 @@ mod tests {
         fn fail_all(&mut self, _: usize, _: Instant, _: shootout_model::FailureKind) {}
         fn open(&mut self, _: usize, _: Instant) {}
         fn deadlines(&mut self, _: usize, _: Instant) {}
+        fn each_in_flight(&self, _: &mut dyn FnMut(Instant)) {}
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]

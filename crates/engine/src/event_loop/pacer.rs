@@ -156,6 +156,37 @@ impl Pacer {
         self.budget.map_or(n, |b| n.min(b))
     }
 
+    /// The worker's number of the first request of this schedule not due by `elapsed`:
+    /// requests from [`Pacer::first`] up to it are due.
+    pub fn due_end(&self, elapsed: Duration) -> u64 {
+        self.first.saturating_add(self.due_by(elapsed))
+    }
+
+    /// Calls `f` with the due time (from the start) of each of the worker's requests
+    /// `from..to` in order, for at most the first `most` of them; how many requests
+    /// `from..to` holds. A Poisson schedule's gaps are walked once, from the memo when it
+    /// is at or before `from`.
+    pub fn each_due(&self, from: u64, to: u64, most: u64, f: &mut dyn FnMut(Duration)) -> u64 {
+        let n = to.saturating_sub(from);
+        let walk = n.min(most);
+        if walk == 0 {
+            return n;
+        }
+        let within = from.saturating_sub(self.first);
+        match self.arrival {
+            Arrival::Even => (0..walk).for_each(|i| f(self.due_within(within + i))),
+            Arrival::Poisson { seed } => {
+                let mut t = self.poisson(seed, within);
+                f(self.at(t));
+                for i in 1..walk {
+                    t += gap(seed, within + i, self.rate);
+                    f(self.at(t));
+                }
+            }
+        }
+        n
+    }
+
     /// Poisson: requests due by `end` (due at `end` counts, but for the schedule's end,
     /// which is exclusive), capped by the budget; walked from the memo when its request
     /// counts, else from the first.
@@ -259,6 +290,27 @@ impl RateStages {
     /// Requests due by `elapsed` in all the stages: what a perfect sender had sent.
     pub fn due_by(&self, elapsed: Duration) -> u64 {
         self.pacers.iter().map(|p| p.due_by(elapsed)).sum()
+    }
+
+    /// Calls `f` with the due time of each request due by `elapsed` and not sent, `sent`
+    /// having been sent, oldest first, for at most the first `most` of them; how many
+    /// there are. The stages before the one in force sent all of theirs (a stage gives way
+    /// only then); the one in force has its requests from `sent` on, and each later stage
+    /// its own from its first.
+    pub fn each_unsent(
+        &self,
+        sent: u64,
+        elapsed: Duration,
+        most: u64,
+        f: &mut dyn FnMut(Duration),
+    ) -> u64 {
+        let mut unsent = 0u64;
+        for (i, p) in self.pacers.iter().enumerate().skip(self.at) {
+            let from = if i == self.at { sent } else { p.first };
+            let left = most.saturating_sub(unsent);
+            unsent = unsent.saturating_add(p.each_due(from, p.due_end(elapsed), left, f));
+        }
+        unsent
     }
 }
 
@@ -520,5 +572,43 @@ mod tests {
             Pacing::Due { late: MS * 300 }
         );
         assert!(at.next_stage(16).is_some() && at.next_stage(17).is_none());
+    }
+
+    /// The due times walked in order are those asked for one by one (a Poisson
+    /// schedule's included), for at most `most` of them; the count is the whole range's.
+    #[test]
+    fn each_due_walks_the_due_times_in_order() {
+        for p in [Pacer::even(1000.0, None, None), poisson(1000.0, 7)] {
+            let mut got = Vec::new();
+            assert_eq!(p.each_due(5, 25, 10, &mut |d| got.push(d)), 20);
+            let want: Vec<Duration> = (5..15).map(|k| p.due(k)).collect();
+            assert_eq!(got, want);
+            assert_eq!(p.each_due(25, 5, 10, &mut |_| panic!("an empty range")), 0);
+            assert_eq!(p.each_due(5, 25, 0, &mut |_| panic!("none to walk")), 20);
+        }
+    }
+
+    /// In stages, the requests not sent are the rest of the stage in force and every
+    /// later stage's due so far, the oldest first: at 1.5 s, 600 sent of the first
+    /// second's 1,000 at 1,000 req/s, 400 are left of it and 1,001 of the second stage's
+    /// 2,000 req/s (due from 1 s to 1.5 s, both ends).
+    #[test]
+    fn in_stages_the_unsent_are_the_stage_in_force_s_rest_and_the_later_ones() {
+        let s = Duration::from_secs(1);
+        let stages = [(1000.0, s), (2000.0, s)];
+        let st = RateStages::new(&stages, 1, 0, Arrival::Even);
+        let mut got = Vec::new();
+        let unsent = st.each_unsent(600, MS * 1500, 10, &mut |d| got.push(d));
+        assert_eq!(unsent, 400 + 1001);
+        let first = st.current().unwrap();
+        let want: Vec<Duration> = (600..610).map(|k| first.due(k)).collect();
+        assert_eq!(got, want);
+        assert!(
+            got[0].abs_diff(MS * 600) < Duration::from_micros(1),
+            "{got:?}"
+        );
+        let mut last = Duration::ZERO;
+        let all = st.each_unsent(600, MS * 1500, u64::MAX, &mut |d| last = d);
+        assert_eq!((all, last), (1401, MS * 1500));
     }
 }

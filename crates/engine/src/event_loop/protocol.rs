@@ -194,6 +194,11 @@ pub(crate) trait Protocol<'a>: Sized {
     /// Open connection `i`'s requests whose deadline passed fail as timeouts (swept at
     /// every tick).
     fn deadlines(&mut self, i: usize, now: Instant);
+    /// Calls `each` with the start (the due time in rate mode, as its latency counts it)
+    /// of every request the worker's connections hold, not ended: queued, written or
+    /// partly answered, once each (those put back in [`Core::resend`] are not theirs).
+    /// Asked once, when the run ends ([`super::left`]).
+    fn each_in_flight(&self, each: &mut dyn FnMut(Instant));
     /// How many connections the worker drives.
     fn connections(&self) -> usize {
         self.table().len()

@@ -147,6 +147,9 @@ pub(crate) trait Wire<'a>: Sized + 'a {
     fn take(w: &mut Users<'a, Self>, i: usize, now: Instant) -> Option<Timing>;
     /// When user `i`'s request in flight was written, if it was.
     fn sent(w: &Users<'a, Self>, i: usize) -> Option<Instant>;
+    /// When user `i`'s request in flight (queued or sent) started, as its latency counts
+    /// it (its due time), if it has one.
+    fn started(w: &Users<'a, Self>, i: usize) -> Option<Instant>;
     /// A request waits on this connection.
     fn waiting(&self) -> bool;
     /// The request in flight on user `i`'s connection passed its deadline: it fails,
@@ -350,6 +353,15 @@ impl<'a, W: Wire<'a>> Protocol<'a> for Users<'a, W> {
         self.conns[i].life.pause(now);
         for u in self.riders(i) {
             self.fail_step(u, now, FailureKind::Connect);
+        }
+    }
+
+    /// Each user's request in flight (a user thinking has none).
+    fn each_in_flight(&self, each: &mut dyn FnMut(Instant)) {
+        for i in 0..self.conns.len() {
+            if let Some(start) = W::started(self, i) {
+                each(start);
+            }
         }
     }
 

@@ -193,6 +193,11 @@ impl Connection {
         self.queue.len()
     }
 
+    /// Each queued request's start, oldest first.
+    pub fn starts(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.queue.iter().map(|s| s.clock.start)
+    }
+
     /// The oldest request in the queue.
     pub fn front(&self) -> Option<&Slot> {
         self.queue.front()

@@ -115,6 +115,10 @@ impl<'a> Wire<'a> for Connection {
         w.conns[i].wire.front().map(|s| s.clock.sent)
     }
 
+    fn started(w: &Users<'a, Self>, i: usize) -> Option<Instant> {
+        w.conns[i].wire.front().map(|s| s.clock.start)
+    }
+
     fn waiting(&self) -> bool {
         self.busy()
     }

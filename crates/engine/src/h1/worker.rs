@@ -232,6 +232,12 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
+    fn each_in_flight(&self, each: &mut dyn FnMut(Instant)) {
+        for i in 0..self.conns.len() {
+            self.conns[i].h1.starts().for_each(&mut *each);
+        }
+    }
+
     /// Its queue fails (its requests were claimed when queued).
     fn charge(&mut self, i: usize, now: Instant, kind: FailureKind) {
         self.fail_all(i, now, kind);

@@ -467,6 +467,15 @@ impl Connection {
         (&self.streams[slot].exchange, &mut self.server)
     }
 
+    /// Each open stream's request's start (a streaming call that read a reply: that
+    /// reply's arrival, as its next reply's latency counts it).
+    pub fn starts(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.streams
+            .iter()
+            .filter(|s| s.id != 0)
+            .map(|s| s.grpc.last.unwrap_or(s.exchange.start))
+    }
+
     /// Slots of the streams no event has named yet (those still waiting for an answer).
     pub fn open_slots(&self) -> impl Iterator<Item = usize> + '_ {
         self.streams

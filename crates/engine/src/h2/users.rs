@@ -226,6 +226,13 @@ impl<'a> Wire<'a> for H2 {
         c.stream.map(|(slot, _)| h2.stream(slot).exchange.sent)
     }
 
+    fn started(w: &Users<'a, Self>, i: usize) -> Option<Instant> {
+        let c = &w.conns[i].wire;
+        let h2 = &w.conns[c.host].wire.h2;
+        let sent = c.stream.map(|(slot, _)| h2.stream(slot).exchange.start);
+        c.queued.as_ref().map(|q| q.due).or(sent)
+    }
+
     fn waiting(&self) -> bool {
         self.queued.is_some() || self.stream.is_some()
     }

@@ -210,6 +210,12 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.dial(i, now);
     }
 
+    fn each_in_flight(&self, each: &mut dyn FnMut(Instant)) {
+        for i in 0..self.conns.len() {
+            self.conns[i].h2.starts().for_each(&mut *each);
+        }
+    }
+
     /// Server streams past `--grpc-stream-duration` are ended (RST_STREAM CANCEL, no
     /// failure); streams past their deadline are cancelled (RST_STREAM) and fail; the
     /// connection is kept.

@@ -263,6 +263,14 @@ impl Connection {
         self.streams.iter().position(|s| s.open && s.id == id)
     }
 
+    /// Each open request's start.
+    pub fn starts(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.streams
+            .iter()
+            .filter(|s| s.open)
+            .map(|s| s.exchange.start)
+    }
+
     /// Slots of the requests no event has named yet.
     pub fn open_slots(&self) -> impl Iterator<Item = usize> + '_ {
         self.streams

@@ -243,6 +243,12 @@ impl<'a> Protocol<'a> for Worker<'a> {
         self.conns.close(i);
     }
 
+    fn each_in_flight(&self, each: &mut dyn FnMut(Instant)) {
+        for i in 0..self.conns.len() {
+            self.conns[i].h3.starts().for_each(&mut *each);
+        }
+    }
+
     /// Requests of connection `i` past their deadline fail as timeouts; their streams are
     /// stopped and reset (H3_REQUEST_CANCELLED) and the connection kept.
     fn deadlines(&mut self, i: usize, now: Instant) {

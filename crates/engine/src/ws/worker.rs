@@ -170,6 +170,14 @@ impl<'a> Protocol<'a> for Worker<'a> {
         }
     }
 
+    fn each_in_flight(&self, each: &mut dyn FnMut(Instant)) {
+        for i in 0..self.conns.len() {
+            for slot in &self.conns[i].ws.queue {
+                each(slot.clock.start);
+            }
+        }
+    }
+
     fn open(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         c.answered = false;

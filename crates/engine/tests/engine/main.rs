@@ -25,6 +25,7 @@ mod grpc_unary;
 mod h2;
 mod h3;
 mod hostile;
+mod in_flight;
 mod journeys;
 mod late;
 mod live_detail;
