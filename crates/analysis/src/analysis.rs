@@ -10,6 +10,7 @@
 use crate::capacities::{capacities, UnreadableSlo, WorkloadCapacity};
 use crate::cells::{baseline, group, step_secs, unlike, Cell, WorkloadBlock};
 use crate::quiet;
+use crate::unit::Unit;
 use crate::warnings::{CellAt, RunWarning};
 use shootout_model::resolved::ResolvedPlan;
 use shootout_model::stored::{RunId, StoredRun, StoredStep};
@@ -47,10 +48,14 @@ impl<'a> Analysis<'a> {
             Ok(c) => (c, None),
             Err(e) => (Vec::new(), Some(e)),
         };
+        let mut workloads = group(run);
+        for w in &mut workloads {
+            w.unit = Unit::of(plan.as_ref(), w.name, w.steps());
+        }
         let mut a = Analysis {
             run,
             baseline: baseline(run, marked),
-            workloads: group(run),
+            workloads,
             capacities,
             unreadable,
             plan,
@@ -92,6 +97,26 @@ impl<'a> Analysis<'a> {
     /// The most repetitions of any cell.
     pub fn max_reps(&self) -> usize {
         self.cells().map(|(_, _, c)| c.reps()).max().unwrap_or(0)
+    }
+
+    /// What the counts of workload `name` count ([`Unit::Request`] for a workload not
+    /// swept in this run).
+    pub fn unit(&self, name: &str) -> Unit {
+        self.workloads
+            .iter()
+            .find(|w| w.name == name)
+            .map_or(Unit::Request, |w| w.unit)
+    }
+
+    /// The unit every swept workload shares, `None` when they do not share one (or none
+    /// was swept): a run of gRPC workloads alone says calls/s where a mixed one says
+    /// req/s and names the others' units beside them.
+    pub fn common_unit(&self) -> Option<Unit> {
+        let first = self.workloads.first()?.unit;
+        self.workloads
+            .iter()
+            .all(|w| w.unit == first)
+            .then_some(first)
     }
 
     /// Every cell with its workload and level.
@@ -315,6 +340,7 @@ fn noisy<'x>(a: &'x Analysis) -> impl Iterator<Item = RunWarning> + 'x {
             range_share: cell.range_share(),
             reps: cell.reps(),
             pinned: a.pinned(),
+            unit: a.unit(w),
         })
 }
 

@@ -530,6 +530,7 @@ mod tests {
                     from: 100.0,
                     to: 1e6,
                     journeys: false,
+                    calls: false,
                 }),
                 ..Default::default()
             }],
@@ -624,6 +625,7 @@ mod tests {
                     from: f.from,
                     to: f.to,
                     journeys: false,
+                    calls: false,
                 }),
                 ..Default::default()
             }],

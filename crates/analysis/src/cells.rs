@@ -8,6 +8,7 @@
 //! [`crate::analysis`]. Units: req/s, latencies in milliseconds (from the store's µs
 //! histograms), server CPU in µs per completed request, memory in bytes.
 
+use crate::unit::Unit;
 use hdrhistogram::Histogram;
 use shootout_model::stored::{ContenderId, StoredRun, StoredStep};
 use shootout_model::{latency_histogram, FailureCounts, LatencySummary, LoadLevel, Measure, Wire};
@@ -248,12 +249,23 @@ pub struct WorkloadBlock<'a> {
     pub name: &'a str,
     /// Its levels.
     pub levels: Vec<LevelBlock<'a>>,
+    /// What its counts count, and so its rates ([`Unit::of`]; [`Unit::Request`] until
+    /// the analysis reads the plan).
+    pub unit: Unit,
     /// [`WorkloadBlock::wire_mixed`], found once when the levels were grouped: the tables
     /// ask it for every row.
     mixed: bool,
 }
 
 impl WorkloadBlock<'_> {
+    /// Every step of the workload's cells.
+    pub fn steps(&self) -> impl Iterator<Item = &StoredStep> {
+        self.levels
+            .iter()
+            .flat_map(|l| &l.cells)
+            .flat_map(|c| c.steps.iter().copied())
+    }
+
     /// How the client talked to the contender of `cell`, when the workload's contenders
     /// were not all spoken to alike (a plan whose contenders set their own `protocol`,
     /// `streams` or `pipeline`): the label the tables put beside its name. `None` when
@@ -351,6 +363,7 @@ pub(crate) fn group(run: &StoredRun) -> Vec<WorkloadBlock<'_>> {
             workloads.push(WorkloadBlock {
                 name: &s.workload,
                 levels: Vec::new(),
+                unit: Unit::Request,
                 mixed: false,
             });
             steps.push(Vec::new());

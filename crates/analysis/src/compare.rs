@@ -26,6 +26,7 @@ use crate::cells::{level_key, median, step_secs, unlike, Cell, LevelKey};
 use crate::evidence::{difference, Method, Relation};
 use crate::mann_whitney;
 use crate::ranking::{stability, Stability};
+use crate::unit::Unit;
 use crate::warnings::CellAt;
 use shootout_model::stored::{RunId, StoredRun};
 use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, Warning, Wire};
@@ -170,7 +171,10 @@ pub struct Pair {
     pub reps_a: usize,
     /// Repetitions in run B.
     pub reps_b: usize,
-    /// Median req/s.
+    /// What the workload's counts count in run A, so what `rps` is a second (req/s, or a
+    /// gRPC workload's calls/s, …).
+    pub unit: Unit,
+    /// Median req/s (in `unit`).
     pub rps: Change,
     /// Median p99 latency (ms).
     pub p99: Change,
@@ -331,7 +335,8 @@ pub struct CapacityChange {
     pub workload: String,
     /// The contender's name.
     pub contender: String,
-    /// What its rates count a second: `req/s`, or `journeys/s` for a journey workload.
+    /// What its rates count a second: `req/s`, `journeys/s` for a journey workload, or
+    /// `calls/s` for a gRPC workload.
     pub unit: &'static str,
     /// Run A's capacity (median of its finished searches), in `unit`.
     pub a: Option<f64>,
@@ -473,7 +478,7 @@ impl<'a> Comparison<'a> {
                         }
                     }
                     let (a_secs, b_secs) = (step_secs(&ca.steps), step_secs(&cb.steps));
-                    let mut p = pair(name, w, l, ca, cb);
+                    let mut p = pair(name, w, l, (ca, cb), aa.unit(w));
                     if unlike(a_secs, b_secs) {
                         let withdrawn = withdraw_tenths(&mut p);
                         cell_warnings.push(CompareWarning::UnlikeSteps {
@@ -614,13 +619,14 @@ fn cell_at(name: &str, w: &str, l: LoadLevel) -> CellAt {
     }
 }
 
-fn pair(name: &str, w: &str, l: LoadLevel, a: &Cell, b: &Cell) -> Pair {
+fn pair(name: &str, w: &str, l: LoadLevel, (a, b): (&Cell, &Cell), unit: Unit) -> Pair {
     Pair {
         workload: w.to_string(),
         contender: name.to_string(),
         level: l,
         reps_a: a.reps(),
         reps_b: b.reps(),
+        unit,
         rps: Change::of_rps(a, b),
         p99: Change::of(&a.p99_values, &b.p99_values, false),
     }

@@ -5,7 +5,8 @@
 //! a reader of a stored run must see, derived once as a typed list ([`warnings`]), the
 //! statistics of one load run ([`stats`]), the significance test ([`mann_whitney`]) and
 //! the changes, verdicts and gates of `shootout compare` ([`compare`]), the merge of a
-//! distributed load's shards ([`merge`]) and the `--fail-if` thresholds ([`threshold`]).
+//! distributed load's shards ([`merge`]), the `--fail-if` thresholds ([`threshold`]) and
+//! what a workload's counts count ([`unit`]: requests, or gRPC's calls, replies, messages).
 //!
 //! Layers: the cells, the evidence test and the warnings' types sit lowest, the
 //! capacities above them, and [`Analysis`] above those; the rankings, the headlines, the
@@ -15,7 +16,8 @@
 //! [`RunResult`](shootout_model::RunResult)) and nothing else — no store, no terminal, no
 //! format. The renderers (`shootout-report`) lay out what is computed here, one wording
 //! per format; a decision such as "this cell is noisy" or "this contender was not
-//! measured" is taken here only. Units: req/s, latencies in milliseconds (from the
+//! measured" is taken here only. Units: req/s (a gRPC workload's calls/s, replies/s or
+//! messages/s, as [`Unit`] says), latencies in milliseconds (from the
 //! model's µs histograms), server CPU in µs per completed request, memory in bytes.
 
 pub mod analysis;
@@ -40,8 +42,10 @@ pub mod special;
 pub mod stats;
 pub mod student;
 pub mod threshold;
+pub mod unit;
 pub mod warnings;
 
 pub use analysis::Analysis;
 pub use cells::{median, Cell, LevelBlock, Ratio, WorkloadBlock, NOISY};
+pub use unit::Unit;
 pub use warnings::{CellAt, RunWarning};

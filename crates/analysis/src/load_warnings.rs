@@ -156,8 +156,17 @@ pub fn in_calls(warnings: &mut [Warning]) {
 const WARNED_BY: &[Measure] = &[Measure::Connect, Measure::Setup, Measure::Latency];
 
 /// Replaces the warnings of every step of a run read back from the store with those
-/// [`derive`] finds, closed loop at a concurrency level's connections.
+/// [`derive`] finds, closed loop at a concurrency level's connections; a gRPC workload's
+/// (marked so in the stored plan, or streaming) worded in calls, as its run worded them
+/// ([`in_calls`]).
 pub fn refresh_stored(run: &mut StoredRun) {
+    let plan = shootout_model::resolved::ResolvedPlan::parse(&run.run.plan_resolved);
+    let grpc: Vec<&str> = plan
+        .iter()
+        .flat_map(|p| &p.workloads)
+        .filter(|w| w.grpc)
+        .map(|w| w.name.as_str())
+        .collect();
     for step in &mut run.steps {
         let closed = match step.level {
             LoadLevel::Concurrency { connections } => Some(connections as u64),
@@ -167,6 +176,9 @@ pub fn refresh_stored(run: &mut StoredRun) {
         // A step read from the store keeps its histograms packed: those the warnings read
         // (slow connects, Little's law) are decoded for this, the others left packed.
         step.result.warnings = step.with_histograms(WARNED_BY, |r| derive_for(r, closed, protocol));
+        if step.result.stream.is_some() || grpc.contains(&step.workload.as_str()) {
+            in_calls(&mut step.result.warnings);
+        }
     }
 }
 

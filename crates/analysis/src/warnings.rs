@@ -115,6 +115,8 @@ pub enum RunWarning {
         reps: usize,
         /// True when the plan already pinned server and load to different CPUs.
         pinned: bool,
+        /// What the rates count a second (req/s, or the workload's gRPC unit).
+        unit: crate::unit::Unit,
     },
     /// Other processes (or the hypervisor) took the CPUs of the cell's steps: the machine
     /// was not quiet (see [`crate::quiet`]).

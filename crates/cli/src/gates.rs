@@ -68,14 +68,29 @@ pub(crate) fn judge(thresholds: &[Threshold], result: &RunResult) -> bool {
 }
 
 /// Judges every cell of a stored run by the thresholds `thresholds` gives its contender
-/// (by name); says on stderr, one line each, which failed; true if any (`run` and
-/// `report --fail-if`).
+/// (by name); says on stderr, one line each, which failed; true if any (`run`). A run
+/// none of whose contenders has a threshold is not analysed again: false at once.
 pub(crate) fn judge_cells<'t>(
     stored: &StoredRun,
     thresholds: impl Fn(&str) -> &'t [Threshold],
 ) -> bool {
-    let analysis = shootout_analysis::Analysis::of(stored);
-    let breaches = shootout_analysis::threshold::judge_cells(&analysis, thresholds);
+    if stored
+        .contenders
+        .iter()
+        .all(|c| thresholds(&c.name).is_empty())
+    {
+        return false;
+    }
+    judge_analysis(&shootout_analysis::Analysis::of(stored), thresholds)
+}
+
+/// [`judge_cells`] of a run already analysed (`report --fail-if`, which rendered it from
+/// the same analysis).
+pub(crate) fn judge_analysis<'t>(
+    analysis: &shootout_analysis::Analysis,
+    thresholds: impl Fn(&str) -> &'t [Threshold],
+) -> bool {
+    let breaches = shootout_analysis::threshold::judge_cells(analysis, thresholds);
     for b in &breaches {
         say!("{b}");
     }

@@ -87,6 +87,18 @@ pub(crate) fn emit(text: &str) -> Result<(), Failure> {
         .map_err(Failure::output)
 }
 
+/// Writes to stdout (buffered, locked, flushed) what `write` writes: for an output made as
+/// it is written, which is not held whole in memory first. A failed write is what
+/// [`emit`]'s is.
+pub(crate) fn emit_with(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    write(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(Failure::output)
+}
+
 /// Writes `text` to stderr as it is. A stderr that cannot be written (a closed pipe, a
 /// full disk) is not worth a panic, nor a different exit code.
 pub(crate) fn to_stderr(text: &str) {

@@ -5,7 +5,7 @@
 //! [`crate::gates`], as every command does.
 
 use crate::choices::choice;
-use crate::output::{emit, Failure};
+use crate::output::{emit, emit_with, Failure};
 use crate::stored::{load_run, open_store};
 use anyhow::Context;
 use clap::Args;
@@ -62,8 +62,11 @@ pub fn report(a: ReportArgs) -> Result<i32, Failure> {
             .collect::<Result<Vec<_>, _>>()?;
         shootout_analysis::combine::combine(runs).map_err(Failure::usage)?
     };
+    // One analysis for every rendering asked and the thresholds: a store of 20,000 steps
+    // takes seconds to analyse.
+    let analysis = shootout_report::shootout::Analysis::of(&run);
     if let Some(path) = &a.html {
-        let page = shootout_report::html::render_run(&run);
+        let page = shootout_report::html::render_run_of(&analysis);
         if path.as_os_str() == "-" {
             emit(&page)?;
         } else {
@@ -82,11 +85,11 @@ pub fn report(a: ReportArgs) -> Result<i32, Failure> {
         }
     }
     match (a.format, &a.html) {
-        (Some(f), _) => emit(&shootout_report::shootout::render(f, &run))?,
-        (None, None) => emit(&shootout_report::shootout::text(&run))?,
+        (Some(f), _) => emit_with(|out| shootout_report::shootout::write_of(f, &analysis, out))?,
+        (None, None) => emit(&shootout_report::shootout::text_of(&analysis))?,
         (None, Some(_)) => {}
     }
-    let breached = crate::gates::judge_cells(&run, |_| &thresholds);
+    let breached = crate::gates::judge_analysis(&analysis, |_| &thresholds);
     Ok(if breached {
         crate::output::THRESHOLD_FAILED
     } else {

@@ -104,6 +104,12 @@ pub struct ResolvedWorkload {
     /// nor `protoset`): `reflection`; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
+    /// A gRPC workload (`protocol = "grpc"`): its counts count calls (a streaming call's
+    /// replies or messages, as its steps' shape says) and its rates are calls a second.
+    /// Absent, and false, for any other workload and in runs stored before the key existed
+    /// (whose reports say req/s).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub grpc: bool,
 }
 
 /// A workload's capacity search, as stored with the run: what a report needs to replay
@@ -113,21 +119,28 @@ pub struct ResolvedWorkload {
 pub struct ResolvedFindMax {
     /// Each SLO as written, in order (a step's `broke` verdict names one by index).
     pub slo: Vec<String>,
-    /// The first rate tried, req/s (journeys/s for journeys).
+    /// The first rate tried, req/s (journeys/s for journeys, calls/s for gRPC).
     pub from: f64,
-    /// The highest rate tried, req/s (journeys/s for journeys).
+    /// The highest rate tried, req/s (journeys/s for journeys, calls/s for gRPC).
     pub to: f64,
     /// The workload runs journeys: its rates are journeys started a second (absent, and
     /// false in runs stored before journeys were searched: requests a second).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub journeys: bool,
+    /// The workload makes gRPC calls: its rates are calls started a second, whatever a
+    /// streaming call's counts count (absent, and false, for any other workload and in
+    /// runs stored before the key existed: requests a second).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub calls: bool,
 }
 
 impl ResolvedFindMax {
-    /// What the search's rates count a second: `req/s`, or `journeys/s`.
+    /// What the search's rates count a second: `req/s`, `journeys/s` or `calls/s`.
     pub fn unit(&self) -> &'static str {
         if self.journeys {
             "journeys/s"
+        } else if self.calls {
+            "calls/s"
         } else {
             "req/s"
         }
@@ -188,6 +201,7 @@ impl ResolvedPlan {
                         from: f.from,
                         to: f.to,
                         journeys: w.journey.is_some(),
+                        calls: w.grpc.is_some(),
                     }),
                     message: message_kind(w).map(str::to_string),
                     compress: w
@@ -200,6 +214,7 @@ impl ResolvedPlan {
                         .as_ref()
                         .filter(|g| g.by_reflection())
                         .map(|_| "reflection".to_string()),
+                    grpc: w.grpc.is_some(),
                 })
                 .collect(),
             levels: plan.levels.iter().map(|l| l.level).collect(),
@@ -325,6 +340,37 @@ mod tests {
         let old = STORED.replace(r#","protocol":"h2","streams":10"#, "");
         let w = &ResolvedPlan::parse(&old).unwrap().workloads[0];
         assert_eq!((w.protocol.as_str(), w.streams), ("", 0));
+    }
+
+    /// A gRPC workload is stored as one (`grpc`), its search's rates as calls a second
+    /// (`calls`): the reports said req/s of both; an HTTP workload's keys stay absent,
+    /// and a run stored before reads as requests.
+    #[test]
+    fn a_grpc_workload_is_stored_as_one_and_its_search_counts_calls() {
+        let plan = |w: &str| {
+            format!("name = \"g\"\n[[contender]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[workload]]\nname = \"w\"\n{w}\n[load]\nfind_max = {{ slo = [\"p99<5ms\"] }}\n")
+        };
+        let grpc = "protocol = \"grpc\"\nmethod = \"helloworld.Greeter/SayHello\"\nproto = \"hello.proto\"";
+        let p = crate::plan::parse(&plan(grpc), "p.toml", &[0, 1]).unwrap();
+        let text = ResolvedPlan::of(&p).to_json();
+        let back = ResolvedPlan::parse(&text).unwrap();
+        let w = &back.workloads[0];
+        assert!(w.grpc, "{text}");
+        let f = w.find_max.as_ref().unwrap();
+        assert!(f.calls && !f.journeys, "{text}");
+        assert_eq!(f.unit(), "calls/s");
+        let http = crate::plan::parse(&plan("path = \"/\""), "p.toml", &[0, 1]).unwrap();
+        let text = ResolvedPlan::of(&http).to_json();
+        assert!(!text.contains("grpc") && !text.contains("calls"), "{text}");
+        let w = &ResolvedPlan::parse(&text).unwrap().workloads[0];
+        assert!(!w.grpc);
+        assert_eq!(w.find_max.as_ref().unwrap().unit(), "req/s");
+        let old = ResolvedPlan::parse(
+            r#"{"workloads":[{"name":"w","find_max":{"slo":["p99<5ms"],"from":1.0,"to":2.0}}]}"#,
+        )
+        .unwrap();
+        assert!(!old.workloads[0].grpc);
+        assert_eq!(old.workloads[0].find_max.as_ref().unwrap().unit(), "req/s");
     }
 
     #[test]

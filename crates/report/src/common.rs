@@ -33,6 +33,17 @@ pub fn paced(spec: &LoadSpec) -> &'static str {
     }
 }
 
+/// One of what a run's counts count, as its per-answer figures name it (the generator's
+/// CPU per request): `request`, or for gRPC its [`unit`] (`call`, `reply`, `message`).
+/// WebSocket's stay requests, as its notes say what a request is there.
+pub fn counted(spec: &LoadSpec, r: &RunResult) -> &'static str {
+    if spec.expect.grpc.is_none() && r.stream.is_none() {
+        "request"
+    } else {
+        unit(spec, r)
+    }
+}
+
 /// What a second of a run's counts is called in its throughput: `req/s`, or for gRPC
 /// its unit's ([`unit`]): `calls/s`, `replies/s` (server streaming) or `messages/s`
 /// (bidirectional streaming, a message and its reply).

@@ -6,9 +6,7 @@
 //! from two [`StoredRun`]s only; this module lays it out.
 
 use crate::grid::{at_label, cell_label};
-use crate::grid::{
-    csv_record, markdown_table, md_escape, plural, signed_percent, text_table, utc_seconds, Align,
-};
+use crate::grid::{csv_record, md_escape, plural, signed_percent, utc_seconds, Align};
 use crate::safe::{csv_text, terminal_line};
 use crate::shootout::RunFormat;
 use crate::units::round;
@@ -19,6 +17,7 @@ use std::fmt::Write;
 
 use shootout_analysis::compare::CapacityChange;
 use shootout_analysis::ranking::{Stability, Swap};
+use shootout_analysis::Unit;
 
 pub use shootout_analysis::compare::{
     Change, ChangeVerdict, CompareWarning, Comparison, FailedIn, Gates, Pair, Unpaired, Violation,
@@ -107,8 +106,9 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
         CompareWarning::Untested { pair } => {
             let p = &c.pairs[*pair];
             format!(
-                "not tested: {}: req/s {:.0} → {:.0}, {}, beyond --fail-if-slower {}%, but {}: reported, not failed (add repetitions or lengthen the steps)",
+                "not tested: {}: {} {:.0} → {:.0}, {}, beyond --fail-if-slower {}%, but {}: reported, not failed (add repetitions or lengthen the steps)",
                 pair_label(p),
+                p.unit.per_second(),
                 p.rps.a,
                 p.rps.b,
                 signed_percent(p.rps.percent.unwrap_or_default()),
@@ -137,9 +137,12 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
                     (b.id, *b_secs, p.reps_b)
                 ]),
                 if *withdrawn {
-                    ", so its req/s verdict, from tenths of a second, is withdrawn"
+                    format!(
+                        ", so its {} verdict, from tenths of a second, is withdrawn",
+                        p.unit.per_second()
+                    )
                 } else {
-                    ""
+                    String::new()
                 }
             )
         }
@@ -165,8 +168,9 @@ pub fn violation_text(c: &Comparison, v: &Violation) -> String {
         Violation::Slower { pair } => {
             let p = &c.pairs[*pair];
             format!(
-                "{}: req/s {:.0} → {:.0}, {} ({})",
+                "{}: {} {:.0} → {:.0}, {} ({})",
                 pair_label(p),
+                p.unit.per_second(),
                 p.rps.a,
                 p.rps.b,
                 signed_percent(p.rps.percent.unwrap_or_default()),
@@ -202,13 +206,33 @@ fn pair_label(p: &Pair) -> String {
     cell_label(&p.contender, &p.workload, p.level)
 }
 
-/// The explanation printed under every comparison.
-const FOOTNOTE: [&str; 4] = [
-    "A and B are medians over the repetitions. Verdicts are two-sided at α = 0.05. req/s: with 4 or more repetitions on each side (or 3 and 5, 2 and 8)",
-    "a Mann–Whitney U test of the repetitions; with fewer, Student's t over the per-second good answers, counting their correlation and the repetitions' spread",
-    "(6 full seconds per side at least); \"1.25 times slower (1.21–1.30, …)\" gives the 95% interval of the ratio of these two runs' steps. p99: a Mann–Whitney U test of the",
-    "repetitions' p99s, lower is faster. \"too little evidence\": no outcome could be significant; --fail-if-slower reports such a drop and does not fail.",
-];
+/// The explanation printed under every comparison, its rates in `per_s` (the pairs'
+/// unit: `req/s`, or `calls/s` for gRPC calls; each of them when they differ).
+fn footnote(per_s: &str) -> [String; 4] {
+    [
+        format!("A and B are medians over the repetitions. Verdicts are two-sided at α = 0.05. {per_s}: with 4 or more repetitions on each side (or 3 and 5, 2 and 8)"),
+        "a Mann–Whitney U test of the repetitions; with fewer, Student's t over the per-second good answers, counting their correlation and the repetitions' spread".into(),
+        "(6 full seconds per side at least); \"1.25 times slower (1.21–1.30, …)\" gives the 95% interval of the ratio of these two runs' steps. p99: a Mann–Whitney U test of the".into(),
+        "repetitions' p99s, lower is faster. \"too little evidence\": no outcome could be significant; --fail-if-slower reports such a drop and does not fail.".into(),
+    ]
+}
+
+/// What the comparison's rates are a second: the unit its pairs share (`req/s` when there
+/// are none), or each of theirs in order first met (`req/s or calls/s`).
+fn rates_word(c: &Comparison) -> String {
+    let mut units: Vec<&str> = Vec::new();
+    for p in &c.pairs {
+        let u = p.unit.per_second();
+        if !units.contains(&u) {
+            units.push(u);
+        }
+    }
+    if units.is_empty() {
+        "req/s".into()
+    } else {
+        units.join(" or ")
+    }
+}
 
 /// Renders a comparison in `format`; the text ends with a newline.
 pub fn render(format: RunFormat, c: &Comparison) -> String {
@@ -237,18 +261,20 @@ fn run_line(run: &StoredRun, reps: usize) -> String {
     )
 }
 
-const HEADER: [&str; 10] = [
-    "contender",
-    "level",
-    "A req/s",
-    "B req/s",
-    "change",
-    "verdict",
-    "A p99 ms",
-    "B p99 ms",
-    "change",
-    "verdict",
-];
+/// The header of a workload's table of pairs, its rates in the workload's `unit`.
+fn header(unit: Unit) -> Vec<String> {
+    let per_s = unit.per_second();
+    let mut h: Vec<String> = vec!["contender".into(), "level".into()];
+    h.push(format!("A {per_s}"));
+    h.push(format!("B {per_s}"));
+    h.extend(
+        [
+            "change", "verdict", "A p99 ms", "B p99 ms", "change", "verdict",
+        ]
+        .map(String::from),
+    );
+    h
+}
 
 const ALIGN: [Align; 10] = [
     Align::Left,
@@ -282,6 +308,16 @@ fn row(p: &Pair) -> Vec<String> {
     ]
 }
 
+/// A workload's table of pairs, its rates in the workload's unit (the first pair's: a
+/// workload's pairs share it).
+fn pairs_table(pairs: &[&Pair]) -> crate::grid::Table {
+    crate::grid::Table {
+        header: header(pairs.first().map_or(Unit::Request, |p| p.unit)),
+        align: ALIGN.to_vec(),
+        rows: pairs.iter().map(|p| row(p)).collect(),
+    }
+}
+
 /// The pairs grouped by workload, in order.
 fn by_workload<'c>(c: &'c Comparison) -> Vec<(&'c str, Vec<&'c Pair>)> {
     let mut out: Vec<(&str, Vec<&Pair>)> = Vec::new();
@@ -302,9 +338,10 @@ fn unpaired_line(u: &Unpaired, other: &StoredRun) -> String {
     }
 }
 
-/// The title of the section on rankings in both runs.
-const STABILITY_TITLE: &str =
-    "Rankings in both runs (good-answer req/s; signs as in shootout report)";
+/// The title of the section on rankings in both runs, their rates in `per_s`.
+fn stability_title(per_s: &str) -> String {
+    format!("Rankings in both runs (good-answer {per_s}; signs as in shootout report)")
+}
 
 /// The stability entries grouped by workload, in run A's order.
 fn stability_by_workload<'c>(c: &'c Comparison) -> Vec<(&'c str, Vec<&'c Stability>)> {
@@ -354,22 +391,39 @@ fn swap_words(w: &Swap) -> &'static str {
 }
 
 /// The title of the capacities' table, in the unit of its rows' rates (`req/s`,
-/// `journeys/s`, or both: then a journey workload's rows say so beside its name).
+/// `journeys/s`, `calls/s`, or several: then the rows of a workload not in requests say
+/// their unit beside its name).
 fn capacity_title(rows: &[CapacityChange]) -> String {
-    let journeys = rows.iter().filter(|k| k.unit != "req/s").count();
-    let unit = match journeys {
-        0 => "req/s",
-        n if n == rows.len() => "journeys/s",
-        _ => "req/s, journeys/s where the workload says (journeys)",
+    let first = rows.first().map_or("req/s", |k| k.unit);
+    let unit = if rows.iter().all(|k| k.unit == first) {
+        first.to_string()
+    } else {
+        let mut others: Vec<String> = Vec::new();
+        for k in rows.iter().filter(|k| k.unit != "req/s") {
+            let said = format!(
+                "{} where the workload says ({})",
+                k.unit,
+                k.unit.strip_suffix("/s").unwrap_or(k.unit)
+            );
+            if !others.contains(&said) {
+                others.push(said);
+            }
+        }
+        format!("req/s, {}", others.join(", "))
     };
     format!("Capacity within the SLOs ({unit}, median of each run's searches; more or less when every search of one met a rate the other's broke)")
 }
 
-/// A capacity row's workload: its name, marked `(journeys)` when the table mixes units.
+/// A capacity row's workload: its name, marked `(journeys)` or `(calls)` when the table
+/// mixes units and its rates are not requests.
 fn capacity_workload(rows: &[CapacityChange], k: &CapacityChange) -> String {
     let mixed = rows.iter().any(|o| o.unit != k.unit);
     if mixed && k.unit != "req/s" {
-        format!("{} (journeys)", k.workload)
+        format!(
+            "{} ({})",
+            k.workload,
+            k.unit.strip_suffix("/s").unwrap_or(k.unit)
+        )
     } else {
         k.workload.clone()
     }
@@ -536,8 +590,7 @@ fn text(c: &Comparison) -> String {
     }
     for (w, pairs) in by_workload(c) {
         let _ = writeln!(o, "\n{}", terminal_line(w));
-        let rows: Vec<Vec<String>> = pairs.iter().map(|p| row(p)).collect();
-        text_table(&mut o, "  ", &HEADER, &ALIGN, &rows);
+        pairs_table(&pairs).text(&mut o, "  ");
     }
     if let Some(t) = steps_table(c) {
         let _ = writeln!(o, "\n{STEPS_TITLE}");
@@ -555,7 +608,7 @@ fn text(c: &Comparison) -> String {
         o.push_str("\nNo contender × workload × load level was measured in both runs.\n");
     }
     if !c.stability.is_empty() {
-        let _ = writeln!(o, "\n{}:", STABILITY_TITLE);
+        let _ = writeln!(o, "\n{}:", stability_title(&rates_word(c)));
         for (w, levels) in stability_by_workload(c) {
             let _ = writeln!(o, "  {}", terminal_line(w));
             for s in levels {
@@ -574,7 +627,7 @@ fn text(c: &Comparison) -> String {
         }
     }
     o.push('\n');
-    for f in FOOTNOTE {
+    for f in footnote(&rates_word(c)) {
         let _ = writeln!(o, "{f}");
     }
     o
@@ -597,8 +650,7 @@ fn markdown(c: &Comparison) -> String {
     }
     for (w, pairs) in by_workload(c) {
         let _ = writeln!(o, "\n## {}\n", md_escape(w));
-        let rows: Vec<Vec<String>> = pairs.iter().map(|p| row(p)).collect();
-        markdown_table(&mut o, &HEADER, &ALIGN, &rows);
+        pairs_table(&pairs).markdown(&mut o);
     }
     if let Some(t) = steps_table(c) {
         let _ = writeln!(o, "\n## {}\n", md_escape(STEPS_TITLE));
@@ -616,7 +668,7 @@ fn markdown(c: &Comparison) -> String {
         o.push_str("\nNo contender × workload × load level was measured in both runs.\n");
     }
     if !c.stability.is_empty() {
-        let _ = writeln!(o, "\n## {}\n", md_escape(STABILITY_TITLE));
+        let _ = writeln!(o, "\n## {}\n", md_escape(&stability_title(&rates_word(c))));
         for (w, levels) in stability_by_workload(c) {
             let _ = writeln!(o, "- {}", md_escape(w));
             for s in levels {
@@ -646,7 +698,7 @@ fn markdown(c: &Comparison) -> String {
         }
     }
     o.push_str("\n---\n\n");
-    let _ = writeln!(o, "{}", md_escape(&FOOTNOTE.join(" ")));
+    let _ = writeln!(o, "{}", md_escape(&footnote(&rates_word(c)).join(" ")));
     o
 }
 
@@ -705,6 +757,7 @@ pub fn json(c: &Comparison) -> Value {
             "contender": p.contender,
             "level": crate::json::load_level_json(p.level),
             "repetitions": { "a": p.reps_a, "b": p.reps_b },
+            "unit": p.unit.per_second(),
             "rps": rps_change_json(&p.rps),
             "p99_ms": change_json(&p.p99, 3),
         })).collect::<Vec<_>>(),
@@ -724,6 +777,7 @@ pub fn json(c: &Comparison) -> Value {
         "capacities": c.capacities.iter().map(|k| json!({
             "workload": k.workload,
             "contender": k.contender,
+            "unit": k.unit,
             "a_max_rps": k.a.map(|x| round(x, 3)),
             "b_max_rps": k.b.map(|x| round(x, 3)),
             "change_percent": k.percent.map(|p| round(p, 3)),
@@ -869,6 +923,18 @@ mod tests {
         ));
         assert_eq!(capacity_workload(&mixed, &mixed[0]), "hello");
         assert_eq!(capacity_workload(&mixed, &mixed[1]), "users (journeys)");
+        // A gRPC workload's searches pace calls.
+        let calls = [row("hello", "calls/s")];
+        assert!(capacity_title(&calls).starts_with("Capacity within the SLOs (calls/s, "));
+        let three = [
+            row("hello", "req/s"),
+            row("users", "journeys/s"),
+            row("greet", "calls/s"),
+        ];
+        assert!(capacity_title(&three).starts_with(
+            "Capacity within the SLOs (req/s, journeys/s where the workload says (journeys), calls/s where the workload says (calls), "
+        ));
+        assert_eq!(capacity_workload(&three, &three[2]), "greet (calls)");
     }
 
     use super::*;

@@ -264,20 +264,22 @@ pub(crate) fn noise_advice(pinned: bool) -> &'static str {
 }
 
 /// What a noisy cell's warning says after its cell: `req/s ranged 900–1100 over 3
-/// repetitions, 20% of the median`.
+/// repetitions, 20% of the median` (`calls/s ranged …` for gRPC calls).
 pub(crate) fn noisy_text(w: &RunWarning) -> String {
     let RunWarning::Noisy {
         rps_min,
         rps_max,
         range_share,
         reps,
+        unit,
         ..
     } = w
     else {
         return String::new();
     };
     format!(
-        "req/s ranged {rps_min:.0}–{rps_max:.0} over {reps} repetitions, {:.0}% of the median",
+        "{} ranged {rps_min:.0}–{rps_max:.0} over {reps} repetitions, {:.0}% of the median",
+        unit.per_second(),
         range_share * 100.0
     )
 }

@@ -1,9 +1,10 @@
 //! The report of a stored shootout run (`shootout report`, and the closing table of
 //! `shootout run`, which is [`text`] of the run just stored): the run's facts, the warnings,
-//! then per workload a table of contenders × load levels — req/s (median ± half the range
-//! over repetitions), % of the baseline, p50/p90/p99/max (medians), failures by class, the
-//! server's CPU per request and peak memory — hyperfine's "times faster" line per level and
-//! ab's "served within" percentile table of the repetitions' merged histograms.
+//! then per workload a table of contenders × load levels — req/s, or a gRPC workload's
+//! calls/s (median ± half the range over repetitions), % of the baseline, p50/p90/p99/max
+//! (medians), failures by class, the server's CPU per request (call) and peak memory —
+//! hyperfine's "times faster" line per level and ab's "served within" percentile table of
+//! the repetitions' merged histograms.
 //!
 //! Renderings: [`text`] for terminals, [`markdown`] for GitHub (pipe tables, names
 //! escaped), [`json`] (schema in `docs/report-json.md`), [`csv`] (one RFC 4180 record per
@@ -27,11 +28,12 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use crate::sentences::busy_text;
-pub use csv::csv;
-pub use json::{json, SCHEMA_VERSION};
-pub use markdown::markdown;
+pub use csv::{csv, csv_of};
+pub use json::{json, json_of, write_json, SCHEMA_VERSION};
+pub use markdown::{markdown, markdown_of};
 pub use shootout_analysis::Analysis;
-pub use text::text;
+use shootout_analysis::Unit;
+pub use text::{text, text_of};
 
 /// A rendering of a stored run or a comparison, chosen with `--format`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -90,16 +92,34 @@ impl FromStr for RunFormat {
 
 /// Renders a stored run in `format`; the text ends with a newline.
 pub fn render(format: RunFormat, run: &StoredRun) -> String {
+    render_of(format, &Analysis::of(run))
+}
+
+/// [`render`] of a run already analysed (`a.run`), for a command that reads the analysis
+/// again (its thresholds, its HTML page) without building it twice.
+pub fn render_of(format: RunFormat, a: &Analysis) -> String {
     match format {
-        RunFormat::Text => text(run),
-        RunFormat::Markdown => markdown(run),
+        RunFormat::Text => text_of(a),
+        RunFormat::Markdown => markdown_of(a),
         RunFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&json(run))
-                .expect("a serde_json::Value always serializes");
-            s.push('\n');
-            s
+            let mut out = Vec::new();
+            write_json(a, &mut out).expect("writing to memory cannot fail");
+            String::from_utf8(out).expect("serde_json writes UTF-8")
         }
-        RunFormat::Csv => csv(run),
+        RunFormat::Csv => csv_of(a),
+    }
+}
+
+/// [`render_of`] written to `out`; JSON as it is made ([`write_json`]: a store of 20,000
+/// steps is not held whole in memory as a document), the others as rendered.
+pub fn write_of(
+    format: RunFormat,
+    a: &Analysis,
+    mut out: impl std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        RunFormat::Json => write_json(a, out),
+        other => out.write_all(render_of(other, a).as_bytes()),
     }
 }
 
@@ -163,13 +183,23 @@ pub(crate) fn started_line(run: &StoredRun) -> String {
     }
 }
 
-/// What `±`, medians and the other columns mean, for the reports' footnote.
-pub(crate) const FOOTNOTE: [&str; 4] = [
-    "req/s counts good answers only (status, length and body as the workload expects): a failed answer is in the failed column, never in req/s or % of baseline.",
-    "± is half the range (max − min) of req/s over the repetitions; a range wider than 10% of the median is flagged as noisy.",
-    "req/s, latencies and server µs/req are medians over the repetitions; failed is their sum, by class; peak RSS the largest sample.",
-    "server µs/req is the server's CPU time (user + system, whole process tree) during the step divided by the requests completed.",
-];
+/// What `±`, medians and the other columns mean, for the reports' footnote: in the unit
+/// every swept workload of `a` shares (`calls/s` and `server µs/call` for gRPC calls), or
+/// in requests with a line on the others' units when they differ.
+pub(crate) fn footnote(a: &Analysis) -> Vec<String> {
+    let unit = a.common_unit().unwrap_or_default();
+    let (per_s, short, many) = (unit.per_second(), unit.short(), unit.plural());
+    let mut lines = vec![
+        format!("{per_s} counts good answers only (status, length and body as the workload expects): a failed answer is in the failed column, never in {per_s} or % of baseline."),
+        format!("± is half the range (max − min) of {per_s} over the repetitions; a range wider than 10% of the median is flagged as noisy."),
+        format!("{per_s}, latencies and server µs/{short} are medians over the repetitions; failed is their sum, by class; peak RSS the largest sample."),
+        format!("server µs/{short} is the server's CPU time (user + system, whole process tree) during the step divided by the {many} completed."),
+    ];
+    if a.common_unit().is_none() && a.workloads.iter().any(|w| w.unit != Unit::Request) {
+        lines.push("A gRPC workload's table counts its calls (a server stream's replies, a bidi stream's messages) in place of requests: its rate and server µs columns say so.".into());
+    }
+    lines
+}
 
 #[cfg(test)]
 mod tests;

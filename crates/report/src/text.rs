@@ -787,7 +787,7 @@ fn costs(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     }
     kv(o, "Connections", conns);
     schedule(o, spec, r);
-    generator(o, r, spec.busy_poll);
+    generator(o, r, spec.busy_poll, crate::common::counted(spec, r));
 }
 
 /// The open loop's schedule (and the certificate of it), `--until`'s and the automatic
@@ -843,13 +843,14 @@ fn schedule(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     }
 }
 
-/// What the generator cost: its CPU, per request, and its busiest thread.
-fn generator(o: &mut String, r: &RunResult, busy_poll: std::time::Duration) {
+/// What the generator cost: its CPU, per request (per `one`: a gRPC run's call, reply or
+/// message), and its busiest thread.
+fn generator(o: &mut String, r: &RunResult, busy_poll: std::time::Duration, one: &str) {
     let g = &r.generator;
     let per_request = if r.counts.completed > 0 {
-        format!("{:.2} µs per request", r.cpu_us_per_request())
+        format!("{:.2} µs per {one}", r.cpu_us_per_request())
     } else {
-        "no request to share it".to_string()
+        format!("no {one} to share it")
     };
     let polling = if busy_poll.is_zero() {
         String::new()

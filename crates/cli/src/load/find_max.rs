@@ -135,15 +135,7 @@ pub(super) fn run(
             say!("note: {line}");
         }
     }
-    // A journey search's rates are journeys started a second; a gRPC search's, calls
-    // (`--rate` paces calls, whatever a streaming call's counts count).
-    let unit = if base.journey.is_some() {
-        "journeys/s"
-    } else if base.expect.grpc.is_some() {
-        "calls/s"
-    } else {
-        "req/s"
-    };
+    let unit = search_unit(base);
     let mut searcher = Searcher::new(f, floor);
     if a.duration.is_some() {
         searcher = searcher.least(floor);
@@ -207,6 +199,18 @@ pub(crate) fn drive<T>(
         said(n, m, seen);
     }
     Ok(false)
+}
+
+/// What a search of `spec` paces a second: journeys started for journeys, calls for gRPC
+/// (`--rate` paces calls, whatever a streaming call's counts count), else requests.
+fn search_unit(spec: &LoadSpec) -> &'static str {
+    if spec.journey.is_some() {
+        "journeys/s"
+    } else if spec.expect.grpc.is_some() {
+        "calls/s"
+    } else {
+        "req/s"
+    }
 }
 
 /// A step as stderr says it: `step 3: 400 req/s offered, 399.8 sent, p99 3.100 ms, errors
@@ -319,7 +323,10 @@ fn step(
             .pace(Pace::Rate(rate))
             .bound(None, Some(d))
             .build()
-            .map_err(|e| Failure::usage(anyhow!("--find-max at {rate} req/s: {e}")))
+            .map_err(|e| {
+                let unit = search_unit(base);
+                Failure::usage(anyhow!("--find-max at {rate} {unit}: {e}"))
+            })
     };
     let settle = at(capacity::SETTLE)?;
     let control = Control::with_stop(settle.threads, stop.clone());
@@ -373,6 +380,24 @@ mod tests {
         asked(&Cli::parse_from(all).load)
             .err()
             .map(|f| f.error.to_string())
+    }
+
+    /// A search's rates (its steps, its errors) are calls a second for gRPC: they said
+    /// req/s; journeys a second for journeys; else requests.
+    #[test]
+    fn a_search_s_rates_are_in_what_it_paces() {
+        let mut spec =
+            LoadSpec::new(shootout_model::Target::parse("http://127.0.0.1:1/x").unwrap());
+        assert_eq!(search_unit(&spec), "req/s");
+        spec.expect.grpc = Some(shootout_model::GrpcReply {
+            schema: std::sync::Arc::from(&[][..]),
+            method: "p.S.M".into(),
+            max_message: 1 << 20,
+            json: None,
+            stream: Default::default(),
+            compress: false,
+        });
+        assert_eq!(search_unit(&spec), "calls/s");
     }
 
     #[test]

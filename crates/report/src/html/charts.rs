@@ -4,13 +4,15 @@
 //! step (throughput, failures, p99, and the server's CPU and memory).
 //!
 //! Seams: inputs are model and store types (and the cells of `data.rs`); outputs are
-//! [`Chart`]s that `svg.rs` draws. Units on the axes: req/s, milliseconds (histograms and
+//! [`Chart`]s that `svg.rs` draws. Units on the axes: req/s (a gRPC workload's calls/s,
+//! replies/s or messages/s), milliseconds (histograms and
 //! samples hold µs), seconds since the measurement started, % of the CPUs the server was allowed, MiB.
 
 use super::data::{is_rate, level_value, Workload};
 use super::svg::{Axis, Chart, Mark, Series, Shape, Stroke, Whisker};
 use hdrhistogram::Histogram;
 use shootout_analysis::certify::Interval;
+use shootout_analysis::Unit;
 use shootout_model::{LoadLevel, ResourceSample, RunResult, Sample};
 
 /// Size of a main chart (px).
@@ -71,8 +73,13 @@ const LOG2_RATIO: f64 = 4.0;
 
 /// The horizontal axis of a sweep and each level's place on it: connections on a log2
 /// axis (a linear one when they span less than [`LOG2_RATIO`]), target rates linear or
-/// log10 as [`Axis::fit`] decides, and levels of both kinds in order as categories.
-fn level_axis(levels: &[LoadLevel]) -> (Axis, Vec<f64>) {
+/// log10 as [`Axis::fit`] decides (req/s, or calls/s for a gRPC workload of `unit`: its
+/// schedule paces calls), and levels of both kinds in order as categories.
+fn level_axis(levels: &[LoadLevel], unit: Unit) -> (Axis, Vec<f64>) {
+    let paced = match unit {
+        Unit::Request => "target rate (req/s)",
+        _ => "target rate (calls/s)",
+    };
     let all_closed = levels.iter().all(|l| !is_rate(*l));
     let all_rate = levels.iter().all(|l| is_rate(*l));
     if all_closed || all_rate {
@@ -87,7 +94,7 @@ fn level_axis(levels: &[LoadLevel]) -> (Axis, Vec<f64>) {
         } else if all_closed {
             Axis::fit("concurrency (connections)", xs.iter().copied(), true)
         } else {
-            Axis::fit("target rate (req/s)", xs.iter().copied(), true)
+            Axis::fit(paced, xs.iter().copied(), true)
         };
         // Few levels: label exactly those (a sweep of 1, 2, 4, 8 reads better so).
         if levels.len() <= 8 && xs.len() > 1 {
@@ -111,11 +118,12 @@ fn level_axis(levels: &[LoadLevel]) -> (Axis, Vec<f64>) {
     }
 }
 
-/// Chart 1: median req/s against the load level, one line per contender, with the
-/// min–max range over repetitions as a band (and the target rate as a dotted reference in
-/// rate sweeps).
+/// Chart 1: median req/s (a gRPC workload's calls/s, …: `w.unit`) against the load level,
+/// one line per contender, with the min–max range over repetitions as a band (and the
+/// target rate as a dotted reference in rate sweeps).
 pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
-    let (x, xs) = level_axis(&w.levels);
+    let per_s = w.unit.per_second();
+    let (x, xs) = level_axis(&w.levels, w.unit);
     let mut series = Vec::new();
     for c in w.contenders() {
         let mut s = Series::new(who[c].name, who[c].color);
@@ -127,7 +135,7 @@ pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
                 x: xs[i],
                 y: cell.rps,
                 tip: format!(
-                    "{} · {}: {} req/s (median of {}; range {}–{})",
+                    "{} · {}: {} {per_s} (median of {}; range {}–{})",
                     who[c].name,
                     cell.level,
                     val(cell.rps),
@@ -150,7 +158,7 @@ pub fn throughput(w: &Workload, who: &[Who]) -> Chart {
         series.push(target);
     }
     let y = Axis::fit(
-        "throughput (req/s)",
+        &format!("throughput ({per_s})"),
         series.iter().flat_map(|s| s.ys().collect::<Vec<_>>()),
         true,
     );
@@ -187,7 +195,7 @@ fn set_apart(s: &mut Series, k: usize) {
 /// point's tooltip (and in the table). Contenders are set apart by mark shape and by
 /// line width ([`set_apart`]), so one with the same values as another stays visible.
 pub fn latency(w: &Workload, who: &[Who]) -> Chart {
-    let (x, xs) = level_axis(&w.levels);
+    let (x, xs) = level_axis(&w.levels, w.unit);
     let mut series = Vec::new();
     for (k, c) in w.contenders().into_iter().enumerate() {
         for (label, stroke) in [("p50", Stroke::Solid), ("p99", Stroke::Dashed)] {
@@ -433,16 +441,18 @@ pub enum PerSecond {
 }
 
 impl PerSecond {
-    fn axis(self) -> &'static str {
+    /// The vertical axis of a chart of this alone, its counts a second in `per_s`.
+    fn axis(self, per_s: &str) -> String {
         match self {
-            PerSecond::Throughput => "completed (req/s)",
-            PerSecond::Failures => "failed (req/s)",
-            PerSecond::P50 | PerSecond::P99 => "latency (ms)",
+            PerSecond::Throughput => format!("completed ({per_s})"),
+            PerSecond::Failures => format!("failed ({per_s})"),
+            PerSecond::P50 | PerSecond::P99 => "latency (ms)".into(),
         }
     }
-    fn unit(self) -> &'static str {
+    /// Its unit: `per_s` for counts, `ms` for latency.
+    fn unit(self, per_s: &str) -> &str {
         match self {
-            PerSecond::Throughput | PerSecond::Failures => "req/s",
+            PerSecond::Throughput | PerSecond::Failures => per_s,
             PerSecond::P50 | PerSecond::P99 => "ms",
         }
     }
@@ -490,8 +500,9 @@ pub fn seconds_drawn(r: &RunResult) -> usize {
 }
 
 /// A timeline of per-second quantities: one line per `(who, result, quantity)`, named
-/// `who.name` in the legend (p99 dashed when quantities are mixed).
-pub fn per_second(title: &str, lines: &[(Who, &RunResult, PerSecond)]) -> Chart {
+/// `who.name` in the legend (p99 dashed when quantities are mixed), counts a second in
+/// `per_s` (`req/s`, or a gRPC run's `calls/s`, `replies/s`, `messages/s`).
+pub fn per_second(title: &str, lines: &[(Who, &RunResult, PerSecond)], per_s: &str) -> Chart {
     let mut series = Vec::new();
     let several = lines.iter().any(|l| l.2 != lines[0].2);
     for (who, r, what) in lines {
@@ -515,22 +526,28 @@ pub fn per_second(title: &str, lines: &[(Who, &RunResult, PerSecond)]) -> Chart 
                     x.floor(),
                     what.label(),
                     val(*y),
-                    what.unit()
+                    what.unit(per_s)
                 ),
             })
             .collect();
         series.push(s);
     }
     let axis = match lines.first() {
-        None => "",
-        Some(l) if several && l.2.unit() == "req/s" => "requests (req/s)",
-        Some(l) => l.2.axis(),
+        None => String::new(),
+        Some(l) if several && l.2.unit(per_s) == per_s => {
+            let many = match per_s {
+                "req/s" => "requests",
+                other => other.strip_suffix("/s").unwrap_or(other),
+            };
+            format!("{many} ({per_s})")
+        }
+        Some(l) => l.2.axis(per_s),
     };
     let end = lines
         .iter()
         .map(|l| l.1.duration.as_secs_f64())
         .fold(0.0, f64::max);
-    timeline_chart(title, axis, series, end)
+    timeline_chart(title, &axis, series, end)
 }
 
 /// A quantity of the server's process tree over a step.

@@ -7,7 +7,7 @@
 //! what is arranged here. Latencies are milliseconds here (the histograms hold µs).
 
 use shootout_analysis::cells::{level_key, LevelKey};
-use shootout_analysis::Analysis;
+use shootout_analysis::{Analysis, Unit};
 use shootout_model::stored::StoredStep;
 use shootout_model::LoadLevel;
 use std::collections::HashMap;
@@ -37,6 +37,8 @@ pub struct Workload<'a> {
     pub levels: Vec<LoadLevel>,
     /// Its cells, by level then by contender.
     pub cells: Vec<Cell<'a>>,
+    /// What its counts count (requests, or a gRPC workload's calls, replies, messages).
+    pub unit: Unit,
     /// The contenders were not all spoken to alike (protocol, streams, pipelining): each
     /// row then says how its contender was (the analysis's rule, as in the other formats).
     pub mixed_wire: bool,
@@ -173,6 +175,7 @@ pub fn workloads<'a>(a: &Analysis<'a>) -> Vec<Workload<'a>> {
                 name: w.name,
                 levels,
                 cells,
+                unit: w.unit,
                 mixed_wire,
                 at,
             }

@@ -4,10 +4,10 @@
 //! (p50, p90, p99 and max, medians over repetitions, and a note saying so), the "times
 //! slower" lines, the sweep charts, the percentile spectrum and scatter of the highest
 //! level, a small spectrum per other level, the "served within" tables (repetitions
-//! merged) and one row of timelines per load level, every repetition drawn, server CPU
-//! as a share of the CPUs the server was allowed (or a "CPU-bound" note); then the
-//! footnotes and the plan text. [`render_load`] renders one `shootout
-//! load` (facts, warnings, percentile spectrum, scatter, timeline).
+//! merged) and one row of timelines per load level (12 levels at most, evenly spaced),
+//! every repetition drawn, server CPU as a share of the CPUs the server was allowed (or
+//! a "CPU-bound" note); then the footnotes and the plan text. [`render_load`] renders
+//! one `shootout load` (facts, warnings, percentile spectrum, scatter, timeline).
 //!
 //! Seams: inputs are a [`StoredRun`] read from the store, or a [`LoadSpec`] and its
 //! [`RunResult`]; the output is a `String`, the same bytes for the same input (no clock, no
@@ -37,7 +37,7 @@ use charts::{PerSecond, Resource, Sampled, Spectrum, Who};
 use data::{workloads, Workload};
 use shootout_analysis::cells::{LevelBlock, WorkloadBlock};
 use shootout_analysis::certify::percentile_intervals;
-use shootout_analysis::Analysis;
+use shootout_analysis::{Analysis, Unit};
 use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{
     ContenderStatus, LatencySummary, LoadLevel, LoadSpec, Pace, RunResult, RunStatus,
@@ -207,9 +207,14 @@ fn headline_section(o: &mut String, a: &Analysis) {
 
 /// The HTML report of a stored shootout run.
 pub fn render_run(run: &StoredRun) -> String {
+    render_run_of(&Analysis::of(run))
+}
+
+/// [`render_run`] of a run already analysed (`a.run`).
+pub fn render_run_of(a: &Analysis) -> String {
+    let run = a.run;
     let r = &run.run;
-    let a = Analysis::of(run);
-    let ws = workloads(&a);
+    let ws = workloads(a);
     let who: Vec<Who> = run
         .contenders
         .iter()
@@ -226,9 +231,9 @@ pub fn render_run(run: &StoredRun) -> String {
         utc(r.started)
     );
 
-    headline_section(&mut o, &a);
+    headline_section(&mut o, a);
     run_facts(&mut o, run);
-    warnings_section(&mut o, &warnings::run_warnings(&a));
+    warnings_section(&mut o, &warnings::run_warnings(a));
 
     let base = a.baseline.unwrap_or(0);
     contenders_table(&mut o, run, &who, base);
@@ -238,15 +243,15 @@ pub fn render_run(run: &StoredRun) -> String {
     }
     for w in &ws {
         if let Some(b) = a.workloads.iter().find(|b| b.name == w.name) {
-            workload_section(&mut o, &a, b, w, &who, base);
+            workload_section(&mut o, a, b, w, &who, base);
         }
         journey_sections(&mut o, run, w.name, &who);
     }
-    capacity::sections(&mut o, &a, &who);
+    capacity::sections(&mut o, a, &who);
     if !ws.is_empty() {
         o.push_str("<ul class=\"footnotes\">\n");
-        for f in crate::shootout::FOOTNOTE {
-            let _ = writeln!(o, "<li>{}</li>", html_text(f));
+        for f in crate::shootout::footnote(a) {
+            let _ = writeln!(o, "<li>{}</li>", html_text(&f));
         }
         o.push_str("</ul>\n");
     }
@@ -348,8 +353,8 @@ fn contenders_table(o: &mut String, run: &StoredRun, who: &[Who], base: usize) {
 
 /// One workload: its ranking, its table and "times slower" lines, its sweep charts, its
 /// spectrum and scatter at the highest level, the "served within" tables per level, and
-/// one row of timelines per level (every repetition). `b` is the analysis's block of the
-/// workload `w` lays out for the charts.
+/// one row of timelines per level, 12 at most (every repetition). `b` is the analysis's
+/// block of the workload `w` lays out for the charts.
 fn workload_section(
     o: &mut String,
     a: &Analysis,
@@ -408,7 +413,11 @@ fn workload_section(
     if !compared.is_empty() {
         o.push_str("<div class=\"served\">\n");
         for l in compared {
-            let _ = writeln!(o, "<div><p class=\"note\">{}</p>", served_caption(l.level));
+            let _ = writeln!(
+                o,
+                "<div><p class=\"note\">{}</p>",
+                served_caption(l.level, b.unit)
+            );
             served(a, l).html(o);
             o.push_str("</div>\n");
         }
@@ -448,7 +457,7 @@ fn workload_heading(
         let _ = writeln!(
             o,
             "<p class=\"note\">{}:</p>\n<ul class=\"ranking\">",
-            html_text(words::RANKING_LEGEND)
+            html_text(&words::ranking_legend(b.unit))
         );
         for r in ranking {
             let _ = writeln!(o, "<li>{}</li>", html_text(&r));
@@ -461,11 +470,11 @@ fn workload_heading(
 /// distributions of the percentile charts and "served within" tables.
 const MEDIAN_OR_MERGED: &str = "Latency columns (mean to max) are medians over the repetitions of each repetition's own figure; the percentile charts and the \"served within\" tables merge every repetition's requests into one distribution, so their p99 and max can differ from these.";
 
-/// The caption of a "served within" table, as HTML: it says the repetitions are merged,
-/// and the load level stays on one line with the word before it (a narrow column must not
-/// leave `c=1` alone on a line).
-fn served_caption(level: LoadLevel) -> String {
-    let title = words::served_title(level);
+/// The caption of a "served within" table (of the workload's `unit`), as HTML: it says the
+/// repetitions are merged, and the load level stays on one line with the word before it
+/// (a narrow column must not leave `c=1` alone on a line).
+fn served_caption(level: LoadLevel, unit: Unit) -> String {
+    let title = words::served_title(level, unit);
     let head = title
         .strip_suffix(&level.to_string())
         .map_or(title.as_str(), |h| h.trim_end_matches([',', ' ']));
@@ -476,9 +485,15 @@ fn served_caption(level: LoadLevel) -> String {
     )
 }
 
-/// A workload's table: one row per contender and load level, medians over repetitions.
+/// A workload's table: one row per contender and load level, medians over repetitions;
+/// its rate and CPU columns in the workload's unit (`req/s`, or gRPC's `calls/s`, …).
 fn workload_table(o: &mut String, w: &Workload, who: &[Who], base: usize) {
-    o.push_str("<div class=\"tw\"><table>\n<tr><th class=\"l\">contender</th><th class=\"l\">level</th><th>reps</th><th>req/s</th><th>±</th><th>% of baseline</th><th>mean ms</th><th>sd ms</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>failed</th><th>server CPU µs/req</th><th>peak RSS</th></tr>\n");
+    let _ = writeln!(
+        o,
+        "<div class=\"tw\"><table>\n<tr><th class=\"l\">contender</th><th class=\"l\">level</th><th>reps</th><th>{}</th><th>±</th><th>% of baseline</th><th>mean ms</th><th>sd ms</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>failed</th><th>server CPU µs/{}</th><th>peak RSS</th></tr>",
+        w.unit.per_second(),
+        w.unit.short()
+    );
     for level in &w.levels {
         let base_cell = w.cell(base, *level);
         let mut first = true;
@@ -740,9 +755,19 @@ fn timelines(o: &mut String, a: &Analysis, w: &Workload, who: &[Who]) {
     let (sampled_contenders, bound) = cpu_bound(w, who, cpus);
     let all_bound = sampled_contenders > 0 && bound.len() == sampled_contenders;
     let most = w.cells.iter().map(|c| c.reps()).max().unwrap_or(0);
+    let shown = pick_evenly(&w.levels, MAX_TIMELINE_LEVELS);
     let _ = writeln!(
         o,
-        "<h3>Timelines of each level, {}</h3>\n<p class=\"note\">Per second of the measurement, one line per contender and repetition (#1 solid, #2 dashed, #3 dotted, #4 dash-dot, #5 long dashes){}; server CPU is the derivative of the process tree's user + system time, 100% = the {cpus} CPU{} the server was allowed ({from}).</p>",
+        "<h3>Timelines of {}, {}</h3>\n<p class=\"note\">Per second of the measurement, one line per contender and repetition (#1 solid, #2 dashed, #3 dotted, #4 dash-dot, #5 long dashes){}; server CPU is the derivative of the process tree's user + system time, 100% = the {cpus} CPU{} the server was allowed ({from}).</p>",
+        if shown.len() < w.levels.len() {
+            format!(
+                "{} of the {} levels (evenly spaced, the lowest and the highest kept)",
+                shown.len(),
+                w.levels.len()
+            )
+        } else {
+            "each level".to_string()
+        },
         if most > MAX_REPS_DRAWN {
             "the first repetitions"
         } else {
@@ -756,10 +781,15 @@ fn timelines(o: &mut String, a: &Analysis, w: &Workload, who: &[Who]) {
         if cpus == 1 { "" } else { "s" },
     );
     cpu_bound_note(o, who, &bound, cpus, all_bound);
-    for level in &w.levels {
-        timeline_row(o, w, who, *level, (!all_bound).then_some(cpus));
+    for level in shown {
+        timeline_row(o, w, who, level, (!all_bound).then_some(cpus));
     }
 }
+
+/// At most this many levels of a workload get a row of timelines: with more, that many
+/// are picked evenly, the lowest and the highest kept (a row for each of 20,000 levels
+/// made a page of 147 MB that no browser reads).
+const MAX_TIMELINE_LEVELS: usize = 12;
 
 /// One level's row of timelines, a line per contender and repetition; `cpus`: the CPUs
 /// the servers were allowed, `None` to leave the CPU chart out.
@@ -812,7 +842,12 @@ fn timeline_row(o: &mut String, w: &Workload, who: &[Who], level: LoadLevel, cpu
         }
         wanted.push(("p99 latency per second", PerSecond::P99));
         for (title, what) in wanted {
-            o.push_str(&charts::per_second(&format!("{title}, {level}"), &per(what)).svg());
+            let chart = charts::per_second(
+                &format!("{title}, {level}"),
+                &per(what),
+                w.unit.per_second(),
+            );
+            o.push_str(&chart.svg());
             o.push('\n');
         }
     }
@@ -866,7 +901,11 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
     );
     o.push_str("<dl class=\"facts\">\n");
     load_setting_facts(&mut o, spec, r);
-    load_outcome_facts(&mut o, r, crate::common::per_second(spec, r));
+    let counted = (
+        crate::common::per_second(spec, r),
+        crate::common::counted(spec, r),
+    );
+    load_outcome_facts(&mut o, r, counted);
     o.push_str("</dl>\n");
     load_warnings(&mut o, r);
     load_latency_table(&mut o, r, rate);
@@ -1014,7 +1053,7 @@ fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
         html_text(&crate::text::load_line(spec))
     } else {
         format!(
-            "{} connection{} on {} thread{}{}, {pace}{}; timeout {} per request",
+            "{} connection{} on {} thread{}{}, {pace}{}; timeout {} per {}",
             spec.connections,
             if spec.connections == 1 { "" } else { "s" },
             spec.threads,
@@ -1026,7 +1065,8 @@ fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
             },
             spec.requests
                 .map_or(String::new(), |n| format!(", up to {n} requests")),
-            html_span(spec.timeout)
+            html_span(spec.timeout),
+            crate::common::paced(spec)
         )
     };
     fact(o, "Load", &load);
@@ -1038,8 +1078,9 @@ fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
 }
 
 /// The facts of a load page that say what came back: requests, failures, status codes,
-/// server, throughput and the generator's own cost.
-fn load_outcome_facts(o: &mut String, r: &RunResult, per_s: &str) {
+/// server, throughput (in `per_s`) and the generator's own cost (per `one`: request, or a
+/// gRPC run's call, reply or message).
+fn load_outcome_facts(o: &mut String, r: &RunResult, (per_s, one): (&str, &str)) {
     let c = &r.counts;
     fact(
         o,
@@ -1090,7 +1131,7 @@ fn load_outcome_facts(o: &mut String, r: &RunResult, per_s: &str) {
         o,
         "Generator",
         &format!(
-            "{} µs CPU per request, busiest thread {}% busy",
+            "{} µs CPU per {one}, busiest thread {}% busy",
             num(r.cpu_us_per_request(), 1),
             num(r.generator.busiest_thread * 100.0, 0)
         ),
@@ -1247,12 +1288,13 @@ fn load_charts(o: &mut String, spec: &LoadSpec, r: &RunResult, rate: bool) {
         .svg(),
     );
     o.push_str("\n</div>\n<h3>Timeline</h3>\n");
-    load_timelines(o, r);
+    load_timelines(o, r, crate::common::per_second(spec, r));
 }
 
-/// A load page's timelines: requests (and failures, when something failed) and latency
-/// per second, or a note when the run was too short for a line.
-fn load_timelines(o: &mut String, r: &RunResult) {
+/// A load page's timelines: requests (and failures, when something failed) a second, in
+/// `per_s` (`req/s`, or a gRPC run's `calls/s`, …), and latency per second, or a note when
+/// the run was too short for a line.
+fn load_timelines(o: &mut String, r: &RunResult, per_s: &str) {
     if charts::seconds_drawn(r) < 2 {
         let _ = writeln!(o, "<p class=\"note\">{TOO_SHORT}</p>");
         return;
@@ -1271,13 +1313,20 @@ fn load_timelines(o: &mut String, r: &RunResult) {
         (c.width, c.height) = charts::MAIN;
         c.svg()
     };
-    o.push_str(&main(charts::per_second("Requests per second", &requests)));
+    let title = match per_s {
+        "calls/s" => "Calls per second",
+        "replies/s" => "Replies per second",
+        "messages/s" => "Messages per second",
+        _ => "Requests per second",
+    };
+    o.push_str(&main(charts::per_second(title, &requests, per_s)));
     o.push('\n');
     let p50 = Who::new("p50", svg::color(0));
     let p99 = Who::new("p99", svg::color(1));
     o.push_str(&main(charts::per_second(
         "Latency per second",
         &[(p50, r, PerSecond::P50), (p99, r, PerSecond::P99)],
+        per_s,
     )));
     o.push_str("\n</div>\n");
 }
@@ -1370,12 +1419,17 @@ mod tests {
         let page = render_load(&spec, &r);
         assert!(
             page.contains(
-                "<dt>Unit</dt><dd>gRPC bidi streaming: a request is a message and its reply</dd>"
+                "<dt>Unit</dt><dd>gRPC bidi streaming: a message and its reply count as one</dd>"
             ),
             "{page}"
         );
         assert!(
             page.contains("492.50 messages/s ok (good answers only)"),
+            "{page}"
+        );
+        // Its timeline and generator say messages, not requests.
+        assert!(
+            page.contains("Messages per second") && page.contains("µs CPU per message"),
             "{page}"
         );
         let (spec, r) = crate::fixtures::closed_with_failures();

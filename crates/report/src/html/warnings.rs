@@ -18,6 +18,7 @@ pub(super) fn run_warnings(a: &Analysis) -> Vec<String> {
     let mut out = Vec::new();
     let mut groups: Vec<(u8, &str, Vec<String>)> = Vec::new();
     let mut noisy = Vec::new();
+    let mut noisy_units: Vec<&str> = Vec::new();
     let mut pinned = false;
     for w in &a.warnings {
         match w {
@@ -33,8 +34,16 @@ pub(super) fn run_warnings(a: &Analysis) -> Vec<String> {
                     None => groups.push((order, title, vec![line])),
                 }
             }
-            RunWarning::Noisy { at, pinned: p, .. } => {
+            RunWarning::Noisy {
+                at,
+                pinned: p,
+                unit,
+                ..
+            } => {
                 pinned = *p;
+                if !noisy_units.contains(&unit.per_second()) {
+                    noisy_units.push(unit.per_second());
+                }
                 noisy.push(format!(
                     "<li>{}: {}</li>",
                     html_text(&label(at)),
@@ -52,7 +61,7 @@ pub(super) fn run_warnings(a: &Analysis) -> Vec<String> {
             .map(|(_, title, lines)| group(title, lines)),
     );
     if !noisy.is_empty() {
-        out.push(noisy_item(noisy, pinned));
+        out.push(noisy_item(noisy, pinned, &noisy_units.join(" or ")));
     }
     out.extend(
         rest.into_iter()
@@ -145,11 +154,12 @@ fn group(title: &str, lines: Vec<String>) -> String {
     }
 }
 
-/// The noisy cells under one title with the advice.
-fn noisy_item(noisy: Vec<String>, pinned: bool) -> String {
+/// The noisy cells under one title with the advice, their rates in `per_s` (`req/s`, or
+/// a gRPC workload's `calls/s`, …).
+fn noisy_item(noisy: Vec<String>, pinned: bool, per_s: &str) -> String {
     let n = noisy.len();
     let title = format!(
-        "<strong>Noisy measurements</strong>: req/s spread more than {}% of the median over repetitions in {n} cell{} ({})",
+        "<strong>Noisy measurements</strong>: {per_s} spread more than {}% of the median over repetitions in {n} cell{} ({})",
         NOISY * 100.0,
         if n == 1 { "" } else { "s" },
         noise_advice(pinned),

@@ -83,7 +83,12 @@ pub fn columns() -> Vec<String> {
 
 /// The run's steps as CSV (header included).
 pub fn csv(run: &StoredRun) -> String {
-    let baseline = Analysis::of(run).baseline;
+    csv_of(&Analysis::of(run))
+}
+
+/// [`csv`] of a run already analysed (`a.run`).
+pub fn csv_of(a: &Analysis) -> String {
+    let (run, baseline) = (a.run, a.baseline);
     let mut out = String::new();
     csv_record(&mut out, &columns());
     for s in &run.steps {

@@ -4,14 +4,16 @@
 //! is the table in `docs/report-json.md`, which a test checks against this output in both
 //! directions.
 //!
-//! Units are in the field names (`_ms`, `_s`, `_bytes`, `_us_per_request`); times keep µs
+//! Units are in the field names (`_ms`, `_s`, `_bytes`, `_us_per_request`), and a
+//! result's rates in its `unit` (`req/s`, or a gRPC workload's `calls/s`, …); times keep µs
 //! resolution (3 decimals in ms, 6 in s), rates 3 decimals. Nothing is ever NaN.
 
 use super::words::{warning_message, SERVED_PERCENTS};
 use crate::json::{failures_json, load_level_json as level_json};
 use crate::units::{json_ms as ms, json_secs, rfc3339, round, unix_s};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
-use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio};
+use shootout_analysis::cells::{step_cpu_us, step_peak_rss, Cell, Ratio, WorkloadBlock};
 use shootout_analysis::ranking::{rankings, Ranking};
 use shootout_analysis::Analysis;
 use shootout_model::stored::{StoredRun, StoredStep};
@@ -23,7 +25,76 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The run as one JSON document (schema in `docs/report-json.md`).
 pub fn json(run: &StoredRun) -> Value {
-    let a = Analysis::of(run);
+    json_of(&Analysis::of(run))
+}
+
+/// [`json`] of a run already analysed (`a.run`).
+pub fn json_of(a: &Analysis) -> Value {
+    serde_json::to_value(Document(a)).expect("a run's document is JSON")
+}
+
+/// The document as [`render`](super::render) lays it out (pretty, each object's keys in
+/// the order `serde_json`'s maps keep them), written to `out` as it is made: each result
+/// and each step is built, written and dropped in turn, so that a run of 20,000 steps is
+/// written without its whole document in memory, as a tree or as text.
+pub fn write_json(a: &Analysis, out: impl std::io::Write) -> std::io::Result<()> {
+    let mut ser =
+        serde_json::Serializer::with_formatter(out, serde_json::ser::PrettyFormatter::new());
+    Document(a).serialize(&mut ser)?;
+    ser.into_inner().write_all(b"\n")
+}
+
+/// A run's document: its results and steps made one at a time as it is serialized (see
+/// [`write_json`]), its other fields ([`head`]) at once.
+struct Document<'x, 'a>(&'x Analysis<'a>);
+
+impl Serialize for Document<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.0;
+        let head = head(a);
+        // In the order of a `serde_json::Map`'s keys, as the whole `Value` printed them.
+        let mut keys: Vec<&str> = head.keys().map(String::as_str).collect();
+        keys.extend(["results", "steps"]);
+        keys.sort_unstable();
+        let mut m = s.serialize_map(Some(keys.len()))?;
+        for k in keys {
+            match k {
+                "results" => m.serialize_entry(k, &Each(|| results(a)))?,
+                "steps" => m.serialize_entry(
+                    k,
+                    &Each(|| a.run.steps.iter().filter_map(|s| step_json(a.run, s))),
+                )?,
+                _ => m.serialize_entry(k, &head[k])?,
+            }
+        }
+        m.end()
+    }
+}
+
+/// A sequence serialized from the values its function makes, one at a time.
+struct Each<F>(F);
+
+impl<F: Fn() -> I, I: Iterator<Item = Value>> Serialize for Each<F> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq((self.0)())
+    }
+}
+
+/// The document's `results`: one per contender × workload × level, in the order measured.
+fn results<'x>(a: &'x Analysis) -> impl Iterator<Item = Value> + 'x {
+    a.workloads.iter().flat_map(move |w| {
+        w.levels.iter().flat_map(move |l| {
+            let base = a.baseline.and_then(|b| l.cell(b));
+            l.cells
+                .iter()
+                .map(move |c| result_json(a, w, l.level, c, base))
+        })
+    })
+}
+
+/// The document but its `results` and `steps`.
+fn head(a: &Analysis) -> Map<String, Value> {
+    let run = a.run;
     let r = &run.run;
     let m = &r.machine;
     let versions: Map<String, Value> = m
@@ -32,19 +103,9 @@ pub fn json(run: &StoredRun) -> Value {
         .map(|(k, v)| (k.clone(), v.clone().into()))
         .collect();
     let contenders = contenders_json(run);
-    let warnings = run_warnings_json(&a);
-    let mut results = Vec::new();
-    for w in &a.workloads {
-        for l in &w.levels {
-            let base = a.baseline.and_then(|b| l.cell(b));
-            for c in &l.cells {
-                results.push(result_json(&a, w.name, l.level, c, base));
-            }
-        }
-    }
-    let steps: Vec<Value> = run.steps.iter().filter_map(|s| step_json(run, s)).collect();
+    let warnings = run_warnings_json(a);
     let (journeys, journey_rankings) = super::journeys::json(run);
-    json!({
+    let head = json!({
         "schema_version": SCHEMA_VERSION,
         "run": {
             "id": r.id.0,
@@ -66,13 +127,15 @@ pub fn json(run: &StoredRun) -> Value {
         "baseline": a.baseline.map(|b| a.name(b)),
         "contenders": contenders,
         "warnings": warnings,
-        "results": results,
-        "rankings": rankings(&a).iter().map(|r| ranking_json(&a, r)).collect::<Vec<_>>(),
-        "capacities": super::capacity::json(&a),
+        "rankings": rankings(a).iter().map(|r| ranking_json(a, r)).collect::<Vec<_>>(),
+        "capacities": super::capacity::json(a),
         "journeys": journeys,
         "journey_rankings": journey_rankings,
-        "steps": steps,
-    })
+    });
+    match head {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 /// How the client talked to the contender: `{protocol, streams, pipeline}`, or null when
@@ -221,7 +284,7 @@ fn warning_json(w: &Warning) -> Value {
 
 fn result_json(
     a: &Analysis,
-    workload: &str,
+    w: &WorkloadBlock,
     level: LoadLevel,
     c: &Cell,
     base: Option<&Cell>,
@@ -247,9 +310,10 @@ fn result_json(
         })
         .collect();
     json!({
-        "workload": workload,
+        "workload": w.name,
         "contender": a.name(c.contender),
         "level": level_json(level),
+        "unit": w.unit.per_second(),
         "wire": wire_json(c.wire),
         "stream_unit": c
             .steps

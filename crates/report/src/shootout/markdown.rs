@@ -6,9 +6,9 @@
 use super::capacity;
 use super::tables::{cells_table, intervals_table, ratio_lines, served, INTERVALS_TITLE};
 use super::words::{
-    ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
+    ranking_legend, ranking_lines, runs_label, served_title, steps_line, warning_message,
 };
-use super::{machine_line, started_line, versions_line, FOOTNOTE};
+use super::{footnote, machine_line, started_line, versions_line};
 use crate::grid::{markdown_table, md_code_block, md_escape, Align};
 use shootout_analysis::capacities::WorkloadCapacity;
 use shootout_analysis::cells::WorkloadBlock;
@@ -27,17 +27,22 @@ macro_rules! line {
 
 /// The run as GitHub-flavoured Markdown; ends with a newline.
 pub fn markdown(run: &StoredRun) -> String {
-    let a = Analysis::of(run);
+    markdown_of(&Analysis::of(run))
+}
+
+/// [`markdown`] of a run already analysed (`a.run`).
+pub fn markdown_of(a: &Analysis) -> String {
+    let run = a.run;
     let mut o = String::new();
     let r = &run.run;
     let label = runs_label(run);
     line!(o, "# R{}: {}", &label[1..], md_escape(&r.name));
     line!(o);
-    facts(&mut o, run, &a);
+    facts(&mut o, run, a);
     line!(o);
     contenders(&mut o, run);
     if !a.warnings.is_empty() {
-        warnings(&mut o, &a);
+        warnings(&mut o, a);
     }
     if a.workloads.is_empty() && a.capacities.is_empty() {
         line!(o);
@@ -45,7 +50,7 @@ pub fn markdown(run: &StoredRun) -> String {
         return o;
     }
     for w in &a.workloads {
-        workload(&mut o, &a, w);
+        workload(&mut o, a, w);
         for section in super::journeys::sections(run, w.name) {
             line!(o);
             line!(o, "### {}", md_escape(&section.title));
@@ -62,13 +67,13 @@ pub fn markdown(run: &StoredRun) -> String {
         }
     }
     for w in &a.capacities {
-        capacity_section(&mut o, &a, w);
+        capacity_section(&mut o, a, w);
     }
     line!(o);
     line!(o, "---");
     line!(o);
-    for f in FOOTNOTE {
-        line!(o, "- {}", md_escape(f));
+    for f in footnote(a) {
+        line!(o, "- {}", md_escape(&f));
     }
     o
 }
@@ -205,7 +210,7 @@ fn workload(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
     let ranking = ranking_lines(a, w);
     if !ranking.is_empty() {
         line!(o);
-        line!(o, "{}:", md_escape(RANKING_LEGEND));
+        line!(o, "{}:", md_escape(&ranking_legend(w.unit)));
         line!(o);
         for r in ranking {
             line!(o, "- {}", md_escape(&r));
@@ -227,7 +232,7 @@ fn served_tables(o: &mut String, a: &Analysis, w: &WorkloadBlock) {
     for l in &w.levels {
         if l.cells.len() >= 2 {
             line!(o);
-            line!(o, "{}:", md_escape(&served_title(l.level)));
+            line!(o, "{}:", md_escape(&served_title(l.level, w.unit)));
             line!(o);
             served(a, l).markdown(o);
         }

@@ -7,34 +7,44 @@ use super::words::{ratio_phrase, SERVED_PERCENTS};
 use crate::grid::{Align, Table};
 use crate::units::{mib, ms3};
 use shootout_analysis::cells::{Cell, LevelBlock, Ratio, WorkloadBlock};
-use shootout_analysis::Analysis;
+use shootout_analysis::{Analysis, Unit};
 
-/// The header of the main table (the Markdown table spells two labels out).
-const HEADER: [&str; 14] = [
-    "contender",
-    "level",
-    "req/s",
-    "± spread",
-    "% of base",
-    "mean ms",
-    "sd ms",
-    "p50 ms",
-    "p90 ms",
-    "p99 ms",
-    "max ms",
-    "failed",
-    "server µs/req",
-    "peak RSS",
-];
+/// The header of the main table (the Markdown table spells two labels out), its rate and
+/// CPU columns in the workload's unit: `req/s` and `server µs/req`, or for gRPC calls
+/// `calls/s` and `server µs/call`.
+fn header(unit: Unit) -> Vec<String> {
+    [
+        "contender",
+        "level",
+        unit.per_second(),
+        "± spread",
+        "% of base",
+        "mean ms",
+        "sd ms",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "max ms",
+        "failed",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .chain([
+        format!("server µs/{}", unit.short()),
+        "peak RSS".to_string(),
+    ])
+    .collect()
+}
 
 /// A workload's main table: one row per cell, level by level; names and levels left,
 /// numbers right.
 pub(crate) fn cells_table(a: &Analysis, w: &WorkloadBlock) -> Table {
-    let mut align = vec![Align::Right; HEADER.len()];
+    let header = header(w.unit);
+    let mut align = vec![Align::Right; header.len()];
     align[0] = Align::Left;
     align[1] = Align::Left;
     Table {
-        header: HEADER.map(String::from).to_vec(),
+        header,
         align,
         rows: w
             .levels
@@ -137,7 +147,7 @@ pub(crate) fn intervals_table(a: &Analysis, w: &WorkloadBlock) -> (Table, String
 /// The title over a workload's interval table.
 pub(crate) const INTERVALS_TITLE: &str = "95% intervals of the latency percentiles (ms)";
 
-/// `97%` of the baseline's median req/s, or `–` without a baseline at this level.
+/// `97%` of the baseline's median rate (req/s, or the workload's unit), or `–` without a baseline at this level.
 pub(crate) fn percent_of_base(c: &Cell, base: Option<&Cell>) -> String {
     base.filter(|b| b.rps > 0.0)
         .map_or("–".into(), |b| format!("{:.0}%", c.rps * 100.0 / b.rps))
@@ -169,7 +179,8 @@ pub(crate) fn ratio_lines(a: &Analysis, l: &LevelBlock) -> Vec<String> {
         .collect()
 }
 
-/// The percentile table: header `served`, then the contenders; rows `50%` … `100%`, in ms
+/// The percentile table: header `served`, then the contenders; rows `50%` … `100%` (of
+/// the level's requests, or the workload's unit), in ms
 /// with µs resolution; every column right-aligned.
 pub(crate) fn served(a: &Analysis, l: &LevelBlock) -> Table {
     let merged: Vec<_> = l.cells.iter().map(Cell::merged_latency).collect();

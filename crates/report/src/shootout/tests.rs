@@ -977,3 +977,126 @@ fn compare_tests_each_journey_s_busy_time() {
     }
     assert!(crate::compare::json(&c)["journeys"][2]["duration_less_think_p99_ms"].is_null());
 }
+
+/// A run of one gRPC workload, `hello`: grpc-go (the baseline) and grpcio, two
+/// repetitions each (grpcio's 1000 and 1200 calls, noisy), the workload marked gRPC's in
+/// the stored plan as `shootout run` stores it when `marked` (a run stored before the
+/// mark has none).
+fn grpc_run(id: i64, marked: bool) -> StoredRun {
+    let mut r = run(
+        vec![
+            contender(1, "grpc-go", true, ContenderStatus::Measured),
+            contender(2, "grpcio", false, ContenderStatus::Measured),
+        ],
+        vec![
+            step(1, 1, 1, 3000, 300),
+            step(2, 1, 2, 3050, 310),
+            step(3, 2, 1, 1000, 900),
+            step(4, 2, 2, 1200, 950),
+        ],
+    );
+    r.run.id = RunId(id);
+    r.run.name = "greeter".into();
+    r.run.plan_resolved = if marked {
+        r#"{"workloads":[{"name":"hello","protocol":"h2","grpc":true}]}"#
+    } else {
+        r#"{"workloads":[{"name":"hello","protocol":"h2"}]}"#
+    }
+    .into();
+    r
+}
+
+/// A gRPC workload's report said req/s, µs/req and "requests served" of its calls, as
+/// the plan's unit was not stored: every table, heading, legend, warning, footnote and
+/// JSON `unit` of it now says calls/s (and calls), in every format; a run stored before
+/// the plan marked gRPC workloads reads as req/s, as it always did.
+#[test]
+fn a_grpc_workload_s_report_says_calls_a_second_in_every_format() {
+    let r = grpc_run(1, true);
+    let (t, md) = (text(&r), markdown(&r));
+    let html = crate::html::render_run(&r);
+    for out in [&t, &md, &html] {
+        assert!(!out.contains("req/s") && !out.contains("µs/req"), "{out}");
+        for said in [
+            "calls/s",
+            "µs/call",
+            "Ranking by good-answer calls/s",
+            "Percentage of the calls served within a certain time (ms)",
+            "calls/s ranged 1000–1200 over 2 repetitions",
+        ] {
+            assert!(out.contains(said), "{said} missing in\n{out}");
+        }
+    }
+    assert!(t.contains("divided by the calls completed."), "{t}");
+    let doc = json(&r);
+    for res in doc["results"].as_array().unwrap() {
+        assert_eq!(res["unit"], "calls/s");
+    }
+    insta::assert_snapshot!("grpc_text", t);
+    insta::assert_snapshot!("grpc_markdown", md);
+    insta::assert_snapshot!("grpc_json", serde_json::to_string_pretty(&doc).unwrap());
+    // Stored before the mark: requests, as before.
+    let old = grpc_run(1, false);
+    let t = text(&old);
+    assert!(t.contains("req/s") && t.contains("µs/req"), "{t}");
+    assert!(!t.contains("calls"), "{t}");
+    assert_eq!(json(&old)["results"][0]["unit"], "req/s");
+    // Compared with a re-run: the pairs' rates are calls/s too.
+    let (a, b) = (grpc_run(1, true), grpc_run(2, true));
+    let c = crate::compare::Comparison::of(&a, &b, Default::default());
+    for format in [RunFormat::Text, RunFormat::Markdown] {
+        let out = crate::compare::render(format, &c);
+        assert!(!out.contains("req/s"), "{out}");
+        assert!(
+            out.contains("A calls/s") && out.contains("Rankings in both runs (good-answer calls/s"),
+            "{out}"
+        );
+    }
+    let doc = crate::compare::json(&c);
+    assert_eq!(doc["pairs"][0]["unit"], "calls/s");
+    insta::assert_snapshot!(
+        "grpc_compare_text",
+        crate::compare::render(RunFormat::Text, &c)
+    );
+}
+
+/// A sweep of 20 levels gets timelines for 12 of them, the lowest and the highest among
+/// them, and the page says so: a row for each of a store's 20,000 levels made a page of
+/// 147 MB (330 MiB to render). A sweep of fewer levels keeps a row for each.
+#[test]
+fn the_html_page_draws_the_timelines_of_at_most_twelve_levels() {
+    let steps = (1..=20)
+        .map(|i| StoredStep {
+            level: LoadLevel::Concurrency { connections: i },
+            ..step(i as i64, 1, 1, 1000, 500)
+        })
+        .collect();
+    let r = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        steps,
+    );
+    let html = crate::html::render_run(&r);
+    assert_eq!(html.matches("<h4 class=\"level\">").count(), 12, "{html}");
+    assert!(
+        html.contains("<h3>Timelines of 12 of the 20 levels (evenly spaced, the lowest and the highest kept), every repetition</h3>"),
+        "{html}"
+    );
+    for kept in ["c=1<", "c=20<"] {
+        assert!(
+            html.contains(&format!("<h4 class=\"level\">{kept}")),
+            "{kept}"
+        );
+    }
+    let few = run(
+        vec![contender(1, "a", true, ContenderStatus::Measured)],
+        (1..=3)
+            .map(|i| StoredStep {
+                level: LoadLevel::Concurrency { connections: i },
+                ..step(i as i64, 1, 1, 1000, 500)
+            })
+            .collect(),
+    );
+    let html = crate::html::render_run(&few);
+    assert_eq!(html.matches("<h4 class=\"level\">").count(), 3);
+    assert!(html.contains("<h3>Timelines of each level, every repetition</h3>"));
+}

@@ -9,13 +9,13 @@
 use super::capacity;
 use super::tables::{cells_table, intervals_table, ratio_lines, served, INTERVALS_TITLE};
 use super::words::{
-    ranking_lines, runs_label, served_title, steps_line, warning_message, RANKING_LEGEND,
+    ranking_legend, ranking_lines, runs_label, served_title, steps_line, warning_message,
 };
-use super::{machine_line, started_line, versions_line, FOOTNOTE};
+use super::{footnote, machine_line, started_line, versions_line};
 use crate::safe::terminal_line;
 use shootout_analysis::capacities::WorkloadCapacity;
 use shootout_analysis::cells::{LevelBlock, WorkloadBlock};
-use shootout_analysis::{Analysis, RunWarning};
+use shootout_analysis::{Analysis, RunWarning, Unit};
 use shootout_model::stored::StoredRun;
 use std::fmt::Write;
 
@@ -31,7 +31,12 @@ macro_rules! line {
 
 /// The run as text for a terminal; ends with a newline.
 pub fn text(run: &StoredRun) -> String {
-    let a = Analysis::of(run);
+    text_of(&Analysis::of(run))
+}
+
+/// [`text`] of a run already analysed (`a.run`).
+pub fn text_of(a: &Analysis) -> String {
+    let run = a.run;
     let mut o = String::new();
     let r = &run.run;
     line!(
@@ -45,7 +50,7 @@ pub fn text(run: &StoredRun) -> String {
         ("started", started_line(run)),
         ("machine", machine_line(run)),
         ("versions", versions_line(run)),
-        ("steps", steps_line(&a)),
+        ("steps", steps_line(a)),
         (
             "baseline",
             a.baseline.map_or("none".into(), |b| a.name(b).to_string()),
@@ -64,13 +69,13 @@ pub fn text(run: &StoredRun) -> String {
         return o;
     }
     for w in &a.workloads {
-        workload_section(&mut o, run, &a, w);
+        workload_section(&mut o, run, a, w);
     }
     for w in &a.capacities {
-        capacity_section(&mut o, &a, w);
+        capacity_section(&mut o, a, w);
     }
     line!(o);
-    for f in FOOTNOTE {
+    for f in footnote(a) {
         line!(o, "{f}");
     }
     o
@@ -96,7 +101,7 @@ fn workload_section(o: &mut String, run: &StoredRun, a: &Analysis, w: &WorkloadB
     let ranking = ranking_lines(a, w);
     if !ranking.is_empty() {
         line!(o);
-        line!(o, "  {RANKING_LEGEND}:");
+        line!(o, "  {}:", ranking_legend(w.unit));
         for r in ranking {
             line!(o, "    {}", terminal_line(&r));
         }
@@ -111,7 +116,7 @@ fn workload_section(o: &mut String, run: &StoredRun, a: &Analysis, w: &WorkloadB
     for l in &w.levels {
         if l.cells.len() >= 2 {
             line!(o);
-            served_table(o, a, l);
+            served_table(o, a, l, w.unit);
         }
     }
     for section in super::journeys::sections(run, w.name) {
@@ -172,9 +177,10 @@ fn warnings(o: &mut String, warnings: &[RunWarning]) {
     }
 }
 
-/// ab's "Percentage of the requests served within a certain time (ms)", one column per
-/// contender, from the repetitions' merged histograms.
-fn served_table(o: &mut String, a: &Analysis, l: &LevelBlock) {
-    line!(o, "  {}", served_title(l.level));
+/// ab's "Percentage of the requests served within a certain time (ms)" (of the calls, for
+/// gRPC: the workload's `unit`), one column per contender, from the repetitions' merged
+/// histograms.
+fn served_table(o: &mut String, a: &Analysis, l: &LevelBlock, unit: Unit) {
+    line!(o, "  {}", served_title(l.level, unit));
     served(a, l).text(o, "    ");
 }

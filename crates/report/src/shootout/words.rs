@@ -10,7 +10,7 @@ use crate::sentences::{load_text, noise_advice, noisy_text, sentence};
 use shootout_analysis::cells::{Ratio, WorkloadBlock};
 use shootout_analysis::evidence::Difference;
 use shootout_analysis::ranking::Ranking;
-use shootout_analysis::{Analysis, RunWarning};
+use shootout_analysis::{Analysis, RunWarning, Unit};
 use shootout_model::{LoadLevel, Protocol};
 
 /// What a WebSocket workload's requests are, beside its name in the run's reports, in
@@ -38,16 +38,14 @@ pub(crate) fn websocket_note(a: &Analysis, w: &WorkloadBlock) -> &'static str {
     }
 }
 
-/// What a streaming gRPC workload's requests are, beside its name in the run's reports,
+/// What a streaming gRPC workload's counts are, beside its name in the run's reports,
 /// in the words of `shootout load`'s unit (`load.unit`): ` (gRPC bidi streaming: a
-/// request is a message and its reply)`. Taken from the stored steps' calls (their shape,
-/// schema 23); empty for any other workload, and for steps stored before.
+/// message and its reply count as one)`; its table's rates are in that unit (replies/s,
+/// messages/s, calls/s: [`shootout_analysis::Unit`]). Taken from the stored steps' calls
+/// (their shape, schema 25); empty for any other workload, and for steps stored before.
 pub(crate) fn stream_note(w: &WorkloadBlock) -> &'static str {
     let shape = w
-        .levels
-        .iter()
-        .flat_map(|l| &l.cells)
-        .flat_map(|c| &c.steps)
+        .steps()
         .find_map(|s| s.result.stream.as_deref().map(|st| st.shape));
     stream_note_of(shape)
 }
@@ -55,16 +53,16 @@ pub(crate) fn stream_note(w: &WorkloadBlock) -> &'static str {
 /// [`stream_note`] of a step's stream `shape`.
 fn stream_note_of(shape: Option<&str>) -> &'static str {
     match shape {
-        Some("server") => " (gRPC server streaming: a request is one reply of a call)",
-        Some("bidi") => " (gRPC bidi streaming: a request is a message and its reply)",
-        Some("client") => " (gRPC client streaming: a request is a call of its messages)",
+        Some("server") => " (gRPC server streaming: each reply of a call counts as one)",
+        Some("bidi") => " (gRPC bidi streaming: a message and its reply count as one)",
+        Some("client") => " (gRPC client streaming: a call of its messages counts as one)",
         _ => "",
     }
 }
 
-/// What a streaming gRPC run's requests are, in the words of [`stream_note`] without
-/// its parentheses: `gRPC bidi streaming: a request is a message and its reply`; empty
-/// for any other shape.
+/// What a streaming gRPC run's counts are, in the words of [`stream_note`] without its
+/// parentheses: `gRPC bidi streaming: a message and its reply count as one`; empty for
+/// any other shape.
 pub(crate) fn stream_words(shape: &str) -> &'static str {
     let note = stream_note_of(Some(shape));
     note.strip_prefix(" (")
@@ -76,12 +74,7 @@ pub(crate) fn stream_words(shape: &str) -> &'static str {
 /// `load.unit`: `reply` (server streaming), `message` (bidirectional: a message and its
 /// reply), `call` (client streaming); `None` for any other shape.
 pub(crate) fn stream_unit(shape: &str) -> Option<&'static str> {
-    match shape {
-        "server" => Some("reply"),
-        "bidi" => Some("message"),
-        "client" => Some("call"),
-        _ => None,
-    }
+    Unit::of_shape(shape).map(Unit::word)
 }
 
 /// ab's percentile rows of the "served within" table (100 is the slowest request).
@@ -153,9 +146,13 @@ pub(crate) fn headline_sentence<'n>(
     }
 }
 
-/// The title of a level's "served within" table (after ab's own).
-pub(crate) fn served_title(level: LoadLevel) -> String {
-    format!("Percentage of the requests served within a certain time (ms), {level}")
+/// The title of a level's "served within" table (after ab's own), of the workload's
+/// `unit`: `Percentage of the requests served …`, or `of the calls` for gRPC.
+pub(crate) fn served_title(level: LoadLevel, unit: Unit) -> String {
+    format!(
+        "Percentage of the {} served within a certain time (ms), {level}",
+        unit.plural()
+    )
 }
 
 /// `run 3`, or `runs 3, 5` for runs read as one (`shootout report --runs`).
@@ -170,8 +167,14 @@ pub(crate) fn runs_label(run: &shootout_model::stored::StoredRun) -> String {
     format!("runs {} (read as one)", ids.join(", "))
 }
 
-/// What the signs of a ranking line mean, printed once above the lines.
-pub const RANKING_LEGEND: &str = "Ranking by good-answer req/s (≫ significantly faster by 2× or more, > significantly faster, ≈ no significant difference, ? too little evidence; 95% confidence for this run, neighbours only)";
+/// What the signs of a workload's ranking lines mean, printed once above them; the rate
+/// in the workload's `unit` (`good-answer req/s`, `good-answer calls/s`).
+pub(crate) fn ranking_legend(unit: Unit) -> String {
+    format!(
+        "Ranking by good-answer {} (≫ significantly faster by 2× or more, > significantly faster, ≈ no significant difference, ? too little evidence; 95% confidence for this run, neighbours only)",
+        unit.per_second()
+    )
+}
 
 /// `c=120: nginx ≫ httpd ≈ handler > uwsgi` for each level of workload `w` with two or
 /// more contenders.
