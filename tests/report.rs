@@ -1288,6 +1288,17 @@ fn seed_capacity_run(store: &mut Store, day: u64, nginx: f64, caddy: f64) {
 
 /// As [`seed_capacity_run`], the plan stored with the run giving the SLOs as `stored`.
 fn seed_capacity_run_storing(store: &mut Store, day: u64, nginx: f64, caddy: f64, stored: &[&str]) {
+    seed_capacity_run_by(store, (day, nginx, caddy), stored, "decided");
+}
+
+/// As [`seed_capacity_run_storing`], its steps ending by `rule` (`find_max.step_end`):
+/// `decided`, or `deadline` (the second searches' steps stored as ended `full`).
+fn seed_capacity_run_by(
+    store: &mut Store,
+    (day, nginx, caddy): (u64, f64, f64),
+    stored: &[&str],
+    rule: &str,
+) {
     use shootout_analysis::capacity::{next, Next, Search, Step as Tried, Verdict};
     use shootout_model::find_max::{SearchStep, StepEnd};
     let resolved = serde_json::json!({
@@ -1296,7 +1307,7 @@ fn seed_capacity_run_storing(store: &mut Store, day: u64, nginx: f64, caddy: f64
             {"name": "nginx", "launch": "nginx -p {tmp} -c nginx.conf", "baseline": true},
             {"name": CADDY, "launch": "caddy run --config Caddyfile", "baseline": false},
         ],
-        "workloads": [{"name": "hello", "find_max": {"slo": stored, "from": 1000.0, "to": 100000.0}}],
+        "workloads": [{"name": "hello", "find_max": {"slo": stored, "from": 1000.0, "to": 100000.0, "step_end": rule}}],
         "levels": [],
         "repeat": 2,
     })
@@ -1380,10 +1391,10 @@ fn seed_capacity_run_storing(store: &mut Store, day: u64, nginx: f64, caddy: f64
                 // stored before the store kept it.
                 let mark = SearchStep {
                     verdict: Some(verdict.clone()),
-                    ended: (rep == 2).then_some(if verdict.met() {
-                        StepEnd::DecidedMet
-                    } else {
-                        StepEnd::DecidedBroke
+                    ended: (rep == 2).then_some(match (rule, verdict.met()) {
+                        ("deadline", _) => StepEnd::Full,
+                        (_, true) => StepEnd::DecidedMet,
+                        (_, false) => StepEnd::DecidedBroke,
                     }),
                 };
                 store
@@ -1465,6 +1476,40 @@ fn a_stored_slo_that_cannot_be_read_is_an_error_naming_the_run_and_the_step() {
         assert_eq!((code, out.as_str()), (1, ""), "{args:?}: {err}");
         assert!(err.contains(&want), "{args:?}: {err}");
     }
+}
+
+/// A search by the fixed rule (`step_end = "deadline"`) says so in its report's title
+/// and JSON, its steps ended `full`; `compare` of it with a search by the default rule
+/// warns that part of the change is the rule's, and of two alike does not.
+#[test]
+fn a_search_by_the_fixed_rule_is_said_and_compared_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("shootout.db")).unwrap();
+    seed_capacity_run(&mut store, 1, 24_000.0, 9_000.0);
+    let slos = ["p99<20ms", "errors<1%"];
+    seed_capacity_run_by(&mut store, (2, 24_000.0, 9_000.0), &slos, "deadline");
+    seed_capacity_run(&mut store, 3, 24_000.0, 9_000.0);
+    drop(store);
+    let s = Seeded { dir };
+    let text = s.ok(&["report", "2"]);
+    assert!(
+        text.contains("hello: capacity within p99<20ms, errors<1%, each step to its deadline (the fixed rule)"),
+        "{text}"
+    );
+    assert!(!s.ok(&["report", "1"]).contains("(the fixed rule)"));
+    let json: serde_json::Value =
+        serde_json::from_str(&s.ok(&["report", "2", "-f", "json"])).unwrap();
+    let w = &json["capacities"][0];
+    assert_eq!(w["step_end"], "deadline", "{w}");
+    let second = &w["contenders"][0]["searches"][1]["steps"][0];
+    assert_eq!(second["ended"]["by"], "full", "{second}");
+    let (_, unlike, _) = s.run(&["compare", "1", "2"]);
+    assert!(
+        unlike.contains("unlike search rules: hello: its steps ended once their SLOs were decided in run 1, each ran to its deadline (the fixed rule) in run 2: part of any change in its capacities is the rule's"),
+        "{unlike}"
+    );
+    let (_, alike, _) = s.run(&["compare", "1", "3"]);
+    assert!(!alike.contains("unlike search rules"), "{alike}");
 }
 
 #[test]

@@ -950,6 +950,20 @@ fn only_rate_and_stages_in_a_dry_run() {
         "{out}"
     );
     assert!(!out.contains("steps:"), "{out}");
+    // A search by the fixed rule says so under its workload.
+    let fixed = search.replace("to = 5000 }", "to = 5000, step_end = \"deadline\" }");
+    let (code, out, _) = dry(
+        plan(&fixed).replace("requests = 200", "duration = \"2s\""),
+        &[],
+    );
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("64 connections at the start, each step to its deadline (the fixed rule)\n")
+            && out.contains(
+                "each step after 1.0 s settling to its deadline (at least 2.0 s), as many steps"
+            ),
+        "{out}"
+    );
     // A step counted in requests cannot search.
     let (code, _, err) = dry(plan(search), &[]);
     assert_eq!(code, Some(2));
@@ -1992,6 +2006,7 @@ fn a_plans_search_steps_end_once_decided_and_the_store_says_how() {
             StepEnd::DecidedMet | StepEnd::DecidedBroke => "decided",
             StepEnd::Passed => "passed",
             StepEnd::Deadline => "deadline",
+            StepEnd::Full => "full",
         };
         assert_eq!(s["ended"]["by"], by, "{s}");
         assert_eq!(s["answers"].as_u64(), Some(t.3), "{s}");

@@ -83,6 +83,7 @@ fn search_of(run: &StoredRun, name: &str, f: &ResolvedFindMax) -> Result<FindMax
         from: f.from,
         to: f.to,
         connections: 0,
+        end_rule: f.step_end,
     })
 }
 
@@ -530,7 +531,7 @@ mod tests {
                     from: 100.0,
                     to: 1e6,
                     journeys: false,
-                    calls: false,
+                    ..Default::default()
                 }),
                 ..Default::default()
             }],
@@ -590,6 +591,7 @@ mod tests {
             from: 100.0,
             to: 1e6,
             connections: 0,
+            end_rule: Default::default(),
         };
         // The run: a server holding 1,000 req/s; a first look at a rung it holds passes.
         let mut searcher = Searcher::new(&f, Duration::ZERO);
@@ -625,7 +627,7 @@ mod tests {
                     from: f.from,
                     to: f.to,
                     journeys: false,
-                    calls: false,
+                    ..Default::default()
                 }),
                 ..Default::default()
             }],

@@ -24,7 +24,7 @@ pub use crate::decided::Ended;
 use crate::decided::{Decided, SoFar};
 use crate::load_warnings::NotKept;
 use hdrhistogram::Histogram;
-use shootout_model::find_max::FindMax;
+use shootout_model::find_max::{EndRule, FindMax};
 use shootout_model::threshold::Threshold;
 use shootout_model::RunResult;
 use std::time::Duration;
@@ -776,6 +776,8 @@ pub struct Searcher {
     floor: Duration,
     /// Each step's least length ([`LEAST`], or longer when asked).
     least: Duration,
+    /// When each step ends: once decided, or at its deadline.
+    end_rule: EndRule,
     /// The judged steps, in the order taken.
     steps: Vec<Step>,
     /// The same, as the tables show them.
@@ -796,6 +798,7 @@ impl Searcher {
             slos: f.slos.clone(),
             floor,
             least: LEAST,
+            end_rule: f.end_rule,
             steps: Vec::new(),
             measured: Vec::new(),
             tries: 0,
@@ -812,11 +815,15 @@ impl Searcher {
         match next(&self.search, &self.steps) {
             Next::Try(rate) => {
                 let length = step_length(rate, &self.slos, self.floor);
+                let least = match self.end_rule {
+                    EndRule::Decided => self.least.min(length),
+                    EndRule::Deadline => length,
+                };
                 Some(Ask {
                     rate,
                     question: self.question(rate),
                     length,
-                    least: self.least.min(length),
+                    least,
                 })
             }
             Next::Done(_) => None,
@@ -824,9 +831,11 @@ impl Searcher {
     }
 
     /// The question a step at `rate` asks: [`Question::Ramp`] for a rung of the ramp not
-    /// measured yet with no failing step at or below it, else [`Question::Decide`].
+    /// measured yet with no failing step at or below it, else [`Question::Decide`] (every
+    /// step, when each runs to its deadline: none may pass plainly).
     fn question(&self, rate: f64) -> Question {
-        let ramp = ladder(&self.search).contains(&rate)
+        let ramp = self.end_rule == EndRule::Decided
+            && ladder(&self.search).contains(&rate)
             && !self
                 .steps
                 .iter()
@@ -863,6 +872,39 @@ impl Searcher {
     /// the step when it does, after [`Ask::least`], and says so ([`Ended::Passed`]).
     pub fn passes(&self, so_far: &SoFar, deff: impl Fn(u64) -> f64) -> bool {
         crate::decided::passes(&self.slos, so_far, deff)
+    }
+
+    /// Whether a running step asked as `ask`, `elapsed` into what it measures, with
+    /// `so_far` measured, ends now, and how: decided ([`Searcher::decide`]), or on the ramp
+    /// ([`Question::Ramp`]) plainly passed ([`Searcher::passes`]); never before
+    /// [`Ask::least`], and never at all when the search's steps run to their deadline
+    /// ([`EndRule::Deadline`]). `deff` as for [`Searcher::decide`]. The watch of a running
+    /// step (`load --find-max`'s and a plan's) ends it by this.
+    pub fn ends(
+        &self,
+        ask: &Ask,
+        elapsed: Duration,
+        so_far: &SoFar,
+        deff: impl Fn(u64) -> f64,
+    ) -> Option<Ended> {
+        if self.end_rule == EndRule::Deadline || elapsed < ask.least {
+            return None;
+        }
+        if let Some(decided) = self.decide(so_far, &deff) {
+            return Some(Ended::Decided(decided));
+        }
+        let ramp = ask.question == Question::Ramp;
+        (ramp && self.passes(so_far, &deff)).then_some(Ended::Passed)
+    }
+
+    /// How a step that [`Searcher::ends`] did not end came to its end at its deadline:
+    /// [`Ended::Full`] when every step of this search runs to it, else
+    /// [`Ended::Deadline`] (some SLO still open).
+    pub fn at_deadline(&self) -> Ended {
+        match self.end_rule {
+            EndRule::Decided => Ended::Deadline,
+            EndRule::Deadline => Ended::Full,
+        }
     }
 
     /// What a step that gave `result` says against the SLOs ([`judge`]).
@@ -1626,6 +1668,80 @@ mod tests {
         s.took(100.0, &r, Verdict::Broke(0), Some(Ended::Deadline));
         assert_eq!(s.rest(), SETTLE + Duration::from_millis(2_500));
         assert_eq!(s.measured()[0].ended, Some(Ended::Deadline));
+    }
+
+    /// With `step_end = "deadline"` (the fixed rule) no step ends early: a step that would
+    /// be decided met after its least second (1,000 answers at 1 ms against p99<50ms) is
+    /// not ended at any time, so it runs to its deadline (the fixed rule's 1,000 answers:
+    /// 10 s at 100 req/s), asks that as its least, is never a ramp question, and ends
+    /// `full`. By the default rule the same evidence ends it at its least second.
+    #[test]
+    fn by_the_deadline_rule_a_step_decided_after_a_second_runs_its_deadline() {
+        use shootout_model::find_max::{Asked, FindMax};
+        let f = FindMax::new(Asked::Flags, &["p99<50ms".into()], Some(100.0), None, 1).unwrap();
+        let floor = Duration::from_secs(5);
+        let mut h = shootout_model::latency_histogram();
+        h.record_n(1_000, 1_000).unwrap();
+        let so_far = SoFar {
+            completed: 1_000,
+            failed: 0,
+            latency: &h,
+        };
+        let decided = Searcher::new(&f, floor);
+        let ask = decided.next().unwrap();
+        assert_eq!((ask.question, ask.least), (Question::Ramp, LEAST));
+        let early = LEAST - Duration::from_millis(1);
+        assert_eq!(decided.ends(&ask, early, &so_far, |_| 1.0), None);
+        assert!(
+            matches!(decided.ends(&ask, LEAST, &so_far, |_| 1.0), Some(Ended::Decided(ref d)) if d.met),
+            "{:?}",
+            decided.ends(&ask, LEAST, &so_far, |_| 1.0)
+        );
+        assert_eq!(decided.at_deadline(), Ended::Deadline);
+
+        let fixed = Searcher::new(&f.clone().ending(EndRule::Deadline), floor);
+        let ask = fixed.next().unwrap();
+        assert_eq!(ask.question, Question::Decide);
+        assert_eq!(
+            (ask.length, ask.least),
+            (Duration::from_secs(10), ask.length)
+        );
+        for ms in [1_000, 2_500, 9_999, 10_000, 3_600_000] {
+            let at = Duration::from_millis(ms);
+            assert_eq!(fixed.ends(&ask, at, &so_far, |_| 1.0), None, "{ms} ms");
+        }
+        assert_eq!(fixed.at_deadline(), Ended::Full);
+    }
+
+    /// A whole search by the fixed rule: every step is a question to decide, ends `full`
+    /// and counts as evidence (none `passed`), and the answer brackets the capacity to the
+    /// search's resolution as the default rule's does.
+    #[test]
+    fn a_search_by_the_deadline_rule_measures_every_step_in_full() {
+        use shootout_model::find_max::{Asked, FindMax};
+        let f = FindMax::new(Asked::Flags, &["p99<50ms".into()], Some(100.0), None, 1)
+            .unwrap()
+            .ending(EndRule::Deadline);
+        let mut s = Searcher::new(&f, Duration::from_secs(1));
+        while let Some(ask) = s.next() {
+            assert_eq!(ask.question, Question::Decide, "{ask:?}");
+            let slow = if ask.rate <= 820.0 { 0 } else { 50 };
+            let r = crate::boundary::tests::step(&[slow; 10], &[]);
+            let v = s.judge(&r);
+            let ended = s.at_deadline();
+            s.took(ask.rate, &r, v, Some(ended));
+        }
+        let m = s.measured();
+        assert!(
+            m.iter()
+                .all(|x| x.ended == Some(Ended::Full) && !x.passed()),
+            "{m:?}"
+        );
+        let c = s.answer().capacity;
+        let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+        assert!(lo <= 820.0 && 820.0 < hi && hi / lo - 1.0 <= 0.05, "{c:?}");
+        // The rungs below it were measured once each, in full, and are evidence.
+        assert_eq!(m.iter().filter(|x| x.rate == 400.0).count(), 1);
     }
 
     #[test]

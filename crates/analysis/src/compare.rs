@@ -28,6 +28,7 @@ use crate::mann_whitney;
 use crate::ranking::{stability, Stability};
 use crate::unit::Unit;
 use crate::warnings::CellAt;
+use shootout_model::find_max::EndRule;
 use shootout_model::stored::{RunId, StoredRun};
 use shootout_model::{ContenderStatus, FailureCounts, LoadLevel, RunStatus, Warning, Wire};
 use std::collections::HashMap;
@@ -247,6 +248,17 @@ pub enum CompareWarning {
         b_secs: f64,
         /// True when the pair's req/s verdict was withdrawn.
         withdrawn: bool,
+    },
+    /// A workload searched for capacity in both runs by unlike rules
+    /// (`find_max.step_end`): its steps ended once decided in one run and each ran to its
+    /// deadline in the other, so part of any change in its capacities is the rule's.
+    SearchRules {
+        /// The workload.
+        workload: String,
+        /// When run A's steps ended.
+        a: EndRule,
+        /// When run B's.
+        b: EndRule,
     },
     /// A pair failed more requests in B than in A.
     MoreFailures {
@@ -506,6 +518,7 @@ impl<'a> Comparison<'a> {
             only_in_b,
             warnings: run_warnings(a, b)
                 .into_iter()
+                .chain(search_rules(&aa, &ab))
                 .chain(cell_warnings)
                 .collect(),
             gates,
@@ -565,6 +578,23 @@ impl<'a> Comparison<'a> {
         }
         out
     }
+}
+
+/// The workloads searched in both runs whose steps ended by unlike rules
+/// ([`CompareWarning::SearchRules`]), in A's order.
+fn search_rules(a: &Analysis, b: &Analysis) -> Vec<CompareWarning> {
+    a.capacities
+        .iter()
+        .filter_map(|wa| {
+            let wb = b.capacities.iter().find(|w| w.workload == wa.workload)?;
+            let (ra, rb) = (wa.find_max.step_end, wb.find_max.step_end);
+            (ra != rb).then(|| CompareWarning::SearchRules {
+                workload: wa.workload.to_string(),
+                a: ra,
+                b: rb,
+            })
+        })
+        .collect()
 }
 
 /// The warnings about the runs themselves: unfinished runs (A first), then different

@@ -236,6 +236,10 @@ pub enum Ended {
     /// A rung of the ramp that plainly passed ([`passes`]): the search moved on, and
     /// measures it again in full before it may bound the capacity.
     Passed,
+    /// It ran to its deadline as every step of its search does (the fixed rule,
+    /// [`shootout_model::find_max::EndRule::Deadline`]): never looked at before, judged
+    /// on its figures.
+    Full,
 }
 
 impl Ended {
@@ -246,6 +250,7 @@ impl Ended {
             Ended::Decided(_) => StepEnd::DecidedBroke,
             Ended::Deadline => StepEnd::Deadline,
             Ended::Passed => StepEnd::Passed,
+            Ended::Full => StepEnd::Full,
         }
     }
 
@@ -263,6 +268,7 @@ impl Ended {
             StepEnd::DecidedBroke => decided(false),
             StepEnd::Deadline => Ended::Deadline,
             StepEnd::Passed => Ended::Passed,
+            StepEnd::Full => Ended::Full,
         }
     }
 }
@@ -431,6 +437,7 @@ mod tests {
             (broke, StepEnd::DecidedBroke),
             (Ended::Passed, StepEnd::Passed),
             (Ended::Deadline, StepEnd::Deadline),
+            (Ended::Full, StepEnd::Full),
         ];
         for (ended, kind) in rows {
             assert_eq!(ended.stored(), kind, "{ended:?}");

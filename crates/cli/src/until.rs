@@ -6,7 +6,7 @@
 //! [`WINDOW`] seconds); answers a second are the mean of the rates measured between
 //! looks a second apart, with Student's t interval over them.
 
-use shootout_analysis::capacity::{Ask, Ended, Question, Searcher};
+use shootout_analysis::capacity::{Ask, Ended, Searcher};
 use shootout_analysis::certify;
 use shootout_analysis::decided::SoFar;
 use shootout_engine::{Control, Detail, Snapshot};
@@ -184,12 +184,11 @@ pub(crate) fn level_watch(control: &Control, done: &AtomicBool) -> Option<Durati
 }
 
 /// A capacity search's step (`load --find-max`, a plan's `find_max`): watches `control`'s
-/// load until `done` is set or, after `ask.least`, `searcher` finds its SLOs decided
-/// ([`Searcher::decide`], the percentiles' bounds widened by the design effect of the
-/// seconds seen), or on the ramp ([`Question::Ramp`]) the step plainly passes
-/// ([`Searcher::passes`]); then tells it to finish and says how it ended. `None` when
-/// the load ended first (its deadline, or a stop). The load must be watched
-/// ([`Control::watch`]).
+/// load until `done` is set or `searcher` ends the step ([`Searcher::ends`]: after
+/// `ask.least`, its SLOs decided, the percentiles' bounds widened by the design effect of
+/// the seconds seen, or on the ramp plainly passed; never when its steps run to their
+/// deadline); then tells it to finish and says how it ended. `None` when the load ended
+/// first (its deadline, or a stop). The load must be watched ([`Control::watch`]).
 pub(crate) fn search_watch(
     control: &Control,
     done: &AtomicBool,
@@ -198,20 +197,12 @@ pub(crate) fn search_watch(
 ) -> Option<Ended> {
     watch_until(control, done, |w, now, d| {
         w.mark(now.elapsed, now.completed - now.failed, d);
-        if now.elapsed < ask.least {
-            return None;
-        }
         let so_far = SoFar {
             completed: now.completed,
             failed: now.failed,
             latency: &d.latency,
         };
-        let deff = |v| w.design_effect(v);
-        if let Some(decided) = searcher.decide(&so_far, deff) {
-            return Some(Ended::Decided(decided));
-        }
-        let ramp = ask.question == Question::Ramp;
-        (ramp && searcher.passes(&so_far, deff)).then_some(Ended::Passed)
+        searcher.ends(ask, now.elapsed, &so_far, |v| w.design_effect(v))
     })
 }
 

@@ -5,9 +5,10 @@
 //! not a reset), with exact counts, the server's bytes in one write and one per write.
 //!
 //! The memory bounds are measured on this test process's peak resident memory, reset
-//! before each such case (`/proc/self/clear_refs`); those cases run one at a time, and
-//! this file is a test binary of its own, apart from the engine's others (`engine/`),
-//! whose servers and runs would raise the peak beside them.
+//! before each such case (`/proc/self/clear_refs`); those cases run alone, every other
+//! test of the file waiting for them and they for it (one lock, [`alone`] and
+//! [`beside`]), and this file is a test binary of its own, apart from the engine's others
+//! (`engine/`), whose servers and runs would raise the peak beside them.
 
 mod common;
 
@@ -17,7 +18,7 @@ use shootout_testserver::{
     Delivery, H2Behavior, H2Server, BOMB_ENTRY, COMPRESSION_ERROR, EARLY_ERRORS, ENHANCE_YOUR_CALM,
     HPACK_FAULTS,
 };
-use std::sync::Mutex;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 /// `n` requests over `c` connections of `streams` streams each (one thread), closed loop.
@@ -52,13 +53,25 @@ fn both_ways(
     both_ways_with(h2c(&behavior), H2Server::wait_idle, load)
 }
 
-/// One memory-measured case at a time: the peak is the whole process's.
-static MEASURED: Mutex<()> = Mutex::new(());
+/// Held by every test of the file: the peak resident memory is the whole process's, and
+/// every test's servers and runs raise it, so a memory-measured case runs alone.
+static PEAK: RwLock<()> = RwLock::new(());
 
-/// Runs `f` and returns what it returned and how far the process's peak resident memory
-/// rose above its resident memory before, in MiB.
+/// The lock of a memory-measured case: no other test of the file runs meanwhile.
+fn alone() -> RwLockWriteGuard<'static, ()> {
+    PEAK.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The lock of every other test: any number of them run together, never beside a
+/// memory-measured case.
+fn beside() -> RwLockReadGuard<'static, ()> {
+    PEAK.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs `f` alone ([`alone`]) and returns what it returned and how far the process's
+/// peak resident memory rose above its resident memory before, in MiB.
 fn peak_growth<T>(f: impl FnOnce() -> T) -> (T, u64) {
-    let _one = MEASURED.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     // Writing 5 resets the peak (VmHWM) to the current resident size (Linux 4.0+).
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
     let before = status_kib("VmRSS:");
@@ -84,6 +97,7 @@ fn status_kib(field: &str) -> u64 {
 /// GOAWAY(NO_ERROR).
 #[test]
 fn an_error_right_after_the_preface_gets_its_goaway_not_a_reset() {
+    let _beside = beside();
     for (title, frame, code) in EARLY_ERRORS {
         let behavior = H2Behavior::AfterPreface {
             frame: frame.to_vec(),
@@ -107,6 +121,7 @@ fn an_error_right_after_the_preface_gets_its_goaway_not_a_reset() {
 /// the pre-flight's included, and no reset.
 #[test]
 fn a_run_ends_its_connections_with_goaway_no_error() {
+    let _beside = beside();
     for (r, server) in both_ways(H2Behavior::Hello, |s| spec(s, 40, 2, 4)) {
         assert_eq!(r.counts.ok, 40);
         assert!(server.client_goaways().is_empty());
@@ -118,6 +133,7 @@ fn a_run_ends_its_connections_with_goaway_no_error() {
 
 #[test]
 fn every_malformed_hpack_block_is_a_compression_error_not_a_panic() {
+    let _beside = beside();
     for (title, block) in HPACK_FAULTS {
         let behavior = H2Behavior::HpackBlock {
             block: block.to_vec(),
@@ -201,6 +217,7 @@ fn a_ping_flood_ends_the_connection_and_memory_stays_bounded() {
 
 #[test]
 fn a_small_control_flood_is_acknowledged_and_the_connection_keeps_working() {
+    let _beside = beside();
     for kind in [0x6, 0x4] {
         let behavior = H2Behavior::ControlFlood { kind, count: 1000 };
         for (r, server) in both_ways(behavior, |s| spec(s, 5, 1, 1)) {
@@ -219,11 +236,14 @@ fn a_small_control_flood_is_acknowledged_and_the_connection_keeps_working() {
 }
 
 /// Empty CONTINUATION frames that never end the block: the connection ends after 64
-/// frames with ENHANCE_YOUR_CALM, not when the request's deadline passes. (1,000 frames:
-/// one byte per write, the server must finish them within the second a closed
-/// connection lingers, to read the GOAWAY after them.)
+/// frames with ENHANCE_YOUR_CALM, not when the request's deadline passes. The server
+/// reads the client between its writes and stops its 1,000 frames at the GOAWAY, so it
+/// hears the GOAWAY however slowly its bytes go out (one per write on a busy machine can
+/// outlast the second a closed connection lingers), and the close that follows is the
+/// client's, read, not a reset.
 #[test]
 fn a_continuation_flood_ends_the_connection_at_once() {
+    let _beside = beside();
     let behavior = H2Behavior::ContinuationFlood { frames: 1000 };
     for (r, server) in both_ways(behavior, |s| spec(s, 3, 1, 1)) {
         assert_eq!(failures(&r), vec![(FailureKind::Malformed, 3)]);
@@ -236,6 +256,7 @@ fn a_continuation_flood_ends_the_connection_at_once() {
 /// still fires (reads stop at a budget per event, so the sweep of deadlines runs).
 #[test]
 fn an_endless_body_times_out_on_time() {
+    let _beside = beside();
     let timeout = Duration::from_millis(300);
     let began = Instant::now();
     let (r, _server) = one_way(&H2Behavior::EndlessBody, Delivery::Whole, |s| {

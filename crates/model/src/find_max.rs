@@ -9,14 +9,16 @@
 //! `shootout load --find-max --slo … --from R --to R` and of a plan's
 //! `find_max = { slo = [..], from = R, to = R }` alike (the bounds by the spec's rule for a
 //! rate, [`rules::rate`]), and each error names the flag or the key it came from
-//! ([`Asked`]). The SLOs are parsed there, once; a report reads the stored ones back with
-//! [`parse_slos`], the same grammar.
+//! ([`Asked`]). When the steps end ([`EndRule`]: once decided, or each at its deadline) is
+//! `--step-end` and the key's `step_end`, one [`Choice`] for both. The SLOs are parsed
+//! there, once; a report reads the stored ones back with [`parse_slos`], the same grammar.
 //!
 //! Seams: no I/O. The plan reads its key through [`FileFindMax::check`], the CLI its flags;
 //! the store writes [`Verdict::word`] and reads it back with [`Verdict::from_word`].
 
 use crate::spec::{rules, Limit};
 use crate::threshold::Threshold;
+use crate::Choice;
 use serde::{Deserialize, Serialize};
 
 /// The first rate a search tries when the user does not say (`from`), req/s.
@@ -45,6 +47,38 @@ pub struct FindMax {
     /// The connections each step opens at the start (`[load] connections`); more open as
     /// the schedule needs them.
     pub connections: usize,
+    /// When each step ends: once its SLOs are decided, or at its deadline.
+    pub end_rule: EndRule,
+}
+
+/// When a search's steps end (`--step-end`, a plan's `find_max.step_end`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndRule {
+    /// Each step ends once its SLOs are decided (or, a rung of the ramp, plainly passes),
+    /// at the latest at its deadline.
+    #[default]
+    Decided,
+    /// Each step runs to its deadline, the fixed rule: never ended early, nothing
+    /// `passed`, every step judged on all it measured.
+    Deadline,
+}
+
+impl EndRule {
+    /// True for [`EndRule::Decided`], the default (left out of the stored plan).
+    pub fn is_decided(&self) -> bool {
+        *self == EndRule::Decided
+    }
+}
+
+impl Choice for EndRule {
+    const ALL: &'static [EndRule] = &[EndRule::Decided, EndRule::Deadline];
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            EndRule::Decided => &["decided"],
+            EndRule::Deadline => &["deadline"],
+        }
+    }
 }
 
 /// How one step of a search went.
@@ -99,25 +133,30 @@ pub enum StepEnd {
     Passed,
     /// Its deadline passed with some SLO still open: judged on its figures.
     Deadline,
+    /// It ran to its deadline because the search's steps all do ([`EndRule::Deadline`]):
+    /// judged on its figures, never looked at before.
+    Full,
 }
 
 impl StepEnd {
     /// Every way a step ends, in the order the docs list them.
-    pub const ALL: [StepEnd; 4] = [
+    pub const ALL: [StepEnd; 5] = [
         StepEnd::DecidedMet,
         StepEnd::DecidedBroke,
         StepEnd::Passed,
         StepEnd::Deadline,
+        StepEnd::Full,
     ];
 
     /// The word the store and the JSON reports write: `decided_met`, `decided_broke`,
-    /// `passed`, `deadline`.
+    /// `passed`, `deadline`, `full`.
     pub fn word(self) -> &'static str {
         match self {
             StepEnd::DecidedMet => "decided_met",
             StepEnd::DecidedBroke => "decided_broke",
             StepEnd::Passed => "passed",
             StepEnd::Deadline => "deadline",
+            StepEnd::Full => "full",
         }
     }
 
@@ -232,8 +271,28 @@ impl FindMax {
             from,
             to,
             connections,
+            end_rule: EndRule::Decided,
         })
     }
+
+    /// The same search with its steps ending by `rule`.
+    pub fn ending(mut self, rule: EndRule) -> FindMax {
+        self.end_rule = rule;
+        self
+    }
+}
+
+/// The rule a plan's `step_end` names (`key`: `load.find_max`), the default without one;
+/// an error names the key and the values it takes.
+fn end_rule(key: &str, given: Option<&str>) -> Result<EndRule, String> {
+    let Some(word) = given else {
+        return Ok(EndRule::Decided);
+    };
+    EndRule::named(word).ok_or_else(|| {
+        format!(
+            "{key}.step_end = \"{word}\" is not a rule: give \"decided\" (each step ends once its SLOs are decided, the default) or \"deadline\" (each step runs to its deadline, the fixed rule)"
+        )
+    })
 }
 
 /// A rate as the user may have typed it: `0.0001`, `500`, `1e300` (not 300 digits).
@@ -253,13 +312,16 @@ pub(crate) struct FileFindMax {
     slo: Vec<String>,
     from: Option<f64>,
     to: Option<f64>,
+    step_end: Option<String>,
 }
 
 impl FileFindMax {
     /// The search, each key checked; an error names `key` (`load.find_max`,
     /// `workload 'api': find_max`) and says how to write it.
     pub(crate) fn check(&self, key: &str, connections: usize) -> Result<FindMax, String> {
+        let rule = end_rule(key, self.step_end.as_deref())?;
         FindMax::new(Asked::Key(key), &self.slo, self.from, self.to, connections)
+            .map(|f| f.ending(rule))
     }
 }
 
@@ -303,6 +365,30 @@ mod tests {
         assert!(e.contains("unknown field"), "{e}");
     }
 
+    /// `step_end` picks when the steps end: once decided by default, each at its
+    /// deadline on request; any other word is refused naming the key and both values.
+    #[test]
+    fn step_end_reads_decided_or_deadline_and_refuses_the_rest() {
+        let slo = r#"slo = ["p99<50ms"]"#;
+        for (given, want) in [
+            ("", EndRule::Decided),
+            (r#", step_end = "decided""#, EndRule::Decided),
+            (r#", step_end = "deadline""#, EndRule::Deadline),
+            (r#", step_end = "Deadline""#, EndRule::Deadline),
+        ] {
+            let f = check(&format!("{{ {slo}{given} }}")).unwrap();
+            assert_eq!(f.end_rule, want, "{given}");
+        }
+        let e = check(&format!(r#"{{ {slo}, step_end = "fixed" }}"#)).unwrap_err();
+        assert_eq!(
+            e,
+            "load.find_max.step_end = \"fixed\" is not a rule: give \"decided\" (each step ends once its SLOs are decided, the default) or \"deadline\" (each step runs to its deadline, the fixed rule)"
+        );
+        let e = check(&format!("{{ {slo}, step_end = 1 }}")).unwrap_err();
+        assert!(e.contains("step_end"), "{e}");
+        assert_eq!(EndRule::list(", "), "decided, deadline");
+    }
+
     /// The flags and the plan's key are one rule: the same bounds are refused or taken
     /// by both, each error naming what the user wrote.
     #[test]
@@ -341,6 +427,15 @@ mod tests {
         assert!(e.contains("--find-max needs at least one --slo"), "{e}");
         let e = FindMax::new(Asked::Flags, &["p99 50ms".to_string()], None, None, 1).unwrap_err();
         assert!(e.starts_with("--slo "), "{e}");
+    }
+
+    #[test]
+    fn step_ends_read_back_as_written() {
+        for e in StepEnd::ALL {
+            assert_eq!(StepEnd::from_word(e.word()), Some(e));
+        }
+        assert_eq!(StepEnd::from_word("full"), Some(StepEnd::Full));
+        assert_eq!(StepEnd::from_word("early"), None);
     }
 
     #[test]

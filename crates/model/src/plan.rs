@@ -2624,6 +2624,42 @@ concurrency = [1, 10]
         assert!(e.contains("workload 'post': find_max.slo:"), "{e}");
     }
 
+    /// `step_end` in a search: each step once decided by default, each to its deadline
+    /// with `"deadline"`, per workload as its search says; a bad word is refused naming
+    /// the key, where it is, and both values.
+    #[test]
+    fn a_search_says_when_its_steps_end() {
+        use crate::find_max::EndRule;
+        let search = |end: &str| {
+            GOOD.replace(
+                "concurrency = [1, 10]",
+                &format!("find_max = {{ slo = [\"p99<50ms\"]{end} }}"),
+            )
+        };
+        let rule = |text: &str| {
+            let p = parse(text, "plan.toml", CPUS).unwrap();
+            p.workloads
+                .iter()
+                .map(|w| w.find_max.as_ref().map(|f| f.end_rule))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(rule(&search("")), [Some(EndRule::Decided); 2]);
+        let fixed = search(", step_end = \"deadline\"");
+        assert_eq!(rule(&fixed), [Some(EndRule::Deadline); 2]);
+        let own = GOOD.replace(
+            "expect = { status = [200, 302] }",
+            "expect = { status = [200, 302] }\nfind_max = { slo = [\"errors<1%\"], step_end = \"deadline\" }",
+        );
+        assert_eq!(rule(&own), [None, Some(EndRule::Deadline)]);
+        let e = error_of(&search(", step_end = \"full\""));
+        assert!(
+            e.contains("load.find_max.step_end = \"full\" is not a rule: give \"decided\"")
+                && e.contains("or \"deadline\" (each step runs to its deadline"),
+            "{e}"
+        );
+        assert!(e.contains("plan.toml"), "{e}");
+    }
+
     /// A gRPC workload: a POST to its method's path over HTTP/2, answered 200; each key it
     /// cannot take, or lacks, is refused with the fix, and the gRPC keys on an HTTP
     /// workload too.

@@ -132,6 +132,11 @@ pub struct ResolvedFindMax {
     /// runs stored before the key existed: requests a second).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub calls: bool,
+    /// When its steps ended (`find_max.step_end`): absent for `decided`, the default, and
+    /// in runs stored before the key (whose steps ended so, or ran the fixed rule's
+    /// length before the store kept how they ended).
+    #[serde(skip_serializing_if = "crate::find_max::EndRule::is_decided")]
+    pub step_end: crate::find_max::EndRule,
 }
 
 impl ResolvedFindMax {
@@ -202,6 +207,7 @@ impl ResolvedPlan {
                         to: f.to,
                         journeys: w.journey.is_some(),
                         calls: w.grpc.is_some(),
+                        step_end: f.end_rule,
                     }),
                     message: message_kind(w).map(str::to_string),
                     compress: w

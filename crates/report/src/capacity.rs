@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 use shootout_analysis::capacity::{Basis, Capacity, Decision, Ended, Limit, Measured, Verdict};
 use shootout_analysis::decided::Bound;
 use shootout_analysis::load_warnings::NotKept;
+use shootout_model::find_max::EndRule;
 use shootout_model::threshold::{Metric, Op, Threshold};
+use shootout_model::Choice;
 use std::fmt::Write;
 
 /// What a capacity report shows: the URL, the SLOs as written, the steps in the order
@@ -38,6 +40,8 @@ pub struct CapacityReport<'a> {
     /// What was seen of the machine: the server sharing shootout's CPUs, other processes
     /// before the search or during its steps (sentences; empty on a quiet machine).
     pub machine: &'a [String],
+    /// When its steps ended: once decided, or each at its deadline (`--step-end`).
+    pub end_rule: EndRule,
 }
 
 /// A rate as people read it: `7300`, `0.5` (every capacity table and sentence).
@@ -122,11 +126,13 @@ pub fn step_verdict_words(slos: &[String], m: &Measured) -> String {
 /// words never claim more than the bound), `decided: broken — p99 ≥ 80.000 ms (95% lower
 /// bound) > 50ms` (the SLO that broke), `deadline: undecided` (some SLO stayed open until
 /// the step's deadline: judged on its figures as they were), `passed — every SLO under
-/// half its limit` (a rung of the ramp that plainly passed: not a decision).
+/// half its limit` (a rung of the ramp that plainly passed: not a decision), `full —
+/// ran to its deadline, as every step of a search by the fixed rule`.
 pub fn ended_words(slos: &[String], e: &Ended) -> String {
     let d = match e {
         Ended::Decided(d) => d,
         Ended::Deadline => return "deadline: undecided".into(),
+        Ended::Full => return FULL_WORDS.into(),
         Ended::Passed => {
             return "passed — every SLO under half its limit, none clearly broken".into()
         }
@@ -139,6 +145,12 @@ pub fn ended_words(slos: &[String], e: &Ended) -> String {
     }
     format!("decided: {call} — {}", bounds.join(", "))
 }
+
+/// How a step of a search whose steps all run to their deadline ended ([`Ended::Full`]).
+const FULL_WORDS: &str = "full — ran to its deadline, as every step of a search by the fixed rule";
+
+/// The line a report of a search by the fixed rule ([`EndRule::Deadline`]) says it with.
+const FIXED_RULE_LINE: &str = "Steps: each ran to its deadline, the fixed rule (step_end deadline): none ended once decided, none passed";
 
 /// How step `m` ended as a table cell: the words of [`ended_words`] before their bounds
 /// (`decided: met`, `decided: broken`, `deadline: undecided`, `passed`), with
@@ -358,6 +370,9 @@ pub fn capacity_text(r: &CapacityReport) -> String {
     for m in r.machine {
         let _ = writeln!(o, "Machine: {}", crate::terminal_line(m));
     }
+    if r.end_rule == EndRule::Deadline {
+        let _ = writeln!(o, "{FIXED_RULE_LINE}");
+    }
     if r.interrupted {
         let _ = writeln!(
             o,
@@ -378,7 +393,7 @@ pub fn capacity_text(r: &CapacityReport) -> String {
 
 /// What the `s` and `ended` columns of a table of steps say (`load --find-max`'s, and a
 /// stored run's that kept how its steps ended).
-pub(crate) const ENDED_LEGEND: &str = "s: seconds measured after the 1 s settle; ended: decided (every SLO clearly met, its one-sided 95% bound under the limit: the exact Clopper–Pearson bound of an error share, the order-statistic bound of a percentile; or one clearly broken, its bound beyond the limit: met or broken) or deadline (some SLO still open when the step had waited the answers of the fixed rule: undecided, judged on its figures) or passed (a rung of the ramp below any failing rate, left after 1 s and 100 answers with every SLO's figure under half its limit and none clearly broken: verdict passed, not met; never evidence for the capacity, and measured again in full before it may bound it); overturned: decided one way, but the answers in flight when the decision ended the step turned its verdict the other way (the verdict stands)";
+pub(crate) const ENDED_LEGEND: &str = "s: seconds measured after the 1 s settle; ended: decided (every SLO clearly met, its one-sided 95% bound under the limit: the exact Clopper–Pearson bound of an error share, the order-statistic bound of a percentile; or one clearly broken, its bound beyond the limit: met or broken) or deadline (some SLO still open when the step had waited the answers of the fixed rule: undecided, judged on its figures) or passed (a rung of the ramp below any failing rate, left after 1 s and 100 answers with every SLO's figure under half its limit and none clearly broken: verdict passed, not met; never evidence for the capacity, and measured again in full before it may bound it) or full (ran to its deadline, as every step of a search by the fixed rule); overturned: decided one way, but the answers in flight when the decision ended the step turned its verdict the other way (the verdict stands)";
 
 /// One step as the JSON reports give it (`capacity.steps[]`).
 pub(crate) fn step_json(slos: &[String], s: &Measured) -> Value {
@@ -438,6 +453,7 @@ fn ended_json(slos: &[String], e: &Ended) -> Value {
     match e {
         Ended::Deadline => json!({"by": "deadline", "words": words}),
         Ended::Passed => json!({"by": "passed", "words": words}),
+        Ended::Full => json!({"by": "full", "words": words}),
         Ended::Decided(d) => {
             let bounds: Vec<Value> = d
                 .bounds
@@ -472,6 +488,7 @@ pub fn capacity_json(r: &CapacityReport) -> String {
         "url": r.url,
         "unit": r.unit,
         "slos": r.slos,
+        "step_end": r.end_rule.name(),
         "interrupted": r.interrupted,
         "machine": r.machine,
         "capacity": {
@@ -547,6 +564,7 @@ mod tests {
             boundary: &boundary,
             interrupted: false,
             machine: &[],
+            end_rule: EndRule::Decided,
         };
         let text = capacity_text(&r);
         assert!(
@@ -599,6 +617,7 @@ mod tests {
             boundary: &[],
             interrupted: false,
             machine: &[],
+            end_rule: EndRule::Decided,
         };
         let text = capacity_text(&r);
         assert!(
@@ -637,6 +656,7 @@ mod tests {
             boundary: &[],
             interrupted: false,
             machine: &[],
+            end_rule: EndRule::Decided,
         };
         let text = capacity_text(&r);
         assert!(!text.contains("Boundary:"), "{text}");
@@ -674,6 +694,7 @@ mod tests {
                 boundary: &[],
                 interrupted: false,
                 machine: &[],
+                end_rule: EndRule::Decided,
             })
         };
         let starved = text(NotKept::Starved, 0.14);
@@ -728,6 +749,11 @@ mod tests {
             "decided: broken — errors ≥ 0.663% (95% lower bound) ≥ 0.1%"
         );
         assert_eq!(ended_words(&slos, &Ended::Deadline), "deadline: undecided");
+        assert_eq!(
+            ended_words(&slos, &Ended::Full),
+            "full — ran to its deadline, as every step of a search by the fixed rule"
+        );
+        assert_eq!(ended_json(&slos, &Ended::Full)["by"], "full");
         // A stored step: the store keeps how it ended, not its bounds.
         assert_eq!(ended_words(&slos, &decided(true, &[])), "decided: met");
         assert_eq!(ended_words(&slos, &decided(false, &[])), "decided: broken");
@@ -761,6 +787,7 @@ mod tests {
                 "deadline: undecided",
             ),
             (Some(Ended::Passed), Verdict::Met, "passed"),
+            (Some(Ended::Full), Verdict::Met, "full"),
             (None, Verdict::Met, "-"),
         ] {
             let mut m = step(100.0, 2.0, verdict);
@@ -813,9 +840,45 @@ mod tests {
             boundary: &[],
             interrupted: false,
             machine: &[],
+            end_rule: EndRule::Decided,
         };
         let text = capacity_text(&report);
         assert!(text.contains(" passed "), "{text}");
         assert!(text.contains("or passed (a rung of the ramp"), "{text}");
+    }
+
+    /// A search by the fixed rule says so: a line above its table, `step_end` in its
+    /// JSON, and each step's `ended` is `full`; a search by the default rule says
+    /// `decided` and has no such line.
+    #[test]
+    fn a_search_by_the_fixed_rule_says_so() {
+        let slos = vec!["p99<50ms".to_string()];
+        let mut m = step(100.0, 2.0, Verdict::Met);
+        m.ended = Some(Ended::Full);
+        let steps = [m];
+        let capacity = Capacity {
+            max_rps: Some(100.0),
+            first_failing_rps: None,
+            limited_by: Limit::Ceiling,
+        };
+        let report = |end_rule| CapacityReport {
+            url: "http://127.0.0.1/",
+            unit: "req/s",
+            slos: &slos,
+            steps: &steps,
+            capacity: &capacity,
+            boundary: &[],
+            interrupted: false,
+            machine: &[],
+            end_rule,
+        };
+        let text = capacity_text(&report(EndRule::Deadline));
+        assert!(text.contains(&format!("\n{FIXED_RULE_LINE}\n")), "{text}");
+        assert!(!capacity_text(&report(EndRule::Decided)).contains("Steps: "));
+        let json = |rule| -> Value { serde_json::from_str(&capacity_json(&report(rule))).unwrap() };
+        let fixed = json(EndRule::Deadline);
+        assert_eq!(fixed["step_end"], "deadline");
+        assert_eq!(fixed["capacity"]["steps"][0]["ended"]["by"], "full");
+        assert_eq!(json(EndRule::Decided)["step_end"], "decided");
     }
 }

@@ -18,6 +18,7 @@ use std::fmt::Write;
 use shootout_analysis::compare::CapacityChange;
 use shootout_analysis::ranking::{Stability, Swap};
 use shootout_analysis::Unit;
+use shootout_model::find_max::EndRule;
 
 pub use shootout_analysis::compare::{
     Change, ChangeVerdict, CompareWarning, Comparison, FailedIn, Gates, Pair, Unpaired, Violation,
@@ -146,6 +147,17 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
                 }
             )
         }
+        CompareWarning::SearchRules {
+            workload,
+            a: ra,
+            b: rb,
+        } => format!(
+            "unlike search rules: {workload}: its steps {} in run {}, {} in run {}: part of any change in its capacities is the rule's, not the servers'",
+            rule_words(*ra),
+            a.id,
+            rule_words(*rb),
+            b.id
+        ),
         CompareWarning::MoreFailures { at, b: fb, a_total } => format!(
             "failures: {}: {} failed requests in run {} ({fb}), {a_total} in run {}",
             at_label(at),
@@ -158,6 +170,14 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
             warning.kind().replace('_', " "),
             at_label(at)
         ),
+    }
+}
+
+/// How a search's steps ended, for [`CompareWarning::SearchRules`].
+fn rule_words(rule: EndRule) -> &'static str {
+    match rule {
+        EndRule::Decided => "ended once their SLOs were decided",
+        EndRule::Deadline => "each ran to its deadline (the fixed rule)",
     }
 }
 

@@ -40,6 +40,7 @@ const CONTINUATION: u8 = 0x9;
 const END_STREAM: u8 = 0x1;
 const END_HEADERS: u8 = 0x4;
 const PADDED: u8 = 0x8;
+const PRIORITY: u8 = 0x20;
 
 /// RST_STREAM and GOAWAY error codes the behaviours send.
 pub const INTERNAL_ERROR: u32 = 0x2;
@@ -215,8 +216,9 @@ pub enum H2Behavior {
         count: u64,
     },
     /// Instead of answering the first request on a connection, HEADERS without
-    /// END_HEADERS and then `frames` empty CONTINUATION frames, none ending the block;
-    /// then reads until the client closes.
+    /// END_HEADERS and then `frames` empty CONTINUATION frames, none ending the block,
+    /// hearing the client after each write and stopping once it sent a GOAWAY; then
+    /// reads until the client closes.
     ContinuationFlood {
         /// CONTINUATION frames.
         frames: u64,
@@ -631,6 +633,10 @@ struct Conn<'a> {
     /// A GOAWAY(NO_ERROR) was sent, the streams before it still served: new streams are
     /// not processed.
     draining: bool,
+    /// The client's bytes read and not yet acted on (a partial frame).
+    input: Vec<u8>,
+    /// The client sent a GOAWAY.
+    heard_goaway: bool,
 }
 
 impl<'a> Conn<'a> {
@@ -658,6 +664,8 @@ impl<'a> Conn<'a> {
             initial_window: 65_535,
             streams_read: 0,
             draining: false,
+            input: Vec::new(),
+            heard_goaway: false,
         }
     }
 
@@ -695,7 +703,6 @@ impl<'a> Conn<'a> {
             }
         }
         self.send()?;
-        let mut input: Vec<u8> = Vec::new();
         let mut chunk = vec![0u8; 16 * 1024];
         loop {
             let Some(n) = self.read_or_feed(&mut chunk)? else {
@@ -704,24 +711,74 @@ impl<'a> Conn<'a> {
             if n == 0 {
                 return Ok(());
             }
-            input.extend_from_slice(&chunk[..n]);
-            let mut used = 0;
-            while input.len() - used >= 9 {
-                let h = &input[used..used + 9];
-                let len = (usize::from(h[0]) << 16) | (usize::from(h[1]) << 8) | usize::from(h[2]);
-                if input.len() - used < 9 + len {
-                    break;
-                }
-                let (kind, flags) = (h[3], h[4]);
-                let id = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
-                let payload = input[used + 9..used + 9 + len].to_vec();
-                used += 9 + len;
-                self.frame(kind, flags, id, &payload)?;
-            }
-            input.drain(..used);
+            self.input.extend_from_slice(&chunk[..n]);
+            self.frames()?;
             self.answer_ready(&behavior)?;
             self.send()?;
         }
+    }
+
+    /// Acts on each whole frame the client's bytes read so far hold ([`Self::frame`]),
+    /// keeping a partial one for the next read.
+    fn frames(&mut self) -> io::Result<()> {
+        let mut used = 0;
+        while self.input.len() - used >= 9 {
+            let h = &self.input[used..used + 9];
+            let len = (usize::from(h[0]) << 16) | (usize::from(h[1]) << 8) | usize::from(h[2]);
+            if self.input.len() - used < 9 + len {
+                break;
+            }
+            let (kind, flags) = (h[3], h[4]);
+            let id = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
+            let payload = self.input[used + 9..used + 9 + len].to_vec();
+            used += 9 + len;
+            self.frame(kind, flags, id, &payload)?;
+        }
+        self.input.drain(..used);
+        Ok(())
+    }
+
+    /// Reads what the client has sent so far without waiting for more (at most 64 KiB),
+    /// and acts on each whole frame of it ([`Self::frames`]): a flood being written hears
+    /// the client's GOAWAY when it comes, however slowly the flood goes out.
+    fn hear(&mut self) -> io::Result<()> {
+        let mut chunk = [0u8; 4096];
+        self.stream.tcp().set_nonblocking(true)?;
+        let mut read = Ok(());
+        for _ in 0..16 {
+            match self.stream.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => self.input.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    read = Err(e);
+                    break;
+                }
+            }
+        }
+        self.stream.tcp().set_nonblocking(false)?;
+        read?;
+        self.frames()
+    }
+
+    /// Writes what is waiting as [`Self::send`] does, whole or one byte per `write`,
+    /// hearing the client after each write ([`Self::hear`]); once the client has sent a
+    /// GOAWAY the rest is dropped, as a server does with a flood its client gave up on.
+    fn send_until_goaway(&mut self) -> io::Result<()> {
+        let out = std::mem::take(&mut self.out);
+        let piece = match self.state.delivery {
+            Delivery::Whole => out.len().max(1),
+            Delivery::Bytewise => 1,
+        };
+        for part in out.chunks(piece) {
+            self.stream.write_all(part)?;
+            self.stream.flush()?;
+            self.hear()?;
+            if self.heard_goaway {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// The client reset stream `id`: counted, and nothing more is written on it.
@@ -774,7 +831,7 @@ impl<'a> Conn<'a> {
             }
             HEADERS | CONTINUATION => {
                 if kind == HEADERS {
-                    self.block_start(flags, id, p);
+                    self.block_start(flags, id, p)?;
                 } else {
                     self.block.extend_from_slice(p);
                 }
@@ -784,30 +841,28 @@ impl<'a> Conn<'a> {
             }
             DATA => self.data(flags, id, p),
             RST_STREAM => self.cancelled(id),
-            GOAWAY if p.len() >= 8 => match u32::from_be_bytes([p[4], p[5], p[6], p[7]]) {
-                0 => {
-                    self.state.client_goodbyes.fetch_add(1, Ordering::SeqCst);
+            GOAWAY if p.len() >= 8 => {
+                self.heard_goaway = true;
+                match u32::from_be_bytes([p[4], p[5], p[6], p[7]]) {
+                    0 => {
+                        self.state.client_goodbyes.fetch_add(1, Ordering::SeqCst);
+                    }
+                    code => lock(&self.state.client_goaways).push(code),
                 }
-                code => lock(&self.state.client_goaways).push(code),
-            },
+            }
             _ => {}
         }
         Ok(())
     }
 
-    /// HEADERS: its fragment (padding and priority taken off) starts the block of stream
-    /// `id`.
-    fn block_start(&mut self, flags: u8, id: u32, mut p: &[u8]) {
-        if flags & PADDED != 0 {
-            let pad = usize::from(p[0]);
-            p = &p[1..p.len() - pad];
-        }
-        if flags & 0x20 != 0 {
-            p = &p[5..];
-        }
+    /// HEADERS: its fragment (padding and priority taken off, [`header_fragment`])
+    /// starts the block of stream `id`; a frame shorter than they say ends the connection.
+    fn block_start(&mut self, flags: u8, id: u32, p: &[u8]) -> io::Result<()> {
+        let fragment = header_fragment(flags, p)?;
         self.block.clear();
-        self.block.extend_from_slice(p);
+        self.block.extend_from_slice(fragment);
         self.block_of = Some((id, flags & END_STREAM != 0));
+        Ok(())
     }
 
     /// The header block is whole: decoded, its stream becomes a request (after a GOAWAY,
@@ -987,6 +1042,7 @@ impl<'a> Conn<'a> {
                 for _ in 0..*frames {
                     frame(&mut self.out, 0, CONTINUATION, 0, id);
                 }
+                self.send_until_goaway()?;
                 return Ok(self.give_up());
             }
             H2Behavior::ControlFlood { kind, count } if first => {
@@ -1329,4 +1385,87 @@ fn frame(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
     let l = (len as u32).to_be_bytes();
     out.extend_from_slice(&[l[1], l[2], l[3], kind, flags]);
     out.extend_from_slice(&stream.to_be_bytes());
+}
+
+/// A HEADERS frame's fragment of its header block: its payload `p` without the padding
+/// (PADDED: a length byte first, that many bytes last) and the priority fields
+/// (PRIORITY: five bytes after the length byte). A payload shorter than they say is an
+/// error (RFC 9113 §6.2: a connection error), never a panic.
+fn header_fragment(flags: u8, p: &[u8]) -> io::Result<&[u8]> {
+    let short = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "a HEADERS frame of {} bytes is shorter than its padding and priority",
+                p.len()
+            ),
+        )
+    };
+    let mut fragment = p;
+    if flags & PADDED != 0 {
+        let (&pad, rest) = fragment.split_first().ok_or_else(short)?;
+        let end = rest.len().checked_sub(usize::from(pad)).ok_or_else(short)?;
+        fragment = &rest[..end];
+    }
+    if flags & PRIORITY != 0 {
+        fragment = fragment.get(5..).ok_or_else(short)?;
+    }
+    Ok(fragment)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A HEADERS frame's padding and priority come off its fragment; a frame shorter
+    /// than they say (empty and padded, padding past its end, priority cut short) is an
+    /// error, not a panic.
+    #[test]
+    fn a_short_padded_or_prioritised_headers_frame_is_an_error_not_a_panic() {
+        #[rustfmt::skip]
+        let whole: [(u8, &[u8], &[u8]); 5] = [
+            (0,                  b"\x82",                             b"\x82"),
+            (PADDED,             b"\x02\x82\x00\x00",                 b"\x82"),
+            (PADDED,             b"\x00",                             b""),
+            (PRIORITY,           b"\x00\x00\x00\x01\x10\x82",         b"\x82"),
+            (PADDED | PRIORITY,  b"\x01\x00\x00\x00\x01\x10\x82\x00", b"\x82"),
+        ];
+        for (flags, p, want) in whole {
+            let got = header_fragment(flags, p).unwrap();
+            assert_eq!(got, want, "{flags:#x} {p:?}");
+        }
+        #[rustfmt::skip]
+        let short: [(u8, &[u8]); 5] = [
+            (PADDED,            b""),
+            (PADDED,            b"\x05\x82"),
+            (PADDED,            b"\xff"),
+            (PRIORITY,          b"\x00\x00\x00"),
+            (PADDED | PRIORITY, b"\x01\x00\x00\x00\x01\x10"),
+        ];
+        for (flags, p) in short {
+            let e = header_fragment(flags, p).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{flags:#x} {p:?}");
+        }
+    }
+
+    /// A client's padded HEADERS frame with no payload at all ends its connection: the
+    /// server closes it, counts no request and sees it end (a panic in the connection's
+    /// thread would leave it counted open).
+    #[test]
+    fn a_short_padded_headers_frame_from_a_client_closes_its_connection() {
+        let server = H2Server::start(H2Behavior::Hello).unwrap();
+        let mut tcp = std::net::TcpStream::connect(server.addr).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut hello = PREFACE.to_vec();
+        frame(&mut hello, 0, SETTINGS, 0, 0);
+        frame(&mut hello, 0, HEADERS, END_HEADERS | END_STREAM | PADDED, 1);
+        tcp.write_all(&hello).unwrap();
+        let mut got = Vec::new();
+        match tcp.read_to_end(&mut got) {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.kind(), io::ErrorKind::ConnectionReset, "{e}"),
+        }
+        assert!(server.wait_idle(Duration::from_secs(10)), "left open");
+        assert_eq!((server.connections(), server.requests()), (1, 0));
+    }
 }

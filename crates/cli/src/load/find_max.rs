@@ -47,6 +47,9 @@ pub(super) fn asked(a: &LoadArgs) -> Result<Option<FindMax>, Failure> {
         if f.from.is_some() || f.to.is_some() {
             return refuse("--from and --to bound a capacity search: add --find-max and an --slo, or give this load's rate with --rate".into());
         }
+        if f.step_end.is_some() {
+            return refuse("--step-end says when a capacity search's steps end: add --find-max and an --slo, or drop --step-end (a single load ends at -d or -n)".into());
+        }
         return Ok(None);
     }
     if a.rate.is_some() {
@@ -59,7 +62,7 @@ pub(super) fn asked(a: &LoadArgs) -> Result<Option<FindMax>, Failure> {
         return refuse(why);
     }
     FindMax::new(Asked::Flags, &f.slo, f.from, f.to, a.concurrency)
-        .map(Some)
+        .map(|search| Some(search.ending(f.step_end.unwrap_or_default())))
         .map_err(|e| Failure::usage(anyhow!(e)))
 }
 
@@ -166,6 +169,7 @@ pub(super) fn run(
         boundary: &answer.boundary,
         interrupted,
         machine: &said,
+        end_rule: f.end_rule,
     };
     let text = match format {
         Format::Json => capacity_json(&report),
@@ -355,7 +359,7 @@ fn step(
         return Ok(None);
     }
     shootout_analysis::load_warnings::refresh(&mut result, &spec);
-    let ended = decided.unwrap_or(Ended::Deadline);
+    let ended = decided.unwrap_or_else(|| searcher.at_deadline());
     Ok(Some((result, Some(ended), other)))
 }
 
@@ -423,6 +427,37 @@ mod tests {
         .unwrap()
         .contains("--from 10 is above --to 5"));
         assert_eq!(refused(&["--find-max", "--slo", "p99<5ms"]), None);
+    }
+
+    /// `--step-end deadline` asks for the fixed rule, `decided` (the default) for steps
+    /// that end once decided; another word is refused by the parser naming both values,
+    /// and the flag without --find-max names what it belongs to.
+    #[test]
+    fn step_end_picks_when_the_steps_end() {
+        use shootout_model::find_max::EndRule;
+        let rule = |extra: &[&str]| {
+            let mut all = vec!["shootout", "--find-max", "--slo", "p99<5ms"];
+            all.extend_from_slice(extra);
+            all.push("http://127.0.0.1/");
+            let f = asked(&Cli::parse_from(all).load).ok().flatten().unwrap();
+            f.end_rule
+        };
+        assert_eq!(rule(&[]), EndRule::Decided);
+        assert_eq!(rule(&["--step-end", "decided"]), EndRule::Decided);
+        assert_eq!(rule(&["--step-end", "deadline"]), EndRule::Deadline);
+        let Err(e) = Cli::try_parse_from(["shootout", "--step-end", "fixed", "http://x/"]) else {
+            panic!("--step-end fixed parsed");
+        };
+        let e = e.to_string();
+        assert!(
+            e.contains("--step-end") && e.contains("decided") && e.contains("deadline"),
+            "{e}"
+        );
+        let e = refused(&["--step-end", "deadline"]).unwrap();
+        assert!(
+            e.starts_with("--step-end says when a capacity search's steps end: add --find-max"),
+            "{e}"
+        );
     }
 
     /// The flags only a search reads are refused without --find-max, naming it (and

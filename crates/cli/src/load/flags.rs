@@ -506,4 +506,10 @@ pub struct FindMaxArgs {
     /// higher].
     #[arg(long, value_name = "R")]
     pub to: Option<f64>,
+
+    /// With --find-max: when each step ends: decided (once its SLOs are decided, at the
+    /// latest at its deadline) or deadline (each runs to its deadline: the fixed rule)
+    /// [default: decided].
+    #[arg(long, value_name = "RULE", value_parser = choice::<shootout_model::find_max::EndRule>())]
+    pub step_end: Option<shootout_model::find_max::EndRule>,
 }

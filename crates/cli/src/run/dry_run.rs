@@ -1,6 +1,7 @@
 //! `shootout run --dry-run`: what the plan would run, started nothing.
 
 use super::describe;
+use shootout_model::find_max::EndRule;
 use shootout_model::plan::{Plan, Span, Workload};
 use shootout_model::threshold::Threshold;
 use shootout_model::{Protocol, Wire};
@@ -177,12 +178,16 @@ fn websocket_line(w: &Workload) -> String {
 }
 
 /// A workload's capacity search, as a line under it; empty when its levels are swept.
-/// A gRPC workload's rates are calls a second.
+/// A gRPC workload's rates are calls a second; a search by the fixed rule says so.
 fn search_line(w: &Workload) -> String {
     let unit = if w.grpc.is_some() { "calls/s" } else { "req/s" };
     w.find_max.as_ref().map_or(String::new(), |f| {
+        let rule = match f.end_rule {
+            EndRule::Decided => "",
+            EndRule::Deadline => ", each step to its deadline (the fixed rule)",
+        };
         format!(
-            "    capacity search within {}, from {} to {} {unit}, {} {} at the start\n",
+            "    capacity search within {}, from {} to {} {unit}, {} {} at the start{rule}\n",
             f.slo.join(", "),
             f.from,
             f.to,
@@ -204,6 +209,37 @@ fn span(s: Span) -> String {
     }
 }
 
+/// The capacity searches of the plan's `searched` workloads, and how their steps end:
+/// until decided, or each to its deadline when every search runs by the fixed rule
+/// (`step_end = "deadline"`); empty without a search.
+fn search_lines(plan: &Plan, searched: usize) -> String {
+    let d = &plan.defaults;
+    if searched == 0 {
+        return String::new();
+    }
+    let fixed = plan
+        .workloads
+        .iter()
+        .filter_map(|w| w.find_max.as_ref())
+        .all(|f| f.end_rule == EndRule::Deadline);
+    let ends = if fixed {
+        format!("to its deadline (at least {})", span(d.measure))
+    } else {
+        format!(
+            "until its SLOs are decided (at least {}, its deadline at least {})",
+            tenths_secs(shootout_analysis::capacity::LEAST),
+            span(d.measure)
+        )
+    };
+    format!(
+        "capacity searches: {} × {} × {}, each step after {} settling {ends}, as many steps as each search needs\n",
+        plural(plan.contenders.len(), "contender", "contenders"),
+        plural(searched, "workload", "workloads"),
+        plural(d.repeat as usize, "repetition", "repetitions"),
+        tenths_secs(shootout_analysis::capacity::SETTLE),
+    )
+}
+
 /// The load levels, the steps they make and, when every step is timed, about how long
 /// the measurement takes.
 fn load_lines(plan: &Plan) -> String {
@@ -213,19 +249,7 @@ fn load_lines(plan: &Plan) -> String {
         .iter()
         .filter(|w| w.find_max.is_none())
         .count();
-    let searched = plan.workloads.len() - swept;
-    let search = match searched {
-        0 => String::new(),
-        n => format!(
-            "capacity searches: {} × {} × {}, each step after {} settling until its SLOs are decided (at least {}, its deadline at least {}), as many steps as each search needs\n",
-            plural(plan.contenders.len(), "contender", "contenders"),
-            plural(n, "workload", "workloads"),
-            plural(d.repeat as usize, "repetition", "repetitions"),
-            tenths_secs(shootout_analysis::capacity::SETTLE),
-            tenths_secs(shootout_analysis::capacity::LEAST),
-            span(d.measure),
-        ),
-    };
+    let search = search_lines(plan, plan.workloads.len() - swept);
     if swept == 0 {
         return format!("\n{search}");
     }

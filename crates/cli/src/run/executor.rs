@@ -302,7 +302,8 @@ fn run_step(
         let deciding = match ends {
             Ends::Search(searcher, ask) => {
                 let (control, done) = (&progress.control, &done);
-                Some(s.spawn(move || crate::until::search_watch(control, done, searcher, &ask)))
+                let w = s.spawn(move || crate::until::search_watch(control, done, searcher, &ask));
+                Some((w, searcher.at_deadline()))
             }
             Ends::Until(_) => None,
         };
@@ -316,8 +317,8 @@ fn run_step(
         if let Ok(r) = &mut result {
             r.until = outcome;
         }
-        // Not decided before the load ended: its deadline passed.
-        let ended = deciding.map(|w| w.join().ok().flatten().unwrap_or(Ended::Deadline));
+        // Not ended by its watch before the load ended: its deadline passed.
+        let ended = deciding.map(|(w, late)| w.join().ok().flatten().unwrap_or(late));
         (result, died, ended)
     });
     progress.finish();

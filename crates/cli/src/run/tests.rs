@@ -6,7 +6,7 @@
 use super::bring_up::NotUp;
 use super::executor::{Ends, Executor, StepRun};
 use super::runner::Runner;
-use shootout_analysis::capacity::{Ask, Ended, Question, Searcher};
+use shootout_analysis::capacity::{Ask, Ended, Searcher};
 use shootout_analysis::decided::SoFar;
 use shootout_engine::EngineError;
 use shootout_harness::{ContenderConfig, HarnessError, Idle};
@@ -117,20 +117,17 @@ impl Mock {
 }
 
 /// How a search's step that measured `r` ends, as the live watch would find it at the
-/// step's end: decided, or on the ramp plainly passed, or its deadline.
+/// step's end ([`Searcher::ends`]): decided, or on the ramp plainly passed, or its
+/// deadline.
 fn end_of(searcher: &Searcher, ask: &Ask, r: &RunResult) -> Ended {
     let so_far = SoFar {
         completed: r.counts.completed,
         failed: r.counts.failed(),
         latency: &r.histograms.latency,
     };
-    if let Some(d) = searcher.decide(&so_far, |_| 1.0) {
-        Ended::Decided(d)
-    } else if ask.question == Question::Ramp && searcher.passes(&so_far, |_| 1.0) {
-        Ended::Passed
-    } else {
-        Ended::Deadline
-    }
+    searcher
+        .ends(ask, ask.length, &so_far, |_| 1.0)
+        .unwrap_or_else(|| searcher.at_deadline())
 }
 
 impl Executor for Mock {
@@ -908,14 +905,17 @@ fn a_contender_that_fails_verification_is_stopped_and_not_measured() {
 
 /// A plan whose workloads are each searched for capacity (`find_max`), as the mock runs it.
 fn search_plan() -> Plan {
-    let text = PLAN
-        .replace("requests = 100", "duration = \"2s\"")
+    plan::parse(&search_plan_text(), "plan.toml", &[0, 1]).unwrap()
+}
+
+/// The text of [`search_plan`].
+fn search_plan_text() -> String {
+    PLAN.replace("requests = 100", "duration = \"2s\"")
         .replace("repeat = 2", "repeat = 1")
         .replace(
             "concurrency = [1, 2]",
             "connections = 4\nfind_max = { slo = [\"p99<50ms\"], from = 100, to = 10000 }",
-        );
-    plan::parse(&text, "plan.toml", &[0, 1]).unwrap()
+        )
 }
 
 /// Each contender's search advances a step at a time, contenders interleaved; each step
@@ -1046,6 +1046,48 @@ fn load_and_run_take_the_same_steps_for_the_same_evidence() {
     assert!(
         run.iter().all(|s| s.2 != "passed" || s.0 <= held),
         "{run:?}"
+    );
+}
+
+/// A plan whose search asks for the fixed rule (`step_end = "deadline"`) stores every
+/// step as having run to its deadline (`full`): none decided early, none passed, though
+/// the same evidence ends steps early by the default rule; and the stored plan says
+/// which rule ran.
+#[test]
+fn a_search_by_the_fixed_rule_stores_every_step_in_full() {
+    let capacity = |mock: &mut Mock| {
+        mock.capacity.insert("a", 1_000.0);
+        mock.capacity.insert("b", 1_000.0);
+    };
+    let fixed = search_plan_text().replace("to = 10000 }", "to = 10000, step_end = \"deadline\" }");
+    let plan = plan::parse(&fixed, "plan.toml", &[0, 1]).unwrap();
+    let mut mock = Mock::default();
+    capacity(&mut mock);
+    let out = run_plan(&plan, mock);
+    assert_eq!(out.status, RunStatus::Complete);
+    assert!(out.steps.len() > 10, "{:?}", out.steps);
+    for s in &out.steps {
+        assert!(
+            s.ends_with(" met full") || s.ends_with(" broke full"),
+            "{s}"
+        );
+    }
+    let resolved = shootout_model::resolved::ResolvedPlan::of(&plan);
+    let f = resolved.workloads[0].find_max.as_ref().unwrap();
+    assert_eq!(f.step_end, shootout_model::find_max::EndRule::Deadline);
+    // The default rule on the same evidence ends steps early.
+    let mut mock = Mock::default();
+    capacity(&mut mock);
+    let out = run_plan(&search_plan(), mock);
+    assert!(
+        out.steps.iter().any(|s| s.ends_with(" passed")),
+        "{:?}",
+        out.steps
+    );
+    assert!(
+        out.steps.iter().all(|s| !s.ends_with(" full")),
+        "{:?}",
+        out.steps
     );
 }
 

@@ -17,11 +17,19 @@ use shootout_analysis::capacities::{ContenderCapacity, WorkloadCapacity};
 use shootout_analysis::capacity::Limit;
 use shootout_analysis::ranking::Relation;
 use shootout_analysis::Analysis;
+use shootout_model::find_max::EndRule;
+use shootout_model::Choice;
 
-/// The section's title: `api: capacity within p99<50ms, errors<0.1%`.
+/// The section's title: `api: capacity within p99<50ms, errors<0.1%`, and `, each step
+/// to its deadline (the fixed rule)` after it for a search whose steps all ran so
+/// (`find_max.step_end = "deadline"`).
 pub(crate) fn title(w: &WorkloadCapacity) -> String {
+    let rule = match w.find_max.step_end {
+        EndRule::Decided => "",
+        EndRule::Deadline => ", each step to its deadline (the fixed rule)",
+    };
     format!(
-        "{}: capacity within {}",
+        "{}: capacity within {}{rule}",
         w.workload,
         w.find_max.slo.join(", ")
     )
@@ -278,6 +286,7 @@ pub(crate) fn json(a: &Analysis) -> Value {
                 "from": w.find_max.from,
                 "to": w.find_max.to,
                 "unit": w.find_max.unit(),
+                "step_end": w.find_max.step_end.name(),
                 "ranking": ranking(a, w),
                 "contenders": contenders,
             })
