@@ -505,7 +505,7 @@ fn a_bidi_grpc_workload_is_measured_in_messages_and_stored_with_its_calls() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("chat (gRPC bidi streaming: a request is a message and its reply)"),
+        text.contains("chat (gRPC bidi streaming: a message and its reply count as one)"),
         "{text}"
     );
     // The JSON report names the unit of each result, the HTML report the workload's.
@@ -527,7 +527,7 @@ fn a_bidi_grpc_workload_is_measured_in_messages_and_stored_with_its_calls() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.contains(
-            "<h2>Workload: chat (gRPC bidi streaming: a request is a message and its reply)</h2>"
+            "<h2>Workload: chat (gRPC bidi streaming: a message and its reply count as one)</h2>"
         ),
         "{page}"
     );

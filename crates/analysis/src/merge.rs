@@ -257,7 +257,7 @@ fn journeys(s: &LoadSpec) -> String {
 type Shown = (&'static str, fn(&LoadSpec) -> String);
 
 /// The parts of the load a difference is named by, in the order messages list them.
-const PARTS: [Shown; 21] = [
+const PARTS: [Shown; 22] = [
     ("url", |s| s.target.url.clone()),
     ("unix socket", |s| format!("{:?}", s.target.unix_socket)),
     ("method", |s| s.request.method.clone()),
@@ -284,6 +284,9 @@ const PARTS: [Shown; 21] = [
     ("pipeline", |s| s.pipeline.to_string()),
     ("journeys", journeys),
     ("stages", |s| format!("{:?}", s.stages)),
+    ("journey connection", |s| {
+        s.journey_connection.as_str().into()
+    }),
     ("gRPC stream bounds", |s| {
         format!("{:?}", s.expect.grpc.as_ref().map(|g| g.stream))
     }),

@@ -263,6 +263,8 @@ impl Prepared {
         if let Some(j) = &spec.journey {
             // The spec's rules keep journeys to HTTP/1.1 and HTTP/2.
             let mut p = journeys(j, &spec.stages, only, spec.target.scheme.tls());
+            // Open model: a journey's new user may take an idle connection.
+            p.reuse = spec.journey_connection == shootout_model::JourneyConnection::Reuse;
             if spec.protocol == Protocol::Http2 {
                 // `--streams N`: N users share each connection (closed model).
                 p.per_connection = spec.streams.max(1);
@@ -359,6 +361,7 @@ fn journeys(
         unix_start,
         stages: event_loop::users::stage_ends(stages),
         per_connection: 1,
+        reuse: false,
     }
 }
 

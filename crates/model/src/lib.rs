@@ -45,8 +45,8 @@ pub use shootout::{
 };
 pub use spec::{
     auto_busy_poll, parse_rate_stages, parse_stages, stages_of_rates, Arrival, Expectation,
-    GrpcReply, GrpcStream, Hold, LoadSpec, Pace, Protocol, RateStage, Record, RequestSpec, Scheme,
-    SpecBuilder, SpecError, Stage, Target, TlsOptions, Wire, GRPC_MAX_MESSAGE,
+    GrpcReply, GrpcStream, Hold, JourneyConnection, LoadSpec, Pace, Protocol, RateStage, Record,
+    RequestSpec, Scheme, SpecBuilder, SpecError, Stage, Target, TlsOptions, Wire, GRPC_MAX_MESSAGE,
     GRPC_STREAM_MAX_BYTES, GRPC_STREAM_MAX_MESSAGES, MAX_BUSY_POLL, MAX_MESSAGE, MAX_STREAMS,
 };
 pub use status::StatusSet;

@@ -808,7 +808,8 @@ pub struct LoadSpec {
     /// running the file's journeys, its requests chosen from its last answers. Closed
     /// loop: `connections` users, each starting its next journey when the last ends (and
     /// `requests` counts journeys); rate mode: `Pace::Rate` journeys start a second, each
-    /// by a new user on its own connection, up to `max_connections` users at once.
+    /// by a new user on a connection as [`LoadSpec::journey_connection`] says, up to
+    /// `max_connections` connections at once.
     pub journey: Option<Journeys>,
     /// Closed-model journeys in stages (`--stages`): each stage's users for its time, in
     /// order, the run as long as they are together and `connections` their most (see
@@ -819,6 +820,36 @@ pub struct LoadSpec {
     /// together and `pace` their mean rate over it (see [`SpecBuilder::rate_stages`]).
     /// Empty: `pace`'s one rate for the whole run.
     pub rate_stages: Vec<RateStage>,
+    /// Open-model journeys: the connection each journey's new user takes
+    /// (`--journey-connection`); the closed model's users keep theirs anyway.
+    pub journey_connection: JourneyConnection,
+}
+
+/// The connection an open-model journey's new user takes (`--journey-connection`). Either
+/// way the user is new: an empty cookie jar, no captured values; only the transport may
+/// be an earlier user's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JourneyConnection {
+    /// A connection an earlier journey's user left open and idle (HTTP/1.1: kept alive,
+    /// nothing in flight; HTTP/2: open, not spent by a GOAWAY), the most recently freed
+    /// first; else a new one, within the connection cap. k6's arrival-rate executors
+    /// keep a virtual user's connections from one iteration to the next in the same way.
+    #[default]
+    Reuse,
+    /// A connection of its own, opened when the journey starts and closed when it ends
+    /// (as a Gatling virtual user has its own): the server's connection set-up is part of
+    /// every journey.
+    New,
+}
+
+impl JourneyConnection {
+    /// As `--journey-connection` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JourneyConnection::Reuse => "reuse",
+            JourneyConnection::New => "new",
+        }
+    }
 }
 
 /// One stage of a closed-model journey load: `users` run journeys for `duration`. Users
@@ -983,6 +1014,7 @@ impl LoadSpec {
             journey: None,
             stages: Vec::new(),
             rate_stages: Vec::new(),
+            journey_connection: JourneyConnection::Reuse,
         }
     }
 
@@ -1157,7 +1189,7 @@ impl LoadSpec {
         } else if self.pipeline > 1 {
             "a user sends its next step after the last one's answer: drop --pipeline"
         } else if self.streams > 1 && self.pace != Pace::Closed {
-            "users share HTTP/2 connections in the closed model; in the open model each journey is a new user on a connection of its own: drop --streams (or --rate and --find-max)"
+            "users share HTTP/2 connections in the closed model; in the open model each journey is a new user alone on its connection while it lasts: drop --streams (or --rate and --find-max)"
         } else if !self.request.keepalive {
             "each user keeps its connection open between its steps, as browsers do: drop --no-keepalive"
         } else if !self.request.body.is_empty() || self.request.method != "GET" {
@@ -1442,6 +1474,12 @@ impl SpecBuilder {
     /// Rate mode: how requests are spaced (see [`LoadSpec::arrival`]).
     pub fn arrival(mut self, arrival: Arrival) -> Self {
         self.spec.arrival = arrival;
+        self
+    }
+
+    /// Open-model journeys: the connection each journey's user takes.
+    pub fn journey_connection(mut self, how: JourneyConnection) -> Self {
+        self.spec.journey_connection = how;
         self
     }
 

@@ -104,19 +104,7 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
             b.id,
             crate::shootout::machine_line(c.b)
         ),
-        CompareWarning::Untested { pair } => {
-            let p = &c.pairs[*pair];
-            format!(
-                "not tested: {}: {} {:.0} → {:.0}, {}, beyond --fail-if-slower {}%, but {}: reported, not failed (add repetitions or lengthen the steps)",
-                pair_label(p),
-                p.unit.per_second(),
-                p.rps.a,
-                p.rps.b,
-                signed_percent(p.rps.percent.unwrap_or_default()),
-                c.gates.fail_if_slower_percent.unwrap_or_default(),
-                untested_why(p)
-            )
-        }
+        CompareWarning::Untested { pair } => untested_text(c, &c.pairs[*pair]),
         CompareWarning::WireChanged { at, a: wa, b: wb } => format!(
             "spoken to differently: {}: {wa} in run {}, {wb} in run {}: part of the change is the client's, not the server's",
             at_label(at),
@@ -128,25 +116,7 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
             a_secs,
             b_secs,
             withdrawn,
-        } => {
-            let p = &c.pairs[*pair];
-            format!(
-                "unlike steps: {}: {}: a short step weighs its start as much as the server{} (measure both alike: drop --quick, or give both the same duration and repeat)",
-                pair_label(p),
-                crate::sentences::steps_in_runs(&[
-                    (a.id, *a_secs, p.reps_a),
-                    (b.id, *b_secs, p.reps_b)
-                ]),
-                if *withdrawn {
-                    format!(
-                        ", so its {} verdict, from tenths of a second, is withdrawn",
-                        p.unit.per_second()
-                    )
-                } else {
-                    String::new()
-                }
-            )
-        }
+        } => unlike_steps_text(c, &c.pairs[*pair], *a_secs, *b_secs, *withdrawn),
         CompareWarning::SearchRules {
             workload,
             a: ra,
@@ -171,6 +141,46 @@ pub fn warning_text(c: &Comparison, w: &CompareWarning) -> String {
             at_label(at)
         ),
     }
+}
+
+/// [`CompareWarning::Untested`] as one line.
+fn untested_text(c: &Comparison, p: &Pair) -> String {
+    format!(
+        "not tested: {}: {} {:.0} → {:.0}, {}, beyond --fail-if-slower {}%, but {}: reported, not failed (add repetitions or lengthen the steps)",
+        pair_label(p),
+        p.unit.per_second(),
+        p.rps.a,
+        p.rps.b,
+        signed_percent(p.rps.percent.unwrap_or_default()),
+        c.gates.fail_if_slower_percent.unwrap_or_default(),
+        untested_why(p)
+    )
+}
+
+/// [`CompareWarning::UnlikeSteps`] as one line.
+fn unlike_steps_text(
+    c: &Comparison,
+    p: &Pair,
+    a_secs: f64,
+    b_secs: f64,
+    withdrawn: bool,
+) -> String {
+    format!(
+        "unlike steps: {}: {}: a short step weighs its start as much as the server{} (measure both alike: drop --quick, or give both the same duration and repeat)",
+        pair_label(p),
+        crate::sentences::steps_in_runs(&[
+            (c.a.run.id, a_secs, p.reps_a),
+            (c.b.run.id, b_secs, p.reps_b)
+        ]),
+        if withdrawn {
+            format!(
+                ", so its {} verdict, from tenths of a second, is withdrawn",
+                p.unit.per_second()
+            )
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// How a search's steps ended, for [`CompareWarning::SearchRules`].

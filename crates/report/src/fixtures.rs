@@ -768,12 +768,13 @@ pub fn journeys() -> (LoadSpec, RunResult) {
     (spec, r)
 }
 
-/// [`journeys`] in the open model: `--rate 500 -n 400`, each journey a new user on a
-/// connection of its own; the schedule started 400 journeys of 400 due, 3 of them more
+/// [`journeys`] in the open model: `--rate 500 -n 400 --journey-connection new`, each
+/// journey a new user on a connection of its own; the schedule started 400 journeys of 400 due, 3 of them more
 /// than 1 ms late, with at most 9 users at once.
 pub fn journeys_rate() -> (LoadSpec, RunResult) {
     let (mut spec, mut r) = journeys();
     spec.pace = Pace::Rate(500.0);
+    spec.journey_connection = shootout_model::JourneyConnection::New;
     spec.max_connections = Some(65_000);
     r.counts.connections_opened = 400;
     r.schedule = Some(ScheduleStats {

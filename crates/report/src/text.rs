@@ -13,7 +13,8 @@ use crate::Exporter;
 use hdrhistogram::Histogram;
 use shootout_model::requests::Order;
 use shootout_model::{
-    Counts, FailureKind, LatencySummary, LoadSpec, Pace, Protocol, RunResult, TargetStats,
+    Counts, FailureKind, JourneyConnection, LatencySummary, LoadSpec, Pace, Protocol, RunResult,
+    TargetStats,
 };
 use std::fmt::Write;
 
@@ -236,6 +237,14 @@ pub(crate) fn load_line(spec: &LoadSpec) -> String {
     )
 }
 
+/// The open model's users and their connections, as the Load line says them.
+fn open_users(spec: &LoadSpec) -> &'static str {
+    match spec.journey_connection {
+        JourneyConnection::Reuse => "each a new user, on an idle connection when one is free",
+        JourneyConnection::New => "each a new user on its own connection",
+    }
+}
+
 /// `journeys of j.toml: 10 users on 2 threads, closed loop, 1000 journeys, timeout 30 s`;
 /// over HTTP/2, `journeys of j.toml over HTTP/2 (each user on a connection of its own): …`,
 /// or `(4 users share each connection, a stream each)`.
@@ -261,7 +270,7 @@ fn journey_line(spec: &LoadSpec, source: &str) -> String {
         ),
         // `4 journeys/s for 1 s, then 10 journeys/s for 2 s on 2 threads, …`
         Pace::Rate(_) if !spec.rate_stages.is_empty() => format!(
-            "{} on {threads}, each a new user on its own connection",
+            "{} on {threads}, {}",
             spec.rate_stages
                 .iter()
                 .map(|s| format!(
@@ -270,11 +279,13 @@ fn journey_line(spec: &LoadSpec, source: &str) -> String {
                     human_duration(s.duration)
                 ))
                 .collect::<Vec<_>>()
-                .join(", then ")
+                .join(", then "),
+            open_users(spec)
         ),
         Pace::Rate(r) => format!(
-            "{} journeys/s on {threads}, each a new user on its own connection",
-            trim_float(r)
+            "{} journeys/s on {threads}, {}",
+            trim_float(r),
+            open_users(spec)
         ),
     };
     let bound = match (spec.requests, spec.duration) {
@@ -1074,6 +1085,12 @@ mod tests {
         let line = load_line(&spec);
         assert!(
             line.starts_with("journeys of j.toml: 4 journeys/s for 1 s, then 10 journeys/s for 2 s on 2 threads, each a new user on its own connection, for 3 s"),
+            "{line}"
+        );
+        spec.journey_connection = shootout_model::JourneyConnection::Reuse;
+        let line = load_line(&spec);
+        assert!(
+            line.contains("10 journeys/s for 2 s on 2 threads, each a new user, on an idle connection when one is free, for 3 s"),
             "{line}"
         );
     }

@@ -325,12 +325,22 @@ pub struct LoadArgs {
 
     /// Run the journeys of FILE (TOML: steps with captures, cookies, think times; see
     /// docs/journeys.md) instead of one request: -c users each run journeys back to back
-    /// (-n counts journeys), or --rate R journeys start a second, each a new user on its own
-    /// connection. HTTP/1.1, or HTTP/2 with --http2 (each user on an HTTP/2 connection of
+    /// (-n counts journeys), or --rate R journeys start a second, each a new user (on an
+    /// idle connection when one is free: --journey-connection). HTTP/1.1, or HTTP/2 with --http2 (each user on an HTTP/2 connection of
     /// its own, its steps as streams one at a time; with --streams N, N users share each
     /// connection).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["urls", "post_file", "put_file", "method", "head", "ws_messages"])]
     pub journey: Option<PathBuf>,
+
+    /// With --journey and --rate (or --find-max, or --stages RATE/s:…): the connection
+    /// each journey's new user takes: reuse (the default: an idle connection an earlier
+    /// journey's user left open, else a new one; k6's arrival-rate executors keep a
+    /// virtual user's connections between iterations too) or new (one of its own, opened
+    /// at the journey's start and closed at its end, as each Gatling virtual user has its
+    /// own: the server's connection set-up is part of every journey). Either way the user
+    /// starts with no cookies and no captured values.
+    #[arg(long, value_name = "HOW", value_parser = ["reuse", "new"])]
+    pub journey_connection: Option<String>,
 
     /// With --journey, closed model: users in stages, USERS:DURATION comma-separated
     /// (10:30s,50:1m,10:30s), as a plan's stages step connections: a stage's new users

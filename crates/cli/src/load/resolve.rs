@@ -19,8 +19,8 @@ use shootout_model::spec::{
     check_header, check_method, Journeys, Limit, SpecError, TargetError, MAX_BODY,
 };
 use shootout_model::{
-    parse_duration, Arrival, Expectation, GrpcReply, LoadSpec, Pace, Protocol, Record, RequestSpec,
-    StatusSet, Target,
+    parse_duration, Arrival, Expectation, GrpcReply, JourneyConnection, LoadSpec, Pace, Protocol,
+    Record, RequestSpec, StatusSet, Target,
 };
 use shootout_report::{plain_secs, Format};
 use std::path::Path;
@@ -168,6 +168,7 @@ fn spec(
         // After the bounds and the pace: stages of rates set the run's length and pace.
         .rate_stages(rates)
         .arrival(arrival)
+        .journey_connection(journey_connection(a)?)
         .protocol(protocol, a.streams.unwrap_or(1))
         .ws_text(a.ws_text.is_some())
         .ws_hold(ws_hold(a)?)
@@ -757,6 +758,30 @@ fn arrival(a: &LoadArgs, notes: &mut Vec<String>) -> Result<Arrival, Failure> {
     Ok(Arrival::Poisson { seed })
 }
 
+/// `--journey-connection reuse|new`: the connection an open-model journey's new user
+/// takes (reuse by default). Refused where no journey starts as a new user: without
+/// `--journey`, and in the closed model, whose users keep their connections anyway.
+fn journey_connection(a: &LoadArgs) -> Result<JourneyConnection, Failure> {
+    let Some(how) = a.journey_connection.as_deref() else {
+        return Ok(JourneyConnection::default());
+    };
+    let paced = a.rate.is_some()
+        || a.find_max.find_max
+        || a.stages
+            .as_deref()
+            .is_some_and(shootout_model::stages_of_rates);
+    if a.journey.is_none() {
+        return Err(Failure::usage(anyhow!("--journey-connection chooses the connection of each journey's new user: give --journey FILE with --rate R, or leave it out")));
+    }
+    if !paced {
+        return Err(Failure::usage(anyhow!("--journey-connection chooses the open model's connections (a closed-model user keeps its connection from one journey to the next): give --rate R (or --find-max, or --stages RATE/s:DURATION), or leave it out")));
+    }
+    Ok(match how {
+        "new" => JourneyConnection::New,
+        _ => JourneyConnection::Reuse,
+    })
+}
+
 /// A seed from the clock, for runs not given one.
 fn clock_seed() -> u64 {
     std::time::SystemTime::now()
@@ -787,15 +812,20 @@ fn expectation(a: &LoadArgs, grpc: Option<GrpcReply>) -> Result<Expectation, Fai
 
 /// The warm-up: the measured run's spec, bounded by `--warmup` (a request count or a
 /// duration; 0 of either is no warm-up; `auto`, [`WarmedUp::MAX`](shootout_model::WarmedUp::MAX)
-/// at most), keeping no samples.
+/// at most), keeping no samples. A run in stages of users is warmed up by its first
+/// stage's users for the warm-up's bound, not by its stages (which would last their
+/// own time, or refuse a count of journeys).
 fn warmup(a: &LoadArgs, spec: &LoadSpec) -> Result<Option<LoadSpec>, Failure> {
     let Some(w) = &a.warmup else {
         return Ok(None);
     };
-    let builder = spec.to_builder().record(Record {
+    let mut builder = spec.to_builder().record(Record {
         reservoir: 0,
         all: false,
     });
+    if let Some(first) = spec.stages.first() {
+        builder = builder.stages(Vec::new()).connections(first.users);
+    }
     let builder = if w == "auto" {
         builder.bound(None, Some(shootout_model::WarmedUp::MAX))
     } else if let Ok(n) = w.parse::<u64>() {
@@ -1479,6 +1509,74 @@ mod tests {
             );
         }
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A journey file of one step in a folder of its own; its path.
+    fn journey_file(what: &str) -> String {
+        let path = tempfile_dir(what).join("j.toml");
+        let text = "[[journey]]\nname = \"j\"\n[[journey.step]]\nname = \"s\"\nget = \"/\"\n";
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    }
+
+    /// `--warmup` with stages of users warms up with the first stage's users for the
+    /// warm-up's bound. The warm-up's spec kept the stages: a count was refused as if
+    /// `-n` (never given) had been, and a time ran the stages' own ramp.
+    #[test]
+    fn a_warm_up_before_stages_of_users_runs_the_first_stage_s_users() {
+        let path = journey_file("warmup-stages");
+        let with = |warm: &str| {
+            let args = [
+                "--journey",
+                &path,
+                "--stages",
+                "3:1s,8:2s",
+                "--warmup",
+                warm,
+            ];
+            let args: Vec<&str> = args.into_iter().chain(["http://127.0.0.1:1/"]).collect();
+            plan_of(&args).unwrap_or_else(|f| panic!("--warmup {warm}: {:#}", f.error))
+        };
+        let p = with("40");
+        assert_eq!(p.spec.stages.len(), 2, "the measured run keeps its stages");
+        let w = p.warmup.expect("a warm-up");
+        assert!(w.stages.is_empty(), "{:?}", w.stages);
+        assert_eq!((w.connections, w.requests, w.duration), (3, Some(40), None));
+        let w = with("2s").warmup.expect("a warm-up");
+        assert!(w.stages.is_empty(), "{:?}", w.stages);
+        let two = Some(Duration::from_secs(2));
+        assert_eq!((w.connections, w.requests, w.duration), (3, None, two));
+        let w = with("auto").warmup.expect("a warm-up");
+        assert_eq!((w.stages.len(), w.connections), (0, 3));
+    }
+
+    /// `--journey-connection`: reuse unless `new` is asked for, and refused where no
+    /// journey starts as a new user (no journeys, or the closed model), saying what to do.
+    #[test]
+    fn journey_connection_is_the_open_model_s_and_reuse_by_default() {
+        let path = journey_file("journey-connection");
+        let url = "http://127.0.0.1:1/";
+        let open = ["--journey", &path, "--rate", "10", "-n", "5"];
+        let p = plan_of(&[&open[..], &[url][..]].concat()).unwrap();
+        assert_eq!(p.spec.journey_connection, JourneyConnection::Reuse);
+        let new = ["--journey-connection", "new"];
+        let p = plan_of(&[&open[..], &new[..], &[url][..]].concat()).unwrap();
+        assert_eq!(p.spec.journey_connection, JourneyConnection::New);
+        let closed = ["--journey", &path, "-n", "5"];
+        for (args, fix) in [
+            (
+                vec!["--rate", "10", "-n", "5"],
+                "give --journey FILE with --rate R",
+            ),
+            (closed.to_vec(), "give --rate R"),
+        ] {
+            let Err(f) = plan_of(&[&args[..], &new[..], &[url][..]].concat()) else {
+                panic!("{args:?} --journey-connection new: accepted");
+            };
+            let e = format!("{:#}", f.error);
+            assert!(e.contains(fix), "{e}");
+            assert_eq!(f.code, 2);
+        }
     }
 
     fn tempfile_dir(what: &str) -> PathBuf {

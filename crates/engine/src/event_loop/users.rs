@@ -12,9 +12,12 @@
 //!   have more than `n` users: it begins its first at the start of the first such stage,
 //!   and one that ends in a stage without it is its last (its connection closed) until a
 //!   stage has it again.
-//! - **Open model** (`--rate`): the schedule starts journeys; each is a new user on a
-//!   connection of its own, opened when the journey starts and closed when it ends, up to
-//!   the connection cap at once. The schedule's lag is that of journey starts; each step's
+//! - **Open model** (`--rate`): the schedule starts journeys; each is a new user (an empty
+//!   cookie jar, no values), up to the connection cap at once. With
+//!   [`Prepared::reuse`] it takes a connection an earlier journey's user left idle, the
+//!   most recently freed first ([`Wire::reusable`] says which are), and only when none is
+//!   free opens one; without, its connection is its own, opened when the journey starts
+//!   and closed when it ends. The schedule's lag is that of journey starts; each step's
 //!   latency counts from when it was due (its journey's start plus the think times), so a
 //!   slow server never hides behind a user's waiting.
 //!
@@ -73,6 +76,9 @@ pub struct Prepared {
     /// HTTP/2: the users that share each connection, each step a stream (1: every user
     /// on a connection of its own).
     pub per_connection: usize,
+    /// Open model: a journey's new user takes a connection an earlier one left idle, if
+    /// one is free (else every journey opens its own and closes it at its end).
+    pub reuse: bool,
 }
 
 /// `stages` as [`Prepared::stages`] holds them: each stage's users and its end.
@@ -161,6 +167,9 @@ pub(crate) trait Wire<'a>: Sized + 'a {
     fn kept<'k>(seats: &'k mut Seats<'a, Self>, i: usize) -> Kept<'k>;
     /// `-v 2`: user `i`'s last answer's head as text.
     fn head_text(seats: &mut Seats<'a, Self>, i: usize) -> Option<Vec<u8>>;
+    /// Open model: a connection in `phase`, its user gone, could carry a new user's first
+    /// step at once (open, nothing in flight, not closing).
+    fn reusable(phase: Self::Phase, w: &Self) -> bool;
 }
 
 /// One worker's users, over the protocol `W`.
@@ -286,9 +295,25 @@ impl<'a, W: Wire<'a>> Protocol<'a> for Users<'a, W> {
 
     const WAITS_ON_OPENING: bool = true;
 
-    /// A journey is a new user on a connection of its own: none has room for it.
+    /// A journey is a new user: on a connection an earlier user left idle, the most
+    /// recently listed first, when connections are reused ([`Users::done`] lists them);
+    /// else none has room for it, and it opens its own.
     fn with_room(&mut self) -> Option<usize> {
-        None
+        if !self.p.reuse {
+            return None;
+        }
+        self.conns
+            .with_room(|c| c.user.is_none() && W::reusable(c.phase(), &c.wire))
+    }
+
+    /// Drops connection `i`'s socket. Open model: a slot without a user (its journey
+    /// ended, its connection was kept, and the server closed it since) is spare for the
+    /// next journey that finds no idle connection.
+    fn close(&mut self, i: usize) {
+        self.conns.close(i);
+        if self.core.paced() && self.conns[i].user.is_none() {
+            self.core.spare.push(i);
+        }
     }
 
     fn spare(&self, i: usize) -> bool {
@@ -296,9 +321,9 @@ impl<'a, W: Wire<'a>> Protocol<'a> for Users<'a, W> {
     }
 
     /// Open model: the journey due at `due` starts now as a new user on connection `i`
-    /// (opening): the schedule's send is the journey's start. Its first request goes out
-    /// when the connection is up, its latency counted from `due`, connecting included, as
-    /// a new visitor's first page is.
+    /// (opening, or idle after an earlier user's journey): the schedule's send is the
+    /// journey's start. Its first request goes out when the connection is up, its latency
+    /// counted from `due`, connecting included, as a new visitor's first page is.
     fn begin(&mut self, i: usize, due: Instant, now: Instant) -> Taken {
         let user = self.new_user(true);
         self.conns[i].user = Some(user);
@@ -560,14 +585,21 @@ impl<'a, W: Wire<'a>> Users<'a, W> {
     }
 
     /// User `i` has no journey left (closed model), or its one journey ended (open
-    /// model: the slot is free for the next user).
+    /// model: the slot is free for the next user, its connection kept for it when
+    /// connections are reused and it is idle, else closed).
     fn done(&mut self, i: usize) {
         if std::mem::replace(&mut self.conns[i].active, false) {
             self.active -= 1;
         }
-        self.leave(i);
-        if self.core.paced() {
-            self.conns[i].user = None;
+        if !self.core.paced() {
+            return self.leave(i);
+        }
+        self.conns[i].user = None;
+        let c = &self.conns[i];
+        if self.p.reuse && W::reusable(c.phase(), &c.wire) {
+            self.conns.list(i);
+        } else {
+            self.leave(i);
             self.core.spare.push(i);
         }
     }

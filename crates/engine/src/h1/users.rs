@@ -2,7 +2,9 @@
 //! which keeps the users, their timers and the life cycle): a user's one request in
 //! flight on its kept-alive connection, written when due, its answer's head and body
 //! prefix handed back. A step's answer keeps its head and the body's first bytes the
-//! step's captures and checks read ([`super::parse::Kept`]), however long the body.
+//! step's captures and checks read ([`super::parse::Kept`]), however long the body. In
+//! the open model a journey's new user may take a connection an earlier journey's user
+//! left kept alive and idle ([`Wire::reusable`]).
 
 use super::conn::{Connection, Received, Slot, Then};
 use super::wire::{self, Phase};
@@ -140,6 +142,11 @@ impl<'a> Wire<'a> for Connection {
 
     fn head_text(seats: &mut Seats<'a, Self>, i: usize) -> Option<Vec<u8>> {
         seats[i].c.wire.parser.head.take()
+    }
+
+    /// Kept alive and idle: its last answer whole, nothing queued.
+    fn reusable(phase: Phase, w: &Connection) -> bool {
+        phase == Phase::Idle && !w.busy()
     }
 }
 

@@ -9,7 +9,9 @@
 //! literals, never indexed into the server's table), its body staged for its stream alone;
 //! each stream keeps its answer's decoded head and the body's first bytes for its step's
 //! captures and checks ([`super::conn::Kept`]), however long the body, so users sharing a
-//! connection never read each other's answers.
+//! connection never read each other's answers. In the open model a journey's new user
+//! may take a connection an earlier journey's user left open, with a stream free and no
+//! GOAWAY ([`Wire::reusable`]).
 //!
 //! What the connection meets is the step's: a RST_STREAM fails the step as a reset
 //! stream and keeps the connection, but REFUSED_STREAM (not processed, RFC 9113 §8.7)
@@ -271,6 +273,16 @@ impl<'a> Wire<'a> for H2 {
         let (host, slot) = (seats[i].wire.host, seats[i].wire.last);
         let k = seats[host].c.wire.h2.kept(slot).0?;
         Some(crate::fields::head_text("HTTP/2", k.status, &k.head))
+    }
+
+    /// Open (the server's SETTINGS came), a stream free, not spent by a GOAWAY, and no
+    /// step of the seat's waiting or in flight.
+    fn reusable(phase: Stage, w: &H2) -> bool {
+        phase == Stage::Open
+            && w.h2.room() > 0
+            && !w.h2.spent()
+            && w.queued.is_none()
+            && w.stream.is_none()
     }
 }
 

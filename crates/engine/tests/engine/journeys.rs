@@ -11,7 +11,7 @@ use crate::common;
 use common::{both_ways, both_ways_with, each_way_with, failures, go, h2c};
 use shootout_model::journey::{parse, JourneyFile};
 use shootout_model::spec::Journeys;
-use shootout_model::{FailureKind, LoadSpec, Pace, Protocol, RunResult, Target};
+use shootout_model::{FailureKind, JourneyConnection, LoadSpec, Pace, Protocol, RunResult, Target};
 use shootout_testserver::{AppFault, Behavior, H2Behavior, H2Server, TestServer, INTERNAL_ERROR};
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,19 +119,142 @@ fn a_failed_step_ends_its_journey_and_is_counted_under_its_step() {
     assert_eq!(steps, [(6, 6), (6, 6), (6, 0), (0, 0)]);
 }
 
-/// The open model: 40 journeys at 200 a second, each a new user on a connection of its
-/// own, kept for its four steps.
+/// The open model with `--journey-connection new`: 40 journeys at 200 a second, each a
+/// new user on a connection of its own, kept for its four steps.
 #[test]
 fn the_open_model_starts_each_journey_as_a_new_user_on_schedule() {
     let server = TestServer::start(Behavior::App).unwrap();
     let mut s = spec(&server, WRITER, 1, 40);
     s.pace = Pace::Rate(200.0);
+    s.journey_connection = JourneyConnection::New;
     let r = go(&s);
     assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (40, 40));
     assert_eq!(r.counts.ok, 160);
     assert_eq!(r.counts.connections_opened, 40, "one connection per user");
     let sched = r.schedule.expect("a schedule");
     assert_eq!(sched.sent, 40, "the schedule's sends are journey starts");
+}
+
+/// `journeys` at `rate` a second in the open model, at most `cap` connections at once,
+/// connections reused (the default).
+fn open_spec(server: &TestServer, text: &str, journeys: u64, rate: f64, cap: usize) -> LoadSpec {
+    let mut s = spec(server, text, 1, journeys);
+    s.pace = Pace::Rate(rate);
+    s.max_connections = Some(cap);
+    assert_eq!(
+        s.journey_connection,
+        JourneyConnection::Reuse,
+        "the default"
+    );
+    s
+}
+
+/// The open model reuses connections: 40 journeys at 200 a second, each a new user (its
+/// login, token and post its own, so each needs a session of its own), all on the one
+/// connection the cap allows, kept alive from one journey to the next.
+#[test]
+fn open_model_journeys_take_the_connection_an_earlier_user_left_idle() {
+    let (r, server) = both_ways(Behavior::App, |s| open_spec(s, WRITER, 40, 200.0, 1));
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (40, 40));
+    assert_eq!((r.counts.ok, server.requests()), (160, 160));
+    assert_eq!(
+        r.counts.connections_opened, 1,
+        "one connection for every user"
+    );
+    assert_eq!(server.connections(), 2, "and the pre-flight's");
+    assert_eq!(r.schedule.expect("a schedule").sent, 40);
+}
+
+/// Journeys that overlap (each thinks 60 ms between its two steps, one starting every
+/// 5 ms) need more connections than the cap of 4: exactly 4 are opened, each carrying
+/// journey after journey, and the journeys beyond wait for one (late, never failed).
+#[test]
+fn open_model_journeys_reuse_at_most_the_cap_of_connections() {
+    let (r, server) = both_ways(Behavior::App, |s| {
+        open_spec(
+            s,
+            &two_steps("60ms").replace("get = \"/\"", "get = \"/form\""),
+            20,
+            200.0,
+            4,
+        )
+    });
+    assert_eq!((r.journeys[0].completed, r.journeys[0].ok), (20, 20));
+    assert_eq!((r.counts.ok, server.requests()), (40, 40));
+    assert_eq!(r.counts.connections_opened, 4, "the cap, each reused");
+    let sched = r.schedule.expect("a schedule");
+    assert_eq!((sched.sent, sched.connections), (20, 4));
+    assert!(sched.capped, "journeys waited for a connection");
+}
+
+/// A reused connection carries no user's state: each journey reads a paste before it
+/// logs in (403 without a session) and after (200). One connection carries all ten
+/// journeys; had a user's session cookie stayed with the connection, the next journey's
+/// first read would be answered 200 and fail.
+#[test]
+fn a_reused_connection_carries_no_cookie_of_the_user_before() {
+    let text = r#"
+[[journey]]
+name = "visitor"
+[[journey.step]]
+name = "before login"
+get = "/paste/a"
+expect = { status = 403 }
+[[journey.step]]
+name = "login"
+post = "/login?user=u{user}"
+[[journey.step]]
+name = "after login"
+get = "/paste/b"
+expect = { status = 200 }
+"#;
+    let (r, _) = both_ways(Behavior::App, |s| open_spec(s, text, 10, 200.0, 1));
+    let steps: Vec<_> = r.targets.iter().map(|t| (t.completed, t.ok)).collect();
+    assert_eq!(steps, [(10, 10); 3], "{:?}", failures(&r));
+    assert_eq!(r.counts.status.get(&403).copied(), Some(10));
+    assert_eq!(
+        r.counts.connections_opened, 1,
+        "every journey on one connection"
+    );
+}
+
+/// Answers that close their connection (`Connection: close`) leave nothing to reuse:
+/// each step of each journey opens a connection of its own, and all are ok.
+#[test]
+fn open_model_journeys_open_new_connections_where_the_server_closes_them() {
+    let behavior = Behavior::CloseAfter {
+        requests: 1,
+        header: true,
+    };
+    let (r, server) = both_ways(behavior, |s| open_spec(s, &two_steps("0s"), 10, 200.0, 2));
+    assert_eq!(
+        (r.counts.completed, r.counts.ok),
+        (20, 20),
+        "{:?}",
+        failures(&r)
+    );
+    assert_eq!(server.requests(), 20);
+    assert_eq!(r.counts.connections_opened, 20, "one per step");
+}
+
+/// A kept connection the server closed while it sat idle (its keep-alive timeout, 40 ms,
+/// shorter than the 200 ms between journeys) is not reused: each journey opens another,
+/// and nothing fails.
+#[test]
+fn an_idle_connection_the_server_closed_is_not_reused() {
+    let behavior = Behavior::CloseIdle {
+        after: Duration::from_millis(40),
+    };
+    let text = two_steps("0s");
+    let (r, server) = both_ways(behavior, |s| open_spec(s, &text, 4, 5.0, 2));
+    assert_eq!(
+        (r.counts.completed, r.counts.ok),
+        (8, 8),
+        "{:?}",
+        failures(&r)
+    );
+    assert_eq!(server.requests(), 8);
+    assert_eq!(r.counts.connections_opened, 4, "one per journey");
 }
 
 /// Think time is the user's, not the server's: a journey of two steps with 200 ms
@@ -409,6 +532,7 @@ fn rate_stages_start_each_stage_s_journeys_at_its_own_rate() {
         .threads(Some(2))
         .bound(None, None)
         .rate_stages(vec![stage(4.0, 1000), stage(10.0, 1000), stage(2.0, 1000)])
+        .journey_connection(JourneyConnection::New)
         .build()
         .unwrap();
     assert_eq!(
@@ -552,11 +676,15 @@ fn http2_users_carry_cookies_and_captured_values_on_their_own_connections() {
     }
 }
 
-/// The open model over HTTP/2: 40 journeys at 200 a second, each a new user on a
-/// connection of its own, its four steps as four streams on it.
+/// The open model over HTTP/2 with `--journey-connection new`: 40 journeys at 200 a
+/// second, each a new user on a connection of its own, its four steps as four streams on
+/// it.
 #[test]
 fn http2_open_model_starts_each_journey_as_a_new_user_with_its_own_connection() {
-    let rate = |s: &mut LoadSpec| s.pace = Pace::Rate(200.0);
+    let rate = |s: &mut LoadSpec| {
+        s.pace = Pace::Rate(200.0);
+        s.journey_connection = JourneyConnection::New;
+    };
     for (r, server) in h2_both_ways((0, AppFault::Goaway), (1, 40), rate) {
         assert_eq!(journey_counts(&r), (40, 40));
         assert_eq!(step_counts(&r), [(40, 40); 4]);
@@ -565,6 +693,27 @@ fn http2_open_model_starts_each_journey_as_a_new_user_with_its_own_connection() 
         assert_eq!(server.connections(), 41, "and the pre-flight's");
         let sched = r.schedule.expect("a schedule");
         assert_eq!(sched.sent, 40, "the schedule's sends are journey starts");
+    }
+}
+
+/// The open model over HTTP/2 reuses connections: 40 journeys at 200 a second, each a
+/// new user with a session of its own, all on the one connection the cap allows, their
+/// steps streams on it one after another.
+#[test]
+fn http2_open_model_journeys_take_the_connection_an_earlier_user_left_open() {
+    let rate = |s: &mut LoadSpec| {
+        s.pace = Pace::Rate(200.0);
+        s.max_connections = Some(1);
+    };
+    for (r, server) in h2_both_ways((0, AppFault::Goaway), (1, 40), rate) {
+        assert_eq!(journey_counts(&r), (40, 40));
+        assert_eq!(step_counts(&r), [(40, 40); 4]);
+        assert_eq!(server.answers(), 160);
+        assert_eq!(
+            r.counts.connections_opened, 1,
+            "one connection for every user"
+        );
+        assert_eq!(server.connections(), 2, "and the pre-flight's");
     }
 }
 
