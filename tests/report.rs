@@ -1417,6 +1417,7 @@ fn seed_capacity_run_by(
                                 cpus: 2,
                                 others: Some(0.9),
                                 contenders: 0.0,
+                                interrupts: 0.0,
                                 steal: 0.0,
                                 load_avg: 3.0,
                             },

@@ -42,6 +42,7 @@ mod tests {
             cpus: 2,
             others,
             contenders: 0.0,
+            interrupts: 0.0,
             steal,
             load_avg: 1.0,
         }

@@ -120,7 +120,8 @@ pub struct ProcessOwner {
 /// when other processes used little of them and the hypervisor took little. Measured from
 /// `/proc/stat` at the step's start and end, less the CPU time of shootout itself and of
 /// the contender's processes; the run's other contenders, up but not measured in the
-/// step, are counted apart (`contenders`): they are the run's own, not strangers.
+/// step, are counted apart (`contenders`): they are the run's own, not strangers; so is
+/// the kernel's interrupt work (`interrupts`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OtherLoad {
     /// CPUs watched.
@@ -133,6 +134,12 @@ pub struct OtherLoad {
     /// from `others`; 0 when there were none (and in steps stored before it was counted).
     #[serde(default)]
     pub contenders: f64,
+    /// CPU time the kernel spent serving interrupts (`/proc/stat`'s irq and softirq) on
+    /// them, in CPUs, apart from `others`: mostly the run's own traffic (loopback packets),
+    /// which a kernel with tick accounting charges to no process when it comes while a CPU
+    /// is idle. Not judged; 0 in steps stored before it was counted, whose `others` hold it.
+    #[serde(default)]
+    pub interrupts: f64,
     /// Share of the watched CPUs' time the hypervisor gave to other machines (steal), 0 to 1.
     pub steal: f64,
     /// The machine's load average over the last minute, at the step's end (our own threads

@@ -180,18 +180,34 @@ pub fn busy_text(o: &OtherLoad, found_in: usize, reps: usize) -> String {
     )
 }
 
+/// The kernel's interrupt work on the watched CPUs, in CPUs, from which it is said beside
+/// the strangers' time: enough to have made a quiet step look busy had it been counted.
+const INTERRUPTS_SAID: f64 = 0.05;
+
 /// `other processes used 0.85 CPU of the 2 watched (besides the run's idle contenders'
-/// 0.40), steal 0.0% of 2 CPUs, load average 3.10`: what ran besides.
+/// 0.40 and the kernel's interrupt work of 0.31, mostly for the measured traffic), steal
+/// 0.0% of 2 CPUs, load average 3.10`: what ran besides.
 fn other_load_figures(o: &OtherLoad) -> String {
-    // The run's idle contenders are its own: said apart, never judged.
-    let contenders = if o.contenders >= 0.005 {
-        format!(" (besides the run's idle contenders' {:.2})", o.contenders)
-    } else {
+    // The run's idle contenders are its own, and the kernel's interrupt work mostly the
+    // run's own packets: said apart, never judged.
+    let mut besides = Vec::new();
+    if o.contenders >= 0.005 {
+        besides.push(format!("the run's idle contenders' {:.2}", o.contenders));
+    }
+    if o.interrupts >= INTERRUPTS_SAID {
+        besides.push(format!(
+            "the kernel's interrupt work of {:.2}, mostly for the measured traffic",
+            o.interrupts
+        ));
+    }
+    let aside = if besides.is_empty() {
         String::new()
+    } else {
+        format!(" (besides {})", besides.join(" and "))
     };
     let others = match o.others {
         Some(c) => format!(
-            "other processes used {c:.2} CPU of the {} watched{contenders}, ",
+            "other processes used {c:.2} CPU of the {} watched{aside}, ",
             o.cpus
         ),
         None => String::new(),
@@ -380,5 +396,41 @@ mod tests {
             "uwsgi crashed while being measured: the steps before are kept"
         );
         assert_eq!(crashed(false), "uwsgi crashed before its first step");
+    }
+
+    /// The kernel's interrupt work (mostly the run's own packets) is said beside the
+    /// strangers' time when it is enough to have mattered, with the idle contenders' or
+    /// alone; a little of it is not said.
+    #[test]
+    fn the_kernels_interrupt_work_is_said_apart_when_notable() {
+        let o = OtherLoad {
+            cpus: 2,
+            others: Some(0.12),
+            contenders: 0.4,
+            interrupts: 0.31,
+            steal: 0.0,
+            load_avg: 2.0,
+        };
+        let said = |o: OtherLoad| busy_text(&o, 1, 1);
+        assert_eq!(
+            said(o),
+            "the machine was not quiet (other processes used 0.12 CPU of the 2 watched \
+             (besides the run's idle contenders' 0.40 and the kernel's interrupt work of 0.31, \
+             mostly for the measured traffic), steal 0.0% of 2 CPUs, load average 2.00): \
+             measure again when nothing else runs"
+        );
+        let alone = OtherLoad {
+            contenders: 0.0,
+            ..o
+        };
+        assert!(said(alone).contains(
+            "0.12 CPU of the 2 watched (besides the kernel's interrupt work of 0.31, mostly \
+             for the measured traffic), steal"
+        ));
+        let little = OtherLoad {
+            interrupts: 0.04,
+            ..alone
+        };
+        assert!(said(little).contains("0.12 CPU of the 2 watched, steal"));
     }
 }

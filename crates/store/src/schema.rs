@@ -37,6 +37,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V25_GRPC_STREAMS,
     V26_ACCEPT_BACKLOG,
     V27_IN_FLIGHT_AT_END,
+    V28_INTERRUPTS,
 ];
 
 /// The schema version this build writes: the number of migration steps.
@@ -533,6 +534,14 @@ ALTER TABLE steps ADD COLUMN accept_full INTEGER;
 /// sent). NULL in steps stored before: not known, never none.
 const V27_IN_FLIGHT_AT_END: &str = "
 ALTER TABLE steps ADD COLUMN hist_in_flight_at_end BLOB;
+";
+
+/// Version 28: per step, the CPU time the kernel spent serving interrupts (`/proc/stat`'s
+/// irq and softirq) on the watched CPUs, in CPUs, counted apart from other processes'
+/// (`other_busy`, which no longer holds it). NULL in steps stored before, whose
+/// `other_busy` holds both.
+const V28_INTERRUPTS: &str = "
+ALTER TABLE steps ADD COLUMN other_interrupts REAL;
 ";
 
 /// Version 11: WebSocket's failure classes per step (a refused or bad handshake, a close

@@ -245,6 +245,7 @@ fn put_other_load(row: &mut StepRow, o: Option<&OtherLoad>) {
     row.put("other_steal", o.map(|o| o.steal));
     row.put("other_load_avg", o.map(|o| o.load_avg));
     row.put("other_contenders", o.map(|o| o.contenders));
+    row.put("other_interrupts", o.map(|o| o.interrupts));
 }
 
 /// The columns of the step's counts: one per failure class, then the connections' and
@@ -1084,6 +1085,9 @@ impl Columns<'_> {
             others: self.get::<Option<f64>>("other_busy")?.map(finite),
             contenders: self
                 .get::<Option<f64>>("other_contenders")?
+                .map_or(0.0, finite),
+            interrupts: self
+                .get::<Option<f64>>("other_interrupts")?
                 .map_or(0.0, finite),
             steal: finite(self.real("other_steal")?).min(1.0),
             load_avg: finite(self.real("other_load_avg")?),

@@ -338,6 +338,7 @@ fn step<'a>(
             cpus: 2,
             others: Some(0.75),
             contenders: 0.4,
+            interrupts: 0.31,
             steal: 0.03,
             load_avg: 2.5,
         }),
@@ -467,6 +468,7 @@ fn steps_without_a_watch_of_the_machine_read_without_one() {
         cpus: 4,
         others: None,
         contenders: 0.0,
+        interrupts: 0.0,
         steal: 0.2,
         load_avg: 0.5,
     };
@@ -1490,14 +1492,16 @@ fn a_v1_file_gets_the_owner_columns() {
 
 /// A store of schema 25 with a sampled accept queue gets `accept_backlog` and
 /// `accept_full` NULL: its samples read back with no backlog and never full, so its
-/// listen-queue overflows are not blamed on its contender; and schema 27's
-/// `hist_in_flight_at_end` NULL: its ages in flight read back as not known.
+/// listen-queue overflows are not blamed on its contender; schema 27's
+/// `hist_in_flight_at_end` NULL: its ages in flight read back as not known; and schema
+/// 28's `other_interrupts` NULL: no interrupt work said apart, the strangers' figure as
+/// it was stored.
 #[test]
 fn a_v25_file_gets_the_accept_backlog_columns_null() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v25.db");
     let result = synthetic_result(2);
-    let run = {
+    let (run, stored) = {
         let mut store = Store::open(&path).unwrap();
         let run = store
             .begin_run(&new_run("demo", &machine(), at(0)))
@@ -1509,16 +1513,24 @@ fn a_v25_file_gets_the_accept_backlog_columns_null() {
             .execute_batch(
                 "ALTER TABLE steps DROP COLUMN accept_backlog; \
                  ALTER TABLE steps DROP COLUMN accept_full; \
-                 ALTER TABLE steps DROP COLUMN hist_in_flight_at_end; PRAGMA user_version = 25;",
+                 ALTER TABLE steps DROP COLUMN hist_in_flight_at_end; \
+                 ALTER TABLE steps DROP COLUMN other_interrupts; PRAGMA user_version = 25;",
             )
             .unwrap();
-        run
+        (run, step(run, c, 1, &result, &[]).other_load.unwrap())
     };
     let store = Store::open(&path).unwrap();
     assert_eq!(schema::version(&store.conn).unwrap(), SCHEMA_VERSION);
     let steps = store.steps(run).unwrap();
     // Schema 27's ages of the requests in flight: not known, never none.
     assert!(read_back(&steps[0]).in_flight_at_end.is_none());
+    assert_eq!(
+        steps[0].other_load,
+        Some(shootout_model::OtherLoad {
+            interrupts: 0.0,
+            ..stored
+        })
+    );
     let listen = read_back(&steps[0]).listen.unwrap();
     let was = result.listen.unwrap().accept.unwrap();
     let a = listen.accept.unwrap();
@@ -1535,6 +1547,7 @@ fn a_v25_file_gets_the_accept_backlog_columns_null() {
     let steps = store.steps(run).unwrap();
     let a = read_back(&steps[1]).listen.unwrap().accept.unwrap();
     assert_eq!((a.backlog, a.full), (was.backlog, was.full));
+    assert_eq!(steps[1].other_load, Some(stored));
 }
 
 /// A capacity search's steps keep their verdicts (the SLO that broke among them) and how
@@ -1575,9 +1588,10 @@ fn search_steps_keep_their_verdicts() {
     assert_eq!(back, marks);
 }
 
-/// Schema 25's, 26's and 27's columns dropped again, for the tests that take a store back
-/// to a version before them.
+/// Schema 25's to 28's columns dropped again, for the tests that take a store back to a
+/// version before them.
 const V25_UNDONE: &str = "
+ALTER TABLE steps DROP COLUMN other_interrupts;
 ALTER TABLE steps DROP COLUMN hist_in_flight_at_end;
 ALTER TABLE steps DROP COLUMN accept_backlog;
 ALTER TABLE steps DROP COLUMN accept_full;

@@ -627,6 +627,7 @@ fn what_else_ran_on_the_cpus_is_stored_with_each_step() {
         cpus: 2,
         others: Some(0.9),
         contenders: 0.0,
+        interrupts: 0.0,
         steal: 0.0,
         load_avg: 2.0,
     };

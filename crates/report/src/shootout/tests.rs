@@ -221,6 +221,7 @@ fn a_cell_measured_on_a_busy_machine_is_warned_of_in_every_format() {
         cpus: 2,
         others: Some(0.85),
         contenders: 0.0,
+        interrupts: 0.0,
         steal: 0.004,
         load_avg: 3.1,
     };
