@@ -2,6 +2,7 @@
 //! and HTML) and the connection setup line (text, ab and wrk). Each is built here once;
 //! the renderings place it in their own layout.
 
+use shootout_analysis::Unit;
 use shootout_model::{LoadSpec, RunResult};
 use std::fmt::Write;
 
@@ -33,30 +34,25 @@ pub fn paced(spec: &LoadSpec) -> &'static str {
     }
 }
 
+/// A gRPC run's unit in the stored runs' words ([`Unit`]: a call, a server stream's
+/// reply, a bidirectional stream's message), `None` for any other run.
+fn grpc_unit(spec: &LoadSpec, r: &RunResult) -> Option<Unit> {
+    let shape = r.stream.as_deref().and_then(|s| Unit::of_shape(s.shape));
+    shape.or(spec.expect.grpc.is_some().then_some(Unit::Call))
+}
+
 /// One of what a run's counts count, as its per-answer figures name it (the generator's
-/// CPU per request): `request`, or for gRPC its [`unit`] (`call`, `reply`, `message`).
+/// CPU per request): `request`, or for gRPC its unit (`call`, `reply`, `message`).
 /// WebSocket's stay requests, as its notes say what a request is there.
 pub fn counted(spec: &LoadSpec, r: &RunResult) -> &'static str {
-    if spec.expect.grpc.is_none() && r.stream.is_none() {
-        "request"
-    } else {
-        unit(spec, r)
-    }
+    grpc_unit(spec, r).map_or("request", Unit::word)
 }
 
 /// What a second of a run's counts is called in its throughput: `req/s`, or for gRPC
-/// its unit's ([`unit`]): `calls/s`, `replies/s` (server streaming) or `messages/s`
-/// (bidirectional streaming, a message and its reply).
+/// its unit's: `calls/s`, `replies/s` (server streaming) or `messages/s` (bidirectional
+/// streaming, a message and its reply).
 pub fn per_second(spec: &LoadSpec, r: &RunResult) -> &'static str {
-    if spec.expect.grpc.is_none() && r.stream.is_none() {
-        return "req/s";
-    }
-    match unit(spec, r) {
-        "call" => "calls/s",
-        "reply" => "replies/s",
-        "message" => "messages/s",
-        _ => "req/s",
-    }
+    grpc_unit(spec, r).map_or("req/s", Unit::per_second)
 }
 
 /// The headline throughput, `per_s` its unit ([`per_second`]): good answers per second

@@ -11,6 +11,7 @@
 use crate::units::{bytes_iec, human_duration, ms3, ratio, secs, trim_float};
 use crate::Exporter;
 use hdrhistogram::Histogram;
+use shootout_analysis::Unit;
 use shootout_model::requests::Order;
 use shootout_model::{
     Counts, FailureKind, JourneyConnection, LatencySummary, LoadSpec, Pace, Protocol, RunResult,
@@ -211,11 +212,12 @@ pub(crate) fn load_line(spec: &LoadSpec) -> String {
     };
     // A gRPC run's -n and --rate count calls (a streaming call's replies are counted
     // apart, in its Streams lines).
-    let (one, many, per_s) = if spec.expect.grpc.is_some() {
-        ("call", "calls", "calls/s")
+    let paced = if spec.expect.grpc.is_some() {
+        Unit::Call
     } else {
-        ("request", "requests", "req/s")
+        Unit::Request
     };
+    let (one, many, per_s) = (paced.word(), paced.plural(), paced.per_second());
     let mode = match spec.pace {
         Pace::Closed if spec.ws_hold.is_some() => hold_mode(spec),
         Pace::Closed => "closed loop".to_string(),
