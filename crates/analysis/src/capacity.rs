@@ -244,20 +244,7 @@ fn over(slo: &Threshold, h: &Histogram<u64>) -> u64 {
 /// counted at its age (`ages`), together. `pX<limit` breaks when more than (1 − X) of them
 /// all break the limit; `max<limit` breaks with any in flight past it.
 fn aged_break(slo: &Threshold, latency: &Histogram<u64>, ages: &Histogram<u64>) -> bool {
-    use shootout_model::threshold::Metric;
-    let waited = over(slo, ages);
-    if waited == 0 {
-        return false;
-    }
-    match slo.metric {
-        Metric::Quantile(q) => {
-            let all = (latency.len() + ages.len()) as f64;
-            let slow = (over(slo, latency) + waited) as f64;
-            slow > (1.0 - f64::from(q) / 1000.0) * all
-        }
-        Metric::Max => true,
-        Metric::Mean | Metric::Errors | Metric::Failed | Metric::Rps => false,
-    }
+    breaks_with(slo, latency, over(slo, ages) as f64, ages.len() as f64)
 }
 
 /// The rule for a step stored without the ages of its requests in flight (an open-loop
@@ -268,29 +255,28 @@ fn aged_break(slo: &Threshold, latency: &Histogram<u64>, ages: &Histogram<u64>) 
 /// a lower bound of the latency over every request sent; the SLO is broken when that bound
 /// breaks it. A closed loop's are not judged so.
 fn bound_break(slo: &Threshold, result: &RunResult) -> bool {
-    use shootout_model::threshold::Metric;
     let Some(schedule) = &result.schedule else {
         return false;
     };
-    let aborted = result.counts.aborted;
+    let aborted = result.counts.aborted as f64;
     let young = 2.0 * schedule.target_rps * slo.limit / 1e6 + 10.0;
-    let stuck = (aborted as f64 - young.ceil()).max(0.0);
-    if stuck == 0.0 {
+    let stuck = (aborted - young.ceil()).max(0.0);
+    breaks_with(slo, &result.histograms.latency, stuck, aborted)
+}
+
+/// Whether the upper-limit latency SLO `slo` breaks over the answers `latency` and
+/// `in_flight` requests still unanswered at the end, `slow` of which are known to have
+/// waited past the limit: a percentile when the share over the limit exceeds what it
+/// allows, `max` with any; never without one slow.
+fn breaks_with(slo: &Threshold, latency: &Histogram<u64>, slow: f64, in_flight: f64) -> bool {
+    use shootout_model::threshold::Metric;
+    if slow <= 0.0 {
         return false;
     }
-    let h = &result.histograms.latency;
-    let answered = h.len() as f64;
-    let all = answered + aborted as f64;
-    let limit = slo.limit as u64;
     match slo.metric {
         Metric::Quantile(q) => {
-            let below = if limit == 0 {
-                0
-            } else {
-                h.count_between(0, limit - 1)
-            };
-            let slow = answered - below as f64 + stuck;
-            slow > (1.0 - f64::from(q) / 1000.0) * all
+            let all = latency.len() as f64 + in_flight;
+            over(slo, latency) as f64 + slow > (1.0 - f64::from(q) / 1000.0) * all
         }
         Metric::Max => true,
         Metric::Mean | Metric::Errors | Metric::Failed | Metric::Rps => false,
