@@ -6,6 +6,7 @@
 
 use crate::analysis::Analysis;
 use crate::cells::{median, Cell};
+use crate::Unit;
 pub use shootout_model::threshold::{Metric, Op, Threshold, ThresholdError};
 use shootout_model::{LoadLevel, RunResult};
 use std::fmt;
@@ -17,6 +18,19 @@ pub struct Breach {
     pub threshold: Threshold,
     /// The measured value, in [`Metric::of`]'s unit.
     pub value: f64,
+    /// What the run's counts count: `rps` is so many of them a second (`calls/s` for
+    /// gRPC calls).
+    pub unit: Unit,
+}
+
+impl Breach {
+    /// The measured value as a reader wants it, `rps` in the run's unit.
+    fn shown(&self) -> String {
+        match self.threshold.metric {
+            Metric::Rps => format!("{:.2} {}", self.value, self.unit.per_second()),
+            m => m.show(self.value),
+        }
+    }
 }
 
 /// `threshold failed: p99>50ms (p99 was 72.143 ms)`.
@@ -35,14 +49,14 @@ impl fmt::Display for Breach {
             "threshold failed: {} ({} was {})",
             self.threshold.text,
             m.name(),
-            m.show(self.value)
+            self.shown()
         )
     }
 }
 
 /// The thresholds `r` breached, in the order given (one naming a step `r` does not have
-/// is breached, its value NaN).
-pub fn judge(thresholds: &[Threshold], r: &RunResult) -> Vec<Breach> {
+/// is breached, its value NaN); `unit` is what its counts count.
+pub fn judge(thresholds: &[Threshold], r: &RunResult, unit: Unit) -> Vec<Breach> {
     thresholds
         .iter()
         .filter_map(|t| {
@@ -50,11 +64,13 @@ pub fn judge(thresholds: &[Threshold], r: &RunResult) -> Vec<Breach> {
                 return Some(Breach {
                     threshold: t.clone(),
                     value: f64::NAN,
+                    unit,
                 });
             };
             t.op.holds(value, t.limit).then(|| Breach {
                 threshold: t.clone(),
                 value,
+                unit,
             })
         })
         .collect()
@@ -92,7 +108,7 @@ impl fmt::Display for CellBreach {
             self.level,
             self.breach.threshold.text,
             m.name(),
-            m.show(self.breach.value)
+            self.breach.shown()
         )
     }
 }
@@ -163,6 +179,7 @@ pub fn judge_cells<'t>(
                     breach: Breach {
                         threshold: t.clone(),
                         value,
+                        unit: a.unit(workload),
                     },
                 });
             }
@@ -225,7 +242,10 @@ mod tests {
         .iter()
         .map(|e| t(e))
         .collect();
-        let got: Vec<String> = judge(&all, &r).iter().map(|b| b.to_string()).collect();
+        let got: Vec<String> = judge(&all, &r, Unit::Request)
+            .iter()
+            .map(|b| b.to_string())
+            .collect();
         assert_eq!(
             got,
             [
@@ -253,7 +273,7 @@ mod tests {
         .iter()
         .map(|e| t(e))
         .collect();
-        let breached: Vec<String> = judge(&all, &r)
+        let breached: Vec<String> = judge(&all, &r, Unit::Request)
             .iter()
             .map(|b| b.threshold.text.clone())
             .collect();
@@ -269,21 +289,27 @@ mod tests {
                 "rps<=499.5"
             ]
         );
-        let b = &judge(&[t("p99>0.5ms")], &r)[0];
+        let b = &judge(&[t("p99>0.5ms")], &r, Unit::Request)[0];
         assert_eq!(
             b.to_string(),
             "threshold failed: p99>0.5ms (p99 was 1.000 ms)"
         );
-        let b = &judge(&[t("errors>0.01%")], &r)[0];
+        let b = &judge(&[t("errors>0.01%")], &r, Unit::Request)[0];
         assert_eq!(
             b.to_string(),
             "threshold failed: errors>0.01% (errors was 0.100%)"
         );
-        let b = &judge(&[t("rps<500")], &r)[0];
+        let b = &judge(&[t("rps<500")], &r, Unit::Request)[0];
         assert_eq!(
             b.to_string(),
             "threshold failed: rps<500 (rps was 499.50 req/s)"
         );
+        // A gRPC run's rate is its calls (a server stream's replies) a second.
+        for (unit, said) in [(Unit::Call, "calls/s"), (Unit::Reply, "replies/s")] {
+            let b = &judge(&[t("rps<500")], &r, unit)[0];
+            let want = format!("threshold failed: rps<500 (rps was 499.50 {said})");
+            assert_eq!(b.to_string(), want);
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use crate::output::Failure;
 use anyhow::anyhow;
 use shootout_analysis::threshold::Threshold;
 use shootout_model::stored::StoredRun;
-use shootout_model::RunResult;
+use shootout_model::{LoadSpec, RunResult};
 
 /// `--fail-if` expressions, each checked (the same grammar on `load` and `merge`; `--slo`
 /// is read by the same grammar, as the condition that must hold, where the search is
@@ -58,9 +58,11 @@ pub(crate) fn steps_named(
     Ok(())
 }
 
-/// Says on stderr, one line each, which thresholds `result` breached; true if any.
-pub(crate) fn judge(thresholds: &[Threshold], result: &RunResult) -> bool {
-    let breaches = shootout_analysis::threshold::judge(thresholds, result);
+/// Says on stderr, one line each, which thresholds `result` (of a load of `spec`)
+/// breached; true if any.
+pub(crate) fn judge(thresholds: &[Threshold], spec: &LoadSpec, result: &RunResult) -> bool {
+    let unit = shootout_report::counted_unit(spec, result);
+    let breaches = shootout_analysis::threshold::judge(thresholds, result, unit);
     for b in &breaches {
         say!("{b}");
     }

@@ -154,7 +154,7 @@ fn conclude(
     write_files(a, spec, result)?;
     dist::save(&plan.dist, spec, Ok(result))?;
     printed?;
-    let breached = judge(&plan.dist.thresholds, result);
+    let breached = judge(&plan.dist.thresholds, spec, result);
     if result.interrupted {
         return Ok(INTERRUPTED);
     }

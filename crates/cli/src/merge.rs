@@ -117,7 +117,7 @@ pub fn merge(a: MergeArgs) -> Result<i32, Failure> {
         write_saved(std::slice::from_ref(path), &saved)?;
     }
     printed?;
-    Ok(if judge(&thresholds, &merged.result) {
+    Ok(if judge(&thresholds, &merged.spec, &merged.result) {
         THRESHOLD_FAILED
     } else {
         0

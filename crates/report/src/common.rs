@@ -34,6 +34,13 @@ pub fn paced(spec: &LoadSpec) -> &'static str {
     }
 }
 
+/// What a run's counts count in the stored runs' words ([`Unit`]): a gRPC run's call,
+/// server stream's reply or bidirectional stream's message, else a request (`--fail-if`'s
+/// `rps` says its unit so).
+pub fn counted_unit(spec: &LoadSpec, r: &RunResult) -> Unit {
+    grpc_unit(spec, r).unwrap_or_default()
+}
+
 /// A gRPC run's unit in the stored runs' words ([`Unit`]: a call, a server stream's
 /// reply, a bidirectional stream's message), `None` for any other run.
 fn grpc_unit(spec: &LoadSpec, r: &RunResult) -> Option<Unit> {
@@ -46,6 +53,17 @@ fn grpc_unit(spec: &LoadSpec, r: &RunResult) -> Option<Unit> {
 /// WebSocket's stay requests, as its notes say what a request is there.
 pub fn counted(spec: &LoadSpec, r: &RunResult) -> &'static str {
     grpc_unit(spec, r).map_or("request", Unit::word)
+}
+
+/// What a run's counts are called where they are listed (`Requests: 100 completed …`):
+/// `Requests`, or for gRPC its unit's: `Calls`, `Replies`, `Messages`.
+pub fn counts_label(spec: &LoadSpec, r: &RunResult) -> &'static str {
+    match grpc_unit(spec, r) {
+        None | Some(Unit::Request) => "Requests",
+        Some(Unit::Call) => "Calls",
+        Some(Unit::Reply) => "Replies",
+        Some(Unit::Message) => "Messages",
+    }
 }
 
 /// What a second of a run's counts is called in its throughput: `req/s`, or for gRPC

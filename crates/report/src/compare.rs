@@ -839,7 +839,7 @@ pub fn json(c: &Comparison) -> Value {
 }
 
 /// The columns of the comparison's CSV.
-pub const CSV_COLUMNS: [&str; 19] = [
+pub const CSV_COLUMNS: [&str; 20] = [
     "workload",
     "contender",
     "level_kind",
@@ -859,6 +859,7 @@ pub const CSV_COLUMNS: [&str; 19] = [
     "p99_verdict",
     "record",
     "name",
+    "unit",
 ];
 
 fn csv(c: &Comparison) -> String {
@@ -903,22 +904,31 @@ fn csv(c: &Comparison) -> String {
         let mut fields = head(&p.workload, &p.contender, p.level);
         fields.extend([p.reps_a.to_string(), p.reps_b.to_string()]);
         fields.extend(changes(&p.rps, &p.p99));
-        fields.extend(["pair".to_string(), String::new()]);
+        fields.extend(["pair".to_string(), String::new(), p.unit.word().to_string()]);
         csv_record(&mut o, &fields);
     }
     for k in shootout_analysis::journeys::changes(c.a, c.b) {
         let mut fields = head(&k.workload, &k.contender, k.level);
         fields.extend([String::new(), String::new()]);
         fields.extend(changes(&k.ok_rate, &k.p99));
-        let record = if k.journey { "journey" } else { "journey_step" };
-        fields.extend([record.to_string(), csv_text(&k.label).into_owned()]);
+        let (record, unit) = if k.journey {
+            ("journey", "journey")
+        } else {
+            ("journey_step", "request")
+        };
+        fields.extend([
+            record.to_string(),
+            csv_text(&k.label).into_owned(),
+            unit.into(),
+        ]);
         csv_record(&mut o, &fields);
         if let Some(busy) = &k.busy_p99 {
             // Its busy time's p99 in the p99 fields; no rate of its own.
             let mut fields = head(&k.workload, &k.contender, k.level);
             fields.extend(vec![String::new(); 7]);
             fields.extend(changes(busy, busy)[5..].iter().cloned());
-            fields.extend(["journey_busy".to_string(), csv_text(&k.label).into_owned()]);
+            let label = csv_text(&k.label).into_owned();
+            fields.extend(["journey_busy".to_string(), label, "journey".to_string()]);
             csv_record(&mut o, &fields);
         }
     }

@@ -12,7 +12,10 @@
 //! failed journeys are each under their first failed step's class. `unsent` is a journey
 //! step's sends (a journey's first failed steps) that failed before a request went out (a
 //! value it needs unset, or unsafe in a header); empty in the `run` record, whose counts
-//! are requests. Latencies are in ms with three decimals (µs resolution), from HDR histograms.
+//! are requests. The last column, `unit`, says what a record counts: the `run` record
+//! `request`, `message` (WebSocket, gRPC bidirectional streaming), `ping`, `call` or
+//! `reply` (gRPC), a `target` or `step` record `request`, a journey's `journey`.
+//! Latencies are in ms with three decimals (µs resolution), from HDR histograms.
 
 use crate::grid::csv_record;
 use crate::kinds::{rows, Kind};
@@ -33,9 +36,9 @@ impl Exporter for Csv {
 const HEAD: [&str; 5] = ["kind", "name", "count", "ok", "failed"];
 
 /// The columns after the failure classes.
-const TAIL: [&str; 11] = [
+const TAIL: [&str; 12] = [
     "unsent", "per_s", "ok_per_s", "min_ms", "mean_ms", "sd_ms", "p50_ms", "p90_ms", "p99_ms",
-    "p999_ms", "max_ms",
+    "p999_ms", "max_ms", "unit",
 ];
 
 /// The header: [`HEAD`], a `fail_NAME` column per failure class, [`TAIL`] (from `unsent`).
@@ -67,6 +70,15 @@ fn numbers(per_s: f64, ok_per_s: f64, l: LatencySummary) -> impl Iterator<Item =
         )
 }
 
+/// What a record of `kind` counts: a request list entry's and a journey step's records
+/// count requests, a journey's (and its busy time's) journeys.
+fn row_unit(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Journey | Kind::Busy => "journey",
+        Kind::Target | Kind::Step => "request",
+    }
+}
+
 fn csv(spec: &LoadSpec, r: &RunResult) -> String {
     let mut out = String::new();
     csv_record(&mut out, &columns());
@@ -89,6 +101,7 @@ fn csv(spec: &LoadSpec, r: &RunResult) -> String {
         r.ok_rps(),
         LatencySummary::of(&r.histograms.latency),
     ));
+    run.push(crate::common::unit(spec, r).to_string());
     csv_record(&mut out, &run);
     for (kind, stats) in Kind::of(r) {
         for row in rows(r, kind, stats) {
@@ -103,6 +116,7 @@ fn csv(spec: &LoadSpec, r: &RunResult) -> String {
             fields.push(row.unsent.to_string());
             let ok_per_s = shootout_model::per_second(row.ok, r.duration);
             fields.extend(numbers(row.rate, ok_per_s, row.latency));
+            fields.push(row_unit(kind).to_string());
             csv_record(&mut out, &fields);
         }
     }
@@ -157,6 +171,11 @@ mod tests {
             let at = columns().iter().position(|c| c == column).unwrap();
             lines[line].split(',').nth(at).unwrap().to_string()
         };
+        // What each record counts.
+        let units: Vec<String> = (1..lines.len()).map(|l| field(l, "unit")).collect();
+        let mut want = vec!["request"; 5];
+        want.extend(["journey"; 4]);
+        assert_eq!(units, want);
         // The run's failures by class, and each step's and journey's own.
         assert_eq!(field(1, "fail_status"), "4");
         assert_eq!(field(5, "fail_status"), "4");

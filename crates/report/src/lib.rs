@@ -43,7 +43,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use ab::{ab_gnuplot_tsv, ab_percentiles_csv, AbOptions};
-pub use common::per_second;
+pub use common::{counted_unit, per_second};
 pub use grid::{plural, utc_seconds};
 pub use json::{json, SCHEMA_VERSION};
 pub use safe::{csv_text, html_text, terminal_line, terminal_text};

@@ -345,7 +345,11 @@ fn block(lines: &[String]) -> String {
 fn report(spec: &LoadSpec, r: &RunResult) -> String {
     let mut o = String::new();
     what_ran(&mut o, spec, r);
-    outcome(&mut o, r, spec.protocol, crate::common::per_second(spec, r));
+    let words = (
+        crate::common::per_second(spec, r),
+        crate::common::counts_label(spec, r),
+    );
+    outcome(&mut o, r, spec.protocol, words);
     timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));
     streams(&mut o, r);
     by_journey(&mut o, r);
@@ -397,8 +401,8 @@ fn list_target(n: usize, what: &str, source: &str, order: Order, spec: &LoadSpec
 
 /// Counts, failures by class, status codes, throughput (`per_s`: its unit). Stream
 /// resets and GOAWAYs are named by `protocol`'s error codes (HTTP/2's or HTTP/3's).
-fn outcome(o: &mut String, r: &RunResult, protocol: Protocol, per_s: &str) {
-    request_counts(o, r);
+fn outcome(o: &mut String, r: &RunResult, protocol: Protocol, (per_s, label): (&str, &str)) {
+    request_counts(o, r, label);
     let c = &r.counts;
     if !c.stream_resets.is_empty() || c.goaways > 0 {
         stream_codes(o, c, protocol);
@@ -412,13 +416,13 @@ fn outcome(o: &mut String, r: &RunResult, protocol: Protocol, per_s: &str) {
     emit!(o);
 }
 
-/// The requests' counts, their failures by class, shootout's own faults and the
+/// The requests' counts (under `label`: `Requests`, or gRPC's `Calls`, …), their failures by class, shootout's own faults and the
 /// responses that differed in length.
-fn request_counts(o: &mut String, r: &RunResult) {
+fn request_counts(o: &mut String, r: &RunResult, label: &str) {
     let c = &r.counts;
     kv(
         o,
-        "Requests",
+        label,
         format!(
             "{} completed in {}: {} ok, {} failed, {} aborted (in flight at the end)",
             c.completed,

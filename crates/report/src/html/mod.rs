@@ -905,7 +905,7 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         crate::common::per_second(spec, r),
         crate::common::counted(spec, r),
     );
-    load_outcome_facts(&mut o, r, counted);
+    load_outcome_facts(&mut o, r, counted, crate::common::counts_label(spec, r));
     o.push_str("</dl>\n");
     load_warnings(&mut o, r);
     load_latency_table(&mut o, r, rate);
@@ -1077,14 +1077,15 @@ fn load_setting_facts(o: &mut String, spec: &LoadSpec, r: &RunResult) {
     );
 }
 
-/// The facts of a load page that say what came back: requests, failures, status codes,
+/// The facts of a load page that say what came back: requests (under `label`: gRPC's
+/// `Calls`, …), failures, status codes,
 /// server, throughput (in `per_s`) and the generator's own cost (per `one`: request, or a
 /// gRPC run's call, reply or message).
-fn load_outcome_facts(o: &mut String, r: &RunResult, (per_s, one): (&str, &str)) {
+fn load_outcome_facts(o: &mut String, r: &RunResult, (per_s, one): (&str, &str), label: &str) {
     let c = &r.counts;
     fact(
         o,
-        "Requests",
+        label,
         &format!(
             "{} completed: {} ok, {} failed, {} aborted (in flight at the end)",
             c.completed,

@@ -24,13 +24,18 @@
 //! from the step's start), `until_half_widths` each condition's last interval's
 //! relative half-width, space-separated as `p99±5%=0.0312` (`open` when its interval
 //! was open above or nothing was read).
+//!
+//! The last column, `unit`, says what a record's counts and rates count: `request`,
+//! `call` (a gRPC workload's unary or client-streaming calls), `reply` (a server
+//! stream's), `message` (a bidirectional stream's), or `journey` (a journey's records;
+//! its steps' are requests).
 
 use crate::grid::csv_record;
 use crate::safe::csv_text;
 use crate::units::rfc3339;
 use shootout_analysis::cells::{step_cpu_us, step_peak_rss};
 use shootout_analysis::journeys::{Block, Kind};
-use shootout_analysis::Analysis;
+use shootout_analysis::{Analysis, Unit};
 use shootout_model::stored::{StoredRun, StoredStep};
 use shootout_model::{FailureKind, LatencySummary, LoadLevel};
 
@@ -53,7 +58,7 @@ const HEAD: [&str; 14] = [
 ];
 
 /// The columns after them.
-const TAIL: [&str; 20] = [
+const TAIL: [&str; 21] = [
     "rps",
     "ok_rps",
     "mean_ms",
@@ -74,6 +79,7 @@ const TAIL: [&str; 20] = [
     "until",
     "until_after_s",
     "until_half_widths",
+    "unit",
 ];
 
 /// The columns, in order: [`HEAD`], a `fail_NAME` column per failure class, [`TAIL`].
@@ -96,7 +102,9 @@ pub fn csv_of(a: &Analysis) -> String {
             continue;
         };
         let name = &run.contenders[ci].name;
-        csv_record(&mut out, &step_record(run, s, name, baseline == Some(ci)));
+        let unit = a.unit(&s.workload);
+        let record = step_record(run, s, (name, unit), baseline == Some(ci));
+        csv_record(&mut out, &record);
     }
     for b in shootout_analysis::journeys::blocks(run) {
         let rows = b
@@ -118,8 +126,14 @@ pub fn csv_of(a: &Analysis) -> String {
     out
 }
 
-/// The record of step `s`, of contender `contender` (the baseline or not).
-fn step_record(run: &StoredRun, s: &StoredStep, contender: &str, baseline: bool) -> Vec<String> {
+/// The record of step `s`, of contender `contender` (the baseline or not), whose
+/// workload counts `unit`s.
+fn step_record(
+    run: &StoredRun,
+    s: &StoredStep,
+    (contender, unit): (&str, Unit),
+    baseline: bool,
+) -> Vec<String> {
     let counts = &s.result.counts;
     let mut fields = placement(run, contender, &s.workload, s.level);
     fields.extend([
@@ -157,6 +171,7 @@ fn step_record(run: &StoredRun, s: &StoredStep, contender: &str, baseline: bool)
     }
     fields.extend(["step".to_string(), String::new(), String::new()]);
     fields.extend(until_fields(&s.result));
+    fields.push(unit.word().to_string());
     fields
 }
 
@@ -191,6 +206,15 @@ fn journey_record(
         k.unsent.to_string(),
     ]);
     fields.extend(std::iter::repeat_n(String::new(), 3));
+    // A step's counts are its requests; a journey's and its busy time's, journeys.
+    fields.push(
+        if record == "journey_step" {
+            "request"
+        } else {
+            "journey"
+        }
+        .to_string(),
+    );
     fields
 }
 

@@ -717,6 +717,13 @@ fn csv_adds_a_record_per_journey_step_and_journey() {
         .iter()
         .map(|r| (field(r, "contender"), field(r, "record"), field(r, "name")))
         .collect();
+    // A step's counts are requests, a journey's journeys.
+    let units: Vec<String> = records[1..].iter().map(|r| field(r, "unit")).collect();
+    let mut want_units = vec!["request"; 4];
+    for _ in 0..2 {
+        want_units.extend(["request", "request", "journey"]);
+    }
+    assert_eq!(units, want_units);
     let want = |c: &str, record: &str, name: &str| (c.into(), record.into(), name.into());
     assert_eq!(
         kinds,
@@ -755,7 +762,7 @@ fn csv_adds_a_record_per_journey_step_and_journey() {
         records[9],
         "1,gunicorn,hello,concurrency,4,,,,,,20,10,10,,0,0,0,0,10,0,0,0,0,0,0,0,0,0,0,0,0,0,0,\
          0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,5.000,4.008,0.000,4.015,4.015,4.015,4.015,,,false,,,,\
-         journey_step,writer › post,0,,,"
+         journey_step,writer › post,0,,,,request"
     );
 }
 
@@ -1033,6 +1040,24 @@ fn a_grpc_workload_s_report_says_calls_a_second_in_every_format() {
     for res in doc["results"].as_array().unwrap() {
         assert_eq!(res["unit"], "calls/s");
     }
+    // CSV's last column says what each step's counts count.
+    let last = |csv: &str| -> Vec<String> {
+        let last = csv
+            .lines()
+            .map(|l| l.rsplit(',').next().unwrap_or_default());
+        last.map(str::to_string).collect()
+    };
+    let units = last(&super::csv(&r));
+    assert_eq!(units[0], "unit");
+    assert!(
+        units.len() > 1 && units[1..].iter().all(|u| u == "call"),
+        "{units:?}"
+    );
+    let old_units = last(&super::csv(&grpc_run(1, false)));
+    assert!(
+        old_units[1..].iter().all(|u| u == "request"),
+        "{old_units:?}"
+    );
     insta::assert_snapshot!("grpc_text", t);
     insta::assert_snapshot!("grpc_markdown", md);
     insta::assert_snapshot!("grpc_json", serde_json::to_string_pretty(&doc).unwrap());
@@ -1055,6 +1080,12 @@ fn a_grpc_workload_s_report_says_calls_a_second_in_every_format() {
     }
     let doc = crate::compare::json(&c);
     assert_eq!(doc["pairs"][0]["unit"], "calls/s");
+    let pairs = last(&crate::compare::render(RunFormat::Csv, &c));
+    assert_eq!(pairs[0], "unit");
+    assert!(
+        pairs.len() > 1 && pairs[1..].iter().all(|u| u == "call"),
+        "{pairs:?}"
+    );
     insta::assert_snapshot!(
         "grpc_compare_text",
         crate::compare::render(RunFormat::Text, &c)
