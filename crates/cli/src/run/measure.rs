@@ -106,7 +106,7 @@ impl<E: Executor> Runner<'_, E> {
                     "  warm-up {} · {}: {}",
                     plan.contenders[u.index].name,
                     plan.workloads[wi].name,
-                    warm_up_words(&r)
+                    warm_up_words(&spec, &r)
                 );
             }
         }
@@ -338,14 +338,15 @@ fn search_words(slos: &[String], v: &Verdict, ended: Option<&Ended>) -> String {
     }
 }
 
-/// How a warm-up went: `1200 requests in 2.0 s`, with the failed and those still in
-/// flight at its end when there were any; a warm-up that got no answer says so, and why
-/// that matters.
-fn warm_up_words(r: &RunResult) -> String {
+/// How a warm-up of `spec` went: `1200 requests in 2.0 s` (gRPC's calls, replies or
+/// messages), with the failed and those still in flight at its end when there were any; a
+/// warm-up that got no answer says so, and why that matters.
+fn warm_up_words(spec: &LoadSpec, r: &RunResult) -> String {
     let c = &r.counts;
     let mut words = format!(
-        "{} requests in {:.1} s",
+        "{} {} in {:.1} s",
         c.completed,
+        shootout_report::counted_unit(spec, r).plural(),
         r.duration.as_secs_f64()
     );
     if c.failed() > 0 {
@@ -443,25 +444,32 @@ fn step_status(died: bool, result: &RunResult, stopped: bool) -> StepStatus {
 #[cfg(test)]
 mod tests {
     use super::warm_up_words;
-    use shootout_model::{FailureKind, RunResult};
+    use shootout_model::{FailureKind, LoadSpec, RunResult, Target};
     use std::time::{Duration, SystemTime};
 
     /// A warm-up that got no good answer says the server was not warmed up, rather than
     /// a bare `0 requests` that reads as a figure.
     #[test]
     fn a_warm_up_without_a_good_answer_says_so() {
+        let spec = LoadSpec::new(Target::parse("http://127.0.0.1:1/").unwrap());
         let mut r = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_millis(500));
         r.counts.completed = 50;
         r.counts.ok = 50;
-        assert_eq!(warm_up_words(&r), "50 requests in 0.5 s");
+        assert_eq!(warm_up_words(&spec, &r), "50 requests in 0.5 s");
+        // A gRPC server stream's warm-up counts its replies.
+        let mut replies = r.clone();
+        let stream = shootout_model::result::StreamStats::new("server");
+        replies.stream = Some(Box::new(stream));
+        assert_eq!(warm_up_words(&spec, &replies), "50 replies in 0.5 s");
         r.counts.ok = 0;
         r.counts.failures[FailureKind::Timeout] = 50;
         r.counts.aborted = 3;
         assert_eq!(
-            warm_up_words(&r),
+            warm_up_words(&spec, &r),
             "50 requests in 0.5 s, 50 failed, 3 in flight at its end: ⚠ not one good answer, so the server was not warmed up (a longer warm-up, or a look at the server, before trusting the steps)"
         );
         let nothing = RunResult::empty(SystemTime::UNIX_EPOCH, Duration::from_millis(500));
-        assert!(warm_up_words(&nothing).starts_with("0 requests in 0.5 s: ⚠ not one good answer"));
+        assert!(warm_up_words(&spec, &nothing)
+            .starts_with("0 requests in 0.5 s: ⚠ not one good answer"));
     }
 }
