@@ -284,7 +284,14 @@ fn load_json(spec: &LoadSpec, r: &RunResult) -> Value {
         }),
         "busy_poll_us": spec.busy_poll.as_micros() as u64,
         "unit": crate::common::unit(spec, r),
+        "journey_connection": open_journeys(spec).then(|| spec.journey_connection.as_str()),
     })
+}
+
+/// Whether `spec` starts journeys on a schedule (the open model: `--rate`, or stages of
+/// rates), whose new users take a connection as `--journey-connection` says.
+fn open_journeys(spec: &LoadSpec) -> bool {
+    spec.journey.is_some() && (matches!(spec.pace, Pace::Rate(_)) || !spec.rate_stages.is_empty())
 }
 
 /// The document's `stream`: a streaming gRPC run's calls and the timing of their
@@ -590,8 +597,16 @@ mod tests {
         assert_eq!(doc["schedule"]["unit"], "journey");
         assert_eq!(doc["schedule"]["sent"], 400);
         assert_eq!(doc["load"]["unit"], "request");
+        // Its new users' connections, as asked; none to say of a closed model or a URL.
+        assert_eq!(doc["load"]["journey_connection"], "new");
+        let mut reuse = spec.clone();
+        reuse.journey_connection = shootout_model::JourneyConnection::Reuse;
+        assert_eq!(json(&reuse, &r)["load"]["journey_connection"], "reuse");
+        let (spec, r) = fixtures::journeys();
+        assert!(json(&spec, &r)["load"]["journey_connection"].is_null());
         let (spec, r) = fixtures::rate_mode();
         assert_eq!(json(&spec, &r)["schedule"]["unit"], "request");
+        assert!(json(&spec, &r)["load"]["journey_connection"].is_null());
     }
 
     #[test]
