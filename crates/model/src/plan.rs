@@ -220,6 +220,10 @@ pub struct Workload {
     pub journey: Option<PathBuf>,
     /// The journeys read from `journey`: filled by whoever loads the plan's files.
     pub journeys: Option<crate::spec::Journeys>,
+    /// The connection each new user of an open-model journey workload takes
+    /// (`journey_connection`, as `load --journey-connection`): an idle one another user
+    /// freed (the default), or one of its own.
+    pub journey_connection: crate::spec::JourneyConnection,
     /// gRPC (`protocol = "grpc"`): the call, over HTTP/2 (`protocol` is `h2`, the
     /// method `POST`, the path the call's); whoever loads the plan's files reads its
     /// schema and sets `expect.grpc`, the headers and the body (for a schema by
@@ -399,6 +403,7 @@ struct FileWorkload {
     messages: Option<Spanned<String>>,
     hold: Option<Spanned<websocket::FileHold>>,
     journey: Option<Spanned<String>>,
+    journey_connection: Option<Spanned<String>>,
     proto: Option<Spanned<String>>,
     protoset: Option<Spanned<String>>,
     stream: Option<Spanned<grpc::FileStream>>,
@@ -1150,6 +1155,7 @@ impl Reader<'_> {
         let until = self.until(&name, w, load, find_max.is_some())?;
         self.journey_agrees(&name, w, protocol)?;
         self.shared_users_agree(&name, w, load, streams, find_max.is_some())?;
+        let journey_connection = self.journey_connection(&name, w, load, find_max.is_some())?;
         Ok(Workload {
             name,
             method,
@@ -1177,9 +1183,37 @@ impl Reader<'_> {
             message_list: None,
             journey: w.journey.as_ref().map(|j| PathBuf::from(j.get_ref())),
             journeys: None,
+            journey_connection,
             grpc: call,
             until,
         })
+    }
+
+    /// A journey workload's `journey_connection`: `reuse` (the default) or `new`, for
+    /// journeys started on a schedule (levels of `rate`, or a capacity search) only.
+    fn journey_connection(
+        &self,
+        name: &str,
+        w: &FileWorkload,
+        load: &FileLoad,
+        search: bool,
+    ) -> Result<crate::spec::JourneyConnection, PlanError> {
+        use crate::spec::JourneyConnection;
+        let Some(how) = &w.journey_connection else {
+            return Ok(JourneyConnection::Reuse);
+        };
+        let at = how.span().start;
+        if w.journey.is_none() {
+            return Err(self.err(at, format!("workload '{name}': journey_connection chooses the connection of each journey's new user: give journey = \"FILE\", or remove journey_connection")));
+        }
+        if load.rate.is_none() && !search {
+            return Err(self.err(at, format!("workload '{name}': journey_connection chooses the open model's connections (a closed-model user keeps its connection from one journey to the next): give [load] rate = [..] or find_max, or remove journey_connection")));
+        }
+        match how.get_ref().as_str() {
+            "reuse" => Ok(JourneyConnection::Reuse),
+            "new" => Ok(JourneyConnection::New),
+            other => Err(self.err(at, format!("workload '{name}': journey_connection = \"{other}\": give \"reuse\" (a connection another user freed, the default) or \"new\" (each user its own)"))),
+        }
     }
 
     /// A workload's `until`, else `[load]`'s: conditions in `--until`'s grammar, on a
@@ -1304,7 +1338,7 @@ impl Reader<'_> {
         }
         Err(self.err(
             j.span().start,
-            format!("workload '{name}': {streams} users share each HTTP/2 connection (streams = {streams}) in the closed model only; at levels of rate, or in a capacity search, each journey is a new user on a connection of its own: drop streams, or give [load] concurrency = [..]"),
+            format!("workload '{name}': {streams} users share each HTTP/2 connection (streams = {streams}) in the closed model only; at levels of rate, or in a capacity search, each journey is a new user that takes a connection alone (one another user freed, or a new one): drop streams, or give [load] concurrency = [..]"),
         ))
     }
 
@@ -2454,6 +2488,38 @@ concurrency = [1, 10]
                 && e.contains("drop streams"),
             "{e}"
         );
+    }
+
+    /// `journey_connection` chooses an open-model journey workload's connections: read
+    /// at levels of rate, `reuse` by default; refused with a closed model, without a
+    /// journey and with another word, each naming the workload and the fix.
+    #[test]
+    fn journey_connection_is_an_open_model_journey_workload_s() {
+        use crate::spec::JourneyConnection;
+        let journey = GOOD
+            .replace(
+                "name = \"get\"\npath = \"/content/a\"",
+                "name = \"get\"\njourney = \"j.toml\"\njourney_connection = \"new\"",
+            )
+            .replace("concurrency = [1, 10]", "rate = [10]");
+        let p = parse(&journey, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.workloads[0].journey_connection, JourneyConnection::New);
+        let reuse = journey.replace("journey_connection = \"new\"\n", "");
+        let p = parse(&reuse, "plan.toml", CPUS).unwrap();
+        assert_eq!(p.workloads[0].journey_connection, JourneyConnection::Reuse);
+        let e = error_of(&journey.replace("\"new\"", "\"shared\""));
+        assert!(
+            e.contains("workload 'get': journey_connection = \"shared\": give \"reuse\""),
+            "{e}"
+        );
+        let e = error_of(&journey.replace("rate = [10]", "concurrency = [1, 10]"));
+        assert!(
+            e.contains("workload 'get': journey_connection chooses the open model's")
+                && e.contains("give [load] rate"),
+            "{e}"
+        );
+        let e = error_of(&journey.replace("journey = \"j.toml\"\n", ""));
+        assert!(e.contains("workload 'get': journey_connection chooses the connection of each journey's new user: give journey"), "{e}");
     }
 
     /// A search's SLO on a journey's step belongs to a journey workload: in `[load]`'s

@@ -377,6 +377,7 @@ fn step_spec(
         .ws_hold(w.hold)
         .ws_messages(w.message_list.clone())
         .journey(w.journeys.clone())
+        .journey_connection(w.journey_connection)
         .build()
         .map_err(|e| anyhow!("{e}"))
 }

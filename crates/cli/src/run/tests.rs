@@ -1182,3 +1182,30 @@ fn a_websocket_step_is_spoken_to_the_ws_origin_of_any_contender_url() {
     assert!(!held.ws_text);
     assert_eq!(held.ws_hold.map(|h| h.every), Some(Duration::from_secs(2)));
 }
+
+/// A journey workload's `journey_connection` reaches each step's load.
+#[test]
+fn a_journey_workload_s_connection_choice_reaches_its_steps() {
+    let text = "name = \"t\"\n[[contender]]\nname = \"a\"\nurl = \"http://127.0.0.1:9\"\n\
+        [[workload]]\nname = \"users\"\njourney = \"j.toml\"\njourney_connection = \"new\"\n\
+        [load]\nrate = [10]\n";
+    let p = plan::parse(text, "plan.toml", &[0]).unwrap();
+    let level = LoadLevel::Rate {
+        rps: 10.0,
+        connections: 1,
+    };
+    let spec = super::step_spec(
+        &p,
+        0,
+        0,
+        &[],
+        &super::Origin::plain("http://127.0.0.1:9"),
+        level,
+        plan::Span::Requests(5),
+    )
+    .unwrap();
+    assert_eq!(
+        spec.journey_connection,
+        shootout_model::JourneyConnection::New
+    );
+}
