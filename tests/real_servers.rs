@@ -870,3 +870,47 @@ fn the_readme_hypercorn_recipe_serves_http3_on_aioquic() {
         .count();
     assert_eq!((h3, other), (200, 0), "{logged}");
 }
+
+/// A scenario's venv lives out of the sources, in one folder (`.venvs/`, or
+/// `$SHOOTOUT_VENVS`): `need_venv` makes the scenario's `.venv` a link to
+/// `VENVS/SCENARIO`, and takes a venv already there with the same packages as it is,
+/// installing nothing (its `pip` here is a file that fails if run).
+#[test]
+fn a_scenario_s_venv_is_a_link_into_the_venvs_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let venvs = tmp.path().join("venvs");
+    let made = venvs.join("demo");
+    std::fs::create_dir_all(made.join("bin")).unwrap();
+    for (name, text) in [
+        ("python", "#!/bin/sh\nexit 0\n"),
+        ("pip", "#!/bin/sh\nexit 9\n"),
+    ] {
+        let file = made.join("bin").join(name);
+        std::fs::write(&file, text).unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(&file, mode).unwrap();
+    }
+    std::fs::write(made.join(".requirements"), "flask==3.1.3\n").unwrap();
+    let scenario = tmp.path().join("scenarios/demo");
+    std::fs::create_dir_all(&scenario).unwrap();
+    let link = scenario.join(".venv");
+    let status = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            ". scenarios/lib/common.sh && need_venv {} flask==3.1.3",
+            link.display()
+        ))
+        .env("SHOOTOUT_VENVS", &venvs)
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_link(&link).unwrap(), made);
+    // Nothing of the venv is in the scenario's folder but the link.
+    let entries: Vec<_> = std::fs::read_dir(&scenario).unwrap().collect();
+    assert_eq!(entries.len(), 1);
+    // And git leaves the default folder alone.
+    let ignore = std::fs::read_to_string(root.join(".gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "/.venvs/"), "{ignore}");
+}
