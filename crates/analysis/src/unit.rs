@@ -89,6 +89,17 @@ impl Unit {
         }
     }
 
+    /// Several, as a line that lists them is headed: `Requests`, `Calls`, `Replies`,
+    /// `Messages`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Request => "Requests",
+            Unit::Call => "Calls",
+            Unit::Reply => "Replies",
+            Unit::Message => "Messages",
+        }
+    }
+
     /// Several, in words: `requests`, `calls`, `replies`, `messages`.
     pub fn plural(self) -> &'static str {
         match self {
@@ -144,15 +155,15 @@ mod tests {
         );
         let words: Vec<_> = [Unit::Request, Unit::Call, Unit::Reply, Unit::Message]
             .iter()
-            .map(|u| (u.per_second(), u.short(), u.word(), u.plural()))
+            .map(|u| (u.per_second(), u.short(), u.word(), u.plural(), u.label()))
             .collect();
         assert_eq!(
             words,
             [
-                ("req/s", "req", "request", "requests"),
-                ("calls/s", "call", "call", "calls"),
-                ("replies/s", "reply", "reply", "replies"),
-                ("messages/s", "msg", "message", "messages"),
+                ("req/s", "req", "request", "requests", "Requests"),
+                ("calls/s", "call", "call", "calls", "Calls"),
+                ("replies/s", "reply", "reply", "replies", "Replies"),
+                ("messages/s", "msg", "message", "messages", "Messages"),
             ]
         );
     }

@@ -35,42 +35,26 @@ pub fn paced(spec: &LoadSpec) -> &'static str {
 }
 
 /// What a run's counts count in the stored runs' words ([`Unit`]): a gRPC run's call,
-/// server stream's reply or bidirectional stream's message, else a request (`--fail-if`'s
-/// `rps` says its unit so).
+/// server stream's reply or bidirectional stream's message, else a request (WebSocket's
+/// stay requests, as its notes say what a request is there). Its words name the run's
+/// per-answer figures, its count line and its throughput; `--fail-if`'s `rps` says it.
 pub fn counted_unit(spec: &LoadSpec, r: &RunResult) -> Unit {
-    grpc_unit(spec, r).unwrap_or_default()
-}
-
-/// A gRPC run's unit in the stored runs' words ([`Unit`]: a call, a server stream's
-/// reply, a bidirectional stream's message), `None` for any other run.
-fn grpc_unit(spec: &LoadSpec, r: &RunResult) -> Option<Unit> {
     let shape = r.stream.as_deref().and_then(|s| Unit::of_shape(s.shape));
-    shape.or(spec.expect.grpc.is_some().then_some(Unit::Call))
+    shape
+        .or(spec.expect.grpc.is_some().then_some(Unit::Call))
+        .unwrap_or_default()
 }
 
-/// One of what a run's counts count, as its per-answer figures name it (the generator's
-/// CPU per request): `request`, or for gRPC its unit (`call`, `reply`, `message`).
-/// WebSocket's stay requests, as its notes say what a request is there.
+/// One of what a run's counts count ([`counted_unit`]'s word): `request`, `call`,
+/// `reply` or `message`.
 pub fn counted(spec: &LoadSpec, r: &RunResult) -> &'static str {
-    grpc_unit(spec, r).map_or("request", Unit::word)
+    counted_unit(spec, r).word()
 }
 
-/// What a run's counts are called where they are listed (`Requests: 100 completed …`):
-/// `Requests`, or for gRPC its unit's: `Calls`, `Replies`, `Messages`.
-pub fn counts_label(spec: &LoadSpec, r: &RunResult) -> &'static str {
-    match grpc_unit(spec, r) {
-        None | Some(Unit::Request) => "Requests",
-        Some(Unit::Call) => "Calls",
-        Some(Unit::Reply) => "Replies",
-        Some(Unit::Message) => "Messages",
-    }
-}
-
-/// What a second of a run's counts is called in its throughput: `req/s`, or for gRPC
-/// its unit's: `calls/s`, `replies/s` (server streaming) or `messages/s` (bidirectional
-/// streaming, a message and its reply).
+/// What a second of a run's counts is called in its throughput ([`counted_unit`]'s):
+/// `req/s`, `calls/s`, `replies/s` or `messages/s`.
 pub fn per_second(spec: &LoadSpec, r: &RunResult) -> &'static str {
-    grpc_unit(spec, r).map_or("req/s", Unit::per_second)
+    counted_unit(spec, r).per_second()
 }
 
 /// The headline throughput, `per_s` its unit ([`per_second`]): good answers per second

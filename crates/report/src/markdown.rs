@@ -39,7 +39,7 @@ fn markdown(spec: &LoadSpec, r: &RunResult) -> String {
         format!("{} from {}", human_span(r.duration), utc_seconds(r.started)),
     );
     fact(
-        crate::common::counts_label(spec, r),
+        crate::common::counted_unit(spec, r).label(),
         format!(
             "{} completed: {} ok, {} failed, {} aborted (in flight at the end)",
             c.completed,

@@ -347,7 +347,7 @@ fn report(spec: &LoadSpec, r: &RunResult) -> String {
     what_ran(&mut o, spec, r);
     let words = (
         crate::common::per_second(spec, r),
-        crate::common::counts_label(spec, r),
+        crate::common::counted_unit(spec, r).label(),
     );
     outcome(&mut o, r, spec.protocol, words);
     timings(&mut o, r, matches!(spec.pace, Pace::Rate(_)));

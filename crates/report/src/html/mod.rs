@@ -905,7 +905,12 @@ pub fn render_load(spec: &LoadSpec, result: &RunResult) -> String {
         crate::common::per_second(spec, r),
         crate::common::counted(spec, r),
     );
-    load_outcome_facts(&mut o, r, counted, crate::common::counts_label(spec, r));
+    load_outcome_facts(
+        &mut o,
+        r,
+        counted,
+        crate::common::counted_unit(spec, r).label(),
+    );
     o.push_str("</dl>\n");
     load_warnings(&mut o, r);
     load_latency_table(&mut o, r, rate);
