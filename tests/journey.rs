@@ -510,7 +510,8 @@ get = "/desk?us=10000"
 /// the median of all requests holds at every rate; the `desk` step is served one at a
 /// time, 10 ms each, so above 100 journeys a second its queue grows and its median
 /// breaks. The capacity found is in journeys a second and at most the desk's 100 (5 %
-/// over, the search's resolution), and every step that broke, broke the step's SLO.
+/// over, the search's resolution), every step that broke, broke the step's SLO, and a step
+/// that broke it was decided on the step's counts before its deadline.
 #[test]
 fn find_max_on_journeys_is_bounded_by_a_step_slo() {
     use shootout_testserver::{Behavior, TestServer};
@@ -531,8 +532,6 @@ fn find_max_on_journeys_is_bounded_by_a_step_slo() {
             "40",
             "--to",
             "1000",
-            "-d",
-            "0.5s",
             "--format",
             "json",
         ])
@@ -563,9 +562,15 @@ fn find_max_on_journeys_is_bounded_by_a_step_slo() {
     let broke: Vec<&serde_json::Value> = steps.iter().filter(|s| s["verdict"] == "broke").collect();
     assert!(!broke.is_empty(), "{c}");
     // The SLO on all requests is first: a step that broke only the step's held it.
-    for s in broke {
+    for s in &broke {
         assert_eq!(s["broke"], "step:desk:p50<40ms", "{s}");
     }
+    // The step's SLO is decided on the step's live counts: a step far above the desk's
+    // 100 a second ends as soon as its median's bound is past the limit, not at its
+    // deadline.
+    let decided =
+        |s: &&&serde_json::Value| s["ended"]["by"] == "decided" && s["ended"]["met"] == false;
+    assert!(broke.iter().any(|s| decided(&s)), "{c}");
 }
 
 /// A search's SLO on a step names one of the journeys' steps, or the search does not

@@ -25,7 +25,8 @@ use crate::decided::{Decided, SoFar};
 use crate::load_warnings::NotKept;
 use hdrhistogram::Histogram;
 use shootout_model::find_max::{EndRule, FindMax};
-use shootout_model::threshold::Threshold;
+use shootout_model::journey::JourneyFile;
+use shootout_model::threshold::{step_index, Threshold};
 use shootout_model::RunResult;
 use std::time::Duration;
 
@@ -308,25 +309,38 @@ fn broke_without_lag(slo: &Threshold, result: &RunResult) -> bool {
 /// errors' worth at the limit (errors<0.1%: 10,000); at least 100. A step whose SLOs are
 /// decided sooner ends sooner ([`crate::decided`]).
 pub fn min_answers(slos: &[Threshold]) -> u64 {
-    use shootout_model::threshold::Metric;
-    slos.iter()
-        .map(|s| match s.metric {
-            Metric::Quantile(q) => 10 * 1000 / u64::from(1000 - q.min(999)),
-            Metric::Errors if s.limit > 0.0 => (10.0 * 100.0 / s.limit).ceil() as u64,
-            _ => 100,
-        })
-        .max()
-        .unwrap_or(100)
-        .max(100)
+    slos.iter().map(answers_for).max().unwrap_or(100).max(100)
 }
 
-/// A step's deadline at `rate`: long enough to hold [`min_answers`], and at least `floor`.
+/// The answers one SLO waits for at most ([`min_answers`]), at least 100.
+fn answers_for(slo: &Threshold) -> u64 {
+    use shootout_model::threshold::Metric;
+    let n = match slo.metric {
+        Metric::Quantile(q) => 10 * 1000 / u64::from(1000 - q.min(999)),
+        Metric::Errors if slo.limit > 0.0 => (10.0 * 100.0 / slo.limit).ceil() as u64,
+        _ => 100,
+    };
+    n.max(100)
+}
+
+/// A step's deadline at `rate`: long enough for each SLO to hold its [`min_answers`], and
+/// at least `floor`. `per_arrival[i]` is how many answers SLO `i` gets per arrival the
+/// rate counts (1 for a request, a connection's message; a journey's requests, or its
+/// sends of the step an SLO names: [`Searcher::journeys`]); an SLO it leaves out gets 1.
 pub fn step_length(
     rate: f64,
     slos: &[Threshold],
+    per_arrival: &[f64],
     floor: std::time::Duration,
 ) -> std::time::Duration {
-    let secs = min_answers(slos) as f64 / rate.max(1e-3);
+    let per = |i: usize| per_arrival.get(i).copied().unwrap_or(1.0);
+    let arrivals = slos
+        .iter()
+        .enumerate()
+        .map(|(i, slo)| answers_for(slo) as f64 / per(i).max(1e-9))
+        .reduce(f64::max)
+        .unwrap_or(100.0);
+    let secs = arrivals / rate.max(1e-3);
     let needed = std::time::Duration::try_from_secs_f64(secs).unwrap_or(MAX_STEP);
     needed.max(floor).min(MAX_STEP)
 }
@@ -760,6 +774,13 @@ pub struct Searcher {
     slos: Vec<Threshold>,
     /// Each step's deadline is at least this.
     floor: Duration,
+    /// The answers each SLO gets per arrival the rates count ([`step_length`]): all 1
+    /// but for journeys ([`Searcher::journeys`]).
+    per_arrival: Vec<f64>,
+    /// A journey load's steps, as its live per-step counts come (`journey › step`), so
+    /// that an SLO on a step is decided on that step's counts ([`SoFar::steps`]); empty
+    /// otherwise.
+    labels: Vec<String>,
     /// Each step's least length ([`LEAST`], or longer when asked).
     least: Duration,
     /// When each step ends: once decided, or at its deadline.
@@ -783,6 +804,8 @@ impl Searcher {
             slo: f.slo.clone(),
             slos: f.slos.clone(),
             floor,
+            per_arrival: vec![1.0; f.slos.len()],
+            labels: Vec::new(),
             least: LEAST,
             end_rule: f.end_rule,
             steps: Vec::new(),
@@ -800,7 +823,7 @@ impl Searcher {
         }
         match next(&self.search, &self.steps) {
             Next::Try(rate) => {
-                let length = step_length(rate, &self.slos, self.floor);
+                let length = step_length(rate, &self.slos, &self.per_arrival, self.floor);
                 let least = match self.end_rule {
                     EndRule::Decided => self.least.min(length),
                     EndRule::Deadline => length,
@@ -837,6 +860,33 @@ impl Searcher {
     /// backlog it may have left ([`cooldown_after`]); else nothing.
     pub fn rest(&self) -> Duration {
         self.rest
+    }
+
+    /// The same search of a load of `journeys`, whose rates count journeys and whose SLOs
+    /// count requests: each step's deadline holds the answers its SLOs need at the
+    /// journeys' sends per journey ([`JourneyFile::sends_per_journey`]: the whole load's
+    /// for an SLO on every request, its step's for one on a step), and an SLO on a step
+    /// is decided on that step's live counts.
+    pub fn journeys(mut self, journeys: &JourneyFile) -> Searcher {
+        let sends = journeys.sends_per_journey();
+        self.labels = journeys.step_labels();
+        self.per_arrival = self
+            .slos
+            .iter()
+            .map(|slo| match &slo.step {
+                None => sends.iter().sum(),
+                Some(name) => step_index(self.labels.iter().map(String::as_str), name)
+                    .and_then(|i| sends.get(i).copied())
+                    .unwrap_or(1.0),
+            })
+            .collect();
+        self
+    }
+
+    /// The names of a journey load's steps, in the order of its live per-step counts
+    /// ([`SoFar::labels`]); empty for any other load.
+    pub fn labels(&self) -> &[String] {
+        &self.labels
     }
 
     /// The same search with each step measuring at least `least` (a user's `-d`).
@@ -1362,13 +1412,59 @@ mod tests {
         assert_eq!(min_answers(&[slo("errors<0.1%")]), 10_000);
         assert_eq!(min_answers(&[slo("p50<1ms")]), 100);
         let floor = std::time::Duration::from_secs(2);
-        assert_eq!(step_length(100.0, &[slo("p99<50ms")], floor).as_secs(), 10);
-        assert_eq!(step_length(100_000.0, &[slo("p99<50ms")], floor), floor);
+        assert_eq!(
+            step_length(100.0, &[slo("p99<50ms")], &[], floor).as_secs(),
+            10
+        );
+        assert_eq!(
+            step_length(100_000.0, &[slo("p99<50ms")], &[], floor),
+            floor
+        );
         // A rate or a share so small it would overflow a duration: the longest step.
         assert_eq!(
-            step_length(1e-300, &[slo("errors<1e-300%")], floor),
+            step_length(1e-300, &[slo("errors<1e-300%")], &[], floor),
             MAX_STEP
         );
+        // Five answers per arrival hold the answers in a fifth of the time.
+        assert_eq!(
+            step_length(20.0, &[slo("p99<50ms")], &[5.0], floor).as_secs(),
+            10
+        );
+    }
+
+    /// A journey search's rates count journeys and its SLOs requests: a step holds the
+    /// answers its SLOs need at the journeys' sends (9 readers of 2 steps, 1 writer of 3:
+    /// 2.1 requests a journey; the writer's login 0.1), not one request a journey.
+    #[test]
+    fn a_journey_search_sizes_its_steps_by_the_requests_of_a_journey() {
+        let file = shootout_model::journey::parse(
+            "[[journey]]\nname = \"reader\"\nweight = 9\n[[journey.step]]\nname = \"home\"\nget = \"/\"\n[[journey.step]]\nname = \"read\"\nget = \"/r\"\n\
+             [[journey]]\nname = \"writer\"\n[[journey.step]]\nname = \"login\"\npost = \"/login\"\n[[journey.step]]\nname = \"post\"\npost = \"/\"\n[[journey.step]]\nname = \"read\"\nget = \"/r\"\n",
+            "j.toml",
+            &mut |_| Err("no files".into()),
+        )
+        .unwrap();
+        let ask = |slo: &[&str]| {
+            let slo: Vec<String> = slo.iter().map(|s| s.to_string()).collect();
+            let f = FindMax::new(
+                shootout_model::find_max::Asked::Flags,
+                &slo,
+                Some(21.0),
+                Some(1_000.0),
+                1,
+            )
+            .unwrap();
+            let s = Searcher::new(&f, Duration::from_secs(1)).journeys(&file);
+            s.next().unwrap().length.as_secs_f64()
+        };
+        // p99: 1,000 answers at 21 journeys/s × 2.1 requests.
+        assert!((ask(&["p99<50ms"]) - 1_000.0 / (21.0 * 2.1)).abs() < 1e-6);
+        // The login's p99: 1,000 of its answers at 21 × 0.1 a second.
+        let login = ask(&["p99<50ms", "step:login:p99<200ms"]);
+        assert!((login - 1_000.0 / (21.0 * 0.1)).abs() < 1e-6, "{login}");
+        // A step named by journey and step: the reader's read, 0.9 a journey.
+        let read = ask(&["step:reader › read:p99<200ms"]);
+        assert!((read - 1_000.0 / (21.0 * 0.9)).abs() < 1e-6, "{read}");
     }
 
     /// A search stopped midway answers with what it had: the highest rate met below the
@@ -1672,6 +1768,8 @@ mod tests {
             completed: 1_000,
             failed: 0,
             latency: &h,
+            steps: &[],
+            labels: &[],
         };
         let decided = Searcher::new(&f, floor);
         let ask = decided.next().unwrap();

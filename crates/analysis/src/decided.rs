@@ -17,7 +17,8 @@ use crate::certify;
 use crate::special::beta_quantile;
 use hdrhistogram::Histogram;
 use shootout_model::find_max::StepEnd;
-use shootout_model::threshold::{Metric, Op, Threshold};
+use shootout_model::threshold::{step_index, Metric, Op, Threshold};
+use shootout_model::TargetStats;
 
 /// The confidence of each one-sided bound.
 pub const LEVEL: f64 = 0.95;
@@ -52,6 +53,42 @@ pub struct SoFar<'a> {
     /// Latency (µs) of the answered requests, from their due times, as the step's verdict
     /// counts it.
     pub latency: &'a Histogram<u64>,
+    /// A journey load's counts per journey step so far, in the run's order (empty
+    /// otherwise, or when the load keeps no live counts per step): an SLO on a step
+    /// (`step:NAME:`) is decided on that step's alone.
+    pub steps: &'a [TargetStats],
+    /// The name of each of `steps` (`journey › step`).
+    pub labels: &'a [String],
+}
+
+/// What one SLO is judged on so far: the step's answers where it names a journey step,
+/// else the whole load's.
+struct Counted<'a> {
+    completed: u64,
+    failed: u64,
+    latency: &'a Histogram<u64>,
+}
+
+impl<'a> SoFar<'a> {
+    /// What `slo` is judged on: the whole load's counts, or its journey step's; `None`
+    /// for a step not among the live counts, or with fewer than [`least_answers`] of its
+    /// own (a step SLO is decided on its own answers, as the step's verdict judges it).
+    fn of(&self, slo: &Threshold) -> Option<Counted<'a>> {
+        let Some(name) = &slo.step else {
+            return Some(Counted {
+                completed: self.completed,
+                failed: self.failed,
+                latency: self.latency,
+            });
+        };
+        let i = step_index(self.labels.iter().map(String::as_str), name)?;
+        let t = self.steps.get(i)?;
+        (t.completed >= least_answers(std::slice::from_ref(slo))).then_some(Counted {
+            completed: t.completed,
+            failed: t.failed(),
+            latency: &t.latency,
+        })
+    }
 }
 
 /// The bound that decided an SLO.
@@ -82,17 +119,19 @@ pub enum Call {
 /// error share is bounded exactly (Clopper–Pearson), a percentile by its order
 /// statistics ([`certify::percentile_bounds`]; an upper end past the answers bounds
 /// nothing). `max` and `failed` only grow as a step goes on: they can break early, never
-/// be met early. `mean`, `rps` and an SLO on a journey's step stay open (the step runs to
-/// its deadline).
+/// be met early. `mean` and `rps` stay open (the step runs to its deadline). An SLO on a
+/// journey's step is called on that step's counts alone ([`SoFar::steps`]), its
+/// percentile widened by the design effect of the whole load's seconds at its value; it
+/// stays open without them.
 pub fn call(i: usize, slo: &Threshold, so_far: &SoFar, deff: impl Fn(u64) -> f64) -> Call {
-    if slo.step.is_some() {
+    let Some(c) = so_far.of(slo) else {
         return Call::Open;
-    }
-    let h = so_far.latency;
+    };
+    let h = c.latency;
     // The lower and upper bound of the metric, and whether it can be met before the end.
     let (lo, hi, can_meet) = match slo.metric {
-        Metric::Errors if so_far.completed > 0 => {
-            let (x, n) = (so_far.failed, so_far.completed);
+        Metric::Errors if c.completed > 0 => {
+            let (x, n) = (c.failed, c.completed);
             (
                 100.0 * clopper_pearson_lower(x, n, LEVEL),
                 100.0 * clopper_pearson_upper(x, n, LEVEL),
@@ -112,7 +151,7 @@ pub fn call(i: usize, slo: &Threshold, so_far: &SoFar, deff: impl Fn(u64) -> f64
             (b.lo as f64, hi, true)
         }
         Metric::Max if !h.is_empty() => (h.lowest_equivalent(h.max()) as f64, f64::INFINITY, false),
-        Metric::Failed => (so_far.failed as f64, f64::INFINITY, false),
+        Metric::Failed => (c.failed as f64, f64::INFINITY, false),
         _ => return Call::Open,
     };
     let below = matches!(slo.op, Op::Below | Op::AtMost);
@@ -188,18 +227,15 @@ pub fn decide(slos: &[Threshold], so_far: &SoFar, deff: impl Fn(u64) -> f64) -> 
 
 /// The point estimate of SLO `slo`'s metric from `so_far`, in the unit of its limit (µs
 /// for latency, % for errors, a count); `None` for a metric a running step does not
-/// estimate (`rps`, an SLO on a journey's step) or a percentile with no answers yet.
+/// estimate (`rps`), a journey step not counted live, or a percentile with no answers
+/// yet.
 fn point(slo: &Threshold, so_far: &SoFar) -> Option<f64> {
-    if slo.step.is_some() {
-        return None;
-    }
-    let h = so_far.latency;
+    let c = so_far.of(slo)?;
+    let h = c.latency;
     match slo.metric {
-        Metric::Errors if so_far.completed > 0 => {
-            Some(100.0 * so_far.failed as f64 / so_far.completed as f64)
-        }
+        Metric::Errors if c.completed > 0 => Some(100.0 * c.failed as f64 / c.completed as f64),
         Metric::Errors => Some(0.0),
-        Metric::Failed => Some(so_far.failed as f64),
+        Metric::Failed => Some(c.failed as f64),
         _ if h.is_empty() => None,
         Metric::Quantile(q) => Some(h.value_at_quantile(f64::from(q) / 1000.0) as f64),
         Metric::Mean => Some(h.mean()),
@@ -214,7 +250,8 @@ fn point(slo: &Threshold, so_far: &SoFar) -> Option<f64> {
 /// estimate within half its limit (`p99<50ms`: p99 under 25 ms; `errors<0.1%`: under
 /// 0.05 %). It is not a decision: the search moves on from such a rung but never counts
 /// it as evidence for the capacity ([`Ended::Passed`]). An SLO that bounds from below
-/// (`rps>100`, `p50>1ms`), `rps` and an SLO on a journey's step never pass plainly.
+/// (`rps>100`, `p50>1ms`) and `rps` never pass plainly; an SLO on a journey's step passes
+/// on its step's counts, as [`call`] judges it.
 pub fn passes(slos: &[Threshold], so_far: &SoFar, deff: impl Fn(u64) -> f64) -> bool {
     if slos.is_empty() || so_far.completed < least_answers(slos) {
         return false;
@@ -358,6 +395,8 @@ mod tests {
             completed: *n,
             failed: *failed,
             latency: h,
+            steps: &[],
+            labels: &[],
         };
         decide(&slos, &so_far, |_| 1.0)
     }
@@ -458,6 +497,8 @@ mod tests {
             completed: *n,
             failed: *failed,
             latency: h,
+            steps: &[],
+            labels: &[],
         };
         passes(&slos, &so_far, |_| 1.0)
     }
@@ -506,9 +547,65 @@ mod tests {
             &SoFar {
                 completed: 1_000,
                 failed: 0,
-                latency: &counts(1_000, 0, 0).2
+                latency: &counts(1_000, 0, 0).2,
+                steps: &[],
+                labels: &[],
             },
             |_| 1.0
         ));
+    }
+
+    /// An SLO on a journey's step is decided on that step's live counts alone: a slow
+    /// step breaks its SLO while the whole load's p99 meets the same limit, a fast one
+    /// meets it; without the step's counts, or with too few of its own, it stays open.
+    #[test]
+    fn a_step_slo_is_decided_on_its_step_s_counts() {
+        let step = |label: &str, (n, failed, h): (u64, u64, Histogram<u64>)| TargetStats {
+            completed: n,
+            ok: n - failed,
+            latency: h,
+            ..TargetStats::new(label)
+        };
+        let steps = [
+            step("", counts(30_000, 0, 0)),
+            step("", counts(1_000, 200, 0)),
+            step("", counts(50, 0, 0)),
+        ];
+        let labels = ["reader › home", "writer › post", "writer › read"].map(String::from);
+        let (n, failed, whole) = counts(31_050, 200, 0);
+        let so_far = SoFar {
+            completed: n,
+            failed,
+            latency: &whole,
+            steps: &steps,
+            labels: &labels,
+        };
+        let slos = |t: &[&str]| t.iter().map(|s| slo(s)).collect::<Vec<_>>();
+        let broke = decide(&slos(&["p99<50ms", "step:post:p99<50ms"]), &so_far, |_| 1.0);
+        assert_eq!(broke.map(|d| (d.met, d.bounds[0].slo)), Some((false, 1)));
+        let met = decide(&slos(&["step:home:p99<50ms"]), &so_far, |_| 1.0);
+        assert!(met.is_some_and(|d| d.met));
+        assert!(passes(
+            &slos(&["step:reader › home:p99<50ms"]),
+            &so_far,
+            |_| 1.0
+        ));
+        // 50 answers are too few for a step's p99; an unknown step is never decided.
+        assert_eq!(
+            decide(&slos(&["step:writer › read:p99<50ms"]), &so_far, |_| 1.0),
+            None
+        );
+        assert_eq!(
+            decide(&slos(&["step:gone:p99<50ms"]), &so_far, |_| 1.0),
+            None
+        );
+        let blind = SoFar {
+            steps: &[],
+            ..so_far
+        };
+        assert_eq!(
+            decide(&slos(&["step:post:p99<50ms"]), &blind, |_| 1.0),
+            None
+        );
     }
 }

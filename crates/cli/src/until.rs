@@ -186,8 +186,8 @@ pub(crate) fn level_watch(control: &Control, done: &AtomicBool) -> Option<Durati
 /// A capacity search's step (`load --find-max`, a plan's `find_max`): watches `control`'s
 /// load until `done` is set or `searcher` ends the step ([`Searcher::ends`]: after
 /// `ask.least`, its SLOs decided, the percentiles' bounds widened by the design effect of
-/// the seconds seen, or on the ramp plainly passed; never when its steps run to their
-/// deadline); then tells it to finish and says how it ended. `None` when the load ended
+/// the seconds seen, an SLO on a journey's step on that step's live counts, or on the ramp
+/// plainly passed; never when its steps run to their deadline); then tells it to finish and says how it ended. `None` when the load ended
 /// first (its deadline, or a stop). The load must be watched ([`Control::watch`]).
 pub(crate) fn search_watch(
     control: &Control,
@@ -201,6 +201,8 @@ pub(crate) fn search_watch(
             completed: now.completed,
             failed: now.failed,
             latency: &d.latency,
+            steps: &d.kinds,
+            labels: searcher.labels(),
         };
         searcher.ends(ask, now.elapsed, &so_far, |v| w.design_effect(v))
     })

@@ -206,16 +206,7 @@ pub(crate) fn merge(
 pub fn kind_labels(spec: &LoadSpec) -> Vec<String> {
     match (&spec.list, &spec.journey) {
         (Some(list), _) => list.entries.iter().map(|e| e.label()).collect(),
-        (None, Some(j)) => j
-            .file
-            .journeys
-            .iter()
-            .flat_map(|j| {
-                j.steps
-                    .iter()
-                    .map(move |s| format!("{} › {}", j.name, s.name))
-            })
-            .collect(),
+        (None, Some(j)) => j.file.step_labels(),
         (None, None) => Vec::new(),
     }
 }

@@ -215,6 +215,58 @@ pub enum CaptureFrom {
     Cookie(String),
 }
 
+impl JourneyFile {
+    /// Each step's name as reports and the run's per-step counts give it, `journey ›
+    /// step`, in the file's order (journeys, then their steps).
+    pub fn step_labels(&self) -> Vec<String> {
+        self.journeys
+            .iter()
+            .flat_map(|j| {
+                j.steps
+                    .iter()
+                    .map(move |s| format!("{} › {}", j.name, s.name))
+            })
+            .collect()
+    }
+
+    /// How many times each step is sent in one journey on average, in the file's order
+    /// (journeys, then their steps: the order of the run's per-step counts): a journey's
+    /// share of the weights, times the step's `repeat`, times its alternative's share of
+    /// its group where it is one. A journey that ends early on a failure sends fewer; a
+    /// `once` step counts as sent (each open-model journey is a new user). A capacity
+    /// search sizes its steps by it: its rates count journeys, its SLOs requests.
+    pub fn sends_per_journey(&self) -> Vec<f64> {
+        let total: f64 = self.journeys.iter().map(|j| f64::from(j.weight)).sum();
+        self.journeys
+            .iter()
+            .flat_map(|j| {
+                let share = f64::from(j.weight) / total.max(1.0);
+                let mut sends = vec![0.0; j.steps.len()];
+                for segment in &j.segments {
+                    match segment {
+                        Segment::One(i) => sends[*i] += share,
+                        Segment::Choice(alts) => {
+                            let weight = |alt: &Vec<usize>| {
+                                f64::from(alt.first().and_then(|&i| j.steps[i].weight).unwrap_or(1))
+                            };
+                            let all: f64 = alts.iter().map(weight).sum();
+                            for alt in alts {
+                                for &i in alt {
+                                    sends[i] += share * weight(alt) / all.max(1.0);
+                                }
+                            }
+                        }
+                    }
+                }
+                sends
+                    .into_iter()
+                    .zip(&j.steps)
+                    .map(|(n, s)| n * f64::from(s.repeat))
+            })
+            .collect()
+    }
+}
+
 impl Journey {
     /// The most body bytes a step's captures and expectations read: what a connection
     /// keeps of the answer to that step.

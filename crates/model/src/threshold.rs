@@ -183,12 +183,20 @@ pub fn step_of<'r>(r: &'r RunResult, name: &str) -> Option<&'r crate::TargetStat
     if r.journeys.is_empty() {
         return None;
     }
-    r.targets.iter().find(|t| t.label == name).or_else(|| {
-        let mut alone = r
-            .targets
-            .iter()
-            .filter(|t| t.label.rsplit_once(" › ").is_some_and(|(_, s)| s == name));
-        let first = alone.next()?;
+    let i = step_index(r.targets.iter().map(|t| t.label.as_str()), name)?;
+    r.targets.get(i)
+}
+
+/// Where the step named `name` sits among `labels` (each `journey › step`): the label
+/// itself, or the one label whose step alone has that name. The one rule for a stored
+/// result ([`step_of`]) and a running step's counts (a capacity search deciding a step
+/// SLO while the step runs).
+pub fn step_index<'l>(labels: impl Iterator<Item = &'l str> + Clone, name: &str) -> Option<usize> {
+    labels.clone().position(|l| l == name).or_else(|| {
+        let mut alone = labels
+            .enumerate()
+            .filter(|(_, l)| l.rsplit_once(" › ").is_some_and(|(_, s)| s == name));
+        let (first, _) = alone.next()?;
         alone.next().is_none().then_some(first)
     })
 }

@@ -140,6 +140,9 @@ pub(super) fn run(
     }
     let unit = search_unit(base);
     let mut searcher = Searcher::new(f, floor);
+    if let Some(j) = &base.journey {
+        searcher = searcher.journeys(&j.file);
+    }
     if a.duration.is_some() {
         searcher = searcher.least(floor);
     }

@@ -20,8 +20,23 @@ use super::runner::{Runner, Up};
 use shootout_analysis::capacity::{self, Searcher};
 use shootout_model::find_max::FindMax;
 use shootout_model::plan::{Level, Span};
+use shootout_model::spec::Journeys;
 use shootout_model::LoadLevel;
 use std::collections::HashMap;
+
+/// A contender's search of a workload: of its journeys when it has them (rates counting
+/// journeys, SLOs requests: [`Searcher::journeys`]).
+fn searcher(
+    find_max: &FindMax,
+    floor: std::time::Duration,
+    journeys: Option<&Journeys>,
+) -> Searcher {
+    let s = Searcher::new(find_max, floor);
+    match journeys {
+        Some(j) => s.journeys(&j.file),
+        None => s,
+    }
+}
 
 impl<E: Executor> Runner<'_, E> {
     /// Searches each contender's capacity on workload `wi`, `repeat` times; returns true
@@ -39,6 +54,7 @@ impl<E: Executor> Runner<'_, E> {
             // zero-length step.
             Span::Requests(_) => shootout_model::find_max::DEFAULT_STEP,
         };
+        let journeys = plan.workloads[wi].journeys.as_ref();
         for rep in 1..=plan.defaults.repeat {
             let mut searches: HashMap<usize, Searcher> = HashMap::new();
             loop {
@@ -48,7 +64,7 @@ impl<E: Executor> Runner<'_, E> {
                     let index = up[i].index;
                     let searcher = searches
                         .entry(index)
-                        .or_insert_with(|| Searcher::new(find_max, floor));
+                        .or_insert_with(|| searcher(find_max, floor, journeys));
                     let Some(ask) = searcher.next() else {
                         i += 1;
                         continue;

@@ -124,6 +124,8 @@ fn end_of(searcher: &Searcher, ask: &Ask, r: &RunResult) -> Ended {
         completed: r.counts.completed,
         failed: r.counts.failed(),
         latency: &r.histograms.latency,
+        steps: &[],
+        labels: &[],
     };
     searcher
         .ends(ask, ask.length, &so_far, |_| 1.0)

@@ -295,3 +295,61 @@ task = "about"
     let e = error("[[journey]]\nname = \"a\"\n[[journey.step]]\nget = \"/\"\nonce = true\n");
     assert!(e.message.contains("every step has once"), "{}", e.message);
 }
+
+/// A journey's share of the weights, a step's repeat and its alternative's share of its
+/// group each scale the sends a journey makes of a step, in the run's order of steps.
+#[test]
+fn sends_per_journey_weigh_journeys_alternatives_and_repeats() {
+    let f = read(
+        r#"
+[[journey]]
+name = "reader"
+weight = 3
+[[journey.step]]
+name = "home"
+get = "/"
+repeat = 2
+[[journey.step]]
+name = "a"
+get = "/a"
+weight = 3
+[[journey.step]]
+name = "b"
+get = "/b"
+weight = 1
+[[journey]]
+name = "writer"
+[[journey.step]]
+name = "index"
+get = "/"
+task = "index"
+weight = 2
+[[journey.step]]
+name = "item"
+get = "/item"
+task = "index"
+[[journey.step]]
+name = "about"
+get = "/about"
+task = "about"
+"#,
+    )
+    .unwrap();
+    let got = f.sends_per_journey();
+    let want = [
+        1.5,
+        0.5625,
+        0.1875,
+        0.25 * 2.0 / 3.0,
+        0.25 * 2.0 / 3.0,
+        0.25 / 3.0,
+    ];
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 1e-12, "{got:?}");
+    }
+    // Every journey of the pastebin file sends each of its steps once: 9 readers × 2
+    // steps and 1 writer × 3 steps in 10 journeys.
+    let sum: f64 = read(PASTEBIN).unwrap().sends_per_journey().iter().sum();
+    assert!((sum - 2.1).abs() < 1e-12, "{sum}");
+}
