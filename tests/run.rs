@@ -2076,15 +2076,16 @@ fn a_websocket_workload_is_searched_for_capacity() {
 /// A journey workload searched for capacity on a step's SLO: three requests answered at
 /// once, then one served in turn server-wide, 10 ms each (at most 100 journeys a
 /// second). The search is bounded by the step: the report replays a capacity of at most
-/// 100 journeys a second (5 % over, the resolution), and every stored step that broke,
-/// broke the step's SLO, never the one on all requests.
+/// 100 journeys a second (5 % over, the resolution), every stored step that broke, broke
+/// the step's SLO, never the one on all requests, and one that broke it ended once
+/// decided on the step's counts. The dry run gives the search's rates in journeys/s.
 #[test]
 fn a_plan_searches_a_journeys_capacity_on_a_steps_slo() {
     let server = TestServer::start(Behavior::App).unwrap();
     let journey = "[[journey]]\nname = \"visit\"\n[[journey.step]]\nname = \"home\"\nget = \"/form\"\nrepeat = 3\n[[journey.step]]\nname = \"desk\"\nget = \"/desk?us=10000\"\n";
     let plan = |slo: &str| {
         format!(
-            "name = \"journeys\"\n[defaults]\nwarmup = 0\nduration = \"0.5s\"\nrepeat = 1\ncooldown = \"0s\"\n\n[[contender]]\nname = \"app\"\nurl = \"{}\"\n\n[[workload]]\nname = \"visit\"\njourney = \"desk.toml\"\nfind_max = {{ slo = [\"p50<40ms\", \"{slo}\"], from = 40, to = 1000 }}\n\n[load]\nconcurrency = [1]\n",
+            "name = \"journeys\"\n[defaults]\nwarmup = 0\nduration = \"5s\"\nrepeat = 1\ncooldown = \"0s\"\n\n[[contender]]\nname = \"app\"\nurl = \"{}\"\n\n[[workload]]\nname = \"visit\"\njourney = \"desk.toml\"\nfind_max = {{ slo = [\"p50<40ms\", \"{slo}\"], from = 40, to = 1000 }}\n\n[load]\nconcurrency = [1]\n",
             server.url("/").trim_end_matches('/')
         )
     };
@@ -2105,6 +2106,14 @@ fn a_plan_searches_a_journeys_capacity_on_a_steps_slo() {
 
     let c = Case::new(&plan("step:desk:p50<40ms"));
     std::fs::write(c.dir.path().join("desk.toml"), journey).unwrap();
+    let dry = c.run_cmd().arg("--dry-run").output().unwrap();
+    let dry = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        dry.contains(
+            "capacity search within p50<40ms, step:desk:p50<40ms, from 40 to 1000 journeys/s"
+        ),
+        "{dry}"
+    );
     c.run_ok();
     let out = shootout()
         .args(["report", "--format", "json", "--db"])
@@ -2127,9 +2136,12 @@ fn a_plan_searches_a_journeys_capacity_on_a_steps_slo() {
     let steps = a["searches"][0]["steps"].as_array().unwrap();
     let broke: Vec<&serde_json::Value> = steps.iter().filter(|s| s["verdict"] == "broke").collect();
     assert!(!broke.is_empty(), "{a}");
-    for s in broke {
+    for s in &broke {
         assert_eq!(s["broke"], "step:desk:p50<40ms", "{s}");
     }
+    // The step's SLO is decided on the step's live counts: a step far above the desk's
+    // 100 a second is stored as ended once decided, before its 5 s deadline.
+    assert!(broke.iter().any(|s| s["ended"]["by"] == "decided"), "{a}");
     let text = shootout()
         .args(["report", "--db"])
         .arg(c.db())

@@ -178,9 +178,14 @@ fn websocket_line(w: &Workload) -> String {
 }
 
 /// A workload's capacity search, as a line under it; empty when its levels are swept.
-/// A gRPC workload's rates are calls a second; a search by the fixed rule says so.
+/// A journey workload's rates are journeys a second, a gRPC workload's calls a second; a
+/// search by the fixed rule says so.
 fn search_line(w: &Workload) -> String {
-    let unit = if w.grpc.is_some() { "calls/s" } else { "req/s" };
+    let unit = match (&w.journeys, &w.grpc) {
+        (Some(_), _) => "journeys/s",
+        (None, Some(_)) => "calls/s",
+        (None, None) => "req/s",
+    };
     w.find_max.as_ref().map_or(String::new(), |f| {
         let rule = match f.end_rule {
             EndRule::Decided => "",
