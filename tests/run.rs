@@ -154,6 +154,52 @@ fn dry_run_starts_nothing() {
     assert!(!c.db().exists(), "a dry run writes no store");
 }
 
+/// Every plan under `scenarios/` (each `.toml` with a contender; journey files are not
+/// plans) passes a dry run: it parses, its journeys and bodies are read, and a plan
+/// nothing in CI runs whole (a capacity plan, a second plan of a scenario) cannot rot
+/// unseen. A dry run starts nothing and writes no store.
+#[test]
+fn every_scenario_plan_passes_a_dry_run() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut plans = Vec::new();
+    for dir in std::fs::read_dir(&root).unwrap() {
+        let dir = dir.unwrap().path();
+        let Ok(files) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for f in files {
+            let f = f.unwrap().path();
+            let is_plan = f.extension().is_some_and(|e| e == "toml")
+                && std::fs::read_to_string(&f).is_ok_and(|t| t.contains("[[contender]]"));
+            if is_plan {
+                plans.push(f);
+            }
+        }
+    }
+    plans.sort();
+    assert!(
+        plans.iter().any(|p| p.ends_with("login-app/capacity.toml")),
+        "{plans:?}"
+    );
+    let db = tempfile::tempdir().unwrap();
+    for plan in &plans {
+        let out = shootout()
+            .args(["run", "--dry-run"])
+            .arg(plan)
+            .arg("--db")
+            .arg(db.path().join("never.db"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            plan.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(!db.path().join("never.db").exists());
+}
+
 #[test]
 fn a_bad_plan_is_one_line_with_the_line_number() {
     let c = Case::new(&plan_with(&python_server("a", "bogus = 1"), GET_INDEX));

@@ -110,6 +110,11 @@ pub struct ResolvedWorkload {
     /// (whose reports say req/s).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub grpc: bool,
+    /// An open-model journey workload's (rate levels, or a search): the connection each
+    /// new user took, `reuse` or `new` (`journey_connection`); absent for any other
+    /// workload and in runs stored before the key existed (which reused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journey_connection: Option<String>,
 }
 
 /// A workload's capacity search, as stored with the run: what a report needs to replay
@@ -221,6 +226,8 @@ impl ResolvedPlan {
                         .filter(|g| g.by_reflection())
                         .map(|_| "reflection".to_string()),
                     grpc: w.grpc.is_some(),
+                    journey_connection: open_journeys(plan, w)
+                        .then(|| w.journey_connection.as_str().to_string()),
                 })
                 .collect(),
             levels: plan.levels.iter().map(|l| l.level).collect(),
@@ -270,6 +277,17 @@ impl ResolvedPlan {
         }
         Some((lists[0], lists[1], lists[2], repeat))
     }
+}
+
+/// Whether workload `w` runs journeys in the open model, where `journey_connection`
+/// chooses each new user's connection: at the plan's rate levels, or in a search.
+fn open_journeys(plan: &Plan, w: &Workload) -> bool {
+    w.journey.is_some()
+        && (w.find_max.is_some()
+            || plan
+                .levels
+                .iter()
+                .any(|l| matches!(l.level, LoadLevel::Rate { .. })))
 }
 
 /// What a WebSocket workload sends, as stored: `text`, `binary`, `list` (text messages
@@ -377,6 +395,31 @@ mod tests {
         .unwrap();
         assert!(!old.workloads[0].grpc);
         assert_eq!(old.workloads[0].find_max.as_ref().unwrap().unit(), "req/s");
+    }
+
+    /// An open-model journey workload stores the connection its users took
+    /// (`journey_connection`, `reuse` by default); a closed-model one and any other
+    /// workload leave the key out, and a run stored before reads without it.
+    #[test]
+    fn an_open_model_journey_workload_stores_its_users_connection() {
+        let plan = |w: &str, load: &str| {
+            format!("name = \"j\"\n[[contender]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[workload]]\nname = \"w\"\n{w}\n[load]\n{load}\n")
+        };
+        let stored = |w: &str, load: &str| {
+            let p = crate::plan::parse(&plan(w, load), "p.toml", &[0, 1]).unwrap();
+            let text = ResolvedPlan::of(&p).to_json();
+            ResolvedPlan::parse(&text).unwrap().workloads[0]
+                .journey_connection
+                .clone()
+        };
+        let new = "journey = \"j.toml\"\njourney_connection = \"new\"";
+        assert_eq!(stored(new, "rate = [10]").as_deref(), Some("new"));
+        let reuse = "journey = \"j.toml\"";
+        assert_eq!(stored(reuse, "rate = [10]").as_deref(), Some("reuse"));
+        let search = "find_max = { slo = [\"p99<5ms\"] }";
+        assert_eq!(stored(new, search).as_deref(), Some("new"));
+        assert_eq!(stored(reuse, "concurrency = [2]"), None);
+        assert_eq!(stored("path = \"/\"", "rate = [10]"), None);
     }
 
     #[test]

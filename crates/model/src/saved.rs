@@ -34,7 +34,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The value of the file's `format` key.
 pub const RESULT_FORMAT: &str = "shootout-result";
 
-/// The version of the layout this shootout writes. Version 6 adds the ages of the
+/// The version of the layout this shootout writes. Version 7 adds the connection an
+/// open-model journey's new user took when it was its own (`spec.journeys.connection`:
+/// `new`). Version 6 adds the ages of the
 /// requests in flight at the end (`result.in_flight_at_end`). Version 5 adds a streaming gRPC run's
 /// bounds (`spec.grpc.stream_*`) and what it measured of its calls (`result.stream`).
 /// Version 4 adds each journey's busy
@@ -43,7 +45,7 @@ pub const RESULT_FORMAT: &str = "shootout-result";
 /// step's and journey's failures by class (`failures`, `unsent`). Version 2 writes each
 /// distinct body of a request list once (`list.bodies`), its entries naming theirs by
 /// index; version 1 wrote every entry's body with it. All are still read.
-pub const RESULT_VERSION: u32 = 6;
+pub const RESULT_VERSION: u32 = 7;
 
 /// The oldest version of the layout this shootout reads.
 pub const OLDEST_RESULT_VERSION: u32 = 1;
@@ -595,6 +597,10 @@ struct JourneysV1 {
     source: String,
     seed: u64,
     journeys: Vec<JourneyV1>,
+    /// The connection each new user of the open model took: `new` (absent: `reuse`, an
+    /// idle one another user freed, and in files before version 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    connection: Option<String>,
 }
 
 /// One journey in the file: its name, weight and steps' names, in the file's order.
@@ -615,10 +621,11 @@ struct StageV1 {
 }
 
 impl JourneysV1 {
-    fn of(j: &crate::spec::Journeys) -> JourneysV1 {
+    fn of(j: &crate::spec::Journeys, how: crate::spec::JourneyConnection) -> JourneysV1 {
         JourneysV1 {
             source: j.source.clone(),
             seed: j.seed,
+            connection: (how == crate::spec::JourneyConnection::New).then(|| how.as_str().into()),
             journeys: j
                 .file
                 .journeys
@@ -909,7 +916,10 @@ impl SpecV1 {
                 seed: m.seed,
                 lines: m.lines.clone(),
             }),
-            journeys: s.journey.as_ref().map(JourneysV1::of),
+            journeys: s
+                .journey
+                .as_ref()
+                .map(|j| JourneysV1::of(j, s.journey_connection)),
             stages: s
                 .stages
                 .iter()
@@ -977,6 +987,16 @@ impl SpecV1 {
         spec.pipeline = self.pipeline;
         spec.list = self.list.map(ListV1::list).transpose()?;
         spec.ws_messages = self.ws_messages.map(MessagesV1::list).transpose()?;
+        spec.journey_connection = match self.journeys.as_ref().and_then(|j| j.connection.as_deref())
+        {
+            None | Some("reuse") => crate::spec::JourneyConnection::Reuse,
+            Some("new") => crate::spec::JourneyConnection::New,
+            Some(other) => {
+                return Err(SavedError::Damaged(format!(
+                    "spec.journeys.connection: '{other}' is neither 'reuse' nor 'new'"
+                )))
+            }
+        };
         spec.journey = self.journeys.map(JourneysV1::journeys).transpose()?;
         spec.stages = stages(&self.stages)?;
         checked(spec)
@@ -2373,7 +2393,7 @@ mod tests {
         st.gaps.record_n(10_001, 2).unwrap();
         r.stream = Some(Box::new(st));
         let text = saved.to_json();
-        assert!(text.contains(r#""version":6"#), "{text}");
+        assert!(text.contains(r#""version":7"#), "{text}");
         assert!(text.contains(r#""stream_interval_ns":10000000"#), "{text}");
         let back = SavedRun::parse(&text).unwrap();
         assert_eq!(back.spec.expect.grpc, saved.spec.expect.grpc);
@@ -2442,7 +2462,7 @@ mod tests {
     fn a_journey_s_busy_time_reads_back_and_older_files_have_none() {
         let saved = with_journeys(run());
         let text = saved.to_json();
-        assert!(text.contains(r#""version":6"#), "{text}");
+        assert!(text.contains(r#""version":7"#), "{text}");
         assert!(text.contains(r#""unsent":1,"latency":""#), "{text}");
         assert_eq!(text.matches(r#""busy":""#).count(), 1, "the journey's only");
         let back = SavedRun::parse(&text).unwrap();
@@ -2631,6 +2651,36 @@ mod tests {
             let e = edit(f).unwrap_err().to_string();
             assert!(e.contains(want), "want {want:?}, got {e}");
         }
+    }
+
+    /// An open-model journey run whose users each took a connection of their own
+    /// (`--journey-connection new`) reads back so; one that reused says nothing and reads
+    /// back `reuse`, as files before the field do; another word is refused, naming it.
+    #[test]
+    fn a_journey_run_s_connection_reads_back() {
+        use crate::spec::JourneyConnection;
+        let mut saved = with_journey_spec(run());
+        for spec in [&mut saved.spec, &mut saved.fleet] {
+            spec.journey_connection = JourneyConnection::New;
+        }
+        let text = saved.to_json();
+        assert!(
+            text.contains(r#""steps":["login","post"]}],"connection":"new"}"#),
+            "{text}"
+        );
+        let back = SavedRun::parse(&text).unwrap();
+        assert_eq!(back.spec.journey_connection, JourneyConnection::New);
+        assert_eq!(back.fleet.journey_connection, JourneyConnection::New);
+        let reused = with_journey_spec(run()).to_json();
+        assert!(!reused.contains(r#""connection":"#), "{reused}");
+        let back = SavedRun::parse(&reused).unwrap();
+        assert_eq!(back.spec.journey_connection, JourneyConnection::Reuse);
+        let forged = text.replace(r#""connection":"new""#, r#""connection":"both""#);
+        let e = SavedRun::parse(&forged).unwrap_err().to_string();
+        assert!(
+            e.contains("spec.journeys.connection: 'both' is neither 'reuse' nor 'new'"),
+            "{e}"
+        );
     }
 
     /// Steps and journeys no run can have written are refused, naming the field.
