@@ -996,6 +996,16 @@ fn only_rate_and_stages_in_a_dry_run() {
         "{out}"
     );
     assert!(!out.contains("steps:"), "{out}");
+    // --quick: a first look, each search step at most 5 s.
+    let (code, out, _) = dry(
+        plan(search).replace("requests = 200", "duration = \"2s\""),
+        &["--quick"],
+    );
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("until its SLOs are decided (at least 1.0 s, its deadline at least 1.0 s and at most 5.0 s)"),
+        "{out}"
+    );
     // A search by the fixed rule says so under its workload.
     let fixed = search.replace("to = 5000 }", "to = 5000, step_end = \"deadline\" }");
     let (code, out, _) = dry(

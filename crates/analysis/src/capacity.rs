@@ -774,6 +774,8 @@ pub struct Searcher {
     slos: Vec<Threshold>,
     /// Each step's deadline is at least this.
     floor: Duration,
+    /// And at most this ([`MAX_STEP`], or less when asked: [`Searcher::most`]).
+    most: Duration,
     /// The answers each SLO gets per arrival the rates count ([`step_length`]): all 1
     /// but for journeys ([`Searcher::journeys`]).
     per_arrival: Vec<f64>,
@@ -804,6 +806,7 @@ impl Searcher {
             slo: f.slo.clone(),
             slos: f.slos.clone(),
             floor,
+            most: MAX_STEP,
             per_arrival: vec![1.0; f.slos.len()],
             labels: Vec::new(),
             least: LEAST,
@@ -823,7 +826,8 @@ impl Searcher {
         }
         match next(&self.search, &self.steps) {
             Next::Try(rate) => {
-                let length = step_length(rate, &self.slos, &self.per_arrival, self.floor);
+                let length = step_length(rate, &self.slos, &self.per_arrival, self.floor)
+                    .min(self.most.max(self.floor));
                 let least = match self.end_rule {
                     EndRule::Decided => self.least.min(length),
                     EndRule::Deadline => length,
@@ -880,6 +884,14 @@ impl Searcher {
                     .unwrap_or(1.0),
             })
             .collect();
+        self
+    }
+
+    /// The same search with each step's deadline at most `most` (but never under its
+    /// floor): a quick look (`run --quick`), whose steps still undecided then are judged
+    /// on what they measured.
+    pub fn most(mut self, most: Duration) -> Searcher {
+        self.most = most.min(MAX_STEP);
         self
     }
 
@@ -1430,6 +1442,23 @@ mod tests {
             step_length(20.0, &[slo("p99<50ms")], &[5.0], floor).as_secs(),
             10
         );
+    }
+
+    /// A quick look caps each step's deadline (`run --quick`), never under its floor.
+    #[test]
+    fn a_quick_search_caps_its_steps() {
+        use shootout_model::find_max::{Asked, FindMax};
+        let slo = vec!["errors<0.1%".to_string()];
+        let f = FindMax::new(Asked::Flags, &slo, Some(100.0), None, 1).unwrap();
+        let length = |s: Searcher| s.next().unwrap().length;
+        assert_eq!(
+            length(Searcher::new(&f, Duration::from_secs(1))).as_secs(),
+            100
+        );
+        let quick = Searcher::new(&f, Duration::from_secs(1)).most(Duration::from_secs(5));
+        assert_eq!(length(quick), Duration::from_secs(5));
+        let floor = Searcher::new(&f, Duration::from_secs(8)).most(Duration::from_secs(5));
+        assert_eq!(length(floor), Duration::from_secs(8));
     }
 
     /// A journey search's rates count journeys and its SLOs requests: a step holds the

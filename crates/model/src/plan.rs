@@ -78,7 +78,14 @@ pub struct Defaults {
     /// Serve live metrics for Prometheus at this address while the run goes
     /// (`metrics_listen`; `--metrics-listen` wins over it).
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// The longest a capacity search's step measures, whatever its SLOs would wait for
+    /// (`run --quick`: [`QUICK_SEARCH_STEP`]; no plan key); `None`: as long as they need.
+    pub search_step_most: Option<Duration>,
 }
+
+/// The longest a capacity search's step measures under `run --quick`: a first look, its
+/// steps still undecided then judged on their figures.
+pub const QUICK_SEARCH_STEP: Duration = Duration::from_secs(5);
 
 /// How a contender is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -683,6 +690,7 @@ impl Reader<'_> {
                     })
                 })
                 .transpose()?,
+            search_step_most: None,
         })
     }
 

@@ -227,11 +227,14 @@ fn search_lines(plan: &Plan, searched: usize) -> String {
         .iter()
         .filter_map(|w| w.find_max.as_ref())
         .all(|f| f.end_rule == EndRule::Deadline);
+    let most = d.search_step_most.map_or(String::new(), |m| {
+        format!(" and at most {}", tenths_secs(m))
+    });
     let ends = if fixed {
-        format!("to its deadline (at least {})", span(d.measure))
+        format!("to its deadline (at least {}{most})", span(d.measure))
     } else {
         format!(
-            "until its SLOs are decided (at least {}, its deadline at least {})",
+            "until its SLOs are decided (at least {}, its deadline at least {}{most})",
             tenths_secs(shootout_analysis::capacity::LEAST),
             span(d.measure)
         )

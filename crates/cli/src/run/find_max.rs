@@ -25,15 +25,20 @@ use shootout_model::LoadLevel;
 use std::collections::HashMap;
 
 /// A contender's search of a workload: of its journeys when it has them (rates counting
-/// journeys, SLOs requests: [`Searcher::journeys`]).
+/// journeys, SLOs requests: [`Searcher::journeys`]), each step at most `most` long when
+/// given (`run --quick`).
 fn searcher(
     find_max: &FindMax,
     floor: std::time::Duration,
+    most: Option<std::time::Duration>,
     journeys: Option<&Journeys>,
 ) -> Searcher {
-    let s = Searcher::new(find_max, floor);
-    match journeys {
-        Some(j) => s.journeys(&j.file),
+    let mut s = Searcher::new(find_max, floor);
+    if let Some(j) = journeys {
+        s = s.journeys(&j.file);
+    }
+    match most {
+        Some(most) => s.most(most),
         None => s,
     }
 }
@@ -62,9 +67,9 @@ impl<E: Executor> Runner<'_, E> {
                 let mut i = 0;
                 while i < up.len() {
                     let index = up[i].index;
-                    let searcher = searches
-                        .entry(index)
-                        .or_insert_with(|| searcher(find_max, floor, journeys));
+                    let searcher = searches.entry(index).or_insert_with(|| {
+                        searcher(find_max, floor, plan.defaults.search_step_most, journeys)
+                    });
                     let Some(ask) = searcher.next() else {
                         i += 1;
                         continue;

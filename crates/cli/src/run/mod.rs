@@ -56,7 +56,8 @@ pub struct RunArgs {
     /// Measure only these contenders (comma-separated names).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub only: Vec<String>,
-    /// Short steps for iterating: 1 s each, one repetition, 0.5 s warm-up, no cooldown.
+    /// Short steps for iterating: 1 s each, one repetition, 0.5 s warm-up, no cooldown;
+    /// a capacity search's steps 5 s at most.
     #[arg(long, conflicts_with = "duration")]
     pub quick: bool,
     /// Every step lasts this long, stages included (e.g. `2m` for a full-length run of a

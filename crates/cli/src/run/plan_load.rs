@@ -97,6 +97,8 @@ fn narrow(plan: &mut Plan, a: &RunArgs) -> Result<(), Failure> {
         }
         d.repeat = 1;
         d.cooldown = Duration::ZERO;
+        // A search's step waits at most a few seconds for its SLOs' answers.
+        d.search_step_most = Some(shootout_model::plan::QUICK_SEARCH_STEP);
         for l in &mut plan.levels {
             l.measure = None;
         }
