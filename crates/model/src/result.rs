@@ -419,7 +419,10 @@ pub struct Counts {
     /// and does not read; RFC 6455 §5.5.3 allows answering only the latest ping).
     pub pings_unanswered: u64,
     /// Connections still being set up when the run ended (connecting, the TLS handshake,
-    /// HTTP/2's preface, WebSocket's upgrade): neither opened nor failed.
+    /// HTTP/2's preface, WebSocket's upgrade) that never were before: neither opened nor
+    /// failed, they carried nothing. One opening again after the server closed it (a
+    /// server that closes each connection after its answer) is not counted: it carried
+    /// its share.
     pub connections_opening: u64,
 }
 

@@ -109,6 +109,14 @@ pub enum WsBehavior {
         /// Answers per connection before the close.
         after: u32,
     },
+    /// The first connection is served as [`WsBehavior::Goodbye`] (`after` answers, then a
+    /// close); every later one as [`WsBehavior::NoUpgrade`] (its upgrade never answered):
+    /// a client that opens its connection again after the goodbye is still opening it
+    /// when the run ends, having carried its share.
+    UpgradeOnce {
+        /// Answers on the first connection before its close.
+        after: u32,
+    },
     /// Pings are answered with pongs `after` times on a connection; the next ping is
     /// answered with a close frame with 1001 (going away) instead, and counted in
     /// [`WsServer::unanswered`]: a server dropping held connections.
@@ -364,7 +372,9 @@ impl Conn<'_> {
         let Some(key) = self.read_handshake()? else {
             return Ok(());
         };
-        if self.state.behavior == WsBehavior::NoUpgrade {
+        let upgraded_before = self.state.n.upgrades.load(Ordering::SeqCst) > 0;
+        let once = matches!(self.state.behavior, WsBehavior::UpgradeOnce { .. });
+        if self.state.behavior == WsBehavior::NoUpgrade || (once && upgraded_before) {
             let mut rest = [0u8; 1024];
             while self.stream.read(&mut rest)? > 0 {}
             return Ok(());
@@ -524,7 +534,9 @@ impl Conn<'_> {
                 thread::sleep(d);
                 frame(&mut self.out, 0x80 | opcode, body);
             }
-            WsBehavior::Goodbye { after } if self.answered + 1 >= after => {
+            WsBehavior::Goodbye { after } | WsBehavior::UpgradeOnce { after }
+                if self.answered + 1 >= after =>
+            {
                 frame(&mut self.out, 0x80 | opcode, body);
                 frame(&mut self.out, 0x88, &1000u16.to_be_bytes());
             }

@@ -475,7 +475,9 @@ pub(crate) fn host<'a, P: Protocol<'a>>(
     };
     // What is still in flight, aged at the run's end (before winding down closes it).
     let in_flight = left::ages(&w, ended);
-    let opening = w.opening() as u64;
+    // Connections asked for that never carried anything; one the server closed after
+    // its answer and that is opening again at the end carried its share.
+    let opening = w.never_open() as u64;
     w.wind_down(stop);
     let streams_allowed = w.streams_allowed();
     let mut core = w.into_core();

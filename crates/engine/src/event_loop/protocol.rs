@@ -204,9 +204,14 @@ pub(crate) trait Protocol<'a>: Sized {
         self.table().len()
     }
     /// How many connections are still being set up (connecting, TLS, HTTP/2's preface,
-    /// WebSocket's upgrade): counted when the run ends as neither opened nor failed.
+    /// WebSocket's upgrade).
     fn opening(&self) -> usize {
         self.table().opening()
+    }
+    /// How many connections are being set up that never were before: counted when the
+    /// run ends as connections that carried nothing ([`super::table::Table::never_open`]).
+    fn never_open(&self) -> usize {
+        self.table().never_open()
     }
 
     /// Closed loop: whether requests remain to be sent: the budget and the time last, or

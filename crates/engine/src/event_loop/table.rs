@@ -56,6 +56,9 @@ pub(crate) struct Entry<P, C, S = Transport> {
     pub life: Life,
     /// In the table's list of connections with room (rate mode).
     listed: bool,
+    /// It has been set up at least once (left an opening phase for an open one): a
+    /// connection the server closed and that is opening again carried its share.
+    was_open: bool,
     /// Its socket, while it has one.
     pub io: Option<S>,
     /// The protocol's own state of the connection.
@@ -110,6 +113,7 @@ impl<P: Phase, C, S> Table<P, C, S> {
             phase: P::CLOSED,
             life: Life::new(now),
             listed: false,
+            was_open: false,
             io: None,
             c,
         });
@@ -132,6 +136,7 @@ impl<P: Phase, C, S> Table<P, C, S> {
         self.opening = self.opening + usize::from(phase.opening()) - usize::from(c.phase.opening());
         let live = |p: P| p != P::CLOSED;
         self.live = self.live + usize::from(live(phase)) - usize::from(live(c.phase));
+        c.was_open |= c.phase.opening() && !phase.opening() && live(phase);
         c.phase = phase;
     }
 
@@ -165,6 +170,17 @@ impl<P: Phase, C, S> Table<P, C, S> {
     /// Connections being set up.
     pub fn opening(&self) -> usize {
         self.opening
+    }
+
+    /// Connections being set up that never were before: the connections asked for that
+    /// carried nothing (counted once, when the run ends). One opening again after the
+    /// server closed it (a server that closes each connection after its answer) is not
+    /// among them.
+    pub fn never_open(&self) -> usize {
+        self.conns
+            .iter()
+            .filter(|c| c.phase.opening() && !c.was_open)
+            .count()
     }
 
     /// Closed connection `i` may open again at this instant; `None` when it is not closed
