@@ -45,6 +45,9 @@ behaviours (default: hello):
   slow-accept             accepts one connection per 100 ms from a backlog of one; answers after 20 ms
   slow-head               head written 3 bytes at a time
   echo                    body describes the request
+  app                     a small web application for journeys (a session cookie, a CSRF
+                          token): POST /login?user=NAME, GET /form, POST /paste?csrf=TOKEN&text=TEXT,
+                          GET /paste/TEXT, GET /desk?us=N (served in turn, N µs each)
   extra-response          hello, then an unasked second hello after --stall-ms (0)
   body-after-bodiless     /204 and HEAD answers followed by a body they may not have
   answer-first            an unasked hello on accept, then hello to each request
@@ -60,6 +63,7 @@ behaviours (default: hello):
   grpc-greeter            gRPC over h2c: helloworld.Greeter/SayHello answers \"hello NAME\" (any free port)
   grpc-stream             gRPC over h2c: helloworld.Greeter/SayHellos answers 10 \"hello NAME\" replies a call
   grpc-chat               gRPC over h2c: helloworld.Greeter/Chat answers each message \"hello NAME\" as it comes
+  grpc-reflection         the greeter with server reflection (v1 and v1alpha): its schema asked of it
   h3-hello                HTTP/3 over QUIC (the h3 crate): 200 \"Hello World!\" (any free
                           UDP port)
 
@@ -310,4 +314,34 @@ fn behavior(o: Options) -> Result<Behavior, String> {
 fn number<T: std::str::FromStr>(text: &str, flag: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("{flag} wants a non-negative integer, got `{text}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every HTTP/1.1 behaviour the usage lists is one `parse` accepts, and the ones the
+    /// README's tour runs by hand (`app`, `echo`) are listed.
+    #[test]
+    fn the_usage_lists_behaviours_that_parse() {
+        let listed: Vec<&str> = USAGE
+            .lines()
+            .skip_while(|l| !l.starts_with("behaviours"))
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert!(listed.len() > 30, "{listed:?}");
+        for name in ["app", "echo", "hello", "sync-worker"] {
+            assert!(listed.contains(&name), "{name} is not in the usage");
+        }
+        for name in listed {
+            if ["h2-", "grpc-", "h3-"].iter().any(|p| name.starts_with(p)) {
+                continue;
+            }
+            let parsed = parse(&[name.to_string()]);
+            assert!(matches!(parsed, Ok(Some(_))), "{name}: {:?}", parsed.err());
+        }
+    }
 }
