@@ -83,6 +83,8 @@ fn template() -> &'static str {
             seed: 1,
             file: std::sync::Arc::new(file),
         });
+        // Its users each on a connection of their own (`spec.journeys.connection`).
+        spec.journey_connection = shootout_model::JourneyConnection::New;
         SavedRun {
             shootout: "0.1.0".into(),
             shard: None,

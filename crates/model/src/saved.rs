@@ -1467,14 +1467,9 @@ fn sample((start_us, connect_us, waiting_us, total_us, status, failure): SampleV
 /// A journey run's steps and journeys are those of its spec's journeys, in order (or it
 /// kept none): a file whose rows name other steps is not one run's.
 fn journeys_match(r: &RunResult, j: &crate::spec::Journeys) -> Result<(), SavedError> {
-    let steps = j.file.journeys.iter().flat_map(|j| {
-        j.steps
-            .iter()
-            .map(move |s| format!("{} › {}", j.name, s.name))
-    });
     let names = j.file.journeys.iter().map(|j| j.name.clone());
     for (field, kept, want) in [
-        ("result.targets", &r.targets, steps.collect::<Vec<_>>()),
+        ("result.targets", &r.targets, j.file.step_labels()),
         ("result.journeys", &r.journeys, names.collect()),
     ] {
         let got: Vec<&str> = kept.iter().map(|t| t.label.as_str()).collect();

@@ -206,26 +206,20 @@ pub fn step_index<'l>(labels: impl Iterator<Item = &'l str> + Clone, name: &str)
 /// `journey › step`, or its name alone when only one journey has a step of that name).
 /// Checked before anything runs, for `--fail-if` and for a search's SLOs alike.
 pub fn missing_step(file: &crate::journey::JourneyFile, name: &str) -> Option<String> {
-    let labels: Vec<(String, &str)> = file
-        .journeys
-        .iter()
-        .flat_map(|j| {
-            j.steps
-                .iter()
-                .map(move |s| (format!("{} › {}", j.name, s.name), s.name.as_str()))
-        })
-        .collect();
-    let alone = labels.iter().filter(|(_, s)| *s == name).count();
-    if labels.iter().any(|(l, _)| l == name) || alone == 1 {
+    let labels = file.step_labels();
+    if step_index(labels.iter().map(String::as_str), name).is_some() {
         return None;
     }
+    let alone = labels
+        .iter()
+        .filter(|l| l.rsplit_once(" › ").is_some_and(|(_, s)| s == name))
+        .count();
     Some(if alone > 1 {
         format!("{alone} journeys have a step '{name}': write step:JOURNEY › {name}:")
     } else {
-        let names: Vec<&str> = labels.iter().map(|(l, _)| l.as_str()).collect();
         format!(
             "no step is named '{name}' (the steps: {}): write one of them, or its name alone, after step:",
-            names.join(", ")
+            labels.join(", ")
         )
     })
 }
