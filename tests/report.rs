@@ -299,6 +299,8 @@ struct Seed {
     kernel: &'static str,
     /// Run 4: caddy crashes before `static page`, the run is interrupted there.
     crash_and_interrupt: bool,
+    /// How long each step lasted (2 s but in the unlike store).
+    step_secs: u64,
 }
 
 const CONCURRENCY: [LoadLevel; 2] = [
@@ -424,7 +426,7 @@ fn seed_run(store: &mut Store, s: &Seed) {
                             duration: if interrupted {
                                 Duration::from_millis(700)
                             } else {
-                                Duration::from_secs(2)
+                                Duration::from_secs(s.step_secs)
                             },
                             failures,
                             busiest_thread: if saturated { 0.95 } else { 0.45 },
@@ -513,6 +515,7 @@ impl Seeded {
             caddy_factor,
             kernel,
             crash_and_interrupt,
+            step_secs: 2,
         };
         for s in [
             demo(1, 4, 1.0, "6.1.0-test", false),
@@ -870,9 +873,54 @@ fn the_json_documents_match_docs_report_json() {
             "journey compare 1 2".into(),
             journeys_json(&["compare", "1", "2", "-f", "json"]),
         ),
+        (
+            "unlike compare 1 2".into(),
+            serde_json::from_str(&unlike_store().ok(&["compare", "1", "2", "-f", "json"])).unwrap(),
+        ),
     ])
     .collect();
     check_against_doc("shootout compare", &compares);
+}
+
+/// A store of two runs of one plan whose steps are unlike: 6 s in run 1, 20 s in run 2
+/// (a short look against a full run), caddy behind nginx on `hello` in run 1 and ahead in
+/// run 2.
+fn unlike_store() -> Seeded {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("shootout.db")).unwrap();
+    for (day, step_secs, caddy_factor) in [(1, 6, 0.5), (2, 20, 1.5)] {
+        let seed = Seed {
+            name: "demo",
+            day,
+            workloads: &["hello"],
+            levels: &CONCURRENCY,
+            reps: 4,
+            caddy_factor,
+            kernel: "6.1.0-test",
+            crash_and_interrupt: false,
+            step_secs,
+        };
+        seed_run(&mut store, &seed);
+    }
+    Seeded { dir }
+}
+
+/// `compare` of a quick run with a full one: each ranking says its steps were unlike, and
+/// a swap is not called an order that failed its re-run.
+#[test]
+fn compare_of_unlike_steps_says_so_beside_the_rankings() {
+    let s = unlike_store();
+    let (_, out, err) = s.run(&["compare", "1", "2"]);
+    assert!(out.contains("Rankings in both runs"), "{out}\n{err}");
+    assert!(
+        out.contains("unlike steps (6.0 s in A, 20 s in B): each order is its own run's"),
+        "{out}"
+    );
+    assert!(!out.contains("did not survive the re-run"), "{out}");
+    assert!(
+        out.contains("significant in both runs, each the other way: the step lengths differ"),
+        "{out}"
+    );
 }
 
 /// A store of two runs of a journey workload (a step served at once, one served in turn,

@@ -529,7 +529,41 @@ impl<'a> Comparison<'a> {
         };
         c.violations = c.check(&ab);
         c.warnings.extend(c.untested_drops());
+        c.mark_unlike_rankings();
         c
+    }
+
+    /// Marks the rankings of the workloads × levels whose pairs had unlike steps
+    /// ([`CompareWarning::UnlikeSteps`]), with the first such pair's step lengths.
+    fn mark_unlike_rankings(&mut self) {
+        let mut unlike: HashMap<(&str, LevelKey), (f64, f64)> = HashMap::new();
+        for w in &self.warnings {
+            if let CompareWarning::UnlikeSteps {
+                pair,
+                a_secs,
+                b_secs,
+                ..
+            } = w
+            {
+                let p = &self.pairs[*pair];
+                if let Some(key) = level_key(p.level) {
+                    unlike
+                        .entry((p.workload.as_str(), key))
+                        .or_insert((*a_secs, *b_secs));
+                }
+            }
+        }
+        let marks: Vec<Option<(f64, f64)>> = self
+            .stability
+            .iter()
+            .map(|s| {
+                let key = level_key(s.level)?;
+                unlike.get(&(s.workload.as_str(), key)).copied()
+            })
+            .collect();
+        for (s, mark) in self.stability.iter_mut().zip(marks) {
+            s.unlike_steps = mark;
+        }
     }
 
     /// The pairs that dropped by more than `--fail-if-slower` without evidence to test it.
@@ -760,6 +794,34 @@ mod tests {
             c.warnings
         );
         assert!(c.violations.is_empty(), "{:?}", c.violations);
+    }
+
+    /// The rankings of a `--quick` run and a full one are each their run's own; where the
+    /// steps were unlike, the ranking entry says so (with the pair's step lengths), so a
+    /// swap is not read as an order that failed its re-run. Like steps are not marked.
+    #[test]
+    fn a_ranking_of_unlike_steps_is_marked_with_their_lengths() {
+        use crate::evidence::tests::sampled;
+        let two = |secs: usize, fast: u64, slow: u64| {
+            let mut r = run(&[("x", 1000, 0), ("y", 1000, 0)], 1);
+            let mut y = sampled(1, slow, secs, 1);
+            y.id = shootout_model::stored::StepId(2);
+            r.steps = vec![sampled(0, fast, secs, 1), y];
+            r
+        };
+        // x ahead in a quick run, y ahead in a run of 10 s steps: each significant.
+        let (a, b) = (two(1, 3000, 1000), two(10, 1000, 3000));
+        let c = Comparison::of(&a, &b, Gates::default());
+        assert_eq!(c.stability.len(), 1);
+        let s = &c.stability[0];
+        assert_eq!(s.swaps.len(), 1);
+        assert!(s.swaps[0].contradicts(), "{s:?}");
+        assert_eq!(s.unlike_steps, Some((1.0, 10.0)));
+        // Two quick runs: like steps, the swap stands unqualified.
+        let (a, b) = (two(1, 3000, 1000), two(1, 1000, 3000));
+        let c = Comparison::of(&a, &b, Gates::default());
+        assert!(c.stability[0].swaps[0].contradicts());
+        assert_eq!(c.stability[0].unlike_steps, None);
     }
 
     /// A contender spoken to over HTTP/1.1 in A and over HTTP/2 in B: its change may be

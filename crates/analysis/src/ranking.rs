@@ -133,6 +133,11 @@ pub struct Stability {
     pub b: String,
     /// Pairs whose order changed (contenders ranked in both runs only).
     pub swaps: Vec<Swap>,
+    /// The median step lengths in seconds (A, B) where a pair of this workload × level had
+    /// unlike steps in the two runs (a `--quick` run against a full one): each run's order
+    /// is its own, but one of short steps weighs how the steps began as much as the
+    /// servers, so a changed order may be the step lengths'. Set by `compare`.
+    pub unlike_steps: Option<(f64, f64)>,
 }
 
 impl Stability {
@@ -163,6 +168,7 @@ pub fn stability(a: &Analysis, b: &Analysis) -> Vec<Stability> {
                 a: ra.line(|i| a.name(i)),
                 b: other.line(|i| b.name(i)),
                 swaps: swaps(a, &ra, b, other),
+                unlike_steps: None,
             })
         })
         .collect()

@@ -385,38 +385,60 @@ fn stability_by_workload<'c>(c: &'c Comparison) -> Vec<(&'c str, Vec<&'c Stabili
     out
 }
 
-/// `c=1: same order: a > b`, or the two orders and a line per swapped pair.
+/// `c=1: same order: a > b`, or the two orders and a line per swapped pair; where the
+/// level's steps were unlike in the two runs, a line says so and each swap's words weigh it.
 pub fn stability_lines(s: &Stability) -> Vec<String> {
     let level = s.level.to_string();
     let strip = |line: &str| line[level.len() + 2..].to_string();
-    if s.same() {
-        return vec![format!("{level}: same order: {}", strip(&s.a))];
+    let pad = " ".repeat(level.len());
+    let mut out = if s.same() {
+        vec![format!("{level}: same order: {}", strip(&s.a))]
+    } else {
+        vec![
+            format!("{level}: changed: A {}", strip(&s.a)),
+            format!("{pad}           B {}", strip(&s.b)),
+        ]
+    };
+    if let Some((a, b)) = s.unlike_steps {
+        out.push(format!(
+            "{pad}  unlike steps ({} in A, {} in B): each order is its own run's; a short step weighs how it began as much as the servers",
+            seconds(a),
+            seconds(b)
+        ));
     }
-    let mut out = vec![
-        format!("{level}: changed: A {}", strip(&s.a)),
-        format!("{}           B {}", " ".repeat(level.len()), strip(&s.b)),
-    ];
     for w in &s.swaps {
         out.push(format!(
-            "{}  {} and {} swapped: {}",
-            " ".repeat(level.len()),
+            "{pad}  {} and {} swapped: {}",
             w.ahead_in_a,
             w.ahead_in_b,
-            swap_words(w)
+            swap_words(w, s.unlike_steps.is_some())
         ));
     }
     out
 }
 
-/// Whether a swap matters, in words.
-fn swap_words(w: &Swap) -> &'static str {
-    match (w.significant_in_a, w.significant_in_b) {
-        (true, true) => {
+/// A step length in words: `1.0 s`, `10 s`.
+fn seconds(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{s:.0} s")
+    }
+}
+
+/// Whether a swap matters, in words; `unlike`: the two runs' steps were of unlike lengths,
+/// so a swap may be the lengths', not the servers'.
+fn swap_words(w: &Swap, unlike: bool) -> &'static str {
+    match (w.significant_in_a, w.significant_in_b, unlike) {
+        (true, true, false) => {
             "significant in both runs, each the other way: this order did not survive the re-run"
         }
-        (true, false) => "significant in A, a tie in B",
-        (false, true) => "a tie in A, significant in B",
-        (false, false) => "a tie in both runs (noise)",
+        (true, true, true) => {
+            "significant in both runs, each the other way: the step lengths differ, so this is no re-run of the same measurement; run both alike to tell"
+        }
+        (true, false, _) => "significant in A, a tie in B",
+        (false, true, _) => "a tie in A, significant in B",
+        (false, false, _) => "a tie in both runs (noise)",
     }
 }
 
@@ -797,6 +819,7 @@ pub fn json(c: &Comparison) -> Value {
             "a": s.a,
             "b": s.b,
             "same": s.same(),
+            "unlike_steps": s.unlike_steps.map(|(a, b)| json!({ "a_secs": a, "b_secs": b })),
             "swaps": s.swaps.iter().map(|w| json!({
                 "ahead_in_a": w.ahead_in_a,
                 "ahead_in_b": w.ahead_in_b,
@@ -978,6 +1001,40 @@ mod tests {
     }
 
     use super::*;
+
+    /// A swap between a `--quick` run and a full one is not called an order that failed its
+    /// re-run: the level says its steps were unlike, and the swap's words say why it may be.
+    #[test]
+    fn a_swap_of_unlike_steps_is_not_called_a_failed_re_run() {
+        let mut s = Stability {
+            workload: "hello".into(),
+            level: LoadLevel::Concurrency { connections: 4 },
+            a: "c=4: x > y".into(),
+            b: "c=4: y > x".into(),
+            swaps: vec![Swap {
+                ahead_in_a: "x".into(),
+                ahead_in_b: "y".into(),
+                significant_in_a: true,
+                significant_in_b: true,
+            }],
+            unlike_steps: None,
+        };
+        let like = stability_lines(&s).join("\n");
+        assert!(like.contains("did not survive the re-run"), "{like}");
+        s.unlike_steps = Some((1.0, 10.0));
+        let unlike = stability_lines(&s);
+        assert_eq!(unlike.len(), 4, "{unlike:?}");
+        assert_eq!(
+            unlike[2],
+            "     unlike steps (1.0 s in A, 10 s in B): each order is its own run's; a short step weighs how it began as much as the servers"
+        );
+        assert!(!unlike[3].contains("did not survive"), "{}", unlike[3]);
+        assert!(
+            unlike[3].contains("no re-run of the same measurement"),
+            "{}",
+            unlike[3]
+        );
+    }
 
     #[test]
     fn p_values_print_with_two_significant_digits() {
