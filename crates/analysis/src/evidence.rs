@@ -42,7 +42,7 @@ pub const MIN_SECONDS: usize = 6;
 
 /// The most tenths of a second read from one step (a minute): the tenths are the evidence
 /// of steps shorter than [`MIN_SECONDS`] seconds.
-const MAX_TENTHS: usize = 600;
+const MAX_TENTHS: usize = shootout_model::stored::MAX_SAMPLE_TENTHS;
 
 /// The generator's seed: fixed, so that reports are reproducible.
 pub(crate) const SEED: u64 = 0x0005_1070;
@@ -201,20 +201,17 @@ pub fn tenths(cell: &Cell) -> Vec<Vec<f64>> {
         .iter()
         .map(|s| {
             let r = &s.result;
-            let samples = s.samples();
-            let sampled = samples.len();
+            let counted = s.sample_tenths();
             // Tenths stand in only for steps of a few seconds; a step's duration comes from
             // the store (a file handed over), so the count is bounded, not allocated as read.
             let full = (r.duration.as_micros() / 100_000).min(MAX_TENTHS as u128) as usize;
-            if sampled == 0 || full < 2 {
+            if counted.sampled == 0 || full < 2 {
                 return Vec::new();
             }
-            let weight = r.counts.completed as f64 / sampled as f64;
+            let weight = r.counts.completed as f64 / counted.sampled as f64;
             let mut counts = vec![0.0; full - 1];
-            for x in samples.iter().filter(|x| x.failure.is_none()) {
-                if let Some(c) = counts.get_mut((x.start_us / 100_000) as usize) {
-                    *c += weight * 10.0;
-                }
+            for (c, &good) in counts.iter_mut().zip(&counted.good) {
+                *c = f64::from(good) * weight * 10.0;
             }
             counts
         })

@@ -174,6 +174,60 @@ pub struct StoredStep {
 /// checked the samples when it read the step.
 pub type SampleSource = Arc<dyn Fn() -> Vec<Sample> + Send + Sync>;
 
+/// The most tenths of a second [`SampleTenths`] counts (a minute): tenths stand in for
+/// seconds in steps of a few seconds only.
+pub const MAX_SAMPLE_TENTHS: usize = 600;
+
+/// What the rankings' tenths of a short step need of its samples: how many requests were
+/// sampled, and the good answers among them by the tenth of a second each started in (the
+/// first [`MAX_SAMPLE_TENTHS`]). The store counts them as it checks a step's samples, so
+/// that a report does not read every reservoir again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampleTenths {
+    /// Requests sampled.
+    pub sampled: u64,
+    /// Good answers sampled, by tenth of a second from the step's start (trailing empty
+    /// tenths left out).
+    pub good: Vec<u32>,
+}
+
+impl SampleTenths {
+    /// Counts `samples`.
+    pub fn of(samples: &[Sample]) -> SampleTenths {
+        let mut t = SampleTenths {
+            sampled: samples.len() as u64,
+            good: Vec::new(),
+        };
+        for s in samples.iter().filter(|s| s.failure.is_none()) {
+            t.count_good(s.start_us);
+        }
+        t
+    }
+
+    /// The tenth of a second counted for a request that started `start_us` after the step
+    /// began; `None` past the [`MAX_SAMPLE_TENTHS`] counted.
+    pub fn tenth(start_us: u64) -> Option<u16> {
+        let tenth = start_us / 100_000;
+        (tenth < MAX_SAMPLE_TENTHS as u64).then_some(tenth as u16)
+    }
+
+    /// Counts a good answer sampled that started `start_us` after the step began.
+    pub fn count_good(&mut self, start_us: u64) {
+        if let Some(tenth) = Self::tenth(start_us) {
+            self.count_good_in(tenth);
+        }
+    }
+
+    /// Counts a good answer sampled in `tenth` (one [`SampleTenths::tenth`] gave).
+    pub fn count_good_in(&mut self, tenth: u16) {
+        let tenth = usize::from(tenth);
+        if self.good.len() <= tenth {
+            self.good.resize(tenth + 1, 0);
+        }
+        self.good[tenth] = self.good[tenth].saturating_add(1);
+    }
+}
+
 /// Gives the histograms of a step's seconds when asked, in the order of its series (empty
 /// bytes for a second without one): the store reads them again from its file (571 bytes
 /// a second in the steps of the store's `big_store` test, so its 20,000 steps of 5 s
@@ -198,6 +252,8 @@ pub struct Packed {
     journeys: Vec<Arc<[u8]>>,
     busy: Vec<Option<Arc<[u8]>>>,
     samples: SampleSource,
+    /// The samples counted by tenths, where the store counted them as it checked them.
+    tenths: Option<SampleTenths>,
     seconds: Option<SecondsSource>,
     latency: LatencySummary,
 }
@@ -265,9 +321,16 @@ impl Packed {
             journeys: journeys.into_iter().map(Arc::from).collect(),
             busy: busy.into_iter().map(|b| b.map(Arc::from)).collect(),
             samples,
+            tenths: None,
             seconds,
             latency,
         })
+    }
+
+    /// The same, with its samples counted by tenths (see [`StoredStep::sample_tenths`]).
+    pub fn with_tenths(mut self, tenths: SampleTenths) -> Packed {
+        self.tenths = Some(tenths);
+        self
     }
 
     /// The same, with the ages of the step's requests in flight at its end (`None`: not
@@ -357,6 +420,15 @@ impl StoredStep {
         match &self.packed {
             None => Cow::Borrowed(&self.result.samples),
             Some(p) => Cow::Owned((p.samples)()),
+        }
+    }
+
+    /// The samples counted by tenths of a second: as the store counted them, or counted
+    /// now from [`StoredStep::samples`].
+    pub fn sample_tenths(&self) -> Cow<'_, SampleTenths> {
+        match self.packed.as_ref().and_then(|p| p.tenths.as_ref()) {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(SampleTenths::of(&self.samples())),
         }
     }
 

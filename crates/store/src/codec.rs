@@ -7,6 +7,7 @@
 use flate2::{read::ZlibDecoder, write::ZlibEncoder, Compression};
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use shootout_model::stored::SampleTenths;
 use shootout_model::{FailureKind, Sample};
 use std::io::{Read, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -203,9 +204,10 @@ pub(crate) fn decode_samples(bytes: &[u8]) -> Result<Vec<Sample>, String> {
 
 /// Checks a samples BLOB as [`decode_samples`] would read it, refusing what it refuses
 /// with the same words, without building the samples: the columns are inflated through
-/// one small buffer and only the failure codes looked at (a reader that checks every
-/// step's reservoir and keeps none).
-pub(crate) fn check_samples(bytes: &[u8]) -> Result<(), String> {
+/// one small buffer and only the starts and the failure codes looked at (a reader that
+/// checks every step's reservoir and keeps none). Gives the good answers counted by tenth
+/// of a second, all that a report reads of the samples but for the HTML's few steps.
+pub(crate) fn check_samples(bytes: &[u8]) -> Result<SampleTenths, String> {
     let (&format, packed) = bytes.split_first().ok_or("empty BLOB")?;
     if format != SAMPLES_V1 {
         return Err(format!("unknown format {format}"));
@@ -221,11 +223,26 @@ pub(crate) fn check_samples(bytes: &[u8]) -> Result<(), String> {
             "{n} samples, more than the {MAX_STORED_SAMPLES} a step may hold"
         ));
     }
-    // The failure codes are the last column: a byte each from here on.
+    count_columns(inflate.take((n * SAMPLE_BYTES) as u64 + 1), n, 16 << 10)
+}
+
+/// [`check_samples`]' reading of the `n` samples' columns, through a buffer of `buf_len`
+/// bytes.
+fn count_columns(mut columns: impl Read, n: usize, buf_len: usize) -> Result<SampleTenths, String> {
+    // The starts are the first column (8 bytes each, from the one before), the failure
+    // codes the last (a byte each): each sample's tenth is kept (4 bytes, as the inflated
+    // bytes come: at most 4 bytes for each 27 read) until its code says whether it counts.
+    let starts_end = n * 8;
     let codes_at = n * (SAMPLE_BYTES - 1);
-    let mut columns = inflate.take((n * SAMPLE_BYTES) as u64 + 1);
-    let mut buf = vec![0u8; 16 << 10];
+    let mut buf = vec![0u8; buf_len];
     let (mut read, mut unknown) = (0usize, None);
+    let mut counted = SampleTenths {
+        sampled: n as u64,
+        good: Vec::new(),
+    };
+    let mut tenths: Vec<Option<u16>> = Vec::new();
+    let (mut start, mut start_us, mut start_len) = ([0u8; 8], 0u64, 0usize);
+    let mut code = 0usize;
     loop {
         let got = match columns.read(&mut buf) {
             Ok(0) => break,
@@ -233,9 +250,42 @@ pub(crate) fn check_samples(bytes: &[u8]) -> Result<(), String> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e.to_string()),
         };
-        if unknown.is_none() && read + got > codes_at {
-            let codes = &buf[codes_at.saturating_sub(read)..got];
-            unknown = codes.iter().copied().find(|&c| failure_of(c).is_err());
+        let chunk = &buf[..got];
+        let mut starts = &chunk[..starts_end.saturating_sub(read).min(got)];
+        // A start cut by the buffer's end is finished from the next read.
+        while start_len > 0 && !starts.is_empty() {
+            start[start_len] = starts[0];
+            starts = &starts[1..];
+            start_len = (start_len + 1) % 8;
+            if start_len == 0 {
+                start_us = start_us.wrapping_add(u64::from_le_bytes(start));
+                tenths.push(SampleTenths::tenth(start_us));
+            }
+        }
+        if !starts.is_empty() {
+            let whole = starts.chunks_exact(8);
+            let cut = whole.remainder();
+            for gap in whole {
+                let gap = u64::from_le_bytes(gap.try_into().expect("chunks of 8 bytes"));
+                start_us = start_us.wrapping_add(gap);
+                tenths.push(SampleTenths::tenth(start_us));
+            }
+            start[..cut.len()].copy_from_slice(cut);
+            start_len = cut.len();
+        }
+        if read + got > codes_at {
+            for &c in &chunk[codes_at.saturating_sub(read)..] {
+                match failure_of(c) {
+                    Ok(None) => {
+                        if let Some(&Some(tenth)) = tenths.get(code) {
+                            counted.count_good_in(tenth);
+                        }
+                    }
+                    Ok(Some(_)) => {}
+                    Err(_) => unknown = unknown.or(Some(c)),
+                }
+                code += 1;
+            }
         }
         read += got;
     }
@@ -246,9 +296,11 @@ pub(crate) fn check_samples(bytes: &[u8]) -> Result<(), String> {
             4 + n * SAMPLE_BYTES
         ));
     }
+    // Kept with the step for as long as the report runs.
+    counted.good.shrink_to_fit();
     match unknown {
-        Some(code) => failure_of(code).map(|_| ()),
-        None => Ok(()),
+        Some(code) => failure_of(code).map(|_| counted),
+        None => Ok(counted),
     }
 }
 
@@ -305,9 +357,57 @@ mod tests {
             blob.len()
         );
         assert_eq!(decode_samples(&blob).unwrap(), samples);
-        assert_eq!(check_samples(&blob), Ok(()));
+        assert_eq!(check_samples(&blob), Ok(SampleTenths::of(&samples)));
         assert_eq!(decode_samples(&encode_samples(&[])).unwrap(), vec![]);
-        assert_eq!(check_samples(&encode_samples(&[])), Ok(()));
+        assert_eq!(
+            check_samples(&encode_samples(&[])),
+            Ok(SampleTenths::default())
+        );
+    }
+
+    /// The check counts the good answers by tenth as the samples themselves count them:
+    /// over two minutes (the tenths past the first minute left out), an odd count whose
+    /// starts cross the check's buffer anywhere, failures not counted.
+    #[test]
+    fn the_check_counts_the_good_answers_by_tenth() {
+        let samples: Vec<Sample> = (0..12_345u64)
+            .map(|i| Sample {
+                start_us: i * 9_721 + (i % 3) * 50_000,
+                connect_us: 0,
+                waiting_us: 1,
+                total_us: 2,
+                status: 200,
+                failure: (i % 7 == 0).then_some(FailureKind::Reset),
+            })
+            .collect();
+        let blob = encode_samples(&samples);
+        let counted = check_samples(&blob).unwrap();
+        assert_eq!(counted, SampleTenths::of(&samples));
+        // Read a few bytes at a time, every start is cut somewhere: the same counts.
+        let mut raw = Vec::new();
+        ZlibDecoder::new(&blob[1..]).read_to_end(&mut raw).unwrap();
+        for buf_len in [1, 3, 7, 9, 4096] {
+            let cut = count_columns(&raw[4..], samples.len(), buf_len).unwrap();
+            assert_eq!(cut, counted, "a buffer of {buf_len}");
+        }
+        assert_eq!(counted.sampled, 12_345);
+        assert_eq!(
+            counted.good.len(),
+            shootout_model::stored::MAX_SAMPLE_TENTHS
+        );
+        let good_in_a_minute = samples
+            .iter()
+            .filter(|s| s.failure.is_none() && s.start_us < 60_000_000)
+            .count() as u64;
+        let sum: u64 = counted.good.iter().map(|&g| u64::from(g)).sum();
+        assert_eq!(sum, good_in_a_minute);
+        // Every tenth counted here: about 10 starts in each (fewer in the first, which
+        // the shifted starts skip), 1 in 7 failed.
+        assert!(
+            counted.good.iter().all(|&g| (5..=12).contains(&g)),
+            "{:?}",
+            counted.good
+        );
     }
 
     #[test]
@@ -387,10 +487,10 @@ mod tests {
         for blob in &cases {
             let decoded = decode_samples(blob).map(|_| ());
             assert!(decoded.is_err());
-            assert_eq!(check_samples(blob), decoded);
+            assert_eq!(check_samples(blob).map(|_| ()), decoded);
         }
         assert_eq!(decode_samples(&good).unwrap().len(), n);
-        assert_eq!(check_samples(&good), Ok(()));
+        assert!(check_samples(&good).is_ok());
         assert_eq!(
             check_samples(&with_code(n - 1, 99)).unwrap_err(),
             "unknown failure code 99"

@@ -760,6 +760,32 @@ fn a_file_s_steps_read_their_seconds_histograms_again_when_asked() {
     assert_eq!(mem.steps(run).unwrap()[0].result.series, result.series);
 }
 
+/// A file's steps carry their samples counted by tenth, as the store counted them while it
+/// checked them: a report reads no reservoir again for them (here the file is gone by the
+/// time they are asked for, and they are still there, while the samples are not).
+#[test]
+fn a_file_s_steps_keep_their_samples_counted_by_tenth() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tenths.db");
+    let result = synthetic_result(3);
+    assert!(result.samples.len() > 100);
+    let run = {
+        let mut store = Store::open(&path).unwrap();
+        let run = store
+            .begin_run(&new_run("demo", &machine(), at(0)))
+            .unwrap();
+        let c = store.add_contender(run, &contender("nginx")).unwrap();
+        store.record_step(&step(run, c, 1, &result, &[])).unwrap();
+        run
+    };
+    let steps = Store::open_read_only(&path).unwrap().steps(run).unwrap();
+    drop(dir);
+    let want = shootout_model::stored::SampleTenths::of(&result.samples);
+    assert!(want.good.iter().sum::<u32>() > 0, "{want:?}");
+    assert_eq!(*steps[0].sample_tenths(), want);
+    assert!(steps[0].samples().is_empty(), "the file is gone");
+}
+
 /// A store of schema 21 with a journey step gets `hist_busy`, NULL for the journeys it
 /// held, which read back without a busy time.
 #[test]
