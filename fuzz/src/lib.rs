@@ -9,7 +9,8 @@
 //! the plan reader (`shootout_model::plan::parse`), the journey file reader
 //! (`shootout_model::journey::parse`) and a journey's templates and captures fed a server's
 //! answers (`shootout_engine::journey::User`); and of what a peer on the start
-//! barrier's port sends (`shootout_model::barrier`).
+//! barrier's port sends (`shootout_model::barrier`); and a store file's sample reservoirs
+//! (`shootout_store`'s check and decoder).
 //!
 //! Each target is a plain function of the input bytes that panics when an invariant
 //! breaks. The libFuzzer binaries in `fuzz_targets/` call them under coverage guidance;
@@ -33,6 +34,7 @@ pub mod plan;
 pub mod request_list;
 pub mod response;
 pub mod result_file;
+pub mod store_samples;
 pub mod websocket;
 
 /// Longest head (or chunk line) the parser accepts, in bytes.

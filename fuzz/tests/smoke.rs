@@ -220,6 +220,11 @@ fn journey_answer() {
 }
 
 #[test]
+fn store_samples() {
+    smoke("store_samples", shootout_fuzz::store_samples::check);
+}
+
+#[test]
 fn barrier() {
     smoke("barrier", shootout_fuzz::barrier::check);
 }

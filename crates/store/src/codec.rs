@@ -142,8 +142,14 @@ pub(crate) fn encode_samples(samples: &[Sample]) -> Vec<u8> {
         raw.extend_from_slice(&s.status.to_le_bytes());
     }
     raw.extend(samples.iter().map(|s| failure_code(s.failure)));
+    samples_blob_of(&raw)
+}
+
+/// The samples BLOB whose inflated bytes are `raw`: the format's byte, then `raw`
+/// deflated (zlib).
+pub(crate) fn samples_blob_of(raw: &[u8]) -> Vec<u8> {
     let mut z = ZlibEncoder::new(vec![SAMPLES_V1], Compression::default());
-    z.write_all(&raw).expect("writing to a Vec cannot fail");
+    z.write_all(raw).expect("writing to a Vec cannot fail");
     z.finish().expect("writing to a Vec cannot fail")
 }
 

@@ -36,6 +36,31 @@ pub use shootout_model::stored::{
 };
 pub use step::StepRecord;
 
+/// The readers of a step's sample reservoir as stored, for the fuzz target `store_samples`
+/// (fuzz/): a store's file may come from anyone, and its BLOBs are read by these.
+#[doc(hidden)]
+pub mod fuzzing {
+    use shootout_model::stored::SampleTenths;
+    use shootout_model::Sample;
+
+    /// Checks a reservoir's BLOB as a report reads every step's, counting its good answers
+    /// by tenth.
+    pub fn check_samples(blob: &[u8]) -> Result<SampleTenths, String> {
+        crate::codec::check_samples(blob)
+    }
+
+    /// Decodes a reservoir's BLOB into its samples, as a chart of a few steps does.
+    pub fn decode_samples(blob: &[u8]) -> Result<Vec<Sample>, String> {
+        crate::codec::decode_samples(blob)
+    }
+
+    /// A BLOB of the stored format whose inflated bytes are `raw` (the sample count, then
+    /// the columns).
+    pub fn blob_of(raw: &[u8]) -> Vec<u8> {
+        crate::codec::samples_blob_of(raw)
+    }
+}
+
 use identity::{identify, Identity};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use shootout_model::{ContenderStatus, MachineFacts, ProcessOwner, RunStatus};
