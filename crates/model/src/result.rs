@@ -1675,11 +1675,21 @@ impl RunResult {
     /// A run of `duration` from `started` that measured nothing: empty histograms and
     /// counts, no samples, no warnings (a base for results built field by field).
     pub fn empty(started: SystemTime, duration: Duration) -> Self {
+        Self::with_histograms(started, duration, Histograms::new())
+    }
+
+    /// The same, with `histograms` (a reader that decoded them builds no empty ones to
+    /// drop: six of 184 KiB each).
+    pub fn with_histograms(
+        started: SystemTime,
+        duration: Duration,
+        histograms: Histograms,
+    ) -> Self {
         RunResult {
             started,
             duration,
             counts: Counts::default(),
-            histograms: Histograms::new(),
+            histograms,
             series: Vec::new(),
             samples: Vec::new(),
             first_response: None,

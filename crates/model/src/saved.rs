@@ -1397,7 +1397,6 @@ impl ResultV1 {
             .map(|text| decode("result.in_flight_at_end", &text))
             .transpose()?;
         let mut r = RunResult {
-            histograms,
             counts: self.counts.counts(),
             series,
             samples: self.samples.into_iter().map(sample).collect(),
@@ -1410,9 +1409,10 @@ impl ResultV1 {
             journeys: KindV1::read("result.journeys", self.journeys, true)?,
             stream: stream.map(Box::new),
             in_flight_at_end,
-            ..RunResult::empty(
+            ..RunResult::with_histograms(
                 time_at(self.started_unix_ns),
                 Duration::from_nanos(self.duration_ns),
+                histograms,
             )
         };
         check_counts(&r)?;
