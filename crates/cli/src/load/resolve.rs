@@ -1511,12 +1511,14 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
-    /// A journey file of one step in a folder of its own; its path.
-    fn journey_file(what: &str) -> String {
-        let path = tempfile_dir(what).join("j.toml");
+    /// A journey file of one step in a folder of its own (removed when the folder is
+    /// dropped); the folder and the file's path.
+    fn journey_file() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.toml");
         let text = "[[journey]]\nname = \"j\"\n[[journey.step]]\nname = \"s\"\nget = \"/\"\n";
         std::fs::write(&path, text).unwrap();
-        path.display().to_string()
+        (dir, path.display().to_string())
     }
 
     /// `--warmup` with stages of users warms up with the first stage's users for the
@@ -1524,7 +1526,7 @@ mod tests {
     /// `-n` (never given) had been, and a time ran the stages' own ramp.
     #[test]
     fn a_warm_up_before_stages_of_users_runs_the_first_stage_s_users() {
-        let path = journey_file("warmup-stages");
+        let (_dir, path) = journey_file();
         let with = |warm: &str| {
             let args = [
                 "--journey",
@@ -1554,7 +1556,7 @@ mod tests {
     /// journey starts as a new user (no journeys, or the closed model), saying what to do.
     #[test]
     fn journey_connection_is_the_open_model_s_and_reuse_by_default() {
-        let path = journey_file("journey-connection");
+        let (_dir, path) = journey_file();
         let url = "http://127.0.0.1:1/";
         let open = ["--journey", &path, "--rate", "10", "-n", "5"];
         let p = plan_of(&[&open[..], &[url][..]].concat()).unwrap();
