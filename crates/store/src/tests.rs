@@ -493,12 +493,26 @@ fn one_step() -> (Store, RunId) {
 /// A store in memory with one run of one contender ("nginx") and one step of `result`.
 fn one_step_of(result: &RunResult) -> (Store, RunId) {
     let mut store = Store::open_in_memory().unwrap();
+    let run = record_one_step(&mut store, result);
+    (store, run)
+}
+
+/// Records a run of one step of `result` in `store`; the run.
+fn record_one_step(store: &mut Store, result: &RunResult) -> RunId {
     let run = store
         .begin_run(&new_run("demo", &machine(), at(0)))
         .unwrap();
     let c = store.add_contender(run, &contender("nginx")).unwrap();
     store.record_step(&step(run, c, 1, result, &[])).unwrap();
-    (store, run)
+    run
+}
+
+/// A store file holding a run of one step of `result`, closed: its folder, path and run.
+fn file_of_one_step(result: &RunResult) -> (tempfile::TempDir, std::path::PathBuf, RunId) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.db");
+    let run = record_one_step(&mut Store::open(&path).unwrap(), result);
+    (dir, path, run)
 }
 
 /// A second's histogram that does not decode (a forged store) is refused with the
@@ -735,20 +749,10 @@ fn a_v23_file_gets_the_search_end_column_null() {
 /// `unpacked()` read the histograms again, as written. A store in memory keeps them.
 #[test]
 fn a_file_s_steps_read_their_seconds_histograms_again_when_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("seconds.db");
     let result = synthetic_result(3);
     assert!(result.series[0].histogram.len() > 8);
     assert!(result.series[10].histogram.is_empty());
-    let run = {
-        let mut store = Store::open(&path).unwrap();
-        let run = store
-            .begin_run(&new_run("demo", &machine(), at(0)))
-            .unwrap();
-        let c = store.add_contender(run, &contender("nginx")).unwrap();
-        store.record_step(&step(run, c, 1, &result, &[])).unwrap();
-        run
-    };
+    let (_dir, path, run) = file_of_one_step(&result);
     let store = Store::open_read_only(&path).unwrap();
     let steps = store.steps(run).unwrap();
     let s = &steps[0];
@@ -765,19 +769,9 @@ fn a_file_s_steps_read_their_seconds_histograms_again_when_asked() {
 /// time they are asked for, and they are still there, while the samples are not).
 #[test]
 fn a_file_s_steps_keep_their_samples_counted_by_tenth() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tenths.db");
     let result = synthetic_result(3);
     assert!(result.samples.len() > 100);
-    let run = {
-        let mut store = Store::open(&path).unwrap();
-        let run = store
-            .begin_run(&new_run("demo", &machine(), at(0)))
-            .unwrap();
-        let c = store.add_contender(run, &contender("nginx")).unwrap();
-        store.record_step(&step(run, c, 1, &result, &[])).unwrap();
-        run
-    };
+    let (dir, path, run) = file_of_one_step(&result);
     let steps = Store::open_read_only(&path).unwrap().steps(run).unwrap();
     drop(dir);
     let want = shootout_model::stored::SampleTenths::of(&result.samples);
