@@ -77,6 +77,14 @@ pub enum WsBehavior {
         /// The status, e.g. 403.
         status: u16,
     },
+    /// The same, the refusal written `after` the upgrade request was read: connections
+    /// opened together are refused together.
+    RefuseLate {
+        /// The status, e.g. 403.
+        status: u16,
+        /// How long after the request.
+        after: Duration,
+    },
     /// A 101 whose `Sec-WebSocket-Accept` is wrong.
     BadAccept,
     /// The upgrade request is read and never answered: the connection stays open, its
@@ -380,7 +388,10 @@ impl Conn<'_> {
             return Ok(());
         }
         let accept = match self.state.behavior {
-            WsBehavior::Refuse { status } => {
+            WsBehavior::Refuse { status } | WsBehavior::RefuseLate { status, .. } => {
+                if let WsBehavior::RefuseLate { after, .. } = self.state.behavior {
+                    thread::sleep(after);
+                }
                 let head = format!(
                     "HTTP/1.1 {status} Refused\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                 );

@@ -214,11 +214,23 @@ pub(crate) trait Protocol<'a>: Sized {
         self.table().never_open()
     }
 
-    /// Closed loop: whether requests remain to be sent: the budget and the time last, or
-    /// requests wait to be sent again ([`Core::resend`]).
+    /// Closed loop: whether requests remain to be sent that a connection opened now would
+    /// carry: requests wait to be sent again ([`Core::resend`]), or the time lasts and the
+    /// budget holds more requests than the connections already being set up will take (each
+    /// takes one at least, sent once it is set up or charged when it fails). A client opens
+    /// a connection when it has a request: with two connections refused in turn, the last
+    /// request's connection was opened while the other's, which would take it, was still
+    /// connecting, and a run of 10 opened 11 or 12 by the timing.
     fn more(&self, now: Instant) -> bool {
         let core = self.core_ref();
-        !core.resend.is_empty() || !core.spent(now)
+        if !core.resend.is_empty() {
+            return true;
+        }
+        if core.spent(now) {
+            return false;
+        }
+        core.budget
+            .is_none_or(|b| b.saturating_sub(core.claimed) > self.opening() as u64)
     }
 
     /// Connection `i` could not carry its work (it could not be set up): in a closed loop

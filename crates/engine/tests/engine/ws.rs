@@ -96,6 +96,23 @@ fn a_reply_that_is_no_echo_fails_as_body() {
 
 /// Each refused connection fails one message, counted under the refusal's status; the
 /// run still ends by its count.
+/// A client opens a connection when it has a message: connections refused together do not
+/// each open another while the ones already connecting will take the messages left. Two
+/// connections refused 50 ms after their upgrades, 3 messages: the pre-flight connection,
+/// the two, and one more for the third message; a connection opened for the third while
+/// the other was being refused carried nothing (5 connections).
+#[test]
+fn connections_refused_together_open_no_more_than_the_messages_left() {
+    let refuse = WsBehavior::RefuseLate {
+        status: 403,
+        after: Duration::from_millis(50),
+    };
+    for (r, server) in both_ways(refuse, |s| spec(s, 3, 2)) {
+        assert_eq!(failures(&r), vec![(FailureKind::Handshake, 3)]);
+        assert_eq!((server.connections(), server.upgrades()), (4, 0));
+    }
+}
+
 #[test]
 fn a_refused_handshake_fails_one_message_per_connection_with_its_status() {
     for (r, server) in both_ways(WsBehavior::Refuse { status: 403 }, |s| spec(s, 10, 2)) {
