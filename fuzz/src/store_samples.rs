@@ -39,7 +39,11 @@ pub fn check(data: &[u8]) {
             assert_eq!(*counted, SampleTenths::of(samples), "the check's counts");
         }
         (Err(a), Err(b)) => assert_eq!(a, b, "the two readers' words"),
-        _ => panic!("decoded {:?}, checked {:?}", decoded.map(|s| s.len()), checked),
+        _ => panic!(
+            "decoded {:?}, checked {:?}",
+            decoded.map(|s| s.len()),
+            checked
+        ),
     }
     let inflated = decoded.as_ref().map_or(0, |s| 4 + s.len() * 27);
     let bound = GROWTH_BASE + GROWTH_PER_BYTE * inflated.max(blob.len() * 1032);
