@@ -55,8 +55,9 @@ How the verdicts and gates work:
   repetitions when it is larger), which needs 6 full seconds per side; shorter steps are
   read by tenths of a second. Steps whose lengths differ more than 1.5 times between the
   runs (a --quick run against a full one) are said to be 'unlike steps', and a verdict
-  that rested on tenths is withdrawn. A significant change reads '1.25 times slower
-  (1.21–1.30, p=...)': the ratio and its 95% interval.
+  that rested on tenths is withdrawn; the rankings of such a level say so too (each
+  order is its own run's, and a swap is no failed re-run). A significant change reads
+  '1.25 times slower (1.21–1.30, p=...)': the ratio and its 95% interval.
   p99: a Mann-Whitney U test of the repetitions' p99s. Without enough evidence for any
   outcome to be significant, the verdict is 'too little evidence'.
 
