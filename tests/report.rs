@@ -913,7 +913,7 @@ fn compare_of_unlike_steps_says_so_beside_the_rankings() {
     let (_, out, err) = s.run(&["compare", "1", "2"]);
     assert!(out.contains("Rankings in both runs"), "{out}\n{err}");
     assert!(
-        out.contains("unlike steps (6.0 s in A, 20 s in B): each order is its own run's"),
+        out.contains("unlike steps (6 s in A, 20 s in B): each order is its own run's"),
         "{out}"
     );
     assert!(!out.contains("did not survive the re-run"), "{out}");

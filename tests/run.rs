@@ -1876,7 +1876,11 @@ fn a_websocket_workload_sends_its_message_list() {
 /// so in messages and statuses.
 #[test]
 fn a_refused_websocket_handshake_fails_verification() {
-    let server = WsServer::start(WsBehavior::Refuse { status: 403 }).unwrap();
+    let server = WsServer::start(WsBehavior::Refuse {
+        status: 403,
+        after: std::time::Duration::ZERO,
+    })
+    .unwrap();
     let contender = format!(
         "[[contender]]\nname = \"ws\"\nurl = \"{}\"\n",
         server.url("").trim_end_matches('/')

@@ -139,7 +139,10 @@ fn a_binary_file_goes_as_one_binary_message_in_rate_mode() {
 fn each_failure_class_prints_by_name() {
     let cases = [
         (
-            WsBehavior::Refuse { status: 403 },
+            WsBehavior::Refuse {
+                status: 403,
+                after: std::time::Duration::ZERO,
+            },
             "Failures ",
             "4 handshake",
         ),

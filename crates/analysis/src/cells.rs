@@ -423,17 +423,11 @@ pub fn level_key(level: LoadLevel) -> Option<LevelKey> {
 fn cells_of(level: LoadLevel, mut steps: Vec<(usize, &StoredStep)>) -> Vec<Cell<'_>> {
     // Stable: steps of one contender, repetition and id keep the run's order.
     steps.sort_by_key(|(ci, s)| (*ci, s.repetition, s.id));
+    let runs = steps.chunk_by(|a, b| a.0 == b.0);
     // Sized to its contenders: a level of one contender kept room for four cells (2 KB
     // each level; 42 MB of a 20,000-level run).
-    let contenders = 1 + steps.windows(2).filter(|w| w[0].0 != w[1].0).count();
-    let mut cells = Vec::with_capacity(contenders.min(steps.len()));
-    let mut rest = steps.as_slice();
-    while let Some(&(ci, _)) = rest.first() {
-        let n = rest.iter().take_while(|(c, _)| *c == ci).count();
-        let mine = rest[..n].iter().map(|(_, s)| *s).collect();
-        cells.push(cell(ci, level, mine));
-        rest = &rest[n..];
-    }
+    let mut cells = Vec::with_capacity(runs.clone().count());
+    cells.extend(runs.map(|run| cell(run[0].0, level, run.iter().map(|(_, s)| *s).collect())));
     cells
 }
 

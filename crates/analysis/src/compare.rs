@@ -441,6 +441,38 @@ fn capacity_changes(a: &Analysis, b: &Analysis) -> Vec<CapacityChange> {
     out
 }
 
+/// `rankings` with those of the workloads × levels whose pairs had unlike steps
+/// ([`CompareWarning::UnlikeSteps`] among `warnings`) marked with the first such pair's
+/// step lengths.
+fn marked_unlike(
+    mut rankings: Vec<Stability>,
+    pairs: &[Pair],
+    warnings: &[CompareWarning],
+) -> Vec<Stability> {
+    let mut unlike: HashMap<(&str, LevelKey), (f64, f64)> = HashMap::new();
+    for w in warnings {
+        if let CompareWarning::UnlikeSteps {
+            pair,
+            a_secs,
+            b_secs,
+            ..
+        } = w
+        {
+            let p = &pairs[*pair];
+            if let Some(key) = level_key(p.level) {
+                unlike
+                    .entry((p.workload.as_str(), key))
+                    .or_insert((*a_secs, *b_secs));
+            }
+        }
+    }
+    for s in &mut rankings {
+        s.unlike_steps =
+            level_key(s.level).and_then(|key| unlike.get(&(s.workload.as_str(), key)).copied());
+    }
+    rankings
+}
+
 /// Withdraws a req/s verdict the tenths decided (tenths stand in for seconds between like
 /// steps only: call it for a pair of unlike steps); true when there was one.
 fn withdraw_tenths(p: &mut Pair) -> bool {
@@ -510,6 +542,7 @@ impl<'a> Comparison<'a> {
             .filter(|(w, l, cb)| find(&ia, ab.name(cb.contender), w, *l).is_none())
             .map(|(w, l, cb)| unpaired(ab.name(cb.contender), w, l, a))
             .collect();
+        let rankings = marked_unlike(stability(&aa, &ab), &pairs, &cell_warnings);
         let mut c = Comparison {
             a,
             b,
@@ -524,46 +557,12 @@ impl<'a> Comparison<'a> {
             gates,
             violations: Vec::new(),
             reps: (most_reps(&aa), most_reps(&ab)),
-            stability: stability(&aa, &ab),
+            stability: rankings,
             capacities: capacity_changes(&aa, &ab),
         };
         c.violations = c.check(&ab);
         c.warnings.extend(c.untested_drops());
-        c.mark_unlike_rankings();
         c
-    }
-
-    /// Marks the rankings of the workloads × levels whose pairs had unlike steps
-    /// ([`CompareWarning::UnlikeSteps`]), with the first such pair's step lengths.
-    fn mark_unlike_rankings(&mut self) {
-        let mut unlike: HashMap<(&str, LevelKey), (f64, f64)> = HashMap::new();
-        for w in &self.warnings {
-            if let CompareWarning::UnlikeSteps {
-                pair,
-                a_secs,
-                b_secs,
-                ..
-            } = w
-            {
-                let p = &self.pairs[*pair];
-                if let Some(key) = level_key(p.level) {
-                    unlike
-                        .entry((p.workload.as_str(), key))
-                        .or_insert((*a_secs, *b_secs));
-                }
-            }
-        }
-        let marks: Vec<Option<(f64, f64)>> = self
-            .stability
-            .iter()
-            .map(|s| {
-                let key = level_key(s.level)?;
-                unlike.get(&(s.workload.as_str(), key)).copied()
-            })
-            .collect();
-        for (s, mark) in self.stability.iter_mut().zip(marks) {
-            s.unlike_steps = mark;
-        }
     }
 
     /// The pairs that dropped by more than `--fail-if-slower` without evidence to test it.

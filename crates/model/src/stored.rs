@@ -199,7 +199,9 @@ impl SampleTenths {
             good: Vec::new(),
         };
         for s in samples.iter().filter(|s| s.failure.is_none()) {
-            t.count_good(s.start_us);
+            if let Some(tenth) = Self::tenth(s.start_us) {
+                t.count_good_in(tenth);
+            }
         }
         t
     }
@@ -209,13 +211,6 @@ impl SampleTenths {
     pub fn tenth(start_us: u64) -> Option<u16> {
         let tenth = start_us / 100_000;
         (tenth < MAX_SAMPLE_TENTHS as u64).then_some(tenth as u16)
-    }
-
-    /// Counts a good answer sampled that started `start_us` after the step began.
-    pub fn count_good(&mut self, start_us: u64) {
-        if let Some(tenth) = Self::tenth(start_us) {
-            self.count_good_in(tenth);
-        }
     }
 
     /// Counts a good answer sampled in `tenth` (one [`SampleTenths::tenth`] gave).

@@ -193,12 +193,15 @@ pub fn step_of<'r>(r: &'r RunResult, name: &str) -> Option<&'r crate::TargetStat
 /// SLO while the step runs).
 pub fn step_index<'l>(labels: impl Iterator<Item = &'l str> + Clone, name: &str) -> Option<usize> {
     labels.clone().position(|l| l == name).or_else(|| {
-        let mut alone = labels
-            .enumerate()
-            .filter(|(_, l)| l.rsplit_once(" › ").is_some_and(|(_, s)| s == name));
+        let mut alone = labels.enumerate().filter(|(_, l)| step_is(l, name));
         let (first, _) = alone.next()?;
         alone.next().is_none().then_some(first)
     })
+}
+
+/// Whether the step of `label` (`journey › step`) alone is named `name`.
+fn step_is(label: &str, name: &str) -> bool {
+    label.rsplit_once(" › ").is_some_and(|(_, s)| s == name)
 }
 
 /// Why the step `name` of a `step:NAME:` threshold is not one step of `file`, in words
@@ -210,10 +213,7 @@ pub fn missing_step(file: &crate::journey::JourneyFile, name: &str) -> Option<St
     if step_index(labels.iter().map(String::as_str), name).is_some() {
         return None;
     }
-    let alone = labels
-        .iter()
-        .filter(|l| l.rsplit_once(" › ").is_some_and(|(_, s)| s == name))
-        .count();
+    let alone = labels.iter().filter(|l| step_is(l, name)).count();
     Some(if alone > 1 {
         format!("{alone} journeys have a step '{name}': write step:JOURNEY › {name}:")
     } else {

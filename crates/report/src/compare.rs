@@ -402,8 +402,8 @@ pub fn stability_lines(s: &Stability) -> Vec<String> {
     if let Some((a, b)) = s.unlike_steps {
         out.push(format!(
             "{pad}  unlike steps ({} in A, {} in B): each order is its own run's; a short step weighs how it began as much as the servers",
-            seconds(a),
-            seconds(b)
+            crate::sentences::step_secs(a),
+            crate::sentences::step_secs(b)
         ));
     }
     for w in &s.swaps {
@@ -415,15 +415,6 @@ pub fn stability_lines(s: &Stability) -> Vec<String> {
         ));
     }
     out
-}
-
-/// A step length in words: `1.0 s`, `10 s`.
-fn seconds(s: f64) -> String {
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else {
-        format!("{s:.0} s")
-    }
 }
 
 /// Whether a swap matters, in words; `unlike`: the two runs' steps were of unlike lengths,
@@ -1026,7 +1017,7 @@ mod tests {
         assert_eq!(unlike.len(), 4, "{unlike:?}");
         assert_eq!(
             unlike[2],
-            "     unlike steps (1.0 s in A, 10 s in B): each order is its own run's; a short step weighs how it began as much as the servers"
+            "     unlike steps (1 s in A, 10 s in B): each order is its own run's; a short step weighs how it began as much as the servers"
         );
         assert!(!unlike[3].contains("did not survive"), "{}", unlike[3]);
         assert!(

@@ -150,6 +150,14 @@ fn unlike_steps(at: &CellAt, runs: &[(RunId, f64, usize)], cells: usize) -> Sent
     )
 }
 
+/// A step's length in seconds, to the tenth: `1 s`, `6.5 s`.
+pub(crate) fn step_secs(secs: f64) -> String {
+    format!(
+        "{} s",
+        crate::units::trim_float((secs * 10.0).round() / 10.0)
+    )
+}
+
 /// `1 s × 1 repetition in run 3, 10 s × 3 repetitions in run 5`: a cell's steps in each
 /// run by their median length (to a tenth of a second), as `compare` and `report --runs`
 /// say unlike steps.
@@ -157,8 +165,8 @@ pub(crate) fn steps_in_runs(runs: &[(RunId, f64, usize)]) -> String {
     runs.iter()
         .map(|(run, secs, n)| {
             format!(
-                "{} s × {} in run {run}",
-                crate::units::trim_float((secs * 10.0).round() / 10.0),
+                "{} × {} in run {run}",
+                step_secs(*secs),
                 plural(*n, "repetition", "repetitions")
             )
         })

@@ -72,14 +72,10 @@ pub enum WsBehavior {
     /// itself): an echo for a run that sends one message over and over, and no echo from
     /// the second message on when each message differs.
     Stale,
-    /// The handshake is refused with this status (no upgrade, then the server closes).
+    /// The handshake is refused with this status (no upgrade, then the server closes),
+    /// `after` the upgrade request was read (zero: at once; later, connections opened
+    /// together are refused together).
     Refuse {
-        /// The status, e.g. 403.
-        status: u16,
-    },
-    /// The same, the refusal written `after` the upgrade request was read: connections
-    /// opened together are refused together.
-    RefuseLate {
         /// The status, e.g. 403.
         status: u16,
         /// How long after the request.
@@ -388,10 +384,8 @@ impl Conn<'_> {
             return Ok(());
         }
         let accept = match self.state.behavior {
-            WsBehavior::Refuse { status } | WsBehavior::RefuseLate { status, .. } => {
-                if let WsBehavior::RefuseLate { after, .. } = self.state.behavior {
-                    thread::sleep(after);
-                }
+            WsBehavior::Refuse { status, after } => {
+                thread::sleep(after);
                 let head = format!(
                     "HTTP/1.1 {status} Refused\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                 );

@@ -103,7 +103,7 @@ fn a_reply_that_is_no_echo_fails_as_body() {
 /// the other was being refused carried nothing (5 connections).
 #[test]
 fn connections_refused_together_open_no_more_than_the_messages_left() {
-    let refuse = WsBehavior::RefuseLate {
+    let refuse = WsBehavior::Refuse {
         status: 403,
         after: Duration::from_millis(50),
     };
@@ -115,7 +115,13 @@ fn connections_refused_together_open_no_more_than_the_messages_left() {
 
 #[test]
 fn a_refused_handshake_fails_one_message_per_connection_with_its_status() {
-    for (r, server) in both_ways(WsBehavior::Refuse { status: 403 }, |s| spec(s, 10, 2)) {
+    for (r, server) in both_ways(
+        WsBehavior::Refuse {
+            status: 403,
+            after: Duration::ZERO,
+        },
+        |s| spec(s, 10, 2),
+    ) {
         assert_eq!(failures(&r), vec![(FailureKind::Handshake, 10)]);
         assert_eq!(statuses(&r), vec![(403, 10)]);
         // One connection per message, and the engine's pre-flight connect before them.
