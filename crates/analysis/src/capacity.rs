@@ -21,7 +21,7 @@
 
 use crate::boundary::{self, Call, Evidence};
 pub use crate::decided::Ended;
-use crate::decided::{Decided, SoFar};
+use crate::decided::{Decided, Most, SoFar};
 use crate::load_warnings::NotKept;
 use hdrhistogram::Histogram;
 use shootout_model::find_max::{EndRule, FindMax};
@@ -385,6 +385,14 @@ pub fn cooldown_after(last: &Verdict, result: &RunResult) -> std::time::Duration
         .clamp(COOLDOWN, most)
 }
 
+/// Room in [`Searcher::most_answers`] for a step's last tick: the engine ends a load at
+/// its length, on its workers' next tick.
+const MOST_SLACK: Duration = Duration::from_millis(200);
+
+/// Room in [`Searcher::most_answers`] for each worker thread's schedule rounding up its
+/// share of the rate (one arrival each, for up to this many threads).
+const MOST_THREADS: u64 = 1024;
+
 /// The longest step of a search, an hour: an SLO such as `errors<1e-9%` asks for more
 /// answers than any step gives.
 pub const MAX_STEP: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -747,6 +755,10 @@ pub struct Ask {
     pub length: Duration,
     /// The least it measures, decided or not.
     pub least: Duration,
+    /// The least it measures before it may be decided met: the length the user asked
+    /// steps to sustain a rate (a plan's `duration`, `load -d`), else [`Ask::least`]. A
+    /// step decided broken, or a rung that plainly passes, ends after [`Ask::least`].
+    pub horizon: Duration,
 }
 
 /// What a search found: its answer, what limited it and how its boundary was decided.
@@ -779,12 +791,17 @@ pub struct Searcher {
     /// The answers each SLO gets per arrival the rates count ([`step_length`]): all 1
     /// but for journeys ([`Searcher::journeys`]).
     per_arrival: Vec<f64>,
+    /// The most requests one arrival sends ([`Searcher::most_answers`]): 1, or a
+    /// journey's most; and of each journey step (empty without journeys).
+    most_sends: u64,
+    step_sends: Vec<u64>,
     /// A journey load's steps, as its live per-step counts come (`journey › step`), so
     /// that an SLO on a step is decided on that step's counts ([`SoFar::steps`]); empty
     /// otherwise.
     labels: Vec<String>,
-    /// Each step's least length ([`LEAST`], or longer when asked).
-    least: Duration,
+    /// The least a step measures before it is decided met ([`LEAST`], or the length the
+    /// user asked for: [`Searcher::horizon`]).
+    horizon: Duration,
     /// When each step ends: once decided, or at its deadline.
     end_rule: EndRule,
     /// The judged steps, in the order taken.
@@ -808,8 +825,10 @@ impl Searcher {
             floor,
             most: MAX_STEP,
             per_arrival: vec![1.0; f.slos.len()],
+            most_sends: 1,
+            step_sends: Vec::new(),
             labels: Vec::new(),
-            least: LEAST,
+            horizon: LEAST,
             end_rule: f.end_rule,
             steps: Vec::new(),
             measured: Vec::new(),
@@ -828,15 +847,16 @@ impl Searcher {
             Next::Try(rate) => {
                 let length = step_length(rate, &self.slos, &self.per_arrival, self.floor)
                     .min(self.most.max(self.floor));
-                let least = match self.end_rule {
-                    EndRule::Decided => self.least.min(length),
-                    EndRule::Deadline => length,
+                let (least, horizon) = match self.end_rule {
+                    EndRule::Decided => (LEAST.min(length), self.horizon.min(length)),
+                    EndRule::Deadline => (length, length),
                 };
                 Some(Ask {
                     rate,
                     question: self.question(rate),
                     length,
                     least,
+                    horizon,
                 })
             }
             Next::Done(_) => None,
@@ -874,6 +894,8 @@ impl Searcher {
     pub fn journeys(mut self, journeys: &JourneyFile) -> Searcher {
         let sends = journeys.sends_per_journey();
         self.labels = journeys.step_labels();
+        self.most_sends = journeys.most_sends_per_journey();
+        self.step_sends = journeys.step_repeats();
         self.per_arrival = self
             .slos
             .iter()
@@ -901,10 +923,37 @@ impl Searcher {
         &self.labels
     }
 
-    /// The same search with each step measuring at least `least` (a user's `-d`).
-    pub fn least(mut self, least: Duration) -> Searcher {
-        self.least = least.max(LEAST);
+    /// The same search with each step measuring at least `horizon` before it may be
+    /// decided met (a plan's `duration`, a user's `-d`): a rate is said to be sustained
+    /// over the length the user asked for, as the fixed rule's steps measure it (a server
+    /// that stalls now and then at a rate may hold it for a second and not for ten). A
+    /// step broken for certain, or a rung that plainly passes, still ends after
+    /// [`LEAST`].
+    pub fn horizon(mut self, horizon: Duration) -> Searcher {
+        self.horizon = horizon.max(LEAST);
         self
+    }
+
+    /// The most answers a step asked as `ask` can count by its deadline ([`SoFar::most`]):
+    /// the arrivals its schedule has due in its length (with room for each thread's
+    /// schedule to round up and for the last tick), times the most requests one arrival
+    /// sends: one, or a journey's most ([`JourneyFile::most_sends_per_journey`]), and for
+    /// each journey step its `repeat`.
+    pub fn most_answers(&self, ask: &Ask) -> Most {
+        let arrivals = (ask.rate * (ask.length.as_secs_f64() + MOST_SLACK.as_secs_f64())).ceil();
+        let arrivals = if arrivals.is_finite() && arrivals < 1e15 {
+            arrivals as u64 + MOST_THREADS
+        } else {
+            u64::MAX / 2
+        };
+        Most {
+            all: arrivals.saturating_mul(self.most_sends.max(1)),
+            steps: self
+                .step_sends
+                .iter()
+                .map(|&n| arrivals.saturating_mul(n))
+                .collect(),
+        }
     }
 
     /// Whether a running step that measured `so_far` is decided against the SLOs
@@ -923,11 +972,12 @@ impl Searcher {
     }
 
     /// Whether a running step asked as `ask`, `elapsed` into what it measures, with
-    /// `so_far` measured, ends now, and how: decided ([`Searcher::decide`]), or on the ramp
-    /// ([`Question::Ramp`]) plainly passed ([`Searcher::passes`]); never before
-    /// [`Ask::least`], and never at all when the search's steps run to their deadline
-    /// ([`EndRule::Deadline`]). `deff` as for [`Searcher::decide`]. The watch of a running
-    /// step (`load --find-max`'s and a plan's) ends it by this.
+    /// `so_far` measured, ends now, and how: decided ([`Searcher::decide`]; met only from
+    /// [`Ask::horizon`] on), or on the ramp ([`Question::Ramp`]) plainly passed
+    /// ([`Searcher::passes`]); never before [`Ask::least`], and never at all when the
+    /// search's steps run to their deadline ([`EndRule::Deadline`]). `deff` as for
+    /// [`Searcher::decide`]. The watch of a running step (`load --find-max`'s and a
+    /// plan's) ends it by this.
     pub fn ends(
         &self,
         ask: &Ask,
@@ -939,7 +989,9 @@ impl Searcher {
             return None;
         }
         if let Some(decided) = self.decide(so_far, &deff) {
-            return Some(Ended::Decided(decided));
+            if !decided.met || elapsed >= ask.horizon {
+                return Some(Ended::Decided(decided));
+            }
         }
         let ramp = ask.question == Question::Ramp;
         (ramp && self.passes(so_far, &deff)).then_some(Ended::Passed)
@@ -1769,8 +1821,15 @@ mod tests {
             (ask.rate, ask.length, ask.least),
             (100.0, Duration::from_secs(100), LEAST)
         );
-        let s = Searcher::new(&f, floor).least(Duration::from_secs(3));
-        assert_eq!(s.next().unwrap().least, Duration::from_secs(3));
+        assert_eq!(ask.horizon, LEAST);
+        // A horizon (a plan's duration, `-d`) is the least a met step measures; every
+        // step may still end after its least second.
+        let s = Searcher::new(&f, floor).horizon(Duration::from_secs(3));
+        let ask = s.next().unwrap();
+        assert_eq!((ask.least, ask.horizon), (LEAST, Duration::from_secs(3)));
+        // The most answers a step counts: 100 req/s for 100 s and 0.2 s, and a thread's
+        // rounding for each of up to 1,024 threads.
+        assert_eq!(s.most_answers(&ask), Most::all(10_020 + 1_024));
         let mut s = Searcher::new(&f, floor);
         let r = RunResult::empty(
             std::time::SystemTime::UNIX_EPOCH,
@@ -1779,6 +1838,64 @@ mod tests {
         s.took(100.0, &r, Verdict::Broke(0), Some(Ended::Deadline));
         assert_eq!(s.rest(), SETTLE + Duration::from_millis(2_500));
         assert_eq!(s.measured()[0].ended, Some(Ended::Deadline));
+    }
+
+    /// A step decided met ends only from its horizon (a plan's `duration`, `-d`) on, so a
+    /// rate is sustained over the length the fixed rule measures; one broken whatever
+    /// comes ends after its least second, and one that only looks broken (a burst the
+    /// rest of the step could dilute) runs on.
+    #[test]
+    fn a_met_step_waits_for_its_horizon_and_a_broken_one_does_not() {
+        use shootout_model::find_max::{Asked, FindMax};
+        let f = FindMax::new(Asked::Flags, &["p99<50ms".into()], Some(1_000.0), None, 1).unwrap();
+        let s = Searcher::new(&f, Duration::from_secs(2)).horizon(Duration::from_secs(2));
+        let ask = s.next().unwrap();
+        let most = s.most_answers(&ask);
+        // 2 s (the fixed rule's 1,000 answers take 1 s; the floor is 2 s) and 0.2 s at
+        // 1,000 req/s, and a thread's rounding for each of up to 1,024 threads.
+        assert_eq!(most.all, 2_200 + 1_024);
+        let at = |ms| Duration::from_millis(ms);
+        // 1,000 answers at 30 ms: p99 clearly under 50 ms, not under half of it (no
+        // plain pass): met, but not before the horizon.
+        let mut h = shootout_model::latency_histogram();
+        h.record_n(30_000, 1_000).unwrap();
+        let met = SoFar {
+            completed: 1_000,
+            failed: 0,
+            latency: &h,
+            steps: &[],
+            labels: &[],
+            most: Some(&most),
+        };
+        assert_eq!(s.ends(&ask, at(1_000), &met, |_| 1.0), None);
+        assert_eq!(s.ends(&ask, at(1_999), &met, |_| 1.0), None);
+        assert!(matches!(
+            s.ends(&ask, at(2_000), &met, |_| 1.0),
+            Some(Ended::Decided(ref d)) if d.met
+        ));
+        // 200 of 1,000 at 80 ms: over 1 % of the step's most (33 of 3,224) whatever
+        // comes: broken after the least second.
+        let mut slow = shootout_model::latency_histogram();
+        slow.record_n(1_000, 800).unwrap();
+        slow.record_n(80_000, 200).unwrap();
+        let broke = SoFar {
+            latency: &slow,
+            ..met
+        };
+        assert_eq!(s.ends(&ask, at(999), &broke, |_| 1.0), None);
+        assert!(matches!(
+            s.ends(&ask, LEAST, &broke, |_| 1.0),
+            Some(Ended::Decided(ref d)) if !d.met
+        ));
+        // 20 at 80 ms: p99 is 80 ms so far, but 3,224 answers may dilute them: open.
+        let mut burst = shootout_model::latency_histogram();
+        burst.record_n(1_000, 980).unwrap();
+        burst.record_n(80_000, 20).unwrap();
+        let open = SoFar {
+            latency: &burst,
+            ..met
+        };
+        assert_eq!(s.ends(&ask, at(1_500), &open, |_| 1.0), None);
     }
 
     /// With `step_end = "deadline"` (the fixed rule) no step ends early: a step that would
@@ -1799,6 +1916,7 @@ mod tests {
             latency: &h,
             steps: &[],
             labels: &[],
+            most: None,
         };
         let decided = Searcher::new(&f, floor);
         let ask = decided.next().unwrap();
@@ -1816,8 +1934,8 @@ mod tests {
         let ask = fixed.next().unwrap();
         assert_eq!(ask.question, Question::Decide);
         assert_eq!(
-            (ask.length, ask.least),
-            (Duration::from_secs(10), ask.length)
+            (ask.length, ask.least, ask.horizon),
+            (Duration::from_secs(10), ask.length, ask.length)
         );
         for ms in [1_000, 2_500, 9_999, 10_000, 3_600_000] {
             let at = Duration::from_millis(ms);

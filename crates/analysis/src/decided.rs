@@ -1,15 +1,23 @@
 //! Whether the SLOs of a capacity search step are decided while it runs, so that the step
-//! may end as soon as they are ([`crate::capacity`]): an SLO is clearly met when its
+//! may end as soon as they are ([`crate::capacity`]). An SLO is clearly met when its
 //! one-sided 95 % bound on the breaking side still holds (`errors<0.1%`: the error
-//! share's upper bound is under 0.1 %), clearly broken when its bound on the holding side
-//! is already beyond the limit, and open otherwise. A step is decided ([`decide`]) when
-//! every SLO is met or one is broken, and not before it has [`least_answers`].
+//! share's upper bound is under 0.1 %). It is broken early only when it is broken
+//! whatever the rest of the step brings: with the most answers the step can count by its
+//! deadline ([`SoFar::most`]), every one still to come on the holding side, the figure
+//! at the deadline still breaks it (`errors<0.1%` over a step of at most 20,000 answers:
+//! 20 failures). An early end never gives a broken verdict the step's deadline would not
+//! have given, however the failures cluster (a burst of resets in the first second of a
+//! step that would dilute it over the step's length breaks nothing early). A step is
+//! decided ([`decide`]) when every SLO is met or one is broken, and not before it has
+//! [`least_answers`].
 //!
 //! Each statistic has its own function: the exact (Clopper–Pearson) bounds of a share of
 //! failures ([`clopper_pearson_upper`], [`clopper_pearson_lower`]) from the quantiles of
 //! the beta distribution ([`crate::special::beta_quantile`]); a percentile's bounds from the order statistics
 //! of the answers ([`crate::certify::percentile_bounds`]), widened by the design effect the
-//! caller measures over the seconds (as `--until` widens its intervals).
+//! caller measures over the seconds (as `--until` widens its intervals); the range a
+//! share ([`share_at_end`]) or a percentile ([`percentile_at_end`]) can still reach by the
+//! step's deadline.
 //!
 //! Seams: reads the counts a caller takes from a running load ([`SoFar`]); no I/O.
 
@@ -59,6 +67,32 @@ pub struct SoFar<'a> {
     pub steps: &'a [TargetStats],
     /// The name of each of `steps` (`journey › step`).
     pub labels: &'a [String],
+    /// The most answers the step can count by its deadline, where known: an error share
+    /// or a percentile is broken early only if it stays broken with that many
+    /// ([`share_at_end`], [`percentile_at_end`]). `None`: never broken early.
+    pub most: Option<&'a Most>,
+}
+
+/// The most answers a step can count by its deadline: the arrivals its schedule has due
+/// by then, times the most requests one arrival sends
+/// ([`crate::capacity::Searcher::most_answers`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Most {
+    /// Of the whole load.
+    pub all: u64,
+    /// Of each journey step, in the order of [`SoFar::steps`] (empty for a load without
+    /// journeys; a step left out is bounded by `all`).
+    pub steps: Vec<u64>,
+}
+
+impl Most {
+    /// At most `all` answers, with no journey steps.
+    pub fn all(all: u64) -> Most {
+        Most {
+            all,
+            steps: Vec::new(),
+        }
+    }
 }
 
 /// What one SLO is judged on so far: the step's answers where it names a journey step,
@@ -67,6 +101,8 @@ struct Counted<'a> {
     completed: u64,
     failed: u64,
     latency: &'a Histogram<u64>,
+    /// The most it can count by the step's deadline, where known.
+    most: Option<u64>,
 }
 
 impl<'a> SoFar<'a> {
@@ -79,6 +115,7 @@ impl<'a> SoFar<'a> {
                 completed: self.completed,
                 failed: self.failed,
                 latency: self.latency,
+                most: self.most.map(|m| m.all),
             });
         };
         let i = step_index(self.labels.iter().map(String::as_str), name)?;
@@ -87,6 +124,7 @@ impl<'a> SoFar<'a> {
             completed: t.completed,
             failed: t.failed(),
             latency: &t.latency,
+            most: self.most.map(|m| m.steps.get(i).copied().unwrap_or(m.all)),
         })
     }
 }
@@ -115,60 +153,123 @@ pub enum Call {
 }
 
 /// Where SLO `i`, `slo`, stands given `so_far`; `deff(v)` is the design effect of the
-/// answers at or below `v` µs over the seconds so far (1 for independent answers). An
-/// error share is bounded exactly (Clopper–Pearson), a percentile by its order
-/// statistics ([`certify::percentile_bounds`]; an upper end past the answers bounds
-/// nothing). `max` and `failed` only grow as a step goes on: they can break early, never
-/// be met early. `mean` and `rps` stay open (the step runs to its deadline). An SLO on a
-/// journey's step is called on that step's counts alone ([`SoFar::steps`]), its
-/// percentile widened by the design effect of the whole load's seconds at its value; it
-/// stays open without them.
+/// answers at or below `v` µs over the seconds so far (1 for independent answers). It is
+/// met when its one-sided 95 % bound on the breaking side holds: an error share's exact
+/// (Clopper–Pearson) bound, a percentile's by its order statistics
+/// ([`certify::percentile_bounds`]; an upper end past the answers bounds nothing). It is
+/// broken when the figure the step will have at its deadline breaks it whatever comes:
+/// the least (or, for an SLO that bounds from below, the greatest) an error share or a
+/// percentile can still reach with [`SoFar::most`] answers (a journey step's own) ([`share_at_end`],
+/// [`percentile_at_end`]); `max` and `failed` only grow, so they are broken by their
+/// figure so far, and are never met early. `mean` and `rps` stay open (the step runs to
+/// its deadline). An SLO on a journey's step is called on that step's counts alone
+/// ([`SoFar::steps`]), its percentile widened by the design effect of the whole load's
+/// seconds at its value; it stays open without them.
 pub fn call(i: usize, slo: &Threshold, so_far: &SoFar, deff: impl Fn(u64) -> f64) -> Call {
     let Some(c) = so_far.of(slo) else {
         return Call::Open;
     };
     let h = c.latency;
-    // The lower and upper bound of the metric, and whether it can be met before the end.
-    let (lo, hi, can_meet) = match slo.metric {
+    let below = matches!(slo.op, Op::Below | Op::AtMost);
+    // The step's figure at its deadline lies in `end` whatever comes; `bounds` are its
+    // one-sided 95 % bounds so far, `None` for a metric never met early.
+    let (bounds, end) = match slo.metric {
         Metric::Errors if c.completed > 0 => {
             let (x, n) = (c.failed, c.completed);
-            (
+            let bounds = (
                 100.0 * clopper_pearson_lower(x, n, LEVEL),
                 100.0 * clopper_pearson_upper(x, n, LEVEL),
-                true,
-            )
+            );
+            let end = c.most.map(|m| {
+                let (lo, hi) = share_at_end(x, n, m);
+                (100.0 * lo, 100.0 * hi)
+            });
+            (Some(bounds), end)
         }
         Metric::Quantile(q) if !h.is_empty() => {
             let p = f64::from(q) / 1000.0;
-            let Some(b) = certify::percentile_bounds(h, p, deff(h.value_at_quantile(p))) else {
-                return Call::Open;
-            };
-            let hi = if b.open_above {
-                f64::INFINITY
-            } else {
-                b.hi as f64
-            };
-            (b.lo as f64, hi, true)
+            let bounds = certify::percentile_bounds(h, p, deff(h.value_at_quantile(p))).map(|b| {
+                let hi = if b.open_above {
+                    f64::INFINITY
+                } else {
+                    b.hi as f64
+                };
+                (b.lo as f64, hi)
+            });
+            let end = c.most.map(|m| percentile_at_end(h, p, m));
+            (bounds, end)
         }
-        Metric::Max if !h.is_empty() => (h.lowest_equivalent(h.max()) as f64, f64::INFINITY, false),
-        Metric::Failed => (c.failed as f64, f64::INFINITY, false),
+        Metric::Max if !h.is_empty() => {
+            let least = h.lowest_equivalent(h.max()) as f64;
+            (None, Some((least, f64::INFINITY)))
+        }
+        Metric::Failed => (None, Some((c.failed as f64, f64::INFINITY))),
         _ => return Call::Open,
     };
-    let below = matches!(slo.op, Op::Below | Op::AtMost);
-    // The end of the bounds that could break the SLO, and the end that could keep it.
-    let (worst, best) = if below { (hi, lo) } else { (lo, hi) };
     let bound = |value: f64, upper: bool| Bound {
         slo: i,
         value,
         upper,
     };
-    if can_meet && worst.is_finite() && slo.op.holds(worst, slo.limit) {
-        Call::Met(bound(worst, below))
-    } else if best.is_finite() && !slo.op.holds(best, slo.limit) {
-        Call::Broken(bound(best, !below))
-    } else {
-        Call::Open
+    // The end of each range that could break the SLO, and the end that could keep it.
+    let sides = |(lo, hi): (f64, f64)| if below { (hi, lo) } else { (lo, hi) };
+    if let Some((_, best)) = end.map(sides) {
+        if best.is_finite() && !slo.op.holds(best, slo.limit) {
+            return Call::Broken(bound(best, !below));
+        }
     }
+    match bounds.map(sides) {
+        Some((worst, _)) if worst.is_finite() && slo.op.holds(worst, slo.limit) => {
+            Call::Met(bound(worst, below))
+        }
+        _ => Call::Open,
+    }
+}
+
+/// The range an error share of `x` failures in `n` requests can still reach by a step's
+/// deadline, when the step counts at most `most` requests by then: the least with every
+/// request to come answered (`x` of `most`), the greatest with every one failed. With
+/// `most` under `n` (a bound too low), the share so far.
+pub fn share_at_end(x: u64, n: u64, most: u64) -> (f64, f64) {
+    let m = most.max(n).max(1) as f64;
+    let (x, n) = (x as f64, n as f64);
+    (x / m, (x + m - n) / m)
+}
+
+/// The range the `p` quantile of the answers `h` counts (µs) can still reach by a step's
+/// deadline, when the step counts at most `most` answers by then: the least with every
+/// answer to come faster than all so far, the greatest with every one slower (infinite
+/// while that many could still come). The quantile at the deadline is the answer of rank
+/// about p·N of N ≤ `most` (HDR counts rank ⌈p·N⌉ or the nearest: at most a rank either
+/// way), so the least is the answer so far of rank ⌊n − (1 − p)·most⌋ − 1 (0 below rank
+/// 1), at the lowest value of its bucket, and the greatest the answer of rank
+/// ⌈p·most⌉ + 1, at the highest value of its bucket: both hold for any bucket width the
+/// step's own histogram has finer than `h`'s.
+pub fn percentile_at_end(h: &Histogram<u64>, p: f64, most: u64) -> (f64, f64) {
+    let n = h.len();
+    let m = most.max(n) as f64;
+    let low_rank = (n as f64 - (1.0 - p) * m).floor() as i64 - 1;
+    let high_rank = (p * m).ceil() as i64 + 1;
+    let lo = u64::try_from(low_rank)
+        .ok()
+        .filter(|&r| r >= 1)
+        .and_then(|r| at_rank(h, r))
+        .map_or(0.0, |v| h.lowest_equivalent(v) as f64);
+    let hi = u64::try_from(high_rank)
+        .ok()
+        .filter(|&r| r <= n)
+        .and_then(|r| at_rank(h, r))
+        .map_or(f64::INFINITY, |v| h.highest_equivalent(v) as f64);
+    (lo, hi)
+}
+
+/// The value (µs) of the answer of 1-based `rank` in `h`, in order; `None` past the last.
+fn at_rank(h: &Histogram<u64>, rank: u64) -> Option<u64> {
+    let mut seen = 0u64;
+    h.iter_recorded().find_map(|v| {
+        seen += v.count_at_value();
+        (seen >= rank).then(|| v.value_iterated_to())
+    })
 }
 
 /// A step whose SLOs were decided before its deadline.
@@ -389,7 +490,14 @@ mod tests {
         (n, failed, h)
     }
 
-    fn decided(slos: &[&str], (n, failed, h): &(u64, u64, Histogram<u64>)) -> Option<Decided> {
+    /// Whether `slos` are decided on the counts so far, of a step that counts at most
+    /// `most` answers by its deadline.
+    fn decided_of(
+        slos: &[&str],
+        (n, failed, h): &(u64, u64, Histogram<u64>),
+        most: Option<u64>,
+    ) -> Option<Decided> {
+        let most = most.map(Most::all);
         let slos: Vec<Threshold> = slos.iter().map(|s| slo(s)).collect();
         let so_far = SoFar {
             completed: *n,
@@ -397,8 +505,14 @@ mod tests {
             latency: h,
             steps: &[],
             labels: &[],
+            most: most.as_ref(),
         };
         decide(&slos, &so_far, |_| 1.0)
+    }
+
+    /// As [`decided_of`], the step ending now: it counts no more answers.
+    fn decided(slos: &[&str], c: &(u64, u64, Histogram<u64>)) -> Option<Decided> {
+        decided_of(slos, c, Some(c.0))
     }
 
     #[test]
@@ -410,12 +524,21 @@ mod tests {
         let d = decided(&errors, &counts(3_000, 0, 0)).unwrap();
         assert!(d.met && d.bounds[0].upper, "{d:?}");
         assert!(close(d.bounds[0].value, 0.099_807_9, 1e-5), "{d:?}");
-        // 20 of 2,000 (1 %): the lower bound, 0.66 %, is over the limit: broken.
-        let d = decided(&errors, &counts(2_000, 0, 20)).unwrap();
+        // 20 of 2,000 (1 %) in a step of at most 10,000: 0.2 % at least at its deadline:
+        // broken.
+        let d = decided_of(&errors, &counts(2_000, 0, 20), Some(10_000)).unwrap();
         assert!(!d.met && !d.bounds[0].upper, "{d:?}");
-        assert!(close(d.bounds[0].value, 0.663_687_9, 1e-5), "{d:?}");
-        // 3 of 2,000 (0.15 %): the lower bound 0.041 % is under 0.1 %, the upper over: open.
-        assert_eq!(decided(&errors, &counts(2_000, 0, 3)), None);
+        assert!(close(d.bounds[0].value, 0.2, 1e-12), "{d:?}");
+        // The same burst in a step of up to 30,000 may end at 0.067 %: open, however sure
+        // the share so far is over the limit; and never broken early without a most.
+        assert_eq!(
+            decided_of(&errors, &counts(2_000, 0, 20), Some(30_000)),
+            None
+        );
+        assert_eq!(decided_of(&errors, &counts(2_000, 0, 20), None), None);
+        // 3 of 2,000 (0.15 %) in a step that ends now: broken; with 2,000 to come: open.
+        assert!(!decided(&errors, &counts(2_000, 0, 3)).unwrap().met);
+        assert_eq!(decided_of(&errors, &counts(2_000, 0, 3), Some(4_000)), None);
     }
 
     #[test]
@@ -424,8 +547,13 @@ mod tests {
         // 1,000 answers at 1 ms: the upper bound of p99 is 1 ms.
         let d = decided(&p99, &counts(1_000, 0, 0)).unwrap();
         assert!(d.met && d.bounds[0].value <= 1_001.0, "{d:?}");
-        // 5 % at 80 ms: p99's lower bound is 80 ms: broken.
+        // 5 % at 80 ms in a step that ends now: p99 is 80 ms: broken.
         let d = decided(&p99, &counts(1_000, 50, 0)).unwrap();
+        assert!(!d.met && d.bounds[0].value >= 79_000.0, "{d:?}");
+        // In a step of up to 5,000 answers, 50 slow ones may end as 1 %: open; 52 of
+        // 1,000 (over 1 % of 5,000, and a rank to spare) break it whatever comes.
+        assert_eq!(decided_of(&p99, &counts(1_000, 50, 0), Some(5_000)), None);
+        let d = decided_of(&p99, &counts(1_000, 52, 0), Some(5_000)).unwrap();
         assert!(!d.met && d.bounds[0].value >= 79_000.0, "{d:?}");
         // 1 % at 80 ms: p99 straddles the limit: open.
         assert_eq!(decided(&p99, &counts(1_000, 10, 0)), None);
@@ -499,6 +627,7 @@ mod tests {
             latency: h,
             steps: &[],
             labels: &[],
+            most: Some(&Most::all(*n)),
         };
         passes(&slos, &so_far, |_| 1.0)
     }
@@ -550,6 +679,7 @@ mod tests {
                 latency: &counts(1_000, 0, 0).2,
                 steps: &[],
                 labels: &[],
+                most: None,
             },
             |_| 1.0
         ));
@@ -573,12 +703,18 @@ mod tests {
         ];
         let labels = ["reader › home", "writer › post", "writer › read"].map(String::from);
         let (n, failed, whole) = counts(31_050, 200, 0);
+        let most = Most {
+            all: n,
+            steps: steps.iter().map(|t| t.completed).collect(),
+        };
         let so_far = SoFar {
             completed: n,
             failed,
             latency: &whole,
             steps: &steps,
             labels: &labels,
+            // The step ends now: each journey step counts no more than so far.
+            most: Some(&most),
         };
         let slos = |t: &[&str]| t.iter().map(|s| slo(s)).collect::<Vec<_>>();
         let broke = decide(&slos(&["p99<50ms", "step:post:p99<50ms"]), &so_far, |_| 1.0);
@@ -606,6 +742,114 @@ mod tests {
         assert_eq!(
             decide(&slos(&["step:post:p99<50ms"]), &blind, |_| 1.0),
             None
+        );
+    }
+
+    /// The range a share or a percentile can reach by a step's deadline, against counts
+    /// worked by hand: 20 failures of 2,000 with up to 10,000 answers end between 20 and
+    /// 8,020 of 10,000; 1,000 answers at 101..=1,100 µs with up to 2,000 end with their
+    /// median between the answer of rank ⌊1,000 − 1,000⌋ − 1 (none: 0) and that of rank
+    /// 1,001 (none yet: unbounded), and with up to 1,100 between ranks 449 and 551
+    /// (exact below 2,048 µs).
+    #[test]
+    fn the_range_a_figure_can_reach_by_the_deadline() {
+        assert_eq!(share_at_end(20, 2_000, 10_000), (0.002, 0.802));
+        // A most under the count so far is the count so far.
+        assert_eq!(share_at_end(20, 2_000, 1_000), (0.01, 0.01));
+        let mut h = shootout_model::latency_histogram();
+        for i in 1..=1000 {
+            h.record(100 + i).unwrap();
+        }
+        assert_eq!(percentile_at_end(&h, 0.5, 2_000), (0.0, f64::INFINITY));
+        assert_eq!(percentile_at_end(&h, 0.5, 1_100), (549.0, 651.0));
+        assert_eq!(percentile_at_end(&h, 0.5, 1_000), (599.0, 601.0));
+    }
+
+    /// A tiny seeded generator (splitmix64) for the streams below.
+    fn splitmix(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// An early break never says what the step's deadline would not: over 400 seeded
+    /// steps whose failures and slow answers come in bursts (a run of resets, a stall)
+    /// anywhere in the step, near the limits of `p99<50ms` and `errors<0.1%`, every
+    /// prefix that [`decide`] calls broken (looked at every 100 answers, the live counts
+    /// at two significant figures as the engine keeps them, the step's length known)
+    /// belongs to a step whose whole answers (three figures, as the verdict reads them)
+    /// break that SLO. The streams do break early too, so the check is not empty.
+    #[test]
+    fn an_early_break_is_the_deadline_s_verdict_whatever_the_bursts() {
+        let slos: Vec<Threshold> = ["p99<50ms", "errors<0.1%"].iter().map(|s| slo(s)).collect();
+        let (mut early, mut checked) = (0, 0);
+        for seed in 0..400u64 {
+            let mut rng = seed.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            let n = 2_000 + splitmix(&mut rng) % 20_000;
+            // Bursts of failures or slow answers: where, how long, how many.
+            let bursts: Vec<(u64, u64, bool)> = (0..splitmix(&mut rng) % 4)
+                .map(|_| {
+                    let at = splitmix(&mut rng) % n;
+                    let len = 1 + splitmix(&mut rng) % (n / 40);
+                    (at, len, splitmix(&mut rng).is_multiple_of(2))
+                })
+                .collect();
+            let mut live = shootout_model::result::second_histogram();
+            let mut whole = shootout_model::latency_histogram();
+            let (mut failed, mut broke) = (0u64, None);
+            let most = Most::all(n);
+            for i in 0..n {
+                let burst = bursts
+                    .iter()
+                    .find(|(at, len, _)| (*at..at + len).contains(&i));
+                match burst {
+                    Some((_, _, true)) => failed += 1,
+                    Some((_, _, false)) => {
+                        let v = 45_000 + splitmix(&mut rng) % 60_000;
+                        live.record(v).unwrap();
+                        whole.record(v).unwrap();
+                    }
+                    None => {
+                        let v = 200 + splitmix(&mut rng) % 2_000;
+                        live.record(v).unwrap();
+                        whole.record(v).unwrap();
+                    }
+                }
+                let done = i + 1;
+                if broke.is_none() && done.is_multiple_of(100) {
+                    let so_far = SoFar {
+                        completed: done,
+                        failed,
+                        latency: &live,
+                        steps: &[],
+                        labels: &[],
+                        most: Some(&most),
+                    };
+                    if let Some(d) = decide(&slos, &so_far, |_| 1.0).filter(|d| !d.met) {
+                        broke = Some((done, d.bounds[0].slo));
+                    }
+                }
+            }
+            let p99 = whole.value_at_quantile(0.99) as f64;
+            let errors = 100.0 * failed as f64 / n as f64;
+            let held = [
+                slos[0].op.holds(p99, slos[0].limit),
+                slos[1].op.holds(errors, slos[1].limit),
+            ];
+            if let Some((at, which)) = broke {
+                checked += 1;
+                early += usize::from(at < n);
+                assert!(
+                    !held[which],
+                    "seed {seed}: broken at {at} of {n} on {which}, held at the end (p99 {p99} µs, errors {errors} %)"
+                );
+            }
+        }
+        assert!(
+            checked > 40 && early > 20,
+            "{checked} broken, {early} early"
         );
     }
 }

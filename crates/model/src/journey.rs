@@ -265,6 +265,40 @@ impl JourneyFile {
             })
             .collect()
     }
+
+    /// How many times each step is sent in a row when it is sent (its `repeat`), in the
+    /// order of [`JourneyFile::step_labels`]: the most one journey sends of it.
+    pub fn step_repeats(&self) -> Vec<u64> {
+        self.journeys
+            .iter()
+            .flat_map(|j| j.steps.iter().map(|s| u64::from(s.repeat)))
+            .collect()
+    }
+
+    /// The most requests one journey of the file sends: over its journeys, each step's
+    /// `repeat` summed, an alternative group counting its largest alternative. A capacity
+    /// search bounds the answers a step can count by it ([`crate::find_max`]'s searches
+    /// count journeys).
+    pub fn most_sends_per_journey(&self) -> u64 {
+        let repeat = |j: &Journey, i: &usize| j.steps.get(*i).map_or(0, |s| u64::from(s.repeat));
+        self.journeys
+            .iter()
+            .map(|j| {
+                j.segments
+                    .iter()
+                    .map(|segment| match segment {
+                        Segment::One(i) => repeat(j, i),
+                        Segment::Choice(alts) => alts
+                            .iter()
+                            .map(|alt| alt.iter().map(|i| repeat(j, i)).sum::<u64>())
+                            .max()
+                            .unwrap_or(0),
+                    })
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 impl Journey {

@@ -123,8 +123,9 @@ pub fn step_verdict_words(slos: &[String], m: &Measured) -> String {
 
 /// How a step ended, in words: `decided: met — errors ≤ 0.0999% (95% upper bound) <
 /// 0.1%` (every SLO's bound that decided it, rounded away from the limit's side so the
-/// words never claim more than the bound), `decided: broken — p99 ≥ 80.000 ms (95% lower
-/// bound) > 50ms` (the SLO that broke), `deadline: undecided` (some SLO stayed open until
+/// words never claim more than the bound), `decided: broken — p99 ≥ 80.000 ms (at its
+/// deadline, whatever comes) ≥ 50ms` (the SLO that broke, and where its figure stands at
+/// the step's deadline however the rest of the step goes), `deadline: undecided` (some SLO stayed open until
 /// the step's deadline: judged on its figures as they were), `passed — every SLO under
 /// half its limit` (a rung of the ramp that plainly passed: not a decision), `full —
 /// ran to its deadline, as every step of a search by the fixed rule`.
@@ -203,11 +204,15 @@ fn bound_words(slos: &[String], b: &Bound) -> String {
         (Op::Above, true) | (Op::AtMost, false) => ">",
         (Op::AtLeast, true) | (Op::Below, false) => "≥",
     };
-    let level = (shootout_analysis::decided::LEVEL * 100.0).round();
-    format!(
-        "{} {sign} {value} ({level}% {side} bound) {op} {limit}",
-        slo.metric.name(),
-    )
+    // A met SLO's bound is a one-sided 95 % bound; a broken one's is where the figure
+    // stands at the step's deadline whatever comes before it.
+    let how = if met {
+        let level = (shootout_analysis::decided::LEVEL * 100.0).round();
+        format!("{level}% {side} bound")
+    } else {
+        "at its deadline, whatever comes".into()
+    };
+    format!("{} {sign} {value} ({how}) {op} {limit}", slo.metric.name())
 }
 
 /// `v` to `figures` significant figures, rounded up (`up`) or down.
@@ -742,11 +747,11 @@ mod tests {
         );
         assert_eq!(
             ended_words(&slos, &decided(false, &[(0, 80_000.0, false)])),
-            "decided: broken — p99 ≥ 80.000 ms (95% lower bound) ≥ 50ms"
+            "decided: broken — p99 ≥ 80.000 ms (at its deadline, whatever comes) ≥ 50ms"
         );
         assert_eq!(
             ended_words(&slos, &decided(false, &[(1, 0.663_687_9, false)])),
-            "decided: broken — errors ≥ 0.663% (95% lower bound) ≥ 0.1%"
+            "decided: broken — errors ≥ 0.663% (at its deadline, whatever comes) ≥ 0.1%"
         );
         assert_eq!(ended_words(&slos, &Ended::Deadline), "deadline: undecided");
         assert_eq!(

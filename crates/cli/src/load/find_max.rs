@@ -144,7 +144,7 @@ pub(super) fn run(
         searcher = searcher.journeys(&j.file);
     }
     if a.duration.is_some() {
-        searcher = searcher.least(floor);
+        searcher = searcher.horizon(floor);
     }
     let judge_others = machine.judge_others;
     let interrupted = drive(
@@ -221,8 +221,8 @@ fn search_unit(spec: &LoadSpec) -> &'static str {
 }
 
 /// A step as stderr says it: `step 3: 400 req/s offered, 399.8 sent, p99 3.100 ms, errors
-/// 0.000% in 2.4 s: broke p99<50ms (decided: broken — p99 ≥ 80.0 ms (95% lower bound) >
-/// 50ms)`, the verdict in the words of the report's table and how the step ended; the
+/// 0.000% in 2.4 s: broke p99<50ms (decided: broken — p99 ≥ 80.0 ms (at its deadline,
+/// whatever comes) ≥ 50ms)`, the verdict in the words of the report's table and how the step ended; the
 /// rates in `unit` (`journeys/s` for journeys, whose latency and errors are every
 /// request's).
 fn step_line(n: usize, f: &FindMax, m: &Measured, unit: &str) -> String {

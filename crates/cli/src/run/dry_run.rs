@@ -234,7 +234,8 @@ fn search_lines(plan: &Plan, searched: usize) -> String {
         format!("to its deadline (at least {}{most})", span(d.measure))
     } else {
         format!(
-            "until its SLOs are decided (at least {}, its deadline at least {}{most})",
+            "until its SLOs are decided (met after at least {}, broken after at least {}, its deadline at least {}{most})",
+            span(d.measure),
             tenths_secs(shootout_analysis::capacity::LEAST),
             span(d.measure)
         )

@@ -4,7 +4,8 @@
 //! over. Each contender's search is the analysis' [`Searcher`] (the one `shootout load
 //! --find-max` drives too): it names the next rate and step length and judges each step;
 //! each step settles at its rate for [`capacity::SETTLE`] (not stored), then measures
-//! until its SLOs are decided, or on the ramp it plainly passes, after at least
+//! until its SLOs are decided (met only after `defaults.duration`, broken as soon as no
+//! answer to come could mend it), or on the ramp it plainly passes, after at least
 //! [`capacity::LEAST`] — the watch `load --find-max`'s steps end by
 //! ([`crate::until::search_watch`]) — and at most the step's deadline (the fixed rule's
 //! length, at least `defaults.duration`); it is stored with its verdict and how it ended,
@@ -26,14 +27,15 @@ use std::collections::HashMap;
 
 /// A contender's search of a workload: of its journeys when it has them (rates counting
 /// journeys, SLOs requests: [`Searcher::journeys`]), each step at most `most` long when
-/// given (`run --quick`).
+/// given (`run --quick`), and decided met only after `floor`, the plan's `duration`
+/// ([`Searcher::horizon`]): the length over which the plan asks a rate to be sustained.
 fn searcher(
     find_max: &FindMax,
     floor: std::time::Duration,
     most: Option<std::time::Duration>,
     journeys: Option<&Journeys>,
 ) -> Searcher {
-    let mut s = Searcher::new(find_max, floor);
+    let mut s = Searcher::new(find_max, floor).horizon(floor);
     if let Some(j) = journeys {
         s = s.journeys(&j.file);
     }

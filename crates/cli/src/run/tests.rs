@@ -120,12 +120,15 @@ impl Mock {
 /// step's end ([`Searcher::ends`]): decided, or on the ramp plainly passed, or its
 /// deadline.
 fn end_of(searcher: &Searcher, ask: &Ask, r: &RunResult) -> Ended {
+    // At its end a step counts no more answers than it has.
+    let most = shootout_analysis::decided::Most::all(r.counts.completed);
     let so_far = SoFar {
         completed: r.counts.completed,
         failed: r.counts.failed(),
         latency: &r.histograms.latency,
         steps: &[],
         labels: &[],
+        most: Some(&most),
     };
     searcher
         .ends(ask, ask.length, &so_far, |_| 1.0)

@@ -352,4 +352,9 @@ task = "about"
     // steps and 1 writer × 3 steps in 10 journeys.
     let sum: f64 = read(PASTEBIN).unwrap().sends_per_journey().iter().sum();
     assert!((sum - 2.1).abs() < 1e-12, "{sum}");
+    // The most one journey sends: a reader sends home twice and one of a and b (3), a
+    // writer index and item, or about (2); each step at most its repeat.
+    assert_eq!(f.most_sends_per_journey(), 3);
+    assert_eq!(f.step_repeats(), [2, 1, 1, 1, 1, 1]);
+    assert_eq!(read(PASTEBIN).unwrap().most_sends_per_journey(), 3);
 }
