@@ -498,8 +498,9 @@ pub struct DistArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct FindMaxArgs {
     /// Search for the most requests per second that meets every --slo (open-loop steps:
-    /// growing from --from until one breaks an SLO, then bisecting to 5 %); -d is each
-    /// step's least length.
+    /// growing from --from until one breaks an SLO, then bisecting to 5 %); -d is the
+    /// least length of each step's deadline and the length a step must measure before it
+    /// is decided met (the length a rate is to be sustained).
     #[arg(long)]
     pub find_max: bool,
 
