@@ -389,9 +389,9 @@ pub fn cooldown_after(last: &Verdict, result: &RunResult) -> std::time::Duration
 /// its length, on its workers' next tick.
 const MOST_SLACK: Duration = Duration::from_millis(200);
 
-/// Room in [`Searcher::most_answers`] for each worker thread's schedule rounding up its
-/// share of the rate (one arrival each, for up to this many threads).
-const MOST_THREADS: u64 = 1024;
+/// How far over their mean [`Searcher::most_answers`] bounds a step's arrivals, in
+/// standard deviations of a Poisson count (√mean).
+pub const MOST_SIGMAS: f64 = 7.0;
 
 /// The longest step of a search, an hour: an SLO such as `errors<1e-9%` asks for more
 /// answers than any step gives.
@@ -934,15 +934,19 @@ impl Searcher {
         self
     }
 
-    /// The most answers a step asked as `ask` can count by its deadline ([`SoFar::most`]):
-    /// the arrivals its schedule has due in its length (with room for each thread's
-    /// schedule to round up and for the last tick), times the most requests one arrival
-    /// sends: one, or a journey's most ([`JourneyFile::most_sends_per_journey`]), and for
-    /// each journey step its `repeat`.
-    pub fn most_answers(&self, ask: &Ask) -> Most {
-        let arrivals = (ask.rate * (ask.length.as_secs_f64() + MOST_SLACK.as_secs_f64())).ceil();
+    /// The most answers a step asked as `ask`, its schedule kept by `threads` workers,
+    /// can count by its deadline ([`SoFar::most`]): the arrivals its schedule has due in
+    /// its length (with room for the last tick, and one more for each worker's share of
+    /// the schedule rounding up), times the most requests one arrival sends: one, or a
+    /// journey's most ([`JourneyFile::most_sends_per_journey`]), and for each journey step
+    /// its `repeat`. Poisson arrivals (`--arrival poisson`) vary in number: the arrivals
+    /// are bounded [`MOST_SIGMAS`] standard deviations over their mean, a count a step
+    /// exceeds about once in 10¹² (an even schedule never comes near it).
+    pub fn most_answers(&self, ask: &Ask, threads: usize) -> Most {
+        let mean = ask.rate * (ask.length.as_secs_f64() + MOST_SLACK.as_secs_f64());
+        let arrivals = (mean + MOST_SIGMAS * mean.max(0.0).sqrt()).ceil();
         let arrivals = if arrivals.is_finite() && arrivals < 1e15 {
-            arrivals as u64 + MOST_THREADS
+            (arrivals as u64).saturating_add(threads.max(1) as u64)
         } else {
             u64::MAX / 2
         };
@@ -1827,9 +1831,11 @@ mod tests {
         let s = Searcher::new(&f, floor).horizon(Duration::from_secs(3));
         let ask = s.next().unwrap();
         assert_eq!((ask.least, ask.horizon), (LEAST, Duration::from_secs(3)));
-        // The most answers a step counts: 100 req/s for 100 s and 0.2 s, and a thread's
-        // rounding for each of up to 1,024 threads.
-        assert_eq!(s.most_answers(&ask), Most::all(10_020 + 1_024));
+        // The most answers a step counts: 100 req/s for 100 s and 0.2 s (10,020), seven
+        // of a Poisson count's standard deviations over that (⌈10,020 + 7 · 100.1⌉ =
+        // 10,721), and one for each worker's rounding.
+        assert_eq!(s.most_answers(&ask, 1), Most::all(10_721 + 1));
+        assert_eq!(s.most_answers(&ask, 4), Most::all(10_721 + 4));
         let mut s = Searcher::new(&f, floor);
         let r = RunResult::empty(
             std::time::SystemTime::UNIX_EPOCH,
@@ -1850,10 +1856,11 @@ mod tests {
         let f = FindMax::new(Asked::Flags, &["p99<50ms".into()], Some(1_000.0), None, 1).unwrap();
         let s = Searcher::new(&f, Duration::from_secs(2)).horizon(Duration::from_secs(2));
         let ask = s.next().unwrap();
-        let most = s.most_answers(&ask);
+        let most = s.most_answers(&ask, 2);
         // 2 s (the fixed rule's 1,000 answers take 1 s; the floor is 2 s) and 0.2 s at
-        // 1,000 req/s, and a thread's rounding for each of up to 1,024 threads.
-        assert_eq!(most.all, 2_200 + 1_024);
+        // 1,000 req/s, seven standard deviations of a Poisson count over that (⌈2,200 +
+        // 7 · 46.9⌉ = 2,529), and one for each of two workers' rounding.
+        assert_eq!(most.all, 2_529 + 2);
         let at = |ms| Duration::from_millis(ms);
         // 1,000 answers at 30 ms: p99 clearly under 50 ms, not under half of it (no
         // plain pass): met, but not before the horizon.
@@ -1873,7 +1880,7 @@ mod tests {
             s.ends(&ask, at(2_000), &met, |_| 1.0),
             Some(Ended::Decided(ref d)) if d.met
         ));
-        // 200 of 1,000 at 80 ms: over 1 % of the step's most (33 of 3,224) whatever
+        // 200 of 1,000 at 80 ms: over 1 % of the step's most (26 of 2,531) whatever
         // comes: broken after the least second.
         let mut slow = shootout_model::latency_histogram();
         slow.record_n(1_000, 800).unwrap();
@@ -1887,7 +1894,7 @@ mod tests {
             s.ends(&ask, LEAST, &broke, |_| 1.0),
             Some(Ended::Decided(ref d)) if !d.met
         ));
-        // 20 at 80 ms: p99 is 80 ms so far, but 3,224 answers may dilute them: open.
+        // 20 at 80 ms: p99 is 80 ms so far, but 2,531 answers may dilute them: open.
         let mut burst = shootout_model::latency_histogram();
         burst.record_n(1_000, 980).unwrap();
         burst.record_n(80_000, 20).unwrap();

@@ -197,7 +197,7 @@ pub(crate) fn search_watch(
     searcher: &Searcher,
     ask: &Ask,
 ) -> Option<Ended> {
-    let most = searcher.most_answers(ask);
+    let most = searcher.most_answers(ask, control.workers());
     watch_until(control, done, |w, now, d| {
         w.mark(now.elapsed, now.completed - now.failed, d);
         let so_far = SoFar {

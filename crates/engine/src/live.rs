@@ -177,6 +177,12 @@ impl Control {
         Some(d)
     }
 
+    /// How many workers this control was made for (the load's threads, at least 1): each
+    /// keeps its own share of an open loop's schedule.
+    pub fn workers(&self) -> usize {
+        self.live.len()
+    }
+
     /// The counters as of the last tick of each worker.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
