@@ -1872,7 +1872,7 @@ mod tests {
             latency: &h,
             steps: &[],
             labels: &[],
-            most: Some(&most),
+            most: &most,
         };
         assert_eq!(s.ends(&ask, at(1_000), &met, |_| 1.0), None);
         assert_eq!(s.ends(&ask, at(1_999), &met, |_| 1.0), None);
@@ -1923,7 +1923,7 @@ mod tests {
             latency: &h,
             steps: &[],
             labels: &[],
-            most: None,
+            most: &Most::all(1_000),
         };
         let decided = Searcher::new(&f, floor);
         let ask = decided.next().unwrap();

@@ -67,10 +67,10 @@ pub struct SoFar<'a> {
     pub steps: &'a [TargetStats],
     /// The name of each of `steps` (`journey › step`).
     pub labels: &'a [String],
-    /// The most answers the step can count by its deadline, where known: an error share
-    /// or a percentile is broken early only if it stays broken with that many
-    /// ([`share_at_end`], [`percentile_at_end`]). `None`: never broken early.
-    pub most: Option<&'a Most>,
+    /// The most answers the step can count by its deadline: an error share or a
+    /// percentile is broken early only if it stays broken with that many
+    /// ([`share_at_end`], [`percentile_at_end`]).
+    pub most: &'a Most,
 }
 
 /// The most answers a step can count by its deadline: the arrivals its schedule has due
@@ -101,8 +101,8 @@ struct Counted<'a> {
     completed: u64,
     failed: u64,
     latency: &'a Histogram<u64>,
-    /// The most it can count by the step's deadline, where known.
-    most: Option<u64>,
+    /// The most it can count by the step's deadline.
+    most: u64,
 }
 
 impl<'a> SoFar<'a> {
@@ -115,7 +115,7 @@ impl<'a> SoFar<'a> {
                 completed: self.completed,
                 failed: self.failed,
                 latency: self.latency,
-                most: self.most.map(|m| m.all),
+                most: self.most.all,
             });
         };
         let i = step_index(self.labels.iter().map(String::as_str), name)?;
@@ -124,7 +124,7 @@ impl<'a> SoFar<'a> {
             completed: t.completed,
             failed: t.failed(),
             latency: &t.latency,
-            most: self.most.map(|m| m.steps.get(i).copied().unwrap_or(m.all)),
+            most: self.most.steps.get(i).copied().unwrap_or(self.most.all),
         })
     }
 }
@@ -180,11 +180,8 @@ pub fn call(i: usize, slo: &Threshold, so_far: &SoFar, deff: impl Fn(u64) -> f64
                 100.0 * clopper_pearson_lower(x, n, LEVEL),
                 100.0 * clopper_pearson_upper(x, n, LEVEL),
             );
-            let end = c.most.map(|m| {
-                let (lo, hi) = share_at_end(x, n, m);
-                (100.0 * lo, 100.0 * hi)
-            });
-            (Some(bounds), end)
+            let (lo, hi) = share_at_end(x, n, c.most);
+            (Some(bounds), (100.0 * lo, 100.0 * hi))
         }
         Metric::Quantile(q) if !h.is_empty() => {
             let p = f64::from(q) / 1000.0;
@@ -196,14 +193,13 @@ pub fn call(i: usize, slo: &Threshold, so_far: &SoFar, deff: impl Fn(u64) -> f64
                 };
                 (b.lo as f64, hi)
             });
-            let end = c.most.map(|m| percentile_at_end(h, p, m));
-            (bounds, end)
+            (bounds, percentile_at_end(h, p, c.most))
         }
         Metric::Max if !h.is_empty() => {
             let least = h.lowest_equivalent(h.max()) as f64;
-            (None, Some((least, f64::INFINITY)))
+            (None, (least, f64::INFINITY))
         }
-        Metric::Failed => (None, Some((c.failed as f64, f64::INFINITY))),
+        Metric::Failed => (None, (c.failed as f64, f64::INFINITY)),
         _ => return Call::Open,
     };
     let bound = |value: f64, upper: bool| Bound {
@@ -213,10 +209,9 @@ pub fn call(i: usize, slo: &Threshold, so_far: &SoFar, deff: impl Fn(u64) -> f64
     };
     // The end of each range that could break the SLO, and the end that could keep it.
     let sides = |(lo, hi): (f64, f64)| if below { (hi, lo) } else { (lo, hi) };
-    if let Some((_, best)) = end.map(sides) {
-        if best.is_finite() && !slo.op.holds(best, slo.limit) {
-            return Call::Broken(bound(best, !below));
-        }
+    let (_, best) = sides(end);
+    if best.is_finite() && !slo.op.holds(best, slo.limit) {
+        return Call::Broken(bound(best, !below));
     }
     match bounds.map(sides) {
         Some((worst, _)) if worst.is_finite() && slo.op.holds(worst, slo.limit) => {
@@ -495,9 +490,9 @@ mod tests {
     fn decided_of(
         slos: &[&str],
         (n, failed, h): &(u64, u64, Histogram<u64>),
-        most: Option<u64>,
+        most: u64,
     ) -> Option<Decided> {
-        let most = most.map(Most::all);
+        let most = Most::all(most);
         let slos: Vec<Threshold> = slos.iter().map(|s| slo(s)).collect();
         let so_far = SoFar {
             completed: *n,
@@ -505,14 +500,14 @@ mod tests {
             latency: h,
             steps: &[],
             labels: &[],
-            most: most.as_ref(),
+            most: &most,
         };
         decide(&slos, &so_far, |_| 1.0)
     }
 
     /// As [`decided_of`], the step ending now: it counts no more answers.
     fn decided(slos: &[&str], c: &(u64, u64, Histogram<u64>)) -> Option<Decided> {
-        decided_of(slos, c, Some(c.0))
+        decided_of(slos, c, c.0)
     }
 
     #[test]
@@ -526,19 +521,15 @@ mod tests {
         assert!(close(d.bounds[0].value, 0.099_807_9, 1e-5), "{d:?}");
         // 20 of 2,000 (1 %) in a step of at most 10,000: 0.2 % at least at its deadline:
         // broken.
-        let d = decided_of(&errors, &counts(2_000, 0, 20), Some(10_000)).unwrap();
+        let d = decided_of(&errors, &counts(2_000, 0, 20), 10_000).unwrap();
         assert!(!d.met && !d.bounds[0].upper, "{d:?}");
         assert!(close(d.bounds[0].value, 0.2, 1e-12), "{d:?}");
         // The same burst in a step of up to 30,000 may end at 0.067 %: open, however sure
-        // the share so far is over the limit; and never broken early without a most.
-        assert_eq!(
-            decided_of(&errors, &counts(2_000, 0, 20), Some(30_000)),
-            None
-        );
-        assert_eq!(decided_of(&errors, &counts(2_000, 0, 20), None), None);
+        // the share so far is over the limit.
+        assert_eq!(decided_of(&errors, &counts(2_000, 0, 20), 30_000), None);
         // 3 of 2,000 (0.15 %) in a step that ends now: broken; with 2,000 to come: open.
         assert!(!decided(&errors, &counts(2_000, 0, 3)).unwrap().met);
-        assert_eq!(decided_of(&errors, &counts(2_000, 0, 3), Some(4_000)), None);
+        assert_eq!(decided_of(&errors, &counts(2_000, 0, 3), 4_000), None);
     }
 
     #[test]
@@ -552,8 +543,8 @@ mod tests {
         assert!(!d.met && d.bounds[0].value >= 79_000.0, "{d:?}");
         // In a step of up to 5,000 answers, 50 slow ones may end as 1 %: open; 52 of
         // 1,000 (over 1 % of 5,000, and a rank to spare) break it whatever comes.
-        assert_eq!(decided_of(&p99, &counts(1_000, 50, 0), Some(5_000)), None);
-        let d = decided_of(&p99, &counts(1_000, 52, 0), Some(5_000)).unwrap();
+        assert_eq!(decided_of(&p99, &counts(1_000, 50, 0), 5_000), None);
+        let d = decided_of(&p99, &counts(1_000, 52, 0), 5_000).unwrap();
         assert!(!d.met && d.bounds[0].value >= 79_000.0, "{d:?}");
         // 1 % at 80 ms: p99 straddles the limit: open.
         assert_eq!(decided(&p99, &counts(1_000, 10, 0)), None);
@@ -627,7 +618,7 @@ mod tests {
             latency: h,
             steps: &[],
             labels: &[],
-            most: Some(&Most::all(*n)),
+            most: &Most::all(*n),
         };
         passes(&slos, &so_far, |_| 1.0)
     }
@@ -679,7 +670,7 @@ mod tests {
                 latency: &counts(1_000, 0, 0).2,
                 steps: &[],
                 labels: &[],
-                most: None,
+                most: &Most::all(1_000),
             },
             |_| 1.0
         ));
@@ -714,7 +705,7 @@ mod tests {
             steps: &steps,
             labels: &labels,
             // The step ends now: each journey step counts no more than so far.
-            most: Some(&most),
+            most: &most,
         };
         let slos = |t: &[&str]| t.iter().map(|s| slo(s)).collect::<Vec<_>>();
         let broke = decide(&slos(&["p99<50ms", "step:post:p99<50ms"]), &so_far, |_| 1.0);
@@ -825,7 +816,7 @@ mod tests {
                         latency: &live,
                         steps: &[],
                         labels: &[],
-                        most: Some(&most),
+                        most: &most,
                     };
                     if let Some(d) = decide(&slos, &so_far, |_| 1.0).filter(|d| !d.met) {
                         broke = Some((done, d.bounds[0].slo));

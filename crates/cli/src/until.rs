@@ -206,7 +206,7 @@ pub(crate) fn search_watch(
             latency: &d.latency,
             steps: &d.kinds,
             labels: searcher.labels(),
-            most: Some(&most),
+            most: &most,
         };
         searcher.ends(ask, now.elapsed, &so_far, |v| w.design_effect(v))
     })

@@ -128,7 +128,7 @@ fn end_of(searcher: &Searcher, ask: &Ask, r: &RunResult) -> Ended {
         latency: &r.histograms.latency,
         steps: &[],
         labels: &[],
-        most: Some(&most),
+        most: &most,
     };
     searcher
         .ends(ask, ask.length, &so_far, |_| 1.0)
