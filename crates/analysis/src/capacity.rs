@@ -9,14 +9,16 @@
 //! [`Search::to`] is reached; then bisect (geometric midpoints) between the highest rate
 //! that met every SLO and the lowest that did not, until they are within
 //! [`Search::resolution`] of each other. A rate's verdict near the boundary is not taken
-//! from one step: the lowest failing rate is measured again before the search bisects below
-//! it, and the highest passing one once the search is about to rest on it (a met rate found
-//! above it leaves it behind), and their steps decide together with the evidence the run has ([`crate::boundary`]:
-//! the per-second counts behind each SLO, with a Student's t interval widened for the
-//! correlation of consecutive seconds), measured
-//! again while the evidence is unclear, up to [`boundary::MOST_STEPS`] steps. Where that
-//! evidence is missing (an SLO with no per-second form, a step judged not kept, a store
-//! from before it was kept), two agreeing verdicts of at most three decide. A capacity is never
+//! from one step: once the search is about to rest on them (a rate found by bisecting
+//! between them leaves either behind), the lowest failing rate and the highest passing
+//! one are measured again, and their steps decide together with the evidence the run has
+//! ([`crate::boundary`]: the per-second counts behind each SLO, with a Student's t
+//! interval widened for the correlation of consecutive seconds), measured again while the
+//! evidence is unclear, up to [`boundary::MOST_STEPS`] steps. Where that evidence is
+//! missing (an SLO with no per-second form, a step judged not kept, a store from before it
+//! was kept), two agreeing verdicts of at most three decide; and two steps each decided
+//! broken before its deadline (its verdict the deadline's whatever came, its seconds too
+//! few for an interval), and none other, decide their rate broken. A capacity is never
 //! above a rate whose schedule the generator did not keep.
 
 use crate::boundary::{self, Call, Evidence};
@@ -71,6 +73,10 @@ pub struct Step {
     /// moves on from it but never counts it as evidence; a rate with only such steps is
     /// measured again in full before it may bound the capacity.
     pub passed: bool,
+    /// Decided broken before its deadline ([`Ended::Decided`]): its verdict is the one its
+    /// deadline would have given whatever came, but its seconds are too few to weigh in an
+    /// interval, so two such steps, and none other, decide their rate ([`standing_on`]).
+    pub broke_early: bool,
 }
 
 impl Step {
@@ -91,12 +97,19 @@ impl Step {
             },
             verdict,
             passed: false,
+            broke_early: false,
         }
     }
 
     /// The same step, plainly passed on the ramp (not evidence for the capacity).
     pub fn passing(mut self) -> Step {
         self.passed = true;
+        self
+    }
+
+    /// The same step, decided broken before its deadline ([`Step::broke_early`]).
+    pub fn broken_early(mut self) -> Step {
+        self.broke_early = true;
         self
     }
 
@@ -107,6 +120,7 @@ impl Step {
             verdict,
             evidence: Evidence::default(),
             passed: false,
+            broke_early: false,
         }
     }
 }
@@ -355,17 +369,18 @@ pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
 pub const LEAST: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// After a step that did not meet its SLOs, the server may still be working through the
-/// requests that step left: the next step waits for them ([`cooldown_after`]), at least
-/// this long, so it does not inherit the backlog.
+/// requests that step left: the next step waits for them ([`cooldown_after`]), and at
+/// least this long when nothing then watches the server go idle ([`Searcher::rest`]), so
+/// it does not inherit the backlog.
 pub const COOLDOWN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The wait before the next step after a step judged `last` that gave `result`: none after
 /// a step that met its SLOs. Else the time the server needs to work through what the step
 /// left it (the requests in flight at its end and those that timed out, which the server may
-/// still hold) at the rate it answered during the step, doubled for margin; at least
-/// [`COOLDOWN`], and at most the step's own length (its settle period and what it
-/// measured): the search offers at most twice a rate that met, so a backlog grown over the
-/// step drains in as long again. A step that answered nothing waits that most.
+/// still hold) at the rate it answered during the step, doubled for margin; at most the
+/// step's own length (its settle period and what it measured): the search offers at most
+/// twice a rate that met, so a backlog grown over the step drains in as long again. A step
+/// that answered nothing waits that most.
 pub fn cooldown_after(last: &Verdict, result: &RunResult) -> std::time::Duration {
     if last.met() {
         return std::time::Duration::ZERO;
@@ -382,7 +397,7 @@ pub fn cooldown_after(last: &Verdict, result: &RunResult) -> std::time::Duration
     let drain = 2.0 * left * measured / answered as f64;
     std::time::Duration::try_from_secs_f64(drain)
         .unwrap_or(most)
-        .clamp(COOLDOWN, most)
+        .min(most)
 }
 
 /// Room in [`Searcher::most_answers`] for a step's last tick: the engine ends a load at
@@ -551,7 +566,18 @@ fn standing_on(rate: f64, steps: &[Step]) -> (Standing, Basis) {
         return (Standing::Tentative(Verdict::Met), Basis::Verdicts);
     }
     let evidence: Vec<&Evidence> = at.iter().map(|s| &s.evidence).collect();
-    match boundary::call(&evidence) {
+    let call = boundary::call(&evidence);
+    // Steps each decided broken before their deadline: their seconds are too few for the
+    // interval to decide, their verdicts are their deadlines'. Two such, and none other,
+    // decide as two agreeing verdicts do.
+    let broke_early = at.len() >= 2 && at.iter().all(|s| s.broke_early);
+    if broke_early && !matches!(call, Some(Call::Met | Call::Broke(_))) {
+        return (
+            voted(at.iter().map(|s| &s.verdict).collect()),
+            Basis::Verdicts,
+        );
+    }
+    match call {
         Some(Call::Met) => (Standing::Decided(Verdict::Met), Basis::Interval),
         Some(Call::Broke(i)) => (Standing::Decided(Verdict::Broke(i)), Basis::Interval),
         Some(Call::Unclear(v)) if at.len() >= boundary::MOST_STEPS => {
@@ -647,21 +673,22 @@ pub fn next(search: &Search, steps: &[Step]) -> Next {
             hi = Some(hi.map_or(rate, |h: f64| h.min(rate)));
         }
     }
-    // The boundary's two rates are decided by their evidence, or by two agreeing verdicts:
-    // the failing one before the search bisects below it; the met one only once the search
-    // is about to rest on it, since a met rate above it, found by bisecting, leaves it
-    // behind unmeasured again (a ramp rung that only passed, most often). One that then
-    // fails moves the bisection down below it.
+    // The boundary's two rates are decided by their evidence, or by two agreeing verdicts,
+    // once the search is about to rest on them: a rate found by bisecting between them
+    // leaves either behind, so a failing rate above the boundary (the ramp's first
+    // failure, each failure on the way down) is measured once. A failing rate that a
+    // second look turns met moves the bisection up above it; a met one that then fails,
+    // down below it.
     let tentative =
         |rate: Option<f64>| rate.filter(|&r| matches!(standing(r, steps), Standing::Tentative(_)));
-    if let Some(h) = tentative(hi) {
-        return Next::Try(h);
-    }
     if let (Some(l), Some(h)) = (lo, hi) {
         let mid = round3((l * h).sqrt());
         if h / l - 1.0 > search.resolution && mid > l && mid < h {
             return Next::Try(mid);
         }
+    }
+    if let Some(h) = tentative(hi) {
+        return Next::Try(h);
     }
     if let Some(l) = tentative(lo) {
         return Next::Try(l);
@@ -810,8 +837,9 @@ pub struct Searcher {
     measured: Vec<Measured>,
     /// Steps asked for, judged or not.
     tries: usize,
-    /// The wait before the next step.
-    rest: Duration,
+    /// The backlog's wait after the last step ([`cooldown_after`]); `None` after one
+    /// that met its SLOs, or before any.
+    rest: Option<Duration>,
 }
 
 impl Searcher {
@@ -833,7 +861,7 @@ impl Searcher {
             steps: Vec::new(),
             measured: Vec::new(),
             tries: 0,
-            rest: Duration::ZERO,
+            rest: None,
         }
     }
 
@@ -881,9 +909,15 @@ impl Searcher {
     }
 
     /// How long to wait before the next step: after one that did not meet its SLOs, the
-    /// backlog it may have left ([`cooldown_after`]); else nothing.
-    pub fn rest(&self) -> Duration {
-        self.rest
+    /// backlog it may have left ([`cooldown_after`]), at least [`COOLDOWN`] unless the
+    /// caller then also waits until the server's processes are idle (`watched`: `shootout
+    /// run` watches the contenders it started); else nothing.
+    pub fn rest(&self, watched: bool) -> Duration {
+        match self.rest {
+            None => Duration::ZERO,
+            Some(drain) if watched => drain,
+            Some(drain) => drain.max(COOLDOWN),
+        }
     }
 
     /// The same search of a load of `journeys`, whose rates count journeys and whose SLOs
@@ -1027,11 +1061,16 @@ impl Searcher {
         ended: Option<Ended>,
     ) -> &Measured {
         self.tries += 1;
-        self.rest = cooldown_after(&verdict, result);
+        self.rest = (!verdict.met()).then(|| cooldown_after(&verdict, result));
         let step = Step::of(rate, &self.slos, result, verdict.clone());
         // A step that plainly passed but whose whole result broke an SLO counts as broken.
         let passed = verdict.met() && ended == Some(Ended::Passed);
-        self.steps.push(if passed { step.passing() } else { step });
+        let broke_early = !verdict.met() && matches!(&ended, Some(Ended::Decided(d)) if !d.met);
+        self.steps.push(match (passed, broke_early) {
+            (true, _) => step.passing(),
+            (_, true) => step.broken_early(),
+            _ => step,
+        });
         let mut m = Measured::of(rate, result, verdict);
         m.ended = ended;
         self.measured.push(m);
@@ -1336,12 +1375,12 @@ mod tests {
         let broke = Verdict::Broke(0);
         let cases = [
             // (measured s, completed, in flight at the end, timed out) -> wait
-            ((4, 8_000, 0, 0), secs(1)),     // nothing left: the least
-            ((4, 8_000, 3_000, 0), secs(3)), // 3,000 at 2,000/s, twice
+            ((4, 8_000, 0, 0), secs(0)),         // nothing left
+            ((4, 8_000, 3_000, 0), secs(3)),     // 3,000 at 2,000/s, twice
             ((4, 9_000, 2_000, 1_000), secs(3)), // 1,000 timed out: 3,000 left at 2,000/s
-            ((4, 8_000, 9_000, 0), secs(5)), // at most the step: 1 s + 4 s
-            ((2, 0, 500, 0), secs(3)),       // nothing answered: at most
-            ((2, 500, 500, 500), secs(3)),   // every answer a timeout
+            ((4, 8_000, 9_000, 0), secs(5)),     // at most the step: 1 s + 4 s
+            ((2, 0, 500, 0), secs(3)),           // nothing answered: at most
+            ((2, 500, 500, 500), secs(3)),       // every answer a timeout
         ];
         for ((measured, completed, aborted, timeouts), want) in cases {
             let r = step(measured, completed, aborted, timeouts);
@@ -1352,6 +1391,25 @@ mod tests {
         assert_eq!(
             cooldown_after(&Verdict::Met, &step(4, 8_000, 9_000, 0)),
             Duration::ZERO
+        );
+        // A searcher waits so, and after a broken step that left nothing at least
+        // COOLDOWN unless the caller then waits for the server to go idle; after a met
+        // step, not at all.
+        use shootout_model::find_max::{Asked, FindMax};
+        let f = FindMax::new(Asked::Flags, &["p99<50ms".into()], Some(1_000.0), None, 1).unwrap();
+        let mut s = Searcher::new(&f, Duration::from_secs(2));
+        assert_eq!(
+            (s.rest(false), s.rest(true)),
+            (Duration::ZERO, Duration::ZERO)
+        );
+        s.took(2_000.0, &step(4, 8_000, 3_000, 0), broke.clone(), None);
+        assert_eq!((s.rest(false), s.rest(true)), (secs(3), secs(3)));
+        s.took(2_000.0, &step(4, 8_000, 0, 0), broke, None);
+        assert_eq!((s.rest(false), s.rest(true)), (COOLDOWN, Duration::ZERO));
+        s.took(1_000.0, &step(4, 8_000, 3_000, 0), Verdict::Met, None);
+        assert_eq!(
+            (s.rest(false), s.rest(true)),
+            (Duration::ZERO, Duration::ZERO)
         );
     }
 
@@ -1625,6 +1683,87 @@ mod tests {
         slow
     }
 
+    /// Only the boundary's rates are measured again: each failing rate above the lowest
+    /// one (the ramp's first failure, each failure on the way down) is left behind by the
+    /// bisection below it, so one step tells it.
+    #[test]
+    fn a_failing_rate_above_the_boundary_is_measured_once() {
+        for capacity in [1_000.0, 7_300.0, 123_456.0] {
+            let (steps, c) = evidenced(&Search::new(100.0, 1e6), |rate, _| {
+                vec![if rate <= capacity { 2 } else { 40 }; 10]
+            });
+            let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+            assert!(lo <= capacity && capacity < hi, "{c:?}");
+            let above: Vec<f64> = steps
+                .iter()
+                .filter(|s| s.rate > hi)
+                .map(|s| s.rate)
+                .collect();
+            assert!(above.len() >= 2, "{capacity}: {steps:?}");
+            for r in above {
+                assert_eq!(at(&steps, r), 1, "{capacity}: {r} in {steps:?}");
+            }
+            assert_eq!((at(&steps, lo), at(&steps, hi)), (2, 2), "{capacity}");
+        }
+    }
+
+    /// A failing rate that its second look turns met (a stall in its first step) moves
+    /// the search up past it, to the server's capacity.
+    #[test]
+    fn a_failure_a_second_look_overturns_moves_the_search_up() {
+        let capacity = 5_000.0;
+        let (steps, c) = evidenced(&Search::new(100.0, 1e6), |rate, nth| {
+            let fails = rate > capacity || (rate == 3_200.0 && nth == 0);
+            vec![if fails { 40 } else { 2 }; 10]
+        });
+        let (lo, hi) = (c.max_rps.unwrap(), c.first_failing_rps.unwrap());
+        assert!(lo <= capacity && capacity < hi, "{c:?}");
+        assert!(at(&steps, 3_200.0) >= 2, "{steps:?}");
+    }
+
+    /// Steps decided broken before their deadline have a second or so each: too few
+    /// seconds for the interval, which leaves a rate near its limit unclear. Two such
+    /// steps decide it as two agreeing verdicts do; the same steps run to their deadline,
+    /// or one of them, do not.
+    #[test]
+    fn two_steps_broken_early_decide_their_rate() {
+        let p99 = ["p99<50ms".parse::<Threshold>().unwrap()];
+        // One second each, 1.3 % and 1.6 % of the answers over 50 ms.
+        let steps: Vec<Step> = [13, 16]
+            .into_iter()
+            .map(|slow| {
+                let r = crate::boundary::tests::step(&[slow], &[]);
+                Step::of(2_000.0, &p99, &r, judge(&p99, &r))
+            })
+            .collect();
+        assert_eq!(steps[0].verdict, Verdict::Broke(0));
+        assert_eq!(decision(2_000.0, &steps), None, "unclear by their seconds");
+        let early: Vec<Step> = steps.iter().cloned().map(Step::broken_early).collect();
+        let d = decision(2_000.0, &early).unwrap();
+        assert_eq!(
+            (d.verdict, d.basis, d.steps),
+            (Verdict::Broke(0), Basis::Verdicts, 2)
+        );
+        let one_early = [early[0].clone(), steps[1].clone()];
+        assert_eq!(decision(2_000.0, &one_early), None);
+        assert_eq!(decision(2_000.0, &early[..1]), None);
+
+        // The searcher marks a step so when it was decided broken, and only then.
+        use shootout_model::find_max::{Asked, FindMax};
+        let f = FindMax::new(Asked::Flags, &["p99<50ms".into()], Some(1_000.0), None, 1).unwrap();
+        let mut s = Searcher::new(&f, Duration::from_secs(2));
+        let r = crate::boundary::tests::step(&[13], &[]);
+        let broke = Ended::Decided(Decided {
+            met: false,
+            bounds: Vec::new(),
+        });
+        s.took(2_000.0, &r, Verdict::Broke(0), Some(broke.clone()));
+        s.took(2_000.0, &r, Verdict::Broke(0), Some(Ended::Deadline));
+        s.took(2_000.0, &r, Verdict::Met, Some(broke));
+        let early: Vec<bool> = s.steps.iter().map(|s| s.broke_early).collect();
+        assert_eq!(early, [true, false, false]);
+    }
+
     /// Near the limit, a rate whose steps straddle it is measured again, at most
     /// MOST_STEPS times, and then its pooled evidence decides.
     #[test]
@@ -1842,7 +1981,8 @@ mod tests {
             Duration::from_millis(2_500),
         );
         s.took(100.0, &r, Verdict::Broke(0), Some(Ended::Deadline));
-        assert_eq!(s.rest(), SETTLE + Duration::from_millis(2_500));
+        assert_eq!(s.rest(false), SETTLE + Duration::from_millis(2_500));
+        assert_eq!(s.rest(true), s.rest(false));
         assert_eq!(s.measured()[0].ended, Some(Ended::Deadline));
     }
 

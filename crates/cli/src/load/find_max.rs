@@ -194,7 +194,7 @@ pub(crate) fn drive<T>(
     mut said: impl FnMut(usize, &Measured, T),
 ) -> Result<bool, Failure> {
     while let Some(ask) = searcher.next() {
-        if searcher.tries() > 0 && rest(searcher.rest()) {
+        if searcher.tries() > 0 && rest(searcher.rest(false)) {
             return Ok(true);
         }
         let Some((result, ended, seen)) = measure(searcher, ask)? else {

@@ -11,7 +11,8 @@
 //! length, at least `defaults.duration`); it is stored with its verdict and how it ended,
 //! so that a report replays the search from the store. After
 //! each step comes the plan's cooldown, or after a step that did not meet its SLOs the
-//! wait the searcher asks for its backlog ([`Searcher::rest`]), so the next step (of any
+//! wait the searcher asks for its backlog ([`Searcher::rest`]), and then the wait until
+//! the contenders' processes are idle ([`Runner::rest`]), so the next step (of any
 //! contender: they may share CPUs) does not inherit it.
 //! A contender that dies leaves its search where it was; Ctrl-C ends every search.
 
@@ -106,7 +107,10 @@ impl<E: Executor> Runner<'_, E> {
                     }
                     match next {
                         Next::Go if was_judged => {
-                            let pause = plan.defaults.cooldown.max(searcher.rest());
+                            // The rest waits until the contenders' processes are idle
+                            // too; a contender given by URL is not watched.
+                            let watched = up.iter().all(|u| u.process.is_some());
+                            let pause = plan.defaults.cooldown.max(searcher.rest(watched));
                             self.rest(pause, up);
                             i += 1;
                         }

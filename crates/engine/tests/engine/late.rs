@@ -22,8 +22,10 @@ const STALL: Duration = Duration::from_millis(500);
 const RATE: f64 = 200.0;
 /// Requests in flight at most: connections (the cap) × one request each.
 const ROOM: u64 = 8;
-/// How long each run lasts.
-const RUN: Duration = Duration::from_millis(1200);
+/// How long each run lasts: the third batch leaves at 2 × `STALL` (1 s) and the fourth
+/// could not before 3 × `STALL`, so a server slowed by a busy machine has 400 ms of room
+/// before its third batch would miss the run.
+const RUN: Duration = Duration::from_millis(1400);
 
 /// `RATE` for `RUN` on one thread: one connection opened ahead of need, the others opened
 /// as requests fall due, up to `ROOM` connections of one request each.
