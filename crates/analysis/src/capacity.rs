@@ -2022,9 +2022,7 @@ mod tests {
         ));
         // 200 of 1,000 at 80 ms: over 1 % of the step's most (26 of 2,531) whatever
         // comes: broken after the least second.
-        let mut slow = shootout_model::latency_histogram();
-        slow.record_n(1_000, 800).unwrap();
-        slow.record_n(80_000, 200).unwrap();
+        let (_, _, slow) = crate::decided::tests::counts(1_000, 200, 0);
         let broke = SoFar {
             latency: &slow,
             ..met
@@ -2035,9 +2033,7 @@ mod tests {
             Some(Ended::Decided(ref d)) if !d.met
         ));
         // 20 at 80 ms: p99 is 80 ms so far, but 2,531 answers may dilute them: open.
-        let mut burst = shootout_model::latency_histogram();
-        burst.record_n(1_000, 980).unwrap();
-        burst.record_n(80_000, 20).unwrap();
+        let (_, _, burst) = crate::decided::tests::counts(1_000, 20, 0);
         let open = SoFar {
             latency: &burst,
             ..met

@@ -152,19 +152,18 @@ pub enum Call {
     Open,
 }
 
-/// Where SLO `i`, `slo`, stands given `so_far`; `deff(v)` is the design effect of the
-/// answers at or below `v` µs over the seconds so far (1 for independent answers). It is
-/// met when its one-sided 95 % bound on the breaking side holds: an error share's exact
-/// (Clopper–Pearson) bound, a percentile's by its order statistics
-/// ([`certify::percentile_bounds`]; an upper end past the answers bounds nothing). It is
-/// broken when the figure the step will have at its deadline breaks it whatever comes:
-/// the least (or, for an SLO that bounds from below, the greatest) an error share or a
-/// percentile can still reach with [`SoFar::most`] answers (a journey step's own) ([`share_at_end`],
-/// [`percentile_at_end`]); `max` and `failed` only grow, so they are broken by their
-/// figure so far, and are never met early. `mean` and `rps` stay open (the step runs to
-/// its deadline). An SLO on a journey's step is called on that step's counts alone
-/// ([`SoFar::steps`]), its percentile widened by the design effect of the whole load's
-/// seconds at its value; it stays open without them.
+/// Where SLO `i`, `slo`, stands given `so_far`; `deff(v)` is the design effect of the answers at or
+/// below `v` µs over the seconds so far (1 for independent answers). It is met when its one-sided
+/// 95 % bound on the breaking side holds: an error share's exact (Clopper–Pearson) bound, a
+/// percentile's by its order statistics ([`certify::percentile_bounds`]; an upper end past the
+/// answers bounds nothing). It is broken when the figure the step will have at its deadline breaks
+/// it whatever comes: the least (or, for an SLO that bounds from below, the greatest) an error
+/// share or a percentile can still reach with [`SoFar::most`] answers (a journey step's own)
+/// ([`share_at_end`], [`percentile_at_end`]); `max` and `failed` only grow, so they are broken by
+/// their figure so far, and are never met early. `mean` and `rps` stay open (the step runs to its
+/// deadline). An SLO on a journey's step is called on that step's counts alone ([`SoFar::steps`]),
+/// its percentile widened by the design effect of the whole load's seconds at its value; it stays
+/// open without them.
 pub fn call(i: usize, slo: &Threshold, so_far: &SoFar, deff: impl Fn(u64) -> f64) -> Call {
     let Some(c) = so_far.of(slo) else {
         return Call::Open;
@@ -407,7 +406,7 @@ impl Ended {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn close(got: f64, want: f64, rel: f64) -> bool {
@@ -475,7 +474,7 @@ mod tests {
     }
 
     /// `n` answers, `slow` of them at 80 ms and the rest at 1 ms, `failed` failures.
-    fn counts(n: u64, slow: u64, failed: u64) -> (u64, u64, Histogram<u64>) {
+    pub(crate) fn counts(n: u64, slow: u64, failed: u64) -> (u64, u64, Histogram<u64>) {
         let mut h = shootout_model::latency_histogram();
         h.record_n(1_000, n - slow - failed).unwrap();
         if slow > 0 {

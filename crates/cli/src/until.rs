@@ -183,14 +183,14 @@ pub(crate) fn level_watch(control: &Control, done: &AtomicBool) -> Option<Durati
     })
 }
 
-/// A capacity search's step (`load --find-max`, a plan's `find_max`): watches `control`'s
-/// load until `done` is set or `searcher` ends the step ([`Searcher::ends`]: after
-/// `ask.least`, its SLOs decided — met from `ask.horizon` on, the percentiles' bounds
-/// widened by the design effect of the seconds seen; broken only when no answer to come
-/// by the step's deadline ([`Searcher::most_answers`]) could mend it — an SLO on a
-/// journey's step on that step's live counts, or on the ramp plainly passed; never when
-/// its steps run to their deadline); then tells it to finish and says how it ended. `None` when the load ended
-/// first (its deadline, or a stop). The load must be watched ([`Control::watch`]).
+/// A capacity search's step (`load --find-max`, a plan's `find_max`): watches `control`'s load
+/// until `done` is set or `searcher` ends the step ([`Searcher::ends`]: after `ask.least`, its SLOs
+/// decided — met from `ask.horizon` on, the percentiles' bounds widened by the design effect of the
+/// seconds seen; broken only when no answer to come by the step's deadline
+/// ([`Searcher::most_answers`]) could mend it — an SLO on a journey's step on that step's live
+/// counts, or on the ramp plainly passed; never when its steps run to their deadline); then tells
+/// it to finish and says how it ended. `None` when the load ended first (its deadline, or a stop).
+/// The load must be watched ([`Control::watch`]).
 pub(crate) fn search_watch(
     control: &Control,
     done: &AtomicBool,

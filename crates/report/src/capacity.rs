@@ -121,14 +121,14 @@ pub fn step_verdict_words(slos: &[String], m: &Measured) -> String {
     }
 }
 
-/// How a step ended, in words: `decided: met — errors ≤ 0.0999% (95% upper bound) <
-/// 0.1%` (every SLO's bound that decided it, rounded away from the limit's side so the
-/// words never claim more than the bound), `decided: broken — p99 ≥ 80.000 ms (at its
-/// deadline, whatever comes) ≥ 50ms` (the SLO that broke, and where its figure stands at
-/// the step's deadline however the rest of the step goes), `deadline: undecided` (some SLO stayed open until
-/// the step's deadline: judged on its figures as they were), `passed — every SLO under
-/// half its limit` (a rung of the ramp that plainly passed: not a decision), `full —
-/// ran to its deadline, as every step of a search by the fixed rule`.
+/// How a step ended, in words: `decided: met — errors ≤ 0.0999% (95% upper bound) < 0.1%` (every
+/// SLO's bound that decided it, rounded away from the limit's side so the words never claim more
+/// than the bound), `decided: broken — p99 ≥ 80.000 ms (at its deadline, whatever comes) ≥ 50ms`
+/// (the SLO that broke, and where its figure stands at the step's deadline however the rest of the
+/// step goes), `deadline: undecided` (some SLO stayed open until the step's deadline: judged on its
+/// figures as they were), `passed — every SLO under half its limit` (a rung of the ramp that
+/// plainly passed: not a decision), `full — ran to its deadline, as every step of a search by the
+/// fixed rule`.
 pub fn ended_words(slos: &[String], e: &Ended) -> String {
     let d = match e {
         Ended::Decided(d) => d,

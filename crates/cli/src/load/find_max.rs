@@ -220,11 +220,10 @@ fn search_unit(spec: &LoadSpec) -> &'static str {
     }
 }
 
-/// A step as stderr says it: `step 3: 400 req/s offered, 399.8 sent, p99 3.100 ms, errors
-/// 0.000% in 2.4 s: broke p99<50ms (decided: broken — p99 ≥ 80.0 ms (at its deadline,
-/// whatever comes) ≥ 50ms)`, the verdict in the words of the report's table and how the step ended; the
-/// rates in `unit` (`journeys/s` for journeys, whose latency and errors are every
-/// request's).
+/// A step as stderr says it: `step 3: 400 req/s offered, 399.8 sent, p99 3.100 ms, errors 0.000% in
+/// 2.4 s: broke p99<50ms (decided: broken — p99 ≥ 80.0 ms (at its deadline, whatever comes) ≥
+/// 50ms)`, the verdict in the words of the report's table and how the step ended; the rates in
+/// `unit` (`journeys/s` for journeys, whose latency and errors are every request's).
 fn step_line(n: usize, f: &FindMax, m: &Measured, unit: &str) -> String {
     let ended = m
         .ended

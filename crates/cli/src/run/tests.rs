@@ -90,6 +90,8 @@ struct Mock {
     configs: Vec<String>,
     /// The rate each contender holds: above it, its answers take 100 ms.
     capacity: HashMap<&'static str, f64>,
+    /// The requests a step above its capacity leaves in flight (75 when not given).
+    backlog: Option<u64>,
 }
 
 impl Mock {
@@ -267,7 +269,7 @@ impl Executor for Mock {
                 if rate > held {
                     // Above its capacity the server is left with a backlog: 75 requests
                     // in flight at 100 answered a second.
-                    r.counts.aborted = 75;
+                    r.counts.aborted = self.backlog.unwrap_or(75);
                 }
             }
             Ok(r)
@@ -298,10 +300,9 @@ impl Executor for Mock {
         self.calls.push(format!("kill {}", p.name));
     }
 
-    /// The plan's 1 s is `cooldown`; a longer wait (after a search's failed step) says
-    /// how long.
+    /// The plan's 1 s is `cooldown`; another wait (after a search's failed step, or the
+    /// plan's own) says how long.
     fn cooldown(&mut self, pause: Duration, _contenders: &[&Self::Process]) -> Idle {
-        assert!(pause >= Duration::from_secs(1), "{pause:?}");
         if pause == Duration::from_secs(1) {
             self.call("cooldown".into());
         } else {
@@ -995,6 +996,37 @@ fn searches_interleave_settle_and_store_each_verdict() {
         };
         assert_eq!(out.calls[i + 1], want, "after {stored}");
     }
+}
+
+/// With no cooldown in the plan and every contender started (so the rest then waits
+/// for them to go idle), the wait after a broken step is its backlog's drain alone, with
+/// no 1 s floor: 10 requests left at the 100 a second it answered, doubled, 200 ms; a
+/// met step is followed by no wait but the idle one.
+#[test]
+fn a_watched_search_waits_for_a_small_backlog_without_a_floor() {
+    let mut mock = Mock::default();
+    mock.capacity.insert("a", 1_000.0);
+    mock.capacity.insert("b", 3_000.0);
+    mock.backlog = Some(10);
+    let text = search_plan_text().replace("cooldown = \"1s\"", "cooldown = \"0s\"");
+    let out = run_plan(&plan::parse(&text, "plan.toml", &[0, 1]).unwrap(), mock);
+    assert_eq!(out.status, RunStatus::Complete);
+    let stepped = out
+        .calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.starts_with("step "));
+    let mut broke = 0;
+    for ((i, _), stored) in stepped.zip(&out.steps) {
+        let want = if stored.contains(" broke") {
+            broke += 1;
+            "cooldown 200ms"
+        } else {
+            "cooldown 0ns"
+        };
+        assert_eq!(out.calls[i + 1], want, "after {stored}");
+    }
+    assert!(broke >= 4, "{:?}", out.steps);
 }
 
 /// `shootout load --find-max` and a plan's `find_max` drive one searcher: for the same
