@@ -69,14 +69,23 @@ pub struct Step {
     pub verdict: Verdict,
     /// Its per-second evidence, for a rate at the boundary (may be empty).
     pub evidence: Evidence,
+    /// How the search takes it: as evidence, a rung passed, or a step broken early.
+    pub took: Took,
+}
+
+/// How the search takes a step, from how it ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Took {
+    /// As evidence of its rate (its seconds, or its verdict where it has none).
+    Evidence,
     /// A rung of the ramp that plainly passed ([`crate::decided::passes`]): the search
     /// moves on from it but never counts it as evidence; a rate with only such steps is
     /// measured again in full before it may bound the capacity.
-    pub passed: bool,
+    Passed,
     /// Decided broken before its deadline ([`Ended::Decided`]): its verdict is the one its
     /// deadline would have given whatever came, but its seconds are too few to weigh in an
     /// interval, so two such steps, and none other, decide their rate ([`standing_on`]).
-    pub broke_early: bool,
+    BrokeEarly,
 }
 
 impl Step {
@@ -96,21 +105,19 @@ impl Step {
                 Evidence::of(slos, result, &verdict)
             },
             verdict,
-            passed: false,
-            broke_early: false,
+            took: Took::Evidence,
         }
     }
 
-    /// The same step, plainly passed on the ramp (not evidence for the capacity).
-    pub fn passing(mut self) -> Step {
-        self.passed = true;
+    /// The same step, taken as `took` says.
+    pub fn taken(mut self, took: Took) -> Step {
+        self.took = took;
         self
     }
 
-    /// The same step, decided broken before its deadline ([`Step::broke_early`]).
-    pub fn broken_early(mut self) -> Step {
-        self.broke_early = true;
-        self
+    /// A rung of the ramp that plainly passed ([`Took::Passed`]).
+    pub fn passed(&self) -> bool {
+        self.took == Took::Passed
     }
 
     /// A step known by its verdict alone (no per-second evidence).
@@ -119,8 +126,7 @@ impl Step {
             rate,
             verdict,
             evidence: Evidence::default(),
-            passed: false,
-            broke_early: false,
+            took: Took::Evidence,
         }
     }
 }
@@ -542,7 +548,10 @@ pub fn decision(rate: f64, steps: &[Step]) -> Option<Decision> {
     };
     Some(Decision {
         rate,
-        steps: steps.iter().filter(|s| s.rate == rate && !s.passed).count(),
+        steps: steps
+            .iter()
+            .filter(|s| s.rate == rate && !s.passed())
+            .count(),
         verdict,
         basis,
     })
@@ -555,12 +564,12 @@ fn standing(rate: f64, steps: &[Step]) -> Standing {
 
 /// The standing of `rate` given every step, and its basis: the evidence of its steps when
 /// each has some ([`boundary::call`]), else their verdicts. Steps that plainly passed on
-/// the ramp ([`Step::passed`]) are no evidence: a rate with only those leans to met and
+/// the ramp ([`Took::Passed`]) are no evidence: a rate with only those leans to met and
 /// is measured again when it bounds the capacity.
 fn standing_on(rate: f64, steps: &[Step]) -> (Standing, Basis) {
     let at: Vec<&Step> = steps
         .iter()
-        .filter(|s| s.rate == rate && !s.passed)
+        .filter(|s| s.rate == rate && !s.passed())
         .collect();
     if at.is_empty() && steps.iter().any(|s| s.rate == rate) {
         return (Standing::Tentative(Verdict::Met), Basis::Verdicts);
@@ -570,7 +579,7 @@ fn standing_on(rate: f64, steps: &[Step]) -> (Standing, Basis) {
     // Steps each decided broken before their deadline: their seconds are too few for the
     // interval to decide, their verdicts are their deadlines'. Two such, and none other,
     // decide as two agreeing verdicts do.
-    let broke_early = at.len() >= 2 && at.iter().all(|s| s.broke_early);
+    let broke_early = at.len() >= 2 && at.iter().all(|s| s.took == Took::BrokeEarly);
     if broke_early && !matches!(call, Some(Call::Met | Call::Broke(_))) {
         return (
             voted(at.iter().map(|s| &s.verdict).collect()),
@@ -730,7 +739,7 @@ pub fn so_far(search: &Search, steps: &[Step]) -> Capacity {
     if let Next::Done(c) = next(search, steps) {
         return c;
     }
-    let met = |s: &&Step| s.verdict.met() && !s.passed;
+    let met = |s: &&Step| s.verdict.met() && !s.passed();
     let lo = steps.iter().filter(met).map(|s| s.rate).reduce(f64::max);
     let hi = steps
         .iter()
@@ -1066,11 +1075,11 @@ impl Searcher {
         // A step that plainly passed but whose whole result broke an SLO counts as broken.
         let passed = verdict.met() && ended == Some(Ended::Passed);
         let broke_early = !verdict.met() && matches!(&ended, Some(Ended::Decided(d)) if !d.met);
-        self.steps.push(match (passed, broke_early) {
-            (true, _) => step.passing(),
-            (_, true) => step.broken_early(),
-            _ => step,
-        });
+        self.steps.push(step.taken(match (passed, broke_early) {
+            (true, _) => Took::Passed,
+            (_, true) => Took::BrokeEarly,
+            _ => Took::Evidence,
+        }));
         let mut m = Measured::of(rate, result, verdict);
         m.ended = ended;
         self.measured.push(m);
@@ -1738,7 +1747,11 @@ mod tests {
             .collect();
         assert_eq!(steps[0].verdict, Verdict::Broke(0));
         assert_eq!(decision(2_000.0, &steps), None, "unclear by their seconds");
-        let early: Vec<Step> = steps.iter().cloned().map(Step::broken_early).collect();
+        let early: Vec<Step> = steps
+            .iter()
+            .cloned()
+            .map(|s| s.taken(Took::BrokeEarly))
+            .collect();
         let d = decision(2_000.0, &early).unwrap();
         assert_eq!(
             (d.verdict, d.basis, d.steps),
@@ -1760,7 +1773,7 @@ mod tests {
         s.took(2_000.0, &r, Verdict::Broke(0), Some(broke.clone()));
         s.took(2_000.0, &r, Verdict::Broke(0), Some(Ended::Deadline));
         s.took(2_000.0, &r, Verdict::Met, Some(broke));
-        let early: Vec<bool> = s.steps.iter().map(|s| s.broke_early).collect();
+        let early: Vec<bool> = s.steps.iter().map(|s| s.took == Took::BrokeEarly).collect();
         assert_eq!(early, [true, false, false]);
     }
 
@@ -1907,7 +1920,7 @@ mod tests {
         assert_eq!(a.boundary[0].steps, 2);
         assert_eq!(s.measured().len(), 6);
         // A search stopped on the ramp has no capacity from the passes alone.
-        let mut steps = vec![Step::voted(100.0, Verdict::Met).passing()];
+        let mut steps = vec![Step::voted(100.0, Verdict::Met).taken(Took::Passed)];
         assert_eq!(so_far(&Search::new(100.0, 1e6), &steps).max_rps, None);
         steps.push(Step::voted(100.0, Verdict::Met));
         assert_eq!(
