@@ -179,6 +179,9 @@ pub struct Recorder {
     /// Time spent busy polling (see `LoadSpec::busy_poll`): CPU the thread used
     /// waiting for events, left out of how busy it was.
     pub spun: std::time::Duration,
+    /// The smallest latency of an answer since the worker's loop last took it (µs;
+    /// `u64::MAX`: none): how long a busy-polling worker may nap (`event_loop::Spin`).
+    pub least_us: u64,
     /// When a live view watches: the latencies (µs) of the finished seconds, added up at
     /// each second's end, so that a publication costs two small histogram copies.
     seconds_done: Option<Histogram<u64>>,
@@ -273,6 +276,7 @@ impl Recorder {
             journeys: Vec::new(),
             heads: crate::heads::Heads::default(),
             spun: std::time::Duration::ZERO,
+            least_us: u64::MAX,
             seconds_done: None,
             stream: None,
         }
@@ -442,6 +446,7 @@ impl Recorder {
     /// An answer's timings and outcome; its status counted when `count`.
     fn record(&mut self, t: &Timing, status: u16, failure: Option<FailureKind>, count: bool) {
         let total = us(t.end.saturating_duration_since(t.start));
+        self.least_us = self.least_us.min(total);
         let raw = us(t.end.saturating_duration_since(t.sent));
         let connect = us(t.connect);
         let waiting = us(t.first_byte.saturating_duration_since(t.sent));

@@ -537,6 +537,10 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
     let tick = (p.ticks_for().map_or(shortest, |t| t.min(shortest)) / 10)
         .clamp(Duration::from_millis(1), Duration::from_millis(100));
     let mut spin = Spin::new(sh.busy_poll, now);
+    let naps = !sh.busy_poll.is_zero() && !p.core_ref().paced();
+    if naps {
+        sys::exact_timers();
+    }
     let mut wake = Wake::new(now);
     let mut next_tick = now + tick;
     // A watching view's details (histogram, status codes) are copied at most this often.
@@ -560,6 +564,7 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
             if !on_tick(p, now, live, &mut next_detail) {
                 return Ok(false);
             }
+            spin.window(std::mem::replace(&mut p.core().rec.least_us, u64::MAX));
             next_tick = now + tick;
         }
         if p.next_wake().is_some_and(|w| now >= w) {
@@ -589,23 +594,7 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
                 continue;
             }
         }
-        if wait > Duration::ZERO && spin.now(now) {
-            let until = Instant::now() + spin.max.min(wait);
-            let spent = poll_until(&mut p.core().poll, &mut events, until)?;
-            // Polling, found something or not, was waiting: not part of how busy the
-            // worker was.
-            p.core().rec.spun += spent;
-            if !events.is_empty() {
-                deliver(p, &events, &mut again, Some(&mut wake));
-                continue;
-            }
-            spin.missed(spent);
-        }
-        match p.core().poll.poll(&mut events, Some(wait)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
+        wait_for_events(p, &mut spin, naps, wait, now, &mut events)?;
         deliver(p, &events, &mut again, Some(&mut wake));
     }
 }
@@ -723,6 +712,70 @@ fn pace<'a, P: Protocol<'a>>(p: &mut P, now: Instant) -> Dispatch {
     }
 }
 
+/// Waits up to `wait` for events, into `events` (empty when none came): a nap or a spin
+/// first where `spin` says so (see [`Spin`]), else a sleeping poll.
+fn wait_for_events<'a, P: Protocol<'a>>(
+    p: &mut P,
+    spin: &mut Spin,
+    naps: bool,
+    wait: Duration,
+    now: Instant,
+    events: &mut Events,
+) -> io::Result<()> {
+    // A closed loop whose answers take long naps instead of spinning.
+    let nap = if naps && wait > Duration::ZERO {
+        spin.nap(p.core_ref().rec.least_us)
+    } else {
+        None
+    };
+    if let Some(nap) = nap {
+        look(&mut p.core().poll, events)?;
+        if !events.is_empty() {
+            spin.found();
+            return Ok(());
+        }
+        if spin.may_nap() {
+            let nap = nap.min(wait);
+            let t0 = Instant::now();
+            std::thread::sleep(nap);
+            spin.napped(nap, t0.elapsed());
+            return Ok(());
+        }
+        // The last nap found nothing: sleep until something comes.
+        spin.dry();
+    }
+    if wait > Duration::ZERO && spin.now(now) {
+        let until = Instant::now() + spin.max.min(wait);
+        let spent = poll_until(&mut p.core().poll, events, until)?;
+        // Polling, found something or not, was waiting: not part of how busy the worker
+        // was.
+        p.core().rec.spun += spent;
+        if !events.is_empty() {
+            spin.found();
+            return Ok(());
+        }
+        spin.missed(spent);
+    }
+    match p.core().poll.poll(events, Some(wait)) {
+        Ok(()) => {}
+        // Interrupted: the caller's loop comes round again (no events were kept).
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    if !events.is_empty() {
+        spin.found();
+    }
+    Ok(())
+}
+
+/// One poll without sleeping: what is ready now.
+fn look(poll: &mut Poll, events: &mut Events) -> io::Result<()> {
+    match poll.poll(events, Some(Duration::ZERO)) {
+        Err(e) if e.kind() != io::ErrorKind::Interrupted => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// Polls without sleeping until an event comes or `until` passes; the CPU time polling
 /// took (on a CPU shared with other threads that is less than the wall-clock time, and
 /// it is what is left out of how busy the worker was).
@@ -792,23 +845,100 @@ fn paced_done(c: &Core) -> bool {
     c.end.is_none() || c.budget.is_some_and(|b| c.sched.sent >= b)
 }
 
-/// When a worker busy polls before sleeping (`LoadSpec::busy_poll`): while the
-/// polls that found nothing add up to at most 1/32 of the time since the run began. A
-/// loaded run, whose polls find events, polls before every wait; an idle or slow one
-/// spends at most about 3 % of a CPU on it.
+/// How a worker with busy polling on (`LoadSpec::busy_poll`) waits without being woken
+/// by the server, whose CPU a wake-up costs (on a virtual machine, the most: a halted
+/// CPU is woken by an interrupt between processors).
+///
+/// - **Spin**: it polls before sleeping while the polls that found nothing add up to at
+///   most 1/32 of the time since the run began. A loaded run, whose polls find events,
+///   polls before every wait; an idle or slow one spends at most about 3 % of a CPU on it.
+/// - **Nap**, in a closed loop whose answers take long: a spinning worker is busy all the
+///   time, so its CPU per request is the server's time per request. Where the smallest
+///   latency lately (this window's answers and the last's; windows are the loop's ticks)
+///   is 1000 times what a nap lasts, the worker sleeps a thousandth of it, less what its
+///   naps oversleep, then takes what came in one turn: fewer reads and writes for both
+///   sides, no wake-up for the server, and no answer read later than the histograms'
+///   three significant digits can show. A nap that finds nothing ends the napping until
+///   an event comes (an idle worker naps once per wait, not every few µs).
 struct Spin {
-    /// The longest poll; zero: never.
+    /// The longest poll; zero: never, and no naps.
     max: Duration,
     since: Instant,
     wasted: Duration,
+    /// The smallest latency of the last window's answers (µs; `u64::MAX`: none).
+    least_before: u64,
+    /// How much longer than asked naps lasted (a moving average over eight).
+    over: Duration,
+    nap: Nap,
+}
+
+/// Where a worker's naps stand.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Nap {
+    /// Nap when nothing is ready.
+    Ready,
+    /// It just napped: a look that finds nothing makes it dry.
+    Napped,
+    /// The last nap found nothing: no nap until an event comes.
+    Dry,
 }
 
 impl Spin {
+    /// A nap shorter than this is not worth a timer (spin instead).
+    const NAP_LEAST: Duration = Duration::from_micros(5);
+    /// A nap is at most this share of the smallest latency lately.
+    const NAP_SHARE: u64 = 1000;
+
     fn new(max: Duration, since: Instant) -> Spin {
         Spin {
             max,
             since,
             wasted: Duration::ZERO,
+            least_before: u64::MAX,
+            // What a timed sleep oversleeps on a virtual machine with exact timers, until
+            // the worker's own naps say.
+            over: Duration::from_micros(20),
+            nap: Nap::Ready,
+        }
+    }
+
+    /// How long to nap, the answers of this window having taken at least `least_now`
+    /// µs; `None`: no nap (polling off, no answer yet, answers too quick, or dry).
+    fn nap(&self, least_now: u64) -> Option<Duration> {
+        let least = least_now.min(self.least_before);
+        if self.max.is_zero() || least == u64::MAX || self.nap == Nap::Dry {
+            return None;
+        }
+        let ask = Duration::from_micros(least / Self::NAP_SHARE).checked_sub(self.over)?;
+        (ask >= Self::NAP_LEAST).then_some(ask)
+    }
+
+    /// Whether the worker may nap now (it did not just nap in vain).
+    fn may_nap(&self) -> bool {
+        self.nap == Nap::Ready
+    }
+
+    /// A nap asked for `asked` took `took`.
+    fn napped(&mut self, asked: Duration, took: Duration) {
+        self.over = self.over - self.over / 8 + took.saturating_sub(asked) / 8;
+        self.nap = Nap::Napped;
+    }
+
+    /// A look after a nap found nothing.
+    fn dry(&mut self) {
+        self.nap = Nap::Dry;
+    }
+
+    /// Events came: naps may begin again.
+    fn found(&mut self) {
+        self.nap = Nap::Ready;
+    }
+
+    /// A window ended whose answers took at least `least` µs (`u64::MAX`: none came,
+    /// and the window before stands).
+    fn window(&mut self, least: u64) {
+        if least != u64::MAX {
+            self.least_before = least;
         }
     }
 
@@ -1013,5 +1143,54 @@ mod tests {
         s.missed(ms(2));
         assert!(!s.now(t0 + ms(95)));
         assert!(s.now(t0 + ms(96)));
+    }
+
+    /// A busy-polling worker naps a thousandth of the smallest latency lately, less what
+    /// its naps oversleep; not before an answer came, not with polling off, not where
+    /// that leaves less than 5 µs.
+    #[test]
+    fn a_nap_is_a_thousandth_of_the_least_latency_less_the_oversleep() {
+        let us = Duration::from_micros;
+        let t0 = Instant::now();
+        assert_eq!(Spin::new(Duration::ZERO, t0).nap(100_000), None, "off");
+        let mut s = Spin::new(us(20), t0);
+        assert_eq!(s.nap(u64::MAX), None, "no answer yet");
+        // 100 ms answers: 100 µs, less the 20 µs assumed before any nap.
+        assert_eq!(s.nap(100_000), Some(us(80)));
+        // 24 ms: 24 - 20 is under 5 µs; 25 ms is just enough.
+        assert_eq!(s.nap(24_000), None);
+        assert_eq!(s.nap(25_000), Some(us(5)));
+        // Naps that overslept 4 µs bring the estimate down to it, an eighth at a time.
+        for _ in 0..64 {
+            s.napped(us(80), us(84));
+        }
+        assert!(s.over < us(5), "{:?}", s.over);
+        assert_eq!(s.nap(24_000), Some(us(24) - s.over));
+        // The last window's least latency bounds this one's until it ends.
+        s.window(30_000);
+        assert_eq!(s.nap(100_000), Some(us(30) - s.over));
+        assert_eq!(s.nap(5_000), None, "a quick answer now");
+        // A window with no answer keeps the one before.
+        s.window(u64::MAX);
+        assert_eq!(s.nap(u64::MAX), Some(us(30) - s.over));
+        s.window(2_000);
+        assert_eq!(s.nap(u64::MAX), None, "answers got quick");
+    }
+
+    /// A nap whose look finds nothing ends the naps until an event comes, so an idle
+    /// worker naps once per wait, not every few µs.
+    #[test]
+    fn a_nap_that_finds_nothing_stops_the_naps_until_an_event_comes() {
+        let us = Duration::from_micros;
+        let mut s = Spin::new(us(20), Instant::now());
+        assert!(s.may_nap());
+        s.napped(us(80), us(100));
+        assert!(!s.may_nap(), "just napped: look first");
+        assert!(s.nap(100_000).is_some());
+        s.dry();
+        assert_eq!(s.nap(100_000), None, "dry");
+        s.found();
+        assert!(s.may_nap());
+        assert!(s.nap(100_000).is_some());
     }
 }

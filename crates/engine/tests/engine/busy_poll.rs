@@ -67,3 +67,25 @@ fn an_idle_run_backs_off_from_busy_polling() {
         plain.generator.busiest_thread
     );
 }
+
+/// Answers that take 100 ms let a busy-polling worker nap (100 µs less what a nap
+/// oversleeps) between its looks instead of spinning: every answer is still read, once,
+/// and none is read sooner than it came.
+#[test]
+fn a_busy_polling_worker_that_naps_on_slow_answers_counts_every_request_once() {
+    let stall = Duration::from_millis(100);
+    let server = TestServer::start(Behavior::StallEvery { n: 1, stall }).unwrap();
+    let r = busy(
+        &closed(&server.url("/"), 250, 50),
+        Duration::from_micros(200),
+    );
+    assert_eq!(r.counts.ok, 250, "{:?}", r.counts);
+    assert_eq!(r.counts.failed(), 0);
+    assert_eq!(server.requests(), 250);
+    // In µs, to the histogram's three significant digits.
+    let least = r.histograms.latency.min();
+    assert!(
+        least >= 99_900,
+        "an answer read {least} µs after its request, sooner than the server's {stall:?}"
+    );
+}
