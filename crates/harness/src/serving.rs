@@ -359,8 +359,23 @@ mod tests {
             "{err}"
         );
         drop(listener);
-        let err = server_on(&family, mine).unwrap_err();
-        assert_eq!(err, format!("nothing listens on port {mine}"));
+        // A port nothing listens on says so. Tests running beside this one may take a
+        // freed port at once: a port found taken again is left for another.
+        let nothing = (0..20).find_map(|_| {
+            let freed = TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = freed.local_addr().unwrap().port();
+            drop(freed);
+            let err = server_on(&family, port).unwrap_err();
+            if err == format!("nothing listens on port {port}") {
+                return Some(port);
+            }
+            assert!(
+                TcpListener::bind(("127.0.0.1", port)).is_err(),
+                "port {port} is free, yet: {err}"
+            );
+            None
+        });
+        assert!(nothing.is_some(), "every freed port was taken again");
         drop(child.stdin.take());
         child.wait().unwrap();
     }
