@@ -867,8 +867,12 @@ struct Spin {
     wasted: Duration,
     /// The smallest latency of the last window's answers (µs; `u64::MAX`: none).
     least_before: u64,
-    /// How much longer than asked naps lasted (a moving average over eight).
+    /// How much longer than asked naps lasted (a moving average over eight; it decays
+    /// by an eighth a window without a nap, so that one long preemption does not end the
+    /// naps for the rest of the run).
     over: Duration,
+    /// Whether the worker napped in the current window.
+    napped_now: bool,
     nap: Nap,
 }
 
@@ -898,6 +902,7 @@ impl Spin {
             // What a timed sleep oversleeps on a virtual machine with exact timers, until
             // the worker's own naps say.
             over: Duration::from_micros(20),
+            napped_now: false,
             nap: Nap::Ready,
         }
     }
@@ -921,6 +926,7 @@ impl Spin {
     /// A nap asked for `asked` took `took`.
     fn napped(&mut self, asked: Duration, took: Duration) {
         self.over = self.over - self.over / 8 + took.saturating_sub(asked) / 8;
+        self.napped_now = true;
         self.nap = Nap::Napped;
     }
 
@@ -939,6 +945,9 @@ impl Spin {
     fn window(&mut self, least: u64) {
         if least != u64::MAX {
             self.least_before = least;
+        }
+        if !std::mem::take(&mut self.napped_now) {
+            self.over -= self.over / 8;
         }
     }
 
@@ -1175,6 +1184,31 @@ mod tests {
         assert_eq!(s.nap(u64::MAX), Some(us(30) - s.over));
         s.window(2_000);
         assert_eq!(s.nap(u64::MAX), None, "answers got quick");
+    }
+
+    /// One nap that overslept by a long preemption (2 ms) stops the naps of 100 ms
+    /// answers, but not for the rest of the run: windows without a nap bring the
+    /// oversleep down until a nap fits again.
+    #[test]
+    fn a_long_oversleep_pauses_the_naps_for_a_few_windows() {
+        let us = Duration::from_micros;
+        let mut s = Spin::new(us(20), Instant::now());
+        s.window(100_000);
+        s.napped(us(80), us(2_080));
+        assert_eq!(s.nap(100_000), None, "{:?} oversleep", s.over);
+        s.window(100_000);
+        let windows = (1..=20)
+            .find(|_| {
+                s.window(100_000);
+                s.nap(100_000).is_some()
+            })
+            .expect("naps come back");
+        assert!((3..=12).contains(&windows), "{windows} windows");
+        // A window with a nap in it does not decay the estimate.
+        let over = s.over;
+        s.napped(us(10), us(10) + over);
+        s.window(100_000);
+        assert_eq!(s.over, over);
     }
 
     /// A nap whose look finds nothing ends the naps until an event comes, so an idle
