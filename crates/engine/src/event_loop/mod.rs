@@ -594,7 +594,16 @@ fn drive<'a, P: Protocol<'a>>(p: &mut P, stop: &AtomicBool, live: &Live) -> io::
                 continue;
             }
         }
-        wait_for_events(p, &mut spin, naps, wait, now, &mut events)?;
+        let core = p.core();
+        wait_for_events(
+            &mut core.poll,
+            &mut core.rec,
+            &mut spin,
+            naps,
+            wait,
+            now,
+            &mut events,
+        )?;
         deliver(p, &events, &mut again, Some(&mut wake));
     }
 }
@@ -714,8 +723,9 @@ fn pace<'a, P: Protocol<'a>>(p: &mut P, now: Instant) -> Dispatch {
 
 /// Waits up to `wait` for events, into `events` (empty when none came): a nap or a spin
 /// first where `spin` says so (see [`Spin`]), else a sleeping poll.
-fn wait_for_events<'a, P: Protocol<'a>>(
-    p: &mut P,
+fn wait_for_events(
+    poll: &mut Poll,
+    rec: &mut Recorder,
     spin: &mut Spin,
     naps: bool,
     wait: Duration,
@@ -724,12 +734,12 @@ fn wait_for_events<'a, P: Protocol<'a>>(
 ) -> io::Result<()> {
     // A closed loop whose answers take long naps instead of spinning.
     let nap = if naps && wait > Duration::ZERO {
-        spin.nap(p.core_ref().rec.least_us)
+        spin.nap(rec.least_us)
     } else {
         None
     };
     if let Some(nap) = nap {
-        look(&mut p.core().poll, events)?;
+        look(poll, events)?;
         if !events.is_empty() {
             spin.found();
             return Ok(());
@@ -746,17 +756,17 @@ fn wait_for_events<'a, P: Protocol<'a>>(
     }
     if wait > Duration::ZERO && spin.now(now) {
         let until = Instant::now() + spin.max.min(wait);
-        let spent = poll_until(&mut p.core().poll, events, until)?;
+        let spent = poll_until(poll, events, until)?;
         // Polling, found something or not, was waiting: not part of how busy the worker
         // was.
-        p.core().rec.spun += spent;
+        rec.spun += spent;
         if !events.is_empty() {
             spin.found();
             return Ok(());
         }
         spin.missed(spent);
     }
-    match p.core().poll.poll(events, Some(wait)) {
+    match poll.poll(events, Some(wait)) {
         Ok(()) => {}
         // Interrupted: the caller's loop comes round again (no events were kept).
         Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
@@ -782,11 +792,7 @@ fn look(poll: &mut Poll, events: &mut Events) -> io::Result<()> {
 fn poll_until(poll: &mut Poll, events: &mut Events, until: Instant) -> io::Result<Duration> {
     let began = sys::thread_cpu_now();
     loop {
-        match poll.poll(events, Some(Duration::ZERO)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+        look(poll, events)?;
         if !events.is_empty() || Instant::now() >= until {
             return Ok(sys::thread_cpu_now().saturating_sub(began));
         }
@@ -1184,6 +1190,47 @@ mod tests {
         assert_eq!(s.nap(u64::MAX), Some(us(30) - s.over));
         s.window(2_000);
         assert_eq!(s.nap(u64::MAX), None, "answers got quick");
+    }
+
+    /// The waiting itself: with answers of 100 ms lately, a worker that finds nothing
+    /// ready naps (about 80 µs, not the second it was allowed to wait, and spins not at
+    /// all); its next look finding nothing makes it dry, and it then waits as before
+    /// (spin, then a sleeping poll) until an event comes, which makes naps ready again.
+    #[test]
+    fn a_worker_with_slow_answers_naps_then_waits_for_an_event() {
+        let mut poll = mio::Poll::new().unwrap();
+        let mut events = mio::Events::with_capacity(8);
+        let mut socket = mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        poll.registry()
+            .register(&mut socket, mio::Token(7), mio::Interest::READABLE)
+            .unwrap();
+        let t0 = Instant::now();
+        let mut rec = crate::recorder::Recorder::new(t0, 0, false, 1);
+        rec.least_us = 100_000;
+        let mut spin = Spin::new(Duration::from_micros(20), t0);
+        let mut wait = |spin: &mut Spin, rec: &mut crate::recorder::Recorder, wait| {
+            let began = Instant::now();
+            super::wait_for_events(&mut poll, rec, spin, true, wait, began, &mut events).unwrap();
+            (began.elapsed(), events.iter().count())
+        };
+        let (took, got) = wait(&mut spin, &mut rec, Duration::from_secs(1));
+        assert_eq!((got, spin.nap), (0, super::Nap::Napped));
+        assert!(
+            took < Duration::from_millis(500),
+            "slept {took:?} instead of napping"
+        );
+        assert_eq!(rec.spun, Duration::ZERO, "a nap is not a spin");
+        let (_, got) = wait(&mut spin, &mut rec, Duration::from_millis(5));
+        assert_eq!((got, spin.nap), (0, super::Nap::Dry));
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sender.send_to(b"x", socket.local_addr().unwrap()).unwrap();
+        let (_, got) = wait(&mut spin, &mut rec, Duration::from_secs(1));
+        assert_eq!((got, spin.nap), (1, super::Nap::Ready));
+        // Without polling there is no nap: the same wait sleeps until its end.
+        let mut off = Spin::new(Duration::ZERO, t0);
+        let (took, got) = wait(&mut off, &mut rec, Duration::from_millis(50));
+        assert_eq!(got, 0);
+        assert!(took >= Duration::from_millis(50), "{took:?}");
     }
 
     /// One nap that overslept by a long preemption (2 ms) stops the naps of 100 ms
